@@ -1,0 +1,256 @@
+"""Numba kernels over aggregated comparison rows.
+
+Private. Kernels take only C-contiguous float64/int64 arrays and scalars and never validate; the
+callers in :mod:`ratings.data`, :mod:`ratings.bt` and :mod:`ratings.uncertainty` do. Every
+function here has a twin of the same name and signature in :mod:`ratings._kernels_ref`, written
+with vectorised NumPy for obviousness; the tests compare the two.
+
+Row layout (one row per unique (i, j, judge, cluster)): ``ii``, ``jj`` int64[R] model codes,
+``wi``, ``wj``, ``tt`` float64[R] wins of i, wins of j and ties. A tie is one observation with
+outcome 1/2 for i.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_JIT = {"cache": True, "nogil": True}  # no fastmath: the likelihood relies on inf/NaN semantics
+
+
+@njit(**_JIT)
+def _log_sigmoid(d):
+    """log(sigma(d)), overflow-safe."""
+    if d > 0.0:
+        return -np.log1p(np.exp(-d))
+    return d - np.log1p(np.exp(d))
+
+
+@njit(**_JIT)
+def _sigmoid(d):
+    if d > 0.0:
+        return 1.0 / (1.0 + np.exp(-d))
+    e = np.exp(d)
+    return e / (1.0 + e)
+
+
+@njit(**_JIT)
+def bt_row_terms(theta, ii, jj, wi, wj, tt):
+    """Bradley-Terry terms per row.
+
+    theta f8[M]; ii, jj i8[R]; wi, wj, tt f8[R] ->
+    (nll f8, score f8[R], info f8[R], meat f8[R]):
+    ``score`` is d loglik / d(theta_i - theta_j) summed over the row's verdicts, ``info`` the
+    matching negative second derivative n p (1 - p), and ``meat`` the sum over the row's
+    verdicts of the squared per-verdict score (for the per-verdict sandwich).
+    """
+    n_rows = ii.shape[0]
+    score = np.empty(n_rows)
+    info = np.empty(n_rows)
+    meat = np.empty(n_rows)
+    nll = 0.0
+    for r in range(n_rows):
+        d = theta[ii[r]] - theta[jj[r]]
+        half = 0.5 * tt[r]
+        yi = wi[r] + half
+        yj = wj[r] + half
+        n = wi[r] + wj[r] + tt[r]
+        p = _sigmoid(d)
+        q = _sigmoid(-d)
+        if yi > 0.0:
+            nll -= yi * _log_sigmoid(d)
+        if yj > 0.0:
+            nll -= yj * _log_sigmoid(-d)
+        score[r] = yi - n * p
+        info[r] = n * p * q
+        meat[r] = wi[r] * q * q + wj[r] * p * p + tt[r] * (0.5 - p) * (0.5 - p)
+    return nll, score, info, meat
+
+
+@njit(**_JIT)
+def laplacian(n_items, ii, jj, w):
+    """Weighted graph Laplacian sum_r w_r (e_i - e_j)(e_i - e_j)^T -> f8[n_items, n_items]."""
+    out = np.zeros((n_items, n_items))
+    for r in range(ii.shape[0]):
+        i = ii[r]
+        j = jj[r]
+        out[i, i] += w[r]
+        out[j, j] += w[r]
+        out[i, j] -= w[r]
+        out[j, i] -= w[r]
+    return out
+
+
+@njit(**_JIT)
+def scatter_diff(n_items, ii, jj, w):
+    """sum_r w_r (e_i - e_j) -> f8[n_items]."""
+    out = np.zeros(n_items)
+    for r in range(ii.shape[0]):
+        out[ii[r]] += w[r]
+        out[jj[r]] -= w[r]
+    return out
+
+
+@njit(**_JIT)
+def cluster_meat(n_items, ii, jj, score, starts):
+    """Sum over clusters of g_c g_c^T, g_c = sum_{r in c} score_r (e_i - e_j).
+
+    Rows must be grouped by cluster: cluster c owns rows ``starts[c]:starts[c + 1]``
+    (``starts`` i8[G + 1]). Cost is sum over clusters of (models touched)^2.
+    """
+    out = np.zeros((n_items, n_items))
+    g = np.zeros(n_items)
+    seen = np.zeros(n_items, dtype=np.bool_)
+    touched = np.empty(n_items, dtype=np.int64)
+    for c in range(starts.shape[0] - 1):
+        k = 0
+        for r in range(starts[c], starts[c + 1]):
+            i = ii[r]
+            j = jj[r]
+            if not seen[i]:
+                seen[i] = True
+                touched[k] = i
+                k += 1
+            if not seen[j]:
+                seen[j] = True
+                touched[k] = j
+                k += 1
+            g[i] += score[r]
+            g[j] -= score[r]
+        for a in range(k):
+            ta = touched[a]
+            ga = g[ta]
+            for b in range(k):
+                out[ta, touched[b]] += ga * g[touched[b]]
+        for a in range(k):
+            g[touched[a]] = 0.0
+            seen[touched[a]] = False
+    return out
+
+
+# --- Crowd-BT -------------------------------------------------------------------------------
+# p = eta sigma(d) + (1 - eta) sigma(-d), the probability that judge k says i beat j.
+
+
+@njit(**_JIT)
+def _crowd_point(d, eta):
+    """(log p, log(1 - p), p_d / p, p_e / p, -p_d / (1-p), -p_e / (1-p), p_dd, p_de)."""
+    s = _sigmoid(d)
+    sq = _sigmoid(-d)
+    a = 2.0 * eta - 1.0
+    p = eta * s + (1.0 - eta) * sq
+    pc = eta * sq + (1.0 - eta) * s
+    if eta >= 1.0:
+        logp = _log_sigmoid(d)
+        logpc = _log_sigmoid(-d)
+    else:
+        la, lb = np.log(eta) + _log_sigmoid(d), np.log1p(-eta) + _log_sigmoid(-d)
+        logp = max(la, lb) + np.log1p(np.exp(-abs(la - lb)))
+        la, lb = np.log(eta) + _log_sigmoid(-d), np.log1p(-eta) + _log_sigmoid(d)
+        logpc = max(la, lb) + np.log1p(np.exp(-abs(la - lb)))
+    pd_ = a * s * sq  # dp/dd
+    pe = s - sq  # dp/deta = 2 sigma(d) - 1
+    pdd = a * s * sq * (sq - s)
+    pde = 2.0 * s * sq
+    return logp, logpc, pd_, pe, pdd, pde, p, pc
+
+
+@njit(**_JIT)
+def crowd_row_terms(theta, eta, ii, jj, kk, wi, wj, tt):
+    """Crowd-BT terms per row (judge ``kk[r]`` with quality ``eta[kk[r]]``).
+
+    theta f8[M]; eta f8[K]; ii, jj, kk i8[R]; wi, wj, tt f8[R] -> (nll f8, then f8[R] each:
+    gd, ge (summed scores of the log-likelihood w.r.t. d = theta_i - theta_j and eta_k),
+    hdd, hde, hee (summed negative second derivatives), mdd, mde, mee (sums over the row's
+    verdicts of products of per-verdict scores, for the per-verdict sandwich)).
+    """
+    n_rows = ii.shape[0]
+    gd = np.empty(n_rows)
+    ge = np.empty(n_rows)
+    hdd = np.empty(n_rows)
+    hde = np.empty(n_rows)
+    hee = np.empty(n_rows)
+    mdd = np.empty(n_rows)
+    mde = np.empty(n_rows)
+    mee = np.empty(n_rows)
+    nll = 0.0
+    for r in range(n_rows):
+        d = theta[ii[r]] - theta[jj[r]]
+        logp, logpc, p_d, p_e, p_dd, p_de, p, pc = _crowd_point(d, eta[kk[r]])
+        yi = wi[r] + 0.5 * tt[r]
+        yj = wj[r] + 0.5 * tt[r]
+        if yi > 0.0:
+            nll -= yi * logp
+        if yj > 0.0:
+            nll -= yj * logpc
+        # per-verdict scores: i wins (log p), j wins (log(1 - p)), tie (average)
+        ad, ae = p_d / p, p_e / p
+        bd, be = -p_d / pc, -p_e / pc
+        td, te = 0.5 * (ad + bd), 0.5 * (ae + be)
+        gd[r] = yi * ad + yj * bd
+        ge[r] = yi * ae + yj * be
+        # -d2/dxdy [yi log p + yj log pc] = yi (px py/p^2 - pxy/p) + yj (px py/pc^2 + pxy/pc)
+        hdd[r] = yi * (ad * ad - p_dd / p) + yj * (bd * bd + p_dd / pc)
+        hde[r] = yi * (ad * ae - p_de / p) + yj * (bd * be + p_de / pc)
+        hee[r] = yi * ae * ae + yj * be * be
+        mdd[r] = wi[r] * ad * ad + wj[r] * bd * bd + tt[r] * td * td
+        mde[r] = wi[r] * ad * ae + wj[r] * bd * be + tt[r] * td * te
+        mee[r] = wi[r] * ae * ae + wj[r] * be * be + tt[r] * te * te
+    return nll, gd, ge, hdd, hde, hee, mdd, mde, mee
+
+
+@njit(**_JIT)
+def crowd_assemble(n_models, n_judges, ii, jj, kk, wdd, wde, wee):
+    """sum_r of the (M + K)-square block built from x = e_i - e_j and e_{M + k}:
+    wdd x x^T + wde (x e_k^T + e_k x^T) + wee e_k e_k^T -> f8[M + K, M + K]."""
+    out = np.zeros((n_models + n_judges, n_models + n_judges))
+    for r in range(ii.shape[0]):
+        i = ii[r]
+        j = jj[r]
+        k = n_models + kk[r]
+        out[i, i] += wdd[r]
+        out[j, j] += wdd[r]
+        out[i, j] -= wdd[r]
+        out[j, i] -= wdd[r]
+        out[i, k] += wde[r]
+        out[k, i] += wde[r]
+        out[j, k] -= wde[r]
+        out[k, j] -= wde[r]
+        out[k, k] += wee[r]
+    return out
+
+
+@njit(**_JIT)
+def crowd_cluster_meat(n_models, n_judges, ii, jj, kk, gd, ge, starts):
+    """Sum over clusters of g_c g_c^T with g_c = sum_{r in c} gd_r (e_i - e_j) + ge_r e_{M+k}.
+
+    Rows grouped by cluster as in :func:`cluster_meat` -> f8[M + K, M + K].
+    """
+    n = n_models + n_judges
+    out = np.zeros((n, n))
+    g = np.zeros(n)
+    seen = np.zeros(n, dtype=np.bool_)
+    touched = np.empty(n, dtype=np.int64)
+    for c in range(starts.shape[0] - 1):
+        cnt = 0
+        for r in range(starts[c], starts[c + 1]):
+            i = ii[r]
+            j = jj[r]
+            k = n_models + kk[r]
+            for idx in (i, j, k):
+                if not seen[idx]:
+                    seen[idx] = True
+                    touched[cnt] = idx
+                    cnt += 1
+            g[i] += gd[r]
+            g[j] -= gd[r]
+            g[k] += ge[r]
+        for a in range(cnt):
+            ta = touched[a]
+            ga = g[ta]
+            for b in range(cnt):
+                out[ta, touched[b]] += ga * g[touched[b]]
+        for a in range(cnt):
+            g[touched[a]] = 0.0
+            seen[touched[a]] = False
+    return out

@@ -1,0 +1,101 @@
+"""Pure-NumPy twins of :mod:`ratings._kernels`: same names, same signatures, same results.
+
+Written for obviousness, not speed; the tests check each kernel against its twin, and public
+fitting functions take ``engine="numpy"`` to run on these for debugging.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit, log_expit
+
+
+def _xlogy0(y: np.ndarray, logp: np.ndarray) -> np.ndarray:
+    """y * log p with 0 * log 0 = 0 (a row without wins contributes nothing)."""
+    return np.where(y > 0.0, y * logp, 0.0)
+
+
+def bt_row_terms(theta, ii, jj, wi, wj, tt):
+    d = theta[ii] - theta[jj]
+    yi, yj, n = wi + 0.5 * tt, wj + 0.5 * tt, wi + wj + tt
+    p, q = expit(d), expit(-d)
+    nll = -np.sum(_xlogy0(yi, log_expit(d)) + _xlogy0(yj, log_expit(-d)))
+    meat = wi * q**2 + wj * p**2 + tt * (0.5 - p) ** 2
+    return float(nll), yi - n * p, n * p * q, meat
+
+
+def laplacian(n_items, ii, jj, w):
+    diff = np.zeros((ii.size, n_items))
+    rows = np.arange(ii.size)
+    diff[rows, ii] += 1.0
+    diff[rows, jj] -= 1.0
+    return diff.T @ (w[:, None] * diff)
+
+
+def scatter_diff(n_items, ii, jj, w):
+    return np.bincount(ii, w, minlength=n_items) - np.bincount(jj, w, minlength=n_items)
+
+
+def cluster_meat(n_items, ii, jj, score, starts):
+    cluster = np.repeat(np.arange(starts.size - 1), np.diff(starts))
+    g = np.zeros((starts.size - 1, n_items))
+    np.add.at(g, (cluster, ii), score)
+    np.add.at(g, (cluster, jj), -score)
+    return g.T @ g
+
+
+def _crowd_parts(d, e):
+    s, sq = expit(d), expit(-d)
+    a = 2.0 * e - 1.0
+    p = e * s + (1.0 - e) * sq
+    pc = e * sq + (1.0 - e) * s
+    with np.errstate(divide="ignore"):
+        logp = np.logaddexp(np.log(e) + log_expit(d), np.log1p(-e) + log_expit(-d))
+        logpc = np.logaddexp(np.log(e) + log_expit(-d), np.log1p(-e) + log_expit(d))
+    return logp, logpc, a * s * sq, s - sq, a * s * sq * (sq - s), 2.0 * s * sq, p, pc
+
+
+def crowd_row_terms(theta, eta, ii, jj, kk, wi, wj, tt):
+    d = theta[ii] - theta[jj]
+    logp, logpc, p_d, p_e, p_dd, p_de, p, pc = _crowd_parts(d, eta[kk])
+    yi, yj = wi + 0.5 * tt, wj + 0.5 * tt
+    nll = -np.sum(_xlogy0(yi, logp) + _xlogy0(yj, logpc))
+    ad, ae, bd, be = p_d / p, p_e / p, -p_d / pc, -p_e / pc
+    td, te = (ad + bd) / 2, (ae + be) / 2
+    return (
+        float(nll),
+        yi * ad + yj * bd,
+        yi * ae + yj * be,
+        yi * (ad**2 - p_dd / p) + yj * (bd**2 + p_dd / pc),
+        yi * (ad * ae - p_de / p) + yj * (bd * be + p_de / pc),
+        yi * ae**2 + yj * be**2,
+        wi * ad**2 + wj * bd**2 + tt * td**2,
+        wi * ad * ae + wj * bd * be + tt * td * te,
+        wi * ae**2 + wj * be**2 + tt * te**2,
+    )
+
+
+def _design(n_models, n_judges, ii, jj, kk):
+    """Rows' score directions: x = e_i - e_j in the first M columns and e_{M+k} after."""
+    rows = np.arange(ii.size)
+    x = np.zeros((ii.size, n_models + n_judges))
+    x[rows, ii] += 1.0
+    x[rows, jj] -= 1.0
+    e = np.zeros((ii.size, n_models + n_judges))
+    e[rows, n_models + kk] = 1.0
+    return x, e
+
+
+def crowd_assemble(n_models, n_judges, ii, jj, kk, wdd, wde, wee):
+    x, e = _design(n_models, n_judges, ii, jj, kk)
+    cross = x.T @ (wde[:, None] * e)
+    return x.T @ (wdd[:, None] * x) + cross + cross.T + e.T @ (wee[:, None] * e)
+
+
+def crowd_cluster_meat(n_models, n_judges, ii, jj, kk, gd, ge, starts):
+    x, e = _design(n_models, n_judges, ii, jj, kk)
+    cluster = np.repeat(np.arange(starts.size - 1), np.diff(starts))
+    scores = gd[:, None] * x + ge[:, None] * e
+    g = np.zeros((starts.size - 1, n_models + n_judges))
+    np.add.at(g, cluster, scores)
+    return g.T @ g

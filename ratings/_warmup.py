@@ -1,0 +1,18 @@
+"""Call every numba kernel once on tiny arrays so later calls do not compile."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ratings import _kernels
+
+
+def warmup() -> None:
+    """Compile or load each kernel for the dtypes the package uses."""
+    theta = np.zeros(2)
+    ii, jj = np.array([0], dtype=np.int64), np.array([1], dtype=np.int64)
+    one = np.ones(1)
+    _, score, info, _ = _kernels.bt_row_terms(theta, ii, jj, one, one, one)
+    _kernels.laplacian(2, ii, jj, info)
+    _kernels.scatter_diff(2, ii, jj, score)
+    _kernels.cluster_meat(2, ii, jj, score, np.array([0, 1], dtype=np.int64))

@@ -1,0 +1,280 @@
+"""The public entry point: :func:`fit` a verdict log into :class:`~ratings.result.Ratings`."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import warnings
+from collections.abc import Mapping
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from ratings.bt import Engine, fit_bt, kernels
+from ratings.crowd import crowd_covariance, fit_crowd_bt, judge_table
+from ratings.data import Comparisons, aggregate
+from ratings.errors import ConvergenceWarning, InvalidVerdictsError, NonIdentifiableError
+from ratings.graph import check_identifiable
+from ratings.io import VerdictLog, read_verdicts
+from ratings.judges import JudgeQuality, resolve_judge_quality
+from ratings.result import Ratings
+from ratings.uncertainty import bootstrap_draws, inverse_free, sandwich
+
+__all__ = ["CIKind", "close_matches", "fit", "load_comparisons", "parse_anchor"]
+
+CIKind = Literal["sandwich", "model", "bootstrap"]
+Source = str | os.PathLike | pd.DataFrame | VerdictLog | Comparisons
+
+
+def close_matches(name: str, names) -> str:
+    """A hint sentence naming the labels closest to ``name``."""
+    near = difflib.get_close_matches(str(name), [str(n) for n in names], n=3, cutoff=0.5)
+    return f"Did you mean {near}?" if near else f"Known: {[str(n) for n in list(names)[:8]]}."
+
+
+def parse_anchor(text: str) -> tuple[str, float]:
+    """Parse ``"NAME=RATING"`` (the last ``=`` separates; the name may contain ``=``)."""
+    name, sep, value = str(text).rpartition("=")
+    try:
+        rating = float(value)
+    except ValueError:
+        rating = float("nan")
+    if not sep or not name.strip() or not np.isfinite(rating):
+        raise ValueError(f"`anchor` must look like 'NAME=RATING', e.g. 'GPT-5.5 (medium)=1000'; "
+                         f"got {text!r}.")  # fmt: skip
+    return name.strip(), rating
+
+
+def _select_scope(log: VerdictLog, scope: str | None) -> pd.DataFrame:
+    v = log.verdicts
+    if "scope" not in v.columns:
+        if scope is not None:
+            raise InvalidVerdictsError(
+                f"`scope={scope!r}` was given but the verdicts have no `scope` column. Available "
+                f"columns: {v.columns.tolist()}."
+            )
+        return v
+    scopes = pd.unique(v["scope"])
+    if scope is None:
+        if len(scopes) > 1:
+            raise InvalidVerdictsError(
+                f"The verdicts hold {len(scopes)} scopes {sorted(map(str, scopes))[:8]}; ratings "
+                "from different scopes must not be pooled. Pass `scope=` (CLI `--scope`)."
+            )
+        return v
+    if scope not in set(scopes):
+        raise InvalidVerdictsError(
+            f"Scope {scope!r} not in the verdicts. {close_matches(scope, scopes)}"
+        )
+    return v[v["scope"] == scope]
+
+
+def load_comparisons(
+    verdicts: Source,
+    *,
+    scope: str | None = None,
+    cluster: str | None = "auto",
+    errors: Literal["raise", "report"] = "raise",
+    columns: Mapping[str, str] | None = None,
+    winner_map: Mapping[object, str] | None = None,
+) -> tuple[Comparisons, int]:
+    """Read (if needed), select the scope and aggregate; returns the data and the rejected count."""
+    if isinstance(verdicts, Comparisons):
+        return verdicts, 0
+    if isinstance(verdicts, VerdictLog):
+        log = verdicts
+    else:
+        log = read_verdicts(verdicts, columns=columns, winner_map=winner_map, errors=errors)
+    frame = _select_scope(log, scope)
+    if cluster == "auto":
+        cluster = "task_id" if "task_id" in frame.columns else None
+    return aggregate(frame, cluster=cluster), len(log.rejected)
+
+
+def fit(
+    verdicts: Source,
+    *,
+    model: Literal["bt", "crowd-bt"] = "bt",
+    judge_quality: JudgeQuality = None,
+    fit_new_judges: bool = False,
+    anchor: str | None = None,
+    anchor_rating: float | None = None,
+    scope: str | None = None,
+    cluster: str | None = "auto",
+    ci: CIKind = "sandwich",
+    level: float = 0.95,
+    penalty: float = 0.0,
+    n_boot: int = 1000,
+    seed: int = 0,
+    errors: Literal["raise", "report"] = "raise",
+    columns: Mapping[str, str] | None = None,
+    winner_map: Mapping[object, str] | None = None,
+    engine: Engine = "numba",
+    tol: float = 1e-10,
+    max_iter: int = 100,
+) -> Ratings:
+    """Fit Bradley-Terry Elo ratings with confidence intervals.
+
+    Parameters
+    ----------
+    verdicts : path, DataFrame, VerdictLog or Comparisons
+        A verdict log (CSV, Parquet or JSON Lines path, or a DataFrame; see
+        :func:`ratings.read_verdicts`), or pre-aggregated :class:`~ratings.data.Comparisons`.
+    model : {"bt", "crowd-bt"}, default="bt"
+        Bradley-Terry, or Crowd-BT with one quality eta in [1/2, 1] per judge (see
+        :mod:`ratings.crowd`); judge ``"deterministic"`` always has eta = 1.
+    judge_quality : path, DataFrame or mapping, optional
+        Crowd-BT only: fix eta from an earlier fit (a JSON file written by
+        :func:`ratings.judges.save_judge_quality`, a judges table, or ``{judge: eta}``). Strength
+        intervals then treat eta as known.
+    fit_new_judges : bool, default=False
+        With ``judge_quality``: estimate eta for judges missing from it instead of raising.
+    anchor : str, optional
+        Model pinned at ``anchor_rating``; also accepts ``"NAME=RATING"``. Its interval has zero
+        width and every other interval is that of the difference to it. Without an anchor the
+        ratings are centred at a mean of ``anchor_rating`` (default 1000).
+    anchor_rating : float, optional
+        Default 1000 (or the value in ``"NAME=RATING"``).
+    scope : str, optional
+        Fit only verdicts of this scope; required when the log holds several.
+    cluster : str or None, default="auto"
+        Column whose values cluster verdicts for the sandwich (``"auto"``: ``task_id`` when
+        present); ``None`` treats verdicts as independent (HC0).
+    ci : {"sandwich", "model", "bootstrap"}, default="sandwich"
+        Robust sandwich H^-1 B H^-1, model-based H^-1, or a seeded (cluster) bootstrap.
+    level : float, default=0.95
+        Confidence level of the reported intervals.
+    penalty : float, default=0.0
+        Opt-in ridge penalty ``penalty / 2 * sum (s - mean s)^2`` on the log-strengths, which
+        makes the estimate finite when some model never lost or never won (a MAP estimate: it
+        shrinks ratings towards the mean, and intervals are then approximate).
+    n_boot, seed : int
+        Bootstrap resamples and seed (``ci="bootstrap"`` only).
+    errors : {"raise", "report"}, default="raise"
+        ``"report"`` fits the readable rows; rejected rows are counted in the result and can be
+        read with :func:`ratings.read_verdicts` (CLI ``--rejected FILE`` writes them).
+    columns, winner_map : mapping, optional
+        Passed to :func:`ratings.read_verdicts`.
+    engine : {"numba", "numpy"}, default="numba"
+        Kernels to use; ``"numpy"`` runs the slow reference twins (for debugging).
+    tol, max_iter : float, int
+        Newton stops when the largest step is below ``tol``.
+
+    Returns
+    -------
+    Ratings
+
+    Raises
+    ------
+    InvalidVerdictsError
+        Unreadable rows or columns (the message names rows and values).
+    NonIdentifiableError
+        The win graph is not strongly connected and ``penalty == 0``.
+
+    Notes
+    -----
+    P(i beats j) = sigma(s_i - s_j), a tie is one observation with outcome 1/2, and
+    Elo_i = anchor_rating + 400 / ln(10) * (s_i - s_anchor) (Bradley & Terry 1952).
+
+    Examples
+    --------
+    >>> import pandas as pd, ratings
+    >>> log = pd.DataFrame({"model_a": ["x", "y", "z", "x"], "model_b": ["y", "z", "x", "z"],
+    ...                     "winner": ["A", "A", "A", "tie"]})
+    >>> r = ratings.fit(log, anchor="x=1000")
+    >>> round(r.elo["x"], 6)
+    1000.0
+    """
+    if ci not in ("sandwich", "model", "bootstrap"):
+        raise ValueError(f"`ci` must be 'sandwich', 'model' or 'bootstrap'; got {ci!r}.")
+    if model not in ("bt", "crowd-bt"):
+        raise ValueError(f"`model` must be 'bt' or 'crowd-bt'; got {model!r}.")
+    if not (np.isfinite(penalty) and penalty >= 0):
+        raise ValueError(f"`penalty` must be a finite float >= 0; got {penalty!r}.")
+    if model == "crowd-bt" and penalty:
+        raise ValueError("`penalty` is only available with model='bt'.")
+    if anchor is not None and anchor_rating is None and "=" in str(anchor):
+        anchor, anchor_rating = parse_anchor(anchor)
+    rating0 = 1000.0 if anchor_rating is None else float(anchor_rating)
+
+    data, n_rejected = load_comparisons(verdicts, scope=scope, cluster=cluster, errors=errors,
+                                        columns=columns, winner_map=winner_map)  # fmt: skip
+    if anchor is not None and anchor not in data.models:
+        raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
+                         f"{close_matches(anchor, data.models)}")  # fmt: skip
+    if penalty == 0.0:
+        check_identifiable(data)
+    ref = 0 if anchor is None else int(data.models.get_loc(anchor))
+    clustered = data.clusters is not None
+    opts = {"ref": ref, "ci": ci, "clustered": clustered, "engine": engine, "tol": tol,
+            "max_iter": max_iter, "n_boot": n_boot, "seed": seed}  # fmt: skip
+    if model == "bt":
+        est = _estimate_bt(data, penalty=penalty, **opts)
+    else:
+        fixed = resolve_judge_quality(judge_quality, data.judges, scope=scope,
+                                      fit_new_judges=fit_new_judges)  # fmt: skip
+        est = _estimate_crowd(data, fixed_eta=fixed, level=level, **opts)
+    out = Ratings(
+        models=data.models, strength=est["theta"], cov=est["cov"], counts=data.model_counts(),
+        ci=ci, cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
+        anchor=None, offset=rating0, loglik=-est["nll"], converged=est["converged"],
+        n_iter=est["n_iter"], max_grad=est["max_grad"], model=model, level=level,
+        penalty=penalty, scope=scope, draws=est["draws"], judges=est["judges"],
+        n_rejected=n_rejected,
+    )  # fmt: skip
+    return out.reanchor(anchor, rating0)
+
+
+def _bootstrap(data: Comparisons, refit, *, ci: str, clustered: bool, n_boot: int, seed: int):
+    if ci != "bootstrap":
+        return None
+
+    def safe(sample: Comparisons):
+        try:
+            check_identifiable(sample)
+        except NonIdentifiableError:
+            return None
+        return refit(sample)
+
+    return bootstrap_draws(data, safe, n_boot=n_boot, seed=seed, clustered=clustered)
+
+
+def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol, max_iter,
+                 n_boot, seed) -> dict:  # fmt: skip
+    k = kernels(engine)
+    res = fit_bt(data, ref=ref, penalty=penalty, tol=tol, max_iter=max_iter, engine=engine)
+    bread = inverse_free(res.hessian, np.delete(np.arange(data.n_models), ref))
+    if ci == "model":
+        cov = bread
+    else:
+        _, score, _, meat = k.bt_row_terms(res.theta, data.ii, data.jj, data.wi, data.wj, data.tt)
+        cov = sandwich(bread, data, score, meat, clustered=clustered, k=k)
+
+    def refit(sample: Comparisons):
+        return fit_bt(sample, ref=ref, penalty=penalty, tol=1e-8, max_iter=max_iter,
+                      engine=engine, theta0=res.theta).theta  # fmt: skip
+
+    draws = _bootstrap(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed)
+    return {"theta": res.theta, "cov": cov, "nll": res.nll, "converged": res.converged,
+            "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws, "judges": None}
+
+
+def _estimate_crowd(data: Comparisons, *, ref, fixed_eta, level, ci, clustered, engine, tol,
+                    max_iter, n_boot, seed) -> dict:  # fmt: skip
+    res = fit_crowd_bt(data, ref=ref, fixed_eta=fixed_eta, tol=tol, max_iter=max(max_iter, 200),
+                       engine=engine)  # fmt: skip
+    full = crowd_covariance(res, data, ci="model" if ci == "model" else "sandwich",
+                            clustered=clustered, engine=engine)  # fmt: skip
+    m = data.n_models
+
+    def refit(sample: Comparisons):
+        return fit_crowd_bt(sample, ref=ref, fixed_eta=fixed_eta, tol=1e-8,
+                            engine=engine).theta  # fmt: skip
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        draws = _bootstrap(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed)
+    return {"theta": res.theta, "cov": full[:m, :m], "nll": res.nll, "converged": res.converged,
+            "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws,
+            "judges": judge_table(res, full, data, level)}  # fmt: skip

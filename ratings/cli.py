@@ -1,0 +1,259 @@
+"""The ``ratings`` command line.
+
+``ratings fit VERDICTS`` fits Elo ratings with intervals; ``ratings demo`` fits the bundled
+simulated example. Data errors exit with status 2 and a message naming rows; outputs are
+written atomically and never over an input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ratings.errors import InvalidVerdictsError, NonIdentifiableError
+
+__all__ = ["main"]
+
+EXIT_DATA = 2
+
+
+def _mapping(text: str | None, what: str) -> dict[str, str] | None:
+    """Parse ``"a=b,c=d"`` (CLI mappings); commas inside names are not supported here."""
+    if not text:
+        return None
+    out = {}
+    for part in text.split(","):
+        key, sep, value = part.rpartition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"`{what}` must look like 'old=new,old2=new2'; got {text!r}.")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _add_fit_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scope", help="fit only verdicts of this scope (required if several)")
+    p.add_argument("--model", choices=["bt", "crowd-bt"], default="bt",
+                   help="Bradley-Terry, or Crowd-BT with one quality eta per judge")
+    p.add_argument("--judge-quality", metavar="JUDGES.json",
+                   help="crowd-bt: fix eta from a file written by `ratings judges`")
+    p.add_argument("--fit-new-judges", action="store_true",
+                   help="crowd-bt: estimate eta for judges missing from --judge-quality")
+    p.add_argument("--anchor", metavar="NAME=RATING",
+                   help="pin one model at a rating, e.g. 'GPT-5.5 (medium)=1000'; "
+                        "default: centred at mean 1000")  # fmt: skip
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--cluster", metavar="COLUMN",
+                   help="cluster verdicts by this column for the sandwich (default task_id)")
+    g.add_argument("--no-cluster", action="store_true",
+                   help="treat verdicts as independent (per-verdict HC0 sandwich)")
+    p.add_argument("--ci", choices=["sandwich", "model", "bootstrap"], default="sandwich",
+                   help="interval type (default sandwich)")
+    p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument("--penalty", type=float, default=0.0,
+                   help="opt-in ridge penalty making ratings finite when a model never lost")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--columns", metavar="OLD=NEW,...",
+                   help="map column names, e.g. 'left=model_a,right=model_b,question=task_id'")
+    p.add_argument("--winner-map", metavar="VALUE=A|B|tie,...",
+                   help="accept extra winner spellings, e.g. 'tie (bothbad)=tie'")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ratings",
+        description="Elo ratings with confidence intervals from pairwise verdicts.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("fit", help="fit Elo ratings with intervals from a verdict log")
+    p.add_argument("verdicts", help="verdict log: .csv, .tsv, .parquet or .jsonl")
+    _add_fit_options(p)
+    p.add_argument("--out", metavar="FILE", help="write the table to FILE (.csv or .json)")
+    p.add_argument("--judges-out", metavar="FILE",
+                   help="crowd-bt: write the judges table to FILE (.csv or .json)")
+    p.add_argument("--rejected", metavar="FILE",
+                   help="fit on the readable rows and write the rejected ones (with row numbers "
+                        "and reasons) to FILE; without it, any bad row is an error")  # fmt: skip
+    p.set_defaults(func=_cmd_fit)
+
+    j = sub.add_parser("judges", help="fit judge quality (Crowd-BT eta) for reuse in later fits")
+    j.add_argument("verdicts", help="verdict log with a `judge` column")
+    _add_fit_options(j)
+    j.add_argument("--out", metavar="JUDGES.json", required=True,
+                   help="write eta, SE, interval and counts per judge (JSON)")
+    j.set_defaults(func=_cmd_judges, model="crowd-bt")
+
+    d = sub.add_parser("demo", help="fit the bundled simulated example and print the tables")
+    d.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def _cluster_arg(args: argparse.Namespace) -> str | None:
+    if args.no_cluster:
+        return None
+    return args.cluster or "auto"
+
+
+def _fit_args(args: argparse.Namespace) -> dict:
+    return {
+        "model": args.model, "judge_quality": args.judge_quality,
+        "fit_new_judges": args.fit_new_judges, "anchor": args.anchor,
+        "cluster": _cluster_arg(args), "ci": args.ci, "level": args.level,
+        "penalty": args.penalty, "n_boot": args.n_boot, "seed": args.seed,
+    }  # fmt: skip
+
+
+def _ratings_json(r) -> str:
+    """The ratings table with its metadata as JSON."""
+    meta = {
+        "model": r.model, "scope": r.scope, "anchor": r.anchor, "anchor_rating": r.offset,
+        "ci": r.ci, "cluster": r.cluster, "n_clusters": r.n_clusters, "level": r.level,
+        "n_verdicts": r.n_matches, "converged": r.converged, "loglik": r.loglik,
+    }  # fmt: skip
+    table = r.to_frame()
+    meta["ratings"] = json.loads(table.to_json(orient="records", double_precision=15))
+    return json.dumps(meta, indent=2) + "\n"
+
+
+def _write_table(r, out: str, inputs: Sequence[str]) -> None:
+    from ratings.io import write_atomic
+
+    suffix = Path(out).suffix.lower()
+    if suffix == ".json":
+        write_atomic(_ratings_json(r), out, inputs=inputs)
+    elif suffix == ".csv":
+        write_atomic(r.to_frame(), out, inputs=inputs)
+    else:
+        raise ValueError(f"`--out` must end in .csv or .json; got {out!r}.")
+
+
+def _check_outputs(inputs: Sequence[str], outputs: Sequence[str | None]) -> None:
+    """Refuse before any work when an output would overwrite an input."""
+    ins = {Path(p).resolve() for p in inputs}
+    for out in outputs:
+        if out is not None and Path(out).resolve() in ins:
+            raise ValueError(f"Refusing to write {out!r}: it is an input file. Choose another.")
+
+
+def _read(args: argparse.Namespace):
+    import ratings
+
+    return ratings.read_verdicts(
+        args.verdicts,
+        columns=_mapping(args.columns, "--columns"),
+        winner_map=_mapping(args.winner_map, "--winner-map"),
+        errors="report" if getattr(args, "rejected", None) else "raise",
+    )
+
+
+def _inputs(args: argparse.Namespace) -> list[str]:
+    return [p for p in (args.verdicts, args.judge_quality) if p]
+
+
+def _cmd_fit(args: argparse.Namespace) -> int:
+    import ratings
+
+    _check_outputs(_inputs(args), [args.out, args.rejected, args.judges_out])
+    if args.judges_out and args.model != "crowd-bt":
+        raise ValueError("`--judges-out` needs `--model crowd-bt`.")
+    log = _read(args)
+    if args.rejected:
+        from ratings.io import write_rejected
+
+        write_rejected(log, args.rejected)
+        if len(log.rejected):
+            print(f"{len(log.rejected)} row(s) rejected; written to {args.rejected}",
+                  file=sys.stderr)  # fmt: skip
+    r = ratings.fit(log, scope=args.scope, **_fit_args(args))
+    if args.out:
+        _write_table(r, args.out, _inputs(args))
+        print(f"wrote {len(r.models)} ratings to {args.out}", file=sys.stderr)
+    else:
+        print(r.summary())
+    if args.judges_out:
+        _write_judges(r.judges, args.judges_out, _inputs(args))
+    _report_judges(r.judges)
+    return 0
+
+
+def _write_judges(judges, out: str, inputs: Sequence[str]) -> None:
+    from ratings.io import write_atomic
+
+    suffix = Path(out).suffix.lower()
+    if suffix not in (".csv", ".json"):
+        raise ValueError(f"`--judges-out` must end in .csv or .json; got {out!r}.")
+    table = judges.reset_index()
+    text = table.to_json(orient="records", indent=2) + "\n"
+    write_atomic(table if suffix == ".csv" else text, out, inputs=inputs)
+
+
+def _report_judges(judges) -> None:
+    """Say on stderr which judges are uninformative or on the boundary."""
+    if judges is None:
+        return
+    weak = judges.index[judges["uninformative"]].tolist()
+    edge = judges.index[judges["status"] == "boundary"].tolist()
+    if weak:
+        print(f"warning: judge(s) {weak} are uninformative: their eta interval reaches 1/2.",
+              file=sys.stderr)  # fmt: skip
+    if edge:
+        print(f"note: judge(s) {edge} have eta on the boundary (1/2 or 1); no standard error.",
+              file=sys.stderr)  # fmt: skip
+
+
+def _cmd_judges(args: argparse.Namespace) -> int:
+    import ratings
+    from ratings.judges import save_judge_quality
+
+    _check_outputs(_inputs(args), [args.out])
+    if not args.out.lower().endswith(".json"):
+        raise ValueError(f"`--out` must end in .json; got {args.out!r}.")
+    fit_args = _fit_args(args) | {"model": "crowd-bt"}
+    r = ratings.fit(_read(args), scope=args.scope, **fit_args)
+    save_judge_quality(r.judges, args.out, scope=args.scope, source=args.verdicts,
+                       inputs=_inputs(args))  # fmt: skip
+    print(ratings.result.format_table(r.judges.reset_index()))
+    _report_judges(r.judges)
+    print(f"wrote judge quality for {len(r.judges)} judge(s) to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    import ratings
+    from ratings.example import EXAMPLE_ANCHOR, example_path
+
+    path = example_path()
+    log = ratings.read_verdicts(path)
+    print(f"Bundled example (simulated, not real judgments): {path}")
+    for scope in sorted(np.unique(log.verdicts["scope"])):
+        r = ratings.fit(log, scope=scope, anchor=EXAMPLE_ANCHOR)
+        print()
+        print(r.summary())
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status (2 for data errors)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except InvalidVerdictsError as err:
+        print(f"ratings: error: {err}", file=sys.stderr)
+        if len(err.rows):
+            print(err.rows.head(10).to_string(index=False), file=sys.stderr)
+        return EXIT_DATA
+    except (NonIdentifiableError, ValueError, KeyError, FileNotFoundError) as err:
+        msg = err.args[0] if isinstance(err, KeyError) and err.args else err
+        print(f"ratings: error: {msg}", file=sys.stderr)
+        return EXIT_DATA
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

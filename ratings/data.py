@@ -1,0 +1,239 @@
+"""Encode verdicts once and collapse them into sufficient statistics.
+
+A verdict log of N rows becomes R unique ``(cluster, judge, i, j)`` rows with three counts each:
+wins of i, wins of j and ties (one tie is one observation with outcome 1/2, never two half rows,
+so per-verdict robust variances count it once). Every later computation costs O(R), not O(N).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ratings.errors import InvalidVerdictsError
+
+__all__ = ["DEFAULT_JUDGE", "DETERMINISTIC_JUDGE", "Comparisons", "aggregate"]
+
+DEFAULT_JUDGE = "unspecified"
+DETERMINISTIC_JUDGE = "deterministic"
+
+
+def _frozen(a: np.ndarray, dtype: type) -> np.ndarray:
+    a = np.ascontiguousarray(a, dtype=dtype)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Comparisons:
+    """Aggregated pairwise comparisons: one row per unique (cluster, judge, i, j), ``i < j``.
+
+    Rows are sorted by cluster: cluster ``c`` owns rows ``cluster_starts[c]:cluster_starts[c+1]``.
+
+    Attributes
+    ----------
+    models, judges : pandas.Index
+        Labels of the codes in ``ii``/``jj`` and ``judge``.
+    clusters : pandas.Index or None
+        Labels of the codes in ``cluster``; ``None`` when verdicts are independent (one cluster
+        per verdict, which needs no labels: the per-verdict sandwich uses row sums of squares).
+    cluster_name : str or None
+        The verdict column the clusters came from (e.g. ``"task_id"``).
+    ii, jj, judge, cluster : ndarray of int64, shape (R,)
+    wi, wj, tt : ndarray of float64, shape (R,)
+        Wins of ``ii``, wins of ``jj`` and ties.
+    """
+
+    models: pd.Index
+    judges: pd.Index
+    clusters: pd.Index | None
+    cluster_name: str | None
+    ii: NDArray[np.int64]
+    jj: NDArray[np.int64]
+    judge: NDArray[np.int64]
+    cluster: NDArray[np.int64]
+    wi: NDArray[np.float64]
+    wj: NDArray[np.float64]
+    tt: NDArray[np.float64]
+
+    def __post_init__(self) -> None:
+        for name in ("ii", "jj", "judge", "cluster"):
+            object.__setattr__(self, name, _frozen(getattr(self, name), np.int64))
+        for name in ("wi", "wj", "tt"):
+            object.__setattr__(self, name, _frozen(getattr(self, name), np.float64))
+
+    @property
+    def n_models(self) -> int:
+        return len(self.models)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.ii.size)
+
+    @property
+    def n_verdicts(self) -> int:
+        return round(float(self.wi.sum() + self.wj.sum() + self.tt.sum()))
+
+    @property
+    def n_clusters(self) -> int:
+        return len(self.clusters) if self.clusters is not None else self.n_verdicts
+
+    @property
+    def cluster_starts(self) -> NDArray[np.int64]:
+        """Row offsets of each cluster, shape (G + 1,)."""
+        g = len(self.clusters) if self.clusters is not None else 1
+        return np.searchsorted(self.cluster, np.arange(g + 1)).astype(np.int64)
+
+    def model_counts(self) -> pd.DataFrame:
+        """Per model: ``n_matches``, ``wins``, ``losses``, ``ties`` (ties count once each side)."""
+        m = self.n_models
+        wins = np.bincount(self.ii, self.wi, m) + np.bincount(self.jj, self.wj, m)
+        losses = np.bincount(self.ii, self.wj, m) + np.bincount(self.jj, self.wi, m)
+        ties = np.bincount(self.ii, self.tt, m) + np.bincount(self.jj, self.tt, m)
+        out = pd.DataFrame(
+            {"wins": wins, "losses": losses, "ties": ties}, index=self.models
+        ).round().astype(np.int64)
+        out.insert(0, "n_matches", out.sum(axis=1))
+        return out
+
+    def subset(self, mask: NDArray[np.bool_]) -> Comparisons:
+        """Keep the rows where ``mask`` is true (labels and codes unchanged)."""
+        return Comparisons(
+            self.models, self.judges, self.clusters, self.cluster_name,
+            self.ii[mask], self.jj[mask], self.judge[mask], self.cluster[mask],
+            self.wi[mask], self.wj[mask], self.tt[mask],
+        )  # fmt: skip
+
+    def reweighted(self, weight: NDArray[np.float64]) -> Comparisons:
+        """Multiply every row's counts by ``weight`` (bootstrap resampling of clusters)."""
+        return Comparisons(
+            self.models, self.judges, self.clusters, self.cluster_name,
+            self.ii, self.jj, self.judge, self.cluster,
+            self.wi * weight, self.wj * weight, self.tt * weight,
+        )  # fmt: skip
+
+
+def _codes(values: pd.Series | pd.Categorical) -> tuple[NDArray[np.int64], pd.Index]:
+    """Factorize with sorted labels: codes in [0, k), labels as an Index."""
+    codes, uniques = pd.factorize(values, sort=True)
+    return codes.astype(np.int64, copy=False), pd.Index(uniques)
+
+
+def aggregate(
+    verdicts: pd.DataFrame,
+    *,
+    cluster: str | None = "task_id",
+    models: pd.Index | list[str] | None = None,
+) -> Comparisons:
+    """Collapse canonical verdicts into :class:`Comparisons`.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        Canonical columns ``model_a``, ``model_b``, ``winner`` (``"A"``, ``"B"`` or ``"tie"``)
+        and optionally ``judge``, ``failed_a``, ``failed_b`` and the cluster column, as returned by
+        :func:`ratings.io.read_verdicts`.
+    cluster : str or None, default="task_id"
+        Column whose values are the clusters (verdicts on one task are dependent). ``None``
+        treats every verdict as its own cluster.
+    models : sequence of str, optional
+        Fix the model order (and include models without verdicts); default: sorted names seen.
+
+    Returns
+    -------
+    Comparisons
+
+    Notes
+    -----
+    Render forfeits: where ``failed_a`` or ``failed_b`` is true, the submission that produced
+    output wins whatever the judge said, two failures tie, and the row's judge becomes
+    ``"deterministic"`` (a judge-free comparison).
+    """
+    missing = [c for c in ("model_a", "model_b", "winner") if c not in verdicts.columns]
+    if cluster is not None and cluster not in verdicts.columns:
+        missing.append(cluster)
+    if missing:
+        raise InvalidVerdictsError(
+            f"Column(s) {missing} not found in verdicts. Available columns: "
+            f"{verdicts.columns.tolist()}. Read logs with `ratings.read_verdicts` or pass "
+            "`cluster=None` to treat verdicts as independent."
+        )
+    n = len(verdicts)
+    ca, ua = pd.factorize(verdicts["model_a"])
+    cb, ub = pd.factorize(verdicts["model_b"])
+    if models is None:
+        labels = pd.Index(sorted(set(ua.tolist()) | set(ub.tolist())), dtype=object)
+    else:
+        labels = pd.Index(list(models), dtype=object)
+        unknown = sorted((set(ua.tolist()) | set(ub.tolist())) - set(labels))
+        if unknown:
+            raise InvalidVerdictsError(f"Verdicts name models not in `models`: {unknown[:5]}.")
+    ia = labels.get_indexer(ua)[ca].astype(np.int64)
+    ib = labels.get_indexer(ub)[cb].astype(np.int64)
+
+    wc, wu = pd.factorize(verdicts["winner"])
+    outcome = pd.Index(wu).map({"A": 0, "B": 1, "tie": 2})
+    if outcome.isna().any():
+        bad = [v for v, o in zip(wu, outcome, strict=True) if pd.isna(o)]
+        raise InvalidVerdictsError(
+            f"`winner` must be 'A', 'B' or 'tie' after reading; found {bad[:5]!r}. "
+            "Read logs with `ratings.read_verdicts`, which normalises winner spellings."
+        )
+    res = np.asarray(outcome, dtype=np.int64)[wc]
+
+    if "judge" in verdicts.columns:
+        jc, judges = _codes(verdicts["judge"])
+    else:
+        jc, judges = np.zeros(n, dtype=np.int64), pd.Index([DEFAULT_JUDGE], dtype=object)
+
+    fa = _flag(verdicts, "failed_a", n)
+    fb = _flag(verdicts, "failed_b", n)
+    forfeit = fa | fb
+    if forfeit.any():
+        res = np.where(forfeit, np.where(fa & fb, 2, np.where(fa, 1, 0)), res)
+        if DETERMINISTIC_JUDGE not in judges:
+            judges = judges.append(pd.Index([DETERMINISTIC_JUDGE], dtype=object))
+        jc = np.where(forfeit, judges.get_loc(DETERMINISTIC_JUDGE), jc)
+
+    if cluster is None:
+        gc, clusters = np.zeros(n, dtype=np.int64), None
+    else:
+        gc, clusters = _codes(verdicts[cluster])
+
+    # Orient every pair as i < j, then one key per (cluster, judge, i, j); sorted factorize puts
+    # the cluster in the most significant position, so each cluster's rows are contiguous.
+    swap = ia > ib
+    i = np.where(swap, ib, ia)
+    j = np.where(swap, ia, ib)
+    win_i = np.where(swap, res == 1, res == 0)
+    win_j = np.where(swap, res == 0, res == 1)
+    tie = res == 2
+    m, nj = len(labels), len(judges)
+    outer, outer_keys = pd.factorize(gc * nj + jc, sort=True)
+    if len(outer_keys) * m * m >= np.iinfo(np.int64).max:
+        raise InvalidVerdictsError("Too many (cluster, judge) groups and models to encode.")
+    codes, uniq = pd.factorize((outer.astype(np.int64) * m + i) * m + j, sort=True)
+    r = len(uniq)
+    group = np.asarray(outer_keys, dtype=np.int64)[uniq // (m * m)]
+    return Comparisons(
+        models=labels,
+        judges=judges,
+        clusters=clusters,
+        cluster_name=cluster,
+        ii=(uniq // m) % m,
+        jj=uniq % m,
+        judge=group % nj,
+        cluster=group // nj,
+        wi=np.bincount(codes, win_i, r),
+        wj=np.bincount(codes, win_j, r),
+        tt=np.bincount(codes, tie, r),
+    )
+
+
+def _flag(verdicts: pd.DataFrame, name: str, n: int) -> NDArray[np.bool_]:
+    if name not in verdicts.columns:
+        return np.zeros(n, dtype=bool)
+    return verdicts[name].fillna(False).to_numpy(dtype=bool)

@@ -1,0 +1,241 @@
+"""The frozen, labelled result of a rating fit."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+from scipy import stats
+from scipy.special import expit
+
+__all__ = ["CI_DESCRIPTIONS", "ELO_SCALE", "Ratings"]
+
+ELO_SCALE = 400.0 / np.log(10.0)
+
+CI_DESCRIPTIONS = {
+    "sandwich": "robust sandwich H^-1 B H^-1",
+    "model": "model-based inverse Hessian H^-1",
+    "bootstrap": "bootstrap percentile",
+}
+
+
+def _readonly(a, dtype=np.float64) -> np.ndarray:
+    a = np.array(a, dtype=dtype)
+    a.setflags(write=False)
+    return a
+
+
+def _check_level(level: float) -> float:
+    if not (isinstance(level, int | float) and 0.0 < float(level) < 1.0):
+        raise ValueError(f"`level` must be a float strictly between 0 and 1; got {level!r}.")
+    return float(level)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Ratings:
+    """Elo ratings with covariance, labelled by model.
+
+    ``strength`` holds natural-log strengths in the reported parametrisation: the anchor's is 0
+    (anchored), or they sum to zero (centred). Elo = ``offset + scale * strength``, with
+    ``scale = 400 / ln 10``. ``cov`` is the covariance of ``strength``; with an anchor, the
+    anchor's row and column are zero, so every other interval is the interval of the difference
+    to the anchor.
+
+    Use :meth:`to_frame` for the table, :meth:`conf_int`, :meth:`diff` and
+    :meth:`win_probability` for intervals, and :meth:`summary` for a text report.
+    """
+
+    models: pd.Index
+    strength: NDArray[np.float64]
+    cov: NDArray[np.float64]
+    counts: pd.DataFrame
+    ci: str
+    cluster: str | None
+    n_clusters: int
+    anchor: str | None
+    offset: float
+    loglik: float
+    converged: bool
+    n_iter: int
+    max_grad: float
+    model: str = "bt"
+    level: float = 0.95
+    scale: float = ELO_SCALE
+    penalty: float = 0.0
+    scope: str | None = None
+    draws: NDArray[np.float64] | None = None
+    judges: pd.DataFrame | None = None
+    n_rejected: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "strength", _readonly(self.strength))
+        object.__setattr__(self, "cov", _readonly(self.cov))
+        if self.draws is not None:
+            object.__setattr__(self, "draws", _readonly(self.draws))
+        object.__setattr__(self, "level", _check_level(self.level))
+
+    # --- labelled views -------------------------------------------------------------------
+    @property
+    def elo(self) -> pd.Series:
+        """Elo ratings, labelled by model."""
+        return pd.Series(self.offset + self.scale * self.strength, index=self.models, name="elo")
+
+    @property
+    def se(self) -> pd.Series:
+        """Standard errors on the Elo scale (bootstrap: standard deviation of the draws)."""
+        if self.draws is not None:
+            sd = self.scale * self.draws.std(axis=0, ddof=1)
+        else:
+            sd = self.scale * np.sqrt(np.clip(np.diag(self.cov), 0.0, None))
+        return pd.Series(sd, index=self.models, name="se")
+
+    @property
+    def n_matches(self) -> int:
+        """Number of verdicts fitted."""
+        return int(self.counts["n_matches"].sum() // 2)
+
+    @property
+    def covariance(self) -> pd.DataFrame:
+        """Covariance of the Elo ratings (Elo^2), labelled."""
+        return pd.DataFrame(self.scale**2 * self.cov, index=self.models, columns=self.models)
+
+    def _loc(self, name: str) -> int:
+        try:
+            return int(self.models.get_loc(name))
+        except KeyError:
+            from ratings.api import close_matches
+
+            raise KeyError(
+                f"Model {name!r} is not in these ratings. {close_matches(name, self.models)}"
+            ) from None
+
+    def _interval(self, est: NDArray, se: NDArray, draws: NDArray | None, level: float):
+        if draws is not None:
+            a = (1.0 - level) / 2.0
+            lo, hi = np.quantile(draws, [a, 1.0 - a], axis=0)
+            return lo, hi
+        z = stats.norm.ppf(0.5 + level / 2.0)
+        return est - z * se, est + z * se
+
+    def conf_int(self, level: float | None = None) -> pd.DataFrame:
+        """Interval of every Elo rating: a DataFrame with ``lower`` and ``upper``.
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level; default the result's ``level`` (0.95).
+        """
+        level = self.level if level is None else _check_level(level)
+        draws = None if self.draws is None else self.offset + self.scale * self.draws
+        lo, hi = self._interval(self.elo.to_numpy(), self.se.to_numpy(), draws, level)
+        return pd.DataFrame({"lower": lo, "upper": hi}, index=self.models)
+
+    def to_frame(self, level: float | None = None) -> pd.DataFrame:
+        """The ratings table, best first.
+
+        Columns: ``model, elo, se, lower, upper, rank, n_matches, wins, losses, ties`` (and
+        ``scope`` when the fit was for one scope).
+        """
+        ci = self.conf_int(level)
+        out = pd.DataFrame(
+            {"model": self.models, "elo": self.elo.to_numpy(), "se": self.se.to_numpy(),
+             "lower": ci["lower"].to_numpy(), "upper": ci["upper"].to_numpy()}
+        )  # fmt: skip
+        out["rank"] = out["elo"].rank(ascending=False, method="min").astype(np.int64)
+        for col in ("n_matches", "wins", "losses", "ties"):
+            out[col] = self.counts[col].to_numpy()
+        if self.scope is not None:
+            out.insert(0, "scope", self.scope)
+        return out.sort_values(["rank", "model"], kind="stable").reset_index(drop=True)
+
+    def diff(self, a: str, b: str, level: float | None = None) -> pd.Series:
+        """Elo difference ``a - b`` with its standard error and interval.
+
+        Returns a Series with ``estimate, se, lower, upper``.
+        """
+        level = self.level if level is None else _check_level(level)
+        i, j = self._loc(a), self._loc(b)
+        est = self.scale * (self.strength[i] - self.strength[j])
+        if self.draws is not None:
+            d = self.scale * (self.draws[:, i] - self.draws[:, j])
+            se = float(d.std(ddof=1))
+            lo, hi = self._interval(est, se, d, level)
+        else:
+            var = self.cov[i, i] + self.cov[j, j] - 2.0 * self.cov[i, j]
+            se = float(self.scale * np.sqrt(max(var, 0.0)))
+            lo, hi = self._interval(est, se, None, level)
+        return pd.Series(
+            {"estimate": float(est), "se": se, "lower": float(lo), "upper": float(hi)},
+            name=f"{a} - {b}",
+        )
+
+    def win_probability(self, a: str, b: str, level: float | None = None) -> pd.Series:
+        """Predicted probability that ``a`` beats ``b`` (Bradley-Terry), with an interval.
+
+        The interval maps the interval of the strength difference through the logistic function
+        (monotone, so coverage carries over). For Crowd-BT this is the judge-free probability.
+        """
+        d = self.diff(a, b, level) / self.scale
+        return pd.Series(
+            {"probability": float(expit(d["estimate"])), "lower": float(expit(d["lower"])),
+             "upper": float(expit(d["upper"]))},
+            name=f"P({a} beats {b})",
+        )  # fmt: skip
+
+    def reanchor(self, anchor: str | None, rating: float = 1000.0) -> Ratings:
+        """Return the same fit on another scale: ``anchor`` pinned at ``rating``, or centred.
+
+        Differences between models and their intervals are unchanged.
+        """
+        m = len(self.models)
+        if anchor is None:
+            a = np.eye(m) - 1.0 / m
+        else:
+            a = np.eye(m)
+            a[:, self._loc(anchor)] -= 1.0
+        draws = None if self.draws is None else self.draws @ a.T
+        return dataclasses.replace(self, strength=a @ self.strength, cov=a @ self.cov @ a.T,
+                                   anchor=anchor, offset=float(rating), draws=draws)
+
+    # --- text ----------------------------------------------------------------------------
+    def summary(self, max_rows: int | None = None) -> str:
+        """A readable report: fit information, then the ratings table."""
+        kind = CI_DESCRIPTIONS[self.ci]
+        clus = (f"clustered by {self.cluster!r} ({self.n_clusters} clusters)"
+                if self.cluster else "per verdict (HC0)")  # fmt: skip
+        lines = [
+            f"Ratings ({'Crowd-BT' if self.model == 'crowd-bt' else 'Bradley-Terry'}"
+            f"{', scope ' + repr(self.scope) if self.scope else ''}): "
+            f"{len(self.models)} models, {self.n_matches} verdicts",
+            f"Scale: Elo = {self.offset:g} + 400/ln(10) * (s - "
+            + (f"s[{self.anchor!r}])" if self.anchor else "mean(s))"),
+            f"Intervals: {self.level:.0%} {kind}"
+            + (f", {clus}" if self.ci != "model" else ""),
+            f"Converged: {self.converged} ({self.n_iter} iterations, max gradient "
+            f"{self.max_grad:.2e}); log-likelihood {self.loglik:.4f}"
+            + (f"; ridge penalty {self.penalty:g}" if self.penalty else ""),
+        ]
+        if self.n_rejected:
+            lines.append(f"Rejected input rows: {self.n_rejected} (not fitted)")
+        table = self.to_frame()
+        if max_rows is not None and len(table) > max_rows:
+            table = table.head(max_rows)
+        lines += ["", format_table(table)]
+        if self.judges is not None:
+            lines += ["", "Judges:", format_table(self.judges.reset_index())]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"<Ratings {self.model} {len(self.models)} models, {self.n_matches} verdicts, "
+                f"ci={self.ci!r}, anchor={self.anchor!r}>")  # fmt: skip
+
+
+def format_table(frame: pd.DataFrame) -> str:
+    """Format a ratings or judges table for a terminal (Elo to 1 decimal, eta to 3)."""
+    digits = "{:.1f}" if "elo" in frame else "{:.3f}"  # Elo, or judge quality eta
+    fmt = {c: digits.format for c in ("elo", "eta", "se", "lower", "upper") if c in frame}
+    return frame.to_string(index=False, formatters=fmt)

@@ -1,0 +1,113 @@
+"""Draw verdicts from known strengths: ground truth for examples, coverage tests and sampling.
+
+The generative model, per match of models a and b on task t judged by k:
+
+* submission quality: d = s_a - s_b + u_{a,t} - u_{b,t}, with u ~ N(0, task_sd^2) drawn once per
+  (model, task) submission, so verdicts on one task are dependent (the reason to cluster);
+* judge noise (Crowd-BT): the judge sees the true order with probability eta_k,
+  p = eta_k sigma(d) + (1 - eta_k) sigma(-d);
+* ties: P(tie) = 4 tie_rate p (1 - p), P(A) = p - P(tie) / 2, so E[y] = p with a tie counted as
+  y = 1/2 (valid for ``tie_rate <= 0.5``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+__all__ = ["random_matches", "simulate_verdicts"]
+
+
+def random_matches(
+    models: list[str],
+    n: int,
+    *,
+    n_tasks: int,
+    judges: list[str] | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Uniformly random pairs on random tasks, judges in turn, A/B order random.
+
+    Returns a frame with ``task_id``, ``model_a``, ``model_b``, ``judge``.
+    """
+    if len(models) < 2:
+        raise ValueError(f"Need at least two models; got {len(models)}.")
+    rng = np.random.default_rng(seed)
+    m = len(models)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m  # uniform over the other m - 1 models
+    judges = judges or ["judge"]
+    names = np.asarray(models, dtype=object)
+    return pd.DataFrame(
+        {
+            "task_id": np.char.add("task-", rng.integers(0, n_tasks, n).astype(str)).astype(object),
+            "model_a": names[a],
+            "model_b": names[b],
+            "judge": np.asarray(judges, dtype=object)[np.arange(n) % len(judges)],
+        }
+    )
+
+
+def simulate_verdicts(
+    matches: pd.DataFrame,
+    strengths: Mapping[str, float] | pd.Series,
+    *,
+    judge_eta: Mapping[str, float] | None = None,
+    task_sd: float = 0.0,
+    tie_rate: float = 0.0,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Add a ``winner`` column (``"A"``, ``"B"``, ``"tie"``) drawn from the model above.
+
+    Parameters
+    ----------
+    matches : pandas.DataFrame
+        ``model_a``, ``model_b`` and, when used, ``task_id`` and ``judge``.
+    strengths : mapping or Series
+        True natural-log strengths by model (Elo / (400 / ln 10)).
+    judge_eta : mapping, optional
+        Probability that each judge reports the true order (default 1 for every judge).
+    task_sd : float, default=0.0
+        Standard deviation of the per-(model, task) submission effect, in log-strength units.
+    tie_rate : float, default=0.0
+        Tie propensity in [0, 0.5]; the tie share is about ``tie_rate * E[4 p (1 - p)]``.
+    seed : int, default=0
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy of ``matches`` with ``winner``.
+    """
+    if not 0.0 <= tie_rate <= 0.5:
+        raise ValueError(f"`tie_rate` must be in [0, 0.5]; got {tie_rate!r}.")
+    if task_sd < 0:
+        raise ValueError(f"`task_sd` must be >= 0; got {task_sd!r}.")
+    rng = np.random.default_rng(seed)
+    s = pd.Series(strengths, dtype=np.float64)
+    missing = sorted(set(matches["model_a"]).union(matches["model_b"]) - set(s.index))
+    if missing:
+        raise ValueError(f"`strengths` has no value for {missing[:5]}.")
+    d = s.reindex(matches["model_a"]).to_numpy() - s.reindex(matches["model_b"]).to_numpy()
+    if task_sd > 0:
+        subs = pd.concat([matches[["model_a", "task_id"]].set_axis(["model", "task_id"], axis=1),
+                          matches[["model_b", "task_id"]].set_axis(["model", "task_id"], axis=1)])
+        keys = pd.MultiIndex.from_frame(subs.drop_duplicates())
+        u = pd.Series(rng.normal(0.0, task_sd, len(keys)), index=keys)
+        ua = u.reindex(pd.MultiIndex.from_frame(subs.iloc[: len(matches)])).to_numpy()
+        ub = u.reindex(pd.MultiIndex.from_frame(subs.iloc[len(matches):])).to_numpy()
+        d = d + ua - ub
+    p = expit(d)
+    if judge_eta is not None:
+        eta = pd.Series(judge_eta, dtype=np.float64).reindex(matches["judge"]).to_numpy()
+        if np.isnan(eta).any():
+            raise ValueError("`judge_eta` has no value for some judges in `matches`.")
+        p = eta * p + (1.0 - eta) * (1.0 - p)
+    p_tie = 4.0 * tie_rate * p * (1.0 - p)
+    u01 = rng.random(len(matches))
+    winner = np.where(u01 < p - p_tie / 2, "A", np.where(u01 < p + p_tie / 2, "tie", "B"))
+    out = matches.copy()
+    out["winner"] = winner.astype(object)
+    return out

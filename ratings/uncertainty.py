@@ -1,0 +1,126 @@
+"""Covariances of fitted log-strengths: sandwich (per verdict or clustered), model-based, bootstrap.
+
+With H the Hessian of the negative log-likelihood over the free parameters (the reference model
+removed) and B the "meat",
+
+* ``model``: V = H^-1 (valid when the model is exactly right and verdicts are independent);
+* ``sandwich`` per verdict (HC0): V = H^-1 B H^-1 with B = sum over verdicts of s s^T, computed
+  from aggregated counts (each row contributes its summed squared per-verdict scores);
+* ``sandwich`` clustered: B = G/(G-1) sum over clusters of g_c g_c^T, g_c the summed score of the
+  cluster (verdicts on one task are dependent);
+* ``bootstrap``: refits on resampled clusters (or verdicts), seeded.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.linalg import cho_factor, cho_solve
+
+from ratings.data import Comparisons
+
+__all__ = ["bootstrap_draws", "inverse_free", "sandwich"]
+
+
+def inverse_free(h: NDArray[np.float64], free: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Inverse of the free block of ``h``; returned embedded in an (M, M) matrix of zeros."""
+    m = h.shape[0]
+    hf = h[np.ix_(free, free)]
+    out = np.zeros((m, m))
+    out[np.ix_(free, free)] = cho_solve(cho_factor(hf), np.eye(free.size))
+    return out
+
+
+def sandwich(
+    bread: NDArray[np.float64],
+    data: Comparisons,
+    score: NDArray[np.float64],
+    meat_rows: NDArray[np.float64],
+    *,
+    clustered: bool,
+    k,
+) -> NDArray[np.float64]:
+    """Return ``bread @ B @ bread`` for per-verdict or clustered meat ``B``.
+
+    Parameters
+    ----------
+    bread : ndarray, shape (M, M)
+        Inverse Hessian embedded with zeros at the reference (see :func:`inverse_free`).
+    score, meat_rows : ndarray, shape (R,)
+        Per-row summed score and summed squared per-verdict score (from the row kernel).
+    clustered : bool
+        Sum scores within ``data.cluster`` first and apply the factor G/(G-1).
+    k : module
+        Kernel module (:mod:`ratings._kernels` or its NumPy twin).
+    """
+    m = data.n_models
+    if clustered:
+        g = data.n_clusters
+        if g < 2:
+            raise ValueError(
+                f"Clustered intervals need at least 2 clusters in `{data.cluster_name}`; got {g}. "
+                "Use per-verdict intervals (CLI `--no-cluster`)."
+            )
+        meat = k.cluster_meat(m, data.ii, data.jj, score, data.cluster_starts) * (g / (g - 1))
+    else:
+        meat = k.laplacian(m, data.ii, data.jj, meat_rows)
+    return bread @ meat @ bread
+
+
+def bootstrap_draws(
+    data: Comparisons,
+    refit: Callable[[Comparisons], NDArray[np.float64] | None],
+    *,
+    n_boot: int,
+    seed: int,
+    clustered: bool,
+    progress: bool | None = None,
+) -> NDArray[np.float64]:
+    """Refit on ``n_boot`` resamples and stack the parameter vectors, shape (n_boot, M).
+
+    Clustered: clusters are drawn with replacement (each row's counts are multiplied by its
+    cluster's draw count). Otherwise verdicts are drawn with replacement (a multinomial over the
+    aggregated win/loss/tie cells). ``refit`` returns ``None`` for a resample whose estimate does
+    not exist (a model never losing in it); such draws are skipped and reported in a warning.
+    A progress line is written to stderr when it is a terminal (``progress=None``).
+    """
+    if int(n_boot) != n_boot or n_boot < 2:
+        raise ValueError(f"`n_boot` must be an integer >= 2; got {n_boot!r}.")
+    rng = np.random.default_rng(seed)
+    show = sys.stderr.isatty() if progress is None else progress
+    cells = np.concatenate([data.wi, data.wj, data.tt])
+    n_verdicts = round(float(cells.sum()))
+    draws, failed = [], 0
+    for b in range(int(n_boot)):
+        if clustered:
+            mult = rng.multinomial(data.n_clusters, np.full(data.n_clusters, 1.0 / data.n_clusters))
+            sample = data.reweighted(mult[data.cluster].astype(np.float64))
+        else:
+            counts = rng.multinomial(n_verdicts, cells / cells.sum()).astype(np.float64)
+            wi, wj, tt = np.split(counts, 3)
+            sample = Comparisons(data.models, data.judges, data.clusters, data.cluster_name,
+                                 data.ii, data.jj, data.judge, data.cluster, wi, wj, tt)
+        theta = refit(sample)
+        if theta is None:
+            failed += 1
+        else:
+            draws.append(theta)
+        if show:
+            sys.stderr.write(f"\rbootstrap {b + 1}/{n_boot}")
+            sys.stderr.flush()
+    if show:
+        sys.stderr.write("\n")
+    if failed:
+        warnings.warn(
+            f"{failed} of {n_boot} bootstrap resamples had no finite estimate (a model never lost "
+            "or never won in them) and were skipped; intervals use the other draws.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    if len(draws) < 2:
+        raise ValueError("Fewer than 2 bootstrap resamples had a finite estimate.")
+    return np.vstack(draws)

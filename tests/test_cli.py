@@ -1,0 +1,138 @@
+"""End-to-end tests of the ``ratings`` command line (in-process, through ``main``)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ratings.cli import main
+from ratings.example import TRUE_ELO, example_path
+
+
+@pytest.fixture
+def log_csv(tmp_path):
+    """A small connected board with tasks, written as CSV."""
+    rng = np.random.default_rng(7)
+    models = ["m0", "m1", "m2", "m3", "m4"]
+    n = 600
+    a = rng.integers(0, 5, n)
+    b = (a + rng.integers(1, 5, n)) % 5
+    s = np.array([0.0, 0.3, -0.2, 0.8, -0.6])
+    p = 1 / (1 + np.exp(-(s[a] - s[b])))
+    u = rng.random(n)
+    winner = np.where(u < p - 0.05, "A", np.where(u < p + 0.05, "tie", "B"))
+    frame = pd.DataFrame({"task_id": rng.integers(0, 30, n).astype(str),
+                          "model_a": np.array(models)[a], "model_b": np.array(models)[b],
+                          "winner": winner})  # fmt: skip
+    path = tmp_path / "verdicts.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_fit_prints_table_with_anchor(log_csv, capsys):
+    assert main(["fit", str(log_csv), "--anchor", "m0=1600"]) == 0
+    out = capsys.readouterr().out
+    assert "clustered by 'task_id' (30 clusters)" in out
+    assert "1600.0" in out
+
+
+def test_fit_writes_csv_with_required_columns(log_csv, tmp_path):
+    out = tmp_path / "r.csv"
+    assert main(["fit", str(log_csv), "--anchor", "m0=1600", "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    required = ["model", "elo", "se", "lower", "upper", "rank", "n_matches", "wins", "losses",
+                "ties"]  # fmt: skip
+    assert set(required) <= set(table.columns)
+    anchor = table.set_index("model").loc["m0"]
+    assert anchor["elo"] == pytest.approx(1600) and anchor["se"] == 0
+    assert table["n_matches"].sum() == 2 * 600
+    assert (table["lower"] <= table["elo"]).all() and (table["elo"] <= table["upper"]).all()
+
+
+def test_fit_writes_json_with_metadata(log_csv, tmp_path):
+    out = tmp_path / "r.json"
+    assert main(["fit", str(log_csv), "--no-cluster", "--ci", "model", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["ci"] == "model" and doc["cluster"] is None and doc["n_verdicts"] == 600
+    assert np.mean([row["elo"] for row in doc["ratings"]]) == pytest.approx(1000)
+
+
+def test_no_cluster_and_cluster_differ(log_csv, tmp_path):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    main(["fit", str(log_csv), "--no-cluster", "--out", str(a)])
+    main(["fit", str(log_csv), "--out", str(b)])
+    ra, rb = pd.read_csv(a), pd.read_csv(b)
+    np.testing.assert_allclose(ra["elo"], rb["elo"])
+    assert not np.allclose(ra["se"], rb["se"])
+
+
+def test_bad_rows_exit_2_and_name_rows(tmp_path, capsys):
+    path = tmp_path / "bad.csv"
+    path.write_text("model_a,model_b,winner\nx,y,A\ny,z,draw\nz,x,A\nx,z,B\n")
+    assert main(["fit", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "draw" in err and "[1]" in err
+
+
+def test_rejected_file_fits_good_rows(tmp_path, capsys):
+    path = tmp_path / "bad.csv"
+    path.write_text("model_a,model_b,winner\nx,y,A\ny,z,draw\nz,x,A\nx,z,B\ny,x,A\ny,z,A\n")
+    rej = tmp_path / "rejected.csv"
+    assert main(["fit", str(path), "--rejected", str(rej)]) == 0
+    rejected = pd.read_csv(rej)
+    assert rejected["row"].tolist() == [1]
+    assert "winner" in rejected["reason"].iloc[0]
+    assert "5 verdicts" in capsys.readouterr().out
+
+
+def test_output_equal_to_input_is_refused(log_csv, capsys):
+    before = log_csv.read_bytes()
+    assert main(["fit", str(log_csv), "--out", str(log_csv)]) == 2
+    assert "input" in capsys.readouterr().err
+    assert log_csv.read_bytes() == before
+
+
+def test_missing_anchor_lists_close_matches(log_csv, capsys):
+    assert main(["fit", str(log_csv), "--anchor", "m9=1000"]) == 2
+    assert "Did you mean" in capsys.readouterr().err
+
+
+def test_never_lost_exit_2(tmp_path, capsys):
+    path = tmp_path / "v.csv"
+    path.write_text("model_a,model_b,winner\nx,y,A\ny,z,A\nz,y,A\nx,z,A\n")
+    assert main(["fit", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "never lost" in err and "'x'" in err
+
+
+def test_penalty_makes_never_lost_finite(tmp_path, capsys):
+    path = tmp_path / "v.csv"
+    path.write_text("model_a,model_b,winner\nx,y,A\ny,z,A\nz,y,A\nx,z,A\n")
+    assert main(["fit", str(path), "--penalty", "0.5", "--no-cluster"]) == 0
+    assert "ridge penalty 0.5" in capsys.readouterr().out
+
+
+def test_several_scopes_need_scope(tmp_path, capsys):
+    assert main(["fit", str(example_path())]) == 2
+    assert "--scope" in capsys.readouterr().err
+    assert main(["fit", str(example_path()), "--scope", "analytical",
+                 "--anchor", "GPT-5.5 (medium)=1000"]) == 0  # fmt: skip
+
+
+def test_demo_runs_and_recovers_truth_roughly(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "simulated" in out and "analytical" in out and "presentation" in out
+
+
+def test_example_is_reproducible_from_seed():
+    from ratings.example import generate_example
+
+    shipped = pd.read_csv(example_path(), dtype=str, keep_default_na=False)
+    regenerated = generate_example().astype(str)
+    pd.testing.assert_frame_equal(shipped, regenerated)
+    assert set(shipped["model_a"]) | set(shipped["model_b"]) == set(TRUE_ELO)
+    assert 0.07 < (shipped["winner"] == "tie").mean() < 0.13

@@ -1,0 +1,155 @@
+"""The maximum-likelihood ratings exist only for a strongly connected win graph."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import strongly_connected
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ratings.api import fit
+from ratings.data import aggregate
+from ratings.errors import NonIdentifiableError
+
+
+def log_of(*rows: tuple[str, str, str]) -> pd.DataFrame:
+    """Verdicts from ``(model_a, model_b, winner)`` triples, one task per verdict."""
+    a, b, w = zip(*rows, strict=True)
+    return pd.DataFrame(
+        {"model_a": a, "model_b": b, "winner": w, "task_id": [f"t{k}" for k in range(len(rows))]}
+    )
+
+
+def cycle(*names: str, times: int = 2) -> list[tuple[str, str, str]]:
+    """Each model beats the next in a ring, ``times`` times: a strongly connected group."""
+    ring = list(zip(names, names[1:] + names[:1], strict=True))
+    return [(a, b, "A") for a, b in ring] * times
+
+
+NEVER_LOST = log_of(*cycle("a", "b", "c"), ("top", "a", "A"), ("b", "top", "B"), ("c", "top", "B"))
+NEVER_WON = log_of(*cycle("a", "b", "c"), ("a", "low", "A"), ("low", "b", "B"))
+DISCONNECTED = log_of(*cycle("a", "b", "c"), *cycle("x", "y", "z"))
+DOMINATING = log_of(
+    *cycle("a", "b", "c"), *cycle("x", "y", "z"), ("a", "x", "A"), ("y", "b", "B"), ("c", "z", "A")
+)
+CASES = {
+    "never_lost": NEVER_LOST,
+    "never_won": NEVER_WON,
+    "disconnected": DISCONNECTED,
+    "dominating": DOMINATING,
+}
+
+
+def fit_log(log: pd.DataFrame, **kw):
+    return fit(aggregate(log, cluster="task_id"), **kw)
+
+
+def test_cases_are_what_they_claim():
+    for log in CASES.values():
+        assert not strongly_connected(log)
+    assert strongly_connected(log_of(*cycle("a", "b", "c")))
+
+
+def test_model_that_never_lost_is_named():
+    with pytest.raises(NonIdentifiableError, match=r"1 model\(s\) never lost or tied: \['top'\]"):
+        fit_log(NEVER_LOST)
+    with pytest.raises(NonIdentifiableError) as info:
+        fit_log(NEVER_LOST)
+    assert info.value.never_lost == ["top"] and info.value.never_won == []
+    assert info.value.groups[0] == ["top"]
+    assert "penalty > 0" in str(info.value)
+
+
+def test_model_that_never_won_is_named():
+    with pytest.raises(NonIdentifiableError, match=r"1 model\(s\) never won or tied: \['low'\]"):
+        fit_log(NEVER_WON)
+    with pytest.raises(NonIdentifiableError) as info:
+        fit_log(NEVER_WON)
+    assert info.value.never_won == ["low"] and info.value.never_lost == []
+    assert info.value.groups[-1] == ["low"]
+
+
+def test_disconnected_groups_are_reported():
+    with pytest.raises(NonIdentifiableError, match=r"splits into 2 groups never compared") as info:
+        fit_log(DISCONNECTED)
+    assert sorted(map(sorted, info.value.groups)) == [["a", "b", "c"], ["x", "y", "z"]]
+    assert info.value.never_lost == [] and info.value.never_won == []
+
+
+def test_dominating_group_is_named():
+    pattern = re.escape("the group ['a', 'b', 'c'] never lost to the other 3 model(s)")
+    with pytest.raises(NonIdentifiableError, match=pattern) as info:
+        fit_log(DOMINATING)
+    assert [sorted(g) for g in info.value.groups] == [["a", "b", "c"], ["x", "y", "z"]]
+
+
+def test_ties_connect_both_ways():
+    """One tie between the groups makes the dominating board identifiable."""
+    fixed = pd.concat([DOMINATING, log_of(("x", "a", "tie"))], ignore_index=True)
+    assert strongly_connected(fixed)
+    r = fit_log(fixed, ci="model")
+    assert np.all(np.isfinite(r.strength)) and np.all(np.isfinite(r.cov))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_penalty_gives_finite_ratings(name):
+    log = CASES[name]
+    for ci in ("model", "sandwich"):
+        r = fit_log(log, penalty=0.5, ci=ci)
+        assert r.converged
+        assert np.all(np.isfinite(r.strength)) and np.all(np.isfinite(r.cov))
+        assert np.all(np.diag(r.cov) > 0)
+        assert r.strength.sum() == pytest.approx(0.0, abs=1e-9)
+    r = fit_log(log, penalty=0.5)
+    # The ridge acts on centred strengths, so the anchor only moves the scale.
+    anchored = fit_log(log, penalty=0.5, anchor="a=1500")
+    np.testing.assert_allclose(anchored.elo, r.reanchor("a", 1500).elo, atol=1e-6)
+    np.testing.assert_allclose(anchored.cov, r.reanchor("a", 1500).cov, atol=1e-12)
+    if name == "never_lost":
+        assert r.elo.idxmax() == "top"
+    if name == "never_won":
+        assert r.elo.idxmin() == "low"
+    if name == "dominating":
+        assert r.elo[["a", "b", "c"]].min() > r.elo[["x", "y", "z"]].max()
+
+
+def test_penalty_shrinks_towards_the_mean():
+    spread = [np.ptp(fit_log(NEVER_LOST, penalty=p).strength) for p in (0.1, 1.0, 10.0)]
+    assert spread[0] > spread[1] > spread[2] > 0
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    rows=st.lists(
+        st.tuples(st.integers(0, 3), st.integers(1, 3), st.sampled_from(["A", "B", "tie"])),
+        min_size=1,
+        max_size=10,
+    )
+)
+def test_error_exactly_when_not_strongly_connected(rows):
+    names = ["m0", "m1", "m2", "m3"]
+    log = log_of(*[(names[a], names[(a + d) % 4], w) for a, d, w in rows])
+    if strongly_connected(log):
+        r = fit(aggregate(log, cluster=None))
+        assert np.all(np.isfinite(r.strength)) and np.all(np.isfinite(r.cov))
+    else:
+        with pytest.raises(NonIdentifiableError, match="do not exist"):
+            fit(aggregate(log, cluster=None))
+
+
+def test_unknown_anchor_suggests_a_close_name():
+    log = log_of(*cycle("gpt-4o", "claude-3-opus", "llama-3"))
+    with pytest.raises(
+        ValueError,
+        match=r"Anchor model 'gpt4o' is not in the verdicts\. "
+        r"Did you mean \['gpt-4o'\]\?",
+    ):
+        fit_log(log, anchor="gpt4o")
+    with pytest.raises(ValueError, match=r"'zzz' is not in the verdicts"):
+        fit_log(log, anchor="zzz=1200")
+    with pytest.raises(KeyError, match=r"Did you mean \['llama-3'\]"):
+        fit_log(log).reanchor("llama3", 1000)
