@@ -19,7 +19,7 @@ from ratings.graph import check_identifiable
 from ratings.io import VerdictLog, read_verdicts
 from ratings.judges import JudgeQuality, resolve_judge_quality
 from ratings.result import Ratings
-from ratings.uncertainty import bootstrap_draws, inverse_free, sandwich
+from ratings.uncertainty import bootstrap_draws, cluster_influence, inverse_free, sandwich
 
 __all__ = ["CIKind", "close_matches", "fit", "load_comparisons", "parse_anchor"]
 
@@ -140,7 +140,8 @@ def fit(
         Fit only verdicts of this scope; required when the log holds several.
     cluster : str or None, default="auto"
         Column whose values cluster verdicts for the sandwich (``"auto"``: ``task_id`` when
-        present); ``None`` treats verdicts as independent (HC0).
+        present); ``None`` treats verdicts as independent (HC0). Ignored for pre-aggregated
+        ``Comparisons``, whose clusters were fixed by :func:`ratings.aggregate`.
     ci : {"sandwich", "model", "bootstrap"}, default="sandwich"
         Robust sandwich H^-1 B H^-1, model-based H^-1, or a seeded (cluster) bootstrap.
     level : float, default=0.95
@@ -221,7 +222,8 @@ def fit(
         anchor=None, offset=rating0, loglik=-est["nll"], converged=est["converged"],
         n_iter=est["n_iter"], max_grad=est["max_grad"], model=model, level=level,
         penalty=penalty, scope=scope, draws=est["draws"], judges=est["judges"],
-        n_rejected=n_rejected,
+        n_rejected=n_rejected, influence=est["influence"],
+        influence_clusters=data.clusters if clustered else None,
     )  # fmt: skip
     return out.reanchor(anchor, rating0)
 
@@ -245,11 +247,9 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol,
     k = kernels(engine)
     res = fit_bt(data, ref=ref, penalty=penalty, tol=tol, max_iter=max_iter, engine=engine)
     bread = inverse_free(res.hessian, np.delete(np.arange(data.n_models), ref))
-    if ci == "model":
-        cov = bread
-    else:
-        _, score, _, meat = k.bt_row_terms(res.theta, data.ii, data.jj, data.wi, data.wj, data.tt)
-        cov = sandwich(bread, data, score, meat, clustered=clustered, k=k)
+    _, score, _, meat = k.bt_row_terms(res.theta, data.ii, data.jj, data.wi, data.wj, data.tt)
+    cov = bread if ci == "model" else sandwich(bread, data, score, meat, clustered=clustered, k=k)
+    influence = cluster_influence(data, bread, score) if clustered else None
 
     def refit(sample: Comparisons):
         return fit_bt(sample, ref=ref, penalty=penalty, tol=1e-8, max_iter=max_iter,
@@ -257,7 +257,8 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol,
 
     draws = _bootstrap(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed)
     return {"theta": res.theta, "cov": cov, "nll": res.nll, "converged": res.converged,
-            "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws, "judges": None}
+            "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws, "judges": None,
+            "influence": influence}
 
 
 def _estimate_crowd(data: Comparisons, *, ref, fixed_eta, level, ci, clustered, engine, tol,
@@ -267,6 +268,12 @@ def _estimate_crowd(data: Comparisons, *, ref, fixed_eta, level, ci, clustered, 
     full = crowd_covariance(res, data, ci="model" if ci == "model" else "sandwich",
                             clustered=clustered, engine=engine)  # fmt: skip
     m = data.n_models
+    influence = None
+    if clustered:
+        _, gd, ge, *_ = kernels(engine).crowd_row_terms(
+            res.theta, res.eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt)
+        bread = crowd_covariance(res, data, ci="model", clustered=False, engine=engine)
+        influence = cluster_influence(data, bread, gd, ge)[:, :m]
 
     def refit(sample: Comparisons):
         return fit_crowd_bt(sample, ref=ref, fixed_eta=fixed_eta, tol=1e-8,
@@ -277,4 +284,4 @@ def _estimate_crowd(data: Comparisons, *, ref, fixed_eta, level, ci, clustered, 
         draws = _bootstrap(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed)
     return {"theta": res.theta, "cov": full[:m, :m], "nll": res.nll, "converged": res.converged,
             "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws,
-            "judges": judge_table(res, full, data, level)}  # fmt: skip
+            "judges": judge_table(res, full, data, level), "influence": influence}  # fmt: skip

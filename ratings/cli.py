@@ -37,10 +37,12 @@ def _mapping(text: str | None, what: str) -> dict[str, str] | None:
 
 def _add_fit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scope", help="fit only verdicts of this scope (required if several)")
-    p.add_argument("--model", choices=["bt", "crowd-bt"], default="bt",
-                   help="Bradley-Terry, or Crowd-BT with one quality eta per judge")
-    p.add_argument("--judge-quality", metavar="JUDGES.json",
-                   help="crowd-bt: fix eta from a file written by `ratings judges`")
+    p.add_argument("--model", choices=["bt", "crowd-bt"], default=None,
+                   help="Bradley-Terry (default for one scope), or Crowd-BT with one quality eta "
+                        "per judge (default for judged scopes with --by scope / combine)")
+    p.add_argument("--judge-quality", metavar="JUDGES.json | SCOPE=FILE,...",
+                   help="crowd-bt: fix eta from a file written by `ratings judges` "
+                        "(per scope: 'analytical=a.json,presentation=p.json')")
     p.add_argument("--fit-new-judges", action="store_true",
                    help="crowd-bt: estimate eta for judges missing from --judge-quality")
     p.add_argument("--anchor", metavar="NAME=RATING",
@@ -75,6 +77,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("verdicts", help="verdict log: .csv, .tsv, .parquet or .jsonl")
     _add_fit_options(p)
     p.add_argument("--out", metavar="FILE", help="write the table to FILE (.csv or .json)")
+    p.add_argument("--by", choices=["scope"],
+                   help="fit every scope (Crowd-BT for judged scopes, BT for deterministic "
+                        "ones, unless --model is given) into one table with a scope column")
     p.add_argument("--judges-out", metavar="FILE",
                    help="crowd-bt: write the judges table to FILE (.csv or .json)")
     p.add_argument("--rejected", metavar="FILE",
@@ -89,6 +94,22 @@ def _parser() -> argparse.ArgumentParser:
                    help="write eta, SE, interval and counts per judge (JSON)")
     j.set_defaults(func=_cmd_judges, model="crowd-bt")
 
+    c = sub.add_parser("combine", help="per-scope fits and the combined headline Elo")
+    c.add_argument("verdicts", help="verdict log with a `scope` column")
+    _add_fit_options(c)
+    c.add_argument("--rubric", metavar="RUBRIC.csv",
+                   help="rubric checks (task_id, model, check_id, passed) added as scope 'rubric'")
+    c.add_argument("--rubric-method", choices=["rate", "check"], default="rate",
+                   help="rubric to matches: pass rate per task (default) or per check")
+    c.add_argument("--weights", metavar="SCOPE=W,...", help="scope weights (default equal)")
+    c.add_argument("--method", choices=["joint", "independent"], default="joint",
+                   help="headline interval: joint covariance over shared tasks (default) or "
+                        "independent scopes")
+    c.add_argument("--drop-missing", action="store_true",
+                   help="leave models missing from some scope out of the headline")
+    c.add_argument("--out", metavar="FILE", help="write the table (all scopes + combined)")
+    c.set_defaults(func=_cmd_combine, by=None, judges_out=None, rejected=None)
+
     d = sub.add_parser("demo", help="fit the bundled simulated example and print the tables")
     d.set_defaults(func=_cmd_demo)
     return parser
@@ -102,11 +123,18 @@ def _cluster_arg(args: argparse.Namespace) -> str | None:
 
 def _fit_args(args: argparse.Namespace) -> dict:
     return {
-        "model": args.model, "judge_quality": args.judge_quality,
+        "model": args.model or "bt", "judge_quality": _quality_arg(args.judge_quality),
         "fit_new_judges": args.fit_new_judges, "anchor": args.anchor,
         "cluster": _cluster_arg(args), "ci": args.ci, "level": args.level,
         "penalty": args.penalty, "n_boot": args.n_boot, "seed": args.seed,
     }  # fmt: skip
+
+
+def _quality_arg(text: str | None):
+    """One judge-quality file, or 'scope=file,...' for per-scope fits."""
+    if text is None or Path(text).exists() or "=" not in text:
+        return text
+    return _mapping(text, "--judge-quality")
 
 
 def _ratings_json(r) -> str:
@@ -153,7 +181,9 @@ def _read(args: argparse.Namespace):
 
 
 def _inputs(args: argparse.Namespace) -> list[str]:
-    return [p for p in (args.verdicts, args.judge_quality) if p]
+    quality = _quality_arg(args.judge_quality)
+    files = list(quality.values()) if isinstance(quality, dict) else [quality]
+    return [p for p in (args.verdicts, getattr(args, "rubric", None), *files) if p]
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
@@ -170,6 +200,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         if len(log.rejected):
             print(f"{len(log.rejected)} row(s) rejected; written to {args.rejected}",
                   file=sys.stderr)  # fmt: skip
+    if args.by == "scope":
+        return _fit_by_scope(args, log)
     r = ratings.fit(log, scope=args.scope, **_fit_args(args))
     if args.out:
         _write_table(r, args.out, _inputs(args))
@@ -179,6 +211,75 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     if args.judges_out:
         _write_judges(r.judges, args.judges_out, _inputs(args))
     _report_judges(r.judges)
+    return 0
+
+
+def _per_scope(args: argparse.Namespace, log) -> dict:
+    from ratings.combine import fit_scopes
+
+    kwargs = _fit_args(args)
+    kwargs["model"] = args.model or "auto"
+    scopes = None if args.scope is None else [args.scope]
+    return fit_scopes(log, scopes=scopes, **kwargs)
+
+
+def _write_or_print(table, args: argparse.Namespace, text: str) -> None:
+    from ratings.io import write_atomic
+
+    if args.out:
+        if Path(args.out).suffix.lower() not in (".csv", ".json"):
+            raise ValueError(f"`--out` must end in .csv or .json; got {args.out!r}.")
+        body = table if args.out.lower().endswith(".csv") else (
+            table.to_json(orient="records", indent=2, double_precision=15) + "\n")  # fmt: skip
+        write_atomic(body, args.out, inputs=_inputs(args))
+        print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
+    else:
+        print(text)
+
+
+def _fit_by_scope(args: argparse.Namespace, log) -> int:
+    from ratings.combine import scopes_frame
+
+    results = _per_scope(args, log)
+    text = "\n\n".join(r.summary() for r in results.values())
+    _write_or_print(scopes_frame(results), args, text)
+    for r in results.values():
+        _report_judges(r.judges)
+    return 0
+
+
+def _cmd_combine(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    import ratings
+    from ratings.combine import combine, scopes_frame
+
+    _check_outputs(_inputs(args), [args.out])
+    log = _read(args)
+    if args.rubric:
+        from ratings.rubric import read_rubric, rubric_to_matches
+
+        matches = rubric_to_matches(read_rubric(args.rubric), method=args.rubric_method)
+        frame = pd.concat([log.verdicts.reset_index(drop=True), matches], ignore_index=True)
+        log = ratings.read_verdicts(frame)
+    results = _per_scope(args, log)
+    weights = _mapping(args.weights, "--weights")
+    weights = None if weights is None else {k: float(v) for k, v in weights.items()}
+    missing = "drop" if args.drop_missing else "error"
+    head = combine(results, weights=weights, method=args.method, missing=missing)
+    other = combine(results, weights=weights, missing=missing,
+                    method="independent" if args.method == "joint" else "joint")  # fmt: skip
+    table = scopes_frame(results, head)
+    alt = f"se_{other.extra['method']}"
+    table[alt] = table["model"].map(other.se).where(table["scope"] == "combined")
+    text = "\n\n".join(r.summary() for r in results.values())
+    shown = head.to_frame().assign(**{alt: lambda f: f["model"].map(other.se)})
+    text += "\n\n" + head.summary().split("\n\n")[0] + "\n" + (
+        f"Weights: {head.extra['weights']}; {alt} = the headline SE under the other method.\n\n"
+        + ratings.result.format_table(shown))  # fmt: skip
+    _write_or_print(table, args, text)
+    for r in results.values():
+        _report_judges(r.judges)
     return 0
 
 

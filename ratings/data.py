@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.errors import InvalidVerdictsError
+from ratings.errors import InvalidVerdictsError, format_rows
 
 __all__ = ["DEFAULT_JUDGE", "DETERMINISTIC_JUDGE", "Comparisons", "aggregate"]
 
@@ -173,8 +173,11 @@ def aggregate(
             raise InvalidVerdictsError(f"Verdicts name models not in `models`: {unknown[:5]}.")
     ia = labels.get_indexer(ua)[ca].astype(np.int64)
     ib = labels.get_indexer(ub)[cb].astype(np.int64)
+    _reject(verdicts, (ca < 0) | (cb < 0), "have a missing model name")
+    _reject(verdicts, ia == ib, "pit a model against itself (model_a == model_b)")
 
     wc, wu = pd.factorize(verdicts["winner"])
+    _reject(verdicts, wc < 0, "have a missing winner")
     outcome = pd.Index(wu).map({"A": 0, "B": 1, "tie": 2})
     if outcome.isna().any():
         bad = [v for v, o in zip(wu, outcome, strict=True) if pd.isna(o)]
@@ -186,6 +189,7 @@ def aggregate(
 
     if "judge" in verdicts.columns:
         jc, judges = _codes(verdicts["judge"])
+        _reject(verdicts, jc < 0, "have a missing judge")
     else:
         jc, judges = np.zeros(n, dtype=np.int64), pd.Index([DEFAULT_JUDGE], dtype=object)
 
@@ -202,6 +206,7 @@ def aggregate(
         gc, clusters = np.zeros(n, dtype=np.int64), None
     else:
         gc, clusters = _codes(verdicts[cluster])
+        _reject(verdicts, gc < 0, f"have a missing {cluster}")
 
     # Orient every pair as i < j, then one key per (cluster, judge, i, j); sorted factorize puts
     # the cluster in the most significant position, so each cluster's rows are contiguous.
@@ -231,6 +236,17 @@ def aggregate(
         wj=np.bincount(codes, win_j, r),
         tt=np.bincount(codes, tie, r),
     )
+
+
+def _reject(verdicts: pd.DataFrame, bad: NDArray[np.bool_], what: str) -> None:
+    """Raise naming the rows (by the frame's index) where ``bad`` holds."""
+    if bad.any():
+        rows = verdicts.index[bad]
+        raise InvalidVerdictsError(
+            f"{int(bad.sum())} verdict(s) {what}: rows {format_rows(rows)}. Read logs with "
+            "`ratings.read_verdicts`, which reports such rows, or fix them.",
+            rows=pd.DataFrame({"row": rows, "reason": what}),
+        )
 
 
 def _flag(verdicts: pd.DataFrame, name: str, n: int) -> NDArray[np.bool_]:

@@ -15,6 +15,8 @@ __all__ = ["CI_DESCRIPTIONS", "ELO_SCALE", "Ratings"]
 
 ELO_SCALE = 400.0 / np.log(10.0)
 
+MODEL_NAMES = {"bt": "Bradley-Terry", "crowd-bt": "Crowd-BT", "combined": "combined headline"}
+
 CI_DESCRIPTIONS = {
     "sandwich": "robust sandwich H^-1 B H^-1",
     "model": "model-based inverse Hessian H^-1",
@@ -42,7 +44,10 @@ class Ratings:
     (anchored), or they sum to zero (centred). Elo = ``offset + scale * strength``, with
     ``scale = 400 / ln 10``. ``cov`` is the covariance of ``strength``; with an anchor, the
     anchor's row and column are zero, so every other interval is the interval of the difference
-    to the anchor.
+    to the anchor. For clustered fits, ``influence`` (clusters x models, labelled by
+    ``influence_clusters``) holds each cluster's first-order effect on ``strength``; the
+    clustered sandwich is ``G/(G-1) influence.T @ influence``, and :mod:`ratings.combine` stacks
+    influences of several scopes by shared cluster.
 
     Use :meth:`to_frame` for the table, :meth:`conf_int`, :meth:`diff` and
     :meth:`win_probability` for intervals, and :meth:`summary` for a text report.
@@ -69,13 +74,16 @@ class Ratings:
     draws: NDArray[np.float64] | None = None
     judges: pd.DataFrame | None = None
     n_rejected: int = 0
+    influence: NDArray[np.float64] | None = None
+    influence_clusters: pd.Index | None = None
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "strength", _readonly(self.strength))
         object.__setattr__(self, "cov", _readonly(self.cov))
-        if self.draws is not None:
-            object.__setattr__(self, "draws", _readonly(self.draws))
+        for name in ("draws", "influence"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, _readonly(getattr(self, name)))
         object.__setattr__(self, "level", _check_level(self.level))
 
     # --- labelled views -------------------------------------------------------------------
@@ -198,8 +206,10 @@ class Ratings:
             a = np.eye(m)
             a[:, self._loc(anchor)] -= 1.0
         draws = None if self.draws is None else self.draws @ a.T
+        infl = None if self.influence is None else self.influence @ a.T
         return dataclasses.replace(self, strength=a @ self.strength, cov=a @ self.cov @ a.T,
-                                   anchor=anchor, offset=float(rating), draws=draws)
+                                   anchor=anchor, offset=float(rating), draws=draws,
+                                   influence=infl)  # fmt: skip
 
     # --- text ----------------------------------------------------------------------------
     def summary(self, max_rows: int | None = None) -> str:
@@ -208,7 +218,7 @@ class Ratings:
         clus = (f"clustered by {self.cluster!r} ({self.n_clusters} clusters)"
                 if self.cluster else "per verdict (HC0)")  # fmt: skip
         lines = [
-            f"Ratings ({'Crowd-BT' if self.model == 'crowd-bt' else 'Bradley-Terry'}"
+            f"Ratings ({MODEL_NAMES.get(self.model, self.model)}"
             f"{', scope ' + repr(self.scope) if self.scope else ''}): "
             f"{len(self.models)} models, {self.n_matches} verdicts",
             f"Scale: Elo = {self.offset:g} + 400/ln(10) * (s - "
@@ -237,5 +247,6 @@ class Ratings:
 def format_table(frame: pd.DataFrame) -> str:
     """Format a ratings or judges table for a terminal (Elo to 1 decimal, eta to 3)."""
     digits = "{:.1f}" if "elo" in frame else "{:.3f}"  # Elo, or judge quality eta
-    fmt = {c: digits.format for c in ("elo", "eta", "se", "lower", "upper") if c in frame}
+    named = ("elo", "eta", "lower", "upper")
+    fmt = {c: digits.format for c in frame if c in named or str(c).startswith("se")}
     return frame.to_string(index=False, formatters=fmt)

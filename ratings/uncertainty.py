@@ -124,3 +124,31 @@ def bootstrap_draws(
     if len(draws) < 2:
         raise ValueError("Fewer than 2 bootstrap resamples had a finite estimate.")
     return np.vstack(draws)
+
+
+def cluster_influence(
+    data: Comparisons,
+    bread: NDArray[np.float64],
+    score_d: NDArray[np.float64],
+    score_e: NDArray[np.float64] | None = None,
+) -> NDArray[np.float64]:
+    """Per-cluster influence on the parameters, shape (G, P): row c is ``bread @ g_c``.
+
+    ``g_c`` sums, over the cluster's rows, ``score_d (e_i - e_j)`` (plus ``score_e e_{M+k}`` for
+    Crowd-BT, whose parameters are (theta, eta)). The clustered sandwich is
+    ``G/(G-1) * influence.T @ influence``; stacking the influences of several fits by shared
+    cluster gives their joint covariance (:mod:`ratings.combine`).
+    """
+    from scipy.sparse import coo_matrix
+
+    m, p = data.n_models, bread.shape[0]
+    rows = [data.cluster, data.cluster]
+    cols = [data.ii, data.jj]
+    vals = [score_d, -score_d]
+    if score_e is not None:
+        rows.append(data.cluster)
+        cols.append(m + data.judge)
+        vals.append(score_e)
+    s = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                   shape=(data.n_clusters, p)).tocsr()  # fmt: skip
+    return np.asarray(s @ bread)
