@@ -110,6 +110,15 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--out", metavar="FILE", help="write the table (all scopes + combined)")
     c.set_defaults(func=_cmd_combine, by=None, judges_out=None, rejected=None)
 
+    pl = sub.add_parser("plot", help="plot Elo bands (95% CI) from a ratings table")
+    pl.add_argument("ratings_table", metavar="RATINGS", help="table written by `fit --out` "
+                    "(.csv or .json); several scopes give one band per scope")
+    pl.add_argument("-o", "--out", required=True, help="image file: .png, .svg or .pdf")
+    pl.add_argument("--top", type=int, help="show the best K models and summarise the rest")
+    pl.add_argument("--highlight", metavar="A,B", help="models to highlight")
+    pl.add_argument("--title", help="plot title")
+    pl.set_defaults(func=_cmd_plot)
+
     d = sub.add_parser("demo", help="fit the bundled simulated example and print the tables")
     d.set_defaults(func=_cmd_demo)
     return parser
@@ -322,6 +331,15 @@ def _cmd_judges(args: argparse.Namespace) -> int:
     print(ratings.result.format_table(r.judges.reset_index()))
     _report_judges(r.judges)
     print(f"wrote judge quality for {len(r.judges)} judge(s) to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from ratings.plot import plot_cli
+
+    highlight = None if args.highlight is None else [h.strip() for h in args.highlight.split(",")]
+    plot_cli(args.ratings_table, args.out, top=args.top, highlight=highlight, title=args.title)
+    print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
 

@@ -75,7 +75,7 @@ class _Table:
 
 
 def _pct(level: float) -> str:
-    return f"{100 * level:.10g}%"
+    return f"{100 * level:.4g}%"
 
 
 def _elo_label(level: float | None) -> str:
@@ -115,7 +115,8 @@ def _table(obj, *, level: float | None = None, anchor: str | None = None) -> _Ta
         level = _check_level(level)
     if isinstance(obj, Ratings):
         frame = obj.to_frame(level)
-        found_level, found_anchor, scale = (obj.level if level is None else level), obj.anchor, obj.scale
+        found_level = obj.level if level is None else level
+        found_anchor, scale = obj.anchor, obj.scale
     elif isinstance(obj, pd.DataFrame):
         _require(obj, ["model", "elo", "lower", "upper"], "the ratings table")
         frame = obj.copy()
@@ -124,7 +125,7 @@ def _table(obj, *, level: float | None = None, anchor: str | None = None) -> _Ta
         inferred = (_infer_level(frame["elo"], frame["se"], frame["lower"], frame["upper"])
                     if has_se else None)  # fmt: skip
         found_level = inferred
-        if level is not None and (inferred is None or abs(inferred - level) > 1e-6):
+        if level is not None and (inferred is None or abs(inferred - level) > 1e-4):
             if inferred is None:
                 raise ValueError(
                     f"Cannot redraw this table at `level={level!r}`: its intervals are not "
@@ -155,6 +156,10 @@ def _table(obj, *, level: float | None = None, anchor: str | None = None) -> _Ta
         found_anchor = str(anchor)
     frame = frame.sort_values(["elo", "model"], ascending=[False, True], kind="stable")
     return _Table(frame.reset_index(drop=True), found_level, found_anchor, scale)
+
+
+def _col(frame: pd.DataFrame, name: str) -> np.ndarray:
+    return frame[name].to_numpy(dtype=np.float64)
 
 
 def _check_names(names: Iterable[str], models: Iterable[str], what: str) -> list[str]:
@@ -212,15 +217,29 @@ def _rows_size(n_rows: float, labels: Iterable[str], title: bool) -> tuple[float
     return width, ROW_HEIGHT * n_rows + MARGIN + (0.3 if title else 0.0)
 
 
-def _fit_tick_labels(ax: Axes, n_rows: float, axis: str = "y") -> None:
-    """Shrink the tick labels of a caller's Axes when its rows are too close for them."""
-    fig = ax.get_figure(root=True) if hasattr(ax, "get_figure") else ax.figure
+MIN_LABEL_SIZE = 5.0  # points: below this, label every k-th row instead
+
+
+def _fit_tick_labels(ax: Axes, n_rows: float, axis: str = "y") -> int:
+    """Fit the tick labels of a caller's Axes to its rows; return the label stride.
+
+    The labels shrink (down to ``MIN_LABEL_SIZE``) when rows are closer than 1.3 label heights;
+    when even that is too large, only every ``stride``-th row is labelled. The Axes size is
+    read before layout, so the estimate errs on the small side.
+    """
+    fig = _root_figure(ax)
     bbox = ax.get_position()
     inches = fig.get_figheight() * bbox.height if axis == "y" else fig.get_figwidth() * bbox.width
     per_row = 72.0 * inches / max(n_rows, 1.0)  # points per row
     size = FontProperties(size=mpl.rcParams[f"{axis}tick.labelsize"]).get_size_in_points()
-    if 1.3 * size > per_row:
-        ax.tick_params(axis=axis, labelsize=max(per_row / 1.3, 2.0))
+    if 1.3 * size <= per_row:
+        return 1
+    ax.tick_params(axis=axis, labelsize=max(per_row / 1.3, MIN_LABEL_SIZE))
+    return max(1, int(np.ceil(1.3 * MIN_LABEL_SIZE / per_row)))
+
+
+def _thin(labels: Iterable[str], stride: int) -> list[str]:
+    return [str(t) if i % stride == 0 else "" for i, t in enumerate(labels)]
 
 
 def _root_figure(fig_or_ax) -> Figure:
@@ -294,7 +313,8 @@ def plot_ratings(
                          anchor=anchor, title=title, new_axes=_pyplot_axes)  # fmt: skip
 
 
-def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title, new_axes) -> Axes:
+def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title,
+                  new_axes: _AxesFactory) -> Axes:
     table = _table(obj, level=level, anchor=anchor)
     frame = table.frame
     if "scope" in frame.columns and frame["scope"].nunique() > 1:
@@ -308,16 +328,17 @@ def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title, new_axes) ->
     n_rows = n + (1 if len(rest) else 0)
     if ax is None:
         ax = new_axes(_rows_size(n_rows, shown["model"], title is not None))
+        stride = 1
     else:
-        _fit_tick_labels(ax, n_rows + 1.0)
+        stride = _fit_tick_labels(ax, n_rows + 1.0)
 
     y = np.arange(n, dtype=np.float64)[::-1]  # best model at the top
     models = shown["model"].to_numpy()
     is_marked = np.isin(models, marked)
     colors = np.where(is_marked, HIGHLIGHT_COLOR, BASE_COLOR)
-    elo = shown["elo"].to_numpy(dtype=np.float64)
-    ax.hlines(y, shown["lower"].to_numpy(dtype=np.float64), shown["upper"].to_numpy(dtype=np.float64),
-              colors=list(colors), linewidth=2.0, alpha=0.6, gid="ratings-bands")  # fmt: skip
+    elo = _col(shown, "elo")
+    ax.hlines(y, _col(shown, "lower"), _col(shown, "upper"), colors=list(colors), linewidth=2.0,
+              alpha=0.6, gid="ratings-bands")  # fmt: skip
     is_anchor = models == table.anchor
     ax.scatter(elo[~is_anchor], y[~is_anchor], c=list(colors[~is_anchor]), s=16, zorder=3,
                gid="ratings-points")  # fmt: skip
@@ -330,7 +351,7 @@ def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title, new_axes) ->
     if is_marked.any():
         handles.append(_legend_proxy(HIGHLIGHT_COLOR, "o", "highlighted", markersize=4))
 
-    ax.set_yticks(y, labels=list(models))
+    ax.set_yticks(y, labels=_thin(models, stride))
     for label, on in zip(ax.get_yticklabels(), is_marked, strict=True):
         if on:
             label.set_color(HIGHLIGHT_COLOR)
@@ -347,7 +368,7 @@ def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title, new_axes) ->
     if title is not None:
         ax.set_title(title)
     if handles:
-        ax.legend(handles=handles, loc="lower right", fontsize="small")
+        ax.legend(handles=handles, loc="upper left", fontsize="small")
     return ax
 
 
@@ -419,14 +440,17 @@ def _split_scopes(results, level) -> dict[str, _Table]:
     elif isinstance(results, Mapping):
         parts = {str(k): v for k, v in results.items()}
     else:
-        raise TypeError("`results` must be a mapping of scope to Ratings/DataFrame, or a "
-                        f"DataFrame with a `scope` column; got {type(results).__name__}.")  # fmt: skip
+        raise TypeError(
+            "`results` must be a mapping of scope to Ratings/DataFrame, or a DataFrame with a "
+            f"`scope` column; got {type(results).__name__}."
+        )
     if not parts:
         raise ValueError("`results` holds no scopes.")
     return {k: _table(v, level=level) for k, v in parts.items()}
 
 
-def _plot_scopes(results, ax, *, combined, level, highlight, top, title, new_axes) -> Axes:
+def _plot_scopes(results, ax, *, combined, level, highlight, top, title,
+                 new_axes: _AxesFactory) -> Axes:
     tables = _split_scopes(results, level)
     series: list[tuple[str, _Table, object, str]] = []
     if combined is not None:
@@ -436,12 +460,14 @@ def _plot_scopes(results, ax, *, combined, level, highlight, top, title, new_axe
     for i, (scope, t) in enumerate(tables.items()):
         series.append((scope, t, palette[i % len(palette)], "o"))
 
-    elo = pd.concat({name: t.frame.set_index("model")["elo"] for name, t, _, _ in series}, axis=1)
+    elo = pd.concat([t.frame.set_index("model")["elo"] for _, t, _, _ in series], axis=1,
+                    ignore_index=True)  # fmt: skip
+    per_scope = elo.iloc[:, 1:] if combined is not None else elo
     order = pd.DataFrame({
-        "key": elo["combined"] if combined is not None else elo[list(tables)].mean(axis=1),
-        "mean": elo[list(tables)].mean(axis=1),
+        "key": elo.iloc[:, 0] if combined is not None else per_scope.mean(axis=1),
+        "mean": per_scope.mean(axis=1),
         "model": elo.index,
-    })  # fmt: skip
+    }).reset_index(drop=True)  # fmt: skip
     order = order.sort_values(["key", "mean", "model"], ascending=[False, False, True],
                               na_position="last", kind="stable")  # fmt: skip
     top = _check_top(top)
@@ -455,22 +481,23 @@ def _plot_scopes(results, ax, *, combined, level, highlight, top, title, new_axe
         per_row = max(ROW_HEIGHT, 0.11 * k)
         width, _ = _rows_size(n_rows, shown, title is not None)
         ax = new_axes((width, per_row * n_rows + MARGIN + (0.3 if title is not None else 0.0)))
+        stride = 1
     else:
-        _fit_tick_labels(ax, n_rows + 1.0)
+        stride = _fit_tick_labels(ax, n_rows + 1.0)
     ypos = pd.Series(np.arange(n, dtype=np.float64)[::-1], index=shown)
     offsets = (np.arange(k)[::-1] - (k - 1) / 2.0) * (0.7 / k)
     handles = []
     for (name, t, color, marker), off in zip(series, offsets, strict=True):
         f = t.frame[t.frame["model"].isin(shown)]
         y = ypos.reindex(f["model"]).to_numpy() + off
-        ax.hlines(y, f["lower"].to_numpy(dtype=np.float64), f["upper"].to_numpy(dtype=np.float64),
-                  colors=color, linewidth=1.6, alpha=0.7, gid=f"scope-bands:{name}")  # fmt: skip
-        ax.plot(f["elo"].to_numpy(dtype=np.float64), y, linestyle="none", marker=marker,
+        ax.hlines(y, _col(f, "lower"), _col(f, "upper"), colors=color, linewidth=1.6, alpha=0.7,
+                  gid=f"scope-bands:{name}")  # fmt: skip
+        ax.plot(_col(f, "elo"), y, linestyle="none", marker=marker,
                 markersize=5 if marker == "s" else 4, color=color, zorder=3,
                 gid=f"scope-points:{name}")  # fmt: skip
         handles.append(_legend_proxy(color, marker, name, markersize=5))
 
-    ax.set_yticks(ypos.to_numpy(), labels=shown)
+    ax.set_yticks(ypos.to_numpy(), labels=_thin(shown, stride))
     for label, model in zip(ax.get_yticklabels(), shown, strict=True):
         if model in marked:
             label.set_color(HIGHLIGHT_COLOR)
@@ -484,7 +511,7 @@ def _plot_scopes(results, ax, *, combined, level, highlight, top, title, new_axe
     ax.set_xlabel(_elo_label(levels.pop() if len(levels) == 1 else None))
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
-    ax.legend(handles=handles, loc="lower right", fontsize="small")
+    ax.legend(handles=handles, loc="upper left", fontsize="small")
     if title is not None:
         ax.set_title(title)
     return ax
@@ -536,17 +563,18 @@ def plot_win_matrix(
     if ax is None:
         side = 0.3 * n + 1.5 + _label_width(names)
         ax = _pyplot_axes((side + 1.2, side + (0.3 if title is not None else 0.0)))
+        ystride = xstride = 1
     else:
-        _fit_tick_labels(ax, n + 1.0)
-        _fit_tick_labels(ax, n + 1.0, axis="x")
+        ystride = _fit_tick_labels(ax, n + 1.0)
+        xstride = _fit_tick_labels(ax, n + 1.0, axis="x")
     e = frame["elo"].to_numpy(dtype=np.float64)
     p = expit((e[:, None] - e[None, :]) / table.scale)
     im = ax.imshow(p, cmap="RdBu", vmin=0.0, vmax=1.0, interpolation="nearest")
     ticks = np.arange(n)
-    ax.set_xticks(ticks, labels=names, rotation=45 if n <= 15 else 90,
+    ax.set_xticks(ticks, labels=_thin(names, xstride), rotation=45 if n <= 15 else 90,
                   ha="right" if n <= 15 else "center",
                   rotation_mode="anchor" if n <= 15 else "default")  # fmt: skip
-    ax.set_yticks(ticks, labels=names)
+    ax.set_yticks(ticks, labels=_thin(names, ystride))
     ax.set_xlabel("column (opponent)")
     ax.set_ylabel("row")
     if annotate:
@@ -602,7 +630,7 @@ def plot_judges(
     eta = frame["eta"].to_numpy(dtype=np.float64)
     lo = hi = eta
     if has_ci:
-        lo, hi = frame["lower"].to_numpy(dtype=np.float64), frame["upper"].to_numpy(dtype=np.float64)
+        lo, hi = _col(frame, "lower"), _col(frame, "upper")
         ax.hlines(y, lo, hi, colors=BASE_COLOR, linewidth=2.0, alpha=0.6, gid="judge-bands")
     ax.plot(eta, y, linestyle="none", marker="o", color=BASE_COLOR, zorder=3, gid="judge-points")
     h1 = ax.axvline(0.5, color="0.4", linestyle="--", linewidth=1.0,
@@ -617,14 +645,15 @@ def plot_judges(
     ax.set_ylim(-0.6, n - 0.4)
     finite = np.concatenate([lo, hi, eta])
     finite = finite[np.isfinite(finite)]
-    ax.set_xlim(min(0.45, finite.min(initial=0.5) - 0.02), max(1.05, finite.max(initial=1.0) + 0.02))
+    ax.set_xlim(min(0.45, finite.min(initial=0.5) - 0.02),
+                max(1.05, finite.max(initial=1.0) + 0.02))  # fmt: skip
     level = (_infer_level(eta, frame["se"], lo, hi) if has_ci and "se" in frame.columns
              else None)  # fmt: skip
     what = "interval" if level is None else f"{_pct(level)} CI"
     ax.set_xlabel(f"judge quality η ({what})" if has_ci else "judge quality η")
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
-    ax.legend(handles=[h1, h2], loc="lower left", fontsize="small")
+    ax.legend(handles=[h1, h2], loc="upper left", fontsize="small")
     if title is not None:
         ax.set_title(title)
     return ax

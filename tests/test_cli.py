@@ -136,3 +136,25 @@ def test_example_is_reproducible_from_seed():
     pd.testing.assert_frame_equal(shipped, regenerated)
     assert set(shipped["model_a"]) | set(shipped["model_b"]) == set(TRUE_ELO)
     assert 0.07 < (shipped["winner"] == "tie").mean() < 0.13
+
+
+def test_plot_command_writes_png(log_csv, tmp_path):
+    table, image = tmp_path / "r.csv", tmp_path / "bands.png"
+    assert main(["fit", str(log_csv), "--anchor", "m0=1600", "--out", str(table)]) == 0
+    assert main(["plot", str(table), "-o", str(image), "--highlight", "m3"]) == 0
+    assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["plot", str(table), "-o", str(tmp_path / "bands.gif")]) == 2
+
+
+def test_by_scope_and_combine_tables(tmp_path):
+    out, comb = tmp_path / "s.csv", tmp_path / "c.csv"
+    args = ["--model", "bt", "--anchor", "GPT-5.5 (medium)=1000"]
+    assert main(["fit", str(example_path()), "--by", "scope", *args, "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert sorted(table["scope"].unique()) == ["analytical", "presentation"]
+    assert main(["combine", str(example_path()), *args, "--out", str(comb)]) == 0
+    both = pd.read_csv(comb)
+    head = both[both["scope"] == "combined"].set_index("model")
+    parts = table.pivot(index="model", columns="scope", values="elo")
+    np.testing.assert_allclose(head["elo"], parts.mean(axis=1).reindex(head.index))
+    assert head["se_independent"].notna().all()
