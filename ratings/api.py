@@ -46,7 +46,8 @@ def parse_anchor(text: str) -> tuple[str, float]:
     return name.strip(), rating
 
 
-def _select_scope(log: VerdictLog, scope: str | None) -> pd.DataFrame:
+def _select_scope(log: VerdictLog, scope: str | None) -> tuple[pd.DataFrame, str | None]:
+    """The verdicts of one scope, and that scope (the log's only one when not given)."""
     v = log.verdicts
     if "scope" not in v.columns:
         if scope is not None:
@@ -54,7 +55,7 @@ def _select_scope(log: VerdictLog, scope: str | None) -> pd.DataFrame:
                 f"`scope={scope!r}` was given but the verdicts have no `scope` column. Available "
                 f"columns: {v.columns.tolist()}."
             )
-        return v
+        return v, None
     scopes = pd.unique(v["scope"])
     if scope is None:
         if len(scopes) > 1:
@@ -62,12 +63,12 @@ def _select_scope(log: VerdictLog, scope: str | None) -> pd.DataFrame:
                 f"The verdicts hold {len(scopes)} scopes {sorted(map(str, scopes))[:8]}; ratings "
                 "from different scopes must not be pooled. Pass `scope=` (CLI `--scope`)."
             )
-        return v
+        return v, str(scopes[0])
     if scope not in set(scopes):
         raise InvalidVerdictsError(
             f"Scope {scope!r} not in the verdicts. {close_matches(scope, scopes)}"
         )
-    return v[v["scope"] == scope]
+    return v[v["scope"] == scope], scope
 
 
 def load_comparisons(
@@ -78,18 +79,21 @@ def load_comparisons(
     errors: Literal["raise", "report"] = "raise",
     columns: Mapping[str, str] | None = None,
     winner_map: Mapping[object, str] | None = None,
-) -> tuple[Comparisons, int]:
-    """Read (if needed), select the scope and aggregate; returns the data and the rejected count."""
+) -> tuple[Comparisons, int, str | None]:
+    """Read (if needed), select the scope and aggregate.
+
+    Returns the data, the number of rejected rows and the scope fitted.
+    """
     if isinstance(verdicts, Comparisons):
-        return verdicts, 0
+        return verdicts, 0, scope
     if isinstance(verdicts, VerdictLog):
         log = verdicts
     else:
         log = read_verdicts(verdicts, columns=columns, winner_map=winner_map, errors=errors)
-    frame = _select_scope(log, scope)
+    frame, scope = _select_scope(log, scope)
     if cluster == "auto":
         cluster = "task_id" if "task_id" in frame.columns else None
-    return aggregate(frame, cluster=cluster), len(log.rejected)
+    return aggregate(frame, cluster=cluster), len(log.rejected), scope
 
 
 def fit(
@@ -199,8 +203,10 @@ def fit(
         anchor, anchor_rating = parse_anchor(anchor)
     rating0 = 1000.0 if anchor_rating is None else float(anchor_rating)
 
-    data, n_rejected = load_comparisons(verdicts, scope=scope, cluster=cluster, errors=errors,
-                                        columns=columns, winner_map=winner_map)  # fmt: skip
+    data, n_rejected, scope = load_comparisons(
+        verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
+        winner_map=winner_map,
+    )  # fmt: skip
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
                          f"{close_matches(anchor, data.models)}")  # fmt: skip

@@ -13,8 +13,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
 from ratings.errors import InvalidVerdictsError, NonIdentifiableError
 
 __all__ = ["main"]
@@ -109,6 +107,25 @@ def _parser() -> argparse.ArgumentParser:
                    help="leave models missing from some scope out of the headline")
     c.add_argument("--out", metavar="FILE", help="write the table (all scopes + combined)")
     c.set_defaults(func=_cmd_combine, by=None, judges_out=None, rejected=None)
+
+    rb = sub.add_parser("rubric", help="turn rubric checks into synthetic matches (scope rubric)")
+    rb.add_argument("rubric", help="rubric results: task_id, model, check_id, passed")
+    rb.add_argument("--method", choices=["rate", "check"], default="rate",
+                    help="one match per pair and task by pass rate (default), or one per check")
+    rb.add_argument("--duplicates", choices=["error", "last"], default="error",
+                    help="a check graded twice for one submission: error (default) or keep last")
+    rb.add_argument("--columns", metavar="OLD=NEW,...", help="map column names")
+    rb.add_argument("--out", required=True, metavar="MATCHES.csv", help="synthetic matches")
+    rb.set_defaults(func=_cmd_rubric)
+
+    fz = sub.add_parser("freeze", help="add new models' index values to a frozen registry")
+    fz.add_argument("ratings_table", metavar="RATINGS",
+                    help="headline table (`combine --out`; its 'combined' rows) or `fit --out`")
+    fz.add_argument("--registry", required=True, help="registry CSV (created if absent)")
+    fz.add_argument("--refreeze", action="append", default=[], metavar="MODEL",
+                    help="replace this model's frozen entry (repeatable)")
+    fz.add_argument("--date", help="freeze date (default: today, UTC)")
+    fz.set_defaults(func=_cmd_freeze)
 
     pl = sub.add_parser("plot", help="plot Elo bands (95% CI) from a ratings table")
     pl.add_argument("ratings_table", metavar="RATINGS", help="table written by `fit --out` "
@@ -334,6 +351,37 @@ def _cmd_judges(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_rubric(args: argparse.Namespace) -> int:
+    from ratings.io import write_atomic
+    from ratings.rubric import read_rubric, rubric_to_matches
+
+    _check_outputs([args.rubric], [args.out])
+    rubric = read_rubric(args.rubric, columns=_mapping(args.columns, "--columns"),
+                         duplicates=args.duplicates)  # fmt: skip
+    matches = rubric_to_matches(rubric, method=args.method)
+    write_atomic(matches, args.out, inputs=[args.rubric])
+    print(f"wrote {len(matches)} synthetic matches ({args.method}) from {len(rubric)} checks "
+          f"to {args.out}", file=sys.stderr)  # fmt: skip
+    return 0
+
+
+def _cmd_freeze(args: argparse.Namespace) -> int:
+    from ratings.registry import freeze_cli
+    from ratings.result import format_table
+
+    before = set()
+    if Path(args.registry).exists():
+        from ratings.registry import load_registry
+
+        before = set(load_registry(args.registry)["model"])
+    reg = freeze_cli(args.ratings_table, args.registry, refreeze=args.refreeze, date=args.date)
+    added = [m for m in reg["model"] if m not in before]
+    print(f"registry {args.registry}: {len(added)} model(s) added, "
+          f"{len(args.refreeze)} refrozen, {len(reg)} in all", file=sys.stderr)  # fmt: skip
+    print(format_table(reg))
+    return 0
+
+
 def _cmd_plot(args: argparse.Namespace) -> int:
     from ratings.plot import plot_cli
 
@@ -344,16 +392,26 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    import ratings
-    from ratings.example import EXAMPLE_ANCHOR, example_path
+    import pandas as pd
 
-    path = example_path()
-    log = ratings.read_verdicts(path)
-    print(f"Bundled example (simulated, not real judgments): {path}")
-    for scope in sorted(np.unique(log.verdicts["scope"])):
-        r = ratings.fit(log, scope=scope, anchor=EXAMPLE_ANCHOR)
+    import ratings
+    from ratings.combine import combine, fit_scopes
+    from ratings.example import EXAMPLE_ANCHOR, example_path, judge_quality_paths
+    from ratings.rubric import read_rubric, rubric_to_matches
+
+    verdicts = pd.read_csv(example_path(), dtype=str)
+    matches = rubric_to_matches(read_rubric(example_path("rubric.csv")))
+    log = ratings.read_verdicts(pd.concat([verdicts, matches], ignore_index=True))
+    print("Bundled example (simulated, not real judgments): judged scopes fitted with Crowd-BT "
+          "using judge qualities from past judgments, rubric checks as synthetic matches (BT), "
+          f"headline = mean of the scope Elos. Files: {example_path().parent}")  # fmt: skip
+    results = fit_scopes(log, anchor=EXAMPLE_ANCHOR, judge_quality=judge_quality_paths())
+    for r in results.values():
         print()
         print(r.summary())
+    head = combine(results)
+    print()
+    print(head.summary())
     return 0
 
 

@@ -23,11 +23,13 @@ from numpy.typing import NDArray
 
 from ratings.bt import Engine, fit_bt, kernels
 from ratings.data import DETERMINISTIC_JUDGE, Comparisons
+from ratings.errors import NonIdentifiableError
 from ratings.optim import newton
 
 __all__ = ["CrowdFit", "crowd_covariance", "fit_crowd_bt", "judge_table"]
 
 ETA_START = 0.85
+DIVERGED = 40.0  # |log-strength| beyond which a fit is taken to diverge (an Elo gap of ~7000)
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,7 +92,7 @@ def fit_crowd_bt(
     k = kernels(engine)
     m, nj = data.n_models, len(data.judges)
     fixed = dict(fixed_eta or {})
-    fixed.setdefault(DETERMINISTIC_JUDGE, 1.0)
+    fixed[DETERMINISTIC_JUDGE] = 1.0  # judge-free comparisons are never noisy
     estimated = np.array([j not in fixed for j in data.judges], dtype=bool)
     eta0 = np.array([fixed.get(j, ETA_START) for j in data.judges], dtype=np.float64)
     start = fit_bt(data, ref=ref, tol=1e-6, max_iter=50, engine=engine).theta
@@ -101,8 +103,19 @@ def fit_crowd_bt(
     free = np.concatenate([np.delete(np.arange(m), ref), m + np.flatnonzero(estimated)])
     lower = np.concatenate([np.full(m, -np.inf), np.full(nj, 0.5)])
     upper = np.concatenate([np.full(m, np.inf), np.ones(nj)])
-    res = newton(lambda x: crowd_terms(x, data, k), x0, free, lower=lower, upper=upper,
-                 tol=tol, max_iter=max_iter, what="Crowd-BT")  # fmt: skip
+    try:
+        res = newton(lambda x: crowd_terms(x, data, k), x0, free, lower=lower, upper=upper,
+                     tol=tol, max_iter=max_iter, what="Crowd-BT")  # fmt: skip
+        diverged = bool(np.max(np.abs(res.x[:m]), initial=0.0) > DIVERGED)
+    except FloatingPointError:
+        diverged = True
+    if diverged:
+        raise NonIdentifiableError(
+            "The Crowd-BT estimate does not exist: the likelihood keeps increasing as strengths "
+            "spread without bound and some judge's eta goes to 1 (a judge whose verdicts never "
+            "contradict one ordering of the models). Fix eta from past judgments "
+            "(`judge_quality=`, CLI `--judge-quality`) or fit with model='bt'."
+        )
     boundary = res.active[m:] & estimated
     return CrowdFit(theta=res.x[:m], eta=res.x[m:], ref=ref, estimated=estimated,
                     boundary=boundary, hessian=res.hessian, nll=res.f, converged=res.converged,

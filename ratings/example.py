@@ -1,9 +1,14 @@
-"""The bundled example: a simulated verdict log (not real judgments).
+"""The bundled example: a simulated benchmark (not real judgments).
 
-24 models with fixed true Elo, 240 tasks, a panel of three LLM judges of different reliability,
-two judged scopes (``analytical`` and ``presentation``) with about 10% ties, and per-task
-submission effects. ``python -m ratings.example`` regenerates ``ratings/examples/verdicts.csv``
-byte for byte from the seed.
+24 models with fixed true Elo, 240 tasks, a panel of three LLM judges of different reliability
+(eta 0.95 / 0.88 / 0.80), two judged scopes (``analytical`` and ``presentation``, 4,000 verdicts
+each, about 10% ties) and binary rubric checks (6 per submission on 100 tasks). Each (model, task)
+submission has one quality effect shared by all scopes, so scopes are correlated through tasks.
+The judges' qualities were fitted per scope on a larger simulated log of past judgments
+(60,000 verdicts per scope) and ship as ``judges_<scope>.json``, as a team would reuse them.
+
+``python -m ratings.example`` regenerates ``verdicts.csv`` and ``rubric.csv`` byte for byte
+from the seed, and refits the judge files.
 """
 
 from __future__ import annotations
@@ -15,7 +20,12 @@ import numpy as np
 import pandas as pd
 
 from ratings.result import ELO_SCALE
-from ratings.simulate import random_matches, simulate_verdicts
+from ratings.simulate import (
+    random_matches,
+    simulate_rubric,
+    simulate_verdicts,
+    submission_effects,
+)
 
 __all__ = ["EXAMPLE_ANCHOR", "JUDGE_ETA", "TRUE_ELO", "example_path", "generate_example"]
 
@@ -53,18 +63,26 @@ JUDGE_ETA: dict[str, float] = {"judge-alpha": 0.95, "judge-beta": 0.88, "judge-g
 EXAMPLE_ANCHOR = "GPT-5.5 (medium)=1000"
 _SCOPES = {"analytical": 11, "presentation": 12}  # scope -> seed offset
 _N_PER_SCOPE = 4000
+_N_TASKS = 240
+_SEED = 20261129
 
 
-def generate_example(seed: int = 20261129) -> pd.DataFrame:
+def _effects(seed: int) -> pd.Series:
+    tasks = [f"task-{k}" for k in range(_N_TASKS)]
+    return submission_effects(list(TRUE_ELO), tasks, 0.35, seed=seed + 7)
+
+
+def generate_example(seed: int = _SEED, n_per_scope: int = _N_PER_SCOPE) -> pd.DataFrame:
     """Simulate the example verdict log (canonical columns plus ``match_id``)."""
     models = list(TRUE_ELO)
     strengths = pd.Series(TRUE_ELO) / ELO_SCALE
+    effects = _effects(seed)
     parts = []
     for scope, offset in _SCOPES.items():
-        m = random_matches(models, _N_PER_SCOPE, n_tasks=240, judges=list(JUDGE_ETA),
+        m = random_matches(models, n_per_scope, n_tasks=_N_TASKS, judges=list(JUDGE_ETA),
                            seed=seed + offset)  # fmt: skip
-        v = simulate_verdicts(m, strengths, judge_eta=JUDGE_ETA, task_sd=0.35, tie_rate=0.12,
-                              seed=seed + 100 + offset)  # fmt: skip
+        v = simulate_verdicts(m, strengths, judge_eta=JUDGE_ETA, tie_rate=0.12,
+                              seed=seed + 100 + offset, effects=effects)  # fmt: skip
         v.insert(0, "scope", scope)
         parts.append(v)
     out = pd.concat(parts, ignore_index=True)
@@ -72,16 +90,41 @@ def generate_example(seed: int = 20261129) -> pd.DataFrame:
     return out[["match_id", "scope", "task_id", "judge", "model_a", "model_b", "winner"]]
 
 
-def example_path() -> Path:
-    """Path of the bundled example CSV."""
-    return Path(str(resources.files("ratings") / "examples" / "verdicts.csv"))
+def generate_rubric(seed: int = _SEED) -> pd.DataFrame:
+    """Simulate the example rubric: 6 binary checks per submission on the first 100 tasks."""
+    tasks = [f"task-{k}" for k in range(100)]
+    strengths = pd.Series(TRUE_ELO) / ELO_SCALE
+    return simulate_rubric(strengths, tasks, 6, effects=_effects(seed), seed=seed + 31)
 
 
-if __name__ == "__main__":  # pragma: no cover - regeneration helper
+def example_path(name: str = "verdicts.csv") -> Path:
+    """Path of a bundled example file (``verdicts.csv``, ``rubric.csv``, ``judges_*.json``)."""
+    return Path(str(resources.files("ratings") / "examples" / name))
+
+
+def judge_quality_paths() -> dict[str, Path]:
+    """The shipped judge-quality file of each judged scope."""
+    return {scope: example_path(f"judges_{scope}.json") for scope in _SCOPES}
+
+
+def _write_all() -> None:  # pragma: no cover - regeneration helper
+    import ratings
     from ratings.io import write_atomic
+    from ratings.judges import save_judge_quality
 
     path = example_path()
     path.parent.mkdir(exist_ok=True)
     write_atomic(generate_example(), path)
+    write_atomic(generate_rubric(), example_path("rubric.csv"))
+    past = generate_example(seed=_SEED + 1000, n_per_scope=60_000)
+    for scope, target in judge_quality_paths().items():
+        fit = ratings.fit(past, scope=scope, model="crowd-bt")
+        save_judge_quality(fit.judges, target, scope=scope,
+                           source="simulated past judgments (ratings.example, seed + 1000)")
     frame = pd.read_csv(path)
-    print(f"wrote {path}: {len(frame)} verdicts, ties {np.mean(frame['winner'] == 'tie'):.1%}")
+    print(f"wrote {path.parent}: {len(frame)} verdicts, "
+          f"ties {np.mean(frame['winner'] == 'tie'):.1%}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _write_all()

@@ -35,7 +35,7 @@ import os
 import re
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
@@ -113,6 +113,7 @@ _KINDS: tuple[tuple[str, str | None], ...] = (
     ("duplicate match_id", "match_id"),
 )
 _KIND = {text: code for code, (text, _) in enumerate(_KINDS, start=1)}
+_AMBIGUOUS = _KINDS[6][0]
 
 # Extension -> (format, delimiter); a compression suffix may follow text formats.
 _EXTENSIONS: dict[str, tuple[str, str | None]] = {
@@ -219,6 +220,8 @@ def read_verdicts(
     """
     if errors not in ("raise", "report"):
         raise ValueError(f"`errors` must be 'raise' or 'report'; got {errors!r}.")
+    if format not in (None, "csv", "parquet", "jsonl"):
+        raise ValueError(f"`format` must be 'csv', 'parquet' or 'jsonl'; got {format!r}.")
     targets = _check_columns(columns)
     spellings, numbers = _check_winner_map(winner_map)
 
@@ -270,6 +273,8 @@ def write_atomic(
     ------
     ValueError
         ``path`` is one of ``inputs``, or the extension is not supported for a DataFrame.
+    FileNotFoundError
+        The directory of ``path`` does not exist.
 
     Notes
     -----
@@ -455,8 +460,9 @@ def _validate(
     flag("model_a equals model_b", _equal(ma, mb))
 
     outcome = _winners(raw["winner"], ma, mb, spellings, numbers)
-    for code in range(_KIND["missing winner"], _KIND["failed_a is not boolean-like"]):
-        flag(_KINDS[code - 1][0], outcome == -code)
+    for kind in ("missing winner", "unknown winner value",
+                 "winner names a model not in this match", _AMBIGUOUS):  # fmt: skip
+        flag(kind, outcome == -_KIND[kind])
 
     flags = {}
     for c in ("failed_a", "failed_b"):
@@ -491,10 +497,7 @@ def _validate(
     is_dup = kinds == _KIND["duplicate match_id"]
     if first_of is not None and is_dup.any():
         rows = bad_rows[is_dup]
-        codes, uniques = pd.factorize(text["match_id"].iloc[rows])
-        quoted = np.asarray([repr(str(u)) for u in uniques], dtype=object)[codes]
-        reasons[is_dup] = ("duplicate match_id " + quoted + " (first at row "
-                           + first_of[rows].astype(str).astype(object) + ")")  # fmt: skip
+        reasons[is_dup] = _duplicate_reasons(text["match_id"].iloc[rows], first_of[rows])
     rejected = pd.DataFrame({
         "row": bad_rows.astype(np.int64),
         "reason": pd.array(reasons, dtype=STRING_DTYPE),
@@ -597,9 +600,9 @@ def _winners(
     # A model's own name: A or B by the side it plays in this row.
     other = np.flatnonzero(out == _OTHER)
     if other.size:
-        ws = _text(winner.iloc[other])
-        res = np.where(_equal(ws, ma.iloc[other]), _A,
-                       np.where(_equal(ws, mb.iloc[other]), _B, -_KIND["unknown winner value"]))
+        ws = _text(_take(winner, other))
+        res = np.where(_equal(ws, _take(ma, other)), _A,
+                       np.where(_equal(ws, _take(mb, other)), _B, -_KIND["unknown winner value"]))
         unknown = np.flatnonzero(res < 0)
         if unknown.size:
             names = _names(ma) | _names(mb)
@@ -617,8 +620,13 @@ def _winners(
             ws = _text(winner.iloc[rows])
             own_a, own_b = _equal(ws, ma.iloc[rows]), _equal(ws, mb.iloc[rows])
             wrong = (own_a & (out[rows] != _A)) | (own_b & (out[rows] != _B))
-            out[rows[wrong]] = -_KIND[_KINDS[6][0]]
+            out[rows[wrong]] = -_KIND[_AMBIGUOUS]
     return out
+
+
+def _take(values: pd.Series, rows: NDArray[np.intp]) -> pd.Series:
+    """``values.iloc[rows]`` for sorted unique ``rows``, without a copy when they are all rows."""
+    return values if rows.size == len(values) else values.iloc[rows]
 
 
 def _names(t: pd.Series) -> set[str]:
@@ -635,8 +643,8 @@ def _booleans(values: pd.Series) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     return out == 1, out == 2
 
 
-def _duplicates(ids: pd.Series) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
-    """Rows repeating an earlier non-missing id, and each row's first row with the same id.
+def _duplicates(ids: pd.Series) -> tuple[NDArray[np.bool_], NDArray[np.int64] | None]:
+    """Rows repeating an earlier non-missing id, and (if any) each such row's first row.
 
     A stable sort brings equal ids together in row order; it beats hashing 10M distinct strings.
     """
@@ -645,12 +653,26 @@ def _duplicates(ids: pd.Series) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
     ordered = ids.array.take(order)
     same = np.zeros(n, dtype=bool)
     same[1:] = np.asarray(ordered[1:] == ordered[:-1], dtype=bool)  # missing never equal
-    run = np.cumsum(~same, dtype=np.int64) - 1
-    dup = np.empty(n, dtype=bool)
+    dup = np.zeros(n, dtype=bool)
     dup[order] = same
-    first_of = np.empty(n, dtype=np.int64)
-    first_of[order] = order[np.flatnonzero(~same)][run]
+    if not same.any():
+        return dup, None
+    starts = np.flatnonzero(~same)  # sorted positions where a run of equal ids begins
+    repeats = np.flatnonzero(same)
+    first_of = np.full(n, -1, dtype=np.int64)
+    first_of[order[repeats]] = order[starts[np.searchsorted(starts, repeats, side="right") - 1]]
     return dup, first_of
+
+
+def _duplicate_reasons(ids: pd.Series, first: NDArray[np.int64]) -> NDArray[np.object_]:
+    """"duplicate match_id 'x' (first at row N)" per row, built column-wise."""
+    ids = ids.reset_index(drop=True)
+    quoted = "'" + ids + "'"  # equals repr(x) unless x needs escapes
+    odd = ids.str.contains(r"[^ -~]|['\\]", regex=True).to_numpy(dtype=bool)  # not plain ASCII
+    if odd.any():
+        quoted[odd] = [repr(str(x)) for x in ids[odd]]
+    at = pd.Series(first, dtype=np.int64).astype(STRING_DTYPE)
+    return ("duplicate match_id " + quoted + " (first at row " + at + ")").to_numpy(dtype=object)
 
 
 def _labels(outcome: NDArray[np.int8]) -> pd.api.extensions.ExtensionArray:
@@ -686,10 +708,7 @@ def _read_file(name: str, format: str | None) -> pd.DataFrame:
     """Read a verdict file with every field as text (CSV) or as stored (Parquet, JSON)."""
     fmt, sep, compression = _format_of(os.path.basename(name))
     if format is not None:
-        if format not in ("csv", "parquet", "jsonl"):
-            raise ValueError(f"`format` must be 'csv', 'parquet' or 'jsonl'; got {format!r}.")
-        if format != fmt:
-            sep = "\t" if format == "csv" and sep == "\t" else ("," if format == "csv" else None)
+        sep = sep if fmt == "csv" else ","
         fmt = format
     elif fmt is None:
         raise ValueError(
@@ -706,19 +725,33 @@ def _read_file(name: str, format: str | None) -> pd.DataFrame:
     else:
         if os.path.isdir(name):
             raise InvalidVerdictsError(f"{name!r} is a directory, not a verdict file.")
-        start = _first_text(name, compression)
-        if start is None:
-            raise InvalidVerdictsError(f"{name!r} contains no verdicts: the file is empty.")
-        if fmt == "csv":
-            frame = _read_csv(name, sep or ",", compression)
-        else:
-            frame = _read_json(name, compression, array=start == "[")
+        with _decompression_errors(name, compression):
+            start = _first_text(name, compression)
+            if start is None:
+                raise InvalidVerdictsError(f"{name!r} contains no verdicts: the file is empty.")
+            if fmt == "csv":
+                frame = _read_csv(name, sep or ",", compression)
+            else:
+                frame = _read_json(name, compression, array=start == "[")
     if len(frame) == 0:
-        raise InvalidVerdictsError(
-            f"{name!r} contains no verdicts: it has a header {list(frame.columns)} but no data "
-            "rows."
-        )
+        what = (f"it has a header {list(frame.columns)} but no data rows" if fmt == "csv"
+                else "it has no records")  # fmt: skip
+        raise InvalidVerdictsError(f"{name!r} contains no verdicts: {what}.")
     return frame
+
+
+@contextlib.contextmanager
+def _decompression_errors(name: str, compression: str | None) -> Iterator[None]:
+    """Report a corrupt or truncated compressed file as an InvalidVerdictsError."""
+    try:
+        yield
+    except (EOFError, OSError, lzma.LZMAError) as exc:
+        if compression is None:
+            raise
+        raise InvalidVerdictsError(
+            f"{name!r} could not be decompressed as {compression}: {exc}. The file may be "
+            f"truncated or not {compression}-compressed; re-create it."
+        ) from exc
 
 
 def _open(name: str, compression: str | None) -> IO[bytes]:
@@ -727,20 +760,15 @@ def _open(name: str, compression: str | None) -> IO[bytes]:
 
 def _first_text(name: str, compression: str | None) -> str | None:
     """The first non-blank character of a text file (after a BOM), or None if it has none."""
-    try:
-        with _open(name, compression) as fh:
-            head = True
-            while chunk := fh.read(_CHUNK):
-                if head and chunk.startswith(codecs.BOM_UTF8):
-                    chunk = chunk[len(codecs.BOM_UTF8):]
-                head = False
-                stripped = chunk.lstrip()
-                if stripped:
-                    return chr(stripped[0])
-    except (OSError, EOFError, lzma.LZMAError) as exc:
-        raise InvalidVerdictsError(
-            f"{name!r} could not be decompressed as {compression}: {exc}."
-        ) from exc
+    with _open(name, compression) as fh:
+        head = True
+        while chunk := fh.read(_CHUNK):
+            if head and chunk.startswith(codecs.BOM_UTF8):
+                chunk = chunk[len(codecs.BOM_UTF8):]
+            head = False
+            stripped = chunk.lstrip()
+            if stripped:
+                return chr(stripped[0])
     return None
 
 
@@ -793,8 +821,8 @@ def _read_csv_c(name: str, sep: str, options: dict[str, object]) -> pd.DataFrame
             # e.g. the first data row has more fields than the header: values would shift.
             raise InvalidVerdictsError(
                 f"{name!r} could not be parsed as CSV: the first data row has more fields than "
-                f"the header ({len(frame.columns)}) ({w.message}). Add the missing header names "
-                f"or quote fields containing {sep!r}."
+                f"the header ({len(frame.columns)}), so values would shift or be lost. Add the "
+                f"missing header names or quote fields containing {sep!r}."
             )
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return frame

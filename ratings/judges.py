@@ -83,8 +83,16 @@ def _as_mapping(quality: JudgeQuality, scope: str | None) -> dict[str, float]:
         quality = table
     if isinstance(quality, pd.DataFrame):
         table = quality.set_index("judge") if "judge" in quality.columns else quality
-        return {str(k): float(v) for k, v in table["eta"].items()}
-    return {str(k): float(v) for k, v in dict(quality).items()}
+        quality = table["eta"].to_dict()
+    out = {}
+    for judge, value in dict(quality).items():
+        try:
+            out[str(judge)] = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"Judge quality of {str(judge)!r} must be a number in [0.5, 1]; got {value!r}."
+            ) from None
+    return out
 
 
 def resolve_judge_quality(
@@ -101,6 +109,11 @@ def resolve_judge_quality(
     bad = {k: v for k, v in eta.items() if not (np.isfinite(v) and 0.5 <= v <= 1.0)}
     if bad:
         raise ValueError(f"Judge quality eta must lie in [0.5, 1]; got {bad}.")
+    if eta.get(DETERMINISTIC_JUDGE, 1.0) != 1.0:
+        raise ValueError(
+            f"Judge {DETERMINISTIC_JUDGE!r} marks judge-free comparisons (rubric matches, render "
+            f"forfeits); its eta is always 1, got {eta[DETERMINISTIC_JUDGE]!r}."
+        )
     unknown = [str(j) for j in judges if j not in eta and j != DETERMINISTIC_JUDGE]
     if unknown and not fit_new_judges:
         raise ValueError(

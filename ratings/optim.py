@@ -30,6 +30,8 @@ class NewtonResult:
 
 def _solve(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64]:
     """Newton direction; Levenberg damping when ``h`` is not positive definite."""
+    if not (np.isfinite(h).all() and np.isfinite(g).all()):
+        raise FloatingPointError("non-finite gradient or Hessian: the estimate diverges")
     lam = 0.0
     scale = max(float(np.max(np.abs(np.diag(h)), initial=0.0)), 1e-12)
     while True:
@@ -56,6 +58,7 @@ def newton(
     coordinates at a bound whose gradient points outward are held fixed for the step, and the
     step is projected back into the box. Stops when the largest change is below ``tol``;
     warns :class:`ConvergenceWarning` (and returns ``converged=False``) after ``max_iter``.
+    Raises ``FloatingPointError`` when the iterates diverge (no finite minimum).
     """
     x = np.array(x0, dtype=np.float64)
     n = x.size

@@ -18,7 +18,43 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-__all__ = ["random_matches", "simulate_verdicts"]
+__all__ = ["random_matches", "simulate_rubric", "simulate_verdicts", "submission_effects"]
+
+
+def submission_effects(models: list[str], tasks: list[str], sd: float, *, seed: int = 0
+                       ) -> pd.Series:  # fmt: skip
+    """Per-(model, task_id) submission effects u ~ N(0, sd^2), indexed by (model, task_id)."""
+    rng = np.random.default_rng(seed)
+    index = pd.MultiIndex.from_product([models, tasks], names=["model", "task_id"])
+    return pd.Series(rng.normal(0.0, sd, len(index)), index=index, name="effect")
+
+
+def simulate_rubric(
+    strengths: Mapping[str, float] | pd.Series,
+    tasks: list[str],
+    n_checks: int,
+    *,
+    effects: pd.Series | None = None,
+    difficulty_sd: float = 1.0,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Binary rubric checks per submission: P(pass) = sigma(s_model + u_{model,task} - b_check).
+
+    Returns ``task_id, model, check_id, passed`` with one row per (task, model, check); check
+    difficulties b ~ N(0, difficulty_sd^2) per (task, check).
+    """
+    rng = np.random.default_rng(seed)
+    s = pd.Series(strengths, dtype=np.float64)
+    grid = pd.MultiIndex.from_product([tasks, list(s.index), range(n_checks)],
+                                      names=["task_id", "model", "check"]).to_frame(index=False)
+    b = rng.normal(0.0, difficulty_sd, (len(tasks), n_checks))
+    t_code = pd.Index(tasks).get_indexer(grid["task_id"])
+    logit = s.reindex(grid["model"]).to_numpy() - b[t_code, grid["check"].to_numpy()]
+    if effects is not None:
+        logit += effects.reindex(pd.MultiIndex.from_frame(grid[["model", "task_id"]])).to_numpy()
+    grid["passed"] = rng.random(len(grid)) < expit(logit)
+    grid["check_id"] = "c" + grid["check"].astype(str)
+    return grid[["task_id", "model", "check_id", "passed"]]
 
 
 def random_matches(
@@ -59,6 +95,7 @@ def simulate_verdicts(
     task_sd: float = 0.0,
     tie_rate: float = 0.0,
     seed: int = 0,
+    effects: pd.Series | None = None,
 ) -> pd.DataFrame:
     """Add a ``winner`` column (``"A"``, ``"B"``, ``"tie"``) drawn from the model above.
 
@@ -75,6 +112,10 @@ def simulate_verdicts(
     tie_rate : float, default=0.0
         Tie propensity in [0, 0.5]; the tie share is about ``tie_rate * E[4 p (1 - p)]``.
     seed : int, default=0
+    effects : pandas.Series, optional
+        Submission effects u indexed by (model, task_id), e.g. from :func:`submission_effects`,
+        to share them between calls (scopes judged on the same submissions); replaces
+        ``task_sd``.
 
     Returns
     -------
@@ -91,14 +132,16 @@ def simulate_verdicts(
     if missing:
         raise ValueError(f"`strengths` has no value for {missing[:5]}.")
     d = s.reindex(matches["model_a"]).to_numpy() - s.reindex(matches["model_b"]).to_numpy()
-    if task_sd > 0:
+    if task_sd > 0 or effects is not None:
         subs = pd.concat([matches[["model_a", "task_id"]].set_axis(["model", "task_id"], axis=1),
                           matches[["model_b", "task_id"]].set_axis(["model", "task_id"], axis=1)])
-        keys = pd.MultiIndex.from_frame(subs.drop_duplicates())
-        u = pd.Series(rng.normal(0.0, task_sd, len(keys)), index=keys)
-        ua = u.reindex(pd.MultiIndex.from_frame(subs.iloc[: len(matches)])).to_numpy()
-        ub = u.reindex(pd.MultiIndex.from_frame(subs.iloc[len(matches):])).to_numpy()
-        d = d + ua - ub
+        if effects is None:
+            keys = pd.MultiIndex.from_frame(subs.drop_duplicates())
+            effects = pd.Series(rng.normal(0.0, task_sd, len(keys)), index=keys)
+        u = effects.reindex(pd.MultiIndex.from_frame(subs)).to_numpy()
+        if np.isnan(u).any():
+            raise ValueError("`effects` has no value for some (model, task_id) in `matches`.")
+        d = d + u[: len(matches)] - u[len(matches):]
     p = expit(d)
     if judge_eta is not None:
         eta = pd.Series(judge_eta, dtype=np.float64).reindex(matches["judge"]).to_numpy()

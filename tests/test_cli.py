@@ -122,10 +122,14 @@ def test_several_scopes_need_scope(tmp_path, capsys):
                  "--anchor", "GPT-5.5 (medium)=1000"]) == 0  # fmt: skip
 
 
-def test_demo_runs_and_recovers_truth_roughly(capsys):
+def test_demo_shows_every_scope_and_the_headline(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
-    assert "simulated" in out and "analytical" in out and "presentation" in out
+    assert "simulated" in out
+    for title in ("Crowd-BT, scope 'analytical'", "Crowd-BT, scope 'presentation'",
+                  "Bradley-Terry, scope 'rubric'", "combined headline"):  # fmt: skip
+        assert title in out
+    assert out.count("GPT-5.5 (medium) 1000.0") >= 4
 
 
 def test_example_is_reproducible_from_seed():
@@ -136,6 +140,13 @@ def test_example_is_reproducible_from_seed():
     pd.testing.assert_frame_equal(shipped, regenerated)
     assert set(shipped["model_a"]) | set(shipped["model_b"]) == set(TRUE_ELO)
     assert 0.07 < (shipped["winner"] == "tie").mean() < 0.13
+
+
+def test_example_rubric_is_reproducible_from_seed():
+    from ratings.example import generate_rubric
+
+    shipped = pd.read_csv(example_path("rubric.csv"), dtype=str, keep_default_na=False)
+    pd.testing.assert_frame_equal(shipped, generate_rubric().astype(str))
 
 
 def test_plot_command_writes_png(log_csv, tmp_path):

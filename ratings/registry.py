@@ -1,0 +1,490 @@
+"""The frozen index registry: each model's headline Elo, frozen once, on a 0-1 index scale.
+
+Ratings move every time a board is refitted (new models, new verdicts, another anchor). A
+published index must not: :func:`freeze` records each model the first time it is seen, with its
+headline Elo and :func:`index_value`, and never changes that entry afterwards unless the model is
+named in ``refreeze``. The registry is a CSV file with the columns of :data:`REGISTRY_COLUMNS`:
+
+======== ====================================================================================
+model    the model name (unique)
+elo      headline Elo when frozen
+lower    lower end of its interval (empty when the ratings table had none)
+upper    upper end of its interval (empty when the ratings table had none)
+index    ``clip((elo - 500) / 2000, 0, 1)``
+frozen_on  ISO date (``YYYY-MM-DD``, UTC by default) of the freeze
+source   where the rating came from (e.g. the ratings CSV), may be empty
+======== ====================================================================================
+
+Other columns (notes added by hand) are kept as they are. A registry that fails validation is
+never overwritten: fix or restore it first.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+from ratings.errors import InvalidVerdictsError, format_rows
+from ratings.io import (
+    STRING_DTYPE,
+    _format_of,
+    _read_csv,
+    _read_file,
+    _same_file,
+    _text,
+    write_atomic,
+)
+
+__all__ = [
+    "INDEX_FLOOR",
+    "INDEX_SPAN",
+    "REGISTRY_COLUMNS",
+    "freeze",
+    "freeze_cli",
+    "index_value",
+    "load_registry",
+]
+
+REGISTRY_COLUMNS: tuple[str, ...] = (
+    "model", "elo", "lower", "upper", "index", "frozen_on", "source",
+)  # fmt: skip
+INDEX_FLOOR = 500.0  # Elo at index 0
+INDEX_SPAN = 2000.0  # Elo from index 0 to index 1 (index 1 at Elo 2500)
+HEADLINE_SCOPE = "combined"
+_INDEX_TOL = 1e-6  # |index - index_value(elo)| above this is an inconsistent (edited) entry
+_NUMBERS = ("elo", "lower", "upper", "index")
+_TEXTS = ("model", "frozen_on", "source")
+
+
+def index_value(elo: float | ArrayLike | pd.Series) -> float | NDArray[np.float64] | pd.Series:
+    """Map Elo to the 0-1 index: ``clip((elo - 500) / 2000, 0, 1)``.
+
+    Parameters
+    ----------
+    elo : float, array_like or pandas.Series
+        Elo ratings; NaN stays NaN.
+
+    Returns
+    -------
+    float, numpy.ndarray or pandas.Series
+        Same shape (a Series keeps its index, named ``"index"``).
+
+    Examples
+    --------
+    >>> index_value([400.0, 1500.0, 2600.0]).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    if isinstance(elo, pd.Series):
+        values = elo.to_numpy(dtype=np.float64, na_value=np.nan)
+        return pd.Series(index_value(values), index=elo.index, name="index")
+    out = np.clip((np.asarray(elo, dtype=np.float64) - INDEX_FLOOR) / INDEX_SPAN, 0.0, 1.0)
+    return float(out) if out.ndim == 0 else out
+
+
+def load_registry(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read and validate an index registry CSV.
+
+    Parameters
+    ----------
+    path : path
+        The registry (``.csv``; ``.tsv`` and compressed ``.gz`` / ``.bz2`` / ``.xz`` also work).
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`REGISTRY_COLUMNS` (``elo``, ``lower``, ``upper``, ``index`` as float64, NaN when
+        empty; the others as text), then any extra columns of the file, in file order.
+
+    Raises
+    ------
+    FileNotFoundError
+        The file does not exist.
+    InvalidVerdictsError
+        The file is corrupt: unreadable as CSV, a missing column, a missing or duplicate model,
+        a non-numeric or missing ``elo`` / ``index``, a non-numeric ``lower`` / ``upper``, an
+        ``index`` that does not equal ``index_value(elo)``, or a ``frozen_on`` that is not a
+        ``YYYY-MM-DD`` date. The message names the file, rows and values; ``.rows`` lists them.
+    """
+    name = os.fspath(path)
+    fmt, sep, compression = _format_of(os.path.basename(name))
+    if fmt != "csv":
+        raise ValueError(
+            f"The registry must be a CSV file (.csv, or .tsv, optionally .gz/.bz2/.xz); got "
+            f"{name!r}."
+        )
+    if not os.path.exists(name):
+        raise FileNotFoundError(
+            f"Registry {name!r} not found (looked for {os.path.abspath(name)!r})."
+        )
+    if os.path.isdir(name):
+        raise InvalidVerdictsError(f"Registry {name!r} is a directory, not a CSV file.")
+    if os.path.getsize(name) == 0:
+        raise InvalidVerdictsError(
+            f"Registry {name!r} is corrupt: the file is empty (0 bytes; a registry has at least "
+            f"the header {','.join(REGISTRY_COLUMNS)}). {_UNTOUCHED}"
+        )
+    try:
+        frame = _read_csv(name, sep or ",", compression)
+    except InvalidVerdictsError as exc:
+        raise InvalidVerdictsError(
+            f"Registry {name!r} is corrupt: it cannot be read as CSV ({exc}). {_UNTOUCHED}"
+        ) from exc
+    return _validate_registry(frame, name)
+
+
+def freeze(
+    ratings_table: pd.DataFrame,
+    registry_path: str | os.PathLike[str],
+    *,
+    date: str | None = None,
+    refreeze: Sequence[str] = (),
+    source: str | None = None,
+    inputs: Iterable[str | os.PathLike[str]] = (),
+) -> pd.DataFrame:
+    """Add the models of a ratings table to the index registry; never change existing entries.
+
+    Parameters
+    ----------
+    ratings_table : pandas.DataFrame
+        One row per model with at least ``model`` and ``elo`` (the headline Elo, e.g. the
+        combined table), optionally ``lower`` and ``upper``. Not modified.
+    registry_path : path
+        The registry CSV; created if missing.
+    date : str, optional
+        ``YYYY-MM-DD`` recorded as ``frozen_on`` for new and refrozen entries; default today's
+        date in UTC.
+    refreeze : sequence of str, default=()
+        Models whose entry is replaced by the current rating (and ``frozen_on`` by ``date``).
+        Each must be in ``ratings_table``. A single string is one model name.
+    source : str, optional
+        Recorded in the ``source`` column of new and refrozen entries.
+    inputs : iterable of path, default=()
+        Files the ratings came from; the registry must not be one of them.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The registry after the freeze, as :func:`load_registry` returns it: existing entries in
+        their order (refrozen ones in place), then new models in ``ratings_table`` order.
+
+    Raises
+    ------
+    InvalidVerdictsError
+        The registry is corrupt (see :func:`load_registry`; the file is left untouched), or the
+        ratings table lacks ``model`` / ``elo``, has a missing or duplicate model, or a
+        non-numeric Elo.
+    ValueError
+        A ``refreeze`` name is not in the ratings table, ``date`` is not ``YYYY-MM-DD``, or the
+        registry is one of ``inputs``.
+
+    Notes
+    -----
+    The file is written with :func:`ratings.io.write_atomic` (a temporary file, then a rename):
+    a failure leaves the previous registry intact. When no model is new and none is refrozen
+    the file is not rewritten. ``index = clip((elo - 500) / 2000, 0, 1)`` (:func:`index_value`).
+
+    Examples
+    --------
+    >>> import pandas as pd, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "registry.csv")
+    >>> reg = freeze(pd.DataFrame({"model": ["x"], "elo": [1500.0]}), path, date="2026-01-31")
+    >>> reg[["model", "elo", "index", "frozen_on"]].values.tolist()
+    [['x', 1500.0, 0.5, '2026-01-31']]
+    >>> reg = freeze(pd.DataFrame({"model": ["x"], "elo": [1700.0]}), path)  # frozen: unchanged
+    >>> float(reg["elo"].iloc[0])
+    1500.0
+    """
+    registry = os.fspath(registry_path)
+    inputs = [os.fspath(i) for i in inputs if i is not None]
+    for item in inputs:
+        if _same_file(Path(registry), Path(item)):
+            raise ValueError(
+                f"Refusing to write the registry {registry!r}: it is the input file "
+                f"{item!r}. Pass another registry path."
+            )
+    day = _check_date(date)
+    names = [refreeze] if isinstance(refreeze, str) else [str(n) for n in refreeze]
+    fresh = _headline(ratings_table, day=day, source=source)
+    unknown = [n for n in names if n not in set(fresh["model"])]
+    if unknown:
+        from ratings.api import close_matches
+
+        raise ValueError(
+            f"`refreeze` names {unknown!r}, not in the ratings table, so they have no rating to "
+            f"freeze. {close_matches(unknown[0], fresh['model'])}"
+        )
+
+    exists = os.path.exists(registry)
+    reg = load_registry(registry) if exists else _empty_registry()
+    extras = [c for c in reg.columns if c not in REGISTRY_COLUMNS]
+    where = pd.Index(reg["model"]).get_indexer(fresh["model"])  # -1: not in the registry
+    take = fresh[(where < 0) | fresh["model"].isin(names).to_numpy(dtype=bool)]
+    if exists and len(take) == 0:
+        return reg
+    pos = pd.Index(reg["model"]).get_indexer(take["model"]).astype(np.float64)
+    new = pos < 0
+    pos[new] = len(reg) + np.arange(int(new.sum()))
+    if extras:  # hand-added notes of a refrozen model stay with it
+        take = take.merge(reg[["model", *extras]], on="model", how="left")
+    take = take.assign(_pos=pos)
+    taken = reg["model"].isin(take["model"]).to_numpy(dtype=bool)
+    keep = reg[~taken].assign(_pos=np.flatnonzero(~taken))
+    parts = [p for p in (keep, take) if len(p)]
+    out = (pd.concat(parts, ignore_index=True).sort_values("_pos", kind="stable")
+           .drop(columns="_pos").reset_index(drop=True)[[*REGISTRY_COLUMNS, *extras]])  # fmt: skip
+    write_atomic(out, registry, inputs=inputs)
+    return out
+
+
+def freeze_cli(
+    ratings_csv: str,
+    registry: str,
+    *,
+    refreeze: Sequence[str] = (),
+    date: str | None = None,
+) -> pd.DataFrame:
+    """Freeze the headline ratings of a ratings CSV into the registry (``ratings freeze``).
+
+    Parameters
+    ----------
+    ratings_csv : str
+        A ratings table as written by ``ratings fit --out FILE.csv`` (or the combined table).
+        If it has a ``scope`` column with several scopes, the rows with scope ``"combined"``
+        are used; without them it is an error.
+    registry : str
+        The registry CSV (created if missing; never the same file as ``ratings_csv``).
+    refreeze : sequence of str, default=()
+        Models whose entry is replaced (see :func:`freeze`).
+    date : str, optional
+        ``YYYY-MM-DD``; default today's UTC date.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The registry after the freeze. Nothing is printed. ``source`` of new entries is
+        ``ratings_csv`` as given.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``ratings_csv`` does not exist.
+    InvalidVerdictsError
+        ``ratings_csv`` cannot be read or mixes scopes without a ``"combined"`` one, or the
+        registry is corrupt (left untouched).
+    ValueError
+        See :func:`freeze`.
+    """
+    name = os.fspath(ratings_csv)
+    if _format_of(os.path.basename(name))[0] != "csv":
+        raise ValueError(
+            f"The ratings table must be a CSV file (as written by `ratings fit --out "
+            f"FILE.csv`); got {name!r}."
+        )
+    if not os.path.exists(name):
+        raise FileNotFoundError(
+            f"Ratings table {name!r} not found (looked for {os.path.abspath(name)!r})."
+        )
+    try:
+        table = _read_file(name, "csv")
+    except InvalidVerdictsError as exc:
+        raise InvalidVerdictsError(f"Ratings table {name!r} cannot be read: {exc}") from exc
+    if "scope" in table.columns:
+        scope = _text(table["scope"])
+        scopes = sorted(scope.dropna().unique().tolist())
+        if len(scopes) > 1:
+            if HEADLINE_SCOPE not in scopes:
+                raise InvalidVerdictsError(
+                    f"{name!r} holds ratings of {len(scopes)} scopes {scopes[:8]!r} and no "
+                    f"{HEADLINE_SCOPE!r} rows; the registry freezes one headline rating per "
+                    "model. Pass the combined headline table (scope 'combined', from `ratings "
+                    "combine`) or a table of a single scope."
+                )
+            table = table[(scope == HEADLINE_SCOPE).to_numpy(dtype=bool, na_value=False)]
+    return freeze(table, registry, refreeze=refreeze, date=date, source=name, inputs=[name])
+
+
+# ----------------------------------------------------------------------------------------------
+# Helpers
+# ----------------------------------------------------------------------------------------------
+
+_UNTOUCHED = (
+    "The registry was left unchanged; fix the file (or restore it from a backup or version "
+    "control) and run again, or move it away to start a new registry."
+)
+
+
+def _check_date(date: str | _dt.date | None) -> str:
+    """``date`` as ``YYYY-MM-DD`` (default today's UTC date)."""
+    if date is None:
+        return _dt.datetime.now(_dt.UTC).date().isoformat()
+    if isinstance(date, _dt.datetime):
+        return date.date().isoformat()
+    if isinstance(date, _dt.date):
+        return date.isoformat()
+    text = str(date).strip()
+    try:
+        ok = len(text) == 10 and _dt.date.fromisoformat(text).isoformat() == text
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"`date` must be an ISO date 'YYYY-MM-DD'; got {date!r}.")
+    return text
+
+
+def _empty_registry() -> pd.DataFrame:
+    return pd.DataFrame({
+        c: pd.Series([], dtype=np.float64 if c in _NUMBERS else STRING_DTYPE)
+        for c in REGISTRY_COLUMNS
+    })  # fmt: skip
+
+
+def _numbers(values: pd.Series) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """Parse numbers; return (values with NaN where missing or bad, not numeric)."""
+    missing = _text(values).isna().to_numpy(dtype=bool)
+    num = pd.to_numeric(values.where(~missing), errors="coerce")
+    x = np.asarray(num, dtype=np.float64)
+    return x, np.isnan(x) & ~missing
+
+
+def _headline(table: pd.DataFrame, *, day: str, source: str | None) -> pd.DataFrame:
+    """Validate the ratings table; return fresh registry rows for every model in it."""
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(
+            f"`ratings_table` must be a pandas DataFrame (e.g. `ratings.fit(...).to_frame()`); "
+            f"got {type(table).__name__!r}."
+        )
+    missing = [c for c in ("model", "elo") if c not in table.columns]
+    if missing:
+        raise InvalidVerdictsError(
+            f"Column(s) {missing} not found in the ratings table. Available columns: "
+            f"{table.columns.tolist()}. Pass the table written by `ratings fit --out` or the "
+            "combined headline table (columns model, elo and optionally lower, upper)."
+        )
+    if len(table) == 0:
+        raise InvalidVerdictsError("The ratings table is empty: no model to freeze.")
+    model = _text(table["model"].reset_index(drop=True))
+    elo, _ = _numbers(table["elo"].reset_index(drop=True))
+    bounds = {}
+    problems = [
+        ("missing model", model.isna().to_numpy(dtype=bool), None),
+        ("duplicate model", model.duplicated(keep=False).to_numpy(dtype=bool)
+         & model.notna().to_numpy(dtype=bool), "model"),
+        ("elo is not a finite number", ~np.isfinite(elo), "elo"),
+    ]  # fmt: skip
+    for c in ("lower", "upper"):
+        if c in table.columns:
+            bounds[c], bad = _numbers(table[c].reset_index(drop=True))
+            problems.append((f"{c} is not a number", bad, c))
+        else:
+            bounds[c] = np.full(len(table), np.nan)
+    raw = {c: table[c].reset_index(drop=True) for c in ("model", "elo", "lower", "upper")
+           if c in table.columns}  # fmt: skip
+    _raise_rows(problems, raw, "The ratings table",
+                "Pass one row per model with a finite Elo: the headline (combined) table, not a "
+                "table of several scopes.")  # fmt: skip
+    n = len(table)
+    return pd.DataFrame({
+        "model": model.array,
+        "elo": elo,
+        "lower": bounds["lower"],
+        "upper": bounds["upper"],
+        "index": index_value(elo),
+        "frozen_on": pd.array([day] * n, dtype=STRING_DTYPE),
+        "source": pd.array([source] * n if source is not None else [np.nan] * n,
+                           dtype=STRING_DTYPE),
+    })  # fmt: skip
+
+
+def _validate_registry(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """Check a registry read as text; return it typed, or raise naming the problem and file."""
+    missing = [c for c in REGISTRY_COLUMNS if c not in frame.columns]
+    if missing:
+        raise InvalidVerdictsError(
+            f"Registry {name!r} is corrupt: column(s) {missing} missing. Available columns: "
+            f"{frame.columns.tolist()}; a registry has {list(REGISTRY_COLUMNS)}. {_UNTOUCHED}"
+        )
+    twice = frame.columns[frame.columns.duplicated()].tolist()
+    if twice:
+        raise InvalidVerdictsError(
+            f"Registry {name!r} is corrupt: column(s) {twice} appear more than once. {_UNTOUCHED}"
+        )
+    raw = {c: frame[c].reset_index(drop=True) for c in frame.columns}
+    model = _text(raw["model"])
+    num = {c: _numbers(raw[c]) for c in _NUMBERS}
+    elo, index = num["elo"][0], num["index"][0]
+    day = _text(raw["frozen_on"])
+    valid_day = day.str.fullmatch(r"\d{4}-\d{2}-\d{2}").to_numpy(dtype=bool, na_value=False)
+    parsed = pd.to_datetime(day.where(valid_day), format="%Y-%m-%d", errors="coerce")
+    valid_day = valid_day & ~np.asarray(pd.isna(parsed), dtype=bool)
+    with np.errstate(invalid="ignore"):
+        off = np.abs(index - np.asarray(index_value(elo), dtype=np.float64)) > _INDEX_TOL
+    present = model.notna().to_numpy(dtype=bool)
+    problems = [
+        ("missing model", ~present, None),
+        ("duplicate model", model.duplicated(keep=False).to_numpy(dtype=bool) & present,
+         "model"),
+        ("elo is not a number", num["elo"][1], "elo"),
+        ("missing elo", np.isnan(elo) & ~num["elo"][1], None),
+        ("elo is not finite", np.isinf(elo), "elo"),
+        ("index is not a number", num["index"][1], "index"),
+        ("missing index", np.isnan(index) & ~num["index"][1], None),
+        ("lower is not a number", num["lower"][1], "lower"),
+        ("upper is not a number", num["upper"][1], "upper"),
+        ("index inconsistent with elo: (elo, index) must satisfy index = "
+         "clip((elo - 500) / 2000, 0, 1)", off, ("elo", "index")),
+        ("frozen_on is not a YYYY-MM-DD date", ~valid_day, "frozen_on"),
+    ]  # fmt: skip
+    _raise_rows(problems, raw, f"Registry {name!r} is corrupt",
+                "The entries were edited or damaged. " + _UNTOUCHED)  # fmt: skip
+    out = pd.DataFrame({
+        "model": model.array,
+        **{c: num[c][0] for c in ("elo", "lower", "upper", "index")},
+        "frozen_on": day.array,
+        "source": _text(raw["source"]).array,
+        **{c: _text(raw[c]).array for c in frame.columns if c not in REGISTRY_COLUMNS},
+    })  # fmt: skip
+    return out
+
+
+def _raise_rows(
+    problems: list[tuple[str, NDArray[np.bool_], str | tuple[str, ...] | None]],
+    raw: dict[str, pd.Series],
+    what: str,
+    fix: str,
+) -> None:
+    """Raise InvalidVerdictsError if any row has a problem (each row gets its first one)."""
+    n = len(next(iter(raw.values())))
+    reason = np.zeros(n, dtype=np.int16)
+    for code, (_, mask, _) in enumerate(problems, start=1):
+        reason[(reason == 0) & np.asarray(mask, dtype=bool)] = code
+    bad = np.flatnonzero(reason)
+    if bad.size == 0:
+        return
+    kinds = reason[bad]
+    parts = []
+    for k in pd.unique(kinds):  # one entry per kind of problem
+        rows = bad[kinds == k]
+        kind, column = problems[k - 1][0], problems[k - 1][2]
+        where = f"rows {format_rows(rows)}"
+        if isinstance(column, tuple):  # show the values that disagree together
+            first = rows[:5]
+            shown = list(zip(*(raw[c].iloc[first].tolist() for c in column), strict=True))
+            where = f"e.g. {shown!r} at {where}"
+        elif column is not None:
+            shown = raw[column].iloc[rows].drop_duplicates().head(5).tolist()
+            where = f"e.g. {shown!r} at {where}"
+        parts.append(f"{rows.size} with {kind} ({where})")
+    table = pd.DataFrame({
+        "row": bad.astype(np.int64),
+        "reason": np.asarray([p[0] for p in problems], dtype=object)[kinds - 1],
+        **{c: s.iloc[bad].to_numpy() for c, s in raw.items()},
+    })  # fmt: skip
+    raise InvalidVerdictsError(
+        f"{what}: {bad.size} row(s) unusable: {'; '.join(parts)}. {fix}", rows=table
+    )

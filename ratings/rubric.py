@@ -1,0 +1,440 @@
+"""Rubric checks to synthetic pairwise matches (the deterministic ``"rubric"`` scope).
+
+A rubric grades each submission (one model's answer to one task) on a list of pass/fail checks.
+:func:`read_rubric` reads and validates such a table; :func:`rubric_to_matches` turns it into
+canonical verdict rows (judge ``"deterministic"``, scope ``"rubric"``) that :func:`ratings.fit`
+reads like any other verdict log::
+
+    rubric = read_rubric("checks.csv", duplicates="last")
+    r = ratings.fit(rubric_to_matches(rubric, method="rate"), anchor="GPT-5.5 (medium)=1000")
+
+Row numbers in messages are 0-based data rows (the header is not counted), as in
+:mod:`ratings.io`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ratings.errors import InvalidVerdictsError, format_rows
+from ratings.io import STRING_DTYPE, _booleans, _labels, _read_file, _text
+
+__all__ = [
+    "MATCH_COLUMNS",
+    "RUBRIC_COLUMNS",
+    "RUBRIC_JUDGE",
+    "RUBRIC_SCOPE",
+    "read_rubric",
+    "rubric_to_matches",
+]
+
+RUBRIC_COLUMNS: tuple[str, ...] = ("task_id", "model", "check_id", "passed", "judge")
+_REQUIRED: tuple[str, ...] = ("task_id", "model", "check_id", "passed")
+_KEY = ["task_id", "model", "check_id"]
+MATCH_COLUMNS: tuple[str, ...] = (
+    "match_id", "scope", "task_id", "judge", "model_a", "model_b", "winner",
+)  # fmt: skip
+RUBRIC_SCOPE = "rubric"
+RUBRIC_JUDGE = "deterministic"
+# Accepted on top of ratings.io's booleans (true/false, 1/0, yes/no, t/f, real booleans).
+_PASS_WORDS = {"pass": True, "fail": False}
+_PASSED_HELP = "`passed` accepts true/false, 1/0, yes/no, t/f, pass/fail (any case) or booleans"
+
+# Row problems in the order they are checked (a row gets the first that applies), with the
+# column whose values illustrate them in messages.
+_KINDS: tuple[tuple[str, str | None], ...] = (
+    ("missing task_id", None),
+    ("missing model", None),
+    ("missing check_id", None),
+    ("missing passed", None),
+    ("passed is not boolean-like", "passed"),
+)
+
+
+def read_rubric(
+    source: str | os.PathLike[str] | pd.DataFrame,
+    *,
+    columns: Mapping[str, str] | None = None,
+    duplicates: Literal["error", "last"] = "error",
+) -> pd.DataFrame:
+    """Read and validate a rubric: one row per (task, model, check) grading.
+
+    Parameters
+    ----------
+    source : path or pandas.DataFrame
+        A ``.csv`` / ``.tsv`` (optionally compressed), ``.parquet`` or ``.jsonl`` file (read as
+        :func:`ratings.read_verdicts` reads files: every CSV field as text, so ids such as
+        ``"007"`` keep their zeros), or a DataFrame, which is not modified.
+    columns : mapping, optional
+        Your column names to canonical ones, e.g. ``{"submission_model": "model", "ok":
+        "passed"}``. Canonical columns: ``task_id``, ``model``, ``check_id``, ``passed`` and the
+        optional ``judge`` (who graded; kept as information). Other columns are ignored.
+    duplicates : {"error", "last"}, default="error"
+        What to do when one check is graded more than once for one submission (same
+        ``task_id``, ``model``, ``check_id``): ``"error"`` raises and names the rows;
+        ``"last"`` keeps the last grading in row order (a regrade supersedes earlier ones).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``task_id``, ``model``, ``check_id`` (text, :data:`ratings.io.STRING_DTYPE`,
+        stripped), ``passed`` (bool) and ``judge`` when the input has it (text; may be
+        missing). The index, named ``"row"``, holds the 0-based input row numbers.
+
+    Raises
+    ------
+    FileNotFoundError
+        The file does not exist.
+    InvalidVerdictsError
+        The file cannot be read, a column is missing, or rows are unusable: a missing
+        ``task_id`` / ``model`` / ``check_id`` / ``passed``, a ``passed`` value that is not
+        boolean-like, or (with ``duplicates="error"``) a check graded twice. ``.rows`` lists the
+        offending rows with a reason.
+    ValueError
+        Invalid arguments (``duplicates``, a mapping to a non-canonical column).
+
+    Notes
+    -----
+    ``passed`` accepts true/false, 1/0, yes/no, t/f and pass/fail (case-insensitive, stripped)
+    and real booleans. A missing ``passed`` is an error, never a fail: an ungraded check says
+    nothing about the submission.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> raw = pd.DataFrame({"task_id": ["t1", "t1"], "model": ["x", "y"],
+    ...                     "check_id": ["c1", "c1"], "passed": ["PASS", "no"]})
+    >>> read_rubric(raw)["passed"].tolist()
+    [True, False]
+    """
+    if duplicates not in ("error", "last"):
+        raise ValueError(f"`duplicates` must be 'error' or 'last'; got {duplicates!r}.")
+    targets = _check_columns(columns)
+    if isinstance(source, pd.DataFrame):
+        frame, name = source, None
+        if len(frame) == 0:
+            raise InvalidVerdictsError("The rubric DataFrame is empty (0 rows).")
+    elif isinstance(source, str | os.PathLike):
+        name = os.fspath(source)
+        if not os.path.exists(name):
+            raise FileNotFoundError(
+                f"Rubric file {name!r} not found (looked for {os.path.abspath(name)!r})."
+            )
+        frame = _read_file(name, None)
+    else:
+        raise TypeError(
+            f"`source` must be a path or a pandas DataFrame; got {type(source).__name__!r}."
+        )
+    prefix = f"{name!r}: " if name is not None else ""
+
+    picked = _pick_columns(frame, targets, prefix)
+    # Positional Series over the caller's data; nothing below writes into them.
+    raw = {c: frame[label].reset_index(drop=True) for c, label in picked.items()}
+    text = {c: _text(raw[c]) for c in (*_KEY, "judge") if c in raw}
+    passed = _passed(raw["passed"])
+
+    n = len(frame)
+    reason = np.zeros(n, dtype=np.int8)
+    masks = [text[c].isna().to_numpy(dtype=bool) for c in _KEY]
+    masks += [passed.isna().to_numpy(dtype=bool) & _missing(raw["passed"]), passed.isna()]
+    for code, mask in enumerate(masks, start=1):
+        reason[(reason == 0) & np.asarray(mask, dtype=bool)] = code
+    if reason.any():
+        raise _row_error(prefix, reason, raw)
+
+    out = pd.DataFrame(
+        {**{c: text[c].array for c in _KEY},
+         "passed": passed.to_numpy(dtype=bool),
+         **({"judge": text["judge"].array} if "judge" in text else {})},
+        index=pd.RangeIndex(n, name="row"),
+    )  # fmt: skip
+    repeated = out.duplicated(_KEY, keep=False).to_numpy()
+    if repeated.any():
+        if duplicates == "error":
+            raise _duplicate_error(prefix, out, raw["passed"], repeated)
+        out = out[~out.duplicated(_KEY, keep="last").to_numpy()]
+    return out
+
+
+def rubric_to_matches(
+    rubric: pd.DataFrame, *, method: Literal["rate", "check"] = "rate"
+) -> pd.DataFrame:
+    """Turn rubric gradings into synthetic pairwise matches with a deterministic judge.
+
+    Parameters
+    ----------
+    rubric : pandas.DataFrame
+        Canonical rubric columns ``task_id``, ``model``, ``check_id``, ``passed`` (see
+        :func:`read_rubric`, which this function calls again to validate; read with
+        ``read_rubric(..., duplicates="last")`` first if some checks were regraded).
+    method : {"rate", "check"}, default="rate"
+        ``"rate"``: for each task, every pair of models graded on it plays one match; the model
+        with the higher pass rate (passed / graded checks of that model on that task) wins,
+        equal rates tie. ``"check"``: for each check both models of a pair were graded on, one
+        match; pass beats fail, pass-pass and fail-fail tie.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Canonical verdict rows, columns ``match_id``, ``scope`` (``"rubric"``), ``task_id``,
+        ``judge`` (``"deterministic"``), ``model_a``, ``model_b``, ``winner`` (``"A"``, ``"B"``
+        or ``"tie"``), all text (:data:`ratings.io.STRING_DTYPE`), sorted by task, pair (and
+        check). ``model_a < model_b`` in every row: a deterministic judge has no position bias,
+        so the order carries no information. ``match_id`` is ``"rubric:{task}:{a}:{b}"``, plus
+        ``":{check}"`` for ``method="check"``. Empty (with these columns) when no task has two
+        graded models.
+
+    Raises
+    ------
+    InvalidVerdictsError
+        The rubric is invalid (see :func:`read_rubric`), or names containing ``":"`` make two
+        match ids identical.
+    ValueError
+        ``method`` is not ``"rate"`` or ``"check"``.
+
+    Notes
+    -----
+    The two methods weigh the evidence differently:
+
+    * ``"rate"`` gives one observation per pair and task, whatever the number of checks: a task
+      with 40 checks counts as much as a task with 3, and a pair that differs on one check of
+      many counts as a full win. Matches are close to independent across tasks. Each rate is
+      over the checks that model was graded on: when two models of a task were graded on
+      different checks the rates are not like for like (``"check"`` compares shared checks
+      only).
+    * ``"check"`` is finer (it sees by how many checks two models differ), but it weights tasks
+      by their number of shared checks, and the matches of one task are strongly dependent
+      (same submissions, related checks). Intervals must then be clustered by task, which is
+      what :func:`ratings.fit` does by default (``cluster="auto"`` uses ``task_id``); do not
+      fit these matches with ``cluster=None``.
+
+    A model that passes at least as often as another on every task never loses to it; if a
+    model never loses at all, its rating is infinite and :func:`ratings.fit` raises
+    :class:`~ratings.errors.NonIdentifiableError` (pass ``penalty=`` to shrink instead).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rubric = pd.DataFrame({"task_id": ["t1"] * 4, "model": ["x", "x", "y", "y"],
+    ...                        "check_id": ["c1", "c2", "c1", "c2"],
+    ...                        "passed": [True, True, True, False]})
+    >>> rubric_to_matches(rubric)[["model_a", "model_b", "winner"]].values.tolist()
+    [['x', 'y', 'A']]
+    >>> rubric_to_matches(rubric, method="check")["winner"].tolist()
+    ['tie', 'A']
+    """
+    if method not in ("rate", "check"):
+        raise ValueError(f"`method` must be 'rate' or 'check'; got {method!r}.")
+    if not isinstance(rubric, pd.DataFrame):
+        raise TypeError(
+            f"`rubric` must be a pandas DataFrame (see read_rubric); got {type(rubric).__name__!r}."
+        )
+    rb = read_rubric(rubric)[["task_id", "model", "check_id", "passed"]]
+
+    if method == "rate":
+        per = (rb.groupby(["task_id", "model"], sort=False, observed=True)["passed"]
+               .agg(n_pass="sum", n="size").reset_index())  # fmt: skip
+        pairs = per.merge(per, on="task_id", suffixes=("_a", "_b"))
+        order = ["task_id", "model_a", "model_b"]
+    else:
+        pairs = rb.merge(rb, on=["task_id", "check_id"], suffixes=("_a", "_b"))
+        order = ["task_id", "model_a", "model_b", "check_id"]
+    pairs = pairs[(pairs["model_a"] < pairs["model_b"]).to_numpy(dtype=bool)]
+    pairs = pairs.sort_values(order, kind="stable", ignore_index=True)
+    if method == "rate":
+        # Compare pass rates exactly: n_pass_a / n_a vs n_pass_b / n_b, cross-multiplied.
+        lhs = pairs["n_pass_a"].to_numpy(np.int64) * pairs["n_b"].to_numpy(np.int64)
+        rhs = pairs["n_pass_b"].to_numpy(np.int64) * pairs["n_a"].to_numpy(np.int64)
+    else:
+        lhs = pairs["passed_a"].to_numpy(np.int64)
+        rhs = pairs["passed_b"].to_numpy(np.int64)
+    outcome = np.where(lhs > rhs, 0, np.where(lhs < rhs, 1, 2)).astype(np.int8)
+
+    match_id = "rubric:" + pairs["task_id"] + ":" + pairs["model_a"] + ":" + pairs["model_b"]
+    if method == "check":
+        match_id = match_id + ":" + pairs["check_id"]
+    n = len(pairs)
+    out = pd.DataFrame(
+        {"match_id": match_id.astype(STRING_DTYPE).array,
+         "scope": _constant(RUBRIC_SCOPE, n),
+         "task_id": pairs["task_id"].array,
+         "judge": _constant(RUBRIC_JUDGE, n),
+         "model_a": pairs["model_a"].array,
+         "model_b": pairs["model_b"].array,
+         "winner": _labels(outcome)},
+    )  # fmt: skip
+    # Ids are unique by construction unless a name contains ":" (checked on distinct names).
+    colon = any(rb[c].drop_duplicates().str.contains(":", regex=False).any() for c in _KEY)
+    clash = out["match_id"].duplicated(keep=False).to_numpy() if colon else np.zeros(0, bool)
+    if clash.any():
+        ids = out["match_id"][clash].unique()[:5].tolist()
+        raise InvalidVerdictsError(
+            f"{int(clash.sum())} synthetic matches share a match_id, e.g. {ids!r}: task, model "
+            "or check names containing ':' make ids ambiguous. Rename them (replace ':').",
+            rows=pd.DataFrame({"row": np.flatnonzero(clash), "reason": "ambiguous match_id",
+                               "match_id": out["match_id"][clash].to_numpy()}),
+        )  # fmt: skip
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Helpers
+# ----------------------------------------------------------------------------------------------
+
+
+def _check_columns(columns: Mapping[str, str] | None) -> dict[object, str]:
+    """Validate ``columns=``; return {user name: canonical name}."""
+    targets = dict(columns or {})
+    seen: dict[str, object] = {}
+    for key, value in targets.items():
+        if value not in RUBRIC_COLUMNS:
+            raise ValueError(
+                f"`columns` maps {key!r} to {value!r}, which is not a rubric column. Rubric "
+                f"columns: {list(RUBRIC_COLUMNS)}."
+            )
+        if value in seen:
+            raise ValueError(
+                f"`columns` maps both {seen[value]!r} and {key!r} to {value!r}; map one column "
+                "to each canonical name."
+            )
+        seen[value] = key
+    return targets
+
+
+def _pick_columns(
+    frame: pd.DataFrame, targets: dict[object, str], prefix: str
+) -> dict[str, object]:
+    """Return {canonical name: column label of ``frame``} for the columns present."""
+    labels = list(frame.columns)
+    lookup: dict[object, object] = {c: c for c in labels}
+    for c in labels:  # a header such as "task_id, model" leaves blanks around the names
+        if isinstance(c, str):
+            lookup.setdefault(c.strip(), c)
+
+    def find(name: object) -> object | None:
+        if name in lookup:
+            return lookup[name]
+        return lookup.get(name.strip()) if isinstance(name, str) else None
+
+    picked: dict[str, object] = {}
+    absent = []
+    for key, canon in targets.items():
+        label = find(key)
+        if label is None:
+            absent.append(key)
+        else:
+            picked[canon] = label
+    if absent:
+        raise InvalidVerdictsError(
+            f"{prefix}Column(s) {absent} given in `columns=` not found in the rubric. Available "
+            f"columns: {labels}. Fix the names in `columns=`."
+        )
+    mapped = set(picked.values())
+    for canon in RUBRIC_COLUMNS:
+        label = find(canon)
+        if canon not in picked and label is not None and label not in mapped:
+            picked[canon] = label
+    missing = [c for c in _REQUIRED if c not in picked]
+    if missing:
+        by_lower = {str(c).strip().lower(): c for c in labels}
+        pairs = []
+        for m in missing:
+            close = difflib.get_close_matches(m, list(by_lower), n=1, cutoff=0.6)
+            pairs.append(f"{by_lower[close[0]] if close else 'your_' + m!r}: {m!r}")
+        raise InvalidVerdictsError(
+            f"{prefix}Column(s) {missing} not found in the rubric. Available columns: {labels}. "
+            f"Required: {list(_REQUIRED)} (optional: 'judge'). Pass "
+            f"`columns={{{', '.join(pairs)}}}` to map your names."
+        )
+    for canon, label in picked.items():
+        if int((frame.columns == label).sum()) > 1:
+            raise InvalidVerdictsError(
+                f"{prefix}Column {label!r} (for {canon!r}) appears more than once in the "
+                "rubric. Rename or drop the duplicates."
+            )
+    return {c: picked[c] for c in RUBRIC_COLUMNS if c in picked}
+
+
+def _constant(value: str, n: int) -> pd.api.extensions.ExtensionArray:
+    """``n`` copies of ``value`` in :data:`STRING_DTYPE` (a take, not a Python list)."""
+    return pd.array([value], dtype=STRING_DTYPE).take(np.zeros(n, dtype=np.intp))
+
+
+def _missing(values: pd.Series) -> NDArray[np.bool_]:
+    """Cells that are missing (NaN, None, empty or an NA marker such as "NA")."""
+    return _text(values).isna().to_numpy(dtype=bool)
+
+
+def _passed(values: pd.Series) -> pd.Series:
+    """Parse ``passed``: a boolean Series with NA where missing or not boolean-like."""
+    value, bad = _booleans(values)  # ratings.io's parser: true/false, 1/0, yes/no, t/f
+    if bad.any():  # add pass/fail, parsed on the rejected subset only
+        rows = np.flatnonzero(bad)
+        word = _text(values.iloc[rows]).str.lower().map(_PASS_WORDS)
+        known = word.notna().to_numpy(dtype=bool)
+        value[rows[known]] = word[known].to_numpy(dtype=bool)
+        bad[rows[known]] = False
+    out = pd.Series(pd.array(value, dtype="boolean"))
+    return out.mask(bad | _missing(values))
+
+
+def _row_error(
+    prefix: str, reason: NDArray[np.int8], raw: dict[str, pd.Series]
+) -> InvalidVerdictsError:
+    """The error for rows with a missing key, a missing or a non-boolean ``passed``."""
+    bad = np.flatnonzero(reason)
+    kinds = reason[bad]
+    parts = []
+    for k in pd.unique(kinds):  # at most len(_KINDS) kinds
+        rows = bad[kinds == k]
+        kind, column = _KINDS[k - 1]
+        where = f"rows {format_rows(rows)}"
+        if column is not None:
+            shown = raw[column].iloc[rows].drop_duplicates().head(5).tolist()
+            where = f"e.g. {shown!r} at {where}"
+        parts.append(f"{rows.size} with {kind} ({where})")
+    fix = f"{_PASSED_HELP}; " if len(_KINDS) in kinds else ""  # the last kind: non-boolean
+    table = pd.DataFrame({
+        "row": bad.astype(np.int64),
+        "reason": np.asarray([k for k, _ in _KINDS], dtype=object)[kinds - 1],
+        **{c: s.iloc[bad].to_numpy() for c, s in raw.items()},
+    })  # fmt: skip
+    return InvalidVerdictsError(
+        f"{prefix}{bad.size} rubric row(s) cannot be used: {'; '.join(parts)}. {fix}fix or "
+        "drop these rows (a missing grade is not a fail).",
+        rows=table,
+    )
+
+
+def _duplicate_error(
+    prefix: str, out: pd.DataFrame, passed_raw: pd.Series, repeated: NDArray[np.bool_]
+) -> InvalidVerdictsError:
+    """The error for checks graded more than once for one submission."""
+    dup = out[repeated].reset_index()
+    groups = dup.groupby(_KEY, sort=False, observed=True)["row"]
+    dup["first_row"] = groups.transform("min")
+    dup["times"] = groups.transform("size")
+    listed = groups.agg(list).head(5)  # a few groups, for the message
+    shown = "; ".join(f"{key!r} at rows {format_rows(rows)}" for key, rows in listed.items())
+    n_groups = groups.ngroups
+    table = pd.DataFrame({
+        "row": dup["row"].to_numpy(np.int64),
+        "reason": ("check graded " + dup["times"].astype(str) + " times for this submission "
+                   "(first at row " + dup["first_row"].astype(str) + ")").to_numpy(object),
+        **{c: dup[c].to_numpy() for c in _KEY},
+        "passed": passed_raw.iloc[dup["row"].to_numpy()].to_numpy(),
+    })  # fmt: skip
+    return InvalidVerdictsError(
+        f"{prefix}{n_groups} check(s) were graded more than once for the same submission "
+        f"(task_id, model, check_id), in {len(dup)} rows: {shown}"
+        f"{'; ...' if n_groups > 5 else ''}. Pass duplicates='last' to read_rubric to keep the "
+        "last grading of each (a regrade supersedes earlier ones), or remove the repeats.",
+        rows=table,
+    )
