@@ -93,8 +93,9 @@ def generate_example(seed: int = _SEED, n_per_scope: int = _N_PER_SCOPE) -> pd.D
 def generate_rubric(seed: int = _SEED) -> pd.DataFrame:
     """Simulate the example rubric: 6 binary checks per submission on the first 100 tasks."""
     tasks = [f"task-{k}" for k in range(100)]
-    strengths = pd.Series(TRUE_ELO) / ELO_SCALE
-    return simulate_rubric(strengths, tasks, 6, effects=_effects(seed), seed=seed + 31)
+    strengths = (pd.Series(TRUE_ELO) - 1000.0) / ELO_SCALE  # logits around an average model
+    return simulate_rubric(strengths, tasks, 6, effects=_effects(seed), discrimination=2.0,
+                           seed=seed + 31)
 
 
 def example_path(name: str = "verdicts.csv") -> Path:

@@ -8,6 +8,14 @@ The generative model, per match of models a and b on task t judged by k:
   p = eta_k sigma(d) + (1 - eta_k) sigma(-d);
 * ties: P(tie) = 4 tie_rate p (1 - p), P(A) = p - P(tie) / 2, so E[y] = p with a tie counted as
   y = 1/2 (valid for ``tie_rate <= 0.5``).
+
+Task effects u shift the log-odds of one submission, which makes verdicts on a task dependent but
+also flattens the marginal win probability (the Bradley-Terry fit then estimates attenuated,
+population-averaged strengths). ``task_corr`` makes verdicts dependent *without* changing any
+marginal probability: the uniform draw behind each verdict is Phi(z) with
+z = sqrt(rho) (v_{a,t} - v_{b,t}) / sqrt(2) + sqrt(1 - rho) e, v and e standard normal, so
+verdicts sharing a submission are correlated while E[y] = p exactly (a Gaussian copula). Use it
+where the truth must be the Bradley-Terry parameter itself (coverage studies).
 """
 
 from __future__ import annotations
@@ -36,9 +44,12 @@ def simulate_rubric(
     *,
     effects: pd.Series | None = None,
     difficulty_sd: float = 1.0,
+    discrimination: float = 1.0,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Binary rubric checks per submission: P(pass) = sigma(s_model + u_{model,task} - b_check).
+    """Binary rubric checks per submission: P(pass) = sigma(a s_model + u_{model,task} - b_check).
+
+    ``a`` is ``discrimination``: how strongly a check separates models of different strength.
 
     Returns ``task_id, model, check_id, passed`` with one row per (task, model, check); check
     difficulties b ~ N(0, difficulty_sd^2) per (task, check).
@@ -49,7 +60,8 @@ def simulate_rubric(
                                       names=["task_id", "model", "check"]).to_frame(index=False)
     b = rng.normal(0.0, difficulty_sd, (len(tasks), n_checks))
     t_code = pd.Index(tasks).get_indexer(grid["task_id"])
-    logit = s.reindex(grid["model"]).to_numpy() - b[t_code, grid["check"].to_numpy()]
+    skill = discrimination * s.reindex(grid["model"]).to_numpy()
+    logit = skill - b[t_code, grid["check"].to_numpy()]
     if effects is not None:
         logit += effects.reindex(pd.MultiIndex.from_frame(grid[["model", "task_id"]])).to_numpy()
     grid["passed"] = rng.random(len(grid)) < expit(logit)
@@ -87,6 +99,23 @@ def random_matches(
     )
 
 
+def _copula_uniforms(matches: pd.DataFrame, rho: float, latents: pd.Series | None,
+                     rng: np.random.Generator) -> np.ndarray:  # fmt: skip
+    """Uniforms Phi(z), z = sqrt(rho) (v_a - v_b) / sqrt(2) + sqrt(1 - rho) e."""
+    from scipy.special import ndtr
+
+    a = pd.MultiIndex.from_arrays([matches["model_a"], matches["task_id"]])
+    b = pd.MultiIndex.from_arrays([matches["model_b"], matches["task_id"]])
+    if latents is None:
+        keys = a.append(b).unique()
+        latents = pd.Series(rng.standard_normal(len(keys)), index=keys)
+    va, vb = latents.reindex(a).to_numpy(), latents.reindex(b).to_numpy()
+    if np.isnan(va).any() or np.isnan(vb).any():
+        raise ValueError("`latents` has no value for some (model, task_id) in `matches`.")
+    z = np.sqrt(rho) * (va - vb) / np.sqrt(2.0) + np.sqrt(1.0 - rho) * rng.standard_normal(len(va))
+    return ndtr(z)
+
+
 def simulate_verdicts(
     matches: pd.DataFrame,
     strengths: Mapping[str, float] | pd.Series,
@@ -96,6 +125,8 @@ def simulate_verdicts(
     tie_rate: float = 0.0,
     seed: int = 0,
     effects: pd.Series | None = None,
+    task_corr: float = 0.0,
+    latents: pd.Series | None = None,
 ) -> pd.DataFrame:
     """Add a ``winner`` column (``"A"``, ``"B"``, ``"tie"``) drawn from the model above.
 
@@ -116,6 +147,12 @@ def simulate_verdicts(
         Submission effects u indexed by (model, task_id), e.g. from :func:`submission_effects`,
         to share them between calls (scopes judged on the same submissions); replaces
         ``task_sd``.
+    task_corr : float, default=0.0
+        Copula correlation rho in [0, 1) between verdicts that share a submission (see the
+        module notes); marginal win probabilities are unchanged.
+    latents : pandas.Series, optional
+        The copula's standard-normal v per (model, task_id), to share it between calls (e.g.
+        scopes judged on the same submissions); drawn when omitted.
 
     Returns
     -------
@@ -149,7 +186,12 @@ def simulate_verdicts(
             raise ValueError("`judge_eta` has no value for some judges in `matches`.")
         p = eta * p + (1.0 - eta) * (1.0 - p)
     p_tie = 4.0 * tie_rate * p * (1.0 - p)
-    u01 = rng.random(len(matches))
+    if not 0.0 <= task_corr < 1.0:
+        raise ValueError(f"`task_corr` must be in [0, 1); got {task_corr!r}.")
+    if task_corr > 0:
+        u01 = _copula_uniforms(matches, task_corr, latents, rng)
+    else:
+        u01 = rng.random(len(matches))
     winner = np.where(u01 < p - p_tie / 2, "A", np.where(u01 < p + p_tie / 2, "tie", "B"))
     out = matches.copy()
     out["winner"] = winner.astype(object)
