@@ -5,11 +5,12 @@ presentation, rubric; or five video axes with equal weights). Scopes judged on t
 correlated, so the headline interval uses a joint covariance: each scope's estimate is, to first
 order, a sum of per-task influences ``H_s^-1 g_{s,c}``; stacking them by shared task c gives
 
-    Var(sum_s w_s theta_s) = G/(G-1) sum_c D_c D_c^T,   D_c = sum_s w_s H_s^-1 g_{s,c},
+    Var(sum_s w_s theta_s) = sum_c D_c D_c^T,   D_c = sum_s w_s k_s H_s^-1 g_{s,c},
 
-the clustered sandwich of the stacked estimating equations. ``method="independent"`` ignores
-the cross-scope terms (sum_s w_s^2 V_s), which understates the variance when scopes agree on
-which tasks a model did well on, and overstates it when they disagree.
+the clustered sandwich of the stacked estimating equations, with each scope's small-sample
+factor k_s = sqrt(G_s / (G_s - 1)) (so a single scope reproduces its own interval exactly).
+``method="independent"`` ignores the cross-scope terms (sum_s w_s^2 V_s), which understates the
+variance when scopes agree on which tasks a model did well on, and overstates it when they disagree.
 """
 
 from __future__ import annotations
@@ -124,7 +125,10 @@ def combine(
     if method not in ("joint", "independent"):
         raise ValueError(f"`method` must be 'joint' or 'independent'; got {method!r}.")
     scopes = list(results)
-    w = pd.Series({s: 1.0 for s in scopes} if weights is None else dict(weights), dtype=float)
+    try:
+        w = pd.Series({s: 1.0 for s in scopes} if weights is None else dict(weights), dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"`weights` must be numbers; got {dict(weights)!r}.") from None
     if set(w.index) != set(scopes):
         raise ValueError(f"`weights` must name exactly the scopes {scopes}; got {list(w.index)}.")
     if not (np.isfinite(w).all() and (w >= 0).all() and w.sum() > 0):
@@ -139,10 +143,24 @@ def combine(
                 f"{first.offset:g}, {s!r} has {r.anchor!r} at {r.offset:g}. Fit them with the "
                 "same anchor."
             )
+        if (r.cluster, r.level) != (first.cluster, first.level):
+            raise ValueError(
+                f"Scopes were fitted differently: {scopes[0]!r} clustered by {first.cluster!r} at "
+                f"level {first.level:g}, {s!r} by {r.cluster!r} at {r.level:g}. Fit every scope "
+                "with the same cluster column and level."
+            )
+    if method == "joint":
+        other = [s for s in scopes if results[s].ci != "sandwich"]
+        if other:
+            raise ValueError(
+                f"method='joint' stacks sandwich influences, but scope(s) {other} were fitted "
+                f"with ci={results[other[0]].ci!r}. Fit with ci='sandwich' or use "
+                "method='independent'."
+            )
     models = _common_models(results, missing)
     idx = {s: results[s].models.get_indexer(models) for s in scopes}
     strength = sum(w[s] * results[s].strength[idx[s]] for s in scopes)
-    cov_ind = sum(w[s] ** 2 * results[s].cov[np.ix_(idx[s], idx[s])] for s in scopes)
+    cov_ind = sum(w[s] ** 2 * _cov(results[s])[np.ix_(idx[s], idx[s])] for s in scopes)
     if method == "joint":
         cov, clusters = _joint_cov(results, w, idx, len(models))
     else:
@@ -164,6 +182,11 @@ def combine(
     )  # fmt: skip
 
 
+def _cov(r: Ratings) -> np.ndarray:
+    """A scope's covariance of strengths as reported (bootstrap: the draws' covariance)."""
+    return r.cov if r.draws is None else np.atleast_2d(np.cov(r.draws, rowvar=False))
+
+
 def _common_models(results: Mapping[str, Ratings], missing: str) -> pd.Index:
     union = sorted(set().union(*[set(r.models) for r in results.values()]))
     absent = {s: [m for m in union if m not in set(r.models)] for s, r in results.items()}
@@ -182,7 +205,11 @@ def _common_models(results: Mapping[str, Ratings], missing: str) -> pd.Index:
 
 
 def _joint_cov(results, w, idx, m) -> tuple[np.ndarray, pd.Index]:
-    """G/(G-1) D^T D with D the weighted per-cluster influences stacked by cluster label."""
+    """D^T D with D the weighted per-cluster influences stacked by cluster label.
+
+    Each scope's influences carry its own small-sample factor sqrt(G_s / (G_s - 1)), so one scope
+    alone, or scopes on disjoint tasks, reproduce their own clustered covariances exactly.
+    """
     missing = [s for s, r in results.items() if r.influence is None]
     if missing:
         raise ValueError(
@@ -195,7 +222,7 @@ def _joint_cov(results, w, idx, m) -> tuple[np.ndarray, pd.Index]:
     d = np.zeros((len(clusters), m))
     for s, r in results.items():
         rows = clusters.get_indexer(r.influence_clusters)
-        d[rows] += w[s] * r.influence[:, idx[s]]
-    g = len(clusters)
-    return (g / (g - 1)) * d.T @ d, clusters
+        g = r.influence.shape[0]
+        d[rows] += w[s] * np.sqrt(g / (g - 1)) * r.influence[:, idx[s]]
+    return d.T @ d, clusters
 
