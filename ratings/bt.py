@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from ratings import _kernels, _kernels_ref
+from ratings import _kernels
 from ratings.data import Comparisons
 from ratings.optim import newton
 
@@ -22,6 +22,8 @@ def kernels(engine: Engine):
     if engine == "numba":
         return _kernels
     if engine == "numpy":
+        from ratings import _kernels_ref  # scipy.special is only imported when asked for
+
         return _kernels_ref
     raise ValueError(f"`engine` must be 'numba' or 'numpy'; got {engine!r}.")
 

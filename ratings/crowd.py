@@ -162,10 +162,10 @@ def judge_table(fit: CrowdFit, cov: NDArray[np.float64], data: Comparisons,
     error), ``fixed`` (from a judge-quality file) or ``deterministic``. ``uninformative`` flags a
     judge whose interval reaches 1/2 (its verdicts cannot be told from coin flips).
     """
-    from scipy import stats
+    from ratings.result import normal_quantile
 
     m = data.n_models
-    z = stats.norm.ppf(0.5 + level / 2.0)
+    z = normal_quantile(level)
     var = np.diag(cov)[m:]
     se = np.where(fit.estimated & ~fit.boundary, np.sqrt(np.clip(var, 0.0, None)), np.nan)
     lower = np.clip(fit.eta - z * se, 0.5, 1.0)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 from ratings.data import Comparisons
 from ratings.errors import NonIdentifiableError
@@ -25,6 +23,9 @@ def check_identifiable(data: Comparisons) -> None:
     i won or tied against j is strongly connected (Ford 1957; Hunter 2004). The message names
     the models that never lost, never won, or the groups that are disconnected or dominate.
     """
+    from scipy.sparse import csr_matrix  # imported on first use: keeps `import ratings` light
+    from scipy.sparse.csgraph import connected_components
+
     m = data.n_models
     if m < 2:
         raise NonIdentifiableError(f"Need at least two models to rate; got {m}.")
@@ -79,7 +80,7 @@ def check_identifiable(data: Comparisons) -> None:
     )
 
 
-def _topological_components(graph: csr_matrix, labels: np.ndarray, n: int) -> list[int]:
+def _topological_components(graph, labels: np.ndarray, n: int) -> list[int]:
     """Strong components in an order where winners come before the groups they beat."""
     coo = graph.tocoo()
     a, b = labels[coo.row], labels[coo.col]

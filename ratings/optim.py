@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from ratings.errors import ConvergenceWarning
 
@@ -35,9 +34,11 @@ def _solve(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64
     lam = 0.0
     scale = max(float(np.max(np.abs(np.diag(h)), initial=0.0)), 1e-12)
     while True:
+        damped = h + lam * np.eye(h.shape[0])
         try:
-            return cho_solve(cho_factor(h + lam * np.eye(h.shape[0])), g)
-        except LinAlgError:
+            np.linalg.cholesky(damped)  # positive definite?
+            return np.linalg.solve(damped, g)
+        except np.linalg.LinAlgError:
             lam = max(1e-8 * scale, 10.0 * lam)
 
 

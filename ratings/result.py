@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from scipy import stats
-from scipy.special import expit
 
 __all__ = ["CI_DESCRIPTIONS", "ELO_SCALE", "Ratings"]
 
@@ -22,6 +21,15 @@ CI_DESCRIPTIONS = {
     "model": "model-based inverse Hessian H^-1",
     "bootstrap": "bootstrap percentile",
 }
+
+
+def normal_quantile(level: float) -> float:
+    """Two-sided normal critical value for a confidence level (1.96 for 0.95)."""
+    return NormalDist().inv_cdf(0.5 + level / 2.0)
+
+
+def _expit(x: float) -> float:
+    return float(1.0 / (1.0 + np.exp(-x)))
 
 
 def _readonly(a, dtype=np.float64) -> np.ndarray:
@@ -126,7 +134,7 @@ class Ratings:
             a = (1.0 - level) / 2.0
             lo, hi = np.quantile(draws, [a, 1.0 - a], axis=0)
             return lo, hi
-        z = stats.norm.ppf(0.5 + level / 2.0)
+        z = normal_quantile(level)
         return est - z * se, est + z * se
 
     def conf_int(self, level: float | None = None) -> pd.DataFrame:
@@ -189,8 +197,8 @@ class Ratings:
         """
         d = self.diff(a, b, level) / self.scale
         return pd.Series(
-            {"probability": float(expit(d["estimate"])), "lower": float(expit(d["lower"])),
-             "upper": float(expit(d["upper"]))},
+            {"probability": _expit(d["estimate"]), "lower": _expit(d["lower"]),
+             "upper": _expit(d["upper"])},
             name=f"P({a} beats {b})",
         )  # fmt: skip
 

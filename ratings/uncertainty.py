@@ -19,7 +19,6 @@ from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.linalg import cho_factor, cho_solve
 
 from ratings.data import Comparisons
 
@@ -31,7 +30,8 @@ def inverse_free(h: NDArray[np.float64], free: NDArray[np.int64]) -> NDArray[np.
     m = h.shape[0]
     hf = h[np.ix_(free, free)]
     out = np.zeros((m, m))
-    out[np.ix_(free, free)] = cho_solve(cho_factor(hf), np.eye(free.size))
+    np.linalg.cholesky(hf)  # raises LinAlgError unless positive definite
+    out[np.ix_(free, free)] = np.linalg.inv(hf)
     return out
 
 
