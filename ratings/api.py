@@ -13,10 +13,10 @@ import pandas as pd
 
 from ratings.bt import Engine, fit_bt, kernels
 from ratings.crowd import crowd_covariance, fit_crowd_bt, judge_table
-from ratings.data import Comparisons, aggregate
+from ratings.data import Comparisons, aggregate, from_counts, is_counts_frame
 from ratings.errors import ConvergenceWarning, InvalidVerdictsError, NonIdentifiableError
 from ratings.graph import check_identifiable
-from ratings.io import VerdictLog, read_verdicts
+from ratings.io import VerdictLog, peek_columns, read_counts, read_verdicts
 from ratings.judges import JudgeQuality, resolve_judge_quality
 from ratings.result import Ratings
 from ratings.uncertainty import bootstrap_draws, cluster_influence, inverse_free, sandwich
@@ -71,6 +71,15 @@ def _select_scope(log: VerdictLog, scope: str | None) -> tuple[pd.DataFrame, str
     return v[v["scope"] == scope], scope
 
 
+def is_counts_source(source) -> bool:
+    """Pre-aggregated counts (wins_a, wins_b, ties) rather than verdicts?"""
+    if isinstance(source, pd.DataFrame):
+        return is_counts_frame(source)
+    if isinstance(source, str | os.PathLike) and os.path.exists(source):
+        return is_counts_frame(pd.DataFrame(columns=peek_columns(source)))
+    return False
+
+
 def load_comparisons(
     verdicts: Source,
     *,
@@ -86,6 +95,13 @@ def load_comparisons(
     """
     if isinstance(verdicts, Comparisons):
         return verdicts, 0, scope
+    if is_counts_source(verdicts):
+        counts = read_counts(verdicts)
+        if "scope" in counts.columns:
+            counts, scope = _select_scope(VerdictLog(counts, counts.iloc[:0], None), scope)
+        if cluster == "auto":
+            cluster = "task_id" if "task_id" in counts.columns else None
+        return from_counts(counts, cluster=cluster), 0, scope
     if isinstance(verdicts, VerdictLog):
         log = verdicts
     else:
@@ -124,7 +140,9 @@ def fit(
     ----------
     verdicts : path, DataFrame, VerdictLog or Comparisons
         A verdict log (CSV, Parquet or JSON Lines path, or a DataFrame; see
-        :func:`ratings.read_verdicts`), or pre-aggregated :class:`~ratings.data.Comparisons`.
+        :func:`ratings.read_verdicts`); a pre-aggregated counts table (path or DataFrame with
+        ``model_a, model_b, wins_a, wins_b, ties`` and optionally ``judge``, ``task_id``,
+        ``scope``; see :func:`ratings.data.from_counts`); or :class:`~ratings.data.Comparisons`.
     model : {"bt", "crowd-bt"}, default="bt"
         Bradley-Terry, or Crowd-BT with one quality eta in [1/2, 1] per judge (see
         :mod:`ratings.crowd`); judge ``"deterministic"`` always has eta = 1.

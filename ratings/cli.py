@@ -218,8 +218,11 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     _check_outputs(_inputs(args), [args.out, args.rejected, args.judges_out])
     if args.judges_out and args.model != "crowd-bt":
         raise ValueError("`--judges-out` needs `--model crowd-bt`.")
-    log = _read(args)
-    if args.rejected:
+    from ratings.api import is_counts_source
+
+    counts = is_counts_source(args.verdicts)  # pre-aggregated wins_a / wins_b / ties
+    log = args.verdicts if counts else _read(args)
+    if args.rejected and not counts:
         from ratings.io import write_rejected
 
         write_rejected(log, args.rejected)
@@ -227,6 +230,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             print(f"{len(log.rejected)} row(s) rejected; written to {args.rejected}",
                   file=sys.stderr)  # fmt: skip
     if args.by == "scope":
+        if counts:
+            raise ValueError("`--by scope` reads verdict logs; fit counts one --scope at a time.")
         return _fit_by_scope(args, log)
     r = ratings.fit(log, scope=args.scope, **_fit_args(args))
     if args.out:
@@ -421,6 +426,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
+    except BrokenPipeError:  # e.g. `ratings fit ... | head`: stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except InvalidVerdictsError as err:
         print(f"ratings: error: {err}", file=sys.stderr)
         if len(err.rows):

@@ -127,20 +127,24 @@ def aggregate(
     *,
     cluster: str | None = "task_id",
     models: pd.Index | list[str] | None = None,
+    weights: NDArray[np.float64] | None = None,
 ) -> Comparisons:
     """Collapse canonical verdicts into :class:`Comparisons`.
 
     Parameters
     ----------
-    verdicts : pandas.DataFrame
+    verdicts : pandas.DataFrame or dask.dataframe.DataFrame
         Canonical columns ``model_a``, ``model_b``, ``winner`` (``"A"``, ``"B"`` or ``"tie"``)
         and optionally ``judge``, ``failed_a``, ``failed_b`` and the cluster column, as returned by
-        :func:`ratings.io.read_verdicts`.
+        :func:`ratings.io.read_verdicts`. A Dask DataFrame (raw verdicts, validated partition by
+        partition) is reduced in parallel by :func:`ratings.distributed.aggregate_counts`.
     cluster : str or None, default="task_id"
         Column whose values are the clusters (verdicts on one task are dependent). ``None``
         treats every verdict as its own cluster.
     models : sequence of str, optional
         Fix the model order (and include models without verdicts); default: sorted names seen.
+    weights : ndarray, optional
+        A count per row (default 1): rows standing for several identical verdicts.
 
     Returns
     -------
@@ -152,6 +156,15 @@ def aggregate(
     output wins whatever the judge said, two failures tie, and the row's judge becomes
     ``"deterministic"`` (a judge-free comparison).
     """
+    from ratings.distributed import is_dask_frame
+
+    if is_dask_frame(verdicts):  # reduce where the log lives, then build the same rows
+        from ratings.distributed import aggregate_counts
+
+        counts = aggregate_counts(verdicts)
+        if cluster is not None and cluster not in counts.columns:
+            cluster = None if cluster == "task_id" else cluster
+        return from_counts(counts, cluster=cluster, models=models)
     missing = [c for c in ("model_a", "model_b", "winner") if c not in verdicts.columns]
     if cluster is not None and cluster not in verdicts.columns:
         missing.append(cluster)
@@ -222,6 +235,7 @@ def aggregate(
         raise InvalidVerdictsError("Too many (cluster, judge) groups and models to encode.")
     codes, uniq = pd.factorize((outer.astype(np.int64) * m + i) * m + j, sort=True)
     r = len(uniq)
+    one = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
     group = np.asarray(outer_keys, dtype=np.int64)[uniq // (m * m)]
     return Comparisons(
         models=labels,
@@ -232,9 +246,9 @@ def aggregate(
         jj=uniq % m,
         judge=group % nj,
         cluster=group // nj,
-        wi=np.bincount(codes, win_i, r),
-        wj=np.bincount(codes, win_j, r),
-        tt=np.bincount(codes, tie, r),
+        wi=np.bincount(codes, win_i * one, r),
+        wj=np.bincount(codes, win_j * one, r),
+        tt=np.bincount(codes, tie * one, r),
     )
 
 
@@ -253,3 +267,67 @@ def _flag(verdicts: pd.DataFrame, name: str, n: int) -> NDArray[np.bool_]:
     if name not in verdicts.columns:
         return np.zeros(n, dtype=bool)
     return verdicts[name].fillna(False).to_numpy(dtype=bool)
+
+
+#: Columns of a pre-aggregated counts table (``judge`` and a cluster column are optional).
+COUNT_COLUMNS = ("model_a", "model_b", "wins_a", "wins_b", "ties")
+
+
+def is_counts_frame(frame: pd.DataFrame) -> bool:
+    """True when ``frame`` holds pre-aggregated counts rather than one row per verdict."""
+    return {"wins_a", "wins_b", "ties"} <= set(frame.columns) and "winner" not in frame.columns
+
+
+def from_counts(
+    counts: pd.DataFrame,
+    *,
+    cluster: str | None = "task_id",
+    models: pd.Index | list[str] | None = None,
+) -> Comparisons:
+    """Build :class:`Comparisons` from pre-aggregated counts.
+
+    This is the same commutative reduction :func:`aggregate` performs, done elsewhere: one row per
+    (cluster, judge, model_a, model_b) with ``wins_a``, ``wins_b`` and ``ties`` (see
+    :func:`ratings.distributed.aggregate_counts` for Dask, and the README for SQL). Rows may
+    repeat a key or name a pair in either order; they are summed.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        ``model_a``, ``model_b``, ``wins_a``, ``wins_b``, ``ties`` and optionally ``judge`` and
+        the cluster column.
+    cluster : str or None, default="task_id"
+        Cluster column (absent column with the default: verdicts treated as independent).
+    models : sequence of str, optional
+        Fix the model order.
+    """
+    missing = [c for c in COUNT_COLUMNS if c not in counts.columns]
+    if missing:
+        raise InvalidVerdictsError(
+            f"Column(s) {missing} not found in the counts table. Available columns: "
+            f"{counts.columns.tolist()}. A counts table has one row per (task_id, judge, "
+            "model_a, model_b) with wins_a, wins_b and ties."
+        )
+    if cluster is not None and cluster not in counts.columns:
+        if cluster != "task_id":
+            raise InvalidVerdictsError(f"Cluster column {cluster!r} not in the counts table.")
+        cluster = None
+    n = len(counts)
+    values = counts[["wins_a", "wins_b", "ties"]].apply(pd.to_numeric, errors="coerce")
+    arr = values.to_numpy(dtype=float)
+    bad = ~np.isfinite(arr).all(axis=1) | (arr < 0).any(axis=1)
+    _reject(counts, bad, "have counts that are not finite numbers >= 0")
+    w = values.to_numpy(dtype=np.float64)
+    # Expand into three pseudo-verdict groups and reuse the verdict reducer on weighted rows.
+    frame = pd.DataFrame({"model_a": counts["model_a"].to_numpy(),
+                          "model_b": counts["model_b"].to_numpy()})  # fmt: skip
+    if "judge" in counts.columns:
+        frame["judge"] = counts["judge"].to_numpy()
+    if cluster is not None:
+        frame[cluster] = counts[cluster].to_numpy()
+    frame.index = counts.index
+    stacked = pd.concat([frame.assign(winner=o) for o in ("A", "B", "tie")])
+    data = aggregate(stacked, cluster=cluster, models=models,
+                     weights=np.concatenate([w[:, 0], w[:, 1], w[:, 2]]))  # fmt: skip
+    keep = (data.wi + data.wj + data.tt) > 0
+    return data if keep.all() or n == 0 else data.subset(keep)

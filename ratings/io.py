@@ -991,3 +991,41 @@ def _default_mode() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return 0o666 & ~mask
+
+
+def peek_columns(source: str | os.PathLike[str], format: str | None = None) -> list[str]:
+    """Column names of a table file without reading its rows (CSV header, Parquet schema, or
+    the first JSON line); an empty list when it cannot tell."""
+    name = os.fspath(source)
+    fmt, sep, compression = _format_of(os.path.basename(name))
+    fmt = format or fmt
+    try:
+        if fmt == "csv":
+            return [str(c) for c in pd.read_csv(name, sep=sep or ",", nrows=0,
+                                                compression=compression).columns]  # fmt: skip
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(name).names)
+        if fmt == "jsonl":
+            return [str(c) for c in pd.read_json(name, lines=True, nrows=1,
+                                                 compression=compression).columns]  # fmt: skip
+    except Exception:  # unreadable here: the full reader gives the precise error
+        return []
+    return []
+
+
+def read_counts(source: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
+    """Read a pre-aggregated counts table (model_a, model_b, wins_a, wins_b, ties, optional
+    judge and task_id), names as text and counts as numbers; validated by
+    :func:`ratings.data.from_counts`."""
+    if isinstance(source, pd.DataFrame):
+        return source.copy()
+    frame = _read_file(os.fspath(source), None)
+    for col in ("wins_a", "wins_b", "ties"):
+        if col in frame.columns:
+            frame[col] = pd.to_numeric(frame[col], errors="coerce")
+    for col in ("model_a", "model_b", "judge", "task_id"):
+        if col in frame.columns:
+            frame[col] = _text(frame[col])
+    return frame

@@ -1,0 +1,85 @@
+"""The Dask reduction equals the in-memory path; pre-aggregated counts are accepted as input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ratings
+from ratings.data import from_counts
+from ratings.example import example_path
+
+dd = pytest.importorskip("dask.dataframe")
+
+
+@pytest.fixture(scope="module")
+def log():
+    v = pd.read_csv(example_path(), dtype=str)
+    v = v[v["scope"] == "analytical"].reset_index(drop=True)
+    v.loc[::97, "failed_b"] = "true"  # a few render forfeits
+    return v
+
+
+def _same(a, b):
+    np.testing.assert_allclose(a.strength, b.strength, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(a.cov, b.cov, rtol=0, atol=1e-10)
+    table = [r.to_frame().drop(columns="scope", errors="ignore") for r in (a, b)]
+    pd.testing.assert_frame_equal(*table, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("model", ["bt", "crowd-bt"])
+def test_dask_path_equals_in_memory_on_many_partitions(log, model):
+    from dask.distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as cluster, Client(cluster):  # fmt: skip
+        ddf = dd.from_pandas(log, npartitions=16)
+        data = ratings.aggregate(ddf)
+    memory = ratings.fit(log, model=model, anchor="GPT-5.5 (medium)")
+    dask_fit = ratings.fit(data, model=model, anchor="GPT-5.5 (medium)")
+    _same(memory, dask_fit)
+    assert data.n_clusters == memory.n_clusters
+    if model == "crowd-bt":
+        pd.testing.assert_frame_equal(memory.judges.sort_index(), dask_fit.judges.sort_index(),
+                                      rtol=0, atol=1e-10)  # fmt: skip
+
+
+def test_dask_partition_errors_name_the_problem(log):
+    bad = log.copy()
+    bad.loc[5, "winner"] = "draw"
+    with pytest.raises(ratings.InvalidVerdictsError, match="draw"):
+        ratings.aggregate(dd.from_pandas(bad, npartitions=4))
+
+
+def test_counts_table_and_file_equal_verdicts(log, tmp_path):
+    v = ratings.read_verdicts(log).verdicts
+    forfeit = v["failed_b"].to_numpy()
+    counts = pd.DataFrame({
+        "task_id": v["task_id"], "model_a": v["model_a"], "model_b": v["model_b"],
+        "judge": np.where(forfeit, "deterministic", v["judge"]),
+        "wins_a": ((v["winner"] == "A") | forfeit).astype(int),
+        "wins_b": ((v["winner"] == "B") & ~forfeit).astype(int),
+        "ties": ((v["winner"] == "tie") & ~forfeit).astype(int),
+    }).groupby(["task_id", "judge", "model_a", "model_b"], as_index=False).sum()  # fmt: skip
+    memory = ratings.fit(log, anchor="GPT-5.5 (medium)")
+    _same(memory, ratings.fit(counts, anchor="GPT-5.5 (medium)"))
+    path = tmp_path / "counts.csv"
+    counts.to_csv(path, index=False)
+    _same(memory, ratings.fit(str(path), anchor="GPT-5.5 (medium)"))
+
+
+def test_counts_pairs_in_either_order_are_merged():
+    counts = pd.DataFrame({"model_a": ["x", "y", "y", "z"], "model_b": ["y", "x", "z", "x"],
+                           "wins_a": [3, 1, 2, 2], "wins_b": [1, 0, 1, 1], "ties": [0, 1, 0, 1]})
+    data = from_counts(counts)
+    xy = (data.ii == 0) & (data.jj == 1)
+    assert (data.wi[xy], data.wj[xy], data.tt[xy]) == (np.array([3.0]), np.array([2.0]),
+                                                      np.array([1.0]))  # fmt: skip
+
+
+def test_counts_must_be_finite_and_non_negative():
+    counts = pd.DataFrame({"model_a": ["x", "y"], "model_b": ["y", "x"],
+                           "wins_a": [3, -1], "wins_b": [1, 0], "ties": [0, "a"]})
+    with pytest.raises(ratings.InvalidVerdictsError, match=r"not finite numbers >= 0: rows \[1\]"):
+        from_counts(counts)
