@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit
 
 _JIT = {"cache": True, "nogil": True}  # no fastmath: the likelihood relies on inf/NaN semantics
+_SCORE_CAP = 1e150  # |score| bound where it would overflow; its square still fits in a double
 
 
 @njit(**_JIT)
@@ -134,25 +135,29 @@ def cluster_meat(n_items, ii, jj, score, starts):
 
 @njit(**_JIT)
 def _crowd_point(d, eta):
-    """(log p, log(1 - p), p_d / p, p_e / p, -p_d / (1-p), -p_e / (1-p), p_dd, p_de)."""
+    """Log-probabilities and derivative ratios at one (d, eta).
+
+    -> (log p, log pc, p_d/p, p_e/p, -p_d/pc, -p_e/pc, p_dd/p, p_de/p, p_dd/pc, p_de/pc) with
+    p = eta sigma(d) + (1 - eta) sigma(-d), pc = 1 - p. For eta < 1, p and pc are at least
+    (1 - eta) / 2, so the ratios are safe; eta = 1 uses the Bradley-Terry limits, which stay
+    finite where sigma(d) underflows.
+    """
     s = _sigmoid(d)
     sq = _sigmoid(-d)
+    if eta >= 1.0:  # eta-scores grow like e^|d|; capped so that 0 counts times them stay 0
+        ae = max(-np.expm1(-d), -_SCORE_CAP)
+        be = min(-np.expm1(d), _SCORE_CAP)
+        return (_log_sigmoid(d), _log_sigmoid(-d), sq, ae, -s, be,
+                sq * (sq - s), 2.0 * sq, s * (sq - s), 2.0 * s)
     a = 2.0 * eta - 1.0
     p = eta * s + (1.0 - eta) * sq
     pc = eta * sq + (1.0 - eta) * s
-    if eta >= 1.0:
-        logp = _log_sigmoid(d)
-        logpc = _log_sigmoid(-d)
-    else:
-        la, lb = np.log(eta) + _log_sigmoid(d), np.log1p(-eta) + _log_sigmoid(-d)
-        logp = max(la, lb) + np.log1p(np.exp(-abs(la - lb)))
-        la, lb = np.log(eta) + _log_sigmoid(-d), np.log1p(-eta) + _log_sigmoid(d)
-        logpc = max(la, lb) + np.log1p(np.exp(-abs(la - lb)))
-    pd_ = a * s * sq  # dp/dd
-    pe = s - sq  # dp/deta = 2 sigma(d) - 1
-    pdd = a * s * sq * (sq - s)
-    pde = 2.0 * s * sq
-    return logp, logpc, pd_, pe, pdd, pde, p, pc
+    p_d = a * s * sq  # dp/dd
+    p_e = s - sq  # dp/deta = 2 sigma(d) - 1
+    p_dd = p_d * (sq - s)
+    p_de = 2.0 * s * sq
+    return (np.log(p), np.log(pc), p_d / p, p_e / p, -p_d / pc, -p_e / pc,
+            p_dd / p, p_de / p, p_dd / pc, p_de / pc)
 
 
 @njit(**_JIT)
@@ -176,7 +181,7 @@ def crowd_row_terms(theta, eta, ii, jj, kk, wi, wj, tt):
     nll = 0.0
     for r in range(n_rows):
         d = theta[ii[r]] - theta[jj[r]]
-        logp, logpc, p_d, p_e, p_dd, p_de, p, pc = _crowd_point(d, eta[kk[r]])
+        logp, logpc, ad, ae, bd, be, rdd_p, rde_p, rdd_c, rde_c = _crowd_point(d, eta[kk[r]])
         yi = wi[r] + 0.5 * tt[r]
         yj = wj[r] + 0.5 * tt[r]
         if yi > 0.0:
@@ -184,14 +189,12 @@ def crowd_row_terms(theta, eta, ii, jj, kk, wi, wj, tt):
         if yj > 0.0:
             nll -= yj * logpc
         # per-verdict scores: i wins (log p), j wins (log(1 - p)), tie (average)
-        ad, ae = p_d / p, p_e / p
-        bd, be = -p_d / pc, -p_e / pc
         td, te = 0.5 * (ad + bd), 0.5 * (ae + be)
         gd[r] = yi * ad + yj * bd
         ge[r] = yi * ae + yj * be
         # -d2/dxdy [yi log p + yj log pc] = yi (px py/p^2 - pxy/p) + yj (px py/pc^2 + pxy/pc)
-        hdd[r] = yi * (ad * ad - p_dd / p) + yj * (bd * bd + p_dd / pc)
-        hde[r] = yi * (ad * ae - p_de / p) + yj * (bd * be + p_de / pc)
+        hdd[r] = yi * (ad * ad - rdd_p) + yj * (bd * bd + rdd_c)
+        hde[r] = yi * (ad * ae - rde_p) + yj * (bd * be + rde_c)
         hee[r] = yi * ae * ae + yj * be * be
         mdd[r] = wi[r] * ad * ad + wj[r] * bd * bd + tt[r] * td * td
         mde[r] = wi[r] * ad * ae + wj[r] * bd * be + tt[r] * td * te
@@ -253,4 +256,19 @@ def crowd_cluster_meat(n_models, n_judges, ii, jj, kk, gd, ge, starts):
         for a in range(cnt):
             g[touched[a]] = 0.0
             seen[touched[a]] = False
+    return out
+
+
+@njit(**_JIT)
+def cluster_scores(n_clusters, n_params, ii, jj, kk, cluster, sd, se, n_models):
+    """Summed score of each cluster, f8[G, P]: row c is sum_{r in c} sd_r (e_i - e_j), plus
+    se_r e_{n_models + k} when ``se`` is non-empty (Crowd-BT's eta block)."""
+    out = np.zeros((n_clusters, n_params))
+    with_eta = se.shape[0] > 0
+    for r in range(ii.shape[0]):
+        c = cluster[r]
+        out[c, ii[r]] += sd[r]
+        out[c, jj[r]] -= sd[r]
+        if with_eta:
+            out[c, n_models + kk[r]] += se[r]
     return out

@@ -45,29 +45,36 @@ def cluster_meat(n_items, ii, jj, score, starts):
 
 
 def _crowd_parts(d, e):
+    """(log p, log pc, p_d/p, p_e/p, -p_d/pc, -p_e/pc, p_dd/p, p_de/p, p_dd/pc, p_de/pc)."""
     s, sq = expit(d), expit(-d)
-    a = 2.0 * e - 1.0
-    p = e * s + (1.0 - e) * sq
-    pc = e * sq + (1.0 - e) * s
-    with np.errstate(divide="ignore"):
-        logp = np.logaddexp(np.log(e) + log_expit(d), np.log1p(-e) + log_expit(-d))
-        logpc = np.logaddexp(np.log(e) + log_expit(-d), np.log1p(-e) + log_expit(d))
-    return logp, logpc, a * s * sq, s - sq, a * s * sq * (sq - s), 2.0 * s * sq, p, pc
+    bt = e >= 1.0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        a = 2.0 * e - 1.0
+        p = e * s + (1.0 - e) * sq
+        pc = e * sq + (1.0 - e) * s
+        p_d, p_e = a * s * sq, s - sq
+        p_dd, p_de = p_d * (sq - s), 2.0 * s * sq
+        mixed = (np.log(p), np.log(pc), p_d / p, p_e / p, -p_d / pc, -p_e / pc,
+                 p_dd / p, p_de / p, p_dd / pc, p_de / pc)  # fmt: skip
+        cap = 1e150  # as in the kernel: keep 0 * score = 0 where e^|d| overflows
+        limit = (log_expit(d), log_expit(-d), sq, np.maximum(-np.expm1(-d), -cap), -s,
+                 np.minimum(-np.expm1(d), cap),
+                 sq * (sq - s), 2.0 * sq, s * (sq - s), 2.0 * s)  # eta = 1: Bradley-Terry
+    return tuple(np.where(bt, lim, mix) for lim, mix in zip(limit, mixed, strict=True))
 
 
 def crowd_row_terms(theta, eta, ii, jj, kk, wi, wj, tt):
     d = theta[ii] - theta[jj]
-    logp, logpc, p_d, p_e, p_dd, p_de, p, pc = _crowd_parts(d, eta[kk])
+    logp, logpc, ad, ae, bd, be, rdd_p, rde_p, rdd_c, rde_c = _crowd_parts(d, eta[kk])
     yi, yj = wi + 0.5 * tt, wj + 0.5 * tt
     nll = -np.sum(_xlogy0(yi, logp) + _xlogy0(yj, logpc))
-    ad, ae, bd, be = p_d / p, p_e / p, -p_d / pc, -p_e / pc
     td, te = (ad + bd) / 2, (ae + be) / 2
     return (
         float(nll),
         yi * ad + yj * bd,
         yi * ae + yj * be,
-        yi * (ad**2 - p_dd / p) + yj * (bd**2 + p_dd / pc),
-        yi * (ad * ae - p_de / p) + yj * (bd * be + p_de / pc),
+        yi * (ad**2 - rdd_p) + yj * (bd**2 + rdd_c),
+        yi * (ad * ae - rde_p) + yj * (bd * be + rde_c),
         yi * ae**2 + yj * be**2,
         wi * ad**2 + wj * bd**2 + tt * td**2,
         wi * ad * ae + wj * bd * be + tt * td * te,
@@ -99,3 +106,12 @@ def crowd_cluster_meat(n_models, n_judges, ii, jj, kk, gd, ge, starts):
     g = np.zeros((starts.size - 1, n_models + n_judges))
     np.add.at(g, cluster, scores)
     return g.T @ g
+
+
+def cluster_scores(n_clusters, n_params, ii, jj, kk, cluster, sd, se, n_models):
+    out = np.zeros((n_clusters, n_params))
+    np.add.at(out, (cluster, ii), sd)
+    np.add.at(out, (cluster, jj), -sd)
+    if se.size:
+        np.add.at(out, (cluster, n_models + kk), se)
+    return out

@@ -228,12 +228,13 @@ def fit(
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
                          f"{close_matches(anchor, data.models)}")  # fmt: skip
+    rows = data.collapsed()  # one row per (judge, i, j): the likelihood, counts, existence
     if penalty == 0.0:
-        check_identifiable(data)
+        check_identifiable(rows)
     ref = 0 if anchor is None else int(data.models.get_loc(anchor))
     clustered = data.clusters is not None
     opts = {"ref": ref, "ci": ci, "clustered": clustered, "engine": engine, "tol": tol,
-            "max_iter": max_iter, "n_boot": n_boot, "seed": seed}  # fmt: skip
+            "max_iter": max_iter, "n_boot": n_boot, "seed": seed, "rows": rows}  # fmt: skip
     if model == "bt":
         est = _estimate_bt(data, penalty=penalty, **opts)
     else:
@@ -241,7 +242,7 @@ def fit(
                                       fit_new_judges=fit_new_judges)  # fmt: skip
         est = _estimate_crowd(data, fixed_eta=fixed, level=level, **opts)
     out = Ratings(
-        models=data.models, strength=est["theta"], cov=est["cov"], counts=data.model_counts(),
+        models=data.models, strength=est["theta"], cov=est["cov"], counts=rows.model_counts(),
         ci=ci, cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
         anchor=None, offset=rating0, loglik=-est["nll"], converged=est["converged"],
         n_iter=est["n_iter"], max_grad=est["max_grad"], model=model, level=level,
@@ -267,13 +268,13 @@ def _bootstrap(data: Comparisons, refit, *, ci: str, clustered: bool, n_boot: in
 
 
 def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol, max_iter,
-                 n_boot, seed) -> dict:  # fmt: skip
+                 n_boot, seed, rows) -> dict:  # fmt: skip
     k = kernels(engine)
-    res = fit_bt(data, ref=ref, penalty=penalty, tol=tol, max_iter=max_iter, engine=engine)
+    res = fit_bt(rows, ref=ref, penalty=penalty, tol=tol, max_iter=max_iter, engine=engine)
     bread = inverse_free(res.hessian, np.delete(np.arange(data.n_models), ref))
     _, score, _, meat = k.bt_row_terms(res.theta, data.ii, data.jj, data.wi, data.wj, data.tt)
     cov = bread if ci == "model" else sandwich(bread, data, score, meat, clustered=clustered, k=k)
-    influence = cluster_influence(data, bread, score) if clustered else None
+    influence = cluster_influence(data, bread, score, k=k) if clustered else None
 
     def refit(sample: Comparisons):
         return fit_bt(sample, ref=ref, penalty=penalty, tol=1e-8, max_iter=max_iter,
@@ -286,8 +287,8 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol,
 
 
 def _estimate_crowd(data: Comparisons, *, ref, fixed_eta, level, ci, clustered, engine, tol,
-                    max_iter, n_boot, seed) -> dict:  # fmt: skip
-    res = fit_crowd_bt(data, ref=ref, fixed_eta=fixed_eta, tol=tol, max_iter=max(max_iter, 200),
+                    max_iter, n_boot, seed, rows) -> dict:  # fmt: skip
+    res = fit_crowd_bt(rows, ref=ref, fixed_eta=fixed_eta, tol=tol, max_iter=max(max_iter, 200),
                        engine=engine)  # fmt: skip
     full = crowd_covariance(res, data, ci="model" if ci == "model" else "sandwich",
                             clustered=clustered, engine=engine)  # fmt: skip
@@ -297,7 +298,8 @@ def _estimate_crowd(data: Comparisons, *, ref, fixed_eta, level, ci, clustered, 
         _, gd, ge, *_ = kernels(engine).crowd_row_terms(
             res.theta, res.eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt)
         bread = crowd_covariance(res, data, ci="model", clustered=False, engine=engine)
-        influence = cluster_influence(data, bread, gd, ge)[:, :m]
+        influence = cluster_influence(data, bread, gd, ge, k=kernels(engine))
+        influence = None if influence is None else influence[:, :m]
 
     def refit(sample: Comparisons):
         return fit_crowd_bt(sample, ref=ref, fixed_eta=fixed_eta, tol=1e-8,

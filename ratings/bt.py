@@ -87,8 +87,9 @@ def fit_bt(
     m = data.n_models
     free = np.delete(np.arange(m), ref)
     x0 = np.zeros(m) if theta0 is None else np.asarray(theta0, dtype=np.float64) - theta0[ref]
+    rows = data.collapsed()  # same likelihood, one row per (judge, i, j)
     res = newton(
-        lambda th: penalised_terms(th, data, penalty, k), x0, free,
+        lambda th: penalised_terms(th, rows, penalty, k), x0, free,
         tol=tol, max_iter=max_iter, what="Bradley-Terry",
     )  # fmt: skip
     return BTFit(theta=res.x, ref=ref, hessian=res.hessian, nll=res.f, converged=res.converged,

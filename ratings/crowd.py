@@ -95,7 +95,8 @@ def fit_crowd_bt(
     fixed[DETERMINISTIC_JUDGE] = 1.0  # judge-free comparisons are never noisy
     estimated = np.array([j not in fixed for j in data.judges], dtype=bool)
     eta0 = np.array([fixed.get(j, ETA_START) for j in data.judges], dtype=np.float64)
-    start = fit_bt(data, ref=ref, tol=1e-6, max_iter=50, engine=engine).theta
+    rows = data.collapsed()  # same likelihood on one row per (judge, i, j)
+    start = fit_bt(rows, ref=ref, tol=1e-6, max_iter=50, engine=engine).theta
     # The BT fit of noisy verdicts is attenuated by about (2 eta - 1); undo that for the start.
     attenuation = float(np.average(2 * eta0 - 1, weights=np.bincount(data.judge, data.wi + data.wj
                                                                      + data.tt, nj)))  # fmt: skip
@@ -104,9 +105,9 @@ def fit_crowd_bt(
     lower = np.concatenate([np.full(m, -np.inf), np.full(nj, 0.5)])
     upper = np.concatenate([np.full(m, np.inf), np.ones(nj)])
     try:
-        res = newton(lambda x: crowd_terms(x, data, k), x0, free, lower=lower, upper=upper,
-                     tol=tol, max_iter=max_iter, what="Crowd-BT")  # fmt: skip
-        diverged = bool(np.max(np.abs(res.x[:m]), initial=0.0) > DIVERGED)
+        res = newton(lambda x: crowd_terms(x, rows, k), x0, free, lower=lower, upper=upper,
+                     tol=tol, max_iter=max_iter, what="Crowd-BT", bound=DIVERGED)  # fmt: skip
+        diverged = False
     except FloatingPointError:
         diverged = True
     if diverged:

@@ -107,6 +107,23 @@ class Comparisons:
             self.wi[mask], self.wj[mask], self.tt[mask],
         )  # fmt: skip
 
+    def collapsed(self) -> Comparisons:
+        """The same likelihood on fewer rows: counts summed over clusters, per (judge, i, j).
+
+        Fits run on these rows; only the clustered meat needs the per-cluster rows.
+        """
+        if self.clusters is None or len(self.clusters) <= 1:
+            return self
+        m = self.n_models
+        codes, uniq = pd.factorize((self.judge * m + self.ii) * m + self.jj, sort=True)
+        r = len(uniq)
+        return Comparisons(
+            self.models, self.judges, None, None,
+            (uniq // m) % m, uniq % m, uniq // (m * m), np.zeros(r, dtype=np.int64),
+            np.bincount(codes, self.wi, r), np.bincount(codes, self.wj, r),
+            np.bincount(codes, self.tt, r),
+        )  # fmt: skip
+
     def reweighted(self, weight: NDArray[np.float64]) -> Comparisons:
         """Multiply every row's counts by ``weight`` (bootstrap resampling of clusters)."""
         return Comparisons(

@@ -52,6 +52,7 @@ def newton(
     tol: float = 1e-10,
     max_iter: int = 100,
     what: str = "Model",
+    bound: float = np.inf,
 ) -> NewtonResult:
     """Minimise ``fun -> (f, gradient, Hessian)`` over the coordinates ``free`` of ``x0``.
 
@@ -59,7 +60,8 @@ def newton(
     coordinates at a bound whose gradient points outward are held fixed for the step, and the
     step is projected back into the box. Stops when the largest change is below ``tol``;
     warns :class:`ConvergenceWarning` (and returns ``converged=False``) after ``max_iter``.
-    Raises ``FloatingPointError`` when the iterates diverge (no finite minimum).
+    Raises ``FloatingPointError`` when the iterates diverge (no finite minimum): a non-finite
+    value, or a coordinate beyond ``bound`` in absolute value.
     """
     x = np.array(x0, dtype=np.float64)
     n = x.size
@@ -79,6 +81,8 @@ def newton(
             if f_new <= f + 1e-12 * abs(f) or t < 1e-10:
                 break
             t *= 0.5
+        if np.max(np.abs(x_new), initial=0.0) > bound:
+            raise FloatingPointError(f"|x| exceeded {bound:g}: the estimate diverges")
         change = float(np.max(np.abs(x_new - x), initial=0.0))
         x, f, g, h = x_new, f_new, g_new, h_new
         if change < tol:

@@ -126,29 +126,33 @@ def bootstrap_draws(
     return np.vstack(draws)
 
 
+#: Largest clusters x parameters matrix of influences kept with a result (8 bytes each).
+MAX_INFLUENCE_CELLS = 20_000_000
+
+
 def cluster_influence(
     data: Comparisons,
     bread: NDArray[np.float64],
     score_d: NDArray[np.float64],
     score_e: NDArray[np.float64] | None = None,
-) -> NDArray[np.float64]:
+    *,
+    k=None,
+) -> NDArray[np.float64] | None:
     """Per-cluster influence on the parameters, shape (G, P): row c is ``bread @ g_c``.
 
     ``g_c`` sums, over the cluster's rows, ``score_d (e_i - e_j)`` (plus ``score_e e_{M+k}`` for
     Crowd-BT, whose parameters are (theta, eta)). The clustered sandwich is
     ``G/(G-1) * influence.T @ influence``; stacking the influences of several fits by shared
-    cluster gives their joint covariance (:mod:`ratings.combine`).
+    cluster gives their joint covariance (:mod:`ratings.combine`). Returns ``None`` when G x P
+    exceeds :data:`MAX_INFLUENCE_CELLS` (the joint combination then needs smaller inputs).
     """
-    from scipy.sparse import coo_matrix
+    from ratings import _kernels
 
-    m, p = data.n_models, bread.shape[0]
-    rows = [data.cluster, data.cluster]
-    cols = [data.ii, data.jj]
-    vals = [score_d, -score_d]
-    if score_e is not None:
-        rows.append(data.cluster)
-        cols.append(m + data.judge)
-        vals.append(score_e)
-    s = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                   shape=(data.n_clusters, p)).tocsr()  # fmt: skip
-    return np.asarray(s @ bread)
+    k = _kernels if k is None else k
+    g, p = data.n_clusters, bread.shape[0]
+    if g * p > MAX_INFLUENCE_CELLS:
+        return None
+    se = np.zeros(0) if score_e is None else score_e
+    s = k.cluster_scores(g, p, data.ii, data.jj, data.judge, data.cluster, score_d, se,
+                         data.n_models)  # fmt: skip
+    return s @ bread
