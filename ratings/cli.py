@@ -321,7 +321,7 @@ def _write_judges(judges, out: str, inputs: Sequence[str]) -> None:
     if suffix not in (".csv", ".json"):
         raise ValueError(f"`--judges-out` must end in .csv or .json; got {out!r}.")
     table = judges.reset_index()
-    text = table.to_json(orient="records", indent=2) + "\n"
+    text = table.to_json(orient="records", indent=2, double_precision=15) + "\n"
     write_atomic(table if suffix == ".csv" else text, out, inputs=inputs)
 
 

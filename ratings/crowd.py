@@ -160,7 +160,8 @@ def judge_table(fit: CrowdFit, cov: NDArray[np.float64], data: Comparisons,
     """The judge report: eta, se, interval (clipped to [1/2, 1]), verdicts, status, flag.
 
     ``status`` is ``estimated``, ``boundary`` (the MLE sits on eta = 1 or 1/2: no standard
-    error), ``fixed`` (from a judge-quality file) or ``deterministic``. ``uninformative`` flags a
+    error and no interval, NaN), ``fixed`` (from a judge-quality file; the interval is the point)
+    or ``deterministic``. ``uninformative`` flags a
     judge whose interval reaches 1/2 (its verdicts cannot be told from coin flips).
     """
     from ratings.result import normal_quantile
