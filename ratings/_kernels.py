@@ -272,3 +272,57 @@ def cluster_scores(n_clusters, n_params, ii, jj, kk, cluster, sd, se, n_models):
         if with_eta:
             out[c, n_models + kk[r]] += se[r]
     return out
+
+
+@njit(**_JIT)
+def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models):
+    """Collapse verdicts into unique (group, i, j) rows, rows ordered by group.
+
+    group i8[N] in [0, n_groups) (cluster-major codes of (cluster, judge)); ii, jj i8[N] with
+    ii < jj; outcome i8[N]: 0 = i won, 1 = j won, 2 = tie; weight f8[N] ->
+    (row_group, row_i, row_j i8[R]; wi, wj, tt f8[R]; code i8[N], the row of each verdict).
+    A counting sort by group and a dense (i, j) slot table: O(N + n_groups + n_models^2).
+    """
+    n = group.shape[0]
+    starts = np.zeros(n_groups + 1, dtype=np.int64)
+    for v in range(n):
+        starts[group[v] + 1] += 1
+    for g in range(n_groups):
+        starts[g + 1] += starts[g]
+    fill = starts[:-1].copy()
+    order = np.empty(n, dtype=np.int64)
+    for v in range(n):
+        order[fill[group[v]]] = v
+        fill[group[v]] += 1
+    slot = np.full(n_models * n_models, -1, dtype=np.int64)
+    row_group = np.empty(n, dtype=np.int64)
+    row_i = np.empty(n, dtype=np.int64)
+    row_j = np.empty(n, dtype=np.int64)
+    wi = np.zeros(n)
+    wj = np.zeros(n)
+    tt = np.zeros(n)
+    code = np.empty(n, dtype=np.int64)
+    r = 0
+    for g in range(n_groups):
+        first = r
+        for pos in range(starts[g], starts[g + 1]):
+            v = order[pos]
+            key = ii[v] * n_models + jj[v]
+            s = slot[key]
+            if s < 0:
+                s = r
+                slot[key] = r
+                row_group[r] = g
+                row_i[r] = ii[v]
+                row_j[r] = jj[v]
+                r += 1
+            code[v] = s
+            if outcome[v] == 0:
+                wi[s] += weight[v]
+            elif outcome[v] == 1:
+                wj[s] += weight[v]
+            else:
+                tt[s] += weight[v]
+        for s in range(first, r):
+            slot[row_i[s] * n_models + row_j[s]] = -1
+    return row_group[:r], row_i[:r], row_j[:r], wi[:r], wj[:r], tt[:r], code

@@ -115,3 +115,16 @@ def cluster_scores(n_clusters, n_params, ii, jj, kk, cluster, sd, se, n_models):
     if se.size:
         np.add.at(out, (cluster, n_models + kk), se)
     return out
+
+
+def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models):
+    key = (group * n_models + ii) * n_models + jj
+    uniq, first, code = np.unique(key, return_index=True, return_inverse=True)
+    r = uniq.size
+    return (
+        group[first], ii[first], jj[first],
+        np.bincount(code, weight * (outcome == 0), r),
+        np.bincount(code, weight * (outcome == 1), r),
+        np.bincount(code, weight * (outcome == 2), r),
+        code.astype(np.int64),
+    )  # fmt: skip

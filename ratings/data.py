@@ -13,11 +13,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ratings import _kernels
 from ratings.errors import InvalidVerdictsError, format_rows
 
 __all__ = ["DEFAULT_JUDGE", "DETERMINISTIC_JUDGE", "Comparisons", "aggregate"]
 
 DEFAULT_JUDGE = "unspecified"
+_DENSE_SLOTS = 25_000_000  # models^2 up to which aggregation uses a dense pair table (200 MB)
 DETERMINISTIC_JUDGE = "deterministic"
 
 
@@ -115,7 +117,14 @@ class Comparisons:
         if self.clusters is None or len(self.clusters) <= 1:
             return self
         m = self.n_models
-        codes, uniq = pd.factorize((self.judge * m + self.ii) * m + self.jj, sort=True)
+        key = (self.judge * m + self.ii) * m + self.jj
+        space = len(self.judges) * m * m
+        if space <= _DENSE_SLOTS:  # dense: no hashing, keys come out sorted
+            seen = np.bincount(key, minlength=space) > 0
+            uniq = np.flatnonzero(seen)
+            codes = (np.cumsum(seen) - 1)[key]
+        else:
+            codes, uniq = pd.factorize(key, sort=True)
         r = len(uniq)
         return Comparisons(
             self.models, self.judges, None, None,
@@ -238,35 +247,36 @@ def aggregate(
         gc, clusters = _codes(verdicts[cluster])
         _reject(verdicts, gc < 0, f"have a missing {cluster}")
 
-    # Orient every pair as i < j, then one key per (cluster, judge, i, j); sorted factorize puts
-    # the cluster in the most significant position, so each cluster's rows are contiguous.
+    # Orient every pair as i < j; then one row per (cluster, judge, i, j), rows grouped by
+    # cluster (a counting sort in the kernel) so each cluster's rows are contiguous.
     swap = ia > ib
     i = np.where(swap, ib, ia)
     j = np.where(swap, ia, ib)
-    win_i = np.where(swap, res == 1, res == 0)
-    win_j = np.where(swap, res == 0, res == 1)
-    tie = res == 2
+    outcome = np.where(swap & (res < 2), 1 - res, res)  # 0: i won, 1: j won, 2: tie
     m, nj = len(labels), len(judges)
-    outer, outer_keys = pd.factorize(gc * nj + jc, sort=True)
-    if len(outer_keys) * m * m >= np.iinfo(np.int64).max:
-        raise InvalidVerdictsError("Too many (cluster, judge) groups and models to encode.")
-    codes, uniq = pd.factorize((outer.astype(np.int64) * m + i) * m + j, sort=True)
-    r = len(uniq)
+    outer_key = gc * nj + jc
+    present = np.bincount(outer_key, minlength=(len(clusters) if clusters is not None else 1) * nj)
+    outer_code = np.cumsum(present > 0) - 1
+    outer_keys = np.flatnonzero(present)
     one = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
-    group = np.asarray(outer_keys, dtype=np.int64)[uniq // (m * m)]
+    agg = _kernels.aggregate_rows if m * m <= _DENSE_SLOTS else _aggregate_rows_hashed
+    group, ri, rj, wi, wj, tt, _ = agg(outer_code[outer_key], i, j, outcome, one,
+                                       len(outer_keys), m)  # fmt: skip
+    key = outer_keys[group]
     return Comparisons(
-        models=labels,
-        judges=judges,
-        clusters=clusters,
-        cluster_name=cluster,
-        ii=(uniq // m) % m,
-        jj=uniq % m,
-        judge=group % nj,
-        cluster=group // nj,
-        wi=np.bincount(codes, win_i * one, r),
-        wj=np.bincount(codes, win_j * one, r),
-        tt=np.bincount(codes, tie * one, r),
-    )
+        models=labels, judges=judges, clusters=clusters, cluster_name=cluster,
+        ii=ri, jj=rj, judge=key % nj, cluster=key // nj, wi=wi, wj=wj, tt=tt,
+    )  # fmt: skip
+
+
+def _aggregate_rows_hashed(group, ii, jj, outcome, weight, n_groups, n_models):
+    """:func:`ratings._kernels.aggregate_rows` for boards too large for a dense pair table."""
+    codes, uniq = pd.factorize((group * n_models + ii) * n_models + jj, sort=True)
+    r = len(uniq)
+    return (uniq // (n_models * n_models), (uniq // n_models) % n_models, uniq % n_models,
+            np.bincount(codes, weight * (outcome == 0), r),
+            np.bincount(codes, weight * (outcome == 1), r),
+            np.bincount(codes, weight * (outcome == 2), r), codes)  # fmt: skip
 
 
 def _reject(verdicts: pd.DataFrame, bad: NDArray[np.bool_], what: str) -> None:

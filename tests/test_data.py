@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ratings import InvalidVerdictsError, aggregate
+from ratings import InvalidVerdictsError, _kernels, _kernels_ref, aggregate
 
 
 def _frame(**over):
@@ -40,3 +43,43 @@ def test_forfeits_override_the_judge():
     # row 0: x failed vs y -> y wins; row 2: both failed -> tie
     assert sorted(zip(data.ii[rows], data.jj[rows], data.wi[rows], data.wj[rows], data.tt[rows],
                       strict=True)) == [(0, 1, 0.0, 1.0, 0.0), (0, 2, 0.0, 0.0, 1.0)]  # fmt: skip
+
+
+@settings(deadline=None, max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 300), m=st.integers(2, 7),
+       groups=st.integers(1, 9))  # fmt: skip
+def test_aggregate_rows_kernel_matches_twin(seed, n, m, groups):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    i, j = np.minimum(a, b), np.maximum(a, b)
+    group, outcome = rng.integers(0, groups, n), rng.integers(0, 3, n)
+    weight = rng.exponential(size=n)
+    fast = _kernels.aggregate_rows(group, i, j, outcome, weight, groups, m)
+    slow = _kernels_ref.aggregate_rows(group, i, j, outcome, weight, groups, m)
+    # Same rows up to their order within a group: compare after sorting by (group, i, j).
+    f_order = np.lexsort((fast[2], fast[1], fast[0]))
+    s_order = np.lexsort((slow[2], slow[1], slow[0]))
+    for f, s in zip(fast[:6], slow[:6], strict=True):
+        np.testing.assert_allclose(f[f_order], s[s_order], rtol=1e-12)
+    assert np.all(np.diff(fast[0]) >= 0)  # rows grouped (sorted) by group
+    rank_f, rank_s = np.argsort(f_order), np.argsort(s_order)
+    np.testing.assert_array_equal(rank_f[fast[6]], rank_s[slow[6]])  # same row per verdict
+    _kernels.aggregate_rows.py_func(group, i, j, outcome, weight, groups, m)
+
+
+@settings(deadline=None, max_examples=30)
+@given(seed=st.integers(0, 2**32 - 1), with_eta=st.booleans())
+def test_cluster_scores_kernel_matches_twin(seed, with_eta):
+    rng = np.random.default_rng(seed)
+    r, m, k, g = 40, 5, 3, 6
+    ii = rng.integers(0, m, r)
+    jj = (ii + rng.integers(1, m, r)) % m
+    kk, cl = rng.integers(0, k, r), rng.integers(0, g, r)
+    sd = rng.normal(size=r)
+    se = rng.normal(size=r) if with_eta else np.zeros(0)
+    p = m + k if with_eta else m
+    args = (g, p, ii, jj, kk, cl, sd, se, m)
+    np.testing.assert_allclose(_kernels.cluster_scores(*args), _kernels_ref.cluster_scores(*args),
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
+    _kernels.cluster_scores.py_func(*args)
