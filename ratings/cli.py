@@ -51,8 +51,10 @@ def _add_fit_options(p: argparse.ArgumentParser) -> None:
                    help="cluster verdicts by this column for the sandwich (default task_id)")
     g.add_argument("--no-cluster", action="store_true",
                    help="treat verdicts as independent (per-verdict HC0 sandwich)")
-    p.add_argument("--ci", choices=["sandwich", "model", "bootstrap"], default="sandwich",
-                   help="interval type (default sandwich)")
+    p.add_argument("--ci", choices=["sandwich", "sandwich-z", "model", "bootstrap"],
+                   default="sandwich",
+                   help="sandwich (default; clustered: t quantile with G-1 df), sandwich-z "
+                        "(normal quantile), model (inverse Hessian) or bootstrap")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--penalty", type=float, default=0.0,
                    help="opt-in ridge penalty making ratings finite when a model never lost")
@@ -168,6 +170,7 @@ def _ratings_json(r) -> str:
     meta = {
         "model": r.model, "scope": r.scope, "anchor": r.anchor, "anchor_rating": r.offset,
         "ci": r.ci, "cluster": r.cluster, "n_clusters": r.n_clusters, "level": r.level,
+        "df": r.df,
         "n_verdicts": r.n_matches, "converged": r.converged, "loglik": r.loglik,
     }  # fmt: skip
     table = r.to_frame()

@@ -150,7 +150,7 @@ def combine(
                 "with the same cluster column and level."
             )
     if method == "joint":
-        other = [s for s in scopes if results[s].ci != "sandwich"]
+        other = [s for s in scopes if results[s].ci not in ("sandwich", "sandwich-z")]
         if other:
             raise ValueError(
                 f"method='joint' stacks sandwich influences, but scope(s) {other} were fitted "
@@ -166,6 +166,13 @@ def combine(
     else:
         cov, clusters = cov_ind, None
     counts = sum(results[s].counts.iloc[idx[s]].to_numpy() for s in scopes)
+    dfs = [results[s].df for s in scopes]
+    if any(d is None for d in dfs):
+        df = None  # a normal quantile in some scope: keep it
+    elif method == "joint":
+        df = float(len(clusters) - 1)  # the joint sandwich is clustered over the shared tasks
+    else:
+        df = float(min(dfs))
     return Ratings(
         models=models, strength=strength, cov=cov,
         counts=pd.DataFrame(counts, index=models, columns=first.counts.columns),
@@ -175,7 +182,7 @@ def combine(
         converged=all(results[s].converged for s in scopes),
         n_iter=max(results[s].n_iter for s in scopes),
         max_grad=max(results[s].max_grad for s in scopes), model="combined",
-        level=first.level, scope="combined",
+        level=first.level, scope="combined", df=df,
         extra={"weights": w.to_dict(), "method": method,
                "se_independent": pd.Series(first.scale * np.sqrt(np.diag(cov_ind)),
                                            index=models, name="se_independent")},

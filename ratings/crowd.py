@@ -29,7 +29,7 @@ from ratings.optim import newton
 __all__ = ["CrowdFit", "crowd_covariance", "fit_crowd_bt", "judge_table"]
 
 ETA_START = 0.85
-DIVERGED = 40.0  # |log-strength| beyond which a fit is taken to diverge (an Elo gap of ~7000)
+DIVERGED = 30.0  # |log-strength| beyond which a fit is taken to diverge (an Elo gap of ~5200)
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,7 +136,14 @@ def crowd_covariance(
 
     k = kernels(engine)
     m, nj = data.n_models, len(data.judges)
-    bread = inverse_free(fit.hessian, fit.free)
+    try:
+        bread = inverse_free(fit.hessian, fit.free)
+    except np.linalg.LinAlgError:
+        raise NonIdentifiableError(
+            "The Crowd-BT information matrix is singular at the estimate: the judges' qualities "
+            "and the spread of the ratings cannot be told apart on these verdicts. Fix eta from "
+            "past judgments (`judge_quality=`, CLI `--judge-quality`) or fit with model='bt'."
+        ) from None
     if ci == "model":
         return bread
     _, gd, ge, _, _, _, mdd, mde, mee = k.crowd_row_terms(
@@ -156,7 +163,7 @@ def crowd_covariance(
 
 
 def judge_table(fit: CrowdFit, cov: NDArray[np.float64], data: Comparisons,
-                level: float) -> pd.DataFrame:  # fmt: skip
+                level: float, df: float | None = None) -> pd.DataFrame:  # fmt: skip
     """The judge report: eta, se, interval (clipped to [1/2, 1]), verdicts, status, flag.
 
     ``status`` is ``estimated``, ``boundary`` (the MLE sits on eta = 1 or 1/2: no standard
@@ -164,10 +171,10 @@ def judge_table(fit: CrowdFit, cov: NDArray[np.float64], data: Comparisons,
     or ``deterministic``. ``uninformative`` flags a
     judge whose interval reaches 1/2 (its verdicts cannot be told from coin flips).
     """
-    from ratings.result import normal_quantile
+    from ratings.result import critical_value
 
     m = data.n_models
-    z = normal_quantile(level)
+    z = critical_value(level, df)
     var = np.diag(cov)[m:]
     se = np.where(fit.estimated & ~fit.boundary, np.sqrt(np.clip(var, 0.0, None)), np.nan)
     lower = np.clip(fit.eta - z * se, 0.5, 1.0)

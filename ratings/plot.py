@@ -30,10 +30,10 @@ from matplotlib.figure import Figure, FigureBase
 from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
 from matplotlib.transforms import blended_transform_factory
-from scipy.special import expit, ndtr, ndtri
+from scipy.special import expit, ndtr
 
 from ratings.api import close_matches
-from ratings.result import ELO_SCALE, Ratings
+from ratings.result import ELO_SCALE, Ratings, critical_value
 
 __all__ = [
     "SAVE_FORMATS",
@@ -94,6 +94,14 @@ def _infer_level(est, se, lower, upper) -> float | None:
     return float(round(2.0 * ndtr(z[0]) - 1.0, 6))
 
 
+def _column_value(frame: pd.DataFrame, column: str) -> float | None:
+    """The single finite value of a per-table column such as ``level`` or ``df``, if any."""
+    if column not in frame.columns:
+        return None
+    values = pd.to_numeric(frame[column], errors="coerce").dropna().unique()
+    return float(values[0]) if len(values) == 1 else None
+
+
 def _check_level(level) -> float:
     if not (isinstance(level, int | float) and 0.0 < float(level) < 1.0):
         raise ValueError(f"`level` must be a float strictly between 0 and 1; got {level!r}.")
@@ -122,8 +130,10 @@ def _table(obj, *, level: float | None = None, anchor: str | None = None) -> _Ta
         frame = obj.copy()
         scale = ELO_SCALE
         has_se = "se" in frame.columns
-        inferred = (_infer_level(frame["elo"], frame["se"], frame["lower"], frame["upper"])
-                    if has_se else None)  # fmt: skip
+        df = _column_value(frame, "df")
+        inferred = _column_value(frame, "level")
+        if inferred is None and has_se and df is None:
+            inferred = _infer_level(frame["elo"], frame["se"], frame["lower"], frame["upper"])
         found_level = inferred
         if level is not None and (inferred is None or abs(inferred - level) > 1e-4):
             if inferred is None:
@@ -132,7 +142,7 @@ def _table(obj, *, level: float | None = None, anchor: str | None = None) -> _Ta
                     "elo -+ z * se (e.g. bootstrap percentiles). Pass the Ratings, or refit "
                     "with `ratings.fit(..., level=...)`."
                 )
-            z = ndtri(0.5 + level / 2.0)
+            z = critical_value(level, df)
             frame["lower"] = frame["elo"] - z * frame["se"]
             frame["upper"] = frame["elo"] + z * frame["se"]
             found_level = level

@@ -18,6 +18,7 @@ MODEL_NAMES = {"bt": "Bradley-Terry", "crowd-bt": "Crowd-BT", "combined": "combi
 
 CI_DESCRIPTIONS = {
     "sandwich": "robust sandwich H^-1 B H^-1",
+    "sandwich-z": "robust sandwich H^-1 B H^-1 (normal quantile)",
     "model": "model-based inverse Hessian H^-1",
     "bootstrap": "bootstrap percentile",
 }
@@ -26,6 +27,15 @@ CI_DESCRIPTIONS = {
 def normal_quantile(level: float) -> float:
     """Two-sided normal critical value for a confidence level (1.96 for 0.95)."""
     return NormalDist().inv_cdf(0.5 + level / 2.0)
+
+
+def critical_value(level: float, df: float | None = None) -> float:
+    """Two-sided critical value: Student t with ``df`` degrees of freedom, or normal."""
+    if df is None or not np.isfinite(df):
+        return normal_quantile(level)
+    from scipy.special import stdtrit  # only when a t quantile is asked for
+
+    return float(stdtrit(df, 0.5 + level / 2.0))
 
 
 def _expit(x: float) -> float:
@@ -82,6 +92,7 @@ class Ratings:
     draws: NDArray[np.float64] | None = None
     judges: pd.DataFrame | None = None
     n_rejected: int = 0
+    df: float | None = None
     influence: NDArray[np.float64] | None = None
     influence_clusters: pd.Index | None = None
     extra: dict = field(default_factory=dict)
@@ -134,7 +145,7 @@ class Ratings:
             a = (1.0 - level) / 2.0
             lo, hi = np.quantile(draws, [a, 1.0 - a], axis=0)
             return lo, hi
-        z = normal_quantile(level)
+        z = critical_value(level, self.df)
         return est - z * se, est + z * se
 
     def conf_int(self, level: float | None = None) -> pd.DataFrame:
@@ -153,8 +164,9 @@ class Ratings:
     def to_frame(self, level: float | None = None) -> pd.DataFrame:
         """The ratings table, best first.
 
-        Columns: ``model, elo, se, lower, upper, rank, n_matches, wins, losses, ties`` (and
-        ``scope`` when the fit was for one scope).
+        Columns: ``model, elo, se, lower, upper, rank, n_matches, wins, losses, ties, level,
+        df`` (``df``: degrees of freedom of the t quantile behind the intervals, NaN for a normal
+        quantile), and ``scope`` first when the fit was for one scope.
         """
         ci = self.conf_int(level)
         out = pd.DataFrame(
@@ -164,6 +176,8 @@ class Ratings:
         out["rank"] = out["elo"].rank(ascending=False, method="min").astype(np.int64)
         for col in ("n_matches", "wins", "losses", "ties"):
             out[col] = self.counts[col].to_numpy()
+        out["level"] = self.level if level is None else _check_level(level)
+        out["df"] = np.nan if self.df is None else float(self.df)
         if self.scope is not None:
             out.insert(0, "scope", self.scope)
         return out.sort_values(["rank", "model"], kind="stable").reset_index(drop=True)
@@ -232,7 +246,8 @@ class Ratings:
             f"Scale: Elo = {self.offset:g} + 400/ln(10) * (s - "
             + (f"s[{self.anchor!r}])" if self.anchor else "mean(s))"),
             f"Intervals: {self.level:.0%} {kind}"
-            + (f", {clus}" if self.ci != "model" else ""),
+            + (f", {clus}" if self.ci != "model" else "")
+            + (f", t quantile with {self.df:g} df" if self.df is not None else ""),
             f"Converged: {self.converged} ({self.n_iter} iterations, max gradient "
             f"{self.max_grad:.2e}); log-likelihood {self.loglik:.4f}"
             + (f"; ridge penalty {self.penalty:g}" if self.penalty else ""),

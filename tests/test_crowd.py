@@ -248,7 +248,9 @@ def test_covariances_match_reference(board, reference, ci, cluster, kind):
     np.testing.assert_array_equal(r.cov[0], 0.0)
     se = r.judges.loc[ref.judges, "se"].to_numpy()
     np.testing.assert_allclose(se**2, np.diag(want)[m - 1 :], rtol=1e-5)
-    z95 = stats.norm.ppf(0.975)
+    # clustered sandwich: Student t with G - 1 degrees of freedom; otherwise normal
+    z95 = stats.t.ppf(0.975, r.n_clusters - 1) if kind == "cluster" else stats.norm.ppf(0.975)
+    assert r.df == (r.n_clusters - 1 if kind == "cluster" else None)
     eta = r.judges.loc[ref.judges, "eta"].to_numpy()
     np.testing.assert_allclose(r.judges.loc[ref.judges, "lower"], np.clip(eta - z95 * se, 0.5, 1))
     np.testing.assert_allclose(r.judges.loc[ref.judges, "upper"], np.clip(eta + z95 * se, 0.5, 1))

@@ -193,12 +193,14 @@ def test_narrower_intervals_at_lower_level(log):
     wide, narrow = r.conf_int(0.95), r.conf_int(0.9)
     assert (narrow["lower"] > wide["lower"]).all() and (narrow["upper"] < wide["upper"]).all()
     ratio = (narrow["upper"] - narrow["lower"]) / (wide["upper"] - wide["lower"])
-    np.testing.assert_allclose(ratio, stats.norm.ppf(0.95) / stats.norm.ppf(0.975), rtol=1e-10)
-    # Symmetric about the rating, half-width z * se.
+    # the critical value: Student t with G - 1 df when clustered (the default), else normal
+    crit = (lambda q: stats.t.ppf(q, r.df)) if r.df is not None else stats.norm.ppf
+    assert r.df is None or r.df == r.n_clusters - 1
+    np.testing.assert_allclose(ratio, crit(0.95) / crit(0.975), rtol=1e-10)
+    # Symmetric about the rating, half-width crit * se.
     np.testing.assert_allclose((wide["upper"] + wide["lower"]) / 2, r.elo, rtol=1e-12)
-    np.testing.assert_allclose(
-        (wide["upper"] - wide["lower"]) / 2, stats.norm.ppf(0.975) * r.se, rtol=1e-10
-    )
+    np.testing.assert_allclose((wide["upper"] - wide["lower"]) / 2, crit(0.975) * r.se,
+                               rtol=1e-10)  # fmt: skip
     table = r.to_frame(level=0.9).set_index("model")
     np.testing.assert_allclose(table.loc[r.models, "lower"], narrow["lower"], rtol=1e-12)
 
