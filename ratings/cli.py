@@ -129,6 +129,10 @@ def _parser() -> argparse.ArgumentParser:
     fz.add_argument("--date", help="freeze date (default: today, UTC)")
     fz.set_defaults(func=_cmd_freeze)
 
+    from sampling.cli import add_next_parser  # `ratings next`: plan the next matches
+
+    add_next_parser(sub)
+
     pl = sub.add_parser("plot", help="plot Elo bands (95% CI) from a ratings table")
     pl.add_argument("ratings_table", metavar="RATINGS", help="table written by `fit --out` "
                     "(.csv or .json); several scopes give one band per scope")

@@ -1,0 +1,356 @@
+"""Input checks and the counting state shared by the planner and the balance report.
+
+Models, tasks and judges are compared as strings and coded in sorted order, so a plan does not
+depend on the row order of its inputs. All counts cover the history (verdicts in scope) plus the
+matches planned so far.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ratings import VerdictLog
+from ratings.api import close_matches
+
+__all__ = [
+    "Board",
+    "History",
+    "Labels",
+    "PlanWarning",
+    "Submissions",
+    "check_judges",
+    "history_frame",
+    "submissions_frame",
+]
+
+_NEEDED = ("model_a", "model_b", "task_id")
+
+
+class PlanWarning(UserWarning):
+    """Some models cannot take part in the planned matches (no usable submissions)."""
+
+
+def _rows(mask: NDArray[np.bool_], limit: int = 5) -> str:
+    rows = np.flatnonzero(mask)
+    return f"{rows[:limit].tolist()}{' and more' if rows.size > limit else ''}"
+
+
+def _names(names: Sequence[str], limit: int = 8) -> str:
+    names = list(names)
+    return f"{names[:limit]}{f' and {len(names) - limit} more' if len(names) > limit else ''}"
+
+
+def _text(frame: pd.DataFrame, column: str, what: str) -> NDArray[np.object_]:
+    """The column as an object array of ``str``; missing values raise with their rows."""
+    values = frame[column]
+    missing = values.isna().to_numpy()
+    if missing.any():
+        raise ValueError(
+            f"{what} column {column!r} has {int(missing.sum())} missing value(s) at rows "
+            f"{_rows(missing)}. Fill or drop those rows."
+        )
+    return _str_array(values)
+
+
+def _str_array(values: pd.Series) -> NDArray[np.object_]:
+    arr = values.to_numpy(dtype=object)
+    if pd.api.types.infer_dtype(arr, skipna=False) != "string":
+        arr = np.array([str(x) for x in arr], dtype=object)
+    return arr
+
+
+def check_judges(judges: Sequence[str]) -> list[str]:
+    """Validate the judge panel: a non-empty list of distinct, non-empty names."""
+    if isinstance(judges, str):
+        raise TypeError(
+            f"`judges` must be a list of names, not a string; got {judges!r}. "
+            f"Use e.g. {judges.split(',')!r}."
+        )
+    out = [str(j).strip() for j in judges]
+    if not out or any(not j for j in out):
+        raise ValueError(f"`judges` must be a non-empty list of non-empty names; got {judges!r}.")
+    if len(set(out)) != len(out):
+        dup = sorted({j for j in out if out.count(j) > 1})
+        raise ValueError(f"`judges` must be distinct; {dup!r} appear more than once.")
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Labels:
+    """A text column as integer codes into ``names`` (``str``), without a Python string per row."""
+
+    codes: NDArray[np.int64]
+    names: NDArray[np.object_]
+
+    @classmethod
+    def of(cls, values: pd.Series, what: str) -> Labels:
+        codes, uniques = pd.factorize(values)
+        missing = codes < 0
+        if missing.any():
+            raise ValueError(
+                f"{what} column {values.name!r} has {int(missing.sum())} missing value(s) at "
+                f"rows {_rows(missing)}. Fill or drop those rows."
+            )
+        return cls(codes.astype(np.int64), _str_array(pd.Series(uniques)))
+
+    def indexer(self, index: pd.Index) -> NDArray[np.int64]:
+        """Positions of every row's label in ``index`` (-1 when absent)."""
+        return index.get_indexer(self.names)[self.codes]
+
+
+@dataclass(frozen=True, eq=False)
+class History:
+    """Verdicts of one scope: the frame (for the fit) and its label columns."""
+
+    frame: pd.DataFrame
+    model_a: Labels
+    model_b: Labels
+    task_id: Labels
+    judge: Labels | None
+
+    def __len__(self) -> int:
+        return self.model_a.codes.size
+
+    @property
+    def models(self) -> set[str]:
+        return set(self.model_a.names.tolist()) | set(self.model_b.names.tolist())
+
+
+def history_frame(verdicts: pd.DataFrame | VerdictLog | None, scope: str | None) -> History:
+    """The verdicts of ``scope``, checked; ``None`` or an empty frame is an empty history.
+
+    ``model_a``, ``model_b`` and ``task_id`` are required (no missing values); ``judge`` is
+    optional, and verdicts without one count for no judge. The fit also needs ``winner``.
+    """
+    if isinstance(verdicts, VerdictLog):
+        verdicts = verdicts.verdicts
+    if verdicts is None or (isinstance(verdicts, pd.DataFrame) and len(verdicts) == 0):
+        empty = Labels(np.array([], dtype=np.int64), np.array([], dtype=object))
+        return History(pd.DataFrame(columns=list(_NEEDED)), empty, empty, empty, None)
+    if not isinstance(verdicts, pd.DataFrame):
+        raise TypeError(
+            "`verdicts` must be a pandas DataFrame, a ratings.VerdictLog or None; got "
+            f"{type(verdicts).__name__!r}. Read files with `ratings.read_verdicts(path).verdicts`."
+        )
+    missing = [c for c in _NEEDED if c not in verdicts.columns]
+    if missing:
+        raise ValueError(
+            f"Column(s) {missing} not found in verdicts; planning needs {list(_NEEDED)} to avoid "
+            f"repeating a (task, pair). Available columns: {verdicts.columns.tolist()}."
+        )
+    frame = verdicts
+    if "scope" in frame.columns:
+        scopes = sorted(map(str, pd.unique(frame["scope"].dropna())))
+        if scope is None and len(scopes) > 1:
+            raise ValueError(
+                f"The verdicts hold {len(scopes)} scopes {_names(scopes)}; plans and ratings "
+                "are per scope. Pass `scope=` (CLI `--scope`)."
+            )
+        if scope is not None:
+            if str(scope) not in scopes:
+                raise ValueError(f"Scope {scope!r} is not in the verdicts. "
+                                 f"{close_matches(str(scope), scopes)}")  # fmt: skip
+            frame = frame[_str_array(frame["scope"].fillna("")) == str(scope)]
+    elif scope is not None:
+        raise ValueError(
+            f"`scope={scope!r}` was given but the verdicts have no `scope` column. Available "
+            f"columns: {verdicts.columns.tolist()}."
+        )
+    judge = None
+    if "judge" in frame.columns:
+        judge = Labels.of(frame["judge"].fillna(""), "Verdicts")
+    a, b = Labels.of(frame["model_a"], "Verdicts"), Labels.of(frame["model_b"], "Verdicts")
+    same = a.names[a.codes] == b.names[b.codes]
+    if same.any():
+        raise ValueError(
+            f"{int(same.sum())} verdict(s) pit a model against itself, at rows {_rows(same)}. "
+            "Drop those rows (ratings.read_verdicts rejects them too)."
+        )
+    return History(frame, a, b, Labels.of(frame["task_id"], "Verdicts"), judge)
+
+
+@dataclass(frozen=True, eq=False)
+class Submissions:
+    """Unique ``(model, task_id)`` pairs as ``str`` arrays, and models listed without a task."""
+
+    model: NDArray[np.object_]
+    task_id: NDArray[np.object_]
+    listed_only: list[str]
+
+
+def submissions_frame(submissions: pd.DataFrame | None, history: History) -> Submissions:
+    """Check and normalise ``submissions``; default (``None``): those seen in ``history``.
+
+    A row with a missing ``task_id`` lists a model without any submission.
+    """
+    if submissions is None:
+        if len(history) == 0:
+            raise ValueError(
+                "Neither `submissions` nor verdicts were given, so there is nothing to plan. "
+                "Pass `submissions` (a DataFrame with columns 'model' and 'task_id') for a new "
+                "benchmark."
+            )
+        h = history
+        model = np.concatenate([h.model_a.names[h.model_a.codes], h.model_b.names[h.model_b.codes]])
+        task = np.tile(h.task_id.names[h.task_id.codes], 2)
+        listed_only: list[str] = []
+    else:
+        if not isinstance(submissions, pd.DataFrame):
+            raise TypeError(
+                "`submissions` must be a pandas DataFrame with columns 'model' and 'task_id' or "
+                f"None; got {type(submissions).__name__!r}."
+            )
+        missing = [c for c in ("model", "task_id") if c not in submissions.columns]
+        if missing:
+            raise ValueError(
+                f"Column(s) {missing} not found in submissions. Available columns: "
+                f"{submissions.columns.tolist()}. Submissions list the (model, task_id) pairs "
+                "for which a model's answer exists."
+            )
+        model = _text(submissions, "model", "Submissions")
+        no_task = submissions["task_id"].isna().to_numpy()
+        task = _str_array(submissions["task_id"].fillna(""))
+        no_task = no_task | (task == "")
+        listed_only = sorted(set(model[no_task].tolist()) - set(model[~no_task].tolist()))
+        model, task = model[~no_task], task[~no_task]
+        if model.size == 0:
+            raise ValueError(
+                "`submissions` has no row with both a model and a task_id, so there is nothing "
+                "to plan. List the (model, task_id) pairs for which answers exist."
+            )
+    return Submissions(model, task, listed_only)
+
+
+@dataclass(eq=False)
+class Board:
+    """Codes and counts of one planning problem (mutable: :meth:`add` records a planned match).
+
+    Attributes
+    ----------
+    models, tasks, judges : pandas.Index
+        Sorted labels (models and tasks from submissions and history; the judge panel as given).
+    has : bool (M, T)
+        The submission (model, task) exists.
+    usable : bool (M, T)
+        ``has`` and at least one other model has the task, so it can be played.
+    task_n : int (M, T)
+        Matches of each model on each task.
+    pair_n : int (M, M, T)
+        Matches of each unordered pair on each task (symmetric).
+    meet : int (M, M)
+        Matches of each pair over all tasks.
+    judge_n : int (M, J); judge_total : int (J,)
+        Matches per model and judge, and per judge (panel judges only).
+    """
+
+    models: pd.Index
+    tasks: pd.Index
+    judges: pd.Index
+    has: NDArray[np.bool_]
+    usable: NDArray[np.bool_]
+    task_n: NDArray[np.int64]
+    pair_n: NDArray[np.int32]
+    meet: NDArray[np.int64]
+    judge_n: NDArray[np.int64]
+    judge_total: NDArray[np.int64]
+
+    @classmethod
+    def build(cls, history: History, subs: Submissions, judges: list[str]) -> Board:
+        """Count the history against the submissions."""
+
+        def labels(*columns: NDArray[np.object_]) -> pd.Index:
+            return pd.Index(sorted(pd.unique(np.concatenate(columns)).tolist()), dtype=object)
+
+        models = labels(subs.model, history.model_a.names, history.model_b.names)
+        tasks = labels(subs.task_id, history.task_id.names)
+        jdx = pd.Index(judges, dtype=object)
+        m, t = len(models), len(tasks)
+        if m * m * t > 200_000_000:
+            raise ValueError(
+                f"{m} models x {t} tasks is too large to plan in memory (M^2 T = {m * m * t}). "
+                "Plan per group of tasks."
+            )
+        has = np.zeros((m, t), dtype=bool)
+        has[models.get_indexer(subs.model), tasks.get_indexer(subs.task_id)] = True
+        usable = has & (has.sum(axis=0) >= 2)[None, :]
+
+        ia = history.model_a.indexer(models)
+        ib = history.model_b.indexer(models)
+        it = history.task_id.indexer(tasks)
+        task_n = (np.bincount(ia * t + it, minlength=m * t)
+                  + np.bincount(ib * t + it, minlength=m * t)).reshape(m, t)  # fmt: skip
+        lo, hi = np.minimum(ia, ib), np.maximum(ia, ib)
+        upper = np.bincount((lo * m + hi) * t + it, minlength=m * m * t).reshape(m, m, t)
+        pair_n = (upper + upper.transpose(1, 0, 2)).astype(np.int32)
+        meet = pair_n.sum(axis=2, dtype=np.int64)
+
+        judge_n = np.zeros((m, len(jdx)), dtype=np.int64)
+        judge_total = np.zeros(len(jdx), dtype=np.int64)
+        if history.judge is not None and len(history):
+            ij = history.judge.indexer(jdx)
+            known = ij >= 0  # judges outside the panel are not balanced
+            np.add.at(judge_n, (ia[known], ij[known]), 1)
+            np.add.at(judge_n, (ib[known], ij[known]), 1)
+            judge_total = np.bincount(ij[known], minlength=len(jdx)).astype(np.int64)
+        return cls(models, tasks, jdx, has, usable, task_n.astype(np.int64), pair_n, meet,
+                   judge_n, judge_total)  # fmt: skip
+
+    @property
+    def plannable(self) -> NDArray[np.bool_]:
+        """Models with at least one usable submission."""
+        return self.usable.any(axis=1)
+
+    def candidates(self) -> NDArray[np.bool_]:
+        """``cand[a, b, t]``: both models have a usable submission on ``t`` (a != b)."""
+        u = self.usable & self.plannable[:, None]
+        cand = u[:, None, :] & u[None, :, :]
+        idx = np.arange(len(self.models))
+        cand[idx, idx, :] = False
+        return cand
+
+    def add(self, a: int, b: int, t: int) -> None:
+        """Record a planned match of ``a`` and ``b`` on task ``t``."""
+        self.task_n[a, t] += 1
+        self.task_n[b, t] += 1
+        self.pair_n[a, b, t] += 1
+        self.pair_n[b, a, t] += 1
+        self.meet[a, b] += 1
+        self.meet[b, a] += 1
+
+    def report_unplannable(self, history: History, listed_only: list[str],
+                           explicit: bool) -> None:  # fmt: skip
+        """Warn (:class:`PlanWarning`) about models for which no match can be planned."""
+        plannable = self.plannable
+        in_history = history.models
+        no_subs = [str(x) for x, h in zip(self.models, self.has.any(axis=1), strict=True)
+                   if not h and x in in_history]  # fmt: skip
+        if explicit and no_subs:
+            warnings.warn(
+                f"{len(no_subs)} model(s) appear in the verdicts but have no submissions, so no "
+                f"match is planned for them: {_names(no_subs)}. They stay in the fit. Add their "
+                "(model, task_id) rows to `submissions` to plan matches for them.",
+                PlanWarning,
+                stacklevel=3,
+            )
+        if listed_only:
+            warnings.warn(
+                f"{len(listed_only)} model(s) are listed in `submissions` without any task, so "
+                f"no match is planned for them: {_names(listed_only)}.",
+                PlanWarning,
+                stacklevel=3,
+            )
+        alone = [str(x) for x, h, p in zip(self.models, self.has.any(axis=1), plannable,
+                                           strict=True) if h and not p]  # fmt: skip
+        if alone:
+            warnings.warn(
+                f"{len(alone)} model(s) share no task with any other model, so they cannot be "
+                f"paired: {_names(alone)}. Add submissions on tasks other models have.",
+                PlanWarning,
+                stacklevel=3,
+            )

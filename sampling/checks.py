@@ -1,0 +1,118 @@
+"""Check a plan against the balance rules of :func:`sampling.plan_matches`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+import ratings
+from sampling._board import (
+    Board,
+    _str_array,
+    check_judges,
+    history_frame,
+    submissions_frame,
+)
+
+__all__ = ["check_balance"]
+
+
+def _spread(counts: np.ndarray, mask: np.ndarray | None = None) -> int:
+    """Largest (max - min) over rows, restricted to ``mask`` entries; 0 for no rows."""
+    if counts.size == 0:
+        return 0
+    if mask is None:
+        return int((counts.max(axis=1) - counts.min(axis=1)).max())
+    big = np.iinfo(np.int64).max // 4
+    hi = np.where(mask, counts, -big).max(axis=1)
+    lo = np.where(mask, counts, big).min(axis=1)
+    rows = mask.any(axis=1)
+    return int((hi - lo)[rows].max()) if rows.any() else 0
+
+
+def check_balance(
+    plan: pd.DataFrame,
+    verdicts: pd.DataFrame | ratings.VerdictLog | None,
+    submissions: pd.DataFrame | None,
+    judges: Sequence[str],
+    *,
+    scope: str | None = None,
+) -> pd.Series:
+    """Measure how well ``plan`` keeps the balance rules, given the history.
+
+    Parameters
+    ----------
+    plan : pandas.DataFrame
+        ``task_id``, ``model_a``, ``model_b``, ``judge`` in planned order (as returned by
+        :func:`sampling.plan_matches`).
+    verdicts, submissions, judges, scope
+        As passed to :func:`sampling.plan_matches`.
+
+    Returns
+    -------
+    pandas.Series of int
+        * ``invalid_matches``: planned matches on a task one of the two models has no
+          submission for (or where both sides are the same model);
+        * ``premature_repeats``: planned matches whose ``(task, pair)`` had been played more
+          often than another task the pair shares, or that appear twice in the plan;
+        * ``task_spread_plan`` / ``task_spread_total``: over models, the largest difference
+          between a model's match counts on two of its playable tasks, in the plan / in history
+          plus plan;
+        * ``judge_spread_plan`` / ``judge_spread_total``: the same between judges overall;
+        * ``judge_model_spread_plan`` / ``judge_model_spread_total``: the same between judges
+          within one model's matches (models in the plan).
+
+        The rules hold when both counts are 0 and every spread is at most 1.
+    """
+    judges = check_judges(judges)
+    history = history_frame(verdicts, scope)
+    subs = submissions_frame(submissions, history)
+    board = Board.build(history, subs, judges)
+    missing = [c for c in ("task_id", "model_a", "model_b", "judge") if c not in plan.columns]
+    if missing:
+        raise ValueError(f"Column(s) {missing} not found in `plan`. Available columns: "
+                         f"{plan.columns.tolist()}.")  # fmt: skip
+    a = board.models.get_indexer(_str_array(plan["model_a"]))
+    b = board.models.get_indexer(_str_array(plan["model_b"]))
+    t = board.tasks.get_indexer(_str_array(plan["task_id"]))
+    j = board.judges.get_indexer(_str_array(plan["judge"]))
+    unknown = (a < 0) | (b < 0) | (t < 0) | (j < 0)
+    if unknown.any():
+        raise ValueError(
+            f"{int(unknown.sum())} planned match(es) name a model, task or judge not in the "
+            f"inputs, e.g. row {int(np.flatnonzero(unknown)[0])}."
+        )
+
+    cand = board.candidates()
+    task_hist = board.task_n.copy()
+    judge_hist, judge_total_hist = board.judge_n.copy(), board.judge_total.copy()
+    invalid = ~cand[a, b, t]
+    premature, seen = 0, set()
+    for k in np.flatnonzero(~invalid):  # sequential: the rule depends on the counts so far
+        shared = board.pair_n[a[k], b[k]][cand[a[k], b[k]]]
+        key = (min(a[k], b[k]), max(a[k], b[k]), t[k])
+        premature += int(board.pair_n[a[k], b[k], t[k]] > shared.min() or key in seen)
+        seen.add(key)
+        board.add(a[k], b[k], t[k])
+
+    n_judges = len(board.judges)
+    plan_judge_n = np.zeros_like(judge_hist)
+    np.add.at(plan_judge_n, (a, j), 1)
+    np.add.at(plan_judge_n, (b, j), 1)
+    in_plan = np.zeros(len(board.models), dtype=bool)
+    in_plan[a], in_plan[b] = True, True
+    plan_total = np.bincount(j, minlength=n_judges)
+    usable = board.usable
+    out = {
+        "invalid_matches": int(invalid.sum()),
+        "premature_repeats": premature,
+        "task_spread_plan": _spread(board.task_n - task_hist, usable),
+        "task_spread_total": _spread(board.task_n, usable),
+        "judge_spread_plan": _spread(plan_total[None, :]),
+        "judge_spread_total": _spread((judge_total_hist + plan_total)[None, :]),
+        "judge_model_spread_plan": _spread(plan_judge_n[in_plan]),
+        "judge_model_spread_total": _spread((judge_hist + plan_judge_n)[in_plan]),
+    }
+    return pd.Series(out, dtype=np.int64, name="balance")

@@ -1,0 +1,86 @@
+"""Information criteria for choosing the next comparison (pure NumPy, vectorised over pairs).
+
+One more comparison of models i and j adds Fisher information ``w_ij x x^T`` to the precision of
+the log-strengths, with ``x = e_i - e_j``, ``w_ij = p_ij (1 - p_ij)`` and
+``p_ij = sigma(s_i - s_j)``.
+By Sherman-Morrison the covariance ``C`` becomes
+
+    C' = C - w (C x)(C x)^T / (1 + w x^T C x),
+
+so the trace of the covariance falls by ``w ||C x||^2 / (1 + w x^T C x)``. This holds for an
+anchored ``C`` (anchor row and column zero) and for a centred one, because ``x`` sums to zero.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import expit
+
+__all__ = ["add_comparison", "comparison_weight", "trace_reduction"]
+
+
+def comparison_weight(strength: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Fisher information ``p (1 - p)`` of one comparison for every pair, shape (M, M).
+
+    Parameters
+    ----------
+    strength : ndarray, shape (M,)
+        Natural-log strengths (any offset).
+
+    Returns
+    -------
+    ndarray, shape (M, M)
+        ``w[i, j] = sigma(s_i - s_j) sigma(s_j - s_i)``; the diagonal is zero.
+    """
+    s = np.asarray(strength, dtype=np.float64)
+    p = expit(s[:, None] - s[None, :])
+    w = p * (1.0 - p)
+    np.fill_diagonal(w, 0.0)
+    return w
+
+
+def trace_reduction(cov: NDArray[np.float64], weight: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Reduction in ``trace(cov)`` from one more comparison, for every pair, shape (M, M).
+
+    Parameters
+    ----------
+    cov : ndarray, shape (M, M)
+        Current covariance of the log-strengths (anchored or centred).
+    weight : ndarray, shape (M, M)
+        Information of one comparison per pair (:func:`comparison_weight`).
+
+    Returns
+    -------
+    ndarray, shape (M, M)
+        ``w ||C x||^2 / (1 + w x^T C x)`` with ``x = e_i - e_j``; symmetric, zero diagonal.
+    """
+    c = np.asarray(cov, dtype=np.float64)
+    g = c @ c  # ||C x||^2 = G_ii + G_jj - 2 G_ij since C is symmetric
+    d, gd = np.diag(c), np.diag(g)
+    quad = np.clip(d[:, None] + d[None, :] - 2.0 * c, 0.0, None)
+    norm2 = np.clip(gd[:, None] + gd[None, :] - 2.0 * g, 0.0, None)
+    out = weight * norm2 / (1.0 + weight * quad)
+    np.fill_diagonal(out, 0.0)
+    return out
+
+
+def add_comparison(cov: NDArray[np.float64], i: int, j: int, weight: float) -> NDArray[np.float64]:
+    """Covariance after one more comparison of ``i`` and ``j`` (rank-one update, new array).
+
+    Parameters
+    ----------
+    cov : ndarray, shape (M, M)
+    i, j : int
+        The two models compared.
+    weight : float
+        Information of the comparison, ``p (1 - p)``.
+
+    Returns
+    -------
+    ndarray, shape (M, M)
+    """
+    c = np.asarray(cov, dtype=np.float64)
+    u = c[:, i] - c[:, j]
+    quad = max(float(u[i] - u[j]), 0.0)
+    return c - (weight / (1.0 + weight * quad)) * np.outer(u, u)

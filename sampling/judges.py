@@ -1,0 +1,326 @@
+"""Judge assignment: judges in turn, balanced overall and within each model's matches.
+
+Every model (and the panel as a whole) gets per-judge bounds for the plan: the history plus the
+plan should be level (counts differ by at most one), and so should the plan alone when both can
+hold. Colouring the planned matches (edges) with judges within those bounds is a constrained
+edge colouring, which has no solution for some plans (a triangle with two judges). The search is:
+
+1. a greedy pass in pick order within exact panel quotas (:class:`JudgeTurns`; the planner
+   hands judges out while it picks, and prefers pairs whose two models both still need one
+   judge);
+2. repairs along alternating two-judge paths (Kempe chains): recolouring a path changes the
+   counts of its two end models only;
+3. if a model is still out of bounds, a small integer programme (HiGHS via
+   :func:`scipy.optimize.milp`, deterministic node limit) that minimises the total violation.
+
+The result is deterministic for a given generator state.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse import coo_matrix, hstack, identity
+
+__all__ = ["JudgeTurns", "assign_judges", "level_bounds"]
+
+_MAX_SWEEPS = 20
+_MILP_NODES = 500
+_MILP_MAX_VARS = 20_000
+_TOTAL_WEIGHT = 10  # a unit of history + plan imbalance costs as much as 10 within the plan
+
+
+def _water_level(h: NDArray[np.int64], d: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Per row, the largest level F with ``sum_j max(0, F - h_j) <= d``."""
+    level = h.min(axis=1)
+    while True:
+        up = np.maximum(level[:, None] + 1 - h, 0).sum(axis=1) <= d
+        if not up.any():
+            return level
+        level = level + up
+
+
+def level_bounds(
+    h: NDArray[np.int64], d: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Bounds on per-judge plan counts that keep counts level.
+
+    Parameters
+    ----------
+    h : ndarray of int, shape (K, J)
+        Counts so far per row (a model, or the panel) and judge.
+    d : ndarray of int, shape (K,)
+        Matches planned per row.
+
+    Returns
+    -------
+    lo, hi, lo_total, hi_total : ndarray of int, shape (K, J)
+        With ``F`` the water level, ``h + x`` is level (spread at most one) for
+        ``lo_total = max(0, F - h) <= x <= hi_total = max(0, F + 1 - h)``. ``lo, hi`` also
+        keep the plan itself level (``d // J <= x <= d // J + 1``) in the rows where both fit.
+    """
+    h = np.asarray(h, dtype=np.int64)
+    d = np.asarray(d, dtype=np.int64)
+    level = _water_level(h, d)[:, None]
+    lo_t = np.maximum(level - h, 0)
+    hi_t = np.maximum(level + 1 - h, 0)
+    q = (d // h.shape[1])[:, None]
+    lo2, hi2 = np.maximum(lo_t, q), np.minimum(hi_t, q + 1)
+    ok = (lo2 <= hi2).all(axis=1) & (lo2.sum(axis=1) <= d) & (hi2.sum(axis=1) >= d)
+    return np.where(ok[:, None], lo2, lo_t), np.where(ok[:, None], hi2, hi_t), lo_t, hi_t
+
+
+class JudgeTurns:
+    """Judges handed out match by match: exact panel quotas, each model's least-used judges.
+
+    Parameters
+    ----------
+    judge_n : ndarray of int, shape (M, J)
+        Matches per model and judge so far (history).
+    judge_total : ndarray of int, shape (J,)
+        Matches per judge so far (history).
+    n : int
+        Matches to plan; the quotas level the panel over history + plan (and within the plan).
+    rng : numpy.random.Generator
+        Breaks ties.
+    """
+
+    def __init__(self, judge_n, judge_total, n: int, rng: np.random.Generator) -> None:
+        lo, hi = (x[0] for x in level_bounds(judge_total[None, :], np.array([n]))[:2])
+        bump = [j for j in rng.permutation(lo.size) if hi[j] > lo[j]][: n - int(lo.sum())]
+        self.left = lo.copy()
+        self.left[bump] += 1
+        self.total = np.array(judge_n, dtype=np.int64, copy=True)
+        self.plan = np.zeros_like(self.total)
+        self.rng = rng
+        self.given: list[int] = []
+
+    def fits(self) -> NDArray[np.bool_]:
+        """``fits[a, c]``: a judge with quota left is among the least used by both models."""
+        least = (self.total == self.total.min(axis=1, keepdims=True)).astype(np.int64)
+        return (least * (self.left > 0)) @ least.T > 0
+
+    def take(self, a: int, c: int) -> int:
+        """Give the next match (``a`` vs ``c``) a judge and count it."""
+        ta, tc, pa, pc = self.total[a], self.total[c], self.plan[a], self.plan[c]
+        over = np.where(self.left > 0, (ta - ta.min()) + (tc - tc.min()), np.iinfo(np.int64).max)
+        plan_over = (pa - pa.min()) + (pc - pc.min())
+        j = int(np.lexsort((self.rng.random(self.left.size), -self.left, plan_over, over))[0])
+        self.left[j] -= 1
+        for m in (a, c):
+            self.total[m, j] += 1
+            self.plan[m, j] += 1
+        self.given.append(j)
+        return j
+
+
+def _violation(x: NDArray, lo: NDArray, hi: NDArray) -> NDArray:
+    return (np.maximum(x - hi, 0) + np.maximum(lo - x, 0)).sum(axis=-1)
+
+
+def assign_judges(
+    a: NDArray[np.int64],
+    b: NDArray[np.int64],
+    judge_n: NDArray[np.int64],
+    judge_total: NDArray[np.int64],
+    rng: np.random.Generator,
+    initial: NDArray[np.int64] | None = None,
+) -> NDArray[np.int64]:
+    """Give each match ``(a[k], b[k])`` a judge code.
+
+    Parameters
+    ----------
+    a, b : ndarray of int, shape (n,)
+        Model codes of the planned matches.
+    judge_n : ndarray of int, shape (M, J)
+        Matches per model and judge so far (history).
+    judge_total : ndarray of int, shape (J,)
+        Matches per judge so far (history).
+    rng : numpy.random.Generator
+        Breaks ties between judges.
+    initial : ndarray of int, shape (n,), optional
+        A first assignment within the panel bounds (e.g. :attr:`JudgeTurns.given`) to repair
+        instead of the greedy pass.
+
+    Returns
+    -------
+    ndarray of int, shape (n,)
+        Judge codes in ``[0, J)``.
+    """
+    n, n_judges = a.size, judge_total.size
+    deg = np.bincount(a, minlength=judge_n.shape[0]) + np.bincount(b, minlength=judge_n.shape[0])
+    lo, hi, lo_t, hi_t = level_bounds(judge_n, deg)
+    glo, ghi = (x[0] for x in level_bounds(judge_total[None, :], np.array([n]))[:2])
+    q = np.repeat((deg // n_judges)[:, None], n_judges, axis=1)
+
+    def cost(col: NDArray[np.int64]) -> int:  # overall balance first, then within the plan
+        x = np.zeros_like(lo)
+        np.add.at(x, (a, col), 1)
+        np.add.at(x, (b, col), 1)
+        return int(_TOTAL_WEIGHT * _violation(x, lo_t, hi_t).sum() + _violation(x, q, q + 1).sum())
+
+    if initial is None:
+        col = _greedy(a, b, lo, hi, glo, ghi, rng.permutation(n_judges))
+    else:
+        col = np.array(initial, dtype=np.int64, copy=True)
+    x = np.zeros_like(lo)
+    np.add.at(x, (a, col), 1)
+    np.add.at(x, (b, col), 1)
+    first = col.copy()
+    _kempe_repair(a, b, col, x, lo, hi, glo, ghi)  # works on the combined bounds
+    if cost(first) < cost(col):
+        col = first
+    if cost(col) > 0 and n * n_judges <= _MILP_MAX_VARS:
+        alt = _milp(a, b, (lo_t, hi_t, _TOTAL_WEIGHT), (q, q + 1, 1), glo, ghi)
+        if alt is not None and cost(alt) < cost(col):
+            col = alt
+    return col
+
+
+def _greedy(a, b, lo, hi, glo, ghi, order) -> NDArray[np.int64]:
+    """Each match in turn takes the judge that keeps both models (and the panel) in bounds."""
+    n = a.size
+    x = np.zeros_like(lo)
+    g = np.zeros_like(glo)
+    col = np.empty(n, dtype=np.int64)
+    for k in range(n):
+        i, j = a[k], b[k]
+        left = n - k - 1
+        g_next = g[None, :] + np.eye(g.size, dtype=np.int64)  # row c: counts if c is chosen
+        feasible = (g < ghi) & (np.maximum(glo[None, :] - g_next, 0).sum(axis=1) <= left)
+        over = (x[i] + 1 > hi[i]).astype(np.int64) + (x[j] + 1 > hi[j])
+        need = (lo[i] - x[i]) + (lo[j] - x[j])
+        cost = np.where(feasible, over, np.iinfo(np.int64).max)
+        c = np.lexsort((order, g - glo, -need, cost))[0]
+        col[k] = c
+        x[i, c] += 1
+        x[j, c] += 1
+        g[c] += 1
+    return col
+
+
+def _kempe_repair(a, b, col, x, lo, hi, glo, ghi) -> None:
+    """Recolour alternating two-judge paths while that lowers the violation (in place)."""
+    n_models = x.shape[0]
+    inc: list[list[int]] = [[] for _ in range(n_models)]
+    for e in range(a.size):
+        inc[a[e]].append(e)
+        inc[b[e]].append(e)
+    for _ in range(_MAX_SWEEPS):
+        improved = False
+        for m in np.flatnonzero(_violation(x, lo, hi) > 0):
+            over = np.flatnonzero(x[m] > lo[m])  # judges m can give up
+            under = np.flatnonzero(x[m] < hi[m])  # judges m can take
+            moves = [(p, q) for p in over for q in under if p != q]
+            # most useful first: give up the most excess, take the most needed
+            moves.sort(key=lambda pq: (hi[m, pq[0]] - x[m, pq[0]], x[m, pq[1]] - lo[m, pq[1]]))
+            for p, q in moves:
+                path = _alternating_path(m, p, q, a, b, col, inc, x, lo, hi, glo, ghi)
+                if path is not None:
+                    for k, e in enumerate(path):
+                        old, new = (p, q) if k % 2 == 0 else (q, p)
+                        col[e] = new
+                        x[a[e], old] -= 1
+                        x[b[e], old] -= 1
+                        x[a[e], new] += 1
+                        x[b[e], new] += 1
+                    improved = True
+                    break
+        if not improved:
+            return
+
+
+def _alternating_path(m, p, q, a, b, col, inc, x, lo, hi, glo, ghi) -> list[int] | None:
+    """Shortest path from ``m`` recolouring p -> q, q -> p, ... that lowers the violation.
+
+    Only the two ends change counts: ``m`` gives up one ``p`` and takes one ``q``; the far end
+    does the same after an odd number of edges, the reverse after an even number. A path of
+    odd length also moves one match from judge ``p`` to ``q`` in the panel totals.
+    """
+    g = np.bincount(col, minlength=glo.size)
+
+    def delta(v: int, give: int, take: int) -> int:
+        xv = x[v].copy()
+        before = _violation(xv, lo[v], hi[v])
+        xv[give] -= 1
+        xv[take] += 1
+        return int(_violation(xv, lo[v], hi[v]) - before)
+
+    start = delta(m, p, q)
+    gmove = g.copy()
+    gmove[p] -= 1
+    gmove[q] += 1
+    panel_ok_odd = bool((gmove >= glo).all() and (gmove <= ghi).all())
+    parent: dict[tuple[int, int], tuple[tuple[int, int], int]] = {}
+    seen = {(m, 0)}
+    queue = deque([(m, 0)])
+    while queue:
+        v, parity = queue.popleft()
+        want = p if parity == 0 else q  # the colour of the next edge to flip
+        for e in inc[v]:
+            if col[e] != want:
+                continue
+            w = b[e] if a[e] == v else a[e]
+            state = (w, 1 - parity)
+            if state in seen:
+                continue
+            seen.add(state)
+            parent[state] = ((v, parity), e)
+            queue.append(state)
+            odd = state[1] == 1
+            if w == m or (odd and not panel_ok_odd):
+                continue
+            end = delta(w, p, q) if odd else delta(w, q, p)
+            if start + end < 0:
+                path, s = [], state
+                while s != (m, 0):
+                    s, edge = parent[s]
+                    path.append(edge)
+                path.reverse()
+                if len(set(path)) == len(path):
+                    return path
+    return None
+
+
+def _milp(a, b, *bounds_and_panel) -> NDArray[np.int64] | None:
+    """Minimise the weighted bound violations exactly (or up to the node limit).
+
+    ``bounds_and_panel`` is ``(lo, hi, weight), ..., glo, ghi``: soft per-model bounds, each
+    with the weight of a unit of violation, then the hard panel bounds.
+    """
+    *soft, glo, ghi = bounds_and_panel
+    n, n_judges = a.size, glo.size
+    models = np.unique(np.concatenate([a, b]))
+    ia, ib = np.searchsorted(models, a), np.searchsorted(models, b)
+    nx, k = n * n_judges, models.size * n_judges
+    n_slack = 2 * k * len(soft)
+    edge = np.repeat(np.arange(n), n_judges)
+    judge = np.tile(np.arange(n_judges), n)
+    var = np.arange(nx)
+    one = coo_matrix((np.ones(nx), (edge, var)), shape=(n, nx))
+    panel = coo_matrix((np.ones(nx), (judge, var)), shape=(n_judges, nx))
+    rows = np.concatenate([ia[edge] * n_judges + judge, ib[edge] * n_judges + judge])
+    inc = coo_matrix((np.ones(2 * nx), (rows, np.concatenate([var, var]))), shape=(k, nx))
+    eye = identity(k, format="coo")
+    cons = [
+        LinearConstraint(hstack([one, coo_matrix((n, n_slack))]), 1, 1),
+        LinearConstraint(hstack([panel, coo_matrix((n_judges, n_slack))]), glo, ghi),
+    ]
+    cost = [np.zeros(nx)]
+    for s, (lo, hi, weight) in enumerate(soft):  # A x + under - over in [lo, hi]
+        blocks = [inc] + [coo_matrix((k, 2 * k))] * s + [hstack([eye, -eye])]
+        blocks += [coo_matrix((k, 2 * k))] * (len(soft) - s - 1)
+        cons.append(LinearConstraint(hstack(blocks), lo[models].ravel(), hi[models].ravel()))
+        cost.append(np.full(2 * k, float(weight)))
+    upper = np.concatenate([np.ones(nx), np.full(n_slack, np.inf)])
+    res = milp(
+        np.concatenate(cost), constraints=cons,
+        integrality=np.concatenate([np.ones(nx), np.zeros(n_slack)]),
+        bounds=Bounds(np.zeros(nx + n_slack), upper), options={"node_limit": _MILP_NODES},
+    )  # fmt: skip
+    if res.x is None:
+        return None
+    return res.x[:nx].reshape(n, n_judges).argmax(axis=1).astype(np.int64)
