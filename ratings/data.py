@@ -279,12 +279,13 @@ def _aggregate_rows_hashed(group, ii, jj, outcome, weight, n_groups, n_models):
             np.bincount(codes, weight * (outcome == 2), r), codes)  # fmt: skip
 
 
-def _reject(verdicts: pd.DataFrame, bad: NDArray[np.bool_], what: str) -> None:
+def _reject(verdicts: pd.DataFrame, bad: NDArray[np.bool_], what: str, detail: str = "") -> None:
     """Raise naming the rows (by the frame's index) where ``bad`` holds."""
     if bad.any():
         rows = verdicts.index[bad]
         raise InvalidVerdictsError(
-            f"{int(bad.sum())} verdict(s) {what}: rows {format_rows(rows)}. Read logs with "
+            f"{int(bad.sum())} verdict(s) {what}: rows {format_rows(rows)}"
+            f"{' (' + detail + ')' if detail else ''}. Read logs with "
             "`ratings.read_verdicts`, which reports such rows, or fix them.",
             rows=pd.DataFrame({"row": rows, "reason": what}),
         )
@@ -342,8 +343,14 @@ def from_counts(
     n = len(counts)
     values = counts[["wins_a", "wins_b", "ties"]].apply(pd.to_numeric, errors="coerce")
     arr = values.to_numpy(dtype=float)
-    bad = ~np.isfinite(arr).all(axis=1) | (arr < 0).any(axis=1)
-    _reject(counts, bad, "have counts that are not finite numbers >= 0")
+    bad_cells = ~np.isfinite(arr) | (arr < 0)
+    if bad_cells.any():
+        r, c = np.argwhere(bad_cells)[0]
+        col = ("wins_a", "wins_b", "ties")[c]
+        value = counts[col].iloc[r]
+        value = value.item() if hasattr(value, "item") else value
+        _reject(counts, bad_cells.any(axis=1), "have counts that are not finite numbers >= 0",
+                detail=f"e.g. {col} = {value!r} at row {counts.index[r]}")  # fmt: skip
     w = values.to_numpy(dtype=np.float64)
     # Expand into three pseudo-verdict groups and reuse the verdict reducer on weighted rows.
     frame = pd.DataFrame({"model_a": counts["model_a"].to_numpy(),

@@ -796,9 +796,28 @@ def _read_csv(name: str, sep: str, compression: str | None) -> pd.DataFrame:
             frame = None
     if frame is None:
         frame = _read_csv_c(name, sep, options)
+    _check_header(name, sep, compression)
     if len(frame) and len(frame.columns) > 1:
         _check_truncated(name, frame, sep, compression)
     return frame
+
+
+def _check_header(name: str, sep: str, compression: str | None) -> None:
+    """Refuse a header that names a column twice (pandas would rename it silently)."""
+    import csv
+    import io as _io
+
+    with _open(name, compression) as fh:
+        text = _io.TextIOWrapper(fh, encoding="utf-8-sig", errors="replace", newline="")
+        header = next(csv.reader(text, delimiter=sep), [])
+    names = [h.strip() for h in header]
+    dups = sorted({h for h in names if names.count(h) > 1})
+    if dups:
+        raise InvalidVerdictsError(
+            f"{name!r}: column {dups[0]!r} appears more than once in the header"
+            f"{f' (also {dups[1:]})' if len(dups) > 1 else ''}. Rename or drop the duplicates "
+            "so that every column is read."
+        )
 
 
 def _read_csv_c(name: str, sep: str, options: dict[str, object]) -> pd.DataFrame:

@@ -241,10 +241,6 @@ def test_verdicts_duplicate_column_in_dataframe():
         read_verdicts(frame)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "package bug: ratings/io.py::_pick_columns checks for repeated columns, but pandas renames "
-    "a repeated CSV header to 'winner.1' first, so a file with two conflicting `winner` columns "
-    "is read silently using the first (DataFrames with the same columns are refused)"))
 def test_verdicts_duplicate_column_in_csv_header(tmp_path):
     path = write(tmp_path / "v.csv", "model_a,model_b,winner,winner\nx,y,A,B\ny,x,A,B\n")
     with pytest.raises(InvalidVerdictsError, match=r"'winner'.*appears more than once"):
@@ -361,10 +357,6 @@ def test_counts_negative(tmp_path, capsys):
     assert "rows [1]" in err_text
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "package bug: ratings/data.py::from_counts' error for a negative count names the row but "
-    "neither the column ('wins_a') nor the value (-2), although ratings/errors.py promises that "
-    "every data error shows the first few values"))
 def test_counts_negative_names_column_and_value(tmp_path):
     with pytest.raises(InvalidVerdictsError, match=r"wins_a.*-2"):
         from_counts(pd.read_csv(write(tmp_path / "c.csv", COUNTS)))
