@@ -14,10 +14,11 @@ Strategies (same board and seed for both):
 * ``uniform`` a uniformly random pair on a random shared task per match
   (:func:`sampling.simulate.uniform_matches`).
 
-Inside the loop the fit is on pooled counts with the per-verdict (HC0) sandwich, for speed. At
-the stopping point the log is refitted with the default :func:`ratings.fit` (sandwich clustered
-by task) for the reported half-width and bias (fitted minus true Elo, anchored at the same
-model, models other than the anchor).
+Inside the loop the fit is on pooled counts with the per-verdict (HC0) sandwich, for speed.
+Once that reaches the target, the default :func:`ratings.fit` (sandwich clustered by task) of
+the log must reach it too (batches continue until it does: ``simulate_loop(confirm=True)``);
+that fit gives the reported half-width and bias (fitted minus true Elo, anchored at the same
+model, over the models other than the anchor).
 
 Results: a table on stdout, ``benchmarks_perf/results/bench_sampling_runs.csv`` (one row per
 seed and strategy) and ``bench_sampling.csv`` (the summary).
@@ -66,9 +67,9 @@ def run_one(job: tuple[int, str, argparse.Namespace]) -> dict:
     res = simulate_loop(board, seed=seed, strategy=strategy, batch_size=args.batch,
                         max_comparisons=args.max_comparisons, target_half_width=args.target,
                         anchor=anchor, min_matches=args.min_matches,
-                        check=strategy != "uniform")  # fmt: skip
+                        check=strategy != "uniform", confirm=True)  # fmt: skip
     loop_seconds = time.perf_counter() - tic
-    final = ratings.fit(res.verdicts[CANONICAL], anchor=f"{anchor}=1000")
+    final = res.fit if res.reached else ratings.fit(res.verdicts[CANONICAL], anchor=anchor)
     others = final.models != anchor
     ci = final.conf_int()
     half = ((ci["upper"] - ci["lower"]) / 2)[others]
@@ -79,6 +80,8 @@ def run_one(job: tuple[int, str, argparse.Namespace]) -> dict:
         "reached": res.reached, "n_comparisons": res.n_comparisons or len(res.verdicts),
         "n_batches": len(res.batches),
         "loop_half_width": float(res.batches["mean_half_width"].iloc[-1]),
+        "extra_batches": int(res.batches["default_half_width"].notna().sum() - 1)
+        if "default_half_width" in res.batches else 0,
         "final_half_width": float(half.mean()),
         "bias": float(err.mean()),
         "rmse": float(np.sqrt((err**2).mean())),
@@ -111,6 +114,7 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
             "fewer_than_uniform_mean": paired.mean(), "fewer_than_uniform_min": paired.min(),
             "final_half_width_mean": g["final_half_width"].mean(),
             "loop_half_width_mean": g["loop_half_width"].mean(),
+            "extra_batches_mean": g["extra_batches"].mean(),
             "bias_mean": g["bias"].mean(), "bias_se": g["bias"].std(ddof=1) / np.sqrt(len(g)),
             "max_abs_bias_by_rank": np.abs(ranks.mean(axis=0)).max(),
             "slope_mean": g["slope"].mean(), "rmse_mean": g["rmse"].mean(),

@@ -43,6 +43,7 @@ __all__ = [
 
 Strategy = Literal["active", "balanced", "uniform"]
 _SEP = "\x1f"  # joins model and task into one submission label for simulate_verdicts
+CANONICAL = ["model_a", "model_b", "winner", "task_id", "judge"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -250,12 +251,14 @@ class LoopResult:
     batches : pandas.DataFrame
         One row per batch: ``batch``, ``n_verdicts`` (cumulative), ``identifiable`` (the MLE
         exists), ``mean_half_width`` (Elo, mean over models other than the anchor; NaN while
-        the MLE does not exist), ``n_balanced``, ``n_active``, ``seconds`` and, with
-        ``check=True``, the columns of :func:`sampling.check_balance`.
+        the MLE does not exist), ``n_balanced``, ``n_active``, ``seconds``; with
+        ``check=True``, the columns of :func:`sampling.check_balance`; with ``confirm=True``,
+        ``default_half_width`` where the default fit was checked.
     n_comparisons : int or None
         Verdicts when the target half-width was first reached; ``None`` if it was not.
     fit : ratings.Ratings or None
-        The last in-loop fit (per-verdict HC0 sandwich); ``None`` if the MLE did not exist.
+        The last in-loop fit (per-verdict HC0 sandwich; with ``confirm=True`` the default fit
+        that confirmed the target); ``None`` if the MLE did not exist.
     """
 
     verdicts: pd.DataFrame
@@ -318,6 +321,7 @@ def simulate_loop(
     min_matches: int = DEFAULT_MIN_MATCHES,
     fit_options: Mapping[str, object] | None = None,
     check: bool = False,
+    confirm: bool = False,
 ) -> LoopResult:
     """Run plan -> judge -> refit from an empty log until a target precision or a budget.
 
@@ -349,6 +353,10 @@ def simulate_loop(
         not exist).
     check : bool, default=False
         Run :func:`sampling.check_balance` on every planned batch (slower).
+    confirm : bool, default=False
+        Once the in-loop half-width reaches the target, also require the default
+        :func:`ratings.fit` of the log (sandwich clustered by task) to reach it, continuing
+        batch by batch until it does; ``LoopResult.fit`` is then that fit.
 
     Returns
     -------
@@ -422,8 +430,13 @@ def simulate_loop(
         rows.append(row)
         batch += 1
         if target_half_width is not None and identifiable and hw <= target_half_width:
-            reached = n_done
-            break
+            if confirm:
+                log = pd.concat(parts, ignore_index=True)[CANONICAL]
+                fit = ratings.fit(log, **kw)
+                row["default_half_width"] = _mean_half_width(fit)
+            if not confirm or row["default_half_width"] <= target_half_width:
+                reached = n_done
+                break
     first = ["batch", "n_verdicts", "identifiable", "mean_half_width", "n_balanced", "n_active",
              "seconds"]  # fmt: skip
     table = pd.DataFrame(rows)

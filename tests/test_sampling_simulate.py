@@ -82,6 +82,15 @@ def test_loop_reaches_target_and_keeps_balance():
     pd.testing.assert_frame_equal(again.verdicts, res.verdicts)
 
 
+def test_loop_confirms_with_the_default_fit():
+    board = make_board(5, 12, seed=7, judges=["x", "y"], task_sd=0.4)
+    res = simulate_loop(board, seed=2, strategy="uniform", batch_size=40, target_half_width=90.0,
+                        anchor=board.mid_model(), confirm=True)  # fmt: skip
+    assert res.reached and res.fit.cluster == "task_id"
+    last = res.batches.iloc[-1]
+    assert last["mean_half_width"] <= 90.0 and last["default_half_width"] <= 90.0
+
+
 def test_loop_budget_and_uniform_strategy():
     board = make_board(4, 5, seed=6)
     res = simulate_loop(board, seed=0, strategy="uniform", batch_size=25, max_comparisons=60)
