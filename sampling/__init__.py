@@ -12,36 +12,38 @@
 >>> plan = sampling.plan_matches(verdicts, subs, ["j1", "j2", "j3"], 100, seed=0)  # doctest: +SKIP
 """
 
-from sampling._board import PlanWarning
-from sampling.checks import check_balance
-from sampling.plan import (
-    DEFAULT_MIN_MATCHES,
-    FALLBACK_PENALTY,
-    PLAN_COLUMNS,
-    fit_for_planning,
-    plan_matches,
-)
-from sampling.simulate import (
-    LoopResult,
-    SimulatedBoard,
-    judge_matches,
-    make_board,
-    simulate_loop,
-    uniform_matches,
-)
+from __future__ import annotations
 
-__all__ = [
-    "DEFAULT_MIN_MATCHES",
-    "FALLBACK_PENALTY",
-    "PLAN_COLUMNS",
-    "LoopResult",
-    "PlanWarning",
-    "SimulatedBoard",
-    "check_balance",
-    "fit_for_planning",
-    "judge_matches",
-    "make_board",
-    "plan_matches",
-    "simulate_loop",
-    "uniform_matches",
-]
+import importlib
+
+# Public names and the submodule that defines each; loaded on first use (PEP 562) so that
+# `ratings --help` and `ratings fit` do not pay for the planner's imports.
+_EXPORTS = {
+    "PlanWarning": "sampling._board",
+    "check_balance": "sampling.checks",
+    "DEFAULT_MIN_MATCHES": "sampling.plan",
+    "FALLBACK_PENALTY": "sampling.plan",
+    "PLAN_COLUMNS": "sampling.plan",
+    "fit_for_planning": "sampling.plan",
+    "plan_matches": "sampling.plan",
+    "LoopResult": "sampling.simulate",
+    "SimulatedBoard": "sampling.simulate",
+    "judge_matches": "sampling.simulate",
+    "make_board": "sampling.simulate",
+    "simulate_loop": "sampling.simulate",
+    "uniform_matches": "sampling.simulate",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'sampling' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

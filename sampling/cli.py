@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
+MIN_MATCHES = 10  # the planner's default (sampling.plan.DEFAULT_MIN_MATCHES; checked in tests)
+
 __all__ = ["add_next_parser", "cmd_next", "main", "read_submissions", "read_verdict_file"]
 
 EXIT_DATA = 2
@@ -101,8 +103,6 @@ def add_next_parser(subparsers) -> argparse.ArgumentParser:
     argparse.ArgumentParser
         The subcommand's parser; its default ``func`` is :func:`cmd_next`.
     """
-    from sampling.plan import DEFAULT_MIN_MATCHES
-
     p = subparsers.add_parser(
         "next",
         help="plan the next batch of matches (balanced start, then the most informative pairs)",
@@ -129,9 +129,9 @@ def add_next_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--phase", choices=["auto", "balanced", "active"], default="auto",
                    help="auto (default): balanced until every model has --min-matches, then "
                         "active")  # fmt: skip
-    p.add_argument("--min-matches", type=int, default=DEFAULT_MIN_MATCHES,
+    p.add_argument("--min-matches", type=int, default=MIN_MATCHES,
                    help=f"matches per model before the active phase (default "
-                        f"{DEFAULT_MIN_MATCHES})")  # fmt: skip
+                        f"{MIN_MATCHES})")  # fmt: skip
     p.add_argument("--scope", help="plan for this scope of the verdicts (required if several)")
     p.add_argument(
         "--anchor",

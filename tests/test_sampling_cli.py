@@ -94,3 +94,9 @@ def test_unreadable_log_is_reported(tmp_path, capsys):
             "--out", str(tmp_path / "o.csv")]  # fmt: skip
     assert main(argv) == 2
     assert "maybe" in capsys.readouterr().err
+
+
+def test_cli_default_min_matches_is_the_planners():
+    from sampling import cli, plan
+
+    assert cli.MIN_MATCHES == plan.DEFAULT_MIN_MATCHES
