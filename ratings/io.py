@@ -331,14 +331,17 @@ def write_rejected(log: VerdictLog, path: str | os.PathLike[str]) -> None:
 # ----------------------------------------------------------------------------------------------
 
 
-def _check_columns(columns: Mapping[str, str] | None) -> dict[object, str]:
+def _check_columns(
+    columns: Mapping[str, str] | None, canonical: tuple[str, ...] = CANONICAL,
+    kind: str = "canonical",
+) -> dict[object, str]:  # fmt: skip
     """Validate ``columns=``; return {user name: canonical name}."""
     targets = dict(columns or {})
     for key, value in targets.items():
-        if value not in CANONICAL:
+        if value not in canonical:
             raise ValueError(
-                f"`columns` maps {key!r} to {value!r}, which is not a canonical column. "
-                f"Canonical columns: {list(CANONICAL)}."
+                f"`columns` maps {key!r} to {value!r}, which is not a {kind} column. "
+                f"{kind.capitalize()} columns: {list(canonical)}."
             )
     seen: dict[str, object] = {}
     for key, value in targets.items():
@@ -370,9 +373,15 @@ def _check_winner_map(
 
 
 def _pick_columns(
-    frame: pd.DataFrame, targets: dict[object, str], prefix: str
-) -> dict[str, object]:
-    """Return {canonical name: column label of ``frame``} for the columns present."""
+    frame: pd.DataFrame, targets: dict[object, str], prefix: str, *,
+    canonical: tuple[str, ...] = CANONICAL, required: tuple[str, ...] = REQUIRED,
+    what: str = "verdicts", missing_message=None,
+) -> dict[str, object]:  # fmt: skip
+    """Return {canonical name: column label of ``frame``} for the columns present.
+
+    ``missing_message(missing, labels)`` words the error for absent required columns (default:
+    :func:`_missing_message`); ``what`` names the table in the other messages.
+    """
     labels = list(frame.columns)
     lookup: dict[object, object] = {c: c for c in labels}
     for c in labels:  # a header such as "model_a, model_b" leaves blanks around the names
@@ -394,25 +403,25 @@ def _pick_columns(
             picked[canon] = label
     if absent:
         raise InvalidVerdictsError(
-            f"{prefix}Column(s) {absent} given in `columns=` not found in verdicts. Available "
+            f"{prefix}Column(s) {absent} given in `columns=` not found in {what}. Available "
             f"columns: {labels}. Fix the names in `columns=`."
         )
     mapped = set(picked.values())
-    for canon in CANONICAL:
+    for canon in canonical:
         label = find(canon)
         if canon not in picked and label is not None and label not in mapped:
             picked[canon] = label
 
-    missing = [c for c in REQUIRED if c not in picked]
+    missing = [c for c in required if c not in picked]
     if missing:
-        raise InvalidVerdictsError(prefix + _missing_message(missing, labels))
+        raise InvalidVerdictsError(prefix + (missing_message or _missing_message)(missing, labels))
     for canon, label in picked.items():
         if int((frame.columns == label).sum()) > 1:
             raise InvalidVerdictsError(
                 f"{prefix}Column {label!r} (for {canon!r}) appears more than once in the "
-                "verdicts. Rename or drop the duplicates."
+                f"{what}. Rename or drop the duplicates."
             )
-    return {c: picked[c] for c in CANONICAL if c in picked}
+    return {c: picked[c] for c in canonical if c in picked}
 
 
 def _missing_message(missing: list[str], labels: list[object]) -> str:

@@ -25,6 +25,8 @@ from numpy.typing import NDArray
 
 from ratings.errors import InvalidVerdictsError, format_rows
 from ratings.io import STRING_DTYPE, _booleans, _labels, _read_file, _text
+from ratings.io import _check_columns as _io_check_columns
+from ratings.io import _pick_columns as _io_pick_columns
 
 __all__ = [
     "MATCH_COLUMNS",
@@ -290,76 +292,27 @@ def rubric_to_matches(
 
 
 def _check_columns(columns: Mapping[str, str] | None) -> dict[object, str]:
-    """Validate ``columns=``; return {user name: canonical name}."""
-    targets = dict(columns or {})
-    seen: dict[str, object] = {}
-    for key, value in targets.items():
-        if value not in RUBRIC_COLUMNS:
-            raise ValueError(
-                f"`columns` maps {key!r} to {value!r}, which is not a rubric column. Rubric "
-                f"columns: {list(RUBRIC_COLUMNS)}."
-            )
-        if value in seen:
-            raise ValueError(
-                f"`columns` maps both {seen[value]!r} and {key!r} to {value!r}; map one column "
-                "to each canonical name."
-            )
-        seen[value] = key
-    return targets
+    """Validate ``columns=`` against the rubric columns; return {user name: canonical name}."""
+    return _io_check_columns(columns, RUBRIC_COLUMNS, "rubric")
+
+
+def _missing_rubric_columns(missing: list[str], labels: list[object]) -> str:
+    by_lower = {str(c).strip().lower(): c for c in labels}
+    pairs = []
+    for m in missing:
+        close = difflib.get_close_matches(m, list(by_lower), n=1, cutoff=0.6)
+        pairs.append(f"{by_lower[close[0]] if close else 'your_' + m!r}: {m!r}")
+    return (f"Column(s) {missing} not found in the rubric. Available columns: {labels}. "
+            f"Required: {list(_REQUIRED)} (optional: 'judge'). Pass "
+            f"`columns={{{', '.join(pairs)}}}` to map your names.")  # fmt: skip
 
 
 def _pick_columns(
     frame: pd.DataFrame, targets: dict[object, str], prefix: str
 ) -> dict[str, object]:
-    """Return {canonical name: column label of ``frame``} for the columns present."""
-    labels = list(frame.columns)
-    lookup: dict[object, object] = {c: c for c in labels}
-    for c in labels:  # a header such as "task_id, model" leaves blanks around the names
-        if isinstance(c, str):
-            lookup.setdefault(c.strip(), c)
-
-    def find(name: object) -> object | None:
-        if name in lookup:
-            return lookup[name]
-        return lookup.get(name.strip()) if isinstance(name, str) else None
-
-    picked: dict[str, object] = {}
-    absent = []
-    for key, canon in targets.items():
-        label = find(key)
-        if label is None:
-            absent.append(key)
-        else:
-            picked[canon] = label
-    if absent:
-        raise InvalidVerdictsError(
-            f"{prefix}Column(s) {absent} given in `columns=` not found in the rubric. Available "
-            f"columns: {labels}. Fix the names in `columns=`."
-        )
-    mapped = set(picked.values())
-    for canon in RUBRIC_COLUMNS:
-        label = find(canon)
-        if canon not in picked and label is not None and label not in mapped:
-            picked[canon] = label
-    missing = [c for c in _REQUIRED if c not in picked]
-    if missing:
-        by_lower = {str(c).strip().lower(): c for c in labels}
-        pairs = []
-        for m in missing:
-            close = difflib.get_close_matches(m, list(by_lower), n=1, cutoff=0.6)
-            pairs.append(f"{by_lower[close[0]] if close else 'your_' + m!r}: {m!r}")
-        raise InvalidVerdictsError(
-            f"{prefix}Column(s) {missing} not found in the rubric. Available columns: {labels}. "
-            f"Required: {list(_REQUIRED)} (optional: 'judge'). Pass "
-            f"`columns={{{', '.join(pairs)}}}` to map your names."
-        )
-    for canon, label in picked.items():
-        if int((frame.columns == label).sum()) > 1:
-            raise InvalidVerdictsError(
-                f"{prefix}Column {label!r} (for {canon!r}) appears more than once in the "
-                "rubric. Rename or drop the duplicates."
-            )
-    return {c: picked[c] for c in RUBRIC_COLUMNS if c in picked}
+    """Return {canonical name: column label of ``frame``} for the rubric columns present."""
+    return _io_pick_columns(frame, targets, prefix, canonical=RUBRIC_COLUMNS, required=_REQUIRED,
+                            what="the rubric", missing_message=_missing_rubric_columns)  # fmt: skip
 
 
 def _constant(value: str, n: int) -> pd.api.extensions.ExtensionArray:
