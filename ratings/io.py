@@ -994,7 +994,13 @@ def _writer(obj: pd.DataFrame | str, target: Path) -> tuple[Callable[[str], None
     # Keep the extension (and compression suffix) so pandas infers the compression.
     suffix = "".join(Path(name).suffixes[-2 if compression else -1:])
     if fmt == "csv":
-        return (lambda tmp: obj.to_csv(tmp, index=False, sep=sep or ",")), suffix
+        # pandas quotes fields holding the delimiter, quotes or '\n', but not a bare '\r',
+        # which would split the row when read back: quote every text field then.
+        text_cols = obj.select_dtypes(include=["object", "string"]).columns
+        bare_cr = any(obj[c].astype(str).str.contains("\r", regex=False).any() for c in text_cols)
+        quoting = csv.QUOTE_NONNUMERIC if bare_cr else csv.QUOTE_MINIMAL
+        return (lambda tmp: obj.to_csv(tmp, index=False, sep=sep or ",",
+                                       quoting=quoting)), suffix  # fmt: skip
     if fmt == "parquet":
         return (lambda tmp: obj.to_parquet(tmp, index=False)), suffix
     if fmt == "jsonl" and name.endswith(".json"):

@@ -600,10 +600,6 @@ def test_cli_fit_never_leaves_partial_output(case, out_name, fuzz_dir, capsys):
     capsys.readouterr()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "package bug: ratings/io.py::_writer writes CSV with DataFrame.to_csv defaults, which do not "
-    "quote a field holding a bare carriage return, so `ratings fit --out r.csv` on a model named "
-    "'m\\rz' writes a file whose rows split when read back (`ratings freeze r.csv` then fails)"))
 def test_fit_output_csv_quotes_carriage_returns(tmp_path, capsys):
     path = tmp_path / "v.csv"
     path.write_bytes(b'model_a,model_b,winner\nx,"m\rz",A\n"m\rz",x,A\n')
