@@ -34,7 +34,6 @@ import io
 import multiprocessing as mp
 import os
 import statistics
-import tempfile
 import time
 import traceback
 import warnings
@@ -187,18 +186,6 @@ class Table:
         sec = "   skipped" if seconds is None else f"{seconds:9.3f} s"
         spread = f"  ({min(times):.3f}-{max(times):.3f})" if len(times) > 1 else ""
         print(f"  {section:<10} {size:>5} {method:<46} {sec}{spread}  {notes}", flush=True)
-
-
-def write_atomic_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def print_table(rows: list[dict]) -> None:
@@ -548,7 +535,10 @@ def run(args: argparse.Namespace) -> int:
     writer.writeheader()
     writer.writerows(rows)
     path = args.out / "bench_crowd.csv"
-    write_atomic_text(path, buf.getvalue())
+    from ratings.io import write_atomic
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(buf.getvalue(), path)
     print(f"\nwrote {path}")
     return 0
 

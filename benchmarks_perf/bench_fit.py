@@ -306,20 +306,6 @@ def environment() -> dict:
     return info
 
 
-def write_atomic_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
 def wait_for_ratings(timeout: float = 900.0) -> None:
     """``import ratings``, retrying every 60 s while the package is mid-edit."""
     deadline = time.monotonic() + timeout
@@ -497,9 +483,11 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         w.writerow({k: ("" if r[k] is None else r[k]) for k in COLUMNS})
     csv_path = args.out / f"bench_fit_{size}.csv"
-    write_atomic_text(csv_path, buf.getvalue())
+    from ratings.io import write_atomic
+
+    write_atomic(buf.getvalue(), csv_path)
     meta = {"n": n, "models": m, "tasks": tasks, "seed": args.seed, "repeats": reps, **env}
-    write_atomic_text(args.out / f"bench_fit_{size}.meta.json", json.dumps(meta, indent=2) + "\n")
+    write_atomic(json.dumps(meta, indent=2) + "\n", args.out / f"bench_fit_{size}.meta.json")
     print(f"\nwrote {csv_path} (+ .meta.json)")
     return 0
 

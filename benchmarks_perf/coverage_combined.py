@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -53,6 +52,7 @@ import pandas as pd
 import ratings
 from ratings.combine import combine
 from ratings.errors import NonIdentifiableError
+from ratings.io import write_atomic
 from ratings.result import ELO_SCALE
 from ratings.simulate import random_matches, simulate_verdicts
 
@@ -159,19 +159,6 @@ def summarise(name: str, task_corr: float, shared: bool, boards: list[dict | Non
     }  # fmt: skip
 
 
-def write_csv_atomic(frame: pd.DataFrame, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="") as fh:
-            frame.to_csv(fh, index=False, float_format="%.6g")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--boards", type=int, default=1000, help="boards per cell (default 1000)")
@@ -211,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{N_VERDICTS} verdicts per scope, BT anchored at {ANCHOR}; "
           f"{LEVEL:.0%} intervals over {N_MODELS - 1} models x boards")  # fmt: skip
     print(table.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
-    write_csv_atomic(table, args.out)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(table, args.out)
     print(f"\nwrote {args.out} ({time.perf_counter() - t0:.1f}s)")
     return 0
 

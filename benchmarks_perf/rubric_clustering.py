@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -52,6 +51,7 @@ from scipy import stats
 
 import ratings
 from ratings.errors import NonIdentifiableError
+from ratings.io import write_atomic
 from ratings.result import ELO_SCALE
 from ratings.rubric import rubric_to_matches
 from ratings.simulate import simulate_rubric, submission_effects
@@ -160,19 +160,6 @@ def summarise(method: str, boards: list[dict | None], truth: pd.Series, truth_se
     }  # fmt: skip
 
 
-def write_csv_atomic(frame: pd.DataFrame, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="") as fh:
-            frame.to_csv(fh, index=False, float_format="%.6g")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--boards", type=int, default=200, help="boards (default 200)")
@@ -211,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
         true_elo=ANCHOR_ELO + ELO_SCALE * (STRENGTHS - STRENGTHS[ANCHOR]))
     print("\nPseudo-true BT Elo per method (true rubric-logit Elo for reference):")
     print(pseudo.round(1).to_string())
-    write_csv_atomic(table, args.out)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(table, args.out)
     print(f"\nwrote {args.out} ({time.perf_counter() - t0:.1f}s)")
     return 0
 
