@@ -275,13 +275,14 @@ def cluster_scores(n_clusters, n_params, ii, jj, kk, cluster, sd, se, n_models):
 
 
 @njit(**_JIT)
-def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models):
+def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models, with_code=True):
     """Collapse verdicts into unique (group, i, j) rows, rows ordered by group.
 
     group i8[N] in [0, n_groups) (cluster-major codes of (cluster, judge)); ii, jj i8[N] with
     ii < jj; outcome i8[N]: 0 = i won, 1 = j won, 2 = tie; weight f8[N] ->
     (row_group, row_i, row_j i8[R]; wi, wj, tt f8[R]; code i8[N], the row of each verdict).
     A counting sort by group and a dense (i, j) slot table: O(N + n_groups + n_models^2).
+    ``with_code=False`` skips ``code`` (returned empty), sparing N random memory accesses.
     """
     n = group.shape[0]
     starts = np.zeros(n_groups + 1, dtype=np.int64)
@@ -289,11 +290,19 @@ def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models):
         starts[group[v] + 1] += 1
     for g in range(n_groups):
         starts[g + 1] += starts[g]
+    # Scatter each verdict's fields into group order once, so the pass below reads sequentially.
     fill = starts[:-1].copy()
-    order = np.empty(n, dtype=np.int64)
+    order = np.empty(n if with_code else 0, dtype=np.int64)
+    s_key = np.empty(n, dtype=np.int64)  # (i * n_models + j) * 3 + outcome, in group order
+    s_w = np.empty(n)
     for v in range(n):
-        order[fill[group[v]]] = v
-        fill[group[v]] += 1
+        p = fill[group[v]]
+        fill[group[v]] = p + 1
+        if with_code:
+            order[p] = v
+        o = outcome[v]
+        s_key[p] = (ii[v] * n_models + jj[v]) * 3 + (o if o == 0 or o == 1 else 2)
+        s_w[p] = weight[v]
     slot = np.full(n_models * n_models, -1, dtype=np.int64)
     row_group = np.empty(n, dtype=np.int64)
     row_i = np.empty(n, dtype=np.int64)
@@ -301,28 +310,64 @@ def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models):
     wi = np.zeros(n)
     wj = np.zeros(n)
     tt = np.zeros(n)
-    code = np.empty(n, dtype=np.int64)
+    code = np.empty(n if with_code else 0, dtype=np.int64)
     r = 0
     for g in range(n_groups):
         first = r
         for pos in range(starts[g], starts[g + 1]):
-            v = order[pos]
-            key = ii[v] * n_models + jj[v]
+            key = s_key[pos] // 3
+            o = s_key[pos] - key * 3
             s = slot[key]
             if s < 0:
                 s = r
                 slot[key] = r
                 row_group[r] = g
-                row_i[r] = ii[v]
-                row_j[r] = jj[v]
+                row_i[r] = key // n_models
+                row_j[r] = key - row_i[r] * n_models
                 r += 1
-            code[v] = s
-            if outcome[v] == 0:
-                wi[s] += weight[v]
-            elif outcome[v] == 1:
-                wj[s] += weight[v]
+            if with_code:
+                code[order[pos]] = s
+            if o == 0:
+                wi[s] += s_w[pos]
+            elif o == 1:
+                wj[s] += s_w[pos]
             else:
-                tt[s] += weight[v]
+                tt[s] += s_w[pos]
         for s in range(first, r):
             slot[row_i[s] * n_models + row_j[s]] = -1
     return row_group[:r], row_i[:r], row_j[:r], wi[:r], wj[:r], tt[:r], code
+
+
+@njit(**_JIT)
+def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges):
+    """Per verdict, in one pass: (outer key, i, j, outcome), i8[N] each.
+
+    ``ia = amap[ca]``, ``ib = bmap[cb]`` (model codes), ``res = wmap[wc]`` (0 A, 1 B, 2 tie);
+    a forfeit (``fa`` or ``fb``) wins for the other side (tie if both) under judge ``det``,
+    else the judge is ``jc``. Then ``i = min(ia, ib)``, ``j = max(ia, ib)``, the outcome
+    0 (i won) / 1 (j won) / 2 (tie) as seen from ``i``, and the key ``gc * n_judges + judge``.
+    """
+    n = ca.shape[0]
+    key = np.empty(n, dtype=np.int64)
+    ri = np.empty(n, dtype=np.int64)
+    rj = np.empty(n, dtype=np.int64)
+    out = np.empty(n, dtype=np.int64)
+    for v in range(n):
+        a = amap[ca[v]]
+        b = bmap[cb[v]]
+        judge = jc[v]
+        if fa[v] or fb[v]:
+            res = 2 if (fa[v] and fb[v]) else (1 if fa[v] else 0)
+            judge = det
+        else:
+            res = wmap[wc[v]]
+        if a > b:
+            ri[v] = b
+            rj[v] = a
+            out[v] = 1 - res if res < 2 else res
+        else:
+            ri[v] = a
+            rj[v] = b
+            out[v] = res
+        key[v] = gc[v] * n_judges + judge
+    return key, ri, rj, out

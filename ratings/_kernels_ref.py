@@ -128,3 +128,17 @@ def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models):
         np.bincount(code, weight * (outcome == 2), r),
         code.astype(np.int64),
     )  # fmt: skip
+
+
+def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges):
+    ia, ib = amap[ca], bmap[cb]
+    forfeit = fa | fb
+    res = np.where(forfeit, np.where(fa & fb, 2, np.where(fa, 1, 0)), wmap[wc])
+    judge = np.where(forfeit, det, jc)
+    swap = ia > ib
+    return (
+        (gc * n_judges + judge).astype(np.int64),
+        np.where(swap, ib, ia).astype(np.int64),
+        np.where(swap, ia, ib).astype(np.int64),
+        np.where(swap & (res < 2), 1 - res, res).astype(np.int64),
+    )

@@ -210,58 +210,56 @@ def aggregate(
         unknown = sorted((set(ua.tolist()) | set(ub.tolist())) - set(labels))
         if unknown:
             raise InvalidVerdictsError(f"Verdicts name models not in `models`: {unknown[:5]}.")
-    ia = labels.get_indexer(ua)[ca].astype(np.int64)
-    ib = labels.get_indexer(ub)[cb].astype(np.int64)
-    _reject(verdicts, (ca < 0) | (cb < 0), "have a missing model name")
-    _reject(verdicts, ia == ib, "pit a model against itself (model_a == model_b)")
-
+    amap = labels.get_indexer(ua).astype(np.int64)
+    bmap = labels.get_indexer(ub).astype(np.int64)
     wc, wu = pd.factorize(verdicts["winner"])
-    _reject(verdicts, wc < 0, "have a missing winner")
     outcome = pd.Index(wu).map({"A": 0, "B": 1, "tie": 2})
+    wmap = np.asarray(outcome.fillna(0) if outcome.isna().any() else outcome, dtype=np.int64)
+    wmap = np.append(wmap, np.int64(0))  # code -1 (missing, rejected below) reads the last entry
+    if "judge" in verdicts.columns:
+        jc, judges = _codes(verdicts["judge"])
+    else:
+        jc, judges = np.zeros(n, dtype=np.int64), pd.Index([DEFAULT_JUDGE], dtype=object)
+    fa = _flag(verdicts, "failed_a", n)
+    fb = _flag(verdicts, "failed_b", n)
+    forfeits = bool((fa | fb).any())
+    if forfeits and DETERMINISTIC_JUDGE not in judges:
+        judges = judges.append(pd.Index([DETERMINISTIC_JUDGE], dtype=object))
+    det = judges.get_loc(DETERMINISTIC_JUDGE) if forfeits else 0
+    if cluster is None:
+        gc, clusters = np.zeros(n, dtype=np.int64), None
+    else:
+        gc, clusters = _codes(verdicts[cluster])
+
+    _reject(verdicts, (ca < 0) | (cb < 0), "have a missing model name")
+    # One pass: orient every pair as i < j with the outcome seen from i (0: i won, 1: j won,
+    # 2: tie), forfeits applied (the deterministic judge), and the (cluster, judge) key. Codes
+    # of -1 (missing winner, judge, cluster) give junk rows here, rejected just below in order.
+    m, nj = len(labels), len(judges)
+    outer_key, i, j, outcome_ij = _kernels.orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc,
+                                                       fa, fb, det, nj)  # fmt: skip
+    _reject(verdicts, i == j, "pit a model against itself (model_a == model_b)")
+    _reject(verdicts, wc < 0, "have a missing winner")
     if outcome.isna().any():
         bad = [v for v, o in zip(wu, outcome, strict=True) if pd.isna(o)]
         raise InvalidVerdictsError(
             f"`winner` must be 'A', 'B' or 'tie' after reading; found {bad[:5]!r}. "
             "Read logs with `ratings.read_verdicts`, which normalises winner spellings."
         )
-    res = np.asarray(outcome, dtype=np.int64)[wc]
-
     if "judge" in verdicts.columns:
-        jc, judges = _codes(verdicts["judge"])
         _reject(verdicts, jc < 0, "have a missing judge")
-    else:
-        jc, judges = np.zeros(n, dtype=np.int64), pd.Index([DEFAULT_JUDGE], dtype=object)
-
-    fa = _flag(verdicts, "failed_a", n)
-    fb = _flag(verdicts, "failed_b", n)
-    forfeit = fa | fb
-    if forfeit.any():
-        res = np.where(forfeit, np.where(fa & fb, 2, np.where(fa, 1, 0)), res)
-        if DETERMINISTIC_JUDGE not in judges:
-            judges = judges.append(pd.Index([DETERMINISTIC_JUDGE], dtype=object))
-        jc = np.where(forfeit, judges.get_loc(DETERMINISTIC_JUDGE), jc)
-
-    if cluster is None:
-        gc, clusters = np.zeros(n, dtype=np.int64), None
-    else:
-        gc, clusters = _codes(verdicts[cluster])
+    if cluster is not None:
         _reject(verdicts, gc < 0, f"have a missing {cluster}")
 
-    # Orient every pair as i < j; then one row per (cluster, judge, i, j), rows grouped by
-    # cluster (a counting sort in the kernel) so each cluster's rows are contiguous.
-    swap = ia > ib
-    i = np.where(swap, ib, ia)
-    j = np.where(swap, ia, ib)
-    outcome = np.where(swap & (res < 2), 1 - res, res)  # 0: i won, 1: j won, 2: tie
-    m, nj = len(labels), len(judges)
-    outer_key = gc * nj + jc
+    # One row per (cluster, judge, i, j), rows grouped by cluster (a counting sort in the
+    # kernel) so each cluster's rows are contiguous.
     present = np.bincount(outer_key, minlength=(len(clusters) if clusters is not None else 1) * nj)
     outer_code = np.cumsum(present > 0) - 1
     outer_keys = np.flatnonzero(present)
     one = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
     agg = _kernels.aggregate_rows if m * m <= _DENSE_SLOTS else _aggregate_rows_hashed
-    group, ri, rj, wi, wj, tt, _ = agg(outer_code[outer_key], i, j, outcome, one,
-                                       len(outer_keys), m)  # fmt: skip
+    group, ri, rj, wi, wj, tt, _ = agg(outer_code[outer_key], i, j, outcome_ij, one,
+                                       len(outer_keys), m, False)  # fmt: skip
     key = outer_keys[group]
     return Comparisons(
         models=labels, judges=judges, clusters=clusters, cluster_name=cluster,
@@ -269,7 +267,7 @@ def aggregate(
     )  # fmt: skip
 
 
-def _aggregate_rows_hashed(group, ii, jj, outcome, weight, n_groups, n_models):
+def _aggregate_rows_hashed(group, ii, jj, outcome, weight, n_groups, n_models, with_code=True):
     """:func:`ratings._kernels.aggregate_rows` for boards too large for a dense pair table."""
     codes, uniq = pd.factorize((group * n_models + ii) * n_models + jj, sort=True)
     r = len(uniq)

@@ -457,7 +457,10 @@ def _validate(
     raw: dict[str, pd.Series], n: int, spellings: dict[str, int], numbers: dict[float, int]
 ) -> tuple[pd.DataFrame, pd.DataFrame, Callable[[bool, str], str]]:
     """Check every row; return (verdicts, rejected, a function building the error message)."""
-    text = {c: _text(raw[c]) for c in _TEXT if c in raw}
+    text, distinct = {}, {}
+    for c in _TEXT:
+        if c in raw:
+            text[c], distinct[c] = _text_uniques(raw[c])
     reason = np.zeros(n, dtype=np.int8)
 
     def flag(kind: str, mask: NDArray[np.bool_]) -> None:
@@ -468,7 +471,13 @@ def _validate(
     flag("missing model_b", mb.isna().to_numpy(dtype=bool))
     flag("model_a equals model_b", _equal(ma, mb))
 
-    outcome = _winners(raw["winner"], ma, mb, spellings, numbers)
+    def names() -> set[str]:
+        found = [distinct[c] for c in ("model_a", "model_b")]
+        if any(u is None for u in found):
+            return _names(ma) | _names(mb)
+        return set(found[0].tolist()) | set(found[1].tolist())
+
+    outcome = _winners(raw["winner"], ma, mb, spellings, numbers, names)
     for kind in ("missing winner", "unknown winner value",
                  "winner names a model not in this match", _AMBIGUOUS):  # fmt: skip
         flag(kind, outcome == -_KIND[kind])
@@ -541,6 +550,16 @@ def _validate(
 
 def _text(values: pd.Series) -> pd.Series:
     """Values as stripped text (:data:`STRING_DTYPE`), NaN where missing."""
+    return _text_uniques(values)[0]
+
+
+def _text_uniques(values: pd.Series) -> tuple[pd.Series, pd.Index | None]:
+    """:func:`_text`, and the distinct non-missing stripped values when they came for free.
+
+    Stripping and the missing-marker check run once per distinct value (then mapped back by
+    codes), and a column needing neither is returned without a copy; columns of mostly distinct
+    values (ids) take the plain column-wise path.
+    """
     if is_bool_dtype(values.dtype):
         values = values.astype(object)
     elif is_float_dtype(values.dtype):
@@ -549,9 +568,22 @@ def _text(values: pd.Series) -> pd.Series:
         finite = v[np.isfinite(v)]
         if finite.size and np.all(finite == np.round(finite)) and np.all(np.abs(finite) < 2**53):
             values = values.astype("Int64")
-    out = values.astype(STRING_DTYPE).str.strip()
-    missing = out.isin(_NA_TOKENS).to_numpy(dtype=bool)
-    return out.mask(missing) if missing.any() else out
+    values = values.astype(STRING_DTYPE)
+    n = len(values)
+    if n >= 4096 and len(pd.unique(values.array[:4096])) > 1024:  # mostly distinct: no gain
+        out = values.str.strip()
+        missing = out.isin(_NA_TOKENS).to_numpy(dtype=bool)
+        return (out.mask(missing) if missing.any() else out), None
+    codes, uniques = pd.factorize(values.array)
+    stripped = pd.Series(uniques, dtype=STRING_DTYPE).str.strip()
+    bad = stripped.isin(_NA_TOKENS).to_numpy(dtype=bool)
+    changed = bad.any() or not bool((stripped.array == uniques).all())
+    if not changed:  # arrow arrays are immutable: share; otherwise copy as str.strip would
+        shared = getattr(values.dtype, "storage", None) == "pyarrow"
+        return (values if shared else values.copy()), pd.Index(uniques)
+    table = stripped.mask(bad).array
+    out = pd.Series(table.take(codes, allow_fill=True), index=values.index, name=values.name)
+    return out, pd.Index(stripped[~bad].unique())
 
 
 def _distinct(values: pd.Series) -> tuple[NDArray[np.intp], list[str | None]]:
@@ -597,6 +629,7 @@ def _spelling(value: str, spellings: dict[str, int], numbers: dict[float, int]) 
 def _winners(
     winner: pd.Series, ma: pd.Series, mb: pd.Series,
     spellings: dict[str, int], numbers: dict[float, int],
+    model_names: Callable[[], set[str]] | None = None,
 ) -> NDArray[np.int8]:
     """Outcome per row: 0 (A), 1 (B), 2 (tie), or minus the rejection reason code."""
     codes, texts = _distinct(winner)
@@ -614,7 +647,7 @@ def _winners(
                        np.where(_equal(ws, _take(mb, other)), _B, -_KIND["unknown winner value"]))
         unknown = np.flatnonzero(res < 0)
         if unknown.size:
-            names = _names(ma) | _names(mb)
+            names = model_names() if model_names is not None else _names(ma) | _names(mb)
             third = ws.iloc[unknown].isin(list(names)).to_numpy(dtype=bool)
             res[unknown[third]] = -_KIND["winner names a model not in this match"]
         out[other] = res
@@ -622,7 +655,8 @@ def _winners(
     # A spelling that is also a model name in the row, pointing at the other side: ambiguous.
     spelled = {t for t, c in zip(texts, cls, strict=False) if t is not None and 0 <= c < _OTHER}
     if spelled:
-        names = names if names is not None else _names(ma) | _names(mb)
+        if names is None:
+            names = model_names() if model_names is not None else _names(ma) | _names(mb)
         clash = [i for i, t in enumerate(texts) if t in spelled and t in names]
         if clash:
             rows = np.flatnonzero(np.isin(codes, clash))

@@ -83,3 +83,37 @@ def test_cluster_scores_kernel_matches_twin(seed, with_eta):
     np.testing.assert_allclose(_kernels.cluster_scores(*args), _kernels_ref.cluster_scores(*args),
                                rtol=1e-12, atol=1e-12)  # fmt: skip
     _kernels.cluster_scores.py_func(*args)
+
+
+@settings(deadline=None, max_examples=30)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 300), m=st.integers(2, 7),
+       groups=st.integers(1, 9))  # fmt: skip
+def test_aggregate_rows_without_codes_matches_with_codes(seed, n, m, groups):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    i, j = np.minimum(a, b), np.maximum(a, b)
+    group, outcome = rng.integers(0, groups, n), rng.integers(0, 3, n)
+    weight = rng.exponential(size=n)
+    full = _kernels.aggregate_rows(group, i, j, outcome, weight, groups, m)
+    lean = _kernels.aggregate_rows(group, i, j, outcome, weight, groups, m, False)
+    for f, s in zip(full[:6], lean[:6], strict=True):
+        np.testing.assert_array_equal(f, s)
+    assert lean[6].size == 0
+    _kernels.aggregate_rows.py_func(group, i, j, outcome, weight, groups, m, False)
+
+
+@settings(deadline=None, max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 300), m=st.integers(2, 7),
+       judges=st.integers(1, 4), groups=st.integers(1, 5))  # fmt: skip
+def test_orient_rows_kernel_matches_twin(seed, n, m, judges, groups):
+    rng = np.random.default_rng(seed)
+    amap, bmap = rng.permutation(m).astype(np.int64), rng.permutation(m).astype(np.int64)
+    ca, cb = rng.integers(0, m, n), rng.integers(0, m, n)
+    wmap = rng.integers(0, 3, 4).astype(np.int64)
+    wc, jc, gc = rng.integers(0, 4, n), rng.integers(0, judges, n), rng.integers(0, groups, n)
+    fa, fb = rng.random(n) < 0.2, rng.random(n) < 0.2
+    args = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, judges, judges + 1)
+    for f, s in zip(_kernels.orient_rows(*args), _kernels_ref.orient_rows(*args), strict=True):
+        np.testing.assert_array_equal(f, s)
+    _kernels.orient_rows.py_func(*args)
