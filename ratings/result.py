@@ -254,7 +254,7 @@ class Ratings:
         ]
         if self.n_rejected:
             lines.append(f"Rejected input rows: {self.n_rejected} (not fitted)")
-        table = self.to_frame()
+        table = self.to_frame().drop(columns=["level", "df"])  # stated in the header above
         if max_rows is not None and len(table) > max_rows:
             table = table.head(max_rows)
         lines += ["", format_table(table)]
