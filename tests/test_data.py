@@ -45,16 +45,20 @@ def test_forfeits_override_the_judge():
                       strict=True)) == [(0, 1, 0.0, 1.0, 0.0), (0, 2, 0.0, 0.0, 1.0)]  # fmt: skip
 
 
+def _random_verdict_rows(seed: int, n: int, m: int, groups: int):
+    """Kernel inputs for ``aggregate_rows``: (group, i, j, outcome, weight), i < j."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    group, outcome = rng.integers(0, groups, n), rng.integers(0, 3, n)
+    return group, np.minimum(a, b), np.maximum(a, b), outcome, rng.exponential(size=n)
+
+
 @settings(deadline=None, max_examples=40)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 300), m=st.integers(2, 7),
        groups=st.integers(1, 9))  # fmt: skip
 def test_aggregate_rows_kernel_matches_twin(seed, n, m, groups):
-    rng = np.random.default_rng(seed)
-    a = rng.integers(0, m, n)
-    b = (a + rng.integers(1, m, n)) % m
-    i, j = np.minimum(a, b), np.maximum(a, b)
-    group, outcome = rng.integers(0, groups, n), rng.integers(0, 3, n)
-    weight = rng.exponential(size=n)
+    group, i, j, outcome, weight = _random_verdict_rows(seed, n, m, groups)
     fast = _kernels.aggregate_rows(group, i, j, outcome, weight, groups, m)
     slow = _kernels_ref.aggregate_rows(group, i, j, outcome, weight, groups, m)
     # Same rows up to their order within a group: compare after sorting by (group, i, j).
@@ -89,12 +93,7 @@ def test_cluster_scores_kernel_matches_twin(seed, with_eta):
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 300), m=st.integers(2, 7),
        groups=st.integers(1, 9))  # fmt: skip
 def test_aggregate_rows_without_codes_matches_with_codes(seed, n, m, groups):
-    rng = np.random.default_rng(seed)
-    a = rng.integers(0, m, n)
-    b = (a + rng.integers(1, m, n)) % m
-    i, j = np.minimum(a, b), np.maximum(a, b)
-    group, outcome = rng.integers(0, groups, n), rng.integers(0, 3, n)
-    weight = rng.exponential(size=n)
+    group, i, j, outcome, weight = _random_verdict_rows(seed, n, m, groups)
     full = _kernels.aggregate_rows(group, i, j, outcome, weight, groups, m)
     lean = _kernels.aggregate_rows(group, i, j, outcome, weight, groups, m, False)
     for f, s in zip(full[:6], lean[:6], strict=True):
