@@ -69,6 +69,31 @@ def bt_row_terms(theta, ii, jj, wi, wj, tt):
 
 
 @njit(**_JIT)
+def bt_scores(theta, ii, jj, wi, wj, tt):
+    """Bradley-Terry summed score per row, ``wi + tt / 2 - n sigma(theta_i - theta_j)`` -> f8[R].
+
+    The score column of :func:`bt_row_terms` alone (what the clustered sandwich needs). When
+    there are more rows than model pairs, sigma is tabulated once per pair.
+    """
+    n_rows = ii.shape[0]
+    m = theta.shape[0]
+    score = np.empty(n_rows)
+    if n_rows > m * m:
+        table = np.empty(m * m)
+        for i in range(m):
+            for j in range(m):
+                table[i * m + j] = _sigmoid(theta[i] - theta[j])
+        for r in range(n_rows):
+            p = table[ii[r] * m + jj[r]]
+            score[r] = wi[r] + 0.5 * tt[r] - (wi[r] + wj[r] + tt[r]) * p
+    else:
+        for r in range(n_rows):
+            p = _sigmoid(theta[ii[r]] - theta[jj[r]])
+            score[r] = wi[r] + 0.5 * tt[r] - (wi[r] + wj[r] + tt[r]) * p
+    return score
+
+
+@njit(**_JIT)
 def laplacian(n_items, ii, jj, w):
     """Weighted graph Laplacian sum_r w_r (e_i - e_j)(e_i - e_j)^T -> f8[n_items, n_items]."""
     out = np.zeros((n_items, n_items))
@@ -93,37 +118,41 @@ def scatter_diff(n_items, ii, jj, w):
 
 
 @njit(**_JIT)
-def cluster_meat(n_items, ii, jj, score, starts):
-    """Sum over clusters of g_c g_c^T, g_c = sum_{r in c} score_r (e_i - e_j).
+def cluster_meat(n_models, n_params, ii, jj, kk, sd, se, starts):
+    """Sum over clusters of g_c g_c^T -> f8[n_params, n_params], with
+    g_c = sum_{r in c} sd_r (e_i - e_j), plus se_r e_{n_models + k} when ``se`` is non-empty
+    (Crowd-BT's eta block).
 
     Rows must be grouped by cluster: cluster c owns rows ``starts[c]:starts[c + 1]``
-    (``starts`` i8[G + 1]). Cost is sum over clusters of (models touched)^2.
+    (``starts`` i8[G + 1]). Cost is sum over clusters of (parameters touched)^2; used when the
+    G x P matrix of :func:`cluster_scores` would be too large to hold.
     """
-    out = np.zeros((n_items, n_items))
-    g = np.zeros(n_items)
-    seen = np.zeros(n_items, dtype=np.bool_)
-    touched = np.empty(n_items, dtype=np.int64)
+    out = np.zeros((n_params, n_params))
+    g = np.zeros(n_params)
+    seen = np.zeros(n_params, dtype=np.bool_)
+    touched = np.empty(n_params, dtype=np.int64)
+    with_eta = se.shape[0] > 0
     for c in range(starts.shape[0] - 1):
-        k = 0
+        cnt = 0
         for r in range(starts[c], starts[c + 1]):
             i = ii[r]
             j = jj[r]
-            if not seen[i]:
-                seen[i] = True
-                touched[k] = i
-                k += 1
-            if not seen[j]:
-                seen[j] = True
-                touched[k] = j
-                k += 1
-            g[i] += score[r]
-            g[j] -= score[r]
-        for a in range(k):
+            k = n_models + kk[r] if with_eta else i
+            for idx in (i, j, k):
+                if not seen[idx]:
+                    seen[idx] = True
+                    touched[cnt] = idx
+                    cnt += 1
+            g[i] += sd[r]
+            g[j] -= sd[r]
+            if with_eta:
+                g[k] += se[r]
+        for a in range(cnt):
             ta = touched[a]
             ga = g[ta]
-            for b in range(k):
+            for b in range(cnt):
                 out[ta, touched[b]] += ga * g[touched[b]]
-        for a in range(k):
+        for a in range(cnt):
             g[touched[a]] = 0.0
             seen[touched[a]] = False
     return out
@@ -220,42 +249,6 @@ def crowd_assemble(n_models, n_judges, ii, jj, kk, wdd, wde, wee):
         out[j, k] -= wde[r]
         out[k, j] -= wde[r]
         out[k, k] += wee[r]
-    return out
-
-
-@njit(**_JIT)
-def crowd_cluster_meat(n_models, n_judges, ii, jj, kk, gd, ge, starts):
-    """Sum over clusters of g_c g_c^T with g_c = sum_{r in c} gd_r (e_i - e_j) + ge_r e_{M+k}.
-
-    Rows grouped by cluster as in :func:`cluster_meat` -> f8[M + K, M + K].
-    """
-    n = n_models + n_judges
-    out = np.zeros((n, n))
-    g = np.zeros(n)
-    seen = np.zeros(n, dtype=np.bool_)
-    touched = np.empty(n, dtype=np.int64)
-    for c in range(starts.shape[0] - 1):
-        cnt = 0
-        for r in range(starts[c], starts[c + 1]):
-            i = ii[r]
-            j = jj[r]
-            k = n_models + kk[r]
-            for idx in (i, j, k):
-                if not seen[idx]:
-                    seen[idx] = True
-                    touched[cnt] = idx
-                    cnt += 1
-            g[i] += gd[r]
-            g[j] -= gd[r]
-            g[k] += ge[r]
-        for a in range(cnt):
-            ta = touched[a]
-            ga = g[ta]
-            for b in range(cnt):
-                out[ta, touched[b]] += ga * g[touched[b]]
-        for a in range(cnt):
-            g[touched[a]] = 0.0
-            seen[touched[a]] = False
     return out
 
 

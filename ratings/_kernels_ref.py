@@ -36,11 +36,13 @@ def scatter_diff(n_items, ii, jj, w):
     return np.bincount(ii, w, minlength=n_items) - np.bincount(jj, w, minlength=n_items)
 
 
-def cluster_meat(n_items, ii, jj, score, starts):
+def bt_scores(theta, ii, jj, wi, wj, tt):
+    return wi + 0.5 * tt - (wi + wj + tt) * expit(theta[ii] - theta[jj])
+
+
+def cluster_meat(n_models, n_params, ii, jj, kk, sd, se, starts):
     cluster = np.repeat(np.arange(starts.size - 1), np.diff(starts))
-    g = np.zeros((starts.size - 1, n_items))
-    np.add.at(g, (cluster, ii), score)
-    np.add.at(g, (cluster, jj), -score)
+    g = cluster_scores(starts.size - 1, n_params, ii, jj, kk, cluster, sd, se, n_models)
     return g.T @ g
 
 
@@ -97,15 +99,6 @@ def crowd_assemble(n_models, n_judges, ii, jj, kk, wdd, wde, wee):
     x, e = _design(n_models, n_judges, ii, jj, kk)
     cross = x.T @ (wde[:, None] * e)
     return x.T @ (wdd[:, None] * x) + cross + cross.T + e.T @ (wee[:, None] * e)
-
-
-def crowd_cluster_meat(n_models, n_judges, ii, jj, kk, gd, ge, starts):
-    x, e = _design(n_models, n_judges, ii, jj, kk)
-    cluster = np.repeat(np.arange(starts.size - 1), np.diff(starts))
-    scores = gd[:, None] * x + ge[:, None] * e
-    g = np.zeros((starts.size - 1, n_models + n_judges))
-    np.add.at(g, cluster, scores)
-    return g.T @ g
 
 
 def cluster_scores(n_clusters, n_params, ii, jj, kk, cluster, sd, se, n_models):

@@ -19,7 +19,13 @@ from ratings.graph import check_identifiable
 from ratings.io import VerdictLog, peek_columns, read_counts, read_verdicts
 from ratings.judges import JudgeQuality, resolve_judge_quality
 from ratings.result import Ratings
-from ratings.uncertainty import bootstrap_draws, cluster_influence, inverse_free, sandwich
+from ratings.uncertainty import (
+    bootstrap_draws,
+    cluster_influence,
+    cluster_sandwich,
+    inverse_free,
+    sandwich,
+)
 
 __all__ = ["CIKind", "close_matches", "fit", "load_comparisons", "parse_anchor"]
 
@@ -310,9 +316,15 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol,
     k = kernels(engine)
     res = fit_bt(rows, ref=ref, penalty=penalty, tol=tol, max_iter=max_iter, engine=engine)
     bread = inverse_free(res.hessian, np.delete(np.arange(data.n_models), ref))
-    _, score, _, meat = k.bt_row_terms(res.theta, data.ii, data.jj, data.wi, data.wj, data.tt)
-    cov = bread if ci == "model" else sandwich(bread, data, score, meat, clustered=clustered, k=k)
-    influence = cluster_influence(data, bread, score, k=k) if clustered else None
+    influence = None
+    if clustered:  # the influences serve the joint combination of scopes whatever `ci` is
+        score = k.bt_scores(res.theta, data.ii, data.jj, data.wi, data.wj, data.tt)
+        cov, influence = cluster_sandwich(bread, data, score, k=k)
+    elif ci != "model":
+        _, score, _, meat = k.bt_row_terms(res.theta, data.ii, data.jj, data.wi, data.wj, data.tt)
+        cov = sandwich(bread, data, score, meat, clustered=False, k=k)
+    if ci == "model":
+        cov = bread
 
     def refit(sample: Comparisons):
         return fit_bt(sample, ref=ref, penalty=penalty, tol=1e-8, max_iter=max_iter,

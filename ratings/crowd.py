@@ -132,7 +132,7 @@ def crowd_covariance(
     meat (factor G/(G-1)). When eta is estimated the strengths' block accounts for its
     uncertainty; fixed or boundary etas are treated as known.
     """
-    from ratings.uncertainty import inverse_free
+    from ratings.uncertainty import cluster_sandwich, inverse_free
 
     k = kernels(engine)
     m, nj = data.n_models, len(data.judges)
@@ -150,16 +150,8 @@ def crowd_covariance(
         fit.theta, fit.eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt
     )
     if clustered:
-        g = data.n_clusters
-        if g < 2:
-            raise ValueError(
-                f"Clustered intervals need at least 2 clusters in `{data.cluster_name}`; got {g}."
-            )
-        meat = k.crowd_cluster_meat(m, nj, data.ii, data.jj, data.judge, gd, ge,
-                                    data.cluster_starts) * (g / (g - 1))  # fmt: skip
-    else:
-        meat = k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, mdd, mde, mee)
-    return bread @ meat @ bread
+        return cluster_sandwich(bread, data, gd, ge, k=k)[0]
+    return bread @ k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, mdd, mde, mee) @ bread
 
 
 def judge_table(fit: CrowdFit, cov: NDArray[np.float64], data: Comparisons,

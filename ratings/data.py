@@ -142,10 +142,33 @@ class Comparisons:
         )  # fmt: skip
 
 
-def _codes(values: pd.Series | pd.Categorical) -> tuple[NDArray[np.int64], pd.Index]:
-    """Factorize with sorted labels: codes in [0, k), labels as an Index."""
-    codes, uniques = pd.factorize(values, sort=True)
-    return codes.astype(np.int64, copy=False), pd.Index(uniques)
+def _factorized(values: pd.Series) -> tuple[NDArray[np.integer], pd.Index]:
+    """Codes (-1 where missing) and the values they stand for, used or not.
+
+    A categorical column (as :func:`ratings.read_verdicts` returns) gives its codes for free.
+    """
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return values.cat.codes.to_numpy(), values.cat.categories
+    codes, uniques = pd.factorize(values)
+    return codes, pd.Index(uniques)
+
+
+def _used(codes: NDArray[np.integer], n: int) -> NDArray[np.bool_]:
+    """Which of ``n`` codes occur (code -1 ignored)."""
+    return np.bincount(codes.astype(np.intp) + 1, minlength=n + 1)[1:] > 0
+
+
+def _codes(values: pd.Series) -> tuple[NDArray[np.int64], pd.Index]:
+    """Codes in [0, k) of the sorted distinct values, and those values (-1 where missing)."""
+    codes, uniques = _factorized(values)
+    used = _used(codes, len(uniques))
+    keep = np.flatnonzero(used)
+    order = keep[uniques[keep].argsort()]
+    if order.size == len(uniques) and np.array_equal(order, np.arange(order.size)):
+        return codes.astype(np.int64), uniques  # already sorted, none unused
+    remap = np.full(len(uniques) + 1, -1, dtype=np.int64)  # the last entry is read by code -1
+    remap[order] = np.arange(order.size)
+    return remap[codes], uniques[order]
 
 
 def aggregate(
@@ -201,8 +224,10 @@ def aggregate(
             "`cluster=None` to treat verdicts as independent."
         )
     n = len(verdicts)
-    ca, ua = pd.factorize(verdicts["model_a"])
-    cb, ub = pd.factorize(verdicts["model_b"])
+    ca, names_a = _factorized(verdicts["model_a"])
+    cb, names_b = _factorized(verdicts["model_b"])
+    ca, cb = ca.astype(np.int64), cb.astype(np.int64)  # one kernel signature for all inputs
+    ua, ub = names_a[_used(ca, len(names_a))], names_b[_used(cb, len(names_b))]
     if models is None:
         labels = pd.Index(sorted(set(ua.tolist()) | set(ub.tolist())), dtype=object)
     else:
@@ -210,9 +235,11 @@ def aggregate(
         unknown = sorted((set(ua.tolist()) | set(ub.tolist())) - set(labels))
         if unknown:
             raise InvalidVerdictsError(f"Verdicts name models not in `models`: {unknown[:5]}.")
-    amap = labels.get_indexer(ua).astype(np.int64)
-    bmap = labels.get_indexer(ub).astype(np.int64)
-    wc, wu = pd.factorize(verdicts["winner"])
+    amap = labels.get_indexer(names_a).astype(np.int64)  # unused names map to -1, never read
+    bmap = labels.get_indexer(names_b).astype(np.int64)
+    wc, wu = _factorized(verdicts["winner"])
+    wc = wc.astype(np.int64)
+    wu = wu.where(_used(wc, len(wu)), "A")  # unused categories need no spelling check
     outcome = pd.Index(wu).map({"A": 0, "B": 1, "tie": 2})
     wmap = np.asarray(outcome.fillna(0) if outcome.isna().any() else outcome, dtype=np.int64)
     wmap = np.append(wmap, np.int64(0))  # code -1 (missing, rejected below) reads the last entry

@@ -76,8 +76,9 @@ try:  # pandas >= 2.3: the "str" dtype (pyarrow-backed when available, NaN for m
 except TypeError:  # pragma: no cover - older pandas: plain object columns of str
     STRING_DTYPE = np.dtype(object)
 
-# Text columns (stripped); `winner`, `failed_a`, `failed_b` have their own parsers.
-_TEXT = ("model_a", "model_b", "task_id", "judge", "scope", "match_id")
+# Text columns of repeated values (stripped), returned as categoricals; `match_id` stays text,
+# and `winner`, `failed_a`, `failed_b` have their own parsers.
+_CATEGORICAL = ("model_a", "model_b", "task_id", "judge", "scope")
 # Optional text columns whose empty cells reject the row (match_id may be empty).
 _NEEDED_IF_PRESENT = ("task_id", "judge", "scope")
 # pandas' default NA markers; read_csv is told to keep them as text so the rejected table shows
@@ -126,6 +127,7 @@ _OPENERS: dict[str | None, Callable[..., IO[bytes]]] = {
     None: open, "gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open,
 }  # fmt: skip
 _CHUNK = 1 << 20
+_WINNER_DTYPE = pd.CategoricalDtype(pd.Index(WINNERS, dtype=STRING_DTYPE))
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -456,28 +458,31 @@ def _missing_message(missing: list[str], labels: list[object]) -> str:
 def _validate(
     raw: dict[str, pd.Series], n: int, spellings: dict[str, int], numbers: dict[float, int]
 ) -> tuple[pd.DataFrame, pd.DataFrame, Callable[[bool, str], str]]:
-    """Check every row; return (verdicts, rejected, a function building the error message)."""
-    text, distinct = {}, {}
-    for c in _TEXT:
-        if c in raw:
-            text[c], distinct[c] = _text_uniques(raw[c])
+    """Check every row; return (verdicts, rejected, a function building the error message).
+
+    Columns of repeated values are factorized once here; every check below runs on their integer
+    codes, and they leave as categoricals (the codes :func:`ratings.data.aggregate` reuses).
+    """
+    codes: dict[str, NDArray[np.int64]] = {}
+    categories: dict[str, pd.Index] = {}
+    found = {c: _factorize_text(raw[c]) for c in _CATEGORICAL if c in raw}
+    groups = [["model_a", "model_b"], *[[c] for c in found if c not in ("model_a", "model_b")]]
+    for group in groups:  # model_a and model_b share their categories
+        cats, tables = _union_categories([found[c][1] for c in group])
+        for c, table in zip(group, tables, strict=True):
+            codes[c], categories[c] = table[found[c][0]], cats
     reason = np.zeros(n, dtype=np.int8)
 
     def flag(kind: str, mask: NDArray[np.bool_]) -> None:
-        reason[(reason == 0) & mask] = _KIND[kind]
+        if mask.any():
+            reason[(reason == 0) & mask] = _KIND[kind]
 
-    ma, mb = text["model_a"], text["model_b"]
-    flag("missing model_a", ma.isna().to_numpy(dtype=bool))
-    flag("missing model_b", mb.isna().to_numpy(dtype=bool))
-    flag("model_a equals model_b", _equal(ma, mb))
+    ca, cb = codes["model_a"], codes["model_b"]
+    flag("missing model_a", ca < 0)
+    flag("missing model_b", cb < 0)
+    flag("model_a equals model_b", (ca == cb) & (ca >= 0))
 
-    def names() -> set[str]:
-        found = [distinct[c] for c in ("model_a", "model_b")]
-        if any(u is None for u in found):
-            return _names(ma) | _names(mb)
-        return set(found[0].tolist()) | set(found[1].tolist())
-
-    outcome = _winners(raw["winner"], ma, mb, spellings, numbers, names)
+    outcome = _winners(raw["winner"], ca, cb, categories["model_a"], spellings, numbers)
     for kind in ("missing winner", "unknown winner value",
                  "winner names a model not in this match", _AMBIGUOUS):  # fmt: skip
         flag(kind, outcome == -_KIND[kind])
@@ -490,24 +495,31 @@ def _validate(
         else:
             flags[c] = np.zeros(n, dtype=bool)
     for c in _NEEDED_IF_PRESENT:
-        if c in text:
-            flag(f"missing {c}", text[c].isna().to_numpy(dtype=bool))
+        if c in codes:
+            flag(f"missing {c}", codes[c] < 0)
     first_of: NDArray[np.int64] | None = None
-    if "match_id" in text:
+    text = {}
+    if "match_id" in raw:
+        text["match_id"] = _text(raw["match_id"])
         dup, first_of = _duplicates(text["match_id"])
         flag("duplicate match_id", dup)
 
     bad_rows = np.flatnonzero(reason)
     good = reason == 0
     keep = slice(None) if bad_rows.size == 0 else good
-    data: dict[str, object] = {}
-    for c in CANONICAL:
-        if c == "winner":
-            data[c] = _labels(outcome[keep])
-        elif c in flags:
-            data[c] = flags[c][keep]
-        elif c in text:
-            data[c] = text[c].array[keep]
+    columns: dict[str, object] = {c: flags[c][keep] for c in flags}
+    for group in groups:
+        kept = [codes[c][keep] for c in group]
+        if bad_rows.size:  # categories of values seen only in rejected rows go
+            kept, categories[group[0]] = _drop_unused(kept, categories[group[0]])
+        dtype = pd.CategoricalDtype(categories[group[0]])
+        columns.update((c, pd.Categorical.from_codes(k, dtype=dtype, validate=False))
+                       for c, k in zip(group, kept, strict=True))  # fmt: skip
+    columns["winner"] = pd.Categorical.from_codes(outcome[keep], dtype=_WINNER_DTYPE,
+                                                  validate=False)  # fmt: skip
+    if "match_id" in text:
+        columns["match_id"] = text["match_id"].array[keep]
+    data = {c: columns[c] for c in CANONICAL if c in columns}
     verdicts = pd.DataFrame(data, index=pd.Index(np.flatnonzero(good), name="row"), copy=False)
 
     kinds = reason[bad_rows]
@@ -548,13 +560,56 @@ def _validate(
     return verdicts, rejected, summary
 
 
+def _factorize_text(values: pd.Series) -> tuple[NDArray[np.intp], pd.Series]:
+    """Codes of a column (-1 where missing) and its distinct values as :func:`_text` reads them.
+
+    The distinct values may repeat or be missing after stripping; :func:`_union_categories`
+    merges them. A categorical column's codes are used as they are.
+    """
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        codes, uniques = values.cat.codes.to_numpy(), values.cat.categories
+    else:
+        codes, uniques = pd.factorize(values.array)
+        if values.dtype == object and pd.api.types.infer_dtype(uniques) != "string":
+            # Mixed objects (1, 1.0 and True hash alike): factorize their text instead.
+            codes, uniques = pd.factorize(values.astype(STRING_DTYPE).array)
+    return codes, _text(pd.Series(uniques, dtype=values.dtype if _keeps(values) else None))
+
+
+def _keeps(values: pd.Series) -> bool:
+    """Does the column's dtype carry the rule :func:`_text` applies (floats, booleans)?"""
+    return is_float_dtype(values.dtype) or is_bool_dtype(values.dtype)
+
+
+def _union_categories(texts: list[pd.Series]) -> tuple[pd.Index, list[NDArray[np.signedinteger]]]:
+    """Sorted distinct non-missing values of several columns' distinct texts, and per column a
+    table from its codes to codes in that union (the last entry, read by code -1, is -1).
+
+    Tables use the smallest integer type that holds the codes, so the codes they give are
+    categorical codes as they are.
+    """
+    cats = pd.Index(pd.unique(pd.concat(texts, ignore_index=True).dropna()), dtype=STRING_DTYPE)
+    cats = cats.sort_values()
+    dtype = pd.Categorical.from_codes([], dtype=pd.CategoricalDtype(cats)).codes.dtype
+    tables = [np.append(cats.get_indexer(t.array), -1).astype(dtype) for t in texts]
+    return cats, tables
+
+
+def _drop_unused(
+    columns: list[NDArray[np.signedinteger]], cats: pd.Index
+) -> tuple[list[NDArray[np.signedinteger]], pd.Index]:
+    """Codes sharing ``cats`` renumbered without the categories no row uses, and those left."""
+    used = np.zeros(len(cats), dtype=bool)
+    for c in columns:
+        used |= np.bincount(c.astype(np.intp) + 1, minlength=len(cats) + 1)[1:] > 0
+    if used.all():
+        return columns, cats
+    remap = np.append(np.cumsum(used) - 1, -1).astype(columns[0].dtype)
+    return [remap[c] for c in columns], cats[used]
+
+
 def _text(values: pd.Series) -> pd.Series:
-    """Values as stripped text (:data:`STRING_DTYPE`), NaN where missing."""
-    return _text_uniques(values)[0]
-
-
-def _text_uniques(values: pd.Series) -> tuple[pd.Series, pd.Index | None]:
-    """:func:`_text`, and the distinct non-missing stripped values when they came for free.
+    """Values as stripped text (:data:`STRING_DTYPE`), NaN where missing.
 
     Stripping and the missing-marker check run once per distinct value (then mapped back by
     codes), and a column needing neither is returned without a copy; columns of mostly distinct
@@ -573,17 +628,15 @@ def _text_uniques(values: pd.Series) -> tuple[pd.Series, pd.Index | None]:
     if n >= 4096 and len(pd.unique(values.array[:4096])) > 1024:  # mostly distinct: no gain
         out = values.str.strip()
         missing = out.isin(_NA_TOKENS).to_numpy(dtype=bool)
-        return (out.mask(missing) if missing.any() else out), None
+        return out.mask(missing) if missing.any() else out
     codes, uniques = pd.factorize(values.array)
     stripped = pd.Series(uniques, dtype=STRING_DTYPE).str.strip()
     bad = stripped.isin(_NA_TOKENS).to_numpy(dtype=bool)
-    changed = bad.any() or not bool((stripped.array == uniques).all())
-    if not changed:  # arrow arrays are immutable: share; otherwise copy as str.strip would
-        shared = getattr(values.dtype, "storage", None) == "pyarrow"
-        return (values if shared else values.copy()), pd.Index(uniques)
+    if not bad.any() and bool((stripped.array == uniques).all()):
+        # arrow arrays are immutable: share; otherwise copy as str.strip would
+        return values if getattr(values.dtype, "storage", None) == "pyarrow" else values.copy()
     table = stripped.mask(bad).array
-    out = pd.Series(table.take(codes, allow_fill=True), index=values.index, name=values.name)
-    return out, pd.Index(stripped[~bad].unique())
+    return pd.Series(table.take(codes, allow_fill=True), index=values.index, name=values.name)
 
 
 def _distinct(values: pd.Series) -> tuple[NDArray[np.intp], list[str | None]]:
@@ -605,11 +658,6 @@ def _distinct(values: pd.Series) -> tuple[NDArray[np.intp], list[str | None]]:
     return codes, texts
 
 
-def _equal(a: pd.Series, b: pd.Series) -> NDArray[np.bool_]:
-    """Elementwise ``a == b`` of aligned text Series; missing compares unequal."""
-    return (a == b).to_numpy(dtype=bool, na_value=False)
-
-
 def _spelling(value: str, spellings: dict[str, int], numbers: dict[float, int]) -> int:
     """Outcome code of one distinct (stripped) winner value, or ``_OTHER``."""
     if value in spellings:
@@ -627,54 +675,39 @@ def _spelling(value: str, spellings: dict[str, int], numbers: dict[float, int]) 
 
 
 def _winners(
-    winner: pd.Series, ma: pd.Series, mb: pd.Series,
+    winner: pd.Series, ca: NDArray[np.int64], cb: NDArray[np.int64], models: pd.Index,
     spellings: dict[str, int], numbers: dict[float, int],
-    model_names: Callable[[], set[str]] | None = None,
 ) -> NDArray[np.int8]:
-    """Outcome per row: 0 (A), 1 (B), 2 (tie), or minus the rejection reason code."""
+    """Outcome per row: 0 (A), 1 (B), 2 (tie), or minus the rejection reason code.
+
+    ``ca``, ``cb`` are the rows' model codes in ``models`` (-1 where missing); a winner written as
+    a model's name is matched by code, never by comparing text row by row.
+    """
     codes, texts = _distinct(winner)
     missing = -_KIND["missing winner"]
     cls = np.array([missing if t is None else _spelling(t, spellings, numbers) for t in texts]
                    + [missing], dtype=np.int8)  # fmt: skip
     out = cls[codes]  # code -1 (missing) takes the last entry
-    names: set[str] | None = None
+    # The model each distinct winner value names (-1: none; missing values name none).
+    named = np.append(models.get_indexer(pd.Index([t or "" for t in texts], dtype=object)), -1)
 
     # A model's own name: A or B by the side it plays in this row.
     other = np.flatnonzero(out == _OTHER)
     if other.size:
-        ws = _text(_take(winner, other))
-        res = np.where(_equal(ws, _take(ma, other)), _A,
-                       np.where(_equal(ws, _take(mb, other)), _B, -_KIND["unknown winner value"]))
-        unknown = np.flatnonzero(res < 0)
-        if unknown.size:
-            names = model_names() if model_names is not None else _names(ma) | _names(mb)
-            third = ws.iloc[unknown].isin(list(names)).to_numpy(dtype=bool)
-            res[unknown[third]] = -_KIND["winner names a model not in this match"]
-        out[other] = res
+        m = named[codes[other]]
+        elsewhere = -_KIND["winner names a model not in this match"]
+        out[other] = np.where(m < 0, -_KIND["unknown winner value"],
+                              np.where(m == ca[other], _A,
+                                       np.where(m == cb[other], _B, elsewhere)))  # fmt: skip
 
     # A spelling that is also a model name in the row, pointing at the other side: ambiguous.
-    spelled = {t for t, c in zip(texts, cls, strict=False) if t is not None and 0 <= c < _OTHER}
-    if spelled:
-        if names is None:
-            names = model_names() if model_names is not None else _names(ma) | _names(mb)
-        clash = [i for i, t in enumerate(texts) if t in spelled and t in names]
-        if clash:
-            rows = np.flatnonzero(np.isin(codes, clash))
-            ws = _text(winner.iloc[rows])
-            own_a, own_b = _equal(ws, ma.iloc[rows]), _equal(ws, mb.iloc[rows])
-            wrong = (own_a & (out[rows] != _A)) | (own_b & (out[rows] != _B))
-            out[rows[wrong]] = -_KIND[_AMBIGUOUS]
+    clash = [u for u, c in enumerate(cls[:-1]) if 0 <= c < _OTHER and named[u] >= 0]
+    if clash:
+        rows = np.flatnonzero(np.isin(codes, clash))
+        m = named[codes[rows]]
+        wrong = ((m == ca[rows]) & (out[rows] != _A)) | ((m == cb[rows]) & (out[rows] != _B))
+        out[rows[wrong]] = -_KIND[_AMBIGUOUS]
     return out
-
-
-def _take(values: pd.Series, rows: NDArray[np.intp]) -> pd.Series:
-    """``values.iloc[rows]`` for sorted unique ``rows``, without a copy when they are all rows."""
-    return values if rows.size == len(values) else values.iloc[rows]
-
-
-def _names(t: pd.Series) -> set[str]:
-    """The distinct non-missing values of a text column."""
-    return {u for u in t.unique() if isinstance(u, str)}
 
 
 def _booleans(values: pd.Series) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:

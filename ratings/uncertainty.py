@@ -39,7 +39,7 @@ def sandwich(
     bread: NDArray[np.float64],
     data: Comparisons,
     score: NDArray[np.float64],
-    meat_rows: NDArray[np.float64],
+    meat_rows: NDArray[np.float64] | None,
     *,
     clustered: bool,
     k,
@@ -51,24 +51,49 @@ def sandwich(
     bread : ndarray, shape (M, M)
         Inverse Hessian embedded with zeros at the reference (see :func:`inverse_free`).
     score, meat_rows : ndarray, shape (R,)
-        Per-row summed score and summed squared per-verdict score (from the row kernel).
+        Per-row summed score and summed squared per-verdict score (from the row kernel);
+        ``meat_rows`` is not used when ``clustered``.
     clustered : bool
-        Sum scores within ``data.cluster`` first and apply the factor G/(G-1).
+        Sum scores within ``data.cluster`` first and apply the factor G/(G-1)
+        (:func:`cluster_sandwich`).
     k : module
         Kernel module (:mod:`ratings._kernels` or its NumPy twin).
     """
-    m = data.n_models
     if clustered:
-        g = data.n_clusters
-        if g < 2:
-            raise ValueError(
-                f"Clustered intervals need at least 2 clusters in `{data.cluster_name}`; got {g}. "
-                "Use per-verdict intervals (CLI `--no-cluster`)."
-            )
-        meat = k.cluster_meat(m, data.ii, data.jj, score, data.cluster_starts) * (g / (g - 1))
-    else:
-        meat = k.laplacian(m, data.ii, data.jj, meat_rows)
-    return bread @ meat @ bread
+        return cluster_sandwich(bread, data, score, k=k)[0]
+    return bread @ k.laplacian(data.n_models, data.ii, data.jj, meat_rows) @ bread
+
+
+def cluster_sandwich(
+    bread: NDArray[np.float64],
+    data: Comparisons,
+    score_d: NDArray[np.float64],
+    score_e: NDArray[np.float64] | None = None,
+    *,
+    k,
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+    """Clustered sandwich ``G/(G-1) bread (sum_c g_c g_c^T) bread`` and the cluster influences.
+
+    ``g_c`` sums, over the cluster's rows, ``score_d (e_i - e_j)`` (plus ``score_e e_{M+k}`` for
+    Crowd-BT, whose parameters are (theta, eta)). With the G x P matrix U of the ``g_c`` (one
+    pass over the rows), the influences are ``U @ bread`` and the sandwich is
+    ``G/(G-1) influence.T @ influence``: two matrix products instead of a P x P update per
+    cluster. Above :data:`MAX_INFLUENCE_CELLS` the meat is summed cluster by cluster instead and
+    no influences are returned.
+    """
+    g, p, m = data.n_clusters, bread.shape[0], data.n_models
+    if g < 2:
+        raise ValueError(
+            f"Clustered intervals need at least 2 clusters in `{data.cluster_name}`; got {g}. "
+            "Use per-verdict intervals (CLI `--no-cluster`)."
+        )
+    se = np.zeros(0) if score_e is None else score_e
+    if g * p > MAX_INFLUENCE_CELLS:
+        meat = k.cluster_meat(m, p, data.ii, data.jj, data.judge, score_d, se, data.cluster_starts)
+        return (g / (g - 1)) * (bread @ meat @ bread), None
+    u = k.cluster_scores(g, p, data.ii, data.jj, data.judge, data.cluster, score_d, se, m)
+    influence = u @ bread
+    return (g / (g - 1)) * (influence.T @ influence), influence
 
 
 def bootstrap_draws(

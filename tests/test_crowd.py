@@ -512,8 +512,8 @@ def test_crowd_assemble_and_cluster_meat_match_twins(rows):
         rtol=1e-12,
     )
     _, gd, ge, *_ = _kernels.crowd_row_terms(theta, eta, ii, jj, kk, wi, wj, tt)
-    got = _kernels.crowd_cluster_meat(m, nj, ii, jj, kk, gd, ge, starts)
-    want = _kernels_ref.crowd_cluster_meat(m, nj, ii, jj, kk, gd, ge, starts)
+    got = _kernels.cluster_meat(m, m + nj, ii, jj, kk, gd, ge, starts)
+    want = _kernels_ref.cluster_meat(m, m + nj, ii, jj, kk, gd, ge, starts)
     assert_close(got, want, rtol=1e-10)
     np.testing.assert_array_equal(got, got.T)
     assert np.linalg.eigvalsh(want).min() >= -1e-9 * max(1.0, np.abs(want).max())
@@ -537,7 +537,7 @@ def test_per_verdict_meat_is_one_cluster_per_verdict(rows):
     one = [(kind == q).astype(np.float64) for q in range(3)]
     _, gd, ge, *_ = _kernels.crowd_row_terms(theta, eta, ei, ej, ek, *one)
     starts = np.arange(reps.sum() + 1, dtype=np.int64)
-    want = _kernels.crowd_cluster_meat(m, nj, ei, ej, ek, gd, ge, starts)
+    want = _kernels.cluster_meat(m, m + nj, ei, ej, ek, gd, ge, starts)
     assert_close(meat, want, rtol=1e-10)
 
 
@@ -587,7 +587,7 @@ def test_crowd_kernels_zero_rows(k):
     )
     starts = np.zeros(2, dtype=np.int64)
     np.testing.assert_array_equal(
-        k.crowd_cluster_meat(3, 2, e_i, e_i, e_i, e_f, e_f, starts), np.zeros((5, 5))
+        k.cluster_meat(3, 3 + 2, e_i, e_i, e_i, e_f, e_f, starts), np.zeros((5, 5))
     )
 
 
@@ -621,8 +621,8 @@ def test_crowd_py_func_versions_match_twins(rng):
         rtol=1e-13,
     )
     assert_close(
-        _kernels.crowd_cluster_meat.py_func(m, nj, ii, jj, kk, gd, ge, starts),
-        _kernels_ref.crowd_cluster_meat(m, nj, ii, jj, kk, gd, ge, starts),
+        _kernels.cluster_meat.py_func(m, m + nj, ii, jj, kk, gd, ge, starts),
+        _kernels_ref.cluster_meat(m, m + nj, ii, jj, kk, gd, ge, starts),
         rtol=1e-12,
     )
 

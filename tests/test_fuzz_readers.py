@@ -261,8 +261,13 @@ def assert_verdicts_equal(log: VerdictLog, expected: pd.DataFrame) -> None:
     for c in expected.columns:
         if c in ("failed_a", "failed_b"):
             assert got[c].dtype == np.dtype(bool), c
-        else:
+        elif c == "match_id":
             assert got[c].dtype == STRING_DTYPE, (c, got[c].dtype)
+        else:
+            assert isinstance(got[c].dtype, pd.CategoricalDtype), (c, got[c].dtype)
+            assert got[c].dtype.categories.dtype == STRING_DTYPE, (c, got[c].dtype)
+            if c == "winner":
+                assert got[c].cat.categories.tolist() == ["A", "B", "tie"]
         assert cells_of(got[c]) == cells_of(expected[c]), c
 
 

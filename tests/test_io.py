@@ -47,7 +47,10 @@ def test_canonical_and_case_insensitive_spellings(tmp_path: Path, engine: str) -
     body = "".join(f"x,y,{v},t{i}\n" for i, v in enumerate(values))
     log = read_verdicts(write(tmp_path / "v.csv", HEADER + body))
     assert winners(log) == ["A", "B", "tie", "tie", "A", "A", "B", "A"]
-    assert log.verdicts["winner"].dtype == rio.STRING_DTYPE
+    dtype = log.verdicts["winner"].dtype
+    assert isinstance(dtype, pd.CategoricalDtype)
+    assert dtype.categories.tolist() == ["A", "B", "tie"]
+    assert dtype.categories.dtype == rio.STRING_DTYPE
     assert len(log) == len(values) and log.rejected.empty
 
 
@@ -283,7 +286,22 @@ def test_leading_zeros_and_whitespace(tmp_path: Path, engine: str) -> None:
     assert v["model_b"].tolist() == ["claude", "claude"]
     assert v["judge"].tolist() == ["j1", "j1"]
     for c in ("model_a", "model_b", "winner", "task_id", "judge"):
-        assert v[c].dtype == rio.STRING_DTYPE
+        assert isinstance(v[c].dtype, pd.CategoricalDtype), c
+        assert v[c].dtype.categories.dtype == rio.STRING_DTYPE, c
+        assert v[c].cat.categories.is_monotonic_increasing, c
+    assert v["model_a"].dtype == v["model_b"].dtype  # shared categories: comparable codes
+
+
+def test_categories_hold_only_kept_values(tmp_path: Path) -> None:
+    text = ("model_a,model_b,winner,task_id,judge\nx,y,A,t1,j1\nz,y,draw,t2,j2\n"
+            "y,x,B,t1,j1\n")  # fmt: skip
+    v = read_verdicts(write(tmp_path / "v.csv", text), errors="report").verdicts
+    assert v["model_a"].cat.categories.tolist() == ["x", "y"]  # z only in the rejected row
+    assert v["model_b"].cat.categories.tolist() == ["x", "y"]
+    assert v["model_a"].cat.codes.tolist() == [0, 1]
+    assert v["model_b"].cat.codes.tolist() == [1, 0]
+    assert v["task_id"].cat.categories.tolist() == ["t1"]
+    assert v["judge"].cat.categories.tolist() == ["j1"]
 
 
 def test_optional_columns_only_when_present(tmp_path: Path) -> None:
@@ -563,7 +581,8 @@ def test_dataframe_input_unchanged() -> None:
     assert log.verdicts["task_id"].tolist() == ["1", "3"]
     assert log.rejected["row"].tolist() == [1]
     assert log.rejected["model_a"].tolist() == ["gpt"]  # the caller's raw value
-    log.verdicts.loc[0, "model_a"] = "changed"
+    log.verdicts.loc[0, "model_a"] = "claude"  # categorical output: an existing category
+    log.verdicts.loc[0, "task_id"] = "3"
     pd.testing.assert_frame_equal(df, before)
 
 

@@ -19,6 +19,7 @@ thetas = st.one_of(
     st.floats(-700.0, 700.0, allow_nan=False, allow_infinity=False),
     st.sampled_from(EXTREME),
 )
+NO_ETA = np.zeros(0)  # cluster kernels without Crowd-BT's eta block
 counts = st.one_of(st.just(0.0), st.integers(0, 30).map(float), st.floats(0.0, 50.0))
 
 
@@ -64,6 +65,19 @@ def test_bt_row_terms_matches_twin(rows):
     assert np.all(np.isfinite(got[1])) and np.all(got[2] >= 0.0) and np.all(got[3] >= 0.0)
 
 
+@settings(deadline=None, max_examples=150)
+@given(rows=comparison_rows(max_rows=60))
+def test_bt_scores_match_twin_and_row_terms(rows):
+    # max_rows=60 > m^2 for small m: both the tabulated and the direct branch run.
+    _, theta, ii, jj, wi, wj, tt = rows[:7]
+    got = _kernels.bt_scores(theta, ii, jj, wi, wj, tt)
+    for want in (_kernels_ref.bt_scores(theta, ii, jj, wi, wj, tt),
+                 _kernels_ref.bt_row_terms(theta, ii, jj, wi, wj, tt)[1]):  # fmt: skip
+        atol = 1e-12 * (1.0 + np.max(np.abs(want), initial=0.0))
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=atol)
+    _kernels.bt_scores.py_func(theta, ii, jj, wi, wj, tt)
+
+
 @settings(deadline=None, max_examples=100)
 @given(rows=comparison_rows())
 def test_graph_kernels_match_twins(rows):
@@ -82,8 +96,8 @@ def test_graph_kernels_match_twins(rows):
         atol=1e-12,
     )
     np.testing.assert_allclose(
-        _kernels.cluster_meat(m, ii, jj, w, starts),
-        _kernels_ref.cluster_meat(m, ii, jj, w, starts),
+        _kernels.cluster_meat(m, m, ii, jj, ii, w, NO_ETA, starts),
+        _kernels_ref.cluster_meat(m, m, ii, jj, ii, w, NO_ETA, starts),
         rtol=1e-12,
         atol=1e-9,
     )
@@ -103,7 +117,8 @@ def test_single_row_by_hand():
     np.testing.assert_array_equal(lap, [[3.0, -3.0], [-3.0, 3.0]])
     np.testing.assert_array_equal(_kernels.scatter_diff(2, ii, jj, np.array([3.0])), [3.0, -3.0])
     np.testing.assert_array_equal(
-        _kernels.cluster_meat(2, ii, jj, np.array([3.0]), np.array([0, 1], dtype=np.int64)), lap * 3
+        _kernels.cluster_meat(2, 2, ii, jj, ii, np.array([3.0]), NO_ETA,
+                              np.array([0, 1], dtype=np.int64)), lap * 3
     )
 
 
@@ -115,7 +130,8 @@ def test_zero_rows(k):
     np.testing.assert_array_equal(k.laplacian(3, e_i, e_i, e_f), np.zeros((3, 3)))
     np.testing.assert_array_equal(k.scatter_diff(3, e_i, e_i, e_f), np.zeros(3))
     starts = np.zeros(2, dtype=np.int64)  # one empty cluster
-    np.testing.assert_array_equal(k.cluster_meat(3, e_i, e_i, e_f, starts), np.zeros((3, 3)))
+    np.testing.assert_array_equal(k.cluster_meat(3, 3, e_i, e_i, e_i, e_f, NO_ETA, starts),
+                                  np.zeros((3, 3)))  # fmt: skip
 
 
 def test_py_func_versions_match_twins(rng):
@@ -142,8 +158,8 @@ def test_py_func_versions_match_twins(rng):
         rtol=1e-14,
     )
     np.testing.assert_allclose(
-        _kernels.cluster_meat.py_func(m, ii, jj, wi - wj, starts),
-        _kernels_ref.cluster_meat(m, ii, jj, wi - wj, starts),
+        _kernels.cluster_meat.py_func(m, m, ii, jj, ii, wi - wj, NO_ETA, starts),
+        _kernels_ref.cluster_meat(m, m, ii, jj, ii, wi - wj, NO_ETA, starts),
         rtol=1e-13,
     )
 
