@@ -268,15 +268,67 @@ def cluster_scores(n_clusters, n_params, ii, jj, kk, cluster, sd, se, n_models):
 
 
 @njit(**_JIT)
+def _aggregate_dense(group, ii, jj, outcome, weight, n_groups, n_models, with_code):
+    """:func:`aggregate_rows` over a dense (group, i, j) table, for small key spaces."""
+    n = group.shape[0]
+    space = n_groups * n_models * n_models
+    acc = np.zeros(3 * space)
+    seen = np.zeros(space, dtype=np.bool_)
+    for v in range(n):
+        key = (group[v] * n_models + ii[v]) * n_models + jj[v]
+        o = outcome[v]
+        acc[3 * key + (o if o == 0 or o == 1 else 2)] += weight[v]
+        seen[key] = True
+    r = 0
+    for key in range(space):
+        r += seen[key]
+    row_group = np.empty(r, dtype=np.int64)
+    row_i = np.empty(r, dtype=np.int64)
+    row_j = np.empty(r, dtype=np.int64)
+    wi = np.empty(r)
+    wj = np.empty(r)
+    tt = np.empty(r)
+    row_of = np.empty(space if with_code else 0, dtype=np.int64)
+    r = 0
+    for key in range(space):
+        if seen[key]:
+            pair = key % (n_models * n_models)
+            row_group[r] = key // (n_models * n_models)
+            row_i[r] = pair // n_models
+            row_j[r] = pair % n_models
+            wi[r] = acc[3 * key]
+            wj[r] = acc[3 * key + 1]
+            tt[r] = acc[3 * key + 2]
+            if with_code:
+                row_of[key] = r
+            r += 1
+    code = np.empty(n if with_code else 0, dtype=np.int64)
+    if with_code:
+        for v in range(n):
+            code[v] = row_of[(group[v] * n_models + ii[v]) * n_models + jj[v]]
+    return row_group, row_i, row_j, wi, wj, tt, code
+
+
+@njit(**_JIT)
 def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models, with_code=True):
     """Collapse verdicts into unique (group, i, j) rows, rows ordered by group.
 
     group i8[N] in [0, n_groups) (cluster-major codes of (cluster, judge)); ii, jj i8[N] with
     ii < jj; outcome i8[N]: 0 = i won, 1 = j won, 2 = tie; weight f8[N] ->
     (row_group, row_i, row_j i8[R]; wi, wj, tt f8[R]; code i8[N], the row of each verdict).
-    A counting sort by group and a dense (i, j) slot table: O(N + n_groups + n_models^2).
-    ``with_code=False`` skips ``code`` (returned empty), sparing N random memory accesses.
+    When the (group, i, j) key space is small next to N, counts accumulate in a dense table
+    (rows come out sorted by key); otherwise a counting sort by group and a dense (i, j) slot
+    table: O(N + n_groups + n_models^2). ``with_code=False`` skips ``code`` (returned empty),
+    sparing N random memory accesses.
     """
+    if n_groups * n_models * n_models <= group.shape[0] // 2 + 65536:
+        return _aggregate_dense(group, ii, jj, outcome, weight, n_groups, n_models, with_code)
+    return _aggregate_sorted(group, ii, jj, outcome, weight, n_groups, n_models, with_code)
+
+
+@njit(**_JIT)
+def _aggregate_sorted(group, ii, jj, outcome, weight, n_groups, n_models, with_code):
+    """:func:`aggregate_rows` by a counting sort on group and an (i, j) slot table."""
     n = group.shape[0]
     starts = np.zeros(n_groups + 1, dtype=np.int64)
     for v in range(n):
@@ -332,28 +384,50 @@ def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models, with_code
 
 
 @njit(**_JIT)
-def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges):
-    """Per verdict, in one pass: (outer key, i, j, outcome), i8[N] each.
+def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges, n_clusters):
+    """Per verdict, in one pass: (outer key, i, j, outcome), i8[N] each, then which model,
+    judge and cluster codes occur (bool[len(amap)], bool[n_judges], bool[n_clusters]) and the
+    number of unusable rows.
 
     ``ia = amap[ca]``, ``ib = bmap[cb]`` (model codes), ``res = wmap[wc]`` (0 A, 1 B, 2 tie);
     a forfeit (``fa`` or ``fb``) wins for the other side (tie if both) under judge ``det``,
     else the judge is ``jc``. Then ``i = min(ia, ib)``, ``j = max(ia, ib)``, the outcome
     0 (i won) / 1 (j won) / 2 (tie) as seen from ``i``, and the key ``gc * n_judges + judge``.
+    A row is unusable (and its outputs junk) where a code or mapped value is negative or
+    ``ia == ib``; the caller finds out which and why.
     """
     n = ca.shape[0]
     key = np.empty(n, dtype=np.int64)
     ri = np.empty(n, dtype=np.int64)
     rj = np.empty(n, dtype=np.int64)
     out = np.empty(n, dtype=np.int64)
+    used_m = np.zeros(amap.shape[0], dtype=np.bool_)
+    used_j = np.zeros(n_judges, dtype=np.bool_)
+    used_g = np.zeros(n_clusters, dtype=np.bool_)
+    n_bad = 0
     for v in range(n):
+        if ca[v] < 0 or cb[v] < 0 or wc[v] < 0 or jc[v] < 0 or gc[v] < 0:
+            n_bad += 1
+            key[v] = 0
+            ri[v] = 0
+            rj[v] = 0
+            out[v] = 0
+            continue
         a = amap[ca[v]]
         b = bmap[cb[v]]
         judge = jc[v]
+        used_j[judge] = True
+        used_g[gc[v]] = True
         if fa[v] or fb[v]:
             res = 2 if (fa[v] and fb[v]) else (1 if fa[v] else 0)
             judge = det
         else:
             res = wmap[wc[v]]
+        if a < 0 or b < 0 or a == b or res < 0:
+            n_bad += 1
+        else:
+            used_m[a] = True
+            used_m[b] = True
         if a > b:
             ri[v] = b
             rj[v] = a
@@ -363,4 +437,4 @@ def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges):
             rj[v] = b
             out[v] = res
         key[v] = gc[v] * n_judges + judge
-    return key, ri, rj, out
+    return key, ri, rj, out, used_m, used_j, used_g, n_bad

@@ -123,15 +123,27 @@ def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models):
     )  # fmt: skip
 
 
-def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges):
-    ia, ib = amap[ca], bmap[cb]
+def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges, n_clusters):
+    missing = (ca < 0) | (cb < 0) | (wc < 0) | (jc < 0) | (gc < 0)
+    ia, ib = np.where(missing, 0, amap[ca]), np.where(missing, 0, bmap[cb])
     forfeit = fa | fb
     res = np.where(forfeit, np.where(fa & fb, 2, np.where(fa, 1, 0)), wmap[wc])
     judge = np.where(forfeit, det, jc)
     swap = ia > ib
+    bad = missing | (ia < 0) | (ib < 0) | (ia == ib) | (res < 0)
+    good = ~bad
+    zero = np.zeros(ca.size, dtype=np.int64)
+    used_m = np.zeros(amap.size, dtype=bool)
+    used_m[ia[good]] = True
+    used_m[ib[good]] = True
+    used_j = np.zeros(n_judges, dtype=bool)
+    used_j[jc[~missing]] = True
+    used_g = np.zeros(n_clusters, dtype=bool)
+    used_g[gc[~missing]] = True
     return (
-        (gc * n_judges + judge).astype(np.int64),
-        np.where(swap, ib, ia).astype(np.int64),
-        np.where(swap, ia, ib).astype(np.int64),
-        np.where(swap & (res < 2), 1 - res, res).astype(np.int64),
+        np.where(missing, zero, gc * n_judges + judge).astype(np.int64),
+        np.where(missing, zero, np.where(swap, ib, ia)).astype(np.int64),
+        np.where(missing, zero, np.where(swap, ia, ib)).astype(np.int64),
+        np.where(missing, zero, np.where(swap & (res < 2), 1 - res, res)).astype(np.int64),
+        used_m, used_j, used_g, int(bad.sum()),
     )

@@ -153,22 +153,24 @@ def _factorized(values: pd.Series) -> tuple[NDArray[np.integer], pd.Index]:
     return codes, pd.Index(uniques)
 
 
-def _used(codes: NDArray[np.integer], n: int) -> NDArray[np.bool_]:
-    """Which of ``n`` codes occur (code -1 ignored)."""
-    return np.bincount(codes.astype(np.intp) + 1, minlength=n + 1)[1:] > 0
+def _sorted_codes(values: pd.Series) -> tuple[NDArray[np.int64], pd.Index]:
+    """Codes (-1 where missing) into sorted distinct values, which may include unused ones.
+
+    Categoricals with sorted categories (as :func:`ratings.read_verdicts` returns) keep their
+    codes; other columns are factorized.
+    """
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype) and dtype.categories.is_monotonic_increasing:
+        return values.cat.codes.to_numpy().astype(np.int64), dtype.categories
+    codes, uniques = pd.factorize(values, sort=True)
+    return codes.astype(np.int64, copy=False), pd.Index(uniques)
 
 
-def _codes(values: pd.Series) -> tuple[NDArray[np.int64], pd.Index]:
-    """Codes in [0, k) of the sorted distinct values, and those values (-1 where missing)."""
-    codes, uniques = _factorized(values)
-    used = _used(codes, len(uniques))
-    keep = np.flatnonzero(used)
-    order = keep[uniques[keep].argsort()]
-    if order.size == len(uniques) and np.array_equal(order, np.arange(order.size)):
-        return codes.astype(np.int64), uniques  # already sorted, none unused
-    remap = np.full(len(uniques) + 1, -1, dtype=np.int64)  # the last entry is read by code -1
-    remap[order] = np.arange(order.size)
-    return remap[codes], uniques[order]
+def _compact(codes: NDArray[np.int64], labels: pd.Index, used: NDArray[np.bool_]):
+    """Drop unused labels, renumbering codes (order kept); no copy when all are used."""
+    if used.all():
+        return codes, labels
+    return (np.cumsum(used) - 1)[codes], labels[used]
 
 
 def aggregate(
@@ -227,24 +229,17 @@ def aggregate(
     ca, names_a = _factorized(verdicts["model_a"])
     cb, names_b = _factorized(verdicts["model_b"])
     ca, cb = ca.astype(np.int64), cb.astype(np.int64)  # one kernel signature for all inputs
-    ua, ub = names_a[_used(ca, len(names_a))], names_b[_used(cb, len(names_b))]
-    if models is None:
-        labels = pd.Index(sorted(set(ua.tolist()) | set(ub.tolist())), dtype=object)
+    if models is None:  # all names, used or not (names only in other scopes are dropped below)
+        labels = pd.Index(sorted(set(names_a.tolist()) | set(names_b.tolist())), dtype=object)
     else:
         labels = pd.Index(list(models), dtype=object)
-        unknown = sorted((set(ua.tolist()) | set(ub.tolist())) - set(labels))
-        if unknown:
-            raise InvalidVerdictsError(f"Verdicts name models not in `models`: {unknown[:5]}.")
-    amap = labels.get_indexer(names_a).astype(np.int64)  # unused names map to -1, never read
+    amap = labels.get_indexer(names_a).astype(np.int64)  # -1: not in `models`
     bmap = labels.get_indexer(names_b).astype(np.int64)
     wc, wu = _factorized(verdicts["winner"])
     wc = wc.astype(np.int64)
-    wu = wu.where(_used(wc, len(wu)), "A")  # unused categories need no spelling check
-    outcome = pd.Index(wu).map({"A": 0, "B": 1, "tie": 2})
-    wmap = np.asarray(outcome.fillna(0) if outcome.isna().any() else outcome, dtype=np.int64)
-    wmap = np.append(wmap, np.int64(0))  # code -1 (missing, rejected below) reads the last entry
+    wmap = np.asarray(pd.Index(wu).map({"A": 0, "B": 1, "tie": 2}).fillna(-1), dtype=np.int64)
     if "judge" in verdicts.columns:
-        jc, judges = _codes(verdicts["judge"])
+        jc, judges = _sorted_codes(verdicts["judge"])
     else:
         jc, judges = np.zeros(n, dtype=np.int64), pd.Index([DEFAULT_JUDGE], dtype=object)
     fa = _flag(verdicts, "failed_a", n)
@@ -256,42 +251,66 @@ def aggregate(
     if cluster is None:
         gc, clusters = np.zeros(n, dtype=np.int64), None
     else:
-        gc, clusters = _codes(verdicts[cluster])
+        gc, clusters = _sorted_codes(verdicts[cluster])
 
-    _reject(verdicts, (ca < 0) | (cb < 0), "have a missing model name")
     # One pass: orient every pair as i < j with the outcome seen from i (0: i won, 1: j won,
-    # 2: tie), forfeits applied (the deterministic judge), and the (cluster, judge) key. Codes
-    # of -1 (missing winner, judge, cluster) give junk rows here, rejected just below in order.
-    m, nj = len(labels), len(judges)
-    outer_key, i, j, outcome_ij = _kernels.orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc,
-                                                       fa, fb, det, nj)  # fmt: skip
-    _reject(verdicts, i == j, "pit a model against itself (model_a == model_b)")
-    _reject(verdicts, wc < 0, "have a missing winner")
-    if outcome.isna().any():
-        bad = [v for v, o in zip(wu, outcome, strict=True) if pd.isna(o)]
-        raise InvalidVerdictsError(
-            f"`winner` must be 'A', 'B' or 'tie' after reading; found {bad[:5]!r}. "
-            "Read logs with `ratings.read_verdicts`, which normalises winner spellings."
-        )
-    if "judge" in verdicts.columns:
-        _reject(verdicts, jc < 0, "have a missing judge")
-    if cluster is not None:
-        _reject(verdicts, gc < 0, f"have a missing {cluster}")
+    # 2: tie), forfeits applied (the deterministic judge), the (cluster, judge) key, which codes
+    # occur, and how many rows are unusable (found and named below, only then).
+    nj, ng = len(judges), (len(clusters) if clusters is not None else 1)
+    outer_key, i, j, outcome_ij, used_m, used_j, used_g, n_bad = _kernels.orient_rows(
+        ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, nj, ng)  # fmt: skip
+    if n_bad:
+        _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster)
+    if forfeits:
+        used_j[det] = True
 
     # One row per (cluster, judge, i, j), rows grouped by cluster (a counting sort in the
     # kernel) so each cluster's rows are contiguous.
-    present = np.bincount(outer_key, minlength=(len(clusters) if clusters is not None else 1) * nj)
+    present = np.bincount(outer_key, minlength=ng * nj)
     outer_code = np.cumsum(present > 0) - 1
     outer_keys = np.flatnonzero(present)
     one = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    m = len(labels)
     agg = _kernels.aggregate_rows if m * m <= _DENSE_SLOTS else _aggregate_rows_hashed
     group, ri, rj, wi, wj, tt, _ = agg(outer_code[outer_key], i, j, outcome_ij, one,
                                        len(outer_keys), m, False)  # fmt: skip
     key = outer_keys[group]
+    # Labels no usable row names (other scopes' models, tasks and judges) are dropped; the
+    # renumbering keeps order, so rows stay sorted by cluster and i < j.
+    if models is None and not used_m.all():
+        remap = np.cumsum(used_m) - 1
+        ri, rj, labels = remap[ri], remap[rj], labels[used_m]
+    rjudge, judges = _compact(key % nj, judges, used_j)
+    rcluster = key // nj
+    if clusters is not None:
+        rcluster, clusters = _compact(rcluster, clusters, used_g)
     return Comparisons(
         models=labels, judges=judges, clusters=clusters, cluster_name=cluster,
-        ii=ri, jj=rj, judge=key % nj, cluster=key // nj, wi=wi, wj=wj, tt=tt,
+        ii=ri, jj=rj, judge=rjudge, cluster=rcluster, wi=wi, wj=wj, tt=tt,
     )  # fmt: skip
+
+
+def _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster) -> None:
+    """Raise naming the rows :func:`aggregate` cannot use, first problem first."""
+    _reject(verdicts, (ca < 0) | (cb < 0), "have a missing model name")
+    unknown = (amap[ca] < 0) | (bmap[cb] < 0)
+    if unknown.any():
+        names = pd.concat([verdicts["model_a"][amap[ca] < 0], verdicts["model_b"][bmap[cb] < 0]])
+        raise InvalidVerdictsError(
+            f"Verdicts name models not in `models`: {sorted(set(map(str, names)))[:5]}."
+        )
+    _reject(verdicts, amap[ca] == bmap[cb], "pit a model against itself (model_a == model_b)")
+    _reject(verdicts, wc < 0, "have a missing winner")
+    odd = np.flatnonzero(wmap < 0)
+    if np.isin(wc, odd).any():
+        bad = [wu[k] for k in odd if (wc == k).any()]
+        raise InvalidVerdictsError(
+            f"`winner` must be 'A', 'B' or 'tie' after reading; found {bad[:5]!r}. "
+            "Read logs with `ratings.read_verdicts`, which normalises winner spellings."
+        )
+    _reject(verdicts, jc < 0, "have a missing judge")
+    _reject(verdicts, gc < 0, f"have a missing {cluster}")
+    raise AssertionError("orient_rows counted unusable rows no check names")  # pragma: no cover
 
 
 def _aggregate_rows_hashed(group, ii, jj, outcome, weight, n_groups, n_models, with_code=True):

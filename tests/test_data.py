@@ -57,9 +57,11 @@ def _random_verdict_rows(seed: int, n: int, m: int, groups: int):
 @settings(deadline=None, max_examples=40)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 300), m=st.integers(2, 7),
        groups=st.integers(1, 9))  # fmt: skip
-def test_aggregate_rows_kernel_matches_twin(seed, n, m, groups):
+@pytest.mark.parametrize("kernel", ["aggregate_rows", "_aggregate_dense", "_aggregate_sorted"])
+def test_aggregate_rows_kernel_matches_twin(kernel, seed, n, m, groups):
     group, i, j, outcome, weight = _random_verdict_rows(seed, n, m, groups)
-    fast = _kernels.aggregate_rows(group, i, j, outcome, weight, groups, m)
+    args = (group, i, j, outcome, weight, groups, m)
+    fast = getattr(_kernels, kernel)(*args, *(() if kernel == "aggregate_rows" else (True,)))
     slow = _kernels_ref.aggregate_rows(group, i, j, outcome, weight, groups, m)
     # Same rows up to their order within a group: compare after sorting by (group, i, j).
     f_order = np.lexsort((fast[2], fast[1], fast[0]))
@@ -69,7 +71,7 @@ def test_aggregate_rows_kernel_matches_twin(seed, n, m, groups):
     assert np.all(np.diff(fast[0]) >= 0)  # rows grouped (sorted) by group
     rank_f, rank_s = np.argsort(f_order), np.argsort(s_order)
     np.testing.assert_array_equal(rank_f[fast[6]], rank_s[slow[6]])  # same row per verdict
-    _kernels.aggregate_rows.py_func(group, i, j, outcome, weight, groups, m)
+    getattr(_kernels, kernel).py_func(*args, True)
 
 
 @settings(deadline=None, max_examples=30)
@@ -92,14 +94,16 @@ def test_cluster_scores_kernel_matches_twin(seed, with_eta):
 @settings(deadline=None, max_examples=30)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 300), m=st.integers(2, 7),
        groups=st.integers(1, 9))  # fmt: skip
-def test_aggregate_rows_without_codes_matches_with_codes(seed, n, m, groups):
+@pytest.mark.parametrize("kernel", ["_aggregate_dense", "_aggregate_sorted"])
+def test_aggregate_rows_without_codes_matches_with_codes(kernel, seed, n, m, groups):
     group, i, j, outcome, weight = _random_verdict_rows(seed, n, m, groups)
-    full = _kernels.aggregate_rows(group, i, j, outcome, weight, groups, m)
-    lean = _kernels.aggregate_rows(group, i, j, outcome, weight, groups, m, False)
+    args = (group, i, j, outcome, weight, groups, m)
+    full = getattr(_kernels, kernel)(*args, True)
+    lean = getattr(_kernels, kernel)(*args, False)
     for f, s in zip(full[:6], lean[:6], strict=True):
         np.testing.assert_array_equal(f, s)
     assert lean[6].size == 0
-    _kernels.aggregate_rows.py_func(group, i, j, outcome, weight, groups, m, False)
+    getattr(_kernels, kernel).py_func(*args, False)
 
 
 @settings(deadline=None, max_examples=40)
@@ -108,11 +112,17 @@ def test_aggregate_rows_without_codes_matches_with_codes(seed, n, m, groups):
 def test_orient_rows_kernel_matches_twin(seed, n, m, judges, groups):
     rng = np.random.default_rng(seed)
     amap, bmap = rng.permutation(m).astype(np.int64), rng.permutation(m).astype(np.int64)
-    ca, cb = rng.integers(0, m, n), rng.integers(0, m, n)
-    wmap = rng.integers(0, 3, 4).astype(np.int64)
-    wc, jc, gc = rng.integers(0, 4, n), rng.integers(0, judges, n), rng.integers(0, groups, n)
+    amap[rng.random(m) < 0.1] = -1  # names outside a given model list
+    ca, cb = rng.integers(-1, m, n), rng.integers(-1, m, n)  # -1: missing
+    wmap = rng.integers(-1, 3, 4).astype(np.int64)  # -1: an unknown spelling
+    wc, jc, gc = rng.integers(-1, 4, n), rng.integers(-1, judges, n), rng.integers(-1, groups, n)
     fa, fb = rng.random(n) < 0.2, rng.random(n) < 0.2
-    args = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, judges, judges + 1)
-    for f, s in zip(_kernels.orient_rows(*args), _kernels_ref.orient_rows(*args), strict=True):
+    args = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, judges, judges + 1, groups)
+    fast, slow = _kernels.orient_rows(*args), _kernels_ref.orient_rows(*args)
+    assert fast[-1] == slow[-1]  # unusable rows
+    good = (ca >= 0) & (cb >= 0) & (wc >= 0) & (jc >= 0) & (gc >= 0)
+    for f, s in zip(fast[:4], slow[:4], strict=True):
+        np.testing.assert_array_equal(f[good], s[good])
+    for f, s in zip(fast[4:7], slow[4:7], strict=True):
         np.testing.assert_array_equal(f, s)
     _kernels.orient_rows.py_func(*args)
