@@ -274,10 +274,11 @@ def _aggregate_dense(group, ii, jj, outcome, weight, n_groups, n_models, with_co
     space = n_groups * n_models * n_models
     acc = np.zeros(3 * space)
     seen = np.zeros(space, dtype=np.bool_)
+    weighted = weight.shape[0] > 0
     for v in range(n):
         key = (group[v] * n_models + ii[v]) * n_models + jj[v]
         o = outcome[v]
-        acc[3 * key + (o if o == 0 or o == 1 else 2)] += weight[v]
+        acc[3 * key + (o if o == 0 or o == 1 else 2)] += weight[v] if weighted else 1.0
         seen[key] = True
     r = 0
     for key in range(space):
@@ -309,78 +310,139 @@ def _aggregate_dense(group, ii, jj, outcome, weight, n_groups, n_models, with_co
     return row_group, row_i, row_j, wi, wj, tt, code
 
 
-@njit(**_JIT)
-def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models, with_code=True):
+def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models, with_code=True,
+                   reuse=False):  # fmt: skip
     """Collapse verdicts into unique (group, i, j) rows, rows ordered by group.
 
     group i8[N] in [0, n_groups) (cluster-major codes of (cluster, judge)); ii, jj i8[N] with
-    ii < jj; outcome i8[N]: 0 = i won, 1 = j won, 2 = tie; weight f8[N] ->
+    ii < jj; outcome i8[N]: 0 = i won, 1 = j won, 2 = tie; weight f8[N] or f8[0] (all 1) ->
     (row_group, row_i, row_j i8[R]; wi, wj, tt f8[R]; code i8[N], the row of each verdict).
     When the (group, i, j) key space is small next to N, counts accumulate in a dense table
     (rows come out sorted by key); otherwise a counting sort by group and a dense (i, j) slot
     table: O(N + n_groups + n_models^2). ``with_code=False`` skips ``code`` (returned empty),
-    sparing N random memory accesses.
+    sparing N random memory accesses; ``reuse=True`` allows overwriting ``group`` and ``ii``.
+    A Python function over the njit passes (so NumPy allocates the large buffers).
     """
     if n_groups * n_models * n_models <= group.shape[0] // 2 + 65536:
         return _aggregate_dense(group, ii, jj, outcome, weight, n_groups, n_models, with_code)
-    return _aggregate_sorted(group, ii, jj, outcome, weight, n_groups, n_models, with_code)
+    return _aggregate_sorted(group, ii, jj, outcome, weight, n_groups, n_models, with_code, reuse)
+
+
+def _aggregate_sorted(group, ii, jj, outcome, weight, n_groups, n_models, with_code,
+                      reuse=False):  # fmt: skip
+    """:func:`aggregate_rows` by a counting sort on group and an (i, j) slot table.
+
+    An empty ``weight`` means one per verdict (nothing to scatter). Keys are int32: callers use
+    this path only while ``3 * n_models^2`` fits (see ``ratings.data._DENSE_SLOTS``). Large
+    buffers are allocated here by NumPy (which asks for huge pages, halving the cost of
+    first touching them); ``reuse=True`` lets the pass write its rows over ``group`` and ``ii``,
+    which the caller no longer needs.
+    """
+    n = group.shape[0]
+    s_key = np.empty(n, dtype=np.int32)
+    s_w = np.empty(n if weight.shape[0] else 0)
+    order = np.empty(n if with_code else 0, dtype=np.int64)
+    starts = _group_scatter(group, ii, jj, outcome, weight, n_groups, n_models, s_key, s_w, order)
+    row_group = group if reuse else np.empty(n, dtype=np.int64)
+    row_pair = ii if reuse else np.empty(n, dtype=np.int64)
+    counts = np.zeros(3 * n)
+    code = np.empty(n if with_code else 0, dtype=np.int64)
+    r = _group_dedupe(starts, s_key, s_w, order, n_models, row_group, row_pair, counts, code)
+    row_i, row_j = np.divmod(row_pair[:r], n_models)
+    counts = counts[: 3 * r].reshape(r, 3).T
+    return row_group[:r].copy(), row_i, row_j, counts[0].copy(), counts[1].copy(), \
+        counts[2].copy(), code  # fmt: skip
 
 
 @njit(**_JIT)
-def _aggregate_sorted(group, ii, jj, outcome, weight, n_groups, n_models, with_code):
-    """:func:`aggregate_rows` by a counting sort on group and an (i, j) slot table."""
+def _group_scatter(group, ii, jj, outcome, weight, n_groups, n_models, s_key, s_w, order):
+    """Counting sort by group: fill ``s_key`` (and ``s_w``, ``order`` when non-empty) with
+    each verdict's ``(i * n_models + j) * 3 + outcome`` in group order -> group starts i8[G+1]."""
     n = group.shape[0]
+    weighted = s_w.shape[0] > 0
+    with_code = order.shape[0] > 0
     starts = np.zeros(n_groups + 1, dtype=np.int64)
     for v in range(n):
         starts[group[v] + 1] += 1
     for g in range(n_groups):
         starts[g + 1] += starts[g]
-    # Scatter each verdict's fields into group order once, so the pass below reads sequentially.
     fill = starts[:-1].copy()
-    order = np.empty(n if with_code else 0, dtype=np.int64)
-    s_key = np.empty(n, dtype=np.int64)  # (i * n_models + j) * 3 + outcome, in group order
-    s_w = np.empty(n)
     for v in range(n):
-        p = fill[group[v]]
-        fill[group[v]] = p + 1
-        if with_code:
-            order[p] = v
+        g = group[v]
+        p = fill[g]
+        fill[g] = p + 1
         o = outcome[v]
         s_key[p] = (ii[v] * n_models + jj[v]) * 3 + (o if o == 0 or o == 1 else 2)
-        s_w[p] = weight[v]
-    slot = np.full(n_models * n_models, -1, dtype=np.int64)
-    row_group = np.empty(n, dtype=np.int64)
-    row_i = np.empty(n, dtype=np.int64)
-    row_j = np.empty(n, dtype=np.int64)
-    wi = np.zeros(n)
-    wj = np.zeros(n)
-    tt = np.zeros(n)
-    code = np.empty(n if with_code else 0, dtype=np.int64)
+        if with_code:
+            order[p] = v
+        if weighted:
+            s_w[p] = weight[v]
+    return starts
+
+
+@njit(**_JIT)
+def _group_dedupe(starts, s_key, s_w, order, n_models, row_group, row_pair, counts, code):
+    """One row per distinct key within each group: fills ``row_group``, ``row_pair``
+    (i * n_models + j), interleaved ``counts`` (wins of i, wins of j, ties) and, when
+    non-empty, ``code`` (each verdict's row) -> the number of rows."""
+    weighted = s_w.shape[0] > 0
+    with_code = code.shape[0] > 0
+    slot = np.full(n_models * n_models, -1, dtype=np.int32)
     r = 0
-    for g in range(n_groups):
+    for g in range(starts.shape[0] - 1):
         first = r
         for pos in range(starts[g], starts[g + 1]):
-            key = s_key[pos] // 3
-            o = s_key[pos] - key * 3
+            k3 = s_key[pos]
+            key = k3 // 3
             s = slot[key]
             if s < 0:
                 s = r
                 slot[key] = r
                 row_group[r] = g
-                row_i[r] = key // n_models
-                row_j[r] = key - row_i[r] * n_models
+                row_pair[r] = key
                 r += 1
             if with_code:
                 code[order[pos]] = s
-            if o == 0:
-                wi[s] += s_w[pos]
-            elif o == 1:
-                wj[s] += s_w[pos]
-            else:
-                tt[s] += s_w[pos]
+            counts[3 * s + (k3 - 3 * key)] += s_w[pos] if weighted else 1.0
         for s in range(first, r):
-            slot[row_i[s] * n_models + row_j[s]] = -1
-    return row_group[:r], row_i[:r], row_j[:r], wi[:r], wj[:r], tt[:r], code
+            slot[row_pair[s]] = -1
+    return r
+
+
+@njit(**_JIT)
+def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
+    """Sum rows' counts per (judge, i, j) over a dense table -> rows sorted by that key:
+    (judge, i, j i8[R']; wi, wj, tt f8[R']). For ``n_judges * n_models^2`` small enough."""
+    m2 = n_models * n_models
+    space = n_judges * m2
+    acc = np.zeros(3 * space)
+    seen = np.zeros(space, dtype=np.bool_)
+    for r in range(ii.shape[0]):
+        key = judge[r] * m2 + ii[r] * n_models + jj[r]
+        acc[3 * key] += wi[r]
+        acc[3 * key + 1] += wj[r]
+        acc[3 * key + 2] += tt[r]
+        seen[key] = True
+    n_out = 0
+    for key in range(space):
+        n_out += seen[key]
+    out_k = np.empty(n_out, dtype=np.int64)
+    out_i = np.empty(n_out, dtype=np.int64)
+    out_j = np.empty(n_out, dtype=np.int64)
+    out_wi = np.empty(n_out)
+    out_wj = np.empty(n_out)
+    out_tt = np.empty(n_out)
+    r = 0
+    for key in range(space):
+        if seen[key]:
+            out_k[r] = key // m2
+            out_i[r] = (key % m2) // n_models
+            out_j[r] = key % n_models
+            out_wi[r] = acc[3 * key]
+            out_wj[r] = acc[3 * key + 1]
+            out_tt[r] = acc[3 * key + 2]
+            r += 1
+    return out_k, out_i, out_j, out_wi, out_wj, out_tt
 
 
 @njit(**_JIT)

@@ -123,6 +123,14 @@ def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models):
     )  # fmt: skip
 
 
+def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
+    key = (judge * n_models + ii) * n_models + jj
+    uniq, code = np.unique(key, return_inverse=True)
+    r = uniq.size
+    return (uniq // (n_models * n_models), (uniq // n_models) % n_models, uniq % n_models,
+            np.bincount(code, wi, r), np.bincount(code, wj, r), np.bincount(code, tt, r))
+
+
 def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges, n_clusters):
     missing = (ca < 0) | (cb < 0) | (wc < 0) | (jc < 0) | (gc < 0)
     ia, ib = np.where(missing, 0, amap[ca]), np.where(missing, 0, bmap[cb])

@@ -116,22 +116,18 @@ class Comparisons:
         """
         if self.clusters is None or len(self.clusters) <= 1:
             return self
-        m = self.n_models
-        key = (self.judge * m + self.ii) * m + self.jj
-        space = len(self.judges) * m * m
-        if space <= _DENSE_SLOTS:  # dense: no hashing, keys come out sorted
-            seen = np.bincount(key, minlength=space) > 0
-            uniq = np.flatnonzero(seen)
-            codes = (np.cumsum(seen) - 1)[key]
+        m, nj = self.n_models, len(self.judges)
+        if nj * m * m <= max(2 * self.n_rows, 1 << 20):  # dense table: rows come out sorted
+            k, i, j, wi, wj, tt = _kernels.collapse_rows(self.judge, self.ii, self.jj, self.wi,
+                                                         self.wj, self.tt, nj, m)  # fmt: skip
         else:
+            key = (self.judge * m + self.ii) * m + self.jj
             codes, uniq = pd.factorize(key, sort=True)
-        r = len(uniq)
-        return Comparisons(
-            self.models, self.judges, None, None,
-            (uniq // m) % m, uniq % m, uniq // (m * m), np.zeros(r, dtype=np.int64),
-            np.bincount(codes, self.wi, r), np.bincount(codes, self.wj, r),
-            np.bincount(codes, self.tt, r),
-        )  # fmt: skip
+            r = len(uniq)
+            k, i, j = uniq // (m * m), (uniq // m) % m, uniq % m
+            wi, wj, tt = (np.bincount(codes, w, r) for w in (self.wi, self.wj, self.tt))
+        return Comparisons(self.models, self.judges, None, None, i, j, k,
+                           np.zeros(len(i), dtype=np.int64), wi, wj, tt)  # fmt: skip
 
     def reweighted(self, weight: NDArray[np.float64]) -> Comparisons:
         """Multiply every row's counts by ``weight`` (bootstrap resampling of clusters)."""
@@ -269,11 +265,11 @@ def aggregate(
     present = np.bincount(outer_key, minlength=ng * nj)
     outer_code = np.cumsum(present > 0) - 1
     outer_keys = np.flatnonzero(present)
-    one = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    one = np.zeros(0) if weights is None else np.asarray(weights, dtype=np.float64)  # [] is 1s
     m = len(labels)
     agg = _kernels.aggregate_rows if m * m <= _DENSE_SLOTS else _aggregate_rows_hashed
     group, ri, rj, wi, wj, tt, _ = agg(outer_code[outer_key], i, j, outcome_ij, one,
-                                       len(outer_keys), m, False)  # fmt: skip
+                                       len(outer_keys), m, False, True)  # fmt: skip
     key = outer_keys[group]
     # Labels no usable row names (other scopes' models, tasks and judges) are dropped; the
     # renumbering keeps order, so rows stay sorted by cluster and i < j.
@@ -313,10 +309,12 @@ def _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluste
     raise AssertionError("orient_rows counted unusable rows no check names")  # pragma: no cover
 
 
-def _aggregate_rows_hashed(group, ii, jj, outcome, weight, n_groups, n_models, with_code=True):
+def _aggregate_rows_hashed(group, ii, jj, outcome, weight, n_groups, n_models, with_code=True,
+                           reuse=False):  # fmt: skip
     """:func:`ratings._kernels.aggregate_rows` for boards too large for a dense pair table."""
     codes, uniq = pd.factorize((group * n_models + ii) * n_models + jj, sort=True)
     r = len(uniq)
+    weight = np.ones(group.size) if weight.size == 0 else weight
     return (uniq // (n_models * n_models), (uniq // n_models) % n_models, uniq % n_models,
             np.bincount(codes, weight * (outcome == 0), r),
             np.bincount(codes, weight * (outcome == 1), r),
