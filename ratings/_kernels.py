@@ -52,16 +52,22 @@ def bt_row_terms(theta, ii, jj, wi, wj, tt):
     nll = 0.0
     for r in range(n_rows):
         d = theta[ii[r]] - theta[jj[r]]
+        # One exp and one log1p per row: with e = exp(-|d|), sigma(|d|) = 1 / (1 + e) and
+        # log sigma(+-d) = min(+-d, 0) - log1p(e).
+        e = np.exp(-abs(d))
+        big = 1.0 / (1.0 + e)
+        small = e * big
+        p = big if d > 0.0 else small
+        q = small if d > 0.0 else big
+        l1p = np.log1p(e)
         half = 0.5 * tt[r]
         yi = wi[r] + half
         yj = wj[r] + half
         n = wi[r] + wj[r] + tt[r]
-        p = _sigmoid(d)
-        q = _sigmoid(-d)
         if yi > 0.0:
-            nll -= yi * _log_sigmoid(d)
+            nll -= yi * (min(d, 0.0) - l1p)
         if yj > 0.0:
-            nll -= yj * _log_sigmoid(-d)
+            nll -= yj * (min(-d, 0.0) - l1p)
         score[r] = yi - n * p
         info[r] = n * p * q
         meat[r] = wi[r] * q * q + wj[r] * p * p + tt[r] * (0.5 - p) * (0.5 - p)
