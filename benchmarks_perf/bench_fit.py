@@ -244,17 +244,65 @@ def glm_design(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, pd.Index]:
 # ----------------------------------------------------------------------------------------------
 
 
+def _status_kib(field: str) -> int | None:
+    """A ``VmRSS``/``VmHWM``-style field of /proc/self/status in KiB (Linux), else None."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def _reset_peak() -> bool:
+    """Reset the peak resident set (VmHWM) to the current one (Linux >= 4.0)."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
 def cold_child(n: int, m: int, tasks: int, seed: int) -> None:
     df = simulate(n, m, tasks, seed)
+    gc.collect()
     t0 = time.perf_counter()
     import ratings
 
     t1 = time.perf_counter()
     ratings.fit(df)
     t2 = time.perf_counter()
+    gc.collect()
+    base, reset = _status_kib("VmRSS"), _reset_peak()
     ratings.fit(df)
     t3 = time.perf_counter()
-    print(json.dumps({"import": t1 - t0, "first": t2 - t1, "second": t3 - t2}))
+    peak = _status_kib("VmHWM") if reset else None
+    print(json.dumps({"import": t1 - t0, "first": t2 - t1, "second": t3 - t2,
+                      "frame_mib": df.memory_usage(deep=True).sum() / 2**20,
+                      "peak_above_mib": None if peak is None or base is None
+                      else (peak - base) / 1024}))  # fmt: skip
+
+
+def run_cli(n: int, m: int, tasks: int, seed: int) -> list[tuple[str, float]]:
+    """Wall seconds of ``ratings fit FILE.csv`` in fresh processes: the first with an empty
+    numba cache (compiles), then two with the cache (what a user sees every later time)."""
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"verdicts_{size_label(n)}.csv"
+        simulate(n, m, tasks, seed).to_csv(path, index=False)
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(tmp) / "numba_cache"))
+        for k, label in enumerate(("empty numba cache", "cached kernels", "cached kernels")):
+            cmd = [sys.executable, "-m", "ratings.cli", "fit", str(path), "--out",
+                   str(Path(tmp) / f"ratings_{k}.csv")]  # fmt: skip
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+            wall = time.perf_counter() - t0
+            if proc.returncode != 0:
+                print(f"  CLI run failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
+                return out
+            out.append((label, wall))
+    return out
 
 
 def run_cold(n: int, m: int, tasks: int, seed: int, fresh_cache: bool) -> dict | None:
@@ -443,6 +491,15 @@ def main(argv: list[str] | None = None) -> int:
                 tab.add(main_sec, f"ours cold: first fit(df)  [fresh process, {label}]",
                         res["first"], times=[res["first"]],
                         notes=f"second call {res['second']:.3f} s")  # fmt: skip
+                if not fresh and res.get("peak_above_mib") is not None:
+                    tab.add(main_sec, "ours memory: peak RSS above the frame  [MiB, not s]",
+                            res["peak_above_mib"], times=[res["peak_above_mib"]],
+                            notes=f"fit(df) on a {res['frame_mib']:.0f} MiB frame (deep); "
+                                  "VmHWM reset before the call")  # fmt: skip
+        for cli_n in (10_000, 100_000):
+            for label, wall in run_cli(cli_n, m, tasks, args.seed):
+                tab.add(main_sec, f"ours CLI: ratings fit {size_label(cli_n)}.csv  [{label}]",
+                        wall, times=[wall], notes="wall, fresh process")  # fmt: skip
 
     if args.profile:
         profile_ours(ratings, df)
@@ -482,12 +539,13 @@ def main(argv: list[str] | None = None) -> int:
     w.writeheader()
     for r in rows:
         w.writerow({k: ("" if r[k] is None else r[k]) for k in COLUMNS})
-    csv_path = args.out / f"bench_fit_{size}.csv"
+    stem = f"bench_fit_{size}" + ("" if m == 200 else f"_{m}models")
+    csv_path = args.out / f"{stem}.csv"
     from ratings.io import write_atomic
 
     write_atomic(buf.getvalue(), csv_path)
     meta = {"n": n, "models": m, "tasks": tasks, "seed": args.seed, "repeats": reps, **env}
-    write_atomic(json.dumps(meta, indent=2) + "\n", args.out / f"bench_fit_{size}.meta.json")
+    write_atomic(json.dumps(meta, indent=2) + "\n", args.out / f"{stem}.meta.json")
     print(f"\nwrote {csv_path} (+ .meta.json)")
     return 0
 
@@ -544,39 +602,33 @@ def internals(tab: Table, section: str, comp, comp_pairs, reps: int, budget: flo
         return res
 
     k = bt.kernels("numba")
-    stage("check_identifiable", lambda: graph.check_identifiable(comp))
-    res = stage("fit_bt (Newton on R rows)", lambda: bt.fit_bt(comp, ref=0),
+    rows = stage("Comparisons.collapsed (per (judge, i, j))", comp.collapsed,
+                 lambda r: f"R={comp.n_rows:,} -> {r.n_rows:,} rows")  # fmt: skip
+    if rows is None:
+        return
+    stage("check_identifiable (collapsed rows)", lambda: graph.check_identifiable(rows))
+    res = stage("fit_bt (Newton on the collapsed rows)", lambda: bt.fit_bt(rows, ref=0),
                 lambda r: f"{r.n_iter} iterations")  # fmt: skip
     if res is None:
         return
-    stage(
-        "fit_bt on the same data collapsed to (i, j) rows  [what-if]",
-        lambda: bt.fit_bt(comp_pairs, ref=0),
-        lambda r: f"R={comp_pairs.n_rows:,}; {r.n_iter} iterations; same likelihood",
-    )
     free = np.arange(1, comp.n_models)
     bread = stage("inverse_free (bread, Cholesky inverse)",
                   lambda: unc.inverse_free(res.hessian, free))  # fmt: skip
-    terms = stage("bt_row_terms (one pass over R rows)",
-                  lambda: k.bt_row_terms(res.theta, comp.ii, comp.jj, comp.wi, comp.wj, comp.tt),
-                  lambda _: "")  # fmt: skip
-    if terms is not None:
+    score = stage("bt_scores (one pass over R rows)",
+                  lambda: k.bt_scores(res.theta, comp.ii, comp.jj, comp.wi, comp.wj, comp.tt))
+    if score is not None:
         per_row = tab.rows[-1]["seconds"] / comp.n_rows * 1e9
-        tab.rows[-1]["notes"] = f"{per_row:.0f} ns/row"
-    if bread is None or terms is None:
+        tab.rows[-1]["notes"] = f"{per_row:.1f} ns/row"
+    if bread is None or score is None:
         return
-    score, meat = terms[1], terms[3]
+    stage("cluster_sandwich (G x M scores, two GEMMs)",
+          lambda: unc.cluster_sandwich(bread, comp, score, k=k))  # fmt: skip
     stage(
-        "cluster_meat kernel",
-        lambda: k.cluster_meat(comp.n_models, comp.ii, comp.jj, score, comp.cluster_starts),
+        "cluster_meat kernel  [fallback above the G x M cap]",
+        lambda: k.cluster_meat(comp.n_models, comp.n_models, comp.ii, comp.jj, comp.judge, score,
+                               np.zeros(0), comp.cluster_starts),
     )
-    stage(
-        "sandwich (meat + bread @ meat @ bread)",
-        lambda: unc.sandwich(bread, comp, score, meat, clustered=True, k=k),
-    )
-    if hasattr(unc, "cluster_influence"):
-        stage("cluster_influence (G x M)", lambda: unc.cluster_influence(comp, bread, score))
-    stage("Comparisons.model_counts", comp.model_counts)
+    stage("Comparisons.model_counts", rows.model_counts)
     del state
 
 
