@@ -452,10 +452,11 @@ def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
 
 
 @njit(**_JIT)
-def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges, n_clusters):
+def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges,
+                n_clusters):
     """Per verdict, in one pass: (outer key, i, j, outcome), i8[N] each, then which model,
-    judge and cluster codes occur (bool[len(amap)], bool[n_judges], bool[n_clusters]) and the
-    number of unusable rows.
+    judge and cluster codes occur (bool[n_models], bool[n_judges], bool[n_clusters]) and the
+    number of unusable rows. ``amap`` and ``bmap`` hold model codes in [0, n_models) or -1.
 
     ``ia = amap[ca]``, ``ib = bmap[cb]`` (model codes), ``res = wmap[wc]`` (0 A, 1 B, 2 tie);
     a forfeit (``fa`` or ``fb``) wins for the other side (tie if both) under judge ``det``,
@@ -469,7 +470,7 @@ def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges, n_c
     ri = np.empty(n, dtype=np.int64)
     rj = np.empty(n, dtype=np.int64)
     out = np.empty(n, dtype=np.int64)
-    used_m = np.zeros(amap.shape[0], dtype=np.bool_)
+    used_m = np.zeros(n_models, dtype=np.bool_)
     used_j = np.zeros(n_judges, dtype=np.bool_)
     used_g = np.zeros(n_clusters, dtype=np.bool_)
     n_bad = 0

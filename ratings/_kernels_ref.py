@@ -1,7 +1,8 @@
 """Pure-NumPy twins of :mod:`ratings._kernels`: same names, same signatures, same results.
 
-Written for obviousness, not speed; the tests check each kernel against its twin, and public
-fitting functions take ``engine="numpy"`` to run on these for debugging.
+Written for obviousness first: the tests check each kernel against its twin. Each is also
+vectorised (no Python loop over rows), so ``engine="auto"`` runs these on small logs, where
+they finish before numba could even be loaded (see :mod:`ratings.engine`).
 """
 
 from __future__ import annotations
@@ -24,12 +25,17 @@ def bt_row_terms(theta, ii, jj, wi, wj, tt):
     return float(nll), yi - n * p, n * p * q, meat
 
 
+def _scatter(shape, rows, cols, w):
+    """Dense matrix with ``w`` summed into cells (rows, cols)."""
+    flat = np.bincount(rows * shape[1] + cols, w, shape[0] * shape[1])
+    return flat.reshape(shape)
+
+
 def laplacian(n_items, ii, jj, w):
-    diff = np.zeros((ii.size, n_items))
-    rows = np.arange(ii.size)
-    diff[rows, ii] += 1.0
-    diff[rows, jj] -= 1.0
-    return diff.T @ (w[:, None] * diff)
+    # sum_r w_r (e_i - e_j)(e_i - e_j)^T: +w on (i, i), (j, j) and -w on (i, j), (j, i)
+    shape = (n_items, n_items)
+    rows, cols = np.concatenate([ii, jj, ii, jj]), np.concatenate([ii, jj, jj, ii])
+    return _scatter(shape, rows, cols, np.concatenate([w, w, -w, -w]))
 
 
 def scatter_diff(n_items, ii, jj, w):
@@ -84,21 +90,14 @@ def crowd_row_terms(theta, eta, ii, jj, kk, wi, wj, tt):
     )
 
 
-def _design(n_models, n_judges, ii, jj, kk):
-    """Rows' score directions: x = e_i - e_j in the first M columns and e_{M+k} after."""
-    rows = np.arange(ii.size)
-    x = np.zeros((ii.size, n_models + n_judges))
-    x[rows, ii] += 1.0
-    x[rows, jj] -= 1.0
-    e = np.zeros((ii.size, n_models + n_judges))
-    e[rows, n_models + kk] = 1.0
-    return x, e
-
-
 def crowd_assemble(n_models, n_judges, ii, jj, kk, wdd, wde, wee):
-    x, e = _design(n_models, n_judges, ii, jj, kk)
-    cross = x.T @ (wde[:, None] * e)
-    return x.T @ (wdd[:, None] * x) + cross + cross.T + e.T @ (wee[:, None] * e)
+    # x = e_i - e_j, e = e_{M+k}: wdd x x^T + wde (x e^T + e x^T) + wee e e^T
+    p = n_models + n_judges
+    k = n_models + kk
+    dd = laplacian(p, ii, jj, wdd)
+    de = _scatter((p, p), np.concatenate([ii, jj]), np.concatenate([k, k]),
+                  np.concatenate([wde, -wde]))  # fmt: skip
+    return dd + de + de.T + _scatter((p, p), k, k, wee)
 
 
 def cluster_scores(n_clusters, n_params, ii, jj, kk, cluster, sd, se, n_models):
@@ -110,7 +109,9 @@ def cluster_scores(n_clusters, n_params, ii, jj, kk, cluster, sd, se, n_models):
     return out
 
 
-def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models):
+def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models, with_code=True,
+                   reuse=False):  # fmt: skip
+    weight = np.ones(group.size) if weight.size == 0 else weight  # empty: one per verdict
     key = (group * n_models + ii) * n_models + jj
     uniq, first, code = np.unique(key, return_index=True, return_inverse=True)
     r = uniq.size
@@ -119,7 +120,7 @@ def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models):
         np.bincount(code, weight * (outcome == 0), r),
         np.bincount(code, weight * (outcome == 1), r),
         np.bincount(code, weight * (outcome == 2), r),
-        code.astype(np.int64),
+        code.astype(np.int64) if with_code else np.zeros(0, dtype=np.int64),
     )  # fmt: skip
 
 
@@ -131,7 +132,8 @@ def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
             np.bincount(code, wi, r), np.bincount(code, wj, r), np.bincount(code, tt, r))
 
 
-def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges, n_clusters):
+def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges,
+                n_clusters):
     missing = (ca < 0) | (cb < 0) | (wc < 0) | (jc < 0) | (gc < 0)
     ia, ib = np.where(missing, 0, amap[ca]), np.where(missing, 0, bmap[cb])
     forfeit = fa | fb
@@ -141,7 +143,7 @@ def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges, n_c
     bad = missing | (ia < 0) | (ib < 0) | (ia == ib) | (res < 0)
     good = ~bad
     zero = np.zeros(ca.size, dtype=np.int64)
-    used_m = np.zeros(amap.size, dtype=bool)
+    used_m = np.zeros(n_models, dtype=bool)
     used_m[ia[good]] = True
     used_m[ib[good]] = True
     used_j = np.zeros(n_judges, dtype=bool)

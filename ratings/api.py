@@ -94,6 +94,7 @@ def load_comparisons(
     errors: Literal["raise", "report"] = "raise",
     columns: Mapping[str, str] | None = None,
     winner_map: Mapping[object, str] | None = None,
+    engine: Engine = "auto",
 ) -> tuple[Comparisons, int, str | None]:
     """Read (if needed), select the scope and aggregate.
 
@@ -115,7 +116,7 @@ def load_comparisons(
     frame, scope = _select_scope(log, scope)
     if cluster == "auto":
         cluster = "task_id" if "task_id" in frame.columns else None
-    return aggregate(frame, cluster=cluster), len(log.rejected), scope
+    return aggregate(frame, cluster=cluster, engine=engine), len(log.rejected), scope
 
 
 _BLAS = None
@@ -154,7 +155,7 @@ def fit(
     errors: Literal["raise", "report"] = "raise",
     columns: Mapping[str, str] | None = None,
     winner_map: Mapping[object, str] | None = None,
-    engine: Engine = "numba",
+    engine: Engine = "auto",
     tol: float = 1e-10,
     max_iter: int = 100,
 ) -> Ratings:
@@ -209,8 +210,10 @@ def fit(
         read with :func:`ratings.read_verdicts` (CLI ``--rejected FILE`` writes them).
     columns, winner_map : mapping, optional
         Passed to :func:`ratings.read_verdicts`.
-    engine : {"numba", "numpy"}, default="numba"
-        Kernels to use; ``"numpy"`` runs the slow reference twins (for debugging).
+    engine : {"auto", "numba", "numpy"}, default="auto"
+        Kernels: numba's compiled ones, or their NumPy twins (tested equal). ``"auto"`` uses
+        the twins for passes over fewer than 200,000 rows, where they finish before numba
+        could be loaded into a fresh process (see :mod:`ratings.engine`).
     tol, max_iter : float, int
         Newton stops when the largest step is below ``tol``.
 
@@ -266,12 +269,12 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, anchor, anchor_ratin
 
     data, n_rejected, scope = load_comparisons(
         verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
-        winner_map=winner_map,
+        winner_map=winner_map, engine=engine,
     )  # fmt: skip
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
                          f"{close_matches(anchor, data.models)}")  # fmt: skip
-    rows = data.collapsed()  # one row per (judge, i, j): the likelihood, counts, existence
+    rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts
     if penalty == 0.0:
         check_identifiable(rows)
     ref = 0 if anchor is None else int(data.models.get_loc(anchor))
@@ -313,7 +316,7 @@ def _bootstrap(data: Comparisons, refit, *, ci: str, clustered: bool, n_boot: in
 
 def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol, max_iter,
                  n_boot, seed, rows) -> dict:  # fmt: skip
-    k = kernels(engine)
+    k = kernels(engine, data.n_rows)
     res = fit_bt(rows, ref=ref, penalty=penalty, tol=tol, max_iter=max_iter, engine=engine)
     bread = inverse_free(res.hessian, np.delete(np.arange(data.n_models), ref))
     influence = None
@@ -345,10 +348,11 @@ def _estimate_crowd(data: Comparisons, *, ref, fixed_eta, level, df, ci, cluster
     m = data.n_models
     influence = None
     if clustered:
-        _, gd, ge, *_ = kernels(engine).crowd_row_terms(
+        k = kernels(engine, data.n_rows)
+        _, gd, ge, *_ = k.crowd_row_terms(
             res.theta, res.eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt)
         bread = crowd_covariance(res, data, ci="model", clustered=False, engine=engine)
-        influence = cluster_influence(data, bread, gd, ge, k=kernels(engine))
+        influence = cluster_influence(data, bread, gd, ge, k=k)
         influence = None if influence is None else influence[:, :m]
 
     def refit(sample: Comparisons):

@@ -3,29 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ratings import _kernels
 from ratings.data import Comparisons
+from ratings.engine import Engine, kernels
 from ratings.optim import newton
 
 __all__ = ["BTFit", "Engine", "fit_bt", "kernels"]
-
-Engine = Literal["numba", "numpy"]
-
-
-def kernels(engine: Engine):
-    """Return the kernel module for ``engine``."""
-    if engine == "numba":
-        return _kernels
-    if engine == "numpy":
-        from ratings import _kernels_ref  # scipy.special is only imported when asked for
-
-        return _kernels_ref
-    raise ValueError(f"`engine` must be 'numba' or 'numpy'; got {engine!r}.")
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,7 +56,7 @@ def fit_bt(
     penalty: float = 0.0,
     tol: float = 1e-10,
     max_iter: int = 100,
-    engine: Engine = "numba",
+    engine: Engine = "auto",
     theta0: NDArray[np.float64] | None = None,
 ) -> BTFit:
     """Fit Bradley-Terry log-strengths by (penalised) maximum likelihood.
@@ -83,11 +69,11 @@ def fit_bt(
     Callers must first check existence (:func:`ratings.graph.check_identifiable`) unless
     ``penalty > 0``.
     """
-    k = kernels(engine)
+    k = kernels(engine, data.n_rows)
     m = data.n_models
     free = np.delete(np.arange(m), ref)
     x0 = np.zeros(m) if theta0 is None else np.asarray(theta0, dtype=np.float64) - theta0[ref]
-    rows = data.collapsed()  # same likelihood, one row per (judge, i, j)
+    rows = data.collapsed(engine=engine)  # same likelihood, one row per (judge, i, j)
     res = newton(
         lambda th: penalised_terms(th, rows, penalty, k), x0, free,
         tol=tol, max_iter=max_iter, what="Bradley-Terry",

@@ -76,7 +76,7 @@ def fit_crowd_bt(
     fixed_eta: dict[str, float] | None = None,
     tol: float = 1e-10,
     max_iter: int = 200,
-    engine: Engine = "numba",
+    engine: Engine = "auto",
 ) -> CrowdFit:
     """Fit strengths and judge qualities jointly by maximum likelihood.
 
@@ -89,13 +89,13 @@ def fit_crowd_bt(
         Judges whose eta is known (from an earlier fit); judge ``"deterministic"`` is always 1.
         Every other judge's eta is estimated.
     """
-    k = kernels(engine)
+    k = kernels(engine, data.n_rows)
     m, nj = data.n_models, len(data.judges)
     fixed = dict(fixed_eta or {})
     fixed[DETERMINISTIC_JUDGE] = 1.0  # judge-free comparisons are never noisy
     estimated = np.array([j not in fixed for j in data.judges], dtype=bool)
     eta0 = np.array([fixed.get(j, ETA_START) for j in data.judges], dtype=np.float64)
-    rows = data.collapsed()  # same likelihood on one row per (judge, i, j)
+    rows = data.collapsed(engine=engine)  # same likelihood on one row per (judge, i, j)
     start = fit_bt(rows, ref=ref, tol=1e-6, max_iter=50, engine=engine).theta
     # The BT fit of noisy verdicts is attenuated by about (2 eta - 1); undo that for the start.
     attenuation = float(np.average(2 * eta0 - 1, weights=np.bincount(data.judge, data.wi + data.wj
@@ -124,7 +124,7 @@ def fit_crowd_bt(
 
 
 def crowd_covariance(
-    fit: CrowdFit, data: Comparisons, *, ci: str, clustered: bool, engine: Engine = "numba"
+    fit: CrowdFit, data: Comparisons, *, ci: str, clustered: bool, engine: Engine = "auto"
 ) -> NDArray[np.float64]:
     """Covariance over (theta, eta), shape (M + K, M + K), zero outside ``fit.free``.
 
@@ -134,7 +134,7 @@ def crowd_covariance(
     """
     from ratings.uncertainty import cluster_sandwich, inverse_free
 
-    k = kernels(engine)
+    k = kernels(engine, data.n_rows)
     m, nj = data.n_models, len(data.judges)
     try:
         bread = inverse_free(fit.hessian, fit.free)

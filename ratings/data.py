@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings import _kernels
+from ratings.engine import Engine, kernels
 from ratings.errors import InvalidVerdictsError, format_rows
 
 __all__ = ["DEFAULT_JUDGE", "DETERMINISTIC_JUDGE", "Comparisons", "aggregate"]
@@ -109,7 +109,7 @@ class Comparisons:
             self.wi[mask], self.wj[mask], self.tt[mask],
         )  # fmt: skip
 
-    def collapsed(self) -> Comparisons:
+    def collapsed(self, *, engine: Engine = "auto") -> Comparisons:
         """The same likelihood on fewer rows: counts summed over clusters, per (judge, i, j).
 
         Fits run on these rows; only the clustered meat needs the per-cluster rows.
@@ -118,8 +118,9 @@ class Comparisons:
             return self
         m, nj = self.n_models, len(self.judges)
         if nj * m * m <= max(2 * self.n_rows, 1 << 20):  # dense table: rows come out sorted
-            k, i, j, wi, wj, tt = _kernels.collapse_rows(self.judge, self.ii, self.jj, self.wi,
-                                                         self.wj, self.tt, nj, m)  # fmt: skip
+            collapse = kernels(engine, self.n_rows).collapse_rows
+            k, i, j, wi, wj, tt = collapse(self.judge, self.ii, self.jj, self.wi, self.wj,
+                                           self.tt, nj, m)  # fmt: skip
         else:
             key = (self.judge * m + self.ii) * m + self.jj
             codes, uniq = pd.factorize(key, sort=True)
@@ -175,6 +176,7 @@ def aggregate(
     cluster: str | None = "task_id",
     models: pd.Index | list[str] | None = None,
     weights: NDArray[np.float64] | None = None,
+    engine: Engine = "auto",
 ) -> Comparisons:
     """Collapse canonical verdicts into :class:`Comparisons`.
 
@@ -192,6 +194,8 @@ def aggregate(
         Fix the model order (and include models without verdicts); default: sorted names seen.
     weights : ndarray, optional
         A count per row (default 1): rows standing for several identical verdicts.
+    engine : {"auto", "numba", "numpy"}, default="auto"
+        Kernels for the pass over the verdicts (see :mod:`ratings.engine`).
 
     Returns
     -------
@@ -253,8 +257,9 @@ def aggregate(
     # 2: tie), forfeits applied (the deterministic judge), the (cluster, judge) key, which codes
     # occur, and how many rows are unusable (found and named below, only then).
     nj, ng = len(judges), (len(clusters) if clusters is not None else 1)
-    outer_key, i, j, outcome_ij, used_m, used_j, used_g, n_bad = _kernels.orient_rows(
-        ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, nj, ng)  # fmt: skip
+    k = kernels(engine, n)
+    outer_key, i, j, outcome_ij, used_m, used_j, used_g, n_bad = k.orient_rows(
+        ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, len(labels), nj, ng)  # fmt: skip
     if n_bad:
         _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster)
     if forfeits:
@@ -267,7 +272,7 @@ def aggregate(
     outer_keys = np.flatnonzero(present)
     one = np.zeros(0) if weights is None else np.asarray(weights, dtype=np.float64)  # [] is 1s
     m = len(labels)
-    agg = _kernels.aggregate_rows if m * m <= _DENSE_SLOTS else _aggregate_rows_hashed
+    agg = k.aggregate_rows if m * m <= _DENSE_SLOTS else _aggregate_rows_hashed
     group, ri, rj, wi, wj, tt, _ = agg(outer_code[outer_key], i, j, outcome_ij, one,
                                        len(outer_keys), m, False, True)  # fmt: skip
     key = outer_keys[group]

@@ -228,7 +228,7 @@ def test_fit_matches_independent_scipy_fit(board, reference):
 
 
 def test_numpy_engine_matches_numba(board):
-    fast = ratings.fit(board, model="crowd-bt", anchor="m00")
+    fast = ratings.fit(board, model="crowd-bt", anchor="m00", engine="numba")
     slow = ratings.fit(board, model="crowd-bt", anchor="m00", engine="numpy")
     np.testing.assert_allclose(slow.strength, fast.strength, atol=1e-10)
     np.testing.assert_allclose(slow.cov, fast.cov, rtol=1e-8, atol=1e-14)

@@ -132,7 +132,7 @@ def test_orient_rows_kernel_matches_twin(seed, n, m, judges, groups):
     wmap = rng.integers(-1, 3, 4).astype(np.int64)  # -1: an unknown spelling
     wc, jc, gc = rng.integers(-1, 4, n), rng.integers(-1, judges, n), rng.integers(-1, groups, n)
     fa, fb = rng.random(n) < 0.2, rng.random(n) < 0.2
-    args = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, judges, judges + 1, groups)
+    args = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, judges, m, judges + 1, groups)
     fast, slow = _kernels.orient_rows(*args), _kernels_ref.orient_rows(*args)
     assert fast[-1] == slow[-1]  # unusable rows
     good = (ca >= 0) & (cb >= 0) & (wc >= 0) & (jc >= 0) & (gc >= 0)
@@ -141,3 +141,15 @@ def test_orient_rows_kernel_matches_twin(seed, n, m, judges, groups):
     for f, s in zip(fast[4:7], slow[4:7], strict=True):
         np.testing.assert_array_equal(f, s)
     _kernels.orient_rows.py_func(*args)
+
+
+@pytest.mark.parametrize("engine", ["numba", "numpy"])
+def test_aggregate_with_sides_naming_different_models(engine):
+    # model_a holds one name, model_b two: the used-model flags span all three labels.
+    frame = pd.DataFrame({"model_a": ["x", "x", "x"], "model_b": ["y", "z", "y"],
+                          "winner": ["A", "B", "tie"]})  # fmt: skip
+    data = aggregate(frame, cluster=None, engine=engine)
+    assert data.models.tolist() == ["x", "y", "z"]
+    got = sorted(zip(data.ii.tolist(), data.jj.tolist(), data.wi.tolist(), data.wj.tolist(),
+                     data.tt.tolist(), strict=True))  # fmt: skip
+    assert got == [(0, 1, 1.0, 0.0, 1.0), (0, 2, 0.0, 1.0, 0.0)]

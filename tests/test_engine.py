@@ -1,0 +1,81 @@
+"""Engine choice: NumPy twins for small logs, numba kernels for large ones, cached compiles."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from ratings.engine import AUTO_NUMBA_VERDICTS, kernels, resolve
+
+
+def test_auto_picks_by_size():
+    assert resolve("auto", AUTO_NUMBA_VERDICTS - 1) == "numpy"
+    assert resolve("auto", AUTO_NUMBA_VERDICTS) == "numba"
+    assert resolve("numba", 10) == "numba"
+    assert resolve("numpy", 10**9) == "numpy"
+    assert kernels("auto", 10).__name__ == "ratings._kernels_ref"
+    assert kernels("auto", AUTO_NUMBA_VERDICTS).__name__ == "ratings._kernels"
+
+
+def test_unknown_engine_is_refused():
+    with pytest.raises(ValueError, match="'auto', 'numba' or 'numpy'"):
+        resolve("cuda", 10)
+
+
+def _run(code: str, env: dict[str, str] | None = None) -> dict:
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], check=True,
+                         capture_output=True, text=True, env=env)  # fmt: skip
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+SMALL_FIT = """
+    import json, sys
+    import ratings
+    from ratings.example import example_path
+    ratings.fit(example_path(), scope="analytical", anchor="GPT-5.5 (medium)=1000")
+    print(json.dumps({"numba": "numba" in sys.modules}))
+"""
+
+
+def test_small_fit_in_a_fresh_process_does_not_load_numba():
+    assert _run(SMALL_FIT) == {"numba": False}
+
+
+LARGE_FIT = """
+    import json, sys
+    import numpy as np, pandas as pd
+    import ratings
+    from numba.core import dispatcher
+
+    compiled = []
+    original = dispatcher.Dispatcher.compile
+    def spy(self, sig):  # records signatures compiled rather than loaded from the cache
+        before = len(self.overloads)
+        out = original(self, sig)
+        if self._cache_hits.get(sig, 0) == 0 and len(self.overloads) > before:
+            compiled.append(self.py_func.__name__)
+        return out
+    dispatcher.Dispatcher.compile = spy
+    rng = np.random.default_rng(0)
+    n = 4000
+    a = rng.integers(0, 30, n); b = (a + rng.integers(1, 30, n)) % 30
+    log = pd.DataFrame({"model_a": [f"m{k}" for k in a], "model_b": [f"m{k}" for k in b],
+                        "winner": rng.choice(["A", "B", "tie"], n),
+                        "task_id": [f"t{k}" for k in rng.integers(0, 40, n)]})
+    ratings.fit(log, engine="numba")
+    ratings.fit(log, cluster=None, engine="numba")
+    print(json.dumps({"compiled": compiled}))
+"""
+
+
+def test_second_process_compiles_nothing(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    first = _run(LARGE_FIT, env)
+    assert first["compiled"], "the spy saw no compilation in an empty cache"
+    second = _run(LARGE_FIT, env)
+    assert second == {"compiled": []}
