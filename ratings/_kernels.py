@@ -17,6 +17,8 @@ from numba import njit
 
 _JIT = {"cache": True, "nogil": True}  # no fastmath: the likelihood relies on inf/NaN semantics
 _SCORE_CAP = 1e150  # |score| bound where it would overflow; its square still fits in a double
+# Aggregation uses a dense (group, i, j) table while it has at most N / 2 + DENSE_EXTRA slots.
+DENSE_EXTRA = 65536
 
 
 @njit(**_JIT)
@@ -286,31 +288,10 @@ def _aggregate_dense(group, ii, jj, outcome, weight, n_groups, n_models, with_co
         o = outcome[v]
         acc[3 * key + (o if o == 0 or o == 1 else 2)] += weight[v] if weighted else 1.0
         seen[key] = True
-    r = 0
-    for key in range(space):
-        r += seen[key]
-    row_group = np.empty(r, dtype=np.int64)
-    row_i = np.empty(r, dtype=np.int64)
-    row_j = np.empty(r, dtype=np.int64)
-    wi = np.empty(r)
-    wj = np.empty(r)
-    tt = np.empty(r)
-    row_of = np.empty(space if with_code else 0, dtype=np.int64)
-    r = 0
-    for key in range(space):
-        if seen[key]:
-            pair = key % (n_models * n_models)
-            row_group[r] = key // (n_models * n_models)
-            row_i[r] = pair // n_models
-            row_j[r] = pair % n_models
-            wi[r] = acc[3 * key]
-            wj[r] = acc[3 * key + 1]
-            tt[r] = acc[3 * key + 2]
-            if with_code:
-                row_of[key] = r
-            r += 1
+    row_group, row_i, row_j, wi, wj, tt = _dense_rows(acc, seen, n_models)
     code = np.empty(n if with_code else 0, dtype=np.int64)
     if with_code:
+        row_of = np.cumsum(seen) - 1
         for v in range(n):
             code[v] = row_of[(group[v] * n_models + ii[v]) * n_models + jj[v]]
     return row_group, row_i, row_j, wi, wj, tt, code
@@ -329,7 +310,7 @@ def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models, with_code
     sparing N random memory accesses; ``reuse=True`` allows overwriting ``group`` and ``ii``.
     A Python function over the njit passes (so NumPy allocates the large buffers).
     """
-    if n_groups * n_models * n_models <= group.shape[0] // 2 + 65536:
+    if n_groups * n_models * n_models <= group.shape[0] // 2 + DENSE_EXTRA:
         return _aggregate_dense(group, ii, jj, outcome, weight, n_groups, n_models, with_code)
     return _aggregate_sorted(group, ii, jj, outcome, weight, n_groups, n_models, with_code, reuse)
 
@@ -341,23 +322,16 @@ def _aggregate_sorted(group, ii, jj, outcome, weight, n_groups, n_models, with_c
     An empty ``weight`` means one per verdict (nothing to scatter). Keys are int32: callers use
     this path only while ``3 * n_models^2`` fits (see ``ratings.data._DENSE_SLOTS``). Large
     buffers are allocated here by NumPy (which asks for huge pages, halving the cost of
-    first touching them); ``reuse=True`` lets the pass write its rows over ``group`` and ``ii``,
-    which the caller no longer needs.
+    first touching them); ``reuse=True`` lets the rows' groups overwrite ``group``, which the
+    caller no longer needs.
     """
     n = group.shape[0]
     s_key = np.empty(n, dtype=np.int32)
     s_w = np.empty(n if weight.shape[0] else 0)
     order = np.empty(n if with_code else 0, dtype=np.int64)
     starts = _group_scatter(group, ii, jj, outcome, weight, n_groups, n_models, s_key, s_w, order)
-    row_group = group if reuse else np.empty(n, dtype=np.int64)
-    row_pair = ii if reuse else np.empty(n, dtype=np.int64)
-    counts = np.zeros(3 * n)
-    code = np.empty(n if with_code else 0, dtype=np.int64)
-    r = _group_dedupe(starts, s_key, s_w, order, n_models, row_group, row_pair, counts, code)
-    row_i, row_j = np.divmod(row_pair[:r], n_models)
-    counts = counts[: 3 * r].reshape(r, 3).T
-    return row_group[:r].copy(), row_i, row_j, counts[0].copy(), counts[1].copy(), \
-        counts[2].copy(), code  # fmt: skip
+    return _dedupe_rows(starts, s_key, s_w, order, n_models, with_code,
+                        group if reuse else None)  # fmt: skip
 
 
 @njit(**_JIT)
@@ -387,10 +361,11 @@ def _group_scatter(group, ii, jj, outcome, weight, n_groups, n_models, s_key, s_
 
 
 @njit(**_JIT)
-def _group_dedupe(starts, s_key, s_w, order, n_models, row_group, row_pair, counts, code):
-    """One row per distinct key within each group: fills ``row_group``, ``row_pair``
-    (i * n_models + j), interleaved ``counts`` (wins of i, wins of j, ties) and, when
-    non-empty, ``code`` (each verdict's row) -> the number of rows."""
+def _group_dedupe(starts, s_key, s_w, order, n_models, row_group, row_i, row_j, wi, wj, tt,
+                  code):  # fmt: skip
+    """One row per distinct key within each group: fills ``row_group``, ``row_i``, ``row_j``
+    and adds counts into the zeroed ``wi``, ``wj``, ``tt``; when non-empty, ``code`` gets each
+    verdict's row -> the number of rows."""
     weighted = s_w.shape[0] > 0
     with_code = code.shape[0] > 0
     slot = np.full(n_models * n_models, -1, dtype=np.int32)
@@ -405,14 +380,37 @@ def _group_dedupe(starts, s_key, s_w, order, n_models, row_group, row_pair, coun
                 s = r
                 slot[key] = r
                 row_group[r] = g
-                row_pair[r] = key
+                row_i[r] = key // n_models
+                row_j[r] = key - row_i[r] * n_models
                 r += 1
             if with_code:
                 code[order[pos]] = s
-            counts[3 * s + (k3 - 3 * key)] += s_w[pos] if weighted else 1.0
+            w = s_w[pos] if weighted else 1.0
+            o = k3 - 3 * key
+            if o == 0:
+                wi[s] += w
+            elif o == 1:
+                wj[s] += w
+            else:
+                tt[s] += w
         for s in range(first, r):
-            slot[row_pair[s]] = -1
+            slot[row_i[s] * n_models + row_j[s]] = -1
     return r
+
+
+def _dedupe_rows(starts, s_key, s_w, order, n_models, with_code, group_buf=None):
+    """Run :func:`_group_dedupe` on NumPy-allocated buffers -> (group, i, j, wi, wj, tt, code).
+
+    The rows are views of N-sized buffers, copied down only when they fill less than half.
+    """
+    n = s_key.shape[0]
+    row_group = np.empty(n, dtype=np.int64) if group_buf is None else group_buf
+    out = (row_group, np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+           np.zeros(n), np.zeros(n), np.zeros(n))  # fmt: skip
+    code = np.empty(n if with_code else 0, dtype=np.int64)
+    r = _group_dedupe(starts, s_key, s_w, order, n_models, *out, code)
+    shrink = 2 * r < n
+    return (*(a[:r].copy() if shrink else a[:r] for a in out), code)
 
 
 @njit(**_JIT)
@@ -429,26 +427,7 @@ def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
         acc[3 * key + 1] += wj[r]
         acc[3 * key + 2] += tt[r]
         seen[key] = True
-    n_out = 0
-    for key in range(space):
-        n_out += seen[key]
-    out_k = np.empty(n_out, dtype=np.int64)
-    out_i = np.empty(n_out, dtype=np.int64)
-    out_j = np.empty(n_out, dtype=np.int64)
-    out_wi = np.empty(n_out)
-    out_wj = np.empty(n_out)
-    out_tt = np.empty(n_out)
-    r = 0
-    for key in range(space):
-        if seen[key]:
-            out_k[r] = key // m2
-            out_i[r] = (key % m2) // n_models
-            out_j[r] = key % n_models
-            out_wi[r] = acc[3 * key]
-            out_wj[r] = acc[3 * key + 1]
-            out_tt[r] = acc[3 * key + 2]
-            r += 1
-    return out_k, out_i, out_j, out_wi, out_wj, out_tt
+    return _dense_rows(acc, seen, n_models)
 
 
 @njit(**_JIT)
@@ -507,3 +486,133 @@ def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_j
             out[v] = res
         key[v] = gc[v] * n_judges + judge
     return key, ri, rj, out, used_m, used_j, used_g, n_bad
+
+
+# --- Verdict codes to rows in one go ------------------------------------------------------------
+# Empty ``jc``, ``gc``, ``fa``, ``fb`` or ``weight`` stand for all 0 / False / 1 (no column).
+
+
+_COUNT, _DENSE, _SCATTER = 0, 1, 2  # what one pass of :func:`_codes_pass` does
+
+
+@njit(**_JIT)
+def _codes_pass(mode, ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges, n_models,
+                group_of, weight, count, used_m, used_j, used_g, acc, seen, fill, s_key,
+                s_w):  # fmt: skip
+    """One pass over the verdict codes, orienting each as in :func:`orient_rows`.
+
+    ``_COUNT``: verdicts per outer key into ``count``, used codes into ``used_*``; returns the
+    number of unusable rows. ``_DENSE``: counts into the dense (group, i, j, outcome) table
+    ``acc`` and ``seen``. ``_SCATTER``: ``(i * n_models + j) * 3 + outcome`` (and weight) into
+    each group's block of ``s_key`` (``s_w``), ``fill`` holding the blocks' next positions.
+    """
+    m2 = n_models * n_models
+    weighted = weight.shape[0] > 0
+    n_bad = 0
+    for v in range(ca.shape[0]):
+        judge = jc[v] if jc.shape[0] else 0
+        g = gc[v] if gc.shape[0] else 0
+        if ca[v] < 0 or cb[v] < 0 or wc[v] < 0 or judge < 0 or g < 0:
+            n_bad += 1
+            continue
+        a = amap[ca[v]]
+        b = bmap[cb[v]]
+        f_a = fa[v] if fa.shape[0] else False
+        f_b = fb[v] if fb.shape[0] else False
+        if mode == _COUNT:
+            used_j[judge] = True
+            used_g[g] = True
+        if f_a or f_b:
+            res = 2 if (f_a and f_b) else (1 if f_a else 0)
+            judge = det
+        else:
+            res = wmap[wc[v]]
+        if a < 0 or b < 0 or a == b or res < 0:
+            n_bad += 1
+            continue
+        if a > b:
+            a, b = b, a
+            res = 1 - res if res < 2 else res
+        outer = g * n_judges + judge
+        if mode == _COUNT:
+            count[outer] += 1
+            used_m[a] = True
+            used_m[b] = True
+        elif mode == _DENSE:
+            key = group_of[outer] * m2 + a * n_models + b
+            acc[3 * key + res] += weight[v] if weighted else 1.0
+            seen[key] = True
+        else:
+            q = group_of[outer]
+            p = fill[q]
+            fill[q] = p + 1
+            s_key[p] = (a * n_models + b) * 3 + res
+            if weighted:
+                s_w[p] = weight[v]
+    return n_bad
+
+
+@njit(**_JIT)
+def _dense_rows(acc, seen, n_models):
+    """Rows of a dense (group, i, j) table, sorted by that key."""
+    m2 = n_models * n_models
+    r = 0
+    for key in range(seen.shape[0]):
+        r += seen[key]
+    row_group = np.empty(r, dtype=np.int64)
+    row_i = np.empty(r, dtype=np.int64)
+    row_j = np.empty(r, dtype=np.int64)
+    wi = np.empty(r)
+    wj = np.empty(r)
+    tt = np.empty(r)
+    r = 0
+    for key in range(seen.shape[0]):
+        if seen[key]:
+            row_group[r] = key // m2
+            row_i[r] = (key % m2) // n_models
+            row_j[r] = key % n_models
+            wi[r] = acc[3 * key]
+            wj[r] = acc[3 * key + 1]
+            tt[r] = acc[3 * key + 2]
+            r += 1
+    return row_group, row_i, row_j, wi, wj, tt
+
+
+def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges,
+                    n_clusters, weight):  # fmt: skip
+    """Verdict codes straight to unique (cluster, judge, i, j) rows, rows ordered by cluster.
+
+    :func:`orient_rows` then :func:`aggregate_rows` without their N-row intermediates: one
+    counting pass, then a dense table (small key spaces) or a counting sort and per-group slot
+    table. -> (outer key ``cluster * n_judges + judge`` i8[R], i, j i8[R], wi, wj, tt f8[R],
+    used models bool[n_models], used judge codes, used cluster codes, unusable rows); when rows
+    are unusable only that count is meaningful (the caller explains them).
+    """
+    n = ca.shape[0]
+    count = np.zeros(n_clusters * n_judges, dtype=np.int64)
+    used = (np.zeros(n_models, dtype=np.bool_), np.zeros(n_judges, dtype=np.bool_),
+            np.zeros(n_clusters, dtype=np.bool_))  # fmt: skip
+    i8, f8, b1 = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.bool_)
+    codes = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges, n_models)
+    n_bad = _codes_pass(_COUNT, *codes, i8, weight, count, *used, f8, b1, i8,
+                        np.zeros(0, dtype=np.int32), f8)  # fmt: skip
+    if n_bad:
+        return i8, i8, i8, f8, f8, f8, *used, n_bad
+    outer_keys = np.flatnonzero(count)
+    group_of = np.cumsum(count > 0) - 1
+    n_groups = outer_keys.size
+    space = n_groups * n_models * n_models
+    if space <= n // 2 + DENSE_EXTRA:
+        acc, seen = np.zeros(3 * space), np.zeros(space, dtype=np.bool_)
+        _codes_pass(_DENSE, *codes, group_of, weight, i8, b1, b1, b1, acc, seen, i8,
+                    np.zeros(0, dtype=np.int32), f8)  # fmt: skip
+        group, ri, rj, wi, wj, tt = _dense_rows(acc, seen, n_models)
+        return outer_keys[group], ri, rj, wi, wj, tt, *used, 0
+    starts = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(count[outer_keys], out=starts[1:])
+    s_key = np.empty(n, dtype=np.int32)
+    s_w = np.empty(n if weight.shape[0] else 0)
+    _codes_pass(_SCATTER, *codes, group_of, weight, i8, b1, b1, b1, f8, b1, starts[:-1].copy(),
+                s_key, s_w)  # fmt: skip
+    group, ri, rj, wi, wj, tt, _ = _dedupe_rows(starts, s_key, s_w, i8, n_models, False)
+    return outer_keys[group], ri, rj, wi, wj, tt, *used, 0

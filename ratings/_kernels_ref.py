@@ -157,3 +157,24 @@ def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_j
         np.where(missing, zero, np.where(swap & (res < 2), 1 - res, res)).astype(np.int64),
         used_m, used_j, used_g, int(bad.sum()),
     )
+
+
+def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges,
+                    n_clusters, weight):  # fmt: skip
+    n = ca.size
+    jc = np.zeros(n, dtype=np.int64) if jc.size == 0 else jc
+    gc = np.zeros(n, dtype=np.int64) if gc.size == 0 else gc
+    fa = np.zeros(n, dtype=bool) if fa.size == 0 else fa
+    fb = np.zeros(n, dtype=bool) if fb.size == 0 else fb
+    outer, i, j, o, used_m, _, _, n_bad = orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa,
+                                                      fb, det, n_models, n_judges, n_clusters)
+    used_j = np.zeros(n_judges, dtype=bool)
+    used_g = np.zeros(n_clusters, dtype=bool)
+    if n_bad:
+        e_i, e_f = np.zeros(0, dtype=np.int64), np.zeros(0)
+        return e_i, e_i, e_i, e_f, e_f, e_f, used_m, used_j, used_g, n_bad
+    used_j[jc] = True
+    used_g[gc] = True
+    group, ri, rj, wi, wj, tt, _ = aggregate_rows(outer, i, j, o, weight, n_clusters * n_judges,
+                                                  n_models, False)
+    return group, ri, rj, wi, wj, tt, used_m, used_j, used_g, 0

@@ -14,6 +14,7 @@ import pandas as pd
 from ratings.bt import Engine, fit_bt, kernels
 from ratings.crowd import crowd_covariance, fit_crowd_bt, judge_table
 from ratings.data import Comparisons, aggregate, from_counts, is_counts_frame
+from ratings.engine import resolve as resolve_engine
 from ratings.errors import ConvergenceWarning, InvalidVerdictsError, NonIdentifiableError
 from ratings.graph import check_identifiable
 from ratings.io import VerdictLog, peek_columns, read_counts, read_verdicts
@@ -274,6 +275,7 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, anchor, anchor_ratin
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
                          f"{close_matches(anchor, data.models)}")  # fmt: skip
+    engine = resolve_engine(engine, data.n_verdicts)  # one engine for every later stage
     rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts
     if penalty == 0.0:
         check_identifiable(rows)
@@ -316,7 +318,7 @@ def _bootstrap(data: Comparisons, refit, *, ci: str, clustered: bool, n_boot: in
 
 def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol, max_iter,
                  n_boot, seed, rows) -> dict:  # fmt: skip
-    k = kernels(engine, data.n_rows)
+    k = kernels(engine, data.n_verdicts)
     res = fit_bt(rows, ref=ref, penalty=penalty, tol=tol, max_iter=max_iter, engine=engine)
     bread = inverse_free(res.hessian, np.delete(np.arange(data.n_models), ref))
     influence = None
@@ -348,7 +350,7 @@ def _estimate_crowd(data: Comparisons, *, ref, fixed_eta, level, df, ci, cluster
     m = data.n_models
     influence = None
     if clustered:
-        k = kernels(engine, data.n_rows)
+        k = kernels(engine, data.n_verdicts)
         _, gd, ge, *_ = k.crowd_row_terms(
             res.theta, res.eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt)
         bread = crowd_covariance(res, data, ci="model", clustered=False, engine=engine)

@@ -69,7 +69,7 @@ def fit_bt(
     Callers must first check existence (:func:`ratings.graph.check_identifiable`) unless
     ``penalty > 0``.
     """
-    k = kernels(engine, data.n_rows)
+    k = kernels(engine, data.n_verdicts)
     m = data.n_models
     free = np.delete(np.arange(m), ref)
     x0 = np.zeros(m) if theta0 is None else np.asarray(theta0, dtype=np.float64) - theta0[ref]

@@ -89,7 +89,7 @@ def fit_crowd_bt(
         Judges whose eta is known (from an earlier fit); judge ``"deterministic"`` is always 1.
         Every other judge's eta is estimated.
     """
-    k = kernels(engine, data.n_rows)
+    k = kernels(engine, data.n_verdicts)
     m, nj = data.n_models, len(data.judges)
     fixed = dict(fixed_eta or {})
     fixed[DETERMINISTIC_JUDGE] = 1.0  # judge-free comparisons are never noisy
@@ -134,7 +134,7 @@ def crowd_covariance(
     """
     from ratings.uncertainty import cluster_sandwich, inverse_free
 
-    k = kernels(engine, data.n_rows)
+    k = kernels(engine, data.n_verdicts)
     m, nj = data.n_models, len(data.judges)
     try:
         bread = inverse_free(fit.hessian, fit.free)

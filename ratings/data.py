@@ -118,7 +118,7 @@ class Comparisons:
             return self
         m, nj = self.n_models, len(self.judges)
         if nj * m * m <= max(2 * self.n_rows, 1 << 20):  # dense table: rows come out sorted
-            collapse = kernels(engine, self.n_rows).collapse_rows
+            collapse = kernels(engine, self.n_verdicts).collapse_rows
             k, i, j, wi, wj, tt = collapse(self.judge, self.ii, self.jj, self.wi, self.wj,
                                            self.tt, nj, m)  # fmt: skip
         else:
@@ -238,44 +238,41 @@ def aggregate(
     wc, wu = _factorized(verdicts["winner"])
     wc = wc.astype(np.int64)
     wmap = np.asarray(pd.Index(wu).map({"A": 0, "B": 1, "tie": 2}).fillna(-1), dtype=np.int64)
+    none = np.zeros(0, dtype=np.int64)  # an absent column, for the kernels
     if "judge" in verdicts.columns:
         jc, judges = _sorted_codes(verdicts["judge"])
     else:
-        jc, judges = np.zeros(n, dtype=np.int64), pd.Index([DEFAULT_JUDGE], dtype=object)
-    fa = _flag(verdicts, "failed_a", n)
-    fb = _flag(verdicts, "failed_b", n)
-    forfeits = bool((fa | fb).any())
+        jc, judges = none, pd.Index([DEFAULT_JUDGE], dtype=object)
+    fa, fb = _flag(verdicts, "failed_a"), _flag(verdicts, "failed_b")
+    forfeits = bool(fa.any() or fb.any())
+    if not forfeits:
+        fa = fb = np.zeros(0, dtype=bool)
+    else:
+        fa, fb = (f if f.size else np.zeros(n, dtype=bool) for f in (fa, fb))
     if forfeits and DETERMINISTIC_JUDGE not in judges:
         judges = judges.append(pd.Index([DETERMINISTIC_JUDGE], dtype=object))
     det = judges.get_loc(DETERMINISTIC_JUDGE) if forfeits else 0
     if cluster is None:
-        gc, clusters = np.zeros(n, dtype=np.int64), None
+        gc, clusters = none, None
     else:
         gc, clusters = _sorted_codes(verdicts[cluster])
 
-    # One pass: orient every pair as i < j with the outcome seen from i (0: i won, 1: j won,
-    # 2: tie), forfeits applied (the deterministic judge), the (cluster, judge) key, which codes
-    # occur, and how many rows are unusable (found and named below, only then).
-    nj, ng = len(judges), (len(clusters) if clusters is not None else 1)
+    # Orient every pair as i < j with the outcome seen from i (0: i won, 1: j won, 2: tie),
+    # forfeits applied (the deterministic judge), then one row per (cluster, judge, i, j), rows
+    # grouped by cluster so each cluster's rows are contiguous. The kernels also report which
+    # codes occur and how many rows are unusable (found and named below, only then).
+    m, nj, ng = len(labels), len(judges), (len(clusters) if clusters is not None else 1)
     k = kernels(engine, n)
-    outer_key, i, j, outcome_ij, used_m, used_j, used_g, n_bad = k.orient_rows(
-        ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, len(labels), nj, ng)  # fmt: skip
+    one = np.zeros(0) if weights is None else np.asarray(weights, dtype=np.float64)  # [] is 1s
+    codes = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, m, nj, ng)
+    if m * m <= _DENSE_SLOTS:
+        key, ri, rj, wi, wj, tt, used_m, used_j, used_g, n_bad = k.aggregate_codes(*codes, one)
+    else:
+        key, ri, rj, wi, wj, tt, used_m, used_j, used_g, n_bad = _aggregate_hashed(*codes, one, k)
     if n_bad:
         _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster)
     if forfeits:
         used_j[det] = True
-
-    # One row per (cluster, judge, i, j), rows grouped by cluster (a counting sort in the
-    # kernel) so each cluster's rows are contiguous.
-    present = np.bincount(outer_key, minlength=ng * nj)
-    outer_code = np.cumsum(present > 0) - 1
-    outer_keys = np.flatnonzero(present)
-    one = np.zeros(0) if weights is None else np.asarray(weights, dtype=np.float64)  # [] is 1s
-    m = len(labels)
-    agg = k.aggregate_rows if m * m <= _DENSE_SLOTS else _aggregate_rows_hashed
-    group, ri, rj, wi, wj, tt, _ = agg(outer_code[outer_key], i, j, outcome_ij, one,
-                                       len(outer_keys), m, False, True)  # fmt: skip
-    key = outer_keys[group]
     # Labels no usable row names (other scopes' models, tasks and judges) are dropped; the
     # renumbering keeps order, so rows stay sorted by cluster and i < j.
     if models is None and not used_m.all():
@@ -289,6 +286,21 @@ def aggregate(
         models=labels, judges=judges, clusters=clusters, cluster_name=cluster,
         ii=ri, jj=rj, judge=rjudge, cluster=rcluster, wi=wi, wj=wj, tt=tt,
     )  # fmt: skip
+
+
+def _aggregate_hashed(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, m, nj, ng, weight, k):
+    """:func:`ratings._kernels.aggregate_codes` for boards too large for a dense pair table."""
+    n = ca.size
+    full = [np.zeros(n, dtype=c.dtype) if c.size == 0 else c for c in (jc, gc, fa, fb)]
+    outer, i, j, o, used_m, used_j, used_g, n_bad = k.orient_rows(
+        ca, cb, amap, bmap, wc, wmap, *full, det, m, nj, ng)  # fmt: skip
+    if n_bad:
+        return (*([np.zeros(0)] * 6), used_m, used_j, used_g, n_bad)
+    weight = np.ones(n) if weight.size == 0 else weight
+    codes, uniq = pd.factorize((outer * m + i) * m + j, sort=True)
+    r = len(uniq)
+    out = [np.bincount(codes, weight * (o == v), r) for v in (0, 1, 2)]
+    return (uniq // (m * m), (uniq // m) % m, uniq % m, *out, used_m, used_j, used_g, 0)
 
 
 def _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster) -> None:
@@ -314,18 +326,6 @@ def _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluste
     raise AssertionError("orient_rows counted unusable rows no check names")  # pragma: no cover
 
 
-def _aggregate_rows_hashed(group, ii, jj, outcome, weight, n_groups, n_models, with_code=True,
-                           reuse=False):  # fmt: skip
-    """:func:`ratings._kernels.aggregate_rows` for boards too large for a dense pair table."""
-    codes, uniq = pd.factorize((group * n_models + ii) * n_models + jj, sort=True)
-    r = len(uniq)
-    weight = np.ones(group.size) if weight.size == 0 else weight
-    return (uniq // (n_models * n_models), (uniq // n_models) % n_models, uniq % n_models,
-            np.bincount(codes, weight * (outcome == 0), r),
-            np.bincount(codes, weight * (outcome == 1), r),
-            np.bincount(codes, weight * (outcome == 2), r), codes)  # fmt: skip
-
-
 def _reject(verdicts: pd.DataFrame, bad: NDArray[np.bool_], what: str, detail: str = "") -> None:
     """Raise naming the rows (by the frame's index) where ``bad`` holds."""
     if bad.any():
@@ -338,9 +338,10 @@ def _reject(verdicts: pd.DataFrame, bad: NDArray[np.bool_], what: str, detail: s
         )
 
 
-def _flag(verdicts: pd.DataFrame, name: str, n: int) -> NDArray[np.bool_]:
+def _flag(verdicts: pd.DataFrame, name: str) -> NDArray[np.bool_]:
+    """A boolean column (missing counts as False), or an empty array when there is none."""
     if name not in verdicts.columns:
-        return np.zeros(n, dtype=bool)
+        return np.zeros(0, dtype=bool)
     return verdicts[name].fillna(False).to_numpy(dtype=bool)
 
 

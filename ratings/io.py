@@ -520,7 +520,9 @@ def _validate(
     if "match_id" in text:
         columns["match_id"] = text["match_id"].array[keep]
     data = {c: columns[c] for c in CANONICAL if c in columns}
-    verdicts = pd.DataFrame(data, index=pd.Index(np.flatnonzero(good), name="row"), copy=False)
+    rows = pd.RangeIndex(n, name="row") if bad_rows.size == 0 else pd.Index(
+        np.flatnonzero(good), name="row")  # fmt: skip
+    verdicts = pd.DataFrame(data, index=rows, copy=False)
 
     kinds = reason[bad_rows]
     reasons = np.asarray([k for k, _ in _KINDS], dtype=object)[kinds - 1]

@@ -153,3 +153,48 @@ def test_aggregate_with_sides_naming_different_models(engine):
     got = sorted(zip(data.ii.tolist(), data.jj.tolist(), data.wi.tolist(), data.wj.tolist(),
                      data.tt.tolist(), strict=True))  # fmt: skip
     assert got == [(0, 1, 1.0, 0.0, 1.0), (0, 2, 0.0, 1.0, 0.0)]
+
+
+@settings(deadline=None, max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 300), m=st.integers(2, 7),
+       judges=st.integers(1, 3), groups=st.integers(1, 5), dense=st.booleans(),
+       weighted=st.booleans(), optional=st.booleans())  # fmt: skip
+def test_aggregate_codes_kernel_matches_twin(seed, n, m, judges, groups, dense, weighted,
+                                             optional):  # fmt: skip
+    rng = np.random.default_rng(seed)
+    amap = rng.permutation(m).astype(np.int64)
+    bmap = amap.copy()  # with ca != cb, no self-matches
+    ca = rng.integers(0, m, n)
+    cb = (ca + rng.integers(1, m, n)) % m
+    wmap = np.array([0, 1, 2], dtype=np.int64)
+    wc = rng.integers(0, 3, n)
+    if optional:  # judge, cluster and forfeit columns present
+        jc, gc = rng.integers(0, judges, n), rng.integers(0, groups, n)
+        fa, fb = rng.random(n) < 0.2, rng.random(n) < 0.2
+        nj, ng = judges + 1, groups
+    else:
+        jc = gc = np.zeros(0, dtype=np.int64)
+        fa = fb = np.zeros(0, dtype=bool)
+        nj, ng = 1, 1
+    weight = rng.exponential(size=n) if weighted else np.zeros(0)
+    args = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, nj - 1, m, nj, ng, weight)
+    with pytest.MonkeyPatch.context() as mp:  # dense table or counting sort
+        mp.setattr(_kernels, "DENSE_EXTRA", 65536 if dense else -(10**9))
+        fast = _kernels.aggregate_codes(*args)
+    slow = _kernels_ref.aggregate_codes(*args)
+    assert fast[-1] == slow[-1] == 0
+    for f, s in zip(fast[6:9], slow[6:9], strict=True):  # used models, judges, clusters
+        np.testing.assert_array_equal(f, s)
+    f_order, s_order = np.lexsort(fast[2::-1]), np.lexsort(slow[2::-1])
+    for f, s in zip(fast[:6], slow[:6], strict=True):
+        np.testing.assert_allclose(f[f_order], s[s_order], rtol=1e-12)
+    assert np.all(np.diff(fast[0] // nj) >= 0)  # rows grouped (sorted) by cluster
+
+
+def test_aggregate_codes_counts_unusable_rows():
+    one = np.array([0], dtype=np.int64)
+    args = (np.array([0, 0, -1]), np.array([1, 0, 1]), np.array([0, 1]), np.array([0, 1]),
+            np.array([0, 0, 0]), one, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+            np.zeros(0, dtype=bool), np.zeros(0, dtype=bool), 0, 2, 1, 1, np.zeros(0))
+    for k in (_kernels, _kernels_ref):
+        assert k.aggregate_codes(*args)[-1] == 2  # a self-match and a missing name
