@@ -361,11 +361,11 @@ def _group_scatter(group, ii, jj, outcome, weight, n_groups, n_models, s_key, s_
 
 
 @njit(**_JIT)
-def _group_dedupe(starts, s_key, s_w, order, n_models, row_group, row_i, row_j, wi, wj, tt,
-                  code):  # fmt: skip
-    """One row per distinct key within each group: fills ``row_group``, ``row_i``, ``row_j``
-    and adds counts into the zeroed ``wi``, ``wj``, ``tt``; when non-empty, ``code`` gets each
-    verdict's row -> the number of rows."""
+def _group_dedupe(starts, s_key, s_w, order, n_models, group_value, row_group, row_i, row_j,
+                  wi, wj, tt, code):  # fmt: skip
+    """One row per distinct key within each group: fills ``row_group`` (``group_value[g]`` for
+    a row of group g), ``row_i``, ``row_j`` and adds counts into the zeroed ``wi``, ``wj``,
+    ``tt``; when non-empty, ``code`` gets each verdict's row -> the number of rows."""
     weighted = s_w.shape[0] > 0
     with_code = code.shape[0] > 0
     slot = np.full(n_models * n_models, -1, dtype=np.int32)
@@ -379,7 +379,7 @@ def _group_dedupe(starts, s_key, s_w, order, n_models, row_group, row_i, row_j, 
             if s < 0:
                 s = r
                 slot[key] = r
-                row_group[r] = g
+                row_group[r] = group_value[g]
                 row_i[r] = key // n_models
                 row_j[r] = key - row_i[r] * n_models
                 r += 1
@@ -398,17 +398,21 @@ def _group_dedupe(starts, s_key, s_w, order, n_models, row_group, row_i, row_j, 
     return r
 
 
-def _dedupe_rows(starts, s_key, s_w, order, n_models, with_code, group_buf=None):
-    """Run :func:`_group_dedupe` on NumPy-allocated buffers -> (group, i, j, wi, wj, tt, code).
+def _dedupe_rows(starts, s_key, s_w, order, n_models, with_code, group_buf=None,
+                 group_value=None):  # fmt: skip
+    """Run :func:`_group_dedupe` on NumPy-allocated buffers -> (group, i, j, wi, wj, tt, code),
+    ``group`` holding ``group_value[g]`` (default g).
 
     The rows are views of N-sized buffers, copied down only when they fill less than half.
     """
+    if group_value is None:
+        group_value = np.arange(starts.shape[0] - 1, dtype=np.int64)
     n = s_key.shape[0]
     row_group = np.empty(n, dtype=np.int64) if group_buf is None else group_buf
     out = (row_group, np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
            np.zeros(n), np.zeros(n), np.zeros(n))  # fmt: skip
     code = np.empty(n if with_code else 0, dtype=np.int64)
-    r = _group_dedupe(starts, s_key, s_w, order, n_models, *out, code)
+    r = _group_dedupe(starts, s_key, s_w, order, n_models, group_value, *out, code)
     shrink = 2 * r < n
     return (*(a[:r].copy() if shrink else a[:r] for a in out), code)
 
@@ -584,9 +588,9 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
 
     :func:`orient_rows` then :func:`aggregate_rows` without their N-row intermediates: one
     counting pass, then a dense table (small key spaces) or a counting sort and per-group slot
-    table. -> (outer key ``cluster * n_judges + judge`` i8[R], i, j i8[R], wi, wj, tt f8[R],
-    used models bool[n_models], used judge codes, used cluster codes, unusable rows); when rows
-    are unusable only that count is meaningful (the caller explains them).
+    table. -> (cluster, judge, i, j i8[R]; wi, wj, tt f8[R]; used models bool[n_models], used
+    judge codes, used cluster codes; unusable rows); when rows are unusable only that count is
+    meaningful (the caller explains them).
     """
     n = ca.shape[0]
     count = np.zeros(n_clusters * n_judges, dtype=np.int64)
@@ -597,7 +601,7 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
     n_bad = _codes_pass(_COUNT, *codes, i8, weight, count, *used, f8, b1, i8,
                         np.zeros(0, dtype=np.int32), f8)  # fmt: skip
     if n_bad:
-        return i8, i8, i8, f8, f8, f8, *used, n_bad
+        return i8, i8, i8, i8, f8, f8, f8, *used, n_bad
     outer_keys = np.flatnonzero(count)
     group_of = np.cumsum(count > 0) - 1
     n_groups = outer_keys.size
@@ -607,12 +611,18 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
         _codes_pass(_DENSE, *codes, group_of, weight, i8, b1, b1, b1, acc, seen, i8,
                     np.zeros(0, dtype=np.int32), f8)  # fmt: skip
         group, ri, rj, wi, wj, tt = _dense_rows(acc, seen, n_models)
-        return outer_keys[group], ri, rj, wi, wj, tt, *used, 0
+        outer = outer_keys[group]
+        return outer // n_judges, outer % n_judges, ri, rj, wi, wj, tt, *used, 0
     starts = np.zeros(n_groups + 1, dtype=np.int64)
     np.cumsum(count[outer_keys], out=starts[1:])
     s_key = np.empty(n, dtype=np.int32)
     s_w = np.empty(n if weight.shape[0] else 0)
     _codes_pass(_SCATTER, *codes, group_of, weight, i8, b1, b1, b1, f8, b1, starts[:-1].copy(),
                 s_key, s_w)  # fmt: skip
+    if n_judges == 1:  # the outer key is the cluster: rows get it directly, judges are all 0
+        cluster, ri, rj, wi, wj, tt, _ = _dedupe_rows(starts, s_key, s_w, i8, n_models, False,
+                                                      group_value=outer_keys)  # fmt: skip
+        return cluster, np.zeros(ri.shape[0], dtype=np.int64), ri, rj, wi, wj, tt, *used, 0
     group, ri, rj, wi, wj, tt, _ = _dedupe_rows(starts, s_key, s_w, i8, n_models, False)
-    return outer_keys[group], ri, rj, wi, wj, tt, *used, 0
+    cluster, judge = (outer_keys // n_judges)[group], (outer_keys % n_judges)[group]
+    return cluster, judge, ri, rj, wi, wj, tt, *used, 0

@@ -172,9 +172,9 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
     used_g = np.zeros(n_clusters, dtype=bool)
     if n_bad:
         e_i, e_f = np.zeros(0, dtype=np.int64), np.zeros(0)
-        return e_i, e_i, e_i, e_f, e_f, e_f, used_m, used_j, used_g, n_bad
+        return e_i, e_i, e_i, e_i, e_f, e_f, e_f, used_m, used_j, used_g, n_bad
     used_j[jc] = True
     used_g[gc] = True
-    group, ri, rj, wi, wj, tt, _ = aggregate_rows(outer, i, j, o, weight, n_clusters * n_judges,
-                                                  n_models, False)
-    return group, ri, rj, wi, wj, tt, used_m, used_j, used_g, 0
+    key, ri, rj, wi, wj, tt, _ = aggregate_rows(outer, i, j, o, weight, n_clusters * n_judges,
+                                                n_models, False)
+    return key // n_judges, key % n_judges, ri, rj, wi, wj, tt, used_m, used_j, used_g, 0

@@ -8,6 +8,7 @@ so per-verdict robust variances count it once). Every later computation costs O(
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -265,10 +266,8 @@ def aggregate(
     k = kernels(engine, n)
     one = np.zeros(0) if weights is None else np.asarray(weights, dtype=np.float64)  # [] is 1s
     codes = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, m, nj, ng)
-    if m * m <= _DENSE_SLOTS:
-        key, ri, rj, wi, wj, tt, used_m, used_j, used_g, n_bad = k.aggregate_codes(*codes, one)
-    else:
-        key, ri, rj, wi, wj, tt, used_m, used_j, used_g, n_bad = _aggregate_hashed(*codes, one, k)
+    agg = k.aggregate_codes if m * m <= _DENSE_SLOTS else partial(_aggregate_hashed, k=k)
+    rcluster, rjudge, ri, rj, wi, wj, tt, used_m, used_j, used_g, n_bad = agg(*codes, one)
     if n_bad:
         _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster)
     if forfeits:
@@ -278,8 +277,7 @@ def aggregate(
     if models is None and not used_m.all():
         remap = np.cumsum(used_m) - 1
         ri, rj, labels = remap[ri], remap[rj], labels[used_m]
-    rjudge, judges = _compact(key % nj, judges, used_j)
-    rcluster = key // nj
+    rjudge, judges = _compact(rjudge, judges, used_j)
     if clusters is not None:
         rcluster, clusters = _compact(rcluster, clusters, used_g)
     return Comparisons(
@@ -295,12 +293,13 @@ def _aggregate_hashed(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, m, nj, 
     outer, i, j, o, used_m, used_j, used_g, n_bad = k.orient_rows(
         ca, cb, amap, bmap, wc, wmap, *full, det, m, nj, ng)  # fmt: skip
     if n_bad:
-        return (*([np.zeros(0)] * 6), used_m, used_j, used_g, n_bad)
+        return (*([np.zeros(0)] * 7), used_m, used_j, used_g, n_bad)
     weight = np.ones(n) if weight.size == 0 else weight
     codes, uniq = pd.factorize((outer * m + i) * m + j, sort=True)
     r = len(uniq)
     out = [np.bincount(codes, weight * (o == v), r) for v in (0, 1, 2)]
-    return (uniq // (m * m), (uniq // m) % m, uniq % m, *out, used_m, used_j, used_g, 0)
+    key = uniq // (m * m)
+    return key // nj, key % nj, (uniq // m) % m, uniq % m, *out, used_m, used_j, used_g, 0
 
 
 def _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster) -> None:
