@@ -331,7 +331,7 @@ def _aggregate_sorted(group, ii, jj, outcome, weight, n_groups, n_models, with_c
     order = np.empty(n if with_code else 0, dtype=np.int64)
     starts = _group_scatter(group, ii, jj, outcome, weight, n_groups, n_models, s_key, s_w, order)
     return _dedupe_rows(starts, s_key, s_w, order, n_models, with_code,
-                        group if reuse else None)  # fmt: skip
+                        spare=(group,) if reuse else ())  # fmt: skip
 
 
 @njit(**_JIT)
@@ -398,19 +398,24 @@ def _group_dedupe(starts, s_key, s_w, order, n_models, group_value, row_group, r
     return r
 
 
-def _dedupe_rows(starts, s_key, s_w, order, n_models, with_code, group_buf=None,
-                 group_value=None):  # fmt: skip
+def _dedupe_rows(starts, s_key, s_w, order, n_models, with_code, group_value=None,
+                 spare=()):  # fmt: skip
     """Run :func:`_group_dedupe` on NumPy-allocated buffers -> (group, i, j, wi, wj, tt, code),
     ``group`` holding ``group_value[g]`` (default g).
 
-    The rows are views of N-sized buffers, copied down only when they fill less than half.
+    ``spare``: N-sized int64 arrays the caller no longer needs, used (in order) for ``group``,
+    ``i``, ``j`` and, viewed as float64 and zeroed, ``wi``; fresh memory costs page faults that
+    dominate this pass on large logs. The rows are views of N-sized buffers, copied down only
+    when they fill less than half.
     """
     if group_value is None:
         group_value = np.arange(starts.shape[0] - 1, dtype=np.int64)
     n = s_key.shape[0]
-    row_group = np.empty(n, dtype=np.int64) if group_buf is None else group_buf
-    out = (row_group, np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
-           np.zeros(n), np.zeros(n), np.zeros(n))  # fmt: skip
+    spare = [a for a in spare if a.shape[0] == n and a.dtype == np.int64 and a.flags.writeable]
+    ints = [spare.pop(0) if spare else np.empty(n, dtype=np.int64) for _ in range(3)]
+    wi = spare.pop(0).view(np.float64) if spare else np.empty(n)
+    wi.fill(0.0)
+    out = (*ints, wi, np.zeros(n), np.zeros(n))
     code = np.empty(n if with_code else 0, dtype=np.int64)
     r = _group_dedupe(starts, s_key, s_w, order, n_models, group_value, *out, code)
     shrink = 2 * r < n
@@ -583,14 +588,15 @@ def _dense_rows(acc, seen, n_models):
 
 
 def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges,
-                    n_clusters, weight):  # fmt: skip
+                    n_clusters, weight, reuse=False):  # fmt: skip
     """Verdict codes straight to unique (cluster, judge, i, j) rows, rows ordered by cluster.
 
     :func:`orient_rows` then :func:`aggregate_rows` without their N-row intermediates: one
     counting pass, then a dense table (small key spaces) or a counting sort and per-group slot
     table. -> (cluster, judge, i, j i8[R]; wi, wj, tt f8[R]; used models bool[n_models], used
     judge codes, used cluster codes; unusable rows); when rows are unusable only that count is
-    meaningful (the caller explains them).
+    meaningful (the caller explains them). ``reuse=True`` lets the rows overwrite ``gc``,
+    ``ca``, ``cb`` and ``wc`` once they are read (the caller's own copies).
     """
     n = ca.shape[0]
     count = np.zeros(n_clusters * n_judges, dtype=np.int64)
@@ -619,10 +625,12 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
     s_w = np.empty(n if weight.shape[0] else 0)
     _codes_pass(_SCATTER, *codes, group_of, weight, i8, b1, b1, b1, f8, b1, starts[:-1].copy(),
                 s_key, s_w)  # fmt: skip
+    spare = (gc, ca, cb, wc) if reuse else ()
     if n_judges == 1:  # the outer key is the cluster: rows get it directly, judges are all 0
         cluster, ri, rj, wi, wj, tt, _ = _dedupe_rows(starts, s_key, s_w, i8, n_models, False,
-                                                      group_value=outer_keys)  # fmt: skip
+                                                      outer_keys, spare)  # fmt: skip
         return cluster, np.zeros(ri.shape[0], dtype=np.int64), ri, rj, wi, wj, tt, *used, 0
-    group, ri, rj, wi, wj, tt, _ = _dedupe_rows(starts, s_key, s_w, i8, n_models, False)
+    group, ri, rj, wi, wj, tt, _ = _dedupe_rows(starts, s_key, s_w, i8, n_models, False,
+                                                spare=spare)  # fmt: skip
     cluster, judge = (outer_keys // n_judges)[group], (outer_keys % n_judges)[group]
     return cluster, judge, ri, rj, wi, wj, tt, *used, 0

@@ -160,7 +160,7 @@ def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_j
 
 
 def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges,
-                    n_clusters, weight):  # fmt: skip
+                    n_clusters, weight, reuse=False):  # fmt: skip
     n = ca.size
     jc = np.zeros(n, dtype=np.int64) if jc.size == 0 else jc
     gc = np.zeros(n, dtype=np.int64) if gc.size == 0 else gc

@@ -266,7 +266,9 @@ def aggregate(
     k = kernels(engine, n)
     one = np.zeros(0) if weights is None else np.asarray(weights, dtype=np.float64)  # [] is 1s
     codes = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, m, nj, ng)
-    agg = k.aggregate_codes if m * m <= _DENSE_SLOTS else partial(_aggregate_hashed, k=k)
+    # ca, cb, wc, gc are this function's own int64 copies: the kernel may reuse their memory.
+    agg = (partial(k.aggregate_codes, reuse=True) if m * m <= _DENSE_SLOTS
+           else partial(_aggregate_hashed, k=k))  # fmt: skip
     rcluster, rjudge, ri, rj, wi, wj, tt, used_m, used_j, used_g, n_bad = agg(*codes, one)
     if n_bad:
         _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster)
