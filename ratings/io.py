@@ -8,10 +8,14 @@ silently.
 
 Output dtypes
 -------------
-All text columns (``model_a``, ``model_b``, ``winner``, ``task_id``, ``judge``, ``scope``,
-``match_id``) use :data:`STRING_DTYPE`, pandas' default string dtype ``"str"``
-(``StringDtype(na_value=nan)``, pyarrow-backed when pyarrow is installed). ``failed_a`` and
-``failed_b`` are numpy ``bool``. The index is named ``"row"`` and holds the original row numbers.
+Columns of repeated text values are categoricals whose categories are sorted
+:data:`STRING_DTYPE` strings (pandas' default string dtype ``"str"``, pyarrow-backed when
+pyarrow is installed): ``model_a`` and ``model_b`` (one shared set of categories, so their codes
+compare), ``winner`` (categories ``"A"``, ``"B"``, ``"tie"``), ``task_id``, ``judge``, ``scope``.
+Each is factorized once while validating, and :func:`ratings.aggregate` reuses the codes instead
+of hashing the strings again; no category is left that only rejected rows used. ``match_id``
+(mostly distinct) stays :data:`STRING_DTYPE`. ``failed_a`` and ``failed_b`` are numpy ``bool``.
+The index is named ``"row"`` and holds the original row numbers.
 
 Missing values
 --------------
@@ -139,8 +143,9 @@ class VerdictLog:
     verdicts : pandas.DataFrame
         The usable rows, canonical columns in :data:`CANONICAL` order: ``model_a``, ``model_b``,
         ``winner`` (``"A"``, ``"B"`` or ``"tie"``), whichever of ``task_id``, ``judge``, ``scope``,
-        ``match_id`` the input has, and always ``failed_a``, ``failed_b`` (bool). Text columns use
-        :data:`STRING_DTYPE`. The index, named ``"row"``, is the 0-based data row number.
+        ``match_id`` the input has, and always ``failed_a``, ``failed_b`` (bool). Text columns are
+        categoricals of :data:`STRING_DTYPE` strings, ``match_id`` is :data:`STRING_DTYPE` (see
+        the module notes). The index, named ``"row"``, is the 0-based data row number.
     rejected : pandas.DataFrame
         One row per unusable input row: ``row`` (int64), ``reason`` (str), then the raw values of
         the input's canonical columns as read. Empty (with these columns) when all rows are usable.

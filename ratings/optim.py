@@ -27,6 +27,22 @@ class NewtonResult:
     active: NDArray[np.bool_]  # coordinates held at a bound at the solution
 
 
+#: From this many parameters on, positive definite systems are solved through one Cholesky
+#: factorisation (scipy.linalg); below it numpy's Cholesky check plus LU is as fast and keeps
+#: scipy.linalg out of small fits' start-up.
+LAPACK_FROM = 150
+
+
+def solve_pd(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``h^-1 g`` for a symmetric ``h``; raises ``LinAlgError`` unless it is positive definite."""
+    if h.shape[0] >= LAPACK_FROM:
+        from scipy.linalg import cho_factor, cho_solve
+
+        return cho_solve(cho_factor(h, check_finite=False), g, check_finite=False)
+    np.linalg.cholesky(h)  # positive definite?
+    return np.linalg.solve(h, g)
+
+
 def _solve(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64]:
     """Newton direction; Levenberg damping when ``h`` is not positive definite."""
     if not (np.isfinite(h).all() and np.isfinite(g).all()):
@@ -36,8 +52,7 @@ def _solve(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64
     while True:
         damped = h + lam * np.eye(h.shape[0])
         try:
-            np.linalg.cholesky(damped)  # positive definite?
-            return np.linalg.solve(damped, g)
+            return solve_pd(damped, g)
         except np.linalg.LinAlgError:
             lam = max(1e-8 * scale, 10.0 * lam)
 

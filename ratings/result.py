@@ -221,17 +221,18 @@ class Ratings:
 
         Differences between models and their intervals are unchanged.
         """
-        m = len(self.models)
-        if anchor is None:
-            a = np.eye(m) - 1.0 / m
-        else:
-            a = np.eye(m)
-            a[:, self._loc(anchor)] -= 1.0
-        draws = None if self.draws is None else self.draws @ a.T
-        infl = None if self.influence is None else self.influence @ a.T
-        return dataclasses.replace(self, strength=a @ self.strength, cov=a @ self.cov @ a.T,
-                                   anchor=anchor, offset=float(rating), draws=draws,
-                                   influence=infl)  # fmt: skip
+        k = None if anchor is None else self._loc(anchor)
+
+        def shift(x: NDArray[np.float64]) -> NDArray[np.float64]:
+            """x @ A.T for A = I - 1 e_k^T (anchor k) or I - 11^T / m (centred): O(size)."""
+            ref = x.mean(axis=-1, keepdims=True) if k is None else x[..., k : k + 1]
+            return x - ref
+
+        draws = None if self.draws is None else shift(self.draws)
+        infl = None if self.influence is None else shift(self.influence)
+        return dataclasses.replace(self, strength=shift(self.strength),
+                                   cov=shift(shift(self.cov).T).T, anchor=anchor,
+                                   offset=float(rating), draws=draws, influence=infl)  # fmt: skip
 
     # --- text ----------------------------------------------------------------------------
     def summary(self, max_rows: int | None = None) -> str:

@@ -27,11 +27,13 @@ __all__ = ["bootstrap_draws", "inverse_free", "sandwich"]
 
 def inverse_free(h: NDArray[np.float64], free: NDArray[np.int64]) -> NDArray[np.float64]:
     """Inverse of the free block of ``h``; returned embedded in an (M, M) matrix of zeros."""
+    from ratings.optim import solve_pd
+
     m = h.shape[0]
     hf = h[np.ix_(free, free)]
     out = np.zeros((m, m))
-    np.linalg.cholesky(hf)  # raises LinAlgError unless positive definite
-    out[np.ix_(free, free)] = np.linalg.inv(hf)
+    inv = solve_pd(hf, np.eye(hf.shape[0]))  # raises LinAlgError unless positive definite
+    out[np.ix_(free, free)] = (inv + inv.T) / 2.0  # exactly symmetric
     return out
 
 

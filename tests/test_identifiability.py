@@ -153,3 +153,34 @@ def test_unknown_anchor_suggests_a_close_name():
         fit_log(log, anchor="zzz=1200")
     with pytest.raises(KeyError, match=r"Did you mean \['llama-3'\]"):
         fit_log(log).reanchor("llama3", 1000)
+
+
+@pytest.mark.parametrize("m", [5, 400])  # numpy's path, and one Cholesky through scipy.linalg
+def test_solve_pd_matches_numpy_and_refuses_indefinite(m):
+    from ratings.optim import LAPACK_FROM, solve_pd
+
+    assert (m >= LAPACK_FROM) == (m == 400)
+    rng = np.random.default_rng(m)
+    x = rng.normal(size=(m, m))
+    h = x @ x.T + m * np.eye(m)
+    g = rng.normal(size=m)
+    np.testing.assert_allclose(solve_pd(h, g), np.linalg.solve(h, g), rtol=1e-10, atol=1e-12)
+    bad = h.copy()
+    bad[0, 0] = -1.0
+    with pytest.raises(np.linalg.LinAlgError):
+        solve_pd(bad, g)
+
+
+def test_inverse_free_large_matches_numpy_inverse():
+    from ratings.uncertainty import inverse_free
+
+    m = 300
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(m, m))
+    h = x @ x.T + m * np.eye(m)
+    free = np.delete(np.arange(m), 7)
+    got = inverse_free(h, free)
+    want = np.linalg.inv(h[np.ix_(free, free)])
+    np.testing.assert_allclose(got[np.ix_(free, free)], want, rtol=1e-9, atol=1e-14)
+    assert np.all(got[7] == 0.0) and np.all(got[:, 7] == 0.0)
+    np.testing.assert_array_equal(got, got.T)
