@@ -567,11 +567,15 @@ def _validate(
     return verdicts, rejected, summary
 
 
-def _factorize_text(values: pd.Series) -> tuple[NDArray[np.intp], pd.Series]:
+_FEW = 50_000  # distinct values up to which plain Python beats pandas' per-call overhead
+
+
+def _factorize_text(values: pd.Series) -> tuple[NDArray[np.intp], pd.Series | list[str | None]]:
     """Codes of a column (-1 where missing) and its distinct values as :func:`_text` reads them.
 
     The distinct values may repeat or be missing after stripping; :func:`_union_categories`
-    merges them. A categorical column's codes are used as they are.
+    merges them. A categorical column's codes are used as they are. A few distinct strings
+    come back as a list (stripped in Python: microseconds, where pandas needs milliseconds).
     """
     if isinstance(values.dtype, pd.CategoricalDtype):
         codes, uniques = values.cat.codes.to_numpy(), values.cat.categories
@@ -580,6 +584,10 @@ def _factorize_text(values: pd.Series) -> tuple[NDArray[np.intp], pd.Series]:
         if values.dtype == object and pd.api.types.infer_dtype(uniques) != "string":
             # Mixed objects (1, 1.0 and True hash alike): factorize their text instead.
             codes, uniques = pd.factorize(values.astype(STRING_DTYPE).array)
+    if len(uniques) <= _FEW and not _keeps(values):
+        found = uniques.tolist()
+        if all(type(u) is str for u in found):
+            return codes, [None if (t := u.strip()) in _NA_SET else t for u in found]
     return codes, _text(pd.Series(uniques, dtype=values.dtype if _keeps(values) else None))
 
 
@@ -588,18 +596,28 @@ def _keeps(values: pd.Series) -> bool:
     return is_float_dtype(values.dtype) or is_bool_dtype(values.dtype)
 
 
-def _union_categories(texts: list[pd.Series]) -> tuple[pd.Index, list[NDArray[np.signedinteger]]]:
+def _union_categories(
+    texts: list[pd.Series | list[str | None]],
+) -> tuple[pd.Index, list[NDArray[np.signedinteger]]]:
     """Sorted distinct non-missing values of several columns' distinct texts, and per column a
     table from its codes to codes in that union (the last entry, read by code -1, is -1).
 
-    Tables use the smallest integer type that holds the codes, so the codes they give are
-    categorical codes as they are.
+    Tables use the smallest integer type that holds the codes (pandas' rule), so the codes they
+    give are categorical codes as they are.
     """
-    cats = pd.Index(pd.unique(pd.concat(texts, ignore_index=True).dropna()), dtype=STRING_DTYPE)
-    cats = cats.sort_values()
-    dtype = pd.Categorical.from_codes([], dtype=pd.CategoricalDtype(cats)).codes.dtype
-    tables = [np.append(cats.get_indexer(t.array), -1).astype(dtype) for t in texts]
-    return cats, tables
+    if all(isinstance(t, list) for t in texts):  # few values: plain Python
+        order = sorted({v for t in texts for v in t if v is not None})
+        at = {v: k for k, v in enumerate(order)}
+        cats = pd.Index(order, dtype=STRING_DTYPE)
+        found = [[at.get(v, -1) if v is not None else -1 for v in t] for t in texts]
+    else:
+        series = [pd.Series(t, dtype=STRING_DTYPE) for t in texts]
+        cats = pd.Index(pd.unique(pd.concat(series, ignore_index=True).dropna()),
+                        dtype=STRING_DTYPE).sort_values()  # fmt: skip
+        found = [cats.get_indexer(t.array) for t in series]
+    k = len(cats)
+    dtype = next(d for d in (np.int8, np.int16, np.int32, np.int64) if k < np.iinfo(d).max)
+    return cats, [np.append(np.asarray(f, dtype=np.int64), -1).astype(dtype) for f in found]
 
 
 def _drop_unused(
