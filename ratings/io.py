@@ -232,22 +232,9 @@ def read_verdicts(
     targets = _check_columns(columns)
     spellings, numbers = _check_winner_map(winner_map)
 
-    if isinstance(source, pd.DataFrame):
-        frame, name = source, None
-        if len(frame) == 0:
-            raise InvalidVerdictsError("The verdicts DataFrame contains no verdicts (0 rows).")
-    elif isinstance(source, str | os.PathLike):
-        name = os.fspath(source)
-        frame = _read_file(name, format)
-    else:
-        raise TypeError(
-            f"`source` must be a path or a pandas DataFrame; got {type(source).__name__!r}."
-        )
-    prefix = f"{name!r}: " if name is not None else ""
-
-    picked = _pick_columns(frame, targets, prefix)
-    # Positional Series (RangeIndex) over the caller's data; nothing below writes into them.
-    raw = {c: frame[src].reset_index(drop=True) for c, src in picked.items()}
+    frame, name, prefix, raw = _load_table(
+        source, targets, empty="The verdicts DataFrame contains no verdicts (0 rows).",
+        format=format)  # fmt: skip
     verdicts, rejected, summary = _validate(raw, len(frame), spellings, numbers)
 
     if len(rejected):
@@ -255,6 +242,43 @@ def read_verdicts(
         if errors == "raise" or everything:
             raise InvalidVerdictsError(prefix + summary(everything, errors), rows=rejected)
     return VerdictLog(verdicts=verdicts, rejected=rejected, source=name)
+
+
+def _load_table(
+    source: str | os.PathLike[str] | pd.DataFrame,
+    targets: Mapping[str, str],
+    *,
+    empty: str,
+    not_found: str | None = None,
+    format: Literal["csv", "parquet", "jsonl"] | None = None,
+    pick: Callable[[pd.DataFrame, Mapping[str, str], str], dict[str, object]] | None = None,
+) -> tuple[pd.DataFrame, str | None, str, dict[str, pd.Series]]:
+    """Read a table (path or DataFrame, never modified) and pick its canonical columns.
+
+    Returns (frame, path or None, the ``"'path': "`` prefix of error messages, and the picked
+    columns as positional Series over the caller's data, which nothing may write into). An
+    empty DataFrame raises :class:`InvalidVerdictsError` with ``empty``; a missing file raises
+    ``FileNotFoundError`` naming it as ``not_found`` (else as a verdict file, when read).
+    ``pick`` maps the columns (default: the verdict columns).
+    """
+    if isinstance(source, pd.DataFrame):
+        frame, name = source, None
+        if len(frame) == 0:
+            raise InvalidVerdictsError(empty)
+    elif isinstance(source, str | os.PathLike):
+        name = os.fspath(source)
+        if not_found is not None and not os.path.exists(name):
+            raise FileNotFoundError(
+                f"{not_found} {name!r} not found (looked for {os.path.abspath(name)!r})."
+            )
+        frame = _read_file(name, format)
+    else:
+        raise TypeError(
+            f"`source` must be a path or a pandas DataFrame; got {type(source).__name__!r}."
+        )
+    prefix = f"{name!r}: " if name is not None else ""
+    picked = (pick or _pick_columns)(frame, targets, prefix)
+    return frame, name, prefix, {c: frame[src].reset_index(drop=True) for c, src in picked.items()}
 
 
 def write_atomic(

@@ -24,7 +24,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.errors import InvalidVerdictsError, format_rows
-from ratings.io import STRING_DTYPE, _booleans, _labels, _read_file, _text
+from ratings.io import STRING_DTYPE, _booleans, _labels, _load_table, _text
 from ratings.io import _check_columns as _io_check_columns
 from ratings.io import _pick_columns as _io_pick_columns
 
@@ -119,26 +119,9 @@ def read_rubric(
     if duplicates not in ("error", "last"):
         raise ValueError(f"`duplicates` must be 'error' or 'last'; got {duplicates!r}.")
     targets = _check_columns(columns)
-    if isinstance(source, pd.DataFrame):
-        frame, name = source, None
-        if len(frame) == 0:
-            raise InvalidVerdictsError("The rubric DataFrame is empty (0 rows).")
-    elif isinstance(source, str | os.PathLike):
-        name = os.fspath(source)
-        if not os.path.exists(name):
-            raise FileNotFoundError(
-                f"Rubric file {name!r} not found (looked for {os.path.abspath(name)!r})."
-            )
-        frame = _read_file(name, None)
-    else:
-        raise TypeError(
-            f"`source` must be a path or a pandas DataFrame; got {type(source).__name__!r}."
-        )
-    prefix = f"{name!r}: " if name is not None else ""
-
-    picked = _pick_columns(frame, targets, prefix)
-    # Positional Series over the caller's data; nothing below writes into them.
-    raw = {c: frame[label].reset_index(drop=True) for c, label in picked.items()}
+    frame, _, prefix, raw = _load_table(
+        source, targets, empty="The rubric DataFrame is empty (0 rows).",
+        not_found="Rubric file", pick=_pick_columns)  # fmt: skip
     text = {c: _text(raw[c]) for c in (*_KEY, "judge") if c in raw}
     passed = _passed(raw["passed"])
 
