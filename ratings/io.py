@@ -901,14 +901,17 @@ def _read_csv(name: str, sep: str, compression: str | None) -> pd.DataFrame:
     """Read a CSV with every field as text: pyarrow if it reads the file cleanly, else C.
 
     The C engine is the reference: whenever pyarrow raises or warns, the file is read again
-    with it, so results and messages never depend on which engine ran.
+    with it, so results and messages never depend on which engine ran. Files with any double
+    quote go to the C engine directly: pandas runs pyarrow with ``newlines_in_values=False``,
+    which splits large files into blocks at line breaks even inside quoted values and then
+    misreads such fields silently.
     """
     options = {
         "sep": sep, "dtype": str, "keep_default_na": False, "na_values": [],
         "encoding": "utf-8", "compression": compression,
     }  # fmt: skip
     frame = None
-    if pa is not None:
+    if pa is not None and not _has_quotes(name, compression):
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -925,6 +928,15 @@ def _read_csv(name: str, sep: str, compression: str | None) -> pd.DataFrame:
     if len(frame) and len(frame.columns) > 1:
         _check_truncated(name, frame, sep, compression)
     return frame
+
+
+def _has_quotes(name: str, compression: str | None) -> bool:
+    """Does the (decompressed) file contain a double quote anywhere? One pass of memchr."""
+    with _open(name, compression) as fh:
+        while chunk := fh.read(_CHUNK):
+            if b'"' in chunk:
+                return True
+    return False
 
 
 def _check_header(name: str, sep: str, compression: str | None) -> None:
