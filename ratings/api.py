@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ratings.bt import Engine, fit_bt, kernels
-from ratings.crowd import crowd_covariance, fit_crowd_bt, judge_table
+from ratings.crowd import crowd_covariance_and_influence, fit_crowd_bt, judge_table
 from ratings.data import Comparisons, aggregate, from_counts, is_counts_frame
 from ratings.engine import resolve as resolve_engine
 from ratings.errors import ConvergenceWarning, InvalidVerdictsError, NonIdentifiableError
@@ -22,7 +22,6 @@ from ratings.judges import JudgeQuality, resolve_judge_quality
 from ratings.result import Ratings
 from ratings.uncertainty import (
     bootstrap_draws,
-    cluster_influence,
     cluster_sandwich,
     inverse_free,
     sandwich,
@@ -345,17 +344,11 @@ def _estimate_crowd(data: Comparisons, *, ref, fixed_eta, level, df, ci, cluster
                     tol, max_iter, n_boot, seed, rows) -> dict:  # fmt: skip
     res = fit_crowd_bt(rows, ref=ref, fixed_eta=fixed_eta, tol=tol, max_iter=max(max_iter, 200),
                        engine=engine)  # fmt: skip
-    full = crowd_covariance(res, data, ci="model" if ci == "model" else "sandwich",
-                            clustered=clustered, engine=engine)  # fmt: skip
+    full, influence = crowd_covariance_and_influence(
+        res, data, ci="model" if ci == "model" else "sandwich", clustered=clustered,
+        engine=engine)  # fmt: skip
     m = data.n_models
-    influence = None
-    if clustered:
-        k = kernels(engine, data.n_verdicts)
-        _, gd, ge, *_ = k.crowd_row_terms(
-            res.theta, res.eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt)
-        bread = crowd_covariance(res, data, ci="model", clustered=False, engine=engine)
-        influence = cluster_influence(data, bread, gd, ge, k=k)
-        influence = None if influence is None else influence[:, :m]
+    influence = None if influence is None else influence[:, :m]
 
     def refit(sample: Comparisons):
         return fit_crowd_bt(sample, ref=ref, fixed_eta=fixed_eta, tol=1e-8,

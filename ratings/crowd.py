@@ -132,6 +132,16 @@ def crowd_covariance(
     meat (factor G/(G-1)). When eta is estimated the strengths' block accounts for its
     uncertainty; fixed or boundary etas are treated as known.
     """
+    return crowd_covariance_and_influence(fit, data, ci=ci, clustered=clustered,
+                                          engine=engine)[0]  # fmt: skip
+
+
+def crowd_covariance_and_influence(
+    fit: CrowdFit, data: Comparisons, *, ci: str, clustered: bool, engine: Engine = "auto"
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+    """:func:`crowd_covariance`, and for clustered data (whatever ``ci``) the per-cluster
+    influences over (theta, eta), G x (M + K), from the same pass (``None`` otherwise, or above
+    :data:`ratings.uncertainty.MAX_INFLUENCE_CELLS`)."""
     from ratings.uncertainty import cluster_sandwich, inverse_free
 
     k = kernels(engine, data.n_verdicts)
@@ -144,14 +154,16 @@ def crowd_covariance(
             "and the spread of the ratings cannot be told apart on these verdicts. Fix eta from "
             "past judgments (`judge_quality=`, CLI `--judge-quality`) or fit with model='bt'."
         ) from None
-    if ci == "model":
-        return bread
+    if ci == "model" and not clustered:
+        return bread, None
     _, gd, ge, _, _, _, mdd, mde, mee = k.crowd_row_terms(
         fit.theta, fit.eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt
     )
     if clustered:
-        return cluster_sandwich(bread, data, gd, ge, k=k)[0]
-    return bread @ k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, mdd, mde, mee) @ bread
+        cov, influence = cluster_sandwich(bread, data, gd, ge, k=k)
+        return (bread if ci == "model" else cov), influence
+    meat = k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, mdd, mde, mee)
+    return bread @ meat @ bread, None
 
 
 def judge_table(fit: CrowdFit, cov: NDArray[np.float64], data: Comparisons,
