@@ -276,98 +276,14 @@ def cluster_scores(n_clusters, n_params, ii, jj, kk, cluster, sd, se, n_models):
 
 
 @njit(**_JIT)
-def _aggregate_dense(group, ii, jj, outcome, weight, n_groups, n_models, with_code):
-    """:func:`aggregate_rows` over a dense (group, i, j) table, for small key spaces."""
-    n = group.shape[0]
-    space = n_groups * n_models * n_models
-    acc = np.zeros(3 * space)
-    seen = np.zeros(space, dtype=np.bool_)
-    weighted = weight.shape[0] > 0
-    for v in range(n):
-        key = (group[v] * n_models + ii[v]) * n_models + jj[v]
-        o = outcome[v]
-        acc[3 * key + (o if o == 0 or o == 1 else 2)] += weight[v] if weighted else 1.0
-        seen[key] = True
-    row_group, row_i, row_j, wi, wj, tt = _dense_rows(acc, seen, n_models)
-    code = np.empty(n if with_code else 0, dtype=np.int64)
-    if with_code:
-        row_of = np.cumsum(seen) - 1
-        for v in range(n):
-            code[v] = row_of[(group[v] * n_models + ii[v]) * n_models + jj[v]]
-    return row_group, row_i, row_j, wi, wj, tt, code
-
-
-def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models, with_code=True,
-                   reuse=False):  # fmt: skip
-    """Collapse verdicts into unique (group, i, j) rows, rows ordered by group.
-
-    group i8[N] in [0, n_groups) (cluster-major codes of (cluster, judge)); ii, jj i8[N] with
-    ii < jj; outcome i8[N]: 0 = i won, 1 = j won, 2 = tie; weight f8[N] or f8[0] (all 1) ->
-    (row_group, row_i, row_j i8[R]; wi, wj, tt f8[R]; code i8[N], the row of each verdict).
-    When the (group, i, j) key space is small next to N, counts accumulate in a dense table
-    (rows come out sorted by key); otherwise a counting sort by group and a dense (i, j) slot
-    table: O(N + n_groups + n_models^2). ``with_code=False`` skips ``code`` (returned empty),
-    sparing N random memory accesses; ``reuse=True`` allows overwriting ``group`` and ``ii``.
-    A Python function over the njit passes (so NumPy allocates the large buffers).
-    """
-    if n_groups * n_models * n_models <= group.shape[0] // 2 + DENSE_EXTRA:
-        return _aggregate_dense(group, ii, jj, outcome, weight, n_groups, n_models, with_code)
-    return _aggregate_sorted(group, ii, jj, outcome, weight, n_groups, n_models, with_code, reuse)
-
-
-def _aggregate_sorted(group, ii, jj, outcome, weight, n_groups, n_models, with_code,
-                      reuse=False):  # fmt: skip
-    """:func:`aggregate_rows` by a counting sort on group and an (i, j) slot table.
-
-    An empty ``weight`` means one per verdict (nothing to scatter). Keys are int32: callers use
-    this path only while ``3 * n_models^2`` fits (see ``ratings.data._DENSE_SLOTS``). Large
-    buffers are allocated here by NumPy (which asks for huge pages, halving the cost of
-    first touching them); ``reuse=True`` lets the rows' groups overwrite ``group``, which the
-    caller no longer needs.
-    """
-    n = group.shape[0]
-    s_key = np.empty(n, dtype=np.int32)
-    s_w = np.empty(n if weight.shape[0] else 0)
-    order = np.empty(n if with_code else 0, dtype=np.int64)
-    starts = _group_scatter(group, ii, jj, outcome, weight, n_groups, n_models, s_key, s_w, order)
-    return _dedupe_rows(starts, s_key, s_w, order, n_models, with_code,
-                        spare=(group,) if reuse else ())  # fmt: skip
-
-
-@njit(**_JIT)
-def _group_scatter(group, ii, jj, outcome, weight, n_groups, n_models, s_key, s_w, order):
-    """Counting sort by group: fill ``s_key`` (and ``s_w``, ``order`` when non-empty) with
-    each verdict's ``(i * n_models + j) * 3 + outcome`` in group order -> group starts i8[G+1]."""
-    n = group.shape[0]
-    weighted = s_w.shape[0] > 0
-    with_code = order.shape[0] > 0
-    starts = np.zeros(n_groups + 1, dtype=np.int64)
-    for v in range(n):
-        starts[group[v] + 1] += 1
-    for g in range(n_groups):
-        starts[g + 1] += starts[g]
-    fill = starts[:-1].copy()
-    for v in range(n):
-        g = group[v]
-        p = fill[g]
-        fill[g] = p + 1
-        o = outcome[v]
-        s_key[p] = (ii[v] * n_models + jj[v]) * 3 + (o if o == 0 or o == 1 else 2)
-        if with_code:
-            order[p] = v
-        if weighted:
-            s_w[p] = weight[v]
-    return starts
-
-
-@njit(**_JIT)
-def _group_dedupe(starts, s_key, s_w, order, n_models, group_value, row_group, row_i, row_j,
-                  wi, wj, tt, code):  # fmt: skip
+def _group_dedupe(starts, s_key, s_w, n_models, group_value, row_group, row_i, row_j, wi, wj,
+                  tt):  # fmt: skip
     """One row per distinct key within each group: fills ``row_group`` (``group_value[g]`` for
     a row of group g), ``row_i``, ``row_j`` and adds counts into the zeroed ``wi``, ``wj``,
-    ``tt``; when non-empty, ``code`` gets each verdict's row -> the number of rows."""
+    ``tt`` -> the number of rows. ``s_key`` holds ``(i * n_models + j) * 3 + outcome`` per
+    verdict, grouped (group g owns ``starts[g]:starts[g + 1]``); ``s_w`` their weights, or
+    empty for one each."""
     weighted = s_w.shape[0] > 0
-    with_code = code.shape[0] > 0
     slot = np.full(n_models * n_models, -1, dtype=np.int32)
     r = 0
     for g in range(starts.shape[0] - 1):
@@ -383,8 +299,6 @@ def _group_dedupe(starts, s_key, s_w, order, n_models, group_value, row_group, r
                 row_i[r] = key // n_models
                 row_j[r] = key - row_i[r] * n_models
                 r += 1
-            if with_code:
-                code[order[pos]] = s
             w = s_w[pos] if weighted else 1.0
             o = k3 - 3 * key
             if o == 0:
@@ -398,28 +312,24 @@ def _group_dedupe(starts, s_key, s_w, order, n_models, group_value, row_group, r
     return r
 
 
-def _dedupe_rows(starts, s_key, s_w, order, n_models, with_code, group_value=None,
-                 spare=()):  # fmt: skip
-    """Run :func:`_group_dedupe` on NumPy-allocated buffers -> (group, i, j, wi, wj, tt, code),
-    ``group`` holding ``group_value[g]`` (default g).
+def _dedupe_rows(starts, s_key, s_w, n_models, group_value, spare=()):
+    """Run :func:`_group_dedupe` on NumPy-allocated buffers -> (group, i, j, wi, wj, tt),
+    ``group`` holding ``group_value[g]``.
 
     ``spare``: N-sized int64 arrays the caller no longer needs, used (in order) for ``group``,
     ``i``, ``j`` and, viewed as float64 and zeroed, ``wi``; fresh memory costs page faults that
     dominate this pass on large logs. The rows are views of N-sized buffers, copied down only
     when they fill less than half.
     """
-    if group_value is None:
-        group_value = np.arange(starts.shape[0] - 1, dtype=np.int64)
     n = s_key.shape[0]
     spare = [a for a in spare if a.shape[0] == n and a.dtype == np.int64 and a.flags.writeable]
     ints = [spare.pop(0) if spare else np.empty(n, dtype=np.int64) for _ in range(3)]
     wi = spare.pop(0).view(np.float64) if spare else np.empty(n)
     wi.fill(0.0)
     out = (*ints, wi, np.zeros(n), np.zeros(n))
-    code = np.empty(n if with_code else 0, dtype=np.int64)
-    r = _group_dedupe(starts, s_key, s_w, order, n_models, group_value, *out, code)
+    r = _group_dedupe(starts, s_key, s_w, n_models, group_value, *out)
     shrink = 2 * r < n
-    return (*(a[:r].copy() if shrink else a[:r] for a in out), code)
+    return tuple(a[:r].copy() if shrink else a[:r] for a in out)
 
 
 @njit(**_JIT)
@@ -439,68 +349,6 @@ def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
     return _dense_rows(acc, seen, n_models)
 
 
-@njit(**_JIT)
-def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges,
-                n_clusters):
-    """Per verdict, in one pass: (outer key, i, j, outcome), i8[N] each, then which model,
-    judge and cluster codes occur (bool[n_models], bool[n_judges], bool[n_clusters]) and the
-    number of unusable rows. ``amap`` and ``bmap`` hold model codes in [0, n_models) or -1.
-
-    ``ia = amap[ca]``, ``ib = bmap[cb]`` (model codes), ``res = wmap[wc]`` (0 A, 1 B, 2 tie);
-    a forfeit (``fa`` or ``fb``) wins for the other side (tie if both) under judge ``det``,
-    else the judge is ``jc``. Then ``i = min(ia, ib)``, ``j = max(ia, ib)``, the outcome
-    0 (i won) / 1 (j won) / 2 (tie) as seen from ``i``, and the key ``gc * n_judges + judge``.
-    A row is unusable (and its outputs junk) where a code or mapped value is negative or
-    ``ia == ib``; the caller finds out which and why.
-    """
-    n = ca.shape[0]
-    key = np.empty(n, dtype=np.int64)
-    ri = np.empty(n, dtype=np.int64)
-    rj = np.empty(n, dtype=np.int64)
-    out = np.empty(n, dtype=np.int64)
-    used_m = np.zeros(n_models, dtype=np.bool_)
-    used_j = np.zeros(n_judges, dtype=np.bool_)
-    used_g = np.zeros(n_clusters, dtype=np.bool_)
-    n_bad = 0
-    for v in range(n):
-        if ca[v] < 0 or cb[v] < 0 or wc[v] < 0 or jc[v] < 0 or gc[v] < 0:
-            n_bad += 1
-            key[v] = 0
-            ri[v] = 0
-            rj[v] = 0
-            out[v] = 0
-            continue
-        a = amap[ca[v]]
-        b = bmap[cb[v]]
-        judge = jc[v]
-        used_j[judge] = True
-        used_g[gc[v]] = True
-        if fa[v] or fb[v]:
-            res = 2 if (fa[v] and fb[v]) else (1 if fa[v] else 0)
-            judge = det
-        else:
-            res = wmap[wc[v]]
-        if a < 0 or b < 0 or a == b or res < 0:
-            n_bad += 1
-        else:
-            used_m[a] = True
-            used_m[b] = True
-        if a > b:
-            ri[v] = b
-            rj[v] = a
-            out[v] = 1 - res if res < 2 else res
-        else:
-            ri[v] = a
-            rj[v] = b
-            out[v] = res
-        key[v] = gc[v] * n_judges + judge
-    return key, ri, rj, out, used_m, used_j, used_g, n_bad
-
-
-# --- Verdict codes to rows in one go ------------------------------------------------------------
-# Empty ``jc``, ``gc``, ``fa``, ``fb`` or ``weight`` stand for all 0 / False / 1 (no column).
-
-
 _COUNT, _DENSE, _SCATTER = 0, 1, 2  # what one pass of :func:`_codes_pass` does
 
 
@@ -508,7 +356,14 @@ _COUNT, _DENSE, _SCATTER = 0, 1, 2  # what one pass of :func:`_codes_pass` does
 def _codes_pass(mode, ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges, n_models,
                 group_of, weight, count, used_m, used_j, used_g, acc, seen, fill, s_key,
                 s_w):  # fmt: skip
-    """One pass over the verdict codes, orienting each as in :func:`orient_rows`.
+    """One pass over the verdict codes.
+
+    Each verdict is oriented: ``a = amap[ca]``, ``b = bmap[cb]`` (model codes in
+    [0, n_models) or -1), ``res = wmap[wc]`` (0 A, 1 B, 2 tie); a forfeit (``fa`` or ``fb``)
+    wins for the other side (tie if both) under judge ``det``, else the judge is ``jc``. Then
+    ``i = min(a, b)``, ``j = max(a, b)``, the outcome 0 (i won) / 1 (j won) / 2 (tie) as seen
+    from ``i``, and the outer key ``gc * n_judges + judge``. A row is unusable where a code or
+    mapped value is negative or ``a == b``; the caller finds out which and why.
 
     ``_COUNT``: verdicts per outer key into ``count``, used codes into ``used_*``; returns the
     number of unusable rows. ``_DENSE``: counts into the dense (group, i, j, outcome) table
@@ -591,10 +446,10 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
                     n_clusters, weight, reuse=False):  # fmt: skip
     """Verdict codes straight to unique (cluster, judge, i, j) rows, rows ordered by cluster.
 
-    :func:`orient_rows` then :func:`aggregate_rows` without their N-row intermediates: one
-    counting pass, then a dense table (small key spaces) or a counting sort and per-group slot
-    table. -> (cluster, judge, i, j i8[R]; wi, wj, tt f8[R]; used models bool[n_models], used
-    judge codes, used cluster codes; unusable rows); when rows are unusable only that count is
+    No N-row intermediates: one counting pass, then a dense table (small key spaces) or a
+    counting sort and per-group slot table (see :func:`_codes_pass` for the orientation).
+    -> (cluster, judge, i, j i8[R]; wi, wj, tt f8[R]; used models bool[n_models], used judge
+    codes, used cluster codes; unusable rows); when rows are unusable only that count is
     meaningful (the caller explains them). ``reuse=True`` lets the rows overwrite ``gc``,
     ``ca``, ``cb`` and ``wc`` once they are read (the caller's own copies).
     """
@@ -627,10 +482,9 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
                 s_key, s_w)  # fmt: skip
     spare = (gc, ca, cb, wc) if reuse else ()
     if n_judges == 1:  # the outer key is the cluster: rows get it directly, judges are all 0
-        cluster, ri, rj, wi, wj, tt, _ = _dedupe_rows(starts, s_key, s_w, i8, n_models, False,
-                                                      outer_keys, spare)  # fmt: skip
+        cluster, ri, rj, wi, wj, tt = _dedupe_rows(starts, s_key, s_w, n_models, outer_keys, spare)
         return cluster, np.zeros(ri.shape[0], dtype=np.int64), ri, rj, wi, wj, tt, *used, 0
-    group, ri, rj, wi, wj, tt, _ = _dedupe_rows(starts, s_key, s_w, i8, n_models, False,
-                                                spare=spare)  # fmt: skip
+    group, ri, rj, wi, wj, tt = _dedupe_rows(starts, s_key, s_w, n_models,
+                                             np.arange(n_groups, dtype=np.int64), spare)
     cluster, judge = (outer_keys // n_judges)[group], (outer_keys % n_judges)[group]
     return cluster, judge, ri, rj, wi, wj, tt, *used, 0

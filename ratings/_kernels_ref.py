@@ -109,8 +109,8 @@ def cluster_scores(n_clusters, n_params, ii, jj, kk, cluster, sd, se, n_models):
     return out
 
 
-def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models, with_code=True,
-                   reuse=False):  # fmt: skip
+def _aggregate_rows(group, ii, jj, outcome, weight, n_models):
+    """Unique (group, i, j) rows of oriented verdicts, sorted, with their counts."""
     weight = np.ones(group.size) if weight.size == 0 else weight  # empty: one per verdict
     key = (group * n_models + ii) * n_models + jj
     uniq, first, code = np.unique(key, return_index=True, return_inverse=True)
@@ -120,7 +120,6 @@ def aggregate_rows(group, ii, jj, outcome, weight, n_groups, n_models, with_code
         np.bincount(code, weight * (outcome == 0), r),
         np.bincount(code, weight * (outcome == 1), r),
         np.bincount(code, weight * (outcome == 2), r),
-        code.astype(np.int64) if with_code else np.zeros(0, dtype=np.int64),
     )  # fmt: skip
 
 
@@ -132,8 +131,9 @@ def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
             np.bincount(code, wi, r), np.bincount(code, wj, r), np.bincount(code, tt, r))
 
 
-def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges,
-                n_clusters):
+def _orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges):
+    """Each verdict oriented (see ``ratings._kernels._codes_pass``): outer key, i, j, outcome,
+    used model codes, unusable rows."""
     missing = (ca < 0) | (cb < 0) | (wc < 0) | (jc < 0) | (gc < 0)
     ia, ib = np.where(missing, 0, amap[ca]), np.where(missing, 0, bmap[cb])
     forfeit = fa | fb
@@ -146,16 +146,12 @@ def orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_j
     used_m = np.zeros(n_models, dtype=bool)
     used_m[ia[good]] = True
     used_m[ib[good]] = True
-    used_j = np.zeros(n_judges, dtype=bool)
-    used_j[jc[~missing]] = True
-    used_g = np.zeros(n_clusters, dtype=bool)
-    used_g[gc[~missing]] = True
     return (
         np.where(missing, zero, gc * n_judges + judge).astype(np.int64),
         np.where(missing, zero, np.where(swap, ib, ia)).astype(np.int64),
         np.where(missing, zero, np.where(swap, ia, ib)).astype(np.int64),
         np.where(missing, zero, np.where(swap & (res < 2), 1 - res, res)).astype(np.int64),
-        used_m, used_j, used_g, int(bad.sum()),
+        used_m, int(bad.sum()),
     )
 
 
@@ -166,8 +162,8 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
     gc = np.zeros(n, dtype=np.int64) if gc.size == 0 else gc
     fa = np.zeros(n, dtype=bool) if fa.size == 0 else fa
     fb = np.zeros(n, dtype=bool) if fb.size == 0 else fb
-    outer, i, j, o, used_m, _, _, n_bad = orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa,
-                                                      fb, det, n_models, n_judges, n_clusters)
+    outer, i, j, o, used_m, n_bad = _orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb,
+                                                 det, n_models, n_judges)
     used_j = np.zeros(n_judges, dtype=bool)
     used_g = np.zeros(n_clusters, dtype=bool)
     if n_bad:
@@ -175,6 +171,5 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
         return e_i, e_i, e_i, e_i, e_f, e_f, e_f, used_m, used_j, used_g, n_bad
     used_j[jc] = True
     used_g[gc] = True
-    key, ri, rj, wi, wj, tt, _ = aggregate_rows(outer, i, j, o, weight, n_clusters * n_judges,
-                                                n_models, False)
+    key, ri, rj, wi, wj, tt = _aggregate_rows(outer, i, j, o, weight, n_models)
     return key // n_judges, key % n_judges, ri, rj, wi, wj, tt, used_m, used_j, used_g, 0

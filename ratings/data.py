@@ -8,7 +8,6 @@ so per-verdict robust variances count it once). Every later computation costs O(
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -122,12 +121,9 @@ class Comparisons:
             collapse = kernels(engine, self.n_verdicts).collapse_rows
             k, i, j, wi, wj, tt = collapse(self.judge, self.ii, self.jj, self.wi, self.wj,
                                            self.tt, nj, m)  # fmt: skip
-        else:
-            key = (self.judge * m + self.ii) * m + self.jj
-            codes, uniq = pd.factorize(key, sort=True)
-            r = len(uniq)
-            k, i, j = uniq // (m * m), (uniq // m) % m, uniq % m
-            wi, wj, tt = (np.bincount(codes, w, r) for w in (self.wi, self.wj, self.tt))
+        else:  # the twin's sort-based reduction: memory follows the rows, not the key space
+            k, i, j, wi, wj, tt = kernels("numpy").collapse_rows(
+                self.judge, self.ii, self.jj, self.wi, self.wj, self.tt, nj, m)  # fmt: skip
         return Comparisons(self.models, self.judges, None, None, i, j, k,
                            np.zeros(len(i), dtype=np.int64), wi, wj, tt)  # fmt: skip
 
@@ -267,9 +263,10 @@ def aggregate(
     one = np.zeros(0) if weights is None else np.asarray(weights, dtype=np.float64)  # [] is 1s
     codes = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, m, nj, ng)
     # ca, cb, wc, gc are this function's own int64 copies: the kernel may reuse their memory.
-    agg = (partial(k.aggregate_codes, reuse=True) if m * m <= _DENSE_SLOTS
-           else partial(_aggregate_hashed, k=k))  # fmt: skip
-    rcluster, rjudge, ri, rj, wi, wj, tt, used_m, used_j, used_g, n_bad = agg(*codes, one)
+    # Boards too large for a dense (i, j) slot table take the twin's sort-based reduction.
+    agg = k.aggregate_codes if m * m <= _DENSE_SLOTS else kernels("numpy").aggregate_codes
+    rcluster, rjudge, ri, rj, wi, wj, tt, used_m, used_j, used_g, n_bad = agg(*codes, one,
+                                                                               reuse=True)
     if n_bad:
         _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster)
     if forfeits:
@@ -286,22 +283,6 @@ def aggregate(
         models=labels, judges=judges, clusters=clusters, cluster_name=cluster,
         ii=ri, jj=rj, judge=rjudge, cluster=rcluster, wi=wi, wj=wj, tt=tt,
     )  # fmt: skip
-
-
-def _aggregate_hashed(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, m, nj, ng, weight, k):
-    """:func:`ratings._kernels.aggregate_codes` for boards too large for a dense pair table."""
-    n = ca.size
-    full = [np.zeros(n, dtype=c.dtype) if c.size == 0 else c for c in (jc, gc, fa, fb)]
-    outer, i, j, o, used_m, used_j, used_g, n_bad = k.orient_rows(
-        ca, cb, amap, bmap, wc, wmap, *full, det, m, nj, ng)  # fmt: skip
-    if n_bad:
-        return (*([np.zeros(0)] * 7), used_m, used_j, used_g, n_bad)
-    weight = np.ones(n) if weight.size == 0 else weight
-    codes, uniq = pd.factorize((outer * m + i) * m + j, sort=True)
-    r = len(uniq)
-    out = [np.bincount(codes, weight * (o == v), r) for v in (0, 1, 2)]
-    key = uniq // (m * m)
-    return key // nj, key % nj, (uniq // m) % m, uniq % m, *out, used_m, used_j, used_g, 0
 
 
 def _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster) -> None:
@@ -324,7 +305,7 @@ def _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluste
         )
     _reject(verdicts, jc < 0, "have a missing judge")
     _reject(verdicts, gc < 0, f"have a missing {cluster}")
-    raise AssertionError("orient_rows counted unusable rows no check names")  # pragma: no cover
+    raise AssertionError("aggregate_codes counted unusable rows no check names")  # pragma: no cover
 
 
 def _reject(verdicts: pd.DataFrame, bad: NDArray[np.bool_], what: str, detail: str = "") -> None:
