@@ -180,6 +180,29 @@ def test_report_returns_good_rows_and_rejected_table(tmp_path: Path, engine: str
     assert rej["model_a"].tolist()[1] == ""
 
 
+def test_columns_validated_on_threads_as_in_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Large logs factorize their columns side by side: same rows, codes and reasons."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    names = np.array(["m1", " m2", "m3 ", "NA", "", "x"], dtype=object)
+    df = pd.DataFrame({
+        "model_a": names[rng.integers(0, 6, n)], "model_b": names[rng.integers(0, 6, n)],
+        "winner": np.array(["A", "b", "tie", "draw", "m1", ""], dtype=object)[
+            rng.integers(0, 6, n)],
+        "task_id": rng.integers(0, 40, n).astype(str), "judge": rng.choice(["j1", "j2", ""], n),
+        "scope": rng.choice(["s", "s "], n),
+    })  # fmt: skip
+    serial = read_verdicts(df, errors="report")
+    monkeypatch.setattr(rio, "_CONCURRENT_ROWS", 0)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(rio, "_POOL", None)
+    threaded = read_verdicts(df, errors="report")
+    assert rio._POOL is not None  # the threaded path ran
+    assert 0 < len(serial.rejected) < n
+    pd.testing.assert_frame_equal(threaded.verdicts, serial.verdicts)
+    pd.testing.assert_frame_equal(threaded.rejected, serial.rejected)
+
+
 def test_report_with_nothing_rejected_has_empty_table() -> None:
     df = pd.DataFrame({"model_a": ["x"], "model_b": ["y"], "winner": ["A"], "judge": ["j"]})
     log = read_verdicts(df, errors="report")
