@@ -365,13 +365,15 @@ def _codes_pass(mode, ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judge
     from ``i``, and the outer key ``gc * n_judges + judge``. A row is unusable where a code or
     mapped value is negative or ``a == b``; the caller finds out which and why.
 
-    ``_COUNT``: verdicts per outer key into ``count``, used codes into ``used_*``; returns the
-    number of unusable rows. ``_DENSE``: counts into the dense (group, i, j, outcome) table
-    ``acc`` and ``seen``. ``_SCATTER``: ``(i * n_models + j) * 3 + outcome`` (and weight) into
-    each group's block of ``s_key`` (``s_w``), ``fill`` holding the blocks' next positions.
+    Every mode returns the number of unusable rows and, when ``used_*`` are not empty, marks
+    the codes usable rows use. ``_COUNT``: verdicts per outer key into ``count``. ``_DENSE``:
+    counts into the dense (group, i, j, outcome) table ``acc`` and ``seen``. ``_SCATTER``:
+    ``(i * n_models + j) * 3 + outcome`` (and weight) into each group's block of ``s_key``
+    (``s_w``), ``fill`` holding the blocks' next positions.
     """
     m2 = n_models * n_models
     weighted = weight.shape[0] > 0
+    track = used_m.shape[0] > 0
     n_bad = 0
     for v in range(ca.shape[0]):
         judge = jc[v] if jc.shape[0] else 0
@@ -383,7 +385,7 @@ def _codes_pass(mode, ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judge
         b = bmap[cb[v]]
         f_a = fa[v] if fa.shape[0] else False
         f_b = fb[v] if fb.shape[0] else False
-        if mode == _COUNT:
+        if track:
             used_j[judge] = True
             used_g[g] = True
         if f_a or f_b:
@@ -398,10 +400,11 @@ def _codes_pass(mode, ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judge
             a, b = b, a
             res = 1 - res if res < 2 else res
         outer = g * n_judges + judge
-        if mode == _COUNT:
-            count[outer] += 1
+        if track:
             used_m[a] = True
             used_m[b] = True
+        if mode == _COUNT:
+            count[outer] += 1
         elif mode == _DENSE:
             key = group_of[outer] * m2 + a * n_models + b
             acc[3 * key + res] += weight[v] if weighted else 1.0
@@ -442,11 +445,17 @@ def _dense_rows(acc, seen, n_models):
     return row_group, row_i, row_j, wi, wj, tt
 
 
+def _dense_fits(space: int, n: int) -> bool:
+    """Is a dense table of ``space`` (group, i, j) slots worth it for ``n`` verdicts?"""
+    return space <= n // 2 + DENSE_EXTRA
+
+
 def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges,
                     n_clusters, weight, reuse=False):  # fmt: skip
     """Verdict codes straight to unique (cluster, judge, i, j) rows, rows ordered by cluster.
 
-    No N-row intermediates: one counting pass, then a dense table (small key spaces) or a
+    No N-row intermediates: one pass into a dense table when the whole (cluster, judge, i, j)
+    key space is small; else a counting pass, then a dense table over the keys that occur or a
     counting sort and per-group slot table (see :func:`_codes_pass` for the orientation).
     -> (cluster, judge, i, j i8[R]; wi, wj, tt f8[R]; used models bool[n_models], used judge
     codes, used cluster codes; unusable rows); when rows are unusable only that count is
@@ -459,6 +468,15 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
             np.zeros(n_clusters, dtype=np.bool_))  # fmt: skip
     i8, f8, b1 = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.bool_)
     codes = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges, n_models)
+    space = count.size * n_models * n_models
+    if _dense_fits(space, n):  # small enough for every outer key: one pass
+        acc, seen = np.zeros(3 * space), np.zeros(space, dtype=np.bool_)
+        n_bad = _codes_pass(_DENSE, *codes, np.arange(count.size), weight, i8, *used, acc,
+                            seen, i8, np.zeros(0, dtype=np.int32), f8)  # fmt: skip
+        if n_bad:
+            return i8, i8, i8, i8, f8, f8, f8, *used, n_bad
+        outer, ri, rj, wi, wj, tt = _dense_rows(acc, seen, n_models)
+        return outer // n_judges, outer % n_judges, ri, rj, wi, wj, tt, *used, 0
     n_bad = _codes_pass(_COUNT, *codes, i8, weight, count, *used, f8, b1, i8,
                         np.zeros(0, dtype=np.int32), f8)  # fmt: skip
     if n_bad:
@@ -467,7 +485,7 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
     group_of = np.cumsum(count > 0) - 1
     n_groups = outer_keys.size
     space = n_groups * n_models * n_models
-    if space <= n // 2 + DENSE_EXTRA:
+    if _dense_fits(space, n):
         acc, seen = np.zeros(3 * space), np.zeros(space, dtype=np.bool_)
         _codes_pass(_DENSE, *codes, group_of, weight, i8, b1, b1, b1, acc, seen, i8,
                     np.zeros(0, dtype=np.int32), f8)  # fmt: skip

@@ -122,9 +122,10 @@ def test_aggregate_with_sides_naming_different_models(engine):
 
 @settings(deadline=None, max_examples=40)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 300), m=st.integers(2, 7),
-       judges=st.integers(1, 3), groups=st.integers(1, 5), dense=st.booleans(),
-       weighted=st.booleans(), optional=st.booleans())  # fmt: skip
-def test_aggregate_codes_kernel_matches_twin(seed, n, m, judges, groups, dense, weighted,
+       judges=st.integers(1, 3), groups=st.integers(1, 5),
+       path=st.sampled_from(["one pass", "dense", "sort"]), weighted=st.booleans(),
+       optional=st.booleans())  # fmt: skip
+def test_aggregate_codes_kernel_matches_twin(seed, n, m, judges, groups, path, weighted,
                                              optional):  # fmt: skip
     rng = np.random.default_rng(seed)
     amap = rng.permutation(m).astype(np.int64)
@@ -143,9 +144,16 @@ def test_aggregate_codes_kernel_matches_twin(seed, n, m, judges, groups, dense, 
         nj, ng = 1, 1
     weight = rng.exponential(size=n) if weighted else np.zeros(0)
     args = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, nj - 1, m, nj, ng, weight)
-    with pytest.MonkeyPatch.context() as mp:  # dense table or counting sort
-        mp.setattr(_kernels, "DENSE_EXTRA", 65536 if dense else -(10**9))
+    calls = []
+
+    def fits(space, n):  # one pass over every key, a counting pass then dense, or sort
+        calls.append(space)
+        return {"one pass": True, "dense": len(calls) > 1, "sort": False}[path]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_kernels, "_dense_fits", fits)
         fast = _kernels.aggregate_codes(*args)
+    assert len(calls) == (1 if path == "one pass" else 2)
     slow = _kernels_ref.aggregate_codes(*args)
     assert fast[-1] == slow[-1] == 0
     for f, s in zip(fast[7:10], slow[7:10], strict=True):  # used models, judges, clusters
