@@ -38,24 +38,26 @@ def _sigmoid(d):
 
 
 @njit(**_JIT)
-def bt_row_terms(theta, ii, jj, wi, wj, tt):
+def bt_row_terms(theta, ii, jj, wi, wj, tt, with_meat=True):
     """Bradley-Terry terms per row.
 
     theta f8[M]; ii, jj i8[R]; wi, wj, tt f8[R] ->
     (nll f8, score f8[R], info f8[R], meat f8[R]):
     ``score`` is d loglik / d(theta_i - theta_j) summed over the row's verdicts, ``info`` the
     matching negative second derivative n p (1 - p), and ``meat`` the sum over the row's
-    verdicts of the squared per-verdict score (for the per-verdict sandwich).
+    verdicts of the squared per-verdict score (for the per-verdict sandwich; empty when
+    ``with_meat`` is false, as in Newton's iterations).
     """
     n_rows = ii.shape[0]
     score = np.empty(n_rows)
     info = np.empty(n_rows)
-    meat = np.empty(n_rows)
+    meat = np.empty(n_rows if with_meat else 0)
     nll = 0.0
     for r in range(n_rows):
         d = theta[ii[r]] - theta[jj[r]]
         # One exp and one log1p per row: with e = exp(-|d|), sigma(|d|) = 1 / (1 + e) and
-        # log sigma(+-d) = min(+-d, 0) - log1p(e).
+        # log sigma(+-d) = min(+-d, 0) - log1p(e). Selects, not branches, so the loop runs
+        # without mispredicted jumps on the random outcomes.
         e = np.exp(-abs(d))
         big = 1.0 / (1.0 + e)
         small = e * big
@@ -65,14 +67,13 @@ def bt_row_terms(theta, ii, jj, wi, wj, tt):
         half = 0.5 * tt[r]
         yi = wi[r] + half
         yj = wj[r] + half
-        n = wi[r] + wj[r] + tt[r]
-        if yi > 0.0:
-            nll -= yi * (min(d, 0.0) - l1p)
-        if yj > 0.0:
-            nll -= yj * (min(-d, 0.0) - l1p)
-        score[r] = yi - n * p
-        info[r] = n * p * q
-        meat[r] = wi[r] * q * q + wj[r] * p * p + tt[r] * (0.5 - p) * (0.5 - p)
+        li = yi * (min(d, 0.0) - l1p)
+        lj = yj * (min(-d, 0.0) - l1p)
+        nll -= (li if yi > 0.0 else 0.0) + (lj if yj > 0.0 else 0.0)  # 0 log 0 = 0
+        score[r] = yi - (yi + yj) * p
+        info[r] = (yi + yj) * big * small
+        if with_meat:
+            meat[r] = wi[r] * q * q + wj[r] * p * p + tt[r] * (0.5 - p) * (0.5 - p)
     return nll, score, info, meat
 
 

@@ -16,12 +16,12 @@ def _xlogy0(y: np.ndarray, logp: np.ndarray) -> np.ndarray:
     return np.where(y > 0.0, y * logp, 0.0)
 
 
-def bt_row_terms(theta, ii, jj, wi, wj, tt):
+def bt_row_terms(theta, ii, jj, wi, wj, tt, with_meat=True):
     d = theta[ii] - theta[jj]
     yi, yj, n = wi + 0.5 * tt, wj + 0.5 * tt, wi + wj + tt
     p, q = expit(d), expit(-d)
     nll = -np.sum(_xlogy0(yi, log_expit(d)) + _xlogy0(yj, log_expit(-d)))
-    meat = wi * q**2 + wj * p**2 + tt * (0.5 - p) ** 2
+    meat = wi * q**2 + wj * p**2 + tt * (0.5 - p) ** 2 if with_meat else np.zeros(0)
     return float(nll), yi - n * p, n * p * q, meat
 
 

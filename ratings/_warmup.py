@@ -13,6 +13,7 @@ def warmup() -> None:
     ii, jj = np.array([0], dtype=np.int64), np.array([1], dtype=np.int64)
     one = np.ones(1)
     _, score, info, _ = _kernels.bt_row_terms(theta, ii, jj, one, one, one)
+    _kernels.bt_row_terms(theta, ii, jj, one, one, one, False)  # as Newton's steps call it
     _kernels.laplacian(2, ii, jj, info)
     _kernels.scatter_diff(2, ii, jj, score)
     starts = np.array([0, 1], dtype=np.int64)

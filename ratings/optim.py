@@ -43,6 +43,34 @@ def solve_pd(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float
     return np.linalg.solve(h, g)
 
 
+def inverse_pd(h: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Inverse of a symmetric positive definite ``h``, exactly symmetric; raises
+    ``LinAlgError`` otherwise.
+
+    From :data:`LAPACK_FROM` parameters: one Cholesky factorisation and LAPACK's triangular
+    inverse (``potrf`` + ``potri``, half the work of solving against the identity).
+    """
+    if h.shape[0] < LAPACK_FROM:
+        inv = solve_pd(h, np.eye(h.shape[0]))
+        return (inv + inv.T) / 2.0
+    from scipy.linalg.lapack import dpotrf, dpotri
+
+    # Fortran order without a copy: h is symmetric, so h.T holds the same matrix.
+    factor, info = dpotrf(h.T, lower=False, clean=True)  # clean: zeros below the diagonal
+    if info == 0:
+        inv, info = dpotri(factor, lower=False, overwrite_c=True)  # fills the upper triangle
+    if info != 0:
+        raise np.linalg.LinAlgError("matrix is not positive definite")
+    return _mirror(inv)
+
+
+def _mirror(upper: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The symmetric matrix whose upper triangle ``upper`` holds (zeros below the diagonal)."""
+    out = upper + upper.T
+    out.flat[:: out.shape[0] + 1] = np.diagonal(upper)
+    return out
+
+
 def _solve(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64]:
     """Newton direction; Levenberg damping when ``h`` is not positive definite."""
     if not (np.isfinite(h).all() and np.isfinite(g).all()):

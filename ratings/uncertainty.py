@@ -27,13 +27,12 @@ __all__ = ["bootstrap_draws", "inverse_free", "sandwich"]
 
 def inverse_free(h: NDArray[np.float64], free: NDArray[np.int64]) -> NDArray[np.float64]:
     """Inverse of the free block of ``h``; returned embedded in an (M, M) matrix of zeros."""
-    from ratings.optim import solve_pd
+    from ratings.optim import inverse_pd
 
     m = h.shape[0]
-    hf = h[np.ix_(free, free)]
     out = np.zeros((m, m))
-    inv = solve_pd(hf, np.eye(hf.shape[0]))  # raises LinAlgError unless positive definite
-    out[np.ix_(free, free)] = (inv + inv.T) / 2.0  # exactly symmetric
+    # raises LinAlgError unless positive definite; exactly symmetric
+    out[np.ix_(free, free)] = inverse_pd(h[np.ix_(free, free)])
     return out
 
 
@@ -95,7 +94,21 @@ def cluster_sandwich(
         return (g / (g - 1)) * (bread @ meat @ bread), None
     u = k.cluster_scores(g, p, data.ii, data.jj, data.judge, data.cluster, score_d, se, m)
     influence = u @ bread
-    return (g / (g - 1)) * (influence.T @ influence), influence
+    return gram(influence, g / (g - 1)), influence
+
+
+def gram(a: NDArray[np.float64], alpha: float = 1.0) -> NDArray[np.float64]:
+    """``alpha * a.T @ a``, exactly symmetric: BLAS's symmetric rank-k update (half the
+    products of a general matrix product) once the result is large enough to matter."""
+    if a.shape[1] < 150 or a.shape[0] == 0:
+        out = alpha * (a.T @ a)
+        return (out + out.T) / 2.0
+    from scipy.linalg.blas import dsyrk
+
+    from ratings.optim import _mirror
+
+    # The upper triangle (zeros below); a.T is a Fortran-ordered view, so nothing is copied.
+    return _mirror(dsyrk(alpha, a.T, trans=0, lower=0))
 
 
 def bootstrap_draws(

@@ -184,3 +184,28 @@ def test_inverse_free_large_matches_numpy_inverse():
     np.testing.assert_allclose(got[np.ix_(free, free)], want, rtol=1e-9, atol=1e-14)
     assert np.all(got[7] == 0.0) and np.all(got[:, 7] == 0.0)
     np.testing.assert_array_equal(got, got.T)
+
+
+@pytest.mark.parametrize("m", [5, 300])  # numpy's path, and LAPACK's potrf + potri
+def test_inverse_pd_refuses_indefinite(m):
+    from ratings.optim import inverse_pd
+
+    rng = np.random.default_rng(m)
+    x = rng.normal(size=(m, m))
+    h = x @ x.T + m * np.eye(m)
+    kept = h.copy()
+    np.testing.assert_allclose(inverse_pd(h), np.linalg.inv(h), rtol=1e-9, atol=1e-14)
+    np.testing.assert_array_equal(h, kept)  # the input is not overwritten
+    h[3, 3] = -1.0
+    with pytest.raises(np.linalg.LinAlgError):
+        inverse_pd(h)
+
+
+@pytest.mark.parametrize("shape", [(40, 7), (500, 300), (0, 200)])  # matmul, syrk, empty
+def test_gram_is_a_symmetric_cross_product(shape):
+    from ratings.uncertainty import gram
+
+    a = np.random.default_rng(2).normal(size=shape)
+    got = gram(a, 1.5)
+    np.testing.assert_allclose(got, 1.5 * np.einsum("ki,kj->ij", a, a), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(got, got.T)

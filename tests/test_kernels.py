@@ -63,6 +63,10 @@ def test_bt_row_terms_matches_twin(rows):
     assert_row_terms_equal(got, _kernels_ref.bt_row_terms(theta, ii, jj, wi, wj, tt))
     assert np.isfinite(got[0]) and got[0] >= 0.0
     assert np.all(np.isfinite(got[1])) and np.all(got[2] >= 0.0) and np.all(got[3] >= 0.0)
+    for k in (_kernels, _kernels_ref):  # Newton's steps skip the meat column
+        lean = k.bt_row_terms(theta, ii, jj, wi, wj, tt, False)
+        assert lean[3].size == 0
+        assert_row_terms_equal((*lean[:3], got[3]), got)
 
 
 @settings(deadline=None, max_examples=150)
