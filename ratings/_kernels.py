@@ -12,8 +12,13 @@ outcome 1/2 for i.
 
 from __future__ import annotations
 
+import functools
+import itertools
+
 import numpy as np
 from numba import njit
+
+from ratings import _threads
 
 _JIT = {"cache": True, "nogil": True}  # no fastmath: the likelihood relies on inf/NaN semantics
 _SCORE_CAP = 1e150  # |score| bound where it would overflow; its square still fits in a double
@@ -278,20 +283,28 @@ def cluster_scores(n_clusters, n_params, ii, jj, kk, cluster, sd, se, n_models):
 
 @njit(**_JIT)
 def _group_dedupe(starts, s_key, s_w, n_models, group_value, row_group, row_i, row_j, wi, wj,
-                  tt):  # fmt: skip
+                  tt, group_judge, acc, seen):  # fmt: skip
     """One row per distinct key within each group: fills ``row_group`` (``group_value[g]`` for
     a row of group g), ``row_i``, ``row_j`` and adds counts into the zeroed ``wi``, ``wj``,
     ``tt`` -> the number of rows. ``s_key`` holds ``(i * n_models + j) * 3 + outcome`` per
     verdict, grouped (group g owns ``starts[g]:starts[g + 1]``); ``s_w`` their weights, or
-    empty for one each."""
+    empty for one each. When ``acc`` is not empty, the counts also go into the dense
+    (judge, i, j, outcome) table ``acc`` / ``seen``, group g's judge being ``group_judge[g]``:
+    the rows collapsed over groups, on the way."""
     weighted = s_w.shape[0] > 0
-    slot = np.full(n_models * n_models, -1, dtype=np.int32)
+    collapse = acc.shape[0] > 0
+    m2 = n_models * n_models
+    slot = np.full(m2, -1, dtype=np.int32)
     r = 0
     for g in range(starts.shape[0] - 1):
         first = r
+        base = group_judge[g] * m2 if collapse else 0
         for pos in range(starts[g], starts[g + 1]):
             k3 = s_key[pos]
             key = k3 // 3
+            if collapse:
+                acc[3 * base + k3] += s_w[pos] if weighted else 1.0
+                seen[base + key] = True
             s = slot[key]
             if s < 0:
                 s = r
@@ -313,14 +326,18 @@ def _group_dedupe(starts, s_key, s_w, n_models, group_value, row_group, row_i, r
     return r
 
 
-def _dedupe_rows(starts, s_key, s_w, n_models, group_value, spare=()):
-    """Run :func:`_group_dedupe` on NumPy-allocated buffers -> (group, i, j, wi, wj, tt),
-    ``group`` holding ``group_value[g]``.
+def _dedupe_rows(starts, s_key, s_w, n_models, group_value, spare=(), group_judge=None,
+                 n_judges=0):  # fmt: skip
+    """Run :func:`_group_dedupe` on NumPy-allocated buffers -> ((group, i, j, wi, wj, tt),
+    collapsed), ``group`` holding ``group_value[g]``; ``collapsed`` is None, or with
+    ``group_judge`` (each group's judge) the rows summed per (judge, i, j), sorted.
 
     ``spare``: N-sized int64 arrays the caller no longer needs, used (in order) for ``group``,
     ``i``, ``j`` and, viewed as float64 and zeroed, ``wi``; fresh memory costs page faults that
     dominate this pass on large logs. The rows are views of N-sized buffers, copied down only
-    when they fill less than half.
+    when they fill less than half. Large logs split the groups into ranges of about equal
+    verdicts, deduplicated on threads, each into its own stretch of the buffers (a range never
+    has more rows than verdicts), then moved together in order.
     """
     n = s_key.shape[0]
     spare = [a for a in spare if a.shape[0] == n and a.dtype == np.int64 and a.flags.writeable]
@@ -328,9 +345,42 @@ def _dedupe_rows(starts, s_key, s_w, n_models, group_value, spare=()):
     wi = spare.pop(0).view(np.float64) if spare else np.empty(n)
     wi.fill(0.0)
     out = (*ints, wi, np.zeros(n), np.zeros(n))
-    r = _group_dedupe(starts, s_key, s_w, n_models, group_value, *out)
+    space = n_judges * n_models * n_models if group_judge is not None else 0
+    gj = group_judge if group_judge is not None else np.zeros(0, dtype=np.int64)
+    n_groups = starts.shape[0] - 1
+    cuts = np.searchsorted(starts, np.linspace(0, n, _chunks(n) + 1)[1:-1])
+    ranges = np.unique(np.concatenate([[0], np.clip(cuts, 0, n_groups), [n_groups]]))
+    if ranges.size < 2:  # no groups: one empty range
+        ranges = np.array([0, 0])
+
+    def dedupe(g0, g1):
+        acc, seen = np.zeros(3 * space), np.zeros(space, dtype=np.bool_)
+        views = tuple(a[starts[g0]:] for a in out)
+        r = _group_dedupe(starts[g0:g1 + 1], s_key, s_w, n_models, group_value[g0:g1], *views,
+                          gj[g0:g1] if space else gj, acc, seen)  # fmt: skip
+        return r, acc, seen
+
+    parts = _threads.run([functools.partial(dedupe, g0, g1)
+                          for g0, g1 in itertools.pairwise(ranges)])  # fmt: skip
+    r = parts[0][0]
+    for g0, (size, _, _) in zip(ranges[1:], parts[1:], strict=False):  # close the gaps
+        for a in out:
+            a[r:r + size] = a[starts[g0]:starts[g0] + size]
+        r += size
     shrink = 2 * r < n
-    return tuple(a[:r].copy() if shrink else a[:r] for a in out)
+    rows = tuple(a[:r].copy() if shrink else a[:r] for a in out)
+    if not space:
+        return rows, None
+    acc, seen = parts[0][1], parts[0][2]
+    for _, a, sn in parts[1:]:
+        acc += a
+        seen |= sn
+    return rows, _dense_rows(acc, seen, n_models)
+
+
+def _chunks(n: int) -> int:
+    """Pieces a pass over ``n`` verdicts is split into: one per worker thread on large logs."""
+    return _threads.workers() if n >= _threads.CONCURRENT_ROWS else 1
 
 
 @njit(**_JIT)
@@ -459,51 +509,115 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
     key space is small; else a counting pass, then a dense table over the keys that occur or a
     counting sort and per-group slot table (see :func:`_codes_pass` for the orientation).
     -> (cluster, judge, i, j i8[R]; wi, wj, tt f8[R]; used models bool[n_models], used judge
-    codes, used cluster codes; unusable rows); when rows are unusable only that count is
-    meaningful (the caller explains them). ``reuse=True`` lets the rows overwrite ``gc``,
+    codes, used cluster codes; collapsed; unusable rows); when rows are unusable only that
+    count is meaningful (the caller explains them). ``collapsed`` is None or, when the counting
+    sort ran, the rows summed over clusters per (judge, i, j) as :func:`collapse_rows` gives
+    them. ``reuse=True`` lets the rows overwrite ``gc``,
     ``ca``, ``cb`` and ``wc`` once they are read (the caller's own copies).
     """
     n = ca.shape[0]
-    count = np.zeros(n_clusters * n_judges, dtype=np.int64)
-    used = (np.zeros(n_models, dtype=np.bool_), np.zeros(n_judges, dtype=np.bool_),
-            np.zeros(n_clusters, dtype=np.bool_))  # fmt: skip
     i8, f8, b1 = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.bool_)
     codes = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges, n_models)
-    space = count.size * n_models * n_models
+    sizes = (n_models, n_judges, n_clusters)
+    n_outer = n_clusters * n_judges
+    space = n_outer * n_models * n_models
     if _dense_fits(space, n):  # small enough for every outer key: one pass
-        acc, seen = np.zeros(3 * space), np.zeros(space, dtype=np.bool_)
-        n_bad = _codes_pass(_DENSE, *codes, np.arange(count.size), weight, i8, *used, acc,
-                            seen, i8, np.zeros(0, dtype=np.int32), f8)  # fmt: skip
+        n_bad, used, acc, seen = _dense_pass(codes, weight, np.arange(n_outer), space, sizes)
         if n_bad:
-            return i8, i8, i8, i8, f8, f8, f8, *used, n_bad
+            return i8, i8, i8, i8, f8, f8, f8, *used, None, n_bad
         outer, ri, rj, wi, wj, tt = _dense_rows(acc, seen, n_models)
-        return outer // n_judges, outer % n_judges, ri, rj, wi, wj, tt, *used, 0
-    n_bad = _codes_pass(_COUNT, *codes, i8, weight, count, *used, f8, b1, i8,
-                        np.zeros(0, dtype=np.int32), f8)  # fmt: skip
-    if n_bad:
-        return i8, i8, i8, i8, f8, f8, f8, *used, n_bad
+        return outer // n_judges, outer % n_judges, ri, rj, wi, wj, tt, *used, None, 0
+    bounds = np.linspace(0, n, _chunks(n) + 1).astype(np.int64)
+    parts = [(_part(codes, weight, lo, hi), np.zeros(n_outer, dtype=np.int64), _zeros(sizes))
+             for lo, hi in itertools.pairwise(bounds)]  # fmt: skip
+    bad = _threads.run([functools.partial(
+        _codes_pass, _COUNT, *part, i8, w, count, *used, f8, b1, i8, np.zeros(0, dtype=np.int32),
+        f8) for (part, w), count, used in parts])  # fmt: skip
+    count = sum(c for _, c, _ in parts)
+    used = tuple(np.logical_or.reduce([u[k] for _, _, u in parts]) for k in range(3))
+    if sum(bad):
+        return i8, i8, i8, i8, f8, f8, f8, *used, None, int(sum(bad))
     outer_keys = np.flatnonzero(count)
     group_of = np.cumsum(count > 0) - 1
     n_groups = outer_keys.size
     space = n_groups * n_models * n_models
     if _dense_fits(space, n):
-        acc, seen = np.zeros(3 * space), np.zeros(space, dtype=np.bool_)
-        _codes_pass(_DENSE, *codes, group_of, weight, i8, b1, b1, b1, acc, seen, i8,
-                    np.zeros(0, dtype=np.int32), f8)  # fmt: skip
+        _, _, acc, seen = _dense_pass(codes, weight, group_of, space, None)
         group, ri, rj, wi, wj, tt = _dense_rows(acc, seen, n_models)
         outer = outer_keys[group]
-        return outer // n_judges, outer % n_judges, ri, rj, wi, wj, tt, *used, 0
+        return outer // n_judges, outer % n_judges, ri, rj, wi, wj, tt, *used, None, 0
     starts = np.zeros(n_groups + 1, dtype=np.int64)
     np.cumsum(count[outer_keys], out=starts[1:])
     s_key = np.empty(n, dtype=np.int32)
     s_w = np.empty(n if weight.shape[0] else 0)
-    _codes_pass(_SCATTER, *codes, group_of, weight, i8, b1, b1, b1, f8, b1, starts[:-1].copy(),
-                s_key, s_w)  # fmt: skip
+    fill = starts[:-1].copy()  # each piece writes its verdicts after the earlier pieces' ones
+    jobs = []
+    for (part, w), piece, _ in parts:
+        jobs.append(functools.partial(_codes_pass, _SCATTER, *part, group_of, w, i8, b1, b1, b1,
+                                      f8, b1, fill.copy(), s_key, s_w))  # fmt: skip
+        fill += piece[outer_keys]
+    _threads.run(jobs)
     spare = (gc, ca, cb, wc) if reuse else ()
+    # The fit's rows, summed over clusters per (judge, i, j), come from the same pass when
+    # their dense table is small (as in Comparisons.collapsed).
+    collapse = n_judges * n_models * n_models <= max(2 * n, 1 << 20)
+    group_judge = outer_keys % n_judges if collapse else None
     if n_judges == 1:  # the outer key is the cluster: rows get it directly, judges are all 0
-        cluster, ri, rj, wi, wj, tt = _dedupe_rows(starts, s_key, s_w, n_models, outer_keys, spare)
-        return cluster, np.zeros(ri.shape[0], dtype=np.int64), ri, rj, wi, wj, tt, *used, 0
-    group, ri, rj, wi, wj, tt = _dedupe_rows(starts, s_key, s_w, n_models,
-                                             np.arange(n_groups, dtype=np.int64), spare)
+        (cluster, ri, rj, wi, wj, tt), collapsed = _dedupe_rows(
+            starts, s_key, s_w, n_models, outer_keys, spare, group_judge, n_judges)  # fmt: skip
+        judge = np.zeros(ri.shape[0], dtype=np.int64)
+        return cluster, judge, ri, rj, wi, wj, tt, *used, collapsed, 0
+    (group, ri, rj, wi, wj, tt), collapsed = _dedupe_rows(
+        starts, s_key, s_w, n_models, np.arange(n_groups, dtype=np.int64), spare, group_judge,
+        n_judges)  # fmt: skip
     cluster, judge = (outer_keys // n_judges)[group], (outer_keys % n_judges)[group]
-    return cluster, judge, ri, rj, wi, wj, tt, *used, 0
+    return cluster, judge, ri, rj, wi, wj, tt, *used, collapsed, 0
+
+
+def _zeros(sizes):
+    """Fresh used-code flags (models, judges, clusters), or empty ones (not tracked)."""
+    if sizes is None:
+        return (np.zeros(0, dtype=np.bool_),) * 3
+    return tuple(np.zeros(k, dtype=np.bool_) for k in sizes)
+
+
+def _part(codes, weight, lo, hi):
+    """The verdicts ``lo:hi`` of the codes (views; absent columns stay empty) and weights."""
+    def cut(a):
+        return a[lo:hi] if a.shape[0] else a
+
+    ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges, n_models = codes
+    return (cut(ca), cut(cb), amap, bmap, cut(wc), wmap, cut(jc), cut(gc), cut(fa), cut(fb),
+            det, n_judges, n_models), cut(weight)  # fmt: skip
+
+
+#: Dense tables up to this many slots are filled on threads, one table per piece (summed).
+_SPLIT_DENSE = 1 << 20
+
+
+def _dense_pass(codes, weight, group_of, space, sizes):
+    """A ``_DENSE`` pass into a (group, i, j) table of ``space`` slots -> (unusable rows, used
+    codes (tracked when ``sizes`` is given), acc, seen); large logs with small tables run it
+    on threads, one table per piece, then add the tables up."""
+    n = codes[0].shape[0]
+    pieces = _chunks(n) if space <= _SPLIT_DENSE else 1
+    bounds = np.linspace(0, n, pieces + 1).astype(np.int64)
+
+    def job(lo, hi):
+        part, w = _part(codes, weight, lo, hi)
+        used = _zeros(sizes)
+        acc, seen = np.zeros(3 * space), np.zeros(space, dtype=np.bool_)
+        i8 = np.zeros(0, dtype=np.int64)
+        bad = _codes_pass(_DENSE, *part, group_of, w, i8, *used, acc, seen, i8,
+                          np.zeros(0, dtype=np.int32), np.zeros(0))  # fmt: skip
+        return bad, used, acc, seen
+
+    out = _threads.run([functools.partial(job, lo, hi)
+                        for lo, hi in itertools.pairwise(bounds)])  # fmt: skip
+    n_bad, used, acc, seen = out[0]
+    for bad, u, a, sn in out[1:]:
+        n_bad += bad
+        used = tuple(x | y for x, y in zip(used, u, strict=True))
+        acc += a
+        seen |= sn
+    return n_bad, used, acc, seen

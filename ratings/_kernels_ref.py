@@ -168,8 +168,8 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
     used_g = np.zeros(n_clusters, dtype=bool)
     if n_bad:
         e_i, e_f = np.zeros(0, dtype=np.int64), np.zeros(0)
-        return e_i, e_i, e_i, e_i, e_f, e_f, e_f, used_m, used_j, used_g, n_bad
+        return e_i, e_i, e_i, e_i, e_f, e_f, e_f, used_m, used_j, used_g, None, n_bad
     used_j[jc] = True
     used_g[gc] = True
     key, ri, rj, wi, wj, tt = _aggregate_rows(outer, i, j, o, weight, n_models)
-    return key // n_judges, key % n_judges, ri, rj, wi, wj, tt, used_m, used_j, used_g, 0
+    return key // n_judges, key % n_judges, ri, rj, wi, wj, tt, used_m, used_j, used_g, None, 0

@@ -7,7 +7,7 @@ so per-verdict robust variances count it once). Every later computation costs O(
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -60,6 +60,7 @@ class Comparisons:
     wi: NDArray[np.float64]
     wj: NDArray[np.float64]
     tt: NDArray[np.float64]
+    _collapsed: Comparisons | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("ii", "jj", "judge", "cluster"):
@@ -112,10 +113,19 @@ class Comparisons:
     def collapsed(self, *, engine: Engine = "auto") -> Comparisons:
         """The same likelihood on fewer rows: counts summed over clusters, per (judge, i, j).
 
-        Fits run on these rows; only the clustered meat needs the per-cluster rows.
+        Fits run on these rows; only the clustered meat needs the per-cluster rows. Computed
+        once (:func:`aggregate` may already have summed them while building the rows).
         """
         if self.clusters is None or len(self.clusters) <= 1:
             return self
+        if self._collapsed is None:
+            self._keep_collapsed(self._collapse(engine))
+        return self._collapsed
+
+    def _keep_collapsed(self, rows: Comparisons) -> None:
+        object.__setattr__(self, "_collapsed", rows)
+
+    def _collapse(self, engine: Engine) -> Comparisons:
         m, nj = self.n_models, len(self.judges)
         if nj * m * m <= max(2 * self.n_rows, 1 << 20):  # dense table: rows come out sorted
             collapse = kernels(engine, self.n_verdicts).collapse_rows
@@ -265,24 +275,35 @@ def aggregate(
     # ca, cb, wc, gc are this function's own int64 copies: the kernel may reuse their memory.
     # Boards too large for a dense (i, j) slot table take the twin's sort-based reduction.
     agg = k.aggregate_codes if m * m <= _DENSE_SLOTS else kernels("numpy").aggregate_codes
-    rcluster, rjudge, ri, rj, wi, wj, tt, used_m, used_j, used_g, n_bad = agg(*codes, one,
-                                                                               reuse=True)
+    (rcluster, rjudge, ri, rj, wi, wj, tt, used_m, used_j, used_g, collapsed,
+     n_bad) = agg(*codes, one, reuse=True)  # fmt: skip
     if n_bad:
         _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster)
     if forfeits:
         used_j[det] = True
     # Labels no usable row names (other scopes' models, tasks and judges) are dropped; the
     # renumbering keeps order, so rows stay sorted by cluster and i < j.
+    if collapsed is not None:  # per (judge, i, j), summed over clusters on the way
+        ck, ci, cj, cwi, cwj, ctt = collapsed
     if models is None and not used_m.all():
         remap = np.cumsum(used_m) - 1
-        ri, rj, labels = remap[ri], remap[rj], labels[used_m]
+        ri, rj = remap[ri], remap[rj]
+        if collapsed is not None:
+            ci, cj = remap[ci], remap[cj]
+        labels = labels[used_m]
+    if collapsed is not None:
+        ck = _compact(ck, judges, used_j)[0]
     rjudge, judges = _compact(rjudge, judges, used_j)
     if clusters is not None:
         rcluster, clusters = _compact(rcluster, clusters, used_g)
-    return Comparisons(
+    out = Comparisons(
         models=labels, judges=judges, clusters=clusters, cluster_name=cluster,
         ii=ri, jj=rj, judge=rjudge, cluster=rcluster, wi=wi, wj=wj, tt=tt,
     )  # fmt: skip
+    if collapsed is not None and clusters is not None:
+        out._keep_collapsed(Comparisons(labels, judges, None, None, ci, cj, ck,
+                                        np.zeros(len(ci), dtype=np.int64), cwi, cwj, ctt))
+    return out
 
 
 def _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster) -> None:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ratings.data as data_module
-from ratings import InvalidVerdictsError, _kernels, _kernels_ref, aggregate
+from ratings import InvalidVerdictsError, _kernels, _kernels_ref, _threads, aggregate
 
 
 def _frame(**over):
@@ -89,8 +89,10 @@ def test_collapse_rows_kernel_matches_twin(seed, n, m, judges):
 
 @settings(deadline=None, max_examples=40)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 300), m=st.integers(2, 7),
-       judges=st.integers(1, 4), groups=st.integers(1, 5))  # fmt: skip
-def test_aggregate_codes_counts_unusable_rows_as_its_twin(seed, n, m, judges, groups):
+       judges=st.integers(1, 4), groups=st.integers(1, 5), threads=st.sampled_from([1, 2, 3]),
+       one_pass=st.booleans())  # fmt: skip
+def test_aggregate_codes_counts_unusable_rows_as_its_twin(seed, n, m, judges, groups, threads,
+                                                          one_pass):  # fmt: skip
     rng = np.random.default_rng(seed)
     amap, bmap = rng.permutation(m).astype(np.int64), rng.permutation(m).astype(np.int64)
     amap[rng.random(m) < 0.1] = -1  # names outside a given model list
@@ -100,7 +102,12 @@ def test_aggregate_codes_counts_unusable_rows_as_its_twin(seed, n, m, judges, gr
     fa, fb = rng.random(n) < 0.2, rng.random(n) < 0.2
     args = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, judges, m, judges + 1, groups,
             np.zeros(0))  # fmt: skip
-    fast, slow = _kernels.aggregate_codes(*args), _kernels_ref.aggregate_codes(*args)
+    with pytest.MonkeyPatch.context() as mp:  # passes split in `threads` pieces
+        mp.setattr(_threads, "CONCURRENT_ROWS", 0)
+        mp.setattr(_threads, "workers", lambda: threads)
+        mp.setattr(_kernels, "_dense_fits", lambda space, n: one_pass)
+        fast = _kernels.aggregate_codes(*args)
+    slow = _kernels_ref.aggregate_codes(*args)
     assert fast[-1] == slow[-1]  # unusable rows: missing codes, unknown names or spellings,
     # self-matches (forfeits need no winner spelling)
     if fast[-1] == 0:
@@ -124,9 +131,9 @@ def test_aggregate_with_sides_naming_different_models(engine):
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 300), m=st.integers(2, 7),
        judges=st.integers(1, 3), groups=st.integers(1, 5),
        path=st.sampled_from(["one pass", "dense", "sort"]), weighted=st.booleans(),
-       optional=st.booleans())  # fmt: skip
+       optional=st.booleans(), threads=st.sampled_from([1, 2, 3]))  # fmt: skip
 def test_aggregate_codes_kernel_matches_twin(seed, n, m, judges, groups, path, weighted,
-                                             optional):  # fmt: skip
+                                             optional, threads):  # fmt: skip
     rng = np.random.default_rng(seed)
     amap = rng.permutation(m).astype(np.int64)
     bmap = amap.copy()  # with ca != cb, no self-matches
@@ -152,6 +159,8 @@ def test_aggregate_codes_kernel_matches_twin(seed, n, m, judges, groups, path, w
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_kernels, "_dense_fits", fits)
+        mp.setattr(_threads, "CONCURRENT_ROWS", 0)  # passes split in `threads` pieces
+        mp.setattr(_threads, "workers", lambda: threads)
         fast = _kernels.aggregate_codes(*args)
     assert len(calls) == (1 if path == "one pass" else 2)
     slow = _kernels_ref.aggregate_codes(*args)
@@ -162,6 +171,11 @@ def test_aggregate_codes_kernel_matches_twin(seed, n, m, judges, groups, path, w
     for f, s in zip(fast[:7], slow[:7], strict=True):
         np.testing.assert_allclose(f[f_order], s[s_order], rtol=1e-12)
     assert np.all(np.diff(fast[0]) >= 0)  # rows grouped (sorted) by cluster
+    assert (fast[10] is not None) == (path == "sort")
+    if fast[10] is not None:  # rows summed over clusters on the way: as collapsing them after
+        want = _kernels_ref.collapse_rows(*slow[1:7], nj, m)
+        for f, s in zip(fast[10], want, strict=True):
+            np.testing.assert_allclose(f, s, rtol=1e-12)
 
 
 def test_aggregate_codes_counts_unusable_rows():

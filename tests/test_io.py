@@ -193,11 +193,13 @@ def test_columns_validated_on_threads_as_in_one(monkeypatch: pytest.MonkeyPatch)
         "scope": rng.choice(["s", "s "], n),
     })  # fmt: skip
     serial = read_verdicts(df, errors="report")
-    monkeypatch.setattr(rio, "_CONCURRENT_ROWS", 0)
+    from ratings import _threads
+
+    monkeypatch.setattr(_threads, "CONCURRENT_ROWS", 0)
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
-    monkeypatch.setattr(rio, "_POOL", None)
+    monkeypatch.setattr(_threads, "_POOL", None)
     threaded = read_verdicts(df, errors="report")
-    assert rio._POOL is not None  # the threaded path ran
+    assert _threads._POOL is not None  # the threaded path ran
     assert 0 < len(serial.rejected) < n
     pd.testing.assert_frame_equal(threaded.verdicts, serial.verdicts)
     pd.testing.assert_frame_equal(threaded.rejected, serial.rejected)

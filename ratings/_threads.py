@@ -1,0 +1,35 @@
+"""A small shared thread pool for work that releases the GIL (pyarrow hashing, numba kernels
+compiled with ``nogil=True``), so large logs use more than one core without processes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+
+#: Rows from which a pass over a verdict log is split across threads.
+CONCURRENT_ROWS = 200_000
+_POOL: ThreadPoolExecutor | None = None
+
+
+def workers() -> int:
+    """Threads to use: the machine's cores, at most four."""
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+def run(jobs: list[Callable[[], T]]) -> list[T]:
+    """Results of ``jobs`` in order, run side by side (in this thread when there is one job or
+    one core). Each job must touch only its own outputs; results never depend on which job
+    finishes first. An exception in a job is raised here, after all jobs have finished."""
+    global _POOL
+    if len(jobs) < 2 or workers() < 2:
+        return [job() for job in jobs]
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=workers(), thread_name_prefix="ratings")
+    futures = [_POOL.submit(job) for job in jobs]
+    for f in futures:  # wait for all before raising, so no job still writes afterwards
+        f.exception()
+    return [f.result() for f in futures]
