@@ -296,7 +296,8 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, anchor, anchor_ratin
                                           fit_new_judges=fit_new_judges)  # fmt: skip
             est = _estimate_crowd(data, fixed_eta=fixed, level=level, df=df, **opts)
         out = Ratings(
-            models=data.models, strength=est["theta"], cov=est["cov"], counts=rows.model_counts(),
+            models=data.models, strength=est["theta"], cov=est["cov"],
+            counts=rows.model_counts().copy(),
             ci=ci, cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
             anchor=None, offset=rating0, loglik=-est["nll"], converged=est["converged"],
             n_iter=est["n_iter"], max_grad=est["max_grad"], model=model, level=level,

@@ -55,11 +55,9 @@ def start(data: Comparisons) -> NDArray[np.float64]:
     ties half each (the estimate itself when all of a model's opponents are as strong as the
     average). On the benchmark boards it saves 2-3 of Newton's 7-8 steps from zero, each a
     pass over the rows and an M x M Cholesky factorisation."""
-    m = data.n_models
-    half = 0.5 * data.tt
-    won = np.bincount(data.ii, data.wi + half, m) + np.bincount(data.jj, data.wj + half, m)
-    lost = np.bincount(data.ii, data.wj + half, m) + np.bincount(data.jj, data.wi + half, m)
-    return np.log((won + 0.5) / (lost + 0.5))
+    counts = data.model_counts()  # the counts every result reports: computed once
+    wins, losses, ties = (counts[c].to_numpy(dtype=np.float64) for c in ("wins", "losses", "ties"))
+    return np.log((wins + 0.5 * ties + 0.5) / (losses + 0.5 * ties + 0.5))
 
 
 def fit_bt(

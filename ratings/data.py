@@ -61,6 +61,7 @@ class Comparisons:
     wj: NDArray[np.float64]
     tt: NDArray[np.float64]
     _collapsed: Comparisons | None = field(default=None, init=False, repr=False)
+    _counts: pd.DataFrame | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("ii", "jj", "judge", "cluster"):
@@ -91,7 +92,15 @@ class Comparisons:
         return np.searchsorted(self.cluster, np.arange(g + 1)).astype(np.int64)
 
     def model_counts(self) -> pd.DataFrame:
-        """Per model: ``n_matches``, ``wins``, ``losses``, ``ties`` (ties count once each side)."""
+        """Per model: ``n_matches``, ``wins``, ``losses``, ``ties`` (ties count once each side).
+
+        Computed once per object; do not modify the returned table.
+        """
+        if self._counts is None:
+            object.__setattr__(self, "_counts", self._model_counts())
+        return self._counts
+
+    def _model_counts(self) -> pd.DataFrame:
         m = self.n_models
         wins = np.bincount(self.ii, self.wi, m) + np.bincount(self.jj, self.wj, m)
         losses = np.bincount(self.ii, self.wj, m) + np.bincount(self.jj, self.wi, m)
