@@ -615,7 +615,9 @@ def internals(tab: Table, section: str, comp, comp_pairs, reps: int, budget: flo
         return res
 
     k = bt.kernels("numba")
-    rows = stage("Comparisons.collapsed (per (judge, i, j))", comp.collapsed,
+    # aggregate() already summed these rows while sorting; this is the same sum done afresh
+    rows = stage("Comparisons._collapse (per (judge, i, j), uncached)",
+                 lambda: comp._collapse("numba"),
                  lambda r: f"R={comp.n_rows:,} -> {r.n_rows:,} rows")  # fmt: skip
     if rows is None:
         return
@@ -625,7 +627,7 @@ def internals(tab: Table, section: str, comp, comp_pairs, reps: int, budget: flo
     if res is None:
         return
     free = np.arange(1, comp.n_models)
-    bread = stage("inverse_free (bread, Cholesky inverse)",
+    bread = stage("inverse_free (bread, potrf + potri)",
                   lambda: unc.inverse_free(res.hessian, free))  # fmt: skip
     score = stage("bt_scores (one pass over R rows)",
                   lambda: k.bt_scores(res.theta, comp.ii, comp.jj, comp.wi, comp.wj, comp.tt))
@@ -634,14 +636,14 @@ def internals(tab: Table, section: str, comp, comp_pairs, reps: int, budget: flo
         tab.rows[-1]["notes"] = f"{per_row:.1f} ns/row"
     if bread is None or score is None:
         return
-    stage("cluster_sandwich (G x M scores, two GEMMs)",
+    stage("cluster_sandwich (G x M scores, GEMM + SYRK)",
           lambda: unc.cluster_sandwich(bread, comp, score, k=k))  # fmt: skip
     stage(
         "cluster_meat kernel  [fallback above the G x M cap]",
         lambda: k.cluster_meat(comp.n_models, comp.n_models, comp.ii, comp.jj, comp.judge, score,
                                np.zeros(0), comp.cluster_starts),
     )
-    stage("Comparisons.model_counts", rows.model_counts)
+    stage("Comparisons.model_counts (uncached)", rows._model_counts)
     del state
 
 

@@ -128,7 +128,8 @@ BLAS_THREADS_FROM = 500
 
 def _blas_threads(n_models: int):
     """Limit BLAS threads for the fit's dense matrices: one below :data:`BLAS_THREADS_FROM`
-    models, up to four from there on.
+    models, from there on up to four (within any limit already set, e.g. by
+    ``threadpoolctl.threadpool_limits`` or ``OPENBLAS_NUM_THREADS``).
 
     Multi-threaded OpenBLAS on (M x M) Hessians of a few hundred models costs far more in thread
     hand-offs than it saves, and stalls badly when other processes share the cores (measured:
@@ -139,8 +140,12 @@ def _blas_threads(n_models: int):
         from threadpoolctl import ThreadpoolController
 
         _BLAS = ThreadpoolController()
-    threads = 1 if n_models < BLAS_THREADS_FROM else max(1, min(os.cpu_count() or 1, 4))
-    return _BLAS.limit(limits=threads, user_api="blas")
+    blas = _BLAS.select(user_api="blas")
+    threads = 1
+    if n_models >= BLAS_THREADS_FROM:  # never more than the caller's own limit allows
+        allowed = min((lib["num_threads"] for lib in blas.info()), default=1)
+        threads = max(1, min(allowed, 4))
+    return blas.limit(limits=threads)
 
 
 def fit(

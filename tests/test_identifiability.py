@@ -209,3 +209,21 @@ def test_gram_is_a_symmetric_cross_product(shape):
     got = gram(a, 1.5)
     np.testing.assert_allclose(got, 1.5 * np.einsum("ki,kj->ij", a, a), rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(got, got.T)
+
+
+def test_blas_threads_only_for_large_boards_and_within_the_callers_limit():
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from ratings.api import BLAS_THREADS_FROM, _blas_threads
+
+    def threads():
+        return {d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"}
+
+    outside = threads()
+    with _blas_threads(BLAS_THREADS_FROM - 1):
+        assert threads() == {1}
+    with _blas_threads(BLAS_THREADS_FROM):
+        assert threads() == {max(1, min(min(outside), 4))}
+    with threadpool_limits(limits=1), _blas_threads(BLAS_THREADS_FROM):
+        assert threads() == {1}  # the caller's own limit holds
+    assert threads() == outside
