@@ -558,9 +558,10 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
         fill += piece[outer_keys]
     _threads.run(jobs)
     spare = (gc, ca, cb, wc) if reuse else ()
-    # The fit's rows, summed over clusters per (judge, i, j), come from the same pass when
-    # their dense table is small (as in Comparisons.collapsed).
-    collapse = n_judges * n_models * n_models <= max(2 * n, 1 << 20)
+    # With clusters, the fit's rows (summed over clusters per (judge, i, j)) come from the
+    # same pass when their dense table is small; larger tables, one per thread, cost more to
+    # clear and add up than Comparisons.collapsed's own pass afterwards.
+    collapse = n_clusters > 1 and n_judges * n_models * n_models <= _COLLAPSE_ON_THE_WAY
     group_judge = outer_keys % n_judges if collapse else None
     if n_judges == 1:  # the outer key is the cluster: rows get it directly, judges are all 0
         (cluster, ri, rj, wi, wj, tt), collapsed = _dedupe_rows(
@@ -591,6 +592,8 @@ def _part(codes, weight, lo, hi):
             det, n_judges, n_models), cut(weight)  # fmt: skip
 
 
+#: (judge, i, j) slots up to which the dedupe also sums the rows per (judge, i, j).
+_COLLAPSE_ON_THE_WAY = 1 << 18
 #: Dense tables up to this many slots are filled on threads, one table per piece (summed).
 _SPLIT_DENSE = 1 << 20
 

@@ -634,6 +634,12 @@ def _factorize_text(values: pd.Series) -> tuple[NDArray[np.intp], pd.Series | li
     return codes, _text(pd.Series(uniques, dtype=values.dtype if _keeps(values) else None))
 
 
+def _code_dtype(n_values: int) -> type[np.signedinteger]:
+    """The smallest integer type holding codes -1 .. n_values - 1 (pandas' rule for
+    categorical codes)."""
+    return next(d for d in (np.int8, np.int16, np.int32, np.int64) if n_values < np.iinfo(d).max)
+
+
 def _keeps(values: pd.Series) -> bool:
     """Does the column's dtype carry the rule :func:`_text` applies (floats, booleans)?"""
     return is_float_dtype(values.dtype) or is_bool_dtype(values.dtype)
@@ -659,7 +665,7 @@ def _union_categories(
                         dtype=STRING_DTYPE).sort_values()  # fmt: skip
         found = [cats.get_indexer(t.array) for t in series]
     k = len(cats)
-    dtype = next(d for d in (np.int8, np.int16, np.int32, np.int64) if k < np.iinfo(d).max)
+    dtype = _code_dtype(k)
     return cats, [np.append(np.asarray(f, dtype=np.int64), -1).astype(dtype) for f in found]
 
 
