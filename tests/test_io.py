@@ -558,6 +558,24 @@ def test_parquet_and_jsonl_match_csv(tmp_path: Path, engine: str) -> None:
     pd.testing.assert_frame_equal(read_verdicts(frame).verdicts, reference)
 
 
+def test_parquet_text_is_read_as_categories_and_rejected_rows_as_text(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"model_a": ["x", "y", None, "x "], "model_b": ["y", "y", "x", "z"],
+                          "winner": ["A", "tie", "B", "draw"], "task_id": ["t1", "t2", "t3", "t1"],
+                          "match_id": ["m1", "m2", "m3", "m4"]})  # fmt: skip
+    frame.to_parquet(tmp_path / "v.parquet", index=False)
+    frame.to_csv(tmp_path / "v.csv", index=False)
+    raw = rio._read_file(str(tmp_path / "v.parquet"), None)
+    assert all(isinstance(raw[c].dtype, pd.CategoricalDtype) for c in frame.columns)
+    got = read_verdicts(tmp_path / "v.parquet", errors="report")
+    want = read_verdicts(tmp_path / "v.csv", errors="report")
+    pd.testing.assert_frame_equal(got.verdicts, want.verdicts)
+    assert got.rejected["reason"].tolist() == ["model_a equals model_b", "missing model_a",
+                                               "unknown winner value"]  # fmt: skip
+    assert got.rejected["winner"].tolist() == ["tie", "B", "draw"]
+    assert not any(isinstance(d, pd.CategoricalDtype) for d in got.rejected.dtypes)
+    assert got.rejected["model_a"].isna().tolist() == [False, True, False]
+
+
 def test_jsonl_with_numbers_and_nulls(tmp_path: Path) -> None:
     lines = [{"model_a": "x", "model_b": "y", "winner": 1, "task_id": 7},
              {"model_a": "x", "model_b": "y", "winner": 0.5, "task_id": None},
