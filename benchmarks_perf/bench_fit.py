@@ -400,7 +400,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--small-n", type=int, default=100_000, help="statsmodels section size")
     ap.add_argument("--small-models", type=int, default=50)
     ap.add_argument("--skip", nargs="*", default=[],
-                    choices=["evalica", "choix", "arena", "statsmodels", "cold"])  # fmt: skip
+                    choices=["evalica", "choix", "arena", "statsmodels", "cold",
+                             "files"])  # fmt: skip
     ap.add_argument("--profile", action="store_true", help="print a cProfile of ours")
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--cold-child", help=argparse.SUPPRESS)
@@ -514,6 +515,9 @@ def main(argv: list[str] | None = None) -> int:
                 tab.add(main_sec, f"ours CLI: ratings fit {size_label(cli_n)}.csv  [{label}]",
                         wall, times=[wall], notes="wall, fresh process")  # fmt: skip
 
+    if "files" not in args.skip:
+        files_section(tab, ratings, df, reps, budget)
+
     if args.profile:
         profile_ours(ratings, df)
 
@@ -561,6 +565,36 @@ def main(argv: list[str] | None = None) -> int:
     write_atomic(json.dumps(meta, indent=2) + "\n", args.out / f"{stem}.meta.json")
     print(f"\nwrote {csv_path} (+ .meta.json)")
     return 0
+
+
+def files_section(tab: Table, ratings, df: pd.DataFrame, reps: int, budget: float) -> None:
+    """End to end from a file: ``ratings.fit(path)`` (reading, validation, fit, intervals)
+    against reading the same file as text and factorizing its four columns (the file floor)."""
+    readers = {
+        "csv": (lambda p: df.to_csv(p, index=False),
+                lambda p: pd.read_csv(p, engine="pyarrow", dtype=str)),
+        "parquet": (lambda p: df.to_parquet(p, index=False), pd.read_parquet),
+    }  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp:
+        for fmt, (write, read) in readers.items():
+            path = Path(tmp) / f"verdicts.{fmt}"
+            write(path)
+            section = fmt
+            print(f"\n[{section}] the same log as a {fmt} file "
+                  f"({path.stat().st_size / 2**20:.0f} MiB)")  # fmt: skip
+            sec, times, _ = measure(lambda: floor(read(path)), reps, budget)  # noqa: B023
+            tab.floor[section] = sec
+            tab.add(section, f"file floor: read {fmt} as text + pd.factorize x4", sec, times=times)
+            sec, times, _ = measure(lambda: read(path), reps, budget)  # noqa: B023
+            tab.add(section, f"  read {fmt} as text alone", sec, times=times)
+            sec, times, _ = measure(lambda: ratings.fit(path, cluster=None), reps,  # noqa: B023
+                                    budget)  # fmt: skip
+            tab.ref[section] = sec
+            tab.add(section, f"ours: fit('verdicts.{fmt}', cluster=None)  [HC0]", sec,
+                    times=times)  # fmt: skip
+            sec, times, _ = measure(lambda: ratings.fit(path), reps, budget)  # noqa: B023
+            tab.add(section, f"ours: fit('verdicts.{fmt}')  [task-clustered]", sec, times=times)
+            path.unlink()
 
 
 def blas_one(tab, main_sec, ratings, df, log, comp_t, comp_n, ours, reps, budget) -> None:
@@ -885,6 +919,13 @@ def summary(rows: list[dict]) -> None:
             f"  fastest peer (as a user calls it): {name.strip()} {best:.3f} s; "
             f"ours HC0 / it = {hc0 / best:.2f}x, ours clustered / it = {(cl or 0) / best:.2f}x"
         )
+    for fmt in ("csv", "parquet"):
+        sec = {r["method"].split("  [")[0]: r["seconds"] for r in rows if r["section"] == fmt}
+        file_floor = next((v for k, v in sec.items() if k.startswith("file floor")), None)
+        ours = [v for k, v in sec.items() if k.startswith("ours") and v]
+        if file_floor and len(ours) == 2:
+            print(f"  from a {fmt} file: ours HC0 / file floor = {ours[0] / file_floor:.1f}x, "
+                  f"clustered = {ours[1] / file_floor:.1f}x")  # fmt: skip
 
 
 if __name__ == "__main__":
