@@ -15,6 +15,16 @@ CONCURRENT_ROWS = 200_000
 _POOL: ThreadPoolExecutor | None = None
 
 
+def _forget_pool() -> None:
+    """In a forked child the pool's threads do not exist: start a new pool when needed."""
+    global _POOL
+    _POOL = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def workers() -> int:
     """Threads to use: the machine's cores, at most four."""
     return max(1, min(os.cpu_count() or 1, 4))

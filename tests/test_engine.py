@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -79,3 +80,32 @@ def test_second_process_compiles_nothing(tmp_path):
     assert first["compiled"], "the spy saw no compilation in an empty cache"
     second = _run(LARGE_FIT, env)
     assert second == {"compiled": []}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX-only")
+def test_thread_pool_works_in_a_forked_child(monkeypatch):
+    from ratings import _threads
+
+    monkeypatch.setattr(_threads, "workers", lambda: 2)  # a pool even on one core
+    def slow(x):
+        time.sleep(0.1)  # both workers start
+        return x
+
+    assert _threads.run([lambda: slow(1), lambda: slow(2)]) == [1, 2]  # the parent's pool
+    time.sleep(0.3)  # its workers go idle: a copied pool would hand them the child's jobs
+    pid = os.fork()
+    if pid == 0:  # child: a pool whose threads did not survive the fork would hang here
+        try:
+            code = 0 if _threads.run([lambda: 3, lambda: 4]) == [3, 4] else 1
+        except BaseException:
+            code = 1
+        os._exit(code)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    raise AssertionError("the forked child hung on the thread pool")
