@@ -8,7 +8,18 @@ they finish before numba could even be loaded (see :mod:`ratings.engine`).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit, log_expit
+
+
+def expit(d: np.ndarray) -> np.ndarray:
+    """sigma(d) = 1 / (1 + e^-d), overflow-free (checked against scipy.special in the tests;
+    not imported from it, which costs a small fit 0.15 s of start-up)."""
+    e = np.exp(-np.abs(d))
+    return np.where(d >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def log_expit(d: np.ndarray) -> np.ndarray:
+    """log sigma(d) = min(d, 0) - log1p(e^-|d|)."""
+    return np.minimum(d, 0.0) - np.log1p(np.exp(-np.abs(d)))
 
 
 def _xlogy0(y: np.ndarray, logp: np.ndarray) -> np.ndarray:

@@ -33,9 +33,9 @@ def critical_value(level: float, df: float | None = None) -> float:
     """Two-sided critical value: Student t with ``df`` degrees of freedom, or normal."""
     if df is None or not np.isfinite(df):
         return normal_quantile(level)
-    from scipy.special import stdtrit  # only when a t quantile is asked for
+    from ratings._tdist import t_quantile
 
-    return float(stdtrit(df, 0.5 + level / 2.0))
+    return t_quantile(float(df), 0.5 + level / 2.0)
 
 
 def _expit(x: float) -> float:

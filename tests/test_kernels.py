@@ -53,6 +53,9 @@ def assert_row_terms_equal(got, want) -> None:
 def test_sigmoids_match_scipy(d):
     np.testing.assert_allclose(_kernels._sigmoid(d), expit(d), rtol=1e-14, atol=1e-300)
     np.testing.assert_allclose(_kernels._log_sigmoid(d), log_expit(d), rtol=1e-14, atol=1e-300)
+    x = np.array([d, -d])  # the twins' own vectorised versions
+    np.testing.assert_allclose(_kernels_ref.expit(x), expit(x), rtol=1e-14, atol=1e-300)
+    np.testing.assert_allclose(_kernels_ref.log_expit(x), log_expit(x), rtol=1e-14, atol=1e-300)
 
 
 @settings(deadline=None, max_examples=150)

@@ -1,0 +1,109 @@
+"""Student's t quantile in plain Python (a fit's interval needs one number; ``scipy.special``
+costs a small command-line fit 0.15 s of imports).
+
+Below 1000 degrees of freedom: Newton's method on the upper tail probability
+``P(T > t) = I_x(nu / 2, 1 / 2) / 2`` with ``x = nu / (nu + t^2)`` (or, near the centre, on
+``P(0 < T < t) = I_{1-x}(1 / 2, nu / 2) / 2``), the regularized incomplete beta function by its
+continued fraction (Numerical Recipes 6.4), started at the normal quantile, which lies below the
+t quantile: the tail is convex and the centre mass concave in t > 0, so the steps rise
+monotonically to the root. From 1000 on: the Cornish-Fisher expansion in powers of 1/nu
+(Abramowitz & Stegun 26.7.5), whose next term is below 1e-13 there. Checked against
+``scipy.special.stdtrit`` in the tests.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+_CORNISH_FISHER_FROM = 1000.0
+
+
+def t_quantile(df: float, p: float) -> float:
+    """Quantile at probability ``p`` in (0, 1) of Student's t with ``df > 0`` degrees of
+    freedom (``inf``: the normal quantile)."""
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"`p` must be in (0, 1); got {p!r}.")
+    if not df > 0.0:
+        raise ValueError(f"`df` must be > 0; got {df!r}.")
+    if p < 0.5:
+        return -t_quantile(df, 1.0 - p)
+    if p == 0.5:
+        return 0.0
+    z = NormalDist().inv_cdf(p)
+    if df == 1.0:
+        return math.tan(math.pi * (p - 0.5))
+    if df == 2.0:
+        return (2.0 * p - 1.0) / math.sqrt(2.0 * p * (1.0 - p))
+    if df >= _CORNISH_FISHER_FROM:
+        return _cornish_fisher(z, df)
+    # Solve P(0 < T < t) = p - 1/2 near the centre, P(T > t) = 1 - p in the tail: each is
+    # then computed without cancellation.
+    centre = p < 0.75
+    target = p - 0.5 if centre else 1.0 - p
+    t = z
+    for _ in range(200):
+        d = df + t * t
+        if centre:  # P(0 < T < t) = I_y(1/2, nu/2) / 2, concave increasing
+            gap = target - 0.5 * _betai(0.5, df / 2.0, t * t / d, df / d)
+        else:  # P(T > t) = I_x(nu/2, 1/2) / 2, convex decreasing
+            gap = 0.5 * _betai(df / 2.0, 0.5, df / d, t * t / d) - target
+        step = gap / _density(t, df)
+        t += step
+        if abs(step) <= 1e-15 * t:
+            break
+    return t
+
+
+def _cornish_fisher(z: float, nu: float) -> float:
+    z2 = z * z
+    g1 = z * (z2 + 1.0) / 4.0
+    g2 = z * ((5.0 * z2 + 16.0) * z2 + 3.0) / 96.0
+    g3 = z * (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) / 384.0
+    g4 = z * ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) / 92160.0
+    return z + (g1 + (g2 + (g3 + g4 / nu) / nu) / nu) / nu
+
+
+def _density(t: float, nu: float) -> float:
+    log_c = math.lgamma((nu + 1.0) / 2.0) - math.lgamma(nu / 2.0) - 0.5 * math.log(nu * math.pi)
+    return math.exp(log_c - (nu + 1.0) / 2.0 * math.log1p(t * t / nu))
+
+
+def _betai(a: float, b: float, x: float, y: float) -> float:
+    """Regularized incomplete beta I_x(a, b), with ``y = 1 - x`` given exactly."""
+    if x <= 0.0:
+        return 0.0
+    if y <= 0.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                     + a * math.log(x) + b * math.log(y))  # fmt: skip
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, y) / b
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 10_000):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-16:
+            break
+    return h

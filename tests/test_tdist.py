@@ -1,0 +1,35 @@
+"""Student's t quantile (plain Python) against scipy.special.stdtrit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import stdtrit
+
+from ratings._tdist import t_quantile
+from ratings.result import critical_value
+
+DFS = [0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 7, 10, 19, 29, 49, 99, 150, 500, 999, 999.5, 1000, 1001,
+       5000, 1e4, 1e5, 1e6, 1e9]  # fmt: skip
+PS = [0.51, 0.6, 0.7499, 0.75, 0.8, 0.9, 0.95, 0.975, 0.99, 0.995, 0.9995, 0.3, 0.025]
+
+
+@pytest.mark.parametrize("df", DFS)
+def test_t_quantile_matches_scipy(df):
+    for p in PS:
+        np.testing.assert_allclose(t_quantile(df, p), stdtrit(df, p), rtol=1e-12)
+
+
+def test_t_quantile_far_tail_and_edges():
+    np.testing.assert_allclose(t_quantile(1, 0.999999), stdtrit(1, 0.999999), rtol=1e-10)
+    assert t_quantile(7, 0.5) == 0.0
+    assert t_quantile(7, 0.2) == -t_quantile(7, 0.8)
+    for bad in [(3, 0.0), (3, 1.0), (0.0, 0.9), (-1.0, 0.9), (float("nan"), 0.9)]:
+        with pytest.raises(ValueError):
+            t_quantile(*bad)
+
+
+def test_critical_values_of_the_intervals():
+    assert critical_value(0.95, 29) == pytest.approx(2.045229642132703, rel=1e-14)
+    assert critical_value(0.9, 4) == pytest.approx(2.131846786326649, rel=1e-14)
+    assert critical_value(0.95, None) == pytest.approx(1.959963984540054, rel=1e-15)
