@@ -204,13 +204,14 @@ def _crowd_point(d, eta):
 
 
 @njit(**_JIT)
-def crowd_row_terms(theta, eta, ii, jj, kk, wi, wj, tt):
+def crowd_row_terms(theta, eta, ii, jj, kk, wi, wj, tt, with_meat=True):
     """Crowd-BT terms per row (judge ``kk[r]`` with quality ``eta[kk[r]]``).
 
     theta f8[M]; eta f8[K]; ii, jj, kk i8[R]; wi, wj, tt f8[R] -> (nll f8, then f8[R] each:
     gd, ge (summed scores of the log-likelihood w.r.t. d = theta_i - theta_j and eta_k),
     hdd, hde, hee (summed negative second derivatives), mdd, mde, mee (sums over the row's
-    verdicts of products of per-verdict scores, for the per-verdict sandwich)).
+    verdicts of products of per-verdict scores, for the per-verdict sandwich; empty when
+    ``with_meat`` is false, as in Newton's iterations)).
     """
     n_rows = ii.shape[0]
     gd = np.empty(n_rows)
@@ -218,9 +219,10 @@ def crowd_row_terms(theta, eta, ii, jj, kk, wi, wj, tt):
     hdd = np.empty(n_rows)
     hde = np.empty(n_rows)
     hee = np.empty(n_rows)
-    mdd = np.empty(n_rows)
-    mde = np.empty(n_rows)
-    mee = np.empty(n_rows)
+    n_meat = n_rows if with_meat else 0
+    mdd = np.empty(n_meat)
+    mde = np.empty(n_meat)
+    mee = np.empty(n_meat)
     nll = 0.0
     for r in range(n_rows):
         d = theta[ii[r]] - theta[jj[r]]
@@ -239,9 +241,10 @@ def crowd_row_terms(theta, eta, ii, jj, kk, wi, wj, tt):
         hdd[r] = yi * (ad * ad - rdd_p) + yj * (bd * bd + rdd_c)
         hde[r] = yi * (ad * ae - rde_p) + yj * (bd * be + rde_c)
         hee[r] = yi * ae * ae + yj * be * be
-        mdd[r] = wi[r] * ad * ad + wj[r] * bd * bd + tt[r] * td * td
-        mde[r] = wi[r] * ad * ae + wj[r] * bd * be + tt[r] * td * te
-        mee[r] = wi[r] * ae * ae + wj[r] * be * be + tt[r] * te * te
+        if with_meat:
+            mdd[r] = wi[r] * ad * ad + wj[r] * bd * bd + tt[r] * td * td
+            mde[r] = wi[r] * ad * ae + wj[r] * bd * be + tt[r] * td * te
+            mee[r] = wi[r] * ae * ae + wj[r] * be * be + tt[r] * te * te
     return nll, gd, ge, hdd, hde, hee, mdd, mde, mee
 
 

@@ -82,19 +82,24 @@ def _crowd_parts(d, e):
     return tuple(np.where(bt, lim, mix) for lim, mix in zip(limit, mixed, strict=True))
 
 
-def crowd_row_terms(theta, eta, ii, jj, kk, wi, wj, tt):
+def crowd_row_terms(theta, eta, ii, jj, kk, wi, wj, tt, with_meat=True):
     d = theta[ii] - theta[jj]
     logp, logpc, ad, ae, bd, be, rdd_p, rde_p, rdd_c, rde_c = _crowd_parts(d, eta[kk])
     yi, yj = wi + 0.5 * tt, wj + 0.5 * tt
     nll = -np.sum(_xlogy0(yi, logp) + _xlogy0(yj, logpc))
     td, te = (ad + bd) / 2, (ae + be) / 2
-    return (
+    terms = (
         float(nll),
         yi * ad + yj * bd,
         yi * ae + yj * be,
         yi * (ad**2 - rdd_p) + yj * (bd**2 + rdd_c),
         yi * (ad * ae - rde_p) + yj * (bd * be + rde_c),
         yi * ae**2 + yj * be**2,
+    )
+    if not with_meat:
+        return (*terms, np.zeros(0), np.zeros(0), np.zeros(0))
+    return (
+        *terms,
         wi * ad**2 + wj * bd**2 + tt * td**2,
         wi * ad * ae + wj * bd * be + tt * td * te,
         wi * ae**2 + wj * be**2 + tt * te**2,

@@ -22,5 +22,6 @@ def warmup() -> None:
     _kernels.cluster_scores(1, 2, ii, jj, ii, ii, score, np.zeros(0), 2)
     eta = np.ones(1)
     _, gd, ge, hdd, hde, hee, *_ = _kernels.crowd_row_terms(theta, eta, ii, jj, ii, one, one, one)
+    _kernels.crowd_row_terms(theta, eta, ii, jj, ii, one, one, one, False)  # Newton's steps
     _kernels.crowd_assemble(2, 1, ii, jj, ii, hdd, hde, hee)
     _kernels.cluster_meat(2, 3, ii, jj, ii, gd, ge, starts)

@@ -61,7 +61,7 @@ def crowd_terms(x: NDArray[np.float64], data: Comparisons, k) -> tuple:
     m, nj = data.n_models, len(data.judges)
     theta, eta = x[:m], x[m:]
     nll, gd, ge, hdd, hde, hee, *_ = k.crowd_row_terms(
-        theta, eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt
+        theta, eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt, False
     )
     grad = -np.concatenate([k.scatter_diff(m, data.ii, data.jj, gd),
                             np.bincount(data.judge, ge, nj)])  # fmt: skip
