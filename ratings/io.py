@@ -33,6 +33,7 @@ import contextlib
 import csv
 import difflib
 import gzip
+import io as _io
 import json
 import lzma
 import os
@@ -975,9 +976,6 @@ def _has_quotes(name: str, compression: str | None) -> bool:
 
 def _check_header(name: str, sep: str, compression: str | None) -> None:
     """Refuse a header that names a column twice (pandas would rename it silently)."""
-    import csv
-    import io as _io
-
     with _open(name, compression) as fh:
         text = _io.TextIOWrapper(fh, encoding="utf-8-sig", errors="replace", newline="")
         header = next(csv.reader(text, delimiter=sep), [])
@@ -1019,51 +1017,67 @@ def _read_csv_c(name: str, sep: str, options: dict[str, object]) -> pd.DataFrame
 
 
 def _check_truncated(name: str, frame: pd.DataFrame, sep: str, compression: str | None) -> None:
-    """Raise if the file lacks a final newline and its last line has too few fields."""
+    """Raise if the file lacks a final newline and its last record has too few fields.
+
+    The last record is found outside quotes (it may span lines); its line number is that of
+    the physical line it starts on, counting ``\r\n``, ``\n`` and ``\r`` line ends alike.
+    """
     last = frame.iloc[-1, -1]
-    if not (pd.isna(last) or last == ""):  # a short line leaves its last field empty
+    if not (pd.isna(last) or last == ""):  # a short record leaves its last field empty
         return
-    line, ends_with_newline = _last_line(name, compression)
-    if ends_with_newline:
+    found = _last_record(name, compression)
+    if found is None:  # ends with a line break, or a record too long to isolate
         return
-    text = line.decode("utf-8", errors="replace")
-    fields = next(csv.reader([text], delimiter=sep), [])
+    record, breaks_before = found
+    text = record.decode("utf-8", errors="replace")
+    fields = next(csv.reader(_io.StringIO(text, newline=""), delimiter=sep), [])
     if len(fields) >= len(frame.columns):
         return
-    with _open(name, compression) as fh:
-        number = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(_CHUNK), b"")) + 1
     raise InvalidVerdictsError(
-        f"{name!r}: last line (line {number}) looks truncated: it has {len(fields)} field(s) "
-        f"but the header has {len(frame.columns)}, and the file does not end with a newline "
-        f"({text[-60:]!r}). It was probably cut off while being written; re-export the file or "
-        "delete that line."
+        f"{name!r}: last line (line {breaks_before + 1}) looks truncated: it has {len(fields)} "
+        f"field(s) but the header has {len(frame.columns)}, and the file does not end with a "
+        f"newline ({text[-60:]!r}). It was probably cut off while being written; re-export the "
+        "file or delete that line."
     )
 
 
-def _last_line(name: str, compression: str | None) -> tuple[bytes, bool]:
-    """(bytes after the last line break, whether the file ends with a line break)."""
-    if compression is None:
-        with open(name, "rb") as fh:
-            end = fh.seek(0, os.SEEK_END)
-            size = 1 << 16
-            while True:
-                start = max(0, end - size)
-                fh.seek(start)
-                block = fh.read(end - start)
-                if block.endswith((b"\n", b"\r")):
-                    return b"", True
-                cut = max(block.rfind(b"\n"), block.rfind(b"\r"))
-                if cut >= 0 or start == 0:
-                    return block[cut + 1:], False
-                size *= 4
+def _line_breaks(data: bytes) -> int:
+    """Line ends in ``data``: ``\r\n``, ``\n`` and ``\r`` each count once."""
+    return data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+
+
+_MAX_CANDIDATES = 10_000  # line breaks inside quotes tried before giving up on the last record
+
+
+def _last_record(name: str, compression: str | None) -> tuple[bytes, int] | None:
+    """The bytes of the file's last CSV record and the line breaks before it, or None when the
+    file ends with a line break (nothing can be cut off) or the record cannot be isolated.
+
+    One pass: quote characters are counted before a sliding tail of the file, so the last line
+    break outside quotes (an even number of quotes before it) is found in the tail.
+    """
+    quotes = breaks = 0  # before `tail`
     tail = b""
     with _open(name, compression) as fh:
         while chunk := fh.read(_CHUNK):
-            tail = (tail + chunk)[-max(len(chunk), 1 << 16) * 2:]
-    if tail.endswith((b"\n", b"\r")):
-        return b"", True
-    cut = max(tail.rfind(b"\n"), tail.rfind(b"\r"))
-    return tail[cut + 1:], False
+            tail += chunk
+            if len(tail) > 4 * _CHUNK:
+                cut = len(tail) - 2 * _CHUNK
+                quotes += tail.count(b'"', 0, cut)
+                breaks += _line_breaks(tail[:cut]) - (tail[cut - 1:cut + 1] == b"\r\n")
+                tail = tail[cut:]
+    if not tail or tail.endswith((b"\n", b"\r")):
+        return None
+    pos = len(tail)
+    for _ in range(_MAX_CANDIDATES):
+        pos = max(tail.rfind(b"\n", 0, pos), tail.rfind(b"\r", 0, pos))
+        if pos < 0 or (quotes + tail.count(b'"', 0, pos)) % 2 == 0:
+            break
+    else:
+        return None
+    if pos < 0 and (quotes or breaks):  # the record began before the tail: too long to tell
+        return None
+    return tail[pos + 1:], breaks + _line_breaks(tail[:pos + 1])
 
 
 def _not_utf8(name: str, compression: object) -> InvalidVerdictsError:

@@ -190,9 +190,6 @@ def test_verdicts_truncated_last_line(tmp_path, capsys):
     assert "truncated" in run_cli(["fit", path, "--out", tmp_path / "r.csv"], capsys, tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "package bug: ratings/io.py::_check_truncated numbers lines by counting b'\\n' only, so in a "
-    "CR-only file ('\\r' line ends) the truncated last line (line 3) is reported as 'line 1'"))
 def test_verdicts_truncated_last_line_number_with_cr_line_ends(tmp_path):
     path = write(tmp_path / "v.csv", "model_a,model_b,winner\rx,y,A\ry,z")
     with pytest.raises(InvalidVerdictsError, match=r"last line \(line 3\) looks truncated"):

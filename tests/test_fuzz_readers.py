@@ -545,10 +545,6 @@ def test_missing_or_extra_columns(table, data, fuzz_dir):
 # ----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "package bug: ratings/io.py::_check_truncated parses the last physical line, not the last "
-    "CSV record: a complete file without a final newline whose last record has a quoted line "
-    "break and an empty last field is rejected as 'last line ... looks truncated'"))
 def test_last_record_with_line_break_and_no_final_newline_is_not_truncated(tmp_path):
     path = tmp_path / "complete.csv"
     path.write_bytes(b'model_a,model_b,winner,match_id\nx,y,A,m1\nx,"y\nz",A,')
@@ -556,10 +552,6 @@ def test_last_record_with_line_break_and_no_final_newline_is_not_truncated(tmp_p
     assert log.verdicts["model_b"].tolist() == ["y", "y\nz"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "package bug: ratings/io.py::_check_truncated counts fields on the last physical line, so a "
-    "file cut off after a last record that spans lines (quoted line break followed by "
-    "delimiters) is accepted, its missing trailing fields read as empty"))
 def test_truncated_record_spanning_lines_is_refused(tmp_path):
     path = tmp_path / "cut.csv"
     path.write_bytes(b'model_a,model_b,winner,match_id\nx,y,A,m1\n"p\nq,r,s,t",y,A')

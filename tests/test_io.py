@@ -758,3 +758,18 @@ def test_quoted_line_breaks_in_a_large_file(tmp_path: Path) -> None:
     v = read_verdicts(path).verdicts
     assert v["model_a"].tolist() == [r[0] for r in rows]
     assert v["model_b"].tolist() == [r[1] for r in rows]
+
+
+@pytest.mark.parametrize("chunk", [5, 64, 1 << 20])  # the tail slides over many small reads
+def test_truncated_last_record_found_past_quotes_and_crlf(tmp_path, monkeypatch, chunk):
+    monkeypatch.setattr(rio, "_CHUNK", chunk)
+    rows = ['x,"multi\r\nline",A,m0'] + [f"x,y,{'AB'[k % 2]},m{k + 1}" for k in range(40)]
+    body = "model_a,model_b,winner,match_id\r\n" + "\r\n".join(rows)
+    lines = body.count("\r\n") + 1  # physical lines of the complete file
+    complete = write(tmp_path / "ok.csv", body + "\r\n" + 'y,"a\r\nb",B,')
+    log = read_verdicts(complete)
+    assert log.verdicts["model_b"].tolist()[-1] == "a\r\nb"
+    cut = write(tmp_path / "cut.csv", body + "\r\n" + 'y,"a\r\nb",B')
+    expected = rf"last line \(line {lines + 1}\) looks truncated"
+    with pytest.raises(InvalidVerdictsError, match=expected):
+        read_verdicts(cut)
