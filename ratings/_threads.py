@@ -26,8 +26,18 @@ if hasattr(os, "register_at_fork"):
 
 
 def workers() -> int:
-    """Threads to use: the machine's cores, at most four."""
-    return max(1, min(os.cpu_count() or 1, 4))
+    """Threads to use: ``RATINGS_NUM_THREADS`` when set (1 turns threading off), else the cores
+    this process may run on, at most four."""
+    setting = os.environ.get("RATINGS_NUM_THREADS", "").strip()
+    if setting:
+        try:
+            return max(1, int(setting))
+        except ValueError:
+            raise ValueError(
+                f"RATINGS_NUM_THREADS must be a positive integer; got {setting!r}."
+            ) from None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(cores or 1, 4))
 
 
 def run(jobs: list[Callable[[], T]]) -> list[T]:

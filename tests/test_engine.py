@@ -109,3 +109,18 @@ def test_thread_pool_works_in_a_forked_child(monkeypatch):
         time.sleep(0.05)
     os.kill(pid, 9)
     raise AssertionError("the forked child hung on the thread pool")
+
+
+def test_ratings_num_threads_setting(monkeypatch):
+    from ratings import _threads
+
+    monkeypatch.setattr(_threads, "_POOL", None)
+    monkeypatch.setenv("RATINGS_NUM_THREADS", "1")  # threading off: jobs run here, no pool
+    assert _threads.workers() == 1
+    assert _threads.run([lambda: 1, lambda: 2]) == [1, 2]
+    assert _threads._POOL is None
+    monkeypatch.setenv("RATINGS_NUM_THREADS", "3")
+    assert _threads.workers() == 3
+    monkeypatch.setenv("RATINGS_NUM_THREADS", "many")
+    with pytest.raises(ValueError, match="RATINGS_NUM_THREADS must be a positive integer"):
+        _threads.workers()

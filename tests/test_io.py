@@ -196,7 +196,7 @@ def test_columns_validated_on_threads_as_in_one(monkeypatch: pytest.MonkeyPatch)
     from ratings import _threads
 
     monkeypatch.setattr(_threads, "CONCURRENT_ROWS", 0)
-    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.setenv("RATINGS_NUM_THREADS", "4")
     monkeypatch.setattr(_threads, "_POOL", None)
     threaded = read_verdicts(df, errors="report")
     assert _threads._POOL is not None  # the threaded path ran
