@@ -78,7 +78,7 @@ def _solve(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64
     lam = 0.0
     scale = max(float(np.max(np.abs(np.diag(h)), initial=0.0)), 1e-12)
     while True:
-        damped = h + lam * np.eye(h.shape[0])
+        damped = h if lam == 0.0 else h + lam * np.eye(h.shape[0])
         try:
             return solve_pd(damped, g)
         except np.linalg.LinAlgError:
