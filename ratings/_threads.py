@@ -42,8 +42,9 @@ def workers() -> int:
 
 def run(jobs: list[Callable[[], T]]) -> list[T]:
     """Results of ``jobs`` in order, run side by side (in this thread when there is one job or
-    one core). Each job must touch only its own outputs; results never depend on which job
-    finishes first. An exception in a job is raised here, after all jobs have finished."""
+    one core). Each job must touch only its own outputs and must not call :func:`run` itself
+    (the pool is bounded: nested waits could use up its threads); results never depend on which
+    job finishes first. An exception in a job is raised here, after all jobs have finished."""
     global _POOL
     if len(jobs) < 2 or workers() < 2:
         return [job() for job in jobs]
