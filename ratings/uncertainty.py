@@ -88,24 +88,23 @@ def cluster_sandwich(
             f"Clustered intervals need at least 2 clusters in `{data.cluster_name}`; got {g}. "
             "Use per-verdict intervals (CLI `--no-cluster`)."
         )
-    se = np.zeros(0) if score_e is None else score_e
-    if g * p > MAX_INFLUENCE_CELLS:
+    influence = cluster_influence(data, bread, score_d, score_e, k=k)
+    if influence is None:  # too many cells to hold: the meat cluster by cluster
+        se = np.zeros(0) if score_e is None else score_e
         meat = k.cluster_meat(m, p, data.ii, data.jj, data.judge, score_d, se, data.cluster_starts)
         return (g / (g - 1)) * (bread @ meat @ bread), None
-    u = k.cluster_scores(g, p, data.ii, data.jj, data.judge, data.cluster, score_d, se, m)
-    influence = u @ bread
     return gram(influence, g / (g - 1)), influence
 
 
 def gram(a: NDArray[np.float64], alpha: float = 1.0) -> NDArray[np.float64]:
     """``alpha * a.T @ a``, exactly symmetric: BLAS's symmetric rank-k update (half the
     products of a general matrix product) once the result is large enough to matter."""
-    if a.shape[1] < 150 or a.shape[0] == 0:
+    from ratings.optim import LAPACK_FROM, _mirror
+
+    if a.shape[1] < LAPACK_FROM or a.shape[0] == 0:  # scipy.linalg stays out of small fits
         out = alpha * (a.T @ a)
         return (out + out.T) / 2.0
     from scipy.linalg.blas import dsyrk
-
-    from ratings.optim import _mirror
 
     # The upper triangle (zeros below); a.T is a Fortran-ordered view, so nothing is copied.
     return _mirror(dsyrk(alpha, a.T, trans=0, lower=0))
