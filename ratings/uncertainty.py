@@ -185,9 +185,8 @@ def cluster_influence(
     cluster gives their joint covariance (:mod:`ratings.combine`). Returns ``None`` when G x P
     exceeds :data:`MAX_INFLUENCE_CELLS` (the joint combination then needs smaller inputs).
     """
-    from ratings import _kernels
-
-    k = _kernels if k is None else k
+    if k is None:
+        from ratings import _kernels as k
     g, p = data.n_clusters, bread.shape[0]
     if g * p > MAX_INFLUENCE_CELLS:
         return None
