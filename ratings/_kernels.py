@@ -374,16 +374,26 @@ def _dedupe_rows(starts, s_key, s_w, n_models, group_value, spare=(), group_judg
     rows = tuple(a[:r].copy() if shrink else a[:r] for a in out)
     if not space:
         return rows, None
-    acc, seen = parts[0][1], parts[0][2]
-    for _, a, sn in parts[1:]:
-        acc += a
-        seen |= sn
-    return rows, _dense_rows(acc, seen, n_models)
+    return rows, _dense_rows(*_add_tables([(a, sn) for _, a, sn in parts]), n_models)
 
 
 def _chunks(n: int) -> int:
     """Pieces a pass over ``n`` verdicts is split into: one per worker thread on large logs."""
     return _threads.workers() if n >= _threads.CONCURRENT_ROWS else 1
+
+
+def _pieces(n: int, pieces: int) -> list[tuple[int, int]]:
+    """``pieces`` consecutive (start, stop) ranges of about equal length covering ``0:n``."""
+    return list(itertools.pairwise(np.linspace(0, n, pieces + 1).astype(np.int64).tolist()))
+
+
+def _add_tables(tables):
+    """Sum per-piece (acc, seen) dense tables into the first -> (acc, seen)."""
+    acc, seen = tables[0]
+    for a, sn in tables[1:]:
+        acc += a
+        seen |= sn
+    return acc, seen
 
 
 @njit(**_JIT)
@@ -515,8 +525,8 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
     codes, used cluster codes; collapsed; unusable rows); when rows are unusable only that
     count is meaningful (the caller explains them). ``collapsed`` is None or, when the counting
     sort ran, the rows summed over clusters per (judge, i, j) as :func:`collapse_rows` gives
-    them. ``reuse=True`` lets the rows overwrite ``gc``,
-    ``ca``, ``cb`` and ``wc`` once they are read (the caller's own copies).
+    them. ``reuse=True`` lets the rows overwrite ``gc``, ``ca``, ``cb`` and ``wc`` once they are
+    read (the caller's own copies).
     """
     n = ca.shape[0]
     i8, f8, b1 = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.bool_)
@@ -530,14 +540,13 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
             return i8, i8, i8, i8, f8, f8, f8, *used, None, n_bad
         outer, ri, rj, wi, wj, tt = _dense_rows(acc, seen, n_models)
         return outer // n_judges, outer % n_judges, ri, rj, wi, wj, tt, *used, None, 0
-    bounds = np.linspace(0, n, _chunks(n) + 1).astype(np.int64)
     parts = [(_part(codes, weight, lo, hi), np.zeros(n_outer, dtype=np.int64), _zeros(sizes))
-             for lo, hi in itertools.pairwise(bounds)]  # fmt: skip
+             for lo, hi in _pieces(n, _chunks(n))]  # fmt: skip
     bad = _threads.run([functools.partial(
         _codes_pass, _COUNT, *part, i8, w, count, *used, f8, b1, i8, np.zeros(0, dtype=np.int32),
         f8) for (part, w), count, used in parts])  # fmt: skip
     count = sum(c for _, c, _ in parts)
-    used = tuple(np.logical_or.reduce([u[k] for _, _, u in parts]) for k in range(3))
+    used = _or_flags([u for _, _, u in parts])
     if sum(bad):
         return i8, i8, i8, i8, f8, f8, f8, *used, None, int(sum(bad))
     outer_keys = np.flatnonzero(count)
@@ -578,6 +587,11 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
     return cluster, judge, ri, rj, wi, wj, tt, *used, collapsed, 0
 
 
+def _or_flags(flags):
+    """Per-piece used-code flags (models, judges, clusters) combined."""
+    return tuple(np.logical_or.reduce([f[k] for f in flags]) for k in range(3))
+
+
 def _zeros(sizes):
     """Fresh used-code flags (models, judges, clusters), or empty ones (not tracked)."""
     if sizes is None:
@@ -606,8 +620,6 @@ def _dense_pass(codes, weight, group_of, space, sizes):
     codes (tracked when ``sizes`` is given), acc, seen); large logs with small tables run it
     on threads, one table per piece, then add the tables up."""
     n = codes[0].shape[0]
-    pieces = _chunks(n) if space <= _SPLIT_DENSE else 1
-    bounds = np.linspace(0, n, pieces + 1).astype(np.int64)
 
     def job(lo, hi):
         part, w = _part(codes, weight, lo, hi)
@@ -618,12 +630,7 @@ def _dense_pass(codes, weight, group_of, space, sizes):
                           np.zeros(0, dtype=np.int32), np.zeros(0))  # fmt: skip
         return bad, used, acc, seen
 
-    out = _threads.run([functools.partial(job, lo, hi)
-                        for lo, hi in itertools.pairwise(bounds)])  # fmt: skip
-    n_bad, used, acc, seen = out[0]
-    for bad, u, a, sn in out[1:]:
-        n_bad += bad
-        used = tuple(x | y for x, y in zip(used, u, strict=True))
-        acc += a
-        seen |= sn
-    return n_bad, used, acc, seen
+    pieces = _pieces(n, _chunks(n) if space <= _SPLIT_DENSE else 1)
+    out = _threads.run([functools.partial(job, lo, hi) for lo, hi in pieces])
+    acc, seen = _add_tables([(a, sn) for _, _, a, sn in out])
+    return sum(bad for bad, *_ in out), _or_flags([u for _, u, _, _ in out]), acc, seen
