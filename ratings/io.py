@@ -1053,9 +1053,17 @@ def _last_record(name: str, compression: str | None) -> tuple[bytes, int] | None
     """The bytes of the file's last CSV record and the line breaks before it, or None when the
     file ends with a line break (nothing can be cut off) or the record cannot be isolated.
 
-    One pass: quote characters are counted before a sliding tail of the file, so the last line
-    break outside quotes (an even number of quotes before it) is found in the tail.
+    An uncompressed file's last byte is read first; otherwise one pass: quote characters are
+    counted before a sliding tail of the file, so the last line break outside quotes (an even
+    number of quotes before it) is found in the tail.
     """
+    if compression is None:  # the common case, a final line break, without reading the file
+        with open(name, "rb") as fh:
+            if fh.seek(0, os.SEEK_END) == 0:
+                return None
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) in (b"\n", b"\r"):
+                return None
     quotes = breaks = 0  # before `tail`
     tail = b""
     with _open(name, compression) as fh:
