@@ -156,8 +156,9 @@ def crowd_covariance_and_influence(
         ) from None
     if ci == "model" and not clustered:
         return bread, None
-    _, gd, ge, _, _, _, mdd, mde, mee = k.crowd_row_terms(
-        fit.theta, fit.eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt
+    _, gd, ge, _, _, _, mdd, mde, mee = k.crowd_row_terms(  # the meat only without clusters
+        fit.theta, fit.eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt,
+        not clustered,
     )
     if clustered:
         cov, influence = cluster_sandwich(bread, data, gd, ge, k=k)
