@@ -413,13 +413,13 @@ def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
     return _dense_rows(acc, seen, n_models)
 
 
-_COUNT, _DENSE, _SCATTER = 0, 1, 2  # what one pass of :func:`_codes_pass` does
+_COUNT, _DENSE, _SCATTER, _SCORES = 0, 1, 2, 3  # what one pass of :func:`_codes_pass` does
 
 
 @njit(**_JIT)
 def _codes_pass(mode, ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges, n_models,
                 group_of, weight, count, used_m, used_j, used_g, acc, seen, fill, s_key,
-                s_w):  # fmt: skip
+                s_w, scores):  # fmt: skip
     """One pass over the verdict codes.
 
     Each verdict is oriented: ``a = amap[ca]``, ``b = bmap[cb]`` (model codes in
@@ -434,10 +434,20 @@ def _codes_pass(mode, ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judge
     counts into the dense (group, i, j, outcome) table ``acc`` and ``seen``. ``_SCATTER``:
     ``(i * n_models + j) * 3 + outcome`` (and weight) into each group's block of ``s_key``
     (``s_w``), ``fill`` holding the blocks' next positions.
+
+    ``_SCORES``: each verdict's score into its cluster's row of the G x P matrix ``out``
+    (flattened; G the cluster codes, P = ``n_cols``), with ``scores = (slot, tab_d, tab_e,
+    n_cols, out)``: the verdict is row ``r = slot[(judge * n_models + i) * n_models + j]`` of
+    the collapsed (judge, i, j) rows; its score on d = theta_i - theta_j, ``weight tab_d[3 r +
+    outcome]``, is added at column ``i`` and subtracted at ``j``; with ``tab_e`` not empty,
+    ``weight tab_e[3 r + outcome]`` is added at ``n_models + judge`` (Crowd-BT's eta block).
+    Columns and clusters are the codes' own (the caller drops unused ones).
     """
     m2 = n_models * n_models
     weighted = weight.shape[0] > 0
     track = used_m.shape[0] > 0
+    slot, tab_d, tab_e, n_cols, out = scores
+    with_eta = tab_e.shape[0] > 0
     n_bad = 0
     for v in range(ca.shape[0]):
         judge = jc[v] if jc.shape[0] else 0
@@ -473,6 +483,15 @@ def _codes_pass(mode, ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judge
             key = group_of[outer] * m2 + a * n_models + b
             acc[3 * key + res] += weight[v] if weighted else 1.0
             seen[key] = True
+        elif mode == _SCORES:
+            w = weight[v] if weighted else 1.0
+            r = slot[judge * m2 + a * n_models + b]
+            at = g * n_cols
+            sc = w * tab_d[3 * r + res]
+            out[at + a] += sc
+            out[at + b] -= sc
+            if with_eta:
+                out[at + n_models + judge] += w * tab_e[3 * r + res]
         else:
             q = group_of[outer]
             p = fill[q]
@@ -481,6 +500,43 @@ def _codes_pass(mode, ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judge
             if weighted:
                 s_w[p] = weight[v]
     return n_bad
+
+
+#: Cells of the G x P score matrix up to which the verdict pass runs on threads (one matrix
+#: per thread, added up afterwards).
+_SPLIT_SCORES = 1 << 22
+
+
+def verdict_cluster_scores(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
+                           n_judges, n_clusters, weight, slot, tab_d, tab_e):  # fmt: skip
+    """Summed score of each cluster straight from the verdict codes -> f8[n_clusters, P] with
+    P = n_models (+ n_judges with ``tab_e``), in the codes' own numbering (the arguments up
+    to ``weight`` are those of :func:`aggregate_codes`; see :func:`_codes_pass`'s ``_SCORES``
+    mode for the rest): the matrix :func:`cluster_scores` gives from per-cluster rows, without
+    building them. The verdicts are split across threads while the matrix is small."""
+    codes = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges, n_models)
+    n = ca.shape[0]
+    n_cols = n_models + (n_judges if tab_e.shape[0] else 0)
+    pieces = _pieces(n, _chunks(n) if n_clusters * n_cols <= _SPLIT_SCORES else 1)
+    i8, f8, b1 = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.bool_)
+
+    def job(lo, hi):
+        part, w = _part(codes, weight, lo, hi)
+        out = np.zeros(n_clusters * n_cols)
+        _codes_pass(_SCORES, *part, i8, w, i8, b1, b1, b1, f8, b1, i8,
+                    np.zeros(0, dtype=np.int32), f8, (slot, tab_d, tab_e, n_cols, out))  # fmt: skip
+        return out
+
+    parts = _threads.run([functools.partial(job, lo, hi) for lo, hi in pieces])
+    out = parts[0]
+    for p in parts[1:]:
+        out += p
+    return out.reshape(n_clusters, n_cols)
+
+
+def _no_scores():
+    """The ``scores`` argument of :func:`_codes_pass` in the modes that do not use it."""
+    return (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), 0, np.zeros(0))
 
 
 @njit(**_JIT)
@@ -544,7 +600,7 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
              for lo, hi in _pieces(n, _chunks(n))]  # fmt: skip
     bad = _threads.run([functools.partial(
         _codes_pass, _COUNT, *part, i8, w, count, *used, f8, b1, i8, np.zeros(0, dtype=np.int32),
-        f8) for (part, w), count, used in parts])  # fmt: skip
+        f8, _no_scores()) for (part, w), count, used in parts])  # fmt: skip
     count = sum(c for _, c, _ in parts)
     used = _or_flags([u for _, _, u in parts])
     if sum(bad):
@@ -566,7 +622,7 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
     jobs = []
     for (part, w), piece, _ in parts:
         jobs.append(functools.partial(_codes_pass, _SCATTER, *part, group_of, w, i8, b1, b1, b1,
-                                      f8, b1, fill.copy(), s_key, s_w))  # fmt: skip
+                                      f8, b1, fill.copy(), s_key, s_w, _no_scores()))  # fmt: skip
         fill += piece[outer_keys]
     _threads.run(jobs)
     spare = (gc, ca, cb, wc) if reuse else ()
@@ -585,6 +641,30 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
         n_judges)  # fmt: skip
     cluster, judge = (outer_keys // n_judges)[group], (outer_keys % n_judges)[group]
     return cluster, judge, ri, rj, wi, wj, tt, *used, collapsed, 0
+
+
+def collapse_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges,
+                   n_clusters, weight):  # fmt: skip
+    """Verdict codes straight to the rows summed over clusters, one per (judge, i, j), in one
+    pass over a dense table (arguments as :func:`aggregate_codes`, whose ``collapsed`` rows
+    these are).
+
+    -> (judge, i, j i8[R]; wi, wj, tt f8[R]; used models, judge codes, cluster codes; slot
+    i8[n_judges * n_models^2]: the row of each (judge, i, j) key that occurs, ``(judge *
+    n_models + i) * n_models + j``; unusable rows). With :func:`verdict_cluster_scores` this is
+    all a clustered fit needs.
+    """
+    codes = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_judges, n_models)
+    group_of = np.arange(n_clusters * n_judges, dtype=np.int64) % n_judges
+    space = n_judges * n_models * n_models
+    n_bad, used, acc, seen = _dense_pass(codes, weight, group_of, space,
+                                         (n_models, n_judges, n_clusters))  # fmt: skip
+    if n_bad:
+        i8, f8 = np.zeros(0, dtype=np.int64), np.zeros(0)
+        return i8, i8, i8, f8, f8, f8, *used, i8, n_bad
+    rows = _dense_rows(acc, seen, n_models)
+    slot = np.cumsum(seen, dtype=np.int64) - 1  # read only at keys that occur
+    return (*rows, *used, slot, 0)
 
 
 def _or_flags(flags):
@@ -627,7 +707,7 @@ def _dense_pass(codes, weight, group_of, space, sizes):
         acc, seen = np.zeros(3 * space), np.zeros(space, dtype=np.bool_)
         i8 = np.zeros(0, dtype=np.int64)
         bad = _codes_pass(_DENSE, *part, group_of, w, i8, *used, acc, seen, i8,
-                          np.zeros(0, dtype=np.int32), np.zeros(0))  # fmt: skip
+                          np.zeros(0, dtype=np.int32), np.zeros(0), _no_scores())  # fmt: skip
         return bad, used, acc, seen
 
     pieces = _pieces(n, _chunks(n) if space <= _SPLIT_DENSE else 1)

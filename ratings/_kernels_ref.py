@@ -173,11 +173,8 @@ def _orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_
 
 def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges,
                     n_clusters, weight, reuse=False):  # fmt: skip
-    n = ca.size
-    jc = np.zeros(n, dtype=np.int64) if jc.size == 0 else jc
-    gc = np.zeros(n, dtype=np.int64) if gc.size == 0 else gc
-    fa = np.zeros(n, dtype=bool) if fa.size == 0 else fa
-    fb = np.zeros(n, dtype=bool) if fb.size == 0 else fb
+    ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb = _full(
+        (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb), ca.size)  # fmt: skip
     outer, i, j, o, used_m, n_bad = _orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb,
                                                  det, n_models, n_judges)
     used_j = np.zeros(n_judges, dtype=bool)
@@ -189,3 +186,53 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
     used_g[gc] = True
     key, ri, rj, wi, wj, tt = _aggregate_rows(outer, i, j, o, weight, n_models)
     return key // n_judges, key % n_judges, ri, rj, wi, wj, tt, used_m, used_j, used_g, None, 0
+
+
+def _full(codes, n):
+    """The optional columns (judge, cluster, forfeits) as full-length arrays."""
+    ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb = codes
+    jc = np.zeros(n, dtype=np.int64) if jc.size == 0 else jc
+    gc = np.zeros(n, dtype=np.int64) if gc.size == 0 else gc
+    fa = np.zeros(n, dtype=bool) if fa.size == 0 else fa
+    fb = np.zeros(n, dtype=bool) if fb.size == 0 else fb
+    return ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb
+
+
+def collapse_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges,
+                   n_clusters, weight):  # fmt: skip
+    n = ca.size
+    ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb = _full(
+        (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb), n)  # fmt: skip
+    outer, i, j, o, used_m, n_bad = _orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb,
+                                                 det, n_models, n_judges)  # fmt: skip
+    used_j = np.zeros(n_judges, dtype=bool)
+    used_g = np.zeros(n_clusters, dtype=bool)
+    e_i, e_f = np.zeros(0, dtype=np.int64), np.zeros(0)
+    if n_bad:
+        return e_i, e_i, e_i, e_f, e_f, e_f, used_m, used_j, used_g, e_i, n_bad
+    used_j[jc] = True
+    used_g[gc] = True
+    judge, ri, rj, wi, wj, tt = _aggregate_rows(outer % n_judges, i, j, o, weight, n_models)
+    slot = np.full(n_judges * n_models * n_models, -1, dtype=np.int64)
+    slot[(judge * n_models + ri) * n_models + rj] = np.arange(judge.size)
+    return judge, ri, rj, wi, wj, tt, used_m, used_j, used_g, slot, 0
+
+
+def verdict_cluster_scores(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
+                           n_judges, n_clusters, weight, slot, tab_d, tab_e):  # fmt: skip
+    n = ca.size
+    ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb = _full(
+        (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb), n)  # fmt: skip
+    outer, i, j, o, _, _ = _orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det,
+                                        n_models, n_judges)  # fmt: skip
+    # the callers pass usable verdicts only (aggregate found none unusable)
+    judge = outer - gc * n_judges
+    r = slot[(judge * n_models + i) * n_models + j]
+    w = np.ones(n) if weight.size == 0 else weight
+    n_cols = n_models + (n_judges if tab_e.size else 0)
+    s = w * tab_d[3 * r + o]
+    cells, at = n_clusters * n_cols, gc * n_cols
+    out = np.bincount(at + i, s, cells) - np.bincount(at + j, s, cells)
+    if tab_e.size:
+        out += np.bincount(at + n_models + judge, w * tab_e[3 * r + o], cells)
+    return out.reshape(n_clusters, n_cols)

@@ -25,3 +25,11 @@ def warmup() -> None:
     _kernels.crowd_row_terms(theta, eta, ii, jj, ii, one, one, one, False)  # Newton's steps
     _kernels.crowd_assemble(2, 1, ii, jj, ii, hdd, hde, hee)
     _kernels.cluster_meat(2, 3, ii, jj, ii, gd, ge, starts)
+    # aggregation: every pass over the verdict codes (count, dense, scatter, scores)
+    codes = (np.array([0, 1]), np.array([1, 0]), np.arange(2), np.arange(2), np.array([0, 2]),
+             np.arange(3), np.zeros(0, dtype=np.int64), np.array([0, 1]),
+             np.zeros(0, dtype=bool), np.zeros(0, dtype=bool), 0, 2, 1, 2)  # fmt: skip
+    _kernels.aggregate_codes(*codes, np.zeros(0))
+    *_, slot, _ = _kernels.collapse_codes(*codes, np.zeros(0))
+    _kernels.verdict_cluster_scores(*codes, np.zeros(0), slot, np.zeros(3), np.zeros(0))
+    _kernels.verdict_cluster_scores(*codes, np.zeros(0), slot, np.zeros(3), np.zeros(3))

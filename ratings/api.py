@@ -334,8 +334,10 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol,
     bread = inverse_free(res.hessian, np.delete(np.arange(data.n_models), ref))
     influence = None
     if clustered:  # the influences serve the joint combination of scopes whatever `ci` is
-        score = k.bt_scores(res.theta, data.ii, data.jj, data.wi, data.wj, data.tt)
-        cov, influence = cluster_sandwich(bread, data, score, k=k)
+        def row_scores(rows: Comparisons, wi, wj, tt):
+            return k.bt_scores(res.theta, rows.ii, rows.jj, wi, wj, tt), None
+
+        cov, influence = cluster_sandwich(bread, data, k=k, row_scores=row_scores)
     elif ci != "model":
         _, score, _, meat = k.bt_row_terms(res.theta, data.ii, data.jj, data.wi, data.wj, data.tt)
         cov = sandwich(bread, data, score, meat, clustered=False, k=k)

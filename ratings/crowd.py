@@ -98,8 +98,8 @@ def fit_crowd_bt(
     rows = data.collapsed(engine=engine)  # same likelihood on one row per (judge, i, j)
     start = fit_bt(rows, ref=ref, tol=1e-6, max_iter=50, engine=engine).theta
     # The BT fit of noisy verdicts is attenuated by about (2 eta - 1); undo that for the start.
-    attenuation = float(np.average(2 * eta0 - 1, weights=np.bincount(data.judge, data.wi + data.wj
-                                                                     + data.tt, nj)))  # fmt: skip
+    attenuation = float(np.average(2 * eta0 - 1, weights=np.bincount(rows.judge, rows.wi + rows.wj
+                                                                     + rows.tt, nj)))  # fmt: skip
     x0 = np.concatenate([start / max(attenuation, 0.2), eta0])
     free = np.concatenate([np.delete(np.arange(m), ref), m + np.flatnonzero(estimated)])
     lower = np.concatenate([np.full(m, -np.inf), np.full(nj, 0.5)])
@@ -156,13 +156,16 @@ def crowd_covariance_and_influence(
         ) from None
     if ci == "model" and not clustered:
         return bread, None
-    _, gd, ge, _, _, _, mdd, mde, mee = k.crowd_row_terms(  # the meat only without clusters
-        fit.theta, fit.eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt,
-        not clustered,
-    )
     if clustered:
-        cov, influence = cluster_sandwich(bread, data, gd, ge, k=k)
+        def row_scores(rows: Comparisons, wi, wj, tt):
+            _, gd, ge, *_ = k.crowd_row_terms(fit.theta, fit.eta, rows.ii, rows.jj, rows.judge,
+                                              wi, wj, tt, False)  # fmt: skip
+            return gd, ge
+
+        cov, influence = cluster_sandwich(bread, data, k=k, row_scores=row_scores)
         return (bread if ci == "model" else cov), influence
+    _, _, _, _, _, _, mdd, mde, mee = k.crowd_row_terms(
+        fit.theta, fit.eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt, True)
     meat = k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, mdd, mde, mee)
     return bread @ meat @ bread, None
 
@@ -187,7 +190,8 @@ def judge_table(fit: CrowdFit, cov: NDArray[np.float64], data: Comparisons,
     fixed_lower = np.where(fit.estimated, lower, fit.eta)
     status = np.where(~fit.estimated, "fixed", np.where(fit.boundary, "boundary", "estimated"))
     status = np.where(np.asarray(data.judges) == DETERMINISTIC_JUDGE, "deterministic", status)
-    n = np.bincount(data.judge, data.wi + data.wj + data.tt, len(data.judges))
+    rows = data.collapsed()  # the same totals per judge, without per-cluster rows
+    n = np.bincount(rows.judge, rows.wi + rows.wj + rows.tt, len(data.judges))
     out = pd.DataFrame(
         {"eta": fit.eta, "se": se, "lower": fixed_lower,
          "upper": np.where(fit.estimated, upper, fit.eta), "n": n.round().astype(np.int64),

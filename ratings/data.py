@@ -23,6 +23,9 @@ _DENSE_SLOTS = 25_000_000  # models^2 up to which aggregation uses a dense pair 
 DETERMINISTIC_JUDGE = "deterministic"
 
 
+_ROW_FIELDS = ("ii", "jj", "judge", "cluster", "wi", "wj", "tt")
+
+
 def _frozen(a: np.ndarray, dtype: type) -> np.ndarray:
     a = np.ascontiguousarray(a, dtype=dtype)
     a.setflags(write=False)
@@ -34,6 +37,10 @@ class Comparisons:
     """Aggregated pairwise comparisons: one row per unique (cluster, judge, i, j), ``i < j``.
 
     Rows are sorted by cluster: cluster ``c`` owns rows ``cluster_starts[c]:cluster_starts[c+1]``.
+    A clustered log from :func:`aggregate` usually keeps its verdict codes instead
+    (:attr:`keeps_codes`): the fit's rows (:meth:`collapsed`) and the clusters' summed scores
+    (:meth:`cluster_score_matrix`) come straight from them, and the per-cluster rows are built
+    only when read (bootstrap resampling, :meth:`subset`, ...).
 
     Attributes
     ----------
@@ -62,12 +69,72 @@ class Comparisons:
     tt: NDArray[np.float64]
     _collapsed: Comparisons | None = field(default=None, init=False, repr=False)
     _counts: pd.DataFrame | None = field(default=None, init=False, repr=False)
+    # (source, kept codes, labels) of a log that kept its verdict codes (see _VerdictCodes):
+    # its per-cluster rows are built on first access.
+    _codes: tuple | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("ii", "jj", "judge", "cluster"):
             object.__setattr__(self, name, _frozen(getattr(self, name), np.int64))
         for name in ("wi", "wj", "tt"):
             object.__setattr__(self, name, _frozen(getattr(self, name), np.float64))
+
+    @classmethod
+    def _keeping_codes(cls, models, judges, clusters, cluster_name, rows: Comparisons,
+                       source, kept, labels) -> Comparisons:  # fmt: skip
+        """Comparisons whose per-cluster rows stay unbuilt until read; ``rows`` are the fit's
+        rows (summed over clusters), ``source`` the verdict codes (:class:`_VerdictCodes`)."""
+        i8, f8 = np.zeros(0, dtype=np.int64), np.zeros(0)
+        out = cls(models, judges, clusters, cluster_name, i8, i8, i8, i8, f8, f8, f8)
+        for name in _ROW_FIELDS:
+            object.__delattr__(out, name)
+        object.__setattr__(out, "_codes", (source, kept, labels))
+        out._keep_collapsed(rows)
+        return out
+
+    def __getattr__(self, name: str):
+        # Only reached when normal lookup fails: the unbuilt per-cluster rows of a log that
+        # kept its verdict codes.
+        codes = self.__dict__.get("_codes")
+        if name not in _ROW_FIELDS or codes is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        source, _, labels = codes
+        built = labels.rows(*source.rows())
+        for f in _ROW_FIELDS:
+            object.__setattr__(self, f, getattr(built, f))
+        return self.__dict__[name]
+
+    @property
+    def keeps_codes(self) -> bool:
+        """True while the per-cluster rows are unbuilt (the verdict codes serve instead)."""
+        return self._codes is not None and "ii" not in self.__dict__
+
+    def cluster_score_matrix(self, n_params: int, row_scores, k) -> NDArray[np.float64]:
+        """Summed score of each cluster, shape (G, P).
+
+        Row c is the sum over the cluster's verdicts of each verdict's score. ``row_scores(rows,
+        wi, wj, tt) -> (sd, se)`` gives the summed scores of ``rows`` (a Comparisons) with those
+        counts, w.r.t. d = theta_i - theta_j and, unless ``se`` is None, the row's judge's eta
+        (Crowd-BT: parameter ``n_models + judge``). ``k`` is the kernel module. A log that kept
+        its verdict codes is summed from them (scores of one verdict of each outcome per
+        (judge, i, j) row, looked up per verdict) without building its per-cluster rows.
+        """
+        g = self.n_clusters
+        if not self.keeps_codes:
+            sd, se = row_scores(self, self.wi, self.wj, self.tt)
+            se = np.zeros(0) if se is None else se
+            return k.cluster_scores(g, n_params, self.ii, self.jj, self.judge, self.cluster, sd,
+                                    se, self.n_models)  # fmt: skip
+        source, kept, _ = self._codes
+        rows = self.collapsed()
+        r = rows.n_rows
+        one, zero = np.ones(r), np.zeros(r)
+        parts = [row_scores(rows, *counts)
+                 for counts in ((one, zero, zero), (zero, one, zero), (zero, zero, one))]
+        tab_d = np.column_stack([sd for sd, _ in parts]).ravel()  # [3 r + outcome]
+        tab_e = (np.zeros(0) if parts[0][1] is None
+                 else np.column_stack([se for _, se in parts]).ravel())  # fmt: skip
+        return source.cluster_scores(k, tab_d, tab_e, *kept)
 
     @property
     def n_models(self) -> int:
@@ -79,7 +146,8 @@ class Comparisons:
 
     @property
     def n_verdicts(self) -> int:
-        return round(float(self.wi.sum() + self.wj.sum() + self.tt.sum()))
+        rows = self._collapsed if self._codes is not None else self
+        return round(float(rows.wi.sum() + rows.wj.sum() + rows.tt.sum()))
 
     @property
     def n_clusters(self) -> int:
@@ -102,9 +170,10 @@ class Comparisons:
 
     def _model_counts(self) -> pd.DataFrame:
         m = self.n_models
-        wins = np.bincount(self.ii, self.wi, m) + np.bincount(self.jj, self.wj, m)
-        losses = np.bincount(self.ii, self.wj, m) + np.bincount(self.jj, self.wi, m)
-        ties = np.bincount(self.ii, self.tt, m) + np.bincount(self.jj, self.tt, m)
+        r = self._collapsed if self._codes is not None else self  # the same totals
+        wins = np.bincount(r.ii, r.wi, m) + np.bincount(r.jj, r.wj, m)
+        losses = np.bincount(r.ii, r.wj, m) + np.bincount(r.jj, r.wi, m)
+        ties = np.bincount(r.ii, r.tt, m) + np.bincount(r.jj, r.tt, m)
         out = pd.DataFrame(
             {"wins": wins, "losses": losses, "ties": ties}, index=self.models
         ).round().astype(np.int64)
@@ -179,13 +248,6 @@ def _sorted_codes(values: pd.Series) -> tuple[NDArray[np.int64], pd.Index]:
     return codes.astype(np.int64, copy=False), pd.Index(uniques)
 
 
-def _compact(codes: NDArray[np.int64], labels: pd.Index, used: NDArray[np.bool_]):
-    """Drop unused labels, renumbering codes (order kept); no copy when all are used."""
-    if used.all():
-        return codes, labels
-    return (np.cumsum(used) - 1)[codes], labels[used]
-
-
 def aggregate(
     verdicts: pd.DataFrame,
     *,
@@ -223,6 +285,13 @@ def aggregate(
     output wins whatever the judge said, two failures tie, and the row's judge becomes
     ``"deterministic"`` (a judge-free comparison).
     """
+    return _aggregate(verdicts, cluster=cluster, models=models, weights=weights, engine=engine,
+                      lazy=True)
+
+
+def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool) -> Comparisons:
+    """:func:`aggregate`; ``lazy`` lets clustered logs keep their verdict codes in place of
+    per-cluster rows (see :class:`_VerdictCodes`)."""
     from ratings.distributed import is_dask_frame
 
     if is_dask_frame(verdicts):  # reduce where the log lives, then build the same rows
@@ -281,38 +350,145 @@ def aggregate(
     k = kernels(engine, n)
     one = np.zeros(0) if weights is None else np.asarray(weights, dtype=np.float64)  # [] is 1s
     codes = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, m, nj, ng)
+    labelled = _Labels(labels, judges, clusters, cluster, models is None, det if forfeits else -1)
+    if lazy and _keeps_codes(n, m, nj, ng):  # the fit's rows now, per-cluster rows on demand
+        (ck, ci, cj, cwi, cwj, ctt, used_m, used_j, used_g, slot,
+         n_bad) = k.collapse_codes(*codes, one)  # fmt: skip
+        if n_bad:
+            _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster)
+        return labelled.lazy(ck, ci, cj, cwi, cwj, ctt, used_m, used_j, used_g,
+                             _VerdictCodes(codes, one, slot, engine))  # fmt: skip
     # ca, cb, wc, gc are this function's own int64 copies: the kernel may reuse their memory.
-    # Boards too large for a dense (i, j) slot table take the twin's sort-based reduction.
-    agg = k.aggregate_codes if m * m <= _DENSE_SLOTS else kernels("numpy").aggregate_codes
-    (rcluster, rjudge, ri, rj, wi, wj, tt, used_m, used_j, used_g, collapsed,
-     n_bad) = agg(*codes, one, reuse=True)  # fmt: skip
-    if n_bad:
+    out = _aggregate_codes(codes, one, engine, reuse=True)
+    if out[-1]:
         _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster)
-    if forfeits:
-        used_j[det] = True
-    # Labels no usable row names (other scopes' models, tasks and judges) are dropped; the
-    # renumbering keeps order, so rows stay sorted by cluster and i < j.
-    if collapsed is not None:  # per (judge, i, j), summed over clusters on the way
-        ck, ci, cj, cwi, cwj, ctt = collapsed
-    if models is None and not used_m.all():
-        remap = np.cumsum(used_m) - 1
-        ri, rj = remap[ri], remap[rj]
-        if collapsed is not None:
-            ci, cj = remap[ci], remap[cj]
-        labels = labels[used_m]
-    if collapsed is not None:
-        ck = _compact(ck, judges, used_j)[0]
-    rjudge, judges = _compact(rjudge, judges, used_j)
-    if clusters is not None:
-        rcluster, clusters = _compact(rcluster, clusters, used_g)
-    out = Comparisons(
-        models=labels, judges=judges, clusters=clusters, cluster_name=cluster,
-        ii=ri, jj=rj, judge=rjudge, cluster=rcluster, wi=wi, wj=wj, tt=tt,
-    )  # fmt: skip
-    if collapsed is not None and clusters is not None:
-        out._keep_collapsed(Comparisons(labels, judges, None, None, ci, cj, ck,
-                                        np.zeros(len(ci), dtype=np.int64), cwi, cwj, ctt))
-    return out
+    return labelled.rows(*out[:-1])
+
+
+#: (judge, i, j) slots up to which a clustered log keeps its verdict codes (the fit's rows and
+#: their slot table are dense over them).
+_KEEP_CODES_SLOTS = 1 << 22
+
+
+def _keeps_codes(n: int, m: int, nj: int, ng: int) -> bool:
+    """Keep the verdict codes (:class:`_VerdictCodes`) rather than build per-cluster rows?
+
+    For clustered logs whose (cluster, judge, i, j) key space exceeds the verdicts (then
+    nearly every verdict is a row of its own: 1,000 tasks and 200 models give 40 million keys)
+    and whose (judge, i, j) table is small enough.
+    """
+    return ng > 1 and ng * nj * m * m > n and nj * m * m <= _KEEP_CODES_SLOTS
+
+
+def _aggregate_codes(codes, weight, engine: Engine, *, reuse: bool):
+    """Per-cluster rows of the verdict codes (``codes`` as ``aggregate_codes`` takes them);
+    boards too large for a dense (i, j) slot table take the twin's sort-based reduction."""
+    m = codes[11]
+    k = kernels(engine, codes[0].shape[0]) if m * m <= _DENSE_SLOTS else kernels("numpy")
+    return k.aggregate_codes(*codes, weight, reuse=reuse)
+
+
+@dataclass(frozen=True, eq=False)
+class _VerdictCodes:
+    """A clustered log's verdict codes, kept in place of its rows per (cluster, judge, i, j).
+
+    A clustered fit needs those rows only for the G x P matrix of summed cluster scores, which
+    :meth:`cluster_scores` computes straight from the codes in one pass; anything else that
+    reads them builds them on first use (:meth:`rows`, the same rows :func:`aggregate` builds).
+    """
+
+    codes: tuple  # the arguments of ``aggregate_codes`` before the weights
+    weight: NDArray[np.float64]
+    slot: NDArray[np.int64]  # (judge, i, j) key in the codes' numbering -> collapsed row
+    engine: Engine
+
+    def rows(self):
+        """The raw per-cluster rows and used-code flags of ``aggregate_codes``."""
+        return _aggregate_codes(self.codes, self.weight, self.engine, reuse=False)[:-1]
+
+    def cluster_scores(self, k, tab_d, tab_e, used_m, used_j, used_g) -> NDArray[np.float64]:
+        """G x P summed scores: verdict v of outcome o in cluster c adds the score
+        ``tab_d[3 r + o]`` of its collapsed row r (and ``tab_e`` on its judge's eta), in the
+        numbering of the labels kept (``used_*``: the codes' that are)."""
+        ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, m, nj, ng = self.codes
+        full = k.verdict_cluster_scores(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, m,
+                                        nj, ng, self.weight, self.slot, tab_d, tab_e)  # fmt: skip
+        cols = np.flatnonzero(used_m)
+        if tab_e.size:
+            cols = np.concatenate([cols, m + np.flatnonzero(used_j)])
+        keep_rows = None if used_g.all() else used_g
+        keep_cols = None if cols.size == full.shape[1] else cols
+        if keep_rows is not None:
+            full = full[keep_rows]
+        return full if keep_cols is None else full[:, keep_cols]
+
+
+@dataclass(frozen=True)
+class _Labels:
+    """The labels of :func:`aggregate`'s codes, and how unused ones are dropped."""
+
+    models: pd.Index
+    judges: pd.Index
+    clusters: pd.Index | None
+    cluster_name: str | None
+    drop_models: bool  # no model list was given: models no usable row names go
+    det: int  # the deterministic judge's code when forfeits occur, else -1
+
+    def compacted(self, used_m, used_j, used_g):
+        """(model, judge, cluster renumbering or None; the labels kept). Labels no usable row
+        names (other scopes' models, tasks and judges) are dropped; the renumbering keeps
+        order, so rows stay sorted by cluster and i < j."""
+        if self.det >= 0:
+            used_j[self.det] = True
+        remap_m, models = None, self.models
+        if self.drop_models and not used_m.all():
+            remap_m, models = np.cumsum(used_m) - 1, self.models[used_m]
+        remap_j, judges = _renumbering(self.judges, used_j)
+        remap_g, clusters = None, None
+        if self.clusters is not None:
+            remap_g, clusters = _renumbering(self.clusters, used_g)
+        return remap_m, remap_j, remap_g, models, judges, clusters
+
+    def rows(self, rcluster, rjudge, ri, rj, wi, wj, tt, used_m, used_j, used_g,
+             collapsed) -> Comparisons:  # fmt: skip
+        """Comparisons from per-cluster rows (and, when summed on the way, the fit's rows)."""
+        remap_m, remap_j, remap_g, models, judges, clusters = self.compacted(used_m, used_j,
+                                                                             used_g)
+        ri, rj, rjudge = _apply(remap_m, ri), _apply(remap_m, rj), _apply(remap_j, rjudge)
+        if clusters is not None:
+            rcluster = _apply(remap_g, rcluster)
+        out = Comparisons(models, judges, clusters, self.cluster_name, ri, rj, rjudge, rcluster,
+                          wi, wj, tt)  # fmt: skip
+        if collapsed is not None and clusters is not None:
+            out._keep_collapsed(self._collapsed(collapsed, remap_m, remap_j, models, judges))
+        return out
+
+    def lazy(self, ck, ci, cj, cwi, cwj, ctt, used_m, used_j, used_g,
+             source: _VerdictCodes) -> Comparisons:  # fmt: skip
+        """Comparisons that keep the verdict codes, with the fit's rows (summed over clusters)."""
+        remap_m, remap_j, _, models, judges, clusters = self.compacted(used_m, used_j, used_g)
+        rows = self._collapsed((ck, ci, cj, cwi, cwj, ctt), remap_m, remap_j, models, judges)
+        kept_m = used_m if self.drop_models else np.ones(len(self.models), dtype=bool)
+        return Comparisons._keeping_codes(models, judges, clusters, self.cluster_name, rows,
+                                          source, (kept_m, used_j, used_g), self)  # fmt: skip
+
+    @staticmethod
+    def _collapsed(rows, remap_m, remap_j, models, judges) -> Comparisons:
+        ck, ci, cj, cwi, cwj, ctt = rows
+        return Comparisons(models, judges, None, None, _apply(remap_m, ci), _apply(remap_m, cj),
+                           _apply(remap_j, ck), np.zeros(len(ci), dtype=np.int64), cwi, cwj,
+                           ctt)  # fmt: skip
+
+
+def _renumbering(labels: pd.Index, used: NDArray[np.bool_]):
+    """(codes' renumbering or None when all are used, the labels kept)."""
+    if used.all():
+        return None, labels
+    return np.cumsum(used) - 1, labels[used]
+
+
+def _apply(remap, codes):
+    return codes if remap is None else remap[codes]
 
 
 def _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster) -> None:
@@ -421,7 +597,7 @@ def from_counts(
         frame[cluster] = counts[cluster].to_numpy()
     frame.index = counts.index
     stacked = pd.concat([frame.assign(winner=o) for o in ("A", "B", "tie")])
-    data = aggregate(stacked, cluster=cluster, models=models,
-                     weights=np.concatenate([w[:, 0], w[:, 1], w[:, 2]]))  # fmt: skip
+    data = _aggregate(stacked, cluster=cluster, models=models, engine="auto", lazy=False,
+                      weights=np.concatenate([w[:, 0], w[:, 1], w[:, 2]]))  # fmt: skip
     keep = (data.wi + data.wj + data.tt) > 0
     return data if keep.all() or n == 0 else data.subset(keep)

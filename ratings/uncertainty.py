@@ -22,7 +22,11 @@ from numpy.typing import NDArray
 
 from ratings.data import Comparisons
 
-__all__ = ["bootstrap_draws", "inverse_free", "sandwich"]
+__all__ = ["RowScores", "bootstrap_draws", "inverse_free", "sandwich"]
+
+#: ``row_scores(rows, wi, wj, tt) -> (score_d, score_e or None)``: the summed scores of the rows
+#: of a :class:`Comparisons` with those counts (see :meth:`Comparisons.cluster_score_matrix`).
+RowScores = Callable[..., tuple[NDArray[np.float64], NDArray[np.float64] | None]]
 
 
 def inverse_free(h: NDArray[np.float64], free: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -68,19 +72,21 @@ def sandwich(
 def cluster_sandwich(
     bread: NDArray[np.float64],
     data: Comparisons,
-    score_d: NDArray[np.float64],
+    score_d: NDArray[np.float64] | None = None,
     score_e: NDArray[np.float64] | None = None,
     *,
     k,
+    row_scores: RowScores | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
     """Clustered sandwich ``G/(G-1) bread (sum_c g_c g_c^T) bread`` and the cluster influences.
 
     ``g_c`` sums, over the cluster's rows, ``score_d (e_i - e_j)`` (plus ``score_e e_{M+k}`` for
-    Crowd-BT, whose parameters are (theta, eta)). With the G x P matrix U of the ``g_c`` (one
-    pass over the rows), the influences are ``U @ bread`` and the sandwich is
-    ``G/(G-1) influence.T @ influence``: two matrix products instead of a P x P update per
-    cluster. Above :data:`MAX_INFLUENCE_CELLS` the meat is summed cluster by cluster instead and
-    no influences are returned.
+    Crowd-BT, whose parameters are (theta, eta)); ``score_d`` and ``score_e`` are per row of
+    ``data``, or come from ``row_scores`` (see :meth:`Comparisons.cluster_score_matrix`, which
+    then needs no per-cluster rows). With the G x P matrix U of the ``g_c`` (one pass), the
+    influences are ``U @ bread`` and the sandwich is ``G/(G-1) influence.T @ influence``: two
+    matrix products instead of a P x P update per cluster. Above :data:`MAX_INFLUENCE_CELLS`
+    the meat is summed cluster by cluster instead and no influences are returned.
     """
     g, p, m = data.n_clusters, bread.shape[0], data.n_models
     if g < 2:
@@ -88,8 +94,10 @@ def cluster_sandwich(
             f"Clustered intervals need at least 2 clusters in `{data.cluster_name}`; got {g}. "
             "Use per-verdict intervals (CLI `--no-cluster`)."
         )
-    influence = cluster_influence(data, bread, score_d, score_e, k=k)
+    influence = cluster_influence(data, bread, score_d, score_e, k=k, row_scores=row_scores)
     if influence is None:  # too many cells to hold: the meat cluster by cluster
+        if score_d is None:
+            score_d, score_e = row_scores(data, data.wi, data.wj, data.tt)
         se = np.zeros(0) if score_e is None else score_e
         meat = k.cluster_meat(m, p, data.ii, data.jj, data.judge, score_d, se, data.cluster_starts)
         return (g / (g - 1)) * (bread @ meat @ bread), None
@@ -172,15 +180,17 @@ MAX_INFLUENCE_CELLS = 20_000_000
 def cluster_influence(
     data: Comparisons,
     bread: NDArray[np.float64],
-    score_d: NDArray[np.float64],
+    score_d: NDArray[np.float64] | None = None,
     score_e: NDArray[np.float64] | None = None,
     *,
     k=None,
+    row_scores: RowScores | None = None,
 ) -> NDArray[np.float64] | None:
     """Per-cluster influence on the parameters, shape (G, P): row c is ``bread @ g_c``.
 
     ``g_c`` sums, over the cluster's rows, ``score_d (e_i - e_j)`` (plus ``score_e e_{M+k}`` for
-    Crowd-BT, whose parameters are (theta, eta)). The clustered sandwich is
+    Crowd-BT, whose parameters are (theta, eta)); pass those per-row scores, or ``row_scores``
+    (see :meth:`Comparisons.cluster_score_matrix`). The clustered sandwich is
     ``G/(G-1) * influence.T @ influence``; stacking the influences of several fits by shared
     cluster gives their joint covariance (:mod:`ratings.combine`). Returns ``None`` when G x P
     exceeds :data:`MAX_INFLUENCE_CELLS` (the joint combination then needs smaller inputs).
@@ -190,7 +200,9 @@ def cluster_influence(
     g, p = data.n_clusters, bread.shape[0]
     if g * p > MAX_INFLUENCE_CELLS:
         return None
-    se = np.zeros(0) if score_e is None else score_e
+    if row_scores is not None:
+        return data.cluster_score_matrix(p, row_scores, k) @ bread
+    se = np.zeros(0) if score_e is None else score_e  # scores of data's own rows
     s = k.cluster_scores(g, p, data.ii, data.jj, data.judge, data.cluster, score_d, se,
                          data.n_models)  # fmt: skip
     return s @ bread

@@ -204,3 +204,119 @@ def test_boards_too_large_for_a_slot_table_aggregate_the_same(monkeypatch):
     order_w = np.lexsort((want.jj, want.ii, want.judge, want.cluster))
     for name in ("ii", "jj", "judge", "cluster", "wi", "wj", "tt"):
         np.testing.assert_array_equal(getattr(got, name)[order_g], getattr(want, name)[order_w])
+
+
+def _random_codes(rng, n, m, judges, groups, weighted, forfeits):
+    """Usable verdict codes as ``aggregate`` passes them (``aggregate_codes``'s arguments)."""
+    amap = rng.permutation(m).astype(np.int64)
+    ca = rng.integers(0, m, n)
+    cb = (ca + rng.integers(1, m, n)) % m
+    wc, jc, gc = rng.integers(0, 3, n), rng.integers(0, judges, n), rng.integers(0, groups, n)
+    if forfeits:
+        fa, fb = rng.random(n) < 0.2, rng.random(n) < 0.2
+    else:
+        fa = fb = np.zeros(0, dtype=bool)
+    weight = rng.exponential(size=n) if weighted else np.zeros(0)
+    return (ca, cb, amap, amap.copy(), wc, np.array([0, 1, 2], dtype=np.int64), jc, gc, fa, fb,
+            judges, m, judges + 1, groups, weight)  # fmt: skip
+
+
+@settings(deadline=None, max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 300), m=st.integers(2, 7),
+       judges=st.integers(1, 3), groups=st.integers(1, 6), weighted=st.booleans(),
+       forfeits=st.booleans(), with_eta=st.booleans(),
+       threads=st.sampled_from([1, 2, 3]))  # fmt: skip
+def test_collapse_codes_and_verdict_cluster_scores_match_twins_and_rows(
+    seed, n, m, judges, groups, weighted, forfeits, with_eta, threads
+):
+    rng = np.random.default_rng(seed)
+    args = _random_codes(rng, n, m, judges, groups, weighted, forfeits)
+    nj, ng = judges + 1, groups
+    with pytest.MonkeyPatch.context() as mp:  # passes split in `threads` pieces
+        mp.setattr(_threads, "CONCURRENT_ROWS", 0)
+        mp.setattr(_threads, "workers", lambda: threads)
+        fast = _kernels.collapse_codes(*args)
+        slow = _kernels_ref.collapse_codes(*args)
+        assert fast[-1] == slow[-1] == 0
+        for f, s in zip(fast[:9], slow[:9], strict=True):  # rows sorted by (judge, i, j); flags
+            np.testing.assert_allclose(f, s, rtol=1e-12)
+        key = (slow[0] * m + slow[1]) * m + slow[2]
+        np.testing.assert_array_equal(fast[9][key], np.arange(key.size))  # slots of the rows
+        # the rows are the per-cluster rows summed over clusters
+        per_cluster = _kernels_ref.aggregate_codes(*args)
+        want = _kernels_ref.collapse_rows(*per_cluster[1:7], nj, m)
+        for f, s in zip(fast[:6], want, strict=True):
+            np.testing.assert_allclose(f, s, rtol=1e-12)
+        # scores per outcome of each collapsed row -> per-cluster sums, as from per-cluster rows
+        r = key.size
+        tab_d, tab_e = rng.normal(size=3 * r), (rng.normal(size=3 * r) if with_eta else np.zeros(0))
+        score_args = (*args[:14], args[14], fast[9], tab_d, tab_e)
+        got = _kernels.verdict_cluster_scores(*score_args)
+        np.testing.assert_allclose(got, _kernels_ref.verdict_cluster_scores(*score_args),
+                                   rtol=1e-10, atol=1e-12)  # fmt: skip
+    g, rk, ri, rj, wi, wj, tt = per_cluster[:7]
+    row = np.searchsorted(key, (rk * m + ri) * m + rj)  # each per-cluster row's collapsed row
+    sd = wi * tab_d[3 * row] + wj * tab_d[3 * row + 1] + tt * tab_d[3 * row + 2]
+    se = (wi * tab_e[3 * row] + wj * tab_e[3 * row + 1] + tt * tab_e[3 * row + 2]) if tab_e.size \
+        else np.zeros(0)
+    p = m + (nj if tab_e.size else 0)  # (no rows: no eta columns either)
+    want = _kernels_ref.cluster_scores(ng, p, ri, rj, rk, g, sd, se, m)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def _scoped_log(rng, n=3000, m=9, tasks=40):
+    """Two scopes over one set of tasks, judges and models, with a few render forfeits."""
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    return pd.DataFrame({
+        "model_a": [f"m{k}" for k in a], "model_b": [f"m{k}" for k in b],
+        "winner": rng.choice(["A", "B", "tie"], n, p=[0.45, 0.45, 0.1]),
+        "task_id": [f"t{k}" for k in rng.integers(0, tasks, n)],
+        "judge": rng.choice(["j1", "j2", "j3"], n),
+        "scope": rng.choice(["s1", "s2"], n),
+        "failed_a": rng.random(n) < 0.03, "failed_b": rng.random(n) < 0.03,
+    })  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ["numba", "numpy"])
+@pytest.mark.parametrize("model", ["bt", "crowd-bt"])
+def test_kept_codes_fit_as_the_per_cluster_rows(rng, engine, model):
+    import ratings
+
+    log = ratings.read_verdicts(_scoped_log(rng)).verdicts
+    # one scope, a model seen only in the other and some tasks only there: labels are dropped
+    part = log[(log["scope"] == "s1") & ~((log["model_a"] == "m8") | (log["model_b"] == "m8"))
+               & ~log["task_id"].isin(["t1", "t2"])]  # fmt: skip
+    kept = aggregate(part, engine=engine)
+    rows = data_module._aggregate(part, cluster="task_id", models=None, weights=None,
+                                  engine=engine, lazy=False)  # fmt: skip
+    assert kept.keeps_codes and not rows.keeps_codes
+    assert kept.models.equals(rows.models) and kept.judges.equals(rows.judges)
+    assert kept.clusters.equals(rows.clusters) and "deterministic" in kept.judges
+    assert kept.n_verdicts == rows.n_verdicts == len(part)
+    a = ratings.fit(kept, model=model, engine=engine)
+    assert kept.keeps_codes  # the fit and its clustered intervals built no per-cluster rows
+    b = ratings.fit(rows, model=model, engine=engine)
+    np.testing.assert_allclose(a.strength, b.strength, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(a.cov, b.cov, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(a.influence, b.influence, rtol=1e-10, atol=1e-14)
+    # reading the rows builds them: the same rows as the per-cluster path (in its order)
+    for name in ("ii", "jj", "judge", "cluster", "wi", "wj", "tt"):
+        np.testing.assert_array_equal(getattr(kept, name), getattr(rows, name))
+    assert not kept.keeps_codes
+
+
+def test_kept_codes_with_a_model_list_keep_unused_models(rng):
+    log = _scoped_log(rng)
+    models = [*sorted(set(log["model_a"]) | set(log["model_b"])), "unseen"]
+    kept = aggregate(log.drop(columns=["scope"]), models=models)
+    assert kept.keeps_codes and list(kept.models) == models
+
+    def score(rows, wi, wj, tt):
+        return wi - wj, None
+
+    u = kept.cluster_score_matrix(len(models), score, _kernels)
+    assert u.shape == (len(kept.clusters), len(models)) and not u[:, -1].any()
+    assert kept.n_rows > 0 and not kept.keeps_codes  # reading the rows built them
+    np.testing.assert_allclose(u, kept.cluster_score_matrix(len(models), score, _kernels),
+                               atol=1e-12)  # fmt: skip
