@@ -189,10 +189,11 @@ def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
 
 
 def _full(codes, n):
-    """The optional columns (judge, cluster, forfeits) as full-length arrays."""
+    """The codes as int64, the optional columns (judge, cluster, forfeits) full-length."""
     ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb = codes
-    jc = np.zeros(n, dtype=np.int64) if jc.size == 0 else jc
-    gc = np.zeros(n, dtype=np.int64) if gc.size == 0 else gc
+    ca, cb, wc = (np.asarray(c, dtype=np.int64) for c in (ca, cb, wc))  # codes of any width
+    jc = np.zeros(n, dtype=np.int64) if jc.size == 0 else np.asarray(jc, dtype=np.int64)
+    gc = np.zeros(n, dtype=np.int64) if gc.size == 0 else np.asarray(gc, dtype=np.int64)
     fa = np.zeros(n, dtype=bool) if fa.size == 0 else fa
     fb = np.zeros(n, dtype=bool) if fb.size == 0 else fb
     return ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb

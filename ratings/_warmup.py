@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ratings import _kernels
+from ratings.api import fit
 
 
 def warmup() -> None:
@@ -25,11 +27,19 @@ def warmup() -> None:
     _kernels.crowd_row_terms(theta, eta, ii, jj, ii, one, one, one, False)  # Newton's steps
     _kernels.crowd_assemble(2, 1, ii, jj, ii, hdd, hde, hee)
     _kernels.cluster_meat(2, 3, ii, jj, ii, gd, ge, starts)
-    # aggregation: every pass over the verdict codes (count, dense, scatter, scores)
-    codes = (np.array([0, 1]), np.array([1, 0]), np.arange(2), np.arange(2), np.array([0, 2]),
-             np.arange(3), np.zeros(0, dtype=np.int64), np.array([0, 1]),
-             np.zeros(0, dtype=bool), np.zeros(0, dtype=bool), 0, 2, 1, 2)  # fmt: skip
-    _kernels.aggregate_codes(*codes, np.zeros(0))
-    *_, slot, _ = _kernels.collapse_codes(*codes, np.zeros(0))
-    _kernels.verdict_cluster_scores(*codes, np.zeros(0), slot, np.zeros(3), np.zeros(0))
-    _kernels.verdict_cluster_scores(*codes, np.zeros(0), slot, np.zeros(3), np.zeros(3))
+    # aggregation and clustered intervals, for the code widths read_verdicts gives (int8 and
+    # int16 model and task codes), with and without clusters
+    for n_models, n_tasks in ((3, 3), (200, 200)):
+        log = _cycle(n_models, n_tasks)
+        for cluster in ("task_id", None):
+            fit(log, cluster=cluster, engine="numba")
+
+
+def _cycle(n_models: int, n_tasks: int) -> pd.DataFrame:
+    """Each model beats the next and loses to the one after it, on ``n_tasks`` tasks."""
+    names = [f"m{k}" for k in range(n_models)]
+    a = np.arange(2 * n_models) % n_models
+    b = (a + 1 + np.arange(2 * n_models) // n_models) % n_models
+    return pd.DataFrame({"model_a": [names[k] for k in a], "model_b": [names[k] for k in b],
+                         "winner": ["A"] * n_models + ["B"] * n_models,
+                         "task_id": [f"t{k % n_tasks}" for k in range(2 * n_models)]})

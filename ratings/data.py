@@ -230,22 +230,22 @@ def _factorized(values: pd.Series) -> tuple[NDArray[np.integer], pd.Index]:
     A categorical column (as :func:`ratings.read_verdicts` returns) gives its codes for free.
     """
     if isinstance(values.dtype, pd.CategoricalDtype):
-        return values.cat.codes.to_numpy(), values.cat.categories
+        return values.array.codes, values.cat.categories  # a read-only view, no copy
     codes, uniques = pd.factorize(values)
     return codes, pd.Index(uniques)
 
 
-def _sorted_codes(values: pd.Series) -> tuple[NDArray[np.int64], pd.Index]:
+def _sorted_codes(values: pd.Series) -> tuple[NDArray[np.integer], pd.Index]:
     """Codes (-1 where missing) into sorted distinct values, which may include unused ones.
 
     Categoricals with sorted categories (as :func:`ratings.read_verdicts` returns) keep their
-    codes; other columns are factorized.
+    codes (a read-only view); other columns are factorized.
     """
     dtype = values.dtype
     if isinstance(dtype, pd.CategoricalDtype) and dtype.categories.is_monotonic_increasing:
-        return values.cat.codes.to_numpy().astype(np.int64), dtype.categories
+        return values.array.codes, dtype.categories
     codes, uniques = pd.factorize(values, sort=True)
-    return codes.astype(np.int64, copy=False), pd.Index(uniques)
+    return codes, pd.Index(uniques)
 
 
 def aggregate(
@@ -313,7 +313,6 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool) -> Com
     n = len(verdicts)
     ca, names_a = _factorized(verdicts["model_a"])
     cb, names_b = _factorized(verdicts["model_b"])
-    ca, cb = ca.astype(np.int64), cb.astype(np.int64)  # one kernel signature for all inputs
     if models is None:  # all names, used or not (names only in other scopes are dropped below)
         labels = pd.Index(sorted(set(names_a.tolist()) | set(names_b.tolist())), dtype=object)
     else:
@@ -321,7 +320,6 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool) -> Com
     amap = labels.get_indexer(names_a).astype(np.int64)  # -1: not in `models`
     bmap = labels.get_indexer(names_b).astype(np.int64)
     wc, wu = _factorized(verdicts["winner"])
-    wc = wc.astype(np.int64)
     wmap = np.asarray(pd.Index(wu).map({"A": 0, "B": 1, "tie": 2}).fillna(-1), dtype=np.int64)
     none = np.zeros(0, dtype=np.int64)  # an absent column, for the kernels
     if "judge" in verdicts.columns:
@@ -358,7 +356,8 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool) -> Com
             _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster)
         return labelled.lazy(ck, ci, cj, cwi, cwj, ctt, used_m, used_j, used_g,
                              _VerdictCodes(codes, one, slot, engine))  # fmt: skip
-    # ca, cb, wc, gc are this function's own int64 copies: the kernel may reuse their memory.
+    # The kernel may reuse the memory of codes it owns (writable int64 ones from factorize);
+    # categorical codes are read-only views of the frame and stay untouched.
     out = _aggregate_codes(codes, one, engine, reuse=True)
     if out[-1]:
         _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster)
@@ -367,7 +366,7 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool) -> Com
 
 #: (judge, i, j) slots up to which a clustered log keeps its verdict codes (the fit's rows and
 #: their slot table are dense over them).
-_KEEP_CODES_SLOTS = 1 << 22
+_KEEP_CODES_SLOTS = 1 << 18
 
 
 def _keeps_codes(n: int, m: int, nj: int, ng: int) -> bool:
