@@ -15,6 +15,33 @@ def _names(models, idx, limit: int = 5) -> str:
     return f"{names}{' and more' if len(idx) > limit else ''}"
 
 
+#: Models up to which the usual case (a strongly connected win graph) is confirmed by two
+#: searches over a dense adjacency matrix (M^2 booleans), which is far cheaper than building
+#: a sparse graph; other graphs, and larger boards, go to scipy's components (which also
+#: name the groups in the message).
+DENSE_REACH_MODELS = 4096
+
+
+def _strongly_connected(src, dst, m: int) -> bool:
+    """Is the graph with edges ``src -> dst`` on ``m`` nodes strongly connected? (Every node
+    reachable from node 0, and node 0 reachable from every node.)"""
+    adj = np.zeros((m, m), dtype=bool)
+    adj[src, dst] = True
+    return _reaches_all(adj) and _reaches_all(adj.T)
+
+
+def _reaches_all(adj: np.ndarray) -> bool:
+    """Breadth-first search from node 0 along ``adj[from, to]``: are all nodes reached?"""
+    seen = np.zeros(adj.shape[0], dtype=bool)
+    seen[0] = True
+    frontier = np.zeros(1, dtype=np.int64)
+    while frontier.size:
+        new = adj[frontier].any(axis=0) & ~seen
+        seen |= new
+        frontier = np.flatnonzero(new)
+    return bool(seen.all())
+
+
 def check_identifiable(data: Comparisons) -> None:
     """Raise :class:`NonIdentifiableError` unless the Bradley-Terry MLE exists and is unique.
 
@@ -23,9 +50,6 @@ def check_identifiable(data: Comparisons) -> None:
     i won or tied against j is strongly connected (Ford 1957; Hunter 2004). The message names
     the models that never lost, never won, or the groups that are disconnected or dominate.
     """
-    from scipy.sparse import csr_matrix  # imported on first use: keeps `import ratings` light
-    from scipy.sparse.csgraph import connected_components
-
     m = data.n_models
     if m < 2:
         raise NonIdentifiableError(f"Need at least two models to rate; got {m}.")
@@ -33,6 +57,11 @@ def check_identifiable(data: Comparisons) -> None:
     beat_j = data.wj + data.tt > 0
     src = np.concatenate([data.ii[beat_i], data.jj[beat_j]])
     dst = np.concatenate([data.jj[beat_i], data.ii[beat_j]])
+    if m <= DENSE_REACH_MODELS and _strongly_connected(src, dst, m):
+        return
+    from scipy.sparse import csr_matrix  # imported on first use: keeps `import ratings` light
+    from scipy.sparse.csgraph import connected_components
+
     graph = csr_matrix((np.ones(src.size), (src, dst)), shape=(m, m))
     n_strong, labels = connected_components(graph, directed=True, connection="strong")
     if n_strong == 1:

@@ -43,7 +43,17 @@ def _expit(x: float) -> float:
 
 
 def _readonly(a, dtype=np.float64) -> np.ndarray:
+    """A read-only copy of ``a``; an array already frozen by its only owner is kept as is."""
+    if (isinstance(a, np.ndarray) and a.dtype == dtype and a.flags.owndata
+            and not a.flags.writeable):  # fmt: skip
+        return a
     a = np.array(a, dtype=dtype)
+    a.setflags(write=False)
+    return a
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """``a`` (a fresh array nobody else holds) made read-only, as :func:`_readonly` keeps it."""
     a.setflags(write=False)
     return a
 
@@ -226,13 +236,21 @@ class Ratings:
         def shift(x: NDArray[np.float64]) -> NDArray[np.float64]:
             """x @ A.T for A = I - 1 e_k^T (anchor k) or I - 11^T / m (centred): O(size)."""
             ref = x.mean(axis=-1, keepdims=True) if k is None else x[..., k : k + 1]
-            return x - ref
+            return _frozen(x - ref)
+
+        def shift_cov(cov: NDArray[np.float64]) -> NDArray[np.float64]:
+            """A cov A^T for a symmetric cov: cov_ij - r_i - r_j + r_ref, r the reference row."""
+            row = cov.mean(axis=0) if k is None else cov[k].copy()
+            out = cov - row
+            out -= row[:, None]
+            out += row.mean() if k is None else row[k]
+            return _frozen(out)
 
         draws = None if self.draws is None else shift(self.draws)
         infl = None if self.influence is None else shift(self.influence)
-        return dataclasses.replace(self, strength=shift(self.strength),
-                                   cov=shift(shift(self.cov).T).T, anchor=anchor,
-                                   offset=float(rating), draws=draws, influence=infl)  # fmt: skip
+        return dataclasses.replace(self, strength=shift(self.strength), cov=shift_cov(self.cov),
+                                   anchor=anchor, offset=float(rating), draws=draws,
+                                   influence=infl)  # fmt: skip
 
     # --- text ----------------------------------------------------------------------------
     def summary(self, max_rows: int | None = None) -> str:

@@ -31,13 +31,10 @@ RowScores = Callable[..., tuple[NDArray[np.float64], NDArray[np.float64] | None]
 
 def inverse_free(h: NDArray[np.float64], free: NDArray[np.int64]) -> NDArray[np.float64]:
     """Inverse of the free block of ``h``; returned embedded in an (M, M) matrix of zeros."""
-    from ratings.optim import inverse_pd
+    from ratings.optim import block, embed, inverse_pd
 
-    m = h.shape[0]
-    out = np.zeros((m, m))
     # raises LinAlgError unless positive definite; exactly symmetric
-    out[np.ix_(free, free)] = inverse_pd(h[np.ix_(free, free)])
-    return out
+    return embed(inverse_pd(block(h, free)), free, h.shape[0])
 
 
 def sandwich(

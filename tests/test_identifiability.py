@@ -229,3 +229,37 @@ def test_blas_threads_only_for_large_boards_and_within_the_callers_limit():
     with threadpool_limits(limits=1), _blas_threads(BLAS_THREADS_FROM):
         assert threads() == {1}  # the caller's own limit holds
     assert threads() == outside
+
+
+@settings(deadline=None, max_examples=80)
+@given(seed=st.integers(0, 2**32 - 1), m=st.integers(2, 12), density=st.floats(0.05, 0.6))
+def test_dense_reachability_agrees_with_scipy_components(seed, m, density):
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from ratings.graph import _strongly_connected
+
+    rng = np.random.default_rng(seed)
+    src, dst = np.nonzero(rng.random((m, m)) < density)
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    graph = csr_matrix((np.ones(src.size), (src, dst)), shape=(m, m))
+    n_strong, _ = connected_components(graph, directed=True, connection="strong")
+    assert _strongly_connected(src, dst, m) == (n_strong == 1)
+
+
+@settings(deadline=None, max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 9), drop=st.integers(0, 8),
+       kind=st.sampled_from(["one left out", "all", "subset"]))  # fmt: skip
+def test_block_and_embed_match_fancy_indexing(seed, n, drop, kind):
+    from ratings.optim import block, embed
+
+    rng = np.random.default_rng(seed)
+    h = rng.normal(size=(n, n))
+    idx = {"one left out": np.delete(np.arange(n), drop % n), "all": np.arange(n),
+           "subset": np.flatnonzero(rng.random(n) < 0.5)}[kind]  # fmt: skip
+    np.testing.assert_array_equal(block(h, idx), h[np.ix_(idx, idx)])
+    a = rng.normal(size=(idx.size, idx.size))
+    want = np.zeros((n, n))
+    want[np.ix_(idx, idx)] = a
+    np.testing.assert_array_equal(embed(a, idx, n), want)
