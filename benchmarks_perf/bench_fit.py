@@ -483,7 +483,9 @@ def main(argv: list[str] | None = None) -> int:
     v = log.verdicts
     sec, times, comp_t = measure(lambda: ratings.aggregate(v, cluster="task_id"), reps, budget)
     tab.add(main_sec, "  ours: aggregate(verdicts, cluster='task_id')", sec, times=times,
-            notes=f"R={comp_t.n_rows:,} rows")  # fmt: skip
+            notes=f"R={comp_t.collapsed().n_rows:,} rows"
+                  + (", verdict codes kept" if comp_t.keeps_codes else
+                     f", {comp_t.n_rows:,} per-cluster rows"))  # fmt: skip
     sec, times, _ = measure(lambda: ratings.fit(comp_t), reps, budget)
     tab.add(main_sec, "  ours: fit(comparisons)  [clustered]", sec, times=times)
     sec, times, comp_n = measure(lambda: ratings.aggregate(v, cluster=None), reps, budget)
@@ -636,8 +638,6 @@ def internals(tab: Table, section: str, comp, comp_pairs, reps: int, budget: flo
     import ratings.graph as graph
     import ratings.uncertainty as unc
 
-    state: dict = {}
-
     def stage(label: str, fn: Callable[[], object], note: Callable[[object], str] | None = None):
         try:
             sec, times, res = measure(fn, reps, budget)
@@ -649,12 +649,7 @@ def internals(tab: Table, section: str, comp, comp_pairs, reps: int, budget: flo
         return res
 
     k = bt.kernels("numba")
-    # aggregate() already summed these rows while sorting; this is the same sum done afresh
-    rows = stage("Comparisons._collapse (per (judge, i, j), uncached)",
-                 lambda: comp._collapse("numba"),
-                 lambda r: f"R={comp.n_rows:,} -> {r.n_rows:,} rows")  # fmt: skip
-    if rows is None:
-        return
+    rows = comp.collapsed()  # aggregate() built these: one row per (judge, i, j)
     stage("check_identifiable (collapsed rows)", lambda: graph.check_identifiable(rows))
     res = stage("fit_bt (Newton on the collapsed rows)", lambda: bt.fit_bt(rows, ref=0),
                 lambda r: f"{r.n_iter} iterations")  # fmt: skip
@@ -663,22 +658,18 @@ def internals(tab: Table, section: str, comp, comp_pairs, reps: int, budget: flo
     free = np.arange(1, comp.n_models)
     bread = stage("inverse_free (bread, potrf + potri)",
                   lambda: unc.inverse_free(res.hessian, free))  # fmt: skip
-    score = stage("bt_scores (one pass over R rows)",
-                  lambda: k.bt_scores(res.theta, comp.ii, comp.jj, comp.wi, comp.wj, comp.tt))
-    if score is not None:
-        per_row = tab.rows[-1]["seconds"] / comp.n_rows * 1e9
-        tab.rows[-1]["notes"] = f"{per_row:.1f} ns/row"
-    if bread is None or score is None:
+    if bread is None:
         return
-    stage("cluster_sandwich (G x M scores, GEMM + SYRK)",
-          lambda: unc.cluster_sandwich(bread, comp, score, k=k))  # fmt: skip
-    stage(
-        "cluster_meat kernel  [fallback above the G x M cap]",
-        lambda: k.cluster_meat(comp.n_models, comp.n_models, comp.ii, comp.jj, comp.judge, score,
-                               np.zeros(0), comp.cluster_starts),
-    )
+
+    def row_scores(r, wi, wj, tt):
+        return k.bt_scores(res.theta, r.ii, r.jj, wi, wj, tt), None
+
+    stage("cluster_score_matrix (G x M, one pass over the verdict codes)",
+          lambda: comp.cluster_score_matrix(comp.n_models, row_scores, k),
+          lambda _: f"codes kept: {comp.keeps_codes}")  # fmt: skip
+    stage("cluster_sandwich (scores, GEMM + SYRK)",
+          lambda: unc.cluster_sandwich(bread, comp, k=k, row_scores=row_scores))  # fmt: skip
     stage("Comparisons.model_counts (uncached)", rows._model_counts)
-    del state
 
 
 def peer_evalica(tab, section, df, ours, reps, budget, probe_ok) -> None:

@@ -226,7 +226,8 @@ def fit(
         the twins for passes over fewer than 200,000 rows, where they finish before numba
         could be loaded into a fresh process (see :mod:`ratings.engine`).
     tol, max_iter : float, int
-        Newton stops when the largest step is below ``tol``.
+        Newton stops when the largest step, or the next one as its quadratic convergence
+        predicts it, is below ``tol``.
 
     Returns
     -------

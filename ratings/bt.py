@@ -75,8 +75,8 @@ def fit_bt(
     P(i beats j) = sigma(theta_i - theta_j); a tie is one observation with outcome 1/2. The
     reference model ``ref`` is pinned at 0 and removed from the optimisation. Newton's method with
     backtracking converges quadratically from :func:`start` (or ``theta0``); it stops when the
-    largest step is below
-    ``tol`` (1e-10 by default, so repeated fits agree far below 1e-8).
+    largest step, or the next one as the quadratic rate predicts it, is below ``tol`` (1e-10 by
+    default, so repeated fits agree far below 1e-8).
 
     Callers must first check existence (:func:`ratings.graph.check_identifiable`) unless
     ``penalty > 0``.

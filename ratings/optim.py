@@ -101,7 +101,8 @@ def newton(
 
     Newton steps with backtracking; with box bounds, a projected Newton method (Bertsekas 1982):
     coordinates at a bound whose gradient points outward are held fixed for the step, and the
-    step is projected back into the box. Stops when the largest change is below ``tol``;
+    step is projected back into the box. Stops when the largest change is below ``tol``, or
+    when two full steps show the quadratic rate putting the next one below it;
     warns :class:`ConvergenceWarning` (and returns ``converged=False``) after ``max_iter``.
     Raises ``FloatingPointError`` when the iterates diverge (no finite minimum): a non-finite
     value, or a coordinate beyond ``bound`` in absolute value.
