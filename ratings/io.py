@@ -610,6 +610,10 @@ def _run_concurrently(jobs: dict[str, tuple[Callable, pd.Series]], n: int) -> di
     items = list(jobs.items())
     if n < _threads.CONCURRENT_ROWS:
         return {name: fn(col) for name, (fn, col) in items}
+    # Largest columns first (by bytes, as hashing costs): the pool's threads then finish
+    # together (1M rows, 2 cores: task_id, model_a | model_b, winner, not model_a, task_id |
+    # model_b, winner).
+    items.sort(key=lambda item: -item[1][1].memory_usage(index=False))
     results = _threads.run([lambda fn=fn, col=col: fn(col) for _, (fn, col) in items])
     return dict(zip([name for name, _ in items], results, strict=True))
 

@@ -320,3 +320,19 @@ def test_kept_codes_with_a_model_list_keep_unused_models(rng):
     assert kept.n_rows > 0 and not kept.keeps_codes  # reading the rows built them
     np.testing.assert_allclose(u, kept.cluster_score_matrix(len(models), score, _kernels),
                                atol=1e-12)  # fmt: skip
+
+
+@pytest.mark.parametrize("model", ["bt", "crowd-bt"])
+def test_cluster_meat_fallback_equals_the_influence_path(rng, monkeypatch, model):
+    # Above MAX_INFLUENCE_CELLS the meat is summed cluster by cluster from per-cluster rows
+    # (built from the kept codes on demand): the same covariance, no influences.
+    import ratings
+    import ratings.uncertainty as unc
+
+    log = ratings.read_verdicts(_scoped_log(rng).drop(columns=["scope"])).verdicts
+    want = ratings.fit(aggregate(log), model=model)
+    monkeypatch.setattr(unc, "MAX_INFLUENCE_CELLS", 0)
+    data = aggregate(log)
+    got = ratings.fit(data, model=model)
+    assert got.influence is None and want.influence is not None and not data.keeps_codes
+    np.testing.assert_allclose(got.cov, want.cov, rtol=1e-10, atol=1e-14)
