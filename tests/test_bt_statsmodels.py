@@ -92,9 +92,13 @@ def reference(name: str, cov_type: str, logit: bool = False):
 def ours(name: str, cov_type: str):
     log, column = load(name)
     data = aggregate(log, cluster=column if cov_type == "cluster" else None)
+    # clustered: the per-cluster scores come straight from the kept verdict codes
+    assert data.keeps_codes == (cov_type == "cluster")
     models = sorted(set(log["model_a"]) | set(log["model_b"]))
     ci = "model" if cov_type == "nonrobust" else "sandwich"
-    return fit(data, anchor=models[0], ci=ci)
+    out = fit(data, anchor=models[0], ci=ci)
+    assert data.keeps_codes == (cov_type == "cluster")  # and the fit built no rows per cluster
+    return out
 
 
 def test_reference_data_is_where_expected():
