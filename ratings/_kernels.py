@@ -1,7 +1,10 @@
-"""Numba kernels over aggregated comparison rows.
+"""Numba kernels over verdict codes and aggregated comparison rows.
 
 Private. Kernels take only C-contiguous float64/int64 arrays and scalars and never validate; the
-callers in :mod:`ratings.data`, :mod:`ratings.bt` and :mod:`ratings.uncertainty` do. Every
+callers in :mod:`ratings.data`, :mod:`ratings.bt` and :mod:`ratings.uncertainty` do. The one
+exception are the verdict codes of the aggregation passes (``ca``, ``cb``, ``wc``, ``jc``,
+``gc``), taken as they come (a categorical's int8 or int16 codes, read-only) rather than copied
+to int64: numba compiles one specialisation per code width, cached on disk. Every
 function here has a twin of the same name and signature in :mod:`ratings._kernels_ref`, written
 with vectorised NumPy for obviousness; the tests compare the two.
 
