@@ -201,19 +201,14 @@ def _full(codes, n):
 
 def collapse_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges,
                    n_clusters, weight):  # fmt: skip
-    n = ca.size
-    ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb = _full(
-        (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb), n)  # fmt: skip
-    outer, i, j, o, used_m, n_bad = _orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb,
-                                                 det, n_models, n_judges)  # fmt: skip
-    used_j = np.zeros(n_judges, dtype=bool)
-    used_g = np.zeros(n_clusters, dtype=bool)
+    # the per-cluster rows, summed over clusters, and each (judge, i, j) key's row
+    *rows, used_m, used_j, used_g, _, n_bad = aggregate_codes(
+        ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges, n_clusters,
+        weight)  # fmt: skip
     e_i, e_f = np.zeros(0, dtype=np.int64), np.zeros(0)
     if n_bad:
         return e_i, e_i, e_i, e_f, e_f, e_f, used_m, used_j, used_g, e_i, n_bad
-    used_j[jc] = True
-    used_g[gc] = True
-    judge, ri, rj, wi, wj, tt = _aggregate_rows(outer % n_judges, i, j, o, weight, n_models)
+    judge, ri, rj, wi, wj, tt = collapse_rows(*rows[1:], n_judges, n_models)
     slot = np.full(n_judges * n_models * n_models, -1, dtype=np.int64)
     slot[(judge * n_models + ri) * n_models + rj] = np.arange(judge.size)
     return judge, ri, rj, wi, wj, tt, used_m, used_j, used_g, slot, 0

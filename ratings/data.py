@@ -345,13 +345,12 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool) -> Com
     # grouped by cluster so each cluster's rows are contiguous. The kernels also report which
     # codes occur and how many rows are unusable (found and named below, only then).
     m, nj, ng = len(labels), len(judges), (len(clusters) if clusters is not None else 1)
-    k = kernels(engine, n)
     one = np.zeros(0) if weights is None else np.asarray(weights, dtype=np.float64)  # [] is 1s
     codes = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, m, nj, ng)
     labelled = _Labels(labels, judges, clusters, cluster, models is None, det if forfeits else -1)
     if lazy and _keeps_codes(n, m, nj, ng):  # the fit's rows now, per-cluster rows on demand
         (ck, ci, cj, cwi, cwj, ctt, used_m, used_j, used_g, slot,
-         n_bad) = k.collapse_codes(*codes, one)  # fmt: skip
+         n_bad) = kernels(engine, n).collapse_codes(*codes, one)  # fmt: skip
         if n_bad:
             _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster)
         return labelled.lazy(ck, ci, cj, cwi, cwj, ctt, used_m, used_j, used_g,
@@ -412,14 +411,12 @@ class _VerdictCodes:
         ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, m, nj, ng = self.codes
         full = k.verdict_cluster_scores(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, m,
                                         nj, ng, self.weight, self.slot, tab_d, tab_e)  # fmt: skip
+        if not used_g.all():
+            full = full[used_g]
         cols = np.flatnonzero(used_m)
         if tab_e.size:
             cols = np.concatenate([cols, m + np.flatnonzero(used_j)])
-        keep_rows = None if used_g.all() else used_g
-        keep_cols = None if cols.size == full.shape[1] else cols
-        if keep_rows is not None:
-            full = full[keep_rows]
-        return full if keep_cols is None else full[:, keep_cols]
+        return full if cols.size == full.shape[1] else full[:, cols]
 
 
 @dataclass(frozen=True)

@@ -610,9 +610,9 @@ def _run_concurrently(jobs: dict[str, tuple[Callable, pd.Series]], n: int) -> di
     items = list(jobs.items())
     if n < _threads.CONCURRENT_ROWS:
         return {name: fn(col) for name, (fn, col) in items}
-    # Largest columns first (by bytes, as hashing costs): the pool's threads then finish
-    # together (1M rows, 2 cores: task_id, model_a | model_b, winner, not model_a, task_id |
-    # model_b, winner).
+    # Largest columns first (hashing costs by bytes), so the pool's threads finish together:
+    # at 1M rows on 2 cores one thread takes task_id then winner, the other model_a then
+    # model_b (in log order one thread got model_a then task_id, the longest pair).
     items.sort(key=lambda item: -item[1][1].memory_usage(index=False))
     results = _threads.run([lambda fn=fn, col=col: fn(col) for _, (fn, col) in items])
     return dict(zip([name for name, _ in items], results, strict=True))

@@ -160,9 +160,7 @@ def _next_step_below(change: float, t: float, move, last, tol: float) -> bool:
     prev, prev_move = last
     if t != 1.0 or prev_move is None or not change < min(prev, 1e-4):
         return False
-    if prev_move.size != move.size or not np.array_equal(prev_move, move):
-        return False
-    return change**3 / prev**2 < tol
+    return np.array_equal(prev_move, move) and change**3 / prev**2 < tol
 
 
 def _gap(idx: NDArray[np.int64], n: int) -> int | None:

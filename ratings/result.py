@@ -43,7 +43,8 @@ def _expit(x: float) -> float:
 
 
 def _readonly(a, dtype=np.float64) -> np.ndarray:
-    """A read-only copy of ``a``; an array already frozen by its only owner is kept as is."""
+    """A read-only copy of ``a``; a float array that owns its data and is already read-only
+    (a fresh result frozen by :func:`_frozen`) is kept as is."""
     if (isinstance(a, np.ndarray) and a.dtype == dtype and a.flags.owndata
             and not a.flags.writeable):  # fmt: skip
         return a
