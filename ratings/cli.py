@@ -66,11 +66,18 @@ def _add_fit_options(p: argparse.ArgumentParser) -> None:
                    help="accept extra winner spellings, e.g. 'tie (bothbad)=tie'")
 
 
+def _version() -> str:
+    from ratings import __version__
+
+    return __version__
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ratings",
         description="Elo ratings with confidence intervals from pairwise verdicts.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("fit", help="fit Elo ratings with intervals from a verdict log")
@@ -133,7 +140,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_next_parser(sub)
 
-    pl = sub.add_parser("plot", help="plot Elo bands (95% CI) from a ratings table")
+    pl = sub.add_parser("plot", help="plot Elo bands (95%% CI) from a ratings table")
     pl.add_argument("ratings_table", metavar="RATINGS", help="table written by `fit --out` "
                     "(.csv or .json); several scopes give one band per scope")
     pl.add_argument("-o", "--out", required=True, help="image file: .png, .svg or .pdf")

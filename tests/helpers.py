@@ -13,7 +13,7 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy.special import expit
 
-REFERENCE_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "reference_data"
+REFERENCE_DATA = Path(__file__).resolve().parent / "data"  # copies, see data/README.md
 
 WINNER_OF_Y = {1.0: "A", 0.0: "B", 0.5: "tie"}
 Y_OF_WINNER = {"A": 1.0, "B": 0.0, "tie": 0.5}
