@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 
 from ratings.api import Source, fit
-from ratings.data import DETERMINISTIC_JUDGE
 from ratings.io import VerdictLog, read_verdicts
 from ratings.judges import JudgeQuality
 from ratings.result import Ratings
+from ratings.schema import DETERMINISTIC_JUDGE
 
 __all__ = ["combine", "fit_scopes", "scopes_frame"]
 

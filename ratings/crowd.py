@@ -22,9 +22,10 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.bt import Engine, fit_bt, kernels
-from ratings.data import DETERMINISTIC_JUDGE, Comparisons
+from ratings.data import Comparisons
 from ratings.errors import NonIdentifiableError
 from ratings.optim import newton
+from ratings.schema import DETERMINISTIC_JUDGE
 
 __all__ = ["CrowdFit", "crowd_covariance", "fit_crowd_bt", "judge_table"]
 

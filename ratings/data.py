@@ -15,12 +15,11 @@ from numpy.typing import NDArray
 
 from ratings.engine import Engine, kernels
 from ratings.errors import InvalidVerdictsError, format_rows
+from ratings.schema import DEFAULT_JUDGE, DETERMINISTIC_JUDGE
 
-__all__ = ["DEFAULT_JUDGE", "DETERMINISTIC_JUDGE", "Comparisons", "aggregate"]
+__all__ = ["Comparisons", "aggregate"]
 
-DEFAULT_JUDGE = "unspecified"
 _DENSE_SLOTS = 25_000_000  # models^2 up to which aggregation uses a dense pair table (200 MB)
-DETERMINISTIC_JUDGE = "deterministic"
 
 
 _ROW_FIELDS = ("ii", "jj", "judge", "cluster", "wi", "wj", "tt")

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from ratings.data import DEFAULT_JUDGE, DETERMINISTIC_JUDGE
+from ratings.schema import DEFAULT_JUDGE, DETERMINISTIC_JUDGE
 
 __all__ = ["aggregate_counts", "is_dask_frame"]
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ratings.data import DETERMINISTIC_JUDGE
 from ratings.errors import InvalidVerdictsError
+from ratings.schema import DETERMINISTIC_JUDGE
 
 __all__ = [
     "FORMAT",

@@ -14,10 +14,8 @@ returns it. Nothing here calls ``plt.show()``, changes rcParams or selects a bac
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +31,7 @@ from matplotlib.transforms import blended_transform_factory
 from scipy.special import expit, ndtr
 
 from ratings.api import close_matches
+from ratings.io.writers import same_file, write_atomic
 from ratings.result import ELO_SCALE, Ratings, critical_value
 
 __all__ = [
@@ -761,12 +760,6 @@ def _check_format(path) -> str:
     return ext
 
 
-def _default_mode() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
 def save_figure(fig_or_ax: FigureBase | Axes, path: str | os.PathLike[str], **savefig) -> None:
     """Save a figure as PNG, SVG or PDF (by extension), atomically.
 
@@ -788,38 +781,13 @@ def save_figure(fig_or_ax: FigureBase | Axes, path: str | os.PathLike[str], **sa
 
     Notes
     -----
-    The figure is written to a temporary file in the same directory, which then replaces
-    ``path``; on any error the temporary file is removed and an existing ``path`` is untouched.
+    Written by :func:`ratings.io.write_atomic`: a temporary file in the same directory, which
+    then replaces ``path``; on any error the temporary file is removed and an existing ``path``
+    is untouched.
     """
     ext = _check_format(path)
     fig = _root_figure(fig_or_ax)
-    target = Path(os.fspath(path))
-    if not target.parent.is_dir():
-        raise FileNotFoundError(
-            f"Cannot write {os.fspath(path)!r}: directory {str(target.parent)!r} does not exist."
-        )
-    mode = target.stat().st_mode & 0o7777 if target.exists() else _default_mode()
-    with tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.", suffix=ext,
-                                     delete=False) as tmp:  # fmt: skip
-        tmp_name = tmp.name
-    try:
-        with open(tmp_name, "wb") as fh:
-            fig.savefig(fh, format=ext[1:], **savefig)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
-        raise
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    with contextlib.suppress(OSError):
-        if os.path.samefile(a, b):
-            return True
-    return a.resolve() == b.resolve()
+    write_atomic(lambda tmp: fig.savefig(tmp, format=ext[1:], **savefig), path)
 
 
 def _read_table(path: Path) -> pd.DataFrame:
@@ -859,7 +827,7 @@ def plot_cli(
     """
     _check_format(out)
     src, dst = Path(os.fspath(ratings_csv)), Path(os.fspath(out))
-    if _same_file(src, dst):
+    if same_file(src, dst):
         raise ValueError(f"Refusing to write {os.fspath(out)!r}: it is the input file. Choose "
                          "another path.")  # fmt: skip
     frame = _read_table(src)

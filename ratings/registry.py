@@ -24,22 +24,16 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from ratings.errors import InvalidVerdictsError, format_rows
-from ratings.io import (
-    STRING_DTYPE,
-    _format_of,
-    _read_csv,
-    _read_file,
-    _same_file,
-    _text,
-    write_atomic,
-)
+from ratings.io.cells import text
+from ratings.io.readers import format_of, read_csv, read_file
+from ratings.io.writers import same_file, write_atomic
+from ratings.schema import STRING_DTYPE
 
 __all__ = [
     "INDEX_FLOOR",
@@ -112,7 +106,7 @@ def load_registry(path: str | os.PathLike[str]) -> pd.DataFrame:
         ``YYYY-MM-DD`` date. The message names the file, rows and values; ``.rows`` lists them.
     """
     name = os.fspath(path)
-    fmt, sep, compression = _format_of(os.path.basename(name))
+    fmt, sep, compression = format_of(os.path.basename(name))
     if fmt != "csv":
         raise ValueError(
             f"The registry must be a CSV file (.csv, or .tsv, optionally .gz/.bz2/.xz); got "
@@ -130,7 +124,7 @@ def load_registry(path: str | os.PathLike[str]) -> pd.DataFrame:
             f"the header {','.join(REGISTRY_COLUMNS)}). {_UNTOUCHED}"
         )
     try:
-        frame = _read_csv(name, sep or ",", compression)
+        frame = read_csv(name, sep or ",", compression)
     except InvalidVerdictsError as exc:
         raise InvalidVerdictsError(
             f"Registry {name!r} is corrupt: it cannot be read as CSV ({exc}). {_UNTOUCHED}"
@@ -203,7 +197,7 @@ def freeze(
     registry = os.fspath(registry_path)
     inputs = [os.fspath(i) for i in inputs if i is not None]
     for item in inputs:
-        if _same_file(Path(registry), Path(item)):
+        if same_file(registry, item):
             raise ValueError(
                 f"Refusing to write the registry {registry!r}: it is the input file "
                 f"{item!r}. Pass another registry path."
@@ -281,7 +275,7 @@ def freeze_cli(
         See :func:`freeze`.
     """
     name = os.fspath(ratings_csv)
-    if _format_of(os.path.basename(name))[0] != "csv":
+    if format_of(os.path.basename(name))[0] != "csv":
         raise ValueError(
             f"The ratings table must be a CSV file (as written by `ratings fit --out "
             f"FILE.csv`); got {name!r}."
@@ -291,11 +285,11 @@ def freeze_cli(
             f"Ratings table {name!r} not found (looked for {os.path.abspath(name)!r})."
         )
     try:
-        table = _read_file(name, "csv")
+        table = read_file(name, "csv")
     except InvalidVerdictsError as exc:
         raise InvalidVerdictsError(f"Ratings table {name!r} cannot be read: {exc}") from exc
     if "scope" in table.columns:
-        scope = _text(table["scope"])
+        scope = text(table["scope"])
         scopes = sorted(scope.dropna().unique().tolist())
         if len(scopes) > 1:
             if HEADLINE_SCOPE not in scopes:
@@ -327,14 +321,14 @@ def _check_date(date: str | _dt.date | None) -> str:
         return date.date().isoformat()
     if isinstance(date, _dt.date):
         return date.isoformat()
-    text = str(date).strip()
+    day = str(date).strip()
     try:
-        ok = len(text) == 10 and _dt.date.fromisoformat(text).isoformat() == text
+        ok = len(day) == 10 and _dt.date.fromisoformat(day).isoformat() == day
     except ValueError:
         ok = False
     if not ok:
         raise ValueError(f"`date` must be an ISO date 'YYYY-MM-DD'; got {date!r}.")
-    return text
+    return day
 
 
 def _empty_registry() -> pd.DataFrame:
@@ -346,7 +340,7 @@ def _empty_registry() -> pd.DataFrame:
 
 def _numbers(values: pd.Series) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
     """Parse numbers; return (values with NaN where missing or bad, not numeric)."""
-    missing = _text(values).isna().to_numpy(dtype=bool)
+    missing = text(values).isna().to_numpy(dtype=bool)
     num = pd.to_numeric(values.where(~missing), errors="coerce")
     x = np.asarray(num, dtype=np.float64)
     return x, np.isnan(x) & ~missing
@@ -368,7 +362,7 @@ def _headline(table: pd.DataFrame, *, day: str, source: str | None) -> pd.DataFr
         )
     if len(table) == 0:
         raise InvalidVerdictsError("The ratings table is empty: no model to freeze.")
-    model = _text(table["model"].reset_index(drop=True))
+    model = text(table["model"].reset_index(drop=True))
     elo, _ = _numbers(table["elo"].reset_index(drop=True))
     bounds = {}
     problems = [
@@ -415,10 +409,10 @@ def _validate_registry(frame: pd.DataFrame, name: str) -> pd.DataFrame:
             f"Registry {name!r} is corrupt: column(s) {twice} appear more than once. {_UNTOUCHED}"
         )
     raw = {c: frame[c].reset_index(drop=True) for c in frame.columns}
-    model = _text(raw["model"])
+    model = text(raw["model"])
     num = {c: _numbers(raw[c]) for c in _NUMBERS}
     elo, index = num["elo"][0], num["index"][0]
-    day = _text(raw["frozen_on"])
+    day = text(raw["frozen_on"])
     valid_day = day.str.fullmatch(r"\d{4}-\d{2}-\d{2}").to_numpy(dtype=bool, na_value=False)
     parsed = pd.to_datetime(day.where(valid_day), format="%Y-%m-%d", errors="coerce")
     valid_day = valid_day & ~np.asarray(pd.isna(parsed), dtype=bool)
@@ -446,8 +440,8 @@ def _validate_registry(frame: pd.DataFrame, name: str) -> pd.DataFrame:
         "model": model.array,
         **{c: num[c][0] for c in ("elo", "lower", "upper", "index")},
         "frozen_on": day.array,
-        "source": _text(raw["source"]).array,
-        **{c: _text(raw[c]).array for c in frame.columns if c not in REGISTRY_COLUMNS},
+        "source": text(raw["source"]).array,
+        **{c: text(raw[c]).array for c in frame.columns if c not in REGISTRY_COLUMNS},
     })  # fmt: skip
     return out
 

@@ -24,9 +24,9 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.errors import InvalidVerdictsError, format_rows
-from ratings.io import STRING_DTYPE, _booleans, _labels, _load_table, _text
-from ratings.io import _check_columns as _io_check_columns
-from ratings.io import _pick_columns as _io_pick_columns
+from ratings.io.cells import booleans, check_columns, pick_columns, text, winner_labels
+from ratings.io.readers import load_table
+from ratings.schema import DETERMINISTIC_JUDGE, STRING_DTYPE
 
 __all__ = [
     "MATCH_COLUMNS",
@@ -44,8 +44,8 @@ MATCH_COLUMNS: tuple[str, ...] = (
     "match_id", "scope", "task_id", "judge", "model_a", "model_b", "winner",
 )  # fmt: skip
 RUBRIC_SCOPE = "rubric"
-RUBRIC_JUDGE = "deterministic"
-# Accepted on top of ratings.io's booleans (true/false, 1/0, yes/no, t/f, real booleans).
+RUBRIC_JUDGE = DETERMINISTIC_JUDGE
+# Accepted on top of ratings.io.cells.booleans (true/false, 1/0, yes/no, t/f, real booleans).
 _PASS_WORDS = {"pass": True, "fail": False}
 _PASSED_HELP = "`passed` accepts true/false, 1/0, yes/no, t/f, pass/fail (any case) or booleans"
 
@@ -118,16 +118,16 @@ def read_rubric(
     """
     if duplicates not in ("error", "last"):
         raise ValueError(f"`duplicates` must be 'error' or 'last'; got {duplicates!r}.")
-    targets = _check_columns(columns)
-    frame, _, prefix, raw = _load_table(
+    targets = check_columns(columns, RUBRIC_COLUMNS, "rubric")
+    frame, _, prefix, raw = load_table(
         source, targets, empty="The rubric DataFrame is empty (0 rows).",
-        not_found="Rubric file", pick=_pick_columns)  # fmt: skip
-    text = {c: _text(raw[c]) for c in (*_KEY, "judge") if c in raw}
+        not_found="Rubric file", pick=_pick_rubric_columns)  # fmt: skip
+    cells = {c: text(raw[c]) for c in (*_KEY, "judge") if c in raw}
     passed = _passed(raw["passed"])
 
     n = len(frame)
     reason = np.zeros(n, dtype=np.int8)
-    masks = [text[c].isna().to_numpy(dtype=bool) for c in _KEY]
+    masks = [cells[c].isna().to_numpy(dtype=bool) for c in _KEY]
     masks += [passed.isna().to_numpy(dtype=bool) & _missing(raw["passed"]), passed.isna()]
     for code, mask in enumerate(masks, start=1):
         reason[(reason == 0) & np.asarray(mask, dtype=bool)] = code
@@ -135,9 +135,9 @@ def read_rubric(
         raise _row_error(prefix, reason, raw)
 
     out = pd.DataFrame(
-        {**{c: text[c].array for c in _KEY},
+        {**{c: cells[c].array for c in _KEY},
          "passed": passed.to_numpy(dtype=bool),
-         **({"judge": text["judge"].array} if "judge" in text else {})},
+         **({"judge": cells["judge"].array} if "judge" in cells else {})},
         index=pd.RangeIndex(n, name="row"),
     )  # fmt: skip
     repeated = out.duplicated(_KEY, keep=False).to_numpy()
@@ -253,7 +253,7 @@ def rubric_to_matches(
          "judge": _constant(RUBRIC_JUDGE, n),
          "model_a": pairs["model_a"].array,
          "model_b": pairs["model_b"].array,
-         "winner": _labels(outcome)},
+         "winner": winner_labels(outcome)},
     )  # fmt: skip
     # Ids are unique by construction unless a name contains ":" (checked on distinct names).
     colon = any(rb[c].drop_duplicates().str.contains(":", regex=False).any() for c in _KEY)
@@ -274,11 +274,6 @@ def rubric_to_matches(
 # ----------------------------------------------------------------------------------------------
 
 
-def _check_columns(columns: Mapping[str, str] | None) -> dict[object, str]:
-    """Validate ``columns=`` against the rubric columns; return {user name: canonical name}."""
-    return _io_check_columns(columns, RUBRIC_COLUMNS, "rubric")
-
-
 def _missing_rubric_columns(missing: list[str], labels: list[object]) -> str:
     by_lower = {str(c).strip().lower(): c for c in labels}
     pairs = []
@@ -290,12 +285,12 @@ def _missing_rubric_columns(missing: list[str], labels: list[object]) -> str:
             f"`columns={{{', '.join(pairs)}}}` to map your names.")  # fmt: skip
 
 
-def _pick_columns(
-    frame: pd.DataFrame, targets: dict[object, str], prefix: str
+def _pick_rubric_columns(
+    frame: pd.DataFrame, targets: Mapping[str, str], prefix: str
 ) -> dict[str, object]:
     """Return {canonical name: column label of ``frame``} for the rubric columns present."""
-    return _io_pick_columns(frame, targets, prefix, canonical=RUBRIC_COLUMNS, required=_REQUIRED,
-                            what="the rubric", missing_message=_missing_rubric_columns)  # fmt: skip
+    return pick_columns(frame, targets, prefix, canonical=RUBRIC_COLUMNS, required=_REQUIRED,
+                        what="the rubric", missing_message=_missing_rubric_columns)  # fmt: skip
 
 
 def _constant(value: str, n: int) -> pd.api.extensions.ExtensionArray:
@@ -305,15 +300,15 @@ def _constant(value: str, n: int) -> pd.api.extensions.ExtensionArray:
 
 def _missing(values: pd.Series) -> NDArray[np.bool_]:
     """Cells that are missing (NaN, None, empty or an NA marker such as "NA")."""
-    return _text(values).isna().to_numpy(dtype=bool)
+    return text(values).isna().to_numpy(dtype=bool)
 
 
 def _passed(values: pd.Series) -> pd.Series:
     """Parse ``passed``: a boolean Series with NA where missing or not boolean-like."""
-    value, bad = _booleans(values)  # ratings.io's parser: true/false, 1/0, yes/no, t/f
+    value, bad = booleans(values)  # the shared parser: true/false, 1/0, yes/no, t/f
     if bad.any():  # add pass/fail, parsed on the rejected subset only
         rows = np.flatnonzero(bad)
-        word = _text(values.iloc[rows]).str.lower().map(_PASS_WORDS)
+        word = text(values.iloc[rows]).str.lower().map(_PASS_WORDS)
         known = word.notna().to_numpy(dtype=bool)
         value[rows[known]] = word[known].to_numpy(dtype=bool)
         bad[rows[known]] = False

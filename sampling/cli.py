@@ -14,16 +14,17 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 
 import pandas as pd
+
+from ratings.io import read_verdicts
+from ratings.io.readers import format_of, is_header_only
 
 MIN_MATCHES = 10  # the planner's default (sampling.plan.DEFAULT_MIN_MATCHES; checked in tests)
 
 __all__ = ["add_next_parser", "cmd_next", "main", "read_submissions", "read_verdict_file"]
 
 EXIT_DATA = 2
-_COMPRESSIONS = (".gz", ".bz2", ".xz")
 
 
 def _judge_list(text: str) -> list[str]:
@@ -33,14 +34,6 @@ def _judge_list(text: str) -> list[str]:
             f"expected comma-separated judge names like 'gpt-judge,claude-judge'; got {text!r}"
         )
     return judges
-
-
-def _delimited(path: str) -> str | None:
-    """``","`` or ``"\\t"`` for a (compressed) .csv / .tsv path, else ``None``."""
-    name = path.lower()
-    for ext in _COMPRESSIONS:
-        name = name.removesuffix(ext)
-    return {".csv": ",", ".tsv": "\t"}.get(Path(name).suffix)
 
 
 def read_verdict_file(path: str | os.PathLike[str]) -> pd.DataFrame | None:
@@ -57,18 +50,9 @@ def read_verdict_file(path: str | os.PathLike[str]) -> pd.DataFrame | None:
     pandas.DataFrame or None
         The canonical verdicts, or ``None`` for an empty log.
     """
-    import ratings
-
-    name = os.fspath(path)
-    sep = _delimited(name)
-    if sep is not None and os.path.isfile(name):
-        try:
-            head = pd.read_csv(name, sep=sep, nrows=1, dtype=str, compression="infer")
-        except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError):
-            head = None  # let read_verdicts report what is wrong
-        if head is not None and len(head) == 0 and len(head.columns) > 0:
-            return None
-    return ratings.read_verdicts(name).verdicts
+    if is_header_only(path):
+        return None
+    return read_verdicts(path).verdicts
 
 
 def read_submissions(path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -78,11 +62,11 @@ def read_submissions(path: str | os.PathLike[str]) -> pd.DataFrame:
     model without submissions.
     """
     name = os.fspath(path)
-    sep = _delimited(name)
-    if sep is None:
+    fmt, sep, compression = format_of(os.path.basename(name))
+    if fmt != "csv":
         raise ValueError(f"`--submissions` must be a .csv or .tsv file; got {name!r}.")
     try:
-        frame = pd.read_csv(name, sep=sep, dtype=str, compression="infer")
+        frame = pd.read_csv(name, sep=sep, dtype=str, compression=compression)
     except pd.errors.EmptyDataError:
         raise ValueError(
             f"Submissions file {name!r} is empty; it needs a header with 'model' and 'task_id'."

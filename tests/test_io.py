@@ -12,9 +12,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import ratings.io as rio
+import ratings.io.readers as rio
 from ratings.errors import InvalidVerdictsError
-from ratings.io import CANONICAL, VerdictLog, read_verdicts, write_atomic, write_rejected
+from ratings.io import (
+    CANONICAL,
+    STRING_DTYPE,
+    VerdictLog,
+    read_verdicts,
+    write_atomic,
+    write_rejected,
+)
 
 HEADER = "model_a,model_b,winner,task_id\n"
 
@@ -50,7 +57,7 @@ def test_canonical_and_case_insensitive_spellings(tmp_path: Path, engine: str) -
     dtype = log.verdicts["winner"].dtype
     assert isinstance(dtype, pd.CategoricalDtype)
     assert dtype.categories.tolist() == ["A", "B", "tie"]
-    assert dtype.categories.dtype == rio.STRING_DTYPE
+    assert dtype.categories.dtype == STRING_DTYPE
     assert len(log) == len(values) and log.rejected.empty
 
 
@@ -312,7 +319,7 @@ def test_leading_zeros_and_whitespace(tmp_path: Path, engine: str) -> None:
     assert v["judge"].tolist() == ["j1", "j1"]
     for c in ("model_a", "model_b", "winner", "task_id", "judge"):
         assert isinstance(v[c].dtype, pd.CategoricalDtype), c
-        assert v[c].dtype.categories.dtype == rio.STRING_DTYPE, c
+        assert v[c].dtype.categories.dtype == STRING_DTYPE, c
         assert v[c].cat.categories.is_monotonic_increasing, c
     assert v["model_a"].dtype == v["model_b"].dtype  # shared categories: comparable codes
 
@@ -564,7 +571,7 @@ def test_parquet_text_is_read_as_categories_and_rejected_rows_as_text(tmp_path: 
                           "match_id": ["m1", "m2", "m3", "m4"]})  # fmt: skip
     frame.to_parquet(tmp_path / "v.parquet", index=False)
     frame.to_csv(tmp_path / "v.csv", index=False)
-    raw = rio._read_file(str(tmp_path / "v.parquet"), None)
+    raw = rio.read_file(str(tmp_path / "v.parquet"), None)
     assert all(isinstance(raw[c].dtype, pd.CategoricalDtype) for c in frame.columns)
     got = read_verdicts(tmp_path / "v.parquet", errors="report")
     want = read_verdicts(tmp_path / "v.csv", errors="report")

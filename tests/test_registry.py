@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import ratings.io
+import ratings.io.writers
 from ratings.errors import InvalidVerdictsError
 from ratings.registry import REGISTRY_COLUMNS, freeze, freeze_cli, index_value, load_registry
 
@@ -212,7 +212,7 @@ def test_corrupt_registry_raises_and_is_left_untouched(registry, table, damage, 
 
 def test_failed_write_leaves_old_registry_intact(registry, monkeypatch):
     before = _bytes(registry)
-    real = ratings.io._writer
+    real = ratings.io.writers._writer
 
     def failing_writer(obj, target):
         write, suffix = real(obj, target)
@@ -225,7 +225,7 @@ def test_failed_write_leaves_old_registry_intact(registry, monkeypatch):
 
         return half_then_fail, suffix
 
-    monkeypatch.setattr(ratings.io, "_writer", failing_writer)
+    monkeypatch.setattr(ratings.io.writers, "_writer", failing_writer)
     with pytest.raises(OSError, match="No space left"):
         freeze(pd.DataFrame({"model": ["new"], "elo": [1000.0]}), registry)
     assert _bytes(registry) == before
