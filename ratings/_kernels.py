@@ -23,10 +23,16 @@ from numba import njit
 
 from ratings import _threads
 
+__all__ = [  # each kernel has a twin of the same name in ratings._kernels_ref
+    "aggregate_codes", "bt_row_terms", "bt_scores", "cluster_meat",
+    "cluster_scores", "collapse_codes", "collapse_rows", "crowd_assemble", "crowd_row_terms",
+    "laplacian", "scatter_diff", "verdict_cluster_scores",
+]  # fmt: skip
+
 _JIT = {"cache": True, "nogil": True}  # no fastmath: the likelihood relies on inf/NaN semantics
 _SCORE_CAP = 1e150  # |score| bound where it would overflow; its square still fits in a double
-# Aggregation uses a dense (group, i, j) table while it has at most N / 2 + DENSE_EXTRA slots.
-DENSE_EXTRA = 65536
+# Aggregation uses a dense (group, i, j) table while it has at most N / 2 + _DENSE_EXTRA slots.
+_DENSE_EXTRA = 65536
 
 
 @njit(**_JIT)
@@ -570,7 +576,7 @@ def _dense_rows(acc, seen, n_models):
 
 def _dense_fits(space: int, n: int) -> bool:
     """Is a dense table of ``space`` (group, i, j) slots worth it for ``n`` verdicts?"""
-    return space <= n // 2 + DENSE_EXTRA
+    return space <= n // 2 + _DENSE_EXTRA
 
 
 def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges,

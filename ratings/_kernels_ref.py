@@ -9,6 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = [  # the twin of each kernel of ratings._kernels, and the sigmoid helpers
+    "aggregate_codes", "bt_row_terms", "bt_scores", "cluster_meat", "cluster_scores",
+    "collapse_codes", "collapse_rows", "crowd_assemble", "crowd_row_terms", "expit", "laplacian",
+    "log_expit", "scatter_diff", "verdict_cluster_scores",
+]  # fmt: skip
+
 
 def expit(d: np.ndarray) -> np.ndarray:
     """sigma(d) = 1 / (1 + e^-d), overflow-free (checked against scipy.special in the tests;

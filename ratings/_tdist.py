@@ -9,6 +9,9 @@ t quantile: the tail is convex and the centre mass concave in t > 0, so the step
 monotonically to the root. From 1000 on: the Cornish-Fisher expansion in powers of 1/nu
 (Abramowitz & Stegun 26.7.5), whose next term is below 1e-13 there. Checked against
 ``scipy.special.stdtrit`` in the tests.
+
+:func:`critical_value` gives the two-sided critical value of an interval at a confidence level,
+the one quantile every interval of the package uses.
 """
 
 from __future__ import annotations
@@ -16,7 +19,22 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
+__all__ = ["critical_value", "normal_quantile", "t_quantile"]
+
 _CORNISH_FISHER_FROM = 1000.0
+
+
+def normal_quantile(level: float) -> float:
+    """Two-sided normal critical value for a confidence level (1.96 for 0.95)."""
+    return NormalDist().inv_cdf(0.5 + level / 2.0)
+
+
+def critical_value(level: float, df: float | None = None) -> float:
+    """Two-sided critical value: Student t with ``df`` degrees of freedom, or normal (``df``
+    None or infinite)."""
+    if df is None or not math.isfinite(df):
+        return normal_quantile(level)
+    return t_quantile(float(df), 0.5 + level / 2.0)
 
 
 def t_quantile(df: float, p: float) -> float:

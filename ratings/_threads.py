@@ -8,6 +8,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+__all__ = ["CONCURRENT_ROWS", "run", "workers"]
+
 T = TypeVar("T")
 
 #: Rows from which a pass over a verdict log is split across threads.

@@ -8,6 +8,8 @@ import pandas as pd
 from ratings import _kernels
 from ratings.api import fit
 
+__all__ = ["warmup"]
+
 
 def warmup() -> None:
     """Compile or load each kernel for the dtypes the package uses."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import warnings
 from collections.abc import Mapping
@@ -11,11 +10,17 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ratings.bt import Engine, fit_bt, kernels
+from ratings.bt import fit_bt
 from ratings.crowd import crowd_covariance_and_influence, fit_crowd_bt, judge_table
 from ratings.data import Comparisons, aggregate, from_counts, is_counts_frame
+from ratings.engine import Engine, kernels
 from ratings.engine import resolve as resolve_engine
-from ratings.errors import ConvergenceWarning, InvalidVerdictsError, NonIdentifiableError
+from ratings.errors import (
+    ConvergenceWarning,
+    InvalidVerdictsError,
+    NonIdentifiableError,
+    close_matches,
+)
 from ratings.graph import check_identifiable
 from ratings.io import VerdictLog, peek_columns, read_counts, read_verdicts
 from ratings.judges import JudgeQuality, resolve_judge_quality
@@ -27,16 +32,18 @@ from ratings.uncertainty import (
     sandwich,
 )
 
-__all__ = ["CIKind", "close_matches", "fit", "load_comparisons", "parse_anchor"]
+__all__ = [
+    "BLAS_THREADS_FROM",
+    "CIKind",
+    "Source",
+    "fit",
+    "is_counts_source",
+    "load_comparisons",
+    "parse_anchor",
+]
 
 CIKind = Literal["sandwich", "sandwich-z", "model", "bootstrap"]
 Source = str | os.PathLike | pd.DataFrame | VerdictLog | Comparisons
-
-
-def close_matches(name: str, names) -> str:
-    """A hint sentence naming the labels closest to ``name``."""
-    near = difflib.get_close_matches(str(name), [str(n) for n in names], n=3, cutoff=0.5)
-    return f"Did you mean {near}?" if near else f"Known: {[str(n) for n in list(names)[:8]]}."
 
 
 def parse_anchor(text: str) -> tuple[str, float]:

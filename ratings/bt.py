@@ -11,7 +11,7 @@ from ratings.data import Comparisons
 from ratings.engine import Engine, kernels
 from ratings.optim import newton
 
-__all__ = ["BTFit", "Engine", "fit_bt", "kernels", "start"]
+__all__ = ["BTFit", "fit_bt", "penalised_terms", "start"]
 
 
 @dataclass(frozen=True, eq=False)

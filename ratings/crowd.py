@@ -21,13 +21,25 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.bt import Engine, fit_bt, kernels
+from ratings._tdist import critical_value
+from ratings.bt import fit_bt
 from ratings.data import Comparisons
+from ratings.engine import Engine, kernels
 from ratings.errors import NonIdentifiableError
 from ratings.optim import newton
 from ratings.schema import DETERMINISTIC_JUDGE
+from ratings.uncertainty import cluster_sandwich, inverse_free
 
-__all__ = ["CrowdFit", "crowd_covariance", "fit_crowd_bt", "judge_table"]
+__all__ = [
+    "DIVERGED",
+    "ETA_START",
+    "CrowdFit",
+    "crowd_covariance",
+    "crowd_covariance_and_influence",
+    "crowd_terms",
+    "fit_crowd_bt",
+    "judge_table",
+]
 
 ETA_START = 0.85
 DIVERGED = 30.0  # |log-strength| beyond which a fit is taken to diverge (an Elo gap of ~5200)
@@ -143,8 +155,6 @@ def crowd_covariance_and_influence(
     """:func:`crowd_covariance`, and for clustered data (whatever ``ci``) the per-cluster
     influences over (theta, eta), G x (M + K), from the same pass (``None`` otherwise, or above
     :data:`ratings.uncertainty.MAX_INFLUENCE_CELLS`)."""
-    from ratings.uncertainty import cluster_sandwich, inverse_free
-
     k = kernels(engine, data.n_verdicts)
     m, nj = data.n_models, len(data.judges)
     try:
@@ -180,8 +190,6 @@ def judge_table(fit: CrowdFit, cov: NDArray[np.float64], data: Comparisons,
     or ``deterministic``. ``uninformative`` flags a
     judge whose interval reaches 1/2 (its verdicts cannot be told from coin flips).
     """
-    from ratings.result import critical_value
-
     m = data.n_models
     z = critical_value(level, df)
     var = np.diag(cov)[m:]

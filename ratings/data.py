@@ -17,7 +17,7 @@ from ratings.engine import Engine, kernels
 from ratings.errors import InvalidVerdictsError, format_rows
 from ratings.schema import DEFAULT_JUDGE, DETERMINISTIC_JUDGE
 
-__all__ = ["Comparisons", "aggregate"]
+__all__ = ["COUNT_COLUMNS", "Comparisons", "aggregate", "from_counts", "is_counts_frame"]
 
 _DENSE_SLOTS = 25_000_000  # models^2 up to which aggregation uses a dense pair table (200 MB)
 

@@ -7,6 +7,9 @@ same numbers pandas shows as the index of a freshly read frame.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
 
@@ -14,6 +17,7 @@ __all__ = [
     "ConvergenceWarning",
     "InvalidVerdictsError",
     "NonIdentifiableError",
+    "close_matches",
     "format_rows",
 ]
 
@@ -70,3 +74,10 @@ def format_rows(rows: np.ndarray | list[int], limit: int = 5) -> str:
     rows = [int(r) for r in np.asarray(rows).ravel()[: limit + 1]]
     text = ", ".join(str(r) for r in rows[:limit])
     return f"[{text}{', ...' if len(rows) > limit else ''}]"
+
+
+def close_matches(name: str, names: Iterable[object]) -> str:
+    """A hint sentence for error messages naming the labels closest to ``name``:
+    ``"Did you mean ['x', 'y']?"``, or the first few known labels when none is close."""
+    near = difflib.get_close_matches(str(name), [str(n) for n in names], n=3, cutoff=0.5)
+    return f"Did you mean {near}?" if near else f"Known: {[str(n) for n in list(names)[:8]]}."

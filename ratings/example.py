@@ -27,7 +27,15 @@ from ratings.simulate import (
     submission_effects,
 )
 
-__all__ = ["EXAMPLE_ANCHOR", "JUDGE_ETA", "TRUE_ELO", "example_path", "generate_example"]
+__all__ = [
+    "EXAMPLE_ANCHOR",
+    "JUDGE_ETA",
+    "TRUE_ELO",
+    "example_path",
+    "generate_example",
+    "generate_rubric",
+    "judge_quality_paths",
+]
 
 #: True Elo of the simulated models (GPT-5.5 (medium) at 1000 is the demo anchor).
 TRUE_ELO: dict[str, float] = {

@@ -11,7 +11,16 @@ from numpy.typing import NDArray
 
 from ratings.errors import ConvergenceWarning
 
-__all__ = ["NewtonResult", "newton"]
+__all__ = [
+    "LAPACK_FROM",
+    "NewtonResult",
+    "block",
+    "embed",
+    "inverse_pd",
+    "mirror_upper",
+    "newton",
+    "solve_pd",
+]
 
 Objective = Callable[[NDArray[np.float64]], tuple[float, NDArray[np.float64], NDArray[np.float64]]]
 
@@ -61,10 +70,10 @@ def inverse_pd(h: NDArray[np.float64]) -> NDArray[np.float64]:
         inv, info = dpotri(factor, lower=False, overwrite_c=True)  # fills the upper triangle
     if info != 0:
         raise np.linalg.LinAlgError("matrix is not positive definite")
-    return _mirror(inv)
+    return mirror_upper(inv)
 
 
-def _mirror(upper: NDArray[np.float64]) -> NDArray[np.float64]:
+def mirror_upper(upper: NDArray[np.float64]) -> NDArray[np.float64]:
     """The symmetric matrix whose upper triangle ``upper`` holds (zeros below the diagonal)."""
     out = upper + upper.T
     out.flat[:: out.shape[0] + 1] = np.diagonal(upper)

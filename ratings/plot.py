@@ -30,9 +30,10 @@ from matplotlib.lines import Line2D
 from matplotlib.transforms import blended_transform_factory
 from scipy.special import expit, ndtr
 
-from ratings.api import close_matches
+from ratings._tdist import critical_value
+from ratings.errors import close_matches
 from ratings.io.writers import same_file, write_atomic
-from ratings.result import ELO_SCALE, Ratings, critical_value
+from ratings.result import ELO_SCALE, Ratings, check_level
 
 __all__ = [
     "SAVE_FORMATS",
@@ -101,12 +102,6 @@ def _column_value(frame: pd.DataFrame, column: str) -> float | None:
     return float(values[0]) if len(values) == 1 else None
 
 
-def _check_level(level) -> float:
-    if not (isinstance(level, int | float) and 0.0 < float(level) < 1.0):
-        raise ValueError(f"`level` must be a float strictly between 0 and 1; got {level!r}.")
-    return float(level)
-
-
 def _require(frame: pd.DataFrame, columns: Iterable[str], what: str) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
@@ -119,7 +114,7 @@ def _require(frame: pd.DataFrame, columns: Iterable[str], what: str) -> None:
 def _table(obj, *, level: float | None = None, anchor: str | None = None) -> _Table:
     """Normalise a :class:`Ratings` or a ``to_frame()``-shaped DataFrame."""
     if level is not None:
-        level = _check_level(level)
+        level = check_level(level)
     if isinstance(obj, Ratings):
         frame = obj.to_frame(level)
         found_level = obj.level if level is None else level

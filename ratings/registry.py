@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from ratings.errors import InvalidVerdictsError, format_rows
+from ratings.errors import InvalidVerdictsError, close_matches, format_rows
 from ratings.io.cells import text
 from ratings.io.readers import format_of, read_csv, read_file
 from ratings.io.writers import same_file, write_atomic
@@ -207,8 +207,6 @@ def freeze(
     fresh = _headline(ratings_table, day=day, source=source)
     unknown = [n for n in names if n not in set(fresh["model"])]
     if unknown:
-        from ratings.api import close_matches
-
         raise ValueError(
             f"`refreeze` names {unknown!r}, not in the ratings table, so they have no rating to "
             f"freeze. {close_matches(unknown[0], fresh['model'])}"

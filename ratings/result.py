@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-__all__ = ["CI_DESCRIPTIONS", "ELO_SCALE", "Ratings"]
+from ratings._tdist import critical_value
+from ratings.errors import close_matches
+
+__all__ = ["CI_DESCRIPTIONS", "ELO_SCALE", "MODEL_NAMES", "Ratings", "check_level", "format_table"]
 
 ELO_SCALE = 400.0 / np.log(10.0)
 
@@ -22,20 +24,6 @@ CI_DESCRIPTIONS = {
     "model": "model-based inverse Hessian H^-1",
     "bootstrap": "bootstrap percentile",
 }
-
-
-def normal_quantile(level: float) -> float:
-    """Two-sided normal critical value for a confidence level (1.96 for 0.95)."""
-    return NormalDist().inv_cdf(0.5 + level / 2.0)
-
-
-def critical_value(level: float, df: float | None = None) -> float:
-    """Two-sided critical value: Student t with ``df`` degrees of freedom, or normal."""
-    if df is None or not np.isfinite(df):
-        return normal_quantile(level)
-    from ratings._tdist import t_quantile
-
-    return t_quantile(float(df), 0.5 + level / 2.0)
 
 
 def _expit(x: float) -> float:
@@ -59,7 +47,8 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _check_level(level: float) -> float:
+def check_level(level: float) -> float:
+    """``level`` as a float strictly between 0 and 1 (a confidence level), else ValueError."""
     if not (isinstance(level, int | float) and 0.0 < float(level) < 1.0):
         raise ValueError(f"`level` must be a float strictly between 0 and 1; got {level!r}.")
     return float(level)
@@ -114,7 +103,7 @@ class Ratings:
         for name in ("draws", "influence"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, _readonly(getattr(self, name)))
-        object.__setattr__(self, "level", _check_level(self.level))
+        object.__setattr__(self, "level", check_level(self.level))
 
     # --- labelled views -------------------------------------------------------------------
     @property
@@ -145,8 +134,6 @@ class Ratings:
         try:
             return int(self.models.get_loc(name))
         except KeyError:
-            from ratings.api import close_matches
-
             raise KeyError(
                 f"Model {name!r} is not in these ratings. {close_matches(name, self.models)}"
             ) from None
@@ -167,7 +154,7 @@ class Ratings:
         level : float, optional
             Confidence level; default the result's ``level`` (0.95).
         """
-        level = self.level if level is None else _check_level(level)
+        level = self.level if level is None else check_level(level)
         draws = None if self.draws is None else self.offset + self.scale * self.draws
         lo, hi = self._interval(self.elo.to_numpy(), self.se.to_numpy(), draws, level)
         return pd.DataFrame({"lower": lo, "upper": hi}, index=self.models)
@@ -187,7 +174,7 @@ class Ratings:
         out["rank"] = out["elo"].rank(ascending=False, method="min").astype(np.int64)
         for col in ("n_matches", "wins", "losses", "ties"):
             out[col] = self.counts[col].to_numpy()
-        out["level"] = self.level if level is None else _check_level(level)
+        out["level"] = self.level if level is None else check_level(level)
         out["df"] = np.nan if self.df is None else float(self.df)
         if self.scope is not None:
             out.insert(0, "scope", self.scope)
@@ -198,7 +185,7 @@ class Ratings:
 
         Returns a Series with ``estimate, se, lower, upper``.
         """
-        level = self.level if level is None else _check_level(level)
+        level = self.level if level is None else check_level(level)
         i, j = self._loc(a), self._loc(b)
         est = self.scale * (self.strength[i] - self.strength[j])
         if self.draws is not None:

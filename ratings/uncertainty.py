@@ -21,8 +21,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ratings.data import Comparisons
+from ratings.optim import LAPACK_FROM, block, embed, inverse_pd, mirror_upper
 
-__all__ = ["RowScores", "bootstrap_draws", "inverse_free", "sandwich"]
+__all__ = [
+    "MAX_INFLUENCE_CELLS",
+    "RowScores",
+    "bootstrap_draws",
+    "cluster_influence",
+    "cluster_sandwich",
+    "gram",
+    "inverse_free",
+    "sandwich",
+]
 
 #: ``row_scores(rows, wi, wj, tt) -> (score_d, score_e or None)``: the summed scores of the rows
 #: of a :class:`Comparisons` with those counts (see :meth:`Comparisons.cluster_score_matrix`).
@@ -31,8 +41,6 @@ RowScores = Callable[..., tuple[NDArray[np.float64], NDArray[np.float64] | None]
 
 def inverse_free(h: NDArray[np.float64], free: NDArray[np.int64]) -> NDArray[np.float64]:
     """Inverse of the free block of ``h``; returned embedded in an (M, M) matrix of zeros."""
-    from ratings.optim import block, embed, inverse_pd
-
     # raises LinAlgError unless positive definite; exactly symmetric
     return embed(inverse_pd(block(h, free)), free, h.shape[0])
 
@@ -104,15 +112,13 @@ def cluster_sandwich(
 def gram(a: NDArray[np.float64], alpha: float = 1.0) -> NDArray[np.float64]:
     """``alpha * a.T @ a``, exactly symmetric: BLAS's symmetric rank-k update (half the
     products of a general matrix product) once the result is large enough to matter."""
-    from ratings.optim import LAPACK_FROM, _mirror
-
     if a.shape[1] < LAPACK_FROM or a.shape[0] == 0:  # scipy.linalg stays out of small fits
         out = alpha * (a.T @ a)
         return (out + out.T) / 2.0
     from scipy.linalg.blas import dsyrk
 
     # The upper triangle (zeros below); a.T is a Fortran-ordered view, so nothing is copied.
-    return _mirror(dsyrk(alpha, a.T, trans=0, lower=0))
+    return mirror_upper(dsyrk(alpha, a.T, trans=0, lower=0))
 
 
 def bootstrap_draws(

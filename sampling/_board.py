@@ -7,6 +7,7 @@ matches planned so far.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,7 +17,8 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings import VerdictLog
-from ratings.api import close_matches
+from ratings.api import parse_anchor
+from ratings.errors import close_matches
 
 __all__ = [
     "Board",
@@ -24,8 +26,12 @@ __all__ = [
     "Labels",
     "PlanWarning",
     "Submissions",
+    "check_anchor",
+    "check_count",
     "check_judges",
+    "check_seed",
     "history_frame",
+    "str_array",
     "submissions_frame",
 ]
 
@@ -55,14 +61,43 @@ def _text(frame: pd.DataFrame, column: str, what: str) -> NDArray[np.object_]:
             f"{what} column {column!r} has {int(missing.sum())} missing value(s) at rows "
             f"{_rows(missing)}. Fill or drop those rows."
         )
-    return _str_array(values)
+    return str_array(values)
 
 
-def _str_array(values: pd.Series) -> NDArray[np.object_]:
+def str_array(values: pd.Series) -> NDArray[np.object_]:
+    """A column's values as an object array of ``str`` (labels compare as text)."""
     arr = values.to_numpy(dtype=object)
     if pd.api.types.infer_dtype(arr, skipna=False) != "string":
         arr = np.array([str(x) for x in arr], dtype=object)
     return arr
+
+
+def check_count(value, name: str, minimum: int) -> int:
+    """``value`` as an int, if it is an integer >= ``minimum`` (``name`` names it)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"`{name}` must be an integer >= {minimum}; got {value!r}.")
+    return int(value)
+
+
+def check_seed(seed) -> int:
+    """``seed`` as an int, if it is a non-negative integer."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(
+            f"`seed` must be a non-negative integer (plans are reproducible only with a fixed "
+            f"seed); got {seed!r}."
+        )
+    return int(seed)
+
+
+def check_anchor(anchor: str | None) -> tuple[str | None, float]:
+    """``"NAME"`` or ``"NAME=RATING"`` as (name, rating); None: (None, 1000) (centred)."""
+    if anchor is None:
+        return None, 1000.0
+    if not isinstance(anchor, str) or not anchor.strip():
+        raise ValueError(f"`anchor` must be 'NAME' or 'NAME=RATING'; got {anchor!r}.")
+    if "=" in anchor:
+        return parse_anchor(anchor)
+    return anchor.strip(), 1000.0
 
 
 def check_judges(judges: Sequence[str]) -> list[str]:
@@ -97,7 +132,7 @@ class Labels:
                 f"{what} column {values.name!r} has {int(missing.sum())} missing value(s) at "
                 f"rows {_rows(missing)}. Fill or drop those rows."
             )
-        return cls(codes.astype(np.int64), _str_array(pd.Series(uniques)))
+        return cls(codes.astype(np.int64), str_array(pd.Series(uniques)))
 
     def indexer(self, index: pd.Index) -> NDArray[np.int64]:
         """Positions of every row's label in ``index`` (-1 when absent)."""
@@ -156,7 +191,7 @@ def history_frame(verdicts: pd.DataFrame | VerdictLog | None, scope: str | None)
             if str(scope) not in scopes:
                 raise ValueError(f"Scope {scope!r} is not in the verdicts. "
                                  f"{close_matches(str(scope), scopes)}")  # fmt: skip
-            frame = frame[_str_array(frame["scope"].fillna("")) == str(scope)]
+            frame = frame[str_array(frame["scope"].fillna("")) == str(scope)]
     elif scope is not None:
         raise ValueError(
             f"`scope={scope!r}` was given but the verdicts have no `scope` column. Available "
@@ -215,7 +250,7 @@ def submissions_frame(submissions: pd.DataFrame | None, history: History) -> Sub
             )
         model = _text(submissions, "model", "Submissions")
         no_task = submissions["task_id"].isna().to_numpy()
-        task = _str_array(submissions["task_id"].fillna(""))
+        task = str_array(submissions["task_id"].fillna(""))
         no_task = no_task | (task == "")
         listed_only = sorted(set(model[no_task].tolist()) - set(model[~no_task].tolist()))
         model, task = model[~no_task], task[~no_task]

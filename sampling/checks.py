@@ -8,13 +8,7 @@ import numpy as np
 import pandas as pd
 
 import ratings
-from sampling._board import (
-    Board,
-    _str_array,
-    check_judges,
-    history_frame,
-    submissions_frame,
-)
+from sampling._board import Board, check_judges, history_frame, str_array, submissions_frame
 
 __all__ = ["check_balance"]
 
@@ -74,10 +68,10 @@ def check_balance(
     if missing:
         raise ValueError(f"Column(s) {missing} not found in `plan`. Available columns: "
                          f"{plan.columns.tolist()}.")  # fmt: skip
-    a = board.models.get_indexer(_str_array(plan["model_a"]))
-    b = board.models.get_indexer(_str_array(plan["model_b"]))
-    t = board.tasks.get_indexer(_str_array(plan["task_id"]))
-    j = board.judges.get_indexer(_str_array(plan["judge"]))
+    a = board.models.get_indexer(str_array(plan["model_a"]))
+    b = board.models.get_indexer(str_array(plan["model_b"]))
+    t = board.tasks.get_indexer(str_array(plan["task_id"]))
+    j = board.judges.get_indexer(str_array(plan["judge"]))
     unknown = (a < 0) | (b < 0) | (t < 0) | (j < 0)
     if unknown.any():
         raise ValueError(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Literal
@@ -14,8 +13,16 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 import ratings
-from ratings.api import parse_anchor
-from sampling._board import Board, PlanWarning, check_judges, history_frame, submissions_frame
+from sampling._board import (
+    Board,
+    PlanWarning,
+    check_anchor,
+    check_count,
+    check_judges,
+    check_seed,
+    history_frame,
+    submissions_frame,
+)
 from sampling.criteria import add_comparison, comparison_weight, trace_reduction
 from sampling.judges import JudgeTurns, assign_judges
 
@@ -32,31 +39,6 @@ Phase = Literal["auto", "balanced", "active"]
 PLAN_COLUMNS = ("task_id", "model_a", "model_b", "judge", "phase", "score")
 DEFAULT_MIN_MATCHES = 10
 FALLBACK_PENALTY = 0.1  # ridge used when the MLE does not exist yet (planning only)
-
-
-def _check_count(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"`{name}` must be an integer >= {minimum}; got {value!r}.")
-    return int(value)
-
-
-def _check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(
-            f"`seed` must be a non-negative integer (plans are reproducible only with a fixed "
-            f"seed); got {seed!r}."
-        )
-    return int(seed)
-
-
-def _check_anchor(anchor: str | None) -> tuple[str | None, float]:
-    if anchor is None:
-        return None, 1000.0
-    if not isinstance(anchor, str) or not anchor.strip():
-        raise ValueError(f"`anchor` must be 'NAME' or 'NAME=RATING'; got {anchor!r}.")
-    if "=" in anchor:
-        return parse_anchor(anchor)
-    return anchor.strip(), 1000.0
 
 
 def fit_for_planning(
@@ -85,7 +67,7 @@ def fit_for_planning(
         ``penalty=FALLBACK_PENALTY`` (0.1), whose intervals are approximate.
     """
     options = {"ci": "model", **(fit_options or {})}
-    name, rating = _check_anchor(anchor)
+    name, rating = check_anchor(anchor)
     kw = {"anchor": name, "anchor_rating": rating if name is not None else None}
     try:
         return ratings.fit(source, **kw, **options)
@@ -216,12 +198,12 @@ def plan_matches(
     [1, 2]
     """
     judges = check_judges(judges)
-    n = _check_count(n, "n", 1)
-    min_matches = _check_count(min_matches, "min_matches", 0)
-    seed = _check_seed(seed)
+    n = check_count(n, "n", 1)
+    min_matches = check_count(min_matches, "min_matches", 0)
+    seed = check_seed(seed)
     if phase not in ("auto", "balanced", "active"):
         raise ValueError(f"`phase` must be 'auto', 'balanced' or 'active'; got {phase!r}.")
-    anchor_name, anchor_rating = _check_anchor(anchor)
+    anchor_name, anchor_rating = check_anchor(anchor)
     if fitted is not None and not isinstance(fitted, ratings.Ratings):
         raise TypeError(f"`fitted` must be a ratings.Ratings; got {type(fitted).__name__!r}.")
 

@@ -20,16 +20,9 @@ import pandas as pd
 import ratings
 from ratings.result import ELO_SCALE
 from ratings.simulate import simulate_verdicts
-from sampling._board import _str_array, check_judges
+from sampling._board import check_anchor, check_count, check_judges, check_seed, str_array
 from sampling.checks import check_balance
-from sampling.plan import (
-    DEFAULT_MIN_MATCHES,
-    _check_anchor,
-    _check_count,
-    _check_seed,
-    fit_for_planning,
-    plan_matches,
-)
+from sampling.plan import DEFAULT_MIN_MATCHES, fit_for_planning, plan_matches
 
 __all__ = [
     "LoopResult",
@@ -43,7 +36,7 @@ __all__ = [
 
 Strategy = Literal["active", "balanced", "uniform"]
 _SEP = "\x1f"  # joins model and task into one submission label for simulate_verdicts
-CANONICAL = ["model_a", "model_b", "winner", "task_id", "judge"]
+_LOG_COLUMNS = ["model_a", "model_b", "winner", "task_id", "judge"]  # of the simulated log
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,7 +70,7 @@ class SimulatedBoard:
 
     def elo(self, anchor: str | None = None) -> pd.Series:
         """True Elo: ``anchor`` (``"NAME"`` or ``"NAME=RATING"``) pinned, or centred at 1000."""
-        name, rating = _check_anchor(anchor)
+        name, rating = check_anchor(anchor)
         s = self.strength
         ref = s.mean() if name is None else s[name]
         return (rating + ELO_SCALE * (s - ref)).rename("elo")
@@ -123,8 +116,8 @@ def make_board(
     -------
     SimulatedBoard
     """
-    n_models = _check_count(n_models, "n_models", 2)
-    n_tasks = _check_count(n_tasks, "n_tasks", 1)
+    n_models = check_count(n_models, "n_models", 2)
+    n_tasks = check_count(n_tasks, "n_tasks", 1)
     judges = check_judges(judges)
     if not (np.isfinite(elo_sd) and elo_sd >= 0):
         raise ValueError(f"`elo_sd` must be a finite number >= 0; got {elo_sd!r}.")
@@ -138,7 +131,7 @@ def make_board(
         raise ValueError(
             f"`judge_eta` must give every judge a quality in [0.5, 1]; got {dict(eta)!r}."
         )
-    rng = np.random.default_rng(_check_seed(seed))
+    rng = np.random.default_rng(check_seed(seed))
     models = [f"model-{i:02d}" for i in range(n_models)]
     tasks = [f"task-{k:03d}" for k in range(n_tasks)]
     strength = pd.Series(rng.normal(0.0, elo_sd / ELO_SCALE, n_models), index=models,
@@ -174,15 +167,15 @@ def judge_matches(matches: pd.DataFrame, board: SimulatedBoard, *, seed: int) ->
         A copy of ``matches`` with ``winner`` (``"A"``, ``"B"`` or ``"tie"``).
     """
     subs = board.submissions
-    label = _str_array(subs["model"]) + _SEP + _str_array(subs["task_id"])
+    label = str_array(subs["model"]) + _SEP + str_array(subs["task_id"])
     sub_strength = pd.Series(
         board.strength.reindex(subs["model"]).to_numpy() + subs["effect"].to_numpy(), index=label
     )
     keyed = matches.copy()
-    task = _str_array(matches["task_id"])
+    task = str_array(matches["task_id"])
     unknown = np.zeros(len(matches), dtype=bool)
     for side in ("model_a", "model_b"):
-        keys = _str_array(matches[side]) + _SEP + task
+        keys = str_array(matches[side]) + _SEP + task
         unknown |= sub_strength.index.get_indexer(keys) < 0
         keyed[side] = keys
     if unknown.any():
@@ -192,7 +185,7 @@ def judge_matches(matches: pd.DataFrame, board: SimulatedBoard, *, seed: int) ->
             f"{row}: {matches.iloc[row][['task_id', 'model_a', 'model_b']].tolist()!r}."
         )
     drawn = simulate_verdicts(keyed, sub_strength, judge_eta=board.judge_eta.to_dict(),
-                              tie_rate=board.tie_rate, seed=_check_seed(seed))  # fmt: skip
+                              tie_rate=board.tie_rate, seed=check_seed(seed))  # fmt: skip
     out = matches.copy()
     out["winner"] = drawn["winner"].to_numpy()
     return out
@@ -212,8 +205,8 @@ def uniform_matches(
         ``task_id``, ``model_a``, ``model_b``, ``judge``.
     """
     judges = check_judges(judges)
-    n = _check_count(n, "n", 1)
-    rng = np.random.default_rng(_check_seed(seed))
+    n = check_count(n, "n", 1)
+    rng = np.random.default_rng(check_seed(seed))
     mcode, models = pd.factorize(submissions["model"].astype(str), sort=True)
     tcode, tasks = pd.factorize(submissions["task_id"].astype(str), sort=True)
     has = np.zeros((len(models), len(tasks)), dtype=bool)
@@ -280,8 +273,8 @@ class _Counts:
         self.wi, self.wj, self.tt = (np.zeros((m, m)) for _ in range(3))
 
     def add(self, verdicts: pd.DataFrame) -> None:
-        a = self.models.get_indexer(_str_array(verdicts["model_a"]))
-        b = self.models.get_indexer(_str_array(verdicts["model_b"]))
+        a = self.models.get_indexer(str_array(verdicts["model_a"]))
+        b = self.models.get_indexer(str_array(verdicts["model_b"]))
         w = verdicts["winner"].to_numpy(dtype=object)
         i, j = np.minimum(a, b), np.maximum(a, b)
         win_a, win_b = w == "A", w == "B"
@@ -364,10 +357,10 @@ def simulate_loop(
     """
     if strategy not in ("active", "balanced", "uniform"):
         raise ValueError(f"`strategy` must be 'active', 'balanced' or 'uniform'; got {strategy!r}.")
-    batch_size = _check_count(batch_size, "batch_size", 1)
-    max_comparisons = _check_count(max_comparisons, "max_comparisons", 1)
-    rng = np.random.default_rng(_check_seed(seed))
-    name, rating = _check_anchor(anchor)
+    batch_size = check_count(batch_size, "batch_size", 1)
+    max_comparisons = check_count(max_comparisons, "max_comparisons", 1)
+    rng = np.random.default_rng(check_seed(seed))
+    name, rating = check_anchor(anchor)
     kw = {"anchor": name, "anchor_rating": rating if name is not None else None}
     options = dict(fit_options or {})
     subs = board.submissions[["model", "task_id"]]
@@ -406,7 +399,7 @@ def simulate_loop(
         n_done += len(verdicts)
         if strategy != "uniform":
             for c, index in labels.items():
-                codes[c].append(index.get_indexer(_str_array(verdicts[c])))
+                codes[c].append(index.get_indexer(str_array(verdicts[c])))
             codes["winner"].append(verdicts["winner"].to_numpy(dtype=object))
             history = pd.DataFrame(
                 {c: pd.Categorical.from_codes(np.concatenate(codes[c]), index)
@@ -431,7 +424,7 @@ def simulate_loop(
         batch += 1
         if target_half_width is not None and identifiable and hw <= target_half_width:
             if confirm:
-                log = pd.concat(parts, ignore_index=True)[CANONICAL]
+                log = pd.concat(parts, ignore_index=True)[_LOG_COLUMNS]
                 fit = ratings.fit(log, **kw)
                 row["default_half_width"] = _mean_half_width(fit)
             if not confirm or row["default_half_width"] <= target_half_width:
