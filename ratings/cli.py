@@ -3,6 +3,10 @@
 ``ratings fit VERDICTS`` fits Elo ratings with intervals; ``ratings demo`` fits the bundled
 simulated example. Data errors exit with status 2 and a message naming rows; outputs are
 written atomically and never over an input.
+
+:func:`main` is the one runner: every subcommand's parser sets ``func`` (``ratings next``
+comes from :func:`sampling.cli.add_next_parser`), and the errors of all of them map to exit
+statuses here, in :func:`main`. This is the only module of ``ratings`` that imports ``sampling``.
 """
 
 from __future__ import annotations
@@ -15,9 +19,15 @@ from pathlib import Path
 
 from ratings.errors import InvalidVerdictsError, NonIdentifiableError
 
-__all__ = ["main"]
+__all__ = ["EXIT_DATA", "USER_ERRORS", "main"]
 
+#: Exit status of a run stopped by its input (data, arguments, files); argparse's usage
+#: errors exit with 2 as well.
 EXIT_DATA = 2
+#: Errors caused by the input, reported in one line (and, for bad rows, a table of them) with
+#: status :data:`EXIT_DATA`; any other exception is a bug and keeps its traceback.
+USER_ERRORS = (InvalidVerdictsError, NonIdentifiableError, ValueError, KeyError,
+               FileNotFoundError)  # fmt: skip
 
 
 def _mapping(text: str | None, what: str) -> dict[str, str] | None:
@@ -445,14 +455,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except InvalidVerdictsError as err:
-        print(f"ratings: error: {err}", file=sys.stderr)
-        if len(err.rows):
-            print(err.rows.head(10).to_string(index=False), file=sys.stderr)
-        return EXIT_DATA
-    except (NonIdentifiableError, ValueError, KeyError, FileNotFoundError) as err:
+    except USER_ERRORS as err:
         msg = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"ratings: error: {msg}", file=sys.stderr)
+        if isinstance(err, InvalidVerdictsError) and len(err.rows):
+            print(err.rows.head(10).to_string(index=False), file=sys.stderr)
         return EXIT_DATA
 
 

@@ -1,10 +1,11 @@
-"""The ``next`` subcommand: plan the next batch of matches from a verdict log.
+"""The ``next`` subcommand of the ``ratings`` command line: plan the next batch of matches.
 
 ``ratings next VERDICTS --submissions SUBS.csv --judges J1,J2,J3 --n 100 --seed 7 --out next.csv``
 
-:func:`add_next_parser` registers the subcommand on an ``argparse`` subparsers object (the
-``ratings`` CLI wires it in); :func:`main` runs it standalone (``python -m sampling.cli next
-...``). A verdict CSV holding only a header is a valid empty log (a new benchmark).
+:func:`add_next_parser` registers the subcommand (its parser, and :func:`cmd_next` as the
+function to run) on the ``ratings`` command line's subparsers; :func:`ratings.cli.main` runs it
+and maps its errors to exit statuses like every other subcommand's. A verdict CSV holding only a
+header is a valid empty log (a new benchmark).
 """
 
 from __future__ import annotations
@@ -13,18 +14,15 @@ import argparse
 import os
 import sys
 import warnings
-from collections.abc import Sequence
 
 import pandas as pd
 
-from ratings.io import read_verdicts
+from ratings.io import read_verdicts, write_atomic
 from ratings.io.readers import format_of, is_header_only
 
 MIN_MATCHES = 10  # the planner's default (sampling.plan.DEFAULT_MIN_MATCHES; checked in tests)
 
-__all__ = ["add_next_parser", "cmd_next", "main", "read_submissions", "read_verdict_file"]
-
-EXIT_DATA = 2
+__all__ = ["MIN_MATCHES", "add_next_parser", "cmd_next", "read_submissions", "read_verdict_file"]
 
 
 def _judge_list(text: str) -> list[str]:
@@ -128,7 +126,6 @@ def add_next_parser(subparsers) -> argparse.ArgumentParser:
 
 def cmd_next(args: argparse.Namespace) -> int:
     """Run ``next``: read, plan, write atomically; warnings go to stderr. Returns 0."""
-    from ratings.io import write_atomic
     from sampling._board import PlanWarning
     from sampling.plan import plan_matches
 
@@ -151,23 +148,3 @@ def cmd_next(args: argparse.Namespace) -> int:
           f"{int(phases.get('active', 0))} active) to {args.out}", file=sys.stderr)  # fmt: skip
     return 0
 
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``next`` standalone; returns the exit status (2 for data errors)."""
-    from ratings.errors import InvalidVerdictsError, NonIdentifiableError
-
-    parser = argparse.ArgumentParser(prog="ratings", description="Plan the next matches.")
-    add_next_parser(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args))
-    except InvalidVerdictsError as err:
-        print(f"ratings: error: {err}", file=sys.stderr)
-        return EXIT_DATA
-    except (NonIdentifiableError, ValueError, TypeError, FileNotFoundError) as err:
-        print(f"ratings: error: {err}", file=sys.stderr)
-        return EXIT_DATA
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

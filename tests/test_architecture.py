@@ -15,6 +15,8 @@ is imported):
   (dunders such as ``__version__`` excepted), and every name taken with ``from M import name``
   is listed in ``M.__all__`` (or is a submodule). A helper a second module needs has become
   public: it gets a name without an underscore and a place in ``__all__``.
+* **``ratings`` is a library under ``sampling``**: no module of ``ratings`` imports ``sampling``
+  but the command line (:mod:`ratings.cli`, the one runner, where ``ratings next`` is wired in).
 * **Every module declares ``__all__``** and lists only names it defines or imports.
 * **Small modules.** Every module has fewer than :data:`MAX_LINES` lines.
 
@@ -198,6 +200,14 @@ def test_a_cycle_would_be_found():
     # the check itself: a two-module cycle and a self-contained chain
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_only_the_command_line_of_ratings_imports_sampling():
+    found = sorted({f"{m.path.relative_to(ROOT)}:{line}"
+                    for m in MODULES.values() if m.name.split(".")[0] == "ratings"
+                    and m.name != "ratings.cli"
+                    for source, _, line in m.imports if source.split(".")[0] == "sampling"})
+    assert found == []
 
 
 def test_no_private_name_crosses_modules():

@@ -7,7 +7,8 @@ import argparse
 import pandas as pd
 import pytest
 
-from sampling.cli import add_next_parser, main, read_verdict_file
+from ratings.cli import main
+from sampling.cli import add_next_parser, read_verdict_file
 from sampling.plan import plan_matches
 from sampling.simulate import judge_matches, make_board
 
