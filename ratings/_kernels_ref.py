@@ -1,6 +1,7 @@
 """Pure-NumPy twins of :mod:`ratings._kernels`: same names, same signatures, same results.
 
-Written for obviousness first: the tests check each kernel against its twin. Each is also
+Written for obviousness first: the tests check each kernel against its twin (argument names
+as described in :mod:`ratings._kernels` and :class:`ratings.codes.VerdictCodes`). Each is also
 vectorised (no Python loop over rows), so ``engine="auto"`` runs these on small logs, where
 they finish before numba could even be loaded (see :mod:`ratings.engine`).
 """
@@ -8,6 +9,8 @@ they finish before numba could even be loaded (see :mod:`ratings.engine`).
 from __future__ import annotations
 
 import numpy as np
+
+from ratings.codes import AggregatedRows, CollapsedRows, VerdictCodes
 
 __all__ = [  # the twin of each kernel of ratings._kernels, and the sigmoid helpers
     "aggregate_codes", "bt_row_terms", "bt_scores", "cluster_meat", "cluster_scores",
@@ -33,12 +36,12 @@ def _xlogy0(y: np.ndarray, logp: np.ndarray) -> np.ndarray:
     return np.where(y > 0.0, y * logp, 0.0)
 
 
-def bt_row_terms(theta, ii, jj, wi, wj, tt, with_meat=True):
-    d = theta[ii] - theta[jj]
-    yi, yj, n = wi + 0.5 * tt, wj + 0.5 * tt, wi + wj + tt
+def bt_row_terms(theta, row_i, row_j, wins_i, wins_j, ties, with_meat=True):
+    d = theta[row_i] - theta[row_j]
+    yi, yj, n = wins_i + 0.5 * ties, wins_j + 0.5 * ties, wins_i + wins_j + ties
     p, q = expit(d), expit(-d)
     nll = -np.sum(_xlogy0(yi, log_expit(d)) + _xlogy0(yj, log_expit(-d)))
-    meat = wi * q**2 + wj * p**2 + tt * (0.5 - p) ** 2 if with_meat else np.zeros(0)
+    meat = wins_i * q**2 + wins_j * p**2 + ties * (0.5 - p) ** 2 if with_meat else np.zeros(0)
     return float(nll), yi - n * p, n * p * q, meat
 
 
@@ -48,24 +51,27 @@ def _scatter(shape, rows, cols, w):
     return flat.reshape(shape)
 
 
-def laplacian(n_items, ii, jj, w):
+def laplacian(n_items, row_i, row_j, weight):
     # sum_r w_r (e_i - e_j)(e_i - e_j)^T: +w on (i, i), (j, j) and -w on (i, j), (j, i)
-    shape = (n_items, n_items)
-    rows, cols = np.concatenate([ii, jj, ii, jj]), np.concatenate([ii, jj, jj, ii])
-    return _scatter(shape, rows, cols, np.concatenate([w, w, -w, -w]))
+    rows = np.concatenate([row_i, row_j, row_i, row_j])
+    cols = np.concatenate([row_i, row_j, row_j, row_i])
+    return _scatter((n_items, n_items), rows, cols,
+                    np.concatenate([weight, weight, -weight, -weight]))
 
 
-def scatter_diff(n_items, ii, jj, w):
-    return np.bincount(ii, w, minlength=n_items) - np.bincount(jj, w, minlength=n_items)
+def scatter_diff(n_items, row_i, row_j, weight):
+    return (np.bincount(row_i, weight, minlength=n_items)
+            - np.bincount(row_j, weight, minlength=n_items))
 
 
-def bt_scores(theta, ii, jj, wi, wj, tt):
-    return wi + 0.5 * tt - (wi + wj + tt) * expit(theta[ii] - theta[jj])
+def bt_scores(theta, row_i, row_j, wins_i, wins_j, ties):
+    return wins_i + 0.5 * ties - (wins_i + wins_j + ties) * expit(theta[row_i] - theta[row_j])
 
 
-def cluster_meat(n_models, n_params, ii, jj, kk, sd, se, starts):
+def cluster_meat(n_models, n_params, row_i, row_j, row_judge, score_d, score_eta, starts):
     cluster = np.repeat(np.arange(starts.size - 1), np.diff(starts))
-    g = cluster_scores(starts.size - 1, n_params, ii, jj, kk, cluster, sd, se, n_models)
+    g = cluster_scores(starts.size - 1, n_params, row_i, row_j, row_judge, cluster, score_d,
+                       score_eta, n_models)
     return g.T @ g
 
 
@@ -88,10 +94,10 @@ def _crowd_parts(d, e):
     return tuple(np.where(bt, lim, mix) for lim, mix in zip(limit, mixed, strict=True))
 
 
-def crowd_row_terms(theta, eta, ii, jj, kk, wi, wj, tt, with_meat=True):
-    d = theta[ii] - theta[jj]
-    logp, logpc, ad, ae, bd, be, rdd_p, rde_p, rdd_c, rde_c = _crowd_parts(d, eta[kk])
-    yi, yj = wi + 0.5 * tt, wj + 0.5 * tt
+def crowd_row_terms(theta, eta, row_i, row_j, row_judge, wins_i, wins_j, ties, with_meat=True):
+    d = theta[row_i] - theta[row_j]
+    logp, logpc, ad, ae, bd, be, rdd_p, rde_p, rdd_c, rde_c = _crowd_parts(d, eta[row_judge])
+    yi, yj = wins_i + 0.5 * ties, wins_j + 0.5 * ties
     nll = -np.sum(_xlogy0(yi, logp) + _xlogy0(yj, logpc))
     td, te = (ad + bd) / 2, (ae + be) / 2
     terms = (
@@ -106,135 +112,149 @@ def crowd_row_terms(theta, eta, ii, jj, kk, wi, wj, tt, with_meat=True):
         return (*terms, np.zeros(0), np.zeros(0), np.zeros(0))
     return (
         *terms,
-        wi * ad**2 + wj * bd**2 + tt * td**2,
-        wi * ad * ae + wj * bd * be + tt * td * te,
-        wi * ae**2 + wj * be**2 + tt * te**2,
+        wins_i * ad**2 + wins_j * bd**2 + ties * td**2,
+        wins_i * ad * ae + wins_j * bd * be + ties * td * te,
+        wins_i * ae**2 + wins_j * be**2 + ties * te**2,
     )
 
 
-def crowd_assemble(n_models, n_judges, ii, jj, kk, wdd, wde, wee):
-    # x = e_i - e_j, e = e_{M+k}: wdd x x^T + wde (x e^T + e x^T) + wee e e^T
+def crowd_assemble(n_models, n_judges, row_i, row_j, row_judge, w_dd, w_deta, w_etaeta):
+    # x = e_i - e_j, e = e_{M+k}: w_dd x x^T + w_deta (x e^T + e x^T) + w_etaeta e e^T
     p = n_models + n_judges
-    k = n_models + kk
-    dd = laplacian(p, ii, jj, wdd)
-    de = _scatter((p, p), np.concatenate([ii, jj]), np.concatenate([k, k]),
-                  np.concatenate([wde, -wde]))  # fmt: skip
-    return dd + de + de.T + _scatter((p, p), k, k, wee)
+    k = n_models + row_judge
+    dd = laplacian(p, row_i, row_j, w_dd)
+    de = _scatter((p, p), np.concatenate([row_i, row_j]), np.concatenate([k, k]),
+                  np.concatenate([w_deta, -w_deta]))  # fmt: skip
+    return dd + de + de.T + _scatter((p, p), k, k, w_etaeta)
 
 
-def cluster_scores(n_clusters, n_params, ii, jj, kk, cluster, sd, se, n_models):
+def cluster_scores(n_clusters, n_params, row_i, row_j, row_judge, row_cluster, score_d,
+                   score_eta, n_models):  # fmt: skip
     out = np.zeros((n_clusters, n_params))
-    np.add.at(out, (cluster, ii), sd)
-    np.add.at(out, (cluster, jj), -sd)
-    if se.size:
-        np.add.at(out, (cluster, n_models + kk), se)
+    np.add.at(out, (row_cluster, row_i), score_d)
+    np.add.at(out, (row_cluster, row_j), -score_d)
+    if score_eta.size:
+        np.add.at(out, (row_cluster, n_models + row_judge), score_eta)
     return out
 
 
-def _aggregate_rows(group, ii, jj, outcome, weight, n_models):
+
+def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
     """Unique (group, i, j) rows of oriented verdicts, sorted, with their counts."""
     weight = np.ones(group.size) if weight.size == 0 else weight  # empty: one per verdict
-    key = (group * n_models + ii) * n_models + jj
+    key = (group * n_models + row_i) * n_models + row_j
     uniq, first, code = np.unique(key, return_index=True, return_inverse=True)
     r = uniq.size
     return (
-        group[first], ii[first], jj[first],
+        group[first], row_i[first], row_j[first],
         np.bincount(code, weight * (outcome == 0), r),
         np.bincount(code, weight * (outcome == 1), r),
         np.bincount(code, weight * (outcome == 2), r),
     )  # fmt: skip
 
 
-def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
-    key = (judge * n_models + ii) * n_models + jj
+def collapse_rows(row_judge, row_i, row_j, wins_i, wins_j, ties, n_judges, n_models):
+    key = (row_judge * n_models + row_i) * n_models + row_j
     uniq, code = np.unique(key, return_inverse=True)
     r = uniq.size
     return (uniq // (n_models * n_models), (uniq // n_models) % n_models, uniq % n_models,
-            np.bincount(code, wi, r), np.bincount(code, wj, r), np.bincount(code, tt, r))
+            np.bincount(code, wins_i, r), np.bincount(code, wins_j, r), np.bincount(code, ties, r))
 
 
-def _orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges):
-    """Each verdict oriented (see ``ratings._kernels._codes_pass``): outer key, i, j, outcome,
-    used model codes, unusable rows."""
-    missing = (ca < 0) | (cb < 0) | (wc < 0) | (jc < 0) | (gc < 0)
-    ia, ib = np.where(missing, 0, amap[ca]), np.where(missing, 0, bmap[cb])
-    forfeit = fa | fb
-    res = np.where(forfeit, np.where(fa & fb, 2, np.where(fa, 1, 0)), wmap[wc])
-    judge = np.where(forfeit, det, jc)
+def _orient(c: VerdictCodes):
+    """Each verdict oriented (see :mod:`ratings._kernels_aggregate`; ``c`` full-length, as
+    :func:`_full` gives it) -> (outer key, i, j, outcome, judge, used model codes, unusable)."""
+    missing = (c.model_a < 0) | (c.model_b < 0) | (c.winner < 0) | (c.judge < 0) | (c.cluster < 0)
+    ia = np.where(missing, 0, c.model_a_map[c.model_a])
+    ib = np.where(missing, 0, c.model_b_map[c.model_b])
+    forfeit = c.failed_a | c.failed_b
+    res = np.where(forfeit, np.where(c.failed_a & c.failed_b, 2, np.where(c.failed_a, 1, 0)),
+                   c.winner_map[c.winner])  # fmt: skip
+    judge = np.where(forfeit, c.forfeit_judge, c.judge)
     swap = ia > ib
     bad = missing | (ia < 0) | (ib < 0) | (ia == ib) | (res < 0)
     good = ~bad
-    zero = np.zeros(ca.size, dtype=np.int64)
-    used_m = np.zeros(n_models, dtype=bool)
+    zero = np.zeros(ia.size, dtype=np.int64)
+    used_m = np.zeros(c.n_models, dtype=bool)
     used_m[ia[good]] = True
     used_m[ib[good]] = True
     return (
-        np.where(missing, zero, gc * n_judges + judge).astype(np.int64),
+        np.where(missing, zero, c.cluster * c.n_judges + judge).astype(np.int64),
         np.where(missing, zero, np.where(swap, ib, ia)).astype(np.int64),
         np.where(missing, zero, np.where(swap, ia, ib)).astype(np.int64),
         np.where(missing, zero, np.where(swap & (res < 2), 1 - res, res)).astype(np.int64),
+        np.where(missing, zero, judge).astype(np.int64),
         used_m, int(bad.sum()),
     )
 
 
-def aggregate_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges,
-                    n_clusters, weight, reuse=False):  # fmt: skip
-    ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb = _full(
-        (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb), ca.size)  # fmt: skip
-    outer, i, j, o, used_m, n_bad = _orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb,
-                                                 det, n_models, n_judges)
+def _full(c: VerdictCodes) -> VerdictCodes:
+    """The codes as int64, the optional columns (judge, cluster, forfeits) full-length."""
+    n = c.model_a.size
+
+    def full(a, dtype):
+        return np.zeros(n, dtype=dtype) if a.size == 0 else np.asarray(a, dtype=dtype)
+
+    return c._replace(model_a=np.asarray(c.model_a, dtype=np.int64),
+                      model_b=np.asarray(c.model_b, dtype=np.int64),
+                      winner=np.asarray(c.winner, dtype=np.int64),  # codes of any width
+                      judge=full(c.judge, np.int64), cluster=full(c.cluster, np.int64),
+                      failed_a=full(c.failed_a, bool), failed_b=full(c.failed_b, bool))
+
+
+def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
+                    cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges, n_clusters,
+                    weight, reuse=False) -> AggregatedRows:  # fmt: skip
+    c = _full(VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map,
+                           judge, cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
+                           n_clusters))  # fmt: skip
+    outer, i, j, o, _, used_m, n_bad = _orient(c)
     used_j = np.zeros(n_judges, dtype=bool)
     used_g = np.zeros(n_clusters, dtype=bool)
     if n_bad:
         e_i, e_f = np.zeros(0, dtype=np.int64), np.zeros(0)
-        return e_i, e_i, e_i, e_i, e_f, e_f, e_f, used_m, used_j, used_g, None, n_bad
-    used_j[jc] = True
-    used_g[gc] = True
+        return AggregatedRows(e_i, e_i, e_i, e_i, e_f, e_f, e_f, used_m, used_j, used_g, None,
+                              n_bad)  # fmt: skip
+    used_j[c.judge] = True
+    used_g[c.cluster] = True
     key, ri, rj, wi, wj, tt = _aggregate_rows(outer, i, j, o, weight, n_models)
-    return key // n_judges, key % n_judges, ri, rj, wi, wj, tt, used_m, used_j, used_g, None, 0
+    return AggregatedRows(key // n_judges, key % n_judges, ri, rj, wi, wj, tt, used_m, used_j,
+                          used_g, None, 0)  # fmt: skip
 
 
-def _full(codes, n):
-    """The codes as int64, the optional columns (judge, cluster, forfeits) full-length."""
-    ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb = codes
-    ca, cb, wc = (np.asarray(c, dtype=np.int64) for c in (ca, cb, wc))  # codes of any width
-    jc = np.zeros(n, dtype=np.int64) if jc.size == 0 else np.asarray(jc, dtype=np.int64)
-    gc = np.zeros(n, dtype=np.int64) if gc.size == 0 else np.asarray(gc, dtype=np.int64)
-    fa = np.zeros(n, dtype=bool) if fa.size == 0 else fa
-    fb = np.zeros(n, dtype=bool) if fb.size == 0 else fb
-    return ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb
-
-
-def collapse_codes(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges,
-                   n_clusters, weight):  # fmt: skip
+def collapse_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
+                   cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges, n_clusters,
+                   weight) -> CollapsedRows:  # fmt: skip
     # the per-cluster rows, summed over clusters, and each (judge, i, j) key's row
-    *rows, used_m, used_j, used_g, _, n_bad = aggregate_codes(
-        ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models, n_judges, n_clusters,
-        weight)  # fmt: skip
+    rows = aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
+                           cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
+                           n_clusters, weight)  # fmt: skip
+    used = (rows.used_models, rows.used_judges, rows.used_clusters)
     e_i, e_f = np.zeros(0, dtype=np.int64), np.zeros(0)
-    if n_bad:
-        return e_i, e_i, e_i, e_f, e_f, e_f, used_m, used_j, used_g, e_i, n_bad
-    judge, ri, rj, wi, wj, tt = collapse_rows(*rows[1:], n_judges, n_models)
+    if rows.n_unusable:
+        return CollapsedRows(e_i, e_i, e_i, e_f, e_f, e_f, *used, e_i, rows.n_unusable)
+    row_judge, ri, rj, wi, wj, tt = collapse_rows(rows.judge, rows.i, rows.j, rows.wins_i,
+                                                  rows.wins_j, rows.ties, n_judges, n_models)
     slot = np.full(n_judges * n_models * n_models, -1, dtype=np.int64)
-    slot[(judge * n_models + ri) * n_models + rj] = np.arange(judge.size)
-    return judge, ri, rj, wi, wj, tt, used_m, used_j, used_g, slot, 0
+    slot[(row_judge * n_models + ri) * n_models + rj] = np.arange(row_judge.size)
+    return CollapsedRows(row_judge, ri, rj, wi, wj, tt, *used, slot, 0)
 
 
-def verdict_cluster_scores(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, n_models,
-                           n_judges, n_clusters, weight, slot, tab_d, tab_e):  # fmt: skip
-    n = ca.size
-    ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb = _full(
-        (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb), n)  # fmt: skip
-    outer, i, j, o, _, _ = _orient_rows(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det,
-                                        n_models, n_judges)  # fmt: skip
+def verdict_cluster_scores(model_a, model_b, model_a_map, model_b_map, winner, winner_map,
+                           judge, cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
+                           n_clusters, weight, slot, tab_d, tab_e):  # fmt: skip
+    c = _full(VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map,
+                           judge, cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
+                           n_clusters))  # fmt: skip
+    n = c.model_a.size
     # the callers pass usable verdicts only (aggregate found none unusable)
-    judge = outer - gc * n_judges
-    r = slot[(judge * n_models + i) * n_models + j]
+    _, i, j, o, row_judge, _, _ = _orient(c)
+    r = slot[(row_judge * n_models + i) * n_models + j]
     w = np.ones(n) if weight.size == 0 else weight
     n_cols = n_models + (n_judges if tab_e.size else 0)
     s = w * tab_d[3 * r + o]
-    cells, at = n_clusters * n_cols, gc * n_cols
+    cells, at = n_clusters * n_cols, c.cluster * n_cols
     out = np.bincount(at + i, s, cells) - np.bincount(at + j, s, cells)
     if tab_e.size:
-        out += np.bincount(at + n_models + judge, w * tab_e[3 * r + o], cells)
+        out += np.bincount(at + n_models + row_judge, w * tab_e[3 * r + o], cells)
     return out.reshape(n_clusters, n_cols)

@@ -325,12 +325,12 @@ def _cmd_combine(args: argparse.Namespace) -> int:
     other = combine(results, weights=weights, missing=missing,
                     method="independent" if args.method == "joint" else "joint")  # fmt: skip
     table = scopes_frame(results, head)
-    alt = f"se_{other.extra['method']}"
+    alt = f"se_{other.combine_method}"
     table[alt] = table["model"].map(other.se).where(table["scope"] == "combined")
     text = "\n\n".join(r.summary() for r in results.values())
     shown = head.to_frame().assign(**{alt: lambda f: f["model"].map(other.se)})
     text += "\n\n" + head.summary().split("\n\n")[0] + "\n" + (
-        f"Weights: {head.extra['weights']}; {alt} = the headline SE under the other method.\n\n"
+        f"Weights: {head.scope_weights}; {alt} = the headline SE under the other method.\n\n"
         + ratings.result.format_table(shown))  # fmt: skip
     _write_or_print(table, args, text)
     for r in results.values():

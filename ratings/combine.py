@@ -118,7 +118,8 @@ def combine(
     -------
     Ratings
         ``scope="combined"``; its table adds nothing new but ``se`` reflects ``method``. The
-        independent standard errors are in ``extra["se_independent"]`` for comparison.
+        weights and method are in ``scope_weights`` and ``combine_method``, and the independent
+        standard errors in ``se_independent``, for comparison.
     """
     if not results:
         raise ValueError("`results` is empty: nothing to combine.")
@@ -183,9 +184,9 @@ def combine(
         n_iter=max(results[s].n_iter for s in scopes),
         max_grad=max(results[s].max_grad for s in scopes), model="combined",
         level=first.level, scope="combined", df=df,
-        extra={"weights": w.to_dict(), "method": method,
-               "se_independent": pd.Series(first.scale * np.sqrt(np.diag(cov_ind)),
-                                           index=models, name="se_independent")},
+        scope_weights=w.to_dict(), combine_method=method,
+        se_independent=pd.Series(first.scale * np.sqrt(np.diag(cov_ind)), index=models,
+                                 name="se_independent"),
     )  # fmt: skip
 
 

@@ -8,11 +8,15 @@ so per-verdict robust variances count it once). Every later computation costs O(
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ratings._arrays import frozen
+from ratings.codes import AggregatedRows, CollapsedRows, VerdictCodes
 from ratings.engine import Engine, kernels
 from ratings.errors import InvalidVerdictsError, format_rows
 from ratings.schema import DEFAULT_JUDGE, DETERMINISTIC_JUDGE
@@ -22,16 +26,24 @@ __all__ = ["COUNT_COLUMNS", "Comparisons", "aggregate", "from_counts", "is_count
 _DENSE_SLOTS = 25_000_000  # models^2 up to which aggregation uses a dense pair table (200 MB)
 
 
-_ROW_FIELDS = ("ii", "jj", "judge", "cluster", "wi", "wj", "tt")
+class _Rows(NamedTuple):
+    """The per-cluster rows of a :class:`Comparisons`: read-only, C-contiguous arrays."""
+
+    ii: NDArray[np.int64]
+    jj: NDArray[np.int64]
+    judge: NDArray[np.int64]
+    cluster: NDArray[np.int64]
+    wi: NDArray[np.float64]
+    wj: NDArray[np.float64]
+    tt: NDArray[np.float64]
+
+    @classmethod
+    def of(cls, ii, jj, judge, cluster, wi, wj, tt) -> _Rows:
+        return cls(*(frozen(a, np.int64) for a in (ii, jj, judge, cluster)),
+                   *(frozen(a, np.float64) for a in (wi, wj, tt)))  # fmt: skip
 
 
-def _frozen(a: np.ndarray, dtype: type) -> np.ndarray:
-    a = np.ascontiguousarray(a, dtype=dtype)
-    a.setflags(write=False)
-    return a
-
-
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Comparisons:
     """Aggregated pairwise comparisons: one row per unique (cluster, judge, i, j), ``i < j``.
 
@@ -39,7 +51,7 @@ class Comparisons:
     A clustered log from :func:`aggregate` usually keeps its verdict codes instead
     (:attr:`keeps_codes`): the fit's rows (:meth:`collapsed`) and the clusters' summed scores
     (:meth:`cluster_score_matrix`) come straight from them, and the per-cluster rows are built
-    only when read (bootstrap resampling, :meth:`subset`, ...).
+    the first time one of ``ii`` ... ``tt`` is read (bootstrap resampling, :meth:`subset`, ...).
 
     Attributes
     ----------
@@ -59,73 +71,69 @@ class Comparisons:
     judges: pd.Index
     clusters: pd.Index | None
     cluster_name: str | None
-    ii: NDArray[np.int64]
-    jj: NDArray[np.int64]
-    judge: NDArray[np.int64]
-    cluster: NDArray[np.int64]
-    wi: NDArray[np.float64]
-    wj: NDArray[np.float64]
-    tt: NDArray[np.float64]
-    _collapsed: Comparisons | None = field(default=None, init=False, repr=False)
-    _counts: pd.DataFrame | None = field(default=None, init=False, repr=False)
-    # (source, kept codes, labels) of a log that kept its verdict codes (see _VerdictCodes):
-    # its per-cluster rows are built on first access.
-    _codes: tuple | None = field(default=None, init=False, repr=False)
+    # A log that kept its verdict codes (see _KeptCodes): the codes, and its fit's rows.
+    _kept: _KeptCodes | None = field(default=None, repr=False)
+    # The rows summed over clusters, once computed (see collapsed(); it takes the kernels).
+    _collapsed: Comparisons | None = field(default=None, repr=False)
 
-    def __post_init__(self) -> None:
-        for name in ("ii", "jj", "judge", "cluster"):
-            object.__setattr__(self, name, _frozen(getattr(self, name), np.int64))
-        for name in ("wi", "wj", "tt"):
-            object.__setattr__(self, name, _frozen(getattr(self, name), np.float64))
+    def __init__(self, models: pd.Index, judges: pd.Index, clusters: pd.Index | None,
+                 cluster_name: str | None, ii, jj, judge, cluster, wi, wj, tt) -> None:  # fmt: skip
+        self._set_labels(models, judges, clusters, cluster_name)
+        self.__dict__["_rows"] = _Rows.of(ii, jj, judge, cluster, wi, wj, tt)  # already known
+
+    def _set_labels(self, models, judges, clusters, cluster_name) -> None:
+        for name, value in (("models", models), ("judges", judges), ("clusters", clusters),
+                            ("cluster_name", cluster_name)):  # fmt: skip
+            object.__setattr__(self, name, value)
 
     @classmethod
-    def _keeping_codes(cls, models, judges, clusters, cluster_name, rows: Comparisons,
-                       source, kept, labels) -> Comparisons:  # fmt: skip
-        """Comparisons whose per-cluster rows stay unbuilt until read; ``rows`` are the fit's
-        rows (summed over clusters), ``source`` the verdict codes (:class:`_VerdictCodes`)."""
-        i8, f8 = np.zeros(0, dtype=np.int64), np.zeros(0)
-        out = cls(models, judges, clusters, cluster_name, i8, i8, i8, i8, f8, f8, f8)
-        for name in _ROW_FIELDS:
-            object.__delattr__(out, name)
-        object.__setattr__(out, "_codes", (source, kept, labels))
-        out._keep_collapsed(rows)
+    def _keeping_codes(cls, models, judges, clusters, cluster_name, collapsed: Comparisons,
+                       kept: _KeptCodes) -> Comparisons:  # fmt: skip
+        """Comparisons whose per-cluster rows stay unbuilt until read: ``collapsed`` are the
+        fit's rows (summed over clusters), ``kept`` the verdict codes they came from."""
+        out = cls.__new__(cls)
+        out._set_labels(models, judges, clusters, cluster_name)
+        object.__setattr__(out, "_kept", kept)
+        object.__setattr__(out, "_collapsed", collapsed)
         return out
 
-    def __getattr__(self, name: str):
-        # Only reached when normal lookup fails: the unbuilt per-cluster rows of a log that
-        # kept its verdict codes.
-        codes = self.__dict__.get("_codes")
-        if name not in _ROW_FIELDS or codes is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        source, _, labels = codes
-        built = labels.rows(*source.rows())
-        for f in _ROW_FIELDS:
-            object.__setattr__(self, f, getattr(built, f))
-        return self.__dict__[name]
+    @cached_property
+    def _rows(self) -> _Rows:
+        """The per-cluster rows; given to the constructor, or built here from the kept codes."""
+        return self._kept.rows()
+
+    # The per-cluster rows, by column (building them first when the codes were kept).
+    ii = property(lambda self: self._rows.ii, doc="Model code i of each row, int64[R].")
+    jj = property(lambda self: self._rows.jj, doc="Model code j > i of each row, int64[R].")
+    judge = property(lambda self: self._rows.judge, doc="Judge code of each row, int64[R].")
+    cluster = property(lambda self: self._rows.cluster, doc="Cluster code of each row.")
+    wi = property(lambda self: self._rows.wi, doc="Wins of i in each row, float64[R].")
+    wj = property(lambda self: self._rows.wj, doc="Wins of j in each row, float64[R].")
+    tt = property(lambda self: self._rows.tt, doc="Ties in each row, float64[R].")
 
     @property
     def keeps_codes(self) -> bool:
         """True while the per-cluster rows are unbuilt (the verdict codes serve instead)."""
-        return self._codes is not None and "ii" not in self.__dict__
+        return self._kept is not None and "_rows" not in self.__dict__
 
     def cluster_score_matrix(self, n_params: int, row_scores, k) -> NDArray[np.float64]:
         """Summed score of each cluster, shape (G, P).
 
         Row c is the sum over the cluster's verdicts of each verdict's score. ``row_scores(rows,
-        wi, wj, tt) -> (sd, se)`` gives the summed scores of ``rows`` (a Comparisons) with those
-        counts, w.r.t. d = theta_i - theta_j and, unless ``se`` is None, the row's judge's eta
-        (Crowd-BT: parameter ``n_models + judge``). ``k`` is the kernel module. A log that kept
-        its verdict codes is summed from them (scores of one verdict of each outcome per
-        (judge, i, j) row, looked up per verdict) without building its per-cluster rows.
+        wi, wj, tt) -> (score_d, score_eta)`` gives the summed scores of ``rows`` (a
+        Comparisons) with those counts, w.r.t. d = theta_i - theta_j and, unless ``score_eta``
+        is None, the row's judge's eta (Crowd-BT: parameter ``n_models + judge``). ``k`` is the
+        kernel module. A log that kept its verdict codes is summed from them (scores of one
+        verdict of each outcome per (judge, i, j) row, looked up per verdict) without building
+        its per-cluster rows.
         """
         g = self.n_clusters
         if not self.keeps_codes:
-            sd, se = row_scores(self, self.wi, self.wj, self.tt)
-            se = np.zeros(0) if se is None else se
-            return k.cluster_scores(g, n_params, self.ii, self.jj, self.judge, self.cluster, sd,
-                                    se, self.n_models)  # fmt: skip
-        source, kept, _ = self._codes
-        rows = self.collapsed()
+            score_d, score_eta = row_scores(self, self.wi, self.wj, self.tt)
+            score_eta = np.zeros(0) if score_eta is None else score_eta
+            return k.cluster_scores(g, n_params, self.ii, self.jj, self.judge, self.cluster,
+                                    score_d, score_eta, self.n_models)  # fmt: skip
+        rows = self._collapsed
         r = rows.n_rows
         one, zero = np.ones(r), np.zeros(r)
         parts = [row_scores(rows, *counts)
@@ -133,7 +141,7 @@ class Comparisons:
         tab_d = np.column_stack([sd for sd, _ in parts]).ravel()  # [3 r + outcome]
         tab_e = (np.zeros(0) if parts[0][1] is None
                  else np.column_stack([se for _, se in parts]).ravel())  # fmt: skip
-        return source.cluster_scores(k, tab_d, tab_e, *kept)
+        return self._kept.cluster_scores(k, tab_d, tab_e)
 
     @property
     def n_models(self) -> int:
@@ -145,7 +153,7 @@ class Comparisons:
 
     @property
     def n_verdicts(self) -> int:
-        rows = self._collapsed if self._codes is not None else self
+        rows = self._collapsed if self._kept is not None else self
         return round(float(rows.wi.sum() + rows.wj.sum() + rows.tt.sum()))
 
     @property
@@ -163,13 +171,12 @@ class Comparisons:
 
         Computed once per object; do not modify the returned table.
         """
-        if self._counts is None:
-            object.__setattr__(self, "_counts", self._model_counts())
-        return self._counts
+        return self._model_counts
 
+    @cached_property
     def _model_counts(self) -> pd.DataFrame:
         m = self.n_models
-        r = self._collapsed if self._codes is not None else self  # the same totals
+        r = self._collapsed if self._kept is not None else self  # the same totals
         wins = np.bincount(r.ii, r.wi, m) + np.bincount(r.jj, r.wj, m)
         losses = np.bincount(r.ii, r.wj, m) + np.bincount(r.jj, r.wi, m)
         ties = np.bincount(r.ii, r.tt, m) + np.bincount(r.jj, r.tt, m)
@@ -191,16 +198,14 @@ class Comparisons:
         """The same likelihood on fewer rows: counts summed over clusters, per (judge, i, j).
 
         Fits run on these rows; only the clustered meat needs the per-cluster rows. Computed
-        once (:func:`aggregate` may already have summed them while building the rows).
+        once, by the kernels of the first call's ``engine`` (:func:`aggregate` may already have
+        summed them while building the rows).
         """
         if self.clusters is None or len(self.clusters) <= 1:
             return self
         if self._collapsed is None:
-            self._keep_collapsed(self._collapse(engine))
+            object.__setattr__(self, "_collapsed", self._collapse(engine))
         return self._collapsed
-
-    def _keep_collapsed(self, rows: Comparisons) -> None:
-        object.__setattr__(self, "_collapsed", rows)
 
     def _collapse(self, engine: Engine) -> Comparisons:
         m, nj = self.n_models, len(self.judges)
@@ -290,7 +295,7 @@ def aggregate(
 
 def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool) -> Comparisons:
     """:func:`aggregate`; ``lazy`` lets clustered logs keep their verdict codes in place of
-    per-cluster rows (see :class:`_VerdictCodes`)."""
+    per-cluster rows (see :class:`_KeptCodes`)."""
     from ratings.distributed import is_dask_frame
 
     if is_dask_frame(verdicts):  # reduce where the log lives, then build the same rows
@@ -345,21 +350,21 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool) -> Com
     # codes occur and how many rows are unusable (found and named below, only then).
     m, nj, ng = len(labels), len(judges), (len(clusters) if clusters is not None else 1)
     one = np.zeros(0) if weights is None else np.asarray(weights, dtype=np.float64)  # [] is 1s
-    codes = (ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, m, nj, ng)
+    codes = VerdictCodes(model_a=ca, model_b=cb, model_a_map=amap, model_b_map=bmap, winner=wc,
+                         winner_map=wmap, judge=jc, cluster=gc, failed_a=fa, failed_b=fb,
+                         forfeit_judge=det, n_models=m, n_judges=nj, n_clusters=ng)
     labelled = _Labels(labels, judges, clusters, cluster, models is None, det if forfeits else -1)
     if lazy and _keeps_codes(n, m, nj, ng):  # the fit's rows now, per-cluster rows on demand
-        (ck, ci, cj, cwi, cwj, ctt, used_m, used_j, used_g, slot,
-         n_bad) = kernels(engine, n).collapse_codes(*codes, one)  # fmt: skip
-        if n_bad:
-            _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster)
-        return labelled.lazy(ck, ci, cj, cwi, cwj, ctt, used_m, used_j, used_g,
-                             _VerdictCodes(codes, one, slot, engine))  # fmt: skip
+        summed = kernels(engine, n).collapse_codes(*codes, one)
+        if summed.n_unusable:
+            _explain_unusable(verdicts, codes, wu, cluster)
+        return labelled.keeping_codes(summed, codes, one, engine)
     # The kernel may reuse the memory of codes it owns (writable int64 ones from factorize);
     # categorical codes are read-only views of the frame and stay untouched.
     out = _aggregate_codes(codes, one, engine, reuse=True)
-    if out[-1]:
-        _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster)
-    return labelled.rows(*out[:-1])
+    if out.n_unusable:
+        _explain_unusable(verdicts, codes, wu, cluster)
+    return labelled.comparisons(out)
 
 
 #: (judge, i, j) slots up to which a clustered log keeps its verdict codes (the fit's rows and
@@ -368,7 +373,7 @@ _KEEP_CODES_SLOTS = 1 << 18
 
 
 def _keeps_codes(n: int, m: int, nj: int, ng: int) -> bool:
-    """Keep the verdict codes (:class:`_VerdictCodes`) rather than build per-cluster rows?
+    """Keep the verdict codes (:class:`_KeptCodes`) rather than build per-cluster rows?
 
     For clustered logs whose (cluster, judge, i, j) key space exceeds the verdicts (then
     nearly every verdict is a row of its own: 1,000 tasks and 200 models give 40 million keys)
@@ -377,16 +382,17 @@ def _keeps_codes(n: int, m: int, nj: int, ng: int) -> bool:
     return ng > 1 and ng * nj * m * m > n and nj * m * m <= _KEEP_CODES_SLOTS
 
 
-def _aggregate_codes(codes, weight, engine: Engine, *, reuse: bool):
-    """Per-cluster rows of the verdict codes (``codes`` as ``aggregate_codes`` takes them);
-    boards too large for a dense (i, j) slot table take the twin's sort-based reduction."""
-    m = codes[11]
-    k = kernels(engine, codes[0].shape[0]) if m * m <= _DENSE_SLOTS else kernels("numpy")
+def _aggregate_codes(codes: VerdictCodes, weight, engine: Engine, *,
+                     reuse: bool) -> AggregatedRows:  # fmt: skip
+    """Per-cluster rows of the verdict codes; boards too large for a dense (i, j) slot table
+    take the twin's sort-based reduction."""
+    m = codes.n_models
+    k = kernels(engine, codes.model_a.shape[0]) if m * m <= _DENSE_SLOTS else kernels("numpy")
     return k.aggregate_codes(*codes, weight, reuse=reuse)
 
 
 @dataclass(frozen=True, eq=False)
-class _VerdictCodes:
+class _KeptCodes:
     """A clustered log's verdict codes, kept in place of its rows per (cluster, judge, i, j).
 
     A clustered fit needs those rows only for the G x P matrix of summed cluster scores, which
@@ -394,27 +400,30 @@ class _VerdictCodes:
     reads them builds them on first use (:meth:`rows`, the same rows :func:`aggregate` builds).
     """
 
-    codes: tuple  # the arguments of ``aggregate_codes`` before the weights
+    codes: VerdictCodes
     weight: NDArray[np.float64]
     slot: NDArray[np.int64]  # (judge, i, j) key in the codes' numbering -> collapsed row
     engine: Engine
+    labels: _Labels
+    used: tuple  # (models, judges, clusters) flags of the codes the labels keep
 
-    def rows(self):
-        """The raw per-cluster rows and used-code flags of ``aggregate_codes``."""
-        return _aggregate_codes(self.codes, self.weight, self.engine, reuse=False)[:-1]
+    def rows(self) -> _Rows:
+        """The per-cluster rows, numbered like the labels kept (as :func:`aggregate` builds
+        them without keeping the codes)."""
+        return self.labels.comparisons(
+            _aggregate_codes(self.codes, self.weight, self.engine, reuse=False))._rows
 
-    def cluster_scores(self, k, tab_d, tab_e, used_m, used_j, used_g) -> NDArray[np.float64]:
+    def cluster_scores(self, k, tab_d, tab_e) -> NDArray[np.float64]:
         """G x P summed scores: verdict v of outcome o in cluster c adds the score
         ``tab_d[3 r + o]`` of its collapsed row r (and ``tab_e`` on its judge's eta), in the
-        numbering of the labels kept (``used_*``: the codes' that are)."""
-        ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, m, nj, ng = self.codes
-        full = k.verdict_cluster_scores(ca, cb, amap, bmap, wc, wmap, jc, gc, fa, fb, det, m,
-                                        nj, ng, self.weight, self.slot, tab_d, tab_e)  # fmt: skip
+        numbering of the labels kept."""
+        used_m, used_j, used_g = self.used
+        full = k.verdict_cluster_scores(*self.codes, self.weight, self.slot, tab_d, tab_e)
         if not used_g.all():
             full = full[used_g]
         cols = np.flatnonzero(used_m)
         if tab_e.size:
-            cols = np.concatenate([cols, m + np.flatnonzero(used_j)])
+            cols = np.concatenate([cols, self.codes.n_models + np.flatnonzero(used_j)])
         return full if cols.size == full.shape[1] else full[:, cols]
 
 
@@ -444,31 +453,33 @@ class _Labels:
             remap_g, clusters = _renumbering(self.clusters, used_g)
         return remap_m, remap_j, remap_g, models, judges, clusters
 
-    def rows(self, rcluster, rjudge, ri, rj, wi, wj, tt, used_m, used_j, used_g,
-             collapsed) -> Comparisons:  # fmt: skip
+    def comparisons(self, rows: AggregatedRows) -> Comparisons:
         """Comparisons from per-cluster rows (and, when summed on the way, the fit's rows)."""
-        remap_m, remap_j, remap_g, models, judges, clusters = self.compacted(used_m, used_j,
-                                                                             used_g)
-        ri, rj, rjudge = _apply(remap_m, ri), _apply(remap_m, rj), _apply(remap_j, rjudge)
-        if clusters is not None:
-            rcluster = _apply(remap_g, rcluster)
-        out = Comparisons(models, judges, clusters, self.cluster_name, ri, rj, rjudge, rcluster,
-                          wi, wj, tt)  # fmt: skip
-        if collapsed is not None and clusters is not None:
-            out._keep_collapsed(self._collapsed(collapsed, remap_m, remap_j, models, judges))
+        remap_m, remap_j, remap_g, models, judges, clusters = self.compacted(
+            rows.used_models, rows.used_judges, rows.used_clusters)
+        cluster = rows.cluster if clusters is None else _apply(remap_g, rows.cluster)
+        out = Comparisons(models, judges, clusters, self.cluster_name, _apply(remap_m, rows.i),
+                          _apply(remap_m, rows.j), _apply(remap_j, rows.judge), cluster,
+                          rows.wins_i, rows.wins_j, rows.ties)  # fmt: skip
+        if rows.collapsed is not None and clusters is not None:  # summed on the way
+            object.__setattr__(out, "_collapsed", self._summed(rows.collapsed, remap_m, remap_j,
+                                                               models, judges))
         return out
 
-    def lazy(self, ck, ci, cj, cwi, cwj, ctt, used_m, used_j, used_g,
-             source: _VerdictCodes) -> Comparisons:  # fmt: skip
+    def keeping_codes(self, summed: CollapsedRows, codes: VerdictCodes, weight,
+                      engine: Engine) -> Comparisons:  # fmt: skip
         """Comparisons that keep the verdict codes, with the fit's rows (summed over clusters)."""
-        remap_m, remap_j, _, models, judges, clusters = self.compacted(used_m, used_j, used_g)
-        rows = self._collapsed((ck, ci, cj, cwi, cwj, ctt), remap_m, remap_j, models, judges)
-        kept_m = used_m if self.drop_models else np.ones(len(self.models), dtype=bool)
+        used = (summed.used_models, summed.used_judges, summed.used_clusters)
+        remap_m, remap_j, _, models, judges, clusters = self.compacted(*used)
+        rows = self._summed(summed[:6], remap_m, remap_j, models, judges)
+        kept_m = used[0] if self.drop_models else np.ones(len(self.models), dtype=bool)
+        kept = _KeptCodes(codes, weight, summed.slot, engine, self, (kept_m, *used[1:]))
         return Comparisons._keeping_codes(models, judges, clusters, self.cluster_name, rows,
-                                          source, (kept_m, used_j, used_g), self)  # fmt: skip
+                                          kept)  # fmt: skip
 
     @staticmethod
-    def _collapsed(rows, remap_m, remap_j, models, judges) -> Comparisons:
+    def _summed(rows, remap_m, remap_j, models, judges) -> Comparisons:
+        """The rows summed over clusters, (judge, i, j, wins_i, wins_j, ties), as Comparisons."""
         ck, ci, cj, cwi, cwj, ctt = rows
         return Comparisons(models, judges, None, None, _apply(remap_m, ci), _apply(remap_m, cj),
                            _apply(remap_j, ck), np.zeros(len(ci), dtype=np.int64), cwi, cwj,
@@ -486,26 +497,29 @@ def _apply(remap, codes):
     return codes if remap is None else remap[codes]
 
 
-def _explain_unusable(verdicts, ca, cb, amap, bmap, wc, wu, wmap, jc, gc, cluster) -> None:
-    """Raise naming the rows :func:`aggregate` cannot use, first problem first."""
-    _reject(verdicts, (ca < 0) | (cb < 0), "have a missing model name")
-    unknown = (amap[ca] < 0) | (bmap[cb] < 0)
+def _explain_unusable(verdicts, codes: VerdictCodes, winners: pd.Index, cluster) -> None:
+    """Raise naming the rows :func:`aggregate` cannot use, first problem first (``winners``:
+    the labels of the winner codes)."""
+    a, b = codes.model_a, codes.model_b
+    model_a, model_b = codes.model_a_map[a], codes.model_b_map[b]
+    _reject(verdicts, (a < 0) | (b < 0), "have a missing model name")
+    unknown = (model_a < 0) | (model_b < 0)
     if unknown.any():
-        names = pd.concat([verdicts["model_a"][amap[ca] < 0], verdicts["model_b"][bmap[cb] < 0]])
+        names = pd.concat([verdicts["model_a"][model_a < 0], verdicts["model_b"][model_b < 0]])
         raise InvalidVerdictsError(
             f"Verdicts name models not in `models`: {sorted(set(map(str, names)))[:5]}."
         )
-    _reject(verdicts, amap[ca] == bmap[cb], "pit a model against itself (model_a == model_b)")
-    _reject(verdicts, wc < 0, "have a missing winner")
-    odd = np.flatnonzero(wmap < 0)
-    if np.isin(wc, odd).any():
-        bad = [wu[k] for k in odd if (wc == k).any()]
+    _reject(verdicts, model_a == model_b, "pit a model against itself (model_a == model_b)")
+    _reject(verdicts, codes.winner < 0, "have a missing winner")
+    odd = np.flatnonzero(codes.winner_map < 0)
+    if np.isin(codes.winner, odd).any():
+        bad = [winners[k] for k in odd if (codes.winner == k).any()]
         raise InvalidVerdictsError(
             f"`winner` must be 'A', 'B' or 'tie' after reading; found {bad[:5]!r}. "
             "Read logs with `ratings.read_verdicts`, which normalises winner spellings."
         )
-    _reject(verdicts, jc < 0, "have a missing judge")
-    _reject(verdicts, gc < 0, f"have a missing {cluster}")
+    _reject(verdicts, codes.judge < 0, "have a missing judge")
+    _reject(verdicts, codes.cluster < 0, f"have a missing {cluster}")
     raise AssertionError("aggregate_codes counted unusable rows no check names")  # pragma: no cover
 
 

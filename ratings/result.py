@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ratings._arrays import frozen, readonly_copy
 from ratings._tdist import critical_value
 from ratings.errors import close_matches
 
@@ -30,23 +31,6 @@ def _expit(x: float) -> float:
     return float(1.0 / (1.0 + np.exp(-x)))
 
 
-def _readonly(a, dtype=np.float64) -> np.ndarray:
-    """A read-only copy of ``a``; a float array that owns its data and is already read-only
-    (a fresh result frozen by :func:`_frozen`) is kept as is."""
-    if (isinstance(a, np.ndarray) and a.dtype == dtype and a.flags.owndata
-            and not a.flags.writeable):  # fmt: skip
-        return a
-    a = np.array(a, dtype=dtype)
-    a.setflags(write=False)
-    return a
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    """``a`` (a fresh array nobody else holds) made read-only, as :func:`_readonly` keeps it."""
-    a.setflags(write=False)
-    return a
-
-
 def check_level(level: float) -> float:
     """``level`` as a float strictly between 0 and 1 (a confidence level), else ValueError."""
     if not (isinstance(level, int | float) and 0.0 < float(level) < 1.0):
@@ -66,6 +50,11 @@ class Ratings:
     ``influence_clusters``) holds each cluster's first-order effect on ``strength``; the
     clustered sandwich is ``G/(G-1) influence.T @ influence``, and :mod:`ratings.combine` stacks
     influences of several scopes by shared cluster.
+
+    A combined headline (:func:`ratings.combine.combine`) also records how it was combined:
+    ``scope_weights`` (scope -> weight, summing to 1), ``combine_method`` (``"joint"`` or
+    ``"independent"``) and ``se_independent`` (the standard errors the independent method
+    gives, for comparison); they are ``None`` for a fit.
 
     Use :meth:`to_frame` for the table, :meth:`conf_int`, :meth:`diff` and
     :meth:`win_probability` for intervals, and :meth:`summary` for a text report.
@@ -95,15 +84,27 @@ class Ratings:
     df: float | None = None
     influence: NDArray[np.float64] | None = None
     influence_clusters: pd.Index | None = None
-    extra: dict = field(default_factory=dict)
+    scope_weights: dict[str, float] | None = None
+    combine_method: str | None = None
+    se_independent: pd.Series | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "strength", _readonly(self.strength))
-        object.__setattr__(self, "cov", _readonly(self.cov))
+        object.__setattr__(self, "strength", readonly_copy(self.strength))
+        object.__setattr__(self, "cov", readonly_copy(self.cov))
         for name in ("draws", "influence"):
             if getattr(self, name) is not None:
-                object.__setattr__(self, name, _readonly(getattr(self, name)))
+                object.__setattr__(self, name, readonly_copy(getattr(self, name)))
         object.__setattr__(self, "level", check_level(self.level))
+
+    @property
+    def extra(self) -> dict:
+        """A combined headline's ``scope_weights``, ``combine_method`` and ``se_independent``
+        as one dict (keys ``"weights"``, ``"method"``, ``"se_independent"``); empty for a fit.
+        Kept for code written against the older dict; read the fields."""
+        if self.combine_method is None:
+            return {}
+        return {"weights": self.scope_weights, "method": self.combine_method,
+                "se_independent": self.se_independent}  # fmt: skip
 
     # --- labelled views -------------------------------------------------------------------
     @property
@@ -224,7 +225,7 @@ class Ratings:
         def shift(x: NDArray[np.float64]) -> NDArray[np.float64]:
             """x @ A.T for A = I - 1 e_k^T (anchor k) or I - 11^T / m (centred): O(size)."""
             ref = x.mean(axis=-1, keepdims=True) if k is None else x[..., k : k + 1]
-            return _frozen(x - ref)
+            return frozen(x - ref)
 
         def shift_cov(cov: NDArray[np.float64]) -> NDArray[np.float64]:
             """A cov A^T for a symmetric cov: cov_ij - r_i - r_j + r_ref, r the reference row."""
@@ -232,7 +233,7 @@ class Ratings:
             out = cov - row
             out -= row[:, None]
             out += row.mean() if k is None else row[k]
-            return _frozen(out)
+            return frozen(out)
 
         draws = None if self.draws is None else shift(self.draws)
         infl = None if self.influence is None else shift(self.influence)

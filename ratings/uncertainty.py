@@ -34,7 +34,7 @@ __all__ = [
     "sandwich",
 ]
 
-#: ``row_scores(rows, wi, wj, tt) -> (score_d, score_e or None)``: the summed scores of the rows
+#: ``row_scores(rows, wi, wj, tt) -> (score_d, score_eta or None)``: the summed scores of the rows
 #: of a :class:`Comparisons` with those counts (see :meth:`Comparisons.cluster_score_matrix`).
 RowScores = Callable[..., tuple[NDArray[np.float64], NDArray[np.float64] | None]]
 
@@ -78,15 +78,15 @@ def cluster_sandwich(
     bread: NDArray[np.float64],
     data: Comparisons,
     score_d: NDArray[np.float64] | None = None,
-    score_e: NDArray[np.float64] | None = None,
+    score_eta: NDArray[np.float64] | None = None,
     *,
     k,
     row_scores: RowScores | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
     """Clustered sandwich ``G/(G-1) bread (sum_c g_c g_c^T) bread`` and the cluster influences.
 
-    ``g_c`` sums, over the cluster's rows, ``score_d (e_i - e_j)`` (plus ``score_e e_{M+k}`` for
-    Crowd-BT, whose parameters are (theta, eta)); ``score_d`` and ``score_e`` are per row of
+    ``g_c`` sums, over the cluster's rows, ``score_d (e_i - e_j)`` (plus ``score_eta e_{M+k}`` for
+    Crowd-BT, whose parameters are (theta, eta)); ``score_d`` and ``score_eta`` are per row of
     ``data``, or come from ``row_scores`` (see :meth:`Comparisons.cluster_score_matrix`, which
     then needs no per-cluster rows). With the G x P matrix U of the ``g_c`` (one pass), the
     influences are ``U @ bread`` and the sandwich is ``G/(G-1) influence.T @ influence``: two
@@ -99,12 +99,14 @@ def cluster_sandwich(
             f"Clustered intervals need at least 2 clusters in `{data.cluster_name}`; got {g}. "
             "Use per-verdict intervals (CLI `--no-cluster`)."
         )
-    influence = cluster_influence(data, bread, score_d, score_e, k=k, row_scores=row_scores)
+    influence = cluster_influence(data, bread, score_d, score_eta, k=k, row_scores=row_scores)
     if influence is None:  # too many cells to hold: the meat cluster by cluster
         if score_d is None:
-            score_d, score_e = row_scores(data, data.wi, data.wj, data.tt)
-        se = np.zeros(0) if score_e is None else score_e
-        meat = k.cluster_meat(m, p, data.ii, data.jj, data.judge, score_d, se, data.cluster_starts)
+            score_d, score_eta = row_scores(data, data.wi, data.wj, data.tt)
+        if score_eta is None:
+            score_eta = np.zeros(0)
+        meat = k.cluster_meat(m, p, data.ii, data.jj, data.judge, score_d, score_eta,
+                              data.cluster_starts)  # fmt: skip
         return (g / (g - 1)) * (bread @ meat @ bread), None
     return gram(influence, g / (g - 1)), influence
 
@@ -184,14 +186,14 @@ def cluster_influence(
     data: Comparisons,
     bread: NDArray[np.float64],
     score_d: NDArray[np.float64] | None = None,
-    score_e: NDArray[np.float64] | None = None,
+    score_eta: NDArray[np.float64] | None = None,
     *,
     k=None,
     row_scores: RowScores | None = None,
 ) -> NDArray[np.float64] | None:
     """Per-cluster influence on the parameters, shape (G, P): row c is ``bread @ g_c``.
 
-    ``g_c`` sums, over the cluster's rows, ``score_d (e_i - e_j)`` (plus ``score_e e_{M+k}`` for
+    ``g_c`` sums, over the cluster's rows, ``score_d (e_i - e_j)`` (plus ``score_eta e_{M+k}`` for
     Crowd-BT, whose parameters are (theta, eta)); pass those per-row scores, or ``row_scores``
     (see :meth:`Comparisons.cluster_score_matrix`). The clustered sandwich is
     ``G/(G-1) * influence.T @ influence``; stacking the influences of several fits by shared
@@ -205,7 +207,8 @@ def cluster_influence(
         return None
     if row_scores is not None:
         return data.cluster_score_matrix(p, row_scores, k) @ bread
-    se = np.zeros(0) if score_e is None else score_e  # scores of data's own rows
-    s = k.cluster_scores(g, p, data.ii, data.jj, data.judge, data.cluster, score_d, se,
+    if score_eta is None:  # scores of data's own rows
+        score_eta = np.zeros(0)
+    s = k.cluster_scores(g, p, data.ii, data.jj, data.judge, data.cluster, score_d, score_eta,
                          data.n_models)  # fmt: skip
     return s @ bread

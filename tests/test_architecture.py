@@ -256,3 +256,10 @@ def test_every_module_declares_all_of_its_own_names(name):
             assert "__getattr__" in bound, f"{name}: {sorted(lazy)} are neither bound nor lazy"
     assert [n for n in public if n not in bound and n not in lazy] == []
     assert len(set(public)) == len(public)
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_every_module_is_under_the_size_limit(name):
+    module = MODULES[name]
+    lines = module.path.read_text(encoding="utf-8").count("\n")
+    assert lines < MAX_LINES, f"{module.path.relative_to(ROOT)} has {lines} lines"

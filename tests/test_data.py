@@ -9,7 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ratings.data as data_module
-from ratings import InvalidVerdictsError, _kernels, _kernels_ref, _threads, aggregate
+from ratings import (
+    InvalidVerdictsError,
+    _kernels,
+    _kernels_aggregate,
+    _kernels_ref,
+    _threads,
+    aggregate,
+)
 
 
 def _frame(**over):
@@ -105,7 +112,7 @@ def test_aggregate_codes_counts_unusable_rows_as_its_twin(seed, n, m, judges, gr
     with pytest.MonkeyPatch.context() as mp:  # passes split in `threads` pieces
         mp.setattr(_threads, "CONCURRENT_ROWS", 0)
         mp.setattr(_threads, "workers", lambda: threads)
-        mp.setattr(_kernels, "_dense_fits", lambda space, n: one_pass)
+        mp.setattr(_kernels_aggregate, "_dense_fits", lambda space, n: one_pass)
         fast = _kernels.aggregate_codes(*args)
     slow = _kernels_ref.aggregate_codes(*args)
     assert fast[-1] == slow[-1]  # unusable rows: missing codes, unknown names or spellings,
@@ -158,7 +165,7 @@ def test_aggregate_codes_kernel_matches_twin(seed, n, m, judges, groups, path, w
         return {"one pass": True, "dense": len(calls) > 1, "sort": False}[path]
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_kernels, "_dense_fits", fits)
+        mp.setattr(_kernels_aggregate, "_dense_fits", fits)
         mp.setattr(_threads, "CONCURRENT_ROWS", 0)  # passes split in `threads` pieces
         mp.setattr(_threads, "workers", lambda: threads)
         fast = _kernels.aggregate_codes(*args)
