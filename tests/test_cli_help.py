@@ -49,6 +49,7 @@ def test_version_matches_the_package_metadata(capsys):
     assert "version" in project.get("dynamic", [])
 
 
+@pytest.mark.slow
 def test_help_and_version_from_a_fresh_process():
     for argv in (["--help"], ["-h"], ["--version"], ["fit", "-h"], ["plot", "--help"]):
         done = subprocess.run([sys.executable, "-m", "ratings.cli", *argv],

@@ -100,11 +100,13 @@ def independent() -> dict:
     return study(60, task_corr=0.0, seed=SEED + 7)
 
 
+@pytest.mark.slow
 def test_clustered_sandwich_covers_on_dependent_boards(dependent):
     for target in ("anchor", "pairs"):
         assert 0.88 <= dependent["cr1"][target] <= 0.99, dependent
 
 
+@pytest.mark.slow
 def test_per_verdict_intervals_undercover_on_dependent_boards(dependent):
     for target in ("anchor", "pairs"):
         assert dependent["hc0"][target] <= 0.86, dependent
@@ -112,6 +114,7 @@ def test_per_verdict_intervals_undercover_on_dependent_boards(dependent):
         assert dependent["cr1"][target] - dependent["hc0"][target] >= 0.08, dependent
 
 
+@pytest.mark.slow
 def test_every_interval_type_covers_on_independent_boards(independent):
     for kind in ("cr1", "hc0", "model"):
         for target in ("anchor", "pairs"):

@@ -74,6 +74,7 @@ LARGE_FIT = """
 """
 
 
+@pytest.mark.slow
 def test_second_process_compiles_nothing(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     first = _run(LARGE_FIT, env)

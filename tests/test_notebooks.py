@@ -19,6 +19,7 @@ def test_notebooks_are_stored_without_outputs():
                 assert not cell.outputs and cell.execution_count is None, path.name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_executes(path, tmp_path):
     nb = nbformat.read(path, as_version=4)
