@@ -669,7 +669,7 @@ def internals(tab: Table, section: str, comp, comp_pairs, reps: int, budget: flo
           lambda _: f"codes kept: {comp.keeps_codes}")  # fmt: skip
     stage("cluster_sandwich (scores, GEMM + SYRK)",
           lambda: unc.cluster_sandwich(bread, comp, k=k, row_scores=row_scores))  # fmt: skip
-    stage("Comparisons.model_counts (uncached)", rows._model_counts)
+    stage("Comparisons.model_counts (uncached)", lambda: type(rows)._model_counts.func(rows))
 
 
 def peer_evalica(tab, section, df, ours, reps, budget, probe_ok) -> None:
