@@ -17,6 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure, FigureBase
 from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
+from matplotlib.transforms import blended_transform_factory
 from scipy.special import ndtr
 
 from ratings._tdist import critical_value
@@ -41,6 +42,7 @@ __all__ = [
     "elo_label",
     "fit_tick_labels",
     "infer_level",
+    "label_rows",
     "label_width",
     "legend_proxy",
     "pct",
@@ -253,6 +255,23 @@ def fit_tick_labels(ax: Axes, n_rows: float, axis: str = "y") -> int:
         return 1
     ax.tick_params(axis=axis, labelsize=max(per_row / 1.3, MIN_LABEL_SIZE))
     return max(1, int(np.ceil(1.3 * MIN_LABEL_SIZE / per_row)))
+
+
+def label_rows(ax: Axes, y, names: Iterable[str], marked: Iterable[str], stride: int,
+               note: str | None) -> None:  # fmt: skip
+    """Tick-label the rows at ``y`` with ``names`` (every ``stride``-th), the ``marked`` ones
+    bold in the highlight colour; fit the y limits, with room below for ``note`` (the models not
+    shown), drawn there when given (``gid="ratings-note"``)."""
+    names, marked = list(names), set(marked)
+    ax.set_yticks(y, labels=thin(names, stride))
+    for label, name in zip(ax.get_yticklabels(), names, strict=True):
+        if name in marked:
+            label.set_color(HIGHLIGHT_COLOR)
+            label.set_fontweight("bold")
+    ax.set_ylim(-0.6 - (1.0 if note else 0.0), len(names) - 0.4)
+    if note:
+        ax.text(0.01, -1.0, note, transform=blended_transform_factory(ax.transAxes, ax.transData),
+                ha="left", va="center", fontsize="small", color="0.3", gid="ratings-note")
 
 
 def thin(labels: Iterable[str], stride: int) -> list[str]:

@@ -18,6 +18,7 @@ __all__ = [
     "InvalidVerdictsError",
     "NonIdentifiableError",
     "close_matches",
+    "format_names",
     "format_rows",
 ]
 
@@ -74,6 +75,13 @@ def format_rows(rows: np.ndarray | list[int], limit: int = 5) -> str:
     rows = [int(r) for r in np.asarray(rows).ravel()[: limit + 1]]
     text = ", ".join(str(r) for r in rows[:limit])
     return f"[{text}{', ...' if len(rows) > limit else ''}]"
+
+
+def format_names(names: Iterable[object], limit: int = 8) -> str:
+    """Return ``"['a', 'b']"`` or ``"['a', 'b', 'c'] and 4 more"`` for error messages."""
+    names = [str(n) for n in names]
+    more = len(names) - limit
+    return f"{names[:limit]}{f' and {more} more' if more > 0 else ''}"
 
 
 def close_matches(name: str, names: Iterable[object]) -> str:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from ratings.data import Comparisons
-from ratings.errors import NonIdentifiableError
+from ratings.errors import NonIdentifiableError, format_names
 
-__all__ = ["check_identifiable"]
+__all__ = ["DENSE_REACH_MODELS", "check_identifiable"]
 
 
-def _names(models, idx, limit: int = 5) -> str:
-    names = [str(models[k]) for k in idx[:limit]]
-    return f"{names}{' and more' if len(idx) > limit else ''}"
+def _names(models, idx) -> str:
+    """The models at positions ``idx``, for a message."""
+    return format_names(models[idx], limit=5)
 
 
 #: Models up to which the usual case (a strongly connected win graph) is confirmed by two

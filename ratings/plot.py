@@ -24,7 +24,6 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import FigureBase
-from matplotlib.transforms import blended_transform_factory
 from scipy.special import expit
 
 from ratings._figures import (
@@ -43,6 +42,7 @@ from ratings._figures import (
     column,
     elo_label,
     fit_tick_labels,
+    label_rows,
     label_width,
     legend_proxy,
     pyplot_axes,
@@ -162,17 +162,8 @@ def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title,
     if is_marked.any():
         handles.append(legend_proxy(HIGHLIGHT_COLOR, "o", "highlighted", markersize=4))
 
-    ax.set_yticks(y, labels=thin(models, stride))
-    for label, on in zip(ax.get_yticklabels(), is_marked, strict=True):
-        if on:
-            label.set_color(HIGHLIGHT_COLOR)
-            label.set_fontweight("bold")
-    ax.set_ylim(-0.6 - (1.0 if len(rest) else 0.0), n - 0.4)
-    if len(rest):
-        ax.text(0.01, -1.0, _rest_note(rest, table.anchor, marked),
-                transform=blended_transform_factory(ax.transAxes, ax.transData),
-                ha="left", va="center", fontsize="small", color="0.3",
-                gid="ratings-note")  # fmt: skip
+    label_rows(ax, y, models, marked, stride,
+               _rest_note(rest, table.anchor, marked) if len(rest) else None)  # fmt: skip
     ax.set_xlabel(elo_label(table.level))
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
@@ -308,16 +299,8 @@ def _plot_scopes(results, ax, *, combined, level, highlight, top, title,
                 gid=f"scope-points:{name}")  # fmt: skip
         handles.append(legend_proxy(color, marker, name, markersize=5))
 
-    ax.set_yticks(ypos.to_numpy(), labels=thin(shown, stride))
-    for label, model in zip(ax.get_yticklabels(), shown, strict=True):
-        if model in marked:
-            label.set_color(HIGHLIGHT_COLOR)
-            label.set_fontweight("bold")
-    ax.set_ylim(-0.6 - (1.0 if rest else 0.0), n - 0.4)
-    if rest:
-        ax.text(0.01, -1.0, f"+ {len(rest)} more model{'s' if len(rest) > 1 else ''} not shown",
-                transform=blended_transform_factory(ax.transAxes, ax.transData), ha="left",
-                va="center", fontsize="small", color="0.3", gid="ratings-note")  # fmt: skip
+    note = f"+ {len(rest)} more model{'s' if len(rest) > 1 else ''} not shown" if rest else None
+    label_rows(ax, ypos.to_numpy(), shown, marked, stride, note)
     levels = {t.level for _, t, _, _ in series}
     ax.set_xlabel(elo_label(levels.pop() if len(levels) == 1 else None))
     ax.grid(axis="x", alpha=0.3)

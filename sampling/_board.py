@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from ratings import VerdictLog
 from ratings.api import parse_anchor
-from ratings.errors import close_matches
+from ratings.errors import close_matches, format_names, format_rows
 
 __all__ = [
     "Board",
@@ -42,16 +42,6 @@ class PlanWarning(UserWarning):
     """Some models cannot take part in the planned matches (no usable submissions)."""
 
 
-def _rows(mask: NDArray[np.bool_], limit: int = 5) -> str:
-    rows = np.flatnonzero(mask)
-    return f"{rows[:limit].tolist()}{' and more' if rows.size > limit else ''}"
-
-
-def _names(names: Sequence[str], limit: int = 8) -> str:
-    names = list(names)
-    return f"{names[:limit]}{f' and {len(names) - limit} more' if len(names) > limit else ''}"
-
-
 def _text(frame: pd.DataFrame, column: str, what: str) -> NDArray[np.object_]:
     """The column as an object array of ``str``; missing values raise with their rows."""
     values = frame[column]
@@ -59,7 +49,7 @@ def _text(frame: pd.DataFrame, column: str, what: str) -> NDArray[np.object_]:
     if missing.any():
         raise ValueError(
             f"{what} column {column!r} has {int(missing.sum())} missing value(s) at rows "
-            f"{_rows(missing)}. Fill or drop those rows."
+            f"{format_rows(np.flatnonzero(missing))}. Fill or drop those rows."
         )
     return str_array(values)
 
@@ -130,7 +120,7 @@ class Labels:
         if missing.any():
             raise ValueError(
                 f"{what} column {values.name!r} has {int(missing.sum())} missing value(s) at "
-                f"rows {_rows(missing)}. Fill or drop those rows."
+                f"rows {format_rows(np.flatnonzero(missing))}. Fill or drop those rows."
             )
         return cls(codes.astype(np.int64), str_array(pd.Series(uniques)))
 
@@ -184,7 +174,7 @@ def history_frame(verdicts: pd.DataFrame | VerdictLog | None, scope: str | None)
         scopes = sorted(map(str, pd.unique(frame["scope"].dropna())))
         if scope is None and len(scopes) > 1:
             raise ValueError(
-                f"The verdicts hold {len(scopes)} scopes {_names(scopes)}; plans and ratings "
+                f"The verdicts hold {len(scopes)} scopes {format_names(scopes)}; plans and ratings "
                 "are per scope. Pass `scope=` (CLI `--scope`)."
             )
         if scope is not None:
@@ -204,8 +194,9 @@ def history_frame(verdicts: pd.DataFrame | VerdictLog | None, scope: str | None)
     same = a.names[a.codes] == b.names[b.codes]
     if same.any():
         raise ValueError(
-            f"{int(same.sum())} verdict(s) pit a model against itself, at rows {_rows(same)}. "
-            "Drop those rows (ratings.read_verdicts rejects them too)."
+            f"{int(same.sum())} verdict(s) pit a model against itself, at rows "
+            f"{format_rows(np.flatnonzero(same))}. Drop those rows (ratings.read_verdicts rejects "
+            "them too)."
         )
     return History(frame, a, b, Labels.of(frame["task_id"], "Verdicts"), judge)
 
@@ -368,15 +359,15 @@ class Board:
         if explicit and no_subs:
             warnings.warn(
                 f"{len(no_subs)} model(s) appear in the verdicts but have no submissions, so no "
-                f"match is planned for them: {_names(no_subs)}. They stay in the fit. Add their "
-                "(model, task_id) rows to `submissions` to plan matches for them.",
+                f"match is planned for them: {format_names(no_subs)}. They stay in the fit. Add "
+                "their (model, task_id) rows to `submissions` to plan matches for them.",
                 PlanWarning,
                 stacklevel=3,
             )
         if listed_only:
             warnings.warn(
                 f"{len(listed_only)} model(s) are listed in `submissions` without any task, so "
-                f"no match is planned for them: {_names(listed_only)}.",
+                f"no match is planned for them: {format_names(listed_only)}.",
                 PlanWarning,
                 stacklevel=3,
             )
@@ -385,7 +376,7 @@ class Board:
         if alone:
             warnings.warn(
                 f"{len(alone)} model(s) share no task with any other model, so they cannot be "
-                f"paired: {_names(alone)}. Add submissions on tasks other models have.",
+                f"paired: {format_names(alone)}. Add submissions on tasks other models have.",
                 PlanWarning,
                 stacklevel=3,
             )
