@@ -1,31 +1,41 @@
 #!/usr/bin/env python
-"""Active sampling vs uniform random pairs: comparisons needed for a target Elo precision.
+"""Active sampling vs uniform random pairs and an oracle: comparisons for a target precision.
 
 From an empty log, batches of matches are planned, judged from known strengths and refitted
-until the mean 95% interval half-width (models other than the anchor) is at most ``--target``
-Elo. Defaults: 30 models with true Elo ~ N(0, 250), 100 tasks (every model has every task),
-3 noiseless judges, batches of 100, anchor = the model of median true strength, 20 seeds.
+until a target mean 95% half-width (``--target`` Elo) is reached. Two precisions:
 
-Strategies (same board and seed for both):
+* **anchored**: the mean half-width of the ratings relative to the anchor (the model of median
+  true strength), what a board pinned on one model reports;
+* **pairwise**: the mean half-width of all pairwise differences ``Elo_i - Elo_j``, which does
+  not depend on the anchor.
 
-* ``active``  :func:`sampling.plan_matches` (``phase="auto"``: balanced until every model has
-  ``--min-matches`` matches, then the trace criterion), with the balance rules checked on every
-  batch by :func:`sampling.check_balance`;
+Defaults: 30 models with true Elo ~ N(0, 250), 100 tasks (every model has every task), 3
+noiseless judges, batches of 100, 20 seeds. Designs (same board and seeds for all):
+
 * ``uniform`` a uniformly random pair on a random shared task per match
-  (:func:`sampling.simulate.uniform_matches`).
+  (:func:`sampling.simulate.uniform_matches`), run once to each target;
+* ``active-anchored`` :func:`sampling.plan_matches` with ``objective="anchored"`` and the
+  default share bound (a model plays at most 3x its fair share of a batch), to the anchored
+  target; ``active-anchored-unbounded`` the same without the bound (``--designs`` to add it);
+* ``active-pairwise`` the default planner (``objective="pairwise"``, share bound 3x), to the
+  pairwise target;
+* ``oracle-pairwise`` / ``oracle-anchored`` greedy picks from the *true* strengths
+  (:func:`sampling.oracle.oracle_matches`, no balance rule): how far the same criterion gets
+  when nothing is estimated, to the pairwise / anchored target.
 
-Inside the loop the fit is on pooled counts with the per-verdict (HC0) sandwich, for speed.
-Once that reaches the target, the default :func:`ratings.fit` (sandwich clustered by task) of
-the log must reach it too (batches continue until it does: ``simulate_loop(confirm=True)``);
-that fit gives the reported half-width and bias (fitted minus true Elo, anchored at the same
-model, over the models other than the anchor).
+Planned designs are checked batch by batch with :func:`sampling.check_balance`. Inside the
+loop the fit is on pooled counts with the per-verdict (HC0) sandwich, for speed; once that
+reaches the target, the default :func:`ratings.fit` (sandwich clustered by task) must reach it
+too (``simulate_loop(confirm=True)``), and that fit gives the reported half-widths and errors:
+the bias of the three strongest and the three weakest models (fitted minus true Elo, both
+centred on their mean over the board) and the anchor's share of all planned matches.
 
 Results: a table on stdout, ``benchmarks_perf/results/bench_sampling_runs.csv`` (one row per
-seed and strategy) and ``bench_sampling.csv`` (the summary).
+seed and design) and ``bench_sampling.csv`` (the summary).
 
 Usage::
 
-    python benchmarks_perf/bench_sampling.py              # 20 seeds, 2 processes (~3-5 min)
+    python benchmarks_perf/bench_sampling.py              # 20 seeds, 2 processes
     python benchmarks_perf/bench_sampling.py --seeds 4    # quick look
 """
 
@@ -46,18 +56,36 @@ sys.path.insert(0, str(HERE.parent))  # run from anywhere: import this checkout'
 
 import ratings  # noqa: E402
 from ratings.io import write_atomic  # noqa: E402
-from sampling.simulate import make_board, simulate_loop  # noqa: E402
+from sampling.simulate import (  # noqa: E402
+    make_board,
+    mean_half_width,
+    pairwise_half_width,
+    simulate_loop,
+)
 
 RESULTS = HERE / "results"
 CANONICAL = ["model_a", "model_b", "winner", "task_id", "judge"]
 BALANCE = ["invalid_matches", "premature_repeats", "task_spread_plan", "task_spread_total",
            "judge_spread_plan", "judge_spread_total", "judge_model_spread_plan",
            "judge_model_spread_total"]  # fmt: skip
+# design -> (strategy, objective, metric, max_share)
+DESIGNS = {
+    "uniform-anchored": ("uniform", "pairwise", "anchored", None),
+    "uniform-pairwise": ("uniform", "pairwise", "pairwise", None),
+    "active-anchored": ("active", "anchored", "anchored", 3.0),
+    "active-anchored-unbounded": ("active", "anchored", "anchored", None),
+    "active-pairwise": ("active", "pairwise", "pairwise", 3.0),
+    "oracle-anchored": ("oracle", "anchored", "anchored", None),
+    "oracle-pairwise": ("oracle", "pairwise", "pairwise", None),
+}
+DEFAULT_DESIGNS = ("uniform-anchored,uniform-pairwise,active-anchored,active-pairwise,"
+                   "oracle-anchored,oracle-pairwise")  # fmt: skip
 
 
 def run_one(job: tuple[int, str, argparse.Namespace]) -> dict:
     """One campaign: loop to the target, then the default fit at the stopping point."""
-    seed, strategy, args = job
+    seed, design, args = job
+    strategy, objective, metric, max_share = DESIGNS[design]
     tic = time.perf_counter()
     board = make_board(args.models, args.tasks, seed=seed, elo_sd=args.elo_sd,
                        judges=[f"judge-{k + 1}" for k in range(args.judges)],
@@ -66,32 +94,39 @@ def run_one(job: tuple[int, str, argparse.Namespace]) -> dict:
     anchor = board.mid_model()
     res = simulate_loop(board, seed=seed, strategy=strategy, batch_size=args.batch,
                         max_comparisons=args.max_comparisons, target_half_width=args.target,
-                        anchor=anchor, min_matches=args.min_matches,
-                        check=strategy != "uniform", confirm=True)  # fmt: skip
+                        anchor=anchor, metric=metric, objective=objective, max_share=max_share,
+                        min_matches=args.min_matches, check=strategy == "active",
+                        confirm=True)  # fmt: skip
     loop_seconds = time.perf_counter() - tic
     final = res.fit if res.reached else ratings.fit(res.verdicts[CANONICAL], anchor=anchor)
+    true = board.elo(f"{anchor}=1000").reindex(final.models)
     others = final.models != anchor
-    ci = final.conf_int()
-    half = ((ci["upper"] - ci["lower"]) / 2)[others]
-    err = (final.elo - board.elo(f"{anchor}=1000").reindex(final.models))[others]
-    true = board.elo(f"{anchor}=1000").reindex(final.models)[others]
+    err = (final.elo - true)[others]
+    centred = (final.elo - final.elo.mean()) - (true - true.mean())
+    order = np.argsort(true.to_numpy())
+    v = res.verdicts
+    with_anchor = (v["model_a"] == anchor) | (v["model_b"] == anchor)
     out = {
-        "seed": seed, "strategy": strategy, "anchor": anchor,
-        "reached": res.reached, "n_comparisons": res.n_comparisons or len(res.verdicts),
-        "n_batches": len(res.batches),
-        "loop_half_width": float(res.batches["mean_half_width"].iloc[-1]),
+        "seed": seed, "design": design, "strategy": strategy, "objective": objective,
+        "metric": metric, "max_share": max_share if max_share is not None else np.inf,
+        "anchor": anchor, "reached": res.reached,
+        "n_comparisons": res.n_comparisons or len(v), "n_batches": len(res.batches),
         "extra_batches": int(res.batches["default_half_width"].notna().sum() - 1)
         if "default_half_width" in res.batches else 0,
-        "final_half_width": float(half.mean()),
+        "anchored_half_width": mean_half_width(final),
+        "pairwise_half_width": pairwise_half_width(final),
+        "anchor_share": float(with_anchor.mean()),
+        "anchor_share_max_batch": float(with_anchor.groupby(v["batch"]).mean().max()),
         "bias": float(err.mean()),
+        "bias_top3": float(centred.to_numpy()[order[-3:]].mean()),
+        "bias_bottom3": float(centred.to_numpy()[order[:3]].mean()),
         "rmse": float(np.sqrt((err**2).mean())),
-        "slope": float(np.polyfit(true - true.mean(), final.elo[others] - true.mean(), 1)[0]),
+        "slope": float(np.polyfit(true[others] - true.mean(), final.elo[others] - true.mean(),
+                                  1)[0]),
         "seconds": loop_seconds,
         "n_balanced": int(res.batches["n_balanced"].sum()),
     }  # fmt: skip
-    # per-model errors by true rank (for the bias across the board)
-    order = np.argsort(true.to_numpy())
-    out["errors_by_rank"] = err.to_numpy()[order].tolist()
+    out["errors_by_rank"] = centred.to_numpy()[order].tolist()
     for col in BALANCE:
         if col in res.batches:
             out[f"max_{col}"] = int(res.batches[col].max())
@@ -100,24 +135,41 @@ def run_one(job: tuple[int, str, argparse.Namespace]) -> dict:
     return out
 
 
+def _se(x: pd.Series) -> float:
+    return float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else float("nan")
+
+
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    uniform = runs[runs.strategy == "uniform"].set_index("seed")["n_comparisons"]
-    for strategy, g in runs.groupby("strategy", sort=False):
+    by = runs.set_index(["design", "seed"])["n_comparisons"]
+    designs = set(by.index.get_level_values(0))
+    for design, g in runs.groupby("design", sort=False):
+        metric = g["metric"].iloc[0]
         n = g["n_comparisons"]
-        paired = 1 - g.set_index("seed")["n_comparisons"] / uniform.reindex(g["seed"])
+        mine = g.set_index("seed")["n_comparisons"]
+        to_uniform, to_oracle = (
+            mine / by.loc[ref].reindex(mine.index) if ref in designs else mine * np.nan
+            for ref in (f"uniform-{metric}", f"oracle-{metric}")
+        )
         ranks = np.array(g["errors_by_rank"].tolist())
         row = {
-            "strategy": strategy, "runs": len(g), "reached": int(g["reached"].sum()),
+            "design": design, "metric": metric, "runs": len(g), "reached": int(g["reached"].sum()),
             "comparisons_mean": n.mean(), "comparisons_sd": n.std(ddof=1),
-            "comparisons_median": n.median(),
-            "fewer_than_uniform_mean": paired.mean(), "fewer_than_uniform_min": paired.min(),
-            "final_half_width_mean": g["final_half_width"].mean(),
-            "loop_half_width_mean": g["loop_half_width"].mean(),
-            "extra_batches_mean": g["extra_batches"].mean(),
-            "bias_mean": g["bias"].mean(), "bias_se": g["bias"].std(ddof=1) / np.sqrt(len(g)),
+            "ratio_to_uniform_mean": to_uniform.mean(), "ratio_to_uniform_se": _se(to_uniform),
+            "fewer_than_uniform_mean": 1 - to_uniform.mean(),
+            "fewer_than_uniform_min": 1 - to_uniform.max(),
+            "ratio_to_oracle_mean": to_oracle.mean(), "ratio_to_oracle_se": _se(to_oracle),
+            "anchored_half_width_mean": g["anchored_half_width"].mean(),
+            "pairwise_half_width_mean": g["pairwise_half_width"].mean(),
+            "anchor_share_mean": g["anchor_share"].mean(),
+            "anchor_share_max_batch": g["anchor_share_max_batch"].max(),
+            "bias_mean": g["bias"].mean(), "bias_se": _se(g["bias"]),
+            "bias_top3_mean": g["bias_top3"].mean(), "bias_top3_se": _se(g["bias_top3"]),
+            "bias_bottom3_mean": g["bias_bottom3"].mean(),
+            "bias_bottom3_se": _se(g["bias_bottom3"]),
             "max_abs_bias_by_rank": np.abs(ranks.mean(axis=0)).max(),
             "slope_mean": g["slope"].mean(), "rmse_mean": g["rmse"].mean(),
+            "extra_batches_mean": g["extra_batches"].mean(),
             "seconds_mean": g["seconds"].mean(),
         }  # fmt: skip
         for col in BALANCE:
@@ -144,14 +196,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--target", type=float, default=25.0)
     p.add_argument("--min-matches", type=int, default=10)
     p.add_argument("--max-comparisons", type=int, default=100_000)
-    p.add_argument("--strategies", default="active,uniform")
+    p.add_argument("--designs", default=DEFAULT_DESIGNS,
+                   help=f"comma-separated, from {list(DESIGNS)}")  # fmt: skip
     p.add_argument("--out", default=str(RESULTS / "bench_sampling.csv"))
     args = p.parse_args(argv)
 
     ratings.warmup()
-    strategies = [s.strip() for s in args.strategies.split(",")]
-    jobs = [(seed, s, args) for seed in range(args.first_seed, args.first_seed + args.seeds)
-            for s in strategies]  # fmt: skip
+    designs = [s.strip() for s in args.designs.split(",")]
+    unknown = [d for d in designs if d not in DESIGNS]
+    if unknown:
+        p.error(f"unknown design(s) {unknown}; choose from {list(DESIGNS)}")
+    jobs = [(seed, d, args) for seed in range(args.first_seed, args.first_seed + args.seeds)
+            for d in designs]  # fmt: skip
+    load_before = os.getloadavg()[0]
     tic = time.perf_counter()
     if args.jobs > 1:
         with ProcessPoolExecutor(args.jobs) as pool:
@@ -171,35 +228,39 @@ def main(argv: list[str] | None = None) -> int:
           f"judges (eta {args.judge_eta:g}), task sd {args.task_sd:g}, tie rate "
           f"{args.tie_rate:g}; batches of {args.batch}; target mean 95% half-width "
           f"{args.target:g} Elo; anchor = median model; {args.seeds} seeds")  # fmt: skip
-    print(f"wall time {wall:.0f} s with {args.jobs} process(es)\n")
-    show = summary.copy()
+    print(f"wall time {wall:.0f} s with {args.jobs} process(es); 1-min load average "
+          f"{load_before:.2f} before, {os.getloadavg()[0]:.2f} after\n")  # fmt: skip
+    s = summary
+
+    def pm(m, se, fmt):
+        return [f"{a:{fmt}} +- {b:{fmt.lstrip('+')}}"
+                for a, b in zip(s[m], s[se], strict=True)]  # fmt: skip
+
     table = pd.DataFrame({
-        "strategy": show["strategy"],
-        "reached": show["reached"].astype(str) + "/" + show["runs"].astype(str),
-        "comparisons": [f"{m:,.0f} +- {s:,.0f}" for m, s in
-                        zip(show["comparisons_mean"], show["comparisons_sd"], strict=True)],
-        "fewer vs uniform": [f"{m:.1%} (min {lo:.1%})" for m, lo in
-                             zip(show["fewer_than_uniform_mean"],
-                                 show["fewer_than_uniform_min"], strict=True)],
-        "half-width (default fit)": show["final_half_width_mean"].map("{:.2f}".format),
-        "bias (Elo)": [f"{b:+.2f} +- {se:.2f}" for b, se in
-                       zip(show["bias_mean"], show["bias_se"], strict=True)],
-        "max |bias| by rank": show["max_abs_bias_by_rank"].map("{:.2f}".format),
-        "slope": show["slope_mean"].map("{:.3f}".format),
-        "s/run": show["seconds_mean"].map("{:.1f}".format),
+        "design": s["design"],
+        "reached": s["reached"].astype(str) + "/" + s["runs"].astype(str),
+        "comparisons": [f"{m:,.0f} +- {d:,.0f}" for m, d in
+                        zip(s["comparisons_mean"], s["comparisons_sd"], strict=True)],
+        "x uniform": pm("ratio_to_uniform_mean", "ratio_to_uniform_se", ".3f"),
+        "x oracle": pm("ratio_to_oracle_mean", "ratio_to_oracle_se", ".3f"),
+        "anchored hw": s["anchored_half_width_mean"].map("{:.1f}".format),
+        "pairwise hw": s["pairwise_half_width_mean"].map("{:.1f}".format),
+        "anchor share": [f"{m:.1%} (max {x:.0%})" for m, x in
+                         zip(s["anchor_share_mean"], s["anchor_share_max_batch"], strict=True)],
+        "top-3 bias": pm("bias_top3_mean", "bias_top3_se", "+.1f"),
+        "bottom-3 bias": pm("bias_bottom3_mean", "bias_bottom3_se", "+.1f"),
+        "s/run": s["seconds_mean"].map("{:.1f}".format),
     })  # fmt: skip
     print(table.to_string(index=False))
-    active = summary[summary.strategy == "active"]
-    if len(active):
-        a = active.iloc[0]
-        n_batches = int(runs.loc[runs.strategy == "active", "n_batches"].sum())
-        print("\nBalance rules over every active batch (limits: 0 for the first two, else 1):")
+    planned = runs[runs.strategy == "active"]
+    if len(planned):
+        n_batches = int(planned["n_batches"].sum())
+        print(f"\nBalance rules over every planned batch ({n_batches}; limits: 0 for the first "
+              "two, else 1):")  # fmt: skip
         for col in BALANCE:
-            if pd.notna(a.get(f"max_{col}")):
-                print(
-                    f"  {col:26s} max {int(a[f'max_{col}'])}   batches over the limit: "
-                    f"{int(a[f'batches_{col}_over'])} of {n_batches}"
-                )
+            if f"max_{col}" in planned and planned[f"max_{col}"].notna().all():
+                print(f"  {col:26s} max {int(planned[f'max_{col}'].max())}   batches over the "
+                      f"limit: {int(planned[f'batches_{col}_over'].sum())}")  # fmt: skip
     print(f"\nwrote {out} and {out.with_name(out.stem + '_runs.csv')}")
     return 0
 

@@ -7,6 +7,7 @@ matches planned so far.
 
 from __future__ import annotations
 
+import difflib
 import numbers
 import warnings
 from collections.abc import Sequence
@@ -18,7 +19,8 @@ from numpy.typing import NDArray
 
 from ratings import VerdictLog
 from ratings.api import parse_anchor
-from ratings.errors import close_matches, format_names, format_rows
+from ratings.errors import format_names, format_rows
+from ratings.io.cells import booleans
 
 __all__ = [
     "Board",
@@ -29,6 +31,7 @@ __all__ = [
     "check_anchor",
     "check_count",
     "check_judges",
+    "check_names",
     "check_seed",
     "history_frame",
     "str_array",
@@ -90,20 +93,25 @@ def check_anchor(anchor: str | None) -> tuple[str | None, float]:
     return anchor.strip(), 1000.0
 
 
-def check_judges(judges: Sequence[str]) -> list[str]:
-    """Validate the judge panel: a non-empty list of distinct, non-empty names."""
-    if isinstance(judges, str):
+def check_names(names: Sequence[str], what: str = "judges") -> list[str]:
+    """Validate a list of names (``what``: the argument): non-empty, distinct, non-empty names."""
+    if isinstance(names, str):
         raise TypeError(
-            f"`judges` must be a list of names, not a string; got {judges!r}. "
-            f"Use e.g. {judges.split(',')!r}."
+            f"`{what}` must be a list of names, not a string; got {names!r}. "
+            f"Use e.g. {names.split(',')!r}."
         )
-    out = [str(j).strip() for j in judges]
+    out = [str(j).strip() for j in names]
     if not out or any(not j for j in out):
-        raise ValueError(f"`judges` must be a non-empty list of non-empty names; got {judges!r}.")
+        raise ValueError(f"`{what}` must be a non-empty list of non-empty names; got {names!r}.")
     if len(set(out)) != len(out):
         dup = sorted({j for j in out if out.count(j) > 1})
-        raise ValueError(f"`judges` must be distinct; {dup!r} appear more than once.")
+        raise ValueError(f"`{what}` must be distinct; {dup!r} appear more than once.")
     return out
+
+
+def check_judges(judges: Sequence[str]) -> list[str]:
+    """Validate the judge panel: a non-empty list of distinct, non-empty names."""
+    return check_names(judges, "judges")
 
 
 @dataclass(frozen=True, eq=False)
@@ -148,15 +156,16 @@ class History:
 
 
 def history_frame(verdicts: pd.DataFrame | VerdictLog | None, scope: str | None) -> History:
-    """The verdicts of ``scope``, checked; ``None`` or an empty frame is an empty history.
+    """The verdicts of ``scope``, checked; ``None``, an empty frame or a scope without
+    verdicts (:class:`PlanWarning` when the log holds other scopes) is an empty history.
 
     ``model_a``, ``model_b`` and ``task_id`` are required (no missing values); ``judge`` is
     optional, and verdicts without one count for no judge. The fit also needs ``winner``.
     """
     if isinstance(verdicts, VerdictLog):
         verdicts = verdicts.verdicts
+    empty = Labels(np.array([], dtype=np.int64), np.array([], dtype=object))
     if verdicts is None or (isinstance(verdicts, pd.DataFrame) and len(verdicts) == 0):
-        empty = Labels(np.array([], dtype=np.int64), np.array([], dtype=object))
         return History(pd.DataFrame(columns=list(_NEEDED)), empty, empty, empty, None)
     if not isinstance(verdicts, pd.DataFrame):
         raise TypeError(
@@ -179,9 +188,17 @@ def history_frame(verdicts: pd.DataFrame | VerdictLog | None, scope: str | None)
             )
         if scope is not None:
             if str(scope) not in scopes:
-                raise ValueError(f"Scope {scope!r} is not in the verdicts. "
-                                 f"{close_matches(str(scope), scopes)}")  # fmt: skip
+                near = difflib.get_close_matches(str(scope), scopes, n=3, cutoff=0.75)
+                warnings.warn(
+                    f"Scope {scope!r} has no verdicts yet, so it is planned from an empty log "
+                    f"(the log holds scopes {format_names(scopes)})."
+                    + (f" Did you mean {near}?" if near else ""),
+                    PlanWarning,
+                    stacklevel=3,
+                )
             frame = frame[str_array(frame["scope"].fillna("")) == str(scope)]
+            if len(frame) == 0:
+                return History(pd.DataFrame(columns=list(_NEEDED)), empty, empty, empty, None)
     elif scope is not None:
         raise ValueError(
             f"`scope={scope!r}` was given but the verdicts have no `scope` column. Available "
@@ -203,17 +220,48 @@ def history_frame(verdicts: pd.DataFrame | VerdictLog | None, scope: str | None)
 
 @dataclass(frozen=True, eq=False)
 class Submissions:
-    """Unique ``(model, task_id)`` pairs as ``str`` arrays, and models listed without a task."""
+    """``(model, task_id)`` pairs as ``str`` arrays, their failure flags, and models listed
+    without a task."""
 
     model: NDArray[np.object_]
     task_id: NDArray[np.object_]
     listed_only: list[str]
+    failed: NDArray[np.bool_] | None = None
+
+
+def _failed_flags(frame: pd.DataFrame) -> NDArray[np.bool_]:
+    """The ``failed`` column as booleans (missing or empty is False); bad values raise."""
+    value, bad = booleans(frame["failed"])
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        seen = sorted({str(frame["failed"].iloc[r]) for r in rows[:5]})
+        raise ValueError(
+            f"Submissions column 'failed' has {rows.size} value(s) that are not true/false "
+            f"(e.g. {seen}) at rows {format_rows(rows)}. Use true/false, 1/0 or yes/no; an "
+            "empty cell means the submission rendered."
+        )
+    return value
+
+
+def _check_failed_agree(model, task, failed, rows) -> None:
+    """A submission listed twice must not be both failed and rendered."""
+    key = pd.Series(model + "\x1f" + task)
+    mixed = pd.Series(failed).groupby(key.to_numpy()).transform("nunique").to_numpy() > 1
+    if mixed.any():
+        first = int(np.flatnonzero(mixed)[0])
+        raise ValueError(
+            f"Submissions list {int(mixed.sum())} row(s) of the same (model, task_id) both as "
+            f"failed and as rendered, e.g. ({model[first]!r}, {task[first]!r}) at rows "
+            f"{format_rows(rows[mixed])}. Keep one row per submission."
+        )
 
 
 def submissions_frame(submissions: pd.DataFrame | None, history: History) -> Submissions:
     """Check and normalise ``submissions``; default (``None``): those seen in ``history``.
 
-    A row with a missing ``task_id`` lists a model without any submission.
+    A row with a missing ``task_id`` lists a model without any submission. An optional
+    ``failed`` column (true/false, 1/0, yes/no; empty is false) marks submissions that failed
+    to render.
     """
     if submissions is None:
         if len(history) == 0:
@@ -226,6 +274,7 @@ def submissions_frame(submissions: pd.DataFrame | None, history: History) -> Sub
         model = np.concatenate([h.model_a.names[h.model_a.codes], h.model_b.names[h.model_b.codes]])
         task = np.tile(h.task_id.names[h.task_id.codes], 2)
         listed_only: list[str] = []
+        failed = None
     else:
         if not isinstance(submissions, pd.DataFrame):
             raise TypeError(
@@ -244,13 +293,18 @@ def submissions_frame(submissions: pd.DataFrame | None, history: History) -> Sub
         task = str_array(submissions["task_id"].fillna(""))
         no_task = no_task | (task == "")
         listed_only = sorted(set(model[no_task].tolist()) - set(model[~no_task].tolist()))
+        failed = _failed_flags(submissions) if "failed" in submissions.columns else None
+        if failed is not None:
+            _check_failed_agree(model[~no_task], task[~no_task], failed[~no_task],
+                                np.flatnonzero(~no_task))  # fmt: skip
+            failed = failed[~no_task]
         model, task = model[~no_task], task[~no_task]
         if model.size == 0:
             raise ValueError(
                 "`submissions` has no row with both a model and a task_id, so there is nothing "
                 "to plan. List the (model, task_id) pairs for which answers exist."
             )
-    return Submissions(model, task, listed_only)
+    return Submissions(model, task, listed_only, failed)
 
 
 @dataclass(eq=False)
@@ -262,7 +316,10 @@ class Board:
     models, tasks, judges : pandas.Index
         Sorted labels (models and tasks from submissions and history; the judge panel as given).
     has : bool (M, T)
-        The submission (model, task) exists.
+        The submission (model, task) exists (and may be planned: failed submissions only
+        when forfeits are planned).
+    failed : bool (M, T)
+        The submission failed to render (its matches are forfeits, never judged).
     usable : bool (M, T)
         ``has`` and at least one other model has the task, so it can be played.
     task_n : int (M, T)
@@ -285,10 +342,13 @@ class Board:
     meet: NDArray[np.int64]
     judge_n: NDArray[np.int64]
     judge_total: NDArray[np.int64]
+    failed: NDArray[np.bool_]
 
     @classmethod
-    def build(cls, history: History, subs: Submissions, judges: list[str]) -> Board:
-        """Count the history against the submissions."""
+    def build(cls, history: History, subs: Submissions, judges: list[str],
+              forfeits: bool = True) -> Board:  # fmt: skip
+        """Count the history against the submissions; failed submissions are left out unless
+        ``forfeits``."""
 
         def labels(*columns: NDArray[np.object_]) -> pd.Index:
             return pd.Index(sorted(pd.unique(np.concatenate(columns)).tolist()), dtype=object)
@@ -303,7 +363,13 @@ class Board:
                 "Plan per group of tasks."
             )
         has = np.zeros((m, t), dtype=bool)
-        has[models.get_indexer(subs.model), tasks.get_indexer(subs.task_id)] = True
+        failed = np.zeros((m, t), dtype=bool)
+        im, it_ = models.get_indexer(subs.model), tasks.get_indexer(subs.task_id)
+        has[im, it_] = True
+        if subs.failed is not None:
+            failed[im[subs.failed], it_[subs.failed]] = True
+            if not forfeits:
+                has &= ~failed
         usable = has & (has.sum(axis=0) >= 2)[None, :]
 
         ia = history.model_a.indexer(models)
@@ -325,7 +391,7 @@ class Board:
             np.add.at(judge_n, (ib[known], ij[known]), 1)
             judge_total = np.bincount(ij[known], minlength=len(jdx)).astype(np.int64)
         return cls(models, tasks, jdx, has, usable, task_n.astype(np.int64), pair_n, meet,
-                   judge_n, judge_total)  # fmt: skip
+                   judge_n, judge_total, failed)  # fmt: skip
 
     @property
     def plannable(self) -> NDArray[np.bool_]:

@@ -2,6 +2,10 @@
 
 ``ratings next VERDICTS --submissions SUBS.csv --judges J1,J2,J3 --n 100 --seed 7 --out next.csv``
 
+Campaign options: ``--scopes`` (each scope's own batch, one output with a ``scope`` column),
+``--task-judges`` (routing), ``--objective`` and ``--max-share``, ``--forfeits FILE`` (forfeit
+rows of failed submissions, written apart from the matches to judge).
+
 :func:`add_next_parser` registers the subcommand (its parser, and :func:`cmd_next` as the
 function to run) on the ``ratings`` command line's subparsers; :func:`ratings.cli.main` runs it
 and maps its errors to exit statuses like every other subcommand's. A verdict CSV holding only a
@@ -11,6 +15,7 @@ header is a valid empty log (a new benchmark).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import warnings
@@ -19,19 +24,54 @@ import pandas as pd
 
 from ratings.io import read_verdicts, write_atomic
 from ratings.io.readers import format_of, is_header_only
+from ratings.schema import DETERMINISTIC_JUDGE
 
 MIN_MATCHES = 10  # the planner's default (sampling.plan.DEFAULT_MIN_MATCHES; checked in tests)
 
-__all__ = ["MIN_MATCHES", "add_next_parser", "cmd_next", "read_submissions", "read_verdict_file"]
+__all__ = [
+    "FORFEIT_LOG_COLUMNS",
+    "MIN_MATCHES",
+    "add_next_parser",
+    "cmd_next",
+    "plan_from_args",
+    "read_submissions",
+    "read_task_judges",
+    "read_verdict_file",
+    "write_plan",
+]
+
+# Columns of the forfeit file: verdict rows ready to append to the log.
+FORFEIT_LOG_COLUMNS = ["task_id", "model_a", "model_b", "winner", "judge", "failed_a",
+                       "failed_b"]  # fmt: skip
+
+
+def _name_list(text: str, example: str) -> list[str]:
+    names = [j.strip() for j in text.split(",")]
+    if not text.strip() or any(not j for j in names):
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated {example}; got {text!r}"
+        )
+    return names
 
 
 def _judge_list(text: str) -> list[str]:
-    judges = [j.strip() for j in text.split(",")]
-    if not text.strip() or any(not j for j in judges):
+    return _name_list(text, "judge names like 'gpt-judge,claude-judge'")
+
+
+def _scope_list(text: str) -> list[str]:
+    return _name_list(text, "scope names like 'analytical,presentation'")
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value >= 1.0:
         raise argparse.ArgumentTypeError(
-            f"expected comma-separated judge names like 'gpt-judge,claude-judge'; got {text!r}"
+            f"expected a number >= 1 (times a model's fair share) or 'inf'; got {text!r}"
         )
-    return judges
+    return value
 
 
 def read_verdict_file(path: str | os.PathLike[str]) -> pd.DataFrame | None:
@@ -53,28 +93,38 @@ def read_verdict_file(path: str | os.PathLike[str]) -> pd.DataFrame | None:
     return read_verdicts(path).verdicts
 
 
+def _read_text_table(path: str | os.PathLike[str], flag: str, header: str) -> pd.DataFrame:
+    """A .csv / .tsv (optionally compressed) with every field as text, column names stripped."""
+    name = os.fspath(path)
+    fmt, sep, compression = format_of(os.path.basename(name))
+    if fmt != "csv":
+        raise ValueError(f"`{flag}` must be a .csv or .tsv file; got {name!r}.")
+    try:
+        frame = pd.read_csv(name, sep=sep, dtype=str, compression=compression)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"`{flag}` file {name!r} is empty; it needs a header {header}.") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    return frame
+
+
 def read_submissions(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Read a submissions table (``model``, ``task_id``; .csv or .tsv, optionally compressed).
+    """Read a submissions table (``model``, ``task_id``, optionally ``failed``; .csv or .tsv,
+    optionally compressed).
 
     Every field is read as text with surrounding spaces removed; an empty ``task_id`` lists a
     model without submissions.
     """
-    name = os.fspath(path)
-    fmt, sep, compression = format_of(os.path.basename(name))
-    if fmt != "csv":
-        raise ValueError(f"`--submissions` must be a .csv or .tsv file; got {name!r}.")
-    try:
-        frame = pd.read_csv(name, sep=sep, dtype=str, compression=compression)
-    except pd.errors.EmptyDataError:
-        raise ValueError(
-            f"Submissions file {name!r} is empty; it needs a header with 'model' and 'task_id'."
-        ) from None
-    frame.columns = [str(c).strip() for c in frame.columns]
+    frame = _read_text_table(path, "--submissions", "with 'model' and 'task_id'")
     for col in ("model", "task_id"):
         if col in frame.columns:
             text = frame[col].str.strip()
             frame[col] = text.where(text != "")
     return frame
+
+
+def read_task_judges(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read a routing table (``task_id``, ``judge``; .csv or .tsv, optionally compressed)."""
+    return _read_text_table(path, "--task-judges", "'task_id,judge'")
 
 
 def add_next_parser(subparsers) -> argparse.ArgumentParser:
@@ -114,12 +164,33 @@ def add_next_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--min-matches", type=int, default=MIN_MATCHES,
                    help=f"matches per model before the active phase (default "
                         f"{MIN_MATCHES})")  # fmt: skip
-    p.add_argument("--scope", help="plan for this scope of the verdicts (required if several)")
+    p.add_argument("--scope", help="plan for this scope of the verdicts (required if several; a "
+                   "scope without verdicts starts from an empty log)")  # fmt: skip
+    p.add_argument("--scopes", type=_scope_list, metavar="S1,S2,...",
+                   help="plan each of these scopes from its own verdicts (a scope without "
+                        "verdicts starts empty); one --out with a 'scope' column, --n matches "
+                        "per scope; not with --scope")  # fmt: skip
     p.add_argument(
         "--anchor",
         metavar="NAME=RATING",
-        help="score uncertainty relative to this model (default: centred ratings)",
+        help="the model the planner's fit is anchored at (only --objective anchored depends on "
+        "it; default: centred ratings)",
     )
+    p.add_argument("--objective", choices=["pairwise", "anchored"], default="pairwise",
+                   help="what active picks reduce: the mean variance of all pairwise "
+                        "differences (default; the same for every anchor) or the variances "
+                        "relative to --anchor (needs --anchor)")  # fmt: skip
+    p.add_argument("--max-share", type=_share, default=3.0, metavar="X",
+                   help="a model plays at most X times its fair share (2n/M) of a batch "
+                        "(default 3; 'inf': no bound)")  # fmt: skip
+    p.add_argument("--task-judges", metavar="FILE",
+                   help="CSV task_id,judge: the judges allowed on a task (e.g. the one judge "
+                        "that handles video); tasks not listed allow the whole panel")  # fmt: skip
+    p.add_argument("--forfeits", metavar="FILE",
+                   help="also plan matches on submissions marked failed in --submissions "
+                        "(column 'failed'), written here as verdict rows with their winner "
+                        "and judge 'deterministic', ready to append to the log; without it, "
+                        "failed submissions are left out. They never go to a judge")  # fmt: skip
     p.set_defaults(func=cmd_next)
     return p
 
@@ -127,24 +198,62 @@ def add_next_parser(subparsers) -> argparse.ArgumentParser:
 def cmd_next(args: argparse.Namespace) -> int:
     """Run ``next``: read, plan, write atomically; warnings go to stderr. Returns 0."""
     from sampling._board import PlanWarning
-    from sampling.plan import plan_matches
 
-    inputs = [args.verdicts] + ([args.submissions] if args.submissions else [])
     verdicts = read_verdict_file(args.verdicts)
     subs = read_submissions(args.submissions) if args.submissions else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PlanWarning)
-        plan = plan_matches(verdicts, subs, args.judges, args.n, seed=args.seed, phase=args.phase,
-                            min_matches=args.min_matches, scope=args.scope,
-                            anchor=args.anchor)  # fmt: skip
+        plan = plan_from_args(args, verdicts, subs)
     for w in caught:
         if issubclass(w.category, PlanWarning):
             print(f"ratings next: warning: {w.message}", file=sys.stderr)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    write_atomic(plan, args.out, inputs=inputs)
-    phases = plan["phase"].value_counts()
-    print(f"wrote {len(plan)} matches ({int(phases.get('balanced', 0))} balanced, "
-          f"{int(phases.get('active', 0))} active) to {args.out}", file=sys.stderr)  # fmt: skip
+    print(write_plan(plan, args), file=sys.stderr)
     return 0
 
+
+def plan_from_args(args: argparse.Namespace, verdicts, subs) -> pd.DataFrame:
+    """Plan from the parsed flags of ``ratings next`` (one scope, or ``--scopes``)."""
+    from sampling.plan import plan_matches
+    from sampling.scopes import plan_scopes
+
+    if args.scopes and args.scope:
+        raise ValueError("Pass either `--scope` or `--scopes`, not both.")
+    options = {
+        "phase": args.phase,
+        "min_matches": args.min_matches,
+        "anchor": args.anchor,
+        "objective": args.objective,
+        "max_share": None if math.isinf(args.max_share) else args.max_share,
+        "task_judges": read_task_judges(args.task_judges) if args.task_judges else None,
+        "forfeits": bool(args.forfeits),
+    }
+    if args.scopes:
+        return plan_scopes(verdicts, subs, args.judges, args.n, scopes=args.scopes,
+                           seed=args.seed, **options)  # fmt: skip
+    return plan_matches(verdicts, subs, args.judges, args.n, seed=args.seed, scope=args.scope,
+                        **options)  # fmt: skip
+
+
+def write_plan(plan: pd.DataFrame, args: argparse.Namespace) -> str:
+    """Write the judged matches to ``--out`` and forfeit rows to ``--forfeits``; the summary."""
+    inputs = [p for p in (args.verdicts, args.submissions, args.task_judges) if p]
+    forfeit = (plan["judge"] == DETERMINISTIC_JUDGE).to_numpy()
+    judged = plan.loc[~forfeit].drop(columns=["winner", "failed_a", "failed_b"], errors="ignore")
+    if args.forfeits:
+        if os.path.abspath(args.forfeits) == os.path.abspath(args.out):
+            raise ValueError("`--forfeits` and `--out` must be different files.")
+        cols = (["scope"] if "scope" in plan.columns else []) + FORFEIT_LOG_COLUMNS
+        write_atomic(plan.loc[forfeit, cols].reset_index(drop=True), args.forfeits,
+                     inputs=[*inputs, args.out])  # fmt: skip
+    write_atomic(judged.reset_index(drop=True), args.out, inputs=inputs)
+    phases = judged["phase"].value_counts()
+    text = (f"wrote {len(judged)} matches ({int(phases.get('balanced', 0))} balanced, "
+            f"{int(phases.get('active', 0))} active)")  # fmt: skip
+    if "scope" in plan.columns:
+        text += f" for {plan['scope'].nunique()} scope(s)"
+    text += f" to {args.out}"
+    if args.forfeits:
+        text += f"; {int(forfeit.sum())} forfeit row(s) to {args.forfeits}"
+    return text

@@ -9,6 +9,12 @@ By Sherman-Morrison the covariance ``C`` becomes
 
 so the trace of the covariance falls by ``w ||C x||^2 / (1 + w x^T C x)``. This holds for an
 anchored ``C`` (anchor row and column zero) and for a centred one, because ``x`` sums to zero.
+
+The sum of the variances of all pairwise differences, ``sum_{i<j} Var(s_i - s_j)``, is
+``M trace(P C P)`` with ``P = I - 11^T / M`` the centring projection: it does not depend on
+where the ratings are anchored (:func:`centred` gives ``P C P`` for any anchored ``C``). Since
+``P x = x``, the update of ``P C P`` is the same rank-one formula, so the trace criterion applied to
+``P C P`` is the reduction of that sum (divided by ``M``).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import expit
 
-__all__ = ["add_comparison", "comparison_weight", "trace_reduction"]
+__all__ = ["add_comparison", "centred", "comparison_weight", "trace_reduction"]
 
 
 def comparison_weight(strength: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -62,6 +68,33 @@ def trace_reduction(cov: NDArray[np.float64], weight: NDArray[np.float64]) -> ND
     norm2 = np.clip(gd[:, None] + gd[None, :] - 2.0 * g, 0.0, None)
     out = weight * norm2 / (1.0 + weight * quad)
     np.fill_diagonal(out, 0.0)
+    return out
+
+
+def centred(cov: NDArray[np.float64], mask: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """``P C P`` over the models in ``mask`` (rows and columns outside it are zero).
+
+    Parameters
+    ----------
+    cov : ndarray, shape (M, M)
+        Covariance of the log-strengths, anchored anywhere (or centred); rows and columns
+        outside ``mask`` are ignored.
+    mask : ndarray of bool, shape (M,)
+        The models whose pairwise differences count.
+
+    Returns
+    -------
+    ndarray, shape (M, M)
+        The covariance of the log-strengths centred over ``mask`` (their mean is zero):
+        ``Var(s_i - s_j) = C_ii + C_jj - 2 C_ij`` is unchanged for ``i, j`` in ``mask``.
+    """
+    idx = np.flatnonzero(mask)
+    out = np.zeros_like(np.asarray(cov, dtype=np.float64))
+    if idx.size:
+        sub = np.asarray(cov, dtype=np.float64)[np.ix_(idx, idx)]
+        sub = sub - sub.mean(axis=0, keepdims=True)
+        sub = sub - sub.mean(axis=1, keepdims=True)
+        out[np.ix_(idx, idx)] = 0.5 * (sub + sub.T)
     return out
 
 

@@ -13,6 +13,13 @@ edge colouring, which has no solution for some plans (a triangle with two judges
 3. if a model is still out of bounds, a small integer programme (HiGHS via
    :func:`scipy.optimize.milp`, deterministic node limit) that minimises the total violation.
 
+With routing (some tasks allow only some judges, :mod:`sampling.routing`), each match carries
+its allowed judges: the panel's counts are the best levels the routing allows
+(:func:`sampling.routing.panel_targets`), the greedy pass fills them group by group (matches
+with the same allowed judges), and repairs and the integer programme never give a match a judge
+it does not allow. Each model's per-judge bounds stay those of an unrouted panel; where the
+routing makes them unreachable, the violation is only minimised.
+
 The result is deterministic for a given generator state.
 """
 
@@ -24,6 +31,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix, hstack, identity
+
+from sampling.routing import panel_targets
 
 __all__ = ["JudgeTurns", "assign_judges", "level_bounds"]
 
@@ -86,13 +95,18 @@ class JudgeTurns:
         Matches to plan; the quotas level the panel over history + plan (and within the plan).
     rng : numpy.random.Generator
         Breaks ties.
+    routed : bool, default=False
+        Some tasks allow only some judges: the panel's counts depend on the tasks picked, so
+        no quotas are set here (:func:`assign_judges` levels the panel at the end).
     """
 
-    def __init__(self, judge_n, judge_total, n: int, rng: np.random.Generator) -> None:
+    def __init__(self, judge_n, judge_total, n: int, rng: np.random.Generator,
+                 routed: bool = False) -> None:  # fmt: skip
         lo, hi = (x[0] for x in level_bounds(judge_total[None, :], np.array([n]))[:2])
         bump = [j for j in rng.permutation(lo.size) if hi[j] > lo[j]][: n - int(lo.sum())]
-        self.left = lo.copy()
-        self.left[bump] += 1
+        self.left = np.full(lo.size, n, dtype=np.int64) if routed else lo.copy()
+        if not routed:
+            self.left[bump] += 1
         self.total = np.array(judge_n, dtype=np.int64, copy=True)
         self.plan = np.zeros_like(self.total)
         self.rng = rng
@@ -103,10 +117,11 @@ class JudgeTurns:
         least = (self.total == self.total.min(axis=1, keepdims=True)).astype(np.int64)
         return (least * (self.left > 0)) @ least.T > 0
 
-    def take(self, a: int, c: int) -> int:
-        """Give the next match (``a`` vs ``c``) a judge and count it."""
+    def take(self, a: int, c: int, allowed: NDArray[np.bool_] | None = None) -> int:
+        """Give the next match (``a`` vs ``c``) a judge (one of ``allowed``) and count it."""
         ta, tc, pa, pc = self.total[a], self.total[c], self.plan[a], self.plan[c]
-        over = np.where(self.left > 0, (ta - ta.min()) + (tc - tc.min()), np.iinfo(np.int64).max)
+        ok = self.left > 0 if allowed is None else (self.left > 0) & allowed
+        over = np.where(ok, (ta - ta.min()) + (tc - tc.min()), np.iinfo(np.int64).max)
         plan_over = (pa - pa.min()) + (pc - pc.min())
         j = int(np.lexsort((self.rng.random(self.left.size), -self.left, plan_over, over))[0])
         self.left[j] -= 1
@@ -128,6 +143,7 @@ def assign_judges(
     judge_total: NDArray[np.int64],
     rng: np.random.Generator,
     initial: NDArray[np.int64] | None = None,
+    allowed: NDArray[np.bool_] | None = None,
 ) -> NDArray[np.int64]:
     """Give each match ``(a[k], b[k])`` a judge code.
 
@@ -143,7 +159,9 @@ def assign_judges(
         Breaks ties between judges.
     initial : ndarray of int, shape (n,), optional
         A first assignment within the panel bounds (e.g. :attr:`JudgeTurns.given`) to repair
-        instead of the greedy pass.
+        instead of the greedy pass (ignored with ``allowed``).
+    allowed : ndarray of bool, shape (n, J), optional
+        The judges each match may go to (routing); default: any.
 
     Returns
     -------
@@ -153,8 +171,17 @@ def assign_judges(
     n, n_judges = a.size, judge_total.size
     deg = np.bincount(a, minlength=judge_n.shape[0]) + np.bincount(b, minlength=judge_n.shape[0])
     lo, hi, lo_t, hi_t = level_bounds(judge_n, deg)
-    glo, ghi = (x[0] for x in level_bounds(judge_total[None, :], np.array([n]))[:2])
     q = np.repeat((deg // n_judges)[:, None], n_judges, axis=1)
+    if allowed is None:
+        glo, ghi = (x[0] for x in level_bounds(judge_total[None, :], np.array([n]))[:2])
+        group, gq_lo, gq_hi = np.zeros(n, dtype=np.int64), glo[None, :], ghi[None, :]
+        ok = np.ones((n, n_judges), dtype=bool)
+    else:
+        ok = np.asarray(allowed, dtype=bool)
+        target = panel_targets(ok, judge_total, rng)
+        glo = ghi = target.plan
+        group, gq_lo, gq_hi = target.group, target.quota, target.quota
+        initial = None
 
     def cost(col: NDArray[np.int64]) -> int:  # overall balance first, then within the plan
         x = np.zeros_like(lo)
@@ -163,46 +190,53 @@ def assign_judges(
         return int(_TOTAL_WEIGHT * _violation(x, lo_t, hi_t).sum() + _violation(x, q, q + 1).sum())
 
     if initial is None:
-        col = _greedy(a, b, lo, hi, glo, ghi, rng.permutation(n_judges))
+        col = _greedy(a, b, lo, hi, gq_lo, gq_hi, rng.permutation(n_judges), group)
     else:
         col = np.array(initial, dtype=np.int64, copy=True)
     x = np.zeros_like(lo)
     np.add.at(x, (a, col), 1)
     np.add.at(x, (b, col), 1)
     first = col.copy()
-    _kempe_repair(a, b, col, x, lo, hi, glo, ghi)  # works on the combined bounds
+    _kempe_repair(a, b, col, x, lo, hi, glo, ghi, ok)  # works on the combined bounds
     if cost(first) < cost(col):
         col = first
     if cost(col) > 0 and n * n_judges <= _MILP_MAX_VARS:
-        alt = _milp(a, b, (lo_t, hi_t, _TOTAL_WEIGHT), (q, q + 1, 1), glo, ghi)
+        alt = _milp(a, b, ok, (lo_t, hi_t, _TOTAL_WEIGHT), (q, q + 1, 1), glo, ghi)
         if alt is not None and cost(alt) < cost(col):
             col = alt
     return col
 
 
-def _greedy(a, b, lo, hi, glo, ghi, order) -> NDArray[np.int64]:
-    """Each match in turn takes the judge that keeps both models (and the panel) in bounds."""
+def _greedy(a, b, lo, hi, glo, ghi, order, group) -> NDArray[np.int64]:
+    """Each match in turn takes the judge that keeps both models (and the panel) in bounds.
+
+    ``glo``, ``ghi`` (G, J) bound each group's per-judge counts; ``group`` (n,) gives each
+    match's group (one group without routing).
+    """
     n = a.size
     x = np.zeros_like(lo)
     g = np.zeros_like(glo)
+    left = np.bincount(group, minlength=glo.shape[0])
     col = np.empty(n, dtype=np.int64)
+    eye = np.eye(glo.shape[1], dtype=np.int64)
     for k in range(n):
-        i, j = a[k], b[k]
-        left = n - k - 1
-        g_next = g[None, :] + np.eye(g.size, dtype=np.int64)  # row c: counts if c is chosen
-        feasible = (g < ghi) & (np.maximum(glo[None, :] - g_next, 0).sum(axis=1) <= left)
+        i, j, s = a[k], b[k], group[k]
+        left[s] -= 1
+        g_next = g[s][None, :] + eye  # row c: counts if c is chosen
+        feasible = (g[s] < ghi[s]) & (np.maximum(glo[s][None, :] - g_next, 0).sum(axis=1)
+                                      <= left[s])  # fmt: skip
         over = (x[i] + 1 > hi[i]).astype(np.int64) + (x[j] + 1 > hi[j])
         need = (lo[i] - x[i]) + (lo[j] - x[j])
         cost = np.where(feasible, over, np.iinfo(np.int64).max)
-        c = np.lexsort((order, g - glo, -need, cost))[0]
+        c = np.lexsort((order, g[s] - glo[s], -need, cost))[0]
         col[k] = c
         x[i, c] += 1
         x[j, c] += 1
-        g[c] += 1
+        g[s, c] += 1
     return col
 
 
-def _kempe_repair(a, b, col, x, lo, hi, glo, ghi) -> None:
+def _kempe_repair(a, b, col, x, lo, hi, glo, ghi, allowed) -> None:
     """Recolour alternating two-judge paths while that lowers the violation (in place)."""
     n_models = x.shape[0]
     inc: list[list[int]] = [[] for _ in range(n_models)]
@@ -218,7 +252,8 @@ def _kempe_repair(a, b, col, x, lo, hi, glo, ghi) -> None:
             # most useful first: give up the most excess, take the most needed
             moves.sort(key=lambda pq: (hi[m, pq[0]] - x[m, pq[0]], x[m, pq[1]] - lo[m, pq[1]]))
             for p, q in moves:
-                path = _alternating_path(m, p, q, a, b, col, inc, x, lo, hi, glo, ghi)
+                path = _alternating_path(m, p, q, a, b, col, inc, x, lo, hi, glo, ghi,
+                                         allowed)  # fmt: skip
                 if path is not None:
                     for k, e in enumerate(path):
                         old, new = (p, q) if k % 2 == 0 else (q, p)
@@ -233,12 +268,14 @@ def _kempe_repair(a, b, col, x, lo, hi, glo, ghi) -> None:
             return
 
 
-def _alternating_path(m, p, q, a, b, col, inc, x, lo, hi, glo, ghi) -> list[int] | None:
+def _alternating_path(m, p, q, a, b, col, inc, x, lo, hi, glo, ghi,
+                      allowed) -> list[int] | None:  # fmt: skip
     """Shortest path from ``m`` recolouring p -> q, q -> p, ... that lowers the violation.
 
     Only the two ends change counts: ``m`` gives up one ``p`` and takes one ``q``; the far end
     does the same after an odd number of edges, the reverse after an even number. A path of
-    odd length also moves one match from judge ``p`` to ``q`` in the panel totals.
+    odd length also moves one match from judge ``p`` to ``q`` in the panel totals. Only
+    matches that allow both judges are recoloured.
     """
     g = np.bincount(col, minlength=glo.size)
 
@@ -261,7 +298,7 @@ def _alternating_path(m, p, q, a, b, col, inc, x, lo, hi, glo, ghi) -> list[int]
         v, parity = queue.popleft()
         want = p if parity == 0 else q  # the colour of the next edge to flip
         for e in inc[v]:
-            if col[e] != want:
+            if col[e] != want or not (allowed[e, p] and allowed[e, q]):
                 continue
             w = b[e] if a[e] == v else a[e]
             state = (w, 1 - parity)
@@ -285,11 +322,12 @@ def _alternating_path(m, p, q, a, b, col, inc, x, lo, hi, glo, ghi) -> list[int]
     return None
 
 
-def _milp(a, b, *bounds_and_panel) -> NDArray[np.int64] | None:
+def _milp(a, b, allowed, *bounds_and_panel) -> NDArray[np.int64] | None:
     """Minimise the weighted bound violations exactly (or up to the node limit).
 
-    ``bounds_and_panel`` is ``(lo, hi, weight), ..., glo, ghi``: soft per-model bounds, each
-    with the weight of a unit of violation, then the hard panel bounds.
+    ``allowed`` (n, J) are the judges each match may take; ``bounds_and_panel`` is
+    ``(lo, hi, weight), ..., glo, ghi``: soft per-model bounds, each with the weight of a unit
+    of violation, then the hard panel bounds.
     """
     *soft, glo, ghi = bounds_and_panel
     n, n_judges = a.size, glo.size
@@ -315,7 +353,7 @@ def _milp(a, b, *bounds_and_panel) -> NDArray[np.int64] | None:
         blocks += [coo_matrix((k, 2 * k))] * (len(soft) - s - 1)
         cons.append(LinearConstraint(hstack(blocks), lo[models].ravel(), hi[models].ravel()))
         cost.append(np.full(2 * k, float(weight)))
-    upper = np.concatenate([np.ones(nx), np.full(n_slack, np.inf)])
+    upper = np.concatenate([allowed.ravel().astype(np.float64), np.full(n_slack, np.inf)])
     res = milp(
         np.concatenate(cost), constraints=cons,
         integrality=np.concatenate([np.ones(nx), np.zeros(n_slack)]),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Literal
@@ -13,6 +14,8 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 import ratings
+from ratings.errors import format_names
+from ratings.schema import DETERMINISTIC_JUDGE
 from sampling._board import (
     Board,
     PlanWarning,
@@ -23,12 +26,15 @@ from sampling._board import (
     history_frame,
     submissions_frame,
 )
-from sampling.criteria import add_comparison, comparison_weight, trace_reduction
 from sampling.judges import JudgeTurns, assign_judges
+from sampling.picker import Objective, Picker, share_cap
+from sampling.routing import routing_mask
 
 __all__ = [
+    "DEFAULT_MAX_SHARE",
     "DEFAULT_MIN_MATCHES",
     "FALLBACK_PENALTY",
+    "FORFEIT_COLUMNS",
     "PLAN_COLUMNS",
     "Phase",
     "fit_for_planning",
@@ -37,7 +43,9 @@ __all__ = [
 
 Phase = Literal["auto", "balanced", "active"]
 PLAN_COLUMNS = ("task_id", "model_a", "model_b", "judge", "phase", "score")
+FORFEIT_COLUMNS = ("winner", "failed_a", "failed_b")  # added when forfeits are planned
 DEFAULT_MIN_MATCHES = 10
+DEFAULT_MAX_SHARE = 3.0  # a model's matches in a batch: at most 3x its fair share
 FALLBACK_PENALTY = 0.1  # ridge used when the MLE does not exist yet (planning only)
 
 
@@ -88,6 +96,10 @@ def plan_matches(
     min_matches: int = DEFAULT_MIN_MATCHES,
     scope: str | None = None,
     anchor: str | None = None,
+    objective: Objective = "pairwise",
+    max_share: float | None = DEFAULT_MAX_SHARE,
+    task_judges: pd.DataFrame | Mapping[str, Sequence[str]] | None = None,
+    forfeits: bool = False,
     fit_options: Mapping[str, object] | None = None,
     fitted: ratings.Ratings | None = None,
 ) -> pd.DataFrame:
@@ -101,11 +113,13 @@ def plan_matches(
     submissions : DataFrame or None
         The ``(model, task_id)`` pairs for which an answer exists (extra columns are ignored).
         Default: the submissions seen in ``verdicts``. A row with a missing ``task_id`` lists a
-        model that has no submission yet.
+        model that has no submission yet. An optional ``failed`` column (true/false, 1/0,
+        yes/no; empty is false) marks submissions that failed to render: they are never sent
+        to a judge (see ``forfeits``).
     judges : list of str
         The judge panel; judges are used in turn.
     n : int
-        Number of matches to plan.
+        Number of judged matches to plan.
     seed : int
         Seed of every random choice (ties, A/B order); same inputs and seed, same plan.
     phase : {"auto", "balanced", "active"}, default="auto"
@@ -117,10 +131,29 @@ def plan_matches(
         ``min(min_matches, its tasks)`` distinct tasks and against at least
         ``min(min_matches, its possible opponents)`` distinct opponents.
     scope : str, optional
-        Plan for the verdicts of this scope (required when the log holds several).
+        Plan for the verdicts of this scope (required when the log holds several). A scope
+        with no verdicts yet is planned from an empty log (with a :class:`PlanWarning` when
+        the log holds other scopes, naming them). :func:`sampling.plan_scopes` plans several.
     anchor : str, optional
-        ``"NAME"`` or ``"NAME=RATING"``: the active criterion is the uncertainty of the
-        ratings relative to this model (as reported with this anchor). Default: centred ratings.
+        ``"NAME"`` or ``"NAME=RATING"``: the model the fit is anchored at. Only
+        ``objective="anchored"`` depends on it. Default: centred ratings.
+    objective : {"pairwise", "anchored"}, default="pairwise"
+        What active picks reduce: the mean variance of all pairwise rating differences (does
+        not depend on the anchor), or the sum of the variances relative to ``anchor``
+        (requires ``anchor``; it sends many matches to the anchor, see Notes).
+    max_share : float or None, default=3.0
+        A model plays at most ``max_share`` times its fair share of the batch
+        (``2 n / M`` matches among ``M`` models that can play), rounded up. ``None`` or
+        ``inf``: no bound.
+    task_judges : DataFrame or mapping, optional
+        Routing: ``task_id`` and ``judge`` columns (one row per allowed judge), or
+        ``{task_id: [judges]}``. Matches on a listed task go to one of its judges; other tasks
+        allow the whole panel. Default: every judge on every task.
+    forfeits : bool, default=False
+        Also plan matches on failed submissions, as forfeit rows that need no judge: judge
+        ``"deterministic"``, ``winner`` set (the failed side loses; two failures tie), and
+        ``failed_a`` / ``failed_b``. They are not counted in ``n``. Without it, failed
+        submissions are left out (with a :class:`PlanWarning`).
     fit_options : mapping, optional
         Keyword arguments for the :func:`ratings.fit` that scores candidates; default
         ``{"ci": "model"}`` (see Notes).
@@ -133,22 +166,27 @@ def plan_matches(
     pandas.DataFrame
         One row per match in the order picked, columns ``task_id``, ``model_a``, ``model_b``
         (A/B order random), ``judge``, ``phase`` (``"balanced"`` or ``"active"``) and ``score``:
-        for active picks the expected reduction in the sum of the Elo variances (Elo^2) at the
-        time of the pick; ``NaN`` for balanced picks, which are chosen by the rules below.
+        for active picks the expected reduction of the objective at the time of the pick
+        (Elo^2: the mean variance over pairs, or the sum of the variances relative to the
+        anchor); ``NaN`` for balanced picks, which are chosen by the rules below. With
+        ``forfeits``, also ``winner``, ``failed_a`` and ``failed_b`` (judged rows: no winner,
+        both flags false).
 
     Raises
     ------
     ValueError
         Bad arguments or columns, neither ``verdicts`` nor ``submissions``, fewer than two models
-        that can be paired, ``n`` above the number of distinct ``(task, pair)`` candidates, or
-        ``phase="active"`` without verdicts for every model.
+        that can be paired, ``n`` above the number of distinct ``(task, pair)`` candidates,
+        ``phase="active"`` without verdicts for every model, or a routing table naming a judge
+        outside the panel.
 
     Warns
     -----
     PlanWarning
         Models for which no match can be planned: in the verdicts but without submissions
-        (kept in the fit), listed without any task, or sharing no task with another model; and
-        a board that splits into groups sharing no task.
+        (kept in the fit), listed without any task, or sharing no task with another model; a
+        board that splits into groups sharing no task; failed submissions left out; a scope
+        without verdicts in a log of other scopes; routed tasks without submissions.
 
     Notes
     -----
@@ -157,6 +195,8 @@ def plan_matches(
     * **No repeats**: a pair plays its shared tasks in rounds: a ``(task, unordered pair)`` is
       not planned again, counting the history, until the pair has played every task both
       models have as often; and never twice in one plan.
+    * **Share of the batch**: a model already at ``max_share`` times its fair share is not
+      picked while another pair is allowed (the bound is relaxed only when none is).
     * **Tasks per model**: a model plays a task with its lowest count in this plan, so within
       a plan its per-task counts differ by at most one; and, whenever some pair allows it,
       also with its lowest count in history + plan, so across history + plan they stay within
@@ -164,25 +204,48 @@ def plan_matches(
       later picks restore it), and the plan rule last (seen only on boards of a few models
       whose active phase keeps a model in most of a batch).
     * **Balanced picks** take, lexicographically: a pair joining two groups not yet connected,
-      more models below ``min_matches``, fewer matches of the two models, fewer past meetings
-      of the pair, then a seeded random tie-break. The first ``M - 1`` picks of a new board
-      therefore connect every model that can be connected (the first fit exists once results
-      go both ways), and the next ones follow random near-regular cycles.
-    * **Active picks** take the pair with the largest expected reduction in the trace of the
-      covariance ``C`` of the log-strengths, ``w ||C x||^2 / (1 + w x^T C x)``, with
-      ``x = e_a - e_b``, ``w = p (1 - p)`` and ``p`` the fitted probability that a beats b:
-      close ratings and large uncertainty score high. ``C`` is the fit's covariance, anchored
-      at ``anchor``; after each pick it gets the rank-one update for that comparison
-      (Sherman-Morrison), so a batch spreads over pairs rather than repeating the best one.
-      By default ``C`` is the model-based inverse Hessian, the inverse information that the
-      update assumes; a sandwich ``C`` (``fit_options={"ci": "sandwich"}``) is treated as
+      not two new models while rated ones exist (below), more models below ``min_matches``,
+      the rated opponent nearest the new model's next rung of the ladder (below), fewer
+      matches of the two models, fewer past meetings of the pair, then a seeded random
+      tie-break. The first ``M - 1`` picks of a new board therefore connect every model that
+      can be connected (the first fit exists once results go both ways), and the next ones
+      follow random near-regular cycles.
+    * **New models** (models added to a board whose other models are past ``min_matches``):
+      *rated* models are those out of the balanced phase before the plan, the others are
+      *new*. A new model plays rated models, not other new ones, while it is in the balanced
+      phase and some rated opponent is allowed. Its ``k``-th match against a rated model goes
+      to the rated model whose rank (by current rating, weakest 0, strongest 1) is nearest to
+      the ``k``-th point of the van der Corput sequence 1/2, 1/4, 3/4, 1/8, 5/8, 3/8, ...:
+      the median first, then the quartiles, so its first matches span the ladder and place it
+      whatever its strength. Only after that (in the active phase, or when no rated pair is
+      left) do new models meet each other.
+    * **Active picks** take the pair with the largest expected reduction of the objective.
+      One more comparison of a and b changes the covariance ``C`` of the log-strengths by
+      the rank-one update ``-w C x x^T C / (1 + w x^T C x)`` (Sherman-Morrison), with
+      ``x = e_a - e_b``, ``w = p (1 - p)`` and ``p`` the fitted probability that a beats b,
+      so ``trace(C)`` falls by ``w ||C x||^2 / (1 + w x^T C x)``: close ratings and large
+      uncertainty score high. ``objective="pairwise"`` applies this to the centred
+      covariance ``P C P`` (``P = I - 11^T / M``), whose trace is the sum of the variances of
+      all pairwise differences divided by ``M``: the same for every anchor.
+      ``objective="anchored"`` applies it to ``C`` anchored at ``anchor``, the variances of
+      the differences to the anchor: every comparison with the anchor reduces them all, so
+      without the share bound the anchor takes about half of a batch. After each pick the
+      covariance gets the update, so a batch spreads over pairs rather than repeating the best
+      one. By default ``C`` is the model-based inverse Hessian, the inverse information that
+      the update assumes; a sandwich ``C`` (``fit_options={"ci": "sandwich"}``) is treated as
       one, but it collapses for a model that has never won (its scores are all near zero),
       which would then never be picked again.
     * **Judges** are assigned after the picks: per-judge quotas keep the panel's counts level
       (within one) in this plan and across history + plan (when the history was level); then
       each model's per-judge counts are levelled the same way where an assignment exists
       (greedy pass, alternating-path repairs, then an exact integer programme; see
-      :mod:`sampling.judges`). A/B order is a fair coin per match.
+      :mod:`sampling.judges`). With ``task_judges``, each match goes to a judge its task
+      allows, and the panel's totals are the most even the routing allows: forced matches go
+      to their judges, the free ones fill the judges with the fewest (:mod:`sampling.routing`;
+      :func:`sampling.check_balance` reports the best spread alongside the one reached). A/B
+      order is a fair coin per match.
+    * **Failed submissions** are never sent to a judge; with ``forfeits`` they play like any
+      other submission under the rules above, and their matches come out as forfeit rows.
 
     When the maximum-likelihood fit does not exist yet (a model never lost), the fit used for
     scoring falls back to ``penalty=0.1`` (see :func:`fit_for_planning`).
@@ -204,13 +267,17 @@ def plan_matches(
     if phase not in ("auto", "balanced", "active"):
         raise ValueError(f"`phase` must be 'auto', 'balanced' or 'active'; got {phase!r}.")
     anchor_name, anchor_rating = check_anchor(anchor)
+    _check_objective(objective, anchor_name)
+    max_share = _check_max_share(max_share)
     if fitted is not None and not isinstance(fitted, ratings.Ratings):
         raise TypeError(f"`fitted` must be a ratings.Ratings; got {type(fitted).__name__!r}.")
 
     history = history_frame(verdicts, scope)
     subs = submissions_frame(submissions, history)
-    board = Board.build(history, subs, judges)
+    board = Board.build(history, subs, judges, forfeits=bool(forfeits))
     board.report_unplannable(history, subs.listed_only, explicit=submissions is not None)
+    _warn_failed(board, subs, bool(forfeits))
+    allowed = routing_mask(task_judges, board.tasks, board.judges)
     plannable = board.plannable
     if plannable.sum() < 2:
         raise ValueError(
@@ -218,7 +285,8 @@ def plan_matches(
             "models with submissions on the same task. Check `submissions`."
         )
     cand = board.candidates()
-    n_cand = int(cand.sum()) // 2
+    judged = cand & ~(board.failed[:, None, :] | board.failed[None, :, :])
+    n_cand = int(judged.sum()) // 2
     if n > n_cand:
         raise ValueError(
             f"Cannot plan {n} matches: only {n_cand} distinct (task, model pair) candidates "
@@ -236,8 +304,9 @@ def plan_matches(
         return fit_for_planning(history.frame, anchor=anchor, fit_options=fit_options)
 
     rng = np.random.default_rng(seed)
-    picker = _Picker(board, cand, rng, min_matches, JudgeTurns(board.judge_n, board.judge_total,
-                                                               n, rng))  # fmt: skip
+    turns = JudgeTurns(board.judge_n, board.judge_total, n, rng, routed=allowed is not None)
+    picker = Picker(board, cand, rng, min_matches, turns, objective=objective,
+                    cap=share_cap(max_share, n, int(plannable.sum())), allowed=allowed)  # fmt: skip
     if phase == "active":
         fit = current_fit()
         if fit is None:
@@ -252,9 +321,11 @@ def plan_matches(
                 f"phase='active' cannot score {len(unfitted)} model(s) without verdicts: "
                 f"{unfitted[:8]}. Use phase='auto' to give them balanced matches first."
             )
+    elif picker.needs_ladder():  # new models are placed on the rated models' ladder
+        picker.set_fit(current_fit())
 
-    picks = []
-    for _ in range(n):
+    picks, n_judged = [], 0
+    while n_judged < n:
         mode = phase
         if phase == "auto":
             mode = "balanced" if picker.any_cold() else "active"
@@ -267,24 +338,76 @@ def plan_matches(
         pick = picker.pick(mode) if mode == "active" else None
         if pick is None:
             mode, pick = "balanced", picker.pick("balanced")
-        picker.record(*pick[:3])
-        picks.append((*pick, mode))
+        a, c, t = pick[:3]
+        is_judged = not (board.failed[a, t] or board.failed[c, t])
+        picker.record(a, c, t, judged=is_judged)
+        picks.append((*pick, mode, is_judged))
+        n_judged += is_judged
 
-    a, b, t, score, modes = (np.array(col) for col in zip(*picks, strict=True))
+    a, b, t, score, modes, is_judged = (np.array(col) for col in zip(*picks, strict=True))
     a, b, t = a.astype(np.int64), b.astype(np.int64), t.astype(np.int64)
-    judge = assign_judges(a, b, board.judge_n, board.judge_total, rng,
-                          initial=np.array(picker.turns.given))  # fmt: skip
-    swap = rng.random(n) < 0.5
+    is_judged = is_judged.astype(bool)
+    judge = np.full(a.size, -1, dtype=np.int64)
+    judge[is_judged] = assign_judges(
+        a[is_judged], b[is_judged], board.judge_n, board.judge_total, rng,
+        initial=np.array(turns.given), allowed=None if allowed is None else allowed[t[is_judged]],
+    )  # fmt: skip
+    swap = rng.random(a.size) < 0.5
     models = board.models.to_numpy(dtype=object)
-    return pd.DataFrame(
+    names = np.append(board.judges.to_numpy(dtype=object), DETERMINISTIC_JUDGE)
+    out = pd.DataFrame(
         {
             "task_id": board.tasks.to_numpy(dtype=object)[t],
             "model_a": models[np.where(swap, b, a)],
             "model_b": models[np.where(swap, a, b)],
-            "judge": board.judges.to_numpy(dtype=object)[judge],
+            "judge": names[judge],
             "phase": modes.astype(object),
             "score": score.astype(np.float64),
         }
+    )
+    if forfeits:
+        fail_a = board.failed[np.where(swap, b, a), t]
+        fail_b = board.failed[np.where(swap, a, b), t]
+        winner = np.where(fail_a & fail_b, "tie", np.where(fail_a, "B", "A")).astype(object)
+        out["winner"] = np.where(is_judged, None, winner)
+        out["failed_a"], out["failed_b"] = fail_a, fail_b
+    return out
+
+
+def _check_objective(objective: str, anchor: str | None) -> None:
+    if objective not in ("pairwise", "anchored"):
+        raise ValueError(f"`objective` must be 'pairwise' or 'anchored'; got {objective!r}.")
+    if objective == "anchored" and anchor is None:
+        raise ValueError(
+            "objective='anchored' reduces the variances relative to the anchor, so it needs "
+            "`anchor`; without one use objective='pairwise' (the default)."
+        )
+
+
+def _check_max_share(max_share: float | None) -> float | None:
+    if max_share is None:
+        return None
+    if isinstance(max_share, bool) or not isinstance(max_share, numbers.Real) or not (
+        max_share >= 1.0
+    ):  # fmt: skip
+        raise ValueError(
+            "`max_share` must be a number >= 1 (times a model's fair share of the batch), or "
+            f"None / inf for no bound; got {max_share!r}."
+        )
+    return float(max_share)
+
+
+def _warn_failed(board: Board, subs, forfeits: bool) -> None:
+    """Say how many failed submissions are left out when no forfeits are planned."""
+    if forfeits or subs.failed is None or not subs.failed.any():
+        return
+    models = sorted(set(subs.model[subs.failed].tolist()))
+    warnings.warn(
+        f"{int(board.failed.sum())} failed submission(s) of {len(models)} model(s) "
+        f"({format_names(models)}) are not sent to a judge and no match is planned on them. Pass "
+        "`forfeits=True` (CLI `--forfeits FILE`) to plan their forfeit rows.",
+        PlanWarning,
+        stacklevel=3,
     )
 
 
@@ -314,159 +437,3 @@ def _warn_split(board: Board, cand: NDArray[np.bool_]) -> None:
             PlanWarning,
             stacklevel=3,
         )
-
-
-class _Picker:
-    """Greedy pick-by-pick state of one plan (counts live in the :class:`Board`)."""
-
-    def __init__(self, board: Board, cand: NDArray[np.bool_], rng: np.random.Generator,
-                 min_matches: int, turns: JudgeTurns) -> None:  # fmt: skip
-        self.board, self.cand, self.rng, self.k, self.turns = board, cand, rng, min_matches, turns
-        m, t = board.task_n.shape
-        self.iu = np.triu_indices(m, 1)
-        self.plan_task_n = np.zeros((m, t), dtype=np.int64)
-        self.n_usable = board.usable.sum(axis=1)
-        self.n_opponents = cand.any(axis=2).sum(axis=1)
-        # Each pair plays its shared tasks in rounds: `fresh` marks the tasks of the pair's
-        # current round that are not yet used (in history or in this plan).
-        self.pair_round = np.where(cand, board.pair_n, np.iinfo(np.int32).max).min(axis=2)
-        self.fresh = cand & (board.pair_n == self.pair_round[:, :, None])
-        self.has_fresh = self.fresh.any(axis=2)
-        self.planned: dict[tuple[int, int], list[int]] = {}
-        _, self.comp = connected_components(csr_matrix(board.meet > 0), directed=False)
-        self.cold = np.array([self._is_cold(i) for i in range(m)])
-        self.fit: ratings.Ratings | None = None
-        self.fitted = np.zeros(m, dtype=bool)
-
-    # --- state ----------------------------------------------------------------------------
-    def set_fit(self, fit: ratings.Ratings) -> None:
-        """Take the strengths and covariance of ``fit`` (models outside the board ignored)."""
-        b = self.board
-        m = len(b.models)
-        idx = b.models.get_indexer(fit.models.astype(str))
-        keep = np.flatnonzero(idx >= 0)
-        self.cov = np.zeros((m, m))
-        self.cov[np.ix_(idx[keep], idx[keep])] = fit.cov[np.ix_(keep, keep)]
-        strength = np.zeros(m)
-        strength[idx[keep]] = fit.strength[keep]
-        self.fitted = np.zeros(m, dtype=bool)
-        self.fitted[idx[keep]] = True
-        self.weight = comparison_weight(strength) * np.outer(self.fitted, self.fitted)
-        self.scale2 = float(fit.scale) ** 2
-        self.fit = fit
-
-    def _is_cold(self, i: int) -> bool:
-        b = self.board
-        if not b.usable[i].any():
-            return False
-        tasks = int((b.task_n[i] > 0)[b.usable[i]].sum())
-        opponents = int((b.meet[i] > 0).sum())
-        return bool(
-            b.meet[i].sum() < self.k
-            or tasks < min(self.k, self.n_usable[i])
-            or opponents < min(self.k, self.n_opponents[i])
-        )
-
-    def any_cold(self) -> bool:
-        return bool(self.cold.any())
-
-    def record(self, a: int, b: int, t: int) -> None:
-        """Count a pick and update the rounds, components, warm-up and covariance."""
-        self.board.add(a, b, t)
-        self.turns.take(a, b)
-        self.plan_task_n[a, t] += 1
-        self.plan_task_n[b, t] += 1
-        self.fresh[a, b, t] = self.fresh[b, a, t] = False
-        used = self.planned.setdefault((min(a, b), max(a, b)), [])
-        used.append(t)
-        if not self.fresh[a, b].any():  # the pair played all its shared tasks: a new round
-            pair_n = self.board.pair_n[a, b]
-            self.pair_round[a, b] = self.pair_round[b, a] = pair_n[self.cand[a, b]].min()
-            row = self.cand[a, b] & (pair_n == self.pair_round[a, b])
-            row[used] = False  # never twice in one plan
-            self.fresh[a, b] = self.fresh[b, a] = row
-            self.has_fresh[a, b] = self.has_fresh[b, a] = row.any()
-        self.comp[self.comp == self.comp[b]] = self.comp[a]
-        for m in (a, b):  # warm-up only ever ends
-            if self.cold[m]:
-                self.cold[m] = self._is_cold(m)
-        if self.fitted[a] and self.fitted[b]:
-            self.cov = add_comparison(self.cov, a, b, self.weight[a, b])
-
-    # --- picking --------------------------------------------------------------------------
-    def _ranked(self, mode: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-        """Pairs (indices into ``iu``) with a fresh task, best first, and their scores."""
-        b = self.board
-        i, j = self.iu
-        ok_models = b.plannable & self.fitted if mode == "active" else b.plannable
-        mask = ok_models[i] & ok_models[j] & self.has_fresh[i, j]
-        tie = self.rng.random(i.size)
-        idx = np.flatnonzero(mask)
-        i, j = i[idx], j[idx]
-        if mode == "active":
-            score = trace_reduction(self.cov, self.weight)[i, j] * self.scale2
-            order = np.lexsort((tie[idx], -score))
-            return idx[order], score[order]
-        played = b.meet.sum(axis=1)
-        keys = (
-            tie[idx],
-            b.meet[i, j],
-            played[i] + played[j],
-            -(self.cold[i].astype(np.int64) + self.cold[j]),
-            self.comp[i] == self.comp[j],
-        )
-        return idx[np.lexsort(keys)], np.full(idx.size, np.nan)
-
-    def pick(self, mode: str) -> tuple[int, int, int, float] | None:
-        """Best allowed ``(a, b, task, score)`` for ``mode``; ``None`` if no pair is allowed.
-
-        A pair is allowed when it has a fresh task both models may play (:meth:`_task_levels`,
-        strictest level first); at each level, pairs for which a judge both models have used
-        least is left (:meth:`JudgeTurns.fits`) come first.
-        """
-        order, score = self._ranked(mode)
-        if order.size == 0:
-            return None
-        fits = self.turns.fits()
-        for ok in self._task_levels():
-            for judged in (True, False):  # prefer pairs a judge can take without imbalance
-                for k, p in enumerate(order):  # usually the first pair qualifies
-                    a, c = int(self.iu[0][p]), int(self.iu[1][p])
-                    if judged and not fits[a, c]:
-                        continue
-                    tasks = np.flatnonzero(ok[a] & ok[c] & self.fresh[a, c])
-                    if tasks.size:
-                        return a, c, self._task(a, c, tasks), float(score[k])
-        return None
-
-    def _task_levels(self):
-        """Masks (M, T) of the tasks each model may play, strictest first.
-
-        1. the model's lowest count in history + plan and, among those, in this plan;
-        2. its lowest count in this plan, at most one above its lowest overall;
-        3. its lowest count in this plan;
-        4. then one, two, ... above its lowest count in this plan.
-        """
-        b = self.board
-        big = np.iinfo(np.int64).max // 4
-        total = np.where(b.usable, b.task_n, big)
-        total_min = total.min(axis=1, keepdims=True)
-        plan = np.where(b.usable, self.plan_task_n, big)
-        plan_min = plan.min(axis=1, keepdims=True)
-        at_min = total == total_min
-        plan_at_min = np.where(at_min, plan, big)
-        yield at_min & (plan_at_min == plan_at_min.min(axis=1, keepdims=True))
-        yield (plan == plan_min) & (total <= total_min + 1)
-        yield plan == plan_min
-        spread = int(np.where(b.usable, self.plan_task_n - plan_min, 0).max())
-        for slack in range(1, spread + 1):
-            yield plan <= plan_min + slack
-
-    def _task(self, a: int, c: int, tasks: NDArray[np.int64]) -> int:
-        """Among allowed ``tasks``: fewest matches of the two models in this plan, then
-        overall, then random."""
-        b = self.board
-        tie = self.rng.random(tasks.size)
-        keys = (tie, b.task_n[a, tasks] + b.task_n[c, tasks],
-                self.plan_task_n[a, tasks] + self.plan_task_n[c, tasks])  # fmt: skip
-        return int(tasks[np.lexsort(keys)[0]])

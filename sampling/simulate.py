@@ -18,11 +18,14 @@ import numpy as np
 import pandas as pd
 
 import ratings
+from ratings._tdist import critical_value
 from ratings.result import ELO_SCALE
 from ratings.simulate import simulate_verdicts
 from sampling._board import check_anchor, check_count, check_judges, check_seed, str_array
 from sampling.checks import check_balance
-from sampling.plan import DEFAULT_MIN_MATCHES, fit_for_planning, plan_matches
+from sampling.oracle import oracle_matches
+from sampling.picker import Objective
+from sampling.plan import DEFAULT_MAX_SHARE, DEFAULT_MIN_MATCHES, fit_for_planning, plan_matches
 
 __all__ = [
     "LoopResult",
@@ -30,11 +33,14 @@ __all__ = [
     "Strategy",
     "judge_matches",
     "make_board",
+    "mean_half_width",
+    "pairwise_half_width",
     "simulate_loop",
     "uniform_matches",
 ]
 
-Strategy = Literal["active", "balanced", "uniform"]
+Strategy = Literal["active", "balanced", "uniform", "oracle"]
+Metric = Literal["anchored", "pairwise"]
 _SEP = "\x1f"  # joins model and task into one submission label for simulate_verdicts
 _LOG_COLUMNS = ["model_a", "model_b", "winner", "task_id", "judge"]  # of the simulated log
 
@@ -244,9 +250,10 @@ class LoopResult:
     batches : pandas.DataFrame
         One row per batch: ``batch``, ``n_verdicts`` (cumulative), ``identifiable`` (the MLE
         exists), ``mean_half_width`` (Elo, mean over models other than the anchor; NaN while
-        the MLE does not exist), ``n_balanced``, ``n_active``, ``seconds``; with
-        ``check=True``, the columns of :func:`sampling.check_balance`; with ``confirm=True``,
-        ``default_half_width`` where the default fit was checked.
+        the MLE does not exist), ``pairwise_half_width``, ``n_balanced``, ``n_active``,
+        ``seconds``; with ``check=True``, the columns of :func:`sampling.check_balance`; with
+        ``confirm=True``, ``default_half_width`` (of ``metric``) where the default fit was
+        checked.
     n_comparisons : int or None
         Verdicts when the target half-width was first reached; ``None`` if it was not.
     fit : ratings.Ratings or None
@@ -295,11 +302,29 @@ class _Counts:
         )  # fmt: skip
 
 
-def _mean_half_width(fit: ratings.Ratings) -> float:
+def mean_half_width(fit: ratings.Ratings) -> float:
+    """Mean half-width (Elo) of the fit's intervals, over the models other than the anchor."""
     ci = fit.conf_int()
     half = (ci["upper"] - ci["lower"]).to_numpy() / 2.0
     keep = fit.models != fit.anchor if fit.anchor is not None else np.ones(half.size, bool)
     return float(half[keep].mean())
+
+
+def pairwise_half_width(fit: ratings.Ratings) -> float:
+    """Mean half-width (Elo) of the intervals of all pairwise differences ``Elo_i - Elo_j``.
+
+    Each is ``q * scale * sqrt(C_ii + C_jj - 2 C_ij)`` with the fit's covariance and quantile
+    (as :meth:`ratings.Ratings.diff`); it does not depend on the anchor.
+    """
+    c = np.asarray(fit.cov)
+    d = np.diag(c)
+    var = d[:, None] + d[None, :] - 2.0 * c
+    i, j = np.triu_indices(c.shape[0], 1)
+    q = critical_value(fit.level, fit.df)
+    return float((q * fit.scale * np.sqrt(np.clip(var[i, j], 0.0, None))).mean())
+
+
+_METRICS = {"anchored": mean_half_width, "pairwise": pairwise_half_width}
 
 
 def simulate_loop(
@@ -311,6 +336,9 @@ def simulate_loop(
     max_comparisons: int = 100_000,
     target_half_width: float | None = None,
     anchor: str | None = None,
+    metric: Metric = "anchored",
+    objective: Objective = "pairwise",
+    max_share: float | None = DEFAULT_MAX_SHARE,
     min_matches: int = DEFAULT_MIN_MATCHES,
     fit_options: Mapping[str, object] | None = None,
     check: bool = False,
@@ -324,17 +352,24 @@ def simulate_loop(
         The truth; its submissions and judges are the planning inputs.
     seed : int
         Seeds every batch's plan and verdicts.
-    strategy : {"active", "balanced", "uniform"}, default="active"
+    strategy : {"active", "balanced", "uniform", "oracle"}, default="active"
         ``"active"``: :func:`sampling.plan_matches` with ``phase="auto"``; ``"balanced"``:
-        ``phase="balanced"``; ``"uniform"``: :func:`uniform_matches`.
+        ``phase="balanced"``; ``"uniform"``: :func:`uniform_matches`; ``"oracle"``:
+        :func:`sampling.oracle.oracle_matches` (greedy picks from the true strengths; with
+        ``objective="anchored"``, relative to ``anchor``).
     batch_size : int, default=100
     max_comparisons : int, default=100000
         Stop after this many verdicts.
     target_half_width : float, optional
-        Stop once the mean 95% interval half-width (Elo, models other than the anchor) of the
-        in-loop fit is at most this.
+        Stop once ``metric`` of the in-loop fit is at most this (Elo).
     anchor : str, optional
         ``"NAME"`` or ``"NAME=RATING"`` for the fits and the planner; default: centred.
+    metric : {"anchored", "pairwise"}, default="anchored"
+        The precision that stops the loop: the mean 95% half-width of the ratings (models
+        other than the anchor; :func:`mean_half_width`) or of all pairwise differences
+        (:func:`pairwise_half_width`). Both are recorded every batch.
+    objective, max_share
+        Passed to :func:`sampling.plan_matches` (``objective`` also to the oracle).
     min_matches : int, default=10
         Passed to :func:`sampling.plan_matches`.
     fit_options : mapping, optional
@@ -355,8 +390,12 @@ def simulate_loop(
     -------
     LoopResult
     """
-    if strategy not in ("active", "balanced", "uniform"):
-        raise ValueError(f"`strategy` must be 'active', 'balanced' or 'uniform'; got {strategy!r}.")
+    if strategy not in ("active", "balanced", "uniform", "oracle"):
+        raise ValueError(f"`strategy` must be 'active', 'balanced', 'uniform' or 'oracle'; got "
+                         f"{strategy!r}.")  # fmt: skip
+    if metric not in _METRICS:
+        raise ValueError(f"`metric` must be 'anchored' or 'pairwise'; got {metric!r}.")
+    measure = _METRICS[metric]
     batch_size = check_count(batch_size, "batch_size", 1)
     max_comparisons = check_count(max_comparisons, "max_comparisons", 1)
     rng = np.random.default_rng(check_seed(seed))
@@ -386,18 +425,24 @@ def simulate_loop(
         n = min(batch_size, max_comparisons - n_done)
         if strategy == "uniform":
             plan = uniform_matches(subs, judges, n, seed=plan_seed)
+        elif strategy == "oracle":
+            played = counts.wi + counts.wj + counts.tt
+            plan = oracle_matches(board.strength, subs, judges, played + played.T, n,
+                                  seed=plan_seed, eta=board.judge_eta.tolist(),
+                                  anchor=name if objective == "anchored" else None)  # fmt: skip
         else:
             plan = plan_matches(history, subs, judges, n, seed=plan_seed, anchor=anchor,
                                 phase="auto" if strategy == "active" else "balanced",
+                                objective=objective, max_share=max_share,
                                 min_matches=min_matches, fitted=plan_fit)  # fmt: skip
         row = {"batch": batch}
-        if check and strategy != "uniform":
+        if check and strategy in ("active", "balanced"):
             row.update(check_balance(plan, history, subs, judges).to_dict())
         verdicts = judge_matches(plan, board, seed=judge_seed)
         verdicts.insert(0, "batch", batch)
         parts.append(verdicts)
         n_done += len(verdicts)
-        if strategy != "uniform":
+        if strategy in ("active", "balanced"):
             for c, index in labels.items():
                 codes[c].append(index.get_indexer(str_array(verdicts[c])))
             codes["winner"].append(verdicts["winner"].to_numpy(dtype=object))
@@ -407,31 +452,33 @@ def simulate_loop(
             )  # fmt: skip
         counts.add(verdicts)
         data = counts.comparisons()
-        identifiable, hw, fit, plan_fit = False, float("nan"), None, None
+        identifiable, hw, pw, fit, plan_fit = False, float("nan"), float("nan"), None, None
         if name is None or name in data.models:  # else the anchor has no verdicts yet
             try:
                 fit = ratings.fit(data, **kw, **options)
-                identifiable, hw = True, _mean_half_width(fit)
+                identifiable, hw, pw = True, mean_half_width(fit), pairwise_half_width(fit)
             except ratings.NonIdentifiableError:
                 pass
-            if strategy != "uniform":
+            if strategy in ("active", "balanced"):
                 plan_fit = fit_for_planning(data, anchor=anchor)
         phases = plan["phase"].value_counts() if "phase" in plan else pd.Series(dtype=int)
         row.update(n_verdicts=n_done, identifiable=identifiable, mean_half_width=hw,
-                   n_balanced=int(phases.get("balanced", 0)), n_active=int(phases.get("active", 0)),
+                   pairwise_half_width=pw, n_balanced=int(phases.get("balanced", 0)),
+                   n_active=int(phases.get("active", 0)),
                    seconds=time.perf_counter() - tic)  # fmt: skip
         rows.append(row)
         batch += 1
-        if target_half_width is not None and identifiable and hw <= target_half_width:
+        value = hw if metric == "anchored" else pw
+        if target_half_width is not None and identifiable and value <= target_half_width:
             if confirm:
                 log = pd.concat(parts, ignore_index=True)[_LOG_COLUMNS]
                 fit = ratings.fit(log, **kw)
-                row["default_half_width"] = _mean_half_width(fit)
+                row["default_half_width"] = measure(fit)
             if not confirm or row["default_half_width"] <= target_half_width:
                 reached = n_done
                 break
-    first = ["batch", "n_verdicts", "identifiable", "mean_half_width", "n_balanced", "n_active",
-             "seconds"]  # fmt: skip
+    first = ["batch", "n_verdicts", "identifiable", "mean_half_width", "pairwise_half_width",
+             "n_balanced", "n_active", "seconds"]  # fmt: skip
     table = pd.DataFrame(rows)
     table = table[first + [c for c in table.columns if c not in first]]
     return LoopResult(pd.concat(parts, ignore_index=True), table, reached, fit)

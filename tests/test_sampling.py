@@ -234,8 +234,10 @@ def test_bad_inputs():
         plan_matches(log, None, ["j"], 1, seed=0)
     plan = plan_matches(log, None, ["j"], 1, seed=0, scope="x", phase="balanced")
     assert len(plan) == 1
-    with pytest.raises(ValueError, match=r"Scope 'z' is not in the verdicts"):
-        plan_matches(log, None, ["j"], 1, seed=0, scope="z")
+    new_scope = r"Scope 'z' has no verdicts yet, .* \(the log holds scopes \['x', 'y'\]\)"
+    with pytest.warns(PlanWarning, match=new_scope):
+        with pytest.raises(ValueError, match=r"Neither `submissions` nor verdicts were given"):
+            plan_matches(log, None, ["j"], 1, seed=0, scope="z")
     selfie = log.assign(model_b=["b", "b"], scope="x")
     with pytest.raises(
         ValueError, match=r"1 verdict\(s\) pit a model against itself, at rows \[1\]"

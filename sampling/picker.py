@@ -1,0 +1,273 @@
+"""The pick-by-pick state of one plan: balanced picks, active picks and the rules they obey.
+
+:class:`Picker` is driven by :func:`sampling.plan_matches`, which documents the rules; the
+counts live in the :class:`~sampling._board.Board` and are updated with every pick.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+
+import ratings
+from sampling._board import Board
+from sampling.criteria import add_comparison, centred, comparison_weight, trace_reduction
+from sampling.judges import JudgeTurns
+
+__all__ = ["Objective", "Picker", "ladder_point", "share_cap"]
+
+Objective = Literal["pairwise", "anchored"]
+
+
+def ladder_point(k: int) -> float:
+    """The ``k``-th point (k >= 1) of the base-2 van der Corput sequence: 1/2, 1/4, 3/4, 1/8, ...
+
+    Each new point falls in the largest gap left by the earlier ones, so the first ``k`` points
+    spread over (0, 1) whatever ``k`` is.
+    """
+    out, denom = 0.0, 1.0
+    while k:
+        denom *= 2.0
+        k, bit = divmod(k, 2)
+        out += bit / denom
+    return out
+
+
+def share_cap(max_share: float | None, n: int, n_models: int) -> int | None:
+    """Most matches a model may have in a batch of ``n``: ``max_share`` times its fair share.
+
+    A match involves two models, so a model's fair share of ``n`` matches among ``n_models``
+    is ``2 n / n_models``; the cap is that times ``max_share``, rounded up (``None``: no cap).
+    """
+    if max_share is None or math.isinf(max_share) or n_models < 2:
+        return None
+    return max(1, math.ceil(max_share * 2.0 * n / n_models - 1e-9))
+
+
+class Picker:
+    """Greedy pick-by-pick state of one plan (counts live in the :class:`Board`).
+
+    Parameters
+    ----------
+    board : Board
+    cand : ndarray of bool, shape (M, M, T)
+        ``cand[a, b, t]``: the match may be planned.
+    rng : numpy.random.Generator
+    min_matches : int
+        Matches (and distinct tasks and opponents) a model needs to leave the balanced phase.
+    turns : JudgeTurns
+        Hands out judges pick by pick.
+    objective : {"pairwise", "anchored"}, default="pairwise"
+        Active picks reduce the mean variance of all pairwise differences, or the sum of the
+        variances relative to the fit's anchor.
+    cap : int, optional
+        Most matches a model may have in this plan (relaxed only when no pair is left).
+    allowed : ndarray of bool, shape (T, J), optional
+        Judges allowed per task (routing).
+    """
+
+    def __init__(self, board: Board, cand: NDArray[np.bool_], rng: np.random.Generator,
+                 min_matches: int, turns: JudgeTurns, *, objective: Objective = "pairwise",
+                 cap: int | None = None,
+                 allowed: NDArray[np.bool_] | None = None) -> None:  # fmt: skip
+        self.board, self.cand, self.rng, self.k, self.turns = board, cand, rng, min_matches, turns
+        self.objective, self.cap, self.allowed = objective, cap, allowed
+        m, t = board.task_n.shape
+        self.iu = np.triu_indices(m, 1)
+        self.plan_task_n = np.zeros((m, t), dtype=np.int64)
+        self.n_usable = board.usable.sum(axis=1)
+        self.n_opponents = cand.any(axis=2).sum(axis=1)
+        # Each pair plays its shared tasks in rounds: `fresh` marks the tasks of the pair's
+        # current round that are not yet used (in history or in this plan).
+        self.pair_round = np.where(cand, board.pair_n, np.iinfo(np.int32).max).min(axis=2)
+        self.fresh = cand & (board.pair_n == self.pair_round[:, :, None])
+        self.has_fresh = self.fresh.any(axis=2)
+        self.planned: dict[tuple[int, int], list[int]] = {}
+        _, self.comp = connected_components(csr_matrix(board.meet > 0), directed=False)
+        self.cold = np.array([self._is_cold(i) for i in range(m)])
+        # Rated models: out of the balanced phase before this plan. The others are new, and
+        # are linked to rated ones across the ladder before they play each other.
+        self.rated = board.plannable & ~self.cold & (board.meet.sum(axis=1) > 0)
+        self.rung = np.full(m, np.nan)  # rank of each rated model in (0, 1), from the fit
+        self.fit: ratings.Ratings | None = None
+        self.fitted = np.zeros(m, dtype=bool)
+
+    # --- state ----------------------------------------------------------------------------
+    def set_fit(self, fit: ratings.Ratings) -> None:
+        """Take the strengths and covariance of ``fit`` (models outside the board ignored)."""
+        b = self.board
+        m = len(b.models)
+        idx = b.models.get_indexer(fit.models.astype(str))
+        keep = np.flatnonzero(idx >= 0)
+        cov = np.zeros((m, m))
+        cov[np.ix_(idx[keep], idx[keep])] = fit.cov[np.ix_(keep, keep)]
+        strength = np.zeros(m)
+        strength[idx[keep]] = fit.strength[keep]
+        self.fitted = np.zeros(m, dtype=bool)
+        self.fitted[idx[keep]] = True
+        self.weight = comparison_weight(strength) * np.outer(self.fitted, self.fitted)
+        self.scale2 = float(fit.scale) ** 2
+        if self.objective == "pairwise":  # mean over pairs of Var(s_i - s_j) = 2 tr(PCP)/(M-1)
+            self.cov = centred(cov, self.fitted)
+            self.scale2 *= 2.0 / max(int(self.fitted.sum()) - 1, 1)
+        else:
+            self.cov = cov
+        ladder = np.flatnonzero(self.rated & self.fitted)
+        order = ladder[np.lexsort((ladder, strength[ladder]))]  # weakest first
+        self.rung[:] = np.nan
+        self.rung[order] = np.arange(order.size) / max(order.size - 1, 1)
+        self.fit = fit
+
+    def _is_cold(self, i: int) -> bool:
+        b = self.board
+        if not b.usable[i].any():
+            return False
+        tasks = int((b.task_n[i] > 0)[b.usable[i]].sum())
+        opponents = int((b.meet[i] > 0).sum())
+        return bool(
+            b.meet[i].sum() < self.k
+            or tasks < min(self.k, self.n_usable[i])
+            or opponents < min(self.k, self.n_opponents[i])
+        )
+
+    def any_cold(self) -> bool:
+        return bool(self.cold.any())
+
+    def needs_ladder(self) -> bool:
+        """Some new model is still in the balanced phase while rated models exist."""
+        return bool(self.rated.any() and (self.cold & ~self.rated).any())
+
+    def record(self, a: int, b: int, t: int, judged: bool = True) -> None:
+        """Count a pick and update the rounds, components, warm-up and covariance.
+
+        ``judged=False`` (a forfeit) gives the match no judge.
+        """
+        self.board.add(a, b, t)
+        if judged:
+            self.turns.take(a, b, None if self.allowed is None else self.allowed[t])
+        self.plan_task_n[a, t] += 1
+        self.plan_task_n[b, t] += 1
+        self.fresh[a, b, t] = self.fresh[b, a, t] = False
+        used = self.planned.setdefault((min(a, b), max(a, b)), [])
+        used.append(t)
+        if not self.fresh[a, b].any():  # the pair played all its shared tasks: a new round
+            pair_n = self.board.pair_n[a, b]
+            self.pair_round[a, b] = self.pair_round[b, a] = pair_n[self.cand[a, b]].min()
+            row = self.cand[a, b] & (pair_n == self.pair_round[a, b])
+            row[used] = False  # never twice in one plan
+            self.fresh[a, b] = self.fresh[b, a] = row
+            self.has_fresh[a, b] = self.has_fresh[b, a] = row.any()
+        self.comp[self.comp == self.comp[b]] = self.comp[a]
+        for m in (a, b):  # warm-up only ever ends
+            if self.cold[m]:
+                self.cold[m] = self._is_cold(m)
+        if self.fitted[a] and self.fitted[b]:
+            self.cov = add_comparison(self.cov, a, b, self.weight[a, b])
+
+    # --- picking --------------------------------------------------------------------------
+    def _ladder_distance(self, i: NDArray[np.int64], j: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Per pair, how far (in ranks of rated models) a rated opponent is from the rung the
+        new model of the pair should play next; 0 for other pairs."""
+        new = self.cold & ~self.rated
+        n_rated = int(np.isfinite(self.rung).sum())
+        out = np.zeros(i.size, dtype=np.int64)
+        if n_rated < 2:
+            return out
+        played = self.board.meet[:, self.rated].sum(axis=1)  # matches against rated models
+        target = np.array([ladder_point(int(k) + 1) for k in played])
+        for new_side, rated_side in ((i, j), (j, i)):
+            sel = new[new_side] & np.isfinite(self.rung[rated_side])
+            gap = np.abs(self.rung[rated_side[sel]] - target[new_side[sel]]) * (n_rated - 1)
+            out[sel] = np.floor(gap + 0.5).astype(np.int64)
+        return out
+
+    def _ranked(self, mode: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """Pairs (indices into ``iu``) with a fresh task, best first, and their scores."""
+        b = self.board
+        i, j = self.iu
+        ok_models = b.plannable & self.fitted if mode == "active" else b.plannable
+        mask = ok_models[i] & ok_models[j] & self.has_fresh[i, j]
+        tie = self.rng.random(i.size)
+        idx = np.flatnonzero(mask)
+        i, j = i[idx], j[idx]
+        if mode == "active":
+            score = trace_reduction(self.cov, self.weight)[i, j] * self.scale2
+            order = np.lexsort((tie[idx], -score))
+            return idx[order], score[order]
+        played = b.meet.sum(axis=1)
+        new = ~self.rated
+        keys = (
+            tie[idx],
+            b.meet[i, j],
+            played[i] + played[j],
+            self._ladder_distance(i, j),
+            -(self.cold[i].astype(np.int64) + self.cold[j]),
+            new[i] & new[j] & self.rated.any(),
+            self.comp[i] == self.comp[j],
+        )
+        return idx[np.lexsort(keys)], np.full(idx.size, np.nan)
+
+    def pick(self, mode: str) -> tuple[int, int, int, float] | None:
+        """Best allowed ``(a, b, task, score)`` for ``mode``; ``None`` if no pair is allowed.
+
+        A pair is allowed when both models are under the share cap (relaxed last) and it has a
+        fresh task both models may play (:meth:`_task_levels`, strictest level first); at each
+        level, pairs for which a judge both models have used least is left
+        (:meth:`JudgeTurns.fits`) come first.
+        """
+        order, score = self._ranked(mode)
+        if order.size == 0:
+            return None
+        fits = self.turns.fits()
+        n_plan = self.plan_task_n.sum(axis=1)
+        caps = [np.ones(n_plan.size, dtype=bool)]
+        if self.cap is not None:
+            caps.insert(0, n_plan < self.cap)
+        for under in caps:
+            for ok in self._task_levels():
+                for judged in (True, False):  # prefer pairs a judge can take without imbalance
+                    for k, p in enumerate(order):  # usually the first pair qualifies
+                        a, c = int(self.iu[0][p]), int(self.iu[1][p])
+                        if not (under[a] and under[c]) or (judged and not fits[a, c]):
+                            continue
+                        tasks = np.flatnonzero(ok[a] & ok[c] & self.fresh[a, c])
+                        if tasks.size:
+                            return a, c, self._task(a, c, tasks), float(score[k])
+        return None
+
+    def _task_levels(self):
+        """Masks (M, T) of the tasks each model may play, strictest first.
+
+        1. the model's lowest count in history + plan and, among those, in this plan;
+        2. its lowest count in this plan, at most one above its lowest overall;
+        3. its lowest count in this plan;
+        4. then one, two, ... above its lowest count in this plan.
+        """
+        b = self.board
+        big = np.iinfo(np.int64).max // 4
+        total = np.where(b.usable, b.task_n, big)
+        total_min = total.min(axis=1, keepdims=True)
+        plan = np.where(b.usable, self.plan_task_n, big)
+        plan_min = plan.min(axis=1, keepdims=True)
+        at_min = total == total_min
+        plan_at_min = np.where(at_min, plan, big)
+        yield at_min & (plan_at_min == plan_at_min.min(axis=1, keepdims=True))
+        yield (plan == plan_min) & (total <= total_min + 1)
+        yield plan == plan_min
+        spread = int(np.where(b.usable, self.plan_task_n - plan_min, 0).max())
+        for slack in range(1, spread + 1):
+            yield plan <= plan_min + slack
+
+    def _task(self, a: int, c: int, tasks: NDArray[np.int64]) -> int:
+        """Among allowed ``tasks``: fewest matches of the two models in this plan, then
+        overall, then random."""
+        b = self.board
+        tie = self.rng.random(tasks.size)
+        keys = (tie, b.task_n[a, tasks] + b.task_n[c, tasks],
+                self.plan_task_n[a, tasks] + self.plan_task_n[c, tasks])  # fmt: skip
+        return int(tasks[np.lexsort(keys)[0]])
