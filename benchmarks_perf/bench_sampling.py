@@ -10,13 +10,13 @@ until a target mean 95% half-width (``--target`` Elo) is reached. Two precisions
   not depend on the anchor.
 
 Defaults: 30 models with true Elo ~ N(0, 250), 100 tasks (every model has every task), 3
-noiseless judges, batches of 100, 20 seeds. Designs (same board and seeds for all):
+noiseless judges, batches of 100, 12 seeds. Designs (same board and seeds for all):
 
 * ``uniform`` a uniformly random pair on a random shared task per match
   (:func:`sampling.simulate.uniform_matches`), run once to each target;
 * ``active-anchored`` :func:`sampling.plan_matches` with ``objective="anchored"`` and the
   default share bound (a model plays at most 3x its fair share of a batch), to the anchored
-  target; ``active-anchored-unbounded`` the same without the bound (``--designs`` to add it);
+  target; ``active-anchored-unbounded`` the same without the bound;
 * ``active-pairwise`` the default planner (``objective="pairwise"``, share bound 3x), to the
   pairwise target;
 * ``oracle-pairwise`` / ``oracle-anchored`` greedy picks from the *true* strengths
@@ -35,7 +35,7 @@ seed and design) and ``bench_sampling.csv`` (the summary).
 
 Usage::
 
-    python benchmarks_perf/bench_sampling.py              # 20 seeds, 2 processes
+    python benchmarks_perf/bench_sampling.py              # 12 seeds, 2 processes (~10-15 min)
     python benchmarks_perf/bench_sampling.py --seeds 4    # quick look
 """
 
@@ -78,8 +78,8 @@ DESIGNS = {
     "oracle-anchored": ("oracle", "anchored", "anchored", None),
     "oracle-pairwise": ("oracle", "pairwise", "pairwise", None),
 }
-DEFAULT_DESIGNS = ("uniform-anchored,uniform-pairwise,active-anchored,active-pairwise,"
-                   "oracle-anchored,oracle-pairwise")  # fmt: skip
+DEFAULT_DESIGNS = ("uniform-anchored,uniform-pairwise,active-anchored,active-anchored-unbounded,"
+                   "active-pairwise,oracle-anchored,oracle-pairwise")  # fmt: skip
 
 
 def run_one(job: tuple[int, str, argparse.Namespace]) -> dict:
@@ -182,7 +182,7 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--seeds", type=int, default=20)
+    p.add_argument("--seeds", type=int, default=12)
     p.add_argument("--first-seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     p.add_argument("--models", type=int, default=30)

@@ -186,7 +186,8 @@ def plan_matches(
         Models for which no match can be planned: in the verdicts but without submissions
         (kept in the fit), listed without any task, or sharing no task with another model; a
         board that splits into groups sharing no task; failed submissions left out; a scope
-        without verdicts in a log of other scopes; routed tasks without submissions.
+        without verdicts in a log of other scopes; routed tasks without submissions; panel
+        judges that the verdicts never name (a typo, or a new judge).
 
     Notes
     -----
@@ -277,6 +278,7 @@ def plan_matches(
     board = Board.build(history, subs, judges, forfeits=bool(forfeits))
     board.report_unplannable(history, subs.listed_only, explicit=submissions is not None)
     _warn_failed(board, subs, bool(forfeits))
+    _warn_unseen_judges(history, judges)
     allowed = routing_mask(task_judges, board.tasks, board.judges)
     plannable = board.plannable
     if plannable.sum() < 2:
@@ -395,6 +397,22 @@ def _check_max_share(max_share: float | None) -> float | None:
             f"None / inf for no bound; got {max_share!r}."
         )
     return float(max_share)
+
+
+def _warn_unseen_judges(history, judges: list[str]) -> None:
+    """Warn about panel judges that the history's judge column never names (typos)."""
+    if history.judge is None or len(history) == 0:
+        return
+    seen = set(history.judge.names.tolist()) - {"", DETERMINISTIC_JUDGE}
+    unseen = [j for j in judges if j not in seen]
+    if seen and unseen:
+        warnings.warn(
+            f"Judge(s) {unseen[:8]} in `judges` (CLI `--judges`) never appear in the verdicts "
+            f"so far (their judges: {sorted(seen)[:8]}). If that is a typo, fix it; a new judge "
+            "gets matches until the panel's counts are level.",
+            PlanWarning,
+            stacklevel=3,
+        )
 
 
 def _warn_failed(board: Board, subs, forfeits: bool) -> None:

@@ -410,3 +410,20 @@ def test_cli_forfeits_file(tmp_path, capsys):
     assert main(["fit", str(log)]) == 0
     assert main([*base, "--forfeits", str(out)]) == 2
     assert "must be different files" in capsys.readouterr().err
+
+
+# --- 8. ergonomics of `next` ---------------------------------------------------------------------
+
+
+def test_cli_warns_about_judges_the_log_never_names(tmp_path, capsys):
+    board = make_board(5, 8, seed=11, judges=JUDGES)
+    path, out = tmp_path / "log.csv", tmp_path / "next.csv"
+    grow(board, board.submissions, 2, 20).drop(columns=["phase", "score"]).to_csv(path,
+                                                                                  index=False)
+    base = ["next", str(path), "--n", "10", "--seed", "0", "--out", str(out)]
+    assert main([*base, "--judges", "j1,j2,j3"]) == 0
+    assert "never appear" not in capsys.readouterr().err
+    assert main([*base, "--judges", "j1,j2,J3"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: Judge(s) ['J3'] in `judges` (CLI `--judges`) never appear" in err
+    assert "(their judges: ['j1', 'j2', 'j3'])" in err
