@@ -93,7 +93,8 @@ def read_verdict_file(path: str | os.PathLike[str]) -> pd.DataFrame | None:
     return read_verdicts(path).verdicts
 
 
-def _read_text_table(path: str | os.PathLike[str], flag: str, header: str) -> pd.DataFrame:
+def _read_text_table(path: str | os.PathLike[str], flag: str, what: str,
+                     header: str) -> pd.DataFrame:  # fmt: skip
     """A .csv / .tsv (optionally compressed) with every field as text, column names stripped."""
     name = os.fspath(path)
     fmt, sep, compression = format_of(os.path.basename(name))
@@ -102,7 +103,7 @@ def _read_text_table(path: str | os.PathLike[str], flag: str, header: str) -> pd
     try:
         frame = pd.read_csv(name, sep=sep, dtype=str, compression=compression)
     except pd.errors.EmptyDataError:
-        raise ValueError(f"`{flag}` file {name!r} is empty; it needs a header {header}.") from None
+        raise ValueError(f"{what} file {name!r} is empty; it needs a header {header}.") from None
     frame.columns = [str(c).strip() for c in frame.columns]
     return frame
 
@@ -114,7 +115,7 @@ def read_submissions(path: str | os.PathLike[str]) -> pd.DataFrame:
     Every field is read as text with surrounding spaces removed; an empty ``task_id`` lists a
     model without submissions.
     """
-    frame = _read_text_table(path, "--submissions", "with 'model' and 'task_id'")
+    frame = _read_text_table(path, "--submissions", "Submissions", "with 'model' and 'task_id'")
     for col in ("model", "task_id"):
         if col in frame.columns:
             text = frame[col].str.strip()
@@ -124,7 +125,7 @@ def read_submissions(path: str | os.PathLike[str]) -> pd.DataFrame:
 
 def read_task_judges(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read a routing table (``task_id``, ``judge``; .csv or .tsv, optionally compressed)."""
-    return _read_text_table(path, "--task-judges", "'task_id,judge'")
+    return _read_text_table(path, "--task-judges", "Routing", "'task_id,judge'")
 
 
 def add_next_parser(subparsers) -> argparse.ArgumentParser:

@@ -407,9 +407,9 @@ def _warn_unseen_judges(history, judges: list[str]) -> None:
     unseen = [j for j in judges if j not in seen]
     if seen and unseen:
         warnings.warn(
-            f"Judge(s) {unseen[:8]} in `judges` (CLI `--judges`) never appear in the verdicts "
-            f"so far (their judges: {sorted(seen)[:8]}). If that is a typo, fix it; a new judge "
-            "gets matches until the panel's counts are level.",
+            f"Judge(s) {format_names(unseen)} in `judges` (CLI `--judges`) never appear in the "
+            f"verdicts so far (their judges: {format_names(sorted(seen))}). If that is a typo, "
+            "fix it; a new judge gets matches until the panel's counts are level.",
             PlanWarning,
             stacklevel=3,
         )

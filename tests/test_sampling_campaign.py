@@ -425,5 +425,5 @@ def test_cli_warns_about_judges_the_log_never_names(tmp_path, capsys):
     assert "never appear" not in capsys.readouterr().err
     assert main([*base, "--judges", "j1,j2,J3"]) == 0
     err = capsys.readouterr().err
-    assert "warning: Judge(s) ['J3'] in `judges` (CLI `--judges`) never appear" in err
+    assert "warning: Judge(s) ['J3'] in `judges` (CLI `--judges`) never appear in the" in err
     assert "(their judges: ['j1', 'j2', 'j3'])" in err
