@@ -17,7 +17,8 @@ import sys
 from types import ModuleType
 from typing import Literal
 
-__all__ = ["AUTO_NUMBA_COLD", "AUTO_NUMBA_VERDICTS", "Engine", "kernels", "resolve"]
+__all__ = ["AUTO_NUMBA_COLD", "AUTO_NUMBA_VERDICTS", "Engine", "kernels", "kernels_loaded",
+           "resolve"]
 
 Engine = Literal["auto", "numba", "numpy"]
 
