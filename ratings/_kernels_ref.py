@@ -182,38 +182,37 @@ def _orient(c: VerdictCodes):
     if any_missing:  # look codes up at 0 there (the outputs are zeroed at the end)
         c = c._replace(**{f: np.where(missing, 0, getattr(c, f))
                           for f in ("model_a", "model_b", "winner", "judge", "cluster")})
-    ia, ib = c.model_a_map[c.model_a], c.model_b_map[c.model_b]
+    ia, ib = c.model_a_map[c.model_a], c.model_b_map[c.model_b]  # int64 (codes of any width)
     res, judge = c.winner_map[c.winner], c.judge
     if c.failed_a.any() or c.failed_b.any():
         forfeit = c.failed_a | c.failed_b
         res = np.where(forfeit, np.where(c.failed_a & c.failed_b, 2, np.where(c.failed_a, 1, 0)),
                        res)  # fmt: skip
         judge = np.where(forfeit, c.forfeit_judge, judge)
-    swap = ia > ib
-    bad = (ia < 0) | (ib < 0) | (ia == ib) | (res < 0)
-    bad |= missing
-    good = ~bad
+    i, j = np.minimum(ia, ib), np.maximum(ia, ib)
+    bad = (i < 0) | (i == j) | (res < 0)
+    if any_missing:
+        bad |= missing
+    n_bad = int(np.count_nonzero(bad))
     used_m = np.zeros(c.n_models, dtype=bool)
-    used_m[ia[good]] = True
-    used_m[ib[good]] = True
-    out = [c.cluster * c.n_judges + judge, np.minimum(ia, ib), np.maximum(ia, ib),
-           res ^ (swap & (res < 2)), judge]  # a swap turns 0 <-> 1 (i won <-> j won), not ties
+    used_m[i[~bad] if n_bad else i] = True
+    used_m[j[~bad] if n_bad else j] = True
+    out = [c.cluster.astype(np.int64) * c.n_judges + judge, i, j,
+           res ^ ((ia > ib) & (res < 2)),  # a swap turns 0 <-> 1 (i won <-> j won), not ties
+           judge]  # fmt: skip
     if any_missing:
         out = [np.where(missing, 0, a) for a in out]
-    return (*(np.asarray(a, dtype=np.int64) for a in out), used_m, int(bad.sum()))
+    return (*(np.asarray(a, dtype=np.int64) for a in out), used_m, n_bad)
 
 
 def _full(c: VerdictCodes) -> VerdictCodes:
-    """The codes as int64, the optional columns (judge, cluster, forfeits) full-length."""
+    """The optional columns (judge, cluster, forfeits) full-length; codes keep their width."""
     n = c.model_a.size
 
     def full(a, dtype):
-        return np.zeros(n, dtype=dtype) if a.size == 0 else np.asarray(a, dtype=dtype)
+        return np.zeros(n, dtype=dtype) if a.size == 0 else np.asarray(a)
 
-    return c._replace(model_a=np.asarray(c.model_a, dtype=np.int64),
-                      model_b=np.asarray(c.model_b, dtype=np.int64),
-                      winner=np.asarray(c.winner, dtype=np.int64),  # codes of any width
-                      judge=full(c.judge, np.int64), cluster=full(c.cluster, np.int64),
+    return c._replace(judge=full(c.judge, np.int8), cluster=full(c.cluster, np.int8),
                       failed_a=full(c.failed_a, bool), failed_b=full(c.failed_b, bool))
 
 
@@ -271,7 +270,7 @@ def verdict_cluster_scores(model_a, model_b, model_a_map, model_b_map, winner, w
     w = np.ones(n) if weight.size == 0 else weight
     n_cols = n_models + (n_judges if tab_e.size else 0)
     s = w * tab_d[3 * r + o]
-    cells, at = n_clusters * n_cols, c.cluster * n_cols
+    cells, at = n_clusters * n_cols, c.cluster.astype(np.int64) * n_cols
     out = np.bincount(at + i, s, cells) - np.bincount(at + j, s, cells)
     if tab_e.size:
         out += np.bincount(at + n_models + row_judge, w * tab_e[3 * r + o], cells)
