@@ -25,6 +25,7 @@ Usage::
     python benchmarks_perf/bench_fit.py            # 1M verdicts, 200 models, 1000 tasks
     python benchmarks_perf/bench_fit.py --large    # 10M verdicts, 200 models
     python benchmarks_perf/bench_fit.py --profile  # also print a cProfile of ours
+    python benchmarks_perf/bench_fit.py --headline # fresh CLI vs floor; 1000 models vs choix
 """
 
 from __future__ import annotations
@@ -324,6 +325,132 @@ def run_cli(n: int, m: int, tasks: int, seed: int) -> list[tuple[str, float]]:
     return out
 
 
+FLOOR_CHILD = """
+import sys
+import pandas as pd
+df = pd.read_csv(sys.argv[1])
+for c in ("model_a", "model_b", "winner", "task_id"):
+    pd.factorize(df[c])
+"""
+
+
+def _child(cmd: list[str], env: dict) -> tuple[float, float]:
+    """Wall and CPU (user + system, children included) seconds of one fresh process."""
+    before = os.times()
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=HERE.parent,
+                          timeout=600)  # fmt: skip
+    wall = time.perf_counter() - t0
+    after = os.times()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cmd[:4]} failed:\n{proc.stderr[-2000:]}")
+    return wall, (after.children_user - before.children_user
+                  + after.children_system - before.children_system)  # fmt: skip
+
+
+def run_cli_vs_floor(tab: Table, section: str, n: int, m: int, tasks: int, seed: int,
+                     reps: int) -> None:  # fmt: skip
+    """``ratings fit FILE.csv --out ...`` in fresh processes against the fresh-process floor (a
+    new Python that imports pandas, reads the same CSV with ``pd.read_csv`` and factorizes the
+    four columns), interleaved: floor, ours, floor, ours, ... (load changes hit both alike).
+    The CLI runs from this checkout (``python -m ratings.cli``, working directory its root)
+    with the on-disk numba cache filled by one untimed run first."""
+    walls: dict[str, Times] = {"floor": Times(), "ours": Times()}
+    for t in walls.values():
+        t.cpu = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"verdicts_{size_label(n)}.csv"
+        simulate(n, m, tasks, seed).to_csv(path, index=False)
+        out = Path(tmp) / "ratings.csv"
+        cmds = {"floor": [sys.executable, "-c", FLOOR_CHILD, str(path)],
+                "ours": [sys.executable, "-m", "ratings.cli", "fit", str(path), "--out",
+                         str(out)]}  # fmt: skip
+        env = dict(os.environ)
+        _child(cmds["ours"], env)  # untimed: numba's cache (if a kernel is used) and the OS's
+        _child(cmds["floor"], env)
+        for _ in range(reps):
+            for name, cmd in cmds.items():
+                out.unlink(missing_ok=True)
+                wall, cpu = _child(cmd, env)
+                walls[name].append(wall)
+                walls[name].cpu.append(cpu)
+    floor = statistics.median(walls["floor"])
+    tab.floor[section] = floor
+    label = f"{size_label(n)}.csv, {m} models"
+    tab.add(section, f"fresh-process floor: read_csv + factorize x4  [{label}]", floor,
+            times=walls["floor"], notes="python -c: import pandas, pd.read_csv, 4 factorizes")
+    ours = statistics.median(walls["ours"])
+    tab.add(section, f"ours CLI: ratings fit FILE.csv --out ...  [{label}]", ours,
+            times=walls["ours"],
+            notes=f"fresh process; x floor per pair {_pair_ratios(walls)}")  # fmt: skip
+
+
+def _pair_ratios(walls: dict[str, Times]) -> str:
+    ratios = [o / f for o, f in zip(walls["ours"], walls["floor"], strict=True)]
+    return "-".join(f"{r:.2f}" for r in (min(ratios), max(ratios)))
+
+
+def run_large_vs_choix(tab: Table, section: str, n: int, m: int, tasks: int, seed: int,
+                       reps: int, budget: float) -> None:  # fmt: skip
+    """At ``m`` models: ours with full intervals (clustered and HC0) against choix's point
+    estimate (dense counts + ILSR), in the same process and run, each median of ``reps``."""
+    import ratings
+
+    df = simulate(n, m, tasks, seed)
+    ratings.warmup()
+    for _ in range(2):
+        ratings.fit(df)
+    sec, times, _ = measure(lambda: floor(df), reps, budget)
+    tab.floor[section] = sec
+    tab.add(section, "floor: pd.factorize x4 columns", sec, times=times)
+    sec, times, r_hc0 = measure(lambda: ratings.fit(df, cluster=None), reps, budget)
+    tab.ref[section] = sec
+    ours = pd.Series(r_hc0.strength, index=r_hc0.models)
+    tab.add(section, "ours: fit(df, cluster=None)  [HC0; reference]", sec, times=times,
+            diff=0.0, notes=f"newton iterations={r_hc0.n_iter}")  # fmt: skip
+    sec, times, r_cl = measure(lambda: ratings.fit(df), reps, budget)
+    tab.add(section, "ours: fit(df)  [task-clustered]", sec, times=times,
+            diff=centred_diff(pd.Series(r_cl.strength, index=r_cl.models), ours))
+    peer_choix(tab, section, df, ours, reps, budget, lambda *_: True)
+
+
+def headline(args: argparse.Namespace) -> int:
+    """The two comparisons the README's table leads with, in one run: the fresh-process CLI
+    against the fresh-process floor (``--n`` verdicts, ``--models``), and ours against choix at
+    ``--large-models`` models."""
+    n = args.n or 1_000_000
+    env = environment()
+    print(f"bench_fit --headline: {n:,} verdicts; load {env['loadavg_start']}")
+    tab = Table(size_label(n))
+    print(f"\n[startup] {size_label(n)} verdicts / {args.models} models, fresh processes")
+    run_cli_vs_floor(tab, "startup", n, args.models, args.tasks, args.seed, args.repeats)
+    print(f"\n[large] {size_label(n)} verdicts / {args.large_models} models")
+    run_large_vs_choix(tab, "large", n, args.large_models, args.tasks, args.seed,
+                       args.repeats, args.budget)  # fmt: skip
+    env["loadavg_end"] = os.getloadavg() if hasattr(os, "getloadavg") else None
+    rows = tab.finish()
+    print_table(rows)
+    write_results(rows, args.out, f"bench_fit_headline_{size_label(n)}",
+                  {"n": n, "models": args.models, "large_models": args.large_models,
+                   "tasks": args.tasks, "seed": args.seed, "repeats": args.repeats, **env})
+    return 0
+
+
+def write_results(rows: list[dict], out: Path, stem: str, meta: dict) -> None:
+    """``out/<stem>.csv`` and ``out/<stem>.meta.json``, each written atomically."""
+    from ratings.io import write_atomic
+
+    out.mkdir(parents=True, exist_ok=True)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if r[k] is None else r[k]) for k in COLUMNS})
+    write_atomic(buf.getvalue(), out / f"{stem}.csv")
+    write_atomic(json.dumps(meta, indent=2) + "\n", out / f"{stem}.meta.json")
+    print(f"\nwrote {out / stem}.csv (+ .meta.json)")
+
+
 # ----------------------------------------------------------------------------------------------
 # Environment
 # ----------------------------------------------------------------------------------------------
@@ -404,8 +531,15 @@ def main(argv: list[str] | None = None) -> int:
                              "files"])  # fmt: skip
     ap.add_argument("--profile", action="store_true", help="print a cProfile of ours")
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--headline", action="store_true",
+                    help="only the fresh-process CLI vs the fresh-process floor (--n, --models) "
+                         "and ours vs choix at --large-models models")
+    ap.add_argument("--large-models", type=int, default=1000, help="models for --headline")
     ap.add_argument("--cold-child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.headline:
+        wait_for_ratings()
+        return headline(args)
 
     if args.cold_child:
         cold_child(*map(int, args.cold_child.split(",")))
@@ -552,20 +686,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = tab.finish()
     print_table(rows)
     summary(rows)
-    args.out.mkdir(parents=True, exist_ok=True)
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: ("" if r[k] is None else r[k]) for k in COLUMNS})
     stem = f"bench_fit_{size}" + ("" if m == 200 else f"_{m}models")
-    csv_path = args.out / f"{stem}.csv"
-    from ratings.io import write_atomic
-
-    write_atomic(buf.getvalue(), csv_path)
-    meta = {"n": n, "models": m, "tasks": tasks, "seed": args.seed, "repeats": reps, **env}
-    write_atomic(json.dumps(meta, indent=2) + "\n", args.out / f"{stem}.meta.json")
-    print(f"\nwrote {csv_path} (+ .meta.json)")
+    write_results(rows, args.out, stem, {"n": n, "models": m, "tasks": tasks, "seed": args.seed,
+                                         "repeats": reps, **env})  # fmt: skip
     return 0
 
 

@@ -12,6 +12,8 @@ import numpy as np
 
 from ratings.codes import AggregatedRows, CollapsedRows, VerdictCodes
 
+_DENSE_EXTRA = 65536  # (group, i, j) slots beyond 2 per verdict up to which counts go dense
+
 __all__ = [  # the twin of each kernel of ratings._kernels, and the sigmoid helpers
     "aggregate_codes", "bt_row_terms", "bt_scores", "cluster_meat", "cluster_scores",
     "collapse_codes", "collapse_rows", "crowd_assemble", "crowd_row_terms", "expit", "laplacian",
@@ -140,9 +142,19 @@ def cluster_scores(n_clusters, n_params, row_i, row_j, row_judge, row_cluster, s
 
 
 def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
-    """Unique (group, i, j) rows of oriented verdicts, sorted, with their counts."""
+    """Unique (group, i, j) rows of oriented verdicts, sorted, with their counts: a count per
+    (group, i, j, outcome) cell when that table is small (no sort), else a sort."""
     weight = np.ones(group.size) if weight.size == 0 else weight  # empty: one per verdict
     key = (group * n_models + row_i) * n_models + row_j
+    space = (int(group.max()) + 1) * n_models * n_models if key.size else 0
+    if space <= 2 * key.size + _DENSE_EXTRA:
+        seen = np.zeros(space, dtype=bool)
+        seen[key] = True
+        uniq = np.flatnonzero(seen)
+        counts = np.bincount(key * 3 + outcome, weight, 3 * space).reshape(space, 3)[uniq]
+        m2 = n_models * n_models
+        return (uniq // m2, (uniq // n_models) % n_models, uniq % n_models,
+                *np.ascontiguousarray(counts.T))  # fmt: skip
     uniq, first, code = np.unique(key, return_index=True, return_inverse=True)
     r = uniq.size
     return (
@@ -163,42 +175,44 @@ def collapse_rows(row_judge, row_i, row_j, wins_i, wins_j, ties, n_judges, n_mod
 
 def _orient(c: VerdictCodes):
     """Each verdict oriented (see :mod:`ratings._kernels_aggregate`; ``c`` full-length, as
-    :func:`_full` gives it) -> (outer key, i, j, outcome, judge, used model codes, unusable)."""
+    :func:`_full` gives it) -> (outer key, i, j, outcome, judge, used model codes, unusable).
+    Outputs are 0 where a code is missing."""
     missing = (c.model_a < 0) | (c.model_b < 0) | (c.winner < 0) | (c.judge < 0) | (c.cluster < 0)
-    ia = np.where(missing, 0, c.model_a_map[c.model_a])
-    ib = np.where(missing, 0, c.model_b_map[c.model_b])
-    forfeit = c.failed_a | c.failed_b
-    res = np.where(forfeit, np.where(c.failed_a & c.failed_b, 2, np.where(c.failed_a, 1, 0)),
-                   c.winner_map[c.winner])  # fmt: skip
-    judge = np.where(forfeit, c.forfeit_judge, c.judge)
-    swap = ia > ib
-    bad = missing | (ia < 0) | (ib < 0) | (ia == ib) | (res < 0)
-    good = ~bad
-    zero = np.zeros(ia.size, dtype=np.int64)
+    any_missing = bool(missing.any())
+    if any_missing:  # look codes up at 0 there (the outputs are zeroed at the end)
+        c = c._replace(**{f: np.where(missing, 0, getattr(c, f))
+                          for f in ("model_a", "model_b", "winner", "judge", "cluster")})
+    ia, ib = c.model_a_map[c.model_a], c.model_b_map[c.model_b]  # int64 (codes of any width)
+    res, judge = c.winner_map[c.winner], c.judge
+    if c.failed_a.any() or c.failed_b.any():
+        forfeit = c.failed_a | c.failed_b
+        res = np.where(forfeit, np.where(c.failed_a & c.failed_b, 2, np.where(c.failed_a, 1, 0)),
+                       res)  # fmt: skip
+        judge = np.where(forfeit, c.forfeit_judge, judge)
+    i, j = np.minimum(ia, ib), np.maximum(ia, ib)
+    bad = (i < 0) | (i == j) | (res < 0)
+    if any_missing:
+        bad |= missing
+    n_bad = int(np.count_nonzero(bad))
     used_m = np.zeros(c.n_models, dtype=bool)
-    used_m[ia[good]] = True
-    used_m[ib[good]] = True
-    return (
-        np.where(missing, zero, c.cluster * c.n_judges + judge).astype(np.int64),
-        np.where(missing, zero, np.where(swap, ib, ia)).astype(np.int64),
-        np.where(missing, zero, np.where(swap, ia, ib)).astype(np.int64),
-        np.where(missing, zero, np.where(swap & (res < 2), 1 - res, res)).astype(np.int64),
-        np.where(missing, zero, judge).astype(np.int64),
-        used_m, int(bad.sum()),
-    )
+    used_m[i[~bad] if n_bad else i] = True
+    used_m[j[~bad] if n_bad else j] = True
+    out = [c.cluster.astype(np.int64) * c.n_judges + judge, i, j,
+           res ^ ((ia > ib) & (res < 2)),  # a swap turns 0 <-> 1 (i won <-> j won), not ties
+           judge]  # fmt: skip
+    if any_missing:
+        out = [np.where(missing, 0, a) for a in out]
+    return (*(np.asarray(a, dtype=np.int64) for a in out), used_m, n_bad)
 
 
 def _full(c: VerdictCodes) -> VerdictCodes:
-    """The codes as int64, the optional columns (judge, cluster, forfeits) full-length."""
+    """The optional columns (judge, cluster, forfeits) full-length; codes keep their width."""
     n = c.model_a.size
 
     def full(a, dtype):
-        return np.zeros(n, dtype=dtype) if a.size == 0 else np.asarray(a, dtype=dtype)
+        return np.zeros(n, dtype=dtype) if a.size == 0 else np.asarray(a)
 
-    return c._replace(model_a=np.asarray(c.model_a, dtype=np.int64),
-                      model_b=np.asarray(c.model_b, dtype=np.int64),
-                      winner=np.asarray(c.winner, dtype=np.int64),  # codes of any width
-                      judge=full(c.judge, np.int64), cluster=full(c.cluster, np.int64),
+    return c._replace(judge=full(c.judge, np.int8), cluster=full(c.cluster, np.int8),
                       failed_a=full(c.failed_a, bool), failed_b=full(c.failed_b, bool))
 
 
@@ -225,19 +239,22 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
 def collapse_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
                    cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges, n_clusters,
                    weight) -> CollapsedRows:  # fmt: skip
-    # the per-cluster rows, summed over clusters, and each (judge, i, j) key's row
-    rows = aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
-                           cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
-                           n_clusters, weight)  # fmt: skip
-    used = (rows.used_models, rows.used_judges, rows.used_clusters)
+    # the rows summed over clusters (one per (judge, i, j)) and each key's row
+    c = _full(VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map,
+                           judge, cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
+                           n_clusters))  # fmt: skip
+    _, i, j, o, row_judge, used_m, n_bad = _orient(c)
+    used_j = np.zeros(n_judges, dtype=bool)
+    used_g = np.zeros(n_clusters, dtype=bool)
     e_i, e_f = np.zeros(0, dtype=np.int64), np.zeros(0)
-    if rows.n_unusable:
-        return CollapsedRows(e_i, e_i, e_i, e_f, e_f, e_f, *used, e_i, rows.n_unusable)
-    row_judge, ri, rj, wi, wj, tt = collapse_rows(rows.judge, rows.i, rows.j, rows.wins_i,
-                                                  rows.wins_j, rows.ties, n_judges, n_models)
+    if n_bad:
+        return CollapsedRows(e_i, e_i, e_i, e_f, e_f, e_f, used_m, used_j, used_g, e_i, n_bad)
+    used_j[c.judge] = True
+    used_g[c.cluster] = True
+    row_judge, ri, rj, wi, wj, tt = _aggregate_rows(row_judge, i, j, o, weight, n_models)
     slot = np.full(n_judges * n_models * n_models, -1, dtype=np.int64)
     slot[(row_judge * n_models + ri) * n_models + rj] = np.arange(row_judge.size)
-    return CollapsedRows(row_judge, ri, rj, wi, wj, tt, *used, slot, 0)
+    return CollapsedRows(row_judge, ri, rj, wi, wj, tt, used_m, used_j, used_g, slot, 0)
 
 
 def verdict_cluster_scores(model_a, model_b, model_a_map, model_b_map, winner, winner_map,
@@ -253,7 +270,7 @@ def verdict_cluster_scores(model_a, model_b, model_a_map, model_b_map, winner, w
     w = np.ones(n) if weight.size == 0 else weight
     n_cols = n_models + (n_judges if tab_e.size else 0)
     s = w * tab_d[3 * r + o]
-    cells, at = n_clusters * n_cols, c.cluster * n_cols
+    cells, at = n_clusters * n_cols, c.cluster.astype(np.int64) * n_cols
     out = np.bincount(at + i, s, cells) - np.bincount(at + j, s, cells)
     if tab_e.size:
         out += np.bincount(at + n_models + row_judge, w * tab_e[3 * r + o], cells)

@@ -230,8 +230,9 @@ def fit(
         Passed to :func:`ratings.read_verdicts`.
     engine : {"auto", "numba", "numpy"}, default="auto"
         Kernels: numba's compiled ones, or their NumPy twins (tested equal). ``"auto"`` uses
-        the twins for passes over fewer than 200,000 rows, where they finish before numba
-        could be loaded into a fresh process (see :mod:`ratings.engine`).
+        the twins below 200,000 verdicts, and below 2,000,000 while numba is not loaded in
+        this process, where they finish before numba could be (see :mod:`ratings.engine`;
+        :func:`ratings.warmup` loads it).
     tol, max_iter : float, int
         Newton stops when the largest step, or the next one as its quadratic convergence
         predicts it, is below ``tol``.

@@ -37,9 +37,10 @@ class NewtonResult:
 
 
 #: From this many parameters on, positive definite systems are solved through one Cholesky
-#: factorisation (scipy.linalg); below it numpy's Cholesky check plus LU is as fast and keeps
-#: scipy.linalg out of small fits' start-up.
-LAPACK_FROM = 150
+#: factorisation (scipy.linalg); below it numpy's Cholesky check plus LU costs a fit at most a
+#: few ms more (199 parameters: 0.3 vs 0.13 ms a solve, 1.5 vs 0.4 ms the inverse) and keeps
+#: scipy.linalg (0.1-0.3 s to import) out of a fresh process's fit.
+LAPACK_FROM = 250
 
 
 def solve_pd(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -11,16 +11,29 @@ import time
 
 import pytest
 
-from ratings.engine import AUTO_NUMBA_VERDICTS, kernels, resolve
+from ratings import engine
+from ratings.engine import AUTO_NUMBA_COLD, AUTO_NUMBA_VERDICTS, kernels, resolve
 
 
-def test_auto_picks_by_size():
-    assert resolve("auto", AUTO_NUMBA_VERDICTS - 1) == "numpy"
-    assert resolve("auto", AUTO_NUMBA_VERDICTS) == "numba"
+@pytest.mark.parametrize("loaded", [True, False])
+def test_auto_picks_by_size(monkeypatch, loaded):
+    # once numba's kernels are loaded they run from AUTO_NUMBA_VERDICTS verdicts; before, the
+    # twins run up to AUTO_NUMBA_COLD (numba's start-up would cost more than they save)
+    monkeypatch.setattr(engine, "kernels_loaded", lambda: loaded)
+    threshold = AUTO_NUMBA_VERDICTS if loaded else AUTO_NUMBA_COLD
+    assert AUTO_NUMBA_VERDICTS < AUTO_NUMBA_COLD
+    assert resolve("auto", threshold - 1) == "numpy"
+    assert resolve("auto", threshold) == "numba"
     assert resolve("numba", 10) == "numba"
     assert resolve("numpy", 10**9) == "numpy"
     assert kernels("auto", 10).__name__ == "ratings._kernels_ref"
-    assert kernels("auto", AUTO_NUMBA_VERDICTS).__name__ == "ratings._kernels"
+    assert kernels("auto", threshold).__name__ == "ratings._kernels"
+
+
+def test_kernels_loaded_tracks_the_module():
+    from ratings import _kernels  # noqa: F401 - loading it is the point
+
+    assert engine.kernels_loaded()
 
 
 def test_unknown_engine_is_refused():
@@ -45,6 +58,26 @@ SMALL_FIT = """
 
 def test_small_fit_in_a_fresh_process_does_not_load_numba():
     assert _run(SMALL_FIT) == {"numba": False}
+
+
+COLD_FIT = """
+    import json, sys
+    import numpy as np, pandas as pd
+    import ratings
+    from ratings import engine
+
+    rng = np.random.default_rng(0)
+    n = engine.AUTO_NUMBA_VERDICTS  # numba's size once loaded; a fresh process keeps the twins
+    a = rng.integers(0, 20, n); b = (a + rng.integers(1, 20, n)) % 20
+    log = pd.DataFrame({"model_a": a, "model_b": b, "winner": rng.choice(["A", "B"], n),
+                        "task_id": rng.integers(0, 50, n)}).astype(str)
+    r = ratings.fit(log)
+    print(json.dumps({"numba": "numba" in sys.modules, "converged": bool(r.converged)}))
+"""
+
+
+def test_fresh_process_fit_below_the_cold_threshold_does_not_load_numba():
+    assert _run(COLD_FIT) == {"numba": False, "converged": True}
 
 
 LARGE_FIT = """
