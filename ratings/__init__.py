@@ -6,12 +6,14 @@
 """
 
 from ratings.api import fit
+from ratings.audit import Audit, audit
 from ratings.data import Comparisons, aggregate
 from ratings.errors import ConvergenceWarning, InvalidVerdictsError, NonIdentifiableError
 from ratings.io import VerdictLog, read_verdicts
 from ratings.result import Ratings
 
 __all__ = [
+    "Audit",
     "Comparisons",
     "ConvergenceWarning",
     "InvalidVerdictsError",
@@ -19,6 +21,7 @@ __all__ = [
     "Ratings",
     "VerdictLog",
     "aggregate",
+    "audit",
     "fit",
     "read_verdicts",
     "warmup",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import numpy as np
@@ -25,6 +25,7 @@ from ratings.graph import check_identifiable
 from ratings.io import VerdictLog, peek_columns, read_counts, read_verdicts
 from ratings.judges import JudgeQuality, resolve_judge_quality
 from ratings.result import Ratings
+from ratings.slots import Families
 from ratings.uncertainty import (
     bootstrap_draws,
     cluster_sandwich,
@@ -176,6 +177,8 @@ def fit(
     engine: Engine = "auto",
     tol: float = 1e-10,
     max_iter: int = 100,
+    adjust: str | Sequence[str] | None = None,
+    families: Families = None,
 ) -> Ratings:
     """Fit Bradley-Terry Elo ratings with confidence intervals.
 
@@ -236,6 +239,16 @@ def fit(
     tol, max_iter : float, int
         Newton stops when the largest step, or the next one as its quadratic convergence
         predicts it, is below ``tol``.
+    adjust : str or list of str, optional
+        Judge effects to estimate as nuisance parameters: ``"position"`` (each judge's bias
+        towards slot A) and/or ``"self-preference"`` (towards models of its own family; needs
+        ``families``), e.g. ``"position,self-preference"``. Ratings are then corrected for
+        them and intervals include their uncertainty; ``ratings.judge_effects`` holds the
+        effects. Not with ``ci="bootstrap"`` or a penalty. See :mod:`ratings.adjust` for when
+        adjusting is appropriate and :func:`ratings.audit` for the report.
+    families : path, DataFrame or mapping, optional
+        Family of each model and judge (a CSV with columns ``name,family``); names not listed
+        have none.
 
     Returns
     -------
@@ -262,6 +275,16 @@ def fit(
     >>> round(r.elo["x"], 6)
     1000.0
     """
+    if adjust is not None:  # judge effects as nuisance parameters (ratings.adjust)
+        from ratings.adjust import fit_adjusted, parse_adjust
+
+        if parse_adjust(adjust):
+            return fit_adjusted(
+                verdicts, adjust=parse_adjust(adjust), families=families, model=model,
+                judge_quality=judge_quality, fit_new_judges=fit_new_judges, anchor=anchor,
+                anchor_rating=anchor_rating, scope=scope, cluster=cluster, ci=ci, level=level,
+                penalty=penalty, errors=errors, columns=columns, winner_map=winner_map,
+                engine=engine, tol=tol, max_iter=max_iter)  # fmt: skip
     return _fit(verdicts, model=model, judge_quality=judge_quality,
                 fit_new_judges=fit_new_judges, anchor=anchor, anchor_rating=anchor_rating,
                 scope=scope, cluster=cluster, ci=ci, level=level, penalty=penalty,

@@ -74,6 +74,11 @@ def _add_fit_options(p: argparse.ArgumentParser) -> None:
                    help="map column names, e.g. 'left=model_a,right=model_b,question=task_id'")
     p.add_argument("--winner-map", metavar="VALUE=A|B|tie,...",
                    help="accept extra winner spellings, e.g. 'tie (bothbad)=tie'")
+    p.add_argument("--adjust", metavar="position,self-preference",
+                   help="estimate these judge effects as nuisance parameters, so ratings are "
+                        "corrected for them (self-preference needs --families)")
+    p.add_argument("--families", metavar="FILE",
+                   help="CSV with columns name,family for models and judges")
 
 
 def _version() -> str:
@@ -159,6 +164,30 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("--title", help="plot title")
     pl.set_defaults(func=_cmd_plot)
 
+    au = sub.add_parser("audit", help="judge audit: position bias, self-preference, agreement")
+    au.add_argument("verdicts", help="verdict log: .csv, .tsv, .parquet or .jsonl")
+    au.add_argument("--scope", help="audit only verdicts of this scope (required if several)")
+    au.add_argument("--families", metavar="FILE",
+                    help="CSV with columns name,family for models and judges (self-preference "
+                         "is estimated for judges with a family)")
+    au.add_argument("--model", choices=["bt", "crowd-bt"], default="bt",
+                    help="Bradley-Terry (default) or Crowd-BT (adds each judge's eta)")
+    au.add_argument("--judge-quality", metavar="JUDGES.json", help="crowd-bt: fix eta")
+    au.add_argument("--fit-new-judges", action="store_true",
+                    help="crowd-bt: estimate eta for judges missing from --judge-quality")
+    g = au.add_mutually_exclusive_group()
+    g.add_argument("--cluster", metavar="COLUMN", help="cluster column (default task_id)")
+    g.add_argument("--no-cluster", action="store_true", help="treat verdicts as independent")
+    au.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    au.add_argument("--n-boot", type=int, default=1000,
+                    help="task-bootstrap resamples for agreement intervals (default 1000)")
+    au.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    au.add_argument("--columns", metavar="OLD=NEW,...", help="map column names")
+    au.add_argument("--winner-map", metavar="VALUE=A|B|tie,...", help="extra winner spellings")
+    au.add_argument("--out", metavar="FILE",
+                    help="write the per-judge table (.csv) or the whole report (.json)")
+    au.set_defaults(func=_cmd_audit)
+
     d = sub.add_parser("demo", help="fit the bundled simulated example and print the tables")
     d.set_defaults(func=_cmd_demo)
     return parser
@@ -176,6 +205,7 @@ def _fit_args(args: argparse.Namespace) -> dict:
         "fit_new_judges": args.fit_new_judges, "anchor": args.anchor,
         "cluster": _cluster_arg(args), "ci": args.ci, "level": args.level,
         "penalty": args.penalty, "n_boot": args.n_boot, "seed": args.seed,
+        "adjust": args.adjust, "families": args.families,
     }  # fmt: skip
 
 
@@ -233,7 +263,8 @@ def _read(args: argparse.Namespace):
 def _inputs(args: argparse.Namespace) -> list[str]:
     quality = _quality_arg(args.judge_quality)
     files = list(quality.values()) if isinstance(quality, dict) else [quality]
-    return [p for p in (args.verdicts, getattr(args, "rubric", None), *files) if p]
+    return [p for p in (args.verdicts, getattr(args, "rubric", None),
+                        getattr(args, "families", None), *files) if p]  # fmt: skip
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
@@ -417,6 +448,30 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     highlight = None if args.highlight is None else [h.strip() for h in args.highlight.split(",")]
     plot_cli(args.ratings_table, args.out, top=args.top, highlight=highlight, title=args.title)
     print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    import warnings
+
+    import ratings
+    from ratings.audit import AuditWarning
+
+    inputs = _inputs(args)
+    _check_outputs(inputs, [args.out])
+    with warnings.catch_warnings():  # the notes are printed below
+        warnings.simplefilter("ignore", AuditWarning)
+        result = ratings.audit(
+            _read(args), scope=args.scope, families=args.families, model=args.model,
+            judge_quality=args.judge_quality, fit_new_judges=args.fit_new_judges,
+            cluster=_cluster_arg(args), level=args.level, n_boot=args.n_boot, seed=args.seed)
+    if args.out:
+        result.write(args.out, inputs=inputs)
+        print(f"wrote the audit of {len(result.judges)} judge(s) to {args.out}", file=sys.stderr)
+    else:
+        print(result.summary())
+    for note in result.notes:
+        print(f"warning: {note}", file=sys.stderr)
     return 0
 
 

@@ -87,6 +87,10 @@ class Ratings:
     scope_weights: dict[str, float] | None = None
     combine_method: str | None = None
     se_independent: pd.Series | None = None
+    #: ``fit(..., adjust=...)``: the judge effects estimated as nuisance parameters
+    #: (:func:`ratings.judge_effects.effects_table`) and which ones.
+    judge_effects: pd.DataFrame | None = None
+    adjust: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "strength", readonly_copy(self.strength))
@@ -260,6 +264,9 @@ class Ratings:
             f"{self.max_grad:.2e}); log-likelihood {self.loglik:.4f}"
             + (f"; ridge penalty {self.penalty:g}" if self.penalty else ""),
         ]
+        if self.adjust:
+            lines.append(f"Adjusted for judge effects: {', '.join(self.adjust)} (estimated "
+                         "jointly; intervals include their uncertainty)")
         if self.n_rejected:
             lines.append(f"Rejected input rows: {self.n_rejected} (not fitted)")
         table = self.to_frame().drop(columns=["level", "df"])  # stated in the header above
@@ -268,6 +275,12 @@ class Ratings:
         lines += ["", format_table(table)]
         if self.judges is not None:
             lines += ["", "Judges:", format_table(self.judges.reset_index())]
+        if self.judge_effects is not None and len(self.judge_effects):
+            cols = ["judge", "n", "position_bias_elo", "position_lower_elo",
+                    "position_upper_elo", "self_preference_elo", "self_lower_elo",
+                    "self_upper_elo"]  # fmt: skip
+            lines += ["", f"Judge effects (Elo points, {self.level:.0%} intervals):",
+                      self.judge_effects[cols].to_string(index=False, float_format="{:.1f}".format)]
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -4,6 +4,9 @@ The generative model, per match of models a and b on task t judged by k:
 
 * submission quality: d = s_a - s_b + u_{a,t} - u_{b,t}, with u ~ N(0, task_sd^2) drawn once per
   (model, task) submission, so verdicts on one task are dependent (the reason to cluster);
+* judge effects (optional): judge k adds beta_k to the log-odds of the submission in slot A
+  (position bias) and gamma_k (own_k(a) - own_k(b)) for models of its own family (self-
+  preference), so d becomes d + beta_k + gamma_k (own_k(a) - own_k(b));
 * judge noise (Crowd-BT): the judge sees the true order with probability eta_k,
   p = eta_k sigma(d) + (1 - eta_k) sigma(-d);
 * ties: P(tie) = 4 tie_rate p (1 - p), P(A) = p - P(tie) / 2, so E[y] = p with a tie counted as
@@ -99,6 +102,33 @@ def random_matches(
     )
 
 
+def _per_judge(matches: pd.DataFrame, value, what: str) -> np.ndarray:
+    """A per-verdict array from a float or a {judge: value} mapping (0 for judges not listed)."""
+    if isinstance(value, int | float):
+        return np.full(len(matches), float(value))
+    if "judge" not in matches.columns:
+        raise ValueError(f"`{what}` per judge needs a `judge` column in `matches`.")
+    return pd.Series(value, dtype=np.float64).reindex(matches["judge"]).fillna(0.0).to_numpy()
+
+
+def _judge_effects(matches: pd.DataFrame, position_bias, self_preference,
+                   families: Mapping[str, str] | None) -> np.ndarray:  # fmt: skip
+    """beta_k + gamma_k (own_k(a) - own_k(b)) per verdict (zeros when neither is given)."""
+    out = np.zeros(len(matches))
+    if position_bias is not None:
+        out += _per_judge(matches, position_bias, "position_bias")
+    if self_preference is not None:
+        if families is None or "judge" not in matches.columns:
+            raise ValueError("`self_preference` needs `families` and a `judge` column.")
+        fam = pd.Series(dict(families), dtype=object)
+        judge = fam.reindex(matches["judge"]).to_numpy()
+        own_a = (fam.reindex(matches["model_a"]).to_numpy() == judge) & pd.notna(judge)
+        own_b = (fam.reindex(matches["model_b"]).to_numpy() == judge) & pd.notna(judge)
+        gamma = _per_judge(matches, self_preference, "self_preference")
+        out += gamma * (own_a.astype(np.float64) - own_b.astype(np.float64))
+    return out
+
+
 def _copula_uniforms(matches: pd.DataFrame, rho: float, latents: pd.Series | None,
                      rng: np.random.Generator) -> np.ndarray:  # fmt: skip
     """Uniforms Phi(z), z = sqrt(rho) (v_a - v_b) / sqrt(2) + sqrt(1 - rho) e."""
@@ -127,6 +157,9 @@ def simulate_verdicts(
     effects: pd.Series | None = None,
     task_corr: float = 0.0,
     latents: pd.Series | None = None,
+    position_bias: Mapping[str, float] | float | None = None,
+    self_preference: Mapping[str, float] | float | None = None,
+    families: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Add a ``winner`` column (``"A"``, ``"B"``, ``"tie"``) drawn from the model above.
 
@@ -153,6 +186,14 @@ def simulate_verdicts(
     latents : pandas.Series, optional
         The copula's standard-normal v per (model, task_id), to share it between calls (e.g.
         scopes judged on the same submissions); drawn when omitted.
+    position_bias : mapping or float, optional
+        Log-odds added in favour of the submission in slot A, per judge (a float: every judge).
+    self_preference : mapping or float, optional
+        Log-odds added in favour of a model of the judge's own family, per judge (a float: every
+        judge); needs ``families``.
+    families : mapping, optional
+        Family of each model and judge name (names not listed have none; a judge favours only
+        models of its own family).
 
     Returns
     -------
@@ -179,6 +220,7 @@ def simulate_verdicts(
         if np.isnan(u).any():
             raise ValueError("`effects` has no value for some (model, task_id) in `matches`.")
         d = d + u[: len(matches)] - u[len(matches):]
+    d = d + _judge_effects(matches, position_bias, self_preference, families)
     p = expit(d)
     if judge_eta is not None:
         eta = pd.Series(judge_eta, dtype=np.float64).reindex(matches["judge"]).to_numpy()

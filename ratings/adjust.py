@@ -1,0 +1,160 @@
+"""Ratings adjusted for judge effects: ``ratings.fit(..., adjust=...)``.
+
+The strengths are fitted jointly with judge position bias and/or self-preference as nuisance
+parameters (:mod:`ratings.judge_effects`), so the ratings are those of judges without these
+biases, and their sandwich intervals include the effects' uncertainty.
+
+When to adjust
+--------------
+* **Self-preference biases ratings.** A judge that favours its own family lifts that family's
+  models in every verdict it gives on them; randomisation does not cancel it. Adjusting
+  (``adjust="self-preference"`` with ``families=``) rates them as an unbiased judge would. It
+  needs verdicts by judges outside the family on the family's models (otherwise it raises).
+* **Position bias with randomised A/B order adds noise, not bias.** Each model sits in slot A
+  about half the time, so beta_k cancels on average; adjusting then changes ratings by far less
+  than their standard errors and intervals barely move. When the order was not randomised (a
+  model shown mostly first), position bias does bias ratings, and adjusting removes it.
+* An adjustment costs a little precision (one parameter per judge); on a board without these
+  biases adjusted and plain ratings agree within their standard errors
+  (``benchmarks_perf/audit_study.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ratings.data import Comparisons
+from ratings.engine import resolve as resolve_engine
+from ratings.errors import NonIdentifiableError
+from ratings.graph import check_identifiable
+from ratings.judge_effects import (
+    EffectPlan,
+    EffectsFit,
+    crowd_judges,
+    effects_table,
+    fit_effects,
+    plan_effects,
+)
+from ratings.result import Ratings
+from ratings.slots import Families, check_families_cover, load_slots, read_families
+
+__all__ = ["ADJUSTMENTS", "fit_adjusted", "parse_adjust", "ratings_from_fit"]
+
+#: Judge effects ``adjust=`` accepts.
+ADJUSTMENTS = ("position", "self-preference")
+
+
+def parse_adjust(adjust: str | Iterable[str] | None) -> tuple[str, ...]:
+    """``"position,self-preference"`` (or a list) -> ``("position", "self-preference")``."""
+    if adjust is None:
+        return ()
+    items = str(adjust).split(",") if isinstance(adjust, str) else [str(a) for a in adjust]
+    items = [a.strip() for a in items if a.strip()]
+    bad = [a for a in items if a not in ADJUSTMENTS]
+    if bad:
+        raise ValueError(f"`adjust` must name judge effects among {list(ADJUSTMENTS)} "
+                         f"(comma-separated); got {bad!r}.")  # fmt: skip
+    return tuple(a for a in ADJUSTMENTS if a in items)
+
+
+def fit_adjusted(
+    verdicts,
+    *,
+    adjust: tuple[str, ...],
+    families: Families = None,
+    model: str = "bt",
+    judge_quality=None,
+    fit_new_judges: bool = False,
+    anchor: str | None = None,
+    anchor_rating: float | None = None,
+    scope: str | None = None,
+    cluster: str | None = "auto",
+    ci: str = "sandwich",
+    level: float = 0.95,
+    penalty: float = 0.0,
+    errors: str = "raise",
+    columns=None,
+    winner_map=None,
+    engine: str = "auto",
+    tol: float = 1e-10,
+    max_iter: int = 100,
+) -> Ratings:
+    """The body of :func:`ratings.fit` with ``adjust=`` (arguments as there).
+
+    Raises
+    ------
+    ValueError
+        ``ci="bootstrap"`` or ``penalty > 0`` (not available with ``adjust``), or
+        self-preference without ``families``.
+    NonIdentifiableError
+        The win graph is not strongly connected, or a requested effect exists in the data but
+        has no finite, identified estimate (the message names the judge and why).
+    """
+    from ratings.api import close_matches, parse_anchor
+    from ratings.judges import resolve_judge_quality
+
+    if ci not in ("sandwich", "sandwich-z", "model"):
+        raise ValueError(f"`ci` must be 'sandwich', 'sandwich-z' or 'model' with `adjust`; got "
+                         f"{ci!r} (the bootstrap is not available for adjusted fits).")  # fmt: skip
+    if model not in ("bt", "crowd-bt"):
+        raise ValueError(f"`model` must be 'bt' or 'crowd-bt'; got {model!r}.")
+    if penalty:
+        raise ValueError("`penalty` is not available with `adjust`.")
+    fams = read_families(families)
+    if "self-preference" in adjust and not fams:
+        raise ValueError("Adjusting for self-preference needs the judges' and models' families: "
+                         "pass `families=` (CLI `--families FILE`, a CSV with name,family).")
+    if anchor is not None and anchor_rating is None and "=" in str(anchor):
+        anchor, anchor_rating = parse_anchor(anchor)
+    rating0 = 1000.0 if anchor_rating is None else float(anchor_rating)
+    data, slots, n_rejected, scope = load_slots(
+        verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
+        winner_map=winner_map, engine=engine)  # fmt: skip
+    if anchor is not None and anchor not in data.models:
+        raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
+                         f"{close_matches(anchor, data.models)}")  # fmt: skip
+    check_families_cover(fams, [*data.models, *data.judges])
+    engine = resolve_engine(engine, data.n_verdicts)
+    rows = data.collapsed(engine=engine)
+    check_identifiable(rows)
+    plan = plan_effects(slots, fams, position="position" in adjust,
+                        self_preference="self-preference" in adjust)  # fmt: skip
+    blocked = plan.blocked()
+    if blocked:
+        raise NonIdentifiableError(
+            "Cannot adjust for judge effects that have no finite, identified estimate: "
+            + "; ".join(blocked[:5]) + ". Drop that adjustment or add verdicts."
+        )
+    fixed = {}
+    if model == "crowd-bt":
+        fixed = resolve_judge_quality(judge_quality, data.judges, scope=scope,
+                                      fit_new_judges=fit_new_judges)  # fmt: skip
+    ref = 0 if anchor is None else int(data.models.get_loc(anchor))
+    fit = fit_effects(data, slots, plan, model=model, ref=ref, fixed_eta=fixed, ci=ci,
+                      engine=engine, tol=tol, max_iter=max_iter)  # fmt: skip
+    return ratings_from_fit(fit, plan, data, model=model, ci=ci, level=level, scope=scope,
+                            n_rejected=n_rejected, adjust=adjust, anchor=anchor,
+                            rating=rating0)  # fmt: skip
+
+
+def ratings_from_fit(fit: EffectsFit, plan: EffectPlan, data: Comparisons, *, model: str,
+                     ci: str, level: float, scope: str | None, n_rejected: int,
+                     adjust: tuple[str, ...], anchor: str | None = None,
+                     rating: float = 1000.0) -> Ratings:  # fmt: skip
+    """The strengths of a joint fit as :class:`Ratings` (``anchor`` at ``rating``, or centred
+    there), with the judge effects (``judge_effects``) and, for Crowd-BT, the judges' eta."""
+    clustered = data.clusters is not None
+    df = float(data.n_clusters - 1) if (clustered and ci == "sandwich") else None
+    m = data.n_models
+    return Ratings(
+        models=data.models, strength=fit.estimate("s"), cov=fit.cov[:m, :m],
+        counts=data.collapsed().model_counts().copy(), ci=ci,
+        cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
+        anchor=None, offset=rating, loglik=-fit.nll, converged=fit.converged,
+        n_iter=fit.n_iter, max_grad=fit.max_grad, model=model, level=level, scope=scope,
+        judges=None if model == "bt" else crowd_judges(fit, data, level, df),
+        n_rejected=n_rejected,
+        influence=None if fit.influence is None else fit.influence[:, :m], df=df,
+        influence_clusters=data.clusters if clustered else None,
+        judge_effects=effects_table(fit, plan, level=level, df=df), adjust=adjust,
+    ).reanchor(anchor, rating)  # fmt: skip
