@@ -49,10 +49,10 @@ def _canonical(slots: SlotCounts):
     i, j = np.where(flip, slots.b, slots.a), np.where(flip, slots.a, slots.b)
     wi, wj = np.where(flip, slots.wb, slots.wa), np.where(flip, slots.wa, slots.wb)
     m = len(slots.models)
-    _, first, sums = group_rows((slots.cluster, slots.judge, i, j),
+    rows, sums = group_rows((slots.cluster, slots.judge, i, j),
                             (slots.n_clusters, len(slots.judges), m, m),
                             (wi, wj, slots.tt))  # fmt: skip
-    return slots.cluster[first], slots.judge[first], i[first], j[first], *sums
+    return *rows, *sums
 
 
 def judge_agreement(slots: SlotCounts, *, level: float = 0.95, n_boot: int = 1000,

@@ -227,7 +227,9 @@ def audit(
     table["self_flagged"] = (table["self_p"] < alpha).to_numpy()
     table["flag"] = [_flag(row) for row in table.to_dict("records")]
     notes = tuple(f"Judge {j!r} is also a rated model and judged {n} verdict(s) of matches it "
-                  "played in: give it a family (`families`) to estimate its self-preference."
+                  "played in: " + ("its self-preference towards its family is in its row."
+                                   if j in fams else "give it a family (`families`, CLI "
+                                   "`--families`) to estimate its self-preference.")
                   for j, n in mine.items())  # fmt: skip
     for note in notes:
         warnings.warn(note, AuditWarning, stacklevel=2)

@@ -101,6 +101,7 @@ def _per_judge(slots: SlotCounts, weights: NDArray[np.float64]) -> NDArray[np.fl
 def plan_effects(slots: SlotCounts, families: Mapping[str, str], *, position: bool,
                  self_preference: bool) -> EffectPlan:  # fmt: skip
     """Decide which of the requested effects are identified on these verdicts."""
+    slots = slots.collapsed  # the same counts per (judge, a, b)
     judges, k = slots.judges, len(slots.judges)
     own = own_matrix(judges, slots.models, families)
     family = [families.get(str(j)) for j in judges]
@@ -154,34 +155,40 @@ def _confounded(slots: SlotCounts, families: Mapping[str, str], family: list[str
 
 
 class _Design:
-    """The linear predictor's sparse design over x = (s, beta, gamma, eta) for slot rows.
+    """The linear predictor over x = (s, beta, gamma, eta) for slot rows.
 
-    Row r of ``x`` has +1 at s_A, -1 at s_B, 1 at beta_k and own_k(A) - own_k(B) at gamma_k;
-    for Crowd-BT, ``e`` has a 1 at eta_k. Row derivatives are the package's kernels evaluated
-    on the predictor itself (``theta`` = the predictors and a trailing 0, pairs (r, R)).
+    Row r's predictor is s_A - s_B + beta_k + gamma_k (own_k(A) - own_k(B)) (eta_k enters
+    Crowd-BT's probability). Row derivatives are the package's kernels evaluated on the
+    predictor itself (``theta`` = the predictors and a trailing 0, pairs (r, R)). With
+    ``assemble``, the sparse design ``x`` (and ``e`` at eta_k for Crowd-BT) assembles the
+    gradient and Hessian; every pass is vectorised over the rows.
     """
 
-    def __init__(self, rows: SlotCounts, own: NDArray[np.bool_], crowd: bool) -> None:
-        from scipy import sparse
-
+    def __init__(self, rows: SlotCounts, own: NDArray[np.bool_], crowd: bool,
+                 assemble: bool = True) -> None:  # fmt: skip
         m, nj, r = len(rows.models), len(rows.judges), rows.n_rows
-        self.m, self.nj, self.rows, self.sparse = m, nj, rows, sparse
+        self.m, self.nj, self.rows, self.crowd = m, nj, rows, crowd
         self.n_params = m + 3 * nj
-        d_own = own[rows.judge, rows.a].astype(np.float64) - own[rows.judge, rows.b]
-        idx = np.arange(r)
-        vals = np.concatenate([np.ones(r), -np.ones(r), np.ones(r), d_own])
-        cols = np.concatenate([rows.a, rows.b, m + rows.judge, m + nj + rows.judge])
-        self.x = sparse.csr_matrix((vals, (np.tile(idx, 4), cols)), shape=(r, self.n_params))
-        self.e = (sparse.csr_matrix((np.ones(r), (idx, m + 2 * nj + rows.judge)),
-                                    shape=(r, self.n_params)) if crowd else None)  # fmt: skip
-        self.ii, self.jj = idx, np.full(r, r, dtype=np.int64)
+        self.d_own = own[rows.judge, rows.a].astype(np.float64) - own[rows.judge, rows.b]
+        # the columns of each row's nonzeros: s_A, s_B, beta_k, gamma_k (and eta_k)
+        self.cols = (rows.a, rows.b, m + rows.judge, m + nj + rows.judge, m + 2 * nj + rows.judge)
+        self.ii, self.jj = np.arange(r), np.full(r, r, dtype=np.int64)
+        if assemble:
+            from scipy import sparse
+
+            self.sparse = sparse
+            vals = np.concatenate([np.ones(r), -np.ones(r), np.ones(r), self.d_own])
+            self.x = sparse.csr_matrix((vals, (np.tile(self.ii, 4), np.concatenate(
+                self.cols[:4]))), shape=(r, self.n_params))  # fmt: skip
+            self.e = (sparse.csr_matrix((np.ones(r), (self.ii, self.cols[4])),
+                                        shape=(r, self.n_params)) if crowd else None)  # fmt: skip
 
     def row_terms(self, x: NDArray[np.float64], k, with_meat: bool) -> tuple:
         """(nll, score_x, score_eta, h_xx, h_xeta, h_etaeta, meat_xx, meat_xeta, meat_etaeta)
         per row, as :func:`ratings._kernels_ref.crowd_row_terms` returns them."""
-        r = self.rows
-        lin = np.append(self.x @ x, 0.0)
-        if self.e is not None:
+        r, (a, b, beta, gamma, _) = self.rows, self.cols
+        lin = np.append(x[a] - x[b] + x[beta] + x[gamma] * self.d_own, 0.0)
+        if self.crowd:
             return k.crowd_row_terms(lin, np.ascontiguousarray(x[self.m + 2 * self.nj:]),
                                      self.ii, self.jj, r.judge, r.wa, r.wb, r.tt, with_meat)
         nll, score, info, meat = k.bt_row_terms(lin, self.ii, self.jj, r.wa, r.wb, r.tt,
@@ -210,16 +217,20 @@ class _Design:
         *_, mxx, mxe, mee = self.row_terms(x, k, True)
         return self.quad(mxx, mxe, mee)
 
-    def cluster_scores(self, x: NDArray[np.float64], k, n_clusters: int):
-        """Summed score of each cluster (rows' ``cluster``), a sparse G x P matrix."""
+    def cluster_scores(self, x: NDArray[np.float64], k, n_clusters: int, *, dense: bool):
+        """Summed score of each cluster (rows' ``cluster``), G x P: one ``np.bincount`` into a
+        dense array, or (``dense=False``) a sparse matrix that sums duplicate cells."""
         _, sx, se, *_ = self.row_terms(x, k, False)
-        scores = self.sparse.diags(sx) @ self.x
-        if self.e is not None:
-            scores = scores + self.sparse.diags(se) @ self.e
-        r = self.rows.n_rows
-        member = self.sparse.csr_matrix((np.ones(r), (self.rows.cluster, np.arange(r))),
-                                        shape=(n_clusters, r))  # fmt: skip
-        return (member @ scores).tocsr()
+        parts = [sx, -sx, sx, sx * self.d_own] + ([se] if self.crowd else [])
+        cols = np.concatenate(self.cols[: len(parts)])
+        vals = np.concatenate(parts)
+        rows = np.tile(self.rows.cluster, len(parts))
+        p = self.n_params
+        if dense:
+            return np.bincount(rows * p + cols, vals, n_clusters * p).reshape(n_clusters, p)
+        from scipy import sparse
+
+        return sparse.csr_matrix((vals, (rows, cols)), shape=(n_clusters, p))
 
 
 @dataclass(frozen=True, eq=False)
@@ -299,7 +310,7 @@ def fit_effects(
                            m + 2 * nj + np.flatnonzero(eta_est)])  # fmt: skip
     lower = np.concatenate([np.full(m + 2 * nj, -np.inf), np.full(nj, 0.5)])
     upper = np.concatenate([np.full(m + 2 * nj, np.inf), np.ones(nj)])
-    design = _Design(slots.collapsed(), plan.own, crowd=model != "bt")
+    design = _Design(slots.collapsed, plan.own, crowd=model != "bt")
     try:
         res = newton(lambda x: design.objective(x, k), x0, free, lower=lower, upper=upper,
                      tol=tol, max_iter=max_iter, what="Judge-effects", bound=DIVERGED)
@@ -338,11 +349,12 @@ def _covariance(x, hessian, free, slots: SlotCounts, plan: EffectPlan, design: _
             f"Clustered intervals need at least 2 clusters; got {g}. Use per-verdict intervals "
             "(`cluster=None`, CLI `--no-cluster`)."
         )
-    scores = _Design(slots, plan.own, crowd=design.e is not None).cluster_scores(x, k, g)
+    per_cluster = _Design(slots, plan.own, crowd=design.crowd, assemble=False)
     if g * p <= MAX_INFLUENCE_CELLS:
-        influence = scores.toarray() @ bread
+        influence = per_cluster.cluster_scores(x, k, g, dense=True) @ bread
         cov = gram(influence, g / (g - 1))
-    else:
+    else:  # too many cells to keep: the meat from a sparse score matrix
+        scores = per_cluster.cluster_scores(x, k, g, dense=False)
         influence = None
         cov = (g / (g - 1)) * (bread @ (scores.T @ scores).toarray() @ bread)
     return (bread if ci == "model" else cov), influence

@@ -1,4 +1,5 @@
-"""Matplotlib plots: rating bands, scope overlays, win matrices, judge quality and convergence.
+"""Matplotlib plots: rating bands, scope overlays, win matrices, judge quality and convergence
+(the judge-audit plot, :func:`plot_audit`, lives in :mod:`ratings.plot_audit`).
 
 This module is not imported by :mod:`ratings`; ``import ratings.plot`` loads matplotlib only
 when plots are wanted. Every ``plot_*`` function follows seaborn's contract: it takes
@@ -53,11 +54,13 @@ from ratings._figures import (
     thin,
 )
 from ratings.io.writers import same_file, write_atomic
+from ratings.plot_audit import plot_audit
 from ratings.plot_diagnostics import plot_convergence, plot_judges
 from ratings.result import Ratings
 
 __all__ = [
     "SAVE_FORMATS",
+    "plot_audit",
     "plot_cli",
     "plot_convergence",
     "plot_judges",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -70,44 +71,50 @@ class SlotCounts:
     def n_clusters(self) -> int:
         return 1 if self.clusters is None else len(self.clusters)
 
+    @cached_property
     def collapsed(self) -> SlotCounts:
-        """The same counts summed over clusters: one row per ``(judge, a, b)``."""
-        zeros = np.zeros(self.n_rows, dtype=np.int64)
-        _, first, sums = group_rows((self.judge, self.a, self.b), self._sizes()[1:],
-                                (self.wa, self.wb, self.tt))  # fmt: skip
-        return SlotCounts(self.models, self.judges, None, zeros[first], self.judge[first],
-                          self.a[first], self.b[first], *sums)  # fmt: skip
+        """The same counts summed over clusters: one row per ``(judge, a, b)`` (computed once)."""
+        if self.clusters is None:
+            return self
+        (judge, a, b), sums = group_rows((self.judge, self.a, self.b), self._sizes()[1:],
+                                         (self.wa, self.wb, self.tt))  # fmt: skip
+        return SlotCounts(self.models, self.judges, None, np.zeros(judge.size, dtype=np.int64),
+                          judge, a, b, *sums)  # fmt: skip
 
     def _sizes(self) -> tuple[int, int, int, int]:
         m = len(self.models)
         return self.n_clusters, len(self.judges), m, m
 
 
-def group_rows(keys: tuple, sizes, weights: tuple):
-    """Unique rows of the integer ``keys`` (sorted) and the ``weights`` summed per row.
+def group_rows(keys: tuple, sizes, weights: tuple) -> tuple[tuple, tuple]:
+    """Unique rows of the integer ``keys`` (codes below ``sizes``), sorted, and the ``weights``
+    summed per row: ``(row keys, sums)``.
 
-    Returns ``(inverse, first, sums)``: each input's row, a representative input per row, and
-    the summed weights. A mixed-radix int64 key is sorted once; key spaces beyond int64 are
-    sorted lexicographically instead.
+    Small key spaces (up to four slots per input row) are counted in a dense table by
+    ``np.bincount`` (no sort); larger ones sort a mixed-radix int64 key once, or, beyond int64,
+    sort lexicographically.
     """
     n = keys[0].size
-    if float(np.prod([float(s) for s in sizes])) < 2.0**62:
+    space = float(np.prod([float(s) for s in sizes]))
+    if space < 2.0**62:
         key = np.zeros(n, dtype=np.int64)
         for codes, size in zip(keys, sizes, strict=True):
             key = key * np.int64(size) + codes
-        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    else:  # pragma: no cover - needs more than 4e18 (cluster, judge, a, b) combinations
-        order = np.lexsort(keys[::-1])
-        stacked = np.column_stack([k[order] for k in keys])
-        new = np.ones(n, dtype=bool)
-        new[1:] = (stacked[1:] != stacked[:-1]).any(axis=1)
-        row = np.cumsum(new) - 1
-        inverse = np.empty(n, dtype=np.int64)
-        inverse[order] = row
-        first = order[new]
-    r = first.size
-    sums = tuple(np.bincount(inverse, w, r) for w in weights)
-    return inverse, first, sums
+        if space <= max(4 * n, 1 << 20):
+            occupied = np.flatnonzero(np.bincount(key, minlength=int(space)))
+            sums = tuple(np.bincount(key, w, int(space))[occupied] for w in weights)
+            return np.unravel_index(occupied, tuple(int(s) for s in sizes)), sums
+        uniq, inverse = np.unique(key, return_inverse=True)
+        sums = tuple(np.bincount(inverse, w, uniq.size) for w in weights)
+        return np.unravel_index(uniq, tuple(int(s) for s in sizes)), sums
+    order = np.lexsort(keys[::-1])  # pragma: no cover - beyond 4e18 combinations
+    stacked = np.column_stack([k[order] for k in keys])
+    new = np.ones(n, dtype=bool)
+    new[1:] = (stacked[1:] != stacked[:-1]).any(axis=1)
+    row = np.empty(n, dtype=np.int64)
+    row[order] = np.cumsum(new) - 1
+    first = order[new]
+    return tuple(k[first] for k in keys), tuple(np.bincount(row, w, first.size) for w in weights)
 
 
 def _codes(values: pd.Series, labels: pd.Index) -> NDArray[np.int64]:
@@ -169,12 +176,11 @@ def slot_counts(frame: pd.DataFrame, data: Comparisons) -> SlotCounts:
         )
     g = 1 if data.clusters is None else len(data.clusters)
     m = len(data.models)
-    _, first, sums = group_rows((cluster, judge, a, b), (g, len(data.judges), m, m),
-                                (wa, wb, tt))  # fmt: skip
+    rows, sums = group_rows((cluster, judge, a, b), (g, len(data.judges), m, m),
+                            (wa, wb, tt))  # fmt: skip
     keep = (sums[0] + sums[1] + sums[2]) > 0  # counts rows of zero verdicts carry nothing
-    first = first[keep]
-    return SlotCounts(data.models, data.judges, data.clusters, cluster[first], judge[first],
-                      a[first], b[first], *(s[keep] for s in sums))  # fmt: skip
+    return SlotCounts(data.models, data.judges, data.clusters, *(r[keep] for r in rows),
+                      *(s[keep] for s in sums))  # fmt: skip
 
 
 def load_slots(

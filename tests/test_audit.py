@@ -195,3 +195,30 @@ def test_simulator_plants_position_bias_and_self_preference():
     assert a_won.mean() == pytest.approx(expit(0.7), abs=0.015)
     with pytest.raises(ValueError, match="needs `families`"):
         simulate_verdicts(matches, {"a": 0.0, "b": 0.0}, self_preference=0.5)
+
+
+def test_plot_audit_draws_effects_with_intervals(report, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from ratings.plot import plot_audit, save_figure
+
+    ax = plot_audit(report, title="audit")
+    gids = {a.get_gid() for a in ax.get_children()}
+    assert {"audit-bands-position_bias", "audit-flagged-self_preference", "audit-zero",
+            "audit-na-self_preference"} <= gids  # fmt: skip
+    j1 = report.judges.set_index("judge").loc["J1"]
+    flagged = next(a for a in ax.get_lines() if a.get_gid() == "audit-flagged-self_preference")
+    np.testing.assert_allclose(flagged.get_xdata(), [j1["self_preference_elo"]])
+    assert ax.get_yticklabels()[0].get_text().startswith("J1 (n=")
+    assert ax.get_xlabel() == "effect in Elo points"
+    save_figure(ax, tmp_path / "audit.png")
+    ax2 = plot_audit(report.judges, unit="log-odds")
+    assert ax2.get_xlabel() == "effect in log-odds"
+    with pytest.raises(ValueError, match="lacks column"):
+        plot_audit(report.judges.drop(columns="self_upper"))
+    with pytest.raises(TypeError, match="Audit or its judges DataFrame"):
+        plot_audit([1, 2])
+    import matplotlib.pyplot as plt
+
+    plt.close("all")

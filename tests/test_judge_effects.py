@@ -304,3 +304,31 @@ def test_fit_effects_plan_masks_only_what_is_asked(board):
     np.testing.assert_array_equal(fit.estimate("beta"), 0.0)
     assert fit.estimate("gamma")[0] > 0.2  # J1's planted 0.6
     np.testing.assert_array_equal(np.diag(fit.cov)[fit.part("beta")], 0.0)
+
+
+def test_large_score_matrices_take_the_sparse_path(board, monkeypatch):
+    """Above MAX_INFLUENCE_CELLS the clustered meat comes from a sparse score matrix (no
+    influences kept); the covariance is the same."""
+    import ratings.uncertainty as unc
+
+    kw = {"adjust": "position,self-preference", "families": FAMILIES, "anchor": "m0"}
+    dense = ratings.fit(board, **kw)
+    monkeypatch.setattr(unc, "MAX_INFLUENCE_CELLS", 10)
+    sparse = ratings.fit(board, **kw)
+    assert dense.influence is not None and sparse.influence is None
+    np.testing.assert_allclose(sparse.cov, dense.cov, rtol=1e-10, atol=1e-16)
+
+
+def test_group_rows_dense_and_sorted_paths_agree(rng):
+    from ratings.slots import group_rows
+
+    keys = (rng.integers(0, 5, 300), rng.integers(0, 7, 300), rng.integers(0, 3, 300))
+    w = (rng.random(300), rng.random(300))
+    small = group_rows(keys, (5, 7, 3), w)  # 105 slots: a dense table
+    large = group_rows(keys, (5, 7, 3_000_000), w)  # same codes in a key space to sort
+    for a, b in zip(small[0] + small[1], large[0] + large[1], strict=True):
+        np.testing.assert_allclose(a, b)
+    frame = pd.DataFrame({"k0": keys[0], "k1": keys[1], "k2": keys[2], "w": w[0]})
+    want = frame.groupby(["k0", "k1", "k2"])["w"].sum()
+    np.testing.assert_allclose(small[1][0], want.to_numpy())
+    np.testing.assert_array_equal(small[0][2], want.index.get_level_values("k2"))
