@@ -22,6 +22,7 @@ When to adjust
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ratings.data import Comparisons
 from ratings.engine import resolve as resolve_engine
@@ -36,9 +37,13 @@ from ratings.judge_effects import (
     plan_effects,
 )
 from ratings.result import Ratings
-from ratings.slots import Families, check_families_cover, load_slots, read_families
+from ratings.slots import Families, check_families_cover, read_families, slot_counts
 
-__all__ = ["ADJUSTMENTS", "fit_adjusted", "parse_adjust", "ratings_from_fit"]
+if TYPE_CHECKING:
+    from ratings.api import LoadedLog
+
+__all__ = ["ADJUSTMENTS", "check_adjust_options", "fit_adjusted", "parse_adjust",
+           "ratings_from_fit"]
 
 #: Judge effects ``adjust=`` accepts.
 ADJUSTMENTS = ("position", "self-preference")
@@ -57,8 +62,23 @@ def parse_adjust(adjust: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(a for a in ADJUSTMENTS if a in items)
 
 
+def check_adjust_options(adjust: tuple[str, ...], families, *, ci: str, penalty: float) -> None:
+    """Raise for options :func:`fit_adjusted` does not take (before any data is read)."""
+    if ci not in ("sandwich", "sandwich-z", "model"):
+        raise ValueError(f"`ci` must be 'sandwich', 'sandwich-z' or 'model' with `adjust`; got "
+                         f"{ci!r} (the bootstrap is not available for adjusted fits).")  # fmt: skip
+    if penalty:
+        raise ValueError("`penalty` is not available with `adjust`.")
+    if "self-preference" in adjust and families is None:
+        raise ValueError(_NEEDS_FAMILIES)
+
+
+_NEEDS_FAMILIES = ("Adjusting for self-preference needs the judges' and models' families: pass "
+                   "`families=` (CLI `--families FILE`, a CSV with name,family).")  # fmt: skip
+
+
 def fit_adjusted(
-    verdicts,
+    loaded: LoadedLog,
     *,
     adjust: tuple[str, ...],
     families: Families = None,
@@ -66,57 +86,40 @@ def fit_adjusted(
     judge_quality=None,
     fit_new_judges: bool = False,
     anchor: str | None = None,
-    anchor_rating: float | None = None,
-    scope: str | None = None,
-    cluster: str | None = "auto",
+    rating: float = 1000.0,
     ci: str = "sandwich",
     level: float = 0.95,
-    penalty: float = 0.0,
-    errors: str = "raise",
-    columns=None,
-    winner_map=None,
     engine: str = "auto",
     tol: float = 1e-10,
     max_iter: int = 100,
 ) -> Ratings:
-    """The body of :func:`ratings.fit` with ``adjust=`` (arguments as there).
+    """Ratings with judge effects as nuisance parameters: the body of :func:`ratings.fit` with
+    ``adjust=`` (arguments as there; ``loaded`` is the verdicts read and aggregated by
+    :func:`ratings.api.load_log`, ``rating`` the anchor's rating).
 
     Raises
     ------
     ValueError
-        ``ci="bootstrap"`` or ``penalty > 0`` (not available with ``adjust``), or
-        self-preference without ``families``.
+        Self-preference without families.
     NonIdentifiableError
         The win graph is not strongly connected, or a requested effect exists in the data but
         has no finite, identified estimate (the message names the judge and why).
     """
-    from ratings.api import close_matches, parse_anchor
     from ratings.judges import resolve_judge_quality
 
-    if ci not in ("sandwich", "sandwich-z", "model"):
-        raise ValueError(f"`ci` must be 'sandwich', 'sandwich-z' or 'model' with `adjust`; got "
-                         f"{ci!r} (the bootstrap is not available for adjusted fits).")  # fmt: skip
-    if model not in ("bt", "crowd-bt"):
-        raise ValueError(f"`model` must be 'bt' or 'crowd-bt'; got {model!r}.")
-    if penalty:
-        raise ValueError("`penalty` is not available with `adjust`.")
+    data, frame = loaded.data, loaded.frame
+    if frame is None:
+        raise TypeError(
+            "Judge effects need to know which model was in slot A, which `Comparisons` do not "
+            "keep; pass the verdict log (a path, DataFrame or VerdictLog) instead."
+        )
     fams = read_families(families)
     if "self-preference" in adjust and not fams:
-        raise ValueError("Adjusting for self-preference needs the judges' and models' families: "
-                         "pass `families=` (CLI `--families FILE`, a CSV with name,family).")
-    if anchor is not None and anchor_rating is None and "=" in str(anchor):
-        anchor, anchor_rating = parse_anchor(anchor)
-    rating0 = 1000.0 if anchor_rating is None else float(anchor_rating)
-    data, slots, n_rejected, scope = load_slots(
-        verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
-        winner_map=winner_map, engine=engine)  # fmt: skip
-    if anchor is not None and anchor not in data.models:
-        raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
-                         f"{close_matches(anchor, data.models)}")  # fmt: skip
+        raise ValueError(_NEEDS_FAMILIES)
     check_families_cover(fams, [*data.models, *data.judges])
+    slots = slot_counts(frame, data)
     engine = resolve_engine(engine, data.n_verdicts)
-    rows = data.collapsed(engine=engine)
-    check_identifiable(rows)
+    check_identifiable(data.collapsed(engine=engine))
     plan = plan_effects(slots, fams, position="position" in adjust,
                         self_preference="self-preference" in adjust)  # fmt: skip
     blocked = plan.blocked()
@@ -127,14 +130,14 @@ def fit_adjusted(
         )
     fixed = {}
     if model == "crowd-bt":
-        fixed = resolve_judge_quality(judge_quality, data.judges, scope=scope,
+        fixed = resolve_judge_quality(judge_quality, data.judges, scope=loaded.scope,
                                       fit_new_judges=fit_new_judges)  # fmt: skip
     ref = 0 if anchor is None else int(data.models.get_loc(anchor))
     fit = fit_effects(data, slots, plan, model=model, ref=ref, fixed_eta=fixed, ci=ci,
                       engine=engine, tol=tol, max_iter=max_iter)  # fmt: skip
-    return ratings_from_fit(fit, plan, data, model=model, ci=ci, level=level, scope=scope,
-                            n_rejected=n_rejected, adjust=adjust, anchor=anchor,
-                            rating=rating0)  # fmt: skip
+    return ratings_from_fit(fit, plan, data, model=model, ci=ci, level=level,
+                            scope=loaded.scope, n_rejected=loaded.n_rejected, adjust=adjust,
+                            anchor=anchor, rating=rating)  # fmt: skip
 
 
 def ratings_from_fit(fit: EffectsFit, plan: EffectPlan, data: Comparisons, *, model: str,

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from ratings.adjust import check_adjust_options, fit_adjusted, parse_adjust
 from ratings.bt import fit_bt
 from ratings.crowd import crowd_covariance_and_influence, fit_crowd_bt, judge_table
 from ratings.data import Comparisons, aggregate, from_counts, is_counts_frame
@@ -36,10 +37,12 @@ from ratings.uncertainty import (
 __all__ = [
     "BLAS_THREADS_FROM",
     "CIKind",
+    "LoadedLog",
     "Source",
     "fit",
     "is_counts_source",
     "load_comparisons",
+    "load_log",
     "parse_anchor",
 ]
 
@@ -94,6 +97,51 @@ def is_counts_source(source) -> bool:
     return False
 
 
+class LoadedLog(NamedTuple):
+    """A verdict source read, validated and aggregated for one scope.
+
+    ``frame`` holds the scope's rows as read (canonical verdicts, or a counts table), for
+    computations that need more than the aggregated rows (the A/B slots of
+    :mod:`ratings.judge_effects`); ``None`` when the source was :class:`Comparisons`.
+    """
+
+    data: Comparisons
+    frame: pd.DataFrame | None
+    n_rejected: int
+    scope: str | None
+
+
+def load_log(
+    verdicts: Source,
+    *,
+    scope: str | None = None,
+    cluster: str | None = "auto",
+    errors: Literal["raise", "report"] = "raise",
+    columns: Mapping[str, str] | None = None,
+    winner_map: Mapping[object, str] | None = None,
+    engine: Engine = "auto",
+) -> LoadedLog:
+    """Read (if needed), select the scope and aggregate."""
+    if isinstance(verdicts, Comparisons):
+        return LoadedLog(verdicts, None, 0, scope)
+    if is_counts_source(verdicts):
+        counts = read_counts(verdicts)
+        if "scope" in counts.columns:
+            counts, scope = _select_scope(VerdictLog(counts, counts.iloc[:0], None), scope)
+        if cluster == "auto":
+            cluster = "task_id" if "task_id" in counts.columns else None
+        return LoadedLog(from_counts(counts, cluster=cluster), counts, 0, scope)
+    if isinstance(verdicts, VerdictLog):
+        log = verdicts
+    else:
+        log = read_verdicts(verdicts, columns=columns, winner_map=winner_map, errors=errors)
+    frame, scope = _select_scope(log, scope)
+    if cluster == "auto":
+        cluster = "task_id" if "task_id" in frame.columns else None
+    return LoadedLog(aggregate(frame, cluster=cluster, engine=engine), frame, len(log.rejected),
+                     scope)  # fmt: skip
+
+
 def load_comparisons(
     verdicts: Source,
     *,
@@ -108,23 +156,9 @@ def load_comparisons(
 
     Returns the data, the number of rejected rows and the scope fitted.
     """
-    if isinstance(verdicts, Comparisons):
-        return verdicts, 0, scope
-    if is_counts_source(verdicts):
-        counts = read_counts(verdicts)
-        if "scope" in counts.columns:
-            counts, scope = _select_scope(VerdictLog(counts, counts.iloc[:0], None), scope)
-        if cluster == "auto":
-            cluster = "task_id" if "task_id" in counts.columns else None
-        return from_counts(counts, cluster=cluster), 0, scope
-    if isinstance(verdicts, VerdictLog):
-        log = verdicts
-    else:
-        log = read_verdicts(verdicts, columns=columns, winner_map=winner_map, errors=errors)
-    frame, scope = _select_scope(log, scope)
-    if cluster == "auto":
-        cluster = "task_id" if "task_id" in frame.columns else None
-    return aggregate(frame, cluster=cluster, engine=engine), len(log.rejected), scope
+    loaded = load_log(verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
+                      winner_map=winner_map, engine=engine)  # fmt: skip
+    return loaded.data, loaded.n_rejected, loaded.scope
 
 
 _BLAS = None
@@ -275,26 +309,17 @@ def fit(
     >>> round(r.elo["x"], 6)
     1000.0
     """
-    if adjust is not None:  # judge effects as nuisance parameters (ratings.adjust)
-        from ratings.adjust import fit_adjusted, parse_adjust
-
-        if parse_adjust(adjust):
-            return fit_adjusted(
-                verdicts, adjust=parse_adjust(adjust), families=families, model=model,
-                judge_quality=judge_quality, fit_new_judges=fit_new_judges, anchor=anchor,
-                anchor_rating=anchor_rating, scope=scope, cluster=cluster, ci=ci, level=level,
-                penalty=penalty, errors=errors, columns=columns, winner_map=winner_map,
-                engine=engine, tol=tol, max_iter=max_iter)  # fmt: skip
     return _fit(verdicts, model=model, judge_quality=judge_quality,
                 fit_new_judges=fit_new_judges, anchor=anchor, anchor_rating=anchor_rating,
                 scope=scope, cluster=cluster, ci=ci, level=level, penalty=penalty,
                 n_boot=n_boot, seed=seed, errors=errors, columns=columns,
-                winner_map=winner_map, engine=engine, tol=tol, max_iter=max_iter)  # fmt: skip
+                winner_map=winner_map, engine=engine, tol=tol, max_iter=max_iter,
+                adjust=adjust, families=families)  # fmt: skip
 
 
 def _fit(verdicts, *, model, judge_quality, fit_new_judges, anchor, anchor_rating, scope,
          cluster, ci, level, penalty, n_boot, seed, errors, columns, winner_map, engine, tol,
-         max_iter) -> Ratings:  # fmt: skip
+         max_iter, adjust, families) -> Ratings:  # fmt: skip
     if ci not in ("sandwich", "sandwich-z", "model", "bootstrap"):
         raise ValueError(
             f"`ci` must be 'sandwich', 'sandwich-z', 'model' or 'bootstrap'; got {ci!r}."
@@ -308,14 +333,21 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, anchor, anchor_ratin
     if anchor is not None and anchor_rating is None and "=" in str(anchor):
         anchor, anchor_rating = parse_anchor(anchor)
     rating0 = 1000.0 if anchor_rating is None else float(anchor_rating)
+    adjust = parse_adjust(adjust)
+    if adjust:  # before reading: option errors first
+        check_adjust_options(adjust, families, ci=ci, penalty=penalty)
 
-    data, n_rejected, scope = load_comparisons(
-        verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
-        winner_map=winner_map, engine=engine,
-    )  # fmt: skip
+    loaded = load_log(verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
+                      winner_map=winner_map, engine=engine)  # fmt: skip
+    data, n_rejected, scope = loaded.data, loaded.n_rejected, loaded.scope
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
                          f"{close_matches(anchor, data.models)}")  # fmt: skip
+    if adjust:  # judge effects as nuisance parameters (ratings.adjust)
+        return fit_adjusted(loaded, adjust=adjust, families=families, model=model,
+                            judge_quality=judge_quality, fit_new_judges=fit_new_judges,
+                            anchor=anchor, rating=rating0, ci=ci, level=level, engine=engine,
+                            tol=tol, max_iter=max_iter)  # fmt: skip
     with _blas_threads(data.n_models):
         engine = resolve_engine(engine, data.n_verdicts)  # one engine for every later stage
         rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts

@@ -188,21 +188,26 @@ def audit(
     >>> a.judges[["judge", "position_bias_elo", "self_preference_elo", "flag"]]  # doctest: +SKIP
     """
     from ratings.adjust import ratings_from_fit
+    from ratings.api import load_log
     from ratings.engine import resolve
     from ratings.graph import check_identifiable
     from ratings.judge_effects import effects_table, fit_effects, plan_effects
     from ratings.judges import resolve_judge_quality
-    from ratings.slots import check_families_cover, load_slots, read_families
+    from ratings.slots import check_families_cover, read_families, slot_counts
 
     if model not in ("bt", "crowd-bt"):
         raise ValueError(f"`model` must be 'bt' or 'crowd-bt'; got {model!r}.")
     if not (isinstance(level, int | float) and 0.0 < float(level) < 1.0):
         raise ValueError(f"`level` must be a float strictly between 0 and 1; got {level!r}.")
     fams = read_families(families)
-    data, slots, n_rejected, scope = load_slots(
-        verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
-        winner_map=winner_map, engine=engine)  # fmt: skip
+    loaded = load_log(verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
+                      winner_map=winner_map, engine=engine)  # fmt: skip
+    data, n_rejected, scope = loaded.data, loaded.n_rejected, loaded.scope
+    if loaded.frame is None:
+        raise TypeError("The audit needs to know which model was in slot A, which `Comparisons` "
+                        "do not keep; pass the verdict log (a path, DataFrame or VerdictLog).")
     check_families_cover(fams, [*data.models, *data.judges])
+    slots = slot_counts(loaded.frame, data)
     engine = resolve(engine, data.n_verdicts)
     check_identifiable(data.collapsed(engine=engine))
     plan = plan_effects(slots, fams, position=True, self_preference=True)

@@ -28,7 +28,6 @@ __all__ = [
     "SlotCounts",
     "check_families_cover",
     "group_rows",
-    "load_slots",
     "own_matrix",
     "read_families",
     "slot_counts",
@@ -181,44 +180,6 @@ def slot_counts(frame: pd.DataFrame, data: Comparisons) -> SlotCounts:
     keep = (sums[0] + sums[1] + sums[2]) > 0  # counts rows of zero verdicts carry nothing
     return SlotCounts(data.models, data.judges, data.clusters, *(r[keep] for r in rows),
                       *(s[keep] for s in sums))  # fmt: skip
-
-
-def load_slots(
-    verdicts,
-    *,
-    scope: str | None,
-    cluster: str | None,
-    errors: str = "raise",
-    columns: Mapping[str, str] | None = None,
-    winner_map: Mapping[object, str] | None = None,
-    engine: str = "auto",
-) -> tuple[Comparisons, SlotCounts, int, str | None]:
-    """Read and validate a verdict log (or counts table) as :func:`ratings.fit` does.
-
-    Returns the package's :class:`Comparisons`, the slot counts of the same verdicts, the number
-    of rejected rows and the scope.
-    """
-    from ratings.api import is_counts_source, load_comparisons
-    from ratings.io import VerdictLog, read_counts, read_verdicts
-
-    if isinstance(verdicts, Comparisons):
-        raise TypeError(
-            "Judge effects need to know which model was in slot A, which `Comparisons` do not "
-            "keep; pass the verdict log (a path, DataFrame or VerdictLog) instead."
-        )
-    if is_counts_source(verdicts):
-        frame = read_counts(verdicts)
-        data, n_rejected, scope = load_comparisons(frame, scope=scope, cluster=cluster,
-                                                   engine=engine)  # fmt: skip
-    else:
-        log = verdicts if isinstance(verdicts, VerdictLog) else read_verdicts(
-            verdicts, columns=columns, winner_map=winner_map, errors=errors)  # fmt: skip
-        data, n_rejected, scope = load_comparisons(log, scope=scope, cluster=cluster,
-                                                   engine=engine)  # fmt: skip
-        frame = log.verdicts
-    if scope is not None and "scope" in frame.columns:
-        frame = frame[(frame["scope"] == scope).to_numpy(dtype=bool)]
-    return data, slot_counts(frame, data), n_rejected, scope
 
 
 def read_families(families: Families) -> dict[str, str]:

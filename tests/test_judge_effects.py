@@ -18,10 +18,11 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 import ratings
+from ratings.api import load_log
 from ratings.data import aggregate
 from ratings.errors import NonIdentifiableError
 from ratings.judge_effects import fit_effects, plan_effects
-from ratings.slots import load_slots, read_families, slot_counts
+from ratings.slots import read_families, slot_counts
 
 Y = {"A": 1.0, "B": 0.0, "tie": 0.5}
 FAMILIES = {"m0": "red", "m1": "red", "m2": "blue", "m3": "blue", "J1": "red", "J2": "blue"}
@@ -74,6 +75,11 @@ def design(frame: pd.DataFrame, position=("J1", "J2", "J3"), self_pref=("J1", "J
         own_b = frame["model_b"].map(FAMILIES).eq(fam).to_numpy(float)
         cols.append(((frame["judge"] == j).to_numpy(float) * (own_a - own_b))[:, None])
     return np.hstack(cols), frame["winner"].map(Y).to_numpy(float), models
+
+
+def _slots(frame: pd.DataFrame):
+    loaded = load_log(frame)
+    return loaded.data, slot_counts(loaded.frame, loaded.data)
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +218,7 @@ def test_no_estimable_effect_gives_the_plain_fit(board):
 def test_one_judge_cannot_separate_self_preference_from_strength():
     frame = draw(1, 1500)
     frame["judge"] = "J1"
-    slots = load_slots(frame, scope=None, cluster="auto")[1]
+    slots = _slots(frame)[1]
     plan = plan_effects(slots, FAMILIES, position=True, self_preference=True)
     assert plan.position.tolist() == [True]
     assert plan.self_preference.tolist() == [False]
@@ -298,7 +304,7 @@ def test_families_file_errors(tmp_path):
 
 
 def test_fit_effects_plan_masks_only_what_is_asked(board):
-    data, slots, _, _ = load_slots(board, scope=None, cluster="auto")
+    data, slots = _slots(board)
     plan = plan_effects(slots, FAMILIES, position=False, self_preference=True)
     fit = fit_effects(data, slots, plan)
     np.testing.assert_array_equal(fit.estimate("beta"), 0.0)
