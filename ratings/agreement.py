@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.data import DETERMINISTIC_JUDGE
-from ratings.result import critical_value
+from ratings._tdist import critical_value
+from ratings.schema import DETERMINISTIC_JUDGE
 from ratings.slots import SlotCounts, group_rows
 
 __all__ = ["AGREEMENT_COLUMNS", "board_agreement", "judge_agreement", "self_judged"]

@@ -43,11 +43,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.data import DETERMINISTIC_JUDGE, Comparisons
+from ratings._tdist import critical_value
+from ratings.data import Comparisons
 from ratings.engine import Engine, kernels
 from ratings.errors import NonIdentifiableError
 from ratings.optim import newton
-from ratings.result import ELO_SCALE, critical_value
+from ratings.result import ELO_SCALE
+from ratings.schema import DETERMINISTIC_JUDGE
 from ratings.slots import SlotCounts, own_matrix
 
 __all__ = ["EffectPlan", "EffectsFit", "crowd_judges", "effects_table", "fit_effects",

@@ -20,8 +20,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.data import DETERMINISTIC_JUDGE, Comparisons
+from ratings.data import Comparisons
 from ratings.errors import InvalidVerdictsError, format_rows
+from ratings.schema import DETERMINISTIC_JUDGE
 
 __all__ = [
     "Families",

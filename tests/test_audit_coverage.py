@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import ratings
 from ratings.result import ELO_SCALE
@@ -29,6 +30,7 @@ def _board(seed: int, *, beta=None, gamma=None, n: int = 1500) -> pd.DataFrame:
                              families=FAMILIES)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_effect_intervals_cover_and_absent_effects_are_rarely_flagged():
     beta = {"J1": 0.3, "J2": 0.0, "J3": -0.2}
     gamma = {"J1": 0.5, "J2": 0.0}
