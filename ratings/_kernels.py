@@ -30,11 +30,12 @@ from ratings._kernels_aggregate import (
     collapse_rows,
     verdict_cluster_scores,
 )
+from ratings._kernels_slots import slot_cluster_scores, slot_collapse
 
 __all__ = [  # each kernel has a twin of the same name in ratings._kernels_ref
     "aggregate_codes", "bt_row_terms", "bt_scores", "cluster_meat",
     "cluster_scores", "collapse_codes", "collapse_rows", "crowd_assemble", "crowd_row_terms",
-    "laplacian", "scatter_diff", "verdict_cluster_scores",
+    "laplacian", "scatter_diff", "slot_cluster_scores", "slot_collapse", "verdict_cluster_scores",
 ]  # fmt: skip
 
 _JIT = {"cache": True, "nogil": True}  # no fastmath: the likelihood relies on inf/NaN semantics

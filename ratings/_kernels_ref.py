@@ -17,7 +17,7 @@ _DENSE_EXTRA = 65536  # (group, i, j) slots beyond 2 per verdict up to which cou
 __all__ = [  # the twin of each kernel of ratings._kernels, and the sigmoid helpers
     "aggregate_codes", "bt_row_terms", "bt_scores", "cluster_meat", "cluster_scores",
     "collapse_codes", "collapse_rows", "crowd_assemble", "crowd_row_terms", "expit", "laplacian",
-    "log_expit", "scatter_diff", "verdict_cluster_scores",
+    "log_expit", "scatter_diff", "slot_cluster_scores", "slot_collapse", "verdict_cluster_scores",
 ]  # fmt: skip
 
 
@@ -275,3 +275,24 @@ def verdict_cluster_scores(model_a, model_b, model_a_map, model_b_map, winner, w
     if tab_e.size:
         out += np.bincount(at + n_models + row_judge, w * tab_e[3 * r + o], cells)
     return out.reshape(n_clusters, n_cols)
+
+
+def slot_collapse(judge, a, b, wins_a, wins_b, ties, n_judges, n_models):
+    key = (judge * n_models + a) * n_models + b
+    uniq, row = np.unique(key, return_inverse=True)
+    rest, row_b = np.divmod(uniq, n_models)
+    row_judge, row_a = np.divmod(rest, n_models)
+    sums = (np.bincount(row, w, uniq.size) for w in (wins_a, wins_b, ties))
+    return (row_judge, row_a, row_b, *sums, row.reshape(-1))
+
+
+def slot_cluster_scores(n_clusters, n_models, n_judges, cluster, judge, a, b, d_own, score,
+                        score_eta):  # fmt: skip
+    p = n_models + 3 * n_judges
+    cells, at = n_clusters * p, cluster * p
+    out = (np.bincount(at + a, score, cells) - np.bincount(at + b, score, cells)
+           + np.bincount(at + n_models + judge, score, cells)
+           + np.bincount(at + n_models + n_judges + judge, score * d_own, cells))  # fmt: skip
+    if score_eta.size:
+        out += np.bincount(at + n_models + 2 * n_judges + judge, score_eta, cells)
+    return out.reshape(n_clusters, p)

@@ -29,6 +29,10 @@ def warmup() -> None:
     _kernels.crowd_row_terms(theta, eta, ii, jj, ii, one, one, one, False)  # Newton's steps
     _kernels.crowd_assemble(2, 1, ii, jj, ii, hdd, hde, hee)
     _kernels.cluster_meat(2, 3, ii, jj, ii, gd, ge, starts)
+    zero = np.zeros(1, dtype=np.int64)  # the judge audit's slot kernels
+    _kernels.slot_collapse(zero, ii, jj, one, one, one, 1, 2)
+    _kernels.slot_cluster_scores(1, 2, 1, zero, zero, ii, jj, one, score, np.zeros(0))
+    _kernels.slot_cluster_scores(1, 2, 1, zero, zero, ii, jj, one, score, one)
     # aggregation and clustered intervals, for the code widths read_verdicts gives (int8 and
     # int16 model and task codes), with and without clusters
     for n_models, n_tasks in ((3, 3), (200, 200)):

@@ -117,8 +117,8 @@ def fit_adjusted(
     if "self-preference" in adjust and not fams:
         raise ValueError(_NEEDS_FAMILIES)
     check_families_cover(fams, [*data.models, *data.judges])
-    slots = slot_counts(frame, data)
     engine = resolve_engine(engine, data.n_verdicts)
+    slots = slot_counts(frame, data, engine)
     check_identifiable(data.collapsed(engine=engine))
     plan = plan_effects(slots, fams, position="position" in adjust,
                         self_preference="self-preference" in adjust)  # fmt: skip

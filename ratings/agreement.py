@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from ratings._tdist import critical_value
 from ratings.schema import DETERMINISTIC_JUDGE
-from ratings.slots import SlotCounts, group_rows
+from ratings.slots import SlotCounts
 
 __all__ = ["AGREEMENT_COLUMNS", "board_agreement", "judge_agreement", "self_judged"]
 
@@ -48,11 +48,14 @@ def _canonical(slots: SlotCounts):
     flip = slots.a > slots.b
     i, j = np.where(flip, slots.b, slots.a), np.where(flip, slots.a, slots.b)
     wi, wj = np.where(flip, slots.wb, slots.wa), np.where(flip, slots.wa, slots.wb)
-    m = len(slots.models)
-    rows, sums = group_rows((slots.cluster, slots.judge, i, j),
-                            (slots.n_clusters, len(slots.judges), m, m),
-                            (wi, wj, slots.tt))  # fmt: skip
-    return *rows, *sums
+    m, nj = len(slots.models), len(slots.judges)
+    key = ((slots.cluster * nj + slots.judge) * m + i) * m + j
+    uniq, row = np.unique(key, return_inverse=True)
+    rest, row_j = np.divmod(uniq, m)
+    rest, row_i = np.divmod(rest, m)
+    row_cluster, row_judge = np.divmod(rest, nj)
+    sums = (np.bincount(row, w, uniq.size) for w in (wi, wj, slots.tt))
+    return row_cluster, row_judge, row_i, row_j, *sums
 
 
 def judge_agreement(slots: SlotCounts, *, level: float = 0.95, n_boot: int = 1000,

@@ -207,8 +207,8 @@ def audit(
         raise TypeError("The audit needs to know which model was in slot A, which `Comparisons` "
                         "do not keep; pass the verdict log (a path, DataFrame or VerdictLog).")
     check_families_cover(fams, [*data.models, *data.judges])
-    slots = slot_counts(loaded.frame, data)
     engine = resolve(engine, data.n_verdicts)
+    slots = slot_counts(loaded.frame, data, engine)
     check_identifiable(data.collapsed(engine=engine))
     plan = plan_effects(slots, fams, position=True, self_preference=True)
     fixed = {}

@@ -161,13 +161,11 @@ class _Design:
 
     Row r's predictor is s_A - s_B + beta_k + gamma_k (own_k(A) - own_k(B)) (eta_k enters
     Crowd-BT's probability). Row derivatives are the package's kernels evaluated on the
-    predictor itself (``theta`` = the predictors and a trailing 0, pairs (r, R)). With
-    ``assemble``, the sparse design ``x`` (and ``e`` at eta_k for Crowd-BT) assembles the
-    gradient and Hessian; every pass is vectorised over the rows.
+    predictor itself (``theta`` = the predictors and a trailing 0, pairs (r, R)); the sparse
+    design ``x`` (and ``e`` at eta_k for Crowd-BT) assembles the gradient and Hessian.
     """
 
-    def __init__(self, rows: SlotCounts, own: NDArray[np.bool_], crowd: bool,
-                 assemble: bool = True) -> None:  # fmt: skip
+    def __init__(self, rows: SlotCounts, own: NDArray[np.bool_], crowd: bool) -> None:
         m, nj, r = len(rows.models), len(rows.judges), rows.n_rows
         self.m, self.nj, self.rows, self.crowd = m, nj, rows, crowd
         self.n_params = m + 3 * nj
@@ -175,26 +173,26 @@ class _Design:
         # the columns of each row's nonzeros: s_A, s_B, beta_k, gamma_k (and eta_k)
         self.cols = (rows.a, rows.b, m + rows.judge, m + nj + rows.judge, m + 2 * nj + rows.judge)
         self.ii, self.jj = np.arange(r), np.full(r, r, dtype=np.int64)
-        if assemble:
-            from scipy import sparse
+        from scipy import sparse
 
-            self.sparse = sparse
-            vals = np.concatenate([np.ones(r), -np.ones(r), np.ones(r), self.d_own])
-            self.x = sparse.csr_matrix((vals, (np.tile(self.ii, 4), np.concatenate(
-                self.cols[:4]))), shape=(r, self.n_params))  # fmt: skip
-            self.e = (sparse.csr_matrix((np.ones(r), (self.ii, self.cols[4])),
-                                        shape=(r, self.n_params)) if crowd else None)  # fmt: skip
+        self.sparse = sparse
+        vals = np.concatenate([np.ones(r), -np.ones(r), np.ones(r), self.d_own])
+        self.x = sparse.csr_matrix((vals, (np.tile(self.ii, 4), np.concatenate(self.cols[:4]))),
+                                   shape=(r, self.n_params))  # fmt: skip
+        self.e = (sparse.csr_matrix((np.ones(r), (self.ii, self.cols[4])),
+                                    shape=(r, self.n_params)) if crowd else None)  # fmt: skip
 
-    def row_terms(self, x: NDArray[np.float64], k, with_meat: bool) -> tuple:
+    def row_terms(self, x: NDArray[np.float64], k, with_meat: bool, counts=None) -> tuple:
         """(nll, score_x, score_eta, h_xx, h_xeta, h_etaeta, meat_xx, meat_xeta, meat_etaeta)
-        per row, as :func:`ratings._kernels_ref.crowd_row_terms` returns them."""
+        per row, as :func:`ratings._kernels_ref.crowd_row_terms` returns them; ``counts``
+        (wins of A, wins of B, ties) replaces the rows' own."""
         r, (a, b, beta, gamma, _) = self.rows, self.cols
+        wa, wb, tt = (r.wa, r.wb, r.tt) if counts is None else counts
         lin = np.append(x[a] - x[b] + x[beta] + x[gamma] * self.d_own, 0.0)
         if self.crowd:
             return k.crowd_row_terms(lin, np.ascontiguousarray(x[self.m + 2 * self.nj:]),
-                                     self.ii, self.jj, r.judge, r.wa, r.wb, r.tt, with_meat)
-        nll, score, info, meat = k.bt_row_terms(lin, self.ii, self.jj, r.wa, r.wb, r.tt,
-                                                with_meat)  # fmt: skip
+                                     self.ii, self.jj, r.judge, wa, wb, tt, with_meat)
+        nll, score, info, meat = k.bt_row_terms(lin, self.ii, self.jj, wa, wb, tt, with_meat)
         zero = np.zeros(r.n_rows)
         return nll, score, zero, info, zero, zero, meat, zero, zero
 
@@ -219,20 +217,36 @@ class _Design:
         *_, mxx, mxe, mee = self.row_terms(x, k, True)
         return self.quad(mxx, mxe, mee)
 
-    def cluster_scores(self, x: NDArray[np.float64], k, n_clusters: int, *, dense: bool):
-        """Summed score of each cluster (rows' ``cluster``), G x P: one ``np.bincount`` into a
-        dense array, or (``dense=False``) a sparse matrix that sums duplicate cells."""
-        _, sx, se, *_ = self.row_terms(x, k, False)
-        parts = [sx, -sx, sx, sx * self.d_own] + ([se] if self.crowd else [])
-        cols = np.concatenate(self.cols[: len(parts)])
-        vals = np.concatenate(parts)
-        rows = np.tile(self.rows.cluster, len(parts))
-        p = self.n_params
+    def cluster_scores(self, x: NDArray[np.float64], k, slots: SlotCounts, *, dense: bool):
+        """Summed score of each cluster of ``slots`` (whose collapsed rows these are), G x P.
+
+        The score of one verdict of each outcome is taken per collapsed row, then each row of
+        ``slots`` adds its counts times those (no per-cluster rows): dense from the
+        ``slot_cluster_scores`` kernel, or (``dense=False``) a sparse matrix.
+        """
+        r = self.rows.n_rows
+        one, zero = np.ones(r), np.zeros(r)
+        per_outcome = [self.row_terms(x, k, False, counts)[1:3]
+                       for counts in ((one, zero, zero), (zero, one, zero), (zero, zero, one))]
+        row = slots.row_of
+        counts = (slots.wa, slots.wb, slots.tt)
+        sx = sum(w * o[0][row] for w, o in zip(counts, per_outcome, strict=True))
+        se = (sum(w * o[1][row] for w, o in zip(counts, per_outcome, strict=True))
+              if self.crowd else np.zeros(0))  # fmt: skip
+        d_own = self.d_own[row]
+        g = slots.n_clusters
         if dense:
-            return np.bincount(rows * p + cols, vals, n_clusters * p).reshape(n_clusters, p)
+            return k.slot_cluster_scores(g, self.m, self.nj, slots.cluster, slots.judge, slots.a,
+                                         slots.b, d_own, sx, se)  # fmt: skip
         from scipy import sparse
 
-        return sparse.csr_matrix((vals, (rows, cols)), shape=(n_clusters, p))
+        m, nj, judge = self.m, self.nj, slots.judge
+        parts = [sx, -sx, sx, sx * d_own] + ([se] if self.crowd else [])
+        cols = np.concatenate([slots.a, slots.b, m + judge, m + nj + judge,
+                               m + 2 * nj + judge][: len(parts)])  # fmt: skip
+        return sparse.csr_matrix((np.concatenate(parts),
+                                  (np.tile(slots.cluster, len(parts)), cols)),
+                                 shape=(g, self.n_params))  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
@@ -324,14 +338,14 @@ def fit_effects(
         ) from None
     boundary = res.active[m + 2 * nj:] & eta_est
     cov_free = np.setdiff1d(free, m + 2 * nj + np.flatnonzero(boundary))
-    cov, influence = _covariance(res.x, res.hessian, cov_free, slots, plan, design, k, ci)
+    cov, influence = _covariance(res.x, res.hessian, cov_free, slots, design, k, ci)
     return EffectsFit(x=res.x, n_models=m, n_judges=nj, ref=ref, eta_estimated=eta_est,
                       eta_boundary=boundary, cov=cov, influence=influence, hessian=res.hessian,
                       nll=res.f, converged=res.converged, n_iter=res.n_iter,
                       max_grad=res.max_grad)  # fmt: skip
 
 
-def _covariance(x, hessian, free, slots: SlotCounts, plan: EffectPlan, design: _Design, k,
+def _covariance(x, hessian, free, slots: SlotCounts, design: _Design, k,
                 ci: str) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:  # fmt: skip
     from ratings.uncertainty import MAX_INFLUENCE_CELLS, gram, inverse_free
 
@@ -351,12 +365,11 @@ def _covariance(x, hessian, free, slots: SlotCounts, plan: EffectPlan, design: _
             f"Clustered intervals need at least 2 clusters; got {g}. Use per-verdict intervals "
             "(`cluster=None`, CLI `--no-cluster`)."
         )
-    per_cluster = _Design(slots, plan.own, crowd=design.crowd, assemble=False)
     if g * p <= MAX_INFLUENCE_CELLS:
-        influence = per_cluster.cluster_scores(x, k, g, dense=True) @ bread
+        influence = design.cluster_scores(x, k, slots, dense=True) @ bread
         cov = gram(influence, g / (g - 1))
     else:  # too many cells to keep: the meat from a sparse score matrix
-        scores = per_cluster.cluster_scores(x, k, g, dense=False)
+        scores = design.cluster_scores(x, k, slots, dense=False)
         influence = None
         cov = (g / (g - 1)) * (bread @ (scores.T @ scores).toarray() @ bread)
     return (bread if ci == "model" else cov), influence

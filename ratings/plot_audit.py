@@ -10,6 +10,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
+from ratings._figures import pyplot_axes, require_columns, rows_size
+from ratings.result import ELO_SCALE
+
 __all__ = ["plot_audit"]
 
 _EFFECTS = (  # (label, estimate, lower, upper, flagged column, colour, marker, offset)
@@ -18,7 +21,6 @@ _EFFECTS = (  # (label, estimate, lower, upper, flagged column, colour, marker, 
     ("self-preference (own family)", "self_preference", "self_lower", "self_upper",
      "self_flagged", "C3", "s", -0.17),
 )  # fmt: skip
-_SCALE = 400.0 / np.log(10.0)
 
 
 def plot_audit(audit, ax: Axes | None = None, *, unit: str = "elo",
@@ -47,20 +49,15 @@ def plot_audit(audit, ax: Axes | None = None, *, unit: str = "elo",
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"`audit` must be an Audit or its judges DataFrame; got "
                         f"{type(audit).__name__}.")  # fmt: skip
-    need = ["judge"] + [c for e in _EFFECTS for c in e[1:4]]
-    missing = [c for c in need if c not in table.columns]
-    if missing:
-        raise ValueError(f"The judges table lacks column(s) {missing}; pass the result of "
-                         "`ratings.audit` or its `judges` table.")  # fmt: skip
+    require_columns(table, ["judge"] + [c for e in _EFFECTS for c in e[1:4]],
+                    "the audit's judges table")  # fmt: skip
     if unit not in ("elo", "log-odds"):
         raise ValueError(f"`unit` must be 'elo' or 'log-odds'; got {unit!r}.")
-    scale = _SCALE if unit == "elo" else 1.0
+    scale = ELO_SCALE if unit == "elo" else 1.0
     n = len(table)
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        width = 6.5 + 0.07 * max((len(str(j)) for j in table["judge"]), default=0)
-        _, ax = plt.subplots(figsize=(width, 1.2 + 0.55 * max(n, 2)), layout="constrained")
+    if ax is None:  # two effects per judge: 2.5 label rows each, room for the legend
+        ax = pyplot_axes(rows_size(2.5 * max(n, 2), [f"{j} (n=100,000)" for j in table["judge"]],
+                                   title is not None))
     y = np.arange(n, dtype=np.float64)[::-1]
     handles = []
     for label, est, lo, hi, flag, colour, marker, off in _EFFECTS:

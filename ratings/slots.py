@@ -3,10 +3,12 @@
 The fits aggregate verdicts into ``(judge, i, j)`` rows with ``i < j`` (:mod:`ratings.data`),
 which forgets which submission a judge saw first. Judge effects need that order, so this module
 aggregates the same verdicts by ``(cluster, judge, model in slot A, model in slot B)`` with
-wins of each slot and ties, in a vectorised pass over the categorical codes (one sort of an
-integer key, no loop over verdicts). Labels (models, judges, clusters) are those of the
-:class:`~ratings.data.Comparisons` the package builds from the same verdicts, so parameters of
-both line up; render forfeits are applied as :func:`ratings.aggregate` applies them.
+wins of each slot and ties: the categorical codes are mapped once per category (one code per
+verdict, no table per cluster), and the kernels of :mod:`ratings._kernels_slots` (or their
+NumPy twins) sum them per (judge, a, b) and per cluster in single passes.
+Labels (models, judges, clusters) are those of the :class:`~ratings.data.Comparisons` the
+package builds from the same verdicts, so parameters of both line up; render forfeits are
+applied as :func:`ratings.aggregate` applies them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.data import Comparisons
+from ratings.engine import Engine, kernels
 from ratings.errors import InvalidVerdictsError, format_rows
 from ratings.schema import DETERMINISTIC_JUDGE
 
@@ -28,7 +31,6 @@ __all__ = [
     "Families",
     "SlotCounts",
     "check_families_cover",
-    "group_rows",
     "own_matrix",
     "read_families",
     "slot_counts",
@@ -40,11 +42,13 @@ Families = str | os.PathLike | pd.DataFrame | Mapping[str, str] | None
 
 @dataclass(frozen=True, eq=False)
 class SlotCounts:
-    """Verdict counts per unique ``(cluster, judge, a, b)``, ``a`` the model in slot A.
+    """Verdicts with their slots: one row per verdict (or counts row) of ``(cluster, judge, a,
+    b)``, ``a`` the model in slot A, and its wins of slot A, wins of slot B and ties.
 
-    Rows are sorted by cluster. ``clusters`` is ``None`` when verdicts are independent (then
-    every row has cluster 0). ``wa``, ``wb`` and ``tt`` are wins of slot A, wins of slot B and
-    ties.
+    ``clusters`` is ``None`` when verdicts are independent (then every row has cluster 0).
+    :attr:`collapsed` sums the rows per ``(judge, a, b)`` (what the fits run on) and
+    :attr:`row_of` gives each row its collapsed row; per-cluster scores are then summed from
+    the rows themselves, so no table per (cluster, judge, a, b) is ever built.
     """
 
     models: pd.Index
@@ -57,6 +61,7 @@ class SlotCounts:
     wa: NDArray[np.float64]
     wb: NDArray[np.float64]
     tt: NDArray[np.float64]
+    engine: Engine = "auto"
 
     @property
     def n_rows(self) -> int:
@@ -72,49 +77,30 @@ class SlotCounts:
         return 1 if self.clusters is None else len(self.clusters)
 
     @cached_property
+    def _collapse(self) -> tuple[SlotCounts, NDArray[np.int64]]:
+        nj, m = len(self.judges), len(self.models)
+        # the kernel's dense (judge, a, b) table, unless the board makes it too large
+        dense = nj * m * m <= max(4 * self.n_rows, _DENSE_SLOTS)
+        k = kernels(self.engine, self.n_rows) if dense else kernels("numpy")
+        *rows, row_of = k.slot_collapse(self.judge, self.a, self.b, self.wa, self.wb, self.tt,
+                                        nj, m)  # fmt: skip
+        zeros = np.zeros(rows[0].size, dtype=np.int64)
+        return SlotCounts(self.models, self.judges, None, zeros, *rows, self.engine), row_of
+
+    @property
     def collapsed(self) -> SlotCounts:
-        """The same counts summed over clusters: one row per ``(judge, a, b)`` (computed once)."""
-        if self.clusters is None:
-            return self
-        (judge, a, b), sums = group_rows((self.judge, self.a, self.b), self._sizes()[1:],
-                                         (self.wa, self.wb, self.tt))  # fmt: skip
-        return SlotCounts(self.models, self.judges, None, np.zeros(judge.size, dtype=np.int64),
-                          judge, a, b, *sums)  # fmt: skip
+        """The counts summed per ``(judge, a, b)``, sorted by that key (computed once)."""
+        return self._collapse[0]
 
-    def _sizes(self) -> tuple[int, int, int, int]:
-        m = len(self.models)
-        return self.n_clusters, len(self.judges), m, m
+    @property
+    def row_of(self) -> NDArray[np.int64]:
+        """Each row's row in :attr:`collapsed`."""
+        return self._collapse[1]
 
 
-def group_rows(keys: tuple, sizes, weights: tuple) -> tuple[tuple, tuple]:
-    """Unique rows of the integer ``keys`` (codes below ``sizes``), sorted, and the ``weights``
-    summed per row: ``(row keys, sums)``.
-
-    Small key spaces (up to four slots per input row) are counted in a dense table by
-    ``np.bincount`` (no sort); larger ones sort a mixed-radix int64 key once, or, beyond int64,
-    sort lexicographically.
-    """
-    n = keys[0].size
-    space = float(np.prod([float(s) for s in sizes]))
-    if space < 2.0**62:
-        key = np.zeros(n, dtype=np.int64)
-        for codes, size in zip(keys, sizes, strict=True):
-            key = key * np.int64(size) + codes
-        if space <= max(4 * n, 1 << 20):
-            occupied = np.flatnonzero(np.bincount(key, minlength=int(space)))
-            sums = tuple(np.bincount(key, w, int(space))[occupied] for w in weights)
-            return np.unravel_index(occupied, tuple(int(s) for s in sizes)), sums
-        uniq, inverse = np.unique(key, return_inverse=True)
-        sums = tuple(np.bincount(inverse, w, uniq.size) for w in weights)
-        return np.unravel_index(uniq, tuple(int(s) for s in sizes)), sums
-    order = np.lexsort(keys[::-1])  # pragma: no cover - beyond 4e18 combinations
-    stacked = np.column_stack([k[order] for k in keys])
-    new = np.ones(n, dtype=bool)
-    new[1:] = (stacked[1:] != stacked[:-1]).any(axis=1)
-    row = np.empty(n, dtype=np.int64)
-    row[order] = np.cumsum(new) - 1
-    first = order[new]
-    return tuple(k[first] for k in keys), tuple(np.bincount(row, w, first.size) for w in weights)
+#: (judge, a, b) slots up to which the collapse uses the kernel's dense table whatever the
+#: number of verdicts (32 MB of row numbers).
+_DENSE_SLOTS = 1 << 22
 
 
 def _codes(values: pd.Series, labels: pd.Index) -> NDArray[np.int64]:
@@ -151,9 +137,10 @@ def _flag(frame: pd.DataFrame, name: str) -> NDArray[np.bool_]:
     return frame[name].fillna(False).to_numpy(dtype=bool)
 
 
-def slot_counts(frame: pd.DataFrame, data: Comparisons) -> SlotCounts:
-    """Aggregate ``frame`` (verdicts of one scope, or a counts table) by slots, in the labels of
-    ``data`` (the package's aggregation of the same rows)."""
+def slot_counts(frame: pd.DataFrame, data: Comparisons, engine: Engine = "auto") -> SlotCounts:
+    """The rows of ``frame`` (verdicts of one scope, or a counts table) as slot codes, in the
+    labels of ``data`` (the package's aggregation of the same rows); ``engine`` runs the
+    kernels of the later passes."""
     n = len(frame)
     a = _codes(frame["model_a"], data.models)
     b = _codes(frame["model_b"], data.models)
@@ -174,13 +161,8 @@ def slot_counts(frame: pd.DataFrame, data: Comparisons) -> SlotCounts:
             f"{int(bad.sum())} verdict(s) could not be matched to the fitted labels: rows "
             f"{format_rows(frame.index[bad])}."
         )
-    g = 1 if data.clusters is None else len(data.clusters)
-    m = len(data.models)
-    rows, sums = group_rows((cluster, judge, a, b), (g, len(data.judges), m, m),
-                            (wa, wb, tt))  # fmt: skip
-    keep = (sums[0] + sums[1] + sums[2]) > 0  # counts rows of zero verdicts carry nothing
-    return SlotCounts(data.models, data.judges, data.clusters, *(r[keep] for r in rows),
-                      *(s[keep] for s in sums))  # fmt: skip
+    return SlotCounts(data.models, data.judges, data.clusters, cluster, judge, a, b, wa, wb, tt,
+                      engine)  # fmt: skip
 
 
 def read_families(families: Families) -> dict[str, str]:

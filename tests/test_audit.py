@@ -215,7 +215,7 @@ def test_plot_audit_draws_effects_with_intervals(report, tmp_path):
     save_figure(ax, tmp_path / "audit.png")
     ax2 = plot_audit(report.judges, unit="log-odds")
     assert ax2.get_xlabel() == "effect in log-odds"
-    with pytest.raises(ValueError, match="lacks column"):
+    with pytest.raises(ValueError, match=r"\['self_upper'\] not found in the audit's judges"):
         plot_audit(report.judges.drop(columns="self_upper"))
     with pytest.raises(TypeError, match="Audit or its judges DataFrame"):
         plot_audit([1, 2])

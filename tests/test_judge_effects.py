@@ -323,18 +323,3 @@ def test_large_score_matrices_take_the_sparse_path(board, monkeypatch):
     sparse = ratings.fit(board, **kw)
     assert dense.influence is not None and sparse.influence is None
     np.testing.assert_allclose(sparse.cov, dense.cov, rtol=1e-10, atol=1e-16)
-
-
-def test_group_rows_dense_and_sorted_paths_agree(rng):
-    from ratings.slots import group_rows
-
-    keys = (rng.integers(0, 5, 300), rng.integers(0, 7, 300), rng.integers(0, 3, 300))
-    w = (rng.random(300), rng.random(300))
-    small = group_rows(keys, (5, 7, 3), w)  # 105 slots: a dense table
-    large = group_rows(keys, (5, 7, 3_000_000), w)  # same codes in a key space to sort
-    for a, b in zip(small[0] + small[1], large[0] + large[1], strict=True):
-        np.testing.assert_allclose(a, b)
-    frame = pd.DataFrame({"k0": keys[0], "k1": keys[1], "k2": keys[2], "w": w[0]})
-    want = frame.groupby(["k0", "k1", "k2"])["w"].sum()
-    np.testing.assert_allclose(small[1][0], want.to_numpy())
-    np.testing.assert_array_equal(small[0][2], want.index.get_level_values("k2"))
