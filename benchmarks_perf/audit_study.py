@@ -38,7 +38,9 @@ adds noise (``effects``/``null``).
 
 ``timing``: wall time of ``ratings.fit`` plain and with both adjustments, and of
 ``ratings.audit`` (n_boot = 200), on 100,000 and 1,000,000 verdicts (50 models, 1,000 tasks,
-three judges), medians of 3 calls.
+three judges), medians of 3 calls, with the 1-minute load average (``load1``).
+
+``--sections`` reruns some sections; the others keep the rows already recorded.
 
 Output: ``benchmarks_perf/results/audit_study.csv`` (one row per section, cell and quantity)
 and ``benchmarks_perf/results/audit_study.md`` (the tables), written atomically.
@@ -272,7 +274,8 @@ def section_timing(sizes: list[int], seed: int) -> list[dict]:
             rows.append({"section": "timing", "cell": f"{n:,} verdicts, 50 models, 1000 tasks",
                          "quantity": "seconds (median of 3)", "parameter": name, "truth": np.nan,
                          "value": float(np.median(times)), "mcse": np.nan, "boards": 1,
-                         "failed": 0, "seconds": float(np.sum(times))})  # fmt: skip
+                         "failed": 0, "seconds": float(np.sum(times)),
+                         "load1": os.getloadavg()[0]})  # fmt: skip
             print(f"timing {n}: {name} {np.median(times):.3f} s", file=sys.stderr)
     return rows
 
@@ -289,6 +292,8 @@ def markdown(table: pd.DataFrame) -> str:
     for section, frame in table.groupby("section", sort=False):
         parts += [f"## {section}", ""]
         cols = ["cell", "quantity", "parameter", "truth", "value", "mcse", "boards", "failed"]
+        if section == "timing" and "load1" in frame.columns:
+            cols.append("load1")  # 1-minute load average when the row was timed
         body = frame[cols].to_string(index=False, float_format="{:.4g}".format)
         parts += ["```", body, "```", ""]
     return "\n".join(parts)
@@ -319,6 +324,12 @@ def main(argv=None) -> int:
     table = pd.DataFrame(rows)
     RESULTS.mkdir(exist_ok=True)
     suffix = "_quick" if args.quick else ""
+    previous = RESULTS / f"audit_study{suffix}.csv"
+    if previous.exists():  # sections not rerun keep their recorded rows
+        old = pd.read_csv(previous)
+        table = pd.concat([old[~old["section"].isin(args.sections)], table], ignore_index=True)
+        order = ["effects", "adjust", "null", "order", "timing"]
+        table = table.sort_values("section", key=lambda s: s.map(order.index), kind="stable")
     write_atomic(table.to_csv(index=False), RESULTS / f"audit_study{suffix}.csv")
     write_atomic(markdown(table), RESULTS / f"audit_study{suffix}.md")
     print(markdown(table))

@@ -39,6 +39,7 @@ __all__ = [
     "CIKind",
     "LoadedLog",
     "Source",
+    "blas_threads",
     "fit",
     "is_counts_source",
     "load_comparisons",
@@ -168,7 +169,7 @@ _BLAS = None
 BLAS_THREADS_FROM = 500
 
 
-def _blas_threads(n_models: int):
+def blas_threads(n_models: int):
     """Limit BLAS threads for the fit's dense matrices: one below :data:`BLAS_THREADS_FROM`
     models, from there on up to four (within any limit already set, e.g. by
     ``threadpoolctl.threadpool_limits`` or ``OPENBLAS_NUM_THREADS``).
@@ -343,12 +344,12 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, anchor, anchor_ratin
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
                          f"{close_matches(anchor, data.models)}")  # fmt: skip
-    if adjust:  # judge effects as nuisance parameters (ratings.adjust)
-        return fit_adjusted(loaded, adjust=adjust, families=families, model=model,
-                            judge_quality=judge_quality, fit_new_judges=fit_new_judges,
-                            anchor=anchor, rating=rating0, ci=ci, level=level, engine=engine,
-                            tol=tol, max_iter=max_iter)  # fmt: skip
-    with _blas_threads(data.n_models):
+    with blas_threads(data.n_models):
+        if adjust:  # judge effects as nuisance parameters (ratings.adjust)
+            return fit_adjusted(loaded, adjust=adjust, families=families, model=model,
+                                judge_quality=judge_quality, fit_new_judges=fit_new_judges,
+                                anchor=anchor, rating=rating0, ci=ci, level=level,
+                                engine=engine, tol=tol, max_iter=max_iter)  # fmt: skip
         engine = resolve_engine(engine, data.n_verdicts)  # one engine for every later stage
         rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts
         if penalty == 0.0:

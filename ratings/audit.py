@@ -188,10 +188,10 @@ def audit(
     >>> a.judges[["judge", "position_bias_elo", "self_preference_elo", "flag"]]  # doctest: +SKIP
     """
     from ratings.adjust import ratings_from_fit
-    from ratings.api import load_log
+    from ratings.api import blas_threads, load_log
     from ratings.engine import resolve
     from ratings.graph import check_identifiable
-    from ratings.judge_effects import effects_table, fit_effects, plan_effects
+    from ratings.judge_effects import fit_effects, plan_effects
     from ratings.judges import resolve_judge_quality
     from ratings.slots import check_families_cover, read_families, slot_counts
 
@@ -215,10 +215,11 @@ def audit(
     if model == "crowd-bt":
         fixed = resolve_judge_quality(judge_quality, data.judges, scope=scope,
                                       fit_new_judges=fit_new_judges)  # fmt: skip
-    fit = fit_effects(data, slots, plan, model=model, fixed_eta=fixed, engine=engine)
+    with blas_threads(data.n_models):
+        fit = fit_effects(data, slots, plan, model=model, fixed_eta=fixed, engine=engine)
     r = ratings_from_fit(fit, plan, data, model=model, ci="sandwich", level=level, scope=scope,
                          n_rejected=n_rejected, adjust=("position", "self-preference"))
-    table = effects_table(fit, plan, level=level, df=r.df)
+    table = r.judge_effects.copy()
     table = table.join(board_agreement(slots, fit.estimate("s"), level=level, df=r.df),
                        on="judge")  # fmt: skip
     mine = self_judged(slots)
@@ -277,6 +278,6 @@ def _flag(row: dict) -> str:
         parts.append(f"no detectable self-preference towards family {row['family']!r}")
     if row["self_judged"]:
         parts.append(f"judged itself in {row['self_judged']} verdict(s)")
-    if row.get("uninformative") is True:
+    if row.get("uninformative") in (True,):  # also numpy booleans; NaN when not Crowd-BT
         parts.append("its eta interval reaches 1/2 (verdicts like coin flips)")
     return "; ".join(parts)

@@ -214,7 +214,7 @@ def test_gram_is_a_symmetric_cross_product(shape):
 def test_blas_threads_only_for_large_boards_and_within_the_callers_limit():
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from ratings.api import BLAS_THREADS_FROM, _blas_threads
+    from ratings.api import BLAS_THREADS_FROM, blas_threads
 
     def threads():
         return {d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"}
@@ -222,11 +222,11 @@ def test_blas_threads_only_for_large_boards_and_within_the_callers_limit():
     outside = threads()
     if not outside:
         pytest.skip("no BLAS library visible to threadpoolctl")
-    with _blas_threads(BLAS_THREADS_FROM - 1):
+    with blas_threads(BLAS_THREADS_FROM - 1):
         assert threads() == {1}
-    with _blas_threads(BLAS_THREADS_FROM):
+    with blas_threads(BLAS_THREADS_FROM):
         assert threads() == {max(1, min(min(outside), 4))}
-    with threadpool_limits(limits=1), _blas_threads(BLAS_THREADS_FROM):
+    with threadpool_limits(limits=1), blas_threads(BLAS_THREADS_FROM):
         assert threads() == {1}  # the caller's own limit holds
     assert threads() == outside
 
