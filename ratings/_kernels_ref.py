@@ -263,17 +263,20 @@ def verdict_cluster_scores(model_a, model_b, model_a_map, model_b_map, winner, w
     c = _full(VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map,
                            judge, cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
                            n_clusters))  # fmt: skip
-    n = c.model_a.size
     # the callers pass usable verdicts only (aggregate found none unusable)
     _, i, j, o, row_judge, _, _ = _orient(c)
     r = slot[(row_judge * n_models + i) * n_models + j]
-    w = np.ones(n) if weight.size == 0 else weight
     n_cols = n_models + (n_judges if tab_e.size else 0)
-    s = w * tab_d[3 * r + o]
+    at3 = 3 * r + o
+
+    def weighted(tab):  # an empty weight is one per verdict
+        return tab[at3] if weight.size == 0 else tab[at3] * weight
+
+    s = weighted(tab_d)
     cells, at = n_clusters * n_cols, c.cluster.astype(np.int64) * n_cols
     out = np.bincount(at + i, s, cells) - np.bincount(at + j, s, cells)
     if tab_e.size:
-        out += np.bincount(at + n_models + row_judge, w * tab_e[3 * r + o], cells)
+        out += np.bincount(at + n_models + row_judge, weighted(tab_e), cells)
     return out.reshape(n_clusters, n_cols)
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "MAX_INFLUENCE_CELLS",
     "RowScores",
     "bootstrap_draws",
+    "bread_meat_bread",
     "cluster_influence",
     "cluster_sandwich",
     "gram",
@@ -71,7 +72,34 @@ def sandwich(
     """
     if clustered:
         return cluster_sandwich(bread, data, score, k=k)[0]
-    return bread @ k.laplacian(data.n_models, data.ii, data.jj, meat_rows) @ bread
+    return bread_meat_bread(bread, k.laplacian(data.n_models, data.ii, data.jj, meat_rows))
+
+
+def bread_meat_bread(bread: NDArray[np.float64], meat: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``bread @ meat @ bread`` for a bread from :func:`inverse_free` and a positive
+    semi-definite meat, exactly symmetric.
+
+    From :data:`~ratings.optim.LAPACK_FROM` parameters, on the free block (where the bread's
+    diagonal is not zero): with the meat's Cholesky factor, meat = R R^T, it is Z Z^T for
+    Z = bread R, a triangular product and a symmetric rank-k update (2 P^3 flops, with P^3 / 3
+    for the factor) in place of two general products (4 P^3); the two general products when
+    the meat's free block is not positive definite.
+    """
+    n = bread.shape[0]
+    free = np.flatnonzero(np.diagonal(bread))
+    if free.size < LAPACK_FROM:
+        out = bread @ meat @ bread
+        return (out + out.T) / 2.0
+    from scipy.linalg.blas import dtrmm
+    from scipy.linalg.lapack import dpotrf
+
+    # Fortran order without a copy: the blocks are symmetric, so their transposes hold them.
+    r, info = dpotrf(block(meat, free).T, lower=True, clean=True)  # meat = r r^T
+    if info != 0:
+        out = bread @ meat @ bread
+        return (out + out.T) / 2.0
+    z = dtrmm(1.0, r, block(bread, free).T, side=1, lower=1)  # bread @ r
+    return embed(gram(z.T), free, n)
 
 
 def cluster_sandwich(

@@ -263,3 +263,25 @@ def test_block_and_embed_match_fancy_indexing(seed, n, drop, kind):
     want = np.zeros((n, n))
     want[np.ix_(idx, idx)] = a
     np.testing.assert_array_equal(embed(a, idx, n), want)
+
+
+@pytest.mark.parametrize("m", [5, 300])  # plain products, and the meat's Cholesky factor
+@pytest.mark.parametrize("meat_pd", [True, False])
+def test_bread_meat_bread_matches_the_plain_products(m, meat_pd):
+    from ratings.uncertainty import bread_meat_bread, inverse_free
+
+    rng = np.random.default_rng(m)
+    x = rng.normal(size=(m, m))
+    h = x @ x.T + m * np.eye(m)
+    y = rng.normal(size=(m, m // 2 if not meat_pd else m))  # rank m / 2: not positive definite
+    meat = y @ y.T
+    free = np.delete(np.arange(m), 3)
+    bread = inverse_free(h, free)
+    kept = (bread.copy(), meat.copy())
+    got = bread_meat_bread(bread, meat)
+    scale = np.abs(got).max()
+    np.testing.assert_allclose(got, bread @ meat @ bread, rtol=1e-10, atol=1e-14 * scale)
+    np.testing.assert_array_equal(got, got.T)
+    assert np.all(got[3] == 0.0) and np.all(got[:, 3] == 0.0)
+    np.testing.assert_array_equal(bread, kept[0])  # inputs untouched
+    np.testing.assert_array_equal(meat, kept[1])
