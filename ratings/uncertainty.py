@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ratings.data import Comparisons
+from ratings.errors import option
 from ratings.optim import LAPACK_FROM, block, embed, inverse_pd, mirror_upper
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "bootstrap_draws",
     "cluster_influence",
     "cluster_sandwich",
+    "collapsed_contrasts",
     "gram",
     "inverse_free",
     "sandwich",
@@ -97,7 +99,7 @@ def cluster_sandwich(
     if g < 2:
         raise ValueError(
             f"Clustered intervals need at least 2 clusters in `{data.cluster_name}`; got {g}. "
-            "Use per-verdict intervals (CLI `--no-cluster`)."
+            f"Use per-verdict intervals ({option('cluster', None)})."
         )
     influence = cluster_influence(data, bread, score_d, score_eta, k=k, row_scores=row_scores)
     if influence is None:  # too many cells to hold: the meat cluster by cluster
@@ -141,7 +143,7 @@ def bootstrap_draws(
     A progress line is written to stderr when it is a terminal (``progress=None``).
     """
     if int(n_boot) != n_boot or n_boot < 2:
-        raise ValueError(f"`n_boot` must be an integer >= 2; got {n_boot!r}.")
+        raise ValueError(f"{option('n_boot')} must be an integer >= 2; got {n_boot!r}.")
     rng = np.random.default_rng(seed)
     show = sys.stderr.isatty() if progress is None else progress
     cells = np.concatenate([data.wi, data.wj, data.tt])
@@ -212,3 +214,32 @@ def cluster_influence(
     s = k.cluster_scores(g, p, data.ii, data.jj, data.judge, data.cluster, score_d, score_eta,
                          data.n_models)  # fmt: skip
     return s @ bread
+
+
+def collapsed_contrasts(
+    cov: NDArray[np.float64], model_cov: NDArray[np.float64], *, rtol: float = 1e-8,
+    block_rows: int = 512,
+) -> NDArray[np.int64]:
+    """Pairs (i, j), i < j, whose robust variance of ``s_i - s_j`` is below ``rtol`` times its
+    model-based variance (which is not 0), shape (K, 2).
+
+    A sandwich estimates a contrast's variance from the residuals of its verdicts. When those are
+    all zero (a board of ties only: every fitted probability is 1/2 and every outcome 1/2; or a
+    model that only ever tied one opponent) the sandwich and the bootstrap report zero width
+    although the model-based variance says the contrast is barely known. Such an interval would
+    be a confident number from no information. Rows are scanned ``block_rows`` at a time (no
+    M x M temporaries). ``cov`` may be the covariance of bootstrap draws.
+    """
+    m = cov.shape[0]
+    d_sw, d_mb = np.diag(cov), np.diag(model_cov)
+    found = []
+    for start in range(0, m, block_rows):
+        rows = slice(start, min(start + block_rows, m))
+        v_sw = d_sw[rows, None] + d_sw[None, :] - 2.0 * cov[rows]
+        v_mb = d_mb[rows, None] + d_mb[None, :] - 2.0 * model_cov[rows]
+        bad = (v_mb > 0) & (v_sw <= rtol * v_mb)
+        i, j = np.nonzero(bad)
+        i += start
+        keep = i < j
+        found.append(np.column_stack([i[keep], j[keep]]))
+    return np.concatenate(found).astype(np.int64) if found else np.zeros((0, 2), np.int64)

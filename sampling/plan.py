@@ -15,6 +15,7 @@ from scipy.sparse.csgraph import connected_components
 
 import ratings
 from ratings.errors import format_names
+from ratings.memory import MaxMemory
 from ratings.schema import DETERMINISTIC_JUDGE
 from sampling._board import (
     Board,
@@ -102,6 +103,7 @@ def plan_matches(
     forfeits: bool = False,
     fit_options: Mapping[str, object] | None = None,
     fitted: ratings.Ratings | None = None,
+    max_memory: MaxMemory = None,
 ) -> pd.DataFrame:
     """Plan the next ``n`` matches: who meets whom, on which task, judged by whom.
 
@@ -160,6 +162,9 @@ def plan_matches(
     fitted : ratings.Ratings, optional
         A current fit of ``verdicts`` to use instead of fitting them again (reanchored at
         ``anchor`` when given; ``fit_options`` is then unused).
+    max_memory : int or str, optional
+        Stop before planning (or fitting) would need more memory than this (bytes, or e.g.
+        ``"8GB"``); default half the available memory (see :mod:`ratings.memory`).
 
     Returns
     -------
@@ -275,7 +280,9 @@ def plan_matches(
 
     history = history_frame(verdicts, scope)
     subs = submissions_frame(submissions, history)
-    board = Board.build(history, subs, judges, forfeits=bool(forfeits))
+    board = Board.build(history, subs, judges, forfeits=bool(forfeits), max_memory=max_memory)
+    if max_memory is not None:
+        fit_options = {"max_memory": max_memory, **(fit_options or {})}
     board.report_unplannable(history, subs.listed_only, explicit=submissions is not None)
     _warn_failed(board, subs, bool(forfeits))
     _warn_unseen_judges(history, judges)

@@ -225,7 +225,7 @@ def test_verdicts_missing_task_id_in_present_column(tmp_path):
 
 def test_verdicts_columns_mapping_names_absent_column(tmp_path):
     path = write(tmp_path / "v.csv", "left,right,winner\nx,y,A\n")
-    with pytest.raises(InvalidVerdictsError, match=r"Column\(s\) \['lhs'\] given in `columns=` "
+    with pytest.raises(InvalidVerdictsError, match=r"Column\(s\) \['lhs'\] given in `columns` "
                        r"not found in verdicts\. Available columns: \['left', 'right', "
                        r"'winner'\]"):  # fmt: skip
         read_verdicts(path, columns={"lhs": "model_a", "right": "model_b"})
@@ -315,7 +315,7 @@ def test_fit_anchor_not_in_data(tmp_path, good, capsys):
 
 def test_fit_scope_missing_with_several_scopes(tmp_path, scoped, capsys):
     with pytest.raises(InvalidVerdictsError, match=r"The verdicts hold 2 scopes \['s1', 's2'\].*"
-                       r"Pass `scope=`"):  # fmt: skip
+                       r"Choose one with `scope`"):  # fmt: skip
         ratings.fit(scoped)
     err = run_cli(["fit", scoped, "--out", tmp_path / "r.csv"], capsys, tmp_path)
     assert "2 scopes ['s1', 's2']" in err and "--scope" in err
@@ -346,8 +346,8 @@ COUNTS = "model_a,model_b,wins_a,wins_b,ties\nx,y,3,1,0\ny,z,-2,1,0\nz,x,1,1,1\n
 
 def test_counts_negative(tmp_path, capsys):
     table = pd.read_csv(write(tmp_path / "c.csv", COUNTS))
-    with pytest.raises(InvalidVerdictsError, match=r"1 verdict\(s\) have counts that are not "
-                       r"finite numbers >= 0: rows \[1\]") as err:  # fmt: skip
+    with pytest.raises(InvalidVerdictsError, match=r"1 row\(s\) of the counts table have "
+                       r"counts that are negative: rows \[1\]") as err:  # fmt: skip
         from_counts(table)
     assert err.value.rows["row"].tolist() == [1]
     err_text = run_cli(["fit", tmp_path / "c.csv", "--out", tmp_path / "r.csv"], capsys, tmp_path)
@@ -588,18 +588,19 @@ def test_next_is_wired_into_ratings_cli(capsys):
 
 def test_cli_output_path_equal_to_input(tmp_path, good, capsys):
     err = run_cli(["fit", good, "--out", good], capsys, tmp_path)
-    assert re.search(r"Refusing to write '.*good\.csv': it is an input file", err), err
+    assert re.search(r"refusing to overwrite the input file '.*good\.csv' \(VERDICTS\) with "
+                     r"`--out`", err), err
 
 
 def test_cli_bad_anchor_syntax(tmp_path, good, capsys):
     err = run_cli(["fit", good, "--anchor", "x=abc", "--out", tmp_path / "r.csv"], capsys,
                   tmp_path)  # fmt: skip
-    assert "`anchor` must look like 'NAME=RATING'" in err and "got 'x=abc'" in err
+    assert "`--anchor` must look like 'NAME=RATING'" in err and "got 'x=abc'" in err
 
 
 def test_cli_level_out_of_range(tmp_path, good, capsys):
     err = run_cli(["fit", good, "--level", "1.5", "--out", tmp_path / "r.csv"], capsys, tmp_path)
-    assert "`level` must be a float strictly between 0 and 1; got 1.5" in err
+    assert "`--level` must be a float strictly between 0 and 1; got 1.5" in err
 
 
 def test_cli_unknown_ci(tmp_path, good, capsys):
@@ -627,7 +628,7 @@ def test_cli_bad_columns_mapping(tmp_path, good, capsys):
 def test_cli_bad_winner_map(tmp_path, good, capsys):
     err = run_cli(["fit", good, "--winner-map", "draw=D", "--out", tmp_path / "r.csv"], capsys,
                   tmp_path)  # fmt: skip
-    assert "`winner_map` values must be 'A', 'B' or 'tie'; got 'draw': 'D'" in err
+    assert "`--winner-map` values must be 'A', 'B' or 'tie'; got 'draw': 'D'" in err
 
 
 def test_cli_judges_out_without_crowd_bt(tmp_path, good, capsys):
@@ -637,22 +638,22 @@ def test_cli_judges_out_without_crowd_bt(tmp_path, good, capsys):
 
 def test_cli_negative_penalty(tmp_path, good, capsys):
     err = run_cli(["fit", good, "--penalty", "-1", "--out", tmp_path / "r.csv"], capsys, tmp_path)
-    assert "`penalty` must be a finite float >= 0; got -1.0" in err
+    assert "`--penalty` must be a finite number >= 0 and <= 1e6; got -1.0" in err
 
 
 def test_cli_freeze_bad_date(tmp_path, ratings_csv, capsys):
     err = run_cli(["freeze", ratings_csv, "--registry", tmp_path / "registry.csv", "--date",
                    "2026-13-01"], capsys, tmp_path)  # fmt: skip
-    assert "`date` must be an ISO date 'YYYY-MM-DD'; got '2026-13-01'" in err
+    assert "`--date` must be an ISO date 'YYYY-MM-DD'; got '2026-13-01'" in err
 
 
 def test_cli_freeze_refreeze_unknown_model(tmp_path, ratings_csv, capsys):
     err = run_cli(["freeze", ratings_csv, "--registry", tmp_path / "registry.csv", "--refreeze",
                    "w"], capsys, tmp_path)  # fmt: skip
-    assert "`refreeze` names ['w'], not in the ratings table" in err
+    assert "`--refreeze` names ['w'], not in the ratings table" in err
 
 
 def test_cli_rubric_output_equal_to_input(tmp_path, capsys):
     path = write(tmp_path / "rubric.csv", "task_id,model,check_id,passed\nt1,x,c1,1\nt1,y,c1,0\n")
     err = run_cli(["rubric", path, "--out", path], capsys, tmp_path)
-    assert re.search(r"Refusing to write '.*rubric\.csv': it is an input file", err), err
+    assert re.search(r"refusing to overwrite the input file '.*rubric\.csv' \(RUBRIC\)", err), err

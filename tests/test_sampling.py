@@ -230,7 +230,7 @@ def test_bad_inputs():
         plan_matches(None, subs_for(["a", "b"], ["t"]), "j1,j2", 1, seed=0)
     log = pd.DataFrame({"model_a": ["a", "b"], "model_b": ["b", "a"], "task_id": ["t", "t"],
                         "winner": ["A", "A"], "scope": ["x", "y"]})  # fmt: skip
-    with pytest.raises(ValueError, match=r"hold 2 scopes \['x', 'y'\].*Pass `scope=`"):
+    with pytest.raises(ValueError, match=r"hold 2 scopes \['x', 'y'\].*Choose one with `scope`"):
         plan_matches(log, None, ["j"], 1, seed=0)
     plan = plan_matches(log, None, ["j"], 1, seed=0, scope="x", phase="balanced")
     assert len(plan) == 1

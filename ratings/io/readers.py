@@ -25,8 +25,8 @@ from typing import IO, Literal
 
 import pandas as pd
 
-from ratings.errors import InvalidVerdictsError
-from ratings.io.cells import text
+from ratings.errors import InvalidVerdictsError, option, option_available
+from ratings.io.cells import text, unescape_formulas
 
 try:  # optional: the fast CSV engine and Parquet's dictionary-encoded text columns
     import pyarrow as pa
@@ -135,7 +135,8 @@ def read_file(name: str, format: Format | None = None) -> pd.DataFrame:
         raise ValueError(
             f"Cannot tell the format of {name!r} from its extension. Supported: .csv, .tsv, "
             ".parquet, .pq, .jsonl, .ndjson, .json (text formats optionally with .gz, .bz2, "
-            ".xz); or pass format='csv', 'parquet' or 'jsonl'."
+            ".xz)" + (f"; or pass {option('format', 'csv')}, 'parquet' or 'jsonl'."
+                      if option_available("format") else "; rename the file.")
         )
     if not os.path.exists(name):
         raise FileNotFoundError(
@@ -201,14 +202,16 @@ def read_csv(name: str, sep: str, compression: str | None) -> pd.DataFrame:
     messages never depend on which engine ran. Files with any double
     quote go to the C engine directly: pandas runs pyarrow with ``newlines_in_values=False``,
     which splits large files into blocks at line breaks even inside quoted values and then
-    misreads such fields silently.
+    misreads such fields silently. Text cells escaped for spreadsheets by
+    :func:`~ratings.io.writers.write_atomic` (``'=x``) are read back as written (``=x``).
     """
     options = {
         "sep": sep, "dtype": str, "keep_default_na": False, "na_values": [],
         "encoding": "utf-8", "compression": compression,
     }  # fmt: skip
     frame = None
-    if pa is not None and not _has_quotes(name, compression):
+    double, single = _quotes(name, compression)
+    if pa is not None and not double:
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -224,16 +227,19 @@ def read_csv(name: str, sep: str, compression: str | None) -> pd.DataFrame:
     _check_header(name, sep, compression)
     if len(frame) and len(frame.columns) > 1:
         _check_truncated(name, frame, sep, compression)
+    if single:  # cells the package's CSV writers escaped for spreadsheets ("'=x" -> "=x")
+        frame = unescape_formulas(frame)
     return frame
 
 
-def _has_quotes(name: str, compression: str | None) -> bool:
-    """Does the (decompressed) file contain a double quote anywhere? One pass of memchr."""
+def _quotes(name: str, compression: str | None) -> tuple[bool, bool]:
+    """Does the (decompressed) file contain a double quote, a single quote? One read, memchr."""
+    double = single = False
     with _open(name, compression) as fh:
-        while chunk := fh.read(_CHUNK):
-            if b'"' in chunk:
-                return True
-    return False
+        while not (double and single) and (chunk := fh.read(_CHUNK)):
+            double = double or b'"' in chunk
+            single = single or b"'" in chunk
+    return double, single
 
 
 def _check_header(name: str, sep: str, compression: str | None) -> None:

@@ -20,8 +20,16 @@ import pandas as pd
 from numpy.typing import NDArray
 from pandas.api.types import is_bool_dtype, is_float_dtype, is_string_dtype
 
-from ratings.errors import InvalidVerdictsError, format_rows
-from ratings.io.cells import NA_TOKENS, booleans, check_columns, distinct, pick_columns, text
+from ratings.errors import InvalidVerdictsError, format_rows, option
+from ratings.io.cells import (
+    NA_TOKENS,
+    booleans,
+    check_columns,
+    distinct,
+    escape_formulas,
+    pick_columns,
+    text,
+)
 from ratings.io.readers import format_of, load_table
 from ratings.io.writers import write_atomic
 from ratings.schema import CANONICAL, REQUIRED, STRING_DTYPE, WINNERS
@@ -166,7 +174,9 @@ def read_verdicts(
     return VerdictLog(verdicts=verdicts, rejected=rejected, source=name)
 
 
-def write_rejected(log: VerdictLog, path: str | os.PathLike[str]) -> None:
+def write_rejected(
+    log: VerdictLog, path: str | os.PathLike[str], *, csv_escape: bool = True
+) -> None:
     """Write ``log.rejected`` as CSV via :func:`write_atomic` (never over ``log.source``).
 
     Parameters
@@ -175,12 +185,16 @@ def write_rejected(log: VerdictLog, path: str | os.PathLike[str]) -> None:
     path : path
         Destination; ``.csv`` / ``.tsv`` (optionally compressed) are written as such, any other
         extension still receives comma-separated text.
+    csv_escape : bool, default=True
+        Prefix ``'`` to text cells a spreadsheet would run as formulas (see
+        :func:`~ratings.io.writers.write_atomic`).
     """
     inputs = [log.source] if log.source is not None else []
     if format_of(Path(os.fspath(path)).name)[0] == "csv":
-        write_atomic(log.rejected, path, inputs=inputs)
+        write_atomic(log.rejected, path, inputs=inputs, csv_escape=csv_escape)
     else:
-        write_atomic(log.rejected.to_csv(index=False), path, inputs=inputs)
+        table = escape_formulas(log.rejected) if csv_escape else log.rejected
+        write_atomic(table.to_csv(index=False), path, inputs=inputs)
 
 
 def _check_winner_map(
@@ -192,8 +206,8 @@ def _check_winner_map(
     for key, value in (winner_map or {}).items():
         if not isinstance(value, str) or value not in WINNERS:
             raise ValueError(
-                f"`winner_map` values must be 'A', 'B' or 'tie'; got {key!r}: {value!r}."
-            )
+                f"{option('winner_map')} values must be 'A', 'B' or 'tie'; got {key!r}: "
+                f"{value!r}.")  # fmt: skip
         code = WINNERS.index(value)
         spellings[str(key).strip()] = code
         if isinstance(key, int | float | np.number) and not isinstance(key, bool | np.bool_):
@@ -217,13 +231,11 @@ def _missing_verdict_columns(missing: list[str], labels: list[object]) -> str:
         close = difflib.get_close_matches(m, list(by_lower), n=1, cutoff=0.75)
         guesses[m] = by_lower[close[0]] if close else None
     if len(missing) == 1 and guesses[missing[0]] is None:
-        example = f"{{'your_name': {missing[0]!r}}}"
+        example = {"your_name": missing[0]}
     else:
-        pairs = [f"{guesses[m] if guesses[m] is not None else 'your_' + m!r}: {m!r}"
-                 for m in missing]  # fmt: skip
-        example = "{" + ", ".join(pairs) + "}"
+        example = {guesses[m] if guesses[m] is not None else f"your_{m}": m for m in missing}
     message = (f"Column(s) {missing} not found in verdicts. Available columns: {labels}. "
-            f"Pass `columns={example}` to map your names.")  # fmt: skip
+            f"Pass {option('columns', example)} to map your names.")  # fmt: skip
     if len(labels) == 1 and isinstance(labels[0], str):
         for sep, label in ((";", "';'"), ("\t", "a tab"), ("|", "'|'")):
             if sep in labels[0]:
@@ -332,13 +344,13 @@ def _validate(
         head = (f"All {bad_rows.size} row(s) rejected, nothing to fit" if everything
                 else f"{bad_rows.size} row(s) rejected")  # fmt: skip
         tie_hint = _KIND["unknown winner value"] in order
+        spell = f"Map tie spellings with {option('winner_map')}"
         if everything or errors == "report":
-            fix = ("Map tie spellings with `winner_map=` or fix the rows." if tie_hint
-                   else "Fix the rows.")  # fmt: skip
+            fix = f"{spell} or fix the rows." if tie_hint else "Fix the rows."
         else:
-            fix = ("Map tie spellings with `winner_map=`, fix the rows" if tie_hint
-                   else "Fix the rows")  # fmt: skip
-            fix += ", or pass errors='report' to fit on the good rows and list the rest."
+            fix = f"{spell}, fix the rows" if tie_hint else "Fix the rows"
+            fix += (f", or pass {option('errors', 'report')} to fit on the good rows and list "
+                    "the rest.")  # fmt: skip
         return f"{head}: {'; '.join(parts)}. {fix}"
 
     return verdicts, rejected, summary
