@@ -27,8 +27,9 @@ from ratings.errors import (
 from ratings.graph import check_identifiable
 from ratings.io import VerdictLog, peek_columns, read_counts, read_verdicts
 from ratings.judges import JudgeQuality, resolve_judge_quality
-from ratings.memory import MaxMemory, check_memory, fit_memory
+from ratings.memory import MaxMemory, check_memory, fit_memory, parse_size
 from ratings.result import Ratings, check_level
+from ratings.schema import RESERVED_SCOPES
 from ratings.uncertainty import (
     bootstrap_draws,
     cluster_sandwich,
@@ -41,6 +42,7 @@ __all__ = [
     "BLAS_THREADS_FROM",
     "CIKind",
     "Source",
+    "check_fit_options",
     "fit",
     "is_counts_source",
     "load_comparisons",
@@ -82,12 +84,23 @@ def _select_scope(log: VerdictLog, scope: str | None) -> tuple[pd.DataFrame, str
                 f"The verdicts hold {len(scopes)} scopes {sorted(map(str, scopes))[:8]}; ratings "
                 f"from different scopes must not be pooled. Choose one with {option('scope')}."
             )
-        return v, str(scopes[0])
+        return v, _not_reserved(str(scopes[0]))
     if scope not in set(scopes):
         raise InvalidVerdictsError(
             f"Scope {scope!r} not in the verdicts. {close_matches(scope, scopes)}"
         )
-    return v[v["scope"] == scope], scope
+    return v[v["scope"] == scope], _not_reserved(scope)
+
+
+def _not_reserved(scope: str) -> str:
+    """Refuse a data scope named like a scope of the package's own outputs."""
+    if scope in RESERVED_SCOPES:
+        raise InvalidVerdictsError(
+            f"The verdicts have a scope named {scope!r}, the name the package gives the "
+            "combined headline in its output tables: ratings of this scope would pass for the "
+            "headline (and be frozen as one). Rename the scope in the data, e.g. to "
+            f"'{scope}_data'.")  # fmt: skip
+    return scope
 
 
 def is_counts_source(source) -> bool:
@@ -287,8 +300,14 @@ def fit(
                 max_memory=max_memory)  # fmt: skip
 
 
-def _check_arguments(*, ci, model, penalty, level, n_boot, seed, tol, max_iter) -> None:
-    """Refuse unknown options and numbers that are not finite or out of range, by name."""
+def check_fit_options(*, ci: str = "sandwich", model: str = "bt", penalty: float = 0.0,
+                      level: float = 0.95, n_boot: int = 1000, seed: int = 0, tol: float = 1e-10,
+                      max_iter: int = 100, anchor: str | None = None,
+                      anchor_rating: float | None = None, max_memory: MaxMemory = None,
+                      **_: object) -> None:  # fmt: skip
+    """Check :func:`fit`'s options before any data is read: unknown choices, and numbers that
+    are not finite or out of range, are refused by name (other keyword arguments are ignored).
+    """
     if ci not in ("sandwich", "sandwich-z", "model", "bootstrap"):
         raise ValueError(
             f"{option('ci')} must be 'sandwich', 'sandwich-z', 'model' or 'bootstrap'; got {ci!r}."
@@ -303,13 +322,20 @@ def _check_arguments(*, ci, model, penalty, level, n_boot, seed, tol, max_iter) 
     check_number(seed, "seed", minimum=0, integer=True)
     check_number(tol, "tol", above=0.0, maximum=1.0)
     check_number(max_iter, "max_iter", minimum=1, integer=True)
+    if anchor is not None and anchor_rating is None and "=" in str(anchor):
+        parse_anchor(anchor)
+    if anchor_rating is not None:
+        check_number(anchor_rating, "anchor_rating", minimum=-MAX_ANCHOR_RATING,
+                     maximum=MAX_ANCHOR_RATING)  # fmt: skip
+    parse_size(max_memory)
 
 
 def _fit(verdicts, *, model, judge_quality, fit_new_judges, anchor, anchor_rating, scope,
          cluster, ci, level, penalty, n_boot, seed, errors, columns, winner_map, engine, tol,
          max_iter, max_memory) -> Ratings:  # fmt: skip
-    _check_arguments(ci=ci, model=model, penalty=penalty, level=level, n_boot=n_boot, seed=seed,
-                     tol=tol, max_iter=max_iter)  # fmt: skip
+    check_fit_options(ci=ci, model=model, penalty=penalty, level=level, n_boot=n_boot, seed=seed,
+                      tol=tol, max_iter=max_iter, anchor=anchor, anchor_rating=anchor_rating,
+                      max_memory=max_memory)  # fmt: skip
     if anchor is not None and anchor_rating is None and "=" in str(anchor):
         anchor, anchor_rating = parse_anchor(anchor)
     rating0 = 1000.0 if anchor_rating is None else check_number(

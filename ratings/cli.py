@@ -259,13 +259,18 @@ def _cluster_arg(args: argparse.Namespace) -> str | None:
 
 
 def _fit_args(args: argparse.Namespace) -> dict:
-    return {
+    """The options of :func:`ratings.fit` given on the command line, checked."""
+    from ratings.api import check_fit_options
+
+    options = {
         "model": args.model or "bt", "judge_quality": _quality_arg(args.judge_quality),
         "fit_new_judges": args.fit_new_judges, "anchor": args.anchor,
         "cluster": _cluster_arg(args), "ci": args.ci, "level": args.level,
         "penalty": args.penalty, "n_boot": args.n_boot, "seed": args.seed,
         "max_memory": args.max_memory,
     }  # fmt: skip
+    check_fit_options(**options)
+    return options
 
 
 def _quality_arg(text: str | None):
@@ -306,6 +311,7 @@ def _check_suffix(path: str | None, flag: str, allowed: tuple[str, ...]) -> None
 def _read(args: argparse.Namespace):
     import ratings
 
+    _fit_args(args)  # options first: no data is read for a bad one
     return ratings.read_verdicts(
         args.verdicts,
         columns=_mapping(args.columns, "--columns"),
@@ -329,6 +335,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     _check_suffix(args.judges_out, "--judges-out", (".csv", ".json"))
     from ratings.api import is_counts_source
 
+    _fit_args(args)  # options first: no data is read for a bad one
     counts = is_counts_source(args.verdicts)  # pre-aggregated wins_a / wins_b / ties
     log = args.verdicts if counts else _read(args)
     if args.by == "scope":
@@ -396,8 +403,13 @@ def _cmd_combine(args: argparse.Namespace) -> int:
     weights = _weights(args.weights)
     log = _read(args)
     if args.rubric:
-        from ratings.rubric import read_rubric, rubric_to_matches
+        from ratings.rubric import RUBRIC_SCOPE, read_rubric, rubric_to_matches
 
+        if "scope" in log.verdicts.columns and (log.verdicts["scope"] == RUBRIC_SCOPE).any():
+            raise InvalidVerdictsError(
+                f"The verdicts already have a scope {RUBRIC_SCOPE!r} and `--rubric` adds the "
+                f"rubric matches as scope {RUBRIC_SCOPE!r}: the two would be pooled into one "
+                "fit. Drop one of them, or rename the verdicts' scope.")  # fmt: skip
         matches = rubric_to_matches(read_rubric(args.rubric), method=args.rubric_method)
         frame = pd.concat([log.verdicts.reset_index(drop=True), matches], ignore_index=True)
         log = ratings.read_verdicts(frame)

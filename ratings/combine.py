@@ -27,7 +27,7 @@ from ratings.errors import option
 from ratings.io import VerdictLog, read_verdicts
 from ratings.judges import JudgeQuality
 from ratings.result import Ratings
-from ratings.schema import DETERMINISTIC_JUDGE
+from ratings.schema import COMBINED_SCOPE, DETERMINISTIC_JUDGE
 
 __all__ = ["combine", "fit_scopes", "scopes_frame"]
 
@@ -89,7 +89,7 @@ def scopes_frame(results: Mapping[str, Ratings], combined: Ratings | None = None
     """One table with a ``scope`` column: every scope's ratings, then the combined headline."""
     frames = [r.to_frame().assign(scope=s) for s, r in results.items()]
     if combined is not None:
-        frames.append(combined.to_frame().assign(scope="combined"))
+        frames.append(combined.to_frame().assign(scope=COMBINED_SCOPE))
     table = pd.concat(frames, ignore_index=True)
     return table[["scope", *[c for c in table.columns if c != "scope"]]]
 

@@ -436,6 +436,9 @@ _NAME_COLUMNS = ("model", "scope")
 def _read_table(path: Path) -> pd.DataFrame:
     """A saved ratings table: names as text (a model called ``007`` stays ``007``), every
     other column as numbers where all its values are numbers."""
+    if not path.exists():
+        raise FileNotFoundError(f"Ratings table {os.fspath(path)!r} not found (looked for "
+                                f"{str(path.absolute())!r}).")  # fmt: skip
     if path.suffix.lower() == ".json":  # `ratings fit --out r.json`: metadata + records
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,7 +166,7 @@ def read_verdicts(
     frame, name, prefix, raw = load_table(
         source, targets, pick=_pick_verdict_columns, format=format,
         empty="The verdicts DataFrame contains no verdicts (0 rows).")  # fmt: skip
-    verdicts, rejected, summary = _validate(raw, len(frame), spellings, numbers)
+    verdicts, rejected, summary = _validate(raw, len(frame), spellings, numbers, prefix=prefix)
 
     if len(rejected):
         everything = len(rejected) == len(frame)
@@ -246,7 +247,8 @@ def _missing_verdict_columns(missing: list[str], labels: list[object]) -> str:
 
 
 def _validate(
-    raw: dict[str, pd.Series], n: int, spellings: dict[str, int], numbers: dict[float, int]
+    raw: dict[str, pd.Series], n: int, spellings: dict[str, int], numbers: dict[float, int],
+    *, prefix: str = "",
 ) -> tuple[pd.DataFrame, pd.DataFrame, Callable[[bool, str], str]]:
     """Check every row; return (verdicts, rejected, a function building the error message).
 
@@ -264,6 +266,8 @@ def _validate(
         cats, tables = _union_categories([found[c][1] for c in group])
         for c, table in zip(group, tables, strict=True):
             codes[c], categories[c] = table[found[c][0]], cats
+        if group[0] in _NAMED:
+            _refuse_lookalikes(group, codes, cats, prefix)
     reason = np.zeros(n, dtype=np.int8)
 
     def flag(kind: str, mask: NDArray[np.bool_]) -> None:
@@ -357,6 +361,43 @@ def _validate(
 
 
 _FEW = 50_000  # distinct values up to which plain Python beats pandas' per-call overhead
+# Columns of names where two spellings of one name would silently make two models (judges,
+# scopes): Unicode look-alikes there are refused.
+_NAMED = ("model_a", "judge", "scope")
+
+
+def _refuse_lookalikes(group: list[str], codes: dict[str, NDArray[np.signedinteger]],
+                       names: pd.Index, prefix: str) -> None:  # fmt: skip
+    """Raise when distinct names of a column group are equal after Unicode normalisation
+    (NFKC: ``"café"`` composed or decomposed, full-width ``"ｘ"`` and ``"x"``, ``"ﬁ"`` and
+    ``"fi"``): they look alike, yet would be rated as different models (or judges, scopes).
+
+    Only non-ASCII names are normalised (ASCII is its own normal form), so a log of ASCII
+    names costs one check per distinct name.
+    """
+    texts = [str(v) for v in names]
+    if all(t.isascii() for t in texts):
+        return
+    by_form: dict[str, list[int]] = {}
+    for k, t in enumerate(texts):
+        by_form.setdefault(t if t.isascii() else unicodedata.normalize("NFKC", t), []).append(k)
+    clashes = [ks for ks in by_form.values() if len(ks) > 1]
+    if not clashes:
+        return
+    parts = []
+    for ks in clashes[:3]:
+        spelled = []
+        for k in ks:
+            rows = np.flatnonzero(np.any([codes[c] == k for c in group], axis=0))
+            spelled.append(f"{texts[k]!a} (rows {format_rows(rows)})")
+        parts.append(" and ".join(spelled))
+    what = "Model" if group[0] == "model_a" else group[0].capitalize()
+    raise InvalidVerdictsError(
+        f"{prefix}{what} names that differ only in Unicode normalisation would count as "
+        f"different {what.lower()}s: {'; '.join(parts)}{'; ...' if len(clashes) > 3 else ''}. "
+        "They look alike but are different strings (composed and decomposed accents, "
+        "full-width letters, ligatures). Use one spelling for each, e.g. "
+        "unicodedata.normalize('NFC', name), or rename one if they are different.")
 
 
 def _run_concurrently(jobs: dict[str, tuple[Callable, pd.Series]], n: int) -> dict[str, object]:
