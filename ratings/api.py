@@ -428,7 +428,7 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol,
     draws = _bootstrap(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed)
     return {"theta": res.theta, "cov": cov, "nll": res.nll, "converged": res.converged,
             "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws, "judges": None,
-            "influence": influence, "model_cov": lambda: bread}
+            "influence": influence, "model_cov": bread}
 
 
 def _estimate_crowd(data: Comparisons, *, ref, fixed_eta, level, df, ci, clustered, engine,
@@ -459,7 +459,14 @@ def _check_not_collapsed(est: dict, models: pd.Index, ci: str) -> None:
     the contrast is barely known (see :func:`ratings.uncertainty.collapsed_contrasts`)."""
     draws = est["draws"]
     robust = est["cov"] if draws is None else np.atleast_2d(np.cov(draws, rowvar=False))
-    pairs = collapsed_contrasts(robust, est["model_cov"]())
+    model_cov = est["model_cov"]
+    if callable(model_cov):  # Crowd-BT: the model-based covariance costs one more inversion
+        sd = np.sort(np.sqrt(np.clip(np.diag(robust), 0.0, None)))  # the reference's is 0
+        # Structural collapses (zero residuals) leave two robust SDs equal to rounding.
+        if sd[-1] > 0 and np.diff(sd).min(initial=np.inf) > 1e-6 * sd[-1]:
+            return
+        model_cov = model_cov()
+    pairs = collapsed_contrasts(robust, model_cov)
     if len(pairs) == 0:
         return
     named = [(str(models[i]), str(models[j])) for i, j in pairs]

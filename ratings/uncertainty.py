@@ -218,28 +218,40 @@ def cluster_influence(
 
 def collapsed_contrasts(
     cov: NDArray[np.float64], model_cov: NDArray[np.float64], *, rtol: float = 1e-8,
-    block_rows: int = 512,
 ) -> NDArray[np.int64]:
-    """Pairs (i, j), i < j, whose robust variance of ``s_i - s_j`` is below ``rtol`` times its
+    """Pairs (i, j), i < j, whose robust variance of ``s_i - s_j`` is at most ``rtol`` times its
     model-based variance (which is not 0), shape (K, 2).
 
     A sandwich estimates a contrast's variance from the residuals of its verdicts. When those are
     all zero (a board of ties only: every fitted probability is 1/2 and every outcome 1/2; or a
     model that only ever tied one opponent) the sandwich and the bootstrap report zero width
-    although the model-based variance says the contrast is barely known. Such an interval would
-    be a confident number from no information. Rows are scanned ``block_rows`` at a time (no
-    M x M temporaries). ``cov`` may be the covariance of bootstrap draws.
+    although the model-based variance says the contrast is barely known: a confident number from
+    no information. ``cov`` may be the covariance of bootstrap draws.
+
+    Notes
+    -----
+    Since ``Var(X - Y) >= (sd X - sd Y)^2`` and ``Var(X - Y) <= (sd X + sd Y)^2``, a collapsed
+    pair has robust standard deviations within ``sqrt(rtol) (m_i + m_j)`` of each other (``m``
+    the model-based ones). Sorting by the robust standard deviation finds those candidates in
+    O(M log M); only they are checked exactly, so a usual board costs no M x M pass.
     """
     m = cov.shape[0]
-    d_sw, d_mb = np.diag(cov), np.diag(model_cov)
-    found = []
-    for start in range(0, m, block_rows):
-        rows = slice(start, min(start + block_rows, m))
-        v_sw = d_sw[rows, None] + d_sw[None, :] - 2.0 * cov[rows]
-        v_mb = d_mb[rows, None] + d_mb[None, :] - 2.0 * model_cov[rows]
-        bad = (v_mb > 0) & (v_sw <= rtol * v_mb)
-        i, j = np.nonzero(bad)
-        i += start
+    d_sw, d_mb = np.clip(np.diag(cov), 0.0, None), np.clip(np.diag(model_cov), 0.0, None)
+    sd, sd_mb = np.sqrt(d_sw), np.sqrt(d_mb)
+    order = np.argsort(sd, kind="stable")
+    ranked = sd[order]
+    slack = np.sqrt(rtol) * (sd_mb + sd_mb.max(initial=0.0))
+    lo = np.searchsorted(ranked, sd - slack, side="left")
+    hi = np.searchsorted(ranked, sd + slack, side="right")
+    width = hi - lo
+    if int(width.sum()) > max(m * m // 4, 1024):  # most pairs are candidates: check them all
+        i, j = np.triu_indices(m, k=1)
+    else:
+        i = np.repeat(np.arange(m), width)
+        j = order[np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width - lo, width)]
         keep = i < j
-        found.append(np.column_stack([i[keep], j[keep]]))
-    return np.concatenate(found).astype(np.int64) if found else np.zeros((0, 2), np.int64)
+        i, j = i[keep], j[keep]
+    v_sw = d_sw[i] + d_sw[j] - 2.0 * cov[i, j]
+    v_mb = d_mb[i] + d_mb[j] - 2.0 * model_cov[i, j]
+    bad = (v_mb > 0) & (v_sw <= rtol * v_mb)
+    return np.column_stack([i[bad], j[bad]]).astype(np.int64)

@@ -14,7 +14,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 import ratings
-from ratings.errors import format_names
+from ratings.errors import format_names, option
 from ratings.memory import MaxMemory
 from ratings.schema import DETERMINISTIC_JUDGE
 from sampling._board import (
@@ -271,7 +271,8 @@ def plan_matches(
     min_matches = check_count(min_matches, "min_matches", 0)
     seed = check_seed(seed)
     if phase not in ("auto", "balanced", "active"):
-        raise ValueError(f"`phase` must be 'auto', 'balanced' or 'active'; got {phase!r}.")
+        raise ValueError(f"{option('phase')} must be 'auto', 'balanced' or 'active'; got "
+                         f"{phase!r}.")  # fmt: skip
     anchor_name, anchor_rating = check_anchor(anchor)
     _check_objective(objective, anchor_name)
     max_share = _check_max_share(max_share)
@@ -320,15 +321,16 @@ def plan_matches(
         fit = current_fit()
         if fit is None:
             raise ValueError(
-                "phase='active' needs a fit, but there are no verdicts yet. Use phase='auto' "
-                "(or 'balanced') for the first batches."
+                f"{option('phase', 'active')} needs a fit, but there are no verdicts yet. Use "
+                f"{option('phase', 'auto')} (or 'balanced') for the first batches."
             )
         picker.set_fit(fit)
         unfitted = [str(x) for x in board.models[plannable & ~picker.fitted]]
         if unfitted:
             raise ValueError(
-                f"phase='active' cannot score {len(unfitted)} model(s) without verdicts: "
-                f"{unfitted[:8]}. Use phase='auto' to give them balanced matches first."
+                f"{option('phase', 'active')} cannot score {len(unfitted)} model(s) without "
+                f"verdicts: {unfitted[:8]}. Use {option('phase', 'auto')} to give them balanced "
+                "matches first."
             )
     elif picker.needs_ladder():  # new models are placed on the rated models' ladder
         picker.set_fit(current_fit())

@@ -129,3 +129,39 @@ def test_extreme_scope_weights_are_refused(weights):
     log = pd.concat([base.assign(scope="a"), base.assign(scope="b")], ignore_index=True)
     with pytest.raises(ValueError, match=r"`weights` must be"):
         combine(fit_scopes(log, model="bt", ci="model"), weights=weights, method="independent")
+
+
+def test_collapsed_contrasts_matches_a_check_of_every_pair(rng):
+    """The O(M log M) candidate search finds exactly the pairs a full scan of all pairs finds."""
+    import itertools
+
+    from ratings.uncertainty import collapsed_contrasts
+
+    def every_pair(cov, model_cov, rtol=1e-8):
+        d, e = np.diag(cov), np.diag(model_cov)
+        return [(i, j) for i, j in itertools.combinations(range(len(d)), 2)
+                if (v := e[i] + e[j] - 2 * model_cov[i, j]) > 0
+                and d[i] + d[j] - 2 * cov[i, j] <= rtol * v]  # fmt: skip
+
+    for _ in range(150):
+        m = int(rng.integers(2, 12))
+        a = rng.normal(size=(m, m + 3))
+        cov = a @ a.T
+        for _ in range(int(rng.integers(0, 3))):  # rows made equal: a collapsed contrast
+            i, j = rng.choice(m, 2, replace=False)
+            cov[i, :] = cov[j, :]
+            cov[:, i] = cov[:, j]
+        if rng.random() < 0.2:
+            cov[0, :] = cov[:, 0] = 0.0  # collapsed against the reference
+        if rng.random() < 0.1:
+            cov[:] = 0.0  # all ties
+        b = rng.normal(size=(m, m + 3))
+        model_cov = b @ b.T + np.eye(m)
+        found = sorted(map(tuple, collapsed_contrasts(cov, model_cov).tolist()))
+        assert found == every_pair(cov, model_cov)
+
+
+def test_crowd_bt_all_tie_board_is_refused_too():
+    log = all_ties(3).assign(judge=["j1", "j2", "j3"] * 3)
+    with pytest.raises(DegenerateBoardError, match="would have zero width"):
+        ratings.fit(log, model="crowd-bt", judge_quality={"j1": 0.9, "j2": 0.8, "j3": 0.7})

@@ -207,7 +207,7 @@ def test_infeasible_request_says_how_many_candidates():
         ({"phase": "greedy"}, r"`phase` must be 'auto', 'balanced' or 'active'; got 'greedy'"),
         ({"judges": []}, r"`judges` must be a non-empty list"),
         ({"judges": ["x", "x"]}, r"`judges` must be distinct; \['x'\]"),
-        ({"phase": "active"}, r"phase='active' needs a fit, but there are no verdicts"),
+        ({"phase": "active"}, r"phase='active'` needs a fit, but there are no verdicts"),
         ({"anchor": "a=high"}, r"`anchor` must look like 'NAME=RATING'"),
     ],
 )
