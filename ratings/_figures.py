@@ -21,7 +21,7 @@ from matplotlib.transforms import blended_transform_factory
 from scipy.special import ndtr
 
 from ratings._tdist import critical_value
-from ratings.errors import close_matches
+from ratings.errors import close_matches, option
 from ratings.result import ELO_SCALE, Ratings, check_level
 
 __all__ = [
@@ -140,7 +140,7 @@ def ratings_table(obj, *, level: float | None = None, anchor: str | None = None)
         if level is not None and (inferred is None or abs(inferred - level) > 1e-4):
             if inferred is None:
                 raise ValueError(
-                    f"Cannot redraw this table at `level={level!r}`: its intervals are not "
+                    f"Cannot redraw this table at {option('level', level)}: its intervals are not "
                     "elo -+ z * se (e.g. bootstrap percentiles). Pass the Ratings, or refit "
                     "with `ratings.fit(..., level=...)`."
                 )
@@ -182,7 +182,7 @@ def check_names(names: Iterable[str], models: Iterable[str], what: str) -> list[
     unknown = [n for n in names if n not in set(known)]
     if unknown:
         raise ValueError(
-            f"`{what}` names model(s) not in the ratings: {unknown[:5]}. "
+            f"{option(what)} names model(s) not in the ratings: {unknown[:5]}. "
             f"{close_matches(unknown[0], known)}"
         )
     return names
@@ -202,7 +202,7 @@ def check_top(top) -> int | None:
     if top is None:
         return None
     if isinstance(top, bool) or not isinstance(top, int | np.integer) or top < 1:
-        raise ValueError(f"`top` must be a positive integer or None; got {top!r}.")
+        raise ValueError(f"{option('top')} must be a positive integer or None; got {top!r}.")
     return int(top)
 
 

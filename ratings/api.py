@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ratings.adjust import check_adjust_options, fit_adjusted, parse_adjust
+from ratings.bounds import MAX_ANCHOR_RATING, MAX_PENALTY, check_number
 from ratings.bt import fit_bt
 from ratings.crowd import crowd_covariance_and_influence, fit_crowd_bt, judge_table
 from ratings.data import Comparisons, aggregate, from_counts, is_counts_frame
@@ -18,18 +19,23 @@ from ratings.engine import Engine, kernels
 from ratings.engine import resolve as resolve_engine
 from ratings.errors import (
     ConvergenceWarning,
+    DegenerateBoardError,
     InvalidVerdictsError,
     NonIdentifiableError,
     close_matches,
+    option,
 )
 from ratings.graph import check_identifiable
 from ratings.io import VerdictLog, peek_columns, read_counts, read_verdicts
 from ratings.judges import JudgeQuality, resolve_judge_quality
-from ratings.result import Ratings
+from ratings.memory import MaxMemory, check_memory, fit_memory, parse_size
+from ratings.result import Ratings, check_level
+from ratings.schema import RESERVED_SCOPES
 from ratings.slots import Families
 from ratings.uncertainty import (
     bootstrap_draws,
     cluster_sandwich,
+    collapsed_contrasts,
     inverse_free,
     sandwich,
 )
@@ -40,6 +46,7 @@ __all__ = [
     "LoadedLog",
     "Source",
     "blas_threads",
+    "check_fit_options",
     "fit",
     "is_counts_source",
     "load_comparisons",
@@ -59,9 +66,10 @@ def parse_anchor(text: str) -> tuple[str, float]:
     except ValueError:
         rating = float("nan")
     if not sep or not name.strip() or not np.isfinite(rating):
-        raise ValueError(f"`anchor` must look like 'NAME=RATING', e.g. 'GPT-5.5 (medium)=1000'; "
-                         f"got {text!r}.")  # fmt: skip
-    return name.strip(), rating
+        raise ValueError(f"{option('anchor')} must look like 'NAME=RATING', e.g. 'GPT-5.5 "
+                         f"(medium)=1000'; got {text!r}.")  # fmt: skip
+    return name.strip(), check_number(rating, "anchor", minimum=-MAX_ANCHOR_RATING,
+                                      maximum=MAX_ANCHOR_RATING)  # fmt: skip
 
 
 def _select_scope(log: VerdictLog, scope: str | None) -> tuple[pd.DataFrame, str | None]:
@@ -70,8 +78,8 @@ def _select_scope(log: VerdictLog, scope: str | None) -> tuple[pd.DataFrame, str
     if "scope" not in v.columns:
         if scope is not None:
             raise InvalidVerdictsError(
-                f"`scope={scope!r}` was given but the verdicts have no `scope` column. Available "
-                f"columns: {v.columns.tolist()}."
+                f"{option('scope', scope)} was given but the verdicts have no `scope` column. "
+                f"Available columns: {v.columns.tolist()}."
             )
         return v, None
     scopes = pd.unique(v["scope"])
@@ -79,14 +87,25 @@ def _select_scope(log: VerdictLog, scope: str | None) -> tuple[pd.DataFrame, str
         if len(scopes) > 1:
             raise InvalidVerdictsError(
                 f"The verdicts hold {len(scopes)} scopes {sorted(map(str, scopes))[:8]}; ratings "
-                "from different scopes must not be pooled. Pass `scope=` (CLI `--scope`)."
+                f"from different scopes must not be pooled. Choose one with {option('scope')}."
             )
-        return v, str(scopes[0])
+        return v, _not_reserved(str(scopes[0]))
     if scope not in set(scopes):
         raise InvalidVerdictsError(
             f"Scope {scope!r} not in the verdicts. {close_matches(scope, scopes)}"
         )
-    return v[v["scope"] == scope], scope
+    return v[v["scope"] == scope], _not_reserved(scope)
+
+
+def _not_reserved(scope: str) -> str:
+    """Refuse a data scope named like a scope of the package's own outputs."""
+    if scope in RESERVED_SCOPES:
+        raise InvalidVerdictsError(
+            f"The verdicts have a scope named {scope!r}, the name the package gives the "
+            "combined headline in its output tables: ratings of this scope would pass for the "
+            "headline (and be frozen as one). Rename the scope in the data, e.g. to "
+            f"'{scope}_data'.")  # fmt: skip
+    return scope
 
 
 def is_counts_source(source) -> bool:
@@ -214,6 +233,7 @@ def fit(
     max_iter: int = 100,
     adjust: str | Sequence[str] | None = None,
     families: Families = None,
+    max_memory: MaxMemory = None,
 ) -> Ratings:
     """Fit Bradley-Terry Elo ratings with confidence intervals.
 
@@ -284,6 +304,10 @@ def fit(
     families : path, DataFrame or mapping, optional
         Family of each model and judge (a CSV with columns ``name,family``); names not listed
         have none.
+    max_memory : int or str, optional
+        Stop before the fit's dense model x model matrices would need more memory than this
+        (bytes, or a size such as ``"8GB"``); default half the memory available (see
+        :mod:`ratings.memory`). The error says how much the fit needs.
 
     Returns
     -------
@@ -295,6 +319,12 @@ def fit(
         Unreadable rows or columns (the message names rows and values).
     NonIdentifiableError
         The win graph is not strongly connected and ``penalty == 0``.
+    DegenerateBoardError
+        A robust (sandwich or bootstrap) interval would have zero width while the model-based
+        variance of that contrast is not zero: every residual of its verdicts is zero (e.g. a
+        board of ties only). ``ci="model"`` gives the model-based intervals.
+    MemoryLimitError
+        The fit would need more memory than ``max_memory``.
 
     Notes
     -----
@@ -315,25 +345,49 @@ def fit(
                 scope=scope, cluster=cluster, ci=ci, level=level, penalty=penalty,
                 n_boot=n_boot, seed=seed, errors=errors, columns=columns,
                 winner_map=winner_map, engine=engine, tol=tol, max_iter=max_iter,
-                adjust=adjust, families=families)  # fmt: skip
+                adjust=adjust, families=families, max_memory=max_memory)  # fmt: skip
+
+
+def check_fit_options(*, ci: str = "sandwich", model: str = "bt", penalty: float = 0.0,
+                      level: float = 0.95, n_boot: int = 1000, seed: int = 0, tol: float = 1e-10,
+                      max_iter: int = 100, anchor: str | None = None,
+                      anchor_rating: float | None = None, max_memory: MaxMemory = None,
+                      **_: object) -> None:  # fmt: skip
+    """Check :func:`fit`'s options before any data is read: unknown choices, and numbers that
+    are not finite or out of range, are refused by name (other keyword arguments are ignored).
+    """
+    if ci not in ("sandwich", "sandwich-z", "model", "bootstrap"):
+        raise ValueError(
+            f"{option('ci')} must be 'sandwich', 'sandwich-z', 'model' or 'bootstrap'; got {ci!r}."
+        )
+    if model not in ("bt", "crowd-bt"):
+        raise ValueError(f"{option('model')} must be 'bt' or 'crowd-bt'; got {model!r}.")
+    check_number(penalty, "penalty", minimum=0.0, maximum=MAX_PENALTY)
+    if model == "crowd-bt" and penalty:
+        raise ValueError(f"{option('penalty')} is only available with {option('model', 'bt')}.")
+    check_level(level)
+    check_number(n_boot, "n_boot", minimum=2, maximum=10_000_000, integer=True)
+    check_number(seed, "seed", minimum=0, integer=True)
+    check_number(tol, "tol", above=0.0, maximum=1.0)
+    check_number(max_iter, "max_iter", minimum=1, integer=True)
+    if anchor is not None and anchor_rating is None and "=" in str(anchor):
+        parse_anchor(anchor)
+    if anchor_rating is not None:
+        check_number(anchor_rating, "anchor_rating", minimum=-MAX_ANCHOR_RATING,
+                     maximum=MAX_ANCHOR_RATING)  # fmt: skip
+    parse_size(max_memory)
 
 
 def _fit(verdicts, *, model, judge_quality, fit_new_judges, anchor, anchor_rating, scope,
          cluster, ci, level, penalty, n_boot, seed, errors, columns, winner_map, engine, tol,
-         max_iter, adjust, families) -> Ratings:  # fmt: skip
-    if ci not in ("sandwich", "sandwich-z", "model", "bootstrap"):
-        raise ValueError(
-            f"`ci` must be 'sandwich', 'sandwich-z', 'model' or 'bootstrap'; got {ci!r}."
-        )
-    if model not in ("bt", "crowd-bt"):
-        raise ValueError(f"`model` must be 'bt' or 'crowd-bt'; got {model!r}.")
-    if not (np.isfinite(penalty) and penalty >= 0):
-        raise ValueError(f"`penalty` must be a finite float >= 0; got {penalty!r}.")
-    if model == "crowd-bt" and penalty:
-        raise ValueError("`penalty` is only available with model='bt'.")
+         max_iter, adjust, families, max_memory) -> Ratings:  # fmt: skip
+    check_fit_options(ci=ci, model=model, penalty=penalty, level=level, n_boot=n_boot, seed=seed,
+                      tol=tol, max_iter=max_iter, anchor=anchor, anchor_rating=anchor_rating,
+                      max_memory=max_memory)  # fmt: skip
     if anchor is not None and anchor_rating is None and "=" in str(anchor):
         anchor, anchor_rating = parse_anchor(anchor)
-    rating0 = 1000.0 if anchor_rating is None else float(anchor_rating)
+    rating0 = 1000.0 if anchor_rating is None else check_number(
+        anchor_rating, "anchor_rating", minimum=-MAX_ANCHOR_RATING, maximum=MAX_ANCHOR_RATING)
     adjust = parse_adjust(adjust)
     if adjust:  # before reading: option errors first
         check_adjust_options(adjust, families, ci=ci, penalty=penalty)
@@ -344,6 +398,10 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, anchor, anchor_ratin
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
                          f"{close_matches(anchor, data.models)}")  # fmt: skip
+    n_params = data.n_models + (len(data.judges) if model == "crowd-bt" else 0)
+    check_memory(fit_memory(n_params, n_clusters=data.n_clusters if data.clusters is not None
+                            else 0, n_boot=n_boot if ci == "bootstrap" else 0),
+                 f"a fit of {data.n_models:,} models", max_memory)  # fmt: skip
     with blas_threads(data.n_models):
         if adjust:  # judge effects as nuisance parameters (ratings.adjust)
             return fit_adjusted(loaded, adjust=adjust, families=families, model=model,
@@ -365,6 +423,8 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, anchor, anchor_ratin
             fixed = resolve_judge_quality(judge_quality, data.judges, scope=scope,
                                           fit_new_judges=fit_new_judges)  # fmt: skip
             est = _estimate_crowd(data, fixed_eta=fixed, level=level, df=df, **opts)
+        if ci != "model":
+            _check_not_collapsed(est, data.models, ci)
         out = Ratings(
             models=data.models, strength=est["theta"], cov=est["cov"],
             counts=rows.model_counts().copy(),
@@ -396,7 +456,14 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol,
                  n_boot, seed, rows) -> dict:  # fmt: skip
     k = kernels(engine, data.n_verdicts)
     res = fit_bt(rows, ref=ref, penalty=penalty, tol=tol, max_iter=max_iter, engine=engine)
-    bread = inverse_free(res.hessian, np.delete(np.arange(data.n_models), ref))
+    try:
+        bread = inverse_free(res.hessian, np.delete(np.arange(data.n_models), ref))
+    except np.linalg.LinAlgError:
+        raise NonIdentifiableError(
+            "The information matrix is singular at the estimate (numerically: some ratings "
+            "are so far apart that their verdicts carry no information), so no interval can be "
+            f"computed. Add verdicts between the extreme models, or pass {option('penalty')}."
+        ) from None
     influence = None
     if clustered:  # the influences serve the joint combination of scopes whatever `ci` is
         def row_scores(rows: Comparisons, wi, wj, tt):
@@ -416,7 +483,7 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol,
     draws = _bootstrap(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed)
     return {"theta": res.theta, "cov": cov, "nll": res.nll, "converged": res.converged,
             "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws, "judges": None,
-            "influence": influence}
+            "influence": influence, "model_cov": bread}
 
 
 def _estimate_crowd(data: Comparisons, *, ref, fixed_eta, level, df, ci, clustered, engine,
@@ -438,4 +505,32 @@ def _estimate_crowd(data: Comparisons, *, ref, fixed_eta, level, df, ci, cluster
         draws = _bootstrap(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed)
     return {"theta": res.theta, "cov": full[:m, :m], "nll": res.nll, "converged": res.converged,
             "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws,
-            "judges": judge_table(res, full, data, level, df), "influence": influence}  # fmt: skip
+            "judges": judge_table(res, full, data, level, df), "influence": influence,
+            "model_cov": lambda: inverse_free(res.hessian, res.free)[:m, :m]}  # fmt: skip
+
+
+def _check_not_collapsed(est: dict, models: pd.Index, ci: str) -> None:
+    """Refuse robust intervals that collapse to zero width where the model-based variance says
+    the contrast is barely known (see :func:`ratings.uncertainty.collapsed_contrasts`)."""
+    draws = est["draws"]
+    robust = est["cov"] if draws is None else np.atleast_2d(np.cov(draws, rowvar=False))
+    model_cov = est["model_cov"]
+    if callable(model_cov):  # Crowd-BT: the model-based covariance costs one more inversion
+        sd = np.sort(np.sqrt(np.clip(np.diag(robust), 0.0, None)))  # the reference's is 0
+        # Structural collapses (zero residuals) leave two robust SDs equal to rounding.
+        if sd[-1] > 0 and np.diff(sd).min(initial=np.inf) > 1e-6 * sd[-1]:
+            return
+        model_cov = model_cov()
+    pairs = collapsed_contrasts(robust, model_cov)
+    if len(pairs) == 0:
+        return
+    named = [(str(models[i]), str(models[j])) for i, j in pairs]
+    kind = "bootstrap draws do not vary" if draws is not None else "sandwich variance is zero"
+    shown = ", ".join(f"{a!r} - {b!r}" for a, b in named[:5])
+    raise DegenerateBoardError(
+        f"The {ci} interval of {len(named)} rating difference(s) would have zero width ({shown}"
+        f"{', ...' if len(named) > 5 else ''}): the {kind} there while the model-based variance "
+        "is not, because every residual of their verdicts is zero (e.g. a board of ties only, "
+        "or a model that only ever tied one opponent). Such an interval would claim certainty "
+        f"the verdicts do not give. Use model-based intervals ({option('ci', 'model')}), or "
+        "add decisive verdicts for these models.", pairs=named)  # fmt: skip

@@ -90,16 +90,17 @@ class Audit:
             doc[name] = json.loads(frame.to_json(orient="records", double_precision=15))
         return json.dumps(doc, indent=2) + "\n"
 
-    def write(self, path: str | os.PathLike, *, inputs: Sequence[str | os.PathLike] = ()
-              ) -> None:  # fmt: skip
+    def write(self, path: str | os.PathLike, *, inputs: Sequence[str | os.PathLike] = (),
+              csv_escape: bool = True) -> None:  # fmt: skip
         """Write the per-judge table (``.csv``) or the whole report (``.json``) atomically,
-        never over one of ``inputs``."""
+        never over one of ``inputs``; ``csv_escape`` as in :func:`ratings.io.write_atomic`."""
         from ratings.io import write_atomic
 
         suffix = os.path.splitext(os.fspath(path))[1].lower()
         if suffix not in (".csv", ".json"):
             raise ValueError(f"The audit is written as .csv or .json; got {os.fspath(path)!r}.")
-        write_atomic(self.judges if suffix == ".csv" else self.to_json(), path, inputs=inputs)
+        write_atomic(self.judges if suffix == ".csv" else self.to_json(), path, inputs=inputs,
+                     csv_escape=csv_escape)
 
     def summary(self) -> str:
         """A readable report: the flags per judge, then the effects and agreement tables."""

@@ -13,21 +13,69 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ratings.errors import InvalidVerdictsError, NonIdentifiableError
+from ratings.errors import (
+    InvalidVerdictsError,
+    MemoryLimitError,
+    NonIdentifiableError,
+    OutputError,
+    options_rendered_by,
+)
 
-__all__ = ["EXIT_DATA", "USER_ERRORS", "main"]
+__all__ = ["EXIT_DATA", "FLAGS", "USER_ERRORS", "main"]
 
 #: Exit status of a run stopped by its input (data, arguments, files); argparse's usage
 #: errors exit with 2 as well.
 EXIT_DATA = 2
-#: Errors caused by the input, reported in one line (and, for bad rows, a table of them) with
-#: status :data:`EXIT_DATA`; any other exception is a bug and keeps its traceback.
-USER_ERRORS = (InvalidVerdictsError, NonIdentifiableError, ValueError, KeyError,
-               FileNotFoundError)  # fmt: skip
+#: Errors caused by the input or the environment (unwritable outputs, the memory limit),
+#: reported in one line (and, for bad rows, a table of them) with status :data:`EXIT_DATA`;
+#: any other exception is a bug and keeps its traceback.
+USER_ERRORS = (InvalidVerdictsError, NonIdentifiableError, ValueError, KeyError, OSError,
+               MemoryLimitError)  # fmt: skip
+
+#: The flag setting each Python argument: while the command line runs, messages built with
+#: :func:`ratings.errors.option` name these instead of the Python arguments.
+FLAGS: dict[str, str] = {
+    "anchor": "--anchor", "anchor_rating": "--anchor", "scope": "--scope", "model": "--model",
+    "judge_quality": "--judge-quality", "fit_new_judges": "--fit-new-judges",
+    "cluster": "--cluster", "ci": "--ci", "level": "--level", "penalty": "--penalty",
+    "n_boot": "--n-boot", "seed": "--seed", "columns": "--columns", "winner_map": "--winner-map",
+    "errors": "--rejected", "duplicates": "--duplicates", "method": "--method",
+    "weights": "--weights", "missing": "--drop-missing", "date": "--date",
+    "refreeze": "--refreeze", "max_memory": "--max-memory", "csv_escape": "--no-csv-escape",
+    "top": "--top", "highlight": "--highlight", "n": "--n", "min_matches": "--min-matches",
+    "phase": "--phase", "judges": "--judges", "submissions": "--submissions",
+}  # fmt: skip
+#: Settings whose flag differs from ``FLAG VALUE`` (a switch, or a flag with a file).
+_SETTINGS: dict[tuple[str, object], str] = {
+    ("errors", "report"): "--rejected FILE", ("fit_new_judges", True): "--fit-new-judges",
+    ("missing", "drop"): "--drop-missing", ("cluster", None): "--no-cluster",
+    ("csv_escape", False): "--no-csv-escape",
+}  # fmt: skip
+
+
+def _render_option(name: str, value: object) -> str | None:
+    """``option(name, value)`` on the command line: the flag (and value) that sets it."""
+    try:
+        switch = _SETTINGS.get((name, value))
+    except TypeError:  # an unhashable value (a mapping)
+        switch = None
+    if switch is not None:
+        return f"`{switch}`"
+    flag = FLAGS.get(name)
+    if flag is None:
+        return None
+    if value is ...:
+        return f"`{flag}`"
+    if isinstance(value, Mapping):
+        text = ",".join(f"{k}={v}" for k, v in value.items())
+    else:
+        text = str(value)
+    return f"`{flag} {shlex.quote(text)}`"
 
 
 def _mapping(text: str | None, what: str) -> dict[str, str] | None:
@@ -79,6 +127,31 @@ def _add_fit_options(p: argparse.ArgumentParser) -> None:
                         "corrected for them (self-preference needs --families)")
     p.add_argument("--families", metavar="FILE",
                    help="CSV with columns name,family for models and judges")
+    _add_memory_option(p)
+
+
+def _add_memory_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-memory", metavar="SIZE",
+                   help="stop before dense model x model matrices would need more memory than "
+                        "SIZE (e.g. 8GB; default: half the available memory)")  # fmt: skip
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-csv-escape", dest="csv_escape", action="store_false",
+                   help="write CSV text cells as they are; by default cells starting with =, +, "
+                        "-, @ (formulas in a spreadsheet) get a leading ' (numbers never)")
+
+
+def _declare_io(p: argparse.ArgumentParser, inputs: dict[str, str],
+                outputs: dict[str, str]) -> None:  # fmt: skip
+    """Name a subcommand's input and output arguments (dest -> label in messages); every
+    output is checked against the inputs and the other outputs before the command runs."""
+    p.set_defaults(io_inputs=inputs, io_outputs=outputs)
+
+
+#: Inputs of the fitting subcommands (dest -> label in messages).
+_FIT_INPUTS = {"verdicts": "VERDICTS", "judge_quality": "--judge-quality",
+               "families": "--families"}
 
 
 def _version() -> str:
@@ -107,6 +180,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rejected", metavar="FILE",
                    help="fit on the readable rows and write the rejected ones (with row numbers "
                         "and reasons) to FILE; without it, any bad row is an error")  # fmt: skip
+    _add_output_options(p)
+    _declare_io(p, _FIT_INPUTS, {"out": "--out", "rejected": "--rejected",
+                                 "judges_out": "--judges-out"})  # fmt: skip
     p.set_defaults(func=_cmd_fit)
 
     j = sub.add_parser("judges", help="fit judge quality (Crowd-BT eta) for reuse in later fits")
@@ -114,6 +190,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_fit_options(j)
     j.add_argument("--out", metavar="JUDGES.json", required=True,
                    help="write eta, SE, interval and counts per judge (JSON)")
+    _declare_io(j, _FIT_INPUTS, {"out": "--out"})
     j.set_defaults(func=_cmd_judges, model="crowd-bt")
 
     c = sub.add_parser("combine", help="per-scope fits and the combined headline Elo")
@@ -130,6 +207,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--drop-missing", action="store_true",
                    help="leave models missing from some scope out of the headline")
     c.add_argument("--out", metavar="FILE", help="write the table (all scopes + combined)")
+    _add_output_options(c)
+    _declare_io(c, {**_FIT_INPUTS, "rubric": "--rubric"}, {"out": "--out"})
     c.set_defaults(func=_cmd_combine, by=None, judges_out=None, rejected=None)
 
     rb = sub.add_parser("rubric", help="turn rubric checks into synthetic matches (scope rubric)")
@@ -140,6 +219,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="a check graded twice for one submission: error (default) or keep last")
     rb.add_argument("--columns", metavar="OLD=NEW,...", help="map column names")
     rb.add_argument("--out", required=True, metavar="MATCHES.csv", help="synthetic matches")
+    _add_output_options(rb)
+    _declare_io(rb, {"rubric": "RUBRIC"}, {"out": "--out"})
     rb.set_defaults(func=_cmd_rubric)
 
     fz = sub.add_parser("freeze", help="add new models' index values to a frozen registry")
@@ -149,11 +230,18 @@ def _parser() -> argparse.ArgumentParser:
     fz.add_argument("--refreeze", action="append", default=[], metavar="MODEL",
                     help="replace this model's frozen entry (repeatable)")
     fz.add_argument("--date", help="freeze date (default: today, UTC)")
+    _add_output_options(fz)
+    _declare_io(fz, {"ratings_table": "RATINGS"}, {"registry": "--registry"})
     fz.set_defaults(func=_cmd_freeze)
 
     from sampling.cli import add_next_parser  # `ratings next`: plan the next matches
 
-    add_next_parser(sub)
+    nxt = add_next_parser(sub)
+    _add_memory_option(nxt)
+    _add_output_options(nxt)
+    _declare_io(nxt, {"verdicts": "VERDICTS", "submissions": "--submissions",
+                      "task_judges": "--task-judges"},
+                {"out": "--out", "forfeits": "--forfeits"})  # fmt: skip
 
     pl = sub.add_parser("plot", help="plot Elo bands (95%% CI) from a ratings table")
     pl.add_argument("ratings_table", metavar="RATINGS", help="table written by `fit --out` "
@@ -162,6 +250,7 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("--top", type=int, help="show the best K models and summarise the rest")
     pl.add_argument("--highlight", metavar="A,B", help="models to highlight")
     pl.add_argument("--title", help="plot title")
+    _declare_io(pl, {"ratings_table": "RATINGS"}, {"out": "--out"})
     pl.set_defaults(func=_cmd_plot)
 
     au = sub.add_parser("audit", help="judge audit: position bias, self-preference, agreement")
@@ -186,6 +275,8 @@ def _parser() -> argparse.ArgumentParser:
     au.add_argument("--winner-map", metavar="VALUE=A|B|tie,...", help="extra winner spellings")
     au.add_argument("--out", metavar="FILE",
                     help="write the per-judge table (.csv) or the whole report (.json)")
+    _add_output_options(au)
+    _declare_io(au, _FIT_INPUTS, {"out": "--out"})
     au.set_defaults(func=_cmd_audit)
 
     d = sub.add_parser("demo", help="fit the bundled simulated example and print the tables")
@@ -200,13 +291,19 @@ def _cluster_arg(args: argparse.Namespace) -> str | None:
 
 
 def _fit_args(args: argparse.Namespace) -> dict:
-    return {
+    """The options of :func:`ratings.fit` given on the command line, checked."""
+    from ratings.api import check_fit_options
+
+    options = {
         "model": args.model or "bt", "judge_quality": _quality_arg(args.judge_quality),
         "fit_new_judges": args.fit_new_judges, "anchor": args.anchor,
         "cluster": _cluster_arg(args), "ci": args.ci, "level": args.level,
         "penalty": args.penalty, "n_boot": args.n_boot, "seed": args.seed,
         "adjust": args.adjust, "families": args.families,
+        "max_memory": args.max_memory,
     }  # fmt: skip
+    check_fit_options(**options)
+    return options
 
 
 def _quality_arg(text: str | None):
@@ -229,29 +326,26 @@ def _ratings_json(r) -> str:
     return json.dumps(meta, indent=2) + "\n"
 
 
-def _write_table(r, out: str, inputs: Sequence[str]) -> None:
+def _write_table(r, args: argparse.Namespace) -> None:
     from ratings.io import write_atomic
 
-    suffix = Path(out).suffix.lower()
+    suffix = Path(args.out).suffix.lower()
     if suffix == ".json":
-        write_atomic(_ratings_json(r), out, inputs=inputs)
-    elif suffix == ".csv":
-        write_atomic(r.to_frame(), out, inputs=inputs)
+        write_atomic(_ratings_json(r), args.out, inputs=_inputs(args))
     else:
-        raise ValueError(f"`--out` must end in .csv or .json; got {out!r}.")
+        write_atomic(r.to_frame(), args.out, inputs=_inputs(args), csv_escape=args.csv_escape)
 
 
-def _check_outputs(inputs: Sequence[str], outputs: Sequence[str | None]) -> None:
-    """Refuse before any work when an output would overwrite an input."""
-    ins = {Path(p).resolve() for p in inputs}
-    for out in outputs:
-        if out is not None and Path(out).resolve() in ins:
-            raise ValueError(f"Refusing to write {out!r}: it is an input file. Choose another.")
+def _check_suffix(path: str | None, flag: str, allowed: tuple[str, ...]) -> None:
+    if path is not None and Path(path).suffix.lower() not in allowed:
+        raise ValueError(f"`{flag}` must end in {' or '.join(allowed)}; got {path!r}.")
 
 
-def _read(args: argparse.Namespace):
+def _read(args: argparse.Namespace, *, fit_options: bool = True):
     import ratings
 
+    if fit_options:
+        _fit_args(args)  # options first: no data is read for a bad one
     return ratings.read_verdicts(
         args.verdicts,
         columns=_mapping(args.columns, "--columns"),
@@ -270,33 +364,36 @@ def _inputs(args: argparse.Namespace) -> list[str]:
 def _cmd_fit(args: argparse.Namespace) -> int:
     import ratings
 
-    _check_outputs(_inputs(args), [args.out, args.rejected, args.judges_out])
     if args.judges_out and args.model != "crowd-bt":
         raise ValueError("`--judges-out` needs `--model crowd-bt`.")
+    _check_suffix(args.out, "--out", (".csv", ".json"))
+    _check_suffix(args.judges_out, "--judges-out", (".csv", ".json"))
     from ratings.api import is_counts_source
 
+    _fit_args(args)  # options first: no data is read for a bad one
     counts = is_counts_source(args.verdicts)  # pre-aggregated wins_a / wins_b / ties
     log = args.verdicts if counts else _read(args)
-    if args.rejected and not counts:
-        from ratings.io import write_rejected
-
-        write_rejected(log, args.rejected)
-        if len(log.rejected):
-            print(f"{len(log.rejected)} row(s) rejected; written to {args.rejected}",
-                  file=sys.stderr)  # fmt: skip
     if args.by == "scope":
         if counts:
             raise ValueError("`--by scope` reads verdict logs; fit counts one --scope at a time.")
-        return _fit_by_scope(args, log)
-    r = ratings.fit(log, scope=args.scope, **_fit_args(args))
-    if args.out:
-        _write_table(r, args.out, _inputs(args))
-        print(f"wrote {len(r.models)} ratings to {args.out}", file=sys.stderr)
+        _fit_by_scope(args, log)
     else:
-        print(r.summary())
-    if args.judges_out:
-        _write_judges(r.judges, args.judges_out, _inputs(args))
-    _report_judges(r.judges)
+        r = ratings.fit(log, scope=args.scope, **_fit_args(args))
+        if args.out:
+            _write_table(r, args)
+            print(f"wrote {len(r.models)} ratings to {args.out}", file=sys.stderr)
+        else:
+            print(r.summary())
+        if args.judges_out:
+            _write_judges(r.judges, args)
+        _report_judges(r.judges)
+    if args.rejected and not counts:  # last: a run that fails writes nothing
+        from ratings.io import write_rejected
+
+        write_rejected(log, args.rejected, csv_escape=args.csv_escape)
+        if len(log.rejected):
+            print(f"{len(log.rejected)} row(s) rejected; written to {args.rejected}",
+                  file=sys.stderr)  # fmt: skip
     return 0
 
 
@@ -313,17 +410,15 @@ def _write_or_print(table, args: argparse.Namespace, text: str) -> None:
     from ratings.io import write_atomic
 
     if args.out:
-        if Path(args.out).suffix.lower() not in (".csv", ".json"):
-            raise ValueError(f"`--out` must end in .csv or .json; got {args.out!r}.")
         body = table if args.out.lower().endswith(".csv") else (
             table.to_json(orient="records", indent=2, double_precision=15) + "\n")  # fmt: skip
-        write_atomic(body, args.out, inputs=_inputs(args))
+        write_atomic(body, args.out, inputs=_inputs(args), csv_escape=args.csv_escape)
         print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
     else:
         print(text)
 
 
-def _fit_by_scope(args: argparse.Namespace, log) -> int:
+def _fit_by_scope(args: argparse.Namespace, log) -> None:
     from ratings.combine import scopes_frame
 
     results = _per_scope(args, log)
@@ -331,7 +426,6 @@ def _fit_by_scope(args: argparse.Namespace, log) -> int:
     _write_or_print(scopes_frame(results), args, text)
     for r in results.values():
         _report_judges(r.judges)
-    return 0
 
 
 def _cmd_combine(args: argparse.Namespace) -> int:
@@ -340,17 +434,21 @@ def _cmd_combine(args: argparse.Namespace) -> int:
     import ratings
     from ratings.combine import combine, scopes_frame
 
-    _check_outputs(_inputs(args), [args.out])
+    _check_suffix(args.out, "--out", (".csv", ".json"))
+    weights = _weights(args.weights)
     log = _read(args)
     if args.rubric:
-        from ratings.rubric import read_rubric, rubric_to_matches
+        from ratings.rubric import RUBRIC_SCOPE, read_rubric, rubric_to_matches
 
+        if "scope" in log.verdicts.columns and (log.verdicts["scope"] == RUBRIC_SCOPE).any():
+            raise InvalidVerdictsError(
+                f"The verdicts already have a scope {RUBRIC_SCOPE!r} and `--rubric` adds the "
+                f"rubric matches as scope {RUBRIC_SCOPE!r}: the two would be pooled into one "
+                "fit. Drop one of them, or rename the verdicts' scope.")  # fmt: skip
         matches = rubric_to_matches(read_rubric(args.rubric), method=args.rubric_method)
         frame = pd.concat([log.verdicts.reset_index(drop=True), matches], ignore_index=True)
         log = ratings.read_verdicts(frame)
     results = _per_scope(args, log)
-    weights = _mapping(args.weights, "--weights")
-    weights = None if weights is None else {k: float(v) for k, v in weights.items()}
     missing = "drop" if args.drop_missing else "error"
     head = combine(results, weights=weights, method=args.method, missing=missing)
     other = combine(results, weights=weights, missing=missing,
@@ -369,15 +467,32 @@ def _cmd_combine(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_judges(judges, out: str, inputs: Sequence[str]) -> None:
+def _weights(text: str | None) -> dict[str, float] | None:
+    """``--weights 'a=1,b=2'`` as numbers, checked before any fit."""
+    from ratings.bounds import MAX_WEIGHT, check_number
+
+    weights = _mapping(text, "--weights")
+    if weights is None:
+        return None
+    out = {}
+    for scope, value in weights.items():
+        try:
+            number = float(value)
+        except ValueError:
+            number = value
+        out[scope] = check_number(number, "weights", minimum=0.0, maximum=MAX_WEIGHT)
+    return out
+
+
+def _write_judges(judges, args: argparse.Namespace) -> None:
     from ratings.io import write_atomic
 
-    suffix = Path(out).suffix.lower()
-    if suffix not in (".csv", ".json"):
-        raise ValueError(f"`--judges-out` must end in .csv or .json; got {out!r}.")
     table = judges.reset_index()
-    text = table.to_json(orient="records", indent=2, double_precision=15) + "\n"
-    write_atomic(table if suffix == ".csv" else text, out, inputs=inputs)
+    if Path(args.judges_out).suffix.lower() == ".csv":
+        write_atomic(table, args.judges_out, inputs=_inputs(args), csv_escape=args.csv_escape)
+    else:
+        text = table.to_json(orient="records", indent=2, double_precision=15) + "\n"
+        write_atomic(text, args.judges_out, inputs=_inputs(args))
 
 
 def _report_judges(judges) -> None:
@@ -398,9 +513,7 @@ def _cmd_judges(args: argparse.Namespace) -> int:
     import ratings
     from ratings.judges import save_judge_quality
 
-    _check_outputs(_inputs(args), [args.out])
-    if not args.out.lower().endswith(".json"):
-        raise ValueError(f"`--out` must end in .json; got {args.out!r}.")
+    _check_suffix(args.out, "--out", (".json",))
     fit_args = _fit_args(args) | {"model": "crowd-bt"}
     r = ratings.fit(_read(args), scope=args.scope, **fit_args)
     save_judge_quality(r.judges, args.out, scope=args.scope, source=args.verdicts,
@@ -415,11 +528,10 @@ def _cmd_rubric(args: argparse.Namespace) -> int:
     from ratings.io import write_atomic
     from ratings.rubric import read_rubric, rubric_to_matches
 
-    _check_outputs([args.rubric], [args.out])
     rubric = read_rubric(args.rubric, columns=_mapping(args.columns, "--columns"),
                          duplicates=args.duplicates)  # fmt: skip
     matches = rubric_to_matches(rubric, method=args.method)
-    write_atomic(matches, args.out, inputs=[args.rubric])
+    write_atomic(matches, args.out, inputs=[args.rubric], csv_escape=args.csv_escape)
     print(f"wrote {len(matches)} synthetic matches ({args.method}) from {len(rubric)} checks "
           f"to {args.out}", file=sys.stderr)  # fmt: skip
     return 0
@@ -434,7 +546,8 @@ def _cmd_freeze(args: argparse.Namespace) -> int:
         from ratings.registry import load_registry
 
         before = set(load_registry(args.registry)["model"])
-    reg = freeze_cli(args.ratings_table, args.registry, refreeze=args.refreeze, date=args.date)
+    reg = freeze_cli(args.ratings_table, args.registry, refreeze=args.refreeze, date=args.date,
+                     csv_escape=args.csv_escape)  # fmt: skip
     added = [m for m in reg["model"] if m not in before]
     print(f"registry {args.registry}: {len(added)} model(s) added, "
           f"{len(args.refreeze)} refrozen, {len(reg)} in all", file=sys.stderr)  # fmt: skip
@@ -457,16 +570,15 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     import ratings
     from ratings.audit import AuditWarning
 
-    inputs = _inputs(args)
-    _check_outputs(inputs, [args.out])
     with warnings.catch_warnings():  # the notes are printed below
         warnings.simplefilter("ignore", AuditWarning)
         result = ratings.audit(
-            _read(args), scope=args.scope, families=args.families, model=args.model,
+            _read(args, fit_options=False), scope=args.scope, families=args.families,
+            model=args.model,
             judge_quality=args.judge_quality, fit_new_judges=args.fit_new_judges,
             cluster=_cluster_arg(args), level=args.level, n_boot=args.n_boot, seed=args.seed)
     if args.out:
-        result.write(args.out, inputs=inputs)
+        result.write(args.out, inputs=_inputs(args), csv_escape=args.csv_escape)
         print(f"wrote the audit of {len(result.judges)} judge(s) to {args.out}", file=sys.stderr)
     else:
         print(result.summary())
@@ -499,19 +611,56 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _io_paths(args: argparse.Namespace, names: dict[str, str]) -> dict[str, object]:
+    """{label: path or paths} of the arguments ``names`` (dest -> label) that were given."""
+    out: dict[str, object] = {}
+    for dest, label in names.items():
+        value = getattr(args, dest, None)
+        if dest == "judge_quality":
+            value = _quality_arg(value)
+            value = list(value.values()) if isinstance(value, dict) else value
+        if value is not None:
+            out[label] = value
+    return out
+
+
+def _check_io(args: argparse.Namespace) -> None:
+    """Before any work: every output can be written, is no input and no other output."""
+    from ratings.io.writers import check_outputs
+
+    outputs = _io_paths(args, getattr(args, "io_outputs", {}))
+    check_outputs(outputs, _io_paths(args, getattr(args, "io_inputs", {})))
+
+
+def _flagged(err: OutputError, args: argparse.Namespace) -> str:
+    """An output error prefixed with the flag of the output it concerns (when known)."""
+    for dest, label in getattr(args, "io_outputs", {}).items():
+        if err.path is not None and getattr(args, dest, None) == err.path:
+            if not str(err).startswith(f"`{label}`"):
+                return f"`{label}`: {err}"
+    return str(err)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (2 for data errors)."""
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
+        with options_rendered_by(_render_option):  # messages name flags, not Python arguments
+            _check_io(args)
+            return int(args.func(args))
     except BrokenPipeError:  # e.g. `ratings fit ... | head`: stop quietly
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except USER_ERRORS as err:
-        msg = err.args[0] if isinstance(err, KeyError) and err.args else err
+        if isinstance(err, OutputError):
+            msg = _flagged(err, args)
+        elif isinstance(err, KeyError) and err.args:
+            msg = err.args[0]
+        else:
+            msg = err
         print(f"ratings: error: {msg}", file=sys.stderr)
         if isinstance(err, InvalidVerdictsError) and len(err.rows):
             print(err.rows.head(10).to_string(index=False), file=sys.stderr)

@@ -22,10 +22,12 @@ import numpy as np
 import pandas as pd
 
 from ratings.api import Source, fit
+from ratings.bounds import MAX_WEIGHT, check_number
+from ratings.errors import option
 from ratings.io import VerdictLog, read_verdicts
 from ratings.judges import JudgeQuality
 from ratings.result import Ratings
-from ratings.schema import DETERMINISTIC_JUDGE
+from ratings.schema import COMBINED_SCOPE, DETERMINISTIC_JUDGE
 
 __all__ = ["combine", "fit_scopes", "scopes_frame"]
 
@@ -87,7 +89,7 @@ def scopes_frame(results: Mapping[str, Ratings], combined: Ratings | None = None
     """One table with a ``scope`` column: every scope's ratings, then the combined headline."""
     frames = [r.to_frame().assign(scope=s) for s, r in results.items()]
     if combined is not None:
-        frames.append(combined.to_frame().assign(scope="combined"))
+        frames.append(combined.to_frame().assign(scope=COMBINED_SCOPE))
     table = pd.concat(frames, ignore_index=True)
     return table[["scope", *[c for c in table.columns if c != "scope"]]]
 
@@ -124,16 +126,20 @@ def combine(
     if not results:
         raise ValueError("`results` is empty: nothing to combine.")
     if method not in ("joint", "independent"):
-        raise ValueError(f"`method` must be 'joint' or 'independent'; got {method!r}.")
+        raise ValueError(f"{option('method')} must be 'joint' or 'independent'; got {method!r}.")
     scopes = list(results)
     try:
         w = pd.Series({s: 1.0 for s in scopes} if weights is None else dict(weights), dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"`weights` must be numbers; got {dict(weights)!r}.") from None
+        raise ValueError(f"{option('weights')} must be numbers; got {dict(weights)!r}.") from None
     if set(w.index) != set(scopes):
-        raise ValueError(f"`weights` must name exactly the scopes {scopes}; got {list(w.index)}.")
-    if not (np.isfinite(w).all() and (w >= 0).all() and w.sum() > 0):
-        raise ValueError(f"`weights` must be finite, >= 0 and not all 0; got {w.to_dict()}.")
+        raise ValueError(f"{option('weights')} must name exactly the scopes {scopes}; got "
+                         f"{list(w.index)}.")  # fmt: skip
+    for value in w.to_numpy():
+        check_number(value, "weights", minimum=0.0, maximum=MAX_WEIGHT)
+    if not w.sum() > 0:
+        raise ValueError(f"{option('weights')} must be finite, >= 0 and not all 0; got "
+                         f"{w.to_dict()}.")  # fmt: skip
     w = w[scopes] / w.sum()
     first = results[scopes[0]]
     for s in scopes[1:]:
@@ -154,9 +160,9 @@ def combine(
         other = [s for s in scopes if results[s].ci not in ("sandwich", "sandwich-z")]
         if other:
             raise ValueError(
-                f"method='joint' stacks sandwich influences, but scope(s) {other} were fitted "
-                f"with ci={results[other[0]].ci!r}. Fit with ci='sandwich' or use "
-                "method='independent'."
+                f"{option('method', 'joint')} stacks sandwich influences, but scope(s) {other} "
+                f"were fitted with {option('ci', results[other[0]].ci)}. Fit with "
+                f"{option('ci', 'sandwich')} or use {option('method', 'independent')}."
             )
     models = _common_models(results, missing)
     idx = {s: results[s].models.get_indexer(models) for s in scopes}
@@ -203,11 +209,11 @@ def _common_models(results: Mapping[str, Ratings], missing: str) -> pd.Index:
         detail = "; ".join(f"{s}: {a[:5]}" for s, a in absent.items())
         raise ValueError(
             f"Some models are missing from some scopes ({detail}); they have no headline Elo. "
-            "Add their verdicts, or pass missing='drop' (CLI `--drop-missing`) to leave them out "
-            "of the headline."
+            f"Add their verdicts, or pass {option('missing', 'drop')} to leave them out of the "
+            "headline."
         )
     if missing not in ("error", "drop"):
-        raise ValueError(f"`missing` must be 'error' or 'drop'; got {missing!r}.")
+        raise ValueError(f"{option('missing')} must be 'error' or 'drop'; got {missing!r}.")
     return pd.Index([m for m in union if all(m in set(r.models) for r in results.values())],
                     dtype=object)  # fmt: skip
 
@@ -222,8 +228,8 @@ def _joint_cov(results, w, idx, m) -> tuple[np.ndarray, pd.Index]:
     if missing:
         raise ValueError(
             f"Scope(s) {missing} were not fitted with clustered intervals, so their per-task "
-            "influences are unknown. Fit with a task column (cluster='task_id'), or use "
-            "method='independent'."
+            f"influences are unknown. Fit with a task column ({option('cluster', 'task_id')}), "
+            f"or use {option('method', 'independent')}."
         )
     clusters = pd.Index(sorted(set().union(*[set(r.influence_clusters)
                                              for r in results.values()])))  # fmt: skip

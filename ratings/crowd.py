@@ -25,7 +25,7 @@ from ratings._tdist import critical_value
 from ratings.bt import fit_bt
 from ratings.data import Comparisons
 from ratings.engine import Engine, kernels
-from ratings.errors import NonIdentifiableError
+from ratings.errors import NonIdentifiableError, option
 from ratings.optim import newton
 from ratings.schema import DETERMINISTIC_JUDGE
 from ratings.uncertainty import cluster_sandwich, inverse_free
@@ -128,7 +128,7 @@ def fit_crowd_bt(
             "The Crowd-BT estimate does not exist: the likelihood keeps increasing as strengths "
             "spread without bound and some judge's eta goes to 1 (a judge whose verdicts never "
             "contradict one ordering of the models). Fix eta from past judgments "
-            "(`judge_quality=`, CLI `--judge-quality`) or fit with model='bt'."
+            f"({option('judge_quality')}) or fit with {option('model', 'bt')}."
         )
     boundary = res.active[m:] & estimated
     return CrowdFit(theta=res.x[:m], eta=res.x[m:], ref=ref, estimated=estimated,
@@ -163,7 +163,7 @@ def crowd_covariance_and_influence(
         raise NonIdentifiableError(
             "The Crowd-BT information matrix is singular at the estimate: the judges' qualities "
             "and the spread of the ratings cannot be told apart on these verdicts. Fix eta from "
-            "past judgments (`judge_quality=`, CLI `--judge-quality`) or fit with model='bt'."
+            f"past judgments ({option('judge_quality')}) or fit with {option('model', 'bt')}."
         ) from None
     if ci == "model" and not clustered:
         return bread, None

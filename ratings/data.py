@@ -16,9 +16,10 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings._arrays import frozen
+from ratings.bounds import MAX_COUNT
 from ratings.codes import AggregatedRows, CollapsedRows, VerdictCodes
 from ratings.engine import Engine, kernels
-from ratings.errors import InvalidVerdictsError, format_rows
+from ratings.errors import InvalidVerdictsError, format_rows, option
 from ratings.schema import DEFAULT_JUDGE, DETERMINISTIC_JUDGE
 
 __all__ = ["COUNT_COLUMNS", "Comparisons", "aggregate", "from_counts", "is_counts_frame"]
@@ -312,7 +313,7 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool) -> Com
         raise InvalidVerdictsError(
             f"Column(s) {missing} not found in verdicts. Available columns: "
             f"{verdicts.columns.tolist()}. Read logs with `ratings.read_verdicts` or pass "
-            "`cluster=None` to treat verdicts as independent."
+            f"{option('cluster', None)} to treat verdicts as independent."
         )
     n = len(verdicts)
     ca, names_a = _factorized(verdicts["model_a"])
@@ -523,14 +524,17 @@ def _explain_unusable(verdicts, codes: VerdictCodes, winners: pd.Index, cluster)
     raise AssertionError("aggregate_codes counted unusable rows no check names")  # pragma: no cover
 
 
-def _reject(verdicts: pd.DataFrame, bad: NDArray[np.bool_], what: str, detail: str = "") -> None:
+_FIX_VERDICTS = "Read logs with `ratings.read_verdicts`, which reports such rows, or fix them."
+
+
+def _reject(verdicts: pd.DataFrame, bad: NDArray[np.bool_], what: str, detail: str = "", *,
+            noun: str = "verdict(s)", fix: str = _FIX_VERDICTS) -> None:  # fmt: skip
     """Raise naming the rows (by the frame's index) where ``bad`` holds."""
     if bad.any():
         rows = verdicts.index[bad]
         raise InvalidVerdictsError(
-            f"{int(bad.sum())} verdict(s) {what}: rows {format_rows(rows)}"
-            f"{' (' + detail + ')' if detail else ''}. Read logs with "
-            "`ratings.read_verdicts`, which reports such rows, or fix them.",
+            f"{int(bad.sum())} {noun} {what}: rows {format_rows(rows)}"
+            f"{' (' + detail + ')' if detail else ''}. {fix}",
             rows=pd.DataFrame({"row": rows, "reason": what}),
         )
 
@@ -547,8 +551,24 @@ COUNT_COLUMNS = ("model_a", "model_b", "wins_a", "wins_b", "ties")
 
 
 def is_counts_frame(frame: pd.DataFrame) -> bool:
-    """True when ``frame`` holds pre-aggregated counts rather than one row per verdict."""
-    return {"wins_a", "wins_b", "ties"} <= set(frame.columns) and "winner" not in frame.columns
+    """True when ``frame`` holds pre-aggregated counts rather than one row per verdict: it has
+    count columns (``wins_a``, ``wins_b``, ``ties``; :func:`from_counts` names any missing) and
+    no ``winner``.
+
+    Raises
+    ------
+    InvalidVerdictsError
+        ``frame`` has both ``winner`` and count columns: it is not clear which to fit.
+    """
+    counts = [c for c in COUNT_COLUMNS[2:] if c in frame.columns]
+    if counts and "winner" in frame.columns:
+        raise InvalidVerdictsError(
+            f"The table has both a `winner` column and count column(s) {counts}, so it is "
+            "ambiguous: a verdict log has one row per verdict with its `winner`, a counts table "
+            "one row per pair with wins_a, wins_b and ties. Drop the columns of the kind you do "
+            "not mean, or split the table."
+        )
+    return bool(counts)
 
 
 def from_counts(
@@ -586,17 +606,7 @@ def from_counts(
             raise InvalidVerdictsError(f"Cluster column {cluster!r} not in the counts table.")
         cluster = None
     n = len(counts)
-    values = counts[["wins_a", "wins_b", "ties"]].apply(pd.to_numeric, errors="coerce")
-    arr = values.to_numpy(dtype=float)
-    bad_cells = ~np.isfinite(arr) | (arr < 0)
-    if bad_cells.any():
-        r, c = np.argwhere(bad_cells)[0]
-        col = ("wins_a", "wins_b", "ties")[c]
-        value = counts[col].iloc[r]
-        value = value.item() if hasattr(value, "item") else value
-        _reject(counts, bad_cells.any(axis=1), "have counts that are not finite numbers >= 0",
-                detail=f"e.g. {col} = {value!r} at row {counts.index[r]}")  # fmt: skip
-    w = values.to_numpy(dtype=np.float64)
+    w = _check_counts(counts)
     # Expand into three pseudo-verdict groups and reuse the verdict reducer on weighted rows.
     frame = pd.DataFrame({"model_a": counts["model_a"].to_numpy(),
                           "model_b": counts["model_b"].to_numpy()})  # fmt: skip
@@ -610,3 +620,45 @@ def from_counts(
                       weights=np.concatenate([w[:, 0], w[:, 1], w[:, 2]]))  # fmt: skip
     keep = (data.wi + data.wj + data.tt) > 0
     return data if keep.all() or n == 0 else data.subset(keep)
+
+
+def _numbers(values: pd.Series) -> pd.Series:
+    """Numbers as float64 (NaN where missing or not a number); booleans are not counts."""
+    if pd.api.types.is_bool_dtype(values.dtype):
+        return pd.Series(np.nan, index=values.index)
+    if values.dtype == object:
+        values = values.mask(values.map(lambda v: isinstance(v, bool | np.bool_)).astype(bool))
+    return pd.to_numeric(values, errors="coerce").astype(np.float64)
+
+
+def _check_counts(counts: pd.DataFrame) -> NDArray[np.float64]:
+    """The (n, 3) counts as float64 after checking every cell is a whole number in
+    [0, :data:`~ratings.bounds.MAX_COUNT`]; raise naming the first bad cell otherwise.
+
+    Counts are numbers of verdicts: a fractional count (a weight, or a count already
+    averaged) is refused rather than rounded, and beyond 2^53 float64 no longer counts exactly
+    (1e300 verdicts would overflow the fit's sums).
+    """
+    cols = list(COUNT_COLUMNS[2:])
+    raw = counts[cols]
+    values = raw.apply(_numbers).to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        problems = (
+            ("are missing or not numbers", np.isnan(values)),
+            ("are not finite", np.isinf(values)),
+            ("are negative", values < 0),
+            ("are not whole numbers (counts of verdicts are never fractional; weighted "
+             "counts are not supported)", np.isfinite(values) & (values != np.round(values))),
+            (f"exceed 2**53 = {MAX_COUNT:.0f} (counts are exact in float64 only below it)",
+             np.isfinite(values) & (values > MAX_COUNT)),
+        )  # fmt: skip
+    for what, bad in problems:
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            value = raw.iloc[r, c]
+            value = value.item() if hasattr(value, "item") else value
+            _reject(counts, bad.any(axis=1), f"have counts that {what}",
+                    detail=f"e.g. {cols[c]} = {value!r} at row {counts.index[r]}",
+                    noun="row(s) of the counts table", fix="Fix those counts: each is a whole "
+                    "number of verdicts >= 0.")  # fmt: skip
+    return values

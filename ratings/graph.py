@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ratings.data import Comparisons
-from ratings.errors import NonIdentifiableError, format_names
+from ratings.errors import NonIdentifiableError, format_names, option
 
 __all__ = ["DENSE_REACH_MODELS", "check_identifiable"]
 
@@ -102,7 +102,7 @@ def check_identifiable(data: Comparisons) -> None:
         "The maximum-likelihood ratings do not exist: "
         + "; ".join(parts)
         + ". Their Elo would be infinite. Add matches that connect them, drop them, or pass "
-        "`penalty > 0` (CLI `--penalty`) for a ridge-regularised fit.",
+        f"a positive {option('penalty')} for a ridge-regularised fit.",
         never_lost=[str(models[k]) for k in never_lost],
         never_won=[str(models[k]) for k in never_won],
         groups=groups,

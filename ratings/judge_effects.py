@@ -46,7 +46,7 @@ from numpy.typing import NDArray
 from ratings._tdist import critical_value
 from ratings.data import Comparisons
 from ratings.engine import Engine, kernels
-from ratings.errors import NonIdentifiableError
+from ratings.errors import NonIdentifiableError, option
 from ratings.optim import newton
 from ratings.result import ELO_SCALE
 from ratings.schema import DETERMINISTIC_JUDGE
@@ -363,7 +363,7 @@ def _covariance(x, hessian, free, slots: SlotCounts, design: _Design, k,
     if g < 2:
         raise ValueError(
             f"Clustered intervals need at least 2 clusters; got {g}. Use per-verdict intervals "
-            "(`cluster=None`, CLI `--no-cluster`)."
+            f"({option('cluster', None)})."
         )
     if g * p <= MAX_INFLUENCE_CELLS:
         influence = design.cluster_scores(x, k, slots, dense=True) @ bread

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ratings.errors import InvalidVerdictsError
+from ratings.errors import InvalidVerdictsError, option
 from ratings.schema import DETERMINISTIC_JUDGE
 
 __all__ = [
@@ -118,7 +118,7 @@ def resolve_judge_quality(
     if unknown and not fit_new_judges:
         raise ValueError(
             f"Judge(s) {unknown} have no eta in the judge-quality source (it has "
-            f"{sorted(eta)}). Pass `fit_new_judges=True` (CLI `--fit-new-judges`) to estimate "
-            "theirs, or refit the judge qualities."
+            f"{sorted(eta)}). Pass {option('fit_new_judges', True)} to estimate theirs, or "
+            "refit the judge qualities."
         )
     return {j: v for j, v in eta.items() if j in set(judges)}

@@ -53,6 +53,8 @@ from ratings._figures import (
     rows_size,
     thin,
 )
+from ratings.errors import InvalidVerdictsError
+from ratings.io.readers import read_file
 from ratings.io.writers import same_file, write_atomic
 from ratings.plot_audit import plot_audit
 from ratings.plot_diagnostics import plot_convergence, plot_judges
@@ -430,13 +432,34 @@ def save_figure(fig_or_ax: FigureBase | Axes, path: str | os.PathLike[str], **sa
     write_atomic(lambda tmp: fig.savefig(tmp, format=ext[1:], **savefig), path)
 
 
+#: Columns of a ratings table that hold names (text even when they look like numbers).
+_NAME_COLUMNS = ("model", "scope")
+
+
 def _read_table(path: Path) -> pd.DataFrame:
+    """A saved ratings table: names as text (a model called ``007`` stays ``007``), every
+    other column as numbers where all its values are numbers."""
+    if not path.exists():
+        raise FileNotFoundError(f"Ratings table {os.fspath(path)!r} not found (looked for "
+                                f"{str(path.absolute())!r}).")  # fmt: skip
     if path.suffix.lower() == ".json":  # `ratings fit --out r.json`: metadata + records
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(doc, dict) or "ratings" not in doc:
-            raise ValueError(f"{os.fspath(path)!r} is not a ratings JSON (no 'ratings' key).")
-        return pd.DataFrame(doc["ratings"])
-    return pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",")
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InvalidVerdictsError(f"{os.fspath(path)!r} is not valid JSON: {exc}.") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("ratings"), list):
+            raise ValueError(f"{os.fspath(path)!r} is not a ratings JSON (no 'ratings' list).")
+        frame = pd.DataFrame(doc["ratings"])
+    else:
+        frame = read_file(os.fspath(path), "csv")  # every field as text, escapes undone
+    for c in frame.columns:
+        if c in _NAME_COLUMNS:
+            frame[c] = frame[c].astype(str)
+            continue
+        values = pd.to_numeric(frame[c], errors="coerce")
+        if values.notna().sum() == frame[c].replace("", np.nan).notna().sum():
+            frame[c] = values
+    return frame
 
 
 def plot_cli(

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from ratings.errors import InvalidVerdictsError, close_matches, format_rows
+from ratings.errors import InvalidVerdictsError, close_matches, format_rows, option
 from ratings.io.cells import text
 from ratings.io.readers import format_of, read_csv, read_file
 from ratings.io.writers import same_file, write_atomic
@@ -140,6 +140,7 @@ def freeze(
     refreeze: Sequence[str] = (),
     source: str | None = None,
     inputs: Iterable[str | os.PathLike[str]] = (),
+    csv_escape: bool = True,
 ) -> pd.DataFrame:
     """Add the models of a ratings table to the index registry; never change existing entries.
 
@@ -160,6 +161,9 @@ def freeze(
         Recorded in the ``source`` column of new and refrozen entries.
     inputs : iterable of path, default=()
         Files the ratings came from; the registry must not be one of them.
+    csv_escape : bool, default=True
+        Prefix ``'`` to text cells a spreadsheet would run as formulas (a model named
+        ``=HYPERLINK(...)``); :func:`load_registry` reads them back unchanged.
 
     Returns
     -------
@@ -208,8 +212,8 @@ def freeze(
     unknown = [n for n in names if n not in set(fresh["model"])]
     if unknown:
         raise ValueError(
-            f"`refreeze` names {unknown!r}, not in the ratings table, so they have no rating to "
-            f"freeze. {close_matches(unknown[0], fresh['model'])}"
+            f"{option('refreeze')} names {unknown!r}, not in the ratings table, so they have no "
+            f"rating to freeze. {close_matches(unknown[0], fresh['model'])}"
         )
 
     exists = os.path.exists(registry)
@@ -230,7 +234,7 @@ def freeze(
     parts = [p for p in (keep, take) if len(p)]
     out = (pd.concat(parts, ignore_index=True).sort_values("_pos", kind="stable")
            .drop(columns="_pos").reset_index(drop=True)[[*REGISTRY_COLUMNS, *extras]])  # fmt: skip
-    write_atomic(out, registry, inputs=inputs)
+    write_atomic(out, registry, inputs=inputs, csv_escape=csv_escape)
     return out
 
 
@@ -240,6 +244,7 @@ def freeze_cli(
     *,
     refreeze: Sequence[str] = (),
     date: str | None = None,
+    csv_escape: bool = True,
 ) -> pd.DataFrame:
     """Freeze the headline ratings of a ratings CSV into the registry (``ratings freeze``).
 
@@ -255,6 +260,8 @@ def freeze_cli(
         Models whose entry is replaced (see :func:`freeze`).
     date : str, optional
         ``YYYY-MM-DD``; default today's UTC date.
+    csv_escape : bool, default=True
+        See :func:`freeze`.
 
     Returns
     -------
@@ -298,7 +305,8 @@ def freeze_cli(
                     "combine`) or a table of a single scope."
                 )
             table = table[(scope == HEADLINE_SCOPE).to_numpy(dtype=bool, na_value=False)]
-    return freeze(table, registry, refreeze=refreeze, date=date, source=name, inputs=[name])
+    return freeze(table, registry, refreeze=refreeze, date=date, source=name, inputs=[name],
+                  csv_escape=csv_escape)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -325,7 +333,7 @@ def _check_date(date: str | _dt.date | None) -> str:
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(f"`date` must be an ISO date 'YYYY-MM-DD'; got {date!r}.")
+        raise ValueError(f"{option('date')} must be an ISO date 'YYYY-MM-DD'; got {date!r}.")
     return day
 
 

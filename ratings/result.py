@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from ratings._arrays import frozen, readonly_copy
 from ratings._tdist import critical_value
-from ratings.errors import close_matches
+from ratings.errors import close_matches, option
 
 __all__ = ["CI_DESCRIPTIONS", "ELO_SCALE", "MODEL_NAMES", "Ratings", "check_level", "format_table"]
 
@@ -34,7 +34,8 @@ def _expit(x: float) -> float:
 def check_level(level: float) -> float:
     """``level`` as a float strictly between 0 and 1 (a confidence level), else ValueError."""
     if not (isinstance(level, int | float) and 0.0 < float(level) < 1.0):
-        raise ValueError(f"`level` must be a float strictly between 0 and 1; got {level!r}.")
+        raise ValueError(f"{option('level')} must be a float strictly between 0 and 1; got "
+                         f"{level!r}.")  # fmt: skip
     return float(level)
 
 

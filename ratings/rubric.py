@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.errors import InvalidVerdictsError, format_rows
+from ratings.errors import InvalidVerdictsError, format_rows, option
 from ratings.io.cells import booleans, check_columns, pick_columns, text, winner_labels
 from ratings.io.readers import load_table
 from ratings.schema import DETERMINISTIC_JUDGE, STRING_DTYPE
@@ -117,7 +117,7 @@ def read_rubric(
     [True, False]
     """
     if duplicates not in ("error", "last"):
-        raise ValueError(f"`duplicates` must be 'error' or 'last'; got {duplicates!r}.")
+        raise ValueError(f"{option('duplicates')} must be 'error' or 'last'; got {duplicates!r}.")
     targets = check_columns(columns, RUBRIC_COLUMNS, "rubric")
     frame, _, prefix, raw = load_table(
         source, targets, empty="The rubric DataFrame is empty (0 rows).",
@@ -276,13 +276,13 @@ def rubric_to_matches(
 
 def _missing_rubric_columns(missing: list[str], labels: list[object]) -> str:
     by_lower = {str(c).strip().lower(): c for c in labels}
-    pairs = []
+    example = {}
     for m in missing:
         close = difflib.get_close_matches(m, list(by_lower), n=1, cutoff=0.6)
-        pairs.append(f"{by_lower[close[0]] if close else 'your_' + m!r}: {m!r}")
+        example[by_lower[close[0]] if close else f"your_{m}"] = m
     return (f"Column(s) {missing} not found in the rubric. Available columns: {labels}. "
             f"Required: {list(_REQUIRED)} (optional: 'judge'). Pass "
-            f"`columns={{{', '.join(pairs)}}}` to map your names.")  # fmt: skip
+            f"{option('columns', example)} to map your names.")  # fmt: skip
 
 
 def _pick_rubric_columns(
@@ -365,7 +365,7 @@ def _duplicate_error(
     return InvalidVerdictsError(
         f"{prefix}{n_groups} check(s) were graded more than once for the same submission "
         f"(task_id, model, check_id), in {len(dup)} rows: {shown}"
-        f"{'; ...' if n_groups > 5 else ''}. Pass duplicates='last' to read_rubric to keep the "
+        f"{'; ...' if n_groups > 5 else ''}. Pass {option('duplicates', 'last')} to keep the "
         "last grading of each (a regrade supersedes earlier ones), or remove the repeats.",
         rows=table,
     )

@@ -14,9 +14,11 @@ import pandas as pd
 
 __all__ = [
     "CANONICAL",
+    "COMBINED_SCOPE",
     "DEFAULT_JUDGE",
     "DETERMINISTIC_JUDGE",
     "REQUIRED",
+    "RESERVED_SCOPES",
     "STRING_DTYPE",
     "WINNERS",
     "Winner",
@@ -36,6 +38,11 @@ REQUIRED: tuple[str, ...] = ("model_a", "model_b", "winner")
 DEFAULT_JUDGE = "unspecified"
 #: The judge of judge-free comparisons (render forfeits, rubric matches): its eta is always 1.
 DETERMINISTIC_JUDGE = "deterministic"
+
+#: The scope of the combined headline in output tables (``ratings combine``, the registry).
+COMBINED_SCOPE = "combined"
+#: Scope names the package writes itself: a data scope of that name would pass for one.
+RESERVED_SCOPES: tuple[str, ...] = (COMBINED_SCOPE,)
 
 try:  # pandas >= 2.3: the "str" dtype (pyarrow-backed when available, NaN for missing)
     STRING_DTYPE: pd.StringDtype | np.dtype = pd.StringDtype(na_value=np.nan)

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ratings.data import Comparisons
+from ratings.errors import option
 from ratings.optim import LAPACK_FROM, block, embed, inverse_pd, mirror_upper
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "bread_meat_bread",
     "cluster_influence",
     "cluster_sandwich",
+    "collapsed_contrasts",
     "gram",
     "inverse_free",
     "sandwich",
@@ -125,7 +127,7 @@ def cluster_sandwich(
     if g < 2:
         raise ValueError(
             f"Clustered intervals need at least 2 clusters in `{data.cluster_name}`; got {g}. "
-            "Use per-verdict intervals (CLI `--no-cluster`)."
+            f"Use per-verdict intervals ({option('cluster', None)})."
         )
     influence = cluster_influence(data, bread, score_d, score_eta, k=k, row_scores=row_scores)
     if influence is None:  # too many cells to hold: the meat cluster by cluster
@@ -169,7 +171,7 @@ def bootstrap_draws(
     A progress line is written to stderr when it is a terminal (``progress=None``).
     """
     if int(n_boot) != n_boot or n_boot < 2:
-        raise ValueError(f"`n_boot` must be an integer >= 2; got {n_boot!r}.")
+        raise ValueError(f"{option('n_boot')} must be an integer >= 2; got {n_boot!r}.")
     rng = np.random.default_rng(seed)
     show = sys.stderr.isatty() if progress is None else progress
     cells = np.concatenate([data.wi, data.wj, data.tt])
@@ -240,3 +242,44 @@ def cluster_influence(
     s = k.cluster_scores(g, p, data.ii, data.jj, data.judge, data.cluster, score_d, score_eta,
                          data.n_models)  # fmt: skip
     return s @ bread
+
+
+def collapsed_contrasts(
+    cov: NDArray[np.float64], model_cov: NDArray[np.float64], *, rtol: float = 1e-8,
+) -> NDArray[np.int64]:
+    """Pairs (i, j), i < j, whose robust variance of ``s_i - s_j`` is at most ``rtol`` times its
+    model-based variance (which is not 0), shape (K, 2).
+
+    A sandwich estimates a contrast's variance from the residuals of its verdicts. When those are
+    all zero (a board of ties only: every fitted probability is 1/2 and every outcome 1/2; or a
+    model that only ever tied one opponent) the sandwich and the bootstrap report zero width
+    although the model-based variance says the contrast is barely known: a confident number from
+    no information. ``cov`` may be the covariance of bootstrap draws.
+
+    Notes
+    -----
+    Since ``Var(X - Y) >= (sd X - sd Y)^2`` and ``Var(X - Y) <= (sd X + sd Y)^2``, a collapsed
+    pair has robust standard deviations within ``sqrt(rtol) (m_i + m_j)`` of each other (``m``
+    the model-based ones). Sorting by the robust standard deviation finds those candidates in
+    O(M log M); only they are checked exactly, so a usual board costs no M x M pass.
+    """
+    m = cov.shape[0]
+    d_sw, d_mb = np.clip(np.diag(cov), 0.0, None), np.clip(np.diag(model_cov), 0.0, None)
+    sd, sd_mb = np.sqrt(d_sw), np.sqrt(d_mb)
+    order = np.argsort(sd, kind="stable")
+    ranked = sd[order]
+    slack = np.sqrt(rtol) * (sd_mb + sd_mb.max(initial=0.0))
+    lo = np.searchsorted(ranked, sd - slack, side="left")
+    hi = np.searchsorted(ranked, sd + slack, side="right")
+    width = hi - lo
+    if int(width.sum()) > max(m * m // 4, 1024):  # most pairs are candidates: check them all
+        i, j = np.triu_indices(m, k=1)
+    else:
+        i = np.repeat(np.arange(m), width)
+        j = order[np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width - lo, width)]
+        keep = i < j
+        i, j = i[keep], j[keep]
+    v_sw = d_sw[i] + d_sw[j] - 2.0 * cov[i, j]
+    v_mb = d_mb[i] + d_mb[j] - 2.0 * model_cov[i, j]
+    bad = (v_mb > 0) & (v_sw <= rtol * v_mb)
+    return np.column_stack([i[bad], j[bad]]).astype(np.int64)

@@ -19,8 +19,9 @@ from numpy.typing import NDArray
 
 from ratings import VerdictLog
 from ratings.api import parse_anchor
-from ratings.errors import format_names, format_rows
+from ratings.errors import format_names, format_rows, option
 from ratings.io.cells import booleans
+from ratings.memory import MaxMemory, check_memory, plan_memory
 
 __all__ = [
     "Board",
@@ -68,7 +69,7 @@ def str_array(values: pd.Series) -> NDArray[np.object_]:
 def check_count(value, name: str, minimum: int) -> int:
     """``value`` as an int, if it is an integer >= ``minimum`` (``name`` names it)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"`{name}` must be an integer >= {minimum}; got {value!r}.")
+        raise ValueError(f"{option(name)} must be an integer >= {minimum}; got {value!r}.")
     return int(value)
 
 
@@ -76,8 +77,8 @@ def check_seed(seed) -> int:
     """``seed`` as an int, if it is a non-negative integer."""
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(
-            f"`seed` must be a non-negative integer (plans are reproducible only with a fixed "
-            f"seed); got {seed!r}."
+            f"{option('seed')} must be a non-negative integer (plans are reproducible only with "
+            f"a fixed seed); got {seed!r}."
         )
     return int(seed)
 
@@ -87,7 +88,7 @@ def check_anchor(anchor: str | None) -> tuple[str | None, float]:
     if anchor is None:
         return None, 1000.0
     if not isinstance(anchor, str) or not anchor.strip():
-        raise ValueError(f"`anchor` must be 'NAME' or 'NAME=RATING'; got {anchor!r}.")
+        raise ValueError(f"{option('anchor')} must be 'NAME' or 'NAME=RATING'; got {anchor!r}.")
     if "=" in anchor:
         return parse_anchor(anchor)
     return anchor.strip(), 1000.0
@@ -97,15 +98,16 @@ def check_names(names: Sequence[str], what: str = "judges") -> list[str]:
     """Validate a list of names (``what``: the argument): non-empty, distinct, non-empty names."""
     if isinstance(names, str):
         raise TypeError(
-            f"`{what}` must be a list of names, not a string; got {names!r}. "
+            f"{option(what)} must be a list of names, not a string; got {names!r}. "
             f"Use e.g. {names.split(',')!r}."
         )
     out = [str(j).strip() for j in names]
     if not out or any(not j for j in out):
-        raise ValueError(f"`{what}` must be a non-empty list of non-empty names; got {names!r}.")
+        raise ValueError(f"{option(what)} must be a non-empty list of non-empty names; got "
+                         f"{names!r}.")  # fmt: skip
     if len(set(out)) != len(out):
         dup = sorted({j for j in out if out.count(j) > 1})
-        raise ValueError(f"`{what}` must be distinct; {dup!r} appear more than once.")
+        raise ValueError(f"{option(what)} must be distinct; {dup!r} appear more than once.")
     return out
 
 
@@ -183,8 +185,8 @@ def history_frame(verdicts: pd.DataFrame | VerdictLog | None, scope: str | None)
         scopes = sorted(map(str, pd.unique(frame["scope"].dropna())))
         if scope is None and len(scopes) > 1:
             raise ValueError(
-                f"The verdicts hold {len(scopes)} scopes {format_names(scopes)}; plans and ratings "
-                "are per scope. Pass `scope=` (CLI `--scope`)."
+                f"The verdicts hold {len(scopes)} scopes {format_names(scopes)}; plans and "
+                f"ratings are per scope. Choose one with {option('scope')}."
             )
         if scope is not None:
             if str(scope) not in scopes:
@@ -201,8 +203,8 @@ def history_frame(verdicts: pd.DataFrame | VerdictLog | None, scope: str | None)
                 return History(pd.DataFrame(columns=list(_NEEDED)), empty, empty, empty, None)
     elif scope is not None:
         raise ValueError(
-            f"`scope={scope!r}` was given but the verdicts have no `scope` column. Available "
-            f"columns: {verdicts.columns.tolist()}."
+            f"{option('scope', scope)} was given but the verdicts have no `scope` column. "
+            f"Available columns: {verdicts.columns.tolist()}."
         )
     judge = None
     if "judge" in frame.columns:
@@ -346,9 +348,9 @@ class Board:
 
     @classmethod
     def build(cls, history: History, subs: Submissions, judges: list[str],
-              forfeits: bool = True) -> Board:  # fmt: skip
-        """Count the history against the submissions; failed submissions are left out unless
-        ``forfeits``."""
+              forfeits: bool = True, *, max_memory: MaxMemory = None) -> Board:  # fmt: skip
+        """Count the history against the submissions (after checking the memory it needs);
+        failed submissions are left out unless ``forfeits``."""
 
         def labels(*columns: NDArray[np.object_]) -> pd.Index:
             return pd.Index(sorted(pd.unique(np.concatenate(columns)).tolist()), dtype=object)
@@ -357,11 +359,8 @@ class Board:
         tasks = labels(subs.task_id, history.task_id.names)
         jdx = pd.Index(judges, dtype=object)
         m, t = len(models), len(tasks)
-        if m * m * t > 200_000_000:
-            raise ValueError(
-                f"{m} models x {t} tasks is too large to plan in memory (M^2 T = {m * m * t}). "
-                "Plan per group of tasks."
-            )
+        check_memory(plan_memory(m, t), f"planning {m:,} models on {t:,} tasks (M x M x T "
+                     "tables; plan per group of tasks to need less)", max_memory)  # fmt: skip
         has = np.zeros((m, t), dtype=bool)
         failed = np.zeros((m, t), dtype=bool)
         im, it_ = models.get_indexer(subs.model), tasks.get_indexer(subs.task_id)

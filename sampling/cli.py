@@ -229,6 +229,7 @@ def plan_from_args(args: argparse.Namespace, verdicts, subs) -> pd.DataFrame:
         "max_share": None if math.isinf(args.max_share) else args.max_share,
         "task_judges": read_task_judges(args.task_judges) if args.task_judges else None,
         "forfeits": bool(args.forfeits),
+        "max_memory": getattr(args, "max_memory", None),
     }
     if args.scopes:
         return plan_scopes(verdicts, subs, args.judges, args.n, scopes=args.scopes,
@@ -240,15 +241,14 @@ def plan_from_args(args: argparse.Namespace, verdicts, subs) -> pd.DataFrame:
 def write_plan(plan: pd.DataFrame, args: argparse.Namespace) -> str:
     """Write the judged matches to ``--out`` and forfeit rows to ``--forfeits``; the summary."""
     inputs = [p for p in (args.verdicts, args.submissions, args.task_judges) if p]
+    escape = getattr(args, "csv_escape", True)  # --no-csv-escape (see ratings.cli)
     forfeit = (plan["judge"] == DETERMINISTIC_JUDGE).to_numpy()
     judged = plan.loc[~forfeit].drop(columns=["winner", "failed_a", "failed_b"], errors="ignore")
     if args.forfeits:
-        if os.path.abspath(args.forfeits) == os.path.abspath(args.out):
-            raise ValueError("`--forfeits` and `--out` must be different files.")
         cols = (["scope"] if "scope" in plan.columns else []) + FORFEIT_LOG_COLUMNS
         write_atomic(plan.loc[forfeit, cols].reset_index(drop=True), args.forfeits,
-                     inputs=[*inputs, args.out])  # fmt: skip
-    write_atomic(judged.reset_index(drop=True), args.out, inputs=inputs)
+                     inputs=[*inputs, args.out], csv_escape=escape)  # fmt: skip
+    write_atomic(judged.reset_index(drop=True), args.out, inputs=inputs, csv_escape=escape)
     phases = judged["phase"].value_counts()
     text = (f"wrote {len(judged)} matches ({int(phases.get('balanced', 0))} balanced, "
             f"{int(phases.get('active', 0))} active)")  # fmt: skip

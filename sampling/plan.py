@@ -14,7 +14,8 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 import ratings
-from ratings.errors import format_names
+from ratings.errors import format_names, option
+from ratings.memory import MaxMemory
 from ratings.schema import DETERMINISTIC_JUDGE
 from sampling._board import (
     Board,
@@ -102,6 +103,7 @@ def plan_matches(
     forfeits: bool = False,
     fit_options: Mapping[str, object] | None = None,
     fitted: ratings.Ratings | None = None,
+    max_memory: MaxMemory = None,
 ) -> pd.DataFrame:
     """Plan the next ``n`` matches: who meets whom, on which task, judged by whom.
 
@@ -160,6 +162,9 @@ def plan_matches(
     fitted : ratings.Ratings, optional
         A current fit of ``verdicts`` to use instead of fitting them again (reanchored at
         ``anchor`` when given; ``fit_options`` is then unused).
+    max_memory : int or str, optional
+        Stop before planning (or fitting) would need more memory than this (bytes, or e.g.
+        ``"8GB"``); default half the available memory (see :mod:`ratings.memory`).
 
     Returns
     -------
@@ -266,7 +271,8 @@ def plan_matches(
     min_matches = check_count(min_matches, "min_matches", 0)
     seed = check_seed(seed)
     if phase not in ("auto", "balanced", "active"):
-        raise ValueError(f"`phase` must be 'auto', 'balanced' or 'active'; got {phase!r}.")
+        raise ValueError(f"{option('phase')} must be 'auto', 'balanced' or 'active'; got "
+                         f"{phase!r}.")  # fmt: skip
     anchor_name, anchor_rating = check_anchor(anchor)
     _check_objective(objective, anchor_name)
     max_share = _check_max_share(max_share)
@@ -275,7 +281,9 @@ def plan_matches(
 
     history = history_frame(verdicts, scope)
     subs = submissions_frame(submissions, history)
-    board = Board.build(history, subs, judges, forfeits=bool(forfeits))
+    board = Board.build(history, subs, judges, forfeits=bool(forfeits), max_memory=max_memory)
+    if max_memory is not None:
+        fit_options = {"max_memory": max_memory, **(fit_options or {})}
     board.report_unplannable(history, subs.listed_only, explicit=submissions is not None)
     _warn_failed(board, subs, bool(forfeits))
     _warn_unseen_judges(history, judges)
@@ -313,15 +321,16 @@ def plan_matches(
         fit = current_fit()
         if fit is None:
             raise ValueError(
-                "phase='active' needs a fit, but there are no verdicts yet. Use phase='auto' "
-                "(or 'balanced') for the first batches."
+                f"{option('phase', 'active')} needs a fit, but there are no verdicts yet. Use "
+                f"{option('phase', 'auto')} (or 'balanced') for the first batches."
             )
         picker.set_fit(fit)
         unfitted = [str(x) for x in board.models[plannable & ~picker.fitted]]
         if unfitted:
             raise ValueError(
-                f"phase='active' cannot score {len(unfitted)} model(s) without verdicts: "
-                f"{unfitted[:8]}. Use phase='auto' to give them balanced matches first."
+                f"{option('phase', 'active')} cannot score {len(unfitted)} model(s) without "
+                f"verdicts: {unfitted[:8]}. Use {option('phase', 'auto')} to give them balanced "
+                "matches first."
             )
     elif picker.needs_ladder():  # new models are placed on the rated models' ladder
         picker.set_fit(current_fit())

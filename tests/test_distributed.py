@@ -81,5 +81,5 @@ def test_counts_pairs_in_either_order_are_merged():
 def test_counts_must_be_finite_and_non_negative():
     counts = pd.DataFrame({"model_a": ["x", "y"], "model_b": ["y", "x"],
                            "wins_a": [3, -1], "wins_b": [1, 0], "ties": [0, "a"]})
-    with pytest.raises(ratings.InvalidVerdictsError, match=r"not finite numbers >= 0: rows \[1\]"):
+    with pytest.raises(ratings.InvalidVerdictsError, match=r"missing or not numbers: rows \[1\]"):
         from_counts(counts)

@@ -112,7 +112,7 @@ def test_unknown_winner_raises_with_rows_and_values(tmp_path: Path, engine: str)
     expected = (
         "3 row(s) rejected: 2 with unknown winner value (e.g. ['draw', 'Tie(bothbad)'] at rows "
         "[1, 7]); 1 with model_a equals model_b (e.g. ['x'] at rows [4]). Map tie spellings "
-        "with `winner_map=`, fix the rows, or pass errors='report' to fit on the good rows "
+        "with `winner_map`, fix the rows, or pass `errors='report'` to fit on the good rows "
         "and list the rest."
     )
     with pytest.raises(InvalidVerdictsError) as info:
@@ -391,7 +391,7 @@ def test_missing_column_suggests_close_name() -> None:
 
 def test_mapped_column_not_in_file() -> None:
     df = pd.DataFrame({"model_a": ["x"], "model_b": ["y"], "winner": ["A"]})
-    with pytest.raises(InvalidVerdictsError, match=r"Column\(s\) \['qid'\] given in `columns=`"):
+    with pytest.raises(InvalidVerdictsError, match=r"Column\(s\) \['qid'\] given in `columns`"):
         read_verdicts(df, columns={"qid": "task_id"})
 
 

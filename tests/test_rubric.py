@@ -256,7 +256,7 @@ def test_missing_column_lists_available_and_mapping():
 
 
 def test_mapped_column_not_found():
-    with pytest.raises(InvalidVerdictsError, match=r"Column\(s\) \['grade'\] given in `columns=`"):
+    with pytest.raises(InvalidVerdictsError, match=r"Column\(s\) \['grade'\] given in `columns`"):
         read_rubric(_rows(("t", "m", "c", P)), columns={"grade": "passed"})
 
 

@@ -207,7 +207,7 @@ def test_infeasible_request_says_how_many_candidates():
         ({"phase": "greedy"}, r"`phase` must be 'auto', 'balanced' or 'active'; got 'greedy'"),
         ({"judges": []}, r"`judges` must be a non-empty list"),
         ({"judges": ["x", "x"]}, r"`judges` must be distinct; \['x'\]"),
-        ({"phase": "active"}, r"phase='active' needs a fit, but there are no verdicts"),
+        ({"phase": "active"}, r"phase='active'` needs a fit, but there are no verdicts"),
         ({"anchor": "a=high"}, r"`anchor` must look like 'NAME=RATING'"),
     ],
 )
@@ -230,7 +230,7 @@ def test_bad_inputs():
         plan_matches(None, subs_for(["a", "b"], ["t"]), "j1,j2", 1, seed=0)
     log = pd.DataFrame({"model_a": ["a", "b"], "model_b": ["b", "a"], "task_id": ["t", "t"],
                         "winner": ["A", "A"], "scope": ["x", "y"]})  # fmt: skip
-    with pytest.raises(ValueError, match=r"hold 2 scopes \['x', 'y'\].*Pass `scope=`"):
+    with pytest.raises(ValueError, match=r"hold 2 scopes \['x', 'y'\].*Choose one with `scope`"):
         plan_matches(log, None, ["j"], 1, seed=0)
     plan = plan_matches(log, None, ["j"], 1, seed=0, scope="x", phase="balanced")
     assert len(plan) == 1

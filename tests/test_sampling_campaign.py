@@ -409,7 +409,8 @@ def test_cli_forfeits_file(tmp_path, capsys):
     verdicts.to_csv(log, index=False)
     assert main(["fit", str(log)]) == 0
     assert main([*base, "--forfeits", str(out)]) == 2
-    assert "must be different files" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "`--out` and `--forfeits` name the same file" in err and "Nothing was written" in err
 
 
 # --- 8. ergonomics of `next` ---------------------------------------------------------------------

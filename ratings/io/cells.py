@@ -15,7 +15,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from pandas.api.types import is_bool_dtype, is_float_dtype
 
-from ratings.errors import InvalidVerdictsError
+from ratings.errors import InvalidVerdictsError, option
 from ratings.schema import STRING_DTYPE, WINNERS
 
 try:  # optional: cheap construction of the winner column
@@ -24,12 +24,15 @@ except ImportError:  # pragma: no cover - exercised only without pyarrow
     pa = None
 
 __all__ = [
+    "FORMULA_TRIGGERS",
     "NA_TOKENS",
     "booleans",
     "check_columns",
     "distinct",
+    "escape_formulas",
     "pick_columns",
     "text",
+    "unescape_formulas",
     "winner_labels",
 ]
 
@@ -44,6 +47,75 @@ _TRUE = frozenset({"true", "1", "yes", "t"})
 _FALSE = frozenset({"false", "0", "no", "f"})
 
 MissingMessage = Callable[[list[str], list[object]], str]
+
+#: First characters that make a spreadsheet read a CSV cell as a formula (OWASP, "CSV
+#: Injection"): ``=``, ``+``, ``-``, ``@``, tab and carriage return.
+FORMULA_TRIGGERS = "=+-@\t\r"
+# A cell to escape: any number of quotes, then a trigger (quotes included so that the escape is
+# undone exactly, see unescape_formulas); an escaped cell: one quote more.
+_TO_ESCAPE = r"'*[=+\-@\t\r]"
+_ESCAPED = r"'+[=+\-@\t\r]"
+# A plain number is not a formula ("-3.5", "+1e-3"): left as it is.
+_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+
+
+def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """Prefix ``'`` to text cells a spreadsheet would run as a formula (OWASP's advice for CSV
+    files opened in spreadsheets); the frame is returned as is when no cell needs it.
+
+    A text cell starting with one of :data:`FORMULA_TRIGGERS` (after any quotes) gets one more
+    leading quote: ``=HYPERLINK(...)`` is written ``'=HYPERLINK(...)``, and a spreadsheet shows
+    it as the text ``=HYPERLINK(...)``. Numbers are not text: numeric columns are never touched,
+    nor are text cells holding a plain number such as ``-12.5``. :func:`unescape_formulas`
+    undoes it exactly, so the package reads its own CSV outputs back unchanged.
+    """
+    out = None
+    for i in range(frame.shape[1]):
+        values = frame.iloc[:, i]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            fixed = _escape(pd.Series(values.cat.categories, dtype=object))
+            new = None if fixed is None else values.cat.rename_categories(fixed.tolist())
+        else:
+            new = _escape(values) if _is_text(values) else None
+        if new is not None:
+            out = frame.copy() if out is None else out
+            out.isetitem(i, new)
+    return frame if out is None else out
+
+
+def _is_text(values: pd.Series) -> bool:
+    return values.dtype == object or pd.api.types.is_string_dtype(values.dtype)
+
+
+def _escape(values: pd.Series) -> pd.Series | None:
+    """``values`` with risky text cells escaped, or None when none is."""
+    cells = values.astype(object)
+    is_text = cells.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
+    if not is_text.any():
+        return None
+    texts = cells[is_text].astype(str)
+    risky = texts.str.match(_TO_ESCAPE) & ~texts.str.fullmatch(_NUMBER)
+    if not risky.any():
+        return None
+    out = cells.copy()
+    hit = risky[risky].index
+    out.loc[hit] = "'" + texts.loc[hit]
+    return out
+
+
+def unescape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """Undo :func:`escape_formulas` on a frame of text read from a CSV file: a cell of one or
+    more quotes followed by a formula trigger loses one quote. Modified in place and returned."""
+    for i in range(frame.shape[1]):
+        values = frame.iloc[:, i]
+        if not _is_text(values):
+            continue
+        hit = values.str.match(_ESCAPED).to_numpy(dtype=bool, na_value=False)
+        if hit.any():
+            fixed = values.copy()
+            fixed[hit] = values[hit].str.slice(1)
+            frame.isetitem(i, fixed)
+    return frame
 
 
 def text(values: pd.Series) -> pd.Series:
@@ -122,15 +194,15 @@ def check_columns(
     for key, value in targets.items():
         if value not in canonical:
             raise ValueError(
-                f"`columns` maps {key!r} to {value!r}, which is not a {kind} column. "
+                f"{option('columns')} maps {key!r} to {value!r}, which is not a {kind} column. "
                 f"{kind.capitalize()} columns: {list(canonical)}."
             )
     seen: dict[str, object] = {}
     for key, value in targets.items():
         if value in seen:
             raise ValueError(
-                f"`columns` maps both {seen[value]!r} and {key!r} to {value!r}; map one column "
-                "to each canonical name."
+                f"{option('columns')} maps both {seen[value]!r} and {key!r} to {value!r}; map "
+                "one column to each canonical name."
             )
         seen[value] = key
     return targets
@@ -169,8 +241,8 @@ def pick_columns(
             picked[canon] = label
     if absent:
         raise InvalidVerdictsError(
-            f"{prefix}Column(s) {absent} given in `columns=` not found in {what}. Available "
-            f"columns: {labels}. Fix the names in `columns=`."
+            f"{prefix}Column(s) {absent} given in {option('columns')} not found in {what}. "
+            f"Available columns: {labels}. Fix the names in {option('columns')}."
         )
     mapped = set(picked.values())
     for canon in canonical:

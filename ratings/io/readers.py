@@ -19,14 +19,16 @@ import json
 import lzma
 import os
 import re
+import stat
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Literal
 
+import numpy as np
 import pandas as pd
 
-from ratings.errors import InvalidVerdictsError
-from ratings.io.cells import text
+from ratings.errors import InvalidVerdictsError, format_rows, option, option_available
+from ratings.io.cells import text, unescape_formulas
 
 try:  # optional: the fast CSV engine and Parquet's dictionary-encoded text columns
     import pyarrow as pa
@@ -34,6 +36,8 @@ except ImportError:  # pragma: no cover - exercised only without pyarrow
     pa = None
 
 __all__ = [
+    "check_regular_file",
+    "check_scalar_cells",
     "format_of",
     "is_header_only",
     "load_table",
@@ -117,7 +121,40 @@ def load_table(
         )
     prefix = f"{name!r}: " if name is not None else ""
     picked = pick(frame, targets, prefix)
-    return frame, name, prefix, {c: frame[src].reset_index(drop=True) for c, src in picked.items()}
+    columns = {c: frame[src].reset_index(drop=True) for c, src in picked.items()}
+    check_scalar_cells(columns, prefix)
+    return frame, name, prefix, columns
+
+
+_SCALAR_KINDS = frozenset({
+    "string", "empty", "integer", "floating", "mixed-integer-float", "boolean", "decimal",
+    "integer-na", "categorical",
+})  # fmt: skip
+
+
+def check_scalar_cells(columns: Mapping[str, pd.Series], prefix: str = "") -> None:
+    """Refuse cells holding a list, a dict or an array (Parquet list / struct columns, JSON
+    fields holding objects or arrays): a name or a winner is one text or number.
+
+    ``columns`` are the picked columns by canonical name; the error names the column, the
+    first rows (0-based data rows) and a value. Plain text and number columns cost one
+    dtype check each.
+    """
+    for name, values in columns.items():
+        if values.dtype != object or pd.api.types.infer_dtype(values) in _SCALAR_KINDS:
+            continue
+        nested = values.map(lambda v: isinstance(v, dict | list | tuple | set | np.ndarray))
+        bad = np.flatnonzero(nested.to_numpy(dtype=bool))
+        if bad.size:
+            first = values.iloc[bad[0]]
+            shown = first.tolist() if isinstance(first, np.ndarray) else first
+            raise InvalidVerdictsError(
+                f"{prefix}column {name!r} holds {bad.size} value(s) that are not single values "
+                f"(e.g. the {type(first).__name__} {shown!r} at rows {format_rows(bad)}): each "
+                f"cell of {name!r} must be one text or number. Flatten the field (e.g. take the "
+                "name out of the object) before reading.",
+                rows=pd.DataFrame({"row": bad.astype(np.int64),
+                                   "reason": f"{name} is not a single value"}))  # fmt: skip
 
 
 def read_file(name: str, format: Format | None = None) -> pd.DataFrame:
@@ -135,12 +172,14 @@ def read_file(name: str, format: Format | None = None) -> pd.DataFrame:
         raise ValueError(
             f"Cannot tell the format of {name!r} from its extension. Supported: .csv, .tsv, "
             ".parquet, .pq, .jsonl, .ndjson, .json (text formats optionally with .gz, .bz2, "
-            ".xz); or pass format='csv', 'parquet' or 'jsonl'."
+            ".xz)" + (f"; or pass {option('format', 'csv')}, 'parquet' or 'jsonl'."
+                      if option_available("format") else "; rename the file.")
         )
     if not os.path.exists(name):
         raise FileNotFoundError(
             f"Verdict file {name!r} not found (looked for {os.path.abspath(name)!r})."
         )
+    check_regular_file(name)
     if fmt == "parquet":
         frame = _read_parquet(name)
     else:
@@ -175,6 +214,23 @@ def _decompression_errors(name: str, compression: str | None) -> Iterator[None]:
         ) from exc
 
 
+def check_regular_file(name: str) -> None:
+    """Refuse a FIFO, a device or a socket: reading checks a file in several passes, which
+    such a file cannot give (a pipe would hang waiting for a writer on the second)."""
+    try:
+        mode = os.stat(name).st_mode
+    except OSError:
+        return  # missing or unreadable: the reader's own error says so
+    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+        return
+    kind = ("FIFO (named pipe)" if stat.S_ISFIFO(mode) else "character device"
+            if stat.S_ISCHR(mode) else "socket" if stat.S_ISSOCK(mode) else "special file")
+    raise InvalidVerdictsError(
+        f"{name!r} is a {kind}, not a regular file: it can be read only once, and a table is "
+        f"checked in several passes. Save it to a file first (e.g. `cat {name} > table.csv`) "
+        "and pass that file.")  # fmt: skip
+
+
 def _open(name: str, compression: str | None) -> IO[bytes]:
     return _OPENERS[compression](name, "rb")
 
@@ -201,14 +257,17 @@ def read_csv(name: str, sep: str, compression: str | None) -> pd.DataFrame:
     messages never depend on which engine ran. Files with any double
     quote go to the C engine directly: pandas runs pyarrow with ``newlines_in_values=False``,
     which splits large files into blocks at line breaks even inside quoted values and then
-    misreads such fields silently.
+    misreads such fields silently. Text cells escaped for spreadsheets by
+    :func:`~ratings.io.writers.write_atomic` (``'=x``) are read back as written (``=x``).
     """
     options = {
         "sep": sep, "dtype": str, "keep_default_na": False, "na_values": [],
         "encoding": "utf-8", "compression": compression,
     }  # fmt: skip
+    check_regular_file(name)
     frame = None
-    if pa is not None and not _has_quotes(name, compression):
+    double, single = _quotes(name, compression)
+    if pa is not None and not double:
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -221,34 +280,51 @@ def read_csv(name: str, sep: str, compression: str | None) -> pd.DataFrame:
             frame = None
     if frame is None:
         frame = _read_csv_c(name, sep, options)
-    _check_header(name, sep, compression)
+    header = _check_header(name, sep, compression)
     if len(frame) and len(frame.columns) > 1:
         _check_truncated(name, frame, sep, compression)
+    frame = _drop_blank_columns(frame, header)
+    if single:  # cells the package's CSV writers escaped for spreadsheets ("'=x" -> "=x")
+        frame = unescape_formulas(frame)
     return frame
 
 
-def _has_quotes(name: str, compression: str | None) -> bool:
-    """Does the (decompressed) file contain a double quote anywhere? One pass of memchr."""
+def _quotes(name: str, compression: str | None) -> tuple[bool, bool]:
+    """Does the (decompressed) file contain a double quote, a single quote? One read, memchr."""
+    double = single = False
     with _open(name, compression) as fh:
-        while chunk := fh.read(_CHUNK):
-            if b'"' in chunk:
-                return True
-    return False
+        while not (double and single) and (chunk := fh.read(_CHUNK)):
+            double = double or b'"' in chunk
+            single = single or b"'" in chunk
+    return double, single
 
 
-def _check_header(name: str, sep: str, compression: str | None) -> None:
-    """Refuse a header that names a column twice (pandas would rename it silently)."""
+def _check_header(name: str, sep: str, compression: str | None) -> list[str]:
+    """The header's names, stripped; refuse one that names a column twice (pandas would rename
+    it silently). Blank names (spreadsheet exports' empty columns) may repeat."""
     with _open(name, compression) as fh:
         text = _io.TextIOWrapper(fh, encoding="utf-8-sig", errors="replace", newline="")
         header = next(csv.reader(text, delimiter=sep), [])
     names = [h.strip() for h in header]
-    dups = sorted({h for h in names if names.count(h) > 1})
+    dups = sorted({h for h in names if h and names.count(h) > 1})
     if dups:
         raise InvalidVerdictsError(
             f"{name!r}: column {dups[0]!r} appears more than once in the header"
             f"{f' (also {dups[1:]})' if len(dups) > 1 else ''}. Rename or drop the duplicates "
             "so that every column is read."
         )
+    return names
+
+
+def _drop_blank_columns(frame: pd.DataFrame, header: list[str]) -> pd.DataFrame:
+    """Drop columns with a blank header and no value in any row: the empty columns spreadsheet
+    programs leave at the end of an export (``a,b,c,,,``). A blank-headed column holding
+    values stays (pandas calls it ``Unnamed: N``; like any unmapped column it is not read)."""
+    if len(header) != len(frame.columns) or all(header):
+        return frame
+    keep = [k for k, h in enumerate(header) if h
+            or frame.iloc[:, k].astype(str).str.strip().ne("").any()]  # fmt: skip
+    return frame if len(keep) == len(header) else frame.iloc[:, keep]
 
 
 def _read_csv_c(name: str, sep: str, options: dict[str, object]) -> pd.DataFrame:
@@ -382,14 +458,36 @@ def _read_json(name: str, compression: str | None, *, array: bool) -> pd.DataFra
                              encoding="utf-8-sig", compression=compression)  # fmt: skip
     except UnicodeDecodeError as exc:
         raise _not_utf8(name, compression) from exc
-    except ValueError as exc:
-        where = "" if array else _bad_json_line(name, compression)
+    except (ValueError, TypeError, AttributeError) as exc:  # TypeError: a scalar or null line
+        where = _bad_json_record(name, compression) if array else _bad_json_line(
+            name, compression)  # fmt: skip
+        detail = f": {exc}" if isinstance(exc, ValueError) else ""  # not pandas' TypeError
         raise InvalidVerdictsError(
-            f"{name!r} is not valid {'JSON' if array else 'JSON Lines'}{where}: {exc}. Each "
-            "line must be one JSON object such as "
+            f"{name!r} is not valid {'JSON' if array else 'JSON Lines'}{where}{detail}. Each "
+            f"{'record' if array else 'line'} must be one JSON object such as "
             '{"model_a": "x", "model_b": "y", "winner": "A"}.'
         ) from exc
+    if any(not isinstance(c, str) for c in frame.columns):  # lines of arrays, not objects
+        where = _bad_json_record(name, compression) if array else _bad_json_line(
+            name, compression)  # fmt: skip
+        raise InvalidVerdictsError(
+            f"{name!r} is not valid {'JSON' if array else 'JSON Lines'}{where}: each "
+            f"{'record' if array else 'line'} must be one JSON object such as "
+            '{"model_a": "x", "model_b": "y", "winner": "A"}.')
     return frame
+
+
+def _bad_json_record(name: str, compression: str | None) -> str:
+    """" (record N is 5, not an object)" for a JSON array holding a non-object (error path)."""
+    try:
+        with _open(name, compression) as fh:
+            doc = json.loads(fh.read().decode("utf-8-sig"))
+    except (ValueError, OSError):
+        return ""
+    for number, item in enumerate(doc if isinstance(doc, list) else [], start=1):
+        if not isinstance(item, dict):
+            return f" (record {number} is {json.dumps(item)[:40]}, not an object)"
+    return ""
 
 
 def _bad_json_line(name: str, compression: str | None) -> str:
@@ -400,11 +498,11 @@ def _bad_json_line(name: str, compression: str | None) -> str:
             if not line:
                 continue
             try:
-                ok = isinstance(json.loads(line), dict)
+                value = json.loads(line)
             except ValueError:
-                ok = False
-            if not ok:
                 return f" at line {number}"
+            if not isinstance(value, dict):
+                return f" at line {number} ({line[:40]} is not an object)"
     return ""
 
 
@@ -444,6 +542,8 @@ def peek_columns(source: str | os.PathLike[str], format: str | None = None) -> l
     name = os.fspath(source)
     fmt, sep, compression = format_of(os.path.basename(name))
     fmt = format or fmt
+    if not os.path.isfile(name):  # a pipe would be consumed here: the full reader refuses it
+        return []
     try:
         if fmt == "csv":
             return [str(c) for c in pd.read_csv(name, sep=sep or ",", nrows=0,
@@ -476,14 +576,14 @@ def is_header_only(source: str | os.PathLike[str]) -> bool:
 
 def read_counts(source: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     """Read a pre-aggregated counts table (model_a, model_b, wins_a, wins_b, ties, optional
-    judge and task_id), names as text and counts as numbers; validated by
-    :func:`ratings.data.from_counts`."""
+    judge and task_id), names as text; the counts are read as stored and checked (and named
+    when bad) by :func:`ratings.data.from_counts`."""
     if isinstance(source, pd.DataFrame):
         return source.copy()
     frame = read_file(os.fspath(source), None)
-    for col in ("wins_a", "wins_b", "ties"):
-        if col in frame.columns:
-            frame[col] = pd.to_numeric(frame[col], errors="coerce")
+    names = [c for c in ("model_a", "model_b", "wins_a", "wins_b", "ties", "judge", "task_id",
+                         "scope") if c in frame.columns]  # fmt: skip
+    check_scalar_cells({c: frame[c] for c in names}, f"{os.fspath(source)!r}: ")
     for col in ("model_a", "model_b", "judge", "task_id"):
         if col in frame.columns:
             frame[col] = text(frame[col])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +21,16 @@ import pandas as pd
 from numpy.typing import NDArray
 from pandas.api.types import is_bool_dtype, is_float_dtype, is_string_dtype
 
-from ratings.errors import InvalidVerdictsError, format_rows
-from ratings.io.cells import NA_TOKENS, booleans, check_columns, distinct, pick_columns, text
+from ratings.errors import InvalidVerdictsError, format_rows, option
+from ratings.io.cells import (
+    NA_TOKENS,
+    booleans,
+    check_columns,
+    distinct,
+    escape_formulas,
+    pick_columns,
+    text,
+)
 from ratings.io.readers import format_of, load_table
 from ratings.io.writers import write_atomic
 from ratings.schema import CANONICAL, REQUIRED, STRING_DTYPE, WINNERS
@@ -157,7 +166,7 @@ def read_verdicts(
     frame, name, prefix, raw = load_table(
         source, targets, pick=_pick_verdict_columns, format=format,
         empty="The verdicts DataFrame contains no verdicts (0 rows).")  # fmt: skip
-    verdicts, rejected, summary = _validate(raw, len(frame), spellings, numbers)
+    verdicts, rejected, summary = _validate(raw, len(frame), spellings, numbers, prefix=prefix)
 
     if len(rejected):
         everything = len(rejected) == len(frame)
@@ -166,7 +175,9 @@ def read_verdicts(
     return VerdictLog(verdicts=verdicts, rejected=rejected, source=name)
 
 
-def write_rejected(log: VerdictLog, path: str | os.PathLike[str]) -> None:
+def write_rejected(
+    log: VerdictLog, path: str | os.PathLike[str], *, csv_escape: bool = True
+) -> None:
     """Write ``log.rejected`` as CSV via :func:`write_atomic` (never over ``log.source``).
 
     Parameters
@@ -175,12 +186,16 @@ def write_rejected(log: VerdictLog, path: str | os.PathLike[str]) -> None:
     path : path
         Destination; ``.csv`` / ``.tsv`` (optionally compressed) are written as such, any other
         extension still receives comma-separated text.
+    csv_escape : bool, default=True
+        Prefix ``'`` to text cells a spreadsheet would run as formulas (see
+        :func:`~ratings.io.writers.write_atomic`).
     """
     inputs = [log.source] if log.source is not None else []
     if format_of(Path(os.fspath(path)).name)[0] == "csv":
-        write_atomic(log.rejected, path, inputs=inputs)
+        write_atomic(log.rejected, path, inputs=inputs, csv_escape=csv_escape)
     else:
-        write_atomic(log.rejected.to_csv(index=False), path, inputs=inputs)
+        table = escape_formulas(log.rejected) if csv_escape else log.rejected
+        write_atomic(table.to_csv(index=False), path, inputs=inputs)
 
 
 def _check_winner_map(
@@ -192,8 +207,8 @@ def _check_winner_map(
     for key, value in (winner_map or {}).items():
         if not isinstance(value, str) or value not in WINNERS:
             raise ValueError(
-                f"`winner_map` values must be 'A', 'B' or 'tie'; got {key!r}: {value!r}."
-            )
+                f"{option('winner_map')} values must be 'A', 'B' or 'tie'; got {key!r}: "
+                f"{value!r}.")  # fmt: skip
         code = WINNERS.index(value)
         spellings[str(key).strip()] = code
         if isinstance(key, int | float | np.number) and not isinstance(key, bool | np.bool_):
@@ -217,13 +232,11 @@ def _missing_verdict_columns(missing: list[str], labels: list[object]) -> str:
         close = difflib.get_close_matches(m, list(by_lower), n=1, cutoff=0.75)
         guesses[m] = by_lower[close[0]] if close else None
     if len(missing) == 1 and guesses[missing[0]] is None:
-        example = f"{{'your_name': {missing[0]!r}}}"
+        example = {"your_name": missing[0]}
     else:
-        pairs = [f"{guesses[m] if guesses[m] is not None else 'your_' + m!r}: {m!r}"
-                 for m in missing]  # fmt: skip
-        example = "{" + ", ".join(pairs) + "}"
+        example = {guesses[m] if guesses[m] is not None else f"your_{m}": m for m in missing}
     message = (f"Column(s) {missing} not found in verdicts. Available columns: {labels}. "
-            f"Pass `columns={example}` to map your names.")  # fmt: skip
+            f"Pass {option('columns', example)} to map your names.")  # fmt: skip
     if len(labels) == 1 and isinstance(labels[0], str):
         for sep, label in ((";", "';'"), ("\t", "a tab"), ("|", "'|'")):
             if sep in labels[0]:
@@ -234,7 +247,8 @@ def _missing_verdict_columns(missing: list[str], labels: list[object]) -> str:
 
 
 def _validate(
-    raw: dict[str, pd.Series], n: int, spellings: dict[str, int], numbers: dict[float, int]
+    raw: dict[str, pd.Series], n: int, spellings: dict[str, int], numbers: dict[float, int],
+    *, prefix: str = "",
 ) -> tuple[pd.DataFrame, pd.DataFrame, Callable[[bool, str], str]]:
     """Check every row; return (verdicts, rejected, a function building the error message).
 
@@ -252,6 +266,8 @@ def _validate(
         cats, tables = _union_categories([found[c][1] for c in group])
         for c, table in zip(group, tables, strict=True):
             codes[c], categories[c] = table[found[c][0]], cats
+        if group[0] in _NAMED:
+            _refuse_lookalikes(group, codes, cats, prefix)
     reason = np.zeros(n, dtype=np.int8)
 
     def flag(kind: str, mask: NDArray[np.bool_]) -> None:
@@ -332,19 +348,56 @@ def _validate(
         head = (f"All {bad_rows.size} row(s) rejected, nothing to fit" if everything
                 else f"{bad_rows.size} row(s) rejected")  # fmt: skip
         tie_hint = _KIND["unknown winner value"] in order
+        spell = f"Map tie spellings with {option('winner_map')}"
         if everything or errors == "report":
-            fix = ("Map tie spellings with `winner_map=` or fix the rows." if tie_hint
-                   else "Fix the rows.")  # fmt: skip
+            fix = f"{spell} or fix the rows." if tie_hint else "Fix the rows."
         else:
-            fix = ("Map tie spellings with `winner_map=`, fix the rows" if tie_hint
-                   else "Fix the rows")  # fmt: skip
-            fix += ", or pass errors='report' to fit on the good rows and list the rest."
+            fix = f"{spell}, fix the rows" if tie_hint else "Fix the rows"
+            fix += (f", or pass {option('errors', 'report')} to fit on the good rows and list "
+                    "the rest.")  # fmt: skip
         return f"{head}: {'; '.join(parts)}. {fix}"
 
     return verdicts, rejected, summary
 
 
 _FEW = 50_000  # distinct values up to which plain Python beats pandas' per-call overhead
+# Columns of names where two spellings of one name would silently make two models (judges,
+# scopes): Unicode look-alikes there are refused.
+_NAMED = ("model_a", "judge", "scope")
+
+
+def _refuse_lookalikes(group: list[str], codes: dict[str, NDArray[np.signedinteger]],
+                       names: pd.Index, prefix: str) -> None:  # fmt: skip
+    """Raise when distinct names of a column group are equal after Unicode normalisation
+    (NFKC: ``"café"`` composed or decomposed, full-width ``"ｘ"`` and ``"x"``, ``"ﬁ"`` and
+    ``"fi"``): they look alike, yet would be rated as different models (or judges, scopes).
+
+    Only non-ASCII names are normalised (ASCII is its own normal form), so a log of ASCII
+    names costs one check per distinct name.
+    """
+    texts = [str(v) for v in names]
+    if all(t.isascii() for t in texts):
+        return
+    by_form: dict[str, list[int]] = {}
+    for k, t in enumerate(texts):
+        by_form.setdefault(t if t.isascii() else unicodedata.normalize("NFKC", t), []).append(k)
+    clashes = [ks for ks in by_form.values() if len(ks) > 1]
+    if not clashes:
+        return
+    parts = []
+    for ks in clashes[:3]:
+        spelled = []
+        for k in ks:
+            rows = np.flatnonzero(np.any([codes[c] == k for c in group], axis=0))
+            spelled.append(f"{texts[k]!a} (rows {format_rows(rows)})")
+        parts.append(" and ".join(spelled))
+    what = "Model" if group[0] == "model_a" else group[0].capitalize()
+    raise InvalidVerdictsError(
+        f"{prefix}{what} names that differ only in Unicode normalisation would count as "
+        f"different {what.lower()}s: {'; '.join(parts)}{'; ...' if len(clashes) > 3 else ''}. "
+        "They look alike but are different strings (composed and decomposed accents, "
+        "full-width letters, ligatures). Use one spelling for each, e.g. "
+        "unicodedata.normalize('NFC', name), or rename one if they are different.")
 
 
 def _run_concurrently(jobs: dict[str, tuple[Callable, pd.Series]], n: int) -> dict[str, object]:

@@ -1,0 +1,167 @@
+"""Degenerate boards and extreme numbers: an error (or an honest interval), never a zero-width
+interval from no information, and every numeric argument finite, in range and named."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+
+import ratings
+from ratings.data import from_counts
+from ratings.errors import DegenerateBoardError, InvalidVerdictsError, NonIdentifiableError
+from ratings.result import ELO_SCALE
+
+
+def all_ties(n_each: int = 2) -> pd.DataFrame:
+    pairs = [("x", "y"), ("y", "z"), ("z", "x")] * n_each
+    return pd.DataFrame({"model_a": [a for a, _ in pairs], "model_b": [b for _, b in pairs],
+                         "winner": "tie", "task_id": [f"t{k}" for k in range(len(pairs))]})
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"ci": "sandwich-z"}, {"cluster": None},
+                                    {"ci": "bootstrap", "n_boot": 20}])  # fmt: skip
+def test_all_tie_board_refuses_zero_width_robust_intervals(kwargs):
+    with pytest.raises(DegenerateBoardError, match=r"would have zero width.*board of ties only"
+                       r".*`ci='model'`") as info:  # fmt: skip
+        ratings.fit(all_ties(), anchor="x", **kwargs)
+    assert {frozenset(p) for p in info.value.pairs} == {
+        frozenset(p) for p in [("x", "y"), ("x", "z"), ("y", "z")]}  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore::statsmodels.tools.sm_exceptions.PerfectSeparationWarning")
+def test_all_tie_board_model_based_interval_matches_the_information():
+    """Each pair tied twice: information 2 * 1/4 per pair; var(s_y - s_x) = 4/3 on the cycle.
+    statsmodels' GLM (a binomial outcome of 1/2 per tie, the same likelihood) agrees."""
+    r = ratings.fit(all_ties(), anchor="x", ci="model")
+    assert r.elo.tolist() == pytest.approx([1000.0] * 3)
+    assert r.se["y"] == pytest.approx(ELO_SCALE * np.sqrt(4 / 3), rel=1e-9)
+    log = all_ties()
+    names = ["y", "z"]  # x is the reference (column left out)
+    x = np.zeros((len(log), 2))
+    for k, (a, b) in enumerate(zip(log["model_a"], log["model_b"], strict=True)):
+        for name, sign in ((a, 1.0), (b, -1.0)):
+            if name in names:
+                x[k, names.index(name)] = sign
+    glm = sm.GLM(np.full(len(log), 0.5), x, family=sm.families.Binomial()).fit(scale=1.0)
+    assert r.se[["y", "z"]].to_numpy() == pytest.approx(ELO_SCALE * glm.bse, rel=1e-6)
+    table = r.to_frame().set_index("model")
+    assert (table.drop("x")["upper"] - table.drop("x")["lower"] > 700).all()
+
+
+def test_model_that_only_tied_one_opponent_is_named():
+    log = pd.DataFrame({
+        "model_a": ["x", "y", "z", "x", "y", "w", "w"],
+        "model_b": ["y", "z", "x", "z", "x", "x", "x"],
+        "winner": ["A", "A", "A", "B", "B", "tie", "tie"],
+        "task_id": [f"t{k}" for k in range(7)],
+    })  # fmt: skip
+    with pytest.raises(DegenerateBoardError, match=r"\('w', 'x'\)|'w' - 'x'|'x' - 'w'") as info:
+        ratings.fit(log)
+    assert [set(p) for p in info.value.pairs] == [{"w", "x"}]
+    r = ratings.fit(log, ci="model")  # honest: w - x is barely known
+    assert r.diff("w", "x")["se"] > 200
+
+
+def test_a_board_with_decisive_verdicts_is_not_flagged(rng):
+    n = 400
+    a = rng.integers(0, 4, n)
+    b = (a + rng.integers(1, 4, n)) % 4
+    names = np.array(["m0", "m1", "m2", "m3"])
+    winner = np.where(rng.random(n) < 0.5, "A", np.where(rng.random(n) < 0.8, "B", "tie"))
+    log = pd.DataFrame({"model_a": names[a], "model_b": names[b], "winner": winner,
+                        "task_id": rng.integers(0, 40, n).astype(str)})  # fmt: skip
+    for kwargs in ({}, {"cluster": None}, {"ci": "bootstrap", "n_boot": 30}):
+        r = ratings.fit(log, **kwargs)
+        assert np.all(np.isfinite(r.se)) and (r.se.drop(r.se.idxmin()) > 0).all()
+
+
+def test_separated_groups_are_an_error_not_an_interval():
+    log = pd.DataFrame({"model_a": ["x", "y", "p", "q"], "model_b": ["y", "x", "q", "p"],
+                        "winner": ["A", "A", "A", "A"]})  # fmt: skip
+    with pytest.raises(NonIdentifiableError, match="splits into 2 groups"):
+        ratings.fit(log)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"anchor": "x=1e300"}, r"`anchor` must be a finite number >= -1e6 and <= 1e6; got 1e\+300"),
+    ({"anchor": "x", "anchor_rating": float("inf")}, r"`anchor_rating` .*got inf"),
+    ({"anchor": "x", "anchor_rating": float("nan")}, r"`anchor_rating` .*got nan"),
+    ({"penalty": 1e308}, r"`penalty` must be a finite number >= 0 and <= 1e6; got 1e\+308"),
+    ({"penalty": float("nan")}, r"`penalty` .*got nan"),
+    ({"level": float("nan")}, r"`level` must be a float strictly between 0 and 1; got nan"),
+    ({"level": 1e308}, r"`level` .*got 1e\+308"),
+    ({"ci": "bootstrap", "n_boot": 1e300}, r"`n_boot` must be an integer >= 2 .*got 1e\+300"),
+    ({"ci": "bootstrap", "n_boot": 2.5}, r"`n_boot` must be an integer"),
+    ({"seed": -1}, r"`seed` must be an integer >= 0; got -1"),
+    ({"tol": 0.0}, r"`tol` must be a finite number > 0 and <= 1; got 0\.0"),
+    ({"max_iter": float("inf")}, r"`max_iter` must be an integer >= 1; got inf"),
+])  # fmt: skip
+def test_extreme_numeric_arguments_are_named(kwargs, match):
+    log = pd.DataFrame({"model_a": ["x", "y", "z", "x"], "model_b": ["y", "z", "x", "y"],
+                        "winner": ["A", "A", "A", "B"]})  # fmt: skip
+    with pytest.raises(ValueError, match=match):
+        ratings.fit(log, **kwargs)
+
+
+@pytest.mark.parametrize("value, what", [
+    (1e308, "exceed 2\\*\\*53"), (1e300, "exceed 2\\*\\*53"), (float("inf"), "are not finite"),
+    (float("nan"), "are missing or not numbers"), (2.5, "are not whole numbers"),
+    (-1, "are negative"), ("many", "are missing or not numbers"),
+])  # fmt: skip
+def test_extreme_counts_are_refused_with_the_value(value, what):
+    counts = pd.DataFrame({"model_a": ["x", "y", "z"], "model_b": ["y", "z", "x"],
+                           "wins_a": [3, value, 1], "wins_b": [1, 1, 1], "ties": [0, 0, 0]})
+    with pytest.raises(InvalidVerdictsError, match=rf"counts that {what}.*rows \[1\] \(e\.g\. "
+                       rf"wins_a = "):  # fmt: skip
+        from_counts(counts)
+
+
+@pytest.mark.parametrize("weights", [{"a": 1e308, "b": 1e308}, {"a": float("inf"), "b": 1.0},
+                                     {"a": float("nan"), "b": 1.0}, {"a": -1.0, "b": 1.0},
+                                     {"a": 0.0, "b": 0.0}])  # fmt: skip
+def test_extreme_scope_weights_are_refused(weights):
+    from ratings.combine import combine, fit_scopes
+
+    base = pd.DataFrame({"model_a": ["x", "y", "z", "x"], "model_b": ["y", "z", "x", "y"],
+                         "winner": ["A", "A", "A", "B"], "task_id": ["1", "2", "3", "4"]})
+    log = pd.concat([base.assign(scope="a"), base.assign(scope="b")], ignore_index=True)
+    with pytest.raises(ValueError, match=r"`weights` must be"):
+        combine(fit_scopes(log, model="bt", ci="model"), weights=weights, method="independent")
+
+
+def test_collapsed_contrasts_matches_a_check_of_every_pair(rng):
+    """The O(M log M) candidate search finds exactly the pairs a full scan of all pairs finds."""
+    import itertools
+
+    from ratings.uncertainty import collapsed_contrasts
+
+    def every_pair(cov, model_cov, rtol=1e-8):
+        d, e = np.diag(cov), np.diag(model_cov)
+        return [(i, j) for i, j in itertools.combinations(range(len(d)), 2)
+                if (v := e[i] + e[j] - 2 * model_cov[i, j]) > 0
+                and d[i] + d[j] - 2 * cov[i, j] <= rtol * v]  # fmt: skip
+
+    for _ in range(150):
+        m = int(rng.integers(2, 12))
+        a = rng.normal(size=(m, m + 3))
+        cov = a @ a.T
+        for _ in range(int(rng.integers(0, 3))):  # rows made equal: a collapsed contrast
+            i, j = rng.choice(m, 2, replace=False)
+            cov[i, :] = cov[j, :]
+            cov[:, i] = cov[:, j]
+        if rng.random() < 0.2:
+            cov[0, :] = cov[:, 0] = 0.0  # collapsed against the reference
+        if rng.random() < 0.1:
+            cov[:] = 0.0  # all ties
+        b = rng.normal(size=(m, m + 3))
+        model_cov = b @ b.T + np.eye(m)
+        found = sorted(map(tuple, collapsed_contrasts(cov, model_cov).tolist()))
+        assert found == every_pair(cov, model_cov)
+
+
+def test_crowd_bt_all_tie_board_is_refused_too():
+    log = all_ties(3).assign(judge=["j1", "j2", "j3"] * 3)
+    with pytest.raises(DegenerateBoardError, match="would have zero width"):
+        ratings.fit(log, model="crowd-bt", judge_quality={"j1": 0.9, "j2": 0.8, "j3": 0.7})
