@@ -28,13 +28,13 @@ gives a third of the verdicts. The inflation of the red family is the mean over 
 ``adjust="self-preference"``, with the share removed and the coverage of the red models'
 intervals (difference to the anchor m11).
 
-``null``: no judge effects. Per model, |adjusted - plain Elo| / plain SE for
+``unbiased``: no judge effects. Per model, |adjusted - plain Elo| / plain SE for
 ``adjust="position,self-preference"``: mean, 99th percentile, maximum, and the share above 1.
 
 ``order``: A/B order not randomised (the lower-numbered model always in slot A) and every judge
 favours slot A by beta = 0.3: mean error of the ratings (fitted - true Elo, by model rank
 half) for the plain fit and ``adjust="position"``. With randomised order the same bias only
-adds noise (``effects``/``null``).
+adds noise (``effects``/``unbiased``).
 
 ``timing``: wall time of ``ratings.fit`` plain and with both adjustments, and of
 ``ratings.audit`` (n_boot = 200), on 100,000 and 1,000,000 verdicts (50 models, 1,000 tasks,
@@ -198,7 +198,7 @@ def section_adjust(boards: int, seed: int) -> list[dict]:
     return rows
 
 
-def section_null(boards: int, seed: int) -> list[dict]:
+def section_unbiased(boards: int, seed: int) -> list[dict]:
     ratios = []
     t0 = time.perf_counter()
     for r in range(boards):
@@ -210,14 +210,14 @@ def section_null(boards: int, seed: int) -> list[dict]:
         ratios += list(np.abs(adj.elo - plain.elo)[keep] / plain.se[keep])
     secs = time.perf_counter() - t0
     v = np.array(ratios)
-    rows = [{"section": "null", "cell": "no effects", "quantity": q, "parameter": "all models",
+    rows = [{"section": "unbiased", "cell": "no effects", "quantity": q, "parameter": "all models",
              "truth": np.nan, "value": val, "mcse": np.nan, "boards": boards, "failed": 0,
              "seconds": secs}
             for q, val in (("mean |adjusted - plain| / SE", float(v.mean())),
                            ("p99 |adjusted - plain| / SE", float(np.quantile(v, 0.99))),
                            ("max |adjusted - plain| / SE", float(v.max())),
                            ("share |adjusted - plain| > SE", float((v > 1).mean())))]
-    print(f"null: {boards} boards in {secs:.0f} s", file=sys.stderr)
+    print(f"unbiased: {boards} boards in {secs:.0f} s", file=sys.stderr)
     return rows
 
 
@@ -303,9 +303,9 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--boards", type=int, default=2000, help="boards per cell (effects)")
     p.add_argument("--adjust-boards", type=int, default=500,
-                   help="boards per cell of the adjust, null and order sections")
+                   help="boards per cell of the adjust, unbiased and order sections")
     p.add_argument("--sections", nargs="+",
-                   default=["effects", "adjust", "null", "order", "timing"])
+                   default=["effects", "adjust", "unbiased", "order", "timing"])
     p.add_argument("--seed", type=int, default=20261201)
     p.add_argument("--quick", action="store_true", help="a smoke run (few boards, 100k timing)")
     args = p.parse_args(argv)
@@ -315,8 +315,8 @@ def main(argv=None) -> int:
         rows += section_effects(boards, args.seed)
     if "adjust" in args.sections:
         rows += section_adjust(adj, args.seed + 7)
-    if "null" in args.sections:
-        rows += section_null(adj, args.seed + 11)
+    if "unbiased" in args.sections:
+        rows += section_unbiased(adj, args.seed + 11)
     if "order" in args.sections:
         rows += section_order(adj, args.seed + 13)
     if "timing" in args.sections:
@@ -326,9 +326,9 @@ def main(argv=None) -> int:
     suffix = "_quick" if args.quick else ""
     previous = RESULTS / f"audit_study{suffix}.csv"
     if previous.exists():  # sections not rerun keep their recorded rows
-        old = pd.read_csv(previous)
+        old = pd.read_csv(previous, keep_default_na=False, na_values=[""])
         table = pd.concat([old[~old["section"].isin(args.sections)], table], ignore_index=True)
-        order = ["effects", "adjust", "null", "order", "timing"]
+        order = ["effects", "adjust", "unbiased", "order", "timing"]
         table = table.sort_values("section", key=lambda s: s.map(order.index), kind="stable")
     write_atomic(table.to_csv(index=False), RESULTS / f"audit_study{suffix}.csv")
     write_atomic(markdown(table), RESULTS / f"audit_study{suffix}.md")
