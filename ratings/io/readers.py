@@ -265,9 +265,9 @@ def read_csv(name: str, sep: str, compression: str | None) -> pd.DataFrame:
         "encoding": "utf-8", "compression": compression,
     }  # fmt: skip
     check_regular_file(name)
-    frame = None
     double, single = _quotes(name, compression)
-    if pa is not None and not double:
+    frame = _read_csv_text_inferred(name, options)
+    if frame is None and pa is not None and not double:
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -287,6 +287,28 @@ def read_csv(name: str, sep: str, compression: str | None) -> pd.DataFrame:
     if single:  # cells the package's CSV writers escaped for spreadsheets ("'=x" -> "=x")
         frame = unescape_formulas(frame)
     return frame
+
+
+def _read_csv_text_inferred(name: str, options: dict[str, object]) -> pd.DataFrame | None:
+    """The C reader without ``dtype=str``, kept only when it read every column as text, cleanly.
+
+    Reading with ``dtype=str`` costs the C reader 3-4x its plain read (1M verdicts: 0.7-0.9 s
+    against 0.22-0.26 s, and pyarrow's 0.3-0.5 s, on a loaded 2-core machine). A column it
+    reads as text holds each field as written, as ``dtype=str`` would; any other column (all
+    fields numeric or boolean-like), any warning or error, or no rows returns None, and the
+    caller reads the file as text.
+    """
+    plain = {k: v for k, v in options.items() if k != "dtype"}
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            frame = pd.read_csv(name, engine="c", index_col=False, **plain)
+    except MemoryError:
+        raise
+    except Exception:  # the reader that decides explains it
+        return None
+    text_read = all(isinstance(d, pd.StringDtype) for d in frame.dtypes)
+    return frame if text_read and len(frame) and not caught else None
 
 
 def _quotes(name: str, compression: str | None) -> tuple[bool, bool]:
