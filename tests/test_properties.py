@@ -224,7 +224,7 @@ def test_win_probability_is_the_elo_formula(log):
     # Monotone: against any fixed opponent, a stronger model has a higher win probability.
     for c in names:
         probs = [r.win_probability(a, c)["probability"] for a in names if a != c]
-        assert np.all(np.diff(probs) >= 0.0)
+        assert np.all(np.diff(probs) >= -1e-12)  # models of equal Elo may differ by rounding
 
 
 @FAST
