@@ -49,12 +49,14 @@ FLAGS: dict[str, str] = {
     "refreeze": "--refreeze", "max_memory": "--max-memory", "csv_escape": "--no-csv-escape",
     "top": "--top", "highlight": "--highlight", "n": "--n", "min_matches": "--min-matches",
     "phase": "--phase", "judges": "--judges", "submissions": "--submissions",
+    "task_judges": "--task-judges", "objective": "--objective", "max_share": "--max-share",
+    "forfeits": "--forfeits", "scopes": "--scopes",
 }  # fmt: skip
 #: Settings whose flag differs from ``FLAG VALUE`` (a switch, or a flag with a file).
 _SETTINGS: dict[tuple[str, object], str] = {
     ("errors", "report"): "--rejected FILE", ("fit_new_judges", True): "--fit-new-judges",
     ("missing", "drop"): "--drop-missing", ("cluster", None): "--no-cluster",
-    ("csv_escape", False): "--no-csv-escape",
+    ("csv_escape", False): "--no-csv-escape", ("forfeits", True): "--forfeits FILE",
 }  # fmt: skip
 
 

@@ -387,11 +387,13 @@ def plan_matches(
 
 def _check_objective(objective: str, anchor: str | None) -> None:
     if objective not in ("pairwise", "anchored"):
-        raise ValueError(f"`objective` must be 'pairwise' or 'anchored'; got {objective!r}.")
+        raise ValueError(f"{option('objective')} must be 'pairwise' or 'anchored'; got "
+                         f"{objective!r}.")  # fmt: skip
     if objective == "anchored" and anchor is None:
         raise ValueError(
-            "objective='anchored' reduces the variances relative to the anchor, so it needs "
-            "`anchor`; without one use objective='pairwise' (the default)."
+            f"{option('objective', 'anchored')} reduces the variances relative to the anchor, "
+            f"so it needs {option('anchor')}; without one use {option('objective', 'pairwise')} "
+            "(the default)."
         )
 
 
@@ -416,7 +418,7 @@ def _warn_unseen_judges(history, judges: list[str]) -> None:
     unseen = [j for j in judges if j not in seen]
     if seen and unseen:
         warnings.warn(
-            f"Judge(s) {format_names(unseen)} in `judges` (CLI `--judges`) never appear in the "
+            f"Judge(s) {format_names(unseen)} in {option('judges')} never appear in the "
             f"verdicts so far (their judges: {format_names(sorted(seen))}). If that is a typo, "
             "fix it; a new judge gets matches until the panel's counts are level.",
             PlanWarning,
@@ -432,7 +434,7 @@ def _warn_failed(board: Board, subs, forfeits: bool) -> None:
     warnings.warn(
         f"{int(board.failed.sum())} failed submission(s) of {len(models)} model(s) "
         f"({format_names(models)}) are not sent to a judge and no match is planned on them. Pass "
-        "`forfeits=True` (CLI `--forfeits FILE`) to plan their forfeit rows.",
+        f"{option('forfeits', True)} to plan their forfeit rows.",
         PlanWarning,
         stacklevel=3,
     )

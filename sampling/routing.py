@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.errors import format_names, format_rows
+from ratings.errors import format_names, format_rows, option
 from sampling._board import PlanWarning
 
 __all__ = ["PanelTargets", "panel_targets", "routing_mask", "routing_table"]
@@ -65,7 +65,7 @@ def routing_table(task_judges: pd.DataFrame | Mapping[str, Sequence[str]]) -> pd
         missing = [c for c in ("task_id", "judge") if c not in task_judges.columns]
         if missing:
             raise ValueError(
-                f"Column(s) {missing} not found in `task_judges` (CLI `--task-judges`). "
+                f"Column(s) {missing} not found in {option('task_judges')}. "
                 f"Available columns: {task_judges.columns.tolist()}. The routing table lists "
                 "the judges allowed on a task, one row per (task_id, judge)."
             )
@@ -82,7 +82,7 @@ def routing_table(task_judges: pd.DataFrame | Mapping[str, Sequence[str]]) -> pd
         if bad.any():
             rows = np.flatnonzero(bad)
             raise ValueError(
-                f"`task_judges` (CLI `--task-judges`) has {rows.size} row(s) with an empty "
+                f"{option('task_judges')} has {rows.size} row(s) with an empty "
                 f"{col!r}, at rows {format_rows(rows)}. Fill or drop those rows."
             )
         out[col] = text.to_numpy(dtype=object)
@@ -121,9 +121,9 @@ def routing_mask(
         rows = np.flatnonzero(j < 0)
         names = sorted(set(table["judge"][rows].tolist()))
         raise ValueError(
-            f"`task_judges` (CLI `--task-judges`) names judge(s) {format_names(names)} that are "
-            f"not in the panel {judges.tolist()} (rows {format_rows(rows)}). Add them to "
-            "`judges` (CLI `--judges`) or fix the routing table."
+            f"{option('task_judges')} names judge(s) {format_names(names)} that are not in the "
+            f"panel {judges.tolist()} (rows {format_rows(rows)}). Add them to "
+            f"{option('judges')} or fix the routing table."
         )
     t = tasks.get_indexer(table["task_id"])
     unknown = sorted(set(table["task_id"][t < 0].tolist()))

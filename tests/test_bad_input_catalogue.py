@@ -1077,6 +1077,16 @@ KINDS: list[Kind] = [
     K("next-out-is-input", "next {d}/log0.csv --submissions {d}/subs.csv --judges j1 --n 2 "
       "--seed 1 --out {d}/subs.csv", ["refusing to overwrite the input file",
       "(--submissions) with `--out`"]),
+    K("next-out-and-forfeits-same", "next {d}/log0.csv --submissions {d}/subs.csv --judges j1 "
+      "--n 2 --seed 1 --out {d}/plan.csv --forfeits {d}/plan.csv",
+      "`--out` and `--forfeits` name the same file"),
+    K("next-routing-unknown-judge", "next {d}/log0.csv --submissions {d}/subs.csv --judges j1 "
+      "--n 2 --seed 1 --out {d}/plan.csv --task-judges {d}/route.csv",
+      ["`--task-judges` names judge(s) ['j9']", "`--judges`"],
+      {"route.csv": "task_id,judge\nt1,j9\n"}),
+    K("next-anchored-without-anchor", "next {d}/log0.csv --submissions {d}/subs.csv --judges j1 "
+      "--n 2 --seed 1 --out {d}/plan.csv --objective anchored",
+      ["`--objective anchored` reduces the variances", "needs `--anchor`"]),
     K("next-empty-judge", "next {d}/log0.csv --submissions {d}/subs.csv --judges j1,,j2 --n 2 "
       "--seed 1 --out {d}/plan.csv", "comma-separated judge names"),
     # --- outputs --------------------------------------------------------------------------------
