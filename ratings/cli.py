@@ -14,10 +14,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from ratings.errors import InvalidVerdictsError, NonIdentifiableError
+from ratings.errors import (
+    ConvergenceWarning,
+    InvalidVerdictsError,
+    JudgeWarning,
+    NonIdentifiableError,
+)
 
 __all__ = ["EXIT_DATA", "USER_ERRORS", "main"]
 
@@ -53,6 +59,12 @@ def _add_fit_options(p: argparse.ArgumentParser) -> None:
                         "(per scope: 'analytical=a.json,presentation=p.json')")
     p.add_argument("--fit-new-judges", action="store_true",
                    help="crowd-bt: estimate eta for judges missing from --judge-quality")
+    p.add_argument("--eta-known", action="store_true",
+                   help="crowd-bt: treat --judge-quality etas as known (leave their "
+                        "uncertainty out of the intervals)")
+    p.add_argument("--prior", default="default", metavar="default|none|AGREE,FLIP,SD",
+                   help="crowd-bt: weak priors on judge quality (Beta pseudo-counts) and "
+                        "strengths (sd, log units); 'none' fits the plain maximum likelihood")
     p.add_argument("--anchor", metavar="NAME=RATING",
                    help="pin one model at a rating, e.g. 'GPT-5.5 (medium)=1000'; "
                         "default: centred at mean 1000")  # fmt: skip
@@ -202,11 +214,25 @@ def _cluster_arg(args: argparse.Namespace) -> str | None:
 def _fit_args(args: argparse.Namespace) -> dict:
     return {
         "model": args.model or "bt", "judge_quality": _quality_arg(args.judge_quality),
-        "fit_new_judges": args.fit_new_judges, "anchor": args.anchor,
+        "fit_new_judges": args.fit_new_judges, "eta_known": args.eta_known,
+        "prior": _prior_arg(args.prior), "anchor": args.anchor,
         "cluster": _cluster_arg(args), "ci": args.ci, "level": args.level,
         "penalty": args.penalty, "n_boot": args.n_boot, "seed": args.seed,
         "adjust": args.adjust, "families": args.families,
     }  # fmt: skip
+
+
+def _prior_arg(text: str):
+    """'default', 'none', or 'AGREE,FLIP,SD'."""
+    if text.lower() in ("default", "none"):
+        return text.lower()
+    try:
+        return tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise ValueError(
+            f"`--prior` must be 'default', 'none' or 'AGREE,FLIP,SD' (e.g. '6,3,2.24'); got "
+            f"{text!r}."
+        ) from None
 
 
 def _quality_arg(text: str | None):
@@ -390,8 +416,8 @@ def _report_judges(judges) -> None:
         print(f"warning: judge(s) {weak} are uninformative: their eta interval reaches 1/2.",
               file=sys.stderr)  # fmt: skip
     if edge:
-        print(f"note: judge(s) {edge} have eta on the boundary (1/2 or 1); no standard error.",
-              file=sys.stderr)  # fmt: skip
+        print(f"note: judge(s) {edge} have eta on the boundary (1/2 or 1); no standard error "
+              "(the default `--prior default` keeps eta inside).", file=sys.stderr)  # fmt: skip
 
 
 def _cmd_judges(args: argparse.Namespace) -> int:
@@ -403,8 +429,7 @@ def _cmd_judges(args: argparse.Namespace) -> int:
         raise ValueError(f"`--out` must end in .json; got {args.out!r}.")
     fit_args = _fit_args(args) | {"model": "crowd-bt"}
     r = ratings.fit(_read(args), scope=args.scope, **fit_args)
-    save_judge_quality(r.judges, args.out, scope=args.scope, source=args.verdicts,
-                       inputs=_inputs(args))  # fmt: skip
+    save_judge_quality(r, args.out, source=args.verdicts, inputs=_inputs(args))
     print(ratings.result.format_table(r.judges.reset_index()))
     _report_judges(r.judges)
     print(f"wrote judge quality for {len(r.judges)} judge(s) to {args.out}", file=sys.stderr)
@@ -503,6 +528,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (2 for data errors)."""
     parser = _parser()
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning  # one line on stderr, no source location
+        for category in (JudgeWarning, ConvergenceWarning):
+            warnings.simplefilter("always", category)  # the package's own: always shown
+        return _run(args)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"ratings: warning: {message}", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args))
     except BrokenPipeError:  # e.g. `ratings fit ... | head`: stop quietly

@@ -75,6 +75,8 @@ class Comparisons:
     _kept: _KeptCodes | None = field(default=None, repr=False)
     # The rows summed over clusters, once computed (see collapsed(); it takes the kernels).
     _collapsed: Comparisons | None = field(default=None, repr=False)
+    # Render forfeits per model (rows with failed_a or failed_b), when the log flagged any.
+    _forfeits: NDArray[np.int64] | None = field(default=None, repr=False)
 
     def __init__(self, models: pd.Index, judges: pd.Index, clusters: pd.Index | None,
                  cluster_name: str | None, ii, jj, judge, cluster, wi, wj, tt) -> None:  # fmt: skip
@@ -167,7 +169,8 @@ class Comparisons:
         return np.searchsorted(self.cluster, np.arange(g + 1)).astype(np.int64)
 
     def model_counts(self) -> pd.DataFrame:
-        """Per model: ``n_matches``, ``wins``, ``losses``, ``ties`` (ties count once each side).
+        """Per model: ``n_matches``, ``wins``, ``losses``, ``ties`` (ties count once each side)
+        and ``forfeits`` (matches decided by a render failure, already in ``n_matches``).
 
         Computed once per object; do not modify the returned table.
         """
@@ -184,7 +187,16 @@ class Comparisons:
             {"wins": wins, "losses": losses, "ties": ties}, index=self.models
         ).round().astype(np.int64)
         out.insert(0, "n_matches", out.sum(axis=1))
+        out["forfeits"] = np.zeros(m, dtype=np.int64) if self._forfeits is None else self._forfeits
         return out
+
+    def _set_forfeits(self, per_model: NDArray[np.int64]) -> None:
+        """Record each model's render forfeits, here and on the fit's rows (before any
+        :meth:`model_counts`)."""
+        for target in (self, self._collapsed):
+            if target is not None:
+                object.__setattr__(target, "_forfeits", per_model)
+                target.__dict__.pop("_model_counts", None)
 
     def subset(self, mask: NDArray[np.bool_]) -> Comparisons:
         """Keep the rows where ``mask`` is true (labels and codes unchanged)."""
@@ -204,7 +216,9 @@ class Comparisons:
         if self.clusters is None or len(self.clusters) <= 1:
             return self
         if self._collapsed is None:
-            object.__setattr__(self, "_collapsed", self._collapse(engine))
+            rows = self._collapse(engine)
+            object.__setattr__(rows, "_forfeits", self._forfeits)
+            object.__setattr__(self, "_collapsed", rows)
         return self._collapsed
 
     def _collapse(self, engine: Engine) -> Comparisons:
@@ -287,7 +301,9 @@ def aggregate(
     -----
     Render forfeits: where ``failed_a`` or ``failed_b`` is true, the submission that produced
     output wins whatever the judge said, two failures tie, and the row's judge becomes
-    ``"deterministic"`` (a judge-free comparison).
+    ``"deterministic"`` (a judge-free comparison, eta = 1 in Crowd-BT). Each model's number
+    of such matches is the ``forfeits`` column of :meth:`Comparisons.model_counts` (0 where
+    the log has no failure flags).
     """
     return _aggregate(verdicts, cluster=cluster, models=models, weights=weights, engine=engine,
                       lazy=True)
@@ -354,17 +370,32 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool) -> Com
                          winner_map=wmap, judge=jc, cluster=gc, failed_a=fa, failed_b=fb,
                          forfeit_judge=det, n_models=m, n_judges=nj, n_clusters=ng)
     labelled = _Labels(labels, judges, clusters, cluster, models is None, det if forfeits else -1)
+    # render forfeits per model label, counted before the kernels may reuse the codes' memory
+    lost = _forfeit_counts(ca, cb, amap, bmap, fa | fb, one, m) if forfeits else None
     if lazy and _keeps_codes(n, m, nj, ng):  # the fit's rows now, per-cluster rows on demand
         summed = kernels(engine, n).collapse_codes(*codes, one)
         if summed.n_unusable:
             _explain_unusable(verdicts, codes, wu, cluster)
-        return labelled.keeping_codes(summed, codes, one, engine)
-    # The kernel may reuse the memory of codes it owns (writable int64 ones from factorize);
-    # categorical codes are read-only views of the frame and stay untouched.
-    out = _aggregate_codes(codes, one, engine, reuse=True)
-    if out.n_unusable:
-        _explain_unusable(verdicts, codes, wu, cluster)
-    return labelled.comparisons(out)
+        data = labelled.keeping_codes(summed, codes, one, engine)
+    else:
+        # The kernel may reuse the memory of codes it owns (writable int64 ones from
+        # factorize); categorical codes are read-only views of the frame and stay untouched.
+        out = _aggregate_codes(codes, one, engine, reuse=True)
+        if out.n_unusable:
+            _explain_unusable(verdicts, codes, wu, cluster)
+        data = labelled.comparisons(out)
+    if lost is not None:
+        data._set_forfeits(pd.Series(lost, index=labels).reindex(data.models, fill_value=0)
+                           .to_numpy(dtype=np.int64))  # fmt: skip
+    return data
+
+
+def _forfeit_counts(ca, cb, amap, bmap, failed, weight, m: int) -> NDArray[np.int64]:
+    """Matches of each model (label code) that were render forfeits (``failed`` rows)."""
+    w = (weight if weight.size else np.ones(failed.size)) * failed
+    a, b = amap[ca], bmap[cb]
+    ok = (ca >= 0) & (cb >= 0) & (a >= 0) & (b >= 0)
+    return (np.bincount(a[ok], w[ok], m) + np.bincount(b[ok], w[ok], m)).round().astype(np.int64)
 
 
 #: (judge, i, j) slots up to which a clustered log keeps its verdict codes (the fit's rows and
@@ -567,8 +598,10 @@ def from_counts(
     Parameters
     ----------
     counts : pandas.DataFrame
-        ``model_a``, ``model_b``, ``wins_a``, ``wins_b``, ``ties`` and optionally ``judge`` and
-        the cluster column.
+        ``model_a``, ``model_b``, ``wins_a``, ``wins_b``, ``ties`` and optionally ``judge``,
+        the cluster column and ``forfeits`` (how many of the row's verdicts were render
+        forfeits, for the per-model ``forfeits`` count; the row's judge should then be
+        ``"deterministic"``, as :func:`ratings.distributed.aggregate_counts` writes it).
     cluster : str or None, default="task_id"
         Cluster column (absent column with the default: verdicts treated as independent).
     models : sequence of str, optional
@@ -609,4 +642,14 @@ def from_counts(
     data = _aggregate(stacked, cluster=cluster, models=models, engine="auto", lazy=False,
                       weights=np.concatenate([w[:, 0], w[:, 1], w[:, 2]]))  # fmt: skip
     keep = (data.wi + data.wj + data.tt) > 0
-    return data if keep.all() or n == 0 else data.subset(keep)
+    out = data if keep.all() or n == 0 else data.subset(keep)
+    if "forfeits" in counts.columns:
+        lost = pd.to_numeric(counts["forfeits"], errors="coerce").to_numpy(dtype=np.float64)
+        bad = ~np.isfinite(lost) | (lost < 0)
+        if bad.any():
+            _reject(counts, bad, "have a `forfeits` count that is not a finite number >= 0")
+        per = (pd.Series(lost, index=counts["model_a"].to_numpy()).groupby(level=0).sum()
+               .add(pd.Series(lost, index=counts["model_b"].to_numpy()).groupby(level=0).sum(),
+                    fill_value=0))  # fmt: skip
+        out._set_forfeits(per.reindex(out.models, fill_value=0).round().to_numpy(np.int64))
+    return out

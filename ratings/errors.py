@@ -16,6 +16,7 @@ import pandas as pd
 __all__ = [
     "ConvergenceWarning",
     "InvalidVerdictsError",
+    "JudgeWarning",
     "NonIdentifiableError",
     "close_matches",
     "format_names",
@@ -68,6 +69,12 @@ class NonIdentifiableError(ValueError):
 
 class ConvergenceWarning(RuntimeWarning):
     """The optimiser stopped before reaching its tolerance; the result is returned regardless."""
+
+
+class JudgeWarning(UserWarning):
+    """Crowd-BT cannot say much about a judge (one judge, very few verdicts, eta resting on the
+    prior), or a judge-quality file cannot carry its uncertainty; the message names the judges
+    and what to do."""
 
 
 def format_rows(rows: np.ndarray | list[int], limit: int = 5) -> str:

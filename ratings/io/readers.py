@@ -476,12 +476,12 @@ def is_header_only(source: str | os.PathLike[str]) -> bool:
 
 def read_counts(source: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     """Read a pre-aggregated counts table (model_a, model_b, wins_a, wins_b, ties, optional
-    judge and task_id), names as text and counts as numbers; validated by
+    judge, task_id and forfeits), names as text and counts as numbers; validated by
     :func:`ratings.data.from_counts`."""
     if isinstance(source, pd.DataFrame):
         return source.copy()
     frame = read_file(os.fspath(source), None)
-    for col in ("wins_a", "wins_b", "ties"):
+    for col in ("wins_a", "wins_b", "ties", "forfeits"):
         if col in frame.columns:
             frame[col] = pd.to_numeric(frame[col], errors="coerce")
     for col in ("model_a", "model_b", "judge", "task_id"):
