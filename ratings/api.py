@@ -263,11 +263,11 @@ def fit(
     ci : {"sandwich", "sandwich-z", "model", "bootstrap"}, default="sandwich"
         Robust sandwich H^-1 B H^-1; clustered, its meat carries the factor G/(G-1) and the
         intervals use a Student t quantile with G - 1 degrees of freedom (small-sample aware:
-        95% intervals cover 0.947-0.962 in `benchmarks_perf/validate_coverage.py`, also with
-        20-40 tasks). ``"sandwich-z"`` is the textbook cluster sandwich with a normal quantile
-        (covers about 0.93-0.94 with 20-40 tasks). ``"model"``: model-based H^-1, which
-        under-covers when verdicts on a task are dependent; ``"bootstrap"``: a seeded cluster
-        (or verdict) bootstrap, percentile intervals.
+        Bradley-Terry 95% intervals cover 0.947-0.962 in `benchmarks_perf/validate_coverage.py`,
+        also with 20-40 tasks; Crowd-BT: ``docs/crowd.md``). ``"sandwich-z"`` is the textbook
+        cluster sandwich with a normal quantile (covers about 0.93-0.94 with 20-40 tasks).
+        ``"model"``: model-based H^-1, which under-covers when verdicts on a task are dependent;
+        ``"bootstrap"``: a seeded cluster (or verdict) bootstrap, percentile intervals.
     level : float, default=0.95
         Confidence level of the reported intervals.
     penalty : float, default=0.0
