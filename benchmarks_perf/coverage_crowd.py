@@ -28,7 +28,7 @@ fitted with ``judge_quality=FILE`` (the default carries eta's covariance into th
 ``eta_known=True``, reported alongside, does not). There the boundary boards are those whose
 past log's plain fit is on the bound.
 
-Output: ``benchmarks_perf/results/coverage_crowd.csv`` and ``.md`` (atomic writes).
+Output: ``benchmarks_perf/results/coverage_crowd.csv`` and ``.md`` (``ratings.io.write_atomic``).
 
 Usage::
 
@@ -55,6 +55,7 @@ from scipy.special import expit
 import ratings
 from ratings.crowd import fit_crowd_bt
 from ratings.data import Comparisons
+from ratings.io import write_atomic
 from ratings.judges import save_judge_quality
 
 HERE = Path(__file__).resolve().parent
@@ -273,14 +274,6 @@ def markdown(table: pd.DataFrame, meta: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_atomic(text: str, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--boards", type=int, default=400, help="boards per 2k cell (400)")
@@ -322,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{load}); ratings {ratings.__version__}.")  # fmt: skip
     print(table[["cell", "subset", "interval", "boards", "anchor", "pairs", "open_share"]]
           .to_string(float_format="%.3f"))  # fmt: skip
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(table.to_csv(index=False, float_format="%.6g"), args.out)
     write_atomic(markdown(table, meta), args.out.with_suffix(".md"))
     print(f"wrote {args.out} and {args.out.with_suffix('.md')}")

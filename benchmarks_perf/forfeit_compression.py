@@ -26,8 +26,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 import warnings
 from pathlib import Path
 
@@ -36,6 +34,7 @@ import pandas as pd
 from scipy.special import expit
 
 import ratings
+from ratings.io import write_atomic
 from ratings.result import ELO_SCALE
 
 HERE = Path(__file__).resolve().parent
@@ -121,10 +120,7 @@ def plot(table: pd.DataFrame, path: Path) -> None:
     right.legend(fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=path.suffix)
-    os.close(fd)
-    fig.savefig(tmp, dpi=110)
-    os.replace(tmp, path)
+    write_atomic(lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix[1:]), path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,10 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--csv", type=Path, default=HERE / "results" / "forfeit_compression.csv")
     args = ap.parse_args(argv)
     table = run((0.0, 0.01, 0.03, 0.06), args.seeds, args.n, args.tasks)
-    fd, tmp = tempfile.mkstemp(dir=args.csv.parent, prefix=".forfeits.")
-    with os.fdopen(fd, "w") as f:
-        table.to_csv(f, index=False, float_format="%.3f")
-    os.replace(tmp, args.csv)
+    write_atomic(table.to_csv(index=False, float_format="%.3f"), args.csv)
     plot(table, args.figure)
     ends = table.groupby("forfeit_share").apply(
         lambda g: pd.Series({"bottom5": (g["elo_rule"] - g["true_elo"]).head(5).mean(),

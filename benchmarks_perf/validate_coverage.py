@@ -82,6 +82,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 import warnings
@@ -661,6 +662,11 @@ def markdown(table: pd.DataFrame) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--crowd" in argv:  # the Crowd-BT edge study takes every other option itself
+        from coverage_crowd import main as crowd_main
+
+        return crowd_main([a for a in argv if a != "--crowd"])
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--boards", type=int, default=1000, help="boards per small cell (1000)")
     p.add_argument(
@@ -720,14 +726,9 @@ def main(argv: list[str] | None = None) -> int:
         help="only rebuild the Markdown (--md) from a results CSV of an earlier run",
     )
     p.add_argument("--crowd", action="store_true",
-                   help="run the Crowd-BT edge study (coverage_crowd.py; other options there)")
-    args, rest = p.parse_known_args(argv)
-    if args.crowd:
-        from coverage_crowd import main as crowd_main
-
-        return crowd_main(rest)
-    if rest:
-        p.error(f"unrecognized arguments: {' '.join(rest)}")
+                   help="run the Crowd-BT edge study instead (coverage_crowd.py; every other "
+                        "option is passed to it: --boards, --boards-large, --cells, --jobs, ...)")
+    args = p.parse_args(argv)
     if args.render is not None:
         write_atomic(markdown(pd.read_csv(args.render, keep_default_na=False,
                                           na_values=[""])), args.md)  # fmt: skip

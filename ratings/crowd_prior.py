@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-__all__ = ["DEFAULT_PRIOR", "CrowdPrior", "CrowdSummary", "check_prior"]
+__all__ = ["DEFAULT_PRIOR", "CrowdPrior", "CrowdSummary", "PriorArg", "check_prior", "prior_terms"]
 
 
 class CrowdPrior(NamedTuple):

@@ -16,10 +16,12 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ratings._tdist import critical_value
 from ratings.crowd import FIX_ETA, CrowdFit
-from ratings.data import DETERMINISTIC_JUDGE, Comparisons
+from ratings.data import Comparisons
 from ratings.errors import JudgeWarning
 from ratings.optim import block, inverse_pd
+from ratings.schema import DETERMINISTIC_JUDGE
 
 __all__ = [
     "MIN_DECISIVE",
@@ -76,8 +78,6 @@ def judge_table(fit: CrowdFit, cov: NDArray[np.float64], data: Comparisons, leve
     ``uninformative`` flags a judge whose interval reaches 1/2 (its verdicts cannot be told
     from coin flips); ``prior_share`` is :func:`prior_share`.
     """
-    from ratings.result import critical_value
-
     m = data.n_models
     z = critical_value(level, df)
     var = np.diag(cov)[m:]

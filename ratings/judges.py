@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -75,8 +76,8 @@ class ResolvedQuality:
 
 
 def _fit_info(r: Ratings) -> dict:
-    from ratings import __version__
-
+    # ``ratings.__version__``: the package is loaded whenever this runs (no import, no cycle)
+    version = getattr(sys.modules.get("ratings"), "__version__", None)
     counts = r.judges[["n", "ties"]].sum()
     n = int(counts["n"])
     return {
@@ -89,7 +90,7 @@ def _fit_info(r: Ratings) -> dict:
         "prior": None if r.crowd is None or r.crowd.prior is None else list(r.crowd.prior),
         "ci": r.ci,
         "level": r.level,
-        "ratings_version": __version__,
+        "ratings_version": version,
     }
 
 

@@ -404,6 +404,21 @@ def test_judges_like_coin_flips_leave_the_intervals_open():
     from ratings.combine import combine
 
     assert np.isinf(combine({"s": r}).se.drop("m15")).all()
+    # the band plot draws open intervals to the frame's edges and says so
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ratings.plot import plot_ratings
+
+    ax = plot_ratings(r)
+    assert "open intervals run off the frame" in ax.get_xlabel()
+    (bands,) = [c for c in ax.collections if c.get_gid() == "ratings-bands"]
+    lo, hi = ax.get_xlim()
+    ends = np.array([seg[:, 0] for seg in bands.get_segments()])
+    assert np.isfinite(ends).all() and np.isclose(ends.min(), lo) and np.isclose(ends.max(), hi)
+    plt.close(ax.figure)
 
 
 def test_prior_argument_is_checked():
