@@ -69,12 +69,13 @@ COLUMNS = [
 
 
 def simulate(
-    n: int, n_models: int, n_tasks: int, seed: int = 0, tie_rate: float = 0.14, task_sd: float = 0.3
+    n: int, n_models: int, n_tasks: int, seed: int = 0, tie_rate: float = 0.12, task_sd: float = 0.3
 ) -> tuple[pd.DataFrame, pd.Series]:
     """A verdict log of strings and the true centred log-strengths.
 
-    d = s_a - s_b + u_{a,t} - u_{b,t}; p = eta_k sigma(d) + (1 - eta_k) sigma(-d);
-    P(tie) = 4 tie_rate p (1 - p), taken half from each side (E[y] = p, a tie being y = 1/2).
+    d = s_a - s_b + u_{a,t} - u_{b,t}; a verdict is a tie with probability ``tie_rate`` whatever
+    the pair (Crowd-BT leaves ties out), otherwise A wins with probability
+    p = eta_k sigma(d) + (1 - eta_k) sigma(-d).
     """
     rng = np.random.default_rng(seed)
     s = rng.normal(0.0, 1.0, n_models)
@@ -90,9 +91,8 @@ def simulate(
     u = rng.normal(0.0, task_sd, (n_models, n_tasks))
     d = s[a] - s[b] + u[a, t] - u[b, t]
     p = eta[k] * expit(d) + (1.0 - eta[k]) * expit(-d)
-    p_tie = 4.0 * tie_rate * p * (1.0 - p)
     x = rng.random(n)
-    w = np.where(x < p - p_tie / 2, 0, np.where(x < p + p_tie / 2, 2, 1))
+    w = np.where(rng.random(n) < tie_rate, 2, np.where(x < p, 0, 1))
     frame = pd.DataFrame(
         {
             "model_a": names[a],

@@ -46,7 +46,13 @@ tasks). Pairs and tasks are uniformly random, about 10 % ties (``tie_rate`` 0.12
   (Gauss-Hermite, equal weight per pair, as the design is uniform).
 
 ``bt-small-g20`` is a stress cell beyond the issue's grid: 20 tasks and rho = 0.8. Crowd-BT cells
-use three judges in turn with eta = 0.95 / 0.80 / 0.65, estimated jointly with the strengths.
+use three judges in turn with eta = 0.95 / 0.80 / 0.65, estimated jointly with the strengths
+(the default fit: weak priors, see :mod:`ratings.crowd_prior`); their ties occur at rate
+``TIE_RATE`` whatever the pair, as the Crowd-BT likelihood (which leaves ties out) assumes.
+
+``--crowd`` runs the study of the default Crowd-BT intervals at the edges instead
+(``benchmarks_perf/coverage_crowd.py``: boundary boards, judge files, tie rates, weak and
+single judges).
 
 Boards without an estimate are counted as failed and left out: non-identifiable ones, Crowd-BT
 fits with a singular Hessian (``LinAlgError`` from ``inverse_free``) and runaway Crowd-BT fits
@@ -76,6 +82,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 import warnings
@@ -213,6 +220,8 @@ def simulate(cell: Cell, rng: np.random.Generator, simulator: str = "numpy") -> 
         eta = np.array([cell.judges[j] for j in judges])[judge]
         p = eta * p + (1.0 - eta) * (1.0 - p)
     p_tie = 4.0 * TIE_RATE * p * (1.0 - p)
+    if cell.judges:  # Crowd-BT leaves ties out: here they are independent of the pair
+        p_tie = np.full(n, TIE_RATE)
     if cell.rho > 0:
         v = rng.standard_normal((t, m))  # copula latent per (task, model) submission
         z = (np.sqrt(cell.rho) * (v[task, a] - v[task, b]) / np.sqrt(2.0)
@@ -220,7 +229,10 @@ def simulate(cell: Cell, rng: np.random.Generator, simulator: str = "numpy") -> 
         u01 = ndtr(z)
     else:
         u01 = rng.random(n)
-    code = np.where(u01 < p - p_tie / 2, 0, np.where(u01 < p + p_tie / 2, 2, 1))
+    if cell.judges:
+        code = np.where(rng.random(n) < p_tie, 2, np.where(u01 < p, 0, 1))
+    else:
+        code = np.where(u01 < p - p_tie / 2, 0, np.where(u01 < p + p_tie / 2, 2, 1))
     names = np.asarray(size.models, dtype=object)
     return pd.DataFrame({
         "model_a": names[a], "model_b": names[b],
@@ -650,6 +662,11 @@ def markdown(table: pd.DataFrame) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--crowd" in argv:  # the Crowd-BT edge study takes every other option itself
+        from coverage_crowd import main as crowd_main
+
+        return crowd_main([a for a in argv if a != "--crowd"])
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--boards", type=int, default=1000, help="boards per small cell (1000)")
     p.add_argument(
@@ -708,6 +725,9 @@ def main(argv: list[str] | None = None) -> int:
         metavar="CSV",
         help="only rebuild the Markdown (--md) from a results CSV of an earlier run",
     )
+    p.add_argument("--crowd", action="store_true",
+                   help="run the Crowd-BT edge study instead (coverage_crowd.py; every other "
+                        "option is passed to it: --boards, --boards-large, --cells, --jobs, ...)")
     args = p.parse_args(argv)
     if args.render is not None:
         write_atomic(markdown(pd.read_csv(args.render, keep_default_na=False,

@@ -8,7 +8,12 @@
 from ratings.api import fit
 from ratings.audit import Audit, audit
 from ratings.data import Comparisons, aggregate
-from ratings.errors import ConvergenceWarning, InvalidVerdictsError, NonIdentifiableError
+from ratings.errors import (
+    ConvergenceWarning,
+    InvalidVerdictsError,
+    JudgeWarning,
+    NonIdentifiableError,
+)
 from ratings.io import VerdictLog, read_verdicts
 from ratings.result import Ratings
 
@@ -17,6 +22,7 @@ __all__ = [
     "Comparisons",
     "ConvergenceWarning",
     "InvalidVerdictsError",
+    "JudgeWarning",
     "NonIdentifiableError",
     "Ratings",
     "VerdictLog",

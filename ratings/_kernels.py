@@ -224,6 +224,10 @@ def _crowd_point(d, eta):
 def crowd_row_terms(theta, eta, row_i, row_j, row_judge, wins_i, wins_j, ties, with_meat=True):
     """Crowd-BT terms per row (judge ``row_judge[r]`` with quality ``eta[row_judge[r]]``).
 
+    A decisive verdict has probability p = eta sigma(d) + (1 - eta) sigma(-d) (i wins) or
+    1 - p; ``ties`` are not part of the likelihood (it conditions on decisive verdicts, see
+    :mod:`ratings.crowd`) and are taken only so every row kernel has the same arguments.
+
     -> (nll float, then float64[R] each: ``grad_d``, ``grad_eta`` (summed scores of the
     log-likelihood w.r.t. d = theta_i - theta_j and eta_k); ``hess_dd``, ``hess_deta``,
     ``hess_etaeta`` (summed negative second derivatives); ``meat_dd``, ``meat_deta``,
@@ -247,14 +251,12 @@ def crowd_row_terms(theta, eta, row_i, row_j, row_judge, wins_i, wins_j, ties, w
         # second-derivative ratios of p (rdd_p, rde_p) and of pc = 1 - p (rdd_c, rde_c)
         logp, logpc, ad, ae, bd, be, rdd_p, rde_p, rdd_c, rde_c = _crowd_point(
             d, eta[row_judge[r]])
-        yi = wins_i[r] + 0.5 * ties[r]
-        yj = wins_j[r] + 0.5 * ties[r]
+        yi = wins_i[r]
+        yj = wins_j[r]
         if yi > 0.0:
             nll -= yi * logp
         if yj > 0.0:
             nll -= yj * logpc
-        # a tie's per-verdict score is the average of the two
-        td, te = 0.5 * (ad + bd), 0.5 * (ae + be)
         grad_d[r] = yi * ad + yj * bd
         grad_eta[r] = yi * ae + yj * be
         # -d2/dxdy [yi log p + yj log pc] = yi (px py/p^2 - pxy/p) + yj (px py/pc^2 + pxy/pc)
@@ -262,9 +264,9 @@ def crowd_row_terms(theta, eta, row_i, row_j, row_judge, wins_i, wins_j, ties, w
         hess_deta[r] = yi * (ad * ae - rde_p) + yj * (bd * be + rde_c)
         hess_etaeta[r] = yi * ae * ae + yj * be * be
         if with_meat:
-            meat_dd[r] = wins_i[r] * ad * ad + wins_j[r] * bd * bd + ties[r] * td * td
-            meat_deta[r] = wins_i[r] * ad * ae + wins_j[r] * bd * be + ties[r] * td * te
-            meat_etaeta[r] = wins_i[r] * ae * ae + wins_j[r] * be * be + ties[r] * te * te
+            meat_dd[r] = yi * ad * ad + yj * bd * bd
+            meat_deta[r] = yi * ad * ae + yj * bd * be
+            meat_etaeta[r] = yi * ae * ae + yj * be * be
     return (nll, grad_d, grad_eta, hess_dd, hess_deta, hess_etaeta, meat_dd, meat_deta,
             meat_etaeta)
 

@@ -97,11 +97,11 @@ def _crowd_parts(d, e):
 
 
 def crowd_row_terms(theta, eta, row_i, row_j, row_judge, wins_i, wins_j, ties, with_meat=True):
+    # decisive verdicts only: ties are not part of the Crowd-BT likelihood
     d = theta[row_i] - theta[row_j]
     logp, logpc, ad, ae, bd, be, rdd_p, rde_p, rdd_c, rde_c = _crowd_parts(d, eta[row_judge])
-    yi, yj = wins_i + 0.5 * ties, wins_j + 0.5 * ties
+    yi, yj = wins_i, wins_j
     nll = -np.sum(_xlogy0(yi, logp) + _xlogy0(yj, logpc))
-    td, te = (ad + bd) / 2, (ae + be) / 2
     terms = (
         float(nll),
         yi * ad + yj * bd,
@@ -112,12 +112,7 @@ def crowd_row_terms(theta, eta, row_i, row_j, row_judge, wins_i, wins_j, ties, w
     )
     if not with_meat:
         return (*terms, np.zeros(0), np.zeros(0), np.zeros(0))
-    return (
-        *terms,
-        wins_i * ad**2 + wins_j * bd**2 + ties * td**2,
-        wins_i * ad * ae + wins_j * bd * be + ties * td * te,
-        wins_i * ae**2 + wins_j * be**2 + ties * te**2,
-    )
+    return (*terms, yi * ad**2 + yj * bd**2, yi * ad * ae + yj * bd * be, yi * ae**2 + yj * be**2)
 
 
 def crowd_assemble(n_models, n_judges, row_i, row_j, row_judge, w_dd, w_deta, w_etaeta):

@@ -131,7 +131,7 @@ def fit_adjusted(
     fixed = {}
     if model == "crowd-bt":
         fixed = resolve_judge_quality(judge_quality, data.judges, scope=loaded.scope,
-                                      fit_new_judges=fit_new_judges)  # fmt: skip
+                                      fit_new_judges=fit_new_judges).eta  # fmt: skip
     ref = 0 if anchor is None else int(data.models.get_loc(anchor))
     fit = fit_effects(data, slots, plan, model=model, ref=ref, fixed_eta=fixed, ci=ci,
                       engine=engine, tol=tol, max_iter=max_iter)  # fmt: skip

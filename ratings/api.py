@@ -13,7 +13,9 @@ import pandas as pd
 from ratings.adjust import check_adjust_options, fit_adjusted, parse_adjust
 from ratings.bounds import MAX_ANCHOR_RATING, MAX_PENALTY, check_number
 from ratings.bt import fit_bt
-from ratings.crowd import crowd_covariance_and_influence, fit_crowd_bt, judge_table
+from ratings.crowd import crowd_covariance_and_influence, fit_crowd_bt, reused_eta_factor
+from ratings.crowd_prior import CrowdSummary, PriorArg, check_prior
+from ratings.crowd_report import judge_table, scale_identified, warn_weak_judges
 from ratings.data import Comparisons, aggregate, from_counts, is_counts_frame
 from ratings.engine import Engine, kernels
 from ratings.engine import resolve as resolve_engine
@@ -27,7 +29,7 @@ from ratings.errors import (
 )
 from ratings.graph import check_identifiable
 from ratings.io import VerdictLog, peek_columns, read_counts, read_verdicts
-from ratings.judges import JudgeQuality, resolve_judge_quality
+from ratings.judges import JudgeQuality, ResolvedQuality, resolve_judge_quality
 from ratings.memory import MaxMemory, check_memory, fit_memory, parse_size
 from ratings.result import Ratings, check_level
 from ratings.schema import RESERVED_SCOPES
@@ -216,6 +218,8 @@ def fit(
     model: Literal["bt", "crowd-bt"] = "bt",
     judge_quality: JudgeQuality = None,
     fit_new_judges: bool = False,
+    eta_known: bool = False,
+    prior: PriorArg = "default",
     anchor: str | None = None,
     anchor_rating: float | None = None,
     scope: str | None = None,
@@ -247,12 +251,23 @@ def fit(
     model : {"bt", "crowd-bt"}, default="bt"
         Bradley-Terry, or Crowd-BT with one quality eta in [1/2, 1] per judge (see
         :mod:`ratings.crowd`); judge ``"deterministic"`` always has eta = 1.
-    judge_quality : path, DataFrame or mapping, optional
+    judge_quality : path, Ratings, DataFrame or mapping, optional
         Crowd-BT only: fix eta from an earlier fit (a JSON file written by
-        :func:`ratings.judges.save_judge_quality`, a judges table, or ``{judge: eta}``). Strength
-        intervals then treat eta as known.
+        :func:`ratings.judges.save_judge_quality`, a Crowd-BT fit, a judges table, or
+        ``{judge: eta}``). A file (format ``/2``) or a fit carries the etas' covariance, which
+        the strengths' intervals include (a two-step variance, see
+        :func:`ratings.crowd.reused_eta_factor`); tables, mappings and older files give etas
+        treated as known.
     fit_new_judges : bool, default=False
         With ``judge_quality``: estimate eta for judges missing from it instead of raising.
+    eta_known : bool, default=False
+        With ``judge_quality``: treat its etas as known (their uncertainty is left out of the
+        intervals, which are then too narrow unless the etas were fitted on far more verdicts).
+    prior : "default", CrowdPrior or None, default="default"
+        Crowd-BT only: the weak priors of :mod:`ratings.crowd_prior` (Beta on judge quality,
+        Gaussian on strengths), fitted as a penalised likelihood; they keep every eta inside
+        (1/2, 1) and every strength finite, and their effect shrinks like 1/N. ``None`` fits
+        the plain maximum-likelihood estimate, which may not exist or sit on eta = 1.
     anchor : str, optional
         Model pinned at ``anchor_rating``; also accepts ``"NAME=RATING"``. Its interval has zero
         width and every other interval is that of the difference to it. Without an anchor the
@@ -268,11 +283,11 @@ def fit(
     ci : {"sandwich", "sandwich-z", "model", "bootstrap"}, default="sandwich"
         Robust sandwich H^-1 B H^-1; clustered, its meat carries the factor G/(G-1) and the
         intervals use a Student t quantile with G - 1 degrees of freedom (small-sample aware:
-        95% intervals cover 0.947-0.962 in `benchmarks_perf/validate_coverage.py`, also with
-        20-40 tasks). ``"sandwich-z"`` is the textbook cluster sandwich with a normal quantile
-        (covers about 0.93-0.94 with 20-40 tasks). ``"model"``: model-based H^-1, which
-        under-covers when verdicts on a task are dependent; ``"bootstrap"``: a seeded cluster
-        (or verdict) bootstrap, percentile intervals.
+        Bradley-Terry 95% intervals cover 0.947-0.962 in `benchmarks_perf/validate_coverage.py`,
+        also with 20-40 tasks; Crowd-BT: ``docs/crowd.md``). ``"sandwich-z"`` is the textbook
+        cluster sandwich with a normal quantile (covers about 0.93-0.94 with 20-40 tasks).
+        ``"model"``: model-based H^-1, which under-covers when verdicts on a task are dependent;
+        ``"bootstrap"``: a seeded cluster (or verdict) bootstrap, percentile intervals.
     level : float, default=0.95
         Confidence level of the reported intervals.
     penalty : float, default=0.0
@@ -341,9 +356,9 @@ def fit(
     1000.0
     """
     return _fit(verdicts, model=model, judge_quality=judge_quality,
-                fit_new_judges=fit_new_judges, anchor=anchor, anchor_rating=anchor_rating,
-                scope=scope, cluster=cluster, ci=ci, level=level, penalty=penalty,
-                n_boot=n_boot, seed=seed, errors=errors, columns=columns,
+                fit_new_judges=fit_new_judges, eta_known=eta_known, prior=prior, anchor=anchor,
+                anchor_rating=anchor_rating, scope=scope, cluster=cluster, ci=ci, level=level,
+                penalty=penalty, n_boot=n_boot, seed=seed, errors=errors, columns=columns,
                 winner_map=winner_map, engine=engine, tol=tol, max_iter=max_iter,
                 adjust=adjust, families=families, max_memory=max_memory)  # fmt: skip
 
@@ -378,12 +393,14 @@ def check_fit_options(*, ci: str = "sandwich", model: str = "bt", penalty: float
     parse_size(max_memory)
 
 
-def _fit(verdicts, *, model, judge_quality, fit_new_judges, anchor, anchor_rating, scope,
+def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, anchor,
+         anchor_rating, scope,
          cluster, ci, level, penalty, n_boot, seed, errors, columns, winner_map, engine, tol,
          max_iter, adjust, families, max_memory) -> Ratings:  # fmt: skip
     check_fit_options(ci=ci, model=model, penalty=penalty, level=level, n_boot=n_boot, seed=seed,
                       tol=tol, max_iter=max_iter, anchor=anchor, anchor_rating=anchor_rating,
                       max_memory=max_memory)  # fmt: skip
+    prior = check_prior(prior)
     if anchor is not None and anchor_rating is None and "=" in str(anchor):
         anchor, anchor_rating = parse_anchor(anchor)
     rating0 = 1000.0 if anchor_rating is None else check_number(
@@ -420,9 +437,11 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, anchor, anchor_ratin
         if model == "bt":
             est = _estimate_bt(data, penalty=penalty, **opts)
         else:
-            fixed = resolve_judge_quality(judge_quality, data.judges, scope=scope,
-                                          fit_new_judges=fit_new_judges)  # fmt: skip
-            est = _estimate_crowd(data, fixed_eta=fixed, level=level, df=df, **opts)
+            quality = resolve_judge_quality(judge_quality, data.judges, scope=scope,
+                                            fit_new_judges=fit_new_judges,
+                                            eta_known=eta_known)  # fmt: skip
+            est = _estimate_crowd(data, quality=quality, prior=prior, level=level, df=df,
+                                  **opts)  # fmt: skip
         if ci != "model":
             _check_not_collapsed(est, data.models, ci)
         out = Ratings(
@@ -433,7 +452,7 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, anchor, anchor_ratin
             n_iter=est["n_iter"], max_grad=est["max_grad"], model=model, level=level,
             penalty=penalty, scope=scope, draws=est["draws"], judges=est["judges"],
             n_rejected=n_rejected, influence=est["influence"], df=df,
-            influence_clusters=data.clusters if clustered else None,
+            influence_clusters=data.clusters if clustered else None, crowd=est.get("crowd"),
         )  # fmt: skip
         return out.reanchor(anchor, rating0)
 
@@ -486,27 +505,47 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol,
             "influence": influence, "model_cov": bread}
 
 
-def _estimate_crowd(data: Comparisons, *, ref, fixed_eta, level, df, ci, clustered, engine,
-                    tol, max_iter, n_boot, seed, rows) -> dict:  # fmt: skip
-    res = fit_crowd_bt(rows, ref=ref, fixed_eta=fixed_eta, tol=tol, max_iter=max(max_iter, 200),
-                       engine=engine)  # fmt: skip
+def _estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, level, df, ci,
+                    clustered, engine, tol, max_iter, n_boot, seed, rows) -> dict:  # fmt: skip
+    res = fit_crowd_bt(rows, ref=ref, fixed_eta=quality.eta, prior=prior, tol=tol,
+                       max_iter=max(max_iter, 200), engine=engine)  # fmt: skip
     full, influence = crowd_covariance_and_influence(
         res, data, ci="model" if ci == "model" else "sandwich", clustered=clustered,
         engine=engine)  # fmt: skip
     m = data.n_models
     influence = None if influence is None else influence[:, :m]
+    names = pd.Index(data.judges)
+    eta_cov = pd.DataFrame(full[m:, m:], index=names, columns=names)
+    factor, reused = None, None
+    if quality.cov is not None:  # reused etas: add their uncertainty (two-step)
+        factor = reused_eta_factor(res, quality.cov, names)
+        eta_cov.loc[quality.cov.index, quality.cov.columns] = quality.cov.to_numpy()
+        reused = quality.table
+        if factor is not None:
+            full = full + factor.T @ factor
+    table = judge_table(res, full, data, level, df, reused=reused)
+    warn_weak_judges(table, stacklevel=5)
+    open_intervals = not (scale_identified(table) and np.isfinite(full[:m, :m]).all())
+    cov = full[:m, :m]
+    if open_intervals:  # the spread of the ratings is not identified: no finite interval
+        cov = np.where(np.eye(m, dtype=bool), np.inf, 0.0)
+        cov[ref, ref] = 0.0
 
     def refit(sample: Comparisons):
-        return fit_crowd_bt(sample, ref=ref, fixed_eta=fixed_eta, tol=1e-8,
-                            engine=engine).theta  # fmt: skip
+        return fit_crowd_bt(sample, ref=ref, fixed_eta=_drawn(quality, draws_rng), prior=prior,
+                            tol=1e-8, engine=engine).theta  # fmt: skip
 
+    draws_rng = np.random.default_rng([seed, 1])  # reused etas drawn per resample
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         draws = _bootstrap(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed)
-    return {"theta": res.theta, "cov": full[:m, :m], "nll": res.nll, "converged": res.converged,
-            "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws,
-            "judges": judge_table(res, full, data, level, df), "influence": influence,
+    crowd = CrowdSummary(eta_cov, prior, None if factor is None else factor[:, :m],
+                         open_intervals)  # fmt: skip
+    return {"theta": res.theta, "cov": cov, "nll": res.nll, "converged": res.converged,
+            "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws, "judges": table,
+            "influence": influence, "crowd": crowd,
             "model_cov": lambda: inverse_free(res.hessian, res.free)[:m, :m]}  # fmt: skip
+
 
 
 def _check_not_collapsed(est: dict, models: pd.Index, ci: str) -> None:
@@ -514,6 +553,8 @@ def _check_not_collapsed(est: dict, models: pd.Index, ci: str) -> None:
     the contrast is barely known (see :func:`ratings.uncertainty.collapsed_contrasts`)."""
     draws = est["draws"]
     robust = est["cov"] if draws is None else np.atleast_2d(np.cov(draws, rowvar=False))
+    if not np.isfinite(robust).all():  # open intervals (Crowd-BT's unidentified scale)
+        return
     model_cov = est["model_cov"]
     if callable(model_cov):  # Crowd-BT: the model-based covariance costs one more inversion
         sd = np.sort(np.sqrt(np.clip(np.diag(robust), 0.0, None)))  # the reference's is 0
@@ -534,3 +575,16 @@ def _check_not_collapsed(est: dict, models: pd.Index, ci: str) -> None:
         "or a model that only ever tied one opponent). Such an interval would claim certainty "
         f"the verdicts do not give. Use model-based intervals ({option('ci', 'model')}), or "
         "add decisive verdicts for these models.", pairs=named)  # fmt: skip
+
+
+def _drawn(quality: ResolvedQuality, rng: np.random.Generator) -> dict[str, float]:
+    """Reused etas for one bootstrap resample: drawn from N(eta, their covariance), clipped to
+    [1/2, 1] (a parametric bootstrap of the first step); as given without a covariance."""
+    if quality.cov is None or not len(quality.cov):
+        return quality.eta
+    names = list(quality.cov.index)
+    mean = np.array([quality.eta[j] for j in names])
+    v = quality.cov.to_numpy()
+    vals, vecs = np.linalg.eigh((v + v.T) / 2.0)
+    draw = mean + (vecs * np.sqrt(np.clip(vals, 0.0, None))) @ rng.standard_normal(len(names))
+    return quality.eta | dict(zip(names, np.clip(draw, 0.5, 1.0).tolist(), strict=True))

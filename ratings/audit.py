@@ -215,7 +215,7 @@ def audit(
     fixed = {}
     if model == "crowd-bt":
         fixed = resolve_judge_quality(judge_quality, data.judges, scope=scope,
-                                      fit_new_judges=fit_new_judges)  # fmt: skip
+                                      fit_new_judges=fit_new_judges).eta  # fmt: skip
     with blas_threads(data.n_models):
         fit = fit_effects(data, slots, plan, model=model, fixed_eta=fixed, engine=engine)
     r = ratings_from_fit(fit, plan, data, model=model, ci="sandwich", level=level, scope=scope,

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
+from ratings.cli_flags import FLAGS, render_option
 from ratings.errors import (
+    ConvergenceWarning,
     InvalidVerdictsError,
+    JudgeWarning,
     MemoryLimitError,
     NonIdentifiableError,
     OutputError,
@@ -36,49 +39,6 @@ EXIT_DATA = 2
 #: any other exception is a bug and keeps its traceback.
 USER_ERRORS = (InvalidVerdictsError, NonIdentifiableError, ValueError, KeyError, OSError,
                MemoryLimitError)  # fmt: skip
-
-#: The flag setting each Python argument: while the command line runs, messages built with
-#: :func:`ratings.errors.option` name these instead of the Python arguments.
-FLAGS: dict[str, str] = {
-    "anchor": "--anchor", "anchor_rating": "--anchor", "scope": "--scope", "model": "--model",
-    "judge_quality": "--judge-quality", "fit_new_judges": "--fit-new-judges",
-    "cluster": "--cluster", "ci": "--ci", "level": "--level", "penalty": "--penalty",
-    "n_boot": "--n-boot", "seed": "--seed", "columns": "--columns", "winner_map": "--winner-map",
-    "errors": "--rejected", "duplicates": "--duplicates", "method": "--method",
-    "weights": "--weights", "missing": "--drop-missing", "date": "--date",
-    "refreeze": "--refreeze", "max_memory": "--max-memory", "csv_escape": "--no-csv-escape",
-    "top": "--top", "highlight": "--highlight", "n": "--n", "min_matches": "--min-matches",
-    "phase": "--phase", "judges": "--judges", "submissions": "--submissions",
-    "task_judges": "--task-judges", "objective": "--objective", "max_share": "--max-share",
-    "forfeits": "--forfeits", "scopes": "--scopes",
-}  # fmt: skip
-#: Settings whose flag differs from ``FLAG VALUE`` (a switch, or a flag with a file).
-_SETTINGS: dict[tuple[str, object], str] = {
-    ("errors", "report"): "--rejected FILE", ("fit_new_judges", True): "--fit-new-judges",
-    ("missing", "drop"): "--drop-missing", ("cluster", None): "--no-cluster",
-    ("csv_escape", False): "--no-csv-escape", ("forfeits", True): "--forfeits FILE",
-}  # fmt: skip
-
-
-def _render_option(name: str, value: object) -> str | None:
-    """``option(name, value)`` on the command line: the flag (and value) that sets it."""
-    try:
-        switch = _SETTINGS.get((name, value))
-    except TypeError:  # an unhashable value (a mapping)
-        switch = None
-    if switch is not None:
-        return f"`{switch}`"
-    flag = FLAGS.get(name)
-    if flag is None:
-        return None
-    if value is ...:
-        return f"`{flag}`"
-    if isinstance(value, Mapping):
-        text = ",".join(f"{k}={v}" for k, v in value.items())
-    else:
-        text = str(value)
-    return f"`{flag} {shlex.quote(text)}`"
-
 
 def _mapping(text: str | None, what: str) -> dict[str, str] | None:
     """Parse ``"a=b,c=d"`` (CLI mappings); commas inside names are not supported here."""
@@ -103,6 +63,12 @@ def _add_fit_options(p: argparse.ArgumentParser) -> None:
                         "(per scope: 'analytical=a.json,presentation=p.json')")
     p.add_argument("--fit-new-judges", action="store_true",
                    help="crowd-bt: estimate eta for judges missing from --judge-quality")
+    p.add_argument("--eta-known", action="store_true",
+                   help="crowd-bt: treat --judge-quality etas as known (leave their "
+                        "uncertainty out of the intervals)")
+    p.add_argument("--prior", default="default", metavar="default|none|AGREE,FLIP,SD",
+                   help="crowd-bt: weak priors on judge quality (Beta pseudo-counts) and "
+                        "strengths (sd, log units); 'none' fits the plain maximum likelihood")
     p.add_argument("--anchor", metavar="NAME=RATING",
                    help="pin one model at a rating, e.g. 'GPT-5.5 (medium)=1000'; "
                         "default: centred at mean 1000")  # fmt: skip
@@ -298,7 +264,8 @@ def _fit_args(args: argparse.Namespace) -> dict:
 
     options = {
         "model": args.model or "bt", "judge_quality": _quality_arg(args.judge_quality),
-        "fit_new_judges": args.fit_new_judges, "anchor": args.anchor,
+        "fit_new_judges": args.fit_new_judges, "eta_known": args.eta_known,
+        "prior": _prior_arg(args.prior), "anchor": args.anchor,
         "cluster": _cluster_arg(args), "ci": args.ci, "level": args.level,
         "penalty": args.penalty, "n_boot": args.n_boot, "seed": args.seed,
         "adjust": args.adjust, "families": args.families,
@@ -306,6 +273,19 @@ def _fit_args(args: argparse.Namespace) -> dict:
     }  # fmt: skip
     check_fit_options(**options)
     return options
+
+
+def _prior_arg(text: str):
+    """'default', 'none', or 'AGREE,FLIP,SD'."""
+    if text.lower() in ("default", "none"):
+        return text.lower()
+    try:
+        return tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise ValueError(
+            f"`--prior` must be 'default', 'none' or 'AGREE,FLIP,SD' (e.g. '6,3,2.24'); got "
+            f"{text!r}."
+        ) from None
 
 
 def _quality_arg(text: str | None):
@@ -507,8 +487,8 @@ def _report_judges(judges) -> None:
         print(f"warning: judge(s) {weak} are uninformative: their eta interval reaches 1/2.",
               file=sys.stderr)  # fmt: skip
     if edge:
-        print(f"note: judge(s) {edge} have eta on the boundary (1/2 or 1); no standard error.",
-              file=sys.stderr)  # fmt: skip
+        print(f"note: judge(s) {edge} have eta on the boundary (1/2 or 1); no standard error "
+              "(the default `--prior default` keeps eta inside).", file=sys.stderr)  # fmt: skip
 
 
 def _cmd_judges(args: argparse.Namespace) -> int:
@@ -518,8 +498,7 @@ def _cmd_judges(args: argparse.Namespace) -> int:
     _check_suffix(args.out, "--out", (".json",))
     fit_args = _fit_args(args) | {"model": "crowd-bt"}
     r = ratings.fit(_read(args), scope=args.scope, **fit_args)
-    save_judge_quality(r.judges, args.out, scope=args.scope, source=args.verdicts,
-                       inputs=_inputs(args))  # fmt: skip
+    save_judge_quality(r, args.out, source=args.verdicts, inputs=_inputs(args))
     print(ratings.result.format_table(r.judges.reset_index()))
     _report_judges(r.judges)
     print(f"wrote judge quality for {len(r.judges)} judge(s) to {args.out}", file=sys.stderr)
@@ -647,8 +626,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (2 for data errors)."""
     parser = _parser()
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning  # one line on stderr, no source location
+        for category in (JudgeWarning, ConvergenceWarning):
+            warnings.simplefilter("always", category)  # the package's own: always shown
+        return _run(args)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"ratings: warning: {message}", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
-        with options_rendered_by(_render_option):  # messages name flags, not Python arguments
+        with options_rendered_by(render_option):  # messages name flags, not Python arguments
             _check_io(args)
             return int(args.func(args))
     except BrokenPipeError:  # e.g. `ratings fit ... | head`: stop quietly

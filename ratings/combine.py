@@ -11,6 +11,9 @@ the clustered sandwich of the stacked estimating equations, with each scope's sm
 factor k_s = sqrt(G_s / (G_s - 1)) (so a single scope reproduces its own interval exactly).
 ``method="independent"`` ignores the cross-scope terms (sum_s w_s^2 V_s), which understates the
 variance when scopes agree on which tasks a model did well on, and overstates it when they disagree.
+A Crowd-BT scope whose etas come from a judge-quality file adds its two-step term
+w_s^2 F_s^T F_s (:attr:`ratings.crowd_prior.CrowdSummary.eta_influence`; files of different
+scopes are taken as fitted on different verdicts).
 """
 
 from __future__ import annotations
@@ -168,7 +171,10 @@ def combine(
     idx = {s: results[s].models.get_indexer(models) for s in scopes}
     strength = sum(w[s] * results[s].strength[idx[s]] for s in scopes)
     cov_ind = sum(w[s] ** 2 * _cov(results[s])[np.ix_(idx[s], idx[s])] for s in scopes)
-    if method == "joint":
+    if any(r.crowd is not None and r.crowd.open_intervals for r in results.values()):
+        # a Crowd-BT scope's spread is unknown: open wherever its intervals are
+        cov, clusters = np.diag(np.where(np.isinf(np.diag(cov_ind)), np.inf, 0.0)), None
+    elif method == "joint":
         cov, clusters = _joint_cov(results, w, idx, len(models))
     else:
         cov, clusters = cov_ind, None
@@ -176,7 +182,7 @@ def combine(
     dfs = [results[s].df for s in scopes]
     if any(d is None for d in dfs):
         df = None  # a normal quantile in some scope: keep it
-    elif method == "joint":
+    elif method == "joint" and clusters is not None:
         df = float(len(clusters) - 1)  # the joint sandwich is clustered over the shared tasks
     else:
         df = float(min(dfs))
@@ -238,5 +244,10 @@ def _joint_cov(results, w, idx, m) -> tuple[np.ndarray, pd.Index]:
         rows = clusters.get_indexer(r.influence_clusters)
         g = r.influence.shape[0]
         d[rows] += w[s] * np.sqrt(g / (g - 1)) * r.influence[:, idx[s]]
-    return d.T @ d, clusters
+    cov = d.T @ d
+    for s, r in results.items():  # etas reused from judge files: their own, independent term
+        if r.crowd is not None and r.crowd.eta_influence is not None:
+            f = r.crowd.eta_influence[:, idx[s]]
+            cov += w[s] ** 2 * (f.T @ f)
+    return cov, clusters
 

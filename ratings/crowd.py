@@ -1,16 +1,29 @@
 """Crowd-BT: Bradley-Terry with one quality parameter per judge (Chen et al. 2013).
 
-Judge k reports the true order with probability eta_k:
-P(i beats j | k) = eta_k sigma(s_i - s_j) + (1 - eta_k) sigma(s_j - s_i), a tie counting as one
-observation with outcome 1/2. eta_k = 1 is Bradley-Terry; eta_k = 1/2 is a coin flip.
+Judge k reports the true order of a decisive verdict with probability eta_k:
+P(i beats j | k, decisive) = eta_k sigma(s_i - s_j) + (1 - eta_k) sigma(s_j - s_i).
+eta_k = 1 is Bradley-Terry; eta_k = 1/2 is a coin flip.
 
-Parametrisation: eta is kept in its natural units and constrained to the box [1/2, 1] by a
-projected Newton method, with no prior. We chose the box over a logit with a weak prior because
-(i) the likelihood is unchanged under (s, eta) -> (-s, 1 - eta), and the box removes the mirror
-branch outright; (ii) a prior would bias eta for judges with few verdicts, which then biases every
-strength they touch; (iii) a judge that never errs has its MLE on the boundary eta = 1, which the
-box reports as such (``status="boundary"``, no standard error) instead of pushing a logit towards
-infinity. Strengths start from the Bradley-Terry fit, which lies on the eta > 1/2 branch.
+Ties. The likelihood conditions on the verdict being decisive: a tie carries no information on
+the strengths or on the judge. This is the full likelihood when each judge declares ties at its
+own rate whatever the pair, and a conditional likelihood (consistent, it only leaves out what
+the tie counts say) when ties are more frequent between close models as in Davidson's (1970)
+model, as long as a judge's flip acts on decisive verdicts. Either way eta and the strengths
+mean the same at any tie rate. The alternatives do not: a tie inside the judge's probability as
+an outcome of 1/2 pulls eta towards 1/2 by the factor 1 - tau on logs with a tie share tau
+independent of the pair, and a tie as a Bradley-Terry half-win without a flip pulls the
+strengths together, which the fit then undoes by raising eta (on a 30-model board with 10%
+random ties, judges of quality 0.95 / 0.88 / 0.80 are estimated at 1.0 / 1.0 / 0.92).
+Consequences: ties are counted in the tables but not fitted; a Crowd-BT scope is not pulled
+together by ties as a Bradley-Terry scope is (where a tie is half a win), and with eta = 1
+Crowd-BT is Bradley-Terry on the decisive verdicts.
+
+Parametrisation: eta is kept in its natural units inside the box [1/2, 1] (a projected Newton
+method), which removes the mirror solution (s, eta) -> (-s, 1 - eta). The default fit adds the
+weak priors of :mod:`ratings.crowd_prior`, which keep eta strictly inside the box and every
+strength finite; ``prior=None`` gives the plain maximum-likelihood estimate, whose etas may sit
+on a bound (``status="boundary"``, no standard error). Strengths start from the Bradley-Terry
+fit, which lies on the eta > 1/2 branch.
 """
 
 from __future__ import annotations
@@ -21,8 +34,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings._tdist import critical_value
 from ratings.bt import fit_bt
+from ratings.crowd_prior import DEFAULT_PRIOR, CrowdPrior, prior_terms
 from ratings.data import Comparisons
 from ratings.engine import Engine, kernels
 from ratings.errors import NonIdentifiableError, option
@@ -33,21 +46,26 @@ from ratings.uncertainty import cluster_sandwich, inverse_free
 __all__ = [
     "DIVERGED",
     "ETA_START",
+    "FIX_ETA",
     "CrowdFit",
     "crowd_covariance",
     "crowd_covariance_and_influence",
     "crowd_terms",
     "fit_crowd_bt",
-    "judge_table",
+    "open_covariance",
+    "reused_eta_factor",
 ]
 
 ETA_START = 0.85
 DIVERGED = 30.0  # |log-strength| beyond which a fit is taken to diverge (an Elo gap of ~5200)
+FIX_ETA = "Fix eta from past judgments (`judge_quality=`, CLI `--judge-quality`)"
 
 
 @dataclass(frozen=True, eq=False)
 class CrowdFit:
-    """Raw Crowd-BT fit. ``hessian`` is over (theta, eta), shape (M + K, M + K)."""
+    """Raw Crowd-BT fit. ``hessian`` is that of the penalised negative log-likelihood (the
+    negative log-likelihood plus the negative log-prior) over (theta, eta), shape (M + K, M + K);
+    ``nll`` is the negative log-likelihood alone."""
 
     theta: NDArray[np.float64]
     eta: NDArray[np.float64]
@@ -59,6 +77,7 @@ class CrowdFit:
     converged: bool
     n_iter: int
     max_grad: float
+    prior: CrowdPrior | None = None
 
     @property
     def free(self) -> NDArray[np.int64]:
@@ -68,9 +87,27 @@ class CrowdFit:
         s = np.delete(np.arange(m), self.ref)
         return np.concatenate([s, m + np.flatnonzero(self.estimated & ~self.boundary)])
 
+    @property
+    def prior_hessian(self) -> NDArray[np.float64]:
+        """Hessian of the negative log-prior at the estimate (zeros without a prior)."""
+        return prior_terms(self.theta, self.eta, self.estimated, self.prior)[2]
 
-def crowd_terms(x: NDArray[np.float64], data: Comparisons, k) -> tuple:
-    """Negative log-likelihood, gradient and Hessian over x = (theta, eta)."""
+    @property
+    def information(self) -> NDArray[np.float64]:
+        """The Hessian the intervals use: the penalised one without the curvature of the prior
+        on judge quality (see :func:`crowd_covariance`)."""
+        if self.prior is None:
+            return self.hessian
+        beta_only = CrowdPrior(self.prior.agree, self.prior.flip, np.inf)
+        return self.hessian - prior_terms(self.theta, self.eta, self.estimated, beta_only)[2]
+
+
+def crowd_terms(x: NDArray[np.float64], data: Comparisons, k,
+                prior: CrowdPrior | None = None,
+                estimated: NDArray[np.bool_] | None = None) -> tuple:  # fmt: skip
+    """Negative log-likelihood of the decisive verdicts, gradient and Hessian over
+    x = (theta, eta); with ``prior``, the negative log-prior (Beta part on the ``estimated``
+    etas) is added to all three."""
     m, nj = data.n_models, len(data.judges)
     theta, eta = x[:m], x[m:]
     nll, gd, ge, hdd, hde, hee, *_ = k.crowd_row_terms(
@@ -79,6 +116,10 @@ def crowd_terms(x: NDArray[np.float64], data: Comparisons, k) -> tuple:
     grad = -np.concatenate([k.scatter_diff(m, data.ii, data.jj, gd),
                             np.bincount(data.judge, ge, nj)])  # fmt: skip
     hess = k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, hdd, hde, hee)
+    if prior is not None:
+        on = np.ones(nj, dtype=bool) if estimated is None else estimated
+        value, g, h = prior_terms(theta, eta, on, prior)
+        nll, grad, hess = nll + value, grad + g, hess + h
     return nll, grad, hess
 
 
@@ -87,11 +128,13 @@ def fit_crowd_bt(
     *,
     ref: int = 0,
     fixed_eta: dict[str, float] | None = None,
+    prior: CrowdPrior | None = DEFAULT_PRIOR,
     tol: float = 1e-10,
     max_iter: int = 200,
     engine: Engine = "auto",
 ) -> CrowdFit:
-    """Fit strengths and judge qualities jointly by maximum likelihood.
+    """Fit strengths and judge qualities jointly: the posterior mode under ``prior``, or the
+    maximum-likelihood estimate (``prior=None``).
 
     Parameters
     ----------
@@ -101,6 +144,8 @@ def fit_crowd_bt(
     fixed_eta : dict, optional
         Judges whose eta is known (from an earlier fit); judge ``"deterministic"`` is always 1.
         Every other judge's eta is estimated.
+    prior : CrowdPrior or None, default=DEFAULT_PRIOR
+        See :mod:`ratings.crowd_prior`.
     """
     k = kernels(engine, data.n_verdicts)
     m, nj = data.n_models, len(data.judges)
@@ -109,31 +154,33 @@ def fit_crowd_bt(
     estimated = np.array([j not in fixed for j in data.judges], dtype=bool)
     eta0 = np.array([fixed.get(j, ETA_START) for j in data.judges], dtype=np.float64)
     rows = data.collapsed(engine=engine)  # same likelihood on one row per (judge, i, j)
-    start = fit_bt(rows, ref=ref, tol=1e-6, max_iter=50, engine=engine).theta
+    start = fit_bt(rows, ref=ref, tol=1e-6, max_iter=50, engine=engine,
+                   penalty=0.0 if prior is None else prior.ridge).theta  # fmt: skip
     # The BT fit of noisy verdicts is attenuated by about (2 eta - 1); undo that for the start.
-    attenuation = float(np.average(2 * eta0 - 1, weights=np.bincount(rows.judge, rows.wi + rows.wj
-                                                                     + rows.tt, nj)))  # fmt: skip
+    decisive = np.bincount(rows.judge, rows.wi + rows.wj, nj)
+    attenuation = float(np.average(2 * eta0 - 1, weights=decisive)) if decisive.sum() else 1.0
     x0 = np.concatenate([start / max(attenuation, 0.2), eta0])
     free = np.concatenate([np.delete(np.arange(m), ref), m + np.flatnonzero(estimated)])
     lower = np.concatenate([np.full(m, -np.inf), np.full(nj, 0.5)])
     upper = np.concatenate([np.full(m, np.inf), np.ones(nj)])
     try:
-        res = newton(lambda x: crowd_terms(x, rows, k), x0, free, lower=lower, upper=upper,
-                     tol=tol, max_iter=max_iter, what="Crowd-BT", bound=DIVERGED)  # fmt: skip
-        diverged = False
+        res = newton(lambda x: crowd_terms(x, rows, k, prior, estimated), x0, free,
+                     lower=lower, upper=upper, tol=tol, max_iter=max_iter, what="Crowd-BT",
+                     bound=DIVERGED)  # fmt: skip
     except FloatingPointError:
-        diverged = True
-    if diverged:
         raise NonIdentifiableError(
-            "The Crowd-BT estimate does not exist: the likelihood keeps increasing as strengths "
-            "spread without bound and some judge's eta goes to 1 (a judge whose verdicts never "
-            "contradict one ordering of the models). Fix eta from past judgments "
-            f"({option('judge_quality')}) or fit with {option('model', 'bt')}."
-        )
+            "The Crowd-BT maximum-likelihood estimate does not exist: the likelihood keeps "
+            "increasing as strengths spread without bound (a judge's eta going to 1, or a "
+            "model whose losses are all explained as judge flips). Fit with the default prior "
+            f"({option('prior', 'default')}), which keeps it finite; "
+            f"{FIX_ETA[0].lower()}{FIX_ETA[1:]}; or fit with {option('model', 'bt')}."
+        ) from None
     boundary = res.active[m:] & estimated
-    return CrowdFit(theta=res.x[:m], eta=res.x[m:], ref=ref, estimated=estimated,
-                    boundary=boundary, hessian=res.hessian, nll=res.f, converged=res.converged,
-                    n_iter=res.n_iter, max_grad=res.max_grad)  # fmt: skip
+    theta, eta = res.x[:m], res.x[m:]
+    nll = res.f - prior_terms(theta, eta, estimated, prior)[0]
+    return CrowdFit(theta=theta, eta=eta, ref=ref, estimated=estimated, boundary=boundary,
+                    hessian=res.hessian, nll=nll, converged=res.converged, n_iter=res.n_iter,
+                    max_grad=res.max_grad, prior=prior)  # fmt: skip
 
 
 def crowd_covariance(
@@ -142,11 +189,36 @@ def crowd_covariance(
     """Covariance over (theta, eta), shape (M + K, M + K), zero outside ``fit.free``.
 
     ``ci="model"``: inverse Hessian; ``"sandwich"``: H^-1 B H^-1 with per-verdict or clustered
-    meat (factor G/(G-1)). When eta is estimated the strengths' block accounts for its
-    uncertainty; fixed or boundary etas are treated as known.
+    meat (factor G/(G-1)) from the likelihood's scores. With a prior, H is the Hessian of the
+    penalised objective without the curvature of the prior on judge quality
+    (:attr:`CrowdFit.information`): that prior keeps eta off the boundary, where the sandwich
+    is invalid, but is not counted as information about eta, as standard errors of
+    bias-reduced estimates come from the likelihood's own information (Firth 1993; Kosmidis &
+    Firth 2021). The weak prior on the strengths stays in H. When eta is estimated the
+    strengths' block accounts for its uncertainty; fixed or boundary etas are treated as known
+    (see :func:`reused_eta_factor` for etas reused with their covariance). Where that H is not
+    positive definite the verdicts cannot tell the judges' quality from the spread of the
+    ratings: every free coordinate then has an infinite variance (open intervals).
     """
     return crowd_covariance_and_influence(fit, data, ci=ci, clustered=clustered,
                                           engine=engine)[0]  # fmt: skip
+
+
+def _bread(fit: CrowdFit) -> NDArray[np.float64] | None:
+    """H^-1 over ``fit.free`` (embedded), H = :attr:`CrowdFit.information`; ``None`` when H is
+    not positive definite there."""
+    try:
+        return inverse_free(fit.information, fit.free)
+    except np.linalg.LinAlgError:
+        return None
+
+
+def open_covariance(fit: CrowdFit) -> NDArray[np.float64]:
+    """Infinite variances on ``fit.free`` (zero elsewhere and off the diagonal)."""
+    p = fit.theta.size + fit.eta.size
+    out = np.zeros((p, p))
+    out[fit.free, fit.free] = np.inf
+    return out
 
 
 def crowd_covariance_and_influence(
@@ -154,17 +226,12 @@ def crowd_covariance_and_influence(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
     """:func:`crowd_covariance`, and for clustered data (whatever ``ci``) the per-cluster
     influences over (theta, eta), G x (M + K), from the same pass (``None`` otherwise, or above
-    :data:`ratings.uncertainty.MAX_INFLUENCE_CELLS`)."""
+    :data:`ratings.uncertainty.MAX_INFLUENCE_CELLS`, or for open intervals)."""
     k = kernels(engine, data.n_verdicts)
     m, nj = data.n_models, len(data.judges)
-    try:
-        bread = inverse_free(fit.hessian, fit.free)
-    except np.linalg.LinAlgError:
-        raise NonIdentifiableError(
-            "The Crowd-BT information matrix is singular at the estimate: the judges' qualities "
-            "and the spread of the ratings cannot be told apart on these verdicts. Fix eta from "
-            f"past judgments ({option('judge_quality')}) or fit with {option('model', 'bt')}."
-        ) from None
+    bread = _bread(fit)
+    if bread is None:
+        return open_covariance(fit), None
     if ci == "model" and not clustered:
         return bread, None
     if clustered:
@@ -181,32 +248,32 @@ def crowd_covariance_and_influence(
     return bread @ meat @ bread, None
 
 
-def judge_table(fit: CrowdFit, cov: NDArray[np.float64], data: Comparisons,
-                level: float, df: float | None = None) -> pd.DataFrame:  # fmt: skip
-    """The judge report: eta, se, interval (clipped to [1/2, 1]), verdicts, status, flag.
+def reused_eta_factor(fit: CrowdFit, eta_cov: pd.DataFrame,
+                      judges: pd.Index) -> NDArray[np.float64] | None:  # fmt: skip
+    """The two-step term of etas reused from an earlier fit, in factored form.
 
-    ``status`` is ``estimated``, ``boundary`` (the MLE sits on eta = 1 or 1/2: no standard
-    error and no interval, NaN), ``fixed`` (from a judge-quality file; the interval is the point)
-    or ``deterministic``. ``uninformative`` flags a
-    judge whose interval reaches 1/2 (its verdicts cannot be told from coin flips).
+    The estimate x = (theta, free etas) solves the current log's score equations at the reused
+    etas e; to first order x - x0 = -H_xx^-1 (g_x + H_xe (e - e0)), and when e comes from other
+    verdicts (independent of the current ones) its covariance V_e adds
+
+        H_xx^-1 H_xe V_e H_ex H_xx^-1
+
+    to the sandwich of x (Murphy & Topel 1985; Newey & McFadden 1994, section 6), with the
+    current log's Hessian blocks. Returns F, shape (K_e, M + K), with F.T @ F that term
+    (F = (H_xx^-1 H_xe L)^T, V_e = L L^T), or ``None`` when no reused eta has a covariance.
     """
-    m = data.n_models
-    z = critical_value(level, df)
-    var = np.diag(cov)[m:]
-    se = np.where(fit.estimated & ~fit.boundary, np.sqrt(np.clip(var, 0.0, None)), np.nan)
-    lower = np.clip(fit.eta - z * se, 0.5, 1.0)
-    upper = np.clip(fit.eta + z * se, 0.5, 1.0)
-    fixed_lower = np.where(fit.estimated, lower, fit.eta)
-    status = np.where(~fit.estimated, "fixed", np.where(fit.boundary, "boundary", "estimated"))
-    status = np.where(np.asarray(data.judges) == DETERMINISTIC_JUDGE, "deterministic", status)
-    rows = data.collapsed()  # the same totals per judge, without per-cluster rows
-    n = np.bincount(rows.judge, rows.wi + rows.wj + rows.tt, len(data.judges))
-    out = pd.DataFrame(
-        {"eta": fit.eta, "se": se, "lower": fixed_lower,
-         "upper": np.where(fit.estimated, upper, fit.eta), "n": n.round().astype(np.int64),
-         "status": status},
-        index=pd.Index(data.judges, name="judge"),
-    )  # fmt: skip
-    boundary_half = fit.boundary & (fit.eta <= 0.5)
-    out["uninformative"] = (fit.estimated & ~fit.boundary & (lower <= 0.5)) | boundary_half
-    return out
+    m = fit.theta.size
+    names = [j for j in eta_cov.index if j in set(judges)]
+    if not names:
+        return None
+    v = eta_cov.loc[names, names].to_numpy(dtype=np.float64)
+    if not np.any(v):
+        return None
+    vals, vecs = np.linalg.eigh((v + v.T) / 2.0)
+    root = vecs * np.sqrt(np.clip(vals, 0.0, None))  # V_e = root @ root.T, for PSD V_e
+    cols = m + judges.get_indexer(names)
+    bread = _bread(fit)
+    if bread is None:  # open intervals already
+        return None
+    sens = bread @ fit.hessian[:, cols]  # zero outside fit.free
+    return (sens @ root).T

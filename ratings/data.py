@@ -16,10 +16,10 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings._arrays import frozen
-from ratings.bounds import MAX_COUNT
 from ratings.codes import AggregatedRows, CollapsedRows, VerdictCodes
+from ratings.counts import check_counts, reject_rows
 from ratings.engine import Engine, kernels
-from ratings.errors import InvalidVerdictsError, format_rows, option
+from ratings.errors import InvalidVerdictsError, option
 from ratings.schema import DEFAULT_JUDGE, DETERMINISTIC_JUDGE
 
 __all__ = ["COUNT_COLUMNS", "Comparisons", "aggregate", "from_counts", "is_counts_frame"]
@@ -76,6 +76,8 @@ class Comparisons:
     _kept: _KeptCodes | None = field(default=None, repr=False)
     # The rows summed over clusters, once computed (see collapsed(); it takes the kernels).
     _collapsed: Comparisons | None = field(default=None, repr=False)
+    # Render forfeits per model (rows with failed_a or failed_b), when the log flagged any.
+    _forfeits: NDArray[np.int64] | None = field(default=None, repr=False)
 
     def __init__(self, models: pd.Index, judges: pd.Index, clusters: pd.Index | None,
                  cluster_name: str | None, ii, jj, judge, cluster, wi, wj, tt) -> None:  # fmt: skip
@@ -168,7 +170,8 @@ class Comparisons:
         return np.searchsorted(self.cluster, np.arange(g + 1)).astype(np.int64)
 
     def model_counts(self) -> pd.DataFrame:
-        """Per model: ``n_matches``, ``wins``, ``losses``, ``ties`` (ties count once each side).
+        """Per model: ``n_matches``, ``wins``, ``losses``, ``ties`` (ties count once each side)
+        and ``forfeits`` (matches decided by a render failure, already in ``n_matches``).
 
         Computed once per object; do not modify the returned table.
         """
@@ -185,7 +188,16 @@ class Comparisons:
             {"wins": wins, "losses": losses, "ties": ties}, index=self.models
         ).round().astype(np.int64)
         out.insert(0, "n_matches", out.sum(axis=1))
+        out["forfeits"] = np.zeros(m, dtype=np.int64) if self._forfeits is None else self._forfeits
         return out
+
+    def _set_forfeits(self, per_model: NDArray[np.int64]) -> None:
+        """Record each model's render forfeits, here and on the fit's rows (before any
+        :meth:`model_counts`)."""
+        for target in (self, self._collapsed):
+            if target is not None:
+                object.__setattr__(target, "_forfeits", per_model)
+                target.__dict__.pop("_model_counts", None)
 
     def subset(self, mask: NDArray[np.bool_]) -> Comparisons:
         """Keep the rows where ``mask`` is true (labels and codes unchanged)."""
@@ -205,7 +217,9 @@ class Comparisons:
         if self.clusters is None or len(self.clusters) <= 1:
             return self
         if self._collapsed is None:
-            object.__setattr__(self, "_collapsed", self._collapse(engine))
+            rows = self._collapse(engine)
+            object.__setattr__(rows, "_forfeits", self._forfeits)
+            object.__setattr__(self, "_collapsed", rows)
         return self._collapsed
 
     def _collapse(self, engine: Engine) -> Comparisons:
@@ -288,7 +302,9 @@ def aggregate(
     -----
     Render forfeits: where ``failed_a`` or ``failed_b`` is true, the submission that produced
     output wins whatever the judge said, two failures tie, and the row's judge becomes
-    ``"deterministic"`` (a judge-free comparison).
+    ``"deterministic"`` (a judge-free comparison, eta = 1 in Crowd-BT). Each model's number
+    of such matches is the ``forfeits`` column of :meth:`Comparisons.model_counts` (0 where
+    the log has no failure flags).
     """
     return _aggregate(verdicts, cluster=cluster, models=models, weights=weights, engine=engine,
                       lazy=True)
@@ -355,17 +371,32 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool) -> Com
                          winner_map=wmap, judge=jc, cluster=gc, failed_a=fa, failed_b=fb,
                          forfeit_judge=det, n_models=m, n_judges=nj, n_clusters=ng)
     labelled = _Labels(labels, judges, clusters, cluster, models is None, det if forfeits else -1)
+    # render forfeits per model label, counted before the kernels may reuse the codes' memory
+    lost = _forfeit_counts(ca, cb, amap, bmap, fa | fb, one, m) if forfeits else None
     if lazy and _keeps_codes(n, m, nj, ng):  # the fit's rows now, per-cluster rows on demand
         summed = kernels(engine, n).collapse_codes(*codes, one)
         if summed.n_unusable:
             _explain_unusable(verdicts, codes, wu, cluster)
-        return labelled.keeping_codes(summed, codes, one, engine)
-    # The kernel may reuse the memory of codes it owns (writable int64 ones from factorize);
-    # categorical codes are read-only views of the frame and stay untouched.
-    out = _aggregate_codes(codes, one, engine, reuse=True)
-    if out.n_unusable:
-        _explain_unusable(verdicts, codes, wu, cluster)
-    return labelled.comparisons(out)
+        data = labelled.keeping_codes(summed, codes, one, engine)
+    else:
+        # The kernel may reuse the memory of codes it owns (writable int64 ones from
+        # factorize); categorical codes are read-only views of the frame and stay untouched.
+        out = _aggregate_codes(codes, one, engine, reuse=True)
+        if out.n_unusable:
+            _explain_unusable(verdicts, codes, wu, cluster)
+        data = labelled.comparisons(out)
+    if lost is not None:
+        data._set_forfeits(pd.Series(lost, index=labels).reindex(data.models, fill_value=0)
+                           .to_numpy(dtype=np.int64))  # fmt: skip
+    return data
+
+
+def _forfeit_counts(ca, cb, amap, bmap, failed, weight, m: int) -> NDArray[np.int64]:
+    """Matches of each model (label code) that were render forfeits (``failed`` rows)."""
+    w = (weight if weight.size else np.ones(failed.size)) * failed
+    a, b = amap[ca], bmap[cb]
+    ok = (ca >= 0) & (cb >= 0) & (a >= 0) & (b >= 0)
+    return (np.bincount(a[ok], w[ok], m) + np.bincount(b[ok], w[ok], m)).round().astype(np.int64)
 
 
 #: (judge, i, j) slots up to which a clustered log keeps its verdict codes (the fit's rows and
@@ -503,15 +534,15 @@ def _explain_unusable(verdicts, codes: VerdictCodes, winners: pd.Index, cluster)
     the labels of the winner codes)."""
     a, b = codes.model_a, codes.model_b
     model_a, model_b = codes.model_a_map[a], codes.model_b_map[b]
-    _reject(verdicts, (a < 0) | (b < 0), "have a missing model name")
+    reject_rows(verdicts, (a < 0) | (b < 0), "have a missing model name")
     unknown = (model_a < 0) | (model_b < 0)
     if unknown.any():
         names = pd.concat([verdicts["model_a"][model_a < 0], verdicts["model_b"][model_b < 0]])
         raise InvalidVerdictsError(
             f"Verdicts name models not in `models`: {sorted(set(map(str, names)))[:5]}."
         )
-    _reject(verdicts, model_a == model_b, "pit a model against itself (model_a == model_b)")
-    _reject(verdicts, codes.winner < 0, "have a missing winner")
+    reject_rows(verdicts, model_a == model_b, "pit a model against itself (model_a == model_b)")
+    reject_rows(verdicts, codes.winner < 0, "have a missing winner")
     odd = np.flatnonzero(codes.winner_map < 0)
     if np.isin(codes.winner, odd).any():
         bad = [winners[k] for k in odd if (codes.winner == k).any()]
@@ -519,24 +550,9 @@ def _explain_unusable(verdicts, codes: VerdictCodes, winners: pd.Index, cluster)
             f"`winner` must be 'A', 'B' or 'tie' after reading; found {bad[:5]!r}. "
             "Read logs with `ratings.read_verdicts`, which normalises winner spellings."
         )
-    _reject(verdicts, codes.judge < 0, "have a missing judge")
-    _reject(verdicts, codes.cluster < 0, f"have a missing {cluster}")
+    reject_rows(verdicts, codes.judge < 0, "have a missing judge")
+    reject_rows(verdicts, codes.cluster < 0, f"have a missing {cluster}")
     raise AssertionError("aggregate_codes counted unusable rows no check names")  # pragma: no cover
-
-
-_FIX_VERDICTS = "Read logs with `ratings.read_verdicts`, which reports such rows, or fix them."
-
-
-def _reject(verdicts: pd.DataFrame, bad: NDArray[np.bool_], what: str, detail: str = "", *,
-            noun: str = "verdict(s)", fix: str = _FIX_VERDICTS) -> None:  # fmt: skip
-    """Raise naming the rows (by the frame's index) where ``bad`` holds."""
-    if bad.any():
-        rows = verdicts.index[bad]
-        raise InvalidVerdictsError(
-            f"{int(bad.sum())} {noun} {what}: rows {format_rows(rows)}"
-            f"{' (' + detail + ')' if detail else ''}. {fix}",
-            rows=pd.DataFrame({"row": rows, "reason": what}),
-        )
 
 
 def _flag(verdicts: pd.DataFrame, name: str) -> NDArray[np.bool_]:
@@ -587,8 +603,10 @@ def from_counts(
     Parameters
     ----------
     counts : pandas.DataFrame
-        ``model_a``, ``model_b``, ``wins_a``, ``wins_b``, ``ties`` and optionally ``judge`` and
-        the cluster column.
+        ``model_a``, ``model_b``, ``wins_a``, ``wins_b``, ``ties`` and optionally ``judge``,
+        the cluster column and ``forfeits`` (how many of the row's verdicts were render
+        forfeits, for the per-model ``forfeits`` count; the row's judge should then be
+        ``"deterministic"``, as :func:`ratings.distributed.aggregate_counts` writes it).
     cluster : str or None, default="task_id"
         Cluster column (absent column with the default: verdicts treated as independent).
     models : sequence of str, optional
@@ -606,7 +624,7 @@ def from_counts(
             raise InvalidVerdictsError(f"Cluster column {cluster!r} not in the counts table.")
         cluster = None
     n = len(counts)
-    w = _check_counts(counts)
+    w = check_counts(counts)
     # Expand into three pseudo-verdict groups and reuse the verdict reducer on weighted rows.
     frame = pd.DataFrame({"model_a": counts["model_a"].to_numpy(),
                           "model_b": counts["model_b"].to_numpy()})  # fmt: skip
@@ -619,46 +637,14 @@ def from_counts(
     data = _aggregate(stacked, cluster=cluster, models=models, engine="auto", lazy=False,
                       weights=np.concatenate([w[:, 0], w[:, 1], w[:, 2]]))  # fmt: skip
     keep = (data.wi + data.wj + data.tt) > 0
-    return data if keep.all() or n == 0 else data.subset(keep)
-
-
-def _numbers(values: pd.Series) -> pd.Series:
-    """Numbers as float64 (NaN where missing or not a number); booleans are not counts."""
-    if pd.api.types.is_bool_dtype(values.dtype):
-        return pd.Series(np.nan, index=values.index)
-    if values.dtype == object:
-        values = values.mask(values.map(lambda v: isinstance(v, bool | np.bool_)).astype(bool))
-    return pd.to_numeric(values, errors="coerce").astype(np.float64)
-
-
-def _check_counts(counts: pd.DataFrame) -> NDArray[np.float64]:
-    """The (n, 3) counts as float64 after checking every cell is a whole number in
-    [0, :data:`~ratings.bounds.MAX_COUNT`]; raise naming the first bad cell otherwise.
-
-    Counts are numbers of verdicts: a fractional count (a weight, or a count already
-    averaged) is refused rather than rounded, and beyond 2^53 float64 no longer counts exactly
-    (1e300 verdicts would overflow the fit's sums).
-    """
-    cols = list(COUNT_COLUMNS[2:])
-    raw = counts[cols]
-    values = raw.apply(_numbers).to_numpy(dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        problems = (
-            ("are missing or not numbers", np.isnan(values)),
-            ("are not finite", np.isinf(values)),
-            ("are negative", values < 0),
-            ("are not whole numbers (counts of verdicts are never fractional; weighted "
-             "counts are not supported)", np.isfinite(values) & (values != np.round(values))),
-            (f"exceed 2**53 = {MAX_COUNT:.0f} (counts are exact in float64 only below it)",
-             np.isfinite(values) & (values > MAX_COUNT)),
-        )  # fmt: skip
-    for what, bad in problems:
+    out = data if keep.all() or n == 0 else data.subset(keep)
+    if "forfeits" in counts.columns:
+        lost = pd.to_numeric(counts["forfeits"], errors="coerce").to_numpy(dtype=np.float64)
+        bad = ~np.isfinite(lost) | (lost < 0)
         if bad.any():
-            r, c = np.argwhere(bad)[0]
-            value = raw.iloc[r, c]
-            value = value.item() if hasattr(value, "item") else value
-            _reject(counts, bad.any(axis=1), f"have counts that {what}",
-                    detail=f"e.g. {cols[c]} = {value!r} at row {counts.index[r]}",
-                    noun="row(s) of the counts table", fix="Fix those counts: each is a whole "
-                    "number of verdicts >= 0.")  # fmt: skip
-    return values
+            reject_rows(counts, bad, "have a `forfeits` count that is not a finite number >= 0")
+        per = (pd.Series(lost, index=counts["model_a"].to_numpy()).groupby(level=0).sum()
+               .add(pd.Series(lost, index=counts["model_b"].to_numpy()).groupby(level=0).sum(),
+                    fill_value=0))  # fmt: skip
+        out._set_forfeits(per.reindex(out.models, fill_value=0).round().to_numpy(np.int64))
+    return out

@@ -53,6 +53,7 @@ def _partition_counts(part: pd.DataFrame, columns, winner_map) -> pd.DataFrame:
     counts["wins_a"] = (winner == "A").astype("int64")
     counts["wins_b"] = (winner == "B").astype("int64")
     counts["ties"] = (winner == "tie").astype("int64")
+    counts["forfeits"] = forfeit.astype("int64")
     keys = [k for k in _KEYS if k in counts.columns]
     return counts.groupby(keys, sort=False, as_index=False).sum()
 
@@ -77,15 +78,15 @@ def aggregate_counts(
     -------
     pandas.DataFrame
         One row per (scope, task_id, judge, model_a, model_b) present, with ``wins_a``,
-        ``wins_b``, ``ties``; pass it to :func:`ratings.fit` or
-        :func:`ratings.data.from_counts`.
+        ``wins_b``, ``ties`` and ``forfeits`` (how many of them were render forfeits); pass
+        it to :func:`ratings.fit` or :func:`ratings.data.from_counts`.
     """
     mapped = [columns.get(c, c) if columns else c for c in ddf.columns]
     keys = [k for k in _KEYS if k in mapped]
     if "judge" not in keys and {"failed_a", "failed_b"} & set(mapped):
         keys.insert(keys.index("model_a"), "judge")  # forfeits add the deterministic judge
     meta = pd.DataFrame({k: pd.Series(dtype=object) for k in keys})
-    for c in ("wins_a", "wins_b", "ties"):
+    for c in ("wins_a", "wins_b", "ties", "forfeits"):
         meta[c] = pd.Series(dtype="int64")
     partial = ddf.map_partitions(_partition_counts, columns, winner_map, meta=meta)
     total = partial.groupby(keys, sort=False).sum().reset_index().compute()

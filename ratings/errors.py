@@ -19,6 +19,7 @@ __all__ = [
     "ConvergenceWarning",
     "DegenerateBoardError",
     "InvalidVerdictsError",
+    "JudgeWarning",
     "MemoryLimitError",
     "NonIdentifiableError",
     "OptionRenderer",
@@ -115,6 +116,12 @@ class MemoryLimitError(MemoryError):
 
 class ConvergenceWarning(RuntimeWarning):
     """The optimiser stopped before reaching its tolerance; the result is returned regardless."""
+
+
+class JudgeWarning(UserWarning):
+    """Crowd-BT cannot say much about a judge (one judge, very few verdicts, eta resting on the
+    prior), or a judge-quality file cannot carry its uncertainty; the message names the judges
+    and what to do."""
 
 
 def format_rows(rows: np.ndarray | list[int], limit: int = 5) -> str:

@@ -128,7 +128,7 @@ def _write_all() -> None:  # pragma: no cover - regeneration helper
     past = generate_example(seed=_SEED + 1000, n_per_scope=60_000)
     for scope, target in judge_quality_paths().items():
         fit = ratings.fit(past, scope=scope, model="crowd-bt")
-        save_judge_quality(fit.judges, target, scope=scope,
+        save_judge_quality(fit, target,
                            source="simulated past judgments (ratings.example, seed + 1000)")
     frame = pd.read_csv(path)
     print(f"wrote {path.parent}: {len(frame)} verdicts, "

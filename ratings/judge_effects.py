@@ -416,9 +416,10 @@ def effects_table(fit: EffectsFit, plan: EffectPlan, *, level: float,
 
 
 def crowd_judges(fit: EffectsFit, data: Comparisons, level: float, df: float | None):
-    """The Crowd-BT judges table (:func:`ratings.crowd.judge_table`: eta with intervals) of
-    a joint fit."""
-    from ratings.crowd import CrowdFit, judge_table
+    """The Crowd-BT judges table (:func:`ratings.crowd_report.judge_table`: eta with
+    intervals) of a joint fit."""
+    from ratings.crowd import CrowdFit
+    from ratings.crowd_report import judge_table
 
     m = fit.n_models
     keep = np.r_[np.arange(m), np.arange(fit.part("eta").start, fit.part("eta").stop)]

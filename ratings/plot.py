@@ -129,6 +129,15 @@ def plot_ratings(
                          anchor=anchor, title=title, new_axes=pyplot_axes)  # fmt: skip
 
 
+def _open_edges(elo, lower, upper) -> tuple[float, float] | None:
+    """The frame's x limits when some interval is open (infinite), else ``None``."""
+    if np.isfinite(lower).all() and np.isfinite(upper).all():
+        return None
+    finite = np.concatenate([elo, lower[np.isfinite(lower)], upper[np.isfinite(upper)]])
+    pad = 0.15 * max(float(np.ptp(finite)), 1.0)
+    return float(finite.min() - pad), float(finite.max() + pad)
+
+
 def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title,
                   new_axes: AxesFactory) -> Axes:
     table = ratings_table(obj, level=level, anchor=anchor)
@@ -153,7 +162,12 @@ def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title,
     is_marked = np.isin(models, marked)
     colors = np.where(is_marked, HIGHLIGHT_COLOR, BASE_COLOR)
     elo = column(shown, "elo")
-    ax.hlines(y, column(shown, "lower"), column(shown, "upper"), colors=list(colors), linewidth=2.0,
+    lower, upper = column(shown, "lower"), column(shown, "upper")
+    edges = _open_edges(elo, lower, upper)
+    if edges is not None:  # open intervals (Crowd-BT, spread not identified): to the frame's edge
+        lower = np.where(np.isfinite(lower), lower, edges[0])
+        upper = np.where(np.isfinite(upper), upper, edges[1])
+    ax.hlines(y, lower, upper, colors=list(colors), linewidth=2.0,
               alpha=0.6, gid="ratings-bands")  # fmt: skip
     is_anchor = models == table.anchor
     ax.scatter(elo[~is_anchor], y[~is_anchor], c=list(colors[~is_anchor]), s=16, zorder=3,
@@ -169,7 +183,10 @@ def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title,
 
     label_rows(ax, y, models, marked, stride,
                _rest_note(rest, table.anchor, marked) if len(rest) else None)  # fmt: skip
-    ax.set_xlabel(elo_label(table.level))
+    ax.set_xlabel(elo_label(table.level) + ("" if edges is None else
+                  "; open intervals run off the frame"))  # fmt: skip
+    if edges is not None:
+        ax.set_xlim(*edges)
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
     if title is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,9 @@ from numpy.typing import NDArray
 from ratings._arrays import frozen, readonly_copy
 from ratings._tdist import critical_value
 from ratings.errors import close_matches, option
+
+if TYPE_CHECKING:
+    from ratings.crowd_prior import CrowdSummary
 
 __all__ = ["CI_DESCRIPTIONS", "ELO_SCALE", "MODEL_NAMES", "Ratings", "check_level", "format_table"]
 
@@ -92,6 +96,7 @@ class Ratings:
     #: (:func:`ratings.judge_effects.effects_table`) and which ones.
     judge_effects: pd.DataFrame | None = None
     adjust: tuple[str, ...] = ()
+    crowd: CrowdSummary | None = None  # Crowd-BT: etas' covariance, prior, two-step term
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "strength", readonly_copy(self.strength))
@@ -168,9 +173,11 @@ class Ratings:
     def to_frame(self, level: float | None = None) -> pd.DataFrame:
         """The ratings table, best first.
 
-        Columns: ``model, elo, se, lower, upper, rank, n_matches, wins, losses, ties, level,
-        df`` (``df``: degrees of freedom of the t quantile behind the intervals, NaN for a normal
-        quantile), and ``scope`` first when the fit was for one scope.
+        Columns: ``model, elo, se, lower, upper, rank, n_matches, wins, losses, ties,
+        forfeits, level, df`` (``forfeits``: matches decided by a render failure, already
+        counted in ``n_matches``; ``df``: degrees of freedom of the t quantile behind the
+        intervals, NaN for a normal quantile), and ``scope`` first when the fit was for one
+        scope.
         """
         ci = self.conf_int(level)
         out = pd.DataFrame(
@@ -178,8 +185,9 @@ class Ratings:
              "lower": ci["lower"].to_numpy(), "upper": ci["upper"].to_numpy()}
         )  # fmt: skip
         out["rank"] = out["elo"].rank(ascending=False, method="min").astype(np.int64)
-        for col in ("n_matches", "wins", "losses", "ties"):
-            out[col] = self.counts[col].to_numpy()
+        for col in ("n_matches", "wins", "losses", "ties", "forfeits"):
+            if col in self.counts:
+                out[col] = self.counts[col].to_numpy()
         out["level"] = self.level if level is None else check_level(level)
         out["df"] = np.nan if self.df is None else float(self.df)
         if self.scope is not None:
@@ -234,6 +242,11 @@ class Ratings:
 
         def shift_cov(cov: NDArray[np.float64]) -> NDArray[np.float64]:
             """A cov A^T for a symmetric cov: cov_ij - r_i - r_j + r_ref, r the reference row."""
+            if not np.isfinite(cov).all():  # open intervals stay open (but the anchor's)
+                out = np.where(np.eye(len(cov), dtype=bool), np.inf, 0.0)
+                if k is not None:
+                    out[k, k] = 0.0
+                return frozen(out)
             row = cov.mean(axis=0) if k is None else cov[k].copy()
             out = cov - row
             out -= row[:, None]
@@ -242,9 +255,10 @@ class Ratings:
 
         draws = None if self.draws is None else shift(self.draws)
         infl = None if self.influence is None else shift(self.influence)
+        crowd = None if self.crowd is None else self.crowd.shifted(shift)
         return dataclasses.replace(self, strength=shift(self.strength), cov=shift_cov(self.cov),
                                    anchor=anchor, offset=float(rating), draws=draws,
-                                   influence=infl)  # fmt: skip
+                                   influence=infl, crowd=crowd)  # fmt: skip
 
     # --- text ----------------------------------------------------------------------------
     def summary(self, max_rows: int | None = None) -> str:

@@ -437,7 +437,7 @@ def test_judge_quality_corrupt_json(tmp_path, scoped, capsys):
 def test_judge_quality_not_a_judge_quality_file(tmp_path):
     path = write(tmp_path / "jq.json", json.dumps({"judges": {"j1": 0.9}}))
     with pytest.raises(InvalidVerdictsError, match=r"'.*jq\.json' is not a judge-quality file "
-                       r"\(expected a JSON object with format 'ratings\.judge_quality/1'"):
+                       r"\(expected a JSON object with format 'ratings\.judge_quality/2'"):
         load_judge_quality(path)
 
 

@@ -61,7 +61,9 @@ def test_counts_table_and_file_equal_verdicts(log, tmp_path):
         "wins_a": ((v["winner"] == "A") | forfeit).astype(int),
         "wins_b": ((v["winner"] == "B") & ~forfeit).astype(int),
         "ties": ((v["winner"] == "tie") & ~forfeit).astype(int),
+        "forfeits": forfeit.astype(int),
     }).groupby(["task_id", "judge", "model_a", "model_b"], as_index=False).sum()  # fmt: skip
+    assert counts["forfeits"].sum() > 0
     memory = ratings.fit(log, anchor="GPT-5.5 (medium)")
     _same(memory, ratings.fit(counts, anchor="GPT-5.5 (medium)"))
     path = tmp_path / "counts.csv"

@@ -29,12 +29,12 @@ def cli_error(argv) -> str:
 
 
 def test_option_renders_python_by_default_and_flags_on_the_command_line():
-    from ratings.cli import _render_option
+    from ratings.cli_flags import render_option
 
     assert option("errors", "report") == "`errors='report'`"
     assert option("level") == "`level`"
     assert option("columns", {"q": "task_id"}) == "`columns={'q': 'task_id'}`"
-    with options_rendered_by(_render_option):
+    with options_rendered_by(render_option):
         assert option("errors", "report") == "`--rejected FILE`"
         assert option("level") == "`--level`"
         assert option("columns", {"q": "task_id", "l": "model_a"}) == (

@@ -598,13 +598,13 @@ def is_header_only(source: str | os.PathLike[str]) -> bool:
 
 def read_counts(source: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     """Read a pre-aggregated counts table (model_a, model_b, wins_a, wins_b, ties, optional
-    judge and task_id), names as text; the counts are read as stored and checked (and named
-    when bad) by :func:`ratings.data.from_counts`."""
+    judge, task_id and forfeits), names as text; the counts are read as stored and checked
+    (and named when bad) by :func:`ratings.data.from_counts`."""
     if isinstance(source, pd.DataFrame):
         return source.copy()
     frame = read_file(os.fspath(source), None)
     names = [c for c in ("model_a", "model_b", "wins_a", "wins_b", "ties", "judge", "task_id",
-                         "scope") if c in frame.columns]  # fmt: skip
+                         "scope", "forfeits") if c in frame.columns]  # fmt: skip
     check_scalar_cells({c: frame[c] for c in names}, f"{os.fspath(source)!r}: ")
     for col in ("model_a", "model_b", "judge", "task_id"):
         if col in frame.columns:

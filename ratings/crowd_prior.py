@@ -1,0 +1,145 @@
+"""The Crowd-BT prior, and what a Crowd-BT fit carries beyond the strengths.
+
+Crowd-BT as Chen et al. (2013) formulate it is Bayesian: Gaussian priors on the objects' scores
+and Beta priors on the annotators' quality. The default fit is the posterior mode of that model
+with weak, fixed priors (a penalised likelihood):
+
+* judge quality: Beta(1 + ``agree``, 1 + ``flip``) on u = 2 eta - 1 in (0, 1), i.e. the
+  negative log-prior ``-(agree log u + flip log(1 - u))``. It keeps eta strictly inside
+  (1/2, 1), where the likelihood is smooth. At the bound eta = 1 the maximum-likelihood
+  estimate is not asymptotically normal and intervals built on it fail (Self & Liang 1987):
+  there the judge's eta is treated as known, so the strengths' intervals shrink and centre on
+  a compressed scale. The pull towards the middle (``flip`` a little above ``agree``) is what
+  keeps a judge that made no visible error on a small board from reading eta = 1.
+* strengths: a Gaussian prior with standard deviation ``strength_sd`` on the log-strengths
+  around their mean (a ridge ``(s - mean s)^2 / (2 sd^2)``), which keeps every estimate finite.
+  Without it, a model that wins most of its decisive verdicts can run off to infinity with the
+  judges' etas lowered to explain its losses as flips, even on boards whose Bradley-Terry
+  estimate exists.
+
+The intervals are the sandwich of the likelihood at that estimate, with the strengths' prior in
+the Hessian but not the prior on judge quality (see :func:`ratings.crowd.crowd_covariance`): the
+prior places eta, it does not add information about it. Both priors are fixed (they do not grow
+with the data), so their effect on the estimate shrinks like 1/N. ``prior=None`` (CLI
+``--prior none``) fits the plain maximum-likelihood estimate. The default values come from the
+coverage study in ``docs/coverage.md``, which also says where they fall short.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+__all__ = ["DEFAULT_PRIOR", "CrowdPrior", "CrowdSummary", "PriorArg", "check_prior", "prior_terms"]
+
+
+class CrowdPrior(NamedTuple):
+    """Pseudo-counts of the Beta prior on u = 2 eta - 1 and the prior sd of log-strengths."""
+
+    agree: float = 1.0
+    flip: float = 1.5
+    strength_sd: float = float(np.sqrt(5.0))  # 388 Elo
+
+    @property
+    def ridge(self) -> float:
+        """The Gaussian prior's precision, 1 / strength_sd^2."""
+        return 1.0 / self.strength_sd**2
+
+
+#: The default prior: Beta(2, 2.5) on u = 2 eta - 1 (mode eta = 0.70, 90% of its mass on
+#: eta in [0.56, 0.90]) and a normal prior with sd sqrt(5) = 2.24 (388 Elo) on the strengths.
+DEFAULT_PRIOR = CrowdPrior()
+
+PriorArg = CrowdPrior | tuple | Literal["default"] | None
+
+
+def check_prior(prior: PriorArg) -> CrowdPrior | None:
+    """Normalise a ``prior`` argument; raises ``ValueError`` naming what is wrong."""
+    if prior is None or (isinstance(prior, str) and prior.lower() == "none"):
+        return None
+    if isinstance(prior, str):
+        if prior.lower() != "default":
+            raise ValueError(f"`prior` must be 'default', None or a CrowdPrior; got {prior!r}.")
+        return DEFAULT_PRIOR
+    try:
+        out = CrowdPrior(*(float(v) for v in prior))
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"`prior` must be 'default', None or CrowdPrior(agree, flip, strength_sd); "
+            f"got {prior!r}."
+        ) from None
+    if not (min(out.agree, out.flip) >= 0 and np.isfinite(out.agree + out.flip)
+            and out.strength_sd > 0):  # fmt: skip
+        raise ValueError(
+            f"`prior` needs agree >= 0, flip >= 0 and strength_sd > 0 (finite); got {out}."
+        )
+    return out
+
+
+def prior_terms(
+    theta: NDArray[np.float64], eta: NDArray[np.float64], estimated: NDArray[np.bool_],
+    prior: CrowdPrior | None,
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
+    """Negative log-prior, its gradient and Hessian over x = (theta, eta).
+
+    The Beta part applies to the ``estimated`` etas only; it is +inf at eta = 1/2 or 1 (when
+    its pseudo-counts are positive), which the line search of the fit never accepts.
+    """
+    m, k = theta.size, eta.size
+    grad, hess = np.zeros(m + k), np.zeros((m + k, m + k))
+    if prior is None:
+        return 0.0, grad, hess
+    lam = prior.ridge
+    c = theta - theta.mean()
+    value = 0.5 * lam * float(c @ c)
+    grad[:m] = lam * c
+    hess[:m, :m] = lam * (np.eye(m) - 1.0 / m)
+    if estimated.any():
+        a, b = prior.agree, prior.flip
+        u = 2.0 * eta[estimated] - 1.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            parts = -(a * np.log(u) if a else 0.0) - (b * np.log1p(-u) if b else 0.0)
+            g = -2.0 * (a / u - b / (1.0 - u))
+            h = 4.0 * (a / u**2 + b / (1.0 - u) ** 2)
+        value += float(np.sum(parts))
+        idx = m + np.flatnonzero(estimated)
+        grad[idx] = g
+        hess[idx, idx] = h
+    return value, grad, hess
+
+
+@dataclass(frozen=True, eq=False)
+class CrowdSummary:
+    """What a Crowd-BT fit carries beside its strengths and judges table.
+
+    Attributes
+    ----------
+    eta_cov : pandas.DataFrame
+        Covariance of the judges' etas (labelled by judge): the sandwich of the fit for
+        estimated judges, the judge-quality file's covariance for reused ones, zero otherwise.
+    prior : CrowdPrior or None
+        The prior of the fit (None: plain maximum likelihood).
+    eta_influence : ndarray, shape (K_reused, M), or None
+        The two-step term of reused etas in factored form: ``eta_influence.T @ eta_influence``
+        is the covariance the reused etas' uncertainty adds to the strengths (already included
+        in ``Ratings.cov``). Labelled like ``Ratings.strength`` and shifted with it.
+    open_intervals : bool
+        True when the data cannot tell the judges' quality from the spread of the ratings, and
+        the strengths' intervals were left open (infinite).
+    """
+
+    eta_cov: pd.DataFrame
+    prior: CrowdPrior | None
+    eta_influence: NDArray[np.float64] | None = None
+    open_intervals: bool = False
+
+    def shifted(self, shift) -> CrowdSummary:
+        """The same summary with ``eta_influence`` passed through ``shift`` (a re-anchoring)."""
+        if self.eta_influence is None:
+            return self
+        return CrowdSummary(self.eta_cov, self.prior, shift(self.eta_influence),
+                            self.open_intervals)  # fmt: skip

@@ -1,0 +1,469 @@
+"""The default Crowd-BT fit (weak priors), reused judge quality (two-step variance), ties.
+
+Checked against code written here: the penalised objective, its minimiser (scipy) and its
+covariance (finite-difference Hessians, per-verdict scores summed by task) are computed on raw
+verdict rows by :class:`PenalisedReference`, which extends the independent reference of
+``test_crowd.py``; the two-step covariance is assembled from finite differences of that
+reference's gradient in the reused etas.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import assert_close
+from scipy.optimize import minimize
+from test_crowd import Reference, draw_board
+
+import ratings
+from ratings.cli import main
+from ratings.crowd_prior import DEFAULT_PRIOR, CrowdPrior, check_prior
+from ratings.judges import load_judge_quality, save_judge_quality
+
+ETAS = {"j1": 0.95, "j2": 0.80, "j3": 0.65}
+
+
+class PenalisedReference(Reference):
+    """The reference plus the default prior: a ridge (s - mean s)^2 / (2 sd^2) over all models
+    (the anchor's strength is 0) and -(a log u + b log(1 - u)), u = 2 eta - 1, per free judge."""
+
+    def __init__(self, frame, fixed=None, prior: CrowdPrior = DEFAULT_PRIOR) -> None:
+        super().__init__(frame, fixed)
+        self.pa, self.pb, self.lam = prior.agree, prior.flip, 1.0 / prior.strength_sd**2
+
+    def _split(self, z):
+        s = np.concatenate([[0.0], z[: self.m - 1]])
+        return s - s.mean(), 2.0 * z[self.m - 1 :] - 1.0
+
+    def ridge(self, z) -> float:
+        c, _ = self._split(z)
+        return 0.5 * self.lam * float(c @ c)
+
+    def beta(self, z) -> float:
+        _, u = self._split(z)
+        return -float(np.sum(self.pa * np.log(u) + self.pb * np.log1p(-u)))
+
+    def nll(self, z) -> float:
+        return super().nll(z) + self.ridge(z) + self.beta(z)
+
+    def grad(self, z):
+        c, u = self._split(z)
+        g = super().grad(z)
+        g[: self.m - 1] += self.lam * c[1:]  # d/ds_k of the ridge (the centring cancels)
+        g[self.m - 1 :] += -2.0 * (self.pa / u - self.pb / (1.0 - u))
+        return g
+
+    def information(self, z, h: float = 1e-5):
+        """Finite-difference Hessian of the likelihood plus the ridge (not the Beta prior)."""
+        beta_free = PenalisedReference.__new__(PenalisedReference)
+        beta_free.__dict__ |= self.__dict__ | {"pa": 0.0, "pb": 0.0}
+        return Reference.hessian(beta_free, z, h)
+
+    def fit(self, z0=None, *, polish: bool = True):
+        if z0 is None:
+            z0 = np.concatenate([np.zeros(self.m - 1), np.full(self.n_free_eta, 0.8)])
+        bounds = [(None, None)] * (self.m - 1) + [(0.5 + 1e-9, 1.0 - 1e-9)] * self.n_free_eta
+        res = minimize(lambda z: self.nll(z) / self.n, z0, jac=lambda z: self.grad(z) / self.n,
+                       method="L-BFGS-B", bounds=bounds,
+                       options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 20000})  # fmt: skip
+        z = res.x
+        for _ in range(3 if polish else 0):
+            z = z - np.linalg.solve(self.hessian(z), self.grad(z))
+        return z
+
+    def sandwich(self, z, bread=None):
+        """Task-clustered sandwich G/(G-1) H^-1 (sum_c g_c g_c^T) H^-1 of the likelihood's
+        per-verdict scores, H = :meth:`information` unless ``bread`` is given."""
+        bread = np.linalg.inv(self.information(z)) if bread is None else bread
+        g = np.zeros((self.task.max() + 1, self.size))
+        np.add.at(g, self.task, self.scores(z))
+        n_g = g.shape[0]
+        return bread @ (g.T @ g) @ bread * (n_g / (n_g - 1))
+
+
+@pytest.fixture(scope="module")
+def board():
+    """8 models, 3 judges, 6,000 verdicts on 150 tasks, 10% ties, task effects."""
+    return draw_board(3, np.linspace(-1.2, 1.5, 8), ETAS, 6000, n_tasks=150, tie_rate=0.1,
+                      task_sd=0.3)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def reference(board):
+    ref = PenalisedReference(board)
+    z = ref.fit()
+    return ref, z
+
+
+# ----------------------------------------------------------------------------------------------
+# The penalised fit and its joint covariance
+# ----------------------------------------------------------------------------------------------
+
+
+def test_default_fit_matches_penalised_reference(board, reference):
+    ref, z = reference
+    assert np.abs(ref.grad(z)).max() < 1e-8 * ref.n
+    theta, eta = ref.unpack(z)
+    r = ratings.fit(board, model="crowd-bt", anchor="m00")
+    np.testing.assert_allclose(r.strength, theta, atol=1e-6)
+    np.testing.assert_allclose(r.judges.loc[ref.judges, "eta"], eta, atol=1e-6)
+    # the reported log-likelihood is the likelihood's, without the prior
+    assert r.loglik == pytest.approx(-Reference.nll(ref, z), rel=1e-10)
+    assert r.crowd.prior == DEFAULT_PRIOR and (r.judges["status"] == "estimated").all()
+
+
+def test_joint_covariance_matches_finite_difference_sandwich(board, reference):
+    """Strengths, etas and their cross terms: H^-1 B H^-1 with H the finite-difference
+    Hessian of likelihood plus ridge, B from the per-verdict scores summed by task."""
+    ref, z = reference
+    want = ref.sandwich(z)
+    r = ratings.fit(board, model="crowd-bt", anchor="m00")
+    m = ref.m
+    assert_close(r.cov[1:, 1:], want[: m - 1, : m - 1], rtol=1e-4)
+    eta_cov = r.crowd.eta_cov.loc[ref.judges, ref.judges].to_numpy()
+    assert_close(eta_cov, want[m - 1 :, m - 1 :], rtol=1e-4)
+    np.testing.assert_allclose(r.judges.loc[ref.judges, "se"] ** 2, np.diag(want)[m - 1 :],
+                               rtol=1e-4)  # fmt: skip
+    # Counting the Beta prior's curvature as information would give narrower intervals.
+    narrow = ref.sandwich(z, np.linalg.inv(ref.hessian(z)))
+    assert (np.diag(narrow)[m - 1 :] < 0.95 * np.diag(want)[m - 1 :]).any()
+
+
+def test_prior_shrinks_like_one_over_n():
+    """The prior's pull on the estimate vanishes as data grow: on a board of 200,000 verdicts
+    (8 models, judges 0.95 / 0.80 / 0.65) the default fit is within 1 Elo and 0.005 eta of the
+    plain maximum-likelihood fit, and the distance falls roughly like 1/N from 20,000."""
+    s = np.linspace(-1.5, 1.5, 8)
+    gaps = []
+    for n in (20_000, 200_000):
+        frame = draw_board(5, s, ETAS, n, n_tasks=400, tie_rate=0.1)
+        plain = ratings.fit(frame, model="crowd-bt", prior=None, cluster=None)
+        default = ratings.fit(frame, model="crowd-bt", cluster=None)
+        gaps.append((np.abs(default.elo - plain.elo).max(),
+                     np.abs(default.judges["eta"] - plain.judges["eta"]).max()))  # fmt: skip
+    (elo_small, eta_small), (elo_big, eta_big) = gaps
+    assert elo_big < 1.0 and eta_big < 0.005, gaps
+    assert elo_big < elo_small / 4 and eta_big < eta_small / 4, gaps
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_an_estimate_wherever_bradley_terry_has_one(seed):
+    """Small sparse boards (30 models, 2,000 verdicts; seeds found by search) whose plain
+    Crowd-BT likelihood has no maximum (a strong model's losses are all explained as judge
+    flips, its strength runs off) while the Bradley-Terry estimate exists: the default fit
+    gives finite ratings and intervals."""
+    frame = draw_board(seed, np.linspace(-1.7, 1.7, 30), {"a": 0.95, "b": 0.88, "c": 0.80},
+                       2000, n_tasks=100, tie_rate=0.1, task_sd=0.3)  # fmt: skip
+    ratings.fit(frame)  # Bradley-Terry exists
+    with pytest.raises(ratings.NonIdentifiableError, match="does not exist"):
+        ratings.fit(frame, model="crowd-bt", prior=None)
+    r = ratings.fit(frame, model="crowd-bt", anchor="m15")
+    assert r.converged and np.isfinite(r.strength).all() and np.isfinite(r.cov).all()
+    assert (r.se.drop("m15") > 0).all() and (r.judges["status"] == "estimated").all()
+    assert (r.elo.max() - r.elo.min()) < 2000  # nothing ran off
+
+
+# ----------------------------------------------------------------------------------------------
+# Ties: eta means the same at any tie rate
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tie_fits():
+    """100,000 verdicts each, 12 models, ties at rate 0 and 0.3 (independent of the pair)."""
+    s = np.linspace(-1.8, 1.8, 12)
+    out = {}
+    for tau in (0.0, 0.3):
+        frame = draw_board(61, s, ETAS, 100_000, n_tasks=500, tie_rate=tau)
+        out[tau] = (frame, ratings.fit(frame, model="crowd-bt", cluster=None))
+    return out
+
+
+def test_eta_is_the_same_at_any_tie_rate(tie_fits):
+    (f0, r0), (f3, r3) = tie_fits[0.0], tie_fits[0.3]
+    assert (f0["winner"] == "tie").mean() == 0 and 0.28 < (f3["winner"] == "tie").mean() < 0.32
+    truth = pd.Series(ETAS)
+    eta0, eta3 = r0.judges["eta"][truth.index], r3.judges["eta"][truth.index]
+    np.testing.assert_allclose(eta0, truth, atol=0.03)
+    np.testing.assert_allclose(eta3, truth, atol=0.03)
+    np.testing.assert_allclose(eta3, eta0, atol=0.03)
+    # ties are counted per judge but not fitted
+    assert r3.judges["ties"].sum() == (f3["winner"] == "tie").sum()
+    assert (r3.judges["n"] - r3.judges["ties"]).sum() == (f3["winner"] != "tie").sum()
+
+
+def test_ties_neither_fit_nor_move_the_strengths(tie_fits):
+    """The same verdicts with ties added give the same fit (the likelihood conditions on
+    decisive verdicts); the model's tie counts still appear in its table."""
+    frame, r3 = tie_fits[0.3]
+    decisive = frame[frame["winner"] != "tie"]
+    r = ratings.fit(decisive, model="crowd-bt", cluster=None)
+    np.testing.assert_allclose(r3.strength, r.strength, atol=1e-10)
+    np.testing.assert_allclose(r3.judges["eta"], r.judges["eta"], atol=1e-12)
+    assert r3.to_frame()["ties"].sum() == 2 * (frame["winner"] == "tie").sum()
+
+
+# ----------------------------------------------------------------------------------------------
+# Judge quality reused from a file: the two-step variance
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def past_and_new(tmp_path_factory):
+    s = np.linspace(-1.2, 1.5, 8)
+    past = draw_board(70, s, ETAS, 8000, n_tasks=200, tie_rate=0.1, task_sd=0.3)
+    new = draw_board(71, s, ETAS, 3000, n_tasks=80, tie_rate=0.1, task_sd=0.3)
+    fit = ratings.fit(past, model="crowd-bt", anchor="m00")
+    path = tmp_path_factory.mktemp("judges") / "judges.json"
+    save_judge_quality(fit, path, source="past.csv")
+    return past, new, fit, path
+
+
+def test_judge_file_records_covariance_and_fit(past_and_new):
+    past, _, fit, path = past_and_new
+    doc = json.loads(path.read_text())
+    assert doc["format"] == "ratings.judge_quality/2" and doc["source"] == "past.csv"
+    info = doc["fit"]
+    assert info["n_verdicts"] == len(past) and info["n_models"] == 8
+    assert info["n_decisive"] == (past["winner"] != "tie").sum()
+    assert info["n_tasks"] == past["task_id"].nunique() and info["cluster"] == "task_id"
+    assert info["tie_rate"] == pytest.approx((past["winner"] == "tie").mean())
+    assert info["ratings_version"] == ratings.__version__ and info["prior"] == list(DEFAULT_PRIOR)
+    loaded = load_judge_quality(path)
+    pd.testing.assert_frame_equal(loaded.cov, fit.crowd.eta_cov.loc[loaded.cov.index,
+                                                                     loaded.cov.index])  # fmt: skip
+    assert loaded.cov.loc["j1", "j2"] != 0  # the full covariance, not only the variances
+
+
+def test_two_step_covariance_matches_finite_differences(past_and_new):
+    """V = V_s + H_ss^-1 H_se V_e H_es H_ss^-1 (Murphy & Topel 1985) on the current log, with
+    H_se from finite differences of the reference gradient in the reused etas."""
+    _, new, fit, path = past_and_new
+    eta = {j: float(fit.judges.loc[j, "eta"]) for j in ETAS}
+    v_e = fit.crowd.eta_cov.loc[list(ETAS), list(ETAS)].to_numpy()
+    ref = PenalisedReference(new, fixed=eta)
+    z = ref.fit()
+    h_ss = ref.information(z)
+    h = 1e-6
+    cols = []
+    for j in ETAS:
+        up, down = dict(eta), dict(eta)
+        up[j] += h
+        down[j] -= h
+        cols.append((PenalisedReference(new, fixed=up).grad(z)
+                     - PenalisedReference(new, fixed=down).grad(z)) / (2 * h))  # fmt: skip
+    h_se = np.column_stack(cols)
+    bread = np.linalg.inv(h_ss)
+    want = ref.sandwich(z, bread) + bread @ h_se @ v_e @ h_se.T @ bread
+    r = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00")
+    np.testing.assert_allclose(r.strength[1:], z, atol=1e-6)
+    assert_close(r.cov[1:, 1:], want, rtol=1e-4)
+    assert (r.judges.loc[list(ETAS), "status"] == "reused").all()
+    term = r.crowd.eta_influence.T @ r.crowd.eta_influence
+    assert_close(term[1:, 1:], bread @ h_se @ v_e @ h_se.T @ bread, rtol=1e-4)
+    # --eta-known: the first term alone; the same file passed as the fit object: the same
+    known = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00",
+                        eta_known=True)  # fmt: skip
+    assert_close(known.cov[1:, 1:], ref.sandwich(z, bread), rtol=1e-4)
+    assert (known.judges.loc[list(ETAS), "status"] == "fixed").all()
+    same = ratings.fit(new, model="crowd-bt", judge_quality=fit, anchor="m00")
+    np.testing.assert_allclose(same.cov, r.cov, rtol=1e-12)
+
+
+def test_two_step_term_reaches_the_headline(past_and_new):
+    """combine() adds each scope's two-step term to the joint covariance."""
+    from ratings.combine import combine
+
+    _, new, _, path = past_and_new
+    r = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00")
+    head = combine({"s": r})
+    assert_close(head.cov, r.cov, rtol=1e-10)
+    known = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00",
+                        eta_known=True)  # fmt: skip
+    assert (np.diag(combine({"s": known}).cov)[1:] < np.diag(head.cov)[1:]).all()
+
+
+def test_reanchoring_keeps_the_two_step_term(past_and_new):
+    _, new, _, path = past_and_new
+    r = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00")
+    other = r.reanchor("m03", 1200.0)
+    assert_close(other.diff("m05", "m01")["se"], r.diff("m05", "m01")["se"], rtol=1e-10)
+    f = other.crowd.eta_influence
+    np.testing.assert_allclose(f[:, 3], 0.0, atol=1e-12)  # the new anchor carries nothing
+
+
+# ----------------------------------------------------------------------------------------------
+# Judge-quality files: old formats, bad contents
+# ----------------------------------------------------------------------------------------------
+
+
+def _write(tmp_path, doc, name="jq.json"):
+    path = tmp_path / name
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    return path
+
+
+def test_old_file_loads_with_a_warning(past_and_new, tmp_path):
+    _, new, fit, _ = past_and_new
+    rows = [{"judge": j, "eta": float(fit.judges.loc[j, "eta"]), "se": 0.01} for j in ETAS]
+    path = _write(tmp_path, {"format": "ratings.judge_quality/1", "scope": None,
+                             "judges": rows})  # fmt: skip
+    with pytest.warns(ratings.JudgeWarning, match=r"judge_quality/1\) keeps no covariance.*"
+                                                   r"treated as known.*ratings judges"):
+        r = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00")
+    assert (r.judges.loc[list(ETAS), "status"] == "fixed").all()
+    assert r.crowd.eta_influence is None
+    # a plain {judge: eta} object is read the same way
+    plain = _write(tmp_path, {j: row["eta"] for j, row in zip(ETAS, rows, strict=True)},
+                   "plain.json")  # fmt: skip
+    with pytest.warns(ratings.JudgeWarning, match="keeps no covariance"):
+        same = ratings.fit(new, model="crowd-bt", judge_quality=str(plain), anchor="m00")
+    np.testing.assert_array_equal(same.cov, r.cov)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"j1": 0.9, "j1": 0.8}', r"key 'j1' appears twice"),
+        ('{"format": "ratings.judge_quality/2", "judges": [{"judge": "j2", "eta": 0.8, '
+         '"eta": 0.9}]}', r"key 'eta' appears twice in the entry of judge 'j2'"),
+        ('{"format": "ratings.judge_quality/1", "judges": [{"judge": "j1", "eta": 0.9}, '
+         '{"judge": "j1", "eta": 0.8}]}', r"judge\(s\) \['j1'\] appear more than once"),
+        ('{"format": "ratings.judge_quality/1", "judges": [{"judge": "j3", "eta": true}]}',
+         r"eta of judge 'j3' must be a number in \[0.5, 1\]; got True"),
+        ('{"j1": true}', r"eta of judge 'j1' must be a number"),
+        ('{"j1": null}', r"eta of judge 'j1' must be a number"),
+        ('{"format": "ratings.judge_quality/2", "judges": [{"judge": "j1", "eta": 0.9}], '
+         '"covariance": {"judges": ["j1"], "matrix": [[-1.0]]}}', "positive semi-definite"),
+        ('{"format": "ratings.judge_quality/2", "judges": [{"judge": "j1", "eta": 0.9}], '
+         '"covariance": {"judges": ["j2"], "matrix": [[1.0]]}}', "one row and column per judge"),
+        ('{"format": "ratings.judge_quality/2", "judges": [{"judge": "j1", "eta": 0.9}]}',
+         "'covariance' must be"),
+    ],
+)
+def test_bad_judge_file_is_an_error_naming_the_judge(tmp_path, capsys, text, message):
+    path = _write(tmp_path, text)
+    with pytest.raises(ratings.InvalidVerdictsError, match=message):
+        load_judge_quality(path)
+    frame = draw_board(1, [0.0, 0.5, 1.0], {"j1": 0.9}, 300, n_tasks=20)
+    log = tmp_path / "log.csv"
+    frame.to_csv(log, index=False)
+    assert main(["fit", str(log), "--model", "crowd-bt", "--judge-quality", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ratings: error:") and "Traceback" not in err
+
+
+def test_boolean_eta_in_a_mapping_is_refused():
+    frame = draw_board(1, [0.0, 0.5, 1.0], {"j1": 0.9}, 300, n_tasks=20)
+    with pytest.raises(ValueError, match=r"'j1' must be a number in \[0.5, 1\]; got True"):
+        ratings.fit(frame, model="crowd-bt", judge_quality={"j1": True})
+
+
+# ----------------------------------------------------------------------------------------------
+# Warnings where Crowd-BT cannot say much; the prior argument
+# ----------------------------------------------------------------------------------------------
+
+
+def test_one_judge_warns_naming_it_and_the_remedy(tmp_path, capsys):
+    frame = draw_board(8, np.linspace(-1.5, 1.5, 10), {"solo": 0.75}, 3000, n_tasks=60)
+    with pytest.warns(ratings.JudgeWarning) as caught:
+        ratings.fit(frame, model="crowd-bt")
+    text = " ".join(str(w.message) for w in caught)
+    assert "Only one judge ('solo')" in text and "`judge_quality=`" in text
+    assert "model='bt'" in text
+    path = tmp_path / "solo.csv"
+    frame.to_csv(path, index=False)
+    assert main(["fit", str(path), "--model", "crowd-bt"]) == 0
+    err = capsys.readouterr().err
+    assert "ratings: warning: Only one judge ('solo')" in err and "--judge-quality" in err
+
+
+def test_judge_with_few_verdicts_warns():
+    s = np.linspace(-1.5, 1.5, 8)
+    frame = pd.concat([draw_board(9, s, {"a": 0.9, "b": 0.8}, 6000, n_tasks=100),
+                       draw_board(10, s, {"rare": 0.9}, 60, n_tasks=100)],
+                      ignore_index=True)  # fmt: skip
+    with pytest.warns(ratings.JudgeWarning, match=r"\['rare'\] have very few decisive"):
+        r = ratings.fit(frame, model="crowd-bt")
+    assert r.judges.loc["rare", "prior_share"] > r.judges.loc["a", "prior_share"]
+
+
+def test_judges_like_coin_flips_leave_the_intervals_open():
+    """All three judges at 0.55 on 2,000 verdicts: the verdicts cannot tell them from coin
+    flips, so no spread of the ratings can be excluded: open intervals and a warning."""
+    frame = draw_board(12, np.linspace(-1.7, 1.7, 30), dict.fromkeys("xyz", 0.55), 2000,
+                       n_tasks=100, tie_rate=0.1)  # fmt: skip
+    with pytest.warns(ratings.JudgeWarning, match="left open"):
+        r = ratings.fit(frame, model="crowd-bt", anchor="m15")
+    assert r.crowd.open_intervals and np.isinf(r.se.drop("m15")).all()
+    assert np.isinf(r.diff("m00", "m29")["se"])
+    from ratings.combine import combine
+
+    assert np.isinf(combine({"s": r}).se.drop("m15")).all()
+    # the band plot draws open intervals to the frame's edges and says so
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ratings.plot import plot_ratings
+
+    ax = plot_ratings(r)
+    assert "open intervals run off the frame" in ax.get_xlabel()
+    (bands,) = [c for c in ax.collections if c.get_gid() == "ratings-bands"]
+    lo, hi = ax.get_xlim()
+    ends = np.array([seg[:, 0] for seg in bands.get_segments()])
+    assert np.isfinite(ends).all() and np.isclose(ends.min(), lo) and np.isclose(ends.max(), hi)
+    plt.close(ax.figure)
+
+
+def test_prior_argument_is_checked():
+    assert check_prior("default") == DEFAULT_PRIOR and check_prior(None) is None
+    assert check_prior((2, 3, 1.0)) == CrowdPrior(2.0, 3.0, 1.0)
+    for bad in ("flat", (1, -1, 2), (1, 1, 0), ("a", 1, 1)):
+        with pytest.raises(ValueError, match="`prior`"):
+            check_prior(bad)
+
+
+def test_cli_prior_flag(tmp_path, capsys):
+    frame = draw_board(13, np.linspace(-1.5, 1.5, 8), ETAS, 3000, n_tasks=60)
+    path = tmp_path / "log.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "r.csv"
+    assert main(["fit", str(path), "--model", "crowd-bt", "--prior", "2,2,3", "--anchor",
+                 "m00=1000", "--out", str(out)]) == 0  # fmt: skip
+    table = pd.read_csv(out).set_index("model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        want = ratings.fit(frame, model="crowd-bt", prior=(2, 2, 3), anchor="m00=1000")
+    np.testing.assert_allclose(table.loc[want.models, "elo"], want.elo, atol=1e-8)
+    assert main(["fit", str(path), "--model", "crowd-bt", "--prior", "wide"]) == 2
+    assert "`--prior` must be 'default', 'none' or 'AGREE,FLIP,SD'" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------------
+# Render forfeits per model
+# ----------------------------------------------------------------------------------------------
+
+
+def test_forfeits_column_counts_each_models_forfeits(tmp_path):
+    frame = draw_board(14, np.linspace(-1.5, 1.5, 6), ETAS, 3000, n_tasks=60)
+    rng = np.random.default_rng(0)
+    frame["failed_a"] = rng.random(len(frame)) < 0.05
+    frame["failed_b"] = rng.random(len(frame)) < 0.05
+    r = ratings.fit(frame, model="crowd-bt")
+    table = r.to_frame().set_index("model")
+    lost = frame["failed_a"] | frame["failed_b"]
+    want = (frame.loc[lost, "model_a"].value_counts()
+            .add(frame.loc[lost, "model_b"].value_counts(), fill_value=0))  # fmt: skip
+    np.testing.assert_array_equal(table.loc[want.index, "forfeits"], want.astype(int))
+    assert r.judges.loc["deterministic", "n"] == lost.sum()
+    out = tmp_path / "r.csv"
+    path = tmp_path / "log.csv"
+    frame.to_csv(path, index=False)
+    assert main(["fit", str(path), "--model", "crowd-bt", "--out", str(out)]) == 0
+    assert pd.read_csv(out).set_index("model")["forfeits"].sum() == 2 * lost.sum()
