@@ -50,7 +50,7 @@ FLAGS: dict[str, str] = {
     "top": "--top", "highlight": "--highlight", "n": "--n", "min_matches": "--min-matches",
     "phase": "--phase", "judges": "--judges", "submissions": "--submissions",
     "task_judges": "--task-judges", "objective": "--objective", "max_share": "--max-share",
-    "forfeits": "--forfeits", "scopes": "--scopes",
+    "forfeits": "--forfeits", "scopes": "--scopes", "adjust": "--adjust", "families": "--families",
 }  # fmt: skip
 #: Settings whose flag differs from ``FLAG VALUE`` (a switch, or a flag with a file).
 _SETTINGS: dict[tuple[str, object], str] = {
