@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from ratings.data import Comparisons
 from ratings.engine import resolve as resolve_engine
-from ratings.errors import NonIdentifiableError
+from ratings.errors import NonIdentifiableError, option
 from ratings.graph import check_identifiable
 from ratings.judge_effects import (
     EffectPlan,
@@ -57,7 +57,7 @@ def parse_adjust(adjust: str | Iterable[str] | None) -> tuple[str, ...]:
     items = [a.strip() for a in items if a.strip()]
     bad = [a for a in items if a not in ADJUSTMENTS]
     if bad:
-        raise ValueError(f"`adjust` must name judge effects among {list(ADJUSTMENTS)} "
+        raise ValueError(f"{option('adjust')} must name judge effects among {list(ADJUSTMENTS)} "
                          f"(comma-separated); got {bad!r}.")  # fmt: skip
     return tuple(a for a in ADJUSTMENTS if a in items)
 
@@ -65,16 +65,18 @@ def parse_adjust(adjust: str | Iterable[str] | None) -> tuple[str, ...]:
 def check_adjust_options(adjust: tuple[str, ...], families, *, ci: str, penalty: float) -> None:
     """Raise for options :func:`fit_adjusted` does not take (before any data is read)."""
     if ci not in ("sandwich", "sandwich-z", "model"):
-        raise ValueError(f"`ci` must be 'sandwich', 'sandwich-z' or 'model' with `adjust`; got "
-                         f"{ci!r} (the bootstrap is not available for adjusted fits).")  # fmt: skip
+        raise ValueError(f"{option('ci')} must be 'sandwich', 'sandwich-z' or 'model' with "
+                         f"{option('adjust')}; got {ci!r} (the bootstrap is not available for "
+                         "adjusted fits).")  # fmt: skip
     if penalty:
-        raise ValueError("`penalty` is not available with `adjust`.")
+        raise ValueError(f"{option('penalty')} is not available with {option('adjust')}.")
     if "self-preference" in adjust and families is None:
-        raise ValueError(_NEEDS_FAMILIES)
+        raise ValueError(_needs_families())
 
 
-_NEEDS_FAMILIES = ("Adjusting for self-preference needs the judges' and models' families: pass "
-                   "`families=` (CLI `--families FILE`, a CSV with name,family).")  # fmt: skip
+def _needs_families() -> str:
+    return ("Adjusting for self-preference needs the judges' and models' families: pass "
+            f"{option('families')} (a CSV with name,family).")
 
 
 def fit_adjusted(
@@ -115,7 +117,7 @@ def fit_adjusted(
         )
     fams = read_families(families)
     if "self-preference" in adjust and not fams:
-        raise ValueError(_NEEDS_FAMILIES)
+        raise ValueError(_needs_families())
     check_families_cover(fams, [*data.models, *data.judges])
     engine = resolve_engine(engine, data.n_verdicts)
     slots = slot_counts(frame, data, engine)

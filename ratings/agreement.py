@@ -31,6 +31,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings._tdist import critical_value
+from ratings.errors import option
 from ratings.schema import DETERMINISTIC_JUDGE
 from ratings.slots import SlotCounts
 
@@ -66,7 +67,7 @@ def judge_agreement(slots: SlotCounts, *, level: float = 0.95, n_boot: int = 100
     judge-free ``deterministic`` judge is left out. Intervals need two tasks or more (else NaN).
     """
     if int(n_boot) != n_boot or n_boot < 2:
-        raise ValueError(f"`n_boot` must be an integer >= 2; got {n_boot!r}.")
+        raise ValueError(f"{option('n_boot')} must be an integer >= 2; got {n_boot!r}.")
     cluster, judge, i, j, wi, wj, tt = _canonical(slots)
     n = wi + wj + tt
     keep = np.asarray(slots.judges != DETERMINISTIC_JUDGE)[judge] & (n > 0)

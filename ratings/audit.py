@@ -32,7 +32,8 @@ import numpy as np
 import pandas as pd
 
 from ratings.agreement import board_agreement, judge_agreement, self_judged
-from ratings.result import Ratings
+from ratings.errors import option
+from ratings.result import Ratings, check_level
 
 __all__ = ["Audit", "AuditWarning", "audit"]
 
@@ -197,9 +198,8 @@ def audit(
     from ratings.slots import check_families_cover, read_families, slot_counts
 
     if model not in ("bt", "crowd-bt"):
-        raise ValueError(f"`model` must be 'bt' or 'crowd-bt'; got {model!r}.")
-    if not (isinstance(level, int | float) and 0.0 < float(level) < 1.0):
-        raise ValueError(f"`level` must be a float strictly between 0 and 1; got {level!r}.")
+        raise ValueError(f"{option('model')} must be 'bt' or 'crowd-bt'; got {model!r}.")
+    check_level(level)
     fams = read_families(families)
     loaded = load_log(verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
                       winner_map=winner_map, engine=engine)  # fmt: skip
@@ -235,8 +235,8 @@ def audit(
     table["flag"] = [_flag(row) for row in table.to_dict("records")]
     notes = tuple(f"Judge {j!r} is also a rated model and judged {n} verdict(s) of matches it "
                   "played in: " + ("its self-preference towards its family is in its row."
-                                   if j in fams else "give it a family (`families`, CLI "
-                                   "`--families`) to estimate its self-preference.")
+                                   if j in fams else f"give it a family ({option('families')}) "
+                                   "to estimate its self-preference.")
                   for j, n in mine.items())  # fmt: skip
     for note in notes:
         warnings.warn(note, AuditWarning, stacklevel=2)

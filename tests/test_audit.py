@@ -179,7 +179,7 @@ def test_cli_fit_adjust_and_by_scope(log, tmp_path, capsys):
     assert main(["combine", str(path), "--model", "bt", "--adjust", "position",
                  "--out", str(tmp_path / "board.csv")]) == 0  # fmt: skip
     assert main(["fit", str(path), "--scope", "s1", "--adjust", "self-preference"]) == 2
-    assert "--families FILE" in capsys.readouterr().err
+    assert "`--families`" in capsys.readouterr().err
 
 
 def test_simulator_plants_position_bias_and_self_preference():

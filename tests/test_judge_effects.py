@@ -246,7 +246,7 @@ def test_judge_always_choosing_slot_a_has_no_finite_position_bias():
     [
         ({"adjust": "position", "ci": "bootstrap"}, ValueError, "bootstrap is not available"),
         ({"adjust": "position", "penalty": 1.0}, ValueError, "`penalty` is not available"),
-        ({"adjust": "self-preference"}, ValueError, "pass `families=`"),
+        ({"adjust": "self-preference"}, ValueError, "pass `families`"),
         ({"adjust": "position,order"}, ValueError, r"got \['order'\]"),
         ({"adjust": "self-preference", "families": {"x": "y"}}, ratings.InvalidVerdictsError,
          "names none of the models"),

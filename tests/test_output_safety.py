@@ -3,6 +3,7 @@ cells escaped for spreadsheets; a killed writer leaves the old file and no tempo
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -296,3 +297,14 @@ def test_rejected_rows_and_verdicts_read_back_escaped_names(tmp_path):
     path.write_text("model_a,model_b,winner\n'@x,y,A\ny,'@x,A\n")
     log = read_verdicts(path)
     assert set(log.verdicts["model_a"]) == {"@x", "y"}
+
+
+def test_a_system_that_will_not_link_the_unnamed_file_gets_a_copy(tmp_path, monkeypatch):
+    def refuse(fd, target):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(writers, "_link_and_replace", refuse)
+    target = tmp_path / "out.csv"
+    target.write_text("old\n")
+    write_atomic(pd.DataFrame({"a": [1, 2]}), target)
+    assert files(tmp_path) == {"out.csv": b"a\n1\n2\n"}

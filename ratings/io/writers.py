@@ -20,6 +20,7 @@ import contextlib
 import csv
 import errno
 import os
+import shutil
 import stat
 import tempfile
 import uuid
@@ -224,7 +225,16 @@ def _temporary(target: Path, suffix: str, mode: int) -> Iterator[str]:
         yield f"/proc/self/fd/{fd}"
         os.fsync(fd)  # on disk before the rename makes it visible
         os.fchmod(fd, mode)
-        _link_and_replace(fd, target)
+        try:
+            _link_and_replace(fd, target)
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EACCES, errno.ENOENT,
+                                 errno.EOPNOTSUPP):  # fmt: skip
+                raise
+            # The system would not name the file (e.g. protected links): copy it instead.
+            with _named(target, suffix, mode) as tmp, open(f"/proc/self/fd/{fd}", "rb") as src, \
+                    open(tmp, "wb") as dst:  # fmt: skip
+                shutil.copyfileobj(src, dst)
     finally:
         os.close(fd)
     _sync_directory(target.parent)
