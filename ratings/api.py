@@ -10,6 +10,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from ratings._threads import BLAS_THREADS_FROM, blas_threads
 from ratings.bt import fit_bt
 from ratings.crowd import crowd_covariance_and_influence, fit_crowd_bt, judge_table
 from ratings.data import Comparisons, aggregate, from_counts, is_counts_frame
@@ -22,6 +23,7 @@ from ratings.errors import (
     close_matches,
 )
 from ratings.graph import check_identifiable
+from ratings.inference import bt_inference, crowd_inference
 from ratings.io import VerdictLog, peek_columns, read_counts, read_verdicts
 from ratings.judges import JudgeQuality, resolve_judge_quality
 from ratings.result import Ratings
@@ -124,35 +126,6 @@ def load_comparisons(
     if cluster == "auto":
         cluster = "task_id" if "task_id" in frame.columns else None
     return aggregate(frame, cluster=cluster, engine=engine), len(log.rejected), scope
-
-
-_BLAS = None
-#: Models from which the fit's dense algebra (Cholesky, inverse, sandwich products on M x M
-#: matrices) runs on several BLAS threads: measured on 2 cores, a 999 x 999 Cholesky 10.9 ->
-#: 7.3 ms and a 1000 x 999 product 38 -> 19 ms, while at 300 models threads gain nothing.
-BLAS_THREADS_FROM = 500
-
-
-def _blas_threads(n_models: int):
-    """Limit BLAS threads for the fit's dense matrices: one below :data:`BLAS_THREADS_FROM`
-    models, from there on up to four (within any limit already set, e.g. by
-    ``threadpoolctl.threadpool_limits`` or ``OPENBLAS_NUM_THREADS``).
-
-    Multi-threaded OpenBLAS on (M x M) Hessians of a few hundred models costs far more in thread
-    hand-offs than it saves, and stalls badly when other processes share the cores (measured:
-    0.4 ms vs 190 ms per Cholesky of a 199 x 199 matrix).
-    """
-    global _BLAS
-    if _BLAS is None:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS = ThreadpoolController()
-    blas = _BLAS.select(user_api="blas")
-    threads = 1
-    if n_models >= BLAS_THREADS_FROM:  # never more than the caller's own limit allows
-        allowed = min((lib["num_threads"] for lib in blas.info()), default=1)
-        threads = max(1, min(allowed, 4))
-    return blas.limit(limits=threads)
 
 
 def fit(
@@ -293,22 +266,29 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, anchor, anchor_ratin
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
                          f"{close_matches(anchor, data.models)}")  # fmt: skip
-    with _blas_threads(data.n_models):
+    with blas_threads(data.n_models):
         engine = resolve_engine(engine, data.n_verdicts)  # one engine for every later stage
         rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts
         if penalty == 0.0:
             check_identifiable(rows)
         ref = 0 if anchor is None else int(data.models.get_loc(anchor))
         clustered = data.clusters is not None
-        df = float(data.n_clusters - 1) if (clustered and ci == "sandwich") else None
+        df = None  # clustered ci="sandwich": CR2, degrees of freedom per contrast (inference)
         opts = {"ref": ref, "ci": ci, "clustered": clustered, "engine": engine, "tol": tol,
                 "max_iter": max_iter, "n_boot": n_boot, "seed": seed, "rows": rows}  # fmt: skip
         if model == "bt":
             est = _estimate_bt(data, penalty=penalty, **opts)
+            if penalty:  # ratings the penalty alone makes finite: open intervals
+                from ratings.separation import flag_unbounded, warn_unbounded
+
+                est["unbounded"] = flag_unbounded(rows, est["theta"],
+                                                  None if anchor is None else ref, level)
+                if est["unbounded"] is not None:
+                    warn_unbounded(est["unbounded"], stacklevel=4)
         else:
             fixed = resolve_judge_quality(judge_quality, data.judges, scope=scope,
                                           fit_new_judges=fit_new_judges)  # fmt: skip
-            est = _estimate_crowd(data, fixed_eta=fixed, level=level, df=df, **opts)
+            est = _estimate_crowd(data, fixed_eta=fixed, level=level, **opts)
         out = Ratings(
             models=data.models, strength=est["theta"], cov=est["cov"],
             counts=rows.model_counts().copy(),
@@ -318,6 +298,7 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, anchor, anchor_ratin
             penalty=penalty, scope=scope, draws=est["draws"], judges=est["judges"],
             n_rejected=n_rejected, influence=est["influence"], df=df,
             influence_clusters=data.clusters if clustered else None,
+            inference=est["inference"], unbounded=est.get("unbounded"),
         )  # fmt: skip
         return out.reanchor(anchor, rating0)
 
@@ -341,8 +322,11 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol,
     k = kernels(engine, data.n_verdicts)
     res = fit_bt(rows, ref=ref, penalty=penalty, tol=tol, max_iter=max_iter, engine=engine)
     bread = inverse_free(res.hessian, np.delete(np.arange(data.n_models), ref))
-    influence = None
-    if clustered:  # the influences serve the joint combination of scopes whatever `ci` is
+    influence = inference = None
+    if clustered and ci == "sandwich":  # CR2 with degrees of freedom per contrast
+        inference = bt_inference(res.theta, data, ref=ref, penalty=penalty, k=k)
+        cov, influence = inference.covariance(), inference.influence()
+    elif clustered:  # the influences serve the joint combination of scopes whatever `ci` is
         def row_scores(rows: Comparisons, wi, wj, tt):
             return k.bt_scores(res.theta, rows.ii, rows.jj, wi, wj, tt), None
 
@@ -360,17 +344,22 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol,
     draws = _bootstrap(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed)
     return {"theta": res.theta, "cov": cov, "nll": res.nll, "converged": res.converged,
             "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws, "judges": None,
-            "influence": influence}
+            "influence": influence, "inference": inference}
 
 
-def _estimate_crowd(data: Comparisons, *, ref, fixed_eta, level, df, ci, clustered, engine,
+def _estimate_crowd(data: Comparisons, *, ref, fixed_eta, level, ci, clustered, engine,
                     tol, max_iter, n_boot, seed, rows) -> dict:  # fmt: skip
     res = fit_crowd_bt(rows, ref=ref, fixed_eta=fixed_eta, tol=tol, max_iter=max(max_iter, 200),
                        engine=engine)  # fmt: skip
-    full, influence = crowd_covariance_and_influence(
-        res, data, ci="model" if ci == "model" else "sandwich", clustered=clustered,
-        engine=engine)  # fmt: skip
-    m = data.n_models
+    m, inference, df = data.n_models, None, None
+    if clustered and ci == "sandwich":  # CR2 with degrees of freedom per contrast
+        inference = crowd_inference(res, data, k=kernels(engine, data.n_verdicts))
+        full, influence = inference.covariance(), inference.influence()
+        df = inference.df(np.eye(inference.n_params)[m:])  # each judge's eta
+    else:
+        full, influence = crowd_covariance_and_influence(
+            res, data, ci="model" if ci == "model" else "sandwich", clustered=clustered,
+            engine=engine)  # fmt: skip
     influence = None if influence is None else influence[:, :m]
 
     def refit(sample: Comparisons):
@@ -382,4 +371,5 @@ def _estimate_crowd(data: Comparisons, *, ref, fixed_eta, level, df, ci, cluster
         draws = _bootstrap(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed)
     return {"theta": res.theta, "cov": full[:m, :m], "nll": res.nll, "converged": res.converged,
             "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws,
-            "judges": judge_table(res, full, data, level, df), "influence": influence}  # fmt: skip
+            "judges": judge_table(res, full, data, level, df), "influence": influence,
+            "inference": inference}  # fmt: skip

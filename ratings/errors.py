@@ -17,6 +17,7 @@ __all__ = [
     "ConvergenceWarning",
     "InvalidVerdictsError",
     "NonIdentifiableError",
+    "PenaltyOnlyWarning",
     "close_matches",
     "format_names",
     "format_rows",
@@ -68,6 +69,11 @@ class NonIdentifiableError(ValueError):
 
 class ConvergenceWarning(RuntimeWarning):
     """The optimiser stopped before reaching its tolerance; the result is returned regardless."""
+
+
+class PenaltyOnlyWarning(RuntimeWarning):
+    """A penalised fit rates models whose rating exists only because of the penalty; their
+    intervals are open and they have no rank interval (see :mod:`ratings.separation`)."""
 
 
 def format_rows(rows: np.ndarray | list[int], limit: int = 5) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -111,8 +112,12 @@ def test_never_lost_exit_2(tmp_path, capsys):
 def test_penalty_makes_never_lost_finite(tmp_path, capsys):
     path = tmp_path / "v.csv"
     path.write_text("model_a,model_b,winner\nx,y,A\ny,z,A\nz,y,A\nx,z,A\n")
-    assert main(["fit", str(path), "--penalty", "0.5", "--no-cluster"]) == 0
-    assert "ridge penalty 0.5" in capsys.readouterr().out
+    with pytest.warns(RuntimeWarning, match=r"only because of the penalty \(\['x'\]"):
+        assert main(["fit", str(path), "--penalty", "0.5", "--no-cluster"]) == 0
+    out = capsys.readouterr().out
+    assert "ridge penalty 0.5" in out
+    assert "Not estimable without the penalty (open intervals, no rank interval): x" in out
+    assert re.search(r"\n\s*x\s+[\d.]+\s+inf\s+[\d.]+\s+inf\s+1\s+<NA>\s+<NA>", out), out
 
 
 def test_several_scopes_need_scope(tmp_path, capsys):

@@ -237,7 +237,7 @@ def test_numpy_engine_matches_numba(board):
 
 @pytest.mark.parametrize(
     ("ci", "cluster", "kind"),
-    [("model", None, "model"), ("sandwich", None, "hc0"), ("sandwich", "task_id", "cluster")],
+    [("model", None, "model"), ("sandwich", None, "hc0"), ("sandwich-z", "task_id", "cluster")],
 )
 def test_covariances_match_reference(board, reference, ci, cluster, kind):
     ref, _, covs = reference
@@ -248,9 +248,10 @@ def test_covariances_match_reference(board, reference, ci, cluster, kind):
     np.testing.assert_array_equal(r.cov[0], 0.0)
     se = r.judges.loc[ref.judges, "se"].to_numpy()
     np.testing.assert_allclose(se**2, np.diag(want)[m - 1 :], rtol=1e-5)
-    # clustered sandwich: Student t with G - 1 degrees of freedom; otherwise normal
-    z95 = stats.t.ppf(0.975, r.n_clusters - 1) if kind == "cluster" else stats.norm.ppf(0.975)
-    assert r.df == (r.n_clusters - 1 if kind == "cluster" else None)
+    # the textbook (CR1) cluster sandwich and HC0 use the normal quantile (the default CR2
+    # is checked in test_inference.py)
+    z95 = stats.norm.ppf(0.975)
+    assert r.df is None and r.inference is None
     eta = r.judges.loc[ref.judges, "eta"].to_numpy()
     np.testing.assert_allclose(r.judges.loc[ref.judges, "lower"], np.clip(eta - z95 * se, 0.5, 1))
     np.testing.assert_allclose(r.judges.loc[ref.judges, "upper"], np.clip(eta + z95 * se, 0.5, 1))
