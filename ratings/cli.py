@@ -99,6 +99,9 @@ def _parser() -> argparse.ArgumentParser:
                         "ones, unless --model is given) into one table with a scope column")
     p.add_argument("--judges-out", metavar="FILE",
                    help="crowd-bt: write the judges table to FILE (.csv or .json)")
+    p.add_argument("--pairs", metavar="FILE",
+                   help="write every pair's Elo difference, interval, win probability and "
+                        "multiplicity-adjusted p-value to FILE (.csv or .json)")
     p.add_argument("--rejected", metavar="FILE",
                    help="fit on the readable rows and write the rejected ones (with row numbers "
                         "and reasons) to FILE; without it, any bad row is an error")  # fmt: skip
@@ -125,7 +128,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--drop-missing", action="store_true",
                    help="leave models missing from some scope out of the headline")
     c.add_argument("--out", metavar="FILE", help="write the table (all scopes + combined)")
-    c.set_defaults(func=_cmd_combine, by=None, judges_out=None, rejected=None)
+    c.set_defaults(func=_cmd_combine, by=None, judges_out=None, rejected=None, pairs=None)
 
     rb = sub.add_parser("rubric", help="turn rubric checks into synthetic matches (scope rubric)")
     rb.add_argument("rubric", help="rubric results: task_id, model, check_id, passed")
@@ -239,9 +242,13 @@ def _inputs(args: argparse.Namespace) -> list[str]:
 def _cmd_fit(args: argparse.Namespace) -> int:
     import ratings
 
-    _check_outputs(_inputs(args), [args.out, args.rejected, args.judges_out])
+    _check_outputs(_inputs(args), [args.out, args.rejected, args.judges_out, args.pairs])
     if args.judges_out and args.model != "crowd-bt":
         raise ValueError("`--judges-out` needs `--model crowd-bt`.")
+    if args.pairs and args.by == "scope":
+        raise ValueError("`--pairs` is for one scope; pass `--scope` instead of `--by scope`.")
+    if args.pairs and Path(args.pairs).suffix.lower() not in (".csv", ".json"):
+        raise ValueError(f"`--pairs` must end in .csv or .json; got {args.pairs!r}.")
     from ratings.api import is_counts_source
 
     counts = is_counts_source(args.verdicts)  # pre-aggregated wins_a / wins_b / ties
@@ -265,8 +272,23 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         print(r.summary())
     if args.judges_out:
         _write_judges(r.judges, args.judges_out, _inputs(args))
+    if args.pairs:
+        _write_records(r.pairwise(), args.pairs, _inputs(args))
+        print(f"wrote {len(r.models) * (len(r.models) - 1) // 2} pairs to {args.pairs}",
+              file=sys.stderr)  # fmt: skip
     _report_judges(r.judges)
     return 0
+
+
+def _write_records(table, out: str, inputs: Sequence[str]) -> None:
+    """A table as CSV, or as JSON records, by the suffix of ``out``."""
+    from ratings.io import write_atomic
+
+    if Path(out).suffix.lower() == ".csv":
+        write_atomic(table, out, inputs=inputs)
+    else:
+        write_atomic(table.to_json(orient="records", indent=2, double_precision=15) + "\n", out,
+                     inputs=inputs)  # fmt: skip
 
 
 def _per_scope(args: argparse.Namespace, log) -> dict:
@@ -339,14 +361,9 @@ def _cmd_combine(args: argparse.Namespace) -> int:
 
 
 def _write_judges(judges, out: str, inputs: Sequence[str]) -> None:
-    from ratings.io import write_atomic
-
-    suffix = Path(out).suffix.lower()
-    if suffix not in (".csv", ".json"):
+    if Path(out).suffix.lower() not in (".csv", ".json"):
         raise ValueError(f"`--judges-out` must end in .csv or .json; got {out!r}.")
-    table = judges.reset_index()
-    text = table.to_json(orient="records", indent=2, double_precision=15) + "\n"
-    write_atomic(table if suffix == ".csv" else text, out, inputs=inputs)
+    _write_records(judges.reset_index(), out, inputs)
 
 
 def _report_judges(judges) -> None:

@@ -174,3 +174,29 @@ def test_by_scope_and_combine_tables(tmp_path):
     parts = table.pivot(index="model", columns="scope", values="elo")
     np.testing.assert_allclose(head["elo"], parts.mean(axis=1).reindex(head.index))
     assert head["se_independent"].notna().all()
+
+
+def test_rank_intervals_in_tables_and_pairs_file(log_csv, tmp_path, capsys):
+    out, pairs = tmp_path / "r.csv", tmp_path / "pairs.csv"
+    assert main(["fit", str(log_csv), "--anchor", "m0=1000", "--out", str(out),
+                 "--pairs", str(pairs)]) == 0  # fmt: skip
+    assert "wrote 10 pairs" in capsys.readouterr().err
+    table = pd.read_csv(out)
+    assert {"rank_lower", "rank_upper", "df"} <= set(table.columns)
+    assert (table["rank_lower"] <= table["rank"]).all()
+    assert (table["rank"] <= table["rank_upper"]).all()
+    got = pd.read_csv(pairs)
+    assert list(got.columns[:4]) == ["model_a", "model_b", "elo_diff", "se"]
+    assert {"p_win", "p_adjusted", "df"} <= set(got.columns) and len(got) == 10
+    assert (got["p_adjusted"] >= got["p_value"] - 1e-12).all()
+    as_json = tmp_path / "pairs.json"
+    assert main(["fit", str(log_csv), "--pairs", str(as_json)]) == 0
+    assert len(json.loads(as_json.read_text())) == 10
+    # printed: the rank columns and who is statistically tied with the leader
+    assert main(["fit", str(log_csv), "--anchor", "m0=1000"]) == 0
+    text = capsys.readouterr().out
+    assert "rank_lower  rank_upper" in text and "statistically tied with the leader: m3" in text
+    assert main(["fit", str(log_csv), "--pairs", str(tmp_path / "p.txt")]) == 2
+    assert "`--pairs` must end in .csv or .json" in capsys.readouterr().err
+    assert main(["fit", str(log_csv), "--pairs", str(log_csv)]) == 2
+    assert "it is an input file" in capsys.readouterr().err
