@@ -122,7 +122,8 @@ class WorkingRows:
         return out
 
     def information(self) -> NDArray[np.float64]:
-        """Fisher information sum_r x_r x_r^T, (n_params x n_params)."""
+        """Fisher information sum_r x_r x_r^T, (n_params x n_params). The squares and products
+        of ``a`` and ``b`` add up over clusters, so the rows summed over clusters give it too."""
         from ratings._kernels_ref import crowd_assemble, laplacian
 
         if not self.b.size:
@@ -131,29 +132,37 @@ class WorkingRows:
         return crowd_assemble(self.n_models, nj, self.ii, self.jj, self.kk, self.a * self.a,
                               self.a * self.b, self.b * self.b)  # fmt: skip
 
+    def _kernels(self):
+        """The compiled kernels for large row sets, their NumPy twins below (see
+        :mod:`ratings.engine`)."""
+        from ratings.engine import resolve
+
+        if resolve("auto", self.ii.size) == "numba":
+            from ratings import _kernels_inference
+
+            return _kernels_inference
+        from ratings import _kernels_inference_ref
+
+        return _kernels_inference_ref
+
     def times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """``H_g v_g`` for every cluster g at once: ``v`` and the result are (G x n_params)."""
-        g, q = v.shape
-        flat = v.ravel()
-        at = self.cluster * q
-        x = self.a * (flat[at + self.ii] - flat[at + self.jj])
-        if self.b.size:
-            x += self.b * flat[at + self.n_models + self.kk]
-        cells = g * q
-        out = np.bincount(at + self.ii, self.a * x, cells)
-        out -= np.bincount(at + self.jj, self.a * x, cells)
-        if self.b.size:
-            out += np.bincount(at + self.n_models + self.kk, self.b * x, cells)
-        return out.reshape(g, q)
+        return self._kernels().cluster_times(self.ii, self.jj, self.kk, self.cluster, self.a,
+                                             self.b, self.n_models,
+                                             np.ascontiguousarray(v))  # fmt: skip
 
     def quadratic(self, n: NDArray[np.float64]) -> NDArray[np.float64]:
         """``n_c^T H_g n_c`` for every cluster g and column c of ``n`` (n_params x C) -> (G x C)."""
+        k = self._kernels()
         out = np.zeros((self.n_clusters, n.shape[1]))
-        step = max(1, int(4e6 // max(n.shape[1], 1)))
+        step = max(1, int(4e6 // max(n.shape[1], 1)))  # rows per pass (the twin's memory)
+        n = np.ascontiguousarray(n)
         for lo in range(0, self.ii.size, step):
             sl = slice(lo, lo + step)
-            x = self.design(n, sl)
-            np.add.at(out, self.cluster[sl], x * x)
+            out += k.cluster_quadratic(self.n_clusters, self.ii[sl], self.jj[sl], self.kk[sl],
+                                       self.cluster[sl], self.a[sl],
+                                       self.b[sl] if self.b.size else self.b, self.n_models,
+                                       n)  # fmt: skip
         return out
 
 
@@ -327,19 +336,31 @@ class ClusterInference:
         pairs[np.arange(jj.size), jj] = 1.0
         pairs[np.arange(jj.size), kk] = -1.0
         g, p = self.n_clusters, self.chol.shape[0]
-        if self.exact and jj.size * g * p * min(g, p) <= EXACT_BUDGET:
-            vals = self.df(pairs)
-        else:
-            if self.exact:
-                omega = np.vstack([self.omega(pairs[lo:lo + 4096])
-                                   for lo in range(0, jj.size, 4096)])  # fmt: skip
-            else:
-                centred = self.omega(reference_contrasts(m, None))
-                omega = centred[jj] + centred[kk]
-            vals = satterthwaite(omega, None, None)
-            vals[self.undefined(pairs)] = np.nan
         out = np.full((m, m), np.nan)
-        out[jj, kk] = out[kk, jj] = vals
+        if self.exact and jj.size * g * p * min(g, p) <= EXACT_BUDGET:
+            out[jj, kk] = out[kk, jj] = self.df(pairs)
+            return out
+        if self.exact:
+            out[jj, kk] = out[kk, jj] = satterthwaite(self._pair_omega(jj, kk), None, None)
+        else:
+            out = _summed_pairs_df(self.omega(reference_contrasts(m, None)))
+            np.fill_diagonal(out, np.nan)
+        und = self.undefined(pairs)
+        out[jj[und], kk[und]] = out[kk[und], jj[und]] = np.nan
+        return out
+
+    def _pair_omega(self, jj: NDArray[np.int64], kk: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Exact omega (pairs x G) of every s_j - s_k, from each cluster's (M x M) matrix of
+        the models' unit contrasts."""
+        lf = np.zeros((self.n_models, self.chol.shape[0]))
+        model_free = self.free[self.free < self.n_models]
+        lf[model_free] = self.chol[: model_free.size]  # L^T e_m for each model (0: reference)
+        out = np.empty((jj.size, self.n_clusters))
+        for k, (q, lam) in enumerate(zip(self.eig_q, self.eig_lam, strict=True)):
+            x = (lf @ q) * np.sqrt(lam)
+            kg = x @ x.T
+            d = np.diag(kg)
+            out[:, k] = d[jj] + d[kk] - 2.0 * kg[jj, kk]
         return out
 
     def _chunk(self) -> int:
@@ -443,6 +464,27 @@ class StackedInference:
         return out
 
 
+#: A model whose largest cluster share of omega exceeds this gets the full one-direction
+#: formula in :func:`_summed_pairs_df`; below it the leverage terms change df by under 2%.
+CONCENTRATED = 0.02
+
+
+def _summed_pairs_df(u: NDArray[np.float64]) -> NDArray[np.float64]:
+    """One-direction df of every pair (j, k) with omega_jk = u_j + u_k (``u``: M x G).
+
+    sum_g pi_g^2 for all pairs comes from one Gram matrix of ``u``; models with a
+    concentrated share (see :data:`CONCENTRATED`) get the full formula for their pairs.
+    """
+    tr = u.sum(axis=1)
+    sq = (u * u).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (tr[:, None] + tr[None, :]) ** 2 / (sq[:, None] + sq[None, :] + 2.0 * (u @ u.T))
+        share = (u / tr[:, None]).max(axis=1)
+    for j in np.flatnonzero(~(share <= CONCENTRATED)):
+        out[j] = out[:, j] = satterthwaite(u[j] + u, None, None)
+    return out
+
+
 def satterthwaite(omega: NDArray[np.float64], d: NDArray[np.float64] | None,
                   y: NDArray[np.float64] | None) -> NDArray[np.float64]:  # fmt: skip
     """Degrees of freedom (tr Omega)^2 / ||Omega||_F^2 per contrast (rows).
@@ -469,7 +511,7 @@ def satterthwaite(omega: NDArray[np.float64], d: NDArray[np.float64] | None,
 
 def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArray[np.int64],
                       *, penalty: NDArray[np.float64] | None = None,
-                      clusters: pd.Index | None = None,
+                      clusters: pd.Index | None = None, info: NDArray[np.float64] | None = None,
                       exact: bool | None = None) -> ClusterInference:  # fmt: skip
     """CR2 pieces of a clustered fit.
 
@@ -483,13 +525,15 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
         Coordinates with a covariance.
     penalty : ndarray, optional
         Hessian of a penalty (n_params x n_params) added to the information in the bread.
+    info : ndarray, optional
+        The Fisher information, if known (default: from ``rows``).
     exact : bool, optional
         Force the exact path (True) or the large-board one (False); default by cost
         (:data:`EXACT_BUDGET`).
     """
     from ratings.optim import block, inverse_pd
 
-    info = rows.information()
+    info = rows.information() if info is None else info
     if penalty is not None:
         info = info + penalty
     bread = inverse_pd(block(info, free))  # raises LinAlgError unless positive definite
@@ -558,8 +602,9 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float =
     _check_clusters(data)
     score = data.cluster_score_matrix(m, row_scores, k)
     pen = penalty * (np.eye(m) - 1.0 / m) if penalty else None
+    info = bt_rows(theta, data.collapsed()).information()  # summed over clusters: fewer rows
     return cluster_inference(bt_rows(theta, data), score, np.delete(np.arange(m), ref),
-                             penalty=pen, clusters=data.clusters)  # fmt: skip
+                             penalty=pen, clusters=data.clusters, info=info)  # fmt: skip
 
 
 def crowd_inference(fit, data, *, k) -> ClusterInference:
@@ -574,9 +619,11 @@ def crowd_inference(fit, data, *, k) -> ClusterInference:
 
     _check_clusters(data)
     score = data.cluster_score_matrix(m + nj, row_scores, k)
-    rows = crowd_rows(fit.theta, fit.eta, fit.estimated & ~fit.boundary, data)
+    free_eta = fit.estimated & ~fit.boundary
+    rows = crowd_rows(fit.theta, fit.eta, free_eta, data)
+    info = crowd_rows(fit.theta, fit.eta, free_eta, data.collapsed()).information()
     try:
-        return cluster_inference(rows, score, fit.free, clusters=data.clusters)
+        return cluster_inference(rows, score, fit.free, clusters=data.clusters, info=info)
     except np.linalg.LinAlgError:
         from ratings.errors import NonIdentifiableError
 

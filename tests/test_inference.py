@@ -264,3 +264,31 @@ def test_elo_scale_of_standard_errors(bt_case):
     _, r, ref = bt_case
     np.testing.assert_allclose(r.se.to_numpy()[1:], ELO_SCALE * np.sqrt(np.diag(ref.cov())),
                                rtol=1e-6)  # fmt: skip
+
+
+@pytest.mark.parametrize("with_eta", [False, True])
+def test_kernels_match_their_numpy_twins(with_eta):
+    from ratings import _kernels_inference as fast
+    from ratings import _kernels_inference_ref as slow
+
+    rng = np.random.default_rng(11)
+    m, nj, g, r = 7, 3, 5, 60
+    ii = rng.integers(0, m - 1, r)
+    jj = ii + 1 + rng.integers(0, m - 1 - ii)
+    kk = rng.integers(0, nj, r)
+    cluster = np.sort(rng.integers(0, g, r))
+    a = rng.exponential(size=r)
+    b = rng.normal(size=r) if with_eta else np.zeros(0)
+    q = m + (nj if with_eta else 0)
+    v = rng.normal(size=(g, q))
+    n = rng.normal(size=(q, 4))
+    np.testing.assert_allclose(fast.cluster_times(ii, jj, kk, cluster, a, b, m, v),
+                               slow.cluster_times(ii, jj, kk, cluster, a, b, m, v), rtol=1e-12,
+                               atol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(fast.cluster_quadratic(g, ii, jj, kk, cluster, a, b, m, n),
+                               slow.cluster_quadratic(g, ii, jj, kk, cluster, a, b, m, n),
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
+    z = rng.normal(size=(9, m)).astype(np.float32)
+    w = (rng.random((m, m)) * (rng.random((m, m)) < 0.6)).astype(np.float32)
+    w_in = w.T.copy() if with_eta else np.zeros((0, 0), np.float32)
+    np.testing.assert_allclose(fast.pair_max(z, w, w_in), slow.pair_max(z, w, w_in), rtol=1e-6)
