@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+__all__ = ["cluster_quadratic", "cluster_times", "pair_max"]  # each has a twin of the same name
+
 _JIT = {"cache": True, "nogil": True}
 
 

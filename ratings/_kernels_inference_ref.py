@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["cluster_quadratic", "cluster_times", "pair_max"]  # each has a twin of the same name
+
 
 def cluster_times(ii, jj, kk, cluster, a, b, n_models, v):
     g, q = v.shape

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-__all__ = ["CONCURRENT_ROWS", "run", "workers"]
+__all__ = ["BLAS_THREADS_FROM", "CONCURRENT_ROWS", "blas_threads", "run", "workers"]
 
 T = TypeVar("T")
 

@@ -34,7 +34,7 @@ from ratings.errors import PenaltyOnlyWarning
 if TYPE_CHECKING:
     from ratings.result import Ratings
 
-__all__ = ["flag_unbounded", "open_bounds"]
+__all__ = ["flag_unbounded", "open_bounds", "warn_unbounded"]
 
 
 def _components(rows: Comparisons):
