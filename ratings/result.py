@@ -239,8 +239,8 @@ class Ratings:
         Columns: ``model, elo, se, lower, upper, rank, rank_lower, rank_upper, n_matches,
         wins, losses, ties, level, df`` and ``scope`` first when the fit was for one scope.
         ``rank_lower`` and ``rank_upper`` bound every model's rank (1 = best) jointly at the
-        level (:func:`ratings.ranks.rank_intervals`); ``df`` is the degrees of freedom of the t
-        quantile behind each interval (NaN: a normal quantile, or no interval).
+        level (:func:`ratings.inference.ranks.rank_intervals`); ``df`` is the degrees of freedom
+        of the t quantile behind each interval (NaN: a normal quantile, or no interval).
         """
         level = self.level if level is None else check_level(level)
         ci = self.conf_int(level)
@@ -309,13 +309,13 @@ class Ratings:
 
         ``kind="simultaneous"`` (default, the columns of :meth:`to_frame`): all models' ranks
         lie in their intervals jointly with probability >= ``level``; ``"marginal"``: each
-        model's own. See :mod:`ratings.ranks` (Mogstad, Romano, Shaikh & Wilhelm 2024).
+        model's own. See :mod:`ratings.inference.ranks` (Mogstad, Romano, Shaikh & Wilhelm 2024).
         """
         level = self.level if level is None else check_level(level)
         key = (level, kind, seed)
         cache = self.__dict__.setdefault("_rank_cache", {})
         if key not in cache:
-            from ratings.ranks import rank_intervals
+            from ratings.inference.ranks import rank_intervals
 
             with blas_threads(len(self.models)):
                 cache[key] = rank_intervals(self, level, kind=kind, seed=seed)
@@ -330,9 +330,9 @@ class Ratings:
         Columns ``model_a, model_b`` (the better-rated first), ``elo_diff, se, lower, upper,
         df, p_win, p_win_lower, p_win_upper, p_value, p_adjusted, level``. ``adjust="max-t"``
         (default) uses the joint distribution of all pairs' t statistics (single step);
-        ``"holm"`` Holm's step-down, which ignores it. See :mod:`ratings.ranks`.
+        ``"holm"`` Holm's step-down, which ignores it. See :mod:`ratings.inference.ranks`.
         """
-        from ratings.ranks import pairwise_table
+        from ratings.inference.ranks import pairwise_table
 
         level = self.level if level is None else check_level(level)
         with blas_threads(len(self.models)):

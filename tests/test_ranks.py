@@ -19,7 +19,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 import ratings
-from ratings.ranks import pair_stats, rank_intervals
+from ratings.inference.ranks import pair_stats, rank_intervals
 
 EQUAL = np.zeros(6)
 SPREAD = np.array([-0.8, -0.45, -0.15, 0.15, 0.45, 0.8])

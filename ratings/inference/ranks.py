@@ -42,6 +42,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ratings._tdist import critical_values
+from ratings.inference.working import kernels
+
 if TYPE_CHECKING:
     from ratings.result import Ratings
 
@@ -114,7 +117,7 @@ def _draw_max(ps: PairStats, allowed: NDArray[np.bool_], n_draws: int, seed: int
     w_out = (inv * allowed).astype(np.float32)
     w_in = np.zeros((0, 0), np.float32) if inward is None else (inv * inward).astype(np.float32)
     factor = ps.factor.T.astype(np.float32)
-    kern = _pair_kernels(n_draws * m * m)
+    kern = kernels(n_draws * m * m // 100)  # a cell costs far less than a verdict
     batch = max(1, _BATCH_CELLS // max(m * m, 1))
     out = np.empty((n_draws, 1 if inward is None else m))
     for lo in range(0, n_draws, batch):
@@ -124,24 +127,9 @@ def _draw_max(ps: PairStats, allowed: NDArray[np.bool_], n_draws: int, seed: int
     return out[:, 0] if inward is None else out
 
 
-def _pair_kernels(cells: int):
-    """numba's kernels for many (draw, pair) cells, the NumPy twins otherwise."""
-    from ratings.engine import resolve
-
-    if resolve("auto", cells // 100) == "numba":
-        from ratings import _kernels_inference
-
-        return _kernels_inference
-    from ratings import _kernels_inference_ref
-
-    return _kernels_inference_ref
-
-
 def _per_pair(c: NDArray[np.float64] | float, df: NDArray[np.float64]) -> NDArray[np.float64]:
     """Per-pair critical values: the one-sided rate 1 - Phi(c) of the Gaussian critical value
     ``c``, at each pair's Student t quantile."""
-    from ratings._tdist import critical_values
-
     rate = 1.0 - np.vectorize(NormalDist().cdf)(np.asarray(c, dtype=np.float64))
     level = np.broadcast_to(1.0 - 2.0 * rate, df.shape)
     out = np.full(df.shape, np.inf)
@@ -220,8 +208,6 @@ def pairwise_table(r: Ratings, level: float | None = None, *,
     See :meth:`ratings.Ratings.pairwise`.
     """
     from scipy.special import expit, stdtr
-
-    from ratings._tdist import critical_values
 
     level = r.level if level is None else float(level)
     if adjust not in ("max-t", "holm"):
