@@ -132,7 +132,9 @@ def ratings_table(obj, *, level: float | None = None, anchor: str | None = None)
         frame = obj.copy()
         scale = ELO_SCALE
         has_se = "se" in frame.columns
-        df = column_value(frame, "df")
+        df = None  # degrees of freedom per row (NaN: a normal quantile, or no interval)
+        if "df" in frame.columns and pd.to_numeric(frame["df"], errors="coerce").notna().any():
+            df = pd.to_numeric(frame["df"], errors="coerce").fillna(np.inf).to_numpy()
         inferred = column_value(frame, "level")
         if inferred is None and has_se and df is None:
             inferred = infer_level(frame["elo"], frame["se"], frame["lower"], frame["upper"])

@@ -11,7 +11,9 @@ monotonically to the root. From 1000 on: the Cornish-Fisher expansion in powers 
 ``scipy.special.stdtrit`` in the tests.
 
 :func:`critical_value` gives the two-sided critical value of an interval at a confidence level,
-the one quantile every interval of the package uses.
+the one quantile every interval of the package uses; :func:`critical_values` the same for many
+degrees of freedom at once (one per contrast of a CR2 fit), through ``scipy.special.stdtrit``
+beyond a few values.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
-__all__ = ["critical_value", "normal_quantile", "t_quantile"]
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["critical_value", "critical_values", "normal_quantile", "t_quantile"]
 
 _CORNISH_FISHER_FROM = 1000.0
 
@@ -29,12 +34,32 @@ def normal_quantile(level: float) -> float:
     return NormalDist().inv_cdf(0.5 + level / 2.0)
 
 
-def critical_value(level: float, df: float | None = None) -> float:
+def critical_value(level: float, df=None):
     """Two-sided critical value: Student t with ``df`` degrees of freedom, or normal (``df``
-    None or infinite)."""
+    None or infinite). An array of ``df`` gives an array (:func:`critical_values`)."""
+    if df is not None and np.ndim(df):
+        return critical_values(level, df)
     if df is None or not math.isfinite(df):
         return normal_quantile(level)
     return t_quantile(float(df), 0.5 + level / 2.0)
+
+
+def critical_values(level: float, df) -> NDArray[np.float64]:
+    """Two-sided critical values at ``level`` of Student t with ``df`` degrees of freedom
+    (an array, shape kept): ``inf`` gives the normal quantile and NaN gives NaN (no interval)."""
+    shape = np.shape(df)
+    df = np.atleast_1d(np.asarray(df, dtype=np.float64)).ravel()
+    p = 0.5 + level / 2.0
+    out = np.full(df.shape, np.nan)
+    finite = np.isfinite(df) & (df > 0)
+    out[np.isposinf(df)] = NormalDist().inv_cdf(p)
+    if finite.sum() > 4:  # the plain-Python quantile takes milliseconds per value
+        from scipy.special import stdtrit
+
+        out[finite] = stdtrit(df[finite], p)
+    else:
+        out[finite] = [t_quantile(float(v), p) for v in df[finite]]
+    return out.reshape(shape)
 
 
 def t_quantile(df: float, p: float) -> float:

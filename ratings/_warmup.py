@@ -33,6 +33,14 @@ def warmup() -> None:
     _kernels.slot_collapse(zero, ii, jj, one, one, one, 1, 2)
     _kernels.slot_cluster_scores(1, 2, 1, zero, zero, ii, jj, one, score, np.zeros(0))
     _kernels.slot_cluster_scores(1, 2, 1, zero, zero, ii, jj, one, score, one)
+    from ratings import _kernels_inference as cr2
+
+    for b in (np.zeros(0), one):  # Bradley-Terry rows, and rows with a judge column
+        cr2.cluster_times(ii, jj, ii, ii, one, b, 2, np.zeros((1, 3)))
+        cr2.cluster_quadratic(1, ii, jj, ii, ii, one, b, 2, np.zeros((3, 1)))
+    z, w = np.zeros((1, 2), np.float32), np.zeros((2, 2), np.float32)
+    cr2.pair_max(z, w, np.zeros((0, 0), np.float32))
+    cr2.pair_max(z, w, w)
     # aggregation and clustered intervals, for the code widths read_verdicts gives (int8 and
     # int16 model and task codes), with and without clusters
     for n_models, n_tasks in ((3, 3), (200, 200)):

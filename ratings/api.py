@@ -10,6 +10,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 import pandas as pd
 
+from ratings._threads import blas_threads
 from ratings.adjust import check_adjust_options, fit_adjusted, parse_adjust
 from ratings.bounds import MAX_ANCHOR_RATING, MAX_PENALTY, check_number
 from ratings.bt import fit_bt
@@ -28,6 +29,7 @@ from ratings.errors import (
     option,
 )
 from ratings.graph import check_identifiable
+from ratings.inference import bt_inference
 from ratings.io import VerdictLog, peek_columns, read_counts, read_verdicts
 from ratings.judges import JudgeQuality, ResolvedQuality, resolve_judge_quality
 from ratings.memory import MaxMemory, check_memory, fit_memory, parse_size
@@ -43,11 +45,9 @@ from ratings.uncertainty import (
 )
 
 __all__ = [
-    "BLAS_THREADS_FROM",
     "CIKind",
     "LoadedLog",
     "Source",
-    "blas_threads",
     "check_fit_options",
     "fit",
     "is_counts_source",
@@ -181,35 +181,6 @@ def load_comparisons(
     loaded = load_log(verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
                       winner_map=winner_map, engine=engine)  # fmt: skip
     return loaded.data, loaded.n_rejected, loaded.scope
-
-
-_BLAS = None
-#: Models from which the fit's dense algebra (Cholesky, inverse, sandwich products on M x M
-#: matrices) runs on several BLAS threads: measured on 2 cores, a 999 x 999 Cholesky 10.9 ->
-#: 7.3 ms and a 1000 x 999 product 38 -> 19 ms, while at 300 models threads gain nothing.
-BLAS_THREADS_FROM = 500
-
-
-def blas_threads(n_models: int):
-    """Limit BLAS threads for the fit's dense matrices: one below :data:`BLAS_THREADS_FROM`
-    models, from there on up to four (within any limit already set, e.g. by
-    ``threadpoolctl.threadpool_limits`` or ``OPENBLAS_NUM_THREADS``).
-
-    Multi-threaded OpenBLAS on (M x M) Hessians of a few hundred models costs far more in thread
-    hand-offs than it saves, and stalls badly when other processes share the cores (measured:
-    0.4 ms vs 190 ms per Cholesky of a 199 x 199 matrix).
-    """
-    global _BLAS
-    if _BLAS is None:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS = ThreadpoolController()
-    blas = _BLAS.select(user_api="blas")
-    threads = 1
-    if n_models >= BLAS_THREADS_FROM:  # never more than the caller's own limit allows
-        allowed = min((lib["num_threads"] for lib in blas.info()), default=1)
-        threads = max(1, min(allowed, 4))
-    return blas.limit(limits=threads)
 
 
 def fit(
@@ -431,11 +402,21 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
             check_identifiable(rows)
         ref = 0 if anchor is None else int(data.models.get_loc(anchor))
         clustered = data.clusters is not None
-        df = float(data.n_clusters - 1) if (clustered and ci == "sandwich") else None
+        # clustered ci="sandwich": BT has CR2 with degrees of freedom per contrast (inference);
+        # Crowd-BT (prior, two-step eta) keeps CR1 with the board's G - 1
+        df = (float(data.n_clusters - 1) if (clustered and ci == "sandwich" and model != "bt")
+              else None)  # fmt: skip
         opts = {"ref": ref, "ci": ci, "clustered": clustered, "engine": engine, "tol": tol,
                 "max_iter": max_iter, "n_boot": n_boot, "seed": seed, "rows": rows}  # fmt: skip
         if model == "bt":
             est = _estimate_bt(data, penalty=penalty, **opts)
+            if penalty:  # ratings the penalty alone makes finite: open intervals
+                from ratings.separation import flag_unbounded, warn_unbounded
+
+                est["unbounded"] = flag_unbounded(rows, est["theta"],
+                                                  None if anchor is None else ref, level)
+                if est["unbounded"] is not None:
+                    warn_unbounded(est["unbounded"], stacklevel=4)
         else:
             quality = resolve_judge_quality(judge_quality, data.judges, scope=scope,
                                             fit_new_judges=fit_new_judges,
@@ -453,6 +434,7 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
             penalty=penalty, scope=scope, draws=est["draws"], judges=est["judges"],
             n_rejected=n_rejected, influence=est["influence"], df=df,
             influence_clusters=data.clusters if clustered else None, crowd=est.get("crowd"),
+            inference=est.get("inference"), unbounded=est.get("unbounded"),
         )  # fmt: skip
         return out.reanchor(anchor, rating0)
 
@@ -483,8 +465,11 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol,
             "are so far apart that their verdicts carry no information), so no interval can be "
             f"computed. Add verdicts between the extreme models, or pass {option('penalty')}."
         ) from None
-    influence = None
-    if clustered:  # the influences serve the joint combination of scopes whatever `ci` is
+    influence = inference = None
+    if clustered and ci == "sandwich":  # CR2 with degrees of freedom per contrast
+        inference = bt_inference(res.theta, data, ref=ref, penalty=penalty, k=k)
+        cov, influence = inference.covariance(), inference.influence()
+    elif clustered:  # the influences serve the joint combination of scopes whatever `ci` is
         def row_scores(rows: Comparisons, wi, wj, tt):
             return k.bt_scores(res.theta, rows.ii, rows.jj, wi, wj, tt), None
 
@@ -502,7 +487,8 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol,
     draws = _bootstrap(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed)
     return {"theta": res.theta, "cov": cov, "nll": res.nll, "converged": res.converged,
             "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws, "judges": None,
-            "influence": influence, "model_cov": bread}
+            "influence": influence, "model_cov": bread,
+            "inference": inference}
 
 
 def _estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, level, df, ci,
@@ -543,7 +529,7 @@ def _estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, 
                          open_intervals)  # fmt: skip
     return {"theta": res.theta, "cov": cov, "nll": res.nll, "converged": res.converged,
             "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws, "judges": table,
-            "influence": influence, "crowd": crowd,
+            "influence": influence, "crowd": crowd, "inference": None,
             "model_cov": lambda: inverse_free(res.hessian, res.free)[:m, :m]}  # fmt: skip
 
 

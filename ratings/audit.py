@@ -189,8 +189,9 @@ def audit(
     >>> a = ratings.audit("verdicts.csv", families="families.csv")   # doctest: +SKIP
     >>> a.judges[["judge", "position_bias_elo", "self_preference_elo", "flag"]]  # doctest: +SKIP
     """
+    from ratings._threads import blas_threads
     from ratings.adjust import ratings_from_fit
-    from ratings.api import blas_threads, load_log
+    from ratings.api import load_log
     from ratings.engine import resolve
     from ratings.graph import check_identifiable
     from ratings.judge_effects import fit_effects, plan_effects

@@ -26,6 +26,7 @@ from ratings.errors import (
     MemoryLimitError,
     NonIdentifiableError,
     OutputError,
+    PenaltyOnlyWarning,
     options_rendered_by,
 )
 
@@ -145,12 +146,15 @@ def _parser() -> argparse.ArgumentParser:
                         "ones, unless --model is given) into one table with a scope column")
     p.add_argument("--judges-out", metavar="FILE",
                    help="crowd-bt: write the judges table to FILE (.csv or .json)")
+    p.add_argument("--pairs", metavar="FILE",
+                   help="write every pair's Elo difference, interval, win probability and "
+                        "multiplicity-adjusted p-value to FILE (.csv or .json)")
     p.add_argument("--rejected", metavar="FILE",
                    help="fit on the readable rows and write the rejected ones (with row numbers "
                         "and reasons) to FILE; without it, any bad row is an error")  # fmt: skip
     _add_output_options(p)
     _declare_io(p, _FIT_INPUTS, {"out": "--out", "rejected": "--rejected",
-                                 "judges_out": "--judges-out"})  # fmt: skip
+                                 "judges_out": "--judges-out", "pairs": "--pairs"})  # fmt: skip
     p.set_defaults(func=_cmd_fit)
 
     j = sub.add_parser("judges", help="fit judge quality (Crowd-BT eta) for reuse in later fits")
@@ -177,7 +181,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--out", metavar="FILE", help="write the table (all scopes + combined)")
     _add_output_options(c)
     _declare_io(c, {**_FIT_INPUTS, "rubric": "--rubric"}, {"out": "--out"})
-    c.set_defaults(func=_cmd_combine, by=None, judges_out=None, rejected=None)
+    c.set_defaults(func=_cmd_combine, by=None, judges_out=None, rejected=None,
+                   pairs=None)
 
     rb = sub.add_parser("rubric", help="turn rubric checks into synthetic matches (scope rubric)")
     rb.add_argument("rubric", help="rubric results: task_id, model, check_id, passed")
@@ -350,6 +355,9 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         raise ValueError("`--judges-out` needs `--model crowd-bt`.")
     _check_suffix(args.out, "--out", (".csv", ".json"))
     _check_suffix(args.judges_out, "--judges-out", (".csv", ".json"))
+    if args.pairs and args.by == "scope":
+        raise ValueError("`--pairs` is for one scope; pass `--scope` instead of `--by scope`.")
+    _check_suffix(args.pairs, "--pairs", (".csv", ".json"))
     from ratings.api import is_counts_source
 
     _fit_args(args)  # options first: no data is read for a bad one
@@ -368,6 +376,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             print(r.summary())
         if args.judges_out:
             _write_judges(r.judges, args)
+        if args.pairs:
+            _write_records(r.pairwise(), args.pairs, _inputs(args), args.csv_escape)
+            print(f"wrote {len(r.models) * (len(r.models) - 1) // 2} pairs to {args.pairs}",
+                  file=sys.stderr)  # fmt: skip
         _report_judges(r.judges)
     if args.rejected and not counts:  # last: a run that fails writes nothing
         from ratings.io import write_rejected
@@ -377,6 +389,17 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             print(f"{len(log.rejected)} row(s) rejected; written to {args.rejected}",
                   file=sys.stderr)  # fmt: skip
     return 0
+
+
+def _write_records(table, out: str, inputs: Sequence[str], csv_escape: bool = True) -> None:
+    """A table as CSV, or as JSON records, by the suffix of ``out``."""
+    from ratings.io import write_atomic
+
+    if Path(out).suffix.lower() == ".csv":
+        write_atomic(table, out, inputs=inputs, csv_escape=csv_escape)
+    else:
+        write_atomic(table.to_json(orient="records", indent=2, double_precision=15) + "\n", out,
+                     inputs=inputs)  # fmt: skip
 
 
 def _per_scope(args: argparse.Namespace, log) -> dict:
@@ -628,7 +651,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning  # one line on stderr, no source location
-        for category in (JudgeWarning, ConvergenceWarning):
+        for category in (JudgeWarning, ConvergenceWarning, PenaltyOnlyWarning):
             warnings.simplefilter("always", category)  # the package's own: always shown
         return _run(args)
 

@@ -7,8 +7,11 @@ order, a sum of per-task influences ``H_s^-1 g_{s,c}``; stacking them by shared 
 
     Var(sum_s w_s theta_s) = sum_c D_c D_c^T,   D_c = sum_s w_s k_s H_s^-1 g_{s,c},
 
-the clustered sandwich of the stacked estimating equations, with each scope's small-sample
-factor k_s = sqrt(G_s / (G_s - 1)) (so a single scope reproduces its own interval exactly).
+the clustered sandwich of the stacked estimating equations. For the default CR2 scope fits
+(``ci="sandwich"``) the per-task influences are already bias-adjusted (k_s = 1) and each
+headline contrast gets Satterthwaite degrees of freedom from the scopes' working models stacked
+by shared task (:class:`ratings.inference.StackedInference`); for ``ci="sandwich-z"`` (CR1)
+k_s = sqrt(G_s / (G_s - 1)). Either way a single scope reproduces its own interval exactly.
 ``method="independent"`` ignores the cross-scope terms (sum_s w_s^2 V_s), which understates the
 variance when scopes agree on which tasks a model did well on, and overstates it when they disagree.
 A Crowd-BT scope whose etas come from a judge-quality file adds its two-step term
@@ -27,6 +30,7 @@ import pandas as pd
 from ratings.api import Source, fit
 from ratings.bounds import MAX_WEIGHT, check_number
 from ratings.errors import option
+from ratings.inference import StackedInference
 from ratings.io import VerdictLog, read_verdicts
 from ratings.judges import JudgeQuality
 from ratings.result import Ratings
@@ -180,7 +184,10 @@ def combine(
         cov, clusters = cov_ind, None
     counts = sum(results[s].counts.iloc[idx[s]].to_numpy() for s in scopes)
     dfs = [results[s].df for s in scopes]
-    if any(d is None for d in dfs):
+    inference = _stacked(results, w, idx, clusters, len(models))
+    if inference is not None:
+        df = None  # CR2 scopes: degrees of freedom per contrast of the stacked fits
+    elif any(d is None for d in dfs):
         df = None  # a normal quantile in some scope: keep it
     elif method == "joint" and clusters is not None:
         df = float(len(clusters) - 1)  # the joint sandwich is clustered over the shared tasks
@@ -195,7 +202,7 @@ def combine(
         converged=all(results[s].converged for s in scopes),
         n_iter=max(results[s].n_iter for s in scopes),
         max_grad=max(results[s].max_grad for s in scopes), model="combined",
-        level=first.level, scope="combined", df=df,
+        level=first.level, scope="combined", df=df, inference=inference,
         scope_weights=w.to_dict(), combine_method=method,
         se_independent=pd.Series(first.scale * np.sqrt(np.diag(cov_ind)), index=models,
                                  name="se_independent"),
@@ -227,7 +234,8 @@ def _common_models(results: Mapping[str, Ratings], missing: str) -> pd.Index:
 def _joint_cov(results, w, idx, m) -> tuple[np.ndarray, pd.Index]:
     """D^T D with D the weighted per-cluster influences stacked by cluster label.
 
-    Each scope's influences carry its own small-sample factor sqrt(G_s / (G_s - 1)), so one scope
+    Each scope's influences carry its own small-sample adjustment (CR2's, or CR1's factor
+    sqrt(G_s / (G_s - 1))), so one scope
     alone, or scopes on disjoint tasks, reproduce their own clustered covariances exactly.
     """
     missing = [s for s, r in results.items() if r.influence is None]
@@ -243,11 +251,30 @@ def _joint_cov(results, w, idx, m) -> tuple[np.ndarray, pd.Index]:
     for s, r in results.items():
         rows = clusters.get_indexer(r.influence_clusters)
         g = r.influence.shape[0]
-        d[rows] += w[s] * np.sqrt(g / (g - 1)) * r.influence[:, idx[s]]
+        factor = 1.0 if r.inference is not None else np.sqrt(g / (g - 1))  # CR2: none
+        d[rows] += w[s] * factor * r.influence[:, idx[s]]
     cov = d.T @ d
     for s, r in results.items():  # etas reused from judge files: their own, independent term
         if r.crowd is not None and r.crowd.eta_influence is not None:
             f = r.crowd.eta_influence[:, idx[s]]
             cov += w[s] ** 2 * (f.T @ f)
     return cov, clusters
+
+
+def _stacked(results, w, idx, clusters: pd.Index | None, m: int) -> StackedInference | None:
+    """Degrees of freedom of the headline when every scope is a CR2 fit: shared clusters
+    (``clusters``, joint) or each scope's own (independent)."""
+    if any(r.inference is None for r in results.values()):
+        return None
+    at, offset = [], 0
+    for r in results.values():
+        if clusters is not None:
+            at.append(clusters.get_indexer(r.influence_clusters))
+        else:
+            at.append(offset + np.arange(r.inference.n_clusters))
+            offset += r.inference.n_clusters
+    total = len(clusters) if clusters is not None else offset
+    return StackedInference(tuple(r.inference for r in results.values()),
+                            tuple(float(w[s]) for s in results), tuple(idx[s] for s in results),
+                            tuple(at), m, total)  # fmt: skip
 

@@ -24,6 +24,7 @@ __all__ = [
     "NonIdentifiableError",
     "OptionRenderer",
     "OutputError",
+    "PenaltyOnlyWarning",
     "close_matches",
     "format_names",
     "format_rows",
@@ -122,6 +123,11 @@ class JudgeWarning(UserWarning):
     """Crowd-BT cannot say much about a judge (one judge, very few verdicts, eta resting on the
     prior), or a judge-quality file cannot carry its uncertainty; the message names the judges
     and what to do."""
+
+
+class PenaltyOnlyWarning(RuntimeWarning):
+    """A penalised fit rates models whose rating exists only because of the penalty; their
+    intervals are open and they have no rank interval (see :mod:`ratings.separation`)."""
 
 
 def format_rows(rows: np.ndarray | list[int], limit: int = 5) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -11,8 +12,10 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings._arrays import frozen, readonly_copy
-from ratings._tdist import critical_value
+from ratings._tdist import critical_values
+from ratings._threads import blas_threads
 from ratings.errors import close_matches, option
+from ratings.inference import ClusterInference, StackedInference, reference_contrasts
 
 if TYPE_CHECKING:
     from ratings.crowd_prior import CrowdSummary
@@ -25,6 +28,7 @@ MODEL_NAMES = {"bt": "Bradley-Terry", "crowd-bt": "Crowd-BT", "combined": "combi
 
 CI_DESCRIPTIONS = {
     "sandwich": "robust sandwich H^-1 B H^-1",
+    "cr2": "cluster-robust CR2 sandwich, Satterthwaite df per contrast (column df)",
     "sandwich-z": "robust sandwich H^-1 B H^-1 (normal quantile)",
     "model": "model-based inverse Hessian H^-1",
     "bootstrap": "bootstrap percentile",
@@ -53,8 +57,13 @@ class Ratings:
     anchor's row and column are zero, so every other interval is the interval of the difference
     to the anchor. For clustered fits, ``influence`` (clusters x models, labelled by
     ``influence_clusters``) holds each cluster's first-order effect on ``strength``; the
-    clustered sandwich is ``G/(G-1) influence.T @ influence``, and :mod:`ratings.combine` stacks
-    influences of several scopes by shared cluster.
+    clustered sandwich is ``influence.T @ influence`` (CR2, the default ``ci="sandwich"``, whose
+    influences are bias-adjusted) or ``G/(G-1) influence.T @ influence`` (otherwise), and
+    :mod:`ratings.combine` stacks influences of several scopes by shared cluster.
+
+    ``inference`` (CR2 fits) gives every contrast its own degrees of freedom
+    (:mod:`ratings.inference`); ``unbounded`` lists a penalised fit's models whose rating exists
+    only because of the penalty (:mod:`ratings.separation`).
 
     A combined headline (:func:`ratings.combine.combine`) also records how it was combined:
     ``scope_weights`` (scope -> weight, summing to 1), ``combine_method`` (``"joint"`` or
@@ -97,6 +106,12 @@ class Ratings:
     judge_effects: pd.DataFrame | None = None
     adjust: tuple[str, ...] = ()
     crowd: CrowdSummary | None = None  # Crowd-BT: etas' covariance, prior, two-step term
+    #: CR2 pieces of a clustered ``ci="sandwich"`` fit: degrees of freedom per contrast.
+    inference: ClusterInference | StackedInference | None = None
+    #: Penalised fits: models whose rating exists only because of the penalty, with
+    #: ``direction`` (+1 unbounded above, -1 below, 0 both) and ``bound`` (the other side, a
+    #: strength in this result's parametrisation, or NaN); see :mod:`ratings.separation`.
+    unbounded: pd.DataFrame | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "strength", readonly_copy(self.strength))
@@ -129,7 +144,54 @@ class Ratings:
             sd = self.scale * self.draws.std(axis=0, ddof=1)
         else:
             sd = self.scale * np.sqrt(np.clip(np.diag(self.cov), 0.0, None))
+        sd = np.where(self._undefined | self.unbounded_mask, np.inf, sd)
         return pd.Series(sd, index=self.models, name="se")
+
+    @property
+    def unbounded_mask(self) -> NDArray[np.bool_]:
+        """Models whose rating exists only because of the penalty (open intervals)."""
+        if self.unbounded is None:
+            return np.zeros(len(self.models), dtype=bool)
+        return np.asarray(self.models.isin(self.unbounded.index))
+
+    @cached_property
+    def _contrasts(self) -> NDArray[np.float64]:
+        anchor = None if self.anchor is None else self._loc(self.anchor)
+        return reference_contrasts(len(self.models), anchor)
+
+    @cached_property
+    def _undefined(self) -> NDArray[np.bool_]:
+        """Ratings with no cluster-robust variance (a model compared on one task only)."""
+        if self.inference is None:
+            return np.zeros(len(self.models), dtype=bool)
+        return self.inference.undefined(self._contrasts)
+
+    @cached_property
+    def model_df(self) -> NDArray[np.float64]:
+        """Degrees of freedom of each rating's interval (inf: normal quantile; NaN: none)."""
+        if self.inference is not None:
+            with blas_threads(len(self.models)):
+                return self.inference.df(self._contrasts)
+        return np.full(len(self.models), np.inf if self.df is None else float(self.df))
+
+    def pair_df(self) -> NDArray[np.float64]:
+        """Degrees of freedom of every difference of two ratings, (M x M)."""
+        if self.inference is not None:
+            cache = self.__dict__.setdefault("_pair_df", [])
+            if not cache:
+                with blas_threads(len(self.models)):
+                    cache.append(self.inference.pair_df())
+            return cache[0]
+        m = len(self.models)
+        return np.full((m, m), np.inf if self.df is None else float(self.df))
+
+    def _df_of(self, i: int, j: int) -> float:
+        if self.inference is None:
+            return np.inf if self.df is None else float(self.df)
+        c = np.zeros(len(self.models))
+        c[i] += 1.0
+        c[j] -= 1.0
+        return float(self.inference.df(c)[0])
 
     @property
     def n_matches(self) -> int:
@@ -149,13 +211,19 @@ class Ratings:
                 f"Model {name!r} is not in these ratings. {close_matches(name, self.models)}"
             ) from None
 
-    def _interval(self, est: NDArray, se: NDArray, draws: NDArray | None, level: float):
+    def _interval(self, est, se, draws: NDArray | None, level: float, df=None):
+        """Percentile interval of ``draws``, or est -+ t_df se (a zero se gives the point, an
+        infinite or undefined one the whole line)."""
         if draws is not None:
             a = (1.0 - level) / 2.0
             lo, hi = np.quantile(draws, [a, 1.0 - a], axis=0)
             return lo, hi
-        z = critical_value(level, self.df)
-        return est - z * se, est + z * se
+        est, se = np.asarray(est, dtype=np.float64), np.asarray(se, dtype=np.float64)
+        z = critical_values(level, np.broadcast_to(np.inf if df is None else df, est.shape))
+        with np.errstate(invalid="ignore"):
+            half = np.where(se == 0.0, 0.0, np.where(np.isfinite(se), z * se, np.inf))
+        half = np.where(np.isnan(half), np.inf, half)
+        return est - half, est + half
 
     def conf_int(self, level: float | None = None) -> pd.DataFrame:
         """Interval of every Elo rating: a DataFrame with ``lower`` and ``upper``.
@@ -167,29 +235,40 @@ class Ratings:
         """
         level = self.level if level is None else check_level(level)
         draws = None if self.draws is None else self.offset + self.scale * self.draws
-        lo, hi = self._interval(self.elo.to_numpy(), self.se.to_numpy(), draws, level)
+        lo, hi = self._interval(self.elo.to_numpy(), self.se.to_numpy(), draws, level,
+                                self.model_df)  # fmt: skip
+        if self.unbounded is not None:  # open on the side the penalty alone closed
+            from ratings.separation import open_bounds
+
+            lo, hi = open_bounds(self, lo, hi)
         return pd.DataFrame({"lower": lo, "upper": hi}, index=self.models)
 
     def to_frame(self, level: float | None = None) -> pd.DataFrame:
         """The ratings table, best first.
 
-        Columns: ``model, elo, se, lower, upper, rank, n_matches, wins, losses, ties,
-        forfeits, level, df`` (``forfeits``: matches decided by a render failure, already
-        counted in ``n_matches``; ``df``: degrees of freedom of the t quantile behind the
-        intervals, NaN for a normal quantile), and ``scope`` first when the fit was for one
-        scope.
+        Columns: ``model, elo, se, lower, upper, rank, rank_lower, rank_upper, n_matches,
+        wins, losses, ties, forfeits, level, df`` and ``scope`` first when the fit was for one
+        scope. ``rank_lower`` and ``rank_upper`` bound every model's rank (1 = best) jointly at
+        the level (:func:`ratings.inference.ranks.rank_intervals`); ``forfeits``: matches
+        decided by a render failure, already counted in ``n_matches``; ``df`` is the degrees of
+        freedom of the t quantile behind each interval (NaN: a normal quantile, or no interval).
         """
+        level = self.level if level is None else check_level(level)
         ci = self.conf_int(level)
         out = pd.DataFrame(
             {"model": self.models, "elo": self.elo.to_numpy(), "se": self.se.to_numpy(),
              "lower": ci["lower"].to_numpy(), "upper": ci["upper"].to_numpy()}
         )  # fmt: skip
         out["rank"] = out["elo"].rank(ascending=False, method="min").astype(np.int64)
+        ranks = self.rank_intervals(level)
+        for col in ("rank_lower", "rank_upper"):  # NaN: no rank interval (open rating)
+            out[col] = pd.array(ranks[col].to_numpy(), dtype="Int64")
         for col in ("n_matches", "wins", "losses", "ties", "forfeits"):
             if col in self.counts:
                 out[col] = self.counts[col].to_numpy()
-        out["level"] = self.level if level is None else check_level(level)
-        out["df"] = np.nan if self.df is None else float(self.df)
+        out["level"] = level
+        df = np.asarray(self.model_df, dtype=np.float64)
+        out["df"] = np.where(np.isfinite(df) & (self.se.to_numpy() > 0), df, np.nan)
         if self.scope is not None:
             out.insert(0, "scope", self.scope)
         return out.sort_values(["rank", "model"], kind="stable").reset_index(drop=True)
@@ -197,7 +276,8 @@ class Ratings:
     def diff(self, a: str, b: str, level: float | None = None) -> pd.Series:
         """Elo difference ``a - b`` with its standard error and interval.
 
-        Returns a Series with ``estimate, se, lower, upper``.
+        Returns a Series with ``estimate, se, lower, upper, df`` (``df``: degrees of freedom of
+        the t quantile; NaN for a normal quantile or no interval).
         """
         level = self.level if level is None else check_level(level)
         i, j = self._loc(a), self._loc(b)
@@ -206,12 +286,17 @@ class Ratings:
             d = self.scale * (self.draws[:, i] - self.draws[:, j])
             se = float(d.std(ddof=1))
             lo, hi = self._interval(est, se, d, level)
+            df = np.nan
         else:
             var = self.cov[i, i] + self.cov[j, j] - 2.0 * self.cov[i, j]
             se = float(self.scale * np.sqrt(max(var, 0.0)))
-            lo, hi = self._interval(est, se, None, level)
+            if self.unbounded_mask[[i, j]].any() or self._undefined[[i, j]].any():
+                se = np.inf
+            df = self._df_of(i, j) if i != j else np.nan
+            lo, hi = self._interval(est, se, None, level, df)
         return pd.Series(
-            {"estimate": float(est), "se": se, "lower": float(lo), "upper": float(hi)},
+            {"estimate": float(est), "se": se, "lower": float(lo), "upper": float(hi),
+             "df": float(df) if np.isfinite(df) else np.nan},
             name=f"{a} - {b}",
         )
 
@@ -221,12 +306,56 @@ class Ratings:
         The interval maps the interval of the strength difference through the logistic function
         (monotone, so coverage carries over). For Crowd-BT this is the judge-free probability.
         """
-        d = self.diff(a, b, level) / self.scale
+        d = self.diff(a, b, level)
+        e = d[["estimate", "lower", "upper"]] / self.scale
         return pd.Series(
-            {"probability": _expit(d["estimate"]), "lower": _expit(d["lower"]),
-             "upper": _expit(d["upper"])},
+            {"probability": _expit(e["estimate"]), "lower": _expit(e["lower"]),
+             "upper": _expit(e["upper"]), "df": d["df"]},
             name=f"P({a} beats {b})",
         )  # fmt: skip
+
+    def rank_intervals(self, level: float | None = None, *, kind: str = "simultaneous",
+                       seed: int = 0) -> pd.DataFrame:  # fmt: skip
+        """Confidence intervals for every model's rank (1 = best): ``rank_lower``,
+        ``rank_upper`` by model.
+
+        ``kind="simultaneous"`` (default, the columns of :meth:`to_frame`): all models' ranks
+        lie in their intervals jointly with probability >= ``level``; ``"marginal"``: each
+        model's own. See :mod:`ratings.inference.ranks` (Mogstad, Romano, Shaikh & Wilhelm 2024).
+        """
+        level = self.level if level is None else check_level(level)
+        key = (level, kind, seed)
+        cache = self.__dict__.setdefault("_rank_cache", {})
+        if key not in cache:
+            from ratings.inference.ranks import rank_intervals
+
+            with blas_threads(len(self.models)):
+                cache[key] = rank_intervals(self, level, kind=kind, seed=seed)
+        return cache[key]
+
+    def pairwise(self, level: float | None = None, *, adjust: str = "max-t",
+                 seed: int = 0) -> pd.DataFrame:  # fmt: skip
+        """Every pair of models: Elo difference with its interval and degrees of freedom, the
+        win probability with its interval, and a p-value for "no difference" adjusted for
+        the M (M - 1) / 2 comparisons.
+
+        Columns ``model_a, model_b`` (the better-rated first), ``elo_diff, se, lower, upper,
+        df, p_win, p_win_lower, p_win_upper, p_value, p_adjusted, level``. ``adjust="max-t"``
+        (default) uses the joint distribution of all pairs' t statistics (single step);
+        ``"holm"`` Holm's step-down, which ignores it. See :mod:`ratings.inference.ranks`.
+        """
+        from ratings.inference.ranks import pairwise_table
+
+        level = self.level if level is None else check_level(level)
+        with blas_threads(len(self.models)):
+            return pairwise_table(self, level, adjust=adjust, seed=seed)
+
+    def tied_with_leader(self, level: float | None = None) -> list[str]:
+        """Models not shown to be worse than any other: those whose simultaneous rank
+        interval contains 1 (a confidence set for the best model), best first."""
+        ranks = self.rank_intervals(level)
+        tied = ranks.index[ranks["rank_lower"] == 1]
+        return [str(m) for m in self.elo[tied].sort_values(ascending=False).index]
 
     def reanchor(self, anchor: str | None, rating: float = 1000.0) -> Ratings:
         """Return the same fit on another scale: ``anchor`` pinned at ``rating``, or centred.
@@ -255,15 +384,23 @@ class Ratings:
 
         draws = None if self.draws is None else shift(self.draws)
         infl = None if self.influence is None else shift(self.influence)
-        crowd = None if self.crowd is None else self.crowd.shifted(shift)
-        return dataclasses.replace(self, strength=shift(self.strength), cov=shift_cov(self.cov),
+        strength, unbounded = shift(self.strength), self.unbounded
+        if unbounded is not None:  # bounds move with the ratings
+            if anchor is not None and self.unbounded_mask[k]:
+                raise ValueError(f"Cannot anchor on {anchor!r}: its rating exists only because "
+                                 "of the penalty.")  # fmt: skip
+            unbounded = unbounded.assign(bound=unbounded["bound"] + (strength[0]
+                                                                     - self.strength[0]))
+        return dataclasses.replace(self, strength=strength, cov=shift_cov(self.cov),
                                    anchor=anchor, offset=float(rating), draws=draws,
-                                   influence=infl, crowd=crowd)  # fmt: skip
+                                   influence=infl, unbounded=unbounded,
+                                   crowd=None if self.crowd is None
+                                   else self.crowd.shifted(shift))  # fmt: skip
 
     # --- text ----------------------------------------------------------------------------
     def summary(self, max_rows: int | None = None) -> str:
         """A readable report: fit information, then the ratings table."""
-        kind = CI_DESCRIPTIONS[self.ci]
+        kind = CI_DESCRIPTIONS["cr2" if self.inference is not None else self.ci]
         clus = (f"clustered by {self.cluster!r} ({self.n_clusters} clusters)"
                 if self.cluster else "per verdict (HC0)")  # fmt: skip
         lines = [
@@ -284,7 +421,14 @@ class Ratings:
                          "jointly; intervals include their uncertainty)")
         if self.n_rejected:
             lines.append(f"Rejected input rows: {self.n_rejected} (not fitted)")
-        table = self.to_frame().drop(columns=["level", "df"])  # stated in the header above
+        lines.append(f"Rank intervals: simultaneous {self.level:.0%} (rank_lower..rank_upper); "
+                     f"statistically tied with the leader: {', '.join(self.tied_with_leader())}")
+        if self.unbounded is not None:
+            lines.append("Not estimable without the penalty (open intervals, no rank interval): "
+                         + ", ".join(map(str, self.unbounded.index)))  # fmt: skip
+        table = self.to_frame().drop(columns=["level"])
+        if self.inference is None:
+            table = table.drop(columns=["df"])  # one quantile, stated in the header above
         if max_rows is not None and len(table) > max_rows:
             table = table.head(max_rows)
         lines += ["", format_table(table)]
@@ -306,6 +450,6 @@ class Ratings:
 def format_table(frame: pd.DataFrame) -> str:
     """Format a ratings or judges table for a terminal (Elo to 1 decimal, eta to 3)."""
     digits = "{:.1f}" if "elo" in frame else "{:.3f}"  # Elo, or judge quality eta
-    named = ("elo", "eta", "lower", "upper")
+    named = ("elo", "eta", "lower", "upper", "df")
     fmt = {c: digits.format for c in frame if c in named or str(c).startswith("se")}
     return frame.to_string(index=False, formatters=fmt)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import warnings
 from collections.abc import Mapping, Sequence
@@ -14,7 +15,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 import ratings
-from ratings.errors import format_names, option
+from ratings.errors import PenaltyOnlyWarning, format_names, option
 from ratings.memory import MaxMemory
 from ratings.schema import DETERMINISTIC_JUDGE
 from sampling._board import (
@@ -73,7 +74,8 @@ def fit_for_planning(
     ratings.Ratings
         The fit; when it raises :class:`ratings.NonIdentifiableError` (a model never lost or
         never won yet) and ``fit_options`` sets no ``penalty``, the fit with
-        ``penalty=FALLBACK_PENALTY`` (0.1), whose intervals are approximate.
+        ``penalty=FALLBACK_PENALTY`` (0.1), whose intervals are approximate (read as they are:
+        the flags of ratings that exist only because of the penalty are dropped).
     """
     options = {"ci": "model", **(fit_options or {})}
     name, rating = check_anchor(anchor)
@@ -83,7 +85,10 @@ def fit_for_planning(
     except ratings.NonIdentifiableError:
         if "penalty" in options:
             raise
-        return ratings.fit(source, **kw, penalty=FALLBACK_PENALTY, **options)
+        with warnings.catch_warnings():  # planning reads the penalised fit as it is
+            warnings.simplefilter("ignore", PenaltyOnlyWarning)
+            r = ratings.fit(source, **kw, penalty=FALLBACK_PENALTY, **options)
+        return dataclasses.replace(r, unbounded=None)
 
 
 def plan_matches(

@@ -313,15 +313,17 @@ def mean_half_width(fit: ratings.Ratings) -> float:
 def pairwise_half_width(fit: ratings.Ratings) -> float:
     """Mean half-width (Elo) of the intervals of all pairwise differences ``Elo_i - Elo_j``.
 
-    Each is ``q * scale * sqrt(C_ii + C_jj - 2 C_ij)`` with the fit's covariance and quantile
-    (as :meth:`ratings.Ratings.diff`); it does not depend on the anchor.
+    Each is ``q * scale * sqrt(C_ii + C_jj - 2 C_ij)`` with the fit's covariance and each
+    pair's quantile (as :meth:`ratings.Ratings.diff`; infinite for a pair without an
+    interval); it does not depend on the anchor.
     """
     c = np.asarray(fit.cov)
     d = np.diag(c)
     var = d[:, None] + d[None, :] - 2.0 * c
     i, j = np.triu_indices(c.shape[0], 1)
-    q = critical_value(fit.level, fit.df)
-    return float((q * fit.scale * np.sqrt(np.clip(var[i, j], 0.0, None))).mean())
+    q = critical_value(fit.level, fit.pair_df()[i, j])
+    half = q * fit.scale * np.sqrt(np.clip(var[i, j], 0.0, None))
+    return float(np.where(np.isnan(q), np.inf, half).mean())
 
 
 _METRICS = {"anchored": mean_half_width, "pairwise": pairwise_half_width}

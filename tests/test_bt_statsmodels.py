@@ -96,7 +96,8 @@ def ours(name: str, cov_type: str):
     # clustered: the per-cluster scores come straight from the kept verdict codes
     assert data.keeps_codes == (cov_type == "cluster")
     models = sorted(set(log["model_a"]) | set(log["model_b"]))
-    ci = "model" if cov_type == "nonrobust" else "sandwich"
+    # the textbook cluster sandwich (CR1) is ci="sandwich-z"; the default "sandwich" is CR2
+    ci = {"nonrobust": "model", "HC0": "sandwich", "cluster": "sandwich-z"}[cov_type]
     out = fit(data, anchor=models[0], ci=ci)
     assert data.keeps_codes == (cov_type == "cluster")  # and the fit built no rows per cluster
     return out

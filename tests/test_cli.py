@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -112,7 +113,11 @@ def test_penalty_makes_never_lost_finite(tmp_path, capsys):
     path = tmp_path / "v.csv"
     path.write_text("model_a,model_b,winner\nx,y,A\ny,z,A\nz,y,A\nx,z,A\n")
     assert main(["fit", str(path), "--penalty", "0.5", "--no-cluster"]) == 0
-    assert "ridge penalty 0.5" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert re.search(r"ratings: warning: .*only because of the penalty \(\['x'\]", err), err
+    assert "ridge penalty 0.5" in out
+    assert "Not estimable without the penalty (open intervals, no rank interval): x" in out
+    assert re.search(r"\n\s*x\s+[\d.]+\s+inf\s+[\d.]+\s+inf\s+1\s+<NA>\s+<NA>", out), out
 
 
 def test_several_scopes_need_scope(tmp_path, capsys):
@@ -169,3 +174,29 @@ def test_by_scope_and_combine_tables(tmp_path):
     parts = table.pivot(index="model", columns="scope", values="elo")
     np.testing.assert_allclose(head["elo"], parts.mean(axis=1).reindex(head.index))
     assert head["se_independent"].notna().all()
+
+
+def test_rank_intervals_in_tables_and_pairs_file(log_csv, tmp_path, capsys):
+    out, pairs = tmp_path / "r.csv", tmp_path / "pairs.csv"
+    assert main(["fit", str(log_csv), "--anchor", "m0=1000", "--out", str(out),
+                 "--pairs", str(pairs)]) == 0  # fmt: skip
+    assert "wrote 10 pairs" in capsys.readouterr().err
+    table = pd.read_csv(out)
+    assert {"rank_lower", "rank_upper", "df"} <= set(table.columns)
+    assert (table["rank_lower"] <= table["rank"]).all()
+    assert (table["rank"] <= table["rank_upper"]).all()
+    got = pd.read_csv(pairs)
+    assert list(got.columns[:4]) == ["model_a", "model_b", "elo_diff", "se"]
+    assert {"p_win", "p_adjusted", "df"} <= set(got.columns) and len(got) == 10
+    assert (got["p_adjusted"] >= got["p_value"] - 1e-12).all()
+    as_json = tmp_path / "pairs.json"
+    assert main(["fit", str(log_csv), "--pairs", str(as_json)]) == 0
+    assert len(json.loads(as_json.read_text())) == 10
+    # printed: the rank columns and who is statistically tied with the leader
+    assert main(["fit", str(log_csv), "--anchor", "m0=1000"]) == 0
+    text = capsys.readouterr().out
+    assert "rank_lower  rank_upper" in text and "statistically tied with the leader: m3" in text
+    assert main(["fit", str(log_csv), "--pairs", str(tmp_path / "p.txt")]) == 2
+    assert "`--pairs` must end in .csv or .json" in capsys.readouterr().err
+    assert main(["fit", str(log_csv), "--pairs", str(log_csv)]) == 2
+    assert "refusing to overwrite the input file" in capsys.readouterr().err

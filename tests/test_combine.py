@@ -267,3 +267,24 @@ def test_cli_combine_with_rubric_and_weights(tmp_path):
     a = pd.read_csv(equal).query("scope == 'combined'").set_index("model")["elo"]
     b = pd.read_csv(weighted).query("scope == 'combined'").set_index("model")["elo"]
     assert (a - b.reindex(a.index)).abs().max() > 1.0
+
+
+def test_headline_degrees_of_freedom_stack_the_scopes(shared_board, disjoint_board):
+    # one scope alone: its own degrees of freedom, rank intervals included
+    r = shared_board["analytical"]
+    c = combine({"analytical": r})
+    np.testing.assert_allclose(c.model_df, r.model_df, rtol=1e-10)
+    pd.testing.assert_frame_equal(c.rank_intervals(), r.rank_intervals())
+    # scopes on disjoint tasks: the joint headline's df equal the independent one's
+    joint = combine(disjoint_board)
+    ind = combine(disjoint_board, method="independent")
+    np.testing.assert_allclose(joint.model_df, ind.model_df, rtol=1e-10)
+    # two equal halves of one scope on disjoint tasks have twice the degrees of freedom of one
+    a = disjoint_board["a"]
+    twin = combine({"x": a, "y": dataclasses.replace(
+        a, influence_clusters=a.influence_clusters.map(lambda t: f"{t}-copy"))})
+    ok = np.isfinite(a.model_df)
+    np.testing.assert_allclose(twin.model_df[ok], 2 * a.model_df[ok], rtol=1e-8)
+    # the headline table has rank intervals, the shared board's headline df per model
+    head = combine(shared_board).to_frame()
+    assert head["rank_lower"].notna().all() and head["df"].notna().sum() == len(head) - 1

@@ -155,7 +155,7 @@ def test_script_variants_match_ratings_fit(script, cell):
     fv = script.fit_variants(c, data, ref, exact_jk=True)
     anchor = c.dims.models[ref]
     expected = {
-        "cr1": ratings.fit(data, model=c.model, anchor=anchor).cov,
+        "cr1": ratings.fit(data, model=c.model, anchor=anchor, ci="sandwich-z").cov,
         "model": ratings.fit(data, model=c.model, anchor=anchor, ci="model").cov,
         "hc0": ratings.fit(v, model=c.model, anchor=anchor, cluster=None).cov,
     }

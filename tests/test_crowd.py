@@ -243,7 +243,7 @@ def test_numpy_engine_matches_numba(board):
 
 @pytest.mark.parametrize(
     ("ci", "cluster", "kind"),
-    [("model", None, "model"), ("sandwich", None, "hc0"), ("sandwich", "task_id", "cluster")],
+    [("model", None, "model"), ("sandwich", None, "hc0"), ("sandwich-z", "task_id", "cluster")],
 )
 def test_covariances_match_reference(board, reference, ci, cluster, kind):
     ref, _, covs = reference
@@ -254,9 +254,10 @@ def test_covariances_match_reference(board, reference, ci, cluster, kind):
     np.testing.assert_array_equal(r.cov[0], 0.0)
     se = r.judges.loc[ref.judges, "se"].to_numpy()
     np.testing.assert_allclose(se**2, np.diag(want)[m - 1 :], rtol=1e-5)
-    # clustered sandwich: Student t with G - 1 degrees of freedom; otherwise normal
-    z95 = stats.t.ppf(0.975, r.n_clusters - 1) if kind == "cluster" else stats.norm.ppf(0.975)
-    assert r.df == (r.n_clusters - 1 if kind == "cluster" else None)
+    # the textbook (CR1) cluster sandwich and HC0 use the normal quantile (the default CR2
+    # is checked in test_inference.py)
+    z95 = stats.norm.ppf(0.975)
+    assert r.df is None and r.inference is None
     eta = r.judges.loc[ref.judges, "eta"].to_numpy()
     np.testing.assert_allclose(r.judges.loc[ref.judges, "lower"], np.clip(eta - z95 * se, 0.5, 1))
     np.testing.assert_allclose(r.judges.loc[ref.judges, "upper"], np.clip(eta + z95 * se, 0.5, 1))
@@ -335,7 +336,9 @@ def test_eta_one_is_bradley_terry(board):
     for ci, cluster in (("sandwich", None), ("sandwich", "task_id"), ("model", None)):
         crowd = ratings.fit(board, model="crowd-bt", prior=None, judge_quality=ones,
                             anchor="m03", ci=ci, cluster=cluster)  # fmt: skip
-        bt = ratings.fit(decisive, model="bt", anchor="m03", ci=ci, cluster=cluster)
+        # clustered: Crowd-BT's sandwich is CR1 (BT's default is CR2; sandwich-z is its CR1)
+        bt_ci = "sandwich-z" if cluster else ci
+        bt = ratings.fit(decisive, model="bt", anchor="m03", ci=bt_ci, cluster=cluster)
         np.testing.assert_allclose(crowd.strength, bt.strength, rtol=0, atol=1e-9)
         assert_close(crowd.cov, bt.cov, rtol=1e-9)
         assert crowd.loglik == pytest.approx(bt.loglik, rel=1e-12)

@@ -304,12 +304,17 @@ def test_kept_codes_fit_as_the_per_cluster_rows(rng, engine, model):
     # (random verdicts: the judges look like coin flips, so the default Crowd-BT intervals are
     # open; the plain maximum-likelihood fit has finite ones to compare)
     opts = {"prior": None} if model == "crowd-bt" else {}
-    a = ratings.fit(kept, model=model, engine=engine, **opts)
+    a = ratings.fit(kept, model=model, engine=engine, ci="sandwich-z", **opts)
     assert kept.keeps_codes  # the fit and its clustered intervals built no per-cluster rows
-    b = ratings.fit(rows, model=model, engine=engine, **opts)
+    b = ratings.fit(rows, model=model, engine=engine, ci="sandwich-z", **opts)
     np.testing.assert_allclose(a.strength, b.strength, rtol=0, atol=1e-12)
     np.testing.assert_allclose(a.cov, b.cov, rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(a.influence, b.influence, rtol=1e-10, atol=1e-14)
+    # CR2 (the default) reads each cluster's rows, and gives the same from either
+    a2, b2 = (ratings.fit(d, model=model, engine=engine) for d in (kept, rows))
+    np.testing.assert_allclose(a2.cov, b2.cov, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(a2.model_df, b2.model_df, rtol=1e-10)
+    kept = aggregate(part, engine=engine)
     # reading the rows builds them: the same rows as the per-cluster path (in its order)
     for name in ("ii", "jj", "judge", "cluster", "wi", "wj", "tt"):
         np.testing.assert_array_equal(getattr(kept, name), getattr(rows, name))
@@ -341,9 +346,9 @@ def test_cluster_meat_fallback_equals_the_influence_path(rng, monkeypatch, model
 
     log = ratings.read_verdicts(_scoped_log(rng).drop(columns=["scope"])).verdicts
     opts = {"prior": None} if model == "crowd-bt" else {}  # random verdicts (see above)
-    want = ratings.fit(aggregate(log), model=model, **opts)
+    want = ratings.fit(aggregate(log), model=model, ci="sandwich-z", **opts)
     monkeypatch.setattr(unc, "MAX_INFLUENCE_CELLS", 0)
     data = aggregate(log)
-    got = ratings.fit(data, model=model, **opts)
+    got = ratings.fit(data, model=model, ci="sandwich-z", **opts)
     assert got.influence is None and want.influence is not None and not data.keeps_codes
     np.testing.assert_allclose(got.cov, want.cov, rtol=1e-10, atol=1e-14)

@@ -95,20 +95,48 @@ def test_ties_connect_both_ways():
     assert np.all(np.isfinite(r.strength)) and np.all(np.isfinite(r.cov))
 
 
+#: the models each case leaves to the penalty (centred ratings: the reference group is the
+#: largest, the first in sorted order on a tie), and the side the data leave unbounded
+FLAGGED = {
+    "never_lost": ({"top": 1}, "a"),
+    "never_won": ({"low": -1}, "a"),
+    "disconnected": ({"x": 0, "y": 0, "z": 0}, "a"),
+    "dominating": ({"x": -1, "y": -1, "z": -1}, "a"),
+}
+
+
+def fit_penalised(log, **kw):
+    with pytest.warns(RuntimeWarning, match="only because of the penalty"):
+        return fit_log(log, **kw)
+
+
 @pytest.mark.parametrize("name", list(CASES))
-def test_penalty_gives_finite_ratings(name):
+def test_penalty_gives_finite_ratings_and_open_intervals(name):
     log = CASES[name]
+    flagged, anchor = FLAGGED[name]
     for ci in ("model", "sandwich"):
-        r = fit_log(log, penalty=0.5, ci=ci)
+        r = fit_penalised(log, penalty=0.5, ci=ci, anchor=anchor)
         assert r.converged
         assert np.all(np.isfinite(r.strength)) and np.all(np.isfinite(r.cov))
-        assert np.all(np.diag(r.cov) > 0)
-        assert r.strength.sum() == pytest.approx(0.0, abs=1e-9)
-    r = fit_log(log, penalty=0.5)
+        assert list(r.unbounded.index) == list(flagged)
+        assert r.unbounded["direction"].to_dict() == flagged
+        ci_ = r.conf_int()
+        for model, side in flagged.items():
+            lo, hi = ci_.loc[model]
+            assert hi == np.inf if side >= 0 else np.isfinite(hi)
+            assert lo == -np.inf if side <= 0 else np.isfinite(lo)
+            assert np.isinf(r.se[model])
+        others = [m for m in r.models if m not in flagged]
+        assert np.isfinite(ci_.loc[others].to_numpy()).all()
+        table = r.to_frame().set_index("model")
+        assert table.loc[list(flagged), "rank_lower"].isna().all()
+        assert table.loc[others, "rank_upper"].notna().all()
+    r = fit_penalised(log, penalty=0.5)
     # The ridge acts on centred strengths, so the anchor only moves the scale.
-    anchored = fit_log(log, penalty=0.5, anchor="a=1500")
+    anchored = fit_penalised(log, penalty=0.5, anchor="a=1500")
     np.testing.assert_allclose(anchored.elo, r.reanchor("a", 1500).elo, atol=1e-6)
     np.testing.assert_allclose(anchored.cov, r.reanchor("a", 1500).cov, atol=1e-12)
+    pd.testing.assert_frame_equal(anchored.conf_int(), r.reanchor("a", 1500).conf_int())
     if name == "never_lost":
         assert r.elo.idxmax() == "top"
     if name == "never_won":
@@ -117,8 +145,29 @@ def test_penalty_gives_finite_ratings(name):
         assert r.elo[["a", "b", "c"]].min() > r.elo[["x", "y", "z"]].max()
 
 
+def test_open_interval_of_a_model_that_never_lost_covers_its_rating():
+    """A strong model that never lost in 6 verdicts against a board near 0: the ridge pulls
+    it to an Elo far above the truth with a narrow Wald interval; the open interval's lower
+    bound is the Bradley-Terry tail bound of its perfect record and covers the truth."""
+    rng = np.random.default_rng(7)
+    board = [(a, b, "A" if rng.random() < 0.5 else "B") for a in "abcd" for b in "abcd" if a < b
+             for _ in range(10)]  # fmt: skip
+    log = log_of(*board, *[("new", "abcd"[k % 4], "A") for k in range(6)])
+    r = fit_penalised(log, penalty=0.1, anchor="a=1000")
+    lower, upper = r.conf_int().loc["new"]
+    assert upper == np.inf and np.isfinite(lower)
+    # P(6 wins) = sigma(d)^6 >= 0.025 at the bound: d = logit(0.025 ** (1 / 6)) for the
+    # opponents near 1000 (their fitted Elo), so the bound sits about that far above them
+    d = np.log(0.025 ** (1 / 6) / (1 - 0.025 ** (1 / 6)))
+    opponents = r.elo[list("abcd")].mean()
+    assert lower == pytest.approx(opponents + 400 / np.log(10) * d, abs=40)
+    assert lower < r.elo["new"]
+    with pytest.raises(ValueError, match="only because of the penalty"):
+        r.reanchor("new")
+
+
 def test_penalty_shrinks_towards_the_mean():
-    spread = [np.ptp(fit_log(NEVER_LOST, penalty=p).strength) for p in (0.1, 1.0, 10.0)]
+    spread = [np.ptp(fit_penalised(NEVER_LOST, penalty=p).strength) for p in (0.1, 1.0, 10.0)]
     assert spread[0] > spread[1] > spread[2] > 0
 
 
@@ -219,7 +268,7 @@ def test_gram_is_a_symmetric_cross_product(shape):
 def test_blas_threads_only_for_large_boards_and_within_the_callers_limit():
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from ratings.api import BLAS_THREADS_FROM, blas_threads
+    from ratings._threads import BLAS_THREADS_FROM, blas_threads
 
     def threads():
         return {d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"}

@@ -206,8 +206,9 @@ def test_crowd_bt_joint_fit_matches_independent_scipy_likelihood():
 
 
 def test_no_estimable_effect_gives_the_plain_fit(board):
-    """Self-preference with families that name no judge: nothing to adjust, the plain fit."""
-    plain = ratings.fit(board, anchor="m3")
+    """Self-preference with families that name no judge: nothing to adjust, the plain fit
+    (adjusted fits keep the CR1 sandwich: compared with the plain fit's CR1, ``sandwich-z``)."""
+    plain = ratings.fit(board, anchor="m3", ci="sandwich-z")
     adj = ratings.fit(board, anchor="m3", adjust="self-preference", families={"m0": "red"})
     np.testing.assert_allclose(adj.strength, plain.strength, atol=1e-9)
     np.testing.assert_allclose(adj.cov, plain.cov, rtol=1e-8, atol=1e-14)

@@ -100,8 +100,9 @@ def test_duplicating_every_verdict(log):
     """Estimates stay; model-based and HC0 variances halve.
 
     Clustered: copies in their own cluster are perfectly dependent, so the covariance stays
-    (H and the cluster scores both double). Copies in new clusters double G: B doubles and the
-    factor G/(G-1) becomes 2G/(2G-1), so the covariance is multiplied by (G-1)/(2G-1).
+    (H and the cluster scores both double, leverages stay: CR1 and CR2 alike). Copies in new
+    clusters double G: for CR1 (``sandwich-z``) B doubles and the factor G/(G-1) becomes
+    2G/(2G-1), so the covariance is multiplied by (G-1)/(2G-1).
     """
     twice = pd.concat([log, log], ignore_index=True)
     for ci, cluster in COVS[:2]:
@@ -114,7 +115,8 @@ def test_duplicating_every_verdict(log):
     assert_close(same_cluster.cov, r1.cov, rtol=1e-7, atol_rel=1e-9)
     g = log["task_id"].nunique()
     copies = log.assign(task_id=log["task_id"] + "-copy")
-    new_clusters = fit_log(pd.concat([log, copies], ignore_index=True))
+    r1 = fit_log(log, "sandwich-z")
+    new_clusters = fit_log(pd.concat([log, copies], ignore_index=True), "sandwich-z")
     assert new_clusters.n_clusters == 2 * g
     np.testing.assert_allclose(new_clusters.strength, r1.strength, atol=1e-8)
     assert_close(new_clusters.cov, r1.cov * (g - 1) / (2 * g - 1), rtol=1e-7, atol_rel=1e-9)
@@ -135,7 +137,8 @@ def test_aggregation_keeps_hc0_and_cluster_covariances(log):
 @given(log=boards(max_models=4))
 def test_aggregated_fit_matches_statsmodels_on_raw_rows(log):
     models = sorted(set(log["model_a"]) | set(log["model_b"]))
-    for (ci, cluster), cov_type in zip(COVS, ["nonrobust", "HC0", "cluster"], strict=True):
+    textbook = [("model", None), ("sandwich", None), ("sandwich-z", "task_id")]  # CR1 clustered
+    for (ci, cluster), cov_type in zip(textbook, ["nonrobust", "HC0", "cluster"], strict=True):
         _, params, cov = statsmodels_bt(log, cov_type, log["task_id"].to_numpy())
         r = fit_log(log, ci, cluster, anchor=models[0])
         assert_close(r.strength[1:], params, rtol=1e-7, atol_rel=1e-9)
@@ -191,16 +194,20 @@ def test_row_order_does_not_matter(log, seed):
 def test_narrower_intervals_at_lower_level(log):
     r = fit_log(log)
     wide, narrow = r.conf_int(0.95), r.conf_int(0.9)
-    assert (narrow["lower"] > wide["lower"]).all() and (narrow["upper"] < wide["upper"]).all()
-    ratio = (narrow["upper"] - narrow["lower"]) / (wide["upper"] - wide["lower"])
-    # the critical value: Student t with G - 1 df when clustered (the default), else normal
-    crit = (lambda q: stats.t.ppf(q, r.df)) if r.df is not None else stats.norm.ppf
-    assert r.df is None or r.df == r.n_clusters - 1
-    np.testing.assert_allclose(ratio, crit(0.95) / crit(0.975), rtol=1e-10)
-    # Symmetric about the rating, half-width crit * se.
-    np.testing.assert_allclose((wide["upper"] + wide["lower"]) / 2, r.elo, rtol=1e-12)
-    np.testing.assert_allclose((wide["upper"] - wide["lower"]) / 2, crit(0.975) * r.se,
-                               rtol=1e-10)  # fmt: skip
+    # the critical value: Student t with each rating's own (Satterthwaite) df by default
+    df = r.model_df
+    ok = np.isfinite(r.se.to_numpy()) & (r.se.to_numpy() > 0)  # the anchor / undefined ones
+    assert ok.any() and np.all(np.isfinite(df[ok])) and np.all(df[ok] > 0)
+    assert (narrow["lower"] > wide["lower"])[ok].all()
+    assert (narrow["upper"] < wide["upper"])[ok].all()
+    ratio = ((narrow["upper"] - narrow["lower"]) / (wide["upper"] - wide["lower"]))[ok]
+    crit = stats.t.ppf(0.95, df[ok]) / stats.t.ppf(0.975, df[ok])
+    np.testing.assert_allclose(ratio, crit, rtol=1e-10)
+    # Symmetric about the rating, half-width crit * se; no interval where there is no se.
+    np.testing.assert_allclose(((wide["upper"] + wide["lower"]) / 2)[ok], r.elo[ok], rtol=1e-12)
+    np.testing.assert_allclose(((wide["upper"] - wide["lower"]) / 2)[ok],
+                               stats.t.ppf(0.975, df[ok]) * r.se[ok], rtol=1e-10)  # fmt: skip
+    assert np.isinf(wide["lower"][np.isinf(r.se)]).all()
     table = r.to_frame(level=0.9).set_index("model")
     np.testing.assert_allclose(table.loc[r.models, "lower"], narrow["lower"], rtol=1e-12)
 

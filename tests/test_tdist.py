@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import stdtrit
 
-from ratings._tdist import t_quantile
-from ratings.result import critical_value
+from ratings._tdist import critical_value, critical_values, t_quantile
 
 DFS = [0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 7, 10, 19, 29, 49, 99, 150, 500, 999, 999.5, 1000, 1001,
        5000, 1e4, 1e5, 1e6, 1e9]  # fmt: skip
@@ -33,3 +32,16 @@ def test_critical_values_of_the_intervals():
     assert critical_value(0.95, 29) == pytest.approx(2.045229642132703, rel=1e-14)
     assert critical_value(0.9, 4) == pytest.approx(2.131846786326649, rel=1e-14)
     assert critical_value(0.95, None) == pytest.approx(1.959963984540054, rel=1e-15)
+
+
+def test_vectorised_critical_values_keep_shape_and_mark_no_interval():
+    from scipy import stats
+
+    df = np.array([[1.5, 2.0, 7.3], [np.inf, np.nan, 250.0]])
+    got = critical_values(0.95, df)
+    assert got.shape == df.shape and np.isnan(got[1, 1])
+    np.testing.assert_allclose(got[0], stats.t.ppf(0.975, df[0]), rtol=1e-12)
+    assert got[1, 0] == pytest.approx(stats.norm.ppf(0.975), rel=1e-14)
+    many = np.linspace(1.0, 400.0, 50)  # scipy's vectorised quantile beyond a few values
+    np.testing.assert_allclose(critical_values(0.9, many), stats.t.ppf(0.95, many), rtol=1e-10)
+    np.testing.assert_allclose(critical_value(0.9, many[:3]), stats.t.ppf(0.95, many[:3]))

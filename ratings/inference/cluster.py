@@ -1,0 +1,345 @@
+"""The CR2 sandwich and per-contrast degrees of freedom of one clustered fit (see
+:mod:`ratings.inference`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ratings.inference.satterthwaite import (
+    DEGENERATE,
+    reference_contrasts,
+    satterthwaite,
+    summed_pairs_df,
+)
+from ratings.inference.working import WorkingRows, bt_rows, crowd_rows
+
+__all__ = [
+    "EXACT_BUDGET",
+    "ClusterInference",
+    "bt_inference",
+    "cluster_inference",
+    "crowd_inference",
+]
+
+#: Flops (roughly) up to which the clusters' leverages are decomposed exactly and the degrees of
+#: freedom of the models' contrasts are computed exactly.
+EXACT_BUDGET = 3e8
+#: Most series terms before a cluster is decomposed exactly instead.
+SERIES_TERMS = 60
+
+
+def _f(lam: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(1 - lambda)^(-1/2), with degenerate leverages (lambda -> 1) set to 1 (flagged apart)."""
+    return np.where(lam < 1.0 - DEGENERATE, 1.0 / np.sqrt(np.clip(1.0 - lam, DEGENERATE, None)),
+                    1.0)  # fmt: skip
+
+
+def _eigen(w: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Nonzero eigenpairs (Q, lambda) of S = w^T w from the smaller Gram matrix of ``w``."""
+    r, p = w.shape
+    if r < p:
+        lam, u = np.linalg.eigh(w @ w.T)
+        keep = lam > 1e-12 * max(1.0, float(lam[-1]) if lam.size else 1.0)
+        q = (w.T @ u[:, keep]) / np.sqrt(lam[keep])
+        return q, lam[keep]
+    lam, q = np.linalg.eigh(w.T @ w)
+    keep = lam > 1e-12 * max(1.0, float(lam[-1]) if lam.size else 1.0)
+    return q[:, keep], lam[keep]
+
+
+@dataclass(frozen=True, eq=False)
+class ClusterInference:
+    """CR2 covariance and Satterthwaite degrees of freedom of one clustered fit.
+
+    Coordinates: ``n_params`` parameters (models, then Crowd-BT judge qualities), of which
+    ``free`` have a covariance (the reference model and fixed etas are known). Contrasts are
+    rows of an array over all ``n_params`` (or over the models only); they should sum to zero
+    over the models (differences of ratings), which makes them independent of the reference.
+    """
+
+    n_params: int
+    n_models: int
+    free: NDArray[np.int64]
+    chol: NDArray[np.float64]  # L (P x P) with bread M = L L^T over the free coordinates
+    influence_free: NDArray[np.float64]  # G x P CR2-adjusted influences
+    clusters: pd.Index | None
+    eig_q: tuple | None  # per cluster Q_g (P x r_g) of S_g (exact path), else None
+    eig_lam: tuple | None  # per cluster lambda_g
+    degenerate: NDArray[np.float64]  # k x P whitened directions of leverage 1
+    rows: WorkingRows | None  # kept for the large-board degrees of freedom
+
+    @property
+    def exact(self) -> bool:
+        """Exact degrees of freedom (False: the large-board approximation)."""
+        return self.eig_q is not None
+
+    @property
+    def n_clusters(self) -> int:
+        return self.influence_free.shape[0]
+
+    def covariance(self) -> NDArray[np.float64]:
+        """CR2 covariance over all parameters (zero outside ``free``)."""
+        from ratings.uncertainty import gram
+
+        out = np.zeros((self.n_params, self.n_params))
+        out[np.ix_(self.free, self.free)] = gram(self.influence_free)
+        return out
+
+    def influence(self) -> NDArray[np.float64]:
+        """CR2-adjusted influence of each cluster on all parameters (G x n_params); the
+        covariance is ``influence.T @ influence``."""
+        out = np.zeros((self.n_clusters, self.n_params))
+        out[:, self.free] = self.influence_free
+        return out
+
+    def _free_contrasts(self, contrasts) -> NDArray[np.float64]:
+        c = np.atleast_2d(np.asarray(contrasts, dtype=np.float64))
+        if c.shape[1] == self.n_models and self.n_params > self.n_models:
+            c = np.hstack([c, np.zeros((c.shape[0], self.n_params - self.n_models))])
+        if c.shape[1] != self.n_params:
+            raise ValueError(f"Contrasts need {self.n_params} (or {self.n_models}) columns; "
+                             f"got {c.shape[1]}.")  # fmt: skip
+        return c[:, self.free]
+
+    def undefined(self, contrasts) -> NDArray[np.bool_]:
+        """Contrasts along a direction that one cluster alone determines (no clustered
+        variance)."""
+        c = self._free_contrasts(contrasts) @ self.chol
+        if not self.degenerate.size:
+            return np.zeros(c.shape[0], dtype=bool)
+        along = np.abs(c @ self.degenerate.T).max(axis=1)
+        return along > 1e-6 * np.maximum(np.linalg.norm(c, axis=1), 1e-300)
+
+    def omega(self, contrasts) -> NDArray[np.float64]:
+        """Each cluster's share of each contrast's model-based variance,
+        omega_g = c^T M H_g M c, shape (C x G)."""
+        c = self._free_contrasts(contrasts)
+        if not self.exact:
+            n = np.zeros((self.n_params, c.shape[0]))
+            n[self.free] = (self.chol @ self.chol.T) @ c.T
+            return self.rows.quadratic(n).T
+        cbar = c @ self.chol  # rows: L^T c
+        return np.column_stack([(cbar @ q) ** 2 @ lam if lam.size else np.zeros(c.shape[0])
+                                for q, lam in zip(self.eig_q, self.eig_lam, strict=True)])
+
+    def factors(self, contrasts) -> tuple:
+        """``(omega, d, Y)`` of each contrast: omega, d (C x G) and Y (C x G x P) as in the
+        module notes (exact path only)."""
+        cbar = self._free_contrasts(contrasts) @ self.chol  # rows: L^T c
+        g, p = self.n_clusters, self.chol.shape[0]
+        omega, d = np.zeros((cbar.shape[0], g)), np.zeros((cbar.shape[0], g))
+        y = np.zeros((cbar.shape[0], g, p))
+        for k, (q, lam) in enumerate(zip(self.eig_q, self.eig_lam, strict=True)):
+            if not lam.size:
+                continue
+            lam = np.minimum(lam, 1.0 - DEGENERATE)
+            xi = cbar @ q
+            omega[:, k] = (xi * xi) @ lam
+            d[:, k] = (xi * xi) @ (lam / (1.0 - lam))
+            y[:, k] = (xi * (lam / np.sqrt(1.0 - lam))) @ q.T
+        return omega, d, y
+
+    def df(self, contrasts) -> NDArray[np.float64]:
+        """Satterthwaite degrees of freedom of each contrast (NaN where undefined)."""
+        c = np.atleast_2d(np.asarray(contrasts, dtype=np.float64))
+        out = np.empty(c.shape[0])
+        step = self._chunk()
+        for lo in range(0, c.shape[0], step):
+            part = c[lo:lo + step]
+            if self.exact:
+                out[lo:lo + step] = satterthwaite(*self.factors(part))
+            else:
+                out[lo:lo + step] = satterthwaite(self.omega(part), None, None)
+        out[self.undefined(c)] = np.nan
+        return out
+
+    def pair_df(self) -> NDArray[np.float64]:
+        """Degrees of freedom of every difference of two models, (M x M), NaN on the diagonal.
+
+        Exact while the pairs' cost stays within :data:`EXACT_BUDGET`; beyond it the
+        one-direction approximation (see the module notes) with each pair's exact omega, and on
+        the large-board path with omega of s_j - s_k taken as the sum of omega of s_j - mean
+        and s_k - mean (their cross term left out).
+        """
+        m = self.n_models
+        jj, kk = np.triu_indices(m, 1)
+        pairs = np.zeros((jj.size, m))
+        pairs[np.arange(jj.size), jj] = 1.0
+        pairs[np.arange(jj.size), kk] = -1.0
+        g, p = self.n_clusters, self.chol.shape[0]
+        out = np.full((m, m), np.nan)
+        if self.exact and jj.size * g * p * min(g, p) <= EXACT_BUDGET:
+            out[jj, kk] = out[kk, jj] = self.df(pairs)
+            return out
+        if self.exact:
+            out[jj, kk] = out[kk, jj] = satterthwaite(self._pair_omega(jj, kk), None, None)
+        else:
+            out = summed_pairs_df(self.omega(reference_contrasts(m, None)))
+            np.fill_diagonal(out, np.nan)
+        und = self.undefined(pairs)
+        out[jj[und], kk[und]] = out[kk[und], jj[und]] = np.nan
+        return out
+
+    def _pair_omega(self, jj: NDArray[np.int64], kk: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Exact omega (pairs x G) of every s_j - s_k, from each cluster's (M x M) matrix of
+        the models' unit contrasts."""
+        lf = np.zeros((self.n_models, self.chol.shape[0]))
+        model_free = self.free[self.free < self.n_models]
+        lf[model_free] = self.chol[: model_free.size]  # L^T e_m for each model (0: reference)
+        out = np.empty((jj.size, self.n_clusters))
+        for k, (q, lam) in enumerate(zip(self.eig_q, self.eig_lam, strict=True)):
+            x = (lf @ q) * np.sqrt(lam)
+            kg = x @ x.T
+            d = np.diag(kg)
+            out[:, k] = d[jj] + d[kk] - 2.0 * kg[jj, kk]
+        return out
+
+    def _chunk(self) -> int:
+        """Contrasts per batch of :meth:`df` (the C x G x P array stays near 4 million cells)."""
+        if not self.exact:
+            return 4096
+        return max(1, int(4e6 // max(self.n_clusters * self.chol.shape[0], 1)))
+
+    def variance(self, contrasts) -> NDArray[np.float64]:
+        """CR2 variance of each contrast (inf where undefined)."""
+        c = self._free_contrasts(contrasts)
+        out = ((self.influence_free @ c.T) ** 2).sum(axis=0)
+        out[self.undefined(contrasts)] = np.inf
+        return out
+
+
+def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArray[np.int64],
+                      *, penalty: NDArray[np.float64] | None = None,
+                      clusters: pd.Index | None = None, info: NDArray[np.float64] | None = None,
+                      exact: bool | None = None) -> ClusterInference:  # fmt: skip
+    """CR2 pieces of a clustered fit.
+
+    Parameters
+    ----------
+    rows : WorkingRows
+        Per-cluster rows of the working model at the estimate.
+    score : ndarray, shape (G, n_params)
+        Each cluster's summed score (log-likelihood gradient).
+    free : ndarray of int
+        Coordinates with a covariance.
+    penalty : ndarray, optional
+        Hessian of a penalty (n_params x n_params) added to the information in the bread.
+    info : ndarray, optional
+        The Fisher information, if known (default: from ``rows``).
+    exact : bool, optional
+        Force the exact path (True) or the large-board one (False); default by cost
+        (:data:`EXACT_BUDGET`).
+    """
+    from ratings.optim import block, inverse_pd
+
+    info = rows.information() if info is None else info
+    if penalty is not None:
+        info = info + penalty
+    bread = inverse_pd(block(info, free))  # raises LinAlgError unless positive definite
+    chol = np.linalg.cholesky(bread)
+    p, g = free.size, rows.n_clusters
+    starts = rows.starts
+    sizes = np.diff(starts)
+    if exact is None:
+        cost = float(np.sum(sizes * p * np.minimum(sizes, p))) + g * p * p * min(g, p)
+        exact = cost <= EXACT_BUDGET
+    lf = np.zeros((rows.n_params, p))
+    lf[free] = chol
+    gbar = score[:, free] @ chol  # whitened scores L^T g_g
+    if exact:
+        qs, lams, adjusted, deg = [], [], np.empty_like(gbar), []
+        for k in range(g):
+            q, lam = _eigen(rows.design(lf, slice(starts[k], starts[k + 1])))
+            qs.append(q)
+            lams.append(lam)
+            adjusted[k] = gbar[k] + q @ ((_f(lam) - 1.0) * (q.T @ gbar[k]))
+            deg.append(q[:, lam >= 1.0 - DEGENERATE].T)
+        degenerate = np.vstack(deg) if deg else np.zeros((0, p))
+        return ClusterInference(rows.n_params, rows.n_models, free, chol, adjusted @ chol.T,
+                                clusters, tuple(qs), tuple(lams), degenerate, None)  # fmt: skip
+    influence, degenerate = _series(rows, score, free, chol, lf, gbar, starts)
+    return ClusterInference(rows.n_params, rows.n_models, free, chol, influence, clusters, None,
+                            None, degenerate, rows)  # fmt: skip
+
+
+def _series(rows, score, free, chol, lf, gbar, starts):
+    """Adjusted influences f(M H_g) M g_g by the binomial series (large boards)."""
+    g, q = score.shape
+    bread = np.zeros((q, q))
+    bread[np.ix_(free, free)] = chol @ chol.T
+    term = score @ bread  # influences M g_g
+    total = term.copy()
+    scale = np.maximum(np.linalg.norm(term, axis=1), 1e-300)
+    coef, active = 1.0, np.ones(g, dtype=bool)
+    for k in range(1, SERIES_TERMS + 1):
+        coef *= (2.0 * k - 1.0) / (2.0 * k)
+        term = rows.times(term) @ bread
+        step = coef * term
+        total += step
+        active = np.linalg.norm(step, axis=1) > 1e-10 * scale
+        if not active.any():
+            break
+        term[~active] = 0.0  # converged clusters stop contributing
+    out = total[:, free]
+    deg = []
+    for k in np.flatnonzero(active):  # leverage near 1: decompose these clusters exactly
+        qk, lam = _eigen(rows.design(lf, slice(starts[k], starts[k + 1])))
+        out[k] = (gbar[k] + qk @ ((_f(lam) - 1.0) * (qk.T @ gbar[k]))) @ chol.T
+        deg.append(qk[:, lam >= 1.0 - DEGENERATE].T)
+    degenerate = np.vstack(deg) if deg else np.zeros((0, free.size))
+    return out, degenerate
+
+
+def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float = 0.0,
+                 k) -> ClusterInference:  # fmt: skip
+    """CR2 pieces of a clustered Bradley-Terry fit (``k``: the kernel module for the scores)."""
+    m = data.n_models
+
+    def row_scores(rows, wi, wj, tt):
+        return k.bt_scores(theta, rows.ii, rows.jj, wi, wj, tt), None
+
+    _check_clusters(data)
+    score = data.cluster_score_matrix(m, row_scores, k)
+    pen = penalty * (np.eye(m) - 1.0 / m) if penalty else None
+    info = bt_rows(theta, data.collapsed()).information()  # summed over clusters: fewer rows
+    return cluster_inference(bt_rows(theta, data), score, np.delete(np.arange(m), ref),
+                             penalty=pen, clusters=data.clusters, info=info)  # fmt: skip
+
+
+def crowd_inference(fit, data, *, k) -> ClusterInference:
+    """CR2 pieces of a clustered Crowd-BT fit (:class:`ratings.crowd.CrowdFit`); judges whose
+    eta is fixed or on a bound are treated as known."""
+    m, nj = data.n_models, len(data.judges)
+
+    def row_scores(rows, wi, wj, tt):
+        _, gd, ge, *_ = k.crowd_row_terms(fit.theta, fit.eta, rows.ii, rows.jj, rows.judge,
+                                          wi, wj, tt, False)  # fmt: skip
+        return gd, ge
+
+    _check_clusters(data)
+    score = data.cluster_score_matrix(m + nj, row_scores, k)
+    free_eta = fit.estimated & ~fit.boundary
+    rows = crowd_rows(fit.theta, fit.eta, free_eta, data)
+    info = crowd_rows(fit.theta, fit.eta, free_eta, data.collapsed()).information()
+    try:
+        return cluster_inference(rows, score, fit.free, clusters=data.clusters, info=info)
+    except np.linalg.LinAlgError:
+        from ratings.errors import NonIdentifiableError
+
+        raise NonIdentifiableError(
+            "No CR2 interval: the Crowd-BT Fisher information is singular at the estimate "
+            "(judge quality and rating spread are confounded). Fix eta (`judge_quality=`, CLI "
+            "`--judge-quality`), fit model='bt', or use ci='sandwich-z'."
+        ) from None
+
+
+def _check_clusters(data) -> None:
+    if data.n_clusters < 2:
+        raise ValueError(
+            f"Clustered intervals need at least 2 clusters in `{data.cluster_name}`; got "
+            f"{data.n_clusters}. Use per-verdict intervals (CLI `--no-cluster`)."
+        )

@@ -1,0 +1,64 @@
+"""Satterthwaite degrees of freedom from the working model's Omega (:mod:`ratings.inference`)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["CONCENTRATED", "DEGENERATE", "reference_contrasts", "satterthwaite", "summed_pairs_df"]
+
+#: A leverage this close to 1 means the cluster alone determines a direction.
+DEGENERATE = 1e-8
+
+#: A model whose largest cluster share of omega exceeds this gets the full one-direction
+#: formula in :func:`summed_pairs_df`; below it the leverage terms change df by under 2%.
+CONCENTRATED = 0.02
+
+
+def summed_pairs_df(u: NDArray[np.float64]) -> NDArray[np.float64]:
+    """One-direction df of every pair (j, k) with omega_jk = u_j + u_k (``u``: M x G).
+
+    sum_g pi_g^2 for all pairs comes from one Gram matrix of ``u``; models with a
+    concentrated share (see :data:`CONCENTRATED`) get the full formula for their pairs.
+    """
+    tr = u.sum(axis=1)
+    sq = (u * u).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (tr[:, None] + tr[None, :]) ** 2 / (sq[:, None] + sq[None, :] + 2.0 * (u @ u.T))
+        share = (u / tr[:, None]).max(axis=1)
+    for j in np.flatnonzero(~(share <= CONCENTRATED)):
+        out[j] = out[:, j] = satterthwaite(u[j] + u, None, None)
+    return out
+
+
+def satterthwaite(omega: NDArray[np.float64], d: NDArray[np.float64] | None,
+                  y: NDArray[np.float64] | None) -> NDArray[np.float64]:  # fmt: skip
+    """Degrees of freedom (tr Omega)^2 / ||Omega||_F^2 per contrast (rows).
+
+    ``omega``, ``d``: (C x G); ``y``: (C x G x P) with Omega = diag(d) - Y Y^T (see the module
+    notes). Without ``y``: the one-direction approximation of the large-board path.
+    """
+    tr = omega.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if y is None:
+            pi = omega / tr[:, None]
+            a = pi * pi / np.clip(1.0 - pi, DEGENERATE, None)
+            denom = (pi * pi).sum(axis=1) + a.sum(axis=1) ** 2 - (a * a).sum(axis=1)
+            return np.where(tr > 0, 1.0 / denom, np.nan)
+        yy = (y * y).sum(axis=2)
+        if y.shape[1] <= y.shape[2]:
+            gram = y @ y.transpose(0, 2, 1)
+        else:
+            gram = y.transpose(0, 2, 1) @ y
+        fro = (gram * gram).sum(axis=(1, 2))
+        denom = (d * d).sum(axis=1) - 2.0 * (d * yy).sum(axis=1) + fro
+        return np.where(tr > 0, tr * tr / denom, np.nan)
+
+
+def reference_contrasts(n_models: int, anchor: int | None) -> NDArray[np.float64]:
+    """Each model's reported rating as a contrast: ``e_a - e_anchor``, or ``e_a - mean``."""
+    c = np.eye(n_models)
+    if anchor is None:
+        return c - 1.0 / n_models
+    c[:, anchor] -= 1.0
+    return c

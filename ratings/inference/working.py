@@ -1,0 +1,117 @@
+"""Per-cluster rows of the GLM working model behind the CR2 sandwich (:mod:`ratings.inference`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["WorkingRows", "bt_rows", "crowd_rows", "kernels"]
+
+
+def kernels(size: int):
+    """:mod:`ratings._kernels_inference` for ``size`` rows or cells and more than the NumPy
+    twins handle before numba could load (see :mod:`ratings.engine`), else the twins."""
+    from ratings.engine import resolve
+
+    if resolve("auto", size) == "numba":
+        from ratings import _kernels_inference
+
+        return _kernels_inference
+    from ratings import _kernels_inference_ref
+
+    return _kernels_inference_ref
+
+
+@dataclass(frozen=True, eq=False)
+class WorkingRows:
+    """Per-cluster rows of the working linear model.
+
+    Row r stands for ``n_r`` identical verdicts and adds the design vector
+    ``a_r (e_i - e_j) + b_r e_{n_models + k}`` (already scaled by sqrt(n_r)); ``b`` is empty
+    for Bradley-Terry. Rows are sorted by ``cluster``.
+    """
+
+    ii: NDArray[np.int64]
+    jj: NDArray[np.int64]
+    kk: NDArray[np.int64]
+    cluster: NDArray[np.int64]
+    a: NDArray[np.float64]
+    b: NDArray[np.float64]
+    n_clusters: int
+    n_params: int
+    n_models: int
+
+    @property
+    def starts(self) -> NDArray[np.int64]:
+        return np.searchsorted(self.cluster, np.arange(self.n_clusters + 1)).astype(np.int64)
+
+    def design(self, lf: NDArray[np.float64], sl: slice) -> NDArray[np.float64]:
+        """Rows ``sl`` times ``lf`` (n_params x K): each row's design vector mapped by ``lf``."""
+        out = self.a[sl, None] * (lf[self.ii[sl]] - lf[self.jj[sl]])
+        if self.b.size:
+            out += self.b[sl, None] * lf[self.n_models + self.kk[sl]]
+        return out
+
+    def information(self) -> NDArray[np.float64]:
+        """Fisher information sum_r x_r x_r^T, (n_params x n_params). The squares and products
+        of ``a`` and ``b`` add up over clusters, so the rows summed over clusters give it too."""
+        from ratings._kernels_ref import crowd_assemble, laplacian
+
+        if not self.b.size:
+            return laplacian(self.n_params, self.ii, self.jj, self.a * self.a)
+        nj = self.n_params - self.n_models
+        return crowd_assemble(self.n_models, nj, self.ii, self.jj, self.kk, self.a * self.a,
+                              self.a * self.b, self.b * self.b)  # fmt: skip
+
+    def times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``H_g v_g`` for every cluster g at once: ``v`` and the result are (G x n_params)."""
+        return kernels(self.ii.size).cluster_times(self.ii, self.jj, self.kk, self.cluster, self.a,
+                                             self.b, self.n_models,
+                                             np.ascontiguousarray(v))  # fmt: skip
+
+    def quadratic(self, n: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``n_c^T H_g n_c`` for every cluster g and column c of ``n`` (n_params x C) -> (G x C)."""
+        k = kernels(self.ii.size)
+        out = np.zeros((self.n_clusters, n.shape[1]))
+        step = max(1, int(4e6 // max(n.shape[1], 1)))  # rows per pass (the twin's memory)
+        n = np.ascontiguousarray(n)
+        for lo in range(0, self.ii.size, step):
+            sl = slice(lo, lo + step)
+            out += k.cluster_quadratic(self.n_clusters, self.ii[sl], self.jj[sl], self.kk[sl],
+                                       self.cluster[sl], self.a[sl],
+                                       self.b[sl] if self.b.size else self.b, self.n_models,
+                                       n)  # fmt: skip
+        return out
+
+
+def bt_rows(theta: NDArray[np.float64], data) -> WorkingRows:
+    """Working rows of a Bradley-Terry fit: ``a = sqrt(n p q)``."""
+    from ratings._kernels_ref import expit
+
+    p = expit(theta[data.ii] - theta[data.jj])
+    n = data.wi + data.wj + data.tt
+    return WorkingRows(data.ii, data.jj, data.judge, data.cluster, np.sqrt(n * p * (1.0 - p)),
+                       np.zeros(0), data.n_clusters, data.n_models, data.n_models)  # fmt: skip
+
+
+def crowd_rows(theta: NDArray[np.float64], eta: NDArray[np.float64],
+               free_eta: NDArray[np.bool_], data) -> WorkingRows:  # fmt: skip
+    """Working rows of a Crowd-BT fit, p = eta sigma(d) + (1 - eta) sigma(-d):
+    ``a = sqrt(n / (p (1 - p))) dp/dd``, ``b = sqrt(n / (p (1 - p))) dp/deta`` for the judges
+    whose eta is estimated (0 for fixed or boundary ones, which are treated as known)."""
+    from ratings._kernels_ref import expit
+
+    s = expit(theta[data.ii] - theta[data.jj])
+    e = eta[data.judge]
+    n = data.wi + data.wj + data.tt
+    sq = s * (1.0 - s)
+    p = e * s + (1.0 - e) * (1.0 - s)
+    pq = p * (1.0 - p)
+    bt = e >= 1.0  # p = sigma(d): the ratio p_d / sqrt(p q) is sqrt(s (1 - s)) exactly
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.where(bt, np.sqrt(n * sq), np.sqrt(n / pq) * (2.0 * e - 1.0) * sq)
+        b = np.where(free_eta[data.judge], np.sqrt(n / pq) * (2.0 * s - 1.0), 0.0)
+    return WorkingRows(data.ii, data.jj, data.judge, data.cluster, a, np.nan_to_num(b),
+                       data.n_clusters, data.n_models + len(eta), data.n_models)  # fmt: skip

@@ -1,0 +1,138 @@
+"""Rank intervals and the pairwise table.
+
+Coverage is checked on boards simulated by the independent helper (task effects make verdicts
+on a task dependent; they flatten the Bradley-Terry strengths but keep their order, so the true
+ranks are known): at the least favourable board (all models equally strong, where the joint
+error rate of a max-|t| procedure is exactly its level) the simultaneous intervals must cover all
+true ranks on about 95% of boards and per-comparison (unadjusted) intervals must not; on a
+spread board they must be narrower than Bonferroni's from the same covariance and degrees of
+freedom (computed here).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import simulate_verdicts
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+import ratings
+from ratings.inference.ranks import pair_stats, rank_intervals
+
+EQUAL = np.zeros(6)
+SPREAD = np.array([-0.8, -0.45, -0.15, 0.15, 0.45, 0.8])
+
+
+def true_ranks(s: np.ndarray) -> np.ndarray:
+    """1 + the number of strictly stronger models (ties share the better rank)."""
+    return 1 + (s[None, :] > s[:, None]).sum(axis=1)
+
+
+def board(seed: int, s: np.ndarray, n: int = 600, tasks: int = 30) -> pd.DataFrame:
+    return simulate_verdicts(np.random.default_rng(seed), s, n, tasks, tie_fraction=0.1,
+                             task_sd=0.5)  # fmt: skip
+
+
+def decided(r: ratings.Ratings, crit: np.ndarray) -> pd.DataFrame:
+    """Rank intervals from one critical value per pair (reference construction)."""
+    ps = pair_stats(r)
+    better = np.isfinite(ps.se) & (ps.t > crit)
+    m = len(r.models)
+    return pd.DataFrame({"rank_lower": 1 + better.sum(axis=0), "rank_upper": m - better.sum(1)},
+                        index=r.models)  # fmt: skip
+
+
+def study(s: np.ndarray, n_boards: int, seed: int) -> dict:
+    truth = pd.Series(true_ranks(s), index=[f"m{k:02d}" for k in range(s.size)])
+    out = {"joint": [], "model": [], "naive": [], "width": [], "bonferroni": []}
+    for b in range(n_boards):
+        r = ratings.fit(board(seed + b, s))
+        t = truth.reindex(r.models).to_numpy()
+        ours = rank_intervals(r, n_draws=1000, seed=b)
+        df = np.nan_to_num(pair_stats(r).df, nan=np.inf)
+        k = s.size * (s.size - 1) / 2
+        naive = decided(r, stats.t.ppf(0.975, df))
+        bonf = decided(r, stats.t.ppf(1 - 0.05 / (2 * k), df))
+        inside = (ours["rank_lower"].to_numpy() <= t) & (t <= ours["rank_upper"].to_numpy())
+        out["joint"].append(inside.all())
+        out["model"].append(inside)
+        out["naive"].append(((naive["rank_lower"] <= t) & (t <= naive["rank_upper"])).all())
+        out["width"].append((ours["rank_upper"] - ours["rank_lower"]).mean())
+        out["bonferroni"].append((bonf["rank_upper"] - bonf["rank_lower"]).mean())
+    return {k: np.mean(np.concatenate(v) if k == "model" else v) for k, v in out.items()}
+
+
+def test_joint_coverage_at_the_least_favourable_board():
+    res = study(EQUAL, 120, seed=100)
+    # all true ranks are 1: a miss is any pair declared different (family-wise error ~ 5%)
+    assert 0.9 <= res["joint"] <= 0.995, res
+    assert res["model"] >= 0.95, res
+    assert res["naive"] <= 0.8, res  # per-comparison 95% intervals: many false orderings
+
+
+def test_narrower_than_bonferroni_on_a_spread_board():
+    res = study(SPREAD, 60, seed=500)
+    assert res["joint"] >= 0.95 and res["model"] >= 0.95, res
+    assert res["width"] < res["bonferroni"] - 0.05, res
+
+
+@pytest.fixture(scope="module")
+def fitted() -> ratings.Ratings:
+    return ratings.fit(board(7, np.linspace(-1.0, 1.0, 8), n=1500, tasks=40), anchor="m03")
+
+
+def test_intervals_contain_the_point_rank_and_marginal_ones_are_inside(fitted):
+    table = fitted.to_frame().set_index("model")
+    assert (table["rank_lower"] <= table["rank"]).all()
+    assert (table["rank"] <= table["rank_upper"]).all()
+    marginal = fitted.rank_intervals(kind="marginal")
+    assert (marginal["rank_lower"] >= table["rank_lower"].reindex(marginal.index)).all()
+    assert (marginal["rank_upper"] <= table["rank_upper"].reindex(marginal.index)).all()
+    # seeded: the same intervals again, from a fresh result
+    again = ratings.fit(board(7, np.linspace(-1.0, 1.0, 8), n=1500, tasks=40), anchor="m03")
+    pd.testing.assert_frame_equal(again.rank_intervals(), fitted.rank_intervals())
+
+
+def test_pairwise_table(fitted):
+    pw = fitted.pairwise()
+    m = len(fitted.models)
+    assert len(pw) == m * (m - 1) // 2
+    assert (pw["elo_diff"] >= 0).all()  # the better-rated model first
+    for _, row in pw.sample(6, random_state=0).iterrows():
+        d = fitted.diff(row["model_a"], row["model_b"])
+        p = fitted.win_probability(row["model_a"], row["model_b"])
+        assert row["elo_diff"] == pytest.approx(d["estimate"])
+        assert (row["lower"], row["upper"]) == pytest.approx((d["lower"], d["upper"]))
+        assert row["df"] == pytest.approx(d["df"])
+        assert (row["p_win"], row["p_win_lower"]) == pytest.approx((p["probability"],
+                                                                    p["lower"]))  # fmt: skip
+    t = pw["elo_diff"] / pw["se"]
+    np.testing.assert_allclose(pw["p_value"], 2 * stats.t.sf(t, pw["df"]), rtol=1e-8)
+    holm = fitted.pairwise(adjust="holm")
+    np.testing.assert_allclose(holm["p_adjusted"],
+                               multipletests(holm["p_value"], method="holm")[1], rtol=1e-12)
+    # max-t: between the raw p-value and Bonferroni's
+    assert (pw["p_adjusted"] >= pw["p_value"] - 1e-12).all()
+    bonf = np.minimum(1.0, len(pw) * pw["p_value"])
+    assert (pw["p_adjusted"] <= bonf + 2.0 / 4000).all()
+    with pytest.raises(ValueError, match="`adjust` must be"):
+        fitted.pairwise(adjust="bonf")
+
+
+def test_tied_with_leader(fitted):
+    ranks = fitted.rank_intervals()
+    tied = fitted.tied_with_leader()
+    assert tied[0] == fitted.elo.idxmax()
+    assert set(tied) == set(ranks.index[ranks["rank_lower"] == 1])
+    assert "statistically tied with the leader: " + ", ".join(tied) in fitted.summary()
+
+
+def test_bootstrap_and_model_based_fits_have_rank_intervals():
+    log = board(3, SPREAD)
+    for kw in ({"ci": "model"}, {"ci": "bootstrap", "n_boot": 60}, {"cluster": None}):
+        r = ratings.fit(log, **kw)
+        table = r.to_frame()
+        assert table["rank_lower"].notna().all() and (table["rank_lower"] >= 1).all()
+        assert (table["rank_upper"] <= len(r.models)).all()
