@@ -530,7 +530,7 @@ def _estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, 
     return {"theta": res.theta, "cov": cov, "nll": res.nll, "converged": res.converged,
             "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws, "judges": table,
             "influence": influence, "crowd": crowd, "inference": None,
-            "model_cov": lambda: inverse_free(res.hessian, res.free)[:m, :m]}  # fmt: skip
+            "model_cov": lambda: inverse_free(res.information, res.free)[:m, :m]}  # fmt: skip
 
 
 

@@ -288,7 +288,7 @@ def _prior_arg(text: str):
         return tuple(float(v) for v in text.split(","))
     except ValueError:
         raise ValueError(
-            f"`--prior` must be 'default', 'none' or 'AGREE,FLIP,SD' (e.g. '6,3,2.24'); got "
+            f"`--prior` must be 'default', 'none' or 'AGREE,FLIP,SD' (e.g. '1,1.5,2.24'); got "
             f"{text!r}."
         ) from None
 

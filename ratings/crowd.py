@@ -46,19 +46,23 @@ from ratings.uncertainty import cluster_sandwich, inverse_free
 __all__ = [
     "DIVERGED",
     "ETA_START",
-    "FIX_ETA",
     "CrowdFit",
     "crowd_covariance",
     "crowd_covariance_and_influence",
     "crowd_terms",
     "fit_crowd_bt",
+    "fix_eta",
     "open_covariance",
     "reused_eta_factor",
 ]
 
 ETA_START = 0.85
 DIVERGED = 30.0  # |log-strength| beyond which a fit is taken to diverge (an Elo gap of ~5200)
-FIX_ETA = "Fix eta from past judgments (`judge_quality=`, CLI `--judge-quality`)"
+
+
+def fix_eta() -> str:
+    """The remedy where Crowd-BT cannot tell judge quality apart: reuse eta from past logs."""
+    return f"Fix eta from past judgments ({option('judge_quality')})"
 
 
 @dataclass(frozen=True, eq=False)
@@ -173,7 +177,7 @@ def fit_crowd_bt(
             "increasing as strengths spread without bound (a judge's eta going to 1, or a "
             "model whose losses are all explained as judge flips). Fit with the default prior "
             f"({option('prior', 'default')}), which keeps it finite; "
-            f"{FIX_ETA[0].lower()}{FIX_ETA[1:]}; or fit with {option('model', 'bt')}."
+            f"{fix_eta()[0].lower()}{fix_eta()[1:]}; or fit with {option('model', 'bt')}."
         ) from None
     boundary = res.active[m:] & estimated
     theta, eta = res.x[:m], res.x[m:]

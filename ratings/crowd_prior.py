@@ -34,6 +34,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ratings.errors import option
+
 __all__ = ["DEFAULT_PRIOR", "CrowdPrior", "CrowdSummary", "PriorArg", "check_prior", "prior_terms"]
 
 
@@ -63,19 +65,21 @@ def check_prior(prior: PriorArg) -> CrowdPrior | None:
         return None
     if isinstance(prior, str):
         if prior.lower() != "default":
-            raise ValueError(f"`prior` must be 'default', None or a CrowdPrior; got {prior!r}.")
+            raise ValueError(f"{option('prior')} must be 'default', 'none' or AGREE,FLIP,SD "
+                             f"(in Python also None or a CrowdPrior); got {prior!r}.")
         return DEFAULT_PRIOR
     try:
         out = CrowdPrior(*(float(v) for v in prior))
     except (TypeError, ValueError):
         raise ValueError(
-            f"`prior` must be 'default', None or CrowdPrior(agree, flip, strength_sd); "
-            f"got {prior!r}."
+            f"{option('prior')} must be 'default', 'none' or AGREE,FLIP,SD (in Python also None "
+            f"or CrowdPrior(agree, flip, strength_sd)); got {prior!r}."
         ) from None
     if not (min(out.agree, out.flip) >= 0 and np.isfinite(out.agree + out.flip)
             and out.strength_sd > 0):  # fmt: skip
         raise ValueError(
-            f"`prior` needs agree >= 0, flip >= 0 and strength_sd > 0 (finite); got {out}."
+            f"{option('prior')} needs agree >= 0, flip >= 0 and strength_sd > 0 (finite); got "
+            f"{out}."
         )
     return out
 

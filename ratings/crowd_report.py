@@ -17,9 +17,9 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings._tdist import critical_value
-from ratings.crowd import FIX_ETA, CrowdFit
+from ratings.crowd import CrowdFit, fix_eta
 from ratings.data import Comparisons
-from ratings.errors import JudgeWarning
+from ratings.errors import JudgeWarning, option
 from ratings.optim import block, inverse_pd
 from ratings.schema import DETERMINISTIC_JUDGE
 
@@ -33,7 +33,6 @@ __all__ = [
 
 #: Decisive verdicts below which a judge's eta is reported as resting on very few verdicts.
 MIN_DECISIVE = 100
-USE_BT = "or fit with model='bt' (CLI `--model bt`)"
 
 
 def prior_share(fit: CrowdFit) -> NDArray[np.float64]:
@@ -135,13 +134,13 @@ def warn_weak_judges(table: pd.DataFrame, *, stacklevel: int = 3) -> None:
     if not len(est):
         return
     decisive = table["n"] - table["ties"]
+    remedy = f"{fix_eta()}, or fit with {option('model', 'bt')}."
     if not scale_identified(table):
         _warn(
             f"No judge's quality is pinned down by these verdicts (judge(s) {list(est)}: their "
             "eta intervals reach 1/2, the verdicts cannot be told from coin flips), so the "
             "spread of the ratings is not identified and their intervals are left open "
-            "(infinite). "
-            f"{FIX_ETA}, {USE_BT}.", stacklevel)
+            f"(infinite). {remedy}", stacklevel)  # fmt: skip
         return
     judged = table.index[(table["status"] != "deterministic") & (decisive > 0)]
     if len(est) == 1 and len(judged) == 1:
@@ -149,15 +148,13 @@ def warn_weak_judges(table: pd.DataFrame, *, stacklevel: int = 3) -> None:
             f"Only one judge ({est[0]!r}) decides these verdicts: Crowd-BT then tells its "
             "quality from the spread of the ratings only through the shape of the win curve, "
             f"so eta and the scale are weakly identified (eta {table.loc[est[0], 'eta']:.3f}, "
-            f"prior share {table.loc[est[0], 'prior_share']:.2f}). {FIX_ETA}, {USE_BT}.",
-            stacklevel)  # fmt: skip
+            f"prior share {table.loc[est[0], 'prior_share']:.2f}). {remedy}", stacklevel)
     few = [j for j in est if decisive[j] < MIN_DECISIVE]
     if few:
         counts = {j: int(decisive[j]) for j in few}
         _warn(
             f"Judge(s) {few} have very few decisive verdicts ({counts}; fewer than "
-            f"{MIN_DECISIVE}): their eta rests mostly on the prior. {FIX_ETA}, {USE_BT}.",
-            stacklevel)  # fmt: skip
+            f"{MIN_DECISIVE}): their eta rests mostly on the prior. {remedy}", stacklevel)
 
 
 def _warn(message: str, stacklevel: int) -> None:

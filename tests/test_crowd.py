@@ -992,7 +992,8 @@ def test_weak_judges_stay_on_the_right_branch():
     truth = np.linspace(-1.5, 1.5, 10)
     etas = {"a": 0.56, "b": 0.57, "c": 0.58}
     frame = draw_board(41, truth, etas, 40_000, tie_rate=0.1)
-    with pytest.warns(ratings.JudgeWarning, match=r"\['a', 'b', 'c'\].*not identified.*judge-q"):
+    judges_and_remedy = r"\['a', 'b', 'c'\].*not identified.*`judge_quality`"
+    with pytest.warns(ratings.JudgeWarning, match=judges_and_remedy):
         r = ratings.fit(frame, model="crowd-bt", prior=None, anchor="m00", cluster=None)
     assert r.converged and r.judges["uninformative"].all() and r.crowd.open_intervals
     assert np.isinf(r.se.drop("m00")).all() and r.se["m00"] == 0

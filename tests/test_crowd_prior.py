@@ -373,13 +373,14 @@ def test_one_judge_warns_naming_it_and_the_remedy(tmp_path, capsys):
     with pytest.warns(ratings.JudgeWarning) as caught:
         ratings.fit(frame, model="crowd-bt")
     text = " ".join(str(w.message) for w in caught)
-    assert "Only one judge ('solo')" in text and "`judge_quality=`" in text
-    assert "model='bt'" in text
+    assert "Only one judge ('solo')" in text and "`judge_quality`" in text
+    assert "`model='bt'`" in text
     path = tmp_path / "solo.csv"
     frame.to_csv(path, index=False)
     assert main(["fit", str(path), "--model", "crowd-bt"]) == 0
     err = capsys.readouterr().err
-    assert "ratings: warning: Only one judge ('solo')" in err and "--judge-quality" in err
+    assert "ratings: warning: Only one judge ('solo')" in err and "`--judge-quality`" in err
+    assert "`--model bt`" in err
 
 
 def test_judge_with_few_verdicts_warns():
