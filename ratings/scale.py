@@ -114,12 +114,13 @@ def convert_board(table: pd.DataFrame, board: Scale | None, kept: Scale, registr
             "`scale=` (CLI `--scale NAME=RATING`). The registry was not changed."
         )
     if not convert:
+        refit = ("without an anchor (centred)" if kept.anchor is None
+                 else f"with the registry's anchor (`--anchor \"{kept.anchor}={kept.rating:g}\"`)")
         raise ValueError(
             f"The board is on another scale than the registry: it is anchored at {board}, the "
-            f"registry {registry!r} at {kept}, so its Elo values are not comparable. Refit with "
-            f"the registry's anchor (`--anchor {kept.anchor}={kept.rating:g}`), or pass "
-            "`convert=True` (CLI `--convert`) to shift the board onto the registry's scale. "
-            "The registry was not changed."
+            f"registry {registry!r} at {kept}, so its Elo values are not comparable. Refit "
+            f"{refit}, or pass `convert=True` (CLI `--convert`) to shift the board onto the "
+            "registry's scale. The registry was not changed."
         )
     elo = pd.to_numeric(table["elo"], errors="coerce")
     at = text(table["model"]).to_numpy(dtype=object) == kept.anchor
