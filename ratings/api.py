@@ -156,7 +156,9 @@ def load_log(
     if isinstance(verdicts, VerdictLog):
         log = verdicts
     else:
-        log = read_verdicts(verdicts, columns=columns, winner_map=winner_map, errors=errors)
+        keep = [cluster] if cluster not in (None, "auto") else []  # e.g. a question_id
+        log = read_verdicts(verdicts, columns=columns, winner_map=winner_map, errors=errors,
+                            keep=keep)  # fmt: skip
     frame, scope = _select_scope(log, scope)
     if cluster == "auto":
         cluster = "task_id" if "task_id" in frame.columns else None

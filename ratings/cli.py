@@ -19,8 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ratings.cli_flags import FLAGS, render_option
+from ratings.cli_notes import report_judges, warn_unclustered
 from ratings.errors import (
     ConvergenceWarning,
+    DataWarning,
     InvalidVerdictsError,
     JudgeWarning,
     MemoryLimitError,
@@ -61,9 +63,11 @@ def _add_fit_options(p: argparse.ArgumentParser) -> None:
                         "per judge (default for judged scopes with --by scope / combine)")
     p.add_argument("--judge-quality", metavar="JUDGES.json | SCOPE=FILE,...",
                    help="crowd-bt: fix eta from a file written by `ratings judges` "
-                        "(per scope: 'analytical=a.json,presentation=p.json')")
+                        "(per scope: 'analytical=a.json,presentation=p.json'); implies "
+                        "--model crowd-bt, an error with --model bt")  # fmt: skip
     p.add_argument("--fit-new-judges", action="store_true",
-                   help="crowd-bt: estimate eta for judges missing from --judge-quality")
+                   help="crowd-bt: estimate eta for judges missing from --judge-quality "
+                        "(implies --model crowd-bt)")  # fmt: skip
     p.add_argument("--eta-known", action="store_true",
                    help="crowd-bt: treat --judge-quality etas as known (leave their "
                         "uncertainty out of the intervals)")
@@ -75,7 +79,9 @@ def _add_fit_options(p: argparse.ArgumentParser) -> None:
                         "default: centred at mean 1000")  # fmt: skip
     g = p.add_mutually_exclusive_group()
     g.add_argument("--cluster", metavar="COLUMN",
-                   help="cluster verdicts by this column for the sandwich (default task_id)")
+                   help="cluster verdicts by this column of the file for the sandwich, e.g. "
+                        "question_id (default task_id; without one, per verdict and a "
+                        "warning)")  # fmt: skip
     g.add_argument("--no-cluster", action="store_true",
                    help="treat verdicts as independent (per-verdict HC0 sandwich)")
     p.add_argument("--ci", choices=["sandwich", "sandwich-z", "model", "bootstrap"],
@@ -196,6 +202,12 @@ def _parser() -> argparse.ArgumentParser:
     _declare_io(rb, {"rubric": "RUBRIC"}, {"out": "--out"})
     rb.set_defaults(func=_cmd_rubric)
 
+    from ratings.check_judges import add_assign_judges_parser  # one judge per rubric check
+
+    aj = add_assign_judges_parser(sub)
+    _add_output_options(aj)
+    _declare_io(aj, {"checks": "CHECKS", "previous": "--previous"}, {"out": "--out"})
+
     fz = sub.add_parser("freeze", help="add new models' index values to a frozen registry")
     fz.add_argument("ratings_table", metavar="RATINGS",
                     help="headline table (`combine --out`; its 'combined' rows) or `fit --out`")
@@ -203,6 +215,13 @@ def _parser() -> argparse.ArgumentParser:
     fz.add_argument("--refreeze", action="append", default=[], metavar="MODEL",
                     help="replace this model's frozen entry (repeatable)")
     fz.add_argument("--date", help="freeze date (default: today, UTC)")
+    fz.add_argument("--scale", metavar="NAME=RATING",
+                    help="the board's anchor, for a table that does not record it ('mean=1000': "
+                         "centred)")  # fmt: skip
+    fz.add_argument("--convert", action="store_true",
+                    help="shift a board on another scale onto the registry's (its anchor model "
+                         "must be on the board; intervals are not carried over); without it, "
+                         "such a board is refused")  # fmt: skip
     _add_output_options(fz)
     _declare_io(fz, {"ratings_table": "RATINGS"}, {"registry": "--registry"})
     fz.set_defaults(func=_cmd_freeze)
@@ -267,8 +286,14 @@ def _fit_args(args: argparse.Namespace) -> dict:
     """The options of :func:`ratings.fit` given on the command line, checked."""
     from ratings.api import check_fit_options
 
+    crowd_only = args.judge_quality or args.fit_new_judges  # these imply Crowd-BT
+    if crowd_only and args.model == "bt":
+        flag = "--judge-quality" if args.judge_quality else "--fit-new-judges"
+        raise ValueError(f"`{flag}` sets Crowd-BT judge qualities; it does not go with "
+                         "`--model bt` (drop one of them).")  # fmt: skip
     options = {
-        "model": args.model or "bt", "judge_quality": _quality_arg(args.judge_quality),
+        "model": args.model or ("crowd-bt" if crowd_only else "bt"),
+        "judge_quality": _quality_arg(args.judge_quality),
         "fit_new_judges": args.fit_new_judges, "eta_known": args.eta_known,
         "prior": _prior_arg(args.prior), "anchor": args.anchor,
         "cluster": _cluster_arg(args), "ci": args.ci, "level": args.level,
@@ -320,7 +345,10 @@ def _write_table(r, args: argparse.Namespace) -> None:
     if suffix == ".json":
         write_atomic(_ratings_json(r), args.out, inputs=_inputs(args))
     else:
-        write_atomic(r.to_frame(), args.out, inputs=_inputs(args), csv_escape=args.csv_escape)
+        from ratings.scale import board_info
+
+        write_atomic(r.to_frame().assign(**board_info(r)), args.out, inputs=_inputs(args),
+                     csv_escape=args.csv_escape)  # fmt: skip
 
 
 def _check_suffix(path: str | None, flag: str, allowed: tuple[str, ...]) -> None:
@@ -333,12 +361,15 @@ def _read(args: argparse.Namespace, *, fit_options: bool = True):
 
     if fit_options:
         _fit_args(args)  # options first: no data is read for a bad one
-    return ratings.read_verdicts(
+    log = ratings.read_verdicts(
         args.verdicts,
         columns=_mapping(args.columns, "--columns"),
         winner_map=_mapping(args.winner_map, "--winner-map"),
         errors="report" if getattr(args, "rejected", None) else "raise",
+        keep=[args.cluster] if args.cluster else (),  # e.g. --cluster question_id
     )
+    warn_unclustered(args, log.verdicts.columns)
+    return log
 
 
 def _inputs(args: argparse.Namespace) -> list[str]:
@@ -363,6 +394,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     _fit_args(args)  # options first: no data is read for a bad one
     counts = is_counts_source(args.verdicts)  # pre-aggregated wins_a / wins_b / ties
     log = args.verdicts if counts else _read(args)
+    if counts:
+        from ratings.io import peek_columns
+
+        warn_unclustered(args, peek_columns(args.verdicts))
     if args.by == "scope":
         if counts:
             raise ValueError("`--by scope` reads verdict logs; fit counts one --scope at a time.")
@@ -380,7 +415,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             _write_records(r.pairwise(), args.pairs, _inputs(args), args.csv_escape)
             print(f"wrote {len(r.models) * (len(r.models) - 1) // 2} pairs to {args.pairs}",
                   file=sys.stderr)  # fmt: skip
-        _report_judges(r.judges)
+        report_judges(r.judges, r.scope)
     if args.rejected and not counts:  # last: a run that fails writes nothing
         from ratings.io import write_rejected
 
@@ -429,8 +464,8 @@ def _fit_by_scope(args: argparse.Namespace, log) -> None:
     results = _per_scope(args, log)
     text = "\n\n".join(r.summary() for r in results.values())
     _write_or_print(scopes_frame(results), args, text)
-    for r in results.values():
-        _report_judges(r.judges)
+    for scope, r in results.items():
+        report_judges(r.judges, scope)
 
 
 def _cmd_combine(args: argparse.Namespace) -> int:
@@ -464,11 +499,11 @@ def _cmd_combine(args: argparse.Namespace) -> int:
     text = "\n\n".join(r.summary() for r in results.values())
     shown = head.to_frame().assign(**{alt: lambda f: f["model"].map(other.se)})
     text += "\n\n" + head.summary().split("\n\n")[0] + "\n" + (
-        f"Weights: {head.scope_weights}; {alt} = the headline SE under the other method.\n\n"
+        f"{alt} = the headline SE under the other method.\n\n"
         + ratings.result.format_table(shown))  # fmt: skip
     _write_or_print(table, args, text)
-    for r in results.values():
-        _report_judges(r.judges)
+    for scope, r in results.items():
+        report_judges(r.judges, scope)
     return 0
 
 
@@ -500,20 +535,6 @@ def _write_judges(judges, args: argparse.Namespace) -> None:
         write_atomic(text, args.judges_out, inputs=_inputs(args))
 
 
-def _report_judges(judges) -> None:
-    """Say on stderr which judges are uninformative or on the boundary."""
-    if judges is None:
-        return
-    weak = judges.index[judges["uninformative"]].tolist()
-    edge = judges.index[judges["status"] == "boundary"].tolist()
-    if weak:
-        print(f"warning: judge(s) {weak} are uninformative: their eta interval reaches 1/2.",
-              file=sys.stderr)  # fmt: skip
-    if edge:
-        print(f"note: judge(s) {edge} have eta on the boundary (1/2 or 1); no standard error "
-              "(the default `--prior default` keeps eta inside).", file=sys.stderr)  # fmt: skip
-
-
 def _cmd_judges(args: argparse.Namespace) -> int:
     import ratings
     from ratings.judges import save_judge_quality
@@ -523,7 +544,7 @@ def _cmd_judges(args: argparse.Namespace) -> int:
     r = ratings.fit(_read(args), scope=args.scope, **fit_args)
     save_judge_quality(r, args.out, source=args.verdicts, inputs=_inputs(args))
     print(ratings.result.format_table(r.judges.reset_index()))
-    _report_judges(r.judges)
+    report_judges(r.judges, r.scope)
     print(f"wrote judge quality for {len(r.judges)} judge(s) to {args.out}", file=sys.stderr)
     return 0
 
@@ -549,13 +570,17 @@ def _cmd_freeze(args: argparse.Namespace) -> int:
     if Path(args.registry).exists():
         from ratings.registry import load_registry
 
-        before = set(load_registry(args.registry)["model"])
+        with warnings.catch_warnings():  # said once, by the freeze itself
+            warnings.simplefilter("ignore", DataWarning)
+            before = set(load_registry(args.registry)["model"])
     reg = freeze_cli(args.ratings_table, args.registry, refreeze=args.refreeze, date=args.date,
-                     csv_escape=args.csv_escape)  # fmt: skip
+                     csv_escape=args.csv_escape, scale=args.scale,
+                     convert=args.convert)  # fmt: skip
     added = [m for m in reg["model"] if m not in before]
     print(f"registry {args.registry}: {len(added)} model(s) added, "
           f"{len(args.refreeze)} refrozen, {len(reg)} in all", file=sys.stderr)  # fmt: skip
-    print(format_table(reg))
+    shown = ["model", "elo", "lower", "upper", "index", "frozen_on", "anchor", "anchor_rating"]
+    print(format_table(reg[shown]))
     return 0
 
 
@@ -592,27 +617,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    import pandas as pd
+    from ratings.example import run_demo
 
-    import ratings
-    from ratings.combine import combine, fit_scopes
-    from ratings.example import EXAMPLE_ANCHOR, example_path, judge_quality_paths
-    from ratings.rubric import read_rubric, rubric_to_matches
-
-    verdicts = pd.read_csv(example_path(), dtype=str)
-    matches = rubric_to_matches(read_rubric(example_path("rubric.csv")))
-    log = ratings.read_verdicts(pd.concat([verdicts, matches], ignore_index=True))
-    print("Bundled example (simulated, not real judgments): judged scopes fitted with Crowd-BT "
-          "using judge qualities from past judgments, rubric checks as synthetic matches (BT), "
-          f"headline = mean of the scope Elos. Files: {example_path().parent}")  # fmt: skip
-    results = fit_scopes(log, anchor=EXAMPLE_ANCHOR, judge_quality=judge_quality_paths())
-    for r in results.values():
-        print()
-        print(r.summary())
-    head = combine(results)
-    print()
-    print(head.summary())
-    return 0
+    return run_demo()
 
 
 def _io_paths(args: argparse.Namespace, names: dict[str, str]) -> dict[str, object]:
@@ -651,7 +658,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning  # one line on stderr, no source location
-        for category in (JudgeWarning, ConvergenceWarning, PenaltyOnlyWarning):
+        for category in (JudgeWarning, ConvergenceWarning, DataWarning, PenaltyOnlyWarning):
             warnings.simplefilter("always", category)  # the package's own: always shown
         return _run(args)
 

@@ -34,6 +34,7 @@ from ratings.inference import StackedInference
 from ratings.io import VerdictLog, read_verdicts
 from ratings.judges import JudgeQuality
 from ratings.result import Ratings
+from ratings.scale import board_info
 from ratings.schema import COMBINED_SCOPE, DETERMINISTIC_JUDGE
 
 __all__ = ["combine", "fit_scopes", "scopes_frame"]
@@ -93,10 +94,12 @@ def fit_scopes(
 
 
 def scopes_frame(results: Mapping[str, Ratings], combined: Ratings | None = None) -> pd.DataFrame:
-    """One table with a ``scope`` column: every scope's ratings, then the combined headline."""
-    frames = [r.to_frame().assign(scope=s) for s, r in results.items()]
+    """One table with a ``scope`` column: every scope's ratings, then the combined headline;
+    each row also records its board (:data:`ratings.scale.BOARD_COLUMNS`: anchor, rating,
+    method, scopes and weights)."""
+    frames = [r.to_frame().assign(scope=s, **board_info(r)) for s, r in results.items()]
     if combined is not None:
-        frames.append(combined.to_frame().assign(scope=COMBINED_SCOPE))
+        frames.append(combined.to_frame().assign(scope=COMBINED_SCOPE, **board_info(combined)))
     table = pd.concat(frames, ignore_index=True)
     return table[["scope", *[c for c in table.columns if c != "scope"]]]
 

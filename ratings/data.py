@@ -302,7 +302,8 @@ def aggregate(
     -----
     Render forfeits: where ``failed_a`` or ``failed_b`` is true, the submission that produced
     output wins whatever the judge said, two failures tie, and the row's judge becomes
-    ``"deterministic"`` (a judge-free comparison, eta = 1 in Crowd-BT). Each model's number
+    ``"deterministic"`` (a judge-free comparison, eta = 1 in Crowd-BT); such rows need no
+    winner. Each model's number
     of such matches is the ``forfeits`` column of :meth:`Comparisons.model_counts` (0 where
     the log has no failure flags).
     """
@@ -353,6 +354,11 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool) -> Com
         fa = fb = np.zeros(0, dtype=bool)
     else:
         fa, fb = (f if f.size else np.zeros(n, dtype=bool) for f in (fa, fb))
+    if forfeits:  # the flags decide these rows: an empty winner is no problem there
+        empty = (wc < 0) & (fa | fb)
+        if empty.any():
+            wc = np.where(empty, len(wu), wc).astype(np.result_type(wc.dtype, np.int16))
+            wu, wmap = np.append(np.asarray(wu, dtype=object), "tie"), np.append(wmap, 2)
     if forfeits and DETERMINISTIC_JUDGE not in judges:
         judges = judges.append(pd.Index([DETERMINISTIC_JUDGE], dtype=object))
     det = judges.get_loc(DETERMINISTIC_JUDGE) if forfeits else 0

@@ -17,6 +17,7 @@ import pandas as pd
 
 __all__ = [
     "ConvergenceWarning",
+    "DataWarning",
     "DegenerateBoardError",
     "InvalidVerdictsError",
     "JudgeWarning",
@@ -113,6 +114,12 @@ class MemoryLimitError(MemoryError):
     def __init__(self, message: str, *, needed: int, limit: int) -> None:
         super().__init__(message)
         self.needed, self.limit = needed, limit
+
+class DataWarning(UserWarning):
+    """The input was used, but something in it deserves a look (the message says what, where).
+
+    The command line prints these as ``ratings: warning: ...``.
+    """
 
 
 class ConvergenceWarning(RuntimeWarning):

@@ -35,6 +35,7 @@ __all__ = [
     "generate_example",
     "generate_rubric",
     "judge_quality_paths",
+    "run_demo",
 ]
 
 #: True Elo of the simulated models (GPT-5.5 (medium) at 1000 is the demo anchor).
@@ -137,3 +138,26 @@ def _write_all() -> None:  # pragma: no cover - regeneration helper
 
 if __name__ == "__main__":  # pragma: no cover
     _write_all()
+
+
+def run_demo() -> int:
+    """``ratings demo``: fit the bundled example (Crowd-BT judged scopes with reused judge
+    qualities, rubric checks as synthetic matches) and print every scope and the headline."""
+    import ratings
+    from ratings.combine import combine, fit_scopes
+    from ratings.rubric import read_rubric, rubric_to_matches
+
+    verdicts = pd.read_csv(example_path(), dtype=str)
+    matches = rubric_to_matches(read_rubric(example_path("rubric.csv")))
+    log = ratings.read_verdicts(pd.concat([verdicts, matches], ignore_index=True))
+    print("Bundled example (simulated, not real judgments): judged scopes fitted with Crowd-BT "
+          "using judge qualities from past judgments, rubric checks as synthetic matches (BT), "
+          f"headline = mean of the scope Elos. Files: {example_path().parent}")  # fmt: skip
+    results = fit_scopes(log, anchor=EXAMPLE_ANCHOR, judge_quality=judge_quality_paths())
+    for r in results.values():
+        print()
+        print(r.summary())
+    head = combine(results)
+    print()
+    print(head.summary())
+    return 0

@@ -5,34 +5,48 @@ published index must not: :func:`freeze` records each model the first time it is
 headline Elo and :func:`index_value`, and never changes that entry afterwards unless the model is
 named in ``refreeze``. The registry is a CSV file with the columns of :data:`REGISTRY_COLUMNS`:
 
-======== ====================================================================================
-model    the model name (unique)
-elo      headline Elo when frozen
-lower    lower end of its interval (empty when the ratings table had none)
-upper    upper end of its interval (empty when the ratings table had none)
-index    ``clip((elo - 500) / 2000, 0, 1)``
-frozen_on  ISO date (``YYYY-MM-DD``, UTC by default) of the freeze
-source   where the rating came from (e.g. the ratings CSV), may be empty
-======== ====================================================================================
+============== ==============================================================================
+model          the model name (unique)
+elo            headline Elo when frozen
+lower          lower end of its interval (empty when the ratings table had none)
+upper          upper end of its interval (empty when the ratings table had none)
+index          ``clip((elo - 500) / 2000, 0, 1)``
+frozen_on      ISO date (``YYYY-MM-DD``, UTC by default) of the freeze
+source         where the rating came from (e.g. the ratings CSV), may be empty
+anchor         the board's anchor model (empty: centred, the board's mean at anchor_rating)
+anchor_rating  the anchor's rating: with ``anchor``, the scale of the entry
+scopes         the scopes of the headline (empty for a single fit)
+weights        their weights, ``scope=w,...``
+method         how the board was fitted (``bt``, ``crowd-bt``, ``combined (joint)``, ...)
+version        the package version that froze the entry
+============== ==============================================================================
 
-Other columns (notes added by hand) are kept as they are. A registry that fails validation is
-never overwritten: fix or restore it first.
+Every entry with a recorded scale is on the registry's one scale: :func:`freeze` refuses a
+board on another scale (naming both anchors, leaving the registry untouched) unless asked to
+convert it. Other columns (notes added by hand) are kept as they are. A registry that fails
+validation is never overwritten: fix or restore it first. A registry written before the scale
+columns existed loads with a :class:`~ratings.errors.DataWarning` and gains them (empty for its
+old entries) on the next freeze. Freezes of one registry by several processes run one after the
+other (a file lock), and a registry given as a symbolic link is written through the link.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from ratings.errors import InvalidVerdictsError, close_matches, format_rows, option
+from ratings.errors import DataWarning, InvalidVerdictsError, close_matches, format_rows, option
 from ratings.io.cells import text
 from ratings.io.readers import format_of, read_csv, read_file
-from ratings.io.writers import same_file, write_atomic
+from ratings.io.writers import file_lock, same_file, write_atomic
+from ratings.result import Ratings
+from ratings.scale import Scale, board_info, convert_board, table_scale
 from ratings.schema import STRING_DTYPE
 
 __all__ = [
@@ -45,15 +59,15 @@ __all__ = [
     "load_registry",
 ]
 
-REGISTRY_COLUMNS: tuple[str, ...] = (
-    "model", "elo", "lower", "upper", "index", "frozen_on", "source",
-)  # fmt: skip
+_CORE: tuple[str, ...] = ("model", "elo", "lower", "upper", "index", "frozen_on", "source")
+_BOARD: tuple[str, ...] = ("anchor", "anchor_rating", "scopes", "weights", "method", "version")
+REGISTRY_COLUMNS: tuple[str, ...] = (*_CORE, *_BOARD)
 INDEX_FLOOR = 500.0  # Elo at index 0
 INDEX_SPAN = 2000.0  # Elo from index 0 to index 1 (index 1 at Elo 2500)
 HEADLINE_SCOPE = "combined"
 _INDEX_TOL = 1e-6  # |index - index_value(elo)| above this is an inconsistent (edited) entry
-_NUMBERS = ("elo", "lower", "upper", "index")
-_TEXTS = ("model", "frozen_on", "source")
+_NUMBERS = ("elo", "lower", "upper", "index", "anchor_rating")
+_TEXTS = ("model", "frozen_on", "source", "anchor", "scopes", "weights", "method", "version")
 
 
 def index_value(elo: float | ArrayLike | pd.Series) -> float | NDArray[np.float64] | pd.Series:
@@ -92,8 +106,9 @@ def load_registry(path: str | os.PathLike[str]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        :data:`REGISTRY_COLUMNS` (``elo``, ``lower``, ``upper``, ``index`` as float64, NaN when
-        empty; the others as text), then any extra columns of the file, in file order.
+        :data:`REGISTRY_COLUMNS` (``elo``, ``lower``, ``upper``, ``index``, ``anchor_rating`` as
+        float64, NaN when empty; the others as text), then any extra columns of the file, in
+        file order.
 
     Raises
     ------
@@ -102,8 +117,15 @@ def load_registry(path: str | os.PathLike[str]) -> pd.DataFrame:
     InvalidVerdictsError
         The file is corrupt: unreadable as CSV, a missing column, a missing or duplicate model,
         a non-numeric or missing ``elo`` / ``index``, a non-numeric ``lower`` / ``upper``, an
-        ``index`` that does not equal ``index_value(elo)``, or a ``frozen_on`` that is not a
-        ``YYYY-MM-DD`` date. The message names the file, rows and values; ``.rows`` lists them.
+        ``index`` that does not equal ``index_value(elo)``, a ``frozen_on`` that is not a
+        ``YYYY-MM-DD`` date, or entries on different scales. The message names the file, rows
+        and values; ``.rows`` lists them.
+
+    Warns
+    -----
+    DataWarning
+        The registry has no scale columns (written by an older version): its entries are read
+        with an unknown scale, and the next freeze adds the columns.
     """
     name = os.fspath(path)
     fmt, sep, compression = format_of(os.path.basename(name))
@@ -133,7 +155,7 @@ def load_registry(path: str | os.PathLike[str]) -> pd.DataFrame:
 
 
 def freeze(
-    ratings_table: pd.DataFrame,
+    ratings_table: pd.DataFrame | Ratings,
     registry_path: str | os.PathLike[str],
     *,
     date: str | None = None,
@@ -141,16 +163,22 @@ def freeze(
     source: str | None = None,
     inputs: Iterable[str | os.PathLike[str]] = (),
     csv_escape: bool = True,
+    scale: str | None = None,
+    convert: bool = False,
 ) -> pd.DataFrame:
     """Add the models of a ratings table to the index registry; never change existing entries.
 
     Parameters
     ----------
-    ratings_table : pandas.DataFrame
+    ratings_table : pandas.DataFrame or Ratings
         One row per model with at least ``model`` and ``elo`` (the headline Elo, e.g. the
-        combined table), optionally ``lower`` and ``upper``. Not modified.
+        combined table), optionally ``lower`` and ``upper``, and the board columns
+        (``anchor``, ``anchor_rating``, ``method``, ``scopes``, ``weights``) that tables
+        written by ``ratings fit --out`` / ``ratings combine --out`` carry; or a
+        :class:`~ratings.Ratings` (a fit or a combined headline), which knows them. Not
+        modified.
     registry_path : path
-        The registry CSV; created if missing.
+        The registry CSV; created if missing. A symbolic link is written through.
     date : str, optional
         ``YYYY-MM-DD`` recorded as ``frozen_on`` for new and refrozen entries; default today's
         date in UTC.
@@ -164,6 +192,15 @@ def freeze(
     csv_escape : bool, default=True
         Prefix ``'`` to text cells a spreadsheet would run as formulas (a model named
         ``=HYPERLINK(...)``); :func:`load_registry` reads them back unchanged.
+    scale : str, optional
+        ``"NAME=RATING"`` (``"mean=1000"``: centred): the board's scale, for a table that does
+        not record it. A table that records another scale is an error.
+    convert : bool, default=False
+        A board on another scale than the registry is shifted onto the registry's scale (the
+        registry's anchor model must be on the board: every Elo moves by the registry's rating
+        minus that model's board Elo). Its intervals, which are relative to the board's own
+        anchor, are not carried over (``lower`` / ``upper`` stay empty); ``source`` says
+        "converted from ...".
 
     Returns
     -------
@@ -178,14 +215,19 @@ def freeze(
         ratings table lacks ``model`` / ``elo``, has a missing or duplicate model, or a
         non-numeric Elo.
     ValueError
-        A ``refreeze`` name is not in the ratings table, ``date`` is not ``YYYY-MM-DD``, or the
-        registry is one of ``inputs``.
+        A ``refreeze`` name is not in the ratings table, ``date`` is not ``YYYY-MM-DD``, the
+        registry is one of ``inputs``, or the board is on another scale than the registry
+        (both anchors named; nothing is written) and ``convert`` is off, or its scale is
+        unknown (no board columns and no ``scale``) while the registry records one.
 
     Notes
     -----
     The file is written with :func:`ratings.io.write_atomic` (a temporary file, then a rename):
-    a failure leaves the previous registry intact. When no model is new and none is refrozen
-    the file is not rewritten. ``index = clip((elo - 500) / 2000, 0, 1)`` (:func:`index_value`).
+    a failure leaves the previous registry intact. The read, the checks and the write hold an
+    exclusive lock (:func:`ratings.io.file_lock`), so concurrent freezes of one registry run
+    one after the other and none loses another's models. When no model is new and none is
+    refrozen the file is not rewritten. ``index = clip((elo - 500) / 2000, 0, 1)``
+    (:func:`index_value`).
 
     Examples
     --------
@@ -208,16 +250,44 @@ def freeze(
             )
     day = _check_date(date)
     names = [refreeze] if isinstance(refreeze, str) else [str(n) for n in refreeze]
-    fresh = _headline(ratings_table, day=day, source=source)
-    unknown = [n for n in names if n not in set(fresh["model"])]
-    if unknown:
-        raise ValueError(
-            f"{option('refreeze')} names {unknown!r}, not in the ratings table, so they have no "
-            f"rating to freeze. {close_matches(unknown[0], fresh['model'])}"
-        )
+    if isinstance(ratings_table, Ratings):
+        ratings_table = ratings_table.to_frame().assign(**board_info(ratings_table))
+    _headline(ratings_table, day=day, source=source)  # the table's own checks come first
+    board = _board_scale(ratings_table, scale)
+    with file_lock(registry):
+        exists = os.path.exists(registry)
+        reg = load_registry(registry) if exists else _empty_registry()
+        kept = table_scale(reg, f"Registry {registry!r}")
+        table, note = ratings_table, ""
+        if kept is not None and (board is None or not board.same(kept)):
+            table, note = convert_board(ratings_table, board, kept, registry, convert=convert)
+            board = kept
+        fresh = _headline(table, day=day, source=source, board=board, note=note)
+        unknown = [n for n in names if n not in set(fresh["model"])]
+        if unknown:
+            raise ValueError(
+                f"{option('refreeze')} names {unknown!r}, not in the ratings table, so they have "
+                f"no rating to freeze. {close_matches(unknown[0], fresh['model'])}"
+            )
+        return _merge_and_write(reg, fresh, names, exists, registry, inputs, csv_escape)
 
-    exists = os.path.exists(registry)
-    reg = load_registry(registry) if exists else _empty_registry()
+
+def _board_scale(table: pd.DataFrame, scale: str | Scale | None) -> Scale | None:
+    """The scale the table records, or ``scale`` when it records none (both: they must agree)."""
+    recorded = table_scale(table)
+    given = Scale.parse(scale) if isinstance(scale, str) else scale
+    if recorded is not None and given is not None and not recorded.same(given):
+        raise ValueError(
+            f"{option('scale')} says the board is {given}, but the ratings table records "
+            f"{recorded}. Drop {option('scale')}: the table's own record is used."
+        )
+    return recorded if recorded is not None else given
+
+
+def _merge_and_write(reg: pd.DataFrame, fresh: pd.DataFrame, names: list[str], exists: bool,
+                     registry: str, inputs: list[str],
+                     csv_escape: bool) -> pd.DataFrame:  # fmt: skip
+    """Add new models and replace refrozen ones; write the registry unless nothing changed."""
     extras = [c for c in reg.columns if c not in REGISTRY_COLUMNS]
     where = pd.Index(reg["model"]).get_indexer(fresh["model"])  # -1: not in the registry
     take = fresh[(where < 0) | fresh["model"].isin(names).to_numpy(dtype=bool)]
@@ -245,6 +315,8 @@ def freeze_cli(
     refreeze: Sequence[str] = (),
     date: str | None = None,
     csv_escape: bool = True,
+    scale: str | None = None,
+    convert: bool = False,
 ) -> pd.DataFrame:
     """Freeze the headline ratings of a ratings CSV into the registry (``ratings freeze``).
 
@@ -262,6 +334,8 @@ def freeze_cli(
         ``YYYY-MM-DD``; default today's UTC date.
     csv_escape : bool, default=True
         See :func:`freeze`.
+    scale, convert
+        See :func:`freeze` (CLI ``--scale``, ``--convert``).
 
     Returns
     -------
@@ -306,7 +380,7 @@ def freeze_cli(
                 )
             table = table[(scope == HEADLINE_SCOPE).to_numpy(dtype=bool, na_value=False)]
     return freeze(table, registry, refreeze=refreeze, date=date, source=name, inputs=[name],
-                  csv_escape=csv_escape)
+                  csv_escape=csv_escape, scale=scale, convert=convert)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------------
@@ -352,8 +426,10 @@ def _numbers(values: pd.Series) -> tuple[NDArray[np.float64], NDArray[np.bool_]]
     return x, np.isnan(x) & ~missing
 
 
-def _headline(table: pd.DataFrame, *, day: str, source: str | None) -> pd.DataFrame:
-    """Validate the ratings table; return fresh registry rows for every model in it."""
+def _headline(table: pd.DataFrame, *, day: str, source: str | None, board: Scale | None = None,
+              note: str = "") -> pd.DataFrame:  # fmt: skip
+    """Validate the ratings table; return fresh registry rows for every model in it (with the
+    board's scale, how it was made, and this package's version)."""
     if not isinstance(table, pd.DataFrame):
         raise TypeError(
             f"`ratings_table` must be a pandas DataFrame (e.g. `ratings.fit(...).to_frame()`); "
@@ -389,26 +465,49 @@ def _headline(table: pd.DataFrame, *, day: str, source: str | None) -> pd.DataFr
                 "Pass one row per model with a finite Elo: the headline (combined) table, not a "
                 "table of several scopes.")  # fmt: skip
     n = len(table)
+    from ratings import __version__
+
+    made = {c: _first_text(table, c) for c in ("scopes", "weights", "method")}
+    source = None if source is None and not note else f"{source or ''}{note}"
+
+    def constant(value: str | None) -> pd.api.extensions.ExtensionArray:
+        return pd.array([value if value else np.nan] * n, dtype=STRING_DTYPE)
+
     return pd.DataFrame({
         "model": model.array,
         "elo": elo,
         "lower": bounds["lower"],
         "upper": bounds["upper"],
         "index": index_value(elo),
-        "frozen_on": pd.array([day] * n, dtype=STRING_DTYPE),
-        "source": pd.array([source] * n if source is not None else [np.nan] * n,
-                           dtype=STRING_DTYPE),
-    })  # fmt: skip
+        "frozen_on": constant(day),
+        "source": constant(source),
+        "anchor": constant(board.anchor if board is not None else None),
+        "anchor_rating": np.full(n, board.rating if board is not None else np.nan),
+        **{c: constant(v) for c, v in made.items()},
+        "version": constant(__version__),
+    })[list(REGISTRY_COLUMNS)]  # fmt: skip
+
+
+def _first_text(table: pd.DataFrame, column: str) -> str | None:
+    """The first non-empty value of a board column (the same on every row), or None."""
+    if column not in table.columns:
+        return None
+    values = text(table[column]).dropna()
+    return str(values.iloc[0]) if len(values) else None
 
 
 def _validate_registry(frame: pd.DataFrame, name: str) -> pd.DataFrame:
     """Check a registry read as text; return it typed, or raise naming the problem and file."""
-    missing = [c for c in REGISTRY_COLUMNS if c not in frame.columns]
+    missing = [c for c in _CORE if c not in frame.columns]
     if missing:
         raise InvalidVerdictsError(
             f"Registry {name!r} is corrupt: column(s) {missing} missing. Available columns: "
             f"{frame.columns.tolist()}; a registry has {list(REGISTRY_COLUMNS)}. {_UNTOUCHED}"
         )
+    old = [c for c in _BOARD if c not in frame.columns]
+    if old:
+        frame = frame.assign(**{c: pd.Series(pd.NA, index=frame.index, dtype=STRING_DTYPE)
+                                for c in old})  # fmt: skip
     twice = frame.columns[frame.columns.duplicated()].tolist()
     if twice:
         raise InvalidVerdictsError(
@@ -436,6 +535,7 @@ def _validate_registry(frame: pd.DataFrame, name: str) -> pd.DataFrame:
         ("missing index", np.isnan(index) & ~num["index"][1], None),
         ("lower is not a number", num["lower"][1], "lower"),
         ("upper is not a number", num["upper"][1], "upper"),
+        ("anchor_rating is not a number", num["anchor_rating"][1], "anchor_rating"),
         ("index inconsistent with elo: (elo, index) must satisfy index = "
          "clip((elo - 500) / 2000, 0, 1)", off, ("elo", "index")),
         ("frozen_on is not a YYYY-MM-DD date", ~valid_day, "frozen_on"),
@@ -446,9 +546,21 @@ def _validate_registry(frame: pd.DataFrame, name: str) -> pd.DataFrame:
         "model": model.array,
         **{c: num[c][0] for c in ("elo", "lower", "upper", "index")},
         "frozen_on": day.array,
-        "source": text(raw["source"]).array,
+        **{c: text(raw[c]).array for c in ("source", "anchor")},
+        "anchor_rating": num["anchor_rating"][0],
+        **{c: text(raw[c]).array for c in ("scopes", "weights", "method", "version")},
         **{c: text(raw[c]).array for c in frame.columns if c not in REGISTRY_COLUMNS},
     })  # fmt: skip
+    table_scale(out, f"Registry {name!r} is corrupt: it")  # entries on one scale only
+    if old:  # valid, but from before the scale columns: say so once it is known to be usable
+        warnings.warn(
+            f"Registry {name!r} has no column(s) {old}: it was written before registries "
+            "recorded their scale (anchor and rating), scopes, weights, method and version. Its "
+            f"{len(out)} entries are read with an unknown scale; the next freeze adds the "
+            "columns (empty for these entries) and records the scale of the boards it freezes.",
+            DataWarning,
+            stacklevel=4,
+        )
     return out
 
 

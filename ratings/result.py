@@ -412,10 +412,14 @@ class Ratings:
             f"Intervals: {self.level:.0%} {kind}"
             + (f", {clus}" if self.ci != "model" else "")
             + (f", t quantile with {self.df:g} df" if self.df is not None else ""),
-            f"Converged: {self.converged} ({self.n_iter} iterations, max gradient "
-            f"{self.max_grad:.2e}); log-likelihood {self.loglik:.4f}"
-            + (f"; ridge penalty {self.penalty:g}" if self.penalty else ""),
         ]
+        if self.combine_method is None:  # a headline combines fits; it has no likelihood
+            lines.append(f"Converged: {self.converged} ({self.n_iter} iterations, max gradient "
+                         f"{self.max_grad:.2e}); log-likelihood {self.loglik:.4f}"
+                         + (f"; ridge penalty {self.penalty:g}" if self.penalty else ""))
+        else:
+            lines.append(f"Combined ({self.combine_method}) from scopes with weights "
+                         + ", ".join(f"{k}={v:.3g}" for k, v in (self.scope_weights or {}).items()))
         if self.adjust:
             lines.append(f"Adjusted for judge effects: {', '.join(self.adjust)} (estimated "
                          "jointly; intervals include their uncertainty)")

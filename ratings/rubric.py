@@ -1,9 +1,11 @@
 """Rubric checks to synthetic pairwise matches (the deterministic ``"rubric"`` scope).
 
 A rubric grades each submission (one model's answer to one task) on a list of pass/fail checks.
-:func:`read_rubric` reads and validates such a table; :func:`rubric_to_matches` turns it into
-canonical verdict rows (judge ``"deterministic"``, scope ``"rubric"``) that :func:`ratings.fit`
-reads like any other verdict log::
+A grade may also be a share in [0, 1] (e.g. the share of a panel of judges that passed it), and
+a panel's grades of one check (rows that differ only in ``judge``) are averaged into the check's
+share. :func:`read_rubric` reads and validates such a table; :func:`rubric_to_matches` turns it
+into canonical verdict rows (judge ``"deterministic"``, scope ``"rubric"``) that
+:func:`ratings.fit` reads like any other verdict log::
 
     rubric = read_rubric("checks.csv", duplicates="last")
     r = ratings.fit(rubric_to_matches(rubric, method="rate"), anchor="GPT-5.5 (medium)=1000")
@@ -47,7 +49,9 @@ RUBRIC_SCOPE = "rubric"
 RUBRIC_JUDGE = DETERMINISTIC_JUDGE
 # Accepted on top of ratings.io.cells.booleans (true/false, 1/0, yes/no, t/f, real booleans).
 _PASS_WORDS = {"pass": True, "fail": False}
-_PASSED_HELP = "`passed` accepts true/false, 1/0, yes/no, t/f, pass/fail (any case) or booleans"
+_PASSED_HELP = ("`passed` accepts true/false, 1/0, yes/no, t/f, pass/fail (any case), booleans and "
+                "shares in [0, 1] (0.5, 2/3)")
+_TIE_TOL = 1e-9  # rates or shares this close (relative) tie: 1/3 + 1/3 vs 2/3 in floating point
 
 # Row problems in the order they are checked (a row gets the first that applies), with the
 # column whose values illustrate them in messages.
@@ -56,7 +60,7 @@ _KINDS: tuple[tuple[str, str | None], ...] = (
     ("missing model", None),
     ("missing check_id", None),
     ("missing passed", None),
-    ("passed is not boolean-like", "passed"),
+    ("passed is not a grade (boolean-like or a share in [0, 1])", "passed"),
 )
 
 
@@ -77,18 +81,23 @@ def read_rubric(
     columns : mapping, optional
         Your column names to canonical ones, e.g. ``{"submission_model": "model", "ok":
         "passed"}``. Canonical columns: ``task_id``, ``model``, ``check_id``, ``passed`` and the
-        optional ``judge`` (who graded; kept as information). Other columns are ignored.
+        optional ``judge`` (who graded). Other columns are ignored.
     duplicates : {"error", "last"}, default="error"
-        What to do when one check is graded more than once for one submission (same
-        ``task_id``, ``model``, ``check_id``): ``"error"`` raises and names the rows;
-        ``"last"`` keeps the last grading in row order (a regrade supersedes earlier ones).
+        What to do when one judge grades one check more than once for one submission (same
+        ``task_id``, ``model``, ``check_id`` and ``judge``, or the same first three without a
+        ``judge`` column): ``"error"`` raises and names the rows; ``"last"`` keeps the last
+        grading in row order (a regrade supersedes earlier ones). Grades of one check by
+        different judges are a panel, not duplicates: they are averaged (see Returns).
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``task_id``, ``model``, ``check_id`` (text, :data:`ratings.io.STRING_DTYPE`,
-        stripped), ``passed`` (bool) and ``judge`` when the input has it (text; may be
-        missing). The index, named ``"row"``, holds the 0-based input row numbers.
+        One row per graded check of a submission: ``task_id``, ``model``, ``check_id`` (text,
+        :data:`ratings.io.STRING_DTYPE`, stripped), ``passed`` (float64 in [0, 1]: 1.0 / 0.0 for
+        a pass / fail, the grade's share, or the mean over the judges who graded the check),
+        ``n_grades`` (how many grades were averaged) and, when the input has it, ``judge``
+        (text; the judges of a panel joined by ``","``; may be missing). The index, named
+        ``"row"``, holds the 0-based input row number (of a panel's first grade).
 
     Raises
     ------
@@ -96,25 +105,30 @@ def read_rubric(
         The file does not exist.
     InvalidVerdictsError
         The file cannot be read, a column is missing, or rows are unusable: a missing
-        ``task_id`` / ``model`` / ``check_id`` / ``passed``, a ``passed`` value that is not
-        boolean-like, or (with ``duplicates="error"``) a check graded twice. ``.rows`` lists the
-        offending rows with a reason.
+        ``task_id`` / ``model`` / ``check_id`` / ``passed``, a ``passed`` value that is not a
+        grade, or (with ``duplicates="error"``) a check graded twice by one judge. ``.rows``
+        lists the offending rows with a reason.
     ValueError
         Invalid arguments (``duplicates``, a mapping to a non-canonical column).
 
     Notes
     -----
-    ``passed`` accepts true/false, 1/0, yes/no, t/f and pass/fail (case-insensitive, stripped)
-    and real booleans. A missing ``passed`` is an error, never a fail: an ungraded check says
-    nothing about the submission.
+    ``passed`` accepts true/false, 1/0, yes/no, t/f and pass/fail (case-insensitive, stripped),
+    real booleans, and numbers or fractions in [0, 1] (``1.0``, ``0.0``, ``0.5``, ``2/3``: a
+    share of judges passing). A missing ``passed`` is an error, never a fail: an ungraded check
+    says nothing about the submission.
 
     Examples
     --------
     >>> import pandas as pd
     >>> raw = pd.DataFrame({"task_id": ["t1", "t1"], "model": ["x", "y"],
-    ...                     "check_id": ["c1", "c1"], "passed": ["PASS", "no"]})
-    >>> read_rubric(raw)["passed"].tolist()
-    [True, False]
+    ...                     "check_id": ["c1", "c1"], "passed": ["PASS", "1/3"]})
+    >>> read_rubric(raw)["passed"].round(3).tolist()
+    [1.0, 0.333]
+    >>> panel = pd.DataFrame({"task_id": "t1", "model": "x", "check_id": "c1",
+    ...                       "judge": ["J1", "J2", "J3"], "passed": [1, 1, 0]})
+    >>> read_rubric(panel)[["passed", "n_grades", "judge"]].values.tolist()
+    [[0.6666666666666666, 3, 'J1,J2,J3']]
     """
     if duplicates not in ("error", "last"):
         raise ValueError(f"{option('duplicates')} must be 'error' or 'last'; got {duplicates!r}.")
@@ -136,15 +150,19 @@ def read_rubric(
 
     out = pd.DataFrame(
         {**{c: cells[c].array for c in _KEY},
-         "passed": passed.to_numpy(dtype=bool),
+         "passed": passed.to_numpy(dtype=np.float64),
+         "n_grades": np.ones(n, dtype=np.int64),
          **({"judge": cells["judge"].array} if "judge" in cells else {})},
         index=pd.RangeIndex(n, name="row"),
     )  # fmt: skip
-    repeated = out.duplicated(_KEY, keep=False).to_numpy()
+    key = [*_KEY, "judge"] if "judge" in out.columns else _KEY
+    repeated = out.duplicated(key, keep=False).to_numpy()
     if repeated.any():
         if duplicates == "error":
-            raise _duplicate_error(prefix, out, raw["passed"], repeated)
-        out = out[~out.duplicated(_KEY, keep="last").to_numpy()]
+            raise _duplicate_error(prefix, out, raw["passed"], repeated, key)
+        out = out[~out.duplicated(key, keep="last").to_numpy()]
+    if "judge" in out.columns and out.duplicated(_KEY).any():
+        out = _average_panel(out)
     return out
 
 
@@ -161,9 +179,10 @@ def rubric_to_matches(
         ``read_rubric(..., duplicates="last")`` first if some checks were regraded).
     method : {"rate", "check"}, default="rate"
         ``"rate"``: for each task, every pair of models graded on it plays one match; the model
-        with the higher pass rate (passed / graded checks of that model on that task) wins,
-        equal rates tie. ``"check"``: for each check both models of a pair were graded on, one
-        match; pass beats fail, pass-pass and fail-fail tie.
+        with the higher pass rate (the mean of ``passed`` over the checks that model was graded
+        on for that task) wins, equal rates tie. ``"check"``: for each check both models of a
+        pair were graded on, one match; the higher share wins (pass beats fail), equal shares
+        tie. Shares within a relative 1e-9 of each other count as equal.
 
     Returns
     -------
@@ -234,13 +253,17 @@ def rubric_to_matches(
     pairs = pairs[(pairs["model_a"] < pairs["model_b"]).to_numpy(dtype=bool)]
     pairs = pairs.sort_values(order, kind="stable", ignore_index=True)
     if method == "rate":
-        # Compare pass rates exactly: n_pass_a / n_a vs n_pass_b / n_b, cross-multiplied.
-        lhs = pairs["n_pass_a"].to_numpy(np.int64) * pairs["n_b"].to_numpy(np.int64)
-        rhs = pairs["n_pass_b"].to_numpy(np.int64) * pairs["n_a"].to_numpy(np.int64)
+        # Compare pass rates n_pass_a / n_a and n_pass_b / n_b cross-multiplied (exact for
+        # pass/fail grades; shares that agree to rounding tie).
+        lhs = pairs["n_pass_a"].to_numpy(np.float64) * pairs["n_b"].to_numpy(np.float64)
+        rhs = pairs["n_pass_b"].to_numpy(np.float64) * pairs["n_a"].to_numpy(np.float64)
+        scale = pairs["n_a"].to_numpy(np.float64) * pairs["n_b"].to_numpy(np.float64)
     else:
-        lhs = pairs["passed_a"].to_numpy(np.int64)
-        rhs = pairs["passed_b"].to_numpy(np.int64)
-    outcome = np.where(lhs > rhs, 0, np.where(lhs < rhs, 1, 2)).astype(np.int8)
+        lhs = pairs["passed_a"].to_numpy(np.float64)
+        rhs = pairs["passed_b"].to_numpy(np.float64)
+        scale = np.ones(lhs.size)
+    tie = np.abs(lhs - rhs) <= _TIE_TOL * scale
+    outcome = np.where(tie, 2, np.where(lhs > rhs, 0, 1)).astype(np.int8)
 
     match_id = "rubric:" + pairs["task_id"] + ":" + pairs["model_a"] + ":" + pairs["model_b"]
     if method == "check":
@@ -304,16 +327,41 @@ def _missing(values: pd.Series) -> NDArray[np.bool_]:
 
 
 def _passed(values: pd.Series) -> pd.Series:
-    """Parse ``passed``: a boolean Series with NA where missing or not boolean-like."""
-    value, bad = booleans(values)  # the shared parser: true/false, 1/0, yes/no, t/f
-    if bad.any():  # add pass/fail, parsed on the rejected subset only
+    """Parse ``passed``: a float Series in [0, 1], NaN where missing or not a grade."""
+    flags, bad = booleans(values)  # the shared parser: true/false, 1/0, yes/no, t/f
+    value = flags.astype(np.float64)
+    if bad.any():  # add pass/fail and shares, parsed on the rejected subset only
         rows = np.flatnonzero(bad)
-        word = text(values.iloc[rows]).str.lower().map(_PASS_WORDS)
-        known = word.notna().to_numpy(dtype=bool)
-        value[rows[known]] = word[known].to_numpy(dtype=bool)
+        cells = text(values.iloc[rows]).str.lower()
+        share = cells.map(_PASS_WORDS).astype("Float64").fillna(cells.map(_share))
+        known = share.notna().to_numpy(dtype=bool)
+        value[rows[known]] = share[known].to_numpy(dtype=np.float64)
         bad[rows[known]] = False
-    out = pd.Series(pd.array(value, dtype="boolean"))
-    return out.mask(bad | _missing(values))
+    return pd.Series(value).mask(bad | _missing(values))
+
+
+def _share(cell: object) -> float:
+    """A number or fraction ``k/n`` in [0, 1] (NaN otherwise): ``"0.5"``, ``"1.0"``, ``"2/3"``."""
+    if not isinstance(cell, str):
+        return np.nan
+    num, sep, den = cell.partition("/")
+    try:
+        x = float(num) / float(den) if sep else float(num)
+    except (ValueError, ZeroDivisionError):
+        return np.nan
+    return x if 0.0 <= x <= 1.0 else np.nan
+
+
+def _average_panel(out: pd.DataFrame) -> pd.DataFrame:
+    """One row per (task, model, check): the mean grade of the judges who graded it."""
+    first = out.reset_index()
+    groups = first.groupby(_KEY, sort=False, observed=True)
+    judges = groups["judge"].agg(lambda j: ",".join(sorted(j.dropna().astype(str))) or None)
+    panel = groups.agg(row=("row", "first"), passed=("passed", "mean"),
+                       n_grades=("n_grades", "sum")).join(judges)  # fmt: skip
+    panel = panel.reset_index().set_index("row")
+    panel["judge"] = panel["judge"].astype(STRING_DTYPE)
+    return panel[list(out.columns)]
 
 
 def _row_error(
@@ -345,11 +393,12 @@ def _row_error(
 
 
 def _duplicate_error(
-    prefix: str, out: pd.DataFrame, passed_raw: pd.Series, repeated: NDArray[np.bool_]
+    prefix: str, out: pd.DataFrame, passed_raw: pd.Series, repeated: NDArray[np.bool_],
+    key: list[str],
 ) -> InvalidVerdictsError:
-    """The error for checks graded more than once for one submission."""
+    """The error for checks graded more than once by one judge for one submission."""
     dup = out[repeated].reset_index()
-    groups = dup.groupby(_KEY, sort=False, observed=True)["row"]
+    groups = dup.groupby(key, sort=False, observed=True, dropna=False)["row"]
     dup["first_row"] = groups.transform("min")
     dup["times"] = groups.transform("size")
     listed = groups.agg(list).head(5)  # a few groups, for the message
@@ -359,13 +408,16 @@ def _duplicate_error(
         "row": dup["row"].to_numpy(np.int64),
         "reason": ("check graded " + dup["times"].astype(str) + " times for this submission "
                    "(first at row " + dup["first_row"].astype(str) + ")").to_numpy(object),
-        **{c: dup[c].to_numpy() for c in _KEY},
+        **{c: dup[c].to_numpy() for c in key},
         "passed": passed_raw.iloc[dup["row"].to_numpy()].to_numpy(),
     })  # fmt: skip
+    panel = ("" if "judge" in key else " If these are grades of several judges, add a 'judge' "
+             "column naming who graded each: a panel's grades of one check are averaged.")
     return InvalidVerdictsError(
         f"{prefix}{n_groups} check(s) were graded more than once for the same submission "
-        f"(task_id, model, check_id), in {len(dup)} rows: {shown}"
+        f"({', '.join(key)}), in {len(dup)} rows: {shown}"
         f"{'; ...' if n_groups > 5 else ''}. Pass {option('duplicates', 'last')} to keep the "
-        "last grading of each (a regrade supersedes earlier ones), or remove the repeats.",
+        "last grading of each (a regrade supersedes earlier ones), or remove the repeats."
+        + panel,
         rows=table,
     )

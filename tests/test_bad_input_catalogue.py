@@ -384,8 +384,8 @@ def test_rubric_passed_not_boolean(tmp_path, capsys):
     path = write(tmp_path / "rubric.csv",
                  "task_id,model,check_id,passed\nt1,x,c1,maybe\nt1,y,c1,yes\n")  # fmt: skip
     with pytest.raises(InvalidVerdictsError, match=r"'.*rubric\.csv': 1 rubric row\(s\) cannot "
-                       r"be used: 1 with passed is not boolean-like \(e\.g\. \['maybe'\] at rows "
-                       r"\[0\]\)"):  # fmt: skip
+                       r"be used: 1 with passed is not a grade \(boolean-like or a share in "
+                       r"\[0, 1\]\) \(e\.g\. \['maybe'\] at rows \[0\]\)"):  # fmt: skip
         read_rubric(path)
     err = run_cli(["rubric", path, "--out", tmp_path / "m.csv"], capsys, tmp_path)
     assert "['maybe'] at rows [0]" in err

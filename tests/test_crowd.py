@@ -352,6 +352,8 @@ def test_deterministic_judge_is_eta_one(board):
     frame["failed_a"] = False
     frame["failed_b"] = False
     frame.loc[frame.index[:300], "failed_b"] = True
+    frame["winner"] = frame["winner"].astype(object)
+    frame.loc[frame.index[:300], "winner"] = "A"  # B failed: A wins (the flags decide)
     r = ratings.fit(frame, model="crowd-bt", prior=None, anchor="m00")
     det = r.judges.loc["deterministic"]
     assert det["status"] == "deterministic" and det["eta"] == 1.0 and np.isnan(det["se"])
@@ -891,6 +893,8 @@ def test_deterministic_judge_cannot_be_overridden(board):
     frame["failed_a"] = False
     frame["failed_b"] = False
     frame.loc[frame.index[:300], "failed_b"] = True
+    frame["winner"] = frame["winner"].astype(object)
+    frame.loc[frame.index[:300], "winner"] = "A"  # B failed: A wins (the flags decide)
     quality = {"j1": 0.9, "j2": 0.8, "j3": 0.7, "deterministic": 0.6}
     try:
         r = ratings.fit(frame, model="crowd-bt", judge_quality=quality)

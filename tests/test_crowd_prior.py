@@ -451,6 +451,7 @@ def test_cli_prior_flag(tmp_path, capsys):
 # ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.filterwarnings("ignore::ratings.errors.DataWarning")  # flags decide
 def test_forfeits_column_counts_each_models_forfeits(tmp_path):
     frame = draw_board(14, np.linspace(-1.5, 1.5, 6), ETAS, 3000, n_tasks=60)
     rng = np.random.default_rng(0)

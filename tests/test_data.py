@@ -275,13 +275,16 @@ def _scoped_log(rng, n=3000, m=9, tasks=40):
     """Two scopes over one set of tasks, judges and models, with a few render forfeits."""
     a = rng.integers(0, m, n)
     b = (a + rng.integers(1, m, n)) % m
+    fa, fb = rng.random(n) < 0.03, rng.random(n) < 0.03
+    winner = rng.choice(["A", "B", "tie"], n, p=[0.45, 0.45, 0.1]).astype(object)
+    winner[fa | fb] = None  # the flags decide: no winner needed
     return pd.DataFrame({
         "model_a": [f"m{k}" for k in a], "model_b": [f"m{k}" for k in b],
-        "winner": rng.choice(["A", "B", "tie"], n, p=[0.45, 0.45, 0.1]),
+        "winner": winner,
         "task_id": [f"t{k}" for k in rng.integers(0, tasks, n)],
         "judge": rng.choice(["j1", "j2", "j3"], n),
         "scope": rng.choice(["s1", "s2"], n),
-        "failed_a": rng.random(n) < 0.03, "failed_b": rng.random(n) < 0.03,
+        "failed_a": fa, "failed_b": fb,
     })  # fmt: skip
 
 

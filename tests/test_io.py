@@ -269,7 +269,7 @@ def test_duplicate_match_id(tmp_path: Path, engine: str) -> None:
 
 def test_failed_flags(tmp_path: Path, engine: str) -> None:
     values = ["true", "False", "1", "0", "YES", "no", "t", "F", "", " true "]
-    body = "".join(f"x,y,A,{v},\n" for v in values)
+    body = "".join(f"x,y,B,{v},\n" for v in values)  # B: never contradicted by failed_a
     path = write(tmp_path / "v.csv", "model_a,model_b,winner,failed_a,failed_b\n" + body)
     log = read_verdicts(path)
     assert log.verdicts["failed_a"].dtype == bool
@@ -290,7 +290,7 @@ def test_failed_flags_missing_column_and_bad_values(tmp_path: Path) -> None:
 
 
 def test_failed_flags_from_dataframe_booleans_and_floats() -> None:
-    df = pd.DataFrame({"model_a": ["x"] * 3, "model_b": ["y"] * 3, "winner": ["A"] * 3,
+    df = pd.DataFrame({"model_a": ["x"] * 3, "model_b": ["y"] * 3, "winner": ["tie", "A", "A"],
                        "failed_a": [True, False, None],
                        "failed_b": [1.0, np.nan, 0.0]})  # fmt: skip
     log = read_verdicts(df)

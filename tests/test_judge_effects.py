@@ -275,6 +275,7 @@ def test_counts_table_keeps_slot_order(board):
     np.testing.assert_allclose(a.cov, b.cov, rtol=1e-8, atol=1e-14)
 
 
+@pytest.mark.filterwarnings("ignore::ratings.errors.DataWarning")  # flags decide
 def test_forfeits_are_judge_free_in_slot_counts():
     frame = pd.DataFrame({"model_a": ["x", "y", "x"], "model_b": ["y", "x", "y"],
                           "winner": ["A", "A", "B"], "judge": ["J", "J", "J"],

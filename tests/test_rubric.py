@@ -185,9 +185,8 @@ def test_passed_spellings():
     rubric = pd.DataFrame({"task_id": "t", "model": "m", "check_id": checks,
                            "passed": pd.Series(values, dtype=object)})  # fmt: skip
     got = read_rubric(rubric)["passed"]
-    assert got.dtype == bool
-    assert got.tolist() == [True, False, True, False, True, True, False, True, False, True,
-                            False, True, True, False, True]  # fmt: skip
+    assert got.dtype == np.float64  # the share of graders who passed: 1.0 or 0.0 here
+    assert got.tolist() == [1, 0, 1, 0, 1, 1, 0, 1, 0, 1, 0, 1, 1, 0, 1]
 
 
 def test_bad_passed_value_names_rows_and_values():
@@ -196,7 +195,8 @@ def test_bad_passed_value_names_rows_and_values():
     with pytest.raises(InvalidVerdictsError) as info:
         read_rubric(rubric)
     text = str(info.value)
-    assert "2 with passed is not boolean-like (e.g. ['maybe', 2] at rows [1, 3])" in text
+    assert ("2 with passed is not a grade (boolean-like or a share in [0, 1]) (e.g. ['maybe', 2] "
+            "at rows [1, 3])") in text
     assert "pass/fail" in text  # says what is accepted
     assert info.value.rows["row"].tolist() == [1, 3]
     assert info.value.rows["passed"].tolist() == ["maybe", 2]

@@ -11,7 +11,8 @@ from __future__ import annotations
 import difflib
 import os
 import unicodedata
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -21,7 +22,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from pandas.api.types import is_bool_dtype, is_float_dtype, is_string_dtype
 
-from ratings.errors import InvalidVerdictsError, format_rows, option
+from ratings.errors import DataWarning, InvalidVerdictsError, format_rows, option
 from ratings.io.cells import (
     NA_TOKENS,
     booleans,
@@ -63,6 +64,7 @@ _KINDS: tuple[tuple[str, str | None], ...] = (
     ("missing task_id", None),
     ("missing judge", None),
     ("missing scope", None),
+    ("missing value in a column kept for clustering", None),
     ("duplicate match_id", "match_id"),
 )
 _KIND = {reason: code for code, (reason, _) in enumerate(_KINDS, start=1)}
@@ -108,6 +110,7 @@ def read_verdicts(
     winner_map: Mapping[object, str] | None = None,
     errors: Literal["raise", "report"] = "raise",
     format: Literal["csv", "parquet", "jsonl"] | None = None,
+    keep: Sequence[str] = (),
 ) -> VerdictLog:
     """Read a verdict log, validate every row and normalise it to the canonical columns.
 
@@ -129,6 +132,11 @@ def read_verdicts(
         ``VerdictLog.rejected`` and the rest are returned (it still raises if no row is usable).
     format : {"csv", "parquet", "jsonl"}, optional
         Overrides the format inferred from the file extension.
+    keep : sequence of str, optional
+        Other columns to keep (after the canonical ones, as categoricals), e.g. a
+        ``question_id`` to cluster intervals by (``ratings.fit(..., cluster="question_id")``
+        asks for it). A row with an empty value there is rejected like one with an empty
+        ``task_id``.
 
     Returns
     -------
@@ -151,10 +159,13 @@ def read_verdicts(
     ``model_b``; numbers 1 (A), 0 (B), 0.5 (tie); the exact name of the row's ``model_a`` (A) or
     ``model_b`` (B). Other tie spellings such as ``draw`` need ``winner_map``: an unknown value is
     never read as a tie. ``failed_a`` / ``failed_b`` accept true/false/1/0/yes/no/t/f and booleans;
-    empty means false. Rows are rejected, each with its first problem, for: a missing model name,
-    ``model_a == model_b``, a missing or unknown winner, a winner naming a model of another match,
-    a non-boolean failure flag, a missing ``task_id`` / ``judge`` / ``scope`` (when the column
-    exists) and a repeated ``match_id`` (the first occurrence is kept).
+    empty means false. A row with a failure flag needs no winner (the failed side loses, two
+    failures tie): an empty one is filled in, and a winner the flags contradict is overridden with
+    a :class:`~ratings.errors.DataWarning` giving the count and rows. Rows are rejected, each
+    with its first problem, for: a missing model name, ``model_a == model_b``, a missing (without
+    a failure flag) or unknown winner, a winner naming a model of another match, a non-boolean
+    failure flag, a missing ``task_id`` / ``judge`` / ``scope`` (when the column exists) and a
+    repeated ``match_id`` (the first occurrence is kept).
     """
     if errors not in ("raise", "report"):
         raise ValueError(f"`errors` must be 'raise' or 'report'; got {errors!r}.")
@@ -166,7 +177,10 @@ def read_verdicts(
     frame, name, prefix, raw = load_table(
         source, targets, pick=_pick_verdict_columns, format=format,
         empty="The verdicts DataFrame contains no verdicts (0 rows).")  # fmt: skip
-    verdicts, rejected, summary = _validate(raw, len(frame), spellings, numbers, prefix=prefix)
+    extra = _kept_columns(frame, keep, prefix)
+    raw.update(extra)
+    verdicts, rejected, summary = _validate(raw, len(frame), spellings, numbers, tuple(extra),
+                                            prefix=prefix)  # fmt: skip
 
     if len(rejected):
         everything = len(rejected) == len(frame)
@@ -216,6 +230,23 @@ def _check_winner_map(
     return spellings, numbers
 
 
+def _kept_columns(frame: pd.DataFrame, keep: Sequence[str], prefix: str) -> dict[str, pd.Series]:
+    """The non-canonical columns asked for by ``keep``, by name (blanks around names ignored)."""
+    if isinstance(keep, str):
+        keep = [keep]
+    wanted = [str(c) for c in keep if str(c) not in CANONICAL]
+    by_name = {str(c).strip(): c for c in frame.columns}
+    missing = [c for c in wanted if c.strip() not in by_name]
+    if missing:
+        raise InvalidVerdictsError(
+            f"{prefix}Column(s) {missing} not found in verdicts (asked for by `keep=`, or to "
+            f"cluster by: {option('cluster')}). Available columns: "
+            f"{list(frame.columns)}. Name a column of the file, or pass "
+            f"{option('cluster', None)} to treat verdicts as independent."
+        )
+    return {c: frame[by_name[c.strip()]].reset_index(drop=True) for c in wanted}
+
+
 def _pick_verdict_columns(
     frame: pd.DataFrame, targets: Mapping[str, str], prefix: str
 ) -> dict[str, object]:
@@ -248,7 +279,7 @@ def _missing_verdict_columns(missing: list[str], labels: list[object]) -> str:
 
 def _validate(
     raw: dict[str, pd.Series], n: int, spellings: dict[str, int], numbers: dict[float, int],
-    *, prefix: str = "",
+    extra: tuple[str, ...] = (), *, prefix: str = "",
 ) -> tuple[pd.DataFrame, pd.DataFrame, Callable[[bool, str], str]]:
     """Check every row; return (verdicts, rejected, a function building the error message).
 
@@ -257,7 +288,7 @@ def _validate(
     """
     codes: dict[str, NDArray[np.int64]] = {}
     categories: dict[str, pd.Index] = {}
-    jobs = {c: (_factorize_text, raw[c]) for c in _CATEGORICAL if c in raw}
+    jobs = {c: (_factorize_text, raw[c]) for c in (*_CATEGORICAL, *extra) if c in raw}
     jobs["winner"] = (distinct, raw["winner"])
     found = _run_concurrently(jobs, n)
     winner = found.pop("winner")
@@ -279,21 +310,24 @@ def _validate(
     flag("missing model_b", cb < 0)
     flag("model_a equals model_b", (ca == cb) & (ca >= 0))
 
+    flags, bad_flag = {}, {}
+    for c in ("failed_a", "failed_b"):
+        if c in raw:
+            flags[c], bad_flag[c] = booleans(raw[c])
+        else:
+            flags[c] = np.zeros(n, dtype=bool)
     outcome = _winners(winner, ca, cb, categories["model_a"], spellings, numbers)
+    contradicted = _forfeits(outcome, flags["failed_a"], flags["failed_b"])
     for kind in ("missing winner", "unknown winner value",
                  "winner names a model not in this match", _AMBIGUOUS):  # fmt: skip
         flag(kind, outcome == -_KIND[kind])
-
-    flags = {}
-    for c in ("failed_a", "failed_b"):
-        if c in raw:
-            flags[c], bad = booleans(raw[c])
-            flag(f"{c} is not boolean-like", bad)
-        else:
-            flags[c] = np.zeros(n, dtype=bool)
+    for c, bad in bad_flag.items():
+        flag(f"{c} is not boolean-like", bad)
     for c in _NEEDED_IF_PRESENT:
         if c in codes:
             flag(f"missing {c}", codes[c] < 0)
+    for c in extra:
+        flag("missing value in a column kept for clustering", codes[c] < 0)
     first_of: NDArray[np.int64] | None = None
     ids = None
     if "match_id" in raw:
@@ -303,6 +337,7 @@ def _validate(
 
     bad_rows = np.flatnonzero(reason)
     good = reason == 0
+    _warn_contradicted(np.flatnonzero(contradicted & good))
     keep = slice(None) if bad_rows.size == 0 else good
     columns: dict[str, object] = {c: flags[c][keep] for c in flags}
     for group in groups:
@@ -316,7 +351,7 @@ def _validate(
                                                   validate=False)  # fmt: skip
     if ids is not None:
         columns["match_id"] = ids.array[keep]
-    data = {c: columns[c] for c in CANONICAL if c in columns}
+    data = {c: columns[c] for c in (*CANONICAL, *extra) if c in columns}
     rows = pd.RangeIndex(n, name="row") if bad_rows.size == 0 else pd.Index(
         np.flatnonzero(good), name="row")  # fmt: skip
     verdicts = pd.DataFrame(data, index=rows, copy=False)
@@ -331,7 +366,7 @@ def _validate(
         "row": bad_rows.astype(np.int64),
         "reason": pd.array(reasons, dtype=STRING_DTYPE),
         **{c: _as_read(raw[c].iloc[bad_rows if bad_rows.size else slice(0)]).array
-           for c in CANONICAL if c in raw},  # a slice: pyarrow's first take costs ~25 ms
+           for c in (*CANONICAL, *extra) if c in raw},  # a slice: pyarrow's first take costs ~25 ms
     })  # fmt: skip
 
     def summary(everything: bool, errors: str) -> str:
@@ -513,6 +548,36 @@ def _spelling(value: str, spellings: dict[str, int], numbers: dict[float, int]) 
     if x in numbers:
         return numbers[x]
     return _NUMBERS.get(x, _OTHER)
+
+
+def _forfeits(outcome: NDArray[np.int8], failed_a: NDArray[np.bool_],
+              failed_b: NDArray[np.bool_]) -> NDArray[np.bool_]:  # fmt: skip
+    """Let the failure flags decide their rows' outcome (in place); the rows they contradict.
+
+    A failed submission loses to a rendered one and two failures tie, so such a row needs no
+    winner: an empty one is filled in. A winner that says otherwise is overridden and returned
+    for the caller to report; a winner that cannot be read stays rejected.
+    """
+    decided = failed_a | failed_b
+    if not decided.any():
+        return np.zeros(outcome.size, dtype=bool)
+    forced = np.where(failed_a & failed_b, _TIE, np.where(failed_a, _B, _A)).astype(np.int8)
+    empty = decided & (outcome == -_KIND["missing winner"])
+    contradicted = decided & (outcome >= 0) & (outcome != forced)
+    take = empty | (decided & (outcome >= 0))
+    outcome[take] = forced[take]
+    return contradicted
+
+
+def _warn_contradicted(rows: NDArray[np.int64]) -> None:
+    if rows.size:
+        warnings.warn(
+            f"{rows.size} verdict row(s) name a winner that their failure flags contradict, at "
+            f"rows {format_rows(rows)}: a failed submission loses to a rendered one and two "
+            "failures tie, so the flags decide these rows. Check the flags or the winners.",
+            DataWarning,
+            stacklevel=4,
+        )
 
 
 def _winners(

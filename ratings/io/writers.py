@@ -11,7 +11,8 @@ new content, atomically.
 Where the system allows it (Linux: ``O_TMPFILE`` and ``/proc``), the temporary file has no name
 until it is complete: a writer killed at any moment (even by ``SIGKILL``) leaves the old
 content and no stray file. Elsewhere a named temporary file ``.NAME.*.tmp`` is used and removed
-on every error the process survives.
+on every error the process survives. :func:`file_lock` serialises read-modify-write cycles of
+one file (e.g. the index registry) across processes.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ratings.errors import OutputError
 from ratings.io.cells import escape_formulas
 from ratings.io.readers import format_of
 
-__all__ = ["check_outputs", "output_target", "same_file", "write_atomic"]
+__all__ = ["check_outputs", "file_lock", "output_target", "same_file", "write_atomic"]
 
 #: ``write(path)`` creates the file at ``path`` (e.g. ``lambda p: fig.savefig(p, format="png")``).
 #: It must not infer anything from the name of ``path``: it may be ``/proc/self/fd/N``.
@@ -369,3 +370,26 @@ def _default_mode() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return 0o666 & ~mask
+
+
+@contextlib.contextmanager
+def file_lock(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold an exclusive lock for ``path`` (through links) while the block runs.
+
+    The lock is ``fcntl.flock`` on the directory that holds the real file (nothing is created),
+    so read-modify-write cycles of ``path`` by several processes run one after the other
+    instead of losing each other's changes (other such cycles in the same directory wait too).
+    Where ``fcntl`` does not exist (Windows) the block runs unlocked.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX
+        yield
+        return
+    folder = os.path.dirname(os.path.realpath(os.fspath(path))) or "."
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
