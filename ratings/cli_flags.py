@@ -27,13 +27,14 @@ FLAGS: dict[str, str] = {
     "task_judges": "--task-judges", "objective": "--objective", "max_share": "--max-share",
     "forfeits": "--forfeits", "scopes": "--scopes", "prior": "--prior",
     "eta_known": "--eta-known", "adjust": "--adjust", "families": "--families",
+    "scale": "--scale", "convert": "--convert", "previous": "--previous",
 }  # fmt: skip
 #: Settings whose flag differs from ``FLAG VALUE`` (a switch, or a flag with a file).
 _SETTINGS: dict[tuple[str, object], str] = {
     ("errors", "report"): "--rejected FILE", ("fit_new_judges", True): "--fit-new-judges",
     ("missing", "drop"): "--drop-missing", ("cluster", None): "--no-cluster",
     ("csv_escape", False): "--no-csv-escape", ("forfeits", True): "--forfeits FILE",
-    ("eta_known", True): "--eta-known",
+    ("eta_known", True): "--eta-known", ("convert", True): "--convert",
 }  # fmt: skip
 
 

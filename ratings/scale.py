@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ratings.errors import InvalidVerdictsError
+from ratings.errors import InvalidVerdictsError, option
 from ratings.io.cells import text
 from ratings.result import Ratings
 
@@ -111,15 +111,16 @@ def convert_board(table: pd.DataFrame, board: Scale | None, kept: Scale, registr
             f"The ratings table records no scale (no 'anchor' / 'anchor_rating' columns), but "
             f"the registry {registry!r} is kept at {kept}. Write the table with this version "
             "(`ratings fit --out` / `ratings combine --out` record it), or state its scale with "
-            "`scale=` (CLI `--scale NAME=RATING`). The registry was not changed."
+            f"{option('scale')}. The registry was not changed."
         )
     if not convert:
+        same = option("anchor", f"{kept.anchor}={kept.rating:g}")
         refit = ("without an anchor (centred)" if kept.anchor is None
-                 else f"with the registry's anchor (`--anchor \"{kept.anchor}={kept.rating:g}\"`)")
+                 else f"with the registry's anchor ({same})")  # fmt: skip
         raise ValueError(
             f"The board is on another scale than the registry: it is anchored at {board}, the "
             f"registry {registry!r} at {kept}, so its Elo values are not comparable. Refit "
-            f"{refit}, or pass `convert=True` (CLI `--convert`) to shift the board onto the "
+            f"{refit}, or pass {option('convert', True)} to shift the board onto the "
             "registry's scale. The registry was not changed."
         )
     elo = pd.to_numeric(table["elo"], errors="coerce")

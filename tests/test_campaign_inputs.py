@@ -260,6 +260,7 @@ def test_combine_headline_has_no_likelihood_and_notes_name_their_scope(tmp_path,
     headline = [b for b in blocks if b.startswith("combined headline")]
     assert len(headline) == 1 and "log-likelihood" not in headline[0]
     assert captured.out.count("log-likelihood") == 2  # one per scope
-    # j1 is noiseless: its eta sits on the boundary in each scope, and the notes say where
+    # j1 is noiseless: without a prior its eta sits on the boundary in each scope, and the
+    # notes say where
     assert "note: scope 'analytical': judge(s) ['j1'] have eta on the boundary" in captured.err
     assert "note: scope 'presentation': judge(s) ['j1']" in captured.err

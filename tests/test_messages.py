@@ -51,7 +51,8 @@ def test_option_renders_python_by_default_and_flags_on_the_command_line():
 def test_every_flag_in_the_table_exists(capsys):
     """FLAGS names real flags of some subcommand (so messages never advise a missing one)."""
     helps = []
-    for command in ("fit", "judges", "combine", "rubric", "freeze", "next", "plot"):
+    for command in ("fit", "judges", "combine", "rubric", "assign-judges", "freeze", "next",
+                    "plot"):
         with pytest.raises(SystemExit):
             main([command, "--help"])
         helps.append(capsys.readouterr().out)
