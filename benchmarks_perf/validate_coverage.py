@@ -548,8 +548,12 @@ def run_chunk(args: tuple) -> list[dict]:
             for b, s in seeds]  # fmt: skip
 
 
-def _init_worker() -> None:
+def _init_worker(large_board_path: bool = False) -> None:
     ratings.warmup()
+    if large_board_path:  # the CR2 series and one-direction df on every board
+        from ratings.inference import cluster
+
+        cluster.EXACT_BUDGET = 0.0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -801,6 +805,9 @@ def main(argv: list[str] | None = None) -> int:
         help="verdict simulator: NumPy twin (default) or ratings.simulate",
     )
     p.add_argument("--seed", type=int, default=20261129, help="base seed")
+    p.add_argument("--large-board-path", action="store_true",
+                   help="force the large-board shortcuts of ratings.inference (the CR2 series, "
+                        "one-direction df) on every board, to measure their coverage")
     p.add_argument("--csv", type=Path, default=OUT_CSV, help=f"CSV output ({OUT_CSV})")
     p.add_argument("--md", type=Path, default=OUT_MD, help=f"Markdown output ({OUT_MD})")
     p.add_argument(
@@ -832,10 +839,11 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.boards, args.boards_large) < 2 or args.n_boot < 2:
         p.error("--boards, --boards-large and --n-boot must be >= 2")
 
-    ratings.warmup()
+    _init_worker(args.large_board_path)
     t0 = time.perf_counter()
     rows = []
-    pool = ProcessPoolExecutor(args.jobs, initializer=_init_worker) if args.jobs > 1 else None
+    pool = (ProcessPoolExecutor(args.jobs, initializer=_init_worker,
+                                initargs=(args.large_board_path,)) if args.jobs > 1 else None)
     try:
         for c_idx, name in enumerate(cells):
             cell = CELLS[name]
