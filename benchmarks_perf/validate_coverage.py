@@ -106,24 +106,28 @@ from ratings.uncertainty import bootstrap_draws, cluster_influence, inverse_free
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
+sys.path.insert(0, str(HERE))  # the sibling coverage_ranks, also when loaded by path
+from coverage_ranks import cr2_coverage, rank_markdown, rank_metrics, rank_rows  # noqa: E402
+
 OUT_CSV = RESULTS / "validate_coverage.csv"
 OUT_MD = RESULTS / "validate_coverage.md"
 
 LEVEL = 0.95
 TIE_RATE = 0.12
 JUDGE_ETA = {"j1": 0.95, "j2": 0.80, "j3": 0.65}
-VARIANTS = ["model", "hc0", "cr1_z", "cr1_t", "cr3_t", "cr3_z", "cr3x_t", "boot"]
+VARIANTS = ["model", "hc0", "cr1_z", "cr1_t", "cr2_t", "cr3_t", "cr3_z", "cr3x_t", "boot"]
 VARIANT_NAMES = {
+    "cr2_t": "CR2 with Satterthwaite df per contrast (the default, `ratings.fit`)",
     "model": "model-based H^-1",
     "hc0": "HC0 per verdict",
-    "cr1_z": "CR1 G/(G-1), z (current sandwich)",
+    "cr1_z": "CR1 G/(G-1), z (`ci=\"sandwich-z\"`)",
     "cr1_t": "CR1 G/(G-1), t(G-1)",
     "cr3_t": "CR3 jackknife (one-step), t(G-1)",
     "cr3_z": "CR3 jackknife (one-step), z",
     "cr3x_t": "CR3 jackknife (exact refits), t(G-1)",
     "boot": "cluster bootstrap percentile",
 }
-TARGETS = ("anchor", "pairs")
+TARGETS = ("anchor", "pairs", "sparse", "sparse_pairs")
 #: A fit with some |log-strength| above this is counted as failed ("diverged"): the true ones are
 #: within +-1.5, and ``fit_crowd_bt`` accepts runaway fits up to |s| = 40 (see the report).
 DIVERGED = 20.0
@@ -149,7 +153,10 @@ class Size:
         return self.n_models // 2
 
 
-SIZES = {"small": Size(10, 2_000, 40, 1.2), "large": Size(30, 200_000, 400, 1.5)}
+SIZES = {"small": Size(10, 2_000, 40, 1.2), "large": Size(30, 200_000, 400, 1.5),
+         "sparse": Size(10, 6_000, 200, 1.2)}  # fmt: skip
+#: Sparse cells: verdicts of the sparse model per task it is on, and its true strength.
+SPARSE_PER_TASK, SPARSE_STRENGTH = 20, 0.45
 
 
 @dataclass(frozen=True)
@@ -160,6 +167,9 @@ class Cell:
     task_sd: float = 0.0  # log-odds submission effects (pseudo-true truth)
     judges: dict = field(default_factory=dict)  # judge -> eta (Crowd-BT)
     n_tasks: int | None = None  # override the size's number of tasks
+    sparse_tasks: int | None = None  # the last model plays on this many tasks only
+    equal: bool = False  # all models equally strong (the least favourable board for ranks)
+    extras: bool = True  # also the bootstrap and exact jackknife on some boards
 
     @property
     def dims(self) -> Size:
@@ -167,6 +177,23 @@ class Cell:
         if self.n_tasks is None:
             return size
         return Size(size.n_models, size.n_verdicts, self.n_tasks, size.spread)
+
+    @property
+    def strengths(self) -> np.ndarray:
+        """True log-strengths: evenly spaced, all 0 (``equal``), or evenly spaced for the dense
+        models and :data:`SPARSE_STRENGTH` for the sparse one (the last)."""
+        size = self.dims
+        if self.equal:
+            return np.zeros(size.n_models)
+        if self.sparse_tasks is not None:
+            dense = np.linspace(-size.spread, size.spread, size.n_models - 1)
+            return np.append(dense, SPARSE_STRENGTH)
+        return size.strengths
+
+    @property
+    def sparse(self) -> int | None:
+        """Index of the sparse model, if any."""
+        return None if self.sparse_tasks is None else self.dims.n_models - 1
 
 
 CELLS: dict[str, Cell] = {
@@ -181,6 +208,15 @@ CELLS: dict[str, Cell] = {
     "crowd-small-indep": Cell("crowd-bt", "small", judges=JUDGE_ETA),
     "crowd-small-dep": Cell("crowd-bt", "small", rho=0.5, judges=JUDGE_ETA),
     "crowd-large-dep": Cell("crowd-bt", "large", rho=0.5, judges=JUDGE_ETA),
+    # small-sample cells: a model on 3, 6 or 12 of 200 tasks; 20-task boards; equal strengths
+    "bt-sparse-3": Cell("bt", "sparse", rho=0.5, sparse_tasks=3, extras=False),
+    "bt-sparse-6": Cell("bt", "sparse", rho=0.5, sparse_tasks=6, extras=False),
+    "bt-sparse-12": Cell("bt", "sparse", rho=0.5, sparse_tasks=12, extras=False),
+    "bt-sparse-6-taskfx": Cell("bt", "sparse", task_sd=0.5, sparse_tasks=6, extras=False),
+    "bt-small-g20-dep": Cell("bt", "small", rho=0.5, n_tasks=20, extras=False),
+    "crowd-small-g20": Cell("crowd-bt", "small", rho=0.5, judges=JUDGE_ETA, n_tasks=20,
+                            extras=False),
+    "bt-small-equal": Cell("bt", "small", rho=0.5, equal=True, extras=False),
 }
 DEFAULT_CELLS = list(CELLS)
 
@@ -198,6 +234,8 @@ def simulate(cell: Cell, rng: np.random.Generator, simulator: str = "numpy") -> 
     if simulator == "package":
         from ratings.simulate import random_matches, simulate_verdicts
 
+        if cell.sparse_tasks is not None or cell.equal:
+            raise ValueError("--simulator package runs the original cells only")
         matches = random_matches(size.models, n, n_tasks=t, judges=judges,
                                  seed=int(rng.integers(2**63)))  # fmt: skip
         return simulate_verdicts(
@@ -206,10 +244,20 @@ def simulate(cell: Cell, rng: np.random.Generator, simulator: str = "numpy") -> 
             task_corr=cell.rho, seed=int(rng.integers(2**63)),
         )  # fmt: skip
     # NumPy twin of random_matches + simulate_verdicts (same model, one draw per submission).
-    s = size.strengths
-    a = rng.integers(0, m, n)
-    b = (a + rng.integers(1, m, n)) % m
+    s = cell.strengths
+    dense = m if cell.sparse_tasks is None else m - 1
+    a = rng.integers(0, dense, n)
+    b = (a + rng.integers(1, dense, n)) % dense
     task = rng.integers(0, t, n)
+    if cell.sparse_tasks is not None:  # the sparse model on a few tasks, random sides
+        k = cell.sparse_tasks * SPARSE_PER_TASK
+        st = np.repeat(rng.choice(t, cell.sparse_tasks, replace=False), SPARSE_PER_TASK)
+        opp = rng.integers(0, dense, k)
+        left = rng.random(k) < 0.5
+        a = np.concatenate([a, np.where(left, m - 1, opp)])
+        b = np.concatenate([b, np.where(left, opp, m - 1)])
+        task = np.concatenate([task, st])
+        n = a.size
     judge = np.arange(n) % len(judges)
     d = s[a] - s[b]
     if cell.task_sd > 0:
@@ -244,7 +292,7 @@ def simulate(cell: Cell, rng: np.random.Generator, simulator: str = "numpy") -> 
 def truth(cell: Cell) -> np.ndarray:
     """True (or pseudo-true) log-strengths, anchored at the mid-board model."""
     size = cell.dims
-    s = size.strengths
+    s = cell.strengths
     if cell.task_sd == 0:
         return s - s[size.anchor]
     # Pseudo-true: BT fit of the population win probabilities under the submission effects,
@@ -254,13 +302,25 @@ def truth(cell: Cell) -> np.ndarray:
     m = size.n_models
     ii, jj = np.triu_indices(m, 1)
     pbar = expit(s[ii, None] - s[jj, None] + np.sqrt(2.0) * cell.task_sd * x[None, :]) @ w
-    big = 1e4
+    big = 1e4 * _pair_weights(cell, ii, jj)  # expected verdicts per pair (the design)
     data = Comparisons(
         pd.Index(size.models, dtype=object), pd.Index(["judge"], dtype=object), None, None,
         ii, jj, np.zeros(ii.size), np.zeros(ii.size), big * pbar, big * (1 - pbar),
         np.zeros(ii.size),
     )  # fmt: skip
     return fit_bt(data, ref=size.anchor, tol=1e-12).theta
+
+
+def _pair_weights(cell: Cell, ii: np.ndarray, jj: np.ndarray) -> np.ndarray:
+    """Expected share of verdicts per pair: uniform, or for a sparse cell the dense pairs
+    sharing the dense verdicts and the sparse model's pairs sharing its own."""
+    if cell.sparse_tasks is None:
+        return np.ones(ii.size)
+    size, sp = cell.dims, cell.sparse
+    dense = size.n_models - 1
+    with_sparse = (ii == sp) | (jj == sp)
+    return np.where(with_sparse, cell.sparse_tasks * SPARSE_PER_TASK / dense,
+                    size.n_verdicts / (dense * (dense - 1) / 2)) / size.n_verdicts
 
 
 # ----------------------------------------------------------------------------------------------
@@ -393,8 +453,9 @@ def _pair_index(m: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(m, 1)
 
 
-def _coverage(est, true, cov, q, ref) -> dict[str, np.ndarray]:
-    """Covered flags and widths for models vs the anchor and for all pairs."""
+def _coverage(est, true, cov, q, ref, sparse: int | None = None) -> dict[str, np.ndarray]:
+    """Covered flags and widths for models vs the anchor and for all pairs (and the sparse
+    model's: vs the anchor, and its pairs)."""
     m = est.size
     others = np.delete(np.arange(m), ref)
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
@@ -403,8 +464,15 @@ def _coverage(est, true, cov, q, ref) -> dict[str, np.ndarray]:
     se_p = np.sqrt(np.clip(var_p, 0.0, None))
     err_a = (est - true)[others]
     err_p = (est[ii] - est[jj]) - (true[ii] - true[jj])
-    return {"anchor": np.abs(err_a) <= q * se[others], "pairs": np.abs(err_p) <= q * se_p,
-            "w_anchor": 2 * q * se[others], "w_pairs": 2 * q * se_p}  # fmt: skip
+    out = {"anchor": np.abs(err_a) <= q * se[others], "pairs": np.abs(err_p) <= q * se_p,
+           "w_anchor": 2 * q * se[others], "w_pairs": 2 * q * se_p}  # fmt: skip
+    if sparse is not None:
+        k = int(np.flatnonzero(others == sparse)[0])
+        with_sparse = (ii == sparse) | (jj == sparse)
+        out |= {"sparse": out["anchor"][[k]], "w_sparse": out["w_anchor"][[k]],
+                "sparse_pairs": out["pairs"][with_sparse],
+                "w_sparse_pairs": out["w_pairs"][with_sparse]}  # fmt: skip
+    return out
 
 
 def _boot_coverage(draws, true, ref) -> dict[str, np.ndarray]:
@@ -436,6 +504,8 @@ def one_board(cell_name: str, seed: int, *, boot: bool, n_boot: int, exact_jk: b
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             fv = fit_variants(cell, data, ref, exact_jk=exact_jk)
+            # the default: what ratings.fit reports (CR2, Satterthwaite df per contrast)
+            default = ratings.fit(data, model=cell.model, anchor=size.models[ref])
     except (NonIdentifiableError, np.linalg.LinAlgError) as e:
         return {"failed": type(e).__name__}
     if np.max(np.abs(fv["theta"])) > DIVERGED:
@@ -450,7 +520,9 @@ def one_board(cell_name: str, seed: int, *, boot: bool, n_boot: int, exact_jk: b
                  "g": g, "eta_boundary": fv["eta_boundary"]}  # fmt: skip
     for name, (key, q) in quant.items():
         if key in covs:
-            out[name] = _coverage(fv["theta"], true, covs[key], q, ref)
+            out[name] = _coverage(fv["theta"], true, covs[key], q, ref, cell.sparse)
+    out["cr2_t"] = cr2_coverage(default, true, ref, LEVEL, cell.sparse)
+    out["ranks"] = rank_metrics(default, true, LEVEL, seed % 2**32)
     if boot:
         out["boot"] = _boot_coverage(cluster_bootstrap(cell, data, ref, fv["theta"], n_boot,
                                                        seed % 2**32), true, ref)  # fmt: skip
@@ -487,8 +559,12 @@ def run_chunk(args: tuple) -> list[dict]:
             for b, s in seeds]  # fmt: skip
 
 
-def _init_worker() -> None:
+def _init_worker(large_board_path: bool = False) -> None:
     ratings.warmup()
+    if large_board_path:  # the CR2 series and one-direction df on every board
+        from ratings.inference import cluster
+
+        cluster.EXACT_BUDGET = 0.0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -504,7 +580,7 @@ def summarise(cell_name: str, boards: list[dict]) -> list[dict]:
     rows = []
     for target in TARGETS:
         for v in VARIANTS:
-            have = [b for b in ok if v in b]
+            have = [b for b in ok if v in b and target in b[v]]
             if not have:
                 continue
             per_board = np.array([b[v][target].mean() for b in have])
@@ -531,6 +607,8 @@ def summarise(cell_name: str, boards: list[dict]) -> list[dict]:
                 "clusters": float(np.mean([b["g"] for b in ok])),
                 "max_check": float(max(b["check"] for b in ok)),
             })  # fmt: skip
+    for row in rank_rows(cell_name, ok):
+        rows.append({**rows[0], **row, "rel_width": np.nan} if rows else row)
     return rows
 
 
@@ -558,9 +636,15 @@ def _describe(cell: Cell) -> str:
     )
     judges = "3 noisy judges" if cell.judges else "exact judge"
     name = "BT" if cell.model == "bt" else "Crowd-BT"
+    extra = ""
+    if cell.sparse_tasks is not None:
+        extra = (f"; model m{size.n_models - 1:02d} (strength {SPARSE_STRENGTH}) only on "
+                 f"{cell.sparse_tasks} tasks, {SPARSE_PER_TASK} verdicts on each")
+    if cell.equal:
+        extra = "; all models equally strong"
     return (
         f"{name}, {size.n_verdicts // 1000}k verdicts / {size.n_tasks} tasks / "
-        f"{size.n_models} models, {dep}, {judges}"
+        f"{size.n_models} models, {dep}, {judges}{extra}"
     )
 
 
@@ -575,17 +659,21 @@ def _inside(c: float) -> bool:
 
 def markdown(table: pd.DataFrame) -> str:
     """The Markdown report of a results table (as written to the CSV)."""
+    full = table
+    table = table[table["target"].isin(TARGETS)]
     present = [v for v in VARIANTS if v in set(table["variant"])]
     meta = table.iloc[0]
     size = table["size"]
     n_small = table.loc[size == "small", "n_boards"].max()
     n_large = table.loc[size == "large", "n_boards"].max()
+    n_sparse = table.loc[size == "sparse", "n_boards"].max()
     boot = table[table["variant"] == "boot"]
     exact = table[table["variant"] == "cr3x_t"]
     lines = [
         "# Coverage of 95 % intervals (`benchmarks_perf/validate_coverage.py`)",
         "",
-        f"Seed {meta['seed']}; up to {n_small} boards per small cell and {n_large} per large cell"
+        f"Seed {meta['seed']}; up to {n_small} boards per small cell, {n_large} per large cell"
+        + (f" and {n_sparse} per sparse-model cell" if n_sparse == n_sparse else "")
         + (f"; cluster bootstrap (`boot`, {meta['n_boot']} resamples) on the first "
            f"{boot['n_boards'].max()} boards of the cells listed with it" if len(boot) else "")
         + (f"; exact-refit jackknife (`cr3x_t`) on the first {exact['n_boards'].max()} boards of "
@@ -596,7 +684,9 @@ def markdown(table: pd.DataFrame) -> str:
         "Each entry: empirical coverage of the 95 % interval (Monte-Carlo standard error in units "
         "of 0.001, from the per-board coverage fractions, as the intervals of one board are "
         "dependent). `anchor`: every model vs the mid-board anchor; `pairs`: every pairwise "
-        f"difference. Entries outside [{BAND[0]}, {BAND[1]}] are in bold.",
+        "difference; `sparse`: the sparse model vs the anchor (one interval per board); "
+        "`sparse_pairs`: its differences to every other model. Entries outside "
+        f"[{BAND[0]}, {BAND[1]}] are in bold.",
         "",
         "| cell | target | " + " | ".join(f"`{v}`" for v in present) + " | boards | ties |",
         "|---|---|" + "---:|" * len(present) + "---:|---:|",
@@ -605,6 +695,8 @@ def markdown(table: pd.DataFrame) -> str:
         for target in TARGETS:
             sub = table[(table["cell"] == cell_name) & (table["target"] == target)]
             sub = sub.set_index("variant")
+            if sub.empty:
+                continue
             cells = []
             for v in present:
                 if v not in sub.index:
@@ -631,6 +723,16 @@ def markdown(table: pd.DataFrame) -> str:
         tag = " -- every cell inside the band" if v in good else ""
         part = "" if n_cells[v] == all_cells else f" ({n_cells[v]} of {all_cells} cells)"
         lines.append(f"- `{v}`{part}: {worst.at[v, 'min']:.3f} to {worst.at[v, 'max']:.3f}{tag}")
+    default = table[table["variant"] == "cr2_t"]
+    if len(default):
+        lo, hi = default["coverage"].min(), default["coverage"].max()
+        inside = default["coverage"].between(0.94, 0.96)
+        lines += ["", f"The default (`cr2_t`) covers {lo:.3f} to {hi:.3f} over every cell and "
+                  f"target; {int(inside.sum())} of {len(default)} entries in [0.94, 0.96]"
+                  + ("." if inside.all() else "; outside: " + ", ".join(
+                      f"`{r.cell}` {r.target} {r.coverage:.3f} ({1000 * r.mcse:.0f})"
+                      for r in default[~inside].itertuples()) + ".")]  # fmt: skip
+    lines += rank_markdown(full)
     lines += ["", "Cells:", ""]
     for cell_name in dict.fromkeys(table["cell"]):
         row = table[table["cell"] == cell_name].iloc[0]
@@ -655,6 +757,8 @@ def markdown(table: pd.DataFrame) -> str:
         for target in TARGETS:
             sub = table[(table["cell"] == cell_name) & (table["target"] == target)]
             sub = sub.set_index("variant")
+            if sub.empty:
+                continue
             vals = [f"{sub.at[v, 'rel_width']:.3f}" if v in sub.index else "" for v in present]
             label = f"`{cell_name}`" if target == "anchor" else ""
             lines.append(f"| {label} | {target} | " + " | ".join(vals) + " |")
@@ -717,6 +821,9 @@ def main(argv: list[str] | None = None) -> int:
         help="verdict simulator: NumPy twin (default) or ratings.simulate",
     )
     p.add_argument("--seed", type=int, default=20261129, help="base seed")
+    p.add_argument("--large-board-path", action="store_true",
+                   help="force the large-board shortcuts of ratings.inference (the CR2 series, "
+                        "one-direction df) on every board, to measure their coverage")
     p.add_argument("--csv", type=Path, default=OUT_CSV, help=f"CSV output ({OUT_CSV})")
     p.add_argument("--md", type=Path, default=OUT_MD, help=f"Markdown output ({OUT_MD})")
     p.add_argument(
@@ -751,10 +858,11 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.boards, args.boards_large) < 2 or args.n_boot < 2:
         p.error("--boards, --boards-large and --n-boot must be >= 2")
 
-    ratings.warmup()
+    _init_worker(args.large_board_path)
     t0 = time.perf_counter()
     rows = []
-    pool = ProcessPoolExecutor(args.jobs, initializer=_init_worker) if args.jobs > 1 else None
+    pool = (ProcessPoolExecutor(args.jobs, initializer=_init_worker,
+                                initargs=(args.large_board_path,)) if args.jobs > 1 else None)
     try:
         for c_idx, name in enumerate(cells):
             cell = CELLS[name]
@@ -762,6 +870,8 @@ def main(argv: list[str] | None = None) -> int:
             n = args.boards_large if large else args.boards
             nb = args.boot_boards_large if large else args.boot_boards
             nx = 0 if large else args.exact_jk
+            if not cell.extras:
+                nb = nx = 0
             base = args.seed + 1_000_003 * list(CELLS).index(name)
             seeds = [(b, base + b) for b in range(n)]
             # Bootstrap boards are costly: deal them out first, in small chunks.
@@ -786,8 +896,8 @@ def main(argv: list[str] | None = None) -> int:
     for key, value in zip(META, (args.seed, args.n_boot, args.simulator, args.jobs, seconds),
                           strict=True):  # fmt: skip
         table[key] = value
-    wide = table.pivot_table(index=["cell", "target"], columns="variant", values="coverage",
-                             sort=False)  # fmt: skip
+    wide = table[table["target"].isin(TARGETS)].pivot_table(
+        index=["cell", "target"], columns="variant", values="coverage", sort=False)
     print(wide[[v for v in VARIANTS if v in wide.columns]].to_string(float_format="%.3f"))
     print(f"max |CR1 - G/(G-1) IF'IF| / max|CR1| over boards: {table['max_check'].max():.2e}")
     write_atomic(table.to_csv(index=False, float_format="%.6g"), args.csv)

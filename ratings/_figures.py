@@ -150,6 +150,8 @@ def ratings_table(obj, *, level: float | None = None, anchor: str | None = None)
             frame["lower"] = frame["elo"] - z * frame["se"]
             frame["upper"] = frame["elo"] + z * frame["se"]
             found_level = level
+            # rank intervals belong to the table's own level: not redrawn
+            frame = frame.drop(columns=["rank_lower", "rank_upper"], errors="ignore")
         found_anchor = None
         if has_se:
             fixed = frame[(frame["se"] == 0) & (frame["lower"] == frame["upper"])]

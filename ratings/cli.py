@@ -330,7 +330,8 @@ def _ratings_json(r) -> str:
     meta = {
         "model": r.model, "scope": r.scope, "anchor": r.anchor, "anchor_rating": r.offset,
         "ci": r.ci, "cluster": r.cluster, "n_clusters": r.n_clusters, "level": r.level,
-        "df": r.df,
+        "df": r.df, "small_sample": "CR2, Satterthwaite df per contrast (column df)"
+        if r.inference is not None else None,
         "n_verdicts": r.n_matches, "converged": r.converged, "loglik": r.loglik,
     }  # fmt: skip
     table = r.to_frame()

@@ -90,6 +90,7 @@ def plot_ratings(
     top: int | None = None,
     anchor: str | None = None,
     title: str | None = None,
+    ranks: bool = True,
 ) -> Axes:
     """Draw every model's Elo as a point with its interval band, best at the top.
 
@@ -113,6 +114,10 @@ def plot_ratings(
         Model to mark as the anchor (diamond, "(anchor)" in the legend). Default: the fit's
         anchor; for a table, the single row with ``se == 0`` and ``lower == upper``.
     title : str, optional
+    ranks : bool, default=True
+        Label each row on the right with its simultaneous rank interval (``rank_lower`` to
+        ``rank_upper`` of :meth:`Ratings.to_frame`; "-" for a model without one), when the fit
+        or table has them at the level drawn.
 
     Returns
     -------
@@ -123,10 +128,12 @@ def plot_ratings(
     The bands are one :class:`~matplotlib.collections.LineCollection` (``gid="ratings-bands"``),
     one segment per model from top to bottom; the points are a scatter
     (``gid="ratings-points"``) without the anchor, which is a separate diamond marker
-    (``gid="ratings-anchor"``).
+    (``gid="ratings-anchor"``); the rank intervals are the tick labels of a secondary y axis on
+    the right (``gid="ratings-ranks"``).
     """
     return _plot_ratings(result_or_frame, ax, level=level, highlight=highlight, top=top,
-                         anchor=anchor, title=title, new_axes=pyplot_axes)  # fmt: skip
+                         anchor=anchor, title=title, new_axes=pyplot_axes,
+                         ranks=ranks)  # fmt: skip
 
 
 def _open_edges(elo, lower, upper) -> tuple[float, float] | None:
@@ -139,7 +146,7 @@ def _open_edges(elo, lower, upper) -> tuple[float, float] | None:
 
 
 def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title,
-                  new_axes: AxesFactory) -> Axes:
+                  new_axes: AxesFactory, ranks: bool = True) -> Axes:
     table = ratings_table(obj, level=level, anchor=anchor)
     frame = table.frame
     if "scope" in frame.columns and frame["scope"].nunique() > 1:
@@ -183,6 +190,8 @@ def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title,
 
     label_rows(ax, y, models, marked, stride,
                _rest_note(rest, table.anchor, marked) if len(rest) else None)  # fmt: skip
+    if ranks and {"rank_lower", "rank_upper"} <= set(shown.columns):
+        _rank_labels(ax, y, shown, stride, table.level)
     ax.set_xlabel(elo_label(table.level) + ("" if edges is None else
                   "; open intervals run off the frame"))  # fmt: skip
     if edges is not None:
@@ -194,6 +203,22 @@ def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title,
     if handles:
         ax.legend(handles=handles, loc="upper left", fontsize="small")
     return ax
+
+
+def _rank_labels(ax: Axes, y, shown: pd.DataFrame, stride: int, level: float | None) -> None:
+    """Each row's rank interval as a tick label of a secondary y axis on the right."""
+    lo = pd.to_numeric(shown["rank_lower"], errors="coerce").to_numpy(dtype=float)
+    hi = pd.to_numeric(shown["rank_upper"], errors="coerce").to_numpy(dtype=float)
+    if np.isnan(lo).all():
+        return
+    text = ["-" if np.isnan(a) or np.isnan(b) else f"{a:.0f}" if a == b else f"{a:.0f}\u2013{b:.0f}"
+            for a, b in zip(lo, hi, strict=True)]  # fmt: skip
+    side = ax.secondary_yaxis("right")
+    side.set_gid("ratings-ranks")
+    side.set_yticks(y, labels=thin(text, stride))
+    side.tick_params(length=0, labelsize="small")
+    what = "rank" if level is None else f"rank ({100 * level:.4g}% simultaneous)"
+    side.set_ylabel(what, fontsize="small")
 
 
 def _rest_note(rest: pd.DataFrame, anchor: str | None, marked: list[str]) -> str:

@@ -183,12 +183,29 @@ def test_script_truth_is_pseudo_true_under_task_effects(script):
 
 def test_script_runs_and_writes_tables(script, tmp_path):
     csv, md = tmp_path / "c.csv", tmp_path / "c.md"
-    rc = script.main(["--boards", "3", "--cells", "bt-small-dep,crowd-small-dep", "--jobs", "1",
-                      "--n-boot", "4", "--boot-boards", "2", "--exact-jk", "1",
+    rc = script.main(["--boards", "3", "--cells", "bt-small-dep,crowd-small-dep,bt-sparse-6",
+                      "--jobs", "1", "--n-boot", "4", "--boot-boards", "2", "--exact-jk", "1",
                       "--csv", str(csv), "--md", str(md)])  # fmt: skip
     assert rc == 0
     table = pd.read_csv(csv)
-    assert set(table["variant"]) == set(script.VARIANTS)
-    assert set(table["target"]) == {"anchor", "pairs"}
-    assert table["coverage"].between(0, 1).all()
-    assert "| `bt-small-dep` | anchor |" in md.read_text()
+    intervals = table[table["target"] != "ranks"]
+    assert set(intervals["variant"]) == set(script.VARIANTS)
+    assert set(table["target"]) == {"anchor", "pairs", "sparse", "sparse_pairs", "ranks"}
+    assert set(table.loc[table["target"] == "sparse", "cell"]) == {"bt-sparse-6"}
+    ranks = table[table["target"] == "ranks"]
+    assert set(ranks["variant"]) == {"simultaneous", "marginal", "bonferroni"}
+    assert table["coverage"].between(0, 1).all() and ranks["joint"].between(0, 1).all()
+    text = md.read_text()
+    assert "| `bt-small-dep` | anchor |" in text and "|  | sparse |" in text
+    assert "| `bt-sparse-6` | " in text.split("Rank intervals from the default fit")[1]
+
+
+def test_script_sparse_cell_puts_one_model_on_few_tasks(script):
+    cell = script.CELLS["bt-sparse-3"]
+    v = script.simulate(cell, np.random.default_rng(4))
+    sparse = f"m{cell.dims.n_models - 1:02d}"
+    mine = v[(v["model_a"] == sparse) | (v["model_b"] == sparse)]
+    assert mine["task_id"].nunique() == 3 and len(mine) == 3 * script.SPARSE_PER_TASK
+    assert v["task_id"].nunique() == cell.dims.n_tasks
+    assert script.truth(cell)[cell.sparse] == pytest.approx(
+        script.SPARSE_STRENGTH - cell.strengths[cell.dims.anchor])

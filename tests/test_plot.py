@@ -458,3 +458,20 @@ def test_plot_cli_refuses_to_overwrite_input(fitted, tmp_path):
     with pytest.raises(ValueError, match="it is the input file"):
         rplot.plot_cli(png, tmp_path / "." / "r.png")
     assert png.read_bytes() == before and csv.read_bytes() == before
+
+
+def test_rank_intervals_label_the_rows_on_the_right(fitted):
+    ax = rplot.plot_ratings(fitted)
+    (side,) = [a for a in ax.child_axes if a.get_gid() == "ratings-ranks"]
+    table = fitted.to_frame().set_index("model")
+    labels = [t.get_text() for t in side.get_yticklabels()]
+    ypos = _ytick_positions(ax)
+    for label, y in zip(labels, side.get_yticks(), strict=True):
+        model = next(m for m, yy in ypos.items() if yy == y)
+        lo, hi = table.loc[model, ["rank_lower", "rank_upper"]]
+        assert label == (f"{lo}" if lo == hi else f"{lo}\u2013{hi}")
+    assert "simultaneous" in side.get_ylabel()
+    assert not rplot.plot_ratings(fitted, ranks=False).child_axes
+    # a table redrawn at another level has no rank intervals at that level: none shown
+    assert not rplot.plot_ratings(fitted.to_frame(), level=0.8).child_axes
+    assert rplot.plot_ratings(fitted.to_frame()).child_axes

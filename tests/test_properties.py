@@ -202,11 +202,11 @@ def test_narrower_intervals_at_lower_level(log):
     assert (narrow["upper"] < wide["upper"])[ok].all()
     ratio = ((narrow["upper"] - narrow["lower"]) / (wide["upper"] - wide["lower"]))[ok]
     crit = stats.t.ppf(0.95, df[ok]) / stats.t.ppf(0.975, df[ok])
-    np.testing.assert_allclose(ratio, crit, rtol=1e-10)
+    np.testing.assert_allclose(ratio, crit, rtol=1e-7)  # t quantiles of two implementations
     # Symmetric about the rating, half-width crit * se; no interval where there is no se.
     np.testing.assert_allclose(((wide["upper"] + wide["lower"]) / 2)[ok], r.elo[ok], rtol=1e-12)
     np.testing.assert_allclose(((wide["upper"] - wide["lower"]) / 2)[ok],
-                               stats.t.ppf(0.975, df[ok]) * r.se[ok], rtol=1e-10)  # fmt: skip
+                               stats.t.ppf(0.975, df[ok]) * r.se[ok], rtol=1e-7)  # fmt: skip
     assert np.isinf(wide["lower"][np.isinf(r.se)]).all()
     table = r.to_frame(level=0.9).set_index("model")
     np.testing.assert_allclose(table.loc[r.models, "lower"], narrow["lower"], rtol=1e-12)

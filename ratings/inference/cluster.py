@@ -108,11 +108,16 @@ class ClusterInference:
     def undefined(self, contrasts) -> NDArray[np.bool_]:
         """Contrasts along a direction that one cluster alone determines (no clustered
         variance)."""
-        c = self._free_contrasts(contrasts) @ self.chol
         if not self.degenerate.size:
-            return np.zeros(c.shape[0], dtype=bool)
-        along = np.abs(c @ self.degenerate.T).max(axis=1)
-        return along > 1e-6 * np.maximum(np.linalg.norm(c, axis=1), 1e-300)
+            return np.zeros(np.atleast_2d(contrasts).shape[0], dtype=bool)
+        return _along(self._free_contrasts(contrasts) @ self.chol, self.degenerate)
+
+    def _model_rows(self) -> NDArray[np.float64]:
+        """``L^T e_m`` for each model m (as rows; zero for the reference), shape (M x P)."""
+        lf = np.zeros((self.n_models, self.chol.shape[0]))
+        model_free = self.free[self.free < self.n_models]  # the free models come first
+        lf[model_free] = self.chol[: model_free.size]
+        return lf
 
     def omega(self, contrasts) -> NDArray[np.float64]:
         """Each cluster's share of each contrast's model-based variance,
@@ -167,12 +172,12 @@ class ClusterInference:
         """
         m = self.n_models
         jj, kk = np.triu_indices(m, 1)
-        pairs = np.zeros((jj.size, m))
-        pairs[np.arange(jj.size), jj] = 1.0
-        pairs[np.arange(jj.size), kk] = -1.0
         g, p = self.n_clusters, self.chol.shape[0]
         out = np.full((m, m), np.nan)
         if self.exact and jj.size * g * p * min(g, p) <= EXACT_BUDGET:
+            pairs = np.zeros((jj.size, m))
+            pairs[np.arange(jj.size), jj] = 1.0
+            pairs[np.arange(jj.size), kk] = -1.0
             out[jj, kk] = out[kk, jj] = self.df(pairs)
             return out
         if self.exact:
@@ -180,16 +185,18 @@ class ClusterInference:
         else:
             out = summed_pairs_df(self.omega(reference_contrasts(m, None)))
             np.fill_diagonal(out, np.nan)
-        und = self.undefined(pairs)
-        out[jj[und], kk[und]] = out[kk[und], jj[und]] = np.nan
+        if self.degenerate.size:  # pairs along a direction one cluster alone determines
+            lf = self._model_rows()
+            und = np.concatenate([_along(lf[jj[lo:lo + 4096]] - lf[kk[lo:lo + 4096]],
+                                         self.degenerate)
+                                  for lo in range(0, jj.size, 4096)])  # fmt: skip
+            out[jj[und], kk[und]] = out[kk[und], jj[und]] = np.nan
         return out
 
     def _pair_omega(self, jj: NDArray[np.int64], kk: NDArray[np.int64]) -> NDArray[np.float64]:
         """Exact omega (pairs x G) of every s_j - s_k, from each cluster's (M x M) matrix of
         the models' unit contrasts."""
-        lf = np.zeros((self.n_models, self.chol.shape[0]))
-        model_free = self.free[self.free < self.n_models]
-        lf[model_free] = self.chol[: model_free.size]  # L^T e_m for each model (0: reference)
+        lf = self._model_rows()
         out = np.empty((jj.size, self.n_clusters))
         for k, (q, lam) in enumerate(zip(self.eig_q, self.eig_lam, strict=True)):
             x = (lf @ q) * np.sqrt(lam)
@@ -210,6 +217,12 @@ class ClusterInference:
         out = ((self.influence_free @ c.T) ** 2).sum(axis=0)
         out[self.undefined(contrasts)] = np.inf
         return out
+
+
+def _along(cbar: NDArray[np.float64], degenerate: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Whitened contrasts (rows) with a component along a degenerate direction."""
+    along = np.abs(cbar @ degenerate.T).max(axis=1)
+    return along > 1e-6 * np.maximum(np.linalg.norm(cbar, axis=1), 1e-300)
 
 
 def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArray[np.int64],

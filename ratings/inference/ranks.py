@@ -8,7 +8,7 @@ that bounds the maximum of the t statistics over all pairs *jointly* (max-|t|), 
 intervals hold simultaneously with probability >= ``level``; a step-down (Romano & Wolf 2005)
 recomputes the critical value over the hypotheses not yet rejected, which only narrows the
 intervals and keeps the joint level. The joint distribution of the t statistics comes from the
-covariance of the ratings: seeded draws of N(0, V) (default 4,000). Because it uses the
+covariance of the ratings: seeded draws of N(0, V) (4,000; fewer past 300 models). As it uses the
 correlation between pairs, the critical value is below Bonferroni's. ``kind="marginal"`` bounds
 each model's own rank with the pairs that involve it (valid per model, not jointly).
 
@@ -48,10 +48,21 @@ from ratings.inference.working import kernels
 if TYPE_CHECKING:
     from ratings.result import Ratings
 
-__all__ = ["DRAWS", "PairStats", "pair_stats", "pairwise_table", "rank_intervals"]
+__all__ = [
+    "DRAWS",
+    "DRAW_CELLS",
+    "PairStats",
+    "default_draws",
+    "pair_stats",
+    "pairwise_table",
+    "rank_intervals",
+]
 
-#: Draws of N(0, V) behind the joint critical values.
+#: Draws of N(0, V) behind the joint critical values (fewer on large boards: see
+#: :func:`default_draws`).
 DRAWS = 4000
+#: (draw, ordered pair) cells per step of the step-down up to which all :data:`DRAWS` are used.
+DRAW_CELLS = 400_000_000
 #: Cells (draws x models^2) per batch of draws.
 _BATCH_CELLS = 4_000_000
 
@@ -127,6 +138,13 @@ def _draw_max(ps: PairStats, allowed: NDArray[np.bool_], n_draws: int, seed: int
     return out[:, 0] if inward is None else out
 
 
+def default_draws(n_models: int) -> int:
+    """:data:`DRAWS`, or on boards with more than 300 models fewer (at least 500) so that a
+    step of the step-down stays within :data:`DRAW_CELLS`: with 1000 models (a million ordered
+    pairs) 500 draws put the Monte-Carlo error of the critical value near 1%."""
+    return int(min(DRAWS, max(500, DRAW_CELLS // max(n_models * n_models, 1))))
+
+
 def _per_pair(c: NDArray[np.float64] | float, df: NDArray[np.float64]) -> NDArray[np.float64]:
     """Per-pair critical values: the one-sided rate 1 - Phi(c) of the Gaussian critical value
     ``c``, at each pair's Student t quantile."""
@@ -167,7 +185,7 @@ def _stepdown(ps: PairStats, level: float, n_draws: int, seed: int,
 
 def rank_intervals(r: Ratings, level: float | None = None, *,
                    kind: Literal["simultaneous", "marginal"] = "simultaneous",
-                   n_draws: int = DRAWS, seed: int = 0) -> pd.DataFrame:  # fmt: skip
+                   n_draws: int | None = None, seed: int = 0) -> pd.DataFrame:  # fmt: skip
     """Confidence intervals for every model's rank (1 = best).
 
     Parameters
@@ -178,7 +196,8 @@ def rank_intervals(r: Ratings, level: float | None = None, *,
     kind : {"simultaneous", "marginal"}, default="simultaneous"
         All models' intervals jointly (Mogstad et al. 2024, step-down), or each model's alone.
     n_draws, seed : int
-        Draws of the ratings' joint normal distribution behind the critical values.
+        Draws of the ratings' joint normal distribution behind the critical values (default
+        :func:`default_draws`).
 
     Returns
     -------
@@ -190,6 +209,7 @@ def rank_intervals(r: Ratings, level: float | None = None, *,
     if kind not in ("simultaneous", "marginal"):
         raise ValueError(f"`kind` must be 'simultaneous' or 'marginal'; got {kind!r}.")
     ps = pair_stats(r)
+    n_draws = default_draws(len(r.models)) if n_draws is None else int(n_draws)
     better, worse = _stepdown(ps, level, n_draws, seed, marginal=kind == "marginal")
     m = len(r.models)
     lower = 1 + worse.sum(axis=1)  # models proven better than j
@@ -201,7 +221,7 @@ def rank_intervals(r: Ratings, level: float | None = None, *,
 
 
 def pairwise_table(r: Ratings, level: float | None = None, *,
-                   adjust: Literal["max-t", "holm"] = "max-t", n_draws: int = DRAWS,
+                   adjust: Literal["max-t", "holm"] = "max-t", n_draws: int | None = None,
                    seed: int = 0) -> pd.DataFrame:  # fmt: skip
     """Every pair's Elo difference, interval, win probability and adjusted p-value.
 
@@ -237,6 +257,7 @@ def pairwise_table(r: Ratings, level: float | None = None, *,
         padj = _holm(p)
     else:  # single-step max-|t| on the normal scale of each pair's own p-value
         zeq = -np.vectorize(NormalDist().inv_cdf)(np.clip(p / 2.0, 1e-300, 0.5))
+        n_draws = default_draws(m) if n_draws is None else int(n_draws)
         maxes = np.sort(_draw_max(ps, np.isfinite(ps.se), n_draws, seed))
         above = maxes.size - np.searchsorted(maxes, zeq, side="left")
         padj = np.maximum((above + 1.0) / (maxes.size + 1.0), p)
