@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -28,6 +29,7 @@ from ratings.errors import (
     close_matches,
     option,
 )
+from ratings.firth import check_firth_option, fit_firth
 from ratings.graph import check_identifiable
 from ratings.inference import bt_inference
 from ratings.io import VerdictLog, peek_columns, read_counts, read_verdicts
@@ -200,6 +202,7 @@ def fit(
     ci: CIKind = "sandwich",
     level: float = 0.95,
     penalty: float = 0.0,
+    firth: bool = False,
     n_boot: int = 1000,
     seed: int = 0,
     errors: Literal["raise", "report"] = "raise",
@@ -267,6 +270,13 @@ def fit(
         Opt-in ridge penalty ``penalty / 2 * sum (s - mean s)^2`` on the log-strengths, which
         makes the estimate finite when some model never lost or never won (a MAP estimate: it
         shrinks ratings towards the mean, and intervals are then approximate).
+    firth : bool, default=False
+        Bradley-Terry only: Firth's bias-reduced estimate (:mod:`ratings.firth`), which is
+        finite on every board and shrinks the maximum likelihood's O(1/n) bias away; intervals
+        as for the plain fit at that estimate. Models outside the anchor's strongly connected
+        group (e.g. one that never lost) get open intervals and a
+        :class:`~ratings.errors.PenaltyOnlyWarning`, as with ``penalty``. Not with ``penalty``,
+        ``adjust`` or Crowd-BT.
     n_boot, seed : int
         Bootstrap resamples and seed (``ci="bootstrap"`` only).
     errors : {"raise", "report"}, default="raise"
@@ -331,16 +341,16 @@ def fit(
     return _fit(verdicts, model=model, judge_quality=judge_quality,
                 fit_new_judges=fit_new_judges, eta_known=eta_known, prior=prior, anchor=anchor,
                 anchor_rating=anchor_rating, scope=scope, cluster=cluster, ci=ci, level=level,
-                penalty=penalty, n_boot=n_boot, seed=seed, errors=errors, columns=columns,
-                winner_map=winner_map, engine=engine, tol=tol, max_iter=max_iter,
+                penalty=penalty, firth=firth, n_boot=n_boot, seed=seed, errors=errors,
+                columns=columns, winner_map=winner_map, engine=engine, tol=tol, max_iter=max_iter,
                 adjust=adjust, families=families, max_memory=max_memory)  # fmt: skip
 
 
 def check_fit_options(*, ci: str = "sandwich", model: str = "bt", penalty: float = 0.0,
-                      level: float = 0.95, n_boot: int = 1000, seed: int = 0, tol: float = 1e-10,
-                      max_iter: int = 100, anchor: str | None = None,
-                      anchor_rating: float | None = None, max_memory: MaxMemory = None,
-                      **_: object) -> None:  # fmt: skip
+                      firth: bool = False, level: float = 0.95, n_boot: int = 1000,
+                      seed: int = 0, tol: float = 1e-10, max_iter: int = 100,
+                      anchor: str | None = None, anchor_rating: float | None = None,
+                      max_memory: MaxMemory = None, **_: object) -> None:  # fmt: skip
     """Check :func:`fit`'s options before any data is read: unknown choices, and numbers that
     are not finite or out of range, are refused by name (other keyword arguments are ignored).
     """
@@ -353,6 +363,7 @@ def check_fit_options(*, ci: str = "sandwich", model: str = "bt", penalty: float
     check_number(penalty, "penalty", minimum=0.0, maximum=MAX_PENALTY)
     if model == "crowd-bt" and penalty:
         raise ValueError(f"{option('penalty')} is only available with {option('model', 'bt')}.")
+    check_firth_option(firth, model=model, penalty=penalty)
     check_level(level)
     check_number(n_boot, "n_boot", minimum=2, maximum=10_000_000, integer=True)
     check_number(seed, "seed", minimum=0, integer=True)
@@ -368,11 +379,11 @@ def check_fit_options(*, ci: str = "sandwich", model: str = "bt", penalty: float
 
 def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, anchor,
          anchor_rating, scope,
-         cluster, ci, level, penalty, n_boot, seed, errors, columns, winner_map, engine, tol,
-         max_iter, adjust, families, max_memory) -> Ratings:  # fmt: skip
-    check_fit_options(ci=ci, model=model, penalty=penalty, level=level, n_boot=n_boot, seed=seed,
-                      tol=tol, max_iter=max_iter, anchor=anchor, anchor_rating=anchor_rating,
-                      max_memory=max_memory)  # fmt: skip
+         cluster, ci, level, penalty, firth, n_boot, seed, errors, columns, winner_map, engine,
+         tol, max_iter, adjust, families, max_memory) -> Ratings:  # fmt: skip
+    check_fit_options(ci=ci, model=model, penalty=penalty, firth=firth, level=level,
+                      n_boot=n_boot, seed=seed, tol=tol, max_iter=max_iter, anchor=anchor,
+                      anchor_rating=anchor_rating, max_memory=max_memory)  # fmt: skip
     prior = check_prior(prior)
     if anchor is not None and anchor_rating is None and "=" in str(anchor):
         anchor, anchor_rating = parse_anchor(anchor)
@@ -381,6 +392,7 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
     adjust = parse_adjust(adjust)
     if adjust:  # before reading: option errors first
         check_adjust_options(adjust, families, ci=ci, penalty=penalty)
+        check_firth_option(firth, adjust=adjust)
 
     loaded = load_log(verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
                       winner_map=winner_map, engine=engine)  # fmt: skip
@@ -400,7 +412,7 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
                                 engine=engine, tol=tol, max_iter=max_iter)  # fmt: skip
         engine = resolve_engine(engine, data.n_verdicts)  # one engine for every later stage
         rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts
-        if penalty == 0.0:
+        if penalty == 0.0 and not firth:
             check_identifiable(rows)
         ref = 0 if anchor is None else int(data.models.get_loc(anchor))
         clustered = data.clusters is not None
@@ -411,14 +423,15 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
         opts = {"ref": ref, "ci": ci, "clustered": clustered, "engine": engine, "tol": tol,
                 "max_iter": max_iter, "n_boot": n_boot, "seed": seed, "rows": rows}  # fmt: skip
         if model == "bt":
-            est = _estimate_bt(data, penalty=penalty, **opts)
-            if penalty:  # ratings the penalty alone makes finite: open intervals
+            est = _estimate_bt(data, penalty=penalty, firth=firth, **opts)
+            if penalty or firth:  # ratings the penalty alone makes finite: open intervals
                 from ratings.separation import flag_unbounded, warn_unbounded
 
                 est["unbounded"] = flag_unbounded(rows, est["theta"],
                                                   None if anchor is None else ref, level)
                 if est["unbounded"] is not None:
-                    warn_unbounded(est["unbounded"], stacklevel=4)
+                    warn_unbounded(est["unbounded"], stacklevel=4,
+                                   what="Firth's penalty" if firth else "the penalty")
         else:
             quality = resolve_judge_quality(judge_quality, data.judges, scope=scope,
                                             fit_new_judges=fit_new_judges,
@@ -433,7 +446,7 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
             ci=ci, cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
             anchor=None, offset=rating0, loglik=-est["nll"], converged=est["converged"],
             n_iter=est["n_iter"], max_grad=est["max_grad"], model=model, level=level,
-            penalty=penalty, scope=scope, draws=est["draws"], judges=est["judges"],
+            penalty=penalty, firth=firth, scope=scope, draws=est["draws"], judges=est["judges"],
             n_rejected=n_rejected, influence=est["influence"], df=df,
             influence_clusters=data.clusters if clustered else None, crowd=est.get("crowd"),
             inference=est.get("inference"), unbounded=est.get("unbounded"),
@@ -441,13 +454,15 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
         return out.reanchor(anchor, rating0)
 
 
-def _bootstrap(data: Comparisons, refit, *, ci: str, clustered: bool, n_boot: int, seed: int):
+def _bootstrap(data: Comparisons, refit, *, ci: str, clustered: bool, n_boot: int, seed: int,
+               always_finite: bool = False):
     if ci != "bootstrap":
         return None
 
     def safe(sample: Comparisons):
         try:
-            check_identifiable(sample.collapsed())
+            if not always_finite:
+                check_identifiable(sample.collapsed())
             return refit(sample)
         except NonIdentifiableError:  # no finite estimate in this resample: skipped, counted
             return None
@@ -455,10 +470,11 @@ def _bootstrap(data: Comparisons, refit, *, ci: str, clustered: bool, n_boot: in
     return bootstrap_draws(data, safe, n_boot=n_boot, seed=seed, clustered=clustered)
 
 
-def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol, max_iter,
-                 n_boot, seed, rows) -> dict:  # fmt: skip
+def _estimate_bt(data: Comparisons, *, ref, penalty, firth, ci, clustered, engine, tol,
+                 max_iter, n_boot, seed, rows) -> dict:  # fmt: skip
     k = kernels(engine, data.n_verdicts)
-    res = fit_bt(rows, ref=ref, penalty=penalty, tol=tol, max_iter=max_iter, engine=engine)
+    estimator = fit_firth if firth else partial(fit_bt, penalty=penalty)
+    res = estimator(rows, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
     try:
         bread = inverse_free(res.hessian, np.delete(np.arange(data.n_models), ref))
     except np.linalg.LinAlgError:
@@ -483,10 +499,11 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, ci, clustered, engine, tol,
         cov = bread
 
     def refit(sample: Comparisons):
-        return fit_bt(sample, ref=ref, penalty=penalty, tol=1e-8, max_iter=max_iter,
-                      engine=engine, theta0=res.theta).theta  # fmt: skip
+        return estimator(sample, ref=ref, tol=1e-8, max_iter=max_iter, engine=engine,
+                         theta0=res.theta).theta  # fmt: skip
 
-    draws = _bootstrap(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed)
+    draws = _bootstrap(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed,
+                       always_finite=firth)
     return {"theta": res.theta, "cov": cov, "nll": res.nll, "converged": res.converged,
             "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws, "judges": None,
             "influence": influence, "model_cov": bread,

@@ -91,6 +91,8 @@ def _add_fit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--penalty", type=float, default=0.0,
                    help="opt-in ridge penalty making ratings finite when a model never lost")
+    p.add_argument("--firth", action="store_true", help="bt: Firth's bias-reduced estimate, "
+                   "finite on every board (a model that never lost: open interval)")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--columns", metavar="OLD=NEW,...",
@@ -297,7 +299,7 @@ def _fit_args(args: argparse.Namespace) -> dict:
         "fit_new_judges": args.fit_new_judges, "eta_known": args.eta_known,
         "prior": _prior_arg(args.prior), "anchor": args.anchor,
         "cluster": _cluster_arg(args), "ci": args.ci, "level": args.level,
-        "penalty": args.penalty, "n_boot": args.n_boot, "seed": args.seed,
+        "penalty": args.penalty, "firth": args.firth, "n_boot": args.n_boot, "seed": args.seed,
         "adjust": args.adjust, "families": args.families,
         "max_memory": args.max_memory,
     }  # fmt: skip

@@ -27,7 +27,7 @@ FLAGS: dict[str, str] = {
     "task_judges": "--task-judges", "objective": "--objective", "max_share": "--max-share",
     "forfeits": "--forfeits", "scopes": "--scopes", "prior": "--prior",
     "eta_known": "--eta-known", "adjust": "--adjust", "families": "--families",
-    "scale": "--scale", "convert": "--convert", "previous": "--previous",
+    "scale": "--scale", "convert": "--convert", "previous": "--previous", "firth": "--firth",
 }  # fmt: skip
 #: Settings whose flag differs from ``FLAG VALUE`` (a switch, or a flag with a file).
 _SETTINGS: dict[tuple[str, object], str] = {
@@ -35,6 +35,7 @@ _SETTINGS: dict[tuple[str, object], str] = {
     ("missing", "drop"): "--drop-missing", ("cluster", None): "--no-cluster",
     ("csv_escape", False): "--no-csv-escape", ("forfeits", True): "--forfeits FILE",
     ("eta_known", True): "--eta-known", ("convert", True): "--convert",
+    ("firth", True): "--firth",
 }  # fmt: skip
 
 

@@ -102,7 +102,8 @@ def check_identifiable(data: Comparisons) -> None:
         "The maximum-likelihood ratings do not exist: "
         + "; ".join(parts)
         + ". Their Elo would be infinite. Add matches that connect them, drop them, or pass "
-        f"a positive {option('penalty')} for a ridge-regularised fit.",
+        f"a positive {option('penalty')} for a ridge-regularised fit or {option('firth', True)} "
+        "for Firth's bias-reduced one (either gives these models open intervals).",
         never_lost=[str(models[k]) for k in never_lost],
         never_won=[str(models[k]) for k in never_won],
         groups=groups,

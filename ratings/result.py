@@ -112,6 +112,8 @@ class Ratings:
     #: ``direction`` (+1 unbounded above, -1 below, 0 both) and ``bound`` (the other side, a
     #: strength in this result's parametrisation, or NaN); see :mod:`ratings.separation`.
     unbounded: pd.DataFrame | None = None
+    #: Firth's bias-reduced estimate (:mod:`ratings.firth`) rather than maximum likelihood.
+    firth: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "strength", readonly_copy(self.strength))
@@ -416,7 +418,9 @@ class Ratings:
         if self.combine_method is None:  # a headline combines fits; it has no likelihood
             lines.append(f"Converged: {self.converged} ({self.n_iter} iterations, max gradient "
                          f"{self.max_grad:.2e}); log-likelihood {self.loglik:.4f}"
-                         + (f"; ridge penalty {self.penalty:g}" if self.penalty else ""))
+                         + (f"; ridge penalty {self.penalty:g}" if self.penalty else "")
+                         + ("; Firth's bias-reduced estimate (penalised log-likelihood)"
+                            if self.firth else ""))  # fmt: skip
         else:
             lines.append(f"Combined ({self.combine_method}) from scopes with weights "
                          + ", ".join(f"{k}={v:.3g}" for k, v in (self.scope_weights or {}).items()))

@@ -145,11 +145,11 @@ def open_bounds(r: Ratings, lower: NDArray[np.float64], upper: NDArray[np.float6
     return lower, upper
 
 
-def warn_unbounded(u: pd.DataFrame, stacklevel: int = 3) -> None:
-    """Say which ratings exist only because of the penalty."""
+def warn_unbounded(u: pd.DataFrame, stacklevel: int = 3, what: str = "the penalty") -> None:
+    """Say which ratings exist only because of the penalty (``what``: which one)."""
     names = [str(n) for n in u.index[:5]]
     warnings.warn(
-        f"{len(u)} model(s) have a rating only because of the penalty ({names}"
+        f"{len(u)} model(s) have a rating only because of {what} ({names}"
         f"{' and more' if len(u) > 5 else ''}: {u['reason'].iloc[0]}, ...). Their intervals are "
         "open on the unbounded side and they are left out of rank intervals; add verdicts that "
         "connect them to rate them.",
