@@ -24,10 +24,13 @@ Intervals (:func:`ratings.fit`) are those of the plain fit evaluated at the Firt
 (likelihood scores and information: the bias-reduced estimate has the maximum likelihood's
 asymptotic distribution, Firth 1993 section 3; Kosmidis & Firth 2021), so clustered fits get
 CR2 with degrees of freedom per contrast. A model outside the anchor's strongly connected
-group of the win graph (e.g. one that never lost) has a finite estimate but no Wald interval
-that covers (``benchmarks_perf/firth_study.py``, ``docs/coverage.md``): as in penalised fits,
-its interval is open on the side the data leave unbounded (:mod:`ratings.separation`) and a
-:class:`~ratings.errors.PenaltyOnlyWarning` names it.
+group of the win graph (e.g. one that never lost) has a finite estimate but its Wald interval
+does not cover: 0.79 and 0.38 on the small boards of ``benchmarks_perf/firth_study.py``
+(``docs/coverage.md``). As in penalised fits, its interval is open on the side the data leave
+unbounded (:mod:`ratings.separation`; 0.96-1.00 there) and a
+:class:`~ratings.errors.PenaltyOnlyWarning` names it. A model one or two losses away from
+separation keeps its Wald interval, which under-covers mildly there (0.92-0.945, where the
+maximum likelihood's covers 0.97-0.98): prefer the plain fit's intervals when it exists.
 """
 
 from __future__ import annotations
