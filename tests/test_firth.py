@@ -157,3 +157,12 @@ def test_cli_firth_fits_and_errors_name_flags(tmp_path, capsys):
     assert "`--firth` and `--penalty`" in capsys.readouterr().err
     assert main(["fit", str(path), "--firth", "--model", "crowd-bt"]) == 2
     assert "`--model bt`" in capsys.readouterr().err
+
+
+def test_bootstrap_refits_firth_on_separated_resamples():
+    """Resamples in which some model never lost are refitted (Firth is finite on every board),
+    not skipped: every draw is kept."""
+    log = _board(6, [2.5, 0.5, 0.0, -0.5], 80)
+    r = ratings.fit(log, firth=True, anchor="m02=1000", ci="bootstrap", n_boot=40, seed=1)
+    assert r.draws.shape == (40, 4) and np.isfinite(r.draws).all()
+    assert np.isfinite(r.conf_int().drop(index="m02").to_numpy()).all()
