@@ -153,6 +153,11 @@ def fit_firth(
                 new = None
             if new is not None and (new[0] <= f + 1e-12 * abs(f) or t < 1e-10):
                 break
+            if new is None and t < 1e-10:
+                raise np.linalg.LinAlgError(
+                    "Firth's fit lost the information matrix's positive definiteness; the "
+                    "board's information is too small to fit (check for models with almost no "
+                    "verdicts).")
             t *= 0.5
         change = t * float(np.max(np.abs(step), initial=0.0))
         x, (f, g, info, cov) = x_new, new
