@@ -485,7 +485,7 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, firth, ci, clustered, engin
         ) from None
     influence = inference = None
     if clustered and ci == "sandwich":  # CR2 with degrees of freedom per contrast
-        inference = bt_inference(res.theta, data, ref=ref, penalty=penalty, k=k)
+        inference = bt_inference(res.theta, data, ref=ref, k=k, bread=bread)
         cov, influence = inference.covariance(), inference.influence()
     elif clustered:  # the influences serve the joint combination of scopes whatever `ci` is
         def row_scores(rows: Comparisons, wi, wj, tt):

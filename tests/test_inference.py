@@ -23,6 +23,7 @@ from scipy.special import expit
 import ratings
 import ratings.inference as inf
 import ratings.inference.cluster as cluster_module
+from ratings.inference.satterthwaite import pair_contrasts
 from ratings.result import ELO_SCALE
 
 
@@ -261,6 +262,21 @@ def test_model_seen_on_one_task_has_no_clustered_interval():
     # its only cluster, so its interval is narrower than any well-connected model's
     cr1 = ratings.fit(log, anchor="m00", ci="sandwich-z")
     assert cr1.se["new"] < cr1.se.drop(["m00", "new"]).min()
+
+
+def test_pair_df_marks_the_same_pairs_undefined_as_their_contrasts():
+    """pair_df finds undefined pairs from the models' whitened contrasts (no pairs x models
+    array); the pairs it leaves without degrees of freedom are those `undefined` names."""
+    r = ratings.fit(sparse_board(seed=2, k=1), anchor="m00")
+    info = r.inference
+    assert info.degenerate.size
+    m = len(r.models)
+    jj, kk = np.triu_indices(m, 1)
+    want = info.undefined(pair_contrasts(m, jj, kk))
+    new = list(r.models).index("new")
+    assert want.sum() == m - 1 and want[(jj == new) | (kk == new)].all()
+    pdf = r.pair_df()
+    np.testing.assert_array_equal(np.isnan(pdf[jj, kk]), want)
 
 
 def test_elo_scale_of_standard_errors(bt_case):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -11,6 +12,7 @@ from numpy.typing import NDArray
 
 from ratings.inference.satterthwaite import (
     DEGENERATE,
+    pair_contrasts,
     reference_contrasts,
     satterthwaite,
     summed_pairs_df,
@@ -64,13 +66,20 @@ class ClusterInference:
     n_params: int
     n_models: int
     free: NDArray[np.int64]
-    chol: NDArray[np.float64]  # L (P x P) with bread M = L L^T over the free coordinates
+    bread: NDArray[np.float64]  # M = H^-1 (P x P) over the free coordinates
     influence_free: NDArray[np.float64]  # G x P CR2-adjusted influences
     clusters: pd.Index | None
     eig_q: tuple | None  # per cluster Q_g (P x r_g) of S_g (exact path), else None
     eig_lam: tuple | None  # per cluster lambda_g
     degenerate: NDArray[np.float64]  # k x P whitened directions of leverage 1
     rows: WorkingRows | None  # kept for the large-board degrees of freedom
+    factor: NDArray[np.float64] | None = None  # ``chol`` when already computed
+
+    @cached_property
+    def chol(self) -> NDArray[np.float64]:
+        """L (P x P) with M = L L^T: the whitening of the exact path and of degenerate
+        directions (a large board without degenerate clusters never needs it)."""
+        return np.linalg.cholesky(self.bread) if self.factor is None else self.factor
 
     @property
     def exact(self) -> bool:
@@ -83,11 +92,10 @@ class ClusterInference:
 
     def covariance(self) -> NDArray[np.float64]:
         """CR2 covariance over all parameters (zero outside ``free``)."""
+        from ratings.optim import embed
         from ratings.uncertainty import gram
 
-        out = np.zeros((self.n_params, self.n_params))
-        out[np.ix_(self.free, self.free)] = gram(self.influence_free)
-        return out
+        return embed(gram(self.influence_free), self.free, self.n_params)
 
     def influence(self) -> NDArray[np.float64]:
         """CR2-adjusted influence of each cluster on all parameters (G x n_params); the
@@ -114,7 +122,7 @@ class ClusterInference:
 
     def _model_rows(self) -> NDArray[np.float64]:
         """``L^T e_m`` for each model m (as rows; zero for the reference), shape (M x P)."""
-        lf = np.zeros((self.n_models, self.chol.shape[0]))
+        lf = np.zeros((self.n_models, self.free.size))
         model_free = self.free[self.free < self.n_models]  # the free models come first
         lf[model_free] = self.chol[: model_free.size]
         return lf
@@ -125,7 +133,7 @@ class ClusterInference:
         c = self._free_contrasts(contrasts)
         if not self.exact:
             n = np.zeros((self.n_params, c.shape[0]))
-            n[self.free] = (self.chol @ self.chol.T) @ c.T
+            n[self.free] = self.bread @ c.T
             return self.rows.quadratic(n).T
         cbar = c @ self.chol  # rows: L^T c
         return np.column_stack([(cbar @ q) ** 2 @ lam if lam.size else np.zeros(c.shape[0])
@@ -135,7 +143,7 @@ class ClusterInference:
         """``(omega, d, Y)`` of each contrast: omega, d (C x G) and Y (C x G x P) as in the
         module notes (exact path only)."""
         cbar = self._free_contrasts(contrasts) @ self.chol  # rows: L^T c
-        g, p = self.n_clusters, self.chol.shape[0]
+        g, p = self.n_clusters, self.free.size
         omega, d = np.zeros((cbar.shape[0], g)), np.zeros((cbar.shape[0], g))
         y = np.zeros((cbar.shape[0], g, p))
         for k, (q, lam) in enumerate(zip(self.eig_q, self.eig_lam, strict=True)):
@@ -172,13 +180,10 @@ class ClusterInference:
         """
         m = self.n_models
         jj, kk = np.triu_indices(m, 1)
-        g, p = self.n_clusters, self.chol.shape[0]
+        g, p = self.n_clusters, self.free.size
         out = np.full((m, m), np.nan)
         if self.exact and jj.size * g * p * min(g, p) <= EXACT_BUDGET:
-            pairs = np.zeros((jj.size, m))
-            pairs[np.arange(jj.size), jj] = 1.0
-            pairs[np.arange(jj.size), kk] = -1.0
-            out[jj, kk] = out[kk, jj] = self.df(pairs)
+            out[jj, kk] = out[kk, jj] = self.df(pair_contrasts(m, jj, kk))
             return out
         if self.exact:
             out[jj, kk] = out[kk, jj] = satterthwaite(self._pair_omega(jj, kk), None, None)
@@ -209,7 +214,7 @@ class ClusterInference:
         """Contrasts per batch of :meth:`df` (the C x G x P array stays near 4 million cells)."""
         if not self.exact:
             return 4096
-        return max(1, int(4e6 // max(self.n_clusters * self.chol.shape[0], 1)))
+        return max(1, int(4e6 // max(self.n_clusters * self.free.size, 1)))
 
     def variance(self, contrasts) -> NDArray[np.float64]:
         """CR2 variance of each contrast (inf where undefined)."""
@@ -228,7 +233,8 @@ def _along(cbar: NDArray[np.float64], degenerate: NDArray[np.float64]) -> NDArra
 def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArray[np.int64],
                       *, penalty: NDArray[np.float64] | None = None,
                       clusters: pd.Index | None = None, info: NDArray[np.float64] | None = None,
-                      exact: bool | None = None) -> ClusterInference:  # fmt: skip
+                      exact: bool | None = None,
+                      bread: NDArray[np.float64] | None = None) -> ClusterInference:  # fmt: skip
     """CR2 pieces of a clustered fit.
 
     Parameters
@@ -246,44 +252,51 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
     exact : bool, optional
         Force the exact path (True) or the large-board one (False); default by cost
         (:data:`EXACT_BUDGET`).
+    bread : ndarray, shape (P, P), optional
+        The inverse of the (penalised) information over ``free``, if the caller has it (the
+        fit's own bread: ``info`` and ``penalty`` are then not used).
     """
     from ratings.optim import block, inverse_pd
 
-    info = rows.information() if info is None else info
-    if penalty is not None:
-        info = info + penalty
-    bread = inverse_pd(block(info, free))  # raises LinAlgError unless positive definite
-    chol = np.linalg.cholesky(bread)
+    if bread is None:
+        info = rows.information() if info is None else info
+        if penalty is not None:
+            info = info + penalty
+        bread = inverse_pd(block(info, free))  # raises LinAlgError unless positive definite
     p, g = free.size, rows.n_clusters
     starts = rows.starts
     sizes = np.diff(starts)
     if exact is None:
         cost = float(np.sum(sizes * p * np.minimum(sizes, p))) + g * p * p * min(g, p)
         exact = cost <= EXACT_BUDGET
+    if not exact:  # the series needs no whitening unless a cluster has leverage near 1
+        influence, degenerate, chol = _series(rows, score, free, bread, starts)
+        return ClusterInference(rows.n_params, rows.n_models, free, bread, influence, clusters,
+                                None, None, degenerate, rows, chol)  # fmt: skip
+    chol = np.linalg.cholesky(bread)
     lf = np.zeros((rows.n_params, p))
     lf[free] = chol
     gbar = score[:, free] @ chol  # whitened scores L^T g_g
-    if exact:
-        qs, lams, adjusted, deg = [], [], np.empty_like(gbar), []
-        for k in range(g):
-            q, lam = _eigen(rows.design(lf, slice(starts[k], starts[k + 1])))
-            qs.append(q)
-            lams.append(lam)
-            adjusted[k] = gbar[k] + q @ ((_f(lam) - 1.0) * (q.T @ gbar[k]))
-            deg.append(q[:, lam >= 1.0 - DEGENERATE].T)
-        degenerate = np.vstack(deg) if deg else np.zeros((0, p))
-        return ClusterInference(rows.n_params, rows.n_models, free, chol, adjusted @ chol.T,
-                                clusters, tuple(qs), tuple(lams), degenerate, None)  # fmt: skip
-    influence, degenerate = _series(rows, score, free, chol, lf, gbar, starts)
-    return ClusterInference(rows.n_params, rows.n_models, free, chol, influence, clusters, None,
-                            None, degenerate, rows)  # fmt: skip
+    qs, lams, adjusted, deg = [], [], np.empty_like(gbar), []
+    for k in range(g):
+        q, lam = _eigen(rows.design(lf, slice(starts[k], starts[k + 1])))
+        qs.append(q)
+        lams.append(lam)
+        adjusted[k] = gbar[k] + q @ ((_f(lam) - 1.0) * (q.T @ gbar[k]))
+        deg.append(q[:, lam >= 1.0 - DEGENERATE].T)
+    degenerate = np.vstack(deg) if deg else np.zeros((0, p))
+    return ClusterInference(rows.n_params, rows.n_models, free, bread, adjusted @ chol.T,
+                            clusters, tuple(qs), tuple(lams), degenerate, None,
+                            chol)  # fmt: skip
 
 
-def _series(rows, score, free, chol, lf, gbar, starts):
-    """Adjusted influences f(M H_g) M g_g by the binomial series (large boards)."""
+def _series(rows, score, free, bread_free, starts):
+    """Adjusted influences f(M H_g) M g_g by the binomial series (large boards); also the
+    degenerate directions and the whitening L (None when no cluster needed it)."""
+    from ratings.optim import embed
+
     g, q = score.shape
-    bread = np.zeros((q, q))
-    bread[np.ix_(free, free)] = chol @ chol.T
+    bread = embed(bread_free, free, q)
     term = score @ bread  # influences M g_g
     total = term.copy()
     scale = np.maximum(np.linalg.norm(term, axis=1), 1e-300)
@@ -298,18 +311,25 @@ def _series(rows, score, free, chol, lf, gbar, starts):
             break
         term[~active] = 0.0  # converged clusters stop contributing
     out = total[:, free]
-    deg = []
-    for k in np.flatnonzero(active):  # leverage near 1: decompose these clusters exactly
+    deg, chol = [], None
+    todo = np.flatnonzero(active)
+    if todo.size:  # leverage near 1: decompose these clusters exactly, in whitened coordinates
+        chol = np.linalg.cholesky(bread_free)
+        lf = np.zeros((q, free.size))
+        lf[free] = chol
+    for k in todo:
+        gbar = score[k, free] @ chol  # whitened score L^T g_g
         qk, lam = _eigen(rows.design(lf, slice(starts[k], starts[k + 1])))
-        out[k] = (gbar[k] + qk @ ((_f(lam) - 1.0) * (qk.T @ gbar[k]))) @ chol.T
+        out[k] = (gbar + qk @ ((_f(lam) - 1.0) * (qk.T @ gbar))) @ chol.T
         deg.append(qk[:, lam >= 1.0 - DEGENERATE].T)
     degenerate = np.vstack(deg) if deg else np.zeros((0, free.size))
-    return out, degenerate
+    return out, degenerate, chol
 
 
-def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float = 0.0,
-                 k) -> ClusterInference:  # fmt: skip
-    """CR2 pieces of a clustered Bradley-Terry fit (``k``: the kernel module for the scores)."""
+def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float = 0.0, k,
+                 bread: NDArray[np.float64] | None = None) -> ClusterInference:  # fmt: skip
+    """CR2 pieces of a clustered Bradley-Terry fit (``k``: the kernel module for the scores;
+    ``bread``: the fit's inverse Hessian (M x M, zero at ``ref``), if already computed)."""
     m = data.n_models
 
     def row_scores(rows, wi, wj, tt):
@@ -317,10 +337,16 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float =
 
     _check_clusters(data)
     score = data.cluster_score_matrix(m, row_scores, k)
+    free = np.delete(np.arange(m), ref)
+    if bread is not None:  # the Hessian's inverse: the information's (and the penalty's)
+        from ratings.optim import block
+
+        return cluster_inference(bt_rows(theta, data), score, free, clusters=data.clusters,
+                                 bread=block(bread, free))  # fmt: skip
     pen = penalty * (np.eye(m) - 1.0 / m) if penalty else None
     info = bt_rows(theta, data.collapsed()).information()  # summed over clusters: fewer rows
-    return cluster_inference(bt_rows(theta, data), score, np.delete(np.arange(m), ref),
-                             penalty=pen, clusters=data.clusters, info=info)  # fmt: skip
+    return cluster_inference(bt_rows(theta, data), score, free, penalty=pen,
+                             clusters=data.clusters, info=info)  # fmt: skip
 
 
 def crowd_inference(fit, data, *, k) -> ClusterInference:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["CONCENTRATED", "DEGENERATE", "reference_contrasts", "satterthwaite", "summed_pairs_df"]
+__all__ = ["CONCENTRATED", "DEGENERATE", "pair_contrasts", "reference_contrasts", "satterthwaite",
+           "summed_pairs_df"]
 
 #: A leverage this close to 1 means the cluster alone determines a direction.
 DEGENERATE = 1e-8
@@ -61,4 +62,13 @@ def reference_contrasts(n_models: int, anchor: int | None) -> NDArray[np.float64
     if anchor is None:
         return c - 1.0 / n_models
     c[:, anchor] -= 1.0
+    return c
+
+
+def pair_contrasts(n_models: int, jj: NDArray[np.int64],
+                   kk: NDArray[np.int64]) -> NDArray[np.float64]:  # fmt: skip
+    """The contrasts ``e_j - e_k`` of the pairs ``(jj, kk)``, one per row."""
+    c = np.zeros((jj.size, n_models))
+    c[np.arange(jj.size), jj] = 1.0
+    c[np.arange(jj.size), kk] = -1.0
     return c

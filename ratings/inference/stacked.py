@@ -9,7 +9,7 @@ from numpy.typing import NDArray
 
 from ratings.inference import cluster
 from ratings.inference.cluster import ClusterInference
-from ratings.inference.satterthwaite import satterthwaite
+from ratings.inference.satterthwaite import pair_contrasts, satterthwaite
 
 __all__ = ["StackedInference"]
 
@@ -55,7 +55,7 @@ class StackedInference:
         and ``approximate`` is false; else the one-direction approximation)."""
         c = np.atleast_2d(np.asarray(contrasts, dtype=np.float64))
         g = self.n_clusters
-        width = sum(p.chol.shape[0] for p in self.parts)
+        width = sum(p.free.size for p in self.parts)
         exact = self.exact and not approximate
         step = max(1, int(4e6 // max(g * width, 1))) if exact else 4096
         out = np.empty(c.shape[0])
@@ -86,16 +86,14 @@ class StackedInference:
         one-direction approximation with each pair's exact omega."""
         m = self.n_models
         jj, kk = np.triu_indices(m, 1)
-        pairs = np.zeros((jj.size, m))
-        pairs[np.arange(jj.size), jj] = 1.0
-        pairs[np.arange(jj.size), kk] = -1.0
         g = self.n_clusters
-        width = sum(p.chol.shape[0] for p in self.parts)
+        width = sum(p.free.size for p in self.parts)
         out = np.full((m, m), np.nan)
         if not self.exact or jj.size * g * width * min(g, width) > cluster.EXACT_BUDGET:
-            vals = np.concatenate([self.df(pairs[lo:lo + 4096], approximate=True)
-                                   for lo in range(0, jj.size, 4096)])  # fmt: skip
+            vals = np.concatenate([
+                self.df(pair_contrasts(m, jj[lo:lo + 4096], kk[lo:lo + 4096]), approximate=True)
+                for lo in range(0, jj.size, 4096)])  # fmt: skip
         else:
-            vals = self.df(pairs)
+            vals = self.df(pair_contrasts(m, jj, kk))
         out[jj, kk] = out[kk, jj] = vals
         return out
