@@ -37,9 +37,11 @@ The exact path costs about sum_g R_g P min(R_g, P) for the clusters' eigen-decom
 
 * the adjusted influences come from the binomial series f(M H_g) = sum_k binom(2k, k) / 4^k
   (M H_g)^k applied to each cluster's influence M g_g (one pass over the rows and one G x P
-  product per term), run until every cluster's next term is below 1e-10 of its influence;
-  clusters still above it after :data:`SERIES_TERMS` terms (leverage near 1) are decomposed
-  exactly;
+  product per term), run until every cluster's next term is below 1e-10 of its influence
+  (measured, or predicted ten times below it from the ratio of the last two terms); a term
+  predicted below 1e-5 of the influences is multiplied in single precision (its rounding then
+  moves them by under 1e-10); clusters still above it after :data:`SERIES_TERMS` terms
+  (leverage near 1) are decomposed exactly;
 * the degrees of freedom use each cluster's share pi_g = omega_g / sum omega of the contrast's
   information-weighted variance (omega_g = c^T M H_g M c, exact) and treat the contrast as one
   direction with leverage pi_g in each cluster:

@@ -32,6 +32,13 @@ __all__ = [
 EXACT_BUDGET = 3e8
 #: Most series terms before a cluster is decomposed exactly instead.
 SERIES_TERMS = 60
+#: Series terms are summed until every cluster's next one is below this fraction of its
+#: influence (measured, or predicted ten times below it from the last two terms' ratio).
+SERIES_TOL = 1e-10
+#: A series term predicted below this fraction of every cluster's influence is multiplied by
+#: the bread in single precision (its relative rounding, about 1e-6 after a P-long sum, then
+#: changes the influences by under SERIES_TOL).
+SINGLE_BELOW = 1e-5
 
 
 def _f(lam: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -297,18 +304,31 @@ def _series(rows, score, free, bread_free, starts):
 
     g, q = score.shape
     bread = embed(bread_free, free, q)
+    bread32 = None
     term = score @ bread  # influences M g_g
     total = term.copy()
     scale = np.maximum(np.linalg.norm(term, axis=1), 1e-300)
-    coef, active = 1.0, np.ones(g, dtype=bool)
+    coef, active, last = 1.0, np.ones(g, dtype=bool), scale
+    predicted = np.inf  # the next step's largest size relative to its cluster's influence
     for k in range(1, SERIES_TERMS + 1):
         coef *= (2.0 * k - 1.0) / (2.0 * k)
-        term = rows.times(term) @ bread
+        moved = rows.times(term)
+        if predicted < SINGLE_BELOW:  # a small correction: single precision is exact enough
+            bread32 = bread.astype(np.float32) if bread32 is None else bread32
+            term = (moved.astype(np.float32) @ bread32).astype(np.float64)
+        else:
+            term = moved @ bread
         step = coef * term
         total += step
-        active = np.linalg.norm(step, axis=1) > 1e-10 * scale
-        if not active.any():
+        size = np.linalg.norm(step, axis=1)
+        active = size > SERIES_TOL * scale
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ahead = np.where(size > 0.0, size * (size / last), 0.0)  # geometric next step
+        if not active.any() or np.all(10.0 * ahead <= SERIES_TOL * scale):
+            active[:] = False
             break
+        predicted = float(np.max(ahead / scale))
+        last = np.where(size > 0.0, size, 1.0)
         term[~active] = 0.0  # converged clusters stop contributing
     out = total[:, free]
     deg, chol = [], None
