@@ -279,6 +279,22 @@ def test_pair_df_marks_the_same_pairs_undefined_as_their_contrasts():
     np.testing.assert_array_equal(np.isnan(pdf[jj, kk]), want)
 
 
+def test_large_board_df_do_not_depend_on_what_was_asked_first(monkeypatch):
+    """The large-board path keeps its last omega: the pairs' df after the ratings' df (the same
+    unanchored contrasts) equal those of a fit asked for the pairs first."""
+    monkeypatch.setattr(cluster_module, "EXACT_BUDGET", 0.0)
+    log = sparse_board(seed=8, k=4)
+    first, second = ratings.fit(log), ratings.fit(log)
+    assert not first.inference.exact
+    model_df = first.model_df.copy()
+    np.testing.assert_allclose(first.pair_df(), second.pair_df(), rtol=1e-12)
+    np.testing.assert_allclose(second.model_df, model_df, rtol=1e-12)
+    anchored = ratings.fit(log, anchor="m00")  # other contrasts: not the kept omega
+    assert not np.allclose(anchored.model_df[1:], model_df[1:])
+    np.testing.assert_allclose(first.inference.df(anchored._contrasts), anchored.model_df,
+                               rtol=1e-12)  # fmt: skip
+
+
 def test_elo_scale_of_standard_errors(bt_case):
     _, r, ref = bt_case
     np.testing.assert_allclose(r.se.to_numpy()[1:], ELO_SCALE * np.sqrt(np.diag(ref.cov())),

@@ -138,10 +138,16 @@ class ClusterInference:
         """Each cluster's share of each contrast's model-based variance,
         omega_g = c^T M H_g M c, shape (C x G)."""
         c = self._free_contrasts(contrasts)
-        if not self.exact:
+        if not self.exact:  # a pass over every row per contrast: the last call is kept, as
+            # the ratings' df and the pairs' df (unanchored) ask for the same contrasts
+            last = self.__dict__.get("_last_omega")
+            if last is not None and np.array_equal(last[0], c):
+                return last[1].copy()
             n = np.zeros((self.n_params, c.shape[0]))
             n[self.free] = self.bread @ c.T
-            return self.rows.quadratic(n).T
+            out = self.rows.quadratic(n).T
+            self.__dict__["_last_omega"] = (c, out.copy())
+            return out
         cbar = c @ self.chol  # rows: L^T c
         return np.column_stack([(cbar @ q) ** 2 @ lam if lam.size else np.zeros(c.shape[0])
                                 for q, lam in zip(self.eig_q, self.eig_lam, strict=True)])
