@@ -162,13 +162,14 @@ def _plain_on_bound(frame: pd.DataFrame) -> bool:
 
 def _covered(r: ratings.Ratings, truth: np.ndarray) -> tuple[float, float]:
     """Share of anchor contrasts and of pairs whose reported interval holds the truth."""
-    q = stats.t.ppf(0.5 + LEVEL / 2, r.df) if r.df is not None else stats.norm.ppf(0.975)
     est, cov = r.strength, r.cov
     others = np.delete(np.arange(M), ANCHOR)
     se = np.sqrt(np.diag(cov))
+    q = stats.t.ppf(0.5 + LEVEL / 2, r.model_df[others])  # each contrast's df (inf: normal)
     anchor = np.abs(est - truth)[others] <= q * se[others]
     ii, jj = np.triu_indices(M, 1)
     se_p = np.sqrt(cov[ii, ii] + cov[jj, jj] - 2.0 * cov[ii, jj])
+    q = stats.t.ppf(0.5 + LEVEL / 2, r.pair_df()[ii, jj])
     pairs = np.abs((est[ii] - est[jj]) - (truth[ii] - truth[jj])) <= q * se_p
     return float(anchor.mean()), float(pairs.mean())
 

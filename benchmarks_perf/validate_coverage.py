@@ -98,7 +98,7 @@ from scipy.special import expit, ndtr
 import ratings
 from ratings import _kernels as K
 from ratings.bt import fit_bt
-from ratings.crowd import crowd_covariance, fit_crowd_bt
+from ratings.crowd import crowd_covariance, fit_crowd_bt, fit_crowd_default
 from ratings.data import Comparisons
 from ratings.errors import ConvergenceWarning, NonIdentifiableError
 from ratings.graph import check_identifiable
@@ -401,7 +401,7 @@ def fit_variants(cell: Cell, data: Comparisons, ref: int, *, exact_jk: bool = Fa
         delta = _one_step_jackknife(res.hessian, _bt_cluster_hessians(data, info), g_c, free)
         theta = res.theta
     else:
-        res = fit_crowd_bt(data, ref=ref)
+        res = fit_crowd_default(data, ref=ref, clustered=True)  # as ratings.fit
         full = {
             "model": crowd_covariance(res, data, ci="model", clustered=False),
             "hc0": crowd_covariance(res, data, ci="sandwich", clustered=False),

@@ -15,7 +15,12 @@ from ratings._threads import blas_threads
 from ratings.adjust import check_adjust_options, fit_adjusted, parse_adjust
 from ratings.bounds import MAX_ANCHOR_RATING, MAX_PENALTY, check_number
 from ratings.bt import fit_bt
-from ratings.crowd import crowd_covariance_and_influence, fit_crowd_bt, reused_eta_factor
+from ratings.crowd import (
+    crowd_covariance_and_influence,
+    fit_crowd_bt,
+    fit_crowd_default,
+    reused_eta_factor,
+)
 from ratings.crowd_prior import CrowdSummary, PriorArg, check_prior
 from ratings.crowd_report import judge_table, scale_identified, warn_weak_judges
 from ratings.data import Comparisons, aggregate, from_counts, is_counts_frame
@@ -31,7 +36,7 @@ from ratings.errors import (
 )
 from ratings.firth import check_firth_option, fit_firth
 from ratings.graph import check_identifiable
-from ratings.inference import bt_inference
+from ratings.inference import bt_inference, crowd_inference
 from ratings.io import VerdictLog, peek_columns, read_counts, read_verdicts
 from ratings.judges import JudgeQuality, ResolvedQuality, resolve_judge_quality
 from ratings.memory import MaxMemory, check_memory, fit_memory, parse_size
@@ -416,10 +421,8 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
             check_identifiable(rows)
         ref = 0 if anchor is None else int(data.models.get_loc(anchor))
         clustered = data.clusters is not None
-        # clustered ci="sandwich": BT has CR2 with degrees of freedom per contrast (inference);
-        # Crowd-BT (prior, two-step eta) keeps CR1 with the board's G - 1
-        df = (float(data.n_clusters - 1) if (clustered and ci == "sandwich" and model != "bt")
-              else None)  # fmt: skip
+        # clustered ci="sandwich": CR2 with degrees of freedom per contrast (inference)
+        df = None
         opts = {"ref": ref, "ci": ci, "clustered": clustered, "engine": engine, "tol": tol,
                 "max_iter": max_iter, "n_boot": n_boot, "seed": seed, "rows": rows}  # fmt: skip
         if model == "bt":
@@ -436,8 +439,7 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
             quality = resolve_judge_quality(judge_quality, data.judges, scope=scope,
                                             fit_new_judges=fit_new_judges,
                                             eta_known=eta_known)  # fmt: skip
-            est = _estimate_crowd(data, quality=quality, prior=prior, level=level, df=df,
-                                  **opts)  # fmt: skip
+            est = _estimate_crowd(data, quality=quality, prior=prior, level=level, **opts)
         if ci != "model":
             _check_not_collapsed(est, data.models, ci)
         out = Ratings(
@@ -510,47 +512,112 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, firth, ci, clustered, engin
             "inference": inference}
 
 
-def _estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, level, df, ci,
+def _estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, level, ci,
                     clustered, engine, tol, max_iter, n_boot, seed, rows) -> dict:  # fmt: skip
-    res = fit_crowd_bt(rows, ref=ref, fixed_eta=quality.eta, prior=prior, tol=tol,
-                       max_iter=max(max_iter, 200), engine=engine)  # fmt: skip
-    full, influence = crowd_covariance_and_influence(
-        res, data, ci="model" if ci == "model" else "sandwich", clustered=clustered,
-        engine=engine)  # fmt: skip
     m = data.n_models
-    influence = None if influence is None else influence[:, :m]
     names = pd.Index(data.judges)
-    eta_cov = pd.DataFrame(full[m:, m:], index=names, columns=names)
-    factor, reused = None, None
-    if quality.cov is not None:  # reused etas: add their uncertainty (two-step)
-        factor = reused_eta_factor(res, quality.cov, names)
+    res = fit_crowd_default(data, clustered=clustered, level=level, prior=prior, ref=ref,
+                            fixed_eta=quality.eta, tol=tol, max_iter=max(max_iter, 200),
+                            engine=engine)  # fmt: skip
+    factor = None if quality.cov is None else reused_eta_factor(res, quality.cov, names)
+    inference, full, influence, eta_full, eta_df = _crowd_intervals(
+        res, data, ci=ci, clustered=clustered, engine=engine, factor=factor)
+    influence = None if influence is None else influence[:, :m]
+    eta_full = full if eta_full is None else eta_full
+    eta_cov = pd.DataFrame(eta_full[m:, m:], index=names, columns=names)
+    reused = None
+    if quality.cov is not None:  # reused etas: their covariance is the file's (two-step)
         eta_cov.loc[quality.cov.index, quality.cov.columns] = quality.cov.to_numpy()
         reused = quality.table
-        if factor is not None:
-            full = full + factor.T @ factor
-    table = judge_table(res, full, data, level, df, reused=reused)
+    table = judge_table(res, eta_full, data, level, eta_df, reused=reused)
+    if inference is not None and res.prior is not None:
+        table = _judges_alone(res, data, engine, level, table, reused)
     warn_weak_judges(table, stacklevel=5)
     open_intervals = not (scale_identified(table) and np.isfinite(full[:m, :m]).all())
     cov = full[:m, :m]
     if open_intervals:  # the spread of the ratings is not identified: no finite interval
         cov = np.where(np.eye(m, dtype=bool), np.inf, 0.0)
         cov[ref, ref] = 0.0
+        inference = None
 
     def refit(sample: Comparisons):
-        return fit_crowd_bt(sample, ref=ref, fixed_eta=_drawn(quality, draws_rng), prior=prior,
-                            tol=1e-8, engine=engine).theta  # fmt: skip
+        return fit_crowd_bt(sample, ref=ref, fixed_eta=_drawn(quality, draws_rng),
+                            prior=res.prior, tol=1e-8, engine=engine).theta  # fmt: skip
 
     draws_rng = np.random.default_rng([seed, 1])  # reused etas drawn per resample
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         draws = _bootstrap(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed)
     crowd = CrowdSummary(eta_cov, prior, None if factor is None else factor[:, :m],
-                         open_intervals)  # fmt: skip
+                         open_intervals, res.prior is not None)  # fmt: skip
     return {"theta": res.theta, "cov": cov, "nll": res.nll, "converged": res.converged,
             "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws, "judges": table,
-            "influence": influence, "crowd": crowd, "inference": None,
+            "influence": influence, "crowd": crowd, "inference": inference,
             "model_cov": lambda: inverse_free(res.information, res.free)[:m, :m]}  # fmt: skip
 
+
+
+def _crowd_intervals(res, data: Comparisons, *, ci, clustered, engine, factor) -> tuple:
+    """``(inference, cov, influence, eta_cov, eta_df)`` of a Crowd-BT fit over (theta, eta):
+    CR2 for a clustered ``ci="sandwich"`` (``inference`` None and infinite variances when the
+    information is singular), else the CR1 / HC0 sandwich or the model-based covariance;
+    ``factor`` is the two-step term of reused etas."""
+    if clustered and ci == "sandwich":  # CR2 with degrees of freedom per contrast
+        inference, eta_full, eta_df = _crowd_cr2(res, data, engine, factor)
+        if inference is None:
+            from ratings.crowd import open_covariance
+
+            full = open_covariance(res)
+            return None, full, None, full, None
+        return inference, inference.covariance(), inference.influence(), eta_full, eta_df
+    full, influence = crowd_covariance_and_influence(
+        res, data, ci="model" if ci == "model" else "sandwich", clustered=clustered,
+        engine=engine)  # fmt: skip
+    if factor is not None:
+        full = full + factor.T @ factor
+    return None, full, influence, full, None
+
+
+def _crowd_cr2(res, data: Comparisons, engine, factor):
+    """CR2 of a Crowd-BT fit: the inference (bread with the prior's curvature: the sandwich of
+    the posterior mode, plus the two-step term ``factor`` of reused etas), its covariance and
+    the judges' df; ``(None, None, None)`` when the verdicts cannot tell judge quality from
+    the spread of the ratings (the likelihood's observed or expected information is not
+    positive definite: open intervals). See :func:`ratings.inference.crowd_inference`."""
+    from ratings.crowd import likelihood_identified
+
+    if not likelihood_identified(res):
+        return None, None, None
+    k = kernels(engine, data.n_verdicts)
+    inference = crowd_inference(res, data, k=k)
+    if inference is None:
+        return None, None, None
+    m = data.n_models
+    eta_df = inference.df(np.eye(m + len(data.judges))[m:])
+    inference = inference.with_extra(factor)
+    return inference, inference.covariance(), eta_df
+
+
+def _judges_alone(res, data: Comparisons, engine, level: float, table: pd.DataFrame,
+                  reused) -> pd.DataFrame:  # fmt: skip
+    """The judges table of a posterior-mode fit from the verdicts alone: each estimated eta's
+    CR2 interval with the likelihood's information (the strengths' prior only, not the one on
+    eta) in the bread, and ``uninformative`` where it or the CR1 interval (observed
+    information, normal quantile) reaches 1/2 (see
+    :func:`ratings.crowd_report.scale_identified`). ``table``: the table of the fit's own
+    covariance, kept where that CR2 has no positive definite bread."""
+    from ratings.crowd import crowd_covariance
+
+    m = data.n_models
+    lik = crowd_inference(res, data, k=kernels(engine, data.n_verdicts), prior_information=False)
+    if lik is not None:
+        eta_df = lik.df(np.eye(m + len(data.judges))[m:])
+        table = judge_table(res, lik.covariance(), data, level, eta_df, reused=reused)
+    else:
+        table = table.assign(uninformative=table["status"] == "estimated")
+    cr1 = crowd_covariance(res, data, ci="sandwich", clustered=True, engine=engine)
+    flips = np.asarray(judge_table(res, cr1, data, level)["uninformative"])
+    return table.assign(uninformative=np.asarray(table["uninformative"]) | flips)
 
 
 def _check_not_collapsed(est: dict, models: pd.Index, ci: str) -> None:

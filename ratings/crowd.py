@@ -51,7 +51,9 @@ __all__ = [
     "crowd_covariance_and_influence",
     "crowd_terms",
     "fit_crowd_bt",
+    "fit_crowd_default",
     "fix_eta",
+    "likelihood_identified",
     "open_covariance",
     "reused_eta_factor",
 ]
@@ -97,13 +99,21 @@ class CrowdFit:
         return prior_terms(self.theta, self.eta, self.estimated, self.prior)[2]
 
     @property
+    def bread_penalty(self) -> NDArray[np.float64]:
+        """The strengths' prior's curvature alone (zeros without a prior): with the
+        likelihood's information, what the verdicts say about eta (:attr:`information`)."""
+        if self.prior is None:
+            return self.prior_hessian
+        ridge_only = CrowdPrior(0.0, 0.0, self.prior.strength_sd)
+        return prior_terms(self.theta, self.eta, self.estimated, ridge_only)[2]
+
+    @property
     def information(self) -> NDArray[np.float64]:
-        """The Hessian the intervals use: the penalised one without the curvature of the prior
-        on judge quality (see :func:`crowd_covariance`)."""
+        """The Hessian of the likelihood plus :attr:`bread_penalty` (the CR1 / HC0 bread, see
+        :func:`crowd_covariance`)."""
         if self.prior is None:
             return self.hessian
-        beta_only = CrowdPrior(self.prior.agree, self.prior.flip, np.inf)
-        return self.hessian - prior_terms(self.theta, self.eta, self.estimated, beta_only)[2]
+        return self.hessian - self.prior_hessian + self.bread_penalty
 
 
 def crowd_terms(x: NDArray[np.float64], data: Comparisons, k,
@@ -187,6 +197,39 @@ def fit_crowd_bt(
                     max_grad=res.max_grad, prior=prior)  # fmt: skip
 
 
+def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95,
+                      prior: CrowdPrior | None = DEFAULT_PRIOR, **kwargs) -> CrowdFit:
+    """The default Crowd-BT estimate: the plain maximum-likelihood estimate where it is
+    regular, the posterior mode under ``prior`` otherwise.
+
+    Regular: it exists, converged, its information is positive definite, and every estimated
+    eta lies inside (1/2, 1) with its Wald interval at ``level`` (the task-clustered sandwich
+    when ``clustered``, else per verdict; normal quantile). Away from the boundary the likelihood is regular and the prior
+    is not needed, so on large boards the estimate is the MLE itself (the prior's effect
+    vanishes as soon as the data place eta inside its range); on or near the boundary, where
+    the MLE's intervals fail (Self & Liang 1987), the prior keeps eta and the strengths off it.
+    ``kwargs`` go to :func:`fit_crowd_bt` (``data`` is aggregated rows with clusters).
+    """
+    from ratings._tdist import critical_value
+
+    if prior is None:
+        return fit_crowd_bt(data, prior=None, **kwargs)
+    try:
+        plain = fit_crowd_bt(data, prior=None, **kwargs)
+    except NonIdentifiableError:
+        plain = None
+    if (plain is not None and plain.converged and not plain.boundary.any()
+            and likelihood_identified(plain)):  # fmt: skip
+        m, on = plain.theta.size, np.flatnonzero(plain.estimated)
+        cov = crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
+                               engine=kwargs.get("engine", "auto"))  # fmt: skip
+        half = critical_value(level) * np.sqrt(np.diag(cov)[m + on])
+        eta = plain.eta[on]
+        if np.all(np.isfinite(half)) and np.all(eta - half > 0.5) and np.all(eta + half < 1.0):
+            return plain
+    return fit_crowd_bt(data, prior=prior, **kwargs)
+
+
 def crowd_covariance(
     fit: CrowdFit, data: Comparisons, *, ci: str, clustered: bool, engine: Engine = "auto"
 ) -> NDArray[np.float64]:
@@ -215,6 +258,13 @@ def _bread(fit: CrowdFit) -> NDArray[np.float64] | None:
         return inverse_free(fit.information, fit.free)
     except np.linalg.LinAlgError:
         return None
+
+
+def likelihood_identified(fit: CrowdFit) -> bool:
+    """Is :attr:`CrowdFit.information` (the likelihood's observed information with the
+    strengths' prior) positive definite on ``fit.free``? Where it is not, the likelihood alone
+    does not locate judge quality against the spread of the ratings near the estimate."""
+    return _bread(fit) is not None
 
 
 def open_covariance(fit: CrowdFit) -> NDArray[np.float64]:

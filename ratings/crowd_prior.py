@@ -134,16 +134,21 @@ class CrowdSummary:
     open_intervals : bool
         True when the data cannot tell the judges' quality from the spread of the ratings, and
         the strengths' intervals were left open (infinite).
+    prior_used : bool
+        False when the fit is the plain maximum-likelihood estimate although ``prior`` was
+        given: it was regular (see :func:`ratings.api` ``_regular``: converged, every estimated
+        eta and its interval inside (1/2, 1)), so the prior was not needed.
     """
 
     eta_cov: pd.DataFrame
     prior: CrowdPrior | None
     eta_influence: NDArray[np.float64] | None = None
     open_intervals: bool = False
+    prior_used: bool = True
 
     def shifted(self, shift) -> CrowdSummary:
         """The same summary with ``eta_influence`` passed through ``shift`` (a re-anchoring)."""
         if self.eta_influence is None:
             return self
         return CrowdSummary(self.eta_cov, self.prior, shift(self.eta_influence),
-                            self.open_intervals)  # fmt: skip
+                            self.open_intervals, self.prior_used)  # fmt: skip

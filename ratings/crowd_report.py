@@ -65,9 +65,12 @@ def prior_share(fit: CrowdFit) -> NDArray[np.float64]:
 
 
 def judge_table(fit: CrowdFit, cov: NDArray[np.float64], data: Comparisons, level: float,
-                df: float | None = None, *,
+                df: float | NDArray[np.float64] | None = None, *,
                 reused: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
     """The judge report: eta, se, interval (clipped to [1/2, 1]), verdicts, ties, status, flags.
+
+    ``df``: the t quantile's degrees of freedom, one for all judges or one per judge (CR2's
+    Satterthwaite df of each eta; NaN or None: normal quantile).
 
     ``status`` is ``estimated``; ``boundary`` (plain maximum likelihood only: the estimate sits
     on eta = 1 or 1/2, no standard error and no interval, NaN); ``reused`` (from a
@@ -78,6 +81,8 @@ def judge_table(fit: CrowdFit, cov: NDArray[np.float64], data: Comparisons, leve
     from coin flips); ``prior_share`` is :func:`prior_share`.
     """
     m = data.n_models
+    if df is not None and np.ndim(df):
+        df = np.where(np.isnan(df), np.inf, df)
     z = critical_value(level, df)
     var = np.diag(cov)[m:]
     se = np.where(fit.estimated & ~fit.boundary, np.sqrt(np.clip(var, 0.0, None)), np.nan)

@@ -333,14 +333,15 @@ def test_eta_one_is_bradley_terry(board):
     ones = dict.fromkeys(ETAS3, 1.0)
     decisive = board[board["winner"] != "tie"]
     assert decisive["task_id"].nunique() == board["task_id"].nunique()  # same clusters
-    for ci, cluster in (("sandwich", None), ("sandwich", "task_id"), ("model", None)):
+    for ci, cluster in (("sandwich", None), ("sandwich", "task_id"), ("sandwich-z", "task_id"),
+                        ("model", None)):  # fmt: skip
         crowd = ratings.fit(board, model="crowd-bt", prior=None, judge_quality=ones,
                             anchor="m03", ci=ci, cluster=cluster)  # fmt: skip
-        # clustered: Crowd-BT's sandwich is CR1 (BT's default is CR2; sandwich-z is its CR1)
-        bt_ci = "sandwich-z" if cluster else ci
-        bt = ratings.fit(decisive, model="bt", anchor="m03", ci=bt_ci, cluster=cluster)
+        bt = ratings.fit(decisive, model="bt", anchor="m03", ci=ci, cluster=cluster)
         np.testing.assert_allclose(crowd.strength, bt.strength, rtol=0, atol=1e-9)
         assert_close(crowd.cov, bt.cov, rtol=1e-9)
+        # clustered sandwich: both CR2 with the same per-contrast degrees of freedom
+        np.testing.assert_allclose(crowd.model_df, bt.model_df, rtol=1e-9)
         assert crowd.loglik == pytest.approx(bt.loglik, rel=1e-12)
         assert (crowd.judges["status"] == "fixed").all()
         np.testing.assert_array_equal(crowd.judges["eta"], 1.0)

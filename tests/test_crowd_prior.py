@@ -121,7 +121,7 @@ def test_joint_covariance_matches_finite_difference_sandwich(board, reference):
     Hessian of likelihood plus ridge, B from the per-verdict scores summed by task."""
     ref, z = reference
     want = ref.sandwich(z)
-    r = ratings.fit(board, model="crowd-bt", anchor="m00")
+    r = ratings.fit(board, model="crowd-bt", anchor="m00", ci="sandwich-z")  # CR1
     m = ref.m
     assert_close(r.cov[1:, 1:], want[: m - 1, : m - 1], rtol=1e-4)
     eta_cov = r.crowd.eta_cov.loc[ref.judges, ref.judges].to_numpy()
@@ -245,7 +245,9 @@ def test_two_step_covariance_matches_finite_differences(past_and_new):
     _, new, fit, path = past_and_new
     eta = {j: float(fit.judges.loc[j, "eta"]) for j in ETAS}
     v_e = fit.crowd.eta_cov.loc[list(ETAS), list(ETAS)].to_numpy()
-    ref = PenalisedReference(new, fixed=eta)
+    # every eta reused: the plain estimate exists and is used (the prior is not needed)
+    plain = CrowdPrior(0.0, 0.0, np.inf)
+    ref = PenalisedReference(new, fixed=eta, prior=plain)
     z = ref.fit()
     h_ss = ref.information(z)
     h = 1e-6
@@ -254,24 +256,34 @@ def test_two_step_covariance_matches_finite_differences(past_and_new):
         up, down = dict(eta), dict(eta)
         up[j] += h
         down[j] -= h
-        cols.append((PenalisedReference(new, fixed=up).grad(z)
-                     - PenalisedReference(new, fixed=down).grad(z)) / (2 * h))  # fmt: skip
+        g_up = PenalisedReference(new, fixed=up, prior=plain).grad(z)
+        cols.append((g_up - PenalisedReference(new, fixed=down, prior=plain).grad(z)) / (2 * h))
     h_se = np.column_stack(cols)
     bread = np.linalg.inv(h_ss)
     want = ref.sandwich(z, bread) + bread @ h_se @ v_e @ h_se.T @ bread
-    r = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00")
+    r = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00",
+                    ci="sandwich-z")  # CR1: the sandwich written out above  # fmt: skip
     np.testing.assert_allclose(r.strength[1:], z, atol=1e-6)
     assert_close(r.cov[1:, 1:], want, rtol=1e-4)
-    assert (r.judges.loc[list(ETAS), "status"] == "reused").all()
+    assert (r.judges.loc[list(ETAS), "status"] == "reused").all() and not r.crowd.prior_used
     term = r.crowd.eta_influence.T @ r.crowd.eta_influence
     assert_close(term[1:, 1:], bread @ h_se @ v_e @ h_se.T @ bread, rtol=1e-4)
     # --eta-known: the first term alone; the same file passed as the fit object: the same
     known = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00",
-                        eta_known=True)  # fmt: skip
+                        eta_known=True, ci="sandwich-z")  # fmt: skip
     assert_close(known.cov[1:, 1:], ref.sandwich(z, bread), rtol=1e-4)
     assert (known.judges.loc[list(ETAS), "status"] == "fixed").all()
-    same = ratings.fit(new, model="crowd-bt", judge_quality=fit, anchor="m00")
+    same = ratings.fit(new, model="crowd-bt", judge_quality=fit, anchor="m00", ci="sandwich-z")
     np.testing.assert_allclose(same.cov, r.cov, rtol=1e-12)
+    # the default (CR2): the same two-step term on top of the CR2 covariance, whose df grow
+    # with it (Welch-Satterthwaite, the term taken as known)
+    cr2 = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00")
+    cr2_known = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00",
+                            eta_known=True)  # fmt: skip
+    assert_close(cr2.cov - cr2_known.cov, r.cov - known.cov, rtol=1e-6)
+    v1, v2 = np.diag(cr2_known.cov)[1:], np.diag(cr2.cov - cr2_known.cov)[1:]
+    np.testing.assert_allclose(cr2.model_df[1:], cr2_known.model_df[1:] * (1 + v2 / v1) ** 2,
+                               rtol=1e-8)  # fmt: skip
 
 
 def test_two_step_term_reaches_the_headline(past_and_new):
@@ -390,7 +402,9 @@ def test_judge_with_few_verdicts_warns():
                       ignore_index=True)  # fmt: skip
     with pytest.warns(ratings.JudgeWarning, match=r"\['rare'\] have very few decisive"):
         r = ratings.fit(frame, model="crowd-bt")
-    assert r.judges.loc["rare", "prior_share"] > r.judges.loc["a", "prior_share"]
+    # every eta's interval is inside (1/2, 1): the plain estimate, no prior share
+    assert not r.crowd.prior_used and (r.judges["prior_share"] == 0).all()
+    assert r.judges.loc["rare", "se"] > 2 * r.judges.loc["a", "se"]
 
 
 def test_judges_like_coin_flips_leave_the_intervals_open():

@@ -52,9 +52,10 @@ def _msqrt_inv(a: np.ndarray) -> np.ndarray:
 class Reference:
     """Dense verdict-level CR2 for a working design ``xt`` (N x P), residuals ``e``."""
 
-    def __init__(self, xt: np.ndarray, e: np.ndarray, groups: np.ndarray) -> None:
+    def __init__(self, xt: np.ndarray, e: np.ndarray, groups: np.ndarray,
+                 penalty: np.ndarray | None = None) -> None:  # fmt: skip
         self.xt, self.e = xt, e
-        self.m = np.linalg.inv(xt.T @ xt)
+        self.m = np.linalg.inv(xt.T @ xt + (0.0 if penalty is None else penalty))
         self.groups = [np.flatnonzero(groups == g) for g in np.unique(groups)]
         self.a = [_msqrt_inv(np.eye(idx.size) - xt[idx] @ self.m @ xt[idx].T)
                   for idx in self.groups]  # fmt: skip
@@ -179,11 +180,9 @@ def test_reanchoring_keeps_differences_and_their_df(bt_case):
         float(r.inference.df(c)[0]))
 
 
-@pytest.mark.xfail(strict=True, reason="Crowd-BT fits keep the CR1 sandwich (prior, two-step "
-                   "eta, ties out of the likelihood); CR2 for them is not wired into fit yet")
-def test_crowd_bt_cr2_matches_verdict_level():
-    rng = np.random.default_rng(3)
-    m, n = 6, 1500
+def _crowd_board(seed: int = 3, n: int = 1500) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    m = 6
     s = np.linspace(-1.0, 1.0, m)
     eta = {"j1": 0.95, "j2": 0.8, "j3": 0.7}
     a = rng.integers(0, m, n)
@@ -192,10 +191,16 @@ def test_crowd_bt_cr2_matches_verdict_level():
     e = np.array([eta[j] for j in judge])
     p = e * expit(s[a] - s[b]) + (1 - e) * expit(s[b] - s[a])
     win = np.where(rng.random(n) < 0.1, "tie", np.where(rng.random(n) < p, "A", "B"))
-    log = pd.DataFrame({"model_a": [f"m{k}" for k in a], "model_b": [f"m{k}" for k in b],
-                        "winner": win, "task_id": rng.integers(0, 30, n), "judge": judge})
-    r = ratings.fit(log, model="crowd-bt", anchor="m0")
-    assert r.inference is not None
+    return pd.DataFrame({"model_a": [f"m{k}" for k in a], "model_b": [f"m{k}" for k in b],
+                         "winner": win, "task_id": rng.integers(0, 30, n), "judge": judge})
+
+
+def _crowd_reference(log: pd.DataFrame, r: ratings.Ratings, prior) -> Reference:
+    """Dense CR2 of a Crowd-BT fit over the decisive verdicts (ties are not in its
+    likelihood), the bread with the prior's curvature written out here: the ridge
+    (s - mean s)^2 / (2 sd^2) on the strengths and -(a log u + b log(1 - u)), u = 2 eta - 1."""
+    m = len(r.models)
+    log = log[log["winner"] != "tie"]
     free_eta = (r.judges["status"] == "estimated").to_numpy()
     models, judges = list(r.models), list(r.judges.index)
     ia = np.array([models.index(x) for x in log["model_a"]])
@@ -206,17 +211,56 @@ def test_crowd_bt_cr2_matches_verdict_level():
         d, et = x[ia] - x[ib], x[m:][kj]
         return et / (1 + np.exp(-d)) + (1 - et) / (1 + np.exp(d))
 
-    x0 = np.concatenate([r.strength, r.judges["eta"].to_numpy()])
+    eta = r.judges["eta"].to_numpy()
+    x0 = np.concatenate([r.strength, eta])
     y = log["winner"].map(Y_OF_WINNER).to_numpy(dtype=np.float64)
     free = np.concatenate([np.arange(1, m), m + np.flatnonzero(free_eta)])
-    ref = Reference(*_working(prob, x0, y, free), log["task_id"].to_numpy())
+    penalty = np.zeros((free.size, free.size))
+    if prior is not None:
+        penalty[: m - 1, : m - 1] = (np.eye(m) - 1.0 / m)[1:, 1:] / prior.strength_sd**2
+        u = 2 * eta[free_eta] - 1
+        k = np.arange(m - 1, free.size)
+        penalty[k, k] = 4 * (prior.agree / u**2 + prior.flip / (1 - u) ** 2)
+    return Reference(*_working(prob, x0, y, free), log["task_id"].to_numpy(), penalty)
+
+
+@pytest.mark.parametrize("prior", ["default", None])
+def test_crowd_bt_cr2_matches_verdict_level(prior):
+    """The default Crowd-BT interval is CR2 with Satterthwaite df, the bread counting the
+    prior's curvature where the prior is used (the posterior mode's sandwich)."""
+    from ratings.crowd_prior import DEFAULT_PRIOR
+
+    log = _crowd_board()
+    r = ratings.fit(log, model="crowd-bt", anchor="m0", prior=prior)
+    assert r.inference is not None and r.crowd.prior_used == (prior is not None)
+    m = len(r.models)
+    ref = _crowd_reference(log, r, None if prior is None else DEFAULT_PRIOR)
     want = ref.cov()
     np.testing.assert_allclose(r.cov[1:, 1:], want[: m - 1, : m - 1], rtol=1e-5, atol=1e-12)
-    se_eta = r.judges["se"].to_numpy()[free_eta]
-    np.testing.assert_allclose(se_eta, np.sqrt(np.diag(want)[m - 1:]), rtol=1e-5)
-    c = np.zeros(free.size)
+    # The package's df use Omega's closed form for an idempotent I - H (exact without a
+    # penalty); with the prior's curvature in the bread I - H is not idempotent and the exact
+    # df differ by O(penalty / information): here under 1%.
+    rel = 1e-5 if prior is None else 1e-2
+    c = np.zeros(want.shape[0])
     c[2] = 1.0  # m3 - m0
-    assert r.model_df[3] == pytest.approx(ref.df(c), rel=1e-5)
+    assert r.model_df[3] == pytest.approx(ref.df(c), rel=rel)
+    d = r.diff("m3", "m1")
+    c[0] = -1.0
+    assert d["df"] == pytest.approx(ref.df(c), rel=rel)
+    assert d["se"] == pytest.approx(ELO_SCALE * np.sqrt(c @ want @ c), rel=1e-5)
+    # the etas' covariance (judge files, two-step terms): the same CR2; the judges table's
+    # intervals: CR2 with the likelihood's information alone (the strengths' prior only)
+    free_eta = (r.judges["status"] == "estimated").to_numpy()
+    names = r.judges.index[free_eta]
+    np.testing.assert_allclose(r.crowd.eta_cov.loc[names, names], want[m - 1:, m - 1:],
+                               rtol=1e-5)  # fmt: skip
+    lik = want if prior is None else _crowd_reference(log, r, DEFAULT_PRIOR._replace(
+        agree=0.0, flip=0.0)).cov()
+    np.testing.assert_allclose(r.judges["se"].to_numpy()[free_eta],
+                               np.sqrt(np.diag(lik)[m - 1:]), rtol=1e-5)  # fmt: skip
+    # sandwich-z keeps the textbook CR1 with a normal quantile
+    z = ratings.fit(log, model="crowd-bt", anchor="m0", prior=prior, ci="sandwich-z")
+    assert z.inference is None and np.isinf(z.model_df).all()
 
 
 def test_large_board_path_agrees_with_the_exact_one(monkeypatch):

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -68,6 +68,12 @@ class ClusterInference:
     ``free`` have a covariance (the reference model and fixed etas are known). Contrasts are
     rows of an array over all ``n_params`` (or over the models only); they should sum to zero
     over the models (differences of ratings), which makes them independent of the reference.
+
+    ``extra`` (R x n_params, optional) is a variance term outside the clusters, added as
+    ``extra.T @ extra`` to the covariance: the two-step term of Crowd-BT judge qualities reused
+    from an earlier fit (:func:`ratings.crowd.reused_eta_factor`). It is treated as known
+    (infinite degrees of freedom) in the Welch-Satterthwaite combination
+    df = df_CR2 (1 + v_extra / v_CR2)^2 (Satterthwaite 1946). :meth:`influence` leaves it out.
     """
 
     n_params: int
@@ -81,6 +87,7 @@ class ClusterInference:
     degenerate: NDArray[np.float64]  # k x P whitened directions of leverage 1
     rows: WorkingRows | None  # kept for the large-board degrees of freedom
     factor: NDArray[np.float64] | None = None  # ``chol`` when already computed
+    extra: NDArray[np.float64] | None = None
 
     @cached_property
     def chol(self) -> NDArray[np.float64]:
@@ -102,7 +109,23 @@ class ClusterInference:
         from ratings.optim import embed
         from ratings.uncertainty import gram
 
-        return embed(gram(self.influence_free), self.free, self.n_params)
+        out = embed(gram(self.influence_free), self.free, self.n_params)
+        if self.extra is not None:
+            out += self.extra.T @ self.extra
+        return out
+
+    def with_extra(self, extra: NDArray[np.float64] | None) -> ClusterInference:
+        """The same inference with the variance term ``extra`` (see the class notes)."""
+        return self if extra is None else replace(self, extra=np.atleast_2d(extra))
+
+    def _welch(self, df: NDArray[np.float64], c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``df`` of contrasts ``c`` (rows, all n_params) combined with :attr:`extra`."""
+        if self.extra is None:
+            return df
+        v1 = ((self.influence_free @ c[:, self.free].T) ** 2).sum(axis=0)
+        v2 = ((self.extra @ c.T) ** 2).sum(axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(v1 > 0, df * (1.0 + v2 / v1) ** 2, np.inf)
 
     def influence(self) -> NDArray[np.float64]:
         """CR2-adjusted influence of each cluster on all parameters (G x n_params); the
@@ -177,11 +200,18 @@ class ClusterInference:
         for lo in range(0, c.shape[0], step):
             part = c[lo:lo + step]
             if self.exact:
-                out[lo:lo + step] = satterthwaite(*self.factors(part))
+                df = satterthwaite(*self.factors(part))
             else:
-                out[lo:lo + step] = satterthwaite(self.omega(part), None, None)
+                df = satterthwaite(self.omega(part), None, None)
+            out[lo:lo + step] = self._welch(df, self._all_params(part))
         out[self.undefined(c)] = np.nan
         return out
+
+    def _all_params(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Contrasts over the models only, padded with zeros to all parameters."""
+        if c.shape[1] == self.n_params:
+            return c
+        return np.hstack([c, np.zeros((c.shape[0], self.n_params - c.shape[1]))])
 
     def pair_df(self) -> NDArray[np.float64]:
         """Degrees of freedom of every difference of two models, (M x M), NaN on the diagonal.
@@ -198,6 +228,21 @@ class ClusterInference:
         if self.exact and jj.size * g * p * min(g, p) <= EXACT_BUDGET:
             out[jj, kk] = out[kk, jj] = self.df(pair_contrasts(m, jj, kk))
             return out
+        out = self._pair_df_large(jj, kk, out)
+        if self.extra is not None:  # Welch-Satterthwaite with the extra term, pair by pair
+            full = self.covariance()[:m, :m]
+            ex = self.extra[:, :m].T @ self.extra[:, :m]
+            v1 = np.diag(full)[jj] + np.diag(full)[kk] - 2.0 * full[jj, kk]
+            v2 = np.diag(ex)[jj] + np.diag(ex)[kk] - 2.0 * ex[jj, kk]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                scale = np.where(v1 - v2 > 0, (v1 / (v1 - v2)) ** 2, np.inf)
+            out[jj, kk] *= scale
+            out[kk, jj] *= scale
+        return out
+
+    def _pair_df_large(self, jj, kk, out):
+        """:meth:`pair_df` past the exact budget (before any :attr:`extra` term)."""
+        m = self.n_models
         if self.exact:
             out[jj, kk] = out[kk, jj] = satterthwaite(self._pair_omega(jj, kk), None, None)
         else:
@@ -230,9 +275,12 @@ class ClusterInference:
         return max(1, int(4e6 // max(self.n_clusters * self.free.size, 1)))
 
     def variance(self, contrasts) -> NDArray[np.float64]:
-        """CR2 variance of each contrast (inf where undefined)."""
+        """CR2 variance of each contrast (with :attr:`extra`; inf where undefined)."""
         c = self._free_contrasts(contrasts)
         out = ((self.influence_free @ c.T) ** 2).sum(axis=0)
+        if self.extra is not None:
+            full = self._all_params(np.atleast_2d(np.asarray(contrasts, dtype=np.float64)))
+            out = out + ((self.extra @ full.T) ** 2).sum(axis=0)
         out[self.undefined(contrasts)] = np.inf
         return out
 
@@ -375,9 +423,21 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float =
                              clusters=data.clusters, info=info)  # fmt: skip
 
 
-def crowd_inference(fit, data, *, k) -> ClusterInference:
-    """CR2 pieces of a clustered Crowd-BT fit (:class:`ratings.crowd.CrowdFit`); judges whose
-    eta is fixed or on a bound are treated as known."""
+def crowd_inference(fit, data, *, k, prior_information: bool = True) -> ClusterInference | None:
+    """CR2 pieces of a clustered Crowd-BT fit (:class:`ratings.crowd.CrowdFit`).
+
+    The likelihood of the decisive verdicts (ties are not part of it), the judges whose eta is
+    fixed or on a bound treated as known, and the bread M = (I + P)^-1 with I the Fisher
+    information of the working model and P the curvature of the negative log-prior at the
+    estimate: the sandwich of a penalised estimate (as for ridge-penalised logistic regression,
+    le Cessie & van Houwelingen 1992), which is what the posterior mode's sampling variance is
+    to first order. ``prior_information=False`` counts only the strengths' prior
+    (:attr:`ratings.crowd.CrowdFit.bread_penalty`): what the verdicts alone say about eta, used
+    for the judges' intervals and the test of whether they can be told from coin flips.
+    ``None`` when that matrix is not positive definite: the verdicts cannot tell judge quality
+    from the spread of the ratings (the caller leaves the intervals open). A two-step term for
+    reused etas is added with :meth:`ClusterInference.with_extra`.
+    """
     m, nj = data.n_models, len(data.judges)
 
     def row_scores(rows, wi, wj, tt):
@@ -390,16 +450,12 @@ def crowd_inference(fit, data, *, k) -> ClusterInference:
     free_eta = fit.estimated & ~fit.boundary
     rows = crowd_rows(fit.theta, fit.eta, free_eta, data)
     info = crowd_rows(fit.theta, fit.eta, free_eta, data.collapsed()).information()
+    pen = fit.prior_hessian if prior_information else fit.bread_penalty
     try:
-        return cluster_inference(rows, score, fit.free, clusters=data.clusters, info=info)
+        return cluster_inference(rows, score, fit.free, clusters=data.clusters, info=info,
+                                 penalty=pen)  # fmt: skip
     except np.linalg.LinAlgError:
-        from ratings.errors import NonIdentifiableError
-
-        raise NonIdentifiableError(
-            "No CR2 interval: the Crowd-BT Fisher information is singular at the estimate "
-            "(judge quality and rating spread are confounded). Fix eta (`judge_quality=`, CLI "
-            "`--judge-quality`), fit model='bt', or use ci='sandwich-z'."
-        ) from None
+        return None
 
 
 def _check_clusters(data) -> None:

@@ -100,12 +100,13 @@ def crowd_rows(theta: NDArray[np.float64], eta: NDArray[np.float64],
                free_eta: NDArray[np.bool_], data) -> WorkingRows:  # fmt: skip
     """Working rows of a Crowd-BT fit, p = eta sigma(d) + (1 - eta) sigma(-d):
     ``a = sqrt(n / (p (1 - p))) dp/dd``, ``b = sqrt(n / (p (1 - p))) dp/deta`` for the judges
-    whose eta is estimated (0 for fixed or boundary ones, which are treated as known)."""
+    whose eta is estimated (0 for fixed or boundary ones, which are treated as known). ``n``
+    counts the decisive verdicts only: ties are not part of the Crowd-BT likelihood."""
     from ratings._kernels_ref import expit
 
     s = expit(theta[data.ii] - theta[data.jj])
     e = eta[data.judge]
-    n = data.wi + data.wj + data.tt
+    n = data.wi + data.wj
     sq = s * (1.0 - s)
     p = e * s + (1.0 - e) * (1.0 - s)
     pq = p * (1.0 - p)
