@@ -204,10 +204,11 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
 
     Regular: it exists, converged, its information is positive definite, and every estimated
     eta lies inside (1/2, 1) with its Wald interval at ``level`` (the task-clustered sandwich
-    when ``clustered``, else per verdict; normal quantile). Away from the boundary the likelihood is regular and the prior
-    is not needed, so on large boards the estimate is the MLE itself (the prior's effect
-    vanishes as soon as the data place eta inside its range); on or near the boundary, where
-    the MLE's intervals fail (Self & Liang 1987), the prior keeps eta and the strengths off it.
+    when ``clustered``, else per verdict; normal quantile). Away from the boundary the
+    likelihood is regular and the prior is not needed, so on large boards the estimate is the
+    MLE itself (the prior's effect vanishes once the data place eta inside its range); on or
+    near the boundary, where the MLE's intervals fail (Self & Liang 1987), the prior keeps eta
+    and the strengths off it.
     ``kwargs`` go to :func:`fit_crowd_bt` (``data`` is aggregated rows with clusters).
     """
     from ratings._tdist import critical_value
