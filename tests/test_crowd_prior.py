@@ -150,6 +150,24 @@ def test_prior_shrinks_like_one_over_n():
     assert elo_big < elo_small / 4 and eta_big < eta_small / 4, gaps
 
 
+@pytest.mark.parametrize("seed", [6, 9])
+def test_default_is_the_mle_on_a_regular_board_of_30000(seed):
+    """30,000 verdicts whose plain fit is regular (every eta and its interval inside (1/2, 1)):
+    the default is the plain maximum-likelihood estimate, within 1 Elo and 0.005 eta of an
+    independent scipy fit of the likelihood."""
+    s = np.linspace(-1.5, 1.5, 8)
+    frame = draw_board(seed, s, ETAS, 30_000, n_tasks=400, tie_rate=0.1)
+    r = ratings.fit(frame, model="crowd-bt", anchor="m00")
+    assert not r.crowd.prior_used
+    assert (r.judges["lower"] > 0.5).all() and (r.judges["upper"] < 1.0).all()
+    ref = Reference(frame)
+    z = ref.fit()
+    theta, eta = ref.unpack(z)
+    elo = 400.0 / np.log(10.0) * theta  # ref.models[0] == "m00", pinned at 0
+    assert np.abs(r.elo[ref.models].to_numpy() - 1000.0 - elo).max() < 1.0
+    assert np.abs(r.judges.loc[ref.judges, "eta"].to_numpy() - eta).max() < 0.005
+
+
 @pytest.mark.parametrize("seed", [5, 6])
 def test_an_estimate_wherever_bradley_terry_has_one(seed):
     """Small sparse boards (30 models, 2,000 verdicts; seeds found by search) whose plain
