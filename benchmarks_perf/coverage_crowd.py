@@ -3,10 +3,11 @@
 --crowd``).
 
 Every board is simulated from known strengths and judge qualities and fitted end to end with
-``ratings.fit(frame, model="crowd-bt", anchor=...)``, the default a user gets: the posterior
-mode under the weak priors of :mod:`ratings.crowd_prior`, task-clustered sandwich intervals with
-a t(G - 1) quantile. Coverage of the 95% intervals is counted for every model against the anchor
-and for every pairwise difference, per cell, overall and on the boards whose plain
+``ratings.fit(frame, model="crowd-bt", anchor=...)``, the default a user gets: the plain
+maximum-likelihood estimate where it is regular, else the posterior mode under the weak priors
+of :mod:`ratings.crowd_prior` (:func:`ratings.crowd.fit_crowd_default`), and task-clustered CR2
+intervals with Satterthwaite degrees of freedom per contrast. Coverage of the 95% intervals is
+counted for every model against the anchor and for every pairwise difference, per cell, overall and on the boards whose plain
 maximum-likelihood fit (``prior=None``) puts some judge's eta on its bound (or has no estimate
 at all, its eta running to 1): the boundary boards.
 

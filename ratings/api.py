@@ -262,11 +262,11 @@ def fit(
         present); ``None`` treats verdicts as independent (HC0). Ignored for pre-aggregated
         ``Comparisons``, whose clusters were fixed by :func:`ratings.aggregate`.
     ci : {"sandwich", "sandwich-z", "model", "bootstrap"}, default="sandwich"
-        Robust sandwich H^-1 B H^-1; clustered, its meat carries the factor G/(G-1) and the
-        intervals use a Student t quantile with G - 1 degrees of freedom (small-sample aware:
-        Bradley-Terry 95% intervals cover 0.947-0.962 in `benchmarks_perf/validate_coverage.py`,
-        also with 20-40 tasks; Crowd-BT: ``docs/crowd.md``). ``"sandwich-z"`` is the textbook
-        cluster sandwich with a normal quantile (covers about 0.93-0.94 with 20-40 tasks).
+        Robust sandwich H^-1 B H^-1; clustered, the bias-reduced CR2 sandwich with a Student t
+        quantile whose Satterthwaite degrees of freedom belong to each contrast (the ``df``
+        column; :mod:`ratings.inference`), for Bradley-Terry and Crowd-BT alike (Crowd-BT:
+        ``docs/crowd.md``); per verdict, HC0 with a normal quantile. ``"sandwich-z"`` is the
+        textbook cluster sandwich (CR1, factor G/(G-1)) with a normal quantile.
         ``"model"``: model-based H^-1, which under-covers when verdicts on a task are dependent;
         ``"bootstrap"``: a seeded cluster (or verdict) bootstrap, percentile intervals.
     level : float, default=0.95

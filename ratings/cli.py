@@ -86,8 +86,8 @@ def _add_fit_options(p: argparse.ArgumentParser) -> None:
                    help="treat verdicts as independent (per-verdict HC0 sandwich)")
     p.add_argument("--ci", choices=["sandwich", "sandwich-z", "model", "bootstrap"],
                    default="sandwich",
-                   help="sandwich (default; clustered: t quantile with G-1 df), sandwich-z "
-                        "(normal quantile), model (inverse Hessian) or bootstrap")
+                   help="sandwich (default; clustered: CR2 with df per contrast), sandwich-z "
+                        "(CR1, normal quantile), model (inverse Hessian) or bootstrap")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--penalty", type=float, default=0.0,
                    help="opt-in ridge penalty making ratings finite when a model never lost")

@@ -236,6 +236,10 @@ def crowd_covariance(
 ) -> NDArray[np.float64]:
     """Covariance over (theta, eta), shape (M + K, M + K), zero outside ``fit.free``.
 
+    The non-default intervals (``ci="sandwich-z"``, per-verdict HC0, ``"model"``) and the
+    judges' coin-flip check; the default clustered interval is CR2
+    (:func:`ratings.inference.crowd_inference`).
+
     ``ci="model"``: inverse Hessian; ``"sandwich"``: H^-1 B H^-1 with per-verdict or clustered
     meat (factor G/(G-1)) from the likelihood's scores. With a prior, H is the Hessian of the
     penalised objective without the curvature of the prior on judge quality
