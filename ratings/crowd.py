@@ -28,6 +28,7 @@ fit, which lies on the eta > 1/2 branch.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,7 +39,7 @@ from ratings.bt import fit_bt
 from ratings.crowd_prior import DEFAULT_PRIOR, CrowdPrior, prior_terms
 from ratings.data import Comparisons
 from ratings.engine import Engine, kernels
-from ratings.errors import NonIdentifiableError, option
+from ratings.errors import ConvergenceWarning, NonIdentifiableError, option
 from ratings.optim import newton
 from ratings.schema import DETERMINISTIC_JUDGE
 from ratings.uncertainty import cluster_sandwich, inverse_free
@@ -216,7 +217,10 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
     if prior is None:
         return fit_crowd_bt(data, prior=None, **kwargs)
     try:
-        plain = fit_crowd_bt(data, prior=None, **kwargs)
+        with warnings.catch_warnings():  # a trial: overflow or non-convergence means irregular
+            warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            plain = fit_crowd_bt(data, prior=None, **kwargs)
     except NonIdentifiableError:
         plain = None
     if (plain is not None and plain.converged and not plain.boundary.any()
