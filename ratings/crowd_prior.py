@@ -1,8 +1,10 @@
 """The Crowd-BT prior, and what a Crowd-BT fit carries beyond the strengths.
 
 Crowd-BT as Chen et al. (2013) formulate it is Bayesian: Gaussian priors on the objects' scores
-and Beta priors on the annotators' quality. The default fit is the posterior mode of that model
-with weak, fixed priors (a penalised likelihood):
+and Beta priors on the annotators' quality. Where the plain maximum-likelihood estimate is not
+regular (on or near the boundary, or missing; :func:`ratings.crowd.fit_crowd_default`) the
+default fit is the posterior mode of that model with weak, fixed priors (a penalised
+likelihood):
 
 * judge quality: Beta(1 + ``agree``, 1 + ``flip``) on u = 2 eta - 1 in (0, 1), i.e. the
   negative log-prior ``-(agree log u + flip log(1 - u))``. It keeps eta strictly inside
@@ -17,12 +19,14 @@ with weak, fixed priors (a penalised likelihood):
   judges' etas lowered to explain its losses as flips, even on boards whose Bradley-Terry
   estimate exists.
 
-The intervals are the sandwich of the likelihood at that estimate, with the strengths' prior in
-the Hessian but not the prior on judge quality (see :func:`ratings.crowd.crowd_covariance`): the
-prior places eta, it does not add information about it. Both priors are fixed (they do not grow
-with the data), so their effect on the estimate shrinks like 1/N. ``prior=None`` (CLI
-``--prior none``) fits the plain maximum-likelihood estimate. The default values come from the
-coverage study in ``docs/coverage.md``, which also says where they fall short.
+The default intervals are the CR2 sandwich of that estimate with both priors' curvature in the
+bread (:func:`ratings.inference.crowd_inference`: the posterior mode's sampling variance); the
+judges' own intervals, the open-interval rule and the CR1 / HC0 / model-based intervals use the
+likelihood's information with the strengths' prior only (:func:`ratings.crowd.crowd_covariance`).
+Both priors are fixed, and used only where the plain estimate is irregular, which on growing
+boards it stops being: the default then is the plain estimate. ``prior=None`` (CLI
+``--prior none``) always fits the plain maximum-likelihood estimate. The default values come
+from the coverage study in ``docs/coverage.md``, which also says where they fall short.
 """
 
 from __future__ import annotations
