@@ -233,6 +233,7 @@ def test_crowd_bt_cr2_matches_verdict_level(prior):
     log = _crowd_board()
     r = ratings.fit(log, model="crowd-bt", anchor="m0", prior=prior)
     assert r.inference is not None and r.crowd.prior_used == (prior is not None)
+    assert ("Estimate: posterior mode" if prior else "Estimate: plain maximum") in r.summary()
     m = len(r.models)
     ref = _crowd_reference(log, r, None if prior is None else DEFAULT_PRIOR)
     want = ref.cov()
