@@ -16,8 +16,9 @@ anchor ``m15``; uniformly random pairs on random tasks; one effect per (task, mo
 with sd 0.3 added to the log-odds (task dependence); judges in turn with quality eta (.95 / .88
 / .80 unless the cell says otherwise): a decisive verdict names the truly better submission with
 probability eta; a verdict is a tie with probability ``tau`` (10%) whatever the pair. 2,000
-verdicts on 100 tasks, or 12,000 on 300. The ``narrow`` cell spaces strengths on [-1.0, 1.0]
-(Elo range 350), where eta is much harder to tell from the spread.
+verdicts on 100 tasks, or 12,000 on 300 (``c30k``: 30,000 on 400, where the default is mostly
+the plain estimate; run on its own, ``--cells c30k``). The ``narrow`` cell spaces strengths on
+[-1.0, 1.0] (Elo range 350), where eta is much harder to tell from the spread.
 
 Truth: the pseudo-true parameters of the fitted model, i.e. the plain Crowd-BT fit of the
 population's expected verdict counts (equal weight per pair and judge, Gauss-Hermite over the
@@ -107,6 +108,7 @@ CELLS: dict[str, Cell] = {
     "c2k-one": Cell(*_size(2000), etas=(0.88,), note="one judge (0.88)"),
     "c12k-one": Cell(*_size(12000), etas=(0.88,), note="one judge (0.88)"),
     "c12k-narrow": Cell(*_size(12000), spread=1.0, note="narrow board (Elo range 350)"),
+    "c30k": Cell(30000, 400, note="3 judges"),
 }
 
 
