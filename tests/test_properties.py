@@ -138,11 +138,13 @@ def test_aggregation_keeps_hc0_and_cluster_covariances(log):
 def test_aggregated_fit_matches_statsmodels_on_raw_rows(log):
     models = sorted(set(log["model_a"]) | set(log["model_b"]))
     textbook = [("model", None), ("sandwich", None), ("sandwich-z", "task_id")]  # CR1 clustered
+    scale = None  # the model-based variance: robust entries far below it are rounding noise
     for (ci, cluster), cov_type in zip(textbook, ["nonrobust", "HC0", "cluster"], strict=True):
         _, params, cov = statsmodels_bt(log, cov_type, log["task_id"].to_numpy())
         r = fit_log(log, ci, cluster, anchor=models[0])
+        scale = float(np.max(np.abs(cov))) if scale is None else scale
         assert_close(r.strength[1:], params, rtol=1e-7, atol_rel=1e-9)
-        assert_close(r.cov[1:, 1:], cov, rtol=1e-6, atol_rel=1e-8)
+        np.testing.assert_allclose(r.cov[1:, 1:], cov, rtol=1e-6, atol=1e-8 * scale)
 
 
 @FAST
