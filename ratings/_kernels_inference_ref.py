@@ -6,6 +6,10 @@ import numpy as np
 
 __all__ = ["cluster_quadratic", "cluster_times", "pair_max"]  # each has a twin of the same name
 
+#: Cells of the (design columns x contrasts) and (draws x models x models) work arrays per pass.
+_CELLS = 4_000_000
+_PAIR_CELLS = 1 << 20
+
 
 def cluster_times(ii, jj, kk, cluster, a, b, n_models, v):
     g, q = v.shape
@@ -21,17 +25,60 @@ def cluster_times(ii, jj, kk, cluster, a, b, n_models, v):
 
 
 def cluster_quadratic(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
-    x = a[:, None] * (n[ii] - n[jj])
+    """Grouped by design: rows with the same (i, j[, k]) share x_r / a_r, so with
+    d = n_i - n_j, Q = W_aa (d^2) + W_ab (2 d n_k) + W_bb (n_k^2), where W_.. (clusters x
+    distinct designs) sums a^2, a b, b^2 per cluster: sparse products over the distinct designs
+    (at most all pairs) instead of a pass over every row and column."""
+    from scipy.sparse import csr_matrix
+
+    n_judges = int(kk.max(initial=-1)) + 1 if b.size else 1
+    key = (ii.astype(np.int64) * n_models + jj) * n_judges + (kk if b.size else 0)
+    keys, col = np.unique(key, return_inverse=True)
+    rest, uk = np.divmod(keys, n_judges)
+    ui, uj = np.divmod(rest, n_models)
+    u, order = keys.size, None
+    if np.any(cluster[1:] < cluster[:-1]):  # CSR rows: by cluster (duplicates are summed)
+        order = np.argsort(cluster, kind="stable")
+        cluster, col, a, b = cluster[order], col[order], a[order], b[order] if b.size else b
+    indptr = np.searchsorted(cluster, np.arange(n_clusters + 1))
     if b.size:
-        x = x + b[:, None] * n[n_models + kk]
-    out = np.zeros((n_clusters, n.shape[1]))
-    np.add.at(out, cluster, x * x)
+        w = csr_matrix((np.column_stack([a * a, 2.0 * a * b, b * b]).ravel(),
+                        np.column_stack([col, col + u, col + 2 * u]).ravel(), 3 * indptr),
+                       shape=(n_clusters, 3 * u))  # fmt: skip
+    else:
+        w = csr_matrix((a * a, col, indptr), shape=(n_clusters, u))
+    out = np.empty((n_clusters, n.shape[1]))
+    step = max(1, _CELLS // (w.shape[1] or 1))
+    for lo in range(0, n.shape[1], step):
+        part = n[:, lo:lo + step]
+        d = part[ui] - part[uj]
+        if b.size:
+            nk = part[n_models + uk]
+            x = np.vstack([d * d, d * nk, nk * nk])
+        else:
+            x = d * d
+        out[:, lo:lo + step] = w @ x
     return out
 
 
 def pair_max(z, w_out, w_in):
-    diff = z[:, :, None] - z[:, None, :]  # diff[:, j, k] = z_j - z_k
-    row = np.maximum((diff * w_out).max(axis=2), 0.0)
-    if not w_in.shape[0]:
-        return row.max(axis=1, keepdims=True).astype(np.float64)
-    return np.maximum(row, (-diff * w_in).max(axis=2)).astype(np.float64)
+    n_draws, m = z.shape
+    per_model = w_in.shape[0] > 0
+    out = np.empty((n_draws, m if per_model else 1))
+    step = max(1, _PAIR_CELLS // max(m * m, 1))
+    diff = np.empty((min(step, n_draws), m, m), np.float32)
+    buf = np.empty_like(diff) if per_model else None
+    for lo in range(0, n_draws, step):
+        zz = z[lo:lo + step]
+        dd = diff[:zz.shape[0]]
+        np.subtract(zz[:, :, None], zz[:, None, :], out=dd)  # dd[:, j, k] = z_j - z_k
+        if per_model:
+            bb = buf[:zz.shape[0]]
+            np.multiply(dd, w_out, out=bb)
+            row = bb.max(axis=2)
+            np.multiply(dd, -w_in, out=bb)  # (z_k - z_j) w_in[j, k]
+            out[lo:lo + step] = np.maximum(np.maximum(row, bb.max(axis=2)), 0.0)
+        else:
+            np.multiply(dd, w_out, out=dd)
+            out[lo:lo + step, 0] = np.maximum(dd.reshape(dd.shape[0], -1).max(axis=1), 0.0)
+    return out

@@ -372,3 +372,30 @@ def test_kernels_match_their_numpy_twins(with_eta):
     w = (rng.random((m, m)) * (rng.random((m, m)) < 0.6)).astype(np.float32)
     w_in = w.T.copy() if with_eta else np.zeros((0, 0), np.float32)
     np.testing.assert_allclose(fast.pair_max(z, w, w_in), slow.pair_max(z, w, w_in), rtol=1e-6)
+
+
+@pytest.mark.parametrize("with_eta", [False, True])
+def test_twins_in_pieces_and_unsorted_rows_match_the_kernels(with_eta, monkeypatch):
+    """The twins group rows by design and work in passes: rows in any order, several passes
+    over the contrasts and the draws give the kernels' results."""
+    from ratings import _kernels_inference as fast
+    from ratings import _kernels_inference_ref as slow
+
+    monkeypatch.setattr(slow, "_CELLS", 10)
+    monkeypatch.setattr(slow, "_PAIR_CELLS", 100)
+    rng = np.random.default_rng(12)
+    m, nj, g, r = 6, 2, 4, 80
+    ii = rng.integers(0, m, r)
+    jj = (ii + rng.integers(1, m, r)) % m  # both orders of a pair; repeats within clusters
+    kk = rng.integers(0, nj, r)
+    cluster = rng.integers(0, g, r)  # not sorted
+    a = rng.exponential(size=r)
+    b = rng.normal(size=r) if with_eta else np.zeros(0)
+    n = rng.normal(size=(m + (nj if with_eta else 0), 7))
+    np.testing.assert_allclose(slow.cluster_quadratic(g, ii, jj, kk, cluster, a, b, m, n),
+                               fast.cluster_quadratic(g, ii, jj, kk, cluster, a, b, m, n),
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
+    z = rng.normal(size=(11, m)).astype(np.float32)
+    w = (rng.random((m, m)) * (rng.random((m, m)) < 0.6)).astype(np.float32)
+    w_in = w.T.copy() if with_eta else np.zeros((0, 0), np.float32)
+    np.testing.assert_array_equal(slow.pair_max(z, w, w_in), fast.pair_max(z, w, w_in))

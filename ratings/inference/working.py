@@ -73,17 +73,9 @@ class WorkingRows:
 
     def quadratic(self, n: NDArray[np.float64]) -> NDArray[np.float64]:
         """``n_c^T H_g n_c`` for every cluster g and column c of ``n`` (n_params x C) -> (G x C)."""
-        k = kernels(self.ii.size)
-        out = np.zeros((self.n_clusters, n.shape[1]))
-        step = max(1, int(4e6 // max(n.shape[1], 1)))  # rows per pass (the twin's memory)
-        n = np.ascontiguousarray(n)
-        for lo in range(0, self.ii.size, step):
-            sl = slice(lo, lo + step)
-            out += k.cluster_quadratic(self.n_clusters, self.ii[sl], self.jj[sl], self.kk[sl],
-                                       self.cluster[sl], self.a[sl],
-                                       self.b[sl] if self.b.size else self.b, self.n_models,
-                                       n)  # fmt: skip
-        return out
+        return kernels(self.ii.size).cluster_quadratic(
+            self.n_clusters, self.ii, self.jj, self.kk, self.cluster, self.a, self.b,
+            self.n_models, np.ascontiguousarray(n))
 
 
 def bt_rows(theta: NDArray[np.float64], data) -> WorkingRows:
