@@ -309,6 +309,29 @@ def test_model_seen_on_one_task_has_no_clustered_interval():
     assert cr1.se["new"] < cr1.se.drop(["m00", "new"]).min()
 
 
+@pytest.mark.parametrize("anchor", ["m00", "new", None])
+def test_large_board_path_leaves_a_model_seen_on_one_task_open(monkeypatch, anchor):
+    """Past EXACT_BUDGET the series never sees the leverage-1 direction of a model compared on
+    one task (its score is zero in its only cluster): it is found from the rows' clusters, and
+    the same ratings, pairs and rank intervals are left open as on the exact path."""
+    log = sparse_board(seed=2, k=1)
+    exact = ratings.fit(log, anchor=anchor)
+    monkeypatch.setattr(cluster_module, "EXACT_BUDGET", 0.0)
+    approx = ratings.fit(log, anchor=anchor)
+    assert exact.inference.exact and not approx.inference.exact
+    np.testing.assert_array_equal(np.isinf(approx.se), np.isinf(exact.se))
+    np.testing.assert_array_equal(np.isnan(approx.model_df), np.isnan(exact.model_df))
+    np.testing.assert_array_equal(np.isnan(approx.pair_df()), np.isnan(exact.pair_df()))
+    want = exact.to_frame().set_index("model")["rank_lower"].isna()
+    got = approx.to_frame().set_index("model")["rank_lower"].isna()
+    pd.testing.assert_series_equal(got, want)
+    if anchor == "m00":
+        assert np.isinf(approx.se["new"]) and np.isfinite(approx.se.drop("new")).all()
+        assert approx.conf_int().loc["new"].tolist() == [-np.inf, np.inf]
+        d = approx.diff("new", "m01")
+        assert np.isinf(d["se"]) and np.isnan(d["df"])
+
+
 def test_pair_df_marks_the_same_pairs_undefined_as_their_contrasts():
     """pair_df finds undefined pairs from the models' whitened contrasts (no pairs x models
     array); the pairs it leaves without degrees of freedom are those `undefined` names."""

@@ -52,6 +52,9 @@ The exact path costs about sum_g R_g P min(R_g, P) for the clusters' eigen-decom
 
 A contrast that lies along a cluster direction of leverage 1 (a model compared on one task
 only) has no cluster-robust variance: its variance is reported as infinite and its df as NaN.
+The exact path finds these directions in the decompositions; the series never excites one (the
+model's score is zero in its only cluster), so the large-board path finds them from the rows:
+a model whose rows all lie in one cluster (or, for the reference model, the other models' sum).
 
 References
 ----------

@@ -396,8 +396,37 @@ def _series(rows, score, free, bread_free, starts):
         qk, lam = _eigen(rows.design(lf, slice(starts[k], starts[k + 1])))
         out[k] = (gbar + qk @ ((_f(lam) - 1.0) * (qk.T @ gbar))) @ chol.T
         deg.append(qk[:, lam >= 1.0 - DEGENERATE].T)
+    lone = _lone_directions(rows, free)
+    if lone.size:  # the series never sees these: their score is zero in their only cluster
+        chol = np.linalg.cholesky(bread_free) if chol is None else chol
+        v = np.linalg.solve(chol, lone.T).T
+        deg.append(v / np.linalg.norm(v, axis=1, keepdims=True))
     degenerate = np.vstack(deg) if deg else np.zeros((0, free.size))
     return out, degenerate, chol
+
+
+def _lone_directions(rows: WorkingRows, free: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Directions u (over ``free``, as rows) with H u = H_g u for a cluster g, from the models
+    whose rows all lie in one cluster (a model compared on one task only): e_m for such a free
+    model, and the free models' sum for such a model that is not free (the reference), which
+    the other clusters leave undetermined. Whitened (L^-1 u) they are leverage-1 directions of
+    S_g, found without a decomposition; a contrast along one involves such a model.
+    """
+    m = rows.n_models
+    lo, hi = np.full(m, rows.n_clusters), np.full(m, -1)
+    for side in (rows.ii, rows.jj):
+        np.minimum.at(lo, side, rows.cluster)
+        np.maximum.at(hi, side, rows.cluster)
+    lone = lo == hi
+    pos = np.full(rows.n_params, -1)
+    pos[free] = np.arange(free.size)
+    models = np.flatnonzero(lone & (pos[:m] >= 0))
+    out = np.zeros((models.size, free.size))
+    out[np.arange(models.size), pos[models]] = 1.0
+    fixed = np.flatnonzero(pos[:m] < 0)
+    if fixed.size == 1 and lone[fixed[0]]:
+        out = np.vstack([out, (free < m).astype(np.float64)])
+    return out
 
 
 def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float = 0.0, k,
