@@ -7,8 +7,10 @@ import numpy as np
 __all__ = ["cluster_quadratic", "cluster_times", "pair_max"]  # each has a twin of the same name
 
 #: Cells of the (design columns x contrasts) and (draws x models x models) work arrays per pass.
-_CELLS = 4_000_000
+_CELLS = 1_000_000
 _PAIR_CELLS = 1 << 20
+#: Design keys counted in a table (no sort) up to this many, or 8 per row.
+_COUNT_SPACE = 1 << 16
 
 
 def cluster_times(ii, jj, kk, cluster, a, b, n_models, v):
@@ -28,15 +30,22 @@ def cluster_quadratic(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
     """Grouped by design: rows with the same (i, j[, k]) share x_r / a_r, so with
     d = n_i - n_j, Q = W_aa (d^2) + W_ab (2 d n_k) + W_bb (n_k^2), where W_.. (clusters x
     distinct designs) sums a^2, a b, b^2 per cluster: sparse products over the distinct designs
-    (at most all pairs) instead of a pass over every row and column."""
+    (at most all pairs; a few passes of columns) instead of a pass over every row and column."""
     from scipy.sparse import csr_matrix
 
     n_judges = int(kk.max(initial=-1)) + 1 if b.size else 1
     key = (ii.astype(np.int64) * n_models + jj) * n_judges + (kk if b.size else 0)
-    keys, col = np.unique(key, return_inverse=True)
+    space = n_models * n_models * n_judges
+    if space <= max(_COUNT_SPACE, 8 * key.size):  # the designs by counting (no sort)
+        keys = np.flatnonzero(np.bincount(key, minlength=space))
+        lut = np.empty(space, dtype=np.int64)
+        lut[keys] = np.arange(keys.size)
+        col = lut[key]
+    else:
+        keys, col = np.unique(key, return_inverse=True)
     rest, uk = np.divmod(keys, n_judges)
     ui, uj = np.divmod(rest, n_models)
-    u, order = keys.size, None
+    u = keys.size
     if np.any(cluster[1:] < cluster[:-1]):  # CSR rows: by cluster (duplicates are summed)
         order = np.argsort(cluster, kind="stable")
         cluster, col, a, b = cluster[order], col[order], a[order], b[order] if b.size else b
@@ -47,6 +56,7 @@ def cluster_quadratic(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
                        shape=(n_clusters, 3 * u))  # fmt: skip
     else:
         w = csr_matrix((a * a, col, indptr), shape=(n_clusters, u))
+    w = w.tocsc()  # by design: each design's row of squares is read once, the result stays hot
     out = np.empty((n_clusters, n.shape[1]))
     step = max(1, _CELLS // (w.shape[1] or 1))
     for lo in range(0, n.shape[1], step):

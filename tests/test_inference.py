@@ -397,19 +397,24 @@ def test_kernels_match_their_numpy_twins(with_eta):
     np.testing.assert_allclose(fast.pair_max(z, w, w_in), slow.pair_max(z, w, w_in), rtol=1e-6)
 
 
+@pytest.mark.parametrize("count_space", [1 << 16, 0])
 @pytest.mark.parametrize("with_eta", [False, True])
-def test_twins_in_pieces_and_unsorted_rows_match_the_kernels(with_eta, monkeypatch):
-    """The twins group rows by design and work in passes: rows in any order, several passes
-    over the contrasts and the draws give the kernels' results."""
+def test_twins_in_pieces_and_unsorted_rows_match_the_kernels(with_eta, count_space,
+                                                             monkeypatch):  # fmt: skip
+    """The twins group rows by design (counted in a table or sorted) and work in passes: rows
+    in any order, several passes over the contrasts and the draws give the kernels' results."""
     from ratings import _kernels_inference as fast
     from ratings import _kernels_inference_ref as slow
 
     monkeypatch.setattr(slow, "_CELLS", 10)
     monkeypatch.setattr(slow, "_PAIR_CELLS", 100)
+    monkeypatch.setattr(slow, "_COUNT_SPACE", count_space)
     rng = np.random.default_rng(12)
-    m, nj, g, r = 6, 2, 4, 80
+    m, nj, g, r = 20, 2, 4, 16
     ii = rng.integers(0, m, r)
-    jj = (ii + rng.integers(1, m, r)) % m  # both orders of a pair; repeats within clusters
+    jj = (ii + rng.integers(1, m, r)) % m  # both orders of a pair
+    ii, jj = np.concatenate([ii, ii[:6]]), np.concatenate([jj, jj[:6]])  # repeated designs
+    r = ii.size
     kk = rng.integers(0, nj, r)
     cluster = rng.integers(0, g, r)  # not sorted
     a = rng.exponential(size=r)
