@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["cluster_quadratic", "cluster_times", "pair_max"]  # each has a twin of the same name
+__all__ = ["cluster_quadratic", "cluster_times"]  # each has a twin of the same name
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -49,37 +49,4 @@ def cluster_quadratic(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
             if with_eta:
                 x += br * n[k, col]
             out[c, col] += x * x
-    return out
-
-
-@njit(**_JIT)
-def pair_max(z, w_out, w_in):
-    """Max over ordered pairs of weighted differences, per draw.
-
-    z f4[D, M] draws; w_out f4[M, M] -> f8[D, 1]: max(0, max_{j,k} (z_j - z_k) w_out[j, k]);
-    with w_in f4[M, M] non-empty -> f8[D, M]: per model j, the max of (z_j - z_k) w_out[j, k]
-    and (z_k - z_j) w_in[j, k] over k (and 0).
-    """
-    n_draws, m = z.shape
-    per_model = w_in.shape[0] > 0
-    out = np.zeros((n_draws, m if per_model else 1))
-    for d in range(n_draws):
-        best = 0.0
-        for j in range(m):
-            zj = z[d, j]
-            rj = 0.0
-            for k in range(m):
-                t = (zj - z[d, k]) * w_out[j, k]
-                if t > rj:
-                    rj = t
-                if per_model:
-                    t = (z[d, k] - zj) * w_in[j, k]
-                    if t > rj:
-                        rj = t
-            if per_model:
-                out[d, j] = rj
-            elif rj > best:
-                best = rj
-        if not per_model:
-            out[d, 0] = best
     return out

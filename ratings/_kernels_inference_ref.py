@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cluster_quadratic", "cluster_times", "pair_max"]  # each has a twin of the same name
+__all__ = ["cluster_quadratic", "cluster_times"]  # each has a twin of the same name
 
-#: Cells of the (design columns x contrasts) and (draws x models x models) work arrays per pass.
+#: Cells of the (distinct designs x contrasts) work arrays per pass.
 _CELLS = 1_000_000
-_PAIR_CELLS = 1 << 20
 #: Design keys counted in a table (no sort) up to this many, or 8 per row.
 _COUNT_SPACE = 1 << 16
 
@@ -68,27 +67,4 @@ def cluster_quadratic(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
         else:
             x = d * d
         out[:, lo:lo + step] = w @ x
-    return out
-
-
-def pair_max(z, w_out, w_in):
-    n_draws, m = z.shape
-    per_model = w_in.shape[0] > 0
-    out = np.empty((n_draws, m if per_model else 1))
-    step = max(1, _PAIR_CELLS // max(m * m, 1))
-    diff = np.empty((min(step, n_draws), m, m), np.float32)
-    buf = np.empty_like(diff) if per_model else None
-    for lo in range(0, n_draws, step):
-        zz = z[lo:lo + step]
-        dd = diff[:zz.shape[0]]
-        np.subtract(zz[:, :, None], zz[:, None, :], out=dd)  # dd[:, j, k] = z_j - z_k
-        if per_model:
-            bb = buf[:zz.shape[0]]
-            np.multiply(dd, w_out, out=bb)
-            row = bb.max(axis=2)
-            np.multiply(dd, -w_in, out=bb)  # (z_k - z_j) w_in[j, k]
-            out[lo:lo + step] = np.maximum(np.maximum(row, bb.max(axis=2)), 0.0)
-        else:
-            np.multiply(dd, w_out, out=dd)
-            out[lo:lo + step, 0] = np.maximum(dd.reshape(dd.shape[0], -1).max(axis=1), 0.0)
     return out

@@ -38,9 +38,6 @@ def warmup() -> None:
     for b in (np.zeros(0), one):  # Bradley-Terry rows, and rows with a judge column
         cr2.cluster_times(ii, jj, ii, ii, one, b, 2, np.zeros((1, 3)))
         cr2.cluster_quadratic(1, ii, jj, ii, ii, one, b, 2, np.zeros((3, 1)))
-    z, w = np.zeros((1, 2), np.float32), np.zeros((2, 2), np.float32)
-    cr2.pair_max(z, w, np.zeros((0, 0), np.float32))
-    cr2.pair_max(z, w, w)
     # aggregation and clustered intervals, for the code widths read_verdicts gives (int8 and
     # int16 model and task codes), with and without clusters
     for n_models, n_tasks in ((3, 3), (200, 200)):

@@ -391,10 +391,6 @@ def test_kernels_match_their_numpy_twins(with_eta):
     np.testing.assert_allclose(fast.cluster_quadratic(g, ii, jj, kk, cluster, a, b, m, n),
                                slow.cluster_quadratic(g, ii, jj, kk, cluster, a, b, m, n),
                                rtol=1e-12, atol=1e-12)  # fmt: skip
-    z = rng.normal(size=(9, m)).astype(np.float32)
-    w = (rng.random((m, m)) * (rng.random((m, m)) < 0.6)).astype(np.float32)
-    w_in = w.T.copy() if with_eta else np.zeros((0, 0), np.float32)
-    np.testing.assert_allclose(fast.pair_max(z, w, w_in), slow.pair_max(z, w, w_in), rtol=1e-6)
 
 
 @pytest.mark.parametrize("count_space", [1 << 16, 0])
@@ -402,12 +398,11 @@ def test_kernels_match_their_numpy_twins(with_eta):
 def test_twins_in_pieces_and_unsorted_rows_match_the_kernels(with_eta, count_space,
                                                              monkeypatch):  # fmt: skip
     """The twins group rows by design (counted in a table or sorted) and work in passes: rows
-    in any order, several passes over the contrasts and the draws give the kernels' results."""
+    in any order and several passes over the contrasts give the kernels' results."""
     from ratings import _kernels_inference as fast
     from ratings import _kernels_inference_ref as slow
 
     monkeypatch.setattr(slow, "_CELLS", 10)
-    monkeypatch.setattr(slow, "_PAIR_CELLS", 100)
     monkeypatch.setattr(slow, "_COUNT_SPACE", count_space)
     rng = np.random.default_rng(12)
     m, nj, g, r = 20, 2, 4, 16
@@ -423,7 +418,26 @@ def test_twins_in_pieces_and_unsorted_rows_match_the_kernels(with_eta, count_spa
     np.testing.assert_allclose(slow.cluster_quadratic(g, ii, jj, kk, cluster, a, b, m, n),
                                fast.cluster_quadratic(g, ii, jj, kk, cluster, a, b, m, n),
                                rtol=1e-12, atol=1e-12)  # fmt: skip
-    z = rng.normal(size=(11, m)).astype(np.float32)
+
+
+@pytest.mark.parametrize("per_model", [False, True])
+def test_pair_max_matches_a_loop_over_pairs(per_model, monkeypatch):
+    """The draws' max of weighted differences, in several passes, against a plain loop."""
+    from ratings.inference import ranks
+
+    monkeypatch.setattr(ranks, "_PASS_CELLS", 100)
+    rng = np.random.default_rng(13)
+    m, d = 7, 11
+    z = rng.normal(size=(d, m)).astype(np.float32)
     w = (rng.random((m, m)) * (rng.random((m, m)) < 0.6)).astype(np.float32)
-    w_in = w.T.copy() if with_eta else np.zeros((0, 0), np.float32)
-    np.testing.assert_array_equal(slow.pair_max(z, w, w_in), fast.pair_max(z, w, w_in))
+    w_in = (rng.random((m, m)) * (rng.random((m, m)) < 0.6)).astype(np.float32)
+    want = np.zeros((d, m if per_model else 1))
+    for t in range(d):
+        for j in range(m):
+            for k in range(m):
+                up = float(z[t, j] - z[t, k]) * float(w[j, k])
+                down = float(z[t, k] - z[t, j]) * float(w_in[j, k]) if per_model else 0.0
+                col = j if per_model else 0
+                want[t, col] = max(want[t, col], up, down)
+    got = ranks.pair_max(z, w, w_in if per_model else np.zeros((0, 0), np.float32))
+    np.testing.assert_allclose(got, want, rtol=1e-6)

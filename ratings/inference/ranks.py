@@ -43,7 +43,6 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings._tdist import critical_values
-from ratings.inference.working import kernels
 
 if TYPE_CHECKING:
     from ratings.result import Ratings
@@ -53,6 +52,7 @@ __all__ = [
     "DRAW_CELLS",
     "PairStats",
     "default_draws",
+    "pair_max",
     "pair_stats",
     "pairwise_table",
     "rank_intervals",
@@ -65,6 +65,8 @@ DRAWS = 4000
 DRAW_CELLS = 400_000_000
 #: Cells (draws x models^2) per batch of draws.
 _BATCH_CELLS = 4_000_000
+#: Cells (draws x models^2) per pass of :func:`pair_max` (its work array stays in cache).
+_PASS_CELLS = 1 << 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,14 +130,47 @@ def _draw_max(ps: PairStats, allowed: NDArray[np.bool_], n_draws: int, seed: int
     w_out = (inv * allowed).astype(np.float32)
     w_in = np.zeros((0, 0), np.float32) if inward is None else (inv * inward).astype(np.float32)
     factor = ps.factor.T.astype(np.float32)
-    kern = kernels(n_draws * m * m // 100)  # a cell costs far less than a verdict
     batch = max(1, _BATCH_CELLS // max(m * m, 1))
     out = np.empty((n_draws, 1 if inward is None else m))
     for lo in range(0, n_draws, batch):
         n = min(batch, n_draws - lo)
         z = rng.standard_normal((n, k), dtype=np.float32) @ factor  # (n, M)
-        out[lo:lo + n] = kern.pair_max(np.ascontiguousarray(z), w_out, w_in)
+        out[lo:lo + n] = pair_max(np.ascontiguousarray(z), w_out, w_in)
     return out[:, 0] if inward is None else out
+
+
+def pair_max(z: NDArray[np.float32], w_out: NDArray[np.float32],
+             w_in: NDArray[np.float32]) -> NDArray[np.float64]:  # fmt: skip
+    """Max over ordered pairs of weighted differences, per draw.
+
+    z f4[D, M] draws; w_out f4[M, M] -> f8[D, 1]: max(0, max_{j,k} (z_j - z_k) w_out[j, k]);
+    with w_in f4[M, M] non-empty -> f8[D, M]: per model j, the max of (z_j - z_k) w_out[j, k]
+    and (z_k - z_j) w_in[j, k] over k (and 0).
+
+    Broadcast in place over cache-sized passes of draws: faster than a compiled loop over the
+    pairs (measured: 4,000 draws x 200 models 0.05 s against 0.08 s, 500 x 1,000 0.16 against
+    0.29 s), so there is no numba kernel.
+    """
+    n_draws, m = z.shape
+    per_model = w_in.shape[0] > 0
+    out = np.empty((n_draws, m if per_model else 1))
+    step = max(1, _PASS_CELLS // max(m * m, 1))
+    diff = np.empty((min(step, n_draws), m, m), np.float32)
+    buf = np.empty_like(diff) if per_model else None
+    for lo in range(0, n_draws, step):
+        zz = z[lo:lo + step]
+        dd = diff[:zz.shape[0]]
+        np.subtract(zz[:, :, None], zz[:, None, :], out=dd)  # dd[:, j, k] = z_j - z_k
+        if per_model:
+            bb = buf[:zz.shape[0]]
+            np.multiply(dd, w_out, out=bb)
+            row = bb.max(axis=2)
+            np.multiply(dd, -w_in, out=bb)  # (z_k - z_j) w_in[j, k]
+            out[lo:lo + step] = np.maximum(np.maximum(row, bb.max(axis=2)), 0.0)
+        else:
+            np.multiply(dd, w_out, out=dd)
+            out[lo:lo + step, 0] = np.maximum(dd.reshape(dd.shape[0], -1).max(axis=1), 0.0)
+    return out
 
 
 def default_draws(n_models: int) -> int:
@@ -145,14 +180,21 @@ def default_draws(n_models: int) -> int:
     return int(min(DRAWS, max(500, DRAW_CELLS // max(n_models * n_models, 1))))
 
 
-def _per_pair(c: NDArray[np.float64] | float, df: NDArray[np.float64]) -> NDArray[np.float64]:
+def _per_pair(c: NDArray[np.float64] | float, df: NDArray[np.float64],
+              t: NDArray[np.float64]) -> NDArray[np.float64]:  # fmt: skip
     """Per-pair critical values: the one-sided rate 1 - Phi(c) of the Gaussian critical value
-    ``c``, at each pair's Student t quantile."""
-    rate = 1.0 - np.vectorize(NormalDist().cdf)(np.asarray(c, dtype=np.float64))
+    ``c``, at each pair's Student t quantile.
+
+    A t quantile is at least the normal one, so only pairs with ``|t|`` above ``c`` (less a
+    rounding margin) can be rejected; the others get ``inf`` without a quantile.
+    """
+    c = np.asarray(c, dtype=np.float64)
+    rate = 1.0 - np.vectorize(NormalDist().cdf)(c)
     level = np.broadcast_to(1.0 - 2.0 * rate, df.shape)
+    maybe = np.abs(t) > np.broadcast_to(c * (1.0 - 1e-6), df.shape)
     out = np.full(df.shape, np.inf)
-    for lv in np.unique(level):
-        sel = level == lv
+    for lv in np.unique(level[maybe]):
+        sel = maybe & (level == lv)
         if 0.0 < lv < 1.0:
             out[sel] = critical_values(float(lv), df[sel])
     return np.where(np.isnan(out), np.inf, out)
@@ -169,12 +211,12 @@ def _stepdown(ps: PairStats, level: float, n_draws: int, seed: int,
     while True:
         if marginal:  # model j: the pairs (j, k) and (k, j) not yet rejected
             maxes = _draw_max(ps, finite & ~better, n_draws, seed, inward=finite & ~worse)
-            crit = _per_pair(np.quantile(maxes, level, axis=0)[:, None], ps.df)
+            crit = _per_pair(np.quantile(maxes, level, axis=0)[:, None], ps.df, t)
             new_b = finite & ~better & (t > crit)
             new_w = finite & ~worse & (-t > crit)
         else:
             maxes = _draw_max(ps, finite & ~better, n_draws, seed)
-            crit = _per_pair(float(np.quantile(maxes, level)), ps.df)
+            crit = _per_pair(float(np.quantile(maxes, level)), ps.df, t)
             new_b = finite & ~better & (t > crit)
             new_w = new_b.T
         if not (new_b.any() or new_w.any()):
