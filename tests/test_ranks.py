@@ -136,3 +136,24 @@ def test_bootstrap_and_model_based_fits_have_rank_intervals():
         table = r.to_frame()
         assert table["rank_lower"].notna().all() and (table["rank_lower"] >= 1).all()
         assert (table["rank_upper"] <= len(r.models)).all()
+
+
+@pytest.mark.parametrize("share", [0.02, 0.6])
+def test_step_down_reuses_the_draws_maxes_exactly(share):
+    """After pairs are rejected, only draws whose max a removed pair attained are recomputed
+    (found from the removed pairs when they are few): the maxes equal a full pass's."""
+    from ratings.inference import ranks
+
+    r = ratings.fit(board(3, SPREAD, n=2000, tasks=40))
+    ps = pair_stats(r)
+    z = ranks._draws(ps, 300, seed=1)
+    finite = np.isfinite(ps.se)
+    before = ranks._draw_max(ps, finite, z)
+    removed = finite & (np.random.default_rng(2).random(finite.shape) < share)
+    w = ranks._weights(ps, finite)
+    top = (z[0][:, None] - z[0][None, :]) * w  # draw 0's max: its pair is removed
+    removed[np.unravel_index(np.argmax(top), top.shape)] = True
+    allowed = finite & ~removed
+    got = ranks._fewer_pairs(ps, allowed, z, before, removed)
+    np.testing.assert_array_equal(got, ranks._draw_max(ps, allowed, z))
+    assert not np.array_equal(got, before)

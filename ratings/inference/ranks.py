@@ -113,29 +113,36 @@ def _pair_stats(r: Ratings) -> PairStats:
     return PairStats(np.asarray(r.strength), se, df, factor, ok)
 
 
-def _draw_max(ps: PairStats, allowed: NDArray[np.bool_], n_draws: int, seed: int,
+def _draws(ps: PairStats, n_draws: int, seed: int) -> NDArray[np.float32]:
+    """Seeded draws Z ~ N(0, V) of the strengths, shape (n_draws, M)."""
+    rng = np.random.default_rng(seed)
+    m, k = ps.factor.shape
+    factor = ps.factor.T.astype(np.float32)
+    batch = max(1, _BATCH_CELLS // max(m * m, 1))
+    return np.concatenate([rng.standard_normal((min(batch, n_draws - lo), k),
+                                               dtype=np.float32) @ factor
+                           for lo in range(0, n_draws, batch)] or [np.zeros((0, m), np.float32)])
+
+
+def _weights(ps: PairStats, allowed: NDArray[np.bool_]) -> NDArray[np.float32]:
+    """1 / se_jk on the allowed ordered pairs, 0 elsewhere."""
+    finite = np.isfinite(ps.se)
+    inv = np.where(finite, 1.0 / np.where(finite, ps.se, 1.0), 0.0)
+    return (inv * allowed).astype(np.float32)
+
+
+def _draw_max(ps: PairStats, allowed: NDArray[np.bool_], z: NDArray[np.float32],
               inward: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:  # fmt: skip
-    """Max over the allowed ordered pairs (j, k) of (Z_j - Z_k) / se_jk for seeded draws
-    Z ~ N(0, V), shape (n_draws,). With ``inward`` (marginal intervals), one max per model j
-    instead, shape (n_draws, M): over (j, k) where ``allowed[j, k]`` and over (k, j) where
+    """Max over the allowed ordered pairs (j, k) of (Z_j - Z_k) / se_jk for the draws ``z``
+    (:func:`_draws`), shape (n_draws,). With ``inward`` (marginal intervals), one max per model
+    j instead, shape (n_draws, M): over (j, k) where ``allowed[j, k]`` and over (k, j) where
     ``inward[j, k]``.
 
     Pairs left out count as 0 instead of -inf: the upper quantiles used here are at least
     1.645 (that of any one allowed pair), so this changes none of them, and it saves a pass.
     """
-    rng = np.random.default_rng(seed)
-    m, k = ps.factor.shape
-    finite = np.isfinite(ps.se)
-    inv = np.where(finite, 1.0 / np.where(finite, ps.se, 1.0), 0.0)
-    w_out = (inv * allowed).astype(np.float32)
-    w_in = np.zeros((0, 0), np.float32) if inward is None else (inv * inward).astype(np.float32)
-    factor = ps.factor.T.astype(np.float32)
-    batch = max(1, _BATCH_CELLS // max(m * m, 1))
-    out = np.empty((n_draws, 1 if inward is None else m))
-    for lo in range(0, n_draws, batch):
-        n = min(batch, n_draws - lo)
-        z = rng.standard_normal((n, k), dtype=np.float32) @ factor  # (n, M)
-        out[lo:lo + n] = pair_max(np.ascontiguousarray(z), w_out, w_in)
+    w_in = np.zeros((0, 0), np.float32) if inward is None else _weights(ps, inward)
+    out = pair_max(np.ascontiguousarray(z), _weights(ps, allowed), w_in)
     return out[:, 0] if inward is None else out
 
 
@@ -208,14 +215,15 @@ def _stepdown(ps: PairStats, level: float, n_draws: int, seed: int,
     t, finite = ps.t, np.isfinite(ps.se)
     better = np.zeros(t.shape, dtype=bool)
     worse = np.zeros(t.shape, dtype=bool)
+    z = _draws(ps, n_draws, seed)
+    maxes = None if marginal else _draw_max(ps, finite, z)
     while True:
         if marginal:  # model j: the pairs (j, k) and (k, j) not yet rejected
-            maxes = _draw_max(ps, finite & ~better, n_draws, seed, inward=finite & ~worse)
+            maxes = _draw_max(ps, finite & ~better, z, inward=finite & ~worse)
             crit = _per_pair(np.quantile(maxes, level, axis=0)[:, None], ps.df, t)
             new_b = finite & ~better & (t > crit)
             new_w = finite & ~worse & (-t > crit)
         else:
-            maxes = _draw_max(ps, finite & ~better, n_draws, seed)
             crit = _per_pair(float(np.quantile(maxes, level)), ps.df, t)
             new_b = finite & ~better & (t > crit)
             new_w = new_b.T
@@ -223,6 +231,29 @@ def _stepdown(ps: PairStats, level: float, n_draws: int, seed: int,
             return better, worse
         better |= new_b
         worse |= new_w
+        if not marginal:
+            maxes = _fewer_pairs(ps, finite & ~better, z, maxes, new_b)
+
+
+def _fewer_pairs(ps: PairStats, allowed: NDArray[np.bool_], z: NDArray[np.float32],
+                 maxes: NDArray[np.float64], removed: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """The draws' maxes over ``allowed`` from their maxes before the pairs ``removed`` left
+    it: a draw's max changes only if a removed pair attained it, so only those draws are
+    recomputed (found from the removed pairs alone when they are few). Same values as a full
+    pass."""
+    jj, kk = np.nonzero(removed)
+    redo = np.ones(maxes.size, dtype=bool)
+    if 4 * jj.size < int(allowed.sum()):
+        w = _weights(ps, removed)[jj, kk]
+        step = max(1, _PASS_CELLS // max(jj.size, 1))
+        for lo in range(0, maxes.size, step):
+            zz = z[lo:lo + step]
+            gone = ((zz[:, jj] - zz[:, kk]) * w).max(axis=1)
+            redo[lo:lo + step] = gone >= maxes[lo:lo + step]
+    out = maxes.copy()
+    if redo.any():
+        out[redo] = _draw_max(ps, allowed, z[redo])
+    return out
 
 
 def rank_intervals(r: Ratings, level: float | None = None, *,
@@ -300,7 +331,7 @@ def pairwise_table(r: Ratings, level: float | None = None, *,
     else:  # single-step max-|t| on the normal scale of each pair's own p-value
         zeq = -np.vectorize(NormalDist().inv_cdf)(np.clip(p / 2.0, 1e-300, 0.5))
         n_draws = default_draws(m) if n_draws is None else int(n_draws)
-        maxes = np.sort(_draw_max(ps, np.isfinite(ps.se), n_draws, seed))
+        maxes = np.sort(_draw_max(ps, np.isfinite(ps.se), _draws(ps, n_draws, seed)))
         above = maxes.size - np.searchsorted(maxes, zeq, side="left")
         padj = np.maximum((above + 1.0) / (maxes.size + 1.0), p)
         padj = np.where(np.isfinite(se), np.minimum(padj, 1.0), 1.0)
