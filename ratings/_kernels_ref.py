@@ -150,10 +150,10 @@ def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
         m2 = n_models * n_models
         return (uniq // m2, (uniq // n_models) % n_models, uniq % n_models,
                 *np.ascontiguousarray(counts.T))  # fmt: skip
-    uniq, first, code = np.unique(key, return_index=True, return_inverse=True)
-    r = uniq.size
+    uniq, code = np.unique(key, return_inverse=True)  # (no first index: a stable sort, 4x)
+    r, m2 = uniq.size, n_models * n_models
     return (
-        group[first], row_i[first], row_j[first],
+        uniq // m2, (uniq // n_models) % n_models, uniq % n_models,
         np.bincount(code, weight * (outcome == 0), r),
         np.bincount(code, weight * (outcome == 1), r),
         np.bincount(code, weight * (outcome == 2), r),
