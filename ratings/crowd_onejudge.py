@@ -12,9 +12,10 @@ The sandwich's bread leaves out the Beta prior's curvature on that eta (the like
 information, as for the judges' intervals): with one judge the prior's curvature is a sizeable
 part of eta's information and counting it understates how far eta, and with it the scale, can
 move. Two further corrections, both driven by eta's **profile likelihood** (the likelihood
-with the strengths' prior, maximised over the strengths at each fixed eta; its 95% lower
-limit ``eta_lo`` solves 2 (l_max - l(eta_lo)) = chi2_1(0.95), Venzon & Moolgavkar 1988),
-which on these boards reaches about twice as far below the estimate as the Wald interval:
+at the strengths fitted with their prior at each fixed eta: that prior only keeps them finite,
+and counting it would narrow the profile; its 95% lower limit ``eta_lo`` solves
+2 (l_max - l(eta_lo)) = chi2_1(0.95), Venzon & Moolgavkar 1988), which on these boards
+reaches about twice as far below the estimate as the Wald interval:
 
 * the strengths' shift along the profile, ``d = x(eta_lo) - x_hat``, enters as a two-step
   term (Murphy & Topel 1985) with eta's variance taken as ``((eta_hat - eta_lo) / z)^2``
@@ -102,7 +103,7 @@ def one_judge_widening(
     kw = {"ref": fit.ref, "prior": ridge, "engine": engine}
     fits: dict[float, CrowdFit] = {}
 
-    def nll(e: float) -> float:
+    def nll(e: float) -> float:  # the likelihood at the strengths fitted with their prior
         fits[e] = fit_crowd_bt(data, fixed_eta={name: e}, **kw)
         return fits[e].nll
 
