@@ -23,7 +23,7 @@ from ratings.crowd import (
 )
 from ratings.crowd_onejudge import single_judge, widened
 from ratings.crowd_prior import CrowdSummary, PriorArg, check_prior
-from ratings.crowd_report import judge_table, scale_identified, warn_weak_judges
+from ratings.crowd_report import coin_flip_test, judge_table, scale_identified, warn_weak_judges
 from ratings.data import Comparisons, aggregate, from_counts, is_counts_frame
 from ratings.engine import Engine, kernels
 from ratings.engine import resolve as resolve_engine
@@ -533,6 +533,7 @@ def _estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, 
     table = judge_table(res, eta_full, data, level, eta_df, reused=reused)
     if inference is not None and res.prior is not None:
         table = _judges_alone(res, data, engine, level, table, reused)
+    table = coin_flip_test(table, res.nll, m, level)
     warn_weak_judges(table, stacklevel=5)
     open_intervals = not (scale_identified(table) and np.isfinite(full[:m, :m]).all())
     cov = full[:m, :m]
