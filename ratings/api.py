@@ -21,8 +21,9 @@ from ratings.crowd import (
     fit_crowd_default,
     reused_eta_factor,
 )
+from ratings.crowd_onejudge import single_judge, widened
 from ratings.crowd_prior import CrowdSummary, PriorArg, check_prior
-from ratings.crowd_report import judge_table, scale_identified, warn_weak_judges
+from ratings.crowd_report import coin_flip_test, judge_table, scale_identified, warn_weak_judges
 from ratings.data import Comparisons, aggregate, from_counts, is_counts_frame
 from ratings.engine import Engine, kernels
 from ratings.engine import resolve as resolve_engine
@@ -521,7 +522,7 @@ def _estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, 
                             engine=engine)  # fmt: skip
     factor = None if quality.cov is None else reused_eta_factor(res, quality.cov, names)
     inference, full, influence, eta_full, eta_df = _crowd_intervals(
-        res, data, ci=ci, clustered=clustered, engine=engine, factor=factor)
+        res, data, ci=ci, clustered=clustered, engine=engine, factor=factor, level=level)
     influence = None if influence is None else influence[:, :m]
     eta_full = full if eta_full is None else eta_full
     eta_cov = pd.DataFrame(eta_full[m:, m:], index=names, columns=names)
@@ -532,6 +533,7 @@ def _estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, 
     table = judge_table(res, eta_full, data, level, eta_df, reused=reused)
     if inference is not None and res.prior is not None:
         table = _judges_alone(res, data, engine, level, table, reused)
+    table = coin_flip_test(table, res.nll, m, level)
     warn_weak_judges(table, stacklevel=5)
     open_intervals = not (scale_identified(table) and np.isfinite(full[:m, :m]).all())
     cov = full[:m, :m]
@@ -557,13 +559,14 @@ def _estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, 
 
 
 
-def _crowd_intervals(res, data: Comparisons, *, ci, clustered, engine, factor) -> tuple:
+def _crowd_intervals(res, data: Comparisons, *, ci, clustered, engine, factor,
+                     level: float = 0.95) -> tuple:  # fmt: skip
     """``(inference, cov, influence, eta_cov, eta_df)`` of a Crowd-BT fit over (theta, eta):
     CR2 for a clustered ``ci="sandwich"`` (``inference`` None and infinite variances when the
     information is singular), else the CR1 / HC0 sandwich or the model-based covariance;
     ``factor`` is the two-step term of reused etas."""
     if clustered and ci == "sandwich":  # CR2 with degrees of freedom per contrast
-        inference, eta_full, eta_df = _crowd_cr2(res, data, engine, factor)
+        inference, eta_full, eta_df = _crowd_cr2(res, data, engine, factor, level)
         if inference is None:
             from ratings.crowd import open_covariance
 
@@ -578,9 +581,11 @@ def _crowd_intervals(res, data: Comparisons, *, ci, clustered, engine, factor) -
     return None, full, influence, full, None
 
 
-def _crowd_cr2(res, data: Comparisons, engine, factor):
+def _crowd_cr2(res, data: Comparisons, engine, factor, level: float = 0.95):
     """CR2 of a Crowd-BT fit: the inference (bread with the prior's curvature: the sandwich of
-    the posterior mode, plus the two-step term ``factor`` of reused etas), its covariance and
+    the posterior mode, plus the two-step term ``factor`` of reused etas, widened by eta's
+    profile likelihood for a one-judge posterior mode, :mod:`ratings.crowd_onejudge`), its
+    covariance and
     the judges' df; ``(None, None, None)`` when the verdicts cannot tell judge quality from
     the spread of the ratings (the likelihood's observed or expected information is not
     positive definite: open intervals). See :func:`ratings.inference.crowd_inference`."""
@@ -589,12 +594,13 @@ def _crowd_cr2(res, data: Comparisons, engine, factor):
     if not likelihood_identified(res):
         return None, None, None
     k = kernels(engine, data.n_verdicts)
-    inference = crowd_inference(res, data, k=k)
+    one = single_judge(res, data) is not None  # bread without eta's prior: crowd_onejudge
+    inference = crowd_inference(res, data, k=k, prior_information=not one)
     if inference is None:
         return None, None, None
     m = data.n_models
     eta_df = inference.df(np.eye(m + len(data.judges))[m:])
-    inference = inference.with_extra(factor)
+    inference = widened(inference, res, data, factor=factor, level=level, engine=engine)
     return inference, inference.covariance(), eta_df
 
 

@@ -24,7 +24,8 @@ def report_judges(judges: pd.DataFrame | None, scope: str | None = None) -> None
     where = f"scope {scope!r}: " if scope else ""
     if weak:
         print(f"warning: {where}judge(s) {weak} are uninformative: their eta interval reaches "
-              "1/2.", file=sys.stderr)  # fmt: skip
+              "1/2 (or together their verdicts cannot be told from coin flips).",
+              file=sys.stderr)  # fmt: skip
     if edge:
         print(f"note: {where}judge(s) {edge} have eta on the boundary (1/2 or 1); no standard "
               "error (the default `--prior default` keeps eta inside).",

@@ -25,6 +25,7 @@ from ratings.schema import DETERMINISTIC_JUDGE
 
 __all__ = [
     "MIN_DECISIVE",
+    "coin_flip_test",
     "judge_table",
     "prior_share",
     "scale_identified",
@@ -113,6 +114,38 @@ def judge_table(fit: CrowdFit, cov: NDArray[np.float64], data: Comparisons, leve
     return out
 
 
+def coin_flip_test(table: pd.DataFrame, nll: float, n_models: int,
+                   level: float = 0.95) -> pd.DataFrame:  # fmt: skip
+    """``table`` with every estimated judge flagged ``uninformative`` when the verdicts, all
+    judges together, cannot be told from coin flips.
+
+    The test: the likelihood ratio of the fit (negative log-likelihood ``nll`` of the decisive
+    verdicts) against every decisive verdict being a fair coin, LR = 2 (D log 2 - nll). Under
+    that null the strengths are not identified, so Wilks' chi2 with M - 1 + K degrees of
+    freedom does not apply (Davies 1987; simulated with three judges on 30 models and 2,000
+    verdicts the null LR averages 37.6, above its 32 parameters, and exceeds that chi2's 95%
+    point 16% of the time). The reference is the fit with each judge its own strengths and eta,
+    in which the joint fit is nested, so its LR is at least as large: one judge's null LR is
+    close to chi2 with M degrees of freedom (simulated: mean 29.3 on 30 models, 3% above its
+    95% point), K independent judges' to chi2 with K M. The test is conservative: it leaves
+    informative boards alone (LR 217-450 on the study's 2,000-verdict three-judge and one-judge
+    boards against a critical value of 113 and 44) and opens boards of coin-like judges whose
+    etas the prior would otherwise place. Not applied when a judge of known quality
+    (fixed, reused or deterministic) has decisive verdicts: it anchors the scale.
+    """
+    from scipy import stats
+
+    decisive = table["n"] - table["ties"]
+    known = table["status"].isin(["fixed", "reused", "deterministic"]) & (decisive > 0)
+    est = table["status"].isin(["estimated", "boundary"]) & (decisive > 0)
+    if known.any() or not est.any():
+        return table
+    lr = 2.0 * (float(decisive.sum()) * np.log(2.0) - nll)
+    if lr >= stats.chi2.ppf(level, int(est.sum()) * n_models):
+        return table
+    return table.assign(uninformative=np.asarray(table["uninformative"]) | np.asarray(est))
+
+
 def scale_identified(table: pd.DataFrame) -> bool:
     """Can the data tell the judges' quality from the spread of the ratings?
 
@@ -143,7 +176,8 @@ def warn_weak_judges(table: pd.DataFrame, *, stacklevel: int = 3) -> None:
     if not scale_identified(table):
         _warn(
             f"No judge's quality is pinned down by these verdicts (judge(s) {list(est)}: their "
-            "eta intervals reach 1/2, the verdicts cannot be told from coin flips), so the "
+            "eta intervals reach 1/2, or together their verdicts cannot be told from coin "
+            "flips by a likelihood-ratio test), so the "
             "spread of the ratings is not identified and their intervals are left open "
             f"(infinite). {remedy}", stacklevel)  # fmt: skip
         return

@@ -501,3 +501,26 @@ def test_forfeits_column_counts_each_models_forfeits(tmp_path):
     frame.to_csv(path, index=False)
     assert main(["fit", str(path), "--model", "crowd-bt", "--out", str(out)]) == 0
     assert pd.read_csv(out).set_index("model")["forfeits"].sum() == 2 * lost.sum()
+
+
+def test_coin_like_judges_open_while_informative_judges_do_not():
+    """Three judges at 0.55 on a 2,000-verdict, 30-model board whose etas' own intervals stay
+    above 1/2 (the prior places them near 0.7): the likelihood ratio against coin flips is
+    below the chi2 point with K M = 90 degrees of freedom, so the intervals are open. The same
+    design with judges .95 / .88 / .80 is left alone."""
+    strengths = np.linspace(-1.7, 1.7, 30)
+    kw = {"n_tasks": 100, "tie_rate": 0.1, "task_sd": 0.3}
+    coin = draw_board(0, strengths, {"a": 0.55, "b": 0.55, "c": 0.55}, 2000, **kw)
+    good = draw_board(0, strengths, {"a": 0.95, "b": 0.88, "c": 0.80}, 2000, **kw)
+    decisive = int((coin["winner"] != "tie").sum())
+    with pytest.warns(ratings.JudgeWarning, match="cannot be told from coin flips"):
+        r = ratings.fit(coin, model="crowd-bt")
+    lr = 2.0 * (decisive * np.log(2.0) + r.loglik)
+    assert lr < 113.15  # chi2_90(0.95): scipy.stats.chi2.ppf(0.95, 90) = 113.145
+    assert r.crowd.open_intervals and r.judges["uninformative"].all()
+    assert np.isinf(np.diag(r.cov)).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ratings.JudgeWarning)
+        g = ratings.fit(good, model="crowd-bt")
+    assert not g.crowd.open_intervals and not g.judges["uninformative"].any()
+    assert np.isfinite(np.diag(g.cov)).all()
