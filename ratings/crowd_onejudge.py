@@ -38,9 +38,8 @@ from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
-from scipy.optimize import brentq
 
+from ratings._tdist import normal_quantile
 from ratings.crowd import CrowdFit, fit_crowd_bt
 from ratings.crowd_prior import CrowdPrior
 from ratings.data import Comparisons
@@ -107,14 +106,17 @@ def one_judge_widening(
         fits[e] = fit_crowd_bt(data, fixed_eta={name: e}, **kw)
         return fits[e].nll
 
+    from scipy.optimize import brentq  # only here: scipy.optimize costs a one-shot BT fit 0.1 s
+
     eta_hat = float(fit.eta[k])
+    z = normal_quantile(level)  # two-sided
     try:
         with warnings.catch_warnings():  # refits of a trial: divergence is caught below
             warnings.simplefilter("ignore")
             top = fit_crowd_bt(data, **kw)
             hi = min(float(top.eta[k]), eta_hat)
             best = min(top.nll, nll(hi))
-            crit = stats.chi2.ppf(level, 1) / 2.0
+            crit = z * z / 2.0  # chi2_1(level) / 2
             lo = 0.5 + 1e-3
             if nll(lo) - best < crit:  # eta cannot be told from a coin flip at this level
                 eta_lo = lo
@@ -122,7 +124,6 @@ def one_judge_widening(
                 eta_lo = brentq(lambda e: nll(e) - best - crit, lo, hi, xtol=1e-4)
     except (NonIdentifiableError, FloatingPointError, ValueError, np.linalg.LinAlgError):
         return None
-    z = stats.norm.ppf(0.5 + level / 2.0)
     gap = eta_hat - eta_lo
     if gap <= 0:
         return None
