@@ -158,3 +158,16 @@ def test_ratings_num_threads_setting(monkeypatch):
     monkeypatch.setenv("RATINGS_NUM_THREADS", "many")
     with pytest.raises(ValueError, match="RATINGS_NUM_THREADS must be a positive integer"):
         _threads.workers()
+
+
+IMPORTS = """
+    import json, sys
+    import ratings, ratings.cli
+    heavy = ["numba", "scipy.stats", "scipy.optimize", "scipy.linalg", "matplotlib"]
+    print(json.dumps({name: name in sys.modules for name in heavy}))
+"""
+
+
+def test_importing_the_package_and_cli_loads_no_heavy_module():
+    # each of these costs a one-shot CLI fit 0.1-0.7 s; they are imported where they are used
+    assert not any(_run(IMPORTS).values()), _run(IMPORTS)
