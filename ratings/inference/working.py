@@ -94,9 +94,15 @@ def bt_rows(theta: NDArray[np.float64], data) -> WorkingRows:
     """Working rows of a Bradley-Terry fit: ``a = sqrt(n p q)``."""
     from ratings._kernels_ref import expit
 
-    p = expit(theta[data.ii] - theta[data.jj])
+    m = theta.size
+    if data.ii.size > m * m:  # p q depends on the pair only: one table, one gather per row
+        pq = expit(theta[:, None] - theta[None, :])
+        pq = (pq * (1.0 - pq)).ravel()[data.ii * m + data.jj]
+    else:
+        p = expit(theta[data.ii] - theta[data.jj])
+        pq = p * (1.0 - p)
     n = data.wi + data.wj + data.tt
-    return WorkingRows(data.ii, data.jj, data.judge, data.cluster, np.sqrt(n * p * (1.0 - p)),
+    return WorkingRows(data.ii, data.jj, data.judge, data.cluster, np.sqrt(n * pq),
                        np.zeros(0), data.n_clusters, data.n_models, data.n_models)  # fmt: skip
 
 
