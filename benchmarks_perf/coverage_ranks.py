@@ -21,7 +21,14 @@ from scipy import stats
 
 from ratings.inference.ranks import pair_stats, rank_intervals
 
-__all__ = ["RANK_VARIANTS", "cr2_coverage", "rank_markdown", "rank_metrics", "rank_rows"]
+__all__ = [
+    "RANK_VARIANTS",
+    "coverage_flags",
+    "cr2_coverage",
+    "rank_markdown",
+    "rank_metrics",
+    "rank_rows",
+]
 
 RANK_VARIANTS = ("simultaneous", "marginal", "bonferroni")
 
@@ -43,11 +50,21 @@ def cr2_coverage(r, true: np.ndarray, ref: int, level: float, sparse: int | None
     def half(q, s):  # NaN df: no interval (the whole line)
         return np.where(np.isnan(q) | np.isinf(s), np.inf, q * s)
 
-    h_a, h_p = half(q_model, se)[others], half(q_pair, se_p)
+    return coverage_flags(est, true, ref, half(q_model, se)[others], half(q_pair, se_p), sparse)
+
+
+def coverage_flags(est: np.ndarray, true: np.ndarray, ref: int, h_anchor: np.ndarray,
+                   h_pairs: np.ndarray, sparse: int | None) -> dict:  # fmt: skip
+    """Covered flags and widths, given the half-widths of every model vs the anchor (models in
+    order, the anchor left out) and of every pair (``np.triu_indices`` order), and the sparse
+    model's own (vs the anchor, and its pairs)."""
+    m = true.size
+    others = np.delete(np.arange(m), ref)
+    ii, jj = np.triu_indices(m, 1)
     err_a = (est - true)[others]
     err_p = (est[ii] - est[jj]) - (true[ii] - true[jj])
-    out = {"anchor": np.abs(err_a) <= h_a, "pairs": np.abs(err_p) <= h_p,
-           "w_anchor": 2 * h_a, "w_pairs": 2 * h_p}  # fmt: skip
+    out = {"anchor": np.abs(err_a) <= h_anchor, "pairs": np.abs(err_p) <= h_pairs,
+           "w_anchor": 2 * h_anchor, "w_pairs": 2 * h_pairs}  # fmt: skip
     if sparse is not None:
         k = int(np.flatnonzero(others == sparse)[0])
         with_sparse = (ii == sparse) | (jj == sparse)

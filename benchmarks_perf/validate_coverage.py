@@ -107,7 +107,13 @@ from ratings.uncertainty import bootstrap_draws, cluster_influence, inverse_free
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))  # the sibling coverage_ranks, also when loaded by path
-from coverage_ranks import cr2_coverage, rank_markdown, rank_metrics, rank_rows  # noqa: E402
+from coverage_ranks import (  # noqa: E402
+    coverage_flags,
+    cr2_coverage,
+    rank_markdown,
+    rank_metrics,
+    rank_rows,
+)
 
 OUT_CSV = RESULTS / "validate_coverage.csv"
 OUT_MD = RESULTS / "validate_coverage.md"
@@ -462,17 +468,7 @@ def _coverage(est, true, cov, q, ref, sparse: int | None = None) -> dict[str, np
     ii, jj = _pair_index(m)
     var_p = cov[ii, ii] + cov[jj, jj] - 2.0 * cov[ii, jj]
     se_p = np.sqrt(np.clip(var_p, 0.0, None))
-    err_a = (est - true)[others]
-    err_p = (est[ii] - est[jj]) - (true[ii] - true[jj])
-    out = {"anchor": np.abs(err_a) <= q * se[others], "pairs": np.abs(err_p) <= q * se_p,
-           "w_anchor": 2 * q * se[others], "w_pairs": 2 * q * se_p}  # fmt: skip
-    if sparse is not None:
-        k = int(np.flatnonzero(others == sparse)[0])
-        with_sparse = (ii == sparse) | (jj == sparse)
-        out |= {"sparse": out["anchor"][[k]], "w_sparse": out["w_anchor"][[k]],
-                "sparse_pairs": out["pairs"][with_sparse],
-                "w_sparse_pairs": out["w_pairs"][with_sparse]}  # fmt: skip
-    return out
+    return coverage_flags(est, true, ref, q * se[others], q * se_p, sparse)
 
 
 def _boot_coverage(draws, true, ref) -> dict[str, np.ndarray]:
