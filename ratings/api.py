@@ -585,10 +585,9 @@ def _crowd_cr2(res, data: Comparisons, engine, factor, level: float = 0.95):
     """CR2 of a Crowd-BT fit: the inference (bread with the prior's curvature: the sandwich of
     the posterior mode, plus the two-step term ``factor`` of reused etas, widened by eta's
     profile likelihood for a one-judge posterior mode, :mod:`ratings.crowd_onejudge`), its
-    covariance and
-    the judges' df; ``(None, None, None)`` when the verdicts cannot tell judge quality from
-    the spread of the ratings (the likelihood's observed or expected information is not
-    positive definite: open intervals). See :func:`ratings.inference.crowd_inference`."""
+    covariance and the judges' df; ``(None, None, None)`` when the verdicts cannot tell judge
+    quality from the spread of the ratings (the likelihood's observed or expected information
+    is not positive definite: open intervals). See :func:`ratings.inference.crowd_inference`."""
     from ratings.crowd import likelihood_identified
 
     if not likelihood_identified(res):
