@@ -312,6 +312,9 @@ def test_two_step_term_reaches_the_headline(past_and_new):
     r = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00")
     head = combine({"s": r})
     assert_close(head.cov, r.cov, rtol=1e-10)
+    # and to its degrees of freedom: the term is known in the Welch-Satterthwaite combination
+    np.testing.assert_allclose(head.model_df, r.model_df, rtol=1e-8)
+    np.testing.assert_allclose(head.pair_df(), r.pair_df(), rtol=1e-8)
     known = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00",
                         eta_known=True)  # fmt: skip
     assert (np.diag(combine({"s": known}).cov)[1:] < np.diag(head.cov)[1:]).all()

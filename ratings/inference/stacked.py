@@ -23,7 +23,10 @@ class StackedInference:
     Verdicts of different fits are different observations, so under the working model the
     combined Omega is sum_s w_s^2 Omega_s on the shared cluster positions: diagonal
     sum_s w_s^2 d_s and Y the fits' w_s Y_s side by side. Independent fits are the case of
-    disjoint positions.
+    disjoint positions. A fit's variance term outside the clusters (``extra``: the two-step
+    term of reused Crowd-BT judge qualities) enters as in :class:`ClusterInference`, taken as
+    known in the Welch-Satterthwaite combination df = df_CR2 (1 + v_extra / v_CR2)^2, so a
+    single fit reproduces its own degrees of freedom.
     """
 
     parts: tuple[ClusterInference, ...]
@@ -77,9 +80,27 @@ class StackedInference:
                     om = part.omega(mapped)
                 omega[:, at] += w2 * om
             y = np.concatenate(ys, axis=2) if exact else None
-            out[lo:lo + step] = satterthwaite(omega, d if exact else None, y)
+            out[lo:lo + step] = self._welch(
+                part_c, satterthwaite(omega, d if exact else None, y))
         out[self.undefined(c)] = np.nan
         return out
+
+    def _welch(self, c: NDArray[np.float64], df: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``df`` of combined contrasts ``c`` with the fits' ``extra`` terms (known variance)."""
+        if all(p.extra is None for p in self.parts):
+            return df
+        infl = np.zeros((c.shape[0], self.n_clusters))  # the stacked CR2 influences, contrasted
+        v_extra = np.zeros(c.shape[0])
+        for k, part in enumerate(self.parts):
+            full = np.zeros((c.shape[0], part.n_params))
+            full[:, :part.n_models] = self._mapped(k, c)
+            w = self.weights[k]
+            infl[:, self.cluster_index[k]] += w * (part.influence_free @ full[:, part.free].T).T
+            if part.extra is not None:
+                v_extra += w**2 * ((part.extra @ full.T) ** 2).sum(axis=0)
+        v_cr2 = (infl**2).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(v_cr2 > 0, df * (1.0 + v_extra / v_cr2) ** 2, np.inf)
 
     def pair_df(self) -> NDArray[np.float64]:
         """As :meth:`ClusterInference.pair_df`: exact within :data:`EXACT_BUDGET`, else the
