@@ -441,3 +441,24 @@ def test_pair_max_matches_a_loop_over_pairs(per_model, monkeypatch):
                 want[t, col] = max(want[t, col], up, down)
     got = ranks.pair_max(z, w, w_in if per_model else np.zeros((0, 0), np.float32))
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_pair_max_over_the_bounded_pairs_equals_the_full_pass(monkeypatch):
+    """The draws' max over the pairs that can attain it: the very values of a pass over every
+    pair (ties, all-zero and constant weights, passes of a few pairs, heavy draws included)."""
+    from ratings.inference import ranks
+
+    rng = np.random.default_rng(3)
+    none = np.zeros((0, 0), np.float32)
+    for trial in range(200):
+        m, d = int(rng.integers(1, 30)), int(rng.integers(1, 50))
+        z = rng.normal(size=(d, m)).astype(np.float32)
+        if trial % 3 == 0:
+            z = np.round(z, 1)  # ties
+        w = (rng.random((m, m)) * (rng.random((m, m)) < rng.random())).astype(np.float32)
+        if trial % 5 == 0:
+            w[:] = 0.0
+        if trial % 7 == 0:
+            w[:] = 1.0
+        monkeypatch.setattr(ranks, "_PASS_CELLS", int(rng.integers(1, 200)))
+        np.testing.assert_array_equal(ranks.pair_max(z, w, none), ranks._full_pass(z, w, none))
