@@ -18,8 +18,9 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from ratings._allocator import tune_allocator
 from ratings.cli_flags import FLAGS, render_option
-from ratings.cli_notes import report_judges, warn_unclustered
+from ratings.cli_notes import report_judges, show_warning, warn_unclustered
 from ratings.errors import (
     ConvergenceWarning,
     DataWarning,
@@ -656,18 +657,17 @@ def _flagged(err: OutputError, args: argparse.Namespace) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit status (2 for data errors)."""
+    """Run the CLI; returns the exit status (2 for data errors). Run as the program (``argv``
+    None) it first tunes glibc's allocator for large arrays (:mod:`ratings._allocator`)."""
+    if argv is None:
+        tune_allocator()
     parser = _parser()
     args = parser.parse_args(argv)
     with warnings.catch_warnings():
-        warnings.showwarning = _show_warning  # one line on stderr, no source location
+        warnings.showwarning = show_warning  # one line on stderr, no source location
         for category in (JudgeWarning, ConvergenceWarning, DataWarning, PenaltyOnlyWarning):
             warnings.simplefilter("always", category)  # the package's own: always shown
         return _run(args)
-
-
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    print(f"ratings: warning: {message}", file=sys.stderr)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from ratings.errors import DataWarning
 
-__all__ = ["report_judges", "warn_unclustered"]
+__all__ = ["report_judges", "show_warning", "warn_unclustered"]
 
 
 def report_judges(judges: pd.DataFrame | None, scope: str | None = None) -> None:
@@ -44,3 +44,8 @@ def warn_unclustered(args: argparse.Namespace, columns: Iterable[str]) -> None:
             DataWarning,
             stacklevel=2,
         )
+
+
+def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """``warnings.showwarning`` of the command line: one line on stderr, no source location."""
+    print(f"ratings: warning: {message}", file=sys.stderr)

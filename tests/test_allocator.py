@@ -1,0 +1,67 @@
+"""The command line's allocator settings: set when ``ratings`` runs as a program, never by an
+import or by ``main`` called with arguments (a host process keeps its allocator)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import ratings.cli
+from ratings import _allocator
+from ratings.example import example_path
+
+NO_CDLL = """
+    import ctypes, json, sys
+    calls = []
+    real = ctypes.CDLL
+    ctypes.CDLL = lambda *a, **k: calls.append(a[:1] == (None,)) or real(*a, **k)
+    import ratings, ratings.cli
+    from ratings.example import example_path
+    ratings.fit(example_path(), scope="analytical").to_frame()
+    print(json.dumps({"process_libc_opened": sum(calls)}))
+"""
+
+
+def test_importing_and_fitting_leave_the_allocator_alone():
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(NO_CDLL)], check=True,
+                         capture_output=True, text=True)  # fmt: skip
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"process_libc_opened": 0}
+
+
+def test_main_tunes_the_allocator_only_when_run_as_the_program(monkeypatch, tmp_path, capsys):
+    calls = []
+    monkeypatch.setattr(ratings.cli, "tune_allocator", lambda: calls.append(1) or True)
+    argv = ["fit", str(example_path()), "--scope", "analytical", "--out",
+            str(tmp_path / "a.csv")]  # fmt: skip
+    assert ratings.cli.main(argv) == 0
+    assert calls == []  # called with arguments: a host process, left alone
+    monkeypatch.setattr(sys, "argv", ["ratings", *argv[:-1], str(tmp_path / "b.csv")])
+    assert ratings.cli.main() == 0
+    assert calls == [1]
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+
+
+def test_tune_allocator_sets_glibc_thresholds_or_does_nothing():
+    code = "from ratings._allocator import tune_allocator; print(tune_allocator())"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True).stdout.split()[-1]  # fmt: skip
+    glibc = sys.platform.startswith("linux") and "glibc" in " ".join(_libc())
+    assert out == ("True" if glibc else "False")
+
+
+def test_the_cli_runs_with_the_allocator_tuned(tmp_path):
+    out = tmp_path / "ratings.csv"
+    done = subprocess.run([sys.executable, "-m", "ratings.cli", "fit", str(example_path()),
+                           "--scope", "analytical", "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert len(out.read_text().splitlines()) > 2
+    assert _allocator.MMAP_THRESHOLD == 32 * 2**20
+
+
+def _libc() -> tuple[str, str]:
+    import platform
+
+    return platform.libc_ver()
