@@ -30,6 +30,11 @@ fitted with ``judge_quality=FILE`` (the default carries eta's covariance into th
 ``eta_known=True``, reported alongside, does not). There the boundary boards are those whose
 past log's plain fit is on the bound.
 
+Beside coverage, per cell: the share of the judges' eta intervals (judges table) that hold the
+true eta ("eta covered"; for judge-file cells, those of the past log's fit), and the scale of the
+estimates, the mean slope of the estimated log-strengths on the true ones (1: the truth's
+spread; above 1: the ratings are spread too wide).
+
 Output: ``benchmarks_perf/results/coverage_crowd.csv`` and ``.md`` (``ratings.io.write_atomic``).
 
 Usage::
@@ -207,6 +212,7 @@ def one_board(name: str, seed: int, truth: np.ndarray, eta_true: np.ndarray) -> 
         except Exception as err:  # an estimate must exist on every board: count any failure
             return out | {"failed": f"{type(err).__name__}: {str(err)[:80]}"}
     out["default"] = _covered(r, truth)
+    out["slope"] = float(np.polyfit(truth, r.strength, 1)[0])  # the scale: 1 = the truth's
     out["open"] = bool(r.crowd.open_intervals)
     est = jt.loc[cell.judges]
     out["eta"] = est["eta"].to_numpy()
@@ -245,6 +251,7 @@ def summarise(name: str, boards: list[dict], eta_true: np.ndarray) -> list[dict]
                 "eta_true": "/".join(f"{e:.3f}" for e in eta_true),
                 "eta_mean": "/".join(f"{e:.3f}" for e in np.mean([b["eta"] for b in have], 0)),
                 "eta_cover": float(np.mean([b["eta_cover"] for b in have])),
+                "slope": float(np.mean([b["slope"] for b in have])),
                 "ties": float(np.mean([b["ties"] for b in have])),
             })  # fmt: skip
     return rows
@@ -259,8 +266,8 @@ def markdown(table: pd.DataFrame, meta: str) -> str:
         return f"**{text}**" if bold else text
 
     lines = [meta, "", "| cell | design | boards | anchor | pairs | eta-known anchor | "
-             "eta-known pairs | open | plain eta on bound | eta mean (truth) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+             "eta-known pairs | open | plain eta on bound | eta mean (truth) | eta covered | "
+             "scale |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]  # fmt: skip
     for (cell, subset), g in table.groupby(["cell", "subset"], sort=False):
         d = g[g["interval"] == "default"].iloc[0]
         k = g[g["interval"] == "known"]
@@ -273,7 +280,7 @@ def markdown(table: pd.DataFrame, meta: str) -> str:
             f"| {label} | {design if subset == 'all' else ''} | {d['boards']}{fails} | "
             f"{fmt(d, 'anchor')} | {fmt(d, 'pairs')} | {kk[0]} | {kk[1]} | "
             f"{d['open_share']:.0%} | {d['boundary_share']:.0%} | "
-            f"{d['eta_mean']} ({d['eta_true']}) |"
+            f"{d['eta_mean']} ({d['eta_true']}) | {d['eta_cover']:.3f} | {d['slope']:.3f} |"
         )
     return "\n".join(lines) + "\n"
 
