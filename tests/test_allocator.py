@@ -51,6 +51,17 @@ def test_tune_allocator_sets_glibc_thresholds_or_does_nothing():
     assert out == ("True" if glibc else "False")
 
 
+def test_tune_allocator_turns_numpy_huge_pages_off():
+    code = ("try:\n    from numpy._core.multiarray import _set_madvise_hugepage as f\n"
+            "except ImportError:\n"
+            "    from numpy.core.multiarray import _set_madvise_hugepage as f\n"
+            "from ratings._allocator import tune_allocator\n"
+            "f(True); tune_allocator(); print(f(True))")  # f returns the previous setting
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True).stdout.split()[-1]  # fmt: skip
+    assert out == "False"
+
+
 def test_the_cli_runs_with_the_allocator_tuned(tmp_path):
     out = tmp_path / "ratings.csv"
     done = subprocess.run([sys.executable, "-m", "ratings.cli", "fit", str(example_path()),
