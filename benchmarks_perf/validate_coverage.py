@@ -71,6 +71,11 @@ one board are dependent --, median interval width relative to ``cr1_z``, boards,
 ``benchmarks_perf/results/validate_coverage.md`` (the tables), both written atomically
 (temp file + ``os.replace``).
 
+This script holds the options and the run; the cells, the simulator and the truth are in
+``coverage_cells.py``, the interval variants of one board in ``coverage_variants.py``, the summary
+rows and the Markdown in ``coverage_report.py`` and the rank intervals and the sparse model's
+targets in ``coverage_ranks.py``.
+
 Usage::
 
     python benchmarks_perf/validate_coverage.py             # default study (~15 min, 2 jobs)
@@ -83,682 +88,76 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
-import warnings
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
-from scipy import stats
-from scipy.special import expit, ndtr
-
-import ratings
-from ratings import _kernels as K
-from ratings.bt import fit_bt
-from ratings.crowd import crowd_covariance, fit_crowd_bt, fit_crowd_default
-from ratings.data import Comparisons
-from ratings.errors import ConvergenceWarning, NonIdentifiableError
-from ratings.graph import check_identifiable
-from ratings.uncertainty import bootstrap_draws, cluster_influence, inverse_free, sandwich
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
-sys.path.insert(0, str(HERE))  # the sibling coverage_ranks, also when loaded by path
-from coverage_ranks import (  # noqa: E402
-    coverage_flags,
-    cr2_coverage,
-    rank_markdown,
-    rank_metrics,
-    rank_rows,
+sys.path.insert(0, str(HERE))  # the sibling modules, also when loaded by path
+from coverage_cells import (  # noqa: E402
+    CELLS,
+    DEFAULT_CELLS,
+    DIVERGED,
+    JUDGE_ETA,
+    LEVEL,
+    SIZES,
+    SPARSE_PER_TASK,
+    SPARSE_STRENGTH,
+    TARGETS,
+    TIE_RATE,
+    VARIANT_NAMES,
+    VARIANTS,
+    Cell,
+    Size,
+    simulate,
+    truth,
 )
+from coverage_report import BAND, META, markdown, summarise, write_atomic  # noqa: E402
+from coverage_variants import (  # noqa: E402
+    cluster_bootstrap,
+    fit_variants,
+    init_worker,
+    one_board,
+    run_chunk,
+)
+
+#: The study's pieces stay importable from this script (``tests/test_coverage.py`` uses them).
+__all__ = [
+    "BAND",
+    "CELLS",
+    "DEFAULT_CELLS",
+    "DIVERGED",
+    "JUDGE_ETA",
+    "LEVEL",
+    "META",
+    "OUT_CSV",
+    "OUT_MD",
+    "SIZES",
+    "SPARSE_PER_TASK",
+    "SPARSE_STRENGTH",
+    "TARGETS",
+    "TIE_RATE",
+    "VARIANTS",
+    "VARIANT_NAMES",
+    "Cell",
+    "Size",
+    "cluster_bootstrap",
+    "fit_variants",
+    "main",
+    "markdown",
+    "one_board",
+    "run_chunk",
+    "simulate",
+    "summarise",
+    "truth",
+    "write_atomic",
+]
 
 OUT_CSV = RESULTS / "validate_coverage.csv"
 OUT_MD = RESULTS / "validate_coverage.md"
-
-LEVEL = 0.95
-TIE_RATE = 0.12
-JUDGE_ETA = {"j1": 0.95, "j2": 0.80, "j3": 0.65}
-VARIANTS = ["model", "hc0", "cr1_z", "cr1_t", "cr2_t", "cr3_t", "cr3_z", "cr3x_t", "boot"]
-VARIANT_NAMES = {
-    "cr2_t": "CR2 with Satterthwaite df per contrast (the default, `ratings.fit`)",
-    "model": "model-based H^-1",
-    "hc0": "HC0 per verdict",
-    "cr1_z": "CR1 G/(G-1), z (`ci=\"sandwich-z\"`)",
-    "cr1_t": "CR1 G/(G-1), t(G-1)",
-    "cr3_t": "CR3 jackknife (one-step), t(G-1)",
-    "cr3_z": "CR3 jackknife (one-step), z",
-    "cr3x_t": "CR3 jackknife (exact refits), t(G-1)",
-    "boot": "cluster bootstrap percentile",
-}
-TARGETS = ("anchor", "pairs", "sparse", "sparse_pairs")
-#: A fit with some |log-strength| above this is counted as failed ("diverged"): the true ones are
-#: within +-1.5, and ``fit_crowd_bt`` accepts runaway fits up to |s| = 40 (see the report).
-DIVERGED = 20.0
-
-
-@dataclass(frozen=True)
-class Size:
-    n_models: int
-    n_verdicts: int
-    n_tasks: int
-    spread: float  # strengths evenly spaced on [-spread, spread]
-
-    @property
-    def models(self) -> list[str]:
-        return [f"m{k:02d}" for k in range(self.n_models)]
-
-    @property
-    def strengths(self) -> np.ndarray:
-        return np.linspace(-self.spread, self.spread, self.n_models)
-
-    @property
-    def anchor(self) -> int:
-        return self.n_models // 2
-
-
-SIZES = {"small": Size(10, 2_000, 40, 1.2), "large": Size(30, 200_000, 400, 1.5),
-         "sparse": Size(10, 6_000, 200, 1.2)}  # fmt: skip
-#: Sparse cells: verdicts of the sparse model per task it is on, and its true strength.
-SPARSE_PER_TASK, SPARSE_STRENGTH = 20, 0.45
-
-
-@dataclass(frozen=True)
-class Cell:
-    model: str  # "bt" or "crowd-bt"
-    size: str
-    rho: float = 0.0  # copula task_corr
-    task_sd: float = 0.0  # log-odds submission effects (pseudo-true truth)
-    judges: dict = field(default_factory=dict)  # judge -> eta (Crowd-BT)
-    n_tasks: int | None = None  # override the size's number of tasks
-    sparse_tasks: int | None = None  # the last model plays on this many tasks only
-    equal: bool = False  # all models equally strong (the least favourable board for ranks)
-    extras: bool = True  # also the bootstrap and exact jackknife on some boards
-
-    @property
-    def dims(self) -> Size:
-        size = SIZES[self.size]
-        if self.n_tasks is None:
-            return size
-        return Size(size.n_models, size.n_verdicts, self.n_tasks, size.spread)
-
-    @property
-    def strengths(self) -> np.ndarray:
-        """True log-strengths: evenly spaced, all 0 (``equal``), or evenly spaced for the dense
-        models and :data:`SPARSE_STRENGTH` for the sparse one (the last)."""
-        size = self.dims
-        if self.equal:
-            return np.zeros(size.n_models)
-        if self.sparse_tasks is not None:
-            dense = np.linspace(-size.spread, size.spread, size.n_models - 1)
-            return np.append(dense, SPARSE_STRENGTH)
-        return size.strengths
-
-    @property
-    def sparse(self) -> int | None:
-        """Index of the sparse model, if any."""
-        return None if self.sparse_tasks is None else self.dims.n_models - 1
-
-
-CELLS: dict[str, Cell] = {
-    "bt-small-indep": Cell("bt", "small"),
-    "bt-small-dep": Cell("bt", "small", rho=0.5),
-    "bt-small-strong": Cell("bt", "small", rho=0.8),
-    "bt-small-taskfx": Cell("bt", "small", task_sd=0.5),
-    "bt-small-g20": Cell("bt", "small", rho=0.8, n_tasks=20),
-    "bt-large-indep": Cell("bt", "large"),
-    "bt-large-dep": Cell("bt", "large", rho=0.5),
-    "bt-large-strong": Cell("bt", "large", rho=0.8),
-    "crowd-small-indep": Cell("crowd-bt", "small", judges=JUDGE_ETA),
-    "crowd-small-dep": Cell("crowd-bt", "small", rho=0.5, judges=JUDGE_ETA),
-    "crowd-large-dep": Cell("crowd-bt", "large", rho=0.5, judges=JUDGE_ETA),
-    # small-sample cells: a model on 3, 6 or 12 of 200 tasks; 20-task boards; equal strengths
-    "bt-sparse-3": Cell("bt", "sparse", rho=0.5, sparse_tasks=3, extras=False),
-    "bt-sparse-6": Cell("bt", "sparse", rho=0.5, sparse_tasks=6, extras=False),
-    "bt-sparse-12": Cell("bt", "sparse", rho=0.5, sparse_tasks=12, extras=False),
-    "bt-sparse-6-taskfx": Cell("bt", "sparse", task_sd=0.5, sparse_tasks=6, extras=False),
-    "bt-small-g20-dep": Cell("bt", "small", rho=0.5, n_tasks=20, extras=False),
-    "crowd-small-g20": Cell("crowd-bt", "small", rho=0.5, judges=JUDGE_ETA, n_tasks=20,
-                            extras=False),
-    "bt-small-equal": Cell("bt", "small", rho=0.5, equal=True, extras=False),
-}
-DEFAULT_CELLS = list(CELLS)
-
-
-# ----------------------------------------------------------------------------------------------
-# Simulation
-# ----------------------------------------------------------------------------------------------
-
-
-def simulate(cell: Cell, rng: np.random.Generator, simulator: str = "numpy") -> pd.DataFrame:
-    """One board's canonical verdicts: ``model_a, model_b, winner, task_id, judge``."""
-    size = cell.dims
-    m, n, t = size.n_models, size.n_verdicts, size.n_tasks
-    judges = list(cell.judges) or ["judge"]
-    if simulator == "package":
-        from ratings.simulate import random_matches, simulate_verdicts
-
-        if cell.sparse_tasks is not None or cell.equal:
-            raise ValueError("--simulator package runs the original cells only")
-        matches = random_matches(size.models, n, n_tasks=t, judges=judges,
-                                 seed=int(rng.integers(2**63)))  # fmt: skip
-        return simulate_verdicts(
-            matches, pd.Series(size.strengths, index=size.models),
-            judge_eta=cell.judges or None, task_sd=cell.task_sd, tie_rate=TIE_RATE,
-            task_corr=cell.rho, seed=int(rng.integers(2**63)),
-        )  # fmt: skip
-    # NumPy twin of random_matches + simulate_verdicts (same model, one draw per submission).
-    s = cell.strengths
-    dense = m if cell.sparse_tasks is None else m - 1
-    a = rng.integers(0, dense, n)
-    b = (a + rng.integers(1, dense, n)) % dense
-    task = rng.integers(0, t, n)
-    if cell.sparse_tasks is not None:  # the sparse model on a few tasks, random sides
-        k = cell.sparse_tasks * SPARSE_PER_TASK
-        st = np.repeat(rng.choice(t, cell.sparse_tasks, replace=False), SPARSE_PER_TASK)
-        opp = rng.integers(0, dense, k)
-        left = rng.random(k) < 0.5
-        a = np.concatenate([a, np.where(left, m - 1, opp)])
-        b = np.concatenate([b, np.where(left, opp, m - 1)])
-        task = np.concatenate([task, st])
-        n = a.size
-    judge = np.arange(n) % len(judges)
-    d = s[a] - s[b]
-    if cell.task_sd > 0:
-        u = rng.normal(0.0, cell.task_sd, (t, m))  # one effect per (task, model) submission
-        d = d + u[task, a] - u[task, b]
-    p = expit(d)
-    if cell.judges:
-        eta = np.array([cell.judges[j] for j in judges])[judge]
-        p = eta * p + (1.0 - eta) * (1.0 - p)
-    p_tie = 4.0 * TIE_RATE * p * (1.0 - p)
-    if cell.judges:  # Crowd-BT leaves ties out: here they are independent of the pair
-        p_tie = np.full(n, TIE_RATE)
-    if cell.rho > 0:
-        v = rng.standard_normal((t, m))  # copula latent per (task, model) submission
-        z = (np.sqrt(cell.rho) * (v[task, a] - v[task, b]) / np.sqrt(2.0)
-             + np.sqrt(1.0 - cell.rho) * rng.standard_normal(n))  # fmt: skip
-        u01 = ndtr(z)
-    else:
-        u01 = rng.random(n)
-    if cell.judges:
-        code = np.where(rng.random(n) < p_tie, 2, np.where(u01 < p, 0, 1))
-    else:
-        code = np.where(u01 < p - p_tie / 2, 0, np.where(u01 < p + p_tie / 2, 2, 1))
-    names = np.asarray(size.models, dtype=object)
-    return pd.DataFrame({
-        "model_a": names[a], "model_b": names[b],
-        "winner": np.array(["A", "B", "tie"], dtype=object)[code],
-        "task_id": task, "judge": np.asarray(judges, dtype=object)[judge],
-    })  # fmt: skip
-
-
-def truth(cell: Cell) -> np.ndarray:
-    """True (or pseudo-true) log-strengths, anchored at the mid-board model."""
-    size = cell.dims
-    s = cell.strengths
-    if cell.task_sd == 0:
-        return s - s[size.anchor]
-    # Pseudo-true: BT fit of the population win probabilities under the submission effects,
-    # P(a beats b) = E sigma(s_a - s_b + sqrt(2) task_sd Z), equal weight per pair.
-    x, w = np.polynomial.hermite_e.hermegauss(80)
-    w = w / w.sum()
-    m = size.n_models
-    ii, jj = np.triu_indices(m, 1)
-    pbar = expit(s[ii, None] - s[jj, None] + np.sqrt(2.0) * cell.task_sd * x[None, :]) @ w
-    big = 1e4 * _pair_weights(cell, ii, jj)  # expected verdicts per pair (the design)
-    data = Comparisons(
-        pd.Index(size.models, dtype=object), pd.Index(["judge"], dtype=object), None, None,
-        ii, jj, np.zeros(ii.size), np.zeros(ii.size), big * pbar, big * (1 - pbar),
-        np.zeros(ii.size),
-    )  # fmt: skip
-    return fit_bt(data, ref=size.anchor, tol=1e-12).theta
-
-
-def _pair_weights(cell: Cell, ii: np.ndarray, jj: np.ndarray) -> np.ndarray:
-    """Expected share of verdicts per pair: uniform, or for a sparse cell the dense pairs
-    sharing the dense verdicts and the sparse model's pairs sharing its own."""
-    if cell.sparse_tasks is None:
-        return np.ones(ii.size)
-    size, sp = cell.dims, cell.sparse
-    dense = size.n_models - 1
-    with_sparse = (ii == sp) | (jj == sp)
-    return np.where(with_sparse, cell.sparse_tasks * SPARSE_PER_TASK / dense,
-                    size.n_verdicts / (dense * (dense - 1) / 2)) / size.n_verdicts
-
-
-# ----------------------------------------------------------------------------------------------
-# Interval variants from one fit
-# ----------------------------------------------------------------------------------------------
-
-
-def _cluster_scores(data: Comparisons, p: int, gd: np.ndarray, ge: np.ndarray | None = None
-                    ) -> np.ndarray:  # fmt: skip
-    """Per-cluster summed score g_c, shape (G, P) (same layout as ``cluster_influence``)."""
-    g, m = data.n_clusters, data.n_models
-    out = np.zeros(g * p)
-    np.add.at(out, data.cluster * p + data.ii, gd)
-    np.add.at(out, data.cluster * p + data.jj, -gd)
-    if ge is not None:
-        np.add.at(out, data.cluster * p + m + data.judge, ge)
-    return out.reshape(g, p)
-
-
-def _bt_cluster_hessians(data: Comparisons, info: np.ndarray) -> np.ndarray:
-    """Per-cluster Hessians of the BT negative log-likelihood, shape (G, M, M)."""
-    g, m = data.n_clusters, data.n_models
-    base = data.cluster * m * m
-    idx = np.concatenate(
-        [
-            base + data.ii * m + data.ii,
-            base + data.jj * m + data.jj,
-            base + data.ii * m + data.jj,
-            base + data.jj * m + data.ii,
-        ]
-    )
-    w = np.concatenate([info, info, -info, -info])
-    return np.bincount(idx, w, g * m * m).reshape(g, m, m)
-
-
-def _crowd_cluster_hessians(data: Comparisons, hdd, hde, hee) -> np.ndarray:
-    """Per-cluster Hessians over (theta, eta), shape (G, P, P)."""
-    starts = data.cluster_starts
-    m, nj = data.n_models, len(data.judges)
-    out = np.empty((data.n_clusters, m + nj, m + nj))
-    for c in range(data.n_clusters):
-        sl = slice(starts[c], starts[c + 1])
-        out[c] = K.crowd_assemble(m, nj, data.ii[sl], data.jj[sl], data.judge[sl], hdd[sl],
-                                  hde[sl], hee[sl])  # fmt: skip
-    return out
-
-
-def _one_step_jackknife(hessian, h_c, g_c, free) -> np.ndarray:
-    """Leave-one-cluster-out changes delta_c = (H - H_c)^-1 g_c over ``free``, shape (G, P)."""
-    hf = hessian[np.ix_(free, free)]
-    a = hf[None, :, :] - h_c[:, free][:, :, free]
-    delta = np.zeros_like(g_c)
-    delta[:, free] = np.linalg.solve(a, g_c[:, free][:, :, None])[:, :, 0]
-    return delta
-
-
-def _jackknife_cov(delta: np.ndarray) -> np.ndarray:
-    g = delta.shape[0]
-    return (g - 1) / g * delta.T @ delta
-
-
-def fit_variants(cell: Cell, data: Comparisons, ref: int, *, exact_jk: bool = False) -> dict:
-    """Estimate and the covariance of every variant (strengths only, anchored at ``ref``)."""
-    m, g = data.n_models, data.n_clusters
-    if cell.model == "bt":
-        res = fit_bt(data, ref=ref)
-        free = np.delete(np.arange(m), ref)
-        bread = inverse_free(res.hessian, free)
-        _, score, info, meat_rows = K.bt_row_terms(res.theta, data.ii, data.jj, data.wi,
-                                                   data.wj, data.tt)  # fmt: skip
-        covs = {
-            "model": bread,
-            "hc0": sandwich(bread, data, score, meat_rows, clustered=False, k=K),
-            "cr1": sandwich(bread, data, score, meat_rows, clustered=True, k=K),
-        }
-        infl = cluster_influence(data, bread, score)
-        g_c = _cluster_scores(data, m, score)
-        delta = _one_step_jackknife(res.hessian, _bt_cluster_hessians(data, info), g_c, free)
-        theta = res.theta
-    else:
-        res = fit_crowd_default(data, ref=ref, clustered=True)  # as ratings.fit
-        full = {
-            "model": crowd_covariance(res, data, ci="model", clustered=False),
-            "hc0": crowd_covariance(res, data, ci="sandwich", clustered=False),
-            "cr1": crowd_covariance(res, data, ci="sandwich", clustered=True),
-        }
-        covs = {k: v[:m, :m] for k, v in full.items()}
-        _, gd, ge, hdd, hde, hee, *_ = K.crowd_row_terms(
-            res.theta, res.eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt
-        )
-        p = m + len(data.judges)
-        infl = cluster_influence(data, full["model"], gd, ge)
-        g_c = _cluster_scores(data, p, gd, ge)
-        delta = _one_step_jackknife(res.hessian, _crowd_cluster_hessians(data, hdd, hde, hee),
-                                    g_c, res.free)[:, :m]  # fmt: skip
-        theta = res.theta
-        infl = infl[:, :m]
-    covs["cr3"] = _jackknife_cov(delta)
-    # Self-check: the package's clustered sandwich is G/(G-1) influence^T influence.
-    cr1_from_infl = g / (g - 1) * infl[:, :m].T @ infl[:, :m]
-    check = float(np.max(np.abs(cr1_from_infl - covs["cr1"])) / np.max(np.abs(covs["cr1"])))
-    out = {
-        "theta": theta,
-        "covs": covs,
-        "check": check,
-        "g": g,
-        "eta_boundary": bool(cell.model != "bt" and res.boundary.any()),
-    }
-    if exact_jk:
-        try:
-            out["covs"]["cr3x"] = _jackknife_cov(_exact_loo(cell, data, ref, theta) - theta)
-        except (NonIdentifiableError, np.linalg.LinAlgError):
-            pass  # some leave-one-out fit has no estimate: no exact jackknife for this board
-    return out
-
-
-def _exact_loo(cell: Cell, data: Comparisons, ref: int, theta: np.ndarray) -> np.ndarray:
-    """Leave-one-cluster-out refits, shape (G, M)."""
-    out = np.empty((data.n_clusters, data.n_models))
-    for c in range(data.n_clusters):
-        sub = data.subset(data.cluster != c)
-        if cell.model == "bt":
-            out[c] = fit_bt(sub, ref=ref, theta0=theta, tol=1e-9).theta
-        else:
-            out[c] = fit_crowd_bt(sub, ref=ref, tol=1e-9).theta
-    return out
-
-
-def _pair_index(m: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.triu_indices(m, 1)
-
-
-def _coverage(est, true, cov, q, ref, sparse: int | None = None) -> dict[str, np.ndarray]:
-    """Covered flags and widths for models vs the anchor and for all pairs (and the sparse
-    model's: vs the anchor, and its pairs)."""
-    m = est.size
-    others = np.delete(np.arange(m), ref)
-    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    ii, jj = _pair_index(m)
-    var_p = cov[ii, ii] + cov[jj, jj] - 2.0 * cov[ii, jj]
-    se_p = np.sqrt(np.clip(var_p, 0.0, None))
-    return coverage_flags(est, true, ref, q * se[others], q * se_p, sparse)
-
-
-def _boot_coverage(draws, true, ref) -> dict[str, np.ndarray]:
-    m = draws.shape[1]
-    others = np.delete(np.arange(m), ref)
-    ii, jj = _pair_index(m)
-    a = (1 - LEVEL) / 2
-    lo, hi = np.quantile(draws, [a, 1 - a], axis=0)
-    d = draws[:, ii] - draws[:, jj]
-    lo_p, hi_p = np.quantile(d, [a, 1 - a], axis=0)
-    tp = true[ii] - true[jj]
-    return {"anchor": ((lo <= true) & (true <= hi))[others], "pairs": (lo_p <= tp) & (tp <= hi_p),
-            "w_anchor": (hi - lo)[others], "w_pairs": hi_p - lo_p}  # fmt: skip
-
-
-def one_board(cell_name: str, seed: int, *, boot: bool, n_boot: int, exact_jk: bool,
-              simulator: str) -> dict:  # fmt: skip
-    """Simulate, fit and score one board; ``{"failed": reason}`` if there is no estimate (a
-    non-identifiable board, or a Crowd-BT fit whose Hessian is singular)."""
-    cell = CELLS[cell_name]
-    size = cell.dims
-    rng = np.random.default_rng(seed)
-    verdicts = simulate(cell, rng, simulator)
-    data = ratings.aggregate(verdicts, cluster="task_id")
-    ref = size.anchor
-    true = truth(cell)
-    try:
-        check_identifiable(data)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            fv = fit_variants(cell, data, ref, exact_jk=exact_jk)
-            # the default: what ratings.fit reports (CR2, Satterthwaite df per contrast)
-            default = ratings.fit(data, model=cell.model, anchor=size.models[ref])
-    except (NonIdentifiableError, np.linalg.LinAlgError) as e:
-        return {"failed": type(e).__name__}
-    if np.max(np.abs(fv["theta"])) > DIVERGED:
-        return {"failed": f"diverged (|s| > {DIVERGED:g})"}
-    g = fv["g"]
-    z = stats.norm.ppf(0.5 + LEVEL / 2)
-    t = stats.t.ppf(0.5 + LEVEL / 2, g - 1)
-    covs = fv["covs"]
-    quant = {"model": ("model", z), "hc0": ("hc0", z), "cr1_z": ("cr1", z), "cr1_t": ("cr1", t),
-             "cr3_t": ("cr3", t), "cr3_z": ("cr3", z), "cr3x_t": ("cr3x", t)}  # fmt: skip
-    out: dict = {"check": fv["check"], "ties": float(np.mean(verdicts["winner"] == "tie")),
-                 "g": g, "eta_boundary": fv["eta_boundary"]}  # fmt: skip
-    for name, (key, q) in quant.items():
-        if key in covs:
-            out[name] = _coverage(fv["theta"], true, covs[key], q, ref, cell.sparse)
-    out["cr2_t"] = cr2_coverage(default, true, ref, LEVEL, cell.sparse)
-    out["ranks"] = rank_metrics(default, true, LEVEL, seed % 2**32)
-    if boot:
-        out["boot"] = _boot_coverage(cluster_bootstrap(cell, data, ref, fv["theta"], n_boot,
-                                                       seed % 2**32), true, ref)  # fmt: skip
-    return out
-
-
-def cluster_bootstrap(cell: Cell, data: Comparisons, ref: int, theta: np.ndarray, n_boot: int,
-                      seed: int) -> np.ndarray:  # fmt: skip
-    """Cluster-bootstrap draws, shape (n_boot, M): what ``ratings.fit(ci="bootstrap")`` does
-    (:func:`ratings.uncertainty.bootstrap_draws`, same refits), except that a Crowd-BT resample
-    whose estimate diverges is skipped like a non-identifiable one (``ratings.fit`` raises
-    ``NonIdentifiableError`` there instead)."""
-
-    def refit(sample: Comparisons) -> np.ndarray | None:
-        try:
-            check_identifiable(sample)
-            if cell.model == "bt":
-                return fit_bt(sample, ref=ref, tol=1e-8, theta0=theta).theta
-            return fit_crowd_bt(sample, ref=ref, tol=1e-8).theta
-        except NonIdentifiableError:
-            return None
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # skipped resamples
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return bootstrap_draws(data, refit, n_boot=n_boot, seed=seed, clustered=True,
-                               progress=False)  # fmt: skip
-
-
-def run_chunk(args: tuple) -> list[dict]:
-    cell_name, seeds, n_boot_boards, n_boot, n_exact, simulator = args
-    return [one_board(cell_name, s, boot=b < n_boot_boards, n_boot=n_boot,
-                      exact_jk=b < n_exact, simulator=simulator)
-            for b, s in seeds]  # fmt: skip
-
-
-def _init_worker(large_board_path: bool = False) -> None:
-    ratings.warmup()
-    if large_board_path:  # the CR2 series and one-direction df on every board
-        from ratings.inference import cluster
-
-        cluster.EXACT_BUDGET = 0.0
-
-
-# ----------------------------------------------------------------------------------------------
-# Summary and output
-# ----------------------------------------------------------------------------------------------
-
-
-def summarise(cell_name: str, boards: list[dict]) -> list[dict]:
-    cell = CELLS[cell_name]
-    size = cell.dims
-    ok = [b for b in boards if "failed" not in b]
-    failed = pd.Series([b["failed"] for b in boards if "failed" in b], dtype=object)
-    rows = []
-    for target in TARGETS:
-        for v in VARIANTS:
-            have = [b for b in ok if v in b and target in b[v]]
-            if not have:
-                continue
-            per_board = np.array([b[v][target].mean() for b in have])
-            pooled = float(np.concatenate([b[v][target] for b in have]).mean())
-            # Width relative to cr1_z on the same boards and intervals.
-            with np.errstate(divide="ignore", invalid="ignore"):
-                rel = np.concatenate(
-                    [b[v]["w_" + target] / b["cr1_z"]["w_" + target] for b in have]
-                )
-            rows.append({
-                "cell": cell_name, "model": cell.model, "size": cell.size,
-                "n_models": size.n_models, "n_verdicts": size.n_verdicts,
-                "n_tasks": size.n_tasks, "rho": cell.rho, "task_sd": cell.task_sd,
-                "judges": ",".join(f"{k}={e:g}" for k, e in cell.judges.items()) or "exact",
-                "target": target, "variant": v, "coverage": pooled,
-                "mcse": float(per_board.std(ddof=1) / np.sqrt(len(have))) if len(have) > 1
-                else float("nan"),
-                "rel_width": float(np.nanmedian(rel)), "n_boards": len(have),
-                "n_failed": len(boards) - len(ok),
-                "failures": "; ".join(f"{k}: {v}" for k, v in failed.value_counts().items()),
-                "eta_boundary_share": float(np.mean([b["eta_boundary"] for b in ok])),
-                "n_intervals": int(sum(b[v][target].size for b in have)),
-                "tie_share": float(np.mean([b["ties"] for b in ok])),
-                "clusters": float(np.mean([b["g"] for b in ok])),
-                "max_check": float(max(b["check"] for b in ok)),
-            })  # fmt: skip
-    for row in rank_rows(cell_name, ok):
-        rows.append({**rows[0], **row, "rel_width": np.nan} if rows else row)
-    return rows
-
-
-def write_atomic(text: str, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _describe(cell: Cell) -> str:
-    size = cell.dims
-    dep = (
-        f"copula rho={cell.rho:g}"
-        if cell.rho
-        else f"task_sd={cell.task_sd:g} (pseudo-true)"
-        if cell.task_sd
-        else "independent"
-    )
-    judges = "3 noisy judges" if cell.judges else "exact judge"
-    name = "BT" if cell.model == "bt" else "Crowd-BT"
-    extra = ""
-    if cell.sparse_tasks is not None:
-        extra = (f"; model m{size.n_models - 1:02d} (strength {SPARSE_STRENGTH}) only on "
-                 f"{cell.sparse_tasks} tasks, {SPARSE_PER_TASK} verdicts on each")
-    if cell.equal:
-        extra = "; all models equally strong"
-    return (
-        f"{name}, {size.n_verdicts // 1000}k verdicts / {size.n_tasks} tasks / "
-        f"{size.n_models} models, {dep}, {judges}{extra}"
-    )
-
-
-#: Run settings stored in every CSV row, so that ``--render`` can rebuild the Markdown.
-META = ("seed", "n_boot", "simulator", "jobs", "seconds")
-BAND = (0.93, 0.97)
-
-
-def _inside(c: float) -> bool:
-    return BAND[0] <= c <= BAND[1]
-
-
-def markdown(table: pd.DataFrame) -> str:
-    """The Markdown report of a results table (as written to the CSV)."""
-    full = table
-    table = table[table["target"].isin(TARGETS)]
-    present = [v for v in VARIANTS if v in set(table["variant"])]
-    meta = table.iloc[0]
-    size = table["size"]
-    n_small = table.loc[size == "small", "n_boards"].max()
-    n_large = table.loc[size == "large", "n_boards"].max()
-    n_sparse = table.loc[size == "sparse", "n_boards"].max()
-    boot = table[table["variant"] == "boot"]
-    exact = table[table["variant"] == "cr3x_t"]
-    lines = [
-        "# Coverage of 95 % intervals (`benchmarks_perf/validate_coverage.py`)",
-        "",
-        f"Seed {meta['seed']}; up to {n_small} boards per small cell, {n_large} per large cell"
-        + (f" and {n_sparse} per sparse-model cell" if n_sparse == n_sparse else "")
-        + (f"; cluster bootstrap (`boot`, {meta['n_boot']} resamples) on the first "
-           f"{boot['n_boards'].max()} boards of the cells listed with it" if len(boot) else "")
-        + (f"; exact-refit jackknife (`cr3x_t`) on the first {exact['n_boards'].max()} boards of "
-           "the cells listed with it" if len(exact) else "")
-        + f"; simulator `{meta['simulator']}`; {meta['seconds'] / 60:.1f} min with "
-        f"{meta['jobs']} jobs.",
-        "",
-        "Each entry: empirical coverage of the 95 % interval (Monte-Carlo standard error in units "
-        "of 0.001, from the per-board coverage fractions, as the intervals of one board are "
-        "dependent). `anchor`: every model vs the mid-board anchor; `pairs`: every pairwise "
-        "difference; `sparse`: the sparse model vs the anchor (one interval per board); "
-        "`sparse_pairs`: its differences to every other model. Entries outside "
-        f"[{BAND[0]}, {BAND[1]}] are in bold.",
-        "",
-        "| cell | target | " + " | ".join(f"`{v}`" for v in present) + " | boards | ties |",
-        "|---|---|" + "---:|" * len(present) + "---:|---:|",
-    ]  # fmt: skip
-    for cell_name in dict.fromkeys(table["cell"]):
-        for target in TARGETS:
-            sub = table[(table["cell"] == cell_name) & (table["target"] == target)]
-            sub = sub.set_index("variant")
-            if sub.empty:
-                continue
-            cells = []
-            for v in present:
-                if v not in sub.index:
-                    cells.append("")
-                    continue
-                c, e = sub.at[v, "coverage"], sub.at[v, "mcse"]
-                txt = f"{c:.3f} ({1000 * e:.0f})"
-                cells.append(txt if _inside(c) else f"**{txt}**")
-            nb = sub["n_boards"]
-            extra = [f"{sub.at[v, 'n_boards']} {v}" for v in ("cr3x_t", "boot") if v in sub.index]
-            boards = f"{nb.max()}" + (f" ({', '.join(extra)})" if extra else "")
-            if sub["n_failed"].iloc[0]:
-                boards += f", {sub['n_failed'].iloc[0]} failed"
-            label = f"`{cell_name}`" if target == "anchor" else ""
-            lines.append(f"| {label} | {target} | " + " | ".join(cells)
-                         + f" | {boards} | {sub['tie_share'].iloc[0]:.3f} |")  # fmt: skip
-    n_cells = table.groupby("variant")["cell"].nunique()
-    all_cells = table["cell"].nunique()
-    worst = table.groupby("variant")["coverage"].agg(["min", "max"])
-    good = [v for v in present if n_cells[v] == all_cells
-            and _inside(worst.at[v, "min"]) and _inside(worst.at[v, "max"])]  # fmt: skip
-    lines += ["", "Coverage range of each variant over the cells it was run on:", ""]
-    for v in present:
-        tag = " -- every cell inside the band" if v in good else ""
-        part = "" if n_cells[v] == all_cells else f" ({n_cells[v]} of {all_cells} cells)"
-        lines.append(f"- `{v}`{part}: {worst.at[v, 'min']:.3f} to {worst.at[v, 'max']:.3f}{tag}")
-    default = table[table["variant"] == "cr2_t"]
-    if len(default):
-        lo, hi = default["coverage"].min(), default["coverage"].max()
-        inside = default["coverage"].between(0.94, 0.96)
-        lines += ["", f"The default (`cr2_t`) covers {lo:.3f} to {hi:.3f} over every cell and "
-                  f"target; {int(inside.sum())} of {len(default)} entries in [0.94, 0.96]"
-                  + ("." if inside.all() else "; outside: " + ", ".join(
-                      f"`{r.cell}` {r.target} {r.coverage:.3f} ({1000 * r.mcse:.0f})"
-                      for r in default[~inside].itertuples()) + ".")]  # fmt: skip
-    lines += rank_markdown(full)
-    lines += ["", "Cells:", ""]
-    for cell_name in dict.fromkeys(table["cell"]):
-        row = table[table["cell"] == cell_name].iloc[0]
-        text = f"- `{cell_name}`: {_describe(CELLS[cell_name])}"
-        if row["model"] != "bt":
-            share = row["eta_boundary_share"]
-            text += f"; a judge's eta estimated on its bound on {share:.0%} of boards"
-        if row["n_failed"]:
-            text += f"; failed boards: {row['failures']}"
-        lines.append(text)
-    lines += ["", "Variants:", ""]
-    for v in present:
-        lines.append(f"- `{v}`: {VARIANT_NAMES[v]}")
-    lines += [
-        "",
-        "Median interval width relative to `cr1_z` (same intervals):",
-        "",
-        "| cell | target | " + " | ".join(f"`{v}`" for v in present) + " |",
-        "|---|---|" + "---:|" * len(present),
-    ]
-    for cell_name in dict.fromkeys(table["cell"]):
-        for target in TARGETS:
-            sub = table[(table["cell"] == cell_name) & (table["target"] == target)]
-            sub = sub.set_index("variant")
-            if sub.empty:
-                continue
-            vals = [f"{sub.at[v, 'rel_width']:.3f}" if v in sub.index else "" for v in present]
-            label = f"`{cell_name}`" if target == "anchor" else ""
-            lines.append(f"| {label} | {target} | " + " | ".join(vals) + " |")
-    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -854,10 +253,10 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.boards, args.boards_large) < 2 or args.n_boot < 2:
         p.error("--boards, --boards-large and --n-boot must be >= 2")
 
-    _init_worker(args.large_board_path)
+    init_worker(args.large_board_path)
     t0 = time.perf_counter()
     rows = []
-    pool = (ProcessPoolExecutor(args.jobs, initializer=_init_worker,
+    pool = (ProcessPoolExecutor(args.jobs, initializer=init_worker,
                                 initargs=(args.large_board_path,)) if args.jobs > 1 else None)
     try:
         for c_idx, name in enumerate(cells):
