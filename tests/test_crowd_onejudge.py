@@ -7,9 +7,9 @@ import warnings
 
 import numpy as np
 import pytest
+from crowd_reference import Reference, draw_board
 from scipy import stats
 from scipy.optimize import brentq, minimize_scalar
-from test_crowd import Reference, draw_board
 from test_crowd_prior import PenalisedReference
 
 import ratings

@@ -3,7 +3,7 @@
 Checked against code written here: the penalised objective, its minimiser (scipy) and its
 covariance (finite-difference Hessians, per-verdict scores summed by task) are computed on raw
 verdict rows by :class:`PenalisedReference`, which extends the independent reference of
-``test_crowd.py``; the two-step covariance is assembled from finite differences of that
+:mod:`crowd_reference`; the two-step covariance is assembled from finite differences of that
 reference's gradient in the reused etas.
 """
 
@@ -15,9 +15,9 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from crowd_reference import Reference, draw_board
 from helpers import assert_close
 from scipy.optimize import minimize
-from test_crowd import Reference, draw_board
 
 import ratings
 from ratings.cli import main
