@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from helpers import Y_OF_WINNER
 from scipy.optimize import minimize
 from scipy.special import expit
 
 __all__ = ["Y_OF_WINNER", "Reference", "draw_board"]
-
-Y_OF_WINNER = {"A": 1.0, "B": 0.0, "tie": 0.5}
 
 
 def draw_board(

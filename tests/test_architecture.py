@@ -18,7 +18,8 @@ is imported):
 * **``ratings`` is a library under ``sampling``**: no module of ``ratings`` imports ``sampling``
   but the command line (:mod:`ratings.cli`, the one runner, where ``ratings next`` is wired in).
 * **Every module declares ``__all__``** and lists only names it defines or imports.
-* **Small modules.** Every module has fewer than :data:`MAX_LINES` lines.
+* **Small modules.** Every module has fewer than :data:`MAX_LINES` lines; so do the tests and
+  the benchmark scripts (:data:`OTHER_CODE`).
 
 Tests may use private names; they are not checked here.
 """
@@ -35,6 +36,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("ratings", "sampling")
 MAX_LINES = 700
+#: Folders of Python files held to the size rule but not to the import rules.
+OTHER_CODE = ("tests", "benchmarks_perf")
 
 
 @dataclass
@@ -263,3 +266,10 @@ def test_every_module_is_under_the_size_limit(name):
     module = MODULES[name]
     lines = module.path.read_text(encoding="utf-8").count("\n")
     assert lines < MAX_LINES, f"{module.path.relative_to(ROOT)} has {lines} lines"
+
+
+@pytest.mark.parametrize("path", sorted(str(p.relative_to(ROOT)) for folder in OTHER_CODE
+                                        for p in (ROOT / folder).rglob("*.py")))  # fmt: skip
+def test_every_test_and_benchmark_file_is_under_the_size_limit(path):
+    lines = (ROOT / path).read_text(encoding="utf-8").count("\n")
+    assert lines < MAX_LINES, f"{path} has {lines} lines"
