@@ -29,7 +29,7 @@ fit, which lies on the eta > 1/2 branch.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -85,6 +85,9 @@ class CrowdFit:
     n_iter: int
     max_grad: float
     prior: CrowdPrior | None = None
+    # A posterior mode of :func:`fit_crowd_default`: the estimated etas the plain
+    # maximum-likelihood fit put on a bound (all, where it had no estimate); None otherwise.
+    plain_on_bound: NDArray[np.bool_] | None = None
 
     @property
     def free(self) -> NDArray[np.int64]:
@@ -209,7 +212,9 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
     likelihood is regular and the prior is not needed, so on large boards the estimate is the
     MLE itself (the prior's effect vanishes once the data place eta inside its range); on or
     near the boundary, where the MLE's intervals fail (Self & Liang 1987), the prior keeps eta
-    and the strengths off it.
+    and the strengths off it. The posterior mode records which etas the plain estimate put on a
+    bound (``plain_on_bound``; all where it had none): the one-judge widening rescales only
+    there (:mod:`ratings.crowd_onejudge`).
     ``kwargs`` go to :func:`fit_crowd_bt` (``data`` is aggregated rows with clusters).
     """
     from ratings._tdist import critical_value
@@ -232,7 +237,9 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
         eta = plain.eta[on]
         if np.all(np.isfinite(half)) and np.all(eta - half > 0.5) and np.all(eta + half < 1.0):
             return plain
-    return fit_crowd_bt(data, prior=prior, **kwargs)
+    post = fit_crowd_bt(data, prior=prior, **kwargs)
+    on_bound = plain.boundary.copy() if plain is not None else post.estimated.copy()
+    return replace(post, plain_on_bound=on_bound)
 
 
 def crowd_covariance(

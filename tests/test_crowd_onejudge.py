@@ -65,6 +65,26 @@ def test_one_judge_interval_reaches_the_profile_limit(solo):
     assert wide.scale == pytest.approx((2 * fit.eta[k] - 1) / (2 * e1 - 1), rel=1e-9)
 
 
+def test_rescaling_only_where_the_plain_estimate_is_on_the_bound(solo):
+    """The fixture's plain eta is on its bound (rescaled above); on a board whose plain eta is
+    inside (1/2, 1) but irregular (its interval reaches 1), the posterior mode is still widened
+    along the profile, but not rescaled."""
+    frame, _ = solo
+    data = aggregate(frame, cluster="task_id")
+    assert fit_crowd_default(data, clustered=True, ref=0).plain_on_bound.all()
+    inside = draw_board(5, np.linspace(-1.5, 1.5, 8), {"solo": 0.88}, 1500, n_tasks=60,
+                        task_sd=0.3)  # fmt: skip
+    data = aggregate(inside, cluster="task_id")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = fit_crowd_default(data, clustered=True, ref=0)
+        plain = fit_crowd_default(data, clustered=True, ref=0, prior=None)
+    assert fit.prior is not None and not fit.plain_on_bound.any()
+    assert 0.5 < plain.eta[0] < 1.0 and not plain.boundary.any()  # inside, independently
+    wide = one_judge_widening(fit, data, 1e-6)
+    assert wide.scale == 1.0 and wide.extra is not None and wide.eta_lo < fit.eta[0]
+
+
 def test_one_judge_intervals_are_wider_than_the_plain_sandwich(solo):
     frame, r = solo
     with warnings.catch_warnings():
