@@ -68,6 +68,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run from anywhere: import this checkout's packages
 
 import ratings  # noqa: E402
+from ratings.io import write_atomic  # noqa: E402
 from ratings.result import ELO_SCALE  # noqa: E402
 from ratings.simulate import random_matches, simulate_verdicts  # noqa: E402
 
@@ -278,12 +279,6 @@ def section_timing(sizes: list[int], seed: int) -> list[dict]:
                          "load1": os.getloadavg()[0]})  # fmt: skip
             print(f"timing {n}: {name} {np.median(times):.3f} s", file=sys.stderr)
     return rows
-
-
-def write_atomic(text: str, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def markdown(table: pd.DataFrame) -> str:

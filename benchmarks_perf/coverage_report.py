@@ -4,8 +4,6 @@ the Markdown report built from a results table."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +18,8 @@ from coverage_cells import (
     Cell,
 )
 from coverage_ranks import rank_markdown, rank_rows
+
+from ratings.io import write_atomic as io_write_atomic
 
 __all__ = ["BAND", "META", "markdown", "summarise", "write_atomic"]
 
@@ -70,16 +70,9 @@ def summarise(cell_name: str, boards: list[dict]) -> list[dict]:
 
 
 def write_atomic(text: str, path: Path) -> None:
+    """:func:`ratings.io.write_atomic`, creating the results folder first."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    io_write_atomic(text, path)
 
 
 def _describe(cell: Cell) -> str:
@@ -112,6 +105,15 @@ BAND = (0.93, 0.97)
 
 def _inside(c: float) -> bool:
     return BAND[0] <= c <= BAND[1]
+
+
+def _by_cell_and_target(table: pd.DataFrame):
+    """(cell, target, its rows indexed by variant) in the table's cell order, skipping empty."""
+    for cell_name in dict.fromkeys(table["cell"]):
+        for target in TARGETS:
+            sub = table[(table["cell"] == cell_name) & (table["target"] == target)]
+            if not sub.empty:
+                yield cell_name, target, sub.set_index("variant")
 
 
 def markdown(table: pd.DataFrame) -> str:
@@ -148,28 +150,23 @@ def markdown(table: pd.DataFrame) -> str:
         "| cell | target | " + " | ".join(f"`{v}`" for v in present) + " | boards | ties |",
         "|---|---|" + "---:|" * len(present) + "---:|---:|",
     ]  # fmt: skip
-    for cell_name in dict.fromkeys(table["cell"]):
-        for target in TARGETS:
-            sub = table[(table["cell"] == cell_name) & (table["target"] == target)]
-            sub = sub.set_index("variant")
-            if sub.empty:
+    for cell_name, target, sub in _by_cell_and_target(table):
+        cells = []
+        for v in present:
+            if v not in sub.index:
+                cells.append("")
                 continue
-            cells = []
-            for v in present:
-                if v not in sub.index:
-                    cells.append("")
-                    continue
-                c, e = sub.at[v, "coverage"], sub.at[v, "mcse"]
-                txt = f"{c:.3f} ({1000 * e:.0f})"
-                cells.append(txt if _inside(c) else f"**{txt}**")
-            nb = sub["n_boards"]
-            extra = [f"{sub.at[v, 'n_boards']} {v}" for v in ("cr3x_t", "boot") if v in sub.index]
-            boards = f"{nb.max()}" + (f" ({', '.join(extra)})" if extra else "")
-            if sub["n_failed"].iloc[0]:
-                boards += f", {sub['n_failed'].iloc[0]} failed"
-            label = f"`{cell_name}`" if target == "anchor" else ""
-            lines.append(f"| {label} | {target} | " + " | ".join(cells)
-                         + f" | {boards} | {sub['tie_share'].iloc[0]:.3f} |")  # fmt: skip
+            c, e = sub.at[v, "coverage"], sub.at[v, "mcse"]
+            txt = f"{c:.3f} ({1000 * e:.0f})"
+            cells.append(txt if _inside(c) else f"**{txt}**")
+        nb = sub["n_boards"]
+        extra = [f"{sub.at[v, 'n_boards']} {v}" for v in ("cr3x_t", "boot") if v in sub.index]
+        boards = f"{nb.max()}" + (f" ({', '.join(extra)})" if extra else "")
+        if sub["n_failed"].iloc[0]:
+            boards += f", {sub['n_failed'].iloc[0]} failed"
+        label = f"`{cell_name}`" if target == "anchor" else ""
+        lines.append(f"| {label} | {target} | " + " | ".join(cells)
+                     + f" | {boards} | {sub['tie_share'].iloc[0]:.3f} |")  # fmt: skip
     n_cells = table.groupby("variant")["cell"].nunique()
     all_cells = table["cell"].nunique()
     worst = table.groupby("variant")["coverage"].agg(["min", "max"])
@@ -210,13 +207,8 @@ def markdown(table: pd.DataFrame) -> str:
         "| cell | target | " + " | ".join(f"`{v}`" for v in present) + " |",
         "|---|---|" + "---:|" * len(present),
     ]
-    for cell_name in dict.fromkeys(table["cell"]):
-        for target in TARGETS:
-            sub = table[(table["cell"] == cell_name) & (table["target"] == target)]
-            sub = sub.set_index("variant")
-            if sub.empty:
-                continue
-            vals = [f"{sub.at[v, 'rel_width']:.3f}" if v in sub.index else "" for v in present]
-            label = f"`{cell_name}`" if target == "anchor" else ""
-            lines.append(f"| {label} | {target} | " + " | ".join(vals) + " |")
+    for cell_name, target, sub in _by_cell_and_target(table):
+        vals = [f"{sub.at[v, 'rel_width']:.3f}" if v in sub.index else "" for v in present]
+        label = f"`{cell_name}`" if target == "anchor" else ""
+        lines.append(f"| {label} | {target} | " + " | ".join(vals) + " |")
     return "\n".join(lines) + "\n"
