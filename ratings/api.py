@@ -422,8 +422,6 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
             check_identifiable(rows)
         ref = 0 if anchor is None else int(data.models.get_loc(anchor))
         clustered = data.clusters is not None
-        # clustered ci="sandwich": CR2 with degrees of freedom per contrast (inference)
-        df = None
         opts = {"ref": ref, "ci": ci, "clustered": clustered, "engine": engine, "tol": tol,
                 "max_iter": max_iter, "n_boot": n_boot, "seed": seed, "rows": rows}  # fmt: skip
         if model == "bt":
@@ -450,7 +448,7 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
             anchor=None, offset=rating0, loglik=-est["nll"], converged=est["converged"],
             n_iter=est["n_iter"], max_grad=est["max_grad"], model=model, level=level,
             penalty=penalty, firth=firth, scope=scope, draws=est["draws"], judges=est["judges"],
-            n_rejected=n_rejected, influence=est["influence"], df=df,
+            n_rejected=n_rejected, influence=est["influence"],
             influence_clusters=data.clusters if clustered else None, crowd=est.get("crowd"),
             inference=est.get("inference"), unbounded=est.get("unbounded"),
         )  # fmt: skip

@@ -16,6 +16,7 @@ from ratings.inference.satterthwaite import (
     reference_contrasts,
     satterthwaite,
     summed_pairs_df,
+    with_known_variance,
 )
 from ratings.inference.working import WorkingRows, bt_rows, crowd_rows
 
@@ -124,8 +125,7 @@ class ClusterInference:
             return df
         v1 = ((self.influence_free @ c[:, self.free].T) ** 2).sum(axis=0)
         v2 = ((self.extra @ c.T) ** 2).sum(axis=0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(v1 > 0, df * (1.0 + v2 / v1) ** 2, np.inf)
+        return with_known_variance(df, v1, v2)
 
     def influence(self) -> NDArray[np.float64]:
         """CR2-adjusted influence of each cluster on all parameters (G x n_params); the

@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = ["CONCENTRATED", "DEGENERATE", "pair_contrasts", "reference_contrasts", "satterthwaite",
-           "summed_pairs_df"]
+           "summed_pairs_df", "with_known_variance"]
 
 #: A leverage this close to 1 means the cluster alone determines a direction.
 DEGENERATE = 1e-8
@@ -14,6 +14,15 @@ DEGENERATE = 1e-8
 #: A model whose largest cluster share of omega exceeds this gets the full one-direction
 #: formula in :func:`summed_pairs_df`; below it the leverage terms change df by under 2%.
 CONCENTRATED = 0.02
+
+
+def with_known_variance(df: NDArray[np.float64], v_est: NDArray[np.float64],
+                        v_known: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Welch-Satterthwaite df of a variance ``v_est + v_known`` whose first part has ``df``
+    degrees of freedom and whose second is known (infinite df): df (1 + v_known / v_est)^2
+    (Satterthwaite 1946); infinite where ``v_est`` is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(v_est > 0, df * (1.0 + v_known / v_est) ** 2, np.inf)
 
 
 def summed_pairs_df(u: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -9,7 +9,11 @@ from numpy.typing import NDArray
 
 from ratings.inference import cluster
 from ratings.inference.cluster import ClusterInference
-from ratings.inference.satterthwaite import pair_contrasts, satterthwaite
+from ratings.inference.satterthwaite import (
+    pair_contrasts,
+    satterthwaite,
+    with_known_variance,
+)
 
 __all__ = ["StackedInference"]
 
@@ -98,9 +102,7 @@ class StackedInference:
             infl[:, self.cluster_index[k]] += w * (part.influence_free @ full[:, part.free].T).T
             if part.extra is not None:
                 v_extra += w**2 * ((part.extra @ full.T) ** 2).sum(axis=0)
-        v_cr2 = (infl**2).sum(axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(v_cr2 > 0, df * (1.0 + v_extra / v_cr2) ** 2, np.inf)
+        return with_known_variance(df, (infl**2).sum(axis=1), v_extra)
 
     def pair_df(self) -> NDArray[np.float64]:
         """As :meth:`ClusterInference.pair_df`: exact within :data:`EXACT_BUDGET`, else the
