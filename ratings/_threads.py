@@ -8,7 +8,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-__all__ = ["BLAS_THREADS_FROM", "CONCURRENT_ROWS", "blas_threads", "run", "workers"]
+__all__ = ["CONCURRENT_ROWS", "one_blas_thread", "run", "workers"]
 
 T = TypeVar("T")
 
@@ -59,29 +59,25 @@ def run(jobs: list[Callable[[], T]]) -> list[T]:
 
 
 _BLAS = None
-#: Models from which the fit's dense algebra (Cholesky, inverse, sandwich products on M x M
-#: matrices) runs on several BLAS threads: measured on 2 cores, a 999 x 999 Cholesky 10.9 ->
-#: 7.3 ms and a 1000 x 999 product 38 -> 19 ms, while at 300 models threads gain nothing.
-BLAS_THREADS_FROM = 500
 
 
-def blas_threads(n_models: int):
-    """Limit BLAS threads for the fit's dense matrices: one below :data:`BLAS_THREADS_FROM`
-    models, from there on up to four (within any limit already set, e.g. by
-    ``threadpoolctl.threadpool_limits`` or ``OPENBLAS_NUM_THREADS``).
+def one_blas_thread():
+    """A context running BLAS on one thread (the fit's M x M algebra; within any limit the
+    caller set, e.g. by ``threadpoolctl.threadpool_limits`` or ``OPENBLAS_NUM_THREADS``).
 
-    Multi-threaded OpenBLAS on (M x M) Hessians of a few hundred models costs far more in thread
-    hand-offs than it saves, and stalls badly when other processes share the cores (measured:
-    0.4 ms vs 190 ms per Cholesky of a 199 x 199 matrix).
+    OpenBLAS's threads wait for work and for each other by spinning. When other processes
+    hold cores, a factorisation, which waits at every panel, stalls (measured on 2 cores with
+    other processes keeping one busy: a 999 x 999 ``potrf`` + ``potri`` 0.2-1.9 s on two
+    threads, 28 ms on one; a 199 x 199 Cholesky 190 ms against 0.4 ms), a product gains
+    nothing (a 1000 x 999 by 999 x 999 one 43 ms against 39), and a thread left spinning after
+    a call slows the single-threaded passes that follow (the same product right after going
+    down from two threads to one: 75-85 ms). On idle cores two threads would be faster (that
+    product 20 instead of 37 ms, that ``potrf`` + ``potri`` 15 instead of 25 ms): about 0.13
+    instead of 0.21 s of the dense algebra of a clustered fit of 1000 models.
     """
     global _BLAS
     if _BLAS is None:
         from threadpoolctl import ThreadpoolController
 
         _BLAS = ThreadpoolController()
-    blas = _BLAS.select(user_api="blas")
-    threads = 1
-    if n_models >= BLAS_THREADS_FROM:  # never more than the caller's own limit allows
-        allowed = min((lib["num_threads"] for lib in blas.info()), default=1)
-        threads = max(1, min(allowed, 4))
-    return blas.limit(limits=threads)
+    return _BLAS.select(user_api="blas").limit(limits=1)

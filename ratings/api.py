@@ -11,7 +11,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 import pandas as pd
 
-from ratings._threads import blas_threads
+from ratings._threads import one_blas_thread
 from ratings.adjust import check_adjust_options, fit_adjusted, parse_adjust
 from ratings.bounds import MAX_ANCHOR_RATING, MAX_PENALTY, check_number
 from ratings.bt import fit_bt
@@ -410,7 +410,7 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
     check_memory(fit_memory(n_params, n_clusters=data.n_clusters if data.clusters is not None
                             else 0, n_boot=n_boot if ci == "bootstrap" else 0),
                  f"a fit of {data.n_models:,} models", max_memory)  # fmt: skip
-    with blas_threads(data.n_models):
+    with one_blas_thread():
         if adjust:  # judge effects as nuisance parameters (ratings.adjust)
             return fit_adjusted(loaded, adjust=adjust, families=families, model=model,
                                 judge_quality=judge_quality, fit_new_judges=fit_new_judges,

@@ -189,7 +189,7 @@ def audit(
     >>> a = ratings.audit("verdicts.csv", families="families.csv")   # doctest: +SKIP
     >>> a.judges[["judge", "position_bias_elo", "self_preference_elo", "flag"]]  # doctest: +SKIP
     """
-    from ratings._threads import blas_threads
+    from ratings._threads import one_blas_thread
     from ratings.adjust import ratings_from_fit
     from ratings.api import load_log
     from ratings.engine import resolve
@@ -217,7 +217,7 @@ def audit(
     if model == "crowd-bt":
         fixed = resolve_judge_quality(judge_quality, data.judges, scope=scope,
                                       fit_new_judges=fit_new_judges).eta  # fmt: skip
-    with blas_threads(data.n_models):
+    with one_blas_thread():
         fit = fit_effects(data, slots, plan, model=model, fixed_eta=fixed, engine=engine)
     r = ratings_from_fit(fit, plan, data, model=model, ci="sandwich", level=level, scope=scope,
                          n_rejected=n_rejected, adjust=("position", "self-preference"))

@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from ratings._arrays import frozen, readonly_copy
 from ratings._tdist import critical_values
-from ratings._threads import blas_threads
+from ratings._threads import one_blas_thread
 from ratings.errors import close_matches, option
 from ratings.inference import ClusterInference, StackedInference, reference_contrasts
 
@@ -172,7 +172,7 @@ class Ratings:
     def model_df(self) -> NDArray[np.float64]:
         """Degrees of freedom of each rating's interval (inf: normal quantile; NaN: none)."""
         if self.inference is not None:
-            with blas_threads(len(self.models)):
+            with one_blas_thread():
                 return self.inference.df(self._contrasts)
         return np.full(len(self.models), np.inf if self.df is None else float(self.df))
 
@@ -181,7 +181,7 @@ class Ratings:
         if self.inference is not None:
             cache = self.__dict__.setdefault("_pair_df", [])
             if not cache:
-                with blas_threads(len(self.models)):
+                with one_blas_thread():
                     cache.append(self.inference.pair_df())
             return cache[0]
         m = len(self.models)
@@ -331,7 +331,7 @@ class Ratings:
         if key not in cache:
             from ratings.inference.ranks import rank_intervals
 
-            with blas_threads(len(self.models)):
+            with one_blas_thread():
                 cache[key] = rank_intervals(self, level, kind=kind, seed=seed)
         return cache[key]
 
@@ -349,7 +349,7 @@ class Ratings:
         from ratings.inference.ranks import pairwise_table
 
         level = self.level if level is None else check_level(level)
-        with blas_threads(len(self.models)):
+        with one_blas_thread():
             return pairwise_table(self, level, adjust=adjust, seed=seed)
 
     def tied_with_leader(self, level: float | None = None) -> list[str]:

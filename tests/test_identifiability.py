@@ -265,10 +265,10 @@ def test_gram_is_a_symmetric_cross_product(shape):
     np.testing.assert_array_equal(got, got.T)
 
 
-def test_blas_threads_only_for_large_boards_and_within_the_callers_limit():
+def test_one_blas_thread_within_the_callers_limit():
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from ratings._threads import BLAS_THREADS_FROM, blas_threads
+    from ratings._threads import one_blas_thread
 
     def threads():
         return {d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"}
@@ -276,12 +276,10 @@ def test_blas_threads_only_for_large_boards_and_within_the_callers_limit():
     outside = threads()
     if not outside:
         pytest.skip("no BLAS library visible to threadpoolctl")
-    with blas_threads(BLAS_THREADS_FROM - 1):
+    with one_blas_thread():
         assert threads() == {1}
-    with blas_threads(BLAS_THREADS_FROM):
-        assert threads() == {max(1, min(min(outside), 4))}
-    with threadpool_limits(limits=1), blas_threads(BLAS_THREADS_FROM):
-        assert threads() == {1}  # the caller's own limit holds
+    with threadpool_limits(limits=1), one_blas_thread():
+        assert threads() == {1}
     assert threads() == outside
 
 

@@ -43,7 +43,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings._tdist import critical_values
-from ratings._threads import blas_threads
+from ratings._threads import one_blas_thread
 
 if TYPE_CHECKING:
     from ratings.result import Ratings
@@ -107,7 +107,7 @@ def _pair_stats(r: Ratings) -> PairStats:
     np.fill_diagonal(se, np.inf)
     df = r.pair_df()
     sub = cov[np.ix_(ok, ok)]
-    with blas_threads(1):  # one thread: a second gains nothing on 1000 models (0.24 vs 0.26 s)
+    with one_blas_thread():  # one thread: a second gains nothing on 1000 models (0.24 vs 0.26 s)
         lam, u = np.linalg.eigh((sub + sub.T) / 2.0)  # and stalls when others share the cores (5 s)
     keep = lam > 1e-12 * max(float(lam.max(initial=0.0)), 1e-300)
     factor = np.zeros((m, int(keep.sum())))
@@ -121,7 +121,7 @@ def _draws(ps: PairStats, n_draws: int, seed: int) -> NDArray[np.float32]:
     m, k = ps.factor.shape
     factor = ps.factor.T.astype(np.float32)
     batch = max(1, _BATCH_CELLS // max(m * m, 1))
-    with blas_threads(1):  # see _pair_stats (1000 models: 0.05 s, or 3.9 s on 2 busy threads)
+    with one_blas_thread():  # see _pair_stats (1000 models: 0.05 s, or 3.9 s on 2 busy threads)
         return np.concatenate([rng.standard_normal((min(batch, n_draws - lo), k),
                                                    dtype=np.float32) @ factor
                                for lo in range(0, n_draws, batch)]
