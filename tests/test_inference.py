@@ -462,3 +462,19 @@ def test_pair_max_over_the_bounded_pairs_equals_the_full_pass(monkeypatch):
             w[:] = 1.0
         monkeypatch.setattr(ranks, "_PASS_CELLS", int(rng.integers(1, 200)))
         np.testing.assert_array_equal(ranks.pair_max(z, w, none), ranks._full_pass(z, w, none))
+
+
+@pytest.mark.parametrize("n_models", [3, 30])  # a sigma per pair of models, or per row
+def test_bt_working_rows_weigh_each_row_by_n_p_q(n_models):
+    from ratings.data import aggregate
+    from ratings.inference.working import bt_rows
+
+    rng = np.random.default_rng(4)
+    data = aggregate(simulate_verdicts(rng, np.zeros(n_models), 400, 40, tie_fraction=0.1))
+    assert (data.ii.size > n_models**2) == (n_models == 3)
+    theta = rng.normal(0.0, 15.0, n_models)  # gaps up to ~70: 1 - sigma(d) cancels to 0
+    rows = bt_rows(theta, data)
+    d = theta[data.ii] - theta[data.jj]
+    n = data.wi + data.wj + data.tt
+    np.testing.assert_allclose(rows.a**2, n * expit(d) * expit(-d), rtol=1e-12)
+    assert (rows.a > 0).all()
