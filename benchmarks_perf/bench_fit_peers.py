@@ -86,6 +86,12 @@ def peer_choix(tab, section, df, ours, reps, budget, probe_ok) -> None:
     tab.add(section, "choix: dense counts + ilsr_pairwise_dense", sec, times=times,
             diff=centred_diff(est, ours),
             notes="point estimate only; ties = 1/2 win each way; tol=1e-8")  # fmt: skip
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):  # as ours runs its dense algebra
+        sec, times, _ = measure(lambda: run(df), reps, budget)
+    tab.add(section, "  choix: the same on one BLAS thread", sec, times=times,
+            notes="OpenBLAS's spinning threads stall when other processes hold cores")  # fmt: skip
     sec, times, (counts, _) = measure(lambda: choix_counts(df), reps, budget)
     tab.add(section, "  choix: dense counts (factorize + bincount)", sec, times=times)
     sec, times, _ = measure(lambda: choix.ilsr_pairwise_dense(counts), reps, budget)
