@@ -292,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cells", default=",".join(CELLS), help=f"among {list(CELLS)}")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     p.add_argument("--seed", type=int, default=20261214)
+    p.add_argument("--seeds-from", type=int, default=None,
+                   help="board seeds N, N+1, ... in every cell (instead of --seed's per-cell "
+                        "blocks): reproduces a check on chosen seeds")
     p.add_argument("--out", type=Path, default=RESULTS / "coverage_crowd.csv")
     args = p.parse_args(argv)
     cells = [c.strip() for c in args.cells.split(",") if c.strip()]
@@ -306,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
             cell = CELLS[name]
             truth, eta_true = pseudo_truth(cell)
             n = args.boards if cell.n <= 2000 else args.boards_large
-            base = args.seed + 1_000_003 * list(CELLS).index(name)
+            base = (args.seed + 1_000_003 * list(CELLS).index(name) if args.seeds_from is None
+                    else args.seeds_from)  # fmt: skip
             seeds = [base + b for b in range(n)]
             size = max(1, -(-n // (8 * max(args.jobs, 1))))
             chunks = [(name, seeds[i:i + size], truth, eta_true) for i in range(0, n, size)]
@@ -321,7 +325,9 @@ def main(argv: list[str] | None = None) -> int:
     table = pd.DataFrame(rows)
     seconds = time.perf_counter() - t0
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    meta = (f"Seed {args.seed}; {args.boards} boards per 2k cell and {args.boards_large} per 12k "
+    seeds = (f"Seed {args.seed}" if args.seeds_from is None
+             else f"Board seeds from {args.seeds_from}")  # fmt: skip
+    meta = (f"{seeds}; {args.boards} boards per 2k cell and {args.boards_large} per 12k "
             f"cell; {seconds / 60:.1f} min with {args.jobs} jobs (load average at the end "
             f"{load}); ratings {ratings.__version__}.")  # fmt: skip
     print(table[["cell", "subset", "interval", "boards", "anchor", "pairs", "open_share"]]
