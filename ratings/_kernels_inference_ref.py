@@ -15,11 +15,12 @@ _COUNT_SPACE = 1 << 16
 def cluster_times(ii, jj, kk, cluster, a, b, n_models, v):
     g, q = v.shape
     flat, at = v.ravel(), cluster * q
-    x = a * (flat[at + ii] - flat[at + jj])
+    at_i, at_j = at + ii, at + jj
+    x = a * (flat[at_i] - flat[at_j])
     if b.size:
         x = x + b * flat[at + n_models + kk]
-    cells = g * q
-    out = np.bincount(at + ii, a * x, cells) - np.bincount(at + jj, a * x, cells)
+    cells, ax = g * q, a * x
+    out = np.bincount(at_i, ax, cells) - np.bincount(at_j, ax, cells)
     if b.size:
         out += np.bincount(at + n_models + kk, b * x, cells)
     return out.reshape(g, q)

@@ -138,26 +138,44 @@ def cluster_scores(n_clusters, n_params, row_i, row_j, row_judge, row_cluster, s
 
 def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
     """Unique (group, i, j) rows of oriented verdicts, sorted, with their counts: a count per
-    (group, i, j, outcome) cell when that table is small (no sort), else a sort."""
-    weight = np.ones(group.size) if weight.size == 0 else weight  # empty: one per verdict
+    (group, i, j, outcome) cell when that table is small (no sort), else a sort (an empty
+    ``weight``: one per verdict, counted without weights)."""
     key = (group * n_models + row_i) * n_models + row_j
     space = (int(group.max()) + 1) * n_models * n_models if key.size else 0
+    m2 = n_models * n_models
     if space <= 2 * key.size + _DENSE_EXTRA:
         seen = np.zeros(space, dtype=bool)
         seen[key] = True
         uniq = np.flatnonzero(seen)
-        counts = np.bincount(key * 3 + outcome, weight, 3 * space).reshape(space, 3)[uniq]
-        m2 = n_models * n_models
+        counts = np.bincount(key * 3 + outcome, weight if weight.size else None,
+                             3 * space).reshape(space, 3)[uniq]  # fmt: skip
         return (uniq // m2, (uniq // n_models) % n_models, uniq % n_models,
-                *np.ascontiguousarray(counts.T))  # fmt: skip
+                *np.ascontiguousarray(counts.T, dtype=np.float64))  # fmt: skip
+    if not weight.size:
+        uniq, counts = _sorted_cells(key * 3 + outcome, 3 * space)
+        return (uniq // m2, (uniq // n_models) % n_models, uniq % n_models, *counts)
     uniq, code = np.unique(key, return_inverse=True)  # (no first index: a stable sort, 4x)
-    r, m2 = uniq.size, n_models * n_models
+    r = uniq.size
     return (
         uniq // m2, (uniq // n_models) % n_models, uniq % n_models,
         np.bincount(code, weight * (outcome == 0), r),
         np.bincount(code, weight * (outcome == 1), r),
         np.bincount(code, weight * (outcome == 2), r),
     )  # fmt: skip
+
+
+def _sorted_cells(cell, space):
+    """Distinct keys ``cell // 3`` (sorted) and the count of each (key, outcome ``cell % 3``)
+    cell, (3 x keys) float64: one sort (of 32-bit values when ``space`` allows), no argsort."""
+    s = np.sort(cell.astype(np.uint32) if space <= 2**32 else cell)
+    k = s // 3
+    first = np.empty(k.size, dtype=bool)
+    first[:1] = True
+    np.not_equal(k[1:], k[:-1], out=first[1:])
+    row = np.cumsum(first) - 1
+    uniq = k[first].astype(np.int64)
+    counts = np.bincount(row * 3 + (s - 3 * k), minlength=3 * uniq.size).reshape(-1, 3)
+    return uniq, np.ascontiguousarray(counts.T, dtype=np.float64)
 
 
 def collapse_rows(row_judge, row_i, row_j, wins_i, wins_j, ties, n_judges, n_models):
