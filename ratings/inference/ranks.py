@@ -252,17 +252,18 @@ def default_draws(n_models: int) -> int:
 
 
 def _per_pair(c: NDArray[np.float64] | float, df: NDArray[np.float64],
-              t: NDArray[np.float64]) -> NDArray[np.float64]:  # fmt: skip
+              t: NDArray[np.float64], open_: NDArray[np.bool_]) -> NDArray[np.float64]:  # fmt: skip
     """Per-pair critical values: the one-sided rate 1 - Phi(c) of the Gaussian critical value
-    ``c``, at each pair's Student t quantile.
+    ``c``, at each pair's Student t quantile, for the pairs ``open_`` (those a step can still
+    reject in the direction of their ``t``).
 
-    A t quantile is at least the normal one, so only pairs with ``|t|`` above ``c`` (less a
+    A t quantile is at least the normal one, so only those with ``|t|`` above ``c`` (less a
     rounding margin) can be rejected; the others get ``inf`` without a quantile.
     """
     c = np.asarray(c, dtype=np.float64)
     rate = 1.0 - np.vectorize(NormalDist().cdf)(c)
     level = np.broadcast_to(1.0 - 2.0 * rate, df.shape)
-    maybe = np.abs(t) > np.broadcast_to(c * (1.0 - 1e-6), df.shape)
+    maybe = open_ & (np.abs(t) > np.broadcast_to(c * (1.0 - 1e-6), df.shape))
     out = np.full(df.shape, np.inf)
     for lv in np.unique(level[maybe]):
         sel = maybe & (level == lv)
@@ -284,11 +285,13 @@ def _stepdown(ps: PairStats, level: float, n_draws: int, seed: int,
     while True:
         if marginal:  # model j: the pairs (j, k) and (k, j) not yet rejected
             maxes = _draw_max(ps, finite & ~better, z, inward=finite & ~worse)
-            crit = _per_pair(np.quantile(maxes, level, axis=0)[:, None], ps.df, t)
+            crit = _per_pair(np.quantile(maxes, level, axis=0)[:, None], ps.df, t,
+                             finite & ((~better & (t > 0)) | (~worse & (t < 0))))  # fmt: skip
             new_b = finite & ~better & (t > crit)
             new_w = finite & ~worse & (-t > crit)
-        else:
-            crit = _per_pair(float(np.quantile(maxes, level)), ps.df, t)
+        else:  # (j, k) and (k, j) are one test: its t > 0 side, until rejected
+            crit = _per_pair(float(np.quantile(maxes, level)), ps.df, t,
+                             finite & ~better & (t > 0))  # fmt: skip
             new_b = finite & ~better & (t > crit)
             new_w = new_b.T
         if not (new_b.any() or new_w.any()):
