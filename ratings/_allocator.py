@@ -1,4 +1,5 @@
-"""Allocator settings for one ``ratings`` command-line run (glibc only).
+"""Process settings for one ``ratings`` command-line run: the allocator (glibc only) and the
+exit.
 
 glibc's ``malloc`` serves every block above its mmap threshold (128 KiB at start, raised only
 as such blocks are freed) with a fresh ``mmap`` and returns it to the system on ``free``, so a
@@ -14,11 +15,22 @@ steady 1.0 s without).
 Only :func:`ratings.cli.main`, run as the program, calls it: a library must not change the
 allocator of the process that imports it. Elsewhere than glibc (musl, macOS, Windows) it does
 nothing.
+
+:func:`leave` ends the program once its outputs are written: it flushes the standard streams,
+runs the ``atexit`` handlers and exits without the interpreter's teardown, which deallocates
+every module and object one by one (pandas alone: 0.09 s; a 1M-verdict ``ratings fit``:
+0.15 s of a 1.15 s run). Only :func:`ratings.cli.program` (the ``ratings`` program and
+``python -m ratings.cli``) calls it.
 """
 
 from __future__ import annotations
 
-__all__ = ["MMAP_THRESHOLD", "TRIM_THRESHOLD", "tune_allocator"]
+import atexit
+import os
+import sys
+from typing import NoReturn
+
+__all__ = ["MMAP_THRESHOLD", "TRIM_THRESHOLD", "leave", "tune_allocator"]
 
 #: glibc's ``mallopt`` parameters (malloc.h).
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
@@ -57,3 +69,15 @@ def _numpy_hugepages_off() -> None:
         except ImportError:
             return
     _set_madvise_hugepage(False)
+
+
+def leave(status: int) -> NoReturn:
+    """Exit the program with ``status``: standard streams flushed, ``atexit`` handlers run, no
+    interpreter teardown (files the program wrote are closed by then)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more to say there
+            pass
+    atexit._run_exitfuncs()
+    os._exit(status)

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
-from ratings._allocator import tune_allocator
+from ratings._allocator import leave, tune_allocator
 from ratings.cli_flags import FLAGS, render_option
 from ratings.cli_notes import report_judges, show_warning, warn_unclustered
 from ratings.errors import (
@@ -661,8 +663,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     None) it first tunes glibc's allocator for large arrays (:mod:`ratings._allocator`)."""
     if argv is None:
         tune_allocator()
-    parser = _parser()
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = show_warning  # one line on stderr, no source location
         for category in (JudgeWarning, ConvergenceWarning, DataWarning, PenaltyOnlyWarning):
@@ -676,22 +677,21 @@ def _run(args: argparse.Namespace) -> int:
             _check_io(args)
             return int(args.func(args))
     except BrokenPipeError:  # e.g. `ratings fit ... | head`: stop quietly
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except USER_ERRORS as err:
-        if isinstance(err, OutputError):
-            msg = _flagged(err, args)
-        elif isinstance(err, KeyError) and err.args:
-            msg = err.args[0]
-        else:
-            msg = err
+        msg = (_flagged(err, args) if isinstance(err, OutputError)
+               else err.args[0] if isinstance(err, KeyError) and err.args else err)  # fmt: skip
         print(f"ratings: error: {msg}", file=sys.stderr)
         if isinstance(err, InvalidVerdictsError) and len(err.rows):
             print(err.rows.head(10).to_string(index=False), file=sys.stderr)
         return EXIT_DATA
 
 
+def program() -> NoReturn:
+    """The ``ratings`` program: :func:`main`, then out without the interpreter's teardown."""
+    leave(main())
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    program()

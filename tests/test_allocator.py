@@ -1,5 +1,6 @@
 """The command line's allocator settings: set when ``ratings`` runs as a program, never by an
-import or by ``main`` called with arguments (a host process keeps its allocator)."""
+import or by ``main`` called with arguments (a host process keeps its allocator); the program's
+exit without the interpreter's teardown."""
 
 from __future__ import annotations
 
@@ -70,6 +71,30 @@ def test_the_cli_runs_with_the_allocator_tuned(tmp_path):
     assert done.returncode == 0, done.stderr
     assert len(out.read_text().splitlines()) > 2
     assert _allocator.MMAP_THRESHOLD == 32 * 2**20
+
+
+def test_leave_flushes_runs_atexit_handlers_and_keeps_the_status():
+    code = ("import atexit, sys\n"
+            "from ratings._allocator import leave\n"
+            "atexit.register(lambda: print('handler ran'))\n"
+            "print('written', end=' '); sys.stderr.write('said')\n"
+            "leave(3)")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (done.returncode, done.stdout, done.stderr) == (3, "written handler ran\n", "said")
+
+
+def test_the_program_prints_and_exits_as_main_returns(tmp_path, capsys):
+    argv = ["fit", str(example_path()), "--scope", "analytical"]  # the table on stdout
+    assert ratings.cli.main(argv) == 0
+    expected = capsys.readouterr().out
+    done = subprocess.run([sys.executable, "-m", "ratings.cli", *argv], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, expected)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("model_a,model_b,winner\nx,y,maybe\n")
+    done = subprocess.run([sys.executable, "-m", "ratings.cli", "fit", str(bad)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2 and done.stderr.startswith("ratings: error:")
 
 
 def _libc() -> tuple[str, str]:
