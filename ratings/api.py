@@ -519,7 +519,7 @@ def _estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, 
                             fixed_eta=quality.eta, tol=tol, max_iter=max(max_iter, 200),
                             engine=engine)  # fmt: skip
     factor = None if quality.cov is None else reused_eta_factor(res, quality.cov, names)
-    inference, full, influence, eta_full, eta_df = _crowd_intervals(
+    inference, full, influence, eta_full, eta_df, lik = _crowd_intervals(
         res, data, ci=ci, clustered=clustered, engine=engine, factor=factor, level=level)
     influence = None if influence is None else influence[:, :m]
     eta_full = full if eta_full is None else eta_full
@@ -530,7 +530,7 @@ def _estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, 
         reused = quality.table
     table = judge_table(res, eta_full, data, level, eta_df, reused=reused)
     if inference is not None and res.prior is not None:
-        table = _judges_alone(res, data, engine, level, table, reused)
+        table = _judges_alone(res, data, engine, level, table, reused, lik)
     table = coin_flip_test(table, res.nll, m, level)
     warn_weak_judges(table, stacklevel=5)
     open_intervals = not (scale_identified(table) and np.isfinite(full[:m, :m]).all())
@@ -559,60 +559,68 @@ def _estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, 
 
 def _crowd_intervals(res, data: Comparisons, *, ci, clustered, engine, factor,
                      level: float = 0.95) -> tuple:  # fmt: skip
-    """``(inference, cov, influence, eta_cov, eta_df)`` of a Crowd-BT fit over (theta, eta):
-    CR2 for a clustered ``ci="sandwich"`` (``inference`` None and infinite variances when the
-    information is singular), else the CR1 / HC0 sandwich or the model-based covariance;
-    ``factor`` is the two-step term of reused etas."""
+    """``(inference, cov, influence, eta_cov, eta_df, likelihood_only)`` of a Crowd-BT fit over
+    (theta, eta): CR2 for a clustered ``ci="sandwich"`` (``inference`` None and infinite
+    variances when the information is singular), else the CR1 / HC0 sandwich or the
+    model-based covariance; ``factor`` is the two-step term of reused etas;
+    ``likelihood_only`` the CR2 inference without eta's prior in the bread where it was built
+    (see :func:`_crowd_cr2`), else None."""
     if clustered and ci == "sandwich":  # CR2 with degrees of freedom per contrast
-        inference, eta_full, eta_df = _crowd_cr2(res, data, engine, factor, level)
+        inference, eta_full, eta_df, lik = _crowd_cr2(res, data, engine, factor, level)
         if inference is None:
             from ratings.crowd import open_covariance
 
             full = open_covariance(res)
-            return None, full, None, full, None
-        return inference, inference.covariance(), inference.influence(), eta_full, eta_df
+            return None, full, None, full, None, None
+        return inference, inference.covariance(), inference.influence(), eta_full, eta_df, lik
     full, influence = crowd_covariance_and_influence(
         res, data, ci="model" if ci == "model" else "sandwich", clustered=clustered,
         engine=engine)  # fmt: skip
     if factor is not None:
         full = full + factor.T @ factor
-    return None, full, influence, full, None
+    return None, full, influence, full, None, None
 
 
 def _crowd_cr2(res, data: Comparisons, engine, factor, level: float = 0.95):
     """CR2 of a Crowd-BT fit: the inference (bread with the prior's curvature: the sandwich of
     the posterior mode, plus the two-step term ``factor`` of reused etas, widened by eta's
     profile likelihood for a one-judge posterior mode, :mod:`ratings.crowd_onejudge`), its
-    covariance and the judges' df; ``(None, None, None)`` when the verdicts cannot tell judge
-    quality from the spread of the ratings (the likelihood's observed or expected information
-    is not positive definite: open intervals). See :func:`ratings.inference.crowd_inference`."""
+    covariance, the judges' df and, for one judge, the inference before widening (its bread
+    has no eta prior: what :func:`_judges_alone` reports); ``(None, None, None, None)`` when
+    the verdicts cannot tell judge quality from the spread of the ratings (the likelihood's
+    observed or expected information is not positive definite: open intervals). See
+    :func:`ratings.inference.crowd_inference`."""
     from ratings.crowd import likelihood_identified
 
     if not likelihood_identified(res):
-        return None, None, None
+        return None, None, None, None
     k = kernels(engine, data.n_verdicts)
     one = single_judge(res, data) is not None  # bread without eta's prior: crowd_onejudge
     inference = crowd_inference(res, data, k=k, prior_information=not one)
     if inference is None:
-        return None, None, None
+        return None, None, None, None
     m = data.n_models
     eta_df = inference.df(np.eye(m + len(data.judges))[m:])
+    lik = inference if one else None
     inference = widened(inference, res, data, factor=factor, level=level, engine=engine)
-    return inference, inference.covariance(), eta_df
+    return inference, inference.covariance(), eta_df, lik
 
 
 def _judges_alone(res, data: Comparisons, engine, level: float, table: pd.DataFrame,
-                  reused) -> pd.DataFrame:  # fmt: skip
+                  reused, lik=None) -> pd.DataFrame:  # fmt: skip
     """The judges table of a posterior-mode fit from the verdicts alone: each estimated eta's
     CR2 interval with the likelihood's information (the strengths' prior only, not the one on
     eta) in the bread, and ``uninformative`` where it or the CR1 interval (observed
     information, normal quantile) reaches 1/2 (see
     :func:`ratings.crowd_report.scale_identified`). ``table``: the table of the fit's own
-    covariance, kept where that CR2 has no positive definite bread."""
+    covariance, kept where that CR2 has no positive definite bread; ``lik``: that CR2 inference
+    where the fit already built it (one judge), else it is built here."""
     from ratings.crowd import crowd_covariance
 
     m = data.n_models
-    lik = crowd_inference(res, data, k=kernels(engine, data.n_verdicts), prior_information=False)
+    if lik is None:
+        lik = crowd_inference(res, data, k=kernels(engine, data.n_verdicts),
+                              prior_information=False)  # fmt: skip
     if lik is not None:
         eta_df = lik.df(np.eye(m + len(data.judges))[m:])
         table = judge_table(res, lik.covariance(), data, level, eta_df, reused=reused)
