@@ -136,25 +136,53 @@ def cluster_scores(n_clusters, n_params, row_i, row_j, row_judge, row_cluster, s
 
 
 
+def _int_for(top: int):
+    """The narrowest signed integer dtype holding every value in ``-1 .. top``."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if top <= np.iinfo(dtype).max:
+            return dtype
+    return np.int64
+
+
+def _keys(group, row_i, row_j, n_models, top):
+    """``(group * n_models + row_i) * n_models + row_j`` in the narrowest signed type holding
+    ``top`` (the oriented codes come in narrow types: the key is widened first, never wrapped)."""
+    key = group.astype(_int_for(top))
+    key *= n_models
+    key += row_i
+    key *= n_models
+    key += row_j
+    return key
+
+
 def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
     """Unique (group, i, j) rows of oriented verdicts, sorted, with their counts: a count per
     (group, i, j, outcome) cell when that table is small (no sort), else a sort (an empty
     ``weight``: one per verdict, counted without weights)."""
-    key = (group * n_models + row_i) * n_models + row_j
-    space = (int(group.max()) + 1) * n_models * n_models if key.size else 0
+    space = (int(group.max()) + 1) * n_models * n_models if group.size else 0
     m2 = n_models * n_models
-    if space <= 2 * key.size + _DENSE_EXTRA:
+    if space <= 2 * group.size + _DENSE_EXTRA:
+        key = _keys(group, row_i, row_j, n_models, 3 * space)
         seen = np.zeros(space, dtype=bool)
         seen[key] = True
         uniq = np.flatnonzero(seen)
-        counts = np.bincount(key * 3 + outcome, weight if weight.size else None,
+        key *= 3
+        key += outcome
+        counts = np.bincount(key, weight if weight.size else None,
                              3 * space).reshape(space, 3)[uniq]  # fmt: skip
         return (uniq // m2, (uniq // n_models) % n_models, uniq % n_models,
                 *np.ascontiguousarray(counts.T, dtype=np.float64))  # fmt: skip
     if not weight.size:
-        uniq, counts = _sorted_cells(key * 3 + outcome, 3 * space)
+        cell = _keys(group, row_i, row_j, n_models, 3 * space)
+        cell *= 3
+        cell += outcome
+        if cell.dtype == np.int64 and 3 * space <= 2**32:  # sort 32-bit values
+            cell = cell.astype(np.uint32)
+        uniq, counts = _sorted_cells(cell)
         return (uniq // m2, (uniq // n_models) % n_models, uniq % n_models, *counts)
+    key = _keys(group, row_i, row_j, n_models, space)
     uniq, code = np.unique(key, return_inverse=True)  # (no first index: a stable sort, 4x)
+    uniq = uniq.astype(np.int64)
     r = uniq.size
     return (
         uniq // m2, (uniq // n_models) % n_models, uniq % n_models,
@@ -164,17 +192,21 @@ def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
     )  # fmt: skip
 
 
-def _sorted_cells(cell, space):
+def _sorted_cells(cell):
     """Distinct keys ``cell // 3`` (sorted) and the count of each (key, outcome ``cell % 3``)
-    cell, (3 x keys) float64: one sort (of 32-bit values when ``space`` allows), no argsort."""
-    s = np.sort(cell.astype(np.uint32) if space <= 2**32 else cell)
+    cell, (3 x keys) float64: one sort (of the cells' own type, 32-bit when they fit), no
+    argsort."""
+    s = np.sort(cell)
     k = s // 3
     first = np.empty(k.size, dtype=bool)
     first[:1] = True
     np.not_equal(k[1:], k[:-1], out=first[1:])
     row = np.cumsum(first) - 1
     uniq = k[first].astype(np.int64)
-    counts = np.bincount(row * 3 + (s - 3 * k), minlength=3 * uniq.size).reshape(-1, 3)
+    s -= 3 * k  # the outcome of each sorted cell
+    row *= 3
+    row += s
+    counts = np.bincount(row, minlength=3 * uniq.size).reshape(-1, 3)
     return uniq, np.ascontiguousarray(counts.T, dtype=np.float64)
 
 
@@ -189,19 +221,23 @@ def collapse_rows(row_judge, row_i, row_j, wins_i, wins_j, ties, n_judges, n_mod
 def _orient(c: VerdictCodes):
     """Each verdict oriented (see :mod:`ratings._kernels_aggregate`; ``c`` full-length, as
     :func:`_full` gives it) -> (outer key, i, j, outcome, judge, used model codes, unusable).
-    Outputs are 0 where a code is missing."""
+    Outputs are 0 where a code is missing; each comes in the narrowest integer type that holds
+    its values (model codes, outer keys, judges; outcomes int8)."""
     missing = (c.model_a < 0) | (c.model_b < 0) | (c.winner < 0) | (c.judge < 0) | (c.cluster < 0)
     any_missing = bool(missing.any())
     if any_missing:  # look codes up at 0 there (the outputs are zeroed at the end)
         c = c._replace(**{f: np.where(missing, 0, getattr(c, f))
                           for f in ("model_a", "model_b", "winner", "judge", "cluster")})
-    ia, ib = c.model_a_map[c.model_a], c.model_b_map[c.model_b]  # int64 (codes of any width)
-    res, judge = c.winner_map[c.winner], c.judge
+    m_type = _int_for(c.n_models)
+    ia = c.model_a_map.astype(m_type)[c.model_a]  # maps hold -1 .. n_models - 1
+    ib = c.model_b_map.astype(m_type)[c.model_b]
+    res, judge = c.winner_map.astype(np.int8)[c.winner], c.judge  # outcomes -1 .. 2
     if c.failed_a.any() or c.failed_b.any():
         forfeit = c.failed_a | c.failed_b
         res = np.where(forfeit, np.where(c.failed_a & c.failed_b, 2, np.where(c.failed_a, 1, 0)),
-                       res)  # fmt: skip
+                       res).astype(np.int8)  # fmt: skip
         judge = np.where(forfeit, c.forfeit_judge, judge)
+    judge = judge.astype(_int_for(c.n_judges), copy=False)
     i, j = np.minimum(ia, ib), np.maximum(ia, ib)
     bad = (i < 0) | (i == j) | (res < 0)
     if any_missing:
@@ -210,12 +246,17 @@ def _orient(c: VerdictCodes):
     used_m = np.zeros(c.n_models, dtype=bool)
     used_m[i[~bad] if n_bad else i] = True
     used_m[j[~bad] if n_bad else j] = True
-    out = [c.cluster.astype(np.int64) * c.n_judges + judge, i, j,
-           res ^ ((ia > ib) & (res < 2)),  # a swap turns 0 <-> 1 (i won <-> j won), not ties
-           judge]  # fmt: skip
+    outer = c.cluster.astype(_int_for(c.n_clusters * c.n_judges), copy=c.n_judges > 1)
+    if c.n_judges > 1:
+        outer *= c.n_judges
+        outer += judge
+    swap = ia > ib  # a swap turns 0 <-> 1 (i won <-> j won), not ties
+    swap &= res < 2
+    res ^= swap
+    out = [outer, i, j, res, judge]
     if any_missing:
-        out = [np.where(missing, 0, a) for a in out]
-    return (*(np.asarray(a, dtype=np.int64) for a in out), used_m, n_bad)
+        out = [np.where(missing, 0, a).astype(a.dtype, copy=False) for a in out]
+    return (*out, used_m, n_bad)
 
 
 def _full(c: VerdictCodes) -> VerdictCodes:
@@ -278,18 +319,27 @@ def verdict_cluster_scores(model_a, model_b, model_a_map, model_b_map, winner, w
                            n_clusters))  # fmt: skip
     # the callers pass usable verdicts only (aggregate found none unusable)
     _, i, j, o, row_judge, _, _ = _orient(c)
-    r = slot[(row_judge * n_models + i) * n_models + j]
+    at3 = slot[_keys(row_judge, i, j, n_models, n_judges * n_models * n_models)]
+    at3 *= 3
+    at3 += o  # each verdict's cell 3 r + o of its collapsed row r
     n_cols = n_models + (n_judges if tab_e.size else 0)
-    at3 = 3 * r + o
 
     def weighted(tab):  # an empty weight is one per verdict
         return tab[at3] if weight.size == 0 else tab[at3] * weight
 
     s = weighted(tab_d)
-    cells, at = n_clusters * n_cols, c.cluster.astype(np.int64) * n_cols
-    out = np.bincount(at + i, s, cells) - np.bincount(at + j, s, cells)
+    cells, at = n_clusters * n_cols, c.cluster.astype(np.int64)
+    at *= n_cols
+    at += i
+    out = np.bincount(at, s, cells)
+    at -= i
+    at += j
+    out -= np.bincount(at, s, cells)
     if tab_e.size:
-        out += np.bincount(at + n_models + row_judge, weighted(tab_e), cells)
+        at -= j
+        at += n_models
+        at += row_judge
+        out += np.bincount(at, weighted(tab_e), cells)
     return out.reshape(n_clusters, n_cols)
 
 
