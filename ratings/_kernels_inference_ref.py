@@ -14,15 +14,25 @@ _COUNT_SPACE = 1 << 16
 
 def cluster_times(ii, jj, kk, cluster, a, b, n_models, v):
     g, q = v.shape
-    flat, at = v.ravel(), cluster * q
-    at_i, at_j = at + ii, at + jj
-    x = a * (flat[at_i] - flat[at_j])
+    flat = v.ravel()
+    at_i = cluster * q
+    at_j = at_i + jj
+    at_i += ii
+    x = flat[at_i]
+    x -= flat[at_j]
+    x *= a  # x_r = a_r (v_i - v_j) [+ b_r v_k]
     if b.size:
-        x = x + b * flat[at + n_models + kk]
-    cells, ax = g * q, a * x
-    out = np.bincount(at_i, ax, cells) - np.bincount(at_j, ax, cells)
+        at_k = at_i - ii
+        at_k += n_models
+        at_k += kk
+        x += b * flat[at_k]
+        bx = b * x
+    cells = g * q
+    x *= a
+    out = np.bincount(at_i, x, cells)
+    out -= np.bincount(at_j, x, cells)
     if b.size:
-        out += np.bincount(at + n_models + kk, b * x, cells)
+        out += np.bincount(at_k, bx, cells)
     return out.reshape(g, q)
 
 

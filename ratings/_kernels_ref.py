@@ -173,10 +173,10 @@ def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
         return (uniq // m2, (uniq // n_models) % n_models, uniq % n_models,
                 *np.ascontiguousarray(counts.T, dtype=np.float64))  # fmt: skip
     if not weight.size:
-        cell = _keys(group, row_i, row_j, n_models, 3 * space)
-        cell *= 3
-        cell += outcome
-        if cell.dtype == np.int64 and 3 * space <= 2**32:  # sort 32-bit values
+        cell = _keys(group, row_i, row_j, n_models, 4 * space)
+        cell <<= 2  # (key, outcome) cells: key * 4 + outcome
+        cell |= outcome
+        if cell.dtype == np.int64 and 4 * space <= 2**32:  # sort 32-bit values
             cell = cell.astype(np.uint32)
         uniq, counts = _sorted_cells(cell)
         return (uniq // m2, (uniq // n_models) % n_models, uniq % n_models, *counts)
@@ -193,21 +193,22 @@ def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
 
 
 def _sorted_cells(cell):
-    """Distinct keys ``cell // 3`` (sorted) and the count of each (key, outcome ``cell % 3``)
+    """Distinct keys ``cell >> 2`` (sorted) and the count of each (key, outcome ``cell & 3``)
     cell, (3 x keys) float64: one sort (of the cells' own type, 32-bit when they fit), no
     argsort."""
     s = np.sort(cell)
-    k = s // 3
+    k = s >> 2
     first = np.empty(k.size, dtype=bool)
     first[:1] = True
     np.not_equal(k[1:], k[:-1], out=first[1:])
-    row = np.cumsum(first) - 1
+    row = np.cumsum(first, dtype=s.dtype)  # 1-based row of each cell's key
     uniq = k[first].astype(np.int64)
-    s -= 3 * k  # the outcome of each sorted cell
-    row *= 3
-    row += s
-    counts = np.bincount(row, minlength=3 * uniq.size).reshape(-1, 3)
-    return uniq, np.ascontiguousarray(counts.T, dtype=np.float64)
+    s &= 3  # the outcomes, then each cell's place outcome * keys + row in the (3 x keys) table
+    s *= uniq.size
+    s += row
+    s -= 1
+    counts = np.bincount(s, minlength=3 * uniq.size)
+    return uniq, counts.reshape(3, uniq.size).astype(np.float64)
 
 
 def collapse_rows(row_judge, row_i, row_j, wins_i, wins_j, ties, n_judges, n_models):
