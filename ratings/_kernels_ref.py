@@ -287,7 +287,8 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
     used_j[c.judge] = True
     used_g[c.cluster] = True
     key, ri, rj, wi, wj, tt = _aggregate_rows(outer, i, j, o, weight, n_models)
-    return AggregatedRows(key // n_judges, key % n_judges, ri, rj, wi, wj, tt, used_m, used_j,
+    cluster, judge = (key, np.zeros_like(key)) if n_judges == 1 else np.divmod(key, n_judges)
+    return AggregatedRows(cluster, judge, ri, rj, wi, wj, tt, used_m, used_j,
                           used_g, None, 0)  # fmt: skip
 
 
