@@ -8,11 +8,19 @@ they finish before numba could even be loaded (see :mod:`ratings.engine`).
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ratings.codes import AggregatedRows, CollapsedRows, VerdictCodes
 
 _DENSE_EXTRA = 65536  # (group, i, j) slots beyond 2 per verdict up to which counts go dense
+#: Verdicts up to which the aggregation twins share one orientation of the same read-only codes
+#: (see :func:`_oriented`); larger logs take the numba kernels, which orient on the fly.
+_SHARE_ORIENTED = 2_000_000
+#: The last shared orientation: (weak references to the codes' columns, their maps and sizes,
+#: the oriented codes), or empty.
+_ORIENTED: list = []
 
 __all__ = [  # the twin of each kernel of ratings._kernels, and the sigmoid helpers
     "aggregate_codes", "bt_row_terms", "bt_scores", "cluster_meat", "cluster_scores",
@@ -271,13 +279,50 @@ def _full(c: VerdictCodes) -> VerdictCodes:
                       failed_a=full(c.failed_a, bool), failed_b=full(c.failed_b, bool))
 
 
+def _oriented(raw: VerdictCodes, *, last: bool = False):
+    """``(_full(raw), _orient(_full(raw)))``, the orientation shared by the twins called in
+    turn on the same verdict codes (a clustered fit's log: :func:`collapse_codes`,
+    :func:`verdict_cluster_scores`, then :func:`aggregate_codes`, which passes ``last`` and
+    lets it go).
+
+    Shared only when every per-verdict column is read-only (a categorical's codes) and the log
+    is within :data:`_SHARE_ORIENTED` verdicts: the same column objects, maps and sizes then mean
+    the same verdicts. The oriented arrays (narrow: about 8 bytes a verdict) are read-only; they
+    are dropped with the codes, once ``last`` has used them, or for the next codes oriented.
+    """
+    columns = (raw.model_a, raw.model_b, raw.winner, raw.judge, raw.cluster, raw.failed_a,
+               raw.failed_b)  # fmt: skip
+    rest = (raw.model_a_map, raw.model_b_map, raw.winner_map, raw.forfeit_judge, raw.n_models,
+            raw.n_judges, raw.n_clusters)  # fmt: skip
+    shared = (raw.model_a.size <= _SHARE_ORIENTED
+              and not any(a.flags.writeable for a in columns if a.size))  # fmt: skip
+    c = _full(raw)
+    for refs, known, out in _ORIENTED[:1] if shared else ():  # (a copy: fits on threads)
+        same = all(r() is a for r, a in zip(refs, columns, strict=True))
+        if same and all(np.array_equal(k, v) for k, v in zip(known, rest, strict=True)):
+            if last:
+                _ORIENTED.clear()
+            return c, (*out[:5], out[5].copy(), out[6])  # the used models: the caller's own
+    _ORIENTED.clear()
+    out = _orient(c)
+    if shared and not last:
+        for a in out[:5]:
+            a.setflags(write=False)
+        # weak references: the entry goes when the codes do (it holds no model or winner codes)
+        refs = [weakref.ref(a, lambda _: _ORIENTED.clear()) for a in columns]
+        _ORIENTED[:] = [(refs, tuple(np.copy(v) for v in rest), out)]
+        out = (*out[:5], out[5].copy(), out[6])
+    return c, out
+
+
 def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
                     cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges, n_clusters,
                     weight, reuse=False) -> AggregatedRows:  # fmt: skip
-    c = _full(VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map,
-                           judge, cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
-                           n_clusters))  # fmt: skip
-    outer, i, j, o, _, used_m, n_bad = _orient(c)
+    raw = VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
+                       cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
+                       n_clusters)  # fmt: skip
+    c, oriented = _oriented(raw, last=True)
+    outer, i, j, o, _, used_m, n_bad = oriented
     used_j = np.zeros(n_judges, dtype=bool)
     used_g = np.zeros(n_clusters, dtype=bool)
     if n_bad:
@@ -296,10 +341,11 @@ def collapse_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_ma
                    cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges, n_clusters,
                    weight) -> CollapsedRows:  # fmt: skip
     # the rows summed over clusters (one per (judge, i, j)) and each key's row
-    c = _full(VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map,
-                           judge, cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
-                           n_clusters))  # fmt: skip
-    _, i, j, o, row_judge, used_m, n_bad = _orient(c)
+    raw = VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
+                       cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
+                       n_clusters)  # fmt: skip
+    c, oriented = _oriented(raw)
+    _, i, j, o, row_judge, used_m, n_bad = oriented
     used_j = np.zeros(n_judges, dtype=bool)
     used_g = np.zeros(n_clusters, dtype=bool)
     e_i, e_f = np.zeros(0, dtype=np.int64), np.zeros(0)
@@ -316,11 +362,12 @@ def collapse_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_ma
 def verdict_cluster_scores(model_a, model_b, model_a_map, model_b_map, winner, winner_map,
                            judge, cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
                            n_clusters, weight, slot, tab_d, tab_e):  # fmt: skip
-    c = _full(VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map,
-                           judge, cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
-                           n_clusters))  # fmt: skip
+    raw = VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
+                       cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
+                       n_clusters)  # fmt: skip
+    c, oriented = _oriented(raw)
     # the callers pass usable verdicts only (aggregate found none unusable)
-    _, i, j, o, row_judge, _, _ = _orient(c)
+    _, i, j, o, row_judge, _, _ = oriented
     at3 = slot[_keys(row_judge, i, j, n_models, n_judges * n_models * n_models)]
     at3 *= 3
     at3 += o  # each verdict's cell 3 r + o of its collapsed row r

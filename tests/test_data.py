@@ -271,6 +271,31 @@ def test_collapse_codes_and_verdict_cluster_scores_match_twins_and_rows(
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("forfeits", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_twins_share_one_orientation_of_read_only_codes(forfeits, weighted):
+    """Read-only codes (a categorical's): collapse_codes, verdict_cluster_scores and
+    aggregate_codes orient them once, with the results of codes each twin orients itself;
+    aggregate_codes lets the shared orientation go."""
+    rng = np.random.default_rng(5)
+    own = _random_codes(rng, 500, 6, 2, 4, weighted, forfeits)
+    shared = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in own)
+    for a in (*shared[:2], *shared[4:5], *shared[6:10]):
+        a.setflags(write=False)
+    results = []
+    for args in (own, shared):
+        collapsed = _kernels_ref.collapse_codes(*args)
+        assert bool(_kernels_ref._ORIENTED) == (args is shared)
+        tab = np.random.default_rng(1).normal(size=3 * collapsed.judge.size)
+        scores = _kernels_ref.verdict_cluster_scores(*args, collapsed.slot, tab, np.zeros(0))
+        rows = _kernels_ref.aggregate_codes(*args)
+        assert not _kernels_ref._ORIENTED
+        results.append((collapsed, scores, rows))
+    (c0, s0, r0), (c1, s1, r1) = results
+    for a, b in (*zip(c0, c1, strict=True), (s0, s1), *zip(r0[:10], r1[:10], strict=True)):
+        np.testing.assert_array_equal(a, b)
+
+
 def _scoped_log(rng, n=3000, m=9, tasks=40):
     """Two scopes over one set of tasks, judges and models, with a few render forfeits."""
     a = rng.integers(0, m, n)
