@@ -354,12 +354,13 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
 def _series(rows, score, free, bread_free, starts):
     """Adjusted influences f(M H_g) M g_g by the binomial series (large boards); also the
     degenerate directions and the whitening L (None when no cluster needed it)."""
+    from ratings._threads import matmul
     from ratings.optim import embed
 
     g, q = score.shape
     bread = embed(bread_free, free, q)
     bread32 = None
-    term = score @ bread  # influences M g_g
+    term = matmul(score, bread)  # influences M g_g
     total = term.copy()
     scale = np.maximum(np.linalg.norm(term, axis=1), 1e-300)
     coef, active, last = 1.0, np.ones(g, dtype=bool), scale
@@ -369,9 +370,9 @@ def _series(rows, score, free, bread_free, starts):
         moved = rows.times(term)
         if predicted < SINGLE_BELOW:  # a small correction: single precision is exact enough
             bread32 = bread.astype(np.float32) if bread32 is None else bread32
-            term = (moved.astype(np.float32) @ bread32).astype(np.float64)
+            term = matmul(moved.astype(np.float32), bread32).astype(np.float64)
         else:
-            term = moved @ bread
+            term = matmul(moved, bread)
         step = coef * term
         total += step
         size = np.linalg.norm(step, axis=1)

@@ -1,0 +1,84 @@
+"""Dense products split into blocks of rows on the thread pool (``ratings._threads.matmul``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ratings import _threads
+
+
+def _split(mp: pytest.MonkeyPatch, threads: int, align: int = _threads.ROW_ALIGN) -> list:
+    """Split every product in ``threads`` blocks starting at multiples of ``align``; the
+    returned list collects the numbers of jobs handed to the pool."""
+    calls: list[int] = []
+    run = _threads.run
+
+    def counting(jobs):
+        calls.append(len(jobs))
+        return run(jobs)
+
+    mp.setattr(_threads, "SPLIT_FLOPS", 0)
+    mp.setattr(_threads, "ROW_ALIGN", align)
+    mp.setattr(_threads, "workers", lambda: threads)
+    mp.setattr(_threads, "run", counting)
+    return calls
+
+
+@pytest.mark.parametrize("threads", [2, 3, 4])
+@pytest.mark.parametrize("shape", [(1000, 999, 999), (1001, 513, 7), (97, 30, 200), (16, 5, 3)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_matmul_equals_the_plain_product(monkeypatch, threads, shape, dtype) -> None:
+    n, k, m = shape
+    rng = np.random.default_rng(n + k + m)
+    a, b = rng.standard_normal((n, k)).astype(dtype), rng.standard_normal((k, m)).astype(dtype)
+    plain = a @ b
+    calls = _split(monkeypatch, threads)
+    out = _threads.matmul(a, b)
+    assert calls == [len(_threads.row_blocks(n, threads))] and calls[0] >= 2
+    assert out.dtype == plain.dtype and out.shape == plain.shape and out.flags.c_contiguous
+    # Rounding only (OpenBLAS multiplies aligned blocks of double-precision rows bitwise as
+    # the whole product; single precision may sum in another order).
+    eps = np.finfo(dtype).eps
+    np.testing.assert_allclose(out, plain, rtol=0, atol=8 * eps * k * np.abs(plain).max())
+
+
+@pytest.mark.parametrize("threads", [2, 3, 5])
+def test_matmul_with_odd_blocks(monkeypatch, threads) -> None:
+    rng = np.random.default_rng(threads)
+    a, b = rng.standard_normal((301, 257)), rng.standard_normal((257, 263))
+    plain = a @ b
+    calls = _split(monkeypatch, threads, align=1)
+    blocks = _threads.row_blocks(301, threads, 1)
+    assert any((hi - lo) % 2 for lo, hi in blocks)  # odd sizes and odd starts
+    out = _threads.matmul(a, b)
+    assert calls == [len(blocks)]
+    np.testing.assert_allclose(out, plain, rtol=0, atol=1e-13 * np.abs(plain).max())
+
+
+def test_matmul_on_one_worker_or_small_inputs_is_the_plain_product(monkeypatch) -> None:
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((400, 300)), rng.standard_normal((300, 200))
+    calls = _split(monkeypatch, 1)  # one worker (RATINGS_NUM_THREADS=1)
+    np.testing.assert_array_equal(_threads.matmul(a, b), a @ b)
+    monkeypatch.setattr(_threads, "workers", lambda: 4)
+    np.testing.assert_array_equal(_threads.matmul(a[:15], b), a[:15] @ b)  # too few rows
+    monkeypatch.setattr(_threads, "SPLIT_FLOPS", 400 * 300 * 200 + 1)  # too little work
+    np.testing.assert_array_equal(_threads.matmul(a, b), a @ b)
+    assert calls == []
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 100, 1001])
+@pytest.mark.parametrize("parts", [1, 2, 3, 4])
+@pytest.mark.parametrize("align", [1, 8])
+def test_row_blocks_cover_the_rows_once(n, parts, align) -> None:
+    blocks = _threads.row_blocks(n, parts, align)
+    assert len(blocks) <= parts
+    if n == 0:
+        assert blocks == []
+        return
+    assert [lo for lo, _ in blocks] == [0] + [hi for _, hi in blocks[:-1]]
+    assert blocks[-1][1] == n
+    assert all(lo % align == 0 and hi > lo for lo, hi in blocks)
+    assert len(blocks) == 1 or min(hi - lo for lo, hi in blocks) >= align
+
