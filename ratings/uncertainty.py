@@ -13,6 +13,7 @@ removed) and B the "meat",
 
 from __future__ import annotations
 
+import functools
 import sys
 import warnings
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from ratings import _threads
 from ratings.data import Comparisons
 from ratings.errors import option
 from ratings.optim import LAPACK_FROM, block, embed, inverse_pd, mirror_upper
@@ -149,8 +151,30 @@ def gram(a: NDArray[np.float64], alpha: float = 1.0) -> NDArray[np.float64]:
         return (out + out.T) / 2.0
     from scipy.linalg.blas import dsyrk
 
-    # The upper triangle (zeros below); a.T is a Fortran-ordered view, so nothing is copied.
-    return mirror_upper(dsyrk(alpha, a.T, trans=0, lower=0))
+    g, p = a.shape
+    parts = _threads.workers()
+    if parts < 2 or g * p * p // 2 < _threads.SPLIT_FLOPS:
+        # The upper triangle (zeros below); a.T is a Fortran-ordered view, so nothing is copied.
+        return mirror_upper(dsyrk(alpha, a.T, trans=0, lower=0))
+    # Side by side on the pool (BLAS on one thread, see ratings._threads.matmul): the upper
+    # triangle in blocks of columns, a rank-k update on each diagonal block and a product on
+    # each block above it. scipy's BLAS keeps the GIL, numpy's products release it: the updates
+    # run one after another beside the products (two blocks: one product beside two updates
+    # of half its work each; 1000 x 1000 on 2 cores: 24 -> 15 ms).
+    upper = np.zeros((p, p))
+    cuts = _threads.row_blocks(p, parts, _threads.ROW_ALIGN)
+
+    def diagonal(lo: int, hi: int) -> None:
+        upper[lo:hi, lo:hi] = dsyrk(alpha, a[:, lo:hi].T, trans=0, lower=0)
+
+    def above(lo: int, hi: int, lo2: int, hi2: int) -> None:
+        np.matmul(a[:, lo:hi].T, a[:, lo2:hi2], out=upper[lo:hi, lo2:hi2])
+        upper[lo:hi, lo2:hi2] *= alpha
+
+    jobs = [functools.partial(above, *c, *c2) for i, c in enumerate(cuts) for c2 in cuts[i + 1:]]
+    with _threads.one_blas_thread():
+        _threads.run(jobs + [functools.partial(diagonal, *c) for c in cuts])
+    return mirror_upper(upper)
 
 
 def bootstrap_draws(

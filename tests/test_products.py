@@ -82,3 +82,19 @@ def test_row_blocks_cover_the_rows_once(n, parts, align) -> None:
     assert all(lo % align == 0 and hi > lo for lo, hi in blocks)
     assert len(blocks) == 1 or min(hi - lo for lo, hi in blocks) >= align
 
+
+@pytest.mark.parametrize("threads", [2, 3, 4])
+@pytest.mark.parametrize("shape", [(400, 301), (37, 1000), (1000, 257)])
+@pytest.mark.parametrize("align", [1, 8])
+def test_gram_in_blocks_equals_one_update(monkeypatch, threads, shape, align) -> None:
+    from ratings.uncertainty import gram
+
+    a = np.random.default_rng(shape[1]).standard_normal(shape)
+    monkeypatch.setenv("RATINGS_NUM_THREADS", "1")
+    whole = gram(a, 1.25)  # one rank-k update
+    calls = _split(monkeypatch, threads, align)
+    got = gram(a, 1.25)
+    k = len(_threads.row_blocks(shape[1], threads, align))
+    assert calls == [k * (k + 1) // 2]  # the diagonal blocks and those above them
+    np.testing.assert_array_equal(got, got.T)
+    np.testing.assert_allclose(got, whole, rtol=0, atol=1e-14 * np.abs(whole).max())
