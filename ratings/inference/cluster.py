@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ratings._threads import matmul
 from ratings.inference.satterthwaite import (
     DEGENERATE,
     pair_contrasts,
@@ -167,7 +168,7 @@ class ClusterInference:
             if last is not None and np.array_equal(last[0], c):
                 return last[1].copy()
             n = np.zeros((self.n_params, c.shape[0]))
-            n[self.free] = self.bread @ c.T
+            n[self.free] = matmul(self.bread, c.T)
             out = self.rows.quadratic(n).T
             self.__dict__["_last_omega"] = (c, out.copy())
             return out
@@ -354,7 +355,6 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
 def _series(rows, score, free, bread_free, starts):
     """Adjusted influences f(M H_g) M g_g by the binomial series (large boards); also the
     degenerate directions and the whitening L (None when no cluster needed it)."""
-    from ratings._threads import matmul
     from ratings.optim import embed
 
     g, q = score.shape
