@@ -84,7 +84,9 @@ def one_blas_thread():
     a call slows the single-threaded passes that follow (the same product right after going
     down from two threads to one: 75-85 ms). On idle cores two threads would be faster (that
     product 20 instead of 37 ms, that ``potrf`` + ``potri`` 15 instead of 25 ms): about 0.13
-    instead of 0.21 s of the dense algebra of a clustered fit of 1000 models.
+    instead of 0.21 s of the dense algebra of a clustered fit of 1000 models. The large
+    products get that back on this module's pool instead (:func:`matmul`); factorisations stay
+    on one thread.
     """
     global _BLAS
     if _BLAS is None:
