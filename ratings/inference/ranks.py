@@ -64,7 +64,7 @@ __all__ = [
 DRAWS = 4000
 #: (draw, ordered pair) cells per step of the step-down up to which all :data:`DRAWS` are used.
 DRAW_CELLS = 400_000_000
-#: Cells (draws x models^2) per batch of draws.
+#: Cells (draws x models) per batch of draws (16 MB of float32).
 _BATCH_CELLS = 4_000_000
 #: Cells (draws x models^2) per pass of :func:`pair_max` (its work array stays in cache).
 _PASS_CELLS = 1 << 20
@@ -120,7 +120,7 @@ def _draws(ps: PairStats, n_draws: int, seed: int) -> NDArray[np.float32]:
     rng = np.random.default_rng(seed)
     m, k = ps.factor.shape
     factor = ps.factor.T.astype(np.float32)
-    batch = max(1, _BATCH_CELLS // max(m * m, 1))
+    batch = max(1, _BATCH_CELLS // max(m, 1))
     with one_blas_thread():  # see _pair_stats (1000 models: 0.05 s, or 3.9 s on 2 busy threads)
         return np.concatenate([rng.standard_normal((min(batch, n_draws - lo), k),
                                                    dtype=np.float32) @ factor
