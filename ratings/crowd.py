@@ -88,6 +88,8 @@ class CrowdFit:
     # A posterior mode of :func:`fit_crowd_default`: the estimated etas the plain
     # maximum-likelihood fit put on a bound (all, where it had no estimate); None otherwise.
     plain_on_bound: NDArray[np.bool_] | None = None
+    # False for a posterior mode whose plain fit had no estimate or did not converge.
+    plain_found: bool = True
 
     @property
     def free(self) -> NDArray[np.int64]:
@@ -239,7 +241,8 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
             return plain
     post = fit_crowd_bt(data, prior=prior, **kwargs)
     on_bound = plain.boundary.copy() if plain is not None else post.estimated.copy()
-    return replace(post, plain_on_bound=on_bound)
+    return replace(post, plain_on_bound=on_bound,
+                   plain_found=plain is not None and plain.converged)  # fmt: skip
 
 
 def crowd_covariance(

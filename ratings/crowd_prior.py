@@ -31,7 +31,7 @@ from the coverage study in ``docs/coverage.md``, which also says where they fall
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -140,8 +140,15 @@ class CrowdSummary:
         the strengths' intervals were left open (infinite).
     prior_used : bool
         False when the fit is the plain maximum-likelihood estimate although ``prior`` was
-        given: it was regular (see :func:`ratings.api` ``_regular``: converged, every estimated
-        eta and its interval inside (1/2, 1)), so the prior was not needed.
+        given: it was regular (see :func:`ratings.crowd.fit_crowd_default`: converged, every
+        estimated eta and its interval inside (1/2, 1)), so the prior was not needed.
+    plain_on_bound : tuple of str
+        Where the prior was used: the judges whose eta the plain maximum-likelihood fit put on
+        a bound (1/2 or 1), the boards whose intervals are the least reliable
+        (``docs/crowd.md``); empty otherwise.
+    plain_found : bool
+        False where the prior was used because the plain fit had no estimate or did not
+        converge.
     """
 
     eta_cov: pd.DataFrame
@@ -149,10 +156,26 @@ class CrowdSummary:
     eta_influence: NDArray[np.float64] | None = None
     open_intervals: bool = False
     prior_used: bool = True
+    plain_on_bound: tuple[str, ...] = ()
+    plain_found: bool = True
+
+    def estimate_note(self) -> str:
+        """Which estimate the fit is, and why: a line of the fit's summary."""
+        if not (self.prior_used and self.prior is not None):
+            return "plain maximum likelihood"
+        if not self.plain_found:
+            why = "the plain maximum-likelihood fit has no estimate here or did not converge"
+        elif self.plain_on_bound:
+            names = ", ".join(repr(j) for j in self.plain_on_bound)
+            why = (f"the plain estimate puts eta of {names} on its bound; see docs/crowd.md, "
+                   "'When to distrust a Crowd-BT interval'")  # fmt: skip
+        else:
+            why = ("the plain estimate is not regular here: an eta's interval reaches 1/2 or 1, "
+                   "or its information is singular")  # fmt: skip
+        return f"posterior mode under the weak priors ({why})"
 
     def shifted(self, shift) -> CrowdSummary:
         """The same summary with ``eta_influence`` passed through ``shift`` (a re-anchoring)."""
         if self.eta_influence is None:
             return self
-        return CrowdSummary(self.eta_cov, self.prior, shift(self.eta_influence),
-                            self.open_intervals, self.prior_used)  # fmt: skip
+        return replace(self, eta_influence=shift(self.eta_influence))

@@ -425,10 +425,7 @@ class Ratings:
             lines.append(f"Combined ({self.combine_method}) from scopes with weights "
                          + ", ".join(f"{k}={v:.3g}" for k, v in (self.scope_weights or {}).items()))
         if self.crowd is not None:
-            lines.append("Estimate: " + ("posterior mode under the weak priors (the plain "
-                                         "estimate is not regular here)" if self.crowd.prior_used
-                                         and self.crowd.prior is not None
-                                         else "plain maximum likelihood"))
+            lines.append("Estimate: " + self.crowd.estimate_note())
         if self.adjust:
             lines.append(f"Adjusted for judge effects: {', '.join(self.adjust)} (estimated "
                          "jointly; intervals include their uncertainty)")

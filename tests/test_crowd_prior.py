@@ -527,3 +527,36 @@ def test_coin_like_judges_open_while_informative_judges_do_not():
         g = ratings.fit(good, model="crowd-bt")
     assert not g.crowd.open_intervals and not g.judges["uninformative"].any()
     assert np.isfinite(np.diag(g.cov)).all()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 5])
+def test_summary_names_the_judges_the_plain_estimate_puts_on_a_bound(seed):
+    # A judge that never flips (eta = 1): on some boards the plain maximum of the likelihood
+    # (found here by the independent reference, L-BFGS-B with eta in [1/2, 1]) is at eta = 1.
+    frame = draw_board(seed, np.linspace(-1.2, 1.2, 8), {"j1": 1.0, "j2": 0.85, "j3": 0.8},
+                       1500, n_tasks=50)  # fmt: skip
+    ref = Reference(frame)
+    eta = ref.fit(polish=False)[ref.m - 1 :]
+    on_bound = tuple(j for j, e in zip(ref.judges, eta, strict=True)
+                     if e > 1 - 1e-6 or e < 0.5 + 1e-6)  # fmt: skip
+    r = ratings.fit(frame, model="crowd-bt")
+    assert r.crowd.plain_found and r.crowd.plain_on_bound == on_bound
+    line = next(x for x in r.summary().splitlines() if x.startswith("Estimate: "))
+    if on_bound:
+        assert line.startswith("Estimate: posterior mode") and "'j1' on its bound" in line
+    else:
+        assert "on its bound" not in line
+
+
+def test_summary_says_when_the_plain_estimate_does_not_exist():
+    # j1 picks the truly stronger model every time: the plain likelihood has no maximum
+    frame = draw_board(7, np.linspace(-1.2, 1.2, 8), {"j1": 1.0, "j2": 0.85, "j3": 0.8}, 1500,
+                       n_tasks=50)  # fmt: skip
+    j1 = frame["judge"].to_numpy() == "j1"
+    stronger_a = frame["model_a"].to_numpy() > frame["model_b"].to_numpy()  # names sort by strength
+    frame.loc[j1, "winner"] = np.where(stronger_a, "A", "B")[j1]
+    with pytest.raises(ratings.errors.NonIdentifiableError):
+        ratings.fit(frame, model="crowd-bt", prior=None)
+    r = ratings.fit(frame, model="crowd-bt")
+    assert not r.crowd.plain_found and r.crowd.plain_on_bound == ()
+    assert "has no estimate here or did not converge" in r.summary()
