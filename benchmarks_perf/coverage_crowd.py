@@ -35,6 +35,11 @@ true eta ("eta covered"; for judge-file cells, those of the past log's fit), and
 estimates, the mean slope of the estimated log-strengths on the true ones (1: the truth's
 spread; above 1: the ratings are spread too wide).
 
+``--oracle`` adds, on the boundary boards of the cells with estimated etas, the fit with the
+bound judges' eta fixed at its true value (``judge_quality={judge: eta}``, ``eta_known=True``;
+the other judges estimated as by default): how the intervals cover once the one thing a
+boundary board cannot tell, where that judge's eta lies below 1, is given.
+
 Output: ``benchmarks_perf/results/coverage_crowd.csv`` and ``.md`` (``ratings.io.write_atomic``).
 
 Usage::
@@ -159,13 +164,20 @@ def pseudo_truth(cell: Cell) -> tuple[np.ndarray, np.ndarray]:
     return fit.theta, fit.eta
 
 
-def _plain_on_bound(frame: pd.DataFrame) -> bool:
-    """Does the plain maximum-likelihood fit put some eta on a bound (or have no estimate)?"""
+def _bound_judges(frame: pd.DataFrame, judges: list[str]) -> list[str]:
+    """The judges whose eta the plain maximum-likelihood fit puts on a bound (all of them
+    where it has no estimate)."""
     try:
         r = ratings.fit(frame, model="crowd-bt", prior=None, anchor=f"m{ANCHOR:02d}")
     except ratings.NonIdentifiableError:
-        return True
-    return bool((r.judges["status"] == "boundary").any())
+        return list(judges)
+    status = r.judges["status"].reindex(judges)
+    return [j for j in judges if status[j] == "boundary"]
+
+
+def _plain_on_bound(frame: pd.DataFrame) -> bool:
+    """Does the plain maximum-likelihood fit put some eta on a bound (or have no estimate)?"""
+    return bool(_bound_judges(frame, sorted(set(frame["judge"]))))
 
 
 def _covered(r: ratings.Ratings, truth: np.ndarray) -> tuple[float, float]:
@@ -182,8 +194,10 @@ def _covered(r: ratings.Ratings, truth: np.ndarray) -> tuple[float, float]:
     return float(anchor.mean()), float(pairs.mean())
 
 
-def one_board(name: str, seed: int, truth: np.ndarray, eta_true: np.ndarray) -> dict:
-    """Simulate, fit by default and score one board."""
+def one_board(name: str, seed: int, truth: np.ndarray, eta_true: np.ndarray,
+              oracle: bool = False) -> dict:  # fmt: skip
+    """Simulate, fit by default and score one board. ``oracle``: on boundary boards also fit
+    with the bound judges' eta fixed at the truth (known), the others estimated as usual."""
     cell = CELLS[name]
     rng = np.random.default_rng(seed)
     frame = simulate(cell, cell.n, rng)
@@ -206,9 +220,16 @@ def one_board(name: str, seed: int, truth: np.ndarray, eta_true: np.ndarray) -> 
                 out["known"] = _covered(known, truth)
                 jt = fitted.judges
             else:
-                out["boundary"] = _plain_on_bound(frame)
+                bound = _bound_judges(frame, cell.judges)
+                out["boundary"] = bool(bound)
                 r = ratings.fit(frame, model="crowd-bt", anchor=anchor)
                 jt = r.judges
+                if oracle and bound:
+                    at_truth = {j: float(e) for j, e in zip(cell.judges, eta_true, strict=True)
+                                if j in bound}  # fmt: skip
+                    fixed = ratings.fit(frame, model="crowd-bt", anchor=anchor, eta_known=True,
+                                        judge_quality=at_truth, fit_new_judges=True)  # fmt: skip
+                    out["oracle"] = _covered(fixed, truth)
         except Exception as err:  # an estimate must exist on every board: count any failure
             return out | {"failed": f"{type(err).__name__}: {str(err)[:80]}"}
     out["default"] = _covered(r, truth)
@@ -221,8 +242,8 @@ def one_board(name: str, seed: int, truth: np.ndarray, eta_true: np.ndarray) -> 
 
 
 def run_chunk(args: tuple) -> list[dict]:
-    name, seeds, truth, eta_true = args
-    return [one_board(name, s, truth, eta_true) for s in seeds]
+    name, seeds, truth, eta_true, oracle = args
+    return [one_board(name, s, truth, eta_true, oracle) for s in seeds]
 
 
 def summarise(name: str, boards: list[dict], eta_true: np.ndarray) -> list[dict]:
@@ -232,7 +253,7 @@ def summarise(name: str, boards: list[dict], eta_true: np.ndarray) -> list[dict]
     subsets = {"all": ok, "boundary": [b for b in ok if b["boundary"]],
                "interior": [b for b in ok if not b["boundary"]]}  # fmt: skip
     for subset, group in subsets.items():
-        for kind in ("default", "known"):
+        for kind in ("default", "known", "oracle"):
             have = [b for b in group if kind in b]
             if not have:
                 continue
@@ -266,19 +287,22 @@ def markdown(table: pd.DataFrame, meta: str) -> str:
         return f"**{text}**" if bold else text
 
     lines = [meta, "", "| cell | design | boards | anchor | pairs | eta-known anchor | "
-             "eta-known pairs | open | plain eta on bound | eta mean (truth) | eta covered | "
-             "scale |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]  # fmt: skip
+             "eta-known pairs | bound eta at truth: anchor / pairs | open | plain eta on bound | "
+             "eta mean (truth) | eta covered | scale |",
+             "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|"]  # fmt: skip
     for (cell, subset), g in table.groupby(["cell", "subset"], sort=False):
         d = g[g["interval"] == "default"].iloc[0]
         k = g[g["interval"] == "known"]
         kk = ("", "") if k.empty else (fmt(k.iloc[0], "anchor"), fmt(k.iloc[0], "pairs"))
+        o = g[g["interval"] == "oracle"]
+        oo = "" if o.empty else f"{fmt(o.iloc[0], 'anchor')} / {fmt(o.iloc[0], 'pairs')}"
         label = f"`{cell}`" if subset == "all" else f"`{cell}` {subset} boards"
         design = (f"{d['note']}; {d['n_verdicts']:,} verdicts, {d['n_tasks']} tasks, "
                   f"{d['tie']:.0%} ties")  # fmt: skip
         fails = f", {d['failed']} failed" if d["failed"] else ""
         lines.append(
             f"| {label} | {design if subset == 'all' else ''} | {d['boards']}{fails} | "
-            f"{fmt(d, 'anchor')} | {fmt(d, 'pairs')} | {kk[0]} | {kk[1]} | "
+            f"{fmt(d, 'anchor')} | {fmt(d, 'pairs')} | {kk[0]} | {kk[1]} | {oo} | "
             f"{d['open_share']:.0%} | {d['boundary_share']:.0%} | "
             f"{d['eta_mean']} ({d['eta_true']}) | {d['eta_cover']:.3f} | {d['slope']:.3f} |"
         )
@@ -295,6 +319,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds-from", type=int, default=None,
                    help="board seeds N, N+1, ... in every cell (instead of --seed's per-cell "
                         "blocks): reproduces a check on chosen seeds")
+    p.add_argument("--oracle", action="store_true",
+                   help="on boundary boards also fit with the bound judges' eta fixed at the "
+                        "truth (the 'bound eta at truth' columns; not for judge-file cells)")
     p.add_argument("--out", type=Path, default=RESULTS / "coverage_crowd.csv")
     args = p.parse_args(argv)
     cells = [c.strip() for c in args.cells.split(",") if c.strip()]
@@ -313,7 +340,8 @@ def main(argv: list[str] | None = None) -> int:
                     else args.seeds_from)  # fmt: skip
             seeds = [base + b for b in range(n)]
             size = max(1, -(-n // (8 * max(args.jobs, 1))))
-            chunks = [(name, seeds[i:i + size], truth, eta_true) for i in range(0, n, size)]
+            chunks = [(name, seeds[i:i + size], truth, eta_true, args.oracle)
+                      for i in range(0, n, size)]  # fmt: skip
             mapped = pool.map(run_chunk, chunks) if pool else map(run_chunk, chunks)
             boards = [b for part in mapped for b in part]
             rows += summarise(name, boards, eta_true)

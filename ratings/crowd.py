@@ -212,7 +212,8 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
     eta lies inside (1/2, 1) with its Wald interval at ``level`` (the task-clustered sandwich
     when ``clustered``, else per verdict; normal quantile). Away from the boundary the
     likelihood is regular and the prior is not needed, so on large boards the estimate is the
-    MLE itself (the prior's effect vanishes once the data place eta inside its range); on or
+    MLE itself (the prior's effect vanishes once the data place eta inside its range: for a
+    judge of quality 0.95, on most boards from about 100,000 verdicts; docs/crowd.md); on or
     near the boundary, where the MLE's intervals fail (Self & Liang 1987), the prior keeps eta
     and the strengths off it. The posterior mode records which etas the plain estimate put on a
     bound (``plain_on_bound``; all where it had none): the one-judge widening rescales only
