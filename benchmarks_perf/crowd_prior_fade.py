@@ -42,7 +42,7 @@ from ratings.io import write_atomic
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TASKS = {2000: 100, 12000: 300, 30000: 400, 100000: 1000}
-KINDS = ("regular", "reach", "bound")
+KINDS = ("regular", "shift", "reach", "bound")
 
 
 def one_board(n: int, seed: int, truth: np.ndarray) -> dict:
@@ -58,7 +58,10 @@ def one_board(n: int, seed: int, truth: np.ndarray) -> dict:
                "eta": r.judges["eta"].to_numpy()}  # fmt: skip
         if not summary.prior_used:
             return out | {"kind": "regular"}
-        out["kind"] = "bound" if summary.plain_on_bound or not summary.plain_found else "reach"
+        if summary.plain_on_bound or not summary.plain_found:
+            out["kind"] = "bound"
+        else:
+            out["kind"] = "reach" if np.isnan(summary.prior_shift) else "shift"
         try:
             plain = ratings.fit(frame, model="crowd-bt", anchor=anchor, prior=None)
         except ratings.NonIdentifiableError:

@@ -551,8 +551,8 @@ def _estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, 
     bound = () if res.plain_on_bound is None or not res.plain_found else tuple(
         str(j) for j in names[res.plain_on_bound])  # fmt: skip
     crowd = CrowdSummary(eta_cov, prior, None if factor is None else factor[:, :m],
-                         open_intervals, res.prior is not None, bound,
-                         res.plain_found)  # fmt: skip
+                         open_intervals, res.prior is not None, bound, res.plain_found,
+                         res.prior_shift)  # fmt: skip
     return {"theta": res.theta, "cov": cov, "nll": res.nll, "converged": res.converged,
             "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws, "judges": table,
             "influence": influence, "crowd": crowd, "inference": inference,

@@ -47,6 +47,7 @@ from ratings.uncertainty import cluster_sandwich, inverse_free
 __all__ = [
     "DIVERGED",
     "ETA_START",
+    "PRIOR_SHIFT_LIMIT",
     "CrowdFit",
     "crowd_covariance",
     "crowd_covariance_and_influence",
@@ -56,11 +57,15 @@ __all__ = [
     "fix_eta",
     "likelihood_identified",
     "open_covariance",
+    "prior_shift",
     "reused_eta_factor",
 ]
 
 ETA_START = 0.85
 DIVERGED = 30.0  # |log-strength| beyond which a fit is taken to diverge (an Elo gap of ~5200)
+#: A regular plain estimate is the default only while the prior would move none of its
+#: strengths (against their mean) or etas by more than this many standard errors.
+PRIOR_SHIFT_LIMIT = 0.5
 
 
 def fix_eta() -> str:
@@ -90,6 +95,9 @@ class CrowdFit:
     plain_on_bound: NDArray[np.bool_] | None = None
     # False for a posterior mode whose plain fit had no estimate or did not converge.
     plain_found: bool = True
+    # A posterior mode chosen over a regular plain fit: how far the prior moved it, in the plain
+    # fit's standard errors (see :func:`prior_shift`); NaN otherwise.
+    prior_shift: float = float("nan")
 
     @property
     def free(self) -> NDArray[np.int64]:
@@ -206,18 +214,20 @@ def fit_crowd_bt(
 def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95,
                       prior: CrowdPrior | None = DEFAULT_PRIOR, **kwargs) -> CrowdFit:
     """The default Crowd-BT estimate: the plain maximum-likelihood estimate where it is
-    regular, the posterior mode under ``prior`` otherwise.
+    regular and the prior would hardly move it, the posterior mode under ``prior`` otherwise.
 
     Regular: it exists, converged, its information is positive definite, and every estimated
     eta lies inside (1/2, 1) with its Wald interval at ``level`` (the task-clustered sandwich
-    when ``clustered``, else per verdict; normal quantile). Away from the boundary the
-    likelihood is regular and the prior is not needed, so on large boards the estimate is the
-    MLE itself (the prior's effect vanishes once the data place eta inside its range: for a
-    judge of quality 0.95, on most boards from about 100,000 verdicts; docs/crowd.md); on or
-    near the boundary, where the MLE's intervals fail (Self & Liang 1987), the prior keeps eta
-    and the strengths off it. The posterior mode records which etas the plain estimate put on a
-    bound (``plain_on_bound``; all where it had none): the one-judge widening rescales only
-    there (:mod:`ratings.crowd_onejudge`).
+    when ``clustered``, else per verdict; normal quantile). On or near the boundary, where the
+    MLE's intervals fail (Self & Liang 1987), the prior keeps eta and the strengths off it.
+    A regular plain estimate is still replaced by the posterior mode where the prior moves it
+    by more than :data:`PRIOR_SHIFT_LIMIT` of its standard errors (:func:`prior_shift`): on
+    small boards a plain estimate can look regular because its etas happened to read low, and
+    then its ratings are spread too wide (docs/crowd.md). Away from the boundary and with
+    enough data neither applies and the estimate is the MLE itself (for a judge of quality
+    0.95, on most boards from about 100,000 verdicts; docs/crowd.md). The posterior mode
+    records which etas the plain estimate put on a bound (``plain_on_bound``; all where it had
+    none): the one-judge widening rescales only there (:mod:`ratings.crowd_onejudge`).
     ``kwargs`` go to :func:`fit_crowd_bt` (``data`` is aggregated rows with clusters).
     """
     from ratings._tdist import critical_value
@@ -239,11 +249,34 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
         half = critical_value(level) * np.sqrt(np.diag(cov)[m + on])
         eta = plain.eta[on]
         if np.all(np.isfinite(half)) and np.all(eta - half > 0.5) and np.all(eta + half < 1.0):
-            return plain
+            if not on.size:
+                return plain
+            post = fit_crowd_bt(data, prior=prior, **kwargs)
+            shift = prior_shift(plain, post, cov)
+            if shift <= PRIOR_SHIFT_LIMIT:
+                return plain
+            return replace(post, plain_on_bound=np.zeros_like(post.estimated), prior_shift=shift)
     post = fit_crowd_bt(data, prior=prior, **kwargs)
     on_bound = plain.boundary.copy() if plain is not None else post.estimated.copy()
     return replace(post, plain_on_bound=on_bound,
                    plain_found=plain is not None and plain.converged)  # fmt: skip
+
+
+def prior_shift(plain: CrowdFit, post: CrowdFit, cov: NDArray[np.float64]) -> float:
+    """How far the posterior mode ``post`` lies from the regular plain estimate ``plain``: the
+    largest move of a strength (against the strengths' mean, so whatever the reference) or of
+    an estimated eta, each over its standard error from ``cov``, the plain estimate's
+    covariance over (theta, eta)."""
+    m = plain.theta.size
+    s = cov[:m, :m]
+    var = [np.diag(s) - 2.0 * s.mean(axis=1) + s.mean()]  # of s_i - mean(s)
+    move = [(post.theta - post.theta.mean()) - (plain.theta - plain.theta.mean())]
+    on = np.flatnonzero(plain.estimated & ~plain.boundary)
+    var.append(np.diag(cov)[m + on])
+    move.append(post.eta[on] - plain.eta[on])
+    var, move = np.concatenate(var), np.concatenate(move)
+    ok = var > 0
+    return float(np.max(np.abs(move[ok]) / np.sqrt(var[ok]), initial=0.0))
 
 
 def crowd_covariance(

@@ -31,6 +31,7 @@ from the coverage study in ``docs/coverage.md``, which also says where they fall
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple
 
@@ -149,6 +150,10 @@ class CrowdSummary:
     plain_found : bool
         False where the prior was used because the plain fit had no estimate or did not
         converge.
+    prior_shift : float
+        Where the prior was used over a regular plain estimate because it moved that estimate
+        by more than ``ratings.crowd.PRIOR_SHIFT_LIMIT`` standard errors: the largest such move
+        (``ratings.crowd.prior_shift``); NaN otherwise.
     """
 
     eta_cov: pd.DataFrame
@@ -158,6 +163,7 @@ class CrowdSummary:
     prior_used: bool = True
     plain_on_bound: tuple[str, ...] = ()
     plain_found: bool = True
+    prior_shift: float = float("nan")
 
     def estimate_note(self) -> str:
         """Which estimate the fit is, and why: a line of the fit's summary."""
@@ -169,6 +175,9 @@ class CrowdSummary:
             names = ", ".join(repr(j) for j in self.plain_on_bound)
             why = (f"the plain estimate puts eta of {names} on its bound; see docs/crowd.md, "
                    "'When to distrust a Crowd-BT interval'")  # fmt: skip
+        elif not math.isnan(self.prior_shift):
+            why = (f"the prior moves the plain estimate by {self.prior_shift:.1f} standard "
+                   "errors: too small a board for it; see docs/crowd.md")  # fmt: skip
         else:
             why = ("the plain estimate is not regular here: an eta's interval reaches 1/2 or 1, "
                    "or its information is singular")  # fmt: skip

@@ -21,6 +21,7 @@ from scipy.optimize import minimize
 
 import ratings
 from ratings.cli import main
+from ratings.crowd import PRIOR_SHIFT_LIMIT
 from ratings.crowd_prior import DEFAULT_PRIOR, CrowdPrior, check_prior
 from ratings.judges import load_judge_quality, save_judge_quality
 
@@ -166,6 +167,39 @@ def test_default_is_the_mle_on_a_regular_board_of_30000(seed):
     elo = 400.0 / np.log(10.0) * theta  # ref.models[0] == "m00", pinned at 0
     assert np.abs(r.elo[ref.models].to_numpy() - 1000.0 - elo).max() < 1.0
     assert np.abs(r.judges.loc[ref.judges, "eta"].to_numpy() - eta).max() < 0.005
+
+
+@pytest.mark.parametrize("seed", [10, 29])
+def test_a_regular_plain_estimate_the_prior_moves_far_gives_way_to_the_posterior_mode(seed):
+    """2,000 verdicts, 30 models (seeds found by search): the plain estimate is regular (every
+    eta and its clustered Wald interval inside (1/2, 1), by the independent reference), but the
+    posterior mode (the penalised reference) lies more than half a standard error away from it
+    for some strength against the mean or some eta. The default is then the posterior mode and
+    says by how much, in the plain estimate's standard errors."""
+    frame = draw_board(seed, np.linspace(-1.7, 1.7, 30), {"a": 0.95, "b": 0.88, "c": 0.80},
+                       2000, n_tasks=100, tie_rate=0.1, task_sd=0.3)  # fmt: skip
+    plain = Reference(frame)
+    zp = plain.fit()
+    m, k = plain.m, len(plain.judges)
+    theta_p, eta_p = plain.unpack(zp)
+    cov = np.zeros((m + k, m + k))
+    cov[1:, 1:] = plain.covariances(zp)["cluster"]  # the anchor m00 has no variance
+    se_eta = np.sqrt(np.diag(cov)[m:])
+    assert np.all(eta_p - 1.96 * se_eta > 0.5) and np.all(eta_p + 1.96 * se_eta < 1.0)
+    post = PenalisedReference(frame)
+    theta_q, eta_q = post.unpack(post.fit())
+    s = cov[:m, :m]
+    sd = np.sqrt(np.diag(s) - 2.0 * s.mean(axis=1) + s.mean())  # of s_i - mean(s)
+    move = (theta_q - theta_q.mean()) - (theta_p - theta_p.mean())
+    shift = max(np.max(np.abs(move) / sd), np.max(np.abs(eta_q - eta_p) / se_eta))
+    assert shift > PRIOR_SHIFT_LIMIT
+    r = ratings.fit(frame, model="crowd-bt", anchor="m00")
+    assert r.crowd.prior_used and r.crowd.plain_found and r.crowd.plain_on_bound == ()
+    assert r.crowd.prior_shift == pytest.approx(shift, rel=1e-3)
+    np.testing.assert_allclose(r.strength, theta_q, atol=1e-6)
+    np.testing.assert_allclose(r.judges.loc[plain.judges, "eta"], eta_q, atol=1e-6)
+    line = next(x for x in r.summary().splitlines() if x.startswith("Estimate: "))
+    assert line.startswith("Estimate: posterior mode") and f"{shift:.1f} standard errors" in line
 
 
 @pytest.mark.parametrize("seed", [5, 6])
