@@ -223,9 +223,12 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
     A regular plain estimate is still replaced by the posterior mode where the prior moves it
     by more than :data:`PRIOR_SHIFT_LIMIT` of its standard errors (:func:`prior_shift`): on
     small boards a plain estimate can look regular because its etas happened to read low, and
-    then its ratings are spread too wide (docs/crowd.md). Away from the boundary and with
-    enough data neither applies and the estimate is the MLE itself (for a judge of quality
-    0.95, on most boards from about 100,000 verdicts; docs/crowd.md). The posterior mode
+    then its ratings are spread too wide (docs/crowd.md). With a single estimated eta this is
+    left out: there the regular plain estimates cover, and the posterior mode's intervals,
+    widened by eta's profile likelihood (:mod:`ratings.crowd_onejudge`), would over-cover.
+    Away from the boundary and with enough data neither applies and the estimate is the MLE
+    itself (for a judge of quality 0.95, on most boards from about 100,000 verdicts;
+    docs/crowd.md). The posterior mode
     records which etas the plain estimate put on a bound (``plain_on_bound``; all where it had
     none): the one-judge widening rescales only there (:mod:`ratings.crowd_onejudge`).
     ``kwargs`` go to :func:`fit_crowd_bt` (``data`` is aggregated rows with clusters).
@@ -249,7 +252,7 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
         half = critical_value(level) * np.sqrt(np.diag(cov)[m + on])
         eta = plain.eta[on]
         if np.all(np.isfinite(half)) and np.all(eta - half > 0.5) and np.all(eta + half < 1.0):
-            if not on.size:
+            if on.size < 2:  # one judge: the posterior mode's profile widening over-covers
                 return plain
             post = fit_crowd_bt(data, prior=prior, **kwargs)
             shift = prior_shift(plain, post, cov)

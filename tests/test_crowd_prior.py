@@ -202,6 +202,33 @@ def test_a_regular_plain_estimate_the_prior_moves_far_gives_way_to_the_posterior
     assert line.startswith("Estimate: posterior mode") and f"{shift:.1f} standard errors" in line
 
 
+def test_one_judge_keeps_a_regular_plain_estimate_the_prior_would_move():
+    """One judge (0.88), 2,000 verdicts, 30 models (seed found by search): the plain estimate
+    is regular and the posterior mode lies more than half a standard error from it, but with a
+    single estimated eta the default stays the plain estimate (the posterior mode's profile
+    widening would over-cover; docs/crowd.md)."""
+    frame = draw_board(0, np.linspace(-1.7, 1.7, 30), {"a": 0.88}, 2000, n_tasks=100,
+                       tie_rate=0.1, task_sd=0.3)  # fmt: skip
+    plain = Reference(frame)
+    zp = plain.fit()
+    m = plain.m
+    theta_p, eta_p = plain.unpack(zp)
+    cov = np.zeros((m + 1, m + 1))
+    cov[1:, 1:] = plain.covariances(zp)["cluster"]
+    assert 0.5 < eta_p[0] - 1.96 * np.sqrt(cov[m, m]) and eta_p[0] + 1.96 * np.sqrt(cov[m, m]) < 1
+    post = PenalisedReference(frame)
+    theta_q, eta_q = post.unpack(post.fit())
+    s = cov[:m, :m]
+    sd = np.sqrt(np.diag(s) - 2.0 * s.mean(axis=1) + s.mean())
+    move = (theta_q - theta_q.mean()) - (theta_p - theta_p.mean())
+    assert max(np.max(np.abs(move) / sd), abs(eta_q[0] - eta_p[0]) / np.sqrt(cov[m, m])) > 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ratings.JudgeWarning)  # the one-judge warning
+        r = ratings.fit(frame, model="crowd-bt", anchor="m00")
+    assert not r.crowd.prior_used and np.isnan(r.crowd.prior_shift)
+    np.testing.assert_allclose(r.strength, theta_p, atol=1e-6)
+
+
 @pytest.mark.parametrize("seed", [5, 6])
 def test_an_estimate_wherever_bradley_terry_has_one(seed):
     """Small sparse boards (30 models, 2,000 verdicts; seeds found by search) whose plain
