@@ -21,8 +21,9 @@ from scipy.optimize import minimize
 
 import ratings
 from ratings.cli import main
-from ratings.crowd import PRIOR_SHIFT_LIMIT
+from ratings.crowd import PRIOR_SHIFT_LIMIT, first_order_move, fit_crowd_bt
 from ratings.crowd_prior import DEFAULT_PRIOR, CrowdPrior, check_prior
+from ratings.data import aggregate
 from ratings.judges import load_judge_quality, save_judge_quality
 
 ETAS = {"j1": 0.95, "j2": 0.80, "j3": 0.65}
@@ -227,6 +228,21 @@ def test_one_judge_keeps_a_regular_plain_estimate_the_prior_would_move():
         r = ratings.fit(frame, model="crowd-bt", anchor="m00")
     assert not r.crowd.prior_used and np.isnan(r.crowd.prior_shift)
     np.testing.assert_allclose(r.strength, theta_p, atol=1e-6)
+
+
+def test_first_order_move_of_the_prior_matches_the_posterior_mode_on_a_large_board():
+    """The screen that spares the posterior-mode fit on large boards: one Newton step of the
+    penalised objective from the plain maximum against the move between the independent
+    reference's plain and penalised fits (30,000 verdicts, where the move is small)."""
+    frame = draw_board(6, np.linspace(-1.5, 1.5, 8), ETAS, 30_000, n_tasks=400, tie_rate=0.1)
+    plain, post = Reference(frame), PenalisedReference(frame)
+    zp = plain.fit()
+    want = post.fit(zp) - zp  # (strengths but m00's, etas)
+    fit = fit_crowd_bt(aggregate(frame, cluster="task_id"), ref=0, prior=None)
+    move = first_order_move(fit, DEFAULT_PRIOR)
+    got = np.concatenate([move[1:plain.m], move[plain.m:]])
+    assert np.abs(want).max() > 1e-3  # the prior does move it
+    np.testing.assert_allclose(got, want, atol=0.05 * np.abs(want).max())
 
 
 @pytest.mark.parametrize("seed", [5, 6])
