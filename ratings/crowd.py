@@ -230,6 +230,8 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
     then its ratings are spread too wide (docs/crowd.md). With a single estimated eta this is
     left out: there the regular plain estimates cover, and the posterior mode's intervals,
     widened by eta's profile likelihood (:mod:`ratings.crowd_onejudge`), would over-cover.
+    The posterior mode is fitted for this check only where the move to first order
+    (:func:`first_order_move`) exceeds :data:`SCREEN` of the limit.
     Away from the boundary and with enough data neither applies and the estimate is the MLE
     itself (for a judge of quality 0.95, on most boards from about 100,000 verdicts;
     docs/crowd.md). The posterior mode
