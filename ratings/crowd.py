@@ -234,9 +234,9 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
     (:func:`first_order_move`) exceeds :data:`SCREEN` of the limit.
     Away from the boundary and with enough data neither applies and the estimate is the MLE
     itself (for a judge of quality 0.95, on most boards from about 100,000 verdicts;
-    docs/crowd.md). The posterior mode
-    records which etas the plain estimate put on a bound (``plain_on_bound``; all where it had
-    none): the one-judge widening rescales only there (:mod:`ratings.crowd_onejudge`).
+    docs/crowd.md). The posterior mode records which etas the plain estimate put on a bound
+    (``plain_on_bound``; all where it had none): the one-judge widening rescales only there
+    (:mod:`ratings.crowd_onejudge`).
     ``kwargs`` go to :func:`fit_crowd_bt` (``data`` is aggregated rows with clusters).
     """
     from ratings._tdist import critical_value
@@ -260,9 +260,10 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
         if np.all(np.isfinite(half)) and np.all(eta - half > 0.5) and np.all(eta + half < 1.0):
             if on.size < 2:  # one judge: the posterior mode's profile widening over-covers
                 return plain
-            step = first_order_move(plain, prior)  # a fit spared where the move is clearly
+            # no posterior-mode fit where the move is clearly smaller to first order
+            step = first_order_move(plain, prior)
             if step is not None and _in_ses(plain, step, cov) <= SCREEN * PRIOR_SHIFT_LIMIT:
-                return plain  # smaller (to first order; 5% off on a 30,000-verdict board)
+                return plain
             post = fit_crowd_bt(data, prior=prior, **kwargs)
             shift = prior_shift(plain, post, cov)
             if shift <= PRIOR_SHIFT_LIMIT:
