@@ -4,12 +4,13 @@
 
 Every board is simulated from known strengths and judge qualities and fitted end to end with
 ``ratings.fit(frame, model="crowd-bt", anchor=...)``, the default a user gets: the plain
-maximum-likelihood estimate where it is regular, else the posterior mode under the weak priors
-of :mod:`ratings.crowd_prior` (:func:`ratings.crowd.fit_crowd_default`), and task-clustered CR2
-intervals with Satterthwaite degrees of freedom per contrast. Coverage of the 95% intervals is
-counted for every model against the anchor and for every pairwise difference, per cell, overall
-and on the boards whose plain maximum-likelihood fit (``prior=None``) puts some judge's eta on
-its bound (or has no estimate at all, its eta running to 1): the boundary boards.
+maximum-likelihood estimate where it is regular and the prior would move it by at most half a
+standard error, else the posterior mode under the weak priors of :mod:`ratings.crowd_prior`
+(:func:`ratings.crowd.fit_crowd_default`), and task-clustered CR2 intervals with Satterthwaite
+degrees of freedom per contrast. Coverage of the 95% intervals is counted for every model
+against the anchor and for every pairwise difference, per cell, overall and on the boards whose
+plain maximum-likelihood fit (``prior=None``) puts some judge's eta on its bound (or has no
+estimate at all, its eta running to 1): the boundary boards.
 
 Design (the issue's): 30 models with log-strengths evenly spaced on [-1.7, 1.7] (Elo range 590),
 anchor ``m15``; uniformly random pairs on random tasks; one effect per (task, model) submission

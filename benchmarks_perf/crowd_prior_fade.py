@@ -4,13 +4,15 @@ estimate from the plain maximum-likelihood estimate, and how both cover on those
 
 The default (:func:`ratings.crowd.fit_crowd_default`) is the plain maximum-likelihood estimate
 where it is regular and the posterior mode under the weak priors of :mod:`ratings.crowd_prior`
-elsewhere: where some eta sits on its bound (1/2 or 1), the plain fit has no estimate, or some
-eta's Wald interval reaches 1/2 or 1. This script counts, per board size, the boards of each
-kind and, where the prior is used, compares the default with the plain fit (``prior=None``):
-the largest Elo shift over the models (both anchored at ``m15``), the largest eta shift, and
-the coverage of the 95% intervals of each (every model against the anchor and every pair,
-Monte-Carlo SE from the per-board shares); for every kind, the default's mean etas and scale
-(the slope of the estimated log-strengths on the true ones; 1: the truth's spread).
+elsewhere: where some eta sits on its bound (1/2 or 1), the plain fit has no estimate, some
+eta's Wald interval reaches 1/2 or 1, or (with two or more estimated etas) the prior moves the
+regular plain estimate by more than half a standard error (``shift``). This script counts, per
+board size, the boards of each kind and, where the prior is used, compares the default with the
+plain fit (``prior=None``): the largest Elo shift over the models (both anchored at ``m15``),
+the largest eta shift, and the coverage of the 95% intervals of each (every model against the
+anchor and every pair, Monte-Carlo SE from the per-board shares); for every kind, the default's
+mean etas and scale (the slope of the estimated log-strengths on the true ones; 1: the truth's
+spread).
 
 Design and truth as in :mod:`coverage_crowd` (30 models on [-1.7, 1.7], task effects sd 0.3,
 judges .95 / .88 / .80, 10% ties; truth: the pseudo-true parameters), at 2,000 verdicts on 100
