@@ -279,13 +279,25 @@ def summarise(name: str, boards: list[dict], eta_true: np.ndarray) -> list[dict]
     return rows
 
 
+def coverage_text(value: float, mcse: float) -> str:
+    """A coverage as the tables show it: its Monte-Carlo SE in units of 0.001 in brackets (when
+    known), bold outside [0.94, 0.96]."""
+    text = f"{value:.3f} ({1000 * mcse:.0f})" if np.isfinite(mcse) else f"{value:.3f}"
+    return text if 0.94 <= value <= 0.96 else f"**{text}**"
+
+
+def write_tables(table: pd.DataFrame, markdown_text: str, out: Path) -> None:
+    """``table`` to ``out`` (CSV) and ``markdown_text`` beside it (``.md``), each atomically."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(table.to_csv(index=False, float_format="%.6g"), out)
+    write_atomic(markdown_text, out.with_suffix(".md"))
+    print(f"wrote {out} and {out.with_suffix('.md')}")
+
+
 def markdown(table: pd.DataFrame, meta: str) -> str:
     """The results as Markdown: one line per cell and subset."""
     def fmt(row, col):
-        v, e = row[col], row[col + "_mcse"]
-        bold = not 0.94 <= v <= 0.96
-        text = f"{v:.3f} ({1000 * e:.0f})" if np.isfinite(e) else f"{v:.3f}"
-        return f"**{text}**" if bold else text
+        return coverage_text(row[col], row[col + "_mcse"])
 
     lines = [meta, "", "| cell | design | boards | anchor | pairs | eta-known anchor | "
              "eta-known pairs | bound eta at truth: anchor / pairs | open | plain eta on bound | "
@@ -361,10 +373,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{load}); ratings {ratings.__version__}.")  # fmt: skip
     print(table[["cell", "subset", "interval", "boards", "anchor", "pairs", "open_share"]]
           .to_string(float_format="%.3f"))  # fmt: skip
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(table.to_csv(index=False, float_format="%.6g"), args.out)
-    write_atomic(markdown(table, meta), args.out.with_suffix(".md"))
-    print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
+    write_tables(table, markdown(table, meta), args.out)
     return 0
 
 

@@ -37,10 +37,17 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from coverage_crowd import ANCHOR, Cell, _covered, pseudo_truth, simulate
+from coverage_crowd import (
+    ANCHOR,
+    Cell,
+    _covered,
+    coverage_text,
+    pseudo_truth,
+    simulate,
+    write_tables,
+)
 
 import ratings
-from ratings.io import write_atomic
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TASKS = {2000: 100, 12000: 300, 30000: 400, 100000: 1000}
@@ -114,11 +121,8 @@ def summarise(n: int, boards: list[dict]) -> list[dict]:
 
 def markdown(table: pd.DataFrame, meta: str) -> str:
     def cov(row, fit, what):
-        v, e = row[f"{fit}_{what}"], row[f"{fit}_{what}_mcse"]
-        if not np.isfinite(v):
-            return ""
-        text = f"{v:.3f} ({1000 * e:.0f})" if np.isfinite(e) else f"{v:.3f}"
-        return text if 0.94 <= v <= 0.96 else f"**{text}**"
+        v = row[f"{fit}_{what}"]
+        return coverage_text(v, row[f"{fit}_{what}_mcse"]) if np.isfinite(v) else ""
 
     def num(v, spec):
         return "" if not np.isfinite(v) else format(v, spec)
@@ -174,10 +178,7 @@ def main(argv: list[str] | None = None) -> int:
             f"the end {load}); ratings {ratings.__version__}.")  # fmt: skip
     print(table[["n_verdicts", "kind", "share", "elo_shift_median", "default_pairs",
                  "plain_pairs"]].to_string(float_format="%.3f"))  # fmt: skip
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(table.to_csv(index=False, float_format="%.6g"), args.out)
-    write_atomic(markdown(table, meta), args.out.with_suffix(".md"))
-    print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
+    write_tables(table, markdown(table, meta), args.out)
     return 0
 
 
