@@ -10,6 +10,9 @@ __all__ = ["cluster_quadratic", "cluster_times"]  # each has a twin of the same 
 _CELLS = 1_000_000
 #: Design keys counted in a table (no sort) up to this many, or 8 per row.
 _COUNT_SPACE = 1 << 16
+#: Contrasts up to which the quadratic forms are summed row by row (a judge table's few etas):
+#: grouping the rows by design first costs more than the passes it saves.
+_ROWWISE_UP_TO = 8
 
 
 def cluster_times(ii, jj, kk, cluster, a, b, n_models, v):
@@ -41,6 +44,8 @@ def cluster_quadratic(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
     d = n_i - n_j, Q = W_aa (d^2) + W_ab (2 d n_k) + W_bb (n_k^2), where W_.. (clusters x
     distinct designs) sums a^2, a b, b^2 per cluster: sparse products over the distinct designs
     (at most all pairs; a few passes of columns) instead of a pass over every row and column."""
+    if n.shape[1] <= _ROWWISE_UP_TO:
+        return _quadratic_by_rows(n_clusters, ii, jj, kk, cluster, a, b, n_models, n)
     from scipy.sparse import csr_matrix
 
     n_judges = int(kk.max(initial=-1)) + 1 if b.size else 1
@@ -78,4 +83,19 @@ def cluster_quadratic(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
         else:
             x = d * d
         out[:, lo:lo + step] = w @ x
+    return out
+
+
+def _quadratic_by_rows(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
+    """:func:`cluster_quadratic` for a few contrasts: each row's x_r = a_r (n_i - n_j)
+    [+ b_r n_k] squared and summed per cluster, one contrast at a time."""
+    out = np.empty((n_clusters, n.shape[1]))
+    for c in range(n.shape[1]):
+        col = n[:, c]
+        x = col[ii] - col[jj]
+        x *= a
+        if b.size:
+            x += b * col[n_models + kk]
+        x *= x
+        out[:, c] = np.bincount(cluster, x, n_clusters)
     return out

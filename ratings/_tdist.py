@@ -84,7 +84,7 @@ def t_quantile(df: float, p: float) -> float:
     # then computed without cancellation.
     centre = p < 0.75
     target = p - 0.5 if centre else 1.0 - p
-    t = z
+    t, last = z, math.inf
     for _ in range(200):
         d = df + t * t
         if centre:  # P(0 < T < t) = I_y(1/2, nu/2) / 2, concave increasing
@@ -93,8 +93,10 @@ def t_quantile(df: float, p: float) -> float:
             gap = 0.5 * _betai(df / 2.0, 0.5, df / d, t * t / d) - target
         step = gap / _density(t, df)
         t += step
-        if abs(step) <= 1e-15 * t:
-            break
+        if abs(step) <= 1e-15 * t or (abs(step) <= 1e-11 * t and abs(step) > 0.5 * last):
+            break  # converged, or tiny steps that no longer shrink: the rounding of the tail
+            # probability (about 1e-13 relative at a few hundred df) is reached
+        last = abs(step)
     return t
 
 

@@ -369,11 +369,13 @@ def test_elo_scale_of_standard_errors(bt_case):
                                rtol=1e-6)  # fmt: skip
 
 
+@pytest.mark.parametrize("rowwise_up_to", [8, 0])  # the twin's two ways to sum the squares
 @pytest.mark.parametrize("with_eta", [False, True])
-def test_kernels_match_their_numpy_twins(with_eta):
+def test_kernels_match_their_numpy_twins(with_eta, rowwise_up_to, monkeypatch):
     from ratings import _kernels_inference as fast
     from ratings import _kernels_inference_ref as slow
 
+    monkeypatch.setattr(slow, "_ROWWISE_UP_TO", rowwise_up_to)
     rng = np.random.default_rng(11)
     m, nj, g, r = 7, 3, 5, 60
     ii = rng.integers(0, m - 1, r)
@@ -393,15 +395,19 @@ def test_kernels_match_their_numpy_twins(with_eta):
                                rtol=1e-12, atol=1e-12)  # fmt: skip
 
 
+@pytest.mark.parametrize("rowwise_up_to", [0, 8])
 @pytest.mark.parametrize("count_space", [1 << 16, 0])
 @pytest.mark.parametrize("with_eta", [False, True])
 def test_twins_in_pieces_and_unsorted_rows_match_the_kernels(with_eta, count_space,
+                                                             rowwise_up_to,
                                                              monkeypatch):  # fmt: skip
-    """The twins group rows by design (counted in a table or sorted) and work in passes: rows
-    in any order and several passes over the contrasts give the kernels' results."""
+    """The twins group rows by design (counted in a table or sorted) and work in passes, or,
+    for a few contrasts, sum row by row: rows in any order and several passes over the
+    contrasts give the kernels' results."""
     from ratings import _kernels_inference as fast
     from ratings import _kernels_inference_ref as slow
 
+    monkeypatch.setattr(slow, "_ROWWISE_UP_TO", rowwise_up_to)
     monkeypatch.setattr(slow, "_CELLS", 10)
     monkeypatch.setattr(slow, "_COUNT_SPACE", count_space)
     rng = np.random.default_rng(12)
