@@ -43,7 +43,9 @@ def cluster_quadratic(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
     """Grouped by design: rows with the same (i, j[, k]) share x_r / a_r, so with
     d = n_i - n_j, Q = W_aa (d^2) + W_ab (2 d n_k) + W_bb (n_k^2), where W_.. (clusters x
     distinct designs) sums a^2, a b, b^2 per cluster: sparse products over the distinct designs
-    (at most all pairs; a few passes of columns) instead of a pass over every row and column."""
+    (at most all pairs; a few passes of columns) instead of a pass over every row and column.
+    Up to :data:`_ROWWISE_UP_TO` columns, a pass over every row per column costs less than
+    the grouping."""
     if n.shape[1] <= _ROWWISE_UP_TO:
         return _quadratic_by_rows(n_clusters, ii, jj, kk, cluster, a, b, n_models, n)
     from scipy.sparse import csr_matrix

@@ -79,7 +79,8 @@ class WorkingRows:
         """``n_c^T H_g n_c`` for every cluster g and column c of ``n`` (n_params x C) -> (G x C).
 
         The twin's work is (distinct designs) x C cells, about :data:`CELLS_PER_VERDICT` of
-        them costing what one verdict costs the fit's twins; past numba's start-up (a 1,000
+        them costing what one verdict costs the fit's twins (for a few columns, such as the
+        judges' etas, it passes over the rows instead); past numba's start-up (a 1,000
         model board: a million designs x 1,000 contrasts, 5 s in the twin, 0.15 s compiled)
         the kernel is loaded even in a fresh process.
         """
