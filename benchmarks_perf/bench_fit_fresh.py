@@ -184,12 +184,13 @@ def run_cli_vs_floor(tab: Table, section: str, n: int, m: int, tasks: int, seed:
     tab.add(section, f"ours CLI: ratings fit FILE.csv --out ...  [{label}]", ours,
             times=walls["ours"],
             notes=f"fresh process; x floor per pair {_pair_ratios(walls)}")  # fmt: skip
+    imported = statistics.median(imports)
     tab.add(section, "  of which: importing scipy.sparse + scipy.special (fresh process)",
-            statistics.median(imports), times=imports,
+            imported, times=imports,
             notes="timed inside a fresh Python after pandas; the CLI's t degrees of freedom "
                   "and quantiles need them")  # fmt: skip
     tab.add(section, "  ours CLI less those imports  [bound: a free replacement for them]",
-            ours - statistics.median(imports), times=[ours - statistics.median(imports)],
+            ours - imported, times=[ours - imported],
             notes="median CLI minus median import")
 
 
