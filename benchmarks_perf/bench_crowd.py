@@ -8,7 +8,8 @@ models, 1000 tasks.
 
 * ``ratings.fit(df, model="crowd-bt")`` (fit + intervals, from the DataFrame of strings) as a
   ratio to ``ratings.fit(df)`` (Bradley-Terry) in the same run, task-clustered and per-verdict;
-* the same on pre-aggregated :class:`~ratings.data.Comparisons` (no parsing or aggregation),
+* the same on pre-aggregated :class:`~ratings.data.comparisons.Comparisons` (no parsing or
+aggregation),
   with intervals and estimation only (``fit_crowd_bt`` / ``fit_bt``);
 * crowd-kit ``NoisyBradleyTerry`` (the NoisyBT of the brief) on the first 10k and 100k verdicts
   (ties dropped: it takes no ties), in a child process under a time budget, extrapolated
@@ -331,9 +332,9 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace) -> int:
 
     import ratings
-    from ratings.api import load_comparisons
-    from ratings.bt import fit_bt
-    from ratings.crowd import fit_crowd_bt
+    from ratings.api.fitting import load_comparisons
+    from ratings.models.bt import fit_bt
+    from ratings.models.crowd.likelihood import fit_crowd_bt
 
     getattr(ratings, "warmup", lambda: None)()  # compile or load the numba kernels
     load0 = " ".join(f"{x:.1f}" for x in os.getloadavg())

@@ -421,9 +421,9 @@ def blas_one(tab, main_sec, ratings, df, log, comp_t, comp_n, ours, reps, budget
 
 def internals(tab: Table, section: str, comp, comp_pairs, reps: int, budget: float) -> None:
     """Time the stages inside fit(comparisons) (private API: each stage is skipped if it moved)."""
-    import ratings.bt as bt
-    import ratings.graph as graph
-    import ratings.uncertainty as unc
+    import ratings.inference.covariance as unc
+    import ratings.models.bt as bt
+    import ratings.models.existence as graph
 
     def stage(label: str, fn: Callable[[], object], note: Callable[[object], str] | None = None):
         try:

@@ -110,7 +110,7 @@ def run_cli(n: int, m: int, tasks: int, seed: int) -> list[tuple[str, float]]:
         simulate(n, m, tasks, seed).to_csv(path, index=False)
         env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(tmp) / "numba_cache"))
         for k, label in enumerate(("empty numba cache", "cached kernels", "cached kernels")):
-            cmd = [sys.executable, "-m", "ratings.cli", "fit", str(path), "--out",
+            cmd = [sys.executable, "-m", "ratings.cli.app", "fit", str(path), "--out",
                    str(Path(tmp) / f"ratings_{k}.csv")]  # fmt: skip
             t0 = time.perf_counter()
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
@@ -150,7 +150,7 @@ def run_cli_vs_floor(tab: Table, section: str, n: int, m: int, tasks: int, seed:
     """``ratings fit FILE.csv --out ...`` in fresh processes against the fresh-process floor (a
     new Python that imports pandas, reads the same CSV with ``pd.read_csv`` and factorizes the
     four columns), interleaved: floor, ours, floor, ours, ... (load changes hit both alike).
-    The CLI runs from this checkout (``python -m ratings.cli``, working directory its root)
+    The CLI runs from this checkout (``python -m ratings.cli.app``, working directory its root)
     with the on-disk numba cache and the package's bytecode written by one untimed run first."""
     walls: dict[str, Times] = {"floor": Times(), "ours": Times()}
     for t in walls.values():
@@ -161,7 +161,7 @@ def run_cli_vs_floor(tab: Table, section: str, n: int, m: int, tasks: int, seed:
         simulate(n, m, tasks, seed).to_csv(path, index=False)
         out = Path(tmp) / "ratings.csv"
         cmds = {"floor": [sys.executable, "-c", FLOOR_CHILD, str(path)],
-                "ours": [sys.executable, "-m", "ratings.cli", "fit", str(path), "--out",
+                "ours": [sys.executable, "-m", "ratings.cli.app", "fit", str(path), "--out",
                          str(out)]}  # fmt: skip
         # bytecode as an installed package has it (pip compiles it on install): the untimed run
         # writes it even where the environment says PYTHONDONTWRITEBYTECODE
@@ -249,8 +249,8 @@ def dense_algebra(tab: Table, section: str, ratings, df: pd.DataFrame, reps: int
     CR2 series' G x M by M x M products; with the factorize floor, what a fit with these
     intervals costs before any pass over the verdicts."""
     import ratings.inference.cluster as cluster
-    import ratings.optim as optim
-    import ratings.uncertainty as uncertainty
+    import ratings.inference.covariance as uncertainty
+    import ratings.models.newton as optim
 
     spent = {"solve": [0.0, 0], "inverse": [0.0, 0], "product": [0.0, 0]}
 
@@ -266,7 +266,7 @@ def dense_algebra(tab: Table, section: str, ratings, df: pd.DataFrame, reps: int
 
         return original, timed
 
-    patches = [(optim, "solve_pd", "solve"), (optim, "inverse_pd", "inverse"),
+    patches = [(optim, "solve_pd", "solve"),  # Newton's solves (its own name of the function)
                (uncertainty, "inverse_pd", "inverse"), (cluster, "matmul", "product")]
     runs: dict[str, list[float]] = {key: [] for key in spent}
     counts: dict[str, int] = {}

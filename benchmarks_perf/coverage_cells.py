@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, ndtr
 
-from ratings.bt import fit_bt
-from ratings.data import Comparisons
+from ratings.data.comparisons import Comparisons
+from ratings.models.bt import fit_bt
 
 __all__ = [
     "CELLS",

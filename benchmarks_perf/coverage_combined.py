@@ -16,7 +16,8 @@ sigma(s_a - s_b), so the truth is the Bradley-Terry parameter itself. Cells (``-
   cover);
 * ``shared_strong`` (not run by default): shared latents with ``task_corr = 0.8``.
 
-Every scope is fitted with Bradley-Terry on task-clustered :class:`~ratings.data.Comparisons`,
+Every scope is fitted with Bradley-Terry on task-clustered
+:class:`~ratings.data.comparisons.Comparisons`,
 anchored at a mid-board model (``m05``, Elo 1000). Headline = the mean of the three scope Elos;
 truth = the mean of the three scopes' true Elo differences to the anchor. For each cell the table
 reports, over all models but the anchor and over boards:
@@ -50,10 +51,10 @@ import numpy as np
 import pandas as pd
 
 import ratings
-from ratings.combine import combine
-from ratings.errors import NonIdentifiableError
+from ratings.core.errors import NonIdentifiableError
 from ratings.io import write_atomic
 from ratings.result import ELO_SCALE
+from ratings.scopes.combine import combine
 from ratings.simulate import random_matches, simulate_verdicts
 
 HERE = Path(__file__).resolve().parent

@@ -5,8 +5,9 @@
 Every board is simulated from known strengths and judge qualities and fitted end to end with
 ``ratings.fit(frame, model="crowd-bt", anchor=...)``, the default a user gets: the plain
 maximum-likelihood estimate where it is regular and the prior would move it by at most half a
-standard error, else the posterior mode under the weak priors of :mod:`ratings.crowd_prior`
-(:func:`ratings.crowd.fit_crowd_default`), and task-clustered CR2 intervals with Satterthwaite
+standard error, else the posterior mode under the weak priors of :mod:`ratings.models.crowd.prior`
+(:func:`ratings.models.crowd.likelihood.fit_crowd_default`), and task-clustered CR2 intervals with
+Satterthwaite
 degrees of freedom per contrast. Coverage of the 95% intervals is counted for every model
 against the anchor and for every pairwise difference, per cell, overall and on the boards whose
 plain maximum-likelihood fit (``prior=None``) puts some judge's eta on its bound (or has no
@@ -26,7 +27,8 @@ population's expected verdict counts (equal weight per pair and judge, Gauss-Her
 submission effects), which the estimates converge to. Ties do not enter it.
 
 Judge-file cells: a past log of the same design (independent draw) of the same size, or 5x, is
-fitted by default and saved with :func:`ratings.judges.save_judge_quality`; the current log is
+fitted by default and saved with :func:`ratings.scopes.judge_files.save_judge_quality`; the current
+log is
 fitted with ``judge_quality=FILE`` (the default carries eta's covariance into the intervals;
 ``eta_known=True``, reported alongside, does not). There the boundary boards are those whose
 past log's plain fit is on the bound.
@@ -66,10 +68,10 @@ from scipy import stats
 from scipy.special import expit
 
 import ratings
-from ratings.crowd import fit_crowd_bt
-from ratings.data import Comparisons
+from ratings.data.comparisons import Comparisons
 from ratings.io import write_atomic
-from ratings.judges import save_judge_quality
+from ratings.models.crowd.likelihood import fit_crowd_bt
+from ratings.scopes.judge_files import save_judge_quality
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"

@@ -13,13 +13,13 @@ from coverage_ranks import coverage_flags, cr2_coverage, rank_metrics
 from scipy import stats
 
 import ratings
-from ratings import _kernels as K
-from ratings.bt import fit_bt
-from ratings.crowd import crowd_covariance, fit_crowd_bt, fit_crowd_default
-from ratings.data import Comparisons
-from ratings.errors import ConvergenceWarning, NonIdentifiableError
-from ratings.graph import check_identifiable
-from ratings.uncertainty import bootstrap_draws, cluster_influence, inverse_free, sandwich
+from ratings.core.errors import ConvergenceWarning, NonIdentifiableError
+from ratings.data.comparisons import Comparisons
+from ratings.inference.covariance import bootstrap_draws, cluster_influence, inverse_free, sandwich
+from ratings.kernels import fit as K
+from ratings.models.bt import fit_bt
+from ratings.models.crowd.likelihood import crowd_covariance, fit_crowd_bt, fit_crowd_default
+from ratings.models.existence import check_identifiable
 
 __all__ = ["cluster_bootstrap", "fit_variants", "init_worker", "one_board", "run_chunk"]
 
@@ -223,7 +223,8 @@ def one_board(cell_name: str, seed: int, *, boot: bool, n_boot: int, exact_jk: b
 def cluster_bootstrap(cell: Cell, data: Comparisons, ref: int, theta: np.ndarray, n_boot: int,
                       seed: int) -> np.ndarray:  # fmt: skip
     """Cluster-bootstrap draws, shape (n_boot, M): what ``ratings.fit(ci="bootstrap")`` does
-    (:func:`ratings.uncertainty.bootstrap_draws`, same refits), except that a Crowd-BT resample
+    (:func:`ratings.inference.covariance.bootstrap_draws`, same refits), except that a Crowd-BT
+    resample
     whose estimate diverges is skipped like a non-identifiable one (``ratings.fit`` raises
     ``NonIdentifiableError`` there instead)."""
 

@@ -2,8 +2,10 @@
 """How often the default Crowd-BT fit uses its prior as boards grow, how far that moves the
 estimate from the plain maximum-likelihood estimate, and how both cover on those boards.
 
-The default (:func:`ratings.crowd.fit_crowd_default`) is the plain maximum-likelihood estimate
-where it is regular and the posterior mode under the weak priors of :mod:`ratings.crowd_prior`
+The default (:func:`ratings.models.crowd.likelihood.fit_crowd_default`) is the plain
+maximum-likelihood estimate
+where it is regular and the posterior mode under the weak priors of
+:mod:`ratings.models.crowd.prior`
 elsewhere: where some eta sits on its bound (1/2 or 1), the plain fit has no estimate, some
 eta's Wald interval reaches 1/2 or 1, or (with two or more estimated etas) the prior moves the
 regular plain estimate by more than half a standard error (``shift``). This script counts, per

@@ -35,7 +35,7 @@ import pandas as pd
 from scipy import stats
 
 import ratings
-from ratings.errors import ConvergenceWarning, NonIdentifiableError, PenaltyOnlyWarning
+from ratings.core.errors import ConvergenceWarning, NonIdentifiableError, PenaltyOnlyWarning
 
 CELLS = (  # (models, verdicts, strong model's true strength)
     (8, 120, 3.5),

@@ -5,7 +5,8 @@ Each board: 12 models, 60 tasks, 6 binary checks per submission from
 :func:`ratings.simulate.simulate_rubric`, P(pass) = sigma(s_model + u_{model,task} - b_check), with
 per-(model, task) submission effects u ~ N(0, 0.5^2) (:func:`ratings.simulate.submission_effects`)
 shared by every check and every pair a submission takes part in, and check difficulties b ~ N(0, 1).
-The checks become synthetic matches with :func:`ratings.rubric.rubric_to_matches`, both methods
+The checks become synthetic matches with :func:`ratings.scopes.rubric.rubric_to_matches`, both
+methods
 (``rate``: one match per pair and task; ``check``: one match per pair and shared check), and each
 board is fitted twice with Bradley-Terry on the same data, anchored at ``m05``: task-clustered
 sandwich (``aggregate(cluster="task_id")``) and per-verdict HC0 (``aggregate(cluster=None)``).
@@ -50,10 +51,10 @@ import pandas as pd
 from scipy import stats
 
 import ratings
-from ratings.errors import NonIdentifiableError
+from ratings.core.errors import NonIdentifiableError
 from ratings.io import write_atomic
 from ratings.result import ELO_SCALE
-from ratings.rubric import rubric_to_matches
+from ratings.scopes.rubric import rubric_to_matches
 from ratings.simulate import simulate_rubric, submission_effects
 
 HERE = Path(__file__).resolve().parent

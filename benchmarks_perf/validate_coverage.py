@@ -3,9 +3,11 @@
 
 A seeded simulation study. Every board is drawn from known strengths and fitted once; every
 interval variant below is computed from that one fit with the package's own pieces
-(:func:`ratings.bt.fit_bt`, :func:`ratings.crowd.fit_crowd_bt`,
-:func:`ratings.uncertainty.sandwich`, :func:`ratings.crowd.crowd_covariance`,
-:func:`ratings.uncertainty.cluster_influence`, :func:`ratings.uncertainty.bootstrap_draws`),
+(:func:`ratings.models.bt.fit_bt`, :func:`ratings.models.crowd.likelihood.fit_crowd_bt`,
+:func:`ratings.inference.covariance.sandwich`,
+:func:`ratings.models.crowd.likelihood.crowd_covariance`,
+:func:`ratings.inference.covariance.cluster_influence`,
+:func:`ratings.inference.covariance.bootstrap_draws`),
 so ``model``, ``hc0`` and ``cr1_z`` are exactly what ``ratings.fit`` reports
 (``tests/test_coverage.py`` checks this). Coverage is counted for every model vs the anchor
 (a mid-board model, strength 0) and for every pairwise difference.
@@ -26,7 +28,7 @@ Variants (columns)
 * ``cr3x_t``: the jackknife from exact leave-one-cluster-out refits (BT warm-started from the
   full fit), t(G - 1); on the first ``--exact-jk`` boards of each small cell (default 200);
 * ``boot``: cluster bootstrap percentile interval, as ``ratings.fit(ci="bootstrap")``
-  (:func:`ratings.uncertainty.bootstrap_draws`, same refits) with ``--n-boot`` resamples
+  (:func:`ratings.inference.covariance.bootstrap_draws`, same refits) with ``--n-boot`` resamples
   (default 200), on the first ``--boot-boards`` boards of each small cell (default 200) and
   ``--boot-boards-large`` of each large cell (default 0: about 13 s per large board).
 
@@ -47,7 +49,7 @@ tasks). Pairs and tasks are uniformly random, about 10 % ties (``tie_rate`` 0.12
 
 ``bt-small-g20`` is a stress cell beyond the issue's grid: 20 tasks and rho = 0.8. Crowd-BT cells
 use three judges in turn with eta = 0.95 / 0.80 / 0.65, estimated jointly with the strengths
-(the default fit: weak priors, see :mod:`ratings.crowd_prior`); their ties occur at rate
+(the default fit: weak priors, see :mod:`ratings.models.crowd.prior`); their ties occur at rate
 ``TIE_RATE`` whatever the pair, as the Crowd-BT likelihood (which leaves ties out) assumes.
 
 ``--crowd`` runs the study of the default Crowd-BT intervals at the edges instead

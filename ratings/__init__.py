@@ -5,17 +5,21 @@
 >>> r.to_frame()                                                      # doctest: +SKIP
 """
 
-from ratings.api import fit
-from ratings.audit import Audit, audit
-from ratings.data import Comparisons, aggregate
-from ratings.errors import (
+from ratings import _moved
+from ratings.api.fitting import fit
+from ratings.audit.report import Audit, audit
+from ratings.core.errors import (
     ConvergenceWarning,
     InvalidVerdictsError,
     JudgeWarning,
     NonIdentifiableError,
 )
+from ratings.core.version import __version__  # noqa: F401 - re-exported
+from ratings.data.comparisons import Comparisons, aggregate
 from ratings.io import VerdictLog, read_verdicts
 from ratings.result import Ratings
+
+_moved.install()  # old module paths (``ratings.crowd``, ...) warn and lead to the new ones
 
 __all__ = [
     "Audit",
@@ -33,11 +37,10 @@ __all__ = [
     "warmup",
 ]
 
-__version__ = "0.1.0"
 
 
 def warmup() -> None:
     """Compile (or load from the on-disk cache) every numba kernel on tiny inputs."""
-    from ratings._warmup import warmup as _warmup
+    from ratings.api.warmup import warmup as _warmup
 
     _warmup()

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ratings.result import ELO_SCALE
+from ratings.core.schema import ELO_SCALE
 from ratings.simulate import (
     random_matches,
     simulate_rubric,
@@ -35,7 +35,6 @@ __all__ = [
     "generate_example",
     "generate_rubric",
     "judge_quality_paths",
-    "run_demo",
 ]
 
 #: True Elo of the simulated models (GPT-5.5 (medium) at 1000 is the demo anchor).
@@ -118,9 +117,9 @@ def judge_quality_paths() -> dict[str, Path]:
 
 
 def _write_all() -> None:  # pragma: no cover - regeneration helper
-    import ratings
+    from ratings.api.fitting import fit
     from ratings.io import write_atomic
-    from ratings.judges import save_judge_quality
+    from ratings.scopes.judge_files import save_judge_quality
 
     path = example_path()
     path.parent.mkdir(exist_ok=True)
@@ -128,8 +127,8 @@ def _write_all() -> None:  # pragma: no cover - regeneration helper
     write_atomic(generate_rubric(), example_path("rubric.csv"))
     past = generate_example(seed=_SEED + 1000, n_per_scope=60_000)
     for scope, target in judge_quality_paths().items():
-        fit = ratings.fit(past, scope=scope, model="crowd-bt")
-        save_judge_quality(fit, target,
+        fitted = fit(past, scope=scope, model="crowd-bt")
+        save_judge_quality(fitted, target,
                            source="simulated past judgments (ratings.example, seed + 1000)")
     frame = pd.read_csv(path)
     print(f"wrote {path.parent}: {len(frame)} verdicts, "
@@ -138,26 +137,3 @@ def _write_all() -> None:  # pragma: no cover - regeneration helper
 
 if __name__ == "__main__":  # pragma: no cover
     _write_all()
-
-
-def run_demo() -> int:
-    """``ratings demo``: fit the bundled example (Crowd-BT judged scopes with reused judge
-    qualities, rubric checks as synthetic matches) and print every scope and the headline."""
-    import ratings
-    from ratings.combine import combine, fit_scopes
-    from ratings.rubric import read_rubric, rubric_to_matches
-
-    verdicts = pd.read_csv(example_path(), dtype=str)
-    matches = rubric_to_matches(read_rubric(example_path("rubric.csv")))
-    log = ratings.read_verdicts(pd.concat([verdicts, matches], ignore_index=True))
-    print("Bundled example (simulated, not real judgments): judged scopes fitted with Crowd-BT "
-          "using judge qualities from past judgments, rubric checks as synthetic matches (BT), "
-          f"headline = mean of the scope Elos. Files: {example_path().parent}")  # fmt: skip
-    results = fit_scopes(log, anchor=EXAMPLE_ANCHOR, judge_quality=judge_quality_paths())
-    for r in results.values():
-        print()
-        print(r.summary())
-    head = combine(results)
-    print()
-    print(head.summary())
-    return 0

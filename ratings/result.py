@@ -11,18 +11,18 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings._arrays import frozen, readonly_copy
-from ratings._tdist import critical_values
-from ratings._threads import one_blas_thread
-from ratings.errors import close_matches, option
+from ratings.core.arrays import frozen, readonly_copy
+from ratings.core.errors import close_matches, option
+from ratings.core.schema import ELO_SCALE
+from ratings.core.tdist import critical_values
+from ratings.core.threads import one_blas_thread
 from ratings.inference import ClusterInference, StackedInference, reference_contrasts
 
 if TYPE_CHECKING:
-    from ratings.crowd_prior import CrowdSummary
+    from ratings.models.crowd.prior import CrowdSummary
 
 __all__ = ["CI_DESCRIPTIONS", "ELO_SCALE", "MODEL_NAMES", "Ratings", "check_level", "format_table"]
 
-ELO_SCALE = 400.0 / np.log(10.0)
 
 MODEL_NAMES = {"bt": "Bradley-Terry", "crowd-bt": "Crowd-BT", "combined": "combined headline"}
 
@@ -59,13 +59,13 @@ class Ratings:
     ``influence_clusters``) holds each cluster's first-order effect on ``strength``; the
     clustered sandwich is ``influence.T @ influence`` (CR2, the default ``ci="sandwich"``, whose
     influences are bias-adjusted) or ``G/(G-1) influence.T @ influence`` (otherwise), and
-    :mod:`ratings.combine` stacks influences of several scopes by shared cluster.
+    :mod:`ratings.scopes.combine` stacks influences of several scopes by shared cluster.
 
     ``inference`` (CR2 fits) gives every contrast its own degrees of freedom
     (:mod:`ratings.inference`); ``unbounded`` lists a penalised fit's models whose rating exists
-    only because of the penalty (:mod:`ratings.separation`).
+    only because of the penalty (:mod:`ratings.models.separation`).
 
-    A combined headline (:func:`ratings.combine.combine`) also records how it was combined:
+    A combined headline (:func:`ratings.scopes.combine.combine`) also records how it was combined:
     ``scope_weights`` (scope -> weight, summing to 1), ``combine_method`` (``"joint"`` or
     ``"independent"``) and ``se_independent`` (the standard errors the independent method
     gives, for comparison); they are ``None`` for a fit.
@@ -102,7 +102,7 @@ class Ratings:
     combine_method: str | None = None
     se_independent: pd.Series | None = None
     #: ``fit(..., adjust=...)``: the judge effects estimated as nuisance parameters
-    #: (:func:`ratings.judge_effects.effects_table`) and which ones.
+    #: (:func:`ratings.models.judge_effects.effects_table`) and which ones.
     judge_effects: pd.DataFrame | None = None
     adjust: tuple[str, ...] = ()
     crowd: CrowdSummary | None = None  # Crowd-BT: etas' covariance, prior, two-step term
@@ -110,9 +110,9 @@ class Ratings:
     inference: ClusterInference | StackedInference | None = None
     #: Penalised fits: models whose rating exists only because of the penalty, with
     #: ``direction`` (+1 unbounded above, -1 below, 0 both) and ``bound`` (the other side, a
-    #: strength in this result's parametrisation, or NaN); see :mod:`ratings.separation`.
+    #: strength in this result's parametrisation, or NaN); see :mod:`ratings.models.separation`.
     unbounded: pd.DataFrame | None = None
-    #: Firth's bias-reduced estimate (:mod:`ratings.firth`) rather than maximum likelihood.
+    #: Firth's bias-reduced estimate (:mod:`ratings.models.firth`) rather than maximum likelihood.
     firth: bool = False
 
     def __post_init__(self) -> None:
@@ -240,9 +240,9 @@ class Ratings:
         lo, hi = self._interval(self.elo.to_numpy(), self.se.to_numpy(), draws, level,
                                 self.model_df)  # fmt: skip
         if self.unbounded is not None:  # open on the side the penalty alone closed
-            from ratings.separation import open_bounds
+            from ratings.models.separation import open_bounds
 
-            lo, hi = open_bounds(self, lo, hi)
+            lo, hi = open_bounds(self.unbounded, self.models, self.offset, self.scale, lo, hi)
         return pd.DataFrame({"lower": lo, "upper": hi}, index=self.models)
 
     def to_frame(self, level: float | None = None) -> pd.DataFrame:

@@ -18,10 +18,10 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings import VerdictLog
-from ratings.api import parse_anchor
-from ratings.errors import format_names, format_rows, option
+from ratings.api.fitting import parse_anchor
+from ratings.core.errors import format_names, format_rows, option
+from ratings.core.memory import MaxMemory, check_memory, plan_memory
 from ratings.io.cells import booleans
-from ratings.memory import MaxMemory, check_memory, plan_memory
 
 __all__ = [
     "Board",

@@ -7,8 +7,10 @@ Campaign options: ``--scopes`` (each scope's own batch, one output with a ``scop
 rows of failed submissions, written apart from the matches to judge).
 
 :func:`add_next_parser` registers the subcommand (its parser, and :func:`cmd_next` as the
-function to run) on the ``ratings`` command line's subparsers; :func:`ratings.cli.main` runs it
-and maps its errors to exit statuses like every other subcommand's. A verdict CSV holding only a
+function to run) on the ``ratings`` command line's subparsers: ``pyproject.toml`` names it in
+the entry-point group ``ratings.commands`` (:mod:`ratings.cli.commands`), and
+:func:`ratings.cli.app.main` runs it and maps its errors to exit statuses like every other
+subcommand's. A verdict CSV holding only a
 header is a valid empty log (a new benchmark).
 """
 
@@ -22,9 +24,10 @@ import warnings
 
 import pandas as pd
 
+from ratings.cli.commands import CommandKit
+from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.io import read_verdicts, write_atomic
 from ratings.io.readers import format_of, is_header_only
-from ratings.schema import DETERMINISTIC_JUDGE
 
 MIN_MATCHES = 10  # the planner's default (sampling.plan.DEFAULT_MIN_MATCHES; checked in tests)
 
@@ -128,8 +131,16 @@ def read_task_judges(path: str | os.PathLike[str]) -> pd.DataFrame:
     return _read_text_table(path, "--task-judges", "Routing", "'task_id,judge'")
 
 
-def add_next_parser(subparsers) -> argparse.ArgumentParser:
+def add_next_parser(subparsers, kit: CommandKit | None = None) -> argparse.ArgumentParser:
     """Register the ``next`` subcommand on ``subparsers`` (from ``add_subparsers()``).
+
+    Parameters
+    ----------
+    subparsers
+        The ``ratings`` parser's ``add_subparsers()`` object.
+    kit : CommandKit, optional
+        The command line's shared options (memory limit, output options, inputs and outputs
+        checked before the run); without it, the parser alone.
 
     Returns
     -------
@@ -193,6 +204,12 @@ def add_next_parser(subparsers) -> argparse.ArgumentParser:
                         "and judge 'deterministic', ready to append to the log; without it, "
                         "failed submissions are left out. They never go to a judge")  # fmt: skip
     p.set_defaults(func=cmd_next)
+    if kit is not None:
+        kit.add_memory_option(p)
+        kit.add_output_options(p)
+        kit.declare_io(p, {"verdicts": "VERDICTS", "submissions": "--submissions",
+                           "task_judges": "--task-judges"},
+                       {"out": "--out", "forfeits": "--forfeits"})  # fmt: skip
     return p
 
 
@@ -241,7 +258,7 @@ def plan_from_args(args: argparse.Namespace, verdicts, subs) -> pd.DataFrame:
 def write_plan(plan: pd.DataFrame, args: argparse.Namespace) -> str:
     """Write the judged matches to ``--out`` and forfeit rows to ``--forfeits``; the summary."""
     inputs = [p for p in (args.verdicts, args.submissions, args.task_judges) if p]
-    escape = getattr(args, "csv_escape", True)  # --no-csv-escape (see ratings.cli)
+    escape = getattr(args, "csv_escape", True)  # --no-csv-escape (see ratings.cli.app)
     forfeit = (plan["judge"] == DETERMINISTIC_JUDGE).to_numpy()
     judged = plan.loc[~forfeit].drop(columns=["winner", "failed_a", "failed_b"], errors="ignore")
     if args.forfeits:

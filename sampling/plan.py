@@ -15,9 +15,9 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 import ratings
-from ratings.errors import PenaltyOnlyWarning, format_names, option
-from ratings.memory import MaxMemory
-from ratings.schema import DETERMINISTIC_JUDGE
+from ratings.core.errors import PenaltyOnlyWarning, format_names, option
+from ratings.core.memory import MaxMemory
+from ratings.core.schema import DETERMINISTIC_JUDGE
 from sampling._board import (
     Board,
     PlanWarning,
@@ -169,7 +169,7 @@ def plan_matches(
         ``anchor`` when given; ``fit_options`` is then unused).
     max_memory : int or str, optional
         Stop before planning (or fitting) would need more memory than this (bytes, or e.g.
-        ``"8GB"``); default half the available memory (see :mod:`ratings.memory`).
+        ``"8GB"``); default half the available memory (see :mod:`ratings.core.memory`).
 
     Returns
     -------

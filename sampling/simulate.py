@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 import ratings
-from ratings._tdist import critical_value
-from ratings.result import ELO_SCALE
+from ratings.core.schema import ELO_SCALE
+from ratings.core.tdist import critical_value
 from ratings.simulate import simulate_verdicts
 from sampling._board import check_anchor, check_count, check_judges, check_seed, str_array
 from sampling.checks import check_balance

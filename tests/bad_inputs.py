@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from ratings.cli import main
+from ratings.cli.app import main
 
 __all__ = [
     "COUNTS",

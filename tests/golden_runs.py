@@ -100,7 +100,7 @@ def golden_file(run: Run, name: str) -> Path:
 
 def execute(run: Run, out: Path) -> tuple[int, str]:
     """Run one command in this process; its exit status and what it printed."""
-    from ratings.cli import main
+    from ratings.cli.app import main
 
     out.mkdir(parents=True, exist_ok=True)
     buffer = io.StringIO()

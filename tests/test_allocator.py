@@ -9,8 +9,8 @@ import subprocess
 import sys
 import textwrap
 
-import ratings.cli
-from ratings import _allocator
+import ratings.cli.app
+from ratings.cli import allocator as _allocator
 from ratings.example import example_path
 
 NO_CDLL = """
@@ -18,7 +18,7 @@ NO_CDLL = """
     calls = []
     real = ctypes.CDLL
     ctypes.CDLL = lambda *a, **k: calls.append(a[:1] == (None,)) or real(*a, **k)
-    import ratings, ratings.cli
+    import ratings, ratings.cli.app
     from ratings.example import example_path
     ratings.fit(example_path(), scope="analytical").to_frame()
     print(json.dumps({"process_libc_opened": sum(calls)}))
@@ -33,19 +33,19 @@ def test_importing_and_fitting_leave_the_allocator_alone():
 
 def test_main_tunes_the_allocator_only_when_run_as_the_program(monkeypatch, tmp_path, capsys):
     calls = []
-    monkeypatch.setattr(ratings.cli, "tune_allocator", lambda: calls.append(1) or True)
+    monkeypatch.setattr(ratings.cli.app, "tune_allocator", lambda: calls.append(1) or True)
     argv = ["fit", str(example_path()), "--scope", "analytical", "--out",
             str(tmp_path / "a.csv")]  # fmt: skip
-    assert ratings.cli.main(argv) == 0
+    assert ratings.cli.app.main(argv) == 0
     assert calls == []  # called with arguments: a host process, left alone
     monkeypatch.setattr(sys, "argv", ["ratings", *argv[:-1], str(tmp_path / "b.csv")])
-    assert ratings.cli.main() == 0
+    assert ratings.cli.app.main() == 0
     assert calls == [1]
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
 
 
 def test_tune_allocator_sets_glibc_thresholds_or_does_nothing():
-    code = "from ratings._allocator import tune_allocator; print(tune_allocator())"
+    code = "from ratings.cli.allocator import tune_allocator; print(tune_allocator())"
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                          text=True).stdout.split()[-1]  # fmt: skip
     glibc = sys.platform.startswith("linux") and "glibc" in " ".join(_libc())
@@ -56,7 +56,7 @@ def test_tune_allocator_turns_numpy_huge_pages_off():
     code = ("try:\n    from numpy._core.multiarray import _set_madvise_hugepage as f\n"
             "except ImportError:\n"
             "    from numpy.core.multiarray import _set_madvise_hugepage as f\n"
-            "from ratings._allocator import tune_allocator\n"
+            "from ratings.cli.allocator import tune_allocator\n"
             "f(True); tune_allocator(); print(f(True))")  # f returns the previous setting
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                          text=True).stdout.split()[-1]  # fmt: skip
@@ -65,7 +65,7 @@ def test_tune_allocator_turns_numpy_huge_pages_off():
 
 def test_the_cli_runs_with_the_allocator_tuned(tmp_path):
     out = tmp_path / "ratings.csv"
-    done = subprocess.run([sys.executable, "-m", "ratings.cli", "fit", str(example_path()),
+    done = subprocess.run([sys.executable, "-m", "ratings.cli.app", "fit", str(example_path()),
                            "--scope", "analytical", "--out", str(out)],
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -75,7 +75,7 @@ def test_the_cli_runs_with_the_allocator_tuned(tmp_path):
 
 def test_leave_flushes_runs_atexit_handlers_and_keeps_the_status():
     code = ("import atexit, sys\n"
-            "from ratings._allocator import leave\n"
+            "from ratings.cli.allocator import leave\n"
             "atexit.register(lambda: print('handler ran'))\n"
             "print('written', end=' '); sys.stderr.write('said')\n"
             "leave(3)")  # fmt: skip
@@ -85,14 +85,14 @@ def test_leave_flushes_runs_atexit_handlers_and_keeps_the_status():
 
 def test_the_program_prints_and_exits_as_main_returns(tmp_path, capsys):
     argv = ["fit", str(example_path()), "--scope", "analytical"]  # the table on stdout
-    assert ratings.cli.main(argv) == 0
+    assert ratings.cli.app.main(argv) == 0
     expected = capsys.readouterr().out
-    done = subprocess.run([sys.executable, "-m", "ratings.cli", *argv], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "ratings.cli.app", *argv], capture_output=True,
                           text=True, timeout=120)  # fmt: skip
     assert (done.returncode, done.stdout) == (0, expected)
     bad = tmp_path / "bad.csv"
     bad.write_text("model_a,model_b,winner\nx,y,maybe\n")
-    done = subprocess.run([sys.executable, "-m", "ratings.cli", "fit", str(bad)],
+    done = subprocess.run([sys.executable, "-m", "ratings.cli.app", "fit", str(bad)],
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 2 and done.stderr.startswith("ratings: error:")
 

@@ -13,8 +13,8 @@ from scipy.special import expit
 from statsmodels.stats.inter_rater import cohens_kappa
 
 import ratings
-from ratings.audit import AuditWarning
-from ratings.cli import main
+from ratings.audit.report import AuditWarning
+from ratings.cli.app import main
 from ratings.simulate import random_matches, simulate_verdicts
 
 FAMILIES = {"m0": "red", "m1": "red", "m2": "blue", "m3": "blue", "J1": "red", "J2": "blue"}
@@ -201,7 +201,7 @@ def test_plot_audit_draws_effects_with_intervals(report, tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from ratings.plot import plot_audit, save_figure
+    from ratings.plot.bands import plot_audit, save_figure
 
     ax = plot_audit(report, title="audit")
     gids = {a.get_gid() for a in ax.get_children()}

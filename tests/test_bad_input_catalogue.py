@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from bad_inputs import COUNTS, GOOD, REGISTRY_HEADER, SCOPED, tree
 
-from ratings.cli import main
+from ratings.cli.app import main
 
 # ----------------------------------------------------------------------------------------------
 # The catalogue through the command line: one row per kind of bad input

@@ -22,9 +22,9 @@ from bad_inputs import GOOD, REGISTRY_HEADER, SCOPED, judge_file, run_cli, write
 
 import ratings
 from ratings import InvalidVerdictsError, NonIdentifiableError
-from ratings.cli import main
-from ratings.judges import load_judge_quality
-from ratings.registry import freeze, load_registry
+from ratings.cli.app import main
+from ratings.models.crowd.quality import load_judge_quality
+from ratings.scopes.registry import freeze, load_registry
 
 
 @pytest.fixture

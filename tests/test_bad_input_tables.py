@@ -20,9 +20,9 @@ import pytest
 from bad_inputs import COUNTS, GOOD, run_cli, write
 
 from ratings import InvalidVerdictsError, read_verdicts
-from ratings.cli import main
-from ratings.data import from_counts
-from ratings.rubric import read_rubric
+from ratings.cli.app import main
+from ratings.data.comparisons import from_counts
+from ratings.scopes.rubric import read_rubric
 
 # ----------------------------------------------------------------------------------------------
 # Verdict logs
@@ -352,5 +352,5 @@ def test_next_is_wired_into_ratings_cli(capsys):
         code = exc.code
     capsys.readouterr()
     if code != 0:
-        pytest.skip("`ratings next` is not wired into ratings/cli.py yet")
+        pytest.skip("`ratings next` is not wired into ratings/cli/app.py yet")
     assert code == 0

@@ -26,8 +26,8 @@ from helpers import (
 )
 from scipy.special import expit
 
-from ratings.api import fit
-from ratings.data import aggregate
+from ratings.api.fitting import fit
+from ratings.data.comparisons import aggregate
 
 # name -> (verdicts with canonical columns plus the cluster column, cluster column)
 DATASETS = ["simulated_ties", "simulated_no_ties", "icehockey", "football", "arena_hard"]

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 import ratings
-from ratings.cli import main
-from ratings.errors import DataWarning, InvalidVerdictsError
-from ratings.rubric import read_rubric, rubric_to_matches
+from ratings.cli.app import main
+from ratings.core.errors import DataWarning, InvalidVerdictsError
+from ratings.scopes.rubric import read_rubric, rubric_to_matches
 from ratings.simulate import simulate_verdicts
 
 # --- 5. failure flags decide the outcome ----------------------------------------------------------

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ratings.check_judges import assign_check_judges
+from ratings.scopes.check_judges import assign_check_judges
 
 PANEL = ["J1", "J2", "J3"]
 

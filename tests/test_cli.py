@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ratings.cli import main
+from ratings.cli.app import main
 from ratings.example import TRUE_ELO, example_path
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import ratings
-from ratings.cli import _parser, main
+from ratings.cli.app import _parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,7 +52,7 @@ def test_version_matches_the_package_metadata(capsys):
 @pytest.mark.slow
 def test_help_and_version_from_a_fresh_process():
     for argv in (["--help"], ["-h"], ["--version"], ["fit", "-h"], ["plot", "--help"]):
-        done = subprocess.run([sys.executable, "-m", "ratings.cli", *argv],
+        done = subprocess.run([sys.executable, "-m", "ratings.cli.app", *argv],
                               capture_output=True, text=True, timeout=120)  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert "Traceback" not in done.stderr

@@ -1,4 +1,4 @@
-"""Tests of :mod:`ratings.combine`: the combined headline Elo and its joint interval.
+"""Tests of :mod:`ratings.scopes.combine`: the combined headline Elo and its joint interval.
 
 Boards are simulated with :func:`ratings.simulate.simulate_verdicts` and a Gaussian copula
 (``task_corr``), which keeps every marginal win probability at sigma(s_a - s_b): the truth of each
@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 
 import ratings
-from ratings.cli import main
-from ratings.combine import combine
+from ratings.cli.app import main
 from ratings.example import example_path
 from ratings.result import ELO_SCALE
+from ratings.scopes.combine import combine
 from ratings.simulate import random_matches, simulate_verdicts
 
 MODELS = [f"m{k}" for k in range(8)]

@@ -25,7 +25,7 @@ import pandas as pd
 import pytest
 
 import ratings
-from ratings.errors import NonIdentifiableError
+from ratings.core.errors import NonIdentifiableError
 from ratings.result import ELO_SCALE
 from ratings.simulate import random_matches, simulate_verdicts
 

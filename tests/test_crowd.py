@@ -27,8 +27,8 @@ from helpers import assert_close
 from scipy import stats
 
 import ratings
-from ratings.crowd import crowd_covariance, fit_crowd_bt
-from ratings.data import aggregate
+from ratings.data.comparisons import aggregate
+from ratings.models.crowd.likelihood import crowd_covariance, fit_crowd_bt
 
 # ----------------------------------------------------------------------------------------------
 # Point estimates and covariances against the reference

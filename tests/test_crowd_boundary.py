@@ -14,7 +14,7 @@ from crowd_reference import Reference, draw_board
 from helpers import assert_close
 
 import ratings
-from ratings.cli import main
+from ratings.cli.app import main
 
 # ----------------------------------------------------------------------------------------------
 # Uninformative and boundary judges

@@ -13,7 +13,7 @@ import pytest
 from crowd_reference import Reference, draw_board
 
 import ratings
-from ratings.cli import main
+from ratings.cli.app import main
 
 
 @pytest.fixture

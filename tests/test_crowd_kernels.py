@@ -1,6 +1,7 @@
-"""Crowd-BT numerics: the derivatives of :func:`ratings.crowd.crowd_terms` against finite
+"""Crowd-BT numerics: the derivatives of :func:`ratings.models.crowd.likelihood.crowd_terms`
+against finite
 differences (eta at and near the bounds 1/2 and 1, large strengths), and the numba kernels
-against their NumPy twins in :mod:`ratings._kernels_ref` (hypothesis-drawn rows, extreme
+against their NumPy twins in :mod:`ratings.kernels.fit_ref` (hypothesis-drawn rows, extreme
 values, zero rows and the Python bodies of the jitted functions)."""
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import expit
 
-from ratings import _kernels, _kernels_ref
-from ratings.crowd import crowd_terms
-from ratings.data import aggregate
+from ratings.data.comparisons import aggregate
+from ratings.kernels import fit as _kernels
+from ratings.kernels import fit_ref as _kernels_ref
+from ratings.models.crowd.likelihood import crowd_terms
 
 # ----------------------------------------------------------------------------------------------
 # Derivatives of crowd_terms against finite differences

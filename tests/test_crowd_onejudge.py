@@ -1,4 +1,5 @@
-"""The one-judge widening of Crowd-BT intervals (:mod:`ratings.crowd_onejudge`), checked against
+"""The one-judge widening of Crowd-BT intervals (:mod:`ratings.models.crowd.onejudge`), checked
+against
 an independent scipy profile likelihood."""
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from scipy.optimize import brentq, minimize_scalar
 from test_crowd_prior import PenalisedReference
 
 import ratings
-from ratings.crowd import fit_crowd_default
-from ratings.crowd_onejudge import one_judge_widening
-from ratings.crowd_prior import DEFAULT_PRIOR, CrowdPrior
-from ratings.data import aggregate
+from ratings.data.comparisons import aggregate
+from ratings.models.crowd.likelihood import fit_crowd_default
+from ratings.models.crowd.onejudge import one_judge_widening
+from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior
 
 RIDGE_ONLY = CrowdPrior(0.0, 0.0, DEFAULT_PRIOR.strength_sd)
 

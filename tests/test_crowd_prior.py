@@ -20,11 +20,12 @@ from helpers import assert_close
 from scipy.optimize import minimize
 
 import ratings
-from ratings.cli import main
-from ratings.crowd import PRIOR_SHIFT_LIMIT, first_order_move, fit_crowd_bt
-from ratings.crowd_prior import DEFAULT_PRIOR, CrowdPrior, check_prior
-from ratings.data import aggregate
-from ratings.judges import load_judge_quality, save_judge_quality
+from ratings.cli.app import main
+from ratings.data.comparisons import aggregate
+from ratings.models.crowd.likelihood import PRIOR_SHIFT_LIMIT, first_order_move, fit_crowd_bt
+from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior, check_prior
+from ratings.models.crowd.quality import load_judge_quality
+from ratings.scopes.judge_files import save_judge_quality
 
 ETAS = {"j1": 0.95, "j2": 0.80, "j3": 0.65}
 
@@ -383,7 +384,7 @@ def test_two_step_covariance_matches_finite_differences(past_and_new):
 
 def test_two_step_term_reaches_the_headline(past_and_new):
     """combine() adds each scope's two-step term to the joint covariance."""
-    from ratings.combine import combine
+    from ratings.scopes.combine import combine
 
     _, new, _, path = past_and_new
     r = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00")
@@ -514,7 +515,7 @@ def test_judges_like_coin_flips_leave_the_intervals_open():
         r = ratings.fit(frame, model="crowd-bt", anchor="m15")
     assert r.crowd.open_intervals and np.isinf(r.se.drop("m15")).all()
     assert np.isinf(r.diff("m00", "m29")["se"])
-    from ratings.combine import combine
+    from ratings.scopes.combine import combine
 
     assert np.isinf(combine({"s": r}).se.drop("m15")).all()
     # the band plot draws open intervals to the frame's edges and says so
@@ -523,7 +524,7 @@ def test_judges_like_coin_flips_leave_the_intervals_open():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ratings.plot import plot_ratings
+    from ratings.plot.bands import plot_ratings
 
     ax = plot_ratings(r)
     assert "open intervals run off the frame" in ax.get_xlabel()
@@ -563,7 +564,7 @@ def test_cli_prior_flag(tmp_path, capsys):
 # ----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.filterwarnings("ignore::ratings.errors.DataWarning")  # flags decide
+@pytest.mark.filterwarnings("ignore::ratings.core.errors.DataWarning")  # flags decide
 def test_forfeits_column_counts_each_models_forfeits(tmp_path):
     frame = draw_board(14, np.linspace(-1.5, 1.5, 6), ETAS, 3000, n_tasks=60)
     rng = np.random.default_rng(0)
@@ -632,7 +633,7 @@ def test_summary_says_when_the_plain_estimate_does_not_exist():
     j1 = frame["judge"].to_numpy() == "j1"
     stronger_a = frame["model_a"].to_numpy() > frame["model_b"].to_numpy()  # names sort by strength
     frame.loc[j1, "winner"] = np.where(stronger_a, "A", "B")[j1]
-    with pytest.raises(ratings.errors.NonIdentifiableError):
+    with pytest.raises(ratings.core.errors.NonIdentifiableError):
         ratings.fit(frame, model="crowd-bt", prior=None)
     r = ratings.fit(frame, model="crowd-bt")
     assert not r.crowd.plain_found and r.crowd.plain_on_bound == ()

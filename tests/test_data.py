@@ -8,15 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ratings.data as data_module
-from ratings import (
-    InvalidVerdictsError,
-    _kernels,
-    _kernels_aggregate,
-    _kernels_ref,
-    _threads,
-    aggregate,
-)
+import ratings.data.comparisons as data_module
+from ratings import InvalidVerdictsError, aggregate
+from ratings.core import threads as _threads
+from ratings.kernels import aggregate as _kernels_aggregate
+from ratings.kernels import fit as _kernels
+from ratings.kernels import fit_ref as _kernels_ref
 
 
 def _frame(**over):
@@ -370,7 +367,7 @@ def test_cluster_meat_fallback_equals_the_influence_path(rng, monkeypatch, model
     # Above MAX_INFLUENCE_CELLS the meat is summed cluster by cluster from per-cluster rows
     # (built from the kept codes on demand): the same covariance, no influences.
     import ratings
-    import ratings.uncertainty as unc
+    import ratings.inference.covariance as unc
 
     log = ratings.read_verdicts(_scoped_log(rng).drop(columns=["scope"])).verdicts
     opts = {"prior": None} if model == "crowd-bt" else {}  # random verdicts (see above)

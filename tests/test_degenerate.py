@@ -9,8 +9,8 @@ import pytest
 import statsmodels.api as sm
 
 import ratings
-from ratings.data import from_counts
-from ratings.errors import DegenerateBoardError, InvalidVerdictsError, NonIdentifiableError
+from ratings.core.errors import DegenerateBoardError, InvalidVerdictsError, NonIdentifiableError
+from ratings.data.comparisons import from_counts
 from ratings.result import ELO_SCALE
 
 
@@ -122,7 +122,7 @@ def test_extreme_counts_are_refused_with_the_value(value, what):
                                      {"a": float("nan"), "b": 1.0}, {"a": -1.0, "b": 1.0},
                                      {"a": 0.0, "b": 0.0}])  # fmt: skip
 def test_extreme_scope_weights_are_refused(weights):
-    from ratings.combine import combine, fit_scopes
+    from ratings.scopes.combine import combine, fit_scopes
 
     base = pd.DataFrame({"model_a": ["x", "y", "z", "x"], "model_b": ["y", "z", "x", "y"],
                          "winner": ["A", "A", "A", "B"], "task_id": ["1", "2", "3", "4"]})
@@ -135,7 +135,7 @@ def test_collapsed_contrasts_matches_a_check_of_every_pair(rng):
     """The O(M log M) candidate search finds exactly the pairs a full scan of all pairs finds."""
     import itertools
 
-    from ratings.uncertainty import collapsed_contrasts
+    from ratings.inference.covariance import collapsed_contrasts
 
     def every_pair(cov, model_cov, rtol=1e-8):
         d, e = np.diag(cov), np.diag(model_cov)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import ratings
-from ratings.data import from_counts
+from ratings.data.comparisons import from_counts
 from ratings.example import example_path
 
 dd = pytest.importorskip("dask.dataframe")

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from ratings import engine
-from ratings.engine import AUTO_NUMBA_COLD, AUTO_NUMBA_VERDICTS, kernels, resolve
+from ratings.kernels import engine
+from ratings.kernels.engine import AUTO_NUMBA_COLD, AUTO_NUMBA_VERDICTS, kernels, resolve
 
 
 @pytest.mark.parametrize("loaded", [True, False])
@@ -26,12 +26,12 @@ def test_auto_picks_by_size(monkeypatch, loaded):
     assert resolve("auto", threshold) == "numba"
     assert resolve("numba", 10) == "numba"
     assert resolve("numpy", 10**9) == "numpy"
-    assert kernels("auto", 10).__name__ == "ratings._kernels_ref"
-    assert kernels("auto", threshold).__name__ == "ratings._kernels"
+    assert kernels("auto", 10).__name__ == "ratings.kernels.fit_ref"
+    assert kernels("auto", threshold).__name__ == "ratings.kernels.fit"
 
 
 def test_kernels_loaded_tracks_the_module():
-    from ratings import _kernels  # noqa: F401 - loading it is the point
+    from ratings.kernels import fit as _kernels  # noqa: F401 - loading it is the point
 
     assert engine.kernels_loaded()
 
@@ -64,7 +64,7 @@ COLD_FIT = """
     import json, sys
     import numpy as np, pandas as pd
     import ratings
-    from ratings import engine
+    from ratings.kernels import engine
 
     rng = np.random.default_rng(0)
     n = engine.AUTO_NUMBA_VERDICTS  # numba's size once loaded; a fresh process keeps the twins
@@ -118,7 +118,7 @@ def test_second_process_compiles_nothing(tmp_path):
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX-only")
 def test_thread_pool_works_in_a_forked_child(monkeypatch):
-    from ratings import _threads
+    from ratings.core import threads as _threads
 
     monkeypatch.setattr(_threads, "workers", lambda: 2)  # a pool even on one core
     def slow(x):
@@ -146,7 +146,7 @@ def test_thread_pool_works_in_a_forked_child(monkeypatch):
 
 
 def test_ratings_num_threads_setting(monkeypatch):
-    from ratings import _threads
+    from ratings.core import threads as _threads
 
     monkeypatch.setattr(_threads, "_POOL", None)
     monkeypatch.setenv("RATINGS_NUM_THREADS", "1")  # threading off: jobs run here, no pool
@@ -162,7 +162,7 @@ def test_ratings_num_threads_setting(monkeypatch):
 
 IMPORTS = """
     import json, sys
-    import ratings, ratings.cli
+    import ratings, ratings.cli.app
     heavy = ["numba", "scipy.stats", "scipy.optimize", "scipy.linalg", "matplotlib"]
     print(json.dumps({name: name in sys.modules for name in heavy}))
 """

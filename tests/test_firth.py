@@ -16,8 +16,8 @@ from scipy.optimize import minimize, root
 from scipy.special import expit
 
 import ratings
-from ratings.cli import main
-from ratings.errors import PenaltyOnlyWarning
+from ratings.cli.app import main
+from ratings.core.errors import PenaltyOnlyWarning
 from tests.helpers import Y_OF_WINNER, simulate_verdicts
 
 

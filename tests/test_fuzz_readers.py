@@ -34,8 +34,8 @@ from hypothesis import strategies as st
 
 import ratings
 from ratings import InvalidVerdictsError, VerdictLog, read_verdicts
-from ratings.cli import main
-from ratings.errors import ConvergenceWarning, DataWarning
+from ratings.cli.app import main
+from ratings.core.errors import ConvergenceWarning, DataWarning
 from ratings.io import CANONICAL, STRING_DTYPE
 
 FUZZ = settings(

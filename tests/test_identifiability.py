@@ -11,9 +11,9 @@ from helpers import strongly_connected
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ratings.api import fit
-from ratings.data import aggregate
-from ratings.errors import DegenerateBoardError, NonIdentifiableError
+from ratings.api.fitting import fit
+from ratings.core.errors import DegenerateBoardError, NonIdentifiableError
+from ratings.data.comparisons import aggregate
 
 
 def log_of(*rows: tuple[str, str, str]) -> pd.DataFrame:
@@ -211,7 +211,7 @@ def test_unknown_anchor_suggests_a_close_name():
 
 @pytest.mark.parametrize("m", [5, 400])  # numpy's path, and one Cholesky through scipy.linalg
 def test_solve_pd_matches_numpy_and_refuses_indefinite(m):
-    from ratings.optim import LAPACK_FROM, solve_pd
+    from ratings.core.linalg import LAPACK_FROM, solve_pd
 
     assert (m >= LAPACK_FROM) == (m == 400)
     rng = np.random.default_rng(m)
@@ -226,7 +226,7 @@ def test_solve_pd_matches_numpy_and_refuses_indefinite(m):
 
 
 def test_inverse_free_large_matches_numpy_inverse():
-    from ratings.uncertainty import inverse_free
+    from ratings.inference.covariance import inverse_free
 
     m = 300
     rng = np.random.default_rng(1)
@@ -242,7 +242,7 @@ def test_inverse_free_large_matches_numpy_inverse():
 
 @pytest.mark.parametrize("m", [5, 300])  # numpy's path, and LAPACK's potrf + potri
 def test_inverse_pd_refuses_indefinite(m):
-    from ratings.optim import inverse_pd
+    from ratings.core.linalg import inverse_pd
 
     rng = np.random.default_rng(m)
     x = rng.normal(size=(m, m))
@@ -257,7 +257,7 @@ def test_inverse_pd_refuses_indefinite(m):
 
 @pytest.mark.parametrize("shape", [(40, 7), (500, 300), (0, 200)])  # matmul, syrk, empty
 def test_gram_is_a_symmetric_cross_product(shape):
-    from ratings.uncertainty import gram
+    from ratings.inference.covariance import gram
 
     a = np.random.default_rng(2).normal(size=shape)
     got = gram(a, 1.5)
@@ -268,7 +268,7 @@ def test_gram_is_a_symmetric_cross_product(shape):
 def test_one_blas_thread_within_the_callers_limit():
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from ratings._threads import one_blas_thread
+    from ratings.core.threads import one_blas_thread
 
     def threads():
         return {d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"}
@@ -289,7 +289,7 @@ def test_dense_reachability_agrees_with_scipy_components(seed, m, density):
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import connected_components
 
-    from ratings.graph import _strongly_connected
+    from ratings.models.existence import _strongly_connected
 
     rng = np.random.default_rng(seed)
     src, dst = np.nonzero(rng.random((m, m)) < density)
@@ -304,7 +304,7 @@ def test_dense_reachability_agrees_with_scipy_components(seed, m, density):
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 9), drop=st.integers(0, 8),
        kind=st.sampled_from(["one left out", "all", "subset"]))  # fmt: skip
 def test_block_and_embed_match_fancy_indexing(seed, n, drop, kind):
-    from ratings.optim import block, embed
+    from ratings.core.linalg import block, embed
 
     rng = np.random.default_rng(seed)
     h = rng.normal(size=(n, n))
@@ -320,7 +320,7 @@ def test_block_and_embed_match_fancy_indexing(seed, n, drop, kind):
 @pytest.mark.parametrize("m", [5, 300])  # plain products, and the meat's Cholesky factor
 @pytest.mark.parametrize("meat_pd", [True, False])
 def test_bread_meat_bread_matches_the_plain_products(m, meat_pd):
-    from ratings.uncertainty import bread_meat_bread, inverse_free
+    from ratings.inference.covariance import bread_meat_bread, inverse_free
 
     rng = np.random.default_rng(m)
     x = rng.normal(size=(m, m))

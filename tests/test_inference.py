@@ -228,7 +228,7 @@ def _crowd_reference(log: pd.DataFrame, r: ratings.Ratings, prior) -> Reference:
 def test_crowd_bt_cr2_matches_verdict_level(prior):
     """The default Crowd-BT interval is CR2 with Satterthwaite df, the bread counting the
     prior's curvature where the prior is used (the posterior mode's sandwich)."""
-    from ratings.crowd_prior import DEFAULT_PRIOR
+    from ratings.models.crowd.prior import DEFAULT_PRIOR
 
     log = _crowd_board()
     r = ratings.fit(log, model="crowd-bt", anchor="m0", prior=prior)
@@ -372,8 +372,8 @@ def test_elo_scale_of_standard_errors(bt_case):
 @pytest.mark.parametrize("rowwise_up_to", [8, 0])  # the twin's two ways to sum the squares
 @pytest.mark.parametrize("with_eta", [False, True])
 def test_kernels_match_their_numpy_twins(with_eta, rowwise_up_to, monkeypatch):
-    from ratings import _kernels_inference as fast
-    from ratings import _kernels_inference_ref as slow
+    from ratings.kernels import inference as fast
+    from ratings.kernels import inference_ref as slow
 
     monkeypatch.setattr(slow, "_ROWWISE_UP_TO", rowwise_up_to)
     rng = np.random.default_rng(11)
@@ -404,8 +404,8 @@ def test_twins_in_pieces_and_unsorted_rows_match_the_kernels(with_eta, count_spa
     """The twins group rows by design (counted in a table or sorted) and work in passes, or,
     for a few contrasts, sum row by row: rows in any order and several passes over the
     contrasts give the kernels' results."""
-    from ratings import _kernels_inference as fast
-    from ratings import _kernels_inference_ref as slow
+    from ratings.kernels import inference as fast
+    from ratings.kernels import inference_ref as slow
 
     monkeypatch.setattr(slow, "_ROWWISE_UP_TO", rowwise_up_to)
     monkeypatch.setattr(slow, "_CELLS", 10)
@@ -472,7 +472,7 @@ def test_pair_max_over_the_bounded_pairs_equals_the_full_pass(monkeypatch):
 
 @pytest.mark.parametrize("n_models", [3, 30])  # a sigma per pair of models, or per row
 def test_bt_working_rows_weigh_each_row_by_n_p_q(n_models):
-    from ratings.data import aggregate
+    from ratings.data.comparisons import aggregate
     from ratings.inference.working import bt_rows
 
     rng = np.random.default_rng(4)

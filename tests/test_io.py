@@ -21,7 +21,7 @@ from verdict_files import (
     write,
 )
 
-from ratings.errors import InvalidVerdictsError
+from ratings.core.errors import InvalidVerdictsError
 from ratings.io import STRING_DTYPE, read_verdicts
 
 # ----------------------------------------------------------------------------------------------
@@ -180,7 +180,7 @@ def test_columns_validated_on_threads_as_in_one(monkeypatch: pytest.MonkeyPatch)
         "scope": rng.choice(["s", "s "], n),
     })  # fmt: skip
     serial = read_verdicts(df, errors="report")
-    from ratings import _threads
+    from ratings.core import threads as _threads
 
     monkeypatch.setattr(_threads, "CONCURRENT_ROWS", 0)
     monkeypatch.setenv("RATINGS_NUM_THREADS", "4")

@@ -20,7 +20,7 @@ from verdict_files import (
 )
 
 import ratings.io.readers as rio
-from ratings.errors import InvalidVerdictsError
+from ratings.core.errors import InvalidVerdictsError
 from ratings.io import CANONICAL, read_verdicts
 
 # ----------------------------------------------------------------------------------------------

@@ -18,11 +18,11 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 import ratings
-from ratings.api import load_log
-from ratings.data import aggregate
-from ratings.errors import NonIdentifiableError
-from ratings.judge_effects import fit_effects, plan_effects
-from ratings.slots import read_families, slot_counts
+from ratings.api.fitting import load_log
+from ratings.core.errors import NonIdentifiableError
+from ratings.data.comparisons import aggregate
+from ratings.data.slots import read_families, slot_counts
+from ratings.models.judge_effects import fit_effects, plan_effects
 
 Y = {"A": 1.0, "B": 0.0, "tie": 0.5}
 FAMILIES = {"m0": "red", "m1": "red", "m2": "blue", "m3": "blue", "J1": "red", "J2": "blue"}
@@ -275,7 +275,7 @@ def test_counts_table_keeps_slot_order(board):
     np.testing.assert_allclose(a.cov, b.cov, rtol=1e-8, atol=1e-14)
 
 
-@pytest.mark.filterwarnings("ignore::ratings.errors.DataWarning")  # flags decide
+@pytest.mark.filterwarnings("ignore::ratings.core.errors.DataWarning")  # flags decide
 def test_forfeits_are_judge_free_in_slot_counts():
     frame = pd.DataFrame({"model_a": ["x", "y", "x"], "model_b": ["y", "x", "y"],
                           "winner": ["A", "A", "B"], "judge": ["J", "J", "J"],
@@ -318,11 +318,13 @@ def test_fit_effects_plan_masks_only_what_is_asked(board):
 def test_large_score_matrices_take_the_sparse_path(board, monkeypatch):
     """Above MAX_INFLUENCE_CELLS the clustered meat comes from a sparse score matrix (no
     influences kept); the covariance is the same."""
-    import ratings.uncertainty as unc
+    import ratings.core.memory as memory
+    import ratings.inference.covariance as unc
 
     kw = {"adjust": "position,self-preference", "families": FAMILIES, "anchor": "m0"}
     dense = ratings.fit(board, **kw)
     monkeypatch.setattr(unc, "MAX_INFLUENCE_CELLS", 10)
+    monkeypatch.setattr(memory, "MAX_INFLUENCE_CELLS", 10)
     sparse = ratings.fit(board, **kw)
     assert dense.influence is not None and sparse.influence is None
     np.testing.assert_allclose(sparse.cov, dense.cov, rtol=1e-10, atol=1e-16)

@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 from scipy.optimize import approx_fprime, check_grad
 from scipy.special import expit, log_expit
 
-from ratings import _kernels, _kernels_ref
-from ratings.bt import penalised_terms
-from ratings.data import aggregate
+from ratings.data.comparisons import aggregate
+from ratings.kernels import fit as _kernels
+from ratings.kernels import fit_ref as _kernels_ref
+from ratings.models.bt import penalised_terms
 
 EXTREME = [-1e4, -745.0, -700.0, -1.0, -1e-300, 0.0, 1e-300, 1.0, 700.0, 745.0, 1e4]
 thetas = st.one_of(

@@ -1,4 +1,4 @@
-"""The slot kernels of the judge audit (:mod:`ratings._kernels_slots`): numba kernel, its
+"""The slot kernels of the judge audit (:mod:`ratings.kernels.slots`): numba kernel, its
 ``py_func`` and the NumPy twin against references written here (a pandas groupby, and
 ``np.add.at`` over the design)."""
 
@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ratings import _kernels, _kernels_ref
+from ratings.kernels import fit as _kernels
+from ratings.kernels import fit_ref as _kernels_ref
 
 KERNELS = [_kernels.slot_collapse, _kernels.slot_collapse.py_func, _kernels_ref.slot_collapse]
 SCORES = [_kernels.slot_cluster_scores, _kernels.slot_cluster_scores.py_func,

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 import ratings
-import ratings.memory as memory
-from ratings.cli import main
-from ratings.errors import MemoryLimitError
+import ratings.core.memory as memory
+from ratings.cli.app import main
+from ratings.core.errors import MemoryLimitError
 
 
 def ring(m: int) -> pd.DataFrame:

@@ -1,5 +1,5 @@
 """Messages name options as the user sets them: Python arguments from the Python API, flags from
-the command line (one message text, rendered by :func:`ratings.errors.option`)."""
+the command line (one message text, rendered by :func:`ratings.core.errors.option`)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 import ratings
-from ratings.cli import FLAGS, main
-from ratings.errors import option, option_available, options_rendered_by
-from ratings.rubric import read_rubric
+from ratings.cli.app import FLAGS, main
+from ratings.core.errors import option, option_available, options_rendered_by
+from ratings.scopes.rubric import read_rubric
 
 GOOD = "model_a,model_b,winner\nx,y,A\ny,z,A\nz,x,A\nx,y,B\n"
 PYTHON_SPELLING = re.compile(r"`\w+=|errors='report'|duplicates='last'|winner_map=|columns=\{")
@@ -29,7 +29,7 @@ def cli_error(argv) -> str:
 
 
 def test_option_renders_python_by_default_and_flags_on_the_command_line():
-    from ratings.cli_flags import render_option
+    from ratings.cli.flags import render_option
 
     assert option("errors", "report") == "`errors='report'`"
     assert option("level") == "`level`"
@@ -127,7 +127,7 @@ def test_python_api_keeps_python_names(tmp_path):
         with pytest.raises(ValueError, match=re.escape(name)):
             ratings.fit(v, **kwargs)
     with pytest.raises(ValueError, match=re.escape("`weights`")):
-        from ratings.combine import combine, fit_scopes
+        from ratings.scopes.combine import combine, fit_scopes
 
         frame = pd.read_csv(v).assign(scope="a")
         both = pd.concat([frame, frame.assign(scope="b")], ignore_index=True)

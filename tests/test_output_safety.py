@@ -16,11 +16,11 @@ import pytest
 
 import ratings
 import ratings.io.writers as writers
-from ratings.cli import main
-from ratings.errors import OutputError
+from ratings.cli.app import main
+from ratings.core.errors import OutputError
 from ratings.io import read_verdicts, write_atomic
 from ratings.io.cells import escape_formulas, unescape_formulas
-from ratings.registry import freeze, load_registry
+from ratings.scopes.registry import freeze, load_registry
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = "model_a,model_b,winner\nx,y,A\ny,z,A\nz,x,A\nx,y,B\n"

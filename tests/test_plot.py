@@ -1,4 +1,4 @@
-"""Tests of ``ratings.plot``: artists, positions, colours and labels (never pixels)."""
+"""Tests of ``ratings.plot.bands``: artists, positions, colours and labels (never pixels)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from helpers import simulate_verdicts
 from matplotlib.colors import to_rgba
 
 import ratings
-from ratings import plot as rplot
 from ratings.io import write_atomic
+from ratings.plot import bands as rplot
 
 NAMES = ["Alpha 1", "Beta (large)", "Gamma-2", "Delta mini", "Epsilon", "Zeta 70B"]
 STRENGTHS = [0.0, 0.6, -0.4, 1.1, -0.9, 0.3]
@@ -371,7 +371,7 @@ def test_new_figure_when_no_axes_and_rcparams_untouched(fitted):
 
 def test_not_imported_by_the_package():
     code = ("import sys, ratings; "
-            "assert 'ratings.plot' not in sys.modules, 'ratings.plot'; "
+            "assert 'ratings.plot.bands' not in sys.modules, 'ratings.plot.bands'; "
             "assert 'matplotlib' not in sys.modules, 'matplotlib'")  # fmt: skip
     subprocess.run([sys.executable, "-c", code], check=True)
 

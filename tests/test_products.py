@@ -1,11 +1,11 @@
-"""Dense products split into blocks of rows on the thread pool (``ratings._threads.matmul``)."""
+"""Dense products split into blocks of rows on the thread pool (``ratings.core.threads.matmul``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ratings import _threads
+from ratings.core import threads as _threads
 
 
 def _split(mp: pytest.MonkeyPatch, threads: int, align: int = _threads.ROW_ALIGN) -> list:
@@ -87,7 +87,7 @@ def test_row_blocks_cover_the_rows_once(n, parts, align) -> None:
 @pytest.mark.parametrize("shape", [(400, 301), (37, 1000), (1000, 257)])
 @pytest.mark.parametrize("align", [1, 8])
 def test_gram_in_blocks_equals_one_update(monkeypatch, threads, shape, align) -> None:
-    from ratings.uncertainty import gram
+    from ratings.inference.covariance import gram
 
     a = np.random.default_rng(shape[1]).standard_normal(shape)
     monkeypatch.setenv("RATINGS_NUM_THREADS", "1")

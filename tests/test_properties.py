@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import ratings
-from ratings.api import fit
-from ratings.data import aggregate
+from ratings.api.fitting import fit
+from ratings.data.comparisons import aggregate
 
 FAST = settings(deadline=None, max_examples=30)
 SWAP = {"A": "B", "B": "A", "tie": "tie"}

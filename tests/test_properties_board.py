@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from scipy.special import expit
 
 import ratings
-from ratings.data import from_counts
-from ratings.errors import NonIdentifiableError
+from ratings.core.errors import NonIdentifiableError
+from ratings.data.comparisons import from_counts
 
 FAST = settings(
     deadline=None, max_examples=20, suppress_health_check=[HealthCheck.too_slow], derandomize=True

@@ -1,4 +1,4 @@
-"""Tests of :mod:`ratings.registry`: the index scale and the frozen registry file."""
+"""Tests of :mod:`ratings.scopes.registry`: the index scale and the frozen registry file."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import ratings.io.writers
-from ratings.errors import InvalidVerdictsError
-from ratings.registry import REGISTRY_COLUMNS, freeze, freeze_cli, index_value, load_registry
+from ratings.core.errors import InvalidVerdictsError
+from ratings.scopes.registry import REGISTRY_COLUMNS, freeze, freeze_cli, index_value, load_registry
 
 
 @pytest.fixture

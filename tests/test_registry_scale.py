@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 
 import ratings
-import ratings.registry as registry_module
-from ratings.cli import main
-from ratings.errors import DataWarning
-from ratings.registry import REGISTRY_COLUMNS, freeze, load_registry
+import ratings.scopes.registry as registry_module
+from ratings.cli.app import main
+from ratings.core.errors import DataWarning
+from ratings.scopes.registry import REGISTRY_COLUMNS, freeze, load_registry
 
 
 def board(anchor: str, seed: int = 0, models=("a", "b", "c", "d")) -> ratings.Ratings:
@@ -34,7 +34,7 @@ def board(anchor: str, seed: int = 0, models=("a", "b", "c", "d")) -> ratings.Ra
 
 def written(r: ratings.Ratings, path) -> str:
     """A ratings table as `ratings fit --out` writes it."""
-    from ratings.scale import board_info
+    from ratings.scopes.scale import board_info
 
     r.to_frame().assign(**board_info(r)).to_csv(path, index=False)
     return str(path)

@@ -1,4 +1,4 @@
-"""Tests of :mod:`ratings.rubric`: reading rubrics and turning them into synthetic matches."""
+"""Tests of :mod:`ratings.scopes.rubric`: reading rubrics, turning them into synthetic matches."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from scipy import stats
 from scipy.special import expit
 
 import ratings
-from ratings.errors import InvalidVerdictsError
-from ratings.rubric import MATCH_COLUMNS, read_rubric, rubric_to_matches
+from ratings.core.errors import InvalidVerdictsError
+from ratings.scopes.rubric import MATCH_COLUMNS, read_rubric, rubric_to_matches
 
 P, F = "pass", "fail"
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import ratings
-from ratings.cli import main
+from ratings.cli.app import main
 from sampling import PlanWarning, check_balance, panel_targets, plan_matches, plan_scopes
 from sampling.criteria import add_comparison, centred, comparison_weight, trace_reduction
 from sampling.oracle import comparison_information, oracle_matches

@@ -7,7 +7,7 @@ import argparse
 import pandas as pd
 import pytest
 
-from ratings.cli import main
+from ratings.cli.app import main
 from sampling.cli import add_next_parser, read_verdict_file
 from sampling.plan import plan_matches
 from sampling.simulate import judge_matches, make_board

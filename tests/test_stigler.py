@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ratings.api import fit
-from ratings.data import aggregate
+from ratings.api.fitting import fit
+from ratings.data.comparisons import aggregate
 
 JOURNALS = ["Biometrika", "CommStat", "JASA", "JRSSB"]
 # CITES[y][x]: citations of journal x by journal y (Stigler 1994, via Agresti's "Categorical Data

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import stdtrit
 
-from ratings._tdist import critical_value, critical_values, t_quantile
+from ratings.core.tdist import critical_value, critical_values, t_quantile
 
 DFS = [0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 7, 10, 19, 29, 49, 99, 150, 500, 999, 999.5, 1000, 1001,
        5000, 1e4, 1e5, 1e6, 1e9]  # fmt: skip

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings._threads import matmul
+from ratings.core.threads import matmul
 from ratings.inference.satterthwaite import (
     DEGENERATE,
     pair_contrasts,
@@ -73,7 +73,8 @@ class ClusterInference:
 
     ``extra`` (R x n_params, optional) is a variance term outside the clusters, added as
     ``extra.T @ extra`` to the covariance: the two-step term of Crowd-BT judge qualities reused
-    from an earlier fit (:func:`ratings.crowd.reused_eta_factor`). It is treated as known
+    from an earlier fit (:func:`ratings.models.crowd.likelihood.reused_eta_factor`). It is treated
+    as known
     (infinite degrees of freedom) in the Welch-Satterthwaite combination
     df = df_CR2 (1 + v_extra / v_CR2)^2 (Satterthwaite 1946). :meth:`influence` leaves it out.
     """
@@ -108,8 +109,8 @@ class ClusterInference:
 
     def covariance(self) -> NDArray[np.float64]:
         """CR2 covariance over all parameters (zero outside ``free``)."""
-        from ratings.optim import embed
-        from ratings.uncertainty import gram
+        from ratings.core.linalg import embed
+        from ratings.inference.covariance import gram
 
         out = embed(gram(self.influence_free), self.free, self.n_params)
         if self.extra is not None:
@@ -318,7 +319,7 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
         The inverse of the (penalised) information over ``free``, if the caller has it (the
         fit's own bread: ``info`` and ``penalty`` are then not used).
     """
-    from ratings.optim import block, inverse_pd
+    from ratings.core.linalg import block, inverse_pd
 
     if bread is None:
         info = rows.information() if info is None else info
@@ -355,7 +356,7 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
 def _series(rows, score, free, bread_free, starts):
     """Adjusted influences f(M H_g) M g_g by the binomial series (large boards); also the
     degenerate directions and the whitening L (None when no cluster needed it)."""
-    from ratings.optim import embed
+    from ratings.core.linalg import embed
 
     g, q = score.shape
     bread = embed(bread_free, free, q)
@@ -443,7 +444,7 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float =
     score = data.cluster_score_matrix(m, row_scores, k)
     free = np.delete(np.arange(m), ref)
     if bread is not None:  # the Hessian's inverse: the information's (and the penalty's)
-        from ratings.optim import block
+        from ratings.core.linalg import block
 
         return cluster_inference(bt_rows(theta, data), score, free, clusters=data.clusters,
                                  bread=block(bread, free))  # fmt: skip
@@ -454,7 +455,7 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float =
 
 
 def crowd_inference(fit, data, *, k, prior_information: bool = True) -> ClusterInference | None:
-    """CR2 pieces of a clustered Crowd-BT fit (:class:`ratings.crowd.CrowdFit`).
+    """CR2 pieces of a clustered Crowd-BT fit (:class:`ratings.models.crowd.likelihood.CrowdFit`).
 
     The likelihood of the decisive verdicts (ties are not part of it), the judges whose eta is
     fixed or on a bound treated as known, and the bread M = (I + P)^-1 with I the Fisher
@@ -462,7 +463,8 @@ def crowd_inference(fit, data, *, k, prior_information: bool = True) -> ClusterI
     estimate: the sandwich of a penalised estimate (as for ridge-penalised logistic regression,
     le Cessie & van Houwelingen 1992), which is what the posterior mode's sampling variance is
     to first order. ``prior_information=False`` counts only the strengths' prior
-    (:attr:`ratings.crowd.CrowdFit.bread_penalty`): what the verdicts alone say about eta, used
+    (:attr:`ratings.models.crowd.likelihood.CrowdFit.bread_penalty`): what the verdicts alone say
+    about eta, used
     for the judges' intervals and the test of whether they can be told from coin flips.
     ``None`` when that matrix is not positive definite: the verdicts cannot tell judge quality
     from the spread of the ratings (the caller leaves the intervals open). A two-step term for

@@ -36,17 +36,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings._tdist import critical_values
-from ratings._threads import one_blas_thread
+from ratings.core.tdist import critical_values
+from ratings.core.threads import one_blas_thread
 
-if TYPE_CHECKING:
-    from ratings.result import Ratings
+
+class Ratings(Protocol):
+    """What rank intervals and the pairwise table read of a fit (:class:`ratings.Ratings`)."""
+
+    models: pd.Index
+    strength: pd.Series
+    se: pd.Series
+    cov: NDArray[np.float64]
+    draws: NDArray[np.float64] | None
+    level: float
+    scale: float
+
+    @property
+    def unbounded_mask(self) -> NDArray[np.bool_]: ...
+
+    def pair_df(self) -> NDArray[np.float64]: ...
+
 
 __all__ = [
     "DRAWS",

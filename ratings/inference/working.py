@@ -15,15 +15,15 @@ CELLS_PER_VERDICT = 64
 
 
 def kernels(size: int):
-    """:mod:`ratings._kernels_inference` for ``size`` rows or cells and more than the NumPy
-    twins handle before numba could load (see :mod:`ratings.engine`), else the twins."""
-    from ratings.engine import resolve
+    """:mod:`ratings.kernels.inference` for ``size`` rows or cells and more than the NumPy
+    twins handle before numba could load (see :mod:`ratings.kernels.engine`), else the twins."""
+    from ratings.kernels.engine import resolve
 
     if resolve("auto", size) == "numba":
-        from ratings import _kernels_inference
+        from ratings.kernels import inference as _kernels_inference
 
         return _kernels_inference
-    from ratings import _kernels_inference_ref
+    from ratings.kernels import inference_ref as _kernels_inference_ref
 
     return _kernels_inference_ref
 
@@ -61,7 +61,7 @@ class WorkingRows:
     def information(self) -> NDArray[np.float64]:
         """Fisher information sum_r x_r x_r^T, (n_params x n_params). The squares and products
         of ``a`` and ``b`` add up over clusters, so the rows summed over clusters give it too."""
-        from ratings._kernels_ref import crowd_assemble, laplacian
+        from ratings.kernels.fit_ref import crowd_assemble, laplacian
 
         if not self.b.size:
             return laplacian(self.n_params, self.ii, self.jj, self.a * self.a)
@@ -117,7 +117,7 @@ def crowd_rows(theta: NDArray[np.float64], eta: NDArray[np.float64],
     ``a = sqrt(n / (p (1 - p))) dp/dd``, ``b = sqrt(n / (p (1 - p))) dp/deta`` for the judges
     whose eta is estimated (0 for fixed or boundary ones, which are treated as known). ``n``
     counts the decisive verdicts only: ties are not part of the Crowd-BT likelihood."""
-    from ratings._kernels_ref import expit
+    from ratings.kernels.fit_ref import expit
 
     s = expit(theta[data.ii] - theta[data.jj])
     e = eta[data.judge]

@@ -3,7 +3,7 @@
 :func:`read_verdicts` turns a CSV / TSV / Parquet / JSON Lines file or a DataFrame into a
 :class:`VerdictLog` with the canonical columns (:data:`CANONICAL`). Every row that cannot be
 used is reported by its 0-based data row number (header excluded) and a reason, either in an
-:class:`~ratings.errors.InvalidVerdictsError` or in ``VerdictLog.rejected``; no row is dropped
+:class:`~ratings.core.errors.InvalidVerdictsError` or in ``VerdictLog.rejected``; no row is dropped
 silently.
 
 The package, by job:
@@ -35,10 +35,10 @@ usual missing-value markers (``NA``, ``N/A``, ``NaN``, ``nan``, ``NULL``, ``null
 ``"007"`` keep their leading zeros.
 """
 
+from ratings.core.schema import CANONICAL, REQUIRED, STRING_DTYPE, WINNERS, Winner
 from ratings.io.readers import peek_columns, read_counts
 from ratings.io.verdicts import VerdictLog, read_verdicts, write_rejected
 from ratings.io.writers import write_atomic
-from ratings.schema import CANONICAL, REQUIRED, STRING_DTYPE, WINNERS, Winner
 
 __all__ = [
     "CANONICAL",

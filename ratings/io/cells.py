@@ -15,8 +15,8 @@ import pandas as pd
 from numpy.typing import NDArray
 from pandas.api.types import is_bool_dtype, is_float_dtype
 
-from ratings.errors import InvalidVerdictsError, option
-from ratings.schema import STRING_DTYPE, WINNERS
+from ratings.core.errors import InvalidVerdictsError, option
+from ratings.core.schema import STRING_DTYPE, WINNERS
 
 try:  # optional: cheap construction of the winner column
     import pyarrow as pa

@@ -2,7 +2,7 @@
 
 :func:`read_file` reads every CSV field as text (ids such as ``"007"`` keep their zeros) and
 turns every way a file can be unreadable (empty, not UTF-8, malformed, truncated, corrupt) into
-an :class:`~ratings.errors.InvalidVerdictsError` that says where and how to fix it.
+an :class:`~ratings.core.errors.InvalidVerdictsError` that says where and how to fix it.
 :func:`load_table` reads a path or takes a DataFrame and picks its canonical columns; the
 verdict, rubric and registry readers are built on it.
 """
@@ -27,7 +27,7 @@ from typing import IO, Literal
 import numpy as np
 import pandas as pd
 
-from ratings.errors import InvalidVerdictsError, format_rows, option, option_available
+from ratings.core.errors import InvalidVerdictsError, format_rows, option, option_available
 from ratings.io.cells import text, unescape_formulas
 
 try:  # optional: the fast CSV engine and Parquet's dictionary-encoded text columns
@@ -162,7 +162,8 @@ def read_file(name: str, format: Format | None = None) -> pd.DataFrame:
 
     The format comes from the extension (see :func:`format_of`) unless ``format`` is given.
     Raises ``ValueError`` for an unknown extension, ``FileNotFoundError`` for a missing file and
-    :class:`~ratings.errors.InvalidVerdictsError` for a file that cannot be read or has no rows.
+    :class:`~ratings.core.errors.InvalidVerdictsError` for a file that cannot be read or has no
+    rows.
     """
     fmt, sep, compression = format_of(os.path.basename(name))
     if format is not None:
@@ -599,7 +600,7 @@ def is_header_only(source: str | os.PathLike[str]) -> bool:
 def read_counts(source: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     """Read a pre-aggregated counts table (model_a, model_b, wins_a, wins_b, ties, optional
     judge, task_id and forfeits), names as text; the counts are read as stored and checked
-    (and named when bad) by :func:`ratings.data.from_counts`."""
+    (and named when bad) by :func:`ratings.data.comparisons.from_counts`."""
     if isinstance(source, pd.DataFrame):
         return source.copy()
     frame = read_file(os.fspath(source), None)

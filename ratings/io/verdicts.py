@@ -1,7 +1,7 @@
 """Verdict validation: :func:`read_verdicts` reads a log, checks every row and normalises it.
 
 Every row that cannot be used is reported by its 0-based data row number (header excluded) and a
-reason, either in an :class:`~ratings.errors.InvalidVerdictsError` or in
+reason, either in an :class:`~ratings.core.errors.InvalidVerdictsError` or in
 ``VerdictLog.rejected``; no row is dropped silently. The output dtypes and missing-value rules
 are described in :mod:`ratings.io`.
 """
@@ -22,7 +22,8 @@ import pandas as pd
 from numpy.typing import NDArray
 from pandas.api.types import is_bool_dtype, is_float_dtype, is_string_dtype
 
-from ratings.errors import DataWarning, InvalidVerdictsError, format_rows, option
+from ratings.core.errors import DataWarning, InvalidVerdictsError, format_rows, option
+from ratings.core.schema import CANONICAL, REQUIRED, STRING_DTYPE, WINNERS
 from ratings.io.cells import (
     NA_TOKENS,
     booleans,
@@ -34,7 +35,6 @@ from ratings.io.cells import (
 )
 from ratings.io.readers import format_of, load_table
 from ratings.io.writers import write_atomic
-from ratings.schema import CANONICAL, REQUIRED, STRING_DTYPE, WINNERS
 
 __all__ = ["VerdictLog", "read_verdicts", "write_rejected"]
 
@@ -161,7 +161,7 @@ def read_verdicts(
     never read as a tie. ``failed_a`` / ``failed_b`` accept true/false/1/0/yes/no/t/f and booleans;
     empty means false. A row with a failure flag needs no winner (the failed side loses, two
     failures tie): an empty one is filled in, and a winner the flags contradict is overridden with
-    a :class:`~ratings.errors.DataWarning` giving the count and rows. Rows are rejected, each
+    a :class:`~ratings.core.errors.DataWarning` giving the count and rows. Rows are rejected, each
     with its first problem, for: a missing model name, ``model_a == model_b``, a missing (without
     a failure flag) or unknown winner, a winner naming a model of another match, a non-boolean
     failure flag, a missing ``task_id`` / ``judge`` / ``scope`` (when the column exists) and a
@@ -284,7 +284,8 @@ def _validate(
     """Check every row; return (verdicts, rejected, a function building the error message).
 
     Columns of repeated values are factorized once here; every check below runs on their integer
-    codes, and they leave as categoricals (the codes :func:`ratings.data.aggregate` reuses).
+    codes, and they leave as categoricals (the codes :func:`ratings.data.comparisons.aggregate`
+    reuses).
     """
     codes: dict[str, NDArray[np.int64]] = {}
     categories: dict[str, pd.Index] = {}
@@ -442,7 +443,7 @@ def _run_concurrently(jobs: dict[str, tuple[Callable, pd.Series]], n: int) -> di
     columns of a large log are factorized side by side (1M rows, 2 cores: 4 columns in 0.045 s
     instead of 0.068 s). Each job reads only its own column.
     """
-    from ratings import _threads
+    from ratings.core import threads as _threads
 
     items = list(jobs.items())
     if n < _threads.CONCURRENT_ROWS:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ratings.errors import OutputError
+from ratings.core.errors import OutputError
 from ratings.io.cells import escape_formulas
 from ratings.io.readers import format_of
 

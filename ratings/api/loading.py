@@ -1,0 +1,130 @@
+"""Reading a verdict source for a fit: read, validate, select the scope and aggregate."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Literal, NamedTuple
+
+import pandas as pd
+
+from ratings.core.errors import InvalidVerdictsError, close_matches, option
+from ratings.core.schema import RESERVED_SCOPES
+from ratings.data.comparisons import Comparisons, aggregate, from_counts, is_counts_frame
+from ratings.io import VerdictLog, peek_columns, read_counts, read_verdicts
+from ratings.kernels.engine import Engine
+
+__all__ = ["LoadedLog", "Source", "is_counts_source", "load_comparisons", "load_log"]
+
+Source = str | os.PathLike | pd.DataFrame | VerdictLog | Comparisons
+
+
+def _select_scope(log: VerdictLog, scope: str | None) -> tuple[pd.DataFrame, str | None]:
+    """The verdicts of one scope, and that scope (the log's only one when not given)."""
+    v = log.verdicts
+    if "scope" not in v.columns:
+        if scope is not None:
+            raise InvalidVerdictsError(
+                f"{option('scope', scope)} was given but the verdicts have no `scope` column. "
+                f"Available columns: {v.columns.tolist()}."
+            )
+        return v, None
+    scopes = pd.unique(v["scope"])
+    if scope is None:
+        if len(scopes) > 1:
+            raise InvalidVerdictsError(
+                f"The verdicts hold {len(scopes)} scopes {sorted(map(str, scopes))[:8]}; ratings "
+                f"from different scopes must not be pooled. Choose one with {option('scope')}."
+            )
+        return v, _not_reserved(str(scopes[0]))
+    if scope not in set(scopes):
+        raise InvalidVerdictsError(
+            f"Scope {scope!r} not in the verdicts. {close_matches(scope, scopes)}"
+        )
+    return v[v["scope"] == scope], _not_reserved(scope)
+
+
+def _not_reserved(scope: str) -> str:
+    """Refuse a data scope named like a scope of the package's own outputs."""
+    if scope in RESERVED_SCOPES:
+        raise InvalidVerdictsError(
+            f"The verdicts have a scope named {scope!r}, the name the package gives the "
+            "combined headline in its output tables: ratings of this scope would pass for the "
+            "headline (and be frozen as one). Rename the scope in the data, e.g. to "
+            f"'{scope}_data'.")  # fmt: skip
+    return scope
+
+
+def is_counts_source(source) -> bool:
+    """Pre-aggregated counts (wins_a, wins_b, ties) rather than verdicts?"""
+    if isinstance(source, pd.DataFrame):
+        return is_counts_frame(source)
+    if isinstance(source, str | os.PathLike) and os.path.exists(source):
+        return is_counts_frame(pd.DataFrame(columns=peek_columns(source)))
+    return False
+
+
+class LoadedLog(NamedTuple):
+    """A verdict source read, validated and aggregated for one scope.
+
+    ``frame`` holds the scope's rows as read (canonical verdicts, or a counts table), for
+    computations that need more than the aggregated rows (the A/B slots of
+    :mod:`ratings.models.judge_effects`); ``None`` when the source was :class:`Comparisons`.
+    """
+
+    data: Comparisons
+    frame: pd.DataFrame | None
+    n_rejected: int
+    scope: str | None
+
+
+def load_log(
+    verdicts: Source,
+    *,
+    scope: str | None = None,
+    cluster: str | None = "auto",
+    errors: Literal["raise", "report"] = "raise",
+    columns: Mapping[str, str] | None = None,
+    winner_map: Mapping[object, str] | None = None,
+    engine: Engine = "auto",
+) -> LoadedLog:
+    """Read (if needed), select the scope and aggregate."""
+    if isinstance(verdicts, Comparisons):
+        return LoadedLog(verdicts, None, 0, scope)
+    if is_counts_source(verdicts):
+        counts = read_counts(verdicts)
+        if "scope" in counts.columns:
+            counts, scope = _select_scope(VerdictLog(counts, counts.iloc[:0], None), scope)
+        if cluster == "auto":
+            cluster = "task_id" if "task_id" in counts.columns else None
+        return LoadedLog(from_counts(counts, cluster=cluster), counts, 0, scope)
+    if isinstance(verdicts, VerdictLog):
+        log = verdicts
+    else:
+        keep = [cluster] if cluster not in (None, "auto") else []  # e.g. a question_id
+        log = read_verdicts(verdicts, columns=columns, winner_map=winner_map, errors=errors,
+                            keep=keep)  # fmt: skip
+    frame, scope = _select_scope(log, scope)
+    if cluster == "auto":
+        cluster = "task_id" if "task_id" in frame.columns else None
+    return LoadedLog(aggregate(frame, cluster=cluster, engine=engine), frame, len(log.rejected),
+                     scope)  # fmt: skip
+
+
+def load_comparisons(
+    verdicts: Source,
+    *,
+    scope: str | None = None,
+    cluster: str | None = "auto",
+    errors: Literal["raise", "report"] = "raise",
+    columns: Mapping[str, str] | None = None,
+    winner_map: Mapping[object, str] | None = None,
+    engine: Engine = "auto",
+) -> tuple[Comparisons, int, str | None]:
+    """Read (if needed), select the scope and aggregate.
+
+    Returns the data, the number of rejected rows and the scope fitted.
+    """
+    loaded = load_log(verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
+                      winner_map=winner_map, engine=engine)  # fmt: skip
+    return loaded.data, loaded.n_rejected, loaded.scope

@@ -1,0 +1,56 @@
+"""Call every numba kernel once on tiny arrays so later calls do not compile."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ratings.api.fitting import fit
+from ratings.kernels import fit as _kernels
+
+__all__ = ["warmup"]
+
+
+def warmup() -> None:
+    """Compile or load each kernel for the dtypes the package uses."""
+    theta = np.zeros(2)
+    ii, jj = np.array([0], dtype=np.int64), np.array([1], dtype=np.int64)
+    one = np.ones(1)
+    _, score, info, _ = _kernels.bt_row_terms(theta, ii, jj, one, one, one)
+    _kernels.bt_row_terms(theta, ii, jj, one, one, one, False)  # as Newton's steps call it
+    _kernels.laplacian(2, ii, jj, info)
+    _kernels.scatter_diff(2, ii, jj, score)
+    starts = np.array([0, 1], dtype=np.int64)
+    _kernels.bt_scores(theta, ii, jj, one, one, one)
+    _kernels.cluster_meat(2, 2, ii, jj, ii, score, np.zeros(0), starts)
+    _kernels.cluster_scores(1, 2, ii, jj, ii, ii, score, np.zeros(0), 2)
+    eta = np.ones(1)
+    _, gd, ge, hdd, hde, hee, *_ = _kernels.crowd_row_terms(theta, eta, ii, jj, ii, one, one, one)
+    _kernels.crowd_row_terms(theta, eta, ii, jj, ii, one, one, one, False)  # Newton's steps
+    _kernels.crowd_assemble(2, 1, ii, jj, ii, hdd, hde, hee)
+    _kernels.cluster_meat(2, 3, ii, jj, ii, gd, ge, starts)
+    zero = np.zeros(1, dtype=np.int64)  # the judge audit's slot kernels
+    _kernels.slot_collapse(zero, ii, jj, one, one, one, 1, 2)
+    _kernels.slot_cluster_scores(1, 2, 1, zero, zero, ii, jj, one, score, np.zeros(0))
+    _kernels.slot_cluster_scores(1, 2, 1, zero, zero, ii, jj, one, score, one)
+    from ratings.kernels import inference as cr2
+
+    for b in (np.zeros(0), one):  # Bradley-Terry rows, and rows with a judge column
+        cr2.cluster_times(ii, jj, ii, ii, one, b, 2, np.zeros((1, 3)))
+        cr2.cluster_quadratic(1, ii, jj, ii, ii, one, b, 2, np.zeros((3, 1)))
+    # aggregation and clustered intervals, for the code widths read_verdicts gives (int8 and
+    # int16 model and task codes), with and without clusters
+    for n_models, n_tasks in ((3, 3), (200, 200)):
+        log = _cycle(n_models, n_tasks)
+        for cluster in ("task_id", None):
+            fit(log, cluster=cluster, engine="numba")
+
+
+def _cycle(n_models: int, n_tasks: int) -> pd.DataFrame:
+    """Each model beats the next and loses to the one after it, on ``n_tasks`` tasks."""
+    names = [f"m{k}" for k in range(n_models)]
+    a = np.arange(2 * n_models) % n_models
+    b = (a + 1 + np.arange(2 * n_models) // n_models) % n_models
+    return pd.DataFrame({"model_a": [names[k] for k in a], "model_b": [names[k] for k in b],
+                         "winner": ["A"] * n_models + ["B"] * n_models,
+                         "task_id": [f"t{k % n_tasks}" for k in range(2 * n_models)]})

@@ -1,0 +1,705 @@
+"""The ``ratings`` command line.
+
+``ratings fit VERDICTS`` fits Elo ratings with intervals; ``ratings demo`` fits the bundled
+simulated example. Data errors exit with status 2 and a message naming rows; outputs are
+written atomically and never over an input.
+
+:func:`main` is the one runner: every subcommand's parser sets ``func`` (subcommands other
+packages register, such as ``ratings next`` from ``sampling``, come from
+:mod:`ratings.cli.commands`), and the errors of all of them map to exit statuses here, in
+:func:`main`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from ratings.cli.allocator import leave, tune_allocator
+from ratings.cli.commands import CommandKit, add_registered
+from ratings.cli.flags import FLAGS, render_option
+from ratings.cli.notes import report_judges, show_warning, warn_unclustered
+from ratings.core.errors import (
+    ConvergenceWarning,
+    DataWarning,
+    InvalidVerdictsError,
+    JudgeWarning,
+    MemoryLimitError,
+    NonIdentifiableError,
+    OutputError,
+    PenaltyOnlyWarning,
+    options_rendered_by,
+)
+
+__all__ = ["EXIT_DATA", "FLAGS", "USER_ERRORS", "main", "program"]
+
+#: Exit status of a run stopped by its input (data, arguments, files); argparse's usage
+#: errors exit with 2 as well.
+EXIT_DATA = 2
+#: Errors caused by the input or the environment (unwritable outputs, the memory limit),
+#: reported in one line (and, for bad rows, a table of them) with status :data:`EXIT_DATA`;
+#: any other exception is a bug and keeps its traceback.
+USER_ERRORS = (InvalidVerdictsError, NonIdentifiableError, ValueError, KeyError, OSError,
+               MemoryLimitError)  # fmt: skip
+
+def _mapping(text: str | None, what: str) -> dict[str, str] | None:
+    """Parse ``"a=b,c=d"`` (CLI mappings); commas inside names are not supported here."""
+    if not text:
+        return None
+    out = {}
+    for part in text.split(","):
+        key, sep, value = part.rpartition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"`{what}` must look like 'old=new,old2=new2'; got {text!r}.")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _add_fit_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scope", help="fit only verdicts of this scope (required if several)")
+    p.add_argument("--model", choices=["bt", "crowd-bt"], default=None,
+                   help="Bradley-Terry (default for one scope), or Crowd-BT with one quality eta "
+                        "per judge (default for judged scopes with --by scope / combine)")
+    p.add_argument("--judge-quality", metavar="JUDGES.json | SCOPE=FILE,...",
+                   help="crowd-bt: fix eta from a file written by `ratings judges` "
+                        "(per scope: 'analytical=a.json,presentation=p.json'); implies "
+                        "--model crowd-bt, an error with --model bt")  # fmt: skip
+    p.add_argument("--fit-new-judges", action="store_true",
+                   help="crowd-bt: estimate eta for judges missing from --judge-quality "
+                        "(implies --model crowd-bt)")  # fmt: skip
+    p.add_argument("--eta-known", action="store_true",
+                   help="crowd-bt: treat --judge-quality etas as known (leave their "
+                        "uncertainty out of the intervals)")
+    p.add_argument("--prior", default="default", metavar="default|none|AGREE,FLIP,SD",
+                   help="crowd-bt: weak priors on judge quality (Beta pseudo-counts) and "
+                        "strengths (sd, log units); 'none' fits the plain maximum likelihood")
+    p.add_argument("--anchor", metavar="NAME=RATING",
+                   help="pin one model at a rating, e.g. 'GPT-5.5 (medium)=1000'; "
+                        "default: centred at mean 1000")  # fmt: skip
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--cluster", metavar="COLUMN",
+                   help="cluster verdicts by this column of the file for the sandwich, e.g. "
+                        "question_id (default task_id; without one, per verdict and a "
+                        "warning)")  # fmt: skip
+    g.add_argument("--no-cluster", action="store_true",
+                   help="treat verdicts as independent (per-verdict HC0 sandwich)")
+    p.add_argument("--ci", choices=["sandwich", "sandwich-z", "model", "bootstrap"],
+                   default="sandwich",
+                   help="sandwich (default; clustered: CR2 with df per contrast), sandwich-z "
+                        "(CR1, normal quantile), model (inverse Hessian) or bootstrap")
+    p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument("--penalty", type=float, default=0.0,
+                   help="opt-in ridge penalty making ratings finite when a model never lost")
+    p.add_argument("--firth", action="store_true", help="bt: Firth's bias-reduced estimate, "
+                   "finite on every board (a model that never lost: open interval)")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--columns", metavar="OLD=NEW,...",
+                   help="map column names, e.g. 'left=model_a,right=model_b,question=task_id'")
+    p.add_argument("--winner-map", metavar="VALUE=A|B|tie,...",
+                   help="accept extra winner spellings, e.g. 'tie (bothbad)=tie'")
+    p.add_argument("--adjust", metavar="position,self-preference",
+                   help="estimate these judge effects as nuisance parameters, so ratings are "
+                        "corrected for them (self-preference needs --families)")
+    p.add_argument("--families", metavar="FILE",
+                   help="CSV with columns name,family for models and judges")
+    _add_memory_option(p)
+
+
+def _add_memory_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-memory", metavar="SIZE",
+                   help="stop before dense model x model matrices would need more memory than "
+                        "SIZE (e.g. 8GB; default: half the available memory)")  # fmt: skip
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-csv-escape", dest="csv_escape", action="store_false",
+                   help="write CSV text cells as they are; by default cells starting with =, +, "
+                        "-, @ (formulas in a spreadsheet) get a leading ' (numbers never)")
+
+
+def _declare_io(p: argparse.ArgumentParser, inputs: dict[str, str],
+                outputs: dict[str, str]) -> None:  # fmt: skip
+    """Name a subcommand's input and output arguments (dest -> label in messages); every
+    output is checked against the inputs and the other outputs before the command runs."""
+    p.set_defaults(io_inputs=inputs, io_outputs=outputs)
+
+
+#: Inputs of the fitting subcommands (dest -> label in messages).
+_FIT_INPUTS = {"verdicts": "VERDICTS", "judge_quality": "--judge-quality",
+               "families": "--families"}
+
+
+def _version() -> str:
+    from ratings.core.version import __version__
+
+    return __version__
+
+
+#: Subcommands defined here; any other is looked up among the registered ones
+#: (:mod:`ratings.cli.commands`), which are loaded only when asked for or listed.
+BUILTIN = ("fit", "judges", "combine", "rubric", "assign-judges", "freeze", "plot", "audit",
+           "demo")
+
+
+def _wants_registered(argv: Sequence[str] | None) -> bool:
+    """Does this command line need the registered subcommands (another command, or help)?"""
+    words = sys.argv[1:] if argv is None else list(argv)
+    first = next((w for w in words if not w.startswith("-")), None)
+    return first is None or first not in BUILTIN
+
+
+def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ratings",
+        description="Elo ratings with confidence intervals from pairwise verdicts.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("fit", help="fit Elo ratings with intervals from a verdict log")
+    p.add_argument("verdicts", help="verdict log: .csv, .tsv, .parquet or .jsonl")
+    _add_fit_options(p)
+    p.add_argument("--out", metavar="FILE", help="write the table to FILE (.csv or .json)")
+    p.add_argument("--by", choices=["scope"],
+                   help="fit every scope (Crowd-BT for judged scopes, BT for deterministic "
+                        "ones, unless --model is given) into one table with a scope column")
+    p.add_argument("--judges-out", metavar="FILE",
+                   help="crowd-bt: write the judges table to FILE (.csv or .json)")
+    p.add_argument("--pairs", metavar="FILE",
+                   help="write every pair's Elo difference, interval, win probability and "
+                        "multiplicity-adjusted p-value to FILE (.csv or .json)")
+    p.add_argument("--rejected", metavar="FILE",
+                   help="fit on the readable rows and write the rejected ones (with row numbers "
+                        "and reasons) to FILE; without it, any bad row is an error")  # fmt: skip
+    _add_output_options(p)
+    _declare_io(p, _FIT_INPUTS, {"out": "--out", "rejected": "--rejected",
+                                 "judges_out": "--judges-out", "pairs": "--pairs"})  # fmt: skip
+    p.set_defaults(func=_cmd_fit)
+
+    j = sub.add_parser("judges", help="fit judge quality (Crowd-BT eta) for reuse in later fits")
+    j.add_argument("verdicts", help="verdict log with a `judge` column")
+    _add_fit_options(j)
+    j.add_argument("--out", metavar="JUDGES.json", required=True,
+                   help="write eta, SE, interval and counts per judge (JSON)")
+    _declare_io(j, _FIT_INPUTS, {"out": "--out"})
+    j.set_defaults(func=_cmd_judges, model="crowd-bt")
+
+    c = sub.add_parser("combine", help="per-scope fits and the combined headline Elo")
+    c.add_argument("verdicts", help="verdict log with a `scope` column")
+    _add_fit_options(c)
+    c.add_argument("--rubric", metavar="RUBRIC.csv",
+                   help="rubric checks (task_id, model, check_id, passed) added as scope 'rubric'")
+    c.add_argument("--rubric-method", choices=["rate", "check"], default="rate",
+                   help="rubric to matches: pass rate per task (default) or per check")
+    c.add_argument("--weights", metavar="SCOPE=W,...", help="scope weights (default equal)")
+    c.add_argument("--method", choices=["joint", "independent"], default="joint",
+                   help="headline interval: joint covariance over shared tasks (default) or "
+                        "independent scopes")
+    c.add_argument("--drop-missing", action="store_true",
+                   help="leave models missing from some scope out of the headline")
+    c.add_argument("--out", metavar="FILE", help="write the table (all scopes + combined)")
+    _add_output_options(c)
+    _declare_io(c, {**_FIT_INPUTS, "rubric": "--rubric"}, {"out": "--out"})
+    c.set_defaults(func=_cmd_combine, by=None, judges_out=None, rejected=None,
+                   pairs=None)
+
+    rb = sub.add_parser("rubric", help="turn rubric checks into synthetic matches (scope rubric)")
+    rb.add_argument("rubric", help="rubric results: task_id, model, check_id, passed")
+    rb.add_argument("--method", choices=["rate", "check"], default="rate",
+                    help="one match per pair and task by pass rate (default), or one per check")
+    rb.add_argument("--duplicates", choices=["error", "last"], default="error",
+                    help="a check graded twice for one submission: error (default) or keep last")
+    rb.add_argument("--columns", metavar="OLD=NEW,...", help="map column names")
+    rb.add_argument("--out", required=True, metavar="MATCHES.csv", help="synthetic matches")
+    _add_output_options(rb)
+    _declare_io(rb, {"rubric": "RUBRIC"}, {"out": "--out"})
+    rb.set_defaults(func=_cmd_rubric)
+
+    from ratings.scopes.check_judges import add_assign_judges_parser  # one judge per rubric check
+
+    aj = add_assign_judges_parser(sub)
+    _add_output_options(aj)
+    _declare_io(aj, {"checks": "CHECKS", "previous": "--previous"}, {"out": "--out"})
+
+    fz = sub.add_parser("freeze", help="add new models' index values to a frozen registry")
+    fz.add_argument("ratings_table", metavar="RATINGS",
+                    help="headline table (`combine --out`; its 'combined' rows) or `fit --out`")
+    fz.add_argument("--registry", required=True, help="registry CSV (created if absent)")
+    fz.add_argument("--refreeze", action="append", default=[], metavar="MODEL",
+                    help="replace this model's frozen entry (repeatable)")
+    fz.add_argument("--date", help="freeze date (default: today, UTC)")
+    fz.add_argument("--scale", metavar="NAME=RATING",
+                    help="the board's anchor, for a table that does not record it ('mean=1000': "
+                         "centred)")  # fmt: skip
+    fz.add_argument("--convert", action="store_true",
+                    help="shift a board on another scale onto the registry's (its anchor model "
+                         "must be on the board; intervals are not carried over); without it, "
+                         "such a board is refused")  # fmt: skip
+    _add_output_options(fz)
+    _declare_io(fz, {"ratings_table": "RATINGS"}, {"registry": "--registry"})
+    fz.set_defaults(func=_cmd_freeze)
+
+    pl = sub.add_parser("plot", help="plot Elo bands (95%% CI) from a ratings table")
+    pl.add_argument("ratings_table", metavar="RATINGS", help="table written by `fit --out` "
+                    "(.csv or .json); several scopes give one band per scope")
+    pl.add_argument("-o", "--out", required=True, help="image file: .png, .svg or .pdf")
+    pl.add_argument("--top", type=int, help="show the best K models and summarise the rest")
+    pl.add_argument("--highlight", metavar="A,B", help="models to highlight")
+    pl.add_argument("--title", help="plot title")
+    _declare_io(pl, {"ratings_table": "RATINGS"}, {"out": "--out"})
+    pl.set_defaults(func=_cmd_plot)
+
+    au = sub.add_parser("audit", help="judge audit: position bias, self-preference, agreement")
+    au.add_argument("verdicts", help="verdict log: .csv, .tsv, .parquet or .jsonl")
+    au.add_argument("--scope", help="audit only verdicts of this scope (required if several)")
+    au.add_argument("--families", metavar="FILE",
+                    help="CSV with columns name,family for models and judges (self-preference "
+                         "is estimated for judges with a family)")
+    au.add_argument("--model", choices=["bt", "crowd-bt"], default="bt",
+                    help="Bradley-Terry (default) or Crowd-BT (adds each judge's eta)")
+    au.add_argument("--judge-quality", metavar="JUDGES.json", help="crowd-bt: fix eta")
+    au.add_argument("--fit-new-judges", action="store_true",
+                    help="crowd-bt: estimate eta for judges missing from --judge-quality")
+    g = au.add_mutually_exclusive_group()
+    g.add_argument("--cluster", metavar="COLUMN", help="cluster column (default task_id)")
+    g.add_argument("--no-cluster", action="store_true", help="treat verdicts as independent")
+    au.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    au.add_argument("--n-boot", type=int, default=1000,
+                    help="task-bootstrap resamples for agreement intervals (default 1000)")
+    au.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    au.add_argument("--columns", metavar="OLD=NEW,...", help="map column names")
+    au.add_argument("--winner-map", metavar="VALUE=A|B|tie,...", help="extra winner spellings")
+    au.add_argument("--out", metavar="FILE",
+                    help="write the per-judge table (.csv) or the whole report (.json)")
+    _add_output_options(au)
+    _declare_io(au, _FIT_INPUTS, {"out": "--out"})
+    au.set_defaults(func=_cmd_audit)
+
+    d = sub.add_parser("demo", help="fit the bundled simulated example and print the tables")
+    d.set_defaults(func=_cmd_demo)
+    if _wants_registered(argv):
+        add_registered(sub, CommandKit(_add_memory_option, _add_output_options, _declare_io))
+    return parser
+
+
+def _cluster_arg(args: argparse.Namespace) -> str | None:
+    if args.no_cluster:
+        return None
+    return args.cluster or "auto"
+
+
+def _fit_args(args: argparse.Namespace) -> dict:
+    """The options of :func:`ratings.fit` given on the command line, checked."""
+    from ratings.api.fitting import check_fit_options
+
+    crowd_only = args.judge_quality or args.fit_new_judges  # these imply Crowd-BT
+    if crowd_only and args.model == "bt":
+        flag = "--judge-quality" if args.judge_quality else "--fit-new-judges"
+        raise ValueError(f"`{flag}` sets Crowd-BT judge qualities; it does not go with "
+                         "`--model bt` (drop one of them).")  # fmt: skip
+    options = {
+        "model": args.model or ("crowd-bt" if crowd_only else "bt"),
+        "judge_quality": _quality_arg(args.judge_quality),
+        "fit_new_judges": args.fit_new_judges, "eta_known": args.eta_known,
+        "prior": _prior_arg(args.prior), "anchor": args.anchor,
+        "cluster": _cluster_arg(args), "ci": args.ci, "level": args.level,
+        "penalty": args.penalty, "firth": args.firth, "n_boot": args.n_boot, "seed": args.seed,
+        "adjust": args.adjust, "families": args.families,
+        "max_memory": args.max_memory,
+    }  # fmt: skip
+    check_fit_options(**options)
+    return options
+
+
+def _prior_arg(text: str):
+    """'default', 'none', or 'AGREE,FLIP,SD'."""
+    if text.lower() in ("default", "none"):
+        return text.lower()
+    try:
+        return tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise ValueError(
+            f"`--prior` must be 'default', 'none' or 'AGREE,FLIP,SD' (e.g. '1,1.5,2.24'); got "
+            f"{text!r}."
+        ) from None
+
+
+def _quality_arg(text: str | None):
+    """One judge-quality file, or 'scope=file,...' for per-scope fits."""
+    if text is None or Path(text).exists() or "=" not in text:
+        return text
+    return _mapping(text, "--judge-quality")
+
+
+def _ratings_json(r) -> str:
+    """The ratings table with its metadata as JSON."""
+    meta = {
+        "model": r.model, "scope": r.scope, "anchor": r.anchor, "anchor_rating": r.offset,
+        "ci": r.ci, "cluster": r.cluster, "n_clusters": r.n_clusters, "level": r.level,
+        "df": r.df, "small_sample": "CR2, Satterthwaite df per contrast (column df)"
+        if r.inference is not None else None,
+        "n_verdicts": r.n_matches, "converged": r.converged, "loglik": r.loglik,
+    }  # fmt: skip
+    table = r.to_frame()
+    meta["ratings"] = json.loads(table.to_json(orient="records", double_precision=15))
+    return json.dumps(meta, indent=2) + "\n"
+
+
+def _write_table(r, args: argparse.Namespace) -> None:
+    from ratings.io import write_atomic
+
+    suffix = Path(args.out).suffix.lower()
+    if suffix == ".json":
+        write_atomic(_ratings_json(r), args.out, inputs=_inputs(args))
+    else:
+        from ratings.scopes.scale import board_info
+
+        write_atomic(r.to_frame().assign(**board_info(r)), args.out, inputs=_inputs(args),
+                     csv_escape=args.csv_escape)  # fmt: skip
+
+
+def _check_suffix(path: str | None, flag: str, allowed: tuple[str, ...]) -> None:
+    if path is not None and Path(path).suffix.lower() not in allowed:
+        raise ValueError(f"`{flag}` must end in {' or '.join(allowed)}; got {path!r}.")
+
+
+def _read(args: argparse.Namespace, *, fit_options: bool = True):
+    import ratings
+
+    if fit_options:
+        _fit_args(args)  # options first: no data is read for a bad one
+    log = ratings.read_verdicts(
+        args.verdicts,
+        columns=_mapping(args.columns, "--columns"),
+        winner_map=_mapping(args.winner_map, "--winner-map"),
+        errors="report" if getattr(args, "rejected", None) else "raise",
+        keep=[args.cluster] if args.cluster else (),  # e.g. --cluster question_id
+    )
+    warn_unclustered(args, log.verdicts.columns)
+    return log
+
+
+def _inputs(args: argparse.Namespace) -> list[str]:
+    quality = _quality_arg(args.judge_quality)
+    files = list(quality.values()) if isinstance(quality, dict) else [quality]
+    return [p for p in (args.verdicts, getattr(args, "rubric", None),
+                        getattr(args, "families", None), *files) if p]  # fmt: skip
+
+
+def _cmd_fit(args: argparse.Namespace) -> int:
+    import ratings
+
+    if args.judges_out and args.model != "crowd-bt":
+        raise ValueError("`--judges-out` needs `--model crowd-bt`.")
+    _check_suffix(args.out, "--out", (".csv", ".json"))
+    _check_suffix(args.judges_out, "--judges-out", (".csv", ".json"))
+    if args.pairs and args.by == "scope":
+        raise ValueError("`--pairs` is for one scope; pass `--scope` instead of `--by scope`.")
+    _check_suffix(args.pairs, "--pairs", (".csv", ".json"))
+    from ratings.api.loading import is_counts_source
+
+    _fit_args(args)  # options first: no data is read for a bad one
+    counts = is_counts_source(args.verdicts)  # pre-aggregated wins_a / wins_b / ties
+    log = args.verdicts if counts else _read(args)
+    if counts:
+        from ratings.io import peek_columns
+
+        warn_unclustered(args, peek_columns(args.verdicts))
+    if args.by == "scope":
+        if counts:
+            raise ValueError("`--by scope` reads verdict logs; fit counts one --scope at a time.")
+        _fit_by_scope(args, log)
+    else:
+        r = ratings.fit(log, scope=args.scope, **_fit_args(args))
+        if args.out:
+            _write_table(r, args)
+            print(f"wrote {len(r.models)} ratings to {args.out}", file=sys.stderr)
+        else:
+            print(r.summary())
+        if args.judges_out:
+            _write_judges(r.judges, args)
+        if args.pairs:
+            _write_records(r.pairwise(), args.pairs, _inputs(args), args.csv_escape)
+            print(f"wrote {len(r.models) * (len(r.models) - 1) // 2} pairs to {args.pairs}",
+                  file=sys.stderr)  # fmt: skip
+        report_judges(r.judges, r.scope)
+    if args.rejected and not counts:  # last: a run that fails writes nothing
+        from ratings.io import write_rejected
+
+        write_rejected(log, args.rejected, csv_escape=args.csv_escape)
+        if len(log.rejected):
+            print(f"{len(log.rejected)} row(s) rejected; written to {args.rejected}",
+                  file=sys.stderr)  # fmt: skip
+    return 0
+
+
+def _write_records(table, out: str, inputs: Sequence[str], csv_escape: bool = True) -> None:
+    """A table as CSV, or as JSON records, by the suffix of ``out``."""
+    from ratings.io import write_atomic
+
+    if Path(out).suffix.lower() == ".csv":
+        write_atomic(table, out, inputs=inputs, csv_escape=csv_escape)
+    else:
+        write_atomic(table.to_json(orient="records", indent=2, double_precision=15) + "\n", out,
+                     inputs=inputs)  # fmt: skip
+
+
+def _per_scope(args: argparse.Namespace, log) -> dict:
+    from ratings.scopes.combine import fit_scopes
+
+    kwargs = _fit_args(args)
+    kwargs["model"] = args.model or "auto"
+    scopes = None if args.scope is None else [args.scope]
+    return fit_scopes(log, scopes=scopes, **kwargs)
+
+
+def _write_or_print(table, args: argparse.Namespace, text: str) -> None:
+    from ratings.io import write_atomic
+
+    if args.out:
+        body = table if args.out.lower().endswith(".csv") else (
+            table.to_json(orient="records", indent=2, double_precision=15) + "\n")  # fmt: skip
+        write_atomic(body, args.out, inputs=_inputs(args), csv_escape=args.csv_escape)
+        print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
+    else:
+        print(text)
+
+
+def _fit_by_scope(args: argparse.Namespace, log) -> None:
+    from ratings.scopes.combine import scopes_frame
+
+    results = _per_scope(args, log)
+    text = "\n\n".join(r.summary() for r in results.values())
+    _write_or_print(scopes_frame(results), args, text)
+    for scope, r in results.items():
+        report_judges(r.judges, scope)
+
+
+def _cmd_combine(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    import ratings
+    from ratings.scopes.combine import combine, scopes_frame
+
+    _check_suffix(args.out, "--out", (".csv", ".json"))
+    weights = _weights(args.weights)
+    log = _read(args)
+    if args.rubric:
+        from ratings.scopes.rubric import RUBRIC_SCOPE, read_rubric, rubric_to_matches
+
+        if "scope" in log.verdicts.columns and (log.verdicts["scope"] == RUBRIC_SCOPE).any():
+            raise InvalidVerdictsError(
+                f"The verdicts already have a scope {RUBRIC_SCOPE!r} and `--rubric` adds the "
+                f"rubric matches as scope {RUBRIC_SCOPE!r}: the two would be pooled into one "
+                "fit. Drop one of them, or rename the verdicts' scope.")  # fmt: skip
+        matches = rubric_to_matches(read_rubric(args.rubric), method=args.rubric_method)
+        frame = pd.concat([log.verdicts.reset_index(drop=True), matches], ignore_index=True)
+        log = ratings.read_verdicts(frame)
+    results = _per_scope(args, log)
+    missing = "drop" if args.drop_missing else "error"
+    head = combine(results, weights=weights, method=args.method, missing=missing)
+    other = combine(results, weights=weights, missing=missing,
+                    method="independent" if args.method == "joint" else "joint")  # fmt: skip
+    table = scopes_frame(results, head)
+    alt = f"se_{other.combine_method}"
+    table[alt] = table["model"].map(other.se).where(table["scope"] == "combined")
+    text = "\n\n".join(r.summary() for r in results.values())
+    shown = head.to_frame().assign(**{alt: lambda f: f["model"].map(other.se)})
+    text += "\n\n" + head.summary().split("\n\n")[0] + "\n" + (
+        f"{alt} = the headline SE under the other method.\n\n"
+        + ratings.result.format_table(shown))  # fmt: skip
+    _write_or_print(table, args, text)
+    for scope, r in results.items():
+        report_judges(r.judges, scope)
+    return 0
+
+
+def _weights(text: str | None) -> dict[str, float] | None:
+    """``--weights 'a=1,b=2'`` as numbers, checked before any fit."""
+    from ratings.core.bounds import MAX_WEIGHT, check_number
+
+    weights = _mapping(text, "--weights")
+    if weights is None:
+        return None
+    out = {}
+    for scope, value in weights.items():
+        try:
+            number = float(value)
+        except ValueError:
+            number = value
+        out[scope] = check_number(number, "weights", minimum=0.0, maximum=MAX_WEIGHT)
+    return out
+
+
+def _write_judges(judges, args: argparse.Namespace) -> None:
+    from ratings.io import write_atomic
+
+    table = judges.reset_index()
+    if Path(args.judges_out).suffix.lower() == ".csv":
+        write_atomic(table, args.judges_out, inputs=_inputs(args), csv_escape=args.csv_escape)
+    else:
+        text = table.to_json(orient="records", indent=2, double_precision=15) + "\n"
+        write_atomic(text, args.judges_out, inputs=_inputs(args))
+
+
+def _cmd_judges(args: argparse.Namespace) -> int:
+    import ratings
+    from ratings.scopes.judge_files import save_judge_quality
+
+    _check_suffix(args.out, "--out", (".json",))
+    fit_args = _fit_args(args) | {"model": "crowd-bt"}
+    r = ratings.fit(_read(args), scope=args.scope, **fit_args)
+    save_judge_quality(r, args.out, source=args.verdicts, inputs=_inputs(args))
+    print(ratings.result.format_table(r.judges.reset_index()))
+    report_judges(r.judges, r.scope)
+    print(f"wrote judge quality for {len(r.judges)} judge(s) to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_rubric(args: argparse.Namespace) -> int:
+    from ratings.io import write_atomic
+    from ratings.scopes.rubric import read_rubric, rubric_to_matches
+
+    rubric = read_rubric(args.rubric, columns=_mapping(args.columns, "--columns"),
+                         duplicates=args.duplicates)  # fmt: skip
+    matches = rubric_to_matches(rubric, method=args.method)
+    write_atomic(matches, args.out, inputs=[args.rubric], csv_escape=args.csv_escape)
+    print(f"wrote {len(matches)} synthetic matches ({args.method}) from {len(rubric)} checks "
+          f"to {args.out}", file=sys.stderr)  # fmt: skip
+    return 0
+
+
+def _cmd_freeze(args: argparse.Namespace) -> int:
+    from ratings.result import format_table
+    from ratings.scopes.registry import freeze_cli
+
+    before = set()
+    if Path(args.registry).exists():
+        from ratings.scopes.registry import load_registry
+
+        with warnings.catch_warnings():  # said once, by the freeze itself
+            warnings.simplefilter("ignore", DataWarning)
+            before = set(load_registry(args.registry)["model"])
+    reg = freeze_cli(args.ratings_table, args.registry, refreeze=args.refreeze, date=args.date,
+                     csv_escape=args.csv_escape, scale=args.scale,
+                     convert=args.convert)  # fmt: skip
+    added = [m for m in reg["model"] if m not in before]
+    print(f"registry {args.registry}: {len(added)} model(s) added, "
+          f"{len(args.refreeze)} refrozen, {len(reg)} in all", file=sys.stderr)  # fmt: skip
+    shown = ["model", "elo", "lower", "upper", "index", "frozen_on", "anchor", "anchor_rating"]
+    print(format_table(reg[shown]))
+    return 0
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from ratings.plot.bands import plot_cli
+
+    highlight = None if args.highlight is None else [h.strip() for h in args.highlight.split(",")]
+    plot_cli(args.ratings_table, args.out, top=args.top, highlight=highlight, title=args.title)
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    import warnings
+
+    import ratings
+    from ratings.audit.report import AuditWarning
+
+    with warnings.catch_warnings():  # the notes are printed below
+        warnings.simplefilter("ignore", AuditWarning)
+        result = ratings.audit(
+            _read(args, fit_options=False), scope=args.scope, families=args.families,
+            model=args.model,
+            judge_quality=args.judge_quality, fit_new_judges=args.fit_new_judges,
+            cluster=_cluster_arg(args), level=args.level, n_boot=args.n_boot, seed=args.seed)
+    if args.out:
+        result.write(args.out, inputs=_inputs(args), csv_escape=args.csv_escape)
+        print(f"wrote the audit of {len(result.judges)} judge(s) to {args.out}", file=sys.stderr)
+    else:
+        print(result.summary())
+    for note in result.notes:
+        print(f"warning: {note}", file=sys.stderr)
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from ratings.cli.demo import run_demo
+
+    return run_demo()
+
+
+def _io_paths(args: argparse.Namespace, names: dict[str, str]) -> dict[str, object]:
+    """{label: path or paths} of the arguments ``names`` (dest -> label) that were given."""
+    out: dict[str, object] = {}
+    for dest, label in names.items():
+        value = getattr(args, dest, None)
+        if dest == "judge_quality":
+            value = _quality_arg(value)
+            value = list(value.values()) if isinstance(value, dict) else value
+        if value is not None:
+            out[label] = value
+    return out
+
+
+def _check_io(args: argparse.Namespace) -> None:
+    """Before any work: every output can be written, is no input and no other output."""
+    from ratings.io.writers import check_outputs
+
+    outputs = _io_paths(args, getattr(args, "io_outputs", {}))
+    check_outputs(outputs, _io_paths(args, getattr(args, "io_inputs", {})))
+
+
+def _flagged(err: OutputError, args: argparse.Namespace) -> str:
+    """An output error prefixed with the flag of the output it concerns (when known)."""
+    for dest, label in getattr(args, "io_outputs", {}).items():
+        if err.path is not None and getattr(args, dest, None) == err.path:
+            if not str(err).startswith(f"`{label}`"):
+                return f"`{label}`: {err}"
+    return str(err)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status (2 for data errors). Run as the program (``argv``
+    None) it first tunes glibc's allocator for large arrays (:mod:`ratings.cli.allocator`)."""
+    if argv is None:
+        tune_allocator()
+    args = _parser(argv).parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = show_warning  # one line on stderr, no source location
+        for category in (JudgeWarning, ConvergenceWarning, DataWarning, PenaltyOnlyWarning):
+            warnings.simplefilter("always", category)  # the package's own: always shown
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        with options_rendered_by(render_option):  # messages name flags, not Python arguments
+            _check_io(args)
+            return int(args.func(args))
+    except BrokenPipeError:  # e.g. `ratings fit ... | head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except USER_ERRORS as err:
+        msg = (_flagged(err, args) if isinstance(err, OutputError)
+               else err.args[0] if isinstance(err, KeyError) and err.args else err)  # fmt: skip
+        print(f"ratings: error: {msg}", file=sys.stderr)
+        if isinstance(err, InvalidVerdictsError) and len(err.rows):
+            print(err.rows.head(10).to_string(index=False), file=sys.stderr)
+        return EXIT_DATA
+
+
+def program() -> NoReturn:
+    """The ``ratings`` program: :func:`main`, then out without the interpreter's teardown."""
+    leave(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    program()

@@ -1,0 +1,32 @@
+"""``ratings demo``: fit the bundled simulated example and print every scope and the headline."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ratings.example import EXAMPLE_ANCHOR, example_path, judge_quality_paths
+
+__all__ = ["run_demo"]
+
+
+def run_demo() -> int:
+    """``ratings demo``: fit the bundled example (Crowd-BT judged scopes with reused judge
+    qualities, rubric checks as synthetic matches) and print every scope and the headline."""
+    from ratings.io import read_verdicts
+    from ratings.scopes.combine import combine, fit_scopes
+    from ratings.scopes.rubric import read_rubric, rubric_to_matches
+
+    verdicts = pd.read_csv(example_path(), dtype=str)
+    matches = rubric_to_matches(read_rubric(example_path("rubric.csv")))
+    log = read_verdicts(pd.concat([verdicts, matches], ignore_index=True))
+    print("Bundled example (simulated, not real judgments): judged scopes fitted with Crowd-BT "
+          "using judge qualities from past judgments, rubric checks as synthetic matches (BT), "
+          f"headline = mean of the scope Elos. Files: {example_path().parent}")  # fmt: skip
+    results = fit_scopes(log, anchor=EXAMPLE_ANCHOR, judge_quality=judge_quality_paths())
+    for r in results.values():
+        print()
+        print(r.summary())
+    head = combine(results)
+    print()
+    print(head.summary())
+    return 0

@@ -1,0 +1,28 @@
+"""Names a package re-exports from its modules, imported on first use (PEP 562)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from importlib import import_module
+from typing import Any
+
+__all__ = ["lazy_exports"]
+
+
+def lazy_exports(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``package`` that loads ``name`` from ``homes[name]``.
+
+    Parameters
+    ----------
+    package : str
+        The package's own name, for the error on an unknown attribute.
+    homes : mapping of str to str
+        Each exported name and the module that defines it.
+    """
+
+    def __getattr__(name: str) -> Any:
+        if name in homes:
+            return getattr(import_module(homes[name]), name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__

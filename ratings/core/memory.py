@@ -1,0 +1,144 @@
+"""A size guard: estimate the memory of dense model x model work before allocating it.
+
+A fit holds a few dense M x M matrices (Hessian, its inverse, the sandwich, the reported
+covariance), the identifiability check an M x M adjacency matrix, and match planning an
+M x M x T table of candidate matches. At 20,000 models one M x M matrix of floats is 3.2 GB, so
+a large board could exhaust memory minutes into a run. :func:`check_memory` compares an estimate
+with a limit first and stops with the memory the work would need.
+
+The limit is ``max_memory`` (bytes, or a size such as ``"8GB"``), by default
+:data:`DEFAULT_FRACTION` of the memory available now (``MemAvailable`` in ``/proc/meminfo``, or
+``os.sysconf``); no limit applies when neither can be read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ratings.core.errors import MemoryLimitError, option
+
+__all__ = [
+    "DEFAULT_FRACTION",
+    "MAX_INFLUENCE_CELLS",
+    "MaxMemory",
+    "available_memory",
+    "check_memory",
+    "fit_memory",
+    "format_bytes",
+    "memory_limit",
+    "parse_size",
+    "plan_memory",
+]
+
+#: Largest clusters x parameters matrix of influences kept with a result (8 bytes each).
+MAX_INFLUENCE_CELLS = 20_000_000
+
+
+#: Share of the available memory a computation may plan to use by default.
+DEFAULT_FRACTION = 0.5
+#: A limit in bytes, a size such as ``"8GB"`` or ``"500MB"``, or None for the default.
+MaxMemory = int | float | str | None
+
+_UNITS = {
+    "": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12,
+    "tb": 1e12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+}  # fmt: skip
+#: Dense M x M float64 matrices alive at once at the peak of a fit (Hessian and its free block,
+#: the Cholesky factor and inverse, the bread, the sandwich and its products, the covariance as
+#: reported and re-anchored).
+_FIT_MATRICES = 8
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to new allocations now, or None when it cannot be read."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def parse_size(size: MaxMemory) -> int | None:
+    """``size`` in bytes: an int or float, or text such as ``"8GB"``, ``"1.5 GiB"``, ``"500M"``
+    (decimal units K, M, G, T; binary KiB, MiB, GiB, TiB). None stays None."""
+    if size is None:
+        return None
+    if isinstance(size, bool):
+        raise ValueError(f"{option('max_memory')} must be a size such as '8GB'; got {size!r}.")
+    if isinstance(size, int | float):
+        value = float(size)
+    else:
+        found = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*",
+                             str(size))  # fmt: skip
+        unit = found.group(2).lower() if found else None
+        if found is None or unit not in _UNITS:
+            raise ValueError(
+                f"{option('max_memory')} must be a size such as '8GB', '500MB' or a number of "
+                f"bytes; got {size!r}.")  # fmt: skip
+        value = float(found.group(1)) * _UNITS[unit]
+    if not (value > 0 and value < float("inf")):
+        raise ValueError(f"{option('max_memory')} must be a finite size > 0; got {size!r}.")
+    return int(value)
+
+
+def memory_limit(max_memory: MaxMemory = None) -> tuple[int | None, str]:
+    """The limit in bytes (None: no limit known) and how it was set, for messages."""
+    given = parse_size(max_memory)
+    if given is not None:
+        return given, f"the limit {format_bytes(given)} set by {option('max_memory')}"
+    free = available_memory()
+    if free is None:
+        return None, "no limit (the available memory cannot be read)"
+    limit = int(DEFAULT_FRACTION * free)
+    return limit, (f"the default limit {format_bytes(limit)} ({DEFAULT_FRACTION:.0%} of the "
+                   f"{format_bytes(free)} available now)")  # fmt: skip
+
+
+def check_memory(needed: int, what: str, max_memory: MaxMemory = None) -> None:
+    """Raise :class:`~ratings.core.errors.MemoryLimitError` before allocating when ``needed`` bytes
+    exceed the limit (see :func:`memory_limit`); ``what`` describes the work, e.g. ``"a fit of
+    20,000 models"``."""
+    limit, how = memory_limit(max_memory)
+    if limit is None or needed <= limit:
+        return
+    raise MemoryLimitError(
+        f"Stopped before allocating: {what} needs about {format_bytes(needed)} of memory, over "
+        f"{how}. Reduce the board (fewer models per fit, e.g. one scope at a time), or raise "
+        f"the limit with {option('max_memory', format_bytes(needed, compact=True))} on a "
+        "machine that has the memory.", needed=needed, limit=limit)  # fmt: skip
+
+
+def fit_memory(n_params: int, *, n_clusters: int = 0, n_boot: int = 0) -> int:
+    """Bytes a fit of ``n_params`` parameters (models, plus judges for Crowd-BT) needs at its
+    peak: :data:`_FIT_MATRICES` dense P x P float64 matrices and a P x P adjacency matrix, the
+    G x P cluster influences (at most 20 million cells) and ``n_boot`` bootstrap draws."""
+    p = int(n_params)
+    influence = min(int(n_clusters) * p, MAX_INFLUENCE_CELLS) if n_clusters else 0
+    return 8 * _FIT_MATRICES * p * p + p * p + 8 * influence + 8 * int(n_boot) * p
+
+
+def plan_memory(n_models: int, n_tasks: int) -> int:
+    """Bytes match planning needs for ``n_models`` models on ``n_tasks`` tasks: the M x M x T
+    tables of past meetings (int64 counts while summed, then int32) and of candidate matches
+    (booleans), about 24 bytes per cell, and the fit that scores candidates."""
+    m, t = int(n_models), int(n_tasks)
+    return 24 * m * m * t + fit_memory(m)
+
+
+def format_bytes(n: float, *, compact: bool = False) -> str:
+    """``3.2 GB`` (decimal units); ``compact``: ``3.2GB``, rounded up (a usable limit)."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= size:
+            value = n / size
+            if compact:
+                value = -(-value * 10 // 1) / 10  # one decimal, rounded up
+                return f"{value:g}{unit}"
+            return f"{value:.1f} {unit}"
+    return f"{int(n)}B" if compact else f"{int(n)} bytes"

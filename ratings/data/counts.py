@@ -1,0 +1,70 @@
+"""Row checks shared by the aggregation: naming rejected rows, and the counts of a
+pre-aggregated table (whole numbers of verdicts, finite, below 2^53)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ratings.core.bounds import MAX_COUNT
+from ratings.core.errors import InvalidVerdictsError, format_rows
+
+__all__ = ["check_counts", "reject_rows"]
+
+_FIX_VERDICTS = "Read logs with `ratings.read_verdicts`, which reports such rows, or fix them."
+
+
+def reject_rows(verdicts: pd.DataFrame, bad: NDArray[np.bool_], what: str, detail: str = "", *,
+            noun: str = "verdict(s)", fix: str = _FIX_VERDICTS) -> None:  # fmt: skip
+    """Raise naming the rows (by the frame's index) where ``bad`` holds."""
+    if bad.any():
+        rows = verdicts.index[bad]
+        raise InvalidVerdictsError(
+            f"{int(bad.sum())} {noun} {what}: rows {format_rows(rows)}"
+            f"{' (' + detail + ')' if detail else ''}. {fix}",
+            rows=pd.DataFrame({"row": rows, "reason": what}),
+        )
+
+
+
+def _numbers(values: pd.Series) -> pd.Series:
+    """Numbers as float64 (NaN where missing or not a number); booleans are not counts."""
+    if pd.api.types.is_bool_dtype(values.dtype):
+        return pd.Series(np.nan, index=values.index)
+    if values.dtype == object:
+        values = values.mask(values.map(lambda v: isinstance(v, bool | np.bool_)).astype(bool))
+    return pd.to_numeric(values, errors="coerce").astype(np.float64)
+
+
+def check_counts(counts: pd.DataFrame) -> NDArray[np.float64]:
+    """The (n, 3) counts as float64 after checking every cell is a whole number in
+    [0, :data:`~ratings.core.bounds.MAX_COUNT`]; raise naming the first bad cell otherwise.
+
+    Counts are numbers of verdicts: a fractional count (a weight, or a count already
+    averaged) is refused rather than rounded, and beyond 2^53 float64 no longer counts exactly
+    (1e300 verdicts would overflow the fit's sums).
+    """
+    cols = ["wins_a", "wins_b", "ties"]
+    raw = counts[cols]
+    values = raw.apply(_numbers).to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        problems = (
+            ("are missing or not numbers", np.isnan(values)),
+            ("are not finite", np.isinf(values)),
+            ("are negative", values < 0),
+            ("are not whole numbers (counts of verdicts are never fractional; weighted "
+             "counts are not supported)", np.isfinite(values) & (values != np.round(values))),
+            (f"exceed 2**53 = {MAX_COUNT:.0f} (counts are exact in float64 only below it)",
+             np.isfinite(values) & (values > MAX_COUNT)),
+        )  # fmt: skip
+    for what, bad in problems:
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            value = raw.iloc[r, c]
+            value = value.item() if hasattr(value, "item") else value
+            reject_rows(counts, bad.any(axis=1), f"have counts that {what}",
+                    detail=f"e.g. {cols[c]} = {value!r} at row {counts.index[r]}",
+                    noun="row(s) of the counts table", fix="Fix those counts: each is a whole "
+                    "number of verdicts >= 0.")  # fmt: skip
+    return values

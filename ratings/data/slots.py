@@ -1,0 +1,238 @@
+"""Verdicts aggregated with their A/B slots kept, and model families.
+
+The fits aggregate verdicts into ``(judge, i, j)`` rows with ``i < j``
+(:mod:`ratings.data.comparisons`),
+which forgets which submission a judge saw first. Judge effects need that order, so this module
+aggregates the same verdicts by ``(cluster, judge, model in slot A, model in slot B)`` with
+wins of each slot and ties: the categorical codes are mapped once per category (one code per
+verdict, no table per cluster), and the kernels of :mod:`ratings.kernels.slots` (or their
+NumPy twins) sum them per (judge, a, b) and per cluster in single passes.
+Labels (models, judges, clusters) are those of the :class:`~ratings.data.comparisons.Comparisons`
+the
+package builds from the same verdicts, so parameters of both line up; render forfeits are
+applied as :func:`ratings.aggregate` applies them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ratings.core.errors import InvalidVerdictsError, format_rows
+from ratings.core.schema import DETERMINISTIC_JUDGE
+from ratings.data.comparisons import Comparisons
+from ratings.kernels.engine import Engine, kernels
+
+__all__ = [
+    "Families",
+    "SlotCounts",
+    "check_families_cover",
+    "own_matrix",
+    "read_families",
+    "slot_counts",
+]
+
+#: A family table: a CSV path with columns ``name,family``, such a DataFrame, or a mapping.
+Families = str | os.PathLike | pd.DataFrame | Mapping[str, str] | None
+
+
+@dataclass(frozen=True, eq=False)
+class SlotCounts:
+    """Verdicts with their slots: one row per verdict (or counts row) of ``(cluster, judge, a,
+    b)``, ``a`` the model in slot A, and its wins of slot A, wins of slot B and ties.
+
+    ``clusters`` is ``None`` when verdicts are independent (then every row has cluster 0).
+    :attr:`collapsed` sums the rows per ``(judge, a, b)`` (what the fits run on) and
+    :attr:`row_of` gives each row its collapsed row; per-cluster scores are then summed from
+    the rows themselves, so no table per (cluster, judge, a, b) is ever built.
+    """
+
+    models: pd.Index
+    judges: pd.Index
+    clusters: pd.Index | None
+    cluster: NDArray[np.int64]
+    judge: NDArray[np.int64]
+    a: NDArray[np.int64]
+    b: NDArray[np.int64]
+    wa: NDArray[np.float64]
+    wb: NDArray[np.float64]
+    tt: NDArray[np.float64]
+    engine: Engine = "auto"
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.a.size)
+
+    @property
+    def n(self) -> NDArray[np.float64]:
+        """Verdicts per row."""
+        return self.wa + self.wb + self.tt
+
+    @property
+    def n_clusters(self) -> int:
+        return 1 if self.clusters is None else len(self.clusters)
+
+    @cached_property
+    def _collapse(self) -> tuple[SlotCounts, NDArray[np.int64]]:
+        nj, m = len(self.judges), len(self.models)
+        # the kernel's dense (judge, a, b) table, unless the board makes it too large
+        dense = nj * m * m <= max(4 * self.n_rows, _DENSE_SLOTS)
+        k = kernels(self.engine, self.n_rows) if dense else kernels("numpy")
+        *rows, row_of = k.slot_collapse(self.judge, self.a, self.b, self.wa, self.wb, self.tt,
+                                        nj, m)  # fmt: skip
+        zeros = np.zeros(rows[0].size, dtype=np.int64)
+        return SlotCounts(self.models, self.judges, None, zeros, *rows, self.engine), row_of
+
+    @property
+    def collapsed(self) -> SlotCounts:
+        """The counts summed per ``(judge, a, b)``, sorted by that key (computed once)."""
+        return self._collapse[0]
+
+    @property
+    def row_of(self) -> NDArray[np.int64]:
+        """Each row's row in :attr:`collapsed`."""
+        return self._collapse[1]
+
+
+#: (judge, a, b) slots up to which the collapse uses the kernel's dense table whatever the
+#: number of verdicts (32 MB of row numbers).
+_DENSE_SLOTS = 1 << 22
+
+
+def _codes(values: pd.Series, labels: pd.Index) -> NDArray[np.int64]:
+    """Positions of ``values`` in ``labels`` (-1 where absent), through categorical codes when
+    the column is categorical (one lookup per category, not per verdict)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        where = labels.get_indexer(pd.Index(values.cat.categories, dtype=object))
+        codes = np.asarray(values.array.codes, dtype=np.int64)
+        return np.where(codes >= 0, where[np.maximum(codes, 0)], -1)
+    return labels.get_indexer(pd.Index(values.to_numpy(dtype=object), dtype=object))
+
+
+def _outcome_weights(frame: pd.DataFrame) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Wins of A, wins of B, ties per input row, and the render-forfeit mask.
+
+    Forfeits as in :func:`ratings.aggregate`: the submission that rendered wins, two failures
+    tie (such rows are judge-free).
+    """
+    if "winner" not in frame.columns:  # a counts table
+        arr = frame[["wins_a", "wins_b", "ties"]].to_numpy(dtype=np.float64)
+        return arr[:, 0], arr[:, 1], arr[:, 2], np.zeros(len(frame), dtype=bool)
+    w = _codes(frame["winner"], pd.Index(["A", "B", "tie"], dtype=object))
+    fa = _flag(frame, "failed_a")
+    fb = _flag(frame, "failed_b")
+    forfeit = fa | fb
+    w = np.where(fa & fb, 2, np.where(fa, 1, np.where(fb, 0, w)))
+    return ((w == 0).astype(np.float64), (w == 1).astype(np.float64),
+            (w == 2).astype(np.float64), forfeit)  # fmt: skip
+
+
+def _flag(frame: pd.DataFrame, name: str) -> NDArray[np.bool_]:
+    if name not in frame.columns:
+        return np.zeros(len(frame), dtype=bool)
+    return frame[name].fillna(False).to_numpy(dtype=bool)
+
+
+def slot_counts(frame: pd.DataFrame, data: Comparisons, engine: Engine = "auto") -> SlotCounts:
+    """The rows of ``frame`` (verdicts of one scope, or a counts table) as slot codes, in the
+    labels of ``data`` (the package's aggregation of the same rows); ``engine`` runs the
+    kernels of the later passes."""
+    n = len(frame)
+    a = _codes(frame["model_a"], data.models)
+    b = _codes(frame["model_b"], data.models)
+    if "judge" in frame.columns:
+        judge = _codes(frame["judge"], data.judges)
+    else:
+        judge = np.zeros(n, dtype=np.int64)
+    wa, wb, tt, forfeit = _outcome_weights(frame)
+    if forfeit.any():
+        judge = np.where(forfeit, data.judges.get_loc(DETERMINISTIC_JUDGE), judge)
+    if data.clusters is not None:
+        cluster = _codes(frame[data.cluster_name], data.clusters)
+    else:
+        cluster = np.zeros(n, dtype=np.int64)
+    bad = (a < 0) | (b < 0) | (judge < 0) | (cluster < 0)
+    if bad.any():  # the package's aggregation accepted these rows: a label mismatch
+        raise InvalidVerdictsError(
+            f"{int(bad.sum())} verdict(s) could not be matched to the fitted labels: rows "
+            f"{format_rows(frame.index[bad])}."
+        )
+    return SlotCounts(data.models, data.judges, data.clusters, cluster, judge, a, b, wa, wb, tt,
+                      engine)  # fmt: skip
+
+
+def read_families(families: Families) -> dict[str, str]:
+    """``{name: family}`` from a CSV path (columns ``name,family``), a DataFrame or a mapping.
+
+    Names not listed have no family. A name listed twice with different families, or with an
+    empty family, is an error naming the rows.
+    """
+    if families is None:
+        return {}
+    if isinstance(families, Mapping):
+        return {str(k): str(v) for k, v in families.items() if v is not None and str(v) != ""}
+    if isinstance(families, str | os.PathLike):
+        path = os.fspath(families)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"Families file {path!r} does not exist.")
+        try:
+            table = pd.read_csv(path, dtype=str, keep_default_na=False)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+            raise InvalidVerdictsError(f"Cannot read families file {path!r}: {err}") from None
+        where = f"families file {path!r}"
+    elif isinstance(families, pd.DataFrame):
+        table, where = families.astype(object), "`families`"
+    else:
+        raise TypeError(f"`families` must be a CSV path, a DataFrame or a mapping; got "
+                        f"{type(families).__name__}.")  # fmt: skip
+    missing = [c for c in ("name", "family") if c not in table.columns]
+    if missing:
+        raise InvalidVerdictsError(
+            f"Column(s) {missing} not found in the {where}. Available columns: "
+            f"{table.columns.tolist()}. It needs one row per model or judge: name,family."
+        )
+    name = table["name"].map(lambda v: "" if pd.isna(v) else str(v).strip())
+    family = table["family"].map(lambda v: "" if pd.isna(v) else str(v).strip())
+    for bad, what in ((name == "", "an empty name"), (family == "", "an empty family")):
+        if bad.any():
+            raise InvalidVerdictsError(
+                f"{int(bad.sum())} row(s) of the {where} have {what}: rows "
+                f"{format_rows(np.flatnonzero(bad.to_numpy()))}. Leave names without a family "
+                "out of the table.",
+                rows=pd.DataFrame({"row": np.flatnonzero(bad.to_numpy()), "reason": what}),
+            )
+    pairs = pd.DataFrame({"name": name, "family": family}).drop_duplicates()
+    clash = pairs["name"].duplicated(keep=False).to_numpy()
+    if clash.any():
+        rows = np.flatnonzero(name.isin(pairs["name"][clash]).to_numpy())
+        raise InvalidVerdictsError(
+            f"The {where} gives different families to {sorted(set(pairs['name'][clash]))[:5]} "
+            f"(rows {format_rows(rows)}). Give each name one family.",
+            rows=pd.DataFrame({"row": rows, "reason": "name with several families"}),
+        )
+    return dict(zip(pairs["name"], pairs["family"], strict=True))
+
+
+def check_families_cover(families: Mapping[str, str], names) -> None:
+    """Raise when a families table names none of ``names`` (the models and judges of the
+    verdicts): most likely the wrong file, or names spelled differently."""
+    if families and not set(families) & {str(n) for n in names}:
+        raise InvalidVerdictsError(
+            f"The families table names none of the models or judges in the verdicts (it names "
+            f"{sorted(families)[:5]}; the verdicts have {[str(n) for n in list(names)[:5]]})."
+        )
+
+
+def own_matrix(judges: pd.Index, models: pd.Index, families: Mapping[str, str]
+               ) -> NDArray[np.bool_]:  # fmt: skip
+    """``own[k, m]``: model ``m`` is of judge ``k``'s family (False when either has none)."""
+    fj = pd.Index(judges, dtype=object).map(lambda j: families.get(str(j))).to_numpy(object)
+    fm = pd.Index(models, dtype=object).map(lambda m: families.get(str(m))).to_numpy(object)
+    has = np.array([f is not None for f in fj])[:, None] & np.array([f is not None for f in fm])
+    return has & (fj[:, None] == fm[None, :])

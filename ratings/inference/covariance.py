@@ -1,0 +1,309 @@
+"""Covariances of fitted log-strengths: sandwich (per verdict or clustered), model-based, bootstrap.
+
+With H the Hessian of the negative log-likelihood over the free parameters (the reference model
+removed) and B the "meat",
+
+* ``model``: V = H^-1 (valid when the model is exactly right and verdicts are independent);
+* ``sandwich`` per verdict (HC0): V = H^-1 B H^-1 with B = sum over verdicts of s s^T, computed
+  from aggregated counts (each row contributes its summed squared per-verdict scores);
+* ``sandwich`` clustered: B = G/(G-1) sum over clusters of g_c g_c^T, g_c the summed score of the
+  cluster (verdicts on one task are dependent);
+* ``bootstrap``: refits on resampled clusters (or verdicts), seeded.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ratings.core import threads as _threads
+from ratings.core.errors import option
+from ratings.core.linalg import LAPACK_FROM, block, embed, inverse_pd, mirror_upper
+from ratings.core.memory import MAX_INFLUENCE_CELLS
+from ratings.data.comparisons import Comparisons
+
+__all__ = [
+    "MAX_INFLUENCE_CELLS",
+    "RowScores",
+    "bootstrap_draws",
+    "bread_meat_bread",
+    "cluster_influence",
+    "cluster_sandwich",
+    "collapsed_contrasts",
+    "gram",
+    "inverse_free",
+    "sandwich",
+]
+
+#: ``row_scores(rows, wi, wj, tt) -> (score_d, score_eta or None)``: the summed scores of the rows
+#: of a :class:`Comparisons` with those counts (see :meth:`Comparisons.cluster_score_matrix`).
+RowScores = Callable[..., tuple[NDArray[np.float64], NDArray[np.float64] | None]]
+
+
+def inverse_free(h: NDArray[np.float64], free: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Inverse of the free block of ``h``; returned embedded in an (M, M) matrix of zeros."""
+    # raises LinAlgError unless positive definite; exactly symmetric
+    return embed(inverse_pd(block(h, free)), free, h.shape[0])
+
+
+def sandwich(
+    bread: NDArray[np.float64],
+    data: Comparisons,
+    score: NDArray[np.float64],
+    meat_rows: NDArray[np.float64] | None,
+    *,
+    clustered: bool,
+    k,
+) -> NDArray[np.float64]:
+    """Return ``bread @ B @ bread`` for per-verdict or clustered meat ``B``.
+
+    Parameters
+    ----------
+    bread : ndarray, shape (M, M)
+        Inverse Hessian embedded with zeros at the reference (see :func:`inverse_free`).
+    score, meat_rows : ndarray, shape (R,)
+        Per-row summed score and summed squared per-verdict score (from the row kernel);
+        ``meat_rows`` is not used when ``clustered``.
+    clustered : bool
+        Sum scores within ``data.cluster`` first and apply the factor G/(G-1)
+        (:func:`cluster_sandwich`).
+    k : module
+        Kernel module (:mod:`ratings.kernels.fit` or its NumPy twin).
+    """
+    if clustered:
+        return cluster_sandwich(bread, data, score, k=k)[0]
+    return bread_meat_bread(bread, k.laplacian(data.n_models, data.ii, data.jj, meat_rows))
+
+
+def bread_meat_bread(bread: NDArray[np.float64], meat: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``bread @ meat @ bread`` for a bread from :func:`inverse_free` and a positive
+    semi-definite meat, exactly symmetric.
+
+    From :data:`~ratings.models.newton.LAPACK_FROM` parameters, on the free block (where the bread's
+    diagonal is not zero): with the meat's Cholesky factor, meat = R R^T, it is Z Z^T for
+    Z = bread R, a triangular product and a symmetric rank-k update (2 P^3 flops, with P^3 / 3
+    for the factor) in place of two general products (4 P^3); the two general products when
+    the meat's free block is not positive definite.
+    """
+    n = bread.shape[0]
+    free = np.flatnonzero(np.diagonal(bread))
+    if free.size < LAPACK_FROM:
+        out = bread @ meat @ bread
+        return (out + out.T) / 2.0
+    from scipy.linalg.blas import dtrmm
+    from scipy.linalg.lapack import dpotrf
+
+    # Fortran order without a copy: the blocks are symmetric, so their transposes hold them.
+    r, info = dpotrf(block(meat, free).T, lower=True, clean=True)  # meat = r r^T
+    if info != 0:
+        out = bread @ meat @ bread
+        return (out + out.T) / 2.0
+    z = dtrmm(1.0, r, block(bread, free).T, side=1, lower=1)  # bread @ r
+    return embed(gram(z.T), free, n)
+
+
+def cluster_sandwich(
+    bread: NDArray[np.float64],
+    data: Comparisons,
+    score_d: NDArray[np.float64] | None = None,
+    score_eta: NDArray[np.float64] | None = None,
+    *,
+    k,
+    row_scores: RowScores | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+    """Clustered sandwich ``G/(G-1) bread (sum_c g_c g_c^T) bread`` and the cluster influences.
+
+    ``g_c`` sums, over the cluster's rows, ``score_d (e_i - e_j)`` (plus ``score_eta e_{M+k}`` for
+    Crowd-BT, whose parameters are (theta, eta)); ``score_d`` and ``score_eta`` are per row of
+    ``data``, or come from ``row_scores`` (see :meth:`Comparisons.cluster_score_matrix`, which
+    then needs no per-cluster rows). With the G x P matrix U of the ``g_c`` (one pass), the
+    influences are ``U @ bread`` and the sandwich is ``G/(G-1) influence.T @ influence``: two
+    matrix products instead of a P x P update per cluster. Above :data:`MAX_INFLUENCE_CELLS`
+    the meat is summed cluster by cluster instead and no influences are returned.
+    """
+    g, p, m = data.n_clusters, bread.shape[0], data.n_models
+    if g < 2:
+        raise ValueError(
+            f"Clustered intervals need at least 2 clusters in `{data.cluster_name}`; got {g}. "
+            f"Use per-verdict intervals ({option('cluster', None)})."
+        )
+    influence = cluster_influence(data, bread, score_d, score_eta, k=k, row_scores=row_scores)
+    if influence is None:  # too many cells to hold: the meat cluster by cluster
+        if score_d is None:
+            score_d, score_eta = row_scores(data, data.wi, data.wj, data.tt)
+        if score_eta is None:
+            score_eta = np.zeros(0)
+        meat = k.cluster_meat(m, p, data.ii, data.jj, data.judge, score_d, score_eta,
+                              data.cluster_starts)  # fmt: skip
+        return (g / (g - 1)) * (bread @ meat @ bread), None
+    return gram(influence, g / (g - 1)), influence
+
+
+def gram(a: NDArray[np.float64], alpha: float = 1.0) -> NDArray[np.float64]:
+    """``alpha * a.T @ a``, exactly symmetric: BLAS's symmetric rank-k update (half the
+    products of a general matrix product) once the result is large enough to matter."""
+    if a.shape[1] < LAPACK_FROM or a.shape[0] == 0:  # scipy.linalg stays out of small fits
+        out = alpha * (a.T @ a)
+        return (out + out.T) / 2.0
+    from scipy.linalg.blas import dsyrk
+
+    g, p = a.shape
+    parts = _threads.workers()
+    if parts < 2 or g * p * p // 2 < _threads.SPLIT_FLOPS:
+        # The upper triangle (zeros below); a.T is a Fortran-ordered view, so nothing is copied.
+        return mirror_upper(dsyrk(alpha, a.T, trans=0, lower=0))
+    # Side by side on the pool (BLAS on one thread, see ratings.core.threads.matmul): the upper
+    # triangle in blocks of columns, a rank-k update on each diagonal block and a product on
+    # each block above it. scipy's BLAS keeps the GIL, numpy's products release it: the updates
+    # run one after another beside the products (two blocks: one product beside two updates
+    # of half its work each; 1000 x 1000 on 2 cores: 24 -> 15 ms).
+    upper = np.zeros((p, p))
+    cuts = _threads.row_blocks(p, parts, _threads.ROW_ALIGN)
+
+    def diagonal(lo: int, hi: int) -> None:
+        upper[lo:hi, lo:hi] = dsyrk(alpha, a[:, lo:hi].T, trans=0, lower=0)
+
+    def above(lo: int, hi: int, lo2: int, hi2: int) -> None:
+        np.matmul(a[:, lo:hi].T, a[:, lo2:hi2], out=upper[lo:hi, lo2:hi2])
+        upper[lo:hi, lo2:hi2] *= alpha
+
+    jobs = [functools.partial(above, *c, *c2) for i, c in enumerate(cuts) for c2 in cuts[i + 1:]]
+    with _threads.one_blas_thread():
+        _threads.run(jobs + [functools.partial(diagonal, *c) for c in cuts])
+    return mirror_upper(upper)
+
+
+def bootstrap_draws(
+    data: Comparisons,
+    refit: Callable[[Comparisons], NDArray[np.float64] | None],
+    *,
+    n_boot: int,
+    seed: int,
+    clustered: bool,
+    progress: bool | None = None,
+) -> NDArray[np.float64]:
+    """Refit on ``n_boot`` resamples and stack the parameter vectors, shape (n_boot, M).
+
+    Clustered: clusters are drawn with replacement (each row's counts are multiplied by its
+    cluster's draw count). Otherwise verdicts are drawn with replacement (a multinomial over the
+    aggregated win/loss/tie cells). ``refit`` returns ``None`` for a resample whose estimate does
+    not exist (a model never losing in it); such draws are skipped and reported in a warning.
+    A progress line is written to stderr when it is a terminal (``progress=None``).
+    """
+    if int(n_boot) != n_boot or n_boot < 2:
+        raise ValueError(f"{option('n_boot')} must be an integer >= 2; got {n_boot!r}.")
+    rng = np.random.default_rng(seed)
+    show = sys.stderr.isatty() if progress is None else progress
+    cells = np.concatenate([data.wi, data.wj, data.tt])
+    n_verdicts = round(float(cells.sum()))
+    draws, failed = [], 0
+    for b in range(int(n_boot)):
+        if clustered:
+            mult = rng.multinomial(data.n_clusters, np.full(data.n_clusters, 1.0 / data.n_clusters))
+            sample = data.reweighted(mult[data.cluster].astype(np.float64))
+        else:
+            counts = rng.multinomial(n_verdicts, cells / cells.sum()).astype(np.float64)
+            wi, wj, tt = np.split(counts, 3)
+            sample = Comparisons(data.models, data.judges, data.clusters, data.cluster_name,
+                                 data.ii, data.jj, data.judge, data.cluster, wi, wj, tt)
+        theta = refit(sample)
+        if theta is None:
+            failed += 1
+        else:
+            draws.append(theta)
+        if show:
+            sys.stderr.write(f"\rbootstrap {b + 1}/{n_boot}")
+            sys.stderr.flush()
+    if show:
+        sys.stderr.write("\n")
+    if failed:
+        warnings.warn(
+            f"{failed} of {n_boot} bootstrap resamples had no finite estimate (a model never lost "
+            "or never won in them) and were skipped; intervals use the other draws.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    if len(draws) < 2:
+        raise ValueError("Fewer than 2 bootstrap resamples had a finite estimate.")
+    return np.vstack(draws)
+
+
+
+
+def cluster_influence(
+    data: Comparisons,
+    bread: NDArray[np.float64],
+    score_d: NDArray[np.float64] | None = None,
+    score_eta: NDArray[np.float64] | None = None,
+    *,
+    k=None,
+    row_scores: RowScores | None = None,
+) -> NDArray[np.float64] | None:
+    """Per-cluster influence on the parameters, shape (G, P): row c is ``bread @ g_c``.
+
+    ``g_c`` sums, over the cluster's rows, ``score_d (e_i - e_j)`` (plus ``score_eta e_{M+k}`` for
+    Crowd-BT, whose parameters are (theta, eta)); pass those per-row scores, or ``row_scores``
+    (see :meth:`Comparisons.cluster_score_matrix`). The clustered sandwich is
+    ``G/(G-1) * influence.T @ influence``; stacking the influences of several fits by shared
+    cluster gives their joint covariance (:mod:`ratings.scopes.combine`). Returns ``None`` when G x
+    P
+    exceeds :data:`MAX_INFLUENCE_CELLS` (the joint combination then needs smaller inputs).
+    """
+    if k is None:
+        from ratings.kernels import fit as k
+    g, p = data.n_clusters, bread.shape[0]
+    if g * p > MAX_INFLUENCE_CELLS:
+        return None
+    if row_scores is not None:
+        return data.cluster_score_matrix(p, row_scores, k) @ bread
+    if score_eta is None:  # scores of data's own rows
+        score_eta = np.zeros(0)
+    s = k.cluster_scores(g, p, data.ii, data.jj, data.judge, data.cluster, score_d, score_eta,
+                         data.n_models)  # fmt: skip
+    return s @ bread
+
+
+def collapsed_contrasts(
+    cov: NDArray[np.float64], model_cov: NDArray[np.float64], *, rtol: float = 1e-8,
+) -> NDArray[np.int64]:
+    """Pairs (i, j), i < j, whose robust variance of ``s_i - s_j`` is at most ``rtol`` times its
+    model-based variance (which is not 0), shape (K, 2).
+
+    A sandwich estimates a contrast's variance from the residuals of its verdicts. When those are
+    all zero (a board of ties only: every fitted probability is 1/2 and every outcome 1/2; or a
+    model that only ever tied one opponent) the sandwich and the bootstrap report zero width
+    although the model-based variance says the contrast is barely known: a confident number from
+    no information. ``cov`` may be the covariance of bootstrap draws.
+
+    Notes
+    -----
+    Since ``Var(X - Y) >= (sd X - sd Y)^2`` and ``Var(X - Y) <= (sd X + sd Y)^2``, a collapsed
+    pair has robust standard deviations within ``sqrt(rtol) (m_i + m_j)`` of each other (``m``
+    the model-based ones). Sorting by the robust standard deviation finds those candidates in
+    O(M log M); only they are checked exactly, so a usual board costs no M x M pass.
+    """
+    m = cov.shape[0]
+    d_sw, d_mb = np.clip(np.diag(cov), 0.0, None), np.clip(np.diag(model_cov), 0.0, None)
+    sd, sd_mb = np.sqrt(d_sw), np.sqrt(d_mb)
+    order = np.argsort(sd, kind="stable")
+    ranked = sd[order]
+    slack = np.sqrt(rtol) * (sd_mb + sd_mb.max(initial=0.0))
+    lo = np.searchsorted(ranked, sd - slack, side="left")
+    hi = np.searchsorted(ranked, sd + slack, side="right")
+    width = hi - lo
+    if int(width.sum()) > max(m * m // 4, 1024):  # most pairs are candidates: check them all
+        i, j = np.triu_indices(m, k=1)
+    else:
+        i = np.repeat(np.arange(m), width)
+        j = order[np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width - lo, width)]
+        keep = i < j
+        i, j = i[keep], j[keep]
+    v_sw = d_sw[i] + d_sw[j] - 2.0 * cov[i, j]
+    v_mb = d_mb[i] + d_mb[j] - 2.0 * model_cov[i, j]
+    bad = (v_mb > 0) & (v_sw <= rtol * v_mb)
+    return np.column_stack([i[bad], j[bad]]).astype(np.int64)

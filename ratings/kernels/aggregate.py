@@ -1,0 +1,467 @@
+"""Numba kernels from verdict codes to aggregated comparison rows.
+
+Private; reached through :mod:`ratings.kernels.fit` (the module
+:func:`ratings.kernels.engine.kernels`
+hands out), with twins of the same names and signatures in :mod:`ratings.kernels.fit_ref`. The
+verdict codes (:class:`ratings.core.rows.VerdictCodes`, passed as the kernels' leading arguments)
+are taken as they come, a categorical's int8 or int16 codes, read-only, rather than copied to
+int64: numba compiles one specialisation per code width, cached on disk. Each pass orients
+every verdict: its models ``a = model_a_map[model_a]`` and ``b = model_b_map[model_b]``, its
+outcome ``winner_map[winner]`` (0 A won, 1 B won, 2 tie), a forfeit (``failed_a`` or
+``failed_b``) winning for the other side (a tie if both) under ``forfeit_judge``; then
+``i = min(a, b)``, ``j = max(a, b)`` and the outcome as seen from ``i``. The outer key of a
+verdict is ``cluster * n_judges + judge``. Large logs split each pass across threads
+(:mod:`ratings.core.threads`), one piece of the verdicts each.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+import numpy as np
+from numba import njit
+
+from ratings.core import threads as _threads
+from ratings.core.rows import AggregatedRows, CollapsedRows, VerdictCodes
+
+__all__ = ["aggregate_codes", "collapse_codes", "collapse_rows", "verdict_cluster_scores"]
+
+_JIT = {"cache": True, "nogil": True}
+# Aggregation uses a dense (group, i, j) table while it has at most N / 2 + _DENSE_EXTRA slots.
+_DENSE_EXTRA = 65536
+#: Cells of the G x P score matrix up to which the verdict pass runs on threads (one matrix
+#: per thread, added up afterwards).
+_SPLIT_SCORES = 1 << 22
+#: (judge, i, j) slots up to which the dedupe also sums the rows per (judge, i, j).
+_COLLAPSE_ON_THE_WAY = 1 << 18
+#: Dense tables up to this many slots are filled on threads, one table per piece (summed).
+_SPLIT_DENSE = 1 << 20
+
+_COUNT, _DENSE, _SCATTER, _SCORES = 0, 1, 2, 3  # what one pass of :func:`_codes_pass` does
+
+
+@njit(**_JIT)
+def _codes_pass(mode, model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
+                cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges, n_clusters,
+                group_of, weight, count, used_m, used_j, used_g, acc, seen, fill, sorted_key,
+                sorted_weight, scores):  # fmt: skip
+    """One pass over the verdict codes (arguments ``model_a`` to ``n_clusters``: a
+    :class:`~ratings.core.rows.VerdictCodes`; ``weight``: one per verdict, or empty for 1 each).
+
+    Every mode returns the number of unusable verdicts (a missing code, a map giving -1, or
+    ``a == b``) and, when ``used_*`` are not empty, marks the model, judge and cluster codes
+    usable verdicts name. ``_COUNT``: verdicts per outer key into ``count``. ``_DENSE``: counts
+    into the dense (group, i, j, outcome) table ``acc`` / ``seen``, the group of an outer key
+    being ``group_of[outer]``. ``_SCATTER``: ``(i * n_models + j) * 3 + outcome`` (and the
+    weight) into each group's block of ``sorted_key`` (``sorted_weight``), ``fill`` holding the
+    blocks' next positions.
+
+    ``_SCORES``: each verdict's score into its cluster's row of the G x P matrix ``out``
+    (flattened; G the cluster codes, P = ``n_cols``), with ``scores = (slot, tab_d, tab_e,
+    n_cols, out)``: the verdict is row ``r = slot[(judge * n_models + i) * n_models + j]`` of
+    the collapsed (judge, i, j) rows; its score on d = theta_i - theta_j, ``weight tab_d[3 r +
+    outcome]``, is added at column ``i`` and subtracted at ``j``; with ``tab_e`` not empty,
+    ``weight tab_e[3 r + outcome]`` is added at ``n_models + judge`` (Crowd-BT's eta block).
+    Columns and clusters are the codes' own (the caller drops unused ones).
+    """
+    m2 = n_models * n_models
+    weighted = weight.shape[0] > 0
+    track = used_m.shape[0] > 0
+    slot, tab_d, tab_e, n_cols, out = scores
+    with_eta = tab_e.shape[0] > 0
+    n_bad = 0
+    for v in range(model_a.shape[0]):
+        k = judge[v] if judge.shape[0] else 0
+        g = cluster[v] if cluster.shape[0] else 0
+        if model_a[v] < 0 or model_b[v] < 0 or winner[v] < 0 or k < 0 or g < 0:
+            n_bad += 1
+            continue
+        a = model_a_map[model_a[v]]
+        b = model_b_map[model_b[v]]
+        f_a = failed_a[v] if failed_a.shape[0] else False
+        f_b = failed_b[v] if failed_b.shape[0] else False
+        if track:
+            used_j[k] = True
+            used_g[g] = True
+        if f_a or f_b:
+            res = 2 if (f_a and f_b) else (1 if f_a else 0)
+            k = forfeit_judge
+        else:
+            res = winner_map[winner[v]]
+        if a < 0 or b < 0 or a == b or res < 0:
+            n_bad += 1
+            continue
+        if a > b:
+            a, b = b, a
+            res = 1 - res if res < 2 else res
+        outer = g * n_judges + k
+        if track:
+            used_m[a] = True
+            used_m[b] = True
+        if mode == _COUNT:
+            count[outer] += 1
+        elif mode == _DENSE:
+            key = group_of[outer] * m2 + a * n_models + b
+            acc[3 * key + res] += weight[v] if weighted else 1.0
+            seen[key] = True
+        elif mode == _SCORES:
+            w = weight[v] if weighted else 1.0
+            r = slot[k * m2 + a * n_models + b]
+            at = g * n_cols
+            sc = w * tab_d[3 * r + res]
+            out[at + a] += sc
+            out[at + b] -= sc
+            if with_eta:
+                out[at + n_models + k] += w * tab_e[3 * r + res]
+        else:
+            q = group_of[outer]
+            p = fill[q]
+            fill[q] = p + 1
+            sorted_key[p] = (a * n_models + b) * 3 + res
+            if weighted:
+                sorted_weight[p] = weight[v]
+    return n_bad
+
+
+_I8, _F8, _B1 = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.bool_)
+_I4 = np.zeros(0, dtype=np.int32)
+_NO_SCORES = (_I8, _F8, _F8, 0, _F8)  # the ``scores`` of the passes that do not use it
+
+
+def _pass(mode, codes: VerdictCodes, weight, *, group_of=_I8, count=_I8, used=(_B1,) * 3,
+          acc=_F8, seen=_B1, fill=_I8, sorted_key=_I4,
+          sorted_weight=_F8, scores=_NO_SCORES) -> int:
+    """:func:`_codes_pass` with the buffers its ``mode`` does not use left empty."""
+    return _codes_pass(mode, *codes, group_of, weight, count, *used, acc, seen, fill,
+                       sorted_key, sorted_weight, scores)  # fmt: skip
+
+
+def verdict_cluster_scores(model_a, model_b, model_a_map, model_b_map, winner, winner_map,
+                           judge, cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
+                           n_clusters, weight, slot, tab_d, tab_e):  # fmt: skip
+    """Summed score of each cluster straight from the verdict codes -> float64[n_clusters, P]
+    with P = n_models (+ n_judges with ``tab_e``), in the codes' own numbering (``slot`` from
+    :func:`collapse_codes`; see :func:`_codes_pass`'s ``_SCORES`` mode): the matrix
+    :func:`ratings.kernels.fit.cluster_scores` gives from per-cluster rows, without building them.
+    The verdicts are split across threads while the matrix is small."""
+    codes = VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
+                         cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
+                         n_clusters)  # fmt: skip
+    n = model_a.shape[0]
+    n_cols = n_models + (n_judges if tab_e.shape[0] else 0)
+    pieces = _pieces(n, _chunks(n) if n_clusters * n_cols <= _SPLIT_SCORES else 1)
+
+    def job(lo, hi):
+        part, w = _part(codes, weight, lo, hi)
+        out = np.zeros(n_clusters * n_cols)
+        _pass(_SCORES, part, w, scores=(slot, tab_d, tab_e, n_cols, out))
+        return out
+
+    parts = _threads.run([functools.partial(job, lo, hi) for lo, hi in pieces])
+    out = parts[0]
+    for p in parts[1:]:
+        out += p
+    return out.reshape(n_clusters, n_cols)
+
+
+@njit(**_JIT)
+def _dense_rows(acc, seen, n_models):
+    """Rows of a dense (group, i, j) table, sorted by that key -> (group, i, j, wins_i,
+    wins_j, ties)."""
+    m2 = n_models * n_models
+    r = 0
+    for key in range(seen.shape[0]):
+        r += seen[key]
+    row_group = np.empty(r, dtype=np.int64)
+    row_i = np.empty(r, dtype=np.int64)
+    row_j = np.empty(r, dtype=np.int64)
+    wins_i = np.empty(r)
+    wins_j = np.empty(r)
+    ties = np.empty(r)
+    r = 0
+    for key in range(seen.shape[0]):
+        if seen[key]:
+            row_group[r] = key // m2
+            row_i[r] = (key % m2) // n_models
+            row_j[r] = key % n_models
+            wins_i[r] = acc[3 * key]
+            wins_j[r] = acc[3 * key + 1]
+            ties[r] = acc[3 * key + 2]
+            r += 1
+    return row_group, row_i, row_j, wins_i, wins_j, ties
+
+
+@njit(**_JIT)
+def collapse_rows(row_judge, row_i, row_j, wins_i, wins_j, ties, n_judges, n_models):
+    """Sum rows' counts per (judge, i, j) over a dense table -> rows sorted by that key:
+    (judge, i, j int64[R']; wins_i, wins_j, ties float64[R']). For ``n_judges * n_models^2``
+    small enough."""
+    m2 = n_models * n_models
+    space = n_judges * m2
+    acc = np.zeros(3 * space)
+    seen = np.zeros(space, dtype=np.bool_)
+    for r in range(row_i.shape[0]):
+        key = row_judge[r] * m2 + row_i[r] * n_models + row_j[r]
+        acc[3 * key] += wins_i[r]
+        acc[3 * key + 1] += wins_j[r]
+        acc[3 * key + 2] += ties[r]
+        seen[key] = True
+    return _dense_rows(acc, seen, n_models)
+
+
+def _dense_fits(space: int, n: int) -> bool:
+    """Is a dense table of ``space`` (group, i, j) slots worth it for ``n`` verdicts?"""
+    return space <= n // 2 + _DENSE_EXTRA
+
+
+def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
+                    cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges, n_clusters,
+                    weight, reuse=False) -> AggregatedRows:  # fmt: skip
+    """Verdict codes straight to unique (cluster, judge, i, j) rows, rows ordered by cluster.
+
+    No N-row intermediates: one pass into a dense table when the whole (cluster, judge, i, j)
+    key space is small; else a counting pass, then a dense table over the keys that occur or a
+    counting sort and per-group slot table. ``weight``: one per verdict, or empty for 1 each.
+    ``collapsed`` (see :class:`~ratings.core.rows.AggregatedRows`) is filled when the counting
+    sort ran. ``reuse=True`` lets the rows overwrite ``cluster``, ``model_a``, ``model_b`` and
+    ``winner`` once they are read (the caller's own int64 copies).
+    """
+    codes = VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
+                         cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
+                         n_clusters)  # fmt: skip
+    n = model_a.shape[0]
+    sizes = (n_models, n_judges, n_clusters)
+    n_outer = n_clusters * n_judges
+    space = n_outer * n_models * n_models
+    if _dense_fits(space, n):  # small enough for every outer key: one pass
+        n_bad, used, acc, seen = _dense_pass(codes, weight, np.arange(n_outer), space, sizes)
+        if n_bad:
+            return AggregatedRows(_I8, _I8, _I8, _I8, _F8, _F8, _F8, *used, None, n_bad)
+        outer, ri, rj, wi, wj, tt = _dense_rows(acc, seen, n_models)
+        return AggregatedRows(outer // n_judges, outer % n_judges, ri, rj, wi, wj, tt, *used,
+                              None, 0)  # fmt: skip
+    parts = [(_part(codes, weight, lo, hi), np.zeros(n_outer, dtype=np.int64), _zeros(sizes))
+             for lo, hi in _pieces(n, _chunks(n))]  # fmt: skip
+    bad = _threads.run([functools.partial(_pass, _COUNT, part, w, count=count, used=used)
+                        for (part, w), count, used in parts])  # fmt: skip
+    count = sum(c for _, c, _ in parts)
+    used = _or_flags([u for _, _, u in parts])
+    if sum(bad):
+        return AggregatedRows(_I8, _I8, _I8, _I8, _F8, _F8, _F8, *used, None, int(sum(bad)))
+    outer_keys = np.flatnonzero(count)
+    group_of = np.cumsum(count > 0) - 1
+    n_groups = outer_keys.size
+    space = n_groups * n_models * n_models
+    if _dense_fits(space, n):
+        _, _, acc, seen = _dense_pass(codes, weight, group_of, space, None)
+        group, ri, rj, wi, wj, tt = _dense_rows(acc, seen, n_models)
+        outer = outer_keys[group]
+        return AggregatedRows(outer // n_judges, outer % n_judges, ri, rj, wi, wj, tt, *used,
+                              None, 0)  # fmt: skip
+    starts = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(count[outer_keys], out=starts[1:])
+    sorted_key = np.empty(n, dtype=np.int32)
+    sorted_weight = np.empty(n if weight.shape[0] else 0)
+    fill = starts[:-1].copy()  # each piece writes its verdicts after the earlier pieces' ones
+    jobs = []
+    for (part, w), piece, _ in parts:
+        jobs.append(functools.partial(_pass, _SCATTER, part, w, group_of=group_of,
+                                      fill=fill.copy(), sorted_key=sorted_key,
+                                      sorted_weight=sorted_weight))  # fmt: skip
+        fill += piece[outer_keys]
+    _threads.run(jobs)
+    spare = (cluster, model_a, model_b, winner) if reuse else ()
+    # With clusters, the fit's rows (summed over clusters per (judge, i, j)) come from the
+    # same pass when their dense table is small; larger tables, one per thread, cost more to
+    # clear and add up than Comparisons.collapsed's own pass afterwards.
+    collapse = n_clusters > 1 and n_judges * n_models * n_models <= _COLLAPSE_ON_THE_WAY
+    group_judge = outer_keys % n_judges if collapse else None
+    if n_judges == 1:  # the outer key is the cluster: rows get it directly, judges are all 0
+        (row_cluster, ri, rj, wi, wj, tt), collapsed = _dedupe_rows(
+            starts, sorted_key, sorted_weight, n_models, outer_keys, spare, group_judge,
+            n_judges)  # fmt: skip
+        row_judge = np.zeros(ri.shape[0], dtype=np.int64)
+        return AggregatedRows(row_cluster, row_judge, ri, rj, wi, wj, tt, *used, collapsed, 0)
+    (group, ri, rj, wi, wj, tt), collapsed = _dedupe_rows(
+        starts, sorted_key, sorted_weight, n_models, np.arange(n_groups, dtype=np.int64), spare,
+        group_judge, n_judges)  # fmt: skip
+    row_cluster, row_judge = (outer_keys // n_judges)[group], (outer_keys % n_judges)[group]
+    return AggregatedRows(row_cluster, row_judge, ri, rj, wi, wj, tt, *used, collapsed, 0)
+
+
+def collapse_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
+                   cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges, n_clusters,
+                   weight) -> CollapsedRows:  # fmt: skip
+    """Verdict codes straight to the rows summed over clusters, one per (judge, i, j), in one
+    pass over a dense table (arguments as :func:`aggregate_codes`, whose ``collapsed`` rows
+    these are). With :func:`verdict_cluster_scores` this is all a clustered fit needs."""
+    codes = VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
+                         cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
+                         n_clusters)  # fmt: skip
+    group_of = np.arange(n_clusters * n_judges, dtype=np.int64) % n_judges
+    space = n_judges * n_models * n_models
+    n_bad, used, acc, seen = _dense_pass(codes, weight, group_of, space,
+                                         (n_models, n_judges, n_clusters))  # fmt: skip
+    if n_bad:
+        return CollapsedRows(_I8, _I8, _I8, _F8, _F8, _F8, *used, _I8, n_bad)
+    rows = _dense_rows(acc, seen, n_models)
+    slot = np.cumsum(seen, dtype=np.int64) - 1  # read only at keys that occur
+    return CollapsedRows(*rows, *used, slot, 0)
+
+
+def _dense_pass(codes: VerdictCodes, weight, group_of, space, sizes):
+    """A ``_DENSE`` pass into a (group, i, j) table of ``space`` slots -> (unusable rows, used
+    codes (tracked when ``sizes`` is given), acc, seen); large logs with small tables run it
+    on threads, one table per piece, then add the tables up."""
+    n = codes.model_a.shape[0]
+
+    def job(lo, hi):
+        part, w = _part(codes, weight, lo, hi)
+        used = _zeros(sizes)
+        acc, seen = np.zeros(3 * space), np.zeros(space, dtype=np.bool_)
+        bad = _pass(_DENSE, part, w, group_of=group_of, used=used, acc=acc, seen=seen)
+        return bad, used, acc, seen
+
+    pieces = _pieces(n, _chunks(n) if space <= _SPLIT_DENSE else 1)
+    out = _threads.run([functools.partial(job, lo, hi) for lo, hi in pieces])
+    acc, seen = _add_tables([(a, sn) for _, _, a, sn in out])
+    return sum(bad for bad, *_ in out), _or_flags([u for _, u, _, _ in out]), acc, seen
+
+
+@njit(**_JIT)
+def _group_dedupe(starts, sorted_key, sorted_weight, n_models, group_value, row_group, row_i,
+                  row_j, wins_i, wins_j, ties, group_judge, acc, seen):  # fmt: skip
+    """One row per distinct key within each group: fills ``row_group`` (``group_value[g]`` for
+    a row of group g), ``row_i``, ``row_j`` and adds counts into the zeroed ``wins_i``,
+    ``wins_j``, ``ties`` -> the number of rows. ``sorted_key`` holds ``(i * n_models + j) * 3 +
+    outcome`` per verdict, grouped (group g owns ``starts[g]:starts[g + 1]``);
+    ``sorted_weight`` their weights, or empty for one each. When ``acc`` is not empty, the
+    counts also go into the dense (judge, i, j, outcome) table ``acc`` / ``seen``, group g's
+    judge being ``group_judge[g]``: the rows collapsed over groups, on the way."""
+    weighted = sorted_weight.shape[0] > 0
+    collapse = acc.shape[0] > 0
+    m2 = n_models * n_models
+    slot = np.full(m2, -1, dtype=np.int32)
+    r = 0
+    for g in range(starts.shape[0] - 1):
+        first = r
+        base = group_judge[g] * m2 if collapse else 0
+        for pos in range(starts[g], starts[g + 1]):
+            k3 = sorted_key[pos]
+            key = k3 // 3
+            if collapse:
+                acc[3 * base + k3] += sorted_weight[pos] if weighted else 1.0
+                seen[base + key] = True
+            s = slot[key]
+            if s < 0:
+                s = r
+                slot[key] = r
+                row_group[r] = group_value[g]
+                row_i[r] = key // n_models
+                row_j[r] = key - row_i[r] * n_models
+                r += 1
+            w = sorted_weight[pos] if weighted else 1.0
+            o = k3 - 3 * key
+            if o == 0:
+                wins_i[s] += w
+            elif o == 1:
+                wins_j[s] += w
+            else:
+                ties[s] += w
+        for s in range(first, r):
+            slot[row_i[s] * n_models + row_j[s]] = -1
+    return r
+
+
+def _dedupe_rows(starts, sorted_key, sorted_weight, n_models, group_value, spare=(),
+                 group_judge=None, n_judges=0):  # fmt: skip
+    """Run :func:`_group_dedupe` on NumPy-allocated buffers -> ((group, i, j, wins_i, wins_j,
+    ties), collapsed), ``group`` holding ``group_value[g]``; ``collapsed`` is None, or with
+    ``group_judge`` (each group's judge) the rows summed per (judge, i, j), sorted.
+
+    ``spare``: N-sized int64 arrays the caller no longer needs, used (in order) for ``group``,
+    ``i``, ``j`` and, viewed as float64 and zeroed, ``wins_i``; fresh memory costs page faults that
+    dominate this pass on large logs. The rows are views of N-sized buffers, copied down only
+    when they fill less than half. Large logs split the groups into ranges of about equal
+    verdicts, deduplicated on threads, each into its own stretch of the buffers (a range never
+    has more rows than verdicts), then moved together in order.
+    """
+    n = sorted_key.shape[0]
+    spare = [a for a in spare if a.shape[0] == n and a.dtype == np.int64 and a.flags.writeable]
+    ints = [spare.pop(0) if spare else np.empty(n, dtype=np.int64) for _ in range(3)]
+    wi = spare.pop(0).view(np.float64) if spare else np.empty(n)
+    wi.fill(0.0)
+    out = (*ints, wi, np.zeros(n), np.zeros(n))
+    space = n_judges * n_models * n_models if group_judge is not None else 0
+    gj = group_judge if group_judge is not None else np.zeros(0, dtype=np.int64)
+    n_groups = starts.shape[0] - 1
+    cuts = np.searchsorted(starts, np.linspace(0, n, _chunks(n) + 1)[1:-1])
+    ranges = np.unique(np.concatenate([[0], np.clip(cuts, 0, n_groups), [n_groups]]))
+    if ranges.size < 2:  # no groups: one empty range
+        ranges = np.array([0, 0])
+
+    def dedupe(g0, g1):
+        acc, seen = np.zeros(3 * space), np.zeros(space, dtype=np.bool_)
+        views = tuple(a[starts[g0]:] for a in out)
+        r = _group_dedupe(starts[g0:g1 + 1], sorted_key, sorted_weight, n_models,
+                          group_value[g0:g1], *views, gj[g0:g1] if space else gj, acc,
+                          seen)  # fmt: skip
+        return r, acc, seen
+
+    parts = _threads.run([functools.partial(dedupe, g0, g1)
+                          for g0, g1 in itertools.pairwise(ranges)])  # fmt: skip
+    r = parts[0][0]
+    for g0, (size, _, _) in zip(ranges[1:], parts[1:], strict=False):  # close the gaps
+        for a in out:
+            a[r:r + size] = a[starts[g0]:starts[g0] + size]
+        r += size
+    shrink = 2 * r < n
+    rows = tuple(a[:r].copy() if shrink else a[:r] for a in out)
+    if not space:
+        return rows, None
+    return rows, _dense_rows(*_add_tables([(a, sn) for _, a, sn in parts]), n_models)
+
+
+
+
+def _chunks(n: int) -> int:
+    """Pieces a pass over ``n`` verdicts is split into: one per worker thread on large logs."""
+    return _threads.workers() if n >= _threads.CONCURRENT_ROWS else 1
+
+
+def _pieces(n: int, pieces: int) -> list[tuple[int, int]]:
+    """``pieces`` consecutive (start, stop) ranges of about equal length covering ``0:n``."""
+    return list(itertools.pairwise(np.linspace(0, n, pieces + 1).astype(np.int64).tolist()))
+
+
+def _add_tables(tables):
+    """Sum per-piece (acc, seen) dense tables into the first -> (acc, seen)."""
+    acc, seen = tables[0]
+    for a, sn in tables[1:]:
+        acc += a
+        seen |= sn
+    return acc, seen
+
+
+def _or_flags(flags):
+    """Per-piece used-code flags (models, judges, clusters) combined."""
+    return tuple(np.logical_or.reduce([f[k] for f in flags]) for k in range(3))
+
+
+def _zeros(sizes):
+    """Fresh used-code flags (models, judges, clusters), or empty ones (not tracked)."""
+    if sizes is None:
+        return (np.zeros(0, dtype=np.bool_),) * 3
+    return tuple(np.zeros(k, dtype=np.bool_) for k in sizes)
+
+
+def _part(codes: VerdictCodes, weight, lo, hi) -> tuple[VerdictCodes, np.ndarray]:
+    """The verdicts ``lo:hi`` of the codes (views; absent columns stay empty) and weights."""
+    def cut(a):
+        return a[lo:hi] if a.shape[0] else a
+
+    return codes._replace(model_a=cut(codes.model_a), model_b=cut(codes.model_b),
+                          winner=cut(codes.winner), judge=cut(codes.judge),
+                          cluster=cut(codes.cluster), failed_a=cut(codes.failed_a),
+                          failed_b=cut(codes.failed_b)), cut(weight)  # fmt: skip

@@ -1,0 +1,414 @@
+"""Pure-NumPy twins of :mod:`ratings.kernels.fit`: same names, same signatures, same results.
+
+Written for obviousness first: the tests check each kernel against its twin (argument names
+as described in :mod:`ratings.kernels.fit` and :class:`ratings.core.rows.VerdictCodes`). Each is
+also
+vectorised (no Python loop over rows), so ``engine="auto"`` runs these on small logs, where
+they finish before numba could even be loaded (see :mod:`ratings.kernels.engine`).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ratings.core.rows import AggregatedRows, CollapsedRows, VerdictCodes
+
+_DENSE_EXTRA = 65536  # (group, i, j) slots beyond 2 per verdict up to which counts go dense
+#: Verdicts up to which the aggregation twins share one orientation of the same read-only codes
+#: (see :func:`_oriented`); larger logs take the numba kernels, which orient on the fly.
+_SHARE_ORIENTED = 2_000_000
+#: The last shared orientation: (weak references to the codes' columns, their maps and sizes,
+#: the oriented codes), or empty.
+_ORIENTED: list = []
+
+__all__ = [  # the twin of each kernel of ratings.kernels.fit, and the sigmoid helpers
+    "aggregate_codes", "bt_row_terms", "bt_scores", "cluster_meat", "cluster_scores",
+    "collapse_codes", "collapse_rows", "crowd_assemble", "crowd_row_terms", "expit", "laplacian",
+    "log_expit", "scatter_diff", "slot_cluster_scores", "slot_collapse", "verdict_cluster_scores",
+]  # fmt: skip
+
+
+def expit(d: np.ndarray) -> np.ndarray:
+    """sigma(d) = 1 / (1 + e^-d), overflow-free (checked against scipy.special in the tests;
+    not imported from it, which costs a small fit 0.15 s of start-up)."""
+    e = np.exp(-np.abs(d))
+    return np.where(d >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def log_expit(d: np.ndarray) -> np.ndarray:
+    """log sigma(d) = min(d, 0) - log1p(e^-|d|)."""
+    return np.minimum(d, 0.0) - np.log1p(np.exp(-np.abs(d)))
+
+
+def _xlogy0(y: np.ndarray, logp: np.ndarray) -> np.ndarray:
+    """y * log p with 0 * log 0 = 0 (a row without wins contributes nothing)."""
+    return np.where(y > 0.0, y * logp, 0.0)
+
+
+def bt_row_terms(theta, row_i, row_j, wins_i, wins_j, ties, with_meat=True):
+    d = theta[row_i] - theta[row_j]
+    yi, yj, n = wins_i + 0.5 * ties, wins_j + 0.5 * ties, wins_i + wins_j + ties
+    p, q = expit(d), expit(-d)
+    nll = -np.sum(_xlogy0(yi, log_expit(d)) + _xlogy0(yj, log_expit(-d)))
+    meat = wins_i * q**2 + wins_j * p**2 + ties * (0.5 - p) ** 2 if with_meat else np.zeros(0)
+    return float(nll), yi - n * p, n * p * q, meat
+
+
+def _scatter(shape, rows, cols, w):
+    """Dense matrix with ``w`` summed into cells (rows, cols)."""
+    flat = np.bincount(rows * shape[1] + cols, w, shape[0] * shape[1])
+    return flat.reshape(shape)
+
+
+def laplacian(n_items, row_i, row_j, weight):
+    # sum_r w_r (e_i - e_j)(e_i - e_j)^T: +w on (i, i), (j, j) and -w on (i, j), (j, i)
+    rows = np.concatenate([row_i, row_j, row_i, row_j])
+    cols = np.concatenate([row_i, row_j, row_j, row_i])
+    return _scatter((n_items, n_items), rows, cols,
+                    np.concatenate([weight, weight, -weight, -weight]))
+
+
+def scatter_diff(n_items, row_i, row_j, weight):
+    return (np.bincount(row_i, weight, minlength=n_items)
+            - np.bincount(row_j, weight, minlength=n_items))
+
+
+def bt_scores(theta, row_i, row_j, wins_i, wins_j, ties):
+    return wins_i + 0.5 * ties - (wins_i + wins_j + ties) * expit(theta[row_i] - theta[row_j])
+
+
+def cluster_meat(n_models, n_params, row_i, row_j, row_judge, score_d, score_eta, starts):
+    cluster = np.repeat(np.arange(starts.size - 1), np.diff(starts))
+    g = cluster_scores(starts.size - 1, n_params, row_i, row_j, row_judge, cluster, score_d,
+                       score_eta, n_models)
+    return g.T @ g
+
+
+def _crowd_parts(d, e):
+    """(log p, log pc, p_d/p, p_e/p, -p_d/pc, -p_e/pc, p_dd/p, p_de/p, p_dd/pc, p_de/pc)."""
+    s, sq = expit(d), expit(-d)
+    bt = e >= 1.0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        a = 2.0 * e - 1.0
+        p = e * s + (1.0 - e) * sq
+        pc = e * sq + (1.0 - e) * s
+        p_d, p_e = a * s * sq, s - sq
+        p_dd, p_de = p_d * (sq - s), 2.0 * s * sq
+        mixed = (np.log(p), np.log(pc), p_d / p, p_e / p, -p_d / pc, -p_e / pc,
+                 p_dd / p, p_de / p, p_dd / pc, p_de / pc)  # fmt: skip
+        cap = 1e150  # as in the kernel: keep 0 * score = 0 where e^|d| overflows
+        limit = (log_expit(d), log_expit(-d), sq, np.maximum(-np.expm1(-d), -cap), -s,
+                 np.minimum(-np.expm1(d), cap),
+                 sq * (sq - s), 2.0 * sq, s * (sq - s), 2.0 * s)  # eta = 1: Bradley-Terry
+    return tuple(np.where(bt, lim, mix) for lim, mix in zip(limit, mixed, strict=True))
+
+
+def crowd_row_terms(theta, eta, row_i, row_j, row_judge, wins_i, wins_j, ties, with_meat=True):
+    # decisive verdicts only: ties are not part of the Crowd-BT likelihood
+    d = theta[row_i] - theta[row_j]
+    logp, logpc, ad, ae, bd, be, rdd_p, rde_p, rdd_c, rde_c = _crowd_parts(d, eta[row_judge])
+    yi, yj = wins_i, wins_j
+    nll = -np.sum(_xlogy0(yi, logp) + _xlogy0(yj, logpc))
+    terms = (
+        float(nll),
+        yi * ad + yj * bd,
+        yi * ae + yj * be,
+        yi * (ad**2 - rdd_p) + yj * (bd**2 + rdd_c),
+        yi * (ad * ae - rde_p) + yj * (bd * be + rde_c),
+        yi * ae**2 + yj * be**2,
+    )
+    if not with_meat:
+        return (*terms, np.zeros(0), np.zeros(0), np.zeros(0))
+    return (*terms, yi * ad**2 + yj * bd**2, yi * ad * ae + yj * bd * be, yi * ae**2 + yj * be**2)
+
+
+def crowd_assemble(n_models, n_judges, row_i, row_j, row_judge, w_dd, w_deta, w_etaeta):
+    # x = e_i - e_j, e = e_{M+k}: w_dd x x^T + w_deta (x e^T + e x^T) + w_etaeta e e^T
+    p = n_models + n_judges
+    k = n_models + row_judge
+    dd = laplacian(p, row_i, row_j, w_dd)
+    de = _scatter((p, p), np.concatenate([row_i, row_j]), np.concatenate([k, k]),
+                  np.concatenate([w_deta, -w_deta]))  # fmt: skip
+    return dd + de + de.T + _scatter((p, p), k, k, w_etaeta)
+
+
+def cluster_scores(n_clusters, n_params, row_i, row_j, row_judge, row_cluster, score_d,
+                   score_eta, n_models):  # fmt: skip
+    out = np.zeros((n_clusters, n_params))
+    np.add.at(out, (row_cluster, row_i), score_d)
+    np.add.at(out, (row_cluster, row_j), -score_d)
+    if score_eta.size:
+        np.add.at(out, (row_cluster, n_models + row_judge), score_eta)
+    return out
+
+
+
+def _int_for(top: int):
+    """The narrowest signed integer dtype holding every value in ``-1 .. top``."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if top <= np.iinfo(dtype).max:
+            return dtype
+    return np.int64
+
+
+def _keys(group, row_i, row_j, n_models, top):
+    """``(group * n_models + row_i) * n_models + row_j`` in the narrowest signed type holding
+    ``top`` (the oriented codes come in narrow types: the key is widened first, never wrapped)."""
+    key = group.astype(_int_for(top))
+    key *= n_models
+    key += row_i
+    key *= n_models
+    key += row_j
+    return key
+
+
+def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
+    """Unique (group, i, j) rows of oriented verdicts, sorted, with their counts: a count per
+    (group, i, j, outcome) cell when that table is small (no sort), else a sort (an empty
+    ``weight``: one per verdict, counted without weights)."""
+    space = (int(group.max()) + 1) * n_models * n_models if group.size else 0
+    m2 = n_models * n_models
+    if space <= 2 * group.size + _DENSE_EXTRA:
+        key = _keys(group, row_i, row_j, n_models, 3 * space)
+        seen = np.zeros(space, dtype=bool)
+        seen[key] = True
+        uniq = np.flatnonzero(seen)
+        key *= 3
+        key += outcome
+        counts = np.bincount(key, weight if weight.size else None,
+                             3 * space).reshape(space, 3)[uniq]  # fmt: skip
+        return (uniq // m2, (uniq // n_models) % n_models, uniq % n_models,
+                *np.ascontiguousarray(counts.T, dtype=np.float64))  # fmt: skip
+    if not weight.size:
+        cell = _keys(group, row_i, row_j, n_models, 4 * space)
+        cell <<= 2  # (key, outcome) cells: key * 4 + outcome
+        cell |= outcome
+        if cell.dtype == np.int64 and 4 * space <= 2**32:  # sort 32-bit values
+            cell = cell.astype(np.uint32)
+        uniq, counts = _sorted_cells(cell)
+        return (uniq // m2, (uniq // n_models) % n_models, uniq % n_models, *counts)
+    key = _keys(group, row_i, row_j, n_models, space)
+    uniq, code = np.unique(key, return_inverse=True)  # (no first index: a stable sort, 4x)
+    uniq = uniq.astype(np.int64)
+    r = uniq.size
+    return (
+        uniq // m2, (uniq // n_models) % n_models, uniq % n_models,
+        np.bincount(code, weight * (outcome == 0), r),
+        np.bincount(code, weight * (outcome == 1), r),
+        np.bincount(code, weight * (outcome == 2), r),
+    )  # fmt: skip
+
+
+def _sorted_cells(cell):
+    """Distinct keys ``cell >> 2`` (sorted) and the count of each (key, outcome ``cell & 3``)
+    cell, (3 x keys) float64: one sort (of the cells' own type, 32-bit when they fit), no
+    argsort."""
+    s = np.sort(cell)
+    k = s >> 2
+    first = np.empty(k.size, dtype=bool)
+    first[:1] = True
+    np.not_equal(k[1:], k[:-1], out=first[1:])
+    row = np.cumsum(first, dtype=s.dtype)  # 1-based row of each cell's key
+    uniq = k[first].astype(np.int64)
+    s &= 3  # the outcomes, then each cell's place outcome * keys + row in the (3 x keys) table
+    s *= uniq.size
+    s += row
+    s -= 1
+    counts = np.bincount(s, minlength=3 * uniq.size)
+    return uniq, counts.reshape(3, uniq.size).astype(np.float64)
+
+
+def collapse_rows(row_judge, row_i, row_j, wins_i, wins_j, ties, n_judges, n_models):
+    key = (row_judge * n_models + row_i) * n_models + row_j
+    uniq, code = np.unique(key, return_inverse=True)
+    r = uniq.size
+    return (uniq // (n_models * n_models), (uniq // n_models) % n_models, uniq % n_models,
+            np.bincount(code, wins_i, r), np.bincount(code, wins_j, r), np.bincount(code, ties, r))
+
+
+def _orient(c: VerdictCodes):
+    """Each verdict oriented (see :mod:`ratings.kernels.aggregate`; ``c`` full-length, as
+    :func:`_full` gives it) -> (outer key, i, j, outcome, judge, used model codes, unusable).
+    Outputs are 0 where a code is missing; each comes in the narrowest integer type that holds
+    its values (model codes, outer keys, judges; outcomes int8)."""
+    missing = (c.model_a < 0) | (c.model_b < 0) | (c.winner < 0) | (c.judge < 0) | (c.cluster < 0)
+    any_missing = bool(missing.any())
+    if any_missing:  # look codes up at 0 there (the outputs are zeroed at the end)
+        c = c._replace(**{f: np.where(missing, 0, getattr(c, f))
+                          for f in ("model_a", "model_b", "winner", "judge", "cluster")})
+    m_type = _int_for(c.n_models)
+    ia = c.model_a_map.astype(m_type)[c.model_a]  # maps hold -1 .. n_models - 1
+    ib = c.model_b_map.astype(m_type)[c.model_b]
+    res, judge = c.winner_map.astype(np.int8)[c.winner], c.judge  # outcomes -1 .. 2
+    if c.failed_a.any() or c.failed_b.any():
+        forfeit = c.failed_a | c.failed_b
+        res = np.where(forfeit, np.where(c.failed_a & c.failed_b, 2, np.where(c.failed_a, 1, 0)),
+                       res).astype(np.int8)  # fmt: skip
+        judge = np.where(forfeit, c.forfeit_judge, judge)
+    judge = judge.astype(_int_for(c.n_judges), copy=False)
+    i, j = np.minimum(ia, ib), np.maximum(ia, ib)
+    bad = (i < 0) | (i == j) | (res < 0)
+    if any_missing:
+        bad |= missing
+    n_bad = int(np.count_nonzero(bad))
+    used_m = np.zeros(c.n_models, dtype=bool)
+    used_m[i[~bad] if n_bad else i] = True
+    used_m[j[~bad] if n_bad else j] = True
+    outer = c.cluster.astype(_int_for(c.n_clusters * c.n_judges), copy=c.n_judges > 1)
+    if c.n_judges > 1:
+        outer *= c.n_judges
+        outer += judge
+    swap = ia > ib  # a swap turns 0 <-> 1 (i won <-> j won), not ties
+    swap &= res < 2
+    res ^= swap
+    out = [outer, i, j, res, judge]
+    if any_missing:
+        out = [np.where(missing, 0, a).astype(a.dtype, copy=False) for a in out]
+    return (*out, used_m, n_bad)
+
+
+def _full(c: VerdictCodes) -> VerdictCodes:
+    """The optional columns (judge, cluster, forfeits) full-length; codes keep their width."""
+    n = c.model_a.size
+
+    def full(a, dtype):
+        return np.zeros(n, dtype=dtype) if a.size == 0 else np.asarray(a)
+
+    return c._replace(judge=full(c.judge, np.int8), cluster=full(c.cluster, np.int8),
+                      failed_a=full(c.failed_a, bool), failed_b=full(c.failed_b, bool))
+
+
+def _oriented(raw: VerdictCodes, *, last: bool = False):
+    """``(_full(raw), _orient(_full(raw)))``, the orientation shared by the twins called in
+    turn on the same verdict codes (a clustered fit's log: :func:`collapse_codes`,
+    :func:`verdict_cluster_scores`, then :func:`aggregate_codes`, which passes ``last`` and
+    lets it go).
+
+    Shared only when every per-verdict column is read-only (a categorical's codes) and the log
+    is within :data:`_SHARE_ORIENTED` verdicts: the same column objects, maps and sizes then mean
+    the same verdicts. The oriented arrays (narrow: about 8 bytes a verdict) are read-only; they
+    are dropped with the codes, once ``last`` has used them, or for the next codes oriented.
+    """
+    columns = (raw.model_a, raw.model_b, raw.winner, raw.judge, raw.cluster, raw.failed_a,
+               raw.failed_b)  # fmt: skip
+    rest = (raw.model_a_map, raw.model_b_map, raw.winner_map, raw.forfeit_judge, raw.n_models,
+            raw.n_judges, raw.n_clusters)  # fmt: skip
+    shared = (raw.model_a.size <= _SHARE_ORIENTED
+              and not any(a.flags.writeable for a in columns if a.size))  # fmt: skip
+    c = _full(raw)
+    for refs, known, out in _ORIENTED[:1] if shared else ():  # (a copy: fits on threads)
+        same = all(r() is a for r, a in zip(refs, columns, strict=True))
+        if same and all(np.array_equal(k, v) for k, v in zip(known, rest, strict=True)):
+            if last:
+                _ORIENTED.clear()
+            return c, (*out[:5], out[5].copy(), out[6])  # the used models: the caller's own
+    _ORIENTED.clear()
+    out = _orient(c)
+    if shared and not last:
+        for a in out[:5]:
+            a.setflags(write=False)
+        # weak references: the entry goes when the codes do (it holds no model or winner codes)
+        refs = [weakref.ref(a, lambda _: _ORIENTED.clear()) for a in columns]
+        _ORIENTED[:] = [(refs, tuple(np.copy(v) for v in rest), out)]
+        out = (*out[:5], out[5].copy(), out[6])
+    return c, out
+
+
+def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
+                    cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges, n_clusters,
+                    weight, reuse=False) -> AggregatedRows:  # fmt: skip
+    raw = VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
+                       cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
+                       n_clusters)  # fmt: skip
+    c, oriented = _oriented(raw, last=True)
+    outer, i, j, o, _, used_m, n_bad = oriented
+    used_j = np.zeros(n_judges, dtype=bool)
+    used_g = np.zeros(n_clusters, dtype=bool)
+    if n_bad:
+        e_i, e_f = np.zeros(0, dtype=np.int64), np.zeros(0)
+        return AggregatedRows(e_i, e_i, e_i, e_i, e_f, e_f, e_f, used_m, used_j, used_g, None,
+                              n_bad)  # fmt: skip
+    used_j[c.judge] = True
+    used_g[c.cluster] = True
+    key, ri, rj, wi, wj, tt = _aggregate_rows(outer, i, j, o, weight, n_models)
+    cluster, judge = (key, np.zeros_like(key)) if n_judges == 1 else np.divmod(key, n_judges)
+    return AggregatedRows(cluster, judge, ri, rj, wi, wj, tt, used_m, used_j,
+                          used_g, None, 0)  # fmt: skip
+
+
+def collapse_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
+                   cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges, n_clusters,
+                   weight) -> CollapsedRows:  # fmt: skip
+    # the rows summed over clusters (one per (judge, i, j)) and each key's row
+    raw = VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
+                       cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
+                       n_clusters)  # fmt: skip
+    c, oriented = _oriented(raw)
+    _, i, j, o, row_judge, used_m, n_bad = oriented
+    used_j = np.zeros(n_judges, dtype=bool)
+    used_g = np.zeros(n_clusters, dtype=bool)
+    e_i, e_f = np.zeros(0, dtype=np.int64), np.zeros(0)
+    if n_bad:
+        return CollapsedRows(e_i, e_i, e_i, e_f, e_f, e_f, used_m, used_j, used_g, e_i, n_bad)
+    used_j[c.judge] = True
+    used_g[c.cluster] = True
+    row_judge, ri, rj, wi, wj, tt = _aggregate_rows(row_judge, i, j, o, weight, n_models)
+    slot = np.full(n_judges * n_models * n_models, -1, dtype=np.int64)
+    slot[(row_judge * n_models + ri) * n_models + rj] = np.arange(row_judge.size)
+    return CollapsedRows(row_judge, ri, rj, wi, wj, tt, used_m, used_j, used_g, slot, 0)
+
+
+def verdict_cluster_scores(model_a, model_b, model_a_map, model_b_map, winner, winner_map,
+                           judge, cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
+                           n_clusters, weight, slot, tab_d, tab_e):  # fmt: skip
+    raw = VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
+                       cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
+                       n_clusters)  # fmt: skip
+    c, oriented = _oriented(raw)
+    # the callers pass usable verdicts only (aggregate found none unusable)
+    _, i, j, o, row_judge, _, _ = oriented
+    at3 = slot[_keys(row_judge, i, j, n_models, n_judges * n_models * n_models)]
+    at3 *= 3
+    at3 += o  # each verdict's cell 3 r + o of its collapsed row r
+    n_cols = n_models + (n_judges if tab_e.size else 0)
+
+    def weighted(tab):  # an empty weight is one per verdict
+        return tab[at3] if weight.size == 0 else tab[at3] * weight
+
+    s = weighted(tab_d)
+    cells, at = n_clusters * n_cols, c.cluster.astype(np.int64)
+    at *= n_cols
+    at += i
+    out = np.bincount(at, s, cells)
+    at -= i
+    at += j
+    out -= np.bincount(at, s, cells)
+    if tab_e.size:
+        at -= j
+        at += n_models
+        at += row_judge
+        out += np.bincount(at, weighted(tab_e), cells)
+    return out.reshape(n_clusters, n_cols)
+
+
+def slot_collapse(judge, a, b, wins_a, wins_b, ties, n_judges, n_models):
+    key = (judge * n_models + a) * n_models + b
+    uniq, row = np.unique(key, return_inverse=True)
+    rest, row_b = np.divmod(uniq, n_models)
+    row_judge, row_a = np.divmod(rest, n_models)
+    sums = (np.bincount(row, w, uniq.size) for w in (wins_a, wins_b, ties))
+    return (row_judge, row_a, row_b, *sums, row.reshape(-1))
+
+
+def slot_cluster_scores(n_clusters, n_models, n_judges, cluster, judge, a, b, d_own, score,
+                        score_eta):  # fmt: skip
+    p = n_models + 3 * n_judges
+    cells, at = n_clusters * p, cluster * p
+    out = (np.bincount(at + a, score, cells) - np.bincount(at + b, score, cells)
+           + np.bincount(at + n_models + judge, score, cells)
+           + np.bincount(at + n_models + n_judges + judge, score * d_own, cells))  # fmt: skip
+    if score_eta.size:
+        out += np.bincount(at + n_models + 2 * n_judges + judge, score_eta, cells)
+    return out.reshape(n_clusters, p)

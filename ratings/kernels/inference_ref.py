@@ -1,0 +1,103 @@
+"""Pure-NumPy twins of :mod:`ratings.kernels.inference`: same names, signatures, results."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["cluster_quadratic", "cluster_times"]  # each has a twin of the same name
+
+#: Cells of the (distinct designs x contrasts) work arrays per pass.
+_CELLS = 1_000_000
+#: Design keys counted in a table (no sort) up to this many, or 8 per row.
+_COUNT_SPACE = 1 << 16
+#: Contrasts up to which the quadratic forms are summed row by row (a judge table's few etas):
+#: grouping the rows by design first costs more than the passes it saves.
+_ROWWISE_UP_TO = 8
+
+
+def cluster_times(ii, jj, kk, cluster, a, b, n_models, v):
+    g, q = v.shape
+    flat = v.ravel()
+    at_i = cluster * q
+    at_j = at_i + jj
+    at_i += ii
+    x = flat[at_i]
+    x -= flat[at_j]
+    x *= a  # x_r = a_r (v_i - v_j) [+ b_r v_k]
+    if b.size:
+        at_k = at_i - ii
+        at_k += n_models
+        at_k += kk
+        x += b * flat[at_k]
+        bx = b * x
+    cells = g * q
+    x *= a
+    out = np.bincount(at_i, x, cells)
+    out -= np.bincount(at_j, x, cells)
+    if b.size:
+        out += np.bincount(at_k, bx, cells)
+    return out.reshape(g, q)
+
+
+def cluster_quadratic(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
+    """Grouped by design: rows with the same (i, j[, k]) share x_r / a_r, so with
+    d = n_i - n_j, Q = W_aa (d^2) + W_ab (2 d n_k) + W_bb (n_k^2), where W_.. (clusters x
+    distinct designs) sums a^2, a b, b^2 per cluster: sparse products over the distinct designs
+    (at most all pairs; a few passes of columns) instead of a pass over every row and column.
+    Up to :data:`_ROWWISE_UP_TO` columns, a pass over every row per column costs less than
+    the grouping."""
+    if n.shape[1] <= _ROWWISE_UP_TO:
+        return _quadratic_by_rows(n_clusters, ii, jj, kk, cluster, a, b, n_models, n)
+    from scipy.sparse import csr_matrix
+
+    n_judges = int(kk.max(initial=-1)) + 1 if b.size else 1
+    key = (ii.astype(np.int64) * n_models + jj) * n_judges + (kk if b.size else 0)
+    space = n_models * n_models * n_judges
+    if space <= max(_COUNT_SPACE, 8 * key.size):  # the designs by counting (no sort)
+        keys = np.flatnonzero(np.bincount(key, minlength=space))
+        lut = np.empty(space, dtype=np.int64)
+        lut[keys] = np.arange(keys.size)
+        col = lut[key]
+    else:
+        keys, col = np.unique(key, return_inverse=True)
+    rest, uk = np.divmod(keys, n_judges)
+    ui, uj = np.divmod(rest, n_models)
+    u = keys.size
+    if np.any(cluster[1:] < cluster[:-1]):  # CSR rows: by cluster (duplicates are summed)
+        order = np.argsort(cluster, kind="stable")
+        cluster, col, a, b = cluster[order], col[order], a[order], b[order] if b.size else b
+    indptr = np.searchsorted(cluster, np.arange(n_clusters + 1))
+    if b.size:
+        w = csr_matrix((np.column_stack([a * a, 2.0 * a * b, b * b]).ravel(),
+                        np.column_stack([col, col + u, col + 2 * u]).ravel(), 3 * indptr),
+                       shape=(n_clusters, 3 * u))  # fmt: skip
+    else:
+        w = csr_matrix((a * a, col, indptr), shape=(n_clusters, u))
+    w = w.tocsc()  # by design: each design's row of squares is read once, the result stays hot
+    out = np.empty((n_clusters, n.shape[1]))
+    step = max(1, _CELLS // (w.shape[1] or 1))
+    for lo in range(0, n.shape[1], step):
+        part = n[:, lo:lo + step]
+        d = part[ui] - part[uj]
+        if b.size:
+            nk = part[n_models + uk]
+            x = np.vstack([d * d, d * nk, nk * nk])
+        else:
+            x = d * d
+        out[:, lo:lo + step] = w @ x
+    return out
+
+
+def _quadratic_by_rows(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
+    """:func:`cluster_quadratic` for a few contrasts: each row's x_r = a_r (n_i - n_j)
+    [+ b_r n_k] squared and summed per cluster, one contrast at a time."""
+    out = np.empty((n_clusters, n.shape[1]))
+    for c in range(n.shape[1]):
+        col = n[:, c]
+        x = col[ii] - col[jj]
+        x *= a
+        if b.size:
+            x += b * col[n_models + kk]
+        x *= x
+        out[:, c] = np.bincount(cluster, x, n_clusters)
+    return out

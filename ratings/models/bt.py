@@ -1,0 +1,95 @@
+"""Bradley-Terry maximum likelihood over aggregated comparisons (Newton with line search)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ratings.data.comparisons import Comparisons
+from ratings.kernels.engine import Engine, kernels
+from ratings.models.newton import newton
+
+__all__ = ["BTFit", "fit_bt", "penalised_terms", "start"]
+
+
+@dataclass(frozen=True, eq=False)
+class BTFit:
+    """Raw Bradley-Terry fit: log-strengths with ``theta[ref] == 0``.
+
+    ``hessian`` is the (M, M) Hessian of the penalised negative log-likelihood at ``theta``.
+    """
+
+    theta: NDArray[np.float64]
+    ref: int
+    hessian: NDArray[np.float64]
+    nll: float
+    converged: bool
+    n_iter: int
+    max_grad: float
+    penalty: float
+
+
+def penalised_terms(theta, data: Comparisons, penalty: float, k):
+    """Negative log-likelihood, gradient and Hessian (M x M), with the optional ridge term.
+
+    The ridge ``penalty / 2 * sum_k (theta_k - mean(theta))^2`` shrinks strengths towards their
+    mean and does not depend on which model is the reference.
+    """
+    m = data.n_models
+    nll, score, info, _ = k.bt_row_terms(theta, data.ii, data.jj, data.wi, data.wj, data.tt,
+                                         False)  # fmt: skip
+    grad = -k.scatter_diff(m, data.ii, data.jj, score)
+    hess = k.laplacian(m, data.ii, data.jj, info)
+    if penalty > 0.0:
+        c = theta - theta.mean()
+        nll += 0.5 * penalty * float(c @ c)
+        grad = grad + penalty * c
+        hess = hess + penalty * (np.eye(m) - 1.0 / m)
+    return nll, grad, hess
+
+
+def start(data: Comparisons) -> NDArray[np.float64]:
+    """A starting point for Newton: each model's log ratio of (half-smoothed) wins to losses,
+    ties half each (the estimate itself when all of a model's opponents are as strong as the
+    average). On the benchmark boards it saves 2-3 of Newton's 7-8 steps from zero, each a
+    pass over the rows and an M x M Cholesky factorisation."""
+    counts = data.model_counts()  # the counts every result reports: computed once
+    wins, losses, ties = (counts[c].to_numpy(dtype=np.float64) for c in ("wins", "losses", "ties"))
+    return np.log((wins + 0.5 * ties + 0.5) / (losses + 0.5 * ties + 0.5))
+
+
+def fit_bt(
+    data: Comparisons,
+    *,
+    ref: int = 0,
+    penalty: float = 0.0,
+    tol: float = 1e-10,
+    max_iter: int = 100,
+    engine: Engine = "auto",
+    theta0: NDArray[np.float64] | None = None,
+) -> BTFit:
+    """Fit Bradley-Terry log-strengths by (penalised) maximum likelihood.
+
+    P(i beats j) = sigma(theta_i - theta_j); a tie is one observation with outcome 1/2. The
+    reference model ``ref`` is pinned at 0 and removed from the optimisation. Newton's method with
+    backtracking converges quadratically from :func:`start` (or ``theta0``); it stops when the
+    largest step, or the next one as the quadratic rate predicts it, is below ``tol`` (1e-10 by
+    default, so repeated fits agree far below 1e-8).
+
+    Callers must first check existence (:func:`ratings.models.existence.check_identifiable`) unless
+    ``penalty > 0``.
+    """
+    k = kernels(engine, data.n_verdicts)
+    m = data.n_models
+    free = np.delete(np.arange(m), ref)
+    rows = data.collapsed(engine=engine)  # same likelihood, one row per (judge, i, j)
+    x0 = start(rows) if theta0 is None else np.asarray(theta0, dtype=np.float64)
+    x0 = x0 - x0[ref]
+    res = newton(
+        lambda th: penalised_terms(th, rows, penalty, k), x0, free,
+        tol=tol, max_iter=max_iter, what="Bradley-Terry",
+    )  # fmt: skip
+    return BTFit(theta=res.x, ref=ref, hessian=res.hessian, nll=res.f, converged=res.converged,
+                 n_iter=res.n_iter, max_grad=res.max_grad, penalty=penalty)

@@ -1,0 +1,420 @@
+"""Crowd-BT: Bradley-Terry with one quality parameter per judge (Chen et al. 2013).
+
+Judge k reports the true order of a decisive verdict with probability eta_k:
+P(i beats j | k, decisive) = eta_k sigma(s_i - s_j) + (1 - eta_k) sigma(s_j - s_i).
+eta_k = 1 is Bradley-Terry; eta_k = 1/2 is a coin flip.
+
+Ties. The likelihood conditions on the verdict being decisive: a tie carries no information on
+the strengths or on the judge. This is the full likelihood when each judge declares ties at its
+own rate whatever the pair, and a conditional likelihood (consistent, it only leaves out what
+the tie counts say) when ties are more frequent between close models as in Davidson's (1970)
+model, as long as a judge's flip acts on decisive verdicts. Either way eta and the strengths
+mean the same at any tie rate. The alternatives do not: a tie inside the judge's probability as
+an outcome of 1/2 pulls eta towards 1/2 by the factor 1 - tau on logs with a tie share tau
+independent of the pair, and a tie as a Bradley-Terry half-win without a flip pulls the
+strengths together, which the fit then undoes by raising eta (on a 30-model board with 10%
+random ties, judges of quality 0.95 / 0.88 / 0.80 are estimated at 1.0 / 1.0 / 0.92).
+Consequences: ties are counted in the tables but not fitted; a Crowd-BT scope is not pulled
+together by ties as a Bradley-Terry scope is (where a tie is half a win), and with eta = 1
+Crowd-BT is Bradley-Terry on the decisive verdicts.
+
+Parametrisation: eta is kept in its natural units inside the box [1/2, 1] (a projected Newton
+method), which removes the mirror solution (s, eta) -> (-s, 1 - eta). The default fit adds the
+weak priors of :mod:`ratings.models.crowd.prior`, which keep eta strictly inside the box and every
+strength finite; ``prior=None`` gives the plain maximum-likelihood estimate, whose etas may sit
+on a bound (``status="boundary"``, no standard error). Strengths start from the Bradley-Terry
+fit, which lies on the eta > 1/2 branch.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ratings.core.errors import ConvergenceWarning, NonIdentifiableError, option
+from ratings.core.schema import DETERMINISTIC_JUDGE
+from ratings.data.comparisons import Comparisons
+from ratings.inference.covariance import cluster_sandwich, inverse_free
+from ratings.kernels.engine import Engine, kernels
+from ratings.models.bt import fit_bt
+from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior, prior_terms
+from ratings.models.newton import newton
+
+__all__ = [
+    "DIVERGED",
+    "ETA_START",
+    "PRIOR_SHIFT_LIMIT",
+    "SCREEN",
+    "CrowdFit",
+    "crowd_covariance",
+    "crowd_covariance_and_influence",
+    "crowd_terms",
+    "first_order_move",
+    "fit_crowd_bt",
+    "fit_crowd_default",
+    "fix_eta",
+    "likelihood_identified",
+    "open_covariance",
+    "prior_shift",
+    "reused_eta_factor",
+]
+
+ETA_START = 0.85
+DIVERGED = 30.0  # |log-strength| beyond which a fit is taken to diverge (an Elo gap of ~5200)
+#: A regular plain estimate is the default only while the prior would move none of its
+#: strengths (against their mean) or etas by more than this many standard errors.
+PRIOR_SHIFT_LIMIT = 0.5
+#: Below this share of the limit the first-order move decides alone (no posterior-mode fit).
+SCREEN = 0.8
+
+
+def fix_eta() -> str:
+    """The remedy where Crowd-BT cannot tell judge quality apart: reuse eta from past logs."""
+    return f"Fix eta from past judgments ({option('judge_quality')})"
+
+
+@dataclass(frozen=True, eq=False)
+class CrowdFit:
+    """Raw Crowd-BT fit. ``hessian`` is that of the penalised negative log-likelihood (the
+    negative log-likelihood plus the negative log-prior) over (theta, eta), shape (M + K, M + K);
+    ``nll`` is the negative log-likelihood alone."""
+
+    theta: NDArray[np.float64]
+    eta: NDArray[np.float64]
+    ref: int
+    estimated: NDArray[np.bool_]  # eta_k was a free parameter
+    boundary: NDArray[np.bool_]  # estimated, but held at 1/2 or 1 at the solution
+    hessian: NDArray[np.float64]
+    nll: float
+    converged: bool
+    n_iter: int
+    max_grad: float
+    prior: CrowdPrior | None = None
+    # A posterior mode of :func:`fit_crowd_default`: the estimated etas the plain
+    # maximum-likelihood fit put on a bound (all, where it had no estimate); None otherwise.
+    plain_on_bound: NDArray[np.bool_] | None = None
+    # False for a posterior mode whose plain fit had no estimate or did not converge.
+    plain_found: bool = True
+    # A posterior mode chosen over a regular plain fit: how far the prior moved it, in the plain
+    # fit's standard errors (see :func:`prior_shift`); NaN otherwise.
+    prior_shift: float = float("nan")
+
+    @property
+    def free(self) -> NDArray[np.int64]:
+        """Coordinates of (theta, eta) with a covariance: strengths but the reference, and the
+        estimated etas that are not on a bound."""
+        m = self.theta.size
+        s = np.delete(np.arange(m), self.ref)
+        return np.concatenate([s, m + np.flatnonzero(self.estimated & ~self.boundary)])
+
+    @property
+    def prior_hessian(self) -> NDArray[np.float64]:
+        """Hessian of the negative log-prior at the estimate (zeros without a prior)."""
+        return prior_terms(self.theta, self.eta, self.estimated, self.prior)[2]
+
+    @property
+    def bread_penalty(self) -> NDArray[np.float64]:
+        """The strengths' prior's curvature alone (zeros without a prior): with the
+        likelihood's information, what the verdicts say about eta (:attr:`information`)."""
+        if self.prior is None:
+            return self.prior_hessian
+        ridge_only = CrowdPrior(0.0, 0.0, self.prior.strength_sd)
+        return prior_terms(self.theta, self.eta, self.estimated, ridge_only)[2]
+
+    @property
+    def information(self) -> NDArray[np.float64]:
+        """The Hessian of the likelihood plus :attr:`bread_penalty` (the CR1 / HC0 bread, see
+        :func:`crowd_covariance`)."""
+        if self.prior is None:
+            return self.hessian
+        return self.hessian - self.prior_hessian + self.bread_penalty
+
+
+def crowd_terms(x: NDArray[np.float64], data: Comparisons, k,
+                prior: CrowdPrior | None = None,
+                estimated: NDArray[np.bool_] | None = None) -> tuple:  # fmt: skip
+    """Negative log-likelihood of the decisive verdicts, gradient and Hessian over
+    x = (theta, eta); with ``prior``, the negative log-prior (Beta part on the ``estimated``
+    etas) is added to all three."""
+    m, nj = data.n_models, len(data.judges)
+    theta, eta = x[:m], x[m:]
+    nll, gd, ge, hdd, hde, hee, *_ = k.crowd_row_terms(
+        theta, eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt, False
+    )
+    grad = -np.concatenate([k.scatter_diff(m, data.ii, data.jj, gd),
+                            np.bincount(data.judge, ge, nj)])  # fmt: skip
+    hess = k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, hdd, hde, hee)
+    if prior is not None:
+        on = np.ones(nj, dtype=bool) if estimated is None else estimated
+        value, g, h = prior_terms(theta, eta, on, prior)
+        nll, grad, hess = nll + value, grad + g, hess + h
+    return nll, grad, hess
+
+
+def fit_crowd_bt(
+    data: Comparisons,
+    *,
+    ref: int = 0,
+    fixed_eta: dict[str, float] | None = None,
+    prior: CrowdPrior | None = DEFAULT_PRIOR,
+    tol: float = 1e-10,
+    max_iter: int = 200,
+    engine: Engine = "auto",
+) -> CrowdFit:
+    """Fit strengths and judge qualities jointly: the posterior mode under ``prior``, or the
+    maximum-likelihood estimate (``prior=None``).
+
+    Parameters
+    ----------
+    data : Comparisons
+    ref : int
+        Model pinned at strength 0.
+    fixed_eta : dict, optional
+        Judges whose eta is known (from an earlier fit); judge ``"deterministic"`` is always 1.
+        Every other judge's eta is estimated.
+    prior : CrowdPrior or None, default=DEFAULT_PRIOR
+        See :mod:`ratings.models.crowd.prior`.
+    """
+    k = kernels(engine, data.n_verdicts)
+    m, nj = data.n_models, len(data.judges)
+    fixed = dict(fixed_eta or {})
+    fixed[DETERMINISTIC_JUDGE] = 1.0  # judge-free comparisons are never noisy
+    estimated = np.array([j not in fixed for j in data.judges], dtype=bool)
+    eta0 = np.array([fixed.get(j, ETA_START) for j in data.judges], dtype=np.float64)
+    rows = data.collapsed(engine=engine)  # same likelihood on one row per (judge, i, j)
+    start = fit_bt(rows, ref=ref, tol=1e-6, max_iter=50, engine=engine,
+                   penalty=0.0 if prior is None else prior.ridge).theta  # fmt: skip
+    # The BT fit of noisy verdicts is attenuated by about (2 eta - 1); undo that for the start.
+    decisive = np.bincount(rows.judge, rows.wi + rows.wj, nj)
+    attenuation = float(np.average(2 * eta0 - 1, weights=decisive)) if decisive.sum() else 1.0
+    x0 = np.concatenate([start / max(attenuation, 0.2), eta0])
+    free = np.concatenate([np.delete(np.arange(m), ref), m + np.flatnonzero(estimated)])
+    lower = np.concatenate([np.full(m, -np.inf), np.full(nj, 0.5)])
+    upper = np.concatenate([np.full(m, np.inf), np.ones(nj)])
+    try:
+        res = newton(lambda x: crowd_terms(x, rows, k, prior, estimated), x0, free,
+                     lower=lower, upper=upper, tol=tol, max_iter=max_iter, what="Crowd-BT",
+                     bound=DIVERGED)  # fmt: skip
+    except FloatingPointError:
+        raise NonIdentifiableError(
+            "The Crowd-BT maximum-likelihood estimate does not exist: the likelihood keeps "
+            "increasing as strengths spread without bound (a judge's eta going to 1, or a "
+            "model whose losses are all explained as judge flips). Fit with the default prior "
+            f"({option('prior', 'default')}), which keeps it finite; "
+            f"{fix_eta()[0].lower()}{fix_eta()[1:]}; or fit with {option('model', 'bt')}."
+        ) from None
+    boundary = res.active[m:] & estimated
+    theta, eta = res.x[:m], res.x[m:]
+    nll = res.f - prior_terms(theta, eta, estimated, prior)[0]
+    return CrowdFit(theta=theta, eta=eta, ref=ref, estimated=estimated, boundary=boundary,
+                    hessian=res.hessian, nll=nll, converged=res.converged, n_iter=res.n_iter,
+                    max_grad=res.max_grad, prior=prior)  # fmt: skip
+
+
+def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95,
+                      prior: CrowdPrior | None = DEFAULT_PRIOR, **kwargs) -> CrowdFit:
+    """The default Crowd-BT estimate: the plain maximum-likelihood estimate where it is
+    regular and the prior would hardly move it, the posterior mode under ``prior`` otherwise.
+
+    Regular: it exists, converged, its information is positive definite, and every estimated
+    eta lies inside (1/2, 1) with its Wald interval at ``level`` (the task-clustered sandwich
+    when ``clustered``, else per verdict; normal quantile). On or near the boundary, where the
+    MLE's intervals fail (Self & Liang 1987), the prior keeps eta and the strengths off it.
+    A regular plain estimate is still replaced by the posterior mode where the prior moves it
+    by more than :data:`PRIOR_SHIFT_LIMIT` of its standard errors (:func:`prior_shift`): on
+    small boards a plain estimate can look regular because its etas happened to read low, and
+    then its ratings are spread too wide (docs/crowd.md). With a single estimated eta this is
+    left out: there the regular plain estimates cover, and the posterior mode's intervals,
+    widened by eta's profile likelihood (:mod:`ratings.models.crowd.onejudge`), would over-cover.
+    The posterior mode is fitted for this check only where the move to first order
+    (:func:`first_order_move`) exceeds :data:`SCREEN` of the limit.
+    Away from the boundary and with enough data neither applies and the estimate is the MLE
+    itself (for a judge of quality 0.95, on most boards from about 100,000 verdicts;
+    docs/crowd.md). The posterior mode records which etas the plain estimate put on a bound
+    (``plain_on_bound``; all where it had none): the one-judge widening rescales only there
+    (:mod:`ratings.models.crowd.onejudge`).
+    ``kwargs`` go to :func:`fit_crowd_bt` (``data`` is aggregated rows with clusters).
+    """
+    from ratings.core.tdist import critical_value
+
+    if prior is None:
+        return fit_crowd_bt(data, prior=None, **kwargs)
+    try:
+        with warnings.catch_warnings():  # a trial: overflow or non-convergence means irregular
+            warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            plain = fit_crowd_bt(data, prior=None, **kwargs)
+    except NonIdentifiableError:
+        plain = None
+    if (plain is not None and plain.converged and not plain.boundary.any()
+            and likelihood_identified(plain)):  # fmt: skip
+        m, on = plain.theta.size, np.flatnonzero(plain.estimated)
+        cov = crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
+                               engine=kwargs.get("engine", "auto"))  # fmt: skip
+        half = critical_value(level) * np.sqrt(np.diag(cov)[m + on])
+        eta = plain.eta[on]
+        if np.all(np.isfinite(half)) and np.all(eta - half > 0.5) and np.all(eta + half < 1.0):
+            if on.size < 2:  # one judge: the posterior mode's profile widening over-covers
+                return plain
+            # no posterior-mode fit where the move is clearly smaller to first order
+            step = first_order_move(plain, prior)
+            if step is not None and _in_ses(plain, step, cov) <= SCREEN * PRIOR_SHIFT_LIMIT:
+                return plain
+            post = fit_crowd_bt(data, prior=prior, **kwargs)
+            shift = prior_shift(plain, post, cov)
+            if shift <= PRIOR_SHIFT_LIMIT:
+                return plain
+            return replace(post, plain_on_bound=np.zeros_like(post.estimated), prior_shift=shift)
+    post = fit_crowd_bt(data, prior=prior, **kwargs)
+    on_bound = plain.boundary.copy() if plain is not None else post.estimated.copy()
+    return replace(post, plain_on_bound=on_bound,
+                   plain_found=plain is not None and plain.converged)  # fmt: skip
+
+
+def prior_shift(plain: CrowdFit, post: CrowdFit, cov: NDArray[np.float64]) -> float:
+    """How far the posterior mode ``post`` lies from the regular plain estimate ``plain``: the
+    largest move of a strength (against the strengths' mean, so whatever the reference) or of
+    an estimated eta, each over its standard error from ``cov``, the plain estimate's
+    covariance over (theta, eta)."""
+    move = np.concatenate([post.theta - plain.theta, post.eta - plain.eta])
+    return _in_ses(plain, move, cov)
+
+
+def first_order_move(plain: CrowdFit, prior: CrowdPrior) -> NDArray[np.float64] | None:
+    """The posterior mode's move from the plain estimate to first order: one Newton step of
+    the penalised objective from the plain maximum, ``-(H + P)^-1 g`` over ``plain.free`` (H
+    the likelihood's Hessian, P and g the negative log-prior's Hessian and gradient there).
+    None where that Hessian is singular."""
+    _, g, h = prior_terms(plain.theta, plain.eta, plain.estimated, prior)
+    free = plain.free
+    move = np.zeros(g.size)
+    try:
+        move[free] = -np.linalg.solve((plain.hessian + h)[np.ix_(free, free)], g[free])
+    except np.linalg.LinAlgError:
+        return None
+    return move
+
+
+def _in_ses(plain: CrowdFit, move: NDArray[np.float64], cov: NDArray[np.float64]) -> float:
+    """The largest component of ``move`` (over (theta, eta)) in standard errors from ``cov``:
+    strengths against their mean, the etas with a variance."""
+    m = plain.theta.size
+    s = cov[:m, :m]
+    d = move[:m] - move[:m].mean()
+    var = [np.diag(s) - 2.0 * s.mean(axis=1) + s.mean()]  # of s_i - mean(s)
+    on = np.flatnonzero(plain.estimated & ~plain.boundary)
+    var.append(np.diag(cov)[m + on])
+    var, d = np.concatenate(var), np.concatenate([d, move[m + on]])
+    ok = var > 0
+    return float(np.max(np.abs(d[ok]) / np.sqrt(var[ok]), initial=0.0))
+
+
+def crowd_covariance(
+    fit: CrowdFit, data: Comparisons, *, ci: str, clustered: bool, engine: Engine = "auto"
+) -> NDArray[np.float64]:
+    """Covariance over (theta, eta), shape (M + K, M + K), zero outside ``fit.free``.
+
+    The non-default intervals (``ci="sandwich-z"``, per-verdict HC0, ``"model"``) and the
+    judges' coin-flip check; the default clustered interval is CR2
+    (:func:`ratings.inference.crowd_inference`).
+
+    ``ci="model"``: inverse Hessian; ``"sandwich"``: H^-1 B H^-1 with per-verdict or clustered
+    meat (factor G/(G-1)) from the likelihood's scores. With a prior, H is the Hessian of the
+    penalised objective without the curvature of the prior on judge quality
+    (:attr:`CrowdFit.information`): that prior keeps eta off the boundary, where the sandwich
+    is invalid, but is not counted as information about eta, as standard errors of
+    bias-reduced estimates come from the likelihood's own information (Firth 1993; Kosmidis &
+    Firth 2021). The weak prior on the strengths stays in H. When eta is estimated the
+    strengths' block accounts for its uncertainty; fixed or boundary etas are treated as known
+    (see :func:`reused_eta_factor` for etas reused with their covariance). Where that H is not
+    positive definite the verdicts cannot tell the judges' quality from the spread of the
+    ratings: every free coordinate then has an infinite variance (open intervals).
+    """
+    return crowd_covariance_and_influence(fit, data, ci=ci, clustered=clustered,
+                                          engine=engine)[0]  # fmt: skip
+
+
+def _bread(fit: CrowdFit) -> NDArray[np.float64] | None:
+    """H^-1 over ``fit.free`` (embedded), H = :attr:`CrowdFit.information`; ``None`` when H is
+    not positive definite there."""
+    try:
+        return inverse_free(fit.information, fit.free)
+    except np.linalg.LinAlgError:
+        return None
+
+
+def likelihood_identified(fit: CrowdFit) -> bool:
+    """Is :attr:`CrowdFit.information` (the likelihood's observed information with the
+    strengths' prior) positive definite on ``fit.free``? Where it is not, the likelihood alone
+    does not locate judge quality against the spread of the ratings near the estimate."""
+    return _bread(fit) is not None
+
+
+def open_covariance(fit: CrowdFit) -> NDArray[np.float64]:
+    """Infinite variances on ``fit.free`` (zero elsewhere and off the diagonal)."""
+    p = fit.theta.size + fit.eta.size
+    out = np.zeros((p, p))
+    out[fit.free, fit.free] = np.inf
+    return out
+
+
+def crowd_covariance_and_influence(
+    fit: CrowdFit, data: Comparisons, *, ci: str, clustered: bool, engine: Engine = "auto"
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+    """:func:`crowd_covariance`, and for clustered data (whatever ``ci``) the per-cluster
+    influences over (theta, eta), G x (M + K), from the same pass (``None`` otherwise, or above
+    :data:`ratings.inference.covariance.MAX_INFLUENCE_CELLS`, or for open intervals)."""
+    k = kernels(engine, data.n_verdicts)
+    m, nj = data.n_models, len(data.judges)
+    bread = _bread(fit)
+    if bread is None:
+        return open_covariance(fit), None
+    if ci == "model" and not clustered:
+        return bread, None
+    if clustered:
+        def row_scores(rows: Comparisons, wi, wj, tt):
+            _, gd, ge, *_ = k.crowd_row_terms(fit.theta, fit.eta, rows.ii, rows.jj, rows.judge,
+                                              wi, wj, tt, False)  # fmt: skip
+            return gd, ge
+
+        cov, influence = cluster_sandwich(bread, data, k=k, row_scores=row_scores)
+        return (bread if ci == "model" else cov), influence
+    _, _, _, _, _, _, mdd, mde, mee = k.crowd_row_terms(
+        fit.theta, fit.eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt, True)
+    meat = k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, mdd, mde, mee)
+    return bread @ meat @ bread, None
+
+
+def reused_eta_factor(fit: CrowdFit, eta_cov: pd.DataFrame,
+                      judges: pd.Index) -> NDArray[np.float64] | None:  # fmt: skip
+    """The two-step term of etas reused from an earlier fit, in factored form.
+
+    The estimate x = (theta, free etas) solves the current log's score equations at the reused
+    etas e; to first order x - x0 = -H_xx^-1 (g_x + H_xe (e - e0)), and when e comes from other
+    verdicts (independent of the current ones) its covariance V_e adds
+
+        H_xx^-1 H_xe V_e H_ex H_xx^-1
+
+    to the sandwich of x (Murphy & Topel 1985; Newey & McFadden 1994, section 6), with the
+    current log's Hessian blocks. Returns F, shape (K_e, M + K), with F.T @ F that term
+    (F = (H_xx^-1 H_xe L)^T, V_e = L L^T), or ``None`` when no reused eta has a covariance.
+    """
+    m = fit.theta.size
+    names = [j for j in eta_cov.index if j in set(judges)]
+    if not names:
+        return None
+    v = eta_cov.loc[names, names].to_numpy(dtype=np.float64)
+    if not np.any(v):
+        return None
+    vals, vecs = np.linalg.eigh((v + v.T) / 2.0)
+    root = vecs * np.sqrt(np.clip(vals, 0.0, None))  # V_e = root @ root.T, for PSD V_e
+    cols = m + judges.get_indexer(names)
+    bread = _bread(fit)
+    if bread is None:  # open intervals already
+        return None
+    sens = bread @ fit.hessian[:, cols]  # zero outside fit.free
+    return (sens @ root).T

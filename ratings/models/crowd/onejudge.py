@@ -1,0 +1,164 @@
+"""Intervals of a one-judge Crowd-BT posterior mode: eta's uncertainty from its profile likelihood.
+
+With a single judge, eta and the spread of the ratings are told apart only by the shape of the
+win curve. Where the plain estimate is irregular and the default fit is the posterior mode
+(:func:`ratings.models.crowd.likelihood.fit_crowd_default`; a quarter of 2,000-verdict one-judge
+boards, whose
+plain eta sits on 1), the CR2 sandwich is a linearisation at an eta that is typically too high:
+the ratings sit on a compressed scale and their sandwich variances, which grow like
+1 / (2 eta - 1)^2, are evaluated where they are smallest. Measured on those boards
+(``benchmarks_perf/coverage_crowd.py``, cell ``c2k-one``) the CR2 intervals covered 0.904.
+
+The sandwich's bread leaves out the Beta prior's curvature on that eta (the likelihood's own
+information, as for the judges' intervals): with one judge the prior's curvature is a sizeable
+part of eta's information and counting it understates how far eta, and with it the scale, can
+move. Two further corrections, both driven by eta's **profile likelihood** (the likelihood
+at the strengths fitted with their prior at each fixed eta: that prior only keeps them finite,
+and counting it would narrow the profile; its 95% lower limit ``eta_lo`` solves
+2 (l_max - l(eta_lo)) = chi2_1(0.95), Venzon & Moolgavkar 1988), which on these boards
+reaches about twice as far below the estimate as the Wald interval:
+
+* the strengths' shift along the profile, ``d = x(eta_lo) - x_hat``, enters as a two-step
+  term (Murphy & Topel 1985) with eta's variance taken as ``((eta_hat - eta_lo) / z)^2``
+  rather than the sandwich's: ``d d^T / z^2`` less what the sandwich already carries in that
+  direction;
+* where the plain estimate put eta on its bound (or had none), the sandwich itself is rescaled
+  as if evaluated one profile standard error below the estimate,
+  ``e1 = eta_hat - (eta_hat - eta_lo) / z``: every cluster influence times
+  ``(2 eta_hat - 1) / (2 e1 - 1)``, the factor by which the ratings' sampling sd grows there (a
+  conservative plug-in of the nuisance parameter). There the posterior mode's eta is pushed up
+  by a likelihood whose maximum is at 1 (0.922 against 0.883 on the ``c2k-one`` boundary
+  boards). Where the plain estimate is inside (1/2, 1) but its interval reaches a bound, the
+  mode sits at or below it (0.878) and the rescaling over-covered (0.964 / 0.964 on those
+  boards, 0.954 / 0.953 without it).
+
+Only the one-judge posterior mode is widened: with several judges the others pin the scale
+(their cells cover 0.95-0.97 without it), and a regular plain estimate keeps its sandwich. The
+profile costs about 15 refits of the board with eta fixed.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ratings.core.errors import NonIdentifiableError
+from ratings.core.schema import DETERMINISTIC_JUDGE
+from ratings.core.tdist import normal_quantile
+from ratings.data.comparisons import Comparisons
+from ratings.kernels.engine import Engine
+from ratings.models.crowd.likelihood import CrowdFit, fit_crowd_bt
+from ratings.models.crowd.prior import CrowdPrior
+
+__all__ = ["OneJudgeWidening", "one_judge_widening", "single_judge", "widened"]
+
+_EPS_PRIOR = 1e-9  # Beta pseudo-counts of the profile's top: keep eta = 1 reachable but finite
+_MAX_SCALE = 1e3  # the profile reaches a coin flip within one of its standard errors
+
+
+class OneJudgeWidening:
+    """What :func:`one_judge_widening` adds: ``scale`` multiplies the cluster influences,
+    ``extra`` (1 x n_params) is the profile's two-step term; ``eta_lo`` its lower limit."""
+
+    def __init__(self, scale: float, extra: NDArray[np.float64] | None, eta_lo: float):
+        self.scale, self.extra, self.eta_lo = scale, extra, eta_lo
+
+
+def single_judge(fit: CrowdFit, data: Comparisons) -> int | None:
+    """Index of the only judge (besides forfeit rows) when its eta was estimated inside the
+    box by the posterior mode, else None."""
+    judged = [k for k, j in enumerate(data.judges) if j != DETERMINISTIC_JUDGE]
+    if fit.prior is None or len(judged) != 1:
+        return None
+    k = judged[0]
+    return k if fit.estimated[k] and not fit.boundary[k] else None
+
+
+def one_judge_widening(
+    fit: CrowdFit, data: Comparisons, eta_var: float, *, level: float = 0.95,
+    engine: Engine = "auto",
+) -> OneJudgeWidening | None:  # fmt: skip
+    """The widening of a one-judge posterior mode's intervals (see the module notes).
+
+    Parameters
+    ----------
+    fit : CrowdFit
+        The default fit; nothing is done unless it is a posterior mode (``fit.prior``) with a
+        single judge whose eta is estimated.
+    data : Comparisons
+        The board (with clusters), as fitted.
+    eta_var : float
+        The variance of that eta in the CR2 covariance before widening.
+    level : float
+        Level of eta's profile-likelihood limit.
+
+    Returns
+    -------
+    OneJudgeWidening or None
+        None where it does not apply or the profile cannot be computed.
+    """
+    k = single_judge(fit, data)
+    if k is None:
+        return None
+    name, m = data.judges[k], fit.theta.size
+    ridge = CrowdPrior(_EPS_PRIOR, _EPS_PRIOR, fit.prior.strength_sd)
+    kw = {"ref": fit.ref, "prior": ridge, "engine": engine}
+    fits: dict[float, CrowdFit] = {}
+
+    def nll(e: float) -> float:  # the likelihood at the strengths fitted with their prior
+        fits[e] = fit_crowd_bt(data, fixed_eta={name: e}, **kw)
+        return fits[e].nll
+
+    from scipy.optimize import brentq  # only here: scipy.optimize costs a one-shot BT fit 0.1 s
+
+    eta_hat = float(fit.eta[k])
+    z = normal_quantile(level)  # two-sided
+    try:
+        with warnings.catch_warnings():  # refits of a trial: divergence is caught below
+            warnings.simplefilter("ignore")
+            top = fit_crowd_bt(data, **kw)
+            hi = min(float(top.eta[k]), eta_hat)
+            best = min(top.nll, nll(hi))
+            crit = z * z / 2.0  # chi2_1(level) / 2
+            lo = 0.5 + 1e-3
+            if nll(lo) - best < crit:  # eta cannot be told from a coin flip at this level
+                eta_lo = lo
+            else:
+                eta_lo = brentq(lambda e: nll(e) - best - crit, lo, hi, xtol=1e-4)
+    except (NonIdentifiableError, FloatingPointError, ValueError, np.linalg.LinAlgError):
+        return None
+    gap = eta_hat - eta_lo
+    if gap <= 0:
+        return None
+    e1 = eta_hat - gap / z
+    scale = _MAX_SCALE if e1 <= 0.5 else min(_MAX_SCALE, max(1.0, (2 * eta_hat - 1) / (2 * e1 - 1)))
+    if fit.plain_on_bound is not None and not fit.plain_on_bound[k]:
+        scale = 1.0  # the plain estimate is interior: the mode's eta is not pushed up
+    lower = fits.get(eta_lo) or fit_crowd_bt(data, fixed_eta={name: eta_lo}, **kw)
+    d = np.zeros(m + len(data.judges))
+    d[:m] = lower.theta - fit.theta
+    d[m + k] = eta_lo - eta_hat
+    shrink = 1.0 - z**2 * eta_var / gap**2  # the part the sandwich at the estimate carries
+    extra = (np.sqrt(shrink) / z * d)[None, :] if shrink > 0 else None
+    return OneJudgeWidening(float(scale), extra, float(eta_lo))
+
+
+def widened(inference, fit: CrowdFit, data: Comparisons, *, factor: NDArray[np.float64] | None,
+            level: float = 0.95, engine: Engine = "auto"):  # fmt: skip
+    """A Crowd-BT CR2 inference (:class:`ratings.inference.ClusterInference`) with the
+    two-step term ``factor`` of reused etas and, for a one-judge posterior mode, the widening
+    of :func:`one_judge_widening`."""
+    m = data.n_models
+    on = np.flatnonzero(fit.estimated & ~fit.boundary)
+    wide = None
+    if on.size == 1:
+        var = float(inference.covariance()[m + on[0], m + on[0]])
+        wide = one_judge_widening(fit, data, var, level=level, engine=engine)
+    if wide is not None:
+        inference = replace(inference, influence_free=inference.influence_free * wide.scale)
+        if wide.extra is not None:
+            factor = wide.extra if factor is None else np.vstack([factor, wide.extra])
+    return inference.with_extra(factor)

@@ -1,0 +1,132 @@
+"""Existence of the maximum-likelihood estimate: the win graph must be strongly connected."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ratings.core.errors import NonIdentifiableError, format_names, option
+from ratings.data.comparisons import Comparisons
+
+__all__ = ["DENSE_REACH_MODELS", "check_identifiable"]
+
+
+def _names(models, idx) -> str:
+    """The models at positions ``idx``, for a message."""
+    return format_names(models[idx], limit=5)
+
+
+#: Models up to which the usual case (a strongly connected win graph) is confirmed by two
+#: searches over a dense adjacency matrix (M^2 booleans), which is far cheaper than building
+#: a sparse graph; other graphs, and larger boards, go to scipy's components (which also
+#: name the groups in the message).
+DENSE_REACH_MODELS = 4096
+
+
+def _strongly_connected(src, dst, m: int) -> bool:
+    """Is the graph with edges ``src -> dst`` on ``m`` nodes strongly connected? (Every node
+    reachable from node 0, and node 0 reachable from every node.)"""
+    adj = np.zeros((m, m), dtype=bool)
+    adj[src, dst] = True
+    return _reaches_all(adj) and _reaches_all(adj.T)
+
+
+def _reaches_all(adj: np.ndarray) -> bool:
+    """Breadth-first search from node 0 along ``adj[from, to]``: are all nodes reached?"""
+    seen = np.zeros(adj.shape[0], dtype=bool)
+    seen[0] = True
+    frontier = np.zeros(1, dtype=np.int64)
+    while frontier.size:
+        new = adj[frontier].any(axis=0) & ~seen
+        seen |= new
+        frontier = np.flatnonzero(new)
+    return bool(seen.all())
+
+
+def check_identifiable(data: Comparisons) -> None:
+    """Raise :class:`NonIdentifiableError` unless the Bradley-Terry MLE exists and is unique.
+
+    The MLE exists exactly when, for every split of the models into two groups, each group has
+    at least one win (or tie) against the other: the directed graph with an edge i -> j whenever
+    i won or tied against j is strongly connected (Ford 1957; Hunter 2004). The message names
+    the models that never lost, never won, or the groups that are disconnected or dominate.
+    """
+    m = data.n_models
+    if m < 2:
+        raise NonIdentifiableError(f"Need at least two models to rate; got {m}.")
+    beat_i = data.wi + data.tt > 0  # i won or tied against j: edge i -> j
+    beat_j = data.wj + data.tt > 0
+    src = np.concatenate([data.ii[beat_i], data.jj[beat_j]])
+    dst = np.concatenate([data.jj[beat_i], data.ii[beat_j]])
+    if m <= DENSE_REACH_MODELS and _strongly_connected(src, dst, m):
+        return
+    from scipy.sparse import csr_matrix  # imported on first use: keeps `import ratings` light
+    from scipy.sparse.csgraph import connected_components
+
+    graph = csr_matrix((np.ones(src.size), (src, dst)), shape=(m, m))
+    n_strong, labels = connected_components(graph, directed=True, connection="strong")
+    if n_strong == 1:
+        return
+    models = data.models
+    counts = data.model_counts()
+    wins, losses, ties = (counts[c].to_numpy() for c in ("wins", "losses", "ties"))
+    played = counts["n_matches"].to_numpy() > 0
+    never_lost = np.flatnonzero(played & (losses + ties == 0))
+    never_won = np.flatnonzero(played & (wins + ties == 0))
+    unplayed = np.flatnonzero(~played)
+    n_weak, weak = connected_components(graph, directed=True, connection="weak")
+
+    # Order strong components so that a group comes before every group it beat (a DAG order).
+    order = _topological_components(graph, labels, n_strong)
+    groups = [[str(models[k]) for k in np.flatnonzero(labels == c)] for c in order]
+    parts = []
+    if unplayed.size:
+        parts.append(f"{unplayed.size} model(s) have no verdicts: {_names(models, unplayed)}")
+    if n_weak > 1:
+        sizes = np.bincount(weak)
+        parts.append(
+            f"the board splits into {n_weak} groups never compared with each other "
+            f"(sizes {sorted(sizes.tolist(), reverse=True)[:5]}); e.g. "
+            f"{_names(models, np.flatnonzero(weak == weak[np.argmin(sizes[weak])]))}"
+        )
+    if never_lost.size:
+        parts.append(f"{never_lost.size} model(s) never lost or tied: {_names(models, never_lost)}")
+    if never_won.size:
+        parts.append(f"{never_won.size} model(s) never won or tied: {_names(models, never_won)}")
+    if not parts or (n_weak == 1 and not never_lost.size and not never_won.size):
+        top = groups[0]
+        parts.append(
+            f"the group {top[:5]}{' and more' if len(top) > 5 else ''} never lost to the other "
+            f"{m - len(top)} model(s)"
+        )
+    raise NonIdentifiableError(
+        "The maximum-likelihood ratings do not exist: "
+        + "; ".join(parts)
+        + ". Their Elo would be infinite. Add matches that connect them, drop them, or pass "
+        f"a positive {option('penalty')} for a ridge-regularised fit or {option('firth', True)} "
+        "for Firth's bias-reduced one (either gives these models open intervals).",
+        never_lost=[str(models[k]) for k in never_lost],
+        never_won=[str(models[k]) for k in never_won],
+        groups=groups,
+    )
+
+
+def _topological_components(graph, labels: np.ndarray, n: int) -> list[int]:
+    """Strong components in an order where winners come before the groups they beat."""
+    coo = graph.tocoo()
+    a, b = labels[coo.row], labels[coo.col]
+    keep = a != b
+    edges = set(zip(a[keep].tolist(), b[keep].tolist(), strict=True))
+    indeg = np.zeros(n, dtype=np.int64)
+    for _, dst in edges:
+        indeg[dst] += 1
+    ready = [c for c in range(n) if indeg[c] == 0]
+    out: list[int] = []
+    while ready:
+        c = ready.pop(0)
+        out.append(c)
+        for src, dst in edges:
+            if src == c:
+                indeg[dst] -= 1
+                if indeg[dst] == 0:
+                    ready.append(dst)
+    return out

@@ -1,0 +1,432 @@
+"""Judge effects fitted jointly with the strengths: position bias and self-preference.
+
+Model
+-----
+For a verdict of judge k between model A (shown in slot A) and model B (slot B),
+
+    x = s_A - s_B + beta_k + gamma_k (own_k(A) - own_k(B)),
+
+where own_k(m) = 1 when model m is of judge k's family, and P(A wins | k) = sigma(x)
+(Bradley-Terry) or eta_k sigma(x) + (1 - eta_k) sigma(-x) (Crowd-BT); a tie is one observation
+with outcome 1/2, as in the fits. ``beta_k`` is the order ("home advantage") effect of the
+Bradley-Terry model with an order effect (Agresti 2013, ch. 11; Turner & Firth 2012);
+``gamma_k`` is self-preference (the self-enhancement bias of Zheng et al. 2023; Panickssery
+et al. 2024): the log-odds by which judge k favours its own family beyond the strengths that
+all verdicts support. Both are in log-odds; times 400 / ln 10 they are Elo points.
+
+Identification
+--------------
+``beta_k`` needs verdicts of judge k favouring each slot (otherwise its MLE is infinite).
+``gamma_k`` needs a family for the judge, verdicts pitting its family's models against other
+models with both outcomes, and verdicts of some judge outside that family comparing the
+family's models with others: without those, adding c to gamma of the family's judges and to the
+strengths of the family's models changes no probability (e.g. a board with one judge), and
+self-preference cannot be told from strength. Effects failing a condition are not estimated
+and :class:`EffectPlan` says why.
+
+Inference
+---------
+Strengths and effects are one Newton fit over verdicts aggregated by (judge, slot A, slot B);
+intervals come from the sandwich H^-1 B H^-1 with B summed over clusters (tasks) times G/(G-1)
+(per verdict without clusters), as for the ratings (:mod:`ratings.inference.covariance`), so the
+strengths' covariance includes the effects' uncertainty. Row derivatives come from the
+package's kernels (:mod:`ratings.kernels.fit` or their NumPy twins); the design is a sparse
+matrix, so every pass is vectorised over the aggregated rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ratings.core.errors import NonIdentifiableError, option
+from ratings.core.schema import DETERMINISTIC_JUDGE, ELO_SCALE
+from ratings.core.tdist import critical_value
+from ratings.data.comparisons import Comparisons
+from ratings.data.slots import SlotCounts, own_matrix
+from ratings.kernels.engine import Engine, kernels
+from ratings.models.newton import newton
+
+__all__ = ["EffectPlan", "EffectsFit", "crowd_judges", "effects_table", "fit_effects",
+           "plan_effects", "two_sided_p"]  # fmt: skip
+
+DIVERGED = 30.0  # |parameter| beyond which the fit is taken to diverge (as in Crowd-BT)
+
+NOT_FITTED = "not fitted"
+JUDGE_FREE = "judge-free verdicts (render forfeits, rubric matches)"
+NO_FAMILY = "no family given"
+NO_OWN = "no verdicts between its family's models and other models"
+#: Reasons for not estimating an effect that leave nothing to adjust for (every other reason
+#: means the effect exists in the data but has no finite, identified estimate).
+NOTHING_TO_ADJUST = frozenset({NOT_FITTED, JUDGE_FREE, NO_FAMILY, NO_OWN, "no verdicts"})
+
+
+@dataclass(frozen=True, eq=False)
+class EffectPlan:
+    """Which judge effects are estimated, and why the others are not.
+
+    Arrays run over ``judges``; ``own`` is judges x models. ``position_note`` and
+    ``self_note`` are empty where the effect is estimated.
+    """
+
+    judges: pd.Index
+    family: list[str | None]
+    own: NDArray[np.bool_]
+    position: NDArray[np.bool_]
+    self_preference: NDArray[np.bool_]
+    n: NDArray[np.float64]
+    n_own: NDArray[np.float64]
+    position_note: list[str]
+    self_note: list[str]
+
+    def blocked(self) -> list[str]:
+        """Effects present in the data without a finite, identified estimate, as
+        ``"judge (position bias): why"`` sentences (empty when every requested effect is
+        estimated or has nothing to adjust for)."""
+        out = []
+        for what, notes in (("position bias", self.position_note),
+                            ("self-preference", self.self_note)):  # fmt: skip
+            out += [f"{j} ({what}): {note}" for j, note in zip(self.judges, notes, strict=True)
+                    if note and note not in NOTHING_TO_ADJUST]
+        return out
+
+
+def _per_judge(slots: SlotCounts, weights: NDArray[np.float64]) -> NDArray[np.float64]:
+    return np.bincount(slots.judge, weights, len(slots.judges))
+
+
+def plan_effects(slots: SlotCounts, families: Mapping[str, str], *, position: bool,
+                 self_preference: bool) -> EffectPlan:  # fmt: skip
+    """Decide which of the requested effects are identified on these verdicts."""
+    slots = slots.collapsed  # the same counts per (judge, a, b)
+    judges, k = slots.judges, len(slots.judges)
+    own = own_matrix(judges, slots.models, families)
+    family = [families.get(str(j)) for j in judges]
+    det = np.asarray(judges == DETERMINISTIC_JUDGE)
+    n = _per_judge(slots, slots.n)
+    d_own = own[slots.judge, slots.a].astype(np.int64) - own[slots.judge, slots.b]
+    fav_a, fav_b = slots.wa + slots.tt, slots.wb + slots.tt
+    n_own = _per_judge(slots, np.where(d_own != 0, slots.n, 0.0))
+    own_fav = _per_judge(slots, np.where(d_own > 0, fav_a, np.where(d_own < 0, fav_b, 0.0)))
+    other_fav = _per_judge(slots, np.where(d_own > 0, fav_b, np.where(d_own < 0, fav_a, 0.0)))
+    a_fav, b_fav = _per_judge(slots, fav_a), _per_judge(slots, fav_b)
+
+    pos_note = np.full(k, "", dtype=object)
+    pos_note[b_fav == 0] = "always chose slot A: the position bias is +infinite"
+    pos_note[a_fav == 0] = "always chose slot B: the position bias is -infinite"
+    pos_note[n == 0] = "no verdicts"
+    pos_note[det] = JUDGE_FREE
+    if not position:
+        pos_note[:] = NOT_FITTED
+
+    self_note = np.full(k, "", dtype=object)
+    self_note[other_fav == 0] = ("its family's models won every verdict against others: the "
+                                 "self-preference is +infinite")  # fmt: skip
+    self_note[own_fav == 0] = ("its family's models never won or tied against others: the "
+                               "self-preference is -infinite")  # fmt: skip
+    self_note[n_own == 0] = NO_OWN
+    self_note[np.array([f is None for f in family], dtype=bool)] = NO_FAMILY
+    self_note[det] = JUDGE_FREE
+    if not self_preference:
+        self_note[:] = NOT_FITTED
+    _confounded(slots, families, family, self_note)
+    return EffectPlan(judges=judges, family=family, own=own, position=pos_note == "",
+                      self_preference=self_note == "", n=n, n_own=n_own,
+                      position_note=pos_note.tolist(), self_note=self_note.tolist())  # fmt: skip
+
+
+def _confounded(slots: SlotCounts, families: Mapping[str, str], family: list[str | None],
+                note: NDArray) -> None:  # fmt: skip
+    """Mark self-preference not estimable for a family when no verdict of a judge outside the
+    family's estimated judges compares the family's models with other models (``note`` is
+    updated in place)."""
+    model_family = np.array([families.get(str(m)) for m in slots.models], dtype=object)
+    for fam in sorted({f for f, t in zip(family, note, strict=True) if f is not None and t == ""}):
+        members = np.array([f == fam and t == "" for f, t in zip(family, note, strict=True)])
+        in_fam = model_family == fam
+        across = in_fam[slots.a] != in_fam[slots.b]
+        if not (across & ~members[slots.judge] & (slots.n > 0)).any():
+            note[members] = (f"no judge outside family {fam!r} compared its models with other "
+                             "models: self-preference cannot be told apart from the family's "
+                             "strength")  # fmt: skip
+
+
+class _Design:
+    """The linear predictor over x = (s, beta, gamma, eta) for slot rows.
+
+    Row r's predictor is s_A - s_B + beta_k + gamma_k (own_k(A) - own_k(B)) (eta_k enters
+    Crowd-BT's probability). Row derivatives are the package's kernels evaluated on the
+    predictor itself (``theta`` = the predictors and a trailing 0, pairs (r, R)); the sparse
+    design ``x`` (and ``e`` at eta_k for Crowd-BT) assembles the gradient and Hessian.
+    """
+
+    def __init__(self, rows: SlotCounts, own: NDArray[np.bool_], crowd: bool) -> None:
+        m, nj, r = len(rows.models), len(rows.judges), rows.n_rows
+        self.m, self.nj, self.rows, self.crowd = m, nj, rows, crowd
+        self.n_params = m + 3 * nj
+        self.d_own = own[rows.judge, rows.a].astype(np.float64) - own[rows.judge, rows.b]
+        # the columns of each row's nonzeros: s_A, s_B, beta_k, gamma_k (and eta_k)
+        self.cols = (rows.a, rows.b, m + rows.judge, m + nj + rows.judge, m + 2 * nj + rows.judge)
+        self.ii, self.jj = np.arange(r), np.full(r, r, dtype=np.int64)
+        from scipy import sparse
+
+        self.sparse = sparse
+        vals = np.concatenate([np.ones(r), -np.ones(r), np.ones(r), self.d_own])
+        self.x = sparse.csr_matrix((vals, (np.tile(self.ii, 4), np.concatenate(self.cols[:4]))),
+                                   shape=(r, self.n_params))  # fmt: skip
+        self.e = (sparse.csr_matrix((np.ones(r), (self.ii, self.cols[4])),
+                                    shape=(r, self.n_params)) if crowd else None)  # fmt: skip
+
+    def row_terms(self, x: NDArray[np.float64], k, with_meat: bool, counts=None) -> tuple:
+        """(nll, score_x, score_eta, h_xx, h_xeta, h_etaeta, meat_xx, meat_xeta, meat_etaeta)
+        per row, as :func:`ratings.kernels.fit_ref.crowd_row_terms` returns them; ``counts``
+        (wins of A, wins of B, ties) replaces the rows' own."""
+        r, (a, b, beta, gamma, _) = self.rows, self.cols
+        wa, wb, tt = (r.wa, r.wb, r.tt) if counts is None else counts
+        lin = np.append(x[a] - x[b] + x[beta] + x[gamma] * self.d_own, 0.0)
+        if self.crowd:
+            return k.crowd_row_terms(lin, np.ascontiguousarray(x[self.m + 2 * self.nj:]),
+                                     self.ii, self.jj, r.judge, wa, wb, tt, with_meat)
+        nll, score, info, meat = k.bt_row_terms(lin, self.ii, self.jj, wa, wb, tt, with_meat)
+        zero = np.zeros(r.n_rows)
+        return nll, score, zero, info, zero, zero, meat, zero, zero
+
+    def quad(self, wxx, wxe, wee) -> NDArray[np.float64]:
+        """sum_r wxx x_r x_r^T + wxe (x_r e_r^T + e_r x_r^T) + wee e_r e_r^T, dense."""
+        diag, x = self.sparse.diags, self.x
+        out = x.T @ (diag(wxx) @ x)
+        if self.e is not None:
+            cross = x.T @ (diag(wxe) @ self.e)
+            out = out + cross + cross.T + self.e.T @ (diag(wee) @ self.e)
+        return out.toarray()
+
+    def objective(self, x: NDArray[np.float64], k) -> tuple:
+        nll, sx, se, hxx, hxe, hee, *_ = self.row_terms(x, k, False)
+        grad = -(self.x.T @ sx)
+        if self.e is not None:
+            grad = grad - self.e.T @ se
+        return nll, grad, self.quad(hxx, hxe, hee)
+
+    def meat(self, x: NDArray[np.float64], k) -> NDArray[np.float64]:
+        """Per-verdict (HC0) meat: each row's summed squared per-verdict scores."""
+        *_, mxx, mxe, mee = self.row_terms(x, k, True)
+        return self.quad(mxx, mxe, mee)
+
+    def cluster_scores(self, x: NDArray[np.float64], k, slots: SlotCounts, *, dense: bool):
+        """Summed score of each cluster of ``slots`` (whose collapsed rows these are), G x P.
+
+        The score of one verdict of each outcome is taken per collapsed row, then each row of
+        ``slots`` adds its counts times those (no per-cluster rows): dense from the
+        ``slot_cluster_scores`` kernel, or (``dense=False``) a sparse matrix.
+        """
+        r = self.rows.n_rows
+        one, zero = np.ones(r), np.zeros(r)
+        per_outcome = [self.row_terms(x, k, False, counts)[1:3]
+                       for counts in ((one, zero, zero), (zero, one, zero), (zero, zero, one))]
+        row = slots.row_of
+        counts = (slots.wa, slots.wb, slots.tt)
+        sx = sum(w * o[0][row] for w, o in zip(counts, per_outcome, strict=True))
+        se = (sum(w * o[1][row] for w, o in zip(counts, per_outcome, strict=True))
+              if self.crowd else np.zeros(0))  # fmt: skip
+        d_own = self.d_own[row]
+        g = slots.n_clusters
+        if dense:
+            return k.slot_cluster_scores(g, self.m, self.nj, slots.cluster, slots.judge, slots.a,
+                                         slots.b, d_own, sx, se)  # fmt: skip
+        from scipy import sparse
+
+        m, nj, judge = self.m, self.nj, slots.judge
+        parts = [sx, -sx, sx, sx * d_own] + ([se] if self.crowd else [])
+        cols = np.concatenate([slots.a, slots.b, m + judge, m + nj + judge,
+                               m + 2 * nj + judge][: len(parts)])  # fmt: skip
+        return sparse.csr_matrix((np.concatenate(parts),
+                                  (np.tile(slots.cluster, len(parts)), cols)),
+                                 shape=(g, self.n_params))  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
+class EffectsFit:
+    """The joint fit: parameters x = (s, beta, gamma, eta) of length M + 3K.
+
+    ``cov`` is over x, zero outside the coordinates with a covariance (strengths but the
+    reference, estimated effects, estimated etas off the boundary); ``influence`` (G x P) holds
+    each cluster's first-order effect on x (clustered fits), with
+    ``cov = G/(G-1) influence.T @ influence`` for the sandwich.
+    """
+
+    x: NDArray[np.float64]
+    n_models: int
+    n_judges: int
+    ref: int
+    eta_estimated: NDArray[np.bool_]
+    eta_boundary: NDArray[np.bool_]
+    cov: NDArray[np.float64]
+    influence: NDArray[np.float64] | None
+    hessian: NDArray[np.float64]
+    nll: float
+    converged: bool
+    n_iter: int
+    max_grad: float
+
+    def part(self, name: str) -> slice:
+        """Slice of ``x`` holding ``"s"``, ``"beta"``, ``"gamma"`` or ``"eta"``."""
+        m, k = self.n_models, self.n_judges
+        start = {"s": 0, "beta": m, "gamma": m + k, "eta": m + 2 * k}[name]
+        return slice(start, start + (m if name == "s" else k))
+
+    def estimate(self, name: str) -> NDArray[np.float64]:
+        return self.x[self.part(name)]
+
+    def se(self, name: str) -> NDArray[np.float64]:
+        sl = self.part(name)
+        return np.sqrt(np.clip(np.diag(self.cov)[sl], 0.0, None))
+
+
+def fit_effects(
+    data: Comparisons,
+    slots: SlotCounts,
+    plan: EffectPlan,
+    *,
+    model: str = "bt",
+    ref: int = 0,
+    fixed_eta: Mapping[str, float] | None = None,
+    ci: str = "sandwich",
+    engine: Engine = "auto",
+    tol: float = 1e-10,
+    max_iter: int = 100,
+) -> EffectsFit:
+    """Fit strengths and the planned judge effects jointly (see the module notes).
+
+    ``data`` is the package's aggregation of the same verdicts (its win graph must be strongly
+    connected: check with :func:`ratings.models.existence.check_identifiable` first); the fit
+    starts from
+    its Bradley-Terry or Crowd-BT estimate with no judge effects. ``ci="model"`` returns the
+    inverse Hessian, otherwise the sandwich, clustered when ``slots`` has clusters.
+    """
+    from ratings.models.bt import fit_bt
+    from ratings.models.crowd.likelihood import fit_crowd_bt
+
+    k = kernels(engine, data.n_verdicts)
+    m, nj = len(slots.models), len(slots.judges)
+    rows = data.collapsed(engine=engine)
+    if model == "bt":
+        theta0 = fit_bt(rows, ref=ref, tol=1e-8, engine=engine).theta
+        eta0, eta_est = np.ones(nj), np.zeros(nj, dtype=bool)
+    else:
+        start = fit_crowd_bt(rows, ref=ref, fixed_eta=dict(fixed_eta or {}), tol=1e-8,
+                             engine=engine)  # fmt: skip
+        theta0, eta0, eta_est = start.theta, start.eta, start.estimated
+    x0 = np.concatenate([theta0, np.zeros(2 * nj), eta0])
+    free = np.concatenate([np.delete(np.arange(m), ref), m + np.flatnonzero(plan.position),
+                           m + nj + np.flatnonzero(plan.self_preference),
+                           m + 2 * nj + np.flatnonzero(eta_est)])  # fmt: skip
+    lower = np.concatenate([np.full(m + 2 * nj, -np.inf), np.full(nj, 0.5)])
+    upper = np.concatenate([np.full(m + 2 * nj, np.inf), np.ones(nj)])
+    design = _Design(slots.collapsed, plan.own, crowd=model != "bt")
+    try:
+        res = newton(lambda x: design.objective(x, k), x0, free, lower=lower, upper=upper,
+                     tol=tol, max_iter=max_iter, what="Judge-effects", bound=DIVERGED)
+    except FloatingPointError:
+        raise NonIdentifiableError(
+            "The joint fit of strengths and judge effects diverges: some judge's effect or the "
+            "strengths grow without bound on these verdicts (e.g. a judge whose verdicts always "
+            "follow the slot or the family). Fit fewer effects."
+        ) from None
+    boundary = res.active[m + 2 * nj:] & eta_est
+    cov_free = np.setdiff1d(free, m + 2 * nj + np.flatnonzero(boundary))
+    cov, influence = _covariance(res.x, res.hessian, cov_free, slots, design, k, ci)
+    return EffectsFit(x=res.x, n_models=m, n_judges=nj, ref=ref, eta_estimated=eta_est,
+                      eta_boundary=boundary, cov=cov, influence=influence, hessian=res.hessian,
+                      nll=res.f, converged=res.converged, n_iter=res.n_iter,
+                      max_grad=res.max_grad)  # fmt: skip
+
+
+def _covariance(x, hessian, free, slots: SlotCounts, design: _Design, k,
+                ci: str) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:  # fmt: skip
+    from ratings.core.memory import MAX_INFLUENCE_CELLS
+    from ratings.inference.covariance import gram, inverse_free
+
+    try:
+        bread = inverse_free(hessian, free)
+    except np.linalg.LinAlgError:
+        raise NonIdentifiableError(
+            "The information matrix of the strengths and judge effects is singular: some "
+            "effect cannot be told apart from the strengths on these verdicts (e.g. a judge "
+            "that saw every pair in one A/B order). Fit fewer effects."
+        ) from None
+    if slots.clusters is None:
+        return (bread if ci == "model" else bread @ design.meat(x, k) @ bread), None
+    g, p = slots.n_clusters, bread.shape[0]
+    if g < 2:
+        raise ValueError(
+            f"Clustered intervals need at least 2 clusters; got {g}. Use per-verdict intervals "
+            f"({option('cluster', None)})."
+        )
+    if g * p <= MAX_INFLUENCE_CELLS:
+        influence = design.cluster_scores(x, k, slots, dense=True) @ bread
+        cov = gram(influence, g / (g - 1))
+    else:  # too many cells to keep: the meat from a sparse score matrix
+        scores = design.cluster_scores(x, k, slots, dense=False)
+        influence = None
+        cov = (g / (g - 1)) * (bread @ (scores.T @ scores).toarray() @ bread)
+    return (bread if ci == "model" else cov), influence
+
+
+def two_sided_p(t: NDArray[np.float64], df: float | None) -> NDArray[np.float64]:
+    """Two-sided p-values of t statistics: Student t with ``df`` degrees of freedom, or normal."""
+    from scipy.special import ndtr, stdtr
+
+    t = np.abs(np.asarray(t, dtype=np.float64))
+    if df is None or not np.isfinite(df):
+        return 2.0 * ndtr(-t)
+    return 2.0 * stdtr(df, -t)
+
+
+def effects_table(fit: EffectsFit, plan: EffectPlan, *, level: float,
+                  df: float | None) -> pd.DataFrame:  # fmt: skip
+    """Per judge (judge-free ``deterministic`` verdicts left out): counts, position bias and
+    self-preference in log-odds and Elo with intervals and p-values, and why an effect was not
+    estimated (``position_note``, ``self_note``)."""
+    z = critical_value(level, df)
+    out = pd.DataFrame({"judge": [str(j) for j in plan.judges],
+                        "family": plan.family, "n": plan.n.round().astype(np.int64),
+                        "n_own": plan.n_own.round().astype(np.int64)})  # fmt: skip
+    for name, part, mask, prefix in (("position_bias", "beta", plan.position, "position"),
+                                     ("self_preference", "gamma", plan.self_preference,
+                                      "self")):  # fmt: skip
+        est = np.where(mask, fit.estimate(part), np.nan)
+        se = np.where(mask, fit.se(part), np.nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = two_sided_p(est / se, df)
+        out[name] = est
+        out[f"{prefix}_se"] = se
+        out[f"{prefix}_lower"] = est - z * se
+        out[f"{prefix}_upper"] = est + z * se
+        out[f"{prefix}_p"] = p
+        out[f"{name}_elo"] = ELO_SCALE * est
+        out[f"{prefix}_lower_elo"] = ELO_SCALE * (est - z * se)
+        out[f"{prefix}_upper_elo"] = ELO_SCALE * (est + z * se)
+    out["position_note"] = plan.position_note
+    out["self_note"] = plan.self_note
+    keep = np.asarray(plan.judges != DETERMINISTIC_JUDGE)
+    return out[keep].reset_index(drop=True)
+
+
+def crowd_judges(fit: EffectsFit, data: Comparisons, level: float, df: float | None):
+    """The Crowd-BT judges table (:func:`ratings.models.crowd.report.judge_table`: eta with
+    intervals) of a joint fit."""
+    from ratings.models.crowd.likelihood import CrowdFit
+    from ratings.models.crowd.report import judge_table
+
+    m = fit.n_models
+    keep = np.r_[np.arange(m), np.arange(fit.part("eta").start, fit.part("eta").stop)]
+    crowd = CrowdFit(theta=fit.estimate("s"), eta=fit.estimate("eta"), ref=fit.ref,
+                     estimated=fit.eta_estimated, boundary=fit.eta_boundary,
+                     hessian=fit.hessian[np.ix_(keep, keep)], nll=fit.nll,
+                     converged=fit.converged, n_iter=fit.n_iter,
+                     max_grad=fit.max_grad)  # fmt: skip
+    return judge_table(crowd, fit.cov[np.ix_(keep, keep)], data, level, df)

@@ -1,0 +1,546 @@
+"""Matplotlib plots: rating bands, scope overlays, win matrices, judge quality and convergence
+(the judge-audit plot, :func:`plot_audit`, lives in :mod:`ratings.plot.audit`).
+
+This module is not imported by :mod:`ratings`; ``import ratings.plot.bands`` loads matplotlib only
+when plots are wanted. Every ``plot_*`` function follows seaborn's contract: it takes
+``ax=None`` (a new figure, sized for its content, when ``None``), draws into that Axes and
+returns it. Nothing here calls ``plt.show()``, changes rcParams or selects a backend.
+
+>>> import ratings
+>>> from ratings.plot.bands import plot_ratings, save_figure
+>>> r = ratings.fit("verdicts.csv", anchor="GPT-5.5 (medium)=1000")   # doctest: +SKIP
+>>> ax = plot_ratings(r, highlight=["Claude Opus 5"], top=20)          # doctest: +SKIP
+>>> save_figure(ax, "bands.png")                                       # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import FigureBase
+from scipy.special import expit
+
+from ratings.core.errors import InvalidVerdictsError
+from ratings.io.readers import read_file
+from ratings.io.writers import same_file, write_atomic
+from ratings.plot.audit import plot_audit
+from ratings.plot.diagnostics import plot_convergence, plot_judges
+from ratings.plot.figures import (
+    ANCHOR_COLOR,
+    BASE_COLOR,
+    COMBINED_COLOR,
+    HIGHLIGHT_COLOR,
+    MARGIN,
+    ROW_HEIGHT,
+    AxesFactory,
+    RatingsTable,
+    as_names,
+    bare_axes,
+    check_names,
+    check_top,
+    column,
+    elo_label,
+    fit_tick_labels,
+    label_rows,
+    label_width,
+    legend_proxy,
+    pyplot_axes,
+    ratings_table,
+    require_columns,
+    root_figure,
+    rows_size,
+    thin,
+)
+from ratings.result import Ratings
+
+__all__ = [
+    "SAVE_FORMATS",
+    "plot_audit",
+    "plot_cli",
+    "plot_convergence",
+    "plot_judges",
+    "plot_ratings",
+    "plot_scopes",
+    "plot_win_matrix",
+    "save_figure",
+]
+
+#: File extensions :func:`save_figure` writes.
+SAVE_FORMATS = (".png", ".svg", ".pdf")
+
+
+# ----------------------------------------------------------------------------------------------
+# Ratings
+# ----------------------------------------------------------------------------------------------
+
+
+def plot_ratings(
+    result_or_frame: Ratings | pd.DataFrame,
+    ax: Axes | None = None,
+    *,
+    level: float | None = None,
+    highlight: str | Iterable[str] | None = None,
+    top: int | None = None,
+    anchor: str | None = None,
+    title: str | None = None,
+    ranks: bool = True,
+) -> Axes:
+    """Draw every model's Elo as a point with its interval band, best at the top.
+
+    Parameters
+    ----------
+    result_or_frame : Ratings or pandas.DataFrame
+        A fit, or a table shaped like :meth:`Ratings.to_frame` (``model, elo, lower, upper``
+        and, for the anchor and the level, ``se``), e.g. a CSV written by ``ratings fit --out``.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw into. By default a new figure whose height grows with the number of models
+        (0.22 in per model), so that tick labels never overlap.
+    level : float, optional
+        Confidence level of the bands; default the fit's level (for a table, the level implied by
+        ``(upper - elo) / se``). A table's normal intervals are recomputed at another level; its
+        bootstrap intervals cannot be.
+    highlight : str or iterable of str, optional
+        Models drawn (and tick-labelled) in a second colour.
+    top : int, optional
+        Draw only the ``top`` best models; a note summarises the rest.
+    anchor : str, optional
+        Model to mark as the anchor (diamond, "(anchor)" in the legend). Default: the fit's
+        anchor; for a table, the single row with ``se == 0`` and ``lower == upper``.
+    title : str, optional
+    ranks : bool, default=True
+        Label each row on the right with its simultaneous rank interval (``rank_lower`` to
+        ``rank_upper`` of :meth:`Ratings.to_frame`; "-" for a model without one), when the fit
+        or table has them at the level drawn.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Notes
+    -----
+    The bands are one :class:`~matplotlib.collections.LineCollection` (``gid="ratings-bands"``),
+    one segment per model from top to bottom; the points are a scatter
+    (``gid="ratings-points"``) without the anchor, which is a separate diamond marker
+    (``gid="ratings-anchor"``); the rank intervals are the tick labels of a secondary y axis on
+    the right (``gid="ratings-ranks"``).
+    """
+    return _plot_ratings(result_or_frame, ax, level=level, highlight=highlight, top=top,
+                         anchor=anchor, title=title, new_axes=pyplot_axes,
+                         ranks=ranks)  # fmt: skip
+
+
+def _open_edges(elo, lower, upper) -> tuple[float, float] | None:
+    """The frame's x limits when some interval is open (infinite), else ``None``."""
+    if np.isfinite(lower).all() and np.isfinite(upper).all():
+        return None
+    finite = np.concatenate([elo, lower[np.isfinite(lower)], upper[np.isfinite(upper)]])
+    pad = 0.15 * max(float(np.ptp(finite)), 1.0)
+    return float(finite.min() - pad), float(finite.max() + pad)
+
+
+def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title,
+                  new_axes: AxesFactory, ranks: bool = True) -> Axes:
+    table = ratings_table(obj, level=level, anchor=anchor)
+    frame = table.frame
+    if "scope" in frame.columns and frame["scope"].nunique() > 1:
+        raise ValueError(f"The table holds {frame['scope'].nunique()} scopes; draw it with "
+                         "`plot_scopes`.")  # fmt: skip
+    marked = check_names(as_names(highlight), frame["model"], "highlight")
+    top = check_top(top)
+    shown = frame if top is None or top >= len(frame) else frame.iloc[:top]
+    rest = frame.iloc[len(shown):]
+    n = len(shown)
+    n_rows = n + (1 if len(rest) else 0)
+    if ax is None:
+        ax = new_axes(rows_size(n_rows, shown["model"], title is not None))
+        stride = 1
+    else:
+        stride = fit_tick_labels(ax, n_rows + 1.0)
+
+    y = np.arange(n, dtype=np.float64)[::-1]  # best model at the top
+    models = shown["model"].to_numpy()
+    is_marked = np.isin(models, marked)
+    colors = np.where(is_marked, HIGHLIGHT_COLOR, BASE_COLOR)
+    elo = column(shown, "elo")
+    lower, upper = column(shown, "lower"), column(shown, "upper")
+    edges = _open_edges(elo, lower, upper)
+    if edges is not None:  # open intervals (Crowd-BT, spread not identified): to the frame's edge
+        lower = np.where(np.isfinite(lower), lower, edges[0])
+        upper = np.where(np.isfinite(upper), upper, edges[1])
+    ax.hlines(y, lower, upper, colors=list(colors), linewidth=2.0,
+              alpha=0.6, gid="ratings-bands")  # fmt: skip
+    is_anchor = models == table.anchor
+    ax.scatter(elo[~is_anchor], y[~is_anchor], c=list(colors[~is_anchor]), s=16, zorder=3,
+               gid="ratings-points")  # fmt: skip
+    handles = []
+    if is_anchor.any():
+        (h,) = ax.plot(elo[is_anchor], y[is_anchor], linestyle="none", marker="D", markersize=7,
+                       color=ANCHOR_COLOR, zorder=4, gid="ratings-anchor",
+                       label=f"{table.anchor} (anchor)")  # fmt: skip
+        handles.append(h)
+    if is_marked.any():
+        handles.append(legend_proxy(HIGHLIGHT_COLOR, "o", "highlighted", markersize=4))
+
+    label_rows(ax, y, models, marked, stride,
+               _rest_note(rest, table.anchor, marked) if len(rest) else None)  # fmt: skip
+    if ranks and {"rank_lower", "rank_upper"} <= set(shown.columns):
+        _rank_labels(ax, y, shown, stride, table.level)
+    ax.set_xlabel(elo_label(table.level) + ("" if edges is None else
+                  "; open intervals run off the frame"))  # fmt: skip
+    if edges is not None:
+        ax.set_xlim(*edges)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_axisbelow(True)
+    if title is not None:
+        ax.set_title(title)
+    if handles:
+        ax.legend(handles=handles, loc="upper left", fontsize="small")
+    return ax
+
+
+def _rank_labels(ax: Axes, y, shown: pd.DataFrame, stride: int, level: float | None) -> None:
+    """Each row's rank interval as a tick label of a secondary y axis on the right."""
+    lo = pd.to_numeric(shown["rank_lower"], errors="coerce").to_numpy(dtype=float)
+    hi = pd.to_numeric(shown["rank_upper"], errors="coerce").to_numpy(dtype=float)
+    if np.isnan(lo).all():
+        return
+    text = ["-" if np.isnan(a) or np.isnan(b) else f"{a:.0f}" if a == b else f"{a:.0f}\u2013{b:.0f}"
+            for a, b in zip(lo, hi, strict=True)]  # fmt: skip
+    side = ax.secondary_yaxis("right")
+    side.set_gid("ratings-ranks")
+    side.set_yticks(y, labels=thin(text, stride))
+    side.tick_params(length=0, labelsize="small")
+    what = "rank" if level is None else f"rank ({100 * level:.4g}% simultaneous)"
+    side.set_ylabel(what, fontsize="small")
+
+
+def _rest_note(rest: pd.DataFrame, anchor: str | None, marked: list[str]) -> str:
+    k = len(rest)
+    note = (f"+ {k} more model{'s' if k > 1 else ''} not shown "
+            f"(Elo {rest['elo'].min():.0f} to {rest['elo'].max():.0f})")  # fmt: skip
+    if anchor is not None and anchor in set(rest["model"]):
+        note += f"; anchor {anchor} at {rest.set_index('model').loc[anchor, 'elo']:.0f}"
+    hidden = [m for m in marked if m in set(rest["model"])]
+    if hidden:
+        note += f"; highlighted: {', '.join(hidden[:5])}{', ...' if len(hidden) > 5 else ''}"
+    return note
+
+
+# ----------------------------------------------------------------------------------------------
+# Scopes
+# ----------------------------------------------------------------------------------------------
+
+
+def plot_scopes(
+    results: Mapping[str, Ratings | pd.DataFrame] | pd.DataFrame,
+    ax: Axes | None = None,
+    *,
+    combined: Ratings | pd.DataFrame | None = None,
+    level: float | None = None,
+    highlight: str | Iterable[str] | None = None,
+    top: int | None = None,
+    title: str | None = None,
+) -> Axes:
+    """Overlay the ratings of several scopes: dodged points and intervals, one colour per scope.
+
+    Parameters
+    ----------
+    results : mapping of scope to Ratings or DataFrame, or DataFrame
+        One fit (or ``to_frame()`` table) per scope, or one table with a ``scope`` column.
+        Scopes are drawn in the given order (for a table, order of first appearance). The
+        positions are only comparable when every scope is on the same scale (the same anchor).
+    ax : matplotlib.axes.Axes, optional
+        By default a new figure whose height grows with the number of models.
+    combined : Ratings or DataFrame, optional
+        A headline fit drawn in black above the scopes; it also orders the models.
+    level : float, optional
+        Confidence level of the intervals (see :func:`plot_ratings`).
+    highlight : str or iterable of str, optional
+        Models whose tick labels are drawn bold in a second colour.
+    top : int, optional
+        Draw only the first ``top`` models of the ordering; a note counts the rest.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Notes
+    -----
+    Models are ordered by the combined Elo when ``combined`` is given (models it lacks follow),
+    otherwise by their mean Elo over the scopes that rated them. The legend has one entry per
+    scope, plus ``"combined"``.
+    """
+    return _plot_scopes(results, ax, combined=combined, level=level, highlight=highlight,
+                        top=top, title=title, new_axes=pyplot_axes)  # fmt: skip
+
+
+def _split_scopes(results, level) -> dict[str, RatingsTable]:
+    if isinstance(results, pd.DataFrame):
+        require_columns(results, ["scope"], "the table (plot_scopes needs a `scope` column)")
+        parts = {str(s): results[results["scope"] == s] for s in pd.unique(results["scope"])}
+    elif isinstance(results, Mapping):
+        parts = {str(k): v for k, v in results.items()}
+    else:
+        raise TypeError(
+            "`results` must be a mapping of scope to Ratings/DataFrame, or a DataFrame with a "
+            f"`scope` column; got {type(results).__name__}."
+        )
+    if not parts:
+        raise ValueError("`results` holds no scopes.")
+    return {k: ratings_table(v, level=level) for k, v in parts.items()}
+
+
+def _plot_scopes(results, ax, *, combined, level, highlight, top, title,
+                 new_axes: AxesFactory) -> Axes:
+    tables = _split_scopes(results, level)
+    series: list[tuple[str, RatingsTable, object, str]] = []
+    if combined is not None:
+        series.append(("combined", ratings_table(combined, level=level), COMBINED_COLOR, "s"))
+    palette = (mpl.colormaps["tab20"].colors if len(tables) > 10
+               else [f"C{i}" for i in range(10)])  # fmt: skip
+    for i, (scope, t) in enumerate(tables.items()):
+        series.append((scope, t, palette[i % len(palette)], "o"))
+
+    elo = pd.concat([t.frame.set_index("model")["elo"] for _, t, _, _ in series], axis=1,
+                    ignore_index=True)  # fmt: skip
+    per_scope = elo.iloc[:, 1:] if combined is not None else elo
+    order = pd.DataFrame({
+        "key": elo.iloc[:, 0] if combined is not None else per_scope.mean(axis=1),
+        "mean": per_scope.mean(axis=1),
+        "model": elo.index,
+    }).reset_index(drop=True)  # fmt: skip
+    order = order.sort_values(["key", "mean", "model"], ascending=[False, False, True],
+                              na_position="last", kind="stable")  # fmt: skip
+    top = check_top(top)
+    models = order["model"].tolist()
+    shown, rest = (models, []) if top is None else (models[:top], models[top:])
+    marked = check_names(as_names(highlight), models, "highlight")
+
+    n, k = len(shown), len(series)
+    n_rows = n + (1 if rest else 0)
+    if ax is None:
+        per_row = max(ROW_HEIGHT, 0.11 * k)
+        width, _ = rows_size(n_rows, shown, title is not None)
+        ax = new_axes((width, per_row * n_rows + MARGIN + (0.3 if title is not None else 0.0)))
+        stride = 1
+    else:
+        stride = fit_tick_labels(ax, n_rows + 1.0)
+    ypos = pd.Series(np.arange(n, dtype=np.float64)[::-1], index=shown)
+    offsets = (np.arange(k)[::-1] - (k - 1) / 2.0) * (0.7 / k)
+    handles = []
+    for (name, t, color, marker), off in zip(series, offsets, strict=True):
+        f = t.frame[t.frame["model"].isin(shown)]
+        y = ypos.reindex(f["model"]).to_numpy() + off
+        ax.hlines(y, column(f, "lower"), column(f, "upper"), colors=color, linewidth=1.6, alpha=0.7,
+                  gid=f"scope-bands:{name}")  # fmt: skip
+        ax.plot(column(f, "elo"), y, linestyle="none", marker=marker,
+                markersize=5 if marker == "s" else 4, color=color, zorder=3,
+                gid=f"scope-points:{name}")  # fmt: skip
+        handles.append(legend_proxy(color, marker, name, markersize=5))
+
+    note = f"+ {len(rest)} more model{'s' if len(rest) > 1 else ''} not shown" if rest else None
+    label_rows(ax, ypos.to_numpy(), shown, marked, stride, note)
+    levels = {t.level for _, t, _, _ in series}
+    ax.set_xlabel(elo_label(levels.pop() if len(levels) == 1 else None))
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(handles=handles, loc="upper left", fontsize="small")
+    if title is not None:
+        ax.set_title(title)
+    return ax
+
+
+# ----------------------------------------------------------------------------------------------
+# Win matrix
+# ----------------------------------------------------------------------------------------------
+
+
+def plot_win_matrix(
+    result: Ratings | pd.DataFrame,
+    ax: Axes | None = None,
+    *,
+    models: Iterable[str] | None = None,
+    annotate: bool | None = None,
+    title: str | None = None,
+) -> Axes:
+    """Heatmap of predicted win probabilities, P(row beats column) = sigma(s_row - s_col).
+
+    Parameters
+    ----------
+    result : Ratings or pandas.DataFrame
+        A fit, or a ``to_frame()``-shaped table (its Elo differences are divided by
+        400 / ln 10).
+    ax : matplotlib.axes.Axes, optional
+        By default a new square-ish figure sized for the number of models.
+    models : iterable of str, optional
+        Models to include (default all); rows and columns are sorted by Elo, best first.
+    annotate : bool, optional
+        Write the probability in each cell; default when there are at most 15 models.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The image is ``ax.images[0]`` (values in ``get_array()``); a colourbar is added.
+    """
+    table = ratings_table(result)
+    frame = table.frame
+    if models is not None:
+        keep = check_names(as_names(models), frame["model"], "models")
+        frame = frame[frame["model"].isin(keep)]
+    names = frame["model"].tolist()
+    n = len(names)
+    if n == 0:
+        raise ValueError("`models` selects no models.")
+    annotate = n <= 15 if annotate is None else bool(annotate)
+    if ax is None:
+        side = 0.3 * n + 1.5 + label_width(names)
+        ax = pyplot_axes((side + 1.2, side + (0.3 if title is not None else 0.0)))
+        ystride = xstride = 1
+    else:
+        ystride = fit_tick_labels(ax, n + 1.0)
+        xstride = fit_tick_labels(ax, n + 1.0, axis="x")
+    e = frame["elo"].to_numpy(dtype=np.float64)
+    p = expit((e[:, None] - e[None, :]) / table.scale)
+    im = ax.imshow(p, cmap="RdBu", vmin=0.0, vmax=1.0, interpolation="nearest")
+    ticks = np.arange(n)
+    ax.set_xticks(ticks, labels=thin(names, xstride), rotation=45 if n <= 15 else 90,
+                  ha="right" if n <= 15 else "center",
+                  rotation_mode="anchor" if n <= 15 else "default")  # fmt: skip
+    ax.set_yticks(ticks, labels=thin(names, ystride))
+    ax.set_xlabel("column (opponent)")
+    ax.set_ylabel("row")
+    if annotate:
+        for i in range(n):
+            for j in range(n):
+                ax.text(j, i, f"{p[i, j]:.2f}", ha="center", va="center", fontsize="x-small",
+                        color="white" if abs(p[i, j] - 0.5) > 0.3 else "black")  # fmt: skip
+    root_figure(ax).colorbar(im, ax=ax, label="P(row beats column)")
+    if title is not None:
+        ax.set_title(title)
+    return ax
+
+
+# ----------------------------------------------------------------------------------------------
+# Files
+# ----------------------------------------------------------------------------------------------
+
+
+def _check_format(path) -> str:
+    ext = Path(os.fspath(path)).suffix.lower()
+    if ext not in SAVE_FORMATS:
+        raise ValueError(
+            f"Cannot save a figure to {os.fspath(path)!r}: the extension must be one of "
+            f"{', '.join(SAVE_FORMATS)}; got {ext or 'none'!r}."
+        )
+    return ext
+
+
+def save_figure(fig_or_ax: FigureBase | Axes, path: str | os.PathLike[str], **savefig) -> None:
+    """Save a figure as PNG, SVG or PDF (by extension), atomically.
+
+    Parameters
+    ----------
+    fig_or_ax : matplotlib Figure, SubFigure or Axes
+        The whole (root) figure is saved.
+    path : path
+        Ends in ``.png``, ``.svg`` or ``.pdf`` (any case). Its directory must exist.
+    **savefig
+        Passed to :meth:`matplotlib.figure.Figure.savefig` (e.g. ``dpi=200``).
+
+    Raises
+    ------
+    ValueError
+        Another extension.
+    FileNotFoundError
+        The directory does not exist.
+
+    Notes
+    -----
+    Written by :func:`ratings.io.write_atomic`: a temporary file in the same directory, which
+    then replaces ``path``; on any error the temporary file is removed and an existing ``path``
+    is untouched.
+    """
+    ext = _check_format(path)
+    fig = root_figure(fig_or_ax)
+    write_atomic(lambda tmp: fig.savefig(tmp, format=ext[1:], **savefig), path)
+
+
+#: Columns of a ratings table that hold names (text even when they look like numbers).
+_NAME_COLUMNS = ("model", "scope")
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    """A saved ratings table: names as text (a model called ``007`` stays ``007``), every
+    other column as numbers where all its values are numbers."""
+    if not path.exists():
+        raise FileNotFoundError(f"Ratings table {os.fspath(path)!r} not found (looked for "
+                                f"{str(path.absolute())!r}).")  # fmt: skip
+    if path.suffix.lower() == ".json":  # `ratings fit --out r.json`: metadata + records
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InvalidVerdictsError(f"{os.fspath(path)!r} is not valid JSON: {exc}.") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("ratings"), list):
+            raise ValueError(f"{os.fspath(path)!r} is not a ratings JSON (no 'ratings' list).")
+        frame = pd.DataFrame(doc["ratings"])
+    else:
+        frame = read_file(os.fspath(path), "csv")  # every field as text, escapes undone
+    for c in frame.columns:
+        if c in _NAME_COLUMNS:
+            frame[c] = frame[c].astype(str)
+            continue
+        values = pd.to_numeric(frame[c], errors="coerce")
+        if values.notna().sum() == frame[c].replace("", np.nan).notna().sum():
+            frame[c] = values
+    return frame
+
+
+def plot_cli(
+    ratings_csv: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    top: int | None = None,
+    highlight: str | Iterable[str] | None = None,
+    title: str | None = None,
+) -> None:
+    """Plot a saved ratings table to an image: the body of ``ratings plot RATINGS.csv -o FILE``.
+
+    Parameters
+    ----------
+    ratings_csv : path
+        A table written by ``ratings fit --out r.csv`` (``.json`` and ``.tsv`` are read too).
+        With a ``scope`` column holding several scopes, the scopes are overlaid
+        (:func:`plot_scopes`); otherwise the bands are drawn (:func:`plot_ratings`).
+    out : path
+        ``.png``, ``.svg`` or ``.pdf``; written atomically, never over the input.
+    top, highlight, title
+        As in :func:`plot_ratings`.
+
+    Raises
+    ------
+    ValueError
+        ``out`` is the input file, has an unsupported extension, or the table lacks columns.
+    """
+    _check_format(out)
+    src, dst = Path(os.fspath(ratings_csv)), Path(os.fspath(out))
+    if same_file(src, dst):
+        raise ValueError(f"Refusing to write {os.fspath(out)!r}: it is the input file. Choose "
+                         "another path.")  # fmt: skip
+    frame = _read_table(src)
+    if "scope" in frame.columns and frame["scope"].nunique() > 1:
+        ax = _plot_scopes(frame, None, combined=None, level=None, highlight=highlight, top=top,
+                          title=title, new_axes=bare_axes)  # fmt: skip
+    else:
+        ax = _plot_ratings(frame, None, level=None, highlight=highlight, top=top, anchor=None,
+                           title=title, new_axes=bare_axes)  # fmt: skip
+    save_figure(ax, dst)
+
