@@ -65,10 +65,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import ratings
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run from anywhere: import this checkout's packages
 
-import ratings  # noqa: E402
 from ratings.io import write_atomic  # noqa: E402
 from ratings.result import ELO_SCALE  # noqa: E402
 from ratings.simulate import random_matches, simulate_verdicts  # noqa: E402
@@ -118,12 +119,16 @@ def section_effects(boards: int, seed: int) -> list[dict]:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    fit = ratings.fit(log, model=model, adjust="position,self-preference",
-                                      families=FAMILIES, anchor=ANCHOR)  # fmt: skip
+                    fit = ratings.fit(
+                        log,
+                        model=model,
+                        adjust=ratings.Adjust("position,self-preference", families=FAMILIES),
+                        anchor=ANCHOR,
+                    )
             except (ratings.NonIdentifiableError, ValueError):
                 failed += 1
                 continue
-            fx = fit.judge_effects.set_index("judge")
+            fx = fit.judge_effects.table.set_index("judge")
             for j in JUDGES:
                 for name, prefix, truth in (("position_bias", "position", BETA[j]),
                                             ("self_preference", "self", GAMMA[j])):  # fmt: skip
@@ -170,9 +175,14 @@ def section_adjust(boards: int, seed: int) -> list[dict]:
     t0 = time.perf_counter()
     for r in range(boards):
         log = board(seed + 1000 * r, 3000, 100, gamma=gamma)
-        fits = {"plain": ratings.fit(log, anchor=f"{ANCHOR}=1000"),
-                "adjusted": ratings.fit(log, anchor=f"{ANCHOR}=1000", adjust="self-preference",
-                                        families=FAMILIES)}  # fmt: skip
+        fits = {
+            "plain": ratings.fit(log, anchor=f"{ANCHOR}=1000"),
+            "adjusted": ratings.fit(
+                log,
+                anchor=f"{ANCHOR}=1000",
+                adjust=ratings.Adjust("self-preference", families=FAMILIES),
+            ),
+        }
         for k, f in fits.items():
             out[k].append(_inflation(f.elo, true))
             ci = f.conf_int().loc[FAMILY_OF["red"]]
@@ -206,19 +216,35 @@ def section_unbiased(boards: int, seed: int) -> list[dict]:
     for r in range(boards):
         log = board(seed + 1000 * r, 3000, 100)
         plain = ratings.fit(log, anchor=f"{ANCHOR}=1000")
-        adj = ratings.fit(log, anchor=f"{ANCHOR}=1000", adjust="position,self-preference",
-                          families=FAMILIES)  # fmt: skip
+        adj = ratings.fit(
+            log,
+            anchor=f"{ANCHOR}=1000",
+            adjust=ratings.Adjust("position,self-preference", families=FAMILIES),
+        )
         keep = plain.models != ANCHOR
         ratios += list(np.abs(adj.elo - plain.elo)[keep] / plain.se[keep])
     secs = time.perf_counter() - t0
     v = np.array(ratios)
-    rows = [{"section": "unbiased", "cell": "no effects", "quantity": q, "parameter": "all models",
-             "truth": np.nan, "value": val, "mcse": np.nan, "boards": boards, "failed": 0,
-             "seconds": secs}
-            for q, val in (("mean |adjusted - plain| / SE", float(v.mean())),
-                           ("p99 |adjusted - plain| / SE", float(np.quantile(v, 0.99))),
-                           ("max |adjusted - plain| / SE", float(v.max())),
-                           ("share |adjusted - plain| > SE", float((v > 1).mean())))]
+    rows = [
+        {
+            "section": "unbiased",
+            "cell": "no effects",
+            "quantity": q,
+            "parameter": "all models",
+            "truth": np.nan,
+            "value": val,
+            "mcse": np.nan,
+            "boards": boards,
+            "failed": 0,
+            "seconds": secs,
+        }
+        for q, val in (
+            ("mean |adjusted - plain| / SE", float(v.mean())),
+            ("p99 |adjusted - plain| / SE", float(np.quantile(v, 0.99))),
+            ("max |adjusted - plain| / SE", float(v.max())),
+            ("share |adjusted - plain| > SE", float((v > 1).mean())),
+        )
+    ]
     print(f"unbiased: {boards} boards in {secs:.0f} s", file=sys.stderr)
     return rows
 
@@ -230,8 +256,10 @@ def section_order(boards: int, seed: int) -> list[dict]:
     beta = dict.fromkeys(JUDGES, 0.3)
     for r in range(boards):
         log = board(seed + 1000 * r, 3000, 100, beta=beta, ordered=True)
-        fits = {"plain": ratings.fit(log, anchor=f"{ANCHOR}=1000"),
-                "adjusted": ratings.fit(log, anchor=f"{ANCHOR}=1000", adjust="position")}
+        fits = {
+            "plain": ratings.fit(log, anchor=f"{ANCHOR}=1000"),
+            "adjusted": ratings.fit(log, anchor=f"{ANCHOR}=1000", adjust="position"),
+        }
         for k, f in fits.items():
             errs[k].append((f.elo - true).to_numpy())
     secs = time.perf_counter() - t0
@@ -263,7 +291,9 @@ def section_timing(sizes: list[int], seed: int) -> list[dict]:
         calls = {
             "fit": (ratings.fit, {}),
             "fit adjust=position,self-preference": (
-                ratings.fit, {"adjust": "position,self-preference", "families": fam}),
+                ratings.fit,
+                {"adjust": "position,self-preference", "families": fam},
+            ),
             "audit (n_boot=200)": (ratings.audit.report, {"families": fam, "n_boot": 200}),
         }
         for name, (call, kwargs) in calls.items():
@@ -298,10 +328,15 @@ def markdown(table: pd.DataFrame) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--boards", type=int, default=2000, help="boards per cell (effects)")
-    p.add_argument("--adjust-boards", type=int, default=500,
-                   help="boards per cell of the adjust, unbiased and order sections")
-    p.add_argument("--sections", nargs="+",
-                   default=["effects", "adjust", "unbiased", "order", "timing"])
+    p.add_argument(
+        "--adjust-boards",
+        type=int,
+        default=500,
+        help="boards per cell of the adjust, unbiased and order sections",
+    )
+    p.add_argument(
+        "--sections", nargs="+", default=["effects", "adjust", "unbiased", "order", "timing"]
+    )
     p.add_argument("--seed", type=int, default=20261201)
     p.add_argument("--quick", action="store_true", help="a smoke run (few boards, 100k timing)")
     args = p.parse_args(argv)

@@ -171,7 +171,7 @@ def _bound_judges(frame: pd.DataFrame, judges: list[str]) -> list[str]:
     """The judges whose eta the plain maximum-likelihood fit puts on a bound (all of them
     where it has no estimate)."""
     try:
-        r = ratings.fit(frame, model="crowd-bt", prior=None, anchor=f"m{ANCHOR:02d}")
+        r = ratings.fit(frame, model=ratings.CrowdBT(prior=None), anchor=f"m{ANCHOR:02d}")
     except ratings.NonIdentifiableError:
         return list(judges)
     status = r.judges["status"].reindex(judges)
@@ -216,10 +216,14 @@ def one_board(name: str, seed: int, truth: np.ndarray, eta_true: np.ndarray,
                 with tempfile.TemporaryDirectory() as tmp:
                     path = Path(tmp) / "judges.json"
                     save_judge_quality(fitted, path)
-                    r = ratings.fit(frame, model="crowd-bt", judge_quality=str(path),
-                                    anchor=anchor)  # fmt: skip
-                    known = ratings.fit(frame, model="crowd-bt", judge_quality=str(path),
-                                        anchor=anchor, eta_known=True)  # fmt: skip
+                    r = ratings.fit(
+                        frame, model=ratings.CrowdBT(judge_quality=str(path)), anchor=anchor
+                    )
+                    known = ratings.fit(
+                        frame,
+                        model=ratings.CrowdBT(judge_quality=str(path), eta_known=True),
+                        anchor=anchor,
+                    )
                 out["known"] = _covered(known, truth)
                 jt = fitted.judges
             else:
@@ -228,10 +232,18 @@ def one_board(name: str, seed: int, truth: np.ndarray, eta_true: np.ndarray,
                 r = ratings.fit(frame, model="crowd-bt", anchor=anchor)
                 jt = r.judges
                 if oracle and bound:
-                    at_truth = {j: float(e) for j, e in zip(cell.judges, eta_true, strict=True)
-                                if j in bound}  # fmt: skip
-                    fixed = ratings.fit(frame, model="crowd-bt", anchor=anchor, eta_known=True,
-                                        judge_quality=at_truth, fit_new_judges=True)  # fmt: skip
+                    at_truth = {
+                        j: float(e)
+                        for j, e in zip(cell.judges, eta_true, strict=True)
+                        if j in bound
+                    }
+                    fixed = ratings.fit(
+                        frame,
+                        model=ratings.CrowdBT(
+                            eta_known=True, judge_quality=at_truth, fit_new_judges=True
+                        ),
+                        anchor=anchor,
+                    )
                     out["oracle"] = _covered(fixed, truth)
         except Exception as err:  # an estimate must exist on every board: count any failure
             return out | {"failed": f"{type(err).__name__}: {str(err)[:80]}"}
@@ -298,6 +310,7 @@ def write_tables(table: pd.DataFrame, markdown_text: str, out: Path) -> None:
 
 def markdown(table: pd.DataFrame, meta: str) -> str:
     """The results as Markdown: one line per cell and subset."""
+
     def fmt(row, col):
         return coverage_text(row[col], row[col + "_mcse"])
 
@@ -331,12 +344,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cells", default=",".join(CELLS), help=f"among {list(CELLS)}")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     p.add_argument("--seed", type=int, default=20261214)
-    p.add_argument("--seeds-from", type=int, default=None,
-                   help="board seeds N, N+1, ... in every cell (instead of --seed's per-cell "
-                        "blocks): reproduces a check on chosen seeds")
-    p.add_argument("--oracle", action="store_true",
-                   help="on boundary boards also fit with the bound judges' eta fixed at the "
-                        "truth (the 'bound eta at truth' columns; not for judge-file cells)")
+    p.add_argument(
+        "--seeds-from",
+        type=int,
+        default=None,
+        help="board seeds N, N+1, ... in every cell (instead of --seed's per-cell "
+        "blocks): reproduces a check on chosen seeds",
+    )
+    p.add_argument(
+        "--oracle",
+        action="store_true",
+        help="on boundary boards also fit with the bound judges' eta fixed at the "
+        "truth (the 'bound eta at truth' columns; not for judge-file cells)",
+    )
     p.add_argument("--out", type=Path, default=RESULTS / "coverage_crowd.csv")
     args = p.parse_args(argv)
     cells = [c.strip() for c in args.cells.split(",") if c.strip()]
@@ -360,8 +380,11 @@ def main(argv: list[str] | None = None) -> int:
             mapped = pool.map(run_chunk, chunks) if pool else map(run_chunk, chunks)
             boards = [b for part in mapped for b in part]
             rows += summarise(name, boards, eta_true)
-            print(f"[{time.perf_counter() - t0:7.1f}s] {k + 1}/{len(cells)} {name}: "
-                  f"{sum('failed' not in b for b in boards)}/{n} boards", flush=True)
+            print(
+                f"[{time.perf_counter() - t0:7.1f}s] {k + 1}/{len(cells)} {name}: "
+                f"{sum('failed' not in b for b in boards)}/{n} boards",
+                flush=True,
+            )
     finally:
         if pool is not None:
             pool.shutdown()

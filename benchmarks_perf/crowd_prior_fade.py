@@ -74,7 +74,7 @@ def one_board(n: int, seed: int, truth: np.ndarray) -> dict:
         else:
             out["kind"] = "reach" if np.isnan(summary.prior_shift) else "shift"
         try:
-            plain = ratings.fit(frame, model="crowd-bt", anchor=anchor, prior=None)
+            plain = ratings.fit(frame, model=ratings.CrowdBT(prior=None), anchor=anchor)
         except ratings.NonIdentifiableError:
             return out
     out["plain"] = _covered(plain, truth)

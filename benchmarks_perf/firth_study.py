@@ -80,9 +80,11 @@ def one_board(rng, s, n, anchor: int) -> list[dict]:
             fits["mle"] = ratings.fit(log, anchor=f"{name}=1000")
         except NonIdentifiableError:
             fits["mle"] = None
-        fits["penalty"] = ratings.fit(log, anchor=f"{name}=1000", penalty=0.1)
-        fits["firth"] = ratings.fit(log, anchor=f"{name}=1000", firth=True)
-        model_based = ratings.fit(log, anchor=f"{name}=1000", firth=True, ci="model")
+        fits["penalty"] = ratings.fit(log, anchor=f"{name}=1000", model=ratings.BT(penalty=0.1))
+        fits["firth"] = ratings.fit(log, anchor=f"{name}=1000", model=ratings.BT(firth=True))
+        model_based = ratings.fit(
+            log, anchor=f"{name}=1000", model=ratings.BT(firth=True), ci="model"
+        )
     models = fits["firth"].models  # every fit orders the models the same way
     true = pd.Series(true, index=[f"m{k}" for k in range(s.size)])[models].to_numpy()
     sep = fits["firth"].unbounded_mask

@@ -7,6 +7,7 @@
 
 from ratings import _moved
 from ratings.api.fitting import fit
+from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Read, Solver
 from ratings.audit.report import Audit, audit
 from ratings.core.errors import (
     ConvergenceWarning,
@@ -22,13 +23,19 @@ from ratings.result import Ratings
 _moved.install()  # old module paths (``ratings.crowd``, ...) warn and lead to the new ones
 
 __all__ = [
+    "BT",
+    "Adjust",
     "Audit",
+    "Bootstrap",
     "Comparisons",
     "ConvergenceWarning",
+    "CrowdBT",
     "InvalidVerdictsError",
     "JudgeWarning",
     "NonIdentifiableError",
     "Ratings",
+    "Read",
+    "Solver",
     "VerdictLog",
     "aggregate",
     "audit",

@@ -21,7 +21,18 @@ from ratings.inference import ClusterInference, StackedInference, reference_cont
 if TYPE_CHECKING:
     from ratings.models.crowd.prior import CrowdSummary
 
-__all__ = ["CI_DESCRIPTIONS", "ELO_SCALE", "MODEL_NAMES", "Ratings", "check_level", "format_table"]
+__all__ = [
+    "CI_DESCRIPTIONS",
+    "ELO_SCALE",
+    "MODEL_NAMES",
+    "Combination",
+    "FitInfo",
+    "JudgeEffects",
+    "Ratings",
+    "Uncertainty",
+    "check_level",
+    "format_table",
+]
 
 
 MODEL_NAMES = {"bt": "Bradley-Terry", "crowd-bt": "Crowd-BT", "combined": "combined headline"}
@@ -47,6 +58,65 @@ def check_level(level: float) -> float:
     return float(level)
 
 
+@dataclass(frozen=True, eq=False)
+class Uncertainty:
+    """How a fit's intervals are made.
+
+    ``ci`` is the interval kind; ``cluster`` the clustering column (None: per verdict) and
+    ``n_clusters`` its clusters; ``draws`` the bootstrap draws of ``strength``; ``influence``
+    (clusters x models, rows labelled by ``influence_clusters``) the per-cluster influences
+    whose cross-product is the clustered sandwich; ``inference`` the CR2 pieces that give
+    every contrast its degrees of freedom; ``df`` one degrees of freedom for every interval
+    (None: the normal quantile, or per contrast from ``inference``).
+    """
+
+    ci: str
+    cluster: str | None = None
+    n_clusters: int = 0
+    draws: NDArray[np.float64] | None = None
+    influence: NDArray[np.float64] | None = None
+    influence_clusters: pd.Index | None = None
+    inference: ClusterInference | StackedInference | None = None
+    df: float | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class FitInfo:
+    """How the estimate was found: the likelihood at it, Newton's convergence, the rows left
+    out, the penalty or Firth's correction, and the models a penalty alone rates
+    (``unbounded``: ``direction`` +1 unbounded above, -1 below, 0 both, and ``bound``, the
+    other side as a strength in the result's parametrisation; :mod:`ratings.models.separation`).
+    """
+
+    loglik: float
+    converged: bool
+    n_iter: int
+    max_grad: float
+    n_rejected: int = 0
+    penalty: float = 0.0
+    firth: bool = False
+    unbounded: pd.DataFrame | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class JudgeEffects:
+    """``fit(..., adjust=...)``: the judge effects estimated as nuisance parameters (one row
+    per judge, :func:`ratings.models.judge_effects.effects_table`) and which ones."""
+
+    table: pd.DataFrame
+    adjust: tuple[str, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Combination:
+    """How a combined headline was made: scope weights (summing to 1), the method
+    (``"joint"`` or ``"independent"``) and the standard errors the independent method gives."""
+
+    weights: dict[str, float]
+    method: str
+    se_independent: pd.Series | None = None
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class Ratings:
     """Elo ratings with covariance, labelled by model.
@@ -61,14 +131,14 @@ class Ratings:
     influences are bias-adjusted) or ``G/(G-1) influence.T @ influence`` (otherwise), and
     :mod:`ratings.scopes.combine` stacks influences of several scopes by shared cluster.
 
-    ``inference`` (CR2 fits) gives every contrast its own degrees of freedom
-    (:mod:`ratings.inference`); ``unbounded`` lists a penalised fit's models whose rating exists
-    only because of the penalty (:mod:`ratings.models.separation`).
-
-    A combined headline (:func:`ratings.scopes.combine.combine`) also records how it was combined:
-    ``scope_weights`` (scope -> weight, summing to 1), ``combine_method`` (``"joint"`` or
-    ``"independent"``) and ``se_independent`` (the standard errors the independent method
-    gives, for comparison); they are ``None`` for a fit.
+    A small core (models, strengths, covariance, counts, the scale and anchor, the level) and
+    typed parts: ``uncertainty`` (:class:`Uncertainty`: the interval kind, clustering, draws,
+    influences and the CR2 pieces that give every contrast its own degrees of freedom),
+    ``fit_info`` (:class:`FitInfo`: likelihood, convergence, penalty, the models a penalty
+    alone rates; None for a combined headline), ``crowd`` (Crowd-BT), ``judge_effects``
+    (:class:`JudgeEffects`) and ``combination`` (:class:`Combination`, a combined headline's
+    weights and method). The parts' fields read through as attributes (``r.ci``,
+    ``r.cluster``, ``r.influence``, ``r.unbounded``, ``r.loglik``, ...).
 
     Use :meth:`to_frame` for the table, :meth:`conf_int`, :meth:`diff` and
     :meth:`win_probability` for intervals, and :meth:`summary` for a text report.
@@ -78,60 +148,73 @@ class Ratings:
     strength: NDArray[np.float64]
     cov: NDArray[np.float64]
     counts: pd.DataFrame
-    ci: str
-    cluster: str | None
-    n_clusters: int
-    anchor: str | None
-    offset: float
-    loglik: float
-    converged: bool
-    n_iter: int
-    max_grad: float
-    model: str = "bt"
-    level: float = 0.95
+    uncertainty: Uncertainty
+    anchor: str | None = None
+    offset: float = 1000.0
     scale: float = ELO_SCALE
-    penalty: float = 0.0
+    level: float = 0.95
+    model: str = "bt"
     scope: str | None = None
-    draws: NDArray[np.float64] | None = None
+    fit_info: FitInfo | None = None  # None for a combined headline (it has no likelihood)
     judges: pd.DataFrame | None = None
-    n_rejected: int = 0
-    df: float | None = None
-    influence: NDArray[np.float64] | None = None
-    influence_clusters: pd.Index | None = None
-    scope_weights: dict[str, float] | None = None
-    combine_method: str | None = None
-    se_independent: pd.Series | None = None
-    #: ``fit(..., adjust=...)``: the judge effects estimated as nuisance parameters
-    #: (:func:`ratings.models.judge_effects.effects_table`) and which ones.
-    judge_effects: pd.DataFrame | None = None
-    adjust: tuple[str, ...] = ()
     crowd: CrowdSummary | None = None  # Crowd-BT: etas' covariance, prior, two-step term
-    #: CR2 pieces of a clustered ``ci="sandwich"`` fit: degrees of freedom per contrast.
-    inference: ClusterInference | StackedInference | None = None
-    #: Penalised fits: models whose rating exists only because of the penalty, with
-    #: ``direction`` (+1 unbounded above, -1 below, 0 both) and ``bound`` (the other side, a
-    #: strength in this result's parametrisation, or NaN); see :mod:`ratings.models.separation`.
-    unbounded: pd.DataFrame | None = None
-    #: Firth's bias-reduced estimate (:mod:`ratings.models.firth`) rather than maximum likelihood.
-    firth: bool = False
+    judge_effects: JudgeEffects | None = None  # ``fit(..., adjust=...)``
+    combination: Combination | None = None  # a combined headline: how it was combined
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "strength", readonly_copy(self.strength))
         object.__setattr__(self, "cov", readonly_copy(self.cov))
-        for name in ("draws", "influence"):
-            if getattr(self, name) is not None:
-                object.__setattr__(self, name, readonly_copy(getattr(self, name)))
+        u = self.uncertainty
+        if u.draws is not None or u.influence is not None:
+            object.__setattr__(self, "uncertainty", dataclasses.replace(
+                u, draws=None if u.draws is None else readonly_copy(u.draws),
+                influence=None if u.influence is None else readonly_copy(u.influence)))
         object.__setattr__(self, "level", check_level(self.level))
 
-    @property
-    def extra(self) -> dict:
-        """A combined headline's ``scope_weights``, ``combine_method`` and ``se_independent``
-        as one dict (keys ``"weights"``, ``"method"``, ``"se_independent"``); empty for a fit.
-        Kept for code written against the older dict; read the fields."""
-        if self.combine_method is None:
-            return {}
-        return {"weights": self.scope_weights, "method": self.combine_method,
-                "se_independent": self.se_independent}  # fmt: skip
+    # --- the parts' fields, read through ----------------------------------------------------
+    ci = property(lambda self: self.uncertainty.ci, doc="Interval kind (``Uncertainty.ci``).")
+    cluster = property(lambda self: self.uncertainty.cluster,
+                       doc="Clustering column, or None (``Uncertainty.cluster``).")
+    n_clusters = property(lambda self: self.uncertainty.n_clusters,
+                          doc="Number of clusters (``Uncertainty.n_clusters``).")
+    draws = property(lambda self: self.uncertainty.draws,
+                     doc="Bootstrap draws of ``strength`` (``Uncertainty.draws``).")
+    influence = property(lambda self: self.uncertainty.influence,
+                         doc="Per-cluster influences (``Uncertainty.influence``).")
+    influence_clusters = property(lambda self: self.uncertainty.influence_clusters,
+                                  doc="Labels of the influences' rows.")
+    inference = property(lambda self: self.uncertainty.inference,
+                         doc="CR2 degrees of freedom per contrast (``Uncertainty.inference``).")
+    df = property(lambda self: self.uncertainty.df,
+                  doc="One degrees of freedom for every interval (``Uncertainty.df``).")
+    unbounded = property(lambda self: None if self.fit_info is None else self.fit_info.unbounded,
+                         doc="Models rated only because of a penalty (``FitInfo.unbounded``).")
+    penalty = property(lambda self: 0.0 if self.fit_info is None else self.fit_info.penalty,
+                       doc="Ridge penalty (``FitInfo.penalty``).")
+    firth = property(lambda self: self.fit_info is not None and self.fit_info.firth,
+                     doc="Firth's bias-reduced estimate (``FitInfo.firth``).")
+    n_rejected = property(lambda self: 0 if self.fit_info is None else self.fit_info.n_rejected,
+                          doc="Input rows rejected (``FitInfo.n_rejected``).")
+    adjust = property(lambda self: () if self.judge_effects is None
+                      else self.judge_effects.adjust, doc="Judge effects adjusted for.")
+
+    scope_weights = property(lambda self: None if self.combination is None
+                             else self.combination.weights, doc="A headline's scope weights.")
+    combine_method = property(lambda self: None if self.combination is None
+                              else self.combination.method, doc="A headline's method.")
+    se_independent = property(lambda self: None if self.combination is None
+                              else self.combination.se_independent,
+                              doc="A headline's standard errors under independent scopes.")
+
+    def _info(self, name: str):
+        if self.fit_info is None:
+            raise AttributeError(f"a combined headline has no {name!r} (see `combination`)")
+        return getattr(self.fit_info, name)
+
+    loglik = property(lambda self: self._info("loglik"), doc="Log-likelihood at the estimate.")
+    converged = property(lambda self: self._info("converged"), doc="Did Newton converge?")
+    n_iter = property(lambda self: self._info("n_iter"), doc="Newton iterations.")
+    max_grad = property(lambda self: self._info("max_grad"), doc="Largest final gradient.")
 
     # --- labelled views -------------------------------------------------------------------
     @property
@@ -179,13 +262,27 @@ class Ratings:
     def pair_df(self) -> NDArray[np.float64]:
         """Degrees of freedom of every difference of two ratings, (M x M)."""
         if self.inference is not None:
-            cache = self.__dict__.setdefault("_pair_df", [])
-            if not cache:
-                with one_blas_thread():
-                    cache.append(self.inference.pair_df())
-            return cache[0]
+            return self._pair_df
         m = len(self.models)
         return np.full((m, m), np.inf if self.df is None else float(self.df))
+
+    @cached_property
+    def _pair_df(self) -> NDArray[np.float64]:
+        with one_blas_thread():
+            return self.inference.pair_df()
+
+    @cached_property
+    def _rank_cache(self) -> dict:
+        """Rank intervals computed so far, by (level, kind, seed)."""
+        return {}
+
+    @cached_property
+    def pair_stats(self):
+        """Every pair's t statistic and df, and the draws' covariance factor, computed once
+        (:func:`ratings.inference.ranks.pair_stats`; rank intervals and the pairwise table)."""
+        from ratings.inference.ranks import pair_stats
+
+        return pair_stats(self)
 
     def _df_of(self, i: int, j: int) -> float:
         if self.inference is None:
@@ -327,7 +424,7 @@ class Ratings:
         """
         level = self.level if level is None else check_level(level)
         key = (level, kind, seed)
-        cache = self.__dict__.setdefault("_rank_cache", {})
+        cache = self._rank_cache
         if key not in cache:
             from ratings.inference.ranks import rank_intervals
 
@@ -393,11 +490,13 @@ class Ratings:
                                  "of the penalty.")  # fmt: skip
             unbounded = unbounded.assign(bound=unbounded["bound"] + (strength[0]
                                                                      - self.strength[0]))
-        return dataclasses.replace(self, strength=strength, cov=shift_cov(self.cov),
-                                   anchor=anchor, offset=float(rating), draws=draws,
-                                   influence=infl, unbounded=unbounded,
-                                   crowd=None if self.crowd is None
-                                   else self.crowd.shifted(shift))  # fmt: skip
+        info = None if self.fit_info is None else dataclasses.replace(self.fit_info,
+                                                                       unbounded=unbounded)
+        return dataclasses.replace(
+            self, strength=strength, cov=shift_cov(self.cov), anchor=anchor,
+            offset=float(rating), fit_info=info,
+            uncertainty=dataclasses.replace(self.uncertainty, draws=draws, influence=infl),
+            crowd=None if self.crowd is None else self.crowd.shifted(shift))
 
     # --- text ----------------------------------------------------------------------------
     def summary(self, max_rows: int | None = None) -> str:
@@ -415,15 +514,15 @@ class Ratings:
             + (f", {clus}" if self.ci != "model" else "")
             + (f", t quantile with {self.df:g} df" if self.df is not None else ""),
         ]
-        if self.combine_method is None:  # a headline combines fits; it has no likelihood
+        if self.combination is None:  # a headline combines fits; it has no likelihood
             lines.append(f"Converged: {self.converged} ({self.n_iter} iterations, max gradient "
                          f"{self.max_grad:.2e}); log-likelihood {self.loglik:.4f}"
                          + (f"; ridge penalty {self.penalty:g}" if self.penalty else "")
                          + ("; Firth's bias-reduced estimate (penalised log-likelihood)"
                             if self.firth else ""))  # fmt: skip
         else:
-            lines.append(f"Combined ({self.combine_method}) from scopes with weights "
-                         + ", ".join(f"{k}={v:.3g}" for k, v in (self.scope_weights or {}).items()))
+            lines.append(f"Combined ({self.combination.method}) from scopes with weights "
+                         + ", ".join(f"{k}={v:.3g}" for k, v in self.combination.weights.items()))
         if self.crowd is not None:
             lines.append("Estimate: " + self.crowd.estimate_note())
         if self.adjust:
@@ -444,12 +543,13 @@ class Ratings:
         lines += ["", format_table(table)]
         if self.judges is not None:
             lines += ["", "Judges:", format_table(self.judges.reset_index())]
-        if self.judge_effects is not None and len(self.judge_effects):
+        if self.judge_effects is not None and len(self.judge_effects.table):
             cols = ["judge", "n", "position_bias_elo", "position_lower_elo",
                     "position_upper_elo", "self_preference_elo", "self_lower_elo",
                     "self_upper_elo"]  # fmt: skip
             lines += ["", f"Judge effects (Elo points, {self.level:.0%} intervals):",
-                      self.judge_effects[cols].to_string(index=False, float_format="{:.1f}".format)]
+                      self.judge_effects.table[cols].to_string(index=False,
+                                                               float_format="{:.1f}".format)]
         return "\n".join(lines)
 
     def __repr__(self) -> str:

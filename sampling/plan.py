@@ -79,16 +79,17 @@ def fit_for_planning(
     """
     options = {"ci": "model", **(fit_options or {})}
     name, rating = check_anchor(anchor)
-    kw = {"anchor": name, "anchor_rating": rating if name is not None else None}
+    kw = {"anchor": (name, rating) if name is not None else None}
     try:
         return ratings.fit(source, **kw, **options)
     except ratings.NonIdentifiableError:
-        if "penalty" in options:
+        if "penalty" in options or isinstance(options.get("model"), ratings.BT):
             raise
         with warnings.catch_warnings():  # planning reads the penalised fit as it is
             warnings.simplefilter("ignore", PenaltyOnlyWarning)
-            r = ratings.fit(source, **kw, penalty=FALLBACK_PENALTY, **options)
-        return dataclasses.replace(r, unbounded=None)
+            penalised = ratings.BT(penalty=FALLBACK_PENALTY)
+            r = ratings.fit(source, **kw, **(options | {"model": penalised}))
+        return dataclasses.replace(r, fit_info=dataclasses.replace(r.fit_info, unbounded=None))
 
 
 def plan_matches(

@@ -402,7 +402,7 @@ def simulate_loop(
     max_comparisons = check_count(max_comparisons, "max_comparisons", 1)
     rng = np.random.default_rng(check_seed(seed))
     name, rating = check_anchor(anchor)
-    kw = {"anchor": name, "anchor_rating": rating if name is not None else None}
+    kw = {"anchor": (name, rating) if name is not None else None}
     options = dict(fit_options or {})
     subs = board.submissions[["model", "task_id"]]
     judges = board.judges

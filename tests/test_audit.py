@@ -55,7 +55,7 @@ def test_report_columns_and_flags(report):
 
 
 def test_audit_ratings_are_the_adjusted_fit(log, report):
-    adj = ratings.fit(log, adjust="position,self-preference", families=FAMILIES)
+    adj = ratings.fit(log, adjust=ratings.Adjust("position,self-preference", families=FAMILIES))
     np.testing.assert_allclose(report.ratings.strength, adj.strength, atol=1e-10)
 
 
@@ -170,10 +170,29 @@ def test_cli_fit_adjust_and_by_scope(log, tmp_path, capsys):
                  "--families", str(fam)]) == 0  # fmt: skip
     assert "Adjusted for judge effects: self-preference" in capsys.readouterr().out
     out = tmp_path / "scopes.csv"
-    assert main(["fit", str(path), "--by", "scope", "--model", "bt", "--adjust",
-                 "position,self-preference", "--families", str(fam), "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(path),
+                "--by",
+                "scope",
+                "--model",
+                "bt",
+                "--adjust",
+                "position,self-preference",
+                "--families",
+                str(fam),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     table = pd.read_csv(out)
-    want = ratings.fit(log, adjust="position,self-preference", families=FAMILIES).to_frame()
+    want = ratings.fit(
+        log, adjust=ratings.Adjust("position,self-preference", families=FAMILIES)
+    ).to_frame()
     got = table[table["scope"] == "s1"].reset_index(drop=True)
     np.testing.assert_allclose(got["elo"], want["elo"], atol=1e-6)
     assert main(["combine", str(path), "--model", "bt", "--adjust", "position",

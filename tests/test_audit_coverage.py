@@ -36,9 +36,11 @@ def test_effect_intervals_cover_and_absent_effects_are_rarely_flagged():
     gamma = {"J1": 0.5, "J2": 0.0}
     covered, flagged_absent = [], []
     for seed in range(40):
-        fit = ratings.fit(_board(100 + 7 * seed, beta=beta, gamma=gamma),
-                          adjust="position,self-preference", families=FAMILIES)  # fmt: skip
-        fx = fit.judge_effects.set_index("judge")
+        fit = ratings.fit(
+            _board(100 + 7 * seed, beta=beta, gamma=gamma),
+            adjust=ratings.Adjust("position,self-preference", families=FAMILIES),
+        )
+        fx = fit.judge_effects.table.set_index("judge")
         for j in JUDGES:
             truths = [("position", beta[j])] + ([("self", gamma[j])] if j in gamma else [])
             for prefix, truth in truths:
@@ -63,8 +65,13 @@ def test_adjusting_removes_family_inflation():
     for seed in range(15):
         log = _board(500 + 11 * seed, gamma={"J1": 0.8}, n=3000)
         plain.append(_red_inflation(ratings.fit(log, anchor="m09")))
-        adjusted.append(_red_inflation(ratings.fit(log, anchor="m09", adjust="self-preference",
-                                                   families=FAMILIES)))  # fmt: skip
+        adjusted.append(
+            _red_inflation(
+                ratings.fit(
+                    log, anchor="m09", adjust=ratings.Adjust("self-preference", families=FAMILIES)
+                )
+            )
+        )
     assert np.mean(plain) > 25.0  # J1 gives a third of the verdicts: about 35 Elo
     assert abs(np.mean(adjusted)) < 0.25 * np.mean(plain)
 
@@ -74,8 +81,9 @@ def test_adjusting_a_board_without_biases_moves_ratings_less_than_their_se():
     for seed in range(10):
         log = _board(900 + 13 * seed)
         plain = ratings.fit(log, anchor="m09")
-        adj = ratings.fit(log, anchor="m09", adjust="position,self-preference",
-                          families=FAMILIES)  # fmt: skip
+        adj = ratings.fit(
+            log, anchor="m09", adjust=ratings.Adjust("position,self-preference", families=FAMILIES)
+        )
         keep = plain.models != "m09"
         worst = max(worst, float((np.abs(adj.elo - plain.elo)[keep] / plain.se[keep]).max()))
     assert worst < 1.0

@@ -126,7 +126,7 @@ def test_judge_quality_wrong_scope(tmp_path, scoped, capsys):
     path = judge_file(tmp_path / "jq.json", "s1", {"j1": 0.9, "j2": 0.8})
     with pytest.raises(ValueError, match=r"The judge-quality file '.*jq\.json' was fitted on "
                        r"scope 's1', not 's2'"):  # fmt: skip
-        ratings.fit(scoped, scope="s2", model="crowd-bt", judge_quality=path)
+        ratings.fit(scoped, scope="s2", model=ratings.CrowdBT(judge_quality=path))
     err = run_cli(["fit", scoped, "--scope", "s2", "--model", "crowd-bt", "--judge-quality",
                    path, "--out", tmp_path / "r.csv"], capsys, tmp_path)  # fmt: skip
     assert "fitted on scope 's1', not 's2'" in err
@@ -135,7 +135,7 @@ def test_judge_quality_wrong_scope(tmp_path, scoped, capsys):
 def test_judge_quality_eta_out_of_range(tmp_path, scoped, capsys):
     path = judge_file(tmp_path / "jq.json", "s1", {"j1": 1.3, "j2": 0.8})
     with pytest.raises(ValueError, match=re.escape("eta must lie in [0.5, 1]; got {'j1': 1.3}")):
-        ratings.fit(scoped, scope="s1", model="crowd-bt", judge_quality=path)
+        ratings.fit(scoped, scope="s1", model=ratings.CrowdBT(judge_quality=path))
     err = run_cli(["fit", scoped, "--scope", "s1", "--model", "crowd-bt", "--judge-quality",
                    path, "--out", tmp_path / "r.csv"], capsys, tmp_path)  # fmt: skip
     assert "{'j1': 1.3}" in err
@@ -145,7 +145,7 @@ def test_judge_quality_unknown_judge(tmp_path, scoped, capsys):
     path = judge_file(tmp_path / "jq.json", "s1", {"j1": 0.9})
     with pytest.raises(ValueError, match=r"Judge\(s\) \['j2'\] have no eta in the judge-quality "
                        r"source \(it has \['j1'\]\).*fit_new_judges"):  # fmt: skip
-        ratings.fit(scoped, scope="s1", model="crowd-bt", judge_quality=path)
+        ratings.fit(scoped, scope="s1", model=ratings.CrowdBT(judge_quality=path))
     err = run_cli(["fit", scoped, "--scope", "s1", "--model", "crowd-bt", "--judge-quality",
                    path, "--out", tmp_path / "r.csv"], capsys, tmp_path)  # fmt: skip
     assert "['j2']" in err and "--fit-new-judges" in err

@@ -98,7 +98,7 @@ def test_equal_weights_give_the_mean_of_scope_elos(shared_board):
     mean = pd.concat([r.elo for r in shared_board.values()], axis=1).mean(axis=1)
     np.testing.assert_allclose(c.elo.to_numpy(), mean.reindex(c.models).to_numpy(), atol=1e-9)
     assert c.elo[ANCHOR] == 1000.0
-    assert c.extra["weights"] == pytest.approx(dict.fromkeys(shared_board, 1 / 3))
+    assert c.combination.weights == pytest.approx(dict.fromkeys(shared_board, 1 / 3))
 
 
 def test_user_weights_are_normalised(shared_board):
@@ -107,8 +107,8 @@ def test_user_weights_are_normalised(shared_board):
     same = combine(shared_board, weights={k: v / 4 for k, v in raw.items()})
     expected = sum(w / 4 * shared_board[s].elo for s, w in raw.items())
     np.testing.assert_allclose(c.elo.to_numpy(), expected.reindex(c.models).to_numpy(), atol=1e-9)
-    assert sum(c.extra["weights"].values()) == pytest.approx(1.0)
-    assert c.extra["weights"]["analytical"] == pytest.approx(0.5)
+    assert sum(c.combination.weights.values()) == pytest.approx(1.0)
+    assert c.combination.weights["analytical"] == pytest.approx(0.5)
     np.testing.assert_allclose(c.elo, same.elo, atol=1e-12)
     np.testing.assert_allclose(c.cov, same.cov, rtol=1e-12, atol=1e-16)
     ind = combine(shared_board, weights=raw, method="independent")
@@ -133,17 +133,19 @@ def test_joint_equals_independent_for_disjoint_tasks(disjoint_board):
     expected = sum(0.25 * r.cov for r in disjoint_board.values())
     np.testing.assert_allclose(joint.cov, expected, rtol=1e-9, atol=1e-15)
     np.testing.assert_allclose(joint.se, ind.se, rtol=1e-9)
-    np.testing.assert_allclose(joint.extra["se_independent"], ind.se, rtol=1e-12)
+    np.testing.assert_allclose(joint.combination.se_independent, ind.se, rtol=1e-12)
 
 
 def test_joint_needs_sandwich_fits_and_matching_clusters(shared_board):
     model_based = dict(shared_board)
     r = shared_board["analytical"]
-    model_based["analytical"] = dataclasses.replace(r, ci="model")
+    model_based["analytical"] = dataclasses.replace(
+        r, uncertainty=dataclasses.replace(r.uncertainty, ci="model"))
     with pytest.raises(ValueError, match="ci='model'"):
         combine(model_based)
     other = dict(shared_board)
-    other["analytical"] = dataclasses.replace(r, cluster="date")
+    other["analytical"] = dataclasses.replace(
+        r, uncertainty=dataclasses.replace(r.uncertainty, cluster="date"))
     with pytest.raises(ValueError, match="same cluster column"):
         combine(other)
     with pytest.raises(ValueError, match="must be numbers"):
@@ -157,8 +159,8 @@ def test_joint_is_larger_with_shared_positive_latents(shared_board):
     ratio = joint.se[others] / ind.se[others]
     assert (ratio > 1.05).all(), ratio
     assert ratio.mean() > 1.25, ratio
-    np.testing.assert_allclose(joint.extra["se_independent"], ind.se, rtol=1e-12)
-    assert joint.extra["method"] == "joint" and ind.extra["method"] == "independent"
+    np.testing.assert_allclose(joint.combination.se_independent, ind.se, rtol=1e-12)
+    assert joint.combination.method == "joint" and ind.combination.method == "independent"
 
 
 def test_joint_headline_covers_and_a_wrong_variance_does_not():
@@ -281,8 +283,8 @@ def test_headline_degrees_of_freedom_stack_the_scopes(shared_board, disjoint_boa
     np.testing.assert_allclose(joint.model_df, ind.model_df, rtol=1e-10)
     # two equal halves of one scope on disjoint tasks have twice the degrees of freedom of one
     a = disjoint_board["a"]
-    twin = combine({"x": a, "y": dataclasses.replace(
-        a, influence_clusters=a.influence_clusters.map(lambda t: f"{t}-copy"))})
+    twin = combine({"x": a, "y": dataclasses.replace(a, uncertainty=dataclasses.replace(
+        a.uncertainty, influence_clusters=a.influence_clusters.map(lambda t: f"{t}-copy")))})
     ok = np.isfinite(a.model_df)
     np.testing.assert_allclose(twin.model_df[ok], 2 * a.model_df[ok], rtol=1e-8)
     # the headline table has rank intervals, the shared board's headline df per model

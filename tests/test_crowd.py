@@ -62,7 +62,7 @@ def test_fit_matches_independent_scipy_fit(board, reference):
     ref, z, _ = reference
     theta, eta = ref.unpack(z)
     assert np.abs(ref.grad(z)).max() < 1e-8 * ref.n  # the reference is at a stationary point
-    r = ratings.fit(board, model="crowd-bt", prior=None, anchor="m00", cluster=None)
+    r = ratings.fit(board, model=ratings.CrowdBT(prior=None), anchor="m00", cluster=None)
     assert r.converged and list(r.models) == ref.models
     np.testing.assert_allclose(r.strength, theta, rtol=0, atol=1e-6)
     np.testing.assert_allclose(r.judges.loc[ref.judges, "eta"], eta, rtol=0, atol=1e-6)
@@ -72,14 +72,24 @@ def test_fit_matches_independent_scipy_fit(board, reference):
         r.judges.loc[ref.judges, "n"], board["judge"].value_counts().loc[ref.judges]
     )
     # The centred scale only moves the origin; clustering does not change the estimate.
-    centred = ratings.fit(board, model="crowd-bt", prior=None)
+    centred = ratings.fit(board, model=ratings.CrowdBT(prior=None))
     np.testing.assert_allclose(centred.strength, theta - theta.mean(), atol=1e-6)
     np.testing.assert_allclose(centred.judges["eta"], r.judges["eta"], atol=1e-9)
 
 
 def test_numpy_engine_matches_numba(board):
-    fast = ratings.fit(board, model="crowd-bt", prior=None, anchor="m00", engine="numba")
-    slow = ratings.fit(board, model="crowd-bt", prior=None, anchor="m00", engine="numpy")
+    fast = ratings.fit(
+        board,
+        model=ratings.CrowdBT(prior=None),
+        solver=ratings.Solver(engine="numba"),
+        anchor="m00",
+    )
+    slow = ratings.fit(
+        board,
+        model=ratings.CrowdBT(prior=None),
+        solver=ratings.Solver(engine="numpy"),
+        anchor="m00",
+    )
     np.testing.assert_allclose(slow.strength, fast.strength, atol=1e-10)
     np.testing.assert_allclose(slow.cov, fast.cov, rtol=1e-8, atol=1e-14)
     pd.testing.assert_frame_equal(slow.judges, fast.judges, rtol=1e-8)
@@ -93,7 +103,7 @@ def test_covariances_match_reference(board, reference, ci, cluster, kind):
     ref, _, covs = reference
     want = covs[kind]
     m = ref.m
-    r = ratings.fit(board, model="crowd-bt", prior=None, anchor="m00", ci=ci, cluster=cluster)
+    r = ratings.fit(board, model=ratings.CrowdBT(prior=None), anchor="m00", ci=ci, cluster=cluster)
     assert_close(r.cov[1:, 1:], want[: m - 1, : m - 1], rtol=1e-5)
     np.testing.assert_array_equal(r.cov[0], 0.0)
     se = r.judges.loc[ref.judges, "se"].to_numpy()
@@ -125,7 +135,7 @@ def test_fixed_eta_matches_reference(board):
     fixed = {"j1": 0.9, "j2": 0.75, "j3": 0.7}
     ref = Reference(board, fixed=fixed)
     z = ref.fit()
-    r = ratings.fit(board, model="crowd-bt", prior=None, judge_quality=fixed, anchor="m00",
+    r = ratings.fit(board, model=ratings.CrowdBT(prior=None, judge_quality=fixed), anchor="m00",
                     ci="model", cluster=None)  # fmt: skip
     np.testing.assert_allclose(r.strength[1:], z, atol=1e-6)
     assert_close(r.cov[1:, 1:], np.linalg.inv(ref.hessian(z)), rtol=1e-5)
@@ -136,8 +146,12 @@ def test_fixed_eta_matches_reference(board):
     part = {"j2": 0.75}
     ref = Reference(board, fixed=part)
     z = ref.fit()
-    r = ratings.fit(board, model="crowd-bt", prior=None, judge_quality=part,
-                    fit_new_judges=True, anchor="m00", cluster=None)  # fmt: skip
+    r = ratings.fit(
+        board,
+        model=ratings.CrowdBT(prior=None, judge_quality=part, fit_new_judges=True),
+        anchor="m00",
+        cluster=None,
+    )
     np.testing.assert_allclose(r.strength[1:], z[: ref.m - 1], atol=1e-6)
     np.testing.assert_allclose(r.judges.loc[["j1", "j3"], "eta"], z[ref.m - 1 :], atol=1e-6)
     assert r.judges.loc["j2", "status"] == "fixed"
@@ -157,7 +171,7 @@ def test_recovery_of_eta_and_strengths(seed):
     truth = {"good": 0.95, "fair": 0.80, "poor": 0.55}
     s = np.random.default_rng(100 + seed).normal(0.0, 0.8, 20)
     frame = draw_board(seed, s, truth, 300_000, tie_rate=0.1)
-    r = ratings.fit(frame, model="crowd-bt", prior=None, anchor="m00", cluster=None)
+    r = ratings.fit(frame, model=ratings.CrowdBT(prior=None), anchor="m00", cluster=None)
     assert r.converged
     j = r.judges.loc[list(truth)]
     true_eta = np.array(list(truth.values()))
@@ -179,7 +193,7 @@ def test_eta_one_is_bradley_terry(board):
     assert decisive["task_id"].nunique() == board["task_id"].nunique()  # same clusters
     for ci, cluster in (("sandwich", None), ("sandwich", "task_id"), ("sandwich-z", "task_id"),
                         ("model", None)):  # fmt: skip
-        crowd = ratings.fit(board, model="crowd-bt", prior=None, judge_quality=ones,
+        crowd = ratings.fit(board, model=ratings.CrowdBT(prior=None, judge_quality=ones),
                             anchor="m03", ci=ci, cluster=cluster)  # fmt: skip
         bt = ratings.fit(decisive, model="bt", anchor="m03", ci=ci, cluster=cluster)
         np.testing.assert_allclose(crowd.strength, bt.strength, rtol=0, atol=1e-9)
@@ -199,7 +213,7 @@ def test_deterministic_judge_is_eta_one(board):
     frame.loc[frame.index[:300], "failed_b"] = True
     frame["winner"] = frame["winner"].astype(object)
     frame.loc[frame.index[:300], "winner"] = "A"  # B failed: A wins (the flags decide)
-    r = ratings.fit(frame, model="crowd-bt", prior=None, anchor="m00")
+    r = ratings.fit(frame, model=ratings.CrowdBT(prior=None), anchor="m00")
     det = r.judges.loc["deterministic"]
     assert det["status"] == "deterministic" and det["eta"] == 1.0 and np.isnan(det["se"])
     assert det["n"] == 300 and not det["uninformative"]
@@ -223,7 +237,7 @@ def test_deterministic_judge_cannot_be_overridden(board):
     frame.loc[frame.index[:300], "winner"] = "A"  # B failed: A wins (the flags decide)
     quality = {"j1": 0.9, "j2": 0.8, "j3": 0.7, "deterministic": 0.6}
     try:
-        r = ratings.fit(frame, model="crowd-bt", judge_quality=quality)
+        r = ratings.fit(frame, model=ratings.CrowdBT(judge_quality=quality))
     except ValueError:
         return  # refusing the entry is fine too
     assert r.judges.loc["deterministic", "eta"] == 1.0

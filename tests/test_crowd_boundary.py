@@ -25,7 +25,7 @@ def test_coin_flip_judge_is_uninformative():
     frame = draw_board(
         31, np.linspace(-1.5, 1.5, 8), {"good": 0.9, "ok": 0.8, "coin": 0.5}, 30_000, tie_rate=0.1
     )
-    r = ratings.fit(frame, model="crowd-bt", prior=None, cluster=None)
+    r = ratings.fit(frame, model=ratings.CrowdBT(prior=None), cluster=None)
     j = r.judges
     assert bool(j.loc["coin", "uninformative"])
     assert j.loc["coin", "lower"] == 0.5 and j.loc["coin", "eta"] < 0.56
@@ -42,7 +42,7 @@ def test_always_right_judge_is_on_the_boundary(seed):
     s = np.linspace(-1.5, 1.5, 8)
     frame = draw_board(seed, s, {"noisy1": 0.8, "noisy2": 0.7, "oracle": 1.0}, 20_000, tie_rate=0.1)
     for ci in ("sandwich", "model"):
-        r = ratings.fit(frame, model="crowd-bt", prior=None, anchor="m00", ci=ci)
+        r = ratings.fit(frame, model=ratings.CrowdBT(prior=None), anchor="m00", ci=ci)
         assert r.converged
         o = r.judges.loc["oracle"]
         assert o["eta"] == 1.0 and o["status"] == "boundary"
@@ -61,7 +61,9 @@ def test_always_right_judge_is_on_the_boundary(seed):
     zz = np.concatenate([theta[1:], [eta[ref.judges.index(j)] for j in free.free_judges]])
     assert free.grad(zz)[ref.m - 1 + free.free_judges.index("oracle")] < 0
     # Model-based covariance of the strengths: the inverse Hessian with that eta held known.
-    r = ratings.fit(frame, model="crowd-bt", prior=None, anchor="m00", ci="model", cluster=None)
+    r = ratings.fit(
+        frame, model=ratings.CrowdBT(prior=None), anchor="m00", ci="model", cluster=None
+    )
     hess = ref.hessian(z)
     assert_close(r.cov[1:, 1:], np.linalg.inv(hess)[: ref.m - 1, : ref.m - 1], rtol=1e-5)
     default = ratings.fit(frame, model="crowd-bt", anchor="m00").judges.loc["oracle"]
@@ -82,7 +84,7 @@ def test_perfectly_separating_judge_gives_a_clear_error(tmp_path, capsys):
     oracle["winner"] = np.where(s[i] > s[j], "A", "B").astype(object)
     frame = pd.concat([frame, oracle], ignore_index=True)
     with pytest.raises(ratings.NonIdentifiableError, match="does not exist"):
-        ratings.fit(frame, model="crowd-bt", prior=None, anchor="m00")
+        ratings.fit(frame, model=ratings.CrowdBT(prior=None), anchor="m00")
     path = tmp_path / "sep.csv"
     frame.to_csv(path, index=False)
     assert main(["fit", str(path), "--model", "crowd-bt", "--prior", "none"]) == 2
@@ -92,8 +94,12 @@ def test_perfectly_separating_judge_gives_a_clear_error(tmp_path, capsys):
     default = ratings.fit(frame, model="crowd-bt", anchor="m00")
     assert np.all(np.isfinite(default.strength)) and np.all(np.isfinite(default.cov))
     assert default.judges.loc["oracle", "eta"] > 0.98
-    r = ratings.fit(frame, model="crowd-bt", prior=None,
-                    judge_quality={"noisy1": 0.8, "noisy2": 0.7, "oracle": 0.99})  # fmt: skip
+    r = ratings.fit(
+        frame,
+        model=ratings.CrowdBT(
+            prior=None, judge_quality={"noisy1": 0.8, "noisy2": 0.7, "oracle": 0.99}
+        ),
+    )
     assert r.converged and np.all(np.isfinite(r.strength))
 
 
@@ -111,7 +117,7 @@ def test_weak_judges_stay_on_the_right_branch():
     frame = draw_board(41, truth, etas, 40_000, tie_rate=0.1)
     judges_and_remedy = r"\['a', 'b', 'c'\].*not identified.*`judge_quality`"
     with pytest.warns(ratings.JudgeWarning, match=judges_and_remedy):
-        r = ratings.fit(frame, model="crowd-bt", prior=None, anchor="m00", cluster=None)
+        r = ratings.fit(frame, model=ratings.CrowdBT(prior=None), anchor="m00", cluster=None)
     assert r.converged and r.judges["uninformative"].all() and r.crowd.open_intervals
     assert np.isinf(r.se.drop("m00")).all() and r.se["m00"] == 0
     assert np.isinf(r.conf_int()["upper"].drop("m00")).all()
@@ -134,7 +140,7 @@ def test_adversarial_minority_judge_is_held_at_one_half():
     is held at the bound 1/2, flagged uninformative, and the strengths keep the true order."""
     truth = np.linspace(-1.5, 1.5, 10)
     frame = draw_board(42, truth, {"bad": 0.2, "good": 0.9}, 30_000, tie_rate=0.1)
-    r = ratings.fit(frame, model="crowd-bt", prior=None, anchor="m00")
+    r = ratings.fit(frame, model=ratings.CrowdBT(prior=None), anchor="m00")
     assert r.converged
     bad = r.judges.loc["bad"]
     assert bad["eta"] == 0.5 and bad["status"] == "boundary" and bool(bad["uninformative"])
@@ -144,7 +150,7 @@ def test_adversarial_minority_judge_is_held_at_one_half():
     # With the bad judge at 1/2 the fit is the fit of the good judge's verdicts alone (which
     # warns that one judge decides them all).
     with pytest.warns(ratings.JudgeWarning, match="Only one judge \\('good'\\)"):
-        good = ratings.fit(frame[frame["judge"] == "good"], model="crowd-bt", prior=None,
+        good = ratings.fit(frame[frame["judge"] == "good"], model=ratings.CrowdBT(prior=None),
                            anchor="m00")  # fmt: skip
     np.testing.assert_allclose(r.strength, good.strength, atol=1e-8)
 
@@ -164,11 +170,11 @@ def test_eta_never_below_one_half(seed, exists):
     assert default.converged and ((eta > 0.5) & (eta < 1.0)).all()
     if not exists:
         with pytest.raises(ratings.NonIdentifiableError, match="does not exist"):
-            ratings.fit(frame, model="crowd-bt", prior=None)
+            ratings.fit(frame, model=ratings.CrowdBT(prior=None))
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ratings.JudgeWarning)
-        r = ratings.fit(frame, model="crowd-bt", prior=None)
+        r = ratings.fit(frame, model=ratings.CrowdBT(prior=None))
     assert r.converged
     eta = r.judges["eta"]
     assert ((eta >= 0.5) & (eta <= 1.0)).all()

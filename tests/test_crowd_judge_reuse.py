@@ -95,13 +95,19 @@ def test_fit_reuses_judge_quality(judge_files, tmp_path, capsys):
     # with eta fixed, and equal to passing the same etas as a mapping (treated as known, so
     # the intervals are narrower than with the file's covariance).
     new = judge_files["frames"]["new"]
-    r = ratings.fit(new, model="crowd-bt", judge_quality=str(qual), scope="s", anchor="m00",
-                    cluster=None, prior=None)  # fmt: skip
+    r = ratings.fit(
+        new,
+        model=ratings.CrowdBT(judge_quality=str(qual), prior=None),
+        scope="s",
+        anchor="m00",
+        cluster=None,
+    )
     assert r.judges["eta"].to_dict() == eta
     z = Reference(new, fixed=eta).fit()
     np.testing.assert_allclose(r.strength[1:], z, atol=1e-6)
-    same = ratings.fit(new, model="crowd-bt", judge_quality=eta, anchor="m00", cluster=None,
-                       prior=None)  # fmt: skip
+    same = ratings.fit(
+        new, model=ratings.CrowdBT(judge_quality=eta, prior=None), anchor="m00", cluster=None
+    )
     np.testing.assert_array_equal(same.strength, r.strength)
     assert (same.judges["status"] == "fixed").all()
     assert (np.diag(r.cov)[1:] > np.diag(same.cov)[1:]).all()
@@ -154,7 +160,7 @@ def test_quality_file_of_another_scope_is_refused(judge_files, tmp_path, capsys)
     assert "'t'" in err and "'s'" in err and "scope" in err
     with pytest.raises(ValueError, match="fitted on scope 't'"):
         ratings.fit(
-            judge_files["frames"]["new"], model="crowd-bt", judge_quality=str(qual), scope="s"
+            judge_files["frames"]["new"], model=ratings.CrowdBT(judge_quality=str(qual)), scope="s"
         )
 
 

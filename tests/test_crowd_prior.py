@@ -144,7 +144,7 @@ def test_prior_shrinks_like_one_over_n():
     gaps = []
     for n in (20_000, 200_000):
         frame = draw_board(5, s, ETAS, n, n_tasks=400, tie_rate=0.1)
-        plain = ratings.fit(frame, model="crowd-bt", prior=None, cluster=None)
+        plain = ratings.fit(frame, model=ratings.CrowdBT(prior=None), cluster=None)
         default = ratings.fit(frame, model="crowd-bt", cluster=None)
         gaps.append((np.abs(default.elo - plain.elo).max(),
                      np.abs(default.judges["eta"] - plain.judges["eta"]).max()))  # fmt: skip
@@ -256,7 +256,7 @@ def test_an_estimate_wherever_bradley_terry_has_one(seed):
                        2000, n_tasks=100, tie_rate=0.1, task_sd=0.3)  # fmt: skip
     ratings.fit(frame)  # Bradley-Terry exists
     with pytest.raises(ratings.NonIdentifiableError, match="does not exist"):
-        ratings.fit(frame, model="crowd-bt", prior=None)
+        ratings.fit(frame, model=ratings.CrowdBT(prior=None))
     r = ratings.fit(frame, model="crowd-bt", anchor="m15")
     assert r.converged and np.isfinite(r.strength).all() and np.isfinite(r.cov).all()
     assert (r.se.drop("m15") > 0).all() and (r.judges["status"] == "estimated").all()
@@ -357,7 +357,7 @@ def test_two_step_covariance_matches_finite_differences(past_and_new):
     h_se = np.column_stack(cols)
     bread = np.linalg.inv(h_ss)
     want = ref.sandwich(z, bread) + bread @ h_se @ v_e @ h_se.T @ bread
-    r = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00",
+    r = ratings.fit(new, model=ratings.CrowdBT(judge_quality=str(path)), anchor="m00",
                     ci="sandwich-z")  # CR1: the sandwich written out above  # fmt: skip
     np.testing.assert_allclose(r.strength[1:], z, atol=1e-6)
     assert_close(r.cov[1:, 1:], want, rtol=1e-4)
@@ -365,17 +365,22 @@ def test_two_step_covariance_matches_finite_differences(past_and_new):
     term = r.crowd.eta_influence.T @ r.crowd.eta_influence
     assert_close(term[1:, 1:], bread @ h_se @ v_e @ h_se.T @ bread, rtol=1e-4)
     # --eta-known: the first term alone; the same file passed as the fit object: the same
-    known = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00",
-                        eta_known=True, ci="sandwich-z")  # fmt: skip
+    known = ratings.fit(
+        new,
+        model=ratings.CrowdBT(judge_quality=str(path), eta_known=True),
+        anchor="m00",
+        ci="sandwich-z",
+    )
     assert_close(known.cov[1:, 1:], ref.sandwich(z, bread), rtol=1e-4)
     assert (known.judges.loc[list(ETAS), "status"] == "fixed").all()
-    same = ratings.fit(new, model="crowd-bt", judge_quality=fit, anchor="m00", ci="sandwich-z")
+    same = ratings.fit(new, model=ratings.CrowdBT(judge_quality=fit), anchor="m00", ci="sandwich-z")
     np.testing.assert_allclose(same.cov, r.cov, rtol=1e-12)
     # the default (CR2): the same two-step term on top of the CR2 covariance, whose df grow
     # with it (Welch-Satterthwaite, the term taken as known)
-    cr2 = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00")
-    cr2_known = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00",
-                            eta_known=True)  # fmt: skip
+    cr2 = ratings.fit(new, model=ratings.CrowdBT(judge_quality=str(path)), anchor="m00")
+    cr2_known = ratings.fit(
+        new, model=ratings.CrowdBT(judge_quality=str(path), eta_known=True), anchor="m00"
+    )
     assert_close(cr2.cov - cr2_known.cov, r.cov - known.cov, rtol=1e-6)
     v1, v2 = np.diag(cr2_known.cov)[1:], np.diag(cr2.cov - cr2_known.cov)[1:]
     np.testing.assert_allclose(cr2.model_df[1:], cr2_known.model_df[1:] * (1 + v2 / v1) ** 2,
@@ -387,20 +392,21 @@ def test_two_step_term_reaches_the_headline(past_and_new):
     from ratings.scopes.combine import combine
 
     _, new, _, path = past_and_new
-    r = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00")
+    r = ratings.fit(new, model=ratings.CrowdBT(judge_quality=str(path)), anchor="m00")
     head = combine({"s": r})
     assert_close(head.cov, r.cov, rtol=1e-10)
     # and to its degrees of freedom: the term is known in the Welch-Satterthwaite combination
     np.testing.assert_allclose(head.model_df, r.model_df, rtol=1e-8)
     np.testing.assert_allclose(head.pair_df(), r.pair_df(), rtol=1e-8)
-    known = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00",
-                        eta_known=True)  # fmt: skip
+    known = ratings.fit(
+        new, model=ratings.CrowdBT(judge_quality=str(path), eta_known=True), anchor="m00"
+    )
     assert (np.diag(combine({"s": known}).cov)[1:] < np.diag(head.cov)[1:]).all()
 
 
 def test_reanchoring_keeps_the_two_step_term(past_and_new):
     _, new, _, path = past_and_new
-    r = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00")
+    r = ratings.fit(new, model=ratings.CrowdBT(judge_quality=str(path)), anchor="m00")
     other = r.reanchor("m03", 1200.0)
     assert_close(other.diff("m05", "m01")["se"], r.diff("m05", "m01")["se"], rtol=1e-10)
     f = other.crowd.eta_influence
@@ -423,16 +429,19 @@ def test_old_file_loads_with_a_warning(past_and_new, tmp_path):
     rows = [{"judge": j, "eta": float(fit.judges.loc[j, "eta"]), "se": 0.01} for j in ETAS]
     path = _write(tmp_path, {"format": "ratings.judge_quality/1", "scope": None,
                              "judges": rows})  # fmt: skip
-    with pytest.warns(ratings.JudgeWarning, match=r"judge_quality/1\) keeps no covariance.*"
-                                                   r"treated as known.*ratings judges"):
-        r = ratings.fit(new, model="crowd-bt", judge_quality=str(path), anchor="m00")
+    with pytest.warns(
+        ratings.JudgeWarning,
+        match=r"judge_quality/1\) keeps no covariance.*"
+        r"treated as known.*ratings judges",
+    ):
+        r = ratings.fit(new, model=ratings.CrowdBT(judge_quality=str(path)), anchor="m00")
     assert (r.judges.loc[list(ETAS), "status"] == "fixed").all()
     assert r.crowd.eta_influence is None
     # a plain {judge: eta} object is read the same way
     plain = _write(tmp_path, {j: row["eta"] for j, row in zip(ETAS, rows, strict=True)},
                    "plain.json")  # fmt: skip
     with pytest.warns(ratings.JudgeWarning, match="keeps no covariance"):
-        same = ratings.fit(new, model="crowd-bt", judge_quality=str(plain), anchor="m00")
+        same = ratings.fit(new, model=ratings.CrowdBT(judge_quality=str(plain)), anchor="m00")
     np.testing.assert_array_equal(same.cov, r.cov)
 
 
@@ -440,20 +449,36 @@ def test_old_file_loads_with_a_warning(past_and_new, tmp_path):
     ("text", "message"),
     [
         ('{"j1": 0.9, "j1": 0.8}', r"key 'j1' appears twice"),
-        ('{"format": "ratings.judge_quality/2", "judges": [{"judge": "j2", "eta": 0.8, '
-         '"eta": 0.9}]}', r"key 'eta' appears twice in the entry of judge 'j2'"),
-        ('{"format": "ratings.judge_quality/1", "judges": [{"judge": "j1", "eta": 0.9}, '
-         '{"judge": "j1", "eta": 0.8}]}', r"judge\(s\) \['j1'\] appear more than once"),
-        ('{"format": "ratings.judge_quality/1", "judges": [{"judge": "j3", "eta": true}]}',
-         r"eta of judge 'j3' must be a number in \[0.5, 1\]; got True"),
+        (
+            '{"format": "ratings.judge_quality/2", "judges": [{"judge": "j2", "eta": 0.8, '
+            '"eta": 0.9}]}',
+            r"key 'eta' appears twice in the entry of judge 'j2'",
+        ),
+        (
+            '{"format": "ratings.judge_quality/1", "judges": [{"judge": "j1", "eta": 0.9}, '
+            '{"judge": "j1", "eta": 0.8}]}',
+            r"judge\(s\) \['j1'\] appear more than once",
+        ),
+        (
+            '{"format": "ratings.judge_quality/1", "judges": [{"judge": "j3", "eta": true}]}',
+            r"eta of judge 'j3' must be a number in \[0.5, 1\]; got True",
+        ),
         ('{"j1": true}', r"eta of judge 'j1' must be a number"),
         ('{"j1": null}', r"eta of judge 'j1' must be a number"),
-        ('{"format": "ratings.judge_quality/2", "judges": [{"judge": "j1", "eta": 0.9}], '
-         '"covariance": {"judges": ["j1"], "matrix": [[-1.0]]}}', "positive semi-definite"),
-        ('{"format": "ratings.judge_quality/2", "judges": [{"judge": "j1", "eta": 0.9}], '
-         '"covariance": {"judges": ["j2"], "matrix": [[1.0]]}}', "one row and column per judge"),
-        ('{"format": "ratings.judge_quality/2", "judges": [{"judge": "j1", "eta": 0.9}]}',
-         "'covariance' must be"),
+        (
+            '{"format": "ratings.judge_quality/2", "judges": [{"judge": "j1", "eta": 0.9}], '
+            '"covariance": {"judges": ["j1"], "matrix": [[-1.0]]}}',
+            "positive semi-definite",
+        ),
+        (
+            '{"format": "ratings.judge_quality/2", "judges": [{"judge": "j1", "eta": 0.9}], '
+            '"covariance": {"judges": ["j2"], "matrix": [[1.0]]}}',
+            "one row and column per judge",
+        ),
+        (
+            '{"format": "ratings.judge_quality/2", "judges": [{"judge": "j1", "eta": 0.9}]}',
+            "'covariance' must be",
+        ),
     ],
 )
 def test_bad_judge_file_is_an_error_naming_the_judge(tmp_path, capsys, text, message):
@@ -471,7 +496,7 @@ def test_bad_judge_file_is_an_error_naming_the_judge(tmp_path, capsys, text, mes
 def test_boolean_eta_in_a_mapping_is_refused():
     frame = draw_board(1, [0.0, 0.5, 1.0], {"j1": 0.9}, 300, n_tasks=20)
     with pytest.raises(ValueError, match=r"'j1' must be a number in \[0.5, 1\]; got True"):
-        ratings.fit(frame, model="crowd-bt", judge_quality={"j1": True})
+        ratings.fit(frame, model=ratings.CrowdBT(judge_quality={"j1": True}))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -553,7 +578,7 @@ def test_cli_prior_flag(tmp_path, capsys):
     table = pd.read_csv(out).set_index("model")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        want = ratings.fit(frame, model="crowd-bt", prior=(2, 2, 3), anchor="m00=1000")
+        want = ratings.fit(frame, model=ratings.CrowdBT(prior=(2, 2, 3)), anchor="m00=1000")
     np.testing.assert_allclose(table.loc[want.models, "elo"], want.elo, atol=1e-8)
     assert main(["fit", str(path), "--model", "crowd-bt", "--prior", "wide"]) == 2
     assert "`--prior` must be 'default', 'none' or 'AGREE,FLIP,SD'" in capsys.readouterr().err
@@ -634,7 +659,7 @@ def test_summary_says_when_the_plain_estimate_does_not_exist():
     stronger_a = frame["model_a"].to_numpy() > frame["model_b"].to_numpy()  # names sort by strength
     frame.loc[j1, "winner"] = np.where(stronger_a, "A", "B")[j1]
     with pytest.raises(ratings.core.errors.NonIdentifiableError):
-        ratings.fit(frame, model="crowd-bt", prior=None)
+        ratings.fit(frame, model=ratings.CrowdBT(prior=None))
     r = ratings.fit(frame, model="crowd-bt")
     assert not r.crowd.plain_found and r.crowd.plain_on_bound == ()
     assert "has no estimate here or did not converge" in r.summary()

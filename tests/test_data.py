@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import ratings
 import ratings.data.comparisons as data_module
 from ratings import InvalidVerdictsError, aggregate
 from ratings.core import threads as _threads
@@ -313,7 +314,6 @@ def _scoped_log(rng, n=3000, m=9, tasks=40):
 @pytest.mark.parametrize("engine", ["numba", "numpy"])
 @pytest.mark.parametrize("model", ["bt", "crowd-bt"])
 def test_kept_codes_fit_as_the_per_cluster_rows(rng, engine, model):
-    import ratings
 
     log = ratings.read_verdicts(_scoped_log(rng)).verdicts
     # one scope, a model seen only in the other and some tasks only there: labels are dropped
@@ -328,15 +328,17 @@ def test_kept_codes_fit_as_the_per_cluster_rows(rng, engine, model):
     assert kept.n_verdicts == rows.n_verdicts == len(part)
     # (random verdicts: the judges look like coin flips, so the default Crowd-BT intervals are
     # open; the plain maximum-likelihood fit has finite ones to compare)
-    opts = {"prior": None} if model == "crowd-bt" else {}
-    a = ratings.fit(kept, model=model, engine=engine, ci="sandwich-z", **opts)
+    spec = ratings.CrowdBT(prior=None) if model == "crowd-bt" else ratings.BT()
+    a = ratings.fit(kept, model=spec, solver=ratings.Solver(engine=engine), ci="sandwich-z")
     assert kept.keeps_codes  # the fit and its clustered intervals built no per-cluster rows
-    b = ratings.fit(rows, model=model, engine=engine, ci="sandwich-z", **opts)
+    b = ratings.fit(rows, model=spec, solver=ratings.Solver(engine=engine), ci="sandwich-z")
     np.testing.assert_allclose(a.strength, b.strength, rtol=0, atol=1e-12)
     np.testing.assert_allclose(a.cov, b.cov, rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(a.influence, b.influence, rtol=1e-10, atol=1e-14)
     # CR2 (the default) reads each cluster's rows, and gives the same from either
-    a2, b2 = (ratings.fit(d, model=model, engine=engine) for d in (kept, rows))
+    a2, b2 = (
+        ratings.fit(d, model=model, solver=ratings.Solver(engine=engine)) for d in (kept, rows)
+    )
     np.testing.assert_allclose(a2.cov, b2.cov, rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(a2.model_df, b2.model_df, rtol=1e-10)
     kept = aggregate(part, engine=engine)
@@ -366,14 +368,13 @@ def test_kept_codes_with_a_model_list_keep_unused_models(rng):
 def test_cluster_meat_fallback_equals_the_influence_path(rng, monkeypatch, model):
     # Above MAX_INFLUENCE_CELLS the meat is summed cluster by cluster from per-cluster rows
     # (built from the kept codes on demand): the same covariance, no influences.
-    import ratings
     import ratings.inference.covariance as unc
 
     log = ratings.read_verdicts(_scoped_log(rng).drop(columns=["scope"])).verdicts
-    opts = {"prior": None} if model == "crowd-bt" else {}  # random verdicts (see above)
-    want = ratings.fit(aggregate(log), model=model, ci="sandwich-z", **opts)
+    spec = ratings.CrowdBT(prior=None) if model == "crowd-bt" else ratings.BT()  # (see above)
+    want = ratings.fit(aggregate(log), model=spec, ci="sandwich-z")
     monkeypatch.setattr(unc, "MAX_INFLUENCE_CELLS", 0)
     data = aggregate(log)
-    got = ratings.fit(data, model=model, ci="sandwich-z", **opts)
+    got = ratings.fit(data, model=spec, ci="sandwich-z")
     assert got.influence is None and want.influence is not None and not data.keeps_codes
     np.testing.assert_allclose(got.cov, want.cov, rtol=1e-10, atol=1e-14)

@@ -83,7 +83,7 @@ def test_firth_matches_a_direct_maximisation(kind):
         log = _board(1, [1.5, 0.7, 0.0, -0.4, -1.2], 200, ties=0.15)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PenaltyOnlyWarning)
-        r = ratings.fit(log, firth=True, anchor="m03=1000")
+        r = ratings.fit(log, model=ratings.BT(firth=True), anchor="m03=1000")
     expected = _direct_firth(log, list(r.models), "m03")
     np.testing.assert_allclose(r.strength, expected[r.models].to_numpy(), atol=1e-6)
     assert r.firth and r.converged
@@ -91,21 +91,23 @@ def test_firth_matches_a_direct_maximisation(kind):
 
 def test_bias_reduction_shrinks_towards_zero_and_vanishes_like_one_over_n():
     log = _board(2, [1.2, 0.6, 0.0, -0.5, -1.3], 300, ties=0.1)
-    mle, firth = ratings.fit(log), ratings.fit(log, firth=True)  # centred ratings
+    mle, firth = ratings.fit(log), ratings.fit(log, model=ratings.BT(firth=True))  # centred ratings
     top, bottom = mle.strength.argmax(), mle.strength.argmin()
     assert 0 < firth.strength[top] < mle.strength[top]
     assert mle.strength[bottom] < firth.strength[bottom] < 0
     # the same board ten times over: the correction is O(1/n)
     big = pd.concat([log.assign(task_id=log["task_id"] + f"-{k}") for k in range(10)])
     gap1 = np.abs(firth.strength - mle.strength).max()
-    gap10 = np.abs(ratings.fit(big, firth=True).strength - ratings.fit(big).strength).max()
+    gap10 = np.abs(
+        ratings.fit(big, model=ratings.BT(firth=True)).strength - ratings.fit(big).strength
+    ).max()
     assert 0.07 < gap10 / gap1 < 0.13
 
 
 def test_separated_model_gets_an_open_interval_and_a_warning():
     log = _separated_board()
     with pytest.warns(PenaltyOnlyWarning, match="Firth's penalty.*m00"):
-        r = ratings.fit(log, firth=True, anchor="m03=1000")
+        r = ratings.fit(log, model=ratings.BT(firth=True), anchor="m03=1000")
     table = r.to_frame().set_index("model")
     assert np.isfinite(table.loc["m00", "elo"])
     assert table.loc["m00", "upper"] == np.inf and np.isfinite(table.loc["m00", "lower"])
@@ -118,7 +120,7 @@ def test_separated_model_gets_an_open_interval_and_a_warning():
 def test_per_verdict_sandwich_at_the_firth_estimate():
     """HC0 intervals: the likelihood's information and scores at the Firth estimate."""
     log = _board(4, [1.0, 0.3, 0.0, -0.8], 160, ties=0.1)
-    r = ratings.fit(log, firth=True, anchor="m02=1000", cluster=None)
+    r = ratings.fit(log, model=ratings.BT(firth=True), anchor="m02=1000", cluster=None)
     x, y = _design(log, list(r.models), "m02")
     b = np.delete(r.strength, 2)
     p = expit(x @ b)
@@ -126,21 +128,28 @@ def test_per_verdict_sandwich_at_the_firth_estimate():
     meat = x.T @ (x * ((y - p) ** 2)[:, None])
     se = r.scale * np.sqrt(np.diag(bread @ meat @ bread))
     np.testing.assert_allclose(np.delete(r.se.to_numpy(), 2), se, rtol=1e-8)
-    model_based = ratings.fit(log, firth=True, anchor="m02=1000", ci="model")
+    model_based = ratings.fit(log, model=ratings.BT(firth=True), anchor="m02=1000", ci="model")
     np.testing.assert_allclose(np.delete(model_based.se.to_numpy(), 2),
                                r.scale * np.sqrt(np.diag(bread)), rtol=1e-8)  # fmt: skip
 
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"penalty": 0.1}, r"`firth=True` and `penalty`"),
-     ({"model": "crowd-bt"}, r"`firth=True`.*`model='bt'`"),
-     ({"adjust": "position"}, r"`firth=True` is not available with `adjust`")],
+    [(lambda: {"model": ratings.BT(firth=True, penalty=0.1)}, r"`firth=True` and `penalty`"),
+     (lambda: {"model": ratings.BT(firth=True), "adjust": "position"},
+      r"`firth=True` is not available with `adjust`")],
 )  # fmt: skip
 def test_python_errors_name_arguments(kwargs, message):
     log = _board(5, [0.5, 0.0, -0.5], 60)
-    with pytest.raises(ValueError, match=message):
-        ratings.fit(log, firth=True, **kwargs)
+    with pytest.raises(ValueError, match=message):  # the spec itself checks its values
+        ratings.fit(log, **kwargs())
+
+
+def test_firth_with_crowd_bt_names_the_model():
+    log = _board(5, [0.5, 0.0, -0.5], 60)
+    with pytest.warns(DeprecationWarning, match="firth= -> ratings.BT"):
+        with pytest.raises(ValueError, match=r"`firth`.*only available with `model='bt'`"):
+            ratings.fit(log, model="crowd-bt", firth=True)
 
 
 def test_cli_firth_fits_and_errors_name_flags(tmp_path, capsys):
@@ -163,6 +172,8 @@ def test_bootstrap_refits_firth_on_separated_resamples():
     """Resamples in which some model never lost are refitted (Firth is finite on every board),
     not skipped: every draw is kept."""
     log = _board(6, [2.5, 0.5, 0.0, -0.5], 80)
-    r = ratings.fit(log, firth=True, anchor="m02=1000", ci="bootstrap", n_boot=40, seed=1)
+    r = ratings.fit(
+        log, model=ratings.BT(firth=True), anchor="m02=1000", ci=ratings.Bootstrap(n=40, seed=1)
+    )
     assert r.draws.shape == (40, 4) and np.isfinite(r.draws).all()
     assert np.isfinite(r.conf_int().drop(index="m02").to_numpy()).all()

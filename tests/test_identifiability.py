@@ -11,6 +11,7 @@ from helpers import strongly_connected
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import ratings
 from ratings.api.fitting import fit
 from ratings.core.errors import DegenerateBoardError, NonIdentifiableError
 from ratings.data.comparisons import aggregate
@@ -105,9 +106,9 @@ FLAGGED = {
 }
 
 
-def fit_penalised(log, **kw):
+def fit_penalised(log, penalty: float, **kw):
     with pytest.warns(RuntimeWarning, match="only because of the penalty"):
-        return fit_log(log, **kw)
+        return fit_log(log, model=ratings.BT(penalty=penalty), **kw)
 
 
 @pytest.mark.parametrize("name", list(CASES))

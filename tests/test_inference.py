@@ -231,7 +231,7 @@ def test_crowd_bt_cr2_matches_verdict_level(prior):
     from ratings.models.crowd.prior import DEFAULT_PRIOR
 
     log = _crowd_board()
-    r = ratings.fit(log, model="crowd-bt", anchor="m0", prior=prior)
+    r = ratings.fit(log, model=ratings.CrowdBT(prior=prior), anchor="m0")
     assert r.inference is not None and r.crowd.prior_used == (prior is not None)
     assert ("Estimate: posterior mode" if prior else "Estimate: plain maximum") in r.summary()
     m = len(r.models)
@@ -260,7 +260,7 @@ def test_crowd_bt_cr2_matches_verdict_level(prior):
     np.testing.assert_allclose(r.judges["se"].to_numpy()[free_eta],
                                np.sqrt(np.diag(lik)[m - 1:]), rtol=1e-5)  # fmt: skip
     # sandwich-z keeps the textbook CR1 with a normal quantile
-    z = ratings.fit(log, model="crowd-bt", anchor="m0", prior=prior, ci="sandwich-z")
+    z = ratings.fit(log, model=ratings.CrowdBT(prior=prior), anchor="m0", ci="sandwich-z")
     assert z.inference is None and np.isinf(z.model_df).all()
 
 

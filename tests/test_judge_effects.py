@@ -105,10 +105,10 @@ def test_joint_fit_matches_statsmodels_glm(board, cov_type):
         cov = cov * g / (g - 1)
     cluster = None if cov_type == "HC0" else "task_id"
     ci = "model" if cov_type == "nonrobust" else "sandwich"
-    r = ratings.fit(board, adjust="position,self-preference", families=FAMILIES,
+    r = ratings.fit(board, adjust=ratings.Adjust("position,self-preference", families=FAMILIES),
                     anchor=models[0], cluster=cluster, ci=ci)  # fmt: skip
     m = len(models)
-    fx = r.judge_effects.set_index("judge")
+    fx = r.judge_effects.table.set_index("judge")
     ours = np.concatenate([r.strength[1:], fx.loc[["J1", "J2", "J3"], "position_bias"],
                            fx.loc[["J1", "J2"], "self_preference"]])  # fmt: skip
     np.testing.assert_allclose(ours, ref.params, rtol=0, atol=1e-6)
@@ -120,12 +120,12 @@ def test_joint_fit_matches_statsmodels_glm(board, cov_type):
 
 
 def test_numba_and_numpy_engines_agree(board):
-    kw = {"adjust": "position,self-preference", "families": FAMILIES, "anchor": "m0"}
-    fast = ratings.fit(board, engine="numba", **kw)
-    slow = ratings.fit(board, engine="numpy", **kw)
+    kw = {"adjust": ratings.Adjust("position,self-preference", families=FAMILIES), "anchor": "m0"}
+    fast = ratings.fit(board, solver=ratings.Solver(engine="numba"), **kw)
+    slow = ratings.fit(board, solver=ratings.Solver(engine="numpy"), **kw)
     np.testing.assert_allclose(fast.strength, slow.strength, atol=1e-10)
     np.testing.assert_allclose(fast.cov, slow.cov, rtol=1e-8, atol=1e-14)
-    pd.testing.assert_frame_equal(fast.judge_effects, slow.judge_effects, rtol=1e-8)
+    pd.testing.assert_frame_equal(fast.judge_effects.table, slow.judge_effects.table, rtol=1e-8)
 
 
 class CrowdReference:
@@ -188,19 +188,28 @@ def test_crowd_bt_joint_fit_matches_independent_scipy_likelihood():
     # Crowd-BT conditions on decisive verdicts: ties are not part of its likelihood
     ref = CrowdReference(frame[frame["winner"] != "tie"].reset_index(drop=True))
     z = ref.fit()
-    assert np.all((z[ref.p:] > 0.5) & (z[ref.p:] < 1.0))
-    r = ratings.fit(frame, model="crowd-bt", adjust="position,self-preference",
-                    families=FAMILIES, anchor="m0")  # fmt: skip
-    fx = r.judge_effects.set_index("judge")
+    assert np.all((z[ref.p :] > 0.5) & (z[ref.p :] < 1.0))
+    r = ratings.fit(
+        frame,
+        model="crowd-bt",
+        adjust=ratings.Adjust("position,self-preference", families=FAMILIES),
+        anchor="m0",
+    )
+    fx = r.judge_effects.table.set_index("judge")
     ours = np.concatenate([r.strength[1:], fx.loc[["J1", "J2", "J3"], "position_bias"],
                            fx.loc[["J1", "J2"], "self_preference"],
                            r.judges.loc[["J1", "J2", "J3"], "eta"]])  # fmt: skip
     np.testing.assert_allclose(ours, z, rtol=0, atol=1e-6)
     assert r.loglik == pytest.approx(-ref.nll(z), rel=1e-10)
     cov = ref.cluster_cov(z)
-    se = np.concatenate([fx.loc[["J1", "J2", "J3"], "position_se"],
-                         fx.loc[["J1", "J2"], "self_se"], r.judges.loc[["J1", "J2", "J3"], "se"]])
-    np.testing.assert_allclose(se, np.sqrt(np.diag(cov)[len(ref.models) - 1:]), rtol=1e-5)
+    se = np.concatenate(
+        [
+            fx.loc[["J1", "J2", "J3"], "position_se"],
+            fx.loc[["J1", "J2"], "self_se"],
+            r.judges.loc[["J1", "J2", "J3"], "se"],
+        ]
+    )
+    np.testing.assert_allclose(se, np.sqrt(np.diag(cov)[len(ref.models) - 1 :]), rtol=1e-5)
     m = len(ref.models)
     assert_close(r.cov[1:, 1:], cov[: m - 1, : m - 1], rtol=1e-5)
 
@@ -209,12 +218,14 @@ def test_no_estimable_effect_gives_the_plain_fit(board):
     """Self-preference with families that name no judge: nothing to adjust, the plain fit
     (adjusted fits keep the CR1 sandwich: compared with the plain fit's CR1, ``sandwich-z``)."""
     plain = ratings.fit(board, anchor="m3", ci="sandwich-z")
-    adj = ratings.fit(board, anchor="m3", adjust="self-preference", families={"m0": "red"})
+    adj = ratings.fit(
+        board, anchor="m3", adjust=ratings.Adjust("self-preference", families={"m0": "red"})
+    )
     np.testing.assert_allclose(adj.strength, plain.strength, atol=1e-9)
     np.testing.assert_allclose(adj.cov, plain.cov, rtol=1e-8, atol=1e-14)
     np.testing.assert_allclose(adj.influence, plain.influence, rtol=1e-8, atol=1e-12)
-    assert adj.judge_effects["self_preference"].isna().all()
-    assert set(adj.judge_effects["self_note"]) == {"no family given"}
+    assert adj.judge_effects.table["self_preference"].isna().all()
+    assert set(adj.judge_effects.table["self_note"]) == {"no family given"}
 
 
 def test_one_judge_cannot_separate_self_preference_from_strength():
@@ -226,7 +237,7 @@ def test_one_judge_cannot_separate_self_preference_from_strength():
     assert plan.self_preference.tolist() == [False]
     assert "cannot be told apart" in plan.self_note[0]
     with pytest.raises(NonIdentifiableError, match=r"J1 \(self-preference\): no judge outside"):
-        ratings.fit(frame, adjust="self-preference", families=FAMILIES)
+        ratings.fit(frame, adjust=ratings.Adjust("self-preference", families=FAMILIES))
     a = ratings.audit(frame, families=FAMILIES, n_boot=20)  # reported, not raised
     assert np.isnan(a.judges.loc[0, "self_preference"])
     assert "self-preference not estimable" in a.judges.loc[0, "flag"]
@@ -246,11 +257,15 @@ def test_judge_always_choosing_slot_a_has_no_finite_position_bias():
     ("kwargs", "error", "message"),
     [
         ({"adjust": "position", "ci": "bootstrap"}, ValueError, "bootstrap is not available"),
-        ({"adjust": "position", "penalty": 1.0}, ValueError, "`penalty` is not available"),
+        ({"adjust": "position", "model": ratings.BT(penalty=1.0)}, ValueError,
+         "`penalty` is not available"),
         ({"adjust": "self-preference"}, ValueError, "pass `families`"),
         ({"adjust": "position,order"}, ValueError, r"got \['order'\]"),
-        ({"adjust": "self-preference", "families": {"x": "y"}}, ratings.InvalidVerdictsError,
-         "names none of the models"),
+        (
+            {"adjust": ratings.Adjust("self-preference", families={"x": "y"})},
+            ratings.InvalidVerdictsError,
+            "names none of the models",
+        ),
     ],
 )
 def test_adjust_errors(board, kwargs, error, message):
@@ -269,7 +284,7 @@ def test_counts_table_keeps_slot_order(board):
                            ties=board["winner"].eq("tie"))
               .groupby(["task_id", "judge", "model_a", "model_b"], as_index=False)
               [["wins_a", "wins_b", "ties"]].sum())  # fmt: skip
-    kw = {"adjust": "position,self-preference", "families": FAMILIES, "anchor": "m0"}
+    kw = {"adjust": ratings.Adjust("position,self-preference", families=FAMILIES), "anchor": "m0"}
     a, b = ratings.fit(board, **kw), ratings.fit(counts, **kw)
     np.testing.assert_allclose(a.strength, b.strength, atol=1e-10)
     np.testing.assert_allclose(a.cov, b.cov, rtol=1e-8, atol=1e-14)
@@ -321,7 +336,7 @@ def test_large_score_matrices_take_the_sparse_path(board, monkeypatch):
     import ratings.core.memory as memory
     import ratings.inference.covariance as unc
 
-    kw = {"adjust": "position,self-preference", "families": FAMILIES, "anchor": "m0"}
+    kw = {"adjust": ratings.Adjust("position,self-preference", families=FAMILIES), "anchor": "m0"}
     dense = ratings.fit(board, **kw)
     monkeypatch.setattr(unc, "MAX_INFLUENCE_CELLS", 10)
     monkeypatch.setattr(memory, "MAX_INFLUENCE_CELLS", 10)

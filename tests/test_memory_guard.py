@@ -56,11 +56,11 @@ def test_a_large_board_stops_before_allocating(monkeypatch):
 def test_max_memory_raises_or_lowers_the_limit(monkeypatch):
     board = ring(30)
     with pytest.raises(MemoryLimitError, match=r"over the limit 10\.0 KB set by `max_memory`"):
-        ratings.fit(board, max_memory="10KB")
+        ratings.fit(board, solver=ratings.Solver(max_memory="10KB"))
     monkeypatch.setattr(memory, "available_memory", lambda: 1000)  # a tiny machine
     with pytest.raises(MemoryLimitError):
         ratings.fit(board)
-    r = ratings.fit(board, max_memory="1GB")  # the option lifts the default
+    r = ratings.fit(board, solver=ratings.Solver(max_memory="1GB"))  # the option lifts the default
     assert len(r.models) == 30
 
 

@@ -121,11 +121,13 @@ def test_argument_errors_name_the_flag(tmp_path, argv, flag):
 def test_python_api_keeps_python_names(tmp_path):
     v = tmp_path / "v.csv"
     v.write_text(GOOD)
-    for kwargs, name in (({"level": 1.5}, "`level`"), ({"penalty": 1e308}, "`penalty`"),
-                         ({"anchor": "x=1e300"}, "`anchor`"),
-                         ({"max_memory": "lots"}, "`max_memory`")):  # fmt: skip
-        with pytest.raises(ValueError, match=re.escape(name)):
-            ratings.fit(v, **kwargs)
+    for kwargs, name in ((lambda: {"level": 1.5}, "`level`"),
+                         (lambda: {"model": ratings.BT(penalty=1e308)}, "`penalty`"),
+                         (lambda: {"anchor": "x=1e300"}, "`anchor`"),
+                         (lambda: {"solver": ratings.Solver(max_memory="lots")},
+                          "`max_memory`")):  # fmt: skip
+        with pytest.raises(ValueError, match=re.escape(name)):  # the spec checks its values
+            ratings.fit(v, **kwargs())
     with pytest.raises(ValueError, match=re.escape("`weights`")):
         from ratings.scopes.combine import combine, fit_scopes
 

@@ -162,7 +162,7 @@ def test_reanchor_keeps_differences_and_their_intervals(log, rating, which):
         for b in r.models:
             pd.testing.assert_series_equal(moved.diff(a, b), r.diff(a, b), rtol=1e-9, atol=1e-8)
     # Anchoring at fit time is the same as re-anchoring afterwards, and back to centred.
-    anchored = fit_log(log, anchor=name, anchor_rating=rating)
+    anchored = fit_log(log, anchor=(name, rating))
     assert_same_fit(anchored, moved)
     np.testing.assert_allclose(anchored.elo, moved.elo, atol=1e-6)
     back = anchored.reanchor(None, 1000.0)
@@ -174,8 +174,8 @@ def test_reanchor_keeps_differences_and_their_intervals(log, rating, which):
 @given(log=boards())
 def test_numpy_engine_equals_numba_engine(log):
     for ci, cluster in COVS:
-        r1 = fit_log(log, ci, cluster, engine="numba")
-        r2 = fit_log(log, ci, cluster, engine="numpy")
+        r1 = fit_log(log, ci, cluster, solver=ratings.Solver(engine="numba"))
+        r2 = fit_log(log, ci, cluster, solver=ratings.Solver(engine="numpy"))
         np.testing.assert_allclose(r2.strength, r1.strength, rtol=0, atol=1e-10)
         assert_close(r2.cov, r1.cov, rtol=1e-10, atol_rel=1e-12)
         assert r2.loglik == pytest.approx(r1.loglik, rel=1e-12)
@@ -263,9 +263,9 @@ def big_board() -> pd.DataFrame:
 @pytest.mark.parametrize("cluster", ["task_id", None])
 def test_bootstrap_is_seeded_and_close_to_sandwich(big_board, cluster):
     data = aggregate(big_board, cluster=cluster)
-    b1 = fit(data, ci="bootstrap", n_boot=50, seed=5)
-    b2 = fit(data, ci="bootstrap", n_boot=50, seed=5)
-    b3 = fit(data, ci="bootstrap", n_boot=50, seed=6)
+    b1 = fit(data, ci=ratings.Bootstrap(n=50, seed=5))
+    b2 = fit(data, ci=ratings.Bootstrap(n=50, seed=5))
+    b3 = fit(data, ci=ratings.Bootstrap(n=50, seed=6))
     np.testing.assert_array_equal(b1.draws, b2.draws)
     pd.testing.assert_frame_equal(b1.to_frame(), b2.to_frame())
     assert not np.allclose(b1.draws, b3.draws)

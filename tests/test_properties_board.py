@@ -176,7 +176,7 @@ def test_anchor_change_keeps_differences_and_their_intervals(log, data, cov, rat
     ci, cluster = cov
     base = fit(log, ci, cluster, anchor=first)
     moved = base.reanchor(second, rating)
-    refit = fit(log, ci, cluster, anchor=second, anchor_rating=rating)
+    refit = fit(log, ci, cluster, anchor=(second, rating))
     centred = fit(log, ci, cluster)
     for a, b in itertools.permutations(names, 2):
         want = base.diff(a, b)

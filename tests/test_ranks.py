@@ -131,7 +131,7 @@ def test_tied_with_leader(fitted):
 
 def test_bootstrap_and_model_based_fits_have_rank_intervals():
     log = board(3, SPREAD)
-    for kw in ({"ci": "model"}, {"ci": "bootstrap", "n_boot": 60}, {"cluster": None}):
+    for kw in ({"ci": "model"}, {"ci": ratings.Bootstrap(n=60)}, {"cluster": None}):
         r = ratings.fit(log, **kw)
         table = r.to_frame()
         assert table["rank_lower"].notna().all() and (table["rank_lower"] >= 1).all()

@@ -343,4 +343,4 @@ def test_fit_for_planning_falls_back_to_ridge():
     r = fit_for_planning(log)
     assert r.penalty == pytest.approx(0.1)
     with pytest.raises(ratings.NonIdentifiableError):
-        fit_for_planning(log, fit_options={"penalty": 0.0})
+        fit_for_planning(log, fit_options={"model": ratings.BT(penalty=0.0)})

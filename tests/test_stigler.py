@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import ratings
 from ratings.api.fitting import fit
 from ratings.data.comparisons import aggregate
 
@@ -48,7 +49,12 @@ def citations() -> pd.DataFrame:
 
 @pytest.mark.parametrize("engine", ["numba", "numpy"])
 def test_stigler_journal_citations(citations, engine):
-    r = fit(aggregate(citations, cluster=None), anchor="Biometrika", ci="model", engine=engine)
+    r = fit(
+        aggregate(citations, cluster=None),
+        anchor="Biometrika",
+        ci="model",
+        solver=ratings.Solver(engine=engine),
+    )
     assert list(r.models) == JOURNALS
     strength = pd.Series(r.strength, index=r.models)
     se = pd.Series(np.sqrt(np.diag(r.cov)), index=r.models)

@@ -37,7 +37,7 @@ from ratings.models.judge_effects import (
     fit_effects,
     plan_effects,
 )
-from ratings.result import Ratings
+from ratings.result import FitInfo, JudgeEffects, Ratings, Uncertainty
 
 __all__ = ["ADJUSTMENTS", "check_adjust_options", "fit_adjusted", "parse_adjust",
            "ratings_from_fit"]
@@ -148,15 +148,16 @@ def ratings_from_fit(fit: EffectsFit, plan: EffectPlan, data: Comparisons, *, mo
     clustered = data.clusters is not None
     df = float(data.n_clusters - 1) if (clustered and ci == "sandwich") else None
     m = data.n_models
+    uncertainty = Uncertainty(
+        ci=ci, cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
+        influence=None if fit.influence is None else fit.influence[:, :m],
+        influence_clusters=data.clusters if clustered else None, df=df)
     return Ratings(
         models=data.models, strength=fit.estimate("s"), cov=fit.cov[:m, :m],
-        counts=data.collapsed().model_counts().copy(), ci=ci,
-        cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
-        anchor=None, offset=rating, loglik=-fit.nll, converged=fit.converged,
-        n_iter=fit.n_iter, max_grad=fit.max_grad, model=model, level=level, scope=scope,
+        counts=data.collapsed().model_counts().copy(), uncertainty=uncertainty, offset=rating,
+        model=model, level=level, scope=scope,
+        fit_info=FitInfo(loglik=-fit.nll, converged=fit.converged, n_iter=fit.n_iter,
+                         max_grad=fit.max_grad, n_rejected=n_rejected),
         judges=None if model == "bt" else crowd_judges(fit, data, level, df),
-        n_rejected=n_rejected,
-        influence=None if fit.influence is None else fit.influence[:, :m], df=df,
-        influence_clusters=data.clusters if clustered else None,
-        judge_effects=effects_table(fit, plan, level=level, df=df), adjust=adjust,
-    ).reanchor(anchor, rating)  # fmt: skip
+        judge_effects=JudgeEffects(effects_table(fit, plan, level=level, df=df), adjust),
+    ).reanchor(anchor, rating)

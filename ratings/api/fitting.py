@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import partial
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from ratings.api.adjust import check_adjust_options, fit_adjusted, parse_adjust
+from ratings.api.adjust import fit_adjusted
 from ratings.api.loading import (
     LoadedLog,
     Source,
@@ -18,7 +18,18 @@ from ratings.api.loading import (
     load_comparisons,
     load_log,
 )
-from ratings.core.bounds import MAX_ANCHOR_RATING, MAX_PENALTY, check_number
+from ratings.api.specs import (
+    BT,
+    Adjust,
+    Bootstrap,
+    CIKind,
+    CrowdBT,
+    FitOptions,
+    Read,
+    Solver,
+    options_of,
+    parse_anchor,
+)
 from ratings.core.errors import (
     ConvergenceWarning,
     DegenerateBoardError,
@@ -26,10 +37,9 @@ from ratings.core.errors import (
     close_matches,
     option,
 )
-from ratings.core.memory import MaxMemory, check_memory, fit_memory, parse_size
+from ratings.core.memory import check_memory, fit_memory
 from ratings.core.threads import one_blas_thread
 from ratings.data.comparisons import Comparisons
-from ratings.data.slots import Families
 from ratings.inference import bt_inference, crowd_inference
 from ratings.inference.covariance import (
     bootstrap_draws,
@@ -38,7 +48,7 @@ from ratings.inference.covariance import (
     inverse_free,
     sandwich,
 )
-from ratings.kernels.engine import Engine, kernels
+from ratings.kernels.engine import kernels
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.bt import fit_bt
 from ratings.models.crowd.likelihood import (
@@ -48,8 +58,8 @@ from ratings.models.crowd.likelihood import (
     reused_eta_factor,
 )
 from ratings.models.crowd.onejudge import single_judge, widened
-from ratings.models.crowd.prior import CrowdSummary, PriorArg, check_prior
-from ratings.models.crowd.quality import JudgeQuality, ResolvedQuality, resolve_judge_quality
+from ratings.models.crowd.prior import CrowdSummary
+from ratings.models.crowd.quality import ResolvedQuality, resolve_judge_quality
 from ratings.models.crowd.report import (
     coin_flip_test,
     judge_table,
@@ -57,65 +67,36 @@ from ratings.models.crowd.report import (
     warn_weak_judges,
 )
 from ratings.models.existence import check_identifiable
-from ratings.models.firth import check_firth_option, fit_firth
-from ratings.result import Ratings, check_level
+from ratings.models.firth import fit_firth
+from ratings.result import FitInfo, Ratings, Uncertainty
 
 __all__ = [
     "CIKind",
     "LoadedLog",
     "Source",
-    "check_fit_options",
     "fit",
+    "fit_with",
     "is_counts_source",
     "load_comparisons",
     "load_log",
     "parse_anchor",
 ]
 
-CIKind = Literal["sandwich", "sandwich-z", "model", "bootstrap"]
-
-
-def parse_anchor(text: str) -> tuple[str, float]:
-    """Parse ``"NAME=RATING"`` (the last ``=`` separates; the name may contain ``=``)."""
-    name, sep, value = str(text).rpartition("=")
-    try:
-        rating = float(value)
-    except ValueError:
-        rating = float("nan")
-    if not sep or not name.strip() or not np.isfinite(rating):
-        raise ValueError(f"{option('anchor')} must look like 'NAME=RATING', e.g. 'GPT-5.5 "
-                         f"(medium)=1000'; got {text!r}.")  # fmt: skip
-    return name.strip(), check_number(rating, "anchor", minimum=-MAX_ANCHOR_RATING,
-                                      maximum=MAX_ANCHOR_RATING)  # fmt: skip
 
 
 def fit(
     verdicts: Source,
     *,
-    model: Literal["bt", "crowd-bt"] = "bt",
-    judge_quality: JudgeQuality = None,
-    fit_new_judges: bool = False,
-    eta_known: bool = False,
-    prior: PriorArg = "default",
-    anchor: str | None = None,
-    anchor_rating: float | None = None,
+    model: Literal["bt", "crowd-bt"] | BT | CrowdBT = "bt",
+    ci: CIKind | Bootstrap = "sandwich",
+    anchor: str | tuple[str, float] | None = None,
     scope: str | None = None,
     cluster: str | None = "auto",
-    ci: CIKind = "sandwich",
     level: float = 0.95,
-    penalty: float = 0.0,
-    firth: bool = False,
-    n_boot: int = 1000,
-    seed: int = 0,
-    errors: Literal["raise", "report"] = "raise",
-    columns: Mapping[str, str] | None = None,
-    winner_map: Mapping[object, str] | None = None,
-    engine: Engine = "auto",
-    tol: float = 1e-10,
-    max_iter: int = 100,
-    adjust: str | Sequence[str] | None = None,
-    families: Families = None,
-    max_memory: MaxMemory = None,
+    read: Read | None = None,
+    adjust: str | Sequence[str] | Adjust | None = None,
+    solver: Solver | None = None,
+    **legacy: object,
 ) -> Ratings:
     """Fit Bradley-Terry Elo ratings with confidence intervals.
 
@@ -127,89 +108,57 @@ def fit(
         ``model_a, model_b, wins_a, wins_b, ties`` and optionally ``judge``, ``task_id``,
         ``scope``; see :func:`ratings.data.comparisons.from_counts`); or
         :class:`~ratings.data.comparisons.Comparisons`.
-    model : {"bt", "crowd-bt"}, default="bt"
-        Bradley-Terry, or Crowd-BT with one quality eta in [1/2, 1] per judge (see
+    model : "bt", "crowd-bt", ratings.BT or ratings.CrowdBT, default="bt"
+        Bradley-Terry (:class:`~ratings.api.specs.BT`: ``penalty``, ``firth``), or Crowd-BT
+        with one quality eta in [1/2, 1] per judge (:class:`~ratings.api.specs.CrowdBT`:
+        ``prior``, ``judge_quality``, ``eta_known``, ``fit_new_judges``; see
         :mod:`ratings.models.crowd.likelihood`); judge ``"deterministic"`` always has eta = 1.
-    judge_quality : path, Ratings, DataFrame or mapping, optional
-        Crowd-BT only: fix eta from an earlier fit (a JSON file written by
-        :func:`ratings.scopes.judge_files.save_judge_quality`, a Crowd-BT fit, a judges table, or
-        ``{judge: eta}``). A file (format ``/2``) or a fit carries the etas' covariance, which
-        the strengths' intervals include (a two-step variance, see
-        :func:`ratings.models.crowd.likelihood.reused_eta_factor`); tables, mappings and older
-        files give etas
-        treated as known.
-    fit_new_judges : bool, default=False
-        With ``judge_quality``: estimate eta for judges missing from it instead of raising.
-    eta_known : bool, default=False
-        With ``judge_quality``: treat its etas as known (their uncertainty is left out of the
-        intervals, which are then too narrow unless the etas were fitted on far more verdicts).
-    prior : "default", CrowdPrior or None, default="default"
-        Crowd-BT only: the weak priors of :mod:`ratings.models.crowd.prior` (Beta on judge quality,
-        Gaussian on strengths), fitted as a penalised likelihood; they keep every eta inside
-        (1/2, 1) and every strength finite, and their effect shrinks like 1/N. ``None`` fits
-        the plain maximum-likelihood estimate, which may not exist or sit on eta = 1.
-    anchor : str, optional
-        Model pinned at ``anchor_rating``; also accepts ``"NAME=RATING"``. Its interval has zero
-        width and every other interval is that of the difference to it. Without an anchor the
-        ratings are centred at a mean of ``anchor_rating`` (default 1000).
-    anchor_rating : float, optional
-        Default 1000 (or the value in ``"NAME=RATING"``).
+        The strings are the specs with their defaults.
+    ci : {"sandwich", "sandwich-z", "cr1", "hc0", "model", "bootstrap"} or ratings.Bootstrap
+        Robust sandwich H^-1 B H^-1 (default); clustered, the bias-reduced CR2 sandwich with
+        a Student t quantile whose Satterthwaite degrees of freedom belong to each contrast
+        (the ``df`` column; :mod:`ratings.inference`), for Bradley-Terry and Crowd-BT alike
+        (Crowd-BT: ``docs/crowd.md``); per verdict, HC0 with a normal quantile. ``"hc0"`` is
+        the sandwich per verdict (``cluster=None``). ``"sandwich-z"`` (or ``"cr1"``) is the
+        textbook cluster sandwich (CR1, factor G/(G-1)) with a normal quantile. ``"model"``:
+        model-based H^-1, which under-covers when verdicts on a task are dependent;
+        ``"bootstrap"`` or :class:`~ratings.api.specs.Bootstrap` (``n``, ``seed``): a seeded
+        cluster (or verdict) bootstrap, percentile intervals.
+    anchor : str or (str, float), optional
+        Model pinned at a rating: ``"NAME=RATING"``, ``(NAME, RATING)`` or ``NAME`` (at 1000).
+        Its interval has zero width and every other interval is that of the difference to it.
+        Without an anchor the ratings are centred at a mean of 1000.
     scope : str, optional
         Fit only verdicts of this scope; required when the log holds several.
     cluster : str or None, default="auto"
         Column whose values cluster verdicts for the sandwich (``"auto"``: ``task_id`` when
         present); ``None`` treats verdicts as independent (HC0). Ignored for pre-aggregated
         ``Comparisons``, whose clusters were fixed by :func:`ratings.aggregate`.
-    ci : {"sandwich", "sandwich-z", "model", "bootstrap"}, default="sandwich"
-        Robust sandwich H^-1 B H^-1; clustered, the bias-reduced CR2 sandwich with a Student t
-        quantile whose Satterthwaite degrees of freedom belong to each contrast (the ``df``
-        column; :mod:`ratings.inference`), for Bradley-Terry and Crowd-BT alike (Crowd-BT:
-        ``docs/crowd.md``); per verdict, HC0 with a normal quantile. ``"sandwich-z"`` is the
-        textbook cluster sandwich (CR1, factor G/(G-1)) with a normal quantile.
-        ``"model"``: model-based H^-1, which under-covers when verdicts on a task are dependent;
-        ``"bootstrap"``: a seeded cluster (or verdict) bootstrap, percentile intervals.
     level : float, default=0.95
         Confidence level of the reported intervals.
-    penalty : float, default=0.0
-        Opt-in ridge penalty ``penalty / 2 * sum (s - mean s)^2`` on the log-strengths, which
-        makes the estimate finite when some model never lost or never won (a MAP estimate: it
-        shrinks ratings towards the mean, and intervals are then approximate).
-    firth : bool, default=False
-        Bradley-Terry only: Firth's bias-reduced estimate (:mod:`ratings.models.firth`), which is
-        finite on every board and shrinks the maximum likelihood's O(1/n) bias away; intervals
-        as for the plain fit at that estimate. Models outside the anchor's strongly connected
-        group (e.g. one that never lost) get open intervals and a
-        :class:`~ratings.core.errors.PenaltyOnlyWarning`, as with ``penalty``. Not with ``penalty``,
-        ``adjust`` or Crowd-BT.
-    n_boot, seed : int
-        Bootstrap resamples and seed (``ci="bootstrap"`` only).
-    errors : {"raise", "report"}, default="raise"
-        ``"report"`` fits the readable rows; rejected rows are counted in the result and can be
-        read with :func:`ratings.read_verdicts` (CLI ``--rejected FILE`` writes them).
-    columns, winner_map : mapping, optional
-        Passed to :func:`ratings.read_verdicts`.
-    engine : {"auto", "numba", "numpy"}, default="auto"
-        Kernels: numba's compiled ones, or their NumPy twins (tested equal). ``"auto"`` uses
-        the twins below 200,000 verdicts, and below 2,000,000 while numba is not loaded in
-        this process, where they finish before numba could be (see :mod:`ratings.kernels.engine`;
-        :func:`ratings.warmup` loads it).
-    tol, max_iter : float, int
-        Newton stops when the largest step, or the next one as its quadratic convergence
-        predicts it, is below ``tol``.
-    adjust : str or list of str, optional
+    read : ratings.Read, optional
+        How the log is read: ``columns``, ``winner_map`` and ``errors`` (``"report"`` fits the
+        readable rows; rejected rows are counted in the result, and the CLI's ``--rejected
+        FILE`` writes them).
+    adjust : str, list of str or ratings.Adjust, optional
         Judge effects to estimate as nuisance parameters: ``"position"`` (each judge's bias
         towards slot A) and/or ``"self-preference"`` (towards models of its own family; needs
-        ``families``), e.g. ``"position,self-preference"``. Ratings are then corrected for
-        them and intervals include their uncertainty; ``ratings.models.judge_effects`` holds the
-        effects. Not with ``ci="bootstrap"`` or a penalty. See :mod:`ratings.api.adjust` for when
-        adjusting is appropriate and :func:`ratings.audit.report` for the report.
-    families : path, DataFrame or mapping, optional
-        Family of each model and judge (a CSV with columns ``name,family``); names not listed
-        have none.
-    max_memory : int or str, optional
-        Stop before the fit's dense model x model matrices would need more memory than this
-        (bytes, or a size such as ``"8GB"``); default half the memory available (see
-        :mod:`ratings.core.memory`). The error says how much the fit needs.
+        ``ratings.Adjust(..., families=...)``, a CSV with ``name,family``). Ratings are then
+        corrected for them and intervals include their uncertainty. Not with the bootstrap or
+        a penalty. See :mod:`ratings.api.adjust` for when adjusting is appropriate and
+        :func:`ratings.audit` for the report.
+    solver : ratings.Solver, optional
+        ``engine`` (numba's compiled kernels or their NumPy twins, tested equal; ``"auto"``
+        uses the twins below 200,000 verdicts, and below 2,000,000 while numba is not loaded,
+        see :mod:`ratings.kernels.engine`), Newton's ``tol`` and ``max_iter``, and
+        ``max_memory`` (stop before the fit's dense model x model matrices would need more
+        memory than this; default half the memory available, see :mod:`ratings.core.memory`).
+    **legacy
+        The flat keywords of earlier releases (``penalty``, ``firth``, ``prior``,
+        ``judge_quality``, ``eta_known``, ``fit_new_judges``, ``n_boot``, ``seed``,
+        ``anchor_rating``, ``columns``, ``winner_map``, ``errors``, ``families``, ``engine``,
+        ``tol``, ``max_iter``, ``max_memory``) still work, with a :class:`DeprecationWarning`;
+        any other keyword is a ``TypeError``.
 
     Returns
     -------
@@ -242,64 +191,26 @@ def fit(
     >>> round(r.elo["x"], 6)
     1000.0
     """
-    return _fit(verdicts, model=model, judge_quality=judge_quality,
-                fit_new_judges=fit_new_judges, eta_known=eta_known, prior=prior, anchor=anchor,
-                anchor_rating=anchor_rating, scope=scope, cluster=cluster, ci=ci, level=level,
-                penalty=penalty, firth=firth, n_boot=n_boot, seed=seed, errors=errors,
-                columns=columns, winner_map=winner_map, engine=engine, tol=tol, max_iter=max_iter,
-                adjust=adjust, families=families, max_memory=max_memory)  # fmt: skip
+    options = options_of(model=model, ci=ci, anchor=anchor, scope=scope, cluster=cluster,
+                         level=level, read=read, adjust=adjust, solver=solver,
+                         legacy=legacy)  # fmt: skip
+    return fit_with(verdicts, options)
 
 
-def check_fit_options(*, ci: str = "sandwich", model: str = "bt", penalty: float = 0.0,
-                      firth: bool = False, level: float = 0.95, n_boot: int = 1000,
-                      seed: int = 0, tol: float = 1e-10, max_iter: int = 100,
-                      anchor: str | None = None, anchor_rating: float | None = None,
-                      max_memory: MaxMemory = None, **_: object) -> None:  # fmt: skip
-    """Check :func:`fit`'s options before any data is read: unknown choices, and numbers that
-    are not finite or out of range, are refused by name (other keyword arguments are ignored).
-    """
-    if ci not in ("sandwich", "sandwich-z", "model", "bootstrap"):
-        raise ValueError(
-            f"{option('ci')} must be 'sandwich', 'sandwich-z', 'model' or 'bootstrap'; got {ci!r}."
-        )
-    if model not in ("bt", "crowd-bt"):
-        raise ValueError(f"{option('model')} must be 'bt' or 'crowd-bt'; got {model!r}.")
-    check_number(penalty, "penalty", minimum=0.0, maximum=MAX_PENALTY)
-    if model == "crowd-bt" and penalty:
-        raise ValueError(f"{option('penalty')} is only available with {option('model', 'bt')}.")
-    check_firth_option(firth, model=model, penalty=penalty)
-    check_level(level)
-    check_number(n_boot, "n_boot", minimum=2, maximum=10_000_000, integer=True)
-    check_number(seed, "seed", minimum=0, integer=True)
-    check_number(tol, "tol", above=0.0, maximum=1.0)
-    check_number(max_iter, "max_iter", minimum=1, integer=True)
-    if anchor is not None and anchor_rating is None and "=" in str(anchor):
-        parse_anchor(anchor)
-    if anchor_rating is not None:
-        check_number(anchor_rating, "anchor_rating", minimum=-MAX_ANCHOR_RATING,
-                     maximum=MAX_ANCHOR_RATING)  # fmt: skip
-    parse_size(max_memory)
-
-
-def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, anchor,
-         anchor_rating, scope,
-         cluster, ci, level, penalty, firth, n_boot, seed, errors, columns, winner_map, engine,
-         tol, max_iter, adjust, families, max_memory) -> Ratings:  # fmt: skip
-    check_fit_options(ci=ci, model=model, penalty=penalty, firth=firth, level=level,
-                      n_boot=n_boot, seed=seed, tol=tol, max_iter=max_iter, anchor=anchor,
-                      anchor_rating=anchor_rating, max_memory=max_memory)  # fmt: skip
-    prior = check_prior(prior)
-    if anchor is not None and anchor_rating is None and "=" in str(anchor):
-        anchor, anchor_rating = parse_anchor(anchor)
-    rating0 = 1000.0 if anchor_rating is None else check_number(
-        anchor_rating, "anchor_rating", minimum=-MAX_ANCHOR_RATING, maximum=MAX_ANCHOR_RATING)
-    adjust = parse_adjust(adjust)
-    if adjust:  # before reading: option errors first
-        check_adjust_options(adjust, families, ci=ci, penalty=penalty)
-        check_firth_option(firth, adjust=adjust)
-
-    loaded = load_log(verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
-                      winner_map=winner_map, engine=engine)  # fmt: skip
+def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
+    """:func:`fit` with its options already checked and resolved (:func:`options_of`): the
+    entry of the command line and of per-scope fits, which build the options once."""
+    spec, boot, read, solver = options.model, options.bootstrap, options.read, options.solver
+    model, ci, level, scope = spec.name, options.ci, options.level, options.scope
+    anchor, rating0, adjust, families = options.anchor, options.rating, options.adjust, \
+        options.families
+    engine, tol, max_iter = solver.engine, solver.tol, solver.max_iter
+    n_boot, seed = boot.n, boot.seed
+    penalty, firth = (spec.penalty, spec.firth) if isinstance(spec, BT) else (0.0, False)
+    crowd = spec if isinstance(spec, CrowdBT) else CrowdBT()
+    prior, judge_quality = crowd.prior, crowd.judge_quality
+    loaded = load_log(verdicts, scope=scope, cluster=options.cluster, errors=read.errors,
+                      columns=read.columns, winner_map=read.winner_map, engine=engine)
     data, n_rejected, scope = loaded.data, loaded.n_rejected, loaded.scope
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
@@ -307,11 +218,11 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
     n_params = data.n_models + (len(data.judges) if model == "crowd-bt" else 0)
     check_memory(fit_memory(n_params, n_clusters=data.n_clusters if data.clusters is not None
                             else 0, n_boot=n_boot if ci == "bootstrap" else 0),
-                 f"a fit of {data.n_models:,} models", max_memory)  # fmt: skip
+                 f"a fit of {data.n_models:,} models", solver.max_memory)  # fmt: skip
     with one_blas_thread():
         if adjust:  # judge effects as nuisance parameters (ratings.api.adjust)
             return fit_adjusted(loaded, adjust=adjust, families=families, model=model,
-                                judge_quality=judge_quality, fit_new_judges=fit_new_judges,
+                                judge_quality=judge_quality, fit_new_judges=crowd.fit_new_judges,
                                 anchor=anchor, rating=rating0, ci=ci, level=level,
                                 engine=engine, tol=tol, max_iter=max_iter)  # fmt: skip
         engine = resolve_engine(engine, data.n_verdicts)  # one engine for every later stage
@@ -334,22 +245,24 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
                                    what="Firth's penalty" if firth else "the penalty")
         else:
             quality = resolve_judge_quality(judge_quality, data.judges, scope=scope,
-                                            fit_new_judges=fit_new_judges,
-                                            eta_known=eta_known)  # fmt: skip
+                                            fit_new_judges=crowd.fit_new_judges,
+                                            eta_known=crowd.eta_known)  # fmt: skip
             est = _estimate_crowd(data, quality=quality, prior=prior, level=level, **opts)
         if ci != "model":
             _check_not_collapsed(est, data.models, ci)
+        uncertainty = Uncertainty(
+            ci=ci, cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
+            draws=est["draws"], influence=est["influence"],
+            influence_clusters=data.clusters if clustered else None,
+            inference=est.get("inference"))
+        info = FitInfo(loglik=-est["nll"], converged=est["converged"], n_iter=est["n_iter"],
+                       max_grad=est["max_grad"], n_rejected=n_rejected, penalty=penalty,
+                       firth=firth, unbounded=est.get("unbounded"))
         out = Ratings(
             models=data.models, strength=est["theta"], cov=est["cov"],
-            counts=rows.model_counts().copy(),
-            ci=ci, cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
-            anchor=None, offset=rating0, loglik=-est["nll"], converged=est["converged"],
-            n_iter=est["n_iter"], max_grad=est["max_grad"], model=model, level=level,
-            penalty=penalty, firth=firth, scope=scope, draws=est["draws"], judges=est["judges"],
-            n_rejected=n_rejected, influence=est["influence"],
-            influence_clusters=data.clusters if clustered else None, crowd=est.get("crowd"),
-            inference=est.get("inference"), unbounded=est.get("unbounded"),
-        )  # fmt: skip
+            counts=rows.model_counts().copy(), uncertainty=uncertainty, offset=rating0,
+            model=model, level=level, scope=scope, fit_info=info, judges=est["judges"],
+            crowd=est.get("crowd"))
         return out.reanchor(anchor, rating0)
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ratings.api.fitting import fit
+from ratings.api.specs import Solver
 from ratings.kernels import fit as _kernels
 
 __all__ = ["warmup"]
@@ -43,7 +44,7 @@ def warmup() -> None:
     for n_models, n_tasks in ((3, 3), (200, 200)):
         log = _cycle(n_models, n_tasks)
         for cluster in ("task_id", None):
-            fit(log, cluster=cluster, engine="numba")
+            fit(log, cluster=cluster, solver=Solver(engine="numba"))
 
 
 def _cycle(n_models: int, n_tasks: int) -> pd.DataFrame:

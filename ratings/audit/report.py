@@ -222,7 +222,7 @@ def audit(
         fit = fit_effects(data, slots, plan, model=model, fixed_eta=fixed, engine=engine)
     r = ratings_from_fit(fit, plan, data, model=model, ci="sandwich", level=level, scope=scope,
                          n_rejected=n_rejected, adjust=("position", "self-preference"))
-    table = r.judge_effects.copy()
+    table = r.judge_effects.table.copy()
     table = table.join(board_agreement(slots, fit.estimate("s"), level=level, df=r.df),
                        on="judge")  # fmt: skip
     mine = self_judged(slots)

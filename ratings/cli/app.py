@@ -295,27 +295,39 @@ def _cluster_arg(args: argparse.Namespace) -> str | None:
     return args.cluster or "auto"
 
 
-def _fit_args(args: argparse.Namespace) -> dict:
-    """The options of :func:`ratings.fit` given on the command line, checked."""
-    from ratings.api.fitting import check_fit_options
+def _fit_options(args: argparse.Namespace, model: str | None = None):
+    """The fit's options given on the command line, as :class:`~ratings.api.specs.FitOptions`:
+    built and checked once, before any data is read."""
+    from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Solver, options_of
 
     crowd_only = args.judge_quality or args.fit_new_judges  # these imply Crowd-BT
-    if crowd_only and args.model == "bt":
+    implied = crowd_only or args.eta_known or args.prior.lower() != "default"
+    model = model or args.model or ("crowd-bt" if implied else "bt")
+    if crowd_only and model == "bt":
         flag = "--judge-quality" if args.judge_quality else "--fit-new-judges"
         raise ValueError(f"`{flag}` sets Crowd-BT judge qualities; it does not go with "
                          "`--model bt` (drop one of them).")  # fmt: skip
-    options = {
-        "model": args.model or ("crowd-bt" if crowd_only else "bt"),
-        "judge_quality": _quality_arg(args.judge_quality),
-        "fit_new_judges": args.fit_new_judges, "eta_known": args.eta_known,
-        "prior": _prior_arg(args.prior), "anchor": args.anchor,
-        "cluster": _cluster_arg(args), "ci": args.ci, "level": args.level,
-        "penalty": args.penalty, "firth": args.firth, "n_boot": args.n_boot, "seed": args.seed,
-        "adjust": args.adjust, "families": args.families,
-        "max_memory": args.max_memory,
-    }  # fmt: skip
-    check_fit_options(**options)
-    return options
+    if model == "bt":
+        if args.eta_known or args.prior.lower() != "default":
+            flag = "--eta-known" if args.eta_known else "--prior"
+            raise ValueError(f"`{flag}` is only available with `--model crowd-bt`.")
+        spec = BT(penalty=args.penalty, firth=args.firth)
+    else:
+        if args.penalty:
+            raise ValueError("`--penalty` is only available with `--model bt`.")
+        BT(firth=args.firth)  # a bad value first
+        if args.firth:
+            raise ValueError("`--firth` is Bradley-Terry's bias-reduced fit; it is only "
+                             "available with `--model bt` (Crowd-BT has its own priors: "
+                             "`--prior`).")  # fmt: skip
+        spec = CrowdBT(prior=_prior_arg(args.prior), judge_quality=_quality_arg(args.judge_quality),
+                       eta_known=args.eta_known, fit_new_judges=args.fit_new_judges)
+    boot = Bootstrap(n=args.n_boot, seed=args.seed)  # checked whether or not it is used
+    ci = boot if args.ci == "bootstrap" else args.ci
+    adjust = Adjust(args.adjust, families=args.families) if args.adjust else None
+    return options_of(model=spec, ci=ci, anchor=args.anchor, scope=args.scope,
+                      cluster=_cluster_arg(args), level=args.level, adjust=adjust,
+                      solver=Solver(max_memory=args.max_memory))  # fmt: skip
 
 
 def _prior_arg(text: str):
@@ -374,7 +386,7 @@ def _read(args: argparse.Namespace, *, fit_options: bool = True):
     import ratings
 
     if fit_options:
-        _fit_args(args)  # options first: no data is read for a bad one
+        _fit_options(args)  # options first: no data is read for a bad one
     log = ratings.read_verdicts(
         args.verdicts,
         columns=_mapping(args.columns, "--columns"),
@@ -394,7 +406,7 @@ def _inputs(args: argparse.Namespace) -> list[str]:
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
-    import ratings
+    from ratings.api.fitting import fit_with
 
     if args.judges_out and args.model != "crowd-bt":
         raise ValueError("`--judges-out` needs `--model crowd-bt`.")
@@ -405,7 +417,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     _check_suffix(args.pairs, "--pairs", (".csv", ".json"))
     from ratings.api.loading import is_counts_source
 
-    _fit_args(args)  # options first: no data is read for a bad one
+    options = _fit_options(args)  # options first: no data is read for a bad one
     counts = is_counts_source(args.verdicts)  # pre-aggregated wins_a / wins_b / ties
     log = args.verdicts if counts else _read(args)
     if counts:
@@ -417,7 +429,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             raise ValueError("`--by scope` reads verdict logs; fit counts one --scope at a time.")
         _fit_by_scope(args, log)
     else:
-        r = ratings.fit(log, scope=args.scope, **_fit_args(args))
+        r = fit_with(log, options)
         if args.out:
             _write_table(r, args)
             print(f"wrote {len(r.models)} ratings to {args.out}", file=sys.stderr)
@@ -454,10 +466,9 @@ def _write_records(table, out: str, inputs: Sequence[str], csv_escape: bool = Tr
 def _per_scope(args: argparse.Namespace, log) -> dict:
     from ratings.scopes.combine import fit_scopes
 
-    kwargs = _fit_args(args)
-    kwargs["model"] = args.model or "auto"
+    options = _fit_options(args)
     scopes = None if args.scope is None else [args.scope]
-    return fit_scopes(log, scopes=scopes, **kwargs)
+    return fit_scopes(log, scopes=scopes, options=options, model=args.model or "auto")
 
 
 def _write_or_print(table, args: argparse.Namespace, text: str) -> None:
@@ -551,11 +562,12 @@ def _write_judges(judges, args: argparse.Namespace) -> None:
 
 def _cmd_judges(args: argparse.Namespace) -> int:
     import ratings
+    from ratings.api.fitting import fit_with
     from ratings.scopes.judge_files import save_judge_quality
 
     _check_suffix(args.out, "--out", (".json",))
-    fit_args = _fit_args(args) | {"model": "crowd-bt"}
-    r = ratings.fit(_read(args), scope=args.scope, **fit_args)
+    options = _fit_options(args, model="crowd-bt")
+    r = fit_with(_read(args, fit_options=False), options)
     save_judge_quality(r, args.out, source=args.verdicts, inputs=_inputs(args))
     print(ratings.result.format_table(r.judges.reset_index()))
     report_judges(r.judges, r.scope)

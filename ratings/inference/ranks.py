@@ -60,6 +60,9 @@ class Ratings(Protocol):
     @property
     def unbounded_mask(self) -> NDArray[np.bool_]: ...
 
+    @property
+    def pair_stats(self) -> PairStats: ...
+
     def pair_df(self) -> NDArray[np.float64]: ...
 
 
@@ -103,13 +106,7 @@ class PairStats:
 
 
 def pair_stats(r: Ratings) -> PairStats:
-    """The pairwise quantities of a fit (cached on the result)."""
-    if "_pair_stats" not in r.__dict__:
-        r.__dict__["_pair_stats"] = _pair_stats(r)
-    return r.__dict__["_pair_stats"]
-
-
-def _pair_stats(r: Ratings) -> PairStats:
+    """The pairwise quantities of a fit (:attr:`ratings.Ratings.pair_stats` keeps them)."""
     m = len(r.models)
     cov = r.cov if r.draws is None else np.atleast_2d(np.cov(r.draws, rowvar=False))
     ok = np.isfinite(r.se.to_numpy()) & ~r.unbounded_mask
@@ -363,7 +360,7 @@ def rank_intervals(r: Ratings, level: float | None = None, *,
     level = r.level if level is None else float(level)
     if kind not in ("simultaneous", "marginal"):
         raise ValueError(f"`kind` must be 'simultaneous' or 'marginal'; got {kind!r}.")
-    ps = pair_stats(r)
+    ps = r.pair_stats
     n_draws = default_draws(len(r.models)) if n_draws is None else int(n_draws)
     better, worse = _stepdown(ps, level, n_draws, seed, marginal=kind == "marginal")
     m = len(r.models)
@@ -387,7 +384,7 @@ def pairwise_table(r: Ratings, level: float | None = None, *,
     level = r.level if level is None else float(level)
     if adjust not in ("max-t", "holm"):
         raise ValueError(f"`adjust` must be 'max-t' or 'holm'; got {adjust!r}.")
-    ps = pair_stats(r)
+    ps = r.pair_stats
     m = len(r.models)
     order = np.argsort(-ps.estimate, kind="stable")  # better model first
     rank = np.empty(m, dtype=np.int64)

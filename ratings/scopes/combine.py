@@ -21,21 +21,23 @@ scopes are taken as fitted on different verdicts).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from ratings.api.fitting import fit
+from ratings.api.fitting import fit, fit_with
 from ratings.api.loading import Source
+from ratings.api.specs import BT, CrowdBT, FitOptions, Read
 from ratings.core.bounds import MAX_WEIGHT, check_number
 from ratings.core.errors import option
 from ratings.core.schema import COMBINED_SCOPE, DETERMINISTIC_JUDGE
 from ratings.inference import StackedInference
 from ratings.io import VerdictLog, read_verdicts
 from ratings.models.crowd.quality import JudgeQuality
-from ratings.result import Ratings
+from ratings.result import Combination, Ratings, Uncertainty
 from ratings.scopes.scale import board_info
 
 __all__ = ["combine", "fit_scopes", "scopes_frame"]
@@ -47,8 +49,9 @@ def fit_scopes(
     verdicts: Source,
     *,
     scopes: list[str] | None = None,
-    model: Literal["auto", "bt", "crowd-bt"] = "auto",
+    model: Literal["auto", "bt", "crowd-bt"] | BT | CrowdBT = "auto",
     judge_quality: Mapping[str, JudgeQuality] | JudgeQuality = None,
+    options: FitOptions | None = None,
     **fit_kwargs,
 ) -> dict[str, Ratings]:
     """Fit every scope of a verdict log with the same anchor and options.
@@ -59,21 +62,28 @@ def fit_scopes(
         A log with a ``scope`` column.
     scopes : list of str, optional
         Scopes to fit (default: all, sorted).
-    model : {"auto", "bt", "crowd-bt"}, default="auto"
+    model : {"auto", "bt", "crowd-bt"}, ratings.BT or ratings.CrowdBT, default="auto"
         ``"auto"``: Bradley-Terry for scopes whose verdicts are all ``deterministic`` (rubric
-        matches, render forfeits), Crowd-BT for judged scopes.
+        matches, render forfeits), Crowd-BT for judged scopes; a spec is used as it is for
+        the scopes of its kind (``"auto"`` with ``options``: ``options.model`` for the scopes
+        of its kind, the other kind's defaults for the rest).
     judge_quality : mapping of scope to judge-quality source, or one source
-        Passed to :func:`ratings.fit` per scope (Crowd-BT scopes only).
+        Crowd-BT scopes only: each scope's etas (replacing the spec's ``judge_quality``).
+    options : FitOptions, optional
+        Checked options (:func:`ratings.api.specs.options_of`), e.g. from the command line;
+        not with ``fit_kwargs``.
     **fit_kwargs
-        Anchor, cluster, ci, level, ... as for :func:`ratings.fit`.
+        ``anchor``, ``cluster``, ``ci``, ``level``, ... as for :func:`ratings.fit`.
 
     Returns
     -------
     dict of str to Ratings
     """
+    if options is not None and fit_kwargs:
+        raise TypeError(f"pass {sorted(fit_kwargs)} inside `options`, not beside it.")
+    read = options.read if options is not None else fit_kwargs.get("read") or Read()
     log = verdicts if isinstance(verdicts, VerdictLog) else read_verdicts(
-        verdicts, **{k: fit_kwargs.pop(k) for k in ("columns", "winner_map", "errors")
-                     if k in fit_kwargs})  # fmt: skip
+        verdicts, columns=read.columns, winner_map=read.winner_map, errors=read.errors)
     if "scope" not in log.verdicts.columns:
         raise ValueError("Per-scope fits need a `scope` column in the verdicts.")
     available = sorted(pd.unique(log.verdicts["scope"]).tolist())
@@ -81,17 +91,36 @@ def fit_scopes(
     unknown = [s for s in scopes if s not in available]
     if unknown:
         raise ValueError(f"Scope(s) {unknown} not in the verdicts; available: {available}.")
+    given = options.model if options is not None else None
     out = {}
     for scope in scopes:
-        kind = model
-        quality = judge_quality.get(scope) if isinstance(judge_quality, Mapping) else judge_quality
-        if model == "auto":
-            judges = set(log.verdicts.loc[log.verdicts["scope"] == scope, "judge"]) if (
-                "judge" in log.verdicts.columns) else {"unspecified"}  # fmt: skip
-            kind = "bt" if judges <= {DETERMINISTIC_JUDGE} else "crowd-bt"
-        extra = {"judge_quality": quality} if kind == "crowd-bt" else {}
-        out[scope] = fit(log, scope=scope, model=kind, **extra, **fit_kwargs)
+        spec = _scope_model(log, scope, model, given)
+        if isinstance(spec, CrowdBT):
+            quality = judge_quality if judge_quality is not None else spec.judge_quality
+            if isinstance(quality, Mapping):  # per scope
+                quality = quality.get(scope)
+            spec = dataclasses.replace(spec, judge_quality=quality)
+        if options is not None:
+            out[scope] = fit_with(log, dataclasses.replace(options, scope=scope, model=spec))
+        else:
+            out[scope] = fit(log, scope=scope, model=spec, **fit_kwargs)
     return out
+
+
+def _scope_model(log: VerdictLog, scope: str, model, given) -> BT | CrowdBT:
+    """The model spec of one scope (see :func:`fit_scopes`)."""
+    if isinstance(model, BT | CrowdBT):
+        return model
+    kind = model
+    if model == "auto":
+        judges = set(log.verdicts.loc[log.verdicts["scope"] == scope, "judge"]) if (
+            "judge" in log.verdicts.columns) else {"unspecified"}  # fmt: skip
+        kind = "bt" if judges <= {DETERMINISTIC_JUDGE} else "crowd-bt"
+    if kind not in ("bt", "crowd-bt"):
+        raise ValueError(f"`model` must be 'auto', 'bt', 'crowd-bt' or a spec; got {model!r}.")
+    if given is not None and given.name == kind:
+        return given
+    return BT() if kind == "bt" else CrowdBT()
 
 
 def scopes_frame(results: Mapping[str, Ratings], combined: Ratings | None = None) -> pd.DataFrame:
@@ -197,20 +226,18 @@ def combine(
         df = float(len(clusters) - 1)  # the joint sandwich is clustered over the shared tasks
     else:
         df = float(min(dfs))
+    uncertainty = Uncertainty(
+        ci="sandwich", cluster=first.cluster if method == "joint" else None,
+        n_clusters=0 if clusters is None else len(clusters), inference=inference, df=df)
+    se_independent = pd.Series(first.scale * np.sqrt(np.diag(cov_ind)), index=models,
+                               name="se_independent")
     return Ratings(
         models=models, strength=strength, cov=cov,
         counts=pd.DataFrame(counts, index=models, columns=first.counts.columns),
-        ci="sandwich", cluster=first.cluster if method == "joint" else None,
-        n_clusters=0 if clusters is None else len(clusters), anchor=first.anchor,
-        offset=first.offset, loglik=float(sum(results[s].loglik for s in scopes)),
-        converged=all(results[s].converged for s in scopes),
-        n_iter=max(results[s].n_iter for s in scopes),
-        max_grad=max(results[s].max_grad for s in scopes), model="combined",
-        level=first.level, scope="combined", df=df, inference=inference,
-        scope_weights=w.to_dict(), combine_method=method,
-        se_independent=pd.Series(first.scale * np.sqrt(np.diag(cov_ind)), index=models,
-                                 name="se_independent"),
-    )  # fmt: skip
+        uncertainty=uncertainty, anchor=first.anchor, offset=first.offset, model="combined",
+        level=first.level, scope="combined",
+        combination=Combination(w.to_dict(), method, se_independent),
+    )
 
 
 def _cov(r: Ratings) -> np.ndarray:

@@ -1,0 +1,362 @@
+"""Typed options of :func:`ratings.fit`: the model, the interval, reading and the solver.
+
+Each spec checks its own values when it is made (``ratings.BT(penalty=-1)`` raises at once),
+so a fit's options are checked in one place, before any data is read. Strings stay as
+shortcuts: ``model="crowd-bt"`` is ``model=ratings.CrowdBT()``, ``ci="bootstrap"`` is
+``ci=ratings.Bootstrap()``.
+
+>>> import ratings
+>>> ratings.CrowdBT(prior="none", judge_quality="judges.json")  # doctest: +ELLIPSIS
+CrowdBT(prior=None, judge_quality='judges.json', eta_known=False, fit_new_judges=False)
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from ratings.core.bounds import MAX_ANCHOR_RATING, MAX_PENALTY, check_number
+from ratings.core.errors import option
+from ratings.core.memory import MaxMemory, parse_size
+from ratings.data.slots import Families
+from ratings.kernels.engine import Engine
+from ratings.models.crowd.prior import PriorArg, check_prior
+from ratings.models.crowd.quality import JudgeQuality
+from ratings.models.firth import check_firth_option
+from ratings.result import check_level
+
+__all__ = [
+    "BT",
+    "CI_KINDS",
+    "LEGACY",
+    "Adjust",
+    "Bootstrap",
+    "CIKind",
+    "CrowdBT",
+    "FitOptions",
+    "Read",
+    "Solver",
+    "options_of",
+    "parse_anchor",
+]
+
+#: Interval kinds by name; ``"cr1"`` is ``"sandwich-z"`` and ``"hc0"`` the sandwich per verdict.
+CI_KINDS = ("sandwich", "sandwich-z", "cr1", "hc0", "model", "bootstrap")
+CIKind = Literal["sandwich", "sandwich-z", "cr1", "hc0", "model", "bootstrap"]
+
+
+def _flag(value: object, name: str) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{option(name)} must be True or False; got {value!r}.")
+    return bool(value)
+
+
+@dataclass(frozen=True)
+class BT:
+    """Bradley-Terry (ties as half wins).
+
+    Parameters
+    ----------
+    penalty : float, default=0.0
+        Opt-in ridge penalty that makes ratings finite when a model never lost.
+    firth : bool, default=False
+        Firth's bias-reduced estimate, finite on every board.
+    """
+
+    penalty: float = 0.0
+    firth: bool = False
+    name = "bt"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "penalty", check_number(self.penalty, "penalty", minimum=0.0,
+                                                         maximum=MAX_PENALTY))  # fmt: skip
+        check_firth_option(self.firth, penalty=self.penalty)
+        object.__setattr__(self, "firth", bool(self.firth))
+
+
+@dataclass(frozen=True)
+class CrowdBT:
+    """Crowd-BT: one quality eta per judge (Chen et al. 2013).
+
+    Parameters
+    ----------
+    prior : "default", "none", CrowdPrior or (agree, flip, sd), default="default"
+        Weak priors on judge quality and strengths; ``"none"`` fits the plain MLE.
+    judge_quality : path, DataFrame, mapping or None
+        Fix eta from a judge-quality file, a judges table or ``{judge: eta}``.
+    eta_known : bool, default=False
+        Treat ``judge_quality``'s etas as known (leave their uncertainty out).
+    fit_new_judges : bool, default=False
+        Estimate eta for judges missing from ``judge_quality``.
+    """
+
+    prior: PriorArg = "default"
+    judge_quality: JudgeQuality = None
+    eta_known: bool = False
+    fit_new_judges: bool = False
+    name = "crowd-bt"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "prior", check_prior(self.prior))
+        object.__setattr__(self, "eta_known", _flag(self.eta_known, "eta_known"))
+        object.__setattr__(self, "fit_new_judges", _flag(self.fit_new_judges, "fit_new_judges"))
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """Percentile intervals from a seeded bootstrap (of clusters when the fit is clustered).
+
+    Parameters
+    ----------
+    n : int, default=1000
+        Resamples.
+    seed : int, default=0
+        Seed of the resampling.
+    """
+
+    n: int = 1000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "n", int(check_number(self.n, "n_boot", minimum=2,
+                                                       maximum=10_000_000, integer=True)))
+        object.__setattr__(self, "seed", int(check_number(self.seed, "seed", minimum=0,
+                                                          integer=True)))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Read:
+    """How a verdict file or frame is read.
+
+    Parameters
+    ----------
+    columns : mapping, optional
+        Column names to map, e.g. ``{"left": "model_a", "question": "task_id"}``.
+    winner_map : mapping, optional
+        Extra winner spellings, e.g. ``{"tie (bothbad)": "tie"}``.
+    errors : {"raise", "report"}, default="raise"
+        A bad row is an error, or the good rows are fitted and the rest reported.
+    """
+
+    columns: Mapping[str, str] | None = None
+    winner_map: Mapping[object, str] | None = None
+    errors: Literal["raise", "report"] = "raise"
+
+    def __post_init__(self) -> None:
+        if self.errors not in ("raise", "report"):
+            raise ValueError(f"{option('errors')} must be 'raise' or 'report'; "
+                             f"got {self.errors!r}.")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Solver:
+    """How the fit is computed.
+
+    Parameters
+    ----------
+    engine : {"auto", "numba", "numpy"}, default="auto"
+        Compiled kernels or their NumPy twins (``"auto"`` decides by size).
+    tol : float, default=1e-10
+        Newton's convergence tolerance.
+    max_iter : int, default=100
+        Newton's iteration limit.
+    max_memory : int, str or None
+        Stop before dense model x model work would need more (default half the available).
+    """
+
+    engine: Engine = "auto"
+    tol: float = 1e-10
+    max_iter: int = 100
+    max_memory: MaxMemory = None
+
+    def __post_init__(self) -> None:
+        if self.engine not in ("auto", "numba", "numpy"):
+            raise ValueError(f"`engine` must be 'auto', 'numba' or 'numpy'; "
+                             f"got {self.engine!r}.")  # fmt: skip
+        check_number(self.tol, "tol", above=0.0, maximum=1.0)
+        check_number(self.max_iter, "max_iter", minimum=1, integer=True)
+        parse_size(self.max_memory)
+
+
+def parse_anchor(text: str) -> tuple[str, float]:
+    """Parse ``"NAME=RATING"`` (the last ``=`` separates; the name may contain ``=``)."""
+    name, sep, value = str(text).rpartition("=")
+    try:
+        rating = float(value)
+    except ValueError:
+        rating = float("nan")
+    if not sep or not name.strip() or not np.isfinite(rating):
+        raise ValueError(f"{option('anchor')} must look like 'NAME=RATING', e.g. 'GPT-5.5 "
+                         f"(medium)=1000'; got {text!r}.")  # fmt: skip
+    return name.strip(), check_number(rating, "anchor", minimum=-MAX_ANCHOR_RATING,
+                                      maximum=MAX_ANCHOR_RATING)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Adjust:
+    """Judge effects estimated as nuisance parameters, so the ratings are corrected for them.
+
+    Parameters
+    ----------
+    effects : str or sequence of str
+        ``"position"`` and/or ``"self-preference"`` (comma-separated or a list).
+    families : path, DataFrame or mapping, optional
+        Model and judge families (``name,family``); self-preference needs them.
+    """
+
+    effects: str | Sequence[str]
+    families: Families = None
+
+    def __post_init__(self) -> None:
+        from ratings.api.adjust import parse_adjust
+
+        object.__setattr__(self, "effects", parse_adjust(self.effects))
+
+
+@dataclass(frozen=True)
+class FitOptions:
+    """Every option of one fit, checked: what :func:`ratings.fit` resolves its arguments to."""
+
+    model: BT | CrowdBT
+    ci: Literal["sandwich", "sandwich-z", "model", "bootstrap"]
+    bootstrap: Bootstrap
+    anchor: str | None
+    rating: float
+    scope: str | None
+    cluster: str | None
+    level: float
+    read: Read
+    adjust: tuple[str, ...]
+    families: Families
+    solver: Solver
+    extra: dict = field(default_factory=dict)  # options of later steps (e.g. style terms)
+
+
+#: Flat keywords of earlier releases -> (the spec that holds them, its field).
+LEGACY = {
+    "penalty": ("BT", "penalty"), "firth": ("BT", "firth"),
+    "prior": ("CrowdBT", "prior"), "judge_quality": ("CrowdBT", "judge_quality"),
+    "eta_known": ("CrowdBT", "eta_known"), "fit_new_judges": ("CrowdBT", "fit_new_judges"),
+    "n_boot": ("Bootstrap", "n"), "seed": ("Bootstrap", "seed"),
+    "columns": ("Read", "columns"), "winner_map": ("Read", "winner_map"),
+    "errors": ("Read", "errors"), "engine": ("Solver", "engine"), "tol": ("Solver", "tol"),
+    "max_iter": ("Solver", "max_iter"), "max_memory": ("Solver", "max_memory"),
+    "families": ("Adjust", "families"),
+}  # fmt: skip
+_SPECS = {"BT": BT, "CrowdBT": CrowdBT, "Bootstrap": Bootstrap, "Read": Read, "Solver": Solver}
+
+
+def _model(model: object, given: dict) -> BT | CrowdBT:
+    if isinstance(model, BT | CrowdBT):
+        if given:
+            spec = type(model).__name__
+            raise TypeError(f"pass {sorted(given)} inside `model=ratings.{spec}(...)`, not "
+                            "beside it.")  # fmt: skip
+        return model
+    if model not in ("bt", "crowd-bt"):
+        raise ValueError(f"{option('model')} must be 'bt', 'crowd-bt', ratings.BT(...) or "
+                         f"ratings.CrowdBT(...); got {model!r}.")  # fmt: skip
+    spec = BT if model == "bt" else CrowdBT
+    wrong = sorted(set(given) - set(spec.__dataclass_fields__))
+    if wrong:
+        names = ", ".join(option(LEGACY_NAME.get(w, w)) for w in wrong)
+        raise ValueError(f"{names} {'is' if len(wrong) == 1 else 'are'} only available with "
+                         f"{option('model', 'crowd-bt' if model == 'bt' else 'bt')}.")
+    return spec(**given)
+
+
+#: Spec field -> the flat keyword of earlier releases (for messages).
+LEGACY_NAME = {fld: key for key, (_, fld) in LEGACY.items() if fld != key}
+
+
+def options_of(
+    *,
+    model: str | BT | CrowdBT = "bt",
+    ci: str | Bootstrap = "sandwich",
+    anchor: str | tuple[str, float] | None = None,
+    scope: str | None = None,
+    cluster: str | None = "auto",
+    level: float = 0.95,
+    read: Read | None = None,
+    adjust: str | Sequence[str] | Adjust | None = None,
+    solver: Solver | None = None,
+    legacy: Mapping[str, object] | None = None,
+    warn: bool = True,
+) -> FitOptions:
+    """Check and resolve :func:`ratings.fit`'s arguments into :class:`FitOptions`.
+
+    ``legacy`` holds flat keywords of earlier releases (``penalty=``, ``prior=``, ``n_boot=``,
+    ...): each goes to its spec, with a :class:`DeprecationWarning` when ``warn``. Any other
+    keyword is a ``TypeError`` naming it.
+    """
+    from ratings.api.adjust import check_adjust_options, parse_adjust
+
+    legacy = dict(legacy or {})
+    unknown = sorted(set(legacy) - set(LEGACY) - {"anchor_rating"})
+    if unknown:
+        raise TypeError(f"fit() got unexpected keyword argument(s) {unknown}; the options are "
+                        "model=, ci=, anchor=, scope=, cluster=, level=, read=, adjust=, "
+                        "solver= (see ratings.BT, ratings.CrowdBT, ratings.Bootstrap, "
+                        "ratings.Read, ratings.Adjust, ratings.Solver).")  # fmt: skip
+    if warn and legacy:
+        moved = ", ".join(f"{k}= -> ratings.{LEGACY[k][0]}({LEGACY[k][1]}=)" if k in LEGACY
+                          else f"{k}= -> anchor=(NAME, RATING)" for k in sorted(legacy))
+        warnings.warn(f"flat fit() keywords are deprecated: {moved}.", DeprecationWarning,
+                      stacklevel=3)  # fmt: skip
+    by_spec: dict[str, dict] = {}
+    for key, value in legacy.items():
+        if key in LEGACY:
+            spec, fld = LEGACY[key]
+            by_spec.setdefault(spec, {})[fld] = value
+    # the bootstrap's and the model's options, given flat or as specs
+    boot_given = by_spec.pop("Bootstrap", {})
+    if isinstance(ci, Bootstrap):
+        boot, ci = ci, "bootstrap"
+    else:
+        boot = Bootstrap(**boot_given)
+    if ci not in CI_KINDS:
+        raise ValueError(f"{option('ci')} must be one of {list(CI_KINDS)} or "
+                         f"ratings.Bootstrap(...); got {ci!r}.")  # fmt: skip
+    if ci == "cr1":
+        ci = "sandwich-z"
+    if ci == "hc0":
+        if cluster not in ("auto", None):
+            raise ValueError(f"{option('ci', 'hc0')} is the sandwich per verdict; it does not "
+                             f"go with {option('cluster', cluster)}.")  # fmt: skip
+        ci, cluster = "sandwich", None
+    crowd_given = by_spec.pop("CrowdBT", {})
+    bt_given = by_spec.pop("BT", {})
+    spec_model = _model(model, {**bt_given, **crowd_given})
+    read = read if read is not None else Read(**by_spec.pop("Read", {}))
+    if "Read" in by_spec:
+        raise TypeError("pass reading options inside `read=ratings.Read(...)`, not beside it.")
+    solver = solver if solver is not None else Solver(**by_spec.pop("Solver", {}))
+    if "Solver" in by_spec:
+        raise TypeError("pass solver options inside `solver=ratings.Solver(...)`, not beside it.")
+    check_level(level)
+    rating = legacy.get("anchor_rating")
+    if isinstance(anchor, tuple):
+        anchor, rating = anchor
+    elif anchor is not None and rating is None and "=" in str(anchor):
+        anchor, rating = parse_anchor(anchor)
+    rating = 1000.0 if rating is None else check_number(
+        rating, "anchor_rating", minimum=-MAX_ANCHOR_RATING, maximum=MAX_ANCHOR_RATING)
+    families = by_spec.pop("Adjust", {}).get("families")
+    if isinstance(adjust, Adjust):
+        if families is not None:
+            raise TypeError("pass `families` inside `adjust=ratings.Adjust(...)`, not beside it.")
+        effects, families = adjust.effects, adjust.families
+    else:
+        effects = parse_adjust(adjust)
+    if effects:
+        check_adjust_options(effects, families, ci=ci,
+                             penalty=spec_model.penalty if isinstance(spec_model, BT) else 0.0)
+        if isinstance(spec_model, BT):
+            check_firth_option(spec_model.firth, adjust=effects)
+    return FitOptions(model=spec_model, ci=ci, bootstrap=boot, anchor=anchor,
+                      rating=float(rating), scope=scope, cluster=cluster, level=float(level),
+                      read=read, adjust=effects, families=families, solver=solver)  # fmt: skip
