@@ -21,6 +21,7 @@ the large-board path (from the same omega_g).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -36,18 +37,15 @@ from ratings.inference.cluster import (
 from ratings.inference.satterthwaite import (
     DEGENERATE,
     pair_contrasts,
-    satterthwaite,
     summed_pairs_df,
 )
-from ratings.inference.working import WorkingRows, bt_rows, kernels
+from ratings.inference.working import CELLS_PER_VERDICT, WorkingRows, bt_rows, kernels
 
 __all__ = ["MAX_BLOCK_CELLS", "SmallBlocks", "SmallClusterInference", "bt_inference",
            "small_cluster_inference", "use_small_path"]
 
 #: Most cells of the clusters' leverage blocks (sum of R_g^2) held by the sparse path.
 MAX_BLOCK_CELLS = 50_000_000
-#: Cells of the (clusters x contrasts) omega arrays of the approximate degrees of freedom.
-_OMEGA_CELLS = 8_000_000
 
 
 def use_small_path(sizes: NDArray[np.int64], n_free: int) -> bool:
@@ -100,9 +98,14 @@ class SmallClusterInference(ClusterInference):
             out += self.extra.T @ self.extra
         return out
 
-    def influence(self) -> NDArray[np.float64]:
-        """CR2-adjusted influences (G x n_params): built on request, G x P cells."""
+    def influence(self) -> NDArray[np.float64] | None:
+        """CR2-adjusted influences (G x n_params), built on request; None past
+        :data:`ratings.core.memory.MAX_INFLUENCE_CELLS` (the covariance does not need them)."""
+        from ratings.core.memory import MAX_INFLUENCE_CELLS
+
         rows = self.rows
+        if rows.n_clusters * rows.n_params > MAX_INFLUENCE_CELLS:
+            return None
         w = np.zeros((rows.n_clusters, rows.n_params))
         np.add.at(w, (rows.cluster, rows.ii), rows.a * self.residual)
         np.add.at(w, (rows.cluster, rows.jj), -rows.a * self.residual)
@@ -167,10 +170,22 @@ class SmallClusterInference(ClusterInference):
             return np.where(tr > 0, tr * tr / (sums[:, 1] - 2.0 * sums[:, 2] + cross), np.nan)
 
     def _approx_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        step = max(1, _OMEGA_CELLS // max(self.n_clusters, 1))
+        """The one-direction approximation (as :func:`satterthwaite` without ``y``), streamed:
+        tr = sum_g omega_g = v^T H v from the information, then one pass for the shares."""
+        rows = self.rows
         v = self._directions(c)
-        return np.concatenate([satterthwaite(self.rows.quadratic(v[:, lo:lo + step]).T, None, None)
-                               for lo in range(0, c.shape[0], step)])  # fmt: skip
+        tr = np.einsum("pc,pq,qc->c", v[self.free], self.information, v[self.free])
+        k = kernels(rows.ii.size * max(c.shape[0], 1) // CELLS_PER_VERDICT)
+        sums = k.small_shares(self.blocks.starts, rows.ii, rows.jj, rows.kk, rows.a, rows.b,
+                              rows.n_models, v, tr, DEGENERATE)  # fmt: skip
+        with np.errstate(divide="ignore", invalid="ignore"):
+            denom = sums[:, 0] + sums[:, 1] ** 2 - sums[:, 2]
+            return np.where(tr > 0, 1.0 / denom, np.nan)
+
+    @cached_property
+    def information(self) -> NDArray[np.float64]:
+        """sum_g H_g over the free coordinates."""
+        return self.rows.information()[np.ix_(self.free, self.free)]
 
     def pair_df(self) -> NDArray[np.float64]:
         """As :meth:`ClusterInference.pair_df`: exact within the budget, else each pair's

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["cluster_quadratic", "cluster_times", "small_apply", "small_blocks", "small_meat",
-           "small_terms"]  # each has a twin of the same name
+           "small_shares", "small_terms"]  # each has a twin of the same name
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -200,4 +200,27 @@ def small_terms(starts, ii, jj, kk, a, b, n_models, h, f, v):
             out[col, 1] += d * d
             out[col, 2] += d * y
         o += n * n
+    return out
+
+
+@njit(**_JIT)
+def small_shares(starts, ii, jj, kk, a, b, n_models, v, tr, floor):
+    """Per contrast (columns of v f8[P, C], tr f8[C] = sum_g omega_g) the sums over clusters
+    of pi_g^2, a_g and a_g^2 with pi_g = omega_g / tr, omega_g = |X_g v|^2 and
+    a_g = pi_g^2 / max(1 - pi_g, floor) -> f8[C, 3]."""
+    n_cols = v.shape[1]
+    out = np.zeros((n_cols, 3))
+    om = np.zeros(n_cols)
+    for c in range(starts.shape[0] - 1):
+        om[:] = 0.0
+        for r in range(starts[c], starts[c + 1]):
+            for col in range(n_cols):
+                x = _xv(r, ii, jj, kk, a, b, n_models, v, col)
+                om[col] += x * x
+        for col in range(n_cols):
+            pi = om[col] / tr[col]
+            w = pi * pi / max(1.0 - pi, floor)
+            out[col, 0] += pi * pi
+            out[col, 1] += w
+            out[col, 2] += w * w
     return out

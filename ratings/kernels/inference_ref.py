@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["cluster_quadratic", "cluster_times", "small_apply", "small_blocks", "small_meat",
-           "small_terms"]  # each has a twin of the same name
+           "small_shares", "small_terms"]  # each has a twin of the same name
 
 #: Cells of the (distinct designs x contrasts) work arrays per pass.
 _CELLS = 1_000_000
@@ -182,4 +182,17 @@ def small_terms(starts, ii, jj, kk, a, b, n_models, h, f, v):
             out[lo:lo + step, 0] += (u * u).sum(axis=(0, 1))
             out[lo:lo + step, 1] += (d * d).sum(axis=0)
             out[lo:lo + step, 2] += (d * y).sum(axis=0)
+    return out
+
+
+def small_shares(starts, ii, jj, kk, a, b, n_models, v, tr, floor):
+    g = starts.size - 1
+    cluster = np.repeat(np.arange(g), np.diff(starts))
+    out = np.zeros((v.shape[1], 3))
+    step = max(1, _CELLS // max(g, 1))
+    for lo in range(0, v.shape[1], step):
+        pi = cluster_quadratic(g, ii, jj, kk, cluster, a, b, n_models,
+                               np.ascontiguousarray(v[:, lo:lo + step])) / tr[lo:lo + step]
+        w = pi * pi / np.maximum(1.0 - pi, floor)
+        out[lo:lo + step] = np.column_stack([(pi * pi).sum(0), w.sum(0), (w * w).sum(0)])
     return out
