@@ -72,11 +72,11 @@ from __future__ import annotations
 from ratings.inference.cluster import (
     EXACT_BUDGET,
     ClusterInference,
-    bt_inference,
     cluster_inference,
     crowd_inference,
 )
 from ratings.inference.satterthwaite import reference_contrasts, satterthwaite
+from ratings.inference.small import bt_inference
 from ratings.inference.stacked import StackedInference
 from ratings.inference.working import WorkingRows, bt_rows, crowd_rows
 

@@ -19,12 +19,12 @@ from ratings.inference.satterthwaite import (
     summed_pairs_df,
     with_known_variance,
 )
-from ratings.inference.working import WorkingRows, bt_rows, crowd_rows
+from ratings.inference.working import WorkingRows, crowd_rows
 
 __all__ = [
     "EXACT_BUDGET",
     "ClusterInference",
-    "bt_inference",
+    "check_clusters",
     "cluster_inference",
     "crowd_inference",
 ]
@@ -125,9 +125,13 @@ class ClusterInference:
         """``df`` of contrasts ``c`` (rows, all n_params) combined with :attr:`extra`."""
         if self.extra is None:
             return df
-        v1 = ((self.influence_free @ c[:, self.free].T) ** 2).sum(axis=0)
+        v1 = self._cr2_variance(c[:, self.free])
         v2 = ((self.extra @ c.T) ** 2).sum(axis=0)
         return with_known_variance(df, v1, v2)
+
+    def _cr2_variance(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """CR2 variance of contrasts ``c`` (rows over ``free``), without :attr:`extra`."""
+        return ((self.influence_free @ c.T) ** 2).sum(axis=0)
 
     def influence(self) -> NDArray[np.float64]:
         """CR2-adjusted influence of each cluster on all parameters (G x n_params); the
@@ -230,7 +234,18 @@ class ClusterInference:
         if self.exact and jj.size * g * p * min(g, p) <= EXACT_BUDGET:
             out[jj, kk] = out[kk, jj] = self.df(pair_contrasts(m, jj, kk))
             return out
-        out = self._pair_df_large(jj, kk, out)
+        return self._pairs_undefined_and_extra(jj, kk, self._pair_df_large(jj, kk, out))
+
+    def _pairs_undefined_and_extra(self, jj, kk, out):
+        """Pair df ``out`` with the pairs along a degenerate direction set to NaN and the
+        :attr:`extra` term combined in (Welch-Satterthwaite)."""
+        if self.degenerate.size:  # pairs along a direction one cluster alone determines
+            lf = self._model_rows()
+            und = np.concatenate([_along(lf[jj[lo:lo + 4096]] - lf[kk[lo:lo + 4096]],
+                                         self.degenerate)
+                                  for lo in range(0, jj.size, 4096)])  # fmt: skip
+            out[jj[und], kk[und]] = out[kk[und], jj[und]] = np.nan
+        m = self.n_models
         if self.extra is not None:  # Welch-Satterthwaite with the extra term, pair by pair
             full = self.covariance()[:m, :m]
             ex = self.extra[:, :m].T @ self.extra[:, :m]
@@ -250,12 +265,6 @@ class ClusterInference:
         else:
             out = summed_pairs_df(self.omega(reference_contrasts(m, None)))
             np.fill_diagonal(out, np.nan)
-        if self.degenerate.size:  # pairs along a direction one cluster alone determines
-            lf = self._model_rows()
-            und = np.concatenate([_along(lf[jj[lo:lo + 4096]] - lf[kk[lo:lo + 4096]],
-                                         self.degenerate)
-                                  for lo in range(0, jj.size, 4096)])  # fmt: skip
-            out[jj[und], kk[und]] = out[kk[und], jj[und]] = np.nan
         return out
 
     def _pair_omega(self, jj: NDArray[np.int64], kk: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -279,7 +288,7 @@ class ClusterInference:
     def variance(self, contrasts) -> NDArray[np.float64]:
         """CR2 variance of each contrast (with :attr:`extra`; inf where undefined)."""
         c = self._free_contrasts(contrasts)
-        out = ((self.influence_free @ c.T) ** 2).sum(axis=0)
+        out = self._cr2_variance(c)
         if self.extra is not None:
             full = self._all_params(np.atleast_2d(np.asarray(contrasts, dtype=np.float64)))
             out = out + ((self.extra @ full.T) ** 2).sum(axis=0)
@@ -431,29 +440,6 @@ def _lone_directions(rows: WorkingRows, free: NDArray[np.int64]) -> NDArray[np.f
     return out
 
 
-def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float = 0.0, k,
-                 bread: NDArray[np.float64] | None = None) -> ClusterInference:  # fmt: skip
-    """CR2 pieces of a clustered Bradley-Terry fit (``k``: the kernel module for the scores;
-    ``bread``: the fit's inverse Hessian (M x M, zero at ``ref``), if already computed)."""
-    m = data.n_models
-
-    def row_scores(rows, wi, wj, tt):
-        return k.bt_scores(theta, rows.ii, rows.jj, wi, wj, tt), None
-
-    _check_clusters(data)
-    score = data.cluster_score_matrix(m, row_scores, k)
-    free = np.delete(np.arange(m), ref)
-    if bread is not None:  # the Hessian's inverse: the information's (and the penalty's)
-        from ratings.core.linalg import block
-
-        return cluster_inference(bt_rows(theta, data), score, free, clusters=data.clusters,
-                                 bread=block(bread, free))  # fmt: skip
-    pen = penalty * (np.eye(m) - 1.0 / m) if penalty else None
-    info = bt_rows(theta, data.collapsed()).information()  # summed over clusters: fewer rows
-    return cluster_inference(bt_rows(theta, data), score, free, penalty=pen,
-                             clusters=data.clusters, info=info)  # fmt: skip
-
-
 def crowd_inference(fit, data, *, k, prior_information: bool = True) -> ClusterInference | None:
     """CR2 pieces of a clustered Crowd-BT fit (:class:`ratings.models.crowd.likelihood.CrowdFit`).
 
@@ -477,7 +463,7 @@ def crowd_inference(fit, data, *, k, prior_information: bool = True) -> ClusterI
                                           wi, wj, tt, False)  # fmt: skip
         return gd, ge
 
-    _check_clusters(data)
+    check_clusters(data)
     score = data.cluster_score_matrix(m + nj, row_scores, k)
     free_eta = fit.estimated & ~fit.boundary
     rows = crowd_rows(fit.theta, fit.eta, free_eta, data)
@@ -490,7 +476,7 @@ def crowd_inference(fit, data, *, k, prior_information: bool = True) -> ClusterI
         return None
 
 
-def _check_clusters(data) -> None:
+def check_clusters(data) -> None:
     if data.n_clusters < 2:
         raise ValueError(
             f"Clustered intervals need at least 2 clusters in `{data.cluster_name}`; got "

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["cluster_quadratic", "cluster_times"]  # each has a twin of the same name
+__all__ = ["cluster_quadratic", "cluster_times", "small_apply", "small_blocks", "small_meat",
+           "small_shares", "small_terms"]  # each has a twin of the same name
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -49,4 +50,177 @@ def cluster_quadratic(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
             if with_eta:
                 x += br * n[k, col]
             out[c, col] += x * x
+    return out
+
+
+
+@njit(**_JIT)
+def _xv(r, ii, jj, kk, a, b, n_models, v, col):
+    """x_r^T v[:, col] for row r's design vector x_r."""
+    x = a[r] * (v[ii[r], col] - v[jj[r], col])
+    if b.shape[0] > 0:
+        x += b[r] * v[n_models + kk[r], col]
+    return x
+
+
+@njit(**_JIT)
+def _xbx(r, s, ii, jj, kk, a, b, n_models, bread):
+    """x_r^T B x_s for rows r and s."""
+    i, j = ii[s], jj[s]
+    x = a[r] * a[s] * (bread[ii[r], i] - bread[ii[r], j] - bread[jj[r], i] + bread[jj[r], j])
+    if b.shape[0] > 0:
+        kr, ks = n_models + kk[r], n_models + kk[s]
+        x += a[r] * b[s] * (bread[ii[r], ks] - bread[jj[r], ks])
+        x += b[r] * a[s] * (bread[kr, i] - bread[kr, j])
+        x += b[r] * b[s] * bread[kr, ks]
+    return x
+
+
+@njit(**_JIT)
+def _add_outer(out, r, s, w, ii, jj, kk, a, b, n_models):
+    """out += w x_r x_s^T."""
+    i, j = ii[s], jj[s]
+    for t in range(3 if b.shape[0] > 0 else 2):
+        if t == 0:
+            row, cr = ii[r], a[r]
+        elif t == 1:
+            row, cr = jj[r], -a[r]
+        else:
+            row, cr = n_models + kk[r], b[r]
+        x = w * cr
+        out[row, i] += x * a[s]
+        out[row, j] -= x * a[s]
+        if b.shape[0] > 0:
+            out[row, n_models + kk[s]] += x * b[s]
+
+
+@njit(**_JIT)
+def small_blocks(starts, ii, jj, kk, a, b, n_models, bread, degenerate):
+    """Each cluster's leverage block H_gg = X_g B X_g^T and CR2 block F_g = (I - H_gg)^(-1/2)
+    (eigenvalues at or above 1 - ``degenerate`` mapped to 1), flattened row-major one cluster
+    after another -> (f8[sum R_g^2], f8[sum R_g^2], b1[G]: a leverage at 1 - degenerate)."""
+    g = starts.shape[0] - 1
+    off = np.zeros(g + 1, dtype=np.int64)
+    for c in range(g):
+        n = starts[c + 1] - starts[c]
+        off[c + 1] = off[c] + n * n
+    h = np.empty(off[g])
+    f = np.empty(off[g])
+    deg = np.zeros(g, dtype=np.bool_)
+    for c in range(g):
+        r0, n, o = starts[c], starts[c + 1] - starts[c], off[c]
+        if n == 1:
+            lev = _xbx(r0, r0, ii, jj, kk, a, b, n_models, bread)
+            h[o] = lev
+            if lev >= 1.0 - degenerate:
+                deg[c] = True
+                f[o] = 1.0
+            else:
+                f[o] = 1.0 / np.sqrt(1.0 - lev)
+            continue
+        blk = np.empty((n, n))
+        for r in range(n):
+            for s in range(r + 1):
+                x = _xbx(r0 + r, r0 + s, ii, jj, kk, a, b, n_models, bread)
+                blk[r, s] = x
+                blk[s, r] = x
+        lam, vec = np.linalg.eigh(blk)
+        fl = np.ones(n)
+        for t in range(n):
+            if lam[t] >= 1.0 - degenerate:
+                deg[c] = True
+            else:
+                fl[t] = 1.0 / np.sqrt(1.0 - lam[t])
+        for r in range(n):
+            for s in range(n):
+                x = 0.0
+                for t in range(n):
+                    x += vec[r, t] * fl[t] * vec[s, t]
+                f[o + r * n + s] = x
+                h[o + r * n + s] = blk[r, s]
+    return h, f, deg
+
+
+@njit(**_JIT)
+def small_apply(starts, f, u):
+    """F_g u_g for every cluster g: u f8[N] (one value a row) -> f8[N]."""
+    out = np.zeros(u.shape[0])
+    o = 0
+    for c in range(starts.shape[0] - 1):
+        r0, n = starts[c], starts[c + 1] - starts[c]
+        for r in range(n):
+            x = 0.0
+            for s in range(n):
+                x += f[o + r * n + s] * u[r0 + s]
+            out[r0 + r] = x
+        o += n * n
+    return out
+
+
+@njit(**_JIT)
+def small_meat(starts, ii, jj, kk, a, b, n_models, n_params, e):
+    """sum_g w_g w_g^T with w_g = X_g^T e_g (e f8[N], one value a row) -> f8[P, P]."""
+    out = np.zeros((n_params, n_params))
+    for c in range(starts.shape[0] - 1):
+        for r in range(starts[c], starts[c + 1]):
+            for s in range(starts[c], starts[c + 1]):
+                _add_outer(out, r, s, e[r] * e[s], ii, jj, kk, a, b, n_models)
+    return out
+
+
+@njit(**_JIT)
+def small_terms(starts, ii, jj, kk, a, b, n_models, h, f, v):
+    """Per contrast (columns of v f8[P, C]) the sums over clusters of omega_g = |u_g|^2,
+    d_g^2 and d_g y_g, with u_g = X_g v, p_g = F_g u_g, d_g = |p_g|^2, y_g = p_g^T H_gg p_g
+    -> f8[C, 3]."""
+    n_cols = v.shape[1]
+    out = np.zeros((n_cols, 3))
+    size = np.diff(starts)
+    big = max(1, size.max()) if size.shape[0] else 1
+    u = np.empty(big)
+    p = np.empty(big)
+    o = 0
+    for c in range(starts.shape[0] - 1):
+        r0, n = starts[c], size[c]
+        for col in range(n_cols):
+            om, d, y = 0.0, 0.0, 0.0
+            for r in range(n):
+                u[r] = _xv(r0 + r, ii, jj, kk, a, b, n_models, v, col)
+                om += u[r] * u[r]
+            for r in range(n):
+                x = 0.0
+                for s in range(n):
+                    x += f[o + r * n + s] * u[s]
+                p[r] = x
+                d += x * x
+            for r in range(n):
+                for s in range(n):
+                    y += p[r] * h[o + r * n + s] * p[s]
+            out[col, 0] += om
+            out[col, 1] += d * d
+            out[col, 2] += d * y
+        o += n * n
+    return out
+
+
+@njit(**_JIT)
+def small_shares(starts, ii, jj, kk, a, b, n_models, v, tr, floor):
+    """Per contrast (columns of v f8[P, C], tr f8[C] = sum_g omega_g) the sums over clusters
+    of pi_g^2, a_g and a_g^2 with pi_g = omega_g / tr, omega_g = |X_g v|^2 and
+    a_g = pi_g^2 / max(1 - pi_g, floor) -> f8[C, 3]."""
+    n_cols = v.shape[1]
+    out = np.zeros((n_cols, 3))
+    om = np.zeros(n_cols)
+    for c in range(starts.shape[0] - 1):
+        om[:] = 0.0
+        for r in range(starts[c], starts[c + 1]):
+            for col in range(n_cols):
+                x = _xv(r, ii, jj, kk, a, b, n_models, v, col)
+                om[col] += x * x
+        for col in range(n_cols):
+            pi = om[col] / tr[col]
+            w = pi * pi / max(1.0 - pi, floor)
+            out[col, 0] += pi * pi
+            out[col, 1] += w
+            out[col, 2] += w * w
     return out

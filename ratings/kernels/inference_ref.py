@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cluster_quadratic", "cluster_times"]  # each has a twin of the same name
+__all__ = ["cluster_quadratic", "cluster_times", "small_apply", "small_blocks", "small_meat",
+           "small_shares", "small_terms"]  # each has a twin of the same name
 
 #: Cells of the (distinct designs x contrasts) work arrays per pass.
 _CELLS = 1_000_000
@@ -100,4 +101,98 @@ def _quadratic_by_rows(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
             x += b * col[n_models + kk]
         x *= x
         out[:, c] = np.bincount(cluster, x, n_clusters)
+    return out
+
+
+def _by_size(starts):
+    """(size R, the rows of every cluster of that size as an (n, R) array, their clusters)."""
+    size = np.diff(starts)
+    for n in np.unique(size):
+        cl = np.flatnonzero(size == n)
+        yield int(n), starts[cl][:, None] + np.arange(n), cl
+
+
+def _design(rows, ii, jj, kk, a, b, n_models):
+    """Indices and coefficients (..., E) of the design vectors of ``rows``."""
+    idx = [ii[rows], jj[rows]]
+    coef = [a[rows], -a[rows]]
+    if b.size:
+        idx.append(n_models + kk[rows])
+        coef.append(b[rows])
+    return np.stack(idx, axis=-1), np.stack(coef, axis=-1)
+
+
+def _offsets(starts):
+    size = np.diff(starts)
+    return np.concatenate([[0], np.cumsum(size * size)]).astype(np.int64)
+
+
+def small_blocks(starts, ii, jj, kk, a, b, n_models, bread, degenerate):
+    off = _offsets(starts)
+    h, f = np.empty(off[-1]), np.empty(off[-1])
+    deg = np.zeros(starts.size - 1, dtype=bool)
+    for n, rows, cl in _by_size(starts):
+        idx, coef = _design(rows, ii, jj, kk, a, b, n_models)  # (k, n, E)
+        blk = np.einsum("kra,ksb,krsab->krs", coef, coef,
+                        bread[idx[:, :, None, :, None], idx[:, None, :, None, :]])
+        lam, vec = np.linalg.eigh(blk)
+        bad = lam >= 1.0 - degenerate
+        deg[cl] = bad.any(axis=1)
+        fl = np.where(bad, 1.0, 1.0 / np.sqrt(np.clip(1.0 - lam, degenerate, None)))
+        fb = np.einsum("krt,kt,kst->krs", vec, fl, vec)
+        at = off[cl][:, None] + np.arange(n * n)
+        h[at] = blk.reshape(-1, n * n)
+        f[at] = fb.reshape(-1, n * n)
+    return h, f, deg
+
+
+def small_apply(starts, f, u):
+    off = _offsets(starts)
+    out = np.empty(u.shape[0])
+    for n, rows, cl in _by_size(starts):
+        fb = f[off[cl][:, None] + np.arange(n * n)].reshape(-1, n, n)
+        out[rows] = np.einsum("krs,ks->kr", fb, u[rows])
+    return out
+
+
+def small_meat(starts, ii, jj, kk, a, b, n_models, n_params, e):
+    out = np.zeros(n_params * n_params)
+    for _, rows, _ in _by_size(starts):
+        idx, coef = _design(rows, ii, jj, kk, a, b, n_models)
+        w = coef * e[rows][..., None]  # (k, n, E): e_r x_r
+        at = idx[:, :, None, :, None] * n_params + idx[:, None, :, None, :]
+        val = w[:, :, None, :, None] * w[:, None, :, None, :]
+        out += np.bincount(at.ravel(), val.ravel(), out.size)
+    return out.reshape(n_params, n_params)
+
+
+def small_terms(starts, ii, jj, kk, a, b, n_models, h, f, v):
+    off = _offsets(starts)
+    out = np.zeros((v.shape[1], 3))
+    for n, rows, cl in _by_size(starts):
+        at = off[cl][:, None] + np.arange(n * n)
+        hb, fb = h[at].reshape(-1, n, n), f[at].reshape(-1, n, n)
+        idx, coef = _design(rows, ii, jj, kk, a, b, n_models)
+        step = max(1, _CELLS // max(rows.size, 1))
+        for lo in range(0, v.shape[1], step):
+            u = np.einsum("kre,krec->krc", coef, v[idx, lo:lo + step])  # (k, n, C)
+            p = fb @ u
+            d = (p * p).sum(axis=1)
+            y = (p * (hb @ p)).sum(axis=1)
+            out[lo:lo + step, 0] += (u * u).sum(axis=(0, 1))
+            out[lo:lo + step, 1] += (d * d).sum(axis=0)
+            out[lo:lo + step, 2] += (d * y).sum(axis=0)
+    return out
+
+
+def small_shares(starts, ii, jj, kk, a, b, n_models, v, tr, floor):
+    g = starts.size - 1
+    cluster = np.repeat(np.arange(g), np.diff(starts))
+    out = np.zeros((v.shape[1], 3))
+    step = max(1, _CELLS // max(g, 1))
+    for lo in range(0, v.shape[1], step):
+        pi = cluster_quadratic(g, ii, jj, kk, cluster, a, b, n_models,
+                               np.ascontiguousarray(v[:, lo:lo + step])) / tr[lo:lo + step]
+        w = pi * pi / np.maximum(1.0 - pi, floor)
+        out[lo:lo + step] = np.column_stack([(pi * pi).sum(0), w.sum(0), (w * w).sum(0)])
     return out

@@ -1,0 +1,285 @@
+"""CR2 and Satterthwaite degrees of freedom from sparse rows, for boards of many small clusters
+(an arena: one verdict per prompt). See :mod:`ratings.inference`.
+
+A cluster of R_g rows has the leverage block H_gg = X_g B X_g^T (R_g x R_g, B the bread); each
+row's design vector has two or three nonzeros, so every entry is a handful of entries of B. With
+F_g = (I - H_gg)^(-1/2) and e_g the rows' working residuals (score = X_g^T e_g):
+
+* the CR2 influence is B X_g^T F_g e_g, and the covariance B (sum_g w_g w_g^T) B with
+  w_g = X_g^T F_g e_g, summed row pair by row pair into one P x P matrix;
+* for a contrast c, u_g = X_g B c, p_g = F_g u_g: omega_g = |u_g|^2, d_g = |p_g|^2,
+  |y_g|^2 = p_g^T H_gg p_g, and the cross term ||Y^T Y||_F^2 = tr(A B A B) with
+  A = sum_g (X_g^T p_g)(X_g^T p_g)^T (P x P): the exact degrees of freedom with no G x P or
+  G x G matrix (:func:`ratings.inference.satterthwaite.satterthwaite`'s formula).
+
+The per-cluster sums take one pass over the rows per contrast (numba); the cross term costs
+P^3 per contrast, so it is computed while the contrasts' total stays within
+:data:`ratings.inference.cluster.EXACT_BUDGET`; beyond it the one-direction approximation of
+the large-board path (from the same omega_g).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ratings.core.linalg import block, embed, inverse_pd
+from ratings.inference import cluster
+from ratings.inference.cluster import (
+    ClusterInference,
+    check_clusters,
+    cluster_inference,
+)
+from ratings.inference.satterthwaite import (
+    DEGENERATE,
+    pair_contrasts,
+    summed_pairs_df,
+)
+from ratings.inference.working import CELLS_PER_VERDICT, WorkingRows, bt_rows, kernels
+
+__all__ = ["MAX_BLOCK_CELLS", "SmallBlocks", "SmallClusterInference", "bt_inference",
+           "small_cluster_inference", "use_small_path"]
+
+#: Most cells of the clusters' leverage blocks (sum of R_g^2) held by the sparse path.
+MAX_BLOCK_CELLS = 50_000_000
+
+
+def use_small_path(sizes: NDArray[np.int64], n_free: int) -> bool:
+    """Whether clusters of ``sizes`` rows take the sparse path: its blocks' decompositions
+    (sum R_g^3) cost less than the dense path's (sum R_g P min(R_g, P) + G P^2 min(G, P))
+    and their cells stay within :data:`MAX_BLOCK_CELLS`."""
+    s = sizes.astype(np.float64)
+    p, g = float(n_free), float(sizes.size)
+    dense = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
+    return float(np.sum(s * s)) <= MAX_BLOCK_CELLS and float(np.sum(s**3)) <= dense
+
+
+@dataclass(frozen=True, eq=False)
+class SmallBlocks:
+    """Per-cluster leverage blocks ``h`` and CR2 blocks ``f`` (flattened, row-major)."""
+
+    starts: NDArray[np.int64]
+    h: NDArray[np.float64]
+    f: NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class SmallClusterInference(ClusterInference):
+    """:class:`ClusterInference` from sparse rows: the covariance is held as ``meat`` (P x P,
+    over the free coordinates) instead of G x P influences (see the module notes)."""
+
+    meat: NDArray[np.float64] | None = None
+    blocks: SmallBlocks | None = None
+    residual: NDArray[np.float64] | None = None  # each row's CR2-adjusted working residual
+
+    @property
+    def exact(self) -> bool:
+        return self._exact_for(self.n_models)
+
+    def _exact_for(self, n_contrasts: int) -> bool:
+        p = self.free.size
+        return n_contrasts * (self.rows.ii.size + 2.0 * p**3) <= cluster.EXACT_BUDGET
+
+    @property
+    def n_clusters(self) -> int:
+        return self.rows.n_clusters
+
+    def _cr2_variance(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        v = c @ self.bread
+        return np.einsum("cp,pq,cq->c", v, self.meat, v)
+
+    def covariance(self) -> NDArray[np.float64]:
+        out = embed(self.bread @ self.meat @ self.bread, self.free, self.n_params)
+        if self.extra is not None:
+            out += self.extra.T @ self.extra
+        return out
+
+    def influence(self) -> NDArray[np.float64] | None:
+        """CR2-adjusted influences (G x n_params), built on request; None past
+        :data:`ratings.core.memory.MAX_INFLUENCE_CELLS` (the covariance does not need them)."""
+        from ratings.core.memory import MAX_INFLUENCE_CELLS
+
+        rows = self.rows
+        if rows.n_clusters * rows.n_params > MAX_INFLUENCE_CELLS:
+            return None
+        w = np.zeros((rows.n_clusters, rows.n_params))
+        np.add.at(w, (rows.cluster, rows.ii), rows.a * self.residual)
+        np.add.at(w, (rows.cluster, rows.jj), -rows.a * self.residual)
+        if rows.b.size:
+            np.add.at(w, (rows.cluster, rows.n_models + rows.kk), rows.b * self.residual)
+        out = np.zeros_like(w)
+        out[:, self.free] = w[:, self.free] @ self.bread
+        return out
+
+    def _directions(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """B c for contrasts ``c`` (rows, over ``free``), as columns over all parameters."""
+        v = np.zeros((self.n_params, c.shape[0]))
+        v[self.free] = self.bread @ c.T
+        return v
+
+    def omega(self, contrasts) -> NDArray[np.float64]:
+        return self.rows.quadratic(self._directions(self._free_contrasts(contrasts))).T
+
+    def factors(self, contrasts) -> tuple:
+        """``(omega, d, Y)`` as :meth:`ClusterInference.factors` (dense: small boards)."""
+        c = self._free_contrasts(contrasts)
+        v = self._directions(c)
+        k, rows = kernels(self.rows.ii.size), self.rows
+        g = rows.n_clusters
+        omega, d = np.zeros((c.shape[0], g)), np.zeros((c.shape[0], g))
+        y = np.zeros((c.shape[0], g, self.free.size))
+        lf = np.zeros((self.n_params, self.free.size))
+        lf[self.free] = self.chol
+        for col in range(c.shape[0]):
+            u = rows.design(v[:, [col]], slice(None))[:, 0]
+            p = k.small_apply(self.blocks.starts, self.blocks.f, u)
+            omega[col] = np.bincount(rows.cluster, u * u, g)
+            d[col] = np.bincount(rows.cluster, p * p, g)
+            x = rows.design(lf, slice(None)) * p[:, None]  # rows of L^T x_r p_r
+            np.add.at(y[col], rows.cluster, x)
+        return omega, d, y
+
+    def df(self, contrasts) -> NDArray[np.float64]:
+        c = np.atleast_2d(np.asarray(contrasts, dtype=np.float64))
+        cf = self._free_contrasts(c)
+        out = self._exact_df(cf) if self._exact_for(c.shape[0]) else self._approx_df(cf)
+        out = self._welch(out, self._all_params(c))
+        out[self.undefined(c)] = np.nan
+        return out
+
+    def _exact_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        rows, blk = self.rows, self.blocks
+        k = kernels(rows.ii.size * max(c.shape[0], 1))
+        v = self._directions(c)
+        sums = k.small_terms(blk.starts, rows.ii, rows.jj, rows.kk, rows.a, rows.b,
+                             rows.n_models, blk.h, blk.f, v)  # fmt: skip
+        bread = embed(self.bread, self.free, self.n_params)
+        cross = np.empty(c.shape[0])
+        for col in range(c.shape[0]):
+            u = rows.design(v[:, [col]], slice(None))[:, 0]
+            p = k.small_apply(blk.starts, blk.f, u)
+            ab = k.small_meat(blk.starts, rows.ii, rows.jj, rows.kk, rows.a, rows.b,
+                              rows.n_models, rows.n_params, p) @ bread  # fmt: skip
+            cross[col] = np.einsum("ij,ji->", ab, ab)
+        tr = sums[:, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(tr > 0, tr * tr / (sums[:, 1] - 2.0 * sums[:, 2] + cross), np.nan)
+
+    def _approx_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The one-direction approximation (as :func:`satterthwaite` without ``y``), streamed:
+        tr = sum_g omega_g = v^T H v from the information, then one pass for the shares."""
+        rows = self.rows
+        v = self._directions(c)
+        tr = np.einsum("pc,pq,qc->c", v[self.free], self.information, v[self.free])
+        k = kernels(rows.ii.size * max(c.shape[0], 1) // CELLS_PER_VERDICT)
+        sums = k.small_shares(self.blocks.starts, rows.ii, rows.jj, rows.kk, rows.a, rows.b,
+                              rows.n_models, v, tr, DEGENERATE)  # fmt: skip
+        with np.errstate(divide="ignore", invalid="ignore"):
+            denom = sums[:, 0] + sums[:, 1] ** 2 - sums[:, 2]
+            return np.where(tr > 0, 1.0 / denom, np.nan)
+
+    @cached_property
+    def information(self) -> NDArray[np.float64]:
+        """sum_g H_g over the free coordinates."""
+        return self.rows.information()[np.ix_(self.free, self.free)]
+
+    def pair_df(self) -> NDArray[np.float64]:
+        """As :meth:`ClusterInference.pair_df`: exact within the budget, else each pair's
+        omega summed from the models' (their cross term left out)."""
+        m = self.n_models
+        jj, kk = np.triu_indices(m, 1)
+        if self._exact_for(jj.size):
+            out = np.full((m, m), np.nan)
+            out[jj, kk] = out[kk, jj] = self.df(pair_contrasts(m, jj, kk))
+            return out
+        from ratings.inference.satterthwaite import reference_contrasts
+
+        out = summed_pairs_df(self.omega(reference_contrasts(m, None)))
+        np.fill_diagonal(out, np.nan)
+        return self._pairs_undefined_and_extra(jj, kk, out)
+
+
+def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
+                            free: NDArray[np.int64], bread: NDArray[np.float64],
+                            clusters: pd.Index | None = None) -> SmallClusterInference:
+    """CR2 pieces of a clustered fit from sparse rows.
+
+    Parameters
+    ----------
+    rows : WorkingRows
+        Per-cluster rows of the working model at the estimate.
+    residual : ndarray, shape (N,)
+        Each row's working residual e_r (its summed score is ``e_r x_r``).
+    free : ndarray of int
+        Coordinates with a covariance.
+    bread : ndarray, shape (P, P)
+        The inverse of the (penalised) information over ``free``.
+    """
+    k = kernels(rows.ii.size)
+    full = embed(bread, free, rows.n_params)
+    starts = rows.starts
+    h, f, deg = k.small_blocks(starts, rows.ii, rows.jj, rows.kk, rows.a, rows.b, rows.n_models,
+                               full, DEGENERATE)  # fmt: skip
+    blocks = SmallBlocks(starts, h, f)
+    adjusted = k.small_apply(starts, f, residual)
+    meat = k.small_meat(starts, rows.ii, rows.jj, rows.kk, rows.a, rows.b, rows.n_models,
+                        rows.n_params, adjusted)[np.ix_(free, free)]  # fmt: skip
+    chol = np.linalg.cholesky(bread) if deg.any() else None
+    degenerate = _degenerate(rows, blocks, np.flatnonzero(deg), free, chol)
+    return SmallClusterInference(rows.n_params, rows.n_models, free, bread, None, clusters, None,
+                                 None, degenerate, rows, chol, meat=meat, blocks=blocks,
+                                 residual=adjusted)  # fmt: skip
+
+
+def _degenerate(rows, blocks, clusters, free, chol) -> NDArray[np.float64]:
+    """Whitened directions L^T X_g^T v of leverage 1 (v an eigenvector of H_gg at 1)."""
+    out = []
+    if clusters.size:
+        lf = np.zeros((rows.n_params, free.size))
+        lf[free] = chol
+        off = np.concatenate([[0], np.cumsum(np.diff(blocks.starts) ** 2)])
+    for g in clusters:
+        lo, hi = blocks.starts[g], blocks.starts[g + 1]
+        n = hi - lo
+        lam, vec = np.linalg.eigh(blocks.h[off[g]:off[g] + n * n].reshape(n, n))
+        z = rows.design(lf, slice(lo, hi))  # rows of L^T x_r
+        for t in np.flatnonzero(lam >= 1.0 - DEGENERATE):
+            q = vec[:, t] @ z
+            out.append(q / np.linalg.norm(q))
+    return np.vstack(out) if out else np.zeros((0, free.size))
+
+
+def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float = 0.0, k,
+                 bread: NDArray[np.float64] | None = None,
+                 small: bool | None = None) -> ClusterInference:  # fmt: skip
+    """CR2 pieces of a clustered Bradley-Terry fit (``k``: the kernel module for the scores;
+    ``bread``: the fit's inverse Hessian (M x M, zero at ``ref``), if already computed).
+
+    ``small``: the sparse path of :mod:`ratings.inference.small` (True), the dense one (False);
+    default by the clusters' sizes (:func:`ratings.inference.small.use_small_path`)."""
+    m = data.n_models
+    check_clusters(data)
+    free = np.delete(np.arange(m), ref)
+    rows = bt_rows(theta, data)
+    if bread is None:
+        info = bt_rows(theta, data.collapsed()).information()  # summed over clusters
+        if penalty:
+            info = info + penalty * (np.eye(m) - 1.0 / m)
+        bread_free = inverse_pd(block(info, free))
+    else:  # the Hessian's inverse: the information's (and the penalty's)
+        bread_free = block(bread, free)
+    if use_small_path(np.diff(rows.starts), free.size) if small is None else small:
+        score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            residual = np.where(rows.a > 0, score / rows.a, 0.0)
+        return small_cluster_inference(rows, residual, free, bread_free, data.clusters)
+
+    def row_scores(rows, wi, wj, tt):
+        return k.bt_scores(theta, rows.ii, rows.jj, wi, wj, tt), None
+
+    score = data.cluster_score_matrix(m, row_scores, k)
+    return cluster_inference(rows, score, free, clusters=data.clusters, bread=bread_free)

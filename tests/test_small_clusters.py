@@ -1,0 +1,125 @@
+"""The sparse CR2 path (many small clusters) against the dense one, which stays the reference.
+
+The dense path's covariance and degrees of freedom are checked against R clubSandwich and
+statsmodels in ``test_inference.py``; here the sparse path must give the same numbers (1e-10)
+on the coverage study's boards, on boards of one verdict per task, and on a mixed board (a few
+large tasks among many singletons).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_coverage import MODELS, STRENGTH, board
+
+import ratings
+import ratings.inference.cluster as cluster_module
+import ratings.inference.small as small_module
+from ratings.kernels import inference as kernels
+from ratings.kernels import inference_ref as twins
+from ratings.simulate import simulate_verdicts
+
+
+def _fit(log: pd.DataFrame, small: bool, monkeypatch, **kw):
+    with monkeypatch.context() as mp:
+        mp.setattr(small_module, "use_small_path", lambda *a: small)
+        r = ratings.fit(log, **kw)
+        return r, r.model_df, r.pair_df()
+
+
+def _assert_same(log, monkeypatch, **kw):
+    dense, df_d, pairs_d = _fit(log, False, monkeypatch, **kw)
+    sparse, df_s, pairs_s = _fit(log, True, monkeypatch, **kw)
+    assert type(dense.inference) is cluster_module.ClusterInference
+    assert type(sparse.inference) is small_module.SmallClusterInference
+    np.testing.assert_allclose(sparse.cov, dense.cov, rtol=1e-10, atol=1e-12 * dense.cov.max())
+    np.testing.assert_allclose(sparse.se, dense.se, rtol=1e-10)
+    np.testing.assert_allclose(df_s, df_d, rtol=1e-10)
+    np.testing.assert_allclose(pairs_s, pairs_d, rtol=1e-10)
+    return dense, sparse
+
+
+def _singletons(seed: int, n: int = 600, m: int = 8) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    matches = pd.DataFrame({"model_a": np.array(MODELS)[a], "model_b": np.array(MODELS)[b],
+                            "task_id": np.arange(n)})  # fmt: skip
+    return simulate_verdicts(matches, STRENGTH, tie_rate=0.1, seed=seed + 1)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("task_corr", [0.0, 0.5])
+def test_coverage_study_boards_match_the_dense_path(seed, task_corr, monkeypatch):
+    _assert_same(board(seed, task_corr), monkeypatch, anchor=MODELS[5])
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_one_verdict_tasks_match_the_dense_path(seed, monkeypatch):
+    log = _singletons(seed)
+    _, sparse = _assert_same(log, monkeypatch)
+    assert sparse.inference.exact and np.isfinite(sparse.model_df).all()
+
+
+def test_mixed_board_matches_and_takes_the_sparse_path(monkeypatch):
+    """Three tasks of 60 verdicts among 500 one-verdict tasks."""
+    log = _singletons(6, n=680)
+    log["task_id"] = np.where(np.arange(len(log)) < 180, np.arange(len(log)) % 3,
+                              np.arange(len(log))).astype(str)  # fmt: skip
+    _assert_same(log, monkeypatch)
+    r = ratings.fit(log)
+    assert type(r.inference) is small_module.SmallClusterInference
+
+
+def test_a_model_seen_once_is_left_open(monkeypatch):
+    log = _singletons(7)
+    new = pd.DataFrame({"model_a": ["new", MODELS[1]], "model_b": [MODELS[0], "new"],
+                        "winner": ["A", "A"], "task_id": [10_000, 10_000]})  # one task
+    log = pd.concat([log, new], ignore_index=True)
+    _, sparse = _assert_same(log, monkeypatch)
+    assert np.isinf(sparse.se["new"])
+    assert np.isnan(sparse.model_df[list(sparse.models).index("new")])
+
+
+def test_approximate_df_past_the_budget_equal_the_dense_large_path(monkeypatch):
+    log = _singletons(8)
+    monkeypatch.setattr(cluster_module, "EXACT_BUDGET", 0.0)
+    dense, sparse = _assert_same(log, monkeypatch)
+    assert not sparse.inference.exact and not dense.inference.exact
+
+
+def test_paths_chosen_by_cluster_sizes():
+    assert small_module.use_small_path(np.ones(300_000, dtype=np.int64), 299)
+    assert not small_module.use_small_path(np.full(20, 500, dtype=np.int64), 9)
+
+
+@pytest.mark.parametrize("with_eta", [False, True])
+def test_small_kernels_match_their_numpy_twins(with_eta):
+    rng = np.random.default_rng(0)
+    m, nj = 6, 3
+    sizes = rng.integers(1, 5, size=40)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = int(starts[-1])
+    ii = rng.integers(0, m, n)
+    jj = (ii + rng.integers(1, m, n)) % m
+    kk = rng.integers(0, nj, n)
+    a = rng.uniform(0.1, 0.5, n)
+    b = rng.uniform(-0.2, 0.2, n) if with_eta else np.zeros(0)
+    p = m + nj if with_eta else m
+    x = rng.normal(size=(p, p))
+    bread = np.linalg.inv(x @ x.T + 50 * np.eye(p))
+    got = kernels.small_blocks(starts, ii, jj, kk, a, b, m, bread, 1e-8)
+    want = twins.small_blocks(starts, ii, jj, kk, a, b, m, bread, 1e-8)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+    h, f, _ = got
+    e = rng.normal(size=n)
+    v = rng.normal(size=(p, 5))
+    tr = rng.uniform(1.0, 2.0, 5)
+    for name, args in (("small_apply", (starts, f, e)),
+                       ("small_meat", (starts, ii, jj, kk, a, b, m, p, e)),
+                       ("small_terms", (starts, ii, jj, kk, a, b, m, h, f, v)),
+                       ("small_shares", (starts, ii, jj, kk, a, b, m, v, tr, 1e-8))):  # fmt: skip
+        np.testing.assert_allclose(getattr(kernels, name)(*args), getattr(twins, name)(*args),
+                                   rtol=1e-12, atol=1e-13)  # fmt: skip
