@@ -33,10 +33,19 @@ centred on their mean over the board) and the anchor's share of all planned matc
 Results: a table on stdout, ``benchmarks_perf/results/bench_sampling_runs.csv`` (one row per
 seed and design) and ``bench_sampling.csv`` (the summary).
 
+``--speed`` times planning instead: for each row of ``SPEED_ROWS`` (models, tasks, verdicts of
+history, matches to plan) a history of uniformly random matches (judges in turn) is judged from
+a drawn board, then one :func:`ratings.fit` of it and one :func:`sampling.plan_matches` of the
+batch (three judges) are timed alternately, ``--repeats`` times; medians and their ratio go to
+``bench_sampling_speed.csv``. The plan's time is split into its own fit of the history, the
+judge assignment after the picks (:func:`sampling.judges.assign_judges`) and the rest (board,
+picks), reported per match.
+
 Usage::
 
     python benchmarks_perf/bench_sampling.py              # 12 seeds, 2 processes (~10-15 min)
     python benchmarks_perf/bench_sampling.py --seeds 4    # quick look
+    python benchmarks_perf/bench_sampling.py --speed      # planning time against one fit
 """
 
 from __future__ import annotations
@@ -55,12 +64,15 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run from anywhere: import this checkout's packages
 
 import ratings  # noqa: E402
+import sampling.plan  # noqa: E402
 from ratings.io import write_atomic  # noqa: E402
 from sampling.simulate import (  # noqa: E402
+    judge_matches,
     make_board,
     mean_half_width,
     pairwise_half_width,
     simulate_loop,
+    uniform_matches,
 )
 
 RESULTS = HERE / "results"
@@ -180,6 +192,76 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# (models, tasks, verdicts of history, matches planned)
+SPEED_ROWS = ((100, 400, 200_000, 500), (100, 400, 200_000, 5_000), (300, 1_000, 200_000, 1_000))
+
+
+class _Stopwatch:
+    """Wraps a function of :mod:`sampling.plan` and adds up the seconds spent in it."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.seconds = name, 0.0
+        self.inner = getattr(sampling.plan, name)
+
+    def __call__(self, *args, **kwargs):
+        tic = time.perf_counter()
+        try:
+            return self.inner(*args, **kwargs)
+        finally:
+            self.seconds += time.perf_counter() - tic
+
+
+def speed_row(models: int, tasks: int, history: int, n: int, repeats: int, seed: int) -> dict:
+    """Median seconds of one fit and one plan of ``n`` matches on the same history."""
+    board = make_board(models, tasks, seed=seed)
+    subs = board.submissions[["model", "task_id"]]
+    log = judge_matches(uniform_matches(subs, board.judges, history, seed=seed), board,
+                        seed=seed)  # fmt: skip
+    fits, plans, plan_fits, judges = [], [], [], []
+    for _ in range(repeats):
+        tic = time.perf_counter()
+        ratings.fit(log)
+        fits.append(time.perf_counter() - tic)
+        watches = [_Stopwatch("fit_for_planning"), _Stopwatch("assign_judges")]
+        for w in watches:
+            setattr(sampling.plan, w.name, w)
+        try:
+            tic = time.perf_counter()
+            sampling.plan.plan_matches(log, subs, board.judges, n, seed=seed)
+            plans.append(time.perf_counter() - tic)
+        finally:
+            for w in watches:
+                setattr(sampling.plan, w.name, w.inner)
+        plan_fits.append(watches[0].seconds)
+        judges.append(watches[1].seconds)
+    plan, fit = float(np.median(plans)), float(np.median(fits))
+    rest = np.array(plans) - np.array(plan_fits) - np.array(judges)
+    return {
+        "models": models, "tasks": tasks, "history": history, "matches": n, "repeats": repeats,
+        "fit_seconds": fit, "plan_seconds": plan, "plan_to_fit": plan / fit,
+        "plan_fit_seconds": float(np.median(plan_fits)),
+        "judges_seconds": float(np.median(judges)),
+        "picks_ms_per_match": float(np.median(rest)) / n * 1e3,
+    }  # fmt: skip
+
+
+def speed_main(args: argparse.Namespace) -> int:
+    ratings.warmup()
+    load_before = os.getloadavg()[0]
+    rows = []
+    for models, tasks, history, n in SPEED_ROWS:
+        rows.append(speed_row(models, tasks, history, n, args.repeats, args.first_seed))
+        print(pd.DataFrame(rows[-1:]).to_string(index=False, float_format="{:.3f}".format),
+              flush=True)  # fmt: skip
+    out = Path(args.out).with_name("bench_sampling_speed.csv")
+    frame = pd.DataFrame(rows)
+    write_atomic(frame, out)
+    print(f"\n1-min load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
+    print(frame.to_string(index=False, float_format="{:.3f}".format))
+    print(f"wrote {out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--seeds", type=int, default=12)
@@ -199,7 +281,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--designs", default=DEFAULT_DESIGNS,
                    help=f"comma-separated, from {list(DESIGNS)}")  # fmt: skip
     p.add_argument("--out", default=str(RESULTS / "bench_sampling.csv"))
+    p.add_argument("--speed", action="store_true",
+                   help="time planning against one fit of the same history (SPEED_ROWS)")
+    p.add_argument("--repeats", type=int, default=3, help="timed repetitions per --speed row")
     args = p.parse_args(argv)
+    if args.speed:
+        return speed_main(args)
 
     ratings.warmup()
     designs = [s.strip() for s in args.designs.split(",")]

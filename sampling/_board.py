@@ -377,9 +377,15 @@ class Board:
         task_n = (np.bincount(ia * t + it, minlength=m * t)
                   + np.bincount(ib * t + it, minlength=m * t)).reshape(m, t)  # fmt: skip
         lo, hi = np.minimum(ia, ib), np.maximum(ia, ib)
-        upper = np.bincount((lo * m + hi) * t + it, minlength=m * m * t).reshape(m, m, t)
-        pair_n = (upper + upper.transpose(1, 0, 2)).astype(np.int32)
-        meet = pair_n.sum(axis=2, dtype=np.int64)
+        # only the (pair, task) cells the history holds are written: no M x M x T temporaries
+        cell, count = np.unique((lo * m + hi) * t + it, return_counts=True)
+        pair, task = np.divmod(cell, t)
+        pl, ph = np.divmod(pair, m)
+        pair_n = np.zeros((m, m, t), dtype=np.int32)
+        pair_n[pl, ph, task] = count
+        pair_n[ph, pl, task] = count
+        upper = np.bincount(lo * m + hi, minlength=m * m).reshape(m, m)
+        meet = (upper + upper.T).astype(np.int64)
 
         judge_n = np.zeros((m, len(jdx)), dtype=np.int64)
         judge_total = np.zeros(len(jdx), dtype=np.int64)

@@ -17,9 +17,10 @@ from scipy.sparse.csgraph import connected_components
 import ratings
 from sampling._board import Board
 from sampling.criteria import add_comparison, centred, comparison_weight, trace_reduction
+from sampling.feasibility import N_LEVELS, PairFeasibility, slack_levels, task_levels
 from sampling.judges import JudgeTurns
 
-__all__ = ["Objective", "Picker", "ladder_point", "share_cap"]
+__all__ = ["Objective", "Picker", "ladder_point", "lexmin", "share_cap"]
 
 Objective = Literal["pairwise", "anchored"]
 
@@ -87,6 +88,10 @@ class Picker:
         self.pair_round = np.where(cand, board.pair_n, np.iinfo(np.int32).max).min(axis=2)
         self.fresh = cand & (board.pair_n == self.pair_round[:, :, None])
         self.has_fresh = self.fresh.any(axis=2)
+        self.plan_n = np.zeros(m, dtype=np.int64)  # matches of each model in this plan
+        self.feasible = PairFeasibility(
+            task_levels(board.usable, board.task_n, self.plan_task_n), self.fresh
+        )
         self.planned: dict[tuple[int, int], list[int]] = {}
         _, self.comp = connected_components(csr_matrix(board.meet > 0), directed=False)
         self.cold = np.array([self._is_cold(i) for i in range(m)])
@@ -152,6 +157,7 @@ class Picker:
             self.turns.take(a, b, None if self.allowed is None else self.allowed[t])
         self.plan_task_n[a, t] += 1
         self.plan_task_n[b, t] += 1
+        self.plan_n[[a, b]] += 1
         self.fresh[a, b, t] = self.fresh[b, a, t] = False
         used = self.planned.setdefault((min(a, b), max(a, b)), [])
         used.append(t)
@@ -162,6 +168,9 @@ class Picker:
             row[used] = False  # never twice in one plan
             self.fresh[a, b] = self.fresh[b, a] = row
             self.has_fresh[a, b] = self.has_fresh[b, a] = row.any()
+        two = [a, b]
+        self.feasible.refresh((a, b), task_levels(self.board.usable[two], self.board.task_n[two],
+                                                  self.plan_task_n[two]))  # fmt: skip
         self.comp[self.comp == self.comp[b]] = self.comp[a]
         for m in (a, b):  # warm-up only ever ends
             if self.cold[m]:
@@ -186,8 +195,22 @@ class Picker:
             out[sel] = np.floor(gap + 0.5).astype(np.int64)
         return out
 
-    def _ranked(self, mode: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-        """Pairs (indices into ``iu``) with a fresh task, best first, and their scores."""
+    def ranking(self, mode: str) -> tuple[NDArray[np.int64], tuple[NDArray, ...],
+                                          NDArray[np.float64]]:  # fmt: skip
+        """Pairs (indices into ``iu``) with a fresh task, their sort keys and scores.
+
+        Returns
+        -------
+        pairs : ndarray of int
+            Candidate pairs in index order (not ranked).
+        keys : tuple of ndarray
+            Keys in :func:`numpy.lexsort` order (last is primary): the pairs' ranking is
+            ``pairs[np.lexsort(keys)]``, best first. Active picks: the largest score, then a
+            seeded random tie-break; balanced picks: the keys listed in
+            :func:`sampling.plan_matches`.
+        score : ndarray of float
+            Expected reduction of the objective per pair (``NaN`` for balanced picks).
+        """
         b = self.board
         i, j = self.iu
         ok_models = b.plannable & self.fitted if mode == "active" else b.plannable
@@ -197,8 +220,7 @@ class Picker:
         i, j = i[idx], j[idx]
         if mode == "active":
             score = trace_reduction(self.cov, self.weight)[i, j] * self.scale2
-            order = np.lexsort((tie[idx], -score))
-            return idx[order], score[order]
+            return idx, (tie[idx], -score), score
         played = b.meet.sum(axis=1)
         new = ~self.rated
         keys = (
@@ -210,58 +232,58 @@ class Picker:
             new[i] & new[j] & self.rated.any(),
             self.comp[i] == self.comp[j],
         )
-        return idx[np.lexsort(keys)], np.full(idx.size, np.nan)
+        return idx, keys, np.full(idx.size, np.nan)
 
     def pick(self, mode: str) -> tuple[int, int, int, float] | None:
         """Best allowed ``(a, b, task, score)`` for ``mode``; ``None`` if no pair is allowed.
 
-        A pair is allowed when both models are under the share cap (relaxed last) and it has a
-        fresh task both models may play (:meth:`_task_levels`, strictest level first); at each
-        level, pairs for which a judge both models have used least is left
-        (:meth:`JudgeTurns.fits`) come first.
+        The pair is the best ranked (:meth:`ranking`) among the allowed ones at the first of
+        these steps that allows any: both models under the share cap (relaxed last); a fresh
+        task both models may play (:func:`sampling.feasibility.task_levels`, strictest level
+        first, then one, two, ... above each model's lowest count in this plan); at each level,
+        pairs for which a judge both models have used least is left (:meth:`JudgeTurns.fits`)
+        first. Each step is a vectorised pass over the candidate pairs (the strict levels read
+        from :class:`PairFeasibility`, the looser ones, rare, tested on the spot), and the
+        best allowed pair is a lexicographic minimum of the keys, not a sort.
         """
-        order, score = self._ranked(mode)
-        if order.size == 0:
+        pairs, keys, score = self.ranking(mode)
+        if pairs.size == 0:
             return None
-        fits = self.turns.fits()
-        n_plan = self.plan_task_n.sum(axis=1)
-        caps = [np.ones(n_plan.size, dtype=bool)]
-        if self.cap is not None:
-            caps.insert(0, n_plan < self.cap)
+        ia, ic = self.iu[0][pairs], self.iu[1][pairs]
+        fits = self.turns.fits()[ia, ic]
+        strict = [self.feasible.pairs[level, ia, ic] for level in range(N_LEVELS)]
+        caps = [None] if self.cap is None else [self.plan_n < self.cap, None]
         for under in caps:
-            for ok in self._task_levels():
-                for judged in (True, False):  # prefer pairs a judge can take without imbalance
-                    for k, p in enumerate(order):  # usually the first pair qualifies
-                        a, c = int(self.iu[0][p]), int(self.iu[1][p])
-                        if not (under[a] and under[c]) or (judged and not fits[a, c]):
-                            continue
+            base = np.ones(pairs.size, dtype=bool) if under is None else under[ia] & under[ic]
+            for level, has_task in enumerate(strict):
+                for allowed in (base & fits, base):  # prefer pairs a judge can take evenly
+                    hit = allowed & has_task
+                    if hit.any():
+                        k = lexmin(keys, hit)
+                        a, c = int(ia[k]), int(ic[k])
+                        tasks = self.feasible.tasks(level, a, c)
+                        return a, c, self._task(a, c, tasks), float(score[k])
+            for ok in slack_levels(self.board.usable, self.plan_task_n):
+                for allowed in (base & fits, base):
+                    hit = self._with_task(ia, ic, allowed, ok)
+                    if hit.any():
+                        k = lexmin(keys, hit)
+                        a, c = int(ia[k]), int(ic[k])
                         tasks = np.flatnonzero(ok[a] & ok[c] & self.fresh[a, c])
-                        if tasks.size:
-                            return a, c, self._task(a, c, tasks), float(score[k])
+                        return a, c, self._task(a, c, tasks), float(score[k])
         return None
 
-    def _task_levels(self):
-        """Masks (M, T) of the tasks each model may play, strictest first.
-
-        1. the model's lowest count in history + plan and, among those, in this plan;
-        2. its lowest count in this plan, at most one above its lowest overall;
-        3. its lowest count in this plan;
-        4. then one, two, ... above its lowest count in this plan.
-        """
-        b = self.board
-        big = np.iinfo(np.int64).max // 4
-        total = np.where(b.usable, b.task_n, big)
-        total_min = total.min(axis=1, keepdims=True)
-        plan = np.where(b.usable, self.plan_task_n, big)
-        plan_min = plan.min(axis=1, keepdims=True)
-        at_min = total == total_min
-        plan_at_min = np.where(at_min, plan, big)
-        yield at_min & (plan_at_min == plan_at_min.min(axis=1, keepdims=True))
-        yield (plan == plan_min) & (total <= total_min + 1)
-        yield plan == plan_min
-        spread = int(np.where(b.usable, self.plan_task_n - plan_min, 0).max())
-        for slack in range(1, spread + 1):
-            yield plan <= plan_min + slack
+    def _with_task(self, ia: NDArray[np.int64], ic: NDArray[np.int64],
+                   allowed: NDArray[np.bool_], ok: NDArray[np.bool_]) -> NDArray[np.bool_]:
+        """Which ``allowed`` pairs have a fresh task in ``ok`` for both models (in blocks of
+        pairs, so at most ``block x T`` booleans at once)."""
+        out = np.zeros(allowed.size, dtype=bool)
+        idx = np.flatnonzero(allowed)
+        block = max(1, (1 << 22) // max(ok.shape[1], 1))
+        for start in range(0, idx.size, block):
+            k = idx[start : start + block]
+            out[k] = (ok[ia[k]] & ok[ic[k]] & self.fresh[ia[k], ic[k]]).any(axis=1)
+        return out
 
     def _task(self, a: int, c: int, tasks: NDArray[np.int64]) -> int:
         """Among allowed ``tasks``: fewest matches of the two models in this plan, then
@@ -271,3 +293,21 @@ class Picker:
         keys = (tie, b.task_n[a, tasks] + b.task_n[c, tasks],
                 self.plan_task_n[a, tasks] + self.plan_task_n[c, tasks])  # fmt: skip
         return int(tasks[np.lexsort(keys)[0]])
+
+
+def lexmin(keys: tuple[NDArray, ...], mask: NDArray[np.bool_]) -> int:
+    """Position of the first of the ``mask`` rows in ``np.lexsort(keys)`` order, without sorting.
+
+    Keys are filtered from the primary (last) one down: only the rows at each key's minimum
+    stay; among rows equal on every key the lowest position wins, as in a stable sort. ``NaN``
+    sorts last, as in :func:`numpy.lexsort`.
+    """
+    rows = np.flatnonzero(mask)
+    for key in reversed(keys):
+        if rows.size == 1:
+            break
+        values = key[rows]
+        if values.dtype.kind == "f":
+            values = np.where(np.isnan(values), np.inf, values)
+        rows = rows[values == values.min()]
+    return int(rows[0])
