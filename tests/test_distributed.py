@@ -86,3 +86,21 @@ def test_counts_must_be_finite_and_non_negative():
                            "wins_a": [3, -1], "wins_b": [1, 0], "ties": [0, "a"]})
     with pytest.raises(ratings.InvalidVerdictsError, match=r"missing or not numbers: rows \[1\]"):
         from_counts(counts)
+
+
+@pytest.mark.parametrize(("row", "what"), [
+    ({"model_b": "y"}, "pit a model against itself"),
+    ({"model_b": " "}, "have a missing model name"),
+    ({"task_id": ""}, "have a missing task_id"),
+])  # fmt: skip
+def test_counts_bad_rows_are_named_once(tmp_path, row, what):
+    counts = pd.DataFrame({"task_id": ["t1", "t1", "t2"], "model_a": ["x", "y", "x"],
+                           "model_b": ["y", "z", "z"], "wins_a": [3, 1, 2],
+                           "wins_b": [1, 2, 1], "ties": [1, 1, 0]})  # fmt: skip
+    for column, value in row.items():
+        counts.loc[1, column] = value
+    path = tmp_path / "counts.parquet"
+    counts.to_parquet(path, index=False)
+    pattern = rf"^1 row\(s\) of the counts table {what}.*: rows \[1\]"
+    with pytest.raises(ratings.InvalidVerdictsError, match=pattern):
+        ratings.fit(str(path))
