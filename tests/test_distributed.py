@@ -104,3 +104,31 @@ def test_counts_bad_rows_are_named_once(tmp_path, row, what):
     pattern = rf"^1 row\(s\) of the counts table {what}.*: rows \[1\]"
     with pytest.raises(ratings.InvalidVerdictsError, match=pattern):
         ratings.fit(str(path))
+
+
+def test_duckdb_relation_equals_in_memory(log, tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    from ratings.data.sql import relation_of
+
+    for k, part in enumerate(np.array_split(np.arange(len(log)), 3)):
+        log.iloc[part].to_parquet(tmp_path / f"part-{k}.parquet", index=False)
+    memory = ratings.fit(log, anchor="GPT-5.5 (medium)")
+    relation = duckdb.sql(f"SELECT * FROM read_parquet('{tmp_path}/*.parquet')")
+    _same(memory, ratings.fit(ratings.aggregate(relation), anchor="GPT-5.5 (medium)"))
+    _same(memory, ratings.fit(ratings.aggregate(relation_of(tmp_path / "*.parquet")),
+                              anchor="GPT-5.5 (medium)"))  # fmt: skip
+
+
+def test_duckdb_bad_rows_named_by_file_and_row(log, tmp_path):
+    pytest.importorskip("duckdb")
+    from ratings.data.sql import relation_of
+
+    bad = log.copy()
+    bad.loc[[5, 9], "winner"] = "draw"
+    bad.loc[12, "model_b"] = bad.loc[12, "model_a"]
+    bad.iloc[:10].to_parquet(tmp_path / "a.parquet", index=False)
+    bad.iloc[10:].to_parquet(tmp_path / "b.parquet", index=False)
+    pattern = (r"3 verdict.*unknown winner value \(a.parquet rows \[5, 9\]\); "
+               r"model_a equals model_b \(b.parquet rows \[2\]\)")
+    with pytest.raises(ratings.InvalidVerdictsError, match=pattern):
+        ratings.aggregate(relation_of(tmp_path / "*.parquet"))

@@ -279,11 +279,13 @@ def aggregate(
 
     Parameters
     ----------
-    verdicts : pandas.DataFrame or dask.dataframe.DataFrame
+    verdicts : pandas.DataFrame, dask.dataframe.DataFrame or duckdb.DuckDBPyRelation
         Canonical columns ``model_a``, ``model_b``, ``winner`` (``"A"``, ``"B"`` or ``"tie"``)
         and optionally ``judge``, ``failed_a``, ``failed_b`` and the cluster column, as returned by
         :func:`ratings.io.read_verdicts`. A Dask DataFrame (raw verdicts, validated partition by
-        partition) is reduced in parallel by :func:`ratings.data.dask.aggregate_counts`.
+        partition) is reduced in parallel by :func:`ratings.data.dask.aggregate_counts`; a
+        DuckDB relation or query (raw verdicts, validated in SQL) by
+        :func:`ratings.data.sql.aggregate_counts_sql`, in DuckDB, for logs larger than memory.
     cluster : str or None, default="task_id"
         Column whose values are the clusters (verdicts on one task are dependent). ``None``
         treats every verdict as its own cluster.
@@ -317,11 +319,19 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool,
     per-cluster rows (see :class:`_KeptCodes`); ``named``: how errors name the rows (the
     ``noun`` and ``fix`` of :func:`~ratings.data.counts.reject_rows`)."""
     from ratings.data.dask import is_dask_frame
+    from ratings.data.sql import is_duckdb_relation
 
-    if is_dask_frame(verdicts):  # reduce where the log lives, then build the same rows
+    if is_dask_frame(verdicts) or is_duckdb_relation(verdicts):  # reduce where the log lives
         from ratings.data.dask import aggregate_counts
+        from ratings.data.sql import aggregate_counts_sql
+        from ratings.io import read_counts
 
-        counts = aggregate_counts(verdicts)
+        reduce = aggregate_counts if is_dask_frame(verdicts) else aggregate_counts_sql
+        counts = read_counts(reduce(verdicts))  # names encoded and checked as a log's
+        if "scope" in counts.columns and counts["scope"].nunique() > 1:
+            raise InvalidVerdictsError(
+                f"The verdicts hold {counts['scope'].nunique()} scopes; ratings from different "
+                "scopes must not be pooled. Select one scope before aggregating.")
         if cluster is not None and cluster not in counts.columns:
             cluster = None if cluster == "task_id" else cluster
         return from_counts(counts, cluster=cluster, models=models)
