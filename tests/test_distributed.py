@@ -132,3 +132,15 @@ def test_duckdb_bad_rows_named_by_file_and_row(log, tmp_path):
                r"model_a equals model_b \(b.parquet rows \[2\]\)")
     with pytest.raises(ratings.InvalidVerdictsError, match=pattern):
         ratings.aggregate(relation_of(tmp_path / "*.parquet"))
+
+
+def test_cli_engine_duckdb_equals_in_memory(log, tmp_path):
+    pytest.importorskip("duckdb")
+    from ratings.cli.app import main
+
+    log.to_parquet(tmp_path / "log.parquet", index=False)
+    for engine, out in (("pandas", "mem.csv"), ("duckdb", "duck.csv")):
+        assert main(["fit", str(tmp_path / "log.parquet"), "--engine", engine,
+                     "--out", str(tmp_path / out)]) == 0  # fmt: skip
+    a, b = (pd.read_csv(tmp_path / f) for f in ("mem.csv", "duck.csv"))
+    pd.testing.assert_frame_equal(a, b, rtol=0, atol=1e-10)
