@@ -86,3 +86,61 @@ def test_counts_must_be_finite_and_non_negative():
                            "wins_a": [3, -1], "wins_b": [1, 0], "ties": [0, "a"]})
     with pytest.raises(ratings.InvalidVerdictsError, match=r"missing or not numbers: rows \[1\]"):
         from_counts(counts)
+
+
+@pytest.mark.parametrize(("row", "what"), [
+    ({"model_b": "y"}, "pit a model against itself"),
+    ({"model_b": " "}, "have a missing model name"),
+    ({"task_id": ""}, "have a missing task_id"),
+])  # fmt: skip
+def test_counts_bad_rows_are_named_once(tmp_path, row, what):
+    counts = pd.DataFrame({"task_id": ["t1", "t1", "t2"], "model_a": ["x", "y", "x"],
+                           "model_b": ["y", "z", "z"], "wins_a": [3, 1, 2],
+                           "wins_b": [1, 2, 1], "ties": [1, 1, 0]})  # fmt: skip
+    for column, value in row.items():
+        counts.loc[1, column] = value
+    path = tmp_path / "counts.parquet"
+    counts.to_parquet(path, index=False)
+    pattern = rf"^1 row\(s\) of the counts table {what}.*: rows \[1\]"
+    with pytest.raises(ratings.InvalidVerdictsError, match=pattern):
+        ratings.fit(str(path))
+
+
+def test_duckdb_relation_equals_in_memory(log, tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    from ratings.data.sql import relation_of
+
+    for k, part in enumerate(np.array_split(np.arange(len(log)), 3)):
+        log.iloc[part].to_parquet(tmp_path / f"part-{k}.parquet", index=False)
+    memory = ratings.fit(log, anchor="GPT-5.5 (medium)")
+    relation = duckdb.sql(f"SELECT * FROM read_parquet('{tmp_path}/*.parquet')")
+    _same(memory, ratings.fit(ratings.aggregate(relation), anchor="GPT-5.5 (medium)"))
+    _same(memory, ratings.fit(ratings.aggregate(relation_of(tmp_path / "*.parquet")),
+                              anchor="GPT-5.5 (medium)"))  # fmt: skip
+
+
+def test_duckdb_bad_rows_named_by_file_and_row(log, tmp_path):
+    pytest.importorskip("duckdb")
+    from ratings.data.sql import relation_of
+
+    bad = log.copy()
+    bad.loc[[5, 9], "winner"] = "draw"
+    bad.loc[12, "model_b"] = bad.loc[12, "model_a"]
+    bad.iloc[:10].to_parquet(tmp_path / "a.parquet", index=False)
+    bad.iloc[10:].to_parquet(tmp_path / "b.parquet", index=False)
+    pattern = (r"3 verdict.*unknown winner value \(a.parquet rows \[5, 9\]\); "
+               r"model_a equals model_b \(b.parquet rows \[2\]\)")
+    with pytest.raises(ratings.InvalidVerdictsError, match=pattern):
+        ratings.aggregate(relation_of(tmp_path / "*.parquet"))
+
+
+def test_cli_engine_duckdb_equals_in_memory(log, tmp_path):
+    pytest.importorskip("duckdb")
+    from ratings.cli.app import main
+
+    log.to_parquet(tmp_path / "log.parquet", index=False)
+    for engine, out in (("pandas", "mem.csv"), ("duckdb", "duck.csv")):
+        assert main(["fit", str(tmp_path / "log.parquet"), "--engine", engine,
+                     "--out", str(tmp_path / out)]) == 0  # fmt: skip
+    a, b = (pd.read_csv(tmp_path / f) for f in ("mem.csv", "duck.csv"))
+    pd.testing.assert_frame_equal(a, b, rtol=0, atol=1e-10)

@@ -178,6 +178,12 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     p.add_argument("--rejected", metavar="FILE",
                    help="fit on the readable rows and write the rejected ones (with row numbers "
                         "and reasons) to FILE; without it, any bad row is an error")  # fmt: skip
+    p.add_argument("--engine", choices=["pandas", "duckdb"], default="pandas",
+                   help="duckdb: validate and count the log (a Parquet or CSV file or glob) in "
+                        "DuckDB, for logs larger than memory (pip install '.[duckdb]')")
+    p.add_argument("--dask", nargs="?", const="local", metavar="ADDRESS",
+                   help="validate and count the log (a Parquet file or glob) on a Dask cluster "
+                        "at ADDRESS, or a local one without it (pip install '.[dask]')")
     _add_output_options(p)
     _declare_io(p, _FIT_INPUTS, {"out": "--out", "rejected": "--rejected",
                                  "judges_out": "--judges-out", "pairs": "--pairs"})  # fmt: skip
@@ -418,9 +424,13 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     from ratings.api.loading import is_counts_source
 
     options = _fit_options(args)  # options first: no data is read for a bad one
-    counts = is_counts_source(args.verdicts)  # pre-aggregated wins_a / wins_b / ties
-    log = args.verdicts if counts else _read(args)
-    if counts:
+    outside = args.engine == "duckdb" or args.dask is not None
+    if outside:  # counted where the log lies, then fitted as a counts table
+        log, counts = _count_outside(args), True
+    else:
+        counts = is_counts_source(args.verdicts)  # pre-aggregated wins_a / wins_b / ties
+        log = args.verdicts if counts else _read(args)
+    if counts and not outside:
         from ratings.io import peek_columns
 
         warn_unclustered(args, peek_columns(args.verdicts))
@@ -450,6 +460,29 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             print(f"{len(log.rejected)} row(s) rejected; written to {args.rejected}",
                   file=sys.stderr)  # fmt: skip
     return 0
+
+
+def _count_outside(args: argparse.Namespace):
+    """The log counted by DuckDB (``--engine duckdb``) or Dask (``--dask``)."""
+    if args.engine == "duckdb" and args.dask is not None:
+        raise ValueError("Choose one of `--engine duckdb` and `--dask`.")
+    if args.rejected or args.by == "scope":
+        raise ValueError("`--rejected` and `--by scope` read the log in memory; with "
+                         "`--engine duckdb` or `--dask` any bad row is an error (fit one --scope).")
+    if args.engine == "duckdb":
+        from ratings.data.sql import aggregate_counts_sql, relation_of
+
+        return aggregate_counts_sql(relation_of(args.verdicts))
+    import dask.dataframe as dd
+    from dask.distributed import Client, LocalCluster
+
+    from ratings.data.dask import aggregate_counts
+
+    if args.dask == "local":
+        with LocalCluster(processes=True, dashboard_address=None) as cluster, Client(cluster):
+            return aggregate_counts(dd.read_parquet(args.verdicts))
+    with Client(args.dask):
+        return aggregate_counts(dd.read_parquet(args.verdicts))
 
 
 def _write_records(table, out: str, inputs: Sequence[str], csv_escape: bool = True) -> None:

@@ -112,7 +112,9 @@ def check_memory(needed: int, what: str, max_memory: MaxMemory = None) -> None:
         f"Stopped before allocating: {what} needs about {format_bytes(needed)} of memory, over "
         f"{how}. Reduce the board (fewer models per fit, e.g. one scope at a time), or raise "
         f"the limit with {option('max_memory', format_bytes(needed, compact=True))} on a "
-        "machine that has the memory.", needed=needed, limit=limit)  # fmt: skip
+        "machine that has the memory. A verdict log larger than memory can be counted where it "
+        "lies first: `ratings fit 'logs/*.parquet' --engine duckdb` (or `ratings.aggregate` of "
+        "a DuckDB relation), or `--dask` on a cluster.", needed=needed, limit=limit)  # fmt: skip
 
 
 def fit_memory(n_params: int, *, n_clusters: int = 0, n_boot: int = 0) -> int:

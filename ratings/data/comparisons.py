@@ -279,11 +279,13 @@ def aggregate(
 
     Parameters
     ----------
-    verdicts : pandas.DataFrame or dask.dataframe.DataFrame
+    verdicts : pandas.DataFrame, dask.dataframe.DataFrame or duckdb.DuckDBPyRelation
         Canonical columns ``model_a``, ``model_b``, ``winner`` (``"A"``, ``"B"`` or ``"tie"``)
         and optionally ``judge``, ``failed_a``, ``failed_b`` and the cluster column, as returned by
         :func:`ratings.io.read_verdicts`. A Dask DataFrame (raw verdicts, validated partition by
-        partition) is reduced in parallel by :func:`ratings.data.dask.aggregate_counts`.
+        partition) is reduced in parallel by :func:`ratings.data.dask.aggregate_counts`; a
+        DuckDB relation or query (raw verdicts, validated in SQL) by
+        :func:`ratings.data.sql.aggregate_counts_sql`, in DuckDB, for logs larger than memory.
     cluster : str or None, default="task_id"
         Column whose values are the clusters (verdicts on one task are dependent). ``None``
         treats every verdict as its own cluster.
@@ -311,15 +313,25 @@ def aggregate(
                       lazy=True)
 
 
-def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool) -> Comparisons:
+def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool,
+               named: dict | None = None) -> Comparisons:  # fmt: skip
     """:func:`aggregate`; ``lazy`` lets clustered logs keep their verdict codes in place of
-    per-cluster rows (see :class:`_KeptCodes`)."""
+    per-cluster rows (see :class:`_KeptCodes`); ``named``: how errors name the rows (the
+    ``noun`` and ``fix`` of :func:`~ratings.data.counts.reject_rows`)."""
     from ratings.data.dask import is_dask_frame
+    from ratings.data.sql import is_duckdb_relation
 
-    if is_dask_frame(verdicts):  # reduce where the log lives, then build the same rows
+    if is_dask_frame(verdicts) or is_duckdb_relation(verdicts):  # reduce where the log lives
         from ratings.data.dask import aggregate_counts
+        from ratings.data.sql import aggregate_counts_sql
+        from ratings.io import read_counts
 
-        counts = aggregate_counts(verdicts)
+        reduce = aggregate_counts if is_dask_frame(verdicts) else aggregate_counts_sql
+        counts = read_counts(reduce(verdicts))  # names encoded and checked as a log's
+        if "scope" in counts.columns and counts["scope"].nunique() > 1:
+            raise InvalidVerdictsError(
+                f"The verdicts hold {counts['scope'].nunique()} scopes; ratings from different "
+                "scopes must not be pooled. Select one scope before aggregating.")
         if cluster is not None and cluster not in counts.columns:
             cluster = None if cluster == "task_id" else cluster
         return from_counts(counts, cluster=cluster, models=models)
@@ -382,14 +394,14 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool) -> Com
     if lazy and _keeps_codes(n, m, nj, ng):  # the fit's rows now, per-cluster rows on demand
         summed = kernels(engine, n).collapse_codes(*codes, one)
         if summed.n_unusable:
-            _explain_unusable(verdicts, codes, wu, cluster)
+            _explain_unusable(verdicts, codes, wu, cluster, named or {})
         data = labelled.keeping_codes(summed, codes, one, engine)
     else:
         # The kernel may reuse the memory of codes it owns (writable int64 ones from
         # factorize); categorical codes are read-only views of the frame and stay untouched.
         out = _aggregate_codes(codes, one, engine, reuse=True)
         if out.n_unusable:
-            _explain_unusable(verdicts, codes, wu, cluster)
+            _explain_unusable(verdicts, codes, wu, cluster, named or {})
         data = labelled.comparisons(out)
     if lost is not None:
         data._set_forfeits(pd.Series(lost, index=labels).reindex(data.models, fill_value=0)
@@ -535,20 +547,22 @@ def _apply(remap, codes):
     return codes if remap is None else remap[codes]
 
 
-def _explain_unusable(verdicts, codes: VerdictCodes, winners: pd.Index, cluster) -> None:
+def _explain_unusable(verdicts, codes: VerdictCodes, winners: pd.Index, cluster,
+                      named: dict) -> None:  # fmt: skip
     """Raise naming the rows :func:`aggregate` cannot use, first problem first (``winners``:
-    the labels of the winner codes)."""
+    the labels of the winner codes; ``named``: ``noun`` and ``fix`` for the message)."""
     a, b = codes.model_a, codes.model_b
     model_a, model_b = codes.model_a_map[a], codes.model_b_map[b]
-    reject_rows(verdicts, (a < 0) | (b < 0), "have a missing model name")
+    reject_rows(verdicts, (a < 0) | (b < 0), "have a missing model name", **named)
     unknown = (model_a < 0) | (model_b < 0)
     if unknown.any():
         names = pd.concat([verdicts["model_a"][model_a < 0], verdicts["model_b"][model_b < 0]])
         raise InvalidVerdictsError(
             f"Verdicts name models not in `models`: {sorted(set(map(str, names)))[:5]}."
         )
-    reject_rows(verdicts, model_a == model_b, "pit a model against itself (model_a == model_b)")
-    reject_rows(verdicts, codes.winner < 0, "have a missing winner")
+    reject_rows(verdicts, model_a == model_b, "pit a model against itself (model_a == model_b)",
+                **named)
+    reject_rows(verdicts, codes.winner < 0, "have a missing winner", **named)
     odd = np.flatnonzero(codes.winner_map < 0)
     if np.isin(codes.winner, odd).any():
         bad = [winners[k] for k in odd if (codes.winner == k).any()]
@@ -556,8 +570,8 @@ def _explain_unusable(verdicts, codes: VerdictCodes, winners: pd.Index, cluster)
             f"`winner` must be 'A', 'B' or 'tie' after reading; found {bad[:5]!r}. "
             "Read logs with `ratings.read_verdicts`, which normalises winner spellings."
         )
-    reject_rows(verdicts, codes.judge < 0, "have a missing judge")
-    reject_rows(verdicts, codes.cluster < 0, f"have a missing {cluster}")
+    reject_rows(verdicts, codes.judge < 0, "have a missing judge", **named)
+    reject_rows(verdicts, codes.cluster < 0, f"have a missing {cluster}", **named)
     raise AssertionError("aggregate_codes counted unusable rows no check names")  # pragma: no cover
 
 
@@ -629,28 +643,60 @@ def from_counts(
         if cluster != "task_id":
             raise InvalidVerdictsError(f"Cluster column {cluster!r} not in the counts table.")
         cluster = None
-    n = len(counts)
     w = check_counts(counts)
-    # Expand into three pseudo-verdict groups and reuse the verdict reducer on weighted rows.
-    frame = pd.DataFrame({"model_a": counts["model_a"].to_numpy(),
-                          "model_b": counts["model_b"].to_numpy()})  # fmt: skip
-    if "judge" in counts.columns:
-        frame["judge"] = counts["judge"].to_numpy()
-    if cluster is not None:
-        frame[cluster] = counts[cluster].to_numpy()
-    frame.index = counts.index
-    stacked = pd.concat([frame.assign(winner=o) for o in ("A", "B", "tie")])
-    data = _aggregate(stacked, cluster=cluster, models=models, engine="auto", lazy=False,
-                      weights=np.concatenate([w[:, 0], w[:, 1], w[:, 2]]))  # fmt: skip
-    keep = (data.wi + data.wj + data.tt) > 0
-    out = data if keep.all() or n == 0 else data.subset(keep)
+    keys = [c for c in ("model_a", "model_b", "judge", cluster) if c is not None and c in counts]
+    frame, weight, empty = _expanded(counts, keys, w)
+    # Rows of zero counts only are checked like the others, then leave no row behind.
+    data = _aggregate(frame, cluster=cluster, models=models, engine="auto", lazy=not empty,
+                      weights=weight, named=_COUNTS_ROWS)  # fmt: skip
+    if empty:
+        keep = (data.wi + data.wj + data.tt) > 0
+        data = data if keep.all() else data.subset(keep)
     if "forfeits" in counts.columns:
         lost = pd.to_numeric(counts["forfeits"], errors="coerce").to_numpy(dtype=np.float64)
         bad = ~np.isfinite(lost) | (lost < 0)
         if bad.any():
             reject_rows(counts, bad, "have a `forfeits` count that is not a finite number >= 0")
-        per = (pd.Series(lost, index=counts["model_a"].to_numpy()).groupby(level=0).sum()
-               .add(pd.Series(lost, index=counts["model_b"].to_numpy()).groupby(level=0).sum(),
-                    fill_value=0))  # fmt: skip
-        out._set_forfeits(per.reindex(out.models, fill_value=0).round().to_numpy(np.int64))
-    return out
+        per = _per_name(counts["model_a"], lost).add(_per_name(counts["model_b"], lost),
+                                                     fill_value=0)  # fmt: skip
+        data._set_forfeits(per.reindex(data.models, fill_value=0).round().to_numpy(np.int64))
+    return data
+
+
+def _expanded(counts: pd.DataFrame, keys: list[str],
+              w: NDArray[np.float64]) -> tuple[pd.DataFrame, NDArray[np.float64], bool]:
+    """The counts table as weighted verdicts: one row per non-zero count (its outcome the
+    winner, the count its weight), indexed by the counts' rows; rows of zero counts only
+    appear once with weight 0 (so they are validated all the same). Text columns are taken by
+    their codes when categorical (no strings copied). Also says whether such rows occur."""
+    nonzero = w > 0
+    take = [np.flatnonzero(nonzero[:, o]) for o in range(3)]
+    zero = np.flatnonzero(~nonzero.any(axis=1))
+    if zero.size:
+        take[0] = np.sort(np.concatenate([take[0], zero]))
+    idx = np.concatenate(take)
+    weight = np.concatenate([w[t, o] for o, t in enumerate(take)])
+    outcome = np.repeat(np.arange(3, dtype=np.int8), [t.size for t in take])
+    columns = {c: _taken(counts[c], idx) for c in keys}
+    columns["winner"] = pd.Categorical.from_codes(outcome, dtype=_OUTCOMES, validate=False)
+    return pd.DataFrame(columns, index=counts.index[idx], copy=False), weight, bool(zero.size)
+
+
+_OUTCOMES = pd.CategoricalDtype(["A", "B", "tie"])
+_COUNTS_ROWS = {"noun": "row(s) of the counts table",
+                "fix": "Fix or remove those rows of the counts table."}
+
+
+def _taken(values: pd.Series, idx: NDArray[np.intp]):
+    """``values`` at positions ``idx`` (a categorical by its codes)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return pd.Categorical.from_codes(values.array.codes[idx], dtype=values.dtype,
+                                         validate=False)  # fmt: skip
+    return values.array.take(idx)
+
+
+def _per_name(names: pd.Series, amounts: NDArray[np.float64]) -> pd.Series:
+    """``amounts`` summed per distinct name (missing names left out)."""
+    codes, labels = _factorized(names)
+    ok = codes >= 0
+    return pd.Series(np.bincount(codes[ok], amounts[ok], len(labels)), index=labels)

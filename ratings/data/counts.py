@@ -20,8 +20,10 @@ def reject_rows(verdicts: pd.DataFrame, bad: NDArray[np.bool_], what: str, detai
     """Raise naming the rows (by the frame's index) where ``bad`` holds."""
     if bad.any():
         rows = verdicts.index[bad]
+        if not rows.is_unique:  # a counts row expanded into one row per outcome
+            rows = rows.drop_duplicates().sort_values()
         raise InvalidVerdictsError(
-            f"{int(bad.sum())} {noun} {what}: rows {format_rows(rows)}"
+            f"{len(rows)} {noun} {what}: rows {format_rows(rows)}"
             f"{' (' + detail + ')' if detail else ''}. {fix}",
             rows=pd.DataFrame({"row": rows, "reason": what}),
         )

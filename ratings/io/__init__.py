@@ -36,7 +36,8 @@ usual missing-value markers (``NA``, ``N/A``, ``NaN``, ``nan``, ``NULL``, ``null
 """
 
 from ratings.core.schema import CANONICAL, REQUIRED, STRING_DTYPE, WINNERS, Winner
-from ratings.io.readers import peek_columns, read_counts
+from ratings.io.counts import read_counts
+from ratings.io.readers import peek_columns
 from ratings.io.verdicts import VerdictLog, read_verdicts, write_rejected
 from ratings.io.writers import write_atomic
 

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ratings.core.errors import InvalidVerdictsError, format_rows, option, option_available
-from ratings.io.cells import text, unescape_formulas
+from ratings.io.cells import unescape_formulas
 
 try:  # optional: the fast CSV engine and Parquet's dictionary-encoded text columns
     import pyarrow as pa
@@ -42,7 +42,6 @@ __all__ = [
     "is_header_only",
     "load_table",
     "peek_columns",
-    "read_counts",
     "read_csv",
     "read_file",
 ]
@@ -595,19 +594,3 @@ def is_header_only(source: str | os.PathLike[str]) -> bool:
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError):
         return False  # not an empty log: the full reader says what is wrong
     return len(head) == 0 and len(head.columns) > 0
-
-
-def read_counts(source: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
-    """Read a pre-aggregated counts table (model_a, model_b, wins_a, wins_b, ties, optional
-    judge, task_id and forfeits), names as text; the counts are read as stored and checked
-    (and named when bad) by :func:`ratings.data.comparisons.from_counts`."""
-    if isinstance(source, pd.DataFrame):
-        return source.copy()
-    frame = read_file(os.fspath(source), None)
-    names = [c for c in ("model_a", "model_b", "wins_a", "wins_b", "ties", "judge", "task_id",
-                         "scope", "forfeits") if c in frame.columns]  # fmt: skip
-    check_scalar_cells({c: frame[c] for c in names}, f"{os.fspath(source)!r}: ")
-    for col in ("model_a", "model_b", "judge", "task_id"):
-        if col in frame.columns:
-            frame[col] = text(frame[col])
-    return frame

@@ -36,7 +36,7 @@ from ratings.io.cells import (
 from ratings.io.readers import format_of, load_table
 from ratings.io.writers import write_atomic
 
-__all__ = ["VerdictLog", "read_verdicts", "write_rejected"]
+__all__ = ["VerdictLog", "name_categoricals", "read_verdicts", "write_rejected"]
 
 # Text columns of repeated values (stripped), returned as categoricals; `match_id` stays text,
 # and `winner`, `failed_a`, `failed_b` have their own parsers.
@@ -287,19 +287,11 @@ def _validate(
     codes, and they leave as categoricals (the codes :func:`ratings.data.comparisons.aggregate`
     reuses).
     """
-    codes: dict[str, NDArray[np.int64]] = {}
-    categories: dict[str, pd.Index] = {}
     jobs = {c: (_factorize_text, raw[c]) for c in (*_CATEGORICAL, *extra) if c in raw}
     jobs["winner"] = (distinct, raw["winner"])
     found = _run_concurrently(jobs, n)
     winner = found.pop("winner")
-    groups = [["model_a", "model_b"], *[[c] for c in found if c not in ("model_a", "model_b")]]
-    for group in groups:  # model_a and model_b share their categories
-        cats, tables = _union_categories([found[c][1] for c in group])
-        for c, table in zip(group, tables, strict=True):
-            codes[c], categories[c] = table[found[c][0]], cats
-        if group[0] in _NAMED:
-            _refuse_lookalikes(group, codes, cats, prefix)
+    groups, codes, categories = _shared_codes(found, prefix)
     reason = np.zeros(n, dtype=np.int8)
 
     def flag(kind: str, mask: NDArray[np.bool_]) -> None:
@@ -394,6 +386,35 @@ def _validate(
         return f"{head}: {'; '.join(parts)}. {fix}"
 
     return verdicts, rejected, summary
+
+
+def _shared_codes(found: dict[str, tuple], prefix: str):
+    """(column groups, codes, categories) from :func:`_factorize_text` results: sorted
+    categories per column, ``model_a`` and ``model_b`` sharing theirs; look-alike names
+    refused."""
+    codes: dict[str, NDArray[np.signedinteger]] = {}
+    categories: dict[str, pd.Index] = {}
+    pair = [c for c in ("model_a", "model_b") if c in found]
+    groups = [g for g in [pair, *[[c] for c in found if c not in pair]] if g]
+    for group in groups:  # model_a and model_b share their categories
+        cats, tables = _union_categories([found[c][1] for c in group])
+        for c, table in zip(group, tables, strict=True):
+            codes[c], categories[c] = table[found[c][0]], cats
+        if group[0] in _NAMED:
+            _refuse_lookalikes(group, codes, cats, prefix)
+    return groups, codes, categories
+
+
+def name_categoricals(raw: Mapping[str, pd.Series], prefix: str = "") -> dict[str, pd.Categorical]:
+    """Text columns (names, tasks, judges, scopes) encoded as :func:`read_verdicts` encodes
+    them: stripped, missing markers as missing (code -1), sorted categories (``model_a`` and
+    ``model_b`` share theirs), Unicode look-alike names refused. Long columns are factorized
+    side by side on the package's threads."""
+    n = len(next(iter(raw.values()))) if raw else 0
+    found = _run_concurrently({c: (_factorize_text, v) for c, v in raw.items()}, n)
+    _, codes, categories = _shared_codes(found, prefix)
+    return {c: pd.Categorical.from_codes(codes[c], dtype=pd.CategoricalDtype(categories[c]),
+                                         validate=False) for c in raw}  # fmt: skip
 
 
 _FEW = 50_000  # distinct values up to which plain Python beats pandas' per-call overhead
