@@ -96,7 +96,7 @@ class Board:
     @property
     def slug(self) -> str:
         """An id for the page's anchors (letters, digits and dashes)."""
-        text = "".join(c if c.isalnum() else "-" for c in (self.name or "board")).strip("-")
+        text = "".join(c if c.isalnum() else "-" for c in (self.name or "main")).strip("-")
         return "board-" + (text.lower() or "x")
 
 
