@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -552,9 +553,36 @@ class Ratings:
                                                                float_format="{:.1f}".format)]
         return "\n".join(lines)
 
+    # --- HTML ----------------------------------------------------------------------------
+    def to_html(self, path: str | os.PathLike[str] | None = None, *, title: str | None = None,
+                charts: bool = True) -> str:  # fmt: skip
+        """A self-contained HTML page of this board (:mod:`ratings.report`): the table with
+        rank intervals, interval bands and the pairwise heatmap as inline SVG, the judges and
+        the method; written to ``path`` (atomically) when given.
+
+        Returns
+        -------
+        str
+            The page's HTML.
+        """
+        return _report().ratings_html(self, path, title=title, charts=charts)
+
+    def _repr_html_(self) -> str:
+        """A compact table for notebooks (the best 30 models)."""
+        return _report().notebook_html(self)
+
     def __repr__(self) -> str:
         return (f"<Ratings {self.model} {len(self.models)} models, {self.n_matches} verdicts, "
                 f"ci={self.ci!r}, anchor={self.anchor!r}>")  # fmt: skip
+
+
+def _report():
+    """The page renderer, :mod:`ratings.report`. It sits above this module (it draws with
+    :mod:`ratings.plot` and reads :mod:`ratings.scopes`), so it is looked up when a page is
+    asked for, not imported."""
+    import importlib
+
+    return importlib.import_module("ratings.report")
 
 
 def format_table(frame: pd.DataFrame) -> str:

@@ -54,10 +54,12 @@ LAYERS: dict[str, set[str]] = {
     "audit": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes"},
     "plot": {"core", "io", "result", "scopes", "audit"},
     "example": {"core", "io", "result", "api", "scopes", "simulate"},
+    "report": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
+               "audit", "plot"},
     "_moved": set(),
     "ratings": {"core", "io", "data", "result", "api", "audit", "_moved"},
     "cli": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
-            "audit", "plot", "example", "simulate", "ratings"},
+            "audit", "plot", "report", "example", "simulate", "ratings"},
 }
 
 

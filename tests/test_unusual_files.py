@@ -55,7 +55,8 @@ def test_plot_keeps_numeric_looking_model_names(tmp_path, capsys):
     import matplotlib
 
     matplotlib.use("Agg")
-    from ratings.plot.bands import _read_table, plot_ratings
+    from ratings.plot.bands import plot_ratings
+    from ratings.plot.bands import read_ratings_table as _read_table
 
     table = tmp_path / "r.csv"
     table.write_text("model,elo,se,lower,upper\n007,1000,10,980.4,1019.6\n1.5,1100,10,1080.4,"
@@ -77,6 +78,6 @@ def test_plot_reads_back_escaped_names(tmp_path, capsys):
         r.replace("x", "=x") for r in GOOD_ROWS) + "\n")  # fmt: skip
     assert main(["fit", str(log), "--out", str(tmp_path / "r.csv")]) == 0
     assert "'=x" in (tmp_path / "r.csv").read_text()
-    from ratings.plot.bands import _read_table
+    from ratings.plot.bands import read_ratings_table as _read_table
 
     assert sorted(_read_table(tmp_path / "r.csv")["model"]) == ["=x", "y", "z"]

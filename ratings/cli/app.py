@@ -112,6 +112,19 @@ def _add_fit_options(p: argparse.ArgumentParser) -> None:
     _add_memory_option(p)
 
 
+def _add_combine_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rubric", metavar="RUBRIC.csv",
+                   help="rubric checks (task_id, model, check_id, passed) added as scope 'rubric'")
+    p.add_argument("--rubric-method", choices=["rate", "check"], default="rate",
+                   help="rubric to matches: pass rate per task (default) or per check")
+    p.add_argument("--weights", metavar="SCOPE=W,...", help="scope weights (default equal)")
+    p.add_argument("--method", choices=["joint", "independent"], default="joint",
+                   help="headline interval: joint covariance over shared tasks (default) or "
+                        "independent scopes")
+    p.add_argument("--drop-missing", action="store_true",
+                   help="leave models missing from some scope out of the headline")
+
+
 def _add_memory_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-memory", metavar="SIZE",
                    help="stop before dense model x model matrices would need more memory than "
@@ -145,7 +158,7 @@ def _version() -> str:
 #: Subcommands defined here; any other is looked up among the registered ones
 #: (:mod:`ratings.cli.commands`), which are loaded only when asked for or listed.
 BUILTIN = ("fit", "judges", "combine", "rubric", "assign-judges", "freeze", "plot", "audit",
-           "demo")
+           "report", "demo")
 
 
 def _wants_registered(argv: Sequence[str] | None) -> bool:
@@ -200,16 +213,7 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     c = sub.add_parser("combine", help="per-scope fits and the combined headline Elo")
     c.add_argument("verdicts", help="verdict log with a `scope` column")
     _add_fit_options(c)
-    c.add_argument("--rubric", metavar="RUBRIC.csv",
-                   help="rubric checks (task_id, model, check_id, passed) added as scope 'rubric'")
-    c.add_argument("--rubric-method", choices=["rate", "check"], default="rate",
-                   help="rubric to matches: pass rate per task (default) or per check")
-    c.add_argument("--weights", metavar="SCOPE=W,...", help="scope weights (default equal)")
-    c.add_argument("--method", choices=["joint", "independent"], default="joint",
-                   help="headline interval: joint covariance over shared tasks (default) or "
-                        "independent scopes")
-    c.add_argument("--drop-missing", action="store_true",
-                   help="leave models missing from some scope out of the headline")
+    _add_combine_options(c)
     c.add_argument("--out", metavar="FILE", help="write the table (all scopes + combined)")
     _add_output_options(c)
     _declare_io(c, {**_FIT_INPUTS, "rubric": "--rubric"}, {"out": "--out"})
@@ -287,6 +291,26 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     _add_output_options(au)
     _declare_io(au, _FIT_INPUTS, {"out": "--out"})
     au.set_defaults(func=_cmd_audit)
+
+    rp = sub.add_parser("report", help="one self-contained HTML page of the board: fit a "
+                        "verdict log, or render saved tables (--from)")
+    rp.add_argument("verdicts", nargs="?",
+                    help="verdict log to fit (several scopes or --rubric: per-scope boards and "
+                         "the combined headline, as `combine`)")  # fmt: skip
+    _add_fit_options(rp)
+    _add_combine_options(rp)
+    rp.add_argument("--from", dest="from_table", metavar="BOARD.csv",
+                    help="render a saved table (`fit --out` or `combine --out`) instead of "
+                         "fitting")  # fmt: skip
+    rp.add_argument("--pairs", metavar="PAIRS.csv",
+                    help="with --from: the pairwise table (`fit --pairs`) for the heatmap")
+    rp.add_argument("--audit", metavar="AUDIT.csv",
+                    help="the judge audit's table (`audit --out audit.csv`) to include")
+    rp.add_argument("--title", help="the page's title (default 'Leaderboard')")
+    rp.add_argument("-o", "--out", required=True, metavar="PAGE.html", help="the HTML page")
+    _declare_io(rp, {**_FIT_INPUTS, "rubric": "--rubric", "from_table": "--from",
+                     "pairs": "--pairs", "audit": "--audit"}, {"out": "--out"})  # fmt: skip
+    rp.set_defaults(func=_cmd_report, by=None, judges_out=None, rejected=None)
 
     d = sub.add_parser("demo", help="fit the bundled simulated example and print the tables")
     d.set_defaults(func=_cmd_demo)
@@ -526,15 +550,12 @@ def _fit_by_scope(args: argparse.Namespace, log) -> None:
         report_judges(r.judges, scope)
 
 
-def _cmd_combine(args: argparse.Namespace) -> int:
+def _with_rubric(args: argparse.Namespace, log):
+    """The verdicts with ``--rubric``'s synthetic matches added as scope 'rubric'."""
     import pandas as pd
 
     import ratings
-    from ratings.scopes.combine import combine, scopes_frame
 
-    _check_suffix(args.out, "--out", (".csv", ".json"))
-    weights = _weights(args.weights)
-    log = _read(args)
     if args.rubric:
         from ratings.scopes.rubric import RUBRIC_SCOPE, read_rubric, rubric_to_matches
 
@@ -546,9 +567,27 @@ def _cmd_combine(args: argparse.Namespace) -> int:
         matches = rubric_to_matches(read_rubric(args.rubric), method=args.rubric_method)
         frame = pd.concat([log.verdicts.reset_index(drop=True), matches], ignore_index=True)
         log = ratings.read_verdicts(frame)
+    return log
+
+
+def _combined(args: argparse.Namespace, log, weights) -> tuple[dict, object]:
+    """Per-scope fits and the headline of ``--method``."""
+    from ratings.scopes.combine import combine
+
     results = _per_scope(args, log)
     missing = "drop" if args.drop_missing else "error"
-    head = combine(results, weights=weights, method=args.method, missing=missing)
+    return results, combine(results, weights=weights, method=args.method, missing=missing)
+
+
+def _cmd_combine(args: argparse.Namespace) -> int:
+    import ratings
+    from ratings.scopes.combine import combine, scopes_frame
+
+    _check_suffix(args.out, "--out", (".csv", ".json"))
+    weights = _weights(args.weights)
+    log = _with_rubric(args, _read(args))
+    results, head = _combined(args, log, weights)
+    missing = "drop" if args.drop_missing else "error"
     other = combine(results, weights=weights, missing=missing,
                     method="independent" if args.method == "joint" else "joint")  # fmt: skip
     table = scopes_frame(results, head)
@@ -675,6 +714,70 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from ratings.report import from_results, from_tables, write_report
+
+    _check_suffix(args.out, "--out", (".html", ".htm"))
+    if (args.verdicts is None) == (args.from_table is None):
+        raise ValueError("`ratings report` needs a verdict log to fit (VERDICTS) or a saved "
+                         "table (`--from BOARD.csv`), not both.")  # fmt: skip
+    audit = _saved_table(args.audit, "--audit", ("judge",))
+    command = "ratings " + " ".join(_quoted(a) for a in getattr(args, "argv", ()) or ["report"])
+    if args.from_table is not None:
+        if args.rubric:
+            raise ValueError("`--rubric` adds matches to a fit; with `--from` nothing is "
+                             "fitted (drop one of them).")  # fmt: skip
+        report = from_tables(_saved_table(args.from_table, "--from", ("model", "elo")),
+                             pairs=_saved_table(args.pairs, "--pairs", ("model_a", "model_b")),
+                             audit=audit, title=args.title, command=command,
+                             sources=[p for p in (args.from_table, args.pairs, args.audit)
+                                      if p])  # fmt: skip
+        inputs = [args.from_table, args.pairs, args.audit]
+    else:
+        if args.pairs:
+            raise ValueError("`--pairs` reads a saved pairwise table for `--from`; a fit "
+                             "computes its own (drop `--pairs`).")  # fmt: skip
+        weights = _weights(args.weights)
+        log = _with_rubric(args, _read(args))
+        v = log.verdicts
+        scoped = "scope" in v.columns and args.scope is None and v["scope"].nunique() > 1
+        if scoped or args.rubric:
+            results, head = _combined(args, log, weights)
+        else:
+            from ratings.api.fitting import fit_with
+
+            r = fit_with(log, _fit_options(args))
+            results, head = {r.scope or "": r}, None
+        report = from_results(results, combined=head, verdicts=v, audit=audit,
+                              title=args.title, command=command,
+                              sources=_inputs(args))  # fmt: skip
+        inputs = [*_inputs(args), args.audit]
+        for scope, r in results.items():
+            report_judges(r.judges, scope)
+    write_report(report, args.out, inputs=[p for p in inputs if p])
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _quoted(word: str) -> str:
+    import shlex
+
+    return shlex.quote(word)
+
+
+def _saved_table(path: str | None, flag: str, needed: tuple[str, ...]):
+    """A table written by another subcommand, with the columns ``needed``, or None."""
+    if path is None:
+        return None
+    from ratings.plot.bands import read_ratings_table
+
+    table = read_ratings_table(path)
+    missing = [c for c in needed if c not in table.columns]
+    if missing:
+        raise ValueError(f"`{flag}` {path!r} lacks the column(s) {missing}.")
+    return table
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from ratings.cli.demo import run_demo
 
@@ -717,6 +820,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         tune_allocator()
     args = _parser(argv).parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # shown in reports
     with warnings.catch_warnings():
         warnings.showwarning = show_warning  # one line on stderr, no source location
         for category in (JudgeWarning, ConvergenceWarning, DataWarning, PenaltyOnlyWarning):

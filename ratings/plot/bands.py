@@ -69,6 +69,7 @@ __all__ = [
     "plot_ratings",
     "plot_scopes",
     "plot_win_matrix",
+    "read_ratings_table",
     "save_figure",
 ]
 
@@ -474,13 +475,15 @@ def save_figure(fig_or_ax: FigureBase | Axes, path: str | os.PathLike[str], **sa
     write_atomic(lambda tmp: fig.savefig(tmp, format=ext[1:], **savefig), path)
 
 
-#: Columns of a ratings table that hold names (text even when they look like numbers).
-_NAME_COLUMNS = ("model", "scope")
+#: Columns of the saved tables that hold names (text even when they look like numbers).
+_NAME_COLUMNS = ("model", "scope", "model_a", "model_b", "judge", "family", "anchor")
 
 
-def _read_table(path: Path) -> pd.DataFrame:
-    """A saved ratings table: names as text (a model called ``007`` stays ``007``), every
-    other column as numbers where all its values are numbers."""
+def read_ratings_table(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """A saved table (ratings, pairs, audit; CSV, TSV or a ratings JSON): names as text (a
+    model called ``007`` stays ``007``), every other column as numbers where all its values
+    are numbers."""
+    path = Path(os.fspath(path))
     if not path.exists():
         raise FileNotFoundError(f"Ratings table {os.fspath(path)!r} not found (looked for "
                                 f"{str(path.absolute())!r}).")  # fmt: skip
@@ -535,7 +538,7 @@ def plot_cli(
     if same_file(src, dst):
         raise ValueError(f"Refusing to write {os.fspath(out)!r}: it is the input file. Choose "
                          "another path.")  # fmt: skip
-    frame = _read_table(src)
+    frame = read_ratings_table(src)
     if "scope" in frame.columns and frame["scope"].nunique() > 1:
         ax = _plot_scopes(frame, None, combined=None, level=None, highlight=highlight, top=top,
                           title=title, new_axes=bare_axes)  # fmt: skip
