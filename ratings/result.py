@@ -114,6 +114,9 @@ class Ratings:
     unbounded: pd.DataFrame | None = None
     #: Firth's bias-reduced estimate (:mod:`ratings.models.firth`) rather than maximum likelihood.
     firth: bool = False
+    #: ``fit(..., style=...)``: the style coefficients (:func:`ratings.models.style.style_table`;
+    #: ``attrs["raw_rank"]`` holds the plain fit's ranks behind ``rank_change``).
+    style: pd.DataFrame | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "strength", readonly_copy(self.strength))
@@ -271,6 +274,9 @@ class Ratings:
         out["level"] = level
         df = np.asarray(self.model_df, dtype=np.float64)
         out["df"] = np.where(np.isfinite(df) & (self.se.to_numpy() > 0), df, np.nan)
+        if self.style is not None and "raw_rank" in self.style.attrs:
+            raw = self.style.attrs["raw_rank"].reindex(self.models).to_numpy()
+            out["rank_change"] = raw - out["rank"].to_numpy()
         if self.scope is not None:
             out.insert(0, "scope", self.scope)
         return out.sort_values(["rank", "model"], kind="stable").reset_index(drop=True)

@@ -18,6 +18,7 @@ from ratings.api.loading import (
     load_comparisons,
     load_log,
 )
+from ratings.api.style import check_style_options, fit_styled, parse_style, style_columns
 from ratings.core.bounds import MAX_ANCHOR_RATING, MAX_PENALTY, check_number
 from ratings.core.errors import (
     ConvergenceWarning,
@@ -116,6 +117,9 @@ def fit(
     adjust: str | Sequence[str] | None = None,
     families: Families = None,
     max_memory: MaxMemory = None,
+    style: str | Sequence[str] | None = None,
+    style_transform: str = "normalized",
+    style_ridge: float = 0.0,
 ) -> Ratings:
     """Fit Bradley-Terry Elo ratings with confidence intervals.
 
@@ -210,6 +214,18 @@ def fit(
         Stop before the fit's dense model x model matrices would need more memory than this
         (bytes, or a size such as ``"8GB"``); default half the memory available (see
         :mod:`ratings.core.memory`). The error says how much the fit needs.
+    style : str or list of str, optional
+        Style control: feature names (e.g. ``["tokens", "headers"]``) whose per-side columns
+        ``NAME_a`` and ``NAME_b`` the verdict log carries. Each feature enters the linear
+        predictor as (a - b) / (a + b) scaled to unit root-mean-square with one shared
+        coefficient; the ratings are then those of answers of equal style, with intervals
+        joint with the coefficients (``Ratings.style``; ``rank_change`` in
+        :meth:`~ratings.result.Ratings.to_frame`). See :mod:`ratings.models.style`.
+    style_transform : {"normalized", "diff", "ratio", "log-ratio"}, default="normalized"
+        How a feature's two sides become one number (see :mod:`ratings.models.style`).
+    style_ridge : float, default=0.0
+        Optional ridge ``style_ridge / 2 |beta|^2`` on the style coefficients only (stated in
+        ``Ratings.style.attrs["ridge"]``).
 
     Returns
     -------
@@ -247,7 +263,8 @@ def fit(
                 anchor_rating=anchor_rating, scope=scope, cluster=cluster, ci=ci, level=level,
                 penalty=penalty, firth=firth, n_boot=n_boot, seed=seed, errors=errors,
                 columns=columns, winner_map=winner_map, engine=engine, tol=tol, max_iter=max_iter,
-                adjust=adjust, families=families, max_memory=max_memory)  # fmt: skip
+                adjust=adjust, families=families, max_memory=max_memory, style=style,
+                style_transform=style_transform, style_ridge=style_ridge)  # fmt: skip
 
 
 def check_fit_options(*, ci: str = "sandwich", model: str = "bt", penalty: float = 0.0,
@@ -284,7 +301,8 @@ def check_fit_options(*, ci: str = "sandwich", model: str = "bt", penalty: float
 def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, anchor,
          anchor_rating, scope,
          cluster, ci, level, penalty, firth, n_boot, seed, errors, columns, winner_map, engine,
-         tol, max_iter, adjust, families, max_memory) -> Ratings:  # fmt: skip
+         tol, max_iter, adjust, families, max_memory, style=None, style_transform="normalized",
+         style_ridge=0.0) -> Ratings:  # fmt: skip
     check_fit_options(ci=ci, model=model, penalty=penalty, firth=firth, level=level,
                       n_boot=n_boot, seed=seed, tol=tol, max_iter=max_iter, anchor=anchor,
                       anchor_rating=anchor_rating, max_memory=max_memory)  # fmt: skip
@@ -298,8 +316,13 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
         check_adjust_options(adjust, families, ci=ci, penalty=penalty)
         check_firth_option(firth, adjust=adjust)
 
+    style = parse_style(style)
+    if style:
+        check_style_options(style, ci=ci, penalty=penalty, firth=firth, adjust=adjust,
+                            ridge=style_ridge)  # fmt: skip
     loaded = load_log(verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
-                      winner_map=winner_map, engine=engine)  # fmt: skip
+                      winner_map=winner_map, engine=engine,
+                      keep=style_columns(style))  # fmt: skip
     data, n_rejected, scope = loaded.data, loaded.n_rejected, loaded.scope
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
@@ -309,6 +332,10 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
                             else 0, n_boot=n_boot if ci == "bootstrap" else 0),
                  f"a fit of {data.n_models:,} models", max_memory)  # fmt: skip
     with one_blas_thread():
+        if style:  # style features as covariates (ratings.api.style)
+            return fit_styled(loaded, style=style, transform=style_transform, ridge=style_ridge,
+                              model=model, anchor=anchor, rating=rating0, ci=ci, level=level,
+                              engine=engine, tol=tol, max_iter=max_iter)  # fmt: skip
         if adjust:  # judge effects as nuisance parameters (ratings.api.adjust)
             return fit_adjusted(loaded, adjust=adjust, families=families, model=model,
                                 judge_quality=judge_quality, fit_new_judges=fit_new_judges,
