@@ -126,3 +126,59 @@ def test_engines_agree():
     b = ratings.fit(df, style=["tokens", "headers"], engine="numba")
     np.testing.assert_allclose(a.strength, b.strength, atol=1e-10)
     np.testing.assert_allclose(a.style["se"], b.style["se"], rtol=1e-9)
+
+
+def test_crowd_bt_style_equals_scipy_likelihood():
+    """Crowd-BT with style: eta sigma(d) + (1 - eta) sigma(-d), d = s_a - s_b + beta . x, on the
+    decisive verdicts, maximised by scipy over the same parameters."""
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    rng = np.random.default_rng(11)
+    frames = []
+    for judge, eta in (("careful", 0.95), ("noisy", 0.75)):
+        d = _log(n=1500, seed=int(rng.integers(1000)))
+        flip = rng.random(len(d)) > eta
+        d["winner"] = np.where(flip, d.winner.map({"A": "B", "B": "A"}), d.winner)
+        d["judge"] = judge
+        frames.append(d)
+    df = pd.concat(frames, ignore_index=True)
+    r = ratings.fit(df, model="crowd-bt", style=["tokens", "headers"], anchor="m0",
+                    cluster=None)
+    models, design, y = _glm(df)
+    judge = (df.judge == "noisy").to_numpy().astype(int)
+    m, p = len(models), 2
+
+    def nll(v):
+        d = design @ v[: m - 1 + p]
+        e = v[m - 1 + p:][judge]
+        pa = e * expit(d) + (1 - e) * expit(-d)
+        return -np.sum(y * np.log(pa) + (1 - y) * np.log1p(-pa))
+
+    x0 = np.r_[np.zeros(m - 1 + p), 0.9, 0.9]
+    bounds = [(None, None)] * (m - 1 + p) + [(0.5, 1.0)] * 2
+    ref = minimize(nll, x0, method="L-BFGS-B", bounds=bounds,
+                   options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 10000})
+    elo = r.elo.reindex(models).to_numpy()
+    np.testing.assert_allclose((elo[1:] - 1000.0) / ELO_SCALE, ref.x[: m - 1], atol=1e-5)
+    np.testing.assert_allclose(r.style["coef"], ref.x[m - 1:m - 1 + p], atol=1e-5)
+    eta = r.judges["eta"]
+    np.testing.assert_allclose([eta["careful"], eta["noisy"]], ref.x[m - 1 + p:], atol=1e-5)
+    assert -r.loglik <= ref.fun + 1e-9
+
+
+def test_cli_style(tmp_path):
+    from ratings.cli import main
+
+    df = _log()
+    path = tmp_path / "v.csv"
+    df.to_csv(path, index=False)
+    out, style_out = tmp_path / "r.csv", tmp_path / "s.csv"
+    assert main(["fit", str(path), "--style", "tokens,headers", "--out", str(out),
+                 "--style-out", str(style_out)]) == 0
+    st = pd.read_csv(style_out)
+    assert list(st.columns) == ["feature", "coef", "coef_elo", "se", "lower", "upper", "df",
+                                "p_value", "scale"]
+    np.testing.assert_allclose(st["coef"], ratings.fit(df, style="tokens,headers").style["coef"],
+                               rtol=1e-12)
+    assert "rank_change" in pd.read_csv(out).columns

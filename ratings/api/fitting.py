@@ -320,6 +320,7 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
     if style:
         check_style_options(style, ci=ci, penalty=penalty, firth=firth, adjust=adjust,
                             ridge=style_ridge)  # fmt: skip
+        _check_style_source(verdicts, style, columns)
     loaded = load_log(verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
                       winner_map=winner_map, engine=engine,
                       keep=style_columns(style))  # fmt: skip
@@ -378,6 +379,23 @@ def _fit(verdicts, *, model, judge_quality, fit_new_judges, eta_known, prior, an
             inference=est.get("inference"), unbounded=est.get("unbounded"),
         )  # fmt: skip
         return out.reanchor(anchor, rating0)
+
+
+def _check_style_source(verdicts, style: tuple[str, ...], columns) -> None:
+    """Name missing style columns before reading (a DataFrame's or a file's header)."""
+    import os
+
+    from ratings.api.style import check_style_columns
+    from ratings.io import peek_columns
+
+    if isinstance(verdicts, pd.DataFrame):
+        have = list(verdicts.columns)
+    elif isinstance(verdicts, str | os.PathLike) and os.path.isfile(verdicts):
+        have = peek_columns(verdicts)
+    else:
+        return
+    rename = dict(columns or {})
+    check_style_columns([rename.get(str(c), c) for c in have], style)
 
 
 def _bootstrap(data: Comparisons, refit, *, ci: str, clustered: bool, n_boot: int, seed: int,

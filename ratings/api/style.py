@@ -23,7 +23,8 @@ from ratings.models.existence import check_identifiable
 from ratings.models.style import fit_style, parse_style, style_features, style_rows, style_table
 from ratings.result import Ratings
 
-__all__ = ["check_style_options", "fit_styled", "parse_style", "style_columns"]
+__all__ = ["check_style_columns", "check_style_options", "fit_styled", "parse_style",
+           "style_columns"]
 
 
 def style_columns(style: Sequence[str]) -> list[str]:
@@ -46,6 +47,39 @@ def check_style_options(style: tuple[str, ...], *, ci: str, penalty: float, firt
                          "available yet: fit them separately.")  # fmt: skip
     if not (np.isfinite(ridge) and ridge >= 0):
         raise ValueError(f"{option('style_ridge')} must be a finite number >= 0; got {ridge!r}.")
+
+
+def check_style_columns(columns, style: Sequence[str]) -> None:
+    """Raise naming the ``NAME_a``/``NAME_b`` columns of ``style`` missing from ``columns``."""
+    from ratings.core.errors import InvalidVerdictsError
+
+    have = {str(c).strip() for c in columns}
+    missing = [c for c in style_columns(style) if c not in have]
+    if missing:
+        raise InvalidVerdictsError(
+            f"Style feature column(s) {missing} not found in the verdicts: {option('style')} "
+            f"{','.join(style)} needs the columns NAME_a and NAME_b of every feature (the two "
+            f"answers' counts). Available columns: {sorted(have)}."
+        )
+
+
+def _judges(fit, data, level: float) -> pd.DataFrame:
+    """The Crowd-BT judges table (eta with intervals) of a style fit."""
+    from ratings.models.crowd.likelihood import CrowdFit
+    from ratings.models.crowd.report import judge_table
+
+    m, p = fit.n_models, fit.n_features
+    keep = np.r_[np.arange(m), m + p + np.arange(fit.eta.size)]
+    crowd = CrowdFit(theta=fit.strength, eta=fit.eta, ref=0, estimated=fit.eta_estimated,
+                     boundary=fit.eta_boundary, hessian=fit.hessian[np.ix_(keep, keep)],
+                     nll=fit.nll, converged=fit.converged, n_iter=fit.n_iter,
+                     max_grad=fit.max_grad)  # fmt: skip
+    df = None
+    if fit.inference is not None:
+        c = np.zeros((fit.eta.size, fit.cov.shape[0]))
+        c[np.arange(fit.eta.size), m + p + np.arange(fit.eta.size)] = 1.0
+        df = fit.inference.df(c)
+    return judge_table(crowd, fit.cov[np.ix_(keep, keep)], data, level, df)
 
 
 def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "normalized",
@@ -83,11 +117,7 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
         ascending=False, method="min").astype(np.int64)
     m = data.n_models
     clustered = data.clusters is not None
-    judges = None
-    if crowd:
-        judges = pd.DataFrame({"judge": [str(j) for j in data.judges], "eta": fit.eta,
-                               "se": np.sqrt(np.clip(np.diag(fit.cov)[m + len(style):], 0, None)),
-                               "status": np.where(fit.eta_estimated, "estimated", "fixed")})
+    judges = _judges(fit, data, level) if crowd else None
     return Ratings(
         models=data.models, strength=fit.strength, cov=fit.cov[:m, :m],
         counts=collapsed.model_counts().copy(), ci=ci,
