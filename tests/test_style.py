@@ -182,3 +182,19 @@ def test_cli_style(tmp_path):
     np.testing.assert_allclose(st["coef"], ratings.fit(df, style="tokens,headers").style["coef"],
                                rtol=1e-12)
     assert "rank_change" in pd.read_csv(out).columns
+
+
+@pytest.mark.slow
+def test_style_coverage_small_board():
+    """Planted length bias: the controlled intervals cover the generating values (wide
+    tolerance: 60 replications); the plain fit's visibly miss."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks_perf"))
+    from style_coverage import run_cell
+
+    cell = run_cell(6, 3000, 0.0, "bt", 60, 60)
+    assert abs(cell["coverage_ratings"] - 0.95) < 3 * max(cell["mc_se_ratings"], 0.01) + 0.02
+    assert cell["coverage_coef"] > 0.85
+    assert cell["coverage_plain"] < 0.7
