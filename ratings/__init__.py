@@ -7,7 +7,7 @@
 
 from ratings import _moved
 from ratings.api.fitting import fit
-from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Read, Solver
+from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Read, Solver, Style
 from ratings.audit.report import Audit, audit
 from ratings.core.errors import (
     ConvergenceWarning,
@@ -36,6 +36,7 @@ __all__ = [
     "Ratings",
     "Read",
     "Solver",
+    "Style",
     "VerdictLog",
     "aggregate",
     "audit",

@@ -6,7 +6,7 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -152,7 +152,6 @@ class Ratings:
     uncertainty: Uncertainty
     anchor: str | None = None
     offset: float = 1000.0
-    scale: float = ELO_SCALE
     level: float = 0.95
     model: str = "bt"
     scope: str | None = None
@@ -161,6 +160,9 @@ class Ratings:
     crowd: CrowdSummary | None = None  # Crowd-BT: etas' covariance, prior, two-step term
     judge_effects: JudgeEffects | None = None  # ``fit(..., adjust=...)``
     combination: Combination | None = None  # a combined headline: how it was combined
+    #: ``fit(..., style=...)``: the style coefficients (:func:`ratings.models.style.style_table`;
+    #: ``attrs["raw_rank"]`` holds the plain fit's ranks behind ``rank_change``).
+    style: pd.DataFrame | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "strength", readonly_copy(self.strength))
@@ -171,6 +173,9 @@ class Ratings:
                 u, draws=None if u.draws is None else readonly_copy(u.draws),
                 influence=None if u.influence is None else readonly_copy(u.influence)))
         object.__setattr__(self, "level", check_level(self.level))
+
+    #: Elo points per unit of log-strength (400 / ln 10), the same for every fit.
+    scale: ClassVar[float] = ELO_SCALE
 
     # --- the parts' fields, read through ----------------------------------------------------
     ci = property(lambda self: self.uncertainty.ci, doc="Interval kind (``Uncertainty.ci``).")
@@ -369,6 +374,9 @@ class Ratings:
         out["level"] = level
         df = np.asarray(self.model_df, dtype=np.float64)
         out["df"] = np.where(np.isfinite(df) & (self.se.to_numpy() > 0), df, np.nan)
+        if self.style is not None and "raw_rank" in self.style.attrs:
+            raw = self.style.attrs["raw_rank"].reindex(self.models).to_numpy()
+            out["rank_change"] = raw - out["rank"].to_numpy()
         if self.scope is not None:
             out.insert(0, "scope", self.scope)
         return out.sort_values(["rank", "model"], kind="stable").reset_index(drop=True)

@@ -27,9 +27,11 @@ from ratings.api.specs import (
     FitOptions,
     Read,
     Solver,
+    Style,
     options_of,
     parse_anchor,
 )
+from ratings.api.style import check_style_columns, fit_styled, style_columns
 from ratings.core.errors import (
     ConvergenceWarning,
     DegenerateBoardError,
@@ -96,6 +98,7 @@ def fit(
     read: Read | None = None,
     adjust: str | Sequence[str] | Adjust | None = None,
     solver: Solver | None = None,
+    style: Sequence[str] | Style | None = None,
     **legacy: object,
 ) -> Ratings:
     """Fit Bradley-Terry Elo ratings with confidence intervals.
@@ -153,6 +156,14 @@ def fit(
         see :mod:`ratings.kernels.engine`), Newton's ``tol`` and ``max_iter``, and
         ``max_memory`` (stop before the fit's dense model x model matrices would need more
         memory than this; default half the memory available, see :mod:`ratings.core.memory`).
+    style : list of str or ratings.Style, optional
+        Style control: feature names (e.g. ``["tokens", "headers"]``) whose per-side columns
+        ``NAME_a`` and ``NAME_b`` the verdict log carries, or :class:`~ratings.api.specs.Style`
+        (``features``, ``transform``, ``ridge``). Each feature enters the linear predictor as
+        (a - b) / (a + b) scaled to unit root-mean-square with one shared coefficient; the
+        ratings are then those of answers of equal style, with intervals joint with the
+        coefficients (``Ratings.style``; ``rank_change`` in
+        :meth:`~ratings.result.Ratings.to_frame`). See :mod:`ratings.models.style`.
     **legacy
         The flat keywords of earlier releases (``penalty``, ``firth``, ``prior``,
         ``judge_quality``, ``eta_known``, ``fit_new_judges``, ``n_boot``, ``seed``,
@@ -192,7 +203,7 @@ def fit(
     1000.0
     """
     options = options_of(model=model, ci=ci, anchor=anchor, scope=scope, cluster=cluster,
-                         level=level, read=read, adjust=adjust, solver=solver,
+                         level=level, read=read, adjust=adjust, solver=solver, style=style,
                          legacy=legacy)  # fmt: skip
     return fit_with(verdicts, options)
 
@@ -209,8 +220,12 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
     penalty, firth = (spec.penalty, spec.firth) if isinstance(spec, BT) else (0.0, False)
     crowd = spec if isinstance(spec, CrowdBT) else CrowdBT()
     prior, judge_quality = crowd.prior, crowd.judge_quality
+    style = options.style
+    if style is not None:
+        _check_style_source(verdicts, style.features, read.columns)
     loaded = load_log(verdicts, scope=scope, cluster=options.cluster, errors=read.errors,
-                      columns=read.columns, winner_map=read.winner_map, engine=engine)
+                      columns=read.columns, winner_map=read.winner_map, engine=engine,
+                      keep=style_columns(style.features) if style is not None else [])
     data, n_rejected, scope = loaded.data, loaded.n_rejected, loaded.scope
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
@@ -220,6 +235,10 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
                             else 0, n_boot=n_boot if ci == "bootstrap" else 0),
                  f"a fit of {data.n_models:,} models", solver.max_memory)  # fmt: skip
     with one_blas_thread():
+        if style is not None:  # style features as covariates (ratings.api.style)
+            return fit_styled(loaded, style=style.features, transform=style.transform,
+                              ridge=style.ridge, model=model, anchor=anchor, rating=rating0,
+                              ci=ci, level=level, engine=engine, tol=tol, max_iter=max_iter)
         if adjust:  # judge effects as nuisance parameters (ratings.api.adjust)
             return fit_adjusted(loaded, adjust=adjust, families=families, model=model,
                                 judge_quality=judge_quality, fit_new_judges=crowd.fit_new_judges,
@@ -264,6 +283,22 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
             model=model, level=level, scope=scope, fit_info=info, judges=est["judges"],
             crowd=est.get("crowd"))
         return out.reanchor(anchor, rating0)
+
+
+def _check_style_source(verdicts, style: tuple[str, ...], columns) -> None:
+    """Name missing style columns before reading (a DataFrame's or a file's header)."""
+    import os
+
+    from ratings.io import peek_columns
+
+    if isinstance(verdicts, pd.DataFrame):
+        have = list(verdicts.columns)
+    elif isinstance(verdicts, str | os.PathLike) and os.path.isfile(verdicts):
+        have = peek_columns(verdicts)
+    else:
+        return
+    rename = dict(columns or {})
+    check_style_columns([rename.get(str(c), c) for c in have], style)
 
 
 def _bootstrap(data: Comparisons, refit, *, ci: str, clustered: bool, n_boot: int, seed: int,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Literal, NamedTuple
 
 import pandas as pd
@@ -87,8 +87,10 @@ def load_log(
     columns: Mapping[str, str] | None = None,
     winner_map: Mapping[object, str] | None = None,
     engine: Engine = "auto",
+    keep: Sequence[str] = (),
 ) -> LoadedLog:
-    """Read (if needed), select the scope and aggregate."""
+    """Read (if needed), select the scope and aggregate (``keep``: other columns to keep,
+    e.g. style features)."""
     if isinstance(verdicts, Comparisons):
         return LoadedLog(verdicts, None, 0, scope)
     if is_counts_source(verdicts):
@@ -101,9 +103,9 @@ def load_log(
     if isinstance(verdicts, VerdictLog):
         log = verdicts
     else:
-        keep = [cluster] if cluster not in (None, "auto") else []  # e.g. a question_id
+        kept = [cluster] if cluster not in (None, "auto") else []  # e.g. a question_id
         log = read_verdicts(verdicts, columns=columns, winner_map=winner_map, errors=errors,
-                            keep=keep)  # fmt: skip
+                            keep=[*kept, *keep])  # fmt: skip
     frame, scope = _select_scope(log, scope)
     if cluster == "auto":
         cluster = "task_id" if "task_id" in frame.columns else None

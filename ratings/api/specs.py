@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -40,6 +40,7 @@ __all__ = [
     "FitOptions",
     "Read",
     "Solver",
+    "Style",
     "options_of",
     "parse_anchor",
 ]
@@ -218,6 +219,38 @@ class Adjust:
 
 
 @dataclass(frozen=True)
+class Style:
+    """Style control: per-side answer features entering the linear predictor.
+
+    Parameters
+    ----------
+    features : str or sequence of str
+        Feature names whose columns ``NAME_a`` and ``NAME_b`` the log carries
+        (``"tokens,headers"`` or a list).
+    transform : {"normalized", "diff", "ratio", "log-ratio"}, default="normalized"
+        How a feature's two sides become one number (:mod:`ratings.models.style`).
+    ridge : float, default=0.0
+        Optional ridge ``ridge / 2 |beta|^2`` on the style coefficients only.
+    """
+
+    features: str | Sequence[str]
+    transform: str = "normalized"
+    ridge: float = 0.0
+
+    def __post_init__(self) -> None:
+        from ratings.models.style import TRANSFORMS, parse_style
+
+        features = parse_style(self.features)
+        if not features:
+            raise ValueError(f"{option('style')} names no feature.")
+        object.__setattr__(self, "features", features)
+        if self.transform not in TRANSFORMS:
+            raise ValueError(f"{option('style_transform')} must be one of {list(TRANSFORMS)}; "
+                             f"got {self.transform!r}.")  # fmt: skip
+        object.__setattr__(self, "ridge", check_number(self.ridge, "style_ridge", minimum=0.0))
+
+
+@dataclass(frozen=True)
 class FitOptions:
     """Every option of one fit, checked: what :func:`ratings.fit` resolves its arguments to."""
 
@@ -233,7 +266,7 @@ class FitOptions:
     adjust: tuple[str, ...]
     families: Families
     solver: Solver
-    extra: dict = field(default_factory=dict)  # options of later steps (e.g. style terms)
+    style: Style | None = None
 
 
 #: Flat keywords of earlier releases -> (the spec that holds them, its field).
@@ -284,6 +317,7 @@ def options_of(
     read: Read | None = None,
     adjust: str | Sequence[str] | Adjust | None = None,
     solver: Solver | None = None,
+    style: Sequence[str] | Style | None = None,
     legacy: Mapping[str, object] | None = None,
     warn: bool = True,
 ) -> FitOptions:
@@ -357,6 +391,15 @@ def options_of(
                              penalty=spec_model.penalty if isinstance(spec_model, BT) else 0.0)
         if isinstance(spec_model, BT):
             check_firth_option(spec_model.firth, adjust=effects)
+    if style is not None and not isinstance(style, Style):
+        style = Style(style) if style else None
+    if style is not None:
+        from ratings.api.style import check_style_options
+
+        check_style_options(style.features, ci=ci, adjust=effects, ridge=style.ridge,
+                            penalty=spec_model.penalty if isinstance(spec_model, BT) else 0.0,
+                            firth=isinstance(spec_model, BT) and spec_model.firth)
     return FitOptions(model=spec_model, ci=ci, bootstrap=boot, anchor=anchor,
                       rating=float(rating), scope=scope, cluster=cluster, level=float(level),
-                      read=read, adjust=effects, families=families, solver=solver)  # fmt: skip
+                      read=read, adjust=effects, families=families, solver=solver,
+                      style=style)  # fmt: skip

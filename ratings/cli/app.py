@@ -109,6 +109,16 @@ def _add_fit_options(p: argparse.ArgumentParser) -> None:
                         "corrected for them (self-preference needs --families)")
     p.add_argument("--families", metavar="FILE",
                    help="CSV with columns name,family for models and judges")
+    p.add_argument("--style", metavar="NAME,...",
+                   help="style control: fit one shared coefficient per feature from the "
+                        "columns NAME_a and NAME_b (e.g. tokens,headers); ratings are those of "
+                        "answers of equal style")
+    p.add_argument("--style-transform", default="normalized",
+                   choices=["normalized", "diff", "ratio", "log-ratio"],
+                   help="how a feature's two sides become one number (default normalized: "
+                        "(a - b) / (a + b))")
+    p.add_argument("--style-ridge", type=float, default=0.0, metavar="LAMBDA",
+                   help="optional ridge on the style coefficients only (default 0)")
     _add_memory_option(p)
 
 
@@ -185,6 +195,9 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                         "ones, unless --model is given) into one table with a scope column")
     p.add_argument("--judges-out", metavar="FILE",
                    help="crowd-bt: write the judges table to FILE (.csv or .json)")
+    p.add_argument("--style-out", metavar="FILE",
+                   help="with --style: write the style coefficients table to FILE (.csv or "
+                        ".json)")
     p.add_argument("--pairs", metavar="FILE",
                    help="write every pair's Elo difference, interval, win probability and "
                         "multiplicity-adjusted p-value to FILE (.csv or .json)")
@@ -199,7 +212,8 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                         "at ADDRESS, or a local one without it (pip install '.[dask]')")
     _add_output_options(p)
     _declare_io(p, _FIT_INPUTS, {"out": "--out", "rejected": "--rejected",
-                                 "judges_out": "--judges-out", "pairs": "--pairs"})  # fmt: skip
+                                 "judges_out": "--judges-out", "pairs": "--pairs",
+                                 "style_out": "--style-out"})  # fmt: skip
     p.set_defaults(func=_cmd_fit)
 
     j = sub.add_parser("judges", help="fit judge quality (Crowd-BT eta) for reuse in later fits")
@@ -328,7 +342,7 @@ def _cluster_arg(args: argparse.Namespace) -> str | None:
 def _fit_options(args: argparse.Namespace, model: str | None = None):
     """The fit's options given on the command line, as :class:`~ratings.api.specs.FitOptions`:
     built and checked once, before any data is read."""
-    from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Solver, options_of
+    from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Solver, Style, options_of
 
     crowd_only = args.judge_quality or args.fit_new_judges  # these imply Crowd-BT
     implied = crowd_only or args.eta_known or args.prior.lower() != "default"
@@ -355,9 +369,12 @@ def _fit_options(args: argparse.Namespace, model: str | None = None):
     boot = Bootstrap(n=args.n_boot, seed=args.seed)  # checked whether or not it is used
     ci = boot if args.ci == "bootstrap" else args.ci
     adjust = Adjust(args.adjust, families=args.families) if args.adjust else None
+    style = None
+    if getattr(args, "style", None):
+        style = Style(args.style, transform=args.style_transform, ridge=args.style_ridge)
     return options_of(model=spec, ci=ci, anchor=args.anchor, scope=args.scope,
                       cluster=_cluster_arg(args), level=args.level, adjust=adjust,
-                      solver=Solver(max_memory=args.max_memory))  # fmt: skip
+                      solver=Solver(max_memory=args.max_memory), style=style)  # fmt: skip
 
 
 def _prior_arg(text: str):
@@ -417,15 +434,30 @@ def _read(args: argparse.Namespace, *, fit_options: bool = True):
 
     if fit_options:
         _fit_options(args)  # options first: no data is read for a bad one
+    if _style_columns(args):
+        from ratings.api.style import check_style_columns, parse_style
+        from ratings.io import peek_columns
+
+        rename = _mapping(args.columns, "--columns") or {}
+        check_style_columns([rename.get(str(c), c) for c in peek_columns(args.verdicts)],
+                            parse_style(args.style))  # fmt: skip
     log = ratings.read_verdicts(
         args.verdicts,
         columns=_mapping(args.columns, "--columns"),
         winner_map=_mapping(args.winner_map, "--winner-map"),
         errors="report" if getattr(args, "rejected", None) else "raise",
-        keep=[args.cluster] if args.cluster else (),  # e.g. --cluster question_id
+        keep=([args.cluster] if args.cluster else [])  # e.g. --cluster question_id
+        + _style_columns(args),
     )
     warn_unclustered(args, log.verdicts.columns)
     return log
+
+
+def _style_columns(args: argparse.Namespace) -> list[str]:
+    """The verdict columns ``--style`` reads (NAME_a, NAME_b per feature)."""
+    from ratings.api.style import parse_style, style_columns
+
+    return style_columns(parse_style(getattr(args, "style", None)))
 
 
 def _inputs(args: argparse.Namespace) -> list[str]:
@@ -442,6 +474,12 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         raise ValueError("`--judges-out` needs `--model crowd-bt`.")
     _check_suffix(args.out, "--out", (".csv", ".json"))
     _check_suffix(args.judges_out, "--judges-out", (".csv", ".json"))
+    _check_suffix(getattr(args, "style_out", None), "--style-out", (".csv", ".json"))
+    if getattr(args, "style_out", None) and not args.style:
+        raise ValueError("`--style-out` needs `--style NAME,...`.")
+    if getattr(args, "style_out", None) and args.by == "scope":
+        raise ValueError("`--style-out` is for one scope; the `--by scope` table has no "
+                         "coefficients column.")  # fmt: skip
     if args.pairs and args.by == "scope":
         raise ValueError("`--pairs` is for one scope; pass `--scope` instead of `--by scope`.")
     _check_suffix(args.pairs, "--pairs", (".csv", ".json"))
@@ -471,6 +509,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             print(r.summary())
         if args.judges_out:
             _write_judges(r.judges, args)
+        if getattr(args, "style_out", None):
+            _write_records(r.style, args.style_out, _inputs(args), args.csv_escape)
+            print(f"wrote {len(r.style)} style coefficients to {args.style_out}",
+                  file=sys.stderr)  # fmt: skip
         if args.pairs:
             _write_records(r.pairwise(), args.pairs, _inputs(args), args.csv_escape)
             print(f"wrote {len(r.models) * (len(r.models) - 1) // 2} pairs to {args.pairs}",
