@@ -81,8 +81,8 @@ def run_cell(m, n, ties, model, reps, tasks, beta=1.0) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             r = ratings.fit(d, style="tokens", model=model, anchor="m00")
-            p = ratings.fit(d, model=ratings.CrowdBT(prior=None), anchor="m00") if model != "bt" else \
-                ratings.fit(d, anchor="m00")
+            plain_model = ratings.CrowdBT(prior=None) if model != "bt" else ratings.BT()
+            p = ratings.fit(d, model=plain_model, anchor="m00")
         hits.append(covered(r, truth, True))
         plain.append(covered(p, truth, False))
     h, pl = np.array(hits), np.array(plain)
