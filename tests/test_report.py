@@ -99,15 +99,12 @@ def test_style_control_is_shown_when_present(crowd):
                           "scale": ["log", "count"]})  # fmt: skip
 
     class Styled(Ratings):
-        @property
-        def style(self):
-            return style
-
         def to_frame(self, level=None):
             out = super().to_frame(level)
             return out.assign(rank_change=np.arange(len(out)) - 2)
 
-    r = Styled(**{f.name: getattr(crowd, f.name) for f in dataclasses.fields(crowd)})
+    r = Styled(**{f.name: getattr(crowd, f.name) for f in dataclasses.fields(crowd)}
+               | {"style": style})
     html = r.to_html(charts=False)
     rows = Tables(html).table("board-main-table")
     assert "Rank change (style)" in rows[0]
