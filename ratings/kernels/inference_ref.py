@@ -191,8 +191,10 @@ def small_shares(starts, ii, jj, kk, a, b, n_models, v, tr, floor):
     out = np.zeros((v.shape[1], 3))
     step = max(1, _CELLS // max(g, 1))
     for lo in range(0, v.shape[1], step):
-        pi = cluster_quadratic(g, ii, jj, kk, cluster, a, b, n_models,
-                               np.ascontiguousarray(v[:, lo:lo + step])) / tr[lo:lo + step]
+        q = cluster_quadratic(g, ii, jj, kk, cluster, a, b, n_models,
+                              np.ascontiguousarray(v[:, lo:lo + step]))
+        with np.errstate(invalid="ignore", divide="ignore"):  # a zero contrast: NaN, as numba
+            pi = q / tr[lo:lo + step]
         w = pi * pi / np.maximum(1.0 - pi, floor)
         out[lo:lo + step] = np.column_stack([(pi * pi).sum(0), w.sum(0), (w * w).sum(0)])
     return out
