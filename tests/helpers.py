@@ -133,8 +133,11 @@ def strongly_connected(verdicts: pd.DataFrame) -> bool:
     return bool(reach.all())
 
 
-def assert_close(actual, expected, rtol: float, atol_rel: float | None = None) -> None:
-    """``assert_allclose`` with the absolute tolerance relative to the largest expected entry."""
+def assert_close(actual, expected, rtol: float, atol_rel: float | None = None,
+                 atol_min: float = 0.0) -> None:
+    """``assert_allclose`` with the absolute tolerance relative to the largest expected entry
+    (at least ``atol_min``: where every expected entry is 0, rounding is all that differs)."""
     expected = np.asarray(expected, dtype=np.float64)
     atol = (rtol if atol_rel is None else atol_rel) * float(np.max(np.abs(expected), initial=0.0))
+    atol = max(atol, atol_min)
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
