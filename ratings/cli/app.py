@@ -343,6 +343,7 @@ def _fit_options(args: argparse.Namespace, model: str | None = None):
     """The fit's options given on the command line, as :class:`~ratings.api.specs.FitOptions`:
     built and checked once, before any data is read."""
     from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Solver, Style, options_of
+    from ratings.models.firth import check_firth_option
 
     crowd_only = args.judge_quality or args.fit_new_judges  # these imply Crowd-BT
     implied = crowd_only or args.eta_known or args.prior.lower() != "default"
@@ -359,11 +360,7 @@ def _fit_options(args: argparse.Namespace, model: str | None = None):
     else:
         if args.penalty:
             raise ValueError("`--penalty` is only available with `--model bt`.")
-        BT(firth=args.firth)  # a bad value first
-        if args.firth:
-            raise ValueError("`--firth` is Bradley-Terry's bias-reduced fit; it is only "
-                             "available with `--model bt` (Crowd-BT has its own priors: "
-                             "`--prior`).")  # fmt: skip
+        check_firth_option(args.firth, model=model)
         spec = CrowdBT(prior=_prior_arg(args.prior), judge_quality=_quality_arg(args.judge_quality),
                        eta_known=args.eta_known, fit_new_judges=args.fit_new_judges)
     boot = Bootstrap(n=args.n_boot, seed=args.seed)  # checked whether or not it is used
@@ -429,11 +426,10 @@ def _check_suffix(path: str | None, flag: str, allowed: tuple[str, ...]) -> None
         raise ValueError(f"`{flag}` must end in {' or '.join(allowed)}; got {path!r}.")
 
 
-def _read(args: argparse.Namespace, *, fit_options: bool = True):
+def _read(args: argparse.Namespace):
+    """The verdict log of ``args`` (build the fit's options first: a bad one reads no data)."""
     import ratings
 
-    if fit_options:
-        _fit_options(args)  # options first: no data is read for a bad one
     if _style_columns(args):
         from ratings.api.style import check_style_columns, parse_style
         from ratings.io import peek_columns
@@ -499,7 +495,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     if args.by == "scope":
         if counts:
             raise ValueError("`--by scope` reads verdict logs; fit counts one --scope at a time.")
-        _fit_by_scope(args, log)
+        _fit_by_scope(args, log, options)
     else:
         r = fit_with(log, options)
         if args.out:
@@ -562,10 +558,9 @@ def _write_records(table, out: str, inputs: Sequence[str], csv_escape: bool = Tr
                      inputs=inputs)  # fmt: skip
 
 
-def _per_scope(args: argparse.Namespace, log) -> dict:
+def _per_scope(args: argparse.Namespace, log, options) -> dict:
     from ratings.scopes.combine import fit_scopes
 
-    options = _fit_options(args)
     scopes = None if args.scope is None else [args.scope]
     return fit_scopes(log, scopes=scopes, options=options, model=args.model or "auto")
 
@@ -582,10 +577,10 @@ def _write_or_print(table, args: argparse.Namespace, text: str) -> None:
         print(text)
 
 
-def _fit_by_scope(args: argparse.Namespace, log) -> None:
+def _fit_by_scope(args: argparse.Namespace, log, options) -> None:
     from ratings.scopes.combine import scopes_frame
 
-    results = _per_scope(args, log)
+    results = _per_scope(args, log, options)
     text = "\n\n".join(r.summary() for r in results.values())
     _write_or_print(scopes_frame(results), args, text)
     for scope, r in results.items():
@@ -612,11 +607,11 @@ def _with_rubric(args: argparse.Namespace, log):
     return log
 
 
-def _combined(args: argparse.Namespace, log, weights) -> tuple[dict, object]:
+def _combined(args: argparse.Namespace, log, weights, options) -> tuple[dict, object]:
     """Per-scope fits and the headline of ``--method``."""
     from ratings.scopes.combine import combine
 
-    results = _per_scope(args, log)
+    results = _per_scope(args, log, options)
     missing = "drop" if args.drop_missing else "error"
     return results, combine(results, weights=weights, method=args.method, missing=missing)
 
@@ -627,8 +622,9 @@ def _cmd_combine(args: argparse.Namespace) -> int:
 
     _check_suffix(args.out, "--out", (".csv", ".json"))
     weights = _weights(args.weights)
+    options = _fit_options(args)  # options first: no data is read for a bad one
     log = _with_rubric(args, _read(args))
-    results, head = _combined(args, log, weights)
+    results, head = _combined(args, log, weights, options)
     missing = "drop" if args.drop_missing else "error"
     other = combine(results, weights=weights, missing=missing,
                     method="independent" if args.method == "joint" else "joint")  # fmt: skip
@@ -681,7 +677,7 @@ def _cmd_judges(args: argparse.Namespace) -> int:
 
     _check_suffix(args.out, "--out", (".json",))
     options = _fit_options(args, model="crowd-bt")
-    r = fit_with(_read(args, fit_options=False), options)
+    r = fit_with(_read(args), options)
     save_judge_quality(r, args.out, source=args.verdicts, inputs=_inputs(args))
     print(ratings.result.format_table(r.judges.reset_index()))
     report_judges(r.judges, r.scope)
@@ -742,7 +738,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     with warnings.catch_warnings():  # the notes are printed below
         warnings.simplefilter("ignore", AuditWarning)
         result = ratings.audit(
-            _read(args, fit_options=False), scope=args.scope, families=args.families,
+            _read(args), scope=args.scope, families=args.families,
             model=args.model,
             judge_quality=args.judge_quality, fit_new_judges=args.fit_new_judges,
             cluster=_cluster_arg(args), level=args.level, n_boot=args.n_boot, seed=args.seed)
@@ -780,15 +776,16 @@ def _cmd_report(args: argparse.Namespace) -> int:
             raise ValueError("`--pairs` reads a saved pairwise table for `--from`; a fit "
                              "computes its own (drop `--pairs`).")  # fmt: skip
         weights = _weights(args.weights)
+        options = _fit_options(args)  # options first: no data is read for a bad one
         log = _with_rubric(args, _read(args))
         v = log.verdicts
         scoped = "scope" in v.columns and args.scope is None and v["scope"].nunique() > 1
         if scoped or args.rubric:
-            results, head = _combined(args, log, weights)
+            results, head = _combined(args, log, weights, options)
         else:
             from ratings.api.fitting import fit_with
 
-            r = fit_with(log, _fit_options(args))
+            r = fit_with(log, options)
             results, head = {r.scope or "": r}, None
         report = from_results(results, combined=head, verdicts=v, audit=audit,
                               title=args.title, command=command,
