@@ -17,6 +17,7 @@ from ratings.api.loading import (
     is_counts_source,
     load_comparisons,
     load_log,
+    warn_unclustered,
 )
 from ratings.api.specs import (
     BT,
@@ -227,6 +228,9 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
                       columns=read.columns, winner_map=read.winner_map, engine=engine,
                       keep=style_columns(style.features) if style is not None else [])
     data, n_rejected, scope = loaded.data, loaded.n_rejected, loaded.scope
+    if options.cluster == "auto" and data.clusters is None and loaded.frame is not None \
+            and ci != "model":  # per verdict by default only: say so
+        warn_unclustered(verdicts, scope, stacklevel=3)
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
                          f"{close_matches(anchor, data.models)}")  # fmt: skip

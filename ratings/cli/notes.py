@@ -1,18 +1,22 @@
-"""What the command line says about a fit beside its table: judges to look at (by scope), and a
-log whose intervals fall back to per verdict because it has no ``task_id``."""
+"""What the command line says beside a table: judges to look at (by scope), and the library's
+warnings, recorded while a command runs and printed in one format."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable
 
 import pandas as pd
 
-from ratings.core.errors import DataWarning
+from ratings.core.errors import (
+    ConvergenceWarning,
+    DataWarning,
+    JudgeWarning,
+    PenaltyOnlyWarning,
+)
 
-__all__ = ["report_judges", "show_warning", "warn_unclustered"]
+__all__ = ["report_judges", "show_warnings"]
 
 
 def report_judges(judges: pd.DataFrame | None, scope: str | None = None) -> None:
@@ -32,20 +36,14 @@ def report_judges(judges: pd.DataFrame | None, scope: str | None = None) -> None
               file=sys.stderr)  # fmt: skip
 
 
-def warn_unclustered(args: argparse.Namespace, columns: Iterable[str]) -> None:
-    """A log without ``task_id`` (and no ``--cluster`` / ``--no-cluster``) gets per-verdict
-    intervals: say so (a :class:`~ratings.core.errors.DataWarning`)."""
-    if "task_id" not in set(columns) and not args.cluster and not args.no_cluster:
-        warnings.warn(
-            f"{args.verdicts!r} has no task_id column, so intervals are per verdict (HC0): they "
-            "are too narrow when verdicts on one task are dependent. Add task_id, cluster by "
-            "another column with --cluster COLUMN, or pass --no-cluster to say the verdicts "
-            "are independent.",
-            DataWarning,
-            stacklevel=2,
-        )
-
-
-def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """``warnings.showwarning`` of the command line: one line on stderr, no source location."""
-    print(f"ratings: warning: {message}", file=sys.stderr)
+def show_warnings(caught: list[warnings.WarningMessage],
+                  relabel: Callable[[str], str] = str) -> None:  # fmt: skip
+    """Print recorded warnings on stderr, one line each (``ratings: warning: ...``, the text
+    Python shows, without a source location), and empty the list."""
+    for w in caught:
+        text = relabel(str(w.message))
+        if not issubclass(w.category, DataWarning | JudgeWarning | ConvergenceWarning
+                          | PenaltyOnlyWarning):  # fmt: skip
+            text = f"{w.category.__name__}: {text}"
+        print(f"ratings: warning: {text}", file=sys.stderr)
+    caught.clear()
