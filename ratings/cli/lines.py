@@ -35,6 +35,7 @@ def rows_table(rows: pd.DataFrame, message: str, args: argparse.Namespace) -> pd
 
 
 _ROWS = re.compile(r"\brows \[(\d+(?:, \d+)*)(, \.\.\.)?\]")
+_ROW = re.compile(r"\bat row (\d+)\b")
 
 
 def name_lines(message: str, path: object) -> str:
@@ -43,6 +44,7 @@ def name_lines(message: str, path: object) -> str:
     if not about_verdicts(message, path) or not _ROWS.search(message):
         return message
     found = [int(n) for m in _ROWS.finditer(message) for n in m.group(1).split(", ")]
+    found += [int(m.group(1)) for m in _ROW.finditer(message)]
     lines = record_lines(path, np.asarray(found))
     if lines is None:
         return message
@@ -52,4 +54,5 @@ def name_lines(message: str, path: object) -> str:
         shown = ", ".join(str(line_of[int(n)]) for n in m.group(1).split(", "))
         return f"lines [{shown}{m.group(2) or ''}]"
 
+    message = _ROW.sub(lambda m: f"at line {line_of[int(m.group(1))]}", message)
     return _ROWS.sub(as_lines, message) + " (Lines of the file, the header being line 1.)"
