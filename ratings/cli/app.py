@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from ratings.cli.allocator import leave, tune_allocator
-from ratings.cli.commands import CommandKit, add_registered
+from ratings.cli.commands import CommandKit, HelpFormatter, add_registered
 from ratings.cli.flags import FLAGS, render_option
 from ratings.cli.inputs import (
     add_input_options,
@@ -99,7 +99,7 @@ def _add_fit_options(p: argparse.ArgumentParser, *, scope: bool = True, bt: bool
         g.add_argument("--firth", action="store_true", help="bt: Firth's bias-reduced estimate, "
                        "finite on every board (a model that never lost: open interval)")
     c = p.add_argument_group("judge quality (Crowd-BT)")
-    c.add_argument("--judge-quality", metavar="JUDGES.json | SCOPE=FILE,...",
+    c.add_argument("--judge-quality", metavar="FILE|SCOPE=FILE,...",
                    help="fix eta from a file written by `ratings judges` (per scope: "
                         "'analytical=a.json,presentation=p.json')"
                         + ("; implies --model crowd-bt, an error with --model bt"
@@ -235,7 +235,7 @@ def _sub(sub, name: str, help: str) -> argparse.ArgumentParser:
     """A subcommand's parser with its description and examples."""
     return sub.add_parser(name, help=help, description=DESCRIPTIONS.get(name, help),
                           epilog=_examples(name),
-                          formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+                          formatter_class=HelpFormatter)  # fmt: skip
 
 
 def _examples(name: str) -> str | None:
@@ -332,7 +332,7 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     from ratings.scopes.check_judges import add_assign_judges_parser  # one judge per rubric check
 
     aj = add_assign_judges_parser(sub)
-    aj.epilog, aj.formatter_class = _examples("assign-judges"), argparse.RawDescriptionHelpFormatter
+    aj.epilog, aj.formatter_class = _examples("assign-judges"), HelpFormatter
     _add_output_options(aj)
     _declare_io(aj, {"checks": "CHECKS", "previous": "--previous"}, {"out": "--out"})
 

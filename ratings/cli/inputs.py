@@ -42,8 +42,9 @@ def add_input_options(p: argparse.ArgumentParser, *, cluster: bool = True) -> No
     ``--no-cluster``, for subcommands whose intervals are clustered)."""
     g = p.add_argument_group("reading the verdicts")
     g.add_argument("--columns", metavar="OLD=NEW,...",
-                   help="map your column names to the verdict columns, e.g. "
-                        "'model_1=model_a,model_2=model_b,result=winner,question_id=task_id'")
+                   help="map your column names to the verdict columns (model_a, model_b, "
+                        "winner, task_id, judge, scope), e.g. 'model_1=model_a, model_2=model_b, "
+                        "result=winner' (without the spaces)")
     g.add_argument("--winner-map", metavar="VALUE=A|B|TIE,...",
                    help="accept extra winner spellings, e.g. 'tie (bothbad)=tie,draw=tie'")
     g.add_argument("--delimiter", metavar="CHAR",
