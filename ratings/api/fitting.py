@@ -228,12 +228,12 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
                       columns=read.columns, winner_map=read.winner_map, engine=engine,
                       keep=style_columns(style.features) if style is not None else [])
     data, n_rejected, scope = loaded.data, loaded.n_rejected, loaded.scope
-    if options.cluster == "auto" and data.clusters is None and loaded.frame is not None \
-            and ci != "model":  # per verdict by default only: say so
-        warn_unclustered(verdicts, scope, stacklevel=3)
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
                          f"{close_matches(anchor, data.models)}")  # fmt: skip
+    if options.cluster == "auto" and data.clusters is None and loaded.frame is not None \
+            and ci != "model":  # per verdict by default only: say so
+        warn_unclustered(verdicts, scope, stacklevel=3)
     n_params = data.n_models + (len(data.judges) if model == "crowd-bt" else 0)
     check_memory(fit_memory(n_params, n_clusters=data.n_clusters if data.clusters is not None
                             else 0, n_boot=n_boot if ci == "bootstrap" else 0),

@@ -110,13 +110,15 @@ def _add_fit_options(p: argparse.ArgumentParser, *, scope: bool = True, bt: bool
                    help="treat --judge-quality etas as known (leave their uncertainty out of "
                         "the intervals)")  # fmt: skip
     c.add_argument("--prior", default="default", metavar="PRIOR",
-                   help="'default', 'none' or 'AGREE,FLIP,SD': weak priors on judge quality (Beta pseudo-counts) and strengths (sd, "
-                        "log units); 'none' fits the plain maximum likelihood")  # fmt: skip
+                   help="'default', 'none' or 'AGREE,FLIP,SD': weak priors on judge quality "
+                        "(Beta pseudo-counts) and strengths (sd, log units); 'none' fits the "
+                        "plain maximum likelihood")  # fmt: skip
     if effects:
         e = p.add_argument_group("judge effects and style")
         e.add_argument("--adjust", metavar="EFFECT,...",
-                       help="position and/or self-preference: estimate these judge effects as nuisance parameters, so ratings "
-                            "are corrected for them (self-preference needs --families)")
+                       help="position and/or self-preference: estimate these judge effects as "
+                            "nuisance parameters, so ratings are corrected for them "
+                            "(self-preference needs --families)")  # fmt: skip
         e.add_argument("--families", metavar="FILE",
                        help="CSV with columns name,family for models and judges")
         e.add_argument("--style", metavar="NAME,...",
@@ -323,7 +325,7 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     rb.add_argument("--duplicates", choices=["error", "last"], default="error",
                     help="a check graded twice for one submission: error (default) or keep last")
     rb.add_argument("--columns", metavar="OLD=NEW,...", help="map column names")
-    rb.add_argument("-o", "--out", required=True, metavar="MATCHES.csv",
+    rb.add_argument("-o", "--out", required=True, metavar="MATCHES",
                     help="synthetic matches (.csv, .tsv, .json, .jsonl or .parquet)")
     _add_output_options(rb)
     _declare_io(rb, {"rubric": "RUBRIC"}, {"out": "--out"})
@@ -360,7 +362,8 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                     "(.csv or .json); several scopes give one band per scope")
     pl.add_argument("-o", "--out", required=True, metavar="IMAGE",
                     help="image file: .png, .svg or .pdf")
-    pl.add_argument("--top", type=int, metavar="K", help="show the best K models and summarise the rest")
+    pl.add_argument("--top", type=int, metavar="K",
+                    help="show the best K models and summarise the rest")
     pl.add_argument("--highlight", metavar="A,B", help="models to highlight")
     pl.add_argument("--title", help="plot title")
     _declare_io(pl, {"ratings_table": "RATINGS"}, {"out": "--out"})
@@ -949,10 +952,10 @@ def _run(args: argparse.Namespace, caught: list) -> int:
         msg = (_flagged(err, args) if isinstance(err, OutputError)
                else err.args[0] if isinstance(err, KeyError) and err.args else err)  # fmt: skip
         show_warnings(caught, relabel)  # what was said before the error, first
-        text = name_lines(str(msg), getattr(args, "verdicts", None))
-        print(f"ratings: error: {relabel(text)}", file=sys.stderr)
+        text = name_lines(relabel(str(msg)), getattr(args, "verdicts", None))
+        print(f"ratings: error: {text}", file=sys.stderr)
         if isinstance(err, InvalidVerdictsError) and len(err.rows):
-            print(rows_table(err.rows, str(msg), args).to_string(index=False), file=sys.stderr)
+            print(rows_table(err.rows, text, args).to_string(index=False), file=sys.stderr)
         return EXIT_DATA
 
 

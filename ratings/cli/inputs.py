@@ -164,8 +164,7 @@ def staged_verdicts(args: argparse.Namespace) -> Iterator[None]:
             yield
         finally:
             args.verdicts = path
-    finally:
-        _LABELS.pop(staged, None)
+    finally:  # the label stays: the error naming the copy is printed after this block
         shutil.rmtree(folder, ignore_errors=True)
 
 

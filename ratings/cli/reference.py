@@ -29,9 +29,12 @@ account for verdicts on one task being dependent, `task_id`. Optional: `judge`, 
 
 | option | what it does |
 | --- | --- |
-| `--columns OLD=NEW,...` | map your column names, e.g. `model_1=model_a,model_2=model_b,result=winner,question_id=task_id`; a missing column's message proposes the mapping |
+| `--columns OLD=NEW,...` | map your column names, e.g. \
+`model_1=model_a,model_2=model_b,result=winner,question_id=task_id`; a missing column's \
+message proposes the mapping |
 | `--winner-map VALUE=A\\|B\\|TIE,...` | accept other winner spellings, e.g. `draw=tie` |
-| `--cluster COLUMN` / `--no-cluster` | cluster intervals by another column (e.g. `question_id`), or treat verdicts as independent (not for `next`) |
+| `--cluster COLUMN` / `--no-cluster` | cluster intervals by another column (e.g. \
+`question_id`), or treat verdicts as independent (not for `next`) |
 | `--delimiter CHAR` | a CSV's field delimiter (`;`, `tab`, ...) |
 | `--encoding NAME` | a file not in UTF-8 (`latin-1`, `cp1252`, ...) |
 

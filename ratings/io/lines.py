@@ -15,7 +15,8 @@ from ratings.io.readers import _OPENERS, format_of
 __all__ = ["record_lines"]
 
 
-def record_lines(path: str | os.PathLike[str], rows: NDArray[np.integer]) -> NDArray[np.int64] | None:
+def record_lines(path: str | os.PathLike[str],
+                 rows: NDArray[np.integer]) -> NDArray[np.int64] | None:  # fmt: skip
     """The 1-based line where each of ``rows`` (0-based data rows, as the readers number them;
     blank lines are skipped, as they are) starts; None when ``path`` is not a readable text
     table."""
