@@ -469,10 +469,13 @@ def _not_utf8(name: str, compression: object) -> InvalidVerdictsError:
                 data = pending + chunk
                 offset = consumed - len(pending) + exc.start
                 line = lines + data[: exc.start].count(b"\n") + 1
+                flag = option("encoding", "NAME")  # a flag only on the command line
+                other = (f", or name its encoding with {flag} (e.g. latin-1 or cp1252)"
+                         if flag.startswith("`--") else "")  # fmt: skip
                 return InvalidVerdictsError(
                     f"{name!r} is not valid UTF-8: first bad byte at line {line} (byte offset "
-                    f"{offset}). Re-export as UTF-8 (found {data[exc.start:exc.end + 3]!r} "
-                    "there).")  # fmt: skip
+                    f"{offset}). Re-export as UTF-8{other} (found "
+                    f"{data[exc.start:exc.end + 3]!r} there).")  # fmt: skip
             if not chunk:
                 break
             consumed += len(chunk)

@@ -267,26 +267,24 @@ def _missing_verdict_columns(missing: list[str], labels: list[object]) -> str:
     """The missing-columns message: a mapping of every missing column from its likeliest source
     (:func:`ratings.io.hints.guess_columns`; the task too, when a column looks like one) that
     reads the file when followed, and a delimiter hint."""
+    head = f"Column(s) {missing} not found in verdicts. Available columns: {labels}."
+    if len(labels) == 1 and isinstance(labels[0], str):  # one column: another delimiter?
+        for sep, label in ((";", "';'"), ("\t", "a tab"), ("|", "'|'")):
+            if sep in labels[0]:
+                flag = option("delimiter", "tab" if sep == "\t" else sep)  # CLI only
+                return head + (f" The file may use {label} as delimiter: pass {flag}."
+                               if flag.startswith("`--") else
+                               f" The file may use {label} as delimiter: re-export it with "
+                               f"commas{' or name it .tsv' if sep == chr(9) else ''}.")  # fmt: skip
     guesses = guess_columns(labels, missing)
     example = {(label if label is not None else f"YOUR_{canon.upper()}_COLUMN"): canon
                for canon, label in guesses.items()}  # fmt: skip
     unknown = [canon for canon, label in guesses.items() if label is None]
-    message = (f"Column(s) {missing} not found in verdicts. Available columns: {labels}. "
-               f"Pass {option('columns', example)} to map your names")  # fmt: skip
+    message = f"{head} Pass {option('columns', example)} to map your names"
     if unknown:
         message += (f" (replace {', '.join(f'YOUR_{c.upper()}_COLUMN' for c in unknown)} with "
                     "the column that holds it)")  # fmt: skip
-    message += "."
-    if len(labels) == 1 and isinstance(labels[0], str):
-        for sep, label in ((";", "';'"), ("\t", "a tab"), ("|", "'|'")):
-            if sep in labels[0]:
-                flag = option("delimiter", sep)  # a flag only on the command line
-                message += (f" The file may use {label} as delimiter: pass {flag}."
-                            if flag.startswith("`--") else
-                            f" The file may use {label} as delimiter: re-export it with commas"
-                            f"{' or name it .tsv' if sep == chr(9) else ''}.")  # fmt: skip
-                break
-    return message
+    return message + "."
 
 
 def _validate(
