@@ -85,7 +85,7 @@ def test_step2_other_column_names_get_a_mapping_that_runs(board, capsys, tmp_pat
 
 
 def test_step3_audit_with_mapped_columns(board, capsys):
-    code, out, err = _run(["audit", board, "--columns", "question_id=task_id"], capsys)
+    code, _, err = _run(["audit", board, "--columns", "question_id=task_id"], capsys)
     _ok_or_names_the_fix(code, err)
 
 

@@ -51,7 +51,8 @@ from ratings.core.errors import (
     options_rendered_by,
 )
 
-__all__ = ["EXIT_DATA", "FLAGS", "USER_ERRORS", "main", "program"]
+__all__ = ["DESCRIPTIONS", "EXAMPLES", "EXIT_DATA", "FLAGS", "USER_ERRORS", "build_parser", "main",
+           "program"]
 
 #: Exit status of a run stopped by its input (data, arguments, files); argparse's usage
 #: errors exit with 2 as well.
@@ -248,6 +249,12 @@ def _examples(name: str) -> str | None:
 def _add_verdicts(p: argparse.ArgumentParser, help: str) -> None:
     p.add_argument("verdicts", metavar="VERDICTS",
                    help=help + "; '-' reads standard input (CSV, or TSV with --delimiter tab)")
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``ratings`` parser with every subcommand (the registered ones when ``argv`` asks for
+    one of them, or for help)."""
+    return _parser(argv)
 
 
 def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:

@@ -20,14 +20,17 @@ __all__ = ["report_judges", "show_warnings"]
 
 
 def report_judges(judges: pd.DataFrame | None, scope: str | None = None) -> None:
-    """Say on stderr which judges are uninformative or on the boundary, and in which scope."""
+    """Say on stderr which judges the judges table flags as uninformative or on the boundary,
+    and in which scope: notes on the table (``Ratings.judges``, its ``uninformative`` and
+    ``status`` columns), not warnings; the library's warnings are printed by
+    :func:`show_warnings`."""
     if judges is None:
         return
     weak = judges.index[judges["uninformative"]].tolist()
     edge = judges.index[judges["status"] == "boundary"].tolist()
     where = f"scope {scope!r}: " if scope else ""
     if weak:
-        print(f"warning: {where}judge(s) {weak} are uninformative: their eta interval reaches "
+        print(f"note: {where}judge(s) {weak} are uninformative: their eta interval reaches "
               "1/2 (or together their verdicts cannot be told from coin flips).",
               file=sys.stderr)  # fmt: skip
     if edge:

@@ -51,9 +51,9 @@ Tables are written in the format of the output's suffix (`.csv`, `.tsv`, `.json`
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:
     """{name: parser} of every subcommand, the registered ones (``next``) included."""
-    from ratings.cli.app import _parser
+    from ratings.cli.app import build_parser
 
-    parser = _parser([])
+    parser = build_parser([])
     action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return dict(action.choices)
 

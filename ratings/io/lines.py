@@ -10,9 +10,18 @@ import os
 import numpy as np
 from numpy.typing import NDArray
 
-from ratings.io.readers import _OPENERS, format_of
+from ratings.io.readers import format_of
 
 __all__ = ["record_lines"]
+
+
+def _open(name: str, compression: str | None):
+    import bz2
+    import gzip
+    import lzma
+
+    return {None: open, "gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}[compression](
+        name, "rb")
 
 
 def record_lines(path: str | os.PathLike[str],
@@ -28,7 +37,7 @@ def record_lines(path: str | os.PathLike[str],
     last = int(wanted.max())
     starts: list[int] = []
     try:
-        with _OPENERS[compression](name, "rb") as fh:
+        with _open(name, compression) as fh:
             text = io.TextIOWrapper(fh, encoding="utf-8-sig", newline="")
             reader = csv.reader(text, delimiter=sep or ",")
             end = 0
