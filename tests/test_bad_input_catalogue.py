@@ -520,7 +520,7 @@ KINDS: list[Kind] = [
     K("verdicts-ods", "fit {d}/v.ods", ["is a spreadsheet (.ods)", "export the sheet as CSV"],
       {"v.ods": b"PK\x03\x04"}),
     K("verdicts-latin1-names-encoding", "fit {d}/v.csv", ["not valid UTF-8", "line 3",
-      "`--encoding NAME`"], {"v.csv": "model_a,model_b,winner\nx,y,A\n\xe9,y,A\n".encode("latin-1")}),
+      "`--encoding NAME`"], {"v.csv": b"model_a,model_b,winner\nx,y,A\n\xe9,y,A\n"}),
     K("encoding-unknown", "fit {d}/good.csv --encoding klingon",
       "`--encoding klingon` is not an encoding"),
     K("delimiter-two-characters", "fit {d}/good.csv --delimiter ';;'",
