@@ -459,12 +459,14 @@ def _refuse_lookalikes(group: list[str], codes: dict[str, NDArray[np.signedinteg
             spelled.append(f"{texts[k]!a} (rows {format_rows(rows)})")
         parts.append(" and ".join(spelled))
     what = "Model" if group[0] == "model_a" else group[0].capitalize()
+    python = option("columns").startswith("`columns")  # advice in Python's terms only there
+    how = "e.g. unicodedata.normalize('NFC', name)" if python else "e.g. retyped in the file"
     raise InvalidVerdictsError(
         f"{prefix}{what} names that differ only in Unicode normalisation would count as "
         f"different {what.lower()}s: {'; '.join(parts)}{'; ...' if len(clashes) > 3 else ''}. "
         "They look alike but are different strings (composed and decomposed accents, "
-        "full-width letters, ligatures). Use one spelling for each, e.g. "
-        "unicodedata.normalize('NFC', name), or rename one if they are different.")
+        f"full-width letters, ligatures). Use one spelling for each, {how}, or rename one if "
+        "they are different.")
 
 
 def _run_concurrently(jobs: dict[str, tuple[Callable, pd.Series]], n: int) -> dict[str, object]:
