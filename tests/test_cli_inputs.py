@@ -176,7 +176,7 @@ def test_subcommands_offer_only_their_flags(tmp_path, capsys):
     parsers = subcommands()
     flags = {n: {s for a in p._actions for s in a.option_strings} for n, p in parsers.items()}
     assert not {"--firth", "--penalty", "--adjust", "--style"} & flags["judges"]
-    assert not {"--firth", "--penalty", "--scope", "--adjust", "--style"} & flags["combine"]
+    assert not {"--firth", "--penalty", "--scope"} & flags["combine"]
     path = _csv(tmp_path / "v.csv", "model_a,model_b,winner,judge",
                 [(*r, "j1") for r in BOARD])  # fmt: skip
     assert main(["judges", str(path), "--model", "bt", "-o", str(tmp_path / "j.json")]) == 2

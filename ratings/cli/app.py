@@ -313,7 +313,7 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     c = _sub(sub, "combine", "per-scope fits and the combined headline Elo")
     _add_verdicts(c, "verdict log with a `scope` column")
-    _add_fit_options(c, scope=False, bt=False, effects=False)
+    _add_fit_options(c, scope=False, bt=False)
     _add_combine_options(c)
     c.add_argument("-o", "--out", metavar="FILE",
                    help="write the table (all scopes + combined; .csv, .tsv, .json, .jsonl or "
@@ -322,7 +322,7 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     add_precision_option(c)
     _declare_io(c, {**_FIT_INPUTS, "rubric": "--rubric"}, {"out": "--out"})
     c.set_defaults(func=_cmd_combine, by=None, judges_out=None, rejected=None,
-                   pairs=None, scope=None, families=None)
+                   pairs=None, scope=None)
 
     rb = _sub(sub, "rubric", "turn rubric checks into synthetic matches (scope rubric)")
     rb.add_argument("rubric", metavar="RUBRIC",
