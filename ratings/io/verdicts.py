@@ -199,8 +199,9 @@ def write_rejected(
     log : VerdictLog
     path : path
         Destination (a ``line`` column gives each row's line in a text source, the header
-        being line 1); ``.csv`` / ``.tsv`` (optionally compressed) are written as such, any other
-        extension still receives comma-separated text.
+        being line 1); written in the format of its extension (``.csv``, ``.tsv``, ``.json``,
+        ``.jsonl``, ``.parquet``, text formats optionally compressed); any other extension
+        still receives comma-separated text.
     csv_escape : bool, default=True
         Prefix ``'`` to text cells a spreadsheet would run as formulas (see
         :func:`~ratings.io.writers.write_atomic`).
@@ -213,7 +214,7 @@ def write_rejected(
         lines = record_lines(log.source, table["row"].to_numpy())
         if lines is not None:
             table = table.assign(line=lines)[["line", *table.columns]]
-    if format_of(Path(os.fspath(path)).name)[0] == "csv":
+    if format_of(Path(os.fspath(path)).name)[0] is not None:  # .csv, .tsv, .json, .parquet...
         write_atomic(table, path, inputs=inputs, csv_escape=csv_escape)
     else:
         table = escape_formulas(table) if csv_escape else table
