@@ -16,7 +16,6 @@ from ratings.inference.satterthwaite import (
     pair_contrasts,
     reference_contrasts,
     satterthwaite,
-    summed_pairs_df,
     with_known_variance,
 )
 from ratings.inference.working import WorkingRows, crowd_rows
@@ -263,7 +262,11 @@ class ClusterInference:
         if self.exact:
             out[jj, kk] = out[kk, jj] = satterthwaite(self._pair_omega(jj, kk), None, None)
         else:
-            out = summed_pairs_df(self.omega(reference_contrasts(m, None)))
+            from ratings.inference.pairdf import streamed_pairs_df
+
+            n = np.zeros((self.n_params, m))
+            n[self.free] = matmul(self.bread, self._free_contrasts(reference_contrasts(m, None)).T)
+            out = streamed_pairs_df(self.rows, n)
             np.fill_diagonal(out, np.nan)
         return out
 

@@ -34,11 +34,7 @@ from ratings.inference.cluster import (
     check_clusters,
     cluster_inference,
 )
-from ratings.inference.satterthwaite import (
-    DEGENERATE,
-    pair_contrasts,
-    summed_pairs_df,
-)
+from ratings.inference.satterthwaite import DEGENERATE, pair_contrasts
 from ratings.inference.working import CELLS_PER_VERDICT, WorkingRows, bt_rows, kernels
 
 __all__ = ["MAX_BLOCK_CELLS", "SmallBlocks", "SmallClusterInference", "bt_inference",
@@ -196,9 +192,11 @@ class SmallClusterInference(ClusterInference):
             out = np.full((m, m), np.nan)
             out[jj, kk] = out[kk, jj] = self.df(pair_contrasts(m, jj, kk))
             return out
+        from ratings.inference.pairdf import streamed_pairs_df
         from ratings.inference.satterthwaite import reference_contrasts
 
-        out = summed_pairs_df(self.omega(reference_contrasts(m, None)))
+        c = self._free_contrasts(reference_contrasts(m, None))
+        out = streamed_pairs_df(self.rows, self._directions(c))
         np.fill_diagonal(out, np.nan)
         return self._pairs_undefined_and_extra(jj, kk, out)
 
