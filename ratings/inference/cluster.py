@@ -23,9 +23,11 @@ from ratings.inference.working import WorkingRows, crowd_rows
 __all__ = [
     "EXACT_BUDGET",
     "ClusterInference",
+    "check_cluster_memory",
     "check_clusters",
     "cluster_inference",
     "crowd_inference",
+    "dense_path",
 ]
 
 #: Flops (roughly) up to which the clusters' leverages are decomposed exactly and the degrees of
@@ -342,8 +344,7 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
     starts = rows.starts
     sizes = np.diff(starts)
     if exact is None:
-        cost = float(np.sum(sizes * p * np.minimum(sizes, p))) + g * p * p * min(g, p)
-        exact = cost <= EXACT_BUDGET
+        exact = dense_path(sizes, p) == "exact"
     if not exact:  # the series needs no whitening unless a cluster has leverage near 1
         influence, degenerate, chol = _series(rows, score, free, bread, starts)
         return ClusterInference(rows.n_params, rows.n_models, free, bread, influence, clusters,
@@ -467,6 +468,8 @@ def crowd_inference(fit, data, *, k, prior_information: bool = True) -> ClusterI
         return gd, ge
 
     check_clusters(data)
+    sizes = np.diff(data.cluster_starts)
+    check_cluster_memory(data, sizes, m + nj, dense_path(sizes, int(fit.free.size)))
     score = data.cluster_score_matrix(m + nj, row_scores, k)
     free_eta = fit.estimated & ~fit.boundary
     rows = crowd_rows(fit.theta, fit.eta, free_eta, data)
@@ -477,6 +480,25 @@ def crowd_inference(fit, data, *, k, prior_information: bool = True) -> ClusterI
                                  penalty=pen)  # fmt: skip
     except np.linalg.LinAlgError:
         return None
+
+
+def dense_path(sizes: NDArray[np.int64], n_free: int) -> str:
+    """The dense path for clusters of ``sizes`` rows: ``"exact"`` while its cost (the clusters'
+    eigen-decompositions and the df's G x P products) stays within :data:`EXACT_BUDGET`, else
+    ``"series"``."""
+    s, p, g = sizes.astype(np.float64), float(n_free), float(sizes.size)
+    cost = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
+    return "exact" if cost <= EXACT_BUDGET else "series"
+
+
+def check_cluster_memory(data, sizes: NDArray[np.int64], n_params: int, path: str) -> None:
+    """Stop before the clustered interval's work on ``path`` when it would pass the memory
+    limit (:func:`ratings.core.memory.check_memory`), naming the ways out."""
+    from ratings.core.memory import check_memory, cluster_memory, cluster_ways
+
+    check_memory(cluster_memory(sizes, n_params, path),
+                 f"the clustered interval by `{data.cluster_name}` ({sizes.size:,} clusters, "
+                 f"{n_params:,} parameters)", ways=cluster_ways())  # fmt: skip
 
 
 def check_clusters(data) -> None:

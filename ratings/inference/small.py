@@ -31,8 +31,10 @@ from ratings.core.linalg import block, embed, inverse_pd
 from ratings.inference import cluster
 from ratings.inference.cluster import (
     ClusterInference,
+    check_cluster_memory,
     check_clusters,
     cluster_inference,
+    dense_path,
 )
 from ratings.inference.satterthwaite import DEGENERATE, pair_contrasts
 from ratings.inference.working import CELLS_PER_VERDICT, WorkingRows, bt_rows, kernels
@@ -270,7 +272,11 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float =
         bread_free = inverse_pd(block(info, free))
     else:  # the Hessian's inverse: the information's (and the penalty's)
         bread_free = block(bread, free)
-    if use_small_path(np.diff(rows.starts), free.size) if small is None else small:
+    sizes = np.diff(rows.starts)
+    if small is None:
+        small = use_small_path(sizes, free.size)
+    check_cluster_memory(data, sizes, m, "small" if small else dense_path(sizes, free.size))
+    if small:
         score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
         with np.errstate(divide="ignore", invalid="ignore"):
             residual = np.where(rows.a > 0, score / rows.a, 0.0)
