@@ -18,7 +18,7 @@ from ratings.inference.satterthwaite import (
     satterthwaite,
     with_known_variance,
 )
-from ratings.inference.working import WorkingRows, crowd_rows
+from ratings.inference.working import WorkingRows
 
 __all__ = [
     "EXACT_BUDGET",
@@ -26,7 +26,6 @@ __all__ = [
     "check_cluster_memory",
     "check_clusters",
     "cluster_inference",
-    "crowd_inference",
     "dense_path",
 ]
 
@@ -442,44 +441,6 @@ def _lone_directions(rows: WorkingRows, free: NDArray[np.int64]) -> NDArray[np.f
     if fixed.size == 1 and lone[fixed[0]]:
         out = np.vstack([out, (free < m).astype(np.float64)])
     return out
-
-
-def crowd_inference(fit, data, *, k, prior_information: bool = True) -> ClusterInference | None:
-    """CR2 pieces of a clustered Crowd-BT fit (:class:`ratings.models.crowd.likelihood.CrowdFit`).
-
-    The likelihood of the decisive verdicts (ties are not part of it), the judges whose eta is
-    fixed or on a bound treated as known, and the bread M = (I + P)^-1 with I the Fisher
-    information of the working model and P the curvature of the negative log-prior at the
-    estimate: the sandwich of a penalised estimate (as for ridge-penalised logistic regression,
-    le Cessie & van Houwelingen 1992), which is what the posterior mode's sampling variance is
-    to first order. ``prior_information=False`` counts only the strengths' prior
-    (:attr:`ratings.models.crowd.likelihood.CrowdFit.bread_penalty`): what the verdicts alone say
-    about eta, used
-    for the judges' intervals and the test of whether they can be told from coin flips.
-    ``None`` when that matrix is not positive definite: the verdicts cannot tell judge quality
-    from the spread of the ratings (the caller leaves the intervals open). A two-step term for
-    reused etas is added with :meth:`ClusterInference.with_extra`.
-    """
-    m, nj = data.n_models, len(data.judges)
-
-    def row_scores(rows, wi, wj, tt):
-        _, gd, ge, *_ = k.crowd_row_terms(fit.theta, fit.eta, rows.ii, rows.jj, rows.judge,
-                                          wi, wj, tt, False)  # fmt: skip
-        return gd, ge
-
-    check_clusters(data)
-    sizes = np.diff(data.cluster_starts)
-    check_cluster_memory(data, sizes, m + nj, dense_path(sizes, int(fit.free.size)))
-    score = data.cluster_score_matrix(m + nj, row_scores, k)
-    free_eta = fit.estimated & ~fit.boundary
-    rows = crowd_rows(fit.theta, fit.eta, free_eta, data)
-    info = crowd_rows(fit.theta, fit.eta, free_eta, data.collapsed()).information()
-    pen = fit.prior_hessian if prior_information else fit.bread_penalty
-    try:
-        return cluster_inference(rows, score, fit.free, clusters=data.clusters, info=info,
-                                 penalty=pen)  # fmt: skip
-    except np.linalg.LinAlgError:
-        return None
 
 
 def dense_path(sizes: NDArray[np.int64], n_free: int) -> str:
