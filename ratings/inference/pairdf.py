@@ -22,6 +22,7 @@ from collections.abc import Iterator
 import numpy as np
 from numpy.typing import NDArray
 
+from ratings.core.threads import matmul
 from ratings.inference.satterthwaite import CONCENTRATED, DEGENERATE
 from ratings.inference.working import CELLS_PER_VERDICT, WorkingRows, kernels
 
@@ -69,11 +70,11 @@ def _blocks(groups: WorkingRows, n: NDArray[np.float64],
     """``(u, w)`` a block of groups at a time: u (groups x contrasts), their weights."""
     starts = groups.starts
     per = max(1, BLOCK_CELLS // max(n.shape[1], 1))
+    k = kernels(groups.ii.size * n.shape[1] // CELLS_PER_VERDICT)  # one choice for all blocks
     for lo in range(0, groups.n_clusters, per):
         hi = min(lo + per, groups.n_clusters)
         r0, r1 = starts[lo], starts[hi]
         b = groups.b[r0:r1] if groups.b.size else groups.b
-        k = kernels((r1 - r0) * n.shape[1] // CELLS_PER_VERDICT)
         u = k.cluster_quadratic(hi - lo, groups.ii[r0:r1], groups.jj[r0:r1], groups.kk[r0:r1],
                                 groups.cluster[r0:r1] - lo, groups.a[r0:r1], b,
                                 groups.n_models, n)  # fmt: skip
@@ -94,7 +95,7 @@ def streamed_pairs_df(rows: WorkingRows, n: NDArray[np.float64]) -> NDArray[np.f
         wu = u * w[:, None]
         tr += wu.sum(axis=0)
         sq += (wu * u).sum(axis=0)
-        gram += wu.T @ u
+        gram += matmul(wu.T, u)  # split across the pool's threads when large
         np.maximum(top, u.max(axis=0, initial=0.0), out=top)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = (tr[:, None] + tr[None, :]) ** 2 / (sq[:, None] + sq[None, :] + 2.0 * gram)
