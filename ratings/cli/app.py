@@ -50,6 +50,7 @@ from ratings.core.errors import (
     PenaltyOnlyWarning,
     options_rendered_by,
 )
+from ratings.core.memory import limit_scope
 
 __all__ = ["DESCRIPTIONS", "EXAMPLES", "EXIT_DATA", "FLAGS", "USER_ERRORS", "build_parser", "main",
            "program"]
@@ -948,8 +949,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, caught: list) -> int:
     try:
-        with options_rendered_by(render_option):  # messages name flags, not Python arguments
-            _check_io(args)
+        with options_rendered_by(render_option), limit_scope(getattr(args, "max_memory", None)):
+            _check_io(args)  # messages name flags, not Python arguments; one memory limit
             with staged_verdicts(args):  # standard input, --encoding, --delimiter
                 return int(args.func(args))
     except BrokenPipeError:  # e.g. `ratings fit ... | head`: stop quietly
@@ -962,7 +963,14 @@ def _run(args: argparse.Namespace, caught: list) -> int:
         text = name_lines(relabel(str(msg)), getattr(args, "verdicts", None))
         print(f"ratings: error: {text}", file=sys.stderr)
         if isinstance(err, InvalidVerdictsError) and len(err.rows):
-            print(rows_table(err.rows, text, args).to_string(index=False), file=sys.stderr)
+            shown = rows_table(err.rows.head(10), text, args)
+            print(shown.to_string(index=False), file=sys.stderr)
+        return EXIT_DATA
+    except MemoryError:  # an allocation the size guard did not foresee: a message, not a trace
+        print("ratings: error: the machine ran out of memory during this run; nothing was "
+              "written. Take per-verdict intervals (--no-cluster) or cluster by a coarser column "
+              "(--cluster COLUMN), fit fewer models (e.g. one --scope), or count a large log "
+              "where it lies (--engine duckdb).", file=sys.stderr)  # fmt: skip
         return EXIT_DATA
 
 
