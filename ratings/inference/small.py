@@ -119,6 +119,17 @@ class SmallClusterInference(ClusterInference):
         out[:, self.free] = w[:, self.free] @ self.bread
         return out
 
+    def contrasted_influence(self, contrasts) -> NDArray[np.float64]:
+        """As :meth:`ClusterInference.contrasted_influence`, from the rows: cluster g's
+        influence on c is sum_r e*_r x_r^T B c (e*: the CR2-adjusted residuals), no G x P."""
+        v = self._directions(self._free_contrasts(contrasts))
+        rows, c = self.rows, v.shape[1]
+        per_row = rows.design(v, slice(None)) * self.residual[:, None]
+        out = np.zeros((rows.n_clusters, c))
+        for col in range(c):
+            out[:, col] = np.bincount(rows.cluster, per_row[:, col], rows.n_clusters)
+        return out
+
     def _directions(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """B c for contrasts ``c`` (rows, over ``free``), as columns over all parameters."""
         v = np.zeros((self.n_params, c.shape[0]))
