@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Literal
 
@@ -52,7 +53,7 @@ from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.bt import fit_bt
 from ratings.models.crowd.policy import estimate_crowd
 from ratings.models.crowd.quality import resolve_judge_quality
-from ratings.models.estimate import bootstrap_refits
+from ratings.models.estimate import Estimate, bootstrap_refits
 from ratings.models.existence import check_identifiable
 from ratings.models.firth import fit_firth
 from ratings.result import FitInfo, Ratings, Uncertainty
@@ -242,10 +243,11 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
             if penalty or firth:  # ratings the penalty alone makes finite: open intervals
                 from ratings.models.separation import flag_unbounded, warn_unbounded
 
-                est["unbounded"] = flag_unbounded(rows, est["theta"],
-                                                  None if anchor is None else ref, level)
-                if est["unbounded"] is not None:
-                    warn_unbounded(est["unbounded"], stacklevel=4,
+                unbounded = flag_unbounded(rows, est.theta, None if anchor is None else ref,
+                                           level)  # fmt: skip
+                if unbounded is not None:
+                    est = replace(est, unbounded=unbounded)
+                    warn_unbounded(unbounded, stacklevel=4,
                                    what="Firth's penalty" if firth else "the penalty")
         else:
             quality = resolve_judge_quality(judge_quality, data.judges, scope=scope,
@@ -256,17 +258,16 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
             _check_not_collapsed(est, data.models, ci)
         uncertainty = Uncertainty(
             ci=ci, cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
-            draws=est["draws"], influence=est["influence"],
-            influence_clusters=data.clusters if clustered else None,
-            inference=est.get("inference"))
-        info = FitInfo(loglik=-est["nll"], converged=est["converged"], n_iter=est["n_iter"],
-                       max_grad=est["max_grad"], n_rejected=n_rejected, penalty=penalty,
-                       firth=firth, unbounded=est.get("unbounded"))
+            draws=est.draws, influence=est.influence,
+            influence_clusters=data.clusters if clustered else None, inference=est.inference)
+        info = FitInfo(loglik=-est.nll, converged=est.converged, n_iter=est.n_iter,
+                       max_grad=est.max_grad, n_rejected=n_rejected, penalty=penalty,
+                       firth=firth, unbounded=est.unbounded)  # fmt: skip
         out = Ratings(
-            models=data.models, strength=est["theta"], cov=est["cov"],
+            models=data.models, strength=est.theta, cov=est.cov,
             counts=rows.model_counts().copy(), uncertainty=uncertainty, offset=rating0,
-            model=model, level=level, scope=scope, fit_info=info, judges=est["judges"],
-            crowd=est.get("crowd"))
+            model=model, level=level, scope=scope, fit_info=info, judges=est.judges,
+            crowd=est.crowd)
         return out.reanchor(anchor, rating0)
 
 
@@ -287,7 +288,7 @@ def _check_style_source(verdicts, style: tuple[str, ...], columns) -> None:
 
 
 def _estimate_bt(data: Comparisons, *, ref, penalty, firth, ci, clustered, engine, tol,
-                 max_iter, n_boot, seed, rows) -> dict:  # fmt: skip
+                 max_iter, n_boot, seed, rows) -> Estimate:  # fmt: skip
     k = kernels(engine, data.n_verdicts)
     estimator = fit_firth if firth else partial(fit_bt, penalty=penalty)
     res = estimator(rows, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
@@ -320,20 +321,19 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, firth, ci, clustered, engin
 
     draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed,
                        always_finite=firth)
-    return {"theta": res.theta, "cov": cov, "nll": res.nll, "converged": res.converged,
-            "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws, "judges": None,
-            "influence": influence, "model_cov": bread,
-            "inference": inference}
+    return Estimate(theta=res.theta, cov=cov, nll=res.nll, converged=res.converged,
+                    n_iter=res.n_iter, max_grad=res.max_grad, model_cov=bread, draws=draws,
+                    influence=influence, inference=inference)  # fmt: skip
 
 
-def _check_not_collapsed(est: dict, models: pd.Index, ci: str) -> None:
+def _check_not_collapsed(est: Estimate, models: pd.Index, ci: str) -> None:
     """Refuse robust intervals that collapse to zero width where the model-based variance says
     the contrast is barely known (see :func:`ratings.inference.covariance.collapsed_contrasts`)."""
-    draws = est["draws"]
-    robust = est["cov"] if draws is None else np.atleast_2d(np.cov(draws, rowvar=False))
+    draws = est.draws
+    robust = est.cov if draws is None else np.atleast_2d(np.cov(draws, rowvar=False))
     if not np.isfinite(robust).all():  # open intervals (Crowd-BT's unidentified scale)
         return
-    model_cov = est["model_cov"]
+    model_cov = est.model_cov
     if callable(model_cov):  # Crowd-BT: the model-based covariance costs one more inversion
         sd = np.sort(np.sqrt(np.clip(np.diag(robust), 0.0, None)))  # the reference's is 0
         # Structural collapses (zero residuals) leave two robust SDs equal to rounding.
