@@ -84,7 +84,8 @@ def test_python_and_cli_warnings_are_equal(case, tmp_path, capsys):
     elif case == "one-judge":  # Crowd-BT with one judge: weakly identified (a JudgeWarning)
         path = _csv(tmp_path / "v.csv", "model_a,model_b,winner,task_id,judge",
                     [(*r, "j1") for r in rows] * 3)  # fmt: skip
-        argv, kwargs = ["--model", "crowd-bt"], {"model": "crowd-bt"}
+        argv, kwargs = ["--model", "crowd-bt", "--no-cluster"], {"model": "crowd-bt",
+                                                                  "cluster": None}
     elif case == "penalty":  # a model that never lost: rated only through the penalty
         path = _csv(tmp_path / "v.csv", "model_a,model_b,winner,task_id",
                     [("x", "y", "A", "t1"), ("x", "z", "A", "t2"), ("y", "z", "A", "t3"),
