@@ -25,7 +25,8 @@ import warnings
 import pandas as pd
 
 from ratings.cli.commands import CommandKit, HelpFormatter
-from ratings.cli.inputs import add_input_options, parse_mapping
+from ratings.cli.inputs import add_input_options, missing_task_message, parse_mapping
+from ratings.core.errors import InvalidVerdictsError
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.io import read_verdicts, write_atomic
 from ratings.io.readers import format_of, is_header_only
@@ -234,6 +235,8 @@ def cmd_next(args: argparse.Namespace) -> int:
                                  columns=parse_mapping(getattr(args, "columns", None), "--columns"),
                                  winner_map=parse_mapping(getattr(args, "winner_map", None),
                                                           "--winner-map"))  # fmt: skip
+    if verdicts is not None and "task_id" not in verdicts.columns:
+        raise InvalidVerdictsError(missing_task_message(args.verdicts))
     subs = read_submissions(args.submissions) if args.submissions else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PlanWarning)

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 __all__ = [
     "STDIN",
     "add_input_options",
+    "missing_task_message",
     "parse_mapping",
     "read_log",
     "relabel",
@@ -82,6 +83,21 @@ def parse_mapping(text: str | None, flag: str) -> dict[str, str] | None:
     if twice:
         raise ValueError(f"`{flag} {text}` gives {twice} more than once; give each name once.")
     return out
+
+
+def missing_task_message(path: str) -> str:
+    """A verdict file without ``task_id`` where the command needs one (``ratings next``): the
+    file's columns, and the ``--columns`` mapping of the one that looks like the task."""
+    from ratings.core.errors import option
+    from ratings.io import peek_columns
+    from ratings.io.hints import task_column
+
+    labels = peek_columns(path)
+    task = task_column(labels)
+    fix = (f"{task!r} looks like it: pass {option('columns', {task: 'task_id'})}" if task
+           else f"map your task column with {option('columns', {'YOUR_TASK_COLUMN': 'task_id'})}")
+    return (f"{path!r} has no task_id column, and planning needs each verdict's task, so as not "
+            f"to repeat a (task, pair). Columns of the file: {labels}; {fix}.")  # fmt: skip
 
 
 def _delimiter(text: str | None) -> str | None:
