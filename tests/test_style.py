@@ -143,8 +143,8 @@ def test_crowd_bt_style_equals_scipy_likelihood():
         d["judge"] = judge
         frames.append(d)
     df = pd.concat(frames, ignore_index=True)
-    r = ratings.fit(df, model="crowd-bt", style=["tokens", "headers"], anchor="m0",
-                    cluster=None)
+    r = ratings.fit(df, model=ratings.CrowdBT(prior=None), style=["tokens", "headers"],
+                    anchor="m0", cluster=None)
     models, design, y = _glm(df)
     judge = (df.judge == "noisy").to_numpy().astype(int)
     m, p = len(models), 2

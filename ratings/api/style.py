@@ -10,6 +10,7 @@ plain fit's ranks, from which :meth:`ratings.result.Ratings.to_frame` reports ``
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -20,7 +21,15 @@ from ratings.core.errors import option
 from ratings.data.slots import slot_counts
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.existence import check_identifiable
-from ratings.models.style import fit_style, parse_style, style_features, style_rows, style_table
+from ratings.models.style import (
+    check_ridge,
+    fit_style,
+    parse_style,
+    ridge_option,
+    style_features,
+    style_rows,
+    style_table,
+)
 from ratings.result import FitInfo, Ratings, Uncertainty
 
 __all__ = ["check_style_columns", "check_style_options", "fit_styled", "parse_style",
@@ -41,12 +50,11 @@ def check_style_options(style: tuple[str, ...], *, ci: str, penalty: float, firt
     if penalty or firth:
         raise ValueError(f"{option('penalty')} and {option('firth')} are not available with "
                          f"{option('style')} (a ridge on the coefficients: "
-                         f"{option('style_ridge')}).")  # fmt: skip
+                         f"{ridge_option()}).")  # fmt: skip
     if adjust:
         raise ValueError(f"{option('adjust')} together with {option('style')} is not "
                          "available yet: fit them separately.")  # fmt: skip
-    if not (np.isfinite(ridge) and ridge >= 0):
-        raise ValueError(f"{option('style_ridge')} must be a finite number >= 0; got {ridge!r}.")
+    check_ridge(ridge)
 
 
 def check_style_columns(columns, style: Sequence[str]) -> None:
@@ -82,6 +90,54 @@ def _judges(fit, data, level: float) -> pd.DataFrame:
     return judge_table(crowd, fit.cov[np.ix_(keep, keep)], data, level, df)
 
 
+def _crowd_default(rows, start, prior, *, level: float, **opts):
+    """Crowd-BT with style as :func:`ratings.models.crowd.likelihood.fit_crowd_default` fits
+    Crowd-BT: the maximum-likelihood estimate where it is regular (converged, every estimated
+    eta inside (1/2, 1) with its Wald interval) and the prior would move it by at most
+    :data:`~ratings.models.crowd.likelihood.PRIOR_SHIFT_LIMIT` standard errors (with two or
+    more estimated etas), else the posterior mode under ``prior``, whose curvature enters the
+    bread. ``prior=None`` always fits the maximum-likelihood estimate."""
+    from ratings.core.errors import ConvergenceWarning, NonIdentifiableError
+    from ratings.core.tdist import critical_value
+    from ratings.models.crowd.likelihood import PRIOR_SHIFT_LIMIT
+
+    common = {"crowd": True, "eta_free": start.estimated, **opts}
+    if prior is None:
+        return fit_style(rows, start.theta, eta0=start.eta, **common)
+    try:
+        with warnings.catch_warnings():  # a trial: overflow or non-convergence means irregular
+            warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            plain = fit_style(rows, start.theta, eta0=start.eta, **common)
+    except NonIdentifiableError:
+        plain = None
+    regular = plain is not None and plain.converged and not plain.eta_boundary.any()
+    if regular:
+        m, p = plain.n_models, plain.n_features
+        on = m + p + np.flatnonzero(start.estimated)
+        se = np.sqrt(np.diag(plain.cov))
+        half = critical_value(level) * se[on]
+        eta = plain.params[on]
+        regular = bool(np.all(np.isfinite(half)) and np.all(eta - half > 0.5)
+                       and np.all(eta + half < 1.0))  # fmt: skip
+    if regular and on.size < 2:  # one judge: the regular plain estimate (as without style)
+        return plain
+    post0 = (start.theta, None, start.eta) if plain is None else (plain.strength, plain.beta,
+                                                                   plain.eta)  # fmt: skip
+    post = fit_style(rows, post0[0], beta0=post0[1], eta0=post0[2], prior=prior, **common)
+    if not regular:
+        return post
+    move = post.params - plain.params
+    move[:m] -= move[:m].mean()  # strengths against their mean, whatever the reference
+    keep = np.r_[np.arange(m), on]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sem = np.sqrt(np.diag(plain.cov)[:m] - 2 * plain.cov[:m, :m].mean(axis=1)
+                      + plain.cov[:m, :m].mean())  # fmt: skip
+        shift = np.abs(move[keep]) / np.r_[sem, se[on]]
+    shift = float(np.nanmax(np.where(np.isfinite(shift), shift, 0.0)))
+    return plain if shift <= PRIOR_SHIFT_LIMIT else post
+
+
 def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "normalized",
                ridge: float = 0.0, model: str = "bt", anchor: str | None = None,
                rating: float = 1000.0, ci: str = "sandwich", level: float = 0.95,
@@ -103,14 +159,15 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
     ref = 0 if anchor is None else int(data.models.get_loc(anchor))
     rows = style_rows(slots, x)
     crowd = model == "crowd-bt"
+    opts = {"ref": ref, "ci": ci, "ridge": ridge, "engine": engine, "tol": tol,
+            "max_iter": max_iter}  # fmt: skip
     if crowd:
         start = fit_crowd_bt(collapsed, ref=ref, tol=1e-8, engine=engine)
-        plain, eta0, eta_free = start.theta, start.eta, start.estimated
+        plain = start.theta
+        fit = _crowd_default(rows, start, prior, level=level, **opts)
     else:
         plain = fit_bt(collapsed, ref=ref, tol=1e-10, engine=engine).theta
-        eta0 = eta_free = None
-    fit = fit_style(rows, plain, ref=ref, crowd=crowd, eta0=eta0, eta_free=eta_free, ci=ci,
-                    ridge=ridge, engine=engine, tol=tol, max_iter=max_iter)  # fmt: skip
+        fit = fit_style(rows, plain, crowd=False, **opts)
     table = style_table(fit, style, scale, level=level, ridge=ridge)
     table.attrs["transform"] = transform
     table.attrs["raw_rank"] = pd.Series(plain, index=data.models).rank(
