@@ -157,7 +157,7 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
     collapsed = data.collapsed(engine=engine)
     check_identifiable(collapsed)
     ref = 0 if anchor is None else int(data.models.get_loc(anchor))
-    rows = style_rows(slots, x)
+    rows = style_rows(slots, x, engine)
     crowd = model == "crowd-bt"
     opts = {"ref": ref, "ci": ci, "ridge": ridge, "engine": engine, "tol": tol,
             "max_iter": max_iter}  # fmt: skip

@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["style_assemble", "style_cluster_quadratic", "style_cluster_scores",
-           "style_cluster_times", "style_gradient"]  # fmt: skip
+           "style_cluster_times", "style_gradient", "style_row_keys"]  # fmt: skip
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -49,8 +49,8 @@ def style_assemble(n_models, n_judges, row_a, row_b, row_judge, x, w_dd, w_deta,
             wk = w * x[r, k]
             out[i, m + k] += wk
             out[j, m + k] -= wk
-            for l in range(k + 1):
-                out[m + k, m + l] += wk * x[r, l]
+            for t in range(k + 1):
+                out[m + k, m + t] += wk * x[r, t]
         if crowd:
             e = m + p + row_judge[r]
             v = w_deta[r]
@@ -127,4 +127,30 @@ def style_cluster_quadratic(n_clusters, n_models, row_a, row_b, row_judge, row_c
             if crowd:
                 z += b[r] * n[m + p + row_judge[r], t]
             out[c, t] += z * z
+    return out
+
+
+_SEED, _MUL = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
+
+
+@njit(**_JIT)
+def style_row_keys(row_cluster, row_judge, row_a, row_b, x, hash_bits):
+    n, p = row_a.shape[0], x.shape[1]
+    bits = x.view(np.int64) if x.shape[0] else np.zeros((0, p), dtype=np.int64)
+    out = np.empty(n, dtype=np.uint64)
+    hb = np.uint64(hash_bits)
+    low = np.uint64(64) - hb
+    s31 = np.uint64(31)
+    for r in range(n):
+        h = _SEED
+        h = ((h ^ np.uint64(row_judge[r])) * _MUL)
+        h ^= h >> s31
+        h = ((h ^ np.uint64(row_a[r])) * _MUL)
+        h ^= h >> s31
+        h = ((h ^ np.uint64(row_b[r])) * _MUL)
+        h ^= h >> s31
+        for k in range(p):
+            h = ((h ^ np.uint64(bits[r, k])) * _MUL)
+            h ^= h >> s31
+        out[r] = (np.uint64(row_cluster[r]) << hb) | (h >> low)
     return out

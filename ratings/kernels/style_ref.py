@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["style_assemble", "style_cluster_quadratic", "style_cluster_scores",
-           "style_cluster_times", "style_gradient"]  # fmt: skip
+           "style_cluster_times", "style_gradient", "style_row_keys"]  # fmt: skip
 
 
 def style_gradient(n_models, n_judges, row_a, row_b, row_judge, x, s_d, s_eta):
@@ -110,3 +110,20 @@ def style_cluster_quadratic(n_clusters, n_models, row_a, row_b, row_judge, row_c
     out = np.zeros((n_clusters, n.shape[1]))
     np.add.at(out, row_cluster, z * z)
     return out
+
+
+_SEED, _MUL = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
+
+
+def style_row_keys(row_cluster, row_judge, row_a, row_b, x, hash_bits):
+    """Sort keys of verdicts -> uint64[R]: the cluster above the low ``hash_bits`` bits, which
+    hold the top bits of a 64-bit hash of (judge, a, b, the bits of x). Equal (cluster, judge,
+    a, b, x) give equal keys; ``x`` must hold no -0.0 (add 0.0 first)."""
+    h = np.full(row_a.shape[0], _SEED)
+    with np.errstate(over="ignore"):
+        for col in [row_judge, row_a, row_b, *np.ascontiguousarray(x).view(np.int64).T]:
+            h ^= col.astype(np.uint64)
+            h *= _MUL
+            h ^= h >> np.uint64(31)
+    hb = np.uint64(hash_bits)
+    return (row_cluster.astype(np.uint64) << hb) | (h >> (np.uint64(64) - hb))

@@ -76,6 +76,8 @@ def _numeric(frame: pd.DataFrame, col: str) -> NDArray[np.float64]:
         cats = pd.to_numeric(pd.Series(s.cat.categories.astype(str)), errors="coerce").to_numpy()
         codes = np.asarray(s.array.codes)
         vals = np.where(codes >= 0, cats[np.maximum(codes, 0)], np.nan)
+    elif pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+        vals = s.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         vals = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64)
     vals = np.asarray(vals, dtype=np.float64)
@@ -161,43 +163,46 @@ class StyleRows:
         return int(self.a.size)
 
 
-def style_rows(slots: SlotCounts, x: NDArray[np.float64]) -> StyleRows:
+def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto") -> StyleRows:
     """Aggregate the verdicts of ``slots`` (one row per verdict, in the order of ``x``) by
     cluster, judge, slots and features, sorted by cluster.
 
-    Rows are grouped by a 64-bit hash of their key (one sort of integers, no loop over
-    verdicts); every group is then checked to hold equal keys, and on a collision (never seen;
-    the hash mixes every bit of the key) the exact, slower row-wise ``np.unique`` is used.
+    Rows are grouped by one sort of integers: the cluster in the high bits, a hash of the rest
+    of the key below (no loop over verdicts). Verdicts sharing a sort key are then checked to
+    hold equal keys; on a hash collision (never seen) the exact, slower row-wise ``np.unique``
+    groups them instead.
     """
-    ints = np.column_stack([slots.cluster, slots.judge, slots.a, slots.b]).astype(np.int64)
+    ints = [np.ascontiguousarray(c, dtype=np.int64)
+            for c in (slots.cluster, slots.judge, slots.a, slots.b)]  # fmt: skip
     x = np.ascontiguousarray(x, dtype=np.float64) + 0.0  # -0.0 -> 0.0: equal values, equal bits
-    h = np.full(x.shape[0], np.uint64(0x9E3779B97F4A7C15))
-    with np.errstate(over="ignore"):
-        for col in [*ints.T, *x.view(np.int64).T]:
-            h ^= col.astype(np.uint64)
-            h *= np.uint64(0xBF58476D1CE4E5B9)
-            h ^= h >> np.uint64(31)
-    order = np.argsort(h, kind="stable")
-    hs = h[order]
-    first = np.r_[True, hs[1:] != hs[:-1]]
+    n = x.shape[0]
+    sk = style_kernels(kernels(engine, n))
+    key = sk.style_row_keys(*ints, x, 63 - max(1, int(slots.n_clusters).bit_length()))
+    order = np.argsort(key)
+    ks = key[order]
+    first = np.empty(n, dtype=bool)
+    first[:1] = True
+    np.not_equal(ks[1:], ks[:-1], out=first[1:])
     group = np.cumsum(first) - 1
-    lead = order[first][group]  # each verdict's group's first verdict
-    same = (ints[order] == ints[lead]).all(axis=1) & (x[order] == x[lead]).all(axis=1)
-    if not same.all():  # a hash collision: the exact grouping
-        keys = np.column_stack([ints, x])
-        uniq, inv = np.unique(keys, axis=0, return_inverse=True)
+    reps = order[first]
+    dup = np.flatnonzero(~first)  # verdicts merged into an earlier one: check their keys
+    lead = reps[group[dup]]
+    other = order[dup]
+    same = all(bool((c[other] == c[lead]).all()) for c in ints) and bool(
+        (x[other] == x[lead]).all())
+    if same:
+        inv = np.empty(n, dtype=np.int64)
+        inv[order] = group
+        u_ints, u_x, r = np.column_stack([c[reps] for c in ints]), x[reps], reps.size
+    else:  # a hash collision: the exact grouping, then sorted by cluster
+        uniq, inv = np.unique(np.column_stack([*ints, x]), axis=0, return_inverse=True)
         inv, r = inv.ravel(), uniq.shape[0]
         u_ints, u_x = uniq[:, :4].astype(np.int64), np.ascontiguousarray(uniq[:, 4:])
-    else:
-        inv = np.empty(x.shape[0], dtype=np.int64)
-        inv[order] = group
-        reps = order[first]
-        u_ints, u_x, r = ints[reps], x[reps], reps.size
-    by_cluster = np.argsort(u_ints[:, 0], kind="stable")
-    rank = np.empty(r, dtype=np.int64)
-    rank[by_cluster] = np.arange(r)
-    inv = rank[inv]
-    u_ints, u_x = u_ints[by_cluster], np.ascontiguousarray(u_x[by_cluster])
+        by_cluster = np.argsort(u_ints[:, 0], kind="stable")
+        rank = np.empty(r, dtype=np.int64)
+        rank[by_cluster] = np.arange(r)
+        inv = rank[inv]
+        u_ints, u_x = u_ints[by_cluster], np.ascontiguousarray(u_x[by_cluster])
 
     def summed(w):
         return np.bincount(inv, w, r)
