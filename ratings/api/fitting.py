@@ -239,7 +239,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
             return fit_styled(loaded, style=style.features, transform=style.transform,
                               ridge=style.ridge, model=model, anchor=anchor, rating=rating0,
                               ci=ci, level=level, engine=engine, tol=tol, max_iter=max_iter,
-                              prior=prior)
+                              prior=prior, adjust=adjust, families=families)
         if adjust:  # judge effects as nuisance parameters (ratings.api.adjust)
             return fit_adjusted(loaded, adjust=adjust, families=families, model=model,
                                 judge_quality=judge_quality, fit_new_judges=crowd.fit_new_judges,

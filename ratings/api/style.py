@@ -51,9 +51,6 @@ def check_style_options(style: tuple[str, ...], *, ci: str, penalty: float, firt
         raise ValueError(f"{option('penalty')} and {option('firth')} are not available with "
                          f"{option('style')} (a ridge on the coefficients: "
                          f"{ridge_option()}).")  # fmt: skip
-    if adjust:
-        raise ValueError(f"{option('adjust')} together with {option('style')} is not "
-                         "available yet: fit them separately.")  # fmt: skip
     check_ridge(ridge)
 
 
@@ -88,6 +85,66 @@ def _judges(fit, data, level: float) -> pd.DataFrame:
         c[np.arange(fit.eta.size), m + p + np.arange(fit.eta.size)] = 1.0
         df = fit.inference.df(c)
     return judge_table(crowd, fit.cov[np.ix_(keep, keep)], data, level, df)
+
+
+def _effect_columns(slots, data, adjust: tuple[str, ...], families):
+    """The plan of judge effects (:func:`ratings.models.judge_effects.plan_effects`, with its
+    checks) and one covariate column per estimated effect, per verdict."""
+    from ratings.core.errors import NonIdentifiableError
+    from ratings.data.slots import check_families_cover, read_families
+    from ratings.models.judge_effects import plan_effects
+
+    fams = read_families(families)
+    if "self-preference" in adjust and not fams:
+        raise ValueError("Adjusting for self-preference needs the judges' and models' families: "
+                         f"pass {option('families')} (a CSV with name,family).")  # fmt: skip
+    check_families_cover(fams, [*data.models, *data.judges])
+    plan = plan_effects(slots, fams, position="position" in adjust,
+                        self_preference="self-preference" in adjust)  # fmt: skip
+    blocked = plan.blocked()
+    if blocked:
+        raise NonIdentifiableError(
+            "Cannot adjust for judge effects that have no finite, identified estimate: "
+            + "; ".join(blocked[:5]) + ". Drop that adjustment or add verdicts.")
+    cols = []
+    for k in np.flatnonzero(plan.position):
+        cols.append((slots.judge == k).astype(np.float64))
+    own = plan.own.astype(np.float64)
+    for k in np.flatnonzero(plan.self_preference):
+        cols.append(np.where(slots.judge == k, own[k, slots.a] - own[k, slots.b], 0.0))
+    return plan, (np.column_stack(cols) if cols else np.zeros((slots.a.size, 0)))
+
+
+class _EffectsView:
+    """The judge effects of a joint style fit as :func:`~ratings.models.judge_effects.
+    effects_table` reads them: per judge estimates and standard errors (NaN where not
+    estimated) of ``"beta"`` (position) and ``"gamma"`` (self-preference)."""
+
+    def __init__(self, fit, plan, n_style: int) -> None:
+        k = len(plan.judges)
+        se = np.sqrt(np.clip(np.diag(fit.cov), 0.0, None))
+        at = fit.n_models + n_style
+        self.values = {}
+        for name, mask in (("beta", plan.position), ("gamma", plan.self_preference)):
+            est, err = np.full(k, np.nan), np.full(k, np.nan)
+            idx = at + np.arange(int(mask.sum()))
+            est[mask], err[mask] = fit.params[idx], se[idx]
+            self.values[name] = (est, err)
+            at += int(mask.sum())
+
+    def estimate(self, name: str):
+        return self.values[name][0]
+
+    def se(self, name: str):
+        return self.values[name][1]
+
+
+def _effects(fit, plan, n_style: int, *, level: float, df, adjust):
+    from ratings.models.judge_effects import effects_table
+    from ratings.result import JudgeEffects
+
+    return JudgeEffects(effects_table(_EffectsView(fit, plan, n_style), plan, level=level,
+                                      df=df), adjust)  # fmt: skip
 
 
 def _crowd_default(rows, start, prior, *, level: float, **opts):
@@ -142,8 +199,16 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
                ridge: float = 0.0, model: str = "bt", anchor: str | None = None,
                rating: float = 1000.0, ci: str = "sandwich", level: float = 0.95,
                engine: str = "auto", tol: float = 1e-10, max_iter: int = 100,
-               prior=None) -> Ratings:  # fmt: skip
-    """The body of :func:`ratings.fit` with ``style=`` (arguments as there)."""
+               prior=None, adjust: tuple[str, ...] = (), families=None) -> Ratings:  # fmt: skip
+    """The body of :func:`ratings.fit` with ``style=`` (arguments as there).
+
+    With ``adjust`` the judge effects of :mod:`ratings.models.judge_effects` join the same fit:
+    judge k's position bias is the coefficient of a column that is 1 on its verdicts, its
+    self-preference that of own_k(A) - own_k(B) on its verdicts (unscaled, beside the style
+    features), so strengths, style coefficients and judge effects share one covariance. The
+    effects table (``Ratings.judge_effects``) takes its standard errors from it, with G - 1
+    degrees of freedom when clustered (as :func:`ratings.api.adjust.fit_adjusted`).
+    """
     from ratings.models.bt import fit_bt
     from ratings.models.crowd.likelihood import fit_crowd_bt
 
@@ -157,10 +222,14 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
     collapsed = data.collapsed(engine=engine)
     check_identifiable(collapsed)
     ref = 0 if anchor is None else int(data.models.get_loc(anchor))
+    plan = None
+    if adjust:
+        plan, extra = _effect_columns(slots, data, adjust, families)
+        x = np.column_stack([x, extra])
     rows = style_rows(slots, x, engine)
     crowd = model == "crowd-bt"
     opts = {"ref": ref, "ci": ci, "ridge": ridge, "engine": engine, "tol": tol,
-            "max_iter": max_iter}  # fmt: skip
+            "max_iter": max_iter, "n_ridge": len(style)}  # fmt: skip
     if crowd:
         start = fit_crowd_bt(collapsed, ref=ref, tol=1e-8, engine=engine)
         plain = start.theta
@@ -169,6 +238,12 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
         plain = fit_bt(collapsed, ref=ref, tol=1e-10, engine=engine).theta
         fit = fit_style(rows, plain, crowd=False, **opts)
     table = style_table(fit, style, scale, level=level, ridge=ridge)
+    effects = None
+    if plan is not None:
+        effects = _effects(fit, plan, len(style), level=level,
+                           df=float(data.n_clusters - 1) if (data.clusters is not None
+                                                             and ci == "sandwich") else None,
+                           adjust=adjust)  # fmt: skip
     table.attrs["transform"] = transform
     table.attrs["raw_rank"] = pd.Series(plain, index=data.models).rank(
         ascending=False, method="min").astype(np.int64)
@@ -185,4 +260,5 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
         models=data.models, strength=fit.strength, cov=fit.cov[:m, :m],
         counts=collapsed.model_counts().copy(), uncertainty=uncertainty, offset=rating,
         model=model, level=level, scope=loaded.scope, fit_info=info, judges=judges, style=table,
+        judge_effects=effects,
     ).reanchor(anchor, rating)

@@ -280,14 +280,15 @@ class _Design:
         h[np.ix_(idx, idx)] = hs
         return value, g, h
 
-    def objective(self, params, ridge: float) -> tuple:
+    def objective(self, params, ridge: float, n_ridge: int) -> tuple:
         nll, sd, se, hdd, hde, hee, *_ = self.terms(params, False)
         grad, hess = -self.grad(sd, se), self.quad(hdd, hde, hee)
-        if ridge:
-            beta = params[self.m:self.m + self.p]
+        if ridge:  # on the first n_ridge coefficients (the style features') only
+            at = self.m + np.arange(n_ridge)
+            beta = params[at]
             nll = nll + 0.5 * ridge * float(beta @ beta)
-            grad[self.m:self.m + self.p] += ridge * beta
-            hess[self.m:self.m + self.p, self.m:self.m + self.p] += ridge * np.eye(self.p)
+            grad[at] += ridge * beta
+            hess[at, at] += ridge
         if self.prior is not None:
             value, g, h = self.prior_terms(params)
             nll, grad, hess = nll + value, grad + g, hess + h
@@ -370,6 +371,7 @@ def fit_style(
     tol: float = 1e-10,
     max_iter: int = 100,
     beta0: NDArray[np.float64] | None = None,
+    n_ridge: int | None = None,
 ) -> StyleFit:
     """Fit strengths and style coefficients (and Crowd-BT etas) jointly; see the module notes.
 
@@ -378,7 +380,8 @@ def fit_style(
     (Crowd-BT, a :class:`ratings.models.crowd.prior.CrowdPrior`): fit the posterior mode under
     it instead of the likelihood's maximum; its curvature enters the bread. ``ci``:
     ``"model"``, ``"sandwich"`` (CR2 with Satterthwaite df when clustered, else HC0) or
-    ``"sandwich-z"`` (CR1 when clustered).
+    ``"sandwich-z"`` (CR1 when clustered). ``ridge`` applies to the first ``n_ridge``
+    coefficients (default: all), the style features' when judge effects follow them.
     """
     k = kernels(engine, int(rows.n_rows))
     design = _Design(rows, crowd, k, prior)
@@ -396,7 +399,8 @@ def fit_style(
     lower = np.concatenate([np.full(m + p, -np.inf), np.full(nj, 0.5)])
     upper = np.concatenate([np.full(m + p, np.inf), np.ones(nj)])
     try:
-        res = newton(lambda v: design.objective(v, ridge), x0, free, lower=lower,
+        n_ridge = p if n_ridge is None else n_ridge
+        res = newton(lambda v: design.objective(v, ridge, n_ridge), x0, free, lower=lower,
                      upper=upper, tol=tol, max_iter=max_iter, what="Style-controlled",
                      bound=DIVERGED)  # fmt: skip
     except FloatingPointError:
@@ -612,7 +616,7 @@ def style_table(fit: StyleFit, names: Sequence[str], scale: NDArray[np.float64],
     log-odds per root-mean-square of the feature; ``coef / scale`` per unit of it)."""
     from scipy.special import ndtr, stdtr
 
-    m, p = fit.n_models, fit.n_features
+    m, p = fit.n_models, len(names)  # the style features lead the coefficients
     idx = m + np.arange(p)
     se = np.sqrt(np.clip(np.diag(fit.cov)[idx], 0.0, None))
     if fit.inference is not None:
@@ -621,7 +625,7 @@ def style_table(fit: StyleFit, names: Sequence[str], scale: NDArray[np.float64],
         df = fit.inference.df(c)
     else:
         df = np.full(p, np.inf)
-    coef = fit.beta.copy()
+    coef = fit.beta[:p].copy()
     crit = np.array([critical_value(level, None if not np.isfinite(d) else float(d))
                      for d in df])  # fmt: skip
     with np.errstate(divide="ignore", invalid="ignore"):
