@@ -75,7 +75,7 @@ def test_kernels_equal_twins_and_dense(crowd):
 
 
 def test_row_keys_group_equal_rows_only():
-    rng, a, b, judge, cl, x, *_ = _rows(r=300)
+    _, a, b, judge, cl, x, *_ = _rows(r=300)
     x = np.round(x, 1) + 0.0
     keys = [k.style_row_keys(cl, judge, a, b, x, 50) for k in (nb, ref)]
     np.testing.assert_array_equal(keys[0], keys[1])

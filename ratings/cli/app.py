@@ -23,9 +23,9 @@ from typing import NoReturn
 
 from ratings.cli.allocator import leave, tune_allocator
 from ratings.cli.commands import CommandKit, add_registered
-from ratings.cli.style_features import add_parser as add_style_features
 from ratings.cli.flags import FLAGS, render_option
 from ratings.cli.notes import report_judges, show_warning, warn_unclustered
+from ratings.cli.style_features import add_parser as add_style_features
 from ratings.core.errors import (
     ConvergenceWarning,
     DataWarning,
