@@ -204,7 +204,8 @@ def test_style_coverage_small_board():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks_perf"))
     from style_coverage import run_cell
 
-    cell = run_cell(6, 3000, 0.0, "bt", 60, 60)
+    cell = run_cell(6, 3000, 0.0, "bt", 0.0, 60, min_reps=60)
+    assert cell["reps"] == 60
     assert abs(cell["coverage_ratings"] - 0.95) < 3 * max(cell["mc_se_ratings"], 0.01) + 0.02
     assert cell["coverage_coef"] > 0.85
     assert cell["coverage_plain"] < 0.7

@@ -86,3 +86,16 @@ def test_row_keys_group_equal_rows_only():
     assert np.unique(np.column_stack([by_row.ravel(), by_key.ravel()]), axis=0).shape[0] == \
         by_row.max() + 1 == by_key.max() + 1
     assert np.all(np.diff(cl[np.argsort(keys[0])]) >= 0)
+
+
+def test_groups_kernel_equals_twin():
+    _, a, b, judge, cl, x, *_ = _rows(r=500, g=9)
+    x = np.round(x, 1) + 0.0
+    key = ref.style_row_keys(cl, judge, a, b, x, 50)
+    got, want = nb.style_groups(key, cl, 9), ref.style_groups(key, cl, 9)
+    for u, v in zip(got, want, strict=True):
+        np.testing.assert_array_equal(u, v)
+    inv, reps = want
+    np.testing.assert_array_equal(key[reps][inv], key)  # every verdict in its key's group
+    assert np.all(np.diff(cl[reps]) >= 0)  # groups in cluster order
+    assert reps.size == np.unique(key).size

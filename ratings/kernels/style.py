@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["style_assemble", "style_cluster_quadratic", "style_cluster_scores",
-           "style_cluster_times", "style_gradient", "style_row_keys"]  # fmt: skip
+           "style_cluster_times", "style_gradient", "style_groups", "style_row_keys"]  # fmt: skip
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -154,3 +154,49 @@ def style_row_keys(row_cluster, row_judge, row_a, row_b, x, hash_bits):
             h ^= h >> s31
         out[r] = (np.uint64(row_cluster[r]) << hb) | (h >> low)
     return out
+
+
+@njit(**_JIT)
+def style_groups(key, row_cluster, n_clusters):
+    n = key.shape[0]
+    size = 1
+    while size < 2 * n:
+        size *= 2
+    mask = np.uint64(size - 1)
+    table_key = np.empty(size, dtype=np.uint64)
+    table_gid = np.full(size, -1, dtype=np.int64)
+    gid = np.empty(n, dtype=np.int64)
+    first = np.empty(n, dtype=np.int64)
+    ng = 0
+    for r in range(n):  # open addressing on the (already hashed) key
+        h = key[r] * _MUL
+        idx = np.int64((h ^ (h >> np.uint64(29))) & mask)
+        while True:
+            g = table_gid[idx]
+            if g < 0:
+                table_gid[idx] = ng
+                table_key[idx] = key[r]
+                first[ng] = r
+                gid[r] = ng
+                ng += 1
+                break
+            if table_key[idx] == key[r]:
+                gid[r] = g
+                break
+            idx = (idx + 1) & (size - 1)
+    start = np.zeros(n_clusters + 1, dtype=np.int64)
+    for g in range(ng):  # groups by cluster, keeping first appearance (a counting sort)
+        start[row_cluster[first[g]] + 1] += 1
+    for c in range(n_clusters):
+        start[c + 1] += start[c]
+    new = np.empty(ng, dtype=np.int64)
+    reps = np.empty(ng, dtype=np.int64)
+    for g in range(ng):
+        c = row_cluster[first[g]]
+        new[g] = start[c]
+        reps[start[c]] = first[g]
+        start[c] += 1
+    inv = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        inv[r] = new[gid[r]]
+    return inv, reps

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["style_assemble", "style_cluster_quadratic", "style_cluster_scores",
-           "style_cluster_times", "style_gradient", "style_row_keys"]  # fmt: skip
+           "style_cluster_times", "style_gradient", "style_groups", "style_row_keys"]  # fmt: skip
 
 
 def style_gradient(n_models, n_judges, row_a, row_b, row_judge, x, s_d, s_eta):
@@ -127,3 +127,15 @@ def style_row_keys(row_cluster, row_judge, row_a, row_b, x, hash_bits):
             h ^= h >> np.uint64(31)
     hb = np.uint64(hash_bits)
     return (row_cluster.astype(np.uint64) << hb) | (h >> (np.uint64(64) - hb))
+
+
+def style_groups(key, row_cluster, n_clusters):
+    """Verdicts grouped by equal ``key`` -> (group of each verdict int64[R], first verdict of
+    each group int64[G]); groups are numbered by cluster, then by first appearance."""
+    if not key.size:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    order = np.lexsort((first, row_cluster[first]))
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[order] = np.arange(first.size)
+    return rank[inv.ravel()].astype(np.int64), first[order].astype(np.int64)

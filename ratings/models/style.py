@@ -167,10 +167,10 @@ def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto
     """Aggregate the verdicts of ``slots`` (one row per verdict, in the order of ``x``) by
     cluster, judge, slots and features, sorted by cluster.
 
-    Rows are grouped by one sort of integers: the cluster in the high bits, a hash of the rest
-    of the key below (no loop over verdicts). Verdicts sharing a sort key are then checked to
-    hold equal keys; on a hash collision (never seen) the exact, slower row-wise ``np.unique``
-    groups them instead.
+    Verdicts are grouped by a key (the cluster above a 64-bit hash of the rest) in one hash-table
+    pass (no sort, no loop in Python); each merged verdict is then checked to equal its group's
+    first, and on a hash collision (never seen) the exact, slower row-wise ``np.unique`` groups
+    them instead.
     """
     ints = [np.ascontiguousarray(c, dtype=np.int64)
             for c in (slots.cluster, slots.judge, slots.a, slots.b)]  # fmt: skip
@@ -178,22 +178,15 @@ def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto
     n = x.shape[0]
     sk = style_kernels(kernels(engine, n))
     key = sk.style_row_keys(*ints, x, 63 - max(1, int(slots.n_clusters).bit_length()))
-    order = np.argsort(key)
-    ks = key[order]
-    first = np.empty(n, dtype=bool)
-    first[:1] = True
-    np.not_equal(ks[1:], ks[:-1], out=first[1:])
-    group = np.cumsum(first) - 1
-    reps = order[first]
-    dup = np.flatnonzero(~first)  # verdicts merged into an earlier one: check their keys
-    lead = reps[group[dup]]
-    other = order[dup]
+    inv, reps = sk.style_groups(key, ints[0], int(slots.n_clusters))
+    r = reps.size
+    other = np.flatnonzero(reps[inv] != np.arange(n))  # verdicts merged into an earlier one
+    lead = reps[inv[other]]
     same = all(bool((c[other] == c[lead]).all()) for c in ints) and bool(
         (x[other] == x[lead]).all())
     if same:
-        inv = np.empty(n, dtype=np.int64)
-        inv[order] = group
-        u_ints, u_x, r = np.column_stack([c[reps] for c in ints]), x[reps], reps.size
+        u_ints = np.column_stack([np.take(c, reps) for c in ints])
+        u_x = np.take(x, reps, axis=0)  # (fancy indexing of rows is several times slower)
     else:  # a hash collision: the exact grouping, then sorted by cluster
         uniq, inv = np.unique(np.column_stack([*ints, x]), axis=0, return_inverse=True)
         inv, r = inv.ravel(), uniq.shape[0]
