@@ -21,14 +21,20 @@ ratings are the strengths s: what a judge would say between answers of equal sty
 
 Fit and inference
 -----------------
-Verdicts are aggregated by (cluster, judge, slot A, slot B, features): identical rows collapse,
-continuous features leave most verdicts their own row. Unpenalised maximum likelihood (an
-optional ridge ``ridge / 2 |beta|^2`` on beta only) by Newton's method; row derivatives come
-from the package's kernels (:mod:`ratings.kernels.fit`, or their NumPy twins) evaluated on the
-linear predictor, and the gradient and Hessian are assembled with ``bincount`` (no loop over
-verdicts). The covariance is joint over (s, beta[, eta]): model-based H^-1, HC0 (per verdict),
-CR1 (clustered, G/(G-1)) or CR2 with Satterthwaite degrees of freedom per contrast
-(:class:`ratings.inference.ClusterInference`, exact path: one eigen-decomposition per cluster).
+Verdicts are aggregated by (cluster, judge, slot A, slot B, features) in one hash-table pass:
+identical rows collapse (discrete features such as header counts collapse many), continuous
+features leave most verdicts their own row. Unpenalised maximum likelihood (an optional ridge
+``ridge / 2 |beta|^2`` on the style coefficients only) by Newton's method; row derivatives come
+from the package's kernels (:mod:`ratings.kernels.fit`) evaluated on the linear predictor, and
+the gradient and Hessian are assembled by :mod:`ratings.kernels.style` (numba, one pass over the
+rows; NumPy twins in :mod:`ratings.kernels.style_ref`). Crowd-BT's default follows
+:func:`ratings.models.crowd.likelihood.fit_crowd_default`: the posterior mode under its weak
+prior where the plain estimate is irregular (:func:`ratings.api.style.fit_styled`). The
+covariance is joint over (s, beta[, eta]): model-based H^-1, HC0 (per verdict), CR1 (clustered,
+G/(G-1)) or CR2 with Satterthwaite degrees of freedom per contrast
+(:class:`ratings.inference.ClusterInference`): exact (one eigen-decomposition per cluster) on
+small boards, past :data:`ratings.inference.EXACT_BUDGET` by the binomial series of
+(I - M H_g)^(-1/2) with the products H_g v of all clusters in one pass over the rows.
 """
 
 from __future__ import annotations
