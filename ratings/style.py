@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ratings.core.errors import InvalidVerdictsError, format_rows
+from ratings.core.schema import require_columns
 
 __all__ = ["FEATURES", "add_features", "features"]
 
@@ -92,10 +93,8 @@ def add_features(frame: pd.DataFrame, text_a: str, text_b: str,
     """``frame`` with ``NAME_a`` and ``NAME_b`` for every feature of :data:`FEATURES`, counted
     from the text columns ``text_a`` and ``text_b`` (a copy; existing columns of those names
     are refused rather than overwritten)."""
-    missing = [c for c in (text_a, text_b) if c not in frame.columns]
-    if missing:
-        raise InvalidVerdictsError(f"Text column(s) {missing} not found. Available columns: "
-                                   f"{[str(c) for c in frame.columns]}.")  # fmt: skip
+    require_columns(frame, [text_a, text_b], "the answers",
+                    hint="Name the two answers' text columns.")
     new = [f"{n}_{side}" for n in FEATURES for side in ("a", "b")]
     clash = [c for c in new if c in frame.columns]
     if clash:
