@@ -125,132 +125,194 @@ def cr2_sparse(cell: str, target: str = "sparse", variant: str = "cr2_t",
 
 
 # ----------------------------------------------------------------------------------------------
+# Figures of the claims, one function each
+# ----------------------------------------------------------------------------------------------
+
+
+def cr2_bt() -> pd.DataFrame:
+    return coverage("cr2_t", bt)
+
+
+def bt_default() -> list[float]:
+    return [*span(cr2_bt()["coverage"]), *span(cr2_bt()["mcse"])]
+
+
+def bt_default_band() -> list[float]:
+    return [*span(cr2_bt()["coverage"]), cr2_bt()["coverage"].between(0.94, 0.96).sum()]
+
+
+def sparse_default() -> list[float]:
+    rows = coverage("cr2_t", bt, ["sparse", "sparse_pairs"])
+    return [*span(rows["coverage"]), rows["mcse"].mean()]
+
+
+def g20_default() -> list[float]:
+    return span(coverage("cr2_t", lambda r: bt(r) & (r["n_tasks"] == 20))["coverage"])
+
+
+def sparse_cr1_cr2() -> list[float]:
+    return [cr2_sparse("bt-sparse-6", variant="cr1_t"), cr2_sparse("bt-sparse-3", variant="cr1_t"),
+            cr2_sparse("bt-sparse-6"), cr2_sparse("bt-sparse-3")]  # fmt: skip
+
+
+def sparse_cr1() -> list[float]:
+    return [cr2_sparse(f"bt-sparse-{k}", variant="cr1_t") for k in (3, 6, 12)]
+
+
+def naive_dependent() -> list[float]:
+    rows = pd.concat([coverage("model", dependent_bt), coverage("hc0", dependent_bt)])
+    return span(rows["coverage"])
+
+
+def large_path() -> list[float]:
+    file = "validate_coverage_large_path.csv"
+    return [*span(coverage("cr2_t", file=file)["coverage"]),
+            *[cr2_sparse(f"bt-sparse-{k}", file=file) for k in (3, 6, 12)],
+            *[cr2_sparse(f"bt-sparse-{k}", "sparse_pairs", file=file) for k in (3, 6, 12)]]
+
+
+def joint_elsewhere() -> list[float]:
+    rows = result("validate_coverage.csv").query(
+        "variant == 'simultaneous' and cell != 'bt-small-equal'")
+    return span(rows["joint"])
+
+
+def ranks_elsewhere() -> list[float]:
+    return [*joint_elsewhere(), *span(coverage("simultaneous")["coverage"])]
+
+
+def rank_widths() -> list[float]:
+    return [one(rank_row(cell, variant), "width")
+            for cell in ("bt-small-indep", "bt-large-indep", "bt-large-dep")
+            for variant in ("simultaneous", "bonferroni")]  # fmt: skip
+
+
+def joint_equal() -> list[float]:
+    row = rank_row("bt-small-equal")
+    return [one(row, "joint"), one(row, "joint_mcse"), one(row, "n_boards")]
+
+
+def three_judges() -> list[float]:
+    return both(crowd(THREE))
+
+
+def boundary_2k_12k() -> list[float]:
+    return [*both(crowd(THREE_2K, "boundary")), *both(crowd(THREE_12K, "boundary"))]
+
+
+def boundary_estimated() -> list[float]:
+    small = [c for c in THREE_ESTIMATED if c.startswith("c2k")]
+    large = [c for c in THREE_ESTIMATED if c.startswith("c12k")]
+    return [*both(crowd(small, "boundary")), *boundary_share(small),
+            *both(crowd(large, "boundary")), *boundary_share(large)]  # fmt: skip
+
+
+def boundary_readme() -> list[float]:
+    fresh = min(both(crowd(None, "boundary", file=ORACLE)))
+    return [*boundary_share(THREE_12K), *both(crowd(THREE_12K, "boundary")), fresh]
+
+
+def lowest_fresh() -> list[float]:
+    rows = crowd(["c12k-ties0"], "boundary", file=ORACLE)
+    return [*anchor_pairs(rows), one(rows, "boards"),
+            one(crowd(["c12k-ties0"], file=ORACLE), "boards")]  # fmt: skip
+
+
+def oracle(cell: str) -> list[float]:
+    rows = crowd([cell], "boundary", file=ORACLE)
+    return [*anchor_pairs(rows), one(rows, "boards"),
+            *anchor_pairs(crowd([cell], "boundary", "oracle", file=ORACLE))]  # fmt: skip
+
+
+def rubric() -> list[float]:
+    r = result("rubric_clustering.csv")
+    return [*span(r["se_ratio_cluster_hc0"]), *span(r["coverage_cluster"]),
+            *span(r["coverage_hc0"])]  # fmt: skip
+
+
+def combined() -> list[float]:
+    row = result("coverage_combined.csv").query("cell == 'shared'")
+    return [one(row, "coverage_joint"), one(row, "coverage_independent")]
+
+
+def audit_row(cell: str) -> list[float]:
+    return [audit(cell, "coverage position_bias"), audit(cell, "coverage self_preference"),
+            audit(cell, "flag rate absent effects")]  # fmt: skip
+
+
+# ----------------------------------------------------------------------------------------------
 # The claims: (document, pattern with the quoted figures as groups, figures from the files)
 # ----------------------------------------------------------------------------------------------
 
 F = r"(\d+(?:\.\d+)?)"  # one quoted number
-CR2_BT = lambda: coverage("cr2_t", bt)  # noqa: E731
 CLAIMS: list[tuple[str, str, Callable[[], Sequence[float]]]] = [
     # Bradley-Terry: the default (CR2 with df per contrast) in every cell and target
     ("README.md", rf"the default covers {F}-{F} \(Monte-Carlo SE {F}-{F}\) in every "
-                  r"Bradley-Terry cell and target",
-     lambda: span(CR2_BT()["coverage"]) + span(CR2_BT()["mcse"])),
+                  r"Bradley-Terry cell and target", bt_default),
     ("docs/coverage.md", rf"It covers \*\*{F}-{F} in every Bradley-Terry cell and target\*\* "
-                         rf"\(all {F} entries in \[0\.94, 0\.96\]\)",
-     lambda: span(CR2_BT()["coverage"])
-     + [CR2_BT()["coverage"].between(0.94, 0.96).sum()]),
+                         rf"\(all {F} entries in \[0\.94, 0\.96\]\)", bt_default_band),
     ("docs/coverage.md", rf"vs the anchor and vs every other model: {F}-{F}, MCSE about {F}\)",
-     lambda: span(coverage("cr2_t", bt, ["sparse", "sparse_pairs"])["coverage"])
-     + [coverage("cr2_t", bt, ["sparse", "sparse_pairs"])["mcse"].mean()]),
-    ("docs/coverage.md", rf"and 20-task boards \({F}-{F}\)",
-     lambda: span(coverage("cr2_t", lambda r: bt(r) & (r["n_tasks"] == 20))["coverage"])),
+     sparse_default),
+    ("docs/coverage.md", rf"and 20-task boards \({F}-{F}\)", g20_default),
     # the sparse model: CR1 with t(G - 1) against CR2 with df per contrast
     ("README.md", rf"CR1 with t\(199\) covered it {F} of the time \(3 tasks: {F}\); CR2 with "
-                  rf"Satterthwaite df covers it {F} \(3 tasks: {F}\)",
-     lambda: [cr2_sparse("bt-sparse-6", variant="cr1_t"), cr2_sparse("bt-sparse-3", variant="cr1_t"),
-              cr2_sparse("bt-sparse-6"), cr2_sparse("bt-sparse-3")]),
+                  rf"Satterthwaite df covers it {F} \(3 tasks: {F}\)", sparse_cr1_cr2),
     ("docs/coverage.md", rf"\*\*{F} / {F} / {F}\*\* for a model on 3 / 6 / 12 of 200 tasks",
-     lambda: [cr2_sparse(f"bt-sparse-{k}", variant="cr1_t") for k in (3, 6, 12)]),
+     sparse_cr1),
     # per-verdict and model-based intervals with dependent verdicts
     ("README.md", rf"per-verdict and model-based intervals cover as little as {F}-{F} when",
-     lambda: span(coverage("model", dependent_bt)["coverage"].tolist()
-                  + coverage("hc0", dependent_bt)["coverage"].tolist())),
-    ("docs/coverage.md", rf"with dependence within tasks they cover {F}-{F}\.",
-     lambda: span(coverage("model", dependent_bt)["coverage"].tolist()
-                  + coverage("hc0", dependent_bt)["coverage"].tolist())),
+     naive_dependent),
+    ("docs/coverage.md", rf"with dependence within tasks they cover {F}-{F}\.", naive_dependent),
     # the large-board shortcuts forced on the hardest cells
     ("docs/coverage.md", rf"the default still covers {F}-{F}: the sparse model {F} / {F} / {F} "
-                         rf"on 3 / 6 / 12 tasks \(its pairs {F} / {F} / {F}\)",
-     lambda: span(coverage("cr2_t", file="validate_coverage_large_path.csv")["coverage"])
-     + [cr2_sparse(f"bt-sparse-{k}", file="validate_coverage_large_path.csv") for k in (3, 6, 12)]
-     + [cr2_sparse(f"bt-sparse-{k}", "sparse_pairs", file="validate_coverage_large_path.csv")
-        for k in (3, 6, 12)]),
+                         rf"on 3 / 6 / 12 tasks \(its pairs {F} / {F} / {F}\)", large_path),
     # rank intervals
     ("docs/coverage.md", rf"on the other boards on {F}-{F}, each model's on {F}-{F}\.",
-     lambda: span(result("validate_coverage.csv").query(
-         "variant == 'simultaneous' and cell != 'bt-small-equal'")["joint"])
-     + span(coverage("simultaneous")["coverage"])),
-    ("README.md", rf"and on {F}-{F} of the others; mean width below",
-     lambda: span(result("validate_coverage.csv").query(
-         "variant == 'simultaneous' and cell != 'bt-small-equal'")["joint"])),
+     ranks_elsewhere),
+    ("README.md", rf"and on {F}-{F} of the others; mean width below", joint_elsewhere),
     ("docs/coverage.md", rf"\(mean width {F} vs {F} ranks on `bt-small-indep`, {F} vs {F} on "
-                         rf"`bt-large-indep`, {F} vs {F} on `bt-large-dep`\)",
-     lambda: [one(rank_row(c, v), "width") for c in ("bt-small-indep", "bt-large-indep",
-                                                    "bt-large-dep")
-              for v in ("simultaneous", "bonferroni")]),
+                         rf"`bt-large-indep`, {F} vs {F} on `bt-large-dep`\)", rank_widths),
     ("docs/coverage.md", rf"hold every true rank jointly on {F} \(MCSE {F}, {F} boards\) of the "
-                         r"boards where all models are equally strong",
-     lambda: [one(rank_row("bt-small-equal"), "joint"), one(rank_row("bt-small-equal"),
-              "joint_mcse"), one(rank_row("bt-small-equal"), "n_boards")]),
+                         r"boards where all models are equally strong", joint_equal),
     ("README.md", rf"all true ranks inside on {F} \(MCSE {F}\) of {F} boards whose models are "
-                  r"all equally strong",
-     lambda: [one(rank_row("bt-small-equal"), "joint"),
-              one(rank_row("bt-small-equal"), "joint_mcse"),
-              one(rank_row("bt-small-equal"), "n_boards")]),
+                  r"all equally strong", joint_equal),
     # Crowd-BT: three judges, one judge, boundary boards
-    ("README.md", rf"cover {F}-{F} with three judges", lambda: both(crowd(THREE))),
-    ("docs/coverage.md", rf"covers {F}-{F} overall in every cell with three judges",
-     lambda: both(crowd(THREE))),
-    ("docs/crowd.md", rf"is {F}-{F} in every cell with three judges", lambda: both(crowd(THREE))),
+    ("README.md", rf"cover {F}-{F} with three judges", three_judges),
+    ("docs/coverage.md", rf"covers {F}-{F} overall in every cell with three judges", three_judges),
+    ("docs/crowd.md", rf"is {F}-{F} in every cell with three judges", three_judges),
     ("docs/coverage.md", rf"\*\*Reused eta\*\* \(two-step, the default\): {F}-{F};",
      lambda: both(crowd(THREE_FILES))),
-    ("docs/coverage.md", rf"\(2,000 and 12,000 verdicts, 0/10/30% ties, eta estimated\): {F}-{F} in",
+    ("docs/coverage.md", rf"0/10/30% ties, eta estimated\): {F}-{F} in every cell",
      lambda: both(crowd(THREE_ESTIMATED))),
     ("docs/coverage.md", rf"{F}-{F} on 2,000-verdict boundary boards and {F}-{F} on the "
-                         r"12,000-verdict ones",
-     lambda: both(crowd(THREE_2K, "boundary")) + both(crowd(THREE_12K, "boundary"))),
+                         r"12,000-verdict ones", boundary_2k_12k),
     ("docs/crowd.md", rf"{F}-{F} on the 2,000-verdict boards whose plain estimate would sit on",
      lambda: both(crowd(THREE_2K, "boundary"))),
     ("docs/coverage.md", rf"Boundary boards: {F}-{F} at 2,000 verdicts \({F}-{F}% of the boards; "
                          rf"slightly conservative\), {F}-{F} at 12,000 \({F}-{F}%\)",
-     lambda: both(crowd([c for c in THREE_ESTIMATED if c.startswith("c2k")], "boundary"))
-     + boundary_share([c for c in THREE_ESTIMATED if c.startswith("c2k")])
-     + both(crowd([c for c in THREE_ESTIMATED if c.startswith("c12k")], "boundary"))
-     + boundary_share([c for c in THREE_ESTIMATED if c.startswith("c12k")])),
+     boundary_estimated),
     ("README.md", rf"{F}-{F} with one judge", lambda: both(crowd(ONE_JUDGE))),
     ("README.md", rf"less on the {F}-{F}% of 12,000-verdict boards whose plain estimate sits on "
                   rf"the boundary \({F}-{F} in the study's table; {F}-0\.954 on fresh seeds",
-     lambda: boundary_share(THREE_12K) + both(crowd(THREE_12K, "boundary"))
-     + [min(both(crowd(None, "boundary", file=ORACLE)))]),
-    ("README.md", rf"`c12k-ties0`'s {F} / {F} on {F} of ([\d,]+) boards",
-     lambda: anchor_pairs(crowd(["c12k-ties0"], "boundary", file=ORACLE))
-     + [one(crowd(["c12k-ties0"], "boundary", file=ORACLE), "boards"),
-        one(crowd(["c12k-ties0"], file=ORACLE), "boards")]),
+     boundary_readme),
+    ("README.md", rf"`c12k-ties0`'s {F} / {F} on {F} of ([\d,]+) boards", lowest_fresh),
     ("docs/coverage.md", rf"`c12k` \(the first 2,500 of the boards above\) {F} \(\d+\) / {F} "
                          rf"\(\d+\) on {F} boundary boards, {F} \(\d+\) / {F} \(\d+\) with the "
-                         r"bound judge's eta fixed",
-     lambda: anchor_pairs(crowd(["c12k"], "boundary", file=ORACLE))
-     + [one(crowd(["c12k"], "boundary", file=ORACLE), "boards")]
-     + anchor_pairs(crowd(["c12k"], "boundary", "oracle", file=ORACLE))),
+                         r"bound judge's eta fixed", lambda: oracle("c12k")),
     ("docs/coverage.md", rf"`c12k-ties0` {F} \(\d+\) / {F} \(\d+\) on {F}, {F} \(\d+\) / {F} "
-                         r"\(\d+\) with it",
-     lambda: anchor_pairs(crowd(["c12k-ties0"], "boundary", file=ORACLE))
-     + [one(crowd(["c12k-ties0"], "boundary", file=ORACLE), "boards")]
-     + anchor_pairs(crowd(["c12k-ties0"], "boundary", "oracle", file=ORACLE))),
+                         r"\(\d+\) with it", lambda: oracle("c12k-ties0")),
     # scopes: rubric clustering and the combined headline
     ("docs/coverage.md", rf"task-clustered SEs {F}x \(pass-rate matches\) to {F}x \(per-check "
                          rf"matches\) the per-verdict ones, with coverage {F}-{F} clustered "
-                         rf"against {F}-{F} per verdict",
-     lambda: span(result("rubric_clustering.csv")["se_ratio_cluster_hc0"])
-     + span(result("rubric_clustering.csv")["coverage_cluster"])
-     + span(result("rubric_clustering.csv")["coverage_hc0"])),
-    ("docs/coverage.md", rf"joint covariance {F}, independent scopes {F}\.",
-     lambda: [one(result("coverage_combined.csv").query("cell == 'shared'"), "coverage_joint"),
-              one(result("coverage_combined.csv").query("cell == 'shared'"),
-                  "coverage_independent")]),
+                         rf"against {F}-{F} per verdict", rubric),
+    ("docs/coverage.md", rf"joint covariance {F}, independent scopes {F}\.", combined),
     # the judge audit's table
     ("README.md", rf"\| BT, 3,000 verdicts, 100 tasks \| {F} \| {F} \| {F} \|",
-     lambda: [audit("bt-100", "coverage position_bias"),
-              audit("bt-100", "coverage self_preference"),
-              audit("bt-100", "flag rate absent effects")]),
+     lambda: audit_row("bt-100")),
     ("README.md", rf"\| BT, 1,000 verdicts, 30 tasks \| {F} \| {F} \| {F} \|",
-     lambda: [audit("bt-30", "coverage position_bias"),
-              audit("bt-30", "coverage self_preference"),
-              audit("bt-30", "flag rate absent effects")]),
+     lambda: audit_row("bt-30")),
     ("README.md", rf"estimated\), 3,000 verdicts, 100 tasks \| {F} \| {F} \| {F} \|",
-     lambda: [audit("crowd-100", "coverage position_bias"),
-              audit("crowd-100", "coverage self_preference"),
-              audit("crowd-100", "flag rate absent effects")]),
+     lambda: audit_row("crowd-100")),
 ]
 
 #: Figures once quoted that the tables never held; they must not come back.
