@@ -240,6 +240,47 @@ def audit_row(cell: str) -> list[float]:
             audit(cell, "flag rate absent effects")]  # fmt: skip
 
 
+def timing(file: str, method: str, column: str = "seconds") -> float:
+    """One benchmark row's figure, the row found by the start of its method's text."""
+    t = result(file)
+    t = t[t["section"].isin(["main", "startup", "large"])]  # not the BLAS or small-log rows
+    return one(t[t["method"].str.strip().str.startswith(method)], column)
+
+
+def perf_1m() -> list[float]:
+    file = "bench_fit_1M.csv"
+    return [timing(file, "ours: fit(df)  [task-clustered]"), timing(file, "floor:"),
+            timing(file, "ours: fit(df)  [task-clustered]", "x_floor"),
+            timing(file, "ours: fit(df, cluster=None)  [HC0"), timing(file, "floor:"),
+            timing(file, "ours: fit(df, cluster=None)  [HC0", "x_floor")]  # fmt: skip
+
+
+def perf_headline() -> list[float]:
+    file = "bench_fit_headline_1M.csv"
+    return [timing(file, "ours CLI: ratings fit"), timing(file, "fresh-process floor"),
+            timing(file, "ours CLI: ratings fit", "x_floor"),
+            timing(file, "ours: fit(df, cluster=None)"), timing(file, "ours: fit(df)  [task"),
+            timing(file, "choix: the same on one BLAS thread")]  # fmt: skip
+
+
+def perf_arena() -> list[float]:
+    a = result("bench_arena.csv").query("verdicts == 300000")
+    return [a.query("variant == 'default'")["fit_and_df_s"].median(),
+            a.query("variant == 'hc0'")["fit_s"].median()]  # fmt: skip
+
+
+def perf_crowd() -> list[float]:
+    t = result("bench_crowd_judge_table.csv").query("section == 'df-clustered'")
+    crowd_bt = t[t["method"].str.contains("crowd-bt")]
+    plain = t[t["method"].str.contains("'bt'")]
+    return [one(crowd_bt, "seconds"), one(plain, "seconds"), one(crowd_bt, "x_bt")]
+
+
+def perf_planner() -> list[float]:
+    row = result("bench_sampling_speed.csv").query("models == 100 and matches == 5000")
+    return [one(row, "plan_seconds"), one(row, "fit_seconds")]
+
+
 # ----------------------------------------------------------------------------------------------
 # The claims: (document, pattern with the quoted figures as groups, figures from the files)
 # ----------------------------------------------------------------------------------------------
@@ -306,6 +347,16 @@ CLAIMS: list[tuple[str, str, Callable[[], Sequence[float]]]] = [
                          rf"matches\) the per-verdict ones, with coverage {F}-{F} clustered "
                          rf"against {F}-{F} per verdict", rubric),
     ("docs/coverage.md", rf"joint covariance {F}, independent scopes {F}\.", combined),
+    # the performance summary table
+    ("README.md", rf"default CR2 intervals \| {F} s \| floor {F} s \({F}x\) \|.*? \| the same with "
+                  rf"per-verdict \(HC0\) intervals \| {F} s \| floor {F} s \({F}x\) \|", perf_1m),
+    ("README.md", rf"fresh process \| {F} s \| fresh `read_csv` \+ factorize {F} s \({F}x\) \|.*?"
+                  rf"1,000 models, HC0 / CR2 \| {F} s / {F} s \| choix's point estimate {F} s",
+     perf_headline),
+    ("README.md", rf"with every df \| {F} s \| HC0 {F} s \|", perf_arena),
+    ("README.md", rf"Crowd-BT, 1M verdicts, task-clustered \| {F} s \| Bradley-Terry {F} s "
+                  rf"\({F}x\)", perf_crowd),
+    ("README.md", rf"200k-verdict history \| {F} s \| one fit of the history {F} s", perf_planner),
     # the judge audit's table
     ("README.md", rf"\| BT, 3,000 verdicts, 100 tasks \| {F} \| {F} \| {F} \|",
      lambda: audit_row("bt-100")),
