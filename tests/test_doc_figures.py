@@ -192,6 +192,11 @@ def joint_equal() -> list[float]:
     return [one(row, "joint"), one(row, "joint_mcse"), one(row, "n_boards")]
 
 
+def joint_equal_fresh() -> list[float]:
+    row = result("coverage_ranks_equal.csv")
+    return [one(row, "joint"), one(row, "joint_mcse"), one(row, "boards")]
+
+
 def three_judges() -> list[float]:
     return both(crowd(THREE))
 
@@ -315,8 +320,12 @@ CLAIMS: list[tuple[str, str, Callable[[], Sequence[float]]]] = [
                          rf"`bt-large-indep`, {F} vs {F} on `bt-large-dep`\)", rank_widths),
     ("docs/coverage.md", rf"hold every true rank jointly on {F} \(MCSE {F}, {F} boards\) of the "
                          r"boards where all models are equally strong", joint_equal),
+    ("docs/coverage.md", rf"on 4,000 more such boards from fresh seeds, {F} \(MCSE {F},",
+     lambda: joint_equal_fresh()[:2]),
     ("README.md", rf"all true ranks inside on {F} \(MCSE {F}\) of {F} boards whose models are "
-                  r"all equally strong", joint_equal),
+                  r"all equally strong", joint_equal_fresh),
+    ("README.md", rf"`benchmarks_perf/coverage_ranks_equal.py`; {F}, MCSE {F}, on the coverage "
+                  rf"study's {F}\)", joint_equal),
     # Crowd-BT: three judges, one judge, boundary boards
     ("README.md", rf"cover {F}-{F} with three judges", three_judges),
     ("docs/coverage.md", rf"covers {F}-{F} overall in every cell with three judges", three_judges),
