@@ -39,7 +39,7 @@ from ratings.core.errors import (
     close_matches,
     option,
 )
-from ratings.core.memory import check_memory, fit_memory
+from ratings.core.memory import check_memory, fit_memory, limit_scope
 from ratings.core.threads import one_blas_thread
 from ratings.data.comparisons import Comparisons
 from ratings.inference import bt_inference, crowd_inference
@@ -234,7 +234,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
     check_memory(fit_memory(n_params, n_clusters=data.n_clusters if data.clusters is not None
                             else 0, n_boot=n_boot if ci == "bootstrap" else 0),
                  f"a fit of {data.n_models:,} models", solver.max_memory)  # fmt: skip
-    with one_blas_thread():
+    with one_blas_thread(), limit_scope(solver.max_memory):
         if style is not None:  # style features as covariates (ratings.api.style)
             return fit_styled(loaded, style=style.features, transform=style.transform,
                               ridge=style.ridge, model=model, anchor=anchor, rating=rating0,
