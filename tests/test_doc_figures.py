@@ -268,12 +268,6 @@ def perf_headline() -> list[float]:
             timing(file, "choix: the same on one BLAS thread")]  # fmt: skip
 
 
-def perf_arena() -> list[float]:
-    a = result("bench_arena.csv").query("verdicts == 300000")
-    return [a.query("variant == 'default'")["fit_and_df_s"].median(),
-            a.query("variant == 'hc0'")["fit_s"].median()]  # fmt: skip
-
-
 def perf_crowd() -> list[float]:
     t = result("bench_crowd_judge_table.csv").query("section == 'df-clustered'")
     crowd_bt = t[t["method"].str.contains("crowd-bt")]
@@ -362,7 +356,6 @@ CLAIMS: list[tuple[str, str, Callable[[], Sequence[float]]]] = [
     ("README.md", rf"fresh process \| {F} s \| fresh `read_csv` \+ factorize {F} s \({F}x\) \|.*?"
                   rf"1,000 models, HC0 / CR2 \| {F} s / {F} s \| choix's point estimate {F} s",
      perf_headline),
-    ("README.md", rf"with every df \| {F} s \| HC0 {F} s \|", perf_arena),
     ("README.md", rf"Crowd-BT, 1M verdicts, task-clustered \| {F} s \| Bradley-Terry {F} s "
                   rf"\({F}x\)", perf_crowd),
     ("README.md", rf"200k-verdict history \| {F} s \| one fit of the history {F} s", perf_planner),
