@@ -148,3 +148,15 @@ def test_crowd_bt_takes_the_sparse_path_with_the_same_numbers(seed, sizes, monke
     eta = np.zeros((3, dense.inference.n_params))
     eta[np.arange(3), dense.inference.n_models + np.arange(3)] = 1.0
     np.testing.assert_allclose(sparse.inference.df(eta), dense.inference.df(eta), rtol=1e-9)
+
+
+def test_contrasted_influence_equals_the_dense_paths(monkeypatch):
+    """Each cluster's influence on a contrast (combined scopes with reused judge qualities need
+    it) from the sparse rows equals the dense path's influence matrix times the contrast."""
+    log = _judged(8, sizes=(1, 2))
+    dense, _, _ = _fit(log, False, monkeypatch, model="crowd-bt")
+    sparse, _, _ = _fit(log, True, monkeypatch, model="crowd-bt")
+    c = np.random.default_rng(0).normal(size=(4, dense.inference.n_params))
+    want = dense.inference.influence() @ c.T
+    np.testing.assert_allclose(sparse.inference.contrasted_influence(c), want, rtol=1e-9,
+                               atol=1e-12 * np.abs(want).max())  # fmt: skip

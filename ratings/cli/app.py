@@ -810,12 +810,11 @@ def _saved_table(path: str | None, flag: str, needed: tuple[str, ...]):
     """A table written by another subcommand, with the columns ``needed``, or None."""
     if path is None:
         return None
+    from ratings.core.schema import require_columns
     from ratings.plot.bands import read_ratings_table
 
     table = read_ratings_table(path)
-    missing = [c for c in needed if c not in table.columns]
-    if missing:
-        raise ValueError(f"`{flag}` {path!r} lacks the column(s) {missing}.")
+    require_columns(table, needed, f"`{flag}` {path!r}", error=ValueError)
     return table
 
 

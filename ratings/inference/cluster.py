@@ -140,6 +140,11 @@ class ClusterInference:
         out[:, self.free] = self.influence_free
         return out
 
+    def contrasted_influence(self, contrasts) -> NDArray[np.float64]:
+        """Each cluster's CR2-adjusted influence on each contrast, (G x C): ``influence() @
+        contrasts.T`` (contrasts over all parameters or the models only)."""
+        return self.influence_free @ self._free_contrasts(contrasts).T
+
     def _free_contrasts(self, contrasts) -> NDArray[np.float64]:
         c = np.atleast_2d(np.asarray(contrasts, dtype=np.float64))
         if c.shape[1] == self.n_models and self.n_params > self.n_models:

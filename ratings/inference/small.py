@@ -114,9 +114,20 @@ class SmallClusterInference(ClusterInference):
         np.add.at(w, (rows.cluster, rows.ii), rows.a * self.residual)
         np.add.at(w, (rows.cluster, rows.jj), -rows.a * self.residual)
         if rows.b.size:
-            np.add.at(w, (rows.cluster, rows.n_models + rows.kk), rows.b * self.residual)
+            np.add.at(w, (rows.cluster, rows.n_models + rows.judge), rows.b * self.residual)
         out = np.zeros_like(w)
         out[:, self.free] = w[:, self.free] @ self.bread
+        return out
+
+    def contrasted_influence(self, contrasts) -> NDArray[np.float64]:
+        """As :meth:`ClusterInference.contrasted_influence`, from the rows: cluster g's
+        influence on c is sum_r e*_r x_r^T B c (e*: the CR2-adjusted residuals), no G x P."""
+        v = self._directions(self._free_contrasts(contrasts))
+        rows, c = self.rows, v.shape[1]
+        per_row = rows.design(v, slice(None)) * self.residual[:, None]
+        out = np.zeros((rows.n_clusters, c))
+        for col in range(c):
+            out[:, col] = np.bincount(rows.cluster, per_row[:, col], rows.n_clusters)
         return out
 
     def _directions(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -159,14 +170,14 @@ class SmallClusterInference(ClusterInference):
         rows, blk = self.rows, self.blocks
         k = kernels(rows.ii.size * max(c.shape[0], 1))
         v = self._directions(c)
-        sums = k.small_terms(blk.starts, rows.ii, rows.jj, rows.kk, rows.a, rows.b,
+        sums = k.small_terms(blk.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
                              rows.n_models, blk.h, blk.f, v)  # fmt: skip
         bread = embed(self.bread, self.free, self.n_params)
         cross = np.empty(c.shape[0])
         for col in range(c.shape[0]):
             u = rows.design(v[:, [col]], slice(None))[:, 0]
             p = k.small_apply(blk.starts, blk.f, u)
-            ab = k.small_meat(blk.starts, rows.ii, rows.jj, rows.kk, rows.a, rows.b,
+            ab = k.small_meat(blk.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
                               rows.n_models, rows.n_params, p) @ bread  # fmt: skip
             cross[col] = np.einsum("ij,ji->", ab, ab)
         tr = sums[:, 0]
@@ -180,7 +191,7 @@ class SmallClusterInference(ClusterInference):
         v = self._directions(c)
         tr = np.einsum("pc,pq,qc->c", v[self.free], self.information, v[self.free])
         k = kernels(rows.ii.size * max(c.shape[0], 1) // CELLS_PER_VERDICT)
-        sums = k.small_shares(self.blocks.starts, rows.ii, rows.jj, rows.kk, rows.a, rows.b,
+        sums = k.small_shares(self.blocks.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
                               rows.n_models, v, tr, DEGENERATE)  # fmt: skip
         with np.errstate(divide="ignore", invalid="ignore"):
             denom = sums[:, 0] + sums[:, 1] ** 2 - sums[:, 2]
@@ -228,11 +239,11 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
     k = kernels(rows.ii.size)
     full = embed(bread, free, rows.n_params)
     starts = rows.starts
-    h, f, deg = k.small_blocks(starts, rows.ii, rows.jj, rows.kk, rows.a, rows.b, rows.n_models,
+    h, f, deg = k.small_blocks(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b, rows.n_models,
                                full, DEGENERATE)  # fmt: skip
     blocks = SmallBlocks(starts, h, f)
     adjusted = k.small_apply(starts, f, residual)
-    meat = k.small_meat(starts, rows.ii, rows.jj, rows.kk, rows.a, rows.b, rows.n_models,
+    meat = k.small_meat(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b, rows.n_models,
                         rows.n_params, adjusted)[np.ix_(free, free)]  # fmt: skip
     chol = np.linalg.cholesky(bread) if deg.any() else None
     degenerate = _degenerate(rows, blocks, np.flatnonzero(deg), free, chol)
