@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import FigureBase
+from matplotlib.font_manager import FontProperties
 from scipy.special import expit
 
 from ratings.core.errors import InvalidVerdictsError
@@ -38,6 +39,7 @@ from ratings.plot.figures import (
     COMBINED_COLOR,
     HIGHLIGHT_COLOR,
     MARGIN,
+    MIN_LABEL_SIZE,
     ROW_HEIGHT,
     AxesFactory,
     RatingsTable,
@@ -200,14 +202,17 @@ def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title,
     if edges is not None:  # open intervals (Crowd-BT, spread not identified): to the frame's edge
         lower = np.where(np.isfinite(lower), lower, edges[0])
         upper = np.where(np.isfinite(upper), upper, edges[1])
-    ax.hlines(y, lower, upper, colors=list(colors), linewidth=2.0,
+    # points per row: thinner bands and smaller markers where the rows are tight
+    pitch = 72.0 * root_figure(ax).get_figheight() * ax.get_position().height / (n_rows + 1.0)
+    ax.hlines(y, lower, upper, colors=list(colors), linewidth=min(2.0, 0.45 * pitch),
               alpha=0.6, gid="ratings-bands")  # fmt: skip
     is_anchor = models == table.anchor
-    ax.scatter(elo[~is_anchor], y[~is_anchor], c=list(colors[~is_anchor]), s=16, zorder=3,
-               gid="ratings-points")  # fmt: skip
+    ax.scatter(elo[~is_anchor], y[~is_anchor], c=list(colors[~is_anchor]),
+               s=min(16.0, (0.7 * pitch) ** 2), zorder=3, gid="ratings-points")  # fmt: skip
     handles = []
     if is_anchor.any():
-        (h,) = ax.plot(elo[is_anchor], y[is_anchor], linestyle="none", marker="D", markersize=7,
+        (h,) = ax.plot(elo[is_anchor], y[is_anchor], linestyle="none", marker="D",
+                       markersize=min(7.0, 1.1 * pitch),
                        color=ANCHOR_COLOR, zorder=4, gid="ratings-anchor",
                        label=f"{table.anchor} (anchor)")  # fmt: skip
         handles.append(h)
@@ -217,7 +222,8 @@ def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title,
     label_rows(ax, y, models, marked, stride,
                _rest_note(rest, table.anchor, marked) if len(rest) else None)  # fmt: skip
     if ranks and {"rank_lower", "rank_upper"} <= set(shown.columns):
-        _rank_labels(ax, y, shown, stride, table.level)
+        keep = [bool(t.get_text()) for t in ax.get_yticklabels()]
+        _rank_labels(ax, y, shown, keep, table.level)
     ax.set_xlabel(elo_label(table.level) + ("" if edges is None else
                   "; open intervals run off the frame"))  # fmt: skip
     if edges is not None:
@@ -229,7 +235,8 @@ def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title,
     return ax
 
 
-def _rank_labels(ax: Axes, y, shown: pd.DataFrame, stride: int, level: float | None) -> None:
+def _rank_labels(ax: Axes, y, shown: pd.DataFrame, keep: list[bool],
+                 level: float | None) -> None:  # fmt: skip
     """Each row's rank interval as a tick label of a secondary y axis on the right."""
     lo = pd.to_numeric(shown["rank_lower"], errors="coerce").to_numpy(dtype=float)
     hi = pd.to_numeric(shown["rank_upper"], errors="coerce").to_numpy(dtype=float)
@@ -239,8 +246,10 @@ def _rank_labels(ax: Axes, y, shown: pd.DataFrame, stride: int, level: float | N
             for a, b in zip(lo, hi, strict=True)]  # fmt: skip
     side = ax.secondary_yaxis("right")
     side.set_gid("ratings-ranks")
-    side.set_yticks(y, labels=thin(text, stride))
-    side.tick_params(length=0, labelsize="small")
+    side.set_yticks(y, labels=[t if k else "" for t, k in zip(text, keep, strict=True)])
+    size = min(ax.yaxis.get_major_ticks()[0].label1.get_fontsize(),
+               FontProperties(size="small").get_size_in_points())  # fmt: skip
+    side.tick_params(length=0, labelsize=size)
     what = "rank" if level is None else f"rank ({100 * level:.4g}% simultaneous)"
     side.set_ylabel(what, fontsize="small")
 
@@ -420,7 +429,8 @@ def plot_win_matrix(
     models : iterable of str, optional
         Models to include (default all); rows and columns are sorted by Elo, best first.
     annotate : bool, optional
-        Write the probability in each cell; default when there are at most 15 models.
+        Write the probability in each cell; default when there are at most 15 models and
+        the cells are large enough for the text.
     title : str, optional
         Wrapped to the width of the Axes.
     size, dpi : optional
@@ -441,36 +451,59 @@ def plot_win_matrix(
     n = len(names)
     if n == 0:
         raise ValueError("`models` selects no models.")
+    annotate_given = annotate is not None
     annotate = n <= 15 if annotate is None else bool(annotate)
     if ax is None:
         side = 0.3 * n + 1.5 + label_width(names)
         ax = make_axes(pyplot_axes, (side + 1.2, side + (0.3 if title is not None else 0.0)),
                        size, dpi)  # fmt: skip
-        ystride = xstride = 1
+        stride, cell = 1, None
         if size is not None:
-            ystride = fit_tick_labels(ax, n + 1.0)
-            xstride = fit_tick_labels(ax, n + 1.0, axis="x")
+            stride, cell = _matrix_labels(ax, names)
     else:
-        ystride = fit_tick_labels(ax, n + 1.0)
-        xstride = fit_tick_labels(ax, n + 1.0, axis="x")
+        stride, cell = _matrix_labels(ax, names)
     e = frame["elo"].to_numpy(dtype=np.float64)
     p = expit((e[:, None] - e[None, :]) / table.scale)
     im = ax.imshow(p, cmap="RdBu", vmin=0.0, vmax=1.0, interpolation="nearest")
     ticks = np.arange(n)
-    ax.set_xticks(ticks, labels=thin(names, xstride), rotation=45 if n <= 15 else 90,
+    ax.set_xticks(ticks, labels=thin(names, stride), rotation=45 if n <= 15 else 90,
                   ha="right" if n <= 15 else "center",
                   rotation_mode="anchor" if n <= 15 else "default")  # fmt: skip
-    ax.set_yticks(ticks, labels=thin(names, ystride))
+    ax.set_yticks(ticks, labels=thin(names, stride))
     ax.set_xlabel("column (opponent)")
     ax.set_ylabel("row")
+    fig = root_figure(ax)
+    fig.colorbar(im, ax=ax, label="P(row beats column)")
+    text_size: float | str = "x-small"
+    if annotate and cell is not None:  # a given size: the cells' size after layout
+        fig.draw_without_rendering()
+        cell = 72.0 * ax.get_window_extent().height / fig.dpi / n
+        text_size = min(7.0, cell / 2.8)
+        annotate = annotate_given or text_size >= 4.0  # unreadable: left out unless asked
     if annotate:
         for i in range(n):
             for j in range(n):
-                ax.text(j, i, f"{p[i, j]:.2f}", ha="center", va="center", fontsize="x-small",
+                ax.text(j, i, f"{p[i, j]:.2f}", ha="center", va="center", fontsize=text_size,
                         color="white" if abs(p[i, j] - 0.5) > 0.3 else "black")  # fmt: skip
-    root_figure(ax).colorbar(im, ax=ax, label="P(row beats column)")
     set_title(ax, title)
     return ax
+
+
+def _matrix_labels(ax: Axes, names: list[str]) -> tuple[int, float]:
+    """Tick labels of a win matrix in a given figure size: a font size at which rows do not
+    overlap and the longest name takes at most a quarter of the shorter side (never below
+    MIN_LABEL_SIZE; then every k-th label only); return the stride and the cell size in points."""
+    fig = root_figure(ax)
+    box = ax.get_position()
+    short = min(fig.get_figwidth() * box.width, fig.get_figheight() * box.height)
+    side = min(fig.get_figwidth(), fig.get_figheight())
+    cell = 72.0 * short / max(len(names), 1)  # points per row (the image is square)
+    longest = max((len(s) for s in names), default=1)
+    size = min(FontProperties(size=mpl.rcParams["ytick.labelsize"]).get_size_in_points(),
+               cell / 1.3, 0.25 * side / (0.0075 * longest))  # fmt: skip
+    size = max(size, MIN_LABEL_SIZE)
+    ax.tick_params(axis="both", labelsize=size)
+    return max(1, int(np.ceil(1.3 * size / cell))), cell
 
 
 # ----------------------------------------------------------------------------------------------

@@ -48,6 +48,7 @@ __all__ = [
     "infer_level",
     "label_rows",
     "label_width",
+    "labelled",
     "legend_above",
     "legend_proxy",
     "make_axes",
@@ -321,7 +322,8 @@ def label_rows(ax: Axes, y, names: Iterable[str], marked: Iterable[str], stride:
     bold in the highlight colour; fit the y limits, with room below for ``note`` (the models not
     shown), drawn there when given (``gid="ratings-note"``)."""
     names, marked = list(names), set(marked)
-    ax.set_yticks(y, labels=thin(names, stride))
+    ax.set_yticks(y, labels=[n if k else "" for n, k in zip(names, labelled(names, marked, stride),
+                                                             strict=True)])
     for label, name in zip(ax.get_yticklabels(), names, strict=True):
         if name in marked:
             label.set_color(HIGHLIGHT_COLOR)
@@ -330,6 +332,18 @@ def label_rows(ax: Axes, y, names: Iterable[str], marked: Iterable[str], stride:
     if note:
         ax.text(0.01, -1.0, note, transform=blended_transform_factory(ax.transAxes, ax.transData),
                 ha="left", va="center", fontsize="small", color="0.3", gid="ratings-note")
+
+
+def labelled(names: list[str], marked: Iterable[str], stride: int) -> np.ndarray:
+    """Which rows get a label: every ``stride``-th, and every ``marked`` one (whose neighbours
+    within the stride then go unlabelled)."""
+    keep = np.zeros(len(names), dtype=bool)
+    keep[::stride] = True
+    if stride > 1:
+        for i in np.flatnonzero(np.isin(names, list(marked))):
+            keep[max(0, i - stride + 1):i + stride] = False
+        keep[np.isin(names, list(marked))] = True
+    return keep
 
 
 def thin(labels: Iterable[str], stride: int) -> list[str]:
@@ -409,13 +423,15 @@ def legend_above(ax: Axes, handles: list, *, title: str | None = None) -> Legend
 
 
 def set_title(ax: Axes, title: str | None) -> None:
-    """The Axes' title, wrapped to the Axes' width (never wider than the figure) and above a
-    legend placed by :func:`legend_above`."""
+    """The Axes' title, wrapped to the width of the Axes and its tick labels (never wider than
+    the figure), above a legend placed by :func:`legend_above`."""
     if title is None:
         return
     fig = root_figure(ax)
     _layout(fig)
-    room = ax.get_window_extent().width
+    box, deco = ax.get_window_extent(), ax.get_tightbbox()
+    centre = 0.5 * (box.x0 + box.x1)  # the title is centred on the Axes; it may run over the
+    room = max(box.width, 2.0 * min(centre - deco.x0, deco.x1 - centre))  # tick labels
     size = FontProperties(size=mpl.rcParams["axes.titlesize"]).get_size_in_points()
     text = wrap_text(fig, str(title), room, size)
     size = _fit_font(fig, text, room, size)

@@ -31,7 +31,6 @@ from ratings.plot.figures import (
     root_figure,
     rows_size,
     set_title,
-    thin,
     wrap_text,
 )
 from ratings.result import Ratings
@@ -170,12 +169,10 @@ def _plot_style(controlled, raw, axes, *, level, highlight, top, title, size, dp
                 handles = list(legend.legend_handles)
             legend.remove()
     right.tick_params(axis="y", labelleft=False)
-    shown = [t.get_text() for t in left.get_yticklabels()]
-    labelled = [i for i, t in enumerate(shown) if t]
-    stride = labelled[1] - labelled[0] if len(labelled) > 1 else 1
+    keep = [bool(t.get_text()) for t in left.get_yticklabels()]
     fontsize = min(left.get_yticklabels()[0].get_fontsize(),
                    FontProperties(size="small").get_size_in_points())  # fmt: skip
-    _rank_change(right, ct, rt, order[:n], stride, fontsize)
+    _rank_change(right, ct, rt, order[:n], keep, fontsize)
     features = _features(controlled)
     set_title(left, "raw")
     set_title(right, "style-controlled" + (f" ({', '.join(features)})" if features else ""))
@@ -189,7 +186,8 @@ def _plot_style(controlled, raw, axes, *, level, highlight, top, title, size, dp
     return np.array([left, right], dtype=object)
 
 
-def _rank_change(ax: Axes, ct, rt, shown: list[str], stride: int, fontsize: float) -> None:
+def _rank_change(ax: Axes, ct, rt, shown: list[str], keep: list[bool],
+                 fontsize: float) -> None:  # fmt: skip
     """Each row's rank change (raw minus controlled) on the right of the controlled panel."""
     if "rank_change" in ct.frame.columns:
         change = pd.to_numeric(ct.frame.set_index("model")["rank_change"], errors="coerce")
@@ -198,7 +196,8 @@ def _rank_change(ax: Axes, ct, rt, shown: list[str], stride: int, fontsize: floa
         r = rt.frame.set_index("model")["elo"].rank(ascending=False, method="min")
         change = r.reindex(c.index) - c
     change = change.reindex(shown)
-    text = thin(["" if pd.isna(v) else "0" if v == 0 else f"{v:+.0f}" for v in change], stride)
+    text = ["" if pd.isna(v) or not k else "0" if v == 0 else f"{v:+.0f}"
+            for v, k in zip(change, keep, strict=True)]  # fmt: skip
     y = np.arange(len(shown), dtype=np.float64)[::-1]
     side = ax.secondary_yaxis("right")
     side.set_gid("style-rank-change")
