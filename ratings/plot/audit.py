@@ -25,7 +25,7 @@ from ratings.plot.figures import (
 )
 from ratings.plot.style import draw_coefficients, style_coefficients
 
-__all__ = ["plot_audit"]
+__all__ = ["draw_audit", "plot_audit"]
 
 _EFFECTS = (  # (label, estimate, lower, upper, flagged column, colour, marker, offset)
     ("position bias (slot A)", "position_bias", "position_lower", "position_upper",
@@ -70,11 +70,12 @@ def plot_audit(audit, ax: Axes | None = None, *, unit: str = "elo", title: str |
         Style coefficients are green diamonds (``gid="style-points"``) below a separating line.
         The legend sits above the Axes.
     """
-    return _plot_audit(audit, ax, unit=unit, title=title, style=style, size=size, dpi=dpi,
+    return draw_audit(audit, ax, unit=unit, title=title, style=style, size=size, dpi=dpi,
                        new_axes=pyplot_axes)  # fmt: skip
 
 
-def _plot_audit(audit, ax, *, unit, title, style, size, dpi, new_axes: AxesFactory) -> Axes:
+def draw_audit(audit, ax, *, unit, title, style, size, dpi, new_axes: AxesFactory) -> Axes:
+    """The body of :func:`plot_audit`, drawing a new figure with ``new_axes``."""
     size, dpi = figure_options(ax, size, dpi)
     if audit is None and style is None:
         raise ValueError("Nothing to draw: pass an audit, a style fit (`style=`), or both.")

@@ -31,7 +31,7 @@ from scipy.special import expit
 from ratings.core.errors import InvalidVerdictsError
 from ratings.io.readers import read_file
 from ratings.io.writers import same_file, write_atomic
-from ratings.plot.audit import _plot_audit, plot_audit
+from ratings.plot.audit import draw_audit, plot_audit
 from ratings.plot.diagnostics import plot_convergence, plot_judges
 from ratings.plot.figures import (
     ANCHOR_COLOR,
@@ -66,7 +66,7 @@ from ratings.plot.figures import (
     set_title,
     thin,
 )
-from ratings.plot.style import _plot_style, plot_style
+from ratings.plot.style import draw_style
 from ratings.result import Ratings
 
 __all__ = [
@@ -264,6 +264,63 @@ def _rest_note(rest: pd.DataFrame, anchor: str | None, marked: list[str]) -> str
     if hidden:
         note += f"; highlighted: {', '.join(hidden[:5])}{', ...' if len(hidden) > 5 else ''}"
     return note
+
+
+# ----------------------------------------------------------------------------------------------
+# Style control
+# ----------------------------------------------------------------------------------------------
+
+
+def plot_style(
+    controlled: Ratings | pd.DataFrame,
+    raw: Ratings | pd.DataFrame,
+    axes: tuple[Axes, Axes] | None = None,
+    *,
+    level: float | None = None,
+    highlight: str | Iterable[str] | None = None,
+    top: int | None = None,
+    title: str | None = None,
+    size: tuple[float, float] | None = None,
+    dpi: float | None = None,
+) -> np.ndarray:
+    """Raw and style-controlled Elo bands side by side, the models in the same rows.
+
+    >>> controlled = ratings.fit("verdicts.csv", style=["tokens", "headers"])  # doctest: +SKIP
+    >>> raw = ratings.fit("verdicts.csv")                                       # doctest: +SKIP
+    >>> save_figure(plot_style(controlled, raw)[0], "style.png")                 # doctest: +SKIP
+
+    Parameters
+    ----------
+    controlled : Ratings or pandas.DataFrame
+        The fit with ``style=[...]`` (or its ``to_frame()`` table, e.g. ``ratings fit --style
+        ... --out``). It orders the rows, best first.
+    raw : Ratings or pandas.DataFrame
+        The plain fit of the same verdicts (``ratings.fit`` without ``style``), on the same
+        anchor. It must rate the same models.
+    axes : pair of matplotlib Axes, optional
+        Left (raw) and right (controlled) Axes to draw into. By default a new figure with two
+        panels sharing both axes.
+    level : float, optional
+        Confidence level of the bands (see :func:`ratings.plot.bands.plot_ratings`).
+    highlight : str or iterable of str, optional
+        Models drawn in a second colour in both panels.
+    top : int, optional
+        Draw only the ``top`` best models (by the controlled Elo); a note counts the rest.
+    title : str, optional
+        Above both panels, wrapped to the figure's width.
+    size, dpi : optional
+        The new figure's size in inches (``(W, H)`` or ``"W,H"``) and resolution.
+
+    Returns
+    -------
+    numpy.ndarray of two matplotlib.axes.Axes
+        ``[raw, controlled]``. The right panel labels each row on the right with its rank
+        change (raw rank minus controlled rank: ``+3`` moved up three places under control;
+        ``gid="style-rank-change"``). The legend (anchor, highlighted) is below the panels.
+    """
+    return draw_style(controlled, raw, axes, level=level, highlight=highlight, top=top,
+                      title=title, size=size, dpi=dpi, new_figure=pyplot_axes,
+                      draw_bands=_plot_ratings)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------------
@@ -649,12 +706,13 @@ def plot_cli(
                          "(`ratings audit --out audit.csv`); plot the coefficients table "
                          "alone with `ratings plot COEFS.csv`.")  # fmt: skip
     if is_audit:
-        ax = _plot_audit(frame, None, unit="elo", style=coefs, new_axes=bare_axes, **kw)
+        ax = draw_audit(frame, None, unit="elo", style=coefs, new_axes=bare_axes, **kw)
     elif is_coefs:
-        ax = _plot_audit(None, None, unit="elo", style=frame, new_axes=bare_axes, **kw)
+        ax = draw_audit(None, None, unit="elo", style=frame, new_axes=bare_axes, **kw)
     elif raw is not None:
-        ax = _plot_style(frame, read_ratings_table(raw), None, level=None, highlight=highlight,
-                         top=top, new_figure=bare_axes, **kw)[0]  # fmt: skip
+        ax = draw_style(frame, read_ratings_table(raw), None, level=None, highlight=highlight,
+                        top=top, new_figure=bare_axes, draw_bands=_plot_ratings,
+                        **kw)[0]  # fmt: skip
     elif "scope" in frame.columns and frame["scope"].nunique() > 1:
         ax = _plot_scopes(frame, None, combined=None, level=None, highlight=highlight, top=top,
                           new_axes=bare_axes, **kw)  # fmt: skip

@@ -1,19 +1,11 @@
-"""Style-control plots: raw and style-controlled bands side by side, and the style coefficients
-with their intervals (drawn alone or below the judge audit by :func:`ratings.plot.audit`).
-
-Re-exported by :mod:`ratings.plot.bands`; the same contract holds (``axes=None`` draws a new
-figure, the Axes are returned, nothing is shown or saved).
-
->>> import ratings
->>> from ratings.plot.bands import plot_style, save_figure
->>> controlled = ratings.fit("verdicts.csv", style=["tokens", "headers"])  # doctest: +SKIP
->>> raw = ratings.fit("verdicts.csv")                                       # doctest: +SKIP
->>> save_figure(plot_style(controlled, raw)[0], "style.png")                 # doctest: +SKIP
+"""Style-control plots: raw and style-controlled bands side by side (the body of
+:func:`ratings.plot.bands.plot_style`), and the style coefficients with their intervals (drawn
+alone or below the judge audit by :func:`ratings.plot.audit.plot_audit`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -25,7 +17,6 @@ from ratings.plot.figures import (
     check_top,
     figure_options,
     label_width,
-    pyplot_axes,
     ratings_table,
     require_columns,
     root_figure,
@@ -35,7 +26,7 @@ from ratings.plot.figures import (
 )
 from ratings.result import Ratings
 
-__all__ = ["STYLE_COLOR", "draw_coefficients", "plot_style", "style_coefficients"]
+__all__ = ["STYLE_COLOR", "draw_coefficients", "draw_style", "style_coefficients"]
 
 STYLE_COLOR = "C2"
 
@@ -78,57 +69,9 @@ def _features(controlled) -> list[str]:
     return []
 
 
-def plot_style(
-    controlled: Ratings | pd.DataFrame,
-    raw: Ratings | pd.DataFrame,
-    axes: tuple[Axes, Axes] | None = None,
-    *,
-    level: float | None = None,
-    highlight: str | Iterable[str] | None = None,
-    top: int | None = None,
-    title: str | None = None,
-    size: tuple[float, float] | None = None,
-    dpi: float | None = None,
-) -> np.ndarray:
-    """Raw and style-controlled Elo bands side by side, the models in the same rows.
-
-    Parameters
-    ----------
-    controlled : Ratings or pandas.DataFrame
-        The fit with ``style=[...]`` (or its ``to_frame()`` table, e.g. ``ratings fit --style
-        ... --out``). It orders the rows, best first.
-    raw : Ratings or pandas.DataFrame
-        The plain fit of the same verdicts (``ratings.fit`` without ``style``), on the same
-        anchor. It must rate the same models.
-    axes : pair of matplotlib Axes, optional
-        Left (raw) and right (controlled) Axes to draw into. By default a new figure with two
-        panels sharing both axes.
-    level : float, optional
-        Confidence level of the bands (see :func:`ratings.plot.bands.plot_ratings`).
-    highlight : str or iterable of str, optional
-        Models drawn in a second colour in both panels.
-    top : int, optional
-        Draw only the ``top`` best models (by the controlled Elo); a note counts the rest.
-    title : str, optional
-        Above both panels, wrapped to the figure's width.
-    size, dpi : optional
-        The new figure's size in inches (``(W, H)`` or ``"W,H"``) and resolution.
-
-    Returns
-    -------
-    numpy.ndarray of two matplotlib.axes.Axes
-        ``[raw, controlled]``. The right panel labels each row on the right with its rank
-        change (raw rank minus controlled rank: ``+3`` moved up three places under control;
-        ``gid="style-rank-change"``). The legend (anchor, highlighted) is below the panels.
-    """
-    return _plot_style(controlled, raw, axes, level=level, highlight=highlight, top=top,
-                       title=title, size=size, dpi=dpi, new_figure=pyplot_axes)  # fmt: skip
-
-
-def _plot_style(controlled, raw, axes, *, level, highlight, top, title, size, dpi,
-                new_figure: AxesFactory) -> np.ndarray:  # fmt: skip
-    from ratings.plot.bands import _plot_ratings
-
+def draw_style(controlled, raw, axes, *, level, highlight, top, title, size, dpi,
+               new_figure: AxesFactory, draw_bands: Callable[..., Axes]) -> np.ndarray:  # fmt: skip
+    """The body of :func:`ratings.plot.bands.plot_style`; ``draw_bands`` draws one panel."""
     if axes is not None and len(axes) != 2:
         raise ValueError(f"`axes` must be two Axes (raw, controlled); got {len(axes)}.")
     size, dpi = figure_options(None if axes is None else axes[0], size, dpi)
@@ -158,7 +101,7 @@ def _plot_style(controlled, raw, axes, *, level, highlight, top, title, size, dp
         left, right = axes
         fig, fitted = root_figure(left), True
     for ax, obj in ((left, raw), (right, controlled)):
-        _plot_ratings(obj, ax, level=level, highlight=highlight, top=top, anchor=None,
+        draw_bands(obj, ax, level=level, highlight=highlight, top=top, anchor=None,
                       title=None, new_axes=new_figure, ranks=False, order=order,
                       fit_labels=fitted)  # fmt: skip
     handles = []
