@@ -316,3 +316,21 @@ def test_cli_style_plots(fits, audit, tmp_path):
     assert main(["plot", str(paths["styled"]), "--style-table", str(paths["coefs"]),
                  "-o", str(tmp_path / "x.png")]) != 0  # fmt: skip
     assert not (tmp_path / "x.png").exists()
+
+
+def test_long_names_are_shortened_but_stay_distinct():
+    names = [f"Vendor {k % 3} extremely-long-model-name-{k:03d} instruct preview 2026-05-01 "
+             "(thinking, max)" for k in range(12)]  # fmt: skip
+    frame = pd.DataFrame({"model": names, "elo": np.linspace(1200, 900, 12), "se": 20.0})
+    frame["lower"], frame["upper"] = frame["elo"] - 40, frame["elo"] + 40
+    ax = rplot.plot_ratings(frame)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert len(set(labels)) == len(names)  # still tells every model apart
+    assert all("\u2026" in t and len(t) < len(n) for t, n in zip(labels, names, strict=True))
+    for t, n in zip(labels, names, strict=True):  # the start and the end of each name are kept
+        head, tail = t.split("\u2026")
+        assert n.startswith(head) and n.endswith(tail)
+    assert ax.figure.get_figwidth() < 12.0
+    short = pd.DataFrame({"model": ["a", "b"], "elo": [1.0, 0.0], "lower": [0.0, -1.0],
+                          "upper": [2.0, 1.0]})  # fmt: skip
+    assert [t.get_text() for t in rplot.plot_ratings(short).get_yticklabels()] == ["a", "b"]

@@ -64,6 +64,7 @@ from ratings.plot.figures import (
     root_figure,
     rows_size,
     set_title,
+    shorten,
     thin,
 )
 from ratings.plot.style import draw_style
@@ -523,10 +524,10 @@ def plot_win_matrix(
     p = expit((e[:, None] - e[None, :]) / table.scale)
     im = ax.imshow(p, cmap="RdBu", vmin=0.0, vmax=1.0, interpolation="nearest")
     ticks = np.arange(n)
-    ax.set_xticks(ticks, labels=thin(names, stride), rotation=45 if n <= 15 else 90,
+    ax.set_xticks(ticks, labels=thin(shorten(names), stride), rotation=45 if n <= 15 else 90,
                   ha="right" if n <= 15 else "center",
                   rotation_mode="anchor" if n <= 15 else "default")  # fmt: skip
-    ax.set_yticks(ticks, labels=thin(names, stride))
+    ax.set_yticks(ticks, labels=thin(shorten(names), stride))
     ax.set_xlabel("column (opponent)")
     ax.set_ylabel("row")
     fig = root_figure(ax)
@@ -555,7 +556,7 @@ def _matrix_labels(ax: Axes, names: list[str]) -> tuple[int, float]:
     short = min(fig.get_figwidth() * box.width, fig.get_figheight() * box.height)
     side = min(fig.get_figwidth(), fig.get_figheight())
     cell = 72.0 * short / max(len(names), 1)  # points per row (the image is square)
-    longest = max((len(s) for s in names), default=1)
+    longest = max((len(s) for s in shorten(names)), default=1)
     size = min(FontProperties(size=mpl.rcParams["ytick.labelsize"]).get_size_in_points(),
                cell / 1.3, 0.25 * side / (0.0075 * longest))  # fmt: skip
     size = max(size, MIN_LABEL_SIZE)

@@ -31,6 +31,7 @@ __all__ = [
     "BASE_COLOR",
     "COMBINED_COLOR",
     "HIGHLIGHT_COLOR",
+    "LABEL_CHARS",
     "MARGIN",
     "MIN_LABEL_SIZE",
     "ROW_HEIGHT",
@@ -60,6 +61,7 @@ __all__ = [
     "root_figure",
     "rows_size",
     "set_title",
+    "shorten",
     "thin",
     "wrap_text",
 ]
@@ -282,9 +284,27 @@ def make_axes(factory: AxesFactory, default: tuple[float, float],
     return factory(default if size is None else size, dpi)
 
 
+LABEL_CHARS = 48  # longer model names are shortened in tick labels (head ... tail)
+
+
+def shorten(names: Iterable[str], limit: int = LABEL_CHARS) -> list[str]:
+    """Tick labels for ``names``: a name longer than ``limit`` characters keeps its start and
+    its end around an ellipsis; the limit grows until no two labels read the same."""
+    names = [str(s) for s in names]
+    longest = max((len(s) for s in names), default=0)
+    while limit < longest:
+        tail = limit // 3
+        short = [s if len(s) <= limit else f"{s[:limit - tail - 1]}\u2026{s[-tail:]}"
+                 for s in names]  # fmt: skip
+        if len(set(short)) == len(set(names)):
+            return short
+        limit += 4
+    return names
+
+
 def label_width(labels: Iterable[str]) -> float:
-    """Rough width in inches of the longest tick label at 10 pt."""
-    return 0.075 * max((len(s) for s in labels), default=0)
+    """Rough width in inches of the longest (shortened) tick label at 10 pt."""
+    return 0.075 * max((len(s) for s in shorten(labels)), default=0)
 
 
 def rows_size(n_rows: float, labels: Iterable[str], title: bool,
@@ -322,8 +342,8 @@ def label_rows(ax: Axes, y, names: Iterable[str], marked: Iterable[str], stride:
     bold in the highlight colour; fit the y limits, with room below for ``note`` (the models not
     shown), drawn there when given (``gid="ratings-note"``)."""
     names, marked = list(names), set(marked)
-    ax.set_yticks(y, labels=[n if k else "" for n, k in zip(names, labelled(names, marked, stride),
-                                                             strict=True)])
+    keep = labelled(names, marked, stride)
+    ax.set_yticks(y, labels=[t if k else "" for t, k in zip(shorten(names), keep, strict=True)])
     for label, name in zip(ax.get_yticklabels(), names, strict=True):
         if name in marked:
             label.set_color(HIGHLIGHT_COLOR)
