@@ -334,3 +334,17 @@ def test_long_names_are_shortened_but_stay_distinct():
     short = pd.DataFrame({"model": ["a", "b"], "elo": [1.0, 0.0], "lower": [0.0, -1.0],
                           "upper": [2.0, 1.0]})  # fmt: skip
     assert [t.get_text() for t in rplot.plot_ratings(short).get_yticklabels()] == ["a", "b"]
+
+
+def test_audit_flags_read_back_from_csv(audit, tmp_path):
+    """A saved audit's flags come back as text; "False" must stay an unflagged (hollow) point."""
+    path = tmp_path / "audit.csv"
+    write_atomic(audit.judges, path)
+    saved = rplot.read_ratings_table(path)
+    for frame in (audit.judges, saved):
+        ax = rplot.plot_audit(frame)
+        hollow = next(a for a in ax.lines if a.get_gid() == "audit-points-position_bias")
+        filled = next(a for a in ax.lines if a.get_gid() == "audit-flagged-position_bias")
+        flags = audit.judges["position_flagged"].to_numpy(dtype=bool)
+        assert len(filled.get_xdata()) == flags.sum()
+        assert len(hollow.get_xdata()) == (~flags).sum()

@@ -127,7 +127,7 @@ def _draw_effects(ax: Axes, table: pd.DataFrame, y, scale: float) -> list:
         e = table[est].to_numpy(dtype=np.float64) * scale
         lower = table[lo].to_numpy(dtype=np.float64) * scale
         upper = table[hi].to_numpy(dtype=np.float64) * scale
-        flagged = (table[flag].to_numpy(dtype=bool) if flag in table.columns
+        flagged = (_as_bool(table[flag]) if flag in table.columns
                    else (lower > 0) | (upper < 0))  # fmt: skip
         ok = np.isfinite(e)
         ax.hlines(y[ok] + off, lower[ok], upper[ok], colors=colour, linewidth=2.0, alpha=0.7,
@@ -141,3 +141,10 @@ def _draw_effects(ax: Axes, table: pd.DataFrame, y, scale: float) -> list:
             ax.text(0.0, yy, " n/a", color=colour, va="center", ha="left", fontsize="small",
                     gid=f"audit-na-{est}")  # fmt: skip
     return handles
+
+
+def _as_bool(values: pd.Series) -> np.ndarray:
+    """A flag column as booleans, also when read back from a CSV as text ("True"/"False")."""
+    if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
+        return values.astype(str).str.strip().str.lower().isin(["true", "1", "yes"]).to_numpy()
+    return values.fillna(False).to_numpy(dtype=bool)
