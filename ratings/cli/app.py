@@ -145,7 +145,8 @@ def _add_memory_option(p: argparse.ArgumentParser) -> None:
 def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-csv-escape", dest="csv_escape", action="store_false",
                    help="write CSV text cells as they are; by default cells starting with =, +, "
-                        "-, @ (formulas in a spreadsheet) get a leading ' (numbers never)")
+                        "-, @, tab or carriage return (formulas in a spreadsheet) get a leading "
+                        "' (numbers never)")
 
 
 def _declare_io(p: argparse.ArgumentParser, inputs: dict[str, str],
