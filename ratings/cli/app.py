@@ -275,12 +275,22 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     pl = sub.add_parser("plot", help="plot Elo bands (95%% CI) from a ratings table")
     pl.add_argument("ratings_table", metavar="RATINGS", help="table written by `fit --out` "
-                    "(.csv or .json); several scopes give one band per scope")
+                    "(.csv or .json); several scopes give one band per scope; an `audit --out` "
+                    "table draws the judge audit, a `fit --style-out` table the coefficients")
     pl.add_argument("-o", "--out", required=True, help="image file: .png, .svg or .pdf")
     pl.add_argument("--top", type=int, help="show the best K models and summarise the rest")
     pl.add_argument("--highlight", metavar="A,B", help="models to highlight")
-    pl.add_argument("--title", help="plot title")
-    _declare_io(pl, {"ratings_table": "RATINGS"}, {"out": "--out"})
+    pl.add_argument("--title", help="plot title (long titles wrap)")
+    pl.add_argument("--size", metavar="W,H", help="figure size in inches (default: fitted to "
+                    "the rows)")
+    pl.add_argument("--dpi", type=float, help="resolution of a PNG in dots per inch (default 100)")
+    pl.add_argument("--raw", metavar="RAW.csv", help="with a style-controlled RATINGS (`fit "
+                    "--style ... --out`): the plain fit's table; draws both side by side")
+    pl.add_argument("--style-table", metavar="STYLE.csv", help="with an audit table as RATINGS "
+                    "(`audit --out`): the style coefficients (`fit --style-out`) to draw below "
+                    "the judges")  # fmt: skip
+    _declare_io(pl, {"ratings_table": "RATINGS", "raw": "--raw", "style_table": "--style-table"},
+                {"out": "--out"})  # fmt: skip
     pl.set_defaults(func=_cmd_plot)
 
     au = sub.add_parser("audit", help="judge audit: position bias, self-preference, agreement")
@@ -729,7 +739,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     from ratings.plot.bands import plot_cli
 
     highlight = None if args.highlight is None else [h.strip() for h in args.highlight.split(",")]
-    plot_cli(args.ratings_table, args.out, top=args.top, highlight=highlight, title=args.title)
+    plot_cli(args.ratings_table, args.out, top=args.top, highlight=highlight, title=args.title,
+             size=args.size, dpi=args.dpi, raw=args.raw, style_table=args.style_table)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
