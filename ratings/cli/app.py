@@ -379,7 +379,8 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     pl.add_argument("--title", help="plot title (long titles wrap)")
     pl.add_argument("--size", metavar="W,H", help="figure size in inches (default: fitted to "
                     "the rows)")
-    pl.add_argument("--dpi", type=float, metavar="DPI", help="resolution of a PNG in dots per inch (default 100)")
+    pl.add_argument("--dpi", type=float, metavar="DPI",
+                    help="resolution of a PNG in dots per inch (default 100)")
     pl.add_argument("--raw", metavar="RAW", help="with a style-controlled RATINGS (`fit "
                     "--style ... --out`): the plain fit's table; draws both side by side")
     pl.add_argument("--style-table", metavar="STYLE", help="with an audit table as RATINGS "
