@@ -79,6 +79,7 @@ class Uncertainty:
     influence_clusters: pd.Index | None = None
     inference: ClusterInference | StackedInference | None = None
     df: float | None = None
+    model_based: NDArray[np.float64] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,10 +169,11 @@ class Ratings:
         object.__setattr__(self, "strength", readonly_copy(self.strength))
         object.__setattr__(self, "cov", readonly_copy(self.cov))
         u = self.uncertainty
-        if u.draws is not None or u.influence is not None:
+        if u.draws is not None or u.influence is not None or u.model_based is not None:
             object.__setattr__(self, "uncertainty", dataclasses.replace(
                 u, draws=None if u.draws is None else readonly_copy(u.draws),
-                influence=None if u.influence is None else readonly_copy(u.influence)))
+                influence=None if u.influence is None else readonly_copy(u.influence),
+                model_based=None if u.model_based is None else readonly_copy(u.model_based)))
         object.__setattr__(self, "level", check_level(self.level))
 
     #: Elo points per unit of log-strength (400 / ln 10), the same for every fit.
@@ -249,6 +251,26 @@ class Ratings:
     def _contrasts(self) -> NDArray[np.float64]:
         anchor = None if self.anchor is None else self._loc(self.anchor)
         return reference_contrasts(len(self.models), anchor)
+
+    @cached_property
+    def model_based_mask(self) -> NDArray[np.bool_]:
+        """Ratings whose interval uses the model-based variance (in part) because the
+        sandwich collapsed there (:mod:`ratings.inference.degenerate`)."""
+        mb = self.uncertainty.model_based
+        if mb is None:
+            return np.zeros(len(self.models), dtype=bool)
+        from ratings.inference.degenerate import model_based_flags
+
+        return model_based_flags(mb, self.cov, self._contrasts)
+
+    def _pairs_model_based(self, a: NDArray[np.int64], b: NDArray[np.int64]) -> NDArray:
+        """Is the interval of each difference ``s_a - s_b`` (partly) model-based?"""
+        from ratings.inference.degenerate import model_based_flags
+
+        c = np.zeros((len(a), len(self.models)))
+        c[np.arange(len(a)), a] += 1.0
+        c[np.arange(len(a)), b] -= 1.0
+        return model_based_flags(self.uncertainty.model_based, self.cov, c)
 
     @cached_property
     def _undefined(self) -> NDArray[np.bool_]:
@@ -492,6 +514,8 @@ class Ratings:
 
         draws = None if self.draws is None else shift(self.draws)
         infl = None if self.influence is None else shift(self.influence)
+        mb = self.uncertainty.model_based
+        mb = None if mb is None else shift(mb)
         strength, unbounded = shift(self.strength), self.unbounded
         if unbounded is not None:  # bounds move with the ratings
             if anchor is not None and self.unbounded_mask[k]:
@@ -504,7 +528,8 @@ class Ratings:
         return dataclasses.replace(
             self, strength=strength, cov=shift_cov(self.cov), anchor=anchor,
             offset=float(rating), fit_info=info,
-            uncertainty=dataclasses.replace(self.uncertainty, draws=draws, influence=infl),
+            uncertainty=dataclasses.replace(self.uncertainty, draws=draws, influence=infl,
+                                            model_based=mb),
             crowd=None if self.crowd is None else self.crowd.shifted(shift))
 
     # --- text ----------------------------------------------------------------------------
