@@ -61,6 +61,9 @@ class Ratings(Protocol):
     def unbounded_mask(self) -> NDArray[np.bool_]: ...
 
     @property
+    def rank_order(self) -> NDArray[np.int64]: ...
+
+    @property
     def pair_stats(self) -> PairStats: ...
 
     def pair_df(self) -> NDArray[np.float64]: ...
@@ -386,7 +389,7 @@ def pairwise_table(r: Ratings, level: float | None = None, *,
         raise ValueError(f"`adjust` must be 'max-t' or 'holm'; got {adjust!r}.")
     ps = r.pair_stats
     m = len(r.models)
-    order = np.argsort(-ps.estimate, kind="stable")  # better model first
+    order = np.asarray(r.rank_order)  # better model first (ties by name)
     rank = np.empty(m, dtype=np.int64)
     rank[order] = np.arange(m)
     jj, kk = np.triu_indices(m, 1)
