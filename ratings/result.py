@@ -411,7 +411,7 @@ class Ratings:
         out["rank"] = out["elo"].rank(ascending=False, method="min").astype(np.int64)
         ranks = self.rank_intervals(level).reindex(self.models)
         for col in ("rank_lower", "rank_upper"):  # NaN: no rank interval (open rating)
-            out[col] = ranks[col].to_numpy()
+            out[col] = ranks[col].array
         for col in ("n_matches", "wins", "losses", "ties", "forfeits"):
             if col in self.counts:
                 out[col] = self.counts[col].to_numpy()

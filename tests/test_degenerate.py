@@ -234,3 +234,19 @@ def test_crowd_bt_all_tie_board_gets_model_based_intervals_too():
     model = ratings.fit(log, model=crowd, anchor="x", ci="model")
     assert r.se.to_numpy() == pytest.approx(model.se.to_numpy(), rel=1e-6)
     assert r.to_frame()["model_based"].tolist() == [False, True, True]
+
+
+def test_command_line_fits_a_board_of_ties_and_flags_it(tmp_path, capsys):
+    from ratings.cli.app import main
+
+    log = tmp_path / "v.csv"
+    all_ties().to_csv(log, index=False)
+    code = main(["fit", str(log), "--anchor", "x=1000", "--out", str(tmp_path / "r.csv"),
+                 "--pairs", str(tmp_path / "p.csv")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "warning: The sandwich variance of 3 rating difference(s) is zero" in err
+    table = pd.read_csv(tmp_path / "r.csv").set_index("model")
+    assert table["model_based"].to_dict() == {"x": False, "y": True, "z": True}
+    assert table.loc["y", "se"] == pytest.approx(ELO_SCALE * np.sqrt(4 / 3), rel=1e-9)
+    assert pd.read_csv(tmp_path / "p.csv")["model_based"].all()
