@@ -394,7 +394,8 @@ KINDS: list[Kind] = [
       {"reg.csv": REGISTRY_HEADER + "x,1500,,,0.5,2026-01-01,\ny,100,,,-0.2,2026-01-01,\n"}),
     K("registry-anchor-off-its-rating", "freeze {d}/ratings.csv --registry {d}/reg.csv",
       ["the board's anchor off its anchor_rating", "('x', '1510', '1500')"],
-      {"reg.csv": "model,elo,lower,upper,index,frozen_on,source,anchor,anchor_rating\nx,1510,1460,1560,0.505,2026-01-01,,x,1500\n"}),
+      {"reg.csv": "model,elo,lower,upper,index,frozen_on,source,anchor,anchor_rating\n"
+                  "x,1510,1460,1560,0.505,2026-01-01,,x,1500\n"}),
     K("registry-empty-file", "freeze {d}/ratings.csv --registry {d}/reg.csv",
       "the file is empty (0 bytes", {"reg.csv": ""}),
     K("registry-is-directory", "freeze {d}/ratings.csv --registry {d}/reg",

@@ -218,7 +218,8 @@ def _anchor_off(path):
     (_empty, "the file is empty"),
     (_bounds_swapped, r"1 with lower above elo \(lower <= elo <= upper\) \(e.g. \[\('1550.0', "
                       r"'1500.0', '1450.0'\)\] at rows \[1\]\).*in the file they are lines \[3\]"),
-    (_index_outside, r"1 with index outside \[0, 1\] \(e.g. \['1.5'\] at rows \[2\]\).*lines \[4\]"),
+    (_index_outside, r"1 with index outside \[0, 1\] \(e.g. \['1.5'\] at rows \[2\]\)"
+                     r".*lines \[4\]"),
     (_anchor_off, r"1 with the board's anchor off its anchor_rating.*\('mid', '1510.0', "
                   r"'1500.0'\)\] at rows \[1\]"),
 ])  # fmt: skip

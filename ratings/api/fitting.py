@@ -34,7 +34,6 @@ from ratings.api.specs import (
 from ratings.api.style import check_style_columns, fit_styled, style_columns
 from ratings.core.errors import (
     ConvergenceWarning,
-    DegenerateBoardError,
     NonIdentifiableError,
     close_matches,
     option,
@@ -43,13 +42,13 @@ from ratings.core.memory import check_memory, fit_memory
 from ratings.core.threads import one_blas_thread
 from ratings.data.comparisons import Comparisons
 from ratings.inference import bt_inference, crowd_inference
-from ratings.inference.degenerate import fill_collapsed
 from ratings.inference.covariance import (
     bootstrap_draws,
     cluster_sandwich,
     inverse_free,
     sandwich,
 )
+from ratings.inference.degenerate import fill_collapsed
 from ratings.kernels.engine import kernels
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.bt import fit_bt

@@ -36,8 +36,8 @@ __all__ = [
     "cluster_sandwich",
     "collapsed_contrasts",
     "gram",
-    "model_based_supplement",
     "inverse_free",
+    "model_based_supplement",
     "sandwich",
 ]
 
