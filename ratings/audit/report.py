@@ -18,7 +18,13 @@ it favours models of its own family beyond what the other verdicts support (this
 ratings of that family: refit with ``adjust="self-preference"``). An effect is flagged when its
 interval excludes 0 (p below 1 - level); NaN means not estimable, and ``position_note`` /
 ``self_note`` say why (no family, no verdicts on its family, confounded with the family's
-strength, ...).
+strength, a model shown in slot A in every verdict of the judge, ...).
+
+No dead ends: effects the verdicts cannot estimate (an infinite estimate, or a column of the
+design the strengths and the effects before it already span, found from the design's rank by
+:func:`ratings.models.judge_effects.plan_effects`) are left out with their reason and an
+:class:`AuditWarning`, and the rest is fitted; ``effects=`` (``--effects``) chooses which
+effects to fit at all.
 """
 
 from __future__ import annotations
