@@ -34,31 +34,32 @@ __all__ = ["fill_collapsed", "model_based_flags"]
 FLAG_SHARE = 1e-6
 
 
-def fill_collapsed(est: dict, models: pd.Index, ci: str, *, stacklevel: int = 2) -> tuple:
-    """``(cov, inference, factor)`` of a fit's estimate ``est`` (keys ``cov``, ``draws``,
-    ``model_cov``: the model-based covariance of the strengths or a function giving it, and
-    optionally ``inference``) with the model-based variance where the robust one collapsed;
-    ``factor`` is None (and ``cov``, ``inference`` unchanged) when nothing collapsed.
+def fill_collapsed(est, models: pd.Index, ci: str, *, stacklevel: int = 2) -> tuple:
+    """``(cov, inference, factor)`` of a fit's estimate ``est`` (a
+    :class:`ratings.models.estimate.Estimate`: ``cov``, ``draws``, ``model_cov``, the
+    model-based covariance of the strengths or a function giving it, and ``inference``) with
+    the model-based variance where the robust one collapsed; ``factor`` is None (and ``cov``,
+    ``inference`` unchanged) when nothing collapsed.
 
     Raises
     ------
     DegenerateBoardError
         Bootstrap draws that do not vary on some contrasts (``pairs`` names them).
     """
-    draws, inference = est["draws"], est.get("inference")
-    robust = est["cov"] if draws is None else np.atleast_2d(np.cov(draws, rowvar=False))
+    draws, inference, cov = est.draws, est.inference, est.cov
+    robust = cov if draws is None else np.atleast_2d(np.cov(draws, rowvar=False))
     if not np.isfinite(robust).all():  # open intervals (Crowd-BT's unidentified scale)
-        return est["cov"], inference, None
-    model_cov = est["model_cov"]
+        return cov, inference, None
+    model_cov = est.model_cov
     if callable(model_cov):  # Crowd-BT: the model-based covariance costs one more inversion
         sd = np.sort(np.sqrt(np.clip(np.diag(robust), 0.0, None)))  # the reference's is 0
         # Structural collapses (zero residuals) leave two robust SDs equal to rounding.
         if sd[-1] > 0 and np.diff(sd).min(initial=np.inf) > 1e-6 * sd[-1]:
-            return est["cov"], inference, None
+            return cov, inference, None
         model_cov = model_cov()
     pairs = collapsed_contrasts(robust, model_cov)
     if len(pairs) == 0:
-        return est["cov"], inference, None
+        return cov, inference, None
     named = [(str(models[i]), str(models[j])) for i, j in pairs]
     shown = ", ".join(f"{a!r} - {b!r}" for a, b in named[:5]) + (", ..." if len(named) > 5
                                                                  else "")  # fmt: skip
@@ -74,8 +75,8 @@ def fill_collapsed(est: dict, models: pd.Index, ci: str, *, stacklevel: int = 2)
             "these models.", pairs=named)  # fmt: skip
     factor = model_based_supplement(robust, model_cov)
     if factor is None:  # a collapse below the pairs' tolerance only: nothing to fill
-        return est["cov"], inference, None
-    cov = est["cov"] + factor.T @ factor
+        return cov, inference, None
+    cov = cov + factor.T @ factor
     if inference is not None:
         extra = np.zeros((factor.shape[0], inference.n_params))
         extra[:, : factor.shape[1]] = factor
