@@ -607,6 +607,10 @@ class Ratings:
             lines.append(f"Rejected input rows: {self.n_rejected} (not fitted)")
         lines.append(f"Rank intervals: simultaneous {self.level:.0%} (rank_lower..rank_upper); "
                      f"statistically tied with the leader: {', '.join(self.tied_with_leader())}")
+        if self.model_based_mask.any():
+            lines.append("Model-based variance where the sandwich is zero (every residual of "
+                         "their verdicts is zero; column model_based): "
+                         + ", ".join(map(str, self.models[self.model_based_mask])))  # fmt: skip
         if self.unbounded is not None:
             lines.append("Not estimable without the penalty (open intervals, no rank interval): "
                          + ", ".join(map(str, self.unbounded.index)))  # fmt: skip
