@@ -42,7 +42,7 @@ def _groups(rows: WorkingRows) -> tuple[WorkingRows, NDArray[np.float64]]:
     first = starts[:-1][lone]  # the row of each one-row cluster
     b = rows.b[first] if rows.b.size else np.zeros(first.size)
     key = np.stack([rows.ii[first].astype(np.float64), rows.jj[first].astype(np.float64),
-                    rows.kk[first].astype(np.float64), rows.a[first], b], axis=1)  # fmt: skip
+                    rows.judge[first].astype(np.float64), rows.a[first], b], axis=1)  # fmt: skip
     design, inverse, count = np.unique(key, axis=0, return_inverse=True, return_counts=True)
     del inverse
     multi = np.repeat(~lone, sizes)  # rows of larger clusters, in cluster order
@@ -52,7 +52,7 @@ def _groups(rows: WorkingRows) -> tuple[WorkingRows, NDArray[np.float64]]:
     out = WorkingRows(
         ii=np.concatenate([design[:, 0].astype(np.int64), rows.ii[multi]]),
         jj=np.concatenate([design[:, 1].astype(np.int64), rows.jj[multi]]),
-        kk=np.concatenate([design[:, 2].astype(np.int64), rows.kk[multi]]),
+        judge=np.concatenate([design[:, 2].astype(np.int64), rows.judge[multi]]),
         cluster=np.concatenate([np.arange(n_single), n_single + renumbered]).astype(np.int64),
         a=np.concatenate([design[:, 3], rows.a[multi]]),
         b=np.concatenate([design[:, 4], rows.b[multi]]) if rows.b.size else rows.b,
@@ -75,7 +75,7 @@ def _blocks(groups: WorkingRows, n: NDArray[np.float64],
         hi = min(lo + per, groups.n_clusters)
         r0, r1 = starts[lo], starts[hi]
         b = groups.b[r0:r1] if groups.b.size else groups.b
-        u = k.cluster_quadratic(hi - lo, groups.ii[r0:r1], groups.jj[r0:r1], groups.kk[r0:r1],
+        u = k.cluster_quadratic(hi - lo, groups.ii[r0:r1], groups.jj[r0:r1], groups.judge[r0:r1],
                                 groups.cluster[r0:r1] - lo, groups.a[r0:r1], b,
                                 groups.n_models, n)  # fmt: skip
         yield u, weight[lo:hi]
