@@ -230,7 +230,8 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         if style is not None:  # style features as covariates (ratings.api.style)
             return fit_styled(loaded, style=style.features, transform=style.transform,
                               ridge=style.ridge, model=model, anchor=anchor, rating=rating0,
-                              ci=ci, level=level, engine=engine, tol=tol, max_iter=max_iter)
+                              ci=ci, level=level, engine=engine, tol=tol, max_iter=max_iter,
+                              prior=prior, adjust=adjust, families=families)
         if adjust:  # judge effects as nuisance parameters (ratings.api.adjust)
             return fit_adjusted(loaded, adjust=adjust, families=families, model=model,
                                 judge_quality=judge_quality, fit_new_judges=crowd.fit_new_judges,

@@ -25,6 +25,7 @@ from ratings.cli.allocator import leave, tune_allocator
 from ratings.cli.commands import CommandKit, add_registered
 from ratings.cli.flags import FLAGS, render_option
 from ratings.cli.notes import report_judges, show_warning, warn_unclustered
+from ratings.cli.style_features import add_parser as add_style_features
 from ratings.core.errors import (
     ConvergenceWarning,
     DataWarning,
@@ -145,7 +146,8 @@ def _add_memory_option(p: argparse.ArgumentParser) -> None:
 def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-csv-escape", dest="csv_escape", action="store_false",
                    help="write CSV text cells as they are; by default cells starting with =, +, "
-                        "-, @ (formulas in a spreadsheet) get a leading ' (numbers never)")
+                        "-, @, tab or carriage return (formulas in a spreadsheet) get a leading "
+                        "' (numbers never)")
 
 
 def _declare_io(p: argparse.ArgumentParser, inputs: dict[str, str],
@@ -169,7 +171,7 @@ def _version() -> str:
 #: Subcommands defined here; any other is looked up among the registered ones
 #: (:mod:`ratings.cli.commands`), which are loaded only when asked for or listed.
 BUILTIN = ("fit", "judges", "combine", "rubric", "assign-judges", "freeze", "plot", "audit",
-           "report", "demo")
+           "report", "demo", "style-features")
 
 
 def _wants_registered(argv: Sequence[str] | None) -> bool:
@@ -333,8 +335,10 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="fit the bundled simulated example and print the tables")
     d.set_defaults(func=_cmd_demo)
+    kit = CommandKit(_add_memory_option, _add_output_options, _declare_io)
+    add_style_features(sub, kit)
     if _wants_registered(argv):
-        add_registered(sub, CommandKit(_add_memory_option, _add_output_options, _declare_io))
+        add_registered(sub, kit)
     return parser
 
 
