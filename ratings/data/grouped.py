@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from ratings.core.schema import CANONICAL, DEFAULT_JUDGE, DETERMINISTIC_JUDGE
 from ratings.io import read_verdicts
 
-__all__ = ["RAW_COLUMNS", "counts_of_groups", "raw_columns"]
+__all__ = ["RAW_COLUMNS", "count_columns", "counts_of_groups", "raw_columns"]
 
 #: Columns a fit reads from a verdict log, grouped by their raw values.
 RAW_COLUMNS = ("scope", "task_id", "judge", "model_a", "model_b", "winner", "failed_a", "failed_b")
@@ -67,10 +67,46 @@ def counts_of_groups(
     log = read_verdicts(groups, columns=columns, winner_map=winner_map, errors="report")
     v = log.verdicts
     w = np.asarray(size, dtype=np.int64)[v.index.to_numpy()]
+    flags = bool({"failed_a", "failed_b"} & set(raw_columns(groups.columns, columns)))
+    keys, outcome, decided = count_columns(v, flags=flags)
+    out = pd.DataFrame(keys, copy=False)
+    out["wins_a"] = w * (outcome == 0)
+    out["wins_b"] = w * (outcome == 1)
+    out["ties"] = w * (outcome == 2)
+    out["forfeits"] = w * decided
+    return out, log.rejected[["row", "reason"]]
+
+
+def count_columns(
+    verdicts: pd.DataFrame, *, flags: bool
+) -> tuple[dict[str, pd.Categorical], NDArray[np.int8], NDArray[np.bool_]]:
+    """The key columns, outcomes and forfeit flags of validated verdicts.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        ``VerdictLog.verdicts`` of :func:`ratings.read_verdicts` (render forfeits already
+        decide ``winner``).
+    flags : bool
+        Whether the source has failure flags: then a ``judge`` column is always returned, with
+        ``"deterministic"`` where a flag decided the verdict (so that every part of a log split
+        in pieces has the same keys).
+
+    Returns
+    -------
+    keys : dict of str to pandas.Categorical
+        ``scope``, ``task_id``, ``judge``, ``model_a``, ``model_b`` (whichever occur).
+    outcome : ndarray of int8
+        0 where A won, 1 where B won, 2 for a tie.
+    decided : ndarray of bool
+        Where a failure flag decided the verdict.
+    """
+    v = verdicts
     outcome = v["winner"].array.codes  # WINNERS order: A, B, tie; forfeits already applied
-    decided = v["failed_a"].to_numpy(dtype=bool) | v["failed_b"].to_numpy(dtype=bool)
+    decided = (v["failed_a"].to_numpy(dtype=bool) | v["failed_b"].to_numpy(dtype=bool)
+               if "failed_a" in v.columns else np.zeros(len(v), dtype=bool))  # fmt: skip
     counts = {k: v[k].array for k in _KEYS if k in v.columns}
-    if decided.any() or {"failed_a", "failed_b"} & set(raw_columns(groups.columns, columns)):
+    if flags or decided.any():
         judge = counts.get("judge")
         if judge is None:
             judge = pd.Categorical.from_codes(np.zeros(len(v), dtype=np.int8),
@@ -80,9 +116,4 @@ def counts_of_groups(
         codes = np.where(decided, judge.categories.get_loc(DETERMINISTIC_JUDGE), judge.codes)
         counts["judge"] = pd.Categorical.from_codes(codes.astype(judge.codes.dtype),
                                                     dtype=judge.dtype, validate=False)  # fmt: skip
-    out = pd.DataFrame({k: counts[k] for k in _KEYS if k in counts}, copy=False)
-    out["wins_a"] = w * (outcome == 0)
-    out["wins_b"] = w * (outcome == 1)
-    out["ties"] = w * (outcome == 2)
-    out["forfeits"] = w * decided
-    return out, log.rejected[["row", "reason"]]
+    return {k: counts[k] for k in _KEYS if k in counts}, outcome, decided
