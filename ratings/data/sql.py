@@ -35,7 +35,10 @@ def relation_of(path: str | os.PathLike[str], connection=None):
     row's file (and, for Parquet, row number) for error messages."""
     import duckdb
 
-    con = connection or duckdb.connect()
+    con = connection
+    if con is None:
+        con = duckdb.connect()
+        con.execute("SET enable_progress_bar = false")  # no bar written over the CLI's output
     name = os.fspath(path)
     quoted = "'" + name.replace("'", "''") + "'"
     lower = name.lower()
