@@ -78,8 +78,9 @@ def _peak_mb() -> float:
 
 
 def _timed(fns: dict, repeats: int) -> dict[str, list[float]]:
-    """Each function once untimed, then ``repeats`` interleaved timed rounds."""
-    for fn in fns.values():
+    """Each function once untimed (unless a single round is asked for, as at 100M verdicts),
+    then ``repeats`` interleaved timed rounds."""
+    for fn in fns.values() if repeats > 1 else ():
         fn()
     times: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(repeats):

@@ -23,93 +23,32 @@ The same reduction in SQL (Spark, DuckDB, BigQuery), after mapping winners to 'A
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.errors import InvalidVerdictsError, format_rows
-from ratings.data.grouped import count_columns, raw_columns
+from ratings.data.grouped import (
+    PartialCounts,
+    combine_partials,
+    count_columns,
+    no_rejected,
+    raw_columns,
+    sum_keys,
+)
 
-__all__ = ["PartialCounts", "aggregate_counts", "combine_partials", "is_dask_frame",
-           "partition_counts"]  # fmt: skip
+__all__ = ["aggregate_counts", "is_dask_frame", "partition_counts"]
 
-_SHOWN = 1000  # rejected rows kept to name them
+_SHOWN = 1000  # rejected rows kept per partition to name them
 _SPLIT_EVERY = 8  # partial tables summed per task of the tree
-_COUNTS = ("wins_a", "wins_b", "ties", "forfeits")
 
 
 def is_dask_frame(obj: object) -> bool:
     """True for a ``dask.dataframe.DataFrame`` (without importing dask otherwise)."""
     module = type(obj).__module__ or ""
     return module.startswith("dask") and hasattr(obj, "map_partitions")
-
-
-@dataclass(frozen=True)
-class PartialCounts:
-    """Counts of part of a log: one row per distinct key, keys as codes into ``categories``.
-
-    Attributes
-    ----------
-    categories : dict of str to pandas.Index
-        Sorted categories of each key column (``scope``, ``task_id``, ``judge``, ``model_a``,
-        ``model_b``, whichever occur).
-    codes : dict of str to ndarray of int
-        Each key column's codes, one per row.
-    counts : ndarray of int64, shape (n, 4)
-        ``wins_a``, ``wins_b``, ``ties`` and ``forfeits`` per row.
-    rejected : pandas.DataFrame
-        ``partition``, ``row``, ``reason`` and ``value`` (e.g. ``"winner='draw'"``) of the first
-        rejected rows.
-    n_rejected : int
-        How many rows were rejected in all.
-    """
-
-    categories: dict[str, pd.Index]
-    codes: dict[str, NDArray[np.integer]]
-    counts: NDArray[np.int64]
-    rejected: pd.DataFrame
-    n_rejected: int
-
-    def frame(self) -> pd.DataFrame:
-        """The counts table: key columns as categoricals, then the four counts."""
-        out = {k: pd.Categorical.from_codes(self.codes[k], dtype=pd.CategoricalDtype(cats),
-                                            validate=False)
-               for k, cats in self.categories.items()}  # fmt: skip
-        out.update({c: self.counts[:, j] for j, c in enumerate(_COUNTS)})
-        return pd.DataFrame(out, copy=False)
-
-
-def _no_rejected() -> pd.DataFrame:
-    return pd.DataFrame({"partition": pd.Series(dtype=np.int64), "row": pd.Series(dtype=np.int64),
-                         "reason": pd.Series(dtype=object), "value": pd.Series(dtype=object)})
-
-
-def _summed(categories: dict[str, pd.Index], codes: dict[str, NDArray[np.integer]],
-            counts: NDArray[np.int64]) -> tuple[dict[str, NDArray[np.integer]], NDArray[np.int64]]:
-    """Rows of equal keys summed (keys in order of first appearance)."""
-    names = list(categories)
-    sizes = [len(categories[k]) + 1 for k in names]  # code -1 (missing) is a digit too
-    if not len(counts) or float(np.prod(np.asarray(sizes, dtype=np.float64))) >= 2.0**62:
-        # empty, or too many combinations for one integer key: pandas groups the columns
-        frame = pd.DataFrame({**codes, **{c: counts[:, j] for j, c in enumerate(_COUNTS)}})
-        total = frame.groupby(names, sort=False).sum().reset_index()
-        return ({k: total[k].to_numpy(dtype=codes[k].dtype) for k in names},
-                total[list(_COUNTS)].to_numpy(dtype=np.int64))  # fmt: skip
-    key = np.zeros(len(counts), dtype=np.int64)
-    for k, size in zip(names, sizes, strict=True):
-        key = key * size + (codes[k] + 1)
-    inverse, uniques = pd.factorize(key)
-    n = len(uniques)
-    total = np.column_stack([np.bincount(inverse, counts[:, j], minlength=n)
-                             for j in range(counts.shape[1])])  # fmt: skip
-    out = {}
-    for k, size in zip(names[::-1], sizes[::-1], strict=True):  # the key's digits, last first
-        uniques, digit = np.divmod(uniques, size)
-        out[k] = (digit - 1).astype(codes[k].dtype)
-    return {k: out[k] for k in names}, np.rint(total).astype(np.int64)
 
 
 def partition_counts(
@@ -136,7 +75,7 @@ def partition_counts(
     from ratings.io import read_verdicts
 
     part = part.reset_index(drop=True)
-    rejected = _no_rejected()
+    rejected = no_rejected()
     try:
         log = read_verdicts(part, columns=columns, winner_map=winner_map, errors="report")
     except InvalidVerdictsError as error:  # no usable row: an empty partition, or all bad
@@ -156,7 +95,7 @@ def partition_counts(
         outcome, decided = np.zeros(0, np.int8), np.zeros(0, bool)
     counts = np.column_stack([outcome == 0, outcome == 1, outcome == 2, decided]).astype(np.int64)
     categories = {k: pd.Index(c.categories) for k, c in keys.items()}
-    codes, counts = _summed(categories, {k: c.codes for k, c in keys.items()}, counts)
+    codes, counts = sum_keys(categories, {k: c.codes for k, c in keys.items()}, counts)
     n_rejected = len(rejected)
     shown = rejected.head(_SHOWN)
     shown = pd.DataFrame({"partition": np.full(len(shown), int(number), dtype=np.int64),
@@ -177,31 +116,6 @@ def _values(rejected: pd.DataFrame) -> NDArray[np.object_]:
         if named:
             out[i] = f"{named[0]}={cells[named[0]].iloc[i]!r}"
     return out
-
-
-def combine_partials(partials: Sequence[PartialCounts]) -> PartialCounts:
-    """Sum partial counts: codes renumbered onto the union of the categories, equal keys summed."""
-    partials = list(partials)
-    if len(partials) == 1:
-        return partials[0]
-    names = list(partials[0].categories)
-    categories, codes = {}, {}
-    for k in names:
-        union = partials[0].categories[k]
-        for p in partials[1:]:
-            if not union.equals(p.categories[k]):
-                union = union.union(p.categories[k])
-        categories[k] = union
-        codes[k] = np.concatenate([
-            p.codes[k] if union.equals(p.categories[k])
-            else union.get_indexer(p.categories[k]).astype(np.int32)[p.codes[k]]
-            for p in partials])  # fmt: skip
-    counts = np.concatenate([p.counts for p in partials])
-    codes, counts = _summed(categories, codes, counts)
-    rejected = [p.rejected for p in partials if len(p.rejected)]
-    rejected = pd.concat(rejected, ignore_index=True).head(_SHOWN) if rejected else _no_rejected()
-    return PartialCounts(categories, codes, counts, rejected,
-                         sum(p.n_rejected for p in partials))  # fmt: skip
 
 
 def aggregate_counts(
