@@ -25,6 +25,7 @@ from ratings.cli.allocator import leave, tune_allocator
 from ratings.cli.commands import CommandKit, add_registered
 from ratings.cli.flags import FLAGS, render_option
 from ratings.cli.notes import report_judges, show_warning, warn_unclustered
+from ratings.cli.style_features import add_parser as add_style_features
 from ratings.core.errors import (
     ConvergenceWarning,
     DataWarning,
@@ -36,6 +37,7 @@ from ratings.core.errors import (
     PenaltyOnlyWarning,
     options_rendered_by,
 )
+from ratings.core.memory import limit_scope
 
 __all__ = ["EXIT_DATA", "FLAGS", "USER_ERRORS", "main", "program"]
 
@@ -144,7 +146,8 @@ def _add_memory_option(p: argparse.ArgumentParser) -> None:
 def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-csv-escape", dest="csv_escape", action="store_false",
                    help="write CSV text cells as they are; by default cells starting with =, +, "
-                        "-, @ (formulas in a spreadsheet) get a leading ' (numbers never)")
+                        "-, @, tab or carriage return (formulas in a spreadsheet) get a leading "
+                        "' (numbers never)")
 
 
 def _declare_io(p: argparse.ArgumentParser, inputs: dict[str, str],
@@ -168,7 +171,7 @@ def _version() -> str:
 #: Subcommands defined here; any other is looked up among the registered ones
 #: (:mod:`ratings.cli.commands`), which are loaded only when asked for or listed.
 BUILTIN = ("fit", "judges", "combine", "rubric", "assign-judges", "freeze", "plot", "audit",
-           "report", "demo")
+           "report", "demo", "style-features")
 
 
 def _wants_registered(argv: Sequence[str] | None) -> bool:
@@ -272,12 +275,22 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     pl = sub.add_parser("plot", help="plot Elo bands (95%% CI) from a ratings table")
     pl.add_argument("ratings_table", metavar="RATINGS", help="table written by `fit --out` "
-                    "(.csv or .json); several scopes give one band per scope")
+                    "(.csv or .json); several scopes give one band per scope; an `audit --out` "
+                    "table draws the judge audit, a `fit --style-out` table the coefficients")
     pl.add_argument("-o", "--out", required=True, help="image file: .png, .svg or .pdf")
     pl.add_argument("--top", type=int, help="show the best K models and summarise the rest")
     pl.add_argument("--highlight", metavar="A,B", help="models to highlight")
-    pl.add_argument("--title", help="plot title")
-    _declare_io(pl, {"ratings_table": "RATINGS"}, {"out": "--out"})
+    pl.add_argument("--title", help="plot title (long titles wrap)")
+    pl.add_argument("--size", metavar="W,H", help="figure size in inches (default: fitted to "
+                    "the rows)")
+    pl.add_argument("--dpi", type=float, help="resolution of a PNG in dots per inch (default 100)")
+    pl.add_argument("--raw", metavar="RAW.csv", help="with a style-controlled RATINGS (`fit "
+                    "--style ... --out`): the plain fit's table; draws both side by side")
+    pl.add_argument("--style-table", metavar="STYLE.csv", help="with an audit table as RATINGS "
+                    "(`audit --out`): the style coefficients (`fit --style-out`) to draw below "
+                    "the judges")  # fmt: skip
+    _declare_io(pl, {"ratings_table": "RATINGS", "raw": "--raw", "style_table": "--style-table"},
+                {"out": "--out"})  # fmt: skip
     pl.set_defaults(func=_cmd_plot)
 
     au = sub.add_parser("audit", help="judge audit: position bias, self-preference, agreement")
@@ -328,8 +341,10 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="fit the bundled simulated example and print the tables")
     d.set_defaults(func=_cmd_demo)
+    kit = CommandKit(_add_memory_option, _add_output_options, _declare_io)
+    add_style_features(sub, kit)
     if _wants_registered(argv):
-        add_registered(sub, CommandKit(_add_memory_option, _add_output_options, _declare_io))
+        add_registered(sub, kit)
     return parser
 
 
@@ -724,7 +739,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     from ratings.plot.bands import plot_cli
 
     highlight = None if args.highlight is None else [h.strip() for h in args.highlight.split(",")]
-    plot_cli(args.ratings_table, args.out, top=args.top, highlight=highlight, title=args.title)
+    plot_cli(args.ratings_table, args.out, top=args.top, highlight=highlight, title=args.title,
+             size=args.size, dpi=args.dpi, raw=args.raw, style_table=args.style_table)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
@@ -808,12 +824,11 @@ def _saved_table(path: str | None, flag: str, needed: tuple[str, ...]):
     """A table written by another subcommand, with the columns ``needed``, or None."""
     if path is None:
         return None
+    from ratings.core.schema import require_columns
     from ratings.plot.bands import read_ratings_table
 
     table = read_ratings_table(path)
-    missing = [c for c in needed if c not in table.columns]
-    if missing:
-        raise ValueError(f"`{flag}` {path!r} lacks the column(s) {missing}.")
+    require_columns(table, needed, f"`{flag}` {path!r}", error=ValueError)
     return table
 
 
@@ -869,8 +884,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        with options_rendered_by(render_option):  # messages name flags, not Python arguments
-            _check_io(args)
+        with options_rendered_by(render_option), limit_scope(getattr(args, "max_memory", None)):
+            _check_io(args)  # messages name flags, not Python arguments; one memory limit
             return int(args.func(args))
     except BrokenPipeError:  # e.g. `ratings fit ... | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -881,6 +896,12 @@ def _run(args: argparse.Namespace) -> int:
         print(f"ratings: error: {msg}", file=sys.stderr)
         if isinstance(err, InvalidVerdictsError) and len(err.rows):
             print(err.rows.head(10).to_string(index=False), file=sys.stderr)
+        return EXIT_DATA
+    except MemoryError:  # an allocation the size guard did not foresee: a message, not a trace
+        print("ratings: error: the machine ran out of memory during this run; nothing was "
+              "written. Take per-verdict intervals (--no-cluster) or cluster by a coarser column "
+              "(--cluster COLUMN), fit fewer models (e.g. one --scope), or count a large log "
+              "where it lies (--engine duckdb).", file=sys.stderr)  # fmt: skip
         return EXIT_DATA
 
 

@@ -29,6 +29,7 @@ FLAGS: dict[str, str] = {
     "eta_known": "--eta-known", "adjust": "--adjust", "families": "--families",
     "scale": "--scale", "convert": "--convert", "previous": "--previous", "firth": "--firth",
     "style": "--style", "style_transform": "--style-transform", "style_ridge": "--style-ridge",
+    "size": "--size", "dpi": "--dpi",
 }  # fmt: skip
 #: Settings whose flag differs from ``FLAG VALUE`` (a switch, or a flag with a file).
 _SETTINGS: dict[tuple[str, object], str] = {
