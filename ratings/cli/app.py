@@ -301,6 +301,10 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                          "is estimated for judges with a family)")
     au.add_argument("--model", choices=["bt", "crowd-bt"], default="bt",
                     help="Bradley-Terry (default) or Crowd-BT (adds each judge's eta)")
+    au.add_argument("--effects", metavar="position,self-preference",
+                    default="position,self-preference",
+                    help="judge effects to fit (default both); effects the verdicts cannot "
+                         "estimate are reported as such and left out")
     au.add_argument("--judge-quality", metavar="JUDGES.json", help="crowd-bt: fix eta")
     au.add_argument("--fit-new-judges", action="store_true",
                     help="crowd-bt: estimate eta for judges missing from --judge-quality")
@@ -755,7 +759,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore", AuditWarning)
         result = ratings.audit(
             _read(args), scope=args.scope, families=args.families,
-            model=args.model,
+            model=args.model, effects=args.effects,
             judge_quality=args.judge_quality, fit_new_judges=args.fit_new_judges,
             cluster=_cluster_arg(args), level=args.level, n_boot=args.n_boot, seed=args.seed)
     if args.out:

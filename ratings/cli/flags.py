@@ -27,6 +27,7 @@ FLAGS: dict[str, str] = {
     "task_judges": "--task-judges", "objective": "--objective", "max_share": "--max-share",
     "forfeits": "--forfeits", "scopes": "--scopes", "prior": "--prior",
     "eta_known": "--eta-known", "adjust": "--adjust", "families": "--families",
+    "effects": "--effects",
     "scale": "--scale", "convert": "--convert", "previous": "--previous", "firth": "--firth",
     "style": "--style", "style_transform": "--style-transform", "style_ridge": "--style-ridge",
     "size": "--size", "dpi": "--dpi",
