@@ -87,7 +87,7 @@ def test_write_rejected(tmp_path: Path) -> None:
     log = read_verdicts(src, errors="report")
     write_rejected(log, tmp_path / "rejected.csv")
     back = pd.read_csv(tmp_path / "rejected.csv", dtype=str)
-    assert back.to_dict("records") == [{"row": "1", "reason": "unknown winner value",
+    assert back.to_dict("records") == [{"line": "3", "row": "1", "reason": "unknown winner value",
                                         "model_a": "x", "model_b": "y", "winner": "draw",
                                         "task_id": "008"}]  # fmt: skip
     write_rejected(log, tmp_path / "rejected.txt")
