@@ -21,6 +21,7 @@ import math
 import os
 import sys
 import warnings
+from collections.abc import Sequence
 
 import pandas as pd
 
@@ -77,7 +78,8 @@ def _share(text: str) -> float:
     return value
 
 
-def read_verdict_file(path: str | os.PathLike[str]) -> pd.DataFrame | None:
+def read_verdict_file(path: str | os.PathLike[str],
+                      keep: Sequence[str] = ()) -> pd.DataFrame | None:  # fmt: skip
     """Read a verdict log with :func:`ratings.read_verdicts`; ``None`` for a header-only CSV.
 
     Parameters
@@ -85,6 +87,8 @@ def read_verdict_file(path: str | os.PathLike[str]) -> pd.DataFrame | None:
     path : path
         Any format :func:`ratings.read_verdicts` reads. A ``.csv`` / ``.tsv`` file with a header
         and no rows is an empty log (``None``), which ``read_verdicts`` would reject.
+    keep : sequence of str, optional
+        Other columns to keep (e.g. the ``NAME_a``, ``NAME_b`` columns of ``--style``).
 
     Returns
     -------
@@ -93,7 +97,7 @@ def read_verdict_file(path: str | os.PathLike[str]) -> pd.DataFrame | None:
     """
     if is_header_only(path):
         return None
-    return read_verdicts(path).verdicts
+    return read_verdicts(path, keep=keep).verdicts
 
 
 def _read_text_table(path: str | os.PathLike[str], flag: str, what: str,
@@ -203,6 +207,14 @@ def add_next_parser(subparsers, kit: CommandKit | None = None) -> argparse.Argum
                         "(column 'failed'), written here as verdict rows with their winner "
                         "and judge 'deterministic', ready to append to the log; without it, "
                         "failed submissions are left out. They never go to a judge")  # fmt: skip
+    p.add_argument("--style", metavar="NAME,...",
+                   help="style control in the planner's fit of the verdicts: one coefficient "
+                        "per feature from the columns NAME_a and NAME_b (e.g. tokens,headers), "
+                        "as in `ratings fit --style`")  # fmt: skip
+    p.add_argument("--style-transform", default="normalized",
+                   choices=["normalized", "diff", "ratio", "log-ratio"],
+                   help="with --style: how a feature's two sides become one number (default "
+                        "normalized: (a - b) / (a + b))")  # fmt: skip
     p.set_defaults(func=cmd_next)
     if kit is not None:
         kit.add_memory_option(p)
@@ -217,7 +229,8 @@ def cmd_next(args: argparse.Namespace) -> int:
     """Run ``next``: read, plan, write atomically; warnings go to stderr. Returns 0."""
     from sampling._board import PlanWarning
 
-    verdicts = read_verdict_file(args.verdicts)
+    style = _style(args)
+    verdicts = read_verdict_file(args.verdicts, keep=_style_columns(style))
     subs = read_submissions(args.submissions) if args.submissions else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PlanWarning)
@@ -248,11 +261,31 @@ def plan_from_args(args: argparse.Namespace, verdicts, subs) -> pd.DataFrame:
         "forfeits": bool(args.forfeits),
         "max_memory": getattr(args, "max_memory", None),
     }
+    style = _style(args)
+    if style is not None:
+        options["fit_options"] = {"style": style}
     if args.scopes:
         return plan_scopes(verdicts, subs, args.judges, args.n, scopes=args.scopes,
                            seed=args.seed, **options)  # fmt: skip
     return plan_matches(verdicts, subs, args.judges, args.n, seed=args.seed, scope=args.scope,
                         **options)  # fmt: skip
+
+
+def _style(args: argparse.Namespace):
+    """The ``--style`` spec (:class:`ratings.Style`) of the planner's fit, or ``None``."""
+    if not getattr(args, "style", None):
+        return None
+    from ratings.api.specs import Style
+
+    return Style(args.style, transform=getattr(args, "style_transform", "normalized"))
+
+
+def _style_columns(style) -> list[str]:
+    if style is None:
+        return []
+    from ratings.api.style import style_columns
+
+    return style_columns(style.features)
 
 
 def write_plan(plan: pd.DataFrame, args: argparse.Namespace) -> str:

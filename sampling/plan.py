@@ -75,7 +75,8 @@ def fit_for_planning(
         The fit; when it raises :class:`ratings.NonIdentifiableError` (a model never lost or
         never won yet) and ``fit_options`` sets no ``penalty``, the fit with
         ``penalty=FALLBACK_PENALTY`` (0.1), whose intervals are approximate (read as they are:
-        the flags of ratings that exist only because of the penalty are dropped).
+        the flags of ratings that exist only because of the penalty are dropped); that fallback
+        leaves out ``style`` (a penalty does not combine with style control).
     """
     options = {"ci": "model", **(fit_options or {})}
     name, rating = check_anchor(anchor)
@@ -88,6 +89,7 @@ def fit_for_planning(
         with warnings.catch_warnings():  # planning reads the penalised fit as it is
             warnings.simplefilter("ignore", PenaltyOnlyWarning)
             penalised = ratings.BT(penalty=FALLBACK_PENALTY)
+            options.pop("style", None)  # a penalty does not combine with style control
             r = ratings.fit(source, **kw, **(options | {"model": penalised}))
         return dataclasses.replace(r, fit_info=dataclasses.replace(r.fit_info, unbounded=None))
 
@@ -164,7 +166,9 @@ def plan_matches(
         submissions are left out (with a :class:`PlanWarning`).
     fit_options : mapping, optional
         Keyword arguments for the :func:`ratings.fit` that scores candidates; default
-        ``{"ci": "model"}`` (see Notes).
+        ``{"ci": "model"}`` (see Notes). E.g. ``{"style": ratings.Style(["tokens"])}`` scores
+        candidates with style-controlled ratings (the verdicts then carry ``tokens_a`` and
+        ``tokens_b``).
     fitted : ratings.Ratings, optional
         A current fit of ``verdicts`` to use instead of fitting them again (reanchored at
         ``anchor`` when given; ``fit_options`` is then unused).

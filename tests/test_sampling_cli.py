@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -101,3 +102,42 @@ def test_cli_default_min_matches_is_the_planners():
     from sampling import cli, plan
 
     assert cli.MIN_MATCHES == plan.DEFAULT_MIN_MATCHES
+
+
+def styled_log(seed=0):
+    """A judged log whose winners favour the longer answer (``tokens_a``, ``tokens_b``)."""
+    board = make_board(8, 20, seed=seed, judges=["x", "y", "z"])
+    subs = board.submissions[["model", "task_id"]]
+    log = None
+    for k in range(4):
+        plan = plan_matches(log, subs, board.judges, 60, seed=seed + k)
+        v = judge_matches(plan, board, seed=seed + k)
+        log = v if log is None else pd.concat([log, v], ignore_index=True)
+    rng = np.random.default_rng(seed)
+    log["tokens_a"] = rng.integers(50, 500, len(log))
+    log["tokens_b"] = rng.integers(50, 500, len(log))
+    longer = np.where(log["tokens_a"] > log["tokens_b"], "A", "B")
+    flip = rng.random(len(log)) < 0.3  # 30% of verdicts go to the longer answer
+    log["winner"] = np.where(flip, longer, log["winner"])
+    return log.drop(columns=["phase", "score"]), subs
+
+
+def test_style_reaches_the_planners_fit(tmp_path):
+    import ratings
+
+    log, _ = styled_log()
+    path, out = tmp_path / "log.csv", tmp_path / "next.csv"
+    log.to_csv(path, index=False)
+    argv = ["next", str(path), "--judges", "x,y,z", "--n", "12", "--seed", "4", "--phase",
+            "active", "--out", str(out)]  # fmt: skip
+    assert main([*argv, "--style", "tokens"]) == 0
+    styled = pd.read_csv(out)
+    read = ratings.read_verdicts(path, keep=["tokens_a", "tokens_b"]).verdicts
+    fit = ratings.fit(read, style=ratings.Style(["tokens"]), ci="model")
+    assert abs(fit.style["coef"].iloc[0]) > 0.1  # the planted bias is estimated
+    expected = plan_matches(read, None, ["x", "y", "z"], 12, seed=4, phase="active",
+                            fitted=fit)  # fmt: skip
+    pd.testing.assert_frame_equal(styled, expected.reset_index(drop=True), check_dtype=False)
+    assert main(argv) == 0
+    plain = pd.read_csv(out)
+    assert not np.allclose(plain["score"], styled["score"])  # the plain fit scores otherwise
