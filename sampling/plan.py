@@ -304,9 +304,8 @@ def plan_matches(
             f"Fewer than two models can be paired ({int(plannable.sum())}): a match needs two "
             "models with submissions on the same task. Check `submissions`."
         )
-    cand = board.candidates()
-    judged = cand & ~(board.failed[:, None, :] | board.failed[None, :, :])
-    n_cand = int(judged.sum()) // 2
+    shared = board.shared()
+    n_cand = int(board.shared(exclude=board.failed).sum()) // 2  # judged (task, pair) cells
     if n > n_cand:
         raise ValueError(
             f"Cannot plan {n} matches: only {n_cand} distinct (task, model pair) candidates "
@@ -314,7 +313,7 @@ def plan_matches(
             f"{int(board.usable.any(axis=0).sum())} tasks), and one batch never repeats a "
             f"candidate. Ask for n <= {n_cand}, or add submissions."
         )
-    _warn_split(board, cand)
+    _warn_split(board, shared)
 
     def current_fit() -> ratings.Ratings | None:
         if fitted is not None:
@@ -325,7 +324,7 @@ def plan_matches(
 
     rng = np.random.default_rng(seed)
     turns = JudgeTurns(board.judge_n, board.judge_total, n, rng, routed=allowed is not None)
-    picker = Picker(board, cand, rng, min_matches, turns, objective=objective,
+    picker = Picker(board, rng, min_matches, turns, objective=objective,
                     cap=share_cap(max_share, n, int(plannable.sum())), allowed=allowed)  # fmt: skip
     if phase == "active":
         fit = current_fit()
@@ -461,9 +460,9 @@ def _reanchor(fit: ratings.Ratings, name: str | None, rating: float) -> ratings.
     return fit.reanchor(name, rating)
 
 
-def _warn_split(board: Board, cand: NDArray[np.bool_]) -> None:
+def _warn_split(board: Board, shared: NDArray[np.int64]) -> None:
     """Warn when the models split into groups that neither share a task nor met before."""
-    link = cand.any(axis=2) | (board.meet > 0)
+    link = (shared > 0) | (board.meet > 0)
     keep = np.flatnonzero(board.plannable)
     k, labels = connected_components(csr_matrix(link[np.ix_(keep, keep)]), directed=False)
     if k > 1:

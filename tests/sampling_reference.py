@@ -68,7 +68,8 @@ class ReferencePicker(Picker):
                             continue
                         if judged and not fits[a, c]:
                             continue
-                        tasks = sorted(t for t in allowed[a] & allowed[c] if self.fresh[a, c, t])
+                        fresh = self.feasible.fresh(a, c)
+                        tasks = sorted(t for t in allowed[a] & allowed[c] if fresh[t])
                         if tasks:
                             chosen = self._task(a, c, np.array(tasks, dtype=np.int64))
                             return a, c, chosen, float(score[k])

@@ -1,8 +1,8 @@
 """A size guard: estimate the memory of dense model x model work before allocating it.
 
 A fit holds a few dense M x M matrices (Hessian, its inverse, the sandwich, the reported
-covariance), the identifiability check an M x M adjacency matrix, and match planning an
-M x M x T table of candidate matches. At 20,000 models one M x M matrix of floats is 3.2 GB, so
+covariance), the identifiability check an M x M adjacency matrix, and match planning M x M and
+M x T tables and the history's cells. At 20,000 models one M x M matrix of floats is 3.2 GB, so
 a large board could exhaust memory minutes into a run. :func:`check_memory` compares an estimate
 with a limit first and stops with the memory the work would need.
 
@@ -126,12 +126,15 @@ def fit_memory(n_params: int, *, n_clusters: int = 0, n_boot: int = 0) -> int:
     return 8 * _FIT_MATRICES * p * p + p * p + 8 * influence + 8 * int(n_boot) * p
 
 
-def plan_memory(n_models: int, n_tasks: int) -> int:
-    """Bytes match planning needs for ``n_models`` models on ``n_tasks`` tasks: the M x M x T
-    tables of past meetings (int64 counts while summed, then int32) and of candidate matches
-    (booleans), about 24 bytes per cell, and the fit that scores candidates."""
+def plan_memory(n_models: int, n_tasks: int, n_verdicts: int = 0) -> int:
+    """Bytes match planning needs for ``n_models`` models on ``n_tasks`` tasks after
+    ``n_verdicts`` verdicts: about 64 bytes per model x task cell (counts, task levels and their
+    temporaries), 200 per model x model cell (the covariance, its square, the pair tables and
+    the temporaries of a pick), 160 per verdict of history (its (pair, task) cells indexed from
+    both sides, and their sort), and the fit that scores candidates. Nothing of size
+    models x models x tasks."""
     m, t = int(n_models), int(n_tasks)
-    return 24 * m * m * t + fit_memory(m)
+    return 64 * m * t + 200 * m * m + 160 * int(n_verdicts) + fit_memory(m)
 
 
 def format_bytes(n: float, *, compact: bool = False) -> str:
