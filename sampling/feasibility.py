@@ -100,6 +100,7 @@ class PairFeasibility:
     def __init__(self, levels: NDArray[np.bool_], playable: NDArray[np.bool_],
                  counts: PairCounts, pair_round: NDArray[np.int64]) -> None:  # fmt: skip
         self.playable, self.counts, self.pair_round = playable, counts, pair_round
+        self._above: dict[int, NDArray[np.int64]] = {}  # per model: history cells above round
         self.levels = levels & playable[None]
         self._float = self.levels.astype(np.float32)  # 0/1 sums are exact up to 2^24
         self.pairs = np.stack([self.matrix(self.levels[k], self._float[k])
@@ -109,10 +110,14 @@ class PairFeasibility:
         """Opponents and tasks of model ``x``'s cells that are not fresh (among those the
         history or the plan holds): above the pair's round, or planned."""
         c = self.counts
-        key, count = c.history_of(x)
-        above = key[count > self.pair_round[x, key // c.t]]
-        planned = np.array(c.plan_keys[x], dtype=np.int64)
-        return np.divmod(np.union1d(above, planned), c.t)
+        above = self._above.get(x)
+        if above is None:
+            key, count = c.history_of(x)
+            above = self._above[x] = key[count > self.pair_round[x, key // c.t]]
+        # a planned cell was fresh when planned, so at most its round in the history: the two
+        # sets are disjoint
+        keys = np.concatenate([above, np.array(c.plan_keys[x], dtype=np.int64)])
+        return np.divmod(keys, c.t)
 
     def excluded_all(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
         """Every pair's non-fresh cells ``(lo, hi, task)``, each cell once."""
@@ -120,7 +125,7 @@ class PairFeasibility:
         above = c.count > self.pair_round[c.lo, c.hi]
         cells = ((c.lo * c.m + c.hi) * c.t + c.task)[above]
         planned = [(lo * c.m + hi) * c.t + t for (lo, hi), ts in c.plan.items() for t in ts]
-        cells = np.union1d(cells, np.array(planned, dtype=np.int64))
+        cells = np.concatenate([cells, np.array(planned, dtype=np.int64)])  # disjoint
         pair, task = np.divmod(cells, c.t)
         lo, hi = np.divmod(pair, c.m)
         return lo, hi, task
@@ -149,6 +154,11 @@ class PairFeasibility:
             out[k] = shared[k, 0] - gone > 0.5
         out[:, x] = False
         return out
+
+    def new_round(self, a: int, c: int) -> None:
+        """Forget the cached cells of ``a`` and ``c`` (call when their pair's round changed)."""
+        self._above.pop(a, None)
+        self._above.pop(c, None)
 
     def refresh(self, models: tuple[int, ...], levels: NDArray[np.bool_]) -> None:
         """Take the new level rows of ``models`` (shape (3, len(models), T)) and recompute

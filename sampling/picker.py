@@ -186,6 +186,7 @@ class Picker:
             counts = self.board.pairs.row(a, b)
             shared = self.playable[a] & self.playable[b]
             self.pair_round[a, b] = self.pair_round[b, a] = counts[shared].min()
+            self.feasible.new_round(a, b)
             fresh = self.feasible.fresh(a, b)  # never twice in one plan
             self.has_fresh[a, b] = self.has_fresh[b, a] = fresh.any()
         two = [a, b]
