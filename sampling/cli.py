@@ -240,8 +240,30 @@ def cmd_next(args: argparse.Namespace) -> int:
             print(f"ratings next: warning: {w.message}", file=sys.stderr)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for line in phase_lines(plan):
+        print(f"ratings next: {line}", file=sys.stderr)
     print(write_plan(plan, args), file=sys.stderr)
     return 0
+
+
+def phase_lines(plan: pd.DataFrame) -> list[str]:
+    """Per scope, one line: why the plan has a balanced phase (or none) and how many of its
+    judged matches are balanced and active."""
+    reasons = plan.attrs.get("phase_reason")
+    if reasons is None:
+        return []
+    judged = plan[plan["judge"] != DETERMINISTIC_JUDGE]
+    if isinstance(reasons, str):
+        reasons, parts = {None: reasons}, {None: judged}
+    else:
+        parts = {s: judged[judged["scope"] == s] for s in reasons}
+    out = []
+    for scope, reason in reasons.items():
+        phase = parts[scope]["phase"]
+        counts = (f"{int((phase == 'balanced').sum())} balanced, "
+                  f"{int((phase == 'active').sum())} active")  # fmt: skip
+        out.append((f"{scope}: " if scope is not None else "") + f"{reason}; {counts}")
+    return out
 
 
 def plan_from_args(args: argparse.Namespace, verdicts, subs) -> pd.DataFrame:

@@ -81,7 +81,8 @@ class Picker:
     board : Board
     rng : numpy.random.Generator
     min_matches : int
-        Matches (and distinct tasks and opponents) a model needs to leave the balanced phase.
+        A model's exposure target: it leaves the balanced phase with ``min_matches`` matches on
+        at least ``min(min_matches, its tasks)`` distinct tasks.
     turns : JudgeTurns
         Hands out judges pick by pick.
     objective : {"pairwise", "anchored"}, default="pairwise"
@@ -105,7 +106,6 @@ class Picker:
         self.n_usable = board.usable.sum(axis=1)
         self.playable = board.playable
         shared = board.shared()
-        self.n_opponents = (shared > 0).sum(axis=1)
         # Each pair plays its shared tasks in rounds: a task is fresh for the pair while the
         # pair has played it only as often as its round, and not in this plan.
         self.pair_round, n_above = first_rounds(board.pairs, self.playable, shared)
@@ -152,16 +152,18 @@ class Picker:
         self.fit = fit
 
     def _is_cold(self, i: int) -> bool:
+        """Below its exposure target: fewer than ``k`` matches, or on fewer than
+        ``min(k, its tasks)`` distinct tasks."""
         b = self.board
         if not b.usable[i].any():
             return False
         tasks = int((b.task_n[i] > 0)[b.usable[i]].sum())
-        opponents = int((b.meet[i] > 0).sum())
-        return bool(
-            b.meet[i].sum() < self.k
-            or tasks < min(self.k, self.n_usable[i])
-            or opponents < min(self.k, self.n_opponents[i])
-        )
+        return bool(b.meet[i].sum() < self.k or tasks < min(self.k, self.n_usable[i]))
+
+    def exposure(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Each model's matches and distinct tasks played (history + plan so far)."""
+        b = self.board
+        return b.meet.sum(axis=1), ((b.task_n > 0) & b.usable).sum(axis=1)
 
     def any_cold(self) -> bool:
         return bool(self.cold.any())

@@ -137,9 +137,11 @@ def plan_matches(
         the matches planned so far in this batch), then active ones. ``"active"`` needs every
         model with submissions to have verdicts.
     min_matches : int, default=10
-        A model leaves the balanced phase once it has this many matches, on at least
-        ``min(min_matches, its tasks)`` distinct tasks and against at least
-        ``min(min_matches, its possible opponents)`` distinct opponents.
+        A model's exposure target: it leaves the balanced phase once it has this many matches
+        (history + plan), on at least ``min(min_matches, its tasks)`` distinct tasks. Whom it
+        met does not count (a log where every model met only a baseline model is past the
+        balanced phase once every model has its matches; the active phase then picks the
+        informative pairs).
     scope : str, optional
         Plan for the verdicts of this scope (required when the log holds several). A scope
         with no verdicts yet is planned from an empty log (with a :class:`PlanWarning` when
@@ -179,7 +181,8 @@ def plan_matches(
     Returns
     -------
     pandas.DataFrame
-        One row per match in the order picked, columns ``task_id``, ``model_a``, ``model_b``
+        One row per match in the order picked (``attrs["phase_reason"]``: one line saying why
+        the plan has a balanced phase or none), columns ``task_id``, ``model_a``, ``model_b``
         (A/B order random), ``judge``, ``phase`` (``"balanced"`` or ``"active"``) and ``score``:
         for active picks the expected reduction of the objective at the time of the pick
         (Elo^2: the mean variance over pairs, or the sum of the variances relative to the
@@ -254,8 +257,9 @@ def plan_matches(
     * **Judges** are assigned after the picks: per-judge quotas keep the panel's counts level
       (within one) in this plan and across history + plan (when the history was level); then
       each model's per-judge counts are levelled the same way where an assignment exists
-      (greedy pass, alternating-path repairs, then an exact integer programme; see
-      :mod:`sampling.judges`). With ``task_judges``, each match goes to a judge its task
+      (greedy pass, alternating-path repairs, then an integer programme for plans of up to
+      1,000 matches with three judges, or repairs on the weighted violation for larger ones;
+      see :mod:`sampling.judges`). With ``task_judges``, each match goes to a judge its task
       allows, and the panel's totals are the most even the routing allows: forced matches go
       to their judges, the free ones fill the judges with the fewest (:mod:`sampling.routing`;
       :func:`sampling.check_balance` reports the best spread alongside the one reached). A/B
@@ -344,6 +348,7 @@ def plan_matches(
     elif picker.needs_ladder():  # new models are placed on the rated models' ladder
         picker.set_fit(current_fit())
 
+    reason = _phase_reason(phase, board, picker, min_matches)
     picks, n_judged = [], 0
     while n_judged < n:
         mode = phase
@@ -385,6 +390,7 @@ def plan_matches(
             "score": score.astype(np.float64),
         }
     )
+    out.attrs["phase_reason"] = reason
     if forfeits:
         fail_a = board.failed[np.where(swap, b, a), t]
         fail_b = board.failed[np.where(swap, a, b), t]
@@ -392,6 +398,22 @@ def plan_matches(
         out["winner"] = np.where(is_judged, None, winner)
         out["failed_a"], out["failed_b"] = fail_a, fail_b
     return out
+
+
+def _phase_reason(phase: str, board: Board, picker: Picker, min_matches: int) -> str:
+    """One line: why the plan starts with a balanced phase, or why it does not."""
+    if phase != "auto":
+        return f"{phase} matches only, as asked ({option('phase', phase)})"
+    target = (f"the exposure target of {min_matches} matches on {min_matches} distinct tasks "
+              "(or all of a model's tasks)")  # fmt: skip
+    cold = np.flatnonzero(picker.cold)
+    if cold.size == 0:
+        return f"no balanced phase: every model meets {target}"
+    matches, tasks = picker.exposure()
+    shown = ", ".join(f"{board.models[i]} ({matches[i]} on {tasks[i]})" for i in cold[:3])
+    more = f" and {cold.size - 3} more" if cold.size > 3 else ""
+    return (f"balanced phase: {cold.size} of {int(board.plannable.sum())} models are below "
+            f"{target}: {shown}{more}")
 
 
 def _check_objective(objective: str, anchor: str | None) -> None:

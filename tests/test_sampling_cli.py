@@ -45,6 +45,9 @@ def test_header_only_log_is_a_new_benchmark(files, capsys):
     err = capsys.readouterr().err
     assert "warning: 1 model(s) are listed in `submissions` without any task" in err
     assert "wrote 6 matches (6 balanced, 0 active)" in err
+    assert ("ratings next: balanced phase: 4 of 4 models are below the exposure target of 10 "
+            "matches on 10 distinct tasks (or all of a model's tasks): a (0 on 0), b (0 on 0), "
+            "c (0 on 0) and 1 more; 6 balanced, 0 active\n") in err
     assert read_verdict_file(verdicts) is None
 
 
@@ -122,7 +125,7 @@ def styled_log(seed=0):
     return log.drop(columns=["phase", "score"]), subs
 
 
-def test_style_reaches_the_planners_fit(tmp_path):
+def test_style_reaches_the_planners_fit(tmp_path, capsys):
     import ratings
 
     log, _ = styled_log()
@@ -131,6 +134,8 @@ def test_style_reaches_the_planners_fit(tmp_path):
     argv = ["next", str(path), "--judges", "x,y,z", "--n", "12", "--seed", "4", "--phase",
             "active", "--out", str(out)]  # fmt: skip
     assert main([*argv, "--style", "tokens"]) == 0
+    assert "ratings next: active matches only, as asked (`--phase active`); 0 balanced, 12 " \
+        "active" in capsys.readouterr().err
     styled = pd.read_csv(out)
     read = ratings.read_verdicts(path, keep=["tokens_a", "tokens_b"]).verdicts
     fit = ratings.fit(read, style=ratings.Style(["tokens"]), ci="model")
