@@ -121,7 +121,8 @@ def add_comparison(cov: NDArray[np.float64], i: int, j: int, weight: float) -> N
 
 
 def pair_reduction(cov: NDArray[np.float64], gram: NDArray[np.float64], weight: NDArray[np.float64],
-                   i: NDArray[np.int64], j: NDArray[np.int64]) -> NDArray[np.float64]:  # fmt: skip
+                   i: NDArray[np.int64], j: NDArray[np.int64],
+                   flat: NDArray[np.int64] | None = None) -> NDArray[np.float64]:  # fmt: skip
     """:func:`trace_reduction` for the pairs ``(i[k], j[k])`` only, from ``gram = cov @ cov``.
 
     Parameters
@@ -130,16 +131,19 @@ def pair_reduction(cov: NDArray[np.float64], gram: NDArray[np.float64], weight: 
         The covariance and its square (kept up to date by :func:`record_comparison`).
     weight : ndarray, shape (M, M)
     i, j : ndarray of int, shape (K,)
+    flat : ndarray of int, shape (K,), optional
+        ``i * M + j`` (saves computing it).
 
     Returns
     -------
     ndarray, shape (K,)
         The same values as ``trace_reduction(cov, weight)[i, j]``, in ``O(K)``.
     """
+    flat = i * cov.shape[0] + j if flat is None else flat
     d, gd = np.diag(cov), np.diag(gram)
-    quad = np.clip(d[i] + d[j] - 2.0 * cov[i, j], 0.0, None)
-    norm2 = np.clip(gd[i] + gd[j] - 2.0 * gram[i, j], 0.0, None)
-    w = weight[i, j]
+    quad = np.clip(d[i] + d[j] - 2.0 * np.take(cov, flat), 0.0, None)
+    norm2 = np.clip(gd[i] + gd[j] - 2.0 * np.take(gram, flat), 0.0, None)
+    w = np.take(weight, flat)
     return w * norm2 / (1.0 + w * quad)
 
 

@@ -145,13 +145,13 @@ class PairFeasibility:
         return out
 
     def _row(self, x: int) -> NDArray[np.bool_]:
-        shared = self._float[:, x, None, :] @ self._float.transpose(0, 2, 1)  # (L, 1, M)
         y, task = self.excluded(x)
         out = np.empty((N_LEVELS, self.levels.shape[1]), dtype=bool)
         for k in range(N_LEVELS):
+            shared = self._float[k] @ self._float[k, x]  # (M,)
             hit = self.levels[k, x, task] & self.levels[k, y, task]
             gone = np.bincount(y[hit], minlength=out.shape[1])
-            out[k] = shared[k, 0] - gone > 0.5
+            out[k] = shared - gone > 0.5
         out[:, x] = False
         return out
 

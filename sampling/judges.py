@@ -13,8 +13,8 @@ edge colouring, which has no solution for some plans (a triangle with two judges
 3. if the weighted violation is still above its lower bound (each model's best split of its
    own matches, ignoring the others: :func:`_floor`; at the bound the assignment is optimal and
    the search stops), a small integer programme (HiGHS via :func:`scipy.optimize.milp`,
-   deterministic node limit) that minimises it, for plans of up to ``_MILP_MAX_VARS`` (3,000)
-   match x judge variables. Larger plans (more than 1,000 matches for three judges) skip 2 and
+   deterministic node limit) that minimises it, for plans of up to ``_MILP_MAX_VARS`` (1,500)
+   match x judge variables. Larger plans (more than 500 matches for three judges) skip 2 and
    3 and repair along alternating paths on the weighted violation itself (:func:`_weighted_repair`):
    the integer programme took seconds there and stopped at its node limit without proving
    optimality. The problem is an edge colouring with per-vertex bounds, not a flow: with bounds
@@ -46,7 +46,7 @@ __all__ = ["JudgeTurns", "assign_judges", "level_bounds"]
 
 _MAX_SWEEPS = 20
 _MILP_NODES = 500
-_MILP_MAX_VARS = 3_000  # larger plans: repairs on the weighted cost instead (see assign_judges)
+_MILP_MAX_VARS = 1_500  # larger plans: repairs on the weighted cost instead (see assign_judges)
 _TOTAL_WEIGHT = 10  # a unit of history + plan imbalance costs as much as 10 within the plan
 
 
@@ -122,8 +122,8 @@ class JudgeTurns:
 
     def fits(self) -> NDArray[np.bool_]:
         """``fits[a, c]``: a judge with quota left is among the least used by both models."""
-        least = (self.total == self.total.min(axis=1, keepdims=True)).astype(np.int64)
-        return (least * (self.left > 0)) @ least.T > 0
+        least = (self.total == self.total.min(axis=1, keepdims=True)).astype(np.float64)
+        return (least * (self.left > 0)) @ least.T > 0.5
 
     def take(self, a: int, c: int, allowed: NDArray[np.bool_] | None = None) -> int:
         """Give the next match (``a`` vs ``c``) a judge (one of ``allowed``) and count it."""

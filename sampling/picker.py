@@ -102,6 +102,7 @@ class Picker:
         self.objective, self.cap, self.allowed = objective, cap, allowed
         m, t = board.task_n.shape
         self.iu = np.triu_indices(m, 1)
+        self.flat = self.iu[0] * m + self.iu[1]  # the pairs' positions in an (M, M) array
         self.plan_task_n = np.zeros((m, t), dtype=np.int64)
         self.n_usable = board.usable.sum(axis=1)
         self.playable = board.playable
@@ -237,12 +238,13 @@ class Picker:
         b = self.board
         i, j = self.iu
         ok_models = b.plannable & self.fitted if mode == "active" else b.plannable
-        mask = ok_models[i] & ok_models[j] & self.has_fresh[i, j]
+        mask = ok_models[i] & ok_models[j] & np.take(self.has_fresh, self.flat)
         tie = self.rng.random(i.size)
         idx = np.flatnonzero(mask)
         i, j = i[idx], j[idx]
         if mode == "active":
-            score = pair_reduction(self.cov, self.gram, self.weight, i, j) * self.scale2
+            score = pair_reduction(self.cov, self.gram, self.weight, i, j,
+                                   self.flat[idx]) * self.scale2  # fmt: skip
             return idx, (tie[idx], -score), score
         played = b.meet.sum(axis=1)
         new = ~self.rated
@@ -272,13 +274,13 @@ class Picker:
         pairs, keys, score = self.ranking(mode)
         if pairs.size == 0:
             return None
-        ia, ic = self.iu[0][pairs], self.iu[1][pairs]
-        fits = self.turns.fits()[ia, ic]
-        strict = [self.feasible.pairs[level, ia, ic] for level in range(N_LEVELS)]
+        ia, ic, flat = self.iu[0][pairs], self.iu[1][pairs], self.flat[pairs]
+        fits = np.take(self.turns.fits(), flat)
         caps = [None] if self.cap is None else [self.plan_n < self.cap, None]
         for under in caps:
             base = np.ones(pairs.size, dtype=bool) if under is None else under[ia] & under[ic]
-            for level, has_task in enumerate(strict):
+            for level in range(N_LEVELS):
+                has_task = np.take(self.feasible.pairs[level], flat)
                 for allowed in (base & fits, base):  # prefer pairs a judge can take evenly
                     hit = allowed & has_task
                     if hit.any():

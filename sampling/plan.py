@@ -258,7 +258,7 @@ def plan_matches(
       (within one) in this plan and across history + plan (when the history was level); then
       each model's per-judge counts are levelled the same way where an assignment exists
       (greedy pass, alternating-path repairs, then an integer programme for plans of up to
-      1,000 matches with three judges, or repairs on the weighted violation for larger ones;
+      500 matches with three judges, or repairs on the weighted violation for larger ones;
       see :mod:`sampling.judges`). With ``task_judges``, each match goes to a judge its task
       allows, and the panel's totals are the most even the routing allows: forced matches go
       to their judges, the free ones fill the judges with the fewest (:mod:`sampling.routing`;
