@@ -399,3 +399,32 @@ def test_fit_for_planning_falls_back_to_ridge():
     assert r.penalty == pytest.approx(0.1)
     with pytest.raises(ratings.NonIdentifiableError):
         fit_for_planning(log, fit_options={"model": ratings.BT(penalty=0.0)})
+
+
+@pytest.mark.slow
+def test_planning_memory_is_not_quadratic_in_tasks_x_pairs():
+    """300 models on 1,000 tasks: the M x M x T tables planning used to hold (int32 counts,
+    candidate and fresh masks, about 24 bytes per cell) would be 2.2 GB."""
+    import tracemalloc
+
+    from ratings.core.memory import plan_memory
+
+    m, t, n_log = 300, 1_000, 3_000
+    models = np.array([f"m{k:03d}" for k in range(m)], dtype=object)
+    tasks = np.array([f"t{k:04d}" for k in range(t)], dtype=object)
+    subs = pd.DataFrame({"model": np.repeat(models, t), "task_id": np.tile(tasks, m)})
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, m, n_log)
+    b = (a + rng.integers(1, m, n_log)) % m
+    log = pd.DataFrame({"model_a": models[a], "model_b": models[b],
+                        "task_id": tasks[rng.integers(0, t, n_log)],
+                        "winner": np.where(a < b, "A", "B"),
+                        "judge": rng.choice(JUDGES, n_log)})  # fmt: skip
+    tracemalloc.start()
+    try:
+        plan = plan_matches(log, subs, JUDGES, 20, seed=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(plan) == 20
+    assert peak < plan_memory(m, t, n_log) < 24 * m * m * t / 20

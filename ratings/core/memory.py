@@ -128,13 +128,13 @@ def fit_memory(n_params: int, *, n_clusters: int = 0, n_boot: int = 0) -> int:
 
 def plan_memory(n_models: int, n_tasks: int, n_verdicts: int = 0) -> int:
     """Bytes match planning needs for ``n_models`` models on ``n_tasks`` tasks after
-    ``n_verdicts`` verdicts: about 64 bytes per model x task cell (counts, task levels and their
-    temporaries), 200 per model x model cell (the covariance, its square, the pair tables and
+    ``n_verdicts`` verdicts: about 240 bytes per model x task cell (the submissions listed as
+    text and their codes, counts, task levels and their temporaries), 200 per model x model cell (the covariance, its square, the pair tables and
     the temporaries of a pick), 160 per verdict of history (its (pair, task) cells indexed from
     both sides, and their sort), and the fit that scores candidates. Nothing of size
     models x models x tasks."""
     m, t = int(n_models), int(n_tasks)
-    return 64 * m * t + 200 * m * m + 160 * int(n_verdicts) + fit_memory(m)
+    return 240 * m * t + 200 * m * m + 160 * int(n_verdicts) + fit_memory(m)
 
 
 def format_bytes(n: float, *, compact: bool = False) -> str:
