@@ -2,9 +2,10 @@
 Satterthwaite df) against per-verdict intervals (HC0, ``cluster=None``), side by side.
 
 Each measurement is one ``ratings.fit`` in a fresh subprocess (kernels warmed up first, the
-frame built before the clock and the peak-memory reset): wall time of the fit and its peak
-resident memory above the frame. The two variants alternate within every repeat; the table
-reports medians and the default / HC0 ratios.
+frame built before the clock and the peak-memory reset): wall time of the fit (and of the
+ratings' df), then of the table ``ratings fit`` writes (``to_frame``: its rank intervals need
+every pair's df), and the peak resident memory above the frame after each. The two variants
+alternate within every repeat; the table reports medians and the default / HC0 ratios.
 
 Usage: ``python benchmarks_perf/bench_arena.py [--sizes 300000x300 1000000x1000] [--repeats 3]``
 Results: ``benchmarks_perf/results/bench_arena.csv``.
@@ -62,8 +63,12 @@ def child(n: int, m: int, seed: int, variant: str) -> None:
     sec = time.perf_counter() - t0
     _ = r.model_df  # the default's intervals need every rating's df
     sec_df = time.perf_counter() - t0
+    peak_fit = _status_kib("VmHWM")
+    _ = r.to_frame()  # the table `ratings fit` writes: rank intervals need every pair's df
+    sec_table = time.perf_counter() - t0
     peak = _status_kib("VmHWM")
-    print(json.dumps({"fit_s": sec, "fit_and_df_s": sec_df,
+    print(json.dumps({"fit_s": sec, "fit_and_df_s": sec_df, "table_s": sec_table,
+                      "peak_fit_mib": (peak_fit - base) / 1024,
                       "peak_above_frame_mib": (peak - base) / 1024}))  # fmt: skip
 
 
@@ -91,8 +96,9 @@ def main() -> None:
                 print(rows[-1], flush=True)
     runs = pd.DataFrame(rows)
     med = runs.groupby(["verdicts", "models", "variant"])[
-        ["fit_s", "fit_and_df_s", "peak_above_frame_mib"]].median().unstack("variant")
-    for col in ("fit_and_df_s", "peak_above_frame_mib"):
+        ["fit_s", "fit_and_df_s", "table_s", "peak_fit_mib", "peak_above_frame_mib"]
+    ].median().unstack("variant")
+    for col in ("fit_and_df_s", "table_s", "peak_above_frame_mib"):
         med[(col, "ratio")] = med[(col, "default")] / med[(col, "hc0")]
     RESULTS.parent.mkdir(exist_ok=True)
     runs.to_csv(RESULTS, index=False)

@@ -21,6 +21,7 @@ from ratings import VerdictLog
 from ratings.api.fitting import parse_anchor
 from ratings.core.errors import format_names, format_rows, option
 from ratings.core.memory import MaxMemory, check_memory, plan_memory
+from ratings.core.schema import require_columns
 from ratings.io.cells import booleans
 from sampling.pairs import PairCounts
 
@@ -175,12 +176,8 @@ def history_frame(verdicts: pd.DataFrame | VerdictLog | None, scope: str | None)
             "`verdicts` must be a pandas DataFrame, a ratings.VerdictLog or None; got "
             f"{type(verdicts).__name__!r}. Read files with `ratings.read_verdicts(path).verdicts`."
         )
-    missing = [c for c in _NEEDED if c not in verdicts.columns]
-    if missing:
-        raise ValueError(
-            f"Column(s) {missing} not found in verdicts; planning needs {list(_NEEDED)} to avoid "
-            f"repeating a (task, pair). Available columns: {verdicts.columns.tolist()}."
-        )
+    require_columns(verdicts, _NEEDED, "verdicts", error=ValueError,
+                    hint=f"Planning needs {list(_NEEDED)} to avoid repeating a (task, pair).")
     frame = verdicts
     if "scope" in frame.columns:
         scopes = sorted(map(str, pd.unique(frame["scope"].dropna())))
@@ -284,13 +281,9 @@ def submissions_frame(submissions: pd.DataFrame | None, history: History) -> Sub
                 "`submissions` must be a pandas DataFrame with columns 'model' and 'task_id' or "
                 f"None; got {type(submissions).__name__!r}."
             )
-        missing = [c for c in ("model", "task_id") if c not in submissions.columns]
-        if missing:
-            raise ValueError(
-                f"Column(s) {missing} not found in submissions. Available columns: "
-                f"{submissions.columns.tolist()}. Submissions list the (model, task_id) pairs "
-                "for which a model's answer exists."
-            )
+        require_columns(submissions, ["model", "task_id"], "submissions", error=ValueError,
+                        hint="Submissions list the (model, task_id) pairs for which a model's "
+                        "answer exists.")  # fmt: skip
         model = _text(submissions, "model", "Submissions")
         no_task = submissions["task_id"].isna().to_numpy()
         task = str_array(submissions["task_id"].fillna(""))

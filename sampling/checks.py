@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 import ratings
-from ratings.core.schema import DETERMINISTIC_JUDGE
+from ratings.core.schema import DETERMINISTIC_JUDGE, require_columns
 from sampling._board import Board, check_judges, history_frame, str_array, submissions_frame
 from sampling.routing import panel_targets, routing_mask
 
@@ -76,10 +76,7 @@ def check_balance(
     history = history_frame(verdicts, scope)
     subs = submissions_frame(submissions, history)
     board = Board.build(history, subs, judges, forfeits=bool(forfeits))
-    missing = [c for c in ("task_id", "model_a", "model_b", "judge") if c not in plan.columns]
-    if missing:
-        raise ValueError(f"Column(s) {missing} not found in `plan`. Available columns: "
-                         f"{plan.columns.tolist()}.")  # fmt: skip
+    require_columns(plan, ["task_id", "model_a", "model_b", "judge"], "`plan`", error=ValueError)
     a = board.models.get_indexer(str_array(plan["model_a"]))
     b = board.models.get_indexer(str_array(plan["model_b"]))
     t = board.tasks.get_indexer(str_array(plan["task_id"]))

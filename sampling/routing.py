@@ -26,6 +26,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.errors import format_names, format_rows, option
+from ratings.core.schema import require_columns
 from sampling._board import PlanWarning
 
 __all__ = ["PanelTargets", "panel_targets", "routing_mask", "routing_table"]
@@ -62,13 +63,9 @@ def routing_table(task_judges: pd.DataFrame | Mapping[str, Sequence[str]]) -> pd
         rows = [(str(t), str(j)) for t, js in task_judges.items() for j in js]
         frame = pd.DataFrame(rows, columns=["task_id", "judge"])
     elif isinstance(task_judges, pd.DataFrame):
-        missing = [c for c in ("task_id", "judge") if c not in task_judges.columns]
-        if missing:
-            raise ValueError(
-                f"Column(s) {missing} not found in {option('task_judges')}. "
-                f"Available columns: {task_judges.columns.tolist()}. The routing table lists "
-                "the judges allowed on a task, one row per (task_id, judge)."
-            )
+        require_columns(task_judges, ["task_id", "judge"], option("task_judges"),
+                        hint="The routing table lists the judges allowed on a task, one row "
+                        "per (task_id, judge).", error=ValueError)  # fmt: skip
         frame = task_judges[["task_id", "judge"]].reset_index(drop=True)
     else:
         raise TypeError(

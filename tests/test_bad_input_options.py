@@ -159,8 +159,8 @@ def test_judge_quality_unknown_judge(tmp_path, scoped, capsys):
 def test_registry_corrupt_missing_columns(tmp_path, ratings_csv, capsys):
     path = write(tmp_path / "registry.csv", "model,elo\nx,1500\n")
     with pytest.raises(InvalidVerdictsError, match=r"Registry '.*registry\.csv' is corrupt: "
-                       r"column\(s\) \['lower', 'upper', 'index', 'frozen_on', 'source'\] "
-                       r"missing"):  # fmt: skip
+                       r"Column\(s\) \['lower', 'upper', 'index', 'frozen_on', 'source'\] "
+                       r"not found in the registry"):  # fmt: skip
         load_registry(path)
     err = run_cli(["freeze", ratings_csv, "--registry", path], capsys, tmp_path)
     assert "registry.csv' is corrupt" in err and "left unchanged" in err

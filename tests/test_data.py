@@ -113,10 +113,10 @@ def test_aggregate_codes_counts_unusable_rows_as_its_twin(seed, n, m, judges, gr
         mp.setattr(_kernels_aggregate, "_dense_fits", lambda space, n: one_pass)
         fast = _kernels.aggregate_codes(*args)
     slow = _kernels_ref.aggregate_codes(*args)
-    assert fast[-1] == slow[-1]  # unusable rows: missing codes, unknown names or spellings,
-    # self-matches (forfeits need no winner spelling)
-    if fast[-1] == 0:
-        for f, s in zip(fast[7:10], slow[7:10], strict=True):  # used models, judges, clusters
+    assert fast.n_unusable == slow.n_unusable  # unusable rows: missing codes, unknown names or
+    # spellings, self-matches (forfeits need no winner spelling)
+    if fast.n_unusable == 0:
+        for f, s in zip(fast.used, slow.used, strict=True):  # used models, judges, clusters
             np.testing.assert_array_equal(f, s)
 
 
@@ -169,17 +169,18 @@ def test_aggregate_codes_kernel_matches_twin(seed, n, m, judges, groups, path, w
         fast = _kernels.aggregate_codes(*args)
     assert len(calls) == (1 if path == "one pass" else 2)
     slow = _kernels_ref.aggregate_codes(*args)
-    assert fast[-1] == slow[-1] == 0
-    for f, s in zip(fast[7:10], slow[7:10], strict=True):  # used models, judges, clusters
+    assert fast.n_unusable == slow.n_unusable == 0
+    for f, s in zip(fast.used, slow.used, strict=True):  # used models, judges, clusters
         np.testing.assert_array_equal(f, s)
-    f_order, s_order = np.lexsort(fast[3::-1]), np.lexsort(slow[3::-1])
-    for f, s in zip(fast[:7], slow[:7], strict=True):
+    f_order, s_order = np.lexsort(fast.rows[3::-1]), np.lexsort(slow.rows[3::-1])
+    for f, s in zip(fast.rows, slow.rows, strict=True):
         np.testing.assert_allclose(f[f_order], s[s_order], rtol=1e-12)
-    assert np.all(np.diff(fast[0]) >= 0)  # rows grouped (sorted) by cluster
-    assert (fast[10] is not None) == (path == "sort" and ng > 1)
-    if fast[10] is not None:  # rows summed over clusters on the way: as collapsing them after
-        want = _kernels_ref.collapse_rows(*slow[1:7], nj, m)
-        for f, s in zip(fast[10], want, strict=True):
+    assert np.all(np.diff(fast.rows.cluster) >= 0)  # rows grouped (sorted) by cluster
+    assert (fast.collapsed is not None) == (path == "sort" and ng > 1)
+    if fast.collapsed is not None:  # rows summed over clusters on the way: as collapsing after
+        want = _kernels_ref.collapse_rows(*slow.rows[1:], nj, m)
+        np.testing.assert_array_equal(fast.collapsed.cluster, 0)
+        for f, s in zip(fast.collapsed[1:], want, strict=True):
             np.testing.assert_allclose(f, s, rtol=1e-12)
 
 
@@ -189,7 +190,7 @@ def test_aggregate_codes_counts_unusable_rows():
             np.array([0, 0, 0]), one, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
             np.zeros(0, dtype=bool), np.zeros(0, dtype=bool), 0, 2, 1, 1, np.zeros(0))
     for k in (_kernels, _kernels_ref):
-        assert k.aggregate_codes(*args)[-1] == 2  # a self-match and a missing name
+        assert k.aggregate_codes(*args).n_unusable == 2  # a self-match and a missing name
 
 
 def test_boards_too_large_for_a_slot_table_aggregate_the_same(monkeypatch):
@@ -242,24 +243,25 @@ def test_collapse_codes_and_verdict_cluster_scores_match_twins_and_rows(
         mp.setattr(_threads, "workers", lambda: threads)
         fast = _kernels.collapse_codes(*args)
         slow = _kernels_ref.collapse_codes(*args)
-        assert fast[-1] == slow[-1] == 0
-        for f, s in zip(fast[:9], slow[:9], strict=True):  # rows sorted by (judge, i, j); flags
-            np.testing.assert_allclose(f, s, rtol=1e-12)
-        key = (slow[0] * m + slow[1]) * m + slow[2]
-        np.testing.assert_array_equal(fast[9][key], np.arange(key.size))  # slots of the rows
+        assert fast.n_unusable == slow.n_unusable == 0
+        for f, s in zip((*fast.rows, *fast.used), (*slow.rows, *slow.used), strict=True):
+            np.testing.assert_allclose(f, s, rtol=1e-12)  # rows sorted by (judge, i, j); flags
+        key = (slow.rows.judge * m + slow.rows.ii) * m + slow.rows.jj
+        np.testing.assert_array_equal(fast.slot[key], np.arange(key.size))  # slots of the rows
         # the rows are the per-cluster rows summed over clusters
         per_cluster = _kernels_ref.aggregate_codes(*args)
-        want = _kernels_ref.collapse_rows(*per_cluster[1:7], nj, m)
-        for f, s in zip(fast[:6], want, strict=True):
+        want = _kernels_ref.collapse_rows(*per_cluster.rows[1:], nj, m)
+        np.testing.assert_array_equal(fast.rows.cluster, 0)
+        for f, s in zip(fast.rows[1:], want, strict=True):
             np.testing.assert_allclose(f, s, rtol=1e-12)
         # scores per outcome of each collapsed row -> per-cluster sums, as from per-cluster rows
         r = key.size
         tab_d, tab_e = rng.normal(size=3 * r), (rng.normal(size=3 * r) if with_eta else np.zeros(0))
-        score_args = (*args[:14], args[14], fast[9], tab_d, tab_e)
+        score_args = (*args[:14], args[14], fast.slot, tab_d, tab_e)
         got = _kernels.verdict_cluster_scores(*score_args)
         np.testing.assert_allclose(got, _kernels_ref.verdict_cluster_scores(*score_args),
                                    rtol=1e-10, atol=1e-12)  # fmt: skip
-    g, rk, ri, rj, wi, wj, tt = per_cluster[:7]
+    g, rk, ri, rj, wi, wj, tt = per_cluster.rows
     row = np.searchsorted(key, (rk * m + ri) * m + rj)  # each per-cluster row's collapsed row
     sd = wi * tab_d[3 * row] + wj * tab_d[3 * row + 1] + tt * tab_d[3 * row + 2]
     se = (wi * tab_e[3 * row] + wj * tab_e[3 * row + 1] + tt * tab_e[3 * row + 2]) if tab_e.size \
@@ -284,13 +286,14 @@ def test_twins_share_one_orientation_of_read_only_codes(forfeits, weighted):
     for args in (own, shared):
         collapsed = _kernels_ref.collapse_codes(*args)
         assert bool(_kernels_ref._ORIENTED) == (args is shared)
-        tab = np.random.default_rng(1).normal(size=3 * collapsed.judge.size)
+        tab = np.random.default_rng(1).normal(size=3 * collapsed.rows.judge.size)
         scores = _kernels_ref.verdict_cluster_scores(*args, collapsed.slot, tab, np.zeros(0))
         rows = _kernels_ref.aggregate_codes(*args)
         assert not _kernels_ref._ORIENTED
         results.append((collapsed, scores, rows))
     (c0, s0, r0), (c1, s1, r1) = results
-    for a, b in (*zip(c0, c1, strict=True), (s0, s1), *zip(r0[:10], r1[:10], strict=True)):
+    for a, b in (*zip((*c0.rows, *c0.used, c0.slot), (*c1.rows, *c1.used, c1.slot), strict=True),
+                 (s0, s1), *zip((*r0.rows, *r0.used), (*r1.rows, *r1.used), strict=True)):
         np.testing.assert_array_equal(a, b)
 
 

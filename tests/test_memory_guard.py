@@ -103,3 +103,86 @@ def test_planning_checks_its_tables(tmp_path, capsys):
                  "0", "--out", str(tmp_path / "plan.csv"), "--max-memory", "100KB"])
     assert code == 2 and "`--max-memory`" in capsys.readouterr().err
     assert not (tmp_path / "plan.csv").exists()
+
+
+def arena(n: int, m: int, seed: int = 0) -> pd.DataFrame:
+    """``n`` verdicts of ``m`` models, each verdict its own task (an arena)."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    names = np.array([f"m{k:03d}" for k in range(m)], dtype=object)
+    return pd.DataFrame({"model_a": names[a], "model_b": names[b],
+                         "winner": rng.choice(np.array(["A", "B", "tie"], dtype=object), n),
+                         "task_id": np.arange(n)})  # fmt: skip
+
+
+def test_cluster_paths_estimates_grow_with_their_arrays():
+    """The sparse path grows with the rows (a million one-verdict tasks: about 0.1 GB at 1,000
+    models), the dense ones with clusters x parameters (the series: six such arrays)."""
+    ones = np.ones(1_000_000, dtype=np.int64)
+    small = memory.cluster_memory(ones, 1000, "small")
+    assert 0.05e9 < small < 0.2e9
+    series = memory.cluster_memory(ones, 1000, "series")
+    assert series >= 6 * 8 * 1_000_000 * 1000
+    exact = memory.cluster_memory(np.full(100, 50), 1000, "exact")
+    assert exact >= 8 * (4 * 100 * 1000 + 1000 * 100 * 50)
+
+
+def test_pairs_estimate():
+    """1,000 models: the pairs' statistics near 80 MB, the table of 499,500 pairs near 0.2 GB."""
+    assert 8e7 <= memory.pairs_memory(1000) < 1e8
+    assert memory.pairs_memory(1000, table=True) - memory.pairs_memory(1000) == 400 * 499_500
+
+
+def test_clustered_interval_past_the_limit_names_the_ways_out(monkeypatch, tmp_path, capsys):
+    """The clustered interval's work is checked from its path's estimate before it starts; the
+    command exits 2 naming --no-cluster, --cluster and --max-memory, and writes nothing."""
+    log = tmp_path / "arena.csv"
+    arena(400, 8).to_csv(log, index=False)
+    monkeypatch.setattr(memory, "cluster_memory", lambda sizes, p, path: 10**15)
+    out = tmp_path / "r.csv"
+    assert main(["fit", str(log), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "the clustered interval by `task_id` (400 clusters, 8 parameters)" in err
+    for flag in ("--no-cluster", "--cluster", "--max-memory"):
+        assert flag in err
+    assert not out.exists()
+    # per-verdict intervals need no clustered work: the same board fits
+    assert main(["fit", str(log), "--no-cluster", "--out", str(out)]) == 0
+
+
+def test_max_memory_of_a_command_holds_for_later_stages(monkeypatch, tmp_path, capsys):
+    """--max-memory reaches the stages computed after the fit (rank intervals, the pairwise
+    table): a limit just above the fit's needs stops the pairs with their estimate."""
+    log = tmp_path / "arena.csv"
+    arena(400, 8).to_csv(log, index=False)
+    import ratings.inference.ranks as ranks
+
+    monkeypatch.setattr(ranks, "pairs_memory", lambda m, n_draws=0, table=False: 5 * 10**12)
+    assert main(["fit", str(log), "--max-memory", "1TB", "--out", str(tmp_path / "r.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "every pair's statistics for rank intervals (8 models) needs about 5.0 TB" in err
+    assert "over the limit 1.0 TB set by `--max-memory`" in err
+
+
+def test_python_fit_in_a_limit_scope(monkeypatch):
+    """Python: the fit's Solver(max_memory=) holds for the clustered interval inside it."""
+    monkeypatch.setattr(memory, "cluster_memory", lambda sizes, p, path: 2 * 10**9)
+    with pytest.raises(MemoryLimitError, match=r"clustered interval.*over the limit 1\.0 GB set "
+                       r"by `max_memory`.*`cluster`.*`cluster=None`"):  # fmt: skip
+        ratings.fit(arena(300, 6), solver=ratings.Solver(max_memory="1GB"))
+
+
+def test_an_unforeseen_memory_error_is_a_message(monkeypatch, tmp_path, capsys):
+    """A MemoryError the guard did not foresee: exit 2 with the ways out, no traceback."""
+    import ratings.api.fitting as fitting
+
+    def boom(*_a, **_k):
+        raise MemoryError
+
+    log = tmp_path / "arena.csv"
+    arena(100, 5).to_csv(log, index=False)
+    monkeypatch.setattr(fitting, "check_identifiable", boom)
+    assert main(["fit", str(log), "--out", str(tmp_path / "r.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "ran out of memory" in err and "--no-cluster" in err and "Traceback" not in err

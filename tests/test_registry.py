@@ -191,7 +191,7 @@ def _empty(path):
 
 @pytest.mark.parametrize(("damage", "problem"), [
     (_garbage, "cannot be read as CSV"),
-    (_drop_index, r"column\(s\) \['index'\] missing"),
+    (_drop_index, r"Column\(s\) \['index'\] not found in the registry"),
     (_duplicate, r"2 with duplicate model \(e.g. \['low'\] at rows \[0, 2\]\)"),
     (_edited_elo, r"1 with index inconsistent with elo.*\[\('1600.0', '0.5'\)\] at rows \[1\]"),
     (_text_elo, r"1 with elo is not a number \(e.g. \['n/a\?'\] at rows \[0\]\)"),

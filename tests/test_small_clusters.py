@@ -123,3 +123,40 @@ def test_small_kernels_match_their_numpy_twins(with_eta):
                        ("small_shares", (starts, ii, jj, kk, a, b, m, v, tr, 1e-8))):  # fmt: skip
         np.testing.assert_allclose(getattr(kernels, name)(*args), getattr(twins, name)(*args),
                                    rtol=1e-12, atol=1e-13)  # fmt: skip
+
+
+def _judged(seed: int, n: int = 900, m: int = 8, sizes=(1,)) -> pd.DataFrame:
+    """One-verdict (or small) tasks judged by three judges of different quality."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    task = np.repeat(np.arange(n), rng.choice(sizes, n))[:n]
+    matches = pd.DataFrame({"model_a": np.array(MODELS)[a], "model_b": np.array(MODELS)[b],
+                            "task_id": task,
+                            "judge": rng.choice(["j1", "j2", "j3"], n)})  # fmt: skip
+    return simulate_verdicts(matches, STRENGTH, tie_rate=0.1, seed=seed + 1,
+                             judge_eta={"j1": 0.95, "j2": 0.8, "j3": 0.65})  # fmt: skip
+
+
+@pytest.mark.parametrize(("seed", "sizes"), [(6, (1,)), (7, (1, 2, 3))])
+def test_crowd_bt_takes_the_sparse_path_with_the_same_numbers(seed, sizes, monkeypatch):
+    """Crowd-BT (ratings and judge qualities estimated) on small tasks: the sparse path gives
+    the dense path's covariance, SEs and df, the judges' rows included."""
+    dense, sparse = _assert_same(_judged(seed, sizes=sizes), monkeypatch, model="crowd-bt")
+    np.testing.assert_allclose(sparse.inference.covariance(), dense.inference.covariance(),
+                               rtol=1e-9, atol=1e-12)  # fmt: skip
+    eta = np.zeros((3, dense.inference.n_params))
+    eta[np.arange(3), dense.inference.n_models + np.arange(3)] = 1.0
+    np.testing.assert_allclose(sparse.inference.df(eta), dense.inference.df(eta), rtol=1e-9)
+
+
+def test_contrasted_influence_equals_the_dense_paths(monkeypatch):
+    """Each cluster's influence on a contrast (combined scopes with reused judge qualities need
+    it) from the sparse rows equals the dense path's influence matrix times the contrast."""
+    log = _judged(8, sizes=(1, 2))
+    dense, _, _ = _fit(log, False, monkeypatch, model="crowd-bt")
+    sparse, _, _ = _fit(log, True, monkeypatch, model="crowd-bt")
+    c = np.random.default_rng(0).normal(size=(4, dense.inference.n_params))
+    want = dense.inference.influence() @ c.T
+    np.testing.assert_allclose(sparse.inference.contrasted_influence(c), want, rtol=1e-9,
+                               atol=1e-12 * np.abs(want).max())  # fmt: skip

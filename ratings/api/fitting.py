@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Literal
 
@@ -33,18 +33,16 @@ from ratings.api.specs import (
 )
 from ratings.api.style import check_style_columns, fit_styled, style_columns
 from ratings.core.errors import (
-    ConvergenceWarning,
     DegenerateBoardError,
     NonIdentifiableError,
     close_matches,
     option,
 )
-from ratings.core.memory import check_memory, fit_memory
+from ratings.core.memory import check_memory, fit_memory, limit_scope
 from ratings.core.threads import one_blas_thread
 from ratings.data.comparisons import Comparisons
-from ratings.inference import bt_inference, crowd_inference
+from ratings.inference import bt_inference
 from ratings.inference.covariance import (
-    bootstrap_draws,
     cluster_sandwich,
     collapsed_contrasts,
     inverse_free,
@@ -53,21 +51,9 @@ from ratings.inference.covariance import (
 from ratings.kernels.engine import kernels
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.bt import fit_bt
-from ratings.models.crowd.likelihood import (
-    crowd_covariance_and_influence,
-    fit_crowd_bt,
-    fit_crowd_default,
-    reused_eta_factor,
-)
-from ratings.models.crowd.onejudge import single_judge, widened
-from ratings.models.crowd.prior import CrowdSummary
-from ratings.models.crowd.quality import ResolvedQuality, resolve_judge_quality
-from ratings.models.crowd.report import (
-    coin_flip_test,
-    judge_table,
-    scale_identified,
-    warn_weak_judges,
-)
+from ratings.models.crowd.policy import estimate_crowd
+from ratings.models.crowd.quality import resolve_judge_quality
+from ratings.models.estimate import Estimate, bootstrap_refits
 from ratings.models.existence import check_identifiable
 from ratings.models.firth import fit_firth
 from ratings.result import FitInfo, Ratings, Uncertainty
@@ -234,7 +220,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
     check_memory(fit_memory(n_params, n_clusters=data.n_clusters if data.clusters is not None
                             else 0, n_boot=n_boot if ci == "bootstrap" else 0),
                  f"a fit of {data.n_models:,} models", solver.max_memory)  # fmt: skip
-    with one_blas_thread():
+    with one_blas_thread(), limit_scope(solver.max_memory):
         if style is not None:  # style features as covariates (ratings.api.style)
             return fit_styled(loaded, style=style.features, transform=style.transform,
                               ridge=style.ridge, model=model, anchor=anchor, rating=rating0,
@@ -251,37 +237,37 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         ref = 0 if anchor is None else int(data.models.get_loc(anchor))
         clustered = data.clusters is not None
         opts = {"ref": ref, "ci": ci, "clustered": clustered, "engine": engine, "tol": tol,
-                "max_iter": max_iter, "n_boot": n_boot, "seed": seed, "rows": rows}  # fmt: skip
+                "max_iter": max_iter, "n_boot": n_boot, "seed": seed}  # fmt: skip
         if model == "bt":
-            est = _estimate_bt(data, penalty=penalty, firth=firth, **opts)
+            est = _estimate_bt(data, rows=rows, penalty=penalty, firth=firth, **opts)
             if penalty or firth:  # ratings the penalty alone makes finite: open intervals
                 from ratings.models.separation import flag_unbounded, warn_unbounded
 
-                est["unbounded"] = flag_unbounded(rows, est["theta"],
-                                                  None if anchor is None else ref, level)
-                if est["unbounded"] is not None:
-                    warn_unbounded(est["unbounded"], stacklevel=4,
+                unbounded = flag_unbounded(rows, est.theta, None if anchor is None else ref,
+                                           level)  # fmt: skip
+                if unbounded is not None:
+                    est = replace(est, unbounded=unbounded)
+                    warn_unbounded(unbounded, stacklevel=4,
                                    what="Firth's penalty" if firth else "the penalty")
         else:
             quality = resolve_judge_quality(judge_quality, data.judges, scope=scope,
                                             fit_new_judges=crowd.fit_new_judges,
                                             eta_known=crowd.eta_known)  # fmt: skip
-            est = _estimate_crowd(data, quality=quality, prior=prior, level=level, **opts)
+            est = estimate_crowd(data, quality=quality, prior=prior, level=level, **opts)
         if ci != "model":
             _check_not_collapsed(est, data.models, ci)
         uncertainty = Uncertainty(
             ci=ci, cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
-            draws=est["draws"], influence=est["influence"],
-            influence_clusters=data.clusters if clustered else None,
-            inference=est.get("inference"))
-        info = FitInfo(loglik=-est["nll"], converged=est["converged"], n_iter=est["n_iter"],
-                       max_grad=est["max_grad"], n_rejected=n_rejected, penalty=penalty,
-                       firth=firth, unbounded=est.get("unbounded"))
+            draws=est.draws, influence=est.influence,
+            influence_clusters=data.clusters if clustered else None, inference=est.inference)
+        info = FitInfo(loglik=-est.nll, converged=est.converged, n_iter=est.n_iter,
+                       max_grad=est.max_grad, n_rejected=n_rejected, penalty=penalty,
+                       firth=firth, unbounded=est.unbounded)  # fmt: skip
         out = Ratings(
-            models=data.models, strength=est["theta"], cov=est["cov"],
+            models=data.models, strength=est.theta, cov=est.cov,
             counts=rows.model_counts().copy(), uncertainty=uncertainty, offset=rating0,
-            model=model, level=level, scope=scope, fit_info=info, judges=est["judges"],
-            crowd=est.get("crowd"))
+            model=model, level=level, scope=scope, fit_info=info, judges=est.judges,
+            crowd=est.crowd)
         return out.reanchor(anchor, rating0)
 
 
@@ -301,24 +287,8 @@ def _check_style_source(verdicts, style: tuple[str, ...], columns) -> None:
     check_style_columns([rename.get(str(c), c) for c in have], style)
 
 
-def _bootstrap(data: Comparisons, refit, *, ci: str, clustered: bool, n_boot: int, seed: int,
-               always_finite: bool = False):
-    if ci != "bootstrap":
-        return None
-
-    def safe(sample: Comparisons):
-        try:
-            if not always_finite:
-                check_identifiable(sample.collapsed())
-            return refit(sample)
-        except NonIdentifiableError:  # no finite estimate in this resample: skipped, counted
-            return None
-
-    return bootstrap_draws(data, safe, n_boot=n_boot, seed=seed, clustered=clustered)
-
-
 def _estimate_bt(data: Comparisons, *, ref, penalty, firth, ci, clustered, engine, tol,
-                 max_iter, n_boot, seed, rows) -> dict:  # fmt: skip
+                 max_iter, n_boot, seed, rows) -> Estimate:  # fmt: skip
     k = kernels(engine, data.n_verdicts)
     estimator = fit_firth if firth else partial(fit_bt, penalty=penalty)
     res = estimator(rows, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
@@ -349,145 +319,21 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, firth, ci, clustered, engin
         return estimator(sample, ref=ref, tol=1e-8, max_iter=max_iter, engine=engine,
                          theta0=res.theta).theta  # fmt: skip
 
-    draws = _bootstrap(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed,
+    draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed,
                        always_finite=firth)
-    return {"theta": res.theta, "cov": cov, "nll": res.nll, "converged": res.converged,
-            "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws, "judges": None,
-            "influence": influence, "model_cov": bread,
-            "inference": inference}
+    return Estimate(theta=res.theta, cov=cov, nll=res.nll, converged=res.converged,
+                    n_iter=res.n_iter, max_grad=res.max_grad, model_cov=bread, draws=draws,
+                    influence=influence, inference=inference)  # fmt: skip
 
 
-def _estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, level, ci,
-                    clustered, engine, tol, max_iter, n_boot, seed, rows) -> dict:  # fmt: skip
-    m = data.n_models
-    names = pd.Index(data.judges)
-    res = fit_crowd_default(data, clustered=clustered, level=level, prior=prior, ref=ref,
-                            fixed_eta=quality.eta, tol=tol, max_iter=max(max_iter, 200),
-                            engine=engine)  # fmt: skip
-    factor = None if quality.cov is None else reused_eta_factor(res, quality.cov, names)
-    inference, full, influence, eta_full, eta_df, lik = _crowd_intervals(
-        res, data, ci=ci, clustered=clustered, engine=engine, factor=factor, level=level)
-    influence = None if influence is None else influence[:, :m]
-    eta_full = full if eta_full is None else eta_full
-    eta_cov = pd.DataFrame(eta_full[m:, m:], index=names, columns=names)
-    reused = None
-    if quality.cov is not None:  # reused etas: their covariance is the file's (two-step)
-        eta_cov.loc[quality.cov.index, quality.cov.columns] = quality.cov.to_numpy()
-        reused = quality.table
-    table = judge_table(res, eta_full, data, level, eta_df, reused=reused)
-    if inference is not None and res.prior is not None:
-        table = _judges_alone(res, data, engine, level, table, reused, lik)
-    table = coin_flip_test(table, res.nll, m, level)
-    warn_weak_judges(table, stacklevel=5)
-    open_intervals = not (scale_identified(table) and np.isfinite(full[:m, :m]).all())
-    cov = full[:m, :m]
-    if open_intervals:  # the spread of the ratings is not identified: no finite interval
-        cov = np.where(np.eye(m, dtype=bool), np.inf, 0.0)
-        cov[ref, ref] = 0.0
-        inference = None
-
-    def refit(sample: Comparisons):
-        return fit_crowd_bt(sample, ref=ref, fixed_eta=_drawn(quality, draws_rng),
-                            prior=res.prior, tol=1e-8, engine=engine).theta  # fmt: skip
-
-    draws_rng = np.random.default_rng([seed, 1])  # reused etas drawn per resample
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        draws = _bootstrap(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed)
-    bound = () if res.plain_on_bound is None or not res.plain_found else tuple(
-        str(j) for j in names[res.plain_on_bound])  # fmt: skip
-    crowd = CrowdSummary(eta_cov, prior, None if factor is None else factor[:, :m],
-                         open_intervals, res.prior is not None, bound, res.plain_found,
-                         res.prior_shift)  # fmt: skip
-    return {"theta": res.theta, "cov": cov, "nll": res.nll, "converged": res.converged,
-            "n_iter": res.n_iter, "max_grad": res.max_grad, "draws": draws, "judges": table,
-            "influence": influence, "crowd": crowd, "inference": inference,
-            "model_cov": lambda: inverse_free(res.information, res.free)[:m, :m]}  # fmt: skip
-
-
-
-def _crowd_intervals(res, data: Comparisons, *, ci, clustered, engine, factor,
-                     level: float = 0.95) -> tuple:  # fmt: skip
-    """``(inference, cov, influence, eta_cov, eta_df, likelihood_only)`` of a Crowd-BT fit over
-    (theta, eta): CR2 for a clustered ``ci="sandwich"`` (``inference`` None and infinite
-    variances when the information is singular), else the CR1 / HC0 sandwich or the
-    model-based covariance; ``factor`` is the two-step term of reused etas;
-    ``likelihood_only`` the CR2 inference without eta's prior in the bread where it was built
-    (see :func:`_crowd_cr2`), else None."""
-    if clustered and ci == "sandwich":  # CR2 with degrees of freedom per contrast
-        inference, eta_full, eta_df, lik = _crowd_cr2(res, data, engine, factor, level)
-        if inference is None:
-            from ratings.models.crowd.likelihood import open_covariance
-
-            full = open_covariance(res)
-            return None, full, None, full, None, None
-        return inference, inference.covariance(), inference.influence(), eta_full, eta_df, lik
-    full, influence = crowd_covariance_and_influence(
-        res, data, ci="model" if ci == "model" else "sandwich", clustered=clustered,
-        engine=engine)  # fmt: skip
-    if factor is not None:
-        full = full + factor.T @ factor
-    return None, full, influence, full, None, None
-
-
-def _crowd_cr2(res, data: Comparisons, engine, factor, level: float = 0.95):
-    """CR2 of a Crowd-BT fit: the inference (bread with the prior's curvature: the sandwich of
-    the posterior mode, plus the two-step term ``factor`` of reused etas, widened by eta's
-    profile likelihood for a one-judge posterior mode, :mod:`ratings.models.crowd.onejudge`), its
-    covariance, the judges' df and, for one judge, the inference before widening (its bread
-    has no eta prior: what :func:`_judges_alone` reports); ``(None, None, None, None)`` when
-    the verdicts cannot tell judge quality from the spread of the ratings (the likelihood's
-    observed or expected information is not positive definite: open intervals). See
-    :func:`ratings.inference.crowd_inference`."""
-    from ratings.models.crowd.likelihood import likelihood_identified
-
-    if not likelihood_identified(res):
-        return None, None, None, None
-    k = kernels(engine, data.n_verdicts)
-    one = single_judge(res, data) is not None  # bread without eta's prior: crowd_onejudge
-    inference = crowd_inference(res, data, k=k, prior_information=not one)
-    if inference is None:
-        return None, None, None, None
-    m = data.n_models
-    eta_df = inference.df(np.eye(m + len(data.judges))[m:])
-    lik = inference if one else None
-    inference = widened(inference, res, data, factor=factor, level=level, engine=engine)
-    return inference, inference.covariance(), eta_df, lik
-
-
-def _judges_alone(res, data: Comparisons, engine, level: float, table: pd.DataFrame,
-                  reused, lik=None) -> pd.DataFrame:  # fmt: skip
-    """The judges table of a posterior-mode fit from the verdicts alone: each estimated eta's
-    CR2 interval with the likelihood's information (the strengths' prior only, not the one on
-    eta) in the bread, and ``uninformative`` where it or the CR1 interval (observed
-    information, normal quantile) reaches 1/2 (see
-    :func:`ratings.models.crowd.report.scale_identified`). ``table``: the table of the fit's own
-    covariance, kept where that CR2 has no positive definite bread; ``lik``: that CR2 inference
-    where the fit already built it (one judge), else it is built here."""
-    from ratings.models.crowd.likelihood import crowd_covariance
-
-    m = data.n_models
-    if lik is None:
-        lik = crowd_inference(res, data, k=kernels(engine, data.n_verdicts),
-                              prior_information=False)  # fmt: skip
-    if lik is not None:
-        eta_df = lik.df(np.eye(m + len(data.judges))[m:])
-        table = judge_table(res, lik.covariance(), data, level, eta_df, reused=reused)
-    else:
-        table = table.assign(uninformative=table["status"] == "estimated")
-    cr1 = crowd_covariance(res, data, ci="sandwich", clustered=True, engine=engine)
-    flips = np.asarray(judge_table(res, cr1, data, level)["uninformative"])
-    return table.assign(uninformative=np.asarray(table["uninformative"]) | flips)
-
-
-def _check_not_collapsed(est: dict, models: pd.Index, ci: str) -> None:
+def _check_not_collapsed(est: Estimate, models: pd.Index, ci: str) -> None:
     """Refuse robust intervals that collapse to zero width where the model-based variance says
     the contrast is barely known (see :func:`ratings.inference.covariance.collapsed_contrasts`)."""
-    draws = est["draws"]
-    robust = est["cov"] if draws is None else np.atleast_2d(np.cov(draws, rowvar=False))
+    draws = est.draws
+    robust = est.cov if draws is None else np.atleast_2d(np.cov(draws, rowvar=False))
     if not np.isfinite(robust).all():  # open intervals (Crowd-BT's unidentified scale)
         return
-    model_cov = est["model_cov"]
+    model_cov = est.model_cov
     if callable(model_cov):  # Crowd-BT: the model-based covariance costs one more inversion
         sd = np.sort(np.sqrt(np.clip(np.diag(robust), 0.0, None)))  # the reference's is 0
         # Structural collapses (zero residuals) leave two robust SDs equal to rounding.
@@ -507,16 +353,3 @@ def _check_not_collapsed(est: dict, models: pd.Index, ci: str) -> None:
         "or a model that only ever tied one opponent). Such an interval would claim certainty "
         f"the verdicts do not give. Use model-based intervals ({option('ci', 'model')}), or "
         "add decisive verdicts for these models.", pairs=named)  # fmt: skip
-
-
-def _drawn(quality: ResolvedQuality, rng: np.random.Generator) -> dict[str, float]:
-    """Reused etas for one bootstrap resample: drawn from N(eta, their covariance), clipped to
-    [1/2, 1] (a parametric bootstrap of the first step); as given without a covariance."""
-    if quality.cov is None or not len(quality.cov):
-        return quality.eta
-    names = list(quality.cov.index)
-    mean = np.array([quality.eta[j] for j in names])
-    v = quality.cov.to_numpy()
-    vals, vecs = np.linalg.eigh((v + v.T) / 2.0)
-    draw = mean + (vecs * np.sqrt(np.clip(vals, 0.0, None))) @ rng.standard_normal(len(names))
-    return quality.eta | dict(zip(names, np.clip(draw, 0.5, 1.0).tolist(), strict=True))

@@ -14,7 +14,14 @@ from ratings.data.comparisons import Comparisons, aggregate, from_counts, is_cou
 from ratings.io import VerdictLog, peek_columns, read_counts, read_verdicts
 from ratings.kernels.engine import Engine
 
-__all__ = ["LoadedLog", "Source", "is_counts_source", "load_comparisons", "load_log"]
+__all__ = [
+    "LoadedComparisons",
+    "LoadedLog",
+    "Source",
+    "is_counts_source",
+    "load_comparisons",
+    "load_log",
+]
 
 Source = str | os.PathLike | pd.DataFrame | VerdictLog | Comparisons
 
@@ -78,6 +85,16 @@ class LoadedLog(NamedTuple):
     scope: str | None
 
 
+class LoadedComparisons(NamedTuple):
+    """What :func:`load_comparisons` returns: the aggregated ``data``, the number of rejected
+    rows ``n_rejected`` and the ``scope`` fitted (a named tuple, so that code unpacking the
+    earlier plain tuple keeps working)."""
+
+    data: Comparisons
+    n_rejected: int
+    scope: str | None
+
+
 def load_log(
     verdicts: Source,
     *,
@@ -92,14 +109,15 @@ def load_log(
     """Read (if needed), select the scope and aggregate (``keep``: other columns to keep,
     e.g. style features)."""
     if isinstance(verdicts, Comparisons):
-        return LoadedLog(verdicts, None, 0, scope)
+        return LoadedLog(data=verdicts, frame=None, n_rejected=0, scope=scope)
     if is_counts_source(verdicts):
         counts = read_counts(verdicts)
         if "scope" in counts.columns:
             counts, scope = _select_scope(VerdictLog(counts, counts.iloc[:0], None), scope)
         if cluster == "auto":
             cluster = "task_id" if "task_id" in counts.columns else None
-        return LoadedLog(from_counts(counts, cluster=cluster), counts, 0, scope)
+        return LoadedLog(data=from_counts(counts, cluster=cluster), frame=counts, n_rejected=0,
+                         scope=scope)  # fmt: skip
     if isinstance(verdicts, VerdictLog):
         log = verdicts
     else:
@@ -109,8 +127,8 @@ def load_log(
     frame, scope = _select_scope(log, scope)
     if cluster == "auto":
         cluster = "task_id" if "task_id" in frame.columns else None
-    return LoadedLog(aggregate(frame, cluster=cluster, engine=engine), frame, len(log.rejected),
-                     scope)  # fmt: skip
+    return LoadedLog(data=aggregate(frame, cluster=cluster, engine=engine), frame=frame,
+                     n_rejected=len(log.rejected), scope=scope)  # fmt: skip
 
 
 def load_comparisons(
@@ -122,11 +140,10 @@ def load_comparisons(
     columns: Mapping[str, str] | None = None,
     winner_map: Mapping[object, str] | None = None,
     engine: Engine = "auto",
-) -> tuple[Comparisons, int, str | None]:
-    """Read (if needed), select the scope and aggregate.
-
-    Returns the data, the number of rejected rows and the scope fitted.
-    """
+) -> LoadedComparisons:
+    """Read (if needed), select the scope and aggregate: the data, the number of rejected
+    rows and the scope fitted (:func:`load_log` also keeps the rows as read)."""
     loaded = load_log(verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
                       winner_map=winner_map, engine=engine)  # fmt: skip
-    return loaded.data, loaded.n_rejected, loaded.scope
+    return LoadedComparisons(data=loaded.data, n_rejected=loaded.n_rejected,
+                             scope=loaded.scope)  # fmt: skip

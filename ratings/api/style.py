@@ -17,6 +17,7 @@ import pandas as pd
 
 from ratings.api.loading import LoadedLog
 from ratings.core.errors import option
+from ratings.core.schema import require_columns
 from ratings.data.slots import slot_counts
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.existence import check_identifiable
@@ -51,16 +52,10 @@ def check_style_options(style: tuple[str, ...], *, ci: str, penalty: float, firt
 
 def check_style_columns(columns, style: Sequence[str]) -> None:
     """Raise naming the ``NAME_a``/``NAME_b`` columns of ``style`` missing from ``columns``."""
-    from ratings.core.errors import InvalidVerdictsError
-
-    have = {str(c).strip() for c in columns}
-    missing = [c for c in style_columns(style) if c not in have]
-    if missing:
-        raise InvalidVerdictsError(
-            f"Style feature column(s) {missing} not found in the verdicts: {option('style')} "
-            f"{','.join(style)} needs the columns NAME_a and NAME_b of every feature (the two "
-            f"answers' counts). Available columns: {sorted(have)}."
-        )
+    require_columns(sorted({str(c).strip() for c in columns}), style_columns(style),
+                    "the verdicts", hint=f"{option('style')} {','.join(style)} needs the style "
+                    "feature columns NAME_a and NAME_b of every feature (the two answers' "
+                    "counts).")  # fmt: skip
 
 
 def _judges(fit, data, level: float) -> pd.DataFrame:

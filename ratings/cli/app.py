@@ -36,6 +36,7 @@ from ratings.core.errors import (
     PenaltyOnlyWarning,
     options_rendered_by,
 )
+from ratings.core.memory import limit_scope
 
 __all__ = ["EXIT_DATA", "FLAGS", "USER_ERRORS", "main", "program"]
 
@@ -808,12 +809,11 @@ def _saved_table(path: str | None, flag: str, needed: tuple[str, ...]):
     """A table written by another subcommand, with the columns ``needed``, or None."""
     if path is None:
         return None
+    from ratings.core.schema import require_columns
     from ratings.plot.bands import read_ratings_table
 
     table = read_ratings_table(path)
-    missing = [c for c in needed if c not in table.columns]
-    if missing:
-        raise ValueError(f"`{flag}` {path!r} lacks the column(s) {missing}.")
+    require_columns(table, needed, f"`{flag}` {path!r}", error=ValueError)
     return table
 
 
@@ -869,8 +869,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        with options_rendered_by(render_option):  # messages name flags, not Python arguments
-            _check_io(args)
+        with options_rendered_by(render_option), limit_scope(getattr(args, "max_memory", None)):
+            _check_io(args)  # messages name flags, not Python arguments; one memory limit
             return int(args.func(args))
     except BrokenPipeError:  # e.g. `ratings fit ... | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -881,6 +881,12 @@ def _run(args: argparse.Namespace) -> int:
         print(f"ratings: error: {msg}", file=sys.stderr)
         if isinstance(err, InvalidVerdictsError) and len(err.rows):
             print(err.rows.head(10).to_string(index=False), file=sys.stderr)
+        return EXIT_DATA
+    except MemoryError:  # an allocation the size guard did not foresee: a message, not a trace
+        print("ratings: error: the machine ran out of memory during this run; nothing was "
+              "written. Take per-verdict intervals (--no-cluster) or cluster by a coarser column "
+              "(--cluster COLUMN), fit fewer models (e.g. one --scope), or count a large log "
+              "where it lies (--engine duckdb).", file=sys.stderr)  # fmt: skip
         return EXIT_DATA
 
 

@@ -1,20 +1,27 @@
-"""A size guard: estimate the memory of dense model x model work before allocating it.
+"""A size guard: estimate the memory of each stage from the board's shape before allocating it.
 
 A fit holds a few dense M x M matrices (Hessian, its inverse, the sandwich, the reported
-covariance), the identifiability check an M x M adjacency matrix, and match planning M x M and
-M x T tables and the history's cells. At 20,000 models one M x M matrix of floats is 3.2 GB, so
-a large board could exhaust memory minutes into a run. :func:`check_memory` compares an estimate
-with a limit first and stops with the memory the work would need.
+covariance) and the identifiability check an M x M adjacency matrix (:func:`fit_memory`); the
+clustered interval works on per-cluster rows, and on its dense paths on clusters x parameters
+matrices (:func:`cluster_memory`); rank intervals and the pairwise table on every pair
+(:func:`pairs_memory`); match planning on its tables (:func:`plan_memory`). At 20,000 models one
+M x M matrix of floats is 3.2 GB, and a million one-verdict tasks by 1,000 models is 8 GB, so a
+large board could exhaust memory minutes into a run. :func:`check_memory` compares an estimate
+with a limit first and stops with the memory the work would need and the ways out.
 
 The limit is ``max_memory`` (bytes, or a size such as ``"8GB"``), by default
 :data:`DEFAULT_FRACTION` of the memory available now (``MemAvailable`` in ``/proc/meminfo``, or
-``os.sysconf``); no limit applies when neither can be read.
+``os.sysconf``); no limit applies when neither can be read. A limit set for a stretch of work
+(:func:`limit_scope`: a fit, a command) holds for every check inside it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Iterator
+from contextvars import ContextVar
 
 from ratings.core.errors import MemoryLimitError, option
 
@@ -24,9 +31,13 @@ __all__ = [
     "MaxMemory",
     "available_memory",
     "check_memory",
+    "cluster_memory",
+    "cluster_ways",
     "fit_memory",
     "format_bytes",
+    "limit_scope",
     "memory_limit",
+    "pairs_memory",
     "parse_size",
     "plan_memory",
 ]
@@ -48,6 +59,14 @@ _UNITS = {
 #: the Cholesky factor and inverse, the bread, the sandwich and its products, the covariance as
 #: reported and re-anchored).
 _FIT_MATRICES = 8
+#: Bytes per pair of the pairwise table while it is built (its 15 columns, the pairs' indices
+#: and statistics, and the sorted copy).
+_TABLE_BYTES_PER_PAIR = 400
+#: M x M float64 arrays of the pairs' statistics (standard errors, df and the sums behind
+#: them, t, the covariance and its eigenvectors, the draws' weights).
+_PAIR_MATRICES = 10
+
+_SCOPED: ContextVar[MaxMemory] = ContextVar("max_memory", default=None)
 
 
 def available_memory() -> int | None:
@@ -88,9 +107,20 @@ def parse_size(size: MaxMemory) -> int | None:
     return int(value)
 
 
+@contextlib.contextmanager
+def limit_scope(max_memory: MaxMemory) -> Iterator[None]:
+    """Within the block, checks that name no limit use ``max_memory`` (a fit's, a command's
+    ``--max-memory``): the stages a fit or a result computes later see the same limit."""
+    token = _SCOPED.set(max_memory)
+    try:
+        yield
+    finally:
+        _SCOPED.reset(token)
+
+
 def memory_limit(max_memory: MaxMemory = None) -> tuple[int | None, str]:
     """The limit in bytes (None: no limit known) and how it was set, for messages."""
-    given = parse_size(max_memory)
+    given = parse_size(_SCOPED.get() if max_memory is None else max_memory)
     if given is not None:
         return given, f"the limit {format_bytes(given)} set by {option('max_memory')}"
     free = available_memory()
@@ -101,20 +131,28 @@ def memory_limit(max_memory: MaxMemory = None) -> tuple[int | None, str]:
                    f"{format_bytes(free)} available now)")  # fmt: skip
 
 
-def check_memory(needed: int, what: str, max_memory: MaxMemory = None) -> None:
+def check_memory(needed: int, what: str, max_memory: MaxMemory = None, *,
+                 ways: str | None = None) -> None:
     """Raise :class:`~ratings.core.errors.MemoryLimitError` before allocating when ``needed`` bytes
     exceed the limit (see :func:`memory_limit`); ``what`` describes the work, e.g. ``"a fit of
-    20,000 models"``."""
+    20,000 models"``; ``ways``: what else avoids the work (default: a smaller board)."""
     limit, how = memory_limit(max_memory)
     if limit is None or needed <= limit:
         return
+    ways = ways or "Reduce the board (fewer models per fit, e.g. one scope at a time)"
     raise MemoryLimitError(
         f"Stopped before allocating: {what} needs about {format_bytes(needed)} of memory, over "
-        f"{how}. Reduce the board (fewer models per fit, e.g. one scope at a time), or raise "
-        f"the limit with {option('max_memory', format_bytes(needed, compact=True))} on a "
-        "machine that has the memory. A verdict log larger than memory can be counted where it "
-        "lies first: `ratings fit 'logs/*.parquet' --engine duckdb` (or `ratings.aggregate` of "
-        "a DuckDB relation), or `--dask` on a cluster.", needed=needed, limit=limit)  # fmt: skip
+        f"{how}. {ways}, or raise the limit with "
+        f"{option('max_memory', format_bytes(needed, compact=True))} on a machine that has the "
+        "memory. A verdict log larger than memory can be counted where it lies first: "
+        "`ratings fit 'logs/*.parquet' --engine duckdb` (or `ratings.aggregate` of a DuckDB "
+        "relation), or `--dask` on a cluster.", needed=needed, limit=limit)  # fmt: skip
+
+
+def cluster_ways() -> str:
+    """The ways out of a clustered interval too large for memory, for :func:`check_memory`."""
+    return (f"Cluster by a coarser column ({option('cluster')}), or take per-verdict intervals "
+            f"({option('cluster', None)})")
 
 
 def fit_memory(n_params: int, *, n_clusters: int = 0, n_boot: int = 0) -> int:
@@ -126,12 +164,39 @@ def fit_memory(n_params: int, *, n_clusters: int = 0, n_boot: int = 0) -> int:
     return 8 * _FIT_MATRICES * p * p + p * p + 8 * influence + 8 * int(n_boot) * p
 
 
+def cluster_memory(sizes, n_params: int, path: str) -> int:
+    """Bytes the clustered (CR2) interval needs on ``path`` for clusters of ``sizes`` rows and
+    ``n_params`` parameters: ``"small"`` (sparse rows: the rows, their leverage blocks of
+    sum R_g^2 cells and P x P sums), ``"exact"`` (G x P scores, whitened and adjusted, and each
+    cluster's eigenvectors, P x min(R_g, P)) or ``"series"`` (six G x P arrays of the series)."""
+    import numpy as np
+
+    s = np.asarray(sizes, dtype=np.float64)
+    g, p, rows = float(s.size), float(n_params), float(s.sum())
+    base = 80.0 * rows + 8.0 * 4 * p * p  # the rows, residuals and scores; the P x P sums
+    if path == "small":
+        return int(base + 16.0 * float(np.sum(s * s)))
+    if path == "exact":
+        return int(base + 8.0 * (4 * g * p + p * float(np.sum(np.minimum(s, p)))))
+    return int(base + 8.0 * 6 * g * p)
+
+
+def pairs_memory(n_models: int, n_draws: int = 0, *, table: bool = False) -> int:
+    """Bytes of every pair's statistics for ``n_models`` models (:data:`_PAIR_MATRICES` M x M
+    arrays), ``n_draws`` float32 draws of the ratings, and with ``table`` the pairwise table
+    (:data:`_TABLE_BYTES_PER_PAIR` a pair)."""
+    m = int(n_models)
+    pairs = m * (m - 1) // 2 if table else 0
+    return 8 * _PAIR_MATRICES * m * m + 4 * int(n_draws) * m + _TABLE_BYTES_PER_PAIR * pairs
+
+
 def plan_memory(n_models: int, n_tasks: int, n_verdicts: int = 0) -> int:
     """Bytes match planning needs for ``n_models`` models on ``n_tasks`` tasks after
     ``n_verdicts`` verdicts: about 240 bytes per model x task cell (the submissions listed as
-    text and their codes, counts, task levels and their temporaries), 200 per model x model cell (the covariance, its square, the pair tables and
-    the temporaries of a pick), 160 per verdict of history (its (pair, task) cells indexed from
-    both sides, and their sort), and the fit that scores candidates. Nothing of size
+    text and their codes, counts, task levels and their temporaries), 200 per model x model
+    cell (the covariance, its square, the pair tables and the temporaries of a pick), 160 per
+    verdict of history (its (pair, task) cells indexed from both sides, and their sort), and
+    the fit that scores candidates. Nothing of size
     models x models x tasks."""
     m, t = int(n_models), int(n_tasks)
     return 240 * m * t + 200 * m * m + 160 * int(n_verdicts) + fit_memory(m)

@@ -5,7 +5,8 @@ labels, plus small tables from those labels to model and outcome codes) and hand
 the aggregation kernels (:mod:`ratings.kernels.aggregate`, or their twins in
 :mod:`ratings.kernels.fit_ref`) as a :class:`VerdictCodes`. The kernels take its fields as their
 leading arguments, in this order, so ``k.aggregate_codes(*codes, weight)`` calls them; they
-return an :class:`AggregatedRows` or a :class:`CollapsedRows`.
+return an :class:`AggregatedRows` or a :class:`CollapsedRows`, whose rows are in the one
+aggregated-row layout, :class:`PairRows`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["AggregatedRows", "CollapsedRows", "VerdictCodes"]
+__all__ = [
+    "AggregatedRows",
+    "CollapsedRows",
+    "PairRows",
+    "UsedCodes",
+    "VerdictCodes",
+    "no_rows",
+    "summed_rows",
+]
 
 Codes = NDArray[np.integer]  # int8 / int16 (a categorical's codes, as they are) up to int64
 
@@ -43,41 +52,65 @@ class VerdictCodes(NamedTuple):
     n_clusters: int
 
 
-class AggregatedRows(NamedTuple):
-    """Unique (cluster, judge, i, j) rows (``i < j``), ordered by cluster, and what was used.
+class PairRows(NamedTuple):
+    """The aggregated-row layout, declared once: one row per ``(cluster, judge, ii, jj)`` key
+    (``ii < jj``) with the three counts of its verdicts. A tie is one observation with outcome
+    1/2 in ``tt``, never two half rows, so that per-verdict robust variances count it once.
 
-    When ``n_unusable > 0`` only that count is meaningful (the rows are empty).
+    Every holder of aggregated rows spells them so: the aggregation kernels' results
+    (:class:`AggregatedRows`, :class:`CollapsedRows`), :class:`ratings.data.comparisons.Comparisons`
+    (``data.ii`` ... ``data.tt``), the GLM working rows of :mod:`ratings.inference.working`, and
+    the row kernels' arguments (:mod:`ratings.kernels.fit`).
     """
 
-    cluster: NDArray[np.int64]
-    judge: NDArray[np.int64]
-    i: NDArray[np.int64]
-    j: NDArray[np.int64]
-    wins_i: NDArray[np.float64]
-    wins_j: NDArray[np.float64]
-    ties: NDArray[np.float64]
-    used_models: NDArray[np.bool_]  #: model codes a usable verdict names
-    used_judges: NDArray[np.bool_]  #: judge codes a usable verdict names
-    used_clusters: NDArray[np.bool_]  #: cluster codes a usable verdict names
-    #: None, or (judge, i, j, wins_i, wins_j, ties): the rows summed over clusters, when the
-    #: pass computed them on the way (as ``collapse_rows`` gives them)
-    collapsed: tuple | None
+    cluster: NDArray[np.int64]  #: cluster code (0 throughout for rows summed over clusters)
+    judge: NDArray[np.int64]  #: judge code
+    ii: NDArray[np.int64]  #: model code i
+    jj: NDArray[np.int64]  #: model code j > i
+    wi: NDArray[np.float64]  #: wins of ``ii``
+    wj: NDArray[np.float64]  #: wins of ``jj``
+    tt: NDArray[np.float64]  #: ties
+
+
+class UsedCodes(NamedTuple):
+    """Which codes a usable verdict names (flags over each code range)."""
+
+    models: NDArray[np.bool_]
+    judges: NDArray[np.bool_]
+    clusters: NDArray[np.bool_]
+
+
+class AggregatedRows(NamedTuple):
+    """Unique (cluster, judge, ii, jj) rows, ordered by cluster, and what was used.
+
+    When ``n_unusable > 0`` only that count and ``used`` are meaningful (the rows are empty).
+    """
+
+    rows: PairRows
+    used: UsedCodes
+    #: None, or the rows summed over clusters (cluster 0), when the pass computed them on the
+    #: way (as ``collapse_rows`` gives them)
+    collapsed: PairRows | None
     n_unusable: int
 
 
 class CollapsedRows(NamedTuple):
-    """The rows summed over clusters, one per (judge, i, j), sorted by that key."""
+    """The rows summed over clusters (cluster 0), one per (judge, ii, jj), sorted by that key."""
 
-    judge: NDArray[np.int64]
-    i: NDArray[np.int64]
-    j: NDArray[np.int64]
-    wins_i: NDArray[np.float64]
-    wins_j: NDArray[np.float64]
-    ties: NDArray[np.float64]
-    used_models: NDArray[np.bool_]
-    used_judges: NDArray[np.bool_]
-    used_clusters: NDArray[np.bool_]
-    #: int64[n_judges * n_models^2]: the row of each (judge, i, j) key that occurs, at
-    #: ``(judge * n_models + i) * n_models + j`` (other entries are not read)
+    rows: PairRows
+    used: UsedCodes
+    #: int64[n_judges * n_models^2]: the row of each (judge, ii, jj) key that occurs, at
+    #: ``(judge * n_models + ii) * n_models + jj`` (other entries are not read)
     slot: NDArray[np.int64]
     n_unusable: int
+
+
+def summed_rows(judge, ii, jj, wi, wj, tt) -> PairRows:
+    """Rows summed over clusters (as ``collapse_rows`` returns them) in the row layout."""
+    return PairRows(np.zeros(len(ii), dtype=np.int64), judge, ii, jj, wi, wj, tt)
+
+
+def no_rows() -> PairRows:
+    """The empty rows (of a log with unusable verdicts)."""
+    i8, f8 = np.zeros(0, dtype=np.int64), np.zeros(0)
+    return PairRows(i8, i8, i8, i8, f8, f8, f8)

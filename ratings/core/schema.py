@@ -8,10 +8,13 @@ writes them,
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 import numpy as np
 import pandas as pd
+
+from ratings.core.errors import InvalidVerdictsError
 
 __all__ = [
     "CANONICAL",
@@ -24,6 +27,7 @@ __all__ = [
     "STRING_DTYPE",
     "WINNERS",
     "Winner",
+    "require_columns",
 ]
 
 Winner = Literal["A", "B", "tie"]
@@ -53,3 +57,16 @@ except TypeError:  # pragma: no cover - older pandas: plain object columns of st
 
 #: Elo points per unit of log-strength: Elo = rating + ELO_SCALE * (s_i - s_anchor).
 ELO_SCALE = 400.0 / np.log(10.0)
+
+
+def require_columns(table: pd.DataFrame | Iterable[object], columns: Iterable[object], what: str,
+                    *, hint: str = "", prefix: str = "",
+                    error: type[ValueError] = InvalidVerdictsError) -> None:  # fmt: skip
+    """Raise ``error`` naming the ``columns`` that ``table`` (a frame, or its column labels)
+    lacks, if any: ``{prefix}Column(s) [...] not found in {what}. Available columns: [...].
+    {hint}``. The one check of required columns, for every table the package reads."""
+    have = list(getattr(table, "columns", table))
+    missing = [c for c in columns if c not in have]
+    if missing:
+        raise error(f"{prefix}Column(s) {missing} not found in {what}. Available columns: "
+                    f"{have}." + (f" {hint}" if hint else ""))  # fmt: skip

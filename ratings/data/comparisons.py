@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -17,8 +16,14 @@ from numpy.typing import NDArray
 
 from ratings.core.arrays import frozen
 from ratings.core.errors import InvalidVerdictsError, option
-from ratings.core.rows import AggregatedRows, CollapsedRows, VerdictCodes
-from ratings.core.schema import DEFAULT_JUDGE, DETERMINISTIC_JUDGE
+from ratings.core.rows import (
+    AggregatedRows,
+    CollapsedRows,
+    PairRows,
+    VerdictCodes,
+    summed_rows,
+)
+from ratings.core.schema import DEFAULT_JUDGE, DETERMINISTIC_JUDGE, require_columns
 from ratings.data.counts import check_counts, reject_rows
 from ratings.kernels.engine import Engine, kernels
 
@@ -27,21 +32,11 @@ __all__ = ["COUNT_COLUMNS", "Comparisons", "aggregate", "from_counts", "is_count
 _DENSE_SLOTS = 25_000_000  # models^2 up to which aggregation uses a dense pair table (200 MB)
 
 
-class _Rows(NamedTuple):
-    """The per-cluster rows of a :class:`Comparisons`: read-only, C-contiguous arrays."""
-
-    ii: NDArray[np.int64]
-    jj: NDArray[np.int64]
-    judge: NDArray[np.int64]
-    cluster: NDArray[np.int64]
-    wi: NDArray[np.float64]
-    wj: NDArray[np.float64]
-    tt: NDArray[np.float64]
-
-    @classmethod
-    def of(cls, ii, jj, judge, cluster, wi, wj, tt) -> _Rows:
-        return cls(*(frozen(a, np.int64) for a in (ii, jj, judge, cluster)),
-                   *(frozen(a, np.float64) for a in (wi, wj, tt)))  # fmt: skip
+def _frozen_rows(rows: PairRows) -> PairRows:
+    """``rows`` as read-only, C-contiguous arrays (the per-cluster rows of a
+    :class:`Comparisons`)."""
+    return PairRows(*(frozen(a, np.int64) for a in rows[:4]),
+                    *(frozen(a, np.float64) for a in rows[4:]))  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -65,7 +60,8 @@ class Comparisons:
         The verdict column the clusters came from (e.g. ``"task_id"``).
     ii, jj, judge, cluster : ndarray of int64, shape (R,)
     wi, wj, tt : ndarray of float64, shape (R,)
-        Wins of ``ii``, wins of ``jj`` and ties.
+        Wins of ``ii``, wins of ``jj`` and ties (the row layout
+        :class:`~ratings.core.rows.PairRows`).
     """
 
     models: pd.Index
@@ -82,7 +78,15 @@ class Comparisons:
     def __init__(self, models: pd.Index, judges: pd.Index, clusters: pd.Index | None,
                  cluster_name: str | None, ii, jj, judge, cluster, wi, wj, tt) -> None:  # fmt: skip
         self._set_labels(models, judges, clusters, cluster_name)
-        self.__dict__["_rows"] = _Rows.of(ii, jj, judge, cluster, wi, wj, tt)  # already known
+        rows = PairRows(cluster=cluster, judge=judge, ii=ii, jj=jj, wi=wi, wj=wj, tt=tt)
+        self.__dict__["_rows"] = _frozen_rows(rows)  # already known
+
+    @classmethod
+    def of_rows(cls, models: pd.Index, judges: pd.Index, clusters: pd.Index | None,
+                cluster_name: str | None, rows: PairRows) -> Comparisons:  # fmt: skip
+        """Comparisons of ``rows`` (:class:`~ratings.core.rows.PairRows`) with their labels."""
+        return cls(models, judges, clusters, cluster_name, ii=rows.ii, jj=rows.jj,
+                   judge=rows.judge, cluster=rows.cluster, wi=rows.wi, wj=rows.wj, tt=rows.tt)
 
     def _set_labels(self, models, judges, clusters, cluster_name) -> None:
         for name, value in (("models", models), ("judges", judges), ("clusters", clusters),
@@ -101,7 +105,7 @@ class Comparisons:
         return out
 
     @cached_property
-    def _rows(self) -> _Rows:
+    def _rows(self) -> PairRows:
         """The per-cluster rows; given to the constructor, or built here from the kept codes."""
         return self._kept.rows()
 
@@ -226,13 +230,10 @@ class Comparisons:
         m, nj = self.n_models, len(self.judges)
         if nj * m * m <= max(2 * self.n_rows, 1 << 20):  # dense table: rows come out sorted
             collapse = kernels(engine, self.n_verdicts).collapse_rows
-            k, i, j, wi, wj, tt = collapse(self.judge, self.ii, self.jj, self.wi, self.wj,
-                                           self.tt, nj, m)  # fmt: skip
         else:  # the twin's sort-based reduction: memory follows the rows, not the key space
-            k, i, j, wi, wj, tt = kernels("numpy").collapse_rows(
-                self.judge, self.ii, self.jj, self.wi, self.wj, self.tt, nj, m)  # fmt: skip
-        return Comparisons(self.models, self.judges, None, None, i, j, k,
-                           np.zeros(len(i), dtype=np.int64), wi, wj, tt)  # fmt: skip
+            collapse = kernels("numpy").collapse_rows
+        summed = collapse(self.judge, self.ii, self.jj, self.wi, self.wj, self.tt, nj, m)
+        return Comparisons.of_rows(self.models, self.judges, None, None, summed_rows(*summed))
 
     def reweighted(self, weight: NDArray[np.float64]) -> Comparisons:
         """Multiply every row's counts by ``weight`` (bootstrap resampling of clusters)."""
@@ -335,15 +336,9 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool,
         if cluster is not None and cluster not in counts.columns:
             cluster = None if cluster == "task_id" else cluster
         return from_counts(counts, cluster=cluster, models=models)
-    missing = [c for c in ("model_a", "model_b", "winner") if c not in verdicts.columns]
-    if cluster is not None and cluster not in verdicts.columns:
-        missing.append(cluster)
-    if missing:
-        raise InvalidVerdictsError(
-            f"Column(s) {missing} not found in verdicts. Available columns: "
-            f"{verdicts.columns.tolist()}. Read logs with `ratings.read_verdicts` or pass "
-            f"{option('cluster', None)} to treat verdicts as independent."
-        )
+    needed = ["model_a", "model_b", "winner", *([] if cluster is None else [cluster])]
+    require_columns(verdicts, needed, "verdicts", hint="Read logs with `ratings.read_verdicts` "
+                    f"or pass {option('cluster', None)} to treat verdicts as independent.")
     n = len(verdicts)
     ca, names_a = _factorized(verdicts["model_a"])
     cb, names_b = _factorized(verdicts["model_b"])
@@ -457,7 +452,7 @@ class _KeptCodes:
     labels: _Labels
     used: tuple  # (models, judges, clusters) flags of the codes the labels keep
 
-    def rows(self) -> _Rows:
+    def rows(self) -> PairRows:
         """The per-cluster rows, numbered like the labels kept (as :func:`aggregate` builds
         them without keeping the codes)."""
         return self.labels.comparisons(
@@ -505,35 +500,26 @@ class _Labels:
 
     def comparisons(self, rows: AggregatedRows) -> Comparisons:
         """Comparisons from per-cluster rows (and, when summed on the way, the fit's rows)."""
-        remap_m, remap_j, remap_g, models, judges, clusters = self.compacted(
-            rows.used_models, rows.used_judges, rows.used_clusters)
-        cluster = rows.cluster if clusters is None else _apply(remap_g, rows.cluster)
-        out = Comparisons(models, judges, clusters, self.cluster_name, _apply(remap_m, rows.i),
-                          _apply(remap_m, rows.j), _apply(remap_j, rows.judge), cluster,
-                          rows.wins_i, rows.wins_j, rows.ties)  # fmt: skip
+        remap_m, remap_j, remap_g, models, judges, clusters = self.compacted(*rows.used)
+        out = Comparisons.of_rows(models, judges, clusters, self.cluster_name,
+                                  _renumbered(rows.rows, remap_m, remap_j, remap_g))  # fmt: skip
         if rows.collapsed is not None and clusters is not None:  # summed on the way
-            object.__setattr__(out, "_collapsed", self._summed(rows.collapsed, remap_m, remap_j,
-                                                               models, judges))
+            object.__setattr__(out, "_collapsed", Comparisons.of_rows(
+                models, judges, None, None, _renumbered(rows.collapsed, remap_m, remap_j)))
         return out
 
     def keeping_codes(self, summed: CollapsedRows, codes: VerdictCodes, weight,
                       engine: Engine) -> Comparisons:  # fmt: skip
         """Comparisons that keep the verdict codes, with the fit's rows (summed over clusters)."""
-        used = (summed.used_models, summed.used_judges, summed.used_clusters)
+        used = summed.used
         remap_m, remap_j, _, models, judges, clusters = self.compacted(*used)
-        rows = self._summed(summed[:6], remap_m, remap_j, models, judges)
+        rows = Comparisons.of_rows(models, judges, None, None,
+                                   _renumbered(summed.rows, remap_m, remap_j))  # fmt: skip
         kept_m = used[0] if self.drop_models else np.ones(len(self.models), dtype=bool)
         kept = _KeptCodes(codes, weight, summed.slot, engine, self, (kept_m, *used[1:]))
         return Comparisons._keeping_codes(models, judges, clusters, self.cluster_name, rows,
                                           kept)  # fmt: skip
 
-    @staticmethod
-    def _summed(rows, remap_m, remap_j, models, judges) -> Comparisons:
-        """The rows summed over clusters, (judge, i, j, wins_i, wins_j, ties), as Comparisons."""
-        ck, ci, cj, cwi, cwj, ctt = rows
-        return Comparisons(models, judges, None, None, _apply(remap_m, ci), _apply(remap_m, cj),
-                           _apply(remap_j, ck), np.zeros(len(ci), dtype=np.int64), cwi, cwj,
-                           ctt)  # fmt: skip
 
 
 def _renumbering(labels: pd.Index, used: NDArray[np.bool_]):
@@ -546,6 +532,11 @@ def _renumbering(labels: pd.Index, used: NDArray[np.bool_]):
 def _apply(remap, codes):
     return codes if remap is None else remap[codes]
 
+
+def _renumbered(rows: PairRows, remap_m, remap_j, remap_g=None) -> PairRows:
+    """``rows`` with the model, judge and cluster codes renumbered (None: kept)."""
+    return rows._replace(cluster=_apply(remap_g, rows.cluster), judge=_apply(remap_j, rows.judge),
+                         ii=_apply(remap_m, rows.ii), jj=_apply(remap_m, rows.jj))
 
 def _explain_unusable(verdicts, codes: VerdictCodes, winners: pd.Index, cluster,
                       named: dict) -> None:  # fmt: skip
@@ -632,13 +623,8 @@ def from_counts(
     models : sequence of str, optional
         Fix the model order.
     """
-    missing = [c for c in COUNT_COLUMNS if c not in counts.columns]
-    if missing:
-        raise InvalidVerdictsError(
-            f"Column(s) {missing} not found in the counts table. Available columns: "
-            f"{counts.columns.tolist()}. A counts table has one row per (task_id, judge, "
-            "model_a, model_b) with wins_a, wins_b and ties."
-        )
+    require_columns(counts, COUNT_COLUMNS, "the counts table", hint="A counts table has one "
+                    "row per (task_id, judge, model_a, model_b) with wins_a, wins_b and ties.")
     if cluster is not None and cluster not in counts.columns:
         if cluster != "task_id":
             raise InvalidVerdictsError(f"Cluster column {cluster!r} not in the counts table.")

@@ -25,7 +25,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.errors import InvalidVerdictsError, format_rows
-from ratings.core.schema import DETERMINISTIC_JUDGE
+from ratings.core.schema import DETERMINISTIC_JUDGE, require_columns
 from ratings.data.comparisons import Comparisons
 from ratings.kernels.engine import Engine, kernels
 
@@ -191,12 +191,8 @@ def read_families(families: Families) -> dict[str, str]:
     else:
         raise TypeError(f"`families` must be a CSV path, a DataFrame or a mapping; got "
                         f"{type(families).__name__}.")  # fmt: skip
-    missing = [c for c in ("name", "family") if c not in table.columns]
-    if missing:
-        raise InvalidVerdictsError(
-            f"Column(s) {missing} not found in the {where}. Available columns: "
-            f"{table.columns.tolist()}. It needs one row per model or judge: name,family."
-        )
+    require_columns(table, ["name", "family"], f"the {where}",
+                    hint="It needs one row per model or judge: name,family.")
     name = table["name"].map(lambda v: "" if pd.isna(v) else str(v).strip())
     family = table["family"].map(lambda v: "" if pd.isna(v) else str(v).strip())
     for bad, what in ((name == "", "an empty name"), (family == "", "an empty family")):

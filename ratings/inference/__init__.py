@@ -73,10 +73,9 @@ from ratings.inference.cluster import (
     EXACT_BUDGET,
     ClusterInference,
     cluster_inference,
-    crowd_inference,
 )
 from ratings.inference.satterthwaite import reference_contrasts, satterthwaite
-from ratings.inference.small import bt_inference
+from ratings.inference.small import bt_inference, crowd_inference
 from ratings.inference.stacked import StackedInference
 from ratings.inference.working import WorkingRows, bt_rows, crowd_rows
 

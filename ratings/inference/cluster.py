@@ -16,17 +16,17 @@ from ratings.inference.satterthwaite import (
     pair_contrasts,
     reference_contrasts,
     satterthwaite,
-    summed_pairs_df,
     with_known_variance,
 )
-from ratings.inference.working import WorkingRows, crowd_rows
+from ratings.inference.working import WorkingRows
 
 __all__ = [
     "EXACT_BUDGET",
     "ClusterInference",
+    "check_cluster_memory",
     "check_clusters",
     "cluster_inference",
-    "crowd_inference",
+    "dense_path",
 ]
 
 #: Flops (roughly) up to which the clusters' leverages are decomposed exactly and the degrees of
@@ -139,6 +139,11 @@ class ClusterInference:
         out = np.zeros((self.n_clusters, self.n_params))
         out[:, self.free] = self.influence_free
         return out
+
+    def contrasted_influence(self, contrasts) -> NDArray[np.float64]:
+        """Each cluster's CR2-adjusted influence on each contrast, (G x C): ``influence() @
+        contrasts.T`` (contrasts over all parameters or the models only)."""
+        return self.influence_free @ self._free_contrasts(contrasts).T
 
     def _free_contrasts(self, contrasts) -> NDArray[np.float64]:
         c = np.atleast_2d(np.asarray(contrasts, dtype=np.float64))
@@ -263,7 +268,11 @@ class ClusterInference:
         if self.exact:
             out[jj, kk] = out[kk, jj] = satterthwaite(self._pair_omega(jj, kk), None, None)
         else:
-            out = summed_pairs_df(self.omega(reference_contrasts(m, None)))
+            from ratings.inference.pairdf import streamed_pairs_df
+
+            n = np.zeros((self.n_params, m))
+            n[self.free] = matmul(self.bread, self._free_contrasts(reference_contrasts(m, None)).T)
+            out = streamed_pairs_df(self.rows, n)
             np.fill_diagonal(out, np.nan)
         return out
 
@@ -339,8 +348,7 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
     starts = rows.starts
     sizes = np.diff(starts)
     if exact is None:
-        cost = float(np.sum(sizes * p * np.minimum(sizes, p))) + g * p * p * min(g, p)
-        exact = cost <= EXACT_BUDGET
+        exact = dense_path(sizes, p) == "exact"
     if not exact:  # the series needs no whitening unless a cluster has leverage near 1
         influence, degenerate, chol = _series(rows, score, free, bread, starts)
         return ClusterInference(rows.n_params, rows.n_models, free, bread, influence, clusters,
@@ -440,40 +448,23 @@ def _lone_directions(rows: WorkingRows, free: NDArray[np.int64]) -> NDArray[np.f
     return out
 
 
-def crowd_inference(fit, data, *, k, prior_information: bool = True) -> ClusterInference | None:
-    """CR2 pieces of a clustered Crowd-BT fit (:class:`ratings.models.crowd.likelihood.CrowdFit`).
+def dense_path(sizes: NDArray[np.int64], n_free: int) -> str:
+    """The dense path for clusters of ``sizes`` rows: ``"exact"`` while its cost (the clusters'
+    eigen-decompositions and the df's G x P products) stays within :data:`EXACT_BUDGET`, else
+    ``"series"``."""
+    s, p, g = sizes.astype(np.float64), float(n_free), float(sizes.size)
+    cost = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
+    return "exact" if cost <= EXACT_BUDGET else "series"
 
-    The likelihood of the decisive verdicts (ties are not part of it), the judges whose eta is
-    fixed or on a bound treated as known, and the bread M = (I + P)^-1 with I the Fisher
-    information of the working model and P the curvature of the negative log-prior at the
-    estimate: the sandwich of a penalised estimate (as for ridge-penalised logistic regression,
-    le Cessie & van Houwelingen 1992), which is what the posterior mode's sampling variance is
-    to first order. ``prior_information=False`` counts only the strengths' prior
-    (:attr:`ratings.models.crowd.likelihood.CrowdFit.bread_penalty`): what the verdicts alone say
-    about eta, used
-    for the judges' intervals and the test of whether they can be told from coin flips.
-    ``None`` when that matrix is not positive definite: the verdicts cannot tell judge quality
-    from the spread of the ratings (the caller leaves the intervals open). A two-step term for
-    reused etas is added with :meth:`ClusterInference.with_extra`.
-    """
-    m, nj = data.n_models, len(data.judges)
 
-    def row_scores(rows, wi, wj, tt):
-        _, gd, ge, *_ = k.crowd_row_terms(fit.theta, fit.eta, rows.ii, rows.jj, rows.judge,
-                                          wi, wj, tt, False)  # fmt: skip
-        return gd, ge
+def check_cluster_memory(data, sizes: NDArray[np.int64], n_params: int, path: str) -> None:
+    """Stop before the clustered interval's work on ``path`` when it would pass the memory
+    limit (:func:`ratings.core.memory.check_memory`), naming the ways out."""
+    from ratings.core.memory import check_memory, cluster_memory, cluster_ways
 
-    check_clusters(data)
-    score = data.cluster_score_matrix(m + nj, row_scores, k)
-    free_eta = fit.estimated & ~fit.boundary
-    rows = crowd_rows(fit.theta, fit.eta, free_eta, data)
-    info = crowd_rows(fit.theta, fit.eta, free_eta, data.collapsed()).information()
-    pen = fit.prior_hessian if prior_information else fit.bread_penalty
-    try:
-        return cluster_inference(rows, score, fit.free, clusters=data.clusters, info=info,
-                                 penalty=pen)  # fmt: skip
-    except np.linalg.LinAlgError:
-        return None
+    check_memory(cluster_memory(sizes, n_params, path),
+                 f"the clustered interval by `{data.cluster_name}` ({sizes.size:,} clusters, "
+                 f"{n_params:,} parameters)", ways=cluster_ways())  # fmt: skip
 
 
 def check_clusters(data) -> None:

@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ratings.core.memory import check_memory, pairs_memory
 from ratings.core.tdist import critical_values
 from ratings.core.threads import one_blas_thread
 
@@ -108,6 +109,8 @@ class PairStats:
 def pair_stats(r: Ratings) -> PairStats:
     """The pairwise quantities of a fit (:attr:`ratings.Ratings.pair_stats` keeps them)."""
     m = len(r.models)
+    check_memory(pairs_memory(m, default_draws(m)),
+                 f"every pair's statistics for rank intervals ({m:,} models)")  # fmt: skip
     cov = r.cov if r.draws is None else np.atleast_2d(np.cov(r.draws, rowvar=False))
     ok = np.isfinite(r.se.to_numpy()) & ~r.unbounded_mask
     var = np.diag(cov)
@@ -384,8 +387,11 @@ def pairwise_table(r: Ratings, level: float | None = None, *,
     level = r.level if level is None else float(level)
     if adjust not in ("max-t", "holm"):
         raise ValueError(f"`adjust` must be 'max-t' or 'holm'; got {adjust!r}.")
-    ps = r.pair_stats
     m = len(r.models)
+    check_memory(pairs_memory(m, default_draws(m) if n_draws is None else int(n_draws),
+                              table=True),
+                 f"the pairwise table of {m * (m - 1) // 2:,} pairs")  # fmt: skip
+    ps = r.pair_stats
     order = np.argsort(-ps.estimate, kind="stable")  # better model first
     rank = np.empty(m, dtype=np.int64)
     rank[order] = np.arange(m)

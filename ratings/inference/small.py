@@ -31,18 +31,22 @@ from ratings.core.linalg import block, embed, inverse_pd
 from ratings.inference import cluster
 from ratings.inference.cluster import (
     ClusterInference,
+    check_cluster_memory,
     check_clusters,
     cluster_inference,
+    dense_path,
 )
-from ratings.inference.satterthwaite import (
-    DEGENERATE,
-    pair_contrasts,
-    summed_pairs_df,
+from ratings.inference.satterthwaite import DEGENERATE, pair_contrasts
+from ratings.inference.working import (
+    CELLS_PER_VERDICT,
+    WorkingRows,
+    bt_rows,
+    crowd_rows,
+    kernels,
 )
-from ratings.inference.working import CELLS_PER_VERDICT, WorkingRows, bt_rows, kernels
 
 __all__ = ["MAX_BLOCK_CELLS", "SmallBlocks", "SmallClusterInference", "bt_inference",
-           "small_cluster_inference", "use_small_path"]
+           "crowd_inference", "small_cluster_inference", "use_small_path"]
 
 #: Most cells of the clusters' leverage blocks (sum of R_g^2) held by the sparse path.
 MAX_BLOCK_CELLS = 50_000_000
@@ -110,9 +114,20 @@ class SmallClusterInference(ClusterInference):
         np.add.at(w, (rows.cluster, rows.ii), rows.a * self.residual)
         np.add.at(w, (rows.cluster, rows.jj), -rows.a * self.residual)
         if rows.b.size:
-            np.add.at(w, (rows.cluster, rows.n_models + rows.kk), rows.b * self.residual)
+            np.add.at(w, (rows.cluster, rows.n_models + rows.judge), rows.b * self.residual)
         out = np.zeros_like(w)
         out[:, self.free] = w[:, self.free] @ self.bread
+        return out
+
+    def contrasted_influence(self, contrasts) -> NDArray[np.float64]:
+        """As :meth:`ClusterInference.contrasted_influence`, from the rows: cluster g's
+        influence on c is sum_r e*_r x_r^T B c (e*: the CR2-adjusted residuals), no G x P."""
+        v = self._directions(self._free_contrasts(contrasts))
+        rows, c = self.rows, v.shape[1]
+        per_row = rows.design(v, slice(None)) * self.residual[:, None]
+        out = np.zeros((rows.n_clusters, c))
+        for col in range(c):
+            out[:, col] = np.bincount(rows.cluster, per_row[:, col], rows.n_clusters)
         return out
 
     def _directions(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -155,14 +170,14 @@ class SmallClusterInference(ClusterInference):
         rows, blk = self.rows, self.blocks
         k = kernels(rows.ii.size * max(c.shape[0], 1))
         v = self._directions(c)
-        sums = k.small_terms(blk.starts, rows.ii, rows.jj, rows.kk, rows.a, rows.b,
+        sums = k.small_terms(blk.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
                              rows.n_models, blk.h, blk.f, v)  # fmt: skip
         bread = embed(self.bread, self.free, self.n_params)
         cross = np.empty(c.shape[0])
         for col in range(c.shape[0]):
             u = rows.design(v[:, [col]], slice(None))[:, 0]
             p = k.small_apply(blk.starts, blk.f, u)
-            ab = k.small_meat(blk.starts, rows.ii, rows.jj, rows.kk, rows.a, rows.b,
+            ab = k.small_meat(blk.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
                               rows.n_models, rows.n_params, p) @ bread  # fmt: skip
             cross[col] = np.einsum("ij,ji->", ab, ab)
         tr = sums[:, 0]
@@ -176,7 +191,7 @@ class SmallClusterInference(ClusterInference):
         v = self._directions(c)
         tr = np.einsum("pc,pq,qc->c", v[self.free], self.information, v[self.free])
         k = kernels(rows.ii.size * max(c.shape[0], 1) // CELLS_PER_VERDICT)
-        sums = k.small_shares(self.blocks.starts, rows.ii, rows.jj, rows.kk, rows.a, rows.b,
+        sums = k.small_shares(self.blocks.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
                               rows.n_models, v, tr, DEGENERATE)  # fmt: skip
         with np.errstate(divide="ignore", invalid="ignore"):
             denom = sums[:, 0] + sums[:, 1] ** 2 - sums[:, 2]
@@ -196,9 +211,11 @@ class SmallClusterInference(ClusterInference):
             out = np.full((m, m), np.nan)
             out[jj, kk] = out[kk, jj] = self.df(pair_contrasts(m, jj, kk))
             return out
+        from ratings.inference.pairdf import streamed_pairs_df
         from ratings.inference.satterthwaite import reference_contrasts
 
-        out = summed_pairs_df(self.omega(reference_contrasts(m, None)))
+        c = self._free_contrasts(reference_contrasts(m, None))
+        out = streamed_pairs_df(self.rows, self._directions(c))
         np.fill_diagonal(out, np.nan)
         return self._pairs_undefined_and_extra(jj, kk, out)
 
@@ -222,11 +239,11 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
     k = kernels(rows.ii.size)
     full = embed(bread, free, rows.n_params)
     starts = rows.starts
-    h, f, deg = k.small_blocks(starts, rows.ii, rows.jj, rows.kk, rows.a, rows.b, rows.n_models,
+    h, f, deg = k.small_blocks(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b, rows.n_models,
                                full, DEGENERATE)  # fmt: skip
     blocks = SmallBlocks(starts, h, f)
     adjusted = k.small_apply(starts, f, residual)
-    meat = k.small_meat(starts, rows.ii, rows.jj, rows.kk, rows.a, rows.b, rows.n_models,
+    meat = k.small_meat(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b, rows.n_models,
                         rows.n_params, adjusted)[np.ix_(free, free)]  # fmt: skip
     chol = np.linalg.cholesky(bread) if deg.any() else None
     degenerate = _degenerate(rows, blocks, np.flatnonzero(deg), free, chol)
@@ -272,7 +289,11 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float =
         bread_free = inverse_pd(block(info, free))
     else:  # the Hessian's inverse: the information's (and the penalty's)
         bread_free = block(bread, free)
-    if use_small_path(np.diff(rows.starts), free.size) if small is None else small:
+    sizes = np.diff(rows.starts)
+    if small is None:
+        small = use_small_path(sizes, free.size)
+    check_cluster_memory(data, sizes, m, "small" if small else dense_path(sizes, free.size))
+    if small:
         score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
         with np.errstate(divide="ignore", invalid="ignore"):
             residual = np.where(rows.a > 0, score / rows.a, 0.0)
@@ -283,3 +304,57 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float =
 
     score = data.cluster_score_matrix(m, row_scores, k)
     return cluster_inference(rows, score, free, clusters=data.clusters, bread=bread_free)
+
+
+def crowd_inference(fit, data, *, k, prior_information: bool = True,
+                    small: bool | None = None) -> ClusterInference | None:
+    """CR2 pieces of a clustered Crowd-BT fit (:class:`ratings.models.crowd.likelihood.CrowdFit`).
+
+    The likelihood of the decisive verdicts (ties are not part of it), the judges whose eta is
+    fixed or on a bound treated as known, and the bread M = (I + P)^-1 with I the Fisher
+    information of the working model and P the curvature of the negative log-prior at the
+    estimate: the sandwich of a penalised estimate (as for ridge-penalised logistic regression,
+    le Cessie & van Houwelingen 1992), which is what the posterior mode's sampling variance is
+    to first order. ``prior_information=False`` counts only the strengths' prior
+    (:attr:`ratings.models.crowd.likelihood.CrowdFit.bread_penalty`): what the verdicts alone say
+    about eta, used
+    for the judges' intervals and the test of whether they can be told from coin flips.
+    ``None`` when that matrix is not positive definite: the verdicts cannot tell judge quality
+    from the spread of the ratings (the caller leaves the intervals open). A two-step term for
+    reused etas is added with :meth:`ClusterInference.with_extra`.
+
+    ``small``: the sparse path (True) or the dense one (False), by default by the clusters'
+    sizes, as in :func:`bt_inference`.
+    """
+    m, nj = data.n_models, len(data.judges)
+    check_clusters(data)
+    free_eta = fit.estimated & ~fit.boundary
+    rows = crowd_rows(fit.theta, fit.eta, free_eta, data)
+    info = crowd_rows(fit.theta, fit.eta, free_eta, data.collapsed()).information()
+    pen = fit.prior_hessian if prior_information else fit.bread_penalty
+    if pen is not None:
+        info = info + pen
+    sizes = np.diff(rows.starts)
+    if small is None:
+        small = use_small_path(sizes, fit.free.size)
+    check_cluster_memory(data, sizes, m + nj,
+                         "small" if small else dense_path(sizes, fit.free.size))  # fmt: skip
+    try:
+        bread = inverse_pd(block(info, fit.free))
+    except np.linalg.LinAlgError:
+        return None
+    if small:  # each row's score is e_r x_r: e_r from its strengths' part, or its eta's
+        _, gd, ge, *_ = k.crowd_row_terms(fit.theta, fit.eta, data.ii, data.jj, data.judge,
+                                          data.wi, data.wj, data.tt, False)  # fmt: skip
+        with np.errstate(divide="ignore", invalid="ignore"):
+            residual = np.where(rows.a != 0, gd / rows.a,
+                                np.where(rows.b != 0, ge / rows.b, 0.0))  # fmt: skip
+        return small_cluster_inference(rows, residual, fit.free, bread, data.clusters)
+
+    def row_scores(rows, wi, wj, tt):
+        _, gd, ge, *_ = k.crowd_row_terms(fit.theta, fit.eta, rows.ii, rows.jj, rows.judge,
+                                          wi, wj, tt, False)  # fmt: skip
+        return gd, ge
+
+    score = data.cluster_score_matrix(m + nj, row_scores, k)
+    return cluster_inference(rows, score, fit.free, clusters=data.clusters, bread=bread)

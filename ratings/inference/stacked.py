@@ -99,7 +99,7 @@ class StackedInference:
             full = np.zeros((c.shape[0], part.n_params))
             full[:, :part.n_models] = self._mapped(k, c)
             w = self.weights[k]
-            infl[:, self.cluster_index[k]] += w * (part.influence_free @ full[:, part.free].T).T
+            infl[:, self.cluster_index[k]] += w * part.contrasted_influence(full).T
             if part.extra is not None:
                 v_extra += w**2 * ((part.extra @ full.T) ** 2).sum(axis=0)
         return with_known_variance(df, (infl**2).sum(axis=1), v_extra)

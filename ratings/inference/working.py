@@ -32,14 +32,16 @@ def kernels(size: int):
 class WorkingRows:
     """Per-cluster rows of the working linear model.
 
-    Row r stands for ``n_r`` identical verdicts and adds the design vector
-    ``a_r (e_i - e_j) + b_r e_{n_models + k}`` (already scaled by sqrt(n_r)); ``b`` is empty
-    for Bradley-Terry. Rows are sorted by ``cluster``.
+    Row r is the aggregated row r of the fit's data (its keys ``ii``, ``jj``, ``judge`` and
+    ``cluster`` as :class:`~ratings.core.rows.PairRows` spells them), stands for its ``n_r``
+    verdicts and adds the design vector ``a_r (e_ii - e_jj) + b_r e_{n_models + judge}``
+    (already scaled by sqrt(n_r)); ``b`` is empty for Bradley-Terry. Rows are sorted by
+    ``cluster``.
     """
 
     ii: NDArray[np.int64]
     jj: NDArray[np.int64]
-    kk: NDArray[np.int64]
+    judge: NDArray[np.int64]
     cluster: NDArray[np.int64]
     a: NDArray[np.float64]
     b: NDArray[np.float64]
@@ -55,7 +57,7 @@ class WorkingRows:
         """Rows ``sl`` times ``lf`` (n_params x K): each row's design vector mapped by ``lf``."""
         out = self.a[sl, None] * (lf[self.ii[sl]] - lf[self.jj[sl]])
         if self.b.size:
-            out += self.b[sl, None] * lf[self.n_models + self.kk[sl]]
+            out += self.b[sl, None] * lf[self.n_models + self.judge[sl]]
         return out
 
     def information(self) -> NDArray[np.float64]:
@@ -66,14 +68,14 @@ class WorkingRows:
         if not self.b.size:
             return laplacian(self.n_params, self.ii, self.jj, self.a * self.a)
         nj = self.n_params - self.n_models
-        return crowd_assemble(self.n_models, nj, self.ii, self.jj, self.kk, self.a * self.a,
+        return crowd_assemble(self.n_models, nj, self.ii, self.jj, self.judge, self.a * self.a,
                               self.a * self.b, self.b * self.b)  # fmt: skip
 
     def times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """``H_g v_g`` for every cluster g at once: ``v`` and the result are (G x n_params)."""
-        return kernels(self.ii.size).cluster_times(self.ii, self.jj, self.kk, self.cluster, self.a,
-                                             self.b, self.n_models,
-                                             np.ascontiguousarray(v))  # fmt: skip
+        return kernels(self.ii.size).cluster_times(
+            self.ii, self.jj, self.judge, self.cluster, self.a, self.b, self.n_models,
+            np.ascontiguousarray(v))  # fmt: skip
 
     def quadratic(self, n: NDArray[np.float64]) -> NDArray[np.float64]:
         """``n_c^T H_g n_c`` for every cluster g and column c of ``n`` (n_params x C) -> (G x C).
@@ -87,7 +89,7 @@ class WorkingRows:
         judges = max(self.n_params - self.n_models, 1)
         designs = min(self.ii.size, self.n_models * self.n_models * judges)
         return kernels(designs * n.shape[1] // CELLS_PER_VERDICT).cluster_quadratic(
-            self.n_clusters, self.ii, self.jj, self.kk, self.cluster, self.a, self.b,
+            self.n_clusters, self.ii, self.jj, self.judge, self.cluster, self.a, self.b,
             self.n_models, np.ascontiguousarray(n))
 
 
@@ -99,8 +101,9 @@ def bt_rows(theta: NDArray[np.float64], data) -> WorkingRows:
     else:
         pq = _pq(theta[data.ii] - theta[data.jj])
     n = data.wi + data.wj + data.tt
-    return WorkingRows(data.ii, data.jj, data.judge, data.cluster, np.sqrt(n * pq),
-                       np.zeros(0), data.n_clusters, data.n_models, data.n_models)  # fmt: skip
+    return WorkingRows(ii=data.ii, jj=data.jj, judge=data.judge, cluster=data.cluster,
+                       a=np.sqrt(n * pq), b=np.zeros(0), n_clusters=data.n_clusters,
+                       n_params=data.n_models, n_models=data.n_models)  # fmt: skip
 
 
 def _pq(d: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -129,5 +132,6 @@ def crowd_rows(theta: NDArray[np.float64], eta: NDArray[np.float64],
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.where(bt, np.sqrt(n * sq), np.sqrt(n / pq) * (2.0 * e - 1.0) * sq)
         b = np.where(free_eta[data.judge], np.sqrt(n / pq) * (2.0 * s - 1.0), 0.0)
-    return WorkingRows(data.ii, data.jj, data.judge, data.cluster, a, np.nan_to_num(b),
-                       data.n_clusters, data.n_models + len(eta), data.n_models)  # fmt: skip
+    return WorkingRows(ii=data.ii, jj=data.jj, judge=data.judge, cluster=data.cluster, a=a,
+                       b=np.nan_to_num(b), n_clusters=data.n_clusters,
+                       n_params=data.n_models + len(eta), n_models=data.n_models)  # fmt: skip

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from pandas.api.types import is_bool_dtype, is_float_dtype, is_string_dtype
 
 from ratings.core.errors import DataWarning, InvalidVerdictsError, format_rows, option
-from ratings.core.schema import CANONICAL, REQUIRED, STRING_DTYPE, WINNERS
+from ratings.core.schema import CANONICAL, REQUIRED, STRING_DTYPE, WINNERS, require_columns
 from ratings.io.cells import (
     NA_TOKENS,
     booleans,
@@ -236,14 +236,10 @@ def _kept_columns(frame: pd.DataFrame, keep: Sequence[str], prefix: str) -> dict
         keep = [keep]
     wanted = [str(c) for c in keep if str(c) not in CANONICAL]
     by_name = {str(c).strip(): c for c in frame.columns}
-    missing = [c for c in wanted if c.strip() not in by_name]
-    if missing:
-        raise InvalidVerdictsError(
-            f"{prefix}Column(s) {missing} not found in verdicts (asked for by `keep=`, or to "
-            f"cluster by: {option('cluster')}). Available columns: "
-            f"{list(frame.columns)}. Name a column of the file, or pass "
-            f"{option('cluster', None)} to treat verdicts as independent."
-        )
+    require_columns(by_name, [c.strip() for c in wanted], "verdicts (asked for by `keep=`, or "
+                    f"to cluster by: {option('cluster')})", prefix=prefix, hint="Name a column "
+                    f"of the file, or pass {option('cluster', None)} to treat verdicts as "
+                    "independent.")  # fmt: skip
     return {c: frame[by_name[c.strip()]].reset_index(drop=True) for c in wanted}
 
 

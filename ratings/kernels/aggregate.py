@@ -23,7 +23,15 @@ import numpy as np
 from numba import njit
 
 from ratings.core import threads as _threads
-from ratings.core.rows import AggregatedRows, CollapsedRows, VerdictCodes
+from ratings.core.rows import (
+    AggregatedRows,
+    CollapsedRows,
+    PairRows,
+    UsedCodes,
+    VerdictCodes,
+    no_rows,
+    summed_rows,
+)
 
 __all__ = ["aggregate_codes", "collapse_codes", "collapse_rows", "verdict_cluster_scores"]
 
@@ -193,19 +201,19 @@ def _dense_rows(acc, seen, n_models):
 
 
 @njit(**_JIT)
-def collapse_rows(row_judge, row_i, row_j, wins_i, wins_j, ties, n_judges, n_models):
-    """Sum rows' counts per (judge, i, j) over a dense table -> rows sorted by that key:
-    (judge, i, j int64[R']; wins_i, wins_j, ties float64[R']). For ``n_judges * n_models^2``
+def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
+    """Sum rows' counts per (judge, ii, jj) over a dense table -> rows sorted by that key:
+    (judge, ii, jj int64[R']; wi, wj, tt float64[R']). For ``n_judges * n_models^2``
     small enough."""
     m2 = n_models * n_models
     space = n_judges * m2
     acc = np.zeros(3 * space)
     seen = np.zeros(space, dtype=np.bool_)
-    for r in range(row_i.shape[0]):
-        key = row_judge[r] * m2 + row_i[r] * n_models + row_j[r]
-        acc[3 * key] += wins_i[r]
-        acc[3 * key + 1] += wins_j[r]
-        acc[3 * key + 2] += ties[r]
+    for r in range(ii.shape[0]):
+        key = judge[r] * m2 + ii[r] * n_models + jj[r]
+        acc[3 * key] += wi[r]
+        acc[3 * key + 1] += wj[r]
+        acc[3 * key + 2] += tt[r]
         seen[key] = True
     return _dense_rows(acc, seen, n_models)
 
@@ -237,10 +245,10 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
     if _dense_fits(space, n):  # small enough for every outer key: one pass
         n_bad, used, acc, seen = _dense_pass(codes, weight, np.arange(n_outer), space, sizes)
         if n_bad:
-            return AggregatedRows(_I8, _I8, _I8, _I8, _F8, _F8, _F8, *used, None, n_bad)
+            return AggregatedRows(no_rows(), UsedCodes(*used), None, n_bad)
         outer, ri, rj, wi, wj, tt = _dense_rows(acc, seen, n_models)
-        return AggregatedRows(outer // n_judges, outer % n_judges, ri, rj, wi, wj, tt, *used,
-                              None, 0)  # fmt: skip
+        rows = PairRows(outer // n_judges, outer % n_judges, ri, rj, wi, wj, tt)
+        return AggregatedRows(rows, UsedCodes(*used), None, 0)
     parts = [(_part(codes, weight, lo, hi), np.zeros(n_outer, dtype=np.int64), _zeros(sizes))
              for lo, hi in _pieces(n, _chunks(n))]  # fmt: skip
     bad = _threads.run([functools.partial(_pass, _COUNT, part, w, count=count, used=used)
@@ -248,7 +256,7 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
     count = sum(c for _, c, _ in parts)
     used = _or_flags([u for _, _, u in parts])
     if sum(bad):
-        return AggregatedRows(_I8, _I8, _I8, _I8, _F8, _F8, _F8, *used, None, int(sum(bad)))
+        return AggregatedRows(no_rows(), UsedCodes(*used), None, int(sum(bad)))
     outer_keys = np.flatnonzero(count)
     group_of = np.cumsum(count > 0) - 1
     n_groups = outer_keys.size
@@ -257,8 +265,8 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
         _, _, acc, seen = _dense_pass(codes, weight, group_of, space, None)
         group, ri, rj, wi, wj, tt = _dense_rows(acc, seen, n_models)
         outer = outer_keys[group]
-        return AggregatedRows(outer // n_judges, outer % n_judges, ri, rj, wi, wj, tt, *used,
-                              None, 0)  # fmt: skip
+        rows = PairRows(outer // n_judges, outer % n_judges, ri, rj, wi, wj, tt)
+        return AggregatedRows(rows, UsedCodes(*used), None, 0)
     starts = np.zeros(n_groups + 1, dtype=np.int64)
     np.cumsum(count[outer_keys], out=starts[1:])
     sorted_key = np.empty(n, dtype=np.int32)
@@ -282,12 +290,18 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
             starts, sorted_key, sorted_weight, n_models, outer_keys, spare, group_judge,
             n_judges)  # fmt: skip
         row_judge = np.zeros(ri.shape[0], dtype=np.int64)
-        return AggregatedRows(row_cluster, row_judge, ri, rj, wi, wj, tt, *used, collapsed, 0)
+        rows = PairRows(row_cluster, row_judge, ri, rj, wi, wj, tt)
+        return AggregatedRows(rows, UsedCodes(*used), _summed(collapsed), 0)
     (group, ri, rj, wi, wj, tt), collapsed = _dedupe_rows(
         starts, sorted_key, sorted_weight, n_models, np.arange(n_groups, dtype=np.int64), spare,
         group_judge, n_judges)  # fmt: skip
     row_cluster, row_judge = (outer_keys // n_judges)[group], (outer_keys % n_judges)[group]
-    return AggregatedRows(row_cluster, row_judge, ri, rj, wi, wj, tt, *used, collapsed, 0)
+    rows = PairRows(row_cluster, row_judge, ri, rj, wi, wj, tt)
+    return AggregatedRows(rows, UsedCodes(*used), _summed(collapsed), 0)
+
+
+def _summed(collapsed) -> PairRows | None:
+    return None if collapsed is None else summed_rows(*collapsed)
 
 
 def collapse_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
@@ -304,10 +318,10 @@ def collapse_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_ma
     n_bad, used, acc, seen = _dense_pass(codes, weight, group_of, space,
                                          (n_models, n_judges, n_clusters))  # fmt: skip
     if n_bad:
-        return CollapsedRows(_I8, _I8, _I8, _F8, _F8, _F8, *used, _I8, n_bad)
-    rows = _dense_rows(acc, seen, n_models)
+        return CollapsedRows(no_rows(), UsedCodes(*used), _I8, n_bad)
+    rows = summed_rows(*_dense_rows(acc, seen, n_models))
     slot = np.cumsum(seen, dtype=np.int64) - 1  # read only at keys that occur
-    return CollapsedRows(*rows, *used, slot, 0)
+    return CollapsedRows(rows, UsedCodes(*used), slot, 0)
 
 
 def _dense_pass(codes: VerdictCodes, weight, group_of, space, sizes):

@@ -11,10 +11,10 @@ vectorised NumPy for obviousness; the tests compare the two.
 Arguments, by name (R rows, M models, K judges, G clusters, P parameters):
 
 * ``theta`` float64[M]: log-strengths; ``eta`` float64[K]: judge qualities (Crowd-BT);
-* ``row_i``, ``row_j`` int64[R]: the models of each row (``i < j``); ``row_judge``,
-  ``row_cluster`` int64[R]: its judge and cluster codes;
-* ``wins_i``, ``wins_j``, ``ties`` float64[R]: the row's counts (a tie is one observation with
-  outcome 1/2 for i);
+* ``ii``, ``jj`` int64[R]: the models of each row (``ii < jj``); ``judge``, ``cluster``
+  int64[R]: its judge and cluster codes; ``wi``, ``wj``, ``tt`` float64[R]: its wins of ``ii``,
+  wins of ``jj`` and ties (a tie is one observation with outcome 1/2): the aggregated-row
+  layout :class:`ratings.core.rows.PairRows`;
 * ``score_d`` float64[R]: a row's summed score on d = theta_i - theta_j; ``score_eta``
   float64[R]: on its judge's eta (empty for Bradley-Terry);
 * ``weight`` float64[R]: a per-row weight (a Laplacian's edge weights, a scatter's values).
@@ -60,7 +60,7 @@ def _sigmoid(d):
 
 
 @njit(**_JIT)
-def bt_row_terms(theta, row_i, row_j, wins_i, wins_j, ties, with_meat=True):
+def bt_row_terms(theta, ii, jj, wi, wj, tt, with_meat=True):
     """Bradley-Terry terms per row -> (nll float, score float64[R], info float64[R],
     meat float64[R]).
 
@@ -69,13 +69,13 @@ def bt_row_terms(theta, row_i, row_j, wins_i, wins_j, ties, with_meat=True):
     verdicts of the squared per-verdict score (for the per-verdict sandwich; empty when
     ``with_meat`` is false, as in Newton's iterations).
     """
-    n_rows = row_i.shape[0]
+    n_rows = ii.shape[0]
     score = np.empty(n_rows)
     info = np.empty(n_rows)
     meat = np.empty(n_rows if with_meat else 0)
     nll = 0.0
     for r in range(n_rows):
-        d = theta[row_i[r]] - theta[row_j[r]]
+        d = theta[ii[r]] - theta[jj[r]]
         # One exp and one log1p per row: with e = exp(-|d|), sigma(|d|) = 1 / (1 + e) and
         # log sigma(+-d) = min(+-d, 0) - log1p(e). Selects, not branches, so the loop runs
         # without mispredicted jumps on the random outcomes.
@@ -85,28 +85,28 @@ def bt_row_terms(theta, row_i, row_j, wins_i, wins_j, ties, with_meat=True):
         p = big if d > 0.0 else small  # P(i beats j)
         q = small if d > 0.0 else big  # P(j beats i)
         l1p = np.log1p(e)
-        half = 0.5 * ties[r]
-        yi = wins_i[r] + half  # outcomes for i (a tie counts 1/2)
-        yj = wins_j[r] + half
+        half = 0.5 * tt[r]
+        yi = wi[r] + half  # outcomes for i (a tie counts 1/2)
+        yj = wj[r] + half
         li = yi * (min(d, 0.0) - l1p)
         lj = yj * (min(-d, 0.0) - l1p)
         nll -= (li if yi > 0.0 else 0.0) + (lj if yj > 0.0 else 0.0)  # 0 log 0 = 0
         score[r] = yi - (yi + yj) * p
         info[r] = (yi + yj) * big * small
         if with_meat:
-            meat[r] = wins_i[r] * q * q + wins_j[r] * p * p + ties[r] * (0.5 - p) * (0.5 - p)
+            meat[r] = wi[r] * q * q + wj[r] * p * p + tt[r] * (0.5 - p) * (0.5 - p)
     return nll, score, info, meat
 
 
 @njit(**_JIT)
-def bt_scores(theta, row_i, row_j, wins_i, wins_j, ties):
-    """Bradley-Terry summed score per row, ``wins_i + ties / 2 - n sigma(theta_i - theta_j)``
+def bt_scores(theta, ii, jj, wi, wj, tt):
+    """Bradley-Terry summed score per row, ``wi + tt / 2 - n sigma(theta_i - theta_j)``
     -> float64[R].
 
     The score column of :func:`bt_row_terms` alone (what the clustered sandwich needs). When
     there are more rows than model pairs, sigma is tabulated once per pair.
     """
-    n_rows = row_i.shape[0]
+    n_rows = ii.shape[0]
     m = theta.shape[0]
     score = np.empty(n_rows)
     if n_rows > m * m:
@@ -115,23 +115,23 @@ def bt_scores(theta, row_i, row_j, wins_i, wins_j, ties):
             for j in range(m):
                 table[i * m + j] = _sigmoid(theta[i] - theta[j])
         for r in range(n_rows):
-            p = table[row_i[r] * m + row_j[r]]
-            score[r] = wins_i[r] + 0.5 * ties[r] - (wins_i[r] + wins_j[r] + ties[r]) * p
+            p = table[ii[r] * m + jj[r]]
+            score[r] = wi[r] + 0.5 * tt[r] - (wi[r] + wj[r] + tt[r]) * p
     else:
         for r in range(n_rows):
-            p = _sigmoid(theta[row_i[r]] - theta[row_j[r]])
-            score[r] = wins_i[r] + 0.5 * ties[r] - (wins_i[r] + wins_j[r] + ties[r]) * p
+            p = _sigmoid(theta[ii[r]] - theta[jj[r]])
+            score[r] = wi[r] + 0.5 * tt[r] - (wi[r] + wj[r] + tt[r]) * p
     return score
 
 
 @njit(**_JIT)
-def laplacian(n_items, row_i, row_j, weight):
+def laplacian(n_items, ii, jj, weight):
     """Weighted graph Laplacian sum_r weight_r (e_i - e_j)(e_i - e_j)^T
     -> float64[n_items, n_items]."""
     out = np.zeros((n_items, n_items))
-    for r in range(row_i.shape[0]):
-        i = row_i[r]
-        j = row_j[r]
+    for r in range(ii.shape[0]):
+        i = ii[r]
+        j = jj[r]
         out[i, i] += weight[r]
         out[j, j] += weight[r]
         out[i, j] -= weight[r]
@@ -140,17 +140,17 @@ def laplacian(n_items, row_i, row_j, weight):
 
 
 @njit(**_JIT)
-def scatter_diff(n_items, row_i, row_j, weight):
+def scatter_diff(n_items, ii, jj, weight):
     """sum_r weight_r (e_i - e_j) -> float64[n_items]."""
     out = np.zeros(n_items)
-    for r in range(row_i.shape[0]):
-        out[row_i[r]] += weight[r]
-        out[row_j[r]] -= weight[r]
+    for r in range(ii.shape[0]):
+        out[ii[r]] += weight[r]
+        out[jj[r]] -= weight[r]
     return out
 
 
 @njit(**_JIT)
-def cluster_meat(n_models, n_params, row_i, row_j, row_judge, score_d, score_eta, starts):
+def cluster_meat(n_models, n_params, ii, jj, judge, score_d, score_eta, starts):
     """Sum over clusters of g_c g_c^T -> float64[n_params, n_params], with
     g_c = sum_{r in c} score_d_r (e_i - e_j), plus score_eta_r e_{n_models + judge} when
     ``score_eta`` is non-empty (Crowd-BT's eta block).
@@ -167,9 +167,9 @@ def cluster_meat(n_models, n_params, row_i, row_j, row_judge, score_d, score_eta
     for c in range(starts.shape[0] - 1):
         cnt = 0
         for r in range(starts[c], starts[c + 1]):
-            i = row_i[r]
-            j = row_j[r]
-            k = n_models + row_judge[r] if with_eta else i
+            i = ii[r]
+            j = jj[r]
+            k = n_models + judge[r] if with_eta else i
             for idx in (i, j, k):
                 if not seen[idx]:
                     seen[idx] = True
@@ -222,11 +222,11 @@ def _crowd_point(d, eta):
 
 
 @njit(**_JIT)
-def crowd_row_terms(theta, eta, row_i, row_j, row_judge, wins_i, wins_j, ties, with_meat=True):
-    """Crowd-BT terms per row (judge ``row_judge[r]`` with quality ``eta[row_judge[r]]``).
+def crowd_row_terms(theta, eta, ii, jj, judge, wi, wj, tt, with_meat=True):
+    """Crowd-BT terms per row (judge ``judge[r]`` with quality ``eta[judge[r]]``).
 
     A decisive verdict has probability p = eta sigma(d) + (1 - eta) sigma(-d) (i wins) or
-    1 - p; ``ties`` are not part of the likelihood (it conditions on decisive verdicts, see
+    1 - p; ``tt`` are not part of the likelihood (it conditions on decisive verdicts, see
     :mod:`ratings.models.crowd.likelihood`) and are taken only so every row kernel has the same
     arguments.
 
@@ -236,7 +236,7 @@ def crowd_row_terms(theta, eta, row_i, row_j, row_judge, wins_i, wins_j, ties, w
     ``meat_etaeta`` (sums over the row's verdicts of products of per-verdict scores, for the
     per-verdict sandwich; empty when ``with_meat`` is false, as in Newton's iterations)).
     """
-    n_rows = row_i.shape[0]
+    n_rows = ii.shape[0]
     grad_d = np.empty(n_rows)
     grad_eta = np.empty(n_rows)
     hess_dd = np.empty(n_rows)
@@ -248,13 +248,13 @@ def crowd_row_terms(theta, eta, row_i, row_j, row_judge, wins_i, wins_j, ties, w
     meat_etaeta = np.empty(n_meat)
     nll = 0.0
     for r in range(n_rows):
-        d = theta[row_i[r]] - theta[row_j[r]]
+        d = theta[ii[r]] - theta[jj[r]]
         # per-verdict scores of "i won" (ad on d, ae on eta) and "j won" (bd, be), and the
         # second-derivative ratios of p (rdd_p, rde_p) and of pc = 1 - p (rdd_c, rde_c)
         logp, logpc, ad, ae, bd, be, rdd_p, rde_p, rdd_c, rde_c = _crowd_point(
-            d, eta[row_judge[r]])
-        yi = wins_i[r]
-        yj = wins_j[r]
+            d, eta[judge[r]])
+        yi = wi[r]
+        yj = wj[r]
         if yi > 0.0:
             nll -= yi * logp
         if yj > 0.0:
@@ -274,15 +274,15 @@ def crowd_row_terms(theta, eta, row_i, row_j, row_judge, wins_i, wins_j, ties, w
 
 
 @njit(**_JIT)
-def crowd_assemble(n_models, n_judges, row_i, row_j, row_judge, w_dd, w_deta, w_etaeta):
+def crowd_assemble(n_models, n_judges, ii, jj, judge, w_dd, w_deta, w_etaeta):
     """sum_r of the (M + K)-square block built from x = e_i - e_j and e = e_{M + k}:
     w_dd x x^T + w_deta (x e^T + e x^T) + w_etaeta e e^T -> float64[M + K, M + K]
     (a Hessian or a meat from :func:`crowd_row_terms`' columns)."""
     out = np.zeros((n_models + n_judges, n_models + n_judges))
-    for r in range(row_i.shape[0]):
-        i = row_i[r]
-        j = row_j[r]
-        k = n_models + row_judge[r]
+    for r in range(ii.shape[0]):
+        i = ii[r]
+        j = jj[r]
+        k = n_models + judge[r]
         out[i, i] += w_dd[r]
         out[j, j] += w_dd[r]
         out[i, j] -= w_dd[r]
@@ -296,17 +296,17 @@ def crowd_assemble(n_models, n_judges, row_i, row_j, row_judge, w_dd, w_deta, w_
 
 
 @njit(**_JIT)
-def cluster_scores(n_clusters, n_params, row_i, row_j, row_judge, row_cluster, score_d,
+def cluster_scores(n_clusters, n_params, ii, jj, judge, cluster, score_d,
                    score_eta, n_models):  # fmt: skip
     """Summed score of each cluster, float64[G, P]: row c is sum_{r in c} score_d_r
     (e_i - e_j), plus score_eta_r e_{n_models + judge} when ``score_eta`` is non-empty
     (Crowd-BT's eta block)."""
     out = np.zeros((n_clusters, n_params))
     with_eta = score_eta.shape[0] > 0
-    for r in range(row_i.shape[0]):
-        c = row_cluster[r]
-        out[c, row_i[r]] += score_d[r]
-        out[c, row_j[r]] -= score_d[r]
+    for r in range(ii.shape[0]):
+        c = cluster[r]
+        out[c, ii[r]] += score_d[r]
+        out[c, jj[r]] -= score_d[r]
         if with_eta:
-            out[c, n_models + row_judge[r]] += score_eta[r]
+            out[c, n_models + judge[r]] += score_eta[r]
     return out

@@ -13,7 +13,15 @@ import weakref
 
 import numpy as np
 
-from ratings.core.rows import AggregatedRows, CollapsedRows, VerdictCodes
+from ratings.core.rows import (
+    AggregatedRows,
+    CollapsedRows,
+    PairRows,
+    UsedCodes,
+    VerdictCodes,
+    no_rows,
+    summed_rows,
+)
 
 _DENSE_EXTRA = 65536  # (group, i, j) slots beyond 2 per verdict up to which counts go dense
 #: Verdicts up to which the aggregation twins share one orientation of the same read-only codes
@@ -47,12 +55,12 @@ def _xlogy0(y: np.ndarray, logp: np.ndarray) -> np.ndarray:
     return np.where(y > 0.0, y * logp, 0.0)
 
 
-def bt_row_terms(theta, row_i, row_j, wins_i, wins_j, ties, with_meat=True):
-    d = theta[row_i] - theta[row_j]
-    yi, yj, n = wins_i + 0.5 * ties, wins_j + 0.5 * ties, wins_i + wins_j + ties
+def bt_row_terms(theta, ii, jj, wi, wj, tt, with_meat=True):
+    d = theta[ii] - theta[jj]
+    yi, yj, n = wi + 0.5 * tt, wj + 0.5 * tt, wi + wj + tt
     p, q = expit(d), expit(-d)
     nll = -np.sum(_xlogy0(yi, log_expit(d)) + _xlogy0(yj, log_expit(-d)))
-    meat = wins_i * q**2 + wins_j * p**2 + ties * (0.5 - p) ** 2 if with_meat else np.zeros(0)
+    meat = wi * q**2 + wj * p**2 + tt * (0.5 - p) ** 2 if with_meat else np.zeros(0)
     return float(nll), yi - n * p, n * p * q, meat
 
 
@@ -62,26 +70,26 @@ def _scatter(shape, rows, cols, w):
     return flat.reshape(shape)
 
 
-def laplacian(n_items, row_i, row_j, weight):
+def laplacian(n_items, ii, jj, weight):
     # sum_r w_r (e_i - e_j)(e_i - e_j)^T: +w on (i, i), (j, j) and -w on (i, j), (j, i)
-    rows = np.concatenate([row_i, row_j, row_i, row_j])
-    cols = np.concatenate([row_i, row_j, row_j, row_i])
+    rows = np.concatenate([ii, jj, ii, jj])
+    cols = np.concatenate([ii, jj, jj, ii])
     return _scatter((n_items, n_items), rows, cols,
                     np.concatenate([weight, weight, -weight, -weight]))
 
 
-def scatter_diff(n_items, row_i, row_j, weight):
-    return (np.bincount(row_i, weight, minlength=n_items)
-            - np.bincount(row_j, weight, minlength=n_items))
+def scatter_diff(n_items, ii, jj, weight):
+    return (np.bincount(ii, weight, minlength=n_items)
+            - np.bincount(jj, weight, minlength=n_items))
 
 
-def bt_scores(theta, row_i, row_j, wins_i, wins_j, ties):
-    return wins_i + 0.5 * ties - (wins_i + wins_j + ties) * expit(theta[row_i] - theta[row_j])
+def bt_scores(theta, ii, jj, wi, wj, tt):
+    return wi + 0.5 * tt - (wi + wj + tt) * expit(theta[ii] - theta[jj])
 
 
-def cluster_meat(n_models, n_params, row_i, row_j, row_judge, score_d, score_eta, starts):
+def cluster_meat(n_models, n_params, ii, jj, judge, score_d, score_eta, starts):
     cluster = np.repeat(np.arange(starts.size - 1), np.diff(starts))
-    g = cluster_scores(starts.size - 1, n_params, row_i, row_j, row_judge, cluster, score_d,
+    g = cluster_scores(starts.size - 1, n_params, ii, jj, judge, cluster, score_d,
                        score_eta, n_models)
     return g.T @ g
 
@@ -105,11 +113,11 @@ def _crowd_parts(d, e):
     return tuple(np.where(bt, lim, mix) for lim, mix in zip(limit, mixed, strict=True))
 
 
-def crowd_row_terms(theta, eta, row_i, row_j, row_judge, wins_i, wins_j, ties, with_meat=True):
+def crowd_row_terms(theta, eta, ii, jj, judge, wi, wj, tt, with_meat=True):
     # decisive verdicts only: ties are not part of the Crowd-BT likelihood
-    d = theta[row_i] - theta[row_j]
-    logp, logpc, ad, ae, bd, be, rdd_p, rde_p, rdd_c, rde_c = _crowd_parts(d, eta[row_judge])
-    yi, yj = wins_i, wins_j
+    d = theta[ii] - theta[jj]
+    logp, logpc, ad, ae, bd, be, rdd_p, rde_p, rdd_c, rde_c = _crowd_parts(d, eta[judge])
+    yi, yj = wi, wj
     nll = -np.sum(_xlogy0(yi, logp) + _xlogy0(yj, logpc))
     terms = (
         float(nll),
@@ -124,23 +132,23 @@ def crowd_row_terms(theta, eta, row_i, row_j, row_judge, wins_i, wins_j, ties, w
     return (*terms, yi * ad**2 + yj * bd**2, yi * ad * ae + yj * bd * be, yi * ae**2 + yj * be**2)
 
 
-def crowd_assemble(n_models, n_judges, row_i, row_j, row_judge, w_dd, w_deta, w_etaeta):
+def crowd_assemble(n_models, n_judges, ii, jj, judge, w_dd, w_deta, w_etaeta):
     # x = e_i - e_j, e = e_{M+k}: w_dd x x^T + w_deta (x e^T + e x^T) + w_etaeta e e^T
     p = n_models + n_judges
-    k = n_models + row_judge
-    dd = laplacian(p, row_i, row_j, w_dd)
-    de = _scatter((p, p), np.concatenate([row_i, row_j]), np.concatenate([k, k]),
+    k = n_models + judge
+    dd = laplacian(p, ii, jj, w_dd)
+    de = _scatter((p, p), np.concatenate([ii, jj]), np.concatenate([k, k]),
                   np.concatenate([w_deta, -w_deta]))  # fmt: skip
     return dd + de + de.T + _scatter((p, p), k, k, w_etaeta)
 
 
-def cluster_scores(n_clusters, n_params, row_i, row_j, row_judge, row_cluster, score_d,
+def cluster_scores(n_clusters, n_params, ii, jj, judge, cluster, score_d,
                    score_eta, n_models):  # fmt: skip
     out = np.zeros((n_clusters, n_params))
-    np.add.at(out, (row_cluster, row_i), score_d)
-    np.add.at(out, (row_cluster, row_j), -score_d)
+    np.add.at(out, (cluster, ii), score_d)
+    np.add.at(out, (cluster, jj), -score_d)
     if score_eta.size:
-        np.add.at(out, (row_cluster, n_models + row_judge), score_eta)
+        np.add.at(out, (cluster, n_models + judge), score_eta)
     return out
 
 
@@ -220,12 +228,12 @@ def _sorted_cells(cell):
     return uniq, counts.reshape(3, uniq.size).astype(np.float64)
 
 
-def collapse_rows(row_judge, row_i, row_j, wins_i, wins_j, ties, n_judges, n_models):
-    key = (row_judge * n_models + row_i) * n_models + row_j
+def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
+    key = (judge * n_models + ii) * n_models + jj
     uniq, code = np.unique(key, return_inverse=True)
     r = uniq.size
     return (uniq // (n_models * n_models), (uniq // n_models) % n_models, uniq % n_models,
-            np.bincount(code, wins_i, r), np.bincount(code, wins_j, r), np.bincount(code, ties, r))
+            np.bincount(code, wi, r), np.bincount(code, wj, r), np.bincount(code, tt, r))
 
 
 def _orient(c: VerdictCodes):
@@ -327,15 +335,13 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
     used_j = np.zeros(n_judges, dtype=bool)
     used_g = np.zeros(n_clusters, dtype=bool)
     if n_bad:
-        e_i, e_f = np.zeros(0, dtype=np.int64), np.zeros(0)
-        return AggregatedRows(e_i, e_i, e_i, e_i, e_f, e_f, e_f, used_m, used_j, used_g, None,
-                              n_bad)  # fmt: skip
+        return AggregatedRows(no_rows(), UsedCodes(used_m, used_j, used_g), None, n_bad)
     used_j[c.judge] = True
     used_g[c.cluster] = True
     key, ri, rj, wi, wj, tt = _aggregate_rows(outer, i, j, o, weight, n_models)
     cluster, judge = (key, np.zeros_like(key)) if n_judges == 1 else np.divmod(key, n_judges)
-    return AggregatedRows(cluster, judge, ri, rj, wi, wj, tt, used_m, used_j,
-                          used_g, None, 0)  # fmt: skip
+    return AggregatedRows(PairRows(cluster, judge, ri, rj, wi, wj, tt),
+                          UsedCodes(used_m, used_j, used_g), None, 0)  # fmt: skip
 
 
 def collapse_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
@@ -349,15 +355,16 @@ def collapse_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_ma
     _, i, j, o, row_judge, used_m, n_bad = oriented
     used_j = np.zeros(n_judges, dtype=bool)
     used_g = np.zeros(n_clusters, dtype=bool)
-    e_i, e_f = np.zeros(0, dtype=np.int64), np.zeros(0)
     if n_bad:
-        return CollapsedRows(e_i, e_i, e_i, e_f, e_f, e_f, used_m, used_j, used_g, e_i, n_bad)
+        return CollapsedRows(no_rows(), UsedCodes(used_m, used_j, used_g),
+                             np.zeros(0, dtype=np.int64), n_bad)  # fmt: skip
     used_j[c.judge] = True
     used_g[c.cluster] = True
     row_judge, ri, rj, wi, wj, tt = _aggregate_rows(row_judge, i, j, o, weight, n_models)
     slot = np.full(n_judges * n_models * n_models, -1, dtype=np.int64)
     slot[(row_judge * n_models + ri) * n_models + rj] = np.arange(row_judge.size)
-    return CollapsedRows(row_judge, ri, rj, wi, wj, tt, used_m, used_j, used_g, slot, 0)
+    return CollapsedRows(summed_rows(row_judge, ri, rj, wi, wj, tt),
+                         UsedCodes(used_m, used_j, used_g), slot, 0)  # fmt: skip
 
 
 def verdict_cluster_scores(model_a, model_b, model_a_map, model_b_map, winner, winner_map,

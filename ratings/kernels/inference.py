@@ -3,9 +3,10 @@
 Private, self-contained (numba's cache does not follow edits into other files). Each function
 has a twin of the same name and signature in :mod:`ratings.kernels.inference_ref`, tested equal.
 
-Rows are the per-cluster rows of the working linear model: row r adds the design vector
-``a_r (e_i - e_j) + b_r e_{n_models + k}`` to cluster ``cluster[r]`` (``b`` empty: no judge
-columns, Bradley-Terry).
+Rows are the per-cluster rows of the working linear model
+(:class:`ratings.inference.working.WorkingRows`): row r adds the design vector
+``a_r (e_ii - e_jj) + b_r e_{n_models + judge}`` to cluster ``cluster[r]`` (``b`` empty: no
+judge columns, Bradley-Terry).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ _JIT = {"cache": True, "nogil": True}
 
 
 @njit(**_JIT)
-def cluster_times(ii, jj, kk, cluster, a, b, n_models, v):
+def cluster_times(ii, jj, judge, cluster, a, b, n_models, v):
     """H_g v_g for every cluster g: v f8[G, Q] -> f8[G, Q], H_g = sum_{r in g} x_r x_r^T."""
     out = np.zeros(v.shape)
     with_eta = b.shape[0] > 0
@@ -28,7 +29,7 @@ def cluster_times(ii, jj, kk, cluster, a, b, n_models, v):
         c, i, j = cluster[r], ii[r], jj[r]
         x = a[r] * (v[c, i] - v[c, j])
         if with_eta:
-            k = n_models + kk[r]
+            k = n_models + judge[r]
             x += b[r] * v[c, k]
             out[c, k] += b[r] * x
         out[c, i] += a[r] * x
@@ -37,14 +38,14 @@ def cluster_times(ii, jj, kk, cluster, a, b, n_models, v):
 
 
 @njit(**_JIT)
-def cluster_quadratic(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
+def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
     """n_c^T H_g n_c for every cluster g and column c of n f8[Q, C] -> f8[G, C]."""
     n_cols = n.shape[1]
     out = np.zeros((n_clusters, n_cols))
     with_eta = b.shape[0] > 0
     for r in range(ii.shape[0]):
         c, i, j, ar = cluster[r], ii[r], jj[r], a[r]
-        k, br = (n_models + kk[r], b[r]) if with_eta else (0, 0.0)
+        k, br = (n_models + judge[r], b[r]) if with_eta else (0, 0.0)
         for col in range(n_cols):
             x = ar * (n[i, col] - n[j, col])
             if with_eta:
@@ -55,21 +56,21 @@ def cluster_quadratic(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
 
 
 @njit(**_JIT)
-def _xv(r, ii, jj, kk, a, b, n_models, v, col):
+def _xv(r, ii, jj, judge, a, b, n_models, v, col):
     """x_r^T v[:, col] for row r's design vector x_r."""
     x = a[r] * (v[ii[r], col] - v[jj[r], col])
     if b.shape[0] > 0:
-        x += b[r] * v[n_models + kk[r], col]
+        x += b[r] * v[n_models + judge[r], col]
     return x
 
 
 @njit(**_JIT)
-def _xbx(r, s, ii, jj, kk, a, b, n_models, bread):
+def _xbx(r, s, ii, jj, judge, a, b, n_models, bread):
     """x_r^T B x_s for rows r and s."""
     i, j = ii[s], jj[s]
     x = a[r] * a[s] * (bread[ii[r], i] - bread[ii[r], j] - bread[jj[r], i] + bread[jj[r], j])
     if b.shape[0] > 0:
-        kr, ks = n_models + kk[r], n_models + kk[s]
+        kr, ks = n_models + judge[r], n_models + judge[s]
         x += a[r] * b[s] * (bread[ii[r], ks] - bread[jj[r], ks])
         x += b[r] * a[s] * (bread[kr, i] - bread[kr, j])
         x += b[r] * b[s] * bread[kr, ks]
@@ -77,7 +78,7 @@ def _xbx(r, s, ii, jj, kk, a, b, n_models, bread):
 
 
 @njit(**_JIT)
-def _add_outer(out, r, s, w, ii, jj, kk, a, b, n_models):
+def _add_outer(out, r, s, w, ii, jj, judge, a, b, n_models):
     """out += w x_r x_s^T."""
     i, j = ii[s], jj[s]
     for t in range(3 if b.shape[0] > 0 else 2):
@@ -86,16 +87,16 @@ def _add_outer(out, r, s, w, ii, jj, kk, a, b, n_models):
         elif t == 1:
             row, cr = jj[r], -a[r]
         else:
-            row, cr = n_models + kk[r], b[r]
+            row, cr = n_models + judge[r], b[r]
         x = w * cr
         out[row, i] += x * a[s]
         out[row, j] -= x * a[s]
         if b.shape[0] > 0:
-            out[row, n_models + kk[s]] += x * b[s]
+            out[row, n_models + judge[s]] += x * b[s]
 
 
 @njit(**_JIT)
-def small_blocks(starts, ii, jj, kk, a, b, n_models, bread, degenerate):
+def small_blocks(starts, ii, jj, judge, a, b, n_models, bread, degenerate):
     """Each cluster's leverage block H_gg = X_g B X_g^T and CR2 block F_g = (I - H_gg)^(-1/2)
     (eigenvalues at or above 1 - ``degenerate`` mapped to 1), flattened row-major one cluster
     after another -> (f8[sum R_g^2], f8[sum R_g^2], b1[G]: a leverage at 1 - degenerate)."""
@@ -110,7 +111,7 @@ def small_blocks(starts, ii, jj, kk, a, b, n_models, bread, degenerate):
     for c in range(g):
         r0, n, o = starts[c], starts[c + 1] - starts[c], off[c]
         if n == 1:
-            lev = _xbx(r0, r0, ii, jj, kk, a, b, n_models, bread)
+            lev = _xbx(r0, r0, ii, jj, judge, a, b, n_models, bread)
             h[o] = lev
             if lev >= 1.0 - degenerate:
                 deg[c] = True
@@ -121,7 +122,7 @@ def small_blocks(starts, ii, jj, kk, a, b, n_models, bread, degenerate):
         blk = np.empty((n, n))
         for r in range(n):
             for s in range(r + 1):
-                x = _xbx(r0 + r, r0 + s, ii, jj, kk, a, b, n_models, bread)
+                x = _xbx(r0 + r, r0 + s, ii, jj, judge, a, b, n_models, bread)
                 blk[r, s] = x
                 blk[s, r] = x
         lam, vec = np.linalg.eigh(blk)
@@ -158,18 +159,18 @@ def small_apply(starts, f, u):
 
 
 @njit(**_JIT)
-def small_meat(starts, ii, jj, kk, a, b, n_models, n_params, e):
+def small_meat(starts, ii, jj, judge, a, b, n_models, n_params, e):
     """sum_g w_g w_g^T with w_g = X_g^T e_g (e f8[N], one value a row) -> f8[P, P]."""
     out = np.zeros((n_params, n_params))
     for c in range(starts.shape[0] - 1):
         for r in range(starts[c], starts[c + 1]):
             for s in range(starts[c], starts[c + 1]):
-                _add_outer(out, r, s, e[r] * e[s], ii, jj, kk, a, b, n_models)
+                _add_outer(out, r, s, e[r] * e[s], ii, jj, judge, a, b, n_models)
     return out
 
 
 @njit(**_JIT)
-def small_terms(starts, ii, jj, kk, a, b, n_models, h, f, v):
+def small_terms(starts, ii, jj, judge, a, b, n_models, h, f, v):
     """Per contrast (columns of v f8[P, C]) the sums over clusters of omega_g = |u_g|^2,
     d_g^2 and d_g y_g, with u_g = X_g v, p_g = F_g u_g, d_g = |p_g|^2, y_g = p_g^T H_gg p_g
     -> f8[C, 3]."""
@@ -185,7 +186,7 @@ def small_terms(starts, ii, jj, kk, a, b, n_models, h, f, v):
         for col in range(n_cols):
             om, d, y = 0.0, 0.0, 0.0
             for r in range(n):
-                u[r] = _xv(r0 + r, ii, jj, kk, a, b, n_models, v, col)
+                u[r] = _xv(r0 + r, ii, jj, judge, a, b, n_models, v, col)
                 om += u[r] * u[r]
             for r in range(n):
                 x = 0.0
@@ -204,7 +205,7 @@ def small_terms(starts, ii, jj, kk, a, b, n_models, h, f, v):
 
 
 @njit(**_JIT)
-def small_shares(starts, ii, jj, kk, a, b, n_models, v, tr, floor):
+def small_shares(starts, ii, jj, judge, a, b, n_models, v, tr, floor):
     """Per contrast (columns of v f8[P, C], tr f8[C] = sum_g omega_g) the sums over clusters
     of pi_g^2, a_g and a_g^2 with pi_g = omega_g / tr, omega_g = |X_g v|^2 and
     a_g = pi_g^2 / max(1 - pi_g, floor) -> f8[C, 3]."""
@@ -215,7 +216,7 @@ def small_shares(starts, ii, jj, kk, a, b, n_models, v, tr, floor):
         om[:] = 0.0
         for r in range(starts[c], starts[c + 1]):
             for col in range(n_cols):
-                x = _xv(r, ii, jj, kk, a, b, n_models, v, col)
+                x = _xv(r, ii, jj, judge, a, b, n_models, v, col)
                 om[col] += x * x
         for col in range(n_cols):
             pi = om[col] / tr[col]

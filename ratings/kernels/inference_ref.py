@@ -16,7 +16,7 @@ _COUNT_SPACE = 1 << 16
 _ROWWISE_UP_TO = 8
 
 
-def cluster_times(ii, jj, kk, cluster, a, b, n_models, v):
+def cluster_times(ii, jj, judge, cluster, a, b, n_models, v):
     g, q = v.shape
     flat = v.ravel()
     at_i = cluster * q
@@ -28,7 +28,7 @@ def cluster_times(ii, jj, kk, cluster, a, b, n_models, v):
     if b.size:
         at_k = at_i - ii
         at_k += n_models
-        at_k += kk
+        at_k += judge
         x += b * flat[at_k]
         bx = b * x
     cells = g * q
@@ -40,7 +40,7 @@ def cluster_times(ii, jj, kk, cluster, a, b, n_models, v):
     return out.reshape(g, q)
 
 
-def cluster_quadratic(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
+def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
     """Grouped by design: rows with the same (i, j[, k]) share x_r / a_r, so with
     d = n_i - n_j, Q = W_aa (d^2) + W_ab (2 d n_k) + W_bb (n_k^2), where W_.. (clusters x
     distinct designs) sums a^2, a b, b^2 per cluster: sparse products over the distinct designs
@@ -48,11 +48,11 @@ def cluster_quadratic(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
     Up to :data:`_ROWWISE_UP_TO` columns, a pass over every row per column costs less than
     the grouping."""
     if n.shape[1] <= _ROWWISE_UP_TO:
-        return _quadratic_by_rows(n_clusters, ii, jj, kk, cluster, a, b, n_models, n)
+        return _quadratic_by_rows(n_clusters, ii, jj, judge, cluster, a, b, n_models, n)
     from scipy.sparse import csr_matrix
 
-    n_judges = int(kk.max(initial=-1)) + 1 if b.size else 1
-    key = (ii.astype(np.int64) * n_models + jj) * n_judges + (kk if b.size else 0)
+    n_judges = int(judge.max(initial=-1)) + 1 if b.size else 1
+    key = (ii.astype(np.int64) * n_models + jj) * n_judges + (judge if b.size else 0)
     space = n_models * n_models * n_judges
     if space <= max(_COUNT_SPACE, 8 * key.size):  # the designs by counting (no sort)
         keys = np.flatnonzero(np.bincount(key, minlength=space))
@@ -89,7 +89,7 @@ def cluster_quadratic(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
     return out
 
 
-def _quadratic_by_rows(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
+def _quadratic_by_rows(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
     """:func:`cluster_quadratic` for a few contrasts: each row's x_r = a_r (n_i - n_j)
     [+ b_r n_k] squared and summed per cluster, one contrast at a time."""
     out = np.empty((n_clusters, n.shape[1]))
@@ -98,7 +98,7 @@ def _quadratic_by_rows(n_clusters, ii, jj, kk, cluster, a, b, n_models, n):
         x = col[ii] - col[jj]
         x *= a
         if b.size:
-            x += b * col[n_models + kk]
+            x += b * col[n_models + judge]
         x *= x
         out[:, c] = np.bincount(cluster, x, n_clusters)
     return out
@@ -112,12 +112,12 @@ def _by_size(starts):
         yield int(n), starts[cl][:, None] + np.arange(n), cl
 
 
-def _design(rows, ii, jj, kk, a, b, n_models):
+def _design(rows, ii, jj, judge, a, b, n_models):
     """Indices and coefficients (..., E) of the design vectors of ``rows``."""
     idx = [ii[rows], jj[rows]]
     coef = [a[rows], -a[rows]]
     if b.size:
-        idx.append(n_models + kk[rows])
+        idx.append(n_models + judge[rows])
         coef.append(b[rows])
     return np.stack(idx, axis=-1), np.stack(coef, axis=-1)
 
@@ -127,12 +127,12 @@ def _offsets(starts):
     return np.concatenate([[0], np.cumsum(size * size)]).astype(np.int64)
 
 
-def small_blocks(starts, ii, jj, kk, a, b, n_models, bread, degenerate):
+def small_blocks(starts, ii, jj, judge, a, b, n_models, bread, degenerate):
     off = _offsets(starts)
     h, f = np.empty(off[-1]), np.empty(off[-1])
     deg = np.zeros(starts.size - 1, dtype=bool)
     for n, rows, cl in _by_size(starts):
-        idx, coef = _design(rows, ii, jj, kk, a, b, n_models)  # (k, n, E)
+        idx, coef = _design(rows, ii, jj, judge, a, b, n_models)  # (k, n, E)
         blk = np.einsum("kra,ksb,krsab->krs", coef, coef,
                         bread[idx[:, :, None, :, None], idx[:, None, :, None, :]])
         lam, vec = np.linalg.eigh(blk)
@@ -155,10 +155,10 @@ def small_apply(starts, f, u):
     return out
 
 
-def small_meat(starts, ii, jj, kk, a, b, n_models, n_params, e):
+def small_meat(starts, ii, jj, judge, a, b, n_models, n_params, e):
     out = np.zeros(n_params * n_params)
     for _, rows, _ in _by_size(starts):
-        idx, coef = _design(rows, ii, jj, kk, a, b, n_models)
+        idx, coef = _design(rows, ii, jj, judge, a, b, n_models)
         w = coef * e[rows][..., None]  # (k, n, E): e_r x_r
         at = idx[:, :, None, :, None] * n_params + idx[:, None, :, None, :]
         val = w[:, :, None, :, None] * w[:, None, :, None, :]
@@ -166,13 +166,13 @@ def small_meat(starts, ii, jj, kk, a, b, n_models, n_params, e):
     return out.reshape(n_params, n_params)
 
 
-def small_terms(starts, ii, jj, kk, a, b, n_models, h, f, v):
+def small_terms(starts, ii, jj, judge, a, b, n_models, h, f, v):
     off = _offsets(starts)
     out = np.zeros((v.shape[1], 3))
     for n, rows, cl in _by_size(starts):
         at = off[cl][:, None] + np.arange(n * n)
         hb, fb = h[at].reshape(-1, n, n), f[at].reshape(-1, n, n)
-        idx, coef = _design(rows, ii, jj, kk, a, b, n_models)
+        idx, coef = _design(rows, ii, jj, judge, a, b, n_models)
         step = max(1, _CELLS // max(rows.size, 1))
         for lo in range(0, v.shape[1], step):
             u = np.einsum("kre,krec->krc", coef, v[idx, lo:lo + step])  # (k, n, C)
@@ -185,13 +185,13 @@ def small_terms(starts, ii, jj, kk, a, b, n_models, h, f, v):
     return out
 
 
-def small_shares(starts, ii, jj, kk, a, b, n_models, v, tr, floor):
+def small_shares(starts, ii, jj, judge, a, b, n_models, v, tr, floor):
     g = starts.size - 1
     cluster = np.repeat(np.arange(g), np.diff(starts))
     out = np.zeros((v.shape[1], 3))
     step = max(1, _CELLS // max(g, 1))
     for lo in range(0, v.shape[1], step):
-        q = cluster_quadratic(g, ii, jj, kk, cluster, a, b, n_models,
+        q = cluster_quadratic(g, ii, jj, judge, cluster, a, b, n_models,
                               np.ascontiguousarray(v[:, lo:lo + step]))
         with np.errstate(invalid="ignore", divide="ignore"):  # a zero contrast: NaN, as numba
             pi = q / tr[lo:lo + step]

@@ -41,7 +41,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.errors import InvalidVerdictsError, NonIdentifiableError, format_rows, option
-from ratings.core.schema import ELO_SCALE
+from ratings.core.schema import ELO_SCALE, require_columns
 from ratings.core.tdist import critical_value
 from ratings.data.slots import SlotCounts
 from ratings.inference import ClusterInference
@@ -110,13 +110,9 @@ def style_features(frame: pd.DataFrame, names: Sequence[str], transform: str = "
     if transform not in TRANSFORMS:
         raise ValueError(f"{option('style_transform')} must be one of {list(TRANSFORMS)}; got "
                          f"{transform!r}.")  # fmt: skip
-    missing = [f"{n}_{s}" for n in names for s in ("a", "b") if f"{n}_{s}" not in frame.columns]
-    if missing:
-        raise InvalidVerdictsError(
-            f"Style feature column(s) {missing} not found in the verdicts ({option('style')} "
-            f"{','.join(names)} needs NAME_a and NAME_b for each feature). Available columns: "
-            f"{[str(c) for c in frame.columns]}."
-        )
+    require_columns([str(c) for c in frame.columns], [f"{n}_{s}" for n in names for s in "ab"],
+                    "the verdicts", hint=f"{option('style')} {','.join(names)} needs the style "
+                    "feature columns NAME_a and NAME_b of each feature.")  # fmt: skip
     out = np.empty((len(frame), len(names)))
     scale = np.empty(len(names))
     for k, name in enumerate(names):

@@ -20,6 +20,7 @@ from matplotlib.lines import Line2D
 from matplotlib.transforms import blended_transform_factory
 from scipy.special import ndtr
 
+from ratings.core import schema
 from ratings.core.errors import close_matches, option
 from ratings.core.schema import ELO_SCALE
 from ratings.core.tdist import critical_value
@@ -112,12 +113,7 @@ def column_value(frame: pd.DataFrame, column: str) -> float | None:
 
 def require_columns(frame: pd.DataFrame, columns: Iterable[str], what: str) -> None:
     """Raise naming the ``columns`` missing from ``frame`` (``what`` names the table)."""
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValueError(
-            f"Column(s) {missing} not found in {what}. Available columns: "
-            f"{frame.columns.tolist()}."
-        )
+    schema.require_columns(frame, columns, what, error=ValueError)
 
 
 def ratings_table(obj, *, level: float | None = None, anchor: str | None = None) -> RatingsTable:

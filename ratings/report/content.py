@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ratings.core.schema import COMBINED_SCOPE
+from ratings.core.schema import COMBINED_SCOPE, require_columns
 from ratings.core.version import __version__
 from ratings.result import Ratings
 
@@ -315,10 +315,9 @@ def from_tables(
     -------
     Report
     """
-    missing = [c for c in ("model", "elo", "lower", "upper") if c not in board]
-    if missing:
-        raise ValueError(f"`--from` table lacks the column(s) {missing}: give a table written "
-                         "by `ratings fit --out` or `ratings combine --out`.")  # fmt: skip
+    require_columns(board, ["model", "elo", "lower", "upper"], "the `--from` table",
+                    hint="Give a table written by `ratings fit --out` or `ratings combine --out`.",
+                    error=ValueError)  # fmt: skip
     if "scope" in board and board["scope"].nunique() > 1:
         names = list(pd.unique(board["scope"].astype(str)))
         names.sort(key=lambda s: s != COMBINED_SCOPE)

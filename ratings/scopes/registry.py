@@ -48,7 +48,7 @@ from ratings.core.errors import (
     format_rows,
     option,
 )
-from ratings.core.schema import STRING_DTYPE
+from ratings.core.schema import STRING_DTYPE, require_columns
 from ratings.io.cells import text
 from ratings.io.readers import format_of, read_csv, read_file
 from ratings.io.writers import file_lock, same_file, write_atomic
@@ -441,13 +441,9 @@ def _headline(table: pd.DataFrame, *, day: str, source: str | None, board: Scale
             f"`ratings_table` must be a pandas DataFrame (e.g. `ratings.fit(...).to_frame()`); "
             f"got {type(table).__name__!r}."
         )
-    missing = [c for c in ("model", "elo") if c not in table.columns]
-    if missing:
-        raise InvalidVerdictsError(
-            f"Column(s) {missing} not found in the ratings table. Available columns: "
-            f"{table.columns.tolist()}. Pass the table written by `ratings fit --out` or the "
-            "combined headline table (columns model, elo and optionally lower, upper)."
-        )
+    require_columns(table, ["model", "elo"], "the ratings table", hint="Pass the table written "
+                    "by `ratings fit --out` or the combined headline table (columns model, elo "
+                    "and optionally lower, upper).")  # fmt: skip
     if len(table) == 0:
         raise InvalidVerdictsError("The ratings table is empty: no model to freeze.")
     model = text(table["model"].reset_index(drop=True))
@@ -504,12 +500,8 @@ def _first_text(table: pd.DataFrame, column: str) -> str | None:
 
 def _validate_registry(frame: pd.DataFrame, name: str) -> pd.DataFrame:
     """Check a registry read as text; return it typed, or raise naming the problem and file."""
-    missing = [c for c in _CORE if c not in frame.columns]
-    if missing:
-        raise InvalidVerdictsError(
-            f"Registry {name!r} is corrupt: column(s) {missing} missing. Available columns: "
-            f"{frame.columns.tolist()}; a registry has {list(REGISTRY_COLUMNS)}. {_UNTOUCHED}"
-        )
+    require_columns(frame, _CORE, "the registry", prefix=f"Registry {name!r} is corrupt: ",
+                    hint=f"A registry has {list(REGISTRY_COLUMNS)}. {_UNTOUCHED}")
     old = [c for c in _BOARD if c not in frame.columns]
     if old:
         frame = frame.assign(**{c: pd.Series(pd.NA, index=frame.index, dtype=STRING_DTYPE)

@@ -1,0 +1,125 @@
+"""Every pair's one-direction degrees of freedom streamed over the clusters, in memory of the
+models' size (:mod:`ratings.inference`).
+
+Past the exact budget, the df of s_j - s_k is the one-direction approximation with omega_jk,g
+taken as u_jg + u_kg (u_jg: cluster g's share of rating j's variance about the mean; see
+:func:`ratings.inference.satterthwaite.summed_pairs_df`). Its sums need, per model, sum_g u_jg,
+sum_g u_jg^2 and max_g u_jg, and per pair sum_g u_jg u_kg: an M x M Gram matrix. Those add up
+over the clusters, so the clusters are taken a block at a time and the G x M matrix of ``u`` is
+never held (at 1,000 models and a million one-verdict tasks it would be 8 GB).
+
+Clusters of one row with the same design (pair, judge and weight: a pair met once on each of
+many prompts) have the same ``u``; they enter once, weighted by their number, which shrinks an
+arena's million clusters to the pairs that met. Models whose largest share exceeds
+:data:`~ratings.inference.satterthwaite.CONCENTRATED` take the full formula, streamed in a
+second pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ratings.core.threads import matmul
+from ratings.inference.satterthwaite import CONCENTRATED, DEGENERATE
+from ratings.inference.working import CELLS_PER_VERDICT, WorkingRows, kernels
+
+__all__ = ["streamed_pairs_df"]
+
+#: Cells (clusters x models) of ``u`` held at once.
+BLOCK_CELLS = 4_000_000
+
+
+def _groups(rows: WorkingRows) -> tuple[WorkingRows, NDArray[np.float64]]:
+    """The clusters as weighted groups: one-row clusters of one design merged (weight: their
+    number), larger clusters kept (weight 1). Returns rows whose ``cluster`` numbers the
+    groups, and the weights."""
+    starts = rows.starts
+    sizes = np.diff(starts)
+    lone = sizes == 1
+    first = starts[:-1][lone]  # the row of each one-row cluster
+    b = rows.b[first] if rows.b.size else np.zeros(first.size)
+    key = np.stack([rows.ii[first].astype(np.float64), rows.jj[first].astype(np.float64),
+                    rows.judge[first].astype(np.float64), rows.a[first], b], axis=1)  # fmt: skip
+    design, inverse, count = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+    del inverse
+    multi = np.repeat(~lone, sizes)  # rows of larger clusters, in cluster order
+    multi_cluster = rows.cluster[multi]
+    _, renumbered = np.unique(multi_cluster, return_inverse=True)
+    n_single = design.shape[0]
+    out = WorkingRows(
+        ii=np.concatenate([design[:, 0].astype(np.int64), rows.ii[multi]]),
+        jj=np.concatenate([design[:, 1].astype(np.int64), rows.jj[multi]]),
+        judge=np.concatenate([design[:, 2].astype(np.int64), rows.judge[multi]]),
+        cluster=np.concatenate([np.arange(n_single), n_single + renumbered]).astype(np.int64),
+        a=np.concatenate([design[:, 3], rows.a[multi]]),
+        b=np.concatenate([design[:, 4], rows.b[multi]]) if rows.b.size else rows.b,
+        n_clusters=n_single + int((~lone).sum()), n_params=rows.n_params,
+        n_models=rows.n_models)  # fmt: skip
+    weight = np.concatenate([count.astype(np.float64), np.ones(out.n_clusters - n_single)])
+    return out, weight
+
+
+Block = tuple[NDArray[np.float64], NDArray[np.float64]]
+
+
+def _blocks(groups: WorkingRows, n: NDArray[np.float64],
+            weight: NDArray[np.float64]) -> Iterator[Block]:
+    """``(u, w)`` a block of groups at a time: u (groups x contrasts), their weights."""
+    starts = groups.starts
+    per = max(1, BLOCK_CELLS // max(n.shape[1], 1))
+    k = kernels(groups.ii.size * n.shape[1] // CELLS_PER_VERDICT)  # one choice for all blocks
+    for lo in range(0, groups.n_clusters, per):
+        hi = min(lo + per, groups.n_clusters)
+        r0, r1 = starts[lo], starts[hi]
+        b = groups.b[r0:r1] if groups.b.size else groups.b
+        u = k.cluster_quadratic(hi - lo, groups.ii[r0:r1], groups.jj[r0:r1], groups.judge[r0:r1],
+                                groups.cluster[r0:r1] - lo, groups.a[r0:r1], b,
+                                groups.n_models, n)  # fmt: skip
+        yield u, weight[lo:hi]
+
+
+def streamed_pairs_df(rows: WorkingRows, n: NDArray[np.float64]) -> NDArray[np.float64]:
+    """One-direction df of every pair (M x M) from the directions ``n`` (n_params x M: the
+    bread times each model's contrast about the mean), as
+    :func:`~ratings.inference.satterthwaite.summed_pairs_df` of the clusters' ``u`` (its
+    diagonal included), with memory in the models' size only."""
+    groups, weight = _groups(rows)
+    n = np.ascontiguousarray(n)
+    m = n.shape[1]
+    tr, sq, top = np.zeros(m), np.zeros(m), np.zeros(m)
+    gram = np.zeros((m, m))
+    for u, w in _blocks(groups, n, weight):
+        wu = u * w[:, None]
+        tr += wu.sum(axis=0)
+        sq += (wu * u).sum(axis=0)
+        gram += matmul(wu.T, u)  # split across the pool's threads when large
+        np.maximum(top, u.max(axis=0, initial=0.0), out=top)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (tr[:, None] + tr[None, :]) ** 2 / (sq[:, None] + sq[None, :] + 2.0 * gram)
+        share = top / tr
+    concentrated = np.flatnonzero(~(share <= CONCENTRATED))
+    if concentrated.size:
+        _concentrated(groups, n, weight, tr, concentrated, out)
+    return out
+
+
+def _concentrated(groups, n, weight, tr, models, out) -> None:
+    """The full one-direction formula (:func:`~ratings.inference.satterthwaite.satterthwaite`
+    without ``y``) for the pairs of ``models``, summed block by block into ``out``."""
+    s1 = np.zeros((models.size, tr.size))
+    s2, s3 = np.zeros_like(s1), np.zeros_like(s1)
+    total = tr[models][:, None] + tr[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for u, w in _blocks(groups, n, weight):
+            for row, j in enumerate(models):
+                pi = (u[:, [j]] + u) / total[row]
+                a = pi * pi / np.clip(1.0 - pi, DEGENERATE, None)
+                s1[row] += w @ (pi * pi)
+                s2[row] += w @ a
+                s3[row] += w @ (a * a)
+        full = np.where(total > 0, 1.0 / (s1 + s2 * s2 - s3), np.nan)
+    out[models] = full
+    out[:, models] = full.T

@@ -1,0 +1,235 @@
+"""The Crowd-BT fit policy: which estimate (plain maximum likelihood or the prior's posterior
+mode), which intervals (CR2, CR1 / HC0, model-based or the bootstrap; widened for one judge;
+the two-step term of reused etas), the judges table and when the intervals stay open.
+
+:func:`estimate_crowd` is what :func:`ratings.fit` runs for ``model="crowd-bt"`` once the log
+is aggregated and the judge-quality source resolved; its pieces are the likelihood
+(:mod:`~ratings.models.crowd.likelihood`), the prior (:mod:`~ratings.models.crowd.prior`), the
+one-judge widening (:mod:`~ratings.models.crowd.onejudge`) and the judges table
+(:mod:`~ratings.models.crowd.report`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ratings.core.errors import ConvergenceWarning
+from ratings.data.comparisons import Comparisons
+from ratings.inference import crowd_inference
+from ratings.inference.cluster import ClusterInference
+from ratings.inference.covariance import inverse_free
+from ratings.kernels.engine import kernels
+from ratings.models.crowd.likelihood import (
+    CrowdFit,
+    crowd_covariance,
+    crowd_covariance_and_influence,
+    fit_crowd_bt,
+    fit_crowd_default,
+    likelihood_identified,
+    open_covariance,
+    reused_eta_factor,
+)
+from ratings.models.crowd.onejudge import single_judge, widened
+from ratings.models.crowd.prior import CrowdSummary
+from ratings.models.crowd.quality import ResolvedQuality
+from ratings.models.crowd.report import (
+    coin_flip_test,
+    judge_table,
+    scale_identified,
+    warn_weak_judges,
+)
+from ratings.models.estimate import Estimate, bootstrap_refits
+
+__all__ = [
+    "CrowdCR2",
+    "CrowdIntervals",
+    "crowd_cr2",
+    "crowd_intervals",
+    "drawn_etas",
+    "estimate_crowd",
+    "judges_alone",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class CrowdIntervals:
+    """The covariance of a Crowd-BT fit over (theta, eta) for one interval kind.
+
+    Attributes
+    ----------
+    cov : ndarray, shape (M + K, M + K)
+        The covariance the intervals use (with the two-step term of reused etas; infinite
+        variances where the information is singular).
+    eta_cov : ndarray, shape (M + K, M + K)
+        The covariance the judges table reads (the CR2 one before a one-judge widening).
+    inference : ClusterInference or None
+        CR2's pieces (clustered ``ci="sandwich"`` with a positive definite bread), else None.
+    influence : ndarray, shape (G, M + K), or None
+        Per-cluster influences.
+    eta_df : ndarray, shape (K,), or None
+        CR2's degrees of freedom of each judge's eta.
+    likelihood_only : ClusterInference or None
+        CR2 without eta's prior in the bread where it was built (one judge, :func:`crowd_cr2`).
+    """
+
+    cov: NDArray[np.float64]
+    eta_cov: NDArray[np.float64]
+    inference: ClusterInference | None = None
+    influence: NDArray[np.float64] | None = None
+    eta_df: NDArray[np.float64] | None = None
+    likelihood_only: ClusterInference | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class CrowdCR2:
+    """CR2 of a Crowd-BT fit (:func:`crowd_cr2`): ``inference`` (after a one-judge widening),
+    the covariance ``eta_cov`` the judges table reads, the judges' degrees of freedom ``eta_df``
+    and ``likelihood_only``, the inference before widening (one judge), else None."""
+
+    inference: ClusterInference
+    eta_cov: NDArray[np.float64]
+    eta_df: NDArray[np.float64]
+    likelihood_only: ClusterInference | None = None
+
+
+def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, level, ci,
+                   clustered, engine, tol, max_iter, n_boot, seed) -> Estimate:  # fmt: skip
+    """Fit Crowd-BT to ``data`` and its intervals (see the module's docstring)."""
+    m = data.n_models
+    names = pd.Index(data.judges)
+    res = fit_crowd_default(data, clustered=clustered, level=level, prior=prior, ref=ref,
+                            fixed_eta=quality.eta, tol=tol, max_iter=max(max_iter, 200),
+                            engine=engine)  # fmt: skip
+    factor = None if quality.cov is None else reused_eta_factor(res, quality.cov, names)
+    intervals = crowd_intervals(res, data, ci=ci, clustered=clustered, engine=engine,
+                                factor=factor, level=level)  # fmt: skip
+    full, inference = intervals.cov, intervals.inference
+    influence = None if intervals.influence is None else intervals.influence[:, :m]
+    eta_cov = pd.DataFrame(intervals.eta_cov[m:, m:], index=names, columns=names)
+    reused = None
+    if quality.cov is not None:  # reused etas: their covariance is the file's (two-step)
+        eta_cov.loc[quality.cov.index, quality.cov.columns] = quality.cov.to_numpy()
+        reused = quality.table
+    table = judge_table(res, intervals.eta_cov, data, level, intervals.eta_df, reused=reused)
+    if inference is not None and res.prior is not None:
+        table = judges_alone(res, data, engine, level, table, reused, intervals.likelihood_only)
+    table = coin_flip_test(table, res.nll, m, level)
+    warn_weak_judges(table, stacklevel=5)
+    open_intervals = not (scale_identified(table) and np.isfinite(full[:m, :m]).all())
+    cov = full[:m, :m]
+    if open_intervals:  # the spread of the ratings is not identified: no finite interval
+        cov = np.where(np.eye(m, dtype=bool), np.inf, 0.0)
+        cov[ref, ref] = 0.0
+        inference = None
+
+    def refit(sample: Comparisons):
+        return fit_crowd_bt(sample, ref=ref, fixed_eta=drawn_etas(quality, draws_rng),
+                            prior=res.prior, tol=1e-8, engine=engine).theta  # fmt: skip
+
+    draws_rng = np.random.default_rng([seed, 1])  # reused etas drawn per resample
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot,
+                                 seed=seed)  # fmt: skip
+    bound = () if res.plain_on_bound is None or not res.plain_found else tuple(
+        str(j) for j in names[res.plain_on_bound])  # fmt: skip
+    crowd = CrowdSummary(
+        eta_cov=eta_cov, prior=prior, eta_influence=None if factor is None else factor[:, :m],
+        open_intervals=open_intervals, prior_used=res.prior is not None, plain_on_bound=bound,
+        plain_found=res.plain_found, prior_shift=res.prior_shift)
+    return Estimate(
+        theta=res.theta, cov=cov, nll=res.nll, converged=res.converged, n_iter=res.n_iter,
+        max_grad=res.max_grad, draws=draws, judges=table, influence=influence, crowd=crowd,
+        inference=inference,
+        model_cov=lambda: inverse_free(res.information, res.free)[:m, :m])
+
+
+def crowd_intervals(res: CrowdFit, data: Comparisons, *, ci, clustered, engine,
+                    factor: NDArray[np.float64] | None,
+                    level: float = 0.95) -> CrowdIntervals:  # fmt: skip
+    """The covariance of a Crowd-BT fit over (theta, eta): CR2 for a clustered
+    ``ci="sandwich"`` (no ``inference`` and infinite variances when the information is
+    singular), else the CR1 / HC0 sandwich or the model-based covariance; ``factor`` is the
+    two-step term of reused etas."""
+    if clustered and ci == "sandwich":  # CR2 with degrees of freedom per contrast
+        cr2 = crowd_cr2(res, data, engine, factor, level)
+        if cr2 is None:
+            full = open_covariance(res)
+            return CrowdIntervals(cov=full, eta_cov=full)
+        inference = cr2.inference
+        return CrowdIntervals(cov=inference.covariance(), eta_cov=cr2.eta_cov,
+                              inference=inference, influence=inference.influence(),
+                              eta_df=cr2.eta_df, likelihood_only=cr2.likelihood_only)
+    full, influence = crowd_covariance_and_influence(
+        res, data, ci="model" if ci == "model" else "sandwich", clustered=clustered,
+        engine=engine)  # fmt: skip
+    if factor is not None:
+        full = full + factor.T @ factor
+    return CrowdIntervals(cov=full, eta_cov=full, influence=influence)
+
+
+def crowd_cr2(res: CrowdFit, data: Comparisons, engine, factor: NDArray[np.float64] | None,
+              level: float = 0.95) -> CrowdCR2 | None:  # fmt: skip
+    """CR2 of a Crowd-BT fit: the inference (bread with the prior's curvature: the sandwich of
+    the posterior mode, plus the two-step term ``factor`` of reused etas, widened by eta's
+    profile likelihood for a one-judge posterior mode, :mod:`ratings.models.crowd.onejudge`), its
+    covariance, the judges' df and, for one judge, the inference before widening (its bread
+    has no eta prior: what :func:`judges_alone` reports); None when the verdicts cannot tell
+    judge quality from the spread of the ratings (the likelihood's observed or expected
+    information is not positive definite: open intervals). See
+    :func:`ratings.inference.crowd_inference`."""
+    if not likelihood_identified(res):
+        return None
+    k = kernels(engine, data.n_verdicts)
+    one = single_judge(res, data) is not None  # bread without eta's prior: crowd_onejudge
+    inference = crowd_inference(res, data, k=k, prior_information=not one)
+    if inference is None:
+        return None
+    m = data.n_models
+    eta_df = inference.df(np.eye(m + len(data.judges))[m:])
+    lik = inference if one else None
+    inference = widened(inference, res, data, factor=factor, level=level, engine=engine)
+    return CrowdCR2(inference=inference, eta_cov=inference.covariance(), eta_df=eta_df,
+                    likelihood_only=lik)
+
+
+def judges_alone(res: CrowdFit, data: Comparisons, engine, level: float, table: pd.DataFrame,
+                 reused: pd.DataFrame | None,
+                 lik: ClusterInference | None = None) -> pd.DataFrame:  # fmt: skip
+    """The judges table of a posterior-mode fit from the verdicts alone: each estimated eta's
+    CR2 interval with the likelihood's information (the strengths' prior only, not the one on
+    eta) in the bread, and ``uninformative`` where it or the CR1 interval (observed
+    information, normal quantile) reaches 1/2 (see
+    :func:`ratings.models.crowd.report.scale_identified`). ``table``: the table of the fit's own
+    covariance, kept where that CR2 has no positive definite bread; ``lik``: that CR2 inference
+    where the fit already built it (one judge), else it is built here."""
+    m = data.n_models
+    if lik is None:
+        lik = crowd_inference(res, data, k=kernels(engine, data.n_verdicts),
+                              prior_information=False)  # fmt: skip
+    if lik is not None:
+        eta_df = lik.df(np.eye(m + len(data.judges))[m:])
+        table = judge_table(res, lik.covariance(), data, level, eta_df, reused=reused)
+    else:
+        table = table.assign(uninformative=table["status"] == "estimated")
+    cr1 = crowd_covariance(res, data, ci="sandwich", clustered=True, engine=engine)
+    flips = np.asarray(judge_table(res, cr1, data, level)["uninformative"])
+    return table.assign(uninformative=np.asarray(table["uninformative"]) | flips)
+
+
+def drawn_etas(quality: ResolvedQuality, rng: np.random.Generator) -> dict[str, float]:
+    """Reused etas for one bootstrap resample: drawn from N(eta, their covariance), clipped to
+    [1/2, 1] (a parametric bootstrap of the first step); as given without a covariance."""
+    if quality.cov is None or not len(quality.cov):
+        return quality.eta
+    names = list(quality.cov.index)
+    mean = np.array([quality.eta[j] for j in names])
+    v = quality.cov.to_numpy()
+    vals, vecs = np.linalg.eigh((v + v.T) / 2.0)
+    draw = mean + (vecs * np.sqrt(np.clip(vals, 0.0, None))) @ rng.standard_normal(len(names))
+    return quality.eta | dict(zip(names, np.clip(draw, 0.5, 1.0).tolist(), strict=True))

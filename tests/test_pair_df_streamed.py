@@ -1,0 +1,95 @@
+"""Every pair's large-board df streamed over blocks of clusters equals the formula on the whole
+clusters x models matrix (:func:`ratings.inference.satterthwaite.summed_pairs_df`)."""
+
+import numpy as np
+import pytest
+
+import ratings
+from ratings.inference import pairdf
+from ratings.inference.pairdf import streamed_pairs_df
+from ratings.inference.satterthwaite import summed_pairs_df
+from ratings.inference.working import WorkingRows
+
+
+def _rows(seed: int, n_models: int, sizes, *, n_judges: int = 0, repeat: int = 1) -> WorkingRows:
+    """Random working rows: clusters of ``sizes`` rows; one-row clusters drawn from few designs
+    (``repeat`` clusters per design) so that merging them is exercised."""
+    rng = np.random.default_rng(seed)
+    ii, jj, kk, cl, a, b = [], [], [], [], [], []
+    designs = {}
+    for g, size in enumerate(sizes):
+        for _ in range(size):
+            if size == 1 and repeat > 1:
+                d = int(rng.integers(0, max(1, len(sizes) // repeat)))
+                if d not in designs:
+                    i, j = rng.choice(n_models, 2, replace=False)
+                    designs[d] = (min(i, j), max(i, j), int(rng.integers(0, max(n_judges, 1))),
+                                  rng.uniform(0.2, 0.5), rng.uniform(-0.3, 0.3))
+                i, j, k, ar, br = designs[d]
+            else:
+                i, j = sorted(rng.choice(n_models, 2, replace=False))
+                k, ar, br = int(rng.integers(0, max(n_judges, 1))), rng.uniform(0.2, 0.5), \
+                    rng.uniform(-0.3, 0.3)
+            ii.append(i), jj.append(j), kk.append(k), cl.append(g), a.append(ar), b.append(br)
+    n_params = n_models + n_judges
+    return WorkingRows(np.array(ii), np.array(jj), np.array(kk), np.array(cl), np.array(a),
+                       np.array(b) if n_judges else np.zeros(0), len(sizes), n_params,
+                       n_models)  # fmt: skip
+
+
+def _reference(rows: WorkingRows, n: np.ndarray) -> np.ndarray:
+    return summed_pairs_df(rows.quadratic(n).T)
+
+
+@pytest.mark.parametrize(("sizes", "n_judges", "repeat"), [
+    ([1] * 600, 0, 4),                      # an arena: one-verdict tasks, designs repeated
+    ([1] * 400 + [3, 7, 12] * 5, 0, 3),     # mixed: many singletons and a few larger tasks
+    ([2, 5, 1, 1, 9] * 40, 2, 1),           # Crowd-BT rows (judge qualities)
+    ([1] * 30 + [40] * 2, 0, 1),            # concentrated models (few, large clusters)
+])  # fmt: skip
+def test_streamed_equals_whole_matrix(monkeypatch, sizes, n_judges, repeat):
+    rows = _rows(7, 12, sizes, n_judges=n_judges, repeat=repeat)
+    rng = np.random.default_rng(3)
+    n = rng.normal(size=(rows.n_params, rows.n_models))
+    monkeypatch.setattr(pairdf, "BLOCK_CELLS", 12 * 37)  # many blocks of 37 groups
+    got = streamed_pairs_df(rows, n)
+    want = _reference(rows, n)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=0)
+
+
+def test_concentrated_cases_are_taken():
+    # one model seen in a single cluster carries its whole variance there: share 1
+    rows = _rows(2, 6, [1] * 50 + [30], repeat=1)
+    n = np.random.default_rng(1).normal(size=(rows.n_params, rows.n_models))
+    u = rows.quadratic(n).T
+    share = (u / u.sum(axis=1, keepdims=True)).max(axis=1)
+    assert (share > 0.02).any()
+    np.testing.assert_allclose(streamed_pairs_df(rows, n), summed_pairs_df(u), rtol=1e-10)
+
+
+def test_fit_pair_df_past_the_budget_equals_whole_matrix(monkeypatch):
+    """An arena-shaped fit past the exact budget: the result's pair df through the streamed
+    path equals the whole-matrix formula on the same fit's clusters."""
+    from ratings.inference import cluster
+
+    rng = np.random.default_rng(5)
+    m, n = 15, 3000
+    s = rng.normal(size=m)
+    i = rng.integers(0, m, n)
+    j = (i + rng.integers(1, m, n)) % m
+    win = np.where(rng.random(n) < 1 / (1 + np.exp(-(s[i] - s[j]))), "A", "B").astype(object)
+    win[rng.random(n) < 0.1] = "tie"
+    names = np.array([f"m{k:02d}" for k in range(m)])
+    import pandas as pd
+
+    df = pd.DataFrame({"model_a": names[i], "model_b": names[j], "winner": win,
+                       "task_id": np.arange(n)})  # fmt: skip
+    monkeypatch.setattr(cluster, "EXACT_BUDGET", 1.0)
+    r = ratings.fit(df)
+    got = r.pair_df()
+    inf = r.inference
+    c = inf._free_contrasts(np.eye(m) - 1.0 / m)
+    want = summed_pairs_df(inf.rows.quadratic(inf._directions(c)).T)
+    np.fill_diagonal(want, np.nan)
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    assert np.isfinite(got[~np.eye(m, dtype=bool)]).all()
