@@ -410,7 +410,8 @@ def _phase_reason(phase: str, board: Board, picker: Picker, min_matches: int) ->
     if cold.size == 0:
         return f"no balanced phase: every model meets {target}"
     matches, tasks = picker.exposure()
-    shown = ", ".join(f"{board.models[i]} ({matches[i]} on {tasks[i]})" for i in cold[:3])
+    shown = ", ".join(f"{board.models[i]} ({matches[i]} matches, {tasks[i]} tasks)"
+                      for i in cold[:3])
     more = f" and {cold.size - 3} more" if cold.size > 3 else ""
     return (f"balanced phase: {cold.size} of {int(board.plannable.sum())} models are below "
             f"{target}: {shown}{more}")

@@ -46,8 +46,9 @@ def test_header_only_log_is_a_new_benchmark(files, capsys):
     assert "warning: 1 model(s) are listed in `submissions` without any task" in err
     assert "wrote 6 matches (6 balanced, 0 active)" in err
     assert ("ratings next: balanced phase: 4 of 4 models are below the exposure target of 10 "
-            "matches on 10 distinct tasks (or all of a model's tasks): a (0 on 0), b (0 on 0), "
-            "c (0 on 0) and 1 more; 6 balanced, 0 active\n") in err
+            "matches on 10 distinct tasks (or all of a model's tasks): a (0 matches, 0 tasks), "
+            "b (0 matches, 0 tasks), c (0 matches, 0 tasks) and 1 more; 6 balanced, 0 active\n"
+            ) in err
     assert read_verdict_file(verdicts) is None
 
 

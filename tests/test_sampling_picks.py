@@ -167,7 +167,7 @@ def test_models_below_their_exposure_target_are_named(monkeypatch):
     plan = same_plans(monkeypatch, lambda: plan_matches(log, subs, JUDGES, 30, seed=2))
     assert plan.attrs["phase_reason"] == (
         "balanced phase: 1 of 12 models are below the exposure target of 10 matches on 10 "
-        "distinct tasks (or all of a model's tasks): model-05 (4 on 4)")
+        "distinct tasks (or all of a model's tasks): model-05 (4 matches, 4 tasks)")
     first = plan[plan["phase"] == "balanced"]
     assert len(first) == 6  # model-05 plays until it has 10 matches
     assert ((first["model_a"] == "model-05") | (first["model_b"] == "model-05")).all()
