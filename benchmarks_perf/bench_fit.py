@@ -79,9 +79,9 @@ from bench_fit_peers import peer_arena, peer_choix, peer_evalica, small_statsmod
 
 
 def headline(args: argparse.Namespace) -> int:
-    """The two comparisons the README's table leads with, in one run: the fresh-process CLI
-    against the fresh-process floor (``--n`` verdicts, ``--models``), and ours against choix at
-    ``--large-models`` models."""
+    """The two comparisons of the headline table (benchmarks_perf/README.md), in one run: the
+    fresh-process CLI against the fresh-process floor (``--n`` verdicts, ``--models``), and ours
+    against choix at ``--large-models`` models."""
     n = args.n or 1_000_000
     env = environment()
     print(f"bench_fit --headline: {n:,} verdicts; load {env['loadavg_start']}")

@@ -174,7 +174,7 @@ def markdown(table: pd.DataFrame) -> str:
             and _inside(worst.at[v, "min"]) and _inside(worst.at[v, "max"])]  # fmt: skip
     lines += ["", "Coverage range of each variant over the cells it was run on:", ""]
     for v in present:
-        tag = " -- every cell inside the band" if v in good else ""
+        tag = (f" -- every entry inside [{BAND[0]:.2f}, {BAND[1]:.2f}]" if v in good else "")
         part = "" if n_cells[v] == all_cells else f" ({n_cells[v]} of {all_cells} cells)"
         lines.append(f"- `{v}`{part}: {worst.at[v, 'min']:.3f} to {worst.at[v, 'max']:.3f}{tag}")
     default = table[table["variant"] == "cr2_t"]
@@ -182,9 +182,10 @@ def markdown(table: pd.DataFrame) -> str:
         lo, hi = default["coverage"].min(), default["coverage"].max()
         inside = default["coverage"].between(0.94, 0.96)
         lines += ["", f"The default (`cr2_t`) covers {lo:.3f} to {hi:.3f} over every cell and "
-                  f"target; {int(inside.sum())} of {len(default)} entries in [0.94, 0.96]"
+                  f"target; {int(inside.sum())} of {len(default)} entries in [0.94, 0.96] "
+                  "(compared unrounded)"
                   + ("." if inside.all() else "; outside: " + ", ".join(
-                      f"`{r.cell}` {r.target} {r.coverage:.3f} ({1000 * r.mcse:.0f})"
+                      f"`{r.cell}` {r.target} {r.coverage:.4f} ({1000 * r.mcse:.0f})"
                       for r in default[~inside].itertuples()) + ".")]  # fmt: skip
     lines += rank_markdown(full)
     lines += ["", "Cells:", ""]

@@ -99,7 +99,7 @@ def one_board(rng, s, n, anchor: int) -> list[dict]:
             lo, hi = wald(r, ci_model=method == "firth_model")
             est = r.elo.to_numpy()
         else:
-            ci = r.conf_int()
+            ci = r.conf_int().reindex(r.models)
             lo, hi, est = ci["lower"].to_numpy(), ci["upper"].to_numpy(), r.elo.to_numpy()
         for k in np.flatnonzero(keep):
             out.append({"method": method, "separated": bool(sep[k]), "strong": models[k] == "m0",

@@ -79,6 +79,7 @@ class Uncertainty:
     influence_clusters: pd.Index | None = None
     inference: ClusterInference | StackedInference | None = None
     df: float | None = None
+    model_based: NDArray[np.float64] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,10 +169,11 @@ class Ratings:
         object.__setattr__(self, "strength", readonly_copy(self.strength))
         object.__setattr__(self, "cov", readonly_copy(self.cov))
         u = self.uncertainty
-        if u.draws is not None or u.influence is not None:
+        if u.draws is not None or u.influence is not None or u.model_based is not None:
             object.__setattr__(self, "uncertainty", dataclasses.replace(
                 u, draws=None if u.draws is None else readonly_copy(u.draws),
-                influence=None if u.influence is None else readonly_copy(u.influence)))
+                influence=None if u.influence is None else readonly_copy(u.influence),
+                model_based=None if u.model_based is None else readonly_copy(u.model_based)))
         object.__setattr__(self, "level", check_level(self.level))
 
     #: Elo points per unit of log-strength (400 / ln 10), the same for every fit.
@@ -249,6 +251,26 @@ class Ratings:
     def _contrasts(self) -> NDArray[np.float64]:
         anchor = None if self.anchor is None else self._loc(self.anchor)
         return reference_contrasts(len(self.models), anchor)
+
+    @cached_property
+    def model_based_mask(self) -> NDArray[np.bool_]:
+        """Ratings whose interval uses the model-based variance (in part) because the
+        sandwich collapsed there (:mod:`ratings.inference.degenerate`)."""
+        mb = self.uncertainty.model_based
+        if mb is None:
+            return np.zeros(len(self.models), dtype=bool)
+        from ratings.inference.degenerate import model_based_flags
+
+        return model_based_flags(mb, self.cov, self._contrasts)
+
+    def _pairs_model_based(self, a: NDArray[np.int64], b: NDArray[np.int64]) -> NDArray:
+        """Is the interval of each difference ``s_a - s_b`` (partly) model-based?"""
+        from ratings.inference.degenerate import model_based_flags
+
+        c = np.zeros((len(a), len(self.models)))
+        c[np.arange(len(a)), a] += 1.0
+        c[np.arange(len(a)), b] -= 1.0
+        return model_based_flags(self.uncertainty.model_based, self.cov, c)
 
     @cached_property
     def _undefined(self) -> NDArray[np.bool_]:
@@ -330,15 +352,34 @@ class Ratings:
         half = np.where(np.isnan(half), np.inf, half)
         return est - half, est + half
 
+    @cached_property
+    def rank_order(self) -> NDArray[np.int64]:
+        """Positions of the models best first (ties by name): the row order of
+        :meth:`to_frame`, :meth:`conf_int`, :meth:`rank_intervals` and :meth:`pairwise`."""
+        names = np.asarray(self.models.astype(str), dtype=object)
+        return np.lexsort((names, -self.elo.to_numpy())).astype(np.int64)
+
+    @cached_property
+    def ranked_models(self) -> pd.Index:
+        """The models best first: the index of :meth:`to_frame`, :meth:`conf_int` and
+        :meth:`rank_intervals` (as statsmodels keeps ``params`` and ``conf_int`` on one index)."""
+        return pd.Index(self.models[self.rank_order], name=None)
+
     def conf_int(self, level: float | None = None) -> pd.DataFrame:
-        """Interval of every Elo rating: a DataFrame with ``lower`` and ``upper``.
+        """Interval of every Elo rating: a DataFrame with ``lower`` and ``upper``, best first,
+        indexed by model (:attr:`ranked_models`).
 
         Parameters
         ----------
         level : float, optional
             Confidence level; default the result's ``level`` (0.95).
         """
-        level = self.level if level is None else check_level(level)
+        lo, hi = self._bounds(self.level if level is None else check_level(level))
+        order = self.rank_order
+        return pd.DataFrame({"lower": lo[order], "upper": hi[order]}, index=self.ranked_models)
+
+    def _bounds(self, level: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Lower and upper Elo bounds in the order of ``models``."""
         draws = None if self.draws is None else self.offset + self.scale * self.draws
         lo, hi = self._interval(self.elo.to_numpy(), self.se.to_numpy(), draws, level,
                                 self.model_df)  # fmt: skip
@@ -346,10 +387,11 @@ class Ratings:
             from ratings.models.separation import open_bounds
 
             lo, hi = open_bounds(self.unbounded, self.models, self.offset, self.scale, lo, hi)
-        return pd.DataFrame({"lower": lo, "upper": hi}, index=self.models)
+        return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
 
     def to_frame(self, level: float | None = None) -> pd.DataFrame:
-        """The ratings table, best first.
+        """The ratings table, best first (ties by name), indexed by model
+        (:attr:`ranked_models`, the index of :meth:`conf_int` and :meth:`rank_intervals`).
 
         Columns: ``model, elo, se, lower, upper, rank, rank_lower, rank_upper, n_matches,
         wins, losses, ties, forfeits, level, df`` and ``scope`` first when the fit was for one
@@ -357,17 +399,19 @@ class Ratings:
         the level (:func:`ratings.inference.ranks.rank_intervals`); ``forfeits``: matches
         decided by a render failure, already counted in ``n_matches``; ``df`` is the degrees of
         freedom of the t quantile behind each interval (NaN: a normal quantile, or no interval).
+        ``model_based`` (only where the sandwich collapsed, :mod:`ratings.inference.degenerate`)
+        is True for the intervals that use the model-based variance.
         """
         level = self.level if level is None else check_level(level)
-        ci = self.conf_int(level)
+        lo, hi = self._bounds(level)
         out = pd.DataFrame(
             {"model": self.models, "elo": self.elo.to_numpy(), "se": self.se.to_numpy(),
-             "lower": ci["lower"].to_numpy(), "upper": ci["upper"].to_numpy()}
+             "lower": lo, "upper": hi}
         )  # fmt: skip
         out["rank"] = out["elo"].rank(ascending=False, method="min").astype(np.int64)
-        ranks = self.rank_intervals(level)
+        ranks = self.rank_intervals(level).reindex(self.models)
         for col in ("rank_lower", "rank_upper"):  # NaN: no rank interval (open rating)
-            out[col] = pd.array(ranks[col].to_numpy(), dtype="Int64")
+            out[col] = ranks[col].array
         for col in ("n_matches", "wins", "losses", "ties", "forfeits"):
             if col in self.counts:
                 out[col] = self.counts[col].to_numpy()
@@ -377,9 +421,13 @@ class Ratings:
         if self.style is not None and "raw_rank" in self.style.attrs:
             raw = self.style.attrs["raw_rank"].reindex(self.models).to_numpy()
             out["rank_change"] = raw - out["rank"].to_numpy()
+        if self.uncertainty.model_based is not None:
+            out["model_based"] = self.model_based_mask
         if self.scope is not None:
             out.insert(0, "scope", self.scope)
-        return out.sort_values(["rank", "model"], kind="stable").reset_index(drop=True)
+        out = out.iloc[self.rank_order]
+        out.index = self.ranked_models
+        return out
 
     def diff(self, a: str, b: str, level: float | None = None) -> pd.Series:
         """Elo difference ``a - b`` with its standard error and interval.
@@ -425,7 +473,8 @@ class Ratings:
     def rank_intervals(self, level: float | None = None, *, kind: str = "simultaneous",
                        seed: int = 0) -> pd.DataFrame:  # fmt: skip
         """Confidence intervals for every model's rank (1 = best): ``rank_lower``,
-        ``rank_upper`` by model.
+        ``rank_upper`` (integers; <NA> for a model without one), best first, indexed by model
+        (:attr:`ranked_models`).
 
         ``kind="simultaneous"`` (default, the columns of :meth:`to_frame`): all models' ranks
         lie in their intervals jointly with probability >= ``level``; ``"marginal"``: each
@@ -438,8 +487,11 @@ class Ratings:
             from ratings.inference.ranks import rank_intervals
 
             with one_blas_thread():
-                cache[key] = rank_intervals(self, level, kind=kind, seed=seed)
-        return cache[key]
+                ranks = rank_intervals(self, level, kind=kind, seed=seed)
+            ranks = ranks.iloc[self.rank_order].astype("Int64")
+            ranks.index = self.ranked_models
+            cache[key] = ranks
+        return cache[key].copy()
 
     def pairwise(self, level: float | None = None, *, adjust: str = "max-t",
                  seed: int = 0) -> pd.DataFrame:  # fmt: skip
@@ -448,15 +500,26 @@ class Ratings:
         the M (M - 1) / 2 comparisons.
 
         Columns ``model_a, model_b`` (the better-rated first), ``elo_diff, se, lower, upper,
-        df, p_win, p_win_lower, p_win_upper, p_value, p_adjusted, level``. ``adjust="max-t"``
-        (default) uses the joint distribution of all pairs' t statistics (single step);
-        ``"holm"`` Holm's step-down, which ignores it. See :mod:`ratings.inference.ranks`.
+        df, p_win, p_win_lower, p_win_upper, p_value, p_adjusted, level`` (and
+        ``model_based``, as in :meth:`to_frame`). Rows by the rank of ``model_a``, then of
+        ``model_b`` (:attr:`rank_order`), indexed by the pair ``(model_a, model_b)``.
+        ``adjust="max-t"`` (default) uses the joint distribution of all pairs' t statistics
+        (single step; beyond the simulation's resolution, the Bonferroni bound, which is
+        exact there to first order); ``"holm"`` Holm's step-down, which ignores it. See
+        :mod:`ratings.inference.ranks`.
         """
         from ratings.inference.ranks import pairwise_table
 
         level = self.level if level is None else check_level(level)
         with one_blas_thread():
-            return pairwise_table(self, level, adjust=adjust, seed=seed)
+            out = pairwise_table(self, level, adjust=adjust, seed=seed)
+        if self.uncertainty.model_based is not None:
+            a = self.models.get_indexer(out["model_a"])
+            b = self.models.get_indexer(out["model_b"])
+            out["model_based"] = self._pairs_model_based(a, b)
+        out.index = pd.MultiIndex.from_arrays([out["model_a"], out["model_b"]],
+                                              names=[None, None])  # fmt: skip
+        return out
 
     def tied_with_leader(self, level: float | None = None) -> list[str]:
         """Models not shown to be worse than any other: those whose simultaneous rank
@@ -492,6 +555,8 @@ class Ratings:
 
         draws = None if self.draws is None else shift(self.draws)
         infl = None if self.influence is None else shift(self.influence)
+        mb = self.uncertainty.model_based
+        mb = None if mb is None else shift(mb)
         strength, unbounded = shift(self.strength), self.unbounded
         if unbounded is not None:  # bounds move with the ratings
             if anchor is not None and self.unbounded_mask[k]:
@@ -504,7 +569,8 @@ class Ratings:
         return dataclasses.replace(
             self, strength=strength, cov=shift_cov(self.cov), anchor=anchor,
             offset=float(rating), fit_info=info,
-            uncertainty=dataclasses.replace(self.uncertainty, draws=draws, influence=infl),
+            uncertainty=dataclasses.replace(self.uncertainty, draws=draws, influence=infl,
+                                            model_based=mb),
             crowd=None if self.crowd is None else self.crowd.shifted(shift))
 
     # --- text ----------------------------------------------------------------------------
@@ -541,6 +607,10 @@ class Ratings:
             lines.append(f"Rejected input rows: {self.n_rejected} (not fitted)")
         lines.append(f"Rank intervals: simultaneous {self.level:.0%} (rank_lower..rank_upper); "
                      f"statistically tied with the leader: {', '.join(self.tied_with_leader())}")
+        if self.model_based_mask.any():
+            lines.append("Model-based variance where the sandwich is zero (every residual of "
+                         "their verdicts is zero; column model_based): "
+                         + ", ".join(map(str, self.models[self.model_based_mask])))  # fmt: skip
         if self.unbounded is not None:
             lines.append("Not estimable without the penalty (open intervals, no rank interval): "
                          + ", ".join(map(str, self.unbounded.index)))  # fmt: skip

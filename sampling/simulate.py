@@ -306,7 +306,7 @@ def mean_half_width(fit: ratings.Ratings) -> float:
     """Mean half-width (Elo) of the fit's intervals, over the models other than the anchor."""
     ci = fit.conf_int()
     half = (ci["upper"] - ci["lower"]).to_numpy() / 2.0
-    keep = fit.models != fit.anchor if fit.anchor is not None else np.ones(half.size, bool)
+    keep = ci.index != fit.anchor if fit.anchor is not None else np.ones(half.size, bool)
     return float(half[keep].mean())
 
 

@@ -50,6 +50,7 @@ LAYERS: dict[str, set[str]] = {
     "result": {"core", "inference", "models"},
     "api": {"core", "io", "kernels", "data", "inference", "models", "result"},
     "simulate": {"core"},
+    "style": {"core"},
     "scopes": {"core", "io", "kernels", "data", "inference", "models", "result", "api"},
     "audit": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes"},
     "plot": {"core", "io", "result", "scopes", "audit"},
@@ -57,9 +58,9 @@ LAYERS: dict[str, set[str]] = {
     "report": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
                "audit", "plot"},
     "_moved": set(),
-    "ratings": {"core", "io", "data", "result", "api", "audit", "_moved"},
+    "ratings": {"core", "io", "data", "result", "api", "audit", "_moved", "style"},
     "cli": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
-            "audit", "plot", "report", "example", "simulate", "ratings"},
+            "audit", "plot", "report", "example", "simulate", "ratings", "style"},
 }
 
 

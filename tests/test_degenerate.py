@@ -9,7 +9,12 @@ import pytest
 import statsmodels.api as sm
 
 import ratings
-from ratings.core.errors import DegenerateBoardError, InvalidVerdictsError, NonIdentifiableError
+from ratings.core.errors import (
+    DataWarning,
+    DegenerateBoardError,
+    InvalidVerdictsError,
+    NonIdentifiableError,
+)
 from ratings.data.comparisons import from_counts
 from ratings.result import ELO_SCALE
 
@@ -20,12 +25,45 @@ def all_ties(n_each: int = 2) -> pd.DataFrame:
                          "winner": "tie", "task_id": [f"t{k}" for k in range(len(pairs))]})
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"ci": "sandwich-z"}, {"cluster": None},
-                                    {"ci": ratings.Bootstrap(n=20)}])  # fmt: skip
-def test_all_tie_board_refuses_zero_width_robust_intervals(kwargs):
+def _glm_design(log: pd.DataFrame, names: list[str]) -> np.ndarray:
+    """+1 for the model in slot A, -1 for slot B, over ``names`` (the others are references)."""
+    x = np.zeros((len(log), len(names)))
+    for k, (a, b) in enumerate(zip(log["model_a"], log["model_b"], strict=True)):
+        for name, sign in ((a, 1.0), (b, -1.0)):
+            if name in names:
+                x[k, names.index(name)] = sign
+    return x
+
+
+def _outcome(log: pd.DataFrame) -> np.ndarray:
+    return log["winner"].map({"A": 1.0, "B": 0.0, "tie": 0.5}).to_numpy()
+
+
+@pytest.mark.filterwarnings("ignore::statsmodels.tools.sm_exceptions.PerfectSeparationWarning")
+@pytest.mark.parametrize("kwargs", [{}, {"ci": "sandwich-z"}, {"cluster": None}])
+def test_all_tie_board_gets_model_based_intervals_flagged(kwargs):
+    """A board of ties only: the sandwich is zero everywhere, so every interval is the
+    model-based one, which statsmodels' GLM (non-robust covariance) gives independently."""
+    with pytest.warns(DataWarning, match=r"sandwich variance of 3 rating difference"
+                      r".*board of ties only.*model-based variance"):  # fmt: skip
+        r = ratings.fit(all_ties(), anchor="x", **kwargs)
+    log = all_ties()
+    glm = sm.GLM(_outcome(log), _glm_design(log, ["y", "z"]),
+                 family=sm.families.Binomial()).fit(scale=1.0)  # fmt: skip
+    assert r.se[["y", "z"]].to_numpy() == pytest.approx(ELO_SCALE * glm.bse, rel=1e-6)
+    table = r.to_frame()
+    assert table["model_based"].to_dict() == {"x": False, "y": True, "z": True}
+    assert (table.drop("x")["upper"] - table.drop("x")["lower"] > 700).all()
+    assert r.pairwise()["model_based"].all()
+    assert r.diff("y", "z")["se"] == pytest.approx(
+        ELO_SCALE * np.sqrt(glm.cov_params()[0, 0] + glm.cov_params()[1, 1]
+                            - 2 * glm.cov_params()[0, 1]), rel=1e-6)  # fmt: skip
+
+
+def test_all_tie_board_bootstrap_is_refused():
     with pytest.raises(DegenerateBoardError, match=r"would have zero width.*board of ties only"
                        r".*`ci='model'`") as info:  # fmt: skip
-        ratings.fit(all_ties(), anchor="x", **kwargs)
+        ratings.fit(all_ties(), anchor="x", ci=ratings.Bootstrap(n=20))
     assert {frozenset(p) for p in info.value.pairs} == {
         frozenset(p) for p in [("x", "y"), ("x", "z"), ("y", "z")]}  # fmt: skip
 
@@ -38,28 +76,51 @@ def test_all_tie_board_model_based_interval_matches_the_information():
     assert r.elo.tolist() == pytest.approx([1000.0] * 3)
     assert r.se["y"] == pytest.approx(ELO_SCALE * np.sqrt(4 / 3), rel=1e-9)
     log = all_ties()
-    names = ["y", "z"]  # x is the reference (column left out)
-    x = np.zeros((len(log), 2))
-    for k, (a, b) in enumerate(zip(log["model_a"], log["model_b"], strict=True)):
-        for name, sign in ((a, 1.0), (b, -1.0)):
-            if name in names:
-                x[k, names.index(name)] = sign
-    glm = sm.GLM(np.full(len(log), 0.5), x, family=sm.families.Binomial()).fit(scale=1.0)
+    glm = sm.GLM(np.full(len(log), 0.5), _glm_design(log, ["y", "z"]),
+                 family=sm.families.Binomial()).fit(scale=1.0)  # fmt: skip
     assert r.se[["y", "z"]].to_numpy() == pytest.approx(ELO_SCALE * glm.bse, rel=1e-6)
     table = r.to_frame().set_index("model")
     assert (table.drop("x")["upper"] - table.drop("x")["lower"] > 700).all()
+    assert "model_based" not in table  # nothing collapsed: model-based intervals asked for
 
 
-def test_model_that_only_tied_one_opponent_is_named():
-    log = pd.DataFrame({
-        "model_a": ["x", "y", "z", "x", "y", "w", "w"],
-        "model_b": ["y", "z", "x", "z", "x", "x", "x"],
-        "winner": ["A", "A", "A", "B", "B", "tie", "tie"],
-        "task_id": [f"t{k}" for k in range(7)],
-    })  # fmt: skip
-    with pytest.raises(DegenerateBoardError, match=r"\('w', 'x'\)|'w' - 'x'|'x' - 'w'") as info:
-        ratings.fit(log)
-    assert [set(p) for p in info.value.pairs] == [{"w", "x"}]
+ONLY_TIED = pd.DataFrame({
+    "model_a": ["x", "y", "z", "x", "y", "w", "w"],
+    "model_b": ["y", "z", "x", "z", "x", "x", "x"],
+    "winner": ["A", "A", "A", "B", "B", "tie", "tie"],
+    "task_id": [f"t{k}" for k in range(7)],
+})  # fmt: skip
+
+
+def test_model_that_only_tied_one_opponent_gets_the_model_based_variance():
+    """w only ever tied x: s_w - s_x has no sandwich variance. Its interval takes the
+    model-based variance (statsmodels' non-robust GLM covariance), flagged; the pairs of the
+    other models keep the sandwich (statsmodels' HC0 on the board without w: w's verdicts have
+    zero residuals and a separate parameter, so they change neither bread nor meat there)."""
+    log = ONLY_TIED
+    with pytest.warns(DataWarning, match=r"\('w' - 'x'\)"):
+        r = ratings.fit(log, cluster=None, anchor="x")
+    names = ["w", "y", "z"]
+    glm = sm.GLM(_outcome(log), _glm_design(log, names), family=sm.families.Binomial())
+    nonrobust = glm.fit(scale=1.0)
+    assert r.diff("w", "x")["se"] == pytest.approx(ELO_SCALE * nonrobust.bse[0], rel=1e-6)
+    rest = log[log["model_a"] != "w"]
+    hc0 = sm.GLM(_outcome(rest), _glm_design(rest, ["y", "z"]),
+                 family=sm.families.Binomial()).fit(cov_type="HC0")  # fmt: skip
+    assert r.se[["y", "z"]].to_numpy() == pytest.approx(ELO_SCALE * hc0.bse, rel=1e-6)
+    assert r.to_frame()["model_based"].to_dict() == {"w": True, "x": False, "y": False,
+                                                     "z": False}  # fmt: skip
+    pairs = r.pairwise().set_index(["model_a", "model_b"])["model_based"]
+    assert {frozenset(p) for p in pairs[pairs].index} == {
+        frozenset(p) for p in [("w", "x"), ("w", "y"), ("w", "z")]}  # fmt: skip
+    # clustered CR2: the same flags; the collapsed contrast is a known variance (normal quantile)
+    with pytest.warns(DataWarning, match="'w' - 'x'"):
+        c = ratings.fit(log, anchor="x")
+    assert c.diff("w", "x")["se"] == pytest.approx(ELO_SCALE * nonrobust.bse[0], rel=1e-6)
+    d = c.diff("w", "x")
+    assert np.isnan(d["df"]) and d["upper"] == pytest.approx(1.959964 * d["se"], rel=1e-6)
+    assert c.to_frame()["model_based"].to_dict() == {"w": True, "x": False, "y": False,
+                                                     "z": False}  # fmt: skip
     r = ratings.fit(log, ci="model")  # honest: w - x is barely known
     assert r.diff("w", "x")["se"] > 200
 
@@ -165,7 +226,27 @@ def test_collapsed_contrasts_matches_a_check_of_every_pair(rng):
         assert found == every_pair(cov, model_cov)
 
 
-def test_crowd_bt_all_tie_board_is_refused_too():
+def test_crowd_bt_all_tie_board_gets_model_based_intervals_too():
     log = all_ties(3).assign(judge=["j1", "j2", "j3"] * 3)
-    with pytest.raises(DegenerateBoardError, match="would have zero width"):
-        ratings.fit(log, model=ratings.CrowdBT(judge_quality={"j1": 0.9, "j2": 0.8, "j3": 0.7}))
+    crowd = ratings.CrowdBT(judge_quality={"j1": 0.9, "j2": 0.8, "j3": 0.7})
+    with pytest.warns(DataWarning, match="sandwich variance of 3 rating difference"):
+        r = ratings.fit(log, model=crowd, anchor="x")
+    model = ratings.fit(log, model=crowd, anchor="x", ci="model")
+    assert r.se.to_numpy() == pytest.approx(model.se.to_numpy(), rel=1e-6)
+    assert r.to_frame()["model_based"].tolist() == [False, True, True]
+
+
+def test_command_line_fits_a_board_of_ties_and_flags_it(tmp_path, capsys):
+    from ratings.cli.app import main
+
+    log = tmp_path / "v.csv"
+    all_ties().to_csv(log, index=False)
+    code = main(["fit", str(log), "--anchor", "x=1000", "--out", str(tmp_path / "r.csv"),
+                 "--pairs", str(tmp_path / "p.csv")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "warning: The sandwich variance of 3 rating difference(s) is zero" in err
+    table = pd.read_csv(tmp_path / "r.csv").set_index("model")
+    assert table["model_based"].to_dict() == {"x": False, "y": True, "z": True}
+    assert table.loc["y", "se"] == pytest.approx(ELO_SCALE * np.sqrt(4 / 3), rel=1e-9)
+    assert pd.read_csv(tmp_path / "p.csv")["model_based"].all()

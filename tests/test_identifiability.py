@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 import ratings
 from ratings.api.fitting import fit
-from ratings.core.errors import DegenerateBoardError, NonIdentifiableError
+from ratings.core.errors import DataWarning, NonIdentifiableError
 from ratings.data.comparisons import aggregate
 
 
@@ -186,11 +187,15 @@ def test_error_exactly_when_not_strongly_connected(rows):
     if strongly_connected(log):
         r = fit(aggregate(log, cluster=None), ci="model")
         assert np.all(np.isfinite(r.strength)) and np.all(np.isfinite(r.cov))
-        try:  # the sandwich exists too, unless it would collapse (every residual 0: ties)
-            r = fit(aggregate(log, cluster=None))
-            assert np.all(np.isfinite(r.cov))
-        except DegenerateBoardError as err:
-            assert err.pairs and "zero width" in str(err)
+        with warnings.catch_warnings(record=True) as seen:  # the sandwich exists too; where it
+            warnings.simplefilter("always")  # collapses (every residual 0: ties) it is filled
+            r = fit(aggregate(log, cluster=None))  # with the model-based variance, flagged
+        assert np.all(np.isfinite(r.cov))
+        collapsed = [w for w in seen if issubclass(w.category, DataWarning)]
+        flagged = "model_based" in r.to_frame()
+        assert flagged == bool(collapsed)
+        if flagged:
+            assert "sandwich variance" in str(collapsed[0].message)
     else:
         with pytest.raises(NonIdentifiableError, match="do not exist"):
             fit(aggregate(log, cluster=None))

@@ -155,7 +155,7 @@ def test_intervals_use_each_contrasts_t_quantile(bt_case):
     from scipy import stats
 
     _, r, _ = bt_case
-    ci = r.conf_int()
+    ci = r.conf_int().reindex(r.models)  # best first: back to the models' order
     df, se = r.model_df[1:], r.se.to_numpy()[1:]
     half = stats.t.ppf(0.975, df) * se
     np.testing.assert_allclose(ci["upper"].to_numpy()[1:] - r.elo.to_numpy()[1:], half,

@@ -19,6 +19,7 @@ from scipy.special import expit
 
 import ratings
 from ratings.api.fitting import load_log
+from ratings.audit.report import AuditWarning
 from ratings.core.errors import NonIdentifiableError
 from ratings.data.comparisons import aggregate
 from ratings.data.slots import read_families, slot_counts
@@ -238,7 +239,8 @@ def test_one_judge_cannot_separate_self_preference_from_strength():
     assert "cannot be told apart" in plan.self_note[0]
     with pytest.raises(NonIdentifiableError, match=r"J1 \(self-preference\): no judge outside"):
         ratings.fit(frame, adjust=ratings.Adjust("self-preference", families=FAMILIES))
-    a = ratings.audit(frame, families=FAMILIES, n_boot=20)  # reported, not raised
+    with pytest.warns(AuditWarning, match=r"J1 \(self-preference\): no judge outside"):
+        a = ratings.audit(frame, families=FAMILIES, n_boot=20)  # reported, not raised
     assert np.isnan(a.judges.loc[0, "self_preference"])
     assert "self-preference not estimable" in a.judges.loc[0, "flag"]
 
@@ -248,7 +250,8 @@ def test_judge_always_choosing_slot_a_has_no_finite_position_bias():
     frame.loc[frame["judge"] == "J2", "winner"] = "A"
     with pytest.raises(NonIdentifiableError, match=r"J2 \(position bias\): always chose slot A"):
         ratings.fit(frame, adjust="position")
-    a = ratings.audit(frame, n_boot=20)
+    with pytest.warns(AuditWarning, match=r"J2 \(position bias\): always chose slot A"):
+        a = ratings.audit(frame, n_boot=20)
     row = a.judges.set_index("judge").loc["J2"]
     assert np.isnan(row["position_bias"]) and "+infinite" in row["flag"]
 

@@ -189,6 +189,26 @@ def _empty(path):
     open(path, "wb").close()
 
 
+def _bounds_swapped(path):
+    frame = pd.read_csv(path)
+    frame.loc[1, ["lower", "upper"]] = [1550.0, 1450.0]
+    frame.to_csv(path, index=False)
+
+
+def _index_outside(path):
+    frame = pd.read_csv(path)
+    frame.loc[2, "index"] = 1.5
+    frame.to_csv(path, index=False)
+
+
+def _anchor_off(path):
+    """Every entry on the scale 'mid' = 1500, but mid's own entry edited to 1510."""
+    frame = pd.read_csv(path)
+    frame["anchor"], frame["anchor_rating"] = "mid", 1500.0
+    frame.loc[1, ["elo", "lower", "upper", "index"]] = [1510.0, 1460.0, 1560.0, 0.505]
+    frame.to_csv(path, index=False)
+
+
 @pytest.mark.parametrize(("damage", "problem"), [
     (_garbage, "cannot be read as CSV"),
     (_drop_index, r"Column\(s\) \['index'\] not found in the registry"),
@@ -196,6 +216,12 @@ def _empty(path):
     (_edited_elo, r"1 with index inconsistent with elo.*\[\('1600.0', '0.5'\)\] at rows \[1\]"),
     (_text_elo, r"1 with elo is not a number \(e.g. \['n/a\?'\] at rows \[0\]\)"),
     (_empty, "the file is empty"),
+    (_bounds_swapped, r"1 with lower above elo \(lower <= elo <= upper\) \(e.g. \[\('1550.0', "
+                      r"'1500.0', '1450.0'\)\] at rows \[1\]\).*in the file they are lines \[3\]"),
+    (_index_outside, r"1 with index outside \[0, 1\] \(e.g. \['1.5'\] at rows \[2\]\)"
+                     r".*lines \[4\]"),
+    (_anchor_off, r"1 with the board's anchor off its anchor_rating.*\('mid', '1510.0', "
+                  r"'1500.0'\)\] at rows \[1\]"),
 ])  # fmt: skip
 def test_corrupt_registry_raises_and_is_left_untouched(registry, table, damage, problem):
     damage(registry)

@@ -131,7 +131,7 @@ def test_engines_agree():
 def test_crowd_bt_style_equals_scipy_likelihood():
     """Crowd-BT with style: eta sigma(d) + (1 - eta) sigma(-d), d = s_a - s_b + beta . x, on the
     decisive verdicts, maximised by scipy over the same parameters."""
-    from scipy.optimize import minimize
+    from scipy.optimize import check_grad, minimize
     from scipy.special import expit
 
     rng = np.random.default_rng(11)
@@ -143,27 +143,37 @@ def test_crowd_bt_style_equals_scipy_likelihood():
         d["judge"] = judge
         frames.append(d)
     df = pd.concat(frames, ignore_index=True)
-    r = ratings.fit(df, model="crowd-bt", style=["tokens", "headers"], anchor="m0",
-                    cluster=None)
+    r = ratings.fit(df, model=ratings.CrowdBT(prior=None), style=["tokens", "headers"],
+                    anchor="m0", cluster=None)
     models, design, y = _glm(df)
     judge = (df.judge == "noisy").to_numpy().astype(int)
     m, p = len(models), 2
 
     def nll(v):
+        """Negative log-likelihood and its analytic gradient (chain rule through
+        pa = e sigma(d) + (1 - e) sigma(-d))."""
         d = design @ v[: m - 1 + p]
         e = v[m - 1 + p:][judge]
-        pa = e * expit(d) + (1 - e) * expit(-d)
-        return -np.sum(y * np.log(pa) + (1 - y) * np.log1p(-pa))
+        sd = expit(d)
+        pa = e * sd + (1 - e) * (1 - sd)
+        dl = -(y / pa - (1 - y) / (1 - pa))
+        grad = np.r_[design.T @ (dl * (2 * e - 1) * sd * (1 - sd)),
+                     np.bincount(judge, dl * (2 * sd - 1), 2)]
+        return -np.sum(y * np.log(pa) + (1 - y) * np.log1p(-pa)), grad
 
     x0 = np.r_[np.zeros(m - 1 + p), 0.9, 0.9]
+    # the reference gradient is checked against finite differences, then drives L-BFGS-B to a
+    # projected gradient of ~1e-10 (without it, L-BFGS-B stops on its relative-reduction test
+    # ~1e-7 away from the optimum)
+    assert check_grad(lambda v: nll(v)[0], lambda v: nll(v)[1], x0 + 0.05) < 1e-4
     bounds = [(None, None)] * (m - 1 + p) + [(0.5, 1.0)] * 2
-    ref = minimize(nll, x0, method="L-BFGS-B", bounds=bounds,
-                   options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 10000})
+    ref = minimize(nll, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+                   options={"ftol": 0.0, "gtol": 1e-11, "maxiter": 10000, "maxcor": 50})
     elo = r.elo.reindex(models).to_numpy()
-    np.testing.assert_allclose((elo[1:] - 1000.0) / ELO_SCALE, ref.x[: m - 1], atol=1e-5)
-    np.testing.assert_allclose(r.style["coef"], ref.x[m - 1:m - 1 + p], atol=1e-5)
+    np.testing.assert_allclose((elo[1:] - 1000.0) / ELO_SCALE, ref.x[: m - 1], atol=1e-6)
+    np.testing.assert_allclose(r.style["coef"], ref.x[m - 1:m - 1 + p], atol=1e-6)
     eta = r.judges["eta"]
-    np.testing.assert_allclose([eta["careful"], eta["noisy"]], ref.x[m - 1 + p:], atol=1e-5)
+    np.testing.assert_allclose([eta["careful"], eta["noisy"]], ref.x[m - 1 + p:], atol=1e-6)
     assert -r.loglik <= ref.fun + 1e-9
 
 
@@ -194,7 +204,120 @@ def test_style_coverage_small_board():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks_perf"))
     from style_coverage import run_cell
 
-    cell = run_cell(6, 3000, 0.0, "bt", 60, 60)
+    cell = run_cell(6, 3000, 0.0, "bt", 0.0, 60, min_reps=60)
+    assert cell["reps"] == 60
     assert abs(cell["coverage_ratings"] - 0.95) < 3 * max(cell["mc_se_ratings"], 0.01) + 0.02
     assert cell["coverage_coef"] > 0.85
     assert cell["coverage_plain"] < 0.7
+
+
+def _judged_log(n=2400, seed=8):
+    """Three judges (two in model families) with position bias and self-preference, on top of a
+    length preference."""
+    rng = np.random.default_rng(seed)
+    df = _log(n=n, seed=seed, m=6)
+    judges = np.array(["ja", "jb", "jx"])[rng.integers(0, 3, n)]
+    fam = {"m0": "A", "m1": "A", "m2": "B", "m3": "B", "m4": "C", "m5": "C"}
+    a_fam, b_fam = df.model_a.map(fam).to_numpy(), df.model_b.map(fam).to_numpy()
+    j_fam = pd.Series(judges).map({"ja": "A", "jb": "B", "jx": "X"}).to_numpy()
+    s = np.linspace(-0.8, 0.8, 6)
+    idx = df.model_a.str[1:].astype(int).to_numpy(), df.model_b.str[1:].astype(int).to_numpy()
+    x1 = (df.tokens_a - df.tokens_b) / (df.tokens_a + df.tokens_b)
+    d = (s[idx[0]] - s[idx[1]] + 1.0 * x1.to_numpy()
+         + np.select([judges == "ja", judges == "jb"], [0.3, -0.2], 0.1)
+         + 0.6 * ((a_fam == j_fam).astype(float) - (b_fam == j_fam)))
+    p = 1 / (1 + np.exp(-d))
+    df["winner"] = np.where(rng.random(n) < p, "A", "B")
+    df["judge"] = judges
+    families = {**fam, "ja": "A", "jb": "B", "jx": "X"}
+    return df, families
+
+
+def test_style_with_adjust_equals_statsmodels_glm():
+    """Style features and judge effects (position per judge, self-preference) in one fit: the
+    same binomial GLM with the effects' columns beside the features."""
+    df, families = _judged_log()
+    models, design, y = _glm(df, names=("tokens",))
+    judges = df.judge.to_numpy()
+    own = {j: {m for m, f in families.items() if m.startswith("m") and f == families[j]}
+           for j in ("ja", "jb", "jx")}
+    pos = [(judges == j).astype(float) for j in ("ja", "jb", "jx")]
+    selfp = [np.where(judges == j, df.model_a.isin(own[j]).to_numpy().astype(float)
+                      - df.model_b.isin(own[j]).to_numpy(), 0.0) for j in ("ja", "jb")]
+    full = np.column_stack([design, *pos, *selfp])
+    glm = sm.GLM(y, full, family=sm.families.Binomial())
+    m = len(models)
+    adjust = ratings.Adjust("position,self-preference", families=families)
+    for ci, cluster, kw in (("sandwich", None, {"cov_type": "HC0"}),
+                            ("sandwich-z", "task_id",
+                             {"cov_type": "cluster", "cov_kwds": {
+                                 "groups": df.task_id.to_numpy(), "use_correction": False}})):
+        res = glm.fit(tol=1e-13, **kw)
+        r = ratings.fit(df, style=["tokens"], adjust=adjust, anchor="m0", ci=ci,
+                        cluster=cluster)
+        elo = r.elo.reindex(models).to_numpy()
+        np.testing.assert_allclose(elo[1:] - 1000.0, ELO_SCALE * res.params[:m - 1], atol=1e-8)
+        np.testing.assert_allclose(r.style["coef"], res.params[m - 1:m], atol=1e-8)
+        eff = r.judge_effects.table.set_index("judge")
+        np.testing.assert_allclose(eff.loc[["ja", "jb", "jx"], "position_bias"],
+                                   res.params[m:m + 3], atol=1e-8)
+        np.testing.assert_allclose(eff.loc[["ja", "jb"], "self_preference"],
+                                   res.params[m + 3:], atol=1e-8)
+        assert np.isnan(eff.loc["jx", "self_preference"])
+        bse = np.asarray(res.bse)
+        if cluster is not None:
+            g = df.task_id.nunique()
+            bse = bse * np.sqrt(g / (g - 1))
+        np.testing.assert_allclose(r.style["se"], bse[m - 1:m], rtol=1e-7)
+        np.testing.assert_allclose(eff.loc[["ja", "jb", "jx"], "position_se"], bse[m:m + 3],
+                                   rtol=1e-7)
+        np.testing.assert_allclose(eff.loc[["ja", "jb"], "self_se"], bse[m + 3:], rtol=1e-7)
+        np.testing.assert_allclose(r.se.reindex(models).to_numpy()[1:], ELO_SCALE * bse[:m - 1],
+                                   rtol=1e-7)
+
+
+def test_messages_name_the_options_as_the_user_sets_them(tmp_path, capsys):
+    from ratings.cli import main
+
+    with pytest.raises(ValueError, match=r"`Style\(ridge=\)` must be a finite number"):
+        ratings.Style("tokens", ridge=-1)
+    with pytest.raises(ValueError, match=r"`Style\(transform=\)` must be one of"):
+        ratings.Style("tokens", transform="cube")
+    df = _log(n=300)
+    path = tmp_path / "v.csv"
+    df.to_csv(path, index=False)
+    assert main(["fit", str(path), "--style", "tokens", "--style-ridge", "-1"]) != 0
+    err = capsys.readouterr().err
+    assert "--style-ridge" in err and "style_ridge" not in err
+
+
+def test_ridge_shrinks_the_coefficients_only():
+    """The ridge's optimum: the penalised GLM score equations hold (checked with statsmodels'
+    score at our estimate), and the judge effects beside it are not shrunk."""
+    df = _log(n=800)
+    models, design, y = _glm(df, names=("tokens",))
+    r = ratings.fit(df, style=ratings.Style("tokens", ridge=50.0), anchor="m0", cluster=None)
+    v = np.r_[(r.elo.reindex(models).to_numpy()[1:] - 1000.0) / ELO_SCALE, r.style["coef"]]
+    score = sm.GLM(y, design, family=sm.families.Binomial()).score(v)
+    penalty = np.r_[np.zeros(len(models) - 1), 50.0 * r.style["coef"].to_numpy()]
+    np.testing.assert_allclose(score, penalty, atol=1e-7)
+    assert abs(r.style["coef"].iloc[0]) < abs(ratings.fit(df, style="tokens").style["coef"].iloc[0])
+    assert r.style.attrs["ridge"] == 50.0
+
+
+@pytest.mark.parametrize("model", ["bt", "crowd-bt"])
+def test_cr2_series_path_equals_exact(model, monkeypatch):
+    """Past the exact budget the CR2 influences come from the binomial series: the same
+    covariance as the exact eigen-decompositions."""
+    import ratings.inference
+
+    df = _log(n=1200, tasks=25, seed=4)
+    df["judge"] = np.where(np.arange(len(df)) % 2, "j1", "j2")
+    spec = ratings.CrowdBT(prior=None) if model == "crowd-bt" else ratings.BT()
+    exact = ratings.fit(df, style=["tokens", "headers"], model=spec)
+    monkeypatch.setattr(ratings.inference, "EXACT_BUDGET", 0.0)
+    series = ratings.fit(df, style=["tokens", "headers"], model=spec)
+    assert exact.uncertainty.inference.exact and not series.uncertainty.inference.exact
+    np.testing.assert_allclose(series.style["se"], exact.style["se"], rtol=1e-7)
+    np.testing.assert_allclose(series.se, exact.se, rtol=1e-7)
+    np.testing.assert_allclose(series.style["df"], exact.style["df"], rtol=0.25)

@@ -33,7 +33,6 @@ from ratings.api.specs import (
 )
 from ratings.api.style import check_style_columns, fit_styled, style_columns
 from ratings.core.errors import (
-    DegenerateBoardError,
     NonIdentifiableError,
     close_matches,
     option,
@@ -44,10 +43,10 @@ from ratings.data.comparisons import Comparisons
 from ratings.inference import bt_inference
 from ratings.inference.covariance import (
     cluster_sandwich,
-    collapsed_contrasts,
     inverse_free,
     sandwich,
 )
+from ratings.inference.degenerate import fill_collapsed
 from ratings.kernels.engine import kernels
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.bt import fit_bt
@@ -168,11 +167,18 @@ def fit(
     NonIdentifiableError
         The win graph is not strongly connected and ``penalty == 0``.
     DegenerateBoardError
-        A robust (sandwich or bootstrap) interval would have zero width while the model-based
-        variance of that contrast is not zero: every residual of its verdicts is zero (e.g. a
-        board of ties only). ``ci="model"`` gives the model-based intervals.
+        A bootstrap interval would have zero width while the model-based variance of that
+        contrast is not zero: every residual of its verdicts is zero (e.g. a board of ties
+        only). ``ci="model"`` or the sandwich give intervals there.
     MemoryLimitError
         The fit would need more memory than ``max_memory``.
+
+    Warns
+    -----
+    DataWarning
+        The sandwich variance of some contrasts is zero while the model-based one is not (a
+        board of ties only, a model that only ever tied one opponent): those intervals use the
+        model-based variance, flagged in the column ``model_based`` of the tables.
 
     Notes
     -----
@@ -224,7 +230,8 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         if style is not None:  # style features as covariates (ratings.api.style)
             return fit_styled(loaded, style=style.features, transform=style.transform,
                               ridge=style.ridge, model=model, anchor=anchor, rating=rating0,
-                              ci=ci, level=level, engine=engine, tol=tol, max_iter=max_iter)
+                              ci=ci, level=level, engine=engine, tol=tol, max_iter=max_iter,
+                              prior=prior, adjust=adjust, families=families)
         if adjust:  # judge effects as nuisance parameters (ratings.api.adjust)
             return fit_adjusted(loaded, adjust=adjust, families=families, model=model,
                                 judge_quality=judge_quality, fit_new_judges=crowd.fit_new_judges,
@@ -254,12 +261,15 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
                                             fit_new_judges=crowd.fit_new_judges,
                                             eta_known=crowd.eta_known)  # fmt: skip
             est = estimate_crowd(data, quality=quality, prior=prior, level=level, **opts)
-        if ci != "model":
-            _check_not_collapsed(est, data.models, ci)
+        model_based = None
+        if ci != "model":  # the model-based variance where the sandwich collapsed
+            cov, inference, model_based = fill_collapsed(est, data.models, ci, stacklevel=4)
+            est = replace(est, cov=cov, inference=inference)
         uncertainty = Uncertainty(
             ci=ci, cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
             draws=est.draws, influence=est.influence,
-            influence_clusters=data.clusters if clustered else None, inference=est.inference)
+            influence_clusters=data.clusters if clustered else None, inference=est.inference,
+            model_based=model_based)
         info = FitInfo(loglik=-est.nll, converged=est.converged, n_iter=est.n_iter,
                        max_grad=est.max_grad, n_rejected=n_rejected, penalty=penalty,
                        firth=firth, unbounded=est.unbounded)  # fmt: skip
@@ -324,32 +334,3 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, firth, ci, clustered, engin
     return Estimate(theta=res.theta, cov=cov, nll=res.nll, converged=res.converged,
                     n_iter=res.n_iter, max_grad=res.max_grad, model_cov=bread, draws=draws,
                     influence=influence, inference=inference)  # fmt: skip
-
-
-def _check_not_collapsed(est: Estimate, models: pd.Index, ci: str) -> None:
-    """Refuse robust intervals that collapse to zero width where the model-based variance says
-    the contrast is barely known (see :func:`ratings.inference.covariance.collapsed_contrasts`)."""
-    draws = est.draws
-    robust = est.cov if draws is None else np.atleast_2d(np.cov(draws, rowvar=False))
-    if not np.isfinite(robust).all():  # open intervals (Crowd-BT's unidentified scale)
-        return
-    model_cov = est.model_cov
-    if callable(model_cov):  # Crowd-BT: the model-based covariance costs one more inversion
-        sd = np.sort(np.sqrt(np.clip(np.diag(robust), 0.0, None)))  # the reference's is 0
-        # Structural collapses (zero residuals) leave two robust SDs equal to rounding.
-        if sd[-1] > 0 and np.diff(sd).min(initial=np.inf) > 1e-6 * sd[-1]:
-            return
-        model_cov = model_cov()
-    pairs = collapsed_contrasts(robust, model_cov)
-    if len(pairs) == 0:
-        return
-    named = [(str(models[i]), str(models[j])) for i, j in pairs]
-    kind = "bootstrap draws do not vary" if draws is not None else "sandwich variance is zero"
-    shown = ", ".join(f"{a!r} - {b!r}" for a, b in named[:5])
-    raise DegenerateBoardError(
-        f"The {ci} interval of {len(named)} rating difference(s) would have zero width ({shown}"
-        f"{', ...' if len(named) > 5 else ''}): the {kind} there while the model-based variance "
-        "is not, because every residual of their verdicts is zero (e.g. a board of ties only, "
-        "or a model that only ever tied one opponent). Such an interval would claim certainty "
-        f"the verdicts do not give. Use model-based intervals ({option('ci', 'model')}), or "
-        "add decisive verdicts for these models.", pairs=named)  # fmt: skip

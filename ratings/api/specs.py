@@ -238,16 +238,14 @@ class Style:
     ridge: float = 0.0
 
     def __post_init__(self) -> None:
-        from ratings.models.style import TRANSFORMS, parse_style
+        from ratings.models.style import check_ridge, check_transform, parse_style
 
         features = parse_style(self.features)
         if not features:
             raise ValueError(f"{option('style')} names no feature.")
         object.__setattr__(self, "features", features)
-        if self.transform not in TRANSFORMS:
-            raise ValueError(f"{option('style_transform')} must be one of {list(TRANSFORMS)}; "
-                             f"got {self.transform!r}.")  # fmt: skip
-        object.__setattr__(self, "ridge", check_number(self.ridge, "style_ridge", minimum=0.0))
+        check_transform(self.transform)
+        object.__setattr__(self, "ridge", check_ridge(self.ridge))
 
 
 @dataclass(frozen=True)

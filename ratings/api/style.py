@@ -10,6 +10,7 @@ plain fit's ranks, from which :meth:`ratings.result.Ratings.to_frame` reports ``
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -21,7 +22,15 @@ from ratings.core.schema import require_columns
 from ratings.data.slots import slot_counts
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.existence import check_identifiable
-from ratings.models.style import fit_style, parse_style, style_features, style_rows, style_table
+from ratings.models.style import (
+    check_ridge,
+    fit_style,
+    parse_style,
+    ridge_option,
+    style_features,
+    style_rows,
+    style_table,
+)
 from ratings.result import FitInfo, Ratings, Uncertainty
 
 __all__ = ["check_style_columns", "check_style_options", "fit_styled", "parse_style",
@@ -42,12 +51,8 @@ def check_style_options(style: tuple[str, ...], *, ci: str, penalty: float, firt
     if penalty or firth:
         raise ValueError(f"{option('penalty')} and {option('firth')} are not available with "
                          f"{option('style')} (a ridge on the coefficients: "
-                         f"{option('style_ridge')}).")  # fmt: skip
-    if adjust:
-        raise ValueError(f"{option('adjust')} together with {option('style')} is not "
-                         "available yet: fit them separately.")  # fmt: skip
-    if not (np.isfinite(ridge) and ridge >= 0):
-        raise ValueError(f"{option('style_ridge')} must be a finite number >= 0; got {ridge!r}.")
+                         f"{ridge_option()}).")  # fmt: skip
+    check_ridge(ridge)
 
 
 def check_style_columns(columns, style: Sequence[str]) -> None:
@@ -77,12 +82,128 @@ def _judges(fit, data, level: float) -> pd.DataFrame:
     return judge_table(crowd, fit.cov[np.ix_(keep, keep)], data, level, df)
 
 
+def _effect_columns(slots, data, adjust: tuple[str, ...], families):
+    """The plan of judge effects (:func:`ratings.models.judge_effects.plan_effects`, with its
+    checks) and one covariate column per estimated effect, per verdict."""
+    from ratings.core.errors import NonIdentifiableError
+    from ratings.data.slots import check_families_cover, read_families
+    from ratings.models.judge_effects import plan_effects
+
+    fams = read_families(families)
+    if "self-preference" in adjust and not fams:
+        raise ValueError("Adjusting for self-preference needs the judges' and models' families: "
+                         f"pass {option('families')} (a CSV with name,family).")  # fmt: skip
+    check_families_cover(fams, [*data.models, *data.judges])
+    plan = plan_effects(slots, fams, position="position" in adjust,
+                        self_preference="self-preference" in adjust)  # fmt: skip
+    blocked = plan.blocked()
+    if blocked:
+        raise NonIdentifiableError(
+            "Cannot adjust for judge effects that have no finite, identified estimate: "
+            + "; ".join(blocked[:5]) + ". Drop that adjustment or add verdicts.")
+    cols = []
+    for k in np.flatnonzero(plan.position):
+        cols.append((slots.judge == k).astype(np.float64))
+    own = plan.own.astype(np.float64)
+    for k in np.flatnonzero(plan.self_preference):
+        cols.append(np.where(slots.judge == k, own[k, slots.a] - own[k, slots.b], 0.0))
+    return plan, (np.column_stack(cols) if cols else np.zeros((slots.a.size, 0)))
+
+
+class _EffectsView:
+    """The judge effects of a joint style fit as :func:`~ratings.models.judge_effects.
+    effects_table` reads them: per judge estimates and standard errors (NaN where not
+    estimated) of ``"beta"`` (position) and ``"gamma"`` (self-preference)."""
+
+    def __init__(self, fit, plan, n_style: int) -> None:
+        k = len(plan.judges)
+        se = np.sqrt(np.clip(np.diag(fit.cov), 0.0, None))
+        at = fit.n_models + n_style
+        self.values = {}
+        for name, mask in (("beta", plan.position), ("gamma", plan.self_preference)):
+            est, err = np.full(k, np.nan), np.full(k, np.nan)
+            idx = at + np.arange(int(mask.sum()))
+            est[mask], err[mask] = fit.params[idx], se[idx]
+            self.values[name] = (est, err)
+            at += int(mask.sum())
+
+    def estimate(self, name: str):
+        return self.values[name][0]
+
+    def se(self, name: str):
+        return self.values[name][1]
+
+
+def _effects(fit, plan, n_style: int, *, level: float, df, adjust):
+    from ratings.models.judge_effects import effects_table
+    from ratings.result import JudgeEffects
+
+    return JudgeEffects(effects_table(_EffectsView(fit, plan, n_style), plan, level=level,
+                                      df=df), adjust)  # fmt: skip
+
+
+def _crowd_default(rows, start, prior, *, level: float, **opts):
+    """Crowd-BT with style as :func:`ratings.models.crowd.likelihood.fit_crowd_default` fits
+    Crowd-BT: the maximum-likelihood estimate where it is regular (converged, every estimated
+    eta inside (1/2, 1) with its Wald interval) and the prior would move it by at most
+    :data:`~ratings.models.crowd.likelihood.PRIOR_SHIFT_LIMIT` standard errors (with two or
+    more estimated etas), else the posterior mode under ``prior``, whose curvature enters the
+    bread. ``prior=None`` always fits the maximum-likelihood estimate."""
+    from ratings.core.errors import ConvergenceWarning, NonIdentifiableError
+    from ratings.core.tdist import critical_value
+    from ratings.models.crowd.likelihood import PRIOR_SHIFT_LIMIT
+
+    common = {"crowd": True, "eta_free": start.estimated, **opts}
+    if prior is None:
+        return fit_style(rows, start.theta, eta0=start.eta, **common)
+    try:
+        with warnings.catch_warnings():  # a trial: overflow or non-convergence means irregular
+            warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            plain = fit_style(rows, start.theta, eta0=start.eta, **common)
+    except NonIdentifiableError:
+        plain = None
+    regular = plain is not None and plain.converged and not plain.eta_boundary.any()
+    if regular:
+        m, p = plain.n_models, plain.n_features
+        on = m + p + np.flatnonzero(start.estimated)
+        se = np.sqrt(np.diag(plain.cov))
+        half = critical_value(level) * se[on]
+        eta = plain.params[on]
+        regular = bool(np.all(np.isfinite(half)) and np.all(eta - half > 0.5)
+                       and np.all(eta + half < 1.0))  # fmt: skip
+    if regular and on.size < 2:  # one judge: the regular plain estimate (as without style)
+        return plain
+    post0 = (start.theta, None, start.eta) if plain is None else (plain.strength, plain.beta,
+                                                                   plain.eta)  # fmt: skip
+    post = fit_style(rows, post0[0], beta0=post0[1], eta0=post0[2], prior=prior, **common)
+    if not regular:
+        return post
+    move = post.params - plain.params
+    move[:m] -= move[:m].mean()  # strengths against their mean, whatever the reference
+    keep = np.r_[np.arange(m), on]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sem = np.sqrt(np.diag(plain.cov)[:m] - 2 * plain.cov[:m, :m].mean(axis=1)
+                      + plain.cov[:m, :m].mean())  # fmt: skip
+        shift = np.abs(move[keep]) / np.r_[sem, se[on]]
+    shift = float(np.nanmax(np.where(np.isfinite(shift), shift, 0.0)))
+    return plain if shift <= PRIOR_SHIFT_LIMIT else post
+
+
 def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "normalized",
                ridge: float = 0.0, model: str = "bt", anchor: str | None = None,
                rating: float = 1000.0, ci: str = "sandwich", level: float = 0.95,
                engine: str = "auto", tol: float = 1e-10, max_iter: int = 100,
-               prior=None) -> Ratings:  # fmt: skip
-    """The body of :func:`ratings.fit` with ``style=`` (arguments as there)."""
+               prior=None, adjust: tuple[str, ...] = (), families=None) -> Ratings:  # fmt: skip
+    """The body of :func:`ratings.fit` with ``style=`` (arguments as there).
+
+    With ``adjust`` the judge effects of :mod:`ratings.models.judge_effects` join the same fit:
+    judge k's position bias is the coefficient of a column that is 1 on its verdicts, its
+    self-preference that of own_k(A) - own_k(B) on its verdicts (unscaled, beside the style
+    features), so strengths, style coefficients and judge effects share one covariance. The
+    effects table (``Ratings.judge_effects``) takes its standard errors from it, with G - 1
+    degrees of freedom when clustered (as :func:`ratings.api.adjust.fit_adjusted`).
+    """
     from ratings.models.bt import fit_bt
     from ratings.models.crowd.likelihood import fit_crowd_bt
 
@@ -96,17 +217,28 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
     collapsed = data.collapsed(engine=engine)
     check_identifiable(collapsed)
     ref = 0 if anchor is None else int(data.models.get_loc(anchor))
-    rows = style_rows(slots, x)
+    plan = None
+    if adjust:
+        plan, extra = _effect_columns(slots, data, adjust, families)
+        x = np.column_stack([x, extra])
+    rows = style_rows(slots, x, engine)
     crowd = model == "crowd-bt"
+    opts = {"ref": ref, "ci": ci, "ridge": ridge, "engine": engine, "tol": tol,
+            "max_iter": max_iter, "n_ridge": len(style)}  # fmt: skip
     if crowd:
         start = fit_crowd_bt(collapsed, ref=ref, tol=1e-8, engine=engine)
-        plain, eta0, eta_free = start.theta, start.eta, start.estimated
+        plain = start.theta
+        fit = _crowd_default(rows, start, prior, level=level, **opts)
     else:
         plain = fit_bt(collapsed, ref=ref, tol=1e-10, engine=engine).theta
-        eta0 = eta_free = None
-    fit = fit_style(rows, plain, ref=ref, crowd=crowd, eta0=eta0, eta_free=eta_free, ci=ci,
-                    ridge=ridge, engine=engine, tol=tol, max_iter=max_iter)  # fmt: skip
+        fit = fit_style(rows, plain, crowd=False, **opts)
     table = style_table(fit, style, scale, level=level, ridge=ridge)
+    effects = None
+    if plan is not None:
+        effects = _effects(fit, plan, len(style), level=level,
+                           df=float(data.n_clusters - 1) if (data.clusters is not None
+                                                             and ci == "sandwich") else None,
+                           adjust=adjust)  # fmt: skip
     table.attrs["transform"] = transform
     table.attrs["raw_rank"] = pd.Series(plain, index=data.models).rank(
         ascending=False, method="min").astype(np.int64)
@@ -123,4 +255,5 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
         models=data.models, strength=fit.strength, cov=fit.cov[:m, :m],
         counts=collapsed.model_counts().copy(), uncertainty=uncertainty, offset=rating,
         model=model, level=level, scope=loaded.scope, fit_info=info, judges=judges, style=table,
+        judge_effects=effects,
     ).reanchor(anchor, rating)

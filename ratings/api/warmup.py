@@ -7,6 +7,7 @@ import pandas as pd
 
 from ratings.api.fitting import fit
 from ratings.api.specs import Solver
+from ratings.core.arrays import frozen
 from ratings.kernels import fit as _kernels
 
 __all__ = ["warmup"]
@@ -36,15 +37,17 @@ def warmup() -> None:
     _kernels.slot_cluster_scores(1, 2, 1, zero, zero, ii, jj, one, score, one)
     from ratings.kernels import inference as cr2
 
+    ri, rj = (frozen(a, np.int64) for a in (ii, jj))  # the fit's rows are read-only
     for b in (np.zeros(0), one):  # Bradley-Terry rows, and rows with a judge column
         cr2.cluster_times(ii, jj, ii, ii, one, b, 2, np.zeros((1, 3)))
         cr2.cluster_quadratic(1, ii, jj, ii, ii, one, b, 2, np.zeros((3, 1)))
         bread = np.eye(3) / 4.0  # the sparse CR2 path (many small clusters)
-        h, f, _ = cr2.small_blocks(starts, ii, jj, ii, one, b, 2, bread, 1e-8)
-        cr2.small_apply(starts, f, one)
-        cr2.small_meat(starts, ii, jj, ii, one, b, 2, 3, one)
-        cr2.small_terms(starts, ii, jj, ii, one, b, 2, h, f, np.ones((3, 1)))
-        cr2.small_shares(starts, ii, jj, ii, one, b, 2, np.ones((3, 1)), one, 1e-8)
+        for i, j in ((ii, jj), (ri, rj)):
+            h, f, _ = cr2.small_blocks(starts, i, j, i, one, b, 2, bread, 1e-8)
+            cr2.small_apply(starts, f, one)
+            cr2.small_meat(starts, i, j, i, one, b, 2, 3, one)
+            cr2.small_terms(starts, i, j, i, one, b, 2, h, f, np.ones((3, 1)))
+            cr2.small_shares(starts, i, j, i, one, b, 2, np.ones((3, 1)), one, 1e-8)
     # aggregation and clustered intervals, for the code widths read_verdicts gives (int8 and
     # int16 model and task codes), with and without clusters
     for n_models, n_tasks in ((3, 3), (200, 200)):

@@ -18,7 +18,13 @@ it favours models of its own family beyond what the other verdicts support (this
 ratings of that family: refit with ``adjust="self-preference"``). An effect is flagged when its
 interval excludes 0 (p below 1 - level); NaN means not estimable, and ``position_note`` /
 ``self_note`` say why (no family, no verdicts on its family, confounded with the family's
-strength, ...).
+strength, a model shown in slot A in every verdict of the judge, ...).
+
+No dead ends: effects the verdicts cannot estimate (an infinite estimate, or a column of the
+design the strengths and the effects before it already span, found from the design's rank by
+:func:`ratings.models.judge_effects.plan_effects`) are left out with their reason and an
+:class:`AuditWarning`, and the rest is fitted; ``effects=`` (``--effects``) chooses which
+effects to fit at all.
 """
 
 from __future__ import annotations
@@ -36,7 +42,10 @@ from ratings.audit.agreement import board_agreement, judge_agreement, self_judge
 from ratings.core.errors import option
 from ratings.result import Ratings, check_level
 
-__all__ = ["Audit", "AuditWarning", "audit"]
+__all__ = ["EFFECTS", "Audit", "AuditWarning", "audit", "parse_effects"]
+
+#: The judge effects the audit fits.
+EFFECTS = ("position", "self-preference")
 
 
 class AuditWarning(UserWarning):
@@ -66,6 +75,8 @@ class Audit:
         The strengths of the joint fit (corrected for every estimated effect).
     notes : tuple of str
         Findings also issued as :class:`AuditWarning`.
+    effects : tuple of str
+        The effects asked for (``effects=``); ``ratings.adjust`` holds those estimated.
     """
 
     judges: pd.DataFrame
@@ -76,6 +87,7 @@ class Audit:
     level: float
     families: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    effects: tuple[str, ...] = EFFECTS
 
     def to_frame(self) -> pd.DataFrame:
         """The per-judge table."""
@@ -86,7 +98,7 @@ class Audit:
         doc = {"scope": self.scope, "model": self.model, "level": self.level,
                "cluster": self.ratings.cluster, "n_clusters": self.ratings.n_clusters,
                "df": self.ratings.df, "n_verdicts": self.ratings.n_matches,
-               "notes": list(self.notes)}  # fmt: skip
+               "effects": list(self.effects), "notes": list(self.notes)}  # fmt: skip
         for name in ("judges", "agreement"):
             frame = getattr(self, name)
             doc[name] = json.loads(frame.to_json(orient="records", double_precision=15))
@@ -138,6 +150,7 @@ def audit(
     families=None,
     scope: str | None = None,
     model: str = "bt",
+    effects: str | Sequence[str] = EFFECTS,
     judge_quality=None,
     fit_new_judges: bool = False,
     cluster: str | None = "auto",
@@ -163,6 +176,12 @@ def audit(
         The scope to audit (required when the log holds several).
     model : {"bt", "crowd-bt"}, default="bt"
         Crowd-BT adds each judge's quality eta (reported with its interval).
+    effects : str or sequence of str, default=("position", "self-preference")
+        The judge effects to fit (a comma-separated string or a list); the others are
+        reported as not fitted. Effects the verdicts cannot estimate (a model in slot A in
+        every verdict of a judge, a judge that always chose one slot, a family never met by
+        another judge, ...) are left out whatever is asked, with the reason in
+        ``position_note`` / ``self_note`` and an :class:`AuditWarning`, and the rest is fitted.
     judge_quality, fit_new_judges
         Crowd-BT: fixed etas, as in :func:`ratings.fit`.
     cluster : str or None, default="auto"
@@ -182,7 +201,8 @@ def audit(
     Warns
     -----
     AuditWarning
-        A judge that is also a rated model judged matches it played in.
+        A judge that is also a rated model judged matches it played in; an effect asked for
+        that the verdicts cannot estimate (left out, the rest fitted).
 
     Examples
     --------
@@ -202,6 +222,7 @@ def audit(
     if model not in ("bt", "crowd-bt"):
         raise ValueError(f"{option('model')} must be 'bt' or 'crowd-bt'; got {model!r}.")
     check_level(level)
+    wanted = parse_effects(effects)
     fams = read_families(families)
     loaded = load_log(verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
                       winner_map=winner_map, engine=engine)  # fmt: skip
@@ -213,7 +234,8 @@ def audit(
     engine = resolve(engine, data.n_verdicts)
     slots = slot_counts(loaded.frame, data, engine)
     check_identifiable(data.collapsed(engine=engine))
-    plan = plan_effects(slots, fams, position=True, self_preference=True)
+    plan = plan_effects(slots, fams, position="position" in wanted,
+                        self_preference="self-preference" in wanted)  # fmt: skip
     fixed = {}
     if model == "crowd-bt":
         fixed = resolve_judge_quality(judge_quality, data.judges, scope=scope,
@@ -221,7 +243,10 @@ def audit(
     with one_blas_thread():
         fit = fit_effects(data, slots, plan, model=model, fixed_eta=fixed, engine=engine)
     r = ratings_from_fit(fit, plan, data, model=model, ci="sandwich", level=level, scope=scope,
-                         n_rejected=n_rejected, adjust=("position", "self-preference"))
+                         n_rejected=n_rejected,
+                         adjust=tuple(e for e, fitted in zip(EFFECTS, (plan.position,
+                                                                       plan.self_preference),
+                                                             strict=True) if fitted.any()))
     table = r.judge_effects.table.copy()
     table = table.join(board_agreement(slots, fit.estimate("s"), level=level, df=r.df),
                        on="judge")  # fmt: skip
@@ -240,6 +265,7 @@ def audit(
                                    if j in fams else f"give it a family ({option('families')}) "
                                    "to estimate its self-preference.")
                   for j, n in mine.items())  # fmt: skip
+    notes += tuple(f"Not estimable, left out of the fit: judge {why}." for why in plan.blocked())
     for note in notes:
         warnings.warn(note, AuditWarning, stacklevel=2)
     if data.clusters is None:
@@ -247,7 +273,19 @@ def audit(
     else:
         pairs = judge_agreement(slots, level=level, n_boot=n_boot, seed=seed)
     return Audit(judges=table, agreement=pairs, ratings=r, scope=scope, model=model,
-                 level=float(level), families=fams, notes=notes)  # fmt: skip
+                 level=float(level), families=fams, notes=notes, effects=wanted)  # fmt: skip
+
+
+def parse_effects(effects: str | Sequence[str]) -> tuple[str, ...]:
+    """``"position,self-preference"`` (or a list) -> the effects in :data:`EFFECTS` order;
+    unknown or no effects are a ValueError naming them."""
+    items = str(effects).split(",") if isinstance(effects, str) else [str(e) for e in effects]
+    items = [e.strip() for e in items if e.strip()]
+    bad = [e for e in items if e not in EFFECTS]
+    if bad or not items:
+        raise ValueError(f"{option('effects')} must name judge effects among {list(EFFECTS)} "
+                         f"(comma-separated); got {bad or effects!r}.")  # fmt: skip
+    return tuple(e for e in EFFECTS if e in items)
 
 
 def _no_items(slots):

@@ -25,6 +25,7 @@ from ratings.cli.allocator import leave, tune_allocator
 from ratings.cli.commands import CommandKit, add_registered
 from ratings.cli.flags import FLAGS, render_option
 from ratings.cli.notes import report_judges, show_warning, warn_unclustered
+from ratings.cli.style_features import add_parser as add_style_features
 from ratings.core.errors import (
     ConvergenceWarning,
     DataWarning,
@@ -145,7 +146,8 @@ def _add_memory_option(p: argparse.ArgumentParser) -> None:
 def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-csv-escape", dest="csv_escape", action="store_false",
                    help="write CSV text cells as they are; by default cells starting with =, +, "
-                        "-, @ (formulas in a spreadsheet) get a leading ' (numbers never)")
+                        "-, @, tab or carriage return (formulas in a spreadsheet) get a leading "
+                        "' (numbers never)")
 
 
 def _declare_io(p: argparse.ArgumentParser, inputs: dict[str, str],
@@ -169,7 +171,7 @@ def _version() -> str:
 #: Subcommands defined here; any other is looked up among the registered ones
 #: (:mod:`ratings.cli.commands`), which are loaded only when asked for or listed.
 BUILTIN = ("fit", "judges", "combine", "rubric", "assign-judges", "freeze", "plot", "audit",
-           "report", "demo")
+           "report", "demo", "style-features")
 
 
 def _wants_registered(argv: Sequence[str] | None) -> bool:
@@ -273,12 +275,22 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     pl = sub.add_parser("plot", help="plot Elo bands (95%% CI) from a ratings table")
     pl.add_argument("ratings_table", metavar="RATINGS", help="table written by `fit --out` "
-                    "(.csv or .json); several scopes give one band per scope")
+                    "(.csv or .json); several scopes give one band per scope; an `audit --out` "
+                    "table draws the judge audit, a `fit --style-out` table the coefficients")
     pl.add_argument("-o", "--out", required=True, help="image file: .png, .svg or .pdf")
     pl.add_argument("--top", type=int, help="show the best K models and summarise the rest")
     pl.add_argument("--highlight", metavar="A,B", help="models to highlight")
-    pl.add_argument("--title", help="plot title")
-    _declare_io(pl, {"ratings_table": "RATINGS"}, {"out": "--out"})
+    pl.add_argument("--title", help="plot title (long titles wrap)")
+    pl.add_argument("--size", metavar="W,H", help="figure size in inches (default: fitted to "
+                    "the rows)")
+    pl.add_argument("--dpi", type=float, help="resolution of a PNG in dots per inch (default 100)")
+    pl.add_argument("--raw", metavar="RAW.csv", help="with a style-controlled RATINGS (`fit "
+                    "--style ... --out`): the plain fit's table; draws both side by side")
+    pl.add_argument("--style-table", metavar="STYLE.csv", help="with an audit table as RATINGS "
+                    "(`audit --out`): the style coefficients (`fit --style-out`) to draw below "
+                    "the judges")  # fmt: skip
+    _declare_io(pl, {"ratings_table": "RATINGS", "raw": "--raw", "style_table": "--style-table"},
+                {"out": "--out"})  # fmt: skip
     pl.set_defaults(func=_cmd_plot)
 
     au = sub.add_parser("audit", help="judge audit: position bias, self-preference, agreement")
@@ -289,6 +301,10 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                          "is estimated for judges with a family)")
     au.add_argument("--model", choices=["bt", "crowd-bt"], default="bt",
                     help="Bradley-Terry (default) or Crowd-BT (adds each judge's eta)")
+    au.add_argument("--effects", metavar="position,self-preference",
+                    default="position,self-preference",
+                    help="judge effects to fit (default both); effects the verdicts cannot "
+                         "estimate are reported as such and left out")
     au.add_argument("--judge-quality", metavar="JUDGES.json", help="crowd-bt: fix eta")
     au.add_argument("--fit-new-judges", action="store_true",
                     help="crowd-bt: estimate eta for judges missing from --judge-quality")
@@ -329,8 +345,10 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="fit the bundled simulated example and print the tables")
     d.set_defaults(func=_cmd_demo)
+    kit = CommandKit(_add_memory_option, _add_output_options, _declare_io)
+    add_style_features(sub, kit)
     if _wants_registered(argv):
-        add_registered(sub, CommandKit(_add_memory_option, _add_output_options, _declare_io))
+        add_registered(sub, kit)
     return parser
 
 
@@ -725,7 +743,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     from ratings.plot.bands import plot_cli
 
     highlight = None if args.highlight is None else [h.strip() for h in args.highlight.split(",")]
-    plot_cli(args.ratings_table, args.out, top=args.top, highlight=highlight, title=args.title)
+    plot_cli(args.ratings_table, args.out, top=args.top, highlight=highlight, title=args.title,
+             size=args.size, dpi=args.dpi, raw=args.raw, style_table=args.style_table)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
@@ -740,7 +759,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore", AuditWarning)
         result = ratings.audit(
             _read(args), scope=args.scope, families=args.families,
-            model=args.model,
+            model=args.model, effects=args.effects,
             judge_quality=args.judge_quality, fit_new_judges=args.fit_new_judges,
             cluster=_cluster_arg(args), level=args.level, n_boot=args.n_boot, seed=args.seed)
     if args.out:

@@ -27,8 +27,10 @@ FLAGS: dict[str, str] = {
     "task_judges": "--task-judges", "objective": "--objective", "max_share": "--max-share",
     "forfeits": "--forfeits", "scopes": "--scopes", "prior": "--prior",
     "eta_known": "--eta-known", "adjust": "--adjust", "families": "--families",
+    "effects": "--effects",
     "scale": "--scale", "convert": "--convert", "previous": "--previous", "firth": "--firth",
     "style": "--style", "style_transform": "--style-transform", "style_ridge": "--style-ridge",
+    "size": "--size", "dpi": "--dpi",
 }  # fmt: skip
 #: Settings whose flag differs from ``FLAG VALUE`` (a switch, or a flag with a file).
 _SETTINGS: dict[tuple[str, object], str] = {

@@ -37,6 +37,7 @@ __all__ = [
     "collapsed_contrasts",
     "gram",
     "inverse_free",
+    "model_based_supplement",
     "sandwich",
 ]
 
@@ -307,3 +308,37 @@ def collapsed_contrasts(
     v_mb = d_mb[i] + d_mb[j] - 2.0 * model_cov[i, j]
     bad = (v_mb > 0) & (v_sw <= rtol * v_mb)
     return np.column_stack([i[bad], j[bad]]).astype(np.int64)
+
+
+def model_based_supplement(cov: NDArray[np.float64], model_cov: NDArray[np.float64], *,
+                           rtol: float = 1e-8) -> NDArray[np.float64] | None:
+    """The variance a robust covariance lacks where it collapsed: a factor ``F`` (d x M) with
+    ``cov + F.T @ F`` giving every contrast with no robust variance its model-based variance,
+    and every contrast with no component along those directions its robust one; None when no
+    direction collapsed.
+
+    In coordinates where ``model_cov`` is the identity (``model_cov = L L^T``), the robust
+    covariance is ``U diag(lam) U^T``; directions with ``lam <= rtol`` (no robust variance,
+    :func:`collapsed_contrasts`) get ``1 - lam`` added, so ``F = ((L U_0) sqrt(1 - lam_0))^T``.
+    A contrast ``c`` with ``cov @ c = 0`` then has variance ``c^T model_cov c`` exactly, and
+    one orthogonal to them (in ``model_cov``'s inner product) keeps ``c^T cov c``. Coordinates
+    without model-based variance (the reference's) stay zero.
+    """
+    from scipy.linalg import solve_triangular
+
+    m = cov.shape[0]
+    free = np.flatnonzero(np.diag(model_cov) > 0)
+    if not free.size or not np.isfinite(cov).all():
+        return None
+    vm = model_cov[np.ix_(free, free)]
+    vr = cov[np.ix_(free, free)]
+    chol = np.linalg.cholesky((vm + vm.T) / 2.0)
+    half = solve_triangular(chol, vr, lower=True)
+    white = solve_triangular(chol, half.T, lower=True)
+    lam, u = np.linalg.eigh((white + white.T) / 2.0)
+    low = lam <= rtol
+    if not low.any():
+        return None
+    out = np.zeros((int(low.sum()), m))
+    out[:, free] = ((chol @ u[:, low]) * np.sqrt(1.0 - np.clip(lam[low], 0.0, 1.0))).T
+    return out

@@ -9,9 +9,11 @@ option's name. A symbolic link is written through: the link stays and its target
 new content, atomically.
 
 Where the system allows it (Linux: ``O_TMPFILE`` and ``/proc``), the temporary file has no name
-until it is complete: a writer killed at any moment (even by ``SIGKILL``) leaves the old
-content and no stray file. Elsewhere a named temporary file ``.NAME.*.tmp`` is used and removed
-on every error the process survives. :func:`file_lock` serialises read-modify-write cycles of
+until it is complete; then it is linked as ``.NAME.*.tmp`` and renamed over the target. A
+writer killed at any moment (even by ``SIGKILL``) leaves the old content or the new; only a
+kill between the link and the rename (two system calls) leaves that complete temporary file
+beside it. Elsewhere a named temporary file ``.NAME.*.tmp`` is used and removed on every error
+the process survives. :func:`file_lock` serialises read-modify-write cycles of
 one file (e.g. the index registry) across processes.
 """
 

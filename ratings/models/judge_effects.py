@@ -134,6 +134,7 @@ def plan_effects(slots: SlotCounts, families: Mapping[str, str], *, position: bo
     if not self_preference:
         self_note[:] = NOT_FITTED
     _confounded(slots, families, family, self_note)
+    _spanned(slots, own, pos_note, self_note)
     return EffectPlan(judges=judges, family=family, own=own, position=pos_note == "",
                       self_preference=self_note == "", n=n, n_own=n_own,
                       position_note=pos_note.tolist(), self_note=self_note.tolist())  # fmt: skip
@@ -153,6 +154,79 @@ def _confounded(slots: SlotCounts, families: Mapping[str, str], family: list[str
             note[members] = (f"no judge outside family {fam!r} compared its models with other "
                              "models: self-preference cannot be told apart from the family's "
                              "strength")  # fmt: skip
+
+
+def _spanned(slots: SlotCounts, own: NDArray[np.bool_], pos_note: NDArray,
+             self_note: NDArray) -> None:
+    """Mark the effects still planned that the strengths (and the effects kept before them)
+    already explain, with the reason (``pos_note`` and ``self_note`` are updated in place).
+
+    An effect's column of the design is kept when it adds a direction to the columns before it
+    (the strengths, then position effects, then self-preferences, by judge): the pivots of a
+    Cholesky factorisation of the effects' Schur complement, in that order. Row weights do
+    not change which columns are spanned, so the unweighted design of the rows with verdicts
+    decides it (its strengths' block is positive definite once the win graph is connected,
+    which the callers check first).
+    """
+    import scipy.linalg
+    from scipy import sparse
+
+    pos, slf = np.flatnonzero(pos_note == ""), np.flatnonzero(self_note == "")
+    if not (pos.size or slf.size):
+        return
+    keep = slots.n > 0
+    a, b, judge = slots.a[keep], slots.b[keep], slots.judge[keep]
+    m, r = len(slots.models), int(keep.sum())
+    d_own = own[judge, a].astype(np.float64) - own[judge, b]
+    col_pos = np.full(len(slots.judges), -1)
+    col_pos[pos] = np.arange(pos.size)
+    col_self = np.full(len(slots.judges), -1)
+    col_self[slf] = pos.size + np.arange(slf.size)
+    rows = np.arange(r)
+    eff = sparse.csr_matrix(
+        (np.concatenate([np.ones(r), d_own])[np.concatenate([col_pos[judge] >= 0,
+                                                             col_self[judge] >= 0])],
+         (np.concatenate([rows[col_pos[judge] >= 0], rows[col_self[judge] >= 0]]),
+          np.concatenate([col_pos[judge][col_pos[judge] >= 0],
+                          col_self[judge][col_self[judge] >= 0]]))),
+        shape=(r, pos.size + slf.size))  # fmt: skip
+    strengths = sparse.csr_matrix((np.r_[np.ones(r), -np.ones(r)], (np.r_[rows, rows],
+                                                                     np.r_[a, b])),
+                                  shape=(r, m))[:, 1:]  # fmt: skip
+    g_ss = (strengths.T @ strengths).toarray()
+    g_se = (strengths.T @ eff).toarray()
+    g_ee = (eff.T @ eff).toarray()
+    try:
+        solved = scipy.linalg.solve(g_ss, g_se, assume_a="pos")
+    except (np.linalg.LinAlgError, ValueError):
+        solved = np.linalg.lstsq(g_ss, g_se, rcond=None)[0]
+    schur = g_ee - g_se.T @ solved
+    spanned = np.zeros(schur.shape[0], dtype=bool)
+    for i in range(schur.shape[0]):  # one step per effect (judges x 2), not per verdict
+        if schur[i, i] <= 1e-9 * max(g_ee[i, i], 1.0):
+            spanned[i] = True
+            continue
+        schur -= np.outer(schur[:, i], schur[i, :]) / schur[i, i]
+    for k in pos[spanned[: pos.size]]:
+        pos_note[k] = _slot_reason(slots.models, a[judge == k], b[judge == k])
+    for k in slf[spanned[pos.size:]]:
+        self_note[k] = ("cannot be told apart from the strengths and its position bias on "
+                        "these verdicts (e.g. its family's models sit in one slot whenever "
+                        "they meet others)")  # fmt: skip
+
+
+def _slot_reason(models: pd.Index, a: NDArray[np.int64], b: NDArray[np.int64]) -> str:
+    """Why a judge's position bias is spanned by the strengths: a model in one slot in every
+    verdict of the judge, when there is one."""
+    for slot, side, other in (("A", a, b), ("B", b, a)):
+        always = np.flatnonzero(np.bincount(side, minlength=len(models)) == side.size)
+        always = [i for i in always if not (other == i).any()]
+        if always:
+            return (f"model {str(models[always[0]])!r} is in slot {slot} in every verdict of "
+                    f"this judge: its position bias cannot be told apart from that model's "
+                    "strength")  # fmt: skip
+    return ("cannot be told apart from the strengths on these verdicts: shifting some models' "
+            "strengths reproduces a slot effect (each pair it judged is in one A/B order)")
 
 
 class _Design:
@@ -334,7 +408,7 @@ def fit_effects(
         raise NonIdentifiableError(
             "The joint fit of strengths and judge effects diverges: some judge's effect or the "
             "strengths grow without bound on these verdicts (e.g. a judge whose verdicts always "
-            "follow the slot or the family). Fit fewer effects."
+            "follow the slot or the family). " + _fewer()
         ) from None
     boundary = res.active[m + 2 * nj:] & eta_est
     cov_free = np.setdiff1d(free, m + 2 * nj + np.flatnonzero(boundary))
@@ -356,7 +430,7 @@ def _covariance(x, hessian, free, slots: SlotCounts, design: _Design, k,
         raise NonIdentifiableError(
             "The information matrix of the strengths and judge effects is singular: some "
             "effect cannot be told apart from the strengths on these verdicts (e.g. a judge "
-            "that saw every pair in one A/B order). Fit fewer effects."
+            "that saw every pair in one A/B order). " + _fewer()
         ) from None
     if slots.clusters is None:
         return (bread if ci == "model" else bread @ design.meat(x, k) @ bread), None
@@ -374,6 +448,11 @@ def _covariance(x, hessian, free, slots: SlotCounts, design: _Design, k,
         influence = None
         cov = (g / (g - 1)) * (bread @ (scores.T @ scores).toarray() @ bread)
     return (bread if ci == "model" else cov), influence
+
+
+def _fewer() -> str:
+    return (f"Fit fewer effects ({option('effects')} of the audit, {option('adjust')} of a "
+            "fit).")
 
 
 def two_sided_p(t: NDArray[np.float64], df: float | None) -> NDArray[np.float64]:

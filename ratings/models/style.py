@@ -21,14 +21,20 @@ ratings are the strengths s: what a judge would say between answers of equal sty
 
 Fit and inference
 -----------------
-Verdicts are aggregated by (cluster, judge, slot A, slot B, features): identical rows collapse,
-continuous features leave most verdicts their own row. Unpenalised maximum likelihood (an
-optional ridge ``ridge / 2 |beta|^2`` on beta only) by Newton's method; row derivatives come
-from the package's kernels (:mod:`ratings.kernels.fit`, or their NumPy twins) evaluated on the
-linear predictor, and the gradient and Hessian are assembled with ``bincount`` (no loop over
-verdicts). The covariance is joint over (s, beta[, eta]): model-based H^-1, HC0 (per verdict),
-CR1 (clustered, G/(G-1)) or CR2 with Satterthwaite degrees of freedom per contrast
-(:class:`ratings.inference.ClusterInference`, exact path: one eigen-decomposition per cluster).
+Verdicts are aggregated by (cluster, judge, slot A, slot B, features) in one hash-table pass:
+identical rows collapse (discrete features such as header counts collapse many), continuous
+features leave most verdicts their own row. Unpenalised maximum likelihood (an optional ridge
+``ridge / 2 |beta|^2`` on the style coefficients only) by Newton's method; row derivatives come
+from the package's kernels (:mod:`ratings.kernels.fit`) evaluated on the linear predictor, and
+the gradient and Hessian are assembled by :mod:`ratings.kernels.style` (numba, one pass over the
+rows; NumPy twins in :mod:`ratings.kernels.style_ref`). Crowd-BT's default follows
+:func:`ratings.models.crowd.likelihood.fit_crowd_default`: the posterior mode under its weak
+prior where the plain estimate is irregular (:func:`ratings.api.style.fit_styled`). The
+covariance is joint over (s, beta[, eta]): model-based H^-1, HC0 (per verdict), CR1 (clustered,
+G/(G-1)) or CR2 with Satterthwaite degrees of freedom per contrast
+(:class:`ratings.inference.ClusterInference`): exact (one eigen-decomposition per cluster) on
+small boards, past :data:`ratings.inference.EXACT_BUDGET` by the binomial series of
+(I - M H_g)^(-1/2) with the products H_g v of all clusters in one pass over the rows.
 """
 
 from __future__ import annotations
@@ -48,8 +54,9 @@ from ratings.inference import ClusterInference
 from ratings.kernels.engine import Engine, kernels
 from ratings.models.newton import newton
 
-__all__ = ["TRANSFORMS", "StyleFit", "StyleRows", "fit_style", "parse_style", "style_features",
-           "style_rows", "style_table"]  # fmt: skip
+__all__ = ["TRANSFORMS", "StyleFit", "StyleRows", "StyleWorking", "check_ridge", "check_transform",
+           "fit_style", "parse_style", "ridge_option", "style_features", "style_kernels",
+           "style_rows", "style_table", "transform_option"]  # fmt: skip
 
 #: Feature transforms ``transform=`` accepts.
 TRANSFORMS = ("normalized", "diff", "ratio", "log-ratio")
@@ -75,6 +82,8 @@ def _numeric(frame: pd.DataFrame, col: str) -> NDArray[np.float64]:
         cats = pd.to_numeric(pd.Series(s.cat.categories.astype(str)), errors="coerce").to_numpy()
         codes = np.asarray(s.array.codes)
         vals = np.where(codes >= 0, cats[np.maximum(codes, 0)], np.nan)
+    elif pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+        vals = s.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         vals = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64)
     vals = np.asarray(vals, dtype=np.float64)
@@ -107,9 +116,7 @@ def style_features(frame: pd.DataFrame, names: Sequence[str], transform: str = "
     :class:`~ratings.core.errors.InvalidVerdictsError` for a missing column, a missing or
     negative value (naming rows), or a feature equal on both sides of every verdict.
     """
-    if transform not in TRANSFORMS:
-        raise ValueError(f"{option('style_transform')} must be one of {list(TRANSFORMS)}; got "
-                         f"{transform!r}.")  # fmt: skip
+    check_transform(transform)
     require_columns([str(c) for c in frame.columns], [f"{n}_{s}" for n in names for s in "ab"],
                     "the verdicts", hint=f"{option('style')} {','.join(names)} needs the style "
                     "feature columns NAME_a and NAME_b of each feature.")  # fmt: skip
@@ -158,105 +165,136 @@ class StyleRows:
         return int(self.a.size)
 
 
-def style_rows(slots: SlotCounts, x: NDArray[np.float64]) -> StyleRows:
+def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto") -> StyleRows:
     """Aggregate the verdicts of ``slots`` (one row per verdict, in the order of ``x``) by
-    cluster, judge, slots and features (one ``np.unique`` pass, no loop over verdicts)."""
-    keys = np.column_stack([slots.cluster, slots.judge, slots.a, slots.b, x]).astype(np.float64)
-    uniq, inv = np.unique(keys, axis=0, return_inverse=True)
-    inv = inv.ravel()
-    r = uniq.shape[0]
+    cluster, judge, slots and features, sorted by cluster.
+
+    Verdicts are grouped by a key (the cluster above a 64-bit hash of the rest) in one hash-table
+    pass (no sort, no loop in Python); each merged verdict is then checked to equal its group's
+    first, and on a hash collision (never seen) the exact, slower row-wise ``np.unique`` groups
+    them instead.
+    """
+    ints = [np.ascontiguousarray(c, dtype=np.int64)
+            for c in (slots.cluster, slots.judge, slots.a, slots.b)]  # fmt: skip
+    x = np.ascontiguousarray(x, dtype=np.float64) + 0.0  # -0.0 -> 0.0: equal values, equal bits
+    n = x.shape[0]
+    sk = style_kernels(kernels(engine, n))
+    key = sk.style_row_keys(*ints, x, 63 - max(1, int(slots.n_clusters).bit_length()))
+    inv, reps = sk.style_groups(key, ints[0], int(slots.n_clusters))
+    r = reps.size
+    other = np.flatnonzero(reps[inv] != np.arange(n))  # verdicts merged into an earlier one
+    lead = reps[inv[other]]
+    same = all(bool((c[other] == c[lead]).all()) for c in ints) and bool(
+        (x[other] == x[lead]).all())
+    if same:
+        u_ints = np.column_stack([np.take(c, reps) for c in ints])
+        u_x = np.take(x, reps, axis=0)  # (fancy indexing of rows is several times slower)
+    else:  # a hash collision: the exact grouping, then sorted by cluster
+        uniq, inv = np.unique(np.column_stack([*ints, x]), axis=0, return_inverse=True)
+        inv, r = inv.ravel(), uniq.shape[0]
+        u_ints, u_x = uniq[:, :4].astype(np.int64), np.ascontiguousarray(uniq[:, 4:])
+        by_cluster = np.argsort(u_ints[:, 0], kind="stable")
+        rank = np.empty(r, dtype=np.int64)
+        rank[by_cluster] = np.arange(r)
+        inv = rank[inv]
+        u_ints, u_x = u_ints[by_cluster], np.ascontiguousarray(u_x[by_cluster])
 
     def summed(w):
         return np.bincount(inv, w, r)
 
-    return StyleRows(uniq[:, 0].astype(np.int64), uniq[:, 1].astype(np.int64),
-                     uniq[:, 2].astype(np.int64), uniq[:, 3].astype(np.int64),
-                     np.ascontiguousarray(uniq[:, 4:]), summed(slots.wa), summed(slots.wb),
-                     summed(slots.tt), len(slots.models), len(slots.judges), slots.n_clusters,
-                     slots.clusters)  # fmt: skip
+    return StyleRows(*(np.ascontiguousarray(c) for c in u_ints.T), u_x, summed(slots.wa),
+                     summed(slots.wb), summed(slots.tt), len(slots.models), len(slots.judges),
+                     slots.n_clusters, slots.clusters)  # fmt: skip
+
+
+def style_kernels(k):
+    """The style kernels matching the fit kernels ``k`` (numba, or the NumPy twins)."""
+    from ratings.kernels import fit as _numba
+
+    if k is _numba:
+        from ratings.kernels import style as _style
+
+        return _style
+    from ratings.kernels import style_ref as _style_ref
+
+    return _style_ref
 
 
 class _Design:
     """Linear predictor d_r = s_a - s_b + beta . x_r over params (s, beta, eta)."""
 
-    def __init__(self, rows: StyleRows, crowd: bool) -> None:
-        self.rows, self.crowd = rows, crowd
+    def __init__(self, rows: StyleRows, crowd: bool, k, prior=None) -> None:
+        self.rows, self.crowd, self.k, self.sk = rows, crowd, k, style_kernels(k)
         self.m, self.p, self.nj = rows.n_models, rows.x.shape[1], rows.n_judges
         self.n_params = self.m + self.p + (self.nj if crowd else 0)
+        self.prior = prior if crowd else None
         r = rows.n_rows
         self.ii, self.jj = np.arange(r), np.full(r, r, dtype=np.int64)
+        self.empty = np.zeros(0)
 
     def lin(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
         r, m = self.rows, self.m
         return np.append(params[r.a] - params[r.b] + r.x @ params[m:m + self.p], 0.0)
 
-    def terms(self, params, k, with_meat: bool, counts=None) -> tuple:
-        """(nll, s_d, s_eta, h_dd, h_deta, h_etaeta, m_dd, m_deta, m_etaeta) per row."""
-        r = self.rows
-        wa, wb, tt = (r.wa, r.wb, r.tt) if counts is None else counts
+    def terms(self, params, with_meat: bool) -> tuple:
+        """(nll, s_d, s_eta, h_dd, h_deta, h_etaeta, m_dd, m_deta, m_etaeta) per row (the
+        eta columns empty for Bradley-Terry)."""
+        r, k = self.rows, self.k
         lin = self.lin(params)
         if self.crowd:
             eta = np.ascontiguousarray(params[self.m + self.p:])
-            return k.crowd_row_terms(lin, eta, self.ii, self.jj, r.judge, wa, wb, tt, with_meat)
-        nll, score, info, meat = k.bt_row_terms(lin, self.ii, self.jj, wa, wb, tt, with_meat)
-        zero = np.zeros(r.n_rows)
-        return nll, score, zero, info, zero, zero, meat, zero, zero
+            return k.crowd_row_terms(lin, eta, self.ii, self.jj, r.judge, r.wa, r.wb, r.tt,
+                                     with_meat)  # fmt: skip
+        nll, score, info, meat = k.bt_row_terms(lin, self.ii, self.jj, r.wa, r.wb, r.tt,
+                                                with_meat)  # fmt: skip
+        e = self.empty
+        return nll, score, e, info, e, e, meat, e, e
 
     def grad(self, sd, se) -> NDArray[np.float64]:
         """X^T s_d + E^T s_eta (the log-likelihood's gradient)."""
-        r, m = self.rows, self.m
-        out = [np.bincount(r.a, sd, m) - np.bincount(r.b, sd, m), r.x.T @ sd]
-        if self.crowd:
-            out.append(np.bincount(r.judge, se, self.nj))
-        return np.concatenate(out)
+        r = self.rows
+        return self.sk.style_gradient(self.m, self.nj, r.a, r.b, r.judge, r.x, sd, se)
 
     def quad(self, wdd, wde, wee) -> NDArray[np.float64]:
         """X^T W_dd X + X^T W_de E + E^T W_de X + E^T W_ee E, dense (P x P)."""
-        r, m, p, nj = self.rows, self.m, self.p, self.nj
-        out = np.zeros((self.n_params, self.n_params))
-        diag = np.bincount(r.a, wdd, m) + np.bincount(r.b, wdd, m)
-        off = np.bincount(r.a * m + r.b, wdd, m * m).reshape(m, m)
-        out[:m, :m] = np.diag(diag) - off - off.T
-        wx = wdd[:, None] * r.x
-        cross = np.column_stack([np.bincount(r.a, wx[:, k], m) - np.bincount(r.b, wx[:, k], m)
-                                 for k in range(p)])  # fmt: skip
-        out[:m, m:m + p] = cross
-        out[m:m + p, :m] = cross.T
-        out[m:m + p, m:m + p] = r.x.T @ wx
-        if self.crowd:
-            e = m + p
-            se = (np.bincount(r.a * nj + r.judge, wde, m * nj)
-                  - np.bincount(r.b * nj + r.judge, wde, m * nj)).reshape(m, nj)
-            out[:m, e:] = se
-            out[e:, :m] = se.T
-            fe = np.column_stack([np.bincount(r.judge, wde * r.x[:, k], nj) for k in range(p)])
-            out[m:e, e:] = fe.T
-            out[e:, m:e] = fe
-            out[e:, e:] = np.diag(np.bincount(r.judge, wee, nj))
-        return out
+        r = self.rows
+        return self.sk.style_assemble(self.m, self.nj, r.a, r.b, r.judge, r.x, wdd, wde, wee)
 
-    def objective(self, params, k, ridge: float) -> tuple:
-        nll, sd, se, hdd, hde, hee, *_ = self.terms(params, k, False)
+    def prior_terms(self, params) -> tuple:
+        """The Crowd-BT prior's value, gradient and Hessian over all params (zero without)."""
+        from ratings.models.crowd.prior import prior_terms
+
+        n = self.n_params
+        g, h = np.zeros(n), np.zeros((n, n))
+        if self.prior is None:
+            return 0.0, g, h
+        m, e = self.m, self.m + self.p
+        idx = np.r_[np.arange(m), e + np.arange(self.nj)]
+        value, gs, hs = prior_terms(params[:m], params[e:], self.estimated, self.prior)
+        g[idx] = gs
+        h[np.ix_(idx, idx)] = hs
+        return value, g, h
+
+    def objective(self, params, ridge: float, n_ridge: int) -> tuple:
+        nll, sd, se, hdd, hde, hee, *_ = self.terms(params, False)
         grad, hess = -self.grad(sd, se), self.quad(hdd, hde, hee)
-        if ridge:
-            beta = params[self.m:self.m + self.p]
+        if ridge:  # on the first n_ridge coefficients (the style features') only
+            at = self.m + np.arange(n_ridge)
+            beta = params[at]
             nll = nll + 0.5 * ridge * float(beta @ beta)
-            grad[self.m:self.m + self.p] += ridge * beta
-            hess[self.m:self.m + self.p, self.m:self.m + self.p] += ridge * np.eye(self.p)
+            grad[at] += ridge * beta
+            hess[at, at] += ridge
+        if self.prior is not None:
+            value, g, h = self.prior_terms(params)
+            nll, grad, hess = nll + value, grad + g, hess + h
         return nll, grad, hess
 
-    def cluster_scores(self, params, k) -> NDArray[np.float64]:
+    def cluster_scores(self, params) -> NDArray[np.float64]:
         """Each cluster's summed score over all params (G x P)."""
-        r, m, p, g = self.rows, self.m, self.p, self.rows.n_clusters
-        _, sd, se, *_ = self.terms(params, k, False)
-        P = self.n_params
-        out = (np.bincount(r.cluster * P + r.a, sd, g * P)
-               - np.bincount(r.cluster * P + r.b, sd, g * P)).reshape(g, P)
-        for j in range(p):
-            out[:, m + j] += np.bincount(r.cluster, sd * r.x[:, j], g)
-        if self.crowd:
-            out += np.bincount(r.cluster * P + m + p + r.judge, se, g * P).reshape(g, P)
-        return out
+        r = self.rows
+        _, sd, se, *_ = self.terms(params, False)
+        return self.sk.style_cluster_scores(r.n_clusters, self.n_params, self.m, r.a, r.b,
+                                            r.judge, r.cluster, r.x, sd, se)  # fmt: skip
 
     def working(self, params) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Working-model weights (a, b) per row: the design row is a x_r + b e_eta."""
@@ -267,7 +305,7 @@ class _Design:
         s = expit(d)
         sq = s * (1.0 - s)
         if not self.crowd:
-            return np.sqrt((r.wa + r.wb + r.tt) * sq), np.zeros(r.n_rows)
+            return np.sqrt((r.wa + r.wb + r.tt) * sq), self.empty
         e = params[self.m + self.p + r.judge]
         n = r.wa + r.wb
         pr = e * s + (1.0 - e) * (1.0 - s)
@@ -323,47 +361,91 @@ def fit_style(
     eta_free: NDArray[np.bool_] | None = None,
     ci: str = "sandwich",
     ridge: float = 0.0,
+    prior=None,
     engine: Engine = "auto",
     tol: float = 1e-10,
     max_iter: int = 100,
+    beta0: NDArray[np.float64] | None = None,
+    n_ridge: int | None = None,
 ) -> StyleFit:
     """Fit strengths and style coefficients (and Crowd-BT etas) jointly; see the module notes.
 
-    ``theta0`` starts the strengths (e.g. the plain fit's); ``eta0``/``eta_free`` start and
-    select the estimated etas (Crowd-BT). ``ci``: ``"model"``, ``"sandwich"`` (CR2 with
-    Satterthwaite df when clustered, else HC0) or ``"sandwich-z"`` (CR1 when clustered).
+    ``theta0`` starts the strengths (e.g. the plain fit's), ``beta0`` the coefficients (zero by
+    default); ``eta0``/``eta_free`` start and select the estimated etas (Crowd-BT). ``prior``
+    (Crowd-BT, a :class:`ratings.models.crowd.prior.CrowdPrior`): fit the posterior mode under
+    it instead of the likelihood's maximum; its curvature enters the bread. ``ci``:
+    ``"model"``, ``"sandwich"`` (CR2 with Satterthwaite df when clustered, else HC0) or
+    ``"sandwich-z"`` (CR1 when clustered). ``ridge`` applies to the first ``n_ridge``
+    coefficients (default: all), the style features' when judge effects follow them.
     """
     k = kernels(engine, int(rows.n_rows))
-    design = _Design(rows, crowd)
+    design = _Design(rows, crowd, k, prior)
     m, p = design.m, design.p
     nj = design.nj if crowd else 0
     eta0 = np.ones(nj) if eta0 is None or not crowd else np.asarray(eta0, dtype=np.float64)
     eta_free = (np.zeros(nj, dtype=bool) if eta_free is None or not crowd
                 else np.asarray(eta_free, dtype=bool))  # fmt: skip
-    x0 = np.concatenate([theta0, np.zeros(p), eta0])
+    design.estimated = eta_free
+    if prior is not None and crowd:  # the Beta prior is infinite on the bounds: start inside
+        eta0 = np.where(eta_free, np.clip(eta0, 0.55, 0.95), eta0)
+    x0 = np.concatenate([theta0, np.zeros(p) if beta0 is None else beta0, eta0])
     free = np.concatenate([np.delete(np.arange(m), ref), m + np.arange(p),
                            m + p + np.flatnonzero(eta_free)]).astype(np.int64)  # fmt: skip
     lower = np.concatenate([np.full(m + p, -np.inf), np.full(nj, 0.5)])
     upper = np.concatenate([np.full(m + p, np.inf), np.ones(nj)])
     try:
-        res = newton(lambda x: design.objective(x, k, ridge), x0, free, lower=lower,
+        n_ridge = p if n_ridge is None else n_ridge
+        res = newton(lambda v: design.objective(v, ridge, n_ridge), x0, free, lower=lower,
                      upper=upper, tol=tol, max_iter=max_iter, what="Style-controlled",
                      bound=DIVERGED)  # fmt: skip
     except FloatingPointError:
         raise NonIdentifiableError(
             "The joint fit of strengths and style coefficients diverges: some feature (or "
             "model) separates wins from losses on these verdicts. Drop that feature from "
-            f"{option('style')} or add a ridge ({option('style_ridge')})."
+            f"{option('style')} or add a ridge ({ridge_option()})."
         ) from None
     boundary = res.active[m + p:] & eta_free
     cov_free = np.setdiff1d(free, m + p + np.flatnonzero(boundary))
-    cov, influence, inference = _covariance(res.x, res.hessian, cov_free, design, k, ci)
+    cov, influence, inference = _covariance(res.x, res.hessian, cov_free, design, ci)
     return StyleFit(res.x, m, p, cov, influence, inference, res.f, res.converged, res.n_iter,
                     res.max_grad, eta_free if crowd else None, boundary if crowd else None,
                     res.hessian)  # fmt: skip
 
 
-def _covariance(params, hessian, free, design: _Design, k, ci: str):
+def check_ridge(ridge: object) -> float:
+    """The ridge as a float, or ``ValueError`` naming the option (``Style(ridge=)`` in Python,
+    ``--style-ridge`` on the command line) unless it is a finite number >= 0."""
+    try:
+        value = float(ridge)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        value = float("nan")
+    if isinstance(ridge, bool) or not (np.isfinite(value) and value >= 0):
+        raise ValueError(f"{ridge_option()} must be a finite number >= 0; got {ridge!r}.")
+    return value
+
+
+def check_transform(transform: object) -> str:
+    """``transform`` if it is one of :data:`TRANSFORMS`, else ``ValueError`` naming the option."""
+    if transform not in TRANSFORMS:
+        raise ValueError(f"{transform_option()} must be one of {list(TRANSFORMS)}; got "
+                         f"{transform!r}.")  # fmt: skip
+    return str(transform)
+
+
+def ridge_option() -> str:
+    """The ridge option as the user sets it: ``--style-ridge`` on the command line,
+    ``Style(ridge=)`` in Python."""
+    text = option("style_ridge")
+    return "`Style(ridge=)`" if text == "`style_ridge`" else text
+
+
+def transform_option() -> str:
+    """``--style-transform`` on the command line, ``Style(transform=)`` in Python."""
+    text = option("style_transform")
+    return "`Style(transform=)`" if text == "`style_transform`" else text
+
+
+def _covariance(params, hessian, free, design: _Design, ci: str):
     from ratings.inference.covariance import gram, inverse_free
 
     try:
@@ -378,13 +460,13 @@ def _covariance(params, hessian, free, design: _Design, k, ci: str):
     if ci == "model":
         return bread, None, None
     if rows.clusters is None:
-        *_, mdd, mde, mee = design.terms(params, k, True)
+        *_, mdd, mde, mee = design.terms(params, True)
         return bread @ design.quad(mdd, mde, mee) @ bread, None, None
     g = rows.n_clusters
     if g < 2:
         raise ValueError(f"Clustered intervals need at least 2 clusters; got {g}. Use "
                          f"per-verdict intervals ({option('cluster', None)}).")  # fmt: skip
-    scores = design.cluster_scores(params, k)
+    scores = design.cluster_scores(params)
     if ci != "sandwich":  # CR1
         influence = scores @ bread
         return gram(influence, g / (g - 1)), influence, None
@@ -398,38 +480,129 @@ def _embed_rows(a: NDArray[np.float64], cols: NDArray[np.int64], n: int) -> NDAr
     return out
 
 
-def _cr2(params, scores, free, bread, design: _Design) -> ClusterInference:
-    """CR2 influences and the exact Satterthwaite pieces: per cluster, the eigenpairs of
-    S_g = L^T H_g L from its whitened working rows (the loop runs over clusters)."""
-    from ratings.core.linalg import block
+class StyleWorking:
+    """The working rows of a style fit for :class:`ratings.inference.ClusterInference`'s
+    large-board path: w_r = a_r u_r + b_r e_judge per row (u_r the design vector over
+    (s, beta)), with the products the CR2 series and the degrees of freedom need."""
 
-    rows, m, p = design.rows, design.m, design.p
+    def __init__(self, design: _Design, a: NDArray[np.float64], b: NDArray[np.float64]) -> None:
+        self.design, self.a, self.b = design, a, b
+        r = design.rows
+        self.n_clusters, self.n_params, self.n_models = r.n_clusters, design.n_params, design.m
+
+    def times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``H_g v_g`` for every cluster g (v and the result G x n_params)."""
+        r = self.design.rows
+        return self.design.sk.style_cluster_times(self.n_models, r.a, r.b, r.judge, r.cluster,
+                                                  r.x, self.a, self.b,
+                                                  np.ascontiguousarray(v))  # fmt: skip
+
+    def quadratic(self, n: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``n_c^T H_g n_c`` for every cluster g and column c of ``n`` -> (G x C)."""
+        r = self.design.rows
+        return self.design.sk.style_cluster_quadratic(
+            self.n_clusters, self.n_models, r.a, r.b, r.judge, r.cluster, r.x, self.a, self.b,
+            np.ascontiguousarray(n))
+
+    def whitened(self, lf: NDArray[np.float64], lo: int, hi: int) -> NDArray[np.float64]:
+        """Rows lo:hi of the working design times ``lf`` (n_params x K)."""
+        r, d = self.design.rows, self.design
+        sl = slice(lo, hi)
+        out = self.a[sl, None] * (lf[r.a[sl]] - lf[r.b[sl]] + r.x[sl] @ lf[d.m:d.m + d.p])
+        if self.b.size:
+            out += self.b[sl, None] * lf[d.m + d.p + r.judge[sl]]
+        return out
+
+
+#: Most terms of the CR2 series before a cluster is decomposed exactly instead.
+SERIES_TERMS = 60
+#: The series stops once every cluster's next term is below this fraction of its influence.
+SERIES_TOL = 1e-10
+
+
+def _cr2(params, scores, free, bread, design: _Design) -> ClusterInference:
+    """CR2 influences and the Satterthwaite pieces. Exact (one eigen-decomposition of the
+    whitened S_g = L^T H_g L per cluster) while that costs at most
+    :data:`ratings.inference.EXACT_BUDGET`; past it, (I - M H_g)^(-1/2) M g_g by its binomial
+    series (products H_g v for all clusters in one pass over the rows), clusters whose series
+    does not settle decomposed exactly, and the degrees of freedom from each cluster's
+    quadratic forms (the package's large-board approximation)."""
+    from ratings.core.linalg import block, embed
+    from ratings.inference import EXACT_BUDGET
+
+    rows = design.rows
     bfree = block(bread, free)
-    chol = np.linalg.cholesky(bfree)
-    lf = np.zeros((design.n_params, free.size))
-    lf[free] = chol
-    wa, wb = design.working(params)
-    w_all = wa[:, None] * (lf[rows.a] - lf[rows.b] + rows.x @ lf[m:m + p])
-    if design.crowd:
-        w_all += wb[:, None] * lf[m + p + rows.judge]
-    gbar = scores[:, free] @ chol
+    working = StyleWorking(design, *design.working(params))
     starts = np.searchsorted(rows.cluster, np.arange(rows.n_clusters + 1))
+    sizes, q = np.diff(starts), free.size
+    g = rows.n_clusters
+    cost = float(np.sum(sizes * q * np.minimum(sizes, q))) + g * q * q * min(g, q)
+    if cost > EXACT_BUDGET:
+        full = embed(bfree, free, design.n_params)
+        term = scores @ full
+        total = term.copy()
+        scale = np.maximum(np.linalg.norm(term, axis=1), 1e-300)
+        coef, active = 1.0, np.ones(g, dtype=bool)
+        for j in range(1, SERIES_TERMS + 1):
+            coef *= (2.0 * j - 1.0) / (2.0 * j)
+            term = working.times(term) @ full
+            step = coef * term
+            total += step
+            active = np.linalg.norm(step, axis=1) > SERIES_TOL * scale
+            if not active.any():
+                break
+            term[~active] = 0.0
+        out, todo = total[:, free], np.flatnonzero(active)
+        deg = []
+        if todo.size:  # leverage near 1: these clusters exactly
+            chol = np.linalg.cholesky(bfree)
+            lf = np.zeros((design.n_params, q))
+            lf[free] = chol
+            for c in todo:
+                gbar = scores[c, free] @ chol
+                qk, lam = _eig(working.whitened(lf, starts[c], starts[c + 1]))
+                out[c] = (gbar + qk @ ((_f(lam) - 1.0) * (qk.T @ gbar))) @ chol.T
+                deg.append(qk[:, lam >= 1.0 - _TINY].T)
+        degenerate = np.vstack(deg) if deg else np.zeros((0, q))
+        return ClusterInference(design.n_params, design.m, free, bfree, out, rows.clusters,
+                                None, None, degenerate, working)  # fmt: skip
+    chol = np.linalg.cholesky(bfree)
+    lf = np.zeros((design.n_params, q))
+    lf[free] = chol
+    w_all = working.whitened(lf, 0, rows.n_rows)
+    gbar = scores[:, free] @ chol
     qs, lams, deg = [], [], []
     adjusted = np.empty_like(gbar)
-    tiny = 1e-8
-    for g in range(rows.n_clusters):
-        w = w_all[starts[g]:starts[g + 1]]
-        lam, q = np.linalg.eigh(w.T @ w)
-        keep = lam > 1e-12 * max(1.0, float(lam[-1]) if lam.size else 1.0)
-        q, lam = q[:, keep], lam[keep]
-        f = np.where(lam < 1.0 - tiny, 1.0 / np.sqrt(np.clip(1.0 - lam, tiny, None)), 1.0)
-        adjusted[g] = gbar[g] + q @ ((f - 1.0) * (q.T @ gbar[g]))
-        qs.append(q)
+    for c in range(g):
+        qk, lam = _eig(w_all[starts[c]:starts[c + 1]])
+        adjusted[c] = gbar[c] + qk @ ((_f(lam) - 1.0) * (qk.T @ gbar[c]))
+        qs.append(qk)
         lams.append(lam)
-        deg.append(q[:, lam >= 1.0 - tiny].T)
-    degenerate = np.vstack(deg) if deg else np.zeros((0, free.size))
-    return ClusterInference(design.n_params, m, free, bfree, adjusted @ chol.T, rows.clusters,
-                            tuple(qs), tuple(lams), degenerate, None, chol)  # fmt: skip
+        deg.append(qk[:, lam >= 1.0 - _TINY].T)
+    degenerate = np.vstack(deg) if deg else np.zeros((0, q))
+    return ClusterInference(design.n_params, design.m, free, bfree, adjusted @ chol.T,
+                            rows.clusters, tuple(qs), tuple(lams), degenerate, None,
+                            chol)  # fmt: skip
+
+
+_TINY = 1e-8
+
+
+def _f(lam: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(1 - lambda)^(-1/2), 1 for degenerate leverages (flagged apart)."""
+    return np.where(lam < 1.0 - _TINY, 1.0 / np.sqrt(np.clip(1.0 - lam, _TINY, None)), 1.0)
+
+
+def _eig(w: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Nonzero eigenpairs (Q, lambda) of w^T w (from the smaller Gram matrix)."""
+    r, p = w.shape
+    if r < p:
+        lam, u = np.linalg.eigh(w @ w.T)
+        keep = lam > 1e-12 * max(1.0, float(lam[-1]) if lam.size else 1.0)
+        return (w.T @ u[:, keep]) / np.sqrt(lam[keep]), lam[keep]
+    lam, qk = np.linalg.eigh(w.T @ w)
+    keep = lam > 1e-12 * max(1.0, float(lam[-1]) if lam.size else 1.0)
+    return qk[:, keep], lam[keep]
 
 
 def style_table(fit: StyleFit, names: Sequence[str], scale: NDArray[np.float64], *,
@@ -438,7 +611,7 @@ def style_table(fit: StyleFit, names: Sequence[str], scale: NDArray[np.float64],
     log-odds per root-mean-square of the feature; ``coef / scale`` per unit of it)."""
     from scipy.special import ndtr, stdtr
 
-    m, p = fit.n_models, fit.n_features
+    m, p = fit.n_models, len(names)  # the style features lead the coefficients
     idx = m + np.arange(p)
     se = np.sqrt(np.clip(np.diag(fit.cov)[idx], 0.0, None))
     if fit.inference is not None:
@@ -447,7 +620,7 @@ def style_table(fit: StyleFit, names: Sequence[str], scale: NDArray[np.float64],
         df = fit.inference.df(c)
     else:
         df = np.full(p, np.inf)
-    coef = fit.beta.copy()
+    coef = fit.beta[:p].copy()
     crit = np.array([critical_value(level, None if not np.isfinite(d) else float(d))
                      for d in df])  # fmt: skip
     with np.errstate(divide="ignore", invalid="ignore"):

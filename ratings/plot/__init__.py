@@ -4,5 +4,5 @@ io, result and scopes."""
 from ratings.core.lazy import lazy_exports
 
 __all__ = ["SAVE_FORMATS", "plot_audit", "plot_cli", "plot_convergence", "plot_judges",
-           "plot_ratings", "plot_scopes", "plot_win_matrix", "save_figure"]
+           "plot_ratings", "plot_scopes", "plot_style", "plot_win_matrix", "save_figure"]
 __getattr__ = lazy_exports(__name__, dict.fromkeys(__all__, "ratings.plot.bands"))

@@ -25,12 +25,13 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import FigureBase
+from matplotlib.font_manager import FontProperties
 from scipy.special import expit
 
 from ratings.core.errors import InvalidVerdictsError
 from ratings.io.readers import read_file
 from ratings.io.writers import same_file, write_atomic
-from ratings.plot.audit import plot_audit
+from ratings.plot.audit import draw_audit, plot_audit
 from ratings.plot.diagnostics import plot_convergence, plot_judges
 from ratings.plot.figures import (
     ANCHOR_COLOR,
@@ -38,26 +39,35 @@ from ratings.plot.figures import (
     COMBINED_COLOR,
     HIGHLIGHT_COLOR,
     MARGIN,
+    MIN_LABEL_SIZE,
     ROW_HEIGHT,
     AxesFactory,
     RatingsTable,
     as_names,
     bare_axes,
+    check_dpi,
     check_names,
     check_top,
     column,
     elo_label,
+    figure_options,
     fit_tick_labels,
     label_rows,
     label_width,
+    legend_above,
     legend_proxy,
+    make_axes,
+    parse_size,
     pyplot_axes,
     ratings_table,
     require_columns,
     root_figure,
     rows_size,
+    set_title,
+    shorten,
     thin,
 )
+from ratings.plot.style import draw_style
 from ratings.result import Ratings
 
 __all__ = [
@@ -68,6 +78,7 @@ __all__ = [
     "plot_judges",
     "plot_ratings",
     "plot_scopes",
+    "plot_style",
     "plot_win_matrix",
     "read_ratings_table",
     "save_figure",
@@ -92,6 +103,8 @@ def plot_ratings(
     anchor: str | None = None,
     title: str | None = None,
     ranks: bool = True,
+    size: tuple[float, float] | None = None,
+    dpi: float | None = None,
 ) -> Axes:
     """Draw every model's Elo as a point with its interval band, best at the top.
 
@@ -115,10 +128,18 @@ def plot_ratings(
         Model to mark as the anchor (diamond, "(anchor)" in the legend). Default: the fit's
         anchor; for a table, the single row with ``se == 0`` and ``lower == upper``.
     title : str, optional
+        Wrapped to the width of the Axes (never clipped).
     ranks : bool, default=True
         Label each row on the right with its simultaneous rank interval (``rank_lower`` to
         ``rank_upper`` of :meth:`Ratings.to_frame`; "-" for a model without one), when the fit
         or table has them at the level drawn.
+    size : (float, float) or str, optional
+        The new figure's width and height in inches (or ``"W,H"``) instead of the size fitted to
+        the rows; labels then shrink, and only every k-th row is labelled where they would
+        overlap. Only without ``ax``.
+    dpi : float, optional
+        The new figure's resolution (dots per inch), used by :func:`save_figure`; default
+        matplotlib's (100). Only without ``ax``.
 
     Returns
     -------
@@ -130,11 +151,12 @@ def plot_ratings(
     one segment per model from top to bottom; the points are a scatter
     (``gid="ratings-points"``) without the anchor, which is a separate diamond marker
     (``gid="ratings-anchor"``); the rank intervals are the tick labels of a secondary y axis on
-    the right (``gid="ratings-ranks"``).
+    the right (``gid="ratings-ranks"``). The legend (anchor, highlighted) sits above the Axes,
+    outside the bands (``gid="legend-above"``), and the title above the legend.
     """
     return _plot_ratings(result_or_frame, ax, level=level, highlight=highlight, top=top,
                          anchor=anchor, title=title, new_axes=pyplot_axes,
-                         ranks=ranks)  # fmt: skip
+                         ranks=ranks, size=size, dpi=dpi)  # fmt: skip
 
 
 def _open_edges(elo, lower, upper) -> tuple[float, float] | None:
@@ -147,23 +169,29 @@ def _open_edges(elo, lower, upper) -> tuple[float, float] | None:
 
 
 def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title,
-                  new_axes: AxesFactory, ranks: bool = True) -> Axes:
+                  new_axes: AxesFactory, ranks: bool = True, size=None, dpi=None,
+                  order: list[str] | None = None, fit_labels: bool = True) -> Axes:  # fmt: skip
+    size, dpi = figure_options(ax, size, dpi)
     table = ratings_table(obj, level=level, anchor=anchor)
     frame = table.frame
     if "scope" in frame.columns and frame["scope"].nunique() > 1:
         raise ValueError(f"The table holds {frame['scope'].nunique()} scopes; draw it with "
                          "`plot_scopes`.")  # fmt: skip
+    if order is not None:  # another plot's model order (side-by-side panels)
+        frame = frame.set_index("model").loc[order].reset_index()
     marked = check_names(as_names(highlight), frame["model"], "highlight")
     top = check_top(top)
     shown = frame if top is None or top >= len(frame) else frame.iloc[:top]
     rest = frame.iloc[len(shown):]
     n = len(shown)
     n_rows = n + (1 if len(rest) else 0)
+    legend = bool(marked) or (table.anchor is not None and table.anchor in set(shown["model"]))
     if ax is None:
-        ax = new_axes(rows_size(n_rows, shown["model"], title is not None))
-        stride = 1
+        ax = make_axes(new_axes, rows_size(n_rows, shown["model"], title is not None, legend),
+                       size, dpi)  # fmt: skip
+        stride = 1 if size is None else fit_tick_labels(ax, n_rows + 1.0)
     else:
-        stride = fit_tick_labels(ax, n_rows + 1.0)
+        stride = fit_tick_labels(ax, n_rows + 1.0) if fit_labels else 1
 
     y = np.arange(n, dtype=np.float64)[::-1]  # best model at the top
     models = shown["model"].to_numpy()
@@ -175,14 +203,17 @@ def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title,
     if edges is not None:  # open intervals (Crowd-BT, spread not identified): to the frame's edge
         lower = np.where(np.isfinite(lower), lower, edges[0])
         upper = np.where(np.isfinite(upper), upper, edges[1])
-    ax.hlines(y, lower, upper, colors=list(colors), linewidth=2.0,
+    # points per row: thinner bands and smaller markers where the rows are tight
+    pitch = 72.0 * root_figure(ax).get_figheight() * ax.get_position().height / (n_rows + 1.0)
+    ax.hlines(y, lower, upper, colors=list(colors), linewidth=min(2.0, 0.45 * pitch),
               alpha=0.6, gid="ratings-bands")  # fmt: skip
     is_anchor = models == table.anchor
-    ax.scatter(elo[~is_anchor], y[~is_anchor], c=list(colors[~is_anchor]), s=16, zorder=3,
-               gid="ratings-points")  # fmt: skip
+    ax.scatter(elo[~is_anchor], y[~is_anchor], c=list(colors[~is_anchor]),
+               s=min(16.0, (0.7 * pitch) ** 2), zorder=3, gid="ratings-points")  # fmt: skip
     handles = []
     if is_anchor.any():
-        (h,) = ax.plot(elo[is_anchor], y[is_anchor], linestyle="none", marker="D", markersize=7,
+        (h,) = ax.plot(elo[is_anchor], y[is_anchor], linestyle="none", marker="D",
+                       markersize=min(7.0, 1.1 * pitch),
                        color=ANCHOR_COLOR, zorder=4, gid="ratings-anchor",
                        label=f"{table.anchor} (anchor)")  # fmt: skip
         handles.append(h)
@@ -192,21 +223,21 @@ def _plot_ratings(obj, ax, *, level, highlight, top, anchor, title,
     label_rows(ax, y, models, marked, stride,
                _rest_note(rest, table.anchor, marked) if len(rest) else None)  # fmt: skip
     if ranks and {"rank_lower", "rank_upper"} <= set(shown.columns):
-        _rank_labels(ax, y, shown, stride, table.level)
+        keep = [bool(t.get_text()) for t in ax.get_yticklabels()]
+        _rank_labels(ax, y, shown, keep, table.level)
     ax.set_xlabel(elo_label(table.level) + ("" if edges is None else
                   "; open intervals run off the frame"))  # fmt: skip
     if edges is not None:
         ax.set_xlim(*edges)
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
-    if title is not None:
-        ax.set_title(title)
-    if handles:
-        ax.legend(handles=handles, loc="upper left", fontsize="small")
+    legend_above(ax, handles)
+    set_title(ax, title)
     return ax
 
 
-def _rank_labels(ax: Axes, y, shown: pd.DataFrame, stride: int, level: float | None) -> None:
+def _rank_labels(ax: Axes, y, shown: pd.DataFrame, keep: list[bool],
+                 level: float | None) -> None:  # fmt: skip
     """Each row's rank interval as a tick label of a secondary y axis on the right."""
     lo = pd.to_numeric(shown["rank_lower"], errors="coerce").to_numpy(dtype=float)
     hi = pd.to_numeric(shown["rank_upper"], errors="coerce").to_numpy(dtype=float)
@@ -216,8 +247,10 @@ def _rank_labels(ax: Axes, y, shown: pd.DataFrame, stride: int, level: float | N
             for a, b in zip(lo, hi, strict=True)]  # fmt: skip
     side = ax.secondary_yaxis("right")
     side.set_gid("ratings-ranks")
-    side.set_yticks(y, labels=thin(text, stride))
-    side.tick_params(length=0, labelsize="small")
+    side.set_yticks(y, labels=[t if k else "" for t, k in zip(text, keep, strict=True)])
+    size = min(ax.yaxis.get_major_ticks()[0].label1.get_fontsize(),
+               FontProperties(size="small").get_size_in_points())  # fmt: skip
+    side.tick_params(length=0, labelsize=size)
     what = "rank" if level is None else f"rank ({100 * level:.4g}% simultaneous)"
     side.set_ylabel(what, fontsize="small")
 
@@ -235,6 +268,63 @@ def _rest_note(rest: pd.DataFrame, anchor: str | None, marked: list[str]) -> str
 
 
 # ----------------------------------------------------------------------------------------------
+# Style control
+# ----------------------------------------------------------------------------------------------
+
+
+def plot_style(
+    controlled: Ratings | pd.DataFrame,
+    raw: Ratings | pd.DataFrame,
+    axes: tuple[Axes, Axes] | None = None,
+    *,
+    level: float | None = None,
+    highlight: str | Iterable[str] | None = None,
+    top: int | None = None,
+    title: str | None = None,
+    size: tuple[float, float] | None = None,
+    dpi: float | None = None,
+) -> np.ndarray:
+    """Raw and style-controlled Elo bands side by side, the models in the same rows.
+
+    >>> controlled = ratings.fit("verdicts.csv", style=["tokens", "headers"])  # doctest: +SKIP
+    >>> raw = ratings.fit("verdicts.csv")                                       # doctest: +SKIP
+    >>> save_figure(plot_style(controlled, raw)[0], "style.png")                 # doctest: +SKIP
+
+    Parameters
+    ----------
+    controlled : Ratings or pandas.DataFrame
+        The fit with ``style=[...]`` (or its ``to_frame()`` table, e.g. ``ratings fit --style
+        ... --out``). It orders the rows, best first.
+    raw : Ratings or pandas.DataFrame
+        The plain fit of the same verdicts (``ratings.fit`` without ``style``), on the same
+        anchor. It must rate the same models.
+    axes : pair of matplotlib Axes, optional
+        Left (raw) and right (controlled) Axes to draw into. By default a new figure with two
+        panels sharing both axes.
+    level : float, optional
+        Confidence level of the bands (see :func:`ratings.plot.bands.plot_ratings`).
+    highlight : str or iterable of str, optional
+        Models drawn in a second colour in both panels.
+    top : int, optional
+        Draw only the ``top`` best models (by the controlled Elo); a note counts the rest.
+    title : str, optional
+        Above both panels, wrapped to the figure's width.
+    size, dpi : optional
+        The new figure's size in inches (``(W, H)`` or ``"W,H"``) and resolution.
+
+    Returns
+    -------
+    numpy.ndarray of two matplotlib.axes.Axes
+        ``[raw, controlled]``. The right panel labels each row on the right with its rank
+        change (raw rank minus controlled rank: ``+3`` moved up three places under control;
+        ``gid="style-rank-change"``). The legend (anchor, highlighted) is below the panels.
+    """
+    return draw_style(controlled, raw, axes, level=level, highlight=highlight, top=top,
+                      title=title, size=size, dpi=dpi, new_figure=pyplot_axes,
+                      draw_bands=_plot_ratings)  # fmt: skip
+
+
+# ----------------------------------------------------------------------------------------------
 # Scopes
 # ----------------------------------------------------------------------------------------------
 
@@ -248,6 +338,8 @@ def plot_scopes(
     highlight: str | Iterable[str] | None = None,
     top: int | None = None,
     title: str | None = None,
+    size: tuple[float, float] | None = None,
+    dpi: float | None = None,
 ) -> Axes:
     """Overlay the ratings of several scopes: dodged points and intervals, one colour per scope.
 
@@ -268,6 +360,9 @@ def plot_scopes(
     top : int, optional
         Draw only the first ``top`` models of the ordering; a note counts the rest.
     title : str, optional
+        Wrapped to the width of the Axes.
+    size, dpi : optional
+        The new figure's size in inches and resolution (see :func:`plot_ratings`).
 
     Returns
     -------
@@ -276,11 +371,12 @@ def plot_scopes(
     Notes
     -----
     Models are ordered by the combined Elo when ``combined`` is given (models it lacks follow),
-    otherwise by their mean Elo over the scopes that rated them. The legend has one entry per
-    scope, plus ``"combined"``.
+    otherwise by their mean Elo over the scopes that rated them. The legend, above the Axes,
+    has one entry per scope, plus ``"combined"``.
     """
     return _plot_scopes(results, ax, combined=combined, level=level, highlight=highlight,
-                        top=top, title=title, new_axes=pyplot_axes)  # fmt: skip
+                        top=top, title=title, new_axes=pyplot_axes, size=size,
+                        dpi=dpi)  # fmt: skip
 
 
 def _split_scopes(results, level) -> dict[str, RatingsTable]:
@@ -300,7 +396,8 @@ def _split_scopes(results, level) -> dict[str, RatingsTable]:
 
 
 def _plot_scopes(results, ax, *, combined, level, highlight, top, title,
-                 new_axes: AxesFactory) -> Axes:
+                 new_axes: AxesFactory, size=None, dpi=None) -> Axes:  # fmt: skip
+    size, dpi = figure_options(ax, size, dpi)
     tables = _split_scopes(results, level)
     series: list[tuple[str, RatingsTable, object, str]] = []
     if combined is not None:
@@ -330,20 +427,25 @@ def _plot_scopes(results, ax, *, combined, level, highlight, top, title,
     if ax is None:
         per_row = max(ROW_HEIGHT, 0.11 * k)
         width, _ = rows_size(n_rows, shown, title is not None)
-        ax = new_axes((width, per_row * n_rows + MARGIN + (0.3 if title is not None else 0.0)))
-        stride = 1
+        ax = make_axes(new_axes, (width, per_row * n_rows + MARGIN + 0.3
+                                  + (0.3 if title is not None else 0.0)), size, dpi)
+        stride = 1 if size is None else fit_tick_labels(ax, n_rows + 1.0)
     else:
         stride = fit_tick_labels(ax, n_rows + 1.0)
     ypos = pd.Series(np.arange(n, dtype=np.float64)[::-1], index=shown)
     offsets = (np.arange(k)[::-1] - (k - 1) / 2.0) * (0.7 / k)
+    # points per series row: thinner bands and smaller markers where rows are tight
+    pitch = 72.0 * root_figure(ax).get_figheight() * ax.get_position().height / (n_rows + 1.0)
+    pitch *= 0.7 / k
+    lw, ms = min(1.6, 0.7 * pitch), min(4.0, 1.1 * pitch)
     handles = []
     for (name, t, color, marker), off in zip(series, offsets, strict=True):
         f = t.frame[t.frame["model"].isin(shown)]
         y = ypos.reindex(f["model"]).to_numpy() + off
-        ax.hlines(y, column(f, "lower"), column(f, "upper"), colors=color, linewidth=1.6, alpha=0.7,
-                  gid=f"scope-bands:{name}")  # fmt: skip
+        ax.hlines(y, column(f, "lower"), column(f, "upper"), colors=color, linewidth=lw,
+                  alpha=0.7, gid=f"scope-bands:{name}")  # fmt: skip
         ax.plot(column(f, "elo"), y, linestyle="none", marker=marker,
-                markersize=5 if marker == "s" else 4, color=color, zorder=3,
+                markersize=1.25 * ms if marker == "s" else ms, color=color, zorder=3,
                 gid=f"scope-points:{name}")  # fmt: skip
         handles.append(legend_proxy(color, marker, name, markersize=5))
 
@@ -353,9 +455,8 @@ def _plot_scopes(results, ax, *, combined, level, highlight, top, title,
     ax.set_xlabel(elo_label(levels.pop() if len(levels) == 1 else None))
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
-    ax.legend(handles=handles, loc="upper left", fontsize="small")
-    if title is not None:
-        ax.set_title(title)
+    legend_above(ax, handles)
+    set_title(ax, title)
     return ax
 
 
@@ -371,6 +472,8 @@ def plot_win_matrix(
     models: Iterable[str] | None = None,
     annotate: bool | None = None,
     title: str | None = None,
+    size: tuple[float, float] | None = None,
+    dpi: float | None = None,
 ) -> Axes:
     """Heatmap of predicted win probabilities, P(row beats column) = sigma(s_row - s_col).
 
@@ -384,14 +487,19 @@ def plot_win_matrix(
     models : iterable of str, optional
         Models to include (default all); rows and columns are sorted by Elo, best first.
     annotate : bool, optional
-        Write the probability in each cell; default when there are at most 15 models.
+        Write the probability in each cell; default when there are at most 15 models and
+        the cells are large enough for the text.
     title : str, optional
+        Wrapped to the width of the Axes.
+    size, dpi : optional
+        The new figure's size in inches and resolution (see :func:`plot_ratings`).
 
     Returns
     -------
     matplotlib.axes.Axes
         The image is ``ax.images[0]`` (values in ``get_array()``); a colourbar is added.
     """
+    size, dpi = figure_options(ax, size, dpi)
     table = ratings_table(result)
     frame = table.frame
     if models is not None:
@@ -401,33 +509,59 @@ def plot_win_matrix(
     n = len(names)
     if n == 0:
         raise ValueError("`models` selects no models.")
+    annotate_given = annotate is not None
     annotate = n <= 15 if annotate is None else bool(annotate)
     if ax is None:
         side = 0.3 * n + 1.5 + label_width(names)
-        ax = pyplot_axes((side + 1.2, side + (0.3 if title is not None else 0.0)))
-        ystride = xstride = 1
+        ax = make_axes(pyplot_axes, (side + 1.2, side + (0.3 if title is not None else 0.0)),
+                       size, dpi)  # fmt: skip
+        stride, cell = 1, None
+        if size is not None:
+            stride, cell = _matrix_labels(ax, names)
     else:
-        ystride = fit_tick_labels(ax, n + 1.0)
-        xstride = fit_tick_labels(ax, n + 1.0, axis="x")
+        stride, cell = _matrix_labels(ax, names)
     e = frame["elo"].to_numpy(dtype=np.float64)
     p = expit((e[:, None] - e[None, :]) / table.scale)
     im = ax.imshow(p, cmap="RdBu", vmin=0.0, vmax=1.0, interpolation="nearest")
     ticks = np.arange(n)
-    ax.set_xticks(ticks, labels=thin(names, xstride), rotation=45 if n <= 15 else 90,
+    ax.set_xticks(ticks, labels=thin(shorten(names), stride), rotation=45 if n <= 15 else 90,
                   ha="right" if n <= 15 else "center",
                   rotation_mode="anchor" if n <= 15 else "default")  # fmt: skip
-    ax.set_yticks(ticks, labels=thin(names, ystride))
+    ax.set_yticks(ticks, labels=thin(shorten(names), stride))
     ax.set_xlabel("column (opponent)")
     ax.set_ylabel("row")
+    fig = root_figure(ax)
+    fig.colorbar(im, ax=ax, label="P(row beats column)")
+    text_size: float | str = "x-small"
+    if annotate and cell is not None:  # a given size: the cells' size after layout
+        fig.draw_without_rendering()
+        cell = 72.0 * ax.get_window_extent().height / fig.dpi / n
+        text_size = min(7.0, cell / 2.8)
+        annotate = annotate_given or text_size >= 4.0  # unreadable: left out unless asked
     if annotate:
         for i in range(n):
             for j in range(n):
-                ax.text(j, i, f"{p[i, j]:.2f}", ha="center", va="center", fontsize="x-small",
+                ax.text(j, i, f"{p[i, j]:.2f}", ha="center", va="center", fontsize=text_size,
                         color="white" if abs(p[i, j] - 0.5) > 0.3 else "black")  # fmt: skip
-    root_figure(ax).colorbar(im, ax=ax, label="P(row beats column)")
-    if title is not None:
-        ax.set_title(title)
+    set_title(ax, title)
     return ax
+
+
+def _matrix_labels(ax: Axes, names: list[str]) -> tuple[int, float]:
+    """Tick labels of a win matrix in a given figure size: a font size at which rows do not
+    overlap and the longest name takes at most a quarter of the shorter side (never below
+    MIN_LABEL_SIZE; then every k-th label only); return the stride and the cell size in points."""
+    fig = root_figure(ax)
+    box = ax.get_position()
+    short = min(fig.get_figwidth() * box.width, fig.get_figheight() * box.height)
+    side = min(fig.get_figwidth(), fig.get_figheight())
+    cell = 72.0 * short / max(len(names), 1)  # points per row (the image is square)
+    longest = max((len(s) for s in shorten(names)), default=1)
+    size = min(FontProperties(size=mpl.rcParams["ytick.labelsize"]).get_size_in_points(),
+               cell / 1.3, 0.25 * side / (0.0075 * longest))  # fmt: skip
+    size = max(size, MIN_LABEL_SIZE)
+    ax.tick_params(axis="both", labelsize=size)
+    return max(1, int(np.ceil(1.3 * size / cell))), cell
 
 
 # ----------------------------------------------------------------------------------------------
@@ -514,36 +648,76 @@ def plot_cli(
     top: int | None = None,
     highlight: str | Iterable[str] | None = None,
     title: str | None = None,
+    size: tuple[float, float] | str | None = None,
+    dpi: float | None = None,
+    raw: str | os.PathLike[str] | None = None,
+    style_table: str | os.PathLike[str] | None = None,
 ) -> None:
-    """Plot a saved ratings table to an image: the body of ``ratings plot RATINGS.csv -o FILE``.
+    """Plot a saved table to an image: the body of ``ratings plot TABLE -o FILE``.
 
     Parameters
     ----------
     ratings_csv : path
         A table written by ``ratings fit --out r.csv`` (``.json`` and ``.tsv`` are read too).
         With a ``scope`` column holding several scopes, the scopes are overlaid
-        (:func:`plot_scopes`); otherwise the bands are drawn (:func:`plot_ratings`).
+        (:func:`plot_scopes`); with ``raw``, the raw and style-controlled bands are drawn side by
+        side (:func:`plot_style`); otherwise the bands are drawn (:func:`plot_ratings`). A judge
+        audit table (``ratings audit --out audit.csv``) draws the audit, and a style
+        coefficients table (``ratings fit --style-out``) its coefficients (:func:`plot_audit`).
     out : path
-        ``.png``, ``.svg`` or ``.pdf``; written atomically, never over the input.
+        ``.png``, ``.svg`` or ``.pdf``; written atomically, never over an input.
     top, highlight, title
         As in :func:`plot_ratings`.
+    size : (float, float) or str, optional
+        Figure size in inches (``--size W,H``); default fitted to the rows.
+    dpi : float, optional
+        Resolution of a PNG (``--dpi``); default 100.
+    raw : path, optional
+        ``--raw``: the plain fit's table, for a style-controlled ``ratings_csv``.
+    style_table : path, optional
+        ``--style-table``: a style coefficients table (``ratings fit --style-out``) drawn
+        below an audit's judges.
 
     Raises
     ------
     ValueError
-        ``out`` is the input file, has an unsupported extension, or the table lacks columns.
+        ``out`` is an input file, has an unsupported extension, or a table lacks columns.
     """
     _check_format(out)
+    size, dpi = parse_size(size), check_dpi(dpi)
     src, dst = Path(os.fspath(ratings_csv)), Path(os.fspath(out))
-    if same_file(src, dst):
-        raise ValueError(f"Refusing to write {os.fspath(out)!r}: it is the input file. Choose "
-                         "another path.")  # fmt: skip
+    inputs = [(src, "RATINGS"), *((Path(os.fspath(p)), flag) for p, flag in
+                                  ((raw, "--raw"), (style_table, "--style-table"))
+                                  if p is not None)]
+    for path, flag in inputs:
+        if same_file(path, dst):
+            raise ValueError(f"Refusing to write {os.fspath(out)!r}: it is the input file "
+                             f"({flag}). Choose another path.")  # fmt: skip
     frame = read_ratings_table(src)
-    if "scope" in frame.columns and frame["scope"].nunique() > 1:
+    coefs = None if style_table is None else read_ratings_table(style_table)
+    kw = dict(title=title, size=size, dpi=dpi)
+    is_audit = "judge" in frame.columns and "position_bias" in frame.columns
+    is_coefs = {"feature", "coef"} <= set(frame.columns)
+    if (is_audit or is_coefs) and (raw is not None or top is not None or highlight):
+        what = "a judge audit" if is_audit else "a style coefficients"
+        raise ValueError(f"`--raw`, `--top` and `--highlight` are for ratings tables; "
+                         f"{os.fspath(src)!r} is {what} table.")  # fmt: skip
+    if coefs is not None and not is_audit:
+        raise ValueError("`--style-table` draws style coefficients below a judge audit "
+                         "(`ratings audit --out audit.csv`); plot the coefficients table "
+                         "alone with `ratings plot COEFS.csv`.")  # fmt: skip
+    if is_audit:
+        ax = draw_audit(frame, None, unit="elo", style=coefs, new_axes=bare_axes, **kw)
+    elif is_coefs:
+        ax = draw_audit(None, None, unit="elo", style=frame, new_axes=bare_axes, **kw)
+    elif raw is not None:
+        ax = draw_style(frame, read_ratings_table(raw), None, level=None, highlight=highlight,
+                        top=top, new_figure=bare_axes, draw_bands=_plot_ratings,
+                        **kw)[0]  # fmt: skip
+    elif "scope" in frame.columns and frame["scope"].nunique() > 1:
         ax = _plot_scopes(frame, None, combined=None, level=None, highlight=highlight, top=top,
-                          title=title, new_axes=bare_axes)  # fmt: skip
+                          new_axes=bare_axes, **kw)  # fmt: skip
     else:
         ax = _plot_ratings(frame, None, level=None, highlight=highlight, top=top, anchor=None,
-                           title=title, new_axes=bare_axes)  # fmt: skip
+                           new_axes=bare_axes, **kw)  # fmt: skip
     save_figure(ax, dst)
-

@@ -14,11 +14,15 @@ from matplotlib.axes import Axes
 from ratings.plot.figures import (
     BASE_COLOR,
     column,
+    figure_options,
     infer_level,
+    legend_above,
+    make_axes,
     pct,
     pyplot_axes,
     require_columns,
     rows_size,
+    set_title,
 )
 from ratings.result import Ratings
 
@@ -26,7 +30,12 @@ __all__ = ["plot_convergence", "plot_judges"]
 
 
 def plot_judges(
-    judges: pd.DataFrame | Ratings, ax: Axes | None = None, *, title: str | None = None
+    judges: pd.DataFrame | Ratings,
+    ax: Axes | None = None,
+    *,
+    title: str | None = None,
+    size: tuple[float, float] | None = None,
+    dpi: float | None = None,
 ) -> Axes:
     """Draw each judge's quality eta (probability of reporting the true order) with its interval.
 
@@ -42,8 +51,10 @@ def plot_judges(
     -------
     matplotlib.axes.Axes
         Judges are sorted by eta, best at the top; vertical reference lines mark 0.5
-        (uninformative: a coin flip) and 1.0 (always the true order).
+        (uninformative: a coin flip) and 1.0 (always the true order), named in the legend
+        above the Axes.
     """
+    size, dpi = figure_options(ax, size, dpi)
     if isinstance(judges, Ratings):
         if judges.judges is None:
             raise ValueError("This fit has no judge qualities (a Bradley-Terry fit); plot a "
@@ -57,7 +68,8 @@ def plot_judges(
     frame = frame.sort_values(["eta", "judge"], ascending=[False, True], kind="stable")
     n = len(frame)
     if ax is None:
-        ax = pyplot_axes(rows_size(max(n, 3), frame["judge"].astype(str), title is not None))
+        ax = make_axes(pyplot_axes, rows_size(max(n, 3), frame["judge"].astype(str),
+                                              title is not None, legend=True), size, dpi)
     y = np.arange(n, dtype=np.float64)[::-1]
     eta = frame["eta"].to_numpy(dtype=np.float64)
     lo = hi = eta
@@ -85,9 +97,8 @@ def plot_judges(
     ax.set_xlabel(f"judge quality η ({what})" if has_ci else "judge quality η")
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
-    ax.legend(handles=[h1, h2], loc="upper left", fontsize="small")
-    if title is not None:
-        ax.set_title(title)
+    legend_above(ax, [h1, h2])
+    set_title(ax, title)
     return ax
 
 
@@ -108,6 +119,8 @@ def plot_convergence(
     hue: str | None = None,
     target: float | None = None,
     title: str | None = None,
+    size: tuple[float, float] | None = None,
+    dpi: float | None = None,
 ) -> Axes:
     """Draw interval half-width against verdicts collected, one line per ``hue`` group.
 
@@ -126,20 +139,25 @@ def plot_convergence(
     target : float, optional
         A horizontal dashed line at this half-width.
     title : str, optional
+        Wrapped to the width of the Axes.
+    size, dpi : optional
+        The new figure's size in inches (``(W, H)`` or ``"W,H"``) and resolution; only
+        without ``ax``.
 
     Returns
     -------
     matplotlib.axes.Axes
         One :class:`~matplotlib.lines.Line2D` per group (``gid="convergence:<group>"``), plus the
-        target line (``gid="convergence-target"``).
+        target line (``gid="convergence-target"``); the legend sits above the Axes.
     """
+    size, dpi = figure_options(ax, size, dpi)
     if not isinstance(history, pd.DataFrame):
         raise TypeError(f"`history` must be a DataFrame; got {type(history).__name__}.")
     require_columns(history, [c for c in (x, y, hue) if c is not None], "`history`")
     if target is not None and not np.isfinite(target):
         raise ValueError(f"`target` must be a finite number or None; got {target!r}.")
     if ax is None:
-        ax = pyplot_axes((6.4, 4.2 + (0.3 if title is not None else 0.0)))
+        ax = make_axes(pyplot_axes, (6.4, 4.5 + (0.3 if title is not None else 0.0)), size, dpi)
     data = history.dropna(subset=[x, y])
     groups = [(None, data)] if hue is None else list(data.groupby(hue, sort=False))
     for i, (key, g) in enumerate(groups):
@@ -162,9 +180,9 @@ def plot_convergence(
     ax.set_ylim(bottom=0.0)
     ax.grid(alpha=0.3)
     if hue is not None or target is not None:
-        ax.legend(title=hue, fontsize="small")
-    if title is not None:
-        ax.set_title(title)
+        handles, _ = ax.get_legend_handles_labels()
+        legend_above(ax, handles, title=hue)
+    set_title(ax, title)
     return ax
 
 

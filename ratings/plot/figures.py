@@ -16,6 +16,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure, FigureBase
 from matplotlib.font_manager import FontProperties
+from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
 from matplotlib.transforms import blended_transform_factory
 from scipy.special import ndtr
@@ -31,6 +32,7 @@ __all__ = [
     "BASE_COLOR",
     "COMBINED_COLOR",
     "HIGHLIGHT_COLOR",
+    "LABEL_CHARS",
     "MARGIN",
     "MIN_LABEL_SIZE",
     "ROW_HEIGHT",
@@ -38,22 +40,31 @@ __all__ = [
     "RatingsTable",
     "as_names",
     "bare_axes",
+    "check_dpi",
     "check_names",
     "check_top",
     "column",
     "elo_label",
+    "figure_options",
     "fit_tick_labels",
     "infer_level",
     "label_rows",
     "label_width",
+    "labelled",
+    "legend_above",
     "legend_proxy",
+    "make_axes",
+    "parse_size",
     "pct",
     "pyplot_axes",
     "ratings_table",
     "require_columns",
     "root_figure",
     "rows_size",
+    "set_title",
+    "shorten",
     "thin",
+    "wrap_text",
 ]
 
 ROW_HEIGHT = 0.22  # inches per model row: 10 pt tick labels need about 0.19 in
@@ -63,7 +74,8 @@ HIGHLIGHT_COLOR = "C3"
 ANCHOR_COLOR = "black"
 COMBINED_COLOR = "black"
 
-AxesFactory = Callable[[tuple[float, float]], Axes]
+AxesFactory = Callable[..., Axes]  # (figsize, dpi=None) -> a new figure's Axes
+MAX_DPI = 1200.0  # a 10 in figure at 1200 dpi is 12,000 pixels wide
 
 
 # ----------------------------------------------------------------------------------------------
@@ -212,29 +224,91 @@ def check_top(top) -> int | None:
 # ----------------------------------------------------------------------------------------------
 
 
-def pyplot_axes(figsize: tuple[float, float]) -> Axes:
+def pyplot_axes(figsize: tuple[float, float], dpi: float | None = None) -> Axes:
     """A new pyplot figure of ``figsize`` inches (constrained layout) and its Axes."""
     import matplotlib.pyplot as plt
 
-    _, ax = plt.subplots(figsize=figsize, layout="constrained")
+    _, ax = plt.subplots(figsize=figsize, dpi=dpi, layout="constrained")
     return ax
 
 
-def bare_axes(figsize: tuple[float, float]) -> Axes:
+def bare_axes(figsize: tuple[float, float], dpi: float | None = None) -> Axes:
     """A figure outside pyplot (no backend, nothing to close): for
     :func:`ratings.plot.bands.plot_cli`."""
-    return Figure(figsize=figsize, layout="constrained").add_subplot()
+    return Figure(figsize=figsize, dpi=dpi, layout="constrained").add_subplot()
+
+
+def parse_size(size) -> tuple[float, float] | None:
+    """A figure size in inches: ``(width, height)`` or the text ``"W,H"`` (``--size``)."""
+    if size is None:
+        return None
+    parts = size.split(",") if isinstance(size, str) else size
+    try:
+        width, height = (float(v) for v in parts)
+    except (TypeError, ValueError):
+        raise ValueError(f"{option('size')} must be two numbers W,H in inches (e.g. 10,6); got "
+                         f"{size!r}.") from None  # fmt: skip
+    if not (np.isfinite(width) and np.isfinite(height) and 0.5 <= min(width, height)
+            and max(width, height) <= 200.0):  # fmt: skip
+        raise ValueError(f"{option('size')} must be between 0.5 and 200 inches per side; got "
+                         f"{width:g},{height:g}.")  # fmt: skip
+    return width, height
+
+
+def check_dpi(dpi) -> float | None:
+    """``dpi`` (None or a number in [10, MAX_DPI]) as a float."""
+    if dpi is None:
+        return None
+    if isinstance(dpi, bool) or not isinstance(dpi, int | float | np.integer | np.floating) or not (
+            10.0 <= float(dpi) <= MAX_DPI):  # fmt: skip
+        raise ValueError(f"{option('dpi')} must be a number from 10 to {MAX_DPI:g}; got {dpi!r}.")
+    return float(dpi)
+
+
+def figure_options(ax: Axes | None, size, dpi) -> tuple[tuple[float, float] | None, float | None]:
+    """Check ``size`` and ``dpi``, which only apply to a figure the plot makes (``ax=None``)."""
+    size, dpi = parse_size(size), check_dpi(dpi)
+    if ax is not None and (size is not None or dpi is not None):
+        raise ValueError("`size` and `dpi` are for the figure a plot makes; with `ax`, size the "
+                         "caller's figure instead (and pass `dpi` to `save_figure`).")  # fmt: skip
+    return size, dpi
+
+
+def make_axes(factory: AxesFactory, default: tuple[float, float],
+             size: tuple[float, float] | None, dpi: float | None) -> Axes:  # fmt: skip
+    """A new figure's Axes, of the plot's ``default`` size unless the caller chose ``size``."""
+    return factory(default if size is None else size, dpi)
+
+
+LABEL_CHARS = 48  # longer model names are shortened in tick labels (head ... tail)
+
+
+def shorten(names: Iterable[str], limit: int = LABEL_CHARS) -> list[str]:
+    """Tick labels for ``names``: a name longer than ``limit`` characters keeps its start and
+    its end around an ellipsis; the limit grows until no two labels read the same."""
+    names = [str(s) for s in names]
+    longest = max((len(s) for s in names), default=0)
+    while limit < longest:
+        tail = limit // 3
+        short = [s if len(s) <= limit else f"{s[:limit - tail - 1]}\u2026{s[-tail:]}"
+                 for s in names]  # fmt: skip
+        if len(set(short)) == len(set(names)):
+            return short
+        limit += 4
+    return names
 
 
 def label_width(labels: Iterable[str]) -> float:
-    """Rough width in inches of the longest tick label at 10 pt."""
-    return 0.075 * max((len(s) for s in labels), default=0)
+    """Rough width in inches of the longest (shortened) tick label at 10 pt."""
+    return 0.075 * max((len(s) for s in shorten(labels)), default=0)
 
 
-def rows_size(n_rows: float, labels: Iterable[str], title: bool) -> tuple[float, float]:
-    """A figure size for ``n_rows`` rows of tick labels ``labels``."""
+def rows_size(n_rows: float, labels: Iterable[str], title: bool,
+              legend: bool = False) -> tuple[float, float]:  # fmt: skip
+    """A figure size for ``n_rows`` rows of tick labels ``labels`` (and room for a title and a
+    legend above the Axes)."""
     width = float(np.clip(4.8 + label_width(labels), 6.0, 12.0))
-    return width, ROW_HEIGHT * n_rows + MARGIN + (0.3 if title else 0.0)
+    return width, ROW_HEIGHT * n_rows + MARGIN + (0.3 if title else 0.0) + (0.3 if legend else 0.0)
 
 
 MIN_LABEL_SIZE = 5.0  # points: below this, label every k-th row instead
@@ -264,7 +338,8 @@ def label_rows(ax: Axes, y, names: Iterable[str], marked: Iterable[str], stride:
     bold in the highlight colour; fit the y limits, with room below for ``note`` (the models not
     shown), drawn there when given (``gid="ratings-note"``)."""
     names, marked = list(names), set(marked)
-    ax.set_yticks(y, labels=thin(names, stride))
+    keep = labelled(names, marked, stride)
+    ax.set_yticks(y, labels=[t if k else "" for t, k in zip(shorten(names), keep, strict=True)])
     for label, name in zip(ax.get_yticklabels(), names, strict=True):
         if name in marked:
             label.set_color(HIGHLIGHT_COLOR)
@@ -273,6 +348,18 @@ def label_rows(ax: Axes, y, names: Iterable[str], marked: Iterable[str], stride:
     if note:
         ax.text(0.01, -1.0, note, transform=blended_transform_factory(ax.transAxes, ax.transData),
                 ha="left", va="center", fontsize="small", color="0.3", gid="ratings-note")
+
+
+def labelled(names: list[str], marked: Iterable[str], stride: int) -> np.ndarray:
+    """Which rows get a label: every ``stride``-th, and every ``marked`` one (whose neighbours
+    within the stride then go unlabelled)."""
+    keep = np.zeros(len(names), dtype=bool)
+    keep[::stride] = True
+    if stride > 1:
+        for i in np.flatnonzero(np.isin(names, list(marked))):
+            keep[max(0, i - stride + 1):i + stride] = False
+        keep[np.isin(names, list(marked))] = True
+    return keep
 
 
 def thin(labels: Iterable[str], stride: int) -> list[str]:
@@ -293,6 +380,82 @@ def root_figure(fig_or_ax) -> Figure:
     while not isinstance(fig, Figure):  # a SubFigure: walk up to the root
         fig = fig.figure
     return fig
+
+
+def _layout(fig: Figure) -> None:
+    """Run the figure's layout (constrained layout places the Axes) without drawing pixels."""
+    fig.draw_without_rendering()
+
+
+def _text_width(fig: Figure, text: str, size) -> float:
+    """Width in display pixels of ``text`` at font ``size``."""
+    t = fig.text(0.0, 0.0, text, fontsize=size)
+    try:
+        return t.get_window_extent().width
+    finally:
+        t.remove()
+
+
+def wrap_text(fig: Figure, text: str, width: float, size) -> str:
+    """``text`` broken at spaces into lines no wider than ``width`` pixels at font ``size``
+    (existing line breaks kept; a word longer than a line gets a line of its own)."""
+    lines: list[str] = []
+    for paragraph in str(text).split("\n"):
+        line = ""
+        for word in paragraph.split(" "):
+            trial = word if not line else f"{line} {word}"
+            if line and _text_width(fig, trial, size) > width:
+                lines.append(line)
+                line = word
+            else:
+                line = trial
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _fit_font(fig: Figure, text: str, width: float, size: float) -> float:
+    """The largest size down to 6 pt at which every line of ``text`` is within ``width``."""
+    widest = max(_text_width(fig, line, size) for line in text.split("\n"))
+    return size if widest <= width else max(6.0, size * width / widest)
+
+
+def legend_above(ax: Axes, handles: list, *, title: str | None = None) -> Legend | None:
+    """The legend of ``handles`` above the Axes, outside the data area, left-aligned, in as many
+    columns as fit the Axes' width (``gid="legend-above"``); ``None`` without handles."""
+    if not handles:
+        return None
+    fig = root_figure(ax)
+    kw = dict(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.0), borderaxespad=0.3,
+              fontsize="small", frameon=False, title=title, title_fontsize="small",
+              alignment="left", handlelength=1.6, columnspacing=1.2)  # fmt: skip
+    _layout(fig)
+    room = ax.get_window_extent().width
+    for ncols in range(len(handles), 0, -1):
+        legend = ax.legend(ncols=ncols, **kw)
+        if ncols == 1 or legend.get_window_extent().width <= room:
+            break
+    legend.set_gid("legend-above")
+    return legend
+
+
+def set_title(ax: Axes, title: str | None) -> None:
+    """The Axes' title, wrapped to the width of the Axes and its tick labels (never wider than
+    the figure), above a legend placed by :func:`legend_above`."""
+    if title is None:
+        return
+    fig = root_figure(ax)
+    _layout(fig)
+    box, deco = ax.get_window_extent(), ax.get_tightbbox()
+    centre = 0.5 * (box.x0 + box.x1)  # the title is centred on the Axes; it may run over the
+    room = max(box.width, 2.0 * min(centre - deco.x0, deco.x1 - centre))  # tick labels
+    size = FontProperties(size=mpl.rcParams["axes.titlesize"]).get_size_in_points()
+    text = wrap_text(fig, str(title), room, size)
+    size = _fit_font(fig, text, room, size)
+    legend = ax.get_legend()
+    pad = mpl.rcParams["axes.titlepad"]
+    if legend is not None and legend.get_gid() == "legend-above":
+        pad += legend.get_window_extent().height * 72.0 / fig.dpi + 3.0
+    ax.set_title(text, pad=pad, fontsize=size)
 
 
 def legend_proxy(color, marker: str, label: str, **kw) -> Line2D:

@@ -522,6 +522,14 @@ def _validate_registry(frame: pd.DataFrame, name: str) -> pd.DataFrame:
     with np.errstate(invalid="ignore"):
         off = np.abs(index - np.asarray(index_value(elo), dtype=np.float64)) > _INDEX_TOL
     present = model.notna().to_numpy(dtype=bool)
+    lower, upper, rating = num["lower"][0], num["upper"][0], num["anchor_rating"][0]
+    anchor = text(raw["anchor"])
+    with np.errstate(invalid="ignore"):
+        below = lower > elo  # NaN (an empty bound) compares False
+        above = upper < elo
+        outside = (index < 0.0) | (index > 1.0)
+        off_anchor = ((model == anchor).to_numpy(dtype=bool, na_value=False)
+                      & ~(np.abs(elo - rating) <= _INDEX_TOL * np.maximum(1.0, np.abs(rating))))
     problems = [
         ("missing model", ~present, None),
         ("duplicate model", model.duplicated(keep=False).to_numpy(dtype=bool) & present,
@@ -534,12 +542,18 @@ def _validate_registry(frame: pd.DataFrame, name: str) -> pd.DataFrame:
         ("lower is not a number", num["lower"][1], "lower"),
         ("upper is not a number", num["upper"][1], "upper"),
         ("anchor_rating is not a number", num["anchor_rating"][1], "anchor_rating"),
+        ("anchor_rating is not finite", np.isinf(rating), "anchor_rating"),
+        ("index outside [0, 1]", outside, "index"),
         ("index inconsistent with elo: (elo, index) must satisfy index = "
          "clip((elo - 500) / 2000, 0, 1)", off, ("elo", "index")),
+        ("lower above elo (lower <= elo <= upper)", below, ("lower", "elo", "upper")),
+        ("upper below elo (lower <= elo <= upper)", above, ("lower", "elo", "upper")),
+        ("the board's anchor off its anchor_rating (the anchor model's elo is the rating its "
+         "board pins it at)", off_anchor, ("model", "elo", "anchor_rating")),
         ("frozen_on is not a YYYY-MM-DD date", ~valid_day, "frozen_on"),
     ]  # fmt: skip
     _raise_rows(problems, raw, f"Registry {name!r} is corrupt",
-                "The entries were edited or damaged. " + _UNTOUCHED)  # fmt: skip
+                "The entries were edited or damaged. " + _UNTOUCHED, lines=True)  # fmt: skip
     out = pd.DataFrame({
         "model": model.array,
         **{c: num[c][0] for c in ("elo", "lower", "upper", "index")},
@@ -567,8 +581,12 @@ def _raise_rows(
     raw: dict[str, pd.Series],
     what: str,
     fix: str,
+    *,
+    lines: bool = False,
 ) -> None:
-    """Raise InvalidVerdictsError if any row has a problem (each row gets its first one)."""
+    """Raise InvalidVerdictsError if any row has a problem (each row gets its first one);
+    rows are 0-based data rows, with ``lines`` also their lines in the file (the header is
+    line 1)."""
     n = len(next(iter(raw.values())))
     reason = np.zeros(n, dtype=np.int16)
     for code, (_, mask, _) in enumerate(problems, start=1):
@@ -595,6 +613,8 @@ def _raise_rows(
         "reason": np.asarray([p[0] for p in problems], dtype=object)[kinds - 1],
         **{c: s.iloc[bad].to_numpy() for c, s in raw.items()},
     })  # fmt: skip
+    where = (f" Rows count data rows from 0: in the file they are lines {format_rows(bad + 2)} "
+             "(the header is line 1)." if lines else "")  # fmt: skip
     raise InvalidVerdictsError(
-        f"{what}: {bad.size} row(s) unusable: {'; '.join(parts)}. {fix}", rows=table
+        f"{what}: {bad.size} row(s) unusable: {'; '.join(parts)}.{where} {fix}", rows=table
     )

@@ -1,0 +1,43 @@
+"""``ratings style-features ANSWERS --text-a COL --text-b COL --out FILE``: per-side answer-style
+counts (:mod:`ratings.style`) for a verdict log that carries the answers' texts."""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["add_parser"]
+
+
+def add_parser(sub, kit) -> None:
+    """Add the ``style-features`` subcommand to ``sub`` (options from ``kit``, a
+    :class:`ratings.cli.commands.CommandKit`)."""
+    p = sub.add_parser(
+        "style-features",
+        help="count tokens, headers, list items and bold spans of both answers (for --style)",
+        description="Add the columns tokens_a, tokens_b, headers_a, headers_b, lists_a, "
+                    "lists_b, bold_a, bold_b to a table of verdicts with the answers' texts, "
+                    "for `ratings fit --style tokens,headers,lists,bold`. Fenced code blocks "
+                    "are left out of every count.")  # fmt: skip
+    p.add_argument("answers", metavar="ANSWERS",
+                   help="table with the two answers' texts (.csv, .tsv, .parquet, .jsonl, ...)")
+    p.add_argument("--text-a", required=True, metavar="COL", help="column of answer A's text")
+    p.add_argument("--text-b", required=True, metavar="COL", help="column of answer B's text")
+    p.add_argument("--out", required=True, metavar="FILE",
+                   help="the table with the feature columns added (.csv, .tsv, .parquet, "
+                        ".jsonl, .json)")  # fmt: skip
+    kit.add_output_options(p)
+    kit.declare_io(p, {"answers": "ANSWERS"}, {"out": "--out"})
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read ANSWERS, add the feature columns, write ``--out`` atomically."""
+    from ratings.io import write_atomic
+    from ratings.io.readers import read_file
+    from ratings.style import add_features
+
+    frame = read_file(args.answers)
+    out = add_features(frame, args.text_a, args.text_b)
+    write_atomic(out, args.out, inputs=[args.answers], csv_escape=args.csv_escape)
+    print(f"{len(out):,} rows with tokens, headers, lists and bold per side -> {args.out}")
+    return 0

@@ -1,0 +1,141 @@
+"""NumPy twins of :mod:`ratings.kernels.style` (same names and signatures), written for
+obviousness; the tests compare the two.
+
+Rows are style rows (:class:`ratings.models.style.StyleRows`): row r compares slot A model
+``row_a[r]`` with slot B model ``row_b[r]`` under judge ``row_judge[r]`` with features
+``x[r]`` (P features). Its design vector over the parameters (strengths (M), coefficients
+(P)[, etas (K)]) is ``u_r = e_a - e_b + x_r`` on d = s_a - s_b + beta . x_r and ``e_{M+P+k}`` on
+its judge's eta (Crowd-BT).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["style_assemble", "style_cluster_quadratic", "style_cluster_scores",
+           "style_cluster_times", "style_gradient", "style_groups", "style_row_keys"]  # fmt: skip
+
+
+def style_gradient(n_models, n_judges, row_a, row_b, row_judge, x, s_d, s_eta):
+    """sum_r s_d[r] u_r + s_eta[r] e_{judge} -> float64[M + P (+ K)] (no etas when ``s_eta`` is
+    empty)."""
+    m = n_models
+    out = [np.bincount(row_a, s_d, m) - np.bincount(row_b, s_d, m), x.T @ s_d]
+    if s_eta.size:
+        out.append(np.bincount(row_judge, s_eta, n_judges))
+    return np.concatenate(out)
+
+
+def style_assemble(n_models, n_judges, row_a, row_b, row_judge, x, w_dd, w_deta, w_etaeta):
+    """sum_r w_dd u u^T + w_deta (u e^T + e u^T) + w_etaeta e e^T, dense (no etas when
+    ``w_deta`` is empty)."""
+    m, p, nj = n_models, x.shape[1], n_judges if w_deta.size else 0
+    n = m + p + nj
+    out = np.zeros((n, n))
+    diag = np.bincount(row_a, w_dd, m) + np.bincount(row_b, w_dd, m)
+    off = np.bincount(row_a * m + row_b, w_dd, m * m).reshape(m, m)
+    out[:m, :m] = np.diag(diag) - off - off.T
+    wx = w_dd[:, None] * x
+    cross = np.column_stack([np.bincount(row_a, wx[:, k], m) - np.bincount(row_b, wx[:, k], m)
+                             for k in range(p)]) if p else np.zeros((m, 0))  # fmt: skip
+    out[:m, m:m + p] = cross
+    out[m:m + p, :m] = cross.T
+    out[m:m + p, m:m + p] = x.T @ wx
+    if nj:
+        e = m + p
+        se = (np.bincount(row_a * nj + row_judge, w_deta, m * nj)
+              - np.bincount(row_b * nj + row_judge, w_deta, m * nj)).reshape(m, nj)
+        out[:m, e:] = se
+        out[e:, :m] = se.T
+        fe = np.column_stack([np.bincount(row_judge, w_deta * x[:, k], nj) for k in range(p)])
+        out[m:e, e:] = fe.T
+        out[e:, m:e] = fe
+        out[e:, e:] = np.diag(np.bincount(row_judge, w_etaeta, nj))
+    return out
+
+
+def style_cluster_scores(n_clusters, n_params, n_models, row_a, row_b, row_judge, row_cluster, x,
+                         s_d, s_eta):  # fmt: skip
+    """Each cluster's summed score over all parameters -> float64[G, n_params]."""
+    g, q, m, p = n_clusters, n_params, n_models, x.shape[1]
+    at = row_cluster * q
+    out = np.bincount(at + row_a, s_d, g * q) - np.bincount(at + row_b, s_d, g * q)
+    out = out.reshape(g, q)
+    for k in range(p):
+        out[:, m + k] += np.bincount(row_cluster, s_d * x[:, k], g)
+    if s_eta.size:
+        out += np.bincount(at + m + p + row_judge, s_eta, g * q).reshape(g, q)
+    return out
+
+
+def _dot(n_models, row_a, row_b, row_judge, row_cluster, x, a, b, v):
+    """z_r = a_r u_r . v_{c(r)} + b_r v_{c(r), judge} for v (G x n_params); or with
+    ``row_cluster`` None, v (n_params x C) shared by every row -> (R x C)."""
+    m, p = n_models, x.shape[1]
+    if row_cluster is None:
+        z = v[row_a] - v[row_b] + x @ v[m:m + p]
+        z *= a[:, None]
+        if b.size:
+            z += b[:, None] * v[m + p + row_judge]
+        return z
+    z = v[row_cluster, row_a] - v[row_cluster, row_b] + np.einsum("rk,rk->r", x, v[row_cluster,
+                                                                                  m:m + p])
+    z *= a
+    if b.size:
+        z += b * v[row_cluster, m + p + row_judge]
+    return z
+
+
+def style_cluster_times(n_models, row_a, row_b, row_judge, row_cluster, x, a, b, v):
+    """``H_g v_g`` for every cluster g: H_g = sum_{r in g} w_r w_r^T with w_r = a_r u_r + b_r
+    e_judge; ``v`` and the result are (G x n_params)."""
+    g, q = v.shape
+    m, p = n_models, x.shape[1]
+    z = _dot(n_models, row_a, row_b, row_judge, row_cluster, x, a, b, v)
+    az = a * z
+    at = row_cluster * q
+    out = np.bincount(at + row_a, az, g * q) - np.bincount(at + row_b, az, g * q)
+    out = out.reshape(g, q)
+    for k in range(p):
+        out[:, m + k] += np.bincount(row_cluster, az * x[:, k], g)
+    if b.size:
+        out += np.bincount(at + m + p + row_judge, b * z, g * q).reshape(g, q)
+    return out
+
+
+def style_cluster_quadratic(n_clusters, n_models, row_a, row_b, row_judge, row_cluster, x, a, b,
+                            n):  # fmt: skip
+    """``n_c^T H_g n_c`` for every cluster g and column c of ``n`` (n_params x C) -> (G x C)."""
+    z = _dot(n_models, row_a, row_b, row_judge, None, x, a, b, n)
+    out = np.zeros((n_clusters, n.shape[1]))
+    np.add.at(out, row_cluster, z * z)
+    return out
+
+
+_SEED, _MUL = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
+
+
+def style_row_keys(row_cluster, row_judge, row_a, row_b, x, hash_bits):
+    """Sort keys of verdicts -> uint64[R]: the cluster above the low ``hash_bits`` bits, which
+    hold the top bits of a 64-bit hash of (judge, a, b, the bits of x). Equal (cluster, judge,
+    a, b, x) give equal keys; ``x`` must hold no -0.0 (add 0.0 first)."""
+    h = np.full(row_a.shape[0], _SEED)
+    with np.errstate(over="ignore"):
+        for col in [row_judge, row_a, row_b, *np.ascontiguousarray(x).view(np.int64).T]:
+            h ^= col.astype(np.uint64)
+            h *= _MUL
+            h ^= h >> np.uint64(31)
+    hb = np.uint64(hash_bits)
+    return (row_cluster.astype(np.uint64) << hb) | (h >> (np.uint64(64) - hb))
+
+
+def style_groups(key, row_cluster, n_clusters):
+    """Verdicts grouped by equal ``key`` -> (group of each verdict int64[R], first verdict of
+    each group int64[G]); groups are numbered by cluster, then by first appearance."""
+    if not key.size:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    order = np.lexsort((first, row_cluster[first]))
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[order] = np.arange(first.size)
+    return rank[inv.ravel()].astype(np.int64), first[order].astype(np.int64)
