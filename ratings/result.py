@@ -53,10 +53,19 @@ def _expit(x: float) -> float:
 
 def check_level(level: float) -> float:
     """``level`` as a float strictly between 0 and 1 (a confidence level), else ValueError."""
-    if not (isinstance(level, int | float) and 0.0 < float(level) < 1.0):
+    ok = isinstance(level, int | float) and not isinstance(level, bool)
+    if not (ok and 0.0 < float(level) < 1.0):
         raise ValueError(f"{option('level')} must be a float strictly between 0 and 1; got "
                          f"{level!r}.")  # fmt: skip
+    if not MIN_LEVEL <= float(level) <= MAX_LEVEL:  # quantiles of such levels round to 0 or 1
+        raise ValueError(f"{option('level')} must be between {MIN_LEVEL} and {MAX_LEVEL} "
+                         "(closer to 0 or 1 its normal and t quantiles are lost to rounding); "
+                         f"got {level!r}.")  # fmt: skip
     return float(level)
+
+
+#: The confidence levels a fit accepts.
+MIN_LEVEL, MAX_LEVEL = 1e-9, 1.0 - 1e-9
 
 
 @dataclass(frozen=True, eq=False)

@@ -25,7 +25,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ratings.cli.commands import CommandKit
+from ratings.cli.commands import CommandKit, HelpFormatter
+from ratings.cli.inputs import add_input_options, missing_task_message, parse_mapping
+from ratings.core.errors import InvalidVerdictsError
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.io import read_verdicts, write_atomic
 from ratings.io.readers import format_of, is_header_only
@@ -78,7 +80,7 @@ def _share(text: str) -> float:
     return value
 
 
-def read_verdict_file(path: str | os.PathLike[str],
+def read_verdict_file(path: str | os.PathLike[str], *, columns=None, winner_map=None,
                       keep: Sequence[str] = ()) -> pd.DataFrame | None:  # fmt: skip
     """Read a verdict log with :func:`ratings.read_verdicts`; ``None`` for a header-only CSV.
 
@@ -87,6 +89,8 @@ def read_verdict_file(path: str | os.PathLike[str],
     path : path
         Any format :func:`ratings.read_verdicts` reads. A ``.csv`` / ``.tsv`` file with a header
         and no rows is an empty log (``None``), which ``read_verdicts`` would reject.
+    columns, winner_map : mapping, optional
+        As for :func:`ratings.read_verdicts` (``--columns``, ``--winner-map``).
     keep : sequence of str, optional
         Other columns to keep (e.g. the ``NAME_a``, ``NAME_b`` columns of ``--style``).
 
@@ -97,7 +101,7 @@ def read_verdict_file(path: str | os.PathLike[str],
     """
     if is_header_only(path):
         return None
-    return read_verdicts(path, keep=keep).verdicts
+    return read_verdicts(path, columns=columns, winner_map=winner_map, keep=keep).verdicts
 
 
 def _read_text_table(path: str | os.PathLike[str], flag: str, what: str,
@@ -156,19 +160,28 @@ def add_next_parser(subparsers, kit: CommandKit | None = None) -> argparse.Argum
         help="plan the next batch of matches (balanced start, then the most informative pairs)",
         description="Plan the next matches: task_id, model_a, model_b (A/B random), judge, "
         "phase and score, written to --out. A verdict CSV with only a header is an empty log.",
+        epilog="examples:\n  ratings next battles.csv --columns question_id=task_id --judges j1,j2 "
+        "--n 50 --seed 7 -o next.csv\n  ratings next log.csv --submissions subs.csv --judges j1 "
+        "--n 100 --seed 1 -o next.tsv",
+        formatter_class=HelpFormatter,
     )
-    p.add_argument("verdicts", help="verdict log so far: .csv, .tsv, .parquet or .jsonl")
+    p.add_argument("verdicts", metavar="VERDICTS",
+                   help="verdict log so far: .csv, .tsv, .parquet or .jsonl ('-': standard "
+                        "input)")  # fmt: skip
+    add_input_options(p, cluster=False)  # --columns, --winner-map, --delimiter, --encoding
     p.add_argument(
         "--submissions",
-        metavar="SUBS.csv",
+        metavar="SUBS",
         help="CSV of the (model, task_id) answers that exist; an empty task_id lists a model "
         "without answers (default: those seen in the verdicts)",
     )
     p.add_argument("--judges", required=True, type=_judge_list, metavar="J1,J2,...",
                    help="the judge panel, used in turn")  # fmt: skip
-    p.add_argument("--n", required=True, type=int, help="number of matches to plan")
-    p.add_argument("--seed", required=True, type=int, help="seed of every random choice")
+    p.add_argument("--n", required=True, type=int, metavar="N", help="number of matches to plan")
+    p.add_argument("--seed", required=True, type=int, metavar="SEED",
+                   help="seed of every random choice")
     p.add_argument(
+        "-o",
         "--out",
         required=True,
         metavar="FILE",
@@ -177,7 +190,7 @@ def add_next_parser(subparsers, kit: CommandKit | None = None) -> argparse.Argum
     p.add_argument("--phase", choices=["auto", "balanced", "active"], default="auto",
                    help="auto (default): balanced until every model has --min-matches, then "
                         "active")  # fmt: skip
-    p.add_argument("--min-matches", type=int, default=MIN_MATCHES,
+    p.add_argument("--min-matches", type=int, default=MIN_MATCHES, metavar="N",
                    help=f"matches per model before the active phase (default "
                         f"{MIN_MATCHES})")  # fmt: skip
     p.add_argument("--scope", help="plan for this scope of the verdicts (required if several; a "
@@ -230,7 +243,13 @@ def cmd_next(args: argparse.Namespace) -> int:
     from sampling._board import PlanWarning
 
     style = _style(args)
-    verdicts = read_verdict_file(args.verdicts, keep=_style_columns(style))
+    verdicts = read_verdict_file(args.verdicts,
+                                 columns=parse_mapping(getattr(args, "columns", None), "--columns"),
+                                 winner_map=parse_mapping(getattr(args, "winner_map", None),
+                                                          "--winner-map"),
+                                 keep=_style_columns(style))  # fmt: skip
+    if verdicts is not None and "task_id" not in verdicts.columns:
+        raise InvalidVerdictsError(missing_task_message(args.verdicts))
     subs = read_submissions(args.submissions) if args.submissions else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PlanWarning)

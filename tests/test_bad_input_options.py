@@ -240,7 +240,8 @@ def test_cli_unknown_ci(tmp_path, good, capsys):
 
 def test_cli_out_with_unsupported_extension(tmp_path, good, capsys):
     err = run_cli(["fit", good, "--out", tmp_path / "r.txt"], capsys, tmp_path)
-    assert re.search(r"`--out` must end in \.csv or \.json; got '.*r\.txt'", err), err
+    assert re.search(r"`--out .*r\.txt`: the format is chosen by the suffix: \.csv, \.tsv, "
+                     r"\.json, \.jsonl, \.parquet", err), err
 
 
 def test_cli_plot_output_gif(tmp_path, ratings_csv, capsys):

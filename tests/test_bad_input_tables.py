@@ -64,7 +64,7 @@ def test_verdicts_unknown_winner_value(tmp_path, capsys):
     assert err.value.rows[["row", "reason", "winner"]].values.tolist() == [
         [1, "unknown winner value", "draw"]]  # fmt: skip
     stderr = run_cli(["fit", path, "--out", tmp_path / "r.csv"], capsys, tmp_path)
-    assert "unknown winner value (e.g. ['draw'] at rows [1])" in stderr
+    assert "unknown winner value (e.g. ['draw'] at lines [3])" in stderr  # header: line 1
 
 
 def test_verdicts_nan_model(tmp_path):
@@ -213,7 +213,11 @@ def test_verdicts_corrupt_parquet(tmp_path):
 
 def test_verdicts_unknown_extension(tmp_path):
     path = write(tmp_path / "v.xlsx", GOOD)
-    with pytest.raises(ValueError, match=r"Cannot tell the format of '.*v\.xlsx' from its "
+    with pytest.raises(ValueError, match=r"'.*v\.xlsx' is a spreadsheet \(\.xlsx\).*export the "
+                       r"sheet as CSV"):  # fmt: skip
+        read_verdicts(path)
+    path = write(tmp_path / "v.xyz", GOOD)
+    with pytest.raises(ValueError, match=r"Cannot tell the format of '.*v\.xyz' from its "
                        r"extension\. Supported: \.csv"):  # fmt: skip
         read_verdicts(path)
 
@@ -237,7 +241,7 @@ def test_counts_negative(tmp_path, capsys):
         from_counts(table)
     assert err.value.rows["row"].tolist() == [1]
     err_text = run_cli(["fit", tmp_path / "c.csv", "--out", tmp_path / "r.csv"], capsys, tmp_path)
-    assert "rows [1]" in err_text
+    assert "lines [3]" in err_text and "at line 3" in err_text  # the header is line 1
 
 
 def test_counts_negative_names_column_and_value(tmp_path):

@@ -656,7 +656,7 @@ def test_read_verdicts_bad_arguments_raise_value_or_file_errors(tmp_path):
     path.write_text("model_a,model_b,winner\nx,y,A\n", encoding="utf-8")
     with pytest.raises(FileNotFoundError, match=r"nope\.csv"):
         read_verdicts(tmp_path / "nope.csv")
-    with pytest.raises(ValueError, match=r"Cannot tell the format of .*v\.xlsx"):
+    with pytest.raises(ValueError, match=r"v\.xlsx' is a spreadsheet .*export the sheet as CSV"):
         read_verdicts(tmp_path / "v.xlsx")
     with pytest.raises(ValueError, match="`format`"):
         read_verdicts(path, format="xlsx")  # type: ignore[arg-type]

@@ -57,8 +57,8 @@ def test_mapping_to_non_canonical_name() -> None:
 def test_missing_column_lists_available(tmp_path: Path, engine: str) -> None:
     path = write(tmp_path / "v.csv", "model_a,model_b,result\nx,y,A\n")
     expected = (f"{str(path)!r}: Column(s) ['winner'] not found in verdicts. Available columns: "
-                "['model_a', 'model_b', 'result']. Pass `columns={'your_name': 'winner'}` to map "
-                "your names.")  # fmt: skip
+                "['model_a', 'model_b', 'result']. Pass `columns={'result': 'winner'}` to map your "
+                "names.")  # fmt: skip
     with pytest.raises(InvalidVerdictsError) as info:
         read_verdicts(path)
     assert str(info.value) == expected

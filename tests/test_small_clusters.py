@@ -160,3 +160,12 @@ def test_contrasted_influence_equals_the_dense_paths(monkeypatch):
     want = dense.inference.influence() @ c.T
     np.testing.assert_allclose(sparse.inference.contrasted_influence(c), want, rtol=1e-9,
                                atol=1e-12 * np.abs(want).max())  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore::ratings.core.errors.JudgeWarning")
+@pytest.mark.parametrize("seed", [9, 10])
+def test_one_judge_crowd_bt_widening_on_the_sparse_path(seed, monkeypatch):
+    """One judge (its eta from the prior's posterior mode, intervals widened by the one-judge
+    profile): the sparse path widens as the dense path does."""
+    log = _judged(seed, n=400, sizes=(1, 2)).assign(judge="j1")
+    _assert_same(log, monkeypatch, model="crowd-bt")

@@ -17,6 +17,7 @@ from ratings.api.loading import (
     is_counts_source,
     load_comparisons,
     load_log,
+    warn_unclustered,
 )
 from ratings.api.specs import (
     BT,
@@ -222,6 +223,9 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
                          f"{close_matches(anchor, data.models)}")  # fmt: skip
+    if options.cluster == "auto" and data.clusters is None and loaded.frame is not None \
+            and ci != "model":  # per verdict by default only: say so
+        warn_unclustered(verdicts, scope, stacklevel=3)
     n_params = data.n_models + (len(data.judges) if model == "crowd-bt" else 0)
     check_memory(fit_memory(n_params, n_clusters=data.n_clusters if data.clusters is not None
                             else 0, n_boot=n_boot if ci == "bootstrap" else 0),

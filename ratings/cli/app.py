@@ -22,10 +22,24 @@ from pathlib import Path
 from typing import NoReturn
 
 from ratings.cli.allocator import leave, tune_allocator
-from ratings.cli.commands import CommandKit, add_registered
+from ratings.cli.commands import CommandKit, HelpFormatter, add_registered
 from ratings.cli.flags import FLAGS, render_option
-from ratings.cli.notes import report_judges, show_warning, warn_unclustered
+from ratings.cli.inputs import (
+    add_input_options,
+    parse_mapping,
+    read_log,
+    relabel,
+    staged_verdicts,
+)
+from ratings.cli.lines import name_lines, rows_table
+from ratings.cli.notes import report_judges, show_warnings
 from ratings.cli.style_features import add_parser as add_style_features
+from ratings.cli.tables import (
+    add_precision_option,
+    check_table_suffix,
+    rounded,
+    write_table,
+)
 from ratings.core.errors import (
     ConvergenceWarning,
     DataWarning,
@@ -39,7 +53,8 @@ from ratings.core.errors import (
 )
 from ratings.core.memory import limit_scope
 
-__all__ = ["EXIT_DATA", "FLAGS", "USER_ERRORS", "main", "program"]
+__all__ = ["DESCRIPTIONS", "EXAMPLES", "EXIT_DATA", "FLAGS", "USER_ERRORS", "build_parser", "main",
+           "program"]
 
 #: Exit status of a run stopped by its input (data, arguments, files); argparse's usage
 #: errors exit with 2 as well.
@@ -50,82 +65,80 @@ EXIT_DATA = 2
 USER_ERRORS = (InvalidVerdictsError, NonIdentifiableError, ValueError, KeyError, OSError,
                MemoryLimitError)  # fmt: skip
 
-def _mapping(text: str | None, what: str) -> dict[str, str] | None:
-    """Parse ``"a=b,c=d"`` (CLI mappings); commas inside names are not supported here."""
-    if not text:
-        return None
-    out = {}
-    for part in text.split(","):
-        key, sep, value = part.rpartition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"`{what}` must look like 'old=new,old2=new2'; got {text!r}.")
-        out[key.strip()] = value.strip()
-    return out
+_mapping = parse_mapping  # "a=b,c=d" on the command line (a key given twice is an error)
 
 
-def _add_fit_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--scope", help="fit only verdicts of this scope (required if several)")
-    p.add_argument("--model", choices=["bt", "crowd-bt"], default=None,
-                   help="Bradley-Terry (default for one scope), or Crowd-BT with one quality eta "
-                        "per judge (default for judged scopes with --by scope / combine)")
-    p.add_argument("--judge-quality", metavar="JUDGES.json | SCOPE=FILE,...",
-                   help="crowd-bt: fix eta from a file written by `ratings judges` "
-                        "(per scope: 'analytical=a.json,presentation=p.json'); implies "
-                        "--model crowd-bt, an error with --model bt")  # fmt: skip
-    p.add_argument("--fit-new-judges", action="store_true",
-                   help="crowd-bt: estimate eta for judges missing from --judge-quality "
-                        "(implies --model crowd-bt)")  # fmt: skip
-    p.add_argument("--eta-known", action="store_true",
-                   help="crowd-bt: treat --judge-quality etas as known (leave their "
-                        "uncertainty out of the intervals)")
-    p.add_argument("--prior", default="default", metavar="default|none|AGREE,FLIP,SD",
-                   help="crowd-bt: weak priors on judge quality (Beta pseudo-counts) and "
-                        "strengths (sd, log units); 'none' fits the plain maximum likelihood")
-    p.add_argument("--anchor", metavar="NAME=RATING",
+def _add_fit_options(p: argparse.ArgumentParser, *, scope: bool = True, bt: bool = True,
+                     model: bool = True, effects: bool = True) -> None:  # fmt: skip
+    """The fitting options: ``scope``, the ``bt`` ones (``--penalty``, ``--firth``), ``model``
+    (``--model``) and ``effects`` (``--adjust``, ``--families``, ``--style``) where they mean
+    something to the subcommand; the input options always."""
+    add_input_options(p)
+    g = p.add_argument_group("the fit")
+    if scope:
+        g.add_argument("--scope", help="fit only verdicts of this scope (required if several)")
+    if model:
+        g.add_argument("--model", choices=["bt", "crowd-bt"], default=None,
+                       help="Bradley-Terry (default for one scope), or Crowd-BT with one quality "
+                            "eta per judge (default for judged scopes with --by scope / "
+                            "combine)")  # fmt: skip
+    g.add_argument("--anchor", metavar="NAME=RATING",
                    help="pin one model at a rating, e.g. 'GPT-5.5 (medium)=1000'; "
                         "default: centred at mean 1000")  # fmt: skip
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--cluster", metavar="COLUMN",
-                   help="cluster verdicts by this column of the file for the sandwich, e.g. "
-                        "question_id (default task_id; without one, per verdict and a "
-                        "warning)")  # fmt: skip
-    g.add_argument("--no-cluster", action="store_true",
-                   help="treat verdicts as independent (per-verdict HC0 sandwich)")
-    p.add_argument("--ci", choices=["sandwich", "sandwich-z", "model", "bootstrap"],
+    g.add_argument("--ci", choices=["sandwich", "sandwich-z", "model", "bootstrap"],
                    default="sandwich",
                    help="sandwich (default; clustered: CR2 with df per contrast), sandwich-z "
                         "(CR1, normal quantile), model (inverse Hessian) or bootstrap")
-    p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
-    p.add_argument("--penalty", type=float, default=0.0,
-                   help="opt-in ridge penalty making ratings finite when a model never lost")
-    p.add_argument("--firth", action="store_true", help="bt: Firth's bias-reduced estimate, "
-                   "finite on every board (a model that never lost: open interval)")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("--columns", metavar="OLD=NEW,...",
-                   help="map column names, e.g. 'left=model_a,right=model_b,question=task_id'")
-    p.add_argument("--winner-map", metavar="VALUE=A|B|tie,...",
-                   help="accept extra winner spellings, e.g. 'tie (bothbad)=tie'")
-    p.add_argument("--adjust", metavar="position,self-preference",
-                   help="estimate these judge effects as nuisance parameters, so ratings are "
-                        "corrected for them (self-preference needs --families)")
-    p.add_argument("--families", metavar="FILE",
-                   help="CSV with columns name,family for models and judges")
-    p.add_argument("--style", metavar="NAME,...",
-                   help="style control: fit one shared coefficient per feature from the "
-                        "columns NAME_a and NAME_b (e.g. tokens,headers); ratings are those of "
-                        "answers of equal style")
-    p.add_argument("--style-transform", default="normalized",
-                   choices=["normalized", "diff", "ratio", "log-ratio"],
-                   help="how a feature's two sides become one number (default normalized: "
-                        "(a - b) / (a + b))")
-    p.add_argument("--style-ridge", type=float, default=0.0, metavar="LAMBDA",
-                   help="optional ridge on the style coefficients only (default 0)")
+    g.add_argument("--level", type=float, default=0.95, metavar="LEVEL",
+                   help="confidence level (default 0.95)")
+    g.add_argument("--n-boot", type=int, default=1000, metavar="N",
+                   help="bootstrap resamples (default 1000)")
+    g.add_argument("--seed", type=int, default=0, metavar="SEED",
+                   help="bootstrap seed (default 0)")
+    if bt:
+        g.add_argument("--penalty", type=float, default=0.0, metavar="LAMBDA",
+                       help="bt: opt-in ridge penalty making ratings finite when a model never "
+                            "lost")  # fmt: skip
+        g.add_argument("--firth", action="store_true", help="bt: Firth's bias-reduced estimate, "
+                       "finite on every board (a model that never lost: open interval)")
+    c = p.add_argument_group("judge quality (Crowd-BT)")
+    c.add_argument("--judge-quality", metavar="FILE|SCOPE=FILE,...",
+                   help="fix eta from a file written by `ratings judges` (per scope: "
+                        "'analytical=a.json,presentation=p.json')"
+                        + ("; implies --model crowd-bt, an error with --model bt"
+                           if model else ""))  # fmt: skip
+    c.add_argument("--fit-new-judges", action="store_true",
+                   help="estimate eta for judges missing from --judge-quality")
+    c.add_argument("--eta-known", action="store_true",
+                   help="treat --judge-quality etas as known (leave their uncertainty out of "
+                        "the intervals)")  # fmt: skip
+    c.add_argument("--prior", default="default", metavar="PRIOR",
+                   help="'default', 'none' or 'AGREE,FLIP,SD': weak priors on judge quality "
+                        "(Beta pseudo-counts) and strengths (sd, log units); 'none' fits the "
+                        "plain maximum likelihood")  # fmt: skip
+    if effects:
+        e = p.add_argument_group("judge effects and style")
+        e.add_argument("--adjust", metavar="EFFECT,...",
+                       help="position and/or self-preference: estimate these judge effects as "
+                            "nuisance parameters, so ratings are corrected for them "
+                            "(self-preference needs --families)")  # fmt: skip
+        e.add_argument("--families", metavar="FILE",
+                       help="CSV with columns name,family for models and judges")
+        e.add_argument("--style", metavar="NAME,...",
+                       help="style control: fit one shared coefficient per feature from the "
+                            "columns NAME_a and NAME_b (e.g. tokens,headers); ratings are those "
+                            "of answers of equal style")  # fmt: skip
+        e.add_argument("--style-transform", default="normalized",
+                       choices=["normalized", "diff", "ratio", "log-ratio"],
+                       help="how a feature's two sides become one number (default normalized: "
+                            "(a - b) / (a + b))")
+        e.add_argument("--style-ridge", type=float, default=0.0, metavar="LAMBDA",
+                       help="optional ridge on the style coefficients only (default 0)")
     _add_memory_option(p)
 
 
 def _add_combine_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rubric", metavar="RUBRIC.csv",
+    p.add_argument("--rubric", metavar="RUBRIC",
                    help="rubric checks (task_id, model, check_id, passed) added as scope 'rubric'")
     p.add_argument("--rubric-method", choices=["rate", "check"], default="rate",
                    help="rubric to matches: pass rate per task (default) or per check")
@@ -181,70 +194,149 @@ def _wants_registered(argv: Sequence[str] | None) -> bool:
     return first is None or first not in BUILTIN
 
 
+#: One or two examples per subcommand, shown at the end of its --help (and in docs/cli.md).
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "fit": ("ratings fit battles.csv --columns question_id=task_id --out ratings.csv",
+            "ratings fit battles.csv --cluster question_id --pairs pairs.csv -o ratings.json"),
+    "judges": ("ratings judges verdicts.csv --out judges.json",),
+    "combine": ("ratings combine verdicts.csv --rubric rubric.csv -o board.csv",),
+    "rubric": ("ratings rubric rubric.csv -o matches.csv",),
+    "assign-judges": ("ratings assign-judges rubric.csv --judges j1,j2 --seed 1 -o judges.csv",),
+    "freeze": ("ratings freeze ratings.csv --registry registry.csv",),
+    "plot": ("ratings plot ratings.csv -o bands.png --top 20",),
+    "audit": ("ratings audit verdicts.csv --families families.csv",
+              "ratings audit verdicts.csv -o audit.csv"),
+    "report": ("ratings report verdicts.csv -o board.html",
+               "ratings report --from ratings.csv --pairs pairs.csv -o board.html"),
+    "demo": ("ratings demo",),
+    "next": ("ratings next battles.csv --columns question_id=task_id --judges j1,j2 --n 50 "
+             "--seed 7 -o next.csv",),
+}  # fmt: skip
+
+#: What each subcommand does, at the top of its --help.
+DESCRIPTIONS: dict[str, str] = {
+    "fit": "Fit Elo ratings with confidence intervals (and rank intervals) from a verdict log: "
+           "one row per verdict with model_a, model_b, winner (A, B or tie) and, to cluster the "
+           "intervals, task_id. Prints the table, or writes it with --out.",
+    "judges": "Fit each judge's quality (Crowd-BT eta: how often it agrees with the stronger "
+              "model) and write it for reuse by later fits (--judge-quality). `judges` always "
+              "fits Crowd-BT.",
+    "combine": "Fit every scope of a log (Crowd-BT for judged scopes, Bradley-Terry for "
+               "deterministic ones) and combine them into one headline Elo per model.",
+    "rubric": "Turn rubric checks (task_id, model, check_id, passed) into synthetic matches "
+              "between models on the same task (scope 'rubric'), ready to append to a log.",
+    "freeze": "Add the models of a ratings table to a frozen registry: a model keeps the index "
+              "value it was frozen with until refrozen.",
+    "plot": "Plot each model's Elo and its interval as a band, from a table written by "
+            "`fit --out` or `combine --out`.",
+    "audit": "Audit the judges: position bias (slot A), self-preference (with --families) and "
+             "agreement with the fitted ratings, with intervals.",
+    "report": "Write one self-contained HTML page of the board: fit a verdict log, or render "
+              "saved tables (--from).",
+    "demo": "Fit the bundled simulated example and print every scope and the headline.",
+}  # fmt: skip
+
+
+def _sub(sub, name: str, help: str) -> argparse.ArgumentParser:
+    """A subcommand's parser with its description and examples."""
+    return sub.add_parser(name, help=help, description=DESCRIPTIONS.get(name, help),
+                          epilog=_examples(name),
+                          formatter_class=HelpFormatter)  # fmt: skip
+
+
+def _examples(name: str) -> str | None:
+    shown = EXAMPLES.get(name)
+    return None if not shown else "examples:\n" + "\n".join(f"  {e}" for e in shown)
+
+
+def _add_verdicts(p: argparse.ArgumentParser, help: str) -> None:
+    p.add_argument("verdicts", metavar="VERDICTS",
+                   help=help + "; '-' reads standard input (CSV, or TSV with --delimiter tab)")
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``ratings`` parser with every subcommand (the registered ones when ``argv`` asks for
+    one of them, or for help)."""
+    return _parser(argv)
+
+
 def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ratings",
         description="Elo ratings with confidence intervals from pairwise verdicts.",
+        epilog="Start with `ratings demo`, then `ratings fit YOUR.csv`; `ratings COMMAND --help` "
+               "describes each command.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("fit", help="fit Elo ratings with intervals from a verdict log")
-    p.add_argument("verdicts", help="verdict log: .csv, .tsv, .parquet or .jsonl")
+    p = _sub(sub, "fit", "fit Elo ratings with intervals from a verdict log")
+    _add_verdicts(p, "verdict log: .csv, .tsv, .parquet or .jsonl (or counts: wins_a, wins_b, "
+                     "ties)")
     _add_fit_options(p)
-    p.add_argument("--out", metavar="FILE", help="write the table to FILE (.csv or .json)")
+    o = p.add_argument_group("outputs")
+    o.add_argument("-o", "--out", metavar="FILE",
+                   help="write the ratings table to FILE (.csv, .tsv, .json with the fit's "
+                        "settings, .jsonl or .parquet)")  # fmt: skip
     p.add_argument("--by", choices=["scope"],
                    help="fit every scope (Crowd-BT for judged scopes, BT for deterministic "
                         "ones, unless --model is given) into one table with a scope column")
-    p.add_argument("--judges-out", metavar="FILE",
-                   help="crowd-bt: write the judges table to FILE (.csv or .json)")
-    p.add_argument("--style-out", metavar="FILE",
-                   help="with --style: write the style coefficients table to FILE (.csv or "
-                        ".json)")
-    p.add_argument("--pairs", metavar="FILE",
+    o.add_argument("--judges-out", metavar="FILE",
+                   help="crowd-bt: write the judges table to FILE (a table format)")
+    o.add_argument("--style-out", metavar="FILE",
+                   help="with --style: write the style coefficients table to FILE")
+    o.add_argument("--pairs", metavar="FILE",
                    help="write every pair's Elo difference, interval, win probability and "
-                        "multiplicity-adjusted p-value to FILE (.csv or .json)")
-    p.add_argument("--rejected", metavar="FILE",
-                   help="fit on the readable rows and write the rejected ones (with row numbers "
-                        "and reasons) to FILE; without it, any bad row is an error")  # fmt: skip
+                        "multiplicity-adjusted p-value to FILE")
+    o.add_argument("--rejected", metavar="FILE",
+                   help="fit on the readable rows and write the rejected ones (with their "
+                        "lines and reasons) to FILE; without it, any bad row is an "
+                        "error")  # fmt: skip
     p.add_argument("--engine", choices=["pandas", "duckdb"], default="pandas",
                    help="duckdb: validate and count the log (a Parquet or CSV file or glob) in "
                         "DuckDB, for logs larger than memory (pip install '.[duckdb]')")
     p.add_argument("--dask", nargs="?", const="local", metavar="ADDRESS",
                    help="validate and count the log (a Parquet file or glob) on a Dask cluster "
                         "at ADDRESS, or a local one without it (pip install '.[dask]')")
-    _add_output_options(p)
+    _add_output_options(o)
+    add_precision_option(o)
     _declare_io(p, _FIT_INPUTS, {"out": "--out", "rejected": "--rejected",
                                  "judges_out": "--judges-out", "pairs": "--pairs",
                                  "style_out": "--style-out"})  # fmt: skip
     p.set_defaults(func=_cmd_fit)
 
-    j = sub.add_parser("judges", help="fit judge quality (Crowd-BT eta) for reuse in later fits")
-    j.add_argument("verdicts", help="verdict log with a `judge` column")
-    _add_fit_options(j)
-    j.add_argument("--out", metavar="JUDGES.json", required=True,
+    j = _sub(sub, "judges", "fit judge quality (Crowd-BT eta) for reuse in later fits")
+    _add_verdicts(j, "verdict log with a `judge` column")
+    _add_fit_options(j, bt=False, model=False, effects=False)
+    j.add_argument("--model", help=argparse.SUPPRESS)  # refused with a reason, see _cmd_judges
+    j.add_argument("-o", "--out", metavar="JUDGES", required=True,
                    help="write eta, SE, interval and counts per judge (JSON)")
     _declare_io(j, _FIT_INPUTS, {"out": "--out"})
-    j.set_defaults(func=_cmd_judges, model="crowd-bt")
+    j.set_defaults(func=_cmd_judges, families=None)
 
-    c = sub.add_parser("combine", help="per-scope fits and the combined headline Elo")
-    c.add_argument("verdicts", help="verdict log with a `scope` column")
-    _add_fit_options(c)
+    c = _sub(sub, "combine", "per-scope fits and the combined headline Elo")
+    _add_verdicts(c, "verdict log with a `scope` column")
+    _add_fit_options(c, scope=False, bt=False)
     _add_combine_options(c)
-    c.add_argument("--out", metavar="FILE", help="write the table (all scopes + combined)")
+    c.add_argument("-o", "--out", metavar="FILE",
+                   help="write the table (all scopes + combined; .csv, .tsv, .json, .jsonl or "
+                        ".parquet)")  # fmt: skip
     _add_output_options(c)
+    add_precision_option(c)
     _declare_io(c, {**_FIT_INPUTS, "rubric": "--rubric"}, {"out": "--out"})
     c.set_defaults(func=_cmd_combine, by=None, judges_out=None, rejected=None,
-                   pairs=None)
+                   pairs=None, scope=None)
 
-    rb = sub.add_parser("rubric", help="turn rubric checks into synthetic matches (scope rubric)")
-    rb.add_argument("rubric", help="rubric results: task_id, model, check_id, passed")
+    rb = _sub(sub, "rubric", "turn rubric checks into synthetic matches (scope rubric)")
+    rb.add_argument("rubric", metavar="RUBRIC",
+                    help="rubric results: task_id, model, check_id, passed")
     rb.add_argument("--method", choices=["rate", "check"], default="rate",
                     help="one match per pair and task by pass rate (default), or one per check")
     rb.add_argument("--duplicates", choices=["error", "last"], default="error",
                     help="a check graded twice for one submission: error (default) or keep last")
     rb.add_argument("--columns", metavar="OLD=NEW,...", help="map column names")
-    rb.add_argument("--out", required=True, metavar="MATCHES.csv", help="synthetic matches")
+    rb.add_argument("-o", "--out", required=True, metavar="MATCHES",
+                    help="synthetic matches (.csv, .tsv, .json, .jsonl or .parquet)")
     _add_output_options(rb)
     _declare_io(rb, {"rubric": "RUBRIC"}, {"out": "--out"})
     rb.set_defaults(func=_cmd_rubric)
@@ -252,13 +344,15 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     from ratings.scopes.check_judges import add_assign_judges_parser  # one judge per rubric check
 
     aj = add_assign_judges_parser(sub)
+    aj.epilog, aj.formatter_class = _examples("assign-judges"), HelpFormatter
     _add_output_options(aj)
     _declare_io(aj, {"checks": "CHECKS", "previous": "--previous"}, {"out": "--out"})
 
-    fz = sub.add_parser("freeze", help="add new models' index values to a frozen registry")
+    fz = _sub(sub, "freeze", "add new models' index values to a frozen registry")
     fz.add_argument("ratings_table", metavar="RATINGS",
                     help="headline table (`combine --out`; its 'combined' rows) or `fit --out`")
-    fz.add_argument("--registry", required=True, help="registry CSV (created if absent)")
+    fz.add_argument("--registry", required=True, metavar="REGISTRY",
+                    help="registry CSV (created if absent; written in place)")
     fz.add_argument("--refreeze", action="append", default=[], metavar="MODEL",
                     help="replace this model's frozen entry (repeatable)")
     fz.add_argument("--date", help="freeze date (default: today, UTC)")
@@ -273,77 +367,81 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     _declare_io(fz, {"ratings_table": "RATINGS"}, {"registry": "--registry"})
     fz.set_defaults(func=_cmd_freeze)
 
-    pl = sub.add_parser("plot", help="plot Elo bands (95%% CI) from a ratings table")
+    pl = _sub(sub, "plot", "plot Elo bands (95%% CI) from a ratings table")
     pl.add_argument("ratings_table", metavar="RATINGS", help="table written by `fit --out` "
                     "(.csv or .json); several scopes give one band per scope; an `audit --out` "
                     "table draws the judge audit, a `fit --style-out` table the coefficients")
-    pl.add_argument("-o", "--out", required=True, help="image file: .png, .svg or .pdf")
-    pl.add_argument("--top", type=int, help="show the best K models and summarise the rest")
+    pl.add_argument("-o", "--out", required=True, metavar="IMAGE",
+                    help="image file: .png, .svg or .pdf")
+    pl.add_argument("--top", type=int, metavar="K",
+                    help="show the best K models and summarise the rest")
     pl.add_argument("--highlight", metavar="A,B", help="models to highlight")
     pl.add_argument("--title", help="plot title (long titles wrap)")
     pl.add_argument("--size", metavar="W,H", help="figure size in inches (default: fitted to "
                     "the rows)")
-    pl.add_argument("--dpi", type=float, help="resolution of a PNG in dots per inch (default 100)")
-    pl.add_argument("--raw", metavar="RAW.csv", help="with a style-controlled RATINGS (`fit "
+    pl.add_argument("--dpi", type=float, metavar="DPI",
+                    help="resolution of a PNG in dots per inch (default 100)")
+    pl.add_argument("--raw", metavar="RAW", help="with a style-controlled RATINGS (`fit "
                     "--style ... --out`): the plain fit's table; draws both side by side")
-    pl.add_argument("--style-table", metavar="STYLE.csv", help="with an audit table as RATINGS "
+    pl.add_argument("--style-table", metavar="STYLE", help="with an audit table as RATINGS "
                     "(`audit --out`): the style coefficients (`fit --style-out`) to draw below "
                     "the judges")  # fmt: skip
     _declare_io(pl, {"ratings_table": "RATINGS", "raw": "--raw", "style_table": "--style-table"},
                 {"out": "--out"})  # fmt: skip
     pl.set_defaults(func=_cmd_plot)
 
-    au = sub.add_parser("audit", help="judge audit: position bias, self-preference, agreement")
-    au.add_argument("verdicts", help="verdict log: .csv, .tsv, .parquet or .jsonl")
+    au = _sub(sub, "audit", "judge audit: position bias, self-preference, agreement")
+    _add_verdicts(au, "verdict log: .csv, .tsv, .parquet or .jsonl")
+    add_input_options(au)
     au.add_argument("--scope", help="audit only verdicts of this scope (required if several)")
     au.add_argument("--families", metavar="FILE",
                     help="CSV with columns name,family for models and judges (self-preference "
                          "is estimated for judges with a family)")
     au.add_argument("--model", choices=["bt", "crowd-bt"], default="bt",
                     help="Bradley-Terry (default) or Crowd-BT (adds each judge's eta)")
-    au.add_argument("--effects", metavar="position,self-preference",
+    au.add_argument("--effects", metavar="EFFECT,...",
                     default="position,self-preference",
-                    help="judge effects to fit (default both); effects the verdicts cannot "
-                         "estimate are reported as such and left out")
-    au.add_argument("--judge-quality", metavar="JUDGES.json", help="crowd-bt: fix eta")
+                    help="judge effects to fit: position and/or self-preference (default both); "
+                         "effects the verdicts cannot estimate are reported as such and left "
+                         "out")  # fmt: skip
+    au.add_argument("--judge-quality", metavar="JUDGES", help="crowd-bt: fix eta (a JSON file "
+                    "from `ratings judges`)")
     au.add_argument("--fit-new-judges", action="store_true",
                     help="crowd-bt: estimate eta for judges missing from --judge-quality")
-    g = au.add_mutually_exclusive_group()
-    g.add_argument("--cluster", metavar="COLUMN", help="cluster column (default task_id)")
-    g.add_argument("--no-cluster", action="store_true", help="treat verdicts as independent")
-    au.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
-    au.add_argument("--n-boot", type=int, default=1000,
+    au.add_argument("--level", type=float, default=0.95, metavar="LEVEL",
+                    help="confidence level (default 0.95)")
+    au.add_argument("--n-boot", type=int, default=1000, metavar="N",
                     help="task-bootstrap resamples for agreement intervals (default 1000)")
-    au.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    au.add_argument("--columns", metavar="OLD=NEW,...", help="map column names")
-    au.add_argument("--winner-map", metavar="VALUE=A|B|tie,...", help="extra winner spellings")
-    au.add_argument("--out", metavar="FILE",
+    au.add_argument("--seed", type=int, default=0, metavar="SEED",
+                    help="bootstrap seed (default 0)")
+    au.add_argument("-o", "--out", metavar="FILE",
                     help="write the per-judge table (.csv) or the whole report (.json)")
     _add_output_options(au)
     _declare_io(au, _FIT_INPUTS, {"out": "--out"})
     au.set_defaults(func=_cmd_audit)
 
-    rp = sub.add_parser("report", help="one self-contained HTML page of the board: fit a "
-                        "verdict log, or render saved tables (--from)")
-    rp.add_argument("verdicts", nargs="?",
+    rp = _sub(sub, "report", "one self-contained HTML page of the board: fit a verdict log, "
+              "or render saved tables (--from)")
+    rp.add_argument("verdicts", nargs="?", metavar="VERDICTS",
                     help="verdict log to fit (several scopes or --rubric: per-scope boards and "
                          "the combined headline, as `combine`)")  # fmt: skip
     _add_fit_options(rp)
     _add_combine_options(rp)
-    rp.add_argument("--from", dest="from_table", metavar="BOARD.csv",
+    rp.add_argument("--from", dest="from_table", metavar="BOARD",
                     help="render a saved table (`fit --out` or `combine --out`) instead of "
                          "fitting")  # fmt: skip
-    rp.add_argument("--pairs", metavar="PAIRS.csv",
+    rp.add_argument("--pairs", metavar="PAIRS",
                     help="with --from: the pairwise table (`fit --pairs`) for the heatmap")
-    rp.add_argument("--audit", metavar="AUDIT.csv",
+    rp.add_argument("--audit", metavar="AUDIT",
                     help="the judge audit's table (`audit --out audit.csv`) to include")
     rp.add_argument("--title", help="the page's title (default 'Leaderboard')")
-    rp.add_argument("-o", "--out", required=True, metavar="PAGE.html", help="the HTML page")
+    rp.add_argument("-o", "--out", required=True, metavar="PAGE",
+                    help="the HTML page (.html)")
     _declare_io(rp, {**_FIT_INPUTS, "rubric": "--rubric", "from_table": "--from",
                      "pairs": "--pairs", "audit": "--audit"}, {"out": "--out"})  # fmt: skip
-    rp.set_defaults(func=_cmd_report, by=None, judges_out=None, rejected=None)
+    rp.set_defaults(func=_cmd_report, by=None, judges_out=None, rejected=None, precision=None)
 
-    d = sub.add_parser("demo", help="fit the bundled simulated example and print the tables")
+    d = _sub(sub, "demo", "fit the bundled simulated example and print the tables")
     d.set_defaults(func=_cmd_demo)
     kit = CommandKit(_add_memory_option, _add_output_options, _declare_io)
     add_style_features(sub, kit)
@@ -364,6 +462,7 @@ def _fit_options(args: argparse.Namespace, model: str | None = None):
     from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Solver, Style, options_of
     from ratings.models.firth import check_firth_option
 
+    penalty, firth = getattr(args, "penalty", 0.0), getattr(args, "firth", False)
     crowd_only = args.judge_quality or args.fit_new_judges  # these imply Crowd-BT
     implied = crowd_only or args.eta_known or args.prior.lower() != "default"
     model = model or args.model or ("crowd-bt" if implied else "bt")
@@ -375,20 +474,21 @@ def _fit_options(args: argparse.Namespace, model: str | None = None):
         if args.eta_known or args.prior.lower() != "default":
             flag = "--eta-known" if args.eta_known else "--prior"
             raise ValueError(f"`{flag}` is only available with `--model crowd-bt`.")
-        spec = BT(penalty=args.penalty, firth=args.firth)
+        spec = BT(penalty=penalty, firth=firth)
     else:
-        if args.penalty:
+        if penalty:
             raise ValueError("`--penalty` is only available with `--model bt`.")
-        check_firth_option(args.firth, model=model)
+        check_firth_option(firth, model=model)
         spec = CrowdBT(prior=_prior_arg(args.prior), judge_quality=_quality_arg(args.judge_quality),
                        eta_known=args.eta_known, fit_new_judges=args.fit_new_judges)
     boot = Bootstrap(n=args.n_boot, seed=args.seed)  # checked whether or not it is used
     ci = boot if args.ci == "bootstrap" else args.ci
-    adjust = Adjust(args.adjust, families=args.families) if args.adjust else None
+    effects = getattr(args, "adjust", None)
+    adjust = Adjust(effects, families=args.families) if effects else None
     style = None
     if getattr(args, "style", None):
         style = Style(args.style, transform=args.style_transform, ridge=args.style_ridge)
-    return options_of(model=spec, ci=ci, anchor=args.anchor, scope=args.scope,
+    return options_of(model=spec, ci=ci, anchor=args.anchor, scope=getattr(args, "scope", None),
                       cluster=_cluster_arg(args), level=args.level, adjust=adjust,
                       solver=Solver(max_memory=args.max_memory), style=style)  # fmt: skip
 
@@ -413,7 +513,7 @@ def _quality_arg(text: str | None):
     return _mapping(text, "--judge-quality")
 
 
-def _ratings_json(r) -> str:
+def _ratings_json(r, precision: int | None = None) -> str:
     """The ratings table with its metadata as JSON."""
     meta = {
         "model": r.model, "scope": r.scope, "anchor": r.anchor, "anchor_rating": r.offset,
@@ -422,7 +522,7 @@ def _ratings_json(r) -> str:
         if r.inference is not None else None,
         "n_verdicts": r.n_matches, "converged": r.converged, "loglik": r.loglik,
     }  # fmt: skip
-    table = r.to_frame()
+    table = rounded(r.to_frame(), precision)
     meta["ratings"] = json.loads(table.to_json(orient="records", double_precision=15))
     return json.dumps(meta, indent=2) + "\n"
 
@@ -432,12 +532,12 @@ def _write_table(r, args: argparse.Namespace) -> None:
 
     suffix = Path(args.out).suffix.lower()
     if suffix == ".json":
-        write_atomic(_ratings_json(r), args.out, inputs=_inputs(args))
+        write_atomic(_ratings_json(r, args.precision), args.out, inputs=_inputs(args))
     else:
         from ratings.scopes.scale import board_info
 
-        write_atomic(r.to_frame().assign(**board_info(r)), args.out, inputs=_inputs(args),
-                     csv_escape=args.csv_escape)  # fmt: skip
+        write_table(r.to_frame().assign(**board_info(r)), args.out, inputs=_inputs(args),
+                    csv_escape=args.csv_escape, precision=args.precision)  # fmt: skip
 
 
 def _check_suffix(path: str | None, flag: str, allowed: tuple[str, ...]) -> None:
@@ -447,8 +547,6 @@ def _check_suffix(path: str | None, flag: str, allowed: tuple[str, ...]) -> None
 
 def _read(args: argparse.Namespace):
     """The verdict log of ``args`` (build the fit's options first: a bad one reads no data)."""
-    import ratings
-
     if _style_columns(args):
         from ratings.api.style import check_style_columns, parse_style
         from ratings.io import peek_columns
@@ -456,16 +554,8 @@ def _read(args: argparse.Namespace):
         rename = _mapping(args.columns, "--columns") or {}
         check_style_columns([rename.get(str(c), c) for c in peek_columns(args.verdicts)],
                             parse_style(args.style))  # fmt: skip
-    log = ratings.read_verdicts(
-        args.verdicts,
-        columns=_mapping(args.columns, "--columns"),
-        winner_map=_mapping(args.winner_map, "--winner-map"),
-        errors="report" if getattr(args, "rejected", None) else "raise",
-        keep=([args.cluster] if args.cluster else [])  # e.g. --cluster question_id
-        + _style_columns(args),
-    )
-    warn_unclustered(args, log.verdicts.columns)
-    return log
+    return read_log(args, errors="report" if getattr(args, "rejected", None) else "raise",
+                    keep=_style_columns(args))  # fmt: skip
 
 
 def _style_columns(args: argparse.Namespace) -> list[str]:
@@ -487,9 +577,9 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
     if args.judges_out and args.model != "crowd-bt":
         raise ValueError("`--judges-out` needs `--model crowd-bt`.")
-    _check_suffix(args.out, "--out", (".csv", ".json"))
-    _check_suffix(args.judges_out, "--judges-out", (".csv", ".json"))
-    _check_suffix(getattr(args, "style_out", None), "--style-out", (".csv", ".json"))
+    check_table_suffix(args.out, "--out")
+    check_table_suffix(args.judges_out, "--judges-out")
+    check_table_suffix(getattr(args, "style_out", None), "--style-out")
     if getattr(args, "style_out", None) and not args.style:
         raise ValueError("`--style-out` needs `--style NAME,...`.")
     if getattr(args, "style_out", None) and args.by == "scope":
@@ -497,7 +587,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
                          "coefficients column.")  # fmt: skip
     if args.pairs and args.by == "scope":
         raise ValueError("`--pairs` is for one scope; pass `--scope` instead of `--by scope`.")
-    _check_suffix(args.pairs, "--pairs", (".csv", ".json"))
+    check_table_suffix(args.pairs, "--pairs")
     from ratings.api.loading import is_counts_source
 
     options = _fit_options(args)  # options first: no data is read for a bad one
@@ -507,10 +597,6 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     else:
         counts = is_counts_source(args.verdicts)  # pre-aggregated wins_a / wins_b / ties
         log = args.verdicts if counts else _read(args)
-    if counts and not outside:
-        from ratings.io import peek_columns
-
-        warn_unclustered(args, peek_columns(args.verdicts))
     if args.by == "scope":
         if counts:
             raise ValueError("`--by scope` reads verdict logs; fit counts one --scope at a time.")
@@ -525,11 +611,11 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         if args.judges_out:
             _write_judges(r.judges, args)
         if getattr(args, "style_out", None):
-            _write_records(r.style, args.style_out, _inputs(args), args.csv_escape)
+            _write_records(r.style, args.style_out, args)
             print(f"wrote {len(r.style)} style coefficients to {args.style_out}",
                   file=sys.stderr)  # fmt: skip
         if args.pairs:
-            _write_records(r.pairwise(), args.pairs, _inputs(args), args.csv_escape)
+            _write_records(r.pairwise(), args.pairs, args)
             print(f"wrote {len(r.models) * (len(r.models) - 1) // 2} pairs to {args.pairs}",
                   file=sys.stderr)  # fmt: skip
         report_judges(r.judges, r.scope)
@@ -566,31 +652,23 @@ def _count_outside(args: argparse.Namespace):
         return aggregate_counts(dd.read_parquet(args.verdicts))
 
 
-def _write_records(table, out: str, inputs: Sequence[str], csv_escape: bool = True) -> None:
-    """A table as CSV, or as JSON records, by the suffix of ``out``."""
-    from ratings.io import write_atomic
-
-    if Path(out).suffix.lower() == ".csv":
-        write_atomic(table, out, inputs=inputs, csv_escape=csv_escape)
-    else:
-        write_atomic(table.to_json(orient="records", indent=2, double_precision=15) + "\n", out,
-                     inputs=inputs)  # fmt: skip
+def _write_records(table, out: str, args: argparse.Namespace) -> None:
+    """A table in the format of ``out``'s suffix (:func:`ratings.cli.tables.write_table`)."""
+    write_table(table, out, inputs=_inputs(args), csv_escape=args.csv_escape,
+                precision=getattr(args, "precision", None))
 
 
 def _per_scope(args: argparse.Namespace, log, options) -> dict:
     from ratings.scopes.combine import fit_scopes
 
-    scopes = None if args.scope is None else [args.scope]
+    scope = getattr(args, "scope", None)
+    scopes = None if scope is None else [scope]
     return fit_scopes(log, scopes=scopes, options=options, model=args.model or "auto")
 
 
 def _write_or_print(table, args: argparse.Namespace, text: str) -> None:
-    from ratings.io import write_atomic
-
     if args.out:
-        body = table if args.out.lower().endswith(".csv") else (
-            table.to_json(orient="records", indent=2, double_precision=15) + "\n")  # fmt: skip
-        write_atomic(body, args.out, inputs=_inputs(args), csv_escape=args.csv_escape)
+        _write_records(table, args.out, args)
         print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
     else:
         print(text)
@@ -639,7 +717,7 @@ def _cmd_combine(args: argparse.Namespace) -> int:
     import ratings
     from ratings.scopes.combine import combine, scopes_frame
 
-    _check_suffix(args.out, "--out", (".csv", ".json"))
+    check_table_suffix(args.out, "--out")
     weights = _weights(args.weights)
     options = _fit_options(args)  # options first: no data is read for a bad one
     log = _with_rubric(args, _read(args))
@@ -679,14 +757,7 @@ def _weights(text: str | None) -> dict[str, float] | None:
 
 
 def _write_judges(judges, args: argparse.Namespace) -> None:
-    from ratings.io import write_atomic
-
-    table = judges.reset_index()
-    if Path(args.judges_out).suffix.lower() == ".csv":
-        write_atomic(table, args.judges_out, inputs=_inputs(args), csv_escape=args.csv_escape)
-    else:
-        text = table.to_json(orient="records", indent=2, double_precision=15) + "\n"
-        write_atomic(text, args.judges_out, inputs=_inputs(args))
+    _write_records(judges.reset_index(), args.judges_out, args)
 
 
 def _cmd_judges(args: argparse.Namespace) -> int:
@@ -694,6 +765,10 @@ def _cmd_judges(args: argparse.Namespace) -> int:
     from ratings.api.fitting import fit_with
     from ratings.scopes.judge_files import save_judge_quality
 
+    if args.model not in (None, "crowd-bt"):
+        raise ValueError(f"`ratings judges` fits Crowd-BT (judge quality eta); `--model "
+                         f"{args.model}` is not an option here. Drop `--model`, or use "
+                         "`ratings fit --model bt` for Bradley-Terry ratings.")  # fmt: skip
     _check_suffix(args.out, "--out", (".json",))
     options = _fit_options(args, model="crowd-bt")
     r = fit_with(_read(args), options)
@@ -705,13 +780,13 @@ def _cmd_judges(args: argparse.Namespace) -> int:
 
 
 def _cmd_rubric(args: argparse.Namespace) -> int:
-    from ratings.io import write_atomic
     from ratings.scopes.rubric import read_rubric, rubric_to_matches
 
+    check_table_suffix(args.out, "--out")
     rubric = read_rubric(args.rubric, columns=_mapping(args.columns, "--columns"),
                          duplicates=args.duplicates)  # fmt: skip
     matches = rubric_to_matches(rubric, method=args.method)
-    write_atomic(matches, args.out, inputs=[args.rubric], csv_escape=args.csv_escape)
+    write_table(matches, args.out, inputs=[args.rubric], csv_escape=args.csv_escape)
     print(f"wrote {len(matches)} synthetic matches ({args.method}) from {len(rubric)} checks "
           f"to {args.out}", file=sys.stderr)  # fmt: skip
     return 0
@@ -874,32 +949,42 @@ def _flagged(err: OutputError, args: argparse.Namespace) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (2 for data errors). Run as the program (``argv``
-    None) it first tunes glibc's allocator for large arrays (:mod:`ratings.cli.allocator`)."""
+    None) it first tunes glibc's allocator for large arrays (:mod:`ratings.cli.allocator`).
+
+    Warnings are the library's own (:mod:`warnings`): recorded while the command runs and
+    printed on stderr as ``ratings: warning: ...``, the same text Python shows.
+    """
     if argv is None:
         tune_allocator()
     args = _parser(argv).parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # shown in reports
-    with warnings.catch_warnings():
-        warnings.showwarning = show_warning  # one line on stderr, no source location
+    with warnings.catch_warnings(record=True) as caught:
         for category in (JudgeWarning, ConvergenceWarning, DataWarning, PenaltyOnlyWarning):
             warnings.simplefilter("always", category)  # the package's own: always shown
-        return _run(args)
+        try:
+            return _run(args, caught)
+        finally:
+            show_warnings(caught, relabel)
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, caught: list) -> int:
     try:
         with options_rendered_by(render_option), limit_scope(getattr(args, "max_memory", None)):
             _check_io(args)  # messages name flags, not Python arguments; one memory limit
-            return int(args.func(args))
+            with staged_verdicts(args):  # standard input, --encoding, --delimiter
+                return int(args.func(args))
     except BrokenPipeError:  # e.g. `ratings fit ... | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except USER_ERRORS as err:
         msg = (_flagged(err, args) if isinstance(err, OutputError)
                else err.args[0] if isinstance(err, KeyError) and err.args else err)  # fmt: skip
-        print(f"ratings: error: {msg}", file=sys.stderr)
+        show_warnings(caught, relabel)  # what was said before the error, first
+        text = name_lines(relabel(str(msg)), getattr(args, "verdicts", None))
+        print(f"ratings: error: {text}", file=sys.stderr)
         if isinstance(err, InvalidVerdictsError) and len(err.rows):
-            print(err.rows.head(10).to_string(index=False), file=sys.stderr)
+            shown = rows_table(err.rows.head(10), text, args)
+            print(shown.to_string(index=False), file=sys.stderr)
         return EXIT_DATA
     except MemoryError:  # an allocation the size guard did not foresee: a message, not a trace
         print("ratings: error: the machine ran out of memory during this run; nothing was "

@@ -13,9 +13,18 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["GROUP", "CommandKit", "add_registered"]
+__all__ = ["GROUP", "CommandKit", "HelpFormatter", "add_registered"]
 
 GROUP = "ratings.commands"
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """The subcommands' help: the description wrapped, an ``examples:`` epilog as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,19 @@ import pandas as pd
 
 from ratings.example import EXAMPLE_ANCHOR, example_path, judge_quality_paths
 
-__all__ = ["run_demo"]
+__all__ = ["NEXT_STEPS", "run_demo"]
+
+#: What the demo suggests trying next, on one's own file.
+NEXT_STEPS = """\
+Next, on your own file (one row per verdict: model_a, model_b, winner = A, B or tie, and a
+task_id to cluster the intervals; other names are mapped with --columns):
+  ratings fit YOUR.csv                                   # ratings with intervals
+  ratings fit YOUR.csv --columns 'model_1=model_a,model_2=model_b,result=winner'
+  ratings fit YOUR.csv -o ratings.csv --pairs pairs.csv  # save the table and every pair
+  ratings plot ratings.csv -o bands.png                  # the bands as an image
+  ratings audit YOUR.csv                                 # the judges: position bias, agreement
+  ratings next YOUR.csv --judges J1,J2 --n 50 --seed 1 -o next.csv   # what to judge next
+  ratings COMMAND --help                                 # every option, with examples"""
 
 
 def run_demo() -> int:
@@ -29,4 +41,6 @@ def run_demo() -> int:
     head = combine(results)
     print()
     print(head.summary())
+    print()
+    print(NEXT_STEPS)
     return 0

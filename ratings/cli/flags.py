@@ -30,6 +30,7 @@ FLAGS: dict[str, str] = {
     "effects": "--effects",
     "scale": "--scale", "convert": "--convert", "previous": "--previous", "firth": "--firth",
     "style": "--style", "style_transform": "--style-transform", "style_ridge": "--style-ridge",
+    "delimiter": "--delimiter", "encoding": "--encoding", "precision": "--precision",
     "size": "--size", "dpi": "--dpi",
 }  # fmt: skip
 #: Settings whose flag differs from ``FLAG VALUE`` (a switch, or a flag with a file).

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from ratings.cli.commands import HelpFormatter
+
 __all__ = ["add_parser"]
 
 
@@ -17,12 +19,15 @@ def add_parser(sub, kit) -> None:
         description="Add the columns tokens_a, tokens_b, headers_a, headers_b, lists_a, "
                     "lists_b, bold_a, bold_b to a table of verdicts with the answers' texts, "
                     "for `ratings fit --style tokens,headers,lists,bold`. Fenced code blocks "
-                    "are left out of every count.")  # fmt: skip
+                    "are left out of every count.",
+        epilog="examples:\n  ratings style-features answers.csv --text-a answer_a --text-b "
+               "answer_b -o styled.csv",
+        formatter_class=HelpFormatter)  # fmt: skip
     p.add_argument("answers", metavar="ANSWERS",
                    help="table with the two answers' texts (.csv, .tsv, .parquet, .jsonl, ...)")
     p.add_argument("--text-a", required=True, metavar="COL", help="column of answer A's text")
     p.add_argument("--text-b", required=True, metavar="COL", help="column of answer B's text")
-    p.add_argument("--out", required=True, metavar="FILE",
+    p.add_argument("-o", "--out", required=True, metavar="FILE",
                    help="the table with the feature columns added (.csv, .tsv, .parquet, "
                         ".jsonl, .json)")  # fmt: skip
     kit.add_output_options(p)

@@ -26,6 +26,7 @@ __all__ = [
     "OptionRenderer",
     "OutputError",
     "PenaltyOnlyWarning",
+    "UnclusteredWarning",
     "close_matches",
     "format_names",
     "format_rows",
@@ -120,6 +121,12 @@ class DataWarning(UserWarning):
 
     The command line prints these as ``ratings: warning: ...``.
     """
+
+
+class UnclusteredWarning(DataWarning):
+    """A fit's intervals treat verdicts as independent because the log has no ``task_id``
+    column (and no other cluster was chosen): too narrow if verdicts on one task are dependent.
+    Pass ``cluster=None`` to say they are independent, or a column to cluster by."""
 
 
 class ConvergenceWarning(RuntimeWarning):

@@ -39,6 +39,24 @@ def _numbers(values: pd.Series) -> pd.Series:
     return pd.to_numeric(values, errors="coerce").astype(np.float64)
 
 
+def _plain_counts(raw: pd.DataFrame) -> NDArray[np.float64] | None:
+    """Counts stored as NumPy integers or floats (a SQL ``SUM`` often comes back as a double) as
+    float64 when every one is a whole number in range; None otherwise (the checks that name the
+    bad cells then run)."""
+    arrays = [raw[c].to_numpy() if isinstance(raw[c].dtype, np.dtype) else None
+              for c in raw.columns]  # fmt: skip
+    if not all(v is not None and v.dtype.kind in "iuf" for v in arrays):
+        return None
+    values = np.empty((len(raw), len(arrays)), dtype=np.float64)
+    for j, v in enumerate(arrays):
+        if len(v) and not (v.min() >= 0 and v.max() <= MAX_COUNT):  # NaN fails both
+            return None
+        if v.dtype.kind == "f" and not np.array_equal(np.floor(v), v):
+            return None
+        values[:, j] = v
+    return values
+
+
 def check_counts(counts: pd.DataFrame) -> NDArray[np.float64]:
     """The (n, 3) counts as float64 after checking every cell is a whole number in
     [0, :data:`~ratings.core.bounds.MAX_COUNT`]; raise naming the first bad cell otherwise.
@@ -49,6 +67,9 @@ def check_counts(counts: pd.DataFrame) -> NDArray[np.float64]:
     """
     cols = ["wins_a", "wins_b", "ties"]
     raw = counts[cols]
+    fast = _plain_counts(raw)
+    if fast is not None:
+        return fast
     values = raw.apply(_numbers).to_numpy(dtype=np.float64)
     with np.errstate(invalid="ignore"):
         problems = (

@@ -17,12 +17,20 @@ from collections.abc import Mapping
 import pandas as pd
 
 from ratings.core.errors import InvalidVerdictsError, format_rows
-from ratings.data.grouped import counts_of_groups, raw_columns
+from ratings.data.grouped import (
+    PartialCounts,
+    combine_partials,
+    counts_of_groups,
+    partial_of_counts,
+    raw_columns,
+)
 
 __all__ = ["aggregate_counts_sql", "is_duckdb_relation", "relation_of"]
 
 _SHOWN = 1000  # rejected rows fetched to name them
 _SIZE = "n_verdicts__"
+_BATCH = 1_000_000  # groups converted and validated at a time
+_SUM_ABOVE = 8_000_000  # rows of counts held before equal keys are summed
 
 
 def is_duckdb_relation(obj: object) -> bool:
@@ -35,7 +43,10 @@ def relation_of(path: str | os.PathLike[str], connection=None):
     row's file (and, for Parquet, row number) for error messages."""
     import duckdb
 
-    con = connection or duckdb.connect()
+    con = connection
+    if con is None:
+        con = duckdb.connect()
+        con.execute("SET enable_progress_bar = false")  # no bar written over the CLI's output
     name = os.fspath(path)
     quoted = "'" + name.replace("'", "''") + "'"
     lower = name.lower()
@@ -80,17 +91,39 @@ def aggregate_counts_sql(
     """
     cols = raw_columns(relation.columns, columns)
     keys = ", ".join(_quoted(c) for c in cols)
-    grouped = _to_pandas(relation.query(
-        "src", f"SELECT {keys}, count(*) AS {_SIZE} FROM src GROUP BY ALL").to_arrow_table())
-    size = grouped.pop(_SIZE).to_numpy()
-    counts, rejected = counts_of_groups(grouped, size, columns=columns, winner_map=winner_map)
-    if len(rejected):
-        _raise_rejected(relation, grouped, rejected, cols, int(size[rejected["row"]].sum()))
-    return counts
+    reader = relation.query("src", f"SELECT {keys}, count(*) AS {_SIZE} FROM src GROUP BY ALL"
+                            ).to_arrow_reader(_BATCH)  # fmt: skip
+    partials: list[PartialCounts] = []
+    bad, n_bad = [], 0
+    for batch in reader:  # one batch of groups in memory at a time, summed as it comes
+        grouped = _to_pandas(batch)
+        size = grouped.pop(_SIZE).to_numpy()
+        try:
+            counts, rejected = counts_of_groups(grouped, size, columns=columns,
+                                                winner_map=winner_map)  # fmt: skip
+        except InvalidVerdictsError as error:  # no usable group in this batch
+            if not len(error.rows):
+                raise
+            counts, rejected = None, error.rows[["row", "reason"]]
+        if len(rejected):
+            rows = rejected["row"].to_numpy()
+            n_bad += int(size[rows].sum())
+            found = grouped.iloc[rows][cols].astype(object).reset_index(drop=True)
+            bad.append(found.assign(reason__=rejected["reason"].astype(object).to_numpy()))
+        if counts is not None:
+            partials.append(partial_of_counts(counts))
+        if sum(len(p.counts) for p in partials) > _SUM_ABOVE:  # bound the memory held
+            partials = [combine_partials(partials)]
+    if n_bad:
+        _raise_rejected(relation, pd.concat(bad, ignore_index=True).head(_SHOWN), cols, n_bad)
+    if not partials:
+        raise InvalidVerdictsError("The relation holds no verdicts.")
+    return combine_partials(partials, summed=False).frame()  # from_counts sums repeated keys
 
 
 def _to_pandas(table) -> pd.DataFrame:
-    """An Arrow table as pandas, its text columns dictionary-encoded (categoricals)."""
+    """An Arrow table or record batch as pandas, its text columns dictionary-encoded
+    (categoricals)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -99,11 +132,9 @@ def _to_pandas(table) -> pd.DataFrame:
     return pa.table(cols, names=table.column_names).to_pandas()
 
 
-def _raise_rejected(relation, grouped: pd.DataFrame, rejected: pd.DataFrame, cols: list[str],
-                    n: int) -> None:  # fmt: skip
-    """Raise naming the first rows of the rejected groups (file and row, or position)."""
-    bad = grouped.iloc[rejected["row"].to_numpy()][cols].astype(object).reset_index(drop=True)
-    bad["reason__"] = rejected["reason"].astype(object).to_numpy()
+def _raise_rejected(relation, bad: pd.DataFrame, cols: list[str], n: int) -> None:
+    """Raise naming the first rows of the rejected groups (file and row, or position);
+    ``bad``: the groups' values and ``reason__``."""
     names = relation.columns
     by_file = "filename" in names and "file_row_number" in names
     where = ("s.filename AS file, s.file_row_number AS row" if by_file

@@ -140,6 +140,11 @@ class ClusterInference:
         out[:, self.free] = self.influence_free
         return out
 
+    def scaled(self, factor: float) -> ClusterInference:
+        """The same inference with the CR2 influences times ``factor`` (the covariance's
+        clustered part times ``factor ** 2``; degrees of freedom unchanged)."""
+        return replace(self, influence_free=self.influence_free * factor)
+
     def contrasted_influence(self, contrasts) -> NDArray[np.float64]:
         """Each cluster's CR2-adjusted influence on each contrast, (G x C): ``influence() @
         contrasts.T`` (contrasts over all parameters or the models only)."""

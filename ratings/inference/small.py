@@ -20,7 +20,7 @@ the large-board path (from the same omega_g).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -91,6 +91,9 @@ class SmallClusterInference(ClusterInference):
     @property
     def n_clusters(self) -> int:
         return self.rows.n_clusters
+
+    def scaled(self, factor: float) -> SmallClusterInference:
+        return replace(self, meat=self.meat * factor**2, residual=self.residual * factor)
 
     def _cr2_variance(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         v = c @ self.bread

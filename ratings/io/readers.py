@@ -57,6 +57,8 @@ _EXTENSIONS: dict[str, tuple[str, str | None]] = {
     ".parquet": ("parquet", None), ".pq": ("parquet", None),
     ".jsonl": ("jsonl", None), ".ndjson": ("jsonl", None), ".json": ("jsonl", None),
 }  # fmt: skip
+#: Spreadsheet files, which are refused with the advice to export the sheet as CSV.
+SPREADSHEETS = (".xlsx", ".xlsm", ".xls", ".ods")
 _COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz"}
 _OPENERS: dict[str | None, Callable[..., IO[bytes]]] = {
     None: open, "gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open,
@@ -169,6 +171,11 @@ def read_file(name: str, format: Format | None = None) -> pd.DataFrame:
         sep = sep if fmt == "csv" else ","
         fmt = format
     elif fmt is None:
+        if name.lower().endswith(SPREADSHEETS):
+            raise ValueError(
+                f"{name!r} is a spreadsheet ({os.path.splitext(name)[1]}), which is not read "
+                "directly: export the sheet as CSV (in Excel or LibreOffice: File > Save As > "
+                "CSV UTF-8) and pass the .csv file.")  # fmt: skip
         raise ValueError(
             f"Cannot tell the format of {name!r} from its extension. Supported: .csv, .tsv, "
             ".parquet, .pq, .jsonl, .ndjson, .json (text formats optionally with .gz, .bz2, "
@@ -462,10 +469,13 @@ def _not_utf8(name: str, compression: object) -> InvalidVerdictsError:
                 data = pending + chunk
                 offset = consumed - len(pending) + exc.start
                 line = lines + data[: exc.start].count(b"\n") + 1
+                flag = option("encoding", "NAME")  # a flag only on the command line
+                other = (f", or name its encoding with {flag} (e.g. latin-1 or cp1252)"
+                         if flag.startswith("`--") else "")  # fmt: skip
                 return InvalidVerdictsError(
                     f"{name!r} is not valid UTF-8: first bad byte at line {line} (byte offset "
-                    f"{offset}). Re-export as UTF-8 (found {data[exc.start:exc.end + 3]!r} "
-                    "there).")  # fmt: skip
+                    f"{offset}). Re-export as UTF-8{other} (found "
+                    f"{data[exc.start:exc.end + 3]!r} there).")  # fmt: skip
             if not chunk:
                 break
             consumed += len(chunk)

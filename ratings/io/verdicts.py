@@ -8,7 +8,6 @@ are described in :mod:`ratings.io`.
 
 from __future__ import annotations
 
-import difflib
 import os
 import unicodedata
 import warnings
@@ -33,6 +32,7 @@ from ratings.io.cells import (
     pick_columns,
     text,
 )
+from ratings.io.hints import guess_columns
 from ratings.io.readers import format_of, load_table
 from ratings.io.writers import write_atomic
 
@@ -198,17 +198,26 @@ def write_rejected(
     ----------
     log : VerdictLog
     path : path
-        Destination; ``.csv`` / ``.tsv`` (optionally compressed) are written as such, any other
-        extension still receives comma-separated text.
+        Destination (a ``line`` column gives each row's line in a text source, the header
+        being line 1); written in the format of its extension (``.csv``, ``.tsv``, ``.json``,
+        ``.jsonl``, ``.parquet``, text formats optionally compressed); any other extension
+        still receives comma-separated text.
     csv_escape : bool, default=True
         Prefix ``'`` to text cells a spreadsheet would run as formulas (see
         :func:`~ratings.io.writers.write_atomic`).
     """
     inputs = [log.source] if log.source is not None else []
-    if format_of(Path(os.fspath(path)).name)[0] == "csv":
-        write_atomic(log.rejected, path, inputs=inputs, csv_escape=csv_escape)
+    table = log.rejected
+    if log.source is not None and len(table):  # each row's line in a text file, header line 1
+        from ratings.io.lines import record_lines
+
+        lines = record_lines(log.source, table["row"].to_numpy())
+        if lines is not None:
+            table = table.assign(line=lines)[["line", *table.columns]]
+    if format_of(Path(os.fspath(path)).name)[0] is not None:  # .csv, .tsv, .json, .parquet...
+        write_atomic(table, path, inputs=inputs, csv_escape=csv_escape)
     else:
-        table = escape_formulas(log.rejected) if csv_escape else log.rejected
+        table = escape_formulas(table) if csv_escape else table
         write_atomic(table.to_csv(index=False), path, inputs=inputs)
 
 
@@ -252,25 +261,27 @@ def _pick_verdict_columns(
 
 
 def _missing_verdict_columns(missing: list[str], labels: list[object]) -> str:
-    """The missing-columns message, with a guessed mapping and a delimiter hint."""
-    by_lower = {str(c).strip().lower(): c for c in labels}
-    guesses = {}
-    for m in missing:
-        close = difflib.get_close_matches(m, list(by_lower), n=1, cutoff=0.75)
-        guesses[m] = by_lower[close[0]] if close else None
-    if len(missing) == 1 and guesses[missing[0]] is None:
-        example = {"your_name": missing[0]}
-    else:
-        example = {guesses[m] if guesses[m] is not None else f"your_{m}": m for m in missing}
-    message = (f"Column(s) {missing} not found in verdicts. Available columns: {labels}. "
-            f"Pass {option('columns', example)} to map your names.")  # fmt: skip
-    if len(labels) == 1 and isinstance(labels[0], str):
+    """The missing-columns message: a mapping of every missing column from its likeliest source
+    (:func:`ratings.io.hints.guess_columns`; the task too, when a column looks like one) that
+    reads the file when followed, and a delimiter hint."""
+    head = f"Column(s) {missing} not found in verdicts. Available columns: {labels}."
+    if len(labels) == 1 and isinstance(labels[0], str):  # one column: another delimiter?
         for sep, label in ((";", "';'"), ("\t", "a tab"), ("|", "'|'")):
             if sep in labels[0]:
-                message += (f" The file may use {label} as delimiter: re-export it with commas"
-                         f"{' or name it .tsv' if sep == chr(9) else ''}.")  # fmt: skip
-                break
-    return message
+                flag = option("delimiter", "tab" if sep == "\t" else sep)  # CLI only
+                return head + (f" The file may use {label} as delimiter: pass {flag}."
+                               if flag.startswith("`--") else
+                               f" The file may use {label} as delimiter: re-export it with "
+                               f"commas{' or name it .tsv' if sep == chr(9) else ''}.")  # fmt: skip
+    guesses = guess_columns(labels, missing)
+    example = {(label if label is not None else f"YOUR_{canon.upper()}_COLUMN"): canon
+               for canon, label in guesses.items()}  # fmt: skip
+    unknown = [canon for canon, label in guesses.items() if label is None]
+    message = f"{head} Pass {option('columns', example)} to map your names"
+    if unknown:
+        message += (f" (replace {', '.join(f'YOUR_{c.upper()}_COLUMN' for c in unknown)} with "
+                    "the column that holds it)")  # fmt: skip
+    return message + "."
 
 
 def _validate(
@@ -445,12 +456,14 @@ def _refuse_lookalikes(group: list[str], codes: dict[str, NDArray[np.signedinteg
             spelled.append(f"{texts[k]!a} (rows {format_rows(rows)})")
         parts.append(" and ".join(spelled))
     what = "Model" if group[0] == "model_a" else group[0].capitalize()
+    python = option("columns").startswith("`columns")  # advice in Python's terms only there
+    how = "e.g. unicodedata.normalize('NFC', name)" if python else "e.g. retyped in the file"
     raise InvalidVerdictsError(
         f"{prefix}{what} names that differ only in Unicode normalisation would count as "
         f"different {what.lower()}s: {'; '.join(parts)}{'; ...' if len(clashes) > 3 else ''}. "
         "They look alike but are different strings (composed and decomposed accents, "
-        "full-width letters, ligatures). Use one spelling for each, e.g. "
-        "unicodedata.normalize('NFC', name), or rename one if they are different.")
+        f"full-width letters, ligatures). Use one spelling for each, {how}, or rename one if "
+        "they are different.")
 
 
 def _run_concurrently(jobs: dict[str, tuple[Callable, pd.Series]], n: int) -> dict[str, object]:

@@ -153,7 +153,8 @@ def add_assign_judges_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", required=True, type=int, help="seed of the tie-breaks")
     p.add_argument("--previous", metavar="FILE",
                    help="an earlier assignment (its checks keep their judges)")  # fmt: skip
-    p.add_argument("--out", required=True, metavar="FILE", help="the assignment (.csv, ...)")
+    p.add_argument("-o", "--out", required=True, metavar="FILE",
+                   help="the assignment (.csv, .tsv, .json, .jsonl or .parquet)")
     p.set_defaults(func=cmd_assign_judges)
     return p
 

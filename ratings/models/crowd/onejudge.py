@@ -40,7 +40,6 @@ profile costs about 15 refits of the board with eta fixed.
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -158,7 +157,7 @@ def widened(inference, fit: CrowdFit, data: Comparisons, *, factor: NDArray[np.f
         var = float(inference.covariance()[m + on[0], m + on[0]])
         wide = one_judge_widening(fit, data, var, level=level, engine=engine)
     if wide is not None:
-        inference = replace(inference, influence_free=inference.influence_free * wide.scale)
+        inference = inference.scaled(wide.scale)
         if wide.extra is not None:
             factor = wide.extra if factor is None else np.vstack([factor, wide.extra])
     return inference.with_extra(factor)

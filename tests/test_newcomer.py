@@ -1,0 +1,125 @@
+"""A newcomer's first hour, through the command line only, on a real board: Arena-Hard's GPT-4
+judged battles (tests/data/arena_hard_battles_2024_09.csv: question_id, model_a, model_b,
+winner; one model always in slot A; no judge and no task_id column).
+
+Each step follows what the previous one printed, as a user would: fit without a task column
+(a warning naming the column that looks like the task), the hint followed, the same file with
+other column names (the hint of the error followed), the judge audit, every pair, the plot and
+the next matches with mapped columns. Each step exits 0, or exits 2 naming the flag that fixes
+it; nothing is written over the input.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import ratings
+from ratings.cli.app import main
+
+ARENA = Path(__file__).resolve().parent / "data" / "arena_hard_battles_2024_09.csv"
+
+
+def _run(argv: list[str], capsys) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _ok_or_names_the_fix(code: int, err: str) -> None:
+    """Exit 0, or exit 2 with an error that names a flag to change (no dead end)."""
+    assert "Traceback" not in err
+    if code != 0:
+        assert code == 2, err
+        message = err.split("ratings: error: ", 1)[1]
+        assert re.search(r"`--[a-z-]+", message), f"the error names no flag:\n{err}"
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("newcomer")
+    copy = folder / "battles.csv"
+    copy.write_bytes(ARENA.read_bytes())
+    return copy
+
+
+def test_the_board_is_the_real_one(board):
+    frame = pd.read_csv(board)
+    assert frame.columns.tolist() == ["question_id", "model_a", "model_b", "winner"]
+    assert len(frame) == 1348 and frame["question_id"].nunique() == 100
+    assert frame["model_a"].nunique() == 1  # one model always in slot A
+
+
+def test_step1_fit_without_a_task_column_warns_and_the_hint_runs(board, capsys):
+    code, out, err = _run(["fit", board], capsys)
+    assert code == 0 and "Ratings (Bradley-Terry): 4 models, 1348 verdicts" in out
+    warning = next(ln for ln in err.splitlines() if ln.startswith("ratings: warning: "))
+    assert "no task_id column" in warning and "per verdict" in warning
+    hints = re.findall(r"`(--(?:cluster|columns) [^`]+)`", warning)
+    assert hints == ["--cluster question_id", "--columns question_id=task_id"]
+    for hint in hints:  # followed as printed: clustered by question, nothing more to warn
+        code, out, err = _run(["fit", board, *shlex.split(hint)], capsys)
+        assert code == 0 and "warning" not in err, err
+        assert "clustered by 'question_id'" in out or "clustered by 'task_id'" in out, out
+
+
+def test_step2_other_column_names_get_a_mapping_that_runs(board, capsys, tmp_path):
+    renamed = tmp_path / "renamed.csv"
+    frame = pd.read_csv(board, dtype=str)
+    frame.columns = ["prompt_id", "model_1", "model_2", "result"]
+    frame.to_csv(renamed, index=False)
+    code, _, err = _run(["fit", renamed], capsys)
+    assert code == 2
+    mapping = re.search(r"`--columns ([^`]+)`", err).group(1)
+    assert shlex.split(mapping) == [
+        "model_1=model_a,model_2=model_b,result=winner,prompt_id=task_id"]
+    code, out, err = _run(["fit", renamed, "--columns", *shlex.split(mapping)], capsys)
+    assert code == 0 and "warning" not in err, err
+    # the same board as the original file mapped by the first hint
+    code, original, _ = _run(["fit", board, "--columns", "question_id=task_id"], capsys)
+    assert out == original
+
+
+def test_step3_audit_with_mapped_columns(board, capsys):
+    code, _, err = _run(["audit", board, "--columns", "question_id=task_id"], capsys)
+    _ok_or_names_the_fix(code, err)
+
+
+def test_step4_pairs_plot_and_next(board, capsys):
+    folder = board.parent
+    before = board.read_bytes()
+    table, pairs = folder / "ratings.csv", folder / "pairs.csv"
+    code, _, err = _run(["fit", board, "--columns", "question_id=task_id", "-o", table,
+                         "--pairs", pairs], capsys)  # fmt: skip
+    _ok_or_names_the_fix(code, err)
+    assert code == 0
+    r = ratings.fit(board, cluster="question_id")
+    written = pd.read_csv(table).set_index("model")
+    assert (written.loc[r.models, "elo"] - r.elo).abs().max() < 1e-9
+    pairwise = pd.read_csv(pairs)
+    assert len(pairwise) == 6 and {"p_value", "p_adjusted"} <= set(pairwise.columns)
+
+    code, _, err = _run(["plot", table, "-o", folder / "bands.png"], capsys)
+    _ok_or_names_the_fix(code, err)
+    assert code == 0 and (folder / "bands.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    plan = folder / "next.csv"
+    code, _, err = _run(["next", board, "--columns", "question_id=task_id", "--judges", "gpt-4",
+                         "--n", "20", "--seed", "1", "-o", plan], capsys)  # fmt: skip
+    _ok_or_names_the_fix(code, err)
+    assert code == 0
+    matches = pd.read_csv(plan, dtype=str)
+    assert len(matches) == 20
+    questions = set(pd.read_csv(board, dtype=str)["question_id"])
+    assert set(matches["task_id"]) <= questions  # the planner read the mapped task column
+    assert board.read_bytes() == before  # the input is never written
+
+
+def test_step5_next_without_the_mapping_names_the_fix(board, capsys, tmp_path):
+    code, _, err = _run(["next", board, "--judges", "gpt-4", "--n", "5", "--seed", "1", "-o",
+                         tmp_path / "n.csv"], capsys)  # fmt: skip
+    _ok_or_names_the_fix(code, err)

@@ -1,0 +1,117 @@
+"""The pieces the large-log paths share: partial counts summed like pandas' group-by, DuckDB's
+groups read in many batches, and counts tables stored as doubles (a SQL ``SUM``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ratings
+from ratings.data.grouped import PartialCounts, combine_partials, no_rejected, sum_keys
+from ratings.example import example_path
+
+
+@pytest.fixture(scope="module")
+def log():
+    v = pd.read_csv(example_path(), dtype=str)
+    return v[v["scope"] == "analytical"].reset_index(drop=True)
+
+
+def _partial(rng, n, cats):
+    codes = {k: rng.integers(-1, len(c), n).astype(np.int32) for k, c in cats.items()}
+    return PartialCounts(cats, codes, rng.integers(0, 5, (n, 4)).astype(np.int64),
+                         no_rejected(), 0)  # fmt: skip
+
+
+def _by_pandas(partials):
+    """Sums per key by label, with pandas' own group-by (missing labels as their own key)."""
+    frames = []
+    for p in partials:
+        f = pd.DataFrame({k: np.asarray(p.categories[k], dtype=object)[p.codes[k]]
+                          for k in p.categories})  # fmt: skip
+        for k in p.categories:
+            f.loc[p.codes[k] < 0, k] = "<missing>"
+        f[["wins_a", "wins_b", "ties", "forfeits"]] = p.counts
+        frames.append(f)
+    keys = list(partials[0].categories)
+    return pd.concat(frames).groupby(keys).sum().sort_index()
+
+
+@pytest.mark.parametrize("n_tasks", [7, 300_000])  # keys counted in place, and hashed
+def test_combined_partials_sum_like_pandas_groupby(n_tasks):
+    rng = np.random.default_rng(3)
+    models = [f"m{i}" for i in range(6)]
+    partials = [
+        _partial(rng, 400, {"task_id": pd.Index([f"t{i}" for i in range(n_tasks)]),
+                            "model_a": pd.Index(models[:4]), "model_b": pd.Index(models[2:])}),
+        _partial(rng, 300, {"task_id": pd.Index([f"t{i}" for i in range(0, n_tasks, 2)]),
+                            "model_a": pd.Index(models), "model_b": pd.Index(models[1:])}),
+    ]  # fmt: skip
+    total = combine_partials(partials)
+    assert len(pd.DataFrame(total.codes).drop_duplicates()) == len(total.counts)  # summed
+    got = _by_pandas([total])
+    pd.testing.assert_frame_equal(got, _by_pandas(partials))
+    sizes = {k: len(c) for k, c in total.categories.items()}
+    codes, counts = sum_keys(total.categories, total.codes, total.counts)
+    assert all(codes[k].max() < sizes[k] for k in sizes) and (counts == total.counts).all()
+
+
+def test_duckdb_groups_in_many_batches_equal_in_memory(log, tmp_path, monkeypatch):
+    duckdb = pytest.importorskip("duckdb")
+    import ratings.data.sql as sql
+
+    monkeypatch.setattr(sql, "_BATCH", 97)  # ~40 batches, summed every few hundred rows
+    monkeypatch.setattr(sql, "_SUM_ABOVE", 300)
+    v = log.copy()
+    v.loc[::50, "failed_a"] = "true"  # render forfeits in some batches
+    v.loc[::50, "winner"] = ""
+    v.to_parquet(tmp_path / "log.parquet", index=False)
+    relation = duckdb.sql(f"SELECT * FROM read_parquet('{tmp_path / 'log.parquet'}')")
+    for model in ("bt", "crowd-bt"):
+        memory = ratings.fit(v, model=model, anchor="GPT-5.5 (medium)")
+        duck = ratings.fit(ratings.aggregate(relation), model=model, anchor="GPT-5.5 (medium)")
+        np.testing.assert_allclose(duck.strength, memory.strength, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(duck.cov, memory.cov, rtol=0, atol=1e-10)
+        pd.testing.assert_frame_equal(duck.counts, memory.counts, check_dtype=False)
+
+
+def test_duckdb_batch_with_only_bad_groups_is_named(log, tmp_path, monkeypatch):
+    pytest.importorskip("duckdb")
+    import ratings.data.sql as sql
+
+    monkeypatch.setattr(sql, "_BATCH", 1)  # the bad group is a batch by itself
+    v = log.head(30).copy()
+    v.loc[7, "winner"] = "draw"
+    v.to_parquet(tmp_path / "log.parquet", index=False)
+    with pytest.raises(ratings.InvalidVerdictsError,
+                       match=r"^1 verdict.*unknown winner value \(log.parquet rows \[7\]\)"):
+        ratings.aggregate(sql.relation_of(tmp_path / "log.parquet"))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64", "object"])
+def test_counts_stored_as_numbers_fit_alike(log, dtype):
+    v = ratings.read_verdicts(log).verdicts
+    counts = pd.DataFrame({
+        "task_id": v["task_id"].astype(str), "model_a": v["model_a"].astype(str),
+        "model_b": v["model_b"].astype(str),
+        "wins_a": v["winner"] == "A", "wins_b": v["winner"] == "B", "ties": v["winner"] == "tie",
+    }).groupby(["task_id", "model_a", "model_b"], as_index=False).sum()  # fmt: skip
+    counts[["wins_a", "wins_b", "ties"]] = counts[["wins_a", "wins_b", "ties"]].astype(dtype)
+    memory = ratings.fit(log.drop(columns="judge"), anchor="GPT-5.5 (medium)")
+    fitted = ratings.fit(counts, anchor="GPT-5.5 (medium)")
+    np.testing.assert_allclose(fitted.strength, memory.strength, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(fitted.cov, memory.cov, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize(("value", "what"), [
+    (0.5, "not whole numbers"), (-1.0, "negative"), (np.nan, "missing or not numbers"),
+    (np.inf, "not finite"), (2.0**60, "exceed 2\\*\\*53"),
+])  # fmt: skip
+def test_float_counts_still_named_when_bad(value, what):
+    counts = pd.DataFrame({"model_a": ["x", "y", "x"], "model_b": ["y", "z", "z"],
+                           "wins_a": [3.0, 1.0, 2.0], "wins_b": [1.0, 2.0, 1.0],
+                           "ties": [0.0, 1.0, 0.0]})  # fmt: skip
+    counts.loc[2, "ties"] = value
+    with pytest.raises(ratings.InvalidVerdictsError, match=rf"{what}.*rows \[2\]"):
+        ratings.fit(counts)
