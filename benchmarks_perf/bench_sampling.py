@@ -37,7 +37,9 @@ seed and design) and ``bench_sampling.csv`` (the summary).
 history, matches to plan) a history of uniformly random matches (judges in turn) is judged from
 a drawn board, then one :func:`ratings.fit` of it and one :func:`sampling.plan_matches` of the
 batch (three judges) are timed alternately, ``--repeats`` times; medians and their ratio go to
-``bench_sampling_speed.csv``. The plan's time is split into its own fit of the history, the
+``bench_sampling_speed.csv`` (with the 1-minute load average at the end of each row: the
+ratio holds on a busy machine only roughly, since the fit and the picks slow down differently).
+The plan's time is split into its own fit of the history, the
 judge assignment after the picks (:func:`sampling.judges.assign_judges`) and the rest (board,
 picks), reported per match.
 
@@ -242,6 +244,7 @@ def speed_row(models: int, tasks: int, history: int, n: int, repeats: int, seed:
         "plan_fit_seconds": float(np.median(plan_fits)),
         "judges_seconds": float(np.median(judges)),
         "picks_ms_per_match": float(np.median(rest)) / n * 1e3,
+        "load_1min": os.getloadavg()[0],  # other work on the machine during the row
     }  # fmt: skip
 
 

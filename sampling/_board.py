@@ -23,6 +23,7 @@ from ratings.core.errors import format_names, format_rows, option
 from ratings.core.memory import MaxMemory, check_memory, plan_memory
 from ratings.core.schema import require_columns
 from ratings.io.cells import booleans
+from sampling.pairs import PairCounts
 
 __all__ = [
     "Board",
@@ -319,8 +320,9 @@ class Board:
         ``has`` and at least one other model has the task, so it can be played.
     task_n : int (M, T)
         Matches of each model on each task.
-    pair_n : int (M, M, T)
-        Matches of each unordered pair on each task (symmetric).
+    pairs : PairCounts
+        Matches of each unordered pair on each task (the cells the history and the plan
+        hold, :mod:`sampling.pairs`).
     meet : int (M, M)
         Matches of each pair over all tasks.
     judge_n : int (M, J); judge_total : int (J,)
@@ -333,7 +335,7 @@ class Board:
     has: NDArray[np.bool_]
     usable: NDArray[np.bool_]
     task_n: NDArray[np.int64]
-    pair_n: NDArray[np.int32]
+    pairs: PairCounts
     meet: NDArray[np.int64]
     judge_n: NDArray[np.int64]
     judge_total: NDArray[np.int64]
@@ -352,8 +354,9 @@ class Board:
         tasks = labels(subs.task_id, history.task_id.names)
         jdx = pd.Index(judges, dtype=object)
         m, t = len(models), len(tasks)
-        check_memory(plan_memory(m, t), f"planning {m:,} models on {t:,} tasks (M x M x T "
-                     "tables; plan per group of tasks to need less)", max_memory)  # fmt: skip
+        check_memory(plan_memory(m, t, len(history)),
+                     f"planning {m:,} models on {t:,} tasks after {len(history):,} verdicts",
+                     max_memory)  # fmt: skip
         has = np.zeros((m, t), dtype=bool)
         failed = np.zeros((m, t), dtype=bool)
         im, it_ = models.get_indexer(subs.model), tasks.get_indexer(subs.task_id)
@@ -370,13 +373,7 @@ class Board:
         task_n = (np.bincount(ia * t + it, minlength=m * t)
                   + np.bincount(ib * t + it, minlength=m * t)).reshape(m, t)  # fmt: skip
         lo, hi = np.minimum(ia, ib), np.maximum(ia, ib)
-        # only the (pair, task) cells the history holds are written: no M x M x T temporaries
-        cell, count = np.unique((lo * m + hi) * t + it, return_counts=True)
-        pair, task = np.divmod(cell, t)
-        pl, ph = np.divmod(pair, m)
-        pair_n = np.zeros((m, m, t), dtype=np.int32)
-        pair_n[pl, ph, task] = count
-        pair_n[ph, pl, task] = count
+        pairs = PairCounts(m, t, ia, ib, it)
         upper = np.bincount(lo * m + hi, minlength=m * m).reshape(m, m)
         meet = (upper + upper.T).astype(np.int64)
 
@@ -388,7 +385,7 @@ class Board:
             np.add.at(judge_n, (ia[known], ij[known]), 1)
             np.add.at(judge_n, (ib[known], ij[known]), 1)
             judge_total = np.bincount(ij[known], minlength=len(jdx)).astype(np.int64)
-        return cls(models, tasks, jdx, has, usable, task_n.astype(np.int64), pair_n, meet,
+        return cls(models, tasks, jdx, has, usable, task_n.astype(np.int64), pairs, meet,
                    judge_n, judge_total, failed)  # fmt: skip
 
     @property
@@ -396,20 +393,25 @@ class Board:
         """Models with at least one usable submission."""
         return self.usable.any(axis=1)
 
-    def candidates(self) -> NDArray[np.bool_]:
-        """``cand[a, b, t]``: both models have a usable submission on ``t`` (a != b)."""
-        u = self.usable & self.plannable[:, None]
-        cand = u[:, None, :] & u[None, :, :]
-        idx = np.arange(len(self.models))
-        cand[idx, idx, :] = False
-        return cand
+    @property
+    def playable(self) -> NDArray[np.bool_]:
+        """``usable`` for the models that can be paired (M, T)."""
+        return self.usable & self.plannable[:, None]
+
+    def shared(self, exclude: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
+        """Tasks each pair can play (M, M; zero diagonal), without the cells ``exclude``
+        (M, T) marks on either side."""
+        u = self.playable if exclude is None else self.playable & ~exclude
+        f = u.astype(np.float32)  # 0/1 sums are exact up to 2^24
+        out = np.rint(f @ f.T).astype(np.int64)
+        np.fill_diagonal(out, 0)
+        return out
 
     def add(self, a: int, b: int, t: int) -> None:
         """Record a planned match of ``a`` and ``b`` on task ``t``."""
         self.task_n[a, t] += 1
         self.task_n[b, t] += 1
-        self.pair_n[a, b, t] += 1
-        self.pair_n[b, a, t] += 1
+        self.pairs.add(a, b, t)
         self.meet[a, b] += 1
         self.meet[b, a] += 1
 

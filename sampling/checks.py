@@ -90,19 +90,20 @@ def check_balance(
             f"inputs, e.g. row {int(np.flatnonzero(unknown)[0])}."
         )
 
-    cand = board.candidates()
+    playable = board.playable
     task_hist = board.task_n.copy()
     judge_hist, judge_total_hist = board.judge_n.copy(), board.judge_total.copy()
     on_failed = board.failed[a, t] | board.failed[b, t]
-    invalid = ~cand[a, b, t] | (on_failed != forfeit)
+    invalid = ~(playable[a, t] & playable[b, t]) | (a == b) | (on_failed != forfeit)
     allowed = routing_mask(task_judges, board.tasks, board.judges)
     if allowed is None:
         allowed = np.ones((len(board.tasks), len(board.judges)), dtype=bool)
     premature, seen = 0, set()
     for k in np.flatnonzero(~invalid):  # sequential: the rule depends on the counts so far
-        shared = board.pair_n[a[k], b[k]][cand[a[k], b[k]]]
+        counts = board.pairs.row(a[k], b[k])
+        shared = counts[playable[a[k]] & playable[b[k]]]
         key = (min(a[k], b[k]), max(a[k], b[k]), t[k])
-        premature += int(board.pair_n[a[k], b[k], t[k]] > shared.min() or key in seen)
+        premature += int(counts[t[k]] > shared.min() or key in seen)
         seen.add(key)
         board.add(a[k], b[k], t[k])
 

@@ -21,6 +21,7 @@ import math
 import os
 import sys
 import warnings
+from collections.abc import Sequence
 
 import pandas as pd
 
@@ -79,8 +80,8 @@ def _share(text: str) -> float:
     return value
 
 
-def read_verdict_file(path: str | os.PathLike[str], *, columns=None,
-                      winner_map=None) -> pd.DataFrame | None:  # fmt: skip
+def read_verdict_file(path: str | os.PathLike[str], *, columns=None, winner_map=None,
+                      keep: Sequence[str] = ()) -> pd.DataFrame | None:  # fmt: skip
     """Read a verdict log with :func:`ratings.read_verdicts`; ``None`` for a header-only CSV.
 
     Parameters
@@ -90,6 +91,8 @@ def read_verdict_file(path: str | os.PathLike[str], *, columns=None,
         and no rows is an empty log (``None``), which ``read_verdicts`` would reject.
     columns, winner_map : mapping, optional
         As for :func:`ratings.read_verdicts` (``--columns``, ``--winner-map``).
+    keep : sequence of str, optional
+        Other columns to keep (e.g. the ``NAME_a``, ``NAME_b`` columns of ``--style``).
 
     Returns
     -------
@@ -98,7 +101,7 @@ def read_verdict_file(path: str | os.PathLike[str], *, columns=None,
     """
     if is_header_only(path):
         return None
-    return read_verdicts(path, columns=columns, winner_map=winner_map).verdicts
+    return read_verdicts(path, columns=columns, winner_map=winner_map, keep=keep).verdicts
 
 
 def _read_text_table(path: str | os.PathLike[str], flag: str, what: str,
@@ -217,6 +220,14 @@ def add_next_parser(subparsers, kit: CommandKit | None = None) -> argparse.Argum
                         "(column 'failed'), written here as verdict rows with their winner "
                         "and judge 'deterministic', ready to append to the log; without it, "
                         "failed submissions are left out. They never go to a judge")  # fmt: skip
+    p.add_argument("--style", metavar="NAME,...",
+                   help="style control in the planner's fit of the verdicts: one coefficient "
+                        "per feature from the columns NAME_a and NAME_b (e.g. tokens,headers), "
+                        "as in `ratings fit --style`")  # fmt: skip
+    p.add_argument("--style-transform", default="normalized",
+                   choices=["normalized", "diff", "ratio", "log-ratio"],
+                   help="with --style: how a feature's two sides become one number (default "
+                        "normalized: (a - b) / (a + b))")  # fmt: skip
     p.set_defaults(func=cmd_next)
     if kit is not None:
         kit.add_memory_option(p)
@@ -231,10 +242,12 @@ def cmd_next(args: argparse.Namespace) -> int:
     """Run ``next``: read, plan, write atomically; warnings go to stderr. Returns 0."""
     from sampling._board import PlanWarning
 
+    style = _style(args)
     verdicts = read_verdict_file(args.verdicts,
                                  columns=parse_mapping(getattr(args, "columns", None), "--columns"),
                                  winner_map=parse_mapping(getattr(args, "winner_map", None),
-                                                          "--winner-map"))  # fmt: skip
+                                                          "--winner-map"),
+                                 keep=_style_columns(style))  # fmt: skip
     if verdicts is not None and "task_id" not in verdicts.columns:
         raise InvalidVerdictsError(missing_task_message(args.verdicts))
     subs = read_submissions(args.submissions) if args.submissions else None
@@ -246,8 +259,30 @@ def cmd_next(args: argparse.Namespace) -> int:
             print(f"ratings next: warning: {w.message}", file=sys.stderr)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for line in phase_lines(plan):
+        print(f"ratings next: {line}", file=sys.stderr)
     print(write_plan(plan, args), file=sys.stderr)
     return 0
+
+
+def phase_lines(plan: pd.DataFrame) -> list[str]:
+    """Per scope, one line: why the plan has a balanced phase (or none) and how many of its
+    judged matches are balanced and active."""
+    reasons = plan.attrs.get("phase_reason")
+    if reasons is None:
+        return []
+    judged = plan[plan["judge"] != DETERMINISTIC_JUDGE]
+    if isinstance(reasons, str):
+        reasons, parts = {None: reasons}, {None: judged}
+    else:
+        parts = {s: judged[judged["scope"] == s] for s in reasons}
+    out = []
+    for scope, reason in reasons.items():
+        phase = parts[scope]["phase"]
+        counts = (f"{int((phase == 'balanced').sum())} balanced, "
+                  f"{int((phase == 'active').sum())} active")  # fmt: skip
+        out.append((f"{scope}: " if scope is not None else "") + f"{reason}; {counts}")
+    return out
 
 
 def plan_from_args(args: argparse.Namespace, verdicts, subs) -> pd.DataFrame:
@@ -267,11 +302,31 @@ def plan_from_args(args: argparse.Namespace, verdicts, subs) -> pd.DataFrame:
         "forfeits": bool(args.forfeits),
         "max_memory": getattr(args, "max_memory", None),
     }
+    style = _style(args)
+    if style is not None:
+        options["fit_options"] = {"style": style}
     if args.scopes:
         return plan_scopes(verdicts, subs, args.judges, args.n, scopes=args.scopes,
                            seed=args.seed, **options)  # fmt: skip
     return plan_matches(verdicts, subs, args.judges, args.n, seed=args.seed, scope=args.scope,
                         **options)  # fmt: skip
+
+
+def _style(args: argparse.Namespace):
+    """The ``--style`` spec (:class:`ratings.Style`) of the planner's fit, or ``None``."""
+    if not getattr(args, "style", None):
+        return None
+    from ratings.api.specs import Style
+
+    return Style(args.style, transform=getattr(args, "style_transform", "normalized"))
+
+
+def _style_columns(style) -> list[str]:
+    if style is None:
+        return []
+    from ratings.api.style import style_columns
+
+    return style_columns(style.features)
 
 
 def write_plan(plan: pd.DataFrame, args: argparse.Namespace) -> str:

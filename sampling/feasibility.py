@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from sampling.pairs import PairCounts
+
 __all__ = ["N_LEVELS", "PairFeasibility", "slack_levels", "task_levels"]
 
 #: Task levels kept as matrices; looser levels (slack above the plan minimum) are rare and
@@ -72,41 +74,110 @@ def slack_levels(usable: NDArray[np.bool_], plan_task_n: NDArray[np.int64]):
 class PairFeasibility:
     """Per strict level, which pairs share a fresh task both models may play there.
 
+    A task is *fresh* for a pair when both models can play it (``playable``), the pair has not
+    played it more often than its current round (``pair_round``) and not in this plan. The
+    pairs sharing a fresh task allowed by a level mask ``L`` are counted as
+    ``L L^T`` (shared allowed tasks) minus the pair's *excluded* cells (history cells above the
+    round, and the plan's cells) allowed for both, so no ``M x M x T`` table is formed.
+
     Parameters
     ----------
     levels : ndarray of bool, shape (3, M, T)
-        :func:`task_levels` of every model (kept and updated in place by :meth:`refresh`).
-    fresh : ndarray of bool, shape (M, M, T)
-        The fresh tasks of every pair (the picker's array, read, not copied).
+        :func:`task_levels` of every model.
+    playable : ndarray of bool, shape (M, T)
+        The model's submission on the task can be played (usable, and the model can be paired).
+    counts : PairCounts
+        Matches per pair and task, history + plan (read, not copied).
+    pair_round : ndarray of int, shape (M, M)
+        The round each pair is in (read, not copied).
 
     Attributes
     ----------
     pairs : ndarray of bool, shape (3, M, M)
-        ``pairs[l, a, c]``: some task ``t`` has ``levels[l, a, t] & levels[l, c, t] &
-        fresh[a, c, t]``.
+        ``pairs[l, a, c]``: some fresh task of ``(a, c)`` is allowed at level ``l`` for both.
     """
 
-    def __init__(self, levels: NDArray[np.bool_], fresh: NDArray[np.bool_]) -> None:
-        self.levels, self.fresh = levels, fresh
-        m = fresh.shape[0]
-        self.pairs = np.zeros((N_LEVELS, m, m), dtype=bool)
-        for x in range(m):
-            self.pairs[:, x, :] = self._row(x)
+    def __init__(self, levels: NDArray[np.bool_], playable: NDArray[np.bool_],
+                 counts: PairCounts, pair_round: NDArray[np.int64]) -> None:  # fmt: skip
+        self.playable, self.counts, self.pair_round = playable, counts, pair_round
+        self._above: dict[int, NDArray[np.int64]] = {}  # per model: history cells above round
+        self.levels = levels & playable[None]
+        self._float = self.levels.astype(np.float32)  # 0/1 sums are exact up to 2^24
+        self.pairs = np.stack([self.matrix(self.levels[k], self._float[k])
+                               for k in range(N_LEVELS)])  # fmt: skip
+
+    def excluded(self, x: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Opponents and tasks of model ``x``'s cells that are not fresh (among those the
+        history or the plan holds): above the pair's round, or planned."""
+        c = self.counts
+        above = self._above.get(x)
+        if above is None:
+            key, count = c.history_of(x)
+            above = self._above[x] = key[count > self.pair_round[x, key // c.t]]
+        # a planned cell was fresh when planned, so at most its round in the history: the two
+        # sets are disjoint
+        keys = np.concatenate([above, np.array(c.plan_keys[x], dtype=np.int64)])
+        return np.divmod(keys, c.t)
+
+    def excluded_all(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+        """Every pair's non-fresh cells ``(lo, hi, task)``, each cell once."""
+        c = self.counts
+        above = c.count > self.pair_round[c.lo, c.hi]
+        cells = ((c.lo * c.m + c.hi) * c.t + c.task)[above]
+        planned = [(lo * c.m + hi) * c.t + t for (lo, hi), ts in c.plan.items() for t in ts]
+        cells = np.concatenate([cells, np.array(planned, dtype=np.int64)])  # disjoint
+        pair, task = np.divmod(cells, c.t)
+        lo, hi = np.divmod(pair, c.m)
+        return lo, hi, task
+
+    def matrix(self, mask: NDArray[np.bool_],
+               flt: NDArray[np.float32] | None = None) -> NDArray[np.bool_]:  # fmt: skip
+        """``out[a, c]``: a fresh task of ``(a, c)`` is in ``mask`` (M, T) for both."""
+        mask = mask & self.playable
+        flt = mask.astype(np.float32) if flt is None else flt
+        m = mask.shape[0]
+        shared = flt @ flt.T
+        lo, hi, task = self.excluded_all()
+        hit = mask[lo, task] & mask[hi, task]
+        gone = np.bincount(lo[hit] * m + hi[hit], minlength=m * m).reshape(m, m)
+        out = shared - (gone + gone.T) > 0.5
+        np.fill_diagonal(out, False)
+        return out
 
     def _row(self, x: int) -> NDArray[np.bool_]:
-        both = self.levels[:, x, None, :] & self.levels  # (L, M, T)
-        both &= self.fresh[x][None, :, :]
-        return both.any(axis=2)
+        y, task = self.excluded(x)
+        out = np.empty((N_LEVELS, self.levels.shape[1]), dtype=bool)
+        for k in range(N_LEVELS):
+            shared = self._float[k] @ self._float[k, x]  # (M,)
+            hit = self.levels[k, x, task] & self.levels[k, y, task]
+            gone = np.bincount(y[hit], minlength=out.shape[1])
+            out[k] = shared - gone > 0.5
+        out[:, x] = False
+        return out
+
+    def new_round(self, a: int, c: int) -> None:
+        """Forget the cached cells of ``a`` and ``c`` (call when their pair's round changed)."""
+        self._above.pop(a, None)
+        self._above.pop(c, None)
 
     def refresh(self, models: tuple[int, ...], levels: NDArray[np.bool_]) -> None:
         """Take the new level rows of ``models`` (shape (3, len(models), T)) and recompute
-        their rows and columns (call after the picker updated ``fresh``)."""
-        self.levels[:, list(models), :] = levels
+        their rows and columns (call after the counts and rounds are updated)."""
+        idx = list(models)
+        self.levels[:, idx, :] = levels & self.playable[None, idx]
+        self._float[:, idx, :] = self.levels[:, idx, :]
         for x in models:
             row = self._row(x)
             self.pairs[:, x, :] = row
             self.pairs[:, :, x] = row
 
+    def fresh(self, a: int, c: int) -> NDArray[np.bool_]:
+        """The fresh tasks of ``(a, c)``, shape (T,)."""
+        cnt = self.counts
+        out = self.playable[a] & self.playable[c] & (cnt.row(a, c) == self.pair_round[a, c])
+        out[cnt.plan.get((min(a, c), max(a, c)), [])] = False
+        return out
+
     def tasks(self, level: int, a: int, c: int) -> NDArray[np.int64]:
         """The fresh tasks of ``(a, c)`` that both may play at strict ``level``."""
-        return np.flatnonzero(self.levels[level, a] & self.levels[level, c] & self.fresh[a, c])
+        return np.flatnonzero(self.levels[level, a] & self.levels[level, c] & self.fresh(a, c))

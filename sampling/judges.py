@@ -10,8 +10,16 @@ edge colouring, which has no solution for some plans (a triangle with two judges
    judge);
 2. repairs along alternating two-judge paths (Kempe chains): recolouring a path changes the
    counts of its two end models only;
-3. if a model is still out of bounds, a small integer programme (HiGHS via
-   :func:`scipy.optimize.milp`, deterministic node limit) that minimises the total violation.
+3. if the weighted violation is still above its lower bound (each model's best split of its
+   own matches, ignoring the others: :func:`_floor`; at the bound the assignment is optimal and
+   the search stops), a small integer programme (HiGHS via :func:`scipy.optimize.milp`,
+   deterministic node limit) that minimises it, for plans of up to ``_MILP_MAX_VARS`` (1,500)
+   match x judge variables. Larger plans (more than 500 matches for three judges) skip 2 and
+   3 and repair along alternating paths on the weighted violation itself (:func:`_weighted_repair`):
+   the integer programme took seconds there and stopped at its node limit without proving
+   optimality. The problem is an edge colouring with per-vertex bounds, not a flow: with bounds
+   of one match per judge it decides whether a graph's edges can be coloured with J colours,
+   which is NP-complete, so no exact method is fast on every plan.
 
 With routing (some tasks allow only some judges, :mod:`sampling.routing`), each match carries
 its allowed judges: the panel's counts are the best levels the routing allows
@@ -38,7 +46,7 @@ __all__ = ["JudgeTurns", "assign_judges", "level_bounds"]
 
 _MAX_SWEEPS = 20
 _MILP_NODES = 500
-_MILP_MAX_VARS = 20_000
+_MILP_MAX_VARS = 1_500  # larger plans: repairs on the weighted cost instead (see assign_judges)
 _TOTAL_WEIGHT = 10  # a unit of history + plan imbalance costs as much as 10 within the plan
 
 
@@ -114,8 +122,8 @@ class JudgeTurns:
 
     def fits(self) -> NDArray[np.bool_]:
         """``fits[a, c]``: a judge with quota left is among the least used by both models."""
-        least = (self.total == self.total.min(axis=1, keepdims=True)).astype(np.int64)
-        return (least * (self.left > 0)) @ least.T > 0
+        least = (self.total == self.total.min(axis=1, keepdims=True)).astype(np.float64)
+        return (least * (self.left > 0)) @ least.T > 0.5
 
     def take(self, a: int, c: int, allowed: NDArray[np.bool_] | None = None) -> int:
         """Give the next match (``a`` vs ``c``) a judge (one of ``allowed``) and count it."""
@@ -196,15 +204,42 @@ def assign_judges(
     x = np.zeros_like(lo)
     np.add.at(x, (a, col), 1)
     np.add.at(x, (b, col), 1)
+    soft = ((lo_t, hi_t, _TOTAL_WEIGHT), (q, q + 1, 1))
+    floor = _floor(deg, soft)
+    if n * n_judges > _MILP_MAX_VARS:  # large plans: repairs on the weighted cost itself
+        _weighted_repair(a, b, col, x, soft, floor, glo, ghi, ok)
+        return col
     first = col.copy()
     _kempe_repair(a, b, col, x, lo, hi, glo, ghi, ok)  # works on the combined bounds
     if cost(first) < cost(col):
         col = first
-    if cost(col) > 0 and n * n_judges <= _MILP_MAX_VARS:
-        alt = _milp(a, b, ok, (lo_t, hi_t, _TOTAL_WEIGHT), (q, q + 1, 1), glo, ghi)
-        if alt is not None and cost(alt) < cost(col):
-            col = alt
+    if cost(col) <= floor.sum():  # every model at its own optimum: nothing can do better
+        return col
+    alt = _milp(a, b, ok, *soft, glo, ghi)
+    if alt is not None and cost(alt) < cost(col):
+        col = alt
     return col
+
+
+def _model_cost(x: NDArray, soft) -> NDArray:
+    """Weighted violation of the soft bounds per row of ``x`` (K, J)."""
+    return sum(w * _violation(x, lo, hi) for lo, hi, w in soft)
+
+
+def _floor(deg: NDArray[np.int64], soft) -> NDArray[np.int64]:
+    """Per model, the least weighted violation of its own bounds over every split of its
+    ``deg`` matches among the judges (ignoring the other models and the panel): a lower bound
+    on its cost in any assignment. The cost is separable and convex in each judge's count, so
+    adding one match at a time to the judge of least marginal cost is optimal."""
+    x = np.zeros_like(soft[0][0])
+    rows = np.arange(x.shape[0])
+    for _ in range(int(deg.max(initial=0))):
+        need = x.sum(axis=1) < deg
+        marg = np.stack([_model_cost(x + np.eye(x.shape[1], dtype=x.dtype)[j], soft)
+                         for j in range(x.shape[1])], axis=1)  # fmt: skip
+        j = marg.argmin(axis=1)
+        x[rows[need], j[need]] += 1
+    return _model_cost(x, soft)
 
 
 def _greedy(a, b, lo, hi, glo, ghi, order, group) -> NDArray[np.int64]:
@@ -299,6 +334,97 @@ def _alternating_path(m, p, q, a, b, col, inc, x, lo, hi, glo, ghi,
         want = p if parity == 0 else q  # the colour of the next edge to flip
         for e in inc[v]:
             if col[e] != want or not (allowed[e, p] and allowed[e, q]):
+                continue
+            w = b[e] if a[e] == v else a[e]
+            state = (w, 1 - parity)
+            if state in seen:
+                continue
+            seen.add(state)
+            parent[state] = ((v, parity), e)
+            queue.append(state)
+            odd = state[1] == 1
+            if w == m or (odd and not panel_ok_odd):
+                continue
+            end = delta(w, p, q) if odd else delta(w, q, p)
+            if start + end < 0:
+                path, s = [], state
+                while s != (m, 0):
+                    s, edge = parent[s]
+                    path.append(edge)
+                path.reverse()
+                if len(set(path)) == len(path):
+                    return path
+    return None
+
+
+def _weighted_repair(a, b, col, x, soft, floor, glo, ghi, allowed) -> None:
+    """Recolour alternating two-judge paths while that lowers the weighted cost (in place).
+
+    Like :func:`_kempe_repair`, on the cost that :func:`assign_judges` minimises rather than on
+    one set of bounds; models already at their :func:`_floor` are not started from.
+    """
+    n_models, n_judges = x.shape
+    bounds = [(lo.tolist(), hi.tolist(), w) for lo, hi, w in soft]
+
+    def unit(v: int, j: int, value: int) -> int:
+        return sum(w * (max(value - hi[v][j], 0) + max(lo[v][j] - value, 0))
+                   for lo, hi, w in bounds)  # fmt: skip
+
+    xl = x.tolist()  # kept equal to x
+
+    def delta(v: int, give: int, take: int) -> int:
+        xg, xt = xl[v][give], xl[v][take]
+        return (unit(v, give, xg - 1) - unit(v, give, xg)
+                + unit(v, take, xt + 1) - unit(v, take, xt))  # fmt: skip
+
+    al, bl, ok = a.tolist(), b.tolist(), allowed.tolist()  # Python scalars for the searches
+    cl = col.tolist()
+    inc: list[list[int]] = [[] for _ in range(n_models)]
+    for e in range(a.size):
+        inc[al[e]].append(e)
+        inc[bl[e]].append(e)
+    g = np.bincount(col, minlength=n_judges)
+    for _ in range(_MAX_SWEEPS):
+        improved = False
+        over = np.flatnonzero(_model_cost(x, soft) > floor)
+        for m in over:
+            moves = [(p, q) for p in range(n_judges) for q in range(n_judges)
+                     if p != q and x[m, p] > 0 and delta(m, p, q) < 0]  # fmt: skip
+            for p, q in moves:
+                path = _cost_path(m, p, q, al, bl, cl, inc, delta, g, glo, ghi, ok)
+                if path is not None:
+                    for k, e in enumerate(path):
+                        old, new = (p, q) if k % 2 == 0 else (q, p)
+                        col[e] = cl[e] = new
+                        for v in (al[e], bl[e]):
+                            x[v, old] -= 1
+                            x[v, new] += 1
+                            xl[v][old] -= 1
+                            xl[v][new] += 1
+                        g[old] -= 1
+                        g[new] += 1
+                    improved = True
+                    break
+        if not improved:
+            return
+
+
+def _cost_path(m, p, q, a, b, col, inc, delta, g, glo, ghi, allowed) -> list[int] | None:
+    """Shortest path from ``m`` recolouring p -> q, q -> p, ... that lowers ``delta``'s cost
+    (as :func:`_alternating_path`; ``a``, ``b``, ``col``, ``allowed`` as Python lists)."""
+    start = delta(m, p, q)
+    gmove = g.copy()
+    gmove[p] -= 1
+    gmove[q] += 1
+    panel_ok_odd = bool((gmove >= glo).all() and (gmove <= ghi).all())
+    parent: dict[tuple[int, int], tuple[tuple[int, int], int]] = {}
+    seen = {(m, 0)}
+    queue = deque([(m, 0)])
+    while queue:
+        v, parity = queue.popleft()
+        want = p if parity == 0 else q
+        for e in inc[v]:
+            if col[e] != want or not (allowed[e][p] and allowed[e][q]):
                 continue
             w = b[e] if a[e] == v else a[e]
             state = (w, 1 - parity)

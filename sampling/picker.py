@@ -16,9 +16,10 @@ from scipy.sparse.csgraph import connected_components
 
 import ratings
 from sampling._board import Board
-from sampling.criteria import add_comparison, centred, comparison_weight, trace_reduction
+from sampling.criteria import centred, comparison_weight, pair_reduction, record_comparison
 from sampling.feasibility import N_LEVELS, PairFeasibility, slack_levels, task_levels
 from sampling.judges import JudgeTurns
+from sampling.pairs import PairCounts
 
 __all__ = ["Objective", "Picker", "ladder_point", "lexmin", "share_cap"]
 
@@ -50,17 +51,38 @@ def share_cap(max_share: float | None, n: int, n_models: int) -> int | None:
     return max(1, math.ceil(max_share * 2.0 * n / n_models - 1e-9))
 
 
+def first_rounds(counts: PairCounts, playable: NDArray[np.bool_],
+                 shared: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Each pair's round before the plan, and how many of its shared tasks are above it.
+
+    A pair's round is the fewest times it has played one of the tasks both models can play:
+    0 unless the history holds every one of them. Returns two (M, M) symmetric arrays.
+    """
+    m = playable.shape[0]
+    lo, hi, task, count = counts.lo, counts.hi, counts.task, counts.count
+    both = playable[lo, task] & playable[hi, task]
+    pair = lo[both] * m + hi[both]
+    held = np.bincount(pair, minlength=m * m).reshape(m, m)
+    low = np.full(m * m, np.iinfo(np.int64).max)
+    np.minimum.at(low, pair, count[both])
+    upper = np.where((held == np.triu(shared, 1)) & (held > 0), low.reshape(m, m), 0)
+    round_ = upper + upper.T
+    above = both.copy()
+    above[both] = count[both] > round_[lo[both], hi[both]]
+    n_up = np.bincount(lo[above] * m + hi[above], minlength=m * m).reshape(m, m)
+    return round_, n_up + n_up.T
+
+
 class Picker:
     """Greedy pick-by-pick state of one plan (counts live in the :class:`Board`).
 
     Parameters
     ----------
     board : Board
-    cand : ndarray of bool, shape (M, M, T)
-        ``cand[a, b, t]``: the match may be planned.
     rng : numpy.random.Generator
     min_matches : int
-        Matches (and distinct tasks and opponents) a model needs to leave the balanced phase.
+        A model's exposure target: it leaves the balanced phase with ``min_matches`` matches on
+        at least ``min(min_matches, its tasks)`` distinct tasks.
     turns : JudgeTurns
         Hands out judges pick by pick.
     objective : {"pairwise", "anchored"}, default="pairwise"
@@ -72,27 +94,28 @@ class Picker:
         Judges allowed per task (routing).
     """
 
-    def __init__(self, board: Board, cand: NDArray[np.bool_], rng: np.random.Generator,
+    def __init__(self, board: Board, rng: np.random.Generator,
                  min_matches: int, turns: JudgeTurns, *, objective: Objective = "pairwise",
                  cap: int | None = None,
                  allowed: NDArray[np.bool_] | None = None) -> None:  # fmt: skip
-        self.board, self.cand, self.rng, self.k, self.turns = board, cand, rng, min_matches, turns
+        self.board, self.rng, self.k, self.turns = board, rng, min_matches, turns
         self.objective, self.cap, self.allowed = objective, cap, allowed
         m, t = board.task_n.shape
         self.iu = np.triu_indices(m, 1)
+        self.flat = self.iu[0] * m + self.iu[1]  # the pairs' positions in an (M, M) array
         self.plan_task_n = np.zeros((m, t), dtype=np.int64)
         self.n_usable = board.usable.sum(axis=1)
-        self.n_opponents = cand.any(axis=2).sum(axis=1)
-        # Each pair plays its shared tasks in rounds: `fresh` marks the tasks of the pair's
-        # current round that are not yet used (in history or in this plan).
-        self.pair_round = np.where(cand, board.pair_n, np.iinfo(np.int32).max).min(axis=2)
-        self.fresh = cand & (board.pair_n == self.pair_round[:, :, None])
-        self.has_fresh = self.fresh.any(axis=2)
+        self.playable = board.playable
+        shared = board.shared()
+        # Each pair plays its shared tasks in rounds: a task is fresh for the pair while the
+        # pair has played it only as often as its round, and not in this plan.
+        self.pair_round, n_above = first_rounds(board.pairs, self.playable, shared)
+        self.has_fresh = shared > n_above
         self.plan_n = np.zeros(m, dtype=np.int64)  # matches of each model in this plan
         self.feasible = PairFeasibility(
-            task_levels(board.usable, board.task_n, self.plan_task_n), self.fresh
-        )
-        self.planned: dict[tuple[int, int], list[int]] = {}
+            task_levels(board.usable, board.task_n, self.plan_task_n), self.playable,
+            board.pairs, self.pair_round,
+        )  # fmt: skip
         _, self.comp = connected_components(csr_matrix(board.meet > 0), directed=False)
         self.cold = np.array([self._is_cold(i) for i in range(m)])
         # Rated models: out of the balanced phase before this plan. The others are new, and
@@ -122,6 +145,7 @@ class Picker:
             self.scale2 *= 2.0 / max(int(self.fitted.sum()) - 1, 1)
         else:
             self.cov = cov
+        self.gram = self.cov @ self.cov  # kept up to date by record_comparison
         ladder = np.flatnonzero(self.rated & self.fitted)
         order = ladder[np.lexsort((ladder, strength[ladder]))]  # weakest first
         self.rung[:] = np.nan
@@ -129,16 +153,18 @@ class Picker:
         self.fit = fit
 
     def _is_cold(self, i: int) -> bool:
+        """Below its exposure target: fewer than ``k`` matches, or on fewer than
+        ``min(k, its tasks)`` distinct tasks."""
         b = self.board
         if not b.usable[i].any():
             return False
         tasks = int((b.task_n[i] > 0)[b.usable[i]].sum())
-        opponents = int((b.meet[i] > 0).sum())
-        return bool(
-            b.meet[i].sum() < self.k
-            or tasks < min(self.k, self.n_usable[i])
-            or opponents < min(self.k, self.n_opponents[i])
-        )
+        return bool(b.meet[i].sum() < self.k or tasks < min(self.k, self.n_usable[i]))
+
+    def exposure(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Each model's matches and distinct tasks played (history + plan so far)."""
+        b = self.board
+        return b.meet.sum(axis=1), ((b.task_n > 0) & b.usable).sum(axis=1)
 
     def any_cold(self) -> bool:
         return bool(self.cold.any())
@@ -158,16 +184,14 @@ class Picker:
         self.plan_task_n[a, t] += 1
         self.plan_task_n[b, t] += 1
         self.plan_n[[a, b]] += 1
-        self.fresh[a, b, t] = self.fresh[b, a, t] = False
-        used = self.planned.setdefault((min(a, b), max(a, b)), [])
-        used.append(t)
-        if not self.fresh[a, b].any():  # the pair played all its shared tasks: a new round
-            pair_n = self.board.pair_n[a, b]
-            self.pair_round[a, b] = self.pair_round[b, a] = pair_n[self.cand[a, b]].min()
-            row = self.cand[a, b] & (pair_n == self.pair_round[a, b])
-            row[used] = False  # never twice in one plan
-            self.fresh[a, b] = self.fresh[b, a] = row
-            self.has_fresh[a, b] = self.has_fresh[b, a] = row.any()
+        fresh = self.feasible.fresh(a, b)
+        if not fresh.any():  # the pair played all its shared tasks: a new round
+            counts = self.board.pairs.row(a, b)
+            shared = self.playable[a] & self.playable[b]
+            self.pair_round[a, b] = self.pair_round[b, a] = counts[shared].min()
+            self.feasible.new_round(a, b)
+            fresh = self.feasible.fresh(a, b)  # never twice in one plan
+            self.has_fresh[a, b] = self.has_fresh[b, a] = fresh.any()
         two = [a, b]
         self.feasible.refresh((a, b), task_levels(self.board.usable[two], self.board.task_n[two],
                                                   self.plan_task_n[two]))  # fmt: skip
@@ -176,7 +200,7 @@ class Picker:
             if self.cold[m]:
                 self.cold[m] = self._is_cold(m)
         if self.fitted[a] and self.fitted[b]:
-            self.cov = add_comparison(self.cov, a, b, self.weight[a, b])
+            record_comparison(self.cov, self.gram, a, b, self.weight[a, b])
 
     # --- picking --------------------------------------------------------------------------
     def _ladder_distance(self, i: NDArray[np.int64], j: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -214,12 +238,13 @@ class Picker:
         b = self.board
         i, j = self.iu
         ok_models = b.plannable & self.fitted if mode == "active" else b.plannable
-        mask = ok_models[i] & ok_models[j] & self.has_fresh[i, j]
+        mask = ok_models[i] & ok_models[j] & np.take(self.has_fresh, self.flat)
         tie = self.rng.random(i.size)
         idx = np.flatnonzero(mask)
         i, j = i[idx], j[idx]
         if mode == "active":
-            score = trace_reduction(self.cov, self.weight)[i, j] * self.scale2
+            score = pair_reduction(self.cov, self.gram, self.weight, i, j,
+                                   self.flat[idx]) * self.scale2  # fmt: skip
             return idx, (tie[idx], -score), score
         played = b.meet.sum(axis=1)
         new = ~self.rated
@@ -249,13 +274,13 @@ class Picker:
         pairs, keys, score = self.ranking(mode)
         if pairs.size == 0:
             return None
-        ia, ic = self.iu[0][pairs], self.iu[1][pairs]
-        fits = self.turns.fits()[ia, ic]
-        strict = [self.feasible.pairs[level, ia, ic] for level in range(N_LEVELS)]
+        ia, ic, flat = self.iu[0][pairs], self.iu[1][pairs], self.flat[pairs]
+        fits = np.take(self.turns.fits(), flat)
         caps = [None] if self.cap is None else [self.plan_n < self.cap, None]
         for under in caps:
             base = np.ones(pairs.size, dtype=bool) if under is None else under[ia] & under[ic]
-            for level, has_task in enumerate(strict):
+            for level in range(N_LEVELS):
+                has_task = np.take(self.feasible.pairs[level], flat)
                 for allowed in (base & fits, base):  # prefer pairs a judge can take evenly
                     hit = allowed & has_task
                     if hit.any():
@@ -269,21 +294,14 @@ class Picker:
                     if hit.any():
                         k = lexmin(keys, hit)
                         a, c = int(ia[k]), int(ic[k])
-                        tasks = np.flatnonzero(ok[a] & ok[c] & self.fresh[a, c])
+                        tasks = np.flatnonzero(ok[a] & ok[c] & self.feasible.fresh(a, c))
                         return a, c, self._task(a, c, tasks), float(score[k])
         return None
 
     def _with_task(self, ia: NDArray[np.int64], ic: NDArray[np.int64],
                    allowed: NDArray[np.bool_], ok: NDArray[np.bool_]) -> NDArray[np.bool_]:
-        """Which ``allowed`` pairs have a fresh task in ``ok`` for both models (in blocks of
-        pairs, so at most ``block x T`` booleans at once)."""
-        out = np.zeros(allowed.size, dtype=bool)
-        idx = np.flatnonzero(allowed)
-        block = max(1, (1 << 22) // max(ok.shape[1], 1))
-        for start in range(0, idx.size, block):
-            k = idx[start : start + block]
-            out[k] = (ok[ia[k]] & ok[ic[k]] & self.fresh[ia[k], ic[k]]).any(axis=1)
-        return out
+        """Which ``allowed`` pairs have a fresh task in ``ok`` (M, T) for both models."""
+        return allowed & self.feasible.matrix(ok)[ia, ic]
 
     def _task(self, a: int, c: int, tasks: NDArray[np.int64]) -> int:
         """Among allowed ``tasks``: fewest matches of the two models in this plan, then

@@ -75,7 +75,8 @@ def fit_for_planning(
         The fit; when it raises :class:`ratings.NonIdentifiableError` (a model never lost or
         never won yet) and ``fit_options`` sets no ``penalty``, the fit with
         ``penalty=FALLBACK_PENALTY`` (0.1), whose intervals are approximate (read as they are:
-        the flags of ratings that exist only because of the penalty are dropped).
+        the flags of ratings that exist only because of the penalty are dropped); that fallback
+        leaves out ``style`` (a penalty does not combine with style control).
     """
     options = {"ci": "model", **(fit_options or {})}
     name, rating = check_anchor(anchor)
@@ -88,6 +89,7 @@ def fit_for_planning(
         with warnings.catch_warnings():  # planning reads the penalised fit as it is
             warnings.simplefilter("ignore", PenaltyOnlyWarning)
             penalised = ratings.BT(penalty=FALLBACK_PENALTY)
+            options.pop("style", None)  # a penalty does not combine with style control
             r = ratings.fit(source, **kw, **(options | {"model": penalised}))
         return dataclasses.replace(r, fit_info=dataclasses.replace(r.fit_info, unbounded=None))
 
@@ -135,9 +137,11 @@ def plan_matches(
         the matches planned so far in this batch), then active ones. ``"active"`` needs every
         model with submissions to have verdicts.
     min_matches : int, default=10
-        A model leaves the balanced phase once it has this many matches, on at least
-        ``min(min_matches, its tasks)`` distinct tasks and against at least
-        ``min(min_matches, its possible opponents)`` distinct opponents.
+        A model's exposure target: it leaves the balanced phase once it has this many matches
+        (history + plan), on at least ``min(min_matches, its tasks)`` distinct tasks. Whom it
+        met does not count (a log where every model met only a baseline model is past the
+        balanced phase once every model has its matches; the active phase then picks the
+        informative pairs).
     scope : str, optional
         Plan for the verdicts of this scope (required when the log holds several). A scope
         with no verdicts yet is planned from an empty log (with a :class:`PlanWarning` when
@@ -164,7 +168,9 @@ def plan_matches(
         submissions are left out (with a :class:`PlanWarning`).
     fit_options : mapping, optional
         Keyword arguments for the :func:`ratings.fit` that scores candidates; default
-        ``{"ci": "model"}`` (see Notes).
+        ``{"ci": "model"}`` (see Notes). E.g. ``{"style": ratings.Style(["tokens"])}`` scores
+        candidates with style-controlled ratings (the verdicts then carry ``tokens_a`` and
+        ``tokens_b``).
     fitted : ratings.Ratings, optional
         A current fit of ``verdicts`` to use instead of fitting them again (reanchored at
         ``anchor`` when given; ``fit_options`` is then unused).
@@ -175,7 +181,8 @@ def plan_matches(
     Returns
     -------
     pandas.DataFrame
-        One row per match in the order picked, columns ``task_id``, ``model_a``, ``model_b``
+        One row per match in the order picked (``attrs["phase_reason"]``: one line saying why
+        the plan has a balanced phase or none), columns ``task_id``, ``model_a``, ``model_b``
         (A/B order random), ``judge``, ``phase`` (``"balanced"`` or ``"active"``) and ``score``:
         for active picks the expected reduction of the objective at the time of the pick
         (Elo^2: the mean variance over pairs, or the sum of the variances relative to the
@@ -250,8 +257,9 @@ def plan_matches(
     * **Judges** are assigned after the picks: per-judge quotas keep the panel's counts level
       (within one) in this plan and across history + plan (when the history was level); then
       each model's per-judge counts are levelled the same way where an assignment exists
-      (greedy pass, alternating-path repairs, then an exact integer programme; see
-      :mod:`sampling.judges`). With ``task_judges``, each match goes to a judge its task
+      (greedy pass, alternating-path repairs, then an integer programme for plans of up to
+      500 matches with three judges, or repairs on the weighted violation for larger ones;
+      see :mod:`sampling.judges`). With ``task_judges``, each match goes to a judge its task
       allows, and the panel's totals are the most even the routing allows: forced matches go
       to their judges, the free ones fill the judges with the fewest (:mod:`sampling.routing`;
       :func:`sampling.check_balance` reports the best spread alongside the one reached). A/B
@@ -300,9 +308,8 @@ def plan_matches(
             f"Fewer than two models can be paired ({int(plannable.sum())}): a match needs two "
             "models with submissions on the same task. Check `submissions`."
         )
-    cand = board.candidates()
-    judged = cand & ~(board.failed[:, None, :] | board.failed[None, :, :])
-    n_cand = int(judged.sum()) // 2
+    shared = board.shared()
+    n_cand = int(board.shared(exclude=board.failed).sum()) // 2  # judged (task, pair) cells
     if n > n_cand:
         raise ValueError(
             f"Cannot plan {n} matches: only {n_cand} distinct (task, model pair) candidates "
@@ -310,7 +317,7 @@ def plan_matches(
             f"{int(board.usable.any(axis=0).sum())} tasks), and one batch never repeats a "
             f"candidate. Ask for n <= {n_cand}, or add submissions."
         )
-    _warn_split(board, cand)
+    _warn_split(board, shared)
 
     def current_fit() -> ratings.Ratings | None:
         if fitted is not None:
@@ -321,7 +328,7 @@ def plan_matches(
 
     rng = np.random.default_rng(seed)
     turns = JudgeTurns(board.judge_n, board.judge_total, n, rng, routed=allowed is not None)
-    picker = Picker(board, cand, rng, min_matches, turns, objective=objective,
+    picker = Picker(board, rng, min_matches, turns, objective=objective,
                     cap=share_cap(max_share, n, int(plannable.sum())), allowed=allowed)  # fmt: skip
     if phase == "active":
         fit = current_fit()
@@ -341,6 +348,7 @@ def plan_matches(
     elif picker.needs_ladder():  # new models are placed on the rated models' ladder
         picker.set_fit(current_fit())
 
+    reason = _phase_reason(phase, board, picker, min_matches)
     picks, n_judged = [], 0
     while n_judged < n:
         mode = phase
@@ -382,6 +390,7 @@ def plan_matches(
             "score": score.astype(np.float64),
         }
     )
+    out.attrs["phase_reason"] = reason
     if forfeits:
         fail_a = board.failed[np.where(swap, b, a), t]
         fail_b = board.failed[np.where(swap, a, b), t]
@@ -389,6 +398,23 @@ def plan_matches(
         out["winner"] = np.where(is_judged, None, winner)
         out["failed_a"], out["failed_b"] = fail_a, fail_b
     return out
+
+
+def _phase_reason(phase: str, board: Board, picker: Picker, min_matches: int) -> str:
+    """One line: why the plan starts with a balanced phase, or why it does not."""
+    if phase != "auto":
+        return f"{phase} matches only, as asked ({option('phase', phase)})"
+    target = (f"the exposure target of {min_matches} matches on {min_matches} distinct tasks "
+              "(or all of a model's tasks)")  # fmt: skip
+    cold = np.flatnonzero(picker.cold)
+    if cold.size == 0:
+        return f"no balanced phase: every model meets {target}"
+    matches, tasks = picker.exposure()
+    shown = ", ".join(f"{board.models[i]} ({matches[i]} matches, {tasks[i]} tasks)"
+                      for i in cold[:3])
+    more = f" and {cold.size - 3} more" if cold.size > 3 else ""
+    return (f"balanced phase: {cold.size} of {int(board.plannable.sum())} models are below "
+            f"{target}: {shown}{more}")
 
 
 def _check_objective(objective: str, anchor: str | None) -> None:
@@ -457,9 +483,9 @@ def _reanchor(fit: ratings.Ratings, name: str | None, rating: float) -> ratings.
     return fit.reanchor(name, rating)
 
 
-def _warn_split(board: Board, cand: NDArray[np.bool_]) -> None:
+def _warn_split(board: Board, shared: NDArray[np.int64]) -> None:
     """Warn when the models split into groups that neither share a task nor met before."""
-    link = cand.any(axis=2) | (board.meet > 0)
+    link = (shared > 0) | (board.meet > 0)
     keep = np.flatnonzero(board.plannable)
     k, labels = connected_components(csr_matrix(link[np.ix_(keep, keep)]), directed=False)
     if k > 1:

@@ -70,15 +70,20 @@ def plan_scopes(
     -------
     pandas.DataFrame
         ``scope`` followed by the columns of :func:`sampling.plan_matches`, the scopes one
-        after the other.
+        after the other; ``attrs["phase_reason"]`` maps each scope to its plan's line on the
+        balanced phase.
     """
     for name in ("scope", "fitted"):
         if name in options:
             raise TypeError(f"plan_scopes() plans every scope itself; `{name}` is not accepted.")
-    parts = []
+    parts, reasons = [], {}
     for scope in check_names(scopes, "scopes"):
         part = plan_matches(verdicts, submissions, judges, n, seed=scope_seed(seed, scope),
                             scope=scope, **options)  # fmt: skip
+        reasons[scope] = part.attrs.get("phase_reason", "")
+        part.attrs = {}
         part.insert(0, "scope", scope)
         parts.append(part)
-    return pd.concat(parts, ignore_index=True)
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs["phase_reason"] = reasons
+    return out

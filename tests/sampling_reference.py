@@ -40,7 +40,19 @@ def allowed_tasks(usable, task_n, plan_task_n, level: int) -> list[set[int]]:
 
 
 class ReferencePicker(Picker):
-    """:class:`Picker` whose :meth:`pick` walks the ranked pairs one at a time."""
+    """:class:`Picker` whose :meth:`pick` walks the ranked pairs one at a time, and whose
+    exposure target (when a model leaves the balanced phase) is counted from the matches."""
+
+    def _is_cold(self, i: int) -> bool:
+        """Fewer than ``min_matches`` matches, or fewer distinct tasks than ``min_matches``
+        and than the tasks it can play; a model that cannot play is never cold."""
+        b = self.board
+        playable = [t for t in range(b.usable.shape[1]) if b.usable[i, t]]
+        if not playable:
+            return False
+        matches = sum(int(b.meet[i, j]) for j in range(b.meet.shape[0]))
+        played = [t for t in playable if b.task_n[i, t] > 0]
+        return matches < self.k or len(played) < min(self.k, len(playable))
 
     def pick(self, mode: str):
         pairs, keys, score = self.ranking(mode)
@@ -68,7 +80,8 @@ class ReferencePicker(Picker):
                             continue
                         if judged and not fits[a, c]:
                             continue
-                        tasks = sorted(t for t in allowed[a] & allowed[c] if self.fresh[a, c, t])
+                        fresh = self.feasible.fresh(a, c)
+                        tasks = sorted(t for t in allowed[a] & allowed[c] if fresh[t])
                         if tasks:
                             chosen = self._task(a, c, np.array(tasks, dtype=np.int64))
                             return a, c, chosen, float(score[k])

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import ratings
+import sampling.judges as judges_module
 from sampling import PlanWarning, check_balance, fit_for_planning, plan_matches
 from sampling.criteria import add_comparison, comparison_weight, trace_reduction
 from sampling.judges import assign_judges, level_bounds
@@ -140,6 +143,58 @@ def test_judge_assignment_levels_each_model():
         np.add.at(judge_n, (b, out), 1)
         total += np.bincount(out, minlength=3)
         assert np.ptp(total) <= 1 and np.ptp(judge_n, axis=1).max() <= 1
+
+
+def test_floor_is_each_models_best_split():
+    rng = np.random.default_rng(3)
+    h = rng.integers(0, 8, (40, 3))
+    d = rng.integers(0, 9, 40)
+    _, _, lo_t, hi_t = level_bounds(h, d)
+    q = np.repeat((d // 3)[:, None], 3, axis=1)
+    soft = ((lo_t, hi_t, 10), (q, q + 1, 1))
+    floor = judges_module._floor(d, soft)
+    for m in range(40):  # every split of d[m] matches among three judges
+        best = min(
+            sum(10 * max(0, x[j] - hi_t[m, j], lo_t[m, j] - x[j])
+                + max(0, x[j] - q[m, j] - 1, q[m, j] - x[j]) for j in range(3))
+            for x in itertools.product(range(d[m] + 1), repeat=3) if sum(x) == d[m]
+        )  # fmt: skip
+        assert floor[m] == best
+
+
+def test_large_plans_repair_on_the_weighted_cost(monkeypatch):
+    """Above the integer programme's size the repairs lower the weighted cost from the greedy
+    start, keep the panel level, and stop at the lower bound when they reach it."""
+    rng = np.random.default_rng(1)
+    m, n = 30, 1_500  # 4,500 match x judge variables
+    judge_n = rng.integers(20, 40, (m, 3))  # a history levelled badly per model
+    total = np.full(3, judge_n.sum() // 3)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    monkeypatch.setattr(judges_module, "_milp", None)  # never called at this size
+    out = assign_judges(a, b, judge_n, total, np.random.default_rng(0))
+    start = judges_module._greedy(
+        a, b, *level_bounds(judge_n, np.bincount(a, minlength=m) + np.bincount(b, minlength=m))[:2],
+        *(x[0][None, :] for x in level_bounds(total[None, :], np.array([n]))[:2]),
+        np.random.default_rng(0).permutation(3), np.zeros(n, dtype=np.int64))  # fmt: skip
+    x = np.zeros_like(judge_n)
+    np.add.at(x, (a, out), 1)
+    np.add.at(x, (b, out), 1)
+    deg = x.sum(axis=1)
+    _, _, lo_t, hi_t = level_bounds(judge_n, deg)
+    q = np.repeat((deg // 3)[:, None], 3, axis=1)
+    soft = ((lo_t, hi_t, 10), (q, q + 1, 1))
+
+    def cost(col):
+        y = np.zeros_like(judge_n)
+        np.add.at(y, (a, col), 1)
+        np.add.at(y, (b, col), 1)
+        return int(judges_module._model_cost(y, soft).sum())
+
+    assert np.ptp(np.bincount(out, minlength=3)) <= 1
+    assert judges_module._floor(deg, soft).sum() <= cost(out) < cost(start)
+    np.testing.assert_array_equal(out, assign_judges(a, b, judge_n, total,
+                                                     np.random.default_rng(0)))  # fmt: skip
 
 
 def test_level_bounds():
@@ -344,3 +399,32 @@ def test_fit_for_planning_falls_back_to_ridge():
     assert r.penalty == pytest.approx(0.1)
     with pytest.raises(ratings.NonIdentifiableError):
         fit_for_planning(log, fit_options={"model": ratings.BT(penalty=0.0)})
+
+
+@pytest.mark.slow
+def test_planning_memory_is_not_quadratic_in_tasks_x_pairs():
+    """300 models on 1,000 tasks: the M x M x T tables planning used to hold (int32 counts,
+    candidate and fresh masks, about 24 bytes per cell) would be 2.2 GB."""
+    import tracemalloc
+
+    from ratings.core.memory import plan_memory
+
+    m, t, n_log = 300, 1_000, 3_000
+    models = np.array([f"m{k:03d}" for k in range(m)], dtype=object)
+    tasks = np.array([f"t{k:04d}" for k in range(t)], dtype=object)
+    subs = pd.DataFrame({"model": np.repeat(models, t), "task_id": np.tile(tasks, m)})
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, m, n_log)
+    b = (a + rng.integers(1, m, n_log)) % m
+    log = pd.DataFrame({"model_a": models[a], "model_b": models[b],
+                        "task_id": tasks[rng.integers(0, t, n_log)],
+                        "winner": np.where(a < b, "A", "B"),
+                        "judge": rng.choice(JUDGES, n_log)})  # fmt: skip
+    tracemalloc.start()
+    try:
+        plan = plan_matches(log, subs, JUDGES, 20, seed=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(plan) == 20
+    assert peak < plan_memory(m, t, n_log) < 24 * m * m * t / 20

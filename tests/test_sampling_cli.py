@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -44,6 +45,10 @@ def test_header_only_log_is_a_new_benchmark(files, capsys):
     err = capsys.readouterr().err
     assert "warning: 1 model(s) are listed in `submissions` without any task" in err
     assert "wrote 6 matches (6 balanced, 0 active)" in err
+    assert ("ratings next: balanced phase: 4 of 4 models are below the exposure target of 10 "
+            "matches on 10 distinct tasks (or all of a model's tasks): a (0 matches, 0 tasks), "
+            "b (0 matches, 0 tasks), c (0 matches, 0 tasks) and 1 more; 6 balanced, 0 active\n"
+            ) in err
     assert read_verdict_file(verdicts) is None
 
 
@@ -101,3 +106,44 @@ def test_cli_default_min_matches_is_the_planners():
     from sampling import cli, plan
 
     assert cli.MIN_MATCHES == plan.DEFAULT_MIN_MATCHES
+
+
+def styled_log(seed=0):
+    """A judged log whose winners favour the longer answer (``tokens_a``, ``tokens_b``)."""
+    board = make_board(8, 20, seed=seed, judges=["x", "y", "z"])
+    subs = board.submissions[["model", "task_id"]]
+    log = None
+    for k in range(4):
+        plan = plan_matches(log, subs, board.judges, 60, seed=seed + k)
+        v = judge_matches(plan, board, seed=seed + k)
+        log = v if log is None else pd.concat([log, v], ignore_index=True)
+    rng = np.random.default_rng(seed)
+    log["tokens_a"] = rng.integers(50, 500, len(log))
+    log["tokens_b"] = rng.integers(50, 500, len(log))
+    longer = np.where(log["tokens_a"] > log["tokens_b"], "A", "B")
+    flip = rng.random(len(log)) < 0.3  # 30% of verdicts go to the longer answer
+    log["winner"] = np.where(flip, longer, log["winner"])
+    return log.drop(columns=["phase", "score"]), subs
+
+
+def test_style_reaches_the_planners_fit(tmp_path, capsys):
+    import ratings
+
+    log, _ = styled_log()
+    path, out = tmp_path / "log.csv", tmp_path / "next.csv"
+    log.to_csv(path, index=False)
+    argv = ["next", str(path), "--judges", "x,y,z", "--n", "12", "--seed", "4", "--phase",
+            "active", "--out", str(out)]  # fmt: skip
+    assert main([*argv, "--style", "tokens"]) == 0
+    assert "ratings next: active matches only, as asked (`--phase active`); 0 balanced, 12 " \
+        "active" in capsys.readouterr().err
+    styled = pd.read_csv(out)
+    read = ratings.read_verdicts(path, keep=["tokens_a", "tokens_b"]).verdicts
+    fit = ratings.fit(read, style=ratings.Style(["tokens"]), ci="model")
+    assert abs(fit.style["coef"].iloc[0]) > 0.1  # the planted bias is estimated
+    expected = plan_matches(read, None, ["x", "y", "z"], 12, seed=4, phase="active",
+                            fitted=fit)  # fmt: skip
+    pd.testing.assert_frame_equal(styled, expected.reset_index(drop=True), check_dtype=False)
+    assert main(argv) == 0
+    plain = pd.read_csv(out)
+    assert not np.allclose(plain["score"], styled["score"])  # the plain fit scores otherwise

@@ -137,3 +137,38 @@ def test_lexmin_is_the_first_of_the_lexsort_order():
             continue
         order = np.lexsort(keys)
         assert lexmin(keys, mask) == order[mask[order]][0]
+
+
+def star_log(board, per_model, seed=0):
+    """Every model met only ``model-00`` (a baseline), ``per_model`` times on random tasks."""
+    rng = np.random.default_rng(seed)
+    tasks = board.submissions["task_id"].unique()
+    others = [m for m in board.models if m != "model-00"]
+    rows = [(t, "model-00", m, board.judges[k % len(board.judges)])
+            for m in others for k, t in enumerate(rng.choice(tasks, per_model[m], replace=False))]
+    plan = pd.DataFrame(rows, columns=["task_id", "model_a", "model_b", "judge"])
+    return judge_matches(plan, board, seed=seed)
+
+
+def test_a_log_meeting_every_exposure_target_plans_no_balanced_phase(monkeypatch):
+    board = make_board(12, 30, seed=4, judges=JUDGES)
+    subs = board.submissions[["model", "task_id"]]
+    log = star_log(board, {m: 25 for m in board.models})  # model-00: 275 matches
+    plan = same_plans(monkeypatch, lambda: plan_matches(log, subs, JUDGES, 30, seed=2))
+    assert (plan["phase"] == "active").all()  # whom a model met does not hold it back
+    assert plan.attrs["phase_reason"].startswith("no balanced phase: every model meets")
+
+
+def test_models_below_their_exposure_target_are_named(monkeypatch):
+    board = make_board(12, 30, seed=4, judges=JUDGES)
+    subs = board.submissions[["model", "task_id"]]
+    per_model = {m: 25 for m in board.models} | {"model-05": 4, "model-09": 12}
+    log = star_log(board, per_model)
+    plan = same_plans(monkeypatch, lambda: plan_matches(log, subs, JUDGES, 30, seed=2))
+    assert plan.attrs["phase_reason"] == (
+        "balanced phase: 1 of 12 models are below the exposure target of 10 matches on 10 "
+        "distinct tasks (or all of a model's tasks): model-05 (4 matches, 4 tasks)")
+    first = plan[plan["phase"] == "balanced"]
+    assert len(first) == 6  # model-05 plays until it has 10 matches
+    assert ((first["model_a"] == "model-05") | (first["model_b"] == "model-05")).all()
+    assert (plan["phase"].iloc[len(first):] == "active").all()

@@ -190,12 +190,16 @@ def pairs_memory(n_models: int, n_draws: int = 0, *, table: bool = False) -> int
     return 8 * _PAIR_MATRICES * m * m + 4 * int(n_draws) * m + _TABLE_BYTES_PER_PAIR * pairs
 
 
-def plan_memory(n_models: int, n_tasks: int) -> int:
-    """Bytes match planning needs for ``n_models`` models on ``n_tasks`` tasks: the M x M x T
-    tables of past meetings (int64 counts while summed, then int32) and of candidate matches
-    (booleans), about 24 bytes per cell, and the fit that scores candidates."""
+def plan_memory(n_models: int, n_tasks: int, n_verdicts: int = 0) -> int:
+    """Bytes match planning needs for ``n_models`` models on ``n_tasks`` tasks after
+    ``n_verdicts`` verdicts: about 240 bytes per model x task cell (the submissions listed as
+    text and their codes, counts, task levels and their temporaries), 200 per model x model
+    cell (the covariance, its square, the pair tables and the temporaries of a pick), 160 per
+    verdict of history (its (pair, task) cells indexed from both sides, and their sort), and
+    the fit that scores candidates. Nothing of size
+    models x models x tasks."""
     m, t = int(n_models), int(n_tasks)
-    return 24 * m * m * t + fit_memory(m)
+    return 240 * m * t + 200 * m * m + 160 * int(n_verdicts) + fit_memory(m)
 
 
 def format_bytes(n: float, *, compact: bool = False) -> str:
