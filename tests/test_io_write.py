@@ -91,7 +91,7 @@ def test_write_rejected(tmp_path: Path) -> None:
                                         "model_a": "x", "model_b": "y", "winner": "draw",
                                         "task_id": "008"}]  # fmt: skip
     write_rejected(log, tmp_path / "rejected.txt")
-    assert (tmp_path / "rejected.txt").read_text().startswith("row,reason,model_a")
+    assert (tmp_path / "rejected.txt").read_text().startswith("line,row,reason,model_a")
     expected = f"refusing to overwrite the input file {str(src)!r}"
     with pytest.raises(ValueError, match=re.escape(expected)):
         write_rejected(log, src)
