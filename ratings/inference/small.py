@@ -52,13 +52,22 @@ __all__ = ["MAX_BLOCK_CELLS", "SmallBlocks", "SmallClusterInference", "bt_infere
 MAX_BLOCK_CELLS = 50_000_000
 
 
+#: Terms of the dense path's binomial series counted in its cost (it stops once the terms are
+#: below 1e-10 of the influences; a few tens on boards where it runs).
+SERIES_COST_TERMS = 20
+
+
 def use_small_path(sizes: NDArray[np.int64], n_free: int) -> bool:
     """Whether clusters of ``sizes`` rows take the sparse path: its blocks' decompositions
-    (sum R_g^3) cost less than the dense path's (sum R_g P min(R_g, P) + G P^2 min(G, P))
-    and their cells stay within :data:`MAX_BLOCK_CELLS`."""
+    (sum R_g^3) cost less than the dense path's, exact (sum R_g P min(R_g, P) + G P^2
+    min(G, P)) or, past :data:`ratings.inference.cluster.EXACT_BUDGET`, the series
+    (:data:`SERIES_COST_TERMS` passes of R P + G P^2), and their cells stay within
+    :data:`MAX_BLOCK_CELLS`."""
     s = sizes.astype(np.float64)
     p, g = float(n_free), float(sizes.size)
     dense = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
+    if dense > cluster.EXACT_BUDGET:
+        dense = min(dense, SERIES_COST_TERMS * (float(s.sum()) * p + g * p * p))
     return float(np.sum(s * s)) <= MAX_BLOCK_CELLS and float(np.sum(s**3)) <= dense
 
 
@@ -239,7 +248,8 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
     bread : ndarray, shape (P, P)
         The inverse of the (penalised) information over ``free``.
     """
-    k = kernels(rows.ii.size)
+    sizes = np.diff(rows.starts).astype(np.float64)  # the blocks' work grows as R_g^2
+    k = kernels(rows.ii.size + int(np.sum(sizes * sizes)) // CELLS_PER_VERDICT)
     full = embed(bread, free, rows.n_params)
     starts = rows.starts
     h, f, deg = k.small_blocks(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b, rows.n_models,
