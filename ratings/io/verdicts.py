@@ -544,9 +544,9 @@ def _union_categories(
         found = [[at.get(v, -1) if v is not None else -1 for v in t] for t in texts]
     else:
         series = [pd.Series(t, dtype=STRING_DTYPE) for t in texts]
-        cats = pd.Index(pd.unique(pd.concat(series, ignore_index=True).dropna()),
-                        dtype=STRING_DTYPE).sort_values()  # fmt: skip
-        found = [cats.get_indexer(t.array) for t in series]
+        codes, uniques = pd.factorize(pd.concat(series, ignore_index=True), sort=True)
+        cats = pd.Index(uniques, dtype=STRING_DTYPE)  # one hash pass; missing values are -1
+        found = np.split(codes, np.cumsum([len(t) for t in series])[:-1])
     k = len(cats)
     dtype = _code_dtype(k)
     return cats, [np.append(np.asarray(f, dtype=np.int64), -1).astype(dtype) for f in found]
