@@ -21,13 +21,14 @@ the large-board path (from the same omega_g).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, partial
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.linalg import block, embed, inverse_pd
+from ratings.core.threads import CONCURRENT_ROWS, row_blocks, run, workers
 from ratings.inference import cluster
 from ratings.inference.cluster import (
     ClusterInference,
@@ -203,8 +204,14 @@ class SmallClusterInference(ClusterInference):
         v = self._directions(c)
         tr = np.einsum("pc,pq,qc->c", v[self.free], self.information, v[self.free])
         k = kernels(rows.ii.size * max(c.shape[0], 1) // CELLS_PER_VERDICT)
-        sums = k.small_shares(self.blocks.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
-                              rows.n_models, v, tr, DEGENERATE)  # fmt: skip
+        starts = self.blocks.starts
+
+        def part(lo: int, hi: int) -> NDArray[np.float64]:  # the sums add over clusters
+            return k.small_shares(starts[lo:hi + 1], rows.ii, rows.jj, rows.judge, rows.a,
+                                  rows.b, rows.n_models, v, tr, DEGENERATE)  # fmt: skip
+
+        pieces = row_blocks(starts.size - 1, workers() if rows.ii.size >= CONCURRENT_ROWS else 1)
+        sums = sum(run([partial(part, lo, hi) for lo, hi in pieces]))
         with np.errstate(divide="ignore", invalid="ignore"):
             denom = sums[:, 0] + sums[:, 1] ** 2 - sums[:, 2]
             return np.where(tr > 0, 1.0 / denom, np.nan)
