@@ -321,40 +321,7 @@ def _alternating_path(m, p, q, a, b, col, inc, x, lo, hi, glo, ghi,
         xv[take] += 1
         return int(_violation(xv, lo[v], hi[v]) - before)
 
-    start = delta(m, p, q)
-    gmove = g.copy()
-    gmove[p] -= 1
-    gmove[q] += 1
-    panel_ok_odd = bool((gmove >= glo).all() and (gmove <= ghi).all())
-    parent: dict[tuple[int, int], tuple[tuple[int, int], int]] = {}
-    seen = {(m, 0)}
-    queue = deque([(m, 0)])
-    while queue:
-        v, parity = queue.popleft()
-        want = p if parity == 0 else q  # the colour of the next edge to flip
-        for e in inc[v]:
-            if col[e] != want or not (allowed[e, p] and allowed[e, q]):
-                continue
-            w = b[e] if a[e] == v else a[e]
-            state = (w, 1 - parity)
-            if state in seen:
-                continue
-            seen.add(state)
-            parent[state] = ((v, parity), e)
-            queue.append(state)
-            odd = state[1] == 1
-            if w == m or (odd and not panel_ok_odd):
-                continue
-            end = delta(w, p, q) if odd else delta(w, q, p)
-            if start + end < 0:
-                path, s = [], state
-                while s != (m, 0):
-                    s, edge = parent[s]
-                    path.append(edge)
-                path.reverse()
-                if len(set(path)) == len(path):
-                    return path
-    return None
+    return _cost_path(m, p, q, a, b, col, inc, delta, g, glo, ghi, allowed)
 
 
 def _weighted_repair(a, b, col, x, soft, floor, glo, ghi, allowed) -> None:
@@ -411,7 +378,8 @@ def _weighted_repair(a, b, col, x, soft, floor, glo, ghi, allowed) -> None:
 
 def _cost_path(m, p, q, a, b, col, inc, delta, g, glo, ghi, allowed) -> list[int] | None:
     """Shortest path from ``m`` recolouring p -> q, q -> p, ... that lowers ``delta``'s cost
-    (as :func:`_alternating_path`; ``a``, ``b``, ``col``, ``allowed`` as Python lists)."""
+    (see :func:`_alternating_path`; ``a``, ``b``, ``col`` and ``allowed`` as lists or arrays,
+    ``allowed`` read as ``allowed[e][j]``)."""
     start = delta(m, p, q)
     gmove = g.copy()
     gmove[p] -= 1
