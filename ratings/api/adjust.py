@@ -21,7 +21,7 @@ When to adjust
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ratings.api.loading import LoadedLog
 from ratings.core.errors import NonIdentifiableError, option
@@ -39,8 +39,8 @@ from ratings.models.judge_effects import (
 )
 from ratings.result import FitInfo, JudgeEffects, Ratings, Uncertainty
 
-__all__ = ["ADJUSTMENTS", "check_adjust_options", "fit_adjusted", "parse_adjust",
-           "ratings_from_fit"]
+__all__ = ["ADJUSTMENTS", "check_adjust_options", "checked_families", "fit_adjusted",
+           "identified_plan", "parse_adjust", "ratings_from_fit"]
 
 #: Judge effects ``adjust=`` accepts.
 ADJUSTMENTS = ("position", "self-preference")
@@ -74,6 +74,30 @@ def check_adjust_options(adjust: tuple[str, ...], families, *, ci: str, penalty:
 def _needs_families() -> str:
     return ("Adjusting for self-preference needs the judges' and models' families: pass "
             f"{option('families')} (a CSV with name,family).")
+
+
+def checked_families(families, adjust: Sequence[str], data) -> dict:
+    """The families read (:func:`ratings.data.slots.read_families`), required for
+    self-preference and covering every model and judge of ``data``."""
+    fams = read_families(families)
+    if "self-preference" in adjust and not fams:
+        raise ValueError(_needs_families())
+    check_families_cover(fams, [*data.models, *data.judges])
+    return fams
+
+
+def identified_plan(slots, fams: dict, adjust: Sequence[str]):
+    """The plan of judge effects (:func:`ratings.models.judge_effects.plan_effects`); an error
+    naming the requested effects that have no finite, identified estimate."""
+    plan = plan_effects(slots, fams, position="position" in adjust,
+                        self_preference="self-preference" in adjust)  # fmt: skip
+    blocked = plan.blocked()
+    if blocked:
+        raise NonIdentifiableError(
+            "Cannot adjust for judge effects that have no finite, identified estimate: "
+            + "; ".join(blocked[:5]) + ". Drop that adjustment or add verdicts."
+        )
+    return plan
 
 
 def fit_adjusted(
@@ -112,21 +136,11 @@ def fit_adjusted(
             "Judge effects need to know which model was in slot A, which `Comparisons` do not "
             "keep; pass the verdict log (a path, DataFrame or VerdictLog) instead."
         )
-    fams = read_families(families)
-    if "self-preference" in adjust and not fams:
-        raise ValueError(_needs_families())
-    check_families_cover(fams, [*data.models, *data.judges])
+    fams = checked_families(families, adjust, data)
     engine = resolve_engine(engine, data.n_verdicts)
     slots = slot_counts(frame, data, engine)
     check_identifiable(data.collapsed(engine=engine))
-    plan = plan_effects(slots, fams, position="position" in adjust,
-                        self_preference="self-preference" in adjust)  # fmt: skip
-    blocked = plan.blocked()
-    if blocked:
-        raise NonIdentifiableError(
-            "Cannot adjust for judge effects that have no finite, identified estimate: "
-            + "; ".join(blocked[:5]) + ". Drop that adjustment or add verdicts."
-        )
+    plan = identified_plan(slots, fams, adjust)
     fixed = {}
     if model == "crowd-bt":
         fixed = resolve_judge_quality(judge_quality, data.judges, scope=loaded.scope,

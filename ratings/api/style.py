@@ -85,22 +85,9 @@ def _judges(fit, data, level: float) -> pd.DataFrame:
 def _effect_columns(slots, data, adjust: tuple[str, ...], families):
     """The plan of judge effects (:func:`ratings.models.judge_effects.plan_effects`, with its
     checks) and one covariate column per estimated effect, per verdict."""
-    from ratings.core.errors import NonIdentifiableError
-    from ratings.data.slots import check_families_cover, read_families
-    from ratings.models.judge_effects import plan_effects
+    from ratings.api.adjust import checked_families, identified_plan
 
-    fams = read_families(families)
-    if "self-preference" in adjust and not fams:
-        raise ValueError("Adjusting for self-preference needs the judges' and models' families: "
-                         f"pass {option('families')} (a CSV with name,family).")  # fmt: skip
-    check_families_cover(fams, [*data.models, *data.judges])
-    plan = plan_effects(slots, fams, position="position" in adjust,
-                        self_preference="self-preference" in adjust)  # fmt: skip
-    blocked = plan.blocked()
-    if blocked:
-        raise NonIdentifiableError(
-            "Cannot adjust for judge effects that have no finite, identified estimate: "
-            + "; ".join(blocked[:5]) + ". Drop that adjustment or add verdicts.")
+    plan = identified_plan(slots, checked_families(families, adjust, data), adjust)
     cols = []
     for k in np.flatnonzero(plan.position):
         cols.append((slots.judge == k).astype(np.float64))
