@@ -14,7 +14,8 @@ under ``--dir`` (default: the system's temporary directory) and are deleted at t
   (``task_id``, ``model_a``, ``model_b``, ``winner``), as Dask chooses to run it (a shuffle into
   several outputs) and as one tree reduction (``split_out=1``, the shape of ours);
 - ``duckdb``: ``ratings.aggregate(relation_of(glob))`` against DuckDB's ``GROUP BY`` of the same
-  columns with its groups fetched (what any use of them must do).
+  columns with its groups fetched (what any use of them must do), both on connections from
+  ``ratings.data.sql.connect`` (DuckDB held to 1 GB, spilling beyond it).
 
 Peak memory: the most resident memory any process of the path held (the child; for Dask, also
 each worker), from ``getrusage``. Usage::
@@ -123,16 +124,13 @@ def child_dask(glob: str, repeats: int) -> dict:
 
 
 def child_duckdb(glob: str, repeats: int, which: str) -> dict:
-    import duckdb
-
     import ratings
-    from ratings.data.sql import relation_of
+    from ratings.data.sql import connect, relation_of
 
-    con = duckdb.connect()
-    con.execute("SET enable_progress_bar = false")
+    con = connect()  # the settings relation_of's own connection has (memory limit, spilling)
     keys = ", ".join(COLUMNS)
     query = f"SELECT {keys}, count(*) AS n FROM read_parquet('{glob}') GROUP BY ALL"
-    fns = {"floor: GROUP BY columns, fetched": lambda: con.sql(query).fetch_arrow_table(),
+    fns = {"floor: GROUP BY columns, fetched": lambda: con.sql(query).to_arrow_table(),
            "ours: ratings.aggregate(relation)": lambda: ratings.aggregate(relation_of(glob))}
     fns = {k: v for k, v in fns.items() if which in ("both", k.split(":")[0])}
     return {"times": _timed(fns, repeats), "peak_mb": _peak_mb()}
