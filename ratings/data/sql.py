@@ -2,11 +2,13 @@
 
 A DuckDB relation (a Parquet or CSV glob, a table, any query) is grouped by the raw values of the
 columns a fit reads and counted, in DuckDB: it streams the files and spills its hash table to disk
-when it must, so the log never has to fit in memory. The groups (one per distinct combination of
-task, judge, models, winner and flags) are validated by :func:`ratings.read_verdicts` itself
-(:mod:`ratings.data.grouped`), so every rule is the in-memory one; the rows of rejected groups are
-then looked up in DuckDB and named by file and row (or by position in the relation). Repeated
-``match_id`` values are not looked for here (that needs every id at once).
+beyond its memory limit (1 GB on the connections made here), so the log never has to fit in
+memory. A winner written ``A``, ``B`` or ``tie`` is counted per outcome within its group (one
+group per task and ordered pair, not three); other winner values keep groups of their own. The
+groups are validated by :func:`ratings.read_verdicts` itself (:mod:`ratings.data.grouped`), so
+every rule is the in-memory one; the rows of rejected groups are then looked up in DuckDB and
+named by file and row (or by position in the relation). Repeated ``match_id`` values are not
+looked for here (that needs every id at once).
 """
 
 from __future__ import annotations
@@ -192,7 +194,9 @@ def _counted(relation, cols: list[str], columns, winner_map, winner: str | None)
                         winner)
     if not partials:
         raise InvalidVerdictsError("The relation holds no verdicts.")
-    return combine_partials(partials, summed=False).frame()  # from_counts sums repeated keys
+    total = combine_partials(partials, summed=False)  # from_counts sums repeated keys
+    partials.clear()  # the parts' memory goes before the table is built
+    return total.frame()
 
 
 def _outcomes(batch, winner: str):
