@@ -199,27 +199,32 @@ class SmallClusterInference(ClusterInference):
 
     def _approx_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """The one-direction approximation (as :func:`satterthwaite` without ``y``), streamed:
-        tr = sum_g omega_g = v^T H v from the information, then one pass for the shares."""
-        rows = self.rows
+        tr = sum_g omega_g = v^T H v from the information, then one pass for the shares over
+        the clusters merged by design (:attr:`~ratings.inference.working.WorkingRows.merged`:
+        alike clusters have alike shares)."""
+        groups, weight = self.rows.merged
         v = self._directions(c)
         tr = np.einsum("pc,pq,qc->c", v[self.free], self.information, v[self.free])
-        k = kernels(rows.ii.size * max(c.shape[0], 1) // CELLS_PER_VERDICT)
-        starts = self.blocks.starts
+        cells = groups.ii.size * max(c.shape[0], 1)
+        k = kernels(cells // CELLS_PER_VERDICT)
+        starts = groups.starts
 
         def part(lo: int, hi: int) -> NDArray[np.float64]:  # the sums add over clusters
-            return k.small_shares(starts[lo:hi + 1], rows.ii, rows.jj, rows.judge, rows.a,
-                                  rows.b, rows.n_models, v, tr, DEGENERATE)  # fmt: skip
+            return k.small_shares(starts[lo:hi + 1], groups.ii, groups.jj, groups.judge,
+                                  groups.a, groups.b, groups.n_models, v, tr, DEGENERATE,
+                                  weight[lo:hi])  # fmt: skip
 
-        pieces = row_blocks(starts.size - 1, workers() if rows.ii.size >= CONCURRENT_ROWS else 1)
-        sums = sum(run([partial(part, lo, hi) for lo, hi in pieces]))
+        split = workers() if cells >= CONCURRENT_ROWS * CELLS_PER_VERDICT else 1
+        sums = sum(run([partial(part, lo, hi) for lo, hi in row_blocks(starts.size - 1, split)]))
         with np.errstate(divide="ignore", invalid="ignore"):
             denom = sums[:, 0] + sums[:, 1] ** 2 - sums[:, 2]
             return np.where(tr > 0, 1.0 / denom, np.nan)
 
     @cached_property
     def information(self) -> NDArray[np.float64]:
-        """sum_g H_g over the free coordinates."""
-        return self.rows.information()[np.ix_(self.free, self.free)]
+        """sum_g H_g over the free coordinates (from the merged rows: the same sum)."""
+        groups, weight = self.rows.merged
+        return groups.information(weight[groups.cluster])[np.ix_(self.free, self.free)]
 
     def pair_df(self) -> NDArray[np.float64]:
         """As :meth:`ClusterInference.pair_df`: exact within the budget, else each pair's

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -49,9 +50,48 @@ class WorkingRows:
     n_params: int
     n_models: int
 
-    @property
+    @cached_property
     def starts(self) -> NDArray[np.int64]:
+        """Row ``starts[g]`` is cluster g's first, ``starts[G]`` the rows' number."""
         return np.searchsorted(self.cluster, np.arange(self.n_clusters + 1)).astype(np.int64)
+
+    @cached_property
+    def merged(self) -> tuple[WorkingRows, NDArray[np.float64]]:
+        """The clusters as weighted groups: one-row clusters of one design (pair, judge and
+        weights ``a``, ``b``: a pair met once on each of many prompts) merged into one, weighted
+        by their number; larger clusters kept (weight 1), after them. Sums over the clusters of
+        anything a cluster's rows determine are the groups' weighted sums, over far fewer rows
+        on an arena (its clusters shrink to the pairs that met). Returns the groups' rows
+        (``cluster`` numbers the groups) and their weights."""
+        starts = self.starts
+        sizes = np.diff(starts)
+        lone = sizes == 1
+        first = starts[:-1][lone]  # the row of each one-row cluster
+        nj = int(self.judge.max()) + 1 if self.judge.size else 1
+        # designs sorted by (i, j, judge, a, b): one integer key, then the weights' values
+        key = (self.ii[first] * self.n_models + self.jj[first]) * nj + self.judge[first]
+        a = self.a[first]
+        b = self.b[first] if self.b.size else None
+        order = np.lexsort((a, key) if b is None else (b, a, key))
+        key, a = key[order], a[order]
+        new = np.ones(order.size, dtype=bool)
+        new[1:] = (key[1:] != key[:-1]) | (a[1:] != a[:-1])
+        if b is not None:
+            b = b[order]
+            new[1:] |= b[1:] != b[:-1]
+        head = np.flatnonzero(new)
+        count = np.diff(np.append(head, order.size)).astype(np.float64)
+        design = first[order[head]]  # one row of each design
+        multi = np.repeat(~lone, sizes)  # rows of larger clusters, in cluster order
+        n_single, n_multi = head.size, int(np.count_nonzero(~lone))
+        renumbered = np.repeat(np.arange(n_multi), sizes[~lone])
+        take = np.concatenate([design, np.flatnonzero(multi)])
+        groups = WorkingRows(
+            ii=self.ii[take], jj=self.jj[take], judge=self.judge[take],
+            cluster=np.concatenate([np.arange(n_single), n_single + renumbered]).astype(np.int64),
+            a=self.a[take], b=self.b[take] if self.b.size else self.b,
+            n_clusters=n_single + n_multi, n_params=self.n_params, n_models=self.n_models)
+        return groups, np.concatenate([count, np.ones(n_multi)])
 
     def design(self, lf: NDArray[np.float64], sl: slice) -> NDArray[np.float64]:
         """Rows ``sl`` times ``lf`` (n_params x K): each row's design vector mapped by ``lf``."""
@@ -60,16 +100,21 @@ class WorkingRows:
             out += self.b[sl, None] * lf[self.n_models + self.judge[sl]]
         return out
 
-    def information(self) -> NDArray[np.float64]:
-        """Fisher information sum_r x_r x_r^T, (n_params x n_params). The squares and products
-        of ``a`` and ``b`` add up over clusters, so the rows summed over clusters give it too."""
+    def information(self, weight: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """Fisher information sum_r x_r x_r^T, (n_params x n_params), each row counted
+        ``weight[r]`` times if given. The squares and products of ``a`` and ``b`` add up over
+        clusters, so the rows summed over clusters give it too."""
         from ratings.kernels.fit_ref import crowd_assemble, laplacian
 
+        aa = self.a * self.a if weight is None else weight * self.a * self.a
         if not self.b.size:
-            return laplacian(self.n_params, self.ii, self.jj, self.a * self.a)
+            return laplacian(self.n_params, self.ii, self.jj, aa)
         nj = self.n_params - self.n_models
-        return crowd_assemble(self.n_models, nj, self.ii, self.jj, self.judge, self.a * self.a,
-                              self.a * self.b, self.b * self.b)  # fmt: skip
+        ab, bb = self.a * self.b, self.b * self.b
+        if weight is not None:
+            ab, bb = weight * ab, weight * bb
+        return crowd_assemble(self.n_models, nj, self.ii, self.jj, self.judge, aa, ab,
+                              bb)  # fmt: skip
 
     def times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """``H_g v_g`` for every cluster g at once: ``v`` and the result are (G x n_params)."""
