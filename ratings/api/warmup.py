@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pandas as pd
 
@@ -60,6 +62,11 @@ def warmup() -> None:
         tasks = pd.CategoricalDtype(np.arange(1 << 15))
         fit(log.assign(task_id=pd.Categorical(np.arange(len(log)) % n_tasks, dtype=tasks)),
             solver=Solver(engine="numba"))  # fmt: skip
+    # modules a clustered fit's intervals import on first use: the NumPy twins of some small
+    # steps, every pair's streamed df, rank intervals, and t quantiles for many df at once
+    for name in ("ratings.kernels.fit_ref", "ratings.kernels.inference_ref",
+                 "ratings.inference.pairdf", "ratings.inference.ranks", "scipy.special"):
+        importlib.import_module(name)
 
 
 def _cycle(n_models: int, n_tasks: int) -> pd.DataFrame:

@@ -204,7 +204,8 @@ class SmallClusterInference(ClusterInference):
         alike clusters have alike shares)."""
         groups, weight = self.rows.merged
         v = self._directions(c)
-        tr = np.einsum("pc,pq,qc->c", v[self.free], self.information, v[self.free])
+        vf = v[self.free]
+        tr = np.sum(vf * (self.information @ vf), axis=0)
         cells = groups.ii.size * max(c.shape[0], 1)
         k = kernels(cells // CELLS_PER_VERDICT)
         starts = groups.starts

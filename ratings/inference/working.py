@@ -13,6 +13,8 @@ __all__ = ["CELLS_PER_VERDICT", "WorkingRows", "bt_rows", "crowd_rows", "kernels
 #: Cells of the quadratic twin's work (designs x contrasts) that cost about what one verdict
 #: costs the fit's twins (measured: 5 ns a cell against about 0.3 microseconds a verdict).
 CELLS_PER_VERDICT = 64
+#: (pair, judge) keys counted in a table (no sort) up to this many, or 8 per cluster.
+_COUNT_SPACE = 1 << 16
 
 
 def kernels(size: int):
@@ -68,30 +70,26 @@ class WorkingRows:
         lone = sizes == 1
         first = starts[:-1][lone]  # the row of each one-row cluster
         nj = int(self.judge.max()) + 1 if self.judge.size else 1
-        # designs sorted by (i, j, judge, a, b): one integer key, then the weights' values
-        key = (self.ii[first] * self.n_models + self.jj[first]) * nj + self.judge[first]
+        key = (self.ii[first].astype(np.int64) * self.n_models + self.jj[first]) * nj
+        key += self.judge[first]
         a = self.a[first]
         b = self.b[first] if self.b.size else None
-        order = np.lexsort((a, key) if b is None else (b, a, key))
-        key, a = key[order], a[order]
-        new = np.ones(order.size, dtype=bool)
-        new[1:] = (key[1:] != key[:-1]) | (a[1:] != a[:-1])
-        if b is not None:
-            b = b[order]
-            new[1:] |= b[1:] != b[:-1]
-        head = np.flatnonzero(new)
-        count = np.diff(np.append(head, order.size)).astype(np.float64)
-        design = first[order[head]]  # one row of each design
-        multi = np.repeat(~lone, sizes)  # rows of larger clusters, in cluster order
-        n_single, n_multi = head.size, int(np.count_nonzero(~lone))
-        renumbered = np.repeat(np.arange(n_multi), sizes[~lone])
-        take = np.concatenate([design, np.flatnonzero(multi)])
+        design, count = _designs_by_key(key, first, a, b, self.n_models * self.n_models * nj)
+        n_single = design.size
+        if first.size == self.n_clusters:  # one row each (an arena)
+            take, cluster, weight = design, np.arange(n_single, dtype=np.int64), count
+        else:  # then the larger clusters' rows, in cluster order
+            n_multi = self.n_clusters - first.size
+            take = np.concatenate([design, np.flatnonzero(np.repeat(~lone, sizes))])
+            cluster = np.concatenate([np.arange(n_single, dtype=np.int64),
+                                      np.repeat(np.arange(n_single, n_single + n_multi),
+                                                sizes[~lone])])  # fmt: skip
+            weight = np.concatenate([count, np.ones(n_multi)])
         groups = WorkingRows(
-            ii=self.ii[take], jj=self.jj[take], judge=self.judge[take],
-            cluster=np.concatenate([np.arange(n_single), n_single + renumbered]).astype(np.int64),
+            ii=self.ii[take], jj=self.jj[take], judge=self.judge[take], cluster=cluster,
             a=self.a[take], b=self.b[take] if self.b.size else self.b,
-            n_clusters=n_single + n_multi, n_params=self.n_params, n_models=self.n_models)
-        return groups, np.concatenate([count, np.ones(n_multi)])
+            n_clusters=weight.size, n_params=self.n_params, n_models=self.n_models)
+        return groups, weight
 
     def design(self, lf: NDArray[np.float64], sl: slice) -> NDArray[np.float64]:
         """Rows ``sl`` times ``lf`` (n_params x K): each row's design vector mapped by ``lf``."""
@@ -136,6 +134,32 @@ class WorkingRows:
         return kernels(designs * n.shape[1] // CELLS_PER_VERDICT).cluster_quadratic(
             self.n_clusters, self.ii, self.jj, self.judge, self.cluster, self.a, self.b,
             self.n_models, np.ascontiguousarray(n))
+
+
+def _designs_by_key(key, row, a, b, space) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """One row of each design and the designs' numbers, sorted by (``key``, ``a``, ``b``):
+    ``key`` numbers (pair, judge) below ``space``, ``row`` is each design's row, ``b`` None
+    for no judge column. Counted in a table while the keys fit one and every key has one
+    ``a`` (and ``b``), as one verdict per prompt gives; else sorted."""
+    if key.size and space <= max(_COUNT_SPACE, 8 * key.size):
+        table = np.bincount(key, minlength=space)
+        rep = np.empty(space, dtype=np.int64)
+        rep[key] = np.arange(key.size)  # some design of each key
+        alike = a[rep[key]] == a
+        if b is not None:
+            alike &= b[rep[key]] == b
+        if alike.all():
+            keys = np.flatnonzero(table)
+            return row[rep[keys]], table[keys].astype(np.float64)
+    order = np.lexsort((a, key) if b is None else (b, a, key))
+    key, a = key[order], a[order]
+    new = np.ones(order.size, dtype=bool)
+    new[1:] = (key[1:] != key[:-1]) | (a[1:] != a[:-1])
+    if b is not None:
+        b = b[order]
+        new[1:] |= b[1:] != b[:-1]
+    head = np.flatnonzero(new)
+    return row[order[head]], np.diff(np.append(head, order.size)).astype(np.float64)
 
 
 def bt_rows(theta: NDArray[np.float64], data) -> WorkingRows:
