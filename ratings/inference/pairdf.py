@@ -57,7 +57,7 @@ def streamed_pairs_df(rows: WorkingRows, n: NDArray[np.float64]) -> NDArray[np.f
     bread times each model's contrast about the mean), as
     :func:`~ratings.inference.satterthwaite.summed_pairs_df` of the clusters' ``u`` (its
     diagonal included), with memory in the models' size only."""
-    groups, weight = rows.merged
+    groups, weight, _ = rows.merged
     n = np.ascontiguousarray(n)
     m = n.shape[1]
     tr, sq, top = np.zeros(m), np.zeros(m), np.zeros(m)

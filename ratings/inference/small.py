@@ -202,7 +202,7 @@ class SmallClusterInference(ClusterInference):
         tr = sum_g omega_g = v^T H v from the information, then one pass for the shares over
         the clusters merged by design (:attr:`~ratings.inference.working.WorkingRows.merged`:
         alike clusters have alike shares)."""
-        groups, weight = self.rows.merged
+        groups, weight, _ = self.rows.merged
         v = self._directions(c)
         vf = v[self.free]
         tr = np.sum(vf * (self.information @ vf), axis=0)
@@ -224,7 +224,7 @@ class SmallClusterInference(ClusterInference):
     @cached_property
     def information(self) -> NDArray[np.float64]:
         """sum_g H_g over the free coordinates (from the merged rows: the same sum)."""
-        groups, weight = self.rows.merged
+        groups, weight, _ = self.rows.merged
         return groups.information(weight[groups.cluster])[np.ix_(self.free, self.free)]
 
     def pair_df(self) -> NDArray[np.float64]:
@@ -265,8 +265,14 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
     k = kernels(rows.ii.size + int(np.sum(sizes * sizes)) // CELLS_PER_VERDICT)
     full = embed(bread, free, rows.n_params)
     starts = rows.starts
-    h, f, deg = k.small_blocks(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b, rows.n_models,
-                               full, DEGENERATE)  # fmt: skip
+    groups, _, group_of = rows.merged
+    if groups.n_clusters < rows.n_clusters:  # alike clusters, alike blocks: each design's once
+        h, f, deg = k.small_blocks(groups.starts, groups.ii, groups.jj, groups.judge, groups.a,
+                                   groups.b, rows.n_models, full, DEGENERATE)  # fmt: skip
+        h, f, deg = _spread(h, f, deg, np.diff(groups.starts), group_of, np.diff(starts))
+    else:
+        h, f, deg = k.small_blocks(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
+                                   rows.n_models, full, DEGENERATE)  # fmt: skip
     blocks = SmallBlocks(starts, h, f)
     adjusted = k.small_apply(starts, f, residual)
     meat = k.small_meat(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b, rows.n_models,
@@ -276,6 +282,18 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
     return SmallClusterInference(rows.n_params, rows.n_models, free, bread, None, clusters, None,
                                  None, degenerate, rows, chol, meat=meat, blocks=blocks,
                                  residual=adjusted)  # fmt: skip
+
+
+def _spread(h, f, deg, group_sizes, group_of, sizes) -> tuple:
+    """The blocks of :func:`ratings.kernels.inference.small_blocks` computed per group, given to
+    every cluster of each group (``group_of``: each cluster's; ``sizes``: their rows)."""
+    if np.all(sizes == 1):
+        return h[group_of], f[group_of], deg[group_of]
+    cells = sizes.astype(np.int64) ** 2
+    group_off = np.concatenate([[0], np.cumsum(group_sizes.astype(np.int64) ** 2)])
+    off = np.concatenate([[0], np.cumsum(cells)])
+    at = np.repeat(group_off[group_of] - off[:-1], cells) + np.arange(off[-1])
+    return h[at], f[at], deg[group_of]
 
 
 def _degenerate(rows, blocks, clusters, free, chol) -> NDArray[np.float64]:

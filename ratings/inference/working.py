@@ -58,13 +58,13 @@ class WorkingRows:
         return np.searchsorted(self.cluster, np.arange(self.n_clusters + 1)).astype(np.int64)
 
     @cached_property
-    def merged(self) -> tuple[WorkingRows, NDArray[np.float64]]:
+    def merged(self) -> tuple[WorkingRows, NDArray[np.float64], NDArray[np.int64]]:
         """The clusters as weighted groups: one-row clusters of one design (pair, judge and
         weights ``a``, ``b``: a pair met once on each of many prompts) merged into one, weighted
         by their number; larger clusters kept (weight 1), after them. Sums over the clusters of
         anything a cluster's rows determine are the groups' weighted sums, over far fewer rows
         on an arena (its clusters shrink to the pairs that met). Returns the groups' rows
-        (``cluster`` numbers the groups) and their weights."""
+        (``cluster`` numbers the groups), their weights, and each cluster's group."""
         starts = self.starts
         sizes = np.diff(starts)
         lone = sizes == 1
@@ -74,10 +74,11 @@ class WorkingRows:
         key += self.judge[first]
         a = self.a[first]
         b = self.b[first] if self.b.size else None
-        design, count = _designs_by_key(key, first, a, b, self.n_models * self.n_models * nj)
+        design, count, of = _designs_by_key(key, first, a, b, self.n_models * self.n_models * nj)
         n_single = design.size
         if first.size == self.n_clusters:  # one row each (an arena)
             take, cluster, weight = design, np.arange(n_single, dtype=np.int64), count
+            group_of = of
         else:  # then the larger clusters' rows, in cluster order
             n_multi = self.n_clusters - first.size
             take = np.concatenate([design, np.flatnonzero(np.repeat(~lone, sizes))])
@@ -85,11 +86,14 @@ class WorkingRows:
                                       np.repeat(np.arange(n_single, n_single + n_multi),
                                                 sizes[~lone])])  # fmt: skip
             weight = np.concatenate([count, np.ones(n_multi)])
+            group_of = np.empty(self.n_clusters, dtype=np.int64)
+            group_of[lone] = of
+            group_of[~lone] = np.arange(n_single, n_single + n_multi)
         groups = WorkingRows(
             ii=self.ii[take], jj=self.jj[take], judge=self.judge[take], cluster=cluster,
             a=self.a[take], b=self.b[take] if self.b.size else self.b,
             n_clusters=weight.size, n_params=self.n_params, n_models=self.n_models)
-        return groups, weight
+        return groups, weight, group_of
 
     def design(self, lf: NDArray[np.float64], sl: slice) -> NDArray[np.float64]:
         """Rows ``sl`` times ``lf`` (n_params x K): each row's design vector mapped by ``lf``."""
@@ -136,11 +140,12 @@ class WorkingRows:
             self.n_models, np.ascontiguousarray(n))
 
 
-def _designs_by_key(key, row, a, b, space) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """One row of each design and the designs' numbers, sorted by (``key``, ``a``, ``b``):
-    ``key`` numbers (pair, judge) below ``space``, ``row`` is each design's row, ``b`` None
-    for no judge column. Counted in a table while the keys fit one and every key has one
-    ``a`` (and ``b``), as one verdict per prompt gives; else sorted."""
+def _designs_by_key(key, row, a, b, space) -> tuple[NDArray[np.int64], NDArray[np.float64],
+                                                    NDArray[np.int64]]:  # fmt: skip
+    """One row of each design, the designs' numbers, and each key's design, the designs sorted
+    by (``key``, ``a``, ``b``): ``key`` numbers (pair, judge) below ``space``, ``row`` is each
+    key's row, ``b`` None for no judge column. Counted in a table while the keys fit one and
+    every key has one ``a`` (and ``b``), as one verdict per prompt gives; else sorted."""
     if key.size and space <= max(_COUNT_SPACE, 8 * key.size):
         table = np.bincount(key, minlength=space)
         rep = np.empty(space, dtype=np.int64)
@@ -150,7 +155,9 @@ def _designs_by_key(key, row, a, b, space) -> tuple[NDArray[np.int64], NDArray[n
             alike &= b[rep[key]] == b
         if alike.all():
             keys = np.flatnonzero(table)
-            return row[rep[keys]], table[keys].astype(np.float64)
+            design = row[rep[keys]]
+            rep[keys] = np.arange(keys.size)  # now each key's design
+            return design, table[keys].astype(np.float64), rep[key]
     order = np.lexsort((a, key) if b is None else (b, a, key))
     key, a = key[order], a[order]
     new = np.ones(order.size, dtype=bool)
@@ -159,7 +166,9 @@ def _designs_by_key(key, row, a, b, space) -> tuple[NDArray[np.int64], NDArray[n
         b = b[order]
         new[1:] |= b[1:] != b[:-1]
     head = np.flatnonzero(new)
-    return row[order[head]], np.diff(np.append(head, order.size)).astype(np.float64)
+    of = np.empty(order.size, dtype=np.int64)
+    of[order] = np.cumsum(new) - 1
+    return row[order[head]], np.diff(np.append(head, order.size)).astype(np.float64), of
 
 
 def bt_rows(theta: NDArray[np.float64], data) -> WorkingRows:
