@@ -173,3 +173,34 @@ def test_one_judge_crowd_bt_widening_on_the_sparse_path(seed, monkeypatch):
     profile): the sparse path widens as the dense path does."""
     log = _judged(seed, n=400, sizes=(1, 2)).assign(judge="j1")
     _assert_same(log, monkeypatch, model="crowd-bt")
+
+
+@pytest.mark.parametrize("one_weight_a_pair", [True, False])
+@pytest.mark.parametrize("with_eta", [False, True])
+def test_clusters_merged_by_design_give_the_clusters_sums(one_weight_a_pair, with_eta):
+    """One-row clusters of one design merge into a weighted group (counted in a table when each
+    pair has one weight, else sorted); any sum over clusters of a function of their rows is the
+    groups' weighted sum, and each cluster's group has its rows."""
+    from ratings.inference.working import WorkingRows
+
+    rng = np.random.default_rng(3)
+    m, nj, g = 5, 2, 300
+    sizes = rng.choice([1, 1, 1, 2, 3], size=g)
+    n = int(sizes.sum())
+    ii = rng.integers(0, m - 1, n)
+    jj = ii + rng.integers(1, m - ii, n)
+    kk = rng.integers(0, nj, n)
+    pair_weight = rng.uniform(0.2, 0.5, (m, m))
+    a = pair_weight[ii, jj] * (1.0 if one_weight_a_pair else rng.choice([1.0, 2.0], n))
+    b = rng.choice([-0.3, 0.1], n) if with_eta else np.zeros(0)
+    rows = WorkingRows(ii=ii, jj=jj, judge=kk if with_eta else np.zeros(n, dtype=np.int64),
+                       cluster=np.repeat(np.arange(g), sizes), a=a, b=b, n_clusters=g,
+                       n_params=m + (nj if with_eta else 0), n_models=m)  # fmt: skip
+    groups, weight, group_of = rows.merged
+    assert groups.n_clusters < g and weight.sum() == g
+    v = rng.normal(size=(rows.n_params, 4))
+    per_cluster, per_group = rows.quadratic(v), groups.quadratic(v)
+    np.testing.assert_allclose(per_group[group_of], per_cluster, rtol=1e-13)
+    bent = per_cluster**2 / (1.0 + per_cluster)  # a function no linear merge would keep
+    np.testing.assert_allclose(weight @ (per_group**2 / (1.0 + per_group)), bent.sum(axis=0),
+                               rtol=1e-12)  # fmt: skip
