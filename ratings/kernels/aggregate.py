@@ -232,8 +232,9 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
     key space is small; else a counting pass, then a dense table over the keys that occur or a
     counting sort and per-group slot table. ``weight``: one per verdict, or empty for 1 each.
     ``collapsed`` (see :class:`~ratings.core.rows.AggregatedRows`) is filled when the counting
-    sort ran, unless ``collapse=False`` (the caller has them). ``reuse=True`` lets the rows overwrite ``cluster``, ``model_a``, ``model_b`` and
-    ``winner`` once they are read (the caller's own int64 copies).
+    sort ran, unless ``collapse=False`` (the caller has them). ``reuse=True`` lets the rows
+    overwrite ``cluster``, ``model_a``, ``model_b`` and ``winner`` once they are read (the
+    caller's own int64 copies).
     """
     codes = VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
                          cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
