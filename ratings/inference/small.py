@@ -275,8 +275,14 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
                                    rows.n_models, full, DEGENERATE)  # fmt: skip
     blocks = SmallBlocks(starts, h, f)
     adjusted = k.small_apply(starts, f, residual)
-    meat = k.small_meat(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b, rows.n_models,
-                        rows.n_params, adjusted)[np.ix_(free, free)]  # fmt: skip
+    if groups.n_clusters < rows.n_clusters:  # a design's clusters add (sum e*^2) x x^T
+        meat = k.small_meat(groups.starts, groups.ii, groups.jj, groups.judge, groups.a,
+                            groups.b, rows.n_models, rows.n_params,
+                            _group_residual(adjusted, starts, group_of, groups))  # fmt: skip
+    else:
+        meat = k.small_meat(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b, rows.n_models,
+                            rows.n_params, adjusted)  # fmt: skip
+    meat = meat[np.ix_(free, free)]
     chol = np.linalg.cholesky(bread) if deg.any() else None
     degenerate = _degenerate(rows, blocks, np.flatnonzero(deg), free, chol)
     return SmallClusterInference(rows.n_params, rows.n_models, free, bread, None, clusters, None,
@@ -294,6 +300,18 @@ def _spread(h, f, deg, group_sizes, group_of, sizes) -> tuple:
     off = np.concatenate([[0], np.cumsum(cells)])
     at = np.repeat(group_off[group_of] - off[:-1], cells) + np.arange(off[-1])
     return h[at], f[at], deg[group_of]
+
+
+def _group_residual(adjusted, starts, group_of, groups) -> NDArray[np.float64]:
+    """Residuals of the groups' rows whose meat is the clusters': a merged design's
+    sqrt(sum e*^2) over its clusters, then the larger clusters' own rows."""
+    sizes = np.diff(starts)
+    lone = sizes == 1
+    n_single = groups.n_clusters - int(np.count_nonzero(~lone))
+    summed = np.bincount(group_of[lone], adjusted[starts[:-1][lone]] ** 2, minlength=n_single)
+    if not n_single < groups.n_clusters:
+        return np.sqrt(summed)
+    return np.concatenate([np.sqrt(summed), adjusted[np.repeat(~lone, sizes)]])
 
 
 def _degenerate(rows, blocks, clusters, free, chol) -> NDArray[np.float64]:
