@@ -55,7 +55,9 @@ class WorkingRows:
     @cached_property
     def starts(self) -> NDArray[np.int64]:
         """Row ``starts[g]`` is cluster g's first, ``starts[G]`` the rows' number."""
-        return np.searchsorted(self.cluster, np.arange(self.n_clusters + 1)).astype(np.int64)
+        out = np.zeros(self.n_clusters + 1, dtype=np.int64)  # rows are sorted by cluster
+        np.cumsum(np.bincount(self.cluster, minlength=self.n_clusters), out=out[1:])
+        return out
 
     @cached_property
     def merged(self) -> tuple[WorkingRows, NDArray[np.float64], NDArray[np.int64]]:
