@@ -12,6 +12,11 @@ F_g = (I - H_gg)^(-1/2) and e_g the rows' working residuals (score = X_g^T e_g):
   A = sum_g (X_g^T p_g)(X_g^T p_g)^T (P x P): the exact degrees of freedom with no G x P or
   G x G matrix (:func:`ratings.inference.satterthwaite.satterthwaite`'s formula).
 
+One-row clusters of one design (a pair met once on each of many prompts) have the same
+blocks and shares: those are computed once per design and the meat summed per design first
+(:attr:`~ratings.inference.working.WorkingRows.merged`), so an arena's work follows the pairs
+that met, not its prompts.
+
 The per-cluster sums take one pass over the rows per contrast (numba); the cross term costs
 P^3 per contrast, so it is computed while the contrasts' total stays within
 :data:`ratings.inference.cluster.EXACT_BUDGET`; beyond it the one-direction approximation of
