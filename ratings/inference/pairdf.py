@@ -23,7 +23,7 @@ from collections.abc import Iterator
 import numpy as np
 from numpy.typing import NDArray
 
-from ratings.core.threads import matmul
+from ratings.inference.covariance import gram as symmetric_gram
 from ratings.inference.satterthwaite import CONCENTRATED, DEGENERATE
 from ratings.inference.working import CELLS_PER_VERDICT, WorkingRows, kernels
 
@@ -66,7 +66,10 @@ def streamed_pairs_df(rows: WorkingRows, n: NDArray[np.float64]) -> NDArray[np.f
         wu = u * w[:, None]
         tr += wu.sum(axis=0)
         sq += (wu * u).sum(axis=0)
-        gram += matmul(wu.T, u)  # split across the pool's threads when large
+        # sum_g w_g u_g u_g^T as BLAS's symmetric rank-k update (half a product's work, the
+        # pairs met x models^2 that dominate a large board's table), on the pool's threads
+        wu = np.sqrt(w, out=w.copy())[:, None] * u
+        gram += symmetric_gram(wu)
         np.maximum(top, u.max(axis=0, initial=0.0), out=top)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = (tr[:, None] + tr[None, :]) ** 2 / (sq[:, None] + sq[None, :] + 2.0 * gram)
