@@ -678,8 +678,10 @@ def _counted_rows(counts: pd.DataFrame, w: NDArray[np.float64], cluster: str | N
         _explain_unusable(counts, codes, pd.Index(["A"]), cluster, _COUNTS_ROWS)
     used = (np.bincount(a, minlength=m).astype(bool) | np.bincount(b, minlength=m).astype(bool),
             np.bincount(k, minlength=nj).astype(bool), np.bincount(g, minlength=ng).astype(bool))
-    # one slot table of m^2 entries in the kernel; larger boards take the twin's sort
-    rows = PairRows(*(kernels("auto", n) if m * m <= _DENSE_SLOTS else kernels("numpy"))
+    # one slot table of m^2 entries in the kernel; larger boards take the twin's sort. The
+    # engine is chosen by the verdicts counted, as the fit's later passes choose theirs.
+    verdicts = int(w.sum())
+    rows = PairRows(*(kernels("auto", verdicts) if m * m <= _DENSE_SLOTS else kernels("numpy"))
                     .count_rows(g, k, a, b, w[:, 0], w[:, 1], w[:, 2], ng, nj, m))
     labelled = _Labels(labels, judges, clusters, cluster, models is None, -1)
     data = labelled.comparisons(AggregatedRows(rows, UsedCodes(*used), None, 0))
