@@ -110,8 +110,10 @@ def _codes(values: pd.Series, labels: pd.Index) -> NDArray[np.int64]:
     the column is categorical (one lookup per category, not per verdict)."""
     if isinstance(values.dtype, pd.CategoricalDtype):
         where = labels.get_indexer(pd.Index(values.cat.categories, dtype=object))
-        codes = np.asarray(values.array.codes, dtype=np.int64)
-        return np.where(codes >= 0, where[np.maximum(codes, 0)], -1)
+        codes = np.asarray(values.array.codes)
+        if np.array_equal(where, np.arange(where.size)):  # the same labels: the codes
+            return codes.astype(np.int64)
+        return np.append(where, -1)[codes]  # code -1 (missing) reads the -1 at the end
     return labels.get_indexer(pd.Index(values.to_numpy(dtype=object), dtype=object))
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["style_assemble", "style_cluster_quadratic", "style_cluster_scores",
-           "style_cluster_times", "style_gradient", "style_groups", "style_row_keys"]  # fmt: skip
+__all__ = ["style_aggregate", "style_assemble", "style_bt_newton", "style_bt_rows",
+           "style_cluster_quadratic", "style_cluster_scores", "style_cluster_times",
+           "style_gradient", "style_transform"]  # fmt: skip
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -130,73 +131,257 @@ def style_cluster_quadratic(n_clusters, n_models, row_a, row_b, row_judge, row_c
     return out
 
 
-_SEED, _MUL = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
+@njit(**_JIT)
+def _bt_terms(d, wa, wb, tt):
+    """(nll, score, info, p) of one Bradley-Terry row on d (as
+    :func:`ratings.kernels.fit.bt_row_terms` computes them)."""
+    e = np.exp(-abs(d))
+    big = 1.0 / (1.0 + e)
+    small = e * big
+    pa = big if d > 0.0 else small
+    l1p = np.log1p(e)
+    half = 0.5 * tt
+    ya = wa + half
+    yb = wb + half
+    la = ya * (min(d, 0.0) - l1p)
+    lb = yb * (min(-d, 0.0) - l1p)
+    nll = -((la if ya > 0.0 else 0.0) + (lb if yb > 0.0 else 0.0))
+    return nll, ya - (ya + yb) * pa, (ya + yb) * big * small, pa
 
 
 @njit(**_JIT)
-def style_row_keys(row_cluster, row_judge, row_a, row_b, x, hash_bits):
-    n, p = row_a.shape[0], x.shape[1]
-    bits = x.view(np.int64) if x.shape[0] else np.zeros((0, p), dtype=np.int64)
-    out = np.empty(n, dtype=np.uint64)
-    hb = np.uint64(hash_bits)
-    low = np.uint64(64) - hb
-    s31 = np.uint64(31)
-    for r in range(n):
-        h = _SEED
-        h = ((h ^ np.uint64(row_judge[r])) * _MUL)
-        h ^= h >> s31
-        h = ((h ^ np.uint64(row_a[r])) * _MUL)
-        h ^= h >> s31
-        h = ((h ^ np.uint64(row_b[r])) * _MUL)
-        h ^= h >> s31
+def _lin(params, m, p, i, j, x, r):
+    d = params[i] - params[j]
+    for k in range(p):
+        d += x[r, k] * params[m + k]
+    return d
+
+
+@njit(**_JIT)
+def style_bt_newton(params, n_models, row_a, row_b, x, wa, wb, tt, score, weight):
+    m, p = n_models, x.shape[1]
+    n = m + p
+    grad = np.zeros(n)
+    hess = np.zeros((n, n))
+    nll = 0.0
+    rows = score.shape[0] > 0
+    # at beta = 0, d depends on the pair only: its terms once per pair (when rows outnumber them)
+    flat = row_a.shape[0] > m * m and (p == 0 or np.all(params[m:] == 0.0))
+    tab = np.empty((m * m if flat else 0, 4))
+    if flat:
+        for i in range(m):
+            for j in range(m):
+                d = params[i] - params[j]
+                e = np.exp(-abs(d))
+                big = 1.0 / (1.0 + e)
+                small = e * big
+                l1p = np.log1p(e)
+                tab[i * m + j] = (min(d, 0.0) - l1p, min(-d, 0.0) - l1p,
+                                  big if d > 0.0 else small, big * small)
+    for r in range(row_a.shape[0]):
+        i, j = row_a[r], row_b[r]
+        if flat:  # as _bt_terms, its exp and log1p looked up
+            q = i * m + j
+            half = 0.5 * tt[r]
+            ya, yb = wa[r] + half, wb[r] + half
+            f = -((ya * tab[q, 0] if ya > 0.0 else 0.0) + (yb * tab[q, 1] if yb > 0.0 else 0.0))
+            pa = tab[q, 2]
+            s, w = ya - (ya + yb) * pa, (ya + yb) * tab[q, 3]
+        else:
+            f, s, w, pa = _bt_terms(_lin(params, m, p, i, j, x, r), wa[r], wb[r], tt[r])
+        nll += f
+        if rows:
+            score[r] = s
+            weight[r] = np.sqrt((wa[r] + wb[r] + tt[r]) * (pa * (1.0 - pa)))
+        grad[i] -= s
+        grad[j] += s
+        hess[i, i] += w
+        hess[j, j] += w
+        hess[i, j] -= w
         for k in range(p):
-            h = ((h ^ np.uint64(bits[r, k])) * _MUL)
-            h ^= h >> s31
-        out[r] = (np.uint64(row_cluster[r]) << hb) | (h >> low)
+            xk = x[r, k]
+            grad[m + k] -= s * xk
+            wk = w * xk
+            hess[i, m + k] += wk
+            hess[j, m + k] -= wk
+            for t in range(k + 1):
+                hess[m + k, m + t] += wk * x[r, t]
+    for a in range(n):  # mirror: (i, j) of models and the lower triangle of the features'
+        for b in range(a):
+            if a < m:
+                hess[a, b] = hess[b, a] = hess[a, b] + hess[b, a]
+            elif b < m:
+                hess[a, b] = hess[b, a]
+            else:
+                hess[b, a] = hess[a, b]
+    return nll, grad, hess
+
+
+@njit(**_JIT)
+def style_bt_rows(params, n_models, row_a, row_b, x, wa, wb, tt):
+    m, p = n_models, x.shape[1]
+    score = np.empty(row_a.shape[0])
+    weight = np.empty(row_a.shape[0])
+    for r in range(row_a.shape[0]):
+        d = _lin(params, m, p, row_a[r], row_b[r], x, r)
+        _, score[r], _, pa = _bt_terms(d, wa[r], wb[r], tt[r])
+        weight[r] = np.sqrt((wa[r] + wb[r] + tt[r]) * (pa * (1.0 - pa)))
+    return score, weight
+
+
+@njit(**_JIT)
+def style_transform(a, b, kind):
+    out = np.empty(a.shape[0])
+    for r in range(a.shape[0]):
+        u, v = float(a[r]), float(b[r])
+        if kind == 0:
+            out[r] = (u - v) / (u + v) if u + v > 0.0 else 0.0
+        elif kind == 1:
+            out[r] = u - v
+        elif kind == 2:
+            big = max(u, v)
+            out[r] = (u - v) / big if big > 0.0 else 0.0
+        else:
+            out[r] = np.log1p(u) - np.log1p(v)
     return out
 
 
+_MUL = np.uint64(0xBF58476D1CE4E5B9)
+
+
 @njit(**_JIT)
-def style_groups(key, row_cluster, n_clusters):
-    n = key.shape[0]
-    size = 1
-    while size < 2 * n:
-        size *= 2
-    mask = np.uint64(size - 1)
-    table_key = np.empty(size, dtype=np.uint64)
-    table_gid = np.full(size, -1, dtype=np.int64)
-    gid = np.empty(n, dtype=np.int64)
-    first = np.empty(n, dtype=np.int64)
+def _mix(h, v):
+    h = (h ^ v) * _MUL
+    return h ^ (h >> np.uint64(31))
+
+
+@njit(**_JIT)
+def _row_hash(row_cluster, row_judge, row_a, row_b, bits, r):
+    h = _mix(_mix(_mix(_mix(np.uint64(0x9E3779B97F4A7C15), np.uint64(row_cluster[r])),
+                       np.uint64(row_judge[r])), np.uint64(row_a[r])), np.uint64(row_b[r]))
+    for k in range(bits.shape[1]):
+        h = _mix(h, np.uint64(bits[r, k]))
+    return h
+
+
+@njit(**_JIT)
+def _same(row_cluster, row_judge, row_a, row_b, x, r, o_cl, o_j, o_a, o_b, o_x, g):
+    if not (o_cl[g] == row_cluster[r] and o_j[g] == row_judge[r] and o_a[g] == row_a[r]
+            and o_b[g] == row_b[r]):  # fmt: skip
+        return False
+    for k in range(x.shape[1]):
+        if o_x[g, k] != x[r, k]:
+            return False
+    return True
+
+
+@njit(**_JIT)
+def _groups(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, table, o_cl, o_j, o_a, o_b,
+            o_x, o_wa, o_wb, o_tt, write):  # fmt: skip
+    """Number of distinct rows (``write``: summed into the ``o_`` arrays, in order of first
+    appearance); ``table`` holds -1 or (31 hash bits << 32 | the group, or without ``write``
+    its first row) per slot."""
+    n = row_a.shape[0]
+    mask = table.shape[0] - 1
+    bits = x.view(np.int64) if n else np.zeros((0, x.shape[1]), dtype=np.int64)
+    low = np.int64(0xFFFFFFFF)
     ng = 0
-    for r in range(n):  # open addressing on the (already hashed) key
-        h = key[r] * _MUL
-        idx = np.int64((h ^ (h >> np.uint64(29))) & mask)
+    for r in range(n):  # open addressing; rows compared exactly where 31 hash bits agree
+        h = _row_hash(row_cluster, row_judge, row_a, row_b, bits, r)
+        tag = np.int64(h >> np.uint64(33)) << 32
+        idx = np.int64(h & np.uint64(mask))
         while True:
-            g = table_gid[idx]
-            if g < 0:
-                table_gid[idx] = ng
-                table_key[idx] = key[r]
-                first[ng] = r
-                gid[r] = ng
+            e = table[idx]
+            if e < 0:
+                table[idx] = tag | (ng if write else r)
+                if write:
+                    o_cl[ng], o_j[ng], o_a[ng], o_b[ng] = (row_cluster[r], row_judge[r],
+                                                           row_a[r], row_b[r])  # fmt: skip
+                    for k in range(x.shape[1]):
+                        o_x[ng, k] = x[r, k]
+                    o_wa[ng], o_wb[ng], o_tt[ng] = wa[r], wb[r], tt[r]
                 ng += 1
                 break
-            if table_key[idx] == key[r]:
-                gid[r] = g
-                break
-            idx = (idx + 1) & (size - 1)
-    start = np.zeros(n_clusters + 1, dtype=np.int64)
-    for g in range(ng):  # groups by cluster, keeping first appearance (a counting sort)
-        start[row_cluster[first[g]] + 1] += 1
-    for c in range(n_clusters):
-        start[c + 1] += start[c]
-    new = np.empty(ng, dtype=np.int64)
-    reps = np.empty(ng, dtype=np.int64)
-    for g in range(ng):
-        c = row_cluster[first[g]]
-        new[g] = start[c]
-        reps[start[c]] = first[g]
-        start[c] += 1
-    inv = np.empty(n, dtype=np.int64)
+            if (e & ~low) == tag:
+                g = e & low
+                if write:
+                    if _same(row_cluster, row_judge, row_a, row_b, x, r, o_cl, o_j, o_a, o_b,
+                             o_x, g):  # fmt: skip
+                        o_wa[g] += wa[r]
+                        o_wb[g] += wb[r]
+                        o_tt[g] += tt[r]
+                        break
+                elif _same(row_cluster, row_judge, row_a, row_b, x, r, row_cluster, row_judge,
+                           row_a, row_b, x, g):  # fmt: skip
+                    break
+            idx = (idx + 1) & mask
+    return ng
+
+
+@njit(**_JIT)
+def _may_repeat(row_cluster, row_judge, row_a, row_b, x):
+    """False when no two rows are equal, proved from 64 hash bits per row and two bitmaps of
+    16 bits a row (cache-sized, where a table of rows is not); True when some may be."""
+    n = row_a.shape[0]
+    bits = x.view(np.int64) if n else np.zeros((0, x.shape[1]), dtype=np.int64)
+    size = 64
+    while size < 16 * n:
+        size *= 2
+    mask = np.uint64(size - 1)
+    seen = np.zeros(size // 64, dtype=np.uint64)
+    twice = np.zeros(size // 64, dtype=np.uint64)
+    hashes = np.empty(n, dtype=np.uint64)
+    one = np.uint64(1)
+    clash = False
     for r in range(n):
-        inv[r] = new[gid[r]]
-    return inv, reps
+        h = _row_hash(row_cluster, row_judge, row_a, row_b, bits, r)
+        hashes[r] = h
+        at = h & mask
+        word, bit = at >> np.uint64(6), one << (at & np.uint64(63))
+        if seen[word] & bit:
+            twice[word] |= bit
+            clash = True
+        else:
+            seen[word] |= bit
+    if not clash:
+        return False
+    # the rows on bits hit twice: equal hashes among them?
+    picked = np.empty(n, dtype=np.uint64)
+    k = 0
+    for r in range(n):
+        at = hashes[r] & mask
+        if twice[at >> np.uint64(6)] & (one << (at & np.uint64(63))):
+            picked[k] = hashes[r]
+            k += 1
+    picked = np.sort(picked[:k])
+    for t in range(1, k):
+        if picked[t] == picked[t - 1]:
+            return True
+    return False
+
+
+@njit(**_JIT)
+def style_aggregate(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt):
+    n, p = row_a.shape[0], x.shape[1]
+    if n >= 1 << 32:
+        raise ValueError("style_aggregate takes fewer than 2**32 rows")
+    size = 2
+    while size < 2 * n:
+        size *= 2
+    if not _may_repeat(row_cluster, row_judge, row_a, row_b, x):
+        return row_cluster, row_judge, row_a, row_b, x, wa, wb, tt  # the rows as they are
+    table = np.full(size, -1, dtype=np.int64)
+    ei, ef = np.zeros(0, dtype=np.int64), np.zeros(0)
+    ex = np.zeros((0, p))
+    ng = _groups(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, table, ei, ei, ei, ei, ex,
+                 ef, ef, ef, False)  # fmt: skip
+    if ng == n:  # nothing to merge
+        return row_cluster, row_judge, row_a, row_b, x, wa, wb, tt
+    table[:] = -1
+    o_cl, o_j = np.empty(ng, dtype=np.int64), np.empty(ng, dtype=np.int64)
+    o_a, o_b = np.empty(ng, dtype=np.int64), np.empty(ng, dtype=np.int64)
+    o_x = np.empty((ng, p))
+    o_wa, o_wb, o_tt = np.empty(ng), np.empty(ng), np.empty(ng)
+    _groups(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, table, o_cl, o_j, o_a, o_b, o_x,
+            o_wa, o_wb, o_tt, True)  # fmt: skip
+    return o_cl, o_j, o_a, o_b, o_x, o_wa, o_wb, o_tt
