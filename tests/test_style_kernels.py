@@ -74,22 +74,26 @@ def test_kernels_equal_twins_and_dense(crowd):
                                quad, atol=1e-10)
 
 
-def test_aggregate_kernel_equals_twin_and_sums_equal_rows():
+@pytest.mark.parametrize("coarse", [True, False])  # equal rows to sum, or none (continuous x)
+def test_aggregate_kernel_equals_twin_and_sums_equal_rows(coarse):
     rng, a, b, judge, cl, x, *_ = _rows(r=500, g=9)
     order = rng.permutation(a.size)  # clusters interleaved, as verdicts come
     a, b, judge, cl = a[order], b[order], judge[order], cl[order]
-    x = np.round(x[order], 1) + 0.0
+    x = np.round(x[order] / 2) if coarse else x[order]  # rounding leaves -0.0 beside 0.0
+    assert not coarse or (np.signbit(x) & (x == 0)).any()
     w = [rng.integers(0, 2, a.size).astype(float) for _ in range(3)]
-    got = nb.style_aggregate(cl, judge, a, b, x, *w)
-    want = ref.style_aggregate(cl, judge, a, b, x, *w)
+    got = nb.style_aggregate(cl, judge, a, b, x, *w, 9)
+    want = ref.style_aggregate(cl, judge, a, b, x, *w, 9)
     for u, v in zip(got, want, strict=True):
         np.testing.assert_array_equal(u, v)
     g_cl, g_j, g_a, g_b, g_x, g_wa, g_wb, g_tt = want
     keys = np.column_stack([g_cl, g_j, g_a, g_b, g_x])
+    assert (keys.shape[0] < a.size) == coarse
     assert np.unique(keys, axis=0).shape[0] == keys.shape[0]  # each distinct row once
-    first = [np.flatnonzero((np.column_stack([cl, judge, a, b, x]) == k).all(axis=1))[0]
-             for k in keys]
-    assert np.all(np.diff(first) > 0)  # in order of their first verdict
+    first = np.array([np.flatnonzero((np.column_stack([cl, judge, a, b, x]) == k).all(axis=1))[0]
+                      for k in keys])  # fmt: skip
+    assert np.all(np.diff(g_cl) >= 0)  # by cluster, then by first verdict
+    assert all(np.all(np.diff(first[g_cl == c]) > 0) for c in range(9))
     for gi in rng.choice(keys.shape[0], 20, replace=False):  # sums written out
         at = np.flatnonzero((np.column_stack([cl, judge, a, b, x]) == keys[gi]).all(axis=1))
         assert np.allclose([g_wa[gi], g_wb[gi], g_tt[gi]], [v[at].sum() for v in w])

@@ -257,10 +257,13 @@ def _mix(h, v):
 
 @njit(**_JIT)
 def _row_hash(row_cluster, row_judge, row_a, row_b, bits, r):
+    """64-bit hash of row r; equal rows hash alike (both zeros of x hash as +0.0)."""
     h = _mix(_mix(_mix(_mix(np.uint64(0x9E3779B97F4A7C15), np.uint64(row_cluster[r])),
                        np.uint64(row_judge[r])), np.uint64(row_a[r])), np.uint64(row_b[r]))
+    zero = np.int64(-0x8000000000000000)  # the bits of -0.0
     for k in range(bits.shape[1]):
-        h = _mix(h, np.uint64(bits[r, k]))
+        v = bits[r, k]
+        h = _mix(h, np.uint64(0 if v == zero else v))
     return h
 
 
@@ -361,22 +364,47 @@ def _may_repeat(row_cluster, row_judge, row_a, row_b, x):
 
 
 @njit(**_JIT)
-def style_aggregate(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt):
+def _by_cluster(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
+    """The rows in cluster order, keeping their order within a cluster (a counting sort; one
+    pass reading the rows in order, writing each to its place)."""
+    n, p = row_a.shape[0], x.shape[1]
+    at = np.zeros(n_clusters + 1, dtype=np.int64)
+    for r in range(n):
+        at[row_cluster[r] + 1] += 1
+    for c in range(n_clusters):
+        at[c + 1] += at[c]
+    o_cl, o_j = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    o_a, o_b = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    o_x = np.empty((n, p))
+    o_wa, o_wb, o_tt = np.empty(n), np.empty(n), np.empty(n)
+    for r in range(n):
+        c = row_cluster[r]
+        t = at[c]
+        at[c] += 1
+        o_cl[t], o_j[t], o_a[t], o_b[t] = c, row_judge[r], row_a[r], row_b[r]
+        for k in range(p):
+            o_x[t, k] = x[r, k]
+        o_wa[t], o_wb[t], o_tt[t] = wa[r], wb[r], tt[r]
+    return o_cl, o_j, o_a, o_b, o_x, o_wa, o_wb, o_tt
+
+
+@njit(**_JIT)
+def style_aggregate(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
     n, p = row_a.shape[0], x.shape[1]
     if n >= 1 << 32:
         raise ValueError("style_aggregate takes fewer than 2**32 rows")
+    if not _may_repeat(row_cluster, row_judge, row_a, row_b, x):  # every row its own group
+        return _by_cluster(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters)
     size = 2
     while size < 2 * n:
         size *= 2
-    if not _may_repeat(row_cluster, row_judge, row_a, row_b, x):
-        return row_cluster, row_judge, row_a, row_b, x, wa, wb, tt  # the rows as they are
     table = np.full(size, -1, dtype=np.int64)
     ei, ef = np.zeros(0, dtype=np.int64), np.zeros(0)
     ex = np.zeros((0, p))
     ng = _groups(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, table, ei, ei, ei, ei, ex,
                  ef, ef, ef, False)  # fmt: skip
     if ng == n:  # nothing to merge
-        return row_cluster, row_judge, row_a, row_b, x, wa, wb, tt
+        return _by_cluster(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters)
     table[:] = -1
     o_cl, o_j = np.empty(ng, dtype=np.int64), np.empty(ng, dtype=np.int64)
     o_a, o_b = np.empty(ng, dtype=np.int64), np.empty(ng, dtype=np.int64)
@@ -384,4 +412,4 @@ def style_aggregate(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt):
     o_wa, o_wb, o_tt = np.empty(ng), np.empty(ng), np.empty(ng)
     _groups(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, table, o_cl, o_j, o_a, o_b, o_x,
             o_wa, o_wb, o_tt, True)  # fmt: skip
-    return o_cl, o_j, o_a, o_b, o_x, o_wa, o_wb, o_tt
+    return _by_cluster(o_cl, o_j, o_a, o_b, o_x, o_wa, o_wb, o_tt, n_clusters)

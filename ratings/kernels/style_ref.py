@@ -163,17 +163,16 @@ def style_transform(a, b, kind):
         return np.log1p(a) - np.log1p(b)
 
 
-def style_aggregate(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt):
+def style_aggregate(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
     """Verdicts summed by equal (cluster, judge, a, b, x) -> (cluster, judge, a, b, x, wa, wb,
-    tt) of the groups, in order of their first verdict; ``x`` must hold no -0.0 (add 0.0
-    first)."""
+    tt) of the groups, ordered by cluster, then by first verdict (-0.0 equals 0.0)."""
     ints = np.column_stack([row_cluster, row_judge, row_a, row_b])
     if not ints.shape[0]:
         e = np.zeros(0)
         return (*(np.zeros(0, dtype=np.int64) for _ in range(4)), x[:0].copy(), e, e, e)
     _, first, inv = np.unique(np.column_stack([ints.astype(np.float64), x]), axis=0,
                               return_index=True, return_inverse=True)  # fmt: skip
-    order = np.argsort(first)
+    order = np.lexsort((first, row_cluster[first]))
     rank = np.empty(first.size, dtype=np.int64)
     rank[order] = np.arange(first.size)
     inv, reps = rank[inv.ravel()], first[order]

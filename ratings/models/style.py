@@ -151,7 +151,7 @@ def style_features(frame: pd.DataFrame, names: Sequence[str], transform: str = "
 
 @dataclass(frozen=True, eq=False)
 class StyleRows:
-    """Verdicts aggregated by (cluster, judge, a, b, features), in order of first appearance."""
+    """Verdicts aggregated by (cluster, judge, a, b, features), sorted by cluster."""
 
     cluster: NDArray[np.int64]
     judge: NDArray[np.int64]
@@ -173,19 +173,21 @@ class StyleRows:
 
 def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto") -> StyleRows:
     """Aggregate the verdicts of ``slots`` (one row per verdict, in the order of ``x``) by
-    cluster, judge, slots and features, in order of first appearance.
+    cluster, judge, slots and features, sorted by cluster (then by first appearance).
 
-    One pass over the verdicts in their order (:func:`ratings.kernels.style.style_aggregate`):
-    a hash table on the whole row, keys compared exactly, rows written out as they first come
-    (no sort, no gather, no loop in Python). Continuous features leave most verdicts their own
-    row; discrete ones (header counts) merge many.
+    :func:`ratings.kernels.style.style_aggregate`, no loop in Python: a pass of 64-bit row
+    hashes over two cache-sized bitmaps proves most logs of continuous features free of equal
+    rows (every verdict its own row); otherwise a hash table on the whole row, keys compared
+    exactly, sums equal rows (discrete features such as header counts merge many). The rows
+    are then placed in cluster order by a counting sort, which keeps the per-cluster passes of
+    the sandwich in cache.
     """
     ints = [np.ascontiguousarray(c, dtype=np.int64)
             for c in (slots.cluster, slots.judge, slots.a, slots.b)]  # fmt: skip
-    x = np.ascontiguousarray(x, dtype=np.float64) + 0.0  # -0.0 -> 0.0: equal values, equal bits
+    x = np.ascontiguousarray(x, dtype=np.float64)
     w = [np.ascontiguousarray(c, dtype=np.float64) for c in (slots.wa, slots.wb, slots.tt)]
     sk = style_kernels(kernels(engine, x.shape[0]))
-    cl, judge, a, b, u_x, wa, wb, tt = sk.style_aggregate(*ints, x, *w)
+    cl, judge, a, b, u_x, wa, wb, tt = sk.style_aggregate(*ints, x, *w, int(slots.n_clusters))
     return StyleRows(cl, judge, a, b, u_x, wa, wb, tt, len(slots.models), len(slots.judges),
                      slots.n_clusters, slots.clusters)  # fmt: skip
 
@@ -574,7 +576,8 @@ def _cr2(params, scores, free, bread, design: _Design) -> ClusterInference:
     rows = design.rows
     bfree = block(bread, free)
     working = StyleWorking(design, *design.working(params))
-    sizes, q = np.bincount(rows.cluster, minlength=rows.n_clusters), free.size
+    starts = np.searchsorted(rows.cluster, np.arange(rows.n_clusters + 1))  # rows by cluster
+    sizes, q = np.diff(starts), free.size
     g = rows.n_clusters
     cost = float(np.sum(sizes * q * np.minimum(sizes, q))) + g * q * q * min(g, q)
     if cost > EXACT_BUDGET:
@@ -600,7 +603,7 @@ def _cr2(params, scores, free, bread, design: _Design) -> ClusterInference:
             lf[free] = chol
             for c in todo:
                 gbar = scores[c, free] @ chol
-                qk, lam = _eig(working.whitened(lf, np.flatnonzero(rows.cluster == c)))
+                qk, lam = _eig(working.whitened(lf, slice(starts[c], starts[c + 1])))
                 out[c] = (gbar + qk @ ((_f(lam) - 1.0) * (qk.T @ gbar))) @ chol.T
                 deg.append(qk[:, lam >= 1.0 - _TINY].T)
         degenerate = np.vstack(deg) if deg else np.zeros((0, q))
@@ -609,9 +612,7 @@ def _cr2(params, scores, free, bread, design: _Design) -> ClusterInference:
     chol = np.linalg.cholesky(bfree)
     lf = np.zeros((design.n_params, q))
     lf[free] = chol
-    order = np.argsort(rows.cluster, kind="stable")  # rows by cluster
-    starts = np.r_[0, np.cumsum(sizes)]
-    w_all = working.whitened(lf, order)
+    w_all = working.whitened(lf, slice(0, rows.n_rows))
     gbar = scores[:, free] @ chol
     qs, lams, deg = [], [], []
     adjusted = np.empty_like(gbar)
