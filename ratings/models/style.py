@@ -21,13 +21,17 @@ ratings are the strengths s: what a judge would say between answers of equal sty
 
 Fit and inference
 -----------------
-Verdicts are aggregated by (cluster, judge, slot A, slot B, features) in one hash-table pass:
+Verdicts are aggregated by (cluster, judge, slot A, slot B, features) (:func:`style_rows`):
 identical rows collapse (discrete features such as header counts collapse many), continuous
-features leave most verdicts their own row. Unpenalised maximum likelihood (an optional ridge
-``ridge / 2 |beta|^2`` on the style coefficients only) by Newton's method; row derivatives come
-from the package's kernels (:mod:`ratings.kernels.fit`) evaluated on the linear predictor, and
-the gradient and Hessian are assembled by :mod:`ratings.kernels.style` (numba, one pass over the
-rows; NumPy twins in :mod:`ratings.kernels.style_ref`). Crowd-BT's default follows
+features leave every verdict its own row, found so by a hash pass without building a table. Rows
+are kept in cluster order. Unpenalised maximum likelihood (an optional ridge
+``ridge / 2 |beta|^2`` on the style coefficients only) by Newton's method. For Bradley-Terry each
+evaluation is one pass over the rows (:func:`ratings.kernels.style.style_bt_newton`: the row's
+terms, the gradient and the Hessian together; at beta = 0, the start, the terms are computed once
+per model pair), split in blocks across the package's threads; Crowd-BT's row derivatives come
+from :mod:`ratings.kernels.fit` on the linear predictor, assembled by
+:mod:`ratings.kernels.style`. Every kernel has a NumPy twin in :mod:`ratings.kernels.style_ref`.
+Crowd-BT's default follows
 :func:`ratings.models.crowd.likelihood.fit_crowd_default`: the posterior mode under its weak
 prior where the plain estimate is irregular (:func:`ratings.api.style.fit_styled`). The
 covariance is joint over (s, beta[, eta]): model-based H^-1, HC0 (per verdict), CR1 (clustered,
