@@ -144,10 +144,6 @@ def style_bt_rows(params, n_models, row_a, row_b, x, wa, wb, tt):
     return wa + 0.5 * tt - (wa + wb + tt) * s, np.sqrt((wa + wb + tt) * (s * (1.0 - s)))
 
 
-#: ``kind`` of :func:`style_transform`, by the transform's name.
-TRANSFORM_KINDS = {"normalized": 0, "diff": 1, "ratio": 2, "log-ratio": 3}
-
-
 def style_transform(a, b, kind):
     """One feature per verdict from the two answers' counts: (a - b) / (a + b) (kind 0; 0 where
     both are 0), a - b (1), (a - b) / max(a, b) (2; 0 where both are 0) or

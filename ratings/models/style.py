@@ -62,7 +62,7 @@ __all__ = ["TRANSFORMS", "StyleFit", "StyleRows", "StyleWorking", "check_ridge",
            "fit_style", "parse_style", "ridge_option", "style_features", "style_kernels",
            "style_rows", "style_table", "transform_option"]  # fmt: skip
 
-#: Feature transforms ``transform=`` accepts.
+#: Feature transforms ``transform=`` accepts (position = ``kind`` of the transform kernel).
 TRANSFORMS = ("normalized", "diff", "ratio", "log-ratio")
 DIVERGED = 30.0
 
@@ -130,8 +130,6 @@ def style_features(frame: pd.DataFrame, names: Sequence[str], transform: str = "
     :class:`~ratings.core.errors.InvalidVerdictsError` for a missing column, a missing or
     negative value (naming rows), or a feature equal on both sides of every verdict.
     """
-    from ratings.kernels.style_ref import TRANSFORM_KINDS
-
     check_transform(transform)
     require_columns([str(c) for c in frame.columns], [f"{n}_{s}" for n in names for s in "ab"],
                     "the verdicts", hint=f"{option('style')} {','.join(names)} needs the style "
@@ -141,7 +139,7 @@ def style_features(frame: pd.DataFrame, names: Sequence[str], transform: str = "
     scale = np.empty(len(names))
     for k, name in enumerate(names):
         a, b = _numeric(frame, f"{name}_a"), _numeric(frame, f"{name}_b")
-        x = sk.style_transform(a, b, TRANSFORM_KINDS[transform])
+        x = sk.style_transform(a, b, TRANSFORMS.index(transform))
         rms = float(np.sqrt(np.dot(x, x) / x.size)) if x.size else 0.0
         if not rms > 0:
             raise InvalidVerdictsError(
