@@ -268,99 +268,15 @@ def _row_hash(row_cluster, row_judge, row_a, row_b, bits, r):
 
 
 @njit(**_JIT)
-def _same(row_cluster, row_judge, row_a, row_b, x, r, o_cl, o_j, o_a, o_b, o_x, g):
-    if not (o_cl[g] == row_cluster[r] and o_j[g] == row_judge[r] and o_a[g] == row_a[r]
-            and o_b[g] == row_b[r]):  # fmt: skip
+def _same(row_cluster, row_judge, row_a, row_b, x, r, g):
+    """Are rows r and g equal (-0.0 equal to 0.0)?"""
+    if not (row_cluster[g] == row_cluster[r] and row_judge[g] == row_judge[r]
+            and row_a[g] == row_a[r] and row_b[g] == row_b[r]):  # fmt: skip
         return False
     for k in range(x.shape[1]):
-        if o_x[g, k] != x[r, k]:
+        if x[g, k] != x[r, k]:
             return False
     return True
-
-
-@njit(**_JIT)
-def _groups(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, table, o_cl, o_j, o_a, o_b,
-            o_x, o_wa, o_wb, o_tt, write):  # fmt: skip
-    """Number of distinct rows (``write``: summed into the ``o_`` arrays, in order of first
-    appearance); ``table`` holds -1 or (31 hash bits << 32 | the group, or without ``write``
-    its first row) per slot."""
-    n = row_a.shape[0]
-    mask = table.shape[0] - 1
-    bits = x.view(np.int64) if n else np.zeros((0, x.shape[1]), dtype=np.int64)
-    low = np.int64(0xFFFFFFFF)
-    ng = 0
-    for r in range(n):  # open addressing; rows compared exactly where 31 hash bits agree
-        h = _row_hash(row_cluster, row_judge, row_a, row_b, bits, r)
-        tag = np.int64(h >> np.uint64(33)) << 32
-        idx = np.int64(h & np.uint64(mask))
-        while True:
-            e = table[idx]
-            if e < 0:
-                table[idx] = tag | (ng if write else r)
-                if write:
-                    o_cl[ng], o_j[ng], o_a[ng], o_b[ng] = (row_cluster[r], row_judge[r],
-                                                           row_a[r], row_b[r])  # fmt: skip
-                    for k in range(x.shape[1]):
-                        o_x[ng, k] = x[r, k]
-                    o_wa[ng], o_wb[ng], o_tt[ng] = wa[r], wb[r], tt[r]
-                ng += 1
-                break
-            if (e & ~low) == tag:
-                g = e & low
-                if write:
-                    if _same(row_cluster, row_judge, row_a, row_b, x, r, o_cl, o_j, o_a, o_b,
-                             o_x, g):  # fmt: skip
-                        o_wa[g] += wa[r]
-                        o_wb[g] += wb[r]
-                        o_tt[g] += tt[r]
-                        break
-                elif _same(row_cluster, row_judge, row_a, row_b, x, r, row_cluster, row_judge,
-                           row_a, row_b, x, g):  # fmt: skip
-                    break
-            idx = (idx + 1) & mask
-    return ng
-
-
-@njit(**_JIT)
-def _may_repeat(row_cluster, row_judge, row_a, row_b, x):
-    """False when no two rows are equal, proved from 64 hash bits per row and two bitmaps of
-    16 bits a row (cache-sized, where a table of rows is not); True when some may be."""
-    n = row_a.shape[0]
-    bits = x.view(np.int64) if n else np.zeros((0, x.shape[1]), dtype=np.int64)
-    size = 64
-    while size < 16 * n:
-        size *= 2
-    mask = np.uint64(size - 1)
-    seen = np.zeros(size // 64, dtype=np.uint64)
-    twice = np.zeros(size // 64, dtype=np.uint64)
-    hashes = np.empty(n, dtype=np.uint64)
-    one = np.uint64(1)
-    clash = False
-    for r in range(n):
-        h = _row_hash(row_cluster, row_judge, row_a, row_b, bits, r)
-        hashes[r] = h
-        at = h & mask
-        word, bit = at >> np.uint64(6), one << (at & np.uint64(63))
-        if seen[word] & bit:
-            twice[word] |= bit
-            clash = True
-        else:
-            seen[word] |= bit
-    if not clash:
-        return False
-    # the rows on bits hit twice: equal hashes among them?
-    picked = np.empty(n, dtype=np.uint64)
-    k = 0
-    for r in range(n):
-        at = hashes[r] & mask
-        if twice[at >> np.uint64(6)] & (one << (at & np.uint64(63))):
-            picked[k] = hashes[r]
-            k += 1
-    picked = np.sort(picked[:k])
-    for t in range(1, k):
-        if picked[t] == picked[t - 1]:
-            return True
-    return False
 
 
 @njit(**_JIT)
@@ -390,26 +306,59 @@ def _by_cluster(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters)
 
 @njit(**_JIT)
 def style_aggregate(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
-    n, p = row_a.shape[0], x.shape[1]
-    if n >= 1 << 32:
-        raise ValueError("style_aggregate takes fewer than 2**32 rows")
-    if not _may_repeat(row_cluster, row_judge, row_a, row_b, x):  # every row its own group
-        return _by_cluster(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters)
+    cl, judge, a, b, xs, sa, sb, st = _by_cluster(row_cluster, row_judge, row_a, row_b, x, wa,
+                                                  wb, tt, n_clusters)  # fmt: skip
+    n = a.shape[0]
+    bits = xs.view(np.int64) if n else np.zeros((0, xs.shape[1]), dtype=np.int64)
+    biggest, lo = 0, 0
+    for t in range(1, n + 1):
+        if t == n or cl[t] != cl[lo]:
+            biggest, lo = max(biggest, t - lo), t
     size = 2
-    while size < 2 * n:
+    while size < 2 * biggest:
         size *= 2
-    table = np.full(size, -1, dtype=np.int64)
-    ei, ef = np.zeros(0, dtype=np.int64), np.zeros(0)
-    ex = np.zeros((0, p))
-    ng = _groups(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, table, ei, ei, ei, ei, ex,
-                 ef, ef, ef, False)  # fmt: skip
-    if ng == n:  # nothing to merge
-        return _by_cluster(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters)
-    table[:] = -1
-    o_cl, o_j = np.empty(ng, dtype=np.int64), np.empty(ng, dtype=np.int64)
-    o_a, o_b = np.empty(ng, dtype=np.int64), np.empty(ng, dtype=np.int64)
-    o_x = np.empty((ng, p))
-    o_wa, o_wb, o_tt = np.empty(ng), np.empty(ng), np.empty(ng)
-    _groups(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, table, o_cl, o_j, o_a, o_b, o_x,
-            o_wa, o_wb, o_tt, True)  # fmt: skip
-    return _by_cluster(o_cl, o_j, o_a, o_b, o_x, o_wa, o_wb, o_tt, n_clusters)
+    slot_row = np.empty(size, dtype=np.int64)  # a hash table per cluster, in cache
+    slot_hash = np.empty(size, dtype=np.uint64)
+    lead = np.empty(n, dtype=np.int64)  # the first row equal to each row
+    merged, lo = 0, 0
+    for hi in range(1, n + 1):
+        if hi < n and cl[hi] == cl[lo]:
+            continue
+        mask = 2
+        while mask < 2 * (hi - lo):
+            mask *= 2
+        mask -= 1
+        slot_row[:mask + 1] = -1
+        for t in range(lo, hi):  # open addressing; rows compared exactly where hashes agree
+            h = _row_hash(cl, judge, a, b, bits, t)
+            idx = np.int64(h & np.uint64(mask))
+            while True:
+                e = slot_row[idx]
+                if e < 0:
+                    slot_row[idx], slot_hash[idx], lead[t] = t, h, t
+                    break
+                if slot_hash[idx] == h and _same(cl, judge, a, b, xs, t, e):
+                    lead[t] = e
+                    merged += 1
+                    break
+                idx = (idx + 1) & mask
+        lo = hi
+    if not merged:
+        return cl, judge, a, b, xs, sa, sb, st
+    at = np.empty(n, dtype=np.int64)  # each group's row after compaction (in place, forward)
+    g = 0
+    for t in range(n):
+        if lead[t] == t:
+            at[t] = g
+            cl[g], judge[g], a[g], b[g] = cl[t], judge[t], a[t], b[t]
+            for k in range(xs.shape[1]):
+                xs[g, k] = xs[t, k]
+            sa[g], sb[g], st[g] = sa[t], sb[t], st[t]
+            g += 1
+        else:
+            d = at[lead[t]]
+            sa[d] += sa[t]
+            sb[d] += sb[t]
+            st[d] += st[t]
+    return (cl[:g].copy(), judge[:g].copy(), a[:g].copy(), b[:g].copy(), xs[:g].copy(),
+            sa[:g].copy(), sb[:g].copy(), st[:g].copy())

@@ -23,9 +23,9 @@ Fit and inference
 -----------------
 Verdicts are aggregated by (cluster, judge, slot A, slot B, features) (:func:`style_rows`):
 identical rows collapse (discrete features such as header counts collapse many), continuous
-features leave every verdict its own row, found so by a hash pass without building a table. Rows
-are kept in cluster order. Unpenalised maximum likelihood (an optional ridge
-``ridge / 2 |beta|^2`` on the style coefficients only) by Newton's method. For Bradley-Terry each
+features leave every verdict its own row. Rows are kept in cluster order. Unpenalised maximum
+likelihood (an optional ridge ``ridge / 2 |beta|^2`` on the style coefficients only) by Newton's
+method. For Bradley-Terry each
 evaluation is one pass over the rows (:func:`ratings.kernels.style.style_bt_newton`: the row's
 terms, the gradient and the Hessian together; at beta = 0, the start, the terms are computed once
 per model pair), split in blocks across the package's threads; Crowd-BT's row derivatives come
@@ -177,12 +177,11 @@ def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto
     """Aggregate the verdicts of ``slots`` (one row per verdict, in the order of ``x``) by
     cluster, judge, slots and features, sorted by cluster (then by first appearance).
 
-    :func:`ratings.kernels.style.style_aggregate`, no loop in Python: a pass of 64-bit row
-    hashes over two cache-sized bitmaps proves most logs of continuous features free of equal
-    rows (every verdict its own row); otherwise a hash table on the whole row, keys compared
-    exactly, sums equal rows (discrete features such as header counts merge many). The rows
-    are then placed in cluster order by a counting sort, which keeps the per-cluster passes of
-    the sandwich in cache.
+    :func:`ratings.kernels.style.style_aggregate`, no loop in Python: the verdicts are put in
+    cluster order by a counting sort (which also keeps the sandwich's per-cluster passes in
+    cache), then equal rows are found within each cluster by a small hash table, keys compared
+    exactly, and summed in place (discrete features such as header counts merge many;
+    continuous ones leave every verdict its own row, returned as sorted).
     """
     ints = [np.ascontiguousarray(c, dtype=np.int64)
             for c in (slots.cluster, slots.judge, slots.a, slots.b)]  # fmt: skip
