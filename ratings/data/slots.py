@@ -130,7 +130,8 @@ def _outcome_weights(frame: pd.DataFrame) -> tuple[NDArray, NDArray, NDArray, ND
     fa = _flag(frame, "failed_a")
     fb = _flag(frame, "failed_b")
     forfeit = fa | fb
-    w = np.where(fa & fb, 2, np.where(fa, 1, np.where(fb, 0, w)))
+    if forfeit.any():
+        w = np.where(fa & fb, 2, np.where(fa, 1, np.where(fb, 0, w)))
     return ((w == 0).astype(np.float64), (w == 1).astype(np.float64),
             (w == 2).astype(np.float64), forfeit)  # fmt: skip
 
