@@ -5,6 +5,11 @@ Run: ``python benchmarks_perf/bench_style.py [--n 1000000] [--repeat 5]``; write
 each fit and their ratios, and the median CPU seconds of each (all threads of the process;
 unlike wall-clock time, it does not grow when other processes hold the cores), measured
 alternately in one process after one warm-up of each, with the load average at the start.
+
+``--phases`` instead prints where the style fit's CPU time goes, on one thread (so that the load
+on the machine does not hide what costs what): the median CPU seconds of each step of the fit
+(reading the log, the features, the slot codes, the grouping into rows, the plain start,
+Newton with the model-based covariance, the CR2 sandwich) as a multiple of the whole plain fit's.
 """
 
 from __future__ import annotations
@@ -42,11 +47,60 @@ def board(n: int, m: int = 50, tasks: int = 2000, seed: int = 0) -> pd.DataFrame
                          "task_id": rng.integers(0, tasks, n), **cols})  # fmt: skip
 
 
+def _cpu(f, repeat: int) -> float:
+    """Median CPU seconds of ``f()`` over ``repeat`` runs (after one warm-up)."""
+    f()
+    out = []
+    for _ in range(repeat):
+        c = time.process_time()
+        f()
+        out.append(time.process_time() - c)
+    return float(np.median(out))
+
+
+def phases(df: pd.DataFrame, repeat: int) -> None:
+    """Print each step's median CPU seconds on one thread, and as a multiple of the plain fit."""
+    from ratings.api.loading import load_log
+    from ratings.api.style import style_columns
+    from ratings.data.slots import slot_counts
+    from ratings.models.bt import fit_bt
+    from ratings.models.style import fit_style, style_features, style_rows
+
+    cols = style_columns(FEATURES)
+    loaded = load_log(df, keep=cols, as_numbers=cols)
+    x, _ = style_features(loaded.frame, FEATURES)
+    slots = slot_counts(loaded.frame, loaded.data, "numba")
+    rows = style_rows(slots, x, "numba")
+    theta = fit_bt(loaded.data.collapsed(engine="numba"), ref=0, tol=1e-10).theta
+    steps = {"plain fit (whole)": lambda: ratings.fit(df),
+             "style fit (whole)": lambda: ratings.fit(df, style=FEATURES),
+             "read the log": lambda: load_log(df, keep=cols, as_numbers=cols),
+             "features": lambda: style_features(loaded.frame, FEATURES),
+             "slot codes": lambda: slot_counts(loaded.frame, loaded.data, "numba"),
+             "rows (sort, group)": lambda: style_rows(slots, x, "numba"),
+             "plain start": lambda: fit_bt(loaded.data.collapsed(engine="numba"), ref=0,
+                                           tol=1e-10),
+             "Newton + bread": lambda: fit_style(rows, theta, ci="model"),
+             "Newton + CR2": lambda: fit_style(rows, theta)}  # fmt: skip
+    cpu = {k: _cpu(f, repeat) for k, f in steps.items()}
+    base = cpu["plain fit (whole)"]
+    for k, v in cpu.items():
+        print(f"{k:20s} {v:7.3f} s  {v / base:5.2f}x plain")
+    print(f"CR2 sandwich alone   {cpu['Newton + CR2'] - cpu['Newton + bread']:7.3f} s; load "
+          f"average {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--phases", action="store_true", help="CPU per step on one thread")
     args = ap.parse_args()
+    if args.phases:
+        os.environ["RATINGS_NUM_THREADS"] = "1"
+        ratings.warmup()
+        phases(board(args.n), args.repeat)
+        return
     ratings.warmup()
     df = board(args.n)
     runs = {"plain": lambda: ratings.fit(df), "style4": lambda: ratings.fit(df, style=FEATURES)}
