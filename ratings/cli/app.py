@@ -647,7 +647,7 @@ def _count_outside(args: argparse.Namespace):
     from ratings.data.dask import aggregate_counts
 
     if args.dask == "local":
-        with LocalCluster(processes=True, dashboard_address=None) as cluster, Client(cluster):
+        with LocalCluster(processes=True, dashboard_address=":0") as cluster, Client(cluster):
             return aggregate_counts(dd.read_parquet(args.verdicts))
     with Client(args.dask):
         return aggregate_counts(dd.read_parquet(args.verdicts))
