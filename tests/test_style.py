@@ -321,3 +321,74 @@ def test_cr2_series_path_equals_exact(model, monkeypatch):
     np.testing.assert_allclose(series.style["se"], exact.style["se"], rtol=1e-7)
     np.testing.assert_allclose(series.se, exact.se, rtol=1e-7)
     np.testing.assert_allclose(series.style["df"], exact.style["df"], rtol=0.25)
+
+
+def _one_judge_log(seed=2, n=500, m=4, eta=0.9):
+    """One judge of quality ``eta`` over a length preference; seed 2's plain estimate puts eta
+    on its bound."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    ta, tb = rng.integers(50, 900, n), rng.integers(50, 900, n)
+    s = np.linspace(-0.6, 0.6, m)
+    win = rng.random(n) < 1 / (1 + np.exp(-(s[a] - s[b] + (ta - tb) / (ta + tb))))
+    win = np.where(rng.random(n) < eta, win, ~win)
+    return pd.DataFrame({"model_a": [f"m{i}" for i in a], "model_b": [f"m{i}" for i in b],
+                         "winner": np.where(win, "A", "B"), "task_id": rng.integers(0, 25, n),
+                         "judge": "j", "tokens_a": ta, "tokens_b": tb})
+
+
+def test_one_judge_crowd_style_widened_by_an_independent_profile(monkeypatch):
+    """A one-judge Crowd-BT posterior mode with style whose plain estimate puts eta on its bound:
+    its covariance is the CR2 one rescaled and with the profile's two-step term (the rule of
+    ratings.models.crowd.onejudge), where eta's profile-likelihood limit and the parameters'
+    move to it are computed here by scipy (strengths' normal prior, sd sqrt(5))."""
+    import ratings.api.style as api_style
+    from scipy.optimize import brentq, minimize
+    from scipy.special import expit
+
+    df = _one_judge_log()
+    r = ratings.fit(df, model="crowd-bt", style="tokens", anchor="m0")
+    assert r.crowd.plain_on_bound == ("j",) and r.crowd.prior_used
+    with monkeypatch.context() as mp:
+        mp.setattr(api_style, "widen_one_judge", lambda fit, *a, **k: fit)
+        r0 = ratings.fit(df, model="crowd-bt", style="tokens", anchor="m0")
+    models, design, y = _glm(df, names=("tokens",))
+    m = len(models)
+    lam = 1.0 / 5.0
+
+    def nll(v, e):
+        d = design @ v
+        sd = expit(d)
+        pa = e * sd + (1 - e) * (1 - sd)
+        s = np.r_[0.0, v[: m - 1]]
+        c = s - s.mean()
+        dl = -(y / pa - (1 - y) / (1 - pa)) * (2 * e - 1) * sd * (1 - sd)
+        g = design.T @ dl
+        g[: m - 1] += lam * c[1:]  # d/ds_i of lam/2 |s - mean s|^2 (the mean's part cancels)
+        return -np.sum(y * np.log(pa) + (1 - y) * np.log1p(-pa)) + 0.5 * lam * c @ c, g
+
+    start = [np.zeros(m)]
+
+    def profile(e):
+        res = minimize(nll, start[0], args=(e,), jac=True, method="L-BFGS-B",
+                       options={"ftol": 0.0, "gtol": 1e-9, "maxiter": 5000})
+        start[0] = res.x
+        return res.fun, res.x
+
+    top = profile(1.0)[0]  # the plain estimate's eta is on 1: the profile's top
+    eta_hat = float(r.judges["eta"].iloc[0])
+    z = 1.959963984540054
+    eta_lo = brentq(lambda e: profile(e)[0] - top - z * z / 2, 0.6, eta_hat, xtol=1e-6)
+    v_lo = profile(eta_lo)[1]
+    elo = r.elo.reindex(models).to_numpy()
+    v_hat = np.r_[(elo[1:] - elo[0]) / ELO_SCALE, r.style["coef"].iloc[0]]
+    shift = np.r_[v_lo - v_hat, eta_lo - eta_hat]
+    eta_var = float(r0.crowd.eta_cov.iloc[0, 0])
+    e1 = eta_hat - (eta_hat - eta_lo) / z
+    scale = (2 * eta_hat - 1) / (2 * e1 - 1)
+    shrink = 1 - z**2 * eta_var / (eta_hat - eta_lo) ** 2  # the sandwich's share of the term
+    extra = np.sqrt(max(shrink, 0.0)) / z * shift[: m - 1]
+    want = scale**2 * np.asarray(r0.cov)[1:, 1:] + np.outer(extra, extra)
+    assert scale > 1.05  # the rescaling applies on this board
+    np.testing.assert_allclose(np.asarray(r.cov)[1:, 1:], want, rtol=2e-3)

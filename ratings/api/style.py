@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -33,6 +33,7 @@ from ratings.models.style import (
     style_features,
     style_rows,
     style_table,
+    widen_one_judge,
 )
 from ratings.result import FitInfo, Ratings, Uncertainty
 
@@ -256,7 +257,13 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
         judged = [j for j in data.judges if j != DETERMINISTIC_JUDGE]
         choice = _crowd_default(rows, start, prior, level=level, one_judge=len(judged) == 1,
                                 **opts)  # fmt: skip
-        fit, summary = choice.fit, _crowd_summary(choice, data, prior)
+        fit = choice.fit
+        if choice.prior_used and len(judged) == 1:  # one judge: eta's profile widening
+            k = list(data.judges).index(judged[0])
+            fit = widen_one_judge(fit, rows, k, prior=prior, ref=ref, ridge=ridge,
+                                  n_ridge=len(style), level=level, engine=engine,
+                                  plain_on_bound=bool(choice.plain_on_bound[k]))  # fmt: skip
+        summary = _crowd_summary(replace(choice, fit=fit), data, prior)
     else:
         plain = fit_bt(collapsed, ref=ref, tol=1e-10, engine=engine).theta
         fit = fit_style(rows, plain, crowd=False, **opts)

@@ -39,6 +39,7 @@ small boards, past :data:`ratings.inference.EXACT_BUDGET` by the binomial series
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -56,7 +57,7 @@ from ratings.models.newton import newton
 
 __all__ = ["TRANSFORMS", "StyleFit", "StyleRows", "StyleWorking", "check_ridge", "check_transform",
            "fit_style", "parse_style", "ridge_option", "style_features", "style_kernels",
-           "style_rows", "style_table", "transform_option"]  # fmt: skip
+           "style_rows", "style_table", "transform_option", "widen_one_judge"]  # fmt: skip
 
 #: Feature transforms ``transform=`` accepts.
 TRANSFORMS = ("normalized", "diff", "ratio", "log-ratio")
@@ -417,6 +418,73 @@ def fit_style(
     return StyleFit(res.x, m, p, cov, influence, inference, res.f, res.converged, res.n_iter,
                     res.max_grad, eta_free if crowd else None, boundary if crowd else None,
                     res.hessian)  # fmt: skip
+
+
+#: Low ends tried for eta's profile: near a coin flip the unpenalised style coefficients of a
+#: refit run off (the strengths have their prior), so the bracket starts at the first that fits.
+_PROFILE_LOWS = (0.501, 0.51, 0.53, 0.56, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+
+
+def widen_one_judge(fit: StyleFit, rows: StyleRows, k: int, *, prior, plain_on_bound: bool,
+                    ref: int = 0, ridge: float = 0.0, n_ridge: int | None = None,
+                    level: float = 0.95, engine: Engine = "auto") -> StyleFit:  # fmt: skip
+    """A one-judge Crowd-BT posterior mode with style, its CR2 intervals widened by judge
+    ``k``'s profile likelihood as plain Crowd-BT's (:mod:`ratings.models.crowd.onejudge`): the
+    profile refits strengths and style coefficients at each fixed eta under the strengths'
+    prior (and the ridge); the parameters' move to its lower limit enters as a two-step term,
+    and where the plain estimate put eta on its bound (``plain_on_bound``) the sandwich is
+    rescaled. ``fit`` unchanged where it has no CR2 inference or the profile fails."""
+    from dataclasses import replace
+
+    from ratings.core.errors import NonIdentifiableError
+    from ratings.models.crowd.onejudge import _EPS_PRIOR, profile_lower_limit, widening
+    from ratings.models.crowd.prior import CrowdPrior
+
+    if (fit.inference is None or prior is None or not fit.eta_estimated[k]
+            or fit.eta_boundary[k]):  # fmt: skip
+        return fit
+    m, p = fit.n_models, fit.n_features
+    at = m + p + k
+    eps = CrowdPrior(_EPS_PRIOR, _EPS_PRIOR, prior.strength_sd)
+    free = np.asarray(fit.eta_estimated, dtype=bool)
+    kw = {"ref": ref, "crowd": True, "ci": "model", "ridge": ridge, "n_ridge": n_ridge,
+          "engine": engine, "prior": eps}  # fmt: skip
+    fits: dict[float, StyleFit] = {}
+
+    def at_eta(e: float) -> StyleFit:
+        eta0 = fit.eta.copy()
+        eta0[k] = e
+        fixed = free.copy()
+        fixed[k] = False
+        return fit_style(rows, fit.strength, beta0=fit.beta, eta0=eta0, eta_free=fixed, **kw)
+
+    def nll(e: float) -> float:
+        fits[e] = at_eta(e)
+        return fits[e].nll
+
+    eta_hat = float(fit.eta[k])
+    try:
+        with warnings.catch_warnings():  # refits of a trial: divergence is caught below
+            warnings.simplefilter("ignore")
+            top_nll, top_eta = nll(1.0), 1.0  # the profile's top: eta free, else on 1
+            try:
+                top = fit_style(rows, fit.strength, beta0=fit.beta, eta0=fit.eta, eta_free=free,
+                                **kw)  # fmt: skip
+                if top.nll < top_nll:
+                    top_nll, top_eta = top.nll, float(top.eta[k])
+            except NonIdentifiableError:  # diverges as eta runs to 1 under the weak prior
+                pass
+            eta_lo = profile_lower_limit(nll, top_nll, top_eta, eta_hat, level, _PROFILE_LOWS)
+            if eta_hat - eta_lo <= 0:
+                return fit
+            lower = fits.get(eta_lo) or at_eta(eta_lo)
+    except (NonIdentifiableError, FloatingPointError, ValueError, np.linalg.LinAlgError):
+        return fit
+    wide = widening(eta_hat, eta_lo, lower.params - fit.params, float(fit.cov[at, at]),
+                    level=level, plain_on_bound=plain_on_bound)  # fmt: skip
+    inference = fit.inference.scaled(wide.scale).with_extra(wide.extra)
+    return replace(fit, cov=inference.covariance(), influence=inference.influence(),
+                   inference=inference)
 
 
 def check_ridge(ridge: object) -> float:
