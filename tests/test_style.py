@@ -343,9 +343,10 @@ def test_one_judge_crowd_style_widened_by_an_independent_profile(monkeypatch):
     its covariance is the CR2 one rescaled and with the profile's two-step term (the rule of
     ratings.models.crowd.onejudge), where eta's profile-likelihood limit and the parameters'
     move to it are computed here by scipy (strengths' normal prior, sd sqrt(5))."""
-    import ratings.api.style as api_style
     from scipy.optimize import brentq, minimize
     from scipy.special import expit
+
+    import ratings.api.style as api_style
 
     df = _one_judge_log()
     r = ratings.fit(df, model="crowd-bt", style="tokens", anchor="m0")

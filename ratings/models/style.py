@@ -437,18 +437,16 @@ def widen_one_judge(fit: StyleFit, rows: StyleRows, k: int, *, prior, plain_on_b
     from dataclasses import replace
 
     from ratings.core.errors import NonIdentifiableError
-    from ratings.models.crowd.onejudge import _EPS_PRIOR, profile_lower_limit, widening
-    from ratings.models.crowd.prior import CrowdPrior
+    from ratings.models.crowd.onejudge import profile_lower_limit, profile_prior, widening
 
     if (fit.inference is None or prior is None or not fit.eta_estimated[k]
             or fit.eta_boundary[k]):  # fmt: skip
         return fit
     m, p = fit.n_models, fit.n_features
     at = m + p + k
-    eps = CrowdPrior(_EPS_PRIOR, _EPS_PRIOR, prior.strength_sd)
     free = np.asarray(fit.eta_estimated, dtype=bool)
     kw = {"ref": ref, "crowd": True, "ci": "model", "ridge": ridge, "n_ridge": n_ridge,
-          "engine": engine, "prior": eps}  # fmt: skip
+          "engine": engine, "prior": profile_prior(prior)}  # fmt: skip
     fits: dict[float, StyleFit] = {}
 
     def at_eta(e: float) -> StyleFit:

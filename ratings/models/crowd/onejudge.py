@@ -53,8 +53,8 @@ from ratings.kernels.engine import Engine
 from ratings.models.crowd.likelihood import CrowdFit, fit_crowd_bt
 from ratings.models.crowd.prior import CrowdPrior
 
-__all__ = ["OneJudgeWidening", "one_judge_widening", "profile_lower_limit", "single_judge",
-           "widened", "widening"]
+__all__ = ["OneJudgeWidening", "one_judge_widening", "profile_lower_limit", "profile_prior",
+           "single_judge", "widened", "widening"]
 
 _EPS_PRIOR = 1e-9  # Beta pseudo-counts of the profile's top: keep eta = 1 reachable but finite
 _MAX_SCALE = 1e3  # the profile reaches a coin flip within one of its standard errors
@@ -105,8 +105,7 @@ def one_judge_widening(
     if k is None:
         return None
     name, m = data.judges[k], fit.theta.size
-    ridge = CrowdPrior(_EPS_PRIOR, _EPS_PRIOR, fit.prior.strength_sd)
-    kw = {"ref": fit.ref, "prior": ridge, "engine": engine}
+    kw = {"ref": fit.ref, "prior": profile_prior(fit.prior), "engine": engine}
     fits: dict[float, CrowdFit] = {}
 
     def nll(e: float) -> float:  # the likelihood at the strengths fitted with their prior
@@ -129,6 +128,12 @@ def one_judge_widening(
     d[m + k] = eta_lo - eta_hat
     on_bound = fit.plain_on_bound is None or bool(fit.plain_on_bound[k])
     return widening(eta_hat, eta_lo, d, eta_var, level=level, plain_on_bound=on_bound)
+
+
+def profile_prior(prior: CrowdPrior) -> CrowdPrior:
+    """The prior of the profile's refits: ``prior``'s strengths part, and Beta pseudo-counts on
+    eta so small that eta = 1 stays reachable but finite (the profile's top)."""
+    return CrowdPrior(_EPS_PRIOR, _EPS_PRIOR, prior.strength_sd)
 
 
 def profile_lower_limit(nll: Callable[[float], float], top_nll: float, top_eta: float,
