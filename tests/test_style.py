@@ -393,3 +393,48 @@ def test_one_judge_crowd_style_widened_by_an_independent_profile(monkeypatch):
     want = scale**2 * np.asarray(r0.cov)[1:, 1:] + np.outer(extra, extra)
     assert scale > 1.05  # the rescaling applies on this board
     np.testing.assert_allclose(np.asarray(r.cov)[1:, 1:], want, rtol=2e-3)
+
+
+def test_crowd_cr2_equals_the_textbook_formula_with_expected_information():
+    """Crowd-BT with style: CR2 (Bell & McCaffrey) written out on the verdict-level working
+    design, whose rows are dp/dparams / sqrt(p (1 - p)) for p = eta sigma(d) + (1 - eta)
+    sigma(-d): the bread is the expected information (as plain Crowd-BT's), not the observed."""
+    from scipy.special import expit
+
+    rng = np.random.default_rng(21)
+    frames = []
+    for judge, eta in (("careful", 0.9), ("noisy", 0.75)):
+        d = _log(n=700, seed=int(rng.integers(1000)), tasks=40)
+        flip = rng.random(len(d)) > eta
+        d["winner"] = np.where(flip, d.winner.map({"A": "B", "B": "A"}), d.winner)
+        d["judge"] = judge
+        frames.append(d)
+    df = pd.concat(frames, ignore_index=True)
+    r = ratings.fit(df, model=ratings.CrowdBT(prior=None), style=["tokens", "headers"],
+                    anchor="m0")
+    models, design, y = _glm(df)
+    m, p = len(models), 2
+    judge = (df.judge == "noisy").to_numpy().astype(int)
+    elo = r.elo.reindex(models).to_numpy()
+    v = np.r_[(elo[1:] - elo[0]) / ELO_SCALE, r.style["coef"]]
+    eta = r.judges["eta"].reindex(["careful", "noisy"]).to_numpy()
+    assert ((eta > 0.5) & (eta < 1)).all()
+    e = eta[judge]
+    s = expit(design @ v)
+    pa = e * s + (1 - e) * (1 - s)
+    sd = np.sqrt(pa * (1 - pa))
+    rows = np.column_stack([design * ((2 * e - 1) * s * (1 - s))[:, None],
+                            np.eye(2)[judge] * (2 * s - 1)[:, None]]) / sd[:, None]
+    resid = (y - pa) / sd
+    bread = np.linalg.inv(rows.T @ rows)
+    meat = np.zeros_like(bread)
+    for g in np.unique(df.task_id):
+        sel = df.task_id.to_numpy() == g
+        xg = rows[sel]
+        lam, q = np.linalg.eigh(np.eye(sel.sum()) - xg @ bread @ xg.T)
+        u = xg.T @ (q @ ((q.T @ resid[sel]) / np.sqrt(lam)))
+        meat += np.outer(u, u)
+    se = np.sqrt(np.diag(bread @ meat @ bread))
+    np.testing.assert_allclose(r.style["se"], se[m - 1:m - 1 + p], rtol=1e-6)
+    np.testing.assert_allclose(r.se.reindex(models).to_numpy()[1:], ELO_SCALE * se[:m - 1],
+                               rtol=1e-6)
