@@ -31,6 +31,20 @@ def _log(n=1500, m=5, beta=(1.0, 0.2), ties=0.0, seed=3, tasks=30):
                          "tokens_b": tb, "headers_a": ha, "headers_b": hb})
 
 
+
+def _two_judges(seed: int, etas: tuple[float, float], **log) -> pd.DataFrame:
+    """Two logs of ``_log(**log)``, judged by "careful" and "noisy" with these qualities."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for judge, eta in zip(("careful", "noisy"), etas, strict=True):
+        d = _log(seed=int(rng.integers(1000)), **log)
+        flip = rng.random(len(d)) > eta
+        d["winner"] = np.where(flip, d.winner.map({"A": "B", "B": "A"}), d.winner)
+        d["judge"] = judge
+        frames.append(d)
+    return pd.concat(frames, ignore_index=True)
+
+
 def _glm(df, names=("tokens", "headers")):
     """The same design as a statsmodels binomial GLM: model dummies (m0 the reference) and the
     features scaled to unit root-mean-square; a tie is y = 1/2."""
@@ -134,15 +148,7 @@ def test_crowd_bt_style_equals_scipy_likelihood():
     from scipy.optimize import check_grad, minimize
     from scipy.special import expit
 
-    rng = np.random.default_rng(11)
-    frames = []
-    for judge, eta in (("careful", 0.95), ("noisy", 0.75)):
-        d = _log(n=1500, seed=int(rng.integers(1000)))
-        flip = rng.random(len(d)) > eta
-        d["winner"] = np.where(flip, d.winner.map({"A": "B", "B": "A"}), d.winner)
-        d["judge"] = judge
-        frames.append(d)
-    df = pd.concat(frames, ignore_index=True)
+    df = _two_judges(11, (0.95, 0.75), n=1500)
     r = ratings.fit(df, model=ratings.CrowdBT(prior=None), style=["tokens", "headers"],
                     anchor="m0", cluster=None)
     models, design, y = _glm(df)
@@ -401,15 +407,7 @@ def test_crowd_cr2_equals_the_textbook_formula_with_expected_information():
     sigma(-d): the bread is the expected information (as plain Crowd-BT's), not the observed."""
     from scipy.special import expit
 
-    rng = np.random.default_rng(21)
-    frames = []
-    for judge, eta in (("careful", 0.9), ("noisy", 0.75)):
-        d = _log(n=700, seed=int(rng.integers(1000)), tasks=40)
-        flip = rng.random(len(d)) > eta
-        d["winner"] = np.where(flip, d.winner.map({"A": "B", "B": "A"}), d.winner)
-        d["judge"] = judge
-        frames.append(d)
-    df = pd.concat(frames, ignore_index=True)
+    df = _two_judges(21, (0.9, 0.75), n=700, tasks=40)
     r = ratings.fit(df, model=ratings.CrowdBT(prior=None), style=["tokens", "headers"],
                     anchor="m0")
     models, design, y = _glm(df)
