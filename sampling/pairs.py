@@ -53,6 +53,11 @@ class PairCounts:
         s, e = self._start[x], self._start[x + 1]
         return self._key[s:e], self._count[s:e]
 
+    def by_model(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+        """Every model's history cells: keys ``opponent * T + task`` and counts, model ``x``'s
+        at ``start[x]:start[x + 1]`` (keys sorted), as ``(key, count, start)``."""
+        return self._key, self._count, self._start
+
     def row(self, a: int, c: int) -> NDArray[np.int64]:
         """Matches of ``a`` and ``c`` on every task, history + plan, shape (T,)."""
         out = np.zeros(self.t, dtype=np.int64)
