@@ -11,7 +11,7 @@ kernel's NumPy twin, tested pick for pick equal) for anything the kernel does no
   same operations in the same order, the dot product through the same BLAS call);
 * feasibility: per model and strict task level a bitset of the tasks (:func:`task_levels`);
   the pairs matrices of :class:`sampling.feasibility.PairFeasibility` are refreshed for the
-  two picked models by popcounts of the bitsets minus the pair's non-fresh cells;
+  two picked models from the bitsets and each pair's non-fresh cells;
 * the choice of the pair (share cap, task levels, judge fits, then the slack levels), of the
   task and of the judge (:class:`sampling.judges.JudgeTurns`), each with its random tie-break
   drawn from the plan's generator in the same order and number as the :class:`Picker`, so a
@@ -31,14 +31,6 @@ __all__ = ["DONE", "FULL", "NO_PAIR", "active_picks", "task_bitsets"]
 DONE, NO_PAIR, FULL = 0, 1, 2  # statuses of active_picks
 _BIG = np.iinfo(np.int64).max // 4
 _MAXINT = np.iinfo(np.int64).max
-
-
-@numba.njit(cache=True, inline="always")
-def _popcount(x):
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
 
 
 @numba.njit(cache=True)
@@ -105,35 +97,31 @@ def _fresh(out, a, c, playable, pair_round, h_key, h_count, h_start, p_head, p_o
 
 @numba.njit(cache=True)
 def _refresh_row(pairs, bits, x, pair_round, h_opp, h_task, h_count, h_start, p_head, p_opp,
-                 p_task, p_next):  # fmt: skip
-    """Recompute row and column ``x`` of the pairs matrices (``PairFeasibility._row``)."""
+                 p_task, p_next, gone):  # fmt: skip
+    """Recompute row and column ``x`` of the pairs matrices (``PairFeasibility._row``).
+
+    ``gone`` (M, W) is scratch space: per opponent, the bitset of the pair's non-fresh cells
+    (history cells above the pair's round, and the plan's cells); a pair has a fresh task at
+    a level when the two models' level bitsets share a bit outside it.
+    """
     n_levels, m, n_words = bits.shape
-    cnt = np.zeros((n_levels, m), dtype=np.int64)
-    for lev in range(n_levels):
-        for y in range(m):
-            s = 0
-            for w in range(n_words):
-                s += _popcount(bits[lev, x, w] & bits[lev, y, w])
-            cnt[lev, y] = s
-    # the non-fresh cells of x: history cells above the pair's round, and the plan's cells
+    gone[:, :] = 0
     for s in range(h_start[x], h_start[x + 1]):
-        y, t = h_opp[s], h_task[s]
+        y = h_opp[s]
         if h_count[s] > pair_round[x, y]:
-            word, bit = t >> 6, np.uint64(1) << np.uint64(t & 63)
-            for lev in range(n_levels):
-                if bits[lev, x, word] & bits[lev, y, word] & bit:
-                    cnt[lev, y] -= 1
+            t = h_task[s]
+            gone[y, t >> 6] |= np.uint64(1) << np.uint64(t & 63)
     e = p_head[x]
     while e >= 0:
-        y, t = p_opp[e], p_task[e]
-        word, bit = t >> 6, np.uint64(1) << np.uint64(t & 63)
-        for lev in range(n_levels):
-            if bits[lev, x, word] & bits[lev, y, word] & bit:
-                cnt[lev, y] -= 1
+        t = p_task[e]
+        gone[p_opp[e], t >> 6] |= np.uint64(1) << np.uint64(t & 63)
         e = p_next[e]
     for lev in range(n_levels):
         for y in range(m):
-            v = cnt[lev, y] > 0 and y != x
+            hit = np.uint64(0)
+            for w in range(n_words):
+                hit |= bits[lev, x, w] & bits[lev, y, w] & ~gone[y, w]
+            v = hit != 0 and y != x
             pairs[lev, x, y] = v
             pairs[lev, y, x] = v
 
@@ -190,6 +178,7 @@ def active_picks(n, rng, cov, gram, weight, scale2, ok_model, has_fresh, pair_ro
     p_task = np.empty(2 * capacity, dtype=np.int64)
     p_next = np.empty(2 * capacity, dtype=np.int64)
     fresh = np.zeros(t_count, dtype=np.bool_)
+    gone = np.zeros((m, bits.shape[2]), dtype=np.uint64)
     least = np.zeros((m, n_judges), dtype=np.bool_)
     d = np.empty(m)
     gd = np.empty(m)
@@ -336,7 +325,7 @@ def active_picks(n, rng, cov, gram, weight, scale2, ok_model, has_fresh, pair_ro
         _set_levels(bits, c, usable, playable, task_n, plan_task_n)
         for x in (a, c):
             _refresh_row(pairs, bits, x, pair_round, h_opp, h_task, h_count, h_start, p_head,
-                         p_opp, p_task, p_next)  # fmt: skip
+                         p_opp, p_task, p_next, gone)  # fmt: skip
         if ok_model[a] and ok_model[c]:
             _rank_one(cov, gram, a, c, weight[a, c], u, v)
         out_a[k], out_c[k], out_t[k], out_s[k] = a, c, t, score
