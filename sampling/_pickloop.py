@@ -207,6 +207,7 @@ def active_picks(n, rng, cov, gram, weight, scale2, ok_model, has_fresh, pair_ro
         best_a = np.zeros((2, 6), dtype=np.int64)
         best_c = np.zeros((2, 6), dtype=np.int64)
         any_pair = False
+        min_step = np.array([6, 6])  # per pass, the lowest step seen: only it can win
         p = -1
         for i in range(m):
             for j in range(i + 1, m):
@@ -214,26 +215,32 @@ def active_picks(n, rng, cov, gram, weight, scale2, ok_model, has_fresh, pair_ro
                 if not (ok_model[i] and ok_model[j] and has_fresh[i, j]):
                     continue
                 any_pair = True
-                quad = max(d[i] + d[j] - 2.0 * cov[i, j], 0.0)
-                norm2 = max(gd[i] + gd[j] - 2.0 * gram[i, j], 0.0)
-                w = weight[i, j]
-                score = w * norm2 / (1.0 + w * quad) * scale2
+                level = -1
+                for lev in range(3):
+                    if pairs[lev, i, j]:
+                        level = lev
+                        break
+                if level < 0:
+                    continue
+                under = cap >= 0 and plan_n[i] < cap and plan_n[j] < cap
+                if 2 * level > min_step[1] and (not under or 2 * level > min_step[0]):
+                    continue  # a lower step allows some pair in each pass it is in
                 fits = False
                 for jj in range(n_judges):
                     if judge_left[jj] > 0 and least[i, jj] and least[j, jj]:
                         fits = True
                         break
-                step = -1
-                for lev in range(3):
-                    if pairs[lev, i, j]:
-                        step = 2 * lev + (0 if fits else 1)
-                        break
-                if step < 0:
+                step = 2 * level + (0 if fits else 1)
+                if step > min_step[1] and (not under or step > min_step[0]):
                     continue
-                under = cap < 0 or (plan_n[i] < cap and plan_n[j] < cap)
+                quad = max(d[i] + d[j] - 2.0 * cov[i, j], 0.0)
+                norm2 = max(gd[i] + gd[j] - 2.0 * gram[i, j], 0.0)
+                w = weight[i, j]
+                score = w * norm2 / (1.0 + w * quad) * scale2
                 for ps in range(2):
-                    if ps == 0 and not under:
+                    if (ps == 0 and not under) or step > min_step[ps]:
                         continue
+                    min_step[ps] = step
                     if best[ps, step] < 0 or _better(-score, tie[p], best_neg[ps, step],
                                                      best_tie[ps, step]):  # fmt: skip
                         neg = -score
