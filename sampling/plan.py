@@ -51,9 +51,10 @@ DEFAULT_MIN_MATCHES = 10
 DEFAULT_MAX_SHARE = 3.0  # a model's matches in a batch: at most 3x its fair share
 FALLBACK_PENALTY = 0.1  # ridge used when the MLE does not exist yet (planning only)
 #: Plans with at least this many matches x models pick their active phase in one compiled
-#: loop (:mod:`sampling._pickloop`, the same picks); smaller ones, where loading numba would
-#: cost more than the picks, use the NumPy picker unless the loop is loaded already.
-KERNEL_MIN_WORK = 20_000
+#: loop (:mod:`sampling._pickloop`, the same picks); smaller ones, where loading numba (0.5-0.7 s
+#: in a fresh process) would cost more than the NumPy picker's 1-6 ms per pick, use the picker
+#: unless the loop is loaded already.
+KERNEL_MIN_WORK = 100_000
 
 
 def fit_for_planning(
