@@ -183,7 +183,7 @@ def test_script_truth_is_pseudo_true_under_task_effects(script):
 
 def test_script_runs_and_writes_tables(script, tmp_path):
     csv, md = tmp_path / "c.csv", tmp_path / "c.md"
-    rc = script.main(["--boards", "3", "--cells", "bt-small-dep,crowd-small-dep,bt-sparse-6",
+    rc = script.main(["--boards", "2", "--cells", "bt-small-dep,bt-sparse-6",
                       "--jobs", "1", "--n-boot", "4", "--boot-boards", "2", "--exact-jk", "1",
                       "--csv", str(csv), "--md", str(md)])  # fmt: skip
     assert rc == 0
