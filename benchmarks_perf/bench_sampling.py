@@ -217,8 +217,17 @@ class _Stopwatch:
 
 def _load_pick_loop() -> None:
     """Compile (or load from the cache) the compiled pick loop with a small active plan (a
-    loaded loop makes every active plan)."""
+    loaded loop makes every active plan), and the compiled judge repair of large plans with a
+    small assignment."""
     import sampling._pickloop
+    import sampling._repair
+
+    a, b, zero = np.array([0, 1]), np.array([1, 2]), np.zeros(2, dtype=np.int64)
+    bounds = np.zeros((1, 3, 2), dtype=np.int64)
+    x = np.zeros((3, 2), dtype=np.int64)
+    sampling._repair.weighted_repair(a, b, zero, x, bounds, bounds + 1, np.ones(1, dtype=np.int64),
+                                     np.zeros(3, dtype=np.int64), zero, np.full(2, 2),
+                                     np.ones((2, 2), dtype=bool), 1)  # fmt: skip
 
     board = make_board(6, 4, seed=0)
     subs = board.submissions[["model", "task_id"]]
