@@ -241,18 +241,20 @@ def speed_row(models: int, tasks: int, history: int, n: int, repeats: int, seed:
     subs = board.submissions[["model", "task_id"]]
     log = judge_matches(uniform_matches(subs, board.judges, history, seed=seed), board,
                         seed=seed)  # fmt: skip
-    fits, plans, plan_fits, judges = [], [], [], []
+    fits, plans, plan_fits, judges, fit_cpu, plan_cpu = [], [], [], [], [], []
     for _ in range(repeats):
-        tic = time.perf_counter()
+        tic, cpu = time.perf_counter(), time.process_time()
         ratings.fit(log)
         fits.append(time.perf_counter() - tic)
+        fit_cpu.append(time.process_time() - cpu)
         watches = [_Stopwatch("fit_for_planning"), _Stopwatch("assign_judges")]
         for w in watches:
             setattr(sampling.plan, w.name, w)
         try:
-            tic = time.perf_counter()
+            tic, cpu = time.perf_counter(), time.process_time()
             sampling.plan.plan_matches(log, subs, board.judges, n, seed=seed)
             plans.append(time.perf_counter() - tic)
+            plan_cpu.append(time.process_time() - cpu)
         finally:
             for w in watches:
                 setattr(sampling.plan, w.name, w.inner)
@@ -263,6 +265,10 @@ def speed_row(models: int, tasks: int, history: int, n: int, repeats: int, seed:
     return {
         "models": models, "tasks": tasks, "history": history, "matches": n, "repeats": repeats,
         "fit_seconds": fit, "plan_seconds": plan, "plan_to_fit": plan / fit,
+        # CPU seconds of the process (all its threads): less moved by other work on the machine
+        "fit_cpu_seconds": float(np.median(fit_cpu)),
+        "plan_cpu_seconds": float(np.median(plan_cpu)),
+        "plan_to_fit_cpu": float(np.median(plan_cpu) / np.median(fit_cpu)),
         "plan_fit_seconds": float(np.median(plan_fits)),
         "judges_seconds": float(np.median(judges)),
         "picks_ms_per_match": float(np.median(rest)) / n * 1e3,

@@ -15,11 +15,12 @@ edge colouring, which has no solution for some plans (a triangle with two judges
    the search stops), a small integer programme (HiGHS via :func:`scipy.optimize.milp`,
    deterministic node limit) that minimises it, for plans of up to ``_MILP_MAX_VARS`` (1,500)
    match x judge variables. Larger plans (more than 500 matches for three judges) skip 2 and
-   3 and repair along alternating paths on the weighted violation itself (:func:`_weighted_repair`):
-   the integer programme took seconds there and stopped at its node limit without proving
-   optimality. The problem is an edge colouring with per-vertex bounds, not a flow: with bounds
-   of one match per judge it decides whether a graph's edges can be coloured with J colours,
-   which is NP-complete, so no exact method is fast on every plan.
+   3 and repair along alternating paths on the weighted violation itself
+   (:func:`_weighted_repair`, run as one compiled loop, :mod:`sampling._repair`, once numba is
+   loaded): the integer programme took seconds there and stopped at its node limit without
+   proving optimality. The problem is an edge colouring with per-vertex bounds, not a flow:
+   with bounds of one match per judge it decides whether a graph's edges can be coloured with
+   J colours, which is NP-complete, so no exact method is fast on every plan.
 
 With routing (some tasks allow only some judges, :mod:`sampling.routing`), each match carries
 its allowed judges: the panel's counts are the best levels the routing allows

@@ -42,7 +42,7 @@ class PairCounts:
         # each model's side: (opponent * T + task) keys, sorted, with their counts
         x = np.concatenate([self.lo, self.hi])
         key = np.concatenate([self.hi, self.lo]) * t + np.concatenate([self.task, self.task])
-        order = np.lexsort((key, x))
+        order = np.argsort(x * (m * t) + key)  # one sort key: each (x, key) is distinct
         self._key, self._count = key[order], np.concatenate([count, count])[order]
         self._start = np.searchsorted(x[order], np.arange(m + 1))
         self.plan: dict[tuple[int, int], list[int]] = {}  # (lo, hi) -> tasks planned, in order
