@@ -167,7 +167,12 @@ def test_aggregate_codes_kernel_matches_twin(seed, n, m, judges, groups, path, w
         mp.setattr(_threads, "CONCURRENT_ROWS", 0)  # passes split in `threads` pieces
         mp.setattr(_threads, "workers", lambda: threads)
         fast = _kernels.aggregate_codes(*args)
-    assert len(calls) == (1 if path == "one pass" else 2)
+        n_calls = len(calls)
+        bare = _kernels.aggregate_codes(*args, collapse=False)  # rows only: the same rows
+    assert n_calls == (1 if path == "one pass" else 2)
+    assert bare.collapsed is None
+    for f, b in zip(fast.rows, bare.rows, strict=True):
+        np.testing.assert_array_equal(f, b)
     slow = _kernels_ref.aggregate_codes(*args)
     assert fast.n_unusable == slow.n_unusable == 0
     for f, s in zip(fast.used, slow.used, strict=True):  # used models, judges, clusters

@@ -41,7 +41,7 @@ def cluster():
     try:
         with dask.config.set({"distributed.comm.timeouts.connect": "30s"}):
             local = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                             dashboard_address=None, silence_logs=50)
+                                             dashboard_address=":0", silence_logs=50)
     except Exception as error:  # no processes, ports or spawn here: nothing to test
         pytest.skip(f"a multi-process LocalCluster cannot start here: {error!r}")
     with local, distributed.Client(local) as client:

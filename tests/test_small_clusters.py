@@ -117,10 +117,14 @@ def test_small_kernels_match_their_numpy_twins(with_eta):
     e = rng.normal(size=n)
     v = rng.normal(size=(p, 5))
     tr = rng.uniform(1.0, 2.0, 5)
+    weight = rng.integers(1, 4, size=40).astype(np.float64)
     for name, args in (("small_apply", (starts, f, e)),
                        ("small_meat", (starts, ii, jj, kk, a, b, m, p, e)),
                        ("small_terms", (starts, ii, jj, kk, a, b, m, h, f, v)),
-                       ("small_shares", (starts, ii, jj, kk, a, b, m, v, tr, 1e-8))):  # fmt: skip
+                       ("small_shares", (starts, ii, jj, kk, a, b, m, v, tr, 1e-8, weight)),
+                       # a block of clusters, as the df pass splits them across threads
+                       ("small_shares", (starts[10:31], ii, jj, kk, a, b, m, v, tr, 1e-8,
+                                         weight[10:30]))):  # fmt: skip
         np.testing.assert_allclose(getattr(kernels, name)(*args), getattr(twins, name)(*args),
                                    rtol=1e-12, atol=1e-13)  # fmt: skip
 
@@ -169,3 +173,34 @@ def test_one_judge_crowd_bt_widening_on_the_sparse_path(seed, monkeypatch):
     profile): the sparse path widens as the dense path does."""
     log = _judged(seed, n=400, sizes=(1, 2)).assign(judge="j1")
     _assert_same(log, monkeypatch, model="crowd-bt")
+
+
+@pytest.mark.parametrize("one_weight_a_pair", [True, False])
+@pytest.mark.parametrize("with_eta", [False, True])
+def test_clusters_merged_by_design_give_the_clusters_sums(one_weight_a_pair, with_eta):
+    """One-row clusters of one design merge into a weighted group (counted in a table when each
+    pair has one weight, else sorted); any sum over clusters of a function of their rows is the
+    groups' weighted sum, and each cluster's group has its rows."""
+    from ratings.inference.working import WorkingRows
+
+    rng = np.random.default_rng(3)
+    m, nj, g = 5, 2, 300
+    sizes = rng.choice([1, 1, 1, 2, 3], size=g)
+    n = int(sizes.sum())
+    ii = rng.integers(0, m - 1, n)
+    jj = ii + rng.integers(1, m - ii, n)
+    kk = rng.integers(0, nj, n)
+    pair_weight = rng.uniform(0.2, 0.5, (m, m))
+    a = pair_weight[ii, jj] * (1.0 if one_weight_a_pair else rng.choice([1.0, 2.0], n))
+    b = rng.choice([-0.3, 0.1], n) if with_eta else np.zeros(0)
+    rows = WorkingRows(ii=ii, jj=jj, judge=kk if with_eta else np.zeros(n, dtype=np.int64),
+                       cluster=np.repeat(np.arange(g), sizes), a=a, b=b, n_clusters=g,
+                       n_params=m + (nj if with_eta else 0), n_models=m)  # fmt: skip
+    groups, weight, group_of = rows.merged
+    assert groups.n_clusters < g and weight.sum() == g
+    v = rng.normal(size=(rows.n_params, 4))
+    per_cluster, per_group = rows.quadratic(v), groups.quadratic(v)
+    np.testing.assert_allclose(per_group[group_of], per_cluster, rtol=1e-13)
+    bent = per_cluster**2 / (1.0 + per_cluster)  # a function no linear merge would keep
+    np.testing.assert_allclose(weight @ (per_group**2 / (1.0 + per_group)), bent.sum(axis=0),
+                               rtol=1e-12)  # fmt: skip

@@ -321,3 +321,23 @@ def test_cr2_series_path_equals_exact(model, monkeypatch):
     np.testing.assert_allclose(series.style["se"], exact.style["se"], rtol=1e-7)
     np.testing.assert_allclose(series.se, exact.se, rtol=1e-7)
     np.testing.assert_allclose(series.style["df"], exact.style["df"], rtol=0.25)
+
+
+def test_feature_columns_read_as_numbers():
+    """Numeric feature columns stay numbers when read (no categorical per column): the fit equals
+    one from the same columns read as categoricals, and a missing count still names its row."""
+    df = _log(n=600)
+    cols = ["tokens_a", "tokens_b"]
+    log = ratings.read_verdicts(df, keep=cols, as_numbers=cols)
+    assert log.verdicts["tokens_a"].dtype == df["tokens_a"].dtype
+    as_text = ratings.read_verdicts(df, keep=cols)
+    assert isinstance(as_text.verdicts["tokens_a"].dtype, pd.CategoricalDtype)
+    a, b = ratings.fit(df, style="tokens"), ratings.fit(as_text, style="tokens")
+    np.testing.assert_allclose(a.strength, b.strength, atol=1e-12)
+    np.testing.assert_allclose(a.style["se"], b.style["se"], rtol=1e-12)
+    bad = df.astype({"tokens_b": float})
+    bad.loc[7, "tokens_b"] = np.nan
+    with pytest.raises(InvalidVerdictsError, match=r"missing value.*row.? \[?7"):
+        ratings.fit(bad, style="tokens")
+    kept = ratings.read_verdicts(bad, keep=cols, as_numbers=cols, errors="report")
+    assert kept.rejected["row"].tolist() == [7] and len(kept.verdicts) == len(df) - 1

@@ -198,7 +198,7 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
     if frame is None or "winner" not in frame.columns:
         raise TypeError("Style control needs one row per verdict with its features; pass the "
                         "verdict log (a path, DataFrame or VerdictLog).")  # fmt: skip
-    x, scale = style_features(frame, style, transform)
+    x, scale = style_features(frame, style, transform, engine)
     engine = resolve_engine(engine, data.n_verdicts)
     slots = slot_counts(frame, data, engine)
     collapsed = data.collapsed(engine=engine)

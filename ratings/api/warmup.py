@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pandas as pd
 
@@ -37,23 +39,34 @@ def warmup() -> None:
     _kernels.slot_cluster_scores(1, 2, 1, zero, zero, ii, jj, one, score, one)
     from ratings.kernels import inference as cr2
 
-    ri, rj = (frozen(a, np.int64) for a in (ii, jj))  # the fit's rows are read-only
+    ri, rj = (frozen(a.copy()) for a in (ii, jj))  # the fit's rows are read-only (copies: the
+    # merged rows of the df passes are writable)
     for b in (np.zeros(0), one):  # Bradley-Terry rows, and rows with a judge column
-        cr2.cluster_times(ii, jj, ii, ii, one, b, 2, np.zeros((1, 3)))
-        cr2.cluster_quadratic(1, ii, jj, ii, ii, one, b, 2, np.zeros((3, 1)))
         bread = np.eye(3) / 4.0  # the sparse CR2 path (many small clusters)
         for i, j in ((ii, jj), (ri, rj)):
+            cr2.cluster_times(i, j, i, i, one, b, 2, np.zeros((1, 3)))
+            cr2.cluster_quadratic(1, i, j, i, i, one, b, 2, np.zeros((3, 1)))
             h, f, _ = cr2.small_blocks(starts, i, j, i, one, b, 2, bread, 1e-8)
             cr2.small_apply(starts, f, one)
             cr2.small_meat(starts, i, j, i, one, b, 2, 3, one)
             cr2.small_terms(starts, i, j, i, one, b, 2, h, f, np.ones((3, 1)))
-            cr2.small_shares(starts, i, j, i, one, b, 2, np.ones((3, 1)), one, 1e-8)
+            cr2.small_shares(starts, i, j, i, one, b, 2, np.ones((3, 1)), one, 1e-8, one)
     # aggregation and clustered intervals, for the code widths read_verdicts gives (int8 and
     # int16 model and task codes), with and without clusters
     for n_models, n_tasks in ((3, 3), (200, 200)):
         log = _cycle(n_models, n_tasks)
         for cluster in ("task_id", None):
             fit(log, cluster=cluster, solver=Solver(engine="numba"))
+        # int32 task codes (past 32,767 tasks: an arena, every vote its own prompt), as a
+        # categorical of that many tasks gives them
+        tasks = pd.CategoricalDtype(np.arange(1 << 15))
+        fit(log.assign(task_id=pd.Categorical(np.arange(len(log)) % n_tasks, dtype=tasks)),
+            solver=Solver(engine="numba"))  # fmt: skip
+    # modules a clustered fit's intervals import on first use: the NumPy twins of some small
+    # steps, every pair's streamed df, rank intervals, and t quantiles for many df at once
+    for name in ("ratings.kernels.fit_ref", "ratings.kernels.inference_ref",
+                 "ratings.inference.pairdf", "ratings.inference.ranks", "scipy.special"):
+        importlib.import_module(name)
 
 
 def _cycle(n_models: int, n_tasks: int) -> pd.DataFrame:

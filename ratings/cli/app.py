@@ -554,8 +554,9 @@ def _read(args: argparse.Namespace):
         rename = _mapping(args.columns, "--columns") or {}
         check_style_columns([rename.get(str(c), c) for c in peek_columns(args.verdicts)],
                             parse_style(args.style))  # fmt: skip
+    style = _style_columns(args)
     return read_log(args, errors="report" if getattr(args, "rejected", None) else "raise",
-                    keep=_style_columns(args))  # fmt: skip
+                    keep=style, as_numbers=style)  # fmt: skip
 
 
 def _style_columns(args: argparse.Namespace) -> list[str]:
@@ -646,7 +647,7 @@ def _count_outside(args: argparse.Namespace):
     from ratings.data.dask import aggregate_counts
 
     if args.dask == "local":
-        with LocalCluster(processes=True, dashboard_address=None) as cluster, Client(cluster):
+        with LocalCluster(processes=True, dashboard_address=":0") as cluster, Client(cluster):
             return aggregate_counts(dd.read_parquet(args.verdicts))
     with Client(args.dask):
         return aggregate_counts(dd.read_parquet(args.verdicts))

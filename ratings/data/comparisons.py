@@ -427,13 +427,14 @@ def _keeps_codes(n: int, m: int, nj: int, ng: int) -> bool:
     return ng > 1 and ng * nj * m * m > n and nj * m * m <= _KEEP_CODES_SLOTS
 
 
-def _aggregate_codes(codes: VerdictCodes, weight, engine: Engine, *,
-                     reuse: bool) -> AggregatedRows:  # fmt: skip
-    """Per-cluster rows of the verdict codes; boards too large for a dense (i, j) slot table
-    take the twin's sort-based reduction."""
+def _aggregate_codes(codes: VerdictCodes, weight, engine: Engine, *, reuse: bool,
+                     collapse: bool = True) -> AggregatedRows:  # fmt: skip
+    """Per-cluster rows of the verdict codes (and, with ``collapse``, the kernel may sum them
+    over clusters on the way); boards too large for a dense (i, j) slot table take the twin's
+    sort-based reduction."""
     m = codes.n_models
     k = kernels(engine, codes.model_a.shape[0]) if m * m <= _DENSE_SLOTS else kernels("numpy")
-    return k.aggregate_codes(*codes, weight, reuse=reuse)
+    return k.aggregate_codes(*codes, weight, reuse=reuse, collapse=collapse)
 
 
 @dataclass(frozen=True, eq=False)
@@ -456,7 +457,8 @@ class _KeptCodes:
         """The per-cluster rows, numbered like the labels kept (as :func:`aggregate` builds
         them without keeping the codes)."""
         return self.labels.comparisons(
-            _aggregate_codes(self.codes, self.weight, self.engine, reuse=False))._rows
+            _aggregate_codes(self.codes, self.weight, self.engine, reuse=False,
+                             collapse=False))._rows  # the summed rows are built already
 
     def cluster_scores(self, k, tab_d, tab_e) -> NDArray[np.float64]:
         """G x P summed scores: verdict v of outcome o in cluster c adds the score

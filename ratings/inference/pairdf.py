@@ -9,8 +9,9 @@ over the clusters, so the clusters are taken a block at a time and the G x M mat
 never held (at 1,000 models and a million one-verdict tasks it would be 8 GB).
 
 Clusters of one row with the same design (pair, judge and weight: a pair met once on each of
-many prompts) have the same ``u``; they enter once, weighted by their number, which shrinks an
-arena's million clusters to the pairs that met. Models whose largest share exceeds
+many prompts) have the same ``u``; they enter once, weighted by their number
+(:attr:`~ratings.inference.working.WorkingRows.merged`), which shrinks an arena's million
+clusters to the pairs that met. Models whose largest share exceeds
 :data:`~ratings.inference.satterthwaite.CONCENTRATED` take the full formula, streamed in a
 second pass.
 """
@@ -22,7 +23,7 @@ from collections.abc import Iterator
 import numpy as np
 from numpy.typing import NDArray
 
-from ratings.core.threads import matmul
+from ratings.inference.covariance import gram as symmetric_gram
 from ratings.inference.satterthwaite import CONCENTRATED, DEGENERATE
 from ratings.inference.working import CELLS_PER_VERDICT, WorkingRows, kernels
 
@@ -30,36 +31,6 @@ __all__ = ["streamed_pairs_df"]
 
 #: Cells (clusters x models) of ``u`` held at once.
 BLOCK_CELLS = 4_000_000
-
-
-def _groups(rows: WorkingRows) -> tuple[WorkingRows, NDArray[np.float64]]:
-    """The clusters as weighted groups: one-row clusters of one design merged (weight: their
-    number), larger clusters kept (weight 1). Returns rows whose ``cluster`` numbers the
-    groups, and the weights."""
-    starts = rows.starts
-    sizes = np.diff(starts)
-    lone = sizes == 1
-    first = starts[:-1][lone]  # the row of each one-row cluster
-    b = rows.b[first] if rows.b.size else np.zeros(first.size)
-    key = np.stack([rows.ii[first].astype(np.float64), rows.jj[first].astype(np.float64),
-                    rows.judge[first].astype(np.float64), rows.a[first], b], axis=1)  # fmt: skip
-    design, inverse, count = np.unique(key, axis=0, return_inverse=True, return_counts=True)
-    del inverse
-    multi = np.repeat(~lone, sizes)  # rows of larger clusters, in cluster order
-    multi_cluster = rows.cluster[multi]
-    _, renumbered = np.unique(multi_cluster, return_inverse=True)
-    n_single = design.shape[0]
-    out = WorkingRows(
-        ii=np.concatenate([design[:, 0].astype(np.int64), rows.ii[multi]]),
-        jj=np.concatenate([design[:, 1].astype(np.int64), rows.jj[multi]]),
-        judge=np.concatenate([design[:, 2].astype(np.int64), rows.judge[multi]]),
-        cluster=np.concatenate([np.arange(n_single), n_single + renumbered]).astype(np.int64),
-        a=np.concatenate([design[:, 3], rows.a[multi]]),
-        b=np.concatenate([design[:, 4], rows.b[multi]]) if rows.b.size else rows.b,
-        n_clusters=n_single + int((~lone).sum()), n_params=rows.n_params,
-        n_models=rows.n_models)  # fmt: skip
-    weight = np.concatenate([count.astype(np.float64), np.ones(out.n_clusters - n_single)])
-    return out, weight
 
 
 Block = tuple[NDArray[np.float64], NDArray[np.float64]]
@@ -86,7 +57,7 @@ def streamed_pairs_df(rows: WorkingRows, n: NDArray[np.float64]) -> NDArray[np.f
     bread times each model's contrast about the mean), as
     :func:`~ratings.inference.satterthwaite.summed_pairs_df` of the clusters' ``u`` (its
     diagonal included), with memory in the models' size only."""
-    groups, weight = _groups(rows)
+    groups, weight, _ = rows.merged
     n = np.ascontiguousarray(n)
     m = n.shape[1]
     tr, sq, top = np.zeros(m), np.zeros(m), np.zeros(m)
@@ -95,7 +66,10 @@ def streamed_pairs_df(rows: WorkingRows, n: NDArray[np.float64]) -> NDArray[np.f
         wu = u * w[:, None]
         tr += wu.sum(axis=0)
         sq += (wu * u).sum(axis=0)
-        gram += matmul(wu.T, u)  # split across the pool's threads when large
+        # sum_g w_g u_g u_g^T as BLAS's symmetric rank-k update (half a product's work, the
+        # pairs met x models^2 that dominate a large board's table), on the pool's threads
+        wu = np.sqrt(w, out=w.copy())[:, None] * u
+        gram += symmetric_gram(wu)
         np.maximum(top, u.max(axis=0, initial=0.0), out=top)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = (tr[:, None] + tr[None, :]) ** 2 / (sq[:, None] + sq[None, :] + 2.0 * gram)

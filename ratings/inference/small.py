@@ -12,6 +12,11 @@ F_g = (I - H_gg)^(-1/2) and e_g the rows' working residuals (score = X_g^T e_g):
   A = sum_g (X_g^T p_g)(X_g^T p_g)^T (P x P): the exact degrees of freedom with no G x P or
   G x G matrix (:func:`ratings.inference.satterthwaite.satterthwaite`'s formula).
 
+One-row clusters of one design (a pair met once on each of many prompts) have the same
+blocks and shares: those are computed once per design and the meat summed per design first
+(:attr:`~ratings.inference.working.WorkingRows.merged`), so an arena's work follows the pairs
+that met, not its prompts.
+
 The per-cluster sums take one pass over the rows per contrast (numba); the cross term costs
 P^3 per contrast, so it is computed while the contrasts' total stays within
 :data:`ratings.inference.cluster.EXACT_BUDGET`; beyond it the one-direction approximation of
@@ -199,27 +204,33 @@ class SmallClusterInference(ClusterInference):
 
     def _approx_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """The one-direction approximation (as :func:`satterthwaite` without ``y``), streamed:
-        tr = sum_g omega_g = v^T H v from the information, then one pass for the shares."""
-        rows = self.rows
+        tr = sum_g omega_g = v^T H v from the information, then one pass for the shares over
+        the clusters merged by design (:attr:`~ratings.inference.working.WorkingRows.merged`:
+        alike clusters have alike shares)."""
+        groups, weight, _ = self.rows.merged
         v = self._directions(c)
-        tr = np.einsum("pc,pq,qc->c", v[self.free], self.information, v[self.free])
-        k = kernels(rows.ii.size * max(c.shape[0], 1) // CELLS_PER_VERDICT)
-        starts = self.blocks.starts
+        vf = v[self.free]
+        tr = np.sum(vf * (self.information @ vf), axis=0)
+        cells = groups.ii.size * max(c.shape[0], 1)
+        k = kernels(cells // CELLS_PER_VERDICT)
+        starts = groups.starts
 
         def part(lo: int, hi: int) -> NDArray[np.float64]:  # the sums add over clusters
-            return k.small_shares(starts[lo:hi + 1], rows.ii, rows.jj, rows.judge, rows.a,
-                                  rows.b, rows.n_models, v, tr, DEGENERATE)  # fmt: skip
+            return k.small_shares(starts[lo:hi + 1], groups.ii, groups.jj, groups.judge,
+                                  groups.a, groups.b, groups.n_models, v, tr, DEGENERATE,
+                                  weight[lo:hi])  # fmt: skip
 
-        pieces = row_blocks(starts.size - 1, workers() if rows.ii.size >= CONCURRENT_ROWS else 1)
-        sums = sum(run([partial(part, lo, hi) for lo, hi in pieces]))
+        split = workers() if cells >= CONCURRENT_ROWS * CELLS_PER_VERDICT else 1
+        sums = sum(run([partial(part, lo, hi) for lo, hi in row_blocks(starts.size - 1, split)]))
         with np.errstate(divide="ignore", invalid="ignore"):
             denom = sums[:, 0] + sums[:, 1] ** 2 - sums[:, 2]
             return np.where(tr > 0, 1.0 / denom, np.nan)
 
     @cached_property
     def information(self) -> NDArray[np.float64]:
-        """sum_g H_g over the free coordinates."""
-        return self.rows.information()[np.ix_(self.free, self.free)]
+        """sum_g H_g over the free coordinates (from the merged rows: the same sum)."""
+        groups, weight, _ = self.rows.merged
+        return groups.information(weight[groups.cluster])[np.ix_(self.free, self.free)]
 
     def pair_df(self) -> NDArray[np.float64]:
         """As :meth:`ClusterInference.pair_df`: exact within the budget, else each pair's
@@ -259,17 +270,53 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
     k = kernels(rows.ii.size + int(np.sum(sizes * sizes)) // CELLS_PER_VERDICT)
     full = embed(bread, free, rows.n_params)
     starts = rows.starts
-    h, f, deg = k.small_blocks(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b, rows.n_models,
-                               full, DEGENERATE)  # fmt: skip
+    groups, _, group_of = rows.merged
+    if groups.n_clusters < rows.n_clusters:  # alike clusters, alike blocks: each design's once
+        h, f, deg = k.small_blocks(groups.starts, groups.ii, groups.jj, groups.judge, groups.a,
+                                   groups.b, rows.n_models, full, DEGENERATE)  # fmt: skip
+        h, f, deg = _spread(h, f, deg, np.diff(groups.starts), group_of, np.diff(starts))
+    else:
+        h, f, deg = k.small_blocks(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
+                                   rows.n_models, full, DEGENERATE)  # fmt: skip
     blocks = SmallBlocks(starts, h, f)
     adjusted = k.small_apply(starts, f, residual)
-    meat = k.small_meat(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b, rows.n_models,
-                        rows.n_params, adjusted)[np.ix_(free, free)]  # fmt: skip
+    if groups.n_clusters < rows.n_clusters:  # a design's clusters add (sum e*^2) x x^T
+        meat = k.small_meat(groups.starts, groups.ii, groups.jj, groups.judge, groups.a,
+                            groups.b, rows.n_models, rows.n_params,
+                            _group_residual(adjusted, starts, group_of, groups))  # fmt: skip
+    else:
+        meat = k.small_meat(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b, rows.n_models,
+                            rows.n_params, adjusted)  # fmt: skip
+    meat = meat[np.ix_(free, free)]
     chol = np.linalg.cholesky(bread) if deg.any() else None
     degenerate = _degenerate(rows, blocks, np.flatnonzero(deg), free, chol)
     return SmallClusterInference(rows.n_params, rows.n_models, free, bread, None, clusters, None,
                                  None, degenerate, rows, chol, meat=meat, blocks=blocks,
                                  residual=adjusted)  # fmt: skip
+
+
+def _spread(h, f, deg, group_sizes, group_of, sizes) -> tuple:
+    """The blocks of :func:`ratings.kernels.inference.small_blocks` computed per group, given to
+    every cluster of each group (``group_of``: each cluster's; ``sizes``: their rows)."""
+    if np.all(sizes == 1):
+        return h[group_of], f[group_of], deg[group_of]
+    cells = sizes.astype(np.int64) ** 2
+    group_off = np.concatenate([[0], np.cumsum(group_sizes.astype(np.int64) ** 2)])
+    off = np.concatenate([[0], np.cumsum(cells)])
+    at = np.repeat(group_off[group_of] - off[:-1], cells) + np.arange(off[-1])
+    return h[at], f[at], deg[group_of]
+
+
+def _group_residual(adjusted, starts, group_of, groups) -> NDArray[np.float64]:
+    """Residuals of the groups' rows whose meat is the clusters': a merged design's
+    sqrt(sum e*^2) over its clusters, then the larger clusters' own rows."""
+    sizes = np.diff(starts)
+    lone = sizes == 1
+    n_single = groups.n_clusters - int(np.count_nonzero(~lone))
+    summed = np.bincount(group_of[lone], adjusted[starts[:-1][lone]] ** 2, minlength=n_single)
+    if not n_single < groups.n_clusters:
+        return np.sqrt(summed)
+    return np.concatenate([np.sqrt(summed), adjusted[np.repeat(~lone, sizes)]])
 
 
 def _degenerate(rows, blocks, clusters, free, chol) -> NDArray[np.float64]:

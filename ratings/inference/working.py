@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -12,6 +13,8 @@ __all__ = ["CELLS_PER_VERDICT", "WorkingRows", "bt_rows", "crowd_rows", "kernels
 #: Cells of the quadratic twin's work (designs x contrasts) that cost about what one verdict
 #: costs the fit's twins (measured: 5 ns a cell against about 0.3 microseconds a verdict).
 CELLS_PER_VERDICT = 64
+#: (pair, judge) keys counted in a table (no sort) up to this many, or 8 per cluster.
+_COUNT_SPACE = 1 << 16
 
 
 def kernels(size: int):
@@ -49,9 +52,50 @@ class WorkingRows:
     n_params: int
     n_models: int
 
-    @property
+    @cached_property
     def starts(self) -> NDArray[np.int64]:
-        return np.searchsorted(self.cluster, np.arange(self.n_clusters + 1)).astype(np.int64)
+        """Row ``starts[g]`` is cluster g's first, ``starts[G]`` the rows' number."""
+        out = np.zeros(self.n_clusters + 1, dtype=np.int64)  # rows are sorted by cluster
+        np.cumsum(np.bincount(self.cluster, minlength=self.n_clusters), out=out[1:])
+        return out
+
+    @cached_property
+    def merged(self) -> tuple[WorkingRows, NDArray[np.float64], NDArray[np.int64]]:
+        """The clusters as weighted groups: one-row clusters of one design (pair, judge and
+        weights ``a``, ``b``: a pair met once on each of many prompts) merged into one, weighted
+        by their number; larger clusters kept (weight 1), after them. Sums over the clusters of
+        anything a cluster's rows determine are the groups' weighted sums, over far fewer rows
+        on an arena (its clusters shrink to the pairs that met). Returns the groups' rows
+        (``cluster`` numbers the groups), their weights, and each cluster's group."""
+        starts = self.starts
+        sizes = np.diff(starts)
+        lone = sizes == 1
+        first = starts[:-1][lone]  # the row of each one-row cluster
+        nj = int(self.judge.max()) + 1 if self.judge.size else 1
+        key = (self.ii[first].astype(np.int64) * self.n_models + self.jj[first]) * nj
+        key += self.judge[first]
+        a = self.a[first]
+        b = self.b[first] if self.b.size else None
+        design, count, of = _designs_by_key(key, first, a, b, self.n_models * self.n_models * nj)
+        n_single = design.size
+        if first.size == self.n_clusters:  # one row each (an arena)
+            take, cluster, weight = design, np.arange(n_single, dtype=np.int64), count
+            group_of = of
+        else:  # then the larger clusters' rows, in cluster order
+            n_multi = self.n_clusters - first.size
+            take = np.concatenate([design, np.flatnonzero(np.repeat(~lone, sizes))])
+            cluster = np.concatenate([np.arange(n_single, dtype=np.int64),
+                                      np.repeat(np.arange(n_single, n_single + n_multi),
+                                                sizes[~lone])])  # fmt: skip
+            weight = np.concatenate([count, np.ones(n_multi)])
+            group_of = np.empty(self.n_clusters, dtype=np.int64)
+            group_of[lone] = of
+            group_of[~lone] = np.arange(n_single, n_single + n_multi)
+        groups = WorkingRows(
+            ii=self.ii[take], jj=self.jj[take], judge=self.judge[take], cluster=cluster,
+            a=self.a[take], b=self.b[take] if self.b.size else self.b,
+            n_clusters=weight.size, n_params=self.n_params, n_models=self.n_models)
+        return groups, weight, group_of
 
     def design(self, lf: NDArray[np.float64], sl: slice) -> NDArray[np.float64]:
         """Rows ``sl`` times ``lf`` (n_params x K): each row's design vector mapped by ``lf``."""
@@ -60,16 +104,21 @@ class WorkingRows:
             out += self.b[sl, None] * lf[self.n_models + self.judge[sl]]
         return out
 
-    def information(self) -> NDArray[np.float64]:
-        """Fisher information sum_r x_r x_r^T, (n_params x n_params). The squares and products
-        of ``a`` and ``b`` add up over clusters, so the rows summed over clusters give it too."""
+    def information(self, weight: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """Fisher information sum_r x_r x_r^T, (n_params x n_params), each row counted
+        ``weight[r]`` times if given. The squares and products of ``a`` and ``b`` add up over
+        clusters, so the rows summed over clusters give it too."""
         from ratings.kernels.fit_ref import crowd_assemble, laplacian
 
+        aa = self.a * self.a if weight is None else weight * self.a * self.a
         if not self.b.size:
-            return laplacian(self.n_params, self.ii, self.jj, self.a * self.a)
+            return laplacian(self.n_params, self.ii, self.jj, aa)
         nj = self.n_params - self.n_models
-        return crowd_assemble(self.n_models, nj, self.ii, self.jj, self.judge, self.a * self.a,
-                              self.a * self.b, self.b * self.b)  # fmt: skip
+        ab, bb = self.a * self.b, self.b * self.b
+        if weight is not None:
+            ab, bb = weight * ab, weight * bb
+        return crowd_assemble(self.n_models, nj, self.ii, self.jj, self.judge, aa, ab,
+                              bb)  # fmt: skip
 
     def times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """``H_g v_g`` for every cluster g at once: ``v`` and the result are (G x n_params)."""
@@ -91,6 +140,37 @@ class WorkingRows:
         return kernels(designs * n.shape[1] // CELLS_PER_VERDICT).cluster_quadratic(
             self.n_clusters, self.ii, self.jj, self.judge, self.cluster, self.a, self.b,
             self.n_models, np.ascontiguousarray(n))
+
+
+def _designs_by_key(key, row, a, b, space) -> tuple[NDArray[np.int64], NDArray[np.float64],
+                                                    NDArray[np.int64]]:  # fmt: skip
+    """One row of each design, the designs' numbers, and each key's design, the designs sorted
+    by (``key``, ``a``, ``b``): ``key`` numbers (pair, judge) below ``space``, ``row`` is each
+    key's row, ``b`` None for no judge column. Counted in a table while the keys fit one and
+    every key has one ``a`` (and ``b``), as one verdict per prompt gives; else sorted."""
+    if key.size and space <= max(_COUNT_SPACE, 8 * key.size):
+        table = np.bincount(key, minlength=space)
+        rep = np.empty(space, dtype=np.int64)
+        rep[key] = np.arange(key.size)  # some design of each key
+        alike = a[rep[key]] == a
+        if b is not None:
+            alike &= b[rep[key]] == b
+        if alike.all():
+            keys = np.flatnonzero(table)
+            design = row[rep[keys]]
+            rep[keys] = np.arange(keys.size)  # now each key's design
+            return design, table[keys].astype(np.float64), rep[key]
+    order = np.lexsort((a, key) if b is None else (b, a, key))
+    key, a = key[order], a[order]
+    new = np.ones(order.size, dtype=bool)
+    new[1:] = (key[1:] != key[:-1]) | (a[1:] != a[:-1])
+    if b is not None:
+        b = b[order]
+        new[1:] |= b[1:] != b[:-1]
+    head = np.flatnonzero(new)
+    of = np.empty(order.size, dtype=np.int64)
+    of[order] = np.cumsum(new) - 1
+    return row[order[head]], np.diff(np.append(head, order.size)).astype(np.float64), of
 
 
 def bt_rows(theta: NDArray[np.float64], data) -> WorkingRows:

@@ -225,15 +225,16 @@ def _dense_fits(space: int, n: int) -> bool:
 
 def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
                     cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges, n_clusters,
-                    weight, reuse=False) -> AggregatedRows:  # fmt: skip
+                    weight, reuse=False, collapse=True) -> AggregatedRows:  # fmt: skip
     """Verdict codes straight to unique (cluster, judge, i, j) rows, rows ordered by cluster.
 
     No N-row intermediates: one pass into a dense table when the whole (cluster, judge, i, j)
     key space is small; else a counting pass, then a dense table over the keys that occur or a
     counting sort and per-group slot table. ``weight``: one per verdict, or empty for 1 each.
     ``collapsed`` (see :class:`~ratings.core.rows.AggregatedRows`) is filled when the counting
-    sort ran. ``reuse=True`` lets the rows overwrite ``cluster``, ``model_a``, ``model_b`` and
-    ``winner`` once they are read (the caller's own int64 copies).
+    sort ran, unless ``collapse=False`` (the caller has them). ``reuse=True`` lets the rows
+    overwrite ``cluster``, ``model_a``, ``model_b`` and ``winner`` once they are read (the
+    caller's own int64 copies).
     """
     codes = VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
                          cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
@@ -283,7 +284,8 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
     # With clusters, the fit's rows (summed over clusters per (judge, i, j)) come from the
     # same pass when their dense table is small; larger tables, one per thread, cost more to
     # clear and add up than Comparisons.collapsed's own pass afterwards.
-    collapse = n_clusters > 1 and n_judges * n_models * n_models <= _COLLAPSE_ON_THE_WAY
+    collapse = collapse and n_clusters > 1 and \
+        n_judges * n_models * n_models <= _COLLAPSE_ON_THE_WAY
     group_judge = outer_keys % n_judges if collapse else None
     if n_judges == 1:  # the outer key is the cluster: rows get it directly, judges are all 0
         (row_cluster, ri, rj, wi, wj, tt), collapsed = _dedupe_rows(

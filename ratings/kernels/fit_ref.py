@@ -326,7 +326,8 @@ def _oriented(raw: VerdictCodes, *, last: bool = False):
 
 def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
                     cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges, n_clusters,
-                    weight, reuse=False) -> AggregatedRows:  # fmt: skip
+                    weight, reuse=False, collapse=True) -> AggregatedRows:  # fmt: skip
+    # ``collapse``: the kernel's option to sum the rows over clusters too; never done here
     raw = VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
                        cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
                        n_clusters)  # fmt: skip

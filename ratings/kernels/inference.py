@@ -204,24 +204,37 @@ def small_terms(starts, ii, jj, judge, a, b, n_models, h, f, v):
     return out
 
 
-@njit(**_JIT)
-def small_shares(starts, ii, jj, judge, a, b, n_models, v, tr, floor):
+@njit(cache=True, nogil=True, error_model="numpy")  # x / 0 is inf or NaN, as in the twin
+def small_shares(starts, ii, jj, judge, a, b, n_models, v, tr, floor, weight):
     """Per contrast (columns of v f8[P, C], tr f8[C] = sum_g omega_g) the sums over clusters
-    of pi_g^2, a_g and a_g^2 with pi_g = omega_g / tr, omega_g = |X_g v|^2 and
-    a_g = pi_g^2 / max(1 - pi_g, floor) -> f8[C, 3]."""
+    of weight_g pi_g^2, weight_g a_g and weight_g a_g^2 with pi_g = omega_g / tr,
+    omega_g = |X_g v|^2, a_g = pi_g^2 / max(1 - pi_g, floor) and weight f8[G] (clusters
+    standing for several alike) -> f8[C, 3]."""
     n_cols = v.shape[1]
-    out = np.zeros((n_cols, 3))
+    out = np.zeros((3, n_cols))  # by statistic: the loops over contrasts are SIMD on rows
     om = np.zeros(n_cols)
+    with_eta = b.shape[0] > 0
     for c in range(starts.shape[0] - 1):
+        r0, r1, w = starts[c], starts[c + 1], weight[c]
+        if r1 - r0 == 1 and not with_eta:  # one row, no judge column: an arena's clusters
+            i, j, ar = ii[r0], jj[r0], a[r0]
+            for col in range(n_cols):
+                x = ar * (v[i, col] - v[j, col])
+                pi = x * x / tr[col]
+                s = pi * pi / max(1.0 - pi, floor)
+                out[0, col] += w * (pi * pi)
+                out[1, col] += w * s
+                out[2, col] += w * (s * s)
+            continue
         om[:] = 0.0
-        for r in range(starts[c], starts[c + 1]):
+        for r in range(r0, r1):
             for col in range(n_cols):
                 x = _xv(r, ii, jj, judge, a, b, n_models, v, col)
                 om[col] += x * x
         for col in range(n_cols):
             pi = om[col] / tr[col]
-            w = pi * pi / max(1.0 - pi, floor)
-            out[col, 0] += pi * pi
-            out[col, 1] += w
-            out[col, 2] += w * w
-    return out
+            s = pi * pi / max(1.0 - pi, floor)
+            out[0, col] += w * (pi * pi)
+            out[1, col] += w * s
+            out[2, col] += w * (s * s)
+    return out.T.copy()

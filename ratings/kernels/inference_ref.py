@@ -185,16 +185,18 @@ def small_terms(starts, ii, jj, judge, a, b, n_models, h, f, v):
     return out
 
 
-def small_shares(starts, ii, jj, judge, a, b, n_models, v, tr, floor):
+def small_shares(starts, ii, jj, judge, a, b, n_models, v, tr, floor, weight):
     g = starts.size - 1
+    rows = slice(starts[0], starts[-1])  # a block of clusters: their rows only
     cluster = np.repeat(np.arange(g), np.diff(starts))
+    b = b[rows] if b.size else b
     out = np.zeros((v.shape[1], 3))
     step = max(1, _CELLS // max(g, 1))
     for lo in range(0, v.shape[1], step):
-        q = cluster_quadratic(g, ii, jj, judge, cluster, a, b, n_models,
-                              np.ascontiguousarray(v[:, lo:lo + step]))
+        q = cluster_quadratic(g, ii[rows], jj[rows], judge[rows], cluster, a[rows], b, n_models,
+                              np.ascontiguousarray(v[:, lo:lo + step]))  # fmt: skip
         with np.errstate(invalid="ignore", divide="ignore"):  # a zero contrast: NaN, as numba
             pi = q / tr[lo:lo + step]
         w = pi * pi / np.maximum(1.0 - pi, floor)
-        out[lo:lo + step] = np.column_stack([(pi * pi).sum(0), w.sum(0), (w * w).sum(0)])
+        out[lo:lo + step] = np.column_stack([weight @ (pi * pi), weight @ w, weight @ (w * w)])
     return out
