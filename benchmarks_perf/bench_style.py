@@ -1,13 +1,21 @@
 """A fit with four style features on 1M verdicts against the plain fit, side by side.
 
-Run: ``python benchmarks_perf/bench_style.py [--n 1000000] [--repeat 3]``; writes
-``benchmarks_perf/results/bench_style.csv`` (median seconds of each and their ratio, measured
-alternately in the same process after one warm-up of each).
+Run: ``python benchmarks_perf/bench_style.py [--n 1000000] [--repeat 5]``; writes
+``benchmarks_perf/results/bench_style.csv``: the median and the fastest wall-clock seconds of
+each fit and their ratios, and the median CPU seconds of each (all threads of the process;
+unlike wall-clock time, it does not grow when other processes hold the cores), measured
+alternately in one process after one warm-up of each, with the load average at the start.
+
+``--phases`` instead prints where the style fit's CPU time goes, on one thread (so that the load
+on the machine does not hide what costs what): the median CPU seconds of each step of the fit
+(reading the log, the features, the slot codes, the grouping into rows, the plain start,
+Newton with the model-based covariance, the CR2 sandwich) as a multiple of the whole plain fit's.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -15,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 import ratings
+from ratings.core.threads import workers
 
 OUT = Path(__file__).resolve().parent / "results" / "bench_style.csv"
 FEATURES = ("tokens", "headers", "lists", "bold")
@@ -38,26 +47,84 @@ def board(n: int, m: int = 50, tasks: int = 2000, seed: int = 0) -> pd.DataFrame
                          "task_id": rng.integers(0, tasks, n), **cols})  # fmt: skip
 
 
+def _cpu(f, repeat: int) -> float:
+    """Median CPU seconds of ``f()`` over ``repeat`` runs (after one warm-up)."""
+    f()
+    out = []
+    for _ in range(repeat):
+        c = time.process_time()
+        f()
+        out.append(time.process_time() - c)
+    return float(np.median(out))
+
+
+def phases(df: pd.DataFrame, repeat: int) -> None:
+    """Print each step's median CPU seconds on one thread, and as a multiple of the plain fit."""
+    from ratings.api.loading import load_log
+    from ratings.api.style import style_columns
+    from ratings.data.slots import slot_counts
+    from ratings.models.bt import fit_bt
+    from ratings.models.style import fit_style, style_features, style_rows
+
+    cols = style_columns(FEATURES)
+    loaded = load_log(df, keep=cols, as_numbers=cols)
+    x, _ = style_features(loaded.frame, FEATURES)
+    slots = slot_counts(loaded.frame, loaded.data, "numba")
+    rows = style_rows(slots, x, "numba")
+    theta = fit_bt(loaded.data.collapsed(engine="numba"), ref=0, tol=1e-10).theta
+    steps = {"plain fit (whole)": lambda: ratings.fit(df),
+             "style fit (whole)": lambda: ratings.fit(df, style=FEATURES),
+             "read the log": lambda: load_log(df, keep=cols, as_numbers=cols),
+             "features": lambda: style_features(loaded.frame, FEATURES),
+             "slot codes": lambda: slot_counts(loaded.frame, loaded.data, "numba"),
+             "rows (sort, group)": lambda: style_rows(slots, x, "numba"),
+             "plain start": lambda: fit_bt(loaded.data.collapsed(engine="numba"), ref=0,
+                                           tol=1e-10),
+             "Newton + bread": lambda: fit_style(rows, theta, ci="model"),
+             "Newton + CR2": lambda: fit_style(rows, theta)}  # fmt: skip
+    cpu = {k: _cpu(f, repeat) for k, f in steps.items()}
+    base = cpu["plain fit (whole)"]
+    for k, v in cpu.items():
+        print(f"{k:20s} {v:7.3f} s  {v / base:5.2f}x plain")
+    print(f"CR2 sandwich alone   {cpu['Newton + CR2'] - cpu['Newton + bread']:7.3f} s; load "
+          f"average {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1_000_000)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--phases", action="store_true", help="CPU per step on one thread")
     args = ap.parse_args()
+    if args.phases:
+        os.environ["RATINGS_NUM_THREADS"] = "1"
+        ratings.warmup()
+        phases(board(args.n), args.repeat)
+        return
     ratings.warmup()
     df = board(args.n)
     runs = {"plain": lambda: ratings.fit(df), "style4": lambda: ratings.fit(df, style=FEATURES)}
     times = {k: [] for k in runs}
+    cpu = {k: [] for k in runs}
+    load = os.getloadavg()[0]
     for f in runs.values():  # warm-up
         f()
     for _ in range(args.repeat):
         for k, f in runs.items():
-            t = time.perf_counter()
+            c, t = time.process_time(), time.perf_counter()
             f()
             times[k].append(time.perf_counter() - t)
+            cpu[k].append(time.process_time() - c)
     med = {k: float(np.median(v)) for k, v in times.items()}
+    low = {k: float(np.min(v)) for k, v in times.items()}
+    mcpu = {k: float(np.median(v)) for k, v in cpu.items()}
     row = {"verdicts": args.n, "models": 50, "tasks": 2000, "features": len(FEATURES),
            "plain_s": med["plain"], "style_s": med["style4"],
-           "ratio": med["style4"] / med["plain"], "repeat": args.repeat}  # fmt: skip
+           "ratio": med["style4"] / med["plain"], "plain_min_s": low["plain"],
+           "style_min_s": low["style4"], "ratio_min": low["style4"] / low["plain"],
+           "plain_cpu_s": mcpu["plain"], "style_cpu_s": mcpu["style4"],
+           "cpu_ratio": mcpu["style4"] / mcpu["plain"], "repeat": args.repeat,
+           "threads": workers(), "load_avg": load}  # fmt: skip
     print(row)
     OUT.parent.mkdir(exist_ok=True)
     pd.DataFrame([row]).to_csv(OUT, index=False)

@@ -218,6 +218,12 @@ def history_frame(verdicts: pd.DataFrame | VerdictLog | None, scope: str | None)
     return History(frame, a, b, Labels.of(frame["task_id"], "Verdicts"), judge)
 
 
+def _positions(index: pd.Index, values: NDArray[np.object_]) -> NDArray[np.int64]:
+    """Positions of ``values`` in ``index``, looking up each distinct value once."""
+    codes, uniques = pd.factorize(values)
+    return index.get_indexer(uniques)[codes]
+
+
 @dataclass(frozen=True, eq=False)
 class Submissions:
     """``(model, task_id)`` pairs as ``str`` arrays, their failure flags, and models listed
@@ -359,7 +365,7 @@ class Board:
                      max_memory)  # fmt: skip
         has = np.zeros((m, t), dtype=bool)
         failed = np.zeros((m, t), dtype=bool)
-        im, it_ = models.get_indexer(subs.model), tasks.get_indexer(subs.task_id)
+        im, it_ = _positions(models, subs.model), _positions(tasks, subs.task_id)
         has[im, it_] = True
         if subs.failed is not None:
             failed[im[subs.failed], it_[subs.failed]] = True
@@ -382,8 +388,10 @@ class Board:
         if history.judge is not None and len(history):
             ij = history.judge.indexer(jdx)
             known = ij >= 0  # judges outside the panel are not balanced
-            np.add.at(judge_n, (ia[known], ij[known]), 1)
-            np.add.at(judge_n, (ib[known], ij[known]), 1)
+            n_j = len(jdx)
+            judge_n = (np.bincount(ia[known] * n_j + ij[known], minlength=m * n_j)
+                       + np.bincount(ib[known] * n_j + ij[known], minlength=m * n_j)
+                       ).reshape(m, n_j).astype(np.int64)  # fmt: skip
             judge_total = np.bincount(ij[known], minlength=len(jdx)).astype(np.int64)
         return cls(models, tasks, jdx, has, usable, task_n.astype(np.int64), pairs, meet,
                    judge_n, judge_total, failed)  # fmt: skip

@@ -103,7 +103,8 @@ class PairFeasibility:
         self._above: dict[int, NDArray[np.int64]] = {}  # per model: history cells above round
         self.levels = levels & playable[None]
         self._float = self.levels.astype(np.float32)  # 0/1 sums are exact up to 2^24
-        self.pairs = np.stack([self.matrix(self.levels[k], self._float[k])
+        cells = self.excluded_all()  # the same for every level
+        self.pairs = np.stack([self.matrix(self.levels[k], self._float[k], cells)
                                for k in range(N_LEVELS)])  # fmt: skip
 
     def excluded(self, x: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -130,14 +131,16 @@ class PairFeasibility:
         lo, hi = np.divmod(pair, c.m)
         return lo, hi, task
 
-    def matrix(self, mask: NDArray[np.bool_],
-               flt: NDArray[np.float32] | None = None) -> NDArray[np.bool_]:  # fmt: skip
-        """``out[a, c]``: a fresh task of ``(a, c)`` is in ``mask`` (M, T) for both."""
+    def matrix(self, mask: NDArray[np.bool_], flt: NDArray[np.float32] | None = None,
+               cells: tuple[NDArray[np.int64], ...] | None = None,
+               ) -> NDArray[np.bool_]:  # fmt: skip
+        """``out[a, c]``: a fresh task of ``(a, c)`` is in ``mask`` (M, T) for both
+        (``flt``: ``mask`` as float32; ``cells``: :meth:`excluded_all`, if known)."""
         mask = mask & self.playable
         flt = mask.astype(np.float32) if flt is None else flt
         m = mask.shape[0]
         shared = flt @ flt.T
-        lo, hi, task = self.excluded_all()
+        lo, hi, task = self.excluded_all() if cells is None else cells
         hit = mask[lo, task] & mask[hi, task]
         gone = np.bincount(lo[hit] * m + hi[hit], minlength=m * m).reshape(m, m)
         out = shared - (gone + gone.T) > 0.5

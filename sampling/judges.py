@@ -15,11 +15,12 @@ edge colouring, which has no solution for some plans (a triangle with two judges
    the search stops), a small integer programme (HiGHS via :func:`scipy.optimize.milp`,
    deterministic node limit) that minimises it, for plans of up to ``_MILP_MAX_VARS`` (1,500)
    match x judge variables. Larger plans (more than 500 matches for three judges) skip 2 and
-   3 and repair along alternating paths on the weighted violation itself (:func:`_weighted_repair`):
-   the integer programme took seconds there and stopped at its node limit without proving
-   optimality. The problem is an edge colouring with per-vertex bounds, not a flow: with bounds
-   of one match per judge it decides whether a graph's edges can be coloured with J colours,
-   which is NP-complete, so no exact method is fast on every plan.
+   3 and repair along alternating paths on the weighted violation itself
+   (:func:`_weighted_repair`, run as one compiled loop, :mod:`sampling._repair`, once numba is
+   loaded): the integer programme took seconds there and stopped at its node limit without
+   proving optimality. The problem is an edge colouring with per-vertex bounds, not a flow:
+   with bounds of one match per judge it decides whether a graph's edges can be coloured with
+   J colours, which is NP-complete, so no exact method is fast on every plan.
 
 With routing (some tasks allow only some judges, :mod:`sampling.routing`), each match carries
 its allowed judges: the panel's counts are the best levels the routing allows
@@ -33,6 +34,7 @@ The result is deterministic for a given generator state.
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 
 import numpy as np
@@ -51,13 +53,14 @@ _TOTAL_WEIGHT = 10  # a unit of history + plan imbalance costs as much as 10 wit
 
 
 def _water_level(h: NDArray[np.int64], d: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Per row, the largest level F with ``sum_j max(0, F - h_j) <= d``."""
-    level = h.min(axis=1)
-    while True:
-        up = np.maximum(level[:, None] + 1 - h, 0).sum(axis=1) <= d
-        if not up.any():
-            return level
-        level = level + up
+    """Per row, the largest level F with ``sum_j max(0, F - h_j) <= d``.
+
+    That sum is the largest of ``k F - S_k`` over ``k >= 0``, with ``S_k`` the sum of the ``k``
+    lowest counts, so F is the least of ``(d + S_k) // k`` over ``k >= 1``.
+    """
+    low = np.cumsum(np.sort(h, axis=1), axis=1)
+    k = np.arange(1, h.shape[1] + 1)
+    return ((np.asarray(d)[:, None] + low) // k).min(axis=1)
 
 
 def level_bounds(
@@ -207,7 +210,14 @@ def assign_judges(
     soft = ((lo_t, hi_t, _TOTAL_WEIGHT), (q, q + 1, 1))
     floor = _floor(deg, soft)
     if n * n_judges > _MILP_MAX_VARS:  # large plans: repairs on the weighted cost itself
-        _weighted_repair(a, b, col, x, soft, floor, glo, ghi, ok)
+        if _compiled_repair():
+            from sampling import _repair  # numba: imported only once it is loaded
+
+            _repair.weighted_repair(a, b, col, x, *_repair.as_arrays(soft), floor,
+                                    np.asarray(glo, dtype=np.int64),
+                                    np.asarray(ghi, dtype=np.int64), ok, _MAX_SWEEPS)  # fmt: skip
+        else:
+            _weighted_repair(a, b, col, x, soft, floor, glo, ghi, ok)
         return col
     first = col.copy()
     _kempe_repair(a, b, col, x, lo, hi, glo, ghi, ok)  # works on the combined bounds
@@ -219,6 +229,13 @@ def assign_judges(
     if alt is not None and cost(alt) < cost(col):
         col = alt
     return col
+
+
+def _compiled_repair() -> bool:
+    """Whether large plans are repaired by the compiled loop (:mod:`sampling._repair`, the same
+    paths as :func:`_weighted_repair`): once numba is loaded (large plans load it for their
+    picks), so a plan never pays numba's start-up for its judges alone."""
+    return "numba" in sys.modules
 
 
 def _model_cost(x: NDArray, soft) -> NDArray:
@@ -233,11 +250,14 @@ def _floor(deg: NDArray[np.int64], soft) -> NDArray[np.int64]:
     adding one match at a time to the judge of least marginal cost is optimal."""
     x = np.zeros_like(soft[0][0])
     rows = np.arange(x.shape[0])
+
+    def unit(value):  # weighted violation per model and judge at counts ``value``
+        return sum(w * (np.maximum(value - hi, 0) + np.maximum(lo - value, 0))
+                   for lo, hi, w in soft)  # fmt: skip
+
     for _ in range(int(deg.max(initial=0))):
         need = x.sum(axis=1) < deg
-        marg = np.stack([_model_cost(x + np.eye(x.shape[1], dtype=x.dtype)[j], soft)
-                         for j in range(x.shape[1])], axis=1)  # fmt: skip
-        j = marg.argmin(axis=1)
+        j = (unit(x + 1) - unit(x)).argmin(axis=1)  # the judge of least marginal cost
         x[rows[need], j[need]] += 1
     return _model_cost(x, soft)
 

@@ -42,7 +42,7 @@ class PairCounts:
         # each model's side: (opponent * T + task) keys, sorted, with their counts
         x = np.concatenate([self.lo, self.hi])
         key = np.concatenate([self.hi, self.lo]) * t + np.concatenate([self.task, self.task])
-        order = np.lexsort((key, x))
+        order = np.argsort(x * (m * t) + key)  # one sort key: each (x, key) is distinct
         self._key, self._count = key[order], np.concatenate([count, count])[order]
         self._start = np.searchsorted(x[order], np.arange(m + 1))
         self.plan: dict[tuple[int, int], list[int]] = {}  # (lo, hi) -> tasks planned, in order
@@ -52,6 +52,11 @@ class PairCounts:
         """The history's cells of model ``x``: keys ``opponent * T + task`` (sorted), counts."""
         s, e = self._start[x], self._start[x + 1]
         return self._key[s:e], self._count[s:e]
+
+    def by_model(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+        """Every model's history cells: keys ``opponent * T + task`` and counts, model ``x``'s
+        at ``start[x]:start[x + 1]`` (keys sorted), as ``(key, count, start)``."""
+        return self._key, self._count, self._start
 
     def row(self, a: int, c: int) -> NDArray[np.int64]:
         """Matches of ``a`` and ``c`` on every task, history + plan, shape (T,)."""

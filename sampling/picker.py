@@ -202,6 +202,40 @@ class Picker:
         if self.fitted[a] and self.fitted[b]:
             record_comparison(self.cov, self.gram, a, b, self.weight[a, b])
 
+    def run_active(self, n: int) -> list[tuple] | None:
+        """Pick active matches until ``n`` are judged in one compiled loop, or ``None``.
+
+        The same picks, scores and judge turns as :meth:`pick` and :meth:`record` would make
+        in turn (:mod:`sampling._pickloop`), drawn from the same generator. Returns the picks
+        as ``(a, c, task, score, "active", judged)`` and sets :attr:`JudgeTurns.given`; the
+        board and this picker are left as they were (a plan ends after its picks). ``None``
+        when the loop stops before (no active pair allowed, or too many forfeits), with the
+        generator restored: the caller then picks with :meth:`pick` from the start.
+        """
+        from sampling import _pickloop  # numba: imported only when a plan needs it
+
+        b, turns = self.board, self.turns
+        ok_model = b.plannable & self.fitted
+        key, count, start = b.pairs.by_model()
+        allowed = np.ones((1, 1), dtype=bool) if self.allowed is None else self.allowed
+        capacity = n + min(int(b.failed.sum()) * 4, 100_000) + 16
+        state = self.rng.bit_generator.state
+        status, k, a, c, t, judge, score = _pickloop.active_picks(
+            n, self.rng, self.cov.copy(), self.gram.copy(), self.weight,
+            float(self.scale2), ok_model, self.has_fresh.copy(), self.pair_round.copy(),
+            self.feasible.pairs.copy(), b.usable, self.playable, b.failed, b.task_n.copy(),
+            self.plan_task_n.copy(), self.plan_n.copy(), -1 if self.cap is None else self.cap,
+            key, count, start, turns.total.copy(), turns.left.copy(), turns.plan.copy(),
+            allowed, self.allowed is not None, capacity,
+        )  # fmt: skip
+        if status != _pickloop.DONE:
+            self.rng.bit_generator.state = state
+            return None
+        judged = judge[:k] >= 0
+        turns.given = judge[:k][judged].tolist()
+        return [(int(a[i]), int(c[i]), int(t[i]), float(score[i]), "active", bool(judged[i]))
+                for i in range(k)]  # fmt: skip
+
     # --- picking --------------------------------------------------------------------------
     def _ladder_distance(self, i: NDArray[np.int64], j: NDArray[np.int64]) -> NDArray[np.int64]:
         """Per pair, how far (in ranks of rated models) a rated opponent is from the rung the

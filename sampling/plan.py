@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Literal
@@ -49,6 +50,11 @@ FORFEIT_COLUMNS = ("winner", "failed_a", "failed_b")  # added when forfeits are 
 DEFAULT_MIN_MATCHES = 10
 DEFAULT_MAX_SHARE = 3.0  # a model's matches in a batch: at most 3x its fair share
 FALLBACK_PENALTY = 0.1  # ridge used when the MLE does not exist yet (planning only)
+#: Plans with at least this many matches x models pick their active phase in one compiled
+#: loop (:mod:`sampling._pickloop`, the same picks); smaller ones, where loading numba (0.5-0.7 s
+#: in a fresh process) would cost more than the NumPy picker's 1-6 ms per pick, use the picker
+#: unless the loop is loaded already.
+KERNEL_MIN_WORK = 100_000
 
 
 def fit_for_planning(
@@ -350,6 +356,16 @@ def plan_matches(
 
     reason = _phase_reason(phase, board, picker, min_matches)
     picks, n_judged = [], 0
+    if (phase == "active" or (phase == "auto" and not picker.any_cold())) and _compiled_picks(
+        picker, n, len(board.models)
+    ):  # every pick is active: the compiled loop makes them all
+        if picker.fit is None:
+            fit = current_fit()
+            if fit is not None:
+                picker.set_fit(fit)
+        if picker.fit is not None:
+            picks = picker.run_active(n) or []
+            n_judged = n if picks else 0
     while n_judged < n:
         mode = phase
         if phase == "auto":
@@ -398,6 +414,14 @@ def plan_matches(
         out["winner"] = np.where(is_judged, None, winner)
         out["failed_a"], out["failed_b"] = fail_a, fail_b
     return out
+
+
+def _compiled_picks(picker: Picker, n: int, n_models: int) -> bool:
+    """Whether the compiled loop picks the active phase: plans of :data:`KERNEL_MIN_WORK`
+    matches x models or more, or any plan once the loop is loaded; never for a picker that
+    overrides :meth:`Picker.pick` or :meth:`Picker.record`, which the loop implements."""
+    own = type(picker).pick is Picker.pick and type(picker).record is Picker.record
+    return own and (n * n_models >= KERNEL_MIN_WORK or "sampling._pickloop" in sys.modules)
 
 
 def _phase_reason(phase: str, board: Board, picker: Picker, min_matches: int) -> str:

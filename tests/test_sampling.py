@@ -197,6 +197,41 @@ def test_large_plans_repair_on_the_weighted_cost(monkeypatch):
                                                      np.random.default_rng(0)))  # fmt: skip
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_compiled_weighted_repair_is_the_python_repair(monkeypatch, seed):
+    """The compiled repair of large plans (:mod:`sampling._repair`) recolours what the Python
+    repair does, with and without routing (matches that allow only some judges)."""
+    rng = np.random.default_rng(seed)
+    m, n = 25, 700  # above the integer programme's size
+    judge_n = rng.integers(10, 40, (m, 3))
+    total = judge_n.sum(axis=0) // 2
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    allowed = rng.random((n, 3)) < 0.8
+    allowed[np.arange(n), rng.integers(0, 3, n)] = True
+    for routing in (None, allowed):
+        outs = []
+        for compiled in (True, False):
+            monkeypatch.setattr(judges_module, "_compiled_repair", lambda c=compiled: c)
+            outs.append(assign_judges(a, b, judge_n, total, np.random.default_rng(seed),
+                                      allowed=routing))  # fmt: skip
+        np.testing.assert_array_equal(outs[0], outs[1])
+        monkeypatch.setattr(judges_module, "_weighted_repair", lambda *args: None)
+        unrepaired = assign_judges(a, b, judge_n, total, np.random.default_rng(seed),
+                                   allowed=routing)  # fmt: skip
+        assert (unrepaired != outs[0]).any()  # the repairs recoloured some matches
+        monkeypatch.undo()
+
+
+def test_water_level_is_the_highest_level_the_plan_reaches():
+    rng = np.random.default_rng(4)
+    h = rng.integers(0, 30, (200, 3))
+    d = rng.integers(0, 40, 200)
+    level = judges_module._water_level(h, d)
+    reach = lambda f: np.maximum(f[:, None] - h, 0).sum(axis=1)  # noqa: E731
+    assert (reach(level) <= d).all() and (reach(level + 1) > d).all()
+
+
 def test_level_bounds():
     lo, hi, lo_t, hi_t = level_bounds(np.array([[3, 2, 2], [0, 0, 0]]), np.array([4, 2]))
     # (3, 2, 2) + 4 matches: totals level at 3/4, so the judge ahead gets at most one more;

@@ -31,6 +31,20 @@ def _log(n=1500, m=5, beta=(1.0, 0.2), ties=0.0, seed=3, tasks=30):
                          "tokens_b": tb, "headers_a": ha, "headers_b": hb})
 
 
+
+def _two_judges(seed: int, etas: tuple[float, float], **log) -> pd.DataFrame:
+    """Two logs of ``_log(**log)``, judged by "careful" and "noisy" with these qualities."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for judge, eta in zip(("careful", "noisy"), etas, strict=True):
+        d = _log(seed=int(rng.integers(1000)), **log)
+        flip = rng.random(len(d)) > eta
+        d["winner"] = np.where(flip, d.winner.map({"A": "B", "B": "A"}), d.winner)
+        d["judge"] = judge
+        frames.append(d)
+    return pd.concat(frames, ignore_index=True)
+
+
 def _glm(df, names=("tokens", "headers")):
     """The same design as a statsmodels binomial GLM: model dummies (m0 the reference) and the
     features scaled to unit root-mean-square; a tie is y = 1/2."""
@@ -134,15 +148,7 @@ def test_crowd_bt_style_equals_scipy_likelihood():
     from scipy.optimize import check_grad, minimize
     from scipy.special import expit
 
-    rng = np.random.default_rng(11)
-    frames = []
-    for judge, eta in (("careful", 0.95), ("noisy", 0.75)):
-        d = _log(n=1500, seed=int(rng.integers(1000)))
-        flip = rng.random(len(d)) > eta
-        d["winner"] = np.where(flip, d.winner.map({"A": "B", "B": "A"}), d.winner)
-        d["judge"] = judge
-        frames.append(d)
-    df = pd.concat(frames, ignore_index=True)
+    df = _two_judges(11, (0.95, 0.75), n=1500)
     r = ratings.fit(df, model=ratings.CrowdBT(prior=None), style=["tokens", "headers"],
                     anchor="m0", cluster=None)
     models, design, y = _glm(df)
@@ -321,3 +327,132 @@ def test_cr2_series_path_equals_exact(model, monkeypatch):
     np.testing.assert_allclose(series.style["se"], exact.style["se"], rtol=1e-7)
     np.testing.assert_allclose(series.se, exact.se, rtol=1e-7)
     np.testing.assert_allclose(series.style["df"], exact.style["df"], rtol=0.25)
+
+
+def _one_judge_log(seed=2, n=500, m=4, eta=0.9):
+    """One judge of quality ``eta`` over a length preference; seed 2's plain estimate puts eta
+    on its bound."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    ta, tb = rng.integers(50, 900, n), rng.integers(50, 900, n)
+    s = np.linspace(-0.6, 0.6, m)
+    win = rng.random(n) < 1 / (1 + np.exp(-(s[a] - s[b] + (ta - tb) / (ta + tb))))
+    win = np.where(rng.random(n) < eta, win, ~win)
+    return pd.DataFrame({"model_a": [f"m{i}" for i in a], "model_b": [f"m{i}" for i in b],
+                         "winner": np.where(win, "A", "B"), "task_id": rng.integers(0, 25, n),
+                         "judge": "j", "tokens_a": ta, "tokens_b": tb})
+
+
+def test_one_judge_crowd_style_widened_by_an_independent_profile(monkeypatch):
+    """A one-judge Crowd-BT posterior mode with style whose plain estimate puts eta on its bound:
+    its covariance is the CR2 one rescaled and with the profile's two-step term (the rule of
+    ratings.models.crowd.onejudge), where eta's profile-likelihood limit and the parameters'
+    move to it are computed here by scipy (strengths' normal prior, sd sqrt(5))."""
+    from scipy.optimize import brentq, minimize
+    from scipy.special import expit
+
+    import ratings.api.style as api_style
+
+    df = _one_judge_log()
+    r = ratings.fit(df, model="crowd-bt", style="tokens", anchor="m0")
+    assert r.crowd.plain_on_bound == ("j",) and r.crowd.prior_used
+    with monkeypatch.context() as mp:
+        mp.setattr(api_style, "widen_one_judge", lambda fit, *a, **k: fit)
+        r0 = ratings.fit(df, model="crowd-bt", style="tokens", anchor="m0")
+    models, design, y = _glm(df, names=("tokens",))
+    m = len(models)
+    lam = 1.0 / 5.0
+
+    def nll(v, e):
+        d = design @ v
+        sd = expit(d)
+        pa = e * sd + (1 - e) * (1 - sd)
+        s = np.r_[0.0, v[: m - 1]]
+        c = s - s.mean()
+        dl = -(y / pa - (1 - y) / (1 - pa)) * (2 * e - 1) * sd * (1 - sd)
+        g = design.T @ dl
+        g[: m - 1] += lam * c[1:]  # d/ds_i of lam/2 |s - mean s|^2 (the mean's part cancels)
+        return -np.sum(y * np.log(pa) + (1 - y) * np.log1p(-pa)) + 0.5 * lam * c @ c, g
+
+    start = [np.zeros(m)]
+
+    def profile(e):
+        res = minimize(nll, start[0], args=(e,), jac=True, method="L-BFGS-B",
+                       options={"ftol": 0.0, "gtol": 1e-9, "maxiter": 5000})
+        start[0] = res.x
+        return res.fun, res.x
+
+    top = profile(1.0)[0]  # the plain estimate's eta is on 1: the profile's top
+    eta_hat = float(r.judges["eta"].iloc[0])
+    z = 1.959963984540054
+    eta_lo = brentq(lambda e: profile(e)[0] - top - z * z / 2, 0.6, eta_hat, xtol=1e-6)
+    v_lo = profile(eta_lo)[1]
+    elo = r.elo.reindex(models).to_numpy()
+    v_hat = np.r_[(elo[1:] - elo[0]) / ELO_SCALE, r.style["coef"].iloc[0]]
+    shift = np.r_[v_lo - v_hat, eta_lo - eta_hat]
+    eta_var = float(r0.crowd.eta_cov.iloc[0, 0])
+    e1 = eta_hat - (eta_hat - eta_lo) / z
+    scale = (2 * eta_hat - 1) / (2 * e1 - 1)
+    shrink = 1 - z**2 * eta_var / (eta_hat - eta_lo) ** 2  # the sandwich's share of the term
+    extra = np.sqrt(max(shrink, 0.0)) / z * shift[: m - 1]
+    want = scale**2 * np.asarray(r0.cov)[1:, 1:] + np.outer(extra, extra)
+    assert scale > 1.05  # the rescaling applies on this board
+    np.testing.assert_allclose(np.asarray(r.cov)[1:, 1:], want, rtol=2e-3)
+
+
+def test_crowd_cr2_equals_the_textbook_formula_with_expected_information():
+    """Crowd-BT with style: CR2 (Bell & McCaffrey) written out on the verdict-level working
+    design, whose rows are dp/dparams / sqrt(p (1 - p)) for p = eta sigma(d) + (1 - eta)
+    sigma(-d): the bread is the expected information (as plain Crowd-BT's), not the observed."""
+    from scipy.special import expit
+
+    df = _two_judges(21, (0.9, 0.75), n=700, tasks=40)
+    r = ratings.fit(df, model=ratings.CrowdBT(prior=None), style=["tokens", "headers"],
+                    anchor="m0")
+    models, design, y = _glm(df)
+    m, p = len(models), 2
+    judge = (df.judge == "noisy").to_numpy().astype(int)
+    elo = r.elo.reindex(models).to_numpy()
+    v = np.r_[(elo[1:] - elo[0]) / ELO_SCALE, r.style["coef"]]
+    eta = r.judges["eta"].reindex(["careful", "noisy"]).to_numpy()
+    assert ((eta > 0.5) & (eta < 1)).all()
+    e = eta[judge]
+    s = expit(design @ v)
+    pa = e * s + (1 - e) * (1 - s)
+    sd = np.sqrt(pa * (1 - pa))
+    rows = np.column_stack([design * ((2 * e - 1) * s * (1 - s))[:, None],
+                            np.eye(2)[judge] * (2 * s - 1)[:, None]]) / sd[:, None]
+    resid = (y - pa) / sd
+    bread = np.linalg.inv(rows.T @ rows)
+    meat = np.zeros_like(bread)
+    for g in np.unique(df.task_id):
+        sel = df.task_id.to_numpy() == g
+        xg = rows[sel]
+        lam, q = np.linalg.eigh(np.eye(sel.sum()) - xg @ bread @ xg.T)
+        u = xg.T @ (q @ ((q.T @ resid[sel]) / np.sqrt(lam)))
+        meat += np.outer(u, u)
+    se = np.sqrt(np.diag(bread @ meat @ bread))
+    np.testing.assert_allclose(r.style["se"], se[m - 1:m - 1 + p], rtol=1e-6)
+    np.testing.assert_allclose(r.se.reindex(models).to_numpy()[1:], ELO_SCALE * se[:m - 1],
+                               rtol=1e-6)
+
+
+def test_feature_columns_read_as_numbers():
+    """Numeric feature columns stay numbers when read (no categorical per column): the fit equals
+    one from the same columns read as categoricals, and a missing count still names its row."""
+    df = _log(n=600)
+    cols = ["tokens_a", "tokens_b"]
+    log = ratings.read_verdicts(df, keep=cols, as_numbers=cols)
+    assert log.verdicts["tokens_a"].dtype == df["tokens_a"].dtype
+    as_text = ratings.read_verdicts(df, keep=cols)
+    assert isinstance(as_text.verdicts["tokens_a"].dtype, pd.CategoricalDtype)
+    a, b = ratings.fit(df, style="tokens"), ratings.fit(as_text, style="tokens")
+    np.testing.assert_allclose(a.strength, b.strength, atol=1e-12)
+    np.testing.assert_allclose(a.style["se"], b.style["se"], rtol=1e-12)
+    bad = df.astype({"tokens_b": float})
+    bad.loc[7, "tokens_b"] = np.nan
+    with pytest.raises(InvalidVerdictsError, match=r"missing value.*row.? \[?7"):
+        ratings.fit(bad, style="tokens")
+    kept = ratings.read_verdicts(bad, keep=cols, as_numbers=cols, errors="report")
+    assert kept.rejected["row"].tolist() == [7] and len(kept.verdicts) == len(df) - 1

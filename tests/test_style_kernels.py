@@ -74,28 +74,74 @@ def test_kernels_equal_twins_and_dense(crowd):
                                quad, atol=1e-10)
 
 
-def test_row_keys_group_equal_rows_only():
-    _, a, b, judge, cl, x, *_ = _rows(r=300)
-    x = np.round(x, 1) + 0.0
-    keys = [k.style_row_keys(cl, judge, a, b, x, 50) for k in (nb, ref)]
-    np.testing.assert_array_equal(keys[0], keys[1])
-    rows = np.column_stack([cl, judge, a, b, x])
-    _, by_row = np.unique(rows, axis=0, return_inverse=True)
-    _, by_key = np.unique(keys[0], return_inverse=True)
-    # the same partition of the verdicts, and the cluster in the high bits orders the keys
-    assert np.unique(np.column_stack([by_row.ravel(), by_key.ravel()]), axis=0).shape[0] == \
-        by_row.max() + 1 == by_key.max() + 1
-    assert np.all(np.diff(cl[np.argsort(keys[0])]) >= 0)
-
-
-def test_groups_kernel_equals_twin():
-    _, a, b, judge, cl, x, *_ = _rows(r=500, g=9)
-    x = np.round(x, 1) + 0.0
-    key = ref.style_row_keys(cl, judge, a, b, x, 50)
-    got, want = nb.style_groups(key, cl, 9), ref.style_groups(key, cl, 9)
+@pytest.mark.parametrize("coarse", [True, False])  # equal rows to sum, or none (continuous x)
+def test_aggregate_kernel_equals_twin_and_sums_equal_rows(coarse):
+    rng, a, b, judge, cl, x, *_ = _rows(r=500, g=9)
+    order = rng.permutation(a.size)  # clusters interleaved, as verdicts come
+    a, b, judge, cl = a[order], b[order], judge[order], cl[order]
+    x = np.round(x[order] / 2) if coarse else x[order]  # rounding leaves -0.0 beside 0.0
+    assert not coarse or (np.signbit(x) & (x == 0)).any()
+    w = [rng.integers(0, 2, a.size).astype(float) for _ in range(3)]
+    got = nb.style_aggregate(cl, judge, a, b, x, *w, 9)
+    want = ref.style_aggregate(cl, judge, a, b, x, *w, 9)
     for u, v in zip(got, want, strict=True):
         np.testing.assert_array_equal(u, v)
-    inv, reps = want
-    np.testing.assert_array_equal(key[reps][inv], key)  # every verdict in its key's group
-    assert np.all(np.diff(cl[reps]) >= 0)  # groups in cluster order
-    assert reps.size == np.unique(key).size
+    g_cl, g_j, g_a, g_b, g_x, g_wa, g_wb, g_tt = want
+    keys = np.column_stack([g_cl, g_j, g_a, g_b, g_x])
+    assert (keys.shape[0] < a.size) == coarse
+    assert np.unique(keys, axis=0).shape[0] == keys.shape[0]  # each distinct row once
+    first = np.array([np.flatnonzero((np.column_stack([cl, judge, a, b, x]) == k).all(axis=1))[0]
+                      for k in keys])  # fmt: skip
+    assert np.all(np.diff(g_cl) >= 0)  # by cluster, then by first verdict
+    assert all(np.all(np.diff(first[g_cl == c]) > 0) for c in range(9))
+    for gi in rng.choice(keys.shape[0], 20, replace=False):  # sums written out
+        at = np.flatnonzero((np.column_stack([cl, judge, a, b, x]) == keys[gi]).all(axis=1))
+        assert np.allclose([g_wa[gi], g_wb[gi], g_tt[gi]], [v[at].sum() for v in w])
+
+
+@pytest.mark.parametrize("flat", [False, True])
+def test_bt_pass_kernels_equal_twins_and_dense(flat):
+    rng, a, b, _, _, x, m, p, *_ = _rows(seed=3)
+    wa, wb, tt = (rng.integers(0, 3, a.size).astype(float) for _ in range(3))
+    params = rng.normal(size=m + p)
+    if flat:  # beta = 0: the kernel looks the terms up per model pair
+        params[m:] = 0.0
+    bufs = [np.full(a.size, np.nan) for _ in range(4)]
+    e = np.zeros(0)
+    for nb_rows, ref_rows in ((bufs[:2], bufs[2:]), ((e, e), (e, e))):
+        got, want = nb.style_bt_newton(params, m, a, b, x, wa, wb, tt, *nb_rows), \
+            ref.style_bt_newton(params, m, a, b, x, wa, wb, tt, *ref_rows)
+        for u, v in zip(got, want, strict=True):
+            np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
+    u = _dense(a, b, None, x, m, p, 0, np.ones(a.size), np.zeros(0))
+    d = u @ params
+    pa = 1.0 / (1.0 + np.exp(-d))
+    ya, yb = wa + tt / 2, wb + tt / 2
+    nll = -np.sum(ya * np.log(pa) + yb * np.log1p(-pa))
+    np.testing.assert_allclose(want[0], nll, rtol=1e-12)
+    np.testing.assert_allclose(want[1], -u.T @ (ya - (ya + yb) * pa), atol=1e-10)
+    np.testing.assert_allclose(want[2], u.T @ (((ya + yb) * pa * (1 - pa))[:, None] * u),
+                               atol=1e-10)
+    got, want = nb.style_bt_rows(params, m, a, b, x, wa, wb, tt), \
+        ref.style_bt_rows(params, m, a, b, x, wa, wb, tt)
+    for u_, v in zip(got, want, strict=True):
+        np.testing.assert_allclose(u_, v, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(want[0], ya - (ya + yb) * pa, atol=1e-12)
+    np.testing.assert_allclose(want[1], np.sqrt((wa + wb + tt) * pa * (1 - pa)), atol=1e-12)
+    for k in range(4):  # the Newton pass writes the same rows, kernel and twin
+        np.testing.assert_allclose(bufs[k], want[k % 2], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", [0, 1, 2, 3])
+def test_transform_kernel_equals_twin(kind):
+    rng = np.random.default_rng(kind)
+    a, b = rng.integers(0, 5, 200), rng.integers(0, 5, 200)
+    want = ref.style_transform(a, b, kind)
+    np.testing.assert_allclose(nb.style_transform(a, b, kind), want, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(nb.style_transform(a.astype(float), b.astype(float), kind), want,
+                               rtol=1e-15, atol=0)
+    u, v = a.astype(float), b.astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        written = [np.nan_to_num((u - v) / (u + v)), u - v,
+                   np.nan_to_num((u - v) / np.maximum(u, v)), np.log((1 + u) / (1 + v))][kind]
+    np.testing.assert_allclose(want, written, rtol=1e-12, atol=1e-15)

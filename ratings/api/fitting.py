@@ -218,7 +218,8 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         _check_style_source(verdicts, style.features, read.columns)
     loaded = load_log(verdicts, scope=scope, cluster=options.cluster, errors=read.errors,
                       columns=read.columns, winner_map=read.winner_map, engine=engine,
-                      keep=style_columns(style.features) if style is not None else [])
+                      keep=style_columns(style.features) if style is not None else [],
+                      as_numbers=style_columns(style.features) if style is not None else [])
     data, n_rejected, scope = loaded.data, loaded.n_rejected, loaded.scope
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "

@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from ratings.api.loading import LoadedLog
 from ratings.core.errors import option
-from ratings.core.schema import require_columns
+from ratings.core.schema import DETERMINISTIC_JUDGE, require_columns
 from ratings.data.slots import slot_counts
 from ratings.kernels.engine import resolve as resolve_engine
+from ratings.models.crowd.prior import CrowdSummary
 from ratings.models.existence import check_identifiable
 from ratings.models.style import (
+    StyleFit,
     check_ridge,
     fit_style,
     parse_style,
@@ -30,6 +33,7 @@ from ratings.models.style import (
     style_features,
     style_rows,
     style_table,
+    widen_one_judge,
 )
 from ratings.result import FitInfo, Ratings, Uncertainty
 
@@ -129,7 +133,22 @@ def _effects(fit, plan, n_style: int, *, level: float, df, adjust):
                                       df=df), adjust)  # fmt: skip
 
 
-def _crowd_default(rows, start, prior, *, level: float, **opts):
+@dataclass(frozen=True)
+class _CrowdChoice:
+    """Which Crowd-BT estimate the style fit is, as :class:`ratings.models.crowd.likelihood.
+    CrowdFit` records it: the fit, whether it is the posterior mode, the etas the plain estimate
+    put on a bound (all where it had none), whether the plain fit converged and, for a posterior
+    mode chosen over a regular plain estimate, how far the prior moved it."""
+
+    fit: StyleFit
+    prior_used: bool
+    plain_on_bound: np.ndarray | None = None
+    plain_found: bool = True
+    prior_shift: float = float("nan")
+
+
+def _crowd_default(rows, start, prior, *, level: float, one_judge: bool = False,
+                   **opts) -> _CrowdChoice:  # fmt: skip
     """Crowd-BT with style as :func:`ratings.models.crowd.likelihood.fit_crowd_default` fits
     Crowd-BT: the maximum-likelihood estimate where it is regular (converged, every estimated
     eta inside (1/2, 1) with its Wald interval) and the prior would move it by at most
@@ -142,7 +161,7 @@ def _crowd_default(rows, start, prior, *, level: float, **opts):
 
     common = {"crowd": True, "eta_free": start.estimated, **opts}
     if prior is None:
-        return fit_style(rows, start.theta, eta0=start.eta, **common)
+        return _CrowdChoice(fit_style(rows, start.theta, eta0=start.eta, **common), False)
     try:
         with warnings.catch_warnings():  # a trial: overflow or non-convergence means irregular
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -160,12 +179,14 @@ def _crowd_default(rows, start, prior, *, level: float, **opts):
         regular = bool(np.all(np.isfinite(half)) and np.all(eta - half > 0.5)
                        and np.all(eta + half < 1.0))  # fmt: skip
     if regular and on.size < 2:  # one judge: the regular plain estimate (as without style)
-        return plain
+        return _CrowdChoice(plain, False)
     post0 = (start.theta, None, start.eta) if plain is None else (plain.strength, plain.beta,
                                                                    plain.eta)  # fmt: skip
-    post = fit_style(rows, post0[0], beta0=post0[1], eta0=post0[2], prior=prior, **common)
+    post = fit_style(rows, post0[0], beta0=post0[1], eta0=post0[2], prior=prior,
+                     one_judge=one_judge, **common)  # fmt: skip
     if not regular:
-        return post
+        bound = start.estimated.copy() if plain is None else plain.eta_boundary.copy()
+        return _CrowdChoice(post, True, bound, plain is not None and plain.converged)
     move = post.params - plain.params
     move[:m] -= move[:m].mean()  # strengths against their mean, whatever the reference
     keep = np.r_[np.arange(m), on]
@@ -174,7 +195,24 @@ def _crowd_default(rows, start, prior, *, level: float, **opts):
                       + plain.cov[:m, :m].mean())  # fmt: skip
         shift = np.abs(move[keep]) / np.r_[sem, se[on]]
     shift = float(np.nanmax(np.where(np.isfinite(shift), shift, 0.0)))
-    return plain if shift <= PRIOR_SHIFT_LIMIT else post
+    if shift <= PRIOR_SHIFT_LIMIT:
+        return _CrowdChoice(plain, False)
+    return _CrowdChoice(post, True, np.zeros_like(start.estimated), True, shift)
+
+
+def _crowd_summary(choice: _CrowdChoice, data, prior) -> CrowdSummary:
+    """The Crowd-BT summary of a style fit (``Ratings.crowd``): the etas' covariance and which
+    estimate it is (:meth:`~ratings.models.crowd.prior.CrowdSummary.estimate_note`)."""
+    fit = choice.fit
+    names = pd.Index(data.judges)
+    at = fit.n_models + fit.n_features + np.arange(names.size)
+    bound = choice.plain_on_bound
+    on_bound = () if bound is None or not choice.plain_found else tuple(
+        str(j) for j in names[bound])  # fmt: skip
+    return CrowdSummary(
+        eta_cov=pd.DataFrame(fit.cov[np.ix_(at, at)], index=names, columns=names), prior=prior,
+        prior_used=choice.prior_used, plain_on_bound=on_bound, plain_found=choice.plain_found,
+        prior_shift=choice.prior_shift)
 
 
 def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "normalized",
@@ -198,7 +236,7 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
     if frame is None or "winner" not in frame.columns:
         raise TypeError("Style control needs one row per verdict with its features; pass the "
                         "verdict log (a path, DataFrame or VerdictLog).")  # fmt: skip
-    x, scale = style_features(frame, style, transform)
+    x, scale = style_features(frame, style, transform, engine)
     engine = resolve_engine(engine, data.n_verdicts)
     slots = slot_counts(frame, data, engine)
     collapsed = data.collapsed(engine=engine)
@@ -210,12 +248,22 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
         x = np.column_stack([x, extra])
     rows = style_rows(slots, x, engine)
     crowd = model == "crowd-bt"
+    summary = None
     opts = {"ref": ref, "ci": ci, "ridge": ridge, "engine": engine, "tol": tol,
             "max_iter": max_iter, "n_ridge": len(style)}  # fmt: skip
     if crowd:
         start = fit_crowd_bt(collapsed, ref=ref, tol=1e-8, engine=engine)
         plain = start.theta
-        fit = _crowd_default(rows, start, prior, level=level, **opts)
+        judged = [j for j in data.judges if j != DETERMINISTIC_JUDGE]
+        choice = _crowd_default(rows, start, prior, level=level, one_judge=len(judged) == 1,
+                                **opts)  # fmt: skip
+        fit = choice.fit
+        if choice.prior_used and len(judged) == 1:  # one judge: eta's profile widening
+            k = list(data.judges).index(judged[0])
+            fit = widen_one_judge(fit, rows, k, prior=prior, ref=ref, ridge=ridge,
+                                  n_ridge=len(style), level=level, engine=engine,
+                                  plain_on_bound=bool(choice.plain_on_bound[k]))  # fmt: skip
+        summary = _crowd_summary(replace(choice, fit=fit), data, prior)
     else:
         plain = fit_bt(collapsed, ref=ref, tol=1e-10, engine=engine).theta
         fit = fit_style(rows, plain, crowd=False, **opts)
@@ -242,5 +290,5 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
         models=data.models, strength=fit.strength, cov=fit.cov[:m, :m],
         counts=collapsed.model_counts().copy(), uncertainty=uncertainty, offset=rating,
         model=model, level=level, scope=loaded.scope, fit_info=info, judges=judges, style=table,
-        judge_effects=effects,
+        judge_effects=effects, crowd=summary,
     ).reanchor(anchor, rating)

@@ -554,8 +554,9 @@ def _read(args: argparse.Namespace):
         rename = _mapping(args.columns, "--columns") or {}
         check_style_columns([rename.get(str(c), c) for c in peek_columns(args.verdicts)],
                             parse_style(args.style))  # fmt: skip
+    style = _style_columns(args)
     return read_log(args, errors="report" if getattr(args, "rejected", None) else "raise",
-                    keep=_style_columns(args))  # fmt: skip
+                    keep=style, as_numbers=style)  # fmt: skip
 
 
 def _style_columns(args: argparse.Namespace) -> list[str]:

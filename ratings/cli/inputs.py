@@ -204,9 +204,10 @@ def _recomma(text: str, sep: str) -> str:
     return out.getvalue()
 
 
-def read_log(args: argparse.Namespace, *, errors: str = "raise", keep: Sequence[str] = ()):
+def read_log(args: argparse.Namespace, *, errors: str = "raise", keep: Sequence[str] = (),
+             as_numbers: Sequence[str] = ()):  # fmt: skip
     """The verdict log of ``args`` (:func:`ratings.read_verdicts` with the input options; the
-    ``--cluster`` column is kept)."""
+    ``--cluster`` column is kept, and ``keep``, as numbers where named in ``as_numbers``)."""
     import ratings
 
     cluster = getattr(args, "cluster", None)
@@ -216,4 +217,5 @@ def read_log(args: argparse.Namespace, *, errors: str = "raise", keep: Sequence[
         winner_map=parse_mapping(getattr(args, "winner_map", None), "--winner-map"),
         errors=errors,
         keep=([cluster] if cluster else []) + list(keep),  # e.g. --cluster question_id
+        as_numbers=as_numbers,
     )

@@ -110,8 +110,10 @@ def _codes(values: pd.Series, labels: pd.Index) -> NDArray[np.int64]:
     the column is categorical (one lookup per category, not per verdict)."""
     if isinstance(values.dtype, pd.CategoricalDtype):
         where = labels.get_indexer(pd.Index(values.cat.categories, dtype=object))
-        codes = np.asarray(values.array.codes, dtype=np.int64)
-        return np.where(codes >= 0, where[np.maximum(codes, 0)], -1)
+        codes = np.asarray(values.array.codes)
+        if np.array_equal(where, np.arange(where.size)):  # the same labels: the codes
+            return codes.astype(np.int64)
+        return np.append(where, -1)[codes]  # code -1 (missing) reads the -1 at the end
     return labels.get_indexer(pd.Index(values.to_numpy(dtype=object), dtype=object))
 
 
@@ -128,7 +130,8 @@ def _outcome_weights(frame: pd.DataFrame) -> tuple[NDArray, NDArray, NDArray, ND
     fa = _flag(frame, "failed_a")
     fb = _flag(frame, "failed_b")
     forfeit = fa | fb
-    w = np.where(fa & fb, 2, np.where(fa, 1, np.where(fb, 0, w)))
+    if forfeit.any():
+        w = np.where(fa & fb, 2, np.where(fa, 1, np.where(fb, 0, w)))
     return ((w == 0).astype(np.float64), (w == 1).astype(np.float64),
             (w == 2).astype(np.float64), forfeit)  # fmt: skip
 

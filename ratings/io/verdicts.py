@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import unicodedata
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -111,6 +111,7 @@ def read_verdicts(
     errors: Literal["raise", "report"] = "raise",
     format: Literal["csv", "parquet", "jsonl"] | None = None,
     keep: Sequence[str] = (),
+    as_numbers: Sequence[str] = (),
 ) -> VerdictLog:
     """Read a verdict log, validate every row and normalise it to the canonical columns.
 
@@ -137,6 +138,10 @@ def read_verdicts(
         ``question_id`` to cluster intervals by (``ratings.fit(..., cluster="question_id")``
         asks for it). A row with an empty value there is rejected like one with an empty
         ``task_id``.
+    as_numbers : sequence of str, optional
+        Columns of ``keep`` (e.g. style feature counts) kept as they are, not as categoricals,
+        when they hold numbers (an integer or float dtype); missing values are rejected as
+        above.
 
     Returns
     -------
@@ -179,8 +184,9 @@ def read_verdicts(
         empty="The verdicts DataFrame contains no verdicts (0 rows).")  # fmt: skip
     extra = _kept_columns(frame, keep, prefix)
     raw.update(extra)
+    plain = {c for c in as_numbers if c in extra and extra[c].dtype.kind in "iuf"}
     verdicts, rejected, summary = _validate(raw, len(frame), spellings, numbers, tuple(extra),
-                                            prefix=prefix)  # fmt: skip
+                                            prefix=prefix, plain=plain)  # fmt: skip
 
     if len(rejected):
         everything = len(rejected) == len(frame)
@@ -286,7 +292,7 @@ def _missing_verdict_columns(missing: list[str], labels: list[object]) -> str:
 
 def _validate(
     raw: dict[str, pd.Series], n: int, spellings: dict[str, int], numbers: dict[float, int],
-    extra: tuple[str, ...] = (), *, prefix: str = "",
+    extra: tuple[str, ...] = (), *, prefix: str = "", plain: Collection[str] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame, Callable[[bool, str], str]]:
     """Check every row; return (verdicts, rejected, a function building the error message).
 
@@ -294,7 +300,8 @@ def _validate(
     codes, and they leave as categoricals (the codes :func:`ratings.data.comparisons.aggregate`
     reuses).
     """
-    jobs = {c: (_factorize_text, raw[c]) for c in (*_CATEGORICAL, *extra) if c in raw}
+    jobs = {c: (_factorize_text, raw[c]) for c in (*_CATEGORICAL, *extra)
+            if c in raw and c not in plain}  # fmt: skip
     jobs["winner"] = (distinct, raw["winner"])
     found = _run_concurrently(jobs, n)
     winner = found.pop("winner")
@@ -327,7 +334,8 @@ def _validate(
         if c in codes:
             flag(f"missing {c}", codes[c] < 0)
     for c in extra:
-        flag("missing value in a column kept for clustering", codes[c] < 0)
+        missing = np.isnan(raw[c].to_numpy()) if c in plain else codes[c] < 0
+        flag("missing value in a column kept for clustering", missing)
     first_of: NDArray[np.int64] | None = None
     ids = None
     if "match_id" in raw:
@@ -347,6 +355,7 @@ def _validate(
         dtype = pd.CategoricalDtype(categories[group[0]])
         columns.update((c, pd.Categorical.from_codes(k, dtype=dtype, validate=False))
                        for c, k in zip(group, kept, strict=True))  # fmt: skip
+    columns.update((c, raw[c].to_numpy()[keep]) for c in plain)  # numbers as they are
     columns["winner"] = pd.Categorical.from_codes(outcome[keep], dtype=_WINNER_DTYPE,
                                                   validate=False)  # fmt: skip
     if ids is not None:

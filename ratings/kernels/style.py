@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["style_assemble", "style_cluster_quadratic", "style_cluster_scores",
-           "style_cluster_times", "style_gradient", "style_groups", "style_row_keys"]  # fmt: skip
+__all__ = ["style_aggregate", "style_assemble", "style_bt_newton", "style_bt_rows",
+           "style_cluster_quadratic", "style_cluster_scores", "style_cluster_times",
+           "style_gradient", "style_transform"]  # fmt: skip
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -130,73 +131,234 @@ def style_cluster_quadratic(n_clusters, n_models, row_a, row_b, row_judge, row_c
     return out
 
 
-_SEED, _MUL = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
+@njit(**_JIT)
+def _bt_terms(d, wa, wb, tt):
+    """(nll, score, info, p) of one Bradley-Terry row on d (as
+    :func:`ratings.kernels.fit.bt_row_terms` computes them)."""
+    e = np.exp(-abs(d))
+    big = 1.0 / (1.0 + e)
+    small = e * big
+    pa = big if d > 0.0 else small
+    l1p = np.log1p(e)
+    half = 0.5 * tt
+    ya = wa + half
+    yb = wb + half
+    la = ya * (min(d, 0.0) - l1p)
+    lb = yb * (min(-d, 0.0) - l1p)
+    nll = -((la if ya > 0.0 else 0.0) + (lb if yb > 0.0 else 0.0))
+    return nll, ya - (ya + yb) * pa, (ya + yb) * big * small, pa
 
 
 @njit(**_JIT)
-def style_row_keys(row_cluster, row_judge, row_a, row_b, x, hash_bits):
-    n, p = row_a.shape[0], x.shape[1]
-    bits = x.view(np.int64) if x.shape[0] else np.zeros((0, p), dtype=np.int64)
-    out = np.empty(n, dtype=np.uint64)
-    hb = np.uint64(hash_bits)
-    low = np.uint64(64) - hb
-    s31 = np.uint64(31)
-    for r in range(n):
-        h = _SEED
-        h = ((h ^ np.uint64(row_judge[r])) * _MUL)
-        h ^= h >> s31
-        h = ((h ^ np.uint64(row_a[r])) * _MUL)
-        h ^= h >> s31
-        h = ((h ^ np.uint64(row_b[r])) * _MUL)
-        h ^= h >> s31
+def _lin(params, m, p, i, j, x, r):
+    d = params[i] - params[j]
+    for k in range(p):
+        d += x[r, k] * params[m + k]
+    return d
+
+
+@njit(**_JIT)
+def style_bt_newton(params, n_models, row_a, row_b, x, wa, wb, tt, score, weight):
+    m, p = n_models, x.shape[1]
+    n = m + p
+    grad = np.zeros(n)
+    hess = np.zeros((n, n))
+    nll = 0.0
+    rows = score.shape[0] > 0
+    # at beta = 0, d depends on the pair only: its terms once per pair (when rows outnumber them)
+    flat = row_a.shape[0] > m * m and (p == 0 or np.all(params[m:] == 0.0))
+    tab = np.empty((m * m if flat else 0, 4))
+    if flat:
+        for i in range(m):
+            for j in range(m):
+                d = params[i] - params[j]
+                e = np.exp(-abs(d))
+                big = 1.0 / (1.0 + e)
+                small = e * big
+                l1p = np.log1p(e)
+                tab[i * m + j] = (min(d, 0.0) - l1p, min(-d, 0.0) - l1p,
+                                  big if d > 0.0 else small, big * small)
+    for r in range(row_a.shape[0]):
+        i, j = row_a[r], row_b[r]
+        if flat:  # as _bt_terms, its exp and log1p looked up
+            q = i * m + j
+            half = 0.5 * tt[r]
+            ya, yb = wa[r] + half, wb[r] + half
+            f = -((ya * tab[q, 0] if ya > 0.0 else 0.0) + (yb * tab[q, 1] if yb > 0.0 else 0.0))
+            pa = tab[q, 2]
+            s, w = ya - (ya + yb) * pa, (ya + yb) * tab[q, 3]
+        else:
+            f, s, w, pa = _bt_terms(_lin(params, m, p, i, j, x, r), wa[r], wb[r], tt[r])
+        nll += f
+        if rows:
+            score[r] = s
+            weight[r] = np.sqrt((wa[r] + wb[r] + tt[r]) * (pa * (1.0 - pa)))
+        grad[i] -= s
+        grad[j] += s
+        hess[i, i] += w
+        hess[j, j] += w
+        hess[i, j] -= w
         for k in range(p):
-            h = ((h ^ np.uint64(bits[r, k])) * _MUL)
-            h ^= h >> s31
-        out[r] = (np.uint64(row_cluster[r]) << hb) | (h >> low)
+            xk = x[r, k]
+            grad[m + k] -= s * xk
+            wk = w * xk
+            hess[i, m + k] += wk
+            hess[j, m + k] -= wk
+            for t in range(k + 1):
+                hess[m + k, m + t] += wk * x[r, t]
+    for a in range(n):  # mirror: (i, j) of models and the lower triangle of the features'
+        for b in range(a):
+            if a < m:
+                hess[a, b] = hess[b, a] = hess[a, b] + hess[b, a]
+            elif b < m:
+                hess[a, b] = hess[b, a]
+            else:
+                hess[b, a] = hess[a, b]
+    return nll, grad, hess
+
+
+@njit(**_JIT)
+def style_bt_rows(params, n_models, row_a, row_b, x, wa, wb, tt):
+    m, p = n_models, x.shape[1]
+    score = np.empty(row_a.shape[0])
+    weight = np.empty(row_a.shape[0])
+    for r in range(row_a.shape[0]):
+        d = _lin(params, m, p, row_a[r], row_b[r], x, r)
+        _, score[r], _, pa = _bt_terms(d, wa[r], wb[r], tt[r])
+        weight[r] = np.sqrt((wa[r] + wb[r] + tt[r]) * (pa * (1.0 - pa)))
+    return score, weight
+
+
+@njit(**_JIT)
+def style_transform(a, b, kind):
+    out = np.empty(a.shape[0])
+    for r in range(a.shape[0]):
+        u, v = float(a[r]), float(b[r])
+        if kind == 0:
+            out[r] = (u - v) / (u + v) if u + v > 0.0 else 0.0
+        elif kind == 1:
+            out[r] = u - v
+        elif kind == 2:
+            big = max(u, v)
+            out[r] = (u - v) / big if big > 0.0 else 0.0
+        else:
+            out[r] = np.log1p(u) - np.log1p(v)
     return out
 
 
+_MUL = np.uint64(0xBF58476D1CE4E5B9)
+
+
 @njit(**_JIT)
-def style_groups(key, row_cluster, n_clusters):
-    n = key.shape[0]
-    size = 1
-    while size < 2 * n:
-        size *= 2
-    mask = np.uint64(size - 1)
-    table_key = np.empty(size, dtype=np.uint64)
-    table_gid = np.full(size, -1, dtype=np.int64)
-    gid = np.empty(n, dtype=np.int64)
-    first = np.empty(n, dtype=np.int64)
-    ng = 0
-    for r in range(n):  # open addressing on the (already hashed) key
-        h = key[r] * _MUL
-        idx = np.int64((h ^ (h >> np.uint64(29))) & mask)
-        while True:
-            g = table_gid[idx]
-            if g < 0:
-                table_gid[idx] = ng
-                table_key[idx] = key[r]
-                first[ng] = r
-                gid[r] = ng
-                ng += 1
-                break
-            if table_key[idx] == key[r]:
-                gid[r] = g
-                break
-            idx = (idx + 1) & (size - 1)
-    start = np.zeros(n_clusters + 1, dtype=np.int64)
-    for g in range(ng):  # groups by cluster, keeping first appearance (a counting sort)
-        start[row_cluster[first[g]] + 1] += 1
-    for c in range(n_clusters):
-        start[c + 1] += start[c]
-    new = np.empty(ng, dtype=np.int64)
-    reps = np.empty(ng, dtype=np.int64)
-    for g in range(ng):
-        c = row_cluster[first[g]]
-        new[g] = start[c]
-        reps[start[c]] = first[g]
-        start[c] += 1
-    inv = np.empty(n, dtype=np.int64)
+def _mix(h, v):
+    h = (h ^ v) * _MUL
+    return h ^ (h >> np.uint64(31))
+
+
+@njit(**_JIT)
+def _row_hash(row_cluster, row_judge, row_a, row_b, bits, r):
+    """64-bit hash of row r; equal rows hash alike (both zeros of x hash as +0.0)."""
+    h = _mix(_mix(_mix(_mix(np.uint64(0x9E3779B97F4A7C15), np.uint64(row_cluster[r])),
+                       np.uint64(row_judge[r])), np.uint64(row_a[r])), np.uint64(row_b[r]))
+    zero = np.int64(-0x8000000000000000)  # the bits of -0.0
+    for k in range(bits.shape[1]):
+        v = bits[r, k]
+        h = _mix(h, np.uint64(0 if v == zero else v))
+    return h
+
+
+@njit(**_JIT)
+def _same(row_cluster, row_judge, row_a, row_b, x, r, g):
+    """Are rows r and g equal (-0.0 equal to 0.0)?"""
+    if not (row_cluster[g] == row_cluster[r] and row_judge[g] == row_judge[r]
+            and row_a[g] == row_a[r] and row_b[g] == row_b[r]):  # fmt: skip
+        return False
+    for k in range(x.shape[1]):
+        if x[g, k] != x[r, k]:
+            return False
+    return True
+
+
+@njit(**_JIT)
+def _by_cluster(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
+    """The rows in cluster order, keeping their order within a cluster (a counting sort; one
+    pass reading the rows in order, writing each to its place)."""
+    n, p = row_a.shape[0], x.shape[1]
+    at = np.zeros(n_clusters + 1, dtype=np.int64)
     for r in range(n):
-        inv[r] = new[gid[r]]
-    return inv, reps
+        at[row_cluster[r] + 1] += 1
+    for c in range(n_clusters):
+        at[c + 1] += at[c]
+    o_cl, o_j = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    o_a, o_b = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    o_x = np.empty((n, p))
+    o_wa, o_wb, o_tt = np.empty(n), np.empty(n), np.empty(n)
+    for r in range(n):
+        c = row_cluster[r]
+        t = at[c]
+        at[c] += 1
+        o_cl[t], o_j[t], o_a[t], o_b[t] = c, row_judge[r], row_a[r], row_b[r]
+        for k in range(p):
+            o_x[t, k] = x[r, k]
+        o_wa[t], o_wb[t], o_tt[t] = wa[r], wb[r], tt[r]
+    return o_cl, o_j, o_a, o_b, o_x, o_wa, o_wb, o_tt
+
+
+@njit(**_JIT)
+def style_aggregate(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
+    cl, judge, a, b, xs, sa, sb, st = _by_cluster(row_cluster, row_judge, row_a, row_b, x, wa,
+                                                  wb, tt, n_clusters)  # fmt: skip
+    n = a.shape[0]
+    bits = xs.view(np.int64) if n else np.zeros((0, xs.shape[1]), dtype=np.int64)
+    biggest, lo = 0, 0
+    for t in range(1, n + 1):
+        if t == n or cl[t] != cl[lo]:
+            biggest, lo = max(biggest, t - lo), t
+    size = 2
+    while size < 2 * biggest:
+        size *= 2
+    slot_row = np.empty(size, dtype=np.int64)  # a hash table per cluster, in cache
+    slot_hash = np.empty(size, dtype=np.uint64)
+    lead = np.empty(n, dtype=np.int64)  # the first row equal to each row
+    merged, lo = 0, 0
+    for hi in range(1, n + 1):
+        if hi < n and cl[hi] == cl[lo]:
+            continue
+        mask = 2
+        while mask < 2 * (hi - lo):
+            mask *= 2
+        mask -= 1
+        slot_row[:mask + 1] = -1
+        for t in range(lo, hi):  # open addressing; rows compared exactly where hashes agree
+            h = _row_hash(cl, judge, a, b, bits, t)
+            idx = np.int64(h & np.uint64(mask))
+            while True:
+                e = slot_row[idx]
+                if e < 0:
+                    slot_row[idx], slot_hash[idx], lead[t] = t, h, t
+                    break
+                if slot_hash[idx] == h and _same(cl, judge, a, b, xs, t, e):
+                    lead[t] = e
+                    merged += 1
+                    break
+                idx = (idx + 1) & mask
+        lo = hi
+    if not merged:
+        return cl, judge, a, b, xs, sa, sb, st
+    at = np.empty(n, dtype=np.int64)  # each group's row after compaction (in place, forward)
+    g = 0
+    for t in range(n):
+        if lead[t] == t:
+            at[t] = g
+            cl[g], judge[g], a[g], b[g] = cl[t], judge[t], a[t], b[t]
+            for k in range(xs.shape[1]):
+                xs[g, k] = xs[t, k]
+            sa[g], sb[g], st[g] = sa[t], sb[t], st[t]
+            g += 1
+        else:
+            d = at[lead[t]]
+            sa[d] += sa[t]
+            sb[d] += sb[t]
+            st[d] += st[t]
+    return (cl[:g].copy(), judge[:g].copy(), a[:g].copy(), b[:g].copy(), xs[:g].copy(),
+            sa[:g].copy(), sb[:g].copy(), st[:g].copy())

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["style_assemble", "style_cluster_quadratic", "style_cluster_scores",
-           "style_cluster_times", "style_gradient", "style_groups", "style_row_keys"]  # fmt: skip
+from ratings.kernels.fit_ref import bt_row_terms, expit
+
+__all__ = ["style_aggregate", "style_assemble", "style_bt_newton", "style_bt_rows",
+           "style_cluster_quadratic", "style_cluster_scores", "style_cluster_times",
+           "style_gradient", "style_transform"]  # fmt: skip
 
 
 def style_gradient(n_models, n_judges, row_a, row_b, row_judge, x, s_d, s_eta):
@@ -112,30 +115,62 @@ def style_cluster_quadratic(n_clusters, n_models, row_a, row_b, row_judge, row_c
     return out
 
 
-_SEED, _MUL = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
+def _lin(params, n_models, row_a, row_b, x):
+    """d_r = s_a - s_b + beta . x_r."""
+    m, p = n_models, x.shape[1]
+    return params[row_a] - params[row_b] + x @ params[m:m + p]
 
 
-def style_row_keys(row_cluster, row_judge, row_a, row_b, x, hash_bits):
-    """Sort keys of verdicts -> uint64[R]: the cluster above the low ``hash_bits`` bits, which
-    hold the top bits of a 64-bit hash of (judge, a, b, the bits of x). Equal (cluster, judge,
-    a, b, x) give equal keys; ``x`` must hold no -0.0 (add 0.0 first)."""
-    h = np.full(row_a.shape[0], _SEED)
-    with np.errstate(over="ignore"):
-        for col in [row_judge, row_a, row_b, *np.ascontiguousarray(x).view(np.int64).T]:
-            h ^= col.astype(np.uint64)
-            h *= _MUL
-            h ^= h >> np.uint64(31)
-    hb = np.uint64(hash_bits)
-    return (row_cluster.astype(np.uint64) << hb) | (h >> (np.uint64(64) - hb))
+def style_bt_newton(params, n_models, row_a, row_b, x, wa, wb, tt, score, weight):
+    """Bradley-Terry with style at ``params`` (s (M), beta (P)) -> (negative log-likelihood,
+    its gradient float64[M + P], its Hessian float64[M + P, M + P]); ties as half wins.
+    Unless ``score`` is empty, :func:`style_bt_rows` is written into ``score`` and
+    ``weight``."""
+    if score.size:
+        score[:], weight[:] = style_bt_rows(params, n_models, row_a, row_b, x, wa, wb, tt)
+    r = np.arange(row_a.size)
+    nll, score, info, _ = bt_row_terms(np.append(_lin(params, n_models, row_a, row_b, x), 0.0), r,
+                                       np.full(r.size, r.size), wa, wb, tt, False)  # fmt: skip
+    e = np.zeros(0)
+    j = np.zeros(0, dtype=np.int64)
+    grad = style_gradient(n_models, 0, row_a, row_b, j, x, score, e)
+    return nll, -grad, style_assemble(n_models, 0, row_a, row_b, j, x, info, e, e)
 
 
-def style_groups(key, row_cluster, n_clusters):
-    """Verdicts grouped by equal ``key`` -> (group of each verdict int64[R], first verdict of
-    each group int64[G]); groups are numbered by cluster, then by first appearance."""
-    if not key.size:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+def style_bt_rows(params, n_models, row_a, row_b, x, wa, wb, tt):
+    """Per row (its summed score on d, its working weight sqrt(n p (1 - p)))."""
+    d = _lin(params, n_models, row_a, row_b, x)
+    s = expit(d)
+    return wa + 0.5 * tt - (wa + wb + tt) * s, np.sqrt((wa + wb + tt) * (s * (1.0 - s)))
+
+
+def style_transform(a, b, kind):
+    """One feature per verdict from the two answers' counts: (a - b) / (a + b) (kind 0; 0 where
+    both are 0), a - b (1), (a - b) / max(a, b) (2; 0 where both are 0) or
+    log(1 + a) - log(1 + b) (3)."""
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == 0:
+            return np.where(a + b > 0, (a - b) / (a + b), 0.0)
+        if kind == 1:
+            return a - b
+        if kind == 2:
+            return np.where(np.maximum(a, b) > 0, (a - b) / np.maximum(a, b), 0.0)
+        return np.log1p(a) - np.log1p(b)
+
+
+def style_aggregate(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
+    """Verdicts summed by equal (cluster, judge, a, b, x) -> (cluster, judge, a, b, x, wa, wb,
+    tt) of the groups, ordered by cluster, then by first verdict (-0.0 equals 0.0)."""
+    ints = np.column_stack([row_cluster, row_judge, row_a, row_b])
+    if not ints.shape[0]:
+        e = np.zeros(0)
+        return (*(np.zeros(0, dtype=np.int64) for _ in range(4)), x[:0].copy(), e, e, e)
+    _, first, inv = np.unique(np.column_stack([ints.astype(np.float64), x]), axis=0,
+                              return_index=True, return_inverse=True)  # fmt: skip
     order = np.lexsort((first, row_cluster[first]))
     rank = np.empty(first.size, dtype=np.int64)
     rank[order] = np.arange(first.size)
-    return rank[inv.ravel()].astype(np.int64), first[order].astype(np.int64)
+    inv, reps = rank[inv.ravel()], first[order]
+    return (*(np.ascontiguousarray(c, dtype=np.int64) for c in ints[reps].T), x[reps],
+            *(np.bincount(inv, w, reps.size) for w in (wa, wb, tt)))

@@ -40,6 +40,7 @@ profile costs about 15 refits of the board with eta fixed.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -52,7 +53,8 @@ from ratings.kernels.engine import Engine
 from ratings.models.crowd.likelihood import CrowdFit, fit_crowd_bt
 from ratings.models.crowd.prior import CrowdPrior
 
-__all__ = ["OneJudgeWidening", "one_judge_widening", "single_judge", "widened"]
+__all__ = ["OneJudgeWidening", "one_judge_widening", "profile_lower_limit", "profile_prior",
+           "single_judge", "widened", "widening"]
 
 _EPS_PRIOR = 1e-9  # Beta pseudo-counts of the profile's top: keep eta = 1 reachable but finite
 _MAX_SCALE = 1e3  # the profile reaches a coin flip within one of its standard errors
@@ -103,45 +105,78 @@ def one_judge_widening(
     if k is None:
         return None
     name, m = data.judges[k], fit.theta.size
-    ridge = CrowdPrior(_EPS_PRIOR, _EPS_PRIOR, fit.prior.strength_sd)
-    kw = {"ref": fit.ref, "prior": ridge, "engine": engine}
+    kw = {"ref": fit.ref, "prior": profile_prior(fit.prior), "engine": engine}
     fits: dict[float, CrowdFit] = {}
 
     def nll(e: float) -> float:  # the likelihood at the strengths fitted with their prior
         fits[e] = fit_crowd_bt(data, fixed_eta={name: e}, **kw)
         return fits[e].nll
 
-    from scipy.optimize import brentq  # only here: scipy.optimize costs a one-shot BT fit 0.1 s
-
     eta_hat = float(fit.eta[k])
-    z = normal_quantile(level)  # two-sided
     try:
         with warnings.catch_warnings():  # refits of a trial: divergence is caught below
             warnings.simplefilter("ignore")
             top = fit_crowd_bt(data, **kw)
-            hi = min(float(top.eta[k]), eta_hat)
-            best = min(top.nll, nll(hi))
-            crit = z * z / 2.0  # chi2_1(level) / 2
-            lo = 0.5 + 1e-3
-            if nll(lo) - best < crit:  # eta cannot be told from a coin flip at this level
-                eta_lo = lo
-            else:
-                eta_lo = brentq(lambda e: nll(e) - best - crit, lo, hi, xtol=1e-4)
+            eta_lo = profile_lower_limit(nll, float(top.nll), float(top.eta[k]), eta_hat, level)
     except (NonIdentifiableError, FloatingPointError, ValueError, np.linalg.LinAlgError):
         return None
-    gap = eta_hat - eta_lo
-    if gap <= 0:
+    if eta_hat - eta_lo <= 0:
         return None
-    e1 = eta_hat - gap / z
-    scale = _MAX_SCALE if e1 <= 0.5 else min(_MAX_SCALE, max(1.0, (2 * eta_hat - 1) / (2 * e1 - 1)))
-    if fit.plain_on_bound is not None and not fit.plain_on_bound[k]:
-        scale = 1.0  # the plain estimate is interior: the mode's eta is not pushed up
     lower = fits.get(eta_lo) or fit_crowd_bt(data, fixed_eta={name: eta_lo}, **kw)
     d = np.zeros(m + len(data.judges))
     d[:m] = lower.theta - fit.theta
     d[m + k] = eta_lo - eta_hat
+    on_bound = fit.plain_on_bound is None or bool(fit.plain_on_bound[k])
+    return widening(eta_hat, eta_lo, d, eta_var, level=level, plain_on_bound=on_bound)
+
+
+def profile_prior(prior: CrowdPrior) -> CrowdPrior:
+    """The prior of the profile's refits: ``prior``'s strengths part, and Beta pseudo-counts on
+    eta so small that eta = 1 stays reachable but finite (the profile's top)."""
+    return CrowdPrior(_EPS_PRIOR, _EPS_PRIOR, prior.strength_sd)
+
+
+def profile_lower_limit(nll: Callable[[float], float], top_nll: float, top_eta: float,
+                        eta_hat: float, level: float = 0.95,
+                        lows: tuple[float, ...] = (0.5 + 1e-3,)) -> float:  # fmt: skip
+    """eta's profile-likelihood lower limit at ``level``: the eta in (1/2, ``eta_hat``) where
+    ``nll`` (the profile: the negative log-likelihood refitted at that eta) rises chi2_1(level)
+    / 2 above its minimum (``top_nll``, at ``top_eta``, the fit with eta free); the bracket's
+    low end where it never does (eta cannot be told from a coin flip). The low end is the first
+    of ``lows`` whose refit exists (one that diverges, e.g. a style coefficient without a prior
+    near a coin flip, tries the next); ``ValueError`` if none does. Raises what a refit raises
+    at ``eta_hat``."""
+    from scipy.optimize import brentq  # only here: scipy.optimize costs a one-shot BT fit 0.1 s
+
+    z = normal_quantile(level)  # two-sided
+    hi = min(top_eta, eta_hat)
+    best = min(top_nll, nll(hi))
+    crit = z * z / 2.0  # chi2_1(level) / 2
+    for lo in (e for e in lows if e < hi):
+        try:
+            at_lo = nll(lo)
+        except (NonIdentifiableError, FloatingPointError):
+            continue
+        if at_lo - best < crit:  # eta cannot be told from a coin flip at this level
+            return lo
+        return float(brentq(lambda e: nll(e) - best - crit, lo, hi, xtol=1e-4))
+    raise ValueError("eta's profile has no refit below its estimate.")
+
+
+def widening(eta_hat: float, eta_lo: float, shift: NDArray[np.float64], eta_var: float, *,
+             level: float = 0.95, plain_on_bound: bool = True) -> OneJudgeWidening:  # fmt: skip
+    """The widening from eta's profile limit ``eta_lo`` (below ``eta_hat``) and ``shift``, the
+    move of all parameters from the estimate to the profile's fit at ``eta_lo`` (see the module
+    notes): the sandwich rescaled only where the plain estimate put eta on its bound
+    (``plain_on_bound``), and the two-step term less what the sandwich's ``eta_var`` carries."""
+    gap = eta_hat - eta_lo
+    z = normal_quantile(level)
+    e1 = eta_hat - gap / z
+    scale = _MAX_SCALE if e1 <= 0.5 else min(_MAX_SCALE, max(1.0, (2 * eta_hat - 1) / (2 * e1 - 1)))
+    if not plain_on_bound:
+        scale = 1.0  # the plain estimate is interior: the mode's eta is not pushed up
     shrink = 1.0 - z**2 * eta_var / gap**2  # the part the sandwich at the estimate carries
-    extra = (np.sqrt(shrink) / z * d)[None, :] if shrink > 0 else None
+    extra = (np.sqrt(shrink) / z * shift)[None, :] if shrink > 0 else None
     return OneJudgeWidening(float(scale), extra, float(eta_lo))
 
 

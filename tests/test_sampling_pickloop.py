@@ -1,0 +1,129 @@
+"""The compiled pick loop (:mod:`sampling._pickloop`) against the NumPy picker, plan for plan.
+
+Plans whose every pick is active are made by one numba kernel when large; the
+:class:`sampling.picker.Picker` (itself checked against a plain walk of the rule in
+``test_sampling_picks.py``) is its twin. Both paths must give the same plan row for row, for
+the same seed, on boards that reach the branches of the rule: the share cap and its
+relaxation, both objectives, routing, forfeits, the looser task levels, and a plan whose
+active pairs run out (the kernel hands over to the picker from the start).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import sampling.picker
+import sampling.plan
+from sampling import plan_matches
+from sampling.simulate import judge_matches, make_board
+
+JUDGES = ["j1", "j2", "j3"]
+
+
+def grow(board, subs, n_batches, n, *, seed=0, log=None, **kw):
+    for k in range(n_batches):
+        plan = plan_matches(log, subs, board.judges, n, seed=seed + k, **kw)
+        v = judge_matches(plan, board, seed=seed + 100 + k)
+        log = v if log is None else pd.concat([log, v], ignore_index=True)
+    return log
+
+
+@pytest.fixture
+def runs(monkeypatch):
+    """Record what each call of the compiled loop returned (None: handed back)."""
+    out = []
+    original = sampling.picker.Picker.run_active
+
+    def spy(self, n):
+        res = original(self, n)
+        out.append(res)
+        return res
+
+    monkeypatch.setattr(sampling.picker.Picker, "run_active", spy)
+    return out
+
+
+def both_paths(monkeypatch, make_plan) -> pd.DataFrame:
+    """Plan with the compiled loop and with the NumPy picker; assert the plans are equal."""
+    with monkeypatch.context() as m:
+        m.setattr(sampling.plan, "_compiled_picks", lambda picker, n, n_models: True)
+        compiled = make_plan()
+    with monkeypatch.context() as m:
+        m.setattr(sampling.plan, "_compiled_picks", lambda picker, n, n_models: False)
+        numpy = make_plan()
+    pd.testing.assert_frame_equal(compiled, numpy)
+    return compiled
+
+
+@pytest.fixture(scope="module")
+def grown():
+    board = make_board(12, 10, seed=2, judges=JUDGES)
+    subs = board.submissions[["model", "task_id"]]
+    return board, subs, grow(board, subs, 3, 60)
+
+
+CASES = [("pairwise", 3.0), ("pairwise", 1.0), ("anchored", 1.0), ("anchored", None)]
+
+
+@pytest.mark.parametrize("objective,max_share", CASES)
+def test_active_plans_equal_with_and_without_the_share_cap(monkeypatch, runs, grown, objective,
+                                                           max_share):  # fmt: skip
+    _, subs, log = grown
+    plan = both_paths(monkeypatch, lambda: plan_matches(
+        log, subs, JUDGES, 90, seed=3, anchor="model-04", objective=objective,
+        max_share=max_share))  # fmt: skip
+    assert runs[0] is not None and len(runs) == 1  # the loop made the plan
+    assert (plan["phase"] == "active").all()
+
+
+def test_routing_and_explicit_active_phase(monkeypatch, runs, grown):
+    _, subs, log = grown
+    route = pd.DataFrame({"task_id": [f"task-{k:03d}" for k in range(4)], "judge": "j3"})
+    both_paths(monkeypatch, lambda: plan_matches(log, subs, JUDGES, 70, seed=8, phase="active",
+                                                 task_judges=route))  # fmt: skip
+    assert runs[0] is not None
+
+
+def test_forfeits(monkeypatch, runs, grown):
+    _, subs, log = grown
+    subs = subs.copy()
+    subs["failed"] = np.where(np.random.default_rng(0).random(len(subs)) < 0.15, "true", "")
+    plan = both_paths(monkeypatch, lambda: plan_matches(log, subs, JUDGES, 60, seed=1,
+                                                        forfeits=True))  # fmt: skip
+    assert runs[0] is not None
+    assert (plan["judge"] == "deterministic").any()
+
+
+def test_looser_task_levels(monkeypatch, runs):
+    uses = []
+    original = sampling.picker.slack_levels
+
+    def counted(*args):
+        for mask in original(*args):
+            uses.append(1)
+            yield mask
+
+    monkeypatch.setattr(sampling.picker, "slack_levels", counted)
+    board = make_board(5, 4, seed=0, judges=JUDGES, coverage=0.7)
+    subs = board.submissions[["model", "task_id"]]
+    log = grow(board, subs, 3, 8)
+    both_paths(monkeypatch, lambda: plan_matches(
+        log, subs, JUDGES, 15, seed=1, anchor="model-00", objective="anchored",
+        max_share=None, phase="active"))  # fmt: skip
+    assert uses  # the NumPy picker went past the strict levels
+    assert runs[0] is not None
+
+
+def test_no_active_pair_left_hands_over_to_the_picker(monkeypatch, runs):
+    """An unrated model (min_matches=0: no balanced phase) is not scored; once the rated pairs
+    have played every task, the next pick is balanced, which only the picker makes."""
+    board = make_board(4, 2, seed=0, judges=JUDGES)
+    subs = board.submissions[["model", "task_id"]]
+    rated = subs[subs["model"] != "model-03"]
+    log = grow(board, rated, 1, 6)
+    plan = both_paths(monkeypatch, lambda: plan_matches(log, subs, JUDGES, 8, seed=0,
+                                                        min_matches=0))  # fmt: skip
+    assert runs == [None]
+    assert set(plan["phase"]) == {"active", "balanced"}
