@@ -14,7 +14,9 @@ under ``--dir`` (default: the system's temporary directory) and are deleted at t
   (``task_id``, ``model_a``, ``model_b``, ``winner``), as Dask chooses to run it (a shuffle into
   several outputs) and as one tree reduction (``split_out=1``, the shape of ours);
 - ``duckdb``: ``ratings.aggregate(relation_of(glob))`` against DuckDB's ``GROUP BY`` of the same
-  columns with its groups fetched (what any use of them must do).
+  columns with its groups fetched (what any use of them must do). Ours runs on the connection
+  ``relation_of`` makes (DuckDB held to 1 GB, spilling beyond it), the floor on DuckDB's
+  defaults (up to 80 % of memory; held to 1 GB it fails to fetch 15M groups at once).
 
 Peak memory: the most resident memory any process of the path held (the child; for Dask, also
 each worker), from ``getrusage``. Usage::
@@ -128,11 +130,11 @@ def child_duckdb(glob: str, repeats: int, which: str) -> dict:
     import ratings
     from ratings.data.sql import relation_of
 
-    con = duckdb.connect()
+    con = duckdb.connect()  # DuckDB's defaults: the floor held to 1 GB could not fetch 15M groups
     con.execute("SET enable_progress_bar = false")
     keys = ", ".join(COLUMNS)
     query = f"SELECT {keys}, count(*) AS n FROM read_parquet('{glob}') GROUP BY ALL"
-    fns = {"floor: GROUP BY columns, fetched": lambda: con.sql(query).fetch_arrow_table(),
+    fns = {"floor: GROUP BY columns, fetched": lambda: con.sql(query).to_arrow_table(),
            "ours: ratings.aggregate(relation)": lambda: ratings.aggregate(relation_of(glob))}
     fns = {k: v for k, v in fns.items() if which in ("both", k.split(":")[0])}
     return {"times": _timed(fns, repeats), "peak_mb": _peak_mb()}
@@ -193,6 +195,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-max", type=int, default=10_000_000,
                         help="largest log read into memory for the counts path")
     parser.add_argument("--dir", default=tempfile.gettempdir())
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the written log (its directory is printed) for --parts")
+    parser.add_argument("--parts", help="a directory of part-*.parquet files written by an "
+                        "earlier run with --keep (same --n, --models, --tasks, --seed): used, "
+                        "not written")
     parser.add_argument("--out", default=str(HERE / "results" / "scale.csv"))
     parser.add_argument("--child", choices=["counts", "dask", "duckdb"])
     parser.add_argument("--which", default="both")
@@ -213,9 +220,12 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict] = []
     try:
         start = time.perf_counter()
-        parts = write_log(work / "parts", args.n, args.models, args.tasks, args.seed)
+        if args.parts:
+            parts = Path(args.parts)
+        else:
+            parts = write_log(work / "parts", args.n, args.models, args.tasks, args.seed)
+            print(f"wrote {args.n:,} verdicts in {time.perf_counter() - start:.0f} s", flush=True)
         glob = str(parts / "*.parquet")
-        print(f"wrote {args.n:,} verdicts in {time.perf_counter() - start:.0f} s", flush=True)
         if "counts" in args.paths and args.n <= args.memory_max:
             rows += _counts_rows(args, glob, work)
         if "dask" in args.paths:
@@ -235,6 +245,11 @@ def main(argv: list[str] | None = None) -> int:
             rows += rows_of("duckdb", args.n, alone, wall, None)
             rows[-1]["method"] = "ours alone (peak memory of this path by itself)"
     finally:
+        if args.keep and not args.parts:
+            keep = Path(args.dir) / f"bench_scale_log_{args.n}"
+            shutil.rmtree(keep, ignore_errors=True)
+            (work / "parts").rename(keep)
+            print(f"log kept in {keep} (pass --parts {keep})", flush=True)
         shutil.rmtree(work, ignore_errors=True)
     _write(rows, Path(args.out), args)
     return 0

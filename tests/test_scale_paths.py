@@ -115,3 +115,90 @@ def test_float_counts_still_named_when_bad(value, what):
     counts.loc[2, "ties"] = value
     with pytest.raises(ratings.InvalidVerdictsError, match=rf"{what}.*rows \[2\]"):
         ratings.fit(counts)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_count_rows_kernel_and_twin_sum_like_pandas(seed):
+    from ratings.kernels import fit as fast
+    from ratings.kernels import fit_ref as slow
+
+    rng = np.random.default_rng(seed)
+    n, m, nj, ng = 500, 6, 2, 7
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m  # never a == b; both orders of a pair occur
+    g, k = rng.integers(0, ng, n), rng.integers(0, nj, n)
+    wa, wb, tt = rng.integers(0, 4, (3, n)).astype(float)
+    swap = a > b
+    want = pd.DataFrame({"cluster": g, "judge": k, "ii": np.minimum(a, b),
+                         "jj": np.maximum(a, b), "wi": np.where(swap, wb, wa),
+                         "wj": np.where(swap, wa, wb), "tt": tt}).groupby(
+        ["cluster", "judge", "ii", "jj"], as_index=False).sum()  # fmt: skip
+    for kernels in (fast, slow):
+        got = pd.DataFrame(dict(zip(want.columns, kernels.count_rows(g, k, a, b, wa, wb, tt, ng,
+                                                                       nj, m), strict=True)))
+        assert (np.diff(got["cluster"]) >= 0).all()  # rows grouped by cluster
+        pd.testing.assert_frame_equal(got.sort_values(list(want.columns[:4]), ignore_index=True),
+                                      want, check_dtype=False)  # fmt: skip
+    fast.count_rows.py_func(g, k, a, b, wa, wb, tt, ng, nj, m)
+
+
+def test_counts_with_repeats_zero_rows_and_both_orders_equal_verdicts(log):
+    v = ratings.read_verdicts(log).verdicts
+    counts = pd.DataFrame({
+        "task_id": v["task_id"].astype(str), "judge": v["judge"].astype(str),
+        "model_a": v["model_a"].astype(str), "model_b": v["model_b"].astype(str),
+        "wins_a": (v["winner"] == "A").astype(int), "wins_b": (v["winner"] == "B").astype(int),
+        "ties": (v["winner"] == "tie").astype(int)})  # one row per verdict: keys repeat
+    flip = counts.index % 3 == 0  # some rows name their pair the other way round
+    counts.loc[flip, ["model_a", "model_b", "wins_a", "wins_b"]] = counts.loc[
+        flip, ["model_b", "model_a", "wins_b", "wins_a"]].to_numpy()
+    zero = counts.iloc[:5].assign(wins_a=0, wins_b=0, ties=0)  # checked, then no row
+    counts = pd.concat([counts, zero], ignore_index=True)
+    memory = ratings.fit(log, anchor="GPT-5.5 (medium)")
+    fitted = ratings.fit(counts, anchor="GPT-5.5 (medium)")  # judges kept apart in the rows
+    np.testing.assert_allclose(fitted.strength, memory.strength, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(fitted.cov, memory.cov, rtol=0, atol=1e-10)
+    with pytest.raises(ratings.InvalidVerdictsError, match=r"against itself.*rows \[3\]"):
+        ratings.fit(counts.assign(model_b=np.where(counts.index == 3, counts["model_a"],
+                                                   counts["model_b"])))  # fmt: skip
+
+
+def test_duckdb_canonical_and_other_winners_alike(log, tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    v = log.copy()
+    v.loc[::7, "winner"] = v.loc[::7, "winner"].map({"A": "model_a", "B": "b", "tie": "TIE"})
+    v.loc[3::11, "winner"] = np.where(v.loc[3::11, "winner"] == "A", v.loc[3::11, "model_a"],
+                                      v.loc[3::11, "winner"])  # a winner written as a name
+    v.to_parquet(tmp_path / "log.parquet", index=False)
+    relation = duckdb.sql(f"SELECT * FROM read_parquet('{tmp_path / 'log.parquet'}')")
+    memory = ratings.fit(v, anchor="GPT-5.5 (medium)")
+    duck = ratings.fit(ratings.aggregate(relation), anchor="GPT-5.5 (medium)")
+    np.testing.assert_allclose(duck.strength, memory.strength, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(duck.cov, memory.cov, rtol=0, atol=1e-10)
+
+
+def test_duckdb_self_match_named_whatever_its_winners(log, tmp_path):
+    pytest.importorskip("duckdb")
+    from ratings.data.sql import relation_of
+
+    v = log.head(40).copy()
+    v.loc[[4, 6], ["task_id", "model_b"]] = [v.loc[4, "task_id"], v.loc[4, "model_a"]]
+    v.loc[[4, 6], "model_a"] = v.loc[4, "model_a"]
+    v.loc[4, "winner"], v.loc[6, "winner"] = "A", "tie"  # one group, counted per outcome
+    v.to_parquet(tmp_path / "log.parquet", index=False)
+    with pytest.raises(ratings.InvalidVerdictsError, match=r"^2 verdict.*rows \[4, 6\]"):
+        ratings.aggregate(relation_of(tmp_path / "log.parquet"))
+
+
+def test_duckdb_models_named_like_outcomes(log, tmp_path):
+    pytest.importorskip("duckdb")
+    from ratings.data.sql import relation_of
+
+    v = log.copy()
+    names = {v["model_a"].iloc[0]: "A", v["model_b"].iloc[0]: "tie"}
+    v[["model_a", "model_b"]] = v[["model_a", "model_b"]].replace(names)
+    v.to_parquet(tmp_path / "log.parquet", index=False)
+    want = ratings.read_verdicts(v, errors="report").rejected
+    with pytest.raises(ratings.InvalidVerdictsError, match="ambiguous winner") as error:
+        ratings.aggregate(relation_of(tmp_path / "log.parquet"))
+    assert sorted(error.value.rows["row"]) == sorted(want["row"])

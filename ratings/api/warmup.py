@@ -35,6 +35,7 @@ def warmup() -> None:
     _kernels.cluster_meat(2, 3, ii, jj, ii, gd, ge, starts)
     zero = np.zeros(1, dtype=np.int64)  # the judge audit's slot kernels
     _kernels.slot_collapse(zero, ii, jj, one, one, one, 1, 2)
+    _kernels.count_rows(zero, zero, ii, jj, one, one, one, 1, 1, 2)  # counts tables' rows
     _kernels.slot_cluster_scores(1, 2, 1, zero, zero, ii, jj, one, score, np.zeros(0))
     _kernels.slot_cluster_scores(1, 2, 1, zero, zero, ii, jj, one, score, one)
     from ratings.kernels import inference as cr2

@@ -20,6 +20,7 @@ from ratings.core.rows import (
     AggregatedRows,
     CollapsedRows,
     PairRows,
+    UsedCodes,
     VerdictCodes,
     summed_rows,
 )
@@ -631,15 +632,7 @@ def from_counts(
         if cluster != "task_id":
             raise InvalidVerdictsError(f"Cluster column {cluster!r} not in the counts table.")
         cluster = None
-    w = check_counts(counts)
-    keys = [c for c in ("model_a", "model_b", "judge", cluster) if c is not None and c in counts]
-    frame, weight, empty = _expanded(counts, keys, w)
-    # Rows of zero counts only are checked like the others, then leave no row behind.
-    data = _aggregate(frame, cluster=cluster, models=models, engine="auto", lazy=not empty,
-                      weights=weight, named=_COUNTS_ROWS)  # fmt: skip
-    if empty:
-        keep = (data.wi + data.wj + data.tt) > 0
-        data = data if keep.all() else data.subset(keep)
+    data = _counted_rows(counts, check_counts(counts), cluster, models)
     if "forfeits" in counts.columns:
         lost = pd.to_numeric(counts["forfeits"], errors="coerce").to_numpy(dtype=np.float64)
         bad = ~np.isfinite(lost) | (lost < 0)
@@ -651,36 +644,53 @@ def from_counts(
     return data
 
 
-def _expanded(counts: pd.DataFrame, keys: list[str],
-              w: NDArray[np.float64]) -> tuple[pd.DataFrame, NDArray[np.float64], bool]:
-    """The counts table as weighted verdicts: one row per non-zero count (its outcome the
-    winner, the count its weight), indexed by the counts' rows; rows of zero counts only
-    appear once with weight 0 (so they are validated all the same). Text columns are taken by
-    their codes when categorical (no strings copied). Also says whether such rows occur."""
-    nonzero = w > 0
-    take = [np.flatnonzero(nonzero[:, o]) for o in range(3)]
-    zero = np.flatnonzero(~nonzero.any(axis=1))
-    if zero.size:
-        take[0] = np.sort(np.concatenate([take[0], zero]))
-    idx = np.concatenate(take)
-    weight = np.concatenate([w[t, o] for o, t in enumerate(take)])
-    outcome = np.repeat(np.arange(3, dtype=np.int8), [t.size for t in take])
-    columns = {c: _taken(counts[c], idx) for c in keys}
-    columns["winner"] = pd.Categorical.from_codes(outcome, dtype=_OUTCOMES, validate=False)
-    return pd.DataFrame(columns, index=counts.index[idx], copy=False), weight, bool(zero.size)
+def _counted_rows(counts: pd.DataFrame, w: NDArray[np.float64], cluster: str | None,
+                  models) -> Comparisons:  # fmt: skip
+    """A checked counts table (``w``: its wins_a, wins_b, ties) straight into the aggregated-row
+    layout: each row oriented ``i < j`` (its wins swapped where ``model_a`` sorts after
+    ``model_b``), rows of one (cluster, judge, i, j) summed, rows grouped by cluster. Rows of
+    zero counts only are checked like the others, then leave no row behind; unusable rows are
+    named as :func:`aggregate` names a log's."""
+    n = len(counts)
+    ca, names_a = _factorized(counts["model_a"])
+    cb, names_b = _factorized(counts["model_b"])
+    if models is None:
+        labels = pd.Index(sorted(set(names_a.tolist()) | set(names_b.tolist())), dtype=object)
+    else:
+        labels = pd.Index(list(models), dtype=object)
+    amap = labels.get_indexer(names_a).astype(np.int64)
+    bmap = labels.get_indexer(names_b).astype(np.int64)
+    none = np.zeros(0, dtype=np.int64)
+    jc, judges = (_sorted_codes(counts["judge"]) if "judge" in counts.columns
+                  else (none, pd.Index([DEFAULT_JUDGE], dtype=object)))  # fmt: skip
+    gc, clusters = (none, None) if cluster is None else _sorted_codes(counts[cluster])
+    m, nj, ng = len(labels), len(judges), (len(clusters) if clusters is not None else 1)
+    a = np.append(amap, -1)[ca]  # code -1 (missing) takes the appended -1
+    b = np.append(bmap, -1)[cb]
+    k = jc.astype(np.int64) if jc.size else np.zeros(n, dtype=np.int64)
+    g = gc.astype(np.int64) if gc.size else np.zeros(n, dtype=np.int64)
+    if ((a < 0) | (b < 0) | (a == b) | (k < 0) | (g < 0)).any():
+        codes = VerdictCodes(model_a=ca, model_b=cb, model_a_map=amap, model_b_map=bmap,
+                             winner=np.zeros(n, dtype=np.int8), winner_map=np.zeros(1, np.int64),
+                             judge=jc, cluster=gc, failed_a=np.zeros(0, dtype=bool),
+                             failed_b=np.zeros(0, dtype=bool), forfeit_judge=0, n_models=m,
+                             n_judges=nj, n_clusters=ng)  # fmt: skip
+        _explain_unusable(counts, codes, pd.Index(["A"]), cluster, _COUNTS_ROWS)
+    used = (np.bincount(a, minlength=m).astype(bool) | np.bincount(b, minlength=m).astype(bool),
+            np.bincount(k, minlength=nj).astype(bool), np.bincount(g, minlength=ng).astype(bool))
+    # one slot table of m^2 entries in the kernel; larger boards take the twin's sort. The
+    # engine is chosen by the verdicts counted, as the fit's later passes choose theirs.
+    verdicts = int(w.sum())
+    rows = PairRows(*(kernels("auto", verdicts) if m * m <= _DENSE_SLOTS else kernels("numpy"))
+                    .count_rows(g, k, a, b, w[:, 0], w[:, 1], w[:, 2], ng, nj, m))
+    labelled = _Labels(labels, judges, clusters, cluster, models is None, -1)
+    data = labelled.comparisons(AggregatedRows(rows, UsedCodes(*used), None, 0))
+    keep = (data.wi + data.wj + data.tt) > 0
+    return data if keep.all() else data.subset(keep)
 
 
-_OUTCOMES = pd.CategoricalDtype(["A", "B", "tie"])
 _COUNTS_ROWS = {"noun": "row(s) of the counts table",
                 "fix": "Fix or remove those rows of the counts table."}
-
-
-def _taken(values: pd.Series, idx: NDArray[np.intp]):
-    """``values`` at positions ``idx`` (a categorical by its codes)."""
-    if isinstance(values.dtype, pd.CategoricalDtype):
-        return pd.Categorical.from_codes(values.array.codes[idx], dtype=values.dtype,
-                                         validate=False)  # fmt: skip
-    return values.array.take(idx)
 
 
 def _per_name(names: pd.Series, amounts: NDArray[np.float64]) -> pd.Series:

@@ -47,7 +47,7 @@ def _plain_counts(raw: pd.DataFrame) -> NDArray[np.float64] | None:
               for c in raw.columns]  # fmt: skip
     if not all(v is not None and v.dtype.kind in "iuf" for v in arrays):
         return None
-    values = np.empty((len(raw), len(arrays)), dtype=np.float64)
+    values = np.empty((len(arrays), len(raw)), dtype=np.float64).T  # each column contiguous
     for j, v in enumerate(arrays):
         if len(v) and not (v.min() >= 0 and v.max() <= MAX_COUNT):  # NaN fails both
             return None

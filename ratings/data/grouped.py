@@ -53,6 +53,7 @@ def counts_of_groups(
     *,
     columns: Mapping[str, str] | None = None,
     winner_map: Mapping[object, str] | None = None,
+    outcomes: NDArray[np.integer] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Validate grouped verdicts and count them.
 
@@ -64,6 +65,10 @@ def counts_of_groups(
         How many verdicts each row stands for.
     columns, winner_map : mapping, optional
         As for :func:`ratings.read_verdicts`.
+    outcomes : ndarray of int, shape (n, 3), optional
+        Verdicts of each row won by A, won by B and tied, for rows counted per outcome by the
+        engine (their ``winner`` a stand-in that validates alike; failure flags must not
+        decide them); -1 in rows counted by their own ``winner``.
 
     Returns
     -------
@@ -83,9 +88,13 @@ def counts_of_groups(
     flags = bool({"failed_a", "failed_b"} & set(raw_columns(groups.columns, columns)))
     keys, outcome, decided = count_columns(v, flags=flags)
     out = pd.DataFrame(keys, copy=False)
-    out["wins_a"] = w * (outcome == 0)
-    out["wins_b"] = w * (outcome == 1)
-    out["ties"] = w * (outcome == 2)
+    for o, name in enumerate(("wins_a", "wins_b", "ties")):
+        out[name] = w * (outcome == o)
+    if outcomes is not None:
+        split = np.asarray(outcomes, dtype=np.int64)[v.index.to_numpy()]
+        within = (split[:, 0] >= 0) & ~decided
+        for o, name in enumerate(("wins_a", "wins_b", "ties")):
+            out[name] = np.where(within, split[:, o], out[name].to_numpy())
     if flags:
         out["forfeits"] = w * decided
     return out, log.rejected[["row", "reason"]]

@@ -2,11 +2,13 @@
 
 A DuckDB relation (a Parquet or CSV glob, a table, any query) is grouped by the raw values of the
 columns a fit reads and counted, in DuckDB: it streams the files and spills its hash table to disk
-when it must, so the log never has to fit in memory. The groups (one per distinct combination of
-task, judge, models, winner and flags) are validated by :func:`ratings.read_verdicts` itself
-(:mod:`ratings.data.grouped`), so every rule is the in-memory one; the rows of rejected groups are
-then looked up in DuckDB and named by file and row (or by position in the relation). Repeated
-``match_id`` values are not looked for here (that needs every id at once).
+beyond its memory limit (1 GB on the connections made here), so the log never has to fit in
+memory. A winner written ``A``, ``B`` or ``tie`` is counted per outcome within its group (one
+group per task and ordered pair, not three); other winner values keep groups of their own. The
+groups are validated by :func:`ratings.read_verdicts` itself (:mod:`ratings.data.grouped`), so
+every rule is the in-memory one; the rows of rejected groups are then looked up in DuckDB and
+named by file and row (or by position in the relation). Repeated ``match_id`` values are not
+looked for here (that needs every id at once).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 
 from ratings.core.errors import InvalidVerdictsError, format_rows
@@ -25,12 +28,16 @@ from ratings.data.grouped import (
     raw_columns,
 )
 
-__all__ = ["aggregate_counts_sql", "is_duckdb_relation", "relation_of"]
+__all__ = ["MEMORY_LIMIT", "aggregate_counts_sql", "connect", "is_duckdb_relation", "relation_of"]
 
 _SHOWN = 1000  # rejected rows fetched to name them
+#: Memory a connection of :func:`relation_of` lets DuckDB hold (it spills beyond it).
+MEMORY_LIMIT = "1GB"
 _SIZE = "n_verdicts__"
 _BATCH = 1_000_000  # groups converted and validated at a time
-_SUM_ABOVE = 8_000_000  # rows of counts held before equal keys are summed
+_SUM_ABOVE = 4_000_000  # rows of counts held before equal keys are summed
+_CANON = "canonical_winner__"  # the group's winner is A, B or tie: counted per outcome
+_SPLIT = ("wins_a__", "wins_b__", "ties__")
 
 
 def is_duckdb_relation(obj: object) -> bool:
@@ -40,13 +47,12 @@ def is_duckdb_relation(obj: object) -> bool:
 
 def relation_of(path: str | os.PathLike[str], connection=None):
     """A DuckDB relation over a Parquet or CSV file or glob (``logs/*.parquet``), carrying each
-    row's file (and, for Parquet, row number) for error messages."""
-    import duckdb
+    row's file (and, for Parquet, row number) for error messages.
 
-    con = connection
-    if con is None:
-        con = duckdb.connect()
-        con.execute("SET enable_progress_bar = false")  # no bar written over the CLI's output
+    Without a ``connection``, one from :func:`connect` is made; a ``connection`` passed in is
+    used with its own settings.
+    """
+    con = connect() if connection is None else connection
     name = os.fspath(path)
     quoted = "'" + name.replace("'", "''") + "'"
     lower = name.lower()
@@ -56,6 +62,31 @@ def relation_of(path: str | os.PathLike[str], connection=None):
     if lower.endswith((".csv", ".tsv", ".csv.gz", ".tsv.gz")):
         return con.sql(f"SELECT * FROM read_csv({quoted}, all_varchar = true)")
     raise ValueError(f"{name!r}: the DuckDB engine reads Parquet or CSV files (or globs).")
+
+
+def connect():
+    """A DuckDB connection held to :data:`MEMORY_LIMIT` (its group-by spills to a temporary
+    directory beyond it, removed at exit), free to return groups in any order, and without a
+    progress bar (none written over the CLI's output)."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
+    con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+    con.execute("SET preserve_insertion_order = false")
+    con.execute(f"SET temp_directory = '{_spill_directory()}'")
+    return con
+
+
+def _spill_directory() -> str:
+    """A fresh temporary directory for DuckDB to spill to, removed when Python exits."""
+    import atexit
+    import shutil
+    import tempfile
+
+    path = tempfile.mkdtemp(prefix="ratings-duckdb-")
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path.replace("'", "''")
 
 
 def _quoted(column: str) -> str:
@@ -69,6 +100,11 @@ def aggregate_counts_sql(
     winner_map: Mapping[object, str] | None = None,
 ) -> pd.DataFrame:
     """Validate a DuckDB relation of verdicts and reduce it to a counts table.
+
+    Verdicts whose winner is written ``A``, ``B`` or ``tie`` are counted per outcome inside
+    each group (a third of the groups to fetch and validate); other winner values keep a group
+    of their own, validated as written. With ``winner_map``, failure flags or models named
+    like an outcome, every winner value is a group key.
 
     Parameters
     ----------
@@ -90,17 +126,51 @@ def aggregate_counts_sql(
         Unusable rows, named by file and row (or position) with their reasons.
     """
     cols = raw_columns(relation.columns, columns)
+    canonical = [(columns or {}).get(c, c) for c in cols]
+    winner = [c for c, name in zip(cols, canonical, strict=True) if name == "winner"]
+    flags = {"failed_a", "failed_b"} & set(canonical)  # they decide outcomes: values as written
+    if winner_map is None and winner and not flags:
+        try:
+            return _counted(relation, cols, columns, winner_map, winner[0])
+        except _OutcomeNames:  # a model named like an outcome: winner values as written
+            pass
+    return _counted(relation, cols, columns, winner_map, None)
+
+
+class _OutcomeNames(Exception):
+    """A model is named ``A``, ``B`` or ``tie``: outcomes cannot be counted within groups."""
+
+
+def _counted(relation, cols: list[str], columns, winner_map, winner: str | None) -> pd.DataFrame:
+    """:func:`aggregate_counts_sql`; ``winner``: the winner column whose canonical values are
+    counted within the groups (None: every value a group key)."""
     keys = ", ".join(_quoted(c) for c in cols)
-    reader = relation.query("src", f"SELECT {keys}, count(*) AS {_SIZE} FROM src GROUP BY ALL"
-                            ).to_arrow_reader(_BATCH)  # fmt: skip
+    split = ""
+    if winner is not None:
+        w = _quoted(winner)
+        text = f"CAST({w} AS VARCHAR)"
+        keys = ", ".join(_quoted(c) for c in cols if c != winner)
+        keys += (f", CASE WHEN {text} IN ('A', 'B', 'tie') THEN NULL ELSE {w} END AS {w}, "
+                 f"{text} IN ('A', 'B', 'tie') AS {_CANON}")  # fmt: skip
+        split = "".join(f", count(*) FILTER (WHERE {text} = '{o}') AS {s}"
+                        for o, s in zip(("A", "B", "tie"), _SPLIT, strict=True))  # fmt: skip
+    reader = relation.query("src", f"SELECT {keys}, count(*) AS {_SIZE}{split} FROM src "
+                            "GROUP BY ALL").to_arrow_reader(_BATCH)  # fmt: skip
     partials: list[PartialCounts] = []
     bad, n_bad = [], 0
     for batch in reader:  # one batch of groups in memory at a time, summed as it comes
-        grouped = _to_pandas(batch)
-        size = grouped.pop(_SIZE).to_numpy()
+        outcomes = None
+        if winner is not None:
+            outcomes, stand_in = _outcomes(batch, winner)
+            batch = batch.set_column(batch.schema.get_field_index(winner), winner, stand_in)
+        grouped = _to_pandas(batch.select(cols))
+        size = batch.column(_SIZE).to_numpy()
+        if winner is not None:
+            _refuse_outcome_names(grouped, columns)
         try:
             counts, rejected = counts_of_groups(grouped, size, columns=columns,
-                                                winner_map=winner_map)  # fmt: skip
+                                                winner_map=winner_map,
+                                                outcomes=outcomes)  # fmt: skip
         except InvalidVerdictsError as error:  # no usable group in this batch
             if not len(error.rows):
                 raise
@@ -109,16 +179,49 @@ def aggregate_counts_sql(
             rows = rejected["row"].to_numpy()
             n_bad += int(size[rows].sum())
             found = grouped.iloc[rows][cols].astype(object).reset_index(drop=True)
+            if winner is not None:  # canonical winners are looked up as any of them
+                found[_CANON] = outcomes[rows, 0] >= 0
+                found.loc[found[_CANON], winner] = None
             bad.append(found.assign(reason__=rejected["reason"].astype(object).to_numpy()))
         if counts is not None:
             partials.append(partial_of_counts(counts))
-        if sum(len(p.counts) for p in partials) > _SUM_ABOVE:  # bound the memory held
+        # Bound the memory held; groups counted per outcome are distinct keys already (bar
+        # those of other winner values), so summing them would not shrink them.
+        if winner is None and sum(len(p.counts) for p in partials) > _SUM_ABOVE:
             partials = [combine_partials(partials)]
     if n_bad:
-        _raise_rejected(relation, pd.concat(bad, ignore_index=True).head(_SHOWN), cols, n_bad)
+        _raise_rejected(relation, pd.concat(bad, ignore_index=True).head(_SHOWN), cols, n_bad,
+                        winner)
     if not partials:
         raise InvalidVerdictsError("The relation holds no verdicts.")
-    return combine_partials(partials, summed=False).frame()  # from_counts sums repeated keys
+    total = combine_partials(partials, summed=False)  # from_counts sums repeated keys
+    partials.clear()  # the parts' memory goes before the table is built
+    return total.frame()
+
+
+def _outcomes(batch, winner: str):
+    """Verdicts of each group won by A, by B and tied where its winner was canonical (its
+    ``winner`` then set to ``"A"``, a stand-in that validates like any of them), else -1."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    canon = pc.fill_null(batch.column(_CANON), False)
+    split = np.column_stack([batch.column(s).to_numpy() for s in _SPLIT])
+    split[~canon.to_numpy(zero_copy_only=False)] = -1
+    column = batch.column(winner)
+    if pc.any(canon).as_py():
+        column = pc.if_else(canon, pa.scalar("A"), pc.cast(column, pa.string()))
+    return split, column
+
+
+def _refuse_outcome_names(grouped: pd.DataFrame, columns) -> None:
+    """Raise :class:`_OutcomeNames` when a model is named like an outcome (a winner written as
+    a model's name then reads differently from the stand-in)."""
+    for c in grouped.columns:
+        if (columns or {}).get(c, c) in ("model_a", "model_b"):
+            names = pd.Index(grouped[c].cat.categories.astype(str)).str.strip()
+            if names.isin(["A", "B", "tie"]).any():
+                raise _OutcomeNames
 
 
 def _to_pandas(table) -> pd.DataFrame:
@@ -132,16 +235,23 @@ def _to_pandas(table) -> pd.DataFrame:
     return pa.table(cols, names=table.column_names).to_pandas()
 
 
-def _raise_rejected(relation, bad: pd.DataFrame, cols: list[str], n: int) -> None:
+def _raise_rejected(relation, bad: pd.DataFrame, cols: list[str], n: int,
+                    winner: str | None = None) -> None:  # fmt: skip
     """Raise naming the first rows of the rejected groups (file and row, or position);
-    ``bad``: the groups' values and ``reason__``."""
+    ``bad``: the groups' values and ``reason__`` (and, with ``winner`` counted per outcome,
+    whether the group's winner was canonical)."""
     names = relation.columns
     by_file = "filename" in names and "file_row_number" in names
     where = ("s.filename AS file, s.file_row_number AS row" if by_file
              else "NULL AS file, pos AS row")  # fmt: skip
     order = "s.filename, s.file_row_number" if by_file else "pos"
-    match = " AND ".join(f"CAST(s.{_quoted(c)} AS VARCHAR) IS NOT DISTINCT FROM "
-                         f"CAST(b.{_quoted(c)} AS VARCHAR)" for c in cols)  # fmt: skip
+    same = {c: f"CAST(s.{_quoted(c)} AS VARCHAR) IS NOT DISTINCT FROM "
+               f"CAST(b.{_quoted(c)} AS VARCHAR)" for c in cols}  # fmt: skip
+    if winner is not None:
+        w = _quoted(winner)
+        same[winner] = (f"(CASE WHEN b.{_CANON} THEN CAST(s.{w} AS VARCHAR) IN ('A', 'B', "
+                        f"'tie') ELSE {same[winner]} END)")  # fmt: skip
+    match = " AND ".join(same.values())
     found = _lookup(relation, bad, where, order, match)
     parts = []
     for reason, group in found.groupby("reason", sort=False):

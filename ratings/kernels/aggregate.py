@@ -33,7 +33,8 @@ from ratings.core.rows import (
     summed_rows,
 )
 
-__all__ = ["aggregate_codes", "collapse_codes", "collapse_rows", "verdict_cluster_scores"]
+__all__ = ["aggregate_codes", "collapse_codes", "collapse_rows", "count_rows",
+           "verdict_cluster_scores"]
 
 _JIT = {"cache": True, "nogil": True}
 # Aggregation uses a dense (group, i, j) table while it has at most N / 2 + _DENSE_EXTRA slots.
@@ -216,6 +217,71 @@ def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
         acc[3 * key + 2] += tt[r]
         seen[key] = True
     return _dense_rows(acc, seen, n_models)
+
+
+@njit(**_JIT)
+def count_rows(cluster, judge, model_a, model_b, wins_a, wins_b, ties, n_clusters, n_judges,
+               n_models):  # fmt: skip
+    """The rows of a counts table in the aggregated-row layout: each row oriented ``i < j`` (its
+    wins swapped where ``model_a > model_b``), rows of one (cluster, judge, i, j) summed,
+    ordered by cluster -> (cluster, judge, ii, jj int64[R']; wi, wj, tt float64[R']).
+
+    ``model_a``, ``model_b``: model codes (valid, never equal); ``wins_a``, ``wins_b``,
+    ``ties``: float64[N]. A counting sort by (cluster, judge) moves each row's pair
+    key and counts (sequential writes into each group's block, no random reads), then one
+    (i, j) slot table serves every group: rows within a group come in order of first
+    occurrence."""
+    n = model_a.shape[0]
+    n_outer = n_clusters * n_judges
+    starts = np.zeros(n_outer + 1, dtype=np.int64)
+    for r in range(n):
+        starts[cluster[r] * n_judges + judge[r] + 1] += 1
+    for o in range(n_outer):
+        starts[o + 1] += starts[o]
+    fill = starts[:-1].copy()
+    pair = np.empty(n, dtype=np.int64)
+    moved = np.empty((n, 3))
+    for r in range(n):
+        o = cluster[r] * n_judges + judge[r]
+        p = fill[o]
+        fill[o] = p + 1
+        a, b = model_a[r], model_b[r]
+        if a < b:
+            pair[p] = a * n_models + b
+            moved[p, 0] = wins_a[r]
+            moved[p, 1] = wins_b[r]
+        else:
+            pair[p] = b * n_models + a
+            moved[p, 0] = wins_b[r]
+            moved[p, 1] = wins_a[r]
+        moved[p, 2] = ties[r]
+    out_g = np.empty(n, dtype=np.int64)
+    out_k = np.empty(n, dtype=np.int64)
+    out_i = np.empty(n, dtype=np.int64)
+    out_j = np.empty(n, dtype=np.int64)
+    out_w = np.zeros((3, n))
+    slot = np.full(n_models * n_models, -1, dtype=np.int64)
+    rows = 0
+    for o in range(n_outer):
+        first = rows
+        for p in range(starts[o], starts[o + 1]):
+            key = pair[p]
+            s = slot[key]
+            if s < 0:
+                s = rows
+                slot[key] = s
+                out_g[s] = o // n_judges
+                out_k[s] = o % n_judges
+                out_i[s] = key // n_models
+                out_j[s] = key % n_models
+                rows += 1
+            out_w[0, s] += moved[p, 0]
+            out_w[1, s] += moved[p, 1]
+            out_w[2, s] += moved[p, 2]
+        for s in range(first, rows):
+            slot[out_i[s] * n_models + out_j[s]] = -1
+    return (out_g[:rows], out_k[:rows], out_i[:rows], out_j[:rows], out_w[0, :rows],
+            out_w[1, :rows], out_w[2, :rows])
 
 
 def _dense_fits(space: int, n: int) -> bool:

@@ -33,8 +33,9 @@ _ORIENTED: list = []
 
 __all__ = [  # the twin of each kernel of ratings.kernels.fit, and the sigmoid helpers
     "aggregate_codes", "bt_row_terms", "bt_scores", "cluster_meat", "cluster_scores",
-    "collapse_codes", "collapse_rows", "crowd_assemble", "crowd_row_terms", "expit", "laplacian",
-    "log_expit", "scatter_diff", "slot_cluster_scores", "slot_collapse", "verdict_cluster_scores",
+    "collapse_codes", "collapse_rows", "count_rows", "crowd_assemble", "crowd_row_terms", "expit",
+    "laplacian", "log_expit", "scatter_diff", "slot_cluster_scores", "slot_collapse",
+    "verdict_cluster_scores",
 ]  # fmt: skip
 
 
@@ -234,6 +235,27 @@ def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
     r = uniq.size
     return (uniq // (n_models * n_models), (uniq // n_models) % n_models, uniq % n_models,
             np.bincount(code, wi, r), np.bincount(code, wj, r), np.bincount(code, tt, r))
+
+
+def count_rows(cluster, judge, model_a, model_b, wins_a, wins_b, ties, n_clusters, n_judges,
+               n_models):  # fmt: skip
+    """Rows of a counts table oriented, summed per (cluster, judge, i, j) and sorted by that
+    key: a dense table when the key space is small next to the rows, else a sort."""
+    swap = model_a > model_b
+    i, j = np.where(swap, model_b, model_a), np.where(swap, model_a, model_b)
+    wi, wj = np.where(swap, wins_b, wins_a), np.where(swap, wins_a, wins_b)
+    key = ((cluster * n_judges + judge) * n_models + i) * n_models + j
+    space = n_clusters * n_judges * n_models * n_models
+    if space <= max(4 * key.size, 1 << 20):
+        uniq = np.flatnonzero(np.bincount(key, minlength=space))
+        sums = [np.bincount(key, w, space)[uniq] for w in (wi, wj, ties)]
+    else:
+        uniq, code = np.unique(key, return_inverse=True)
+        sums = [np.bincount(code, w, uniq.size) for w in (wi, wj, ties)]
+    rest, j = np.divmod(uniq, n_models)
+    rest, i = np.divmod(rest, n_models)
+    g, k = np.divmod(rest, n_judges)
+    return (g, k, i, j, *sums)
 
 
 def _orient(c: VerdictCodes):
