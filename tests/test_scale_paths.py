@@ -202,3 +202,16 @@ def test_duckdb_models_named_like_outcomes(log, tmp_path):
     with pytest.raises(ratings.InvalidVerdictsError, match="ambiguous winner") as error:
         ratings.aggregate(relation_of(tmp_path / "log.parquet"))
     assert sorted(error.value.rows["row"]) == sorted(want["row"])
+
+
+def test_duckdb_connection_limit_follows_max_memory():
+    pytest.importorskip("duckdb")
+    from ratings.core.memory import limit_scope
+    from ratings.data.sql import connect
+
+    def limit() -> str:  # DuckDB reports it in its own units, e.g. '953.6 MiB'
+        return connect().execute("SELECT current_setting('memory_limit')").fetchone()[0]
+
+    assert limit() == "953.6 MiB"  # the default 1 GB (10^9 bytes)
+    with limit_scope("800MB"):
+        assert limit() == "381.0 MiB"  # half of 800 MB (10^6 bytes), in whole MiB

@@ -118,6 +118,11 @@ def limit_scope(max_memory: MaxMemory) -> Iterator[None]:
         _SCOPED.reset(token)
 
 
+def given_limit() -> int | None:
+    """The limit in bytes that the enclosing :func:`limit_scope` names, or None."""
+    return parse_size(_SCOPED.get())
+
+
 def memory_limit(max_memory: MaxMemory = None) -> tuple[int | None, str]:
     """The limit in bytes (None: no limit known) and how it was set, for messages."""
     given = parse_size(_SCOPED.get() if max_memory is None else max_memory)

@@ -2,14 +2,13 @@
 
 A DuckDB relation (a Parquet or CSV glob, a table, any query) is grouped by the raw values of the
 columns a fit reads and counted, in DuckDB: it streams the files and spills its hash table to disk
-beyond its memory limit (1 GB on the connections made here), so the log never has to fit in
-memory. A winner written ``A``, ``B`` or ``tie`` is counted per outcome within its group (one
-group per task and ordered pair, not three); other winner values keep groups of their own. The
-groups are validated by :func:`ratings.read_verdicts` itself (:mod:`ratings.data.grouped`), so
-every rule is the in-memory one; the rows of rejected groups are then looked up in DuckDB and
-named by file and row (or by position in the relation). Repeated ``match_id`` values are not
-looked for here (that needs every id at once).
-"""
+beyond its memory limit (1 GB on the connections made here, or half of ``--max-memory``), so the log
+never has to fit in memory. A winner written ``A``, ``B`` or ``tie`` is counted per outcome within
+its group (one group per task and ordered pair, not three); other winner values keep groups of their
+own. The groups are validated by :func:`ratings.read_verdicts` itself (:mod:`ratings.data.grouped`),
+so every rule is the in-memory one; the rows of rejected groups are then looked up in DuckDB and
+named by file and row (or by position in the relation). Repeated ``match_id`` values are not looked
+for here (that needs every id at once)."""
 
 from __future__ import annotations
 
@@ -20,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ratings.core.errors import InvalidVerdictsError, format_rows
+from ratings.core.memory import given_limit
 from ratings.data.grouped import (
     PartialCounts,
     combine_partials,
@@ -31,7 +31,9 @@ from ratings.data.grouped import (
 __all__ = ["MEMORY_LIMIT", "aggregate_counts_sql", "connect", "is_duckdb_relation", "relation_of"]
 
 _SHOWN = 1000  # rejected rows fetched to name them
-#: Memory a connection of :func:`relation_of` lets DuckDB hold (it spills beyond it).
+#: Memory a connection of :func:`relation_of` lets DuckDB hold (it spills beyond it), unless a
+#: ``--max-memory`` / ``max_memory=`` limit is in force: then half of that (the other half holds
+#: the batches of groups being counted).
 MEMORY_LIMIT = "1GB"
 _SIZE = "n_verdicts__"
 _BATCH = 1_000_000  # groups converted and validated at a time
@@ -65,14 +67,17 @@ def relation_of(path: str | os.PathLike[str], connection=None):
 
 
 def connect():
-    """A DuckDB connection held to :data:`MEMORY_LIMIT` (its group-by spills to a temporary
-    directory beyond it, removed at exit), free to return groups in any order, and without a
-    progress bar (none written over the CLI's output)."""
+    """A DuckDB connection held to :data:`MEMORY_LIMIT`, or to half the limit that
+    ``--max-memory`` sets (its group-by spills to a temporary directory beyond it, removed at
+    exit), free to return groups in any order, and without a progress bar (none written over
+    the CLI's output)."""
     import duckdb
 
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")
-    con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+    given = given_limit()
+    limit = MEMORY_LIMIT if given is None else f"{max(given // 2 // 2**20, 64)}MiB"
+    con.execute(f"SET memory_limit = '{limit}'")
     con.execute("SET preserve_insertion_order = false")
     con.execute(f"SET temp_directory = '{_spill_directory()}'")
     return con
