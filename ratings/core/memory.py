@@ -35,6 +35,7 @@ __all__ = [
     "cluster_ways",
     "fit_memory",
     "format_bytes",
+    "given_limit",
     "limit_scope",
     "memory_limit",
     "pairs_memory",
