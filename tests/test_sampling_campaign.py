@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from sampling_runs import grow
 
 import ratings
 from ratings.cli.app import main
@@ -20,15 +21,6 @@ from sampling.picker import ladder_point, share_cap
 from sampling.simulate import judge_matches, make_board, pairwise_half_width
 
 JUDGES = ["j1", "j2", "j3"]
-
-
-def grow(board, subs, n_batches, n, *, seed=0, log=None, **kw):
-    """Plan and judge ``n_batches`` batches of ``n`` from ``log``; the log afterwards."""
-    for k in range(n_batches):
-        plan = plan_matches(log, subs, board.judges, n, seed=seed + k, **kw)
-        v = judge_matches(plan, board, seed=seed + 100 + k)
-        log = v if log is None else pd.concat([log, v], ignore_index=True)
-    return log
 
 
 def opponents(plan: pd.DataFrame, model: str) -> list[str]:

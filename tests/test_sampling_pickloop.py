@@ -13,21 +13,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from sampling_runs import grow
 
 import sampling.picker
 import sampling.plan
 from sampling import plan_matches
-from sampling.simulate import judge_matches, make_board
+from sampling.simulate import make_board
 
 JUDGES = ["j1", "j2", "j3"]
-
-
-def grow(board, subs, n_batches, n, *, seed=0, log=None, **kw):
-    for k in range(n_batches):
-        plan = plan_matches(log, subs, board.judges, n, seed=seed + k, **kw)
-        v = judge_matches(plan, board, seed=seed + 100 + k)
-        log = v if log is None else pd.concat([log, v], ignore_index=True)
-    return log
 
 
 @pytest.fixture
