@@ -31,6 +31,7 @@ from ratings.core.errors import InvalidVerdictsError
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.io import read_verdicts, write_atomic
 from ratings.io.readers import format_of, is_header_only
+from ratings.models.style import TRANSFORMS
 
 MIN_MATCHES = 10  # the planner's default (sampling.plan.DEFAULT_MIN_MATCHES; checked in tests)
 
@@ -225,7 +226,7 @@ def add_next_parser(subparsers, kit: CommandKit | None = None) -> argparse.Argum
                         "per feature from the columns NAME_a and NAME_b (e.g. tokens,headers), "
                         "as in `ratings fit --style`")  # fmt: skip
     p.add_argument("--style-transform", default="normalized",
-                   choices=["normalized", "diff", "ratio", "log-ratio"],
+                   choices=list(TRANSFORMS),
                    help="with --style: how a feature's two sides become one number (default "
                         "normalized: (a - b) / (a + b))")  # fmt: skip
     p.set_defaults(func=cmd_next)

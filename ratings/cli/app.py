@@ -52,6 +52,7 @@ from ratings.core.errors import (
     options_rendered_by,
 )
 from ratings.core.memory import limit_scope
+from ratings.models.style import TRANSFORMS
 
 __all__ = ["DESCRIPTIONS", "EXAMPLES", "EXIT_DATA", "FLAGS", "USER_ERRORS", "build_parser", "main",
            "program"]
@@ -129,7 +130,7 @@ def _add_fit_options(p: argparse.ArgumentParser, *, scope: bool = True, bt: bool
                             "columns NAME_a and NAME_b (e.g. tokens,headers); ratings are those "
                             "of answers of equal style")  # fmt: skip
         e.add_argument("--style-transform", default="normalized",
-                       choices=["normalized", "diff", "ratio", "log-ratio"],
+                       choices=list(TRANSFORMS),
                        help="how a feature's two sides become one number (default normalized: "
                             "(a - b) / (a + b))")
         e.add_argument("--style-ridge", type=float, default=0.0, metavar="LAMBDA",
