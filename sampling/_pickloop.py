@@ -225,18 +225,10 @@ def active_picks(n, rng, cov, gram, weight, scale2, ok_model, has_fresh, pair_ro
                 under = cap >= 0 and plan_n[i] < cap and plan_n[j] < cap
                 if 2 * level > min_step[1] and (not under or 2 * level > min_step[0]):
                     continue  # a lower step allows some pair in each pass it is in
-                fits = False
-                for jj in range(n_judges):
-                    if judge_left[jj] > 0 and least[i, jj] and least[j, jj]:
-                        fits = True
-                        break
-                step = 2 * level + (0 if fits else 1)
+                step = 2 * level + (0 if _judge_fits(i, j, least, judge_left) else 1)
                 if step > min_step[1] and (not under or step > min_step[0]):
                     continue
-                quad = max(d[i] + d[j] - 2.0 * cov[i, j], 0.0)
-                norm2 = max(gd[i] + gd[j] - 2.0 * gram[i, j], 0.0)
-                w = weight[i, j]
-                score = w * norm2 / (1.0 + w * quad) * scale2
+                score = _pair_score(i, j, d, gd, cov, gram, weight, scale2)
                 for ps in range(2):
                     if (ps == 0 and not under) or step > min_step[ps]:
                         continue
@@ -402,7 +394,6 @@ def _slack_pick(task_ok, ps, cap, tie, cov, gram, weight, scale2, d, gd, ok_mode
             if usable[x, t]:
                 spread = max(spread, plan_task_n[x, t] - plan_min[x])
     fresh = np.zeros(t_count, dtype=np.bool_)
-    n_judges = judge_left.size
     for slack in range(1, spread + 1):
         best_a = np.full(2, -1, dtype=np.int64)  # [fits, any]
         best_c = np.zeros(2, dtype=np.int64)
@@ -427,15 +418,8 @@ def _slack_pick(task_ok, ps, cap, tie, cov, gram, weight, scale2, d, gd, ok_mode
                         break
                 if not hit:
                     continue
-                quad = max(d[i] + d[j] - 2.0 * cov[i, j], 0.0)
-                norm2 = max(gd[i] + gd[j] - 2.0 * gram[i, j], 0.0)
-                w = weight[i, j]
-                score = w * norm2 / (1.0 + w * quad) * scale2
-                fits = False
-                for jj in range(n_judges):
-                    if judge_left[jj] > 0 and least[i, jj] and least[j, jj]:
-                        fits = True
-                        break
+                score = _pair_score(i, j, d, gd, cov, gram, weight, scale2)
+                fits = _judge_fits(i, j, least, judge_left)
                 for f in range(2):
                     if f == 0 and not fits:
                         continue
@@ -455,6 +439,25 @@ def _slack_pick(task_ok, ps, cap, tie, cov, gram, weight, scale2, d, gd, ok_mode
                         c, t, slack, usable, plan_task_n, plan_min)  # fmt: skip
                 return a, c, best_score[f]
     return -1, -1, 0.0
+
+
+@numba.njit(cache=True, inline="always")
+def _pair_score(i, j, d, gd, cov, gram, weight, scale2):
+    """``Picker.ranking``'s score of pair ``(i, j)`` from the covariance and its square
+    (``d``, ``gd``: their diagonals)."""
+    quad = max(d[i] + d[j] - 2.0 * cov[i, j], 0.0)
+    norm2 = max(gd[i] + gd[j] - 2.0 * gram[i, j], 0.0)
+    w = weight[i, j]
+    return w * norm2 / (1.0 + w * quad) * scale2
+
+
+@numba.njit(cache=True, inline="always")
+def _judge_fits(i, j, least, judge_left):
+    """Has some judge with turns left the lowest count of both ``i`` and ``j``?"""
+    for jj in range(judge_left.size):
+        if judge_left[jj] > 0 and least[i, jj] and least[j, jj]:
+            return True
+    return False
 
 
 @numba.njit(cache=True, inline="always")
