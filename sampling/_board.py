@@ -209,7 +209,7 @@ def history_frame(verdicts: pd.DataFrame | VerdictLog | None, scope: str | None)
     if "judge" in frame.columns:
         judge = Labels.of(frame["judge"].fillna(""), "Verdicts")
     a, b = Labels.of(frame["model_a"], "Verdicts"), Labels.of(frame["model_b"], "Verdicts")
-    same = a.names[a.codes] == b.names[b.codes]
+    same = a.codes == pd.Index(a.names).get_indexer(b.names)[b.codes]  # -1: not a model_a
     if same.any():
         raise ValueError(
             f"{int(same.sum())} verdict(s) pit a model against itself, at rows "

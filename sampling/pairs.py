@@ -40,11 +40,8 @@ class PairCounts:
         self.lo, self.hi = np.divmod(pair, m)
         self.count = count.astype(np.int64)
         # each model's side: (opponent * T + task) keys, sorted, with their counts
-        x = np.concatenate([self.lo, self.hi])
-        key = np.concatenate([self.hi, self.lo]) * t + np.concatenate([self.task, self.task])
-        order = np.argsort(x * (m * t) + key)  # one sort key: each (x, key) is distinct
-        self._key, self._count = key[order], np.concatenate([count, count])[order]
-        self._start = np.searchsorted(x[order], np.arange(m + 1))
+        self._key, self._count, self._start = _by_model(m, t, self.lo, self.hi, self.task,
+                                                        self.count)  # fmt: skip
         self.plan: dict[tuple[int, int], list[int]] = {}  # (lo, hi) -> tasks planned, in order
         self.plan_keys: list[list[int]] = [[] for _ in range(m)]  # per model: opp * T + task
 
@@ -72,3 +69,36 @@ class PairCounts:
         self.plan.setdefault((min(a, c), max(a, c)), []).append(task)
         self.plan_keys[a].append(c * self.t + task)
         self.plan_keys[c].append(a * self.t + task)
+
+
+def _by_model(m: int, t: int, lo: NDArray[np.int64], hi: NDArray[np.int64],
+              task: NDArray[np.int64], count: NDArray[np.int64],
+              ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:  # fmt: skip
+    """Every model's cells as ``(key, count, start)`` (:meth:`PairCounts.by_model`) from the
+    cells sorted by ``(lo, hi, task)``, without sorting them again.
+
+    Model ``x``'s keys ``opponent * T + task`` are its cells as ``hi`` (opponents below ``x``),
+    in ``(lo, task)`` order, then its cells as ``lo`` (opponents above), in ``(hi, task)``
+    order: the first are the cells of ``hi == x`` in the order they come (a stable sort by
+    ``hi``), the second a run of the sorted cells.
+    """
+    n = lo.size
+    n_hi = np.bincount(hi, minlength=m)
+    n_lo = np.bincount(lo, minlength=m)
+    start = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(n_hi + n_lo, out=start[1:])
+    small = np.int16 if m <= np.iinfo(np.int16).max else np.int64  # radix sort when small
+    by_hi = np.argsort(hi.astype(small), kind="stable")
+    first_hi = np.cumsum(n_hi) - n_hi  # each model's first cell in by_hi
+    first_lo = np.cumsum(n_lo) - n_lo  # and in the sorted cells
+    rank = np.arange(n, dtype=np.int64)
+    key = np.empty(2 * n, dtype=np.int64)
+    out = np.empty(2 * n, dtype=np.int64)
+    h = hi[by_hi]
+    dest = start[h] + rank - first_hi[h]
+    key[dest] = lo[by_hi] * t + task[by_hi]
+    out[dest] = count[by_hi]
+    dest = start[lo] + n_hi[lo] + rank - first_lo[lo]
+    key[dest] = hi * t + task
+    out[dest] = count
+    return key, out, start
