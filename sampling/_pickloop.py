@@ -259,15 +259,23 @@ def _best_at(lev, under_only, n_at, level, under, ties, d, gd, cov, gram, weight
             continue
         if dense:  # the row's scores as _pair_score's, in one vectorised pass
             di, gdi = d[i], gd[i]
-            top = -np.inf  # the row's best score at the level (NaN: none)
             for k in range(m - i - 1):  # a count from 0: indices known >= 0
                 j = i + 1 + k
                 quad = max(di + d[j] - 2.0 * cov[i, j], 0.0)
                 norm2 = max(gdi + gd[j] - 2.0 * gram[i, j], 0.0)
                 w = weight[i, j]
                 row_score[j] = w * norm2 / (1.0 + w * quad) * scale2
-                at = level[i, j] == lev and (under[j] or not under_only)
-                top = max(top, row_score[j] if at else -np.inf)
+            top = -np.inf  # the row's best score at the level (NaN scores left out)
+            if under_only:
+                for k in range(m - i - 1):
+                    j = i + 1 + k
+                    v = row_score[j] if level[i, j] == lev and under[j] else -np.inf
+                    top = v if v > top else top
+            else:
+                for k in range(m - i - 1):
+                    j = i + 1 + k
+                    v = row_score[j] if level[i, j] == lev else -np.inf
+                    top = v if v > top else top
             if a_fit >= 0 and top < -neg_fit:
                 continue  # no pair of the row can beat the best (neg_fit finite here)
         for j in range(i + 1, m):
