@@ -177,11 +177,11 @@ def _refresh_row(level, counts, under, bits, x, ok_model, w_start, w_word, w_bit
         lev = n_levels
         if ok_model[x] and ok_model[y]:
             for k in range(n_levels):
-                hit = np.uint64(0)
                 for w in range(n_words):
-                    hit |= bits[k, x, w] & bits[k, y, w] & ~gone[y * n_words + w]
-                if hit != 0:
-                    lev = k
+                    if bits[k, x, w] & bits[k, y, w] & ~gone[y * n_words + w]:
+                        lev = k
+                        break
+                if lev == k:
                     break
         old = level[x, y]
         if old != lev:
