@@ -6,16 +6,21 @@ of a millisecond per pick. :func:`active_picks` runs the same rule, pick after p
 numba kernel over the same arrays, and the planner falls back to the :class:`Picker` (the
 kernel's NumPy twin, tested pick for pick equal) for anything the kernel does not do:
 
-* scores: :func:`sampling.criteria.pair_reduction` of every candidate pair, and the rank-one
+* scores: :func:`sampling.criteria.pair_reduction` of the candidate pairs, and the rank-one
   update of the covariance and its square (:func:`sampling.criteria.record_comparison`,
   same operations in the same order, the dot product through the same BLAS call);
 * feasibility: per model and strict task level a bitset of the tasks (:func:`task_levels`);
-  the pairs matrices of :class:`sampling.feasibility.PairFeasibility` are refreshed for the
-  two picked models from the bitsets and each pair's non-fresh cells;
+  the pairs matrices of :class:`sampling.feasibility.PairFeasibility` are one (M, M) matrix
+  of each pair's lowest level, with the number of pairs per level, refreshed for the two
+  picked models from the bitsets and each pair's non-fresh cells (history cells as bitset
+  words, :func:`_history_words`); a pick scores only the pairs at the lowest level of its cap
+  pass, a row at a time, and walks only the rows that may hold a better pair;
 * the choice of the pair (share cap, task levels, judge fits, then the slack levels), of the
   task and of the judge (:class:`sampling.judges.JudgeTurns`), each with its random tie-break
-  drawn from the plan's generator in the same order and number as the :class:`Picker`, so a
-  seed gives the same plan on either path.
+  from the plan's generator in the same order and number as the :class:`Picker`, so a seed
+  gives the same plan, and leaves the generator in the same state, on either path. The loop
+  keeps the PCG64 state itself (:mod:`sampling._pcg64`): a pick's tie-breaks of the pairs are
+  skipped over in one jump and computed only when two scores are equal.
 
 The kernel stops with a status instead of deciding what only the :class:`Picker` decides: no
 active pair left (a balanced pick would follow), or more forfeit rows than its buffers hold.
