@@ -15,6 +15,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 import ratings
+from ratings.core.threads import one_blas_thread
 from sampling._board import Board
 from sampling.criteria import centred, comparison_weight, pair_reduction, record_comparison
 from sampling.feasibility import N_LEVELS, PairFeasibility, slack_levels, task_levels
@@ -142,7 +143,8 @@ class Picker:
             self.scale2 *= 2.0 / max(int(self.fitted.sum()) - 1, 1)
         else:
             self.cov = cov
-        self.gram = self.cov @ self.cov  # kept up to date by record_comparison
+        with one_blas_thread():  # the same bits on any number of cores; no thread left spinning
+            self.gram = self.cov @ self.cov  # kept up to date by record_comparison
         ladder = np.flatnonzero(self.rated & self.fitted)
         order = ladder[np.lexsort((ladder, strength[ladder]))]  # weakest first
         self.rung[:] = np.nan
