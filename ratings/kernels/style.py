@@ -163,32 +163,15 @@ def style_bt_newton(params, n_models, row_a, row_b, x, wa, wb, tt, score, weight
     n = m + p
     grad = np.zeros(n)
     hess = np.zeros((n, n))
+    # the features' gradient and Hessian block, summed apart from ``hess`` (every row adds to
+    # them: as arrays of their own they stay in registers, not stores into ``hess``)
+    g_x = np.zeros(p)
+    h_xx = np.zeros((p, p))
     nll = 0.0
     rows = score.shape[0] > 0
-    # at beta = 0, d depends on the pair only: its terms once per pair (when rows outnumber them)
-    flat = row_a.shape[0] > m * m and (p == 0 or np.all(params[m:] == 0.0))
-    tab = np.empty((m * m if flat else 0, 4))
-    if flat:
-        for i in range(m):
-            for j in range(m):
-                d = params[i] - params[j]
-                e = np.exp(-abs(d))
-                big = 1.0 / (1.0 + e)
-                small = e * big
-                l1p = np.log1p(e)
-                tab[i * m + j] = (min(d, 0.0) - l1p, min(-d, 0.0) - l1p,
-                                  big if d > 0.0 else small, big * small)
     for r in range(row_a.shape[0]):
         i, j = row_a[r], row_b[r]
-        if flat:  # as _bt_terms, its exp and log1p looked up
-            q = i * m + j
-            half = 0.5 * tt[r]
-            ya, yb = wa[r] + half, wb[r] + half
-            f = -((ya * tab[q, 0] if ya > 0.0 else 0.0) + (yb * tab[q, 1] if yb > 0.0 else 0.0))
-            pa = tab[q, 2]
-            s, w = ya - (ya + yb) * pa, (ya + yb) * tab[q, 3]
-        else:
-            f, s, w, pa = _bt_terms(_lin(params, m, p, i, j, x, r), wa[r], wb[r], tt[r])
+        f, s, w, pa = _bt_terms(_lin(params, m, p, i, j, x, r), wa[r], wb[r], tt[r])
         nll += f
         if rows:
             score[r] = s
@@ -200,12 +183,16 @@ def style_bt_newton(params, n_models, row_a, row_b, x, wa, wb, tt, score, weight
         hess[i, j] -= w
         for k in range(p):
             xk = x[r, k]
-            grad[m + k] -= s * xk
+            g_x[k] -= s * xk
             wk = w * xk
             hess[i, m + k] += wk
             hess[j, m + k] -= wk
             for t in range(k + 1):
-                hess[m + k, m + t] += wk * x[r, t]
+                h_xx[k, t] += wk * x[r, t]
+    for k in range(p):
+        grad[m + k] = g_x[k]
+        for t in range(k + 1):
+            hess[m + k, m + t] = h_xx[k, t]
     for a in range(n):  # mirror: (i, j) of models and the lower triangle of the features'
         for b in range(a):
             if a < m:

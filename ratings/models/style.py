@@ -27,8 +27,8 @@ features leave every verdict its own row. Rows are kept in cluster order. Unpena
 likelihood (an optional ridge ``ridge / 2 |beta|^2`` on the style coefficients only) by Newton's
 method. For Bradley-Terry each
 evaluation is one pass over the rows (:func:`ratings.kernels.style.style_bt_newton`: the row's
-terms, the gradient and the Hessian together; at beta = 0, the start, the terms are computed once
-per model pair), split in blocks across the package's threads; Crowd-BT's row derivatives come
+terms, the gradient and the Hessian together, the features' block summed apart), split in blocks
+across the package's threads; Crowd-BT's row derivatives come
 from :mod:`ratings.kernels.fit` on the linear predictor, assembled by
 :mod:`ratings.kernels.style`. Every kernel has a NumPy twin in :mod:`ratings.kernels.style_ref`.
 Crowd-BT's default follows
