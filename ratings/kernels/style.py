@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["style_aggregate", "style_assemble", "style_bt_newton", "style_bt_rows",
-           "style_cluster_quadratic", "style_cluster_scores", "style_cluster_times",
-           "style_gradient", "style_transform"]  # fmt: skip
+__all__ = ["style_assemble", "style_bt_newton", "style_bt_rows", "style_cluster_quadratic",
+           "style_cluster_scores", "style_cluster_times", "style_compact", "style_gradient",
+           "style_merge", "style_sort", "style_transform"]  # fmt: skip
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -267,9 +267,8 @@ def _same(row_cluster, row_judge, row_a, row_b, x, r, g):
 
 
 @njit(**_JIT)
-def _by_cluster(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
-    """The rows in cluster order, keeping their order within a cluster (a counting sort; one
-    pass reading the rows in order, writing each to its place)."""
+def style_sort(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
+    # a counting sort: one pass reading the rows in order, writing each to its place
     n, p = row_a.shape[0], x.shape[1]
     at = np.zeros(n_clusters + 1, dtype=np.int64)
     for r in range(n):
@@ -292,31 +291,30 @@ def _by_cluster(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters)
 
 
 @njit(**_JIT)
-def style_aggregate(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
-    cl, judge, a, b, xs, sa, sb, st = _by_cluster(row_cluster, row_judge, row_a, row_b, x, wa,
-                                                  wb, tt, n_clusters)  # fmt: skip
-    n = a.shape[0]
-    bits = xs.view(np.int64) if n else np.zeros((0, xs.shape[1]), dtype=np.int64)
-    biggest, lo = 0, 0
-    for t in range(1, n + 1):
-        if t == n or cl[t] != cl[lo]:
-            biggest, lo = max(biggest, t - lo), t
+def style_merge(cl, judge, a, b, x, lo, hi, lead):
+    # a hash table per cluster (in cache), open addressing, rows compared exactly where the
+    # hashes agree
+    n = hi - lo
+    bits = x.view(np.int64) if x.shape[0] else np.zeros((0, x.shape[1]), dtype=np.int64)
+    biggest, start = 0, lo
+    for t in range(lo + 1, hi + 1):
+        if t == hi or cl[t] != cl[start]:
+            biggest, start = max(biggest, t - start), t
     size = 2
     while size < 2 * biggest:
         size *= 2
-    slot_row = np.empty(size, dtype=np.int64)  # a hash table per cluster, in cache
+    slot_row = np.empty(size, dtype=np.int64)
     slot_hash = np.empty(size, dtype=np.uint64)
-    lead = np.empty(n, dtype=np.int64)  # the first row equal to each row
-    merged, lo = 0, 0
-    for hi in range(1, n + 1):
-        if hi < n and cl[hi] == cl[lo]:
+    merged, start = 0, lo
+    for end in range(lo + 1, hi + 1):
+        if end < hi and cl[end] == cl[start]:
             continue
         mask = 2
-        while mask < 2 * (hi - lo):
+        while mask < 2 * (end - start):
             mask *= 2
         mask -= 1
         slot_row[:mask + 1] = -1
-        for t in range(lo, hi):  # open addressing; rows compared exactly where hashes agree
+        for t in range(start, end):
             h = _row_hash(cl, judge, a, b, bits, t)
             idx = np.int64(h & np.uint64(mask))
             while True:
@@ -324,28 +322,33 @@ def style_aggregate(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clust
                 if e < 0:
                     slot_row[idx], slot_hash[idx], lead[t] = t, h, t
                     break
-                if slot_hash[idx] == h and _same(cl, judge, a, b, xs, t, e):
+                if slot_hash[idx] == h and _same(cl, judge, a, b, x, t, e):
                     lead[t] = e
                     merged += 1
                     break
                 idx = (idx + 1) & mask
-        lo = hi
-    if not merged:
-        return cl, judge, a, b, xs, sa, sb, st
-    at = np.empty(n, dtype=np.int64)  # each group's row after compaction (in place, forward)
+        start = end
+    return merged if n > 0 else 0
+
+
+@njit(**_JIT)
+def style_compact(cl, judge, a, b, x, wa, wb, tt, lead):
+    # in place, forward: each group's row after compaction, then copies of the kept part
+    n = a.shape[0]
+    at = np.empty(n, dtype=np.int64)
     g = 0
     for t in range(n):
         if lead[t] == t:
             at[t] = g
             cl[g], judge[g], a[g], b[g] = cl[t], judge[t], a[t], b[t]
-            for k in range(xs.shape[1]):
-                xs[g, k] = xs[t, k]
-            sa[g], sb[g], st[g] = sa[t], sb[t], st[t]
+            for k in range(x.shape[1]):
+                x[g, k] = x[t, k]
+            wa[g], wb[g], tt[g] = wa[t], wb[t], tt[t]
             g += 1
         else:
             d = at[lead[t]]
-            sa[d] += sa[t]
-            sb[d] += sb[t]
-            st[d] += st[t]
-    return (cl[:g].copy(), judge[:g].copy(), a[:g].copy(), b[:g].copy(), xs[:g].copy(),
-            sa[:g].copy(), sb[:g].copy(), st[:g].copy())
+            wa[d] += wa[t]
+            wb[d] += wb[t]
+            tt[d] += tt[t]
+    return (cl[:g].copy(), judge[:g].copy(), a[:g].copy(), b[:g].copy(), x[:g].copy(),
+            wa[:g].copy(), wb[:g].copy(), tt[:g].copy())

@@ -46,6 +46,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -178,20 +179,30 @@ def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto
     """Aggregate the verdicts of ``slots`` (one row per verdict, in the order of ``x``) by
     cluster, judge, slots and features, sorted by cluster (then by first appearance).
 
-    :func:`ratings.kernels.style.style_aggregate`, no loop in Python: the verdicts are put in
-    cluster order by a counting sort (which also keeps the sandwich's per-cluster passes in
-    cache), then equal rows are found within each cluster by a small hash table, keys compared
-    exactly, and summed in place (discrete features such as header counts merge many;
-    continuous ones leave every verdict its own row, returned as sorted).
+    No loop in Python: the verdicts are put in cluster order by a counting sort
+    (:func:`ratings.kernels.style.style_sort`, which also keeps the sandwich's per-cluster
+    passes in cache), equal rows are found within each cluster by a small hash table, keys
+    compared exactly (:func:`~ratings.kernels.style.style_merge`, blocks of whole clusters side
+    by side on the package's threads), and summed (:func:`~ratings.kernels.style.style_compact`)
+    when there are any: discrete features such as header counts merge many; continuous ones
+    leave every verdict its own row, returned as sorted.
     """
     ints = [np.ascontiguousarray(c, dtype=np.int64)
             for c in (slots.cluster, slots.judge, slots.a, slots.b)]  # fmt: skip
     x = np.ascontiguousarray(x, dtype=np.float64)
     w = [np.ascontiguousarray(c, dtype=np.float64) for c in (slots.wa, slots.wb, slots.tt)]
     sk = style_kernels(kernels(engine, x.shape[0]))
-    cl, judge, a, b, u_x, wa, wb, tt = sk.style_aggregate(*ints, x, *w, int(slots.n_clusters))
-    return StyleRows(cl, judge, a, b, u_x, wa, wb, tt, len(slots.models), len(slots.judges),
-                     slots.n_clusters, slots.clusters)  # fmt: skip
+    cols = sk.style_sort(*ints, x, *w, int(slots.n_clusters))
+    cl, judge, a, b, u_x = cols[:5]
+    lead = np.empty(cl.size, dtype=np.int64)
+    edges = np.searchsorted(cl, cl[[s.start for s in _blocks(cl.size)[1:]]])  # whole clusters
+    bounds = np.unique(np.r_[0, edges, cl.size])
+    blocks = [slice(int(lo), int(hi)) for lo, hi in pairwise(bounds)]
+    if sum(_side_by_side(lambda s: sk.style_merge(cl, judge, a, b, u_x, s.start, s.stop, lead),
+                         blocks)):  # fmt: skip
+        cols = sk.style_compact(*cols, lead)
+    return StyleRows(*cols, len(slots.models), len(slots.judges), slots.n_clusters,
+                     slots.clusters)  # fmt: skip
 
 
 def style_kernels(k):
