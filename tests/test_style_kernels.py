@@ -4,7 +4,6 @@ written out here (design matrix built row by row)."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from ratings.kernels import style_ref as ref
@@ -75,26 +74,27 @@ def test_kernels_equal_twins_and_dense(crowd):
                                quad, atol=1e-10)
 
 
-def _aggregate(k, cl, judge, a, b, x, w, n_clusters=9):
-    """Sort, find equal rows in two blocks of whole clusters, sum them (``style_rows``'s
-    steps, with kernels ``k``)."""
+def _aggregate(k, cl, judge, a, b, x, w, n_models, n_clusters=9):
+    """``style_rows``'s steps with kernels ``k``: sort, find equal rows, sum them."""
     cols = k.style_sort(cl, judge, a, b, x, *w, n_clusters)
     lead = np.full(cols[0].size, -1, dtype=np.int64)
-    cut = int(np.searchsorted(cols[0], n_clusters // 2))
-    merged = k.style_merge(*cols[:5], 0, cut, lead) + k.style_merge(*cols[:5], cut, lead.size,
-                                                                        lead)  # fmt: skip
+    merged = k.style_merge(*cols[:5], n_models, 3, lead)
     return k.style_compact(*cols, lead) if merged else cols
 
 
+# n_models 6: equal rows found by key; 1,000 (past DENSE_KEYS keys): by hash
+@pytest.mark.parametrize("n_models", [6, 1000])
 @pytest.mark.parametrize("coarse", [True, False])  # equal rows to sum, or none (continuous x)
-def test_aggregate_kernels_equal_twins_and_sum_equal_rows(coarse):
+def test_aggregate_kernels_equal_twins_and_sum_equal_rows(coarse, n_models):
+    assert (n_models**2 * 3 > nb.DENSE_KEYS) == (n_models > 6)
     rng, a, b, judge, cl, x, *_ = _rows(r=500, g=9)
     order = rng.permutation(a.size)  # clusters interleaved, as verdicts come
     a, b, judge, cl = a[order], b[order], judge[order], cl[order]
     x = np.round(x[order] / 2) if coarse else x[order]  # rounding leaves -0.0 beside 0.0
     assert not coarse or (np.signbit(x) & (x == 0)).any()
     w = [rng.integers(0, 2, a.size).astype(float) for _ in range(3)]
-    got, want = _aggregate(nb, cl, judge, a, b, x, w), _aggregate(ref, cl, judge, a, b, x, w)
+    got = _aggregate(nb, cl, judge, a, b, x, w, n_models)
+    want = _aggregate(ref, cl, judge, a, b, x, w, n_models)
     for u, v in zip(got, want, strict=True):
         np.testing.assert_array_equal(u, v)
     g_cl, g_j, g_a, g_b, g_x, g_wa, g_wb, g_tt = want
@@ -108,33 +108,10 @@ def test_aggregate_kernels_equal_twins_and_sum_equal_rows(coarse):
     for gi in rng.choice(keys.shape[0], 20, replace=False):  # sums written out
         at = np.flatnonzero((np.column_stack([cl, judge, a, b, x]) == keys[gi]).all(axis=1))
         assert np.allclose([g_wa[gi], g_wb[gi], g_tt[gi]], [v[at].sum() for v in w])
-
-@pytest.mark.parametrize("coarse", [True, False])
-def test_style_rows_split_across_threads_equals_twins(coarse, monkeypatch):
-    """``style_rows`` with its merge split into blocks of whole clusters on two threads gives
-    the rows of the twins run in one piece."""
-    from ratings.core import threads
-    from ratings.data.slots import SlotCounts
-    from ratings.models.style import style_rows
-
-    rng, a, b, judge, cl, x, m, _, nj, g = _rows(seed=4, r=600, g=9)
-    order = rng.permutation(a.size)
-    a, b, judge, cl = a[order], b[order], judge[order], cl[order]
-    x = np.round(x[order] / 2) if coarse else x[order]
-    w = [rng.integers(0, 2, a.size).astype(float) for _ in range(3)]
-    monkeypatch.setenv("RATINGS_NUM_THREADS", "2")
-    monkeypatch.setattr(threads, "CONCURRENT_ROWS", 100)  # blocks of about 300 rows
-    slots = SlotCounts(pd.Index(range(m)), pd.Index(range(nj)), pd.Index(range(g)), cl, judge,
-                       a, b, *w, "numba")  # fmt: skip
-    got = style_rows(slots, x, "numba")
-    cols = ref.style_sort(cl, judge, a, b, x, *w, g)
-    lead = np.empty(a.size, dtype=np.int64)
-    want = ref.style_compact(*cols, lead) if ref.style_merge(*cols[:5], 0, a.size, lead) \
-        else cols
-    for u, v in zip((got.cluster, got.judge, got.a, got.b, got.x, got.wa, got.wb, got.tt), want,
-                    strict=True):  # fmt: skip
-        np.testing.assert_array_equal(u, v)
-    assert (got.n_rows < a.size) == coarse
+    # verdicts already in cluster order are left where they are (no copy)
+    in_order = _rows(r=500, g=9)[4]
+    cols = nb.style_sort(in_order, judge, a, b, x, *w, 9)
+    assert cols[0] is in_order and cols[4] is x
 
 
 @pytest.mark.parametrize("flat", [False, True])

@@ -269,10 +269,15 @@ def _same(row_cluster, row_judge, row_a, row_b, x, r, g):
 @njit(**_JIT)
 def style_sort(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
     # a counting sort: one pass reading the rows in order, writing each to its place
+    # (the rows themselves when they are in cluster order already)
     n, p = row_a.shape[0], x.shape[1]
     at = np.zeros(n_clusters + 1, dtype=np.int64)
+    ordered = True
     for r in range(n):
         at[row_cluster[r] + 1] += 1
+        ordered = ordered and (r == 0 or row_cluster[r] >= row_cluster[r - 1])
+    if ordered:
+        return row_cluster, row_judge, row_a, row_b, x, wa, wb, tt
     for c in range(n_clusters):
         at[c + 1] += at[c]
     o_cl, o_j = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
@@ -290,24 +295,59 @@ def style_sort(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
     return o_cl, o_j, o_a, o_b, o_x, o_wa, o_wb, o_tt
 
 
+#: Most (judge, a, b) keys for which :func:`style_merge` keeps a table indexed by key (two
+#: int64 per key); past it, a hash table per cluster.
+DENSE_KEYS = 1 << 20
+
+
 @njit(**_JIT)
-def style_merge(cl, judge, a, b, x, lo, hi, lead):
-    # a hash table per cluster (in cache), open addressing, rows compared exactly where the
-    # hashes agree
-    n = hi - lo
-    bits = x.view(np.int64) if x.shape[0] else np.zeros((0, x.shape[1]), dtype=np.int64)
-    biggest, start = 0, lo
-    for t in range(lo + 1, hi + 1):
-        if t == hi or cl[t] != cl[start]:
+def style_merge(cl, judge, a, b, x, n_models, n_judges, lead):
+    n = a.shape[0]
+    for t in range(n):
+        lead[t] = t
+    n_keys = n_models * n_models * max(n_judges, 1)
+    if n_keys > DENSE_KEYS:
+        return _merge_hashed(cl, judge, a, b, x, lead)
+    # Per (judge, a, b) key: the cluster it was last seen in, and a chain of that cluster's
+    # distinct rows with the key (rows come in cluster order, so no table is ever cleared).
+    stamp = np.full(n_keys, -1, dtype=np.int64)
+    head = np.empty(n_keys, dtype=np.int64)
+    nxt = np.empty(n, dtype=np.int64)
+    merged = 0
+    for t in range(n):
+        key = (judge[t] * n_models + a[t]) * n_models + b[t]
+        if stamp[key] != cl[t]:
+            stamp[key], head[key], nxt[t] = cl[t], t, -1
+            continue
+        e = head[key]
+        while e >= 0 and not _same(cl, judge, a, b, x, t, e):
+            e = nxt[e]
+        if e >= 0:
+            lead[t] = e
+            merged += 1
+        else:
+            nxt[t], head[key] = head[key], t
+    return merged
+
+
+@njit(**_JIT)
+def _merge_hashed(cl, judge, a, b, x, lead):
+    """:func:`style_merge` by a hash table per cluster (in cache), open addressing, rows
+    compared exactly where the hashes agree."""
+    n = a.shape[0]
+    bits = x.view(np.int64) if n else np.zeros((0, x.shape[1]), dtype=np.int64)
+    biggest, start = 0, 0
+    for t in range(1, n + 1):
+        if t == n or cl[t] != cl[start]:
             biggest, start = max(biggest, t - start), t
     size = 2
     while size < 2 * biggest:
         size *= 2
     slot_row = np.empty(size, dtype=np.int64)
     slot_hash = np.empty(size, dtype=np.uint64)
-    merged, start = 0, lo
-    for end in range(lo + 1, hi + 1):
-        if end < hi and cl[end] == cl[start]:
+    merged, start = 0, 0
+    for end in range(1, n + 1):
+        if end < n and cl[end] == cl[start]:
             continue
         mask = 2
         while mask < 2 * (end - start):
@@ -320,7 +360,7 @@ def style_merge(cl, judge, a, b, x, lo, hi, lead):
             while True:
                 e = slot_row[idx]
                 if e < 0:
-                    slot_row[idx], slot_hash[idx], lead[t] = t, h, t
+                    slot_row[idx], slot_hash[idx] = t, h
                     break
                 if slot_hash[idx] == h and _same(cl, judge, a, b, x, t, e):
                     lead[t] = e
@@ -328,27 +368,30 @@ def style_merge(cl, judge, a, b, x, lo, hi, lead):
                     break
                 idx = (idx + 1) & mask
         start = end
-    return merged if n > 0 else 0
+    return merged
 
 
 @njit(**_JIT)
 def style_compact(cl, judge, a, b, x, wa, wb, tt, lead):
-    # in place, forward: each group's row after compaction, then copies of the kept part
-    n = a.shape[0]
-    at = np.empty(n, dtype=np.int64)
+    n, p = a.shape[0], x.shape[1]
+    g = 0
+    for t in range(n):
+        g += lead[t] == t
+    o_cl, o_j = np.empty(g, dtype=np.int64), np.empty(g, dtype=np.int64)
+    o_a, o_b = np.empty(g, dtype=np.int64), np.empty(g, dtype=np.int64)
+    o_x = np.empty((g, p))
+    o_wa, o_wb, o_tt = np.zeros(g), np.zeros(g), np.zeros(g)
+    at = np.empty(n, dtype=np.int64)  # each row's group (its first row's place)
     g = 0
     for t in range(n):
         if lead[t] == t:
             at[t] = g
-            cl[g], judge[g], a[g], b[g] = cl[t], judge[t], a[t], b[t]
-            for k in range(x.shape[1]):
-                x[g, k] = x[t, k]
-            wa[g], wb[g], tt[g] = wa[t], wb[t], tt[t]
+            o_cl[g], o_j[g], o_a[g], o_b[g] = cl[t], judge[t], a[t], b[t]
+            for k in range(p):
+                o_x[g, k] = x[t, k]
             g += 1
-        else:
-            d = at[lead[t]]
-            wa[d] += wa[t]
-            wb[d] += wb[t]
-            tt[d] += tt[t]
-    return (cl[:g].copy(), judge[:g].copy(), a[:g].copy(), b[:g].copy(), x[:g].copy(),
-            wa[:g].copy(), wb[:g].copy(), tt[:g].copy())
+        d = at[lead[t]]
+        o_wa[d] += wa[t]
+        o_wb[d] += wb[t]
+        o_tt[d] += tt[t]
+    return o_cl, o_j, o_a, o_b, o_x, o_wa, o_wb, o_tt

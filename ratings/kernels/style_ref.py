@@ -161,23 +161,23 @@ def style_transform(a, b, kind):
 
 def style_sort(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
     """The rows ordered by cluster, keeping their order within a cluster -> (cluster, judge, a,
-    b, x, wa, wb, tt) as new arrays."""
+    b, x, wa, wb, tt)."""
     order = np.argsort(row_cluster, kind="stable")
     return tuple(np.ascontiguousarray(c[order]) for c in (row_cluster, row_judge, row_a, row_b,
                                                           x, wa, wb, tt))  # fmt: skip
 
 
-def style_merge(cl, judge, a, b, x, lo, hi, lead):
-    """Rows ``lo:hi`` (whole clusters, sorted by cluster): ``lead[t]`` set to the first of those
-    rows equal to row t in (cluster, judge, a, b, x) (-0.0 equal to 0.0); returns the number of
-    rows that are not their own first."""
-    if hi <= lo:
+def style_merge(cl, judge, a, b, x, n_models, n_judges, lead):
+    """Rows sorted by cluster: ``lead[t]`` set to the first row equal to row t in (cluster,
+    judge, a, b, x) (-0.0 equal to 0.0); returns the number of rows that are not their own
+    first. (``n_models``, ``n_judges``: at least the largest codes plus one.)"""
+    if not a.size:
         return 0
-    keys = np.column_stack([c[lo:hi].astype(np.float64) for c in (cl, judge, a, b)]
-                           + [x[lo:hi] + 0.0])  # + 0.0 turns -0.0 into 0.0
+    keys = np.column_stack([c.astype(np.float64) for c in (cl, judge, a, b)]
+                           + [x + 0.0])  # + 0.0 turns -0.0 into 0.0
     _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    lead[lo:hi] = lo + first[inv.ravel()]
-    return int(np.sum(lead[lo:hi] != np.arange(lo, hi)))
+    lead[:] = first[inv.ravel()]
+    return int(np.sum(lead != np.arange(a.size)))
 
 
 def style_compact(cl, judge, a, b, x, wa, wb, tt, lead):

@@ -46,7 +46,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -180,12 +179,12 @@ def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto
     cluster, judge, slots and features, sorted by cluster (then by first appearance).
 
     No loop in Python: the verdicts are put in cluster order by a counting sort
-    (:func:`ratings.kernels.style.style_sort`, which also keeps the sandwich's per-cluster
-    passes in cache), equal rows are found within each cluster by a small hash table, keys
-    compared exactly (:func:`~ratings.kernels.style.style_merge`, blocks of whole clusters side
-    by side on the package's threads), and summed (:func:`~ratings.kernels.style.style_compact`)
-    when there are any: discrete features such as header counts merge many; continuous ones
-    leave every verdict its own row, returned as sorted.
+    (:func:`ratings.kernels.style.style_sort`; it keeps the sandwich's per-cluster passes in
+    cache, and leaves verdicts that come in cluster order as they are), equal rows are found
+    within each cluster by key (:func:`~ratings.kernels.style.style_merge`, compared exactly)
+    and summed into the first of them (:func:`~ratings.kernels.style.style_compact`) when there
+    are any: discrete features such as header counts merge many; continuous ones leave every
+    verdict its own row.
     """
     ints = [np.ascontiguousarray(c, dtype=np.int64)
             for c in (slots.cluster, slots.judge, slots.a, slots.b)]  # fmt: skip
@@ -193,13 +192,8 @@ def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto
     w = [np.ascontiguousarray(c, dtype=np.float64) for c in (slots.wa, slots.wb, slots.tt)]
     sk = style_kernels(kernels(engine, x.shape[0]))
     cols = sk.style_sort(*ints, x, *w, int(slots.n_clusters))
-    cl, judge, a, b, u_x = cols[:5]
-    lead = np.empty(cl.size, dtype=np.int64)
-    edges = np.searchsorted(cl, cl[[s.start for s in _blocks(cl.size)[1:]]])  # whole clusters
-    bounds = np.unique(np.r_[0, edges, cl.size])
-    blocks = [slice(int(lo), int(hi)) for lo, hi in pairwise(bounds)]
-    if sum(_side_by_side(lambda s: sk.style_merge(cl, judge, a, b, u_x, s.start, s.stop, lead),
-                         blocks)):  # fmt: skip
+    lead = np.empty(x.shape[0], dtype=np.int64)
+    if sk.style_merge(*cols[:5], len(slots.models), len(slots.judges), lead):
         cols = sk.style_compact(*cols, lead)
     return StyleRows(*cols, len(slots.models), len(slots.judges), slots.n_clusters,
                      slots.clusters)  # fmt: skip
