@@ -438,6 +438,8 @@ def active_picks(n, state, cov, gram, weight, scale2, ok_model, has_fresh, pair_
                                       h_count, h_start, p_head, p_opp, p_task,
                                       p_next)  # fmt: skip
             if a >= 0:
+                _fresh(fresh, cnt, planned, a, c, playable, pair_round, h_key, h_count,
+                       h_start, p_head, p_opp, p_task, p_next)  # fmt: skip
                 break
         if a < 0:
             return NO_PAIR, k, out_a, out_c, out_t, out_j, out_s
@@ -486,8 +488,8 @@ def active_picks(n, state, cov, gram, weight, scale2, ok_model, has_fresh, pair_
                     if y != x and under[y]:
                         counts[1, level[x, y]] -= 1
                 under[x] = False
-        _fresh(fresh, cnt, planned, a, c, playable, pair_round, h_key, h_count, h_start,
-               p_head, p_opp, p_task, p_next)  # fmt: skip
+        fresh[t] = False  # fresh and cnt of (a, c) before the pick, now with t planned
+        cnt[t] += 1
         if not fresh.any():  # a new round for the pair
             r = _MAXINT
             for tt in range(t_count):
