@@ -212,12 +212,13 @@ class Picker:
         if self.fitted[a] and self.fitted[b]:
             record_comparison(self.cov, self.gram, a, b, self.weight[a, b])
 
-    def run_active(self, n: int) -> list[tuple] | None:
+    def run_active(self, n: int) -> tuple[NDArray, ...] | None:
         """Pick active matches until ``n`` are judged in one compiled loop, or ``None``.
 
         The same picks, scores and judge turns as :meth:`pick` and :meth:`record` would make
         in turn (:mod:`sampling._pickloop`), drawn from the same generator. Returns the picks
-        as ``(a, c, task, score, "active", judged)`` and sets :attr:`JudgeTurns.given`; the
+        as columns ``(a, c, task, score, phase, judged)`` (``phase`` all ``"active"``) and
+        sets :attr:`JudgeTurns.given`; the
         board and this picker are left as they were (a plan ends after its picks). ``None``
         when the loop stops before (no active pair allowed, or too many forfeits), with the
         generator restored: the caller then picks with :meth:`pick` from the start.
@@ -245,8 +246,7 @@ class Picker:
         _pcg64.set_state_words(self.rng.bit_generator, state)
         judged = judge[:k] >= 0
         turns.given = judge[:k][judged].tolist()
-        return [(int(a[i]), int(c[i]), int(t[i]), float(score[i]), "active", bool(judged[i]))
-                for i in range(k)]  # fmt: skip
+        return a[:k], c[:k], t[:k], score[:k], np.full(k, "active", dtype=object), judged
 
     # --- picking --------------------------------------------------------------------------
     def _ladder_distance(self, i: NDArray[np.int64], j: NDArray[np.int64]) -> NDArray[np.int64]:
