@@ -75,30 +75,19 @@ def _by_model(m: int, t: int, lo: NDArray[np.int64], hi: NDArray[np.int64],
               task: NDArray[np.int64], count: NDArray[np.int64],
               ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:  # fmt: skip
     """Every model's cells as ``(key, count, start)`` (:meth:`PairCounts.by_model`) from the
-    cells sorted by ``(lo, hi, task)``, without sorting them again.
+    cells sorted by ``(lo, hi, task)``, with stable sorts by model only.
 
     Model ``x``'s keys ``opponent * T + task`` are its cells as ``hi`` (opponents below ``x``),
     in ``(lo, task)`` order, then its cells as ``lo`` (opponents above), in ``(hi, task)``
-    order: the first are the cells of ``hi == x`` in the order they come (a stable sort by
-    ``hi``), the second a run of the sorted cells.
+    order: a stable sort by ``hi`` keeps the first in that order, and a stable sort by model of
+    those followed by the sorted cells puts each model's two runs in place.
     """
-    n = lo.size
-    n_hi = np.bincount(hi, minlength=m)
-    n_lo = np.bincount(lo, minlength=m)
-    start = np.zeros(m + 1, dtype=np.int64)
-    np.cumsum(n_hi + n_lo, out=start[1:])
-    small = np.int16 if m <= np.iinfo(np.int16).max else np.int64  # radix sort when small
+    small = np.int16 if m <= np.iinfo(np.int16).max else np.int64  # radix sorts when small
     by_hi = np.argsort(hi.astype(small), kind="stable")
-    first_hi = np.cumsum(n_hi) - n_hi  # each model's first cell in by_hi
-    first_lo = np.cumsum(n_lo) - n_lo  # and in the sorted cells
-    rank = np.arange(n, dtype=np.int64)
-    key = np.empty(2 * n, dtype=np.int64)
-    out = np.empty(2 * n, dtype=np.int64)
-    h = hi[by_hi]
-    dest = start[h] + rank - first_hi[h]
-    key[dest] = lo[by_hi] * t + task[by_hi]
-    out[dest] = count[by_hi]
-    dest = start[lo] + n_hi[lo] + rank - first_lo[lo]
-    key[dest] = hi * t + task
-    out[dest] = count
+    side = np.concatenate([hi[by_hi], lo]).astype(small)
+    order = np.argsort(side, kind="stable")
+    key = np.concatenate([lo[by_hi] * t + task[by_hi], hi * t + task])[order]
+    out = np.concatenate([count[by_hi], count])[order]
+    start = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(side, minlength=m), out=start[1:])
     return key, out, start
