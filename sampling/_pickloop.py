@@ -157,7 +157,7 @@ def _mark_above(w_bits, w_pos, x, y, r, h_key, h_count, h_start, t_count):
 
 @numba.njit(cache=True)
 def _refresh_row(level, counts, under, bits, x, ok_model, w_start, w_word, w_bits, p_head,
-                 p_opp, p_task, p_next, gone):  # fmt: skip
+                 p_opp, p_task, p_next, gone, words):  # fmt: skip
     """Recompute row and column ``x`` of ``level`` (the lowest strict level at which a pair
     has a fresh task both may play, 3 for none; ``PairFeasibility.pairs``) and the pairs
     per level ``counts`` (2, 4): of all pairs, and of pairs of models ``under`` the cap.
@@ -165,7 +165,7 @@ def _refresh_row(level, counts, under, bits, x, ok_model, w_start, w_word, w_bit
     ``gone`` (M * W) is scratch space: per opponent, the bitset of the pair's non-fresh cells
     (history cells above the pair's round, ``w_bits`` at word ``w_word``, and the plan's
     cells); a pair has a fresh task at a level when the two models' level bitsets share a bit
-    outside it.
+    outside it, tested on the words where ``x`` has a bit (``words`` (3, W): scratch).
     """
     n_levels, m, n_words = bits.shape
     gone[:] = 0
@@ -176,13 +176,20 @@ def _refresh_row(level, counts, under, bits, x, ok_model, w_start, w_word, w_bit
         t = p_task[e]
         gone[p_opp[e] * n_words + (t >> 6)] |= np.uint64(1) << np.uint64(t & 63)
         e = p_next[e]
+    n_nonzero = np.zeros(n_levels, dtype=np.int64)  # x's nonzero words per level
+    for k in range(n_levels):
+        for w in range(n_words):
+            if bits[k, x, w]:
+                words[k, n_nonzero[k]] = w
+                n_nonzero[k] += 1
     for y in range(m):
         if y == x:
             continue
         lev = n_levels
         if ok_model[x] and ok_model[y]:
             for k in range(n_levels):
-                for w in range(n_words):
+                for i in range(n_nonzero[k]):
+                    w = words[k, i]
                     if bits[k, x, w] & bits[k, y, w] & ~gone[y * n_words + w]:
                         lev = k
                         break
@@ -372,6 +379,7 @@ def active_picks(n, state, cov, gram, weight, scale2, ok_model, has_fresh, pair_
     planned = np.zeros(t_count, dtype=np.bool_)
     task_ok = np.zeros(t_count, dtype=np.bool_)
     gone = np.zeros(m * n_words, dtype=np.uint64)
+    words = np.empty((3, n_words), dtype=np.int64)
     d = np.empty(m)
     gd = np.empty(m)
     u = np.empty(m)
@@ -390,7 +398,7 @@ def active_picks(n, state, cov, gram, weight, scale2, ok_model, has_fresh, pair_
             counts[1, 3] += under[i] and under[j]
     for x in range(m):
         _refresh_row(level, counts, under, bits, x, ok_model, w_start, w_word, w_bits, p_head,
-                     p_opp, p_task, p_next, gone)  # fmt: skip
+                     p_opp, p_task, p_next, gone, words)  # fmt: skip
     n_cand = 0  # pairs of scored models with a fresh task
     for i in range(m):
         for j in range(i + 1, m):
@@ -510,7 +518,7 @@ def active_picks(n, state, cov, gram, weight, scale2, ok_model, has_fresh, pair_
         _set_levels(bits, c, usable, playable, task_n, plan_task_n)
         for x in (a, c):
             _refresh_row(level, counts, under, bits, x, ok_model, w_start, w_word, w_bits,
-                         p_head, p_opp, p_task, p_next, gone)  # fmt: skip
+                         p_head, p_opp, p_task, p_next, gone, words)  # fmt: skip
         if ok_model[a] and ok_model[c]:
             _rank_one(cov, gram, a, c, weight[a, c], u, v)
         out_a[k], out_c[k], out_t[k], out_s[k] = a, c, t, score
