@@ -277,19 +277,19 @@ def _best_at(lev, under_only, n_at, level, under, ties, d, gd, cov, gram, weight
                 norm2 = max(gdi + gd[j] - 2.0 * gram[i, j], 0.0)
                 w = weight[i, j]
                 row_score[j] = w * norm2 / (1.0 + w * quad) * scale2
-            top = -np.inf  # the row's best score at the level (NaN scores left out)
-            if under_only:
-                for k in range(m - i - 1):
-                    j = i + 1 + k
-                    v = row_score[j] if level[i, j] == lev and under[j] else -np.inf
-                    top = v if v > top else top
-            else:
-                for k in range(m - i - 1):
-                    j = i + 1 + k
-                    v = row_score[j] if level[i, j] == lev else -np.inf
-                    top = v if v > top else top
-            if a_fit >= 0 and top < -neg_fit:
-                continue  # no pair of the row can beat the best (neg_fit finite here)
+            if a_fit >= 0 and neg_fit < np.inf:  # skip the row if no pair can reach the best
+                least_score = -neg_fit
+                reach = 0  # a count, not a maximum: an integer sum runs on vector registers
+                if under_only:
+                    for k in range(m - i - 1):
+                        j = i + 1 + k
+                        reach += (level[i, j] == lev) & under[j] & (row_score[j] >= least_score)
+                else:
+                    for k in range(m - i - 1):
+                        j = i + 1 + k
+                        reach += (level[i, j] == lev) & (row_score[j] >= least_score)
+                if reach == 0:
+                    continue
         for j in range(i + 1, m):
             if level[i, j] != lev or (under_only and not under[j]):
                 continue
