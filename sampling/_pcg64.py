@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
 
 __all__ = ["advance", "draw_at", "next_double", "set_state_words", "state_words"]
 
@@ -41,20 +44,26 @@ def set_state_words(bit_generator: np.random.PCG64, words: np.ndarray) -> None:
     bit_generator.state = state
 
 
-@numba.njit(cache=True, inline="always")
-def _mulhi(a, b):
-    """High 64 bits of the 128-bit product of two ``uint64``."""
-    m32, s32 = np.uint64(0xFFFFFFFF), np.uint64(32)
-    a_lo, a_hi, b_lo, b_hi = a & m32, a >> s32, b & m32, b >> s32
-    ll, lh, hl = a_lo * b_lo, a_lo * b_hi, a_hi * b_lo
-    mid = (ll >> s32) + (lh & m32) + (hl & m32)
-    return a_hi * b_hi + (lh >> s32) + (hl >> s32) + (mid >> s32)
+@intrinsic
+def _mul_wide(typingctx, a, b):
+    """The 128-bit product of two ``uint64`` as ``(high, low)`` words (LLVM's i128)."""
+    sig = types.UniTuple(types.uint64, 2)(types.uint64, types.uint64)
+
+    def codegen(context, builder, signature, args):
+        wide = ir.IntType(128)
+        p = builder.mul(builder.zext(args[0], wide), builder.zext(args[1], wide))
+        lo = builder.trunc(p, ir.IntType(64))
+        hi = builder.trunc(builder.lshr(p, ir.Constant(wide, 64)), ir.IntType(64))
+        return context.make_tuple(builder, signature.return_type, (hi, lo))
+
+    return sig, codegen
 
 
 @numba.njit(cache=True, inline="always")
 def _mul(ah, al, bh, bl):
     """128-bit product mod 2^128 of ``(ah, al)`` and ``(bh, bl)`` (high, low words)."""
-    return _mulhi(al, bl) + al * bh + ah * bl, al * bl
+    hi, lo = _mul_wide(al, bl)
+    return hi + al * bh + ah * bl, lo
 
 
 @numba.njit(cache=True, inline="always")
