@@ -43,32 +43,32 @@ _LAZY_TIES = 64  # tie-breaks of a pick computed one by one; past that, all of t
 
 @numba.njit(cache=True)
 def _set_levels(bits, x, usable, playable, task_n, plan_task_n):
-    """Bitsets of model ``x``'s tasks at the three strict levels (``task_levels`` & playable)."""
+    """Bitsets of model ``x``'s tasks at the three strict levels (``task_levels`` & playable).
+
+    Branch-free passes (minima, then the bits of each word as OR-sums), which vectorise."""
     t_count = usable.shape[1]
     total_min = _BIG
     plan_min = _BIG
+    for t in range(t_count):
+        u = usable[x, t]
+        total_min = min(total_min, task_n[x, t] if u else _BIG)
+        plan_min = min(plan_min, plan_task_n[x, t] if u else _BIG)
     pam_min = _BIG  # lowest plan count among the tasks at the lowest total
     for t in range(t_count):
-        if usable[x, t]:
-            total, plan = task_n[x, t], plan_task_n[x, t]
-            if total < total_min:
-                total_min, pam_min = total, plan
-            elif total == total_min:
-                pam_min = min(pam_min, plan)
-            plan_min = min(plan_min, plan)
+        at_min = usable[x, t] and task_n[x, t] == total_min
+        pam_min = min(pam_min, plan_task_n[x, t] if at_min else _BIG)
+    zero = np.uint64(0)
     for w in range(bits.shape[2]):
-        b0 = b1 = b2 = np.uint64(0)
-        for t in range(w * 64, min(t_count, w * 64 + 64)):
-            if not playable[x, t]:
-                continue
-            total, plan = task_n[x, t], plan_task_n[x, t]  # usable here
-            bit = np.uint64(1) << np.uint64(t & 63)
-            if total == total_min and plan == pam_min:
-                b0 |= bit
-            if plan == plan_min:
-                b2 |= bit
-                if total <= total_min + 1:
-                    b1 |= bit
+        b0 = b1 = b2 = zero
+        first = w * 64
+        for k in range(min(t_count - first, 64)):
+            t = first + k
+            total, plan = task_n[x, t], plan_task_n[x, t]  # usable where playable
+            bit = np.uint64(1) << np.uint64(k)
+            low = playable[x, t] and plan == plan_min
+            b2 |= bit if low else zero
+            b1 |= bit if low and total <= total_min + 1 else zero
+            b0 |= bit if playable[x, t] and total == total_min and plan == pam_min else zero
         bits[0, x, w], bits[1, x, w], bits[2, x, w] = b0, b1, b2
 
 
