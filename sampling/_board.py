@@ -11,7 +11,7 @@ import difflib
 import numbers
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -22,6 +22,7 @@ from ratings.api.fitting import parse_anchor
 from ratings.core.errors import format_names, format_rows, option
 from ratings.core.memory import MaxMemory, check_memory, plan_memory
 from ratings.core.schema import require_columns
+from ratings.core.threads import one_blas_thread
 from ratings.io.cells import booleans
 from sampling.pairs import PairCounts
 
@@ -208,7 +209,7 @@ def history_frame(verdicts: pd.DataFrame | VerdictLog | None, scope: str | None)
     if "judge" in frame.columns:
         judge = Labels.of(frame["judge"].fillna(""), "Verdicts")
     a, b = Labels.of(frame["model_a"], "Verdicts"), Labels.of(frame["model_b"], "Verdicts")
-    same = a.names[a.codes] == b.names[b.codes]
+    same = a.codes == pd.Index(a.names).get_indexer(b.names)[b.codes]  # -1: not a model_a
     if same.any():
         raise ValueError(
             f"{int(same.sum())} verdict(s) pit a model against itself, at rows "
@@ -346,6 +347,7 @@ class Board:
     judge_n: NDArray[np.int64]
     judge_total: NDArray[np.int64]
     failed: NDArray[np.bool_]
+    _shared: NDArray[np.int64] | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, history: History, subs: Submissions, judges: list[str],
@@ -408,11 +410,17 @@ class Board:
 
     def shared(self, exclude: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
         """Tasks each pair can play (M, M; zero diagonal), without the cells ``exclude``
-        (M, T) marks on either side."""
-        u = self.playable if exclude is None else self.playable & ~exclude
-        f = u.astype(np.float32)  # 0/1 sums are exact up to 2^24
-        out = np.rint(f @ f.T).astype(np.int64)
+        (M, T) marks on either side (computed once without: do not modify)."""
+        plain = exclude is None or not exclude.any()
+        if plain and self._shared is not None:
+            return self._shared
+        u = self.playable if plain else self.playable & ~exclude
+        f = u.astype(np.float32)  # 0/1 sums are exact up to 2^24, on any number of threads
+        with one_blas_thread():  # a small product: a second thread only waits (see there)
+            out = np.rint(f @ f.T).astype(np.int64)
         np.fill_diagonal(out, 0)
+        if plain:
+            self._shared = out
         return out
 
     def add(self, a: int, b: int, t: int) -> None:

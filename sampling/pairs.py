@@ -40,11 +40,8 @@ class PairCounts:
         self.lo, self.hi = np.divmod(pair, m)
         self.count = count.astype(np.int64)
         # each model's side: (opponent * T + task) keys, sorted, with their counts
-        x = np.concatenate([self.lo, self.hi])
-        key = np.concatenate([self.hi, self.lo]) * t + np.concatenate([self.task, self.task])
-        order = np.argsort(x * (m * t) + key)  # one sort key: each (x, key) is distinct
-        self._key, self._count = key[order], np.concatenate([count, count])[order]
-        self._start = np.searchsorted(x[order], np.arange(m + 1))
+        self._key, self._count, self._start = _by_model(m, t, self.lo, self.hi, self.task,
+                                                        self.count)  # fmt: skip
         self.plan: dict[tuple[int, int], list[int]] = {}  # (lo, hi) -> tasks planned, in order
         self.plan_keys: list[list[int]] = [[] for _ in range(m)]  # per model: opp * T + task
 
@@ -72,3 +69,25 @@ class PairCounts:
         self.plan.setdefault((min(a, c), max(a, c)), []).append(task)
         self.plan_keys[a].append(c * self.t + task)
         self.plan_keys[c].append(a * self.t + task)
+
+
+def _by_model(m: int, t: int, lo: NDArray[np.int64], hi: NDArray[np.int64],
+              task: NDArray[np.int64], count: NDArray[np.int64],
+              ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:  # fmt: skip
+    """Every model's cells as ``(key, count, start)`` (:meth:`PairCounts.by_model`) from the
+    cells sorted by ``(lo, hi, task)``, with stable sorts by model only.
+
+    Model ``x``'s keys ``opponent * T + task`` are its cells as ``hi`` (opponents below ``x``),
+    in ``(lo, task)`` order, then its cells as ``lo`` (opponents above), in ``(hi, task)``
+    order: a stable sort by ``hi`` keeps the first in that order, and a stable sort by model of
+    those followed by the sorted cells puts each model's two runs in place.
+    """
+    small = np.int16 if m <= np.iinfo(np.int16).max else np.int64  # radix sorts when small
+    by_hi = np.argsort(hi.astype(small), kind="stable")
+    side = np.concatenate([hi[by_hi], lo]).astype(small)
+    order = np.argsort(side, kind="stable")
+    key = np.concatenate([lo[by_hi] * t + task[by_hi], hi * t + task])[order]
+    out = np.concatenate([count[by_hi], count])[order]
+    start = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(side, minlength=m), out=start[1:])
+    return key, out, start

@@ -15,6 +15,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 import ratings
+from ratings.core.threads import one_blas_thread
 from sampling._board import Board
 from sampling.criteria import centred, comparison_weight, pair_reduction, record_comparison
 from sampling.feasibility import N_LEVELS, PairFeasibility, slack_levels, task_levels
@@ -112,10 +113,7 @@ class Picker:
         self.pair_round, n_above = first_rounds(board.pairs, self.playable, shared)
         self.has_fresh = shared > n_above
         self.plan_n = np.zeros(m, dtype=np.int64)  # matches of each model in this plan
-        self.feasible = PairFeasibility(
-            task_levels(board.usable, board.task_n, self.plan_task_n), self.playable,
-            board.pairs, self.pair_round,
-        )  # fmt: skip
+        self._feasible: PairFeasibility | None = None  # built at first use (see feasible)
         _, self.comp = connected_components(csr_matrix(board.meet > 0), directed=False)
         self.cold = np.array([self._is_cold(i) for i in range(m)])
         # Rated models: out of the balanced phase before this plan. The others are new, and
@@ -145,12 +143,23 @@ class Picker:
             self.scale2 *= 2.0 / max(int(self.fitted.sum()) - 1, 1)
         else:
             self.cov = cov
-        self.gram = self.cov @ self.cov  # kept up to date by record_comparison
+        with one_blas_thread():  # the same bits on any number of cores; no thread left spinning
+            self.gram = self.cov @ self.cov  # kept up to date by record_comparison
         ladder = np.flatnonzero(self.rated & self.fitted)
         order = ladder[np.lexsort((ladder, strength[ladder]))]  # weakest first
         self.rung[:] = np.nan
         self.rung[order] = np.arange(order.size) / max(order.size - 1, 1)
         self.fit = fit
+
+    @property
+    def feasible(self) -> PairFeasibility:
+        """The pairs with a fresh task per strict level, kept up to date by :meth:`record`;
+        built at first use (the compiled loop of :meth:`run_active` keeps its own)."""
+        if self._feasible is None:
+            b = self.board
+            self._feasible = PairFeasibility(task_levels(b.usable, b.task_n, self.plan_task_n),
+                                             self.playable, b.pairs, self.pair_round)  # fmt: skip
+        return self._feasible
 
     def _is_cold(self, i: int) -> bool:
         """Below its exposure target: fewer than ``k`` matches, or on fewer than
@@ -178,22 +187,23 @@ class Picker:
 
         ``judged=False`` (a forfeit) gives the match no judge.
         """
+        feasible = self.feasible  # built (if not yet) from the counts before this pick
         self.board.add(a, b, t)
         if judged:
             self.turns.take(a, b, None if self.allowed is None else self.allowed[t])
         self.plan_task_n[a, t] += 1
         self.plan_task_n[b, t] += 1
         self.plan_n[[a, b]] += 1
-        fresh = self.feasible.fresh(a, b)
+        fresh = feasible.fresh(a, b)
         if not fresh.any():  # the pair played all its shared tasks: a new round
             counts = self.board.pairs.row(a, b)
             shared = self.playable[a] & self.playable[b]
             self.pair_round[a, b] = self.pair_round[b, a] = counts[shared].min()
-            self.feasible.new_round(a, b)
-            fresh = self.feasible.fresh(a, b)  # never twice in one plan
+            feasible.new_round(a, b)
+            fresh = feasible.fresh(a, b)  # never twice in one plan
             self.has_fresh[a, b] = self.has_fresh[b, a] = fresh.any()
         two = [a, b]
-        self.feasible.refresh((a, b), task_levels(self.board.usable[two], self.board.task_n[two],
+        feasible.refresh((a, b), task_levels(self.board.usable[two], self.board.task_n[two],
                                                   self.plan_task_n[two]))  # fmt: skip
         self.comp[self.comp == self.comp[b]] = self.comp[a]
         for m in (a, b):  # warm-up only ever ends
@@ -202,39 +212,41 @@ class Picker:
         if self.fitted[a] and self.fitted[b]:
             record_comparison(self.cov, self.gram, a, b, self.weight[a, b])
 
-    def run_active(self, n: int) -> list[tuple] | None:
+    def run_active(self, n: int) -> tuple[NDArray, ...] | None:
         """Pick active matches until ``n`` are judged in one compiled loop, or ``None``.
 
         The same picks, scores and judge turns as :meth:`pick` and :meth:`record` would make
         in turn (:mod:`sampling._pickloop`), drawn from the same generator. Returns the picks
-        as ``(a, c, task, score, "active", judged)`` and sets :attr:`JudgeTurns.given`; the
+        as columns ``(a, c, task, score, phase, judged)`` (``phase`` all ``"active"``) and
+        sets :attr:`JudgeTurns.given`; the
         board and this picker are left as they were (a plan ends after its picks). ``None``
         when the loop stops before (no active pair allowed, or too many forfeits), with the
         generator restored: the caller then picks with :meth:`pick` from the start.
         """
-        from sampling import _pickloop  # numba: imported only when a plan needs it
+        from sampling import _pcg64, _pickloop  # numba: imported only when a plan needs it
 
+        if not isinstance(self.rng.bit_generator, np.random.PCG64):
+            return None  # the loop draws PCG64's stream itself
         b, turns = self.board, self.turns
         ok_model = b.plannable & self.fitted
         key, count, start = b.pairs.by_model()
         allowed = np.ones((1, 1), dtype=bool) if self.allowed is None else self.allowed
         capacity = n + min(int(b.failed.sum()) * 4, 100_000) + 16
-        state = self.rng.bit_generator.state
+        state = _pcg64.state_words(self.rng.bit_generator)
         status, k, a, c, t, judge, score = _pickloop.active_picks(
-            n, self.rng, self.cov.copy(), self.gram.copy(), self.weight,
+            n, state, self.cov.copy(), self.gram.copy(), self.weight,
             float(self.scale2), ok_model, self.has_fresh.copy(), self.pair_round.copy(),
-            self.feasible.pairs.copy(), b.usable, self.playable, b.failed, b.task_n.copy(),
-            self.plan_task_n.copy(), self.plan_n.copy(), -1 if self.cap is None else self.cap,
+            b.usable, self.playable, b.failed, b.task_n.copy(), self.plan_task_n.copy(),
+            self.plan_n.copy(), -1 if self.cap is None else self.cap,
             key, count, start, turns.total.copy(), turns.left.copy(), turns.plan.copy(),
             allowed, self.allowed is not None, capacity,
         )  # fmt: skip
-        if status != _pickloop.DONE:
-            self.rng.bit_generator.state = state
+        if status != _pickloop.DONE:  # the generator is left as it was
             return None
+        _pcg64.set_state_words(self.rng.bit_generator, state)
         judged = judge[:k] >= 0
         turns.given = judge[:k][judged].tolist()
-        return [(int(a[i]), int(c[i]), int(t[i]), float(score[i]), "active", bool(judged[i]))
-                for i in range(k)]  # fmt: skip
+        return a[:k], c[:k], t[:k], score[:k], np.full(k, "active", dtype=object), judged
 
     # --- picking --------------------------------------------------------------------------
     def _ladder_distance(self, i: NDArray[np.int64], j: NDArray[np.int64]) -> NDArray[np.int64]:

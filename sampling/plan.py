@@ -355,7 +355,7 @@ def plan_matches(
         picker.set_fit(current_fit())
 
     reason = _phase_reason(phase, board, picker, min_matches)
-    picks, n_judged = [], 0
+    picks, columns, n_judged = [], None, 0
     if (phase == "active" or (phase == "auto" and not picker.any_cold())) and _compiled_picks(
         picker, n, len(board.models)
     ):  # every pick is active: the compiled loop makes them all
@@ -364,8 +364,8 @@ def plan_matches(
             if fit is not None:
                 picker.set_fit(fit)
         if picker.fit is not None:
-            picks = picker.run_active(n) or []
-            n_judged = n if picks else 0
+            columns = picker.run_active(n)  # the whole plan, or None
+            n_judged = n if columns is not None else 0
     while n_judged < n:
         mode = phase
         if phase == "auto":
@@ -385,7 +385,9 @@ def plan_matches(
         picks.append((*pick, mode, is_judged))
         n_judged += is_judged
 
-    a, b, t, score, modes, is_judged = (np.array(col) for col in zip(*picks, strict=True))
+    if columns is None:
+        columns = tuple(np.array(col) for col in zip(*picks, strict=True))
+    a, b, t, score, modes, is_judged = columns
     a, b, t = a.astype(np.int64), b.astype(np.int64), t.astype(np.int64)
     is_judged = is_judged.astype(bool)
     judge = np.full(a.size, -1, dtype=np.int64)

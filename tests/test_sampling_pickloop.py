@@ -18,7 +18,7 @@ from sampling_runs import grow
 import sampling.picker
 import sampling.plan
 from sampling import plan_matches
-from sampling.simulate import make_board
+from sampling.simulate import judge_matches, make_board, uniform_matches
 
 JUDGES = ["j1", "j2", "j3"]
 
@@ -120,3 +120,13 @@ def test_no_active_pair_left_hands_over_to_the_picker(monkeypatch, runs):
                                                         min_matches=0))  # fmt: skip
     assert runs == [None]
     assert set(plan["phase"]) == {"active", "balanced"}
+
+
+def test_a_wider_board_where_most_pairs_share_a_level(monkeypatch, runs):
+    """30 models (435 pairs): most picks score a whole level row by row and skip rows that
+    cannot win, some pick among the few pairs of a lower level one by one."""
+    board = make_board(30, 40, seed=4, judges=JUDGES)
+    subs = board.submissions[["model", "task_id"]]
+    log = judge_matches(uniform_matches(subs, board.judges, 3000, seed=4), board, seed=4)
+    both_paths(monkeypatch, lambda: plan_matches(log, subs, JUDGES, 200, seed=5))
+    assert runs[0] is not None
