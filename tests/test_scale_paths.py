@@ -117,29 +117,56 @@ def test_float_counts_still_named_when_bad(value, what):
         ratings.fit(counts)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_count_rows_kernel_and_twin_sum_like_pandas(seed):
+@pytest.mark.parametrize(("seed", "threads"), [(0, "1"), (1, "3"), (2, "2")])
+def test_count_rows_kernel_and_twin_sum_like_pandas(seed, threads, monkeypatch):
+    from ratings.core import threads as _threads
     from ratings.kernels import fit as fast
     from ratings.kernels import fit_ref as slow
 
+    monkeypatch.setenv("RATINGS_NUM_THREADS", threads)  # the rows split across 1-3 threads
+    monkeypatch.setattr(_threads, "CONCURRENT_ROWS", 100)
     rng = np.random.default_rng(seed)
     n, m, nj, ng = 500, 6, 2, 7
-    a = rng.integers(0, m, n)
+    amap = rng.permutation(m + 2).astype(np.int64) - 2  # names 0..m+1; two name no model
+    names = np.flatnonzero(amap >= 0)
+    ca = rng.choice(names, n).astype(np.int8)
+    a = amap[ca]
     b = (a + rng.integers(1, m, n)) % m  # never a == b; both orders of a pair occur
-    g, k = rng.integers(0, ng, n), rng.integers(0, nj, n)
+    bmap = np.arange(m, dtype=np.int64)
+    cb = b.astype(np.int16)
+    g, k = rng.integers(0, ng, n).astype(np.int16), rng.integers(0, nj, n).astype(np.int8)
     wa, wb, tt = rng.integers(0, 4, (3, n)).astype(float)
     swap = a > b
     want = pd.DataFrame({"cluster": g, "judge": k, "ii": np.minimum(a, b),
                          "jj": np.maximum(a, b), "wi": np.where(swap, wb, wa),
                          "wj": np.where(swap, wa, wb), "tt": tt}).groupby(
         ["cluster", "judge", "ii", "jj"], as_index=False).sum()  # fmt: skip
+    args = (ca, cb, amap, bmap, k, g, wa, wb, tt, m, nj, ng)
+    rows = []
     for kernels in (fast, slow):
-        got = pd.DataFrame(dict(zip(want.columns, kernels.count_rows(g, k, a, b, wa, wb, tt, ng,
-                                                                       nj, m), strict=True)))
+        found = kernels.count_rows(*args)
+        assert found.n_unusable == 0
+        assert found.used.models.all() and found.used.clusters.all()
+        got = pd.DataFrame(dict(zip(want.columns, found.rows, strict=True)))
         assert (np.diff(got["cluster"]) >= 0).all()  # rows grouped by cluster
         pd.testing.assert_frame_equal(got.sort_values(list(want.columns[:4]), ignore_index=True),
                                       want, check_dtype=False)  # fmt: skip
-    fast.count_rows.py_func(g, k, a, b, wa, wb, tt, ng, nj, m)
+        rows.append(got)
+    monkeypatch.setenv("RATINGS_NUM_THREADS", "1")  # on one thread: the same rows, same order
+    pd.testing.assert_frame_equal(pd.DataFrame(dict(zip(want.columns, fast.count_rows(
+        *args).rows, strict=True))), rows[0])  # fmt: skip
+    bad = ca.copy()
+    bad[[3, 9]] = np.flatnonzero(amap < 0)[0]  # a name of no model
+    k2 = k.copy()
+    k2[5] = -1  # a missing judge
+    for kernels in (fast, slow):
+        assert kernels.count_rows(bad, cb, amap, bmap, k2, g, wa, wb, tt, m, nj,
+                                  ng).n_unusable == 3  # fmt: skip
+    empty = np.zeros(0, dtype=np.int64)  # no judge or cluster column: every row in one key
+    for kernels in (fast, slow):
+        found = kernels.count_rows(ca, cb, amap, bmap, empty, empty, wa, wb, tt, m, 1, 1)
+        assert found.rows.wi.sum() + found.rows.wj.sum() == wa.sum() + wb.sum()
+        assert len(found.rows.ii) == len(want.groupby(["ii", "jj"]))
 
 
 def test_counts_with_repeats_zero_rows_and_both_orders_equal_verdicts(log):

@@ -20,7 +20,6 @@ from ratings.core.rows import (
     AggregatedRows,
     CollapsedRows,
     PairRows,
-    UsedCodes,
     VerdictCodes,
     summed_rows,
 )
@@ -644,13 +643,14 @@ def from_counts(
     return data
 
 
-def _counted_rows(counts: pd.DataFrame, w: NDArray[np.float64], cluster: str | None,
+def _counted_rows(counts: pd.DataFrame, w: tuple[NDArray[np.float64], ...], cluster: str | None,
                   models) -> Comparisons:  # fmt: skip
     """A checked counts table (``w``: its wins_a, wins_b, ties) straight into the aggregated-row
     layout: each row oriented ``i < j`` (its wins swapped where ``model_a`` sorts after
-    ``model_b``), rows of one (cluster, judge, i, j) summed, rows grouped by cluster. Rows of
-    zero counts only are checked like the others, then leave no row behind; unusable rows are
-    named as :func:`aggregate` names a log's."""
+    ``model_b``), rows of one (cluster, judge, i, j) summed, rows grouped by cluster, in one
+    kernel that also finds the unusable rows. Rows of zero counts only are checked like the
+    others, then leave no row behind; unusable rows are named as :func:`aggregate` names a
+    log's."""
     n = len(counts)
     ca, names_a = _factorized(counts["model_a"])
     cb, names_b = _factorized(counts["model_b"])
@@ -665,26 +665,20 @@ def _counted_rows(counts: pd.DataFrame, w: NDArray[np.float64], cluster: str | N
                   else (none, pd.Index([DEFAULT_JUDGE], dtype=object)))  # fmt: skip
     gc, clusters = (none, None) if cluster is None else _sorted_codes(counts[cluster])
     m, nj, ng = len(labels), len(judges), (len(clusters) if clusters is not None else 1)
-    a = np.append(amap, -1)[ca]  # code -1 (missing) takes the appended -1
-    b = np.append(bmap, -1)[cb]
-    k = jc.astype(np.int64) if jc.size else np.zeros(n, dtype=np.int64)
-    g = gc.astype(np.int64) if gc.size else np.zeros(n, dtype=np.int64)
-    if ((a < 0) | (b < 0) | (a == b) | (k < 0) | (g < 0)).any():
+    # one slot table of m^2 entries in the kernel; larger boards take the twin's sort. The
+    # engine is chosen by the verdicts counted, as the fit's later passes choose theirs.
+    verdicts = int(sum(float(c.sum()) for c in w))
+    k = kernels("auto", verdicts) if m * m <= _DENSE_SLOTS else kernels("numpy")
+    found = k.count_rows(ca, cb, amap, bmap, jc, gc, *w, m, nj, ng)
+    if found.n_unusable:
         codes = VerdictCodes(model_a=ca, model_b=cb, model_a_map=amap, model_b_map=bmap,
                              winner=np.zeros(n, dtype=np.int8), winner_map=np.zeros(1, np.int64),
                              judge=jc, cluster=gc, failed_a=np.zeros(0, dtype=bool),
                              failed_b=np.zeros(0, dtype=bool), forfeit_judge=0, n_models=m,
                              n_judges=nj, n_clusters=ng)  # fmt: skip
         _explain_unusable(counts, codes, pd.Index(["A"]), cluster, _COUNTS_ROWS)
-    used = (np.bincount(a, minlength=m).astype(bool) | np.bincount(b, minlength=m).astype(bool),
-            np.bincount(k, minlength=nj).astype(bool), np.bincount(g, minlength=ng).astype(bool))
-    # one slot table of m^2 entries in the kernel; larger boards take the twin's sort. The
-    # engine is chosen by the verdicts counted, as the fit's later passes choose theirs.
-    verdicts = int(w.sum())
-    rows = PairRows(*(kernels("auto", verdicts) if m * m <= _DENSE_SLOTS else kernels("numpy"))
-                    .count_rows(g, k, a, b, w[:, 0], w[:, 1], w[:, 2], ng, nj, m))
     labelled = _Labels(labels, judges, clusters, cluster, models is None, -1)
-    data = labelled.comparisons(AggregatedRows(rows, UsedCodes(*used), None, 0))
+    data = labelled.comparisons(found)
     keep = (data.wi + data.wj + data.tt) > 0
     return data if keep.all() else data.subset(keep)
 
