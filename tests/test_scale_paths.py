@@ -1,5 +1,6 @@
 """The pieces the large-log paths share: partial counts summed like pandas' group-by, DuckDB's
-groups read in many batches, and counts tables stored as doubles (a SQL ``SUM``)."""
+counts equal to the in-memory path's, the counts-table kernel and its twin, and counts tables
+stored as doubles (a SQL ``SUM``)."""
 
 from __future__ import annotations
 
@@ -57,14 +58,10 @@ def test_combined_partials_sum_like_pandas_groupby(n_tasks):
     assert all(codes[k].max() < sizes[k] for k in sizes) and (counts == total.counts).all()
 
 
-def test_duckdb_groups_in_many_batches_equal_in_memory(log, tmp_path, monkeypatch):
+def test_duckdb_forfeits_and_judges_equal_in_memory(log, tmp_path):
     duckdb = pytest.importorskip("duckdb")
-    import ratings.data.sql as sql
-
-    monkeypatch.setattr(sql, "_BATCH", 97)  # ~40 batches, summed every few hundred rows
-    monkeypatch.setattr(sql, "_SUM_ABOVE", 300)
     v = log.copy()
-    v.loc[::50, "failed_a"] = "true"  # render forfeits in some batches
+    v.loc[::50, "failed_a"] = "true"  # render forfeits: the flags decide, no winner
     v.loc[::50, "winner"] = ""
     v.to_parquet(tmp_path / "log.parquet", index=False)
     relation = duckdb.sql(f"SELECT * FROM read_parquet('{tmp_path / 'log.parquet'}')")
@@ -76,11 +73,10 @@ def test_duckdb_groups_in_many_batches_equal_in_memory(log, tmp_path, monkeypatc
         pd.testing.assert_frame_equal(duck.counts, memory.counts, check_dtype=False)
 
 
-def test_duckdb_batch_with_only_bad_groups_is_named(log, tmp_path, monkeypatch):
+def test_duckdb_one_bad_row_is_named(log, tmp_path):
     pytest.importorskip("duckdb")
     import ratings.data.sql as sql
 
-    monkeypatch.setattr(sql, "_BATCH", 1)  # the bad group is a batch by itself
     v = log.head(30).copy()
     v.loc[7, "winner"] = "draw"
     v.to_parquet(tmp_path / "log.parquet", index=False)
