@@ -75,7 +75,11 @@ def test_each_rule_rejects_as_read_verdicts(log, tmp_path, reason, change):
     pd.testing.assert_frame_equal(_rejected_by_duckdb(v, tmp_path / "log.parquet"), want)
 
 
-def test_all_rules_at_once_named_as_read_verdicts(log, tmp_path):
+@pytest.mark.parametrize("enum_most", [20_000, 0])  # text grouped by enum codes, or by value
+def test_all_rules_at_once_named_as_read_verdicts(log, tmp_path, enum_most, monkeypatch):
+    import ratings.data.sql as sql
+
+    monkeypatch.setattr(sql, "_ENUM_MOST", enum_most)
     v = log.copy()
     for row, (_, change) in enumerate(BROKEN, start=3):
         _break(v, 3 * row, change)
@@ -98,7 +102,12 @@ def test_ambiguous_winner_rejected_as_read_verdicts(log, tmp_path):
     pd.testing.assert_frame_equal(_rejected_by_duckdb(v, tmp_path / "log.parquet"), want)
 
 
-def test_spellings_forfeits_and_mapped_columns_count_as_in_memory(full, tmp_path):
+@pytest.mark.parametrize("enum_most", [20_000, 0])
+def test_spellings_forfeits_and_mapped_columns_count_as_in_memory(full, tmp_path, enum_most,
+                                                                  monkeypatch):  # fmt: skip
+    import ratings.data.sql as sql
+
+    monkeypatch.setattr(sql, "_ENUM_MOST", enum_most)
     v = full.copy()
     v.loc[::5, "winner"] = v.loc[::5, "winner"].map({"A": " 1", "B": "0.0", "tie": "0.5"})
     v.loc[1::5, "winner"] = v.loc[1::5, "winner"].map({"A": "model_a", "B": "B ", "tie": "Tie"})
@@ -122,6 +131,19 @@ def test_spellings_forfeits_and_mapped_columns_count_as_in_memory(full, tmp_path
     assert str(duck_caught[0].message).startswith(n + " verdict")  # as many rows named
     fitted = ratings.fit(counts, model="crowd-bt", anchor="GPT-5.5 (medium)")
     want = ratings.fit(memory, model="crowd-bt", anchor="GPT-5.5 (medium)")
+    np.testing.assert_allclose(fitted.strength, want.strength, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(fitted.cov, want.cov, rtol=0, atol=1e-10)
+    pd.testing.assert_frame_equal(fitted.counts, want.counts, check_dtype=False)
+
+
+def test_numeric_task_ids_and_boolean_flags_count_as_in_memory(full, tmp_path):
+    v = full.assign(task_id=full["task_id"].str.slice(5).astype(np.int64),
+                    failed_a=np.arange(len(full)) % 41 == 0, failed_b=False)  # fmt: skip
+    v.loc[v["failed_a"], "winner"] = None
+    v.to_parquet(tmp_path / "log.parquet", index=False)
+    want = ratings.fit(v, anchor="GPT-5.5 (medium)")
+    fitted = ratings.fit(ratings.aggregate(relation_of(tmp_path / "log.parquet")),
+                         anchor="GPT-5.5 (medium)")  # fmt: skip
     np.testing.assert_allclose(fitted.strength, want.strength, rtol=0, atol=1e-10)
     np.testing.assert_allclose(fitted.cov, want.cov, rtol=0, atol=1e-10)
     pd.testing.assert_frame_equal(fitted.counts, want.counts, check_dtype=False)

@@ -38,6 +38,7 @@ from ratings.io.verdicts import _KINDS, _OTHER, _check_winner_map, _spelling, na
 __all__ = ["MEMORY_LIMIT", "aggregate_counts_sql", "connect", "is_duckdb_relation", "relation_of"]
 
 _SHOWN = 1000  # rejected rows fetched to name them
+_ENUM_MOST = 20_000  # distinct values of a text column up to which it is grouped by enum codes
 #: Memory a connection of :func:`relation_of` lets DuckDB hold (it spills beyond it), unless a
 #: ``--max-memory`` / ``max_memory=`` limit is in force: then half of that (the other half holds
 #: the groups' codes and counts).
@@ -146,7 +147,7 @@ def aggregate_counts_sql(
             f"Map yours with {option('columns')}.")  # fmt: skip
     values = _distinct_values(relation, cols)
     codes = _Codes(values, source, winner_map)
-    return _counted(relation, source, codes)
+    return _counted(relation, codes)
 
 
 def _distinct_values(relation, cols: list[str]) -> dict[str, object]:
@@ -166,69 +167,142 @@ def _distinct_values(relation, cols: list[str]) -> dict[str, object]:
 
 class _Codes:
     """What each distinct value of each column means, read as :func:`ratings.read_verdicts`
-    reads cells, as small tables (``value``, codes) for SQL to join.
+    reads cells, and the SQL that gives each row (or group) those meanings.
+
+    A text column of at most :data:`_ENUM_MOST` distinct values is grouped by its position in
+    a DuckDB ``ENUM`` of them (a small integer, cheaper to group than text); the enum lists the
+    column's sorted names first, so that a name's position is its code, then the values that
+    are spelled otherwise (blanks around a name, missing markers). Other columns are grouped by
+    their values and looked up afterwards in a small table (``t_<column>``: ``v``, the value,
+    and its codes).
 
     Attributes
     ----------
+    key : dict of str to str
+        Per canonical column: the SQL over ``src`` of the key rows are grouped by.
     tables : dict of str to pyarrow.Table
-        Per source column: ``v`` (the value as stored) and its codes: ``c`` (into the column's
-        sorted categories, -1 missing) for names; ``cls`` (0 A, 1 B, 2 tie, 3 other, -4
-        missing) and ``named`` (the model the value names, -1 none) for the winner; ``val``
-        and ``bad`` (not boolean-like) for a failure flag.
+        The look-up tables of the columns not grouped through an enum.
     categories : dict of str to pandas.Index
-        Per canonical name column.
+        Per canonical name column (``model_a`` and ``model_b`` share theirs).
     flags : bool
         The relation has failure flags.
     """
 
     def __init__(self, values: dict[str, object], source: dict[str, str], winner_map) -> None:
-        import pyarrow as pa
-
-        spellings, numbers = _check_winner_map(winner_map)
+        self.source = source
+        self.key: dict[str, str] = {}
         self.tables: dict[str, object] = {}
         self.categories: dict[str, pd.Index] = {}
+        self._meaning: dict[str, dict[str, np.ndarray]] = {}  # per column: codes per value
+        self._enum: dict[str, int] = {}  # enum columns: how many leading values are names
+        self._values = values
+        spellings, numbers = _check_winner_map(winner_map)
         groups = [list(_NAMES)] + [[c] for c in _TEXT if c in source]
         for group in groups:
             series = {c: values[source[c]].to_pandas() for c in group}
-            for c, cat in name_categoricals(series).items():
-                self.categories[c] = pd.Index(cat.categories)
-                self.tables[c] = pa.table({"v": values[source[c]],
-                                          "c": cat.codes.astype(np.int32)})
+            found = name_categoricals(series)
+            cats = pd.Index(found[group[0]].categories)
+            for c in group:
+                self.categories[c] = cats
+                self._meaning[c] = {"c": found[c].codes.astype(np.int64)}
+            self._plan(group, cats)
         winners = values[source["winner"]]
         _, texts = distinct(pd.Series(winners.to_pandas(), dtype=object))
         cls = [_MISSING_WINNER if t is None else _spelling(t, spellings, numbers) for t in texts]
         named = self.categories["model_a"].get_indexer(pd.Index([t or "" for t in texts],
                                                                 dtype=object))  # fmt: skip
-        self.tables["winner"] = pa.table({"v": winners,
-                                                  "cls": np.asarray(cls, dtype=np.int8),
-                                                  "named": named.astype(np.int32)})  # fmt: skip
+        self._meaning["winner"] = {"cls": np.asarray(cls, dtype=np.int64),
+                                   "named": named.astype(np.int64)}  # fmt: skip
+        self._plan(["winner"], None)
         self.flags = False
         for c in ("failed_a", "failed_b"):
             if c in source:
                 self.flags = True
                 val, bad = booleans(pd.Series(values[source[c]].to_pandas(), dtype=object))
-                self.tables[c] = pa.table({"v": values[source[c]], "val": val,
-                                                   "bad": bad})  # fmt: skip
+                self._meaning[c] = {"val": val.astype(np.int64), "bad": bad.astype(np.int64)}
+                self._plan([c], None)
+
+    def _plan(self, group: list[str], names: pd.Index | None) -> None:
+        """Group ``group``'s columns through one enum (``names``: their categories, listed
+        first), or by value with a look-up table."""
+        import pyarrow as pa
+
+        arrays = [self._values[self.source[c]] for c in group]
+        text = all(pa.types.is_string(a.type) or pa.types.is_large_string(a.type)
+                   for a in arrays)  # fmt: skip
+        raw = pd.unique(np.concatenate([a.to_numpy(zero_copy_only=False) for a in arrays]))
+        first = [] if names is None else [str(v) for v in names]
+        extra = sorted(set(map(str, raw)) - set(first)) if text else []
+        if not text or len(first) + len(extra) > _ENUM_MOST:
+            for c in group:
+                self.key[c] = f"src.{_quoted(self.source[c])}"
+                self.tables[c] = pa.table({"v": self._values[self.source[c]],
+                                           **self._meaning[c]})  # fmt: skip
+            return
+        members = [*first, *extra]
+        enum = "ENUM(" + ", ".join(_literal(v) for v in members) + ")"
+        for c in group:
+            self.key[c] = f"enum_code(CAST(src.{_quoted(self.source[c])} AS {enum}))"
+            at = {str(v): k for k, v in enumerate(arrays[group.index(c)].to_pylist())}
+            self._enum[c] = len(first)
+            # what each enum position means (positions of names not in this column: unused)
+            self._meaning[c] = {name: np.array([m[at[v]] if v in at else -1 for v in members],
+                                               dtype=np.int64)
+                                for name, m in self._meaning[c].items()}  # fmt: skip
+
+    def lookup(self, column: str, name: str, default: int, key: str) -> str:
+        """SQL of the code ``name`` of ``column`` from its key ``key`` (``default`` where the
+        value is missing)."""
+        if column in self.tables:
+            return f"COALESCE(t_{column}.{name}, {default})"
+        codes = self._meaning[column][name]
+        first = self._enum[column]
+        if name == "c" and first and np.array_equal(codes[:first], np.arange(first)):
+            rest = codes[first:]  # names are their own codes; other spellings looked up
+            if not rest.size:
+                return f"COALESCE({key}, {default})"
+            return (f"CASE WHEN {key} < {first} THEN {key} {_cases(key, rest, first)} "
+                    f"ELSE {default} END")  # fmt: skip
+        return f"CASE {_cases(key, codes, 0)} ELSE {default} END"
 
 
-def _rules(source: dict[str, str], rows: str) -> str:
-    """SQL giving each row of ``rows`` (a query of the source's columns) its codes
-    (``model_a__`` ...), outcome (``outcome__``: 0 A, 1 B, 2 tie, or minus the reason),
-    whether a failure flag decided it (``decided__``) or contradicts its winner
-    (``contradicted__``), and the reason :func:`ratings.read_verdicts` would reject it for
-    (``reason__``, its number in read_verdicts' order; 0 when usable)."""
-    joins, picks = [], []
-    for c, col in source.items():
-        t = f"t_{c}"  # the value tables of _run, by name
-        joins.append(f"LEFT JOIN {t} ON r.{_quoted(col)} = {t}.v")
+def _cases(key: str, codes: np.ndarray, first: int) -> str:
+    """``WHEN key = first + k THEN codes[k]`` for each k, runs of equal codes as ranges."""
+    out, k = [], 0
+    while k < codes.size:
+        end = k
+        while end + 1 < codes.size and codes[end + 1] == codes[k]:
+            end += 1
+        when = (f"{key} = {first + k}" if end == k
+                else f"{key} BETWEEN {first + k} AND {first + end}")  # fmt: skip
+        out.append(f"WHEN {when} THEN {int(codes[k])}")
+        k = end + 1
+    return " ".join(out)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _rules(codes: _Codes, rows: str) -> str:
+    """SQL giving each row of ``rows`` (keys ``k_<column>`` from :attr:`_Codes.key`, and any
+    other columns) its codes (``model_a__`` ...), outcome (``outcome__``: 0 A, 1 B, 2 tie, or
+    minus the reason), whether a failure flag decided it (``decided__``) or contradicts its
+    winner (``contradicted__``), and the reason :func:`ratings.read_verdicts` would reject it
+    for (``reason__``, its number in read_verdicts' order; 0 when usable)."""
+    source = codes.source
+    joins = [f"LEFT JOIN t_{c} ON r.k_{c} = t_{c}.v" for c in source if c in codes.tables]
+    picks = []
+    for c in source:
+        key = f"r.k_{c}"
         if c in (*_NAMES, *_TEXT):
-            picks.append(f"COALESCE({t}.c, -1) AS {c}__")
+            picks.append(f"{codes.lookup(c, 'c', -1, key)} AS {c}__")
         elif c == "winner":
-            picks.append(f"COALESCE({t}.cls, {_MISSING_WINNER}) AS cls__, "
-                         f"COALESCE({t}.named, -1) AS named__")  # fmt: skip
+            picks.append(f"{codes.lookup(c, 'cls', _MISSING_WINNER, key)} AS cls__, "
+                         f"{codes.lookup(c, 'named', -1, key)} AS named__")  # fmt: skip
         else:
-            picks.append(f"COALESCE({t}.val, FALSE) AS {c}__, COALESCE({t}.bad, FALSE) AS "
-                         f"{c}_bad__")  # fmt: skip
+            picks.append(f"{codes.lookup(c, 'val', 0, key)} = 1 AS {c}__, "
+                         f"{codes.lookup(c, 'bad', 0, key)} = 1 AS {c}_bad__")  # fmt: skip
     fa = "failed_a__" if "failed_a" in source else "FALSE"
     fb = "failed_b__" if "failed_b" in source else "FALSE"
     looked = f"SELECT r.*, {', '.join(picks)} FROM ({rows}) AS r {' '.join(joins)}"
@@ -254,8 +328,12 @@ def _rules(source: dict[str, str], rows: str) -> str:
             f"decided__ FROM ({looked})))")  # fmt: skip
 
 
+def _keys(codes: _Codes) -> str:
+    return ", ".join(f"{codes.key[c]} AS k_{c}" for c in codes.source)
+
+
 def _run(relation, tables: dict[str, object], query: str, frame: bool = False):
-    """``query`` over the relation (``src``) and the value tables (``t_<column>``): a pyarrow
+    """``query`` over the relation (``src``) and the look-up tables (``t_<column>``): a pyarrow
     table, or with ``frame`` a pandas one."""
     # the tables are read by name in SQL (DuckDB's replacement scans)
     t_scope = tables.get("scope")  # noqa: F841
@@ -270,10 +348,10 @@ def _run(relation, tables: dict[str, object], query: str, frame: bool = False):
     return found.df() if frame else found.to_arrow_table()
 
 
-def _counted(relation, source: dict[str, str], codes: _Codes) -> pd.DataFrame:
+def _counted(relation, codes: _Codes) -> pd.DataFrame:
     """The counts table of the relation's verdicts; raises naming the first rejected rows."""
-    keys = ", ".join(_quoted(c) for c in source.values())
-    grouped = f"SELECT {keys}, count(*) AS n__ FROM src GROUP BY ALL"
+    source = codes.source
+    grouped = f"SELECT {_keys(codes)}, count(*) AS n__ FROM src GROUP BY ALL"
     judges = codes.categories.get("judge", pd.Index([DEFAULT_JUDGE], dtype=object))
     if codes.flags and DETERMINISTIC_JUDGE not in judges:
         judges = judges.append(pd.Index([DETERMINISTIC_JUDGE], dtype=judges.dtype))
@@ -290,15 +368,15 @@ def _counted(relation, source: dict[str, str], codes: _Codes) -> pd.DataFrame:
                "AS outcome, n__ AS n")  # fmt: skip
     if codes.flags:
         out += ["decided__ AS decided", "contradicted__ AS contradicted"]
-    query = f"SELECT {', '.join(out)} FROM ({_rules(source, grouped)})"
+    query = f"SELECT {', '.join(out)} FROM ({_rules(codes, grouped)})"
     table = _run(relation, codes.tables, query)  # a few integers a group
     outcome = table.column("outcome").to_numpy()
     if len(outcome) and outcome.min() < 0:
-        _raise_rejected(relation, source, codes)
+        _raise_rejected(relation, codes)
     if not len(outcome):
         raise InvalidVerdictsError("The relation holds no verdicts.")
     if codes.flags and table.column("contradicted").to_numpy(zero_copy_only=False).any():
-        _warn_contradicted(relation, source, codes)
+        _warn_contradicted(relation, codes)
     n = table.column("n").to_numpy()
     frame = {}
     for c in ("scope", "task_id", "judge", *_NAMES):
@@ -322,21 +400,22 @@ def _code_type(column: str, codes: _Codes, n: int | None = None) -> str:
     return "TINYINT" if n < 127 else "SMALLINT" if n < 32767 else "INTEGER"
 
 
-def _rows_sql(relation, source: dict[str, str], where: str) -> str:
+def _rows_sql(relation, codes: _Codes, where: str) -> str:
     """The source rows where ``where`` holds (over :func:`_rules`' columns): file and row (or
     position), reason, and how many such rows there are in all; the first :data:`_SHOWN`."""
     names = relation.columns
     by_file = "filename" in names and "file_row_number" in names
-    rows = ("SELECT *, filename AS file__, file_row_number AS row__ FROM src" if by_file else
-            "SELECT *, NULL AS file__, row_number() OVER () - 1 AS row__ FROM src")  # fmt: skip
+    rows = (f"SELECT {_keys(codes)}, filename AS file__, file_row_number AS row__ FROM src"
+            if by_file else f"SELECT {_keys(codes)}, NULL AS file__, row_number() OVER () - 1 "
+            "AS row__ FROM src")  # fmt: skip
     return (f"SELECT file__ AS file, row__ AS row, reason__ AS reason, count(*) OVER () AS "
-            f"total__ FROM ({_rules(source, rows)}) WHERE {where} "
+            f"total__ FROM ({_rules(codes, rows)}) WHERE {where} "
             f"ORDER BY file__, row__ LIMIT {_SHOWN}")  # fmt: skip
 
 
-def _raise_rejected(relation, source: dict[str, str], codes: _Codes) -> None:
+def _raise_rejected(relation, codes: _Codes) -> None:
     """Raise naming the first rejected rows (file and row, or position) with their reasons."""
-    found = _run(relation, codes.tables, _rows_sql(relation, source, "reason__ <> 0"),
+    found = _run(relation, codes.tables, _rows_sql(relation, codes, "reason__ <> 0"),
                  frame=True)
     n = int(found["total__"].iloc[0])
     found = found.drop(columns="total__")
@@ -359,9 +438,9 @@ def _places(found: pd.DataFrame, group: pd.DataFrame) -> str:
     return f"rows {format_rows(group['row'])}"
 
 
-def _warn_contradicted(relation, source: dict[str, str], codes: _Codes) -> None:
+def _warn_contradicted(relation, codes: _Codes) -> None:
     """Warn, as :func:`ratings.read_verdicts` does, of winners the failure flags override."""
-    found = _run(relation, codes.tables, _rows_sql(relation, source,
+    found = _run(relation, codes.tables, _rows_sql(relation, codes,
                                                    "contradicted__ AND reason__ = 0"), frame=True)
     warnings.warn(
         f"{int(found['total__'].iloc[0])} verdict row(s) name a winner that their failure flags "
