@@ -3,21 +3,20 @@
 A DuckDB relation (a Parquet or CSV glob, a table, any query) is reduced in two queries. The
 first gathers each column's distinct values (one scan, a grouping set per column); Python reads
 them as :func:`ratings.read_verdicts` reads any cell (stripped, missing markers missing, winner
-spellings, failure flags, look-alike names refused) and hands back small tables from each
-value to its code. The second groups the verdicts by the raw values of the columns a fit reads,
-joins those tables to the groups and applies the row rules in SQL: a ``CASE`` gives each group
-the reason :func:`ratings.read_verdicts` would give its rows (a missing or equal model, a
-winner that is missing, unknown, names a model of another match or is ambiguous, a failure flag
-that is not boolean-like, a missing task, judge or scope; render forfeits decide their
-outcome), and the groups come back as integer codes and counts only. DuckDB streams the files
-and spills its hash table to disk beyond its memory limit (1 GB on the connections made here,
-or half of ``--max-memory``), so the log never has to fit in memory.
+spellings, failure flags, look-alike names refused), once per distinct value. The second groups
+the verdicts by those values (a text column by its position in an ``ENUM`` of them, whose names
+come first in sorted order, so that a name's position is its code) and applies the row rules
+in SQL: a ``CASE`` gives each group the reason :func:`ratings.read_verdicts` would give its
+rows (a missing or equal model, a winner that is missing, unknown, names a model of another
+match or is ambiguous, a failure flag that is not boolean-like, a missing task, judge or scope;
+render forfeits decide their outcome). Only integer codes and counts come back. DuckDB streams
+the files and spills its hash table to disk beyond its memory limit (1 GB on the connections
+made here, or half of ``--max-memory``), so the log never has to fit in memory.
 
-A winner written ``A``, ``B`` or ``tie`` is counted per outcome within its group (one group per
-task and ordered pair, not three); other winner values keep groups of their own. When a group
-is rejected, a third query applies the same rules to the source rows and names the first
-offending rows by file and row (or by position in the relation). Repeated ``match_id`` values
-are not looked for here (that needs every id at once)."""
+When a group is rejected, a third query applies the same rules to the source rows and names
+the first offending rows by file and row (or by position in the relation), with the number of
+rejected rows in all. Repeated ``match_id`` values are not looked for here (that needs every id
+at once)."""
 
 from __future__ import annotations
 
@@ -114,9 +113,8 @@ def aggregate_counts_sql(
 ) -> pd.DataFrame:
     """Validate a DuckDB relation of verdicts and reduce it to a counts table, in DuckDB.
 
-    Verdicts whose winner is written ``A``, ``B`` or ``tie`` are counted per outcome inside
-    each group; other winner values keep a group of their own. With failure flags, or models
-    named like an outcome, every winner value is a group key.
+    The rules are :func:`ratings.read_verdicts`' own, applied in SQL to the groups of equal
+    raw values (see the module's notes); any rejected row is an error.
 
     Parameters
     ----------
