@@ -327,8 +327,10 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool,
         from ratings.data.sql import aggregate_counts_sql
         from ratings.io import read_counts
 
-        reduce = aggregate_counts if is_dask_frame(verdicts) else aggregate_counts_sql
-        counts = read_counts(reduce(verdicts))  # names encoded and checked as a log's
+        if is_dask_frame(verdicts):
+            counts = read_counts(aggregate_counts(verdicts))  # names encoded as a log's
+        else:  # names encoded as a log's already
+            counts = aggregate_counts_sql(verdicts)
         if "scope" in counts.columns and counts["scope"].nunique() > 1:
             raise InvalidVerdictsError(
                 f"The verdicts hold {counts['scope'].nunique()} scopes; ratings from different "
