@@ -244,23 +244,26 @@ class _Codes:
         arrays = [self._values[self.source[c]] for c in group]
         text = all(pa.types.is_string(a.type) or pa.types.is_large_string(a.type)
                    for a in arrays)  # fmt: skip
-        raw = pd.unique(np.concatenate([a.to_numpy(zero_copy_only=False) for a in arrays]))
-        first = [] if names is None else [str(v) for v in names]
-        extra = sorted(set(map(str, raw)) - set(first)) if text else []
-        if not text or len(first) + len(extra) > _ENUM_MOST:
+        members: list[str] = []
+        if text and sum(len(a) for a in arrays) <= 2 * _ENUM_MOST:
+            first = [] if names is None else [str(v) for v in names]
+            extra = sorted({str(v) for a in arrays for v in a.to_pylist()} - set(first))
+            members = [*first, *extra]
+        if not members or len(members) > _ENUM_MOST:
             for c in group:
                 self.key[c] = f"src.{_quoted(self.source[c])}"
                 self.tables[c] = pa.table({"v": self._values[self.source[c]],
                                            **self._meaning[c]})  # fmt: skip
             return
-        members = [*first, *extra]
         enum = "ENUM(" + ", ".join(_literal(v) for v in members) + ")"
         for c in group:
             self.key[c] = f"enum_code(CAST(src.{_quoted(self.source[c])} AS {enum}))"
             at = {str(v): k for k, v in enumerate(arrays[group.index(c)].to_pylist())}
             self._enum[c] = len(first)
-            # what each enum position means (positions of names not in this column: unused)
-            self._meaning[c] = {name: np.array([m[at[v]] if v in at else -1 for v in members],
+            # what each enum position means; positions of values not in this column never
+            # occur: a name's there is its own code all the same (one range in SQL)
+            self._meaning[c] = {name: np.array([m[at[v]] if v in at else k if k < len(first)
+                                                else -1 for k, v in enumerate(members)],
                                                dtype=np.int64)
                                 for name, m in self._meaning[c].items()}  # fmt: skip
 
