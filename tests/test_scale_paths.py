@@ -155,9 +155,11 @@ def test_count_rows_kernel_and_twin_sum_like_pandas(seed, threads, monkeypatch):
     bad[[3, 9]] = np.flatnonzero(amap < 0)[0]  # a name of no model
     k2 = k.copy()
     k2[5] = -1  # a missing judge
+    wb2, tt2 = wb.copy(), tt.copy()
+    wb2[[11, 12]], tt2[13] = [0.5, np.nan], 2.0**54  # counts of no whole number of verdicts
     for kernels in (fast, slow):
-        assert kernels.count_rows(bad, cb, amap, bmap, k2, g, wa, wb, tt, m, nj,
-                                  ng).n_unusable == 3  # fmt: skip
+        assert kernels.count_rows(bad, cb, amap, bmap, k2, g, wa, wb2, tt2, m, nj,
+                                  ng).n_unusable == 6  # fmt: skip
     empty = np.zeros(0, dtype=np.int64)  # no judge or cluster column: every row in one key
     for kernels in (fast, slow):
         found = kernels.count_rows(ca, cb, amap, bmap, empty, empty, wa, wb, tt, m, 1, 1)

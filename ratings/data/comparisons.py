@@ -24,7 +24,7 @@ from ratings.core.rows import (
     summed_rows,
 )
 from ratings.core.schema import DEFAULT_JUDGE, DETERMINISTIC_JUDGE, require_columns
-from ratings.data.counts import check_counts, reject_rows
+from ratings.data.counts import check_counts, counts_as_floats, reject_rows
 from ratings.kernels.engine import Engine, kernels
 
 __all__ = ["COUNT_COLUMNS", "Comparisons", "aggregate", "from_counts", "is_counts_frame"]
@@ -633,7 +633,8 @@ def from_counts(
         if cluster != "task_id":
             raise InvalidVerdictsError(f"Cluster column {cluster!r} not in the counts table.")
         cluster = None
-    data = _counted_rows(counts, check_counts(counts), cluster, models)
+    w = counts_as_floats(counts)  # checked by the kernel on its way, else here
+    data = _counted_rows(counts, check_counts(counts) if w is None else w, cluster, models)
     if "forfeits" in counts.columns:
         lost = pd.to_numeric(counts["forfeits"], errors="coerce").to_numpy(dtype=np.float64)
         bad = ~np.isfinite(lost) | (lost < 0)
@@ -647,12 +648,12 @@ def from_counts(
 
 def _counted_rows(counts: pd.DataFrame, w: tuple[NDArray[np.float64], ...], cluster: str | None,
                   models) -> Comparisons:  # fmt: skip
-    """A checked counts table (``w``: its wins_a, wins_b, ties) straight into the aggregated-row
-    layout: each row oriented ``i < j`` (its wins swapped where ``model_a`` sorts after
-    ``model_b``), rows of one (cluster, judge, i, j) summed, rows grouped by cluster, in one
-    kernel that also finds the unusable rows. Rows of zero counts only are checked like the
-    others, then leave no row behind; unusable rows are named as :func:`aggregate` names a
-    log's."""
+    """A counts table (``w``: its wins_a, wins_b, ties as floats) straight into the
+    aggregated-row layout: each row oriented ``i < j`` (its wins swapped where ``model_a``
+    sorts after ``model_b``), rows of one (cluster, judge, i, j) summed, rows grouped by
+    cluster, in one kernel that also finds the unusable rows (bad counts included). Rows of
+    zero counts only are checked like the others, then leave no row behind; bad counts are
+    named by cell, other unusable rows as :func:`aggregate` names a log's."""
     n = len(counts)
     ca, names_a = _factorized(counts["model_a"])
     cb, names_b = _factorized(counts["model_b"])
@@ -669,10 +670,12 @@ def _counted_rows(counts: pd.DataFrame, w: tuple[NDArray[np.float64], ...], clus
     m, nj, ng = len(labels), len(judges), (len(clusters) if clusters is not None else 1)
     # one slot table of m^2 entries in the kernel; larger boards take the twin's sort. The
     # engine is chosen by the verdicts counted, as the fit's later passes choose theirs.
-    verdicts = int(sum(float(c.sum()) for c in w))
+    verdicts = sum(float(c.sum()) for c in w)
+    verdicts = int(verdicts) if np.isfinite(verdicts) else n  # NaN or inf: bad counts, named below
     k = kernels("auto", verdicts) if m * m <= _DENSE_SLOTS else kernels("numpy")
     found = k.count_rows(ca, cb, amap, bmap, jc, gc, *w, m, nj, ng)
     if found.n_unusable:
+        check_counts(counts)  # bad counts first, named by cell
         codes = VerdictCodes(model_a=ca, model_b=cb, model_a_map=amap, model_b_map=bmap,
                              winner=np.zeros(n, dtype=np.int8), winner_map=np.zeros(1, np.int64),
                              judge=jc, cluster=gc, failed_a=np.zeros(0, dtype=bool),

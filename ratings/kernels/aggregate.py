@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from ratings.core import threads as _threads
+from ratings.core.bounds import MAX_COUNT
 from ratings.core.rows import (
     AggregatedRows,
     CollapsedRows,
@@ -220,18 +221,19 @@ def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
 
 
 @njit(**_JIT)
-def _count_pass(model_a, model_b, model_a_map, model_b_map, judge, cluster, n_judges, count,
-                used_m, used_j, used_g):  # fmt: skip
+def _count_pass(model_a, model_b, model_a_map, model_b_map, judge, cluster, wins_a, wins_b, ties,
+                n_judges, count, used_m, used_j, used_g):  # fmt: skip
     """Counts-table rows per outer key (``cluster * n_judges + judge``) into ``count``, the
     codes they use flagged -> the number of unusable rows (a missing code, a map giving -1,
-    or ``a == b``)."""
+    ``a == b``, or a count that is not a whole number in [0, ``MAX_COUNT``])."""
     n_bad = 0
     for r in range(model_a.shape[0]):
         k = judge[r] if judge.shape[0] else 0
         g = cluster[r] if cluster.shape[0] else 0
         a = model_a_map[model_a[r]] if model_a[r] >= 0 else -1
         b = model_b_map[model_b[r]] if model_b[r] >= 0 else -1
-        if a < 0 or b < 0 or a == b or k < 0 or g < 0:
+        if a < 0 or b < 0 or a == b or k < 0 or g < 0 or not (
+                _whole(wins_a[r]) and _whole(wins_b[r]) and _whole(ties[r])):
             n_bad += 1
             continue
         count[g * n_judges + k] += 1
@@ -240,6 +242,12 @@ def _count_pass(model_a, model_b, model_a_map, model_b_map, judge, cluster, n_ju
         used_j[k] = True
         used_g[g] = True
     return n_bad
+
+
+@njit(**_JIT)
+def _whole(x):
+    """A count of verdicts: a whole number in [0, MAX_COUNT] (NaN is not)."""
+    return x >= 0.0 and x <= MAX_COUNT and x == np.floor(x)
 
 
 @njit(**_JIT)
@@ -305,8 +313,9 @@ def count_rows(model_a, model_b, model_a_map, model_b_map, judge, cluster, wins_
     ``model_a``, ``model_b``: the rows' name codes (any integer width, -1 where missing) and
     ``model_a_map``, ``model_b_map`` (int64) their models (-1: none); ``judge``, ``cluster``:
     codes (-1 where missing), or empty for 0 throughout; ``wins_a``, ``wins_b``, ``ties``:
-    float64[N]. A row with a missing code, no model or ``a == b`` is unusable: then only
-    their number (``n_unusable``) and ``used`` are returned. ``collapsed`` is None.
+    float64[N]. A row with a missing code, no model, ``a == b`` or a count that is not a
+    whole number in [0, 2^53] is unusable: then only their number (``n_unusable``) and
+    ``used`` are returned. ``collapsed`` is None.
 
     One counting pass, a stable counting sort by (cluster, judge) moving each row's pair key
     and counts (sequential writes into each key's block), then one (i, j) slot table per
@@ -326,7 +335,9 @@ def count_rows(model_a, model_b, model_a_map, model_b_map, judge, cluster, wins_
 
     parts = [(np.zeros(n_outer, dtype=np.int64), _zeros((n_models, n_judges, n_clusters)))
              for _ in pieces]  # fmt: skip
-    bad = _threads.run([functools.partial(_count_pass, *piece(lo, hi), n_judges, count, *used)
+    bad = _threads.run([functools.partial(_count_pass, *piece(lo, hi), cut(wins_a, lo, hi),
+                                          cut(wins_b, lo, hi), cut(ties, lo, hi), n_judges,
+                                          count, *used)
                         for (lo, hi), (count, used) in zip(pieces, parts, strict=True)])
     used = UsedCodes(*_or_flags([u for _, u in parts]))
     if sum(bad):

@@ -13,6 +13,7 @@ import weakref
 
 import numpy as np
 
+from ratings.core.bounds import MAX_COUNT
 from ratings.core.rows import (
     AggregatedRows,
     CollapsedRows,
@@ -247,6 +248,9 @@ def count_rows(model_a, model_b, model_a_map, model_b_map, judge, cluster, wins_
     judge = judge.astype(np.int64) if judge.size else np.zeros(n, dtype=np.int64)
     cluster = cluster.astype(np.int64) if cluster.size else np.zeros(n, dtype=np.int64)
     bad = (a < 0) | (b < 0) | (a == b) | (judge < 0) | (cluster < 0)
+    for w in (wins_a, wins_b, ties):  # counts of verdicts: whole numbers in [0, 2^53]
+        with np.errstate(invalid="ignore"):
+            bad |= ~((w >= 0) & (w <= MAX_COUNT) & (w == np.floor(w)))
     ok = ~bad
     used = UsedCodes(*(np.bincount(c[ok], minlength=size).astype(bool) | np.bincount(
         d[ok], minlength=size).astype(bool) for c, d, size in ((a, b, n_models),
