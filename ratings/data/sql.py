@@ -32,7 +32,13 @@ from ratings.core.memory import given_limit
 from ratings.core.schema import DEFAULT_JUDGE, DETERMINISTIC_JUDGE
 from ratings.data.grouped import raw_columns
 from ratings.io.cells import booleans, distinct
-from ratings.io.verdicts import _KINDS, _OTHER, _check_winner_map, _spelling, name_categoricals
+from ratings.io.verdicts import (
+    REASONS,
+    WINNER_MISSING,
+    WINNER_OTHER,
+    name_categoricals,
+    winner_meanings,
+)
 
 __all__ = ["MEMORY_LIMIT", "aggregate_counts_sql", "connect", "is_duckdb_relation", "relation_of"]
 
@@ -44,9 +50,10 @@ _ENUM_MOST = 20_000  # distinct values of a text column up to which it is groupe
 MEMORY_LIMIT = "1GB"
 _NAMES = ("model_a", "model_b")
 _TEXT = ("task_id", "judge", "scope")  # other columns of names, encoded one by one
-_MISSING_WINNER = -4  # outcome codes below 0: minus the reason (read_verdicts' numbering)
-_UNKNOWN, _ELSEWHERE, _AMBIGUOUS = -5, -6, -7
-_REASONS = {k: reason for k, (reason, _) in enumerate(_KINDS, start=1)}
+_MISSING_WINNER = WINNER_MISSING  # outcome codes below 0: minus the reason (read_verdicts')
+_REASONS = dict(enumerate(REASONS, start=1))
+_CODE = {reason: k for k, reason in _REASONS.items()}  # read_verdicts' numbering of reasons
+_UNKNOWN, _ELSEWHERE, _AMBIGUOUS = (-_CODE[r] for r in REASONS[4:7])
 
 
 def is_duckdb_relation(obj: object) -> bool:
@@ -210,7 +217,6 @@ class _Codes:
         self._meaning: dict[str, dict[str, np.ndarray]] = {}  # per column: codes per value
         self._enum: dict[str, int] = {}  # enum columns: how many leading values are names
         self._values = values
-        spellings, numbers = _check_winner_map(winner_map)
         groups = [list(_NAMES)] + [[c] for c in _TEXT if c in source]
         for group in groups:
             series = {c: values[source[c]].to_pandas() for c in group}
@@ -222,9 +228,7 @@ class _Codes:
             self._plan(group, cats)
         winners = values[source["winner"]]
         _, texts = distinct(pd.Series(winners.to_pandas(), dtype=object))
-        cls = [_MISSING_WINNER if t is None else _spelling(t, spellings, numbers) for t in texts]
-        named = self.categories["model_a"].get_indexer(pd.Index([t or "" for t in texts],
-                                                                dtype=object))  # fmt: skip
+        cls, named = winner_meanings(texts, self.categories["model_a"], winner_map)
         self._meaning["winner"] = {"cls": np.asarray(cls, dtype=np.int64),
                                    "named": named.astype(np.int64)}  # fmt: skip
         self._plan(["winner"], None)
@@ -325,7 +329,7 @@ def _rules(codes: _Codes, rows: str) -> str:
     looked = f"SELECT r.*, {', '.join(picks)} FROM ({rows}) AS r {' '.join(joins)}"
     # read_verdicts' _winners: a model's own name is A or B by its side; a spelling that is
     # also a model of the match, pointing at the other side, is ambiguous
-    stated = (f"CASE WHEN cls__ = {_OTHER} THEN (CASE WHEN named__ < 0 THEN {_UNKNOWN} "
+    stated = (f"CASE WHEN cls__ = {WINNER_OTHER} THEN (CASE WHEN named__ < 0 THEN {_UNKNOWN} "
               f"WHEN named__ = model_a__ THEN 0 WHEN named__ = model_b__ THEN 1 ELSE "
               f"{_ELSEWHERE} END) WHEN cls__ >= 0 AND named__ >= 0 AND ((named__ = model_a__ "
               f"AND cls__ <> 0) OR (named__ = model_b__ AND cls__ <> 1)) THEN {_AMBIGUOUS} "
@@ -334,11 +338,13 @@ def _rules(codes: _Codes, rows: str) -> str:
     forced = f"CASE WHEN {fa} AND {fb} THEN 2 WHEN {fa} THEN 1 ELSE 0 END"
     outcome = (f"CASE WHEN decided__ AND (stated__ >= 0 OR stated__ = {_MISSING_WINNER}) "
                f"THEN {forced} ELSE stated__ END")  # fmt: skip
-    checks = ["WHEN model_a__ < 0 THEN 1", "WHEN model_b__ < 0 THEN 2",
-              "WHEN model_a__ = model_b__ THEN 3", "WHEN outcome__ < 0 THEN -outcome__"]
-    checks += [f"WHEN {c}_bad__ THEN {8 + k}" for k, c in enumerate(("failed_a", "failed_b"))
-               if c in source]  # fmt: skip
-    checks += [f"WHEN {c}__ < 0 THEN {10 + k}" for k, c in enumerate(_TEXT) if c in source]
+    checks = [f"WHEN model_a__ < 0 THEN {_CODE['missing model_a']}",
+              f"WHEN model_b__ < 0 THEN {_CODE['missing model_b']}",
+              f"WHEN model_a__ = model_b__ THEN {_CODE['model_a equals model_b']}",
+              "WHEN outcome__ < 0 THEN -outcome__"]  # the winner's reasons come next
+    checks += [f"WHEN {c}_bad__ THEN {_CODE[f'{c} is not boolean-like']}"
+               for c in ("failed_a", "failed_b") if c in source]  # fmt: skip
+    checks += [f"WHEN {c}__ < 0 THEN {_CODE[f'missing {c}']}" for c in _TEXT if c in source]
     return (f"SELECT *, CASE {' '.join(checks)} ELSE 0 END AS reason__, decided__ AND "
             "stated__ >= 0 AND stated__ <> outcome__ AS contradicted__ FROM (SELECT *, "
             f"{outcome} AS outcome__ FROM (SELECT *, {stated} AS stated__, ({fa} OR {fb}) AS "
