@@ -147,3 +147,14 @@ def test_numeric_task_ids_and_boolean_flags_count_as_in_memory(full, tmp_path):
     np.testing.assert_allclose(fitted.strength, want.strength, rtol=0, atol=1e-10)
     np.testing.assert_allclose(fitted.cov, want.cov, rtol=0, atol=1e-10)
     pd.testing.assert_frame_equal(fitted.counts, want.counts, check_dtype=False)
+
+
+def test_look_alike_names_refused_as_read_verdicts(log, tmp_path):
+    v = log.copy()
+    v.loc[3, "model_a"] = "caf\u00e9"  # composed
+    v.loc[8, "model_b"] = "cafe\u0301"  # decomposed: looks the same, another string
+    with pytest.raises(ratings.InvalidVerdictsError, match="Unicode normalisation"):
+        ratings.read_verdicts(v)
+    v.to_parquet(tmp_path / "log.parquet", index=False)
+    with pytest.raises(ratings.InvalidVerdictsError, match="distinct values.*Unicode norm"):
+        ratings.aggregate(relation_of(tmp_path / "log.parquet"))

@@ -220,7 +220,8 @@ class _Codes:
         groups = [list(_NAMES)] + [[c] for c in _TEXT if c in source]
         for group in groups:
             series = {c: values[source[c]].to_pandas() for c in group}
-            found = name_categoricals(series)
+            found = name_categoricals(series, "In the relation's distinct values (numbered "
+                                      "here from 0, not by row): ")  # fmt: skip
             cats = pd.Index(found[group[0]].categories)
             for c in group:
                 self.categories[c] = cats
