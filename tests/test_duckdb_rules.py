@@ -156,5 +156,5 @@ def test_look_alike_names_refused_as_read_verdicts(log, tmp_path):
     with pytest.raises(ratings.InvalidVerdictsError, match="Unicode normalisation"):
         ratings.read_verdicts(v)
     v.to_parquet(tmp_path / "log.parquet", index=False)
-    with pytest.raises(ratings.InvalidVerdictsError, match="distinct values.*Unicode norm"):
+    with pytest.raises(ratings.InvalidVerdictsError, match=r"distinct values.*Unicode norm"):
         ratings.aggregate(relation_of(tmp_path / "log.parquet"))

@@ -218,14 +218,16 @@ class _Codes:
         self._enum: dict[str, int] = {}  # enum columns: how many leading values are names
         self._values = values
         groups = [list(_NAMES)] + [[c] for c in _TEXT if c in source]
-        for group in groups:
-            series = {c: values[source[c]].to_pandas() for c in group}
-            found = name_categoricals(series, "In the relation's distinct values (numbered "
-                                      "here from 0, not by row): ")  # fmt: skip
-            cats = pd.Index(found[group[0]].categories)
-            for c in group:
+        for group in groups:  # one column of the group's distinct values: shared categories
+            parts = [values[source[c]].to_pandas() for c in group]
+            found = name_categoricals({group[0]: pd.concat(parts, ignore_index=True)},
+                                      "In the relation's distinct values (numbered here from "
+                                      "0, not by row): ")[group[0]]  # fmt: skip
+            cats = pd.Index(found.categories)
+            ends = np.cumsum([0, *map(len, parts)])
+            for c, lo, hi in zip(group, ends[:-1], ends[1:], strict=True):
                 self.categories[c] = cats
-                self._meaning[c] = {"c": found[c].codes.astype(np.int64)}
+                self._meaning[c] = {"c": found.codes[lo:hi].astype(np.int64)}
             self._plan(group, cats)
         winners = values[source["winner"]]
         _, texts = distinct(pd.Series(winners.to_pandas(), dtype=object))
