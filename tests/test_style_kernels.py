@@ -74,16 +74,27 @@ def test_kernels_equal_twins_and_dense(crowd):
                                quad, atol=1e-10)
 
 
+def _aggregate(k, cl, judge, a, b, x, w, n_models, n_clusters=9):
+    """``style_rows``'s steps with kernels ``k``: sort, find equal rows, sum them."""
+    cols = k.style_sort(cl, judge, a, b, x, *w, n_clusters)
+    lead = np.full(cols[0].size, -1, dtype=np.int64)
+    merged = k.style_merge(*cols[:5], n_models, 3, lead)
+    return k.style_compact(*cols, lead) if merged else cols
+
+
+# n_models 6: equal rows found by key; 1,000 (past DENSE_KEYS keys): by hash
+@pytest.mark.parametrize("n_models", [6, 1000])
 @pytest.mark.parametrize("coarse", [True, False])  # equal rows to sum, or none (continuous x)
-def test_aggregate_kernel_equals_twin_and_sums_equal_rows(coarse):
+def test_aggregate_kernels_equal_twins_and_sum_equal_rows(coarse, n_models):
+    assert (n_models**2 * 3 > nb.DENSE_KEYS) == (n_models > 6)
     rng, a, b, judge, cl, x, *_ = _rows(r=500, g=9)
     order = rng.permutation(a.size)  # clusters interleaved, as verdicts come
     a, b, judge, cl = a[order], b[order], judge[order], cl[order]
     x = np.round(x[order] / 2) if coarse else x[order]  # rounding leaves -0.0 beside 0.0
     assert not coarse or (np.signbit(x) & (x == 0)).any()
     w = [rng.integers(0, 2, a.size).astype(float) for _ in range(3)]
-    got = nb.style_aggregate(cl, judge, a, b, x, *w, 9)
-    want = ref.style_aggregate(cl, judge, a, b, x, *w, 9)
+    got = _aggregate(nb, cl, judge, a, b, x, w, n_models)
+    want = _aggregate(ref, cl, judge, a, b, x, w, n_models)
     for u, v in zip(got, want, strict=True):
         np.testing.assert_array_equal(u, v)
     g_cl, g_j, g_a, g_b, g_x, g_wa, g_wb, g_tt = want
@@ -97,6 +108,10 @@ def test_aggregate_kernel_equals_twin_and_sums_equal_rows(coarse):
     for gi in rng.choice(keys.shape[0], 20, replace=False):  # sums written out
         at = np.flatnonzero((np.column_stack([cl, judge, a, b, x]) == keys[gi]).all(axis=1))
         assert np.allclose([g_wa[gi], g_wb[gi], g_tt[gi]], [v[at].sum() for v in w])
+    # verdicts already in cluster order are left where they are (no copy)
+    in_order = _rows(r=500, g=9)[4]
+    cols = nb.style_sort(in_order, judge, a, b, x, *w, 9)
+    assert cols[0] is in_order and cols[4] is x
 
 
 @pytest.mark.parametrize("flat", [False, True])
@@ -104,7 +119,7 @@ def test_bt_pass_kernels_equal_twins_and_dense(flat):
     rng, a, b, _, _, x, m, p, *_ = _rows(seed=3)
     wa, wb, tt = (rng.integers(0, 3, a.size).astype(float) for _ in range(3))
     params = rng.normal(size=m + p)
-    if flat:  # beta = 0: the kernel looks the terms up per model pair
+    if flat:  # beta = 0, the fit's start
         params[m:] = 0.0
     bufs = [np.full(a.size, np.nan) for _ in range(4)]
     e = np.zeros(0)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["style_aggregate", "style_assemble", "style_bt_newton", "style_bt_rows",
-           "style_cluster_quadratic", "style_cluster_scores", "style_cluster_times",
-           "style_gradient", "style_transform"]  # fmt: skip
+__all__ = ["style_assemble", "style_bt_newton", "style_bt_rows", "style_cluster_quadratic",
+           "style_cluster_scores", "style_cluster_times", "style_compact", "style_gradient",
+           "style_merge", "style_sort", "style_transform"]  # fmt: skip
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -163,33 +163,35 @@ def style_bt_newton(params, n_models, row_a, row_b, x, wa, wb, tt, score, weight
     n = m + p
     grad = np.zeros(n)
     hess = np.zeros((n, n))
+    # the features' gradient and Hessian block, summed apart from ``hess`` (every row adds to
+    # them: as arrays of their own they stay in registers, not stores into ``hess``)
+    g_x = np.zeros(p)
+    h_xx = np.zeros((p, p))
     nll = 0.0
+    # A row of one verdict adds log1p(e) = -log(sigma(|d|)) to the negative log-likelihood:
+    # those sigmas (each in [1/2, 1]) are multiplied, 64 at a time, and one log is taken.
+    prod, n_prod = 1.0, 0
     rows = score.shape[0] > 0
-    # at beta = 0, d depends on the pair only: its terms once per pair (when rows outnumber them)
-    flat = row_a.shape[0] > m * m and (p == 0 or np.all(params[m:] == 0.0))
-    tab = np.empty((m * m if flat else 0, 4))
-    if flat:
-        for i in range(m):
-            for j in range(m):
-                d = params[i] - params[j]
-                e = np.exp(-abs(d))
-                big = 1.0 / (1.0 + e)
-                small = e * big
-                l1p = np.log1p(e)
-                tab[i * m + j] = (min(d, 0.0) - l1p, min(-d, 0.0) - l1p,
-                                  big if d > 0.0 else small, big * small)
     for r in range(row_a.shape[0]):
         i, j = row_a[r], row_b[r]
-        if flat:  # as _bt_terms, its exp and log1p looked up
-            q = i * m + j
-            half = 0.5 * tt[r]
-            ya, yb = wa[r] + half, wb[r] + half
-            f = -((ya * tab[q, 0] if ya > 0.0 else 0.0) + (yb * tab[q, 1] if yb > 0.0 else 0.0))
-            pa = tab[q, 2]
-            s, w = ya - (ya + yb) * pa, (ya + yb) * tab[q, 3]
+        d = _lin(params, m, p, i, j, x, r)
+        e = np.exp(-abs(d))
+        big = 1.0 / (1.0 + e)
+        small = e * big
+        pa = big if d > 0.0 else small
+        half = 0.5 * tt[r]
+        ya, yb = wa[r] + half, wb[r] + half
+        n_r = ya + yb
+        nll -= ya * min(d, 0.0) + yb * min(-d, 0.0)
+        if n_r == 1.0:
+            prod *= big
+            n_prod += 1
+            if n_prod == 64:
+                nll -= np.log(prod)
+                prod, n_prod = 1.0, 0
         else:
-            f, s, w, pa = _bt_terms(_lin(params, m, p, i, j, x, r), wa[r], wb[r], tt[r])
-        nll += f
+            nll += n_r * np.log1p(e)
+        s, w = ya - n_r * pa, n_r * big * small
         if rows:
             score[r] = s
             weight[r] = np.sqrt((wa[r] + wb[r] + tt[r]) * (pa * (1.0 - pa)))
@@ -200,12 +202,17 @@ def style_bt_newton(params, n_models, row_a, row_b, x, wa, wb, tt, score, weight
         hess[i, j] -= w
         for k in range(p):
             xk = x[r, k]
-            grad[m + k] -= s * xk
+            g_x[k] -= s * xk
             wk = w * xk
             hess[i, m + k] += wk
             hess[j, m + k] -= wk
             for t in range(k + 1):
-                hess[m + k, m + t] += wk * x[r, t]
+                h_xx[k, t] += wk * x[r, t]
+    nll -= np.log(prod)
+    for k in range(p):
+        grad[m + k] = g_x[k]
+        for t in range(k + 1):
+            hess[m + k, m + t] = h_xx[k, t]
     for a in range(n):  # mirror: (i, j) of models and the lower triangle of the features'
         for b in range(a):
             if a < m:
@@ -280,13 +287,17 @@ def _same(row_cluster, row_judge, row_a, row_b, x, r, g):
 
 
 @njit(**_JIT)
-def _by_cluster(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
-    """The rows in cluster order, keeping their order within a cluster (a counting sort; one
-    pass reading the rows in order, writing each to its place)."""
+def style_sort(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
+    # a counting sort: one pass reading the rows in order, writing each to its place
+    # (the rows themselves when they are in cluster order already)
     n, p = row_a.shape[0], x.shape[1]
     at = np.zeros(n_clusters + 1, dtype=np.int64)
+    ordered = True
     for r in range(n):
         at[row_cluster[r] + 1] += 1
+        ordered = ordered and (r == 0 or row_cluster[r] >= row_cluster[r - 1])
+    if ordered:
+        return row_cluster, row_judge, row_a, row_b, x, wa, wb, tt
     for c in range(n_clusters):
         at[c + 1] += at[c]
     o_cl, o_j = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
@@ -304,61 +315,103 @@ def _by_cluster(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters)
     return o_cl, o_j, o_a, o_b, o_x, o_wa, o_wb, o_tt
 
 
+#: Most (judge, a, b) keys for which :func:`style_merge` keeps a table indexed by key (two
+#: int64 per key); past it, a hash table per cluster.
+DENSE_KEYS = 1 << 20
+
+
 @njit(**_JIT)
-def style_aggregate(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
-    cl, judge, a, b, xs, sa, sb, st = _by_cluster(row_cluster, row_judge, row_a, row_b, x, wa,
-                                                  wb, tt, n_clusters)  # fmt: skip
+def style_merge(cl, judge, a, b, x, n_models, n_judges, lead):
     n = a.shape[0]
-    bits = xs.view(np.int64) if n else np.zeros((0, xs.shape[1]), dtype=np.int64)
-    biggest, lo = 0, 0
+    for t in range(n):
+        lead[t] = t
+    n_keys = n_models * n_models * max(n_judges, 1)
+    if n_keys > DENSE_KEYS:
+        return _merge_hashed(cl, judge, a, b, x, lead)
+    # Per (judge, a, b) key: the cluster it was last seen in, and a chain of that cluster's
+    # distinct rows with the key (rows come in cluster order, so no table is ever cleared).
+    stamp = np.full(n_keys, -1, dtype=np.int64)
+    head = np.empty(n_keys, dtype=np.int64)
+    nxt = np.empty(n, dtype=np.int64)
+    merged = 0
+    for t in range(n):
+        key = (judge[t] * n_models + a[t]) * n_models + b[t]
+        if stamp[key] != cl[t]:
+            stamp[key], head[key], nxt[t] = cl[t], t, -1
+            continue
+        e = head[key]
+        while e >= 0 and not _same(cl, judge, a, b, x, t, e):
+            e = nxt[e]
+        if e >= 0:
+            lead[t] = e
+            merged += 1
+        else:
+            nxt[t], head[key] = head[key], t
+    return merged
+
+
+@njit(**_JIT)
+def _merge_hashed(cl, judge, a, b, x, lead):
+    """:func:`style_merge` by a hash table per cluster (in cache), open addressing, rows
+    compared exactly where the hashes agree."""
+    n = a.shape[0]
+    bits = x.view(np.int64) if n else np.zeros((0, x.shape[1]), dtype=np.int64)
+    biggest, start = 0, 0
     for t in range(1, n + 1):
-        if t == n or cl[t] != cl[lo]:
-            biggest, lo = max(biggest, t - lo), t
+        if t == n or cl[t] != cl[start]:
+            biggest, start = max(biggest, t - start), t
     size = 2
     while size < 2 * biggest:
         size *= 2
-    slot_row = np.empty(size, dtype=np.int64)  # a hash table per cluster, in cache
+    slot_row = np.empty(size, dtype=np.int64)
     slot_hash = np.empty(size, dtype=np.uint64)
-    lead = np.empty(n, dtype=np.int64)  # the first row equal to each row
-    merged, lo = 0, 0
-    for hi in range(1, n + 1):
-        if hi < n and cl[hi] == cl[lo]:
+    merged, start = 0, 0
+    for end in range(1, n + 1):
+        if end < n and cl[end] == cl[start]:
             continue
         mask = 2
-        while mask < 2 * (hi - lo):
+        while mask < 2 * (end - start):
             mask *= 2
         mask -= 1
         slot_row[:mask + 1] = -1
-        for t in range(lo, hi):  # open addressing; rows compared exactly where hashes agree
+        for t in range(start, end):
             h = _row_hash(cl, judge, a, b, bits, t)
             idx = np.int64(h & np.uint64(mask))
             while True:
                 e = slot_row[idx]
                 if e < 0:
-                    slot_row[idx], slot_hash[idx], lead[t] = t, h, t
+                    slot_row[idx], slot_hash[idx] = t, h
                     break
-                if slot_hash[idx] == h and _same(cl, judge, a, b, xs, t, e):
+                if slot_hash[idx] == h and _same(cl, judge, a, b, x, t, e):
                     lead[t] = e
                     merged += 1
                     break
                 idx = (idx + 1) & mask
-        lo = hi
-    if not merged:
-        return cl, judge, a, b, xs, sa, sb, st
-    at = np.empty(n, dtype=np.int64)  # each group's row after compaction (in place, forward)
+        start = end
+    return merged
+
+
+@njit(**_JIT)
+def style_compact(cl, judge, a, b, x, wa, wb, tt, lead):
+    n, p = a.shape[0], x.shape[1]
+    g = 0
+    for t in range(n):
+        g += lead[t] == t
+    o_cl, o_j = np.empty(g, dtype=np.int64), np.empty(g, dtype=np.int64)
+    o_a, o_b = np.empty(g, dtype=np.int64), np.empty(g, dtype=np.int64)
+    o_x = np.empty((g, p))
+    o_wa, o_wb, o_tt = np.zeros(g), np.zeros(g), np.zeros(g)
+    at = np.empty(n, dtype=np.int64)  # each row's group (its first row's place)
     g = 0
     for t in range(n):
         if lead[t] == t:
             at[t] = g
-            cl[g], judge[g], a[g], b[g] = cl[t], judge[t], a[t], b[t]
-            for k in range(xs.shape[1]):
-                xs[g, k] = xs[t, k]
-            sa[g], sb[g], st[g] = sa[t], sb[t], st[t]
+            o_cl[g], o_j[g], o_a[g], o_b[g] = cl[t], judge[t], a[t], b[t]
+            for k in range(p):
+                o_x[g, k] = x[t, k]
             g += 1
-        else:
-            d = at[lead[t]]
-            sa[d] += sa[t]
-            sb[d] += sb[t]
-            st[d] += st[t]
-    return (cl[:g].copy(), judge[:g].copy(), a[:g].copy(), b[:g].copy(), xs[:g].copy(),
-            sa[:g].copy(), sb[:g].copy(), st[:g].copy())
+        d = at[lead[t]]
+        o_wa[d] += wa[t]
+        o_wb[d] += wb[t]
+        o_tt[d] += tt[t]
+    return o_cl, o_j, o_a, o_b, o_x, o_wa, o_wb, o_tt

@@ -14,9 +14,9 @@ import numpy as np
 
 from ratings.kernels.fit_ref import bt_row_terms, expit
 
-__all__ = ["style_aggregate", "style_assemble", "style_bt_newton", "style_bt_rows",
-           "style_cluster_quadratic", "style_cluster_scores", "style_cluster_times",
-           "style_gradient", "style_transform"]  # fmt: skip
+__all__ = ["style_assemble", "style_bt_newton", "style_bt_rows", "style_cluster_quadratic",
+           "style_cluster_scores", "style_cluster_times", "style_compact", "style_gradient",
+           "style_merge", "style_sort", "style_transform"]  # fmt: skip
 
 
 def style_gradient(n_models, n_judges, row_a, row_b, row_judge, x, s_d, s_eta):
@@ -159,18 +159,33 @@ def style_transform(a, b, kind):
         return np.log1p(a) - np.log1p(b)
 
 
-def style_aggregate(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
-    """Verdicts summed by equal (cluster, judge, a, b, x) -> (cluster, judge, a, b, x, wa, wb,
-    tt) of the groups, ordered by cluster, then by first verdict (-0.0 equals 0.0)."""
-    ints = np.column_stack([row_cluster, row_judge, row_a, row_b])
-    if not ints.shape[0]:
-        e = np.zeros(0)
-        return (*(np.zeros(0, dtype=np.int64) for _ in range(4)), x[:0].copy(), e, e, e)
-    _, first, inv = np.unique(np.column_stack([ints.astype(np.float64), x]), axis=0,
-                              return_index=True, return_inverse=True)  # fmt: skip
-    order = np.lexsort((first, row_cluster[first]))
-    rank = np.empty(first.size, dtype=np.int64)
-    rank[order] = np.arange(first.size)
-    inv, reps = rank[inv.ravel()], first[order]
-    return (*(np.ascontiguousarray(c, dtype=np.int64) for c in ints[reps].T), x[reps],
-            *(np.bincount(inv, w, reps.size) for w in (wa, wb, tt)))
+def style_sort(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
+    """The rows ordered by cluster, keeping their order within a cluster -> (cluster, judge, a,
+    b, x, wa, wb, tt)."""
+    order = np.argsort(row_cluster, kind="stable")
+    return tuple(np.ascontiguousarray(c[order]) for c in (row_cluster, row_judge, row_a, row_b,
+                                                          x, wa, wb, tt))  # fmt: skip
+
+
+def style_merge(cl, judge, a, b, x, n_models, n_judges, lead):
+    """Rows sorted by cluster: ``lead[t]`` set to the first row equal to row t in (cluster,
+    judge, a, b, x) (-0.0 equal to 0.0); returns the number of rows that are not their own
+    first. (``n_models``, ``n_judges``: at least the largest codes plus one.)"""
+    if not a.size:
+        return 0
+    keys = np.column_stack([c.astype(np.float64) for c in (cl, judge, a, b)]
+                           + [x + 0.0])  # + 0.0 turns -0.0 into 0.0
+    _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    lead[:] = first[inv.ravel()]
+    return int(np.sum(lead != np.arange(a.size)))
+
+
+def style_compact(cl, judge, a, b, x, wa, wb, tt, lead):
+    """One row per group of ``lead`` (the group's first row, in row order) with the group's
+    summed wa, wb, tt."""
+    firsts = np.flatnonzero(lead == np.arange(lead.size))
+    rank = np.zeros(lead.size, dtype=np.int64)
+    rank[firsts] = np.arange(firsts.size)
+    group = rank[lead]
+    return (*(np.ascontiguousarray(c[firsts]) for c in (cl, judge, a, b, x)),
+            *(np.bincount(group, w, firsts.size) for w in (wa, wb, tt)))

@@ -27,8 +27,8 @@ features leave every verdict its own row. Rows are kept in cluster order. Unpena
 likelihood (an optional ridge ``ridge / 2 |beta|^2`` on the style coefficients only) by Newton's
 method. For Bradley-Terry each
 evaluation is one pass over the rows (:func:`ratings.kernels.style.style_bt_newton`: the row's
-terms, the gradient and the Hessian together; at beta = 0, the start, the terms are computed once
-per model pair), split in blocks across the package's threads; Crowd-BT's row derivatives come
+terms, the gradient and the Hessian together, the features' block summed apart), split in blocks
+across the package's threads; Crowd-BT's row derivatives come
 from :mod:`ratings.kernels.fit` on the linear predictor, assembled by
 :mod:`ratings.kernels.style`. Every kernel has a NumPy twin in :mod:`ratings.kernels.style_ref`.
 Crowd-BT's default follows
@@ -178,20 +178,25 @@ def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto
     """Aggregate the verdicts of ``slots`` (one row per verdict, in the order of ``x``) by
     cluster, judge, slots and features, sorted by cluster (then by first appearance).
 
-    :func:`ratings.kernels.style.style_aggregate`, no loop in Python: the verdicts are put in
-    cluster order by a counting sort (which also keeps the sandwich's per-cluster passes in
-    cache), then equal rows are found within each cluster by a small hash table, keys compared
-    exactly, and summed in place (discrete features such as header counts merge many;
-    continuous ones leave every verdict its own row, returned as sorted).
+    No loop in Python: the verdicts are put in cluster order by a counting sort
+    (:func:`ratings.kernels.style.style_sort`; it keeps the sandwich's per-cluster passes in
+    cache, and leaves verdicts that come in cluster order as they are), equal rows are found
+    within each cluster by key (:func:`~ratings.kernels.style.style_merge`, compared exactly)
+    and summed into the first of them (:func:`~ratings.kernels.style.style_compact`) when there
+    are any: discrete features such as header counts merge many; continuous ones leave every
+    verdict its own row.
     """
     ints = [np.ascontiguousarray(c, dtype=np.int64)
             for c in (slots.cluster, slots.judge, slots.a, slots.b)]  # fmt: skip
     x = np.ascontiguousarray(x, dtype=np.float64)
     w = [np.ascontiguousarray(c, dtype=np.float64) for c in (slots.wa, slots.wb, slots.tt)]
     sk = style_kernels(kernels(engine, x.shape[0]))
-    cl, judge, a, b, u_x, wa, wb, tt = sk.style_aggregate(*ints, x, *w, int(slots.n_clusters))
-    return StyleRows(cl, judge, a, b, u_x, wa, wb, tt, len(slots.models), len(slots.judges),
-                     slots.n_clusters, slots.clusters)  # fmt: skip
+    cols = sk.style_sort(*ints, x, *w, int(slots.n_clusters))
+    lead = np.empty(x.shape[0], dtype=np.int64)
+    if sk.style_merge(*cols[:5], len(slots.models), len(slots.judges), lead):
+        cols = sk.style_compact(*cols, lead)
+    return StyleRows(*cols, len(slots.models), len(slots.judges), slots.n_clusters,
+                     slots.clusters)  # fmt: skip
 
 
 def style_kernels(k):
