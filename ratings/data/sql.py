@@ -99,6 +99,8 @@ def connect():
 
 
 _SHARED: dict[str, object] = {}  # connections of connect(), by memory limit
+if hasattr(os, "register_at_fork"):  # a forked child makes its own (DuckDB's threads stay behind)
+    os.register_at_fork(after_in_child=_SHARED.clear)
 
 
 def _cursor():
