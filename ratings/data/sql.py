@@ -44,6 +44,7 @@ __all__ = ["MEMORY_LIMIT", "aggregate_counts_sql", "connect", "is_duckdb_relatio
 
 _SHOWN = 1000  # rejected rows fetched to name them
 _ENUM_MOST = 20_000  # distinct values of a text column up to which it is grouped by enum codes
+_CASE_MOST = 64  # WHEN branches a column's codes may take in SQL (else looked up in a table)
 #: Memory a connection of :func:`relation_of` lets DuckDB hold (it spills beyond it), unless a
 #: ``--max-memory`` / ``max_memory=`` limit is in force: then half of that (the other half holds
 #: the groups' codes and counts).
@@ -258,8 +259,18 @@ class _Codes:
             first = [] if names is None else [str(v) for v in names]
             extra = sorted({str(v) for a in arrays for v in a.to_pylist()} - set(first))
             members = [*first, *extra]
-        if not members or len(members) > _ENUM_MOST:
-            for c in group:
+        meanings = {}
+        for c in group if 0 < len(members) <= _ENUM_MOST else ():
+            at = {str(v): k for k, v in enumerate(arrays[group.index(c)].to_pylist())}
+            # what each enum position means; positions of values not in this column never
+            # occur: a name's there is its own code all the same (one range in SQL)
+            meanings[c] = {name: np.array([m[at[v]] if v in at else k if k < len(first)
+                                           else -1 for k, v in enumerate(members)],
+                                          dtype=np.int64)
+                           for name, m in self._meaning[c].items()}  # fmt: skip
+        if not meanings or any(_runs(m, len(first) if name == "c" else 0) > _CASE_MOST
+                               for c in group for name, m in meanings[c].items()):
+            for c in group:  # many values, or many that mean different things: a table
                 self.key[c] = f"src.{_quoted(self.source[c])}"
                 self.tables[c] = pa.table({"v": self._values[self.source[c]],
                                            **self._meaning[c]})  # fmt: skip
@@ -267,14 +278,8 @@ class _Codes:
         enum = "ENUM(" + ", ".join(_literal(v) for v in members) + ")"
         for c in group:
             self.key[c] = f"enum_code(CAST(src.{_quoted(self.source[c])} AS {enum}))"
-            at = {str(v): k for k, v in enumerate(arrays[group.index(c)].to_pylist())}
             self._enum[c] = len(first)
-            # what each enum position means; positions of values not in this column never
-            # occur: a name's there is its own code all the same (one range in SQL)
-            self._meaning[c] = {name: np.array([m[at[v]] if v in at else k if k < len(first)
-                                                else -1 for k, v in enumerate(members)],
-                                               dtype=np.int64)
-                                for name, m in self._meaning[c].items()}  # fmt: skip
+            self._meaning[c] = meanings[c]
 
     def lookup(self, column: str, name: str, default: int, key: str) -> str:
         """SQL of the code ``name`` of ``column`` from its key ``key`` (``default`` where the
@@ -290,6 +295,14 @@ class _Codes:
             return (f"CASE WHEN {key} < {first} THEN {key} {_cases(key, rest, first)} "
                     f"ELSE {default} END")  # fmt: skip
         return f"CASE {_cases(key, codes, 0)} ELSE {default} END"
+
+
+def _runs(codes: np.ndarray, first: int) -> int:
+    """``WHEN`` branches :meth:`_Codes.lookup` writes for ``codes`` (runs of equal codes; none
+    for leading names that are their own codes)."""
+    if first and np.array_equal(codes[:first], np.arange(first)):
+        codes = codes[first:]
+    return int(codes.size and 1 + np.count_nonzero(np.diff(codes)))
 
 
 def _cases(key: str, codes: np.ndarray, first: int) -> str:
