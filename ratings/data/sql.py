@@ -155,7 +155,8 @@ def aggregate_counts_sql(
     pandas.DataFrame
         Counts per (scope, task_id, judge, model_a, model_b) (keys may repeat; categorical),
         ``wins_a``, ``wins_b``, ``ties`` and, when some verdict was a render forfeit,
-        ``forfeits``; pass it to :func:`ratings.fit`.
+        ``forfeits`` (whole numbers as float64, as the fit reads them); pass it to
+        :func:`ratings.fit`.
 
     Raises
     ------
@@ -418,7 +419,7 @@ def _counted(relation, codes: _Codes) -> pd.DataFrame:
         raise InvalidVerdictsError("The relation holds no verdicts.")
     if codes.flags and table.column("contradicted").to_numpy(zero_copy_only=False).any():
         _warn_contradicted(relation, codes)
-    n = table.column("n").to_numpy()
+    n = table.column("n").to_numpy().astype(np.float64)  # counts as the fit reads them
     frame = {}
     for c in ("scope", "task_id", "judge", *_NAMES):
         if c in table.column_names:
@@ -426,11 +427,11 @@ def _counted(relation, codes: _Codes) -> pd.DataFrame:
             frame[c] = pd.Categorical.from_codes(table.column(c).to_numpy(), validate=False,
                                                  dtype=pd.CategoricalDtype(cats))  # fmt: skip
     for o, name in enumerate(("wins_a", "wins_b", "ties")):
-        frame[name] = np.where(outcome == o, n, 0)
+        frame[name] = np.where(outcome == o, n, 0.0)
     if codes.flags:
         decided = table.column("decided").to_numpy(zero_copy_only=False)
         if decided.any():
-            frame["forfeits"] = np.where(decided, n, 0)
+            frame["forfeits"] = np.where(decided, n, 0.0)
     return pd.DataFrame(frame, copy=False)
 
 
