@@ -1,5 +1,6 @@
 """The pieces the large-log paths share: partial counts summed like pandas' group-by, DuckDB's
-groups read in many batches, and counts tables stored as doubles (a SQL ``SUM``)."""
+counts equal to the in-memory path's, the counts-table kernel and its twin, and counts tables
+stored as doubles (a SQL ``SUM``)."""
 
 from __future__ import annotations
 
@@ -57,14 +58,10 @@ def test_combined_partials_sum_like_pandas_groupby(n_tasks):
     assert all(codes[k].max() < sizes[k] for k in sizes) and (counts == total.counts).all()
 
 
-def test_duckdb_groups_in_many_batches_equal_in_memory(log, tmp_path, monkeypatch):
+def test_duckdb_forfeits_and_judges_equal_in_memory(log, tmp_path):
     duckdb = pytest.importorskip("duckdb")
-    import ratings.data.sql as sql
-
-    monkeypatch.setattr(sql, "_BATCH", 97)  # ~40 batches, summed every few hundred rows
-    monkeypatch.setattr(sql, "_SUM_ABOVE", 300)
     v = log.copy()
-    v.loc[::50, "failed_a"] = "true"  # render forfeits in some batches
+    v.loc[::50, "failed_a"] = "true"  # render forfeits: the flags decide, no winner
     v.loc[::50, "winner"] = ""
     v.to_parquet(tmp_path / "log.parquet", index=False)
     relation = duckdb.sql(f"SELECT * FROM read_parquet('{tmp_path / 'log.parquet'}')")
@@ -76,11 +73,10 @@ def test_duckdb_groups_in_many_batches_equal_in_memory(log, tmp_path, monkeypatc
         pd.testing.assert_frame_equal(duck.counts, memory.counts, check_dtype=False)
 
 
-def test_duckdb_batch_with_only_bad_groups_is_named(log, tmp_path, monkeypatch):
+def test_duckdb_one_bad_row_is_named(log, tmp_path):
     pytest.importorskip("duckdb")
     import ratings.data.sql as sql
 
-    monkeypatch.setattr(sql, "_BATCH", 1)  # the bad group is a batch by itself
     v = log.head(30).copy()
     v.loc[7, "winner"] = "draw"
     v.to_parquet(tmp_path / "log.parquet", index=False)
@@ -117,29 +113,58 @@ def test_float_counts_still_named_when_bad(value, what):
         ratings.fit(counts)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_count_rows_kernel_and_twin_sum_like_pandas(seed):
+@pytest.mark.parametrize(("seed", "threads"), [(0, "1"), (1, "3"), (2, "2")])
+def test_count_rows_kernel_and_twin_sum_like_pandas(seed, threads, monkeypatch):
+    from ratings.core import threads as _threads
     from ratings.kernels import fit as fast
     from ratings.kernels import fit_ref as slow
 
+    monkeypatch.setenv("RATINGS_NUM_THREADS", threads)  # the rows split across 1-3 threads
+    monkeypatch.setattr(_threads, "CONCURRENT_ROWS", 100)
     rng = np.random.default_rng(seed)
     n, m, nj, ng = 500, 6, 2, 7
-    a = rng.integers(0, m, n)
+    amap = rng.permutation(m + 2).astype(np.int64) - 2  # names 0..m+1; two name no model
+    names = np.flatnonzero(amap >= 0)
+    ca = rng.choice(names, n).astype(np.int8)
+    a = amap[ca]
     b = (a + rng.integers(1, m, n)) % m  # never a == b; both orders of a pair occur
-    g, k = rng.integers(0, ng, n), rng.integers(0, nj, n)
+    bmap = np.arange(m, dtype=np.int64)
+    cb = b.astype(np.int16)
+    g, k = rng.integers(0, ng, n).astype(np.int16), rng.integers(0, nj, n).astype(np.int8)
     wa, wb, tt = rng.integers(0, 4, (3, n)).astype(float)
     swap = a > b
     want = pd.DataFrame({"cluster": g, "judge": k, "ii": np.minimum(a, b),
                          "jj": np.maximum(a, b), "wi": np.where(swap, wb, wa),
                          "wj": np.where(swap, wa, wb), "tt": tt}).groupby(
         ["cluster", "judge", "ii", "jj"], as_index=False).sum()  # fmt: skip
+    args = (ca, cb, amap, bmap, k, g, wa, wb, tt, m, nj, ng)
+    rows = []
     for kernels in (fast, slow):
-        got = pd.DataFrame(dict(zip(want.columns, kernels.count_rows(g, k, a, b, wa, wb, tt, ng,
-                                                                       nj, m), strict=True)))
+        found = kernels.count_rows(*args)
+        assert found.n_unusable == 0
+        assert found.used.models.all() and found.used.clusters.all()
+        got = pd.DataFrame(dict(zip(want.columns, found.rows, strict=True)))
         assert (np.diff(got["cluster"]) >= 0).all()  # rows grouped by cluster
         pd.testing.assert_frame_equal(got.sort_values(list(want.columns[:4]), ignore_index=True),
                                       want, check_dtype=False)  # fmt: skip
-    fast.count_rows.py_func(g, k, a, b, wa, wb, tt, ng, nj, m)
+        rows.append(got)
+    monkeypatch.setenv("RATINGS_NUM_THREADS", "1")  # on one thread: the same rows, same order
+    pd.testing.assert_frame_equal(pd.DataFrame(dict(zip(want.columns, fast.count_rows(
+        *args).rows, strict=True))), rows[0])  # fmt: skip
+    bad = ca.copy()
+    bad[[3, 9]] = np.flatnonzero(amap < 0)[0]  # a name of no model
+    k2 = k.copy()
+    k2[5] = -1  # a missing judge
+    wb2, tt2 = wb.copy(), tt.copy()
+    wb2[[11, 12]], tt2[13] = [0.5, np.nan], 2.0**54  # counts of no whole number of verdicts
+    for kernels in (fast, slow):
+        assert kernels.count_rows(bad, cb, amap, bmap, k2, g, wa, wb2, tt2, m, nj,
+                                  ng).n_unusable == 6  # fmt: skip
+    empty = np.zeros(0, dtype=np.int64)  # no judge or cluster column: every row in one key
+    for kernels in (fast, slow):
+        found = kernels.count_rows(ca, cb, amap, bmap, empty, empty, wa, wb, tt, m, 1, 1)
+        assert found.rows.wi.sum() + found.rows.wj.sum() == wa.sum() + wb.sum()
+        assert len(found.rows.ii) == len(want.groupby(["ii", "jj"]))
 
 
 def test_counts_with_repeats_zero_rows_and_both_orders_equal_verdicts(log):

@@ -35,7 +35,16 @@ def warmup() -> None:
     _kernels.cluster_meat(2, 3, ii, jj, ii, gd, ge, starts)
     zero = np.zeros(1, dtype=np.int64)  # the judge audit's slot kernels
     _kernels.slot_collapse(zero, ii, jj, one, one, one, 1, 2)
-    _kernels.count_rows(zero, zero, ii, jj, one, one, one, 1, 1, 2)  # counts tables' rows
+    # counts tables' rows, for the code widths of their categoricals (judge and cluster
+    # codes absent, or 8, 16 or 32 bits wide; model codes 8 or 16)
+    one_map = np.array([0, 1], dtype=np.int64)
+    for names in (np.int8, np.int16):
+        pair = np.array([0], dtype=names), np.array([1], dtype=names)
+        for judge in (zero[:0], np.zeros(1, dtype=np.int8)):
+            for cluster in (zero[:0], *(np.zeros(1, dtype=t) for t in (np.int8, np.int16,
+                                                                          np.int32))):
+                _kernels.count_rows(*pair, one_map, one_map, judge, cluster, one, one, one, 2, 1,
+                                    1)  # fmt: skip
     _kernels.slot_cluster_scores(1, 2, 1, zero, zero, ii, jj, one, score, np.zeros(0))
     _kernels.slot_cluster_scores(1, 2, 1, zero, zero, ii, jj, one, score, one)
     from ratings.kernels import inference as cr2

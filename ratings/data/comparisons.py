@@ -20,12 +20,11 @@ from ratings.core.rows import (
     AggregatedRows,
     CollapsedRows,
     PairRows,
-    UsedCodes,
     VerdictCodes,
     summed_rows,
 )
 from ratings.core.schema import DEFAULT_JUDGE, DETERMINISTIC_JUDGE, require_columns
-from ratings.data.counts import check_counts, reject_rows
+from ratings.data.counts import check_counts, counts_as_floats, reject_rows
 from ratings.kernels.engine import Engine, kernels
 
 __all__ = ["COUNT_COLUMNS", "Comparisons", "aggregate", "from_counts", "is_counts_frame"]
@@ -328,8 +327,10 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool,
         from ratings.data.sql import aggregate_counts_sql
         from ratings.io import read_counts
 
-        reduce = aggregate_counts if is_dask_frame(verdicts) else aggregate_counts_sql
-        counts = read_counts(reduce(verdicts))  # names encoded and checked as a log's
+        if is_dask_frame(verdicts):
+            counts = read_counts(aggregate_counts(verdicts))  # names encoded as a log's
+        else:  # names encoded as a log's already
+            counts = aggregate_counts_sql(verdicts)
         if "scope" in counts.columns and counts["scope"].nunique() > 1:
             raise InvalidVerdictsError(
                 f"The verdicts hold {counts['scope'].nunique()} scopes; ratings from different "
@@ -632,7 +633,8 @@ def from_counts(
         if cluster != "task_id":
             raise InvalidVerdictsError(f"Cluster column {cluster!r} not in the counts table.")
         cluster = None
-    data = _counted_rows(counts, check_counts(counts), cluster, models)
+    w = counts_as_floats(counts)  # checked by the kernel on its way, else here
+    data = _counted_rows(counts, check_counts(counts) if w is None else w, cluster, models)
     if "forfeits" in counts.columns:
         lost = pd.to_numeric(counts["forfeits"], errors="coerce").to_numpy(dtype=np.float64)
         bad = ~np.isfinite(lost) | (lost < 0)
@@ -644,13 +646,14 @@ def from_counts(
     return data
 
 
-def _counted_rows(counts: pd.DataFrame, w: NDArray[np.float64], cluster: str | None,
+def _counted_rows(counts: pd.DataFrame, w: tuple[NDArray[np.float64], ...], cluster: str | None,
                   models) -> Comparisons:  # fmt: skip
-    """A checked counts table (``w``: its wins_a, wins_b, ties) straight into the aggregated-row
-    layout: each row oriented ``i < j`` (its wins swapped where ``model_a`` sorts after
-    ``model_b``), rows of one (cluster, judge, i, j) summed, rows grouped by cluster. Rows of
-    zero counts only are checked like the others, then leave no row behind; unusable rows are
-    named as :func:`aggregate` names a log's."""
+    """A counts table (``w``: its wins_a, wins_b, ties as floats) straight into the
+    aggregated-row layout: each row oriented ``i < j`` (its wins swapped where ``model_a``
+    sorts after ``model_b``), rows of one (cluster, judge, i, j) summed, rows grouped by
+    cluster, in one kernel that also finds the unusable rows (bad counts included). Rows of
+    zero counts only are checked like the others, then leave no row behind; bad counts are
+    named by cell, other unusable rows as :func:`aggregate` names a log's."""
     n = len(counts)
     ca, names_a = _factorized(counts["model_a"])
     cb, names_b = _factorized(counts["model_b"])
@@ -665,26 +668,22 @@ def _counted_rows(counts: pd.DataFrame, w: NDArray[np.float64], cluster: str | N
                   else (none, pd.Index([DEFAULT_JUDGE], dtype=object)))  # fmt: skip
     gc, clusters = (none, None) if cluster is None else _sorted_codes(counts[cluster])
     m, nj, ng = len(labels), len(judges), (len(clusters) if clusters is not None else 1)
-    a = np.append(amap, -1)[ca]  # code -1 (missing) takes the appended -1
-    b = np.append(bmap, -1)[cb]
-    k = jc.astype(np.int64) if jc.size else np.zeros(n, dtype=np.int64)
-    g = gc.astype(np.int64) if gc.size else np.zeros(n, dtype=np.int64)
-    if ((a < 0) | (b < 0) | (a == b) | (k < 0) | (g < 0)).any():
+    # one slot table of m^2 entries in the kernel; larger boards take the twin's sort. The
+    # engine is chosen by the verdicts counted, as the fit's later passes choose theirs.
+    verdicts = sum(float(c.sum()) for c in w)
+    verdicts = int(verdicts) if np.isfinite(verdicts) else n  # NaN or inf: bad counts, named below
+    k = kernels("auto", verdicts) if m * m <= _DENSE_SLOTS else kernels("numpy")
+    found = k.count_rows(ca, cb, amap, bmap, jc, gc, *w, m, nj, ng)
+    if found.n_unusable:
+        check_counts(counts)  # bad counts first, named by cell
         codes = VerdictCodes(model_a=ca, model_b=cb, model_a_map=amap, model_b_map=bmap,
                              winner=np.zeros(n, dtype=np.int8), winner_map=np.zeros(1, np.int64),
                              judge=jc, cluster=gc, failed_a=np.zeros(0, dtype=bool),
                              failed_b=np.zeros(0, dtype=bool), forfeit_judge=0, n_models=m,
                              n_judges=nj, n_clusters=ng)  # fmt: skip
         _explain_unusable(counts, codes, pd.Index(["A"]), cluster, _COUNTS_ROWS)
-    used = (np.bincount(a, minlength=m).astype(bool) | np.bincount(b, minlength=m).astype(bool),
-            np.bincount(k, minlength=nj).astype(bool), np.bincount(g, minlength=ng).astype(bool))
-    # one slot table of m^2 entries in the kernel; larger boards take the twin's sort. The
-    # engine is chosen by the verdicts counted, as the fit's later passes choose theirs.
-    verdicts = int(w.sum())
-    rows = PairRows(*(kernels("auto", verdicts) if m * m <= _DENSE_SLOTS else kernels("numpy"))
-                    .count_rows(g, k, a, b, w[:, 0], w[:, 1], w[:, 2], ng, nj, m))
     labelled = _Labels(labels, judges, clusters, cluster, models is None, -1)
-    data = labelled.comparisons(AggregatedRows(rows, UsedCodes(*used), None, 0))
+    data = labelled.comparisons(found)
     keep = (data.wi + data.wj + data.tt) > 0
     return data if keep.all() else data.subset(keep)
 

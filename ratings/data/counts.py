@@ -10,7 +10,10 @@ from numpy.typing import NDArray
 from ratings.core.bounds import MAX_COUNT
 from ratings.core.errors import InvalidVerdictsError, format_rows
 
-__all__ = ["check_counts", "reject_rows"]
+__all__ = ["COUNTS", "check_counts", "counts_as_floats", "reject_rows"]
+
+#: The count columns of a counts table.
+COUNTS = ("wins_a", "wins_b", "ties")
 
 _FIX_VERDICTS = "Read logs with `ratings.read_verdicts`, which reports such rows, or fix them."
 
@@ -39,37 +42,30 @@ def _numbers(values: pd.Series) -> pd.Series:
     return pd.to_numeric(values, errors="coerce").astype(np.float64)
 
 
-def _plain_counts(raw: pd.DataFrame) -> NDArray[np.float64] | None:
-    """Counts stored as NumPy integers or floats (a SQL ``SUM`` often comes back as a double) as
-    float64 when every one is a whole number in range; None otherwise (the checks that name the
-    bad cells then run)."""
-    arrays = [raw[c].to_numpy() if isinstance(raw[c].dtype, np.dtype) else None
-              for c in raw.columns]  # fmt: skip
+def counts_as_floats(counts: pd.DataFrame) -> tuple[NDArray[np.float64], ...] | None:
+    """``wins_a``, ``wins_b``, ``ties`` as float64 arrays (float64 columns as they are) when
+    all three are NumPy integers or floats (a SQL ``SUM`` often comes back as a double), for a
+    kernel that checks the values on its way (see :func:`check_counts`); None otherwise."""
+    arrays = [counts[c].to_numpy() if isinstance(counts[c].dtype, np.dtype) else None
+              for c in COUNTS]  # fmt: skip
     if not all(v is not None and v.dtype.kind in "iuf" for v in arrays):
         return None
-    values = np.empty((len(arrays), len(raw)), dtype=np.float64).T  # each column contiguous
-    for j, v in enumerate(arrays):
-        if len(v) and not (v.min() >= 0 and v.max() <= MAX_COUNT):  # NaN fails both
-            return None
-        if v.dtype.kind == "f" and not np.array_equal(np.floor(v), v):
-            return None
-        values[:, j] = v
-    return values
+    if any(v.dtype.kind in "iu" and len(v) and v.max() > MAX_COUNT for v in arrays):
+        return None  # inexact as floats: named by check_counts
+    return tuple(v if v.dtype == np.float64 else v.astype(np.float64) for v in arrays)
 
 
-def check_counts(counts: pd.DataFrame) -> NDArray[np.float64]:
-    """The (n, 3) counts as float64 after checking every cell is a whole number in
-    [0, :data:`~ratings.core.bounds.MAX_COUNT`]; raise naming the first bad cell otherwise.
+def check_counts(counts: pd.DataFrame) -> tuple[NDArray[np.float64], ...]:
+    """The counts ``wins_a``, ``wins_b``, ``ties`` as float64 arrays after checking every cell
+    is a whole number in [0, :data:`~ratings.core.bounds.MAX_COUNT`]; raise naming the first
+    bad cell otherwise.
 
     Counts are numbers of verdicts: a fractional count (a weight, or a count already
     averaged) is refused rather than rounded, and beyond 2^53 float64 no longer counts exactly
     (1e300 verdicts would overflow the fit's sums).
     """
-    cols = ["wins_a", "wins_b", "ties"]
+    cols = list(COUNTS)
     raw = counts[cols]
-    fast = _plain_counts(raw)
-    if fast is not None:
-        return fast
     values = raw.apply(_numbers).to_numpy(dtype=np.float64)
     with np.errstate(invalid="ignore"):
         problems = (
@@ -90,4 +86,4 @@ def check_counts(counts: pd.DataFrame) -> NDArray[np.float64]:
                     detail=f"e.g. {cols[c]} = {value!r} at row {counts.index[r]}",
                     noun="row(s) of the counts table", fix="Fix those counts: each is a whole "
                     "number of verdicts >= 0.")  # fmt: skip
-    return values
+    return tuple(np.ascontiguousarray(values[:, j]) for j in range(3))

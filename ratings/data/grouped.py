@@ -1,5 +1,6 @@
-"""Counts from a log already grouped by its raw values: the reduction shared by the engines that
-aggregate where the log lives (Dask, DuckDB).
+"""Counts from a log already grouped by its raw values: the reduction of the engines that
+aggregate where the log lives and validate in Python (Dask; DuckDB applies the same rules in
+SQL, :mod:`ratings.data.sql`, and shares :func:`raw_columns`).
 
 An engine groups the verdicts by the raw values of the columns the fit reads (``scope``,
 ``task_id``, ``judge``, ``model_a``, ``model_b``, ``winner``, ``failed_a``, ``failed_b``) and

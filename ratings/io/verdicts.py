@@ -36,7 +36,8 @@ from ratings.io.hints import guess_columns
 from ratings.io.readers import format_of, load_table
 from ratings.io.writers import write_atomic
 
-__all__ = ["VerdictLog", "name_categoricals", "read_verdicts", "write_rejected"]
+__all__ = ["REASONS", "WINNER_MISSING", "WINNER_OTHER", "VerdictLog", "name_categoricals",
+           "read_verdicts", "winner_meanings", "write_rejected"]
 
 # Text columns of repeated values (stripped), returned as categoricals; `match_id` stays text,
 # and `winner`, `failed_a`, `failed_b` have their own parsers.
@@ -68,6 +69,11 @@ _KINDS: tuple[tuple[str, str | None], ...] = (
     ("duplicate match_id", "match_id"),
 )
 _KIND = {reason: code for code, (reason, _) in enumerate(_KINDS, start=1)}
+#: The rejection reasons, in the order they are checked (reason k + 1 is ``REASONS[k]``).
+REASONS: tuple[str, ...] = tuple(reason for reason, _ in _KINDS)
+#: Winner classes of :func:`winner_meanings` beside 0 (A), 1 (B) and 2 (tie): a value that is
+#: no spelling (a model's name, or unknown), and a missing one (minus its reason).
+WINNER_OTHER, WINNER_MISSING = _OTHER, -_KIND["missing winner"]
 _AMBIGUOUS = _KINDS[6][0]
 _WINNER_DTYPE = pd.CategoricalDtype(pd.Index(WINNERS, dtype=STRING_DTYPE))
 
@@ -688,3 +694,19 @@ def _duplicate_reasons(ids: pd.Series, first: NDArray[np.int64]) -> NDArray[np.o
     at = pd.Series(first, dtype=np.int64).astype(STRING_DTYPE)
     return ("duplicate match_id " + quoted + " (first at row " + at + ")").to_numpy(dtype=object)
 
+
+
+def winner_meanings(texts: Sequence[str | None], models: pd.Index,
+                    winner_map: Mapping[object, str] | None = None
+                    ) -> tuple[NDArray[np.int8], NDArray[np.intp]]:  # fmt: skip
+    """What distinct winner values mean, as :func:`read_verdicts` reads them: per value (its
+    stripped text, None where missing, as :func:`~ratings.io.cells.distinct` gives it) its
+    class (0 A, 1 B, 2 tie, :data:`WINNER_OTHER` or :data:`WINNER_MISSING`) and the code of
+    the model in ``models`` it names (-1 none). A row's outcome then follows from its models
+    (see :func:`_winners`: a model's own name wins for its side; a spelling that is also a
+    model of the match, pointing at the other side, is ambiguous)."""
+    spellings, numbers = _check_winner_map(winner_map)
+    cls = np.array([WINNER_MISSING if t is None else _spelling(t, spellings, numbers)
+                    for t in texts], dtype=np.int8)  # fmt: skip
+    named = models.get_indexer(pd.Index([t or "" for t in texts], dtype=object))
+    return cls, named

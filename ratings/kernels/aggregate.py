@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from ratings.core import threads as _threads
+from ratings.core.bounds import MAX_COUNT
 from ratings.core.rows import (
     AggregatedRows,
     CollapsedRows,
@@ -220,32 +221,48 @@ def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
 
 
 @njit(**_JIT)
-def count_rows(cluster, judge, model_a, model_b, wins_a, wins_b, ties, n_clusters, n_judges,
-               n_models):  # fmt: skip
-    """The rows of a counts table in the aggregated-row layout: each row oriented ``i < j`` (its
-    wins swapped where ``model_a > model_b``), rows of one (cluster, judge, i, j) summed,
-    ordered by cluster -> (cluster, judge, ii, jj int64[R']; wi, wj, tt float64[R']).
+def _count_pass(model_a, model_b, model_a_map, model_b_map, judge, cluster, wins_a, wins_b, ties,
+                n_judges, count, used_m, used_j, used_g):  # fmt: skip
+    """Counts-table rows per outer key (``cluster * n_judges + judge``) into ``count``, the
+    codes they use flagged -> the number of unusable rows (a missing code, a map giving -1,
+    ``a == b``, or a count that is not a whole number in [0, ``MAX_COUNT``])."""
+    n_bad = 0
+    for r in range(model_a.shape[0]):
+        k = judge[r] if judge.shape[0] else 0
+        g = cluster[r] if cluster.shape[0] else 0
+        a = model_a_map[model_a[r]] if model_a[r] >= 0 else -1
+        b = model_b_map[model_b[r]] if model_b[r] >= 0 else -1
+        if a < 0 or b < 0 or a == b or k < 0 or g < 0 or not (
+                _whole(wins_a[r]) and _whole(wins_b[r]) and _whole(ties[r])):
+            n_bad += 1
+            continue
+        count[g * n_judges + k] += 1
+        used_m[a] = True
+        used_m[b] = True
+        used_j[k] = True
+        used_g[g] = True
+    return n_bad
 
-    ``model_a``, ``model_b``: model codes (valid, never equal); ``wins_a``, ``wins_b``,
-    ``ties``: float64[N]. A counting sort by (cluster, judge) moves each row's pair
-    key and counts (sequential writes into each group's block, no random reads), then one
-    (i, j) slot table serves every group: rows within a group come in order of first
-    occurrence."""
-    n = model_a.shape[0]
-    n_outer = n_clusters * n_judges
-    starts = np.zeros(n_outer + 1, dtype=np.int64)
-    for r in range(n):
-        starts[cluster[r] * n_judges + judge[r] + 1] += 1
-    for o in range(n_outer):
-        starts[o + 1] += starts[o]
-    fill = starts[:-1].copy()
-    pair = np.empty(n, dtype=np.int64)
-    moved = np.empty((n, 3))
-    for r in range(n):
-        o = cluster[r] * n_judges + judge[r]
+
+@njit(**_JIT)
+def _whole(x):
+    """A count of verdicts: a whole number in [0, MAX_COUNT] (NaN is not)."""
+    return x >= 0.0 and x <= MAX_COUNT and x == np.floor(x)
+
+
+@njit(**_JIT)
+def _count_scatter(model_a, model_b, model_a_map, model_b_map, judge, cluster, wins_a, wins_b,
+                   ties, n_judges, n_models, fill, pair, moved):  # fmt: skip
+    """Each (usable) row's pair key ``i * n_models + j`` and counts oriented ``i < j`` (wins
+    swapped where ``a > b``) into its outer key's block of ``pair`` / ``moved``, at the block's
+    next position ``fill[outer]``: a stable counting sort, sequential writes per block."""
+    for r in range(model_a.shape[0]):
+        k = judge[r] if judge.shape[0] else 0
+        o = (cluster[r] if cluster.shape[0] else 0) * n_judges + k
+        a = model_a_map[model_a[r]]
+        b = model_b_map[model_b[r]]
         p = fill[o]
         fill[o] = p + 1
-        a, b = model_a[r], model_b[r]
         if a < b:
             pair[p] = a * n_models + b
             moved[p, 0] = wins_a[r]
@@ -255,16 +272,20 @@ def count_rows(cluster, judge, model_a, model_b, wins_a, wins_b, ties, n_cluster
             moved[p, 0] = wins_b[r]
             moved[p, 1] = wins_a[r]
         moved[p, 2] = ties[r]
-    out_g = np.empty(n, dtype=np.int64)
-    out_k = np.empty(n, dtype=np.int64)
-    out_i = np.empty(n, dtype=np.int64)
-    out_j = np.empty(n, dtype=np.int64)
-    out_w = np.zeros((3, n))
-    slot = np.full(n_models * n_models, -1, dtype=np.int64)
+
+
+@njit(**_JIT)
+def _count_dedupe(starts, first_outer, pair, moved, n_judges, n_models, slot, out_g, out_k,
+                  out_i, out_j, out_w):  # fmt: skip
+    """Sum the sorted rows of outer keys ``first_outer, first_outer + 1, ...`` (key o + t owns
+    ``starts[t]:starts[t + 1]``) per pair, one output row per distinct pair within each key in
+    order of first occurrence -> the number of output rows (``out_*`` from 0; ``out_w``
+    zeroed, shape (3, n); ``slot``: -1 throughout, left so)."""
     rows = 0
-    for o in range(n_outer):
+    for t in range(starts.shape[0] - 1):
+        o = first_outer + t
         first = rows
-        for p in range(starts[o], starts[o + 1]):
+        for p in range(starts[t], starts[t + 1]):
             key = pair[p]
             s = slot[key]
             if s < 0:
@@ -280,8 +301,81 @@ def count_rows(cluster, judge, model_a, model_b, wins_a, wins_b, ties, n_cluster
             out_w[2, s] += moved[p, 2]
         for s in range(first, rows):
             slot[out_i[s] * n_models + out_j[s]] = -1
-    return (out_g[:rows], out_k[:rows], out_i[:rows], out_j[:rows], out_w[0, :rows],
-            out_w[1, :rows], out_w[2, :rows])
+    return rows
+
+
+def count_rows(model_a, model_b, model_a_map, model_b_map, judge, cluster, wins_a, wins_b, ties,
+               n_models, n_judges, n_clusters) -> AggregatedRows:  # fmt: skip
+    """The rows of a counts table in the aggregated-row layout: each row oriented ``i < j`` (its
+    wins swapped where ``model_a > model_b``), rows of one (cluster, judge, i, j) summed,
+    ordered by cluster, rows within one (cluster, judge) in order of first occurrence.
+
+    ``model_a``, ``model_b``: the rows' name codes (any integer width, -1 where missing) and
+    ``model_a_map``, ``model_b_map`` (int64) their models (-1: none); ``judge``, ``cluster``:
+    codes (-1 where missing), or empty for 0 throughout; ``wins_a``, ``wins_b``, ``ties``:
+    float64[N]. A row with a missing code, no model, ``a == b`` or a count that is not a
+    whole number in [0, 2^53] is unusable: then only their number (``n_unusable``) and
+    ``used`` are returned. ``collapsed`` is None.
+
+    One counting pass, a stable counting sort by (cluster, judge) moving each row's pair key
+    and counts (sequential writes into each key's block), then one (i, j) slot table per
+    range of keys. Large tables split each step across threads (pieces of the rows, then
+    ranges of keys of about equal rows); the rows come out as on one thread.
+    """
+    n = model_a.shape[0]
+    n_outer = n_clusters * n_judges
+    codes = (model_a, model_b, model_a_map, model_b_map, judge, cluster)
+    pieces = _pieces(n, _chunks(n))
+
+    def cut(a, lo, hi):
+        return a[lo:hi] if a.shape[0] else a
+
+    def piece(lo, hi):
+        return tuple(cut(a, lo, hi) if k in (0, 1, 4, 5) else a for k, a in enumerate(codes))
+
+    parts = [(np.zeros(n_outer, dtype=np.int64), _zeros((n_models, n_judges, n_clusters)))
+             for _ in pieces]  # fmt: skip
+    bad = _threads.run([functools.partial(_count_pass, *piece(lo, hi), cut(wins_a, lo, hi),
+                                          cut(wins_b, lo, hi), cut(ties, lo, hi), n_judges,
+                                          count, *used)
+                        for (lo, hi), (count, used) in zip(pieces, parts, strict=True)])
+    used = UsedCodes(*_or_flags([u for _, u in parts]))
+    if sum(bad):
+        return AggregatedRows(no_rows(), used, None, int(sum(bad)))
+    starts = np.zeros(n_outer + 1, dtype=np.int64)
+    np.cumsum(sum(c for c, _ in parts), out=starts[1:])
+    pair = np.empty(n, dtype=np.int64)
+    moved = np.empty((n, 3))
+    fill = starts[:-1].copy()  # each piece writes its rows after the earlier pieces' ones
+    jobs = []
+    for (lo, hi), (count, _) in zip(pieces, parts, strict=True):
+        jobs.append(functools.partial(_count_scatter, *piece(lo, hi), cut(wins_a, lo, hi),
+                                      cut(wins_b, lo, hi), cut(ties, lo, hi), n_judges,
+                                      n_models, fill.copy(), pair, moved))  # fmt: skip
+        fill += count
+    _threads.run(jobs)
+    out_g, out_k, out_i, out_j = (np.empty(n, dtype=np.int64) for _ in range(4))
+    out_w = np.zeros((3, n))
+    cuts = np.searchsorted(starts, np.linspace(0, n, len(pieces) + 1)[1:-1])
+    ranges = np.unique(np.concatenate([[0], np.clip(cuts, 0, n_outer), [n_outer]]))
+    slot_type = np.int32 if n < 2**31 else np.int64
+
+    def dedupe(o0, o1):
+        at = starts[o0]
+        return _count_dedupe(starts[o0:o1 + 1] - at, o0, pair[at:], moved[at:], n_judges,
+                             n_models, np.full(n_models * n_models, -1, dtype=slot_type),
+                             out_g[at:], out_k[at:], out_i[at:], out_j[at:], out_w[:, at:])
+
+    sizes = _threads.run([functools.partial(dedupe, o0, o1)
+                          for o0, o1 in itertools.pairwise(ranges)])  # fmt: skip
+    out = (out_g, out_k, out_i, out_j, *out_w)
+    rows = sizes[0] if sizes else 0
+    for o0, size in zip(ranges[1:], sizes[1:], strict=False):  # close the gaps
+        at = starts[o0]
+        for a in out:
+            a[rows:rows + size] = a[at:at + size]
+        rows += size
+    return AggregatedRows(PairRows(*(a[:rows] for a in out)), used, None, 0)
 
 
 def _dense_fits(space: int, n: int) -> bool:

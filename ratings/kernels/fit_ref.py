@@ -13,6 +13,7 @@ import weakref
 
 import numpy as np
 
+from ratings.core.bounds import MAX_COUNT
 from ratings.core.rows import (
     AggregatedRows,
     CollapsedRows,
@@ -237,12 +238,27 @@ def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
             np.bincount(code, wi, r), np.bincount(code, wj, r), np.bincount(code, tt, r))
 
 
-def count_rows(cluster, judge, model_a, model_b, wins_a, wins_b, ties, n_clusters, n_judges,
-               n_models):  # fmt: skip
+def count_rows(model_a, model_b, model_a_map, model_b_map, judge, cluster, wins_a, wins_b, ties,
+               n_models, n_judges, n_clusters) -> AggregatedRows:  # fmt: skip
     """Rows of a counts table oriented, summed per (cluster, judge, i, j) and sorted by that
     key: a dense table when the key space is small next to the rows, else a sort."""
-    swap = model_a > model_b
-    i, j = np.where(swap, model_b, model_a), np.where(swap, model_a, model_b)
+    n = model_a.shape[0]
+    a = np.append(model_a_map, -1)[model_a]  # code -1 (missing) takes the appended -1
+    b = np.append(model_b_map, -1)[model_b]
+    judge = judge.astype(np.int64) if judge.size else np.zeros(n, dtype=np.int64)
+    cluster = cluster.astype(np.int64) if cluster.size else np.zeros(n, dtype=np.int64)
+    bad = (a < 0) | (b < 0) | (a == b) | (judge < 0) | (cluster < 0)
+    for w in (wins_a, wins_b, ties):  # counts of verdicts: whole numbers in [0, 2^53]
+        with np.errstate(invalid="ignore"):
+            bad |= ~((w >= 0) & (w <= MAX_COUNT) & (w == np.floor(w)))
+    ok = ~bad
+    used = UsedCodes(*(np.bincount(c[ok], minlength=size).astype(bool) | np.bincount(
+        d[ok], minlength=size).astype(bool) for c, d, size in ((a, b, n_models),
+        (judge, judge, n_judges), (cluster, cluster, n_clusters))))  # fmt: skip
+    if bad.any():
+        return AggregatedRows(no_rows(), used, None, int(bad.sum()))
+    swap = a > b
+    i, j = np.where(swap, b, a), np.where(swap, a, b)
     wi, wj = np.where(swap, wins_b, wins_a), np.where(swap, wins_a, wins_b)
     key = ((cluster * n_judges + judge) * n_models + i) * n_models + j
     space = n_clusters * n_judges * n_models * n_models
@@ -255,7 +271,8 @@ def count_rows(cluster, judge, model_a, model_b, wins_a, wins_b, ties, n_cluster
     rest, j = np.divmod(uniq, n_models)
     rest, i = np.divmod(rest, n_models)
     g, k = np.divmod(rest, n_judges)
-    return (g, k, i, j, *sums)
+    return AggregatedRows(PairRows(g, k, i, j, *(np.asarray(w, dtype=np.float64) for w in sums)),
+                          used, None, 0)
 
 
 def _orient(c: VerdictCodes):
