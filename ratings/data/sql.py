@@ -100,8 +100,18 @@ def connect():
 
 
 _SHARED: dict[str, object] = {}  # connections of connect(), by memory limit
-if hasattr(os, "register_at_fork"):  # a forked child makes its own (DuckDB's threads stay behind)
-    os.register_at_fork(after_in_child=_SHARED.clear)
+_INHERITED: list[object] = []  # a forked child's copies of its parent's connections
+
+
+def _forget_shared() -> None:
+    """In a forked child: make new connections when needed (DuckDB's threads stayed behind),
+    and keep the inherited ones referenced, never closed: closing one waits for those threads."""
+    _INHERITED.extend(_SHARED.values())
+    _SHARED.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_shared)
 
 
 def _cursor():
