@@ -76,7 +76,9 @@ def test_kernels_equal_twins_and_dense(crowd):
 
 def _aggregate(k, cl, judge, a, b, x, w, n_models, n_clusters=9):
     """``style_rows``'s steps with kernels ``k``: sort, find equal rows, sum them."""
-    cols = k.style_sort(cl, judge, a, b, x, *w, n_clusters)
+    order = k.style_order(cl, n_clusters)
+    cols = [cl, judge, a, b, x, *w]
+    cols = [c[order] for c in cols] if order.size else cols
     lead = np.full(cols[0].size, -1, dtype=np.int64)
     merged = k.style_merge(*cols[:5], n_models, 3, lead)
     return k.style_compact(*cols, lead) if merged else cols
@@ -108,26 +110,50 @@ def test_aggregate_kernels_equal_twins_and_sum_equal_rows(coarse, n_models):
     for gi in rng.choice(keys.shape[0], 20, replace=False):  # sums written out
         at = np.flatnonzero((np.column_stack([cl, judge, a, b, x]) == keys[gi]).all(axis=1))
         assert np.allclose([g_wa[gi], g_wb[gi], g_tt[gi]], [v[at].sum() for v in w])
-    # verdicts already in cluster order are left where they are (no copy)
+    # verdicts already in cluster order are left where they are
     in_order = _rows(r=500, g=9)[4]
-    cols = nb.style_sort(in_order, judge, a, b, x, *w, 9)
-    assert cols[0] is in_order and cols[4] is x
+    assert nb.style_order(in_order, 9).size == 0 and ref.style_order(in_order, 9).size == 0
+
+
+@pytest.mark.parametrize("engine", ["numba", "numpy"])
+def test_style_rows_in_blocks_of_whole_clusters_equal_one_block(engine, monkeypatch):
+    """``style_rows`` merges blocks of clusters side by side: the same rows as in one block."""
+    import pandas as pd
+
+    from ratings.core import threads
+    from ratings.data.slots import SlotCounts
+    from ratings.models.style import style_rows
+
+    rng, a, b, judge, cl, x, *_ = _rows(r=600, g=9)
+    order = rng.permutation(a.size)
+    x = np.round(x[order] / 2)
+    w = [rng.integers(0, 2, a.size).astype(float) for _ in range(3)]
+    slots = SlotCounts(pd.Index(range(6)), pd.Index(range(3)), pd.Index(range(9)), cl[order],
+                       judge[order], a[order], b[order], *w)  # fmt: skip
+    one = style_rows(slots, x, engine)
+    monkeypatch.setattr(threads, "CONCURRENT_ROWS", 10)
+    monkeypatch.setenv("RATINGS_NUM_THREADS", "3")
+    many = style_rows(slots, x, engine)
+    want = _aggregate(ref, cl[order], judge[order], a[order], b[order], x, w, 6)
+    assert many.n_rows < a.size  # rows were merged, across all blocks
+    for got in (one, many):
+        for u, v in zip((got.cluster, got.judge, got.a, got.b, got.x, got.wa, got.wb, got.tt),
+                        want, strict=True):  # fmt: skip
+            np.testing.assert_array_equal(u, v)
 
 
 @pytest.mark.parametrize("flat", [False, True])
 def test_bt_pass_kernels_equal_twins_and_dense(flat):
-    rng, a, b, _, _, x, m, p, *_ = _rows(seed=3)
+    rng, a, b, _, _, x, m, p, *_ = _rows(seed=3, r=403)  # not a multiple of 4 rows
     wa, wb, tt = (rng.integers(0, 3, a.size).astype(float) for _ in range(3))
     params = rng.normal(size=m + p)
     if flat:  # beta = 0, the fit's start
         params[m:] = 0.0
     bufs = [np.full(a.size, np.nan) for _ in range(4)]
-    e = np.zeros(0)
-    for nb_rows, ref_rows in ((bufs[:2], bufs[2:]), ((e, e), (e, e))):
-        got, want = nb.style_bt_newton(params, m, a, b, x, wa, wb, tt, *nb_rows), \
-            ref.style_bt_newton(params, m, a, b, x, wa, wb, tt, *ref_rows)
-        for u, v in zip(got, want, strict=True):
-            np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
+    got, want = nb.style_bt_newton(params, m, a, b, x, wa, wb, tt, *bufs[:2]), \
+        ref.style_bt_newton(params, m, a, b, x, wa, wb, tt, *bufs[2:])
+    for u, v in zip(got, want, strict=True):
+        np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
     u = _dense(a, b, None, x, m, p, 0, np.ones(a.size), np.zeros(0))
     d = u @ params
     pa = 1.0 / (1.0 + np.exp(-d))
@@ -143,8 +169,10 @@ def test_bt_pass_kernels_equal_twins_and_dense(flat):
         np.testing.assert_allclose(u_, v, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(want[0], ya - (ya + yb) * pa, atol=1e-12)
     np.testing.assert_allclose(want[1], np.sqrt((wa + wb + tt) * pa * (1 - pa)), atol=1e-12)
-    for k in range(4):  # the Newton pass writes the same rows, kernel and twin
-        np.testing.assert_allclose(bufs[k], want[k % 2], rtol=1e-12, atol=1e-12)
+    for k in (0, 2):  # the Newton pass writes each row's score and information
+        np.testing.assert_allclose(bufs[k], want[0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(bufs[k + 1], (wa + wb + tt) * pa * (1 - pa), rtol=1e-12,
+                                   atol=1e-12)
 
 
 @pytest.mark.parametrize("kind", [0, 1, 2, 3])

@@ -16,7 +16,7 @@ from ratings.kernels.fit_ref import bt_row_terms, expit
 
 __all__ = ["style_assemble", "style_bt_newton", "style_bt_rows", "style_cluster_quadratic",
            "style_cluster_scores", "style_cluster_times", "style_compact", "style_gradient",
-           "style_merge", "style_sort", "style_transform"]  # fmt: skip
+           "style_merge", "style_order", "style_transform"]  # fmt: skip
 
 
 def style_gradient(n_models, n_judges, row_a, row_b, row_judge, x, s_d, s_eta):
@@ -121,16 +121,14 @@ def _lin(params, n_models, row_a, row_b, x):
     return params[row_a] - params[row_b] + x @ params[m:m + p]
 
 
-def style_bt_newton(params, n_models, row_a, row_b, x, wa, wb, tt, score, weight):
+def style_bt_newton(params, n_models, row_a, row_b, x, wa, wb, tt, score, info):
     """Bradley-Terry with style at ``params`` (s (M), beta (P)) -> (negative log-likelihood,
-    its gradient float64[M + P], its Hessian float64[M + P, M + P]); ties as half wins.
-    Unless ``score`` is empty, :func:`style_bt_rows` is written into ``score`` and
-    ``weight``."""
-    if score.size:
-        score[:], weight[:] = style_bt_rows(params, n_models, row_a, row_b, x, wa, wb, tt)
+    its gradient float64[M + P], its Hessian float64[M + P, M + P]); ties as half wins. Each
+    row's score on d and information n p (1 - p) are written into ``score`` and ``info``."""
     r = np.arange(row_a.size)
-    nll, score, info, _ = bt_row_terms(np.append(_lin(params, n_models, row_a, row_b, x), 0.0), r,
-                                       np.full(r.size, r.size), wa, wb, tt, False)  # fmt: skip
+    nll, score[:], info[:], _ = bt_row_terms(
+        np.append(_lin(params, n_models, row_a, row_b, x), 0.0), r, np.full(r.size, r.size), wa,
+        wb, tt, False)
     e = np.zeros(0)
     j = np.zeros(0, dtype=np.int64)
     grad = style_gradient(n_models, 0, row_a, row_b, j, x, score, e)
@@ -159,12 +157,12 @@ def style_transform(a, b, kind):
         return np.log1p(a) - np.log1p(b)
 
 
-def style_sort(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
-    """The rows ordered by cluster, keeping their order within a cluster -> (cluster, judge, a,
-    b, x, wa, wb, tt)."""
-    order = np.argsort(row_cluster, kind="stable")
-    return tuple(np.ascontiguousarray(c[order]) for c in (row_cluster, row_judge, row_a, row_b,
-                                                          x, wa, wb, tt))  # fmt: skip
+def style_order(row_cluster, n_clusters):
+    """The row numbers ordered by cluster, keeping their order within a cluster; empty when the
+    rows are in cluster order already."""
+    if np.all(row_cluster[1:] >= row_cluster[:-1]):
+        return np.zeros(0, dtype=np.int64)
+    return np.argsort(row_cluster, kind="stable").astype(np.int64)
 
 
 def style_merge(cl, judge, a, b, x, n_models, n_judges, lead):

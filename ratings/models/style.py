@@ -178,25 +178,45 @@ def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto
     """Aggregate the verdicts of ``slots`` (one row per verdict, in the order of ``x``) by
     cluster, judge, slots and features, sorted by cluster (then by first appearance).
 
-    No loop in Python: the verdicts are put in cluster order by a counting sort
-    (:func:`ratings.kernels.style.style_sort`; it keeps the sandwich's per-cluster passes in
-    cache, and leaves verdicts that come in cluster order as they are), equal rows are found
-    within each cluster by key (:func:`~ratings.kernels.style.style_merge`, compared exactly)
-    and summed into the first of them (:func:`~ratings.kernels.style.style_compact`) when there
-    are any: discrete features such as header counts merge many; continuous ones leave every
-    verdict its own row.
+    No loop in Python: the row numbers are put in cluster order by a counting sort
+    (:func:`ratings.kernels.style.style_order`; cluster order keeps the sandwich's per-cluster
+    passes in cache) and each column is gathered by them, the columns side by side on the
+    package's threads (verdicts that come in cluster order are left as they are). Equal rows
+    are found within each cluster by key (:func:`~ratings.kernels.style.style_merge`, compared
+    exactly; blocks of whole clusters side by side) and summed into the first of them
+    (:func:`~ratings.kernels.style.style_compact`) when there are any: discrete features such
+    as header counts merge many; continuous ones leave every verdict its own row.
     """
     ints = [np.ascontiguousarray(c, dtype=np.int64)
             for c in (slots.cluster, slots.judge, slots.a, slots.b)]  # fmt: skip
     x = np.ascontiguousarray(x, dtype=np.float64)
     w = [np.ascontiguousarray(c, dtype=np.float64) for c in (slots.wa, slots.wb, slots.tt)]
     sk = style_kernels(kernels(engine, x.shape[0]))
-    cols = sk.style_sort(*ints, x, *w, int(slots.n_clusters))
+    cols = [*ints, x, *w]
+    order = sk.style_order(ints[0], int(slots.n_clusters))
+    if order.size:
+        cols = _side_by_side(lambda c: np.take(c, order, axis=0), cols)
     lead = np.empty(x.shape[0], dtype=np.int64)
-    if sk.style_merge(*cols[:5], len(slots.models), len(slots.judges), lead):
+    blocks = _cluster_blocks(cols[0])
+    merged = _side_by_side(lambda s: sk.style_merge(*(c[s] for c in cols[:5]), len(slots.models),
+                                                    len(slots.judges), lead[s]), blocks)
+    if sum(merged):
+        for s in blocks[1:]:  # each block numbered its rows from 0
+            lead[s] += s.start
         cols = sk.style_compact(*cols, lead)
     return StyleRows(*cols, len(slots.models), len(slots.judges), slots.n_clusters,
                      slots.clusters)  # fmt: skip
+
+
+def _cluster_blocks(cluster: NDArray[np.int64]) -> list[slice]:
+    """:func:`_blocks` of rows in cluster order, each moved to start at a cluster's first row
+    (no cluster split between two blocks)."""
+    starts = [0]
+    for s in _blocks(cluster.size)[1:]:
+        at = int(np.searchsorted(cluster, cluster[s.start]))
+        if at > starts[-1]:
+            starts.append(at)
+    return [slice(lo, hi) for lo, hi in zip(starts, [*starts[1:], cluster.size], strict=True)]
 
 
 def style_kernels(k):
@@ -222,7 +242,7 @@ def _blocks(n: int) -> list[slice]:
     return [slice(lo, hi) for lo, hi in row_blocks(n, workers())]
 
 
-def _side_by_side(job, blocks: list[slice]) -> list:
+def _side_by_side(job, blocks: list) -> list:
     """``[job(block) for block in blocks]``, the blocks on the package's threads (the kernels
     release the GIL)."""
     from ratings.core.threads import run
@@ -251,7 +271,7 @@ class _Design:
         self.ii, self.jj = np.arange(r), np.full(r, r, dtype=np.int64)
         self.empty = np.zeros(0)
         self.blocks = _blocks(r)
-        self._bt_rows = None
+        self._bt_rows = self._weights = None
 
     def lin(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
         r, m = self.rows, self.m
@@ -304,12 +324,12 @@ class _Design:
             grad, hess = -self.grad(sd, se), self.quad(hdd, hde, hee)
         else:  # one pass over the rows (blocks of them side by side)
             r, m, sk = self.rows, self.m, self.sk
-            score, weight = self._bt_rows[1] if self._bt_rows is not None else (
+            score, info = self._bt_rows[1] if self._bt_rows is not None else (
                 np.empty(r.n_rows), np.empty(r.n_rows))  # reused: no fresh pages each time
             parts = _side_by_side(lambda s: sk.style_bt_newton(
                 params, m, r.a[s], r.b[s], r.x[s], r.wa[s], r.wb[s], r.tt[s], score[s],
-                weight[s]), self.blocks)
-            self._bt_rows = (params.copy(), (score, weight))  # for the sandwich at the estimate
+                info[s]), self.blocks)
+            self._bt_rows = (params.copy(), (score, info))  # for the sandwich at the estimate
             nll = sum(part[0] for part in parts)
             grad, hess = _total(part[1] for part in parts), _total(part[2] for part in parts)
         if ridge:  # on the first n_ridge coefficients (the style features') only
@@ -336,16 +356,21 @@ class _Design:
             else se), self.blocks))
 
     def bt_rows(self, params) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Bradley-Terry: per row, its summed score on d and its working weight (kept for the
-        last ``params`` asked)."""
-        if self._bt_rows is None or not np.array_equal(self._bt_rows[0], params):
-            r, m, sk = self.rows, self.m, self.sk
-            parts = _side_by_side(lambda s: sk.style_bt_rows(
-                params, m, r.a[s], r.b[s], r.x[s], r.wa[s], r.wb[s], r.tt[s]), self.blocks)
-            both = tuple(np.concatenate([part[k] for part in parts]) if len(parts) > 1
-                         else parts[0][k] for k in range(2))  # fmt: skip
-            self._bt_rows = (params.copy(), both)
-        return self._bt_rows[1]
+        """Bradley-Terry: per row, its summed score on d and its working weight
+        sqrt(n p (1 - p)) (kept for the last ``params`` asked; from the last objective's rows
+        when ``params`` are its)."""
+        if self._weights is None or not np.array_equal(self._weights[0], params):
+            if self._bt_rows is not None and np.array_equal(self._bt_rows[0], params):
+                score, info = self._bt_rows[1]
+                both = score, np.sqrt(info)
+            else:
+                r, m, sk = self.rows, self.m, self.sk
+                parts = _side_by_side(lambda s: sk.style_bt_rows(
+                    params, m, r.a[s], r.b[s], r.x[s], r.wa[s], r.wb[s], r.tt[s]), self.blocks)
+                both = tuple(np.concatenate([part[k] for part in parts]) if len(parts) > 1
+                             else parts[0][k] for k in range(2))  # fmt: skip
+            self._weights = (params.copy(), both)
+        return self._weights[1]
 
     def working(self, params) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Working-model weights (a, b) per row: the design row is a x_r + b e_eta."""
