@@ -179,12 +179,23 @@ def test_bt_pass_kernels_equal_twins_and_dense(flat):
 def test_transform_kernel_equals_twin(kind):
     rng = np.random.default_rng(kind)
     a, b = rng.integers(0, 5, 200), rng.integers(0, 5, 200)
-    want = ref.style_transform(a, b, kind)
-    np.testing.assert_allclose(nb.style_transform(a, b, kind), want, rtol=1e-15, atol=0)
-    np.testing.assert_allclose(nb.style_transform(a.astype(float), b.astype(float), kind), want,
-                               rtol=1e-15, atol=0)
+    want, got, got_f = np.empty(200), np.empty(200), np.empty(200)
+    total = ref.style_transform(a, b, kind, want)
+    np.testing.assert_allclose(total, np.sum(want**2), rtol=1e-12)
+    np.testing.assert_allclose(nb.style_transform(a, b, kind, got), total, rtol=1e-12)
+    nb.style_transform(a.astype(float), b.astype(float), kind, got_f)
+    np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(got_f, want, rtol=1e-15, atol=0)
     u, v = a.astype(float), b.astype(float)
     with np.errstate(divide="ignore", invalid="ignore"):
         written = [np.nan_to_num((u - v) / (u + v)), u - v,
                    np.nan_to_num((u - v) / np.maximum(u, v)), np.log((1 + u) / (1 + v))][kind]
     np.testing.assert_allclose(want, written, rtol=1e-12, atol=1e-15)
+    # by verdict, scaled: kernel and twin, and written out
+    xt, scale = np.vstack([want, 2.0 * want]), np.array([2.0, 3.0])
+    outs = [np.empty((200, 2)), np.empty((200, 2))]
+    nb.style_interleave(xt, scale, outs[0])
+    ref.style_interleave(xt, scale, outs[1])
+    for out in outs:
+        np.testing.assert_allclose(out, np.column_stack([want / 2.0, 2.0 * want / 3.0]),
+                                   rtol=1e-15)

@@ -13,7 +13,7 @@ from numba import njit
 
 __all__ = ["style_assemble", "style_bt_newton", "style_bt_rows", "style_cluster_quadratic",
            "style_cluster_scores", "style_cluster_times", "style_compact", "style_gradient",
-           "style_merge", "style_order", "style_transform"]  # fmt: skip
+           "style_interleave", "style_merge", "style_order", "style_transform"]  # fmt: skip
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -259,20 +259,30 @@ def style_bt_rows(params, n_models, row_a, row_b, x, wa, wb, tt):
 
 
 @njit(**_JIT)
-def style_transform(a, b, kind):
-    out = np.empty(a.shape[0])
+def style_transform(a, b, kind, out):
+    total = 0.0
     for r in range(a.shape[0]):
         u, v = float(a[r]), float(b[r])
         if kind == 0:
-            out[r] = (u - v) / (u + v) if u + v > 0.0 else 0.0
+            x = (u - v) / (u + v) if u + v > 0.0 else 0.0
         elif kind == 1:
-            out[r] = u - v
+            x = u - v
         elif kind == 2:
             big = max(u, v)
-            out[r] = (u - v) / big if big > 0.0 else 0.0
+            x = (u - v) / big if big > 0.0 else 0.0
         else:
-            out[r] = np.log1p(u) - np.log1p(v)
-    return out
+            x = np.log1p(u) - np.log1p(v)
+        out[r] = x
+        total += x * x
+    return total
+
+
+@njit(**_JIT)
+def style_interleave(xt, scale, out):
+    p = xt.shape[0]
+    for r in range(xt.shape[1]):
+        for k in range(p):
+            out[r, k] = xt[k, r] / scale[k]
 
 
 _MUL = np.uint64(0xBF58476D1CE4E5B9)

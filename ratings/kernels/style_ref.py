@@ -16,7 +16,7 @@ from ratings.kernels.fit_ref import bt_row_terms, expit
 
 __all__ = ["style_assemble", "style_bt_newton", "style_bt_rows", "style_cluster_quadratic",
            "style_cluster_scores", "style_cluster_times", "style_compact", "style_gradient",
-           "style_merge", "style_order", "style_transform"]  # fmt: skip
+           "style_interleave", "style_merge", "style_order", "style_transform"]  # fmt: skip
 
 
 def style_gradient(n_models, n_judges, row_a, row_b, row_judge, x, s_d, s_eta):
@@ -142,19 +142,26 @@ def style_bt_rows(params, n_models, row_a, row_b, x, wa, wb, tt):
     return wa + 0.5 * tt - (wa + wb + tt) * s, np.sqrt((wa + wb + tt) * (s * (1.0 - s)))
 
 
-def style_transform(a, b, kind):
-    """One feature per verdict from the two answers' counts: (a - b) / (a + b) (kind 0; 0 where
-    both are 0), a - b (1), (a - b) / max(a, b) (2; 0 where both are 0) or
-    log(1 + a) - log(1 + b) (3)."""
+def style_transform(a, b, kind, out):
+    """One feature per verdict from the two answers' counts, written into ``out``: (a - b) /
+    (a + b) (kind 0; 0 where both are 0), a - b (1), (a - b) / max(a, b) (2; 0 where both are
+    0) or log(1 + a) - log(1 + b) (3). Returns the sum of their squares."""
     a, b = a.astype(np.float64), b.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         if kind == 0:
-            return np.where(a + b > 0, (a - b) / (a + b), 0.0)
-        if kind == 1:
-            return a - b
-        if kind == 2:
-            return np.where(np.maximum(a, b) > 0, (a - b) / np.maximum(a, b), 0.0)
-        return np.log1p(a) - np.log1p(b)
+            out[:] = np.where(a + b > 0, (a - b) / (a + b), 0.0)
+        elif kind == 1:
+            out[:] = a - b
+        elif kind == 2:
+            out[:] = np.where(np.maximum(a, b) > 0, (a - b) / np.maximum(a, b), 0.0)
+        else:
+            out[:] = np.log1p(a) - np.log1p(b)
+    return float(np.dot(out, out))
+
+
+def style_interleave(xt, scale, out):
+    """``out[r, k] = xt[k, r] / scale[k]``: features by row from features by column."""
+    out[:] = (xt / scale[:, None]).T
 
 
 def style_order(row_cluster, n_clusters):

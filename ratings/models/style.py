@@ -135,21 +135,31 @@ def style_features(frame: pd.DataFrame, names: Sequence[str], transform: str = "
     require_columns([str(c) for c in frame.columns], [f"{n}_{s}" for n in names for s in "ab"],
                     "the verdicts", hint=f"{option('style')} {','.join(names)} needs the style "
                     "feature columns NAME_a and NAME_b of each feature.")  # fmt: skip
-    sk = style_kernels(kernels(engine, len(frame)))
-    out = np.empty((len(frame), len(names)))
-    scale = np.empty(len(names))
-    for k, name in enumerate(names):
-        a, b = _numeric(frame, f"{name}_a"), _numeric(frame, f"{name}_b")
-        x = sk.style_transform(a, b, TRANSFORMS.index(transform))
-        rms = float(np.sqrt(np.dot(x, x) / x.size)) if x.size else 0.0
+    n, kind = len(frame), TRANSFORMS.index(transform)
+    sk = style_kernels(kernels(engine, n))
+    pairs = [(_numeric(frame, f"{name}_a"), _numeric(frame, f"{name}_b")) for name in names]
+    xt = np.empty((len(names), n))  # one feature per row here; by verdict in ``out``
+    each = [[k] for k in range(len(names))]  # the features side by side on long logs
+    jobs = each if n >= _concurrent_rows() else [list(range(len(names)))]
+    parts = _side_by_side(lambda ks: [sk.style_transform(*pairs[k], kind, xt[k]) for k in ks],
+                          jobs)  # fmt: skip
+    total = np.array([t for part in parts for t in part])
+    scale = np.sqrt(total / n) if n else np.zeros(len(names))
+    for name, rms in zip(names, scale, strict=True):
         if not rms > 0:
             raise InvalidVerdictsError(
                 f"Style feature {name!r} is equal on both sides of every verdict: it has no "
                 f"effect to estimate. Drop it from {option('style')}."
             )
-        np.divide(x, rms, out=out[:, k])
-        scale[k] = rms
+    out = np.empty((n, len(names)))
+    _side_by_side(lambda s: sk.style_interleave(xt[:, s], scale, out[s]), _blocks(n))
     return out, scale
+
+
+def _concurrent_rows() -> int:
+    from ratings.core.threads import CONCURRENT_ROWS
+
+    return CONCURRENT_ROWS
 
 
 @dataclass(frozen=True, eq=False)
