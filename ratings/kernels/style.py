@@ -93,8 +93,40 @@ def style_cluster_times(n_models, row_a, row_b, row_judge, row_cluster, x, a, b,
     m, p = n_models, x.shape[1]
     crowd = b.shape[0] > 0
     out = np.zeros(v.shape)
-    for r in range(row_a.shape[0]):
+    n = row_a.shape[0]
+    r = 0
+    while r < n:
         c = row_cluster[r]
+        if not crowd and r + 3 < n and row_cluster[r + 3] == c:
+            # four rows of one cluster at a time: one store per feature for the four (the
+            # features' sums took half the time row by row)
+            i0, i1, i2, i3 = row_a[r], row_a[r + 1], row_a[r + 2], row_a[r + 3]
+            j0, j1, j2, j3 = row_b[r], row_b[r + 1], row_b[r + 2], row_b[r + 3]
+            z0, z1 = v[c, i0] - v[c, j0], v[c, i1] - v[c, j1]
+            z2, z3 = v[c, i2] - v[c, j2], v[c, i3] - v[c, j3]
+            for k in range(p):
+                vk = v[c, m + k]
+                z0 += x[r, k] * vk
+                z1 += x[r + 1, k] * vk
+                z2 += x[r + 2, k] * vk
+                z3 += x[r + 3, k] * vk
+            z0 *= a[r] * a[r]
+            z1 *= a[r + 1] * a[r + 1]
+            z2 *= a[r + 2] * a[r + 2]
+            z3 *= a[r + 3] * a[r + 3]
+            out[c, i0] += z0
+            out[c, j0] -= z0
+            out[c, i1] += z1
+            out[c, j1] -= z1
+            out[c, i2] += z2
+            out[c, j2] -= z2
+            out[c, i3] += z3
+            out[c, j3] -= z3
+            for k in range(p):
+                out[c, m + k] += (z0 * x[r, k] + z1 * x[r + 1, k] + z2 * x[r + 2, k]
+                                  + z3 * x[r + 3, k])  # fmt: skip
+            r += 4
+            continue
         z = v[c, row_a[r]] - v[c, row_b[r]]
         for k in range(p):
             z += x[r, k] * v[c, m + k]
@@ -108,6 +140,7 @@ def style_cluster_times(n_models, row_a, row_b, row_judge, row_cluster, x, a, b,
             out[c, m + k] += az * x[r, k]
         if crowd:
             out[c, m + p + row_judge[r]] += b[r] * z
+        r += 1
     return out
 
 
@@ -118,16 +151,42 @@ def style_cluster_quadratic(n_clusters, n_models, row_a, row_b, row_judge, row_c
     crowd = b.shape[0] > 0
     cols = n.shape[1]
     out = np.zeros((n_clusters, cols))
-    for r in range(row_a.shape[0]):
+    nt = np.ascontiguousarray(n.T)  # a column's entries side by side
+    n_rows = row_a.shape[0]
+    r = 0
+    while r < n_rows:
         c = row_cluster[r]
+        if not crowd and r + 3 < n_rows and row_cluster[r + 3] == c:
+            # four rows of one cluster at a time, one store per column for the four (as
+            # style_cluster_times: 2.4x faster than row by row)
+            for t in range(cols):
+                col = nt[t]
+                z0 = col[row_a[r]] - col[row_b[r]]
+                z1 = col[row_a[r + 1]] - col[row_b[r + 1]]
+                z2 = col[row_a[r + 2]] - col[row_b[r + 2]]
+                z3 = col[row_a[r + 3]] - col[row_b[r + 3]]
+                for k in range(p):
+                    nk = col[m + k]
+                    z0 += x[r, k] * nk
+                    z1 += x[r + 1, k] * nk
+                    z2 += x[r + 2, k] * nk
+                    z3 += x[r + 3, k] * nk
+                z0 *= a[r]
+                z1 *= a[r + 1]
+                z2 *= a[r + 2]
+                z3 *= a[r + 3]
+                out[c, t] += z0 * z0 + z1 * z1 + z2 * z2 + z3 * z3
+            r += 4
+            continue
         for t in range(cols):
-            z = n[row_a[r], t] - n[row_b[r], t]
+            z = nt[t, row_a[r]] - nt[t, row_b[r]]
             for k in range(p):
-                z += x[r, k] * n[m + k, t]
+                z += x[r, k] * nt[t, m + k]
             z *= a[r]
             if crowd:
-                z += b[r] * n[m + p + row_judge[r], t]
+                z += b[r] * nt[t, m + p + row_judge[r]]
             out[c, t] += z * z
+        r += 1
     return out
 
 
@@ -158,6 +217,35 @@ def _lin(params, m, p, i, j, x, r):
 
 
 @njit(**_JIT)
+def _bt_flat(params, m, row_a, row_b, wa, wb, tt, score, info):
+    """The rows' terms of :func:`style_bt_newton` where d = s_a - s_b (beta = 0), from a table
+    per model pair (one exp per pair, not per row); returns the negative log-likelihood."""
+    # per pair: sigma(d), sigma(d) sigma(-d), -log sigma(d), -log sigma(-d)
+    table = np.empty((m * m, 4))
+    for i in range(m):
+        for j in range(m):
+            d = params[i] - params[j]
+            e = np.exp(-abs(d))
+            big = 1.0 / (1.0 + e)
+            small = e * big
+            l1p = np.log1p(e)
+            q = i * m + j
+            table[q, 0] = big if d > 0.0 else small
+            table[q, 1] = big * small
+            table[q, 2] = l1p - min(d, 0.0)
+            table[q, 3] = l1p - min(-d, 0.0)
+    nll = 0.0
+    for r in range(row_a.shape[0]):
+        q = row_a[r] * m + row_b[r]
+        half = 0.5 * tt[r]
+        ya, yb = wa[r] + half, wb[r] + half
+        nll += (table[q, 2] * ya if ya > 0.0 else 0.0) + (table[q, 3] * yb if yb > 0.0 else 0.0)
+        score[r] = ya - (ya + yb) * table[q, 0]
+        info[r] = (ya + yb) * table[q, 1]
+    return nll
+
+
+@njit(**_JIT)
 def style_bt_newton(params, n_models, row_a, row_b, x, wa, wb, tt, score, info):
     m, p = n_models, x.shape[1]
     n = m + p
@@ -168,7 +256,12 @@ def style_bt_newton(params, n_models, row_a, row_b, x, wa, wb, tt, score, info):
     # A row of one verdict adds log1p(e) = -log(sigma(|d|)) to the negative log-likelihood:
     # those sigmas (each in [1/2, 1]) are multiplied, 64 at a time, and one log is taken.
     prod, n_prod = 1.0, 0
-    for r in range(row_a.shape[0]):
+    flat = True  # beta = 0 (the fit's start): d, and so each term, depends on the pair alone
+    for k in range(p):
+        flat = flat and params[m + k] == 0.0
+    if flat:
+        nll = _bt_flat(params, m, row_a, row_b, wa, wb, tt, score, info)
+    for r in range(0 if flat else row_a.shape[0]):
         d = params[row_a[r]] - params[row_b[r]]  # written out: as a call, a third slower
         for k in range(p):
             d += x[r, k] * params[m + k]
