@@ -204,8 +204,16 @@ def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto
     sk = style_kernels(kernels(engine, x.shape[0]))
     cols = [*ints, x, *w]
     order = sk.style_order(ints[0], int(slots.n_clusters))
-    if order.size:
-        cols = _side_by_side(lambda c: np.take(c, order, axis=0), cols)
+    if order.size:  # the cluster codes in order are runs; a single judge's are all zero
+        g = int(slots.n_clusters)
+        cols[0] = np.repeat(np.arange(g), np.bincount(ints[0], minlength=g))
+        single = len(slots.judges) == 1
+        if single:
+            cols[1] = np.zeros(x.shape[0], dtype=np.int64)
+        at = list(range(2 if single else 1, len(cols)))
+        for k, c in zip(at, _side_by_side(lambda k: np.take(cols[k], order, axis=0), at),
+                        strict=True):  # fmt: skip
+            cols[k] = c
     lead = np.empty(x.shape[0], dtype=np.int64)
     blocks = _cluster_blocks(cols[0])
     merged = _side_by_side(lambda s: sk.style_merge(*(c[s] for c in cols[:5]), len(slots.models),
