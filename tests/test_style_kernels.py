@@ -180,9 +180,15 @@ def test_transform_kernel_equals_twin(kind):
     rng = np.random.default_rng(kind)
     a, b = rng.integers(0, 5, 200), rng.integers(0, 5, 200)
     want, got, got_f = np.empty(200), np.empty(200), np.empty(200)
-    total = ref.style_transform(a, b, kind, want)
+    total, negative = ref.style_transform(a, b, kind, want)
     np.testing.assert_allclose(total, np.sum(want**2), rtol=1e-12)
-    np.testing.assert_allclose(nb.style_transform(a, b, kind, got), total, rtol=1e-12)
+    got_total, got_negative = nb.style_transform(a, b, kind, got)
+    np.testing.assert_allclose(got_total, total, rtol=1e-12)
+    assert negative == got_negative == 0
+    b_neg = b.copy()
+    b_neg[[3, 7]] = -1  # the verdicts with a negative count are counted
+    assert ref.style_transform(a, b_neg, kind, np.empty(200))[1] == 2
+    assert nb.style_transform(a, b_neg, kind, np.empty(200))[1] == 2
     nb.style_transform(a.astype(float), b.astype(float), kind, got_f)
     np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)
     np.testing.assert_allclose(got_f, want, rtol=1e-15, atol=0)

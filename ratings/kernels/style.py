@@ -354,8 +354,10 @@ def style_bt_rows(params, n_models, row_a, row_b, x, wa, wb, tt):
 @njit(**_JIT)
 def style_transform(a, b, kind, out):
     total = 0.0
+    negative = 0
     for r in range(a.shape[0]):
         u, v = float(a[r]), float(b[r])
+        negative += (u < 0.0) | (v < 0.0)
         if kind == 0:
             x = (u - v) / (u + v) if u + v > 0.0 else 0.0
         elif kind == 1:
@@ -367,7 +369,7 @@ def style_transform(a, b, kind, out):
             x = np.log1p(u) - np.log1p(v)
         out[r] = x
         total += x * x
-    return total
+    return total, negative
 
 
 @njit(**_JIT)

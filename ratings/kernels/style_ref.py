@@ -145,8 +145,10 @@ def style_bt_rows(params, n_models, row_a, row_b, x, wa, wb, tt):
 def style_transform(a, b, kind, out):
     """One feature per verdict from the two answers' counts, written into ``out``: (a - b) /
     (a + b) (kind 0; 0 where both are 0), a - b (1), (a - b) / max(a, b) (2; 0 where both are
-    0) or log(1 + a) - log(1 + b) (3). Returns the sum of their squares."""
+    0) or log(1 + a) - log(1 + b) (3). Returns the sum of their squares and the number of
+    verdicts with a negative count (their values are not to be used)."""
     a, b = a.astype(np.float64), b.astype(np.float64)
+    negative = int(np.sum((a < 0) | (b < 0)))
     with np.errstate(divide="ignore", invalid="ignore"):
         if kind == 0:
             out[:] = np.where(a + b > 0, (a - b) / (a + b), 0.0)
@@ -156,7 +158,7 @@ def style_transform(a, b, kind, out):
             out[:] = np.where(np.maximum(a, b) > 0, (a - b) / np.maximum(a, b), 0.0)
         else:
             out[:] = np.log1p(a) - np.log1p(b)
-    return float(np.dot(out, out))
+    return float(np.dot(out, out)), negative
 
 
 def style_interleave(xt, scale, out):

@@ -82,13 +82,11 @@ def parse_style(style: str | Sequence[str] | None) -> tuple[str, ...]:
 
 def _numeric(frame: pd.DataFrame, col: str) -> NDArray:
     """A kept column as numbers (integers as they are; categoricals converted once per
-    category), naming bad rows."""
+    category), naming missing or non-numeric values; the sign is checked by the transform
+    (:func:`style_features`)."""
     s = frame[col]
-    if s.dtype.kind in "iu":  # no missing value: only the sign to check
-        vals = s.to_numpy()
-        if vals.size and vals.min() < 0:
-            _refuse_negative(frame, col, vals < 0)
-        return vals
+    if s.dtype.kind in "iu":  # no missing value
+        return s.to_numpy()
     if isinstance(s.dtype, pd.CategoricalDtype):
         cats = pd.to_numeric(pd.Series(s.cat.categories.astype(str)), errors="coerce").to_numpy()
         codes = np.asarray(s.array.codes)
@@ -107,9 +105,6 @@ def _numeric(frame: pd.DataFrame, col: str) -> NDArray:
             f"({option('style')}).",
             rows=pd.DataFrame({"row": np.asarray(rows), "reason": f"{col} not a number"}),
         )
-    neg = vals < 0
-    if neg.any():
-        _refuse_negative(frame, col, neg)
     return vals
 
 
@@ -143,7 +138,13 @@ def style_features(frame: pd.DataFrame, names: Sequence[str], transform: str = "
     jobs = each if n >= _concurrent_rows() else [list(range(len(names)))]
     parts = _side_by_side(lambda ks: [sk.style_transform(*pairs[k], kind, xt[k]) for k in ks],
                           jobs)  # fmt: skip
-    total = np.array([t for part in parts for t in part])
+    total = np.array([t for part in parts for t, _ in part])
+    negative = [k for part, ks in zip(parts, jobs, strict=True)
+                for k, (_, neg) in zip(ks, part, strict=True) if neg]  # fmt: skip
+    for k in negative[:1]:  # name the rows of the first feature with a negative count
+        for side, vals in zip("ab", pairs[k], strict=True):
+            if (vals < 0).any():
+                _refuse_negative(frame, f"{names[k]}_{side}", vals < 0)
     scale = np.sqrt(total / n) if n else np.zeros(len(names))
     for name, rms in zip(names, scale, strict=True):
         if not rms > 0:
