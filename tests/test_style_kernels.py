@@ -122,6 +122,7 @@ def test_style_rows_in_blocks_of_whole_clusters_equal_one_block(engine, monkeypa
 
     from ratings.core import threads
     from ratings.data.slots import SlotCounts
+    from ratings.models import style
     from ratings.models.style import style_rows
 
     rng, a, b, judge, cl, x, *_ = _rows(r=600, g=9)
@@ -133,6 +134,7 @@ def test_style_rows_in_blocks_of_whole_clusters_equal_one_block(engine, monkeypa
     one = style_rows(slots, x, engine)
     monkeypatch.setattr(threads, "CONCURRENT_ROWS", 10)
     monkeypatch.setenv("RATINGS_NUM_THREADS", "3")
+    monkeypatch.setattr(style, "MERGE_SHARE", 0.0)  # merged whatever a sample shows
     many = style_rows(slots, x, engine)
     want = _aggregate(ref, cl[order], judge[order], a[order], b[order], x, w, 6)
     assert many.n_rows < a.size  # rows were merged, across all blocks
@@ -205,3 +207,29 @@ def test_transform_kernel_equals_twin(kind):
     for out in outs:
         np.testing.assert_allclose(out, np.column_stack([want / 2.0, 2.0 * want / 3.0]),
                                    rtol=1e-15)
+
+
+def test_style_rows_merged_or_not_give_the_same_fit(monkeypatch):
+    """Merging equal rows only saves passes: the fit and its CR2 intervals are the same."""
+    import pandas as pd
+
+    from ratings.core import threads
+    from ratings.data.slots import SlotCounts
+    from ratings.models import style
+    from ratings.models.style import fit_style, style_rows
+
+    rng, a, b, judge, cl, x, m, *_ = _rows(r=3000, g=40)
+    x = np.round(x)  # equal rows to merge
+    order = rng.permutation(a.size)
+    wa = rng.integers(0, 2, a.size).astype(float)
+    slots = SlotCounts(pd.Index(range(m)), pd.Index(range(3)), pd.Index(range(40)), cl[order],
+                       judge[order], a[order], b[order], wa, 1.0 - wa, np.zeros(a.size))
+    monkeypatch.setattr(threads, "CONCURRENT_ROWS", 10)  # the long-log path: a sample first
+    fits = []
+    for share in (0.0, 2.0):  # always merged, never merged
+        monkeypatch.setattr(style, "MERGE_SHARE", share)
+        rows = style_rows(slots, x[order], "numba")
+        fits.append(fit_style(rows, np.zeros(m)))
+        assert (rows.n_rows < a.size) == (share == 0.0)
+    np.testing.assert_allclose(fits[0].params, fits[1].params, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(fits[0].cov, fits[1].cov, rtol=1e-8, atol=1e-12)
