@@ -709,129 +709,57 @@ def _embed_rows(a: NDArray[np.float64], cols: NDArray[np.int64], n: int) -> NDAr
 
 
 class StyleWorking:
-    """The working rows of a style fit for :class:`ratings.inference.ClusterInference`'s
-    large-board path: w_r = a_r u_r + b_r e_judge per row (u_r the design vector over
-    (s, beta)), with the products the CR2 series and the degrees of freedom need."""
+    """The working rows of a style fit, as :class:`ratings.inference.working.WorkingRows` for
+    the package's CR2 (:func:`ratings.inference.cluster.cluster_inference`): w_r = a_r u_r +
+    b_r e_judge per row (u_r the design vector over (s, beta)), with the products the CR2
+    series and the degrees of freedom need. ``ii``, ``jj``: the slots' models."""
 
     def __init__(self, design: _Design, a: NDArray[np.float64], b: NDArray[np.float64]) -> None:
-        self.design, self.a, self.b = design, a, b
+        self.fit, self.a, self.b = design, a, b
         r = design.rows
         self.n_clusters, self.n_params, self.n_models = r.n_clusters, design.n_params, design.m
+        self.ii, self.jj, self.judge, self.cluster = r.a, r.b, r.judge, r.cluster
+        self.starts = np.searchsorted(r.cluster, np.arange(r.n_clusters + 1))  # rows by cluster
 
     def times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """``H_g v_g`` for every cluster g (v and the result G x n_params)."""
-        r, sk, m, a, b = self.design.rows, self.design.sk, self.n_models, self.a, self.b
+        r, sk, m, a, b = self.fit.rows, self.fit.sk, self.n_models, self.a, self.b
         v = np.ascontiguousarray(v)
         return _total(_side_by_side(lambda s: sk.style_cluster_times(
             m, r.a[s], r.b[s], r.judge[s], r.cluster[s], r.x[s], a[s], b[s] if b.size else b, v),
-            self.design.blocks))
+            self.fit.blocks))
 
     def quadratic(self, n: NDArray[np.float64]) -> NDArray[np.float64]:
         """``n_c^T H_g n_c`` for every cluster g and column c of ``n`` -> (G x C)."""
-        r, sk, m, a, b = self.design.rows, self.design.sk, self.n_models, self.a, self.b
+        r, sk, m, a, b = self.fit.rows, self.fit.sk, self.n_models, self.a, self.b
         g, n = self.n_clusters, np.ascontiguousarray(n)
         return _total(_side_by_side(lambda s: sk.style_cluster_quadratic(
             g, m, r.a[s], r.b[s], r.judge[s], r.cluster[s], r.x[s], a[s], b[s] if b.size else b,
-            n), self.design.blocks))
+            n), self.fit.blocks))
 
-    def whitened(self, lf: NDArray[np.float64], sl) -> NDArray[np.float64]:
+    def design(self, lf: NDArray[np.float64], sl) -> NDArray[np.float64]:
         """Rows ``sl`` (a slice or indices) of the working design times ``lf`` (n_params x K)."""
-        r, d = self.design.rows, self.design
+        r, d = self.fit.rows, self.fit
         out = self.a[sl, None] * (lf[r.a[sl]] - lf[r.b[sl]] + r.x[sl] @ lf[d.m:d.m + d.p])
         if self.b.size:
             out += self.b[sl, None] * lf[d.m + d.p + r.judge[sl]]
         return out
 
 
-#: Most terms of the CR2 series before a cluster is decomposed exactly instead.
-SERIES_TERMS = 60
-#: The series stops once every cluster's next term is below this fraction of its influence.
-SERIES_TOL = 1e-10
-
-
 def _cr2(params, scores, free, bread, design: _Design) -> ClusterInference:
-    """CR2 influences and the Satterthwaite pieces. Exact (one eigen-decomposition of the
-    whitened S_g = L^T H_g L per cluster) while that costs at most
-    :data:`ratings.inference.EXACT_BUDGET`; past it, (I - M H_g)^(-1/2) M g_g by its binomial
-    series (products H_g v for all clusters in one pass over the rows), clusters whose series
-    does not settle decomposed exactly, and the degrees of freedom from each cluster's
-    quadratic forms (the package's large-board approximation)."""
-    from ratings.core.linalg import block, embed
-    from ratings.inference import EXACT_BUDGET
+    """CR2 influences and the Satterthwaite pieces, as every clustered fit of the package gets
+    them (:func:`ratings.inference.cluster.cluster_inference`) from the working rows
+    (:class:`StyleWorking`): exact (one eigen-decomposition of the whitened S_g = L^T H_g L per
+    cluster) while that costs at most :data:`ratings.inference.EXACT_BUDGET`; past it,
+    (I - M H_g)^(-1/2) M g_g by its binomial series (products H_g v for all clusters in one pass
+    over the rows), clusters whose series does not settle decomposed exactly, and the degrees of
+    freedom from each cluster's quadratic forms (the package's large-board approximation)."""
+    from ratings.core.linalg import block
+    from ratings.inference.cluster import cluster_inference
 
-    rows = design.rows
-    bfree = block(bread, free)
     working = StyleWorking(design, *design.working(params))
-    starts = np.searchsorted(rows.cluster, np.arange(rows.n_clusters + 1))  # rows by cluster
-    sizes, q = np.diff(starts), free.size
-    g = rows.n_clusters
-    cost = float(np.sum(sizes * q * np.minimum(sizes, q))) + g * q * q * min(g, q)
-    if cost > EXACT_BUDGET:
-        full = embed(bfree, free, design.n_params)
-        term = scores @ full
-        total = term.copy()
-        scale = np.maximum(np.linalg.norm(term, axis=1), 1e-300)
-        coef, active = 1.0, np.ones(g, dtype=bool)
-        for j in range(1, SERIES_TERMS + 1):
-            coef *= (2.0 * j - 1.0) / (2.0 * j)
-            term = working.times(term) @ full
-            step = coef * term
-            total += step
-            active = np.linalg.norm(step, axis=1) > SERIES_TOL * scale
-            if not active.any():
-                break
-            term[~active] = 0.0
-        out, todo = total[:, free], np.flatnonzero(active)
-        deg = []
-        if todo.size:  # leverage near 1: these clusters exactly
-            chol = np.linalg.cholesky(bfree)
-            lf = np.zeros((design.n_params, q))
-            lf[free] = chol
-            for c in todo:
-                gbar = scores[c, free] @ chol
-                qk, lam = _eig(working.whitened(lf, slice(starts[c], starts[c + 1])))
-                out[c] = (gbar + qk @ ((_f(lam) - 1.0) * (qk.T @ gbar))) @ chol.T
-                deg.append(qk[:, lam >= 1.0 - _TINY].T)
-        degenerate = np.vstack(deg) if deg else np.zeros((0, q))
-        return ClusterInference(design.n_params, design.m, free, bfree, out, rows.clusters,
-                                None, None, degenerate, working)  # fmt: skip
-    chol = np.linalg.cholesky(bfree)
-    lf = np.zeros((design.n_params, q))
-    lf[free] = chol
-    w_all = working.whitened(lf, slice(0, rows.n_rows))
-    gbar = scores[:, free] @ chol
-    qs, lams, deg = [], [], []
-    adjusted = np.empty_like(gbar)
-    for c in range(g):
-        qk, lam = _eig(w_all[starts[c]:starts[c + 1]])
-        adjusted[c] = gbar[c] + qk @ ((_f(lam) - 1.0) * (qk.T @ gbar[c]))
-        qs.append(qk)
-        lams.append(lam)
-        deg.append(qk[:, lam >= 1.0 - _TINY].T)
-    degenerate = np.vstack(deg) if deg else np.zeros((0, q))
-    return ClusterInference(design.n_params, design.m, free, bfree, adjusted @ chol.T,
-                            rows.clusters, tuple(qs), tuple(lams), degenerate, None,
-                            chol)  # fmt: skip
-
-
-_TINY = 1e-8
-
-
-def _f(lam: NDArray[np.float64]) -> NDArray[np.float64]:
-    """(1 - lambda)^(-1/2), 1 for degenerate leverages (flagged apart)."""
-    return np.where(lam < 1.0 - _TINY, 1.0 / np.sqrt(np.clip(1.0 - lam, _TINY, None)), 1.0)
-
-
-def _eig(w: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Nonzero eigenpairs (Q, lambda) of w^T w (from the smaller Gram matrix)."""
-    r, p = w.shape
-    if r < p:
-        lam, u = np.linalg.eigh(w @ w.T)
-        keep = lam > 1e-12 * max(1.0, float(lam[-1]) if lam.size else 1.0)
-        return (w.T @ u[:, keep]) / np.sqrt(lam[keep]), lam[keep]
-    lam, qk = np.linalg.eigh(w.T @ w)
-    keep = lam > 1e-12 * max(1.0, float(lam[-1]) if lam.size else 1.0)
-    return qk[:, keep], lam[keep]
+    return cluster_inference(working, scores, free, clusters=design.rows.clusters,
+                             bread=block(bread, free))  # fmt: skip
 
 
 def style_table(fit: StyleFit, names: Sequence[str], scale: NDArray[np.float64], *,
