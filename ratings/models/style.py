@@ -45,6 +45,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -333,10 +334,19 @@ class _Design:
         self.n_params = self.m + self.p + (self.nj if crowd else 0)
         self.prior = prior if crowd else None
         r = rows.n_rows
-        self.ii, self.jj = np.arange(r), np.full(r, r, dtype=np.int64)
         self.empty = np.zeros(0)
         self.blocks = _blocks(r)
         self._bt_rows = self._weights = None
+
+    @cached_property
+    def ii(self) -> NDArray[np.int64]:
+        """Row r of the linear predictor as the ``ii`` of the fit kernels' row terms."""
+        return np.arange(self.rows.n_rows)
+
+    @cached_property
+    def jj(self) -> NDArray[np.int64]:
+        """The predictor's appended zero as their ``jj`` (d_r = lin[r] - lin[R])."""
+        return np.full(self.rows.n_rows, self.rows.n_rows, dtype=np.int64)
 
     def lin(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
         r, m = self.rows, self.m
