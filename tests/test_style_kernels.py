@@ -76,7 +76,9 @@ def test_kernels_equal_twins_and_dense(crowd):
 
 def _aggregate(k, cl, judge, a, b, x, w, n_models, n_clusters=9):
     """``style_rows``'s steps with kernels ``k``: sort, find equal rows, sum them."""
-    order = k.style_order(cl, n_clusters)
+    from ratings.kernels import fit, fit_ref
+
+    order = (fit if k is nb else fit_ref).slot_order(cl, n_clusters)
     cols = [cl, judge, a, b, x, *w]
     cols = [c[order] for c in cols] if order.size else cols
     lead = np.full(cols[0].size, -1, dtype=np.int64)
@@ -112,7 +114,9 @@ def test_aggregate_kernels_equal_twins_and_sum_equal_rows(coarse, n_models):
         assert np.allclose([g_wa[gi], g_wb[gi], g_tt[gi]], [v[at].sum() for v in w])
     # verdicts already in cluster order are left where they are
     in_order = _rows(r=500, g=9)[4]
-    assert nb.style_order(in_order, 9).size == 0 and ref.style_order(in_order, 9).size == 0
+    from ratings.kernels import fit, fit_ref
+
+    assert fit.slot_order(in_order, 9).size == 0 and fit_ref.slot_order(in_order, 9).size == 0
 
 
 @pytest.mark.parametrize("engine", ["numba", "numpy"])
@@ -233,3 +237,32 @@ def test_style_rows_merged_or_not_give_the_same_fit(monkeypatch):
         assert (rows.n_rows < a.size) == (share == 0.0)
     np.testing.assert_allclose(fits[0].params, fits[1].params, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(fits[0].cov, fits[1].cov, rtol=1e-8, atol=1e-12)
+
+
+def test_slot_counts_by_cluster_are_the_inputs_in_cluster_order():
+    """``slot_counts(by_cluster=True)`` takes each column's codes in cluster order: the input
+    rows' slot codes, outcomes and forfeits, moved."""
+    import pandas as pd
+
+    from ratings.api.loading import load_log
+    from ratings.core.errors import DataWarning
+    from ratings.data.slots import slot_counts
+
+    rng = np.random.default_rng(5)
+    n = 300
+    a = rng.integers(0, 5, n)
+    b = (a + rng.integers(1, 5, n)) % 5
+    df = pd.DataFrame({"model_a": [f"m{i}" for i in a], "model_b": [f"m{i}" for i in b],
+                       "winner": rng.choice(["A", "B", "tie"], n),
+                       "judge": rng.choice(["j1", "j2"], n), "task_id": rng.integers(0, 12, n),
+                       "failed_a": rng.random(n) < 0.1, "failed_b": rng.random(n) < 0.1})
+    with pytest.warns(DataWarning, match="failure flags contradict"):
+        loaded = load_log(df)
+    plain = slot_counts(loaded.frame, loaded.data)
+    by = slot_counts(loaded.frame, loaded.data, by_cluster=True)
+    order = np.argsort(plain.cluster, kind="stable")
+    assert plain.order is None and not np.array_equal(order, np.arange(n))
+    for moved in (by, plain.by_cluster()):
+        np.testing.assert_array_equal(moved.order, order)
+        for name in ("cluster", "judge", "a", "b", "wa", "wb", "tt"):
+            np.testing.assert_array_equal(getattr(moved, name), getattr(plain, name)[order])

@@ -27,7 +27,6 @@ from ratings.models.existence import check_identifiable
 from ratings.models.style import (
     StyleFit,
     check_ridge,
-    cluster_order,
     fit_style,
     parse_style,
     ridge_option,
@@ -218,23 +217,18 @@ def _crowd_summary(choice: _CrowdChoice, data, prior) -> CrowdSummary:
 
 def _features_and_slots(frame: pd.DataFrame, data, style: tuple[str, ...], transform: str,
                         engine: str) -> tuple:  # fmt: skip
-    """(features, their scales, slot codes, cluster order): on a long log the features on one of
-    the package's threads while the slot codes and their order take the other."""
+    """(features, their scales, slot codes in cluster order): on a long log the features on one
+    of the package's threads while the slot codes take the other."""
     from ratings.core.threads import CONCURRENT_ROWS, run
 
     resolved = resolve_engine(engine, data.n_verdicts)
-
-    def features() -> tuple:
-        return style_features(frame, style, transform, engine, concurrent=False)
-
-    def codes() -> tuple:
-        slots = slot_counts(frame, data, resolved)
-        return slots, cluster_order(slots, resolved)
-
     if len(frame) < CONCURRENT_ROWS:
-        return *style_features(frame, style, transform, engine), *codes()
-    (x, scale), (slots, order) = run([features, codes])
-    return x, scale, slots, order
+        return (*style_features(frame, style, transform, engine),
+                slot_counts(frame, data, resolved, by_cluster=True))  # fmt: skip
+    (x, scale), slots = run([
+        lambda: style_features(frame, style, transform, engine, concurrent=False),
+        lambda: slot_counts(frame, data, resolved, by_cluster=True)])  # fmt: skip
+    return x, scale, slots
 
 
 def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "normalized",
@@ -258,7 +252,7 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
     if frame is None or "winner" not in frame.columns:
         raise TypeError("Style control needs one row per verdict with its features; pass the "
                         "verdict log (a path, DataFrame or VerdictLog).")  # fmt: skip
-    x, scale, slots, order = _features_and_slots(frame, data, style, transform, engine)
+    x, scale, slots = _features_and_slots(frame, data, style, transform, engine)
     engine = resolve_engine(engine, data.n_verdicts)
     collapsed = data.collapsed(engine=engine)
     check_identifiable(collapsed)
@@ -266,8 +260,10 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
     plan = None
     if adjust:
         plan, extra = _effect_columns(slots, data, adjust, families)
+        if slots.order.size:  # the slots' rows are in cluster order, x's are the inputs'
+            extra[slots.order] = extra.copy()
         x = np.column_stack([x, extra])
-    rows = style_rows(slots, x, engine, order)
+    rows = style_rows(slots, x, engine)
     crowd = model == "crowd-bt"
     summary = None
     opts = {"ref": ref, "ci": ci, "ridge": ridge, "engine": engine, "tol": tol,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -50,7 +50,9 @@ class SlotCounts:
     ``clusters`` is ``None`` when verdicts are independent (then every row has cluster 0).
     :attr:`collapsed` sums the rows per ``(judge, a, b)`` (what the fits run on) and
     :attr:`row_of` gives each row its collapsed row; per-cluster scores are then summed from
-    the rows themselves, so no table per (cluster, judge, a, b) is ever built.
+    the rows themselves, so no table per (cluster, judge, a, b) is ever built. ``order``: when
+    the rows are in cluster order (``slot_counts(by_cluster=True)``), row r is input row
+    ``order[r]`` (empty: the inputs came in cluster order); ``None`` when rows are inputs.
     """
 
     models: pd.Index
@@ -64,10 +66,27 @@ class SlotCounts:
     wb: NDArray[np.float64]
     tt: NDArray[np.float64]
     engine: Engine = "auto"
+    order: NDArray[np.int64] | None = None
 
     @property
     def n_rows(self) -> int:
         return int(self.a.size)
+
+    def by_cluster(self) -> SlotCounts:
+        """These rows in cluster order (keeping their order within a cluster), with that order
+        in :attr:`order`."""
+        if self.order is not None:
+            return self
+        g = max(self.n_clusters, 1)
+        cluster = np.ascontiguousarray(self.cluster, dtype=np.int64)
+        order = kernels(self.engine, self.n_rows).slot_order(cluster, g)
+        if not order.size:
+            return replace(self, order=order)
+        cols = [np.take(c, order) for c in (self.judge, self.a, self.b, self.wa, self.wb,
+                                            self.tt)]  # fmt: skip
+        return replace(self, cluster=np.repeat(np.arange(g), np.bincount(cluster, minlength=g)),
+                       judge=cols[0], a=cols[1], b=cols[2], wa=cols[3], wb=cols[4], tt=cols[5],
+                       order=order)  # fmt: skip
 
     @property
     def n(self) -> NDArray[np.float64]:
@@ -105,29 +124,39 @@ class SlotCounts:
 _DENSE_SLOTS = 1 << 22
 
 
-def _codes(values: pd.Series, labels: pd.Index) -> NDArray[np.int64]:
+def _codes(values: pd.Series, labels: pd.Index,
+           order: NDArray[np.int64] | None = None) -> NDArray[np.int64]:  # fmt: skip
     """Positions of ``values`` in ``labels`` (-1 where absent), through categorical codes when
-    the column is categorical (one lookup per category, not per verdict)."""
+    the column is categorical (one lookup per category, not per verdict); taken in ``order``
+    when given (a categorical's small codes are moved, not the positions)."""
     if isinstance(values.dtype, pd.CategoricalDtype):
         where = labels.get_indexer(pd.Index(values.cat.categories, dtype=object))
-        codes = np.asarray(values.array.codes)
+        codes = _taken(np.asarray(values.array.codes), order)
         if np.array_equal(where, np.arange(where.size)):  # the same labels: the codes
             return codes.astype(np.int64)
         return np.append(where, -1)[codes]  # code -1 (missing) reads the -1 at the end
-    return labels.get_indexer(pd.Index(values.to_numpy(dtype=object), dtype=object))
+    return _taken(labels.get_indexer(pd.Index(values.to_numpy(dtype=object), dtype=object)),
+                  order)  # fmt: skip
 
 
-def _outcome_weights(frame: pd.DataFrame, k) -> tuple[NDArray, NDArray, NDArray, NDArray]:
-    """Wins of A, wins of B, ties per input row, and the render-forfeit mask (kernels ``k``).
+def _taken(values: NDArray, order: NDArray[np.int64] | None) -> NDArray:
+    return values if order is None or not order.size else np.take(values, order)
+
+
+def _outcome_weights(frame: pd.DataFrame, k, order: NDArray[np.int64] | None = None,
+                     ) -> tuple[NDArray, NDArray, NDArray, NDArray]:  # fmt: skip
+    """Wins of A, wins of B, ties per input row (taken in ``order`` when given), and the
+    render-forfeit mask (kernels ``k``).
 
     Forfeits as in :func:`ratings.aggregate`: the submission that rendered wins, two failures
     tie (such rows are judge-free).
     """
     if "winner" not in frame.columns:  # a counts table
-        arr = frame[["wins_a", "wins_b", "ties"]].to_numpy(dtype=np.float64)
+        arr = _taken(frame[["wins_a", "wins_b", "ties"]].to_numpy(dtype=np.float64), order)
         return arr[:, 0], arr[:, 1], arr[:, 2], np.zeros(len(frame), dtype=bool)
-    w = _codes(frame["winner"], pd.Index(["A", "B", "tie"], dtype=object))
-    return k.slot_outcomes(w, _flag(frame, "failed_a"), _flag(frame, "failed_b"))
+    w = _codes(frame["winner"], pd.Index(["A", "B", "tie"], dtype=object), order)
+    return k.slot_outcomes(w, _taken(_flag(frame, "failed_a"), order),
+                           _taken(_flag(frame, "failed_b"), order))  # fmt: skip
 
 
 def _flag(frame: pd.DataFrame, name: str) -> NDArray[np.bool_]:
@@ -136,33 +165,44 @@ def _flag(frame: pd.DataFrame, name: str) -> NDArray[np.bool_]:
     return frame[name].fillna(False).to_numpy(dtype=bool)
 
 
-def slot_counts(frame: pd.DataFrame, data: Comparisons, engine: Engine = "auto") -> SlotCounts:
+def slot_counts(frame: pd.DataFrame, data: Comparisons, engine: Engine = "auto", *,
+                by_cluster: bool = False) -> SlotCounts:  # fmt: skip
     """The rows of ``frame`` (verdicts of one scope, or a counts table) as slot codes, in the
     labels of ``data`` (the package's aggregation of the same rows); ``engine`` runs the
-    kernels of the later passes."""
+    kernels of the later passes. ``by_cluster``: the rows in cluster order (a counting sort of
+    the row numbers, :func:`ratings.kernels.slots.slot_order`, then each column's codes taken
+    in that order), with that order in :attr:`SlotCounts.order`."""
     n = len(frame)
-    a = _codes(frame["model_a"], data.models)
-    b = _codes(frame["model_b"], data.models)
-    if "judge" in frame.columns:
-        judge = _codes(frame["judge"], data.judges)
-    else:
-        judge = np.zeros(n, dtype=np.int64)
     k = kernels(engine, n)
-    wa, wb, tt, forfeit = _outcome_weights(frame, k)
-    if forfeit.any():
-        judge = np.where(forfeit, data.judges.get_loc(DETERMINISTIC_JUDGE), judge)
     if data.clusters is not None:
         cluster = _codes(frame[data.cluster_name], data.clusters)
     else:
         cluster = np.zeros(n, dtype=np.int64)
+    order = None
+    if by_cluster:
+        order = k.slot_order(np.ascontiguousarray(cluster, dtype=np.int64),
+                             max(data.n_clusters, 1))  # fmt: skip
+        if order.size:  # in order, the cluster codes are runs
+            g = max(data.n_clusters, 1)
+            cluster = np.repeat(np.arange(g), np.bincount(cluster, minlength=g))
+    a = _codes(frame["model_a"], data.models, order)
+    b = _codes(frame["model_b"], data.models, order)
+    if "judge" in frame.columns:
+        judge = _codes(frame["judge"], data.judges, order)
+    else:
+        judge = np.zeros(n, dtype=np.int64)
+    wa, wb, tt, forfeit = _outcome_weights(frame, k, order)
+    if forfeit.any():
+        judge = np.where(forfeit, data.judges.get_loc(DETERMINISTIC_JUDGE), judge)
     if k.slot_missing(a, b, judge, cluster):  # the package's aggregation accepted these rows:
         bad = (a < 0) | (b < 0) | (judge < 0) | (cluster < 0)  # a label mismatch
+        rows = np.sort(order[bad]) if order is not None and order.size else bad
         raise InvalidVerdictsError(
             f"{int(bad.sum())} verdict(s) could not be matched to the fitted labels: rows "
-            f"{format_rows(frame.index[bad])}."
+            f"{format_rows(frame.index[rows])}."
         )
     return SlotCounts(data.models, data.judges, data.clusters, cluster, judge, a, b, wa, wb, tt,
-                      engine)  # fmt: skip
+                      engine, order)  # fmt: skip
 
 
 def read_families(families: Families) -> dict[str, str]:

@@ -36,7 +36,7 @@ __all__ = [  # the twin of each kernel of ratings.kernels.fit, and the sigmoid h
     "aggregate_codes", "bt_row_terms", "bt_scores", "cluster_meat", "cluster_scores",
     "collapse_codes", "collapse_rows", "count_rows", "crowd_assemble", "crowd_row_terms", "expit",
     "laplacian", "log_expit", "scatter_diff", "slot_cluster_scores", "slot_collapse",
-    "slot_missing", "slot_outcomes", "verdict_cluster_scores",
+    "slot_missing", "slot_order", "slot_outcomes", "verdict_cluster_scores",
 ]  # fmt: skip
 
 
@@ -462,6 +462,14 @@ def slot_outcomes(winner, failed_a, failed_b):
 def slot_missing(a, b, judge, cluster):
     """How many verdicts have a code below 0 in any of the four."""
     return int(np.sum((a < 0) | (b < 0) | (judge < 0) | (cluster < 0)))
+
+
+def slot_order(row_cluster, n_clusters):
+    """The row numbers ordered by cluster, keeping their order within a cluster; empty when the
+    rows are in cluster order already."""
+    if np.all(row_cluster[1:] >= row_cluster[:-1]):
+        return np.zeros(0, dtype=np.int64)
+    return np.argsort(row_cluster, kind="stable").astype(np.int64)
 
 
 def slot_cluster_scores(n_clusters, n_models, n_judges, cluster, judge, a, b, d_own, score,

@@ -9,6 +9,7 @@ read the verdicts (or counts rows) once, in order:
   A, through a dense table of K M^2 row numbers, and gives each input its row;
 * :func:`slot_outcomes` turns winner codes and render failures into wins of A, wins of B and
   ties per verdict, and :func:`slot_missing` counts the verdicts with a code missing;
+* :func:`slot_order` puts the verdicts' numbers in cluster order (a counting sort);
 * :func:`slot_cluster_scores` adds each input's score into the G x P matrix of per-cluster
   scores over x = (s, beta, gamma, eta) of :mod:`ratings.models.judge_effects` (a matrix small
   enough
@@ -20,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["slot_cluster_scores", "slot_collapse", "slot_missing", "slot_outcomes"]
+__all__ = ["slot_cluster_scores", "slot_collapse", "slot_missing", "slot_order", "slot_outcomes"]
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -105,3 +106,24 @@ def slot_missing(a, b, judge, cluster):
     for v in range(a.shape[0]):
         out += (a[v] < 0) | (b[v] < 0) | (judge[v] < 0) | (cluster[v] < 0)
     return out
+
+
+@njit(**_JIT)
+def slot_order(row_cluster, n_clusters):
+    # a counting sort of the row numbers alone (one array scattered, not every column)
+    n = row_cluster.shape[0]
+    at = np.zeros(n_clusters + 1, dtype=np.int64)
+    ordered = True
+    for r in range(n):
+        at[row_cluster[r] + 1] += 1
+        ordered = ordered and (r == 0 or row_cluster[r] >= row_cluster[r - 1])
+    if ordered:
+        return np.empty(0, dtype=np.int64)
+    for c in range(n_clusters):
+        at[c + 1] += at[c]
+    order = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        c = row_cluster[r]
+        order[at[c]] = r
+        at[c] += 1
+    return order

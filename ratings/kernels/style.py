@@ -13,7 +13,7 @@ from numba import njit
 
 __all__ = ["style_assemble", "style_bt_newton", "style_bt_rows", "style_cluster_quadratic",
            "style_cluster_scores", "style_cluster_times", "style_compact", "style_gradient",
-           "style_interleave", "style_merge", "style_order", "style_transform"]  # fmt: skip
+           "style_interleave", "style_merge", "style_transform"]  # fmt: skip
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -411,27 +411,6 @@ def _same(row_cluster, row_judge, row_a, row_b, x, r, g):
         if x[g, k] != x[r, k]:
             return False
     return True
-
-
-@njit(**_JIT)
-def style_order(row_cluster, n_clusters):
-    # a counting sort of the row numbers alone (one array scattered, not every column)
-    n = row_cluster.shape[0]
-    at = np.zeros(n_clusters + 1, dtype=np.int64)
-    ordered = True
-    for r in range(n):
-        at[row_cluster[r] + 1] += 1
-        ordered = ordered and (r == 0 or row_cluster[r] >= row_cluster[r - 1])
-    if ordered:
-        return np.empty(0, dtype=np.int64)
-    for c in range(n_clusters):
-        at[c + 1] += at[c]
-    order = np.empty(n, dtype=np.int64)
-    for r in range(n):
-        c = row_cluster[r]
-        order[at[c]] = r
-        at[c] += 1
-    return order
 
 
 #: Most (judge, a, b) keys for which :func:`style_merge` keeps a table indexed by key (two

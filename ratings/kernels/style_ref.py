@@ -16,7 +16,7 @@ from ratings.kernels.fit_ref import bt_row_terms, expit
 
 __all__ = ["style_assemble", "style_bt_newton", "style_bt_rows", "style_cluster_quadratic",
            "style_cluster_scores", "style_cluster_times", "style_compact", "style_gradient",
-           "style_interleave", "style_merge", "style_order", "style_transform"]  # fmt: skip
+           "style_interleave", "style_merge", "style_transform"]  # fmt: skip
 
 
 def style_gradient(n_models, n_judges, row_a, row_b, row_judge, x, s_d, s_eta):
@@ -164,14 +164,6 @@ def style_transform(a, b, kind, out):
 def style_interleave(xt, scale, out):
     """``out[r, k] = xt[k, r] / scale[k]``: features by row from features by column."""
     out[:] = (xt / scale[:, None]).T
-
-
-def style_order(row_cluster, n_clusters):
-    """The row numbers ordered by cluster, keeping their order within a cluster; empty when the
-    rows are in cluster order already."""
-    if np.all(row_cluster[1:] >= row_cluster[:-1]):
-        return np.zeros(0, dtype=np.int64)
-    return np.argsort(row_cluster, kind="stable").astype(np.int64)
 
 
 def style_merge(cl, judge, a, b, x, n_models, n_judges, lead):

@@ -60,7 +60,7 @@ from ratings.kernels.engine import Engine, kernels
 from ratings.models.newton import newton
 
 __all__ = ["TRANSFORMS", "StyleFit", "StyleRows", "StyleWorking", "check_ridge", "check_transform",
-           "cluster_order", "fit_style", "parse_style", "ridge_option", "style_features",
+           "fit_style", "parse_style", "ridge_option", "style_features",
            "style_kernels", "style_rows", "style_table", "transform_option",
            "widen_one_judge"]  # fmt: skip
 
@@ -189,50 +189,41 @@ class StyleRows:
         return int(self.a.size)
 
 
-def cluster_order(slots: SlotCounts, engine: Engine = "auto") -> NDArray[np.int64]:
-    """The verdicts' numbers in cluster order (a counting sort,
-    :func:`ratings.kernels.style.style_order`; empty when they are in cluster order already)."""
-    cluster = np.ascontiguousarray(slots.cluster, dtype=np.int64)
-    return style_kernels(kernels(engine, cluster.size)).style_order(cluster,
-                                                                    int(slots.n_clusters))
+def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto") -> StyleRows:
+    """Aggregate the verdicts of ``slots`` by cluster, judge, slots and features, sorted by
+    cluster (then by first appearance); ``x`` holds the features of the input rows, in their
+    order.
 
-
-def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto",
-               order: NDArray[np.int64] | None = None) -> StyleRows:
-    """Aggregate the verdicts of ``slots`` (one row per verdict, in the order of ``x``) by
-    cluster, judge, slots and features, sorted by cluster (then by first appearance).
-
-    No loop in Python: the row numbers are put in cluster order by a counting sort
-    (:func:`ratings.kernels.style.style_order`; cluster order keeps the sandwich's per-cluster
-    passes in cache) and each column is gathered by them, the columns side by side on the
-    package's threads (verdicts that come in cluster order are left as they are). Equal rows
-    are found within each cluster by key (:func:`~ratings.kernels.style.style_merge`, compared
-    exactly; blocks of whole clusters side by side) and summed into the first of them
+    No loop in Python. The rows are put in cluster order by a counting sort of their numbers
+    (:func:`ratings.kernels.slots.slot_order`; cluster order keeps the sandwich's per-cluster
+    passes in cache), unless ``slots`` come in that order already
+    (``slot_counts(by_cluster=True)``, which takes each column's small codes in that order),
+    and the features are gathered by it, blocks of rows side by side. Equal rows are found
+    within each cluster by key (:func:`~ratings.kernels.style.style_merge`, compared exactly;
+    blocks of whole clusters side by side) and summed into the first of them
     (:func:`~ratings.kernels.style.style_compact`) when there are any: discrete features such
     as header counts merge many; continuous ones leave every verdict its own row. On a long
     log (from :data:`ratings.core.threads.CONCURRENT_ROWS` verdicts) a sample of clusters
     (:func:`_sample_clusters`) is merged first, and the rest only when at least
     :data:`MERGE_SHARE` of the sample's rows merge: merging only saves later passes, the
     likelihood and the per-cluster sums being the same over equal rows kept apart.
-    ``order``: :func:`cluster_order` of ``slots``, if computed already.
     """
-    ints = [np.ascontiguousarray(c, dtype=np.int64)
-            for c in (slots.cluster, slots.judge, slots.a, slots.b)]  # fmt: skip
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    w = [np.ascontiguousarray(c, dtype=np.float64) for c in (slots.wa, slots.wb, slots.tt)]
+    if slots.order is None:
+        slots = slots.by_cluster()
+    order, x = slots.order, np.ascontiguousarray(x, dtype=np.float64)
+    if order.size:
+        moved = np.empty_like(x)
+        _side_by_side(lambda s: np.take(x, order[s], axis=0, out=moved[s]), _blocks(x.shape[0]))
+        x = moved
+    if len(slots.judges) == 1:  # a single judge's codes are all zero
+        judge = np.zeros(x.shape[0], dtype=np.int64)
+    else:
+        judge = np.ascontiguousarray(slots.judge, dtype=np.int64)
+    cols = [np.ascontiguousarray(slots.cluster, dtype=np.int64), judge,
+            *(np.ascontiguousarray(c, dtype=np.int64) for c in (slots.a, slots.b)), x,
+            *(np.ascontiguousarray(c, dtype=np.float64) for c in (slots.wa, slots.wb, slots.tt))]
     sk = style_kernels(kernels(engine, x.shape[0]))
-    cols = [*ints, x, *w]
-    order = cluster_order(slots, engine) if order is None else order
-    if order.size:  # the cluster codes in order are runs; a single judge's are all zero
-        g = int(slots.n_clusters)
-        cols[0] = np.repeat(np.arange(g), np.bincount(ints[0], minlength=g))
-        single = len(slots.judges) == 1
-        if single:
-            cols[1] = np.zeros(x.shape[0], dtype=np.int64)
-        at = list(range(2 if single else 1, len(cols)))
-        for k, c in zip(at, _side_by_side(lambda k: np.take(cols[k], order, axis=0), at),
-                        strict=True):  # fmt: skip
-            cols[k] = c
+
     def merge(blocks: list[slice], lead: NDArray[np.int64]) -> int:
         return sum(_side_by_side(lambda s: sk.style_merge(
             *(c[s] for c in cols[:5]), len(slots.models), len(slots.judges), lead[s]), blocks))
