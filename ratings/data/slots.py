@@ -79,7 +79,7 @@ class SlotCounts:
             return self
         g = max(self.n_clusters, 1)
         cluster = np.ascontiguousarray(self.cluster, dtype=np.int64)
-        order = kernels(self.engine, self.n_rows).slot_order(cluster, g)
+        order = cluster_order(kernels(self.engine, self.n_rows), cluster, g)
         if not order.size:
             return replace(self, order=order)
         cols = [np.take(c, order) for c in (self.judge, self.a, self.b, self.wa, self.wb,
@@ -139,6 +139,13 @@ def _codes(values: pd.Series, labels: pd.Index,
                   order)  # fmt: skip
 
 
+def cluster_order(k, cluster: NDArray[np.int64], n_clusters: int) -> NDArray[np.int64]:
+    """Row numbers in cluster order by kernels ``k``'s counting sort (empty when the rows are in
+    cluster order already)."""
+    order = np.empty(cluster.size, dtype=np.int64)
+    return order if k.slot_order(cluster, n_clusters, order) else np.zeros(0, dtype=np.int64)
+
+
 def _taken(values: NDArray, order: NDArray[np.int64] | None) -> NDArray:
     return values if order is None or not order.size else np.take(values, order)
 
@@ -155,8 +162,10 @@ def _outcome_weights(frame: pd.DataFrame, k, order: NDArray[np.int64] | None = N
         arr = _taken(frame[["wins_a", "wins_b", "ties"]].to_numpy(dtype=np.float64), order)
         return arr[:, 0], arr[:, 1], arr[:, 2], np.zeros(len(frame), dtype=bool)
     w = _codes(frame["winner"], pd.Index(["A", "B", "tie"], dtype=object), order)
-    return k.slot_outcomes(w, _taken(_flag(frame, "failed_a"), order),
-                           _taken(_flag(frame, "failed_b"), order))  # fmt: skip
+    out = np.empty(w.size), np.empty(w.size), np.empty(w.size), np.empty(w.size, dtype=bool)
+    k.slot_outcomes(w, _taken(_flag(frame, "failed_a"), order),
+                    _taken(_flag(frame, "failed_b"), order), *out)  # fmt: skip
+    return out
 
 
 def _flag(frame: pd.DataFrame, name: str) -> NDArray[np.bool_]:
@@ -180,8 +189,8 @@ def slot_counts(frame: pd.DataFrame, data: Comparisons, engine: Engine = "auto",
         cluster = np.zeros(n, dtype=np.int64)
     order = None
     if by_cluster:
-        order = k.slot_order(np.ascontiguousarray(cluster, dtype=np.int64),
-                             max(data.n_clusters, 1))  # fmt: skip
+        order = cluster_order(k, np.ascontiguousarray(cluster, dtype=np.int64),
+                              max(data.n_clusters, 1))  # fmt: skip
         if order.size:  # in order, the cluster codes are runs
             g = max(data.n_clusters, 1)
             cluster = np.repeat(np.arange(g), np.bincount(cluster, minlength=g))

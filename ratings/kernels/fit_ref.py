@@ -449,14 +449,13 @@ def slot_collapse(judge, a, b, wins_a, wins_b, ties, n_judges, n_models):
     return (row_judge, row_a, row_b, *sums, row.reshape(-1))
 
 
-def slot_outcomes(winner, failed_a, failed_b):
+def slot_outcomes(winner, failed_a, failed_b, wins_a, wins_b, ties, forfeit):
     """Wins of A, wins of B and ties per verdict from winner codes (0 A, 1 B, 2 tie), with
-    render forfeits (the submission that rendered wins, two failures tie) ->
-    (wins_a, wins_b, ties, forfeit)."""
-    forfeit = failed_a | failed_b
+    render forfeits (the submission that rendered wins, two failures tie), written into
+    ``wins_a``, ``wins_b``, ``ties`` and ``forfeit``."""
+    forfeit[:] = failed_a | failed_b
     w = np.where(failed_a & failed_b, 2, np.where(failed_a, 1, np.where(failed_b, 0, winner)))
-    return ((w == 0).astype(np.float64), (w == 1).astype(np.float64),
-            (w == 2).astype(np.float64), forfeit)  # fmt: skip
+    wins_a[:], wins_b[:], ties[:] = w == 0, w == 1, w == 2
 
 
 def slot_missing(a, b, judge, cluster):
@@ -464,12 +463,13 @@ def slot_missing(a, b, judge, cluster):
     return int(np.sum((a < 0) | (b < 0) | (judge < 0) | (cluster < 0)))
 
 
-def slot_order(row_cluster, n_clusters):
-    """The row numbers ordered by cluster, keeping their order within a cluster; empty when the
-    rows are in cluster order already."""
+def slot_order(row_cluster, n_clusters, order):
+    """The row numbers ordered by cluster, keeping their order within a cluster, written into
+    ``order``; False (``order`` untouched) when the rows are in cluster order already."""
     if np.all(row_cluster[1:] >= row_cluster[:-1]):
-        return np.zeros(0, dtype=np.int64)
-    return np.argsort(row_cluster, kind="stable").astype(np.int64)
+        return False
+    order[:] = np.argsort(row_cluster, kind="stable")
+    return True
 
 
 def slot_cluster_scores(n_clusters, n_models, n_judges, cluster, judge, a, b, d_own, score,
