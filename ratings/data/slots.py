@@ -163,8 +163,9 @@ def _outcome_weights(frame: pd.DataFrame, k, order: NDArray[np.int64] | None = N
         return arr[:, 0], arr[:, 1], arr[:, 2], np.zeros(len(frame), dtype=bool)
     w = _codes(frame["winner"], pd.Index(["A", "B", "tie"], dtype=object), order)
     out = np.empty(w.size), np.empty(w.size), np.empty(w.size), np.empty(w.size, dtype=bool)
-    k.slot_outcomes(w, _taken(_flag(frame, "failed_a"), order),
-                    _taken(_flag(frame, "failed_b"), order), *out)  # fmt: skip
+    k.slot_outcomes(w, *(_taken(_flag(frame, f), order) if f in frame.columns
+                         else np.zeros(w.size, dtype=bool) for f in ("failed_a", "failed_b")),
+                    *out)  # fmt: skip
     return out
 
 
