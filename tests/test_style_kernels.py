@@ -79,7 +79,7 @@ def _aggregate(k, cl, judge, a, b, x, w, n_models, n_clusters=9):
     from ratings.data.slots import cluster_order
     from ratings.kernels import fit, fit_ref
 
-    order = cluster_order(fit if k is nb else fit_ref, cl, n_clusters)
+    order = cluster_order(fit if k is nb else fit_ref, cl, n_clusters).order
     cols = [cl, judge, a, b, x, *w]
     cols = [c[order] for c in cols] if order.size else cols
     lead = np.full(cols[0].size, -1, dtype=np.int64)
@@ -117,9 +117,10 @@ def test_aggregate_kernels_equal_twins_and_sum_equal_rows(coarse, n_models):
     in_order = _rows(r=500, g=9)[4]
     from ratings.kernels import fit, fit_ref
 
-    out = np.full(in_order.size, -1)
-    assert not fit.slot_order(in_order, 9, out) and not fit_ref.slot_order(in_order, 9, out)
-    assert (out == -1).all()
+    out, rank = np.full(in_order.size, -1), np.full(in_order.size, -1)
+    for k in (fit, fit_ref):
+        assert not k.slot_order(in_order, 9, out, rank)
+    assert (out == -1).all() and (rank == -1).all()
 
 
 @pytest.mark.parametrize("engine", ["numba", "numpy"])
@@ -209,11 +210,17 @@ def test_transform_kernel_equals_twin(kind):
     # by verdict, scaled: kernel and twin, and written out
     xt, scale = np.vstack([want, 2.0 * want]), np.array([2.0, 3.0])
     outs = [np.empty((200, 2)), np.empty((200, 2))]
-    nb.style_interleave(xt, scale, outs[0])
-    ref.style_interleave(xt, scale, outs[1])
+    rows = np.column_stack([want / 2.0, 2.0 * want / 3.0])
+    none = np.zeros(0, dtype=np.int64)
+    nb.style_interleave(xt, scale, none, outs[0])
+    ref.style_interleave(xt, scale, none, outs[1])
     for out in outs:
-        np.testing.assert_allclose(out, np.column_stack([want / 2.0, 2.0 * want / 3.0]),
-                                   rtol=1e-15)
+        np.testing.assert_allclose(out, rows, rtol=1e-15)
+    rank = rng.permutation(200)  # row r written to place rank[r]
+    nb.style_interleave(xt, scale, rank, outs[0])
+    ref.style_interleave(xt, scale, rank, outs[1])
+    for out in outs:
+        np.testing.assert_allclose(out[rank], rows, rtol=1e-15)
 
 
 def test_style_rows_merged_or_not_give_the_same_fit(monkeypatch):

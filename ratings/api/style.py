@@ -30,7 +30,6 @@ from ratings.models.style import (
     fit_style,
     parse_style,
     ridge_option,
-    style_features,
     style_rows,
     style_table,
     widen_one_judge,
@@ -217,17 +216,28 @@ def _crowd_summary(choice: _CrowdChoice, data, prior) -> CrowdSummary:
 
 def _features_and_slots(frame: pd.DataFrame, data, style: tuple[str, ...], transform: str,
                         engine: str) -> tuple:  # fmt: skip
-    """(features, their scales, slot codes in cluster order): on a long log the features on one
-    of the package's threads while the slot codes take the other."""
+    """(features, their scales, slot codes), the rows of both in cluster order: the features
+    are written in that order as they are scaled, the slot codes taken in it. On a long log in
+    two rounds on the package's threads: the features' columns beside the cluster order, then
+    the slot codes beside blocks of the features."""
     from ratings.core.threads import CONCURRENT_ROWS, run
+    from ratings.data.slots import verdict_cluster_order
+    from ratings.models.style import feature_columns, feature_jobs
 
     resolved = resolve_engine(engine, data.n_verdicts)
     if len(frame) < CONCURRENT_ROWS:
-        return (*style_features(frame, style, transform, engine),
-                slot_counts(frame, data, resolved, by_cluster=True))  # fmt: skip
-    (x, scale), slots = run([
-        lambda: style_features(frame, style, transform, engine, concurrent=False),
-        lambda: slot_counts(frame, data, resolved, by_cluster=True)])  # fmt: skip
+        xt, scale = feature_columns(frame, style, transform, engine)
+        order = verdict_cluster_order(frame, data, resolved)
+        slots = slot_counts(frame, data, resolved, by_cluster=order)
+        x, jobs = feature_jobs(xt, scale, order.rank, engine)
+        for job in jobs:
+            job()
+        return x, scale, slots
+    (xt, scale), order = run([
+        lambda: feature_columns(frame, style, transform, engine, concurrent=False),
+        lambda: verdict_cluster_order(frame, data, resolved)])  # fmt: skip
+    x, jobs = feature_jobs(xt, scale, order.rank, engine)
+    slots = run([lambda: slot_counts(frame, data, resolved, by_cluster=order), *jobs])[0]
     return x, scale, slots
 
 
@@ -260,8 +270,6 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
     plan = None
     if adjust:
         plan, extra = _effect_columns(slots, data, adjust, families)
-        if slots.order.size:  # the slots' rows are in cluster order, x's are the inputs'
-            extra[slots.order] = extra.copy()
         x = np.column_stack([x, extra])
     rows = style_rows(slots, x, engine)
     crowd = model == "crowd-bt"

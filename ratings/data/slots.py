@@ -30,12 +30,15 @@ from ratings.data.comparisons import Comparisons
 from ratings.kernels.engine import Engine, kernels
 
 __all__ = [
+    "ClusterOrder",
     "Families",
     "SlotCounts",
     "check_families_cover",
+    "cluster_order",
     "own_matrix",
     "read_families",
     "slot_counts",
+    "verdict_cluster_order",
 ]
 
 #: A family table: a CSV path with columns ``name,family``, such a DataFrame, or a mapping.
@@ -77,16 +80,15 @@ class SlotCounts:
         in :attr:`order`."""
         if self.order is not None:
             return self
-        g = max(self.n_clusters, 1)
-        cluster = np.ascontiguousarray(self.cluster, dtype=np.int64)
-        order = cluster_order(kernels(self.engine, self.n_rows), cluster, g)
+        sorted_by = cluster_order(kernels(self.engine, self.n_rows), self.cluster,
+                                  self.n_clusters)  # fmt: skip
+        order = sorted_by.order
         if not order.size:
             return replace(self, order=order)
         cols = [np.take(c, order) for c in (self.judge, self.a, self.b, self.wa, self.wb,
                                             self.tt)]  # fmt: skip
-        return replace(self, cluster=np.repeat(np.arange(g), np.bincount(cluster, minlength=g)),
-                       judge=cols[0], a=cols[1], b=cols[2], wa=cols[3], wb=cols[4], tt=cols[5],
-                       order=order)  # fmt: skip
+        return replace(self, cluster=sorted_by.cluster, judge=cols[0], a=cols[1], b=cols[2],
+                       wa=cols[3], wb=cols[4], tt=cols[5], order=order)  # fmt: skip
 
     @property
     def n(self) -> NDArray[np.float64]:
@@ -139,11 +141,38 @@ def _codes(values: pd.Series, labels: pd.Index,
                   order)  # fmt: skip
 
 
-def cluster_order(k, cluster: NDArray[np.int64], n_clusters: int) -> NDArray[np.int64]:
-    """Row numbers in cluster order by kernels ``k``'s counting sort (empty when the rows are in
-    cluster order already)."""
-    order = np.empty(cluster.size, dtype=np.int64)
-    return order if k.slot_order(cluster, n_clusters, order) else np.zeros(0, dtype=np.int64)
+@dataclass(frozen=True, eq=False)
+class ClusterOrder:
+    """Input rows in cluster order: place t holds row ``order[t]``, row r goes to place
+    ``rank[r]`` (both empty when the rows are in cluster order already); ``cluster``: the rows'
+    cluster codes in that order."""
+
+    order: NDArray[np.int64]
+    rank: NDArray[np.int64]
+    cluster: NDArray[np.int64]
+
+
+def cluster_order(k, cluster: NDArray[np.int64], n_clusters: int) -> ClusterOrder:
+    """The cluster order of rows with codes ``cluster``, by kernels ``k``'s counting sort."""
+    cluster = np.ascontiguousarray(cluster, dtype=np.int64)
+    g = max(n_clusters, 1)
+    order, rank = np.empty(cluster.size, dtype=np.int64), np.empty(cluster.size, dtype=np.int64)
+    if not k.slot_order(cluster, g, order, rank):
+        return ClusterOrder(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), cluster)
+    return ClusterOrder(order, rank, np.repeat(np.arange(g), np.bincount(cluster, minlength=g)))
+
+
+def verdict_cluster_order(frame: pd.DataFrame, data: Comparisons,
+                          engine: Engine = "auto") -> ClusterOrder:  # fmt: skip
+    """The cluster order of the verdicts of ``frame`` (clusters as ``data`` labels them)."""
+    return cluster_order(kernels(engine, len(frame)), _cluster_codes(frame, data),
+                         data.n_clusters)  # fmt: skip
+
+
+def _cluster_codes(frame: pd.DataFrame, data: Comparisons) -> NDArray[np.int64]:
+    if data.clusters is None:
+        return np.zeros(len(frame), dtype=np.int64)
+    return _codes(frame[data.cluster_name], data.clusters)
 
 
 def _taken(values: NDArray, order: NDArray[np.int64] | None) -> NDArray:
@@ -176,25 +205,23 @@ def _flag(frame: pd.DataFrame, name: str) -> NDArray[np.bool_]:
 
 
 def slot_counts(frame: pd.DataFrame, data: Comparisons, engine: Engine = "auto", *,
-                by_cluster: bool = False) -> SlotCounts:  # fmt: skip
+                by_cluster: bool | ClusterOrder = False) -> SlotCounts:  # fmt: skip
     """The rows of ``frame`` (verdicts of one scope, or a counts table) as slot codes, in the
     labels of ``data`` (the package's aggregation of the same rows); ``engine`` runs the
     kernels of the later passes. ``by_cluster``: the rows in cluster order (a counting sort of
-    the row numbers, :func:`ratings.kernels.slots.slot_order`, then each column's codes taken
-    in that order), with that order in :attr:`SlotCounts.order`."""
+    the row numbers, :func:`ratings.kernels.slots.slot_order`, or the
+    :func:`verdict_cluster_order` given, then each column's codes taken in that order), with
+    that order in :attr:`SlotCounts.order`."""
     n = len(frame)
     k = kernels(engine, n)
-    if data.clusters is not None:
-        cluster = _codes(frame[data.cluster_name], data.clusters)
-    else:
-        cluster = np.zeros(n, dtype=np.int64)
     order = None
-    if by_cluster:
-        order = cluster_order(k, np.ascontiguousarray(cluster, dtype=np.int64),
-                              max(data.n_clusters, 1))  # fmt: skip
-        if order.size:  # in order, the cluster codes are runs
-            g = max(data.n_clusters, 1)
-            cluster = np.repeat(np.arange(g), np.bincount(cluster, minlength=g))
+    if isinstance(by_cluster, ClusterOrder):
+        order, cluster = by_cluster.order, by_cluster.cluster
+    elif by_cluster:
+        sorted_by = cluster_order(k, _cluster_codes(frame, data), data.n_clusters)
+        order, cluster = sorted_by.order, sorted_by.cluster
+    else:
+        cluster = _cluster_codes(frame, data)
     a = _codes(frame["model_a"], data.models, order)
     b = _codes(frame["model_b"], data.models, order)
     if "judge" in frame.columns:

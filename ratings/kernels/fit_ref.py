@@ -463,12 +463,14 @@ def slot_missing(a, b, judge, cluster):
     return int(np.sum((a < 0) | (b < 0) | (judge < 0) | (cluster < 0)))
 
 
-def slot_order(row_cluster, n_clusters, order):
-    """The row numbers ordered by cluster, keeping their order within a cluster, written into
-    ``order``; False (``order`` untouched) when the rows are in cluster order already."""
+def slot_order(row_cluster, n_clusters, order, rank):
+    """The row numbers ordered by cluster, keeping their order within a cluster, into
+    ``order``, and each row's place in that order into ``rank``; False (both untouched) when
+    the rows are in cluster order already."""
     if np.all(row_cluster[1:] >= row_cluster[:-1]):
         return False
     order[:] = np.argsort(row_cluster, kind="stable")
+    rank[order] = np.arange(order.size)
     return True
 
 

@@ -105,10 +105,10 @@ def slot_missing(a, b, judge, cluster):
 
 
 @njit(**_JIT)
-def slot_order(row_cluster, n_clusters, order):
-    # a counting sort of the row numbers alone (one array scattered, not every column), into
-    # ``order`` (from the caller, see slot_outcomes); returns False, ``order`` untouched, when
-    # the rows are in cluster order already
+def slot_order(row_cluster, n_clusters, order, rank):
+    # a counting sort of the row numbers alone (one array scattered, not every column): row r
+    # goes to place rank[r], place t holds row order[t] (both from the caller, see
+    # slot_outcomes); returns False, both untouched, when the rows are in cluster order already
     n = row_cluster.shape[0]
     at = np.zeros(n_clusters + 1, dtype=np.int64)
     ordered = True
@@ -121,6 +121,8 @@ def slot_order(row_cluster, n_clusters, order):
         at[c + 1] += at[c]
     for r in range(n):
         c = row_cluster[r]
-        order[at[c]] = r
-        at[c] += 1
+        t = at[c]
+        order[t] = r
+        rank[r] = t
+        at[c] = t + 1
     return True

@@ -373,11 +373,13 @@ def style_transform(a, b, kind, out):
 
 
 @njit(**_JIT)
-def style_interleave(xt, scale, out):
+def style_interleave(xt, scale, rank, out):
     p = xt.shape[0]
+    placed = rank.shape[0] > 0
     for r in range(xt.shape[1]):
+        t = rank[r] if placed else r
         for k in range(p):
-            out[r, k] = xt[k, r] / scale[k]
+            out[t, k] = xt[k, r] / scale[k]
 
 
 _MUL = np.uint64(0xBF58476D1CE4E5B9)

@@ -161,9 +161,14 @@ def style_transform(a, b, kind, out):
     return float(np.dot(out, out)), negative
 
 
-def style_interleave(xt, scale, out):
-    """``out[r, k] = xt[k, r] / scale[k]``: features by row from features by column."""
-    out[:] = (xt / scale[:, None]).T
+def style_interleave(xt, scale, rank, out):
+    """``out[t, k] = xt[k, r] / scale[k]``: features by row from features by column, row r
+    written to ``t = rank[r]`` (to ``t = r`` when ``rank`` is empty)."""
+    rows = (xt / scale[:, None]).T
+    if rank.size:
+        out[rank] = rows
+    else:
+        out[:] = rows
 
 
 def style_merge(cl, judge, a, b, x, n_models, n_judges, lead):

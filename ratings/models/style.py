@@ -60,7 +60,8 @@ from ratings.kernels.engine import Engine, kernels
 from ratings.models.newton import newton
 
 __all__ = ["TRANSFORMS", "StyleFit", "StyleRows", "StyleWorking", "check_ridge", "check_transform",
-           "fit_style", "parse_style", "ridge_option", "style_features",
+           "feature_columns", "feature_jobs", "features_by_verdict", "fit_style", "parse_style",
+           "ridge_option", "style_features",
            "style_kernels", "style_rows", "style_table", "transform_option",
            "widen_one_judge"]  # fmt: skip
 
@@ -120,24 +121,32 @@ def _refuse_negative(frame: pd.DataFrame, col: str, neg: NDArray[np.bool_]) -> N
 
 
 def style_features(frame: pd.DataFrame, names: Sequence[str], transform: str = "normalized",
-                   engine: Engine = "auto", *, concurrent: bool = True,
-                   ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
+                   engine: Engine = "auto") -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Per-verdict features (n x p, scaled to unit root-mean-square) and their scales.
 
     ``frame`` holds ``NAME_a`` and ``NAME_b`` for every name. Raises
     :class:`~ratings.core.errors.InvalidVerdictsError` for a missing column, a missing or
     negative value (naming rows), or a feature equal on both sides of every verdict.
-    ``concurrent=False`` keeps the work on the calling thread (a job of the package's pool).
     """
-    side_by_side = _side_by_side if concurrent else (lambda job, items: [job(i) for i in items])
+    xt, scale = feature_columns(frame, names, transform, engine)
+    return features_by_verdict(xt, scale, engine=engine), scale
+
+
+def feature_columns(frame: pd.DataFrame, names: Sequence[str], transform: str = "normalized",
+                    engine: Engine = "auto", *, concurrent: bool = True,
+                    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
+    """The features unscaled, one per row (p x n), and their scales: the first step of
+    :func:`style_features` (checks and errors as there). ``concurrent=False`` keeps the work
+    on the calling thread (a job of the package's pool)."""
     check_transform(transform)
     require_columns([str(c) for c in frame.columns], [f"{n}_{s}" for n in names for s in "ab"],
                     "the verdicts", hint=f"{option('style')} {','.join(names)} needs the style "
                     "feature columns NAME_a and NAME_b of each feature.")  # fmt: skip
+    side_by_side = _side_by_side if concurrent else (lambda job, items: [job(i) for i in items])
     n, kind = len(frame), TRANSFORMS.index(transform)
     sk = style_kernels(kernels(engine, n))
     pairs = [(_numeric(frame, f"{name}_a"), _numeric(frame, f"{name}_b")) for name in names]
-    xt = np.empty((len(names), n))  # one feature per row here; by verdict in ``out``
+    xt = np.empty((len(names), n))
     each = [[k] for k in range(len(names))]  # the features side by side on long logs
     jobs = each if n >= _concurrent_rows() else [list(range(len(names)))]
     parts = side_by_side(lambda ks: [sk.style_transform(*pairs[k], kind, xt[k]) for k in ks],
@@ -156,9 +165,34 @@ def style_features(frame: pd.DataFrame, names: Sequence[str], transform: str = "
                 f"Style feature {name!r} is equal on both sides of every verdict: it has no "
                 f"effect to estimate. Drop it from {option('style')}."
             )
-    out = np.empty((n, len(names)))
-    side_by_side(lambda s: sk.style_interleave(xt[:, s], scale, out[s]), _blocks(n))
-    return out, scale
+    return xt, scale
+
+
+def feature_jobs(xt: NDArray[np.float64], scale: NDArray[np.float64],
+                 rank: NDArray[np.int64] | None = None, engine: Engine = "auto",
+                 ) -> tuple[NDArray[np.float64], list]:  # fmt: skip
+    """The scaled features by verdict (n x p, to be filled) and the jobs that fill it, blocks
+    of verdicts to run side by side: verdict r's row in place ``rank[r]`` when ``rank`` is
+    given (:class:`ratings.data.slots.ClusterOrder`: the features in cluster order, written as
+    they are read, with no gather afterwards), else in place r."""
+    n = xt.shape[1]
+    sk = style_kernels(kernels(engine, n))
+    out = np.empty((n, xt.shape[0]))
+    rank = np.zeros(0, dtype=np.int64) if rank is None else rank
+    if rank.size:
+        return out, [lambda s=s: sk.style_interleave(xt[:, s], scale, rank[s], out)
+                     for s in _blocks(n)]  # fmt: skip
+    return out, [lambda s=s: sk.style_interleave(xt[:, s], scale, rank, out[s])
+                 for s in _blocks(n)]  # fmt: skip
+
+
+def features_by_verdict(xt: NDArray[np.float64], scale: NDArray[np.float64],
+                        rank: NDArray[np.int64] | None = None,
+                        engine: Engine = "auto") -> NDArray[np.float64]:  # fmt: skip
+    """:func:`feature_jobs` run on the package's threads."""
+    out, jobs = feature_jobs(xt, scale, rank, engine)
+    _side_by_side(lambda job: job(), jobs)
+    return out
 
 
 def _concurrent_rows() -> int:
@@ -191,14 +225,15 @@ class StyleRows:
 
 def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto") -> StyleRows:
     """Aggregate the verdicts of ``slots`` by cluster, judge, slots and features, sorted by
-    cluster (then by first appearance); ``x`` holds the features of the input rows, in their
+    cluster (then by first appearance); ``x`` holds the features of ``slots``' rows, in their
     order.
 
-    No loop in Python. The rows are put in cluster order by a counting sort of their numbers
-    (:func:`ratings.kernels.slots.slot_order`; cluster order keeps the sandwich's per-cluster
-    passes in cache), unless ``slots`` come in that order already
-    (``slot_counts(by_cluster=True)``, which takes each column's small codes in that order),
-    and the features are gathered by it, blocks of rows side by side. Equal rows are found
+    No loop in Python. Rows in input order (``slots.order`` None) are put in cluster order by
+    a counting sort of their numbers (:func:`ratings.kernels.slots.slot_order`; cluster order
+    keeps the sandwich's per-cluster passes in cache) and the features gathered by it;
+    ``slot_counts(by_cluster=...)`` gives them in that order already (each column's small
+    codes taken in that order), with the features placed there by :func:`feature_jobs`. Equal
+    rows are found
     within each cluster by key (:func:`~ratings.kernels.style.style_merge`, compared exactly;
     blocks of whole clusters side by side) and summed into the first of them
     (:func:`~ratings.kernels.style.style_compact`) when there are any: discrete features such
@@ -208,13 +243,11 @@ def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto
     :data:`MERGE_SHARE` of the sample's rows merge: merging only saves later passes, the
     likelihood and the per-cluster sums being the same over equal rows kept apart.
     """
-    if slots.order is None:
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    if slots.order is None:  # rows and features in input order: both put in cluster order
         slots = slots.by_cluster()
-    order, x = slots.order, np.ascontiguousarray(x, dtype=np.float64)
-    if order.size:
-        moved = np.empty_like(x)
-        _side_by_side(lambda s: np.take(x, order[s], axis=0, out=moved[s]), _blocks(x.shape[0]))
-        x = moved
+        if slots.order.size:
+            x = np.take(x, slots.order, axis=0)
     if len(slots.judges) == 1:  # a single judge's codes are all zero
         judge = np.zeros(x.shape[0], dtype=np.int64)
     else:
