@@ -227,6 +227,7 @@ class _Codes:
         self.source = source
         self.key: dict[str, str] = {}
         self.tables: dict[str, object] = {}
+        self.positions: dict[str, object] = {}
         self.categories: dict[str, pd.Index] = {}
         self._meaning: dict[str, dict[str, np.ndarray]] = {}  # per column: codes per value
         self._enum: dict[str, int] = {}  # enum columns: how many leading values are names
@@ -286,9 +287,11 @@ class _Codes:
                 self.tables[c] = pa.table({"v": self._values[self.source[c]],
                                            **self._meaning[c]})  # fmt: skip
             return
-        enum = "ENUM(" + ", ".join(_literal(v) for v in members) + ")"
+        positions = pa.table({"v": pa.array(members, pa.string()),
+                              "k": np.arange(len(members), dtype=np.int32)})  # fmt: skip
         for c in group:
-            self.key[c] = f"enum_code(CAST(src.{_quoted(self.source[c])} AS {enum}))"
+            self.key[c] = f"e_{c}.k"
+            self.positions[c] = positions
             self._enum[c] = len(first)
             self._meaning[c] = meanings[c]
 
@@ -384,10 +387,19 @@ def _keys(codes: _Codes) -> str:
     return ", ".join(f"{codes.key[c]} AS k_{c}" for c in codes.source)
 
 
-def _run(relation, tables: dict[str, object], query: str, frame: bool = False):
+def _keyed(codes: _Codes, rows: str = "src") -> str:
+    """``rows`` (aliased ``src``) joined to the position tables of the listed columns, for
+    :func:`_keys`: a hash join against a few values beats casting each row to an ``ENUM``."""
+    joins = [f"LEFT JOIN e_{c} ON src.{_quoted(codes.source[c])} = e_{c}.v"
+             for c in codes.source if c in codes.positions]  # fmt: skip
+    return " ".join([rows if rows == "src" else f"({rows}) AS src", *joins])
+
+
+def _run(relation, codes: _Codes, query: str, frame: bool = False):
     """``query`` over the relation (``src``) and the look-up tables (``t_<column>``): a pyarrow
     table, or with ``frame`` a pandas one."""
     # the tables are read by name in SQL (DuckDB's replacement scans)
+    tables, positions = codes.tables, codes.positions
     t_scope = tables.get("scope")  # noqa: F841
     t_task_id = tables.get("task_id")  # noqa: F841
     t_judge = tables.get("judge")  # noqa: F841
@@ -396,6 +408,14 @@ def _run(relation, tables: dict[str, object], query: str, frame: bool = False):
     t_winner = tables.get("winner")  # noqa: F841
     t_failed_a = tables.get("failed_a")  # noqa: F841
     t_failed_b = tables.get("failed_b")  # noqa: F841
+    e_scope = positions.get("scope")  # noqa: F841
+    e_task_id = positions.get("task_id")  # noqa: F841
+    e_judge = positions.get("judge")  # noqa: F841
+    e_model_a = positions.get("model_a")  # noqa: F841
+    e_model_b = positions.get("model_b")  # noqa: F841
+    e_winner = positions.get("winner")  # noqa: F841
+    e_failed_a = positions.get("failed_a")  # noqa: F841
+    e_failed_b = positions.get("failed_b")  # noqa: F841
     found = relation.query("src", query)
     return found.df() if frame else found.to_arrow_table()
 
@@ -403,7 +423,7 @@ def _run(relation, tables: dict[str, object], query: str, frame: bool = False):
 def _counted(relation, codes: _Codes) -> pd.DataFrame:
     """The counts table of the relation's verdicts; raises naming the first rejected rows."""
     source = codes.source
-    grouped = f"SELECT {_keys(codes)}, count(*) AS n__ FROM src GROUP BY ALL"
+    grouped = f"SELECT {_keys(codes)}, count(*) AS n__ FROM {_keyed(codes)} GROUP BY ALL"
     judges = codes.categories.get("judge", pd.Index([DEFAULT_JUDGE], dtype=object))
     if codes.flags and DETERMINISTIC_JUDGE not in judges:
         judges = judges.append(pd.Index([DETERMINISTIC_JUDGE], dtype=judges.dtype))
@@ -421,7 +441,7 @@ def _counted(relation, codes: _Codes) -> pd.DataFrame:
     if codes.flags:
         out += ["decided__ AS decided", "contradicted__ AS contradicted"]
     query = f"SELECT {', '.join(out)} FROM ({_rules(codes, grouped)})"
-    table = _run(relation, codes.tables, query)  # a few integers a group
+    table = _run(relation, codes, query)  # a few integers a group
     outcome = table.column("outcome").to_numpy()
     if len(outcome) and outcome.min() < 0:
         _raise_rejected(relation, codes)
@@ -457,9 +477,12 @@ def _rows_sql(relation, codes: _Codes, where: str) -> str:
     position), reason, and how many such rows there are in all; the first :data:`_SHOWN`."""
     names = relation.columns
     by_file = "filename" in names and "file_row_number" in names
-    rows = (f"SELECT {_keys(codes)}, filename AS file__, file_row_number AS row__ FROM src"
-            if by_file else f"SELECT {_keys(codes)}, NULL AS file__, row_number() OVER () - 1 "
-            "AS row__ FROM src")  # fmt: skip
+    if by_file:
+        rows = (f"SELECT {_keys(codes)}, src.filename AS file__, src.file_row_number AS row__ "
+                f"FROM {_keyed(codes)}")  # fmt: skip
+    else:  # positions counted before the joins, which need not keep the order
+        numbered = "SELECT *, row_number() OVER () - 1 AS row__ FROM src"
+        rows = f"SELECT {_keys(codes)}, NULL AS file__, src.row__ FROM {_keyed(codes, numbered)}"
     return (f"SELECT file__ AS file, row__ AS row, reason__ AS reason, count(*) OVER () AS "
             f"total__ FROM ({_rules(codes, rows)}) WHERE {where} "
             f"ORDER BY file__, row__ LIMIT {_SHOWN}")  # fmt: skip
@@ -467,7 +490,7 @@ def _rows_sql(relation, codes: _Codes, where: str) -> str:
 
 def _raise_rejected(relation, codes: _Codes) -> None:
     """Raise naming the first rejected rows (file and row, or position) with their reasons."""
-    found = _run(relation, codes.tables, _rows_sql(relation, codes, "reason__ <> 0"),
+    found = _run(relation, codes, _rows_sql(relation, codes, "reason__ <> 0"),
                  frame=True)
     n = int(found["total__"].iloc[0])
     found = found.drop(columns="total__")
@@ -492,7 +515,7 @@ def _places(found: pd.DataFrame, group: pd.DataFrame) -> str:
 
 def _warn_contradicted(relation, codes: _Codes) -> None:
     """Warn, as :func:`ratings.read_verdicts` does, of winners the failure flags override."""
-    found = _run(relation, codes.tables, _rows_sql(relation, codes,
+    found = _run(relation, codes, _rows_sql(relation, codes,
                                                    "contradicted__ AND reason__ = 0"), frame=True)
     warnings.warn(
         f"{int(found['total__'].iloc[0])} verdict row(s) name a winner that their failure flags "
