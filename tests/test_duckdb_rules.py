@@ -159,3 +159,17 @@ def test_look_alike_names_refused_as_read_verdicts(log, tmp_path):
     v.to_parquet(tmp_path / "log.parquet", index=False)
     with pytest.raises(ratings.InvalidVerdictsError, match=r"distinct values.*Unicode norm"):
         ratings.aggregate(relation_of(tmp_path / "log.parquet"))
+
+
+def test_rows_of_a_query_named_by_position_as_read_verdicts(log, tmp_path):
+    v = log.copy()
+    _break(v, 4, {"winner": "draw"})
+    _break(v, 33, {"model_b": "@model_a"})
+    want = _rejected_in_memory(v)
+    v.to_parquet(tmp_path / "log.parquet", index=False)
+    con = duckdb.connect()  # insertion order kept: positions are the file's rows
+    relation = con.sql(f"SELECT * FROM read_parquet('{tmp_path / 'log.parquet'}')")
+    with pytest.raises(ratings.InvalidVerdictsError, match=r"rows \[4\].*rows \[33\]") as error:
+        ratings.aggregate(relation)
+    found = error.value.rows[["row", "reason"]].astype({"row": np.int64, "reason": object})
+    pd.testing.assert_frame_equal(found.sort_values("row", ignore_index=True), want)
