@@ -4,11 +4,13 @@ A DuckDB relation (a Parquet or CSV glob, a table, any query) is reduced in two 
 first gathers each column's distinct values (one scan, a grouping set per column); Python reads
 them as :func:`ratings.read_verdicts` reads any cell (stripped, missing markers missing, winner
 spellings, failure flags, look-alike names refused), once per distinct value. The second groups
-the verdicts by those values (a text column by its position in an ``ENUM`` of them, whose names
-come first in sorted order, so that a name's position is its code) and applies the row rules
-in SQL: a ``CASE`` gives each group the reason :func:`ratings.read_verdicts` would give its
-rows (a missing or equal model, a winner that is missing, unknown, names a model of another
-match or is ambiguous, a failure flag that is not boolean-like, a missing task, judge or scope;
+the verdicts by those values (a text column by its position in a list of them, found by a hash
+join against that list: names first in sorted order, so that a name's position is its code)
+(a join and a group-by of small integers cost less than a cast of each row to an ``ENUM``, or
+DuckDB's own group-by of the text) and applies the row rules in SQL to the groups, not the
+rows: a ``CASE`` gives each group the reason :func:`ratings.read_verdicts` would give its rows
+(a missing or equal model, a winner that is missing, unknown, names a model of another match
+or is ambiguous, a failure flag that is not boolean-like, a missing task, judge or scope;
 render forfeits decide their outcome). Only integer codes and counts come back. DuckDB streams
 the files and spills its hash table to disk beyond its memory limit (1 GB on the connections
 made here, or half of ``--max-memory``), so the log never has to fit in memory.
@@ -43,7 +45,7 @@ from ratings.io.verdicts import (
 __all__ = ["MEMORY_LIMIT", "aggregate_counts_sql", "connect", "is_duckdb_relation", "relation_of"]
 
 _SHOWN = 1000  # rejected rows fetched to name them
-_ENUM_MOST = 20_000  # distinct values of a text column up to which it is grouped by enum codes
+_ENUM_MOST = 20_000  # distinct values of a text column up to which it is grouped by position
 _CASE_MOST = 64  # WHEN branches a column's codes may take in SQL (else looked up in a table)
 #: Memory a connection of :func:`relation_of` lets DuckDB hold (it spills beyond it), unless a
 #: ``--max-memory`` / ``max_memory=`` limit is in force: then half of that (the other half holds
@@ -205,7 +207,8 @@ class _Codes:
     reads cells, and the SQL that gives each row (or group) those meanings.
 
     A text column of at most :data:`_ENUM_MOST` distinct values is grouped by its position in
-    a DuckDB ``ENUM`` of them (a small integer, cheaper to group than text); the enum lists the
+    a list of them (a small integer, cheaper to group than text), joined to each row from a
+    small table (``e_<column>``: ``v``, the value, ``k``, its position); the list holds the
     column's sorted names first, so that a name's position is its code, then the values that
     are spelled otherwise (blanks around a name, missing markers). Other columns are grouped by
     their values and looked up afterwards in a small table (``t_<column>``: ``v``, the value,
@@ -216,7 +219,10 @@ class _Codes:
     key : dict of str to str
         Per canonical column: the SQL over ``src`` of the key rows are grouped by.
     tables : dict of str to pyarrow.Table
-        The look-up tables of the columns not grouped through an enum.
+        The look-up tables of the columns grouped by value.
+    positions : dict of str to pyarrow.Table
+        The position tables of the columns grouped by position (``model_a`` and ``model_b``
+        share theirs).
     categories : dict of str to pandas.Index
         Per canonical name column (``model_a`` and ``model_b`` share theirs).
     flags : bool
@@ -230,7 +236,7 @@ class _Codes:
         self.positions: dict[str, object] = {}
         self.categories: dict[str, pd.Index] = {}
         self._meaning: dict[str, dict[str, np.ndarray]] = {}  # per column: codes per value
-        self._enum: dict[str, int] = {}  # enum columns: how many leading values are names
+        self._enum: dict[str, int] = {}  # by position: how many leading values are names
         self._values = values
         groups = [list(_NAMES)] + [[c] for c in _TEXT if c in source]
         for group in groups:  # one column of the group's distinct values: shared categories
@@ -259,8 +265,8 @@ class _Codes:
                 self._plan([c], None)
 
     def _plan(self, group: list[str], names: pd.Index | None) -> None:
-        """Group ``group``'s columns through one enum (``names``: their categories, listed
-        first), or by value with a look-up table."""
+        """Group ``group``'s columns by position in one list of their values (``names``: their
+        categories, listed first), or by value with a look-up table."""
         import pyarrow as pa
 
         arrays = [self._values[self.source[c]] for c in group]
@@ -274,7 +280,7 @@ class _Codes:
         meanings = {}
         for c in group if 0 < len(members) <= _ENUM_MOST else ():
             at = {str(v): k for k, v in enumerate(arrays[group.index(c)].to_pylist())}
-            # what each enum position means; positions of values not in this column never
+            # what each position means; positions of values not in this column never
             # occur: a name's there is its own code all the same (one range in SQL)
             meanings[c] = {name: np.array([m[at[v]] if v in at else k if k < len(first)
                                            else -1 for k, v in enumerate(members)],
