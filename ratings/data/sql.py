@@ -4,10 +4,10 @@ A DuckDB relation (a Parquet or CSV glob, a table, any query) is reduced in two 
 first gathers each column's distinct values (one scan, a grouping set per column); Python reads
 them as :func:`ratings.read_verdicts` reads any cell (stripped, missing markers missing, winner
 spellings, failure flags, look-alike names refused), once per distinct value. The second groups
-the verdicts by those values (a text column by its position in a list of them, found by a hash
-join against that list: names first in sorted order, so that a name's position is its code)
-(a join and a group-by of small integers cost less than a cast of each row to an ``ENUM``, or
-DuckDB's own group-by of the text) and applies the row rules in SQL to the groups, not the
+the verdicts by those values (a text column by its position in a list of them, names first in
+sorted order so that a name's position is its code, found by a hash join against that list: a
+join and a group-by of small integers cost less than a cast of each row to an ``ENUM`` or a
+group-by of the text) and applies the row rules in SQL to the groups, not the
 rows: a ``CASE`` gives each group the reason :func:`ratings.read_verdicts` would give its rows
 (a missing or equal model, a winner that is missing, unknown, names a model of another match
 or is ambiguous, a failure flag that is not boolean-like, a missing task, judge or scope;
