@@ -75,7 +75,7 @@ def test_each_rule_rejects_as_read_verdicts(log, tmp_path, reason, change):
     pd.testing.assert_frame_equal(_rejected_by_duckdb(v, tmp_path / "log.parquet"), want)
 
 
-@pytest.mark.parametrize("enum_most", [20_000, 0])  # text grouped by enum codes, or by value
+@pytest.mark.parametrize("enum_most", [20_000, 0])  # text grouped by position, or by value
 def test_all_rules_at_once_named_as_read_verdicts(log, tmp_path, enum_most, monkeypatch):
     import ratings.data.sql as sql
 
@@ -107,7 +107,7 @@ def test_spellings_forfeits_and_mapped_columns_count_as_in_memory(
         full, tmp_path, enum_most, case_most, monkeypatch):  # fmt: skip
     import ratings.data.sql as sql
 
-    monkeypatch.setattr(sql, "_ENUM_MOST", enum_most)  # text by enum codes, or by value
+    monkeypatch.setattr(sql, "_ENUM_MOST", enum_most)  # text by position, or by value
     monkeypatch.setattr(sql, "_CASE_MOST", case_most)  # codes written in SQL, or a table
     v = full.copy()
     v.loc[::5, "winner"] = v.loc[::5, "winner"].map({"A": " 1", "B": "0.0", "tie": "0.5"})
