@@ -393,6 +393,15 @@ def test_kernels_match_their_numpy_twins(with_eta, rowwise_up_to, monkeypatch):
     np.testing.assert_allclose(fast.cluster_quadratic(g, ii, jj, kk, cluster, a, b, m, n),
                                slow.cluster_quadratic(g, ii, jj, kk, cluster, a, b, m, n),
                                rtol=1e-12, atol=1e-12)  # fmt: skip
+    # each model's lowest and highest cluster, kernel, twin and written out (model m - 1 never
+    # in slot ii, and one model without rows)
+    got = fast.model_clusters(ii, jj, cluster, m + 1, g)
+    want = slow.model_clusters(ii, jj, cluster, m + 1, g)
+    rows_of = [np.flatnonzero((ii == k) | (jj == k)) for k in range(m + 1)]
+    spans = np.array([[cluster[i].min(), cluster[i].max()] if i.size else [g, -1]
+                      for i in rows_of])  # fmt: skip
+    for lo, hi in (got, want):
+        np.testing.assert_array_equal(np.column_stack([lo, hi]), spans)
 
 
 @pytest.mark.parametrize("rowwise_up_to", [0, 8])

@@ -64,3 +64,27 @@ def test_slot_cluster_scores_match_a_dense_design(crowd):
     for kernel in SCORES:
         got = kernel(g, m, k, cluster, judge, a, b, d_own, score, score_eta)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("outcomes", [_kernels.slot_outcomes, _kernels.slot_outcomes.py_func,
+                                      _kernels_ref.slot_outcomes])
+def test_outcomes_from_winner_codes_and_render_failures(outcomes):
+    """Each verdict's win of A, win of B or tie; a failed render loses, two failures tie."""
+    winner = np.array([0, 1, 2, 0, 1, 2, 0, -1])
+    failed_a = np.array([0, 0, 0, 1, 1, 0, 1, 0], dtype=bool)
+    failed_b = np.array([0, 0, 0, 0, 1, 1, 0, 0], dtype=bool)
+    wa, wb, tt, forfeit = outcomes(winner, failed_a, failed_b)
+    np.testing.assert_array_equal(wa, [1, 0, 0, 0, 0, 1, 0, 0])
+    np.testing.assert_array_equal(wb, [0, 1, 0, 1, 0, 0, 1, 0])
+    np.testing.assert_array_equal(tt, [0, 0, 1, 0, 1, 0, 0, 0])
+    np.testing.assert_array_equal(forfeit, failed_a | failed_b)
+
+
+@pytest.mark.parametrize("missing", [_kernels.slot_missing, _kernels.slot_missing.py_func,
+                                     _kernels_ref.slot_missing])
+def test_missing_codes_counted(missing):
+    codes = [np.array([0, 1, 2, 3]) for _ in range(4)]
+    assert missing(*codes) == 0
+    codes[1] = np.array([0, -1, 2, 3])
+    codes[3] = np.array([0, -1, 2, -1])
+    assert missing(*codes) == 2

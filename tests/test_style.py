@@ -315,13 +315,13 @@ def test_ridge_shrinks_the_coefficients_only():
 def test_cr2_series_path_equals_exact(model, monkeypatch):
     """Past the exact budget the CR2 influences come from the binomial series: the same
     covariance as the exact eigen-decompositions."""
-    import ratings.inference
+    import ratings.inference.cluster
 
     df = _log(n=1200, tasks=25, seed=4)
     df["judge"] = np.where(np.arange(len(df)) % 2, "j1", "j2")
     spec = ratings.CrowdBT(prior=None) if model == "crowd-bt" else ratings.BT()
     exact = ratings.fit(df, style=["tokens", "headers"], model=spec)
-    monkeypatch.setattr(ratings.inference, "EXACT_BUDGET", 0.0)
+    monkeypatch.setattr(ratings.inference.cluster, "EXACT_BUDGET", 0.0)
     series = ratings.fit(df, style=["tokens", "headers"], model=spec)
     assert exact.uncertainty.inference.exact and not series.uncertainty.inference.exact
     np.testing.assert_allclose(series.style["se"], exact.style["se"], rtol=1e-7)

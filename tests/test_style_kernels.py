@@ -76,7 +76,9 @@ def test_kernels_equal_twins_and_dense(crowd):
 
 def _aggregate(k, cl, judge, a, b, x, w, n_models, n_clusters=9):
     """``style_rows``'s steps with kernels ``k``: sort, find equal rows, sum them."""
-    cols = k.style_sort(cl, judge, a, b, x, *w, n_clusters)
+    order = k.style_order(cl, n_clusters)
+    cols = [cl, judge, a, b, x, *w]
+    cols = [c[order] for c in cols] if order.size else cols
     lead = np.full(cols[0].size, -1, dtype=np.int64)
     merged = k.style_merge(*cols[:5], n_models, 3, lead)
     return k.style_compact(*cols, lead) if merged else cols
@@ -108,26 +110,52 @@ def test_aggregate_kernels_equal_twins_and_sum_equal_rows(coarse, n_models):
     for gi in rng.choice(keys.shape[0], 20, replace=False):  # sums written out
         at = np.flatnonzero((np.column_stack([cl, judge, a, b, x]) == keys[gi]).all(axis=1))
         assert np.allclose([g_wa[gi], g_wb[gi], g_tt[gi]], [v[at].sum() for v in w])
-    # verdicts already in cluster order are left where they are (no copy)
+    # verdicts already in cluster order are left where they are
     in_order = _rows(r=500, g=9)[4]
-    cols = nb.style_sort(in_order, judge, a, b, x, *w, 9)
-    assert cols[0] is in_order and cols[4] is x
+    assert nb.style_order(in_order, 9).size == 0 and ref.style_order(in_order, 9).size == 0
+
+
+@pytest.mark.parametrize("engine", ["numba", "numpy"])
+def test_style_rows_in_blocks_of_whole_clusters_equal_one_block(engine, monkeypatch):
+    """``style_rows`` merges blocks of clusters side by side: the same rows as in one block."""
+    import pandas as pd
+
+    from ratings.core import threads
+    from ratings.data.slots import SlotCounts
+    from ratings.models import style
+    from ratings.models.style import style_rows
+
+    rng, a, b, judge, cl, x, *_ = _rows(r=600, g=9)
+    order = rng.permutation(a.size)
+    x = np.round(x[order] / 2)
+    w = [rng.integers(0, 2, a.size).astype(float) for _ in range(3)]
+    slots = SlotCounts(pd.Index(range(6)), pd.Index(range(3)), pd.Index(range(9)), cl[order],
+                       judge[order], a[order], b[order], *w)  # fmt: skip
+    one = style_rows(slots, x, engine)
+    monkeypatch.setattr(threads, "CONCURRENT_ROWS", 10)
+    monkeypatch.setenv("RATINGS_NUM_THREADS", "3")
+    monkeypatch.setattr(style, "MERGE_SHARE", 0.0)  # merged whatever a sample shows
+    many = style_rows(slots, x, engine)
+    want = _aggregate(ref, cl[order], judge[order], a[order], b[order], x, w, 6)
+    assert many.n_rows < a.size  # rows were merged, across all blocks
+    for got in (one, many):
+        for u, v in zip((got.cluster, got.judge, got.a, got.b, got.x, got.wa, got.wb, got.tt),
+                        want, strict=True):  # fmt: skip
+            np.testing.assert_array_equal(u, v)
 
 
 @pytest.mark.parametrize("flat", [False, True])
 def test_bt_pass_kernels_equal_twins_and_dense(flat):
-    rng, a, b, _, _, x, m, p, *_ = _rows(seed=3)
+    rng, a, b, _, _, x, m, p, *_ = _rows(seed=3, r=403)  # not a multiple of 4 rows
     wa, wb, tt = (rng.integers(0, 3, a.size).astype(float) for _ in range(3))
     params = rng.normal(size=m + p)
     if flat:  # beta = 0, the fit's start
         params[m:] = 0.0
     bufs = [np.full(a.size, np.nan) for _ in range(4)]
-    e = np.zeros(0)
-    for nb_rows, ref_rows in ((bufs[:2], bufs[2:]), ((e, e), (e, e))):
-        got, want = nb.style_bt_newton(params, m, a, b, x, wa, wb, tt, *nb_rows), \
-            ref.style_bt_newton(params, m, a, b, x, wa, wb, tt, *ref_rows)
-        for u, v in zip(got, want, strict=True):
-            np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
+    got, want = nb.style_bt_newton(params, m, a, b, x, wa, wb, tt, *bufs[:2]), \
+        ref.style_bt_newton(params, m, a, b, x, wa, wb, tt, *bufs[2:])
+    for u, v in zip(got, want, strict=True):
+        np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
     u = _dense(a, b, None, x, m, p, 0, np.ones(a.size), np.zeros(0))
     d = u @ params
     pa = 1.0 / (1.0 + np.exp(-d))
@@ -143,20 +171,65 @@ def test_bt_pass_kernels_equal_twins_and_dense(flat):
         np.testing.assert_allclose(u_, v, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(want[0], ya - (ya + yb) * pa, atol=1e-12)
     np.testing.assert_allclose(want[1], np.sqrt((wa + wb + tt) * pa * (1 - pa)), atol=1e-12)
-    for k in range(4):  # the Newton pass writes the same rows, kernel and twin
-        np.testing.assert_allclose(bufs[k], want[k % 2], rtol=1e-12, atol=1e-12)
+    for k in (0, 2):  # the Newton pass writes each row's score and information
+        np.testing.assert_allclose(bufs[k], want[0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(bufs[k + 1], (wa + wb + tt) * pa * (1 - pa), rtol=1e-12,
+                                   atol=1e-12)
 
 
 @pytest.mark.parametrize("kind", [0, 1, 2, 3])
 def test_transform_kernel_equals_twin(kind):
     rng = np.random.default_rng(kind)
     a, b = rng.integers(0, 5, 200), rng.integers(0, 5, 200)
-    want = ref.style_transform(a, b, kind)
-    np.testing.assert_allclose(nb.style_transform(a, b, kind), want, rtol=1e-15, atol=0)
-    np.testing.assert_allclose(nb.style_transform(a.astype(float), b.astype(float), kind), want,
-                               rtol=1e-15, atol=0)
+    want, got, got_f = np.empty(200), np.empty(200), np.empty(200)
+    total, negative = ref.style_transform(a, b, kind, want)
+    np.testing.assert_allclose(total, np.sum(want**2), rtol=1e-12)
+    got_total, got_negative = nb.style_transform(a, b, kind, got)
+    np.testing.assert_allclose(got_total, total, rtol=1e-12)
+    assert negative == got_negative == 0
+    b_neg = b.copy()
+    b_neg[[3, 7]] = -1  # the verdicts with a negative count are counted
+    assert ref.style_transform(a, b_neg, kind, np.empty(200))[1] == 2
+    assert nb.style_transform(a, b_neg, kind, np.empty(200))[1] == 2
+    nb.style_transform(a.astype(float), b.astype(float), kind, got_f)
+    np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(got_f, want, rtol=1e-15, atol=0)
     u, v = a.astype(float), b.astype(float)
     with np.errstate(divide="ignore", invalid="ignore"):
         written = [np.nan_to_num((u - v) / (u + v)), u - v,
                    np.nan_to_num((u - v) / np.maximum(u, v)), np.log((1 + u) / (1 + v))][kind]
     np.testing.assert_allclose(want, written, rtol=1e-12, atol=1e-15)
+    # by verdict, scaled: kernel and twin, and written out
+    xt, scale = np.vstack([want, 2.0 * want]), np.array([2.0, 3.0])
+    outs = [np.empty((200, 2)), np.empty((200, 2))]
+    nb.style_interleave(xt, scale, outs[0])
+    ref.style_interleave(xt, scale, outs[1])
+    for out in outs:
+        np.testing.assert_allclose(out, np.column_stack([want / 2.0, 2.0 * want / 3.0]),
+                                   rtol=1e-15)
+
+
+def test_style_rows_merged_or_not_give_the_same_fit(monkeypatch):
+    """Merging equal rows only saves passes: the fit and its CR2 intervals are the same."""
+    import pandas as pd
+
+    from ratings.core import threads
+    from ratings.data.slots import SlotCounts
+    from ratings.models import style
+    from ratings.models.style import fit_style, style_rows
+
+    rng, a, b, judge, cl, x, m, *_ = _rows(r=3000, g=40)
+    x = np.round(x)  # equal rows to merge
+    order = rng.permutation(a.size)
+    wa = rng.integers(0, 2, a.size).astype(float)
+    slots = SlotCounts(pd.Index(range(m)), pd.Index(range(3)), pd.Index(range(40)), cl[order],
+                       judge[order], a[order], b[order], wa, 1.0 - wa, np.zeros(a.size))
+    monkeypatch.setattr(threads, "CONCURRENT_ROWS", 10)  # the long-log path: a sample first
+    fits = []
+    for share in (0.0, 2.0):  # always merged, never merged
+        monkeypatch.setattr(style, "MERGE_SHARE", share)
+        rows = style_rows(slots, x[order], "numba")
+        fits.append(fit_style(rows, np.zeros(m)))
+        assert (rows.n_rows < a.size) == (share == 0.0)
+    np.testing.assert_allclose(fits[0].params, fits[1].params, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(fits[0].cov, fits[1].cov, rtol=1e-8, atol=1e-12)

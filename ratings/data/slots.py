@@ -117,8 +117,8 @@ def _codes(values: pd.Series, labels: pd.Index) -> NDArray[np.int64]:
     return labels.get_indexer(pd.Index(values.to_numpy(dtype=object), dtype=object))
 
 
-def _outcome_weights(frame: pd.DataFrame) -> tuple[NDArray, NDArray, NDArray, NDArray]:
-    """Wins of A, wins of B, ties per input row, and the render-forfeit mask.
+def _outcome_weights(frame: pd.DataFrame, k) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Wins of A, wins of B, ties per input row, and the render-forfeit mask (kernels ``k``).
 
     Forfeits as in :func:`ratings.aggregate`: the submission that rendered wins, two failures
     tie (such rows are judge-free).
@@ -127,13 +127,7 @@ def _outcome_weights(frame: pd.DataFrame) -> tuple[NDArray, NDArray, NDArray, ND
         arr = frame[["wins_a", "wins_b", "ties"]].to_numpy(dtype=np.float64)
         return arr[:, 0], arr[:, 1], arr[:, 2], np.zeros(len(frame), dtype=bool)
     w = _codes(frame["winner"], pd.Index(["A", "B", "tie"], dtype=object))
-    fa = _flag(frame, "failed_a")
-    fb = _flag(frame, "failed_b")
-    forfeit = fa | fb
-    if forfeit.any():
-        w = np.where(fa & fb, 2, np.where(fa, 1, np.where(fb, 0, w)))
-    return ((w == 0).astype(np.float64), (w == 1).astype(np.float64),
-            (w == 2).astype(np.float64), forfeit)  # fmt: skip
+    return k.slot_outcomes(w, _flag(frame, "failed_a"), _flag(frame, "failed_b"))
 
 
 def _flag(frame: pd.DataFrame, name: str) -> NDArray[np.bool_]:
@@ -153,15 +147,16 @@ def slot_counts(frame: pd.DataFrame, data: Comparisons, engine: Engine = "auto")
         judge = _codes(frame["judge"], data.judges)
     else:
         judge = np.zeros(n, dtype=np.int64)
-    wa, wb, tt, forfeit = _outcome_weights(frame)
+    k = kernels(engine, n)
+    wa, wb, tt, forfeit = _outcome_weights(frame, k)
     if forfeit.any():
         judge = np.where(forfeit, data.judges.get_loc(DETERMINISTIC_JUDGE), judge)
     if data.clusters is not None:
         cluster = _codes(frame[data.cluster_name], data.clusters)
     else:
         cluster = np.zeros(n, dtype=np.int64)
-    bad = (a < 0) | (b < 0) | (judge < 0) | (cluster < 0)
-    if bad.any():  # the package's aggregation accepted these rows: a label mismatch
+    if k.slot_missing(a, b, judge, cluster):  # the package's aggregation accepted these rows:
+        bad = (a < 0) | (b < 0) | (judge < 0) | (cluster < 0)  # a label mismatch
         raise InvalidVerdictsError(
             f"{int(bad.sum())} verdict(s) could not be matched to the fitted labels: rows "
             f"{format_rows(frame.index[bad])}."

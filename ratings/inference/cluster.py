@@ -436,11 +436,11 @@ def _lone_directions(rows: WorkingRows, free: NDArray[np.int64]) -> NDArray[np.f
     the other clusters leave undetermined. Whitened (L^-1 u) they are leverage-1 directions of
     S_g, found without a decomposition; a contrast along one involves such a model.
     """
+    from ratings.inference.working import kernels
+
     m = rows.n_models
-    lo, hi = np.full(m, rows.n_clusters), np.full(m, -1)
-    for side in (rows.ii, rows.jj):
-        np.minimum.at(lo, side, rows.cluster)
-        np.maximum.at(hi, side, rows.cluster)
+    lo, hi = kernels(rows.ii.size).model_clusters(rows.ii, rows.jj, rows.cluster, m,
+                                                   rows.n_clusters)  # fmt: skip
     lone = lo == hi
     pos = np.full(rows.n_params, -1)
     pos[free] = np.arange(free.size)

@@ -32,13 +32,13 @@ from ratings.kernels.aggregate import (
     count_rows,
     verdict_cluster_scores,
 )
-from ratings.kernels.slots import slot_cluster_scores, slot_collapse
+from ratings.kernels.slots import slot_cluster_scores, slot_collapse, slot_missing, slot_outcomes
 
 __all__ = [  # each kernel has a twin of the same name in ratings.kernels.fit_ref
     "aggregate_codes", "bt_row_terms", "bt_scores", "cluster_meat",
     "cluster_scores", "collapse_codes", "collapse_rows", "count_rows", "crowd_assemble",
     "crowd_row_terms", "laplacian", "scatter_diff", "slot_cluster_scores", "slot_collapse",
-    "verdict_cluster_scores",
+    "slot_missing", "slot_outcomes", "verdict_cluster_scores",
 ]  # fmt: skip
 
 _JIT = {"cache": True, "nogil": True}  # no fastmath: the likelihood relies on inf/NaN semantics

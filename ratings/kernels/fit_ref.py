@@ -36,7 +36,7 @@ __all__ = [  # the twin of each kernel of ratings.kernels.fit, and the sigmoid h
     "aggregate_codes", "bt_row_terms", "bt_scores", "cluster_meat", "cluster_scores",
     "collapse_codes", "collapse_rows", "count_rows", "crowd_assemble", "crowd_row_terms", "expit",
     "laplacian", "log_expit", "scatter_diff", "slot_cluster_scores", "slot_collapse",
-    "verdict_cluster_scores",
+    "slot_missing", "slot_outcomes", "verdict_cluster_scores",
 ]  # fmt: skip
 
 
@@ -447,6 +447,21 @@ def slot_collapse(judge, a, b, wins_a, wins_b, ties, n_judges, n_models):
     row_judge, row_a = np.divmod(rest, n_models)
     sums = (np.bincount(row, w, uniq.size) for w in (wins_a, wins_b, ties))
     return (row_judge, row_a, row_b, *sums, row.reshape(-1))
+
+
+def slot_outcomes(winner, failed_a, failed_b):
+    """Wins of A, wins of B and ties per verdict from winner codes (0 A, 1 B, 2 tie), with
+    render forfeits (the submission that rendered wins, two failures tie) ->
+    (wins_a, wins_b, ties, forfeit)."""
+    forfeit = failed_a | failed_b
+    w = np.where(failed_a & failed_b, 2, np.where(failed_a, 1, np.where(failed_b, 0, winner)))
+    return ((w == 0).astype(np.float64), (w == 1).astype(np.float64),
+            (w == 2).astype(np.float64), forfeit)  # fmt: skip
+
+
+def slot_missing(a, b, judge, cluster):
+    """How many verdicts have a code below 0 in any of the four."""
+    return int(np.sum((a < 0) | (b < 0) | (judge < 0) | (cluster < 0)))
 
 
 def slot_cluster_scores(n_clusters, n_models, n_judges, cluster, judge, a, b, d_own, score,

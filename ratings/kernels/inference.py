@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["cluster_quadratic", "cluster_times", "small_apply", "small_blocks", "small_meat",
-           "small_shares", "small_terms"]  # each has a twin of the same name
+__all__ = ["cluster_quadratic", "cluster_times", "model_clusters", "small_apply", "small_blocks",
+           "small_meat", "small_shares", "small_terms"]  # each has a twin of the same name
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -35,6 +35,20 @@ def cluster_times(ii, jj, judge, cluster, a, b, n_models, v):
         out[c, i] += a[r] * x
         out[c, j] -= a[r] * x
     return out
+
+
+@njit(**_JIT)
+def model_clusters(ii, jj, cluster, n_models, n_clusters):
+    """The lowest and highest cluster of each model's rows (``n_clusters`` and -1 for a model
+    without rows)."""
+    lo = np.full(n_models, n_clusters, dtype=np.int64)
+    hi = np.full(n_models, -1, dtype=np.int64)
+    for r in range(ii.shape[0]):
+        c = cluster[r]
+        for i in (ii[r], jj[r]):
+            lo[i] = min(lo[i], c)
+            hi[i] = max(hi[i], c)
+    return lo, hi
 
 
 @njit(**_JIT)

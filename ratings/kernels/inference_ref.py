@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cluster_quadratic", "cluster_times", "small_apply", "small_blocks", "small_meat",
-           "small_shares", "small_terms"]  # each has a twin of the same name
+__all__ = ["cluster_quadratic", "cluster_times", "model_clusters", "small_apply", "small_blocks",
+           "small_meat", "small_shares", "small_terms"]  # each has a twin of the same name
 
 #: Cells of the (distinct designs x contrasts) work arrays per pass.
 _CELLS = 1_000_000
@@ -14,6 +14,16 @@ _COUNT_SPACE = 1 << 16
 #: Contrasts up to which the quadratic forms are summed row by row (a judge table's few etas):
 #: grouping the rows by design first costs more than the passes it saves.
 _ROWWISE_UP_TO = 8
+
+
+def model_clusters(ii, jj, cluster, n_models, n_clusters):
+    """The lowest and highest cluster of each model's rows (``n_clusters`` and -1 for a model
+    without rows)."""
+    lo, hi = np.full(n_models, n_clusters), np.full(n_models, -1)
+    for side in (ii, jj):
+        np.minimum.at(lo, side, cluster)
+        np.maximum.at(hi, side, cluster)
+    return lo, hi
 
 
 def cluster_times(ii, jj, judge, cluster, a, b, n_models, v):

@@ -7,6 +7,8 @@ read the verdicts (or counts rows) once, in order:
 
 * :func:`slot_collapse` sums them into unique ``(judge, a, b)`` rows, ``a`` the model in slot
   A, through a dense table of K M^2 row numbers, and gives each input its row;
+* :func:`slot_outcomes` turns winner codes and render failures into wins of A, wins of B and
+  ties per verdict, and :func:`slot_missing` counts the verdicts with a code missing;
 * :func:`slot_cluster_scores` adds each input's score into the G x P matrix of per-cluster
   scores over x = (s, beta, gamma, eta) of :mod:`ratings.models.judge_effects` (a matrix small
   enough
@@ -18,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["slot_cluster_scores", "slot_collapse"]
+__all__ = ["slot_cluster_scores", "slot_collapse", "slot_missing", "slot_outcomes"]
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -71,4 +73,35 @@ def slot_cluster_scores(n_clusters, n_models, n_judges, cluster, judge, a, b, d_
         out[c, n_models + n_judges + k] += s * d_own[r]
         if crowd:
             out[c, n_models + 2 * n_judges + k] += score_eta[r]
+    return out
+
+
+@njit(**_JIT)
+def slot_outcomes(winner, failed_a, failed_b):
+    """Wins of A, wins of B and ties per verdict from winner codes (0 A, 1 B, 2 tie), with
+    render forfeits (the submission that rendered wins, two failures tie) ->
+    (wins_a, wins_b, ties float64[N], forfeit bool[N])."""
+    n = winner.shape[0]
+    wins_a, wins_b, ties = np.zeros(n), np.zeros(n), np.zeros(n)
+    forfeit = np.zeros(n, dtype=np.bool_)
+    for v in range(n):
+        w = winner[v]
+        if failed_a[v] or failed_b[v]:
+            forfeit[v] = True
+            w = 2 if failed_a[v] and failed_b[v] else (1 if failed_a[v] else 0)
+        if w == 0:
+            wins_a[v] = 1.0
+        elif w == 1:
+            wins_b[v] = 1.0
+        elif w == 2:
+            ties[v] = 1.0
+    return wins_a, wins_b, ties, forfeit
+
+
+@njit(**_JIT)
+def slot_missing(a, b, judge, cluster):
+    """How many verdicts have a code below 0 in any of the four."""
+    out = 0
+    for v in range(a.shape[0]):
+        out += (a[v] < 0) | (b[v] < 0) | (judge[v] < 0) | (cluster[v] < 0)
     return out

@@ -16,7 +16,7 @@ from ratings.kernels.fit_ref import bt_row_terms, expit
 
 __all__ = ["style_assemble", "style_bt_newton", "style_bt_rows", "style_cluster_quadratic",
            "style_cluster_scores", "style_cluster_times", "style_compact", "style_gradient",
-           "style_merge", "style_sort", "style_transform"]  # fmt: skip
+           "style_interleave", "style_merge", "style_order", "style_transform"]  # fmt: skip
 
 
 def style_gradient(n_models, n_judges, row_a, row_b, row_judge, x, s_d, s_eta):
@@ -121,16 +121,14 @@ def _lin(params, n_models, row_a, row_b, x):
     return params[row_a] - params[row_b] + x @ params[m:m + p]
 
 
-def style_bt_newton(params, n_models, row_a, row_b, x, wa, wb, tt, score, weight):
+def style_bt_newton(params, n_models, row_a, row_b, x, wa, wb, tt, score, info):
     """Bradley-Terry with style at ``params`` (s (M), beta (P)) -> (negative log-likelihood,
-    its gradient float64[M + P], its Hessian float64[M + P, M + P]); ties as half wins.
-    Unless ``score`` is empty, :func:`style_bt_rows` is written into ``score`` and
-    ``weight``."""
-    if score.size:
-        score[:], weight[:] = style_bt_rows(params, n_models, row_a, row_b, x, wa, wb, tt)
+    its gradient float64[M + P], its Hessian float64[M + P, M + P]); ties as half wins. Each
+    row's score on d and information n p (1 - p) are written into ``score`` and ``info``."""
     r = np.arange(row_a.size)
-    nll, score, info, _ = bt_row_terms(np.append(_lin(params, n_models, row_a, row_b, x), 0.0), r,
-                                       np.full(r.size, r.size), wa, wb, tt, False)  # fmt: skip
+    nll, score[:], info[:], _ = bt_row_terms(
+        np.append(_lin(params, n_models, row_a, row_b, x), 0.0), r, np.full(r.size, r.size), wa,
+        wb, tt, False)
     e = np.zeros(0)
     j = np.zeros(0, dtype=np.int64)
     grad = style_gradient(n_models, 0, row_a, row_b, j, x, score, e)
@@ -144,27 +142,36 @@ def style_bt_rows(params, n_models, row_a, row_b, x, wa, wb, tt):
     return wa + 0.5 * tt - (wa + wb + tt) * s, np.sqrt((wa + wb + tt) * (s * (1.0 - s)))
 
 
-def style_transform(a, b, kind):
-    """One feature per verdict from the two answers' counts: (a - b) / (a + b) (kind 0; 0 where
-    both are 0), a - b (1), (a - b) / max(a, b) (2; 0 where both are 0) or
-    log(1 + a) - log(1 + b) (3)."""
+def style_transform(a, b, kind, out):
+    """One feature per verdict from the two answers' counts, written into ``out``: (a - b) /
+    (a + b) (kind 0; 0 where both are 0), a - b (1), (a - b) / max(a, b) (2; 0 where both are
+    0) or log(1 + a) - log(1 + b) (3). Returns the sum of their squares and the number of
+    verdicts with a negative count (their values are not to be used)."""
     a, b = a.astype(np.float64), b.astype(np.float64)
+    negative = int(np.sum((a < 0) | (b < 0)))
     with np.errstate(divide="ignore", invalid="ignore"):
         if kind == 0:
-            return np.where(a + b > 0, (a - b) / (a + b), 0.0)
-        if kind == 1:
-            return a - b
-        if kind == 2:
-            return np.where(np.maximum(a, b) > 0, (a - b) / np.maximum(a, b), 0.0)
-        return np.log1p(a) - np.log1p(b)
+            out[:] = np.where(a + b > 0, (a - b) / (a + b), 0.0)
+        elif kind == 1:
+            out[:] = a - b
+        elif kind == 2:
+            out[:] = np.where(np.maximum(a, b) > 0, (a - b) / np.maximum(a, b), 0.0)
+        else:
+            out[:] = np.log1p(a) - np.log1p(b)
+    return float(np.dot(out, out)), negative
 
 
-def style_sort(row_cluster, row_judge, row_a, row_b, x, wa, wb, tt, n_clusters):
-    """The rows ordered by cluster, keeping their order within a cluster -> (cluster, judge, a,
-    b, x, wa, wb, tt)."""
-    order = np.argsort(row_cluster, kind="stable")
-    return tuple(np.ascontiguousarray(c[order]) for c in (row_cluster, row_judge, row_a, row_b,
-                                                          x, wa, wb, tt))  # fmt: skip
+def style_interleave(xt, scale, out):
+    """``out[r, k] = xt[k, r] / scale[k]``: features by row from features by column."""
+    out[:] = (xt / scale[:, None]).T
+
+
+def style_order(row_cluster, n_clusters):
+    """The row numbers ordered by cluster, keeping their order within a cluster; empty when the
+    rows are in cluster order already."""
+    if np.all(row_cluster[1:] >= row_cluster[:-1]):
+        return np.zeros(0, dtype=np.int64)
+    return np.argsort(row_cluster, kind="stable").astype(np.int64)
 
 
 def style_merge(cl, judge, a, b, x, n_models, n_judges, lead):

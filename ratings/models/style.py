@@ -22,16 +22,15 @@ ratings are the strengths s: what a judge would say between answers of equal sty
 Fit and inference
 -----------------
 Verdicts are aggregated by (cluster, judge, slot A, slot B, features) (:func:`style_rows`):
-identical rows collapse (discrete features such as header counts collapse many), continuous
-features leave every verdict its own row. Rows are kept in cluster order. Unpenalised maximum
-likelihood (an optional ridge ``ridge / 2 |beta|^2`` on the style coefficients only) by Newton's
-method. For Bradley-Terry each
-evaluation is one pass over the rows (:func:`ratings.kernels.style.style_bt_newton`: the row's
-terms, the gradient and the Hessian together, the features' block summed apart), split in blocks
-across the package's threads; Crowd-BT's row derivatives come
-from :mod:`ratings.kernels.fit` on the linear predictor, assembled by
-:mod:`ratings.kernels.style`. Every kernel has a NumPy twin in :mod:`ratings.kernels.style_ref`.
-Crowd-BT's default follows
+identical rows collapse where enough of them do (discrete features such as header counts
+collapse many), continuous features leave every verdict its own row. Rows are kept in cluster
+order. Unpenalised maximum likelihood (an optional ridge ``ridge / 2 |beta|^2`` on the style
+coefficients only) by Newton's method. For Bradley-Terry each evaluation is one call over the
+rows (:func:`ratings.kernels.style.style_bt_newton`: the rows' terms, their sums per model pair,
+the features' block, in three simple loops; at beta = 0 the terms from a table per pair), split
+in blocks across the package's threads; Crowd-BT's row derivatives come from
+:mod:`ratings.kernels.fit` on the linear predictor, assembled by :mod:`ratings.kernels.style`.
+Every kernel has a NumPy twin in :mod:`ratings.kernels.style_ref`. Crowd-BT's default follows
 :func:`ratings.models.crowd.likelihood.fit_crowd_default`: the posterior mode under its weak
 prior where the plain estimate is irregular (:func:`ratings.api.style.fit_styled`). The
 covariance is joint over (s, beta[, eta]): model-based H^-1, HC0 (per verdict), CR1 (clustered,
@@ -82,13 +81,11 @@ def parse_style(style: str | Sequence[str] | None) -> tuple[str, ...]:
 
 def _numeric(frame: pd.DataFrame, col: str) -> NDArray:
     """A kept column as numbers (integers as they are; categoricals converted once per
-    category), naming bad rows."""
+    category), naming missing or non-numeric values; the sign is checked by the transform
+    (:func:`style_features`)."""
     s = frame[col]
-    if s.dtype.kind in "iu":  # no missing value: only the sign to check
-        vals = s.to_numpy()
-        if vals.size and vals.min() < 0:
-            _refuse_negative(frame, col, vals < 0)
-        return vals
+    if s.dtype.kind in "iu":  # no missing value
+        return s.to_numpy()
     if isinstance(s.dtype, pd.CategoricalDtype):
         cats = pd.to_numeric(pd.Series(s.cat.categories.astype(str)), errors="coerce").to_numpy()
         codes = np.asarray(s.array.codes)
@@ -107,9 +104,6 @@ def _numeric(frame: pd.DataFrame, col: str) -> NDArray:
             f"({option('style')}).",
             rows=pd.DataFrame({"row": np.asarray(rows), "reason": f"{col} not a number"}),
         )
-    neg = vals < 0
-    if neg.any():
-        _refuse_negative(frame, col, neg)
     return vals
 
 
@@ -135,21 +129,37 @@ def style_features(frame: pd.DataFrame, names: Sequence[str], transform: str = "
     require_columns([str(c) for c in frame.columns], [f"{n}_{s}" for n in names for s in "ab"],
                     "the verdicts", hint=f"{option('style')} {','.join(names)} needs the style "
                     "feature columns NAME_a and NAME_b of each feature.")  # fmt: skip
-    sk = style_kernels(kernels(engine, len(frame)))
-    out = np.empty((len(frame), len(names)))
-    scale = np.empty(len(names))
-    for k, name in enumerate(names):
-        a, b = _numeric(frame, f"{name}_a"), _numeric(frame, f"{name}_b")
-        x = sk.style_transform(a, b, TRANSFORMS.index(transform))
-        rms = float(np.sqrt(np.dot(x, x) / x.size)) if x.size else 0.0
+    n, kind = len(frame), TRANSFORMS.index(transform)
+    sk = style_kernels(kernels(engine, n))
+    pairs = [(_numeric(frame, f"{name}_a"), _numeric(frame, f"{name}_b")) for name in names]
+    xt = np.empty((len(names), n))  # one feature per row here; by verdict in ``out``
+    each = [[k] for k in range(len(names))]  # the features side by side on long logs
+    jobs = each if n >= _concurrent_rows() else [list(range(len(names)))]
+    parts = _side_by_side(lambda ks: [sk.style_transform(*pairs[k], kind, xt[k]) for k in ks],
+                          jobs)  # fmt: skip
+    total = np.array([t for part in parts for t, _ in part])
+    negative = [k for part, ks in zip(parts, jobs, strict=True)
+                for k, (_, neg) in zip(ks, part, strict=True) if neg]  # fmt: skip
+    for k in negative[:1]:  # name the rows of the first feature with a negative count
+        for side, vals in zip("ab", pairs[k], strict=True):
+            if (vals < 0).any():
+                _refuse_negative(frame, f"{names[k]}_{side}", vals < 0)
+    scale = np.sqrt(total / n) if n else np.zeros(len(names))
+    for name, rms in zip(names, scale, strict=True):
         if not rms > 0:
             raise InvalidVerdictsError(
                 f"Style feature {name!r} is equal on both sides of every verdict: it has no "
                 f"effect to estimate. Drop it from {option('style')}."
             )
-        np.divide(x, rms, out=out[:, k])
-        scale[k] = rms
+    out = np.empty((n, len(names)))
+    _side_by_side(lambda s: sk.style_interleave(xt[:, s], scale, out[s]), _blocks(n))
     return out, scale
+
+
+def _concurrent_rows() -> int:
+    from ratings.core.threads import CONCURRENT_ROWS
+
+    return CONCURRENT_ROWS
 
 
 @dataclass(frozen=True, eq=False)
@@ -178,25 +188,86 @@ def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto
     """Aggregate the verdicts of ``slots`` (one row per verdict, in the order of ``x``) by
     cluster, judge, slots and features, sorted by cluster (then by first appearance).
 
-    No loop in Python: the verdicts are put in cluster order by a counting sort
-    (:func:`ratings.kernels.style.style_sort`; it keeps the sandwich's per-cluster passes in
-    cache, and leaves verdicts that come in cluster order as they are), equal rows are found
-    within each cluster by key (:func:`~ratings.kernels.style.style_merge`, compared exactly)
-    and summed into the first of them (:func:`~ratings.kernels.style.style_compact`) when there
-    are any: discrete features such as header counts merge many; continuous ones leave every
-    verdict its own row.
+    No loop in Python: the row numbers are put in cluster order by a counting sort
+    (:func:`ratings.kernels.style.style_order`; cluster order keeps the sandwich's per-cluster
+    passes in cache) and each column is gathered by them, the columns side by side on the
+    package's threads (verdicts that come in cluster order are left as they are). Equal rows
+    are found within each cluster by key (:func:`~ratings.kernels.style.style_merge`, compared
+    exactly; blocks of whole clusters side by side) and summed into the first of them
+    (:func:`~ratings.kernels.style.style_compact`) when there are any: discrete features such
+    as header counts merge many; continuous ones leave every verdict its own row. On a long
+    log (from :data:`ratings.core.threads.CONCURRENT_ROWS` verdicts) a sample of clusters
+    (:func:`_sample_clusters`) is merged first, and the rest only when at least
+    :data:`MERGE_SHARE` of the sample's rows merge: merging only saves later passes, the
+    likelihood and the per-cluster sums being the same over equal rows kept apart.
     """
     ints = [np.ascontiguousarray(c, dtype=np.int64)
             for c in (slots.cluster, slots.judge, slots.a, slots.b)]  # fmt: skip
     x = np.ascontiguousarray(x, dtype=np.float64)
     w = [np.ascontiguousarray(c, dtype=np.float64) for c in (slots.wa, slots.wb, slots.tt)]
     sk = style_kernels(kernels(engine, x.shape[0]))
-    cols = sk.style_sort(*ints, x, *w, int(slots.n_clusters))
+    cols = [*ints, x, *w]
+    order = sk.style_order(ints[0], int(slots.n_clusters))
+    if order.size:  # the cluster codes in order are runs; a single judge's are all zero
+        g = int(slots.n_clusters)
+        cols[0] = np.repeat(np.arange(g), np.bincount(ints[0], minlength=g))
+        single = len(slots.judges) == 1
+        if single:
+            cols[1] = np.zeros(x.shape[0], dtype=np.int64)
+        at = list(range(2 if single else 1, len(cols)))
+        for k, c in zip(at, _side_by_side(lambda k: np.take(cols[k], order, axis=0), at),
+                        strict=True):  # fmt: skip
+            cols[k] = c
+    def merge(blocks: list[slice], lead: NDArray[np.int64]) -> int:
+        return sum(_side_by_side(lambda s: sk.style_merge(
+            *(c[s] for c in cols[:5]), len(slots.models), len(slots.judges), lead[s]), blocks))
+
     lead = np.empty(x.shape[0], dtype=np.int64)
-    if sk.style_merge(*cols[:5], len(slots.models), len(slots.judges), lead):
+    if x.shape[0] >= _concurrent_rows():  # merge only if a sample shows it pays
+        sample = _sample_clusters(cols[0])
+        found = merge(sample, lead)
+        if found < MERGE_SHARE * sum(s.stop - s.start for s in sample):
+            return StyleRows(*cols, len(slots.models), len(slots.judges), slots.n_clusters,
+                             slots.clusters)  # fmt: skip
+    blocks = _cluster_blocks(cols[0])
+    if merge(blocks, lead):
+        for s in blocks[1:]:  # each block numbered its rows from 0
+            lead[s] += s.start
         cols = sk.style_compact(*cols, lead)
     return StyleRows(*cols, len(slots.models), len(slots.judges), slots.n_clusters,
                      slots.clusters)  # fmt: skip
+
+
+#: Share of a sample's rows (:func:`_sample_clusters`) that must be equal to others of their
+#: cluster for a long log's rows to be merged: a merge is a pass over the rows (about 12 ms on
+#: 1M rows), each later Newton and sandwich pass over a merged row saved about 0.08 us.
+MERGE_SHARE = 0.125
+
+
+def _sample_clusters(cluster: NDArray[np.int64], parts: int = 4,
+                     share: float = 1 / 16) -> list[slice]:  # fmt: skip
+    """``parts`` row ranges of whole clusters spread over rows in cluster order, about
+    ``share`` of the rows in all (each at least one cluster)."""
+    n = cluster.size
+    out = []
+    for k in range(parts):
+        lo = int(np.searchsorted(cluster, cluster[n * k // parts]))
+        hi = int(np.searchsorted(cluster, cluster[min(lo + int(n * share / parts), n - 1)],
+                                 side="right"))  # fmt: skip
+        if not out or lo >= out[-1].stop:
+            out.append(slice(lo, hi))
+    return out
+
+
+def _cluster_blocks(cluster: NDArray[np.int64]) -> list[slice]:
+    """:func:`_blocks` of rows in cluster order, each moved to start at a cluster's first row
+    (no cluster split between two blocks)."""
+    starts = [0]
+    for s in _blocks(cluster.size)[1:]:
+        at = int(np.searchsorted(cluster, cluster[s.start]))
+        if at > starts[-1]:
+            starts.append(at)
+    return [slice(lo, hi) for lo, hi in zip(starts, [*starts[1:], cluster.size], strict=True)]
 
 
 def style_kernels(k):
@@ -222,7 +293,7 @@ def _blocks(n: int) -> list[slice]:
     return [slice(lo, hi) for lo, hi in row_blocks(n, workers())]
 
 
-def _side_by_side(job, blocks: list[slice]) -> list:
+def _side_by_side(job, blocks: list) -> list:
     """``[job(block) for block in blocks]``, the blocks on the package's threads (the kernels
     release the GIL)."""
     from ratings.core.threads import run
@@ -251,7 +322,7 @@ class _Design:
         self.ii, self.jj = np.arange(r), np.full(r, r, dtype=np.int64)
         self.empty = np.zeros(0)
         self.blocks = _blocks(r)
-        self._bt_rows = None
+        self._bt_rows = self._weights = None
 
     def lin(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
         r, m = self.rows, self.m
@@ -304,12 +375,12 @@ class _Design:
             grad, hess = -self.grad(sd, se), self.quad(hdd, hde, hee)
         else:  # one pass over the rows (blocks of them side by side)
             r, m, sk = self.rows, self.m, self.sk
-            score, weight = self._bt_rows[1] if self._bt_rows is not None else (
+            score, info = self._bt_rows[1] if self._bt_rows is not None else (
                 np.empty(r.n_rows), np.empty(r.n_rows))  # reused: no fresh pages each time
             parts = _side_by_side(lambda s: sk.style_bt_newton(
                 params, m, r.a[s], r.b[s], r.x[s], r.wa[s], r.wb[s], r.tt[s], score[s],
-                weight[s]), self.blocks)
-            self._bt_rows = (params.copy(), (score, weight))  # for the sandwich at the estimate
+                info[s]), self.blocks)
+            self._bt_rows = (params.copy(), (score, info))  # for the sandwich at the estimate
             nll = sum(part[0] for part in parts)
             grad, hess = _total(part[1] for part in parts), _total(part[2] for part in parts)
         if ridge:  # on the first n_ridge coefficients (the style features') only
@@ -336,16 +407,21 @@ class _Design:
             else se), self.blocks))
 
     def bt_rows(self, params) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Bradley-Terry: per row, its summed score on d and its working weight (kept for the
-        last ``params`` asked)."""
-        if self._bt_rows is None or not np.array_equal(self._bt_rows[0], params):
-            r, m, sk = self.rows, self.m, self.sk
-            parts = _side_by_side(lambda s: sk.style_bt_rows(
-                params, m, r.a[s], r.b[s], r.x[s], r.wa[s], r.wb[s], r.tt[s]), self.blocks)
-            both = tuple(np.concatenate([part[k] for part in parts]) if len(parts) > 1
-                         else parts[0][k] for k in range(2))  # fmt: skip
-            self._bt_rows = (params.copy(), both)
-        return self._bt_rows[1]
+        """Bradley-Terry: per row, its summed score on d and its working weight
+        sqrt(n p (1 - p)) (kept for the last ``params`` asked; from the last objective's rows
+        when ``params`` are its)."""
+        if self._weights is None or not np.array_equal(self._weights[0], params):
+            if self._bt_rows is not None and np.array_equal(self._bt_rows[0], params):
+                score, info = self._bt_rows[1]
+                both = score, np.sqrt(info)
+            else:
+                r, m, sk = self.rows, self.m, self.sk
+                parts = _side_by_side(lambda s: sk.style_bt_rows(
+                    params, m, r.a[s], r.b[s], r.x[s], r.wa[s], r.wb[s], r.tt[s]), self.blocks)
+                both = tuple(np.concatenate([part[k] for part in parts]) if len(parts) > 1
+                             else parts[0][k] for k in range(2))  # fmt: skip
+            self._weights = (params.copy(), both)
+        return self._weights[1]
 
     def working(self, params) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Working-model weights (a, b) per row: the design row is a x_r + b e_eta."""
@@ -633,129 +709,57 @@ def _embed_rows(a: NDArray[np.float64], cols: NDArray[np.int64], n: int) -> NDAr
 
 
 class StyleWorking:
-    """The working rows of a style fit for :class:`ratings.inference.ClusterInference`'s
-    large-board path: w_r = a_r u_r + b_r e_judge per row (u_r the design vector over
-    (s, beta)), with the products the CR2 series and the degrees of freedom need."""
+    """The working rows of a style fit, as :class:`ratings.inference.working.WorkingRows` for
+    the package's CR2 (:func:`ratings.inference.cluster.cluster_inference`): w_r = a_r u_r +
+    b_r e_judge per row (u_r the design vector over (s, beta)), with the products the CR2
+    series and the degrees of freedom need. ``ii``, ``jj``: the slots' models."""
 
     def __init__(self, design: _Design, a: NDArray[np.float64], b: NDArray[np.float64]) -> None:
-        self.design, self.a, self.b = design, a, b
+        self.fit, self.a, self.b = design, a, b
         r = design.rows
         self.n_clusters, self.n_params, self.n_models = r.n_clusters, design.n_params, design.m
+        self.ii, self.jj, self.judge, self.cluster = r.a, r.b, r.judge, r.cluster
+        self.starts = np.searchsorted(r.cluster, np.arange(r.n_clusters + 1))  # rows by cluster
 
     def times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """``H_g v_g`` for every cluster g (v and the result G x n_params)."""
-        r, sk, m, a, b = self.design.rows, self.design.sk, self.n_models, self.a, self.b
+        r, sk, m, a, b = self.fit.rows, self.fit.sk, self.n_models, self.a, self.b
         v = np.ascontiguousarray(v)
         return _total(_side_by_side(lambda s: sk.style_cluster_times(
             m, r.a[s], r.b[s], r.judge[s], r.cluster[s], r.x[s], a[s], b[s] if b.size else b, v),
-            self.design.blocks))
+            self.fit.blocks))
 
     def quadratic(self, n: NDArray[np.float64]) -> NDArray[np.float64]:
         """``n_c^T H_g n_c`` for every cluster g and column c of ``n`` -> (G x C)."""
-        r, sk, m, a, b = self.design.rows, self.design.sk, self.n_models, self.a, self.b
+        r, sk, m, a, b = self.fit.rows, self.fit.sk, self.n_models, self.a, self.b
         g, n = self.n_clusters, np.ascontiguousarray(n)
         return _total(_side_by_side(lambda s: sk.style_cluster_quadratic(
             g, m, r.a[s], r.b[s], r.judge[s], r.cluster[s], r.x[s], a[s], b[s] if b.size else b,
-            n), self.design.blocks))
+            n), self.fit.blocks))
 
-    def whitened(self, lf: NDArray[np.float64], sl) -> NDArray[np.float64]:
+    def design(self, lf: NDArray[np.float64], sl) -> NDArray[np.float64]:
         """Rows ``sl`` (a slice or indices) of the working design times ``lf`` (n_params x K)."""
-        r, d = self.design.rows, self.design
+        r, d = self.fit.rows, self.fit
         out = self.a[sl, None] * (lf[r.a[sl]] - lf[r.b[sl]] + r.x[sl] @ lf[d.m:d.m + d.p])
         if self.b.size:
             out += self.b[sl, None] * lf[d.m + d.p + r.judge[sl]]
         return out
 
 
-#: Most terms of the CR2 series before a cluster is decomposed exactly instead.
-SERIES_TERMS = 60
-#: The series stops once every cluster's next term is below this fraction of its influence.
-SERIES_TOL = 1e-10
-
-
 def _cr2(params, scores, free, bread, design: _Design) -> ClusterInference:
-    """CR2 influences and the Satterthwaite pieces. Exact (one eigen-decomposition of the
-    whitened S_g = L^T H_g L per cluster) while that costs at most
-    :data:`ratings.inference.EXACT_BUDGET`; past it, (I - M H_g)^(-1/2) M g_g by its binomial
-    series (products H_g v for all clusters in one pass over the rows), clusters whose series
-    does not settle decomposed exactly, and the degrees of freedom from each cluster's
-    quadratic forms (the package's large-board approximation)."""
-    from ratings.core.linalg import block, embed
-    from ratings.inference import EXACT_BUDGET
+    """CR2 influences and the Satterthwaite pieces, as every clustered fit of the package gets
+    them (:func:`ratings.inference.cluster.cluster_inference`) from the working rows
+    (:class:`StyleWorking`): exact (one eigen-decomposition of the whitened S_g = L^T H_g L per
+    cluster) while that costs at most :data:`ratings.inference.EXACT_BUDGET`; past it,
+    (I - M H_g)^(-1/2) M g_g by its binomial series (products H_g v for all clusters in one pass
+    over the rows), clusters whose series does not settle decomposed exactly, and the degrees of
+    freedom from each cluster's quadratic forms (the package's large-board approximation)."""
+    from ratings.core.linalg import block
+    from ratings.inference.cluster import cluster_inference
 
-    rows = design.rows
-    bfree = block(bread, free)
     working = StyleWorking(design, *design.working(params))
-    starts = np.searchsorted(rows.cluster, np.arange(rows.n_clusters + 1))  # rows by cluster
-    sizes, q = np.diff(starts), free.size
-    g = rows.n_clusters
-    cost = float(np.sum(sizes * q * np.minimum(sizes, q))) + g * q * q * min(g, q)
-    if cost > EXACT_BUDGET:
-        full = embed(bfree, free, design.n_params)
-        term = scores @ full
-        total = term.copy()
-        scale = np.maximum(np.linalg.norm(term, axis=1), 1e-300)
-        coef, active = 1.0, np.ones(g, dtype=bool)
-        for j in range(1, SERIES_TERMS + 1):
-            coef *= (2.0 * j - 1.0) / (2.0 * j)
-            term = working.times(term) @ full
-            step = coef * term
-            total += step
-            active = np.linalg.norm(step, axis=1) > SERIES_TOL * scale
-            if not active.any():
-                break
-            term[~active] = 0.0
-        out, todo = total[:, free], np.flatnonzero(active)
-        deg = []
-        if todo.size:  # leverage near 1: these clusters exactly
-            chol = np.linalg.cholesky(bfree)
-            lf = np.zeros((design.n_params, q))
-            lf[free] = chol
-            for c in todo:
-                gbar = scores[c, free] @ chol
-                qk, lam = _eig(working.whitened(lf, slice(starts[c], starts[c + 1])))
-                out[c] = (gbar + qk @ ((_f(lam) - 1.0) * (qk.T @ gbar))) @ chol.T
-                deg.append(qk[:, lam >= 1.0 - _TINY].T)
-        degenerate = np.vstack(deg) if deg else np.zeros((0, q))
-        return ClusterInference(design.n_params, design.m, free, bfree, out, rows.clusters,
-                                None, None, degenerate, working)  # fmt: skip
-    chol = np.linalg.cholesky(bfree)
-    lf = np.zeros((design.n_params, q))
-    lf[free] = chol
-    w_all = working.whitened(lf, slice(0, rows.n_rows))
-    gbar = scores[:, free] @ chol
-    qs, lams, deg = [], [], []
-    adjusted = np.empty_like(gbar)
-    for c in range(g):
-        qk, lam = _eig(w_all[starts[c]:starts[c + 1]])
-        adjusted[c] = gbar[c] + qk @ ((_f(lam) - 1.0) * (qk.T @ gbar[c]))
-        qs.append(qk)
-        lams.append(lam)
-        deg.append(qk[:, lam >= 1.0 - _TINY].T)
-    degenerate = np.vstack(deg) if deg else np.zeros((0, q))
-    return ClusterInference(design.n_params, design.m, free, bfree, adjusted @ chol.T,
-                            rows.clusters, tuple(qs), tuple(lams), degenerate, None,
-                            chol)  # fmt: skip
-
-
-_TINY = 1e-8
-
-
-def _f(lam: NDArray[np.float64]) -> NDArray[np.float64]:
-    """(1 - lambda)^(-1/2), 1 for degenerate leverages (flagged apart)."""
-    return np.where(lam < 1.0 - _TINY, 1.0 / np.sqrt(np.clip(1.0 - lam, _TINY, None)), 1.0)
-
-
-def _eig(w: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Nonzero eigenpairs (Q, lambda) of w^T w (from the smaller Gram matrix)."""
-    r, p = w.shape
-    if r < p:
-        lam, u = np.linalg.eigh(w @ w.T)
-        keep = lam > 1e-12 * max(1.0, float(lam[-1]) if lam.size else 1.0)
-        return (w.T @ u[:, keep]) / np.sqrt(lam[keep]), lam[keep]
-    lam, qk = np.linalg.eigh(w.T @ w)
-    keep = lam > 1e-12 * max(1.0, float(lam[-1]) if lam.size else 1.0)
-    return qk[:, keep], lam[keep]
+    return cluster_inference(working, scores, free, clusters=design.rows.clusters,
+                             bread=block(bread, free))  # fmt: skip
 
 
 def style_table(fit: StyleFit, names: Sequence[str], scale: NDArray[np.float64], *,
