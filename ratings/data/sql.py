@@ -7,11 +7,11 @@ spellings, failure flags, look-alike names refused), once per distinct value. Th
 the verdicts by those values (a text column by its position in a list of them, names first in
 sorted order so that a name's position is its code, found by a hash join against that list: a
 join and a group-by of small integers cost less than a cast of each row to an ``ENUM`` or a
-group-by of the text) and applies the row rules in SQL to the groups, not the
-rows: a ``CASE`` gives each group the reason :func:`ratings.read_verdicts` would give its rows
-(a missing or equal model, a winner that is missing, unknown, names a model of another match
-or is ambiguous, a failure flag that is not boolean-like, a missing task, judge or scope;
-render forfeits decide their outcome). Only integer codes and counts come back. DuckDB streams
+group-by of the text) and applies the row rules in SQL to the groups, not the rows: a ``CASE``
+gives each group the reason :func:`ratings.read_verdicts` would give its rows (a missing or
+equal model, a winner that is missing, unknown, names a model of another match or is
+ambiguous, a failure flag that is not boolean-like, a missing task, judge or scope; render
+forfeits decide their outcome). Only integer codes and counts come back. DuckDB streams
 the files and spills its hash table to disk beyond its memory limit (1 GB on the connections
 made here, or half of ``--max-memory``), so the log never has to fit in memory.
 
@@ -339,10 +339,6 @@ def _cases(key: str, codes: np.ndarray, first: int) -> str:
     return " ".join(out)
 
 
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def _rules(codes: _Codes, rows: str) -> str:
     """SQL giving each row of ``rows`` (keys ``k_<column>`` from :attr:`_Codes.key`, and any
     other columns) its codes (``model_a__`` ...), outcome (``outcome__``: 0 A, 1 B, 2 tie, or
@@ -402,8 +398,8 @@ def _keyed(codes: _Codes, rows: str = "src") -> str:
 
 
 def _run(relation, codes: _Codes, query: str, frame: bool = False):
-    """``query`` over the relation (``src``) and the look-up tables (``t_<column>``): a pyarrow
-    table, or with ``frame`` a pandas one."""
+    """``query`` over the relation (``src``), the look-up tables (``t_<column>``) and the
+    position tables (``e_<column>``): a pyarrow table, or with ``frame`` a pandas one."""
     # the tables are read by name in SQL (DuckDB's replacement scans)
     tables, positions = codes.tables, codes.positions
     t_scope = tables.get("scope")  # noqa: F841
