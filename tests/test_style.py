@@ -456,3 +456,22 @@ def test_feature_columns_read_as_numbers():
         ratings.fit(bad, style="tokens")
     kept = ratings.read_verdicts(bad, keep=cols, as_numbers=cols, errors="report")
     assert kept.rejected["row"].tolist() == [7] and len(kept.verdicts) == len(df) - 1
+
+
+def test_long_log_path_side_by_side_gives_the_same_fit(monkeypatch):
+    """On long logs the features and the slot codes are computed side by side on the pool, the
+    rows merged after a sample: the same fit, and the same refusal of bad rows."""
+    from ratings.core import threads
+
+    df = _log(n=1500, seed=8)
+    want = ratings.fit(df, style=["tokens", "headers"])
+    monkeypatch.setattr(threads, "CONCURRENT_ROWS", 10)
+    monkeypatch.setenv("RATINGS_NUM_THREADS", "2")
+    got = ratings.fit(df, style=["tokens", "headers"])
+    np.testing.assert_allclose(got.strength, want.strength, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(got.se, want.se, rtol=1e-9)
+    np.testing.assert_allclose(got.style["se"], want.style["se"], rtol=1e-9)
+    bad = df.copy()
+    bad.loc[[4, 9], "headers_a"] = -1
+    with pytest.raises(InvalidVerdictsError, match=r"headers_a.*negative.*rows \[4, 9\]"):
+        ratings.fit(bad, style=["tokens", "headers"])

@@ -27,6 +27,7 @@ from ratings.models.existence import check_identifiable
 from ratings.models.style import (
     StyleFit,
     check_ridge,
+    cluster_order,
     fit_style,
     parse_style,
     ridge_option,
@@ -215,6 +216,27 @@ def _crowd_summary(choice: _CrowdChoice, data, prior) -> CrowdSummary:
         prior_shift=choice.prior_shift)
 
 
+def _features_and_slots(frame: pd.DataFrame, data, style: tuple[str, ...], transform: str,
+                        engine: str) -> tuple:  # fmt: skip
+    """(features, their scales, slot codes, cluster order): on a long log the features on one of
+    the package's threads while the slot codes and their order take the other."""
+    from ratings.core.threads import CONCURRENT_ROWS, run
+
+    resolved = resolve_engine(engine, data.n_verdicts)
+
+    def features() -> tuple:
+        return style_features(frame, style, transform, engine, concurrent=False)
+
+    def codes() -> tuple:
+        slots = slot_counts(frame, data, resolved)
+        return slots, cluster_order(slots, resolved)
+
+    if len(frame) < CONCURRENT_ROWS:
+        return *style_features(frame, style, transform, engine), *codes()
+    (x, scale), (slots, order) = run([features, codes])
+    return x, scale, slots, order
+
+
 def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "normalized",
                ridge: float = 0.0, model: str = "bt", anchor: str | None = None,
                rating: float = 1000.0, ci: str = "sandwich", level: float = 0.95,
@@ -236,9 +258,8 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
     if frame is None or "winner" not in frame.columns:
         raise TypeError("Style control needs one row per verdict with its features; pass the "
                         "verdict log (a path, DataFrame or VerdictLog).")  # fmt: skip
-    x, scale = style_features(frame, style, transform, engine)
+    x, scale, slots, order = _features_and_slots(frame, data, style, transform, engine)
     engine = resolve_engine(engine, data.n_verdicts)
-    slots = slot_counts(frame, data, engine)
     collapsed = data.collapsed(engine=engine)
     check_identifiable(collapsed)
     ref = 0 if anchor is None else int(data.models.get_loc(anchor))
@@ -246,7 +267,7 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
     if adjust:
         plan, extra = _effect_columns(slots, data, adjust, families)
         x = np.column_stack([x, extra])
-    rows = style_rows(slots, x, engine)
+    rows = style_rows(slots, x, engine, order)
     crowd = model == "crowd-bt"
     summary = None
     opts = {"ref": ref, "ci": ci, "ridge": ridge, "engine": engine, "tol": tol,

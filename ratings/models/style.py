@@ -59,8 +59,9 @@ from ratings.kernels.engine import Engine, kernels
 from ratings.models.newton import newton
 
 __all__ = ["TRANSFORMS", "StyleFit", "StyleRows", "StyleWorking", "check_ridge", "check_transform",
-           "fit_style", "parse_style", "ridge_option", "style_features", "style_kernels",
-           "style_rows", "style_table", "transform_option", "widen_one_judge"]  # fmt: skip
+           "cluster_order", "fit_style", "parse_style", "ridge_option", "style_features",
+           "style_kernels", "style_rows", "style_table", "transform_option",
+           "widen_one_judge"]  # fmt: skip
 
 #: Feature transforms ``transform=`` accepts (position = ``kind`` of the transform kernel).
 TRANSFORMS = ("normalized", "diff", "ratio", "log-ratio")
@@ -118,13 +119,16 @@ def _refuse_negative(frame: pd.DataFrame, col: str, neg: NDArray[np.bool_]) -> N
 
 
 def style_features(frame: pd.DataFrame, names: Sequence[str], transform: str = "normalized",
-                   engine: Engine = "auto") -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+                   engine: Engine = "auto", *, concurrent: bool = True,
+                   ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
     """Per-verdict features (n x p, scaled to unit root-mean-square) and their scales.
 
     ``frame`` holds ``NAME_a`` and ``NAME_b`` for every name. Raises
     :class:`~ratings.core.errors.InvalidVerdictsError` for a missing column, a missing or
     negative value (naming rows), or a feature equal on both sides of every verdict.
+    ``concurrent=False`` keeps the work on the calling thread (a job of the package's pool).
     """
+    side_by_side = _side_by_side if concurrent else (lambda job, items: [job(i) for i in items])
     check_transform(transform)
     require_columns([str(c) for c in frame.columns], [f"{n}_{s}" for n in names for s in "ab"],
                     "the verdicts", hint=f"{option('style')} {','.join(names)} needs the style "
@@ -135,8 +139,8 @@ def style_features(frame: pd.DataFrame, names: Sequence[str], transform: str = "
     xt = np.empty((len(names), n))  # one feature per row here; by verdict in ``out``
     each = [[k] for k in range(len(names))]  # the features side by side on long logs
     jobs = each if n >= _concurrent_rows() else [list(range(len(names)))]
-    parts = _side_by_side(lambda ks: [sk.style_transform(*pairs[k], kind, xt[k]) for k in ks],
-                          jobs)  # fmt: skip
+    parts = side_by_side(lambda ks: [sk.style_transform(*pairs[k], kind, xt[k]) for k in ks],
+                         jobs)  # fmt: skip
     total = np.array([t for part in parts for t, _ in part])
     negative = [k for part, ks in zip(parts, jobs, strict=True)
                 for k, (_, neg) in zip(ks, part, strict=True) if neg]  # fmt: skip
@@ -152,7 +156,7 @@ def style_features(frame: pd.DataFrame, names: Sequence[str], transform: str = "
                 f"effect to estimate. Drop it from {option('style')}."
             )
     out = np.empty((n, len(names)))
-    _side_by_side(lambda s: sk.style_interleave(xt[:, s], scale, out[s]), _blocks(n))
+    side_by_side(lambda s: sk.style_interleave(xt[:, s], scale, out[s]), _blocks(n))
     return out, scale
 
 
@@ -184,7 +188,16 @@ class StyleRows:
         return int(self.a.size)
 
 
-def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto") -> StyleRows:
+def cluster_order(slots: SlotCounts, engine: Engine = "auto") -> NDArray[np.int64]:
+    """The verdicts' numbers in cluster order (a counting sort,
+    :func:`ratings.kernels.style.style_order`; empty when they are in cluster order already)."""
+    cluster = np.ascontiguousarray(slots.cluster, dtype=np.int64)
+    return style_kernels(kernels(engine, cluster.size)).style_order(cluster,
+                                                                    int(slots.n_clusters))
+
+
+def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto",
+               order: NDArray[np.int64] | None = None) -> StyleRows:
     """Aggregate the verdicts of ``slots`` (one row per verdict, in the order of ``x``) by
     cluster, judge, slots and features, sorted by cluster (then by first appearance).
 
@@ -200,6 +213,7 @@ def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto
     (:func:`_sample_clusters`) is merged first, and the rest only when at least
     :data:`MERGE_SHARE` of the sample's rows merge: merging only saves later passes, the
     likelihood and the per-cluster sums being the same over equal rows kept apart.
+    ``order``: :func:`cluster_order` of ``slots``, if computed already.
     """
     ints = [np.ascontiguousarray(c, dtype=np.int64)
             for c in (slots.cluster, slots.judge, slots.a, slots.b)]  # fmt: skip
@@ -207,7 +221,7 @@ def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto
     w = [np.ascontiguousarray(c, dtype=np.float64) for c in (slots.wa, slots.wb, slots.tt)]
     sk = style_kernels(kernels(engine, x.shape[0]))
     cols = [*ints, x, *w]
-    order = sk.style_order(ints[0], int(slots.n_clusters))
+    order = cluster_order(slots, engine) if order is None else order
     if order.size:  # the cluster codes in order are runs; a single judge's are all zero
         g = int(slots.n_clusters)
         cols[0] = np.repeat(np.arange(g), np.bincount(ints[0], minlength=g))
