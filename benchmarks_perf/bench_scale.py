@@ -15,14 +15,22 @@ under ``--dir`` (default: the system's temporary directory) and are deleted at t
   several outputs) and as one tree reduction (``split_out=1``, the shape of ours);
 - ``duckdb``: ``ratings.aggregate(relation_of(glob))`` against DuckDB's ``GROUP BY`` of the same
   columns with its groups fetched (what any use of them must do). Ours runs on the connection
-  ``relation_of`` makes (DuckDB held to 1 GB, spilling beyond it), the floor on DuckDB's
-  defaults (up to 80 % of memory; held to 1 GB it fails to fetch 15M groups at once).
+  ``relation_of`` makes (DuckDB held to 1 GB, spilling beyond it). The floor, like for like,
+  runs on a connection with the same settings held to each of ``--floor-limits`` (1 GB, ours'
+  limit, by default), its groups fetched in record batches of 1M so that they need not all be
+  in memory at once: ratios are to the floor held to the first limit. Another row gives the
+  floor on DuckDB's defaults (up to 80 % of memory), fetched at once: the ratios' reference
+  when the held floor runs out of memory (a row of its own), as DuckDB's ``GROUP BY`` of the
+  text columns does at 100M verdicts held to 1 GB, where ours runs (``--floor-limits 1GB 2GB``
+  adds the floor held to 2 GB, where it runs).
 
 Peak memory: the most resident memory any process of the path held (the child; for Dask, also
-each worker), from ``getrusage``. Usage::
+each worker), from ``getrusage``; for DuckDB, each method also runs alone in a fresh process for
+its own peak. Usage::
 
     python benchmarks_perf/bench_scale.py                 # 10M verdicts (~10 min on 2 cores)
-    python benchmarks_perf/bench_scale.py --n 100000000 --paths duckdb --repeats 1
+    python benchmarks_perf/bench_scale.py --n 100000000 --paths duckdb --repeats 1 \
+        --floor-limits 1GB 2GB
 """
 
 from __future__ import annotations
@@ -124,20 +132,51 @@ def child_dask(glob: str, repeats: int) -> dict:
     return {"times": times, "peak_mb": max([_peak_mb(), *workers.values()])}
 
 
-def child_duckdb(glob: str, repeats: int, which: str) -> dict:
+def child_duckdb(glob: str, repeats: int, which: str, limits: list[str]) -> dict:
+    """Ours against DuckDB's ``GROUP BY`` of the same columns: held to each of ``limits`` on a
+    connection with ours' settings, its groups fetched in record batches (the groups need not
+    all be in memory at once), and on DuckDB's defaults, fetched at once. A floor that runs out
+    of memory is reported as such (its times are None). ``which``: one method, or ``all``."""
     import duckdb
 
     import ratings
-    from ratings.data.sql import relation_of
+    from ratings.data.sql import connect, relation_of
 
-    con = duckdb.connect()  # DuckDB's defaults: the floor held to 1 GB could not fetch 15M groups
-    con.execute("SET enable_progress_bar = false")
-    keys = ", ".join(COLUMNS)
-    query = f"SELECT {keys}, count(*) AS n FROM read_parquet('{glob}') GROUP BY ALL"
-    fns = {"floor: GROUP BY columns, fetched": lambda: con.sql(query).to_arrow_table(),
-           "ours: ratings.aggregate(relation)": lambda: ratings.aggregate(relation_of(glob))}
-    fns = {k: v for k, v in fns.items() if which in ("both", k.split(":")[0])}
-    return {"times": _timed(fns, repeats), "peak_mb": _peak_mb()}
+    query = (f"SELECT {', '.join(COLUMNS)}, count(*) AS n FROM read_parquet('{glob}') "
+             "GROUP BY ALL")  # fmt: skip
+
+    def batches(con) -> None:
+        for _ in con.sql(query).to_arrow_reader(CHUNK):
+            pass
+
+    def at_once(con) -> None:
+        con.sql(query).to_arrow_table()
+
+    fns: dict = {}
+    for limit in limits:
+        con = connect()  # ours' settings (insertion order free, a spill directory)
+        con.execute(f"SET memory_limit = '{limit}'")
+        fns[f"floor: GROUP BY columns, held to {limit}, fetched in batches"] = (
+            lambda con=con: batches(con))
+    default = duckdb.connect()
+    default.execute("SET enable_progress_bar = false")
+    fns["floor: GROUP BY columns, DuckDB defaults, fetched at once"] = lambda: at_once(default)
+    fns["ours: ratings.aggregate(relation)"] = lambda: ratings.aggregate(relation_of(glob))
+    fns = {k: v for k, v in fns.items() if which in ("all", k)}
+    failed: dict[str, str] = {}
+
+    def guarded(name, fn):
+        def run():
+            if name not in failed:
+                try:
+                    fn()
+                except duckdb.OutOfMemoryException as error:
+                    failed[name] = str(error).splitlines()[0]
+        return run
+
+    times = _timed({k: guarded(k, fn) for k, fn in fns.items()}, repeats)
+    return {"times": {k: None if k in failed else ts for k, ts in times.items()},
+            "failed": failed, "peak_mb": _peak_mb()}
 
 
 def _child(args: argparse.Namespace) -> None:
@@ -146,7 +185,7 @@ def _child(args: argparse.Namespace) -> None:
     elif args.child == "dask":
         out = child_dask(args.glob, args.repeats)
     else:
-        out = child_duckdb(args.glob, args.repeats, args.which)
+        out = child_duckdb(args.glob, args.repeats, args.which, args.floor_limits)
     print("RESULT " + json.dumps(out))
 
 
@@ -202,7 +241,10 @@ def main(argv: list[str] | None = None) -> int:
                         "not written")
     parser.add_argument("--out", default=str(HERE / "results" / "scale.csv"))
     parser.add_argument("--child", choices=["counts", "dask", "duckdb"])
-    parser.add_argument("--which", default="both")
+    parser.add_argument("--which", default="all")
+    parser.add_argument("--floor-limits", nargs="+", default=["1GB"],
+                        help="memory limits DuckDB's own GROUP BY is held to (the first, "
+                        "ours' own, 1GB by default, is the duckdb path's floor when it runs)")
     parser.add_argument("--glob")
     parser.add_argument("--log")
     parser.add_argument("--counts")
@@ -237,13 +279,7 @@ def main(argv: list[str] | None = None) -> int:
             for row in rows[-4:]:
                 row["notes"] = f"x tree floor {row['seconds'] / tree:.2f}"
         if "duckdb" in args.paths:
-            result, wall = run_child("--child", "duckdb", "--glob", glob, "--repeats",
-                                     str(args.repeats))  # fmt: skip
-            rows += rows_of("duckdb", args.n, result, wall, "floor: GROUP BY columns, fetched")
-            alone, wall = run_child("--child", "duckdb", "--glob", glob, "--repeats", "1",
-                                    "--which", "ours")  # fmt: skip
-            rows += rows_of("duckdb", args.n, alone, wall, None)
-            rows[-1]["method"] = "ours alone (peak memory of this path by itself)"
+            rows += _duckdb_rows(args, glob)
     finally:
         if args.keep and not args.parts:
             keep = Path(args.dir) / f"bench_scale_log_{args.n}"
@@ -253,6 +289,33 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
     _write(rows, Path(args.out), args)
     return 0
+
+
+def _duckdb_rows(args: argparse.Namespace, glob: str) -> list[dict]:
+    """Ours and the floors side by side in one process, ratios to the floor held to the first
+    of ``--floor-limits`` (ours' limit), or when that one ran out of memory to the floor on
+    DuckDB's defaults; then each method that ran alone in its own process, for its peak."""
+    limits = ["--floor-limits", *args.floor_limits]
+    result, wall = run_child("--child", "duckdb", "--glob", glob, "--repeats",
+                             str(args.repeats), *limits)  # fmt: skip
+    times, failed = result["times"], result["failed"]
+    ran = [k for k, ts in times.items() if ts is not None]
+    same = f"floor: GROUP BY columns, held to {args.floor_limits[0]}, fetched in batches"
+    floor = same if same in ran else "floor: GROUP BY columns, DuckDB defaults, fetched at once"
+    rows = rows_of("duckdb", args.n, {**result, "times": {k: times[k] for k in ran}}, wall,
+                   floor)  # fmt: skip
+    for row in rows:
+        row["notes"] = "x_floor against this floor" if row["method"] == floor else ""
+    for name, message in failed.items():
+        rows.append({"path": "duckdb", "n": args.n, "method": name, "seconds": None,
+                     "x_floor": None, "runs": "", "peak_mb": None, "process_seconds": None,
+                     "load1": round(os.getloadavg()[0], 1), "notes": message})  # fmt: skip
+    for name in ran:
+        alone, wall = run_child("--child", "duckdb", "--glob", glob, "--repeats", "1",
+                                "--which", name, *limits)  # fmt: skip
+        rows += rows_of("duckdb", args.n, alone, wall, None)
+        rows[-1]["method"] = f"alone (peak memory by itself): {name}"
+    return rows
 
 
 def _counts_rows(args: argparse.Namespace, glob: str, work: Path) -> list[dict]:

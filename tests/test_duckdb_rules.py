@@ -75,7 +75,7 @@ def test_each_rule_rejects_as_read_verdicts(log, tmp_path, reason, change):
     pd.testing.assert_frame_equal(_rejected_by_duckdb(v, tmp_path / "log.parquet"), want)
 
 
-@pytest.mark.parametrize("enum_most", [20_000, 0])  # text grouped by enum codes, or by value
+@pytest.mark.parametrize("enum_most", [20_000, 0])  # text grouped by position, or by value
 def test_all_rules_at_once_named_as_read_verdicts(log, tmp_path, enum_most, monkeypatch):
     import ratings.data.sql as sql
 
@@ -107,7 +107,7 @@ def test_spellings_forfeits_and_mapped_columns_count_as_in_memory(
         full, tmp_path, enum_most, case_most, monkeypatch):  # fmt: skip
     import ratings.data.sql as sql
 
-    monkeypatch.setattr(sql, "_ENUM_MOST", enum_most)  # text by enum codes, or by value
+    monkeypatch.setattr(sql, "_ENUM_MOST", enum_most)  # text by position, or by value
     monkeypatch.setattr(sql, "_CASE_MOST", case_most)  # codes written in SQL, or a table
     v = full.copy()
     v.loc[::5, "winner"] = v.loc[::5, "winner"].map({"A": " 1", "B": "0.0", "tie": "0.5"})
@@ -159,3 +159,17 @@ def test_look_alike_names_refused_as_read_verdicts(log, tmp_path):
     v.to_parquet(tmp_path / "log.parquet", index=False)
     with pytest.raises(ratings.InvalidVerdictsError, match=r"distinct values.*Unicode norm"):
         ratings.aggregate(relation_of(tmp_path / "log.parquet"))
+
+
+def test_rows_of_a_query_named_by_position_as_read_verdicts(log, tmp_path):
+    v = log.copy()
+    _break(v, 4, {"winner": "draw"})
+    _break(v, 33, {"model_b": "@model_a"})
+    want = _rejected_in_memory(v)
+    v.to_parquet(tmp_path / "log.parquet", index=False)
+    con = duckdb.connect()  # insertion order kept: positions are the file's rows
+    relation = con.sql(f"SELECT * FROM read_parquet('{tmp_path / 'log.parquet'}')")
+    with pytest.raises(ratings.InvalidVerdictsError, match=r"rows \[4\].*rows \[33\]") as error:
+        ratings.aggregate(relation)
+    found = error.value.rows[["row", "reason"]].astype({"row": np.int64, "reason": object})
+    pd.testing.assert_frame_equal(found.sort_values("row", ignore_index=True), want)

@@ -4,12 +4,14 @@ A DuckDB relation (a Parquet or CSV glob, a table, any query) is reduced in two 
 first gathers each column's distinct values (one scan, a grouping set per column); Python reads
 them as :func:`ratings.read_verdicts` reads any cell (stripped, missing markers missing, winner
 spellings, failure flags, look-alike names refused), once per distinct value. The second groups
-the verdicts by those values (a text column by its position in an ``ENUM`` of them, whose names
-come first in sorted order, so that a name's position is its code) and applies the row rules
-in SQL: a ``CASE`` gives each group the reason :func:`ratings.read_verdicts` would give its
-rows (a missing or equal model, a winner that is missing, unknown, names a model of another
-match or is ambiguous, a failure flag that is not boolean-like, a missing task, judge or scope;
-render forfeits decide their outcome). Only integer codes and counts come back. DuckDB streams
+the verdicts by those values (a text column by its position in a list of them, names first in
+sorted order so that a name's position is its code, found by a hash join against that list: a
+join and a group-by of small integers cost less than a cast of each row to an ``ENUM`` or a
+group-by of the text) and applies the row rules in SQL to the groups, not the rows: a ``CASE``
+gives each group the reason :func:`ratings.read_verdicts` would give its rows (a missing or
+equal model, a winner that is missing, unknown, names a model of another match or is
+ambiguous, a failure flag that is not boolean-like, a missing task, judge or scope; render
+forfeits decide their outcome). Only integer codes and counts come back. DuckDB streams
 the files and spills its hash table to disk beyond its memory limit (1 GB on the connections
 made here, or half of ``--max-memory``), so the log never has to fit in memory.
 
@@ -43,7 +45,7 @@ from ratings.io.verdicts import (
 __all__ = ["MEMORY_LIMIT", "aggregate_counts_sql", "connect", "is_duckdb_relation", "relation_of"]
 
 _SHOWN = 1000  # rejected rows fetched to name them
-_ENUM_MOST = 20_000  # distinct values of a text column up to which it is grouped by enum codes
+_ENUM_MOST = 20_000  # distinct values of a text column up to which it is grouped by position
 _CASE_MOST = 64  # WHEN branches a column's codes may take in SQL (else looked up in a table)
 #: Memory a connection of :func:`relation_of` lets DuckDB hold (it spills beyond it), unless a
 #: ``--max-memory`` / ``max_memory=`` limit is in force: then half of that (the other half holds
@@ -205,7 +207,8 @@ class _Codes:
     reads cells, and the SQL that gives each row (or group) those meanings.
 
     A text column of at most :data:`_ENUM_MOST` distinct values is grouped by its position in
-    a DuckDB ``ENUM`` of them (a small integer, cheaper to group than text); the enum lists the
+    a list of them (a small integer, cheaper to group than text), joined to each row from a
+    small table (``e_<column>``: ``v``, the value, ``k``, its position); the list holds the
     column's sorted names first, so that a name's position is its code, then the values that
     are spelled otherwise (blanks around a name, missing markers). Other columns are grouped by
     their values and looked up afterwards in a small table (``t_<column>``: ``v``, the value,
@@ -216,7 +219,10 @@ class _Codes:
     key : dict of str to str
         Per canonical column: the SQL over ``src`` of the key rows are grouped by.
     tables : dict of str to pyarrow.Table
-        The look-up tables of the columns not grouped through an enum.
+        The look-up tables of the columns grouped by value.
+    positions : dict of str to pyarrow.Table
+        The position tables of the columns grouped by position (``model_a`` and ``model_b``
+        share theirs).
     categories : dict of str to pandas.Index
         Per canonical name column (``model_a`` and ``model_b`` share theirs).
     flags : bool
@@ -227,9 +233,10 @@ class _Codes:
         self.source = source
         self.key: dict[str, str] = {}
         self.tables: dict[str, object] = {}
+        self.positions: dict[str, object] = {}
         self.categories: dict[str, pd.Index] = {}
         self._meaning: dict[str, dict[str, np.ndarray]] = {}  # per column: codes per value
-        self._enum: dict[str, int] = {}  # enum columns: how many leading values are names
+        self._enum: dict[str, int] = {}  # by position: how many leading values are names
         self._values = values
         groups = [list(_NAMES)] + [[c] for c in _TEXT if c in source]
         for group in groups:  # one column of the group's distinct values: shared categories
@@ -258,8 +265,8 @@ class _Codes:
                 self._plan([c], None)
 
     def _plan(self, group: list[str], names: pd.Index | None) -> None:
-        """Group ``group``'s columns through one enum (``names``: their categories, listed
-        first), or by value with a look-up table."""
+        """Group ``group``'s columns by position in one list of their values (``names``: their
+        categories, listed first), or by value with a look-up table."""
         import pyarrow as pa
 
         arrays = [self._values[self.source[c]] for c in group]
@@ -273,7 +280,7 @@ class _Codes:
         meanings = {}
         for c in group if 0 < len(members) <= _ENUM_MOST else ():
             at = {str(v): k for k, v in enumerate(arrays[group.index(c)].to_pylist())}
-            # what each enum position means; positions of values not in this column never
+            # what each position means; positions of values not in this column never
             # occur: a name's there is its own code all the same (one range in SQL)
             meanings[c] = {name: np.array([m[at[v]] if v in at else k if k < len(first)
                                            else -1 for k, v in enumerate(members)],
@@ -286,9 +293,11 @@ class _Codes:
                 self.tables[c] = pa.table({"v": self._values[self.source[c]],
                                            **self._meaning[c]})  # fmt: skip
             return
-        enum = "ENUM(" + ", ".join(_literal(v) for v in members) + ")"
+        positions = pa.table({"v": pa.array(members, pa.string()),
+                              "k": np.arange(len(members), dtype=np.int32)})  # fmt: skip
         for c in group:
-            self.key[c] = f"enum_code(CAST(src.{_quoted(self.source[c])} AS {enum}))"
+            self.key[c] = f"e_{c}.k"
+            self.positions[c] = positions
             self._enum[c] = len(first)
             self._meaning[c] = meanings[c]
 
@@ -328,10 +337,6 @@ def _cases(key: str, codes: np.ndarray, first: int) -> str:
         out.append(f"WHEN {when} THEN {int(codes[k])}")
         k = end + 1
     return " ".join(out)
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _rules(codes: _Codes, rows: str) -> str:
@@ -384,10 +389,19 @@ def _keys(codes: _Codes) -> str:
     return ", ".join(f"{codes.key[c]} AS k_{c}" for c in codes.source)
 
 
-def _run(relation, tables: dict[str, object], query: str, frame: bool = False):
-    """``query`` over the relation (``src``) and the look-up tables (``t_<column>``): a pyarrow
-    table, or with ``frame`` a pandas one."""
+def _keyed(codes: _Codes, rows: str = "src") -> str:
+    """``rows`` (aliased ``src``) joined to the position tables of the listed columns, for
+    :func:`_keys`: a hash join against a few values beats casting each row to an ``ENUM``."""
+    joins = [f"LEFT JOIN e_{c} ON src.{_quoted(codes.source[c])} = e_{c}.v"
+             for c in codes.source if c in codes.positions]  # fmt: skip
+    return " ".join([rows if rows == "src" else f"({rows}) AS src", *joins])
+
+
+def _run(relation, codes: _Codes, query: str, frame: bool = False):
+    """``query`` over the relation (``src``), the look-up tables (``t_<column>``) and the
+    position tables (``e_<column>``): a pyarrow table, or with ``frame`` a pandas one."""
     # the tables are read by name in SQL (DuckDB's replacement scans)
+    tables, positions = codes.tables, codes.positions
     t_scope = tables.get("scope")  # noqa: F841
     t_task_id = tables.get("task_id")  # noqa: F841
     t_judge = tables.get("judge")  # noqa: F841
@@ -396,6 +410,14 @@ def _run(relation, tables: dict[str, object], query: str, frame: bool = False):
     t_winner = tables.get("winner")  # noqa: F841
     t_failed_a = tables.get("failed_a")  # noqa: F841
     t_failed_b = tables.get("failed_b")  # noqa: F841
+    e_scope = positions.get("scope")  # noqa: F841
+    e_task_id = positions.get("task_id")  # noqa: F841
+    e_judge = positions.get("judge")  # noqa: F841
+    e_model_a = positions.get("model_a")  # noqa: F841
+    e_model_b = positions.get("model_b")  # noqa: F841
+    e_winner = positions.get("winner")  # noqa: F841
+    e_failed_a = positions.get("failed_a")  # noqa: F841
+    e_failed_b = positions.get("failed_b")  # noqa: F841
     found = relation.query("src", query)
     return found.df() if frame else found.to_arrow_table()
 
@@ -403,7 +425,7 @@ def _run(relation, tables: dict[str, object], query: str, frame: bool = False):
 def _counted(relation, codes: _Codes) -> pd.DataFrame:
     """The counts table of the relation's verdicts; raises naming the first rejected rows."""
     source = codes.source
-    grouped = f"SELECT {_keys(codes)}, count(*) AS n__ FROM src GROUP BY ALL"
+    grouped = f"SELECT {_keys(codes)}, count(*) AS n__ FROM {_keyed(codes)} GROUP BY ALL"
     judges = codes.categories.get("judge", pd.Index([DEFAULT_JUDGE], dtype=object))
     if codes.flags and DETERMINISTIC_JUDGE not in judges:
         judges = judges.append(pd.Index([DETERMINISTIC_JUDGE], dtype=judges.dtype))
@@ -421,7 +443,7 @@ def _counted(relation, codes: _Codes) -> pd.DataFrame:
     if codes.flags:
         out += ["decided__ AS decided", "contradicted__ AS contradicted"]
     query = f"SELECT {', '.join(out)} FROM ({_rules(codes, grouped)})"
-    table = _run(relation, codes.tables, query)  # a few integers a group
+    table = _run(relation, codes, query)  # a few integers a group
     outcome = table.column("outcome").to_numpy()
     if len(outcome) and outcome.min() < 0:
         _raise_rejected(relation, codes)
@@ -437,7 +459,7 @@ def _counted(relation, codes: _Codes) -> pd.DataFrame:
             frame[c] = pd.Categorical.from_codes(table.column(c).to_numpy(), validate=False,
                                                  dtype=pd.CategoricalDtype(cats))  # fmt: skip
     for o, name in enumerate(("wins_a", "wins_b", "ties")):
-        frame[name] = np.where(outcome == o, n, 0.0)
+        frame[name] = (outcome == o) * n  # (faster than np.where with a scalar)
     if codes.flags:
         decided = table.column("decided").to_numpy(zero_copy_only=False)
         if decided.any():
@@ -457,9 +479,12 @@ def _rows_sql(relation, codes: _Codes, where: str) -> str:
     position), reason, and how many such rows there are in all; the first :data:`_SHOWN`."""
     names = relation.columns
     by_file = "filename" in names and "file_row_number" in names
-    rows = (f"SELECT {_keys(codes)}, filename AS file__, file_row_number AS row__ FROM src"
-            if by_file else f"SELECT {_keys(codes)}, NULL AS file__, row_number() OVER () - 1 "
-            "AS row__ FROM src")  # fmt: skip
+    if by_file:
+        rows = (f"SELECT {_keys(codes)}, src.filename AS file__, src.file_row_number AS row__ "
+                f"FROM {_keyed(codes)}")  # fmt: skip
+    else:  # positions counted before the joins, which need not keep the order
+        numbered = "SELECT *, row_number() OVER () - 1 AS row__ FROM src"
+        rows = f"SELECT {_keys(codes)}, NULL AS file__, src.row__ FROM {_keyed(codes, numbered)}"
     return (f"SELECT file__ AS file, row__ AS row, reason__ AS reason, count(*) OVER () AS "
             f"total__ FROM ({_rules(codes, rows)}) WHERE {where} "
             f"ORDER BY file__, row__ LIMIT {_SHOWN}")  # fmt: skip
@@ -467,7 +492,7 @@ def _rows_sql(relation, codes: _Codes, where: str) -> str:
 
 def _raise_rejected(relation, codes: _Codes) -> None:
     """Raise naming the first rejected rows (file and row, or position) with their reasons."""
-    found = _run(relation, codes.tables, _rows_sql(relation, codes, "reason__ <> 0"),
+    found = _run(relation, codes, _rows_sql(relation, codes, "reason__ <> 0"),
                  frame=True)
     n = int(found["total__"].iloc[0])
     found = found.drop(columns="total__")
@@ -492,7 +517,7 @@ def _places(found: pd.DataFrame, group: pd.DataFrame) -> str:
 
 def _warn_contradicted(relation, codes: _Codes) -> None:
     """Warn, as :func:`ratings.read_verdicts` does, of winners the failure flags override."""
-    found = _run(relation, codes.tables, _rows_sql(relation, codes,
+    found = _run(relation, codes, _rows_sql(relation, codes,
                                                    "contradicted__ AND reason__ = 0"), frame=True)
     warnings.warn(
         f"{int(found['total__'].iloc[0])} verdict row(s) name a winner that their failure flags "
