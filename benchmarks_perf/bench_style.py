@@ -9,8 +9,9 @@ alternately in one process after one warm-up of each, with the load average at t
 ``--phases`` instead prints where the style fit's CPU time goes, on one thread and with BLAS on
 one thread as :func:`ratings.fit` runs it (so that the load on the machine does not hide what
 costs what): the median CPU seconds of each step of the fit
-(reading the log, the features, the slot codes, the grouping into rows, the plain start,
-Newton with the model-based covariance, the CR2 sandwich) as a multiple of the whole plain fit's.
+(reading the log, the features' columns, the cluster order, the features placed in it, the slot
+codes taken in it, the grouping into rows, the plain start, Newton with the model-based
+covariance, the CR2 sandwich) as a multiple of the whole plain fit's.
 """
 
 from __future__ import annotations
@@ -63,24 +64,33 @@ def phases(df: pd.DataFrame, repeat: int) -> None:
     """Print each step's median CPU seconds on one thread, and as a multiple of the plain fit."""
     from ratings.api.loading import load_log
     from ratings.api.style import style_columns
-    from ratings.data.slots import slot_counts
+    from ratings.data.slots import slot_counts, verdict_cluster_order
     from ratings.models.bt import fit_bt
-    from ratings.models.style import fit_style, style_features, style_rows
+    from ratings.models.style import (
+        feature_columns,
+        features_by_verdict,
+        fit_style,
+        style_rows,
+    )
 
     cols = style_columns(FEATURES)
     loaded = load_log(df, keep=cols, as_numbers=cols)
-    x, _ = style_features(loaded.frame, FEATURES)
-    slots = slot_counts(loaded.frame, loaded.data, "numba")
+    frame, data = loaded.frame, loaded.data
+    xt, scale = feature_columns(frame, FEATURES)
+    order = verdict_cluster_order(frame, data, "numba")
+    x = features_by_verdict(xt, scale, order.rank, "numba")
+    slots = slot_counts(frame, data, "numba", by_cluster=order)
     rows = style_rows(slots, x, "numba")
-    theta = fit_bt(loaded.data.collapsed(engine="numba"), ref=0, tol=1e-10).theta
+    theta = fit_bt(data.collapsed(engine="numba"), ref=0, tol=1e-10).theta
     steps = {"plain fit (whole)": lambda: ratings.fit(df),
              "style fit (whole)": lambda: ratings.fit(df, style=FEATURES),
              "read the log": lambda: load_log(df, keep=cols, as_numbers=cols),
-             "features": lambda: style_features(loaded.frame, FEATURES),
-             "slot codes": lambda: slot_counts(loaded.frame, loaded.data, "numba"),
-             "rows (sort, group)": lambda: style_rows(slots, x, "numba"),
-             "plain start": lambda: fit_bt(loaded.data.collapsed(engine="numba"), ref=0,
-                                           tol=1e-10),
+             "features": lambda: feature_columns(frame, FEATURES),
+             "cluster order": lambda: verdict_cluster_order(frame, data, "numba"),
+             "features placed": lambda: features_by_verdict(xt, scale, order.rank, "numba"),
+             "slot codes": lambda: slot_counts(frame, data, "numba", by_cluster=order),
+             "rows (group)": lambda: style_rows(slots, x, "numba"),
+             "plain start": lambda: fit_bt(data.collapsed(engine="numba"), ref=0, tol=1e-10),
              "Newton + bread": lambda: fit_style(rows, theta, ci="model"),
              "Newton + CR2": lambda: fit_style(rows, theta)}  # fmt: skip
     with one_blas_thread():  # as ratings.fit runs them (a spinning BLAS thread costs CPU)
