@@ -87,19 +87,21 @@ def _aggregate(k, cl, judge, a, b, x, w, n_models, n_clusters=9):
     return k.style_compact(*cols, lead) if merged else cols
 
 
-# n_models 6: equal rows found by key; 1,000 (past DENSE_KEYS keys): by hash
-@pytest.mark.parametrize("n_models", [6, 1000])
+# 6 models, 9 clusters: equal rows found by key; 1,000 models (past DENSE_KEYS keys), or one
+# cluster of more than CHAIN_ROWS rows per key: by hash
+@pytest.mark.parametrize(("n_models", "g"), [(6, 9), (1000, 9), (6, 1)])
 @pytest.mark.parametrize("coarse", [True, False])  # equal rows to sum, or none (continuous x)
-def test_aggregate_kernels_equal_twins_and_sum_equal_rows(coarse, n_models):
-    assert (n_models**2 * 3 > nb.DENSE_KEYS) == (n_models > 6)
-    rng, a, b, judge, cl, x, *_ = _rows(r=500, g=9)
+def test_aggregate_kernels_equal_twins_and_sum_equal_rows(coarse, n_models, g):
+    keys = n_models**2 * 3
+    assert (keys > nb.DENSE_KEYS or 500 / g > nb.CHAIN_ROWS * keys) == (n_models > 6 or g == 1)
+    rng, a, b, judge, cl, x, *_ = _rows(r=500, g=g)
     order = rng.permutation(a.size)  # clusters interleaved, as verdicts come
     a, b, judge, cl = a[order], b[order], judge[order], cl[order]
     x = np.round(x[order] / 2) if coarse else x[order]  # rounding leaves -0.0 beside 0.0
     assert not coarse or (np.signbit(x) & (x == 0)).any()
     w = [rng.integers(0, 2, a.size).astype(float) for _ in range(3)]
-    got = _aggregate(nb, cl, judge, a, b, x, w, n_models)
-    want = _aggregate(ref, cl, judge, a, b, x, w, n_models)
+    got = _aggregate(nb, cl, judge, a, b, x, w, n_models, g)
+    want = _aggregate(ref, cl, judge, a, b, x, w, n_models, g)
     for u, v in zip(got, want, strict=True):
         np.testing.assert_array_equal(u, v)
     g_cl, g_j, g_a, g_b, g_x, g_wa, g_wb, g_tt = want
@@ -109,7 +111,7 @@ def test_aggregate_kernels_equal_twins_and_sum_equal_rows(coarse, n_models):
     first = np.array([np.flatnonzero((np.column_stack([cl, judge, a, b, x]) == k).all(axis=1))[0]
                       for k in keys])  # fmt: skip
     assert np.all(np.diff(g_cl) >= 0)  # by cluster, then by first verdict
-    assert all(np.all(np.diff(first[g_cl == c]) > 0) for c in range(9))
+    assert all(np.all(np.diff(first[g_cl == c]) > 0) for c in range(g))
     for gi in rng.choice(keys.shape[0], 20, replace=False):  # sums written out
         at = np.flatnonzero((np.column_stack([cl, judge, a, b, x]) == keys[gi]).all(axis=1))
         assert np.allclose([g_wa[gi], g_wb[gi], g_tt[gi]], [v[at].sum() for v in w])
