@@ -82,8 +82,9 @@ def slot_outcomes(winner, failed_a, failed_b, wins_a, wins_b, ties, forfeit):
     """Wins of A, wins of B and ties per verdict from winner codes (0 A, 1 B, 2 tie), with
     render forfeits (the submission that rendered wins, two failures tie), written into
     ``wins_a``, ``wins_b``, ``ties`` (float64[N]) and ``forfeit`` (bool[N]). The outputs come
-    from the caller: NumPy backs large arrays with huge pages, which numba's own allocations
-    do not get (three 8 MB outputs took 10 ms here, 1 ms written into NumPy's)."""
+    from the caller: NumPy asks for huge pages for large arrays, numba's own allocations fault
+    every 4 KB page (three fresh 8 MB outputs took 10 ms here, 1 ms written into NumPy's; the
+    command line instead keeps freed blocks for reuse, :mod:`ratings.cli.allocator`)."""
     for v in range(winner.shape[0]):
         w = winner[v]
         f = failed_a[v] or failed_b[v]
