@@ -12,6 +12,9 @@ costs what): the median CPU seconds of each step of the fit
 (reading the log, the features' columns, the cluster order, the features placed in it, the slot
 codes taken in it, the grouping into rows, the plain start, Newton with the model-based
 covariance, the CR2 sandwich) as a multiple of the whole plain fit's.
+
+``--shapes`` times both fits on other shapes of the log (20,000 tasks, 200 tasks, and without
+clusters) and writes ``results/bench_style_shapes.csv``.
 """
 
 from __future__ import annotations
@@ -102,16 +105,48 @@ def phases(df: pd.DataFrame, repeat: int) -> None:
           f"average {os.getloadavg()[0]:.1f}")
 
 
+def _median_wall(f, repeat: int) -> float:
+    f()
+    out = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        f()
+        out.append(time.perf_counter() - t)
+    return float(np.median(out))
+
+
+def shapes(n: int, repeat: int) -> None:
+    """Plain and style fits of other shapes of the log (median wall seconds, each fit after a
+    warm-up), written to ``results/bench_style_shapes.csv``."""
+    rows = []
+    for tasks, cluster in ((20_000, "auto"), (200, "auto"), (2000, None)):
+        df = board(n, tasks=tasks)
+        plain = _median_wall(lambda df=df, c=cluster: ratings.fit(df, cluster=c), repeat)
+        style = _median_wall(lambda df=df, c=cluster: ratings.fit(df, style=FEATURES, cluster=c),
+                             repeat)  # fmt: skip
+        rows.append({"verdicts": n, "tasks": tasks, "clustered": cluster is not None,
+                     "plain_s": plain, "style_s": style, "ratio": style / plain,
+                     "repeat": repeat, "load_avg": os.getloadavg()[0]})  # fmt: skip
+        print(rows[-1])
+    pd.DataFrame(rows).to_csv(OUT.with_name("bench_style_shapes.csv"), index=False)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--phases", action="store_true", help="CPU per step on one thread")
+    ap.add_argument("--shapes", action="store_true",
+                    help="other shapes of the log: 20,000 and 200 tasks, unclustered")
     args = ap.parse_args()
     if args.phases:
         os.environ["RATINGS_NUM_THREADS"] = "1"
         ratings.warmup()
         phases(board(args.n), args.repeat)
+        return
+    if args.shapes:
+        ratings.warmup()
+        shapes(args.n, args.repeat)
         return
     ratings.warmup()
     df = board(args.n)
