@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 from ratings.inference.covariance import gram as symmetric_gram
 from ratings.inference.satterthwaite import CONCENTRATED, DEGENERATE
-from ratings.inference.working import CELLS_PER_VERDICT, WorkingRows, kernels
+from ratings.inference.working import WorkingRows
 
 __all__ = ["streamed_pairs_df"]
 
@@ -38,18 +38,13 @@ Block = tuple[NDArray[np.float64], NDArray[np.float64]]
 
 def _blocks(groups: WorkingRows, n: NDArray[np.float64],
             weight: NDArray[np.float64]) -> Iterator[Block]:
-    """``(u, w)`` a block of groups at a time: u (groups x contrasts), their weights."""
-    starts = groups.starts
+    """``(u, w)`` a block of groups at a time: u (groups x contrasts), their weights (the
+    groups' :meth:`~ratings.inference.working.WorkingRows.quadratic_block`: any working rows
+    with it and :attr:`~ratings.inference.working.WorkingRows.merged`, such as a style fit's)."""
     per = max(1, BLOCK_CELLS // max(n.shape[1], 1))
-    k = kernels(groups.ii.size * n.shape[1] // CELLS_PER_VERDICT)  # one choice for all blocks
     for lo in range(0, groups.n_clusters, per):
         hi = min(lo + per, groups.n_clusters)
-        r0, r1 = starts[lo], starts[hi]
-        b = groups.b[r0:r1] if groups.b.size else groups.b
-        u = k.cluster_quadratic(hi - lo, groups.ii[r0:r1], groups.jj[r0:r1], groups.judge[r0:r1],
-                                groups.cluster[r0:r1] - lo, groups.a[r0:r1], b,
-                                groups.n_models, n)  # fmt: skip
-        yield u, weight[lo:hi]
+        yield groups.quadratic_block(lo, hi, n), weight[lo:hi]
 
 
 def streamed_pairs_df(rows: WorkingRows, n: NDArray[np.float64]) -> NDArray[np.float64]:

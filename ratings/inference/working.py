@@ -97,6 +97,15 @@ class WorkingRows:
             n_clusters=weight.size, n_params=self.n_params, n_models=self.n_models)
         return groups, weight, group_of
 
+    def quadratic_block(self, lo: int, hi: int, n: NDArray[np.float64]) -> NDArray[np.float64]:
+        """:meth:`quadratic` of clusters ``lo`` to ``hi`` (exclusive) -> ((hi - lo) x C)."""
+        r0, r1 = self.starts[lo], self.starts[hi]
+        b = self.b[r0:r1] if self.b.size else self.b
+        k = kernels((r1 - r0) * n.shape[1] // CELLS_PER_VERDICT)
+        return k.cluster_quadratic(hi - lo, self.ii[r0:r1], self.jj[r0:r1], self.judge[r0:r1],
+                                   self.cluster[r0:r1] - lo, self.a[r0:r1], b, self.n_models,
+                                   np.ascontiguousarray(n))  # fmt: skip
+
     def design(self, lf: NDArray[np.float64], sl: slice) -> NDArray[np.float64]:
         """Rows ``sl`` times ``lf`` (n_params x K): each row's design vector mapped by ``lf``."""
         out = self.a[sl, None] * (lf[self.ii[sl]] - lf[self.jj[sl]])

@@ -785,6 +785,21 @@ class StyleWorking:
             g, m, r.a[s], r.b[s], r.judge[s], r.cluster[s], r.x[s], a[s], b[s] if b.size else b,
             n), self.fit.blocks))
 
+    @property
+    def merged(self) -> tuple[StyleWorking, NDArray[np.float64], NDArray[np.int64]]:
+        """The clusters as weighted groups (:attr:`ratings.inference.working.WorkingRows.
+        merged`): each its own, weight 1 (a row's features make its design its own)."""
+        g = self.n_clusters
+        return self, np.ones(g), np.arange(g)
+
+    def quadratic_block(self, lo: int, hi: int, n: NDArray[np.float64]) -> NDArray[np.float64]:
+        """:meth:`quadratic` of clusters ``lo`` to ``hi`` (exclusive) -> ((hi - lo) x C)."""
+        r, sk, m, a, b = self.fit.rows, self.fit.sk, self.n_models, self.a, self.b
+        s = slice(int(self.starts[lo]), int(self.starts[hi]))
+        return sk.style_cluster_quadratic(hi - lo, m, r.a[s], r.b[s], r.judge[s],
+                                          r.cluster[s] - lo, r.x[s], a[s],
+                                          b[s] if b.size else b, np.ascontiguousarray(n))
+
     def design(self, lf: NDArray[np.float64], sl) -> NDArray[np.float64]:
         """Rows ``sl`` (a slice or indices) of the working design times ``lf`` (n_params x K)."""
         r, d = self.fit.rows, self.fit
