@@ -458,19 +458,21 @@ def test_feature_columns_read_as_numbers():
     assert kept.rejected["row"].tolist() == [7] and len(kept.verdicts) == len(df) - 1
 
 
-def test_long_log_path_side_by_side_gives_the_same_fit(monkeypatch):
+@pytest.mark.parametrize("model", ["bt", "crowd-bt"])
+def test_long_log_path_side_by_side_gives_the_same_fit(monkeypatch, model):
     """On long logs the features and the slot codes are computed side by side on the pool, the
-    rows merged after a sample: the same fit, and the same refusal of bad rows."""
+    rows merged after a sample, the passes over them split in blocks (Crowd-BT's row terms too):
+    the same fit, and the same refusal of bad rows."""
     from ratings.core import threads
 
-    df = _log(n=1500, seed=8)
-    want = ratings.fit(df, style=["tokens", "headers"])
+    df = _log(n=1500, seed=8) if model == "bt" else _two_judges(5, (0.9, 0.7), n=800)
+    want = ratings.fit(df, style=["tokens", "headers"], model=model)
     monkeypatch.setattr(threads, "CONCURRENT_ROWS", 10)
     monkeypatch.setenv("RATINGS_NUM_THREADS", "2")
-    got = ratings.fit(df, style=["tokens", "headers"])
-    np.testing.assert_allclose(got.strength, want.strength, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(got.se, want.se, rtol=1e-9)
-    np.testing.assert_allclose(got.style["se"], want.style["se"], rtol=1e-9)
+    got = ratings.fit(df, style=["tokens", "headers"], model=model)
+    np.testing.assert_allclose(got.strength, want.strength, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(got.se, want.se, rtol=1e-8)
+    np.testing.assert_allclose(got.style["se"], want.style["se"], rtol=1e-8)
     bad = df.copy()
     bad.loc[[4, 9], "headers_a"] = -1
     with pytest.raises(InvalidVerdictsError, match=r"headers_a.*negative.*rows \[4, 9\]"):

@@ -364,13 +364,9 @@ class _Design:
 
     @cached_property
     def ii(self) -> NDArray[np.int64]:
-        """Row r of the linear predictor as the ``ii`` of the fit kernels' row terms."""
-        return np.arange(self.rows.n_rows)
-
-    @cached_property
-    def jj(self) -> NDArray[np.int64]:
-        """The predictor's appended zero as their ``jj`` (d_r = lin[r] - lin[R])."""
-        return np.full(self.rows.n_rows, self.rows.n_rows, dtype=np.int64)
+        """Row r of a block's linear predictor as the ``ii`` of the fit kernels' row terms (its
+        first rows for a shorter block)."""
+        return np.arange(max(len(range(s.start, s.stop)) for s in self.blocks))
 
     def lin(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
         r, m = self.rows, self.m
@@ -378,27 +374,43 @@ class _Design:
 
     def terms(self, params, with_meat: bool) -> tuple:
         """(nll, s_d, s_eta, h_dd, h_deta, h_etaeta, m_dd, m_deta, m_etaeta) per row (the
-        eta columns empty for Bradley-Terry)."""
+        eta columns empty for Bradley-Terry); blocks of rows side by side."""
         r, k = self.rows, self.k
-        lin = self.lin(params)
-        if self.crowd:
-            eta = np.ascontiguousarray(params[self.m + self.p:])
-            return k.crowd_row_terms(lin, eta, self.ii, self.jj, r.judge, r.wa, r.wb, r.tt,
-                                     with_meat)  # fmt: skip
-        nll, score, info, meat = k.bt_row_terms(lin, self.ii, self.jj, r.wa, r.wb, r.tt,
-                                                with_meat)  # fmt: skip
-        e = self.empty
-        return nll, score, e, info, e, e, meat, e, e
+        lin = self.lin(params)[:-1]
+        eta = np.ascontiguousarray(params[self.m + self.p:])
+
+        def block(s: slice) -> tuple:
+            n = s.stop - s.start
+            ii, jj = self.ii[:n], np.full(n, n, dtype=np.int64)  # d_r = lin[r] - 0
+            d = np.append(lin[s], 0.0)
+            if self.crowd:
+                return k.crowd_row_terms(d, eta, ii, jj, r.judge[s], r.wa[s], r.wb[s], r.tt[s],
+                                         with_meat)  # fmt: skip
+            nll, score, info, meat = k.bt_row_terms(d, ii, jj, r.wa[s], r.wb[s], r.tt[s],
+                                                    with_meat)  # fmt: skip
+            e = self.empty
+            return nll, score, e, info, e, e, meat, e, e
+
+        parts = _side_by_side(block, self.blocks)
+        if len(parts) == 1:
+            return parts[0]
+        return (sum(part[0] for part in parts),
+                *(np.concatenate([part[c] for part in parts]) for c in range(1, 9)))
 
     def grad(self, sd, se) -> NDArray[np.float64]:
-        """X^T s_d + E^T s_eta (the log-likelihood's gradient)."""
+        """X^T s_d + E^T s_eta (the log-likelihood's gradient); blocks of rows side by side."""
         r = self.rows
-        return self.sk.style_gradient(self.m, self.nj, r.a, r.b, r.judge, r.x, sd, se)
+        return _total(_side_by_side(lambda s: self.sk.style_gradient(
+            self.m, self.nj, r.a[s], r.b[s], r.judge[s], r.x[s], sd[s], se[s] if se.size else se),
+            self.blocks))  # fmt: skip
 
     def quad(self, wdd, wde, wee) -> NDArray[np.float64]:
-        """X^T W_dd X + X^T W_de E + E^T W_de X + E^T W_ee E, dense (P x P)."""
+        """X^T W_dd X + X^T W_de E + E^T W_de X + E^T W_ee E, dense (P x P); blocks of rows
+        side by side."""
         r = self.rows
-        return self.sk.style_assemble(self.m, self.nj, r.a, r.b, r.judge, r.x, wdd, wde, wee)
+        return _total(_side_by_side(lambda s: self.sk.style_assemble(
+            self.m, self.nj, r.a[s], r.b[s], r.judge[s], r.x[s], wdd[s],
+            wde[s] if wde.size else wde, wee[s] if wee.size else wee), self.blocks))
 
     def prior_terms(self, params, strengths_only: bool = False) -> tuple:
         """The Crowd-BT prior's value, gradient and Hessian over all params (zero without);
