@@ -52,14 +52,15 @@ def board(n: int, m: int = 50, tasks: int = 2000, seed: int = 0) -> pd.DataFrame
                          "task_id": rng.integers(0, tasks, n), **cols})  # fmt: skip
 
 
-def _cpu(f, repeat: int) -> float:
-    """Median CPU seconds of ``f()`` over ``repeat`` runs (after one warm-up)."""
+def _median(f, repeat: int, clock=time.process_time) -> float:
+    """Median seconds of ``clock`` (CPU by default) over ``repeat`` runs of ``f()``, after one
+    warm-up."""
     f()
     out = []
     for _ in range(repeat):
-        c = time.process_time()
+        c = clock()
         f()
-        out.append(time.process_time() - c)
+        out.append(clock() - c)
     return float(np.median(out))
 
 
@@ -97,7 +98,7 @@ def phases(df: pd.DataFrame, repeat: int) -> None:
              "Newton + bread": lambda: fit_style(rows, theta, ci="model"),
              "Newton + CR2": lambda: fit_style(rows, theta)}  # fmt: skip
     with one_blas_thread():  # as ratings.fit runs them (a spinning BLAS thread costs CPU)
-        cpu = {k: _cpu(f, repeat) for k, f in steps.items()}
+        cpu = {k: _median(f, repeat) for k, f in steps.items()}
     base = cpu["plain fit (whole)"]
     for k, v in cpu.items():
         print(f"{k:20s} {v:7.3f} s  {v / base:5.2f}x plain")
@@ -105,25 +106,15 @@ def phases(df: pd.DataFrame, repeat: int) -> None:
           f"average {os.getloadavg()[0]:.1f}")
 
 
-def _median_wall(f, repeat: int) -> float:
-    f()
-    out = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        out.append(time.perf_counter() - t)
-    return float(np.median(out))
-
-
 def shapes(n: int, repeat: int) -> None:
     """Plain and style fits of other shapes of the log (median wall seconds, each fit after a
     warm-up), written to ``results/bench_style_shapes.csv``."""
-    rows = []
+    rows, wall = [], time.perf_counter
     for tasks, cluster in ((20_000, "auto"), (200, "auto"), (2000, None)):
         df = board(n, tasks=tasks)
-        plain = _median_wall(lambda df=df, c=cluster: ratings.fit(df, cluster=c), repeat)
-        style = _median_wall(lambda df=df, c=cluster: ratings.fit(df, style=FEATURES, cluster=c),
-                             repeat)  # fmt: skip
+        plain = _median(lambda df=df, c=cluster: ratings.fit(df, cluster=c), repeat, wall)
+        style = _median(lambda df=df, c=cluster: ratings.fit(df, style=FEATURES, cluster=c),
+                        repeat, wall)  # fmt: skip
         rows.append({"verdicts": n, "tasks": tasks, "clustered": cluster is not None,
                      "plain_s": plain, "style_s": style, "ratio": style / plain,
                      "repeat": repeat, "load_avg": os.getloadavg()[0]})  # fmt: skip

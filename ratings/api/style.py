@@ -225,19 +225,12 @@ def _features_and_slots(frame: pd.DataFrame, data, style: tuple[str, ...], trans
     from ratings.models.style import feature_columns, feature_jobs
 
     resolved = resolve_engine(engine, data.n_verdicts)
-    if len(frame) < CONCURRENT_ROWS:
-        xt, scale = feature_columns(frame, style, transform, engine)
-        order = verdict_cluster_order(frame, data, resolved)
-        slots = slot_counts(frame, data, resolved, by_cluster=order)
-        x, jobs = feature_jobs(xt, scale, order.rank, engine)
-        for job in jobs:
-            job()
-        return x, scale, slots
-    (xt, scale), order = run([
+    together = run if len(frame) >= CONCURRENT_ROWS else (lambda jobs: [job() for job in jobs])
+    (xt, scale), order = together([
         lambda: feature_columns(frame, style, transform, engine, concurrent=False),
         lambda: verdict_cluster_order(frame, data, resolved)])  # fmt: skip
     x, jobs = feature_jobs(xt, scale, order.rank, engine)
-    slots = run([lambda: slot_counts(frame, data, resolved, by_cluster=order), *jobs])[0]
+    slots = together([lambda: slot_counts(frame, data, resolved, by_cluster=order), *jobs])[0]
     return x, scale, slots
 
 

@@ -192,16 +192,15 @@ def _outcome_weights(frame: pd.DataFrame, k, order: NDArray[np.int64] | None = N
         return arr[:, 0], arr[:, 1], arr[:, 2], np.zeros(len(frame), dtype=bool)
     w = _codes(frame["winner"], pd.Index(["A", "B", "tie"], dtype=object), order)
     out = np.empty(w.size), np.empty(w.size), np.empty(w.size), np.empty(w.size, dtype=bool)
-    k.slot_outcomes(w, *(_taken(_flag(frame, f), order) if f in frame.columns
-                         else np.zeros(w.size, dtype=bool) for f in ("failed_a", "failed_b")),
-                    *out)  # fmt: skip
+    k.slot_outcomes(w, _flag(frame, "failed_a", order), _flag(frame, "failed_b", order), *out)
     return out
 
 
-def _flag(frame: pd.DataFrame, name: str) -> NDArray[np.bool_]:
+def _flag(frame: pd.DataFrame, name: str,
+          order: NDArray[np.int64] | None = None) -> NDArray[np.bool_]:  # fmt: skip
     if name not in frame.columns:
         return np.zeros(len(frame), dtype=bool)
-    return frame[name].fillna(False).to_numpy(dtype=bool)
+    return _taken(frame[name].fillna(False).to_numpy(dtype=bool), order)
 
 
 def slot_counts(frame: pd.DataFrame, data: Comparisons, engine: Engine = "auto", *,
@@ -214,12 +213,11 @@ def slot_counts(frame: pd.DataFrame, data: Comparisons, engine: Engine = "auto",
     that order in :attr:`SlotCounts.order`."""
     n = len(frame)
     k = kernels(engine, n)
+    if by_cluster is True:
+        by_cluster = verdict_cluster_order(frame, data, engine)
     order = None
     if isinstance(by_cluster, ClusterOrder):
         order, cluster = by_cluster.order, by_cluster.cluster
-    elif by_cluster:
-        sorted_by = cluster_order(k, _cluster_codes(frame, data), data.n_clusters)
-        order, cluster = sorted_by.order, sorted_by.cluster
     else:
         cluster = _cluster_codes(frame, data)
     a = _codes(frame["model_a"], data.models, order)

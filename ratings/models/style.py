@@ -178,11 +178,10 @@ def feature_jobs(xt: NDArray[np.float64], scale: NDArray[np.float64],
     n = xt.shape[1]
     sk = style_kernels(kernels(engine, n))
     out = np.empty((n, xt.shape[0]))
-    rank = np.zeros(0, dtype=np.int64) if rank is None else rank
-    if rank.size:
-        return out, [lambda s=s: sk.style_interleave(xt[:, s], scale, rank[s], out)
-                     for s in _blocks(n)]  # fmt: skip
-    return out, [lambda s=s: sk.style_interleave(xt[:, s], scale, rank, out[s])
+    placed = rank is not None and rank.size > 0  # else each block writes its own rows
+    none = np.zeros(0, dtype=np.int64)
+    return out, [lambda s=s: sk.style_interleave(xt[:, s], scale, rank[s] if placed else none,
+                                                 out if placed else out[s])
                  for s in _blocks(n)]  # fmt: skip
 
 
@@ -363,10 +362,12 @@ class _Design:
         self._bt_rows = self._weights = None
 
     @cached_property
-    def ii(self) -> NDArray[np.int64]:
-        """Row r of a block's linear predictor as the ``ii`` of the fit kernels' row terms (its
-        first rows for a shorter block)."""
-        return np.arange(max(len(range(s.start, s.stop)) for s in self.blocks))
+    def block_index(self) -> list[tuple[NDArray[np.int64], NDArray[np.int64]]]:
+        """Per block of rows, ``ii`` and ``jj`` of the fit kernels' row terms over the block's
+        linear predictor with a zero appended: d_r = lin[r] - lin[n] = lin[r]."""
+        return [(np.arange(s.stop - s.start),
+                 np.full(s.stop - s.start, s.stop - s.start, dtype=np.int64))
+                for s in self.blocks]  # fmt: skip
 
     def lin(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
         r, m = self.rows, self.m
@@ -379,9 +380,8 @@ class _Design:
         lin = self.lin(params)[:-1]
         eta = np.ascontiguousarray(params[self.m + self.p:])
 
-        def block(s: slice) -> tuple:
-            n = s.stop - s.start
-            ii, jj = self.ii[:n], np.full(n, n, dtype=np.int64)  # d_r = lin[r] - 0
+        def block(b: int) -> tuple:
+            s, (ii, jj) = self.blocks[b], self.block_index[b]
             d = np.append(lin[s], 0.0)
             if self.crowd:
                 return k.crowd_row_terms(d, eta, ii, jj, r.judge[s], r.wa[s], r.wb[s], r.tt[s],
@@ -391,7 +391,7 @@ class _Design:
             e = self.empty
             return nll, score, e, info, e, e, meat, e, e
 
-        parts = _side_by_side(block, self.blocks)
+        parts = _side_by_side(block, range(len(self.blocks)))
         if len(parts) == 1:
             return parts[0]
         return (sum(part[0] for part in parts),
