@@ -35,6 +35,7 @@ from numpy.typing import NDArray
 from ratings.core.linalg import block, embed, inverse_pd
 from ratings.core.threads import CONCURRENT_ROWS, row_blocks, run, workers
 from ratings.inference import cluster
+from ratings.inference.batched import Basis, basis, batched_df, distinct_designs, exact_cost, terms
 from ratings.inference.cluster import (
     ClusterInference,
     check_cluster_memory,
@@ -56,6 +57,13 @@ __all__ = ["MAX_BLOCK_CELLS", "SmallBlocks", "SmallClusterInference", "bt_infere
 
 #: Most cells of the clusters' leverage blocks (sum of R_g^2) held by the sparse path.
 MAX_BLOCK_CELLS = 50_000_000
+#: The meat as W^T W (G P^2 flops in BLAS) while within this many times the kernel's
+#: outer-product cells (:func:`_meat`).
+DENSE_MEAT_RATIO = 8.0
+#: Most cells of the clusters' scores W (G x P) formed for the meat.
+MAX_SCORE_CELLS = 20_000_000
+#: Most cells (distinct designs x free coordinates^2) of the exact df's basis.
+MAX_BASIS_CELLS = 20_000_000
 
 
 #: Terms of the dense path's binomial series counted in its cost (it stops once the terms are
@@ -87,6 +95,18 @@ class SmallBlocks:
 
 
 @dataclass(frozen=True, eq=False)
+class Designs:
+    """The clusters' distinct designs (:func:`ratings.inference.batched.distinct_designs`):
+    their ``rows``, ``weight`` (clusters per design), each cluster's design ``group_of``, and
+    the designs' CR2 blocks ``f`` (flattened as :class:`SmallBlocks`)."""
+
+    rows: WorkingRows
+    weight: NDArray[np.float64]
+    group_of: NDArray[np.int64]
+    f: NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
 class SmallClusterInference(ClusterInference):
     """:class:`ClusterInference` from sparse rows: the covariance is held as ``meat`` (P x P,
     over the free coordinates) instead of G x P influences (see the module notes)."""
@@ -94,14 +114,36 @@ class SmallClusterInference(ClusterInference):
     meat: NDArray[np.float64] | None = None
     blocks: SmallBlocks | None = None
     residual: NDArray[np.float64] | None = None  # each row's CR2-adjusted working residual
+    designs: Designs | None = None  # the clusters' distinct designs and their CR2 blocks
 
     @property
     def exact(self) -> bool:
         return self._exact_for(self.n_models)
 
     def _exact_for(self, n_contrasts: int) -> bool:
-        p = self.free.size
-        return n_contrasts * (self.rows.ii.size + 2.0 * p**3) <= cluster.EXACT_BUDGET
+        return self.df_plan(n_contrasts)[0] == "exact"
+
+    def df_plan(self, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
+        """The df path for ``n_contrasts`` contrasts and why: ``"exact"`` (the batched exact
+        formula of :mod:`ratings.inference.batched`) while its cost stays within
+        :data:`ratings.inference.cluster.EXACT_BUDGET` and its basis within
+        :data:`MAX_BASIS_CELLS`, else ``"one-direction"`` (streamed over the merged designs)."""
+        d = self.designs
+        g, n, p = d.rows.n_clusters, d.rows.ii.size, self.free.size
+        cost = exact_cost(n, g, p, n_contrasts)
+        cells = g * p * p
+        what = (f"{g:,} distinct designs of {self.n_clusters:,} clusters, {n:,} rows, "
+                f"{p} free; exact ~{cost:.2g} flops")  # fmt: skip
+        if cost > cluster.EXACT_BUDGET:
+            return "one-direction", f"{what} > budget {cluster.EXACT_BUDGET:.2g}"
+        if cells > MAX_BASIS_CELLS:
+            return "one-direction", f"{what}; basis {cells:,} cells > {MAX_BASIS_CELLS:,}"
+        return "exact", f"{what} <= budget {cluster.EXACT_BUDGET:.2g}"
+
+    @cached_property
+    def _basis(self) -> Basis:
+        d = self.designs
+        return basis(d.rows, d.weight, d.f, self.free, self.bread, self.chol)
 
     @property
     def n_clusters(self) -> int:
@@ -158,23 +200,11 @@ class SmallClusterInference(ClusterInference):
         return self.rows.quadratic(self._directions(self._free_contrasts(contrasts))).T
 
     def factors(self, contrasts) -> tuple:
-        """``(omega, d, Y)`` as :meth:`ClusterInference.factors` (dense: small boards)."""
-        c = self._free_contrasts(contrasts)
-        v = self._directions(c)
-        k, rows = kernels(self.rows.ii.size), self.rows
-        g = rows.n_clusters
-        omega, d = np.zeros((c.shape[0], g)), np.zeros((c.shape[0], g))
-        y = np.zeros((c.shape[0], g, self.free.size))
-        lf = np.zeros((self.n_params, self.free.size))
-        lf[self.free] = self.chol
-        for col in range(c.shape[0]):
-            u = rows.design(v[:, [col]], slice(None))[:, 0]
-            p = k.small_apply(self.blocks.starts, self.blocks.f, u)
-            omega[col] = np.bincount(rows.cluster, u * u, g)
-            d[col] = np.bincount(rows.cluster, p * p, g)
-            x = rows.design(lf, slice(None)) * p[:, None]  # rows of L^T x_r p_r
-            np.add.at(y[col], rows.cluster, x)
-        return omega, d, y
+        """``(omega, d, Y)`` as :meth:`ClusterInference.factors` (dense: small boards), from
+        the distinct designs' terms (:func:`ratings.inference.batched.terms`)."""
+        omega, d, y = terms(self._basis, self._free_contrasts(contrasts))
+        of = self.designs.group_of
+        return omega[:, of], d[:, of], y[:, of]
 
     def df(self, contrasts) -> NDArray[np.float64]:
         c = np.atleast_2d(np.asarray(contrasts, dtype=np.float64))
@@ -185,22 +215,7 @@ class SmallClusterInference(ClusterInference):
         return out
 
     def _exact_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        rows, blk = self.rows, self.blocks
-        k = kernels(rows.ii.size * max(c.shape[0], 1))
-        v = self._directions(c)
-        sums = k.small_terms(blk.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
-                             rows.n_models, blk.h, blk.f, v)  # fmt: skip
-        bread = embed(self.bread, self.free, self.n_params)
-        cross = np.empty(c.shape[0])
-        for col in range(c.shape[0]):
-            u = rows.design(v[:, [col]], slice(None))[:, 0]
-            p = k.small_apply(blk.starts, blk.f, u)
-            ab = k.small_meat(blk.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
-                              rows.n_models, rows.n_params, p) @ bread  # fmt: skip
-            cross[col] = np.einsum("ij,ji->", ab, ab)
-        tr = sums[:, 0]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(tr > 0, tr * tr / (sums[:, 1] - 2.0 * sums[:, 2] + cross), np.nan)
+        return batched_df(self._basis, c)
 
     def _approx_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """The one-direction approximation (as :func:`satterthwaite` without ``y``), streamed:
@@ -271,40 +286,83 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
     full = embed(bread, free, rows.n_params)
     starts = rows.starts
     groups, _, group_of = rows.merged
-    if groups.n_clusters < rows.n_clusters:  # alike clusters, alike blocks: each design's once
-        h, f, deg = k.small_blocks(groups.starts, groups.ii, groups.jj, groups.judge, groups.a,
-                                   groups.b, rows.n_models, full, DEGENERATE)  # fmt: skip
-        h, f, deg = _spread(h, f, deg, np.diff(groups.starts), group_of, np.diff(starts))
-    else:
-        h, f, deg = k.small_blocks(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
-                                   rows.n_models, full, DEGENERATE)  # fmt: skip
-    blocks = SmallBlocks(starts, h, f)
-    adjusted = k.small_apply(starts, f, residual)
+    designs, weight, design_of = distinct_designs(rows, rows.merged)
+    h, f, deg = k.small_blocks(designs.starts, designs.ii, designs.jj, designs.judge, designs.a,
+                               designs.b, rows.n_models, full, DEGENERATE)  # fmt: skip
+    blocks = SmallBlocks(designs.starts, h, f)  # the designs' (each cluster's by design_of)
+    adjusted = _adjust(blocks, design_of, starts, residual, k)
     if groups.n_clusters < rows.n_clusters:  # a design's clusters add (sum e*^2) x x^T
-        meat = k.small_meat(groups.starts, groups.ii, groups.jj, groups.judge, groups.a,
-                            groups.b, rows.n_models, rows.n_params,
-                            _group_residual(adjusted, starts, group_of, groups))  # fmt: skip
+        meat = _meat(groups, _group_residual(adjusted, starts, group_of, groups), k)
     else:
-        meat = k.small_meat(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b, rows.n_models,
-                            rows.n_params, adjusted)  # fmt: skip
+        meat = _meat(rows, adjusted, k)
     meat = meat[np.ix_(free, free)]
     chol = np.linalg.cholesky(bread) if deg.any() else None
-    degenerate = _degenerate(rows, blocks, np.flatnonzero(deg), free, chol)
+    degenerate = _degenerate(designs, blocks, np.flatnonzero(deg), free, chol)
     return SmallClusterInference(rows.n_params, rows.n_models, free, bread, None, clusters, None,
                                  None, degenerate, rows, chol, meat=meat, blocks=blocks,
-                                 residual=adjusted)  # fmt: skip
+                                 residual=adjusted,
+                                 designs=Designs(designs, weight, design_of, f))  # fmt: skip
 
 
-def _spread(h, f, deg, group_sizes, group_of, sizes) -> tuple:
-    """The blocks of :func:`ratings.kernels.inference.small_blocks` computed per group, given to
-    every cluster of each group (``group_of``: each cluster's; ``sizes``: their rows)."""
-    if np.all(sizes == 1):
-        return h[group_of], f[group_of], deg[group_of]
-    cells = sizes.astype(np.int64) ** 2
-    group_off = np.concatenate([[0], np.cumsum(group_sizes.astype(np.int64) ** 2)])
-    off = np.concatenate([[0], np.cumsum(cells)])
-    at = np.repeat(group_off[group_of] - off[:-1], cells) + np.arange(off[-1])
-    return h[at], f[at], deg[group_of]
+def _meat(rows: WorkingRows, e: NDArray[np.float64], k) -> NDArray[np.float64]:
+    """sum_g w_g w_g^T with w_g = X_g^T e_g (n_params x n_params): as W^T W from the clusters'
+    G x n_params scores (a product BLAS runs at several flops a nanosecond) while its G P^2
+    stays within :data:`DENSE_MEAT_RATIO` times the kernel's sum_g (R_g E)^2 outer-product
+    cells (E: 2 or 3 nonzeros a row), else :func:`ratings.kernels.inference.small_meat`."""
+    g, q = rows.n_clusters, rows.n_params
+    sizes = np.diff(rows.starts).astype(np.float64)
+    nonzeros = 3.0 if rows.b.size else 2.0
+    cells = float(np.sum(sizes * sizes)) * nonzeros * nonzeros
+    if float(g) * q * q > DENSE_MEAT_RATIO * cells or g * q > MAX_SCORE_CELLS:
+        return k.small_meat(rows.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
+                            rows.n_models, q, e)  # fmt: skip
+    at = rows.cluster * q
+    x = rows.a * e
+    w = np.bincount(at + rows.ii, x, g * q) - np.bincount(at + rows.jj, x, g * q)
+    if rows.b.size:
+        w += np.bincount(at + rows.n_models + rows.judge, rows.b * e, g * q)
+    w = w.reshape(g, q)
+    out = w.T @ w
+    return (out + out.T) / 2.0
+
+
+#: Distinct designs of several rows up to which :func:`_adjust` takes one product per design.
+ADJUST_LOOP_DESIGNS = 64
+
+
+def _adjust(blocks: SmallBlocks, design_of: NDArray[np.int64], starts: NDArray[np.int64],
+            e: NDArray[np.float64], k) -> NDArray[np.float64]:  # fmt: skip
+    """F_g e_g for every cluster g (``starts``: the clusters' rows), F_g the CR2 block of its
+    design (``blocks``, ``design_of``): one-row clusters by a gather, larger ones one
+    product per design while there are few of them (the clusters of a design side by side),
+    else with every cluster's block gathered, one batched product per size."""
+    sizes = np.diff(starts)
+    doff = np.concatenate([[0], np.cumsum(np.diff(blocks.starts) ** 2)])
+    if blocks.starts.size == starts.size and np.array_equal(design_of,
+                                                            np.arange(sizes.size)):  # fmt: skip
+        return k.small_apply(starts, blocks.f, e)  # one cluster a design, in order
+    out = np.empty_like(e)
+    lone = sizes == 1
+    heads = starts[:-1][lone]
+    out[heads] = blocks.f[doff[design_of[lone]]] * e[heads]
+    multi = np.flatnonzero(~lone)
+    if not multi.size:
+        return out
+    of = design_of[multi]
+    kinds = np.unique(of)
+    if kinds.size <= ADJUST_LOOP_DESIGNS:
+        for d in kinds:
+            cl = multi[of == d]
+            n = int(sizes[cl[0]])
+            at = starts[cl][:, None] + np.arange(n)
+            out[at] = e[at] @ blocks.f[doff[d]:doff[d] + n * n].reshape(n, n).T
+        return out
+    for n in np.unique(sizes[multi]):
+        cl = multi[sizes[multi] == n]
+        at = starts[cl][:, None] + np.arange(n)
+        fb = blocks.f[doff[design_of[cl]][:, None] + np.arange(n * n)].reshape(-1, n, n)
+        out[at] = (fb @ e[at][:, :, None])[:, :, 0]
+    return out
 
 
 def _group_residual(adjusted, starts, group_of, groups) -> NDArray[np.float64]:

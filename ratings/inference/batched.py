@@ -1,0 +1,169 @@
+"""Exact Satterthwaite degrees of freedom of many contrasts at once, from sparse rows
+(:mod:`ratings.inference.small`).
+
+The df of a contrast c depends on the clusters' designs only (not on their residuals): with
+v = B c, u_g = X_g v, p_g = F_g u_g and the whitened y_g = L^T X_g^T p_g (B = L L^T),
+
+    df = (sum_g omega_g)^2 / (sum_g d_g^2 - 2 sum_g d_g |y_g|^2 + ||sum_g y_g y_g^T||_F^2)
+
+with omega_g = |u_g|^2 and d_g = |p_g|^2 (|y_g|^2 = p_g^T H_gg p_g). Everything but the last
+term is linear in c before squaring, so it is formed once for the P unit contrasts of the free
+coordinates (a basis, :class:`Basis`: the rows' ``u`` and ``p`` (N x P) and each cluster's
+``y`` (G x P x P)) and any set of contrasts is a matrix product with it. Clusters of one design
+(the same rows, the same weights: a baseline met by every model once on every prompt) have the
+same terms: they are formed once per distinct design and weighted by their number
+(:func:`distinct_designs`). The cross term is one batched Gram product per contrast, in the
+smaller of the designs' and the coordinates' dimension.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ratings.inference.working import WorkingRows
+
+__all__ = ["Basis", "basis", "batched_df", "block_apply", "distinct_designs", "exact_cost",
+           "terms"]
+
+#: Cells of the (contrasts x designs x coordinates) arrays held per batch.
+BATCH_CELLS = 4_000_000
+
+
+def distinct_designs(rows: WorkingRows, merged) -> tuple[WorkingRows, NDArray[np.float64],
+                                                         NDArray[np.int64]]:  # fmt: skip
+    """The clusters' distinct designs: ``merged`` (:attr:`WorkingRows.merged`: one-row clusters
+    of one design already merged) with its larger clusters of identical rows (keys and
+    weights, in order) merged too. Returns the designs' rows, their weights (clusters per
+    design) and each cluster's design."""
+    groups, weight, group_of = merged
+    starts = groups.starts
+    sizes = np.diff(starts)
+    multi = np.flatnonzero(sizes > 1)
+    if multi.size < 2:
+        return groups, weight, group_of
+    first = np.arange(groups.n_clusters)  # each group's representative
+    for n in np.unique(sizes[multi]):
+        cl = multi[sizes[multi] == n]
+        if cl.size < 2:
+            continue
+        at = starts[cl][:, None] + np.arange(n)
+        cols = [groups.ii[at], groups.jj[at], groups.judge[at], groups.a[at].view(np.int64)]
+        if groups.b.size:
+            cols.append(groups.b[at].view(np.int64))
+        key = np.concatenate([c.astype(np.int64) for c in cols], axis=1)
+        _, head, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        first[cl] = cl[head[inv.ravel()]]
+    keep = first == np.arange(groups.n_clusters)
+    if keep.all():
+        return groups, weight, group_of
+    new = np.cumsum(keep) - 1  # the kept groups renumbered
+    of_group = new[first]
+    w = np.bincount(of_group, weight, int(keep.sum()))
+    rows_kept = np.repeat(keep, sizes)
+    designs = WorkingRows(
+        ii=groups.ii[rows_kept], jj=groups.jj[rows_kept], judge=groups.judge[rows_kept],
+        cluster=np.repeat(np.arange(w.size), sizes[keep]), a=groups.a[rows_kept],
+        b=groups.b[rows_kept] if groups.b.size else groups.b, n_clusters=w.size,
+        n_params=groups.n_params, n_models=groups.n_models)  # fmt: skip
+    return designs, w, of_group[group_of]
+
+
+def block_apply(starts: NDArray[np.int64], f: NDArray[np.float64],
+                u: NDArray[np.float64]) -> NDArray[np.float64]:  # fmt: skip
+    """F_g u_g for every cluster g and column of ``u`` (N x K), ``f`` the blocks flattened
+    row-major one cluster after another (:func:`ratings.kernels.inference.small_blocks`):
+    one batched product per cluster size."""
+    size = np.diff(starts)
+    if np.all(size == 1):
+        return f[:, None] * u
+    off = np.concatenate([[0], np.cumsum(size * size)])
+    out = np.empty_like(u)
+    for n in np.unique(size):
+        cl = np.flatnonzero(size == n)
+        rows = starts[cl][:, None] + np.arange(n)
+        fb = f[off[cl][:, None] + np.arange(n * n)].reshape(-1, n, n)
+        out[rows] = fb @ u[rows]
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Basis:
+    """The terms of the P unit contrasts of the free coordinates over the distinct designs:
+    ``u``, ``p`` (N x P: each row's u_r and p_r), ``y`` (G x P x P: y_g, whitened coordinate
+    by contrast), the designs' ``starts`` and ``weight``."""
+
+    u: NDArray[np.float64]
+    p: NDArray[np.float64]
+    y: NDArray[np.float64]
+    starts: NDArray[np.int64]
+    weight: NDArray[np.float64]
+
+
+def basis(designs: WorkingRows, weight: NDArray[np.float64], f: NDArray[np.float64],
+          free: NDArray[np.int64], bread: NDArray[np.float64],
+          chol: NDArray[np.float64]) -> Basis:  # fmt: skip
+    """:class:`Basis` of ``designs`` (their CR2 blocks ``f``) for the bread ``bread`` = L L^T
+    (``chol``: L) over ``free``."""
+    n_params, p = designs.n_params, free.size
+    v = np.zeros((n_params, p))
+    v[free] = bread  # B e_k for each free coordinate k
+    starts = designs.starts
+    u = designs.design(v, slice(None))  # N x P
+    pr = block_apply(starts, f, u)
+    lf = np.zeros((n_params, p))
+    lf[free] = chol
+    z = designs.design(lf, slice(None))  # each row's whitened design L^T x_r (N x P)
+    # y_g[q, k] = sum_{r in g} z_rq p_rk, per cluster: one batched product per cluster size
+    size = np.diff(starts)
+    y = np.empty((size.size, p, p))
+    for n in np.unique(size):
+        cl = np.flatnonzero(size == n)
+        rows = starts[cl][:, None] + np.arange(n)
+        y[cl] = z[rows].transpose(0, 2, 1) @ pr[rows]
+    return Basis(u, pr, y, starts, weight)
+
+
+def terms(b: Basis, c: NDArray[np.float64]) -> tuple:
+    """``(omega, d, y)`` of contrasts ``c`` (C x P, over the free coordinates) per design:
+    omega, d (C x G) and y (C x G x P)."""
+    heads = b.starts[:-1]
+    uc = b.u @ c.T
+    pc = b.p @ c.T
+    omega = np.add.reduceat(uc * uc, heads, axis=0).T
+    d = np.add.reduceat(pc * pc, heads, axis=0).T
+    y = np.ascontiguousarray(np.moveaxis(b.y @ c.T, 2, 0))  # C x G x P
+    return omega, d, y
+
+
+def batched_df(b: Basis, c: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Exact Satterthwaite df of contrasts ``c`` (rows over the free coordinates), a batch of
+    contrasts at a time (see the module notes); NaN where the contrast has no variance."""
+    g, p = b.y.shape[0], b.y.shape[1]
+    out = np.empty(c.shape[0])
+    step = max(1, BATCH_CELLS // max(g * p, 1))
+    sw = np.sqrt(b.weight)
+    for lo in range(0, c.shape[0], step):
+        omega, d, y = terms(b, c[lo:lo + step])
+        tr = omega @ b.weight
+        yy = np.einsum("cgp,cgp->cg", y, y)
+        y *= sw[None, :, None]
+        if g <= p:
+            gram = y @ y.transpose(0, 2, 1)
+        else:
+            gram = y.transpose(0, 2, 1) @ y
+        cross = np.einsum("cij,cij->c", gram, gram)
+        denom = (d * d) @ b.weight - 2.0 * (d * yy) @ b.weight + cross
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[lo:lo + step] = np.where(tr > 0, tr * tr / denom, np.nan)
+    return out
+
+
+def exact_cost(n_rows: int, n_designs: int, n_free: int, n_contrasts: int) -> float:
+    """Flops (roughly) of :func:`batched_df` for ``n_contrasts`` contrasts, the basis included:
+    the basis N P (R + P), then per contrast N P twice, G P^2 and the Gram G P min(G, P)."""
+    n, g, p = float(n_rows), float(n_designs), float(n_free)
+    per = 2.0 * n * p + g * p * p + 2.0 * g * p * min(g, p)
+    return 2.0 * n * p * p + n_contrasts * per
