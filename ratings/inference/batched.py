@@ -8,8 +8,8 @@ v = B c, u_g = X_g v, p_g = F_g u_g and the whitened y_g = L^T X_g^T p_g (B = L 
 
 with omega_g = |u_g|^2 and d_g = |p_g|^2 (|y_g|^2 = p_g^T H_gg p_g). Everything but the last
 term is linear in c before squaring, so it is formed once for the P unit contrasts of the free
-coordinates (a basis, :class:`Basis`: the rows' ``u`` and ``p`` (N x P) and each cluster's
-``y`` (G x P x P)) and any set of contrasts is a matrix product with it. Clusters of one design
+coordinates (a basis, :class:`Basis`: per design the Gram matrices of its rows' ``u`` and ``p`` and
+its ``y``, each P x P) and any set of contrasts is a matrix product with it. Clusters of one design
 (the same rows, the same weights: a baseline met by every model once on every prompt) have the
 same terms: they are formed once per distinct design and weighted by their number
 (:func:`distinct_designs`). The cross term is one batched Gram product per contrast, in the
@@ -91,14 +91,13 @@ def block_apply(starts: NDArray[np.int64], f: NDArray[np.float64],
 
 @dataclass(frozen=True, eq=False)
 class Basis:
-    """The terms of the P unit contrasts of the free coordinates over the distinct designs:
-    ``u``, ``p`` (N x P: each row's u_r and p_r), ``y`` (G x P x P: y_g, whitened coordinate
-    by contrast), the designs' ``starts`` and ``weight``."""
+    """The terms of the P unit contrasts of the free coordinates over the distinct designs,
+    as quadratic and linear forms: ``q`` (G x 3P x P) stacks per design g the Gram matrices
+    U_g^T U_g and P_g^T P_g of its rows' u and p (so omega_g = c^T U_g^T U_g c and
+    d_g = c^T P_g^T P_g c) and y_g (whitened coordinate by contrast, y_g(c) = y_g c); with
+    the designs' ``weight``."""
 
-    u: NDArray[np.float64]
-    p: NDArray[np.float64]
-    y: NDArray[np.float64]
-    starts: NDArray[np.int64]
+    q: NDArray[np.float64]
     weight: NDArray[np.float64]
 
 
@@ -116,32 +115,34 @@ def basis(designs: WorkingRows, weight: NDArray[np.float64], f: NDArray[np.float
     lf = np.zeros((n_params, p))
     lf[free] = chol
     z = designs.design(lf, slice(None))  # each row's whitened design L^T x_r (N x P)
-    # y_g[q, k] = sum_{r in g} z_rq p_rk, per cluster: one batched product per cluster size
+    # per design, one batched product per cluster size: [u; p; z]^T [u; p; p] by blocks
     size = np.diff(starts)
-    y = np.empty((size.size, p, p))
+    q = np.empty((size.size, 3 * p, p))
+    left = np.concatenate([u, pr, z], axis=1)  # N x 3P
     for n in np.unique(size):
         cl = np.flatnonzero(size == n)
         rows = starts[cl][:, None] + np.arange(n)
-        y[cl] = z[rows].transpose(0, 2, 1) @ pr[rows]
-    return Basis(u, pr, y, starts, weight)
+        lt = left[rows].transpose(0, 2, 1)  # k x 3P x n
+        q[cl, :p] = lt[:, :p] @ u[rows]
+        q[cl, p:] = lt[:, p:] @ pr[rows]
+    return Basis(q, weight)
 
 
 def terms(b: Basis, c: NDArray[np.float64]) -> tuple:
     """``(omega, d, y)`` of contrasts ``c`` (C x P, over the free coordinates) per design:
     omega, d (C x G) and y (C x G x P)."""
-    heads = b.starts[:-1]
-    uc = b.u @ c.T
-    pc = b.p @ c.T
-    omega = np.add.reduceat(uc * uc, heads, axis=0).T
-    d = np.add.reduceat(pc * pc, heads, axis=0).T
-    y = np.ascontiguousarray(np.moveaxis(b.y @ c.T, 2, 0))  # C x G x P
+    p = c.shape[1]
+    qc = b.q @ c.T  # G x 3P x C
+    omega = np.einsum("gpc,cp->cg", qc[:, :p], c)
+    d = np.einsum("gpc,cp->cg", qc[:, p:2 * p], c)
+    y = np.ascontiguousarray(np.moveaxis(qc[:, 2 * p:], 2, 0))  # C x G x P
     return omega, d, y
 
 
 def batched_df(b: Basis, c: NDArray[np.float64]) -> NDArray[np.float64]:
     """Exact Satterthwaite df of contrasts ``c`` (rows over the free coordinates), a batch of
     contrasts at a time (see the module notes); NaN where the contrast has no variance."""
-    g, p = b.y.shape[0], b.y.shape[1]
+    g, p = b.q.shape[0], b.q.shape[2]
     out = np.empty(c.shape[0])
     step = max(1, BATCH_CELLS // max(g * p, 1))
     sw = np.sqrt(b.weight)
@@ -163,7 +164,7 @@ def batched_df(b: Basis, c: NDArray[np.float64]) -> NDArray[np.float64]:
 
 def exact_cost(n_rows: int, n_designs: int, n_free: int, n_contrasts: int) -> float:
     """Flops (roughly) of :func:`batched_df` for ``n_contrasts`` contrasts, the basis included:
-    the basis N P (R + P), then per contrast N P twice, G P^2 and the Gram G P min(G, P)."""
+    the basis 6 N P^2, then per contrast 3 G P^2 for the forms and the Gram 2 G P min(G, P)."""
     n, g, p = float(n_rows), float(n_designs), float(n_free)
-    per = 2.0 * n * p + g * p * p + 2.0 * g * p * min(g, p)
-    return 2.0 * n * p * p + n_contrasts * per
+    per = 3.0 * g * p * p + 2.0 * g * p * min(g, p)
+    return 6.0 * n * p * p + n_contrasts * per

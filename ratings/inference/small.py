@@ -62,7 +62,11 @@ MAX_BLOCK_CELLS = 50_000_000
 DENSE_MEAT_RATIO = 8.0
 #: Most cells of the clusters' scores W (G x P) formed for the meat.
 MAX_SCORE_CELLS = 20_000_000
-#: Most cells (distinct designs x free coordinates^2) of the exact df's basis.
+#: The batched exact df's flops (BLAS products) allowed per unit of
+#: :data:`ratings.inference.cluster.EXACT_BUDGET` (:meth:`SmallClusterInference.df_plan`:
+#: 6e8, about 0.1 s on one core of a 2-core machine, measured in ``bench_shapes.py``).
+BATCHED_RATIO = 2.0
+#: Most cells (3 x distinct designs x free coordinates^2) of the exact df's basis.
 MAX_BASIS_CELLS = 20_000_000
 
 
@@ -98,12 +102,14 @@ class SmallBlocks:
 class Designs:
     """The clusters' distinct designs (:func:`ratings.inference.batched.distinct_designs`):
     their ``rows``, ``weight`` (clusters per design), each cluster's design ``group_of``, and
-    the designs' CR2 blocks ``f`` (flattened as :class:`SmallBlocks`)."""
+    the designs' CR2 blocks ``f`` and leverage blocks ``h`` (flattened as
+    :class:`SmallBlocks`)."""
 
     rows: WorkingRows
     weight: NDArray[np.float64]
     group_of: NDArray[np.int64]
     f: NDArray[np.float64]
+    h: NDArray[np.float64]
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,24 +127,32 @@ class SmallClusterInference(ClusterInference):
         return self._exact_for(self.n_models)
 
     def _exact_for(self, n_contrasts: int) -> bool:
-        return self.df_plan(n_contrasts)[0] == "exact"
+        return self.df_plan(n_contrasts)[0] != "one-direction"
 
     def df_plan(self, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
-        """The df path for ``n_contrasts`` contrasts and why: ``"exact"`` (the batched exact
-        formula of :mod:`ratings.inference.batched`) while its cost stays within
-        :data:`ratings.inference.cluster.EXACT_BUDGET` and its basis within
-        :data:`MAX_BASIS_CELLS`, else ``"one-direction"`` (streamed over the merged designs)."""
+        """The df path for ``n_contrasts`` contrasts (``pairs``: every pair's) and why:
+
+        * ``"exact"``: the batched exact formula (:mod:`ratings.inference.batched`), while its
+          cost (:func:`~ratings.inference.batched.exact_cost`, BLAS products over the
+          clusters' distinct designs) stays within :data:`BATCHED_RATIO` times
+          :data:`ratings.inference.cluster.EXACT_BUDGET`;
+        * ``"exact per contrast"``: else, while one kernel pass over the rows and a P^3
+          cross term per contrast stay within :data:`ratings.inference.cluster.EXACT_BUDGET`
+          (many distinct small clusters, where the sparse designs beat the dense products);
+        * ``"one-direction"``: else the approximation, streamed over the merged designs.
+        """
         d = self.designs
         g, n, p = d.rows.n_clusters, d.rows.ii.size, self.free.size
-        cost = exact_cost(n, g, p, n_contrasts)
-        cells = g * p * p
-        what = (f"{g:,} distinct designs of {self.n_clusters:,} clusters, {n:,} rows, "
-                f"{p} free; exact ~{cost:.2g} flops")  # fmt: skip
-        if cost > cluster.EXACT_BUDGET:
-            return "one-direction", f"{what} > budget {cluster.EXACT_BUDGET:.2g}"
-        if cells > MAX_BASIS_CELLS:
-            return "one-direction", f"{what}; basis {cells:,} cells > {MAX_BASIS_CELLS:,}"
-        return "exact", f"{what} <= budget {cluster.EXACT_BUDGET:.2g}"
+        batched = exact_cost(n, g, p, n_contrasts)
+        budget = BATCHED_RATIO * cluster.EXACT_BUDGET
+        kernel = n_contrasts * (self.rows.ii.size + 2.0 * p**3)
+        what = (f"{g:,} designs of {self.n_clusters:,} clusters, {n:,} rows, {p} free: batched "
+                f"~{batched:.2g} flops, per contrast ~{kernel:.2g}")  # fmt: skip
+        if batched <= budget and 3 * g * p * p <= MAX_BASIS_CELLS:
+            return "exact", f"{what}; batched within {budget:.2g}"
+        if kernel <= cluster.EXACT_BUDGET:
+            return "exact per contrast", f"{what}; per contrast within {cluster.EXACT_BUDGET:.2g}"
+        return "one-direction", f"{what}; both past their budgets"
 
     @cached_property
     def _basis(self) -> Basis:
@@ -165,18 +179,22 @@ class SmallClusterInference(ClusterInference):
     def influence(self) -> NDArray[np.float64] | None:
         """CR2-adjusted influences (G x n_params), built on request; None past
         :data:`ratings.core.memory.MAX_INFLUENCE_CELLS` (the covariance does not need them)."""
+        from scipy.sparse import csr_matrix
+
         from ratings.core.memory import MAX_INFLUENCE_CELLS
 
         rows = self.rows
         if rows.n_clusters * rows.n_params > MAX_INFLUENCE_CELLS:
             return None
-        w = np.zeros((rows.n_clusters, rows.n_params))
-        np.add.at(w, (rows.cluster, rows.ii), rows.a * self.residual)
-        np.add.at(w, (rows.cluster, rows.jj), -rows.a * self.residual)
+        s = rows.a * self.residual  # the scores X_g^T e*_g as a sparse G x n_params matrix
+        at, cols, vals = [rows.cluster] * 2, [rows.ii, rows.jj], [s, -s]
         if rows.b.size:
-            np.add.at(w, (rows.cluster, rows.n_models + rows.judge), rows.b * self.residual)
-        out = np.zeros_like(w)
-        out[:, self.free] = w[:, self.free] @ self.bread
+            at, cols = [*at, rows.cluster], [*cols, rows.n_models + rows.judge]
+            vals.append(rows.b * self.residual)
+        w = csr_matrix((np.concatenate(vals), (np.concatenate(at), np.concatenate(cols))),
+                       shape=(rows.n_clusters, rows.n_params))  # duplicates summed
+        out = np.zeros((rows.n_clusters, rows.n_params))
+        out[:, self.free] = w[:, self.free] @ self.bread  # nonzeros x P, not G x P^2
         return out
 
     def contrasted_influence(self, contrasts) -> NDArray[np.float64]:
@@ -215,7 +233,29 @@ class SmallClusterInference(ClusterInference):
         return out
 
     def _exact_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        return batched_df(self._basis, c)
+        if self.df_plan(c.shape[0])[0] == "exact":
+            return batched_df(self._basis, c)
+        return self._per_contrast_df(c)
+
+    def _per_contrast_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The exact df one kernel pass per contrast: the cross term as tr(A B A B) with A
+        summed from the rows' sparse design vectors (see the module notes)."""
+        rows, d = self.rows, self.designs
+        h, f = _spread(d.h, d.f, np.diff(d.rows.starts), d.group_of, np.diff(rows.starts))
+        k = kernels(rows.ii.size * max(c.shape[0], 1))
+        v = self._directions(c)
+        sums = k.small_terms(rows.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
+                             rows.n_models, h, f, v)  # fmt: skip
+        bread = embed(self.bread, self.free, self.n_params)
+        cross = np.empty(c.shape[0])
+        for col in range(c.shape[0]):
+            u = rows.design(v[:, [col]], slice(None))[:, 0]
+            p = k.small_apply(rows.starts, f, u)
+            ab = _meat(rows, p, k) @ bread
+            cross[col] = np.einsum("ij,ji->", ab, ab)
+        tr = sums[:, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(tr > 0, tr * tr / (sums[:, 1] - 2.0 * sums[:, 2] + cross), np.nan)
 
     def _approx_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """The one-direction approximation (as :func:`satterthwaite` without ``y``), streamed:
@@ -301,7 +341,7 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
     return SmallClusterInference(rows.n_params, rows.n_models, free, bread, None, clusters, None,
                                  None, degenerate, rows, chol, meat=meat, blocks=blocks,
                                  residual=adjusted,
-                                 designs=Designs(designs, weight, design_of, f))  # fmt: skip
+                                 designs=Designs(designs, weight, design_of, f, h))  # fmt: skip
 
 
 def _meat(rows: WorkingRows, e: NDArray[np.float64], k) -> NDArray[np.float64]:
@@ -324,6 +364,18 @@ def _meat(rows: WorkingRows, e: NDArray[np.float64], k) -> NDArray[np.float64]:
     w = w.reshape(g, q)
     out = w.T @ w
     return (out + out.T) / 2.0
+
+
+def _spread(h, f, group_sizes, group_of, sizes) -> tuple:
+    """Blocks computed per design (``group_sizes`` rows each) given to every cluster
+    (``group_of``: each cluster's design; ``sizes``: the clusters' rows)."""
+    if np.all(sizes == 1):
+        return h[group_of], f[group_of]
+    cells = sizes.astype(np.int64) ** 2
+    group_off = np.concatenate([[0], np.cumsum(group_sizes.astype(np.int64) ** 2)])
+    off = np.concatenate([[0], np.cumsum(cells)])
+    at = np.repeat(group_off[group_of] - off[:-1], cells) + np.arange(off[-1])
+    return h[at], f[at]
 
 
 #: Distinct designs of several rows up to which :func:`_adjust` takes one product per design.
