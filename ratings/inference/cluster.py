@@ -275,9 +275,12 @@ class ClusterInference:
         else:
             from ratings.inference.pairdf import streamed_pairs_df
 
+            c = self._free_contrasts(reference_contrasts(m, None))
             n = np.zeros((self.n_params, m))
-            n[self.free] = matmul(self.bread, self._free_contrasts(reference_contrasts(m, None)).T)
-            out = streamed_pairs_df(self.rows, n)
+            n[self.free] = matmul(self.bread, c.T)
+            last = self.__dict__.get("_last_omega")  # the ratings' pass asked the same
+            shares = last[1].T if last is not None and np.array_equal(last[0], c) else None
+            out = streamed_pairs_df(self.rows, n, shares)
             np.fill_diagonal(out, np.nan)
         return out
 
