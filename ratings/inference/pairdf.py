@@ -48,15 +48,17 @@ def _blocks(groups: WorkingRows, n: NDArray[np.float64],
 
 
 def streamed_pairs_df(rows: WorkingRows, n: NDArray[np.float64],
-                      shares: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+                      shares: NDArray[np.float64] | None = None,
+                      weight: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """One-direction df of every pair (M x M) from the directions ``n`` (n_params x M: the
     bread times each model's contrast about the mean), as
     :func:`~ratings.inference.satterthwaite.summed_pairs_df` of the clusters' ``u`` (its
     diagonal included), with memory in the models' size only. ``shares``: the clusters' ``u``
-    (G x M) when already computed (the ratings' df ask for the same), used instead of a
-    pass over the rows."""
+    (G x M; or the merged designs', ``weight`` their clusters) when already computed (the
+    ratings' df ask for the same), used instead of a pass over the rows."""
     if shares is not None:
-        groups, weight = None, np.ones(shares.shape[0])
+        groups = rows.merged[0] if weight is not None else None
+        weight = np.ones(shares.shape[0]) if weight is None else weight
         blocks = [(shares, weight)]
     else:
         groups, weight, _ = rows.merged

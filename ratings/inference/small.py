@@ -66,6 +66,9 @@ MAX_SCORE_CELLS = 20_000_000
 #: :data:`ratings.inference.cluster.EXACT_BUDGET` (:meth:`SmallClusterInference.df_plan`:
 #: 6e8, about 0.1 s on one core of a 2-core machine, measured in ``bench_shapes.py``).
 BATCHED_RATIO = 2.0
+#: Most cells (merged designs x contrasts) of the clusters' shares held for the one-direction
+#: df (the ratings' and then the pairs', from one pass over the rows).
+SHARED_SHARES_CELLS = 8_000_000
 #: Most cells (3 x distinct designs x free coordinates^2) of the exact df's basis.
 MAX_BASIS_CELLS = 20_000_000
 
@@ -193,9 +196,7 @@ class SmallClusterInference(ClusterInference):
             vals.append(rows.b * self.residual)
         w = csr_matrix((np.concatenate(vals), (np.concatenate(at), np.concatenate(cols))),
                        shape=(rows.n_clusters, rows.n_params))  # duplicates summed
-        out = np.zeros((rows.n_clusters, rows.n_params))
-        out[:, self.free] = w[:, self.free] @ self.bread  # nonzeros x P, not G x P^2
-        return out
+        return np.asarray(w @ embed(self.bread, self.free, rows.n_params))  # nonzeros x P
 
     def contrasted_influence(self, contrasts) -> NDArray[np.float64]:
         """As :meth:`ClusterInference.contrasted_influence`, from the rows: cluster g's
@@ -266,6 +267,14 @@ class SmallClusterInference(ClusterInference):
         v = self._directions(c)
         vf = v[self.free]
         tr = np.sum(vf * (self.information @ vf), axis=0)
+        if groups.n_clusters * c.shape[0] <= SHARED_SHARES_CELLS:  # held, for the pairs too
+            u = groups.quadratic(v)
+            self.__dict__["_last_shares"] = (c, u)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                pi = u / tr
+                a = pi * pi / np.maximum(1.0 - pi, DEGENERATE)
+                denom = weight @ (pi * pi) + (weight @ a) ** 2 - weight @ (a * a)
+                return np.where(tr > 0, 1.0 / denom, np.nan)
         cells = groups.ii.size * max(c.shape[0], 1)
         k = kernels(cells // CELLS_PER_VERDICT)
         starts = groups.starts
@@ -300,7 +309,12 @@ class SmallClusterInference(ClusterInference):
         from ratings.inference.satterthwaite import reference_contrasts
 
         c = self._free_contrasts(reference_contrasts(m, None))
-        out = streamed_pairs_df(self.rows, self._directions(c))
+        last = self.__dict__.get("_last_shares")  # the ratings' df asked the same
+        if last is not None and np.array_equal(last[0], c):
+            _, weight, _ = self.rows.merged
+            out = streamed_pairs_df(self.rows, self._directions(c), last[1], weight)
+        else:
+            out = streamed_pairs_df(self.rows, self._directions(c))
         np.fill_diagonal(out, np.nan)
         return self._pairs_undefined_and_extra(jj, kk, out)
 
