@@ -25,8 +25,8 @@ from numpy.typing import NDArray
 
 from ratings.inference.working import WorkingRows
 
-__all__ = ["Basis", "basis", "batched_df", "block_apply", "distinct_designs", "exact_cost",
-           "terms"]
+__all__ = ["Basis", "basis", "batched_df", "block_apply", "dense_basis", "distinct_designs",
+           "exact_cost", "terms"]
 
 #: Cells of the (contrasts x designs x coordinates) arrays held per batch.
 BATCH_CELLS = 4_000_000
@@ -126,6 +126,26 @@ def basis(designs: WorkingRows, weight: NDArray[np.float64], f: NDArray[np.float
         q[cl, :p] = lt[:, :p] @ u[rows]
         q[cl, p:] = lt[:, p:] @ pr[rows]
     return Basis(q, weight)
+
+
+def dense_basis(eig_q: tuple, eig_lam: tuple, chol: NDArray[np.float64],
+                degenerate: float) -> Basis:  # fmt: skip
+    """:class:`Basis` of the dense path's clusters, from the eigenpairs (Q_g, lambda_g) of
+    their whitened S_g = L^T H_g L (:class:`ratings.inference.cluster.ClusterInference`):
+    with W_g = L Q_g, omega_g = c^T W_g diag(lambda) W_g^T c, d_g likewise with
+    lambda / (1 - lambda), y_g = Q_g diag(lambda / sqrt(1 - lambda)) W_g^T c (leverages
+    capped at 1 - ``degenerate``)."""
+    p = chol.shape[0]
+    q = np.zeros((len(eig_q), 3 * p, p))
+    for g, (qg, lam) in enumerate(zip(eig_q, eig_lam, strict=True)):
+        if not lam.size:
+            continue
+        lam = np.minimum(lam, 1.0 - degenerate)
+        w = chol @ qg
+        q[g, :p] = (w * lam) @ w.T
+        q[g, p:2 * p] = (w * (lam / (1.0 - lam))) @ w.T
+        q[g, 2 * p:] = (qg * (lam / np.sqrt(1.0 - lam))) @ w.T
+    return Basis(q, np.ones(len(eig_q)))
 
 
 def terms(b: Basis, c: NDArray[np.float64]) -> tuple:
