@@ -196,18 +196,19 @@ def phases(df: pd.DataFrame, model: str) -> list[dict]:
     t3 = time.perf_counter()
     r.to_frame()
     t4 = time.perf_counter()
+    from ratings.inference.batched import cr2_plan, df_plan
+
     inf = r.inference
-    plan = getattr(inf, "df_plan", None)
     m = len(r.models)
     for what, n_contrasts, sec in (("models' df", m, t2 - t1),
                                    ("pairs' df", m * (m - 1) // 2, t3 - t2)):
-        if plan is not None:
-            path, why = plan(n_contrasts, pairs=what.startswith("pairs"))
-        else:
-            path, why = type(inf).__name__, f"exact={getattr(inf, 'exact', None)}"
+        path, why = df_plan(inf, n_contrasts, pairs=what.startswith("pairs"))
         rows.append({"phase": what, "seconds": sec, "path": path, "why": why})
-    rows.insert(0, {"phase": "fit", "seconds": t1 - t0, "path": type(inf).__name__,
-                    "why": f"{inf.n_clusters:,} clusters, {inf.free.size} free parameters"})
+    if inf.rows is not None:
+        path, why = cr2_plan(np.diff(inf.rows.starts), inf.free.size)
+    else:  # the dense exact path keeps the eigenpairs, not the rows
+        path, why = "exact", f"{inf.n_clusters:,} clusters' eigenpairs, {inf.free.size} free"
+    rows.insert(0, {"phase": "fit (CR2 path)", "seconds": t1 - t0, "path": path, "why": why})
     rows.append({"phase": "rank intervals + frame", "seconds": t4 - t3, "path": "", "why": ""})
     return rows
 

@@ -19,14 +19,15 @@ smaller of the designs' and the coordinates' dimension.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ratings.inference.working import WorkingRows
 
-__all__ = ["Basis", "basis", "batched_df", "block_apply", "dense_basis", "distinct_designs",
-           "exact_cost", "terms"]
+__all__ = ["Basis", "basis", "batched_df", "block_apply", "cr2_plan", "dense_basis", "df_plan",
+           "distinct_designs", "exact_cost", "terms"]
 
 #: Cells of the (contrasts x designs x coordinates) arrays held per batch.
 BATCH_CELLS = 4_000_000
@@ -100,6 +101,14 @@ class Basis:
     q: NDArray[np.float64]
     weight: NDArray[np.float64]
 
+    @cached_property
+    def by_contrast(self) -> NDArray[np.float64]:
+        """``q`` laid out (P, 3 G P), the contrast's coordinate first: one product with the
+        contrasts gives all three terms of every design, each contrast's contiguous."""
+        g, p = self.q.shape[0], self.q.shape[2]
+        return np.ascontiguousarray(self.q.reshape(g, 3, p, p).transpose(3, 1, 0, 2)
+                                    ).reshape(p, 3 * g * p)  # fmt: skip
+
 
 def basis(designs: WorkingRows, weight: NDArray[np.float64], f: NDArray[np.float64],
           free: NDArray[np.int64], bread: NDArray[np.float64],
@@ -150,13 +159,12 @@ def dense_basis(eig_q: tuple, eig_lam: tuple, chol: NDArray[np.float64],
 
 def terms(b: Basis, c: NDArray[np.float64]) -> tuple:
     """``(omega, d, y)`` of contrasts ``c`` (C x P, over the free coordinates) per design:
-    omega, d (C x G) and y (C x G x P)."""
-    p = c.shape[1]
-    qc = b.q @ c.T  # G x 3P x C
-    omega = np.einsum("gpc,cp->cg", qc[:, :p], c)
-    d = np.einsum("gpc,cp->cg", qc[:, p:2 * p], c)
-    y = np.ascontiguousarray(np.moveaxis(qc[:, 2 * p:], 2, 0))  # C x G x P
-    return omega, d, y
+    omega, d (C x G) and y (C x G x P), from one product ``c @ b.by_contrast``."""
+    g, p = b.q.shape[0], c.shape[1]
+    z = (c @ b.by_contrast).reshape(c.shape[0], 3, g, p)
+    omega = np.einsum("cgp,cp->cg", z[:, 0], c)
+    d = np.einsum("cgp,cp->cg", z[:, 1], c)
+    return omega, d, z[:, 2]
 
 
 def batched_df(b: Basis, c: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -164,13 +172,13 @@ def batched_df(b: Basis, c: NDArray[np.float64]) -> NDArray[np.float64]:
     contrasts at a time (see the module notes); NaN where the contrast has no variance."""
     g, p = b.q.shape[0], b.q.shape[2]
     out = np.empty(c.shape[0])
-    step = max(1, BATCH_CELLS // max(g * p, 1))
+    step = max(1, BATCH_CELLS // max(3 * g * p, 1))
     sw = np.sqrt(b.weight)
     for lo in range(0, c.shape[0], step):
         omega, d, y = terms(b, c[lo:lo + step])
         tr = omega @ b.weight
         yy = np.einsum("cgp,cgp->cg", y, y)
-        y *= sw[None, :, None]
+        y = y * sw[None, :, None]
         if g <= p:
             gram = y @ y.transpose(0, 2, 1)
         else:
@@ -188,3 +196,42 @@ def exact_cost(n_rows: int, n_designs: int, n_free: int, n_contrasts: int) -> fl
     n, g, p = float(n_rows), float(n_designs), float(n_free)
     per = 3.0 * g * p * p + 2.0 * g * p * min(g, p)
     return 6.0 * n * p * p + n_contrasts * per
+
+
+def cr2_plan(sizes: NDArray[np.int64], n_free: int) -> tuple[str, str]:
+    """The CR2 path clusters of ``sizes`` rows take and why (the costs
+    :func:`ratings.inference.small.use_small_path` and
+    :func:`ratings.inference.cluster.dense_path` compare): ``"sparse"``, ``"exact"`` (dense,
+    one eigen-decomposition per cluster) or ``"series"``."""
+    from ratings.inference import cluster, small
+
+    s, p, g = sizes.astype(np.float64), float(n_free), float(sizes.size)
+    exact = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
+    series = small.SERIES_COST_TERMS * (float(s.sum()) * p + g * p * p)
+    sparse = float(np.sum(s**3))
+    dense = "exact" if exact <= cluster.EXACT_BUDGET else "series"
+    what = (f"{sizes.size:,} clusters of {s.mean() if s.size else 0:.1f} rows on average, "
+            f"{n_free} free: sparse ~{sparse:.2g}, dense exact ~{exact:.2g}, series "
+            f"~{series:.2g} flops")  # fmt: skip
+    path = "sparse" if small.use_small_path(sizes, n_free) else dense
+    return path, what
+
+
+def df_plan(inference, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
+    """The df path of ``n_contrasts`` contrasts (``pairs``: every pair's) of a
+    :class:`~ratings.inference.cluster.ClusterInference` and why."""
+    plan = getattr(inference, "df_plan", None)
+    if plan is not None:  # the sparse path's own
+        return plan(n_contrasts, pairs)
+    from ratings.inference import cluster
+
+    g, p = inference.n_clusters, inference.free.size
+    if not inference.exact:
+        return ("one-direction", "series path: each cluster's share of omega from the rows, "
+                "the pairs' summed from the ratings' (streamed)")  # fmt: skip
+    cost = n_contrasts * g * p * min(g, p)
+    if not pairs or cost <= cluster.EXACT_BUDGET:
+        return "exact", (f"dense path: the basis of {g:,} clusters' eigenpairs, "
+                         f"{n_contrasts:,} contrasts")  # fmt: skip
+    return "one-direction", (f"dense path, pairs' ~{cost:.2g} flops past "
+                             f"{cluster.EXACT_BUDGET:.2g}: each pair's exact omega")
