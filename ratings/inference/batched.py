@@ -141,11 +141,22 @@ class Basis:
 
     @cached_property
     def by_contrast(self) -> NDArray[np.float64]:
-        """``q`` laid out (P, 3 G P), the contrast's coordinate first: one product with the
-        contrasts gives all three terms of every design, each contrast's contiguous."""
+        """``q`` laid out (P + 1, 3 G P), the contrast's coordinate first (row k: the terms of
+        the unit contrast e_k; the last row zero): one product with the contrasts gives all
+        three terms of every design, each contrast's contiguous."""
         g, p = self.q.shape[0], self.q.shape[2]
-        return np.ascontiguousarray(self.q.reshape(g, 3, p, p).transpose(3, 1, 0, 2)
-                                    ).reshape(p, 3 * g * p)  # fmt: skip
+        out = np.zeros((p + 1, 3 * g * p))
+        out[:p] = self.q.reshape(g, 3, p, p).transpose(3, 1, 0, 2).reshape(p, 3 * g * p)
+        return out
+
+    @cached_property
+    def padded_forms(self) -> NDArray[np.float64]:
+        """The quadratic forms of omega and d (2 x G x (P + 1) x (P + 1), zero in the last row
+        and column): a pair's terms are three of their entries."""
+        g, p = self.q.shape[0], self.q.shape[2]
+        out = np.zeros((2, g, p + 1, p + 1))
+        out[:, :, :p, :p] = self.q[:, :2 * p].reshape(g, 2, p, p).transpose(1, 0, 2, 3)
+        return out
 
 
 def basis(designs: WorkingRows, weight: NDArray[np.float64], f: NDArray[np.float64],
@@ -199,10 +210,31 @@ def terms(b: Basis, c: NDArray[np.float64]) -> tuple:
     """``(omega, d, y)`` of contrasts ``c`` (C x P, over the free coordinates) per design:
     omega, d (C x G) and y (C x G x P), from one product ``c @ b.by_contrast``."""
     g, p = b.q.shape[0], c.shape[1]
-    z = (c @ b.by_contrast).reshape(c.shape[0], 3, g, p)
+    sides = _unit_differences(c)
+    if sides is not None:  # e_j - e_k (a pair, either side possibly the reference): entries
+        j, k = sides  # of the quadratic forms and rows of y, no product
+        forms = b.padded_forms
+        quad = forms[:, :, j, j] + forms[:, :, k, k] - 2.0 * forms[:, :, j, k]  # 2 x G x C
+        y = b.by_contrast[j, 2 * g * p:] - b.by_contrast[k, 2 * g * p:]
+        return quad[0].T, quad[1].T, y.reshape(c.shape[0], g, p)
+    z = (c @ b.by_contrast[:p]).reshape(c.shape[0], 3, g, p)
     omega = np.einsum("cgp,cp->cg", z[:, 0], c)
     d = np.einsum("cgp,cp->cg", z[:, 1], c)
     return omega, d, z[:, 2]
+
+
+def _unit_differences(c: NDArray[np.float64]) -> tuple | None:
+    """For contrasts that are each e_j - e_k, e_j or -e_k (a pair of models over the free
+    coordinates), the coordinates of their +1 and -1 (P: none), else None."""
+    plus, minus = c == 1.0, c == -1.0
+    if not np.all(plus | minus | (c == 0.0)):
+        return None
+    n_plus, n_minus = plus.sum(axis=1), minus.sum(axis=1)
+    if np.any(n_plus > 1) or np.any(n_minus > 1):
+        return None
+    p = c.shape[1]
+    return (np.where(n_plus > 0, plus.argmax(axis=1), p),
+            np.where(n_minus > 0, minus.argmax(axis=1), p))
 
 
 def batched_df(b: Basis, c: NDArray[np.float64]) -> NDArray[np.float64]:
