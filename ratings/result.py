@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
@@ -13,6 +14,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.arrays import frozen, readonly_copy
+from ratings.core.deprecation import warn_deprecated
 from ratings.core.errors import close_matches, option
 from ratings.core.schema import ELO_SCALE
 from ratings.core.tdist import critical_values
@@ -33,6 +35,7 @@ __all__ = [
     "Uncertainty",
     "check_level",
     "format_table",
+    "register_html",
 ]
 
 
@@ -319,7 +322,9 @@ class Ratings:
         (:func:`ratings.inference.ranks.pair_stats`; rank intervals and the pairwise table)."""
         from ratings.inference.ranks import pair_stats
 
-        return pair_stats(self)
+        return pair_stats(np.asarray(self.strength), self.se.to_numpy(), self.cov,
+                          self.pair_df(), draws=self.draws,
+                          unbounded=self.unbounded_mask)  # fmt: skip
 
     def _df_of(self, i: int, j: int) -> float:
         if self.inference is None:
@@ -496,14 +501,15 @@ class Ratings:
             from ratings.inference.ranks import rank_intervals
 
             with one_blas_thread():
-                ranks = rank_intervals(self, level, kind=kind, seed=seed)
+                ranks = rank_intervals(self.pair_stats, self.models, level, kind=kind,
+                                       seed=seed)  # fmt: skip
             ranks = ranks.iloc[self.rank_order].astype("Int64")
             ranks.index = self.ranked_models
             cache[key] = ranks
         return cache[key].copy()
 
-    def pairwise(self, level: float | None = None, *, adjust: str = "max-t",
-                 seed: int = 0) -> pd.DataFrame:  # fmt: skip
+    def pairwise(self, level: float | None = None, *, correction: str = "max-t",
+                 seed: int = 0, adjust: str | None = None) -> pd.DataFrame:  # fmt: skip
         """Every pair of models: Elo difference with its interval and degrees of freedom, the
         win probability with its interval, and a p-value for "no difference" adjusted for
         the M (M - 1) / 2 comparisons.
@@ -512,16 +518,23 @@ class Ratings:
         df, p_win, p_win_lower, p_win_upper, p_value, p_adjusted, level`` (and
         ``model_based``, as in :meth:`to_frame`). Rows by the rank of ``model_a``, then of
         ``model_b`` (:attr:`rank_order`), indexed by the pair ``(model_a, model_b)``.
-        ``adjust="max-t"`` (default) uses the joint distribution of all pairs' t statistics
-        (single step; beyond the simulation's resolution, the Bonferroni bound, which is
-        exact there to first order); ``"holm"`` Holm's step-down, which ignores it. See
-        :mod:`ratings.inference.ranks`.
+        The multiple-testing ``correction``: ``"max-t"`` (default) uses the joint
+        distribution of all pairs' t statistics (single step; beyond the simulation's
+        resolution, the Bonferroni bound, which is exact there to first order); ``"holm"``
+        Holm's step-down, which ignores it. See :mod:`ratings.inference.ranks`. ``adjust`` is
+        the deprecated name of ``correction`` (``adjust`` elsewhere means judge effects).
         """
         from ratings.inference.ranks import pairwise_table
 
+        if adjust is not None:
+            warn_deprecated("Ratings.pairwise(adjust=...)", "Ratings.pairwise(correction=...)")
+            correction = adjust
         level = self.level if level is None else check_level(level)
         with one_blas_thread():
-            out = pairwise_table(self, level, adjust=adjust, seed=seed)
+            out = pairwise_table(self.pair_stats, self.models, level,
+                                 rank_order=self.rank_order, scale=self.scale,
+                                 draws=self.draws, correction=correction,
+                                 seed=seed)  # fmt: skip
         if self.uncertainty.model_based is not None:
             a = self.models.get_indexer(out["model_a"])
             b = self.models.get_indexer(out["model_b"])
@@ -643,7 +656,7 @@ class Ratings:
     # --- HTML ----------------------------------------------------------------------------
     def to_html(self, path: str | os.PathLike[str] | None = None, *, title: str | None = None,
                 charts: bool = True) -> str:  # fmt: skip
-        """A self-contained HTML page of this board (:mod:`ratings.report`): the table with
+        """A self-contained HTML page of this board (:func:`ratings.report.to_html`): the table with
         rank intervals, interval bands and the pairwise heatmap as inline SVG, the judges and
         the method; written to ``path`` (atomically) when given.
 
@@ -652,24 +665,36 @@ class Ratings:
         str
             The page's HTML.
         """
-        return _report().ratings_html(self, path, title=title, charts=charts)
+        return _html_renderer("page")(self, path, title=title, charts=charts)
 
     def _repr_html_(self) -> str:
-        """A compact table for notebooks (the best 30 models)."""
-        return _report().notebook_html(self)
+        """A compact table for notebooks (the best 30 models; a plain table when no renderer
+        is registered)."""
+        notebook = _HTML.get("notebook")
+        return notebook(self) if notebook is not None else self.to_frame().head(30).to_html()
 
     def __repr__(self) -> str:
         return (f"<Ratings {self.model} {len(self.models)} models, {self.n_matches} verdicts, "
                 f"ci={self.ci!r}, anchor={self.anchor!r}>")  # fmt: skip
 
 
-def _report():
-    """The page renderer, :mod:`ratings.report`. It sits above this module (it draws with
-    :mod:`ratings.plot` and reads :mod:`ratings.scopes`), so it is looked up when a page is
-    asked for, not imported."""
-    import importlib
+#: The HTML renderers of a result, registered by :mod:`ratings.report` when it is imported (as
+#: ``import ratings`` does): the page sits above this module (it draws with :mod:`ratings.plot`
+#: and reads :mod:`ratings.scopes`), so it hands its renderers down instead of being imported.
+_HTML: dict[str, Callable[..., str]] = {}
 
-    return importlib.import_module("ratings.report")
+
+def register_html(*, page: Callable[..., str], notebook: Callable[..., str]) -> None:
+    """Register the renderers of :meth:`Ratings.to_html` (``page(result, path, *, title,
+    charts)``) and of a notebook's display (``notebook(result)``)."""
+    _HTML.update(page=page, notebook=notebook)
+
+
+def _html_renderer(kind: str) -> Callable[..., str]:
+    if kind not in _HTML:
+        raise RuntimeError("No HTML renderer is registered; `import ratings.report` registers "
+                           "it (`ratings.report.to_html(r)` renders a page).")  # fmt: skip
+    return _HTML[kind]
 
 
 def format_table(frame: pd.DataFrame) -> str:
