@@ -63,7 +63,7 @@ LAYERS: dict[str, set[str]] = {
     "example": {"core", "io", "result", "api", "scopes", "simulate"},
     "report": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
                "audit", "plot"},
-    "_moved": set(),
+    "_moved": {"core"},
     "ratings": {"core", "io", "data", "result", "api", "audit", "_moved", "style", "report"},
     "cli": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
             "audit", "plot", "report", "example", "simulate", "ratings", "style"},
