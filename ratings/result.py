@@ -131,6 +131,18 @@ class Combination:
     se_independent: pd.Series | None = None
 
 
+def _part_field(part: str, name: str, doc: str) -> property:
+    """A property reading ``name`` of the typed part ``part``; None when the result has no such
+    part (a combined headline has no ``fit_info``, a fit without ``adjust=`` no
+    ``judge_effects``)."""
+
+    def read(self):
+        found = getattr(self, part)
+        return None if found is None else getattr(found, name)
+
+    return property(read, doc=f"{doc} (``{part}.{name}``; None without ``{part}``)")
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class Ratings:
     """Elo ratings with covariance, labelled by model.
@@ -166,7 +178,7 @@ class Ratings:
     anchor: str | None = None
     offset: float = 1000.0
     level: float = 0.95
-    model: str = "bt"
+    kind: str = "bt"  # "bt", "crowd-bt" or "combined" (the model's names are ``models``)
     scope: str | None = None
     fit_info: FitInfo | None = None  # None for a combined headline (it has no likelihood)
     judges: pd.DataFrame | None = None
@@ -191,50 +203,29 @@ class Ratings:
     #: Elo points per unit of log-strength (400 / ln 10), the same for every fit.
     scale: ClassVar[float] = ELO_SCALE
 
-    # --- the parts' fields, read through ----------------------------------------------------
-    ci = property(lambda self: self.uncertainty.ci, doc="Interval kind (``Uncertainty.ci``).")
-    cluster = property(lambda self: self.uncertainty.cluster,
-                       doc="Clustering column, or None (``Uncertainty.cluster``).")
-    n_clusters = property(lambda self: self.uncertainty.n_clusters,
-                          doc="Number of clusters (``Uncertainty.n_clusters``).")
-    draws = property(lambda self: self.uncertainty.draws,
-                     doc="Bootstrap draws of ``strength`` (``Uncertainty.draws``).")
-    influence = property(lambda self: self.uncertainty.influence,
-                         doc="Per-cluster influences (``Uncertainty.influence``).")
-    influence_clusters = property(lambda self: self.uncertainty.influence_clusters,
-                                  doc="Labels of the influences' rows.")
-    inference = property(lambda self: self.uncertainty.inference,
-                         doc="CR2 degrees of freedom per contrast (``Uncertainty.inference``).")
-    df = property(lambda self: self.uncertainty.df,
-                  doc="One degrees of freedom for every interval (``Uncertainty.df``).")
-    unbounded = property(lambda self: None if self.fit_info is None else self.fit_info.unbounded,
-                         doc="Models rated only because of a penalty (``FitInfo.unbounded``).")
-    penalty = property(lambda self: 0.0 if self.fit_info is None else self.fit_info.penalty,
-                       doc="Ridge penalty (``FitInfo.penalty``).")
-    firth = property(lambda self: self.fit_info is not None and self.fit_info.firth,
-                     doc="Firth's bias-reduced estimate (``FitInfo.firth``).")
-    n_rejected = property(lambda self: 0 if self.fit_info is None else self.fit_info.n_rejected,
-                          doc="Input rows rejected (``FitInfo.n_rejected``).")
-    adjust = property(lambda self: () if self.judge_effects is None
-                      else self.judge_effects.adjust, doc="Judge effects adjusted for.")
-
-    scope_weights = property(lambda self: None if self.combination is None
-                             else self.combination.weights, doc="A headline's scope weights.")
-    combine_method = property(lambda self: None if self.combination is None
-                              else self.combination.method, doc="A headline's method.")
-    se_independent = property(lambda self: None if self.combination is None
-                              else self.combination.se_independent,
-                              doc="A headline's standard errors under independent scopes.")
-
-    def _info(self, name: str):
-        if self.fit_info is None:
-            raise AttributeError(f"a combined headline has no {name!r} (see `combination`)")
-        return getattr(self.fit_info, name)
-
-    loglik = property(lambda self: self._info("loglik"), doc="Log-likelihood at the estimate.")
-    converged = property(lambda self: self._info("converged"), doc="Did Newton converge?")
-    n_iter = property(lambda self: self._info("n_iter"), doc="Newton iterations.")
-    max_grad = property(lambda self: self._info("max_grad"), doc="Largest final gradient.")
+    # --- the parts' fields, read through: a field of a part the result lacks is None -----
+    ci = _part_field("uncertainty", "ci", "Interval kind.")
+    cluster = _part_field("uncertainty", "cluster", "Clustering column, or None.")
+    n_clusters = _part_field("uncertainty", "n_clusters", "Number of clusters.")
+    draws = _part_field("uncertainty", "draws", "Bootstrap draws of ``strength``.")
+    influence = _part_field("uncertainty", "influence", "Per-cluster influences.")
+    influence_clusters = _part_field("uncertainty", "influence_clusters",
+                                     "Labels of the influences' rows.")
+    inference = _part_field("uncertainty", "inference", "CR2 degrees of freedom per contrast.")
+    df = _part_field("uncertainty", "df", "One degrees of freedom for every interval.")
+    loglik = _part_field("fit_info", "loglik", "Log-likelihood at the estimate.")
+    converged = _part_field("fit_info", "converged", "Did Newton converge?")
+    n_iter = _part_field("fit_info", "n_iter", "Newton iterations.")
+    max_grad = _part_field("fit_info", "max_grad", "Largest final gradient.")
+    n_rejected = _part_field("fit_info", "n_rejected", "Input rows rejected.")
+    penalty = _part_field("fit_info", "penalty", "Ridge penalty.")
+    firth = _part_field("fit_info", "firth", "Firth's bias-reduced estimate?")
+    unbounded = _part_field("fit_info", "unbounded", "Models rated only because of a penalty.")
+    adjust = _part_field("judge_effects", "adjust", "Judge effects adjusted for.")
+    scope_weights = _part_field("combination", "weights", "A headline's scope weights.")
+    combine_method = _part_field("combination", "method", "A headline's method.")
+    se_independent = _part_field("combination", "se_independent",
+                                 "A headline's standard errors under independent scopes.")
 
     # --- labelled views -------------------------------------------------------------------
     @property
@@ -335,14 +326,35 @@ class Ratings:
         return float(self.inference.df(c)[0])
 
     @property
-    def n_matches(self) -> int:
+    def n_verdicts(self) -> int:
         """Number of verdicts fitted."""
         return int(self.counts["n_matches"].sum() // 2)
 
+    def cov_params(self, scale: str = "elo") -> pd.DataFrame:
+        """Covariance of the ratings, labelled by model (as statsmodels' ``cov_params``).
+
+        Parameters
+        ----------
+        scale : {"elo", "log"}, default="elo"
+            ``"elo"``: of the Elo ratings (Elo^2); ``"log"``: of the log-strengths ``strength``
+            (the array ``cov``).
+        """
+        if scale not in ("elo", "log"):
+            raise ValueError(f"`scale` must be 'elo' or 'log'; got {scale!r}.")
+        factor = self.scale**2 if scale == "elo" else 1.0
+        return pd.DataFrame(factor * self.cov, index=self.models, columns=self.models)
+
+    @property
+    def n_matches(self) -> int:
+        """Deprecated: :attr:`n_verdicts` (the table's ``n_matches`` column stays)."""
+        warn_deprecated("Ratings.n_matches", "Ratings.n_verdicts")
+        return self.n_verdicts
+
     @property
     def covariance(self) -> pd.DataFrame:
-        """Covariance of the Elo ratings (Elo^2), labelled."""
-        return pd.DataFrame(self.scale**2 * self.cov, index=self.models, columns=self.models)
+        """Deprecated: :meth:`cov_params` (``cov_params()``, Elo^2)."""
+        warn_deprecated("Ratings.covariance", "Ratings.cov_params()")
+        return self.cov_params()
 
     def _loc(self, name: str) -> int:
         try:
@@ -602,9 +614,9 @@ class Ratings:
         clus = (f"clustered by {self.cluster!r} ({self.n_clusters} clusters)"
                 if self.cluster else "per verdict (HC0)")  # fmt: skip
         lines = [
-            f"Ratings ({MODEL_NAMES.get(self.model, self.model)}"
+            f"Ratings ({MODEL_NAMES.get(self.kind, self.kind)}"
             f"{', scope ' + repr(self.scope) if self.scope else ''}): "
-            f"{len(self.models)} models, {self.n_matches} verdicts",
+            f"{len(self.models)} models, {self.n_verdicts} verdicts",
             f"Scale: Elo = {self.offset:g} + 400/ln(10) * (s - "
             + (f"s[{self.anchor!r}])" if self.anchor else "mean(s))"),
             f"Intervals: {self.level:.0%} {kind}"
@@ -674,8 +686,17 @@ class Ratings:
         return notebook(self) if notebook is not None else self.to_frame().head(30).to_html()
 
     def __repr__(self) -> str:
-        return (f"<Ratings {self.model} {len(self.models)} models, {self.n_matches} verdicts, "
+        return (f"<Ratings {self.kind} {len(self.models)} models, {self.n_verdicts} verdicts, "
                 f"ci={self.ci!r}, anchor={self.anchor!r}>")  # fmt: skip
+
+
+def _old_model(self: Ratings) -> str:
+    """Deprecated: :attr:`Ratings.kind` (``models`` holds the models' names)."""
+    warn_deprecated("Ratings.model", "Ratings.kind")
+    return self.kind
+
+
+Ratings.model = property(_old_model)
 
 
 #: The HTML renderers of a result, registered by :mod:`ratings.report` when it is imported (as
