@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from ratings.inference.working import WorkingRows
 
-__all__ = ["Basis", "basis", "batched_df", "block_apply", "cr2_plan", "dense_basis", "df_plan",
+__all__ = ["Basis", "basis", "batched_df", "block_apply", "dense_basis",
            "distinct_designs", "exact_cost", "terms"]
 
 #: Cells of the (contrasts x designs x coordinates) arrays held per batch.
@@ -196,42 +196,3 @@ def exact_cost(n_rows: int, n_designs: int, n_free: int, n_contrasts: int) -> fl
     n, g, p = float(n_rows), float(n_designs), float(n_free)
     per = 3.0 * g * p * p + 2.0 * g * p * min(g, p)
     return 6.0 * n * p * p + n_contrasts * per
-
-
-def cr2_plan(sizes: NDArray[np.int64], n_free: int) -> tuple[str, str]:
-    """The CR2 path clusters of ``sizes`` rows take and why (the costs
-    :func:`ratings.inference.small.use_small_path` and
-    :func:`ratings.inference.cluster.dense_path` compare): ``"sparse"``, ``"exact"`` (dense,
-    one eigen-decomposition per cluster) or ``"series"``."""
-    from ratings.inference import cluster, small
-
-    s, p, g = sizes.astype(np.float64), float(n_free), float(sizes.size)
-    exact = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
-    series = small.SERIES_COST_TERMS * (float(s.sum()) * p + g * p * p)
-    sparse = float(np.sum(s**3))
-    dense = "exact" if exact <= cluster.EXACT_BUDGET else "series"
-    what = (f"{sizes.size:,} clusters of {s.mean() if s.size else 0:.1f} rows on average, "
-            f"{n_free} free: sparse ~{sparse:.2g}, dense exact ~{exact:.2g}, series "
-            f"~{series:.2g} flops")  # fmt: skip
-    path = "sparse" if small.use_small_path(sizes, n_free) else dense
-    return path, what
-
-
-def df_plan(inference, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
-    """The df path of ``n_contrasts`` contrasts (``pairs``: every pair's) of a
-    :class:`~ratings.inference.cluster.ClusterInference` and why."""
-    plan = getattr(inference, "df_plan", None)
-    if plan is not None:  # the sparse path's own
-        return plan(n_contrasts, pairs)
-    from ratings.inference import cluster
-
-    g, p = inference.n_clusters, inference.free.size
-    if not inference.exact:
-        return ("one-direction", "series path: each cluster's share of omega from the rows, "
-                "the pairs' summed from the ratings' (streamed)")  # fmt: skip
-    cost = n_contrasts * g * p * min(g, p)
-    if not pairs or cost <= cluster.EXACT_BUDGET:
-        return "exact", (f"dense path: the basis of {g:,} clusters' eigenpairs, "
-                         f"{n_contrasts:,} contrasts")  # fmt: skip
-    return "one-direction", (f"dense path, pairs' ~{cost:.2g} flops past "
-                             f"{cluster.EXACT_BUDGET:.2g}: each pair's exact omega")
