@@ -66,9 +66,14 @@ LAYERS: dict[str, set[str]] = {
     "ratings": {"core", "io", "data", "result", "api", "audit", "_moved", "features", "report"},
     "cli": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
             "audit", "plot", "report", "datasets", "ratings", "features"},
-    "kit": {"core", "io", "models", "api", "datasets", "cli"},
-    # beside ratings: its public API and the kit
-    "sampling": {"ratings", "kit"},
+    "kit": {"core", "io", "models", "api", "datasets", "_moved", "cli"},
+    # beside ratings: its public API and the kit, then its own parts
+    "sampling.board": {"ratings", "kit"},
+    "sampling.judges": {"ratings", "kit", "sampling.board"},
+    "sampling.picks": {"ratings", "kit", "sampling.board", "sampling.judges"},
+    "sampling.design": {"ratings", "kit", "sampling.board", "sampling.judges", "sampling.picks"},
+    "sampling": {"ratings", "kit", "sampling.board", "sampling.judges", "sampling.picks",
+                 "sampling.design"},
 }
 
 #: What each part owns, for the parts table of docs/architecture.md (written with :data:`LAYERS`
@@ -107,14 +112,23 @@ OWNS: dict[str, str] = {
            "with (`kit`), flags, notes, the allocator settings of a run",
     "kit": "the building blocks for packages built on ratings (`sampling`'s only door besides "
            "the public API)",
-    "sampling": "match planning and campaign simulation, beside `ratings/` (`ratings next` "
+    "sampling.board": "planning inputs and counts: board, history, submissions, matches per "
+                      "(pair, task), feasible pairs",
+    "sampling.judges": "routing and the judge of each match (`assign`, its compiled repair "
+                       "`assign_numba`)",
+    "sampling.picks": "the active phase's picks: criteria, `picker` and its compiled twin "
+                      "`picker_numba`, PCG64 in numba (`pcg64_numba`)",
+    "sampling.design": "`plan_matches` and its rules, several scopes, balance checks, the "
+                       "oracle design, simulated campaigns",
+    "sampling": "match planning beside `ratings/`: the public names and `ratings next` (`cli`, "
                 "registered through the entry points)",
 }
 
 
 def _part_label(part: str) -> str:
-    if part == "sampling":
-        return "`sampling/`"
+    if part.startswith("sampling"):
+        return "`" + part.replace(".", "/") + "/`" + (" (`__init__`, `cli.py`)"
+                                                      if part == "sampling" else "")
     if part == "ratings":
         return "`__init__.py`"
     return f"`{part}/`" if (ROOT / "ratings" / part).is_dir() else f"`{part}.py`"
@@ -362,8 +376,9 @@ def _part(name: str) -> str | None:
     """The part a module belongs to: of ``ratings`` (its subpackage or top-level module, or
     ``ratings`` for the package's ``__init__``), or ``sampling``."""
     bits = name.split(".")
-    if bits[0] == "sampling":
-        return "sampling"
+    if bits[0] == "sampling":  # a subpackage of sampling, or its own modules
+        return ".".join(bits[:2]) if (ROOT / "sampling" / [*bits, ""][1]).is_dir() \
+            and len(bits) > 1 else "sampling"  # fmt: skip
     if bits[0] != "ratings":
         return None
     return "ratings" if len(bits) == 1 else bits[1]
@@ -430,8 +445,8 @@ def test_a_hidden_import_would_be_found():
     assert _upward(graph, LAYERS) == [
         "ratings.result -> ratings.report (result may not import report)"]
     module = _parsed("ratings.scopes.x", "from importlib import import_module as im\n"
-                     "import_module = im\nm = __import__('sampling.plan')\n")
-    assert module.hidden == ["ratings/scopes/x.py:3: __import__('sampling.plan')"]
+                     "import_module = im\nm = __import__('sampling.design.plan')\n")
+    assert module.hidden == ["ratings/scopes/x.py:3: __import__('sampling.design.plan')"]
     module = _parsed("ratings.plot.x", "import importlib\nn = 'ratings.' + 'cli'\n"
                      "importlib.import_module(n)\n")
     assert module.hidden == ["ratings/plot/x.py:3: import_module() of a computed name"]
