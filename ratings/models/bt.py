@@ -9,9 +9,12 @@ from numpy.typing import NDArray
 
 from ratings.data.comparisons import Comparisons
 from ratings.kernels.engine import Engine, kernels
+from ratings.models.families import BRADLEY_TERRY
 from ratings.models.newton import newton
 
-__all__ = ["BTFit", "fit_bt", "penalised_terms", "start"]
+NONE, NO_SLOT = np.zeros(0), np.zeros(0, dtype=np.int64)
+
+__all__ = ["NONE", "NO_SLOT", "BTFit", "fit_bt", "penalised_terms", "start"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,8 +41,8 @@ def penalised_terms(theta, data: Comparisons, penalty: float, k):
     mean and does not depend on which model is the reference.
     """
     m = data.n_models
-    nll, score, info, _ = k.bt_row_terms(theta, data.ii, data.jj, data.wi, data.wj, data.tt,
-                                         False)  # fmt: skip
+    nll, score, _, info, *_ = BRADLEY_TERRY.row_terms(k, theta, NONE, data.ii, data.jj, NO_SLOT,
+                                                      data.wi, data.wj, data.tt, False)
     grad = -k.scatter_diff(m, data.ii, data.jj, score)
     hess = k.laplacian(m, data.ii, data.jj, info)
     if penalty > 0.0:

@@ -49,6 +49,7 @@ from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
 from ratings.data.slots import SlotCounts, own_matrix
 from ratings.kernels.engine import Engine, kernels
+from ratings.models.families import family_of
 from ratings.models.newton import newton
 
 __all__ = ["EffectPlan", "EffectsFit", "crowd_judges", "effects_table", "fit_effects",
@@ -241,6 +242,7 @@ class _Design:
     def __init__(self, rows: SlotCounts, own: NDArray[np.bool_], crowd: bool) -> None:
         m, nj, r = len(rows.models), len(rows.judges), rows.n_rows
         self.m, self.nj, self.rows, self.crowd = m, nj, rows, crowd
+        self.family = family_of("crowd-bt" if crowd else "bt")
         self.n_params = m + 3 * nj
         self.d_own = own[rows.judge, rows.a].astype(np.float64) - own[rows.judge, rows.b]
         # the columns of each row's nonzeros: s_A, s_B, beta_k, gamma_k (and eta_k)
@@ -262,12 +264,13 @@ class _Design:
         r, (a, b, beta, gamma, _) = self.rows, self.cols
         wa, wb, tt = (r.wa, r.wb, r.tt) if counts is None else counts
         lin = np.append(x[a] - x[b] + x[beta] + x[gamma] * self.d_own, 0.0)
+        terms = self.family.row_terms(k, lin, np.ascontiguousarray(x[self.m + 2 * self.nj:]),
+                                      self.ii, self.jj, r.judge, wa, wb, tt, with_meat)
         if self.crowd:
-            return k.crowd_row_terms(lin, np.ascontiguousarray(x[self.m + 2 * self.nj:]),
-                                     self.ii, self.jj, r.judge, wa, wb, tt, with_meat)
-        nll, score, info, meat = k.bt_row_terms(lin, self.ii, self.jj, wa, wb, tt, with_meat)
-        zero = np.zeros(r.n_rows)
-        return nll, score, zero, info, zero, zero, meat, zero, zero
+            return terms
+        zero = np.zeros(r.n_rows)  # the sparse assembly takes the eta columns as zeros
+        return terms._replace(score_x=zero, info_dx=zero, info_xx=zero, meat_dx=zero,
+                              meat_xx=zero)  # fmt: skip
 
     def quad(self, wxx, wxe, wee) -> NDArray[np.float64]:
         """sum_r wxx x_r x_r^T + wxe (x_r e_r^T + e_r x_r^T) + wee e_r e_r^T, dense."""

@@ -57,6 +57,7 @@ from ratings.core.tdist import critical_value
 from ratings.data.slots import SlotCounts
 from ratings.inference import ClusterInference
 from ratings.kernels.engine import Engine, kernels
+from ratings.models.families import family_of
 from ratings.models.newton import newton
 
 __all__ = ["TRANSFORMS", "StyleFit", "StyleRows", "StyleWorking", "check_ridge", "check_transform",
@@ -353,6 +354,7 @@ class _Design:
 
     def __init__(self, rows: StyleRows, crowd: bool, k, prior=None) -> None:
         self.rows, self.crowd, self.k, self.sk = rows, crowd, k, style_kernels(k)
+        self.family = family_of("crowd-bt" if crowd else "bt")
         self.m, self.p, self.nj = rows.n_models, rows.x.shape[1], rows.n_judges
         self.n_params = self.m + self.p + (self.nj if crowd else 0)
         self.prior = prior if crowd else None
@@ -382,14 +384,8 @@ class _Design:
 
         def block(b: int) -> tuple:
             s, (ii, jj) = self.blocks[b], self.block_index[b]
-            d = np.append(lin[s], 0.0)
-            if self.crowd:
-                return k.crowd_row_terms(d, eta, ii, jj, r.judge[s], r.wa[s], r.wb[s], r.tt[s],
-                                         with_meat)  # fmt: skip
-            nll, score, info, meat = k.bt_row_terms(d, ii, jj, r.wa[s], r.wb[s], r.tt[s],
-                                                    with_meat)  # fmt: skip
-            e = self.empty
-            return nll, score, e, info, e, e, meat, e, e
+            return self.family.row_terms(k, np.append(lin[s], 0.0), eta, ii, jj, r.judge[s],
+                                         r.wa[s], r.wb[s], r.tt[s], with_meat)  # fmt: skip
 
         parts = _side_by_side(block, range(len(self.blocks)))
         if len(parts) == 1:

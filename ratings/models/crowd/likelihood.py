@@ -38,10 +38,11 @@ from numpy.typing import NDArray
 from ratings.core.errors import ConvergenceWarning, NonIdentifiableError, option
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.comparisons import Comparisons
-from ratings.inference.covariance import cluster_sandwich, inverse_free
+from ratings.inference.covariance import cluster_sandwich, identified_inverse
 from ratings.kernels.engine import Engine, kernels
 from ratings.models.bt import fit_bt
 from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior, prior_terms
+from ratings.models.families import CROWD_BT
 from ratings.models.newton import newton
 
 __all__ = [
@@ -63,7 +64,7 @@ __all__ = [
     "reused_eta_factor",
 ]
 
-ETA_START = 0.85
+ETA_START = CROWD_BT.start
 DIVERGED = 30.0  # |log-strength| beyond which a fit is taken to diverge (an Elo gap of ~5200)
 #: A regular plain estimate is the default only while the prior would move none of its
 #: strengths (against their mean) or etas by more than this many standard errors.
@@ -142,9 +143,8 @@ def crowd_terms(x: NDArray[np.float64], data: Comparisons, k,
     etas) is added to all three."""
     m, nj = data.n_models, len(data.judges)
     theta, eta = x[:m], x[m:]
-    nll, gd, ge, hdd, hde, hee, *_ = k.crowd_row_terms(
-        theta, eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt, False
-    )
+    nll, gd, ge, hdd, hde, hee, *_ = CROWD_BT.row_terms(
+        k, theta, eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt, False)
     grad = -np.concatenate([k.scatter_diff(m, data.ii, data.jj, gd),
                             np.bincount(data.judge, ge, nj)])  # fmt: skip
     hess = k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, hdd, hde, hee)
@@ -340,9 +340,10 @@ def crowd_covariance(
 
 def _bread(fit: CrowdFit) -> NDArray[np.float64] | None:
     """H^-1 over ``fit.free`` (embedded), H = :attr:`CrowdFit.information`; ``None`` when H is
-    not positive definite there."""
+    not positive definite there, or only by rounding
+    (:func:`~ratings.inference.covariance.identified_inverse`)."""
     try:
-        return inverse_free(fit.information, fit.free)
+        return identified_inverse(fit.information, fit.free)
     except np.linalg.LinAlgError:
         return None
 
