@@ -89,15 +89,10 @@ def _effect_columns(slots, data, adjust: tuple[str, ...], families):
     """The plan of judge effects (:func:`ratings.models.judge_effects.plan_effects`, with its
     checks) and one covariate column per estimated effect, per verdict."""
     from ratings.api.adjust import checked_families, identified_plan
+    from ratings.models.judge_effects import effect_columns
 
     plan = identified_plan(slots, checked_families(families, adjust, data), adjust)
-    cols = []
-    for k in np.flatnonzero(plan.position):
-        cols.append((slots.judge == k).astype(np.float64))
-    own = plan.own.astype(np.float64)
-    for k in np.flatnonzero(plan.self_preference):
-        cols.append(np.where(slots.judge == k, own[k, slots.a] - own[k, slots.b], 0.0))
-    return plan, (np.column_stack(cols) if cols else np.zeros((slots.a.size, 0)))
+    return plan, effect_columns(slots, plan)
 
 
 class _EffectsView:
