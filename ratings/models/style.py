@@ -779,37 +779,21 @@ def _bread_information(params, hessian, design: _Design, ci: str, ridge: float, 
 
 def _covariance(params, hessian, free, design: _Design, ci: str, remedy: Remedy):
     from ratings.core.memory import MAX_INFLUENCE_CELLS
-    from ratings.inference.covariance import gram, inverse_free
+    from ratings.inference.builder import Scores, build
+    from ratings.inference.covariance import inverse_free
 
     try:
         bread = inverse_free(hessian, free)
     except np.linalg.LinAlgError:
         raise NonIdentifiableError(remedy.singular()) from None
-    rows = design.rows
-    if ci == "model":
-        return bread, None, None
-    if rows.clusters is None:
-        *_, mdd, mde, mee = design.terms(params, True)
-        return bread @ design.quad(mdd, mde, mee) @ bread, None, None
-    g = rows.n_clusters
-    if g < 2:
-        raise ValueError(f"Clustered intervals need at least 2 clusters; got {g}. Use "
-                         f"per-verdict intervals ({option('cluster', None)}).")  # fmt: skip
-    if ci != "sandwich" and g * design.n_params > MAX_INFLUENCE_CELLS:  # CR1, no influences
-        meat = design.cluster_meat(params, max(1, MAX_INFLUENCE_CELLS // design.n_params))
-        return (g / (g - 1)) * (bread @ meat @ bread), None, None
-    scores = design.cluster_scores(params)
-    if ci != "sandwich":  # CR1
-        influence = scores @ bread
-        return gram(influence, g / (g - 1)), influence, None
-    inf = _cr2(params, scores, free, bread, design)
-    return inf.covariance(), _embed_rows(inf.influence_free, free, design.n_params), inf
-
-
-def _embed_rows(a: NDArray[np.float64], cols: NDArray[np.int64], n: int) -> NDArray[np.float64]:
-    out = np.zeros((a.shape[0], n))
-    out[:, cols] = a
-    return out
+    scores = Scores(lambda: design.quad(*design.terms(params, True)[6:]),
+                    lambda: design.cluster_scores(params),
+                    lambda: design.cluster_meat(params, max(1, MAX_INFLUENCE_CELLS
+                                                            // design.n_params)))  # fmt: skip
+    clustered = design.rows.clusters is not None
+    built = build(bread, ci, scores, n_clusters=design.rows.n_clusters if clustered else None,
+                  cr2=lambda: _cr2(params, design.cluster_scores(params), free, bread, design))
+    return built.cov, built.influence, built.inference
 
 
 class StyleWorking:

@@ -38,7 +38,8 @@ from numpy.typing import NDArray
 from ratings.core.errors import ConvergenceWarning, NonIdentifiableError, option
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.comparisons import Comparisons
-from ratings.inference.covariance import cluster_sandwich, identified_inverse
+from ratings.inference.builder import build, row_scores_of
+from ratings.inference.covariance import identified_inverse
 from ratings.kernels.engine import Engine, kernels
 from ratings.models.bt import fit_bt
 from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior, prior_terms
@@ -374,20 +375,20 @@ def crowd_covariance_and_influence(
     bread = _bread(fit)
     if bread is None:
         return open_covariance(fit), None
-    if ci == "model" and not clustered:
-        return bread, None
-    if clustered:
-        def row_scores(rows: Comparisons, wi, wj, tt):
-            _, gd, ge, *_ = k.crowd_row_terms(fit.theta, fit.eta, rows.ii, rows.jj, rows.judge,
-                                              wi, wj, tt, False)  # fmt: skip
-            return gd, ge
 
-        cov, influence = cluster_sandwich(bread, data, k=k, row_scores=row_scores)
-        return (bread if ci == "model" else cov), influence
-    _, _, _, _, _, _, mdd, mde, mee = k.crowd_row_terms(
-        fit.theta, fit.eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt, True)
-    meat = k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, mdd, mde, mee)
-    return bread @ meat @ bread, None
+    def row_scores(rows: Comparisons, wi, wj, tt):
+        return CROWD_BT.row_terms(k, fit.theta, fit.eta, rows.ii, rows.jj, rows.judge, wi, wj,
+                                  tt, False)[1:3]  # fmt: skip
+
+    def verdict_meat():
+        *_, mdd, mde, mee = CROWD_BT.row_terms(k, fit.theta, fit.eta, data.ii, data.jj,
+                                               data.judge, data.wi, data.wj, data.tt, True)
+        return k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, mdd, mde, mee)
+
+    built = build(bread, ci, row_scores_of(data, m + nj, k, row_scores, verdict_meat),
+                  n_clusters=data.n_clusters if clustered else None,
+                  cluster_name=data.cluster_name)  # CR1 / HC0 / model-based: no `cr2` here
+    return built.cov, built.influence
 
 
 def reused_eta_factor(fit: CrowdFit, eta_cov: pd.DataFrame,
