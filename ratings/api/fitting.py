@@ -19,6 +19,7 @@ from ratings.api.loading import (
     load_log,
     warn_unclustered,
 )
+from ratings.api.results import labelled
 from ratings.api.specs import (
     BT,
     Adjust,
@@ -53,7 +54,7 @@ from ratings.models.crowd.quality import resolve_judge_quality
 from ratings.models.estimate import Estimate, bootstrap_refits
 from ratings.models.existence import check_identifiable
 from ratings.models.firth import fit_firth
-from ratings.result import FitInfo, Ratings, Uncertainty
+from ratings.result import Ratings
 
 __all__ = [
     "CIKind",
@@ -267,20 +268,9 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         if ci != "model":  # the model-based variance where the sandwich collapsed
             cov, inference, model_based = fill_collapsed(est, data.models, ci, stacklevel=4)
             est = replace(est, cov=cov, inference=inference)
-        uncertainty = Uncertainty(
-            ci=ci, cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
-            draws=est.draws, influence=est.influence,
-            influence_clusters=data.clusters if clustered else None, inference=est.inference,
-            model_based=model_based)
-        info = FitInfo(loglik=-est.nll, converged=est.converged, n_iter=est.n_iter,
-                       max_grad=est.max_grad, n_rejected=n_rejected, penalty=penalty,
-                       firth=firth, unbounded=est.unbounded)  # fmt: skip
-        out = Ratings(
-            models=data.models, strength=est.theta, cov=est.cov,
-            counts=rows.model_counts().copy(), uncertainty=uncertainty, offset=rating0,
-            model=model, level=level, scope=scope, fit_info=info, judges=est.judges,
-            crowd=est.crowd)
-        return out.reanchor(anchor, rating0)
+        return labelled(est, data, model=model, ci=ci, level=level, scope=scope,
+                        n_rejected=n_rejected, anchor=anchor, rating=rating0, penalty=penalty,
+                        firth=firth, model_based=model_based)  # fmt: skip
 
 
 def _check_style_source(verdicts, style: tuple[str, ...], columns) -> None:

@@ -18,11 +18,13 @@ import numpy as np
 import pandas as pd
 
 from ratings.api.loading import LoadedLog
+from ratings.api.results import labelled
 from ratings.core.errors import option
 from ratings.core.schema import DETERMINISTIC_JUDGE, require_columns
 from ratings.data.slots import slot_counts
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.crowd.prior import CrowdSummary
+from ratings.models.estimate import Estimate
 from ratings.models.existence import check_identifiable
 from ratings.models.style import (
     StyleFit,
@@ -34,7 +36,7 @@ from ratings.models.style import (
     style_table,
     widen_one_judge,
 )
-from ratings.result import FitInfo, Ratings, Uncertainty
+from ratings.result import Ratings
 
 __all__ = ["check_style_columns", "check_style_options", "fit_styled", "parse_style",
            "style_columns"]
@@ -290,18 +292,10 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
     table.attrs["transform"] = transform
     table.attrs["raw_rank"] = pd.Series(plain, index=data.models).rank(
         ascending=False, method="min").astype(np.int64)
-    m = data.n_models
-    clustered = data.clusters is not None
-    judges = _judges(fit, data, level) if crowd else None
-    uncertainty = Uncertainty(
-        ci=ci, cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
-        influence=None if fit.influence is None else fit.influence[:, :m],
-        influence_clusters=data.clusters if clustered else None, inference=fit.inference)
-    info = FitInfo(loglik=-fit.nll, converged=fit.converged, n_iter=fit.n_iter,
-                   max_grad=fit.max_grad, n_rejected=loaded.n_rejected)
-    return Ratings(
-        models=data.models, strength=fit.strength, cov=fit.cov[:m, :m],
-        counts=collapsed.model_counts().copy(), uncertainty=uncertainty, offset=rating,
-        model=model, level=level, scope=loaded.scope, fit_info=info, judges=judges, style=table,
-        judge_effects=effects, crowd=summary,
-    ).reanchor(anchor, rating)
+    est = Estimate(theta=fit.strength, cov=fit.cov, nll=fit.nll, converged=fit.converged,
+                   n_iter=fit.n_iter, max_grad=fit.max_grad, influence=fit.influence,
+                   inference=fit.inference, judges=_judges(fit, data, level) if crowd else None,
+                   crowd=summary)  # fmt: skip
+    return labelled(est, data, model=model, ci=ci, level=level, scope=loaded.scope,
+                    n_rejected=loaded.n_rejected, anchor=anchor, rating=rating, style=table,
+                    judge_effects=effects)  # fmt: skip
