@@ -70,21 +70,18 @@ def check_style_columns(columns, style: Sequence[str]) -> None:
 
 def _judges(fit, data, level: float) -> pd.DataFrame:
     """The Crowd-BT judges table (eta with intervals) of a style fit."""
-    from ratings.models.crowd.likelihood import CrowdFit
-    from ratings.models.crowd.report import judge_table
+    from ratings.models.crowd.report import joint_judges
 
     m, p = fit.n_models, fit.n_features
     keep = np.r_[np.arange(m), m + p + np.arange(fit.eta.size)]
-    crowd = CrowdFit(theta=fit.strength, eta=fit.eta, ref=0, estimated=fit.eta_estimated,
-                     boundary=fit.eta_boundary, hessian=fit.hessian[np.ix_(keep, keep)],
-                     nll=fit.nll, converged=fit.converged, n_iter=fit.n_iter,
-                     max_grad=fit.max_grad)  # fmt: skip
     df = None
     if fit.inference is not None:
         c = np.zeros((fit.eta.size, fit.cov.shape[0]))
         c[np.arange(fit.eta.size), m + p + np.arange(fit.eta.size)] = 1.0
         df = fit.inference.df(c)
-    return judge_table(crowd, fit.cov[np.ix_(keep, keep)], data, level, df)
+    return joint_judges(fit.strength, fit.eta, fit.eta_estimated, fit.eta_boundary,
+                        fit.hessian[np.ix_(keep, keep)], fit.cov[np.ix_(keep, keep)], data,
+                        level, df)  # fmt: skip
 
 
 def _effect_columns(slots, data, adjust: tuple[str, ...], families):

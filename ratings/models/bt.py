@@ -9,6 +9,7 @@ from numpy.typing import NDArray
 
 from ratings.data.comparisons import Comparisons
 from ratings.kernels.engine import Engine, kernels
+from ratings.models.design import pair_objective
 from ratings.models.families import BRADLEY_TERRY
 from ratings.models.newton import newton
 
@@ -41,10 +42,7 @@ def penalised_terms(theta, data: Comparisons, penalty: float, k):
     mean and does not depend on which model is the reference.
     """
     m = data.n_models
-    nll, score, _, info, *_ = BRADLEY_TERRY.row_terms(k, theta, NONE, data.ii, data.jj, NO_SLOT,
-                                                      data.wi, data.wj, data.tt, False)
-    grad = -k.scatter_diff(m, data.ii, data.jj, score)
-    hess = k.laplacian(m, data.ii, data.jj, info)
+    nll, grad, hess = pair_objective(BRADLEY_TERRY, k, theta, NONE, data, slot=NO_SLOT)
     if penalty > 0.0:
         c = theta - theta.mean()
         nll += 0.5 * penalty * float(c @ c)

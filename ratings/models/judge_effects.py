@@ -398,14 +398,9 @@ def effects_table(fit: EffectsFit, plan: EffectPlan, *, level: float,
 def crowd_judges(fit: EffectsFit, data: Comparisons, level: float, df: float | None):
     """The Crowd-BT judges table (:func:`ratings.models.crowd.report.judge_table`: eta with
     intervals) of a joint fit."""
-    from ratings.models.crowd.likelihood import CrowdFit
-    from ratings.models.crowd.report import judge_table
+    from ratings.models.crowd.report import joint_judges
 
-    m = fit.n_models
-    keep = np.r_[np.arange(m), np.arange(fit.part("eta").start, fit.part("eta").stop)]
-    crowd = CrowdFit(theta=fit.estimate("s"), eta=fit.estimate("eta"), ref=fit.ref,
-                     estimated=fit.eta_estimated, boundary=fit.eta_boundary,
-                     hessian=fit.hessian[np.ix_(keep, keep)], nll=fit.nll,
-                     converged=fit.converged, n_iter=fit.n_iter,
-                     max_grad=fit.max_grad)  # fmt: skip
-    return judge_table(crowd, fit.cov[np.ix_(keep, keep)], data, level, df)
+    keep = np.r_[np.arange(fit.n_models), np.arange(fit.part("eta").start, fit.part("eta").stop)]
+    return joint_judges(fit.estimate("s"), fit.estimate("eta"), fit.eta_estimated,
+                        fit.eta_boundary, fit.hessian[np.ix_(keep, keep)],
+                        fit.cov[np.ix_(keep, keep)], data, level, df, ref=fit.ref)  # fmt: skip

@@ -43,6 +43,7 @@ from ratings.inference.covariance import identified_inverse
 from ratings.kernels.engine import Engine, kernels
 from ratings.models.bt import fit_bt
 from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior, prior_terms
+from ratings.models.design import pair_objective
 from ratings.models.families import CROWD_BT
 from ratings.models.newton import newton
 
@@ -144,11 +145,7 @@ def crowd_terms(x: NDArray[np.float64], data: Comparisons, k,
     etas) is added to all three."""
     m, nj = data.n_models, len(data.judges)
     theta, eta = x[:m], x[m:]
-    nll, gd, ge, hdd, hde, hee, *_ = CROWD_BT.row_terms(
-        k, theta, eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt, False)
-    grad = -np.concatenate([k.scatter_diff(m, data.ii, data.jj, gd),
-                            np.bincount(data.judge, ge, nj)])  # fmt: skip
-    hess = k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, hdd, hde, hee)
+    nll, grad, hess = pair_objective(CROWD_BT, k, theta, eta, data, nj)
     if prior is not None:
         on = np.ones(nj, dtype=bool) if estimated is None else estimated
         value, g, h = prior_terms(theta, eta, on, prior)
