@@ -32,6 +32,6 @@ def labelled(est: Estimate, data: Comparisons, *, model: str, ci: str, level: fl
     return Ratings(
         models=data.models, strength=est.theta[:m], cov=est.cov[:m, :m],
         counts=data.collapsed().model_counts().copy(), uncertainty=uncertainty, offset=rating,
-        model=model, level=level, scope=scope, fit_info=info, judges=est.judges,
+        kind=model, level=level, scope=scope, fit_info=info, judges=est.judges,
         crowd=est.crowd, **parts,
     ).reanchor(anchor, rating)

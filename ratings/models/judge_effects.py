@@ -396,9 +396,9 @@ def effects_table(fit: EffectsFit, plan: EffectPlan, *, level: float,
 
 
 def crowd_judges(fit: EffectsFit, data: Comparisons, level: float, df: float | None):
-    """The Crowd-BT judges table (:func:`ratings.models.crowd.report.judge_table`: eta with
+    """The Crowd-BT judges table (:func:`ratings.models.crowd.judge_table.judge_table`: eta with
     intervals) of a joint fit."""
-    from ratings.models.crowd.report import joint_judges
+    from ratings.models.crowd.judge_table import joint_judges
 
     keep = np.r_[np.arange(fit.n_models), np.arange(fit.part("eta").start, fit.part("eta").stop)]
     return joint_judges(fit.estimate("s"), fit.estimate("eta"), fit.eta_estimated,
