@@ -1,6 +1,12 @@
-"""Module paths of earlier releases, kept for one release: importing one warns and gives the
-module at its new place (``import ratings.crowd`` gives :mod:`ratings.models.crowd.likelihood`
-with a :class:`DeprecationWarning`)."""
+"""Module paths of earlier releases, kept for one more release (removed in
+:data:`~ratings.core.deprecation.REMOVED_IN`).
+
+Importing an old path warns (:class:`DeprecationWarning`, naming the new place and the release
+that removes the old one) and gives a *proxy*: a small module of its own whose ``__getattr__``
+(PEP 562) hands out the names of the module at the new place (``import ratings.crowd`` gives a
+proxy of :mod:`ratings.models.crowd.likelihood`). The new module is left as it is: its
+``__spec__`` names it, so ``importlib.reload`` of it reloads it, and the proxy follows.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,9 @@ import sys
 import warnings
 from types import ModuleType
 
-__all__ = ["MOVED", "install"]
+from ratings.core.deprecation import REMOVED_IN
+
+__all__ = ["MOVED", "add_moved", "install"]
 
 #: Old module path -> new one (or the new ones its names went to).
 MOVED: dict[str, str | tuple[str, ...]] = {
@@ -29,29 +37,32 @@ MOVED: dict[str, str | tuple[str, ...]] = {
     "ratings._warmup": "ratings.api.warmup",
     "ratings.adjust": "ratings.api.adjust",
     "ratings.agreement": "ratings.audit.agreement",
+    "ratings.audit.report": "ratings.audit.judge_audit",
     "ratings.bounds": "ratings.core.bounds",
     "ratings.bt": "ratings.models.bt",
     "ratings.check_judges": "ratings.scopes.check_judges",
     "ratings.cli.demo": "ratings.cli.commands.demo",
     "ratings.cli.style_features": "ratings.cli.commands.style_features",
     "ratings.cli_flags": "ratings.cli.flags",
-    "ratings.cli_notes": "ratings.cli.notes",
+    "ratings.cli_notes": ("ratings.cli.notes", "ratings.api.loading"),
     "ratings.codes": "ratings.core.rows",
     "ratings.combine": "ratings.scopes.combine",
     "ratings.counts": "ratings.data.counts",
     "ratings.crowd": "ratings.models.crowd.likelihood",
     "ratings.crowd_onejudge": "ratings.models.crowd.onejudge",
     "ratings.crowd_prior": "ratings.models.crowd.prior",
-    "ratings.crowd_report": "ratings.models.crowd.report",
+    "ratings.crowd_report": "ratings.models.crowd.judge_table",
     "ratings.distributed": "ratings.data.dask",
     "ratings.engine": "ratings.kernels.engine",
+    "ratings.example": "ratings.datasets.example",
     "ratings.errors": "ratings.core.errors",
     "ratings.firth": "ratings.models.firth",
     "ratings.graph": "ratings.models.existence",
     "ratings.judge_effects": "ratings.models.judge_effects",
     "ratings.judges": ("ratings.models.crowd.quality", "ratings.scopes.judge_files"),
     "ratings.memory": "ratings.core.memory",
-    "ratings.optim": "ratings.models.newton",
+    "ratings.models.crowd.report": "ratings.models.crowd.judge_table",
+    "ratings.optim": ("ratings.models.newton", "ratings.core.linalg"),
     "ratings.plot_audit": "ratings.plot.audit",
     "ratings.plot_diagnostics": "ratings.plot.diagnostics",
     "ratings.registry": "ratings.scopes.registry",
@@ -59,7 +70,9 @@ MOVED: dict[str, str | tuple[str, ...]] = {
     "ratings.scale": "ratings.scopes.scale",
     "ratings.schema": "ratings.core.schema",
     "ratings.separation": "ratings.models.separation",
+    "ratings.simulate": "ratings.datasets.simulate",
     "ratings.slots": "ratings.data.slots",
+    "ratings.style": "ratings.features",
     "ratings.uncertainty": "ratings.inference.covariance",
 }
 
@@ -69,19 +82,31 @@ class _Alias(importlib.abc.Loader):
         self.new = (new,) if isinstance(new, str) else new
 
     def create_module(self, spec) -> ModuleType:
-        warnings.warn(f"`{spec.name}` moved to `{' and '.join(self.new)}`; the old path goes "
-                      "in the next release.", DeprecationWarning, stacklevel=2)  # fmt: skip
-        modules = [importlib.import_module(name) for name in self.new]
-        if len(modules) == 1:
-            return modules[0]
-        merged = ModuleType(spec.name)
-        for module in reversed(modules):
-            merged.__dict__.update({k: v for k, v in vars(module).items()
-                                    if not k.startswith("__")})  # fmt: skip
-        return merged
+        warnings.warn(f"`{spec.name}` moved to `{' and '.join(self.new)}`; the old path will be "
+                      f"removed in ratings {REMOVED_IN}.", DeprecationWarning,
+                      stacklevel=2)  # fmt: skip
+        return ModuleType(spec.name)
 
     def exec_module(self, module: ModuleType) -> None:
-        """The new module is already executed."""
+        """Make ``module`` a proxy of the new modules (the first that has a name gives it)."""
+        new = self.new
+
+        def __getattr__(name: str):
+            for target in new:
+                found = importlib.import_module(target)
+                if hasattr(found, name):
+                    return getattr(found, name)
+            raise AttributeError(f"module {module.__name__!r} (moved to "
+                                 f"{' and '.join(new)}) has no attribute {name!r}")  # fmt: skip
+
+        def __dir__() -> list[str]:
+            return sorted({n for target in new for n in dir(importlib.import_module(target))})
+
+        for target in new:  # imported now, so that a missing module fails at the import
+            importlib.import_module(target)
+        module.__getattr__ = __getattr__
+        module.__dir__ = __dir__
+        module.__doc__ = f"Deprecated path of {' and '.join(new)} (removed in {REMOVED_IN})."
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -96,3 +121,10 @@ def install() -> None:
     """Put the finder of old module paths on :data:`sys.meta_path` (once)."""
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.append(_Finder())
+
+
+def add_moved(paths: dict[str, str | tuple[str, ...]]) -> None:
+    """Old module paths of a package built on ``ratings`` (``sampling``'s), kept the same way:
+    each warns, naming its new place and :data:`~ratings.core.deprecation.REMOVED_IN`."""
+    MOVED.update(paths)
+    install()

@@ -25,22 +25,23 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ratings.cli.kit import (
+from ratings.kit import (
+    DETERMINISTIC_JUDGE,
+    TRANSFORMS,
     Command,
+    InvalidVerdictsError,
     add_command,
     add_input_options,
     add_memory_option,
     add_output_options,
+    format_of,
     missing_task_message,
     read_log,
+    write_atomic,
 )
-from ratings.core.errors import InvalidVerdictsError
-from ratings.core.schema import DETERMINISTIC_JUDGE
-from ratings.io import write_atomic
-from ratings.io.readers import format_of
-from ratings.models.style import TRANSFORMS
 
-MIN_MATCHES = 10  # the planner's default (sampling.plan.DEFAULT_MIN_MATCHES; checked in tests)
+#: The planner's default (sampling.design.plan.DEFAULT_MIN_MATCHES; checked in tests).
+MIN_MATCHES = 10
 
 __all__ = [
     "COMMAND",
@@ -226,7 +227,7 @@ def add_next_parser(subparsers, kit=None) -> argparse.ArgumentParser:
 
 def cmd_next(args: argparse.Namespace) -> int:
     """Run ``next``: read, plan, write atomically; warnings go to stderr. Returns 0."""
-    from sampling._board import PlanWarning
+    from sampling.board.inputs import PlanWarning
 
     style = _style(args)
     log = read_log(args, keep=_style_columns(style), empty=True)
@@ -270,8 +271,8 @@ def phase_lines(plan: pd.DataFrame) -> list[str]:
 
 def plan_from_args(args: argparse.Namespace, verdicts, subs) -> pd.DataFrame:
     """Plan from the parsed flags of ``ratings next`` (one scope, or ``--scopes``)."""
-    from sampling.plan import plan_matches
-    from sampling.scopes import plan_scopes
+    from sampling.design.plan import plan_matches
+    from sampling.design.scopes import plan_scopes
 
     if args.scopes and args.scope:
         raise ValueError("Pass either `--scope` or `--scopes`, not both.")
@@ -299,7 +300,7 @@ def _style(args: argparse.Namespace):
     """The ``--style`` spec (:class:`ratings.Style`) of the planner's fit, or ``None``."""
     if not getattr(args, "style", None):
         return None
-    from ratings.api.specs import Style
+    from ratings import Style
 
     return Style(args.style, transform=getattr(args, "style_transform", "normalized"))
 
@@ -307,7 +308,7 @@ def _style(args: argparse.Namespace):
 def _style_columns(style) -> list[str]:
     if style is None:
         return []
-    from ratings.api.style import style_columns
+    from ratings.kit import style_columns
 
     return style_columns(style.features)
 
