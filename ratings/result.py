@@ -29,6 +29,7 @@ __all__ = [
     "Combination",
     "FitInfo",
     "JudgeEffects",
+    "Placement",
     "Ratings",
     "Uncertainty",
     "check_level",
@@ -128,6 +129,20 @@ class Combination:
     se_independent: pd.Series | None = None
 
 
+@dataclass(frozen=True, eq=False)
+class Placement:
+    """How new models were placed against a frozen board (:func:`ratings.place`): the models
+    estimated (``new``; the others keep the reference's published strengths), whether the
+    intervals carry the reference's covariance (``reference_cov``, the two-step term), the
+    verdicts between two reference models (which cannot move a frozen board) and where the
+    reference came from."""
+
+    new: tuple[str, ...]
+    reference_cov: bool
+    n_reference_only: int = 0
+    source: str | None = None
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class Ratings:
     """Elo ratings with covariance, labelled by model.
@@ -173,6 +188,11 @@ class Ratings:
     #: ``fit(..., style=...)``: the style coefficients (:func:`ratings.models.style.style_table`;
     #: ``attrs["raw_rank"]`` holds the plain fit's ranks behind ``rank_change``).
     style: pd.DataFrame | None = None
+    #: :func:`ratings.place`: which models were placed against a frozen board.
+    placement: Placement | None = None
+    #: The verdicts a plain fit read (``ratings.api.loading.LoadedLog``), for refits
+    #: (:meth:`fragility`); None for other results.
+    source: object | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "strength", readonly_copy(self.strength))
@@ -432,6 +452,9 @@ class Ratings:
             out["rank_change"] = raw - out["rank"].to_numpy()
         if self.uncertainty.model_based is not None:
             out["model_based"] = self.model_based_mask
+        if self.placement is not None:  # which models were placed, and on what intervals
+            out["placed"] = np.asarray(self.models.isin(self.placement.new))
+            out["reference_cov"] = self.placement.reference_cov
         if self.scope is not None:
             out.insert(0, "scope", self.scope)
         out = out.iloc[self.rank_order]
@@ -653,6 +676,15 @@ class Ratings:
             The page's HTML.
         """
         return _report().ratings_html(self, path, title=title, charts=charts)
+
+    def fragility(self, **options) -> object:
+        """How fragile the order of neighbours is: the fewest verdicts (and tasks) whose
+        removal reverses each pair, leave-one-judge-out and leave-one-scope-out changes, and
+        the verdicts that would separate pairs the rank intervals do not. See
+        :func:`ratings.stability.fragility.fragility` (``options`` go there)."""
+        import importlib
+
+        return importlib.import_module("ratings.stability.fragility").fragility(self, **options)
 
     def _repr_html_(self) -> str:
         """A compact table for notebooks (the best 30 models)."""

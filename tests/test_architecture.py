@@ -53,14 +53,16 @@ LAYERS: dict[str, set[str]] = {
     "style": {"core"},
     "scopes": {"core", "io", "kernels", "data", "inference", "models", "result", "api"},
     "audit": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes"},
+    "stability": {"core", "io", "kernels", "data", "inference", "models", "result", "api",
+                  "scopes"},
     "plot": {"core", "io", "result", "scopes", "audit"},
     "example": {"core", "io", "result", "api", "scopes", "simulate"},
     "report": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
-               "audit", "plot"},
+               "audit", "plot", "stability"},
     "_moved": set(),
-    "ratings": {"core", "io", "data", "result", "api", "audit", "_moved", "style"},
+    "ratings": {"core", "io", "data", "result", "api", "audit", "_moved", "style", "stability"},
     "cli": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
-            "audit", "plot", "report", "example", "simulate", "ratings", "style"},
+            "audit", "plot", "report", "example", "simulate", "ratings", "style", "stability"},
 }
 
 

@@ -282,7 +282,8 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
             models=data.models, strength=est.theta, cov=est.cov,
             counts=rows.model_counts().copy(), uncertainty=uncertainty, offset=rating0,
             model=model, level=level, scope=scope, fit_info=info, judges=est.judges,
-            crowd=est.crowd)
+            crowd=est.crowd, source=loaded if model == "bt" and not penalty and not firth
+            else None)  # refits (fragility) redo this maximum likelihood fit
         return out.reanchor(anchor, rating0)
 
 
