@@ -95,7 +95,7 @@ def test_standard_errors_scale_as_one_over_root_n():
 
 
 def test_more_verdicts_only_where_the_rank_intervals_do_not_separate(board):
-    _, _, r, frag = board
+    frag = board[3]
     p = frag.pairs
     assert p.loc[p["separated"], "more_verdicts"].isna().all()
     unsep = p[~p["separated"]]

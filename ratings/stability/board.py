@@ -209,7 +209,10 @@ def as_board(reference, *, covariance=None) -> Board:
         return reference
     if isinstance(reference, Ratings):
         r = reference
-        table = r.to_frame().assign(**board_info(r)).reset_index(drop=True)
+        ci = r.conf_int()  # the table's columns a board needs (no rank intervals: faster)
+        table = pd.DataFrame({"model": ci.index.astype(object), "elo": r.elo[ci.index].to_numpy(),
+                              "se": r.se[ci.index].to_numpy(), "lower": ci["lower"].to_numpy(),
+                              "upper": ci["upper"].to_numpy()}).assign(**board_info(r))
         order = r.models.get_indexer(table["model"])
         cov = np.asarray(r.cov, dtype=np.float64)[np.ix_(order, order)] * ELO_SCALE**2
         if not np.isfinite(r.se.to_numpy()).all():
