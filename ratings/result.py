@@ -637,6 +637,12 @@ class Ratings:
                          "jointly; intervals include their uncertainty)")
         if self.n_rejected:
             lines.append(f"Rejected input rows: {self.n_rejected} (not fitted)")
+        if self.placement is not None:
+            p = self.placement
+            lines.append(f"Placed against a frozen board: {len(p.new)} new model(s) (column "
+                         "placed); the others keep their published Elo; intervals "
+                         + ("include the board's own uncertainty (two-step)" if p.reference_cov
+                            else "ignore the board's uncertainty (no covariance given)"))
         lines.append(f"Rank intervals: simultaneous {self.level:.0%} (rank_lower..rank_upper); "
                      f"statistically tied with the leader: {', '.join(self.tied_with_leader())}")
         if self.model_based_mask.any():

@@ -10,6 +10,7 @@ from matplotlib.axes import Axes
 from ratings.plot.figures import (
     BASE_COLOR,
     HIGHLIGHT_COLOR,
+    AxesFactory,
     fit_tick_labels,
     label_rows,
     legend_above,
@@ -27,7 +28,7 @@ OLD_COLOR = "0.55"  # the old board in grey, the new one in the base colour
 
 def plot_drift(table: pd.DataFrame, ax: Axes | None = None, *, title: str | None = None,
                notes: list[str] | None = None, highlight_z: float = 2.0,
-               size=None, dpi=None) -> Axes:  # fmt: skip
+               size=None, dpi=None, new_axes: AxesFactory = pyplot_axes) -> Axes:  # fmt: skip
     """Draw old against new: per model (new board's order, then models gone) the old Elo and
     interval in grey just above the new ones in colour; models with ``|z| > highlight_z`` or
     new on the board in the highlight colour.
@@ -44,6 +45,8 @@ def plot_drift(table: pd.DataFrame, ax: Axes | None = None, *, title: str | None
     highlight_z : float, default=2.0
     size, dpi
         As for :func:`ratings.plot.bands.plot_ratings`.
+    new_axes : callable, default pyplot's
+        Makes the new figure's Axes (``ratings.plot.figures.bare_axes``: outside pyplot).
 
     Returns
     -------
@@ -57,7 +60,7 @@ def plot_drift(table: pd.DataFrame, ax: Axes | None = None, *, title: str | None
     n = len(table)
     labels = [_label(r) for r in table.itertuples()]
     if ax is None:
-        ax = make_axes(pyplot_axes, rows_size(n + 1, labels, title is not None, True), size, dpi)
+        ax = make_axes(new_axes, rows_size(n + 1, labels, title is not None, True), size, dpi)
     stride = fit_tick_labels(ax, n + 1.0)
     y = np.arange(n, dtype=np.float64)[::-1]
     off = 0.18

@@ -101,9 +101,9 @@ def covariance_frame(r: Ratings) -> pd.DataFrame:
 
 
 def write_covariance(r: Ratings, table_path: str | os.PathLike[str], *,
-                     inputs: tuple = ()) -> str:  # fmt: skip
+                     inputs=()) -> str:  # fmt: skip
     """Write :func:`covariance_frame` of ``r`` beside the ratings table at ``table_path``
-    (atomically); returns the covariance file's path."""
+    (:func:`covariance_path`), atomically; returns the covariance file's path."""
     path = covariance_path(table_path)
     write_atomic(covariance_frame(r), path, inputs=list(inputs))
     return path

@@ -75,6 +75,8 @@ class Drift:
         import importlib
 
         plot = importlib.import_module("ratings.plot.drift")
+        if path is not None and "ax" not in options:  # a figure outside pyplot, saved
+            options["new_axes"] = importlib.import_module("ratings.plot.figures").bare_axes
         ax = plot.plot_drift(self.table, notes=self.notes, **options)
         if path is not None:
             importlib.import_module("ratings.plot.bands").save_figure(ax, path)
