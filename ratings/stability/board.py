@@ -26,8 +26,8 @@ from ratings.io.writers import write_atomic
 from ratings.result import Ratings
 from ratings.scopes.scale import Scale, board_info, table_scale
 
-__all__ = ["Board", "as_board", "covariance_frame", "covariance_path", "read_board",
-           "write_covariance"]
+__all__ = ["Board", "as_board", "covariance_frame", "covariance_path", "exact_strengths",
+           "read_board", "write_covariance"]
 
 _COUNTS = ("n_matches", "wins", "losses", "ties", "forfeits")
 
