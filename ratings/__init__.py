@@ -5,7 +5,7 @@
 >>> r.to_frame()                                                      # doctest: +SKIP
 """
 
-from ratings import _moved, style
+from ratings import _moved, report, style
 from ratings.api.fitting import fit
 from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Read, Solver, Style
 from ratings.audit.report import Audit, audit
@@ -46,6 +46,7 @@ __all__ = [
     "fit",
     "place",
     "read_verdicts",
+    "report",
     "style",
     "warmup",
 ]

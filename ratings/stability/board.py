@@ -29,7 +29,6 @@ from ratings.scopes.scale import Scale, board_info, table_scale
 __all__ = ["Board", "as_board", "covariance_frame", "covariance_path", "exact_strengths",
            "read_board", "write_covariance"]
 
-_COUNTS = ("n_matches", "wins", "losses", "ties", "forfeits")
 
 
 @dataclass(frozen=True, eq=False)

@@ -72,14 +72,15 @@ class Drift:
     def plot(self, path: str | os.PathLike[str] | None = None, **options):
         """The band chart of old against new (:func:`ratings.plot.drift.plot_drift`); saved to
         ``path`` when given. Returns the Axes."""
-        import importlib
+        from ratings.plot.bands import save_figure
+        from ratings.plot.drift import plot_drift
+        from ratings.plot.figures import bare_axes
 
-        plot = importlib.import_module("ratings.plot.drift")
         if path is not None and "ax" not in options:  # a figure outside pyplot, saved
-            options["new_axes"] = importlib.import_module("ratings.plot.figures").bare_axes
-        ax = plot.plot_drift(self.table, notes=self.notes, **options)
+            options["new_axes"] = bare_axes
+        ax = plot_drift(self.table, notes=self.notes, **options)
         if path is not None:
-            importlib.import_module("ratings.plot.bands").save_figure(ax, path)
+            save_figure(ax, path)
         return ax
 
 

@@ -265,7 +265,7 @@ def _place(data: Comparisons, new: NDArray[np.int64], board: Board, loaded, ci: 
     return Ratings(models=data.models, strength=theta, cov=cov,
                    counts=rows.model_counts().copy(), uncertainty=uncertainty,
                    anchor=board.scale.anchor, offset=board.scale.rating, level=level,
-                   model="bt", scope=loaded.scope, fit_info=info,
+                   kind="bt", scope=loaded.scope, fit_info=info,
                    placement=placement)  # fmt: skip
 
 
