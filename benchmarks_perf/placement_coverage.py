@@ -41,6 +41,7 @@ import pandas as pd
 
 import ratings
 from ratings.core.schema import ELO_SCALE
+from ratings.core.threads import one_blas_thread
 from ratings.io import write_atomic
 from ratings.scopes.scale import board_info
 from ratings.simulate import random_matches, simulate_verdicts
@@ -78,7 +79,7 @@ def one_board(cell: str, seed: int) -> list[dict]:
                                   task_corr=RHO, seed=seed + 1)
     new_log = simulate_verdicts(_new_matches(n_new, t_new, seed + 3), TRUE, task_corr=RHO,
                                 seed=seed + 4)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), one_blas_thread():  # workers side by side, not threads
         warnings.simplefilter("ignore")
         try:
             board = ratings.fit(board_log, anchor=f"{ANCHOR}=1000", level=LEVEL)
@@ -127,9 +128,12 @@ def main() -> None:
     cells = args.cells.split(",")
     jobs = [(c, args.seed + 10 * k) for c in cells for k in range(args.boards)]
     t0, load0 = time.time(), os.getloadavg()
+    rows = []
     with ProcessPoolExecutor(args.workers) as pool:
-        rows = [r for part in pool.map(one_board, *zip(*jobs, strict=True), chunksize=20)
-                for r in part]
+        for k, part in enumerate(pool.map(one_board, *zip(*jobs, strict=True), chunksize=20)):
+            rows += part
+            if (k + 1) % 500 == 0:
+                print(f"{k + 1} of {len(jobs)} boards, {time.time() - t0:.0f} s", flush=True)
     boards = pd.DataFrame(rows)
     write_atomic(boards, RESULTS / "placement_coverage_boards.csv")
     table = _summary(boards)
