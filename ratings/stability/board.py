@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.core.errors import DataWarning, InvalidVerdictsError
+from ratings.core.errors import DataWarning, InvalidVerdictsError, option
 from ratings.core.schema import ELO_SCALE, require_columns
 from ratings.io.cells import text
 from ratings.io.readers import read_file
@@ -109,9 +109,10 @@ def write_covariance(r: Ratings, table_path: str | os.PathLike[str], *,
 
 
 def read_board(path: str | os.PathLike[str], *, covariance: str | os.PathLike[str] | None = None,
-               level: float | None = None) -> Board:  # fmt: skip
+               level: float | None = None, what: str = "Board") -> Board:  # fmt: skip
     """Read a ratings table written by ``ratings fit --out`` and its covariance file
-    (``covariance``, default :func:`covariance_path` of ``path`` when it exists).
+    (``covariance``, default :func:`covariance_path` of ``path`` when it exists); ``what``
+    names the board in messages.
 
     Raises
     ------
@@ -123,7 +124,8 @@ def read_board(path: str | os.PathLike[str], *, covariance: str | os.PathLike[st
     """
     name = os.fspath(path)
     if not os.path.exists(name):
-        raise FileNotFoundError(f"Board {name!r} not found (looked for {os.path.abspath(name)!r}).")
+        raise FileNotFoundError(f"{what} {name!r} not found (looked for "
+                                f"{os.path.abspath(name)!r}).")
     table = read_file(name)
     if "scope" in table.columns and text(table["scope"]).nunique() > 1:
         scope = text(table["scope"])
@@ -138,7 +140,8 @@ def read_board(path: str | os.PathLike[str], *, covariance: str | os.PathLike[st
     if os.path.exists(cov_file):
         cov = _read_covariance(cov_file, text(table["model"]).tolist())
     elif covariance is not None:
-        raise FileNotFoundError(f"Covariance file {cov_file!r} not found.")
+        raise FileNotFoundError(f"The covariance file {cov_file!r} of {what.lower()} "
+                                f"({option('reference_cov')}) not found.")
     return _table_board(table, cov, source=name, level=level)
 
 
@@ -200,7 +203,7 @@ def _table_board(table: pd.DataFrame, cov, *, source: str | None,
                  level=0.95 if level is None else level)  # fmt: skip
 
 
-def as_board(reference, *, covariance=None) -> Board:
+def as_board(reference, *, covariance=None, what: str = "Board") -> Board:
     """A :class:`Board` from a :class:`~ratings.Ratings`, a ratings table (DataFrame; its
     covariance as ``covariance``, Elo^2, a DataFrame labelled by model or an array in the
     table's order) or the path of a table written by ``ratings fit --out``."""
@@ -236,6 +239,6 @@ def as_board(reference, *, covariance=None) -> Board:
                                      f"{len(names)} (the table's models); got {cov.shape}.")
         return _table_board(reference, cov, source=None, level=None)
     if isinstance(reference, str | os.PathLike):
-        return read_board(reference, covariance=covariance)
+        return read_board(reference, covariance=covariance, what=what)
     raise TypeError("The reference must be a Ratings, a ratings table (DataFrame) or the path "
                     f"of one; got {type(reference).__name__!r}.")

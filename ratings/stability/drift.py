@@ -101,7 +101,8 @@ def drift(old, new, *, old_cov=None, new_cov=None) -> Drift:
     -------
     Drift
     """
-    a, b = as_board(old, covariance=old_cov), as_board(new, covariance=new_cov)
+    a = as_board(old, covariance=old_cov, what="The old board")
+    b = as_board(new, covariance=new_cov, what="The new board")
     notes: list[str] = []
     shift, b_elo, b_se = 0.0, b.elo.copy(), _se(b)
     b_lo, b_hi = b.interval()

@@ -96,6 +96,7 @@ def place(
         the reference's scale and anchor. ``placement`` says which were placed; the tables'
         columns ``placed`` and ``reference_cov`` say so per row. Intervals of the new models
         carry the reference's uncertainty (see the module notes) when its covariance is known.
+        The counts (``n_matches``, ``wins``, ...) are those of ``verdicts``.
 
     Raises
     ------
@@ -115,7 +116,8 @@ def place(
     if isinstance(ci, Bootstrap) or ci == "bootstrap":
         raise ValueError("Placement has no bootstrap interval: its intervals are the two-step "
                          f"sandwich ({option('ci', 'sandwich')}).")
-    board = as_board(reference, covariance=reference_cov)
+    board = as_board(reference, covariance=reference_cov,
+                     what=f"The reference board ({option('reference')})")
     options = options_of(ci=ci, scope=scope, cluster=cluster,
                          level=board.level if level is None else level, read=read)  # fmt: skip
     rd = options.read
