@@ -6,7 +6,7 @@ anchor ``r3`` at 1000) is fitted from its own verdicts (``ratings.fit``, CR2 by 
 models (true log-strengths 0.35 and -0.55) are then placed from their own verdicts, against the
 board's models and each other, on other tasks. Verdicts on one task are dependent: a Gaussian
 copula with correlation 0.5 between verdicts sharing a submission (model, task), which keeps
-every marginal win probability exact (:func:`ratings.simulate.simulate_verdicts`,
+every marginal win probability exact (:func:`ratings.datasets.simulate.simulate_verdicts`,
 ``task_corr``), so the truth is the generating Elo relative to the anchor. No ties: a tie
 share scored as half wins attenuates every difference, and the target would be a pseudo-true
 value instead.
@@ -42,9 +42,9 @@ import pandas as pd
 import ratings
 from ratings.core.schema import ELO_SCALE
 from ratings.core.threads import one_blas_thread
+from ratings.datasets.simulate import random_matches, simulate_verdicts
 from ratings.io import write_atomic
 from ratings.scopes.scale import board_info
-from ratings.simulate import random_matches, simulate_verdicts
 
 RESULTS = Path(__file__).parent / "results"
 LEVEL = 0.95

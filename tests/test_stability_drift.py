@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import ratings
-from ratings.example import example_path
+from ratings.datasets.example import example_path
 from ratings.scopes.scale import board_info
 from ratings.stability.drift import DRIFT_COLUMNS, frozen_moves
 

@@ -10,7 +10,7 @@ import pytest
 from helpers import simulate_verdicts
 
 import ratings
-from ratings.example import example_path
+from ratings.datasets.example import example_path
 
 
 def _example(scope: str) -> pd.DataFrame:
