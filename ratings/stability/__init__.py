@@ -1,6 +1,7 @@
-"""Stable boards: new models placed against a frozen board, drift between two boards, and how
-fragile a board's order is. May import core, io, kernels, data, inference, models, result,
-api, scopes and plot (the drift chart, drawn on request)."""
+"""Owns stable boards: new models placed against a frozen board (two-step intervals), drift
+between two boards, the fragility of a board's order, the board file and its covariance file;
+imports every part below the command line but audit, datasets and report (plot only for the
+drift chart, on request)."""
 
 from ratings.result import register_fragility
 from ratings.stability.fragility import fragility
