@@ -70,13 +70,14 @@ def run(args: argparse.Namespace) -> int:
 COMMAND = Command(
     name="place",
     help="place new models on a published board without moving it",
-    description="Place new models on a published board: the board's models keep their Elo "
+    description="Place new models on a published board (written by `ratings fit --out "
+                "board.csv --cov`): the board's models keep their Elo "
                 "(fixed offsets), only the new models are estimated from their verdicts "
                 "against the board and each other, on the board's scale and anchor. Their "
                 "intervals include the board's own uncertainty (two-step variance) when the "
                 "board's covariance file is there.",
-    examples=("ratings fit verdicts.csv --anchor 'GPT-5.5 (medium)=1000' --out board.csv --cov",
-              "ratings place new.csv --reference board.csv --out placed.csv"),
+    examples=("ratings place new.csv --reference board.csv --out placed.csv --cov",
+              "ratings place new.csv --reference board.csv --reference-cov board_cov.csv"),
     add_arguments=_arguments,
     run=run,
     inputs={"verdicts": "VERDICTS", "reference": "--reference",
