@@ -60,12 +60,15 @@ LAYERS: dict[str, set[str]] = {
     "datasets": {"core", "io", "result", "api", "scopes"},
     "audit": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes"},
     "plot": {"core", "io", "result", "scopes", "audit"},
+    "stability": {"core", "io", "kernels", "data", "inference", "models", "result", "api",
+                  "scopes", "plot"},
     "report": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
-               "audit", "plot"},
+               "audit", "plot", "stability"},
     "_moved": {"core"},
-    "ratings": {"core", "io", "data", "result", "api", "audit", "_moved", "features", "report"},
+    "ratings": {"core", "io", "data", "result", "api", "audit", "_moved", "features", "report",
+                "stability"},
     "cli": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
-            "audit", "plot", "report", "datasets", "ratings", "features"},
+            "audit", "plot", "report", "datasets", "ratings", "features", "stability"},
     "kit": {"core", "io", "models", "api", "datasets", "_moved", "cli"},
     # beside ratings: its public API and the kit, then its own parts
     "sampling.board": {"ratings", "kit"},
@@ -92,8 +95,9 @@ OWNS: dict[str, str] = {
               "`models/crowd/` all of Crowd-BT (likelihood, prior, one-judge widening, judges "
               "table, judge-quality files)",
     "result": "`Ratings`: a core and typed parts (`Uncertainty`, `FitInfo`, `JudgeEffects`, "
-              "`Combination`, Crowd-BT's `CrowdSummary`, the style coefficients); the HTML "
-              "renderers registered from above (`register_html`)",
+              "`Combination`, Crowd-BT's `CrowdSummary`, the style coefficients, `Placement`); "
+              "the HTML renderers and the fragility analysis registered from above "
+              "(`register_html`, `register_fragility`)",
     "api": "`fit` and its typed specs (`BT`, `CrowdBT`, `Bootstrap`, `Read`, `Adjust`, `Solver`, "
            "`Style`; `specs.options_of` checks them once), reading a log for a fit (`loading`), "
            "judge-effect adjustment, the style fit, the kernels' warm-up, 0.1.0's names (`compat`)",
@@ -104,10 +108,14 @@ OWNS: dict[str, str] = {
                 "drawn from known strengths (`simulate`)",
     "audit": "the judge audit (position bias, self-preference, agreement)",
     "plot": "the figures, and a saved table drawn (`plot_table`)",
+    "stability": "new models placed against a frozen board (two-step intervals), drift between "
+                 "two boards (and its chart), the fragility of a board's order; the board file "
+                 "and its covariance file",
     "report": "the leaderboard page (`to_html`, `ratings report`): its contents, charts and "
               "templates",
     "_moved": "module paths of earlier releases, as proxies that warn",
-    "ratings": "the package's public API (`ratings.fit`, `ratings.Ratings`, ...)",
+    "ratings": "the package's public API (`ratings.fit`, `ratings.place`, `ratings.Ratings`, "
+               "...)",
     "cli": "the runner (`app`), one module per subcommand (`commands/`), the kit they are built "
            "with (`kit`), flags, notes, the allocator settings of a run",
     "kit": "the building blocks for packages built on ratings (`sampling`'s only door besides "
