@@ -60,15 +60,23 @@ LAYERS: dict[str, set[str]] = {
     "datasets": {"core", "io", "result", "api", "scopes"},
     "audit": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes"},
     "plot": {"core", "io", "result", "scopes", "audit"},
+    "stability": {"core", "io", "kernels", "data", "inference", "models", "result", "api",
+                  "scopes", "plot"},
     "report": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
-               "audit", "plot"},
+               "audit", "plot", "stability"},
     "_moved": {"core"},
-    "ratings": {"core", "io", "data", "result", "api", "audit", "_moved", "features", "report"},
+    "ratings": {"core", "io", "data", "result", "api", "audit", "_moved", "features", "report",
+                "stability"},
     "cli": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
-            "audit", "plot", "report", "datasets", "ratings", "features"},
-    "kit": {"core", "io", "models", "api", "datasets", "cli"},
-    # beside ratings: its public API and the kit
-    "sampling": {"ratings", "kit"},
+            "audit", "plot", "report", "datasets", "ratings", "features", "stability"},
+    "kit": {"core", "io", "models", "api", "datasets", "_moved", "cli"},
+    # beside ratings: its public API and the kit, then its own parts
+    "sampling.board": {"ratings", "kit"},
+    "sampling.judges": {"ratings", "kit", "sampling.board"},
+    "sampling.picks": {"ratings", "kit", "sampling.board", "sampling.judges"},
+    "sampling.design": {"ratings", "kit", "sampling.board", "sampling.judges", "sampling.picks"},
+    "sampling": {"ratings", "kit", "sampling.board", "sampling.judges", "sampling.picks",
+                 "sampling.design"},
 }
 
 #: What each part owns, for the parts table of docs/architecture.md (written with :data:`LAYERS`
@@ -87,8 +95,9 @@ OWNS: dict[str, str] = {
               "`models/crowd/` all of Crowd-BT (likelihood, prior, one-judge widening, judges "
               "table, judge-quality files)",
     "result": "`Ratings`: a core and typed parts (`Uncertainty`, `FitInfo`, `JudgeEffects`, "
-              "`Combination`, Crowd-BT's `CrowdSummary`, the style coefficients); the HTML "
-              "renderers registered from above (`register_html`)",
+              "`Combination`, Crowd-BT's `CrowdSummary`, the style coefficients, `Placement`); "
+              "the HTML renderers and the fragility analysis registered from above "
+              "(`register_html`, `register_fragility`)",
     "api": "`fit` and its typed specs (`BT`, `CrowdBT`, `Bootstrap`, `Read`, `Adjust`, `Solver`, "
            "`Style`; `specs.options_of` checks them once), reading a log for a fit (`loading`), "
            "judge-effect adjustment, the style fit, the kernels' warm-up, 0.1.0's names (`compat`)",
@@ -99,22 +108,35 @@ OWNS: dict[str, str] = {
                 "drawn from known strengths (`simulate`)",
     "audit": "the judge audit (position bias, self-preference, agreement)",
     "plot": "the figures, and a saved table drawn (`plot_table`)",
+    "stability": "new models placed against a frozen board (two-step intervals), drift between "
+                 "two boards (and its chart), the fragility of a board's order; the board file "
+                 "and its covariance file",
     "report": "the leaderboard page (`to_html`, `ratings report`): its contents, charts and "
               "templates",
     "_moved": "module paths of earlier releases, as proxies that warn",
-    "ratings": "the package's public API (`ratings.fit`, `ratings.Ratings`, ...)",
+    "ratings": "the package's public API (`ratings.fit`, `ratings.place`, `ratings.Ratings`, "
+               "...)",
     "cli": "the runner (`app`), one module per subcommand (`commands/`), the kit they are built "
            "with (`kit`), flags, notes, the allocator settings of a run",
     "kit": "the building blocks for packages built on ratings (`sampling`'s only door besides "
            "the public API)",
-    "sampling": "match planning and campaign simulation, beside `ratings/` (`ratings next` "
+    "sampling.board": "planning inputs and counts: board, history, submissions, matches per "
+                      "(pair, task), feasible pairs",
+    "sampling.judges": "routing and the judge of each match (`assign`, its compiled repair "
+                       "`assign_numba`)",
+    "sampling.picks": "the active phase's picks: criteria, `picker` and its compiled twin "
+                      "`picker_numba`, PCG64 in numba (`pcg64_numba`)",
+    "sampling.design": "`plan_matches` and its rules, several scopes, balance checks, the "
+                       "oracle design, simulated campaigns",
+    "sampling": "match planning beside `ratings/`: the public names and `ratings next` (`cli`, "
                 "registered through the entry points)",
 }
 
 
 def _part_label(part: str) -> str:
-    if part == "sampling":
-        return "`sampling/`"
+    if part.startswith("sampling"):
+        return "`" + part.replace(".", "/") + "/`" + (" (`__init__`, `cli.py`)"
+                                                      if part == "sampling" else "")
     if part == "ratings":
         return "`__init__.py`"
     return f"`{part}/`" if (ROOT / "ratings" / part).is_dir() else f"`{part}.py`"
@@ -362,8 +384,9 @@ def _part(name: str) -> str | None:
     """The part a module belongs to: of ``ratings`` (its subpackage or top-level module, or
     ``ratings`` for the package's ``__init__``), or ``sampling``."""
     bits = name.split(".")
-    if bits[0] == "sampling":
-        return "sampling"
+    if bits[0] == "sampling":  # a subpackage of sampling, or its own modules
+        return ".".join(bits[:2]) if (ROOT / "sampling" / [*bits, ""][1]).is_dir() \
+            and len(bits) > 1 else "sampling"  # fmt: skip
     if bits[0] != "ratings":
         return None
     return "ratings" if len(bits) == 1 else bits[1]
@@ -430,8 +453,8 @@ def test_a_hidden_import_would_be_found():
     assert _upward(graph, LAYERS) == [
         "ratings.result -> ratings.report (result may not import report)"]
     module = _parsed("ratings.scopes.x", "from importlib import import_module as im\n"
-                     "import_module = im\nm = __import__('sampling.plan')\n")
-    assert module.hidden == ["ratings/scopes/x.py:3: __import__('sampling.plan')"]
+                     "import_module = im\nm = __import__('sampling.design.plan')\n")
+    assert module.hidden == ["ratings/scopes/x.py:3: __import__('sampling.design.plan')"]
     module = _parsed("ratings.plot.x", "import importlib\nn = 'ratings.' + 'cli'\n"
                      "importlib.import_module(n)\n")
     assert module.hidden == ["ratings/plot/x.py:3: import_module() of a computed name"]

@@ -270,7 +270,9 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
             est = replace(est, cov=cov, inference=inference)
         return labelled(est, data, model=model, ci=ci, level=level, scope=scope,
                         n_rejected=n_rejected, anchor=anchor, rating=rating0, penalty=penalty,
-                        firth=firth, model_based=model_based)  # fmt: skip
+                        firth=firth, model_based=model_based,
+                        # refits (fragility) redo this maximum likelihood fit
+                        source=loaded if model == "bt" and not penalty and not firth else None)
 
 
 def _check_style_source(verdicts, style: tuple[str, ...], columns) -> None:

@@ -28,6 +28,7 @@ FLAGS: dict[str, str] = {
     "scale": "--scale", "convert": "--convert", "previous": "--previous",
     "delimiter": "--delimiter", "encoding": "--encoding", "precision": "--precision",
     "size": "--size", "dpi": "--dpi",
+    "reference": "--reference", "reference_cov": "--reference-cov", "max_refits": "--max-refits",
 }  # fmt: skip
 #: Settings whose flag differs from ``FLAG VALUE`` (a switch, or a flag with a file).
 _SETTINGS: dict[tuple[str, object], str] = {

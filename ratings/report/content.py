@@ -121,6 +121,9 @@ class Report:
         The package version.
     sources : list of str
         The files the page was made from (names only).
+    drift, drift_notes, fragility, fragility_notes, leave_one_out
+        The drift and fragility sections (``ratings report --old`` / ``--fragility``;
+        :mod:`ratings.stability`), when asked for.
     """
 
     title: str
@@ -131,6 +134,14 @@ class Report:
     command: str | None = None
     version: str = __version__
     sources: list[str] = field(default_factory=list)
+    #: Drift against an earlier board (:attr:`ratings.stability.drift.Drift.table`) and its notes.
+    drift: pd.DataFrame | None = None
+    drift_notes: list[str] = field(default_factory=list)
+    #: Fragility of the board (:attr:`ratings.stability.fragility.Fragility.pairs`), its notes
+    #: and the leave-one-out changes.
+    fragility: pd.DataFrame | None = None
+    fragility_notes: list[str] = field(default_factory=list)
+    leave_one_out: pd.DataFrame | None = None
 
 
 def _now() -> str:
