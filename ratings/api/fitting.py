@@ -277,13 +277,14 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
             model_based=model_based)
         info = FitInfo(loglik=-est.nll, converged=est.converged, n_iter=est.n_iter,
                        max_grad=est.max_grad, n_rejected=n_rejected, penalty=penalty,
-                       firth=firth, unbounded=est.unbounded)  # fmt: skip
+                       firth=firth, unbounded=est.unbounded,
+                       source=loaded if model == "bt" and not penalty and not firth
+                       else None)  # refits (fragility) redo this maximum likelihood fit
         out = Ratings(
             models=data.models, strength=est.theta, cov=est.cov,
             counts=rows.model_counts().copy(), uncertainty=uncertainty, offset=rating0,
             kind=model, level=level, scope=scope, fit_info=info, judges=est.judges,
-            crowd=est.crowd, source=loaded if model == "bt" and not penalty and not firth
-            else None)  # refits (fragility) redo this maximum likelihood fit
+            crowd=est.crowd)
         return out.reanchor(anchor, rating0)
 
 
