@@ -38,6 +38,7 @@ __all__ = [
     "format_table",
     "register_fragility",
     "register_html",
+    "style_note",
 ]
 
 
@@ -46,10 +47,21 @@ MODEL_NAMES = {"bt": "Bradley-Terry", "crowd-bt": "Crowd-BT", "combined": "combi
 CI_DESCRIPTIONS = {
     "sandwich": "robust sandwich H^-1 B H^-1",
     "cr2": "cluster-robust CR2 sandwich, Satterthwaite df per contrast (column df)",
+    "cr1": "cluster-robust CR1 sandwich H^-1 B H^-1 (factor G/(G-1))",
     "sandwich-z": "robust sandwich H^-1 B H^-1 (normal quantile)",
     "model": "model-based inverse Hessian H^-1",
     "bootstrap": "bootstrap percentile",
 }
+
+
+def style_note(style: pd.DataFrame | None, *, long: bool = True) -> str:
+    """What a style-controlled fit controls for, to follow the model's name: ``", style-controlled:
+    tokens, headers"`` (``long=False``: ``" (style: tokens, headers)"``, the ``method`` column's
+    spelling); empty without style control."""
+    if style is None or "feature" not in style:
+        return ""
+    names = ", ".join(map(str, style["feature"]))
+    return f", style-controlled: {names}" if long else f" (style: {names})"
 
 
 def _expit(x: float) -> float:
@@ -638,11 +650,12 @@ class Ratings:
     # --- text ----------------------------------------------------------------------------
     def summary(self, max_rows: int | None = None) -> str:
         """A readable report: fit information, then the ratings table."""
-        kind = CI_DESCRIPTIONS["cr2" if self.inference is not None else self.ci]
+        cr1 = self.ci == "sandwich" and self.cluster and self.df is not None  # judge effects
+        kind = CI_DESCRIPTIONS["cr2" if self.inference is not None else "cr1" if cr1 else self.ci]
         clus = (f"clustered by {self.cluster!r} ({self.n_clusters} clusters)"
                 if self.cluster else "per verdict (HC0)")  # fmt: skip
         lines = [
-            f"Ratings ({MODEL_NAMES.get(self.kind, self.kind)}"
+            f"Ratings ({MODEL_NAMES.get(self.kind, self.kind)}{style_note(self.style)}"
             f"{', scope ' + repr(self.scope) if self.scope else ''}): "
             f"{len(self.models)} models, {self.n_verdicts} verdicts",
             f"Scale: Elo = {self.offset:g} + 400/ln(10) * (s - "
@@ -690,6 +703,13 @@ class Ratings:
         lines += ["", format_table(table)]
         if self.judges is not None:
             lines += ["", "Judges:", format_table(self.judges.reset_index())]
+        if self.style is not None:
+            lines += ["", f"Style coefficients (log-odds per root-mean-square of the feature, "
+                          f"transform {self.style.attrs.get('transform', 'normalized')!r}; "
+                          f"{self.level:.0%} intervals):",
+                      self.style[["feature", "coef", "coef_elo", "se", "lower", "upper",
+                                  "p_value"]].to_string(index=False,
+                                                        float_format="{:.4g}".format)]
         if self.judge_effects is not None and len(self.judge_effects.table):
             cols = ["judge", "n", "position_bias_elo", "position_lower_elo",
                     "position_upper_elo", "self_preference_elo", "self_lower_elo",

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ratings.core.schema import COMBINED_SCOPE, require_columns
 from ratings.core.version import __version__
-from ratings.result import Ratings
+from ratings.result import Ratings, style_note
 
 __all__ = ["CI_KINDS", "MODEL_NAMES", "REFERENCES", "Board", "Report", "data_facts", "from_results",
            "from_tables"]
@@ -174,7 +174,7 @@ def data_facts(verdicts: pd.DataFrame) -> dict[str, object]:
 
 def _method(r: Ratings) -> dict[str, str]:
     kind = "cr2" if r.inference is not None else r.ci
-    out = {"Model": MODEL_NAMES.get(r.kind, r.kind),
+    out = {"Model": MODEL_NAMES.get(r.kind, r.kind) + style_note(r.style),
            "Intervals": CI_KINDS.get(kind, kind).format(cluster=repr(r.cluster)),
            "Level": f"{r.level:.0%}",
            "Scale": f"Elo = {r.offset:g} + 400/ln(10) * (s - "
