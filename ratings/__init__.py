@@ -5,10 +5,8 @@
 >>> r.to_frame()                                                      # doctest: +SKIP
 """
 
-from ratings import _moved, features, report
-from ratings.api.fitting import fit
-from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Read, Solver, Style
-from ratings.audit.judge_audit import Audit, audit
+from ratings import _moved
+from ratings.audit.judge_audit import Audit, audit  # bound: ``ratings.audit`` is a package
 from ratings.core.deprecation import deprecated_names
 from ratings.core.errors import (
     ConvergenceWarning,
@@ -16,12 +14,9 @@ from ratings.core.errors import (
     JudgeWarning,
     NonIdentifiableError,
 )
+from ratings.core.lazy import lazy_exports
 from ratings.core.version import __version__  # noqa: F401 - re-exported
-from ratings.data.comparisons import Comparisons, aggregate
-from ratings.io import VerdictLog, read_verdicts
-from ratings.result import Ratings
-from ratings.stability.drift import drift
-from ratings.stability.place import place
+from ratings.result import register_fragility, register_html
 
 _moved.install()  # old module paths (``ratings.crowd``, ...) warn and lead to the new ones
 
@@ -52,8 +47,49 @@ __all__ = [
     "warmup",
 ]
 
+#: Each name and the module that defines it, imported on first use: ``import ratings`` (and
+#: the command line, which starts with it) loads only what it runs.
+_HOMES = {
+    "Adjust": "ratings.api.specs", "BT": "ratings.api.specs", "Bootstrap": "ratings.api.specs",
+    "CrowdBT": "ratings.api.specs", "Read": "ratings.api.specs", "Solver": "ratings.api.specs",
+    "Style": "ratings.api.specs", "fit": "ratings.api.fitting",
+    "Comparisons": "ratings.data.comparisons", "aggregate": "ratings.data.comparisons",
+    "VerdictLog": "ratings.io", "read_verdicts": "ratings.io", "Ratings": "ratings.result",
+    "drift": "ratings.stability.drift", "place": "ratings.stability.place",
+    "features": "ratings.features", "report": "ratings.report",
+}  # fmt: skip
+
 #: ``ratings.style`` (the text features' module of earlier releases) is ``ratings.features``.
-__getattr__ = deprecated_names(__name__, {"style": ("ratings.features", lambda: features)})
+__getattr__ = deprecated_names(
+    __name__,
+    {"style": ("ratings.features", lambda: __getattr__("features"))},
+    fallback=lazy_exports(__name__, _HOMES),
+)
+
+
+def _page(result, path=None, **options) -> str:
+    """:meth:`Ratings.to_html` until :mod:`ratings.report` is imported (which registers its own)."""
+    from ratings.report import to_html
+
+    return to_html(result, path, **options)
+
+
+def _notebook(result, **options) -> str:
+    """A notebook's display of a fit, rendered by :mod:`ratings.report` (imported on first use)."""
+    from ratings.report import notebook_html
+
+    return notebook_html(result, **options)
+
+
+def _fragility(result, **options) -> object:
+    """:meth:`Ratings.fragility`, run by :mod:`ratings.stability` (imported on first use)."""
+    from ratings.stability.fragility import fragility
+
+    return fragility(result, **options)
+
+
+register_html(page=_page, notebook=_notebook)
+register_fragility(_fragility)
 
 
 def warmup() -> None:
