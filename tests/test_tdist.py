@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import stdtrit
 
-from ratings.core.tdist import critical_value, critical_values, t_quantile
+from ratings.core.tdist import critical_value, critical_values, t_quantile, t_quantiles
 
 DFS = [0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 7, 10, 19, 29, 49, 99, 150, 500, 999, 999.5, 1000, 1001,
        5000, 1e4, 1e5, 1e6, 1e9]  # fmt: skip
@@ -42,6 +42,23 @@ def test_vectorised_critical_values_keep_shape_and_mark_no_interval():
     assert got.shape == df.shape and np.isnan(got[1, 1])
     np.testing.assert_allclose(got[0], stats.t.ppf(0.975, df[0]), rtol=1e-12)
     assert got[1, 0] == pytest.approx(stats.norm.ppf(0.975), rel=1e-14)
-    many = np.linspace(1.0, 400.0, 50)  # scipy's vectorised quantile beyond a few values
+    many = np.linspace(1.0, 400.0, 50)  # the NumPy quantile beyond a few values
     np.testing.assert_allclose(critical_values(0.9, many), stats.t.ppf(0.95, many), rtol=1e-10)
     np.testing.assert_allclose(critical_value(0.9, many[:3]), stats.t.ppf(0.95, many[:3]))
+
+
+@pytest.mark.parametrize("p", [0.51, 0.6, 0.7499, 0.75, 0.9, 0.95, 0.975, 0.995, 0.999999])
+def test_t_quantiles_over_arrays_match_scipy(p):
+    rng = np.random.default_rng(7)
+    df = np.concatenate([rng.uniform(0.2, 1200.0, 400), [d for d in DFS if d < 1e9]])
+    rtol = 1e-10 if p > 0.9999 else 5e-12  # the far tail as the scalar quantile's test
+    np.testing.assert_allclose(t_quantiles(df, p), stdtrit(df, p), rtol=rtol)
+    some = df[::40]
+    np.testing.assert_allclose(t_quantiles(some, p), [t_quantile(float(d), p) for d in some],
+                               rtol=1e-12)  # fmt: skip
+
+
+def test_t_quantiles_take_upper_probabilities_only():
+    for bad in (0.5, 0.3, 1.0):
+        with pytest.raises(ValueError):
+            t_quantiles(np.array([3.0]), bad)

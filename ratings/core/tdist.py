@@ -12,8 +12,8 @@ monotonically to the root. From 1000 on: the Cornish-Fisher expansion in powers 
 
 :func:`critical_value` gives the two-sided critical value of an interval at a confidence level,
 the one quantile every interval of the package uses; :func:`critical_values` the same for many
-degrees of freedom at once (one per contrast of a CR2 fit), through ``scipy.special.stdtrit``
-beyond a few values.
+degrees of freedom at once (one per contrast of a CR2 fit), beyond a few values by
+:func:`t_quantiles`, the same iterations in NumPy over all of them.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from statistics import NormalDist
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["critical_value", "critical_values", "normal_quantile", "t_quantile"]
+__all__ = ["critical_value", "critical_values", "normal_quantile", "t_quantile", "t_quantiles"]
 
 _CORNISH_FISHER_FROM = 1000.0
 
@@ -54,12 +54,97 @@ def critical_values(level: float, df) -> NDArray[np.float64]:
     finite = np.isfinite(df) & (df > 0)
     out[np.isposinf(df)] = NormalDist().inv_cdf(p)
     if finite.sum() > 4:  # the plain-Python quantile takes milliseconds per value
-        from scipy.special import stdtrit
-
-        out[finite] = stdtrit(df[finite], p)
+        out[finite] = t_quantiles(df[finite], p)
     else:
         out[finite] = [t_quantile(float(v), p) for v in df[finite]]
     return out.reshape(shape)
+
+
+def t_quantiles(df: NDArray[np.float64], p: float) -> NDArray[np.float64]:
+    """:func:`t_quantile` at ``p`` in (1/2, 1) of each of the finite, positive degrees of
+    freedom ``df``: the same Newton steps and continued fraction, in NumPy over all of them."""
+    if not 0.5 < p < 1.0:
+        raise ValueError(f"`p` must be in (1/2, 1); got {p!r}.")
+    df = np.asarray(df, dtype=np.float64)
+    z = NormalDist().inv_cdf(p)
+    out = _cornish_fisher(z, df)
+    out = np.where(df == 1.0, math.tan(math.pi * (p - 0.5)), out)
+    out = np.where(df == 2.0, (2.0 * p - 1.0) / math.sqrt(2.0 * p * (1.0 - p)), out)
+    newton = (df < _CORNISH_FISHER_FROM) & (df != 1.0) & (df != 2.0)
+    if newton.any():
+        out[newton] = _newton(df[newton], p, z)
+    return out
+
+
+def _newton(nu: NDArray[np.float64], p: float, z: float) -> NDArray[np.float64]:
+    """:func:`t_quantile`'s Newton iterations, each value stopping where the scalar one does."""
+    centre = p < 0.75
+    target = p - 0.5 if centre else 1.0 - p
+    # the Gamma-function constants depend on the degrees of freedom only
+    log_beta = np.array([math.lgamma(v / 2.0 + 0.5) - math.lgamma(v / 2.0) - math.lgamma(0.5)
+                         for v in nu])  # fmt: skip
+    log_c = np.array([math.lgamma((v + 1.0) / 2.0) - math.lgamma(v / 2.0)
+                      - 0.5 * math.log(v * math.pi) for v in nu])  # fmt: skip
+    t = np.full(nu.shape, z)
+    last = np.full(nu.shape, np.inf)
+    active = np.ones(nu.shape, dtype=bool)
+    for _ in range(200):
+        d = nu + t * t
+        if centre:  # P(0 < T < t) = I_y(1/2, nu/2) / 2
+            gap = target - 0.5 * _betai_array(0.5, nu / 2.0, t * t / d, nu / d, log_beta)
+        else:  # P(T > t) = I_x(nu/2, 1/2) / 2
+            gap = 0.5 * _betai_array(nu / 2.0, 0.5, nu / d, t * t / d, log_beta) - target
+        step = gap / np.exp(log_c - (nu + 1.0) / 2.0 * np.log1p(t * t / nu))
+        step = np.where(active, step, 0.0)
+        t = t + step
+        size = np.abs(step)
+        done = (size <= 1e-15 * t) | ((size <= 1e-11 * t) & (size > 0.5 * last))
+        active &= ~done
+        last = np.where(active, size, last)
+        if not active.any():
+            break
+    return t
+
+
+def _betai_array(a, b, x, y, log_beta) -> NDArray[np.float64]:
+    """:func:`_betai` over arrays (``a`` or ``b`` a scalar), ``x, y`` in (0, 1] with
+    ``x + y = 1``; ``log_beta`` = log Gamma(a + b) - log Gamma(a) - log Gamma(b)."""
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+    with np.errstate(divide="ignore"):
+        front = np.exp(log_beta + a * np.log(x) + b * np.log(y))
+    lower = x < (a + 1.0) / (a + b + 2.0)
+    cf = _betacf_array(np.where(lower, a, b), np.where(lower, b, a), np.where(lower, x, y))
+    out = np.where(lower, front * cf / a, 1.0 - front * cf / b)
+    return np.where(x <= 0.0, 0.0, np.where(y <= 0.0, 1.0, out))
+
+
+def _betacf_array(a, b, x) -> NDArray[np.float64]:
+    """:func:`_betacf` over arrays, each value stopping where the scalar one does."""
+
+    def floor(v):
+        return np.where(np.abs(v) > tiny, v, tiny)
+
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c = np.ones_like(x)
+    d = 1.0 / floor(1.0 - qab * x / qap)
+    h = d.copy()
+    active = np.ones(x.shape, dtype=bool)
+    for m in range(1, 10_000):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 / floor(1.0 + aa * d)
+        c = floor(1.0 + aa / c)
+        h = np.where(active, h * d * c, h)
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 / floor(1.0 + aa * d)
+        c = floor(1.0 + aa / c)
+        delta = d * c
+        h = np.where(active, h * delta, h)
+        active &= ~(np.abs(delta - 1.0) < 1e-16)
+        if not active.any():
+            break
+    return h
 
 
 def t_quantile(df: float, p: float) -> float:
