@@ -62,3 +62,12 @@ def test_t_quantiles_take_upper_probabilities_only():
     for bad in (0.5, 0.3, 1.0):
         with pytest.raises(ValueError):
             t_quantiles(np.array([3.0]), bad)
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(920.0, 958.0), (0.3, 999.0), (2.5, 1500.0), (5.0, 60.0)])
+@pytest.mark.parametrize("p", [0.51, 0.75, 0.975, 0.9999978754025926])
+def test_t_quantiles_of_many_values_match_scipy(lo, hi, p):
+    """Thousands of degrees of freedom (every pair's df of a large board) are interpolated
+    between exact quantiles, below 1 df computed exactly: all within rounding of scipy's."""
+    df = np.random.default_rng(11).uniform(lo, hi, 5000)
+    np.testing.assert_allclose(t_quantiles(df, p), stdtrit(df, p), rtol=5e-12)
