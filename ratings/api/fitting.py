@@ -215,9 +215,10 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
     prior, judge_quality = crowd.prior, crowd.judge_quality
     style = options.style
     if style is not None:
-        _check_style_source(verdicts, style.features, read.columns)
+        _check_style_source(verdicts, style.features, read.columns, read.format)
     loaded = load_log(verdicts, scope=scope, cluster=options.cluster, errors=read.errors,
                       columns=read.columns, winner_map=read.winner_map, engine=engine,
+                      format=read.format,
                       keep=style_columns(style.features) if style is not None else [],
                       as_numbers=style_columns(style.features) if style is not None else [])
     data, n_rejected, scope = loaded.data, loaded.n_rejected, loaded.scope
@@ -286,7 +287,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         return out.reanchor(anchor, rating0)
 
 
-def _check_style_source(verdicts, style: tuple[str, ...], columns) -> None:
+def _check_style_source(verdicts, style: tuple[str, ...], columns, format=None) -> None:
     """Name missing style columns before reading (a DataFrame's or a file's header)."""
     import os
 
@@ -295,7 +296,7 @@ def _check_style_source(verdicts, style: tuple[str, ...], columns) -> None:
     if isinstance(verdicts, pd.DataFrame):
         have = list(verdicts.columns)
     elif isinstance(verdicts, str | os.PathLike) and os.path.isfile(verdicts):
-        have = peek_columns(verdicts)
+        have = peek_columns(verdicts, format)
     else:
         return
     rename = dict(columns or {})

@@ -114,9 +114,11 @@ def load_log(
     engine: Engine = "auto",
     keep: Sequence[str] = (),
     as_numbers: Sequence[str] = (),
+    format: object = None,
 ) -> LoadedLog:
     """Read (if needed), select the scope and aggregate (``keep``: other columns to keep,
-    e.g. style features; ``as_numbers``: those of them kept as numbers when numeric)."""
+    e.g. style features; ``as_numbers``: those of them kept as numbers when numeric;
+    ``format``: the file's format, see :class:`ratings.Read`)."""
     if isinstance(verdicts, Comparisons):
         return LoadedLog(data=verdicts, frame=None, n_rejected=0, scope=scope)
     if is_counts_source(verdicts):
@@ -132,7 +134,8 @@ def load_log(
     else:
         kept = [cluster] if cluster not in (None, "auto") else []  # e.g. a question_id
         log = read_verdicts(verdicts, columns=columns, winner_map=winner_map, errors=errors,
-                            keep=[*kept, *keep], as_numbers=as_numbers)  # fmt: skip
+                            keep=[*kept, *keep], as_numbers=as_numbers,
+                            format=format)  # fmt: skip
     frame, scope = _select_scope(log, scope)
     if cluster == "auto":
         cluster = "task_id" if "task_id" in frame.columns else None

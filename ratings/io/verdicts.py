@@ -32,6 +32,7 @@ from ratings.io.cells import (
     pick_columns,
     text,
 )
+from ratings.io.formats import PeerFormat, peer_format
 from ratings.io.hints import guess_columns
 from ratings.io.readers import format_of, load_table
 from ratings.io.writers import write_atomic
@@ -115,7 +116,7 @@ def read_verdicts(
     columns: Mapping[str, str] | None = None,
     winner_map: Mapping[object, str] | None = None,
     errors: Literal["raise", "report"] = "raise",
-    format: Literal["csv", "parquet", "jsonl"] | None = None,
+    format: str | PeerFormat | None = None,
     keep: Sequence[str] = (),
     as_numbers: Sequence[str] = (),
 ) -> VerdictLog:
@@ -137,8 +138,12 @@ def read_verdicts(
     errors : {"raise", "report"}, default="raise"
         ``"raise"``: any unusable row raises. ``"report"``: unusable rows go to
         ``VerdictLog.rejected`` and the rest are returned (it still raises if no row is usable).
-    format : {"csv", "parquet", "jsonl"}, optional
-        Overrides the format inferred from the file extension.
+    format : str or PeerFormat, optional
+        ``"csv"``, ``"parquet"`` or ``"jsonl"`` override the format inferred from the file
+        extension. A peer tool's format (``"fastchat"``, ``"arena-hard"``, ``"alpaca-eval"``,
+        or a spec with options such as ``ratings.io.formats.ArenaHard(strong_weight=3)``) reads
+        its log as verdicts (:mod:`ratings.io.formats`); without ``format``, a file (or
+        DataFrame) whose fields are unmistakably one tool's is read so too.
     keep : sequence of str, optional
         Other columns to keep (after the canonical ones, as categoricals), e.g. a
         ``question_id`` to cluster intervals by (``ratings.fit(..., cluster="question_id")``
@@ -180,13 +185,12 @@ def read_verdicts(
     """
     if errors not in ("raise", "report"):
         raise ValueError(f"`errors` must be 'raise' or 'report'; got {errors!r}.")
-    if format not in (None, "csv", "parquet", "jsonl"):
-        raise ValueError(f"`format` must be 'csv', 'parquet' or 'jsonl'; got {format!r}.")
+    peer_format(format)  # an unknown name fails here, before reading
     targets = check_columns(columns, CANONICAL)
     spellings, numbers = _check_winner_map(winner_map)
 
     frame, name, prefix, raw = load_table(
-        source, targets, pick=_pick_verdict_columns, format=format,
+        source, targets, pick=_pick_verdict_columns, format=format, peers=True,
         empty="The verdicts DataFrame contains no verdicts (0 rows).")  # fmt: skip
     extra = _kept_columns(frame, keep, prefix)
     raw.update(extra)
