@@ -31,8 +31,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-import ratings  # noqa: E402
 from peer_reference import compute_mle_elo, fastchat_compute_bt  # noqa: E402
+
+import ratings  # noqa: E402
 
 BATTLES = HERE.parent / "tests" / "data" / "arena_hard_battles_2024_09.csv"
 LEADERBOARD = "src/alpaca_eval/leaderboards/data_AlpacaEval_2/" \
@@ -138,7 +139,8 @@ def alpaca_rows(repo: str) -> list[dict]:
     data = f"AlpacaEval 2.0 leaderboard ({n_models} models x 805)"
     return [{"data": data, "peer": "AlpacaEval (published)",
              "number": "discrete win rate (%), fit's win probability vs the baseline",
-             "max_abs_diff": discrete_gap, "tolerance": 1e-8, "note": f"n_wins max gap {count_gap}"},
+             "max_abs_diff": discrete_gap, "tolerance": 1e-8,
+             "note": f"n_wins max gap {count_gap}"},
             {"data": data, "peer": "AlpacaEval (published)",
              "number": "soft win rate (%), mean of the reader's score",
              "max_abs_diff": soft_gap, "tolerance": 1e-8, "note": "reader only (no soft fit yet)"}]

@@ -82,7 +82,7 @@ def fastchat_compute_bt(df: pd.DataFrame, base: float = 10.0, scale: float = 400
     return pd.Series(scaled, index=models).sort_values(ascending=False)
 
 
-def compute_mle_elo(df: pd.DataFrame, SCALE=400, BASE=10, INIT_RATING=1000,  # noqa: N803
+def compute_mle_elo(df: pd.DataFrame, SCALE=400, BASE=10, INIT_RATING=1000,
                     baseline_model="gpt-4-0314") -> pd.Series:
     """arena-hard-auto's (and FastChat's notebook) ``compute_mle_elo``: scikit-learn's
     unpenalised logistic regression on the battles doubled, a tie one win each way."""
@@ -123,4 +123,4 @@ def alpaca_win_rates(preferences) -> dict[str, float]:
     return {"win_rate": float(soft.mean() * 100), "discrete_win_rate":
             float(discrete.mean() * 100), "n_wins": int((soft > 0.5).sum()),
             "n_wins_base": int((soft < 0.5).sum()), "n_draws": n_draws,
-            "n_total": int(len(soft))}
+            "n_total": len(soft)}
