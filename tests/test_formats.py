@@ -244,3 +244,30 @@ def test_fit_reads_each_format_through_read():
     assert r.n_matches == sum(_hard_expected(HARD_V2, 3).values())
     styled = ratings.fit(ALPACA, style=["len"])
     assert styled.n_matches == 160 and styled.style is not None
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def test_cli_fits_each_format_and_says_what_it_read(capsys):
+    from ratings.cli.app import main
+
+    for path, fmt, title in ((ALPACA, "alpaca-eval", "AlpacaEval annotations"),
+                             (HARD_V01, "arena-hard", "arena-hard-auto judgments"),
+                             (CLEAN_BATTLE, "fastchat", "FastChat / LMArena battles")):
+        for given in ([], ["--format", fmt]):
+            assert main(["fit", str(path), *given]) == 0
+            out, err = capsys.readouterr()
+            assert f"read as {title} (--format {fmt})" in err
+            assert out.startswith("Ratings (Bradley-Terry)")
+
+
+def test_cli_strong_weight(capsys):
+    from ratings.cli.app import main
+
+    assert main(["fit", str(HARD_V2), "--strong-weight", "3"]) == 0
+    _, err = capsys.readouterr()
+    assert f"{sum(_hard_expected(HARD_V2, 3).values())} verdicts" in err
+    assert main(["fit", str(ALPACA), "--strong-weight", "3"]) == 2
+    _, err = capsys.readouterr()
+    assert "`--format arena-hard`" in err

@@ -31,7 +31,7 @@ FLAGS: dict[str, str] = {
     "scale": "--scale", "convert": "--convert", "previous": "--previous", "firth": "--firth",
     "style": "--style", "style_transform": "--style-transform", "style_ridge": "--style-ridge",
     "delimiter": "--delimiter", "encoding": "--encoding", "precision": "--precision",
-    "size": "--size", "dpi": "--dpi",
+    "size": "--size", "dpi": "--dpi", "format": "--format", "strong_weight": "--strong-weight",
 }  # fmt: skip
 #: Settings whose flag differs from ``FLAG VALUE`` (a switch, or a flag with a file).
 _SETTINGS: dict[tuple[str, object], str] = {
