@@ -614,8 +614,10 @@ class Ratings:
                          "jointly; intervals include their uncertainty)")
         if self.n_rejected:
             lines.append(f"Rejected input rows: {self.n_rejected} (not fitted)")
+        leader, *tied = self.tied_with_leader()
         lines.append(f"Rank intervals: simultaneous {self.level:.0%} (rank_lower..rank_upper); "
-                     f"statistically tied with the leader: {', '.join(self.tied_with_leader())}")
+                     f"leader {leader}, statistically tied with it: "
+                     + (", ".join(tied) if tied else "none (ahead of every other model)"))
         if self.model_based_mask.any():
             lines.append("Model-based variance where the sandwich is zero (every residual of "
                          "their verdicts is zero; column model_based): "

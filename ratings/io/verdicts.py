@@ -272,11 +272,26 @@ def _pick_verdict_columns(
     frame: pd.DataFrame, targets: Mapping[str, str], prefix: str
 ) -> dict[str, object]:
     """Return {canonical name: column label of ``frame``} for the verdict columns present."""
+    def message(missing: list[str], labels: list[object]) -> str:
+        return _missing_verdict_columns(missing, labels, numeric=_numeric_columns(frame))
+
     return pick_columns(frame, targets, prefix, canonical=CANONICAL, required=REQUIRED,
-                        what="verdicts", missing_message=_missing_verdict_columns)  # fmt: skip
+                        what="verdicts", missing_message=message)  # fmt: skip
 
 
-def _missing_verdict_columns(missing: list[str], labels: list[object]) -> str:
+def _numeric_columns(frame: pd.DataFrame, sample: int = 1000) -> list[str]:
+    """Labels of the columns whose first ``sample`` values are all numbers (error path only)."""
+    out = []
+    for label in frame.columns:
+        head = frame[label].head(sample)
+        if head.dtype.kind in "iuf" or (
+                len(head) and pd.to_numeric(head, errors="coerce").notna().all()):
+            out.append(str(label))
+    return out
+
+
+def _missing_verdict_columns(missing: list[str], labels: list[object],
+                             numeric: Collection[str] = ()) -> str:  # fmt: skip
     """The missing-columns message: a mapping of every missing column from its likeliest source
     (:func:`ratings.io.hints.guess_columns`; the task too, when a column looks like one) that
     reads the file when followed, and a delimiter hint."""
@@ -289,7 +304,7 @@ def _missing_verdict_columns(missing: list[str], labels: list[object]) -> str:
                                if flag.startswith("`--") else
                                f" The file may use {label} as delimiter: re-export it with "
                                f"commas{' or name it .tsv' if sep == chr(9) else ''}.")  # fmt: skip
-    guesses = guess_columns(labels, missing)
+    guesses = guess_columns(labels, missing, numeric=numeric)
     example = {(label if label is not None else f"YOUR_{canon.upper()}_COLUMN"): canon
                for canon, label in guesses.items()}  # fmt: skip
     unknown = [canon for canon, label in guesses.items() if label is None]

