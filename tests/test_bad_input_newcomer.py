@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 import shlex
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from bad_inputs import run_cli, write
@@ -81,3 +83,26 @@ def test_leader_line_names_the_leader_once(capsys):
     top, *others = r.tied_with_leader()
     expected = ", ".join(others) or "none (ahead of every other model)"
     assert f"leader {top}, statistically tied with it: {expected}" in r.summary()
+
+
+# 9. an anchor given as a dict, like the command line's NAME=RATING
+
+def test_anchor_as_a_dict():
+    by_dict = ratings.fit(ARENA, cluster="question_id", anchor={"gpt-4o": 1200})
+    by_text = ratings.fit(ARENA, cluster="question_id", anchor="gpt-4o=1200")
+    assert by_dict.elo["gpt-4o"] == 1200.0
+    assert np.allclose(by_dict.elo, by_text.elo, atol=0) and np.allclose(by_dict.se, by_text.se)
+    with pytest.raises(ValueError, match="pins one model"):
+        ratings.fit(ARENA, anchor={"gpt-4o": 1200, "gpt-4": 1000})
+
+
+# 10. the planner's memory limit reaches the fit without a deprecated keyword
+
+def test_plan_matches_max_memory_with_history_warns_nothing():
+    from sampling import plan_matches
+
+    history = pd.read_csv(ARENA, dtype=str).rename(columns={"question_id": "task_id"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plan = plan_matches(history, None, ["gpt-4"], 10, seed=1, max_memory="2GB")
+    assert len(plan) == 10

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Literal
@@ -77,7 +77,7 @@ def fit(
     *,
     model: Literal["bt", "crowd-bt"] | BT | CrowdBT = "bt",
     ci: CIKind | Bootstrap = "sandwich",
-    anchor: str | tuple[str, float] | None = None,
+    anchor: str | tuple[str, float] | Mapping[str, float] | None = None,
     scope: str | None = None,
     cluster: str | None = "auto",
     level: float = 0.95,
@@ -113,8 +113,9 @@ def fit(
         model-based H^-1, which under-covers when verdicts on a task are dependent;
         ``"bootstrap"`` or :class:`~ratings.api.specs.Bootstrap` (``n``, ``seed``): a seeded
         cluster (or verdict) bootstrap, percentile intervals.
-    anchor : str or (str, float), optional
-        Model pinned at a rating: ``"NAME=RATING"``, ``(NAME, RATING)`` or ``NAME`` (at 1000).
+    anchor : str, (str, float) or {str: float}, optional
+        Model pinned at a rating: ``"NAME=RATING"``, ``(NAME, RATING)``, ``{NAME: RATING}`` or
+        ``NAME`` (at 1000).
         Its interval has zero width and every other interval is that of the difference to it.
         Without an anchor the ratings are centred at a mean of 1000.
     scope : str, optional

@@ -316,7 +316,7 @@ def options_of(
     *,
     model: str | BT | CrowdBT = "bt",
     ci: str | Bootstrap = "sandwich",
-    anchor: str | tuple[str, float] | None = None,
+    anchor: str | tuple[str, float] | Mapping[str, float] | None = None,
     scope: str | None = None,
     cluster: str | None = "auto",
     level: float = 0.95,
@@ -379,6 +379,11 @@ def options_of(
         raise TypeError("pass solver options inside `solver=ratings.Solver(...)`, not beside it.")
     check_level(level)
     rating = legacy.get("anchor_rating")
+    if isinstance(anchor, Mapping):  # {"NAME": RATING}, the command line's NAME=RATING
+        if len(anchor) != 1:
+            raise ValueError(f"{option('anchor')} pins one model: give {{NAME: RATING}} with "
+                             f"one entry (or 'NAME=RATING'); got {dict(anchor)!r}.")  # fmt: skip
+        ((anchor, rating),) = anchor.items()
     if isinstance(anchor, tuple):
         anchor, rating = anchor
     elif anchor is not None and rating is None and "=" in str(anchor):
