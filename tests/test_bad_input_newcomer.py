@@ -106,3 +106,25 @@ def test_plan_matches_max_memory_with_history_warns_nothing():
         warnings.simplefilter("error")
         plan = plan_matches(history, None, ["gpt-4"], 10, seed=1, max_memory="2GB")
     assert len(plan) == 10
+
+
+# 11. a counts table's errors name the file; judges fixed at eta 0.5 are refused, and why
+
+@pytest.mark.parametrize(("text", "what"), [
+    ("model_a,model_b,wins_a,wins_b,ties\nx,y,3,1,0\ny,z,-2,1,0\nz,x,1,1,1\n", "negative"),
+    ("model_a,model_b,wins_a,wins_b\nx,y,3,1\n", "['ties'] not found"),
+])
+def test_counts_table_errors_name_the_file(tmp_path, capsys, text, what):
+    path = write(tmp_path / "counts.csv", text)
+    err = run_cli(["fit", path], capsys, tmp_path)
+    assert f"ratings: error: {str(path)!r}: " in err and what in err
+
+
+def test_every_judge_at_one_half_is_refused(tmp_path, capsys):
+    frame = pd.read_csv(ARENA, dtype=str).assign(judge="gpt-4")
+    with pytest.raises(ValueError, match=r"fixed at 0\.5 \(gpt-4\).*no information"):
+        ratings.fit(frame, model=ratings.CrowdBT(judge_quality={"gpt-4": 0.5}))
+    mixed = pd.concat([frame, frame.assign(judge="other")])  # one informative judge: fitted
+    r = ratings.fit(mixed, model=ratings.CrowdBT(judge_quality={"gpt-4": 0.5},
+                                                 fit_new_judges=True), cluster="question_id")
+    assert r.elo.std() > 50

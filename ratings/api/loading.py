@@ -127,8 +127,14 @@ def load_log(
             counts, scope = _select_scope(VerdictLog(counts, counts.iloc[:0], None), scope)
         if cluster == "auto":
             cluster = "task_id" if "task_id" in counts.columns else None
-        return LoadedLog(data=from_counts(counts, cluster=cluster), frame=counts, n_rejected=0,
-                         scope=scope)  # fmt: skip
+        try:
+            data = from_counts(counts, cluster=cluster)
+        except InvalidVerdictsError as exc:  # name the file, as a verdict log's errors do
+            if not isinstance(verdicts, str | os.PathLike) or str(exc).startswith("'"):
+                raise
+            raise InvalidVerdictsError(f"{os.fspath(verdicts)!r}: {exc}",
+                                       rows=exc.rows) from None  # fmt: skip
+        return LoadedLog(data=data, frame=counts, n_rejected=0, scope=scope)
     if isinstance(verdicts, VerdictLog):
         log = verdicts
     else:
