@@ -614,10 +614,12 @@ class Ratings:
                          "jointly; intervals include their uncertainty)")
         if self.n_rejected:
             lines.append(f"Rejected input rows: {self.n_rejected} (not fitted)")
-        leader, *tied = self.tied_with_leader()
+        best = self.tied_with_leader()
+        leader = (f"leader {best[0]}, statistically tied with it: "
+                  + (", ".join(best[1:]) if len(best) > 1 else "none (ahead of every other model)")
+                  if best else "no leader (no model's rank interval contains 1)")  # fmt: skip
         lines.append(f"Rank intervals: simultaneous {self.level:.0%} (rank_lower..rank_upper); "
-                     f"leader {leader}, statistically tied with it: "
-                     + (", ".join(tied) if tied else "none (ahead of every other model)"))
+                     + leader)
         if self.model_based_mask.any():
             lines.append("Model-based variance where the sandwich is zero (every residual of "
                          "their verdicts is zero; column model_based): "

@@ -128,3 +128,33 @@ def test_every_judge_at_one_half_is_refused(tmp_path, capsys):
     r = ratings.fit(mixed, model=ratings.CrowdBT(judge_quality={"gpt-4": 0.5},
                                                  fit_new_judges=True), cluster="question_id")
     assert r.elo.std() > 50
+
+
+# 5. fit --out prints the board's header and top as well as writing it; --quiet silences it
+
+def test_fit_out_prints_the_board(tmp_path, capsys):
+    out = tmp_path / "ratings.csv"
+    assert main(["fit", str(ARENA), "--cluster", "question_id", "--out", str(out)]) == 0
+    printed, err = capsys.readouterr()
+    assert printed.startswith("Ratings (Bradley-Terry): 4 models, 1348 verdicts")
+    assert "leader gpt-4o" in printed and "wrote 4 ratings" in err
+    table = pd.read_csv(out)
+    assert all(m in printed for m in table["model"])
+    assert main(["fit", str(ARENA), "--cluster", "question_id", "--out", str(out), "-q"]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_fit_out_prints_ten_rows_of_a_large_board(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    models = [f"m{i:02d}" for i in range(14)]
+    pairs = rng.integers(0, 14, size=(3000, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    frame = pd.DataFrame({"model_a": np.take(models, pairs[:, 0]),
+                          "model_b": np.take(models, pairs[:, 1]),
+                          "winner": rng.choice(["A", "B"], size=len(pairs))})
+    log = tmp_path / "log.csv"
+    frame.to_csv(log, index=False)
+    assert main(["fit", str(log), "--no-cluster", "-o", str(tmp_path / "r.csv")]) == 0
+    printed = capsys.readouterr().out
+    table_lines = printed.split("\n\n", 1)[1].strip().splitlines()
+    assert len(table_lines) == 1 + 10 + 1 and table_lines[-1].startswith("... 4 more in ")
