@@ -158,3 +158,57 @@ def test_fit_out_prints_ten_rows_of_a_large_board(tmp_path, capsys):
     printed = capsys.readouterr().out
     table_lines = printed.split("\n\n", 1)[1].strip().splitlines()
     assert len(table_lines) == 1 + 10 + 1 and table_lines[-1].startswith("... 4 more in ")
+
+
+# 6. one warning prefix for every subcommand
+
+def test_one_warning_prefix(tmp_path, capsys):
+    assert main(["audit", str(ALPACA)]) == 0
+    audit_err = capsys.readouterr().err
+    assert main(["next", str(ALPACA), "--judges", "weighted_alpaca_eval_gpt4_turbo,other",
+                 "--n", "5", "-o", str(tmp_path / "n.csv")]) == 0
+    next_err = capsys.readouterr().err
+    assert main(["fit", str(ARENA)]) == 0
+    fit_err = capsys.readouterr().err
+    for err, what in ((audit_err, "position bias"), (next_err, "never appear"),
+                      (fit_err, "no task_id column")):
+        lines = [ln for ln in err.splitlines() if "warning:" in ln.lower()]
+        assert lines and all(ln.startswith("ratings: warning: ") for ln in lines), err
+        assert any(what in ln for ln in lines)
+
+
+# 7. ratings next: the log's one judge by default, a stated seed default, score explained
+
+def test_next_takes_the_logs_one_judge_and_a_default_seed(tmp_path, capsys):
+    plans = []
+    for k in range(2):
+        out = tmp_path / f"next{k}.csv"
+        assert main(["next", str(ALPACA), "--n", "6", "-o", str(out)]) == 0
+        err = capsys.readouterr().err
+        assert "judge 'weighted_alpaca_eval_gpt4_turbo' (the log's one judge" in err
+        plans.append(pd.read_csv(out))
+    assert set(plans[0]["judge"]) == {"weighted_alpaca_eval_gpt4_turbo"}
+    pd.testing.assert_frame_equal(plans[0], plans[1])  # seed 0 by default: the same plan
+    seeded = tmp_path / "seeded.csv"
+    assert main(["next", str(ALPACA), "--n", "6", "--seed", "0", "-o", str(seeded)]) == 0
+    pd.testing.assert_frame_equal(plans[0], pd.read_csv(seeded))
+
+
+def test_next_without_judges_names_the_flag_when_it_cannot_choose(tmp_path, capsys):
+    err = run_cli(["next", ARENA, "--columns", "question_id=task_id", "--n", "5", "-o",
+                   tmp_path / "n.csv"], capsys, tmp_path)
+    assert "`--judges J1,J2,...`" in err and "no judge column" in err
+    two = pd.read_csv(ARENA, dtype=str).rename(columns={"question_id": "task_id"})
+    two["judge"] = np.where(np.arange(len(two)) % 2, "j1", "j2")
+    path = tmp_path / "two.csv"
+    two.to_csv(path, index=False)
+    err = run_cli(["next", path, "--n", "5", "-o", tmp_path / "n.csv"], capsys, tmp_path)
+    assert "names 2 judges (j1, j2)" in err
+
+
+def test_next_help_explains_score_and_the_seed_default(capsys):
+    with pytest.raises(SystemExit):
+        main(["next", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "score is, for an active pick, how much it was expected to reduce" in text
+    assert "(default 0: the same inputs and seed give the same plan)" in text
