@@ -5,7 +5,7 @@
 >>> r.to_frame()                                                      # doctest: +SKIP
 """
 
-from ratings import _moved, style
+from ratings import _moved, report, style
 from ratings.api.fitting import fit
 from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Read, Solver, Style
 from ratings.audit.report import Audit, audit
@@ -42,6 +42,7 @@ __all__ = [
     "audit",
     "fit",
     "read_verdicts",
+    "report",
     "style",
     "warmup",
 ]

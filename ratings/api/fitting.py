@@ -283,7 +283,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         out = Ratings(
             models=data.models, strength=est.theta, cov=est.cov,
             counts=rows.model_counts().copy(), uncertainty=uncertainty, offset=rating0,
-            model=model, level=level, scope=scope, fit_info=info, judges=est.judges,
+            kind=model, level=level, scope=scope, fit_info=info, judges=est.judges,
             crowd=est.crowd)
         return out.reanchor(anchor, rating0)
 
