@@ -241,9 +241,9 @@ def test_summary_line_says_what_was_read():
 
 def test_fit_reads_each_format_through_read():
     r = ratings.fit(HARD_V2, read=ratings.Read(format=ArenaHard(strong_weight=3)))
-    assert r.n_matches == sum(_hard_expected(HARD_V2, 3).values())
+    assert r.n_verdicts == sum(_hard_expected(HARD_V2, 3).values())
     styled = ratings.fit(ALPACA, style=["len"])
-    assert styled.n_matches == 160 and styled.style is not None
+    assert styled.n_verdicts == 160 and styled.style is not None
 
 
 # -- the command line ---------------------------------------------------------------------------
