@@ -137,13 +137,8 @@ def _strongest_pairs(pairs: pd.DataFrame | None, table: pd.DataFrame,
 
 def _p_value(value) -> str:
     """A p-value for a table cell: four decimals, ``< 1e-4`` below that (never 0.0000)."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return "–"
-    if math.isnan(x):
-        return "–"
-    return "< 1e-4" if x < 1e-4 else f"{x:.4f}"
+    text = _number(value, 4)
+    return "< 1e-4" if text != "–" and float(value) < 1e-4 else text
 
 
 def render(report: Report, *, charts: bool = True) -> str:
