@@ -212,3 +212,21 @@ def test_next_help_explains_score_and_the_seed_default(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "score is, for an active pick, how much it was expected to reduce" in text
     assert "(default 0: the same inputs and seed give the same plan)" in text
+
+
+# 1. Crowd-BT on a one-judge board (AlpacaEval's: one GPT-4 Turbo annotator)
+
+def test_crowd_bt_on_the_one_judge_alpaca_board(capsys):
+    code = main(["fit", str(ALPACA), "--model", "crowd-bt"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "not positive definite" not in out + err
+    assert "Only one judge" in err  # said, with the fixes: --judge-quality or --model bt
+    with pytest.warns(ratings.JudgeWarning, match="Only one judge"):
+        r = ratings.fit(ALPACA, model="crowd-bt")
+    plain = ratings.fit(ALPACA)
+    # one judge: its eta and the spread of the ratings trade off; what the verdicts do fix is
+    # the order, which is the Bradley-Terry fit's
+    assert list(r.elo.sort_values().index) == list(plain.elo.sort_values().index)
+    finite = np.isfinite(r.se.to_numpy())
+    assert finite.all() or "left open" in err
