@@ -230,3 +230,14 @@ def test_crowd_bt_on_the_one_judge_alpaca_board(capsys):
     assert list(r.elo.sort_values().index) == list(plain.elo.sort_values().index)
     finite = np.isfinite(r.se.to_numpy())
     assert finite.all() or "left open" in err
+
+
+def test_fastchat_tie_spellings_point_to_the_format(tmp_path, capsys):
+    path = write(tmp_path / "battles.csv", "question_id,model_a,model_b,winner\n"
+                 "q1,x,y,tie (bothbad)\nq2,x,y,model_a\nq3,y,x,model_a\nq4,y,x,both_bad\n")
+    err = run_cli(["fit", path], capsys, tmp_path)
+    assert "`--format fastchat` reads 'tie (bothbad)' and 'both_bad' as ties" in err
+    assert main(["fit", str(path), "--format", "fastchat"]) == 0
+    out, err = capsys.readouterr()
+    assert "4 verdicts" in out and "read as FastChat / LMArena battles" in err
+    assert "clustered by 'task_id' (4 clusters)" in out

@@ -418,6 +418,11 @@ def _validate(
                 else f"{bad_rows.size} row(s) rejected")  # fmt: skip
         tie_hint = _KIND["unknown winner value"] in order
         spell = f"Map tie spellings with {option('winner_map')}"
+        if tie_hint and "winner" in raw:  # FastChat / LMArena's own tie spellings
+            seen = set(text(raw["winner"]).dropna().str.lower().unique()[:1000])
+            if seen & {"tie (bothbad)", "both_bad"}:
+                spell += (f" (FastChat / LMArena battles: {option('format', 'fastchat')} reads "
+                          "'tie (bothbad)' and 'both_bad' as ties)")
         if everything or errors == "report":
             fix = f"{spell} or fix the rows." if tie_hint else "Fix the rows."
         else:
