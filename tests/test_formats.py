@@ -271,3 +271,13 @@ def test_cli_strong_weight(capsys):
     assert main(["fit", str(ALPACA), "--strong-weight", "3"]) == 2
     _, err = capsys.readouterr()
     assert "`--format arena-hard`" in err
+
+
+def test_soft_reading_gives_a_score_where_the_tool_records_one():
+    from ratings.io.readers import read_file
+
+    records = alpaca_records()
+    soft = read_file(str(ALPACA), peers=True, soft=True)
+    assert soft["winner"].astype(float).tolist() == [2 - float(r["preference"]) for r in records]
+    hard = read_file(str(HARD_V2), peers=True, soft=True)  # verdicts only: read as verdicts
+    assert counts(hard) == _hard_expected(HARD_V2, 1)

@@ -98,6 +98,7 @@ def load_table(
     not_found: str | None = None,
     format: Format | str | PeerFormat | None = None,
     peers: bool = False,
+    soft: bool = False,
 ) -> tuple[pd.DataFrame, str | None, str, dict[str, pd.Series]]:
     """Read a table (path or DataFrame, never modified) and pick its canonical columns.
 
@@ -118,14 +119,14 @@ def load_table(
         if peers and peer is None and format is None:
             peer = recognise(frame.columns)
         if peer is not None:
-            frame = peer.convert(frame)
+            frame = (peer.for_soft() if soft else peer).convert(frame)
     elif isinstance(source, str | os.PathLike):
         name = os.fspath(source)
         if not_found is not None and not os.path.exists(name):
             raise FileNotFoundError(
                 f"{not_found} {name!r} not found (looked for {os.path.abspath(name)!r})."
             )
-        frame = read_file(name, format, peers=peers)
+        frame = read_file(name, format, peers=peers, soft=soft)
     else:
         raise TypeError(
             f"`source` must be a path or a pandas DataFrame; got {type(source).__name__!r}."
@@ -169,13 +170,14 @@ def check_scalar_cells(columns: Mapping[str, pd.Series], prefix: str = "") -> No
 
 
 def read_file(name: str, format: Format | str | PeerFormat | None = None, *,
-              peers: bool = False) -> pd.DataFrame:  # fmt: skip
+              peers: bool = False, soft: bool = False) -> pd.DataFrame:  # fmt: skip
     """Read a table file with every field as text (CSV) or as stored (Parquet, JSON).
 
     The format comes from the extension (see :func:`format_of`) unless ``format`` is given.
     With ``peers``, a peer tool's log (``format`` one of :data:`ratings.io.formats.FORMATS` or
     a spec such as ``ArenaHard(strong_weight=3)``, or, without ``format``, recognised from its
-    columns) is returned as verdict rows (:meth:`~ratings.io.formats.PeerFormat.convert`).
+    columns) is returned as verdict rows (:meth:`~ratings.io.formats.PeerFormat.convert`);
+    ``soft`` reads it for a soft-outcome fit (:meth:`~ratings.io.formats.PeerFormat.for_soft`).
     Raises ``ValueError`` for an unknown extension, ``FileNotFoundError`` for a missing file and
     :class:`~ratings.core.errors.InvalidVerdictsError` for a file that cannot be read or has no
     rows.
@@ -224,7 +226,7 @@ def read_file(name: str, format: Format | str | PeerFormat | None = None, *,
     if peers and peer is None and format is None:
         peer = recognise(frame.columns)
     if peer is not None:
-        frame = peer.convert(frame, f"{name!r}: ")
+        frame = (peer.for_soft() if soft else peer).convert(frame, f"{name!r}: ")
     return frame
 
 

@@ -55,6 +55,9 @@ class AlpacaEval(PeerFormat):
         names = {str(c) for c in labels}
         return {"generator_1", "generator_2", "preference"} <= names
 
+    def for_soft(self) -> AlpacaEval:
+        return AlpacaEval(soft=True)
+
     def convert(self, frame: pd.DataFrame, prefix: str = "") -> pd.DataFrame:
         require_fields(frame, ("generator_1", "generator_2", "preference"), self.title, prefix)
         raw = plain(frame["preference"])

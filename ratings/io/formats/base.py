@@ -32,6 +32,11 @@ class PeerFormat:
         """True when a table with these column labels is unmistakably in this format."""
         raise NotImplementedError
 
+    def for_soft(self) -> PeerFormat:
+        """The format read for a soft-outcome fit (``winner`` as A's score where the tool
+        records one; the format itself where it records verdicts only)."""
+        return self
+
     def output_columns(self, labels: Iterable[object]) -> list[str]:
         """The columns a table with the fields ``labels`` is read as."""
         return list(self.columns)
