@@ -278,6 +278,7 @@ def test_soft_reading_gives_a_score_where_the_tool_records_one():
 
     records = alpaca_records()
     soft = read_file(str(ALPACA), peers=True, soft=True)
-    assert soft["winner"].astype(float).tolist() == [2 - float(r["preference"]) for r in records]
+    expected = [2 - float(r["preference"]) for r in records]
+    assert np.abs(soft["winner"].astype(float) - expected).max() < 1e-15  # JSON's last bit
     hard = read_file(str(HARD_V2), peers=True, soft=True)  # verdicts only: read as verdicts
     assert counts(hard) == _hard_expected(HARD_V2, 1)
