@@ -9,7 +9,8 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from ratings.core.errors import InvalidVerdictsError, format_rows
+from ratings.core.errors import InvalidVerdictsError, format_rows, option
+from ratings.core.schema import require_columns
 
 __all__ = ["PeerFormat", "nested_rows", "plain", "require_fields"]
 
@@ -63,11 +64,9 @@ class PeerFormat:
 def require_fields(frame: pd.DataFrame, fields: Iterable[str], title: str,
                    prefix: str) -> None:  # fmt: skip
     """Refuse a table that lacks one of the format's fields, naming them all."""
-    missing = [f for f in fields if f not in frame.columns]
-    if missing:
-        raise InvalidVerdictsError(
-            f"{prefix}not {title}: no field {missing} (fields found: "
-            f"{[str(c) for c in frame.columns]}).")
+    require_columns(frame, fields, f"the records read as {title}", prefix=prefix,
+                    hint=f"Pass the {option('format')} of the tool that wrote the file, or "
+                         "none (then the file's own columns are read).")
 
 
 def plain(values: pd.Series) -> pd.Series:
