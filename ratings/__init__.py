@@ -5,10 +5,11 @@
 >>> r.to_frame()                                                      # doctest: +SKIP
 """
 
-from ratings import _moved, report, style
+from ratings import _moved, features, report
 from ratings.api.fitting import fit
 from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Read, Solver, Style
-from ratings.audit.report import Audit, audit
+from ratings.audit.judge_audit import Audit, audit
+from ratings.core.deprecation import deprecated_names
 from ratings.core.errors import (
     ConvergenceWarning,
     InvalidVerdictsError,
@@ -19,6 +20,8 @@ from ratings.core.version import __version__  # noqa: F401 - re-exported
 from ratings.data.comparisons import Comparisons, aggregate
 from ratings.io import VerdictLog, read_verdicts
 from ratings.result import Ratings
+from ratings.stability.drift import drift
+from ratings.stability.place import place
 
 _moved.install()  # old module paths (``ratings.crowd``, ...) warn and lead to the new ones
 
@@ -40,13 +43,17 @@ __all__ = [
     "VerdictLog",
     "aggregate",
     "audit",
+    "drift",
+    "features",
     "fit",
+    "place",
     "read_verdicts",
     "report",
-    "style",
     "warmup",
 ]
 
+#: ``ratings.style`` (the text features' module of earlier releases) is ``ratings.features``.
+__getattr__ = deprecated_names(__name__, {"style": ("ratings.features", lambda: features)})
 
 
 def warmup() -> None:

@@ -19,7 +19,7 @@ from types import ModuleType
 
 from ratings.core.deprecation import REMOVED_IN
 
-__all__ = ["MOVED", "install"]
+__all__ = ["MOVED", "add_moved", "install"]
 
 #: Old module path -> new one (or the new ones its names went to).
 MOVED: dict[str, str | tuple[str, ...]] = {
@@ -37,6 +37,7 @@ MOVED: dict[str, str | tuple[str, ...]] = {
     "ratings._warmup": "ratings.api.warmup",
     "ratings.adjust": "ratings.api.adjust",
     "ratings.agreement": "ratings.audit.agreement",
+    "ratings.audit.report": "ratings.audit.judge_audit",
     "ratings.bounds": "ratings.core.bounds",
     "ratings.bt": "ratings.models.bt",
     "ratings.check_judges": "ratings.scopes.check_judges",
@@ -50,15 +51,17 @@ MOVED: dict[str, str | tuple[str, ...]] = {
     "ratings.crowd": "ratings.models.crowd.likelihood",
     "ratings.crowd_onejudge": "ratings.models.crowd.onejudge",
     "ratings.crowd_prior": "ratings.models.crowd.prior",
-    "ratings.crowd_report": "ratings.models.crowd.report",
+    "ratings.crowd_report": "ratings.models.crowd.judge_table",
     "ratings.distributed": "ratings.data.dask",
     "ratings.engine": "ratings.kernels.engine",
+    "ratings.example": "ratings.datasets.example",
     "ratings.errors": "ratings.core.errors",
     "ratings.firth": "ratings.models.firth",
     "ratings.graph": "ratings.models.existence",
     "ratings.judge_effects": "ratings.models.judge_effects",
     "ratings.judges": ("ratings.models.crowd.quality", "ratings.scopes.judge_files"),
     "ratings.memory": "ratings.core.memory",
+    "ratings.models.crowd.report": "ratings.models.crowd.judge_table",
     "ratings.optim": ("ratings.models.newton", "ratings.core.linalg"),
     "ratings.plot_audit": "ratings.plot.audit",
     "ratings.plot_diagnostics": "ratings.plot.diagnostics",
@@ -67,7 +70,9 @@ MOVED: dict[str, str | tuple[str, ...]] = {
     "ratings.scale": "ratings.scopes.scale",
     "ratings.schema": "ratings.core.schema",
     "ratings.separation": "ratings.models.separation",
+    "ratings.simulate": "ratings.datasets.simulate",
     "ratings.slots": "ratings.data.slots",
+    "ratings.style": "ratings.features",
     "ratings.uncertainty": "ratings.inference.covariance",
 }
 
@@ -116,3 +121,10 @@ def install() -> None:
     """Put the finder of old module paths on :data:`sys.meta_path` (once)."""
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.append(_Finder())
+
+
+def add_moved(paths: dict[str, str | tuple[str, ...]]) -> None:
+    """Old module paths of a package built on ``ratings`` (``sampling``'s), kept the same way:
+    each warns, naming its new place and :data:`~ratings.core.deprecation.REMOVED_IN`."""
+    MOVED.update(paths)
+    install()

@@ -1,12 +1,14 @@
 """The building blocks ``ratings`` offers packages built on it (``sampling`` uses only these and
 the public API of :mod:`ratings`): messages, the verdict schema, the memory guard, the thread
 and quantile helpers, table reading and atomic writing, style features, simulated verdicts,
-and the command line's kit for a subcommand (:mod:`ratings.cli.kit`).
+the command line's kit for a subcommand (:mod:`ratings.cli.kit`), lazy exports and old module
+paths kept as warning proxies (``add_moved``).
 
 Each name is documented where it is defined; this module only gathers them, so that a package
 on top depends on one list rather than on the layout of ``ratings``' parts.
 """
 
+from ratings._moved import add_moved
 from ratings.api.fitting import parse_anchor
 from ratings.api.style import style_columns
 from ratings.cli.kit import (
@@ -31,11 +33,11 @@ from ratings.core.memory import MaxMemory, check_memory, fit_memory
 from ratings.core.schema import DETERMINISTIC_JUDGE, ELO_SCALE, require_columns
 from ratings.core.tdist import critical_value
 from ratings.core.threads import one_blas_thread
+from ratings.datasets.simulate import simulate_verdicts
 from ratings.io.cells import booleans
 from ratings.io.readers import format_of
 from ratings.io.writers import write_atomic
 from ratings.models.style import TRANSFORMS
-from ratings.simulate import simulate_verdicts
 
 __all__ = [
     "DETERMINISTIC_JUDGE",
@@ -48,6 +50,7 @@ __all__ = [
     "add_command",
     "add_input_options",
     "add_memory_option",
+    "add_moved",
     "add_output_options",
     "booleans",
     "check_memory",

@@ -41,7 +41,8 @@ from ratings.kit import (
     write_atomic,
 )
 
-MIN_MATCHES = 10  # the planner's default (sampling.plan.DEFAULT_MIN_MATCHES; checked in tests)
+#: The planner's default (sampling.design.plan.DEFAULT_MIN_MATCHES; checked in tests).
+MIN_MATCHES = 10
 
 __all__ = [
     "COMMAND",
@@ -229,7 +230,7 @@ def add_next_parser(subparsers, kit=None) -> argparse.ArgumentParser:
 
 def cmd_next(args: argparse.Namespace) -> int:
     """Run ``next``: read, plan, write atomically; warnings go to stderr. Returns 0."""
-    from sampling._board import PlanWarning
+    from sampling.board.inputs import PlanWarning
 
     style = _style(args)
     log = read_log(args, keep=_style_columns(style), empty=True)
@@ -291,8 +292,8 @@ def _log_judge(args: argparse.Namespace, verdicts: pd.DataFrame | None) -> list[
 
 def plan_from_args(args: argparse.Namespace, verdicts, subs) -> pd.DataFrame:
     """Plan from the parsed flags of ``ratings next`` (one scope, or ``--scopes``)."""
-    from sampling.plan import plan_matches
-    from sampling.scopes import plan_scopes
+    from sampling.design.plan import plan_matches
+    from sampling.design.scopes import plan_scopes
 
     if args.scopes and args.scope:
         raise ValueError("Pass either `--scope` or `--scopes`, not both.")
