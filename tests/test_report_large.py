@@ -20,7 +20,7 @@ from report_pages import Tables
 
 import ratings
 from ratings.report import from_results, render
-from ratings.simulate import simulate_verdicts
+from ratings.datasets.simulate import simulate_verdicts
 
 M = 58
 
