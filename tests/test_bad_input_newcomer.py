@@ -241,3 +241,18 @@ def test_fastchat_tie_spellings_point_to_the_format(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert "4 verdicts" in out and "read as FastChat / LMArena battles" in err
     assert "clustered by 'task_id' (4 clusters)" in out
+
+
+# 3. style control says so: the header, the printed coefficient, the table's method
+
+def test_style_control_is_named_everywhere(tmp_path, capsys):
+    out_file = tmp_path / "r.csv"
+    assert main(["fit", str(ALPACA), "--style", "len", "-o", str(out_file)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Ratings (Bradley-Terry, style-controlled: len): 5 models")
+    assert main(["fit", str(ALPACA), "--style", "len"]) == 0  # no --style-out needed
+    printed = capsys.readouterr().out
+    assert "Style coefficients" in printed and re.search(r"^\s+len\s+\d", printed, re.M)
+    assert set(pd.read_csv(out_file)["method"]) == {"bt (style: len)"}
+    r = ratings.fit(ALPACA, style=["len"])
+    assert "style-controlled: len" in r.summary().splitlines()[0]

@@ -19,8 +19,8 @@ import pytest
 from report_pages import Tables
 
 import ratings
-from ratings.report import from_results, render
 from ratings.datasets.simulate import simulate_verdicts
+from ratings.report import from_results, render
 
 M = 58
 
