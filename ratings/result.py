@@ -36,7 +36,10 @@ __all__ = [
 ]
 
 
-MODEL_NAMES = {"bt": "Bradley-Terry", "crowd-bt": "Crowd-BT", "combined": "combined headline"}
+MODEL_NAMES = {"bt": "Bradley-Terry", "crowd-bt": "Crowd-BT", "combined": "combined headline",
+               "davidson": "Bradley-Terry, Davidson ties",
+               "rao-kupper": "Bradley-Terry, Rao-Kupper ties",
+               "bt-soft": "Bradley-Terry, soft outcomes (quasi-likelihood)"}
 
 CI_DESCRIPTIONS = {
     "sandwich": "robust sandwich H^-1 B H^-1",
@@ -107,6 +110,9 @@ class FitInfo:
     penalty: float = 0.0
     firth: bool = False
     unbounded: pd.DataFrame | None = None
+    #: ``ratings.BT(ties=...)``: the tie parameter (``nu`` or ``theta``) with its interval and
+    #: the probability of a tie between equal models (:func:`ratings.api.ties.tie_table`).
+    ties: pd.DataFrame | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -210,6 +216,8 @@ class Ratings:
                        doc="Ridge penalty (``FitInfo.penalty``).")
     firth = property(lambda self: self.fit_info is not None and self.fit_info.firth,
                      doc="Firth's bias-reduced estimate (``FitInfo.firth``).")
+    ties = property(lambda self: None if self.fit_info is None else self.fit_info.ties,
+                    doc="A tie model's parameter table (``FitInfo.ties``), else None.")
     n_rejected = property(lambda self: 0 if self.fit_info is None else self.fit_info.n_rejected,
                           doc="Input rows rejected (``FitInfo.n_rejected``).")
     adjust = property(lambda self: () if self.judge_effects is None
@@ -609,6 +617,8 @@ class Ratings:
                          + ", ".join(f"{k}={v:.3g}" for k, v in self.combination.weights.items()))
         if self.crowd is not None:
             lines.append("Estimate: " + self.crowd.estimate_note())
+        if self.ties is not None:
+            lines.append("Ties: " + _tie_note(self.ties))
         if self.adjust:
             lines.append(f"Adjusted for judge effects: {', '.join(self.adjust)} (estimated "
                          "jointly; intervals include their uncertainty)")
@@ -670,6 +680,18 @@ def _report():
     import importlib
 
     return importlib.import_module("ratings.report")
+
+
+def _tie_note(ties: pd.DataFrame) -> str:
+    """One line on a tie model's parameter (``Ratings.ties``)."""
+    name, row = ties.index[0], ties.iloc[0]
+    if not np.isfinite(row["phi"]):
+        return (f"no ties in the log: {name} = {row['estimate']:g} (the boundary), plain "
+                "Bradley-Terry")
+    level = ties.attrs.get("level", 0.95)
+    return (f"{row['model']} {name} = {row['estimate']:.4g} ({level:.0%} interval "
+            f"{row['lower']:.4g} to {row['upper']:.4g}); P(tie) between equal models "
+            f"{row['p_tie_equal']:.3f} ({row['p_tie_lower']:.3f} to {row['p_tie_upper']:.3f})")
 
 
 def format_table(frame: pd.DataFrame) -> str:

@@ -33,6 +33,7 @@ from ratings.api.specs import (
     parse_anchor,
 )
 from ratings.api.style import check_style_columns, fit_styled, style_columns
+from ratings.api.ties import estimate_ties, no_ties_table
 from ratings.core.errors import (
     NonIdentifiableError,
     close_matches,
@@ -41,6 +42,7 @@ from ratings.core.errors import (
 from ratings.core.memory import check_memory, fit_memory, limit_scope
 from ratings.core.threads import one_blas_thread
 from ratings.data.comparisons import Comparisons
+from ratings.data.soft import soft_counts
 from ratings.inference import bt_inference
 from ratings.inference.covariance import (
     cluster_sandwich,
@@ -56,6 +58,7 @@ from ratings.models.crowd.quality import resolve_judge_quality
 from ratings.models.estimate import Estimate, bootstrap_refits
 from ratings.models.existence import check_identifiable
 from ratings.models.firth import fit_firth
+from ratings.models.ties import family_of
 from ratings.result import FitInfo, Ratings, Uncertainty
 
 __all__ = [
@@ -211,13 +214,18 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
     engine, tol, max_iter = solver.engine, solver.tol, solver.max_iter
     n_boot, seed = boot.n, boot.seed
     penalty, firth = (spec.penalty, spec.firth) if isinstance(spec, BT) else (0.0, False)
+    ties, soft = (spec.ties, spec.soft) if isinstance(spec, BT) else ("half", False)
+    if (ties != "half" or soft) and (options.style is not None or adjust):
+        other = option("style") if options.style is not None else option("adjust")
+        raise ValueError(f"{option('ties', ties) if ties != 'half' else option('soft', True)} "
+                         f"cannot be combined with {other} yet.")
     crowd = spec if isinstance(spec, CrowdBT) else CrowdBT()
     prior, judge_quality = crowd.prior, crowd.judge_quality
     style = options.style
     if style is not None:
         _check_style_source(verdicts, style.features, read.columns)
     loaded = load_log(verdicts, scope=scope, cluster=options.cluster, errors=read.errors,
-                      columns=read.columns, winner_map=read.winner_map, engine=engine,
+                      columns=read.columns, winner_map=read.winner_map, engine=engine, soft=soft,
                       keep=style_columns(style.features) if style is not None else [],
                       as_numbers=style_columns(style.features) if style is not None else [])
     data, n_rejected, scope = loaded.data, loaded.n_rejected, loaded.scope
@@ -250,7 +258,17 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         clustered = data.clusters is not None
         opts = {"ref": ref, "ci": ci, "clustered": clustered, "engine": engine, "tol": tol,
                 "max_iter": max_iter, "n_boot": n_boot, "seed": seed}  # fmt: skip
-        if model == "bt":
+        tie_table, name = None, model
+        if model == "bt" and ties != "half" and rows.tt.sum() > 0:  # ratings.api.ties
+            family = family_of(ties)
+            est, tie_table, _ = estimate_ties(data, family, ref=ref, ci=ci, clustered=clustered,
+                                              engine=engine, tol=tol, max_iter=max_iter,
+                                              n_boot=n_boot, seed=seed, level=level)
+            name = ties
+        elif model == "bt":
+            if ties != "half":  # no ties: the boundary of the tie model, plain Bradley-Terry
+                tie_table = no_ties_table(family_of(ties), level=level, stacklevel=4)
+            name = "bt-soft" if soft else model
             est = _estimate_bt(data, rows=rows, penalty=penalty, firth=firth, **opts)
             if penalty or firth:  # ratings the penalty alone makes finite: open intervals
                 from ratings.models.separation import flag_unbounded, warn_unbounded
@@ -277,12 +295,14 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
             model_based=model_based)
         info = FitInfo(loglik=-est.nll, converged=est.converged, n_iter=est.n_iter,
                        max_grad=est.max_grad, n_rejected=n_rejected, penalty=penalty,
-                       firth=firth, unbounded=est.unbounded)  # fmt: skip
+                       firth=firth, unbounded=est.unbounded, ties=tie_table)  # fmt: skip
         out = Ratings(
             models=data.models, strength=est.theta, cov=est.cov,
-            counts=rows.model_counts().copy(), uncertainty=uncertainty, offset=rating0,
-            model=model, level=level, scope=scope, fit_info=info, judges=est.judges,
-            crowd=est.crowd)
+            counts=soft_counts(loaded.frame, data.models, rows.model_counts()["forfeits"]
+                               .to_numpy()) if soft and loaded.frame is not None
+            and "score" in loaded.frame else rows.model_counts().copy(),
+            uncertainty=uncertainty, offset=rating0, model=name, level=level, scope=scope,
+            fit_info=info, judges=est.judges, crowd=est.crowd)
         return out.reanchor(anchor, rating0)
 
 
