@@ -6,6 +6,7 @@
 """
 
 from ratings import _moved, style
+from ratings.api.compare_ties import TieComparison, compare_ties
 from ratings.api.fitting import fit
 from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Read, Solver, Style
 from ratings.audit.report import Audit, audit
@@ -37,9 +38,11 @@ __all__ = [
     "Read",
     "Solver",
     "Style",
+    "TieComparison",
     "VerdictLog",
     "aggregate",
     "audit",
+    "compare_ties",
     "fit",
     "read_verdicts",
     "style",

@@ -386,3 +386,45 @@ def test_ties_table_and_summary_name_the_model(board):
                         anchor=(r.models[0], 1500.0)).ties
     nu = d["estimate"].iloc[0]
     np.testing.assert_allclose(d["p_tie_equal"].iloc[0], nu / (2 + nu), rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------------------------
+# compare_ties
+# ----------------------------------------------------------------------------------------------
+
+
+def test_compare_ties_reports_likelihoods_rates_and_rank_changes():
+    log = football(clusters=38)
+    c = ratings.compare_ties(log)
+    assert set(c.fits) == {"half", "davidson", "rao-kupper"}
+    lik = c.likelihood
+    for kind in ("davidson", "rao-kupper"):  # the log-likelihood of this file's formulas
+        r = c.fits[kind]
+        s = pd.Series(r.strength, index=r.models)
+        d = s[log["model_a"]].to_numpy() - s[log["model_b"]].to_numpy()
+        lp = log_probs(kind, d, r.ties["phi"].iloc[0])
+        y = log["winner"].map({"A": 0, "B": 1, "tie": 2}).to_numpy()
+        ll = sum(lp[k][y == k].sum() for k in range(3))
+        np.testing.assert_allclose(lik.loc[kind, "loglik"], ll, rtol=1e-10)
+        np.testing.assert_allclose(lik.loc[kind, "aic"], 2 * 20 - 2 * ll, rtol=1e-10)
+    assert lik["delta_aic"].min() == 0.0
+    rates = c.tie_rates
+    assert rates["n"].sum() == len(log)
+    np.testing.assert_allclose((rates["observed"] * rates["n"]).sum(),
+                               (log["winner"] == "tie").sum())
+    # the fitted tie rates average to the observed share (the tie parameter's score is zero
+    # for Davidson, whose tie probability's logit is linear in phi with slope one)
+    np.testing.assert_allclose((rates["davidson"] * rates["n"]).sum(),
+                               (log["winner"] == "tie").sum(), rtol=1e-8)
+    ranks = c.ranks
+    for kind, r in c.fits.items():
+        np.testing.assert_array_equal(ranks[f"rank_{kind}"],
+                                      r.to_frame().reindex(ranks.index)["rank"])
+        assert set(ranks.index[ranks[f"with_leader_{kind}"]]) == set(r.tied_with_leader())
+    assert "Tie rate by rating gap" in c.summary()
+
+
+def test_compare_ties_refuses_a_log_without_ties(board):
+    with pytest.raises(ValueError, match="no ties"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        ratings.compare_ties(board[board["winner"] != "tie"])
