@@ -61,8 +61,8 @@ class Cell:
 def cells(reps_small: int, reps_large: int) -> list[Cell]:
     out = []
     for family in ("davidson", "rao-kupper"):
-        for size, m, n, t, reps in (("small", 8, 400, 40, reps_small),
-                                    ("large", 20, 2000, 100, reps_large)):
+        for size, m, n, t, reps in (("small", 6, 300, 30, reps_small),
+                                    ("large", 12, 3000, 150, reps_large)):
             for phi in (-1.6, 0.5):
                 out.append(Cell(family, size, m, n, t, phi, reps))
     return out
@@ -149,8 +149,8 @@ def run_cell(cell: Cell, seed: int) -> dict:
 def main(argv: list[str] | None = None) -> pd.DataFrame:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=None, help="replications of every cell")
-    ap.add_argument("--reps-small", type=int, default=600)
-    ap.add_argument("--reps-large", type=int, default=250)
+    ap.add_argument("--reps-small", type=int, default=1000)
+    ap.add_argument("--reps-large", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=20261206)
     ap.add_argument("--out", type=Path, default=HERE / "results" / "tie_coverage.csv")
     args = ap.parse_args(argv)
