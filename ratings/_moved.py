@@ -32,6 +32,8 @@ MOVED: dict[str, str | tuple[str, ...]] = {
     "ratings.bounds": "ratings.core.bounds",
     "ratings.bt": "ratings.models.bt",
     "ratings.check_judges": "ratings.scopes.check_judges",
+    "ratings.cli.demo": "ratings.cli.commands.demo",
+    "ratings.cli.style_features": "ratings.cli.commands.style_features",
     "ratings.cli_flags": "ratings.cli.flags",
     "ratings.cli_notes": "ratings.cli.notes",
     "ratings.codes": "ratings.core.rows",

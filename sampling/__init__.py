@@ -9,7 +9,7 @@
 * :mod:`sampling.simulate` draws verdicts for planned matches from known strengths
   (:func:`~sampling.simulate.judge_matches`) and runs whole campaigns
   (:func:`~sampling.simulate.simulate_loop`).
-* :mod:`sampling.cli` provides the ``next`` subcommand (:func:`~sampling.cli.add_next_parser`).
+* :mod:`sampling.cli` provides the ``next`` subcommand (:data:`~sampling.cli.COMMAND`).
 
 >>> import sampling
 >>> plan = sampling.plan_matches(verdicts, subs, ["j1", "j2", "j3"], 100, seed=0)  # doctest: +SKIP

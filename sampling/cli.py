@@ -6,12 +6,12 @@ Campaign options: ``--scopes`` (each scope's own batch, one output with a ``scop
 ``--task-judges`` (routing), ``--objective`` and ``--max-share``, ``--forfeits FILE`` (forfeit
 rows of failed submissions, written apart from the matches to judge).
 
-:func:`add_next_parser` registers the subcommand (its parser, and :func:`cmd_next` as the
-function to run) on the ``ratings`` command line's subparsers: ``pyproject.toml`` names it in
-the entry-point group ``ratings.commands`` (:mod:`ratings.cli.commands`), and
-:func:`ratings.cli.app.main` runs it and maps its errors to exit statuses like every other
-subcommand's. A verdict CSV holding only a
-header is a valid empty log (a new benchmark).
+:data:`COMMAND` is the subcommand, built with the command line's kit (:mod:`ratings.cli.kit`)
+like every built-in one: ``pyproject.toml`` names it in the entry-point group
+``ratings.commands`` (:mod:`ratings.cli.commands`), and :func:`ratings.cli.app.main` runs it and
+maps its errors to exit statuses like every other subcommand's. The verdicts are read by the
+kit's :func:`~ratings.cli.kit.read_log`, as every subcommand reads them; a verdict CSV holding
+only a header is a valid empty log (a new benchmark).
 """
 
 from __future__ import annotations
@@ -25,17 +25,25 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ratings.cli.commands import CommandKit, HelpFormatter
-from ratings.cli.inputs import add_input_options, missing_task_message, parse_mapping
+from ratings.cli.kit import (
+    Command,
+    add_command,
+    add_input_options,
+    add_memory_option,
+    add_output_options,
+    missing_task_message,
+    read_log,
+)
 from ratings.core.errors import InvalidVerdictsError
 from ratings.core.schema import DETERMINISTIC_JUDGE
-from ratings.io import read_verdicts, write_atomic
-from ratings.io.readers import format_of, is_header_only
+from ratings.io import write_atomic
+from ratings.io.readers import format_of
 from ratings.models.style import TRANSFORMS
 
 MIN_MATCHES = 10  # the planner's default (sampling.plan.DEFAULT_MIN_MATCHES; checked in tests)
 
 __all__ = [
+    "COMMAND",
     "FORFEIT_LOG_COLUMNS",
     "MIN_MATCHES",
     "add_next_parser",
@@ -83,7 +91,7 @@ def _share(text: str) -> float:
 
 def read_verdict_file(path: str | os.PathLike[str], *, columns=None, winner_map=None,
                       keep: Sequence[str] = ()) -> pd.DataFrame | None:  # fmt: skip
-    """Read a verdict log with :func:`ratings.read_verdicts`; ``None`` for a header-only CSV.
+    """Read a verdict log as ``ratings next`` does; ``None`` for a header-only CSV.
 
     Parameters
     ----------
@@ -100,9 +108,10 @@ def read_verdict_file(path: str | os.PathLike[str], *, columns=None, winner_map=
     pandas.DataFrame or None
         The canonical verdicts, or ``None`` for an empty log.
     """
-    if is_header_only(path):
-        return None
-    return read_verdicts(path, columns=columns, winner_map=winner_map, keep=keep).verdicts
+    args = argparse.Namespace(verdicts=path, columns=dict(columns) if columns else None,
+                              winner_map=dict(winner_map) if winner_map else None)  # fmt: skip
+    log = read_log(args, keep=keep, empty=True)
+    return None if log is None else log.verdicts
 
 
 def _read_text_table(path: str | os.PathLike[str], flag: str, what: str,
@@ -140,32 +149,7 @@ def read_task_judges(path: str | os.PathLike[str]) -> pd.DataFrame:
     return _read_text_table(path, "--task-judges", "Routing", "'task_id,judge'")
 
 
-def add_next_parser(subparsers, kit: CommandKit | None = None) -> argparse.ArgumentParser:
-    """Register the ``next`` subcommand on ``subparsers`` (from ``add_subparsers()``).
-
-    Parameters
-    ----------
-    subparsers
-        The ``ratings`` parser's ``add_subparsers()`` object.
-    kit : CommandKit, optional
-        The command line's shared options (memory limit, output options, inputs and outputs
-        checked before the run); without it, the parser alone.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The subcommand's parser; its default ``func`` is :func:`cmd_next`.
-    """
-    p = subparsers.add_parser(
-        "next",
-        help="plan the next batch of matches (balanced start, then the most informative pairs)",
-        description="Plan the next matches: task_id, model_a, model_b (A/B random), judge, "
-        "phase and score, written to --out. A verdict CSV with only a header is an empty log.",
-        epilog="examples:\n  ratings next battles.csv --columns question_id=task_id --judges j1,j2 "
-        "--n 50 --seed 7 -o next.csv\n  ratings next log.csv --submissions subs.csv --judges j1 "
-        "--n 100 --seed 1 -o next.tsv",
-        formatter_class=HelpFormatter,
-    )
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("verdicts", metavar="VERDICTS",
                    help="verdict log so far: .csv, .tsv, .parquet or .jsonl ('-': standard "
                         "input)")  # fmt: skip
@@ -229,14 +213,15 @@ def add_next_parser(subparsers, kit: CommandKit | None = None) -> argparse.Argum
                    choices=list(TRANSFORMS),
                    help="with --style: how a feature's two sides become one number (default "
                         "normalized: (a - b) / (a + b))")  # fmt: skip
-    p.set_defaults(func=cmd_next)
-    if kit is not None:
-        kit.add_memory_option(p)
-        kit.add_output_options(p)
-        kit.declare_io(p, {"verdicts": "VERDICTS", "submissions": "--submissions",
-                           "task_judges": "--task-judges"},
-                       {"out": "--out", "forfeits": "--forfeits"})  # fmt: skip
-    return p
+    add_memory_option(p)
+    add_output_options(p)
+
+
+def add_next_parser(subparsers, kit=None) -> argparse.ArgumentParser:
+    """Add the ``next`` subcommand to ``subparsers`` (from ``add_subparsers()``): :data:`COMMAND`
+    built with :func:`ratings.cli.kit.add_command`; returns its parser (``func`` is
+    :func:`cmd_next`). ``kit`` is ignored (the registration signature of earlier releases)."""
+    return add_command(subparsers, COMMAND)
 
 
 def cmd_next(args: argparse.Namespace) -> int:
@@ -244,11 +229,8 @@ def cmd_next(args: argparse.Namespace) -> int:
     from sampling._board import PlanWarning
 
     style = _style(args)
-    verdicts = read_verdict_file(args.verdicts,
-                                 columns=parse_mapping(getattr(args, "columns", None), "--columns"),
-                                 winner_map=parse_mapping(getattr(args, "winner_map", None),
-                                                          "--winner-map"),
-                                 keep=_style_columns(style))  # fmt: skip
+    log = read_log(args, keep=_style_columns(style), empty=True)
+    verdicts = None if log is None else log.verdicts
     if verdicts is not None and "task_id" not in verdicts.columns:
         raise InvalidVerdictsError(missing_task_message(args.verdicts))
     subs = read_submissions(args.submissions) if args.submissions else None
@@ -333,7 +315,7 @@ def _style_columns(style) -> list[str]:
 def write_plan(plan: pd.DataFrame, args: argparse.Namespace) -> str:
     """Write the judged matches to ``--out`` and forfeit rows to ``--forfeits``; the summary."""
     inputs = [p for p in (args.verdicts, args.submissions, args.task_judges) if p]
-    escape = getattr(args, "csv_escape", True)  # --no-csv-escape (see ratings.cli.app)
+    escape = getattr(args, "csv_escape", True)  # --no-csv-escape (ratings.cli.kit)
     forfeit = (plan["judge"] == DETERMINISTIC_JUDGE).to_numpy()
     judged = plan.loc[~forfeit].drop(columns=["winner", "failed_a", "failed_b"], errors="ignore")
     if args.forfeits:
@@ -350,3 +332,20 @@ def write_plan(plan: pd.DataFrame, args: argparse.Namespace) -> str:
     if args.forfeits:
         text += f"; {int(forfeit.sum())} forfeit row(s) to {args.forfeits}"
     return text
+
+
+COMMAND = Command(
+    name="next",
+    help="plan the next batch of matches (balanced start, then the most informative pairs)",
+    description="Plan the next matches: task_id, model_a, model_b (A/B random), judge, phase "
+                "and score, written to --out. A verdict CSV with only a header is an empty log.",
+    examples=("ratings next battles.csv --columns question_id=task_id --judges j1,j2 --n 50 "
+              "--seed 7 -o next.csv",
+              "ratings next log.csv --submissions subs.csv --judges j1 --n 100 --seed 1 "
+              "-o next.tsv"),
+    add_arguments=_arguments,
+    run=cmd_next,
+    inputs={"verdicts": "VERDICTS", "submissions": "--submissions",
+            "task_judges": "--task-judges"},
+    outputs={"out": "--out", "forfeits": "--forfeits"},
+)  # fmt: skip

@@ -19,7 +19,7 @@ import pytest
 
 import ratings
 from ratings.cli.app import main
-from ratings.cli.demo import NEXT_STEPS
+from ratings.cli.commands.demo import NEXT_STEPS
 from ratings.cli.flags import render_option
 from ratings.cli.reference import subcommands
 from ratings.core.errors import UnclusteredWarning, options_rendered_by

@@ -427,7 +427,7 @@ def test_plot_cli_from_fitted_csv(fitted, tmp_path, monkeypatch):
     save = rplot.save_figure
     monkeypatch.setattr(rplot, "save_figure", lambda ax, path: (drawn.append(ax), save(ax, path)))
     out = tmp_path / "bands.png"
-    rplot.plot_cli(str(csv), str(out), top=4, highlight=["Epsilon"], title="bands")
+    rplot.plot_table(str(csv), str(out), top=4, highlight=["Epsilon"], title="bands")
     assert out.read_bytes().startswith(MAGIC[".png"])
     (ax,) = drawn
     assert ax.get_title() == "bands"
@@ -442,7 +442,7 @@ def test_plot_cli_overlays_scopes(scoped, tmp_path, monkeypatch):
     save = rplot.save_figure
     monkeypatch.setattr(rplot, "save_figure", lambda ax, path: (drawn.append(ax), save(ax, path)))
     out = tmp_path / "scopes.svg"
-    rplot.plot_cli(csv, out)
+    rplot.plot_table(csv, out)
     assert b"<svg" in out.read_bytes()[:1000]
     assert _legend_texts(drawn[0]) == ["analytical", "presentation"]
 
@@ -452,11 +452,11 @@ def test_plot_cli_refuses_to_overwrite_input(fitted, tmp_path):
     write_atomic(fitted.to_frame(), csv)
     before = csv.read_bytes()
     with pytest.raises(ValueError, match="must be one of"):
-        rplot.plot_cli(csv, csv)  # .csv is not an image format either
+        rplot.plot_table(csv, csv)  # .csv is not an image format either
     png = tmp_path / "r.png"
     png.write_bytes(before)
     with pytest.raises(ValueError, match="it is the input file"):
-        rplot.plot_cli(png, tmp_path / "." / "r.png")
+        rplot.plot_table(png, tmp_path / "." / "r.png")
     assert png.read_bytes() == before and csv.read_bytes() == before
 
 

@@ -204,7 +204,7 @@ def test_plot_cli_size_and_dpi_set_the_png(board, tmp_path):
     csv = tmp_path / "r.csv"
     write_atomic(board.to_frame(), csv)
     out = tmp_path / "bands.png"
-    rplot.plot_cli(csv, out, size=(8, 4.5), dpi=120, title=LONG)
+    rplot.plot_table(csv, out, size=(8, 4.5), dpi=120, title=LONG)
     assert _png_size(out) == (960, 540)
     assert main(["plot", str(csv), "-o", str(out), "--size", "6,3", "--dpi", "50"]) == 0
     assert _png_size(out) == (300, 150)

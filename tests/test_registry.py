@@ -11,7 +11,13 @@ import pytest
 
 import ratings.io.writers
 from ratings.core.errors import InvalidVerdictsError
-from ratings.scopes.registry import REGISTRY_COLUMNS, freeze, freeze_cli, index_value, load_registry
+from ratings.scopes.registry import (
+    REGISTRY_COLUMNS,
+    freeze,
+    freeze_file,
+    index_value,
+    load_registry,
+)
 
 
 @pytest.fixture
@@ -274,28 +280,28 @@ def test_load_registry_types(registry):
 # --- the command-line helper --------------------------------------------------------------------
 
 
-def test_freeze_cli_uses_the_combined_scope(tmp_path, table):
+def test_freeze_file_uses_the_combined_scope(tmp_path, table):
     path = tmp_path / "ratings.csv"
     per_scope = pd.concat([table.assign(scope="analytical", elo=table["elo"] - 100),
                            table.assign(scope="combined"),
                            table.assign(scope="rubric", elo=table["elo"] + 100)])  # fmt: skip
     per_scope.to_csv(path, index=False)
     reg_path = tmp_path / "registry.csv"
-    out = freeze_cli(str(path), str(reg_path), date="2026-05-05")
+    out = freeze_file(str(path), str(reg_path), date="2026-05-05")
     assert out["elo"].tolist() == [400.0, 1500.0, 2600.0]
     assert set(out["source"]) == {str(path)}
     pd.testing.assert_frame_equal(load_registry(reg_path), out)
 
 
-def test_freeze_cli_refuses_mixed_scopes_without_combined(tmp_path, table):
+def test_freeze_file_refuses_mixed_scopes_without_combined(tmp_path, table):
     path = tmp_path / "ratings.csv"
     pd.concat([table.assign(scope="a"), table.assign(scope="b")]).to_csv(path, index=False)
     with pytest.raises(InvalidVerdictsError, match=r"2 scopes \['a', 'b'\] and no 'combined'"):
-        freeze_cli(str(path), str(tmp_path / "registry.csv"))
+        freeze_file(str(path), str(tmp_path / "registry.csv"))
     assert not (tmp_path / "registry.csv").exists()
 
 
-def test_freeze_cli_reads_fit_output(tmp_path):
+def test_freeze_file_reads_fit_output(tmp_path):
     import ratings
 
     log = pd.DataFrame({"model_a": ["x", "y", "z", "x"], "model_b": ["y", "z", "x", "z"],
@@ -303,7 +309,7 @@ def test_freeze_cli_reads_fit_output(tmp_path):
     r = ratings.fit(log, anchor="x=1500")
     path = tmp_path / "fit.csv"
     ratings.io.write_atomic(r.to_frame(), path)
-    out = freeze_cli(str(path), str(tmp_path / "registry.csv"), refreeze=["y"])
+    out = freeze_file(str(path), str(tmp_path / "registry.csv"), refreeze=["y"])
     assert out.set_index("model").loc["x", "index"] == 0.5
     with pytest.raises(ValueError, match="it is the input file"):
-        freeze_cli(str(path), str(path))
+        freeze_file(str(path), str(path))

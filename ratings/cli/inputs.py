@@ -205,17 +205,34 @@ def _recomma(text: str, sep: str) -> str:
 
 
 def read_log(args: argparse.Namespace, *, errors: str = "raise", keep: Sequence[str] = (),
-             as_numbers: Sequence[str] = ()):  # fmt: skip
-    """The verdict log of ``args`` (:func:`ratings.read_verdicts` with the input options; the
-    ``--cluster`` column is kept, and ``keep``, as numbers where named in ``as_numbers``)."""
+             as_numbers: Sequence[str] = (), empty: bool = False):  # fmt: skip
+    """The verdict log of ``args``: the one path every subcommand reads verdicts by.
+
+    :func:`ratings.read_verdicts` with the input options; the ``--cluster`` column is kept, and
+    ``keep``, as numbers where named in ``as_numbers``. With ``empty``, a ``.csv`` / ``.tsv``
+    holding only a header is an empty log (``None``; a new benchmark), which
+    ``read_verdicts`` would reject.
+    """
     import ratings
 
+    if empty:
+        from ratings.io.readers import is_header_only
+
+        if is_header_only(args.verdicts):
+            return None
     cluster = getattr(args, "cluster", None)
     return ratings.read_verdicts(
         args.verdicts,
-        columns=parse_mapping(getattr(args, "columns", None), "--columns"),
-        winner_map=parse_mapping(getattr(args, "winner_map", None), "--winner-map"),
+        columns=_given_mapping(getattr(args, "columns", None), "--columns"),
+        winner_map=_given_mapping(getattr(args, "winner_map", None), "--winner-map"),
         errors=errors,
         keep=([cluster] if cluster else []) + list(keep),  # e.g. --cluster question_id
         as_numbers=as_numbers,
     )
+
+
+def _given_mapping(value, flag: str) -> dict[str, str] | None:
+    """A mapping option as given: already a mapping (from Python), or the flag's text."""
+    if isinstance(value, dict):
+        return value
+    return parse_mapping(value, flag)

@@ -28,6 +28,7 @@ from matplotlib.figure import FigureBase
 from matplotlib.font_manager import FontProperties
 from scipy.special import expit
 
+from ratings.core.deprecation import deprecated_names
 from ratings.core.errors import InvalidVerdictsError
 from ratings.io.readers import read_file
 from ratings.io.writers import same_file, write_atomic
@@ -73,12 +74,12 @@ from ratings.result import Ratings
 __all__ = [
     "SAVE_FORMATS",
     "plot_audit",
-    "plot_cli",
     "plot_convergence",
     "plot_judges",
     "plot_ratings",
     "plot_scopes",
     "plot_style",
+    "plot_table",
     "plot_win_matrix",
     "read_ratings_table",
     "save_figure",
@@ -641,7 +642,7 @@ def read_ratings_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     return frame
 
 
-def plot_cli(
+def plot_table(
     ratings_csv: str | os.PathLike[str],
     out: str | os.PathLike[str],
     *,
@@ -653,7 +654,7 @@ def plot_cli(
     raw: str | os.PathLike[str] | None = None,
     style_table: str | os.PathLike[str] | None = None,
 ) -> None:
-    """Plot a saved table to an image: the body of ``ratings plot TABLE -o FILE``.
+    """Plot a saved table to an image (what ``ratings plot TABLE -o FILE`` runs).
 
     Parameters
     ----------
@@ -721,3 +722,7 @@ def plot_cli(
         ax = _plot_ratings(frame, None, level=None, highlight=highlight, top=top, anchor=None,
                            new_axes=bare_axes, **kw)  # fmt: skip
     save_figure(ax, dst)
+
+
+__getattr__ = deprecated_names(__name__, {
+    "plot_cli": ("ratings.plot.plot_table", lambda: plot_table)})

@@ -234,7 +234,7 @@ def pyplot_axes(figsize: tuple[float, float], dpi: float | None = None) -> Axes:
 
 def bare_axes(figsize: tuple[float, float], dpi: float | None = None) -> Axes:
     """A figure outside pyplot (no backend, nothing to close): for
-    :func:`ratings.plot.bands.plot_cli`."""
+    :func:`ratings.plot.bands.plot_table`."""
     return Figure(figsize=figsize, dpi=dpi, layout="constrained").add_subplot()
 
 

@@ -12,18 +12,12 @@ level the counts from there.
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from ratings.io.readers import read_file
-from ratings.io.writers import write_atomic
-
-__all__ = ["add_assign_judges_parser", "assign_check_judges", "check_keys", "cmd_assign_judges"]
+__all__ = ["assign_check_judges", "check_keys"]
 
 
 def check_keys(frame: pd.DataFrame, what: str = "checks") -> list[str]:
@@ -136,38 +130,3 @@ def _keep_previous(table: pd.DataFrame, keys: list[str], previous: pd.DataFrame,
         )
     merged = table.merge(old, on=keys, how="left")
     return merged["judge"].astype("string")
-
-
-def add_assign_judges_parser(subparsers) -> argparse.ArgumentParser:
-    """Register ``ratings assign-judges CHECKS --judges J1,J2 --seed S --out FILE``."""
-    p = subparsers.add_parser(
-        "assign-judges",
-        help="give every rubric check one judge, balanced and stable when checks are added",
-        description="Give every rubric check (check_id, within task_id when given) one judge: "
-        "judges' counts differ by at most one, and a check keeps its judge when checks are "
-        "appended to CHECKS (or listed in --previous).",
-    )
-    p.add_argument("checks", metavar="CHECKS",
-                   help="a table with check_id (and task_id), e.g. the rubric itself")  # fmt: skip
-    p.add_argument("--judges", required=True, metavar="J1,J2,...", help="the judge panel")
-    p.add_argument("--seed", required=True, type=int, help="seed of the tie-breaks")
-    p.add_argument("--previous", metavar="FILE",
-                   help="an earlier assignment (its checks keep their judges)")  # fmt: skip
-    p.add_argument("-o", "--out", required=True, metavar="FILE",
-                   help="the assignment (.csv, .tsv, .json, .jsonl or .parquet)")
-    p.set_defaults(func=cmd_assign_judges)
-    return p
-
-
-def cmd_assign_judges(args: argparse.Namespace) -> int:
-    """Run ``assign-judges``: read, assign, write atomically; a summary on stderr."""
-    inputs = [p for p in (args.checks, args.previous) if p]
-    previous = read_file(os.fspath(args.previous)) if args.previous else None
-    out = assign_check_judges(read_file(os.fspath(args.checks)),
-                              [j.strip() for j in args.judges.split(",")], seed=args.seed,
-                              previous=previous)  # fmt: skip
-    write_atomic(out, args.out, inputs=inputs, csv_escape=getattr(args, "csv_escape", True))
-    counts = out["judge"].value_counts().sort_index()
-    print(f"assigned {len(out)} checks to {args.out}: "
-          + ", ".join(f"{j} {n}" for j, n in counts.items()), file=sys.stderr)
-    return 0

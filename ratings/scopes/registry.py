@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from ratings.core.deprecation import deprecated_names
 from ratings.core.errors import (
     DataWarning,
     InvalidVerdictsError,
@@ -60,7 +61,7 @@ __all__ = [
     "INDEX_SPAN",
     "REGISTRY_COLUMNS",
     "freeze",
-    "freeze_cli",
+    "freeze_file",
     "index_value",
     "load_registry",
 ]
@@ -314,7 +315,7 @@ def _merge_and_write(reg: pd.DataFrame, fresh: pd.DataFrame, names: list[str], e
     return out
 
 
-def freeze_cli(
+def freeze_file(
     ratings_csv: str,
     registry: str,
     *,
@@ -324,7 +325,8 @@ def freeze_cli(
     scale: str | None = None,
     convert: bool = False,
 ) -> pd.DataFrame:
-    """Freeze the headline ratings of a ratings CSV into the registry (``ratings freeze``).
+    """Freeze the headline ratings of a saved ratings CSV into the registry (what
+    ``ratings freeze`` runs).
 
     Parameters
     ----------
@@ -618,3 +620,7 @@ def _raise_rows(
     raise InvalidVerdictsError(
         f"{what}: {bad.size} row(s) unusable: {'; '.join(parts)}.{where} {fix}", rows=table
     )
+
+
+__getattr__ = deprecated_names(__name__, {
+    "freeze_cli": ("ratings.scopes.registry.freeze_file", lambda: freeze_file)})

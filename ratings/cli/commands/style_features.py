@@ -5,24 +5,12 @@ from __future__ import annotations
 
 import argparse
 
-from ratings.cli.commands import HelpFormatter
+from ratings.cli.kit import Command, add_output_options
 
-__all__ = ["add_parser"]
+__all__ = ["COMMAND", "run"]
 
 
-def add_parser(sub, kit) -> None:
-    """Add the ``style-features`` subcommand to ``sub`` (options from ``kit``, a
-    :class:`ratings.cli.commands.CommandKit`)."""
-    p = sub.add_parser(
-        "style-features",
-        help="count tokens, headers, list items and bold spans of both answers (for --style)",
-        description="Add the columns tokens_a, tokens_b, headers_a, headers_b, lists_a, "
-                    "lists_b, bold_a, bold_b to a table of verdicts with the answers' texts, "
-                    "for `ratings fit --style tokens,headers,lists,bold`. Fenced code blocks "
-                    "are left out of every count.",
-        epilog="examples:\n  ratings style-features answers.csv --text-a answer_a --text-b "
-               "answer_b -o styled.csv",
-        formatter_class=HelpFormatter)  # fmt: skip
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("answers", metavar="ANSWERS",
                    help="table with the two answers' texts (.csv, .tsv, .parquet, .jsonl, ...)")
     p.add_argument("--text-a", required=True, metavar="COL", help="column of answer A's text")
@@ -30,9 +18,7 @@ def add_parser(sub, kit) -> None:
     p.add_argument("-o", "--out", required=True, metavar="FILE",
                    help="the table with the feature columns added (.csv, .tsv, .parquet, "
                         ".jsonl, .json)")  # fmt: skip
-    kit.add_output_options(p)
-    kit.declare_io(p, {"answers": "ANSWERS"}, {"out": "--out"})
-    p.set_defaults(func=run)
+    add_output_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,3 +32,20 @@ def run(args: argparse.Namespace) -> int:
     write_atomic(out, args.out, inputs=[args.answers], csv_escape=args.csv_escape)
     print(f"{len(out):,} rows with tokens, headers, lists and bold per side -> {args.out}")
     return 0
+
+
+COMMAND = Command(
+    name="style-features",
+    help="count tokens, headers, list items and bold spans of both answers (for --style)",
+    description="Add the columns tokens_a, tokens_b, headers_a, headers_b, lists_a, lists_b, "
+                "bold_a, bold_b to a table of verdicts with the answers' texts, for `ratings fit "
+                "--style tokens,headers,lists,bold`. Fenced code blocks are left out of every "
+                "count.",
+    examples=("ratings style-features answers.csv --text-a answer_a --text-b answer_b "
+              "-o styled.csv",),
+    add_arguments=_arguments,
+    run=run,
+    inputs={"answers": "ANSWERS"},
+    outputs={"out": "--out"},
+    order=110,
+)  # fmt: skip

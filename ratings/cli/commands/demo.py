@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import pandas as pd
+import argparse
 
-from ratings.example import EXAMPLE_ANCHOR, example_path, judge_quality_paths
+from ratings.cli.kit import Command
 
-__all__ = ["NEXT_STEPS", "run_demo"]
+__all__ = ["COMMAND", "NEXT_STEPS", "run_demo"]
 
 #: What the demo suggests trying next, on one's own file.
 NEXT_STEPS = """\
@@ -24,6 +24,9 @@ task_id to cluster the intervals; other names are mapped with --columns):
 def run_demo() -> int:
     """``ratings demo``: fit the bundled example (Crowd-BT judged scopes with reused judge
     qualities, rubric checks as synthetic matches) and print every scope and the headline."""
+    import pandas as pd
+
+    from ratings.example import EXAMPLE_ANCHOR, example_path, judge_quality_paths
     from ratings.io import read_verdicts
     from ratings.scopes.combine import combine, fit_scopes
     from ratings.scopes.rubric import read_rubric, rubric_to_matches
@@ -44,3 +47,18 @@ def run_demo() -> int:
     print()
     print(NEXT_STEPS)
     return 0
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    """``demo`` takes no arguments."""
+
+
+COMMAND = Command(
+    name="demo",
+    help="fit the bundled simulated example and print the tables",
+    description="Fit the bundled simulated example and print every scope and the headline.",
+    examples=("ratings demo",),
+    add_arguments=_arguments,
+    run=lambda args: run_demo(),
+    order=100,
+)  # fmt: skip

@@ -1,0 +1,289 @@
+"""What the fitting subcommands share (``fit``, ``judges``, ``combine``, ``report``): the fit's
+flags, turning them into one :class:`~ratings.api.specs.FitOptions` before any data is read,
+reading the log for a fit, per-scope fits and the combined headline, and writing tables."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ratings.cli.inputs import add_input_options, parse_mapping, read_log
+from ratings.cli.kit import add_memory_option
+from ratings.cli.tables import write_table
+from ratings.core.errors import InvalidVerdictsError
+from ratings.models.style import TRANSFORMS
+
+__all__ = [
+    "FIT_INPUTS",
+    "add_combine_options",
+    "add_fit_options",
+    "check_suffix",
+    "cluster_arg",
+    "combined",
+    "fit_options",
+    "input_paths",
+    "per_scope",
+    "quality_arg",
+    "read_for_fit",
+    "weights_arg",
+    "with_rubric",
+    "write_or_print",
+    "write_records",
+]
+
+#: Inputs of the fitting subcommands (dest -> label in messages).
+FIT_INPUTS = {"verdicts": "VERDICTS", "judge_quality": "--judge-quality",
+              "families": "--families"}
+
+
+def add_fit_options(p: argparse.ArgumentParser, *, scope: bool = True, bt: bool = True,
+                    model: bool = True, effects: bool = True) -> None:  # fmt: skip
+    """The fitting options: ``scope``, the ``bt`` ones (``--penalty``, ``--firth``), ``model``
+    (``--model``) and ``effects`` (``--adjust``, ``--families``, ``--style``) where they mean
+    something to the subcommand; the input options always."""
+    add_input_options(p)
+    g = p.add_argument_group("the fit")
+    if scope:
+        g.add_argument("--scope", help="fit only verdicts of this scope (required if several)")
+    if model:
+        g.add_argument("--model", choices=["bt", "crowd-bt"], default=None,
+                       help="Bradley-Terry (default for one scope), or Crowd-BT with one quality "
+                            "eta per judge (default for judged scopes with --by scope / "
+                            "combine)")  # fmt: skip
+    g.add_argument("--anchor", metavar="NAME=RATING",
+                   help="pin one model at a rating, e.g. 'GPT-5.5 (medium)=1000'; "
+                        "default: centred at mean 1000")  # fmt: skip
+    g.add_argument("--ci", choices=["sandwich", "sandwich-z", "model", "bootstrap"],
+                   default="sandwich",
+                   help="sandwich (default; clustered: CR2 with df per contrast), sandwich-z "
+                        "(CR1, normal quantile), model (inverse Hessian) or bootstrap")
+    g.add_argument("--level", type=float, default=0.95, metavar="LEVEL",
+                   help="confidence level (default 0.95)")
+    g.add_argument("--n-boot", type=int, default=1000, metavar="N",
+                   help="bootstrap resamples (default 1000)")
+    g.add_argument("--seed", type=int, default=0, metavar="SEED",
+                   help="bootstrap seed (default 0)")
+    if bt:
+        g.add_argument("--penalty", type=float, default=0.0, metavar="LAMBDA",
+                       help="bt: opt-in ridge penalty making ratings finite when a model never "
+                            "lost")  # fmt: skip
+        g.add_argument("--firth", action="store_true", help="bt: Firth's bias-reduced estimate, "
+                       "finite on every board (a model that never lost: open interval)")
+    c = p.add_argument_group("judge quality (Crowd-BT)")
+    c.add_argument("--judge-quality", metavar="FILE|SCOPE=FILE,...",
+                   help="fix eta from a file written by `ratings judges` (per scope: "
+                        "'analytical=a.json,presentation=p.json')"
+                        + ("; implies --model crowd-bt, an error with --model bt"
+                           if model else ""))  # fmt: skip
+    c.add_argument("--fit-new-judges", action="store_true",
+                   help="estimate eta for judges missing from --judge-quality")
+    c.add_argument("--eta-known", action="store_true",
+                   help="treat --judge-quality etas as known (leave their uncertainty out of "
+                        "the intervals)")  # fmt: skip
+    c.add_argument("--prior", default="default", metavar="PRIOR",
+                   help="'default', 'none' or 'AGREE,FLIP,SD': weak priors on judge quality "
+                        "(Beta pseudo-counts) and strengths (sd, log units); 'none' fits the "
+                        "plain maximum likelihood")  # fmt: skip
+    if effects:
+        e = p.add_argument_group("judge effects and style")
+        e.add_argument("--adjust", metavar="EFFECT,...",
+                       help="position and/or self-preference: estimate these judge effects as "
+                            "nuisance parameters, so ratings are corrected for them "
+                            "(self-preference needs --families)")  # fmt: skip
+        e.add_argument("--families", metavar="FILE",
+                       help="CSV with columns name,family for models and judges")
+        e.add_argument("--style", metavar="NAME,...",
+                       help="style control: fit one shared coefficient per feature from the "
+                            "columns NAME_a and NAME_b (e.g. tokens,headers); ratings are those "
+                            "of answers of equal style")  # fmt: skip
+        e.add_argument("--style-transform", default="normalized",
+                       choices=list(TRANSFORMS),
+                       help="how a feature's two sides become one number (default normalized: "
+                            "(a - b) / (a + b))")
+        e.add_argument("--style-ridge", type=float, default=0.0, metavar="LAMBDA",
+                       help="optional ridge on the style coefficients only (default 0)")
+    add_memory_option(p)
+
+
+def add_combine_options(p: argparse.ArgumentParser) -> None:
+    """``--rubric``, ``--rubric-method``, ``--weights``, ``--method``, ``--drop-missing``."""
+    p.add_argument("--rubric", metavar="RUBRIC",
+                   help="rubric checks (task_id, model, check_id, passed) added as scope 'rubric'")
+    p.add_argument("--rubric-method", choices=["rate", "check"], default="rate",
+                   help="rubric to matches: pass rate per task (default) or per check")
+    p.add_argument("--weights", metavar="SCOPE=W,...", help="scope weights (default equal)")
+    p.add_argument("--method", choices=["joint", "independent"], default="joint",
+                   help="headline interval: joint covariance over shared tasks (default) or "
+                        "independent scopes")
+    p.add_argument("--drop-missing", action="store_true",
+                   help="leave models missing from some scope out of the headline")
+
+
+def cluster_arg(args: argparse.Namespace) -> str | None:
+    """``--cluster COLUMN`` / ``--no-cluster`` as the ``cluster`` argument of a fit."""
+    if args.no_cluster:
+        return None
+    return args.cluster or "auto"
+
+
+def fit_options(args: argparse.Namespace, model: str | None = None):
+    """The fit's options given on the command line, as :class:`~ratings.api.specs.FitOptions`:
+    built and checked once, before any data is read."""
+    from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Solver, Style, options_of
+    from ratings.models.firth import check_firth_option
+
+    penalty, firth = getattr(args, "penalty", 0.0), getattr(args, "firth", False)
+    crowd_only = args.judge_quality or args.fit_new_judges  # these imply Crowd-BT
+    implied = crowd_only or args.eta_known or args.prior.lower() != "default"
+    model = model or args.model or ("crowd-bt" if implied else "bt")
+    if crowd_only and model == "bt":
+        flag = "--judge-quality" if args.judge_quality else "--fit-new-judges"
+        raise ValueError(f"`{flag}` sets Crowd-BT judge qualities; it does not go with "
+                         "`--model bt` (drop one of them).")  # fmt: skip
+    if model == "bt":
+        if args.eta_known or args.prior.lower() != "default":
+            flag = "--eta-known" if args.eta_known else "--prior"
+            raise ValueError(f"`{flag}` is only available with `--model crowd-bt`.")
+        spec = BT(penalty=penalty, firth=firth)
+    else:
+        if penalty:
+            raise ValueError("`--penalty` is only available with `--model bt`.")
+        check_firth_option(firth, model=model)
+        spec = CrowdBT(prior=_prior_arg(args.prior), judge_quality=quality_arg(args.judge_quality),
+                       eta_known=args.eta_known, fit_new_judges=args.fit_new_judges)
+    boot = Bootstrap(n=args.n_boot, seed=args.seed)  # checked whether or not it is used
+    ci = boot if args.ci == "bootstrap" else args.ci
+    effects = getattr(args, "adjust", None)
+    adjust = Adjust(effects, families=args.families) if effects else None
+    style = None
+    if getattr(args, "style", None):
+        style = Style(args.style, transform=args.style_transform, ridge=args.style_ridge)
+    return options_of(model=spec, ci=ci, anchor=args.anchor, scope=getattr(args, "scope", None),
+                      cluster=cluster_arg(args), level=args.level, adjust=adjust,
+                      solver=Solver(max_memory=args.max_memory), style=style)  # fmt: skip
+
+
+def _prior_arg(text: str):
+    """'default', 'none', or 'AGREE,FLIP,SD'."""
+    if text.lower() in ("default", "none"):
+        return text.lower()
+    try:
+        return tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise ValueError(
+            f"`--prior` must be 'default', 'none' or 'AGREE,FLIP,SD' (e.g. '1,1.5,2.24'); got "
+            f"{text!r}."
+        ) from None
+
+
+def quality_arg(text: str | None):
+    """One judge-quality file, or 'scope=file,...' for per-scope fits."""
+    if text is None or Path(text).exists() or "=" not in text:
+        return text
+    return parse_mapping(text, "--judge-quality")
+
+
+def check_suffix(path: str | None, flag: str, allowed: tuple[str, ...]) -> None:
+    """Refuse, before any work, an output not ending in one of ``allowed``."""
+    if path is not None and Path(path).suffix.lower() not in allowed:
+        raise ValueError(f"`{flag}` must end in {' or '.join(allowed)}; got {path!r}.")
+
+
+def read_for_fit(args: argparse.Namespace):
+    """The verdict log of ``args`` (build the fit's options first: a bad one reads no data)."""
+    style = _style_columns(args)
+    if style:
+        from ratings.api.style import check_style_columns, parse_style
+        from ratings.io import peek_columns
+
+        rename = parse_mapping(args.columns, "--columns") or {}
+        check_style_columns([rename.get(str(c), c) for c in peek_columns(args.verdicts)],
+                            parse_style(args.style))  # fmt: skip
+    return read_log(args, errors="report" if getattr(args, "rejected", None) else "raise",
+                    keep=style, as_numbers=style)  # fmt: skip
+
+
+def _style_columns(args: argparse.Namespace) -> list[str]:
+    """The verdict columns ``--style`` reads (NAME_a, NAME_b per feature)."""
+    from ratings.api.style import parse_style, style_columns
+
+    return style_columns(parse_style(getattr(args, "style", None)))
+
+
+def input_paths(args: argparse.Namespace) -> list[str]:
+    """The files a fitting subcommand reads (no output may overwrite them)."""
+    quality = quality_arg(args.judge_quality)
+    files = list(quality.values()) if isinstance(quality, dict) else [quality]
+    return [p for p in (args.verdicts, getattr(args, "rubric", None),
+                        getattr(args, "families", None), *files) if p]  # fmt: skip
+
+
+def write_records(table, out: str, args: argparse.Namespace) -> None:
+    """A table in the format of ``out``'s suffix (:func:`ratings.cli.tables.write_table`)."""
+    write_table(table, out, inputs=input_paths(args), csv_escape=args.csv_escape,
+                precision=getattr(args, "precision", None))
+
+
+def write_or_print(table, args: argparse.Namespace, text: str) -> None:
+    """``table`` to ``--out`` when given, else ``text`` on standard output."""
+    if args.out:
+        write_records(table, args.out, args)
+        print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
+    else:
+        print(text)
+
+
+def per_scope(args: argparse.Namespace, log, options) -> dict:
+    """Every scope of ``log`` fitted (or ``--scope``'s)."""
+    from ratings.scopes.combine import fit_scopes
+
+    scope = getattr(args, "scope", None)
+    scopes = None if scope is None else [scope]
+    return fit_scopes(log, scopes=scopes, options=options, model=args.model or "auto")
+
+
+def with_rubric(args: argparse.Namespace, log):
+    """The verdicts with ``--rubric``'s synthetic matches added as scope 'rubric'."""
+    import pandas as pd
+
+    import ratings
+
+    if args.rubric:
+        from ratings.scopes.rubric import RUBRIC_SCOPE, read_rubric, rubric_to_matches
+
+        if "scope" in log.verdicts.columns and (log.verdicts["scope"] == RUBRIC_SCOPE).any():
+            raise InvalidVerdictsError(
+                f"The verdicts already have a scope {RUBRIC_SCOPE!r} and `--rubric` adds the "
+                f"rubric matches as scope {RUBRIC_SCOPE!r}: the two would be pooled into one "
+                "fit. Drop one of them, or rename the verdicts' scope.")  # fmt: skip
+        matches = rubric_to_matches(read_rubric(args.rubric), method=args.rubric_method)
+        frame = pd.concat([log.verdicts.reset_index(drop=True), matches], ignore_index=True)
+        log = ratings.read_verdicts(frame)
+    return log
+
+
+def combined(args: argparse.Namespace, log, weights, options) -> tuple[dict, object]:
+    """Per-scope fits and the headline of ``--method``."""
+    from ratings.scopes.combine import combine
+
+    results = per_scope(args, log, options)
+    missing = "drop" if args.drop_missing else "error"
+    return results, combine(results, weights=weights, method=args.method, missing=missing)
+
+
+def weights_arg(text: str | None) -> dict[str, float] | None:
+    """``--weights 'a=1,b=2'`` as numbers, checked before any fit."""
+    from ratings.core.bounds import MAX_WEIGHT, check_number
+
+    weights = parse_mapping(text, "--weights")
+    if weights is None:
+        return None
+    out = {}
+    for scope, value in weights.items():
+        try:
+            number = float(value)
+        except ValueError:
+            number = value
+        out[scope] = check_number(number, "weights", minimum=0.0, maximum=MAX_WEIGHT)
+    return out
