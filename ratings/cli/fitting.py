@@ -70,6 +70,13 @@ def add_fit_options(p: argparse.ArgumentParser, *, scope: bool = True, bt: bool 
                             "lost")  # fmt: skip
         g.add_argument("--firth", action="store_true", help="bt: Firth's bias-reduced estimate, "
                        "finite on every board (a model that never lost: open interval)")
+        g.add_argument("--ties", choices=["half", "davidson", "rao-kupper"], default="half",
+                       help="bt: a tie as half a win each (default), or a tie model with its "
+                            "tie parameter estimated with an interval: davidson (nu) or "
+                            "rao-kupper (theta)")  # fmt: skip
+        g.add_argument("--soft", action="store_true",
+                       help="bt: read winner as A's score in [0, 1] (fractional values "
+                            "allowed; 1, 0, 0.5 as A, B, tie), a quasi-likelihood fit")
     c = p.add_argument_group("judge quality (Crowd-BT)")
     c.add_argument("--judge-quality", metavar="FILE|SCOPE=FILE,...",
                    help="fix eta from a file written by `ratings judges` (per scope: "
@@ -145,7 +152,8 @@ def fit_options(args: argparse.Namespace, model: str | None = None):
         if args.eta_known or args.prior.lower() != "default":
             flag = "--eta-known" if args.eta_known else "--prior"
             raise ValueError(f"`{flag}` is only available with `--model crowd-bt`.")
-        spec = BT(penalty=penalty, firth=firth)
+        spec = BT(penalty=penalty, firth=firth, ties=getattr(args, "ties", "half"),
+                  soft=getattr(args, "soft", False))
     else:
         if penalty:
             raise ValueError("`--penalty` is only available with `--model bt`.")

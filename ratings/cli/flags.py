@@ -31,7 +31,7 @@ FLAGS: dict[str, str] = {
     "scale": "--scale", "convert": "--convert", "previous": "--previous", "firth": "--firth",
     "style": "--style", "style_transform": "--style-transform", "style_ridge": "--style-ridge",
     "delimiter": "--delimiter", "encoding": "--encoding", "precision": "--precision",
-    "size": "--size", "dpi": "--dpi",
+    "size": "--size", "dpi": "--dpi", "ties": "--ties", "soft": "--soft",
 }  # fmt: skip
 #: Settings whose flag differs from ``FLAG VALUE`` (a switch, or a flag with a file).
 _SETTINGS: dict[tuple[str, object], str] = {
@@ -39,7 +39,7 @@ _SETTINGS: dict[tuple[str, object], str] = {
     ("missing", "drop"): "--drop-missing", ("cluster", None): "--no-cluster",
     ("csv_escape", False): "--no-csv-escape", ("forfeits", True): "--forfeits FILE",
     ("eta_known", True): "--eta-known", ("convert", True): "--convert",
-    ("firth", True): "--firth",
+    ("firth", True): "--firth", ("soft", True): "--soft",
 }  # fmt: skip
 
 
