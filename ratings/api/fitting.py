@@ -186,7 +186,8 @@ def fit(
 
     Notes
     -----
-    P(i beats j) = sigma(s_i - s_j), a tie is one observation with outcome 1/2, and
+    P(i beats j) = sigma(s_i - s_j), a tie is one observation with outcome 1/2 (or, with
+    ``model=ratings.BT(ties=...)``, the outcome of a tie model: :mod:`ratings.models.ties`), and
     Elo_i = anchor_rating + 400 / ln(10) * (s_i - s_anchor) (Bradley & Terry 1952).
 
     Examples
