@@ -33,6 +33,7 @@ __all__ = [
     "Uncertainty",
     "check_level",
     "format_table",
+    "tie_note",
 ]
 
 
@@ -618,7 +619,7 @@ class Ratings:
         if self.crowd is not None:
             lines.append("Estimate: " + self.crowd.estimate_note())
         if self.ties is not None:
-            lines.append("Ties: " + _tie_note(self.ties))
+            lines.append("Ties: " + tie_note(self.ties))
         if self.adjust:
             lines.append(f"Adjusted for judge effects: {', '.join(self.adjust)} (estimated "
                          "jointly; intervals include their uncertainty)")
@@ -682,7 +683,7 @@ def _report():
     return importlib.import_module("ratings.report")
 
 
-def _tie_note(ties: pd.DataFrame) -> str:
+def tie_note(ties: pd.DataFrame) -> str:
     """One line on a tie model's parameter (``Ratings.ties``)."""
     name, row = ties.index[0], ties.iloc[0]
     if not np.isfinite(row["phi"]):

@@ -80,3 +80,11 @@ def test_ties_subcommand_refuses_a_log_without_ties(season, tmp_path, capsys):
     log[log["winner"] != "tie"].to_csv(path, index=False)
     assert main(["ties", str(path)]) == 2
     assert "no ties" in capsys.readouterr().err
+
+
+def test_report_page_names_the_tie_model(season, tmp_path):
+    _, path = season
+    page = tmp_path / "report.html"
+    assert main(["report", str(path), "--ties", "rao-kupper", "-o", str(page)]) == 0
+    html = page.read_text()
+    assert "Rao and Kupper" in html and "theta = " in html
