@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ratings.inference.ranks import pair_stats, rank_intervals
+from ratings.inference.ranks import rank_intervals
 
 __all__ = [
     "RANK_VARIANTS",
@@ -75,7 +75,7 @@ def coverage_flags(est: np.ndarray, true: np.ndarray, ref: int, h_anchor: np.nda
 
 
 def _bonferroni(r, level: float) -> pd.DataFrame:
-    ps = pair_stats(r)
+    ps = r.pair_stats
     m = ps.se.shape[0]
     k = m * (m - 1) / 2
     df = np.where(np.isnan(ps.df), np.inf, ps.df)
@@ -92,7 +92,7 @@ def rank_metrics(r, true: np.ndarray, level: float, seed: int) -> dict:
         if name == "bonferroni":
             iv = _bonferroni(r, level)
         else:
-            iv = rank_intervals(r, level, kind=name, seed=seed)
+            iv = rank_intervals(r.pair_stats, r.models, level, kind=name, seed=seed)
         lo, hi = iv["rank_lower"].to_numpy(float), iv["rank_upper"].to_numpy(float)
         inside = (lo <= rank) & (rank <= hi)
         out[name] = {"joint": bool(inside.all()), "model": inside, "width": hi - lo}

@@ -52,7 +52,8 @@ def one_board(seed: int) -> tuple[bool, float, float] | None:
     except NonIdentifiableError:
         return None
     rank = 1 + (true[None, :] > true[:, None]).sum(axis=1)
-    iv = rank_intervals(r, LEVEL, kind="simultaneous", seed=seed % 2**32)
+    iv = rank_intervals(r.pair_stats, r.models, LEVEL, kind="simultaneous",
+                        seed=seed % 2**32)
     lo, hi = iv["rank_lower"].to_numpy(float), iv["rank_upper"].to_numpy(float)
     inside = (lo <= rank) & (rank <= hi)
     return bool(inside.all()), float(inside.mean()), float(np.mean(hi - lo))

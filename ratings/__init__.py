@@ -5,7 +5,7 @@
 >>> r.to_frame()                                                      # doctest: +SKIP
 """
 
-from ratings import _moved, style
+from ratings import _moved, report, style
 from ratings.api.compare_ties import TieComparison, compare_ties
 from ratings.api.fitting import fit
 from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Read, Solver, Style
@@ -45,6 +45,7 @@ __all__ = [
     "compare_ties",
     "fit",
     "read_verdicts",
+    "report",
     "style",
     "warmup",
 ]

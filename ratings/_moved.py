@@ -1,6 +1,12 @@
-"""Module paths of earlier releases, kept for one release: importing one warns and gives the
-module at its new place (``import ratings.crowd`` gives :mod:`ratings.models.crowd.likelihood`
-with a :class:`DeprecationWarning`)."""
+"""Module paths of earlier releases, kept for one more release (removed in
+:data:`~ratings.core.deprecation.REMOVED_IN`).
+
+Importing an old path warns (:class:`DeprecationWarning`, naming the new place and the release
+that removes the old one) and gives a *proxy*: a small module of its own whose ``__getattr__``
+(PEP 562) hands out the names of the module at the new place (``import ratings.crowd`` gives a
+proxy of :mod:`ratings.models.crowd.likelihood`). The new module is left as it is: its
+``__spec__`` names it, so ``importlib.reload`` of it reloads it, and the proxy follows.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,8 @@ import importlib.util
 import sys
 import warnings
 from types import ModuleType
+
+from ratings.core.deprecation import REMOVED_IN
 
 __all__ = ["MOVED", "install"]
 
@@ -35,7 +43,7 @@ MOVED: dict[str, str | tuple[str, ...]] = {
     "ratings.cli.demo": "ratings.cli.commands.demo",
     "ratings.cli.style_features": "ratings.cli.commands.style_features",
     "ratings.cli_flags": "ratings.cli.flags",
-    "ratings.cli_notes": "ratings.cli.notes",
+    "ratings.cli_notes": ("ratings.cli.notes", "ratings.api.loading"),
     "ratings.codes": "ratings.core.rows",
     "ratings.combine": "ratings.scopes.combine",
     "ratings.counts": "ratings.data.counts",
@@ -51,7 +59,7 @@ MOVED: dict[str, str | tuple[str, ...]] = {
     "ratings.judge_effects": "ratings.models.judge_effects",
     "ratings.judges": ("ratings.models.crowd.quality", "ratings.scopes.judge_files"),
     "ratings.memory": "ratings.core.memory",
-    "ratings.optim": "ratings.models.newton",
+    "ratings.optim": ("ratings.models.newton", "ratings.core.linalg"),
     "ratings.plot_audit": "ratings.plot.audit",
     "ratings.plot_diagnostics": "ratings.plot.diagnostics",
     "ratings.registry": "ratings.scopes.registry",
@@ -69,19 +77,31 @@ class _Alias(importlib.abc.Loader):
         self.new = (new,) if isinstance(new, str) else new
 
     def create_module(self, spec) -> ModuleType:
-        warnings.warn(f"`{spec.name}` moved to `{' and '.join(self.new)}`; the old path goes "
-                      "in the next release.", DeprecationWarning, stacklevel=2)  # fmt: skip
-        modules = [importlib.import_module(name) for name in self.new]
-        if len(modules) == 1:
-            return modules[0]
-        merged = ModuleType(spec.name)
-        for module in reversed(modules):
-            merged.__dict__.update({k: v for k, v in vars(module).items()
-                                    if not k.startswith("__")})  # fmt: skip
-        return merged
+        warnings.warn(f"`{spec.name}` moved to `{' and '.join(self.new)}`; the old path will be "
+                      f"removed in ratings {REMOVED_IN}.", DeprecationWarning,
+                      stacklevel=2)  # fmt: skip
+        return ModuleType(spec.name)
 
     def exec_module(self, module: ModuleType) -> None:
-        """The new module is already executed."""
+        """Make ``module`` a proxy of the new modules (the first that has a name gives it)."""
+        new = self.new
+
+        def __getattr__(name: str):
+            for target in new:
+                found = importlib.import_module(target)
+                if hasattr(found, name):
+                    return getattr(found, name)
+            raise AttributeError(f"module {module.__name__!r} (moved to "
+                                 f"{' and '.join(new)}) has no attribute {name!r}")  # fmt: skip
+
+        def __dir__() -> list[str]:
+            return sorted({n for target in new for n in dir(importlib.import_module(target))})
+
+        for target in new:  # imported now, so that a missing module fails at the import
+            importlib.import_module(target)
+        module.__getattr__ = __getattr__
+        module.__dir__ = __dir__
+        module.__doc__ = f"Deprecated path of {' and '.join(new)} (removed in {REMOVED_IN})."
 
 
 class _Finder(importlib.abc.MetaPathFinder):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
@@ -13,6 +14,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.arrays import frozen, readonly_copy
+from ratings.core.deprecation import warn_deprecated
 from ratings.core.errors import close_matches, option
 from ratings.core.schema import ELO_SCALE
 from ratings.core.tdist import critical_values
@@ -33,6 +35,7 @@ __all__ = [
     "Uncertainty",
     "check_level",
     "format_table",
+    "register_html",
     "tie_note",
 ]
 
@@ -135,6 +138,18 @@ class Combination:
     se_independent: pd.Series | None = None
 
 
+def _part_field(part: str, name: str, doc: str) -> property:
+    """A property reading ``name`` of the typed part ``part``; None when the result has no such
+    part (a combined headline has no ``fit_info``, a fit without ``adjust=`` no
+    ``judge_effects``)."""
+
+    def read(self):
+        found = getattr(self, part)
+        return None if found is None else getattr(found, name)
+
+    return property(read, doc=f"{doc} (``{part}.{name}``; None without ``{part}``)")
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class Ratings:
     """Elo ratings with covariance, labelled by model.
@@ -170,7 +185,9 @@ class Ratings:
     anchor: str | None = None
     offset: float = 1000.0
     level: float = 0.95
-    model: str = "bt"
+    #: "bt", "crowd-bt", "combined", or a Bradley-Terry variant: "davidson", "rao-kupper" (tie
+    #: models), "bt-soft" (soft outcomes); the models' names are ``models``
+    kind: str = "bt"
     scope: str | None = None
     fit_info: FitInfo | None = None  # None for a combined headline (it has no likelihood)
     judges: pd.DataFrame | None = None
@@ -195,52 +212,30 @@ class Ratings:
     #: Elo points per unit of log-strength (400 / ln 10), the same for every fit.
     scale: ClassVar[float] = ELO_SCALE
 
-    # --- the parts' fields, read through ----------------------------------------------------
-    ci = property(lambda self: self.uncertainty.ci, doc="Interval kind (``Uncertainty.ci``).")
-    cluster = property(lambda self: self.uncertainty.cluster,
-                       doc="Clustering column, or None (``Uncertainty.cluster``).")
-    n_clusters = property(lambda self: self.uncertainty.n_clusters,
-                          doc="Number of clusters (``Uncertainty.n_clusters``).")
-    draws = property(lambda self: self.uncertainty.draws,
-                     doc="Bootstrap draws of ``strength`` (``Uncertainty.draws``).")
-    influence = property(lambda self: self.uncertainty.influence,
-                         doc="Per-cluster influences (``Uncertainty.influence``).")
-    influence_clusters = property(lambda self: self.uncertainty.influence_clusters,
-                                  doc="Labels of the influences' rows.")
-    inference = property(lambda self: self.uncertainty.inference,
-                         doc="CR2 degrees of freedom per contrast (``Uncertainty.inference``).")
-    df = property(lambda self: self.uncertainty.df,
-                  doc="One degrees of freedom for every interval (``Uncertainty.df``).")
-    unbounded = property(lambda self: None if self.fit_info is None else self.fit_info.unbounded,
-                         doc="Models rated only because of a penalty (``FitInfo.unbounded``).")
-    penalty = property(lambda self: 0.0 if self.fit_info is None else self.fit_info.penalty,
-                       doc="Ridge penalty (``FitInfo.penalty``).")
-    firth = property(lambda self: self.fit_info is not None and self.fit_info.firth,
-                     doc="Firth's bias-reduced estimate (``FitInfo.firth``).")
-    ties = property(lambda self: None if self.fit_info is None else self.fit_info.ties,
-                    doc="A tie model's parameter table (``FitInfo.ties``), else None.")
-    n_rejected = property(lambda self: 0 if self.fit_info is None else self.fit_info.n_rejected,
-                          doc="Input rows rejected (``FitInfo.n_rejected``).")
-    adjust = property(lambda self: () if self.judge_effects is None
-                      else self.judge_effects.adjust, doc="Judge effects adjusted for.")
-
-    scope_weights = property(lambda self: None if self.combination is None
-                             else self.combination.weights, doc="A headline's scope weights.")
-    combine_method = property(lambda self: None if self.combination is None
-                              else self.combination.method, doc="A headline's method.")
-    se_independent = property(lambda self: None if self.combination is None
-                              else self.combination.se_independent,
-                              doc="A headline's standard errors under independent scopes.")
-
-    def _info(self, name: str):
-        if self.fit_info is None:
-            raise AttributeError(f"a combined headline has no {name!r} (see `combination`)")
-        return getattr(self.fit_info, name)
-
-    loglik = property(lambda self: self._info("loglik"), doc="Log-likelihood at the estimate.")
-    converged = property(lambda self: self._info("converged"), doc="Did Newton converge?")
-    n_iter = property(lambda self: self._info("n_iter"), doc="Newton iterations.")
-    max_grad = property(lambda self: self._info("max_grad"), doc="Largest final gradient.")
+    # --- the parts' fields, read through: a field of a part the result lacks is None -----
+    ci = _part_field("uncertainty", "ci", "Interval kind.")
+    cluster = _part_field("uncertainty", "cluster", "Clustering column, or None.")
+    n_clusters = _part_field("uncertainty", "n_clusters", "Number of clusters.")
+    draws = _part_field("uncertainty", "draws", "Bootstrap draws of ``strength``.")
+    influence = _part_field("uncertainty", "influence", "Per-cluster influences.")
+    influence_clusters = _part_field("uncertainty", "influence_clusters",
+                                     "Labels of the influences' rows.")
+    inference = _part_field("uncertainty", "inference", "CR2 degrees of freedom per contrast.")
+    df = _part_field("uncertainty", "df", "One degrees of freedom for every interval.")
+    loglik = _part_field("fit_info", "loglik", "Log-likelihood at the estimate.")
+    converged = _part_field("fit_info", "converged", "Did Newton converge?")
+    n_iter = _part_field("fit_info", "n_iter", "Newton iterations.")
+    max_grad = _part_field("fit_info", "max_grad", "Largest final gradient.")
+    n_rejected = _part_field("fit_info", "n_rejected", "Input rows rejected.")
+    penalty = _part_field("fit_info", "penalty", "Ridge penalty.")
+    firth = _part_field("fit_info", "firth", "Firth's bias-reduced estimate?")
+    unbounded = _part_field("fit_info", "unbounded", "Models rated only because of a penalty.")
+    ties = _part_field("fit_info", "ties", "A tie model's parameter table (``FitInfo.ties``).")
+    adjust = _part_field("judge_effects", "adjust", "Judge effects adjusted for.")
+    scope_weights = _part_field("combination", "weights", "A headline's scope weights.")
+    combine_method = _part_field("combination", "method", "A headline's method.")
+    se_independent = _part_field("combination", "se_independent",
+                                 "A headline's standard errors under independent scopes.")
 
     # --- labelled views -------------------------------------------------------------------
     @property
@@ -328,7 +323,9 @@ class Ratings:
         (:func:`ratings.inference.ranks.pair_stats`; rank intervals and the pairwise table)."""
         from ratings.inference.ranks import pair_stats
 
-        return pair_stats(self)
+        return pair_stats(np.asarray(self.strength), self.se.to_numpy(), self.cov,
+                          self.pair_df(), draws=self.draws,
+                          unbounded=self.unbounded_mask)  # fmt: skip
 
     def _df_of(self, i: int, j: int) -> float:
         if self.inference is None:
@@ -339,14 +336,35 @@ class Ratings:
         return float(self.inference.df(c)[0])
 
     @property
-    def n_matches(self) -> int:
+    def n_verdicts(self) -> int:
         """Number of verdicts fitted."""
         return int(self.counts["n_matches"].sum() // 2)
 
+    def cov_params(self, scale: str = "elo") -> pd.DataFrame:
+        """Covariance of the ratings, labelled by model (as statsmodels' ``cov_params``).
+
+        Parameters
+        ----------
+        scale : {"elo", "log"}, default="elo"
+            ``"elo"``: of the Elo ratings (Elo^2); ``"log"``: of the log-strengths ``strength``
+            (the array ``cov``).
+        """
+        if scale not in ("elo", "log"):
+            raise ValueError(f"`scale` must be 'elo' or 'log'; got {scale!r}.")
+        factor = self.scale**2 if scale == "elo" else 1.0
+        return pd.DataFrame(factor * self.cov, index=self.models, columns=self.models)
+
+    @property
+    def n_matches(self) -> int:
+        """Deprecated: :attr:`n_verdicts` (the table's ``n_matches`` column stays)."""
+        warn_deprecated("Ratings.n_matches", "Ratings.n_verdicts")
+        return self.n_verdicts
+
     @property
     def covariance(self) -> pd.DataFrame:
-        """Covariance of the Elo ratings (Elo^2), labelled."""
-        return pd.DataFrame(self.scale**2 * self.cov, index=self.models, columns=self.models)
+        """Deprecated: :meth:`cov_params` (``cov_params()``, Elo^2)."""
+        warn_deprecated("Ratings.covariance", "Ratings.cov_params()")
+        return self.cov_params()
 
     def _loc(self, name: str) -> int:
         try:
@@ -505,14 +523,15 @@ class Ratings:
             from ratings.inference.ranks import rank_intervals
 
             with one_blas_thread():
-                ranks = rank_intervals(self, level, kind=kind, seed=seed)
+                ranks = rank_intervals(self.pair_stats, self.models, level, kind=kind,
+                                       seed=seed)  # fmt: skip
             ranks = ranks.iloc[self.rank_order].astype("Int64")
             ranks.index = self.ranked_models
             cache[key] = ranks
         return cache[key].copy()
 
-    def pairwise(self, level: float | None = None, *, adjust: str = "max-t",
-                 seed: int = 0) -> pd.DataFrame:  # fmt: skip
+    def pairwise(self, level: float | None = None, *, correction: str = "max-t",
+                 seed: int = 0, adjust: str | None = None) -> pd.DataFrame:  # fmt: skip
         """Every pair of models: Elo difference with its interval and degrees of freedom, the
         win probability with its interval, and a p-value for "no difference" adjusted for
         the M (M - 1) / 2 comparisons.
@@ -521,16 +540,23 @@ class Ratings:
         df, p_win, p_win_lower, p_win_upper, p_value, p_adjusted, level`` (and
         ``model_based``, as in :meth:`to_frame`). Rows by the rank of ``model_a``, then of
         ``model_b`` (:attr:`rank_order`), indexed by the pair ``(model_a, model_b)``.
-        ``adjust="max-t"`` (default) uses the joint distribution of all pairs' t statistics
-        (single step; beyond the simulation's resolution, the Bonferroni bound, which is
-        exact there to first order); ``"holm"`` Holm's step-down, which ignores it. See
-        :mod:`ratings.inference.ranks`.
+        The multiple-testing ``correction``: ``"max-t"`` (default) uses the joint
+        distribution of all pairs' t statistics (single step; beyond the simulation's
+        resolution, the Bonferroni bound, which is exact there to first order); ``"holm"``
+        Holm's step-down, which ignores it. See :mod:`ratings.inference.ranks`. ``adjust`` is
+        the deprecated name of ``correction`` (``adjust`` elsewhere means judge effects).
         """
         from ratings.inference.ranks import pairwise_table
 
+        if adjust is not None:
+            warn_deprecated("Ratings.pairwise(adjust=...)", "Ratings.pairwise(correction=...)")
+            correction = adjust
         level = self.level if level is None else check_level(level)
         with one_blas_thread():
-            out = pairwise_table(self, level, adjust=adjust, seed=seed)
+            out = pairwise_table(self.pair_stats, self.models, level,
+                                 rank_order=self.rank_order, scale=self.scale,
+                                 draws=self.draws, correction=correction,
+                                 seed=seed)  # fmt: skip
         if self.uncertainty.model_based is not None:
             a = self.models.get_indexer(out["model_a"])
             b = self.models.get_indexer(out["model_b"])
@@ -598,9 +624,9 @@ class Ratings:
         clus = (f"clustered by {self.cluster!r} ({self.n_clusters} clusters)"
                 if self.cluster else "per verdict (HC0)")  # fmt: skip
         lines = [
-            f"Ratings ({MODEL_NAMES.get(self.model, self.model)}"
+            f"Ratings ({MODEL_NAMES.get(self.kind, self.kind)}"
             f"{', scope ' + repr(self.scope) if self.scope else ''}): "
-            f"{len(self.models)} models, {self.n_matches} verdicts",
+            f"{len(self.models)} models, {self.n_verdicts} verdicts",
             f"Scale: Elo = {self.offset:g} + 400/ln(10) * (s - "
             + (f"s[{self.anchor!r}])" if self.anchor else "mean(s))"),
             f"Intervals: {self.level:.0%} {kind}"
@@ -654,7 +680,7 @@ class Ratings:
     # --- HTML ----------------------------------------------------------------------------
     def to_html(self, path: str | os.PathLike[str] | None = None, *, title: str | None = None,
                 charts: bool = True) -> str:  # fmt: skip
-        """A self-contained HTML page of this board (:mod:`ratings.report`): the table with
+        """A self-contained HTML page of this board (:func:`ratings.report.to_html`): the table with
         rank intervals, interval bands and the pairwise heatmap as inline SVG, the judges and
         the method; written to ``path`` (atomically) when given.
 
@@ -663,24 +689,45 @@ class Ratings:
         str
             The page's HTML.
         """
-        return _report().ratings_html(self, path, title=title, charts=charts)
+        return _html_renderer("page")(self, path, title=title, charts=charts)
 
     def _repr_html_(self) -> str:
-        """A compact table for notebooks (the best 30 models)."""
-        return _report().notebook_html(self)
+        """A compact table for notebooks (the best 30 models; a plain table when no renderer
+        is registered)."""
+        notebook = _HTML.get("notebook")
+        return notebook(self) if notebook is not None else self.to_frame().head(30).to_html()
 
     def __repr__(self) -> str:
-        return (f"<Ratings {self.model} {len(self.models)} models, {self.n_matches} verdicts, "
+        return (f"<Ratings {self.kind} {len(self.models)} models, {self.n_verdicts} verdicts, "
                 f"ci={self.ci!r}, anchor={self.anchor!r}>")  # fmt: skip
 
 
-def _report():
-    """The page renderer, :mod:`ratings.report`. It sits above this module (it draws with
-    :mod:`ratings.plot` and reads :mod:`ratings.scopes`), so it is looked up when a page is
-    asked for, not imported."""
-    import importlib
+def _old_model(self: Ratings) -> str:
+    """Deprecated: :attr:`Ratings.kind` (``models`` holds the models' names)."""
+    warn_deprecated("Ratings.model", "Ratings.kind")
+    return self.kind
 
-    return importlib.import_module("ratings.report")
+
+Ratings.model = property(_old_model)
+
+
+#: The HTML renderers of a result, registered by :mod:`ratings.report` when it is imported (as
+#: ``import ratings`` does): the page sits above this module (it draws with :mod:`ratings.plot`
+#: and reads :mod:`ratings.scopes`), so it hands its renderers down instead of being imported.
+_HTML: dict[str, Callable[..., str]] = {}
+
+
+def register_html(*, page: Callable[..., str], notebook: Callable[..., str]) -> None:
+    """Register the renderers of :meth:`Ratings.to_html` (``page(result, path, *, title,
+    charts)``) and of a notebook's display (``notebook(result)``)."""
+    _HTML.update(page=page, notebook=notebook)
+
+
+def _html_renderer(kind: str) -> Callable[..., str]:
+    if kind not in _HTML:
+        raise RuntimeError("No HTML renderer is registered; `import ratings.report` registers "
+                           "it (`ratings.report.to_html(r)` renders a page).")  # fmt: skip
+    return _HTML[kind]
 
 
 def tie_note(ties: pd.DataFrame) -> str:

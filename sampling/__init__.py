@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-import importlib
+from ratings.kit import lazy_exports
 
 # Public names and the submodule that defines each; loaded on first use (PEP 562) so that
 # `ratings --help` and `ratings fit` do not pay for the planner's imports.
@@ -43,12 +43,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'sampling' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -18,12 +18,18 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings import VerdictLog
-from ratings.api.fitting import parse_anchor
-from ratings.core.errors import format_names, format_rows, option
-from ratings.core.memory import MaxMemory, check_memory, plan_memory
-from ratings.core.schema import require_columns
-from ratings.core.threads import one_blas_thread
-from ratings.io.cells import booleans
+from ratings.kit import (
+    MaxMemory,
+    booleans,
+    check_memory,
+    fit_memory,
+    format_names,
+    format_rows,
+    one_blas_thread,
+    option,
+    parse_anchor,
+    require_columns,
+)
 from sampling.pairs import PairCounts
 
 __all__ = [
@@ -38,6 +44,7 @@ __all__ = [
     "check_names",
     "check_seed",
     "history_frame",
+    "plan_memory",
     "str_array",
     "submissions_frame",
 ]
@@ -462,3 +469,15 @@ class Board:
                 PlanWarning,
                 stacklevel=3,
             )
+
+
+def plan_memory(n_models: int, n_tasks: int, n_verdicts: int = 0) -> int:
+    """Bytes match planning needs for ``n_models`` models on ``n_tasks`` tasks after
+    ``n_verdicts`` verdicts: about 240 bytes per model x task cell (the submissions listed as
+    text and their codes, counts, task levels and their temporaries), 200 per model x model
+    cell (the covariance, its square, the pair tables and the temporaries of a pick), 160 per
+    verdict of history (its (pair, task) cells indexed from both sides, and their sort), and
+    the fit that scores candidates. Nothing of size
+    models x models x tasks."""
+    m, t = int(n_models), int(n_tasks)
+    return 240 * m * t + 200 * m * m + 160 * int(n_verdicts) + fit_memory(m)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 import ratings
-from ratings.core.schema import DETERMINISTIC_JUDGE, require_columns
+from ratings.kit import DETERMINISTIC_JUDGE, require_columns
 from sampling._board import Board, check_judges, history_frame, str_array, submissions_frame
 from sampling.routing import panel_targets, routing_mask
 

@@ -25,20 +25,20 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ratings.cli.kit import (
+from ratings.kit import (
+    DETERMINISTIC_JUDGE,
+    TRANSFORMS,
     Command,
+    InvalidVerdictsError,
     add_command,
     add_input_options,
     add_memory_option,
     add_output_options,
+    format_of,
     missing_task_message,
     read_log,
+    write_atomic,
 )
-from ratings.core.errors import InvalidVerdictsError
-from ratings.core.schema import DETERMINISTIC_JUDGE
-from ratings.io import write_atomic
-from ratings.io.readers import format_of
-from ratings.models.style import TRANSFORMS
 
 MIN_MATCHES = 10  # the planner's default (sampling.plan.DEFAULT_MIN_MATCHES; checked in tests)
 
@@ -299,7 +299,7 @@ def _style(args: argparse.Namespace):
     """The ``--style`` spec (:class:`ratings.Style`) of the planner's fit, or ``None``."""
     if not getattr(args, "style", None):
         return None
-    from ratings.api.specs import Style
+    from ratings import Style
 
     return Style(args.style, transform=getattr(args, "style_transform", "normalized"))
 
@@ -307,7 +307,7 @@ def _style(args: argparse.Namespace):
 def _style_columns(style) -> list[str]:
     if style is None:
         return []
-    from ratings.api.style import style_columns
+    from ratings.kit import style_columns
 
     return style_columns(style.features)
 

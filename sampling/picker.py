@@ -15,7 +15,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 import ratings
-from ratings.core.threads import one_blas_thread
+from ratings.kit import one_blas_thread
 from sampling._board import Board
 from sampling.criteria import centred, comparison_weight, pair_reduction, record_comparison
 from sampling.feasibility import N_LEVELS, PairFeasibility, slack_levels, task_levels

@@ -16,9 +16,13 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 import ratings
-from ratings.core.errors import PenaltyOnlyWarning, format_names, option
-from ratings.core.memory import MaxMemory
-from ratings.core.schema import DETERMINISTIC_JUDGE
+from ratings.kit import (
+    DETERMINISTIC_JUDGE,
+    MaxMemory,
+    PenaltyOnlyWarning,
+    format_names,
+    option,
+)
 from sampling._board import (
     Board,
     PlanWarning,

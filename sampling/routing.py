@@ -25,8 +25,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.core.errors import format_names, format_rows, option
-from ratings.core.schema import require_columns
+from ratings.kit import format_names, format_rows, option, require_columns
 from sampling._board import PlanWarning
 
 __all__ = ["PanelTargets", "panel_targets", "routing_mask", "routing_table"]

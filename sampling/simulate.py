@@ -18,9 +18,7 @@ import numpy as np
 import pandas as pd
 
 import ratings
-from ratings.core.schema import ELO_SCALE
-from ratings.core.tdist import critical_value
-from ratings.simulate import simulate_verdicts
+from ratings.kit import ELO_SCALE, critical_value, simulate_verdicts
 from sampling._board import check_anchor, check_count, check_judges, check_seed, str_array
 from sampling.checks import check_balance
 from sampling.oracle import oracle_matches

@@ -17,7 +17,13 @@ is imported). Every import counts: at the top, inside a function, or under
   (dunders such as ``__version__`` excepted), and every name taken with ``from M import name``
   is listed in ``M.__all__`` (or is a submodule).
 * **``ratings`` never imports ``sampling``**; ``sampling`` registers its ``next`` subcommand
-  (:mod:`ratings.cli.commands`).
+  (:mod:`ratings.cli.commands`), and is a part of :data:`LAYERS` itself: it imports only the
+  public API (the package ``ratings``) and the kit (:mod:`ratings.kit`).
+* **No hidden imports.** ``importlib.import_module`` and ``__import__`` of a project module
+  named by a string are edges like any import, and fail: a module imports what it uses. A
+  computed name is allowed only in :data:`DYNAMIC_IMPORTS` (lazy exports, the subcommands'
+  discovery, the old module paths), and the names a package exports lazily
+  (``lazy_exports(__name__, {...})``) are edges to the modules named.
 * **Every module declares ``__all__``** and lists only names it defines or imports.
 * **Few top-level modules**: at most :data:`MAX_TOP_LEVEL` modules directly in ``ratings/``.
 
@@ -57,10 +63,20 @@ LAYERS: dict[str, set[str]] = {
     "example": {"core", "io", "result", "api", "scopes", "simulate"},
     "report": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
                "audit", "plot"},
-    "_moved": set(),
-    "ratings": {"core", "io", "data", "result", "api", "audit", "_moved", "style"},
+    "_moved": {"core"},
+    "ratings": {"core", "io", "data", "result", "api", "audit", "_moved", "style", "report"},
     "cli": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
             "audit", "plot", "report", "example", "simulate", "ratings", "style"},
+    "kit": {"core", "io", "models", "api", "simulate", "cli"},
+    # beside ratings: its public API and the kit
+    "sampling": {"ratings", "kit"},
+}
+
+#: Modules that may import a module whose name is computed, and why.
+DYNAMIC_IMPORTS = {
+    "ratings.core.lazy": "a package's lazy exports (the modules named are edges, see _lazy)",
+    "ratings.cli.commands": "the subcommands are the package's modules, found by name",
+    "ratings._moved": "old module paths lead to the new modules (MOVED)",
 }
 
 
@@ -72,6 +88,7 @@ class Module:
     is_package: bool
     imports: list[tuple[str, str | None, int]] = field(default_factory=list)  # (module, name, line)
     module_aliases: dict[str, str] = field(default_factory=dict)  # local name -> project module
+    hidden: list[str] = field(default_factory=list)  # importlib / __import__ calls that fail
 
 
 def _module_name(path: Path) -> tuple[str, bool]:
@@ -122,6 +139,57 @@ def _collect(module: Module) -> None:
                 module.imports.append((source, alias.name, node.lineno))
                 if f"{source}.{alias.name}" in MODULES:
                     module.module_aliases[alias.asname or alias.name] = f"{source}.{alias.name}"
+        elif isinstance(node, ast.Call):
+            _dynamic(module, node)
+
+
+def _called(node: ast.Call) -> str:
+    """``import_module`` / ``importlib.import_module`` / ``__import__`` / ``lazy_exports``
+    (the name called), or ''."""
+    f = node.func
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+    return name if name in ("import_module", "__import__", "lazy_exports") else ""
+
+
+def _strings(node: ast.expr) -> list[str]:
+    """The string constants of a literal (a string, a dict's values, ``dict.fromkeys(k, v)``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Dict):
+        return [v for value in node.values for v in _strings(value)]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "fromkeys" and len(node.args) == 2:  # fmt: skip
+        return _strings(node.args[1])
+    return []
+
+
+def _dynamic(module: Module, node: ast.Call) -> None:
+    """Record a call importing by name: an edge to a module named by a literal of a lazy export;
+    a failure for a project module named by a string, or a computed name outside
+    :data:`DYNAMIC_IMPORTS`."""
+    called = _called(node)
+    if not called or not node.args:
+        return
+    if called == "lazy_exports":  # lazy_exports(__name__, {name: "module", ...})
+        homes = node.args[1] if len(node.args) > 1 else ast.Constant(None)
+        if isinstance(homes, ast.Name):  # a table assigned at the top of the module
+            homes = next((n.value for n in module.tree.body if isinstance(n, ast.Assign)
+                          and any(isinstance(t, ast.Name) and t.id == homes.id
+                                  for t in n.targets)), homes)  # fmt: skip
+        for target in _strings(homes):
+            if _in_project(target):
+                module.imports.append((target, None, node.lineno))
+        return
+    where = f"{module.path.relative_to(ROOT)}:{node.lineno}"
+    named = _strings(node.args[0])
+    if not named:
+        if module.name not in DYNAMIC_IMPORTS:
+            module.hidden.append(f"{where}: {called}() of a computed name")
+        return
+    for target in named:
+        if _in_project(target):
+            module.imports.append((target, None, node.lineno))
+            module.hidden.append(f"{where}: {called}({target!r})")
 
 
 for _m in MODULES.values():
@@ -217,8 +285,11 @@ def test_a_cycle_would_be_found():
 
 
 def _part(name: str) -> str | None:
-    """The part of ``ratings`` a module belongs to (None outside ``ratings``)."""
+    """The part a module belongs to: of ``ratings`` (its subpackage or top-level module, or
+    ``ratings`` for the package's ``__init__``), or ``sampling``."""
     bits = name.split(".")
+    if bits[0] == "sampling":
+        return "sampling"
     if bits[0] != "ratings":
         return None
     return "ratings" if len(bits) == 1 else bits[1]
@@ -260,6 +331,50 @@ def test_an_upward_import_would_be_found():
              "ratings.result": {"ratings.core.schema"}}  # fmt: skip
     assert _upward(graph, LAYERS) == [
         "ratings.core.schema -> ratings.models.bt (core may not import models)"]
+
+
+def test_no_module_imports_by_a_hidden_name():
+    found = [h for m in MODULES.values() for h in m.hidden]
+    assert not found, "imports the layers test would not see as imports:\n" + "\n".join(found)
+
+
+def _parsed(name: str, source: str) -> Module:
+    module = Module(name, ROOT / (name.replace(".", "/") + ".py"), ast.parse(source), False)
+    _collect(module)
+    return module
+
+
+def test_a_hidden_import_would_be_found():
+    # the check itself: import_module / __import__ on a project module's name fail, and are
+    # edges (so that the layers and the cycle check see them); a computed name fails outside
+    # the allowed modules; lazy exports are edges and pass
+    module = _parsed("ratings.result", "import importlib\n"
+                     "def page():\n    return importlib.import_module('ratings.report')\n")
+    assert module.hidden == ["ratings/result.py:3: import_module('ratings.report')"]
+    assert ("ratings.report", None, 3) in module.imports
+    graph = {"ratings.result": {"ratings.report"}}
+    assert _upward(graph, LAYERS) == [
+        "ratings.result -> ratings.report (result may not import report)"]
+    module = _parsed("ratings.scopes.x", "from importlib import import_module as im\n"
+                     "import_module = im\nm = __import__('sampling.plan')\n")
+    assert module.hidden == ["ratings/scopes/x.py:3: __import__('sampling.plan')"]
+    module = _parsed("ratings.plot.x", "import importlib\nn = 'ratings.' + 'cli'\n"
+                     "importlib.import_module(n)\n")
+    assert module.hidden == ["ratings/plot/x.py:3: import_module() of a computed name"]
+    module = _parsed("ratings.plot", "__getattr__ = lazy_exports(__name__, "
+                     "dict.fromkeys(['a'], 'ratings.plot.bands'))\n")
+    assert module.hidden == [] and module.imports == [("ratings.plot.bands", None, 1)]
+    assert _parsed("ratings.x", "import importlib\nimportlib.import_module('numpy')\n"
+                   ).hidden == []  # fmt: skip
+
+
+def test_sampling_uses_only_the_public_api_and_the_kit():
+    found = sorted(f"{m.path.relative_to(ROOT)}:{line}: {source}"
+                   for m in MODULES.values() if m.name.split(".")[0] == "sampling"
+                   for source, _, line in m.imports
+                   if source.split(".")[0] == "ratings"
+                   and source not in ("ratings", "ratings.kit"))  # fmt: skip
+    assert found == []
 
 
 def test_ratings_never_imports_sampling():

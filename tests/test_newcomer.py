@@ -34,9 +34,18 @@ def _ok_or_names_the_fix(code: int, err: str) -> None:
     """Exit 0, or exit 2 with an error that names a flag to change (no dead end)."""
     assert "Traceback" not in err
     if code != 0:
-        assert code == 2, err
-        message = err.split("ratings: error: ", 1)[1]
-        assert re.search(r"`--[a-z-]+", message), f"the error names no flag:\n{err}"
+        _names_the_fix(code, err)
+
+
+def _names_the_fix(code: int, err: str) -> list[str]:
+    """Exit 2 with an error naming the flag that fixes the run; the fixes as printed
+    (```--flag value```). An exit 0 fails: the step is one that must stop and say why."""
+    assert "Traceback" not in err
+    assert code == 2, f"expected the run to stop naming a fix (exit 2); it exited {code}:\n{err}"
+    message = err.split("ratings: error: ", 1)[1]
+    fixes = re.findall(r"`(--[a-z-]+[^`]*)`", message)
+    assert fixes, f"the error names no flag:\n{err}"
+    return fixes
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +129,23 @@ def test_step4_pairs_plot_and_next(board, capsys):
 
 
 def test_step5_next_without_the_mapping_names_the_fix(board, capsys, tmp_path):
-    code, _, err = _run(["next", board, "--judges", "gpt-4", "--n", "5", "--seed", "1", "-o",
-                         tmp_path / "n.csv"], capsys)  # fmt: skip
-    _ok_or_names_the_fix(code, err)
+    argv = ["next", board, "--judges", "gpt-4", "--n", "5", "--seed", "1", "-o",
+            tmp_path / "n.csv"]  # fmt: skip
+    code, _, err = _run(argv, capsys)
+    fixes = _names_the_fix(code, err)
+    assert fixes == ["--columns question_id=task_id"], err
+    assert not (tmp_path / "n.csv").exists()
+    code, _, err = _run([*argv, *shlex.split(fixes[0])], capsys)  # the fix, followed, runs
+    assert code == 0, err
+    assert len(pd.read_csv(tmp_path / "n.csv")) == 5
+
+
+def test_the_fix_check_refuses_a_run_that_went_through():
+    # the helper itself: a step that must name a fix fails when the run exits 0, or exits 2
+    # without naming a flag
+    with pytest.raises(AssertionError, match="expected the run to stop"):
+        _names_the_fix(0, "")
+    with pytest.raises(AssertionError, match="names no flag"):
+        _names_the_fix(2, "ratings: error: something is wrong.")
+    assert _names_the_fix(2, "ratings: error: pass `--columns a=task_id`.") == [
+        "--columns a=task_id"]

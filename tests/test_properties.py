@@ -49,8 +49,8 @@ def assert_same_fit(r1, r2, *, atol: float = 1e-8) -> None:
     s1 = pd.Series(r1.strength, index=r1.models)
     s2 = pd.Series(r2.strength, index=r2.models).reindex(s1.index)
     np.testing.assert_allclose(s2.to_numpy(), s1.to_numpy(), rtol=0, atol=atol)
-    c1 = r1.covariance
-    c2 = r2.covariance.reindex(index=c1.index, columns=c1.columns)
+    c1 = r1.cov_params()
+    c2 = r2.cov_params().reindex(index=c1.index, columns=c1.columns)
     assert_close(c2.to_numpy(), c1.to_numpy(), rtol=1e-7, atol_rel=1e-9)
 
 
@@ -68,10 +68,10 @@ def test_relabelling_models_permutes_ratings(log, seed):
         back = {v: k for k, v in rename.items()}
         elo2 = r2.elo.rename(index=back).reindex(r1.models)
         np.testing.assert_allclose(elo2.to_numpy(), r1.elo.to_numpy(), atol=1e-6)
-        cov2 = r2.covariance.rename(index=back, columns=back).reindex(
+        cov2 = r2.cov_params().rename(index=back, columns=back).reindex(
             index=r1.models, columns=r1.models
         )
-        assert_close(cov2.to_numpy(), r1.covariance.to_numpy(), rtol=1e-7, atol_rel=1e-9)
+        assert_close(cov2.to_numpy(), r1.cov_params().to_numpy(), rtol=1e-7, atol_rel=1e-9)
 
 
 @FAST

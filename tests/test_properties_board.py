@@ -91,8 +91,8 @@ def assert_same(r1: ratings.Ratings, r2: ratings.Ratings, *, rename=None, var_ra
     other = names if rename is None else [rename[n] for n in names]
     np.testing.assert_allclose(r2.elo[other].to_numpy(), r1.elo[names].to_numpy(),
                                rtol=0, atol=1e-6)  # fmt: skip
-    c1 = r1.covariance.loc[names, names].to_numpy()
-    c2 = r2.covariance.loc[other, other].to_numpy()
+    c1 = r1.cov_params().loc[names, names].to_numpy()
+    c2 = r2.cov_params().loc[other, other].to_numpy()
     scale = max(float(np.abs(c1).max()), 1e-12)
     np.testing.assert_allclose(c2, var_ratio * c1, rtol=1e-6, atol=1e-9 * scale)
 
@@ -130,7 +130,7 @@ def test_duplicating_every_verdict_halves_per_verdict_and_model_variances(log, c
     # Per-verdict (HC0) and model-based: twice the information, half the variance. Clustered by
     # task: each cluster's score doubles and so does the Hessian, so its influence is unchanged.
     assert_same(once, twice, var_ratio=1.0 if cluster else 0.5)
-    assert twice.n_matches == 2 * once.n_matches
+    assert twice.n_verdicts == 2 * once.n_verdicts
 
 
 def counts_table(log: pd.DataFrame, seed: int) -> pd.DataFrame:

@@ -19,7 +19,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 import ratings
-from ratings.inference.ranks import pair_stats, rank_intervals
+from ratings.inference.ranks import rank_intervals
 
 EQUAL = np.zeros(6)
 SPREAD = np.array([-0.8, -0.45, -0.15, 0.15, 0.45, 0.8])
@@ -37,7 +37,7 @@ def board(seed: int, s: np.ndarray, n: int = 600, tasks: int = 30) -> pd.DataFra
 
 def decided(r: ratings.Ratings, crit: np.ndarray) -> pd.DataFrame:
     """Rank intervals from one critical value per pair (reference construction)."""
-    ps = pair_stats(r)
+    ps = r.pair_stats
     better = np.isfinite(ps.se) & (ps.t > crit)
     m = len(r.models)
     return pd.DataFrame({"rank_lower": 1 + better.sum(axis=0), "rank_upper": m - better.sum(1)},
@@ -50,8 +50,8 @@ def study(s: np.ndarray, n_boards: int, seed: int) -> dict:
     for b in range(n_boards):
         r = ratings.fit(board(seed + b, s))
         t = truth.reindex(r.models).to_numpy()
-        ours = rank_intervals(r, n_draws=1000, seed=b)
-        df = np.nan_to_num(pair_stats(r).df, nan=np.inf)
+        ours = rank_intervals(r.pair_stats, r.models, r.level, n_draws=1000, seed=b)
+        df = np.nan_to_num(r.pair_stats.df, nan=np.inf)
         k = s.size * (s.size - 1) / 2
         naive = decided(r, stats.t.ppf(0.975, df))
         bonf = decided(r, stats.t.ppf(1 - 0.05 / (2 * k), df))
@@ -110,15 +110,18 @@ def test_pairwise_table(fitted):
                                                                     p["lower"]))  # fmt: skip
     t = pw["elo_diff"] / pw["se"]
     np.testing.assert_allclose(pw["p_value"], 2 * stats.t.sf(t, pw["df"]), rtol=1e-8)
-    holm = fitted.pairwise(adjust="holm")
+    holm = fitted.pairwise(correction="holm")
     np.testing.assert_allclose(holm["p_adjusted"],
                                multipletests(holm["p_value"], method="holm")[1], rtol=1e-12)
     # max-t: between the raw p-value and Bonferroni's
     assert (pw["p_adjusted"] >= pw["p_value"] - 1e-12).all()
     bonf = np.minimum(1.0, len(pw) * pw["p_value"])
     assert (pw["p_adjusted"] <= bonf + 2.0 / 4000).all()
-    with pytest.raises(ValueError, match="`adjust` must be"):
-        fitted.pairwise(adjust="bonf")
+    with pytest.raises(ValueError, match="`correction` must be"):
+        fitted.pairwise(correction="bonf")
+    with pytest.warns(DeprecationWarning, match=r"pairwise\(correction=...\).*0\.3\.0"):
+        old = fitted.pairwise(adjust="holm")
+    pd.testing.assert_frame_equal(old, holm)
 
 
 def test_tied_with_leader(fitted):
@@ -145,7 +148,7 @@ def test_step_down_reuses_the_draws_maxes_exactly(share):
     from ratings.inference import ranks
 
     r = ratings.fit(board(3, SPREAD, n=2000, tasks=40))
-    ps = pair_stats(r)
+    ps = r.pair_stats
     z = ranks._draws(ps, 300, seed=1)
     finite = np.isfinite(ps.se)
     before = ranks._draw_max(ps, finite, z)

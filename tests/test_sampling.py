@@ -442,7 +442,7 @@ def test_planning_memory_is_not_quadratic_in_tasks_x_pairs():
     candidate and fresh masks, about 24 bytes per cell) would be 2.2 GB."""
     import tracemalloc
 
-    from ratings.core.memory import plan_memory
+    from sampling._board import plan_memory
 
     m, t, n_log = 300, 1_000, 3_000
     models = np.array([f"m{k:03d}" for k in range(m)], dtype=object)

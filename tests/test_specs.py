@@ -8,6 +8,7 @@ import inspect
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 from helpers import simulate_verdicts
 
@@ -91,7 +92,7 @@ def test_the_parts_read_through(log):
     assert r.ci == r.uncertainty.ci == "bootstrap"
     assert r.draws is r.uncertainty.draws and r.draws.shape == (20, 4)
     assert r.converged is r.fit_info.converged and r.loglik == r.fit_info.loglik
-    assert r.combination is None and r.unbounded is None and r.adjust == ()
+    assert r.combination is None and r.unbounded is None and r.adjust is None
 
 
 @pytest.mark.parametrize(("old", "new"), [("ratings.crowd", "ratings.models.crowd.likelihood"),
@@ -101,7 +102,8 @@ def test_old_module_paths_warn_and_lead_to_the_new_ones(old, new):
     sys.modules.pop(old, None)
     with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
         module = importlib.import_module(old)
-    assert module is importlib.import_module(new)
+    target = importlib.import_module(new)  # a proxy handing out the new module's names
+    assert all(getattr(module, name) is getattr(target, name) for name in target.__all__)
     sys.modules.pop(old, None)
 
 
@@ -115,3 +117,39 @@ def test_the_old_judges_module_keeps_both_halves():
     assert module.load_judge_quality is load_judge_quality
     assert module.save_judge_quality is save_judge_quality
     sys.modules.pop("ratings.judges", None)
+
+
+def test_a_missing_part_reads_as_none_for_every_field():
+    from ratings.result import Ratings
+
+    log = ratings.read_verdicts(pd.DataFrame({
+        "model_a": ["a", "b", "c", "a"] * 25, "model_b": ["b", "c", "a", "c"] * 25,
+        "winner": ["A", "A", "B", "tie"] * 25, "task_id": [f"t{k % 10}" for k in range(100)]}))
+    r = ratings.fit(log)
+    parts = {"fit_info": ["loglik", "converged", "n_iter", "max_grad", "n_rejected", "penalty",
+                          "firth", "unbounded"],
+             "judge_effects": ["adjust"],
+             "combination": ["scope_weights", "combine_method", "se_independent"]}  # fmt: skip
+    for part, names in parts.items():
+        bare = dataclasses.replace(r, **{part: None})
+        assert all(getattr(bare, name) is None for name in names), part
+        for name in names:  # each is documented as read from its part
+            assert f"``{part}." in getattr(Ratings, name).__doc__
+
+
+def test_the_old_vocabulary_warns_and_agrees_with_the_new():
+    log = ratings.read_verdicts(pd.DataFrame({
+        "model_a": ["a", "b", "c", "a"] * 25, "model_b": ["b", "c", "a", "c"] * 25,
+        "winner": ["A", "A", "B", "tie"] * 25, "task_id": [f"t{k % 10}" for k in range(100)]}))
+    r = ratings.fit(log)
+    elo = r.cov_params()
+    np.testing.assert_allclose(elo.to_numpy(), (400 / np.log(10)) ** 2 * r.cov, rtol=1e-12)
+    np.testing.assert_allclose(r.cov_params(scale="log").to_numpy(), r.cov, rtol=0)
+    assert list(elo.index) == list(r.models) == list(elo.columns)
+    with pytest.raises(ValueError, match="`scale` must be"):
+        r.cov_params(scale="elo2")
+    assert r.n_verdicts == 100 and r.kind == "bt"
+    for old, new in (("covariance", elo), ("n_matches", 100), ("model", "bt")):
+        with pytest.warns(DeprecationWarning, match=rf"Ratings\.{old}.*0\.3\.0"):
+            value = getattr(r, old)
+        assert value.equals(new) if isinstance(new, pd.DataFrame) else value == new

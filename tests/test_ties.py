@@ -379,7 +379,7 @@ def test_ties_table_and_summary_name_the_model(board):
     np.testing.assert_allclose(row["p_tie_equal"], (theta - 1) / (theta + 1), rtol=1e-12)
     assert np.isfinite(row["df"]) and row["df"] > 1
     assert "Rao-Kupper" in r.summary() and "theta =" in r.summary()
-    assert r.model == "rao-kupper"
+    assert r.kind == "rao-kupper"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         d = ratings.fit(board, model=ratings.BT(ties="davidson"),

@@ -42,7 +42,7 @@ def test_soft_scores_of_0_1_and_half_equal_today_s_fit(board, cluster, ci):
         np.testing.assert_allclose(soft.to_frame()["df"], plain.to_frame()["df"], rtol=1e-10)
         for c in ("n_matches", "wins", "losses", "ties"):
             np.testing.assert_array_equal(soft.counts[c], plain.counts[c])
-        assert soft.model == "bt-soft"
+        assert soft.kind == "bt-soft"
 
 
 def test_one_baseline_board_matches_the_soft_mle_s_closed_form():
@@ -122,4 +122,4 @@ def test_a_soft_verdict_log_is_refused_by_a_plain_fit():
     with pytest.raises(InvalidVerdictsError, match="soft=True"):
         ratings.fit(log)
     r = ratings.fit(log, model=ratings.BT(soft=True))
-    assert r.model == "bt-soft"
+    assert r.kind == "bt-soft"

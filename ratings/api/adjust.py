@@ -169,7 +169,7 @@ def ratings_from_fit(fit: EffectsFit, plan: EffectPlan, data: Comparisons, *, mo
     return Ratings(
         models=data.models, strength=fit.estimate("s"), cov=fit.cov[:m, :m],
         counts=data.collapsed().model_counts().copy(), uncertainty=uncertainty, offset=rating,
-        model=model, level=level, scope=scope,
+        kind=model, level=level, scope=scope,
         fit_info=FitInfo(loglik=-fit.nll, converged=fit.converged, n_iter=fit.n_iter,
                          max_grad=fit.max_grad, n_rejected=n_rejected),
         judges=None if model == "bt" else crowd_judges(fit, data, level, df),

@@ -302,7 +302,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
             counts=soft_counts(loaded.frame, data.models, rows.model_counts()["forfeits"]
                                .to_numpy()) if soft and loaded.frame is not None
             and "score" in loaded.frame else rows.model_counts().copy(),
-            uncertainty=uncertainty, offset=rating0, model=name, level=level, scope=scope,
+            uncertainty=uncertainty, offset=rating0, kind=name, level=level, scope=scope,
             fit_info=info, judges=est.judges, crowd=est.crowd)
         return out.reanchor(anchor, rating0)
 

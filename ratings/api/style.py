@@ -307,6 +307,6 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
     return Ratings(
         models=data.models, strength=fit.strength, cov=fit.cov[:m, :m],
         counts=collapsed.model_counts().copy(), uncertainty=uncertainty, offset=rating,
-        model=model, level=level, scope=loaded.scope, fit_info=info, judges=judges, style=table,
+        kind=model, level=level, scope=loaded.scope, fit_info=info, judges=judges, style=table,
         judge_effects=effects, crowd=summary,
     ).reanchor(anchor, rating)

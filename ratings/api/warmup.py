@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pandas as pd
 
@@ -79,9 +77,12 @@ def warmup() -> None:
             solver=Solver(engine="numba"))  # fmt: skip
     # modules a clustered fit's intervals import on first use: the NumPy twins of some small
     # steps, every pair's streamed df, rank intervals, and t quantiles for many df at once
-    for name in ("ratings.kernels.fit_ref", "ratings.kernels.inference_ref",
-                 "ratings.inference.pairdf", "ratings.inference.ranks", "scipy.special"):
-        importlib.import_module(name)
+    import scipy.special  # noqa: F401
+
+    import ratings.inference.pairdf
+    import ratings.inference.ranks
+    import ratings.kernels.fit_ref
+    import ratings.kernels.inference_ref  # noqa: F401
 
 
 def _cycle(n_models: int, n_tasks: int) -> pd.DataFrame:

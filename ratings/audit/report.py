@@ -97,7 +97,7 @@ class Audit:
         """The whole report as JSON: metadata, ``judges`` and ``agreement`` records."""
         doc = {"scope": self.scope, "model": self.model, "level": self.level,
                "cluster": self.ratings.cluster, "n_clusters": self.ratings.n_clusters,
-               "df": self.ratings.df, "n_verdicts": self.ratings.n_matches,
+               "df": self.ratings.df, "n_verdicts": self.ratings.n_verdicts,
                "effects": list(self.effects), "notes": list(self.notes)}  # fmt: skip
         for name in ("judges", "agreement"):
             frame = getattr(self, name)
@@ -123,7 +123,7 @@ class Audit:
                 else "per verdict (HC0)")  # fmt: skip
         lines = [f"Judge audit ({'Crowd-BT' if self.model == 'crowd-bt' else 'Bradley-Terry'}"
                  f"{', scope ' + repr(self.scope) if self.scope else ''}): "
-                 f"{len(r.models)} models, {r.n_matches} verdicts, {len(self.judges)} judge(s); "
+                 f"{len(r.models)} models, {r.n_verdicts} verdicts, {len(self.judges)} judge(s); "
                  f"{self.level:.0%} sandwich intervals {clus}", ""]  # fmt: skip
         lines += [f"{j}: {f}" for j, f in zip(self.judges["judge"], self.judges["flag"],
                                                strict=True)]  # fmt: skip

@@ -5,5 +5,5 @@ notes; imports every part of ratings, and finds the subcommands other packages r
 
 from ratings.core.lazy import lazy_exports
 
-__all__ = ["EXIT_DATA", "main", "program"]
+__all__ = ["EXIT_DATA", "FLAGS", "USER_ERRORS", "main", "program"]
 __getattr__ = lazy_exports(__name__, dict.fromkeys(__all__, "ratings.cli.app"))

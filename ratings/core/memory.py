@@ -4,7 +4,7 @@ A fit holds a few dense M x M matrices (Hessian, its inverse, the sandwich, the 
 covariance) and the identifiability check an M x M adjacency matrix (:func:`fit_memory`); the
 clustered interval works on per-cluster rows, and on its dense paths on clusters x parameters
 matrices (:func:`cluster_memory`); rank intervals and the pairwise table on every pair
-(:func:`pairs_memory`); match planning on its tables (:func:`plan_memory`). At 20,000 models one
+(:func:`pairs_memory`) (match planning's estimate is ``sampling``'s). At 20,000 models one
 M x M matrix of floats is 3.2 GB, and a million one-verdict tasks by 1,000 models is 8 GB, so a
 large board could exhaust memory minutes into a run. :func:`check_memory` compares an estimate
 with a limit first and stops with the memory the work would need and the ways out.
@@ -40,7 +40,6 @@ __all__ = [
     "memory_limit",
     "pairs_memory",
     "parse_size",
-    "plan_memory",
 ]
 
 #: Largest clusters x parameters matrix of influences kept with a result (8 bytes each).
@@ -194,18 +193,6 @@ def pairs_memory(n_models: int, n_draws: int = 0, *, table: bool = False) -> int
     m = int(n_models)
     pairs = m * (m - 1) // 2 if table else 0
     return 8 * _PAIR_MATRICES * m * m + 4 * int(n_draws) * m + _TABLE_BYTES_PER_PAIR * pairs
-
-
-def plan_memory(n_models: int, n_tasks: int, n_verdicts: int = 0) -> int:
-    """Bytes match planning needs for ``n_models`` models on ``n_tasks`` tasks after
-    ``n_verdicts`` verdicts: about 240 bytes per model x task cell (the submissions listed as
-    text and their codes, counts, task levels and their temporaries), 200 per model x model
-    cell (the covariance, its square, the pair tables and the temporaries of a pick), 160 per
-    verdict of history (its (pair, task) cells indexed from both sides, and their sort), and
-    the fit that scores candidates. Nothing of size
-    models x models x tasks."""
-    m, t = int(n_models), int(n_tasks)
-    return 240 * m * t + 200 * m * m + 160 * int(n_verdicts) + fit_memory(m)
 
 
 def format_bytes(n: float, *, compact: bool = False) -> str:

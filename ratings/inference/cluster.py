@@ -11,6 +11,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.threads import matmul
+from ratings.inference.batched import batched_df, dense_basis
 from ratings.inference.satterthwaite import (
     DEGENERATE,
     pair_contrasts,
@@ -215,13 +216,18 @@ class ClusterInference:
         step = self._chunk()
         for lo in range(0, c.shape[0], step):
             part = c[lo:lo + step]
-            if self.exact:
-                df = satterthwaite(*self.factors(part))
+            if self.exact:  # every contrast from one basis over the clusters
+                df = batched_df(self._basis, self._free_contrasts(part))
             else:
                 df = satterthwaite(self.omega(part), None, None)
             out[lo:lo + step] = self._welch(df, self._all_params(part))
         out[self.undefined(c)] = np.nan
         return out
+
+    @cached_property
+    def _basis(self):
+        """The exact df's basis (:func:`ratings.inference.batched.dense_basis`)."""
+        return dense_basis(self.eig_q, self.eig_lam, self.chol, DEGENERATE)
 
     def _all_params(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """Contrasts over the models only, padded with zeros to all parameters."""
@@ -275,9 +281,12 @@ class ClusterInference:
         else:
             from ratings.inference.pairdf import streamed_pairs_df
 
+            c = self._free_contrasts(reference_contrasts(m, None))
             n = np.zeros((self.n_params, m))
-            n[self.free] = matmul(self.bread, self._free_contrasts(reference_contrasts(m, None)).T)
-            out = streamed_pairs_df(self.rows, n)
+            n[self.free] = matmul(self.bread, c.T)
+            last = self.__dict__.get("_last_omega")  # the ratings' pass asked the same
+            shares = last[1].T if last is not None and np.array_equal(last[0], c) else None
+            out = streamed_pairs_df(self.rows, n, shares)
             np.fill_diagonal(out, np.nan)
         return out
 

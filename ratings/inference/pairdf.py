@@ -47,17 +47,27 @@ def _blocks(groups: WorkingRows, n: NDArray[np.float64],
         yield groups.quadratic_block(lo, hi, n), weight[lo:hi]
 
 
-def streamed_pairs_df(rows: WorkingRows, n: NDArray[np.float64]) -> NDArray[np.float64]:
+def streamed_pairs_df(rows: WorkingRows, n: NDArray[np.float64],
+                      shares: NDArray[np.float64] | None = None,
+                      weight: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """One-direction df of every pair (M x M) from the directions ``n`` (n_params x M: the
     bread times each model's contrast about the mean), as
     :func:`~ratings.inference.satterthwaite.summed_pairs_df` of the clusters' ``u`` (its
-    diagonal included), with memory in the models' size only."""
-    groups, weight, _ = rows.merged
+    diagonal included), with memory in the models' size only. ``shares``: the clusters' ``u``
+    (G x M; or the merged designs', ``weight`` their clusters) when already computed (the
+    ratings' df ask for the same), used instead of a pass over the rows."""
+    if shares is not None:
+        groups = rows.merged[0] if weight is not None else None
+        weight = np.ones(shares.shape[0]) if weight is None else weight
+        blocks = [(shares, weight)]
+    else:
+        groups, weight, _ = rows.merged
+        blocks = _blocks(groups, np.ascontiguousarray(n), weight)
     n = np.ascontiguousarray(n)
     m = n.shape[1]
     tr, sq, top = np.zeros(m), np.zeros(m), np.zeros(m)
     gram = np.zeros((m, m))
-    for u, w in _blocks(groups, n, weight):
+    for u, w in blocks:
         wu = u * w[:, None]
         tr += wu.sum(axis=0)
         sq += (wu * u).sum(axis=0)
@@ -71,18 +81,19 @@ def streamed_pairs_df(rows: WorkingRows, n: NDArray[np.float64]) -> NDArray[np.f
         share = top / tr
     concentrated = np.flatnonzero(~(share <= CONCENTRATED))
     if concentrated.size:
-        _concentrated(groups, n, weight, tr, concentrated, out)
+        _concentrated(groups, n, weight, tr, concentrated, out, shares)
     return out
 
 
-def _concentrated(groups, n, weight, tr, models, out) -> None:
+def _concentrated(groups, n, weight, tr, models, out, shares=None) -> None:
     """The full one-direction formula (:func:`~ratings.inference.satterthwaite.satterthwaite`
     without ``y``) for the pairs of ``models``, summed block by block into ``out``."""
     s1 = np.zeros((models.size, tr.size))
     s2, s3 = np.zeros_like(s1), np.zeros_like(s1)
     total = tr[models][:, None] + tr[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
-        for u, w in _blocks(groups, n, weight):
+        blocks = [(shares, weight)] if shares is not None else _blocks(groups, n, weight)
+        for u, w in blocks:
             for row, j in enumerate(models):
                 pi = (u[:, [j]] + u) / total[row]
                 a = pi * pi / np.clip(1.0 - pi, DEGENERATE, None)

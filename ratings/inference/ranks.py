@@ -12,7 +12,7 @@ covariance of the ratings: seeded draws of N(0, V) (4,000; fewer past 300 models
 correlation between pairs, the critical value is below Bonferroni's. ``kind="marginal"`` bounds
 each model's own rank with the pairs that involve it (valid per model, not jointly).
 
-Adjusted p-values (:func:`pairwise_table`, ``adjust="max-t"``) are single step: each pair's
+Adjusted p-values (:func:`pairwise_table`, ``correction="max-t"``) are single step: each pair's
 p-value is the probability that the largest |t| over all pairs reaches its own, simulated from
 the same draws, or the Bonferroni bound where that is smaller (beyond the draws' reach, where
 it is exact to first order). Rank intervals step down: once the clearest pairs are rejected,
@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal, Protocol
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -52,30 +52,6 @@ from numpy.typing import NDArray
 from ratings.core.memory import check_memory, pairs_memory
 from ratings.core.tdist import critical_values
 from ratings.core.threads import one_blas_thread
-
-
-class Ratings(Protocol):
-    """What rank intervals and the pairwise table read of a fit (:class:`ratings.Ratings`)."""
-
-    models: pd.Index
-    strength: pd.Series
-    se: pd.Series
-    cov: NDArray[np.float64]
-    draws: NDArray[np.float64] | None
-    level: float
-    scale: float
-
-    @property
-    def unbounded_mask(self) -> NDArray[np.bool_]: ...
-
-    @property
-    def rank_order(self) -> NDArray[np.int64]: ...
-
-    @property
-    def pair_stats(self) -> PairStats: ...
-
-    def pair_df(self) -> NDArray[np.float64]: ...
-
 
 __all__ = [
     "DRAWS",
@@ -116,13 +92,33 @@ class PairStats:
         return np.where(np.isfinite(t), t, 0.0)
 
 
-def pair_stats(r: Ratings) -> PairStats:
-    """The pairwise quantities of a fit (:attr:`ratings.Ratings.pair_stats` keeps them)."""
-    m = len(r.models)
+def pair_stats(strength: NDArray[np.float64], se: NDArray[np.float64], cov: NDArray[np.float64],
+               pair_df: NDArray[np.float64], *, draws: NDArray[np.float64] | None = None,
+               unbounded: NDArray[np.bool_] | None = None) -> PairStats:  # fmt: skip
+    """The pairwise quantities of a fit (:attr:`ratings.Ratings.pair_stats` keeps them).
+
+    Parameters
+    ----------
+    strength, se : ndarray (M,)
+        Log-strengths and their standard errors (a model with an infinite one is never
+        decided either way).
+    cov : ndarray (M, M)
+        Covariance of the log-strengths.
+    pair_df : ndarray (M, M)
+        Degrees of freedom of every difference (inf: normal).
+    draws : ndarray (B, M), optional
+        Bootstrap draws of the log-strengths; their covariance replaces ``cov``.
+    unbounded : ndarray (M,) of bool, optional
+        Models whose rating only the penalty makes finite (never decided either way).
+    """
+    strength = np.asarray(strength, dtype=np.float64)
+    m = len(strength)
     check_memory(pairs_memory(m, default_draws(m)),
                  f"every pair's statistics for rank intervals ({m:,} models)")  # fmt: skip
-    cov = r.cov if r.draws is None else np.atleast_2d(np.cov(r.draws, rowvar=False))
-    ok = np.isfinite(r.se.to_numpy()) & ~r.unbounded_mask
+    cov = np.asarray(cov) if draws is None else np.atleast_2d(np.cov(draws, rowvar=False))
+    ok = np.isfinite(np.asarray(se, dtype=np.float64))
+    if unbounded is not None:
+        ok &= ~np.asarray(unbounded, dtype=bool)
     var = np.diag(cov)
     with np.errstate(invalid="ignore"):
         se = np.sqrt(np.clip(var[:, None] + var[None, :] - 2.0 * cov, 0.0, None))
@@ -130,14 +126,14 @@ def pair_stats(r: Ratings) -> PairStats:
     se[:, ~ok] = np.inf
     se[~(se > 0)] = np.inf  # no variance (a degenerate fit): never decided either way
     np.fill_diagonal(se, np.inf)
-    df = r.pair_df()
+    df = np.asarray(pair_df, dtype=np.float64)
     sub = cov[np.ix_(ok, ok)]
     with one_blas_thread():  # one thread: a second gains nothing on 1000 models (0.24 vs 0.26 s)
         lam, u = np.linalg.eigh((sub + sub.T) / 2.0)  # and stalls when others share the cores (5 s)
     keep = lam > 1e-12 * max(float(lam.max(initial=0.0)), 1e-300)
     factor = np.zeros((m, int(keep.sum())))
     factor[ok] = u[:, keep] * np.sqrt(lam[keep])
-    return PairStats(np.asarray(r.strength), se, df, factor, ok)
+    return PairStats(strength, se, df, factor, ok)
 
 
 def _draws(ps: PairStats, n_draws: int, seed: int) -> NDArray[np.float32]:
@@ -348,16 +344,19 @@ def _fewer_pairs(ps: PairStats, allowed: NDArray[np.bool_], z: NDArray[np.float3
     return out
 
 
-def rank_intervals(r: Ratings, level: float | None = None, *,
+def rank_intervals(ps: PairStats, models: pd.Index, level: float, *,
                    kind: Literal["simultaneous", "marginal"] = "simultaneous",
                    n_draws: int | None = None, seed: int = 0) -> pd.DataFrame:  # fmt: skip
     """Confidence intervals for every model's rank (1 = best).
 
     Parameters
     ----------
-    r : Ratings
-    level : float, optional
-        Default: the result's level.
+    ps : PairStats
+        Every pair's statistics (:func:`pair_stats`).
+    models : pandas.Index
+        The models' names, in the order of ``ps``.
+    level : float
+        Confidence level.
     kind : {"simultaneous", "marginal"}, default="simultaneous"
         All models' intervals jointly (Mogstad et al. 2024, step-down), or each model's alone.
     n_draws, seed : int
@@ -370,39 +369,41 @@ def rank_intervals(r: Ratings, level: float | None = None, *,
         ``rank_lower``, ``rank_upper`` indexed by model (NaN for models without a finite
         interval, which widen the others').
     """
-    level = r.level if level is None else float(level)
+    level = float(level)
     if kind not in ("simultaneous", "marginal"):
         raise ValueError(f"`kind` must be 'simultaneous' or 'marginal'; got {kind!r}.")
-    ps = r.pair_stats
-    n_draws = default_draws(len(r.models)) if n_draws is None else int(n_draws)
+    n_draws = default_draws(len(models)) if n_draws is None else int(n_draws)
     better, worse = _stepdown(ps, level, n_draws, seed, marginal=kind == "marginal")
-    m = len(r.models)
+    m = len(models)
     lower = 1 + worse.sum(axis=1)  # models proven better than j
     upper = m - better.sum(axis=1)  # models proven worse than j
     out = pd.DataFrame({"rank_lower": lower.astype(np.float64),
-                        "rank_upper": upper.astype(np.float64)}, index=r.models)  # fmt: skip
+                        "rank_upper": upper.astype(np.float64)}, index=models)  # fmt: skip
     out.loc[~ps.decidable] = np.nan
     return out
 
 
-def pairwise_table(r: Ratings, level: float | None = None, *,
-                   adjust: Literal["max-t", "holm"] = "max-t", n_draws: int | None = None,
+def pairwise_table(ps: PairStats, models: pd.Index, level: float, *,
+                   rank_order: NDArray[np.int64], scale: float,
+                   draws: NDArray[np.float64] | None = None,
+                   correction: Literal["max-t", "holm"] = "max-t", n_draws: int | None = None,
                    seed: int = 0) -> pd.DataFrame:  # fmt: skip
     """Every pair's Elo difference, interval, win probability and adjusted p-value.
 
-    See :meth:`ratings.Ratings.pairwise`.
+    ``ps`` from :func:`pair_stats`; ``rank_order`` the models' positions best first (ties by
+    name); ``scale`` Elo points per log unit; ``draws`` bootstrap draws of the log-strengths
+    (percentile intervals). See :meth:`ratings.Ratings.pairwise`.
     """
     from scipy.special import expit, stdtr
 
-    level = r.level if level is None else float(level)
-    if adjust not in ("max-t", "holm"):
-        raise ValueError(f"`adjust` must be 'max-t' or 'holm'; got {adjust!r}.")
-    m = len(r.models)
+    level = float(level)
+    if correction not in ("max-t", "holm"):
+        raise ValueError(f"`correction` must be 'max-t' or 'holm'; got {correction!r}.")
+    m = len(models)
     check_memory(pairs_memory(m, default_draws(m) if n_draws is None else int(n_draws),
                               table=True),
                  f"the pairwise table of {m * (m - 1) // 2:,} pairs")  # fmt: skip
-    ps = r.pair_stats
-    order = np.asarray(r.rank_order)  # better model first (ties by name)
+    order = np.asarray(rank_order)  # better model first (ties by name)
     rank = np.empty(m, dtype=np.int64)
     rank[order] = np.arange(m)
     jj, kk = np.triu_indices(m, 1)
@@ -410,8 +411,8 @@ def pairwise_table(r: Ratings, level: float | None = None, *,
     a, b = np.where(swap, kk, jj), np.where(swap, jj, kk)
     est = ps.estimate[a] - ps.estimate[b]
     se, df = ps.se[a, b], ps.df[a, b]
-    if r.draws is not None:  # bootstrap: percentile intervals of the differences
-        d = r.draws[:, a] - r.draws[:, b]
+    if draws is not None:  # bootstrap: percentile intervals of the differences
+        d = draws[:, a] - draws[:, b]
         lo, hi = np.quantile(d, [(1 - level) / 2, (1 + level) / 2], axis=0)
     else:
         z = critical_values(level, df)
@@ -421,15 +422,15 @@ def pairwise_table(r: Ratings, level: float | None = None, *,
     t = np.where(np.isfinite(t), t, 0.0)
     dfx = np.where(np.isnan(df), np.inf, df)
     p = np.where(np.isfinite(se), 2.0 * stdtr(dfx, -t), 1.0)
-    if adjust == "holm":
+    if correction == "holm":
         padj = _holm(p)
     else:  # single-step max-|t| on the normal scale of each pair's own p-value
         n_draws = default_draws(m) if n_draws is None else int(n_draws)
         padj = _max_t_adjusted(ps, p, np.isfinite(se), n_draws, seed)
-    names = np.asarray(r.models, dtype=object)
+    names = np.asarray(models, dtype=object)
     out = pd.DataFrame({
-        "model_a": names[a], "model_b": names[b], "elo_diff": r.scale * est,
-        "se": r.scale * se, "lower": r.scale * lo, "upper": r.scale * hi, "df": df,
+        "model_a": names[a], "model_b": names[b], "elo_diff": scale * est,
+        "se": scale * se, "lower": scale * lo, "upper": scale * hi, "df": df,
         "p_win": expit(est), "p_win_lower": expit(lo), "p_win_upper": expit(hi),
         "p_value": p, "p_adjusted": padj,
     })  # fmt: skip

@@ -35,6 +35,7 @@ from numpy.typing import NDArray
 from ratings.core.linalg import block, embed, inverse_pd
 from ratings.core.threads import CONCURRENT_ROWS, row_blocks, run, workers
 from ratings.inference import cluster
+from ratings.inference.batched import Basis, basis, batched_df, distinct_designs, exact_cost, terms
 from ratings.inference.cluster import (
     ClusterInference,
     check_cluster_memory,
@@ -56,6 +57,20 @@ __all__ = ["MAX_BLOCK_CELLS", "SmallBlocks", "SmallClusterInference", "bt_infere
 
 #: Most cells of the clusters' leverage blocks (sum of R_g^2) held by the sparse path.
 MAX_BLOCK_CELLS = 50_000_000
+#: The meat as W^T W (G P^2 flops in BLAS) while within this many times the kernel's
+#: outer-product cells (:func:`_meat`).
+DENSE_MEAT_RATIO = 8.0
+#: Most cells of the clusters' scores W (G x P) formed for the meat.
+MAX_SCORE_CELLS = 20_000_000
+#: The batched exact df's flops (BLAS products) allowed per unit of
+#: :data:`ratings.inference.cluster.EXACT_BUDGET` (:meth:`SmallClusterInference.df_plan`:
+#: 6e8, about 0.1 s on one core of a 2-core machine, measured in ``bench_shapes.py``).
+BATCHED_RATIO = 2.0
+#: Most cells (merged designs x contrasts) of the clusters' shares held for the one-direction
+#: df (the ratings' and then the pairs', from one pass over the rows).
+SHARED_SHARES_CELLS = 8_000_000
+#: Most cells (3 x distinct designs x free coordinates^2) of the exact df's basis.
+MAX_BASIS_CELLS = 20_000_000
 
 
 #: Terms of the dense path's binomial series counted in its cost (it stops once the terms are
@@ -87,6 +102,20 @@ class SmallBlocks:
 
 
 @dataclass(frozen=True, eq=False)
+class Designs:
+    """The clusters' distinct designs (:func:`ratings.inference.batched.distinct_designs`):
+    their ``rows``, ``weight`` (clusters per design), each cluster's design ``group_of``, and
+    the designs' CR2 blocks ``f`` and leverage blocks ``h`` (flattened as
+    :class:`SmallBlocks`)."""
+
+    rows: WorkingRows
+    weight: NDArray[np.float64]
+    group_of: NDArray[np.int64]
+    f: NDArray[np.float64]
+    h: NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
 class SmallClusterInference(ClusterInference):
     """:class:`ClusterInference` from sparse rows: the covariance is held as ``meat`` (P x P,
     over the free coordinates) instead of G x P influences (see the module notes)."""
@@ -94,14 +123,44 @@ class SmallClusterInference(ClusterInference):
     meat: NDArray[np.float64] | None = None
     blocks: SmallBlocks | None = None
     residual: NDArray[np.float64] | None = None  # each row's CR2-adjusted working residual
+    designs: Designs | None = None  # the clusters' distinct designs and their CR2 blocks
 
     @property
     def exact(self) -> bool:
         return self._exact_for(self.n_models)
 
     def _exact_for(self, n_contrasts: int) -> bool:
-        p = self.free.size
-        return n_contrasts * (self.rows.ii.size + 2.0 * p**3) <= cluster.EXACT_BUDGET
+        return self.df_plan(n_contrasts)[0] != "one-direction"
+
+    def df_plan(self, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
+        """The df path for ``n_contrasts`` contrasts (``pairs``: every pair's) and why:
+
+        * ``"exact"``: the batched exact formula (:mod:`ratings.inference.batched`), while its
+          cost (:func:`~ratings.inference.batched.exact_cost`, BLAS products over the
+          clusters' distinct designs) stays within :data:`BATCHED_RATIO` times
+          :data:`ratings.inference.cluster.EXACT_BUDGET`;
+        * ``"exact per contrast"``: else, while one kernel pass over the rows and a P^3
+          cross term per contrast stay within :data:`ratings.inference.cluster.EXACT_BUDGET`
+          (many distinct small clusters, where the sparse designs beat the dense products);
+        * ``"one-direction"``: else the approximation, streamed over the merged designs.
+        """
+        d = self.designs
+        g, n, p = d.rows.n_clusters, d.rows.ii.size, self.free.size
+        batched = exact_cost(n, g, p, n_contrasts)
+        budget = BATCHED_RATIO * cluster.EXACT_BUDGET
+        kernel = n_contrasts * (self.rows.ii.size + 2.0 * p**3)
+        what = (f"{g:,} designs of {self.n_clusters:,} clusters, {n:,} rows, {p} free: batched "
+                f"~{batched:.2g} flops, per contrast ~{kernel:.2g}")  # fmt: skip
+        if batched <= budget and 3 * g * p * p <= MAX_BASIS_CELLS:
+            return "exact", f"{what}; batched within {budget:.2g}"
+        if kernel <= cluster.EXACT_BUDGET:
+            return "exact per contrast", f"{what}; per contrast within {cluster.EXACT_BUDGET:.2g}"
+        return "one-direction", f"{what}; both past their budgets"
+
+    @cached_property
+    def _basis(self) -> Basis:
+        d = self.designs
+        return basis(d.rows, d.weight, d.f, self.free, self.bread, self.chol)
 
     @property
     def n_clusters(self) -> int:
@@ -123,19 +182,21 @@ class SmallClusterInference(ClusterInference):
     def influence(self) -> NDArray[np.float64] | None:
         """CR2-adjusted influences (G x n_params), built on request; None past
         :data:`ratings.core.memory.MAX_INFLUENCE_CELLS` (the covariance does not need them)."""
+        from scipy.sparse import csr_matrix
+
         from ratings.core.memory import MAX_INFLUENCE_CELLS
 
         rows = self.rows
         if rows.n_clusters * rows.n_params > MAX_INFLUENCE_CELLS:
             return None
-        w = np.zeros((rows.n_clusters, rows.n_params))
-        np.add.at(w, (rows.cluster, rows.ii), rows.a * self.residual)
-        np.add.at(w, (rows.cluster, rows.jj), -rows.a * self.residual)
+        s = rows.a * self.residual  # the scores X_g^T e*_g as a sparse G x n_params matrix
+        at, cols, vals = [rows.cluster] * 2, [rows.ii, rows.jj], [s, -s]
         if rows.b.size:
-            np.add.at(w, (rows.cluster, rows.n_models + rows.judge), rows.b * self.residual)
-        out = np.zeros_like(w)
-        out[:, self.free] = w[:, self.free] @ self.bread
-        return out
+            at, cols = [*at, rows.cluster], [*cols, rows.n_models + rows.judge]
+            vals.append(rows.b * self.residual)
+        w = csr_matrix((np.concatenate(vals), (np.concatenate(at), np.concatenate(cols))),
+                       shape=(rows.n_clusters, rows.n_params))  # duplicates summed
+        return np.asarray(w @ embed(self.bread, self.free, rows.n_params))  # nonzeros x P
 
     def contrasted_influence(self, contrasts) -> NDArray[np.float64]:
         """As :meth:`ClusterInference.contrasted_influence`, from the rows: cluster g's
@@ -158,23 +219,11 @@ class SmallClusterInference(ClusterInference):
         return self.rows.quadratic(self._directions(self._free_contrasts(contrasts))).T
 
     def factors(self, contrasts) -> tuple:
-        """``(omega, d, Y)`` as :meth:`ClusterInference.factors` (dense: small boards)."""
-        c = self._free_contrasts(contrasts)
-        v = self._directions(c)
-        k, rows = kernels(self.rows.ii.size), self.rows
-        g = rows.n_clusters
-        omega, d = np.zeros((c.shape[0], g)), np.zeros((c.shape[0], g))
-        y = np.zeros((c.shape[0], g, self.free.size))
-        lf = np.zeros((self.n_params, self.free.size))
-        lf[self.free] = self.chol
-        for col in range(c.shape[0]):
-            u = rows.design(v[:, [col]], slice(None))[:, 0]
-            p = k.small_apply(self.blocks.starts, self.blocks.f, u)
-            omega[col] = np.bincount(rows.cluster, u * u, g)
-            d[col] = np.bincount(rows.cluster, p * p, g)
-            x = rows.design(lf, slice(None)) * p[:, None]  # rows of L^T x_r p_r
-            np.add.at(y[col], rows.cluster, x)
-        return omega, d, y
+        """``(omega, d, Y)`` as :meth:`ClusterInference.factors` (dense: small boards), from
+        the distinct designs' terms (:func:`ratings.inference.batched.terms`)."""
+        omega, d, y = terms(self._basis, self._free_contrasts(contrasts))
+        of = self.designs.group_of
+        return omega[:, of], d[:, of], y[:, of]
 
     def df(self, contrasts) -> NDArray[np.float64]:
         c = np.atleast_2d(np.asarray(contrasts, dtype=np.float64))
@@ -185,18 +234,25 @@ class SmallClusterInference(ClusterInference):
         return out
 
     def _exact_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        rows, blk = self.rows, self.blocks
+        if self.df_plan(c.shape[0])[0] == "exact":
+            return batched_df(self._basis, c)
+        return self._per_contrast_df(c)
+
+    def _per_contrast_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The exact df one kernel pass per contrast: the cross term as tr(A B A B) with A
+        summed from the rows' sparse design vectors (see the module notes)."""
+        rows, d = self.rows, self.designs
+        h, f = _spread(d.h, d.f, np.diff(d.rows.starts), d.group_of, np.diff(rows.starts))
         k = kernels(rows.ii.size * max(c.shape[0], 1))
         v = self._directions(c)
-        sums = k.small_terms(blk.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
-                             rows.n_models, blk.h, blk.f, v)  # fmt: skip
+        sums = k.small_terms(rows.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
+                             rows.n_models, h, f, v)  # fmt: skip
         bread = embed(self.bread, self.free, self.n_params)
         cross = np.empty(c.shape[0])
         for col in range(c.shape[0]):
             u = rows.design(v[:, [col]], slice(None))[:, 0]
-            p = k.small_apply(blk.starts, blk.f, u)
-            ab = k.small_meat(blk.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
-                              rows.n_models, rows.n_params, p) @ bread  # fmt: skip
+            p = k.small_apply(rows.starts, f, u)
+            ab = _meat(rows, p, k) @ bread
             cross[col] = np.einsum("ij,ji->", ab, ab)
         tr = sums[:, 0]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -211,6 +267,14 @@ class SmallClusterInference(ClusterInference):
         v = self._directions(c)
         vf = v[self.free]
         tr = np.sum(vf * (self.information @ vf), axis=0)
+        if groups.n_clusters * c.shape[0] <= SHARED_SHARES_CELLS:  # held, for the pairs too
+            u = groups.quadratic(v)
+            self.__dict__["_last_shares"] = (c, u)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                pi = u / tr
+                a = pi * pi / np.maximum(1.0 - pi, DEGENERATE)
+                denom = weight @ (pi * pi) + (weight @ a) ** 2 - weight @ (a * a)
+                return np.where(tr > 0, 1.0 / denom, np.nan)
         cells = groups.ii.size * max(c.shape[0], 1)
         k = kernels(cells // CELLS_PER_VERDICT)
         starts = groups.starts
@@ -245,7 +309,12 @@ class SmallClusterInference(ClusterInference):
         from ratings.inference.satterthwaite import reference_contrasts
 
         c = self._free_contrasts(reference_contrasts(m, None))
-        out = streamed_pairs_df(self.rows, self._directions(c))
+        last = self.__dict__.get("_last_shares")  # the ratings' df asked the same
+        if last is not None and np.array_equal(last[0], c):
+            _, weight, _ = self.rows.merged
+            out = streamed_pairs_df(self.rows, self._directions(c), last[1], weight)
+        else:
+            out = streamed_pairs_df(self.rows, self._directions(c))
         np.fill_diagonal(out, np.nan)
         return self._pairs_undefined_and_extra(jj, kk, out)
 
@@ -271,40 +340,95 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
     full = embed(bread, free, rows.n_params)
     starts = rows.starts
     groups, _, group_of = rows.merged
-    if groups.n_clusters < rows.n_clusters:  # alike clusters, alike blocks: each design's once
-        h, f, deg = k.small_blocks(groups.starts, groups.ii, groups.jj, groups.judge, groups.a,
-                                   groups.b, rows.n_models, full, DEGENERATE)  # fmt: skip
-        h, f, deg = _spread(h, f, deg, np.diff(groups.starts), group_of, np.diff(starts))
-    else:
-        h, f, deg = k.small_blocks(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
-                                   rows.n_models, full, DEGENERATE)  # fmt: skip
-    blocks = SmallBlocks(starts, h, f)
-    adjusted = k.small_apply(starts, f, residual)
+    designs, weight, design_of = distinct_designs(rows, rows.merged)
+    h, f, deg = k.small_blocks(designs.starts, designs.ii, designs.jj, designs.judge, designs.a,
+                               designs.b, rows.n_models, full, DEGENERATE)  # fmt: skip
+    blocks = SmallBlocks(designs.starts, h, f)  # the designs' (each cluster's by design_of)
+    adjusted = _adjust(blocks, design_of, starts, residual, k)
     if groups.n_clusters < rows.n_clusters:  # a design's clusters add (sum e*^2) x x^T
-        meat = k.small_meat(groups.starts, groups.ii, groups.jj, groups.judge, groups.a,
-                            groups.b, rows.n_models, rows.n_params,
-                            _group_residual(adjusted, starts, group_of, groups))  # fmt: skip
+        meat = _meat(groups, _group_residual(adjusted, starts, group_of, groups), k)
     else:
-        meat = k.small_meat(starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b, rows.n_models,
-                            rows.n_params, adjusted)  # fmt: skip
+        meat = _meat(rows, adjusted, k)
     meat = meat[np.ix_(free, free)]
     chol = np.linalg.cholesky(bread) if deg.any() else None
-    degenerate = _degenerate(rows, blocks, np.flatnonzero(deg), free, chol)
+    degenerate = _degenerate(designs, blocks, np.flatnonzero(deg), free, chol)
     return SmallClusterInference(rows.n_params, rows.n_models, free, bread, None, clusters, None,
                                  None, degenerate, rows, chol, meat=meat, blocks=blocks,
-                                 residual=adjusted)  # fmt: skip
+                                 residual=adjusted,
+                                 designs=Designs(designs, weight, design_of, f, h))  # fmt: skip
 
 
-def _spread(h, f, deg, group_sizes, group_of, sizes) -> tuple:
-    """The blocks of :func:`ratings.kernels.inference.small_blocks` computed per group, given to
-    every cluster of each group (``group_of``: each cluster's; ``sizes``: their rows)."""
+def _meat(rows: WorkingRows, e: NDArray[np.float64], k) -> NDArray[np.float64]:
+    """sum_g w_g w_g^T with w_g = X_g^T e_g (n_params x n_params): as W^T W from the clusters'
+    G x n_params scores (a product BLAS runs at several flops a nanosecond) while its G P^2
+    stays within :data:`DENSE_MEAT_RATIO` times the kernel's sum_g (R_g E)^2 outer-product
+    cells (E: 2 or 3 nonzeros a row), else :func:`ratings.kernels.inference.small_meat`."""
+    g, q = rows.n_clusters, rows.n_params
+    sizes = np.diff(rows.starts).astype(np.float64)
+    nonzeros = 3.0 if rows.b.size else 2.0
+    cells = float(np.sum(sizes * sizes)) * nonzeros * nonzeros
+    if float(g) * q * q > DENSE_MEAT_RATIO * cells or g * q > MAX_SCORE_CELLS:
+        return k.small_meat(rows.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
+                            rows.n_models, q, e)  # fmt: skip
+    at = rows.cluster * q
+    x = rows.a * e
+    w = np.bincount(at + rows.ii, x, g * q) - np.bincount(at + rows.jj, x, g * q)
+    if rows.b.size:
+        w += np.bincount(at + rows.n_models + rows.judge, rows.b * e, g * q)
+    w = w.reshape(g, q)
+    out = w.T @ w
+    return (out + out.T) / 2.0
+
+
+def _spread(h, f, group_sizes, group_of, sizes) -> tuple:
+    """Blocks computed per design (``group_sizes`` rows each) given to every cluster
+    (``group_of``: each cluster's design; ``sizes``: the clusters' rows)."""
     if np.all(sizes == 1):
-        return h[group_of], f[group_of], deg[group_of]
+        return h[group_of], f[group_of]
     cells = sizes.astype(np.int64) ** 2
     group_off = np.concatenate([[0], np.cumsum(group_sizes.astype(np.int64) ** 2)])
     off = np.concatenate([[0], np.cumsum(cells)])
     at = np.repeat(group_off[group_of] - off[:-1], cells) + np.arange(off[-1])
-    return h[at], f[at], deg[group_of]
+    return h[at], f[at]
+
+
+#: Distinct designs of several rows up to which :func:`_adjust` takes one product per design.
+ADJUST_LOOP_DESIGNS = 64
+
+
+def _adjust(blocks: SmallBlocks, design_of: NDArray[np.int64], starts: NDArray[np.int64],
+            e: NDArray[np.float64], k) -> NDArray[np.float64]:  # fmt: skip
+    """F_g e_g for every cluster g (``starts``: the clusters' rows), F_g the CR2 block of its
+    design (``blocks``, ``design_of``): one-row clusters by a gather, larger ones one
+    product per design while there are few of them (the clusters of a design side by side),
+    else with every cluster's block gathered, one batched product per size."""
+    sizes = np.diff(starts)
+    doff = np.concatenate([[0], np.cumsum(np.diff(blocks.starts) ** 2)])
+    if blocks.starts.size == starts.size and np.array_equal(design_of,
+                                                            np.arange(sizes.size)):  # fmt: skip
+        return k.small_apply(starts, blocks.f, e)  # one cluster a design, in order
+    out = np.empty_like(e)
+    lone = sizes == 1
+    heads = starts[:-1][lone]
+    out[heads] = blocks.f[doff[design_of[lone]]] * e[heads]
+    multi = np.flatnonzero(~lone)
+    if not multi.size:
+        return out
+    of = design_of[multi]
+    kinds = np.unique(of)
+    if kinds.size <= ADJUST_LOOP_DESIGNS:
+        for d in kinds:
+            cl = multi[of == d]
+            n = int(sizes[cl[0]])
+            at = starts[cl][:, None] + np.arange(n)
+            out[at] = e[at] @ blocks.f[doff[d]:doff[d] + n * n].reshape(n, n).T
+        return out
+    for n in np.unique(sizes[multi]):
+        cl = multi[sizes[multi] == n]
+        at = starts[cl][:, None] + np.arange(n)
+        fb = blocks.f[doff[design_of[cl]][:, None] + np.arange(n * n)].reshape(-1, n, n)
+        out[at] = (fb @ e[at][:, :, None])[:, :, 0]
+    return out
 
 
 def _group_residual(adjusted, starts, group_of, groups) -> NDArray[np.float64]:

@@ -167,7 +167,7 @@ def data_facts(verdicts: pd.DataFrame) -> dict[str, object]:
 
 def _method(r: Ratings) -> dict[str, str]:
     kind = "cr2" if r.inference is not None else r.ci
-    out = {"Model": MODEL_NAMES.get(r.model, r.model),
+    out = {"Model": MODEL_NAMES.get(r.kind, r.kind),
            "Intervals": CI_KINDS.get(kind, kind).format(cluster=repr(r.cluster)),
            "Level": f"{r.level:.0%}",
            "Scale": f"Elo = {r.offset:g} + 400/ln(10) * (s - "

@@ -19,7 +19,7 @@ import pandas as pd
 from ratings.core.schema import COMBINED_SCOPE
 from ratings.report.content import REFERENCES, Board, Report, from_results
 
-__all__ = ["notebook_html", "ratings_html", "render", "write_report"]
+__all__ = ["notebook_html", "render", "to_html", "write_report"]
 
 
 def _number(value, digits: int = 1) -> str:
@@ -140,9 +140,11 @@ def write_report(report: Report, path: str | os.PathLike[str], *,
     write_atomic(render(report, charts=charts), path, inputs=inputs)
 
 
-def ratings_html(result, path: str | os.PathLike[str] | None = None, *,
-                 title: str | None = None, charts: bool = True) -> str:  # fmt: skip
-    """The page of one fit or headline (:meth:`ratings.Ratings.to_html`).
+def to_html(result, path: str | os.PathLike[str] | None = None, *,
+            title: str | None = None, charts: bool = True) -> str:  # fmt: skip
+    """The page of one fit or headline: the table with rank intervals, interval bands and the
+    pairwise heatmap as inline SVG, the judges and the method (also
+    :meth:`ratings.Ratings.to_html`).
 
     Parameters
     ----------

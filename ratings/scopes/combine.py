@@ -234,7 +234,7 @@ def combine(
     return Ratings(
         models=models, strength=strength, cov=cov,
         counts=pd.DataFrame(counts, index=models, columns=first.counts.columns),
-        uncertainty=uncertainty, anchor=first.anchor, offset=first.offset, model="combined",
+        uncertainty=uncertainty, anchor=first.anchor, offset=first.offset, kind="combined",
         level=first.level, scope="combined",
         combination=Combination(w.to_dict(), method, se_independent),
     )

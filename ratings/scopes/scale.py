@@ -65,7 +65,7 @@ def board_info(r: Ratings) -> dict[str, object]:
         scopes = ",".join(r.scope_weights)
         weights = ",".join(f"{s}={w:.6g}" for s, w in r.scope_weights.items())
     else:
-        method, scopes, weights = r.model, (r.scope or ""), ""
+        method, scopes, weights = r.kind, (r.scope or ""), ""
     return {"anchor": r.anchor if r.anchor is not None else "", "anchor_rating": float(r.offset),
             "method": method, "scopes": scopes, "weights": weights}  # fmt: skip
 

@@ -117,11 +117,11 @@ def run(args: argparse.Namespace) -> int:
 def _ratings_json(r, precision: int | None = None) -> str:
     """The ratings table with its metadata as JSON."""
     meta = {
-        "model": r.model, "scope": r.scope, "anchor": r.anchor, "anchor_rating": r.offset,
+        "model": r.kind, "scope": r.scope, "anchor": r.anchor, "anchor_rating": r.offset,
         "ci": r.ci, "cluster": r.cluster, "n_clusters": r.n_clusters, "level": r.level,
         "df": r.df, "small_sample": "CR2, Satterthwaite df per contrast (column df)"
         if r.inference is not None else None,
-        "n_verdicts": r.n_matches, "converged": r.converged, "loglik": r.loglik,
+        "n_verdicts": r.n_verdicts, "converged": r.converged, "loglik": r.loglik,
     }  # fmt: skip
     table = rounded(r.to_frame(), precision)
     meta["ratings"] = json.loads(table.to_json(orient="records", double_precision=15))

@@ -1,0 +1,237 @@
+"""Exact Satterthwaite degrees of freedom of many contrasts at once, from sparse rows
+(:mod:`ratings.inference.small`).
+
+The df of a contrast c depends on the clusters' designs only (not on their residuals): with
+v = B c, u_g = X_g v, p_g = F_g u_g and the whitened y_g = L^T X_g^T p_g (B = L L^T),
+
+    df = (sum_g omega_g)^2 / (sum_g d_g^2 - 2 sum_g d_g |y_g|^2 + ||sum_g y_g y_g^T||_F^2)
+
+with omega_g = |u_g|^2 and d_g = |p_g|^2 (|y_g|^2 = p_g^T H_gg p_g). Everything but the last
+term is linear in c before squaring, so it is formed once for the P unit contrasts of the free
+coordinates (a basis, :class:`Basis`: per design the Gram matrices of its rows' ``u`` and ``p`` and
+its ``y``, each P x P) and any set of contrasts is a matrix product with it. Clusters of one design
+(the same rows, the same weights: a baseline met by every model once on every prompt) have the
+same terms: they are formed once per distinct design and weighted by their number
+(:func:`distinct_designs`). The cross term is one batched Gram product per contrast, in the
+smaller of the designs' and the coordinates' dimension.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ratings.inference.working import WorkingRows
+
+__all__ = ["Basis", "basis", "batched_df", "block_apply", "cr2_plan", "dense_basis", "df_plan",
+           "distinct_designs", "exact_cost", "terms"]
+
+#: Cells of the (contrasts x designs x coordinates) arrays held per batch.
+BATCH_CELLS = 4_000_000
+
+
+def distinct_designs(rows: WorkingRows, merged) -> tuple[WorkingRows, NDArray[np.float64],
+                                                         NDArray[np.int64]]:  # fmt: skip
+    """The clusters' distinct designs: ``merged`` (:attr:`WorkingRows.merged`: one-row clusters
+    of one design already merged) with its larger clusters of identical rows (keys and
+    weights, in order) merged too. Returns the designs' rows, their weights (clusters per
+    design) and each cluster's design."""
+    groups, weight, group_of = merged
+    starts = groups.starts
+    sizes = np.diff(starts)
+    multi = np.flatnonzero(sizes > 1)
+    if multi.size < 2:
+        return groups, weight, group_of
+    first = np.arange(groups.n_clusters)  # each group's representative
+    for n in np.unique(sizes[multi]):
+        cl = multi[sizes[multi] == n]
+        if cl.size < 2:
+            continue
+        at = starts[cl][:, None] + np.arange(n)
+        cols = [groups.ii[at], groups.jj[at], groups.judge[at], groups.a[at].view(np.int64)]
+        if groups.b.size:
+            cols.append(groups.b[at].view(np.int64))
+        key = np.concatenate([c.astype(np.int64) for c in cols], axis=1)
+        _, head, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        first[cl] = cl[head[inv.ravel()]]
+    keep = first == np.arange(groups.n_clusters)
+    if keep.all():
+        return groups, weight, group_of
+    new = np.cumsum(keep) - 1  # the kept groups renumbered
+    of_group = new[first]
+    w = np.bincount(of_group, weight, int(keep.sum()))
+    rows_kept = np.repeat(keep, sizes)
+    designs = WorkingRows(
+        ii=groups.ii[rows_kept], jj=groups.jj[rows_kept], judge=groups.judge[rows_kept],
+        cluster=np.repeat(np.arange(w.size), sizes[keep]), a=groups.a[rows_kept],
+        b=groups.b[rows_kept] if groups.b.size else groups.b, n_clusters=w.size,
+        n_params=groups.n_params, n_models=groups.n_models)  # fmt: skip
+    return designs, w, of_group[group_of]
+
+
+def block_apply(starts: NDArray[np.int64], f: NDArray[np.float64],
+                u: NDArray[np.float64]) -> NDArray[np.float64]:  # fmt: skip
+    """F_g u_g for every cluster g and column of ``u`` (N x K), ``f`` the blocks flattened
+    row-major one cluster after another (:func:`ratings.kernels.inference.small_blocks`):
+    one batched product per cluster size."""
+    size = np.diff(starts)
+    if np.all(size == 1):
+        return f[:, None] * u
+    off = np.concatenate([[0], np.cumsum(size * size)])
+    out = np.empty_like(u)
+    for n in np.unique(size):
+        cl = np.flatnonzero(size == n)
+        rows = starts[cl][:, None] + np.arange(n)
+        fb = f[off[cl][:, None] + np.arange(n * n)].reshape(-1, n, n)
+        out[rows] = fb @ u[rows]
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Basis:
+    """The terms of the P unit contrasts of the free coordinates over the distinct designs,
+    as quadratic and linear forms: ``q`` (G x 3P x P) stacks per design g the Gram matrices
+    U_g^T U_g and P_g^T P_g of its rows' u and p (so omega_g = c^T U_g^T U_g c and
+    d_g = c^T P_g^T P_g c) and y_g (whitened coordinate by contrast, y_g(c) = y_g c); with
+    the designs' ``weight``."""
+
+    q: NDArray[np.float64]
+    weight: NDArray[np.float64]
+
+    @cached_property
+    def by_contrast(self) -> NDArray[np.float64]:
+        """``q`` laid out (P, 3 G P), the contrast's coordinate first: one product with the
+        contrasts gives all three terms of every design, each contrast's contiguous."""
+        g, p = self.q.shape[0], self.q.shape[2]
+        return np.ascontiguousarray(self.q.reshape(g, 3, p, p).transpose(3, 1, 0, 2)
+                                    ).reshape(p, 3 * g * p)  # fmt: skip
+
+
+def basis(designs: WorkingRows, weight: NDArray[np.float64], f: NDArray[np.float64],
+          free: NDArray[np.int64], bread: NDArray[np.float64],
+          chol: NDArray[np.float64]) -> Basis:  # fmt: skip
+    """:class:`Basis` of ``designs`` (their CR2 blocks ``f``) for the bread ``bread`` = L L^T
+    (``chol``: L) over ``free``."""
+    n_params, p = designs.n_params, free.size
+    v = np.zeros((n_params, p))
+    v[free] = bread  # B e_k for each free coordinate k
+    starts = designs.starts
+    u = designs.design(v, slice(None))  # N x P
+    pr = block_apply(starts, f, u)
+    lf = np.zeros((n_params, p))
+    lf[free] = chol
+    z = designs.design(lf, slice(None))  # each row's whitened design L^T x_r (N x P)
+    # per design, one batched product per cluster size: [u; p; z]^T [u; p; p] by blocks
+    size = np.diff(starts)
+    q = np.empty((size.size, 3 * p, p))
+    left = np.concatenate([u, pr, z], axis=1)  # N x 3P
+    for n in np.unique(size):
+        cl = np.flatnonzero(size == n)
+        rows = starts[cl][:, None] + np.arange(n)
+        lt = left[rows].transpose(0, 2, 1)  # k x 3P x n
+        q[cl, :p] = lt[:, :p] @ u[rows]
+        q[cl, p:] = lt[:, p:] @ pr[rows]
+    return Basis(q, weight)
+
+
+def dense_basis(eig_q: tuple, eig_lam: tuple, chol: NDArray[np.float64],
+                degenerate: float) -> Basis:  # fmt: skip
+    """:class:`Basis` of the dense path's clusters, from the eigenpairs (Q_g, lambda_g) of
+    their whitened S_g = L^T H_g L (:class:`ratings.inference.cluster.ClusterInference`):
+    with W_g = L Q_g, omega_g = c^T W_g diag(lambda) W_g^T c, d_g likewise with
+    lambda / (1 - lambda), y_g = Q_g diag(lambda / sqrt(1 - lambda)) W_g^T c (leverages
+    capped at 1 - ``degenerate``)."""
+    p = chol.shape[0]
+    q = np.zeros((len(eig_q), 3 * p, p))
+    for g, (qg, lam) in enumerate(zip(eig_q, eig_lam, strict=True)):
+        if not lam.size:
+            continue
+        lam = np.minimum(lam, 1.0 - degenerate)
+        w = chol @ qg
+        q[g, :p] = (w * lam) @ w.T
+        q[g, p:2 * p] = (w * (lam / (1.0 - lam))) @ w.T
+        q[g, 2 * p:] = (qg * (lam / np.sqrt(1.0 - lam))) @ w.T
+    return Basis(q, np.ones(len(eig_q)))
+
+
+def terms(b: Basis, c: NDArray[np.float64]) -> tuple:
+    """``(omega, d, y)`` of contrasts ``c`` (C x P, over the free coordinates) per design:
+    omega, d (C x G) and y (C x G x P), from one product ``c @ b.by_contrast``."""
+    g, p = b.q.shape[0], c.shape[1]
+    z = (c @ b.by_contrast).reshape(c.shape[0], 3, g, p)
+    omega = np.einsum("cgp,cp->cg", z[:, 0], c)
+    d = np.einsum("cgp,cp->cg", z[:, 1], c)
+    return omega, d, z[:, 2]
+
+
+def batched_df(b: Basis, c: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Exact Satterthwaite df of contrasts ``c`` (rows over the free coordinates), a batch of
+    contrasts at a time (see the module notes); NaN where the contrast has no variance."""
+    g, p = b.q.shape[0], b.q.shape[2]
+    out = np.empty(c.shape[0])
+    step = max(1, BATCH_CELLS // max(3 * g * p, 1))
+    sw = np.sqrt(b.weight)
+    for lo in range(0, c.shape[0], step):
+        omega, d, y = terms(b, c[lo:lo + step])
+        tr = omega @ b.weight
+        yy = np.einsum("cgp,cgp->cg", y, y)
+        y = y * sw[None, :, None]
+        if g <= p:
+            gram = y @ y.transpose(0, 2, 1)
+        else:
+            gram = y.transpose(0, 2, 1) @ y
+        cross = np.einsum("cij,cij->c", gram, gram)
+        denom = (d * d) @ b.weight - 2.0 * (d * yy) @ b.weight + cross
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[lo:lo + step] = np.where(tr > 0, tr * tr / denom, np.nan)
+    return out
+
+
+def exact_cost(n_rows: int, n_designs: int, n_free: int, n_contrasts: int) -> float:
+    """Flops (roughly) of :func:`batched_df` for ``n_contrasts`` contrasts, the basis included:
+    the basis 6 N P^2, then per contrast 3 G P^2 for the forms and the Gram 2 G P min(G, P)."""
+    n, g, p = float(n_rows), float(n_designs), float(n_free)
+    per = 3.0 * g * p * p + 2.0 * g * p * min(g, p)
+    return 6.0 * n * p * p + n_contrasts * per
+
+
+def cr2_plan(sizes: NDArray[np.int64], n_free: int) -> tuple[str, str]:
+    """The CR2 path clusters of ``sizes`` rows take and why (the costs
+    :func:`ratings.inference.small.use_small_path` and
+    :func:`ratings.inference.cluster.dense_path` compare): ``"sparse"``, ``"exact"`` (dense,
+    one eigen-decomposition per cluster) or ``"series"``."""
+    from ratings.inference import cluster, small
+
+    s, p, g = sizes.astype(np.float64), float(n_free), float(sizes.size)
+    exact = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
+    series = small.SERIES_COST_TERMS * (float(s.sum()) * p + g * p * p)
+    sparse = float(np.sum(s**3))
+    dense = "exact" if exact <= cluster.EXACT_BUDGET else "series"
+    what = (f"{sizes.size:,} clusters of {s.mean() if s.size else 0:.1f} rows on average, "
+            f"{n_free} free: sparse ~{sparse:.2g}, dense exact ~{exact:.2g}, series "
+            f"~{series:.2g} flops")  # fmt: skip
+    path = "sparse" if small.use_small_path(sizes, n_free) else dense
+    return path, what
+
+
+def df_plan(inference, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
+    """The df path of ``n_contrasts`` contrasts (``pairs``: every pair's) of a
+    :class:`~ratings.inference.cluster.ClusterInference` and why."""
+    plan = getattr(inference, "df_plan", None)
+    if plan is not None:  # the sparse path's own
+        return plan(n_contrasts, pairs)
+    from ratings.inference import cluster
+
+    g, p = inference.n_clusters, inference.free.size
+    if not inference.exact:
+        return ("one-direction", "series path: each cluster's share of omega from the rows, "
+                "the pairs' summed from the ratings' (streamed)")  # fmt: skip
+    cost = n_contrasts * g * p * min(g, p)
+    if not pairs or cost <= cluster.EXACT_BUDGET:
+        return "exact", (f"dense path: the basis of {g:,} clusters' eigenpairs, "
+                         f"{n_contrasts:,} contrasts")  # fmt: skip
+    return "one-direction", (f"dense path, pairs' ~{cost:.2g} flops past "
+                             f"{cluster.EXACT_BUDGET:.2g}: each pair's exact omega")
