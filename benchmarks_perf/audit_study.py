@@ -2,9 +2,9 @@
 """Judge audit study: do the judge-effect intervals cover, and does adjusting fix the ratings?
 
 A seeded simulation study of :func:`ratings.fit` with ``adjust=`` (the joint fit behind
-:func:`ratings.audit.report`). Boards are drawn with :func:`ratings.simulate.random_matches`
+:func:`ratings.audit.judge_audit`). Boards are drawn with :func:`ratings.datasets.random_matches`
 (uniform
-pairs and tasks, judges in turn, A/B order random) and :func:`ratings.simulate.simulate_verdicts`
+pairs and tasks, judges in turn, A/B order random) and :func:`ratings.datasets.simulate_verdicts`
 with planted position bias (beta_k) and family self-preference (gamma_k), about 10 % ties, and
 verdicts sharing a (model, task) submission made dependent by the Gaussian copula
 (``task_corr``), which leaves every marginal probability at its model value, so the planted
@@ -38,7 +38,7 @@ half) for the plain fit and ``adjust="position"``. With randomised order the sam
 adds noise (``effects``/``unbiased``).
 
 ``timing``: wall time of ``ratings.fit`` plain and with both adjustments, and of
-``ratings.audit.report`` (n_boot = 200), on 100,000 and 1,000,000 verdicts (50 models, 1,000 tasks,
+``ratings.audit`` (n_boot = 200), on 100,000 and 1,000,000 verdicts (50 models, 1,000 tasks,
 three judges), medians of 3 calls, with the 1-minute load average (``load1``).
 
 ``--sections`` reruns some sections; the others keep the rows already recorded.
@@ -70,9 +70,9 @@ import ratings
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run from anywhere: import this checkout's packages
 
+from ratings.datasets.simulate import random_matches, simulate_verdicts  # noqa: E402
 from ratings.io import write_atomic  # noqa: E402
 from ratings.result import ELO_SCALE  # noqa: E402
-from ratings.simulate import random_matches, simulate_verdicts  # noqa: E402
 
 RESULTS = HERE / "results"
 MODELS = [f"m{i:02d}" for i in range(12)]
@@ -294,7 +294,7 @@ def section_timing(sizes: list[int], seed: int) -> list[dict]:
                 ratings.fit,
                 {"adjust": "position,self-preference", "families": fam},
             ),
-            "audit (n_boot=200)": (ratings.audit.report, {"families": fam, "n_boot": 200}),
+            "audit (n_boot=200)": (ratings.audit.judge_audit, {"families": fam, "n_boot": 200}),
         }
         for name, (call, kwargs) in calls.items():
             call(log, **kwargs)

@@ -196,7 +196,7 @@ def phases(df: pd.DataFrame, model: str) -> list[dict]:
     t3 = time.perf_counter()
     r.to_frame()
     t4 = time.perf_counter()
-    from ratings.inference.batched import cr2_plan, df_plan
+    from ratings.inference.small import cr2_plan, df_plan
 
     inf = r.inference
     m = len(r.models)

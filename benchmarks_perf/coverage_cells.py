@@ -152,7 +152,7 @@ def simulate(cell: Cell, rng: np.random.Generator, simulator: str = "numpy") -> 
     m, n, t = size.n_models, size.n_verdicts, size.n_tasks
     judges = list(cell.judges) or ["judge"]
     if simulator == "package":
-        from ratings.simulate import random_matches, simulate_verdicts
+        from ratings.datasets.simulate import random_matches, simulate_verdicts
 
         if cell.sparse_tasks is not None or cell.equal:
             raise ValueError("--simulator package runs the original cells only")

@@ -5,7 +5,7 @@ Each simulated board has 12 models and three scopes judged on the same 60 tasks 
 per scope, random pairs, about 10 % ties, one exact judge: eta = 1). True log-strengths per scope
 are common base strengths (evenly spaced, about +-435 Elo) plus small scope-specific deviations
 (sd 0.15, about 65 Elo), drawn per board. Verdicts come from
-:func:`ratings.simulate.simulate_verdicts` with a Gaussian copula (``task_corr``): verdicts that
+:func:`ratings.datasets.simulate_verdicts` with a Gaussian copula (``task_corr``): verdicts that
 share a (model, task) submission are dependent while every marginal win probability stays exactly
 sigma(s_a - s_b), so the truth is the Bradley-Terry parameter itself. Cells (``--cells``):
 
@@ -52,10 +52,10 @@ import pandas as pd
 
 import ratings
 from ratings.core.errors import NonIdentifiableError
+from ratings.datasets.simulate import random_matches, simulate_verdicts
 from ratings.io import write_atomic
 from ratings.result import ELO_SCALE
 from ratings.scopes.combine import combine
-from ratings.simulate import random_matches, simulate_verdicts
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"

@@ -2,8 +2,8 @@
 """Rubric scope: task-clustered sandwich SEs vs per-verdict (HC0) SEs, and their coverage.
 
 Each board: 12 models, 60 tasks, 6 binary checks per submission from
-:func:`ratings.simulate.simulate_rubric`, P(pass) = sigma(s_model + u_{model,task} - b_check), with
-per-(model, task) submission effects u ~ N(0, 0.5^2) (:func:`ratings.simulate.submission_effects`)
+:func:`ratings.datasets.simulate_rubric`, P(pass) = sigma(s_model + u_{model,task} - b_check), with
+per-(model, task) submission effects u ~ N(0, 0.5^2) (:func:`ratings.datasets.submission_effects`)
 shared by every check and every pair a submission takes part in, and check difficulties b ~ N(0, 1).
 The checks become synthetic matches with :func:`ratings.scopes.rubric.rubric_to_matches`, both
 methods
@@ -52,10 +52,10 @@ from scipy import stats
 
 import ratings
 from ratings.core.errors import NonIdentifiableError
+from ratings.datasets.simulate import simulate_rubric, submission_effects
 from ratings.io import write_atomic
 from ratings.result import ELO_SCALE
 from ratings.scopes.rubric import rubric_to_matches
-from ratings.simulate import simulate_rubric, submission_effects
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"

@@ -39,7 +39,7 @@ Boards are ``small`` (10 models, strengths evenly spaced on [-1.2, 1.2] (about +
 tasks). Pairs and tasks are uniformly random, about 10 % ties (``tie_rate`` 0.12), anchor ``m05``
 (small) / ``m15`` (large). Verdicts sharing a (model, task) submission are made dependent by
 
-* ``rho``: the Gaussian copula of :func:`ratings.simulate.simulate_verdicts` (``task_corr``):
+* ``rho``: the Gaussian copula of :func:`ratings.datasets.simulate_verdicts` (``task_corr``):
   every marginal win probability stays exactly sigma(s_a - s_b), so the truth is the
   Bradley-Terry parameter itself; or
 * ``task_sd``: log-odds submission effects u ~ N(0, task_sd^2) (``task_sd`` of the same
@@ -60,8 +60,8 @@ Boards without an estimate are counted as failed and left out: non-identifiable 
 fits with a singular Hessian (``LinAlgError`` from ``inverse_free``) and runaway Crowd-BT fits
 (some |log-strength| > 20, accepted by the package up to 40).
 
-Verdicts are drawn by a vectorised NumPy twin of :func:`ratings.simulate.random_matches` +
-:func:`ratings.simulate.simulate_verdicts` (same model and formulas, its own random stream; the
+Verdicts are drawn by a vectorised NumPy twin of :func:`ratings.datasets.random_matches` +
+:func:`ratings.datasets.simulate_verdicts` (same model and formulas, its own random stream; the
 package simulator spends about 0.7 s of a 200k-verdict board in pandas reindexing).
 ``--simulator package`` uses the package functions instead.
 
@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         "--simulator",
         choices=["numpy", "package"],
         default="numpy",
-        help="verdict simulator: NumPy twin (default) or ratings.simulate",
+        help="verdict simulator: NumPy twin (default) or ratings.datasets.simulate",
     )
     p.add_argument("--seed", type=int, default=20261129, help="base seed")
     p.add_argument("--large-board-path", action="store_true",

@@ -5,11 +5,12 @@
 >>> r.to_frame()                                                      # doctest: +SKIP
 """
 
-from ratings import _moved, report, style
+from ratings import _moved, features, report
 from ratings.api.compare_ties import TieComparison, compare_ties
 from ratings.api.fitting import fit
 from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Read, Solver, Style
-from ratings.audit.report import Audit, audit
+from ratings.audit.judge_audit import Audit, audit
+from ratings.core.deprecation import deprecated_names
 from ratings.core.errors import (
     ConvergenceWarning,
     InvalidVerdictsError,
@@ -43,13 +44,15 @@ __all__ = [
     "aggregate",
     "audit",
     "compare_ties",
+    "features",
     "fit",
     "read_verdicts",
     "report",
-    "style",
     "warmup",
 ]
 
+#: ``ratings.style`` (the text features' module of earlier releases) is ``ratings.features``.
+__getattr__ = deprecated_names(__name__, {"style": ("ratings.features", lambda: features)})
 
 
 def warmup() -> None:

@@ -30,11 +30,11 @@ from ratings.core.memory import MaxMemory, check_memory, fit_memory
 from ratings.core.schema import DETERMINISTIC_JUDGE, ELO_SCALE, require_columns
 from ratings.core.tdist import critical_value
 from ratings.core.threads import one_blas_thread
+from ratings.datasets.simulate import simulate_verdicts
 from ratings.io.cells import booleans
 from ratings.io.readers import format_of
 from ratings.io.writers import write_atomic
 from ratings.models.style import TRANSFORMS
-from ratings.simulate import simulate_verdicts
 
 __all__ = [
     "DETERMINISTIC_JUDGE",

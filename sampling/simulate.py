@@ -3,7 +3,7 @@
 A :class:`SimulatedBoard` holds the truth: a log-strength per model, an effect per submission
 (model, task) that is drawn once and shared by every match on that submission, a quality
 ``eta`` per judge and a tie rate. :func:`judge_matches` draws winners for planned matches with
-:func:`ratings.simulate.simulate_verdicts` (Crowd-BT judge noise, ties as in that function),
+:func:`ratings.datasets.simulate_verdicts` (Crowd-BT judge noise, ties as in that function),
 and :func:`simulate_loop` runs whole campaigns batch by batch.
 """
 
@@ -56,7 +56,7 @@ class SimulatedBoard:
     judge_eta : pandas.Series
         Probability that each judge reports the true order (1 = noiseless).
     tie_rate : float
-        Tie propensity passed to :func:`ratings.simulate.simulate_verdicts`.
+        Tie propensity passed to :func:`ratings.datasets.simulate_verdicts`.
     """
 
     strength: pd.Series
@@ -112,7 +112,7 @@ def make_board(
     task_sd : float, default=0.0
         Standard deviation of the per-submission effect (log-strength units).
     tie_rate : float, default=0.0
-        In [0, 0.5]; see :func:`ratings.simulate.simulate_verdicts`.
+        In [0, 0.5]; see :func:`ratings.datasets.simulate_verdicts`.
     coverage : float, default=1.0
         Probability that a submission exists; every model keeps at least one task.
 
@@ -156,7 +156,7 @@ def judge_matches(matches: pd.DataFrame, board: SimulatedBoard, *, seed: int) ->
 
     Each side plays with the strength of its submission, ``strength[model] + effect[model,
     task]``; the judge of the row reports the true order with probability ``eta``, and ties
-    follow ``board.tie_rate`` (:func:`ratings.simulate.simulate_verdicts`).
+    follow ``board.tie_rate`` (:func:`ratings.datasets.simulate_verdicts`).
 
     Parameters
     ----------

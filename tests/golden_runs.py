@@ -86,7 +86,7 @@ GZIP_FROM = 200_000
 
 def argv_of(run: Run, out: Path) -> list[str]:
     """The run's arguments with its folders filled in."""
-    from ratings.example import example_path
+    from ratings.datasets.example import example_path
 
     ex = example_path().parent
     return [a.format(ex=ex, golden=GOLDEN, out=out) for a in run.argv]

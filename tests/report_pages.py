@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 import ratings
-from ratings.simulate import random_matches, simulate_verdicts
+from ratings.datasets.simulate import random_matches, simulate_verdicts
 
 #: Names that would run or break markup if they were not escaped.
 HOSTILE_MODEL = '<script>alert("m")</script>'

@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 import ratings.cli.app
-from ratings.example import example_path
+from ratings.datasets.example import example_path
 
 NO_CDLL = """
     import ctypes, json, sys
@@ -18,7 +18,7 @@ NO_CDLL = """
     real = ctypes.CDLL
     ctypes.CDLL = lambda *a, **k: calls.append(a[:1] == (None,)) or real(*a, **k)
     import ratings, ratings.cli.app
-    from ratings.example import example_path
+    from ratings.datasets.example import example_path
     ratings.fit(example_path(), scope="analytical").to_frame()
     print(json.dumps({"process_libc_opened": sum(calls)}))
 """

@@ -55,22 +55,96 @@ LAYERS: dict[str, set[str]] = {
     "models": {"core", "data", "kernels", "inference"},
     "result": {"core", "inference", "models"},
     "api": {"core", "io", "kernels", "data", "inference", "models", "result"},
-    "simulate": {"core"},
-    "style": {"core"},
+    "features": {"core"},
     "scopes": {"core", "io", "kernels", "data", "inference", "models", "result", "api"},
+    "datasets": {"core", "io", "result", "api", "scopes"},
     "audit": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes"},
     "plot": {"core", "io", "result", "scopes", "audit"},
-    "example": {"core", "io", "result", "api", "scopes", "simulate"},
     "report": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
                "audit", "plot"},
     "_moved": {"core"},
-    "ratings": {"core", "io", "data", "result", "api", "audit", "_moved", "style", "report"},
+    "ratings": {"core", "io", "data", "result", "api", "audit", "_moved", "features", "report"},
     "cli": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
-            "audit", "plot", "report", "example", "simulate", "ratings", "style"},
-    "kit": {"core", "io", "models", "api", "simulate", "cli"},
+            "audit", "plot", "report", "datasets", "ratings", "features"},
+    "kit": {"core", "io", "models", "api", "datasets", "cli"},
     # beside ratings: its public API and the kit
     "sampling": {"ratings", "kit"},
 }
+
+#: What each part owns, for the parts table of docs/architecture.md (written with :data:`LAYERS`
+#: by :func:`parts_table`; ``python tests/test_architecture.py`` rewrites it).
+OWNS: dict[str, str] = {
+    "core": "errors and warnings, the column schema (and `ELO_SCALE`), the aggregated-row layout "
+            "(`rows`), numeric bounds, the memory guard, t quantiles, dense linear algebra, the "
+            "thread pool, the version, lazy exports and deprecated names",
+    "io": "readers, verdict validation, the cell/column toolkit, the one atomic writer",
+    "kernels": "numba kernels, their NumPy twins, the engine choice",
+    "data": "`Comparisons` (aggregation into sufficient statistics), counts, slots, the Dask "
+            "reduction",
+    "inference": "covariances (sandwich, model-based, bootstrap), CR2 and Satterthwaite df, rank "
+                 "intervals and the pairwise table from plain arrays",
+    "models": "BT, Firth, Newton, existence and separation, judge effects, style control; "
+              "`models/crowd/` all of Crowd-BT (likelihood, prior, one-judge widening, judges "
+              "table, judge-quality files)",
+    "result": "`Ratings`: a core and typed parts (`Uncertainty`, `FitInfo`, `JudgeEffects`, "
+              "`Combination`, Crowd-BT's `CrowdSummary`, the style coefficients); the HTML "
+              "renderers registered from above (`register_html`)",
+    "api": "`fit` and its typed specs (`BT`, `CrowdBT`, `Bootstrap`, `Read`, `Adjust`, `Solver`, "
+           "`Style`; `specs.options_of` checks them once), reading a log for a fit (`loading`), "
+           "judge-effect adjustment, the style fit, the kernels' warm-up, 0.1.0's names (`compat`)",
+    "features": "answer-style features counted from answer texts (tokens, headers, lists, bold)",
+    "scopes": "rubric matches, per-scope fits and the combined headline, scales, the frozen "
+              "index registry, writing judge-quality files, one judge per check",
+    "datasets": "the bundled simulated example (`example`, files in `examples/`) and verdicts "
+                "drawn from known strengths (`simulate`)",
+    "audit": "the judge audit (position bias, self-preference, agreement)",
+    "plot": "the figures, and a saved table drawn (`plot_table`)",
+    "report": "the leaderboard page (`to_html`, `ratings report`): its contents, charts and "
+              "templates",
+    "_moved": "module paths of earlier releases, as proxies that warn",
+    "ratings": "the package's public API (`ratings.fit`, `ratings.Ratings`, ...)",
+    "cli": "the runner (`app`), one module per subcommand (`commands/`), the kit they are built "
+           "with (`kit`), flags, notes, the allocator settings of a run",
+    "kit": "the building blocks for packages built on ratings (`sampling`'s only door besides "
+           "the public API)",
+    "sampling": "match planning and campaign simulation, beside `ratings/` (`ratings next` "
+                "registered through the entry points)",
+}
+
+
+def _part_label(part: str) -> str:
+    if part == "sampling":
+        return "`sampling/`"
+    if part == "ratings":
+        return "`__init__.py`"
+    return f"`{part}/`" if (ROOT / "ratings" / part).is_dir() else f"`{part}.py`"
+
+
+def parts_table() -> str:
+    """The parts table of docs/architecture.md: every part of :data:`LAYERS`, bottom to top,
+    with what it owns (:data:`OWNS`) and the parts it may import."""
+    lines = ["| part | owns | may import |", "| --- | --- | --- |"]
+    order = list(LAYERS)
+    for part in order:
+        allowed = LAYERS[part]
+        if not allowed:
+            may = "nothing of ratings"
+        else:
+            may = ", ".join(p if p != "ratings" else "the public API" for p in order
+                            if p in allowed)  # fmt: skip
+        lines.append(f"| {_part_label(part)} | {OWNS[part]} | {may} |")
+    return "\n".join(lines) + "\n"
+
+
+DOC = ROOT / "docs" / "architecture.md"
+_TABLE_START = "<!-- parts table: written from tests/test_architecture.py (LAYERS, OWNS) -->\n"
+_TABLE_END = "<!-- end of the parts table -->\n"
+
+
+def _doc_with_table(text: str) -> str:
+    head, rest = text.split(_TABLE_START, 1)
+    return head + _TABLE_START + parts_table() + _TABLE_END + rest.split(_TABLE_END, 1)[1]
+
 
 #: Modules that may import a module whose name is computed, and why.
 DYNAMIC_IMPORTS = {
@@ -435,3 +509,17 @@ def test_every_module_declares_all_of_its_own_names(name):
             assert "__getattr__" in bound, f"{name}: {sorted(lazy)} are neither bound nor lazy"
     assert [n for n in public if n not in bound and n not in lazy] == []
     assert len(set(public)) == len(public)
+
+
+def test_every_part_says_what_it_owns():
+    assert set(OWNS) == set(LAYERS)
+
+
+def test_the_parts_table_of_the_architecture_notes_is_written_from_the_layers():
+    text = DOC.read_text(encoding="utf-8")
+    assert _TABLE_START in text and _TABLE_END in text
+    assert text == _doc_with_table(text), "run `python tests/test_architecture.py`"
+
+
+if __name__ == "__main__":  # rewrite the parts table of docs/architecture.md
+    DOC.write_text(_doc_with_table(DOC.read_text(encoding="utf-8")), encoding="utf-8")

@@ -13,9 +13,9 @@ from scipy.special import expit
 from statsmodels.stats.inter_rater import cohens_kappa
 
 import ratings
-from ratings.audit.report import AuditWarning
+from ratings.audit.judge_audit import AuditWarning
 from ratings.cli.app import main
-from ratings.simulate import random_matches, simulate_verdicts
+from ratings.datasets.simulate import random_matches, simulate_verdicts
 
 FAMILIES = {"m0": "red", "m1": "red", "m2": "blue", "m3": "blue", "J1": "red", "J2": "blue"}
 MODELS = [f"m{i}" for i in range(8)]

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 import ratings
+from ratings.datasets.simulate import random_matches, simulate_verdicts
 from ratings.result import ELO_SCALE
-from ratings.simulate import random_matches, simulate_verdicts
 
 MODELS = [f"m{i:02d}" for i in range(10)]
 STRENGTHS = pd.Series(np.linspace(-1.0, 1.0, 10), index=MODELS)

@@ -17,7 +17,7 @@ import statsmodels.api as sm
 from helpers import statsmodels_bt
 
 import ratings
-from ratings.audit.report import AuditWarning
+from ratings.audit.judge_audit import AuditWarning
 from ratings.cli.app import main
 from ratings.core.errors import NonIdentifiableError
 from ratings.data.comparisons import aggregate

@@ -124,3 +124,22 @@ def test_cost_model_falls_back_past_its_budgets(monkeypatch):
     monkeypatch.setattr(cluster_module, "EXACT_BUDGET", 0.0)
     path, why = inf.df_plan(21)
     assert path == "one-direction" and "past their budgets" in why
+
+
+def test_distinct_designs_merge_identical_clusters_only():
+    from ratings.inference.batched import distinct_designs
+    from ratings.inference.working import WorkingRows
+
+    # clusters 0, 2 and 4 are identical; 1 has the same rows in another order; 3 another weight
+    ii = np.array([0, 1, 1, 0, 0, 1, 0, 1, 0, 1])
+    jj = np.array([1, 2, 2, 1, 1, 2, 1, 2, 1, 2])
+    a = np.array([0.5, 0.4, 0.4, 0.5, 0.5, 0.4, 0.5, 0.3, 0.5, 0.4])
+    rows = WorkingRows(ii=ii, jj=jj, judge=np.zeros(10, dtype=np.int64),
+                       cluster=np.repeat(np.arange(5), 2), a=a, b=np.zeros(0), n_clusters=5,
+                       n_params=3, n_models=3)  # fmt: skip
+    designs, weight, of = distinct_designs(rows, rows.merged)
+    assert designs.n_clusters == 3
+    assert of[0] == of[2] == of[4] and len({of[0], of[1], of[3]}) == 3
+    assert weight[of[0]] == 3 and weight[of[1]] == weight[of[3]] == 1
+    np.testing.assert_array_equal(designs.a[designs.starts[of[3]]:designs.starts[of[3] + 1]],
+                                  [0.5, 0.3])  # fmt: skip

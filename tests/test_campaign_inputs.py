@@ -14,8 +14,8 @@ import pytest
 import ratings
 from ratings.cli.app import main
 from ratings.core.errors import DataWarning, InvalidVerdictsError
+from ratings.datasets.simulate import simulate_verdicts
 from ratings.scopes.rubric import read_rubric, rubric_to_matches
-from ratings.simulate import simulate_verdicts
 
 # --- 5. failure flags decide the outcome ----------------------------------------------------------
 

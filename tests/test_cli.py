@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from ratings.cli.app import main
-from ratings.example import TRUE_ELO, example_path
+from ratings.datasets.example import TRUE_ELO, example_path
 
 
 @pytest.fixture
@@ -138,7 +138,7 @@ def test_demo_shows_every_scope_and_the_headline(capsys):
 
 
 def test_example_is_reproducible_from_seed():
-    from ratings.example import generate_example
+    from ratings.datasets.example import generate_example
 
     shipped = pd.read_csv(example_path(), dtype=str, keep_default_na=False)
     regenerated = generate_example().astype(str)
@@ -148,7 +148,7 @@ def test_example_is_reproducible_from_seed():
 
 
 def test_example_rubric_is_reproducible_from_seed():
-    from ratings.example import generate_rubric
+    from ratings.datasets.example import generate_rubric
 
     shipped = pd.read_csv(example_path("rubric.csv"), dtype=str, keep_default_na=False)
     pd.testing.assert_frame_equal(shipped, generate_rubric().astype(str))

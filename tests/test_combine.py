@@ -1,6 +1,6 @@
 """Tests of :mod:`ratings.scopes.combine`: the combined headline Elo and its joint interval.
 
-Boards are simulated with :func:`ratings.simulate.simulate_verdicts` and a Gaussian copula
+Boards are simulated with :func:`ratings.datasets.simulate.simulate_verdicts` and a Gaussian copula
 (``task_corr``), which keeps every marginal win probability at sigma(s_a - s_b): the truth of each
 scope is then the Bradley-Terry parameter itself, and scopes sharing the copula latents of a
 (model, task) submission are positively correlated.
@@ -17,10 +17,10 @@ import pytest
 
 import ratings
 from ratings.cli.app import main
-from ratings.example import example_path
+from ratings.datasets.example import example_path
+from ratings.datasets.simulate import random_matches, simulate_verdicts
 from ratings.result import ELO_SCALE
 from ratings.scopes.combine import combine
-from ratings.simulate import random_matches, simulate_verdicts
 
 MODELS = [f"m{k}" for k in range(8)]
 ANCHOR = "m3"

@@ -2,7 +2,7 @@
 
 The short version of ``benchmarks_perf/validate_coverage.py`` (see that script for the full
 table). Boards: 10 models with strengths evenly spaced on [-1.2, 1.2], 2,000 verdicts on 40
-tasks, about 10 % ties, drawn by :func:`ratings.simulate.simulate_verdicts`. Dependent boards use
+tasks, about 10 % ties, drawn by :func:`ratings.datasets.simulate_verdicts`. Dependent boards use
 its Gaussian copula (``task_corr``): verdicts sharing a (model, task) submission are dependent
 while every marginal win probability stays sigma(s_a - s_b), so the truth is the Bradley-Terry
 parameter itself. Intervals come from the public API: ``ratings.fit``, then ``conf_int`` for each
@@ -26,8 +26,8 @@ import pytest
 
 import ratings
 from ratings.core.errors import NonIdentifiableError
+from ratings.datasets.simulate import random_matches, simulate_verdicts
 from ratings.result import ELO_SCALE
-from ratings.simulate import random_matches, simulate_verdicts
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks_perf" / "validate_coverage.py"
 

@@ -8,7 +8,7 @@ import pytest
 
 import ratings
 from ratings.data.comparisons import from_counts
-from ratings.example import example_path
+from ratings.datasets.example import example_path
 
 dd = pytest.importorskip("dask.dataframe")
 

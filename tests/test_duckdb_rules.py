@@ -9,7 +9,7 @@ import pytest
 
 import ratings
 from ratings.core.errors import DataWarning
-from ratings.example import example_path
+from ratings.datasets.example import example_path
 
 duckdb = pytest.importorskip("duckdb")
 from ratings.data.sql import relation_of  # noqa: E402 - only with duckdb installed

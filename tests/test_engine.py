@@ -50,7 +50,7 @@ def _run(code: str, env: dict[str, str] | None = None) -> dict:
 SMALL_FIT = """
     import json, sys
     import ratings
-    from ratings.example import example_path
+    from ratings.datasets.example import example_path
     ratings.fit(example_path(), scope="analytical", anchor="GPT-5.5 (medium)=1000")
     print(json.dumps({"numba": "numba" in sys.modules}))
 """

@@ -19,7 +19,7 @@ from scipy.special import expit
 
 import ratings
 from ratings.api.fitting import load_log
-from ratings.audit.report import AuditWarning
+from ratings.audit.judge_audit import AuditWarning
 from ratings.core.errors import NonIdentifiableError
 from ratings.data.comparisons import aggregate
 from ratings.data.slots import read_families, slot_counts

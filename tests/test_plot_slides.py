@@ -99,8 +99,8 @@ def _ytick_models(ax) -> dict[str, float]:
 
 
 def _audit():
-    from ratings.simulate import random_matches
-    from ratings.simulate import simulate_verdicts as simulate
+    from ratings.datasets.simulate import random_matches
+    from ratings.datasets.simulate import simulate_verdicts as simulate
 
     fam = {"m0": "red", "m1": "red", "m2": "blue", "J1": "red", "J2": "blue"}
     models = [f"m{i}" for i in range(6)]

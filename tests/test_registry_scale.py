@@ -51,7 +51,7 @@ def test_registry_records_the_board(tmp_path):
 
 
 def test_cli_combined_board_records_scopes_weights_and_method(tmp_path, capsys):
-    from ratings.example import example_path
+    from ratings.datasets.example import example_path
 
     table, reg = tmp_path / "board.csv", tmp_path / "registry.csv"
     assert main(["combine", str(example_path()), "--rubric", str(example_path("rubric.csv")),

@@ -10,7 +10,7 @@ import pytest
 
 import ratings
 from ratings.data.grouped import PartialCounts, combine_partials, no_rejected, sum_keys
-from ratings.example import example_path
+from ratings.datasets.example import example_path
 
 
 @pytest.fixture(scope="module")

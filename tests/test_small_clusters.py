@@ -16,9 +16,9 @@ from test_coverage import MODELS, STRENGTH, board
 import ratings
 import ratings.inference.cluster as cluster_module
 import ratings.inference.small as small_module
+from ratings.datasets.simulate import simulate_verdicts
 from ratings.kernels import inference as kernels
 from ratings.kernels import inference_ref as twins
-from ratings.simulate import simulate_verdicts
 
 
 def _fit(log: pd.DataFrame, small: bool, monkeypatch, **kw):

@@ -68,8 +68,8 @@ def check_style_columns(columns, style: Sequence[str]) -> None:
 
 def _judges(fit, data, level: float) -> pd.DataFrame:
     """The Crowd-BT judges table (eta with intervals) of a style fit."""
+    from ratings.models.crowd.judge_table import judge_table
     from ratings.models.crowd.likelihood import CrowdFit
-    from ratings.models.crowd.report import judge_table
 
     m, p = fit.n_models, fit.n_features
     keep = np.r_[np.arange(m), m + p + np.arange(fit.eta.size)]

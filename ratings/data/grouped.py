@@ -1,13 +1,9 @@
-"""Counts from a log already grouped by its raw values: the reduction of the engines that
-aggregate where the log lives and validate in Python (Dask; DuckDB applies the same rules in
-SQL, :mod:`ratings.data.sql`, and shares :func:`raw_columns`).
-
-An engine groups the verdicts by the raw values of the columns the fit reads (``scope``,
-``task_id``, ``judge``, ``model_a``, ``model_b``, ``winner``, ``failed_a``, ``failed_b``) and
-counts each group, with its own group-by at its own speed. Those groups are then validated by
-:func:`ratings.read_verdicts` itself (every rule, exactly as in memory, once per distinct
-combination rather than per verdict) and turned into a counts table weighted by the group sizes.
-Groups that fail validation are handed back, for the engine to name the rows they came from.
+"""The reduction the engines that aggregate where the log lives share: the raw columns a fit
+reads (:func:`raw_columns`; DuckDB applies the rules in SQL, :mod:`ratings.data.sql`), the
+counts of validated verdicts by key (:func:`count_columns`), and partial counts tables
+(:class:`PartialCounts`) summed per key and combined across partitions (:func:`sum_keys`,
+:func:`combine_partials`; Dask, :mod:`ratings.data.dask`, validates each partition with
+:func:`ratings.read_verdicts` itself).
 """
 
 from __future__ import annotations
@@ -20,16 +16,13 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.schema import CANONICAL, DEFAULT_JUDGE, DETERMINISTIC_JUDGE
-from ratings.io import read_verdicts
 
 __all__ = [
     "RAW_COLUMNS",
     "PartialCounts",
     "combine_partials",
     "count_columns",
-    "counts_of_groups",
     "no_rejected",
-    "partial_of_counts",
     "raw_columns",
     "sum_keys",
 ]
@@ -46,59 +39,6 @@ def raw_columns(columns, mapping: Mapping[str, str] | None = None) -> list[str]:
     mapping = mapping or {}
     return [c for c in columns if mapping.get(c, c) in RAW_COLUMNS and mapping.get(c, c)
             in CANONICAL]  # fmt: skip
-
-
-def counts_of_groups(
-    groups: pd.DataFrame,
-    size: NDArray[np.integer],
-    *,
-    columns: Mapping[str, str] | None = None,
-    winner_map: Mapping[object, str] | None = None,
-    outcomes: NDArray[np.integer] | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Validate grouped verdicts and count them.
-
-    Parameters
-    ----------
-    groups : pandas.DataFrame
-        One row per distinct combination of raw values (missing values kept as missing).
-    size : ndarray of int
-        How many verdicts each row stands for.
-    columns, winner_map : mapping, optional
-        As for :func:`ratings.read_verdicts`.
-    outcomes : ndarray of int, shape (n, 3), optional
-        Verdicts of each row won by A, won by B and tied, for rows counted per outcome by the
-        engine (their ``winner`` a stand-in that validates alike; failure flags must not
-        decide them); -1 in rows counted by their own ``winner``.
-
-    Returns
-    -------
-    counts : pandas.DataFrame
-        ``scope``, ``task_id``, ``judge`` (whichever occur; a ``judge`` column is added when
-        render forfeits can occur), ``model_a``, ``model_b``, ``wins_a``, ``wins_b``, ``ties``
-        and, when the log has failure flags, ``forfeits`` (keys may repeat:
-        :func:`ratings.data.comparisons.from_counts` sums them).
-    rejected : pandas.DataFrame
-        The rows of ``groups`` that failed validation (their verdicts are not counted):
-        ``row`` (position in ``groups``) and ``reason``, as ``VerdictLog.rejected``.
-    """
-    groups = groups.reset_index(drop=True)
-    log = read_verdicts(groups, columns=columns, winner_map=winner_map, errors="report")
-    v = log.verdicts
-    w = np.asarray(size, dtype=np.int64)[v.index.to_numpy()]
-    flags = bool({"failed_a", "failed_b"} & set(raw_columns(groups.columns, columns)))
-    keys, outcome, decided = count_columns(v, flags=flags)
-    out = pd.DataFrame(keys, copy=False)
-    for o, name in enumerate(("wins_a", "wins_b", "ties")):
-        out[name] = w * (outcome == o)
-    if outcomes is not None:
-        split = np.asarray(outcomes, dtype=np.int64)[v.index.to_numpy()]
-        within = (split[:, 0] >= 0) & ~decided
-        for o, name in enumerate(("wins_a", "wins_b", "ties")):
-            out[name] = np.where(within, split[:, o], out[name].to_numpy())
-    if flags:
-        out["forfeits"] = w * decided
-    return out, log.rejected[["row", "reason"]]
 
 
 def count_columns(
@@ -248,16 +188,3 @@ def _renumbered(codes: NDArray[np.integer], categories: pd.Index,
                 union: pd.Index) -> NDArray[np.int32]:  # fmt: skip
     """Codes into ``categories`` as codes into ``union`` (a missing -1 stays -1)."""
     return np.append(union.get_indexer(categories), -1).astype(np.int32)[codes]
-
-
-def partial_of_counts(counts: pd.DataFrame) -> PartialCounts:
-    """:class:`PartialCounts` of a table from :func:`counts_of_groups`: categorical keys,
-    ``wins_a``, ``wins_b``, ``ties`` and optionally ``forfeits`` (keys may repeat)."""
-    keys = [k for k in _KEYS if k in counts.columns]
-    categories = {k: pd.Index(counts[k].array.categories) for k in keys}
-    codes = {k: counts[k].array.codes for k in keys}
-    values = np.zeros((len(counts), len(_COUNTS)), dtype=np.int64)
-    for j, c in enumerate(_COUNTS):
-        if c in counts.columns:
-            values[:, j] = counts[c].to_numpy(dtype=np.int64)
-    return PartialCounts(categories, codes, values, no_rejected(), 0)

@@ -29,6 +29,14 @@ parameters over clusters), with S_g = Q diag(lambda) Q^T:
   y_g = S_g f(S_g) c', df = (tr Omega)^2 / ||Omega||_F^2, where tr Omega = sum_g c'^T S_g c'
   and ||Omega||_F^2 = sum d_g^2 - 2 sum_g d_g ||y_g||^2 + ||Y^T Y||_F^2 (P x P, no G x G matrix).
 
+The df depend on the clusters' designs, not on their residuals, and omega_g, d_g and y_g are
+linear in c before squaring: every contrast's df (the ratings', every pair's) comes from one
+basis formed once per distinct cluster design (clusters of identical rows, such as a baseline
+met once on every prompt, count once with their number) and one batched product with the
+contrasts as a matrix (:mod:`ratings.inference.batched`). Which path runs (the batched exact
+formula, one kernel pass per contrast, or the one-direction approximation below) is decided by
+cost and reported by :func:`ratings.inference.small.df_plan`.
+
 Large boards
 ------------
 The exact path costs about sum_g R_g P min(R_g, P) for the clusters' eigen-decompositions

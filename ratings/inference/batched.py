@@ -26,8 +26,8 @@ from numpy.typing import NDArray
 
 from ratings.inference.working import WorkingRows
 
-__all__ = ["Basis", "basis", "batched_df", "block_apply", "cr2_plan", "dense_basis", "df_plan",
-           "distinct_designs", "exact_cost", "terms"]
+__all__ = ["Basis", "basis", "batched_df", "block_apply", "dense_basis", "distinct_designs",
+           "exact_cost", "terms"]
 
 #: Cells of the (contrasts x designs x coordinates) arrays held per batch.
 BATCH_CELLS = 4_000_000
@@ -38,25 +38,18 @@ def distinct_designs(rows: WorkingRows, merged) -> tuple[WorkingRows, NDArray[np
     """The clusters' distinct designs: ``merged`` (:attr:`WorkingRows.merged`: one-row clusters
     of one design already merged) with its larger clusters of identical rows (keys and
     weights, in order) merged too. Returns the designs' rows, their weights (clusters per
-    design) and each cluster's design."""
+    design) and each cluster's design.
+
+    Candidates are clusters of one size and one hash of their rows (a pass over the rows); a
+    candidate is merged only if its rows equal its first candidate's (a hash collision leaves
+    the clusters apart, which is never wrong)."""
     groups, weight, group_of = merged
     starts = groups.starts
     sizes = np.diff(starts)
     multi = np.flatnonzero(sizes > 1)
     if multi.size < 2:
         return groups, weight, group_of
-    first = np.arange(groups.n_clusters)  # each group's representative
-    for n in np.unique(sizes[multi]):
-        cl = multi[sizes[multi] == n]
-        if cl.size < 2:
-            continue
-        at = starts[cl][:, None] + np.arange(n)
-        cols = [groups.ii[at], groups.jj[at], groups.judge[at], groups.a[at].view(np.int64)]
-        if groups.b.size:
-            cols.append(groups.b[at].view(np.int64))
-        key = np.concatenate([c.astype(np.int64) for c in cols], axis=1)
-        _, head, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
-        first[cl] = cl[head[inv.ravel()]]
+    first = _first_alike(groups, starts, sizes, multi)
     keep = first == np.arange(groups.n_clusters)
     if keep.all():
         return groups, weight, group_of
@@ -70,6 +63,51 @@ def distinct_designs(rows: WorkingRows, merged) -> tuple[WorkingRows, NDArray[np
         b=groups.b[rows_kept] if groups.b.size else groups.b, n_clusters=w.size,
         n_params=groups.n_params, n_models=groups.n_models)  # fmt: skip
     return designs, w, of_group[group_of]
+
+
+def _row_keys(groups: WorkingRows) -> list[NDArray[np.uint64]]:
+    """Each row's keys and weights as 64-bit words (a weight's bits: equal weights, equal words)."""
+    cols = [groups.ii.astype(np.uint64), groups.jj.astype(np.uint64),
+            groups.judge.astype(np.uint64), np.ascontiguousarray(groups.a).view(np.uint64)]
+    if groups.b.size:
+        cols.append(np.ascontiguousarray(groups.b).view(np.uint64))
+    return cols
+
+
+def _first_alike(groups, starts, sizes, multi) -> NDArray[np.int64]:
+    """For every group, the first group of the same size whose rows are identical (itself if
+    none): larger clusters compared by a hash of their rows, then row by row."""
+    cols = _row_keys(groups)
+    mix = np.zeros(groups.ii.size, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for k, col in enumerate(cols):  # a multiply-xorshift mix of each word, then summed
+            x = col * np.uint64(0x9E3779B97F4A7C15 + 2 * k)
+            mix ^= x ^ (x >> np.uint64(29))
+        pos = np.arange(groups.ii.size, dtype=np.uint64) - np.repeat(
+            starts[:-1], sizes).astype(np.uint64)
+        mix *= (pos + np.uint64(1)) * np.uint64(0xBF58476D1CE4E5B9)
+        mix ^= mix >> np.uint64(31)
+    digest = np.add.reduceat(mix, starts[multi])  # wraps mod 2^64
+    first = np.arange(groups.n_clusters)
+    order = np.lexsort((multi, digest, sizes[multi]))
+    d, n = digest[order], sizes[multi][order]
+    head = np.ones(order.size, dtype=bool)
+    head[1:] = (d[1:] != d[:-1]) | (n[1:] != n[:-1])
+    if head.all():
+        return first
+    rep = multi[order[np.flatnonzero(head)[np.cumsum(head) - 1]]]  # each candidate's first
+    cand = multi[order[~head]]
+    rep = rep[~head]
+    for m in np.unique(sizes[cand]):  # confirm row by row, one size at a time
+        sel = sizes[cand] == m
+        c, r = cand[sel], rep[sel]
+        at_c = starts[c][:, None] + np.arange(m)
+        at_r = starts[r][:, None] + np.arange(m)
+        same = np.ones(c.size, dtype=bool)
+        for col in cols:
+            same &= (col[at_c] == col[at_r]).all(axis=1)
+        first[c[same]] = r[same]
+    return first
 
 
 def block_apply(starts: NDArray[np.int64], f: NDArray[np.float64],
@@ -197,41 +235,3 @@ def exact_cost(n_rows: int, n_designs: int, n_free: int, n_contrasts: int) -> fl
     per = 3.0 * g * p * p + 2.0 * g * p * min(g, p)
     return 6.0 * n * p * p + n_contrasts * per
 
-
-def cr2_plan(sizes: NDArray[np.int64], n_free: int) -> tuple[str, str]:
-    """The CR2 path clusters of ``sizes`` rows take and why (the costs
-    :func:`ratings.inference.small.use_small_path` and
-    :func:`ratings.inference.cluster.dense_path` compare): ``"sparse"``, ``"exact"`` (dense,
-    one eigen-decomposition per cluster) or ``"series"``."""
-    from ratings.inference import cluster, small
-
-    s, p, g = sizes.astype(np.float64), float(n_free), float(sizes.size)
-    exact = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
-    series = small.SERIES_COST_TERMS * (float(s.sum()) * p + g * p * p)
-    sparse = float(np.sum(s**3))
-    dense = "exact" if exact <= cluster.EXACT_BUDGET else "series"
-    what = (f"{sizes.size:,} clusters of {s.mean() if s.size else 0:.1f} rows on average, "
-            f"{n_free} free: sparse ~{sparse:.2g}, dense exact ~{exact:.2g}, series "
-            f"~{series:.2g} flops")  # fmt: skip
-    path = "sparse" if small.use_small_path(sizes, n_free) else dense
-    return path, what
-
-
-def df_plan(inference, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
-    """The df path of ``n_contrasts`` contrasts (``pairs``: every pair's) of a
-    :class:`~ratings.inference.cluster.ClusterInference` and why."""
-    plan = getattr(inference, "df_plan", None)
-    if plan is not None:  # the sparse path's own
-        return plan(n_contrasts, pairs)
-    from ratings.inference import cluster
-
-    g, p = inference.n_clusters, inference.free.size
-    if not inference.exact:
-        return ("one-direction", "series path: each cluster's share of omega from the rows, "
-                "the pairs' summed from the ratings' (streamed)")  # fmt: skip
-    cost = n_contrasts * g * p * min(g, p)
-    if not pairs or cost <= cluster.EXACT_BUDGET:
-        return "exact", (f"dense path: the basis of {g:,} clusters' eigenpairs, "
-                         f"{n_contrasts:,} contrasts")  # fmt: skip
-    return "one-direction", (f"dense path, pairs' ~{cost:.2g} flops past "
-                             f"{cluster.EXACT_BUDGET:.2g}: each pair's exact omega")

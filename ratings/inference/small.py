@@ -52,8 +52,17 @@ from ratings.inference.working import (
     kernels,
 )
 
-__all__ = ["MAX_BLOCK_CELLS", "SmallBlocks", "SmallClusterInference", "bt_inference",
-           "crowd_inference", "small_cluster_inference", "use_small_path"]
+__all__ = [
+    "MAX_BLOCK_CELLS",
+    "SmallBlocks",
+    "SmallClusterInference",
+    "bt_inference",
+    "cr2_plan",
+    "crowd_inference",
+    "df_plan",
+    "small_cluster_inference",
+    "use_small_path",
+]
 
 #: Most cells of the clusters' leverage blocks (sum of R_g^2) held by the sparse path.
 MAX_BLOCK_CELLS = 50_000_000
@@ -317,6 +326,41 @@ class SmallClusterInference(ClusterInference):
             out = streamed_pairs_df(self.rows, self._directions(c))
         np.fill_diagonal(out, np.nan)
         return self._pairs_undefined_and_extra(jj, kk, out)
+
+
+def cr2_plan(sizes: NDArray[np.int64], n_free: int) -> tuple[str, str]:
+    """The CR2 path clusters of ``sizes`` rows take and why (the costs
+    :func:`ratings.inference.use_small_path` and
+    :func:`ratings.inference.cluster.dense_path` compare): ``"sparse"``, ``"exact"`` (dense,
+    one eigen-decomposition per cluster) or ``"series"``."""
+    s, p, g = sizes.astype(np.float64), float(n_free), float(sizes.size)
+    exact = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
+    series = SERIES_COST_TERMS * (float(s.sum()) * p + g * p * p)
+    sparse = float(np.sum(s**3))
+    dense = "exact" if exact <= cluster.EXACT_BUDGET else "series"
+    what = (f"{sizes.size:,} clusters of {s.mean() if s.size else 0:.1f} rows on average, "
+            f"{n_free} free: sparse ~{sparse:.2g}, dense exact ~{exact:.2g}, series "
+            f"~{series:.2g} flops")  # fmt: skip
+    path = "sparse" if use_small_path(sizes, n_free) else dense
+    return path, what
+
+
+def df_plan(inference, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
+    """The df path of ``n_contrasts`` contrasts (``pairs``: every pair's) of a
+    :class:`~ratings.inference.cluster.ClusterInference` and why."""
+    plan = getattr(inference, "df_plan", None)
+    if plan is not None:  # the sparse path's own
+        return plan(n_contrasts, pairs)
+    g, p = inference.n_clusters, inference.free.size
+    if not inference.exact:
+        return ("one-direction", "series path: each cluster's share of omega from the rows, "
+                "the pairs' summed from the ratings' (streamed)")  # fmt: skip
+    cost = n_contrasts * g * p * min(g, p)
+    if not pairs or cost <= cluster.EXACT_BUDGET:
+        return "exact", (f"dense path: the basis of {g:,} clusters' eigenpairs, "
+                         f"{n_contrasts:,} contrasts")  # fmt: skip
+    return "one-direction", (f"dense path, pairs' ~{cost:.2g} flops past "
+                             f"{cluster.EXACT_BUDGET:.2g}: each pair's exact omega")
 
 
 def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],

@@ -143,13 +143,17 @@ def small_blocks(starts, ii, jj, judge, a, b, n_models, bread, degenerate):
     deg = np.zeros(starts.size - 1, dtype=bool)
     for n, rows, cl in _by_size(starts):
         idx, coef = _design(rows, ii, jj, judge, a, b, n_models)  # (k, n, E)
-        blk = np.einsum("kra,ksb,krsab->krs", coef, coef,
-                        bread[idx[:, :, None, :, None], idx[:, None, :, None, :]])
+        e = idx.shape[2]
+        blk = np.zeros((cl.size, n, n))
+        for x in range(e):  # x_r^T B x_s: E^2 gathers of the bread, no (k, n, n, E, E) array
+            for y in range(e):
+                blk += (coef[:, :, None, x] * coef[:, None, :, y]
+                        * bread[idx[:, :, None, x], idx[:, None, :, y]])  # fmt: skip
         lam, vec = np.linalg.eigh(blk)
         bad = lam >= 1.0 - degenerate
         deg[cl] = bad.any(axis=1)
         fl = np.where(bad, 1.0, 1.0 / np.sqrt(np.clip(1.0 - lam, degenerate, None)))
-        fb = np.einsum("krt,kt,kst->krs", vec, fl, vec)
+        fb = (vec * fl[:, None, :]) @ vec.transpose(0, 2, 1)
         at = off[cl][:, None] + np.arange(n * n)
         h[at] = blk.reshape(-1, n * n)
         f[at] = fb.reshape(-1, n * n)

@@ -496,10 +496,10 @@ def effects_table(fit: EffectsFit, plan: EffectPlan, *, level: float,
 
 
 def crowd_judges(fit: EffectsFit, data: Comparisons, level: float, df: float | None):
-    """The Crowd-BT judges table (:func:`ratings.models.crowd.report.judge_table`: eta with
+    """The Crowd-BT judges table (:func:`ratings.models.crowd.judge_table.judge_table`: eta with
     intervals) of a joint fit."""
+    from ratings.models.crowd.judge_table import judge_table
     from ratings.models.crowd.likelihood import CrowdFit
-    from ratings.models.crowd.report import judge_table
 
     m = fit.n_models
     keep = np.r_[np.arange(m), np.arange(fit.part("eta").start, fit.part("eta").stop)]

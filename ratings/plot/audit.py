@@ -43,7 +43,7 @@ def plot_audit(audit, ax: Axes | None = None, *, unit: str = "elo", title: str |
     Parameters
     ----------
     audit : ratings.Audit or pandas.DataFrame or None
-        The result of :func:`ratings.audit.report`, or its ``judges`` table (columns ``judge``,
+        The result of :func:`ratings.audit.judge_audit`, or its ``judges`` table (columns ``judge``,
         ``position_bias``, ``position_lower``, ``position_upper``, ``self_preference``,
         ``self_lower``, ``self_upper``; optionally ``position_flagged`` / ``self_flagged``).
         ``None`` draws only the ``style`` coefficients.

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     import warnings
 
     import ratings
-    from ratings.audit.report import AuditWarning
+    from ratings.audit.judge_audit import AuditWarning
 
     with warnings.catch_warnings():  # the notes are printed below
         warnings.simplefilter("ignore", AuditWarning)

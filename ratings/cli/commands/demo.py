@@ -26,7 +26,7 @@ def run_demo() -> int:
     qualities, rubric checks as synthetic matches) and print every scope and the headline."""
     import pandas as pd
 
-    from ratings.example import EXAMPLE_ANCHOR, example_path, judge_quality_paths
+    from ratings.datasets.example import EXAMPLE_ANCHOR, example_path, judge_quality_paths
     from ratings.io import read_verdicts
     from ratings.scopes.combine import combine, fit_scopes
     from ratings.scopes.rubric import read_rubric, rubric_to_matches

@@ -1,5 +1,5 @@
 """``ratings style-features ANSWERS --text-a COL --text-b COL --out FILE``: per-side answer-style
-counts (:mod:`ratings.style`) for a verdict log that carries the answers' texts."""
+counts (:mod:`ratings.features`) for a verdict log that carries the answers' texts."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read ANSWERS, add the feature columns, write ``--out`` atomically."""
+    from ratings.features import add_features
     from ratings.io import write_atomic
     from ratings.io.readers import read_file
-    from ratings.style import add_features
 
     frame = read_file(args.answers)
     out = add_features(frame, args.text_a, args.text_b)

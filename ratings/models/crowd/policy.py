@@ -6,7 +6,7 @@ the two-step term of reused etas), the judges table and when the intervals stay 
 is aggregated and the judge-quality source resolved; its pieces are the likelihood
 (:mod:`~ratings.models.crowd.likelihood`), the prior (:mod:`~ratings.models.crowd.prior`), the
 one-judge widening (:mod:`~ratings.models.crowd.onejudge`) and the judges table
-(:mod:`~ratings.models.crowd.report`).
+(:mod:`~ratings.models.crowd.judge_table`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,12 @@ from ratings.inference import crowd_inference
 from ratings.inference.cluster import ClusterInference
 from ratings.inference.covariance import inverse_free
 from ratings.kernels.engine import kernels
+from ratings.models.crowd.judge_table import (
+    coin_flip_test,
+    judge_table,
+    scale_identified,
+    warn_weak_judges,
+)
 from ratings.models.crowd.likelihood import (
     CrowdFit,
     crowd_covariance,
@@ -37,12 +43,6 @@ from ratings.models.crowd.likelihood import (
 from ratings.models.crowd.onejudge import single_judge, widened
 from ratings.models.crowd.prior import CrowdSummary
 from ratings.models.crowd.quality import ResolvedQuality
-from ratings.models.crowd.report import (
-    coin_flip_test,
-    judge_table,
-    scale_identified,
-    warn_weak_judges,
-)
 from ratings.models.estimate import Estimate, bootstrap_refits
 
 __all__ = [
@@ -205,8 +205,8 @@ def judges_alone(res: CrowdFit, data: Comparisons, engine, level: float, table: 
     CR2 interval with the likelihood's information (the strengths' prior only, not the one on
     eta) in the bread, and ``uninformative`` where it or the CR1 interval (observed
     information, normal quantile) reaches 1/2 (see
-    :func:`ratings.models.crowd.report.scale_identified`). ``table``: the table of the fit's own
-    covariance, kept where that CR2 has no positive definite bread; ``lik``: that CR2 inference
+    :func:`ratings.models.crowd.judge_table.scale_identified`). ``table``: the table of the fit's
+    own covariance, kept where that CR2 has no positive definite bread; ``lik``: that CR2 inference
     where the fit already built it (one judge), else it is built here."""
     m = data.n_models
     if lik is None:

@@ -1,7 +1,7 @@
 """Answer-style features from answer texts, for style control (``ratings.fit(..., style=...)``).
 
->>> import ratings.style
->>> ratings.style.features("# Plan\\n\\n- **one**\\n- two\\n\\n```py\\nx = 1\\n```")
+>>> import ratings.features
+>>> ratings.features.features("# Plan\\n\\n- **one**\\n- two\\n\\n```py\\nx = 1\\n```")
 {'tokens': 6, 'headers': 1, 'lists': 2, 'bold': 1}
 
 Counted as in LMArena's style control (FastChat ``count_markdown_elements``), after fenced code

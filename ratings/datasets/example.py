@@ -7,7 +7,7 @@ submission has one quality effect shared by all scopes, so scopes are correlated
 The judges' qualities were fitted per scope on a larger simulated log of past judgments
 (60,000 verdicts per scope) and ship as ``judges_<scope>.json``, as a team would reuse them.
 
-``python -m ratings.example`` regenerates ``verdicts.csv`` and ``rubric.csv`` byte for byte
+``python -m ratings.datasets.example`` regenerates ``verdicts.csv`` and ``rubric.csv`` byte for byte
 from the seed, and refits the judge files.
 """
 
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ratings.core.schema import ELO_SCALE
-from ratings.simulate import (
+from ratings.datasets.simulate import (
     random_matches,
     simulate_rubric,
     simulate_verdicts,
@@ -108,7 +108,7 @@ def generate_rubric(seed: int = _SEED) -> pd.DataFrame:
 
 def example_path(name: str = "verdicts.csv") -> Path:
     """Path of a bundled example file (``verdicts.csv``, ``rubric.csv``, ``judges_*.json``)."""
-    return Path(str(resources.files("ratings") / "examples" / name))
+    return Path(str(resources.files("ratings") / "datasets" / "examples" / name))
 
 
 def judge_quality_paths() -> dict[str, Path]:
@@ -129,7 +129,8 @@ def _write_all() -> None:  # pragma: no cover - regeneration helper
     for scope, target in judge_quality_paths().items():
         fitted = fit(past, scope=scope, model="crowd-bt")
         save_judge_quality(fitted, target,
-                           source="simulated past judgments (ratings.example, seed + 1000)")
+                           source="simulated past judgments (ratings.datasets.example, "
+                           "seed + 1000)")
     frame = pd.read_csv(path)
     print(f"wrote {path.parent}: {len(frame)} verdicts, "
           f"ties {np.mean(frame['winner'] == 'tie'):.1%}")
