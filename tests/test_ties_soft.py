@@ -123,3 +123,11 @@ def test_a_soft_verdict_log_is_refused_by_a_plain_fit():
         ratings.fit(log)
     r = ratings.fit(log, model=ratings.BT(soft=True))
     assert r.kind == "bt-soft"
+
+
+def test_per_verdict_bootstrap_of_fractional_scores_is_refused():
+    log = graded_board(7, n=200)
+    with pytest.raises(ValueError, match="per-verdict bootstrap"):
+        ratings.fit(log, model=ratings.BT(soft=True), ci="bootstrap", cluster=None)
+    r = ratings.fit(log, model=ratings.BT(soft=True), ci=ratings.Bootstrap(n=50))  # clusters
+    assert np.isfinite(r.se).all()

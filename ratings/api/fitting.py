@@ -42,7 +42,7 @@ from ratings.core.errors import (
 from ratings.core.memory import check_memory, fit_memory, limit_scope
 from ratings.core.threads import one_blas_thread
 from ratings.data.comparisons import Comparisons
-from ratings.data.soft import soft_counts
+from ratings.data.soft import check_soft_bootstrap, soft_counts
 from ratings.inference import bt_inference
 from ratings.inference.covariance import (
     cluster_sandwich,
@@ -230,6 +230,8 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
                       keep=style_columns(style.features) if style is not None else [],
                       as_numbers=style_columns(style.features) if style is not None else [])
     data, n_rejected, scope = loaded.data, loaded.n_rejected, loaded.scope
+    if soft and ci == "bootstrap":
+        check_soft_bootstrap(loaded.frame, clustered=data.clusters is not None)
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
                          f"{close_matches(anchor, data.models)}")  # fmt: skip

@@ -26,7 +26,8 @@ from ratings.core.errors import InvalidVerdictsError, format_rows, option
 from ratings.data.comparisons import Comparisons, aggregate
 from ratings.kernels.engine import Engine
 
-__all__ = ["check_not_soft", "is_graded", "soft_aggregate", "soft_counts", "soft_weights"]
+__all__ = ["check_not_soft", "check_soft_bootstrap", "is_graded", "soft_aggregate", "soft_counts",
+           "soft_weights"]
 
 
 def soft_weights(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -98,3 +99,16 @@ def check_not_soft(frame: pd.DataFrame) -> None:
             f"{graded.size} verdict(s) have a fractional winner score (rows "
             f"{format_rows(frame.index.to_numpy()[graded])}): pass {option('soft', True)} to "
             "fit A's scores in [0, 1].")  # fmt: skip
+
+
+def check_soft_bootstrap(frame: pd.DataFrame | None, *, clustered: bool) -> None:
+    """Refuse the per-verdict bootstrap of fractional scores: it resamples the rows' outcome
+    counts, which for a fractional score are weights of a verdict's parts, not verdicts (the
+    cluster bootstrap resamples whole clusters and stays valid)."""
+    if clustered or frame is None or "score" not in frame.columns:
+        return
+    if is_graded(frame["score"].to_numpy(dtype=np.float64)).any():
+        raise ValueError(
+            "The per-verdict bootstrap resamples win, loss and tie counts, which fractional "
+            f"scores do not have: cluster the bootstrap ({option('cluster')}, e.g. by task) "
+            f"or use the sandwich interval ({option('ci', 'sandwich')}).")  # fmt: skip
