@@ -101,9 +101,8 @@ def compare_ties(verdicts: Source, *, bins: int = 5, **options) -> TieComparison
     if read is not None:
         load.update(columns=read.columns, winner_map=read.winner_map, errors=read.errors)
     data = load_comparisons(verdicts, **load).data
+    # the log is aggregated once, its clusters fixed: the fits take the Comparisons as they are
     rest = {k: v for k, v in options.items() if k not in ("scope", "cluster", "read")}
-    if data.n_clusters and "cluster" in options:
-        rest["cluster"] = options["cluster"]
     fits = {kind: fit(data, model=BT(ties=kind), **rest) for kind in TIE_KINDS}
     if fits["davidson"].ties["model"].iloc[0] != "davidson":
         raise ValueError("The log has no ties: the tie models are plain Bradley-Terry there, "
