@@ -13,14 +13,14 @@ Defaults: 30 models with true Elo ~ N(0, 250), 100 tasks (every model has every 
 noiseless judges, batches of 100, 12 seeds. Designs (same board and seeds for all):
 
 * ``uniform`` a uniformly random pair on a random shared task per match
-  (:func:`sampling.simulate.uniform_matches`), run once to each target;
+  (:func:`sampling.design.simulate.uniform_matches`), run once to each target;
 * ``active-anchored`` :func:`sampling.plan_matches` with ``objective="anchored"`` and the
   default share bound (a model plays at most 3x its fair share of a batch), to the anchored
   target; ``active-anchored-unbounded`` the same without the bound;
 * ``active-pairwise`` the default planner (``objective="pairwise"``, share bound 3x), to the
   pairwise target;
 * ``oracle-pairwise`` / ``oracle-anchored`` greedy picks from the *true* strengths
-  (:func:`sampling.oracle.oracle_matches`, no balance rule): how far the same criterion gets
+  (:func:`sampling.design.oracle.oracle_matches`, no balance rule): how far the same criterion gets
   when nothing is estimated, to the pairwise / anchored target.
 
 Planned designs are checked batch by batch with :func:`sampling.check_balance`. Inside the
@@ -40,10 +40,10 @@ batch (three judges) are timed alternately, ``--repeats`` times; medians and the
 ``bench_sampling_speed.csv`` (with the 1-minute load average at the end of each row: the
 ratio holds on a busy machine only roughly, since the fit and the picks slow down differently).
 The plan's time is split into its own fit of the history, the
-judge assignment after the picks (:func:`sampling.judges.assign_judges`) and the rest (board,
+judge assignment after the picks (:func:`sampling.judges.assign.assign_judges`) and the rest (board,
 picks), reported per match. Every row's plan is active from its first pick, so its picks run in
-the compiled loop (:mod:`sampling._pickloop`; loaded before the first row, so the medians hold
-no compilation or cache load).
+the compiled loop (:mod:`sampling.picks.picker_numba`; loaded before the first row, so the medians
+hold no compilation or cache load).
 
 Usage::
 
@@ -68,9 +68,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run from anywhere: import this checkout's packages
 
 import ratings  # noqa: E402
-import sampling.plan  # noqa: E402
+import sampling.design.plan  # noqa: E402
 from ratings.io import write_atomic  # noqa: E402
-from sampling.simulate import (  # noqa: E402
+from sampling.design.simulate import (  # noqa: E402
     judge_matches,
     make_board,
     mean_half_width,
@@ -201,11 +201,11 @@ SPEED_ROWS = ((100, 400, 200_000, 500), (100, 400, 200_000, 5_000), (300, 1_000,
 
 
 class _Stopwatch:
-    """Wraps a function of :mod:`sampling.plan` and adds up the seconds spent in it."""
+    """Wraps a function of :mod:`sampling.design.plan` and adds up the seconds spent in it."""
 
     def __init__(self, name: str) -> None:
         self.name, self.seconds = name, 0.0
-        self.inner = getattr(sampling.plan, name)
+        self.inner = getattr(sampling.design.plan, name)
 
     def __call__(self, *args, **kwargs):
         tic = time.perf_counter()
@@ -219,20 +219,20 @@ def _load_pick_loop() -> None:
     """Compile (or load from the cache) the compiled pick loop with a small active plan (a
     loaded loop makes every active plan), and the compiled judge repair of large plans with a
     small assignment."""
-    import sampling._pickloop
-    import sampling._repair
+    import sampling.judges.assign_numba
+    import sampling.picks.picker_numba
 
     a, b, zero = np.array([0, 1]), np.array([1, 2]), np.zeros(2, dtype=np.int64)
     bounds = np.zeros((1, 3, 2), dtype=np.int64)
     x = np.zeros((3, 2), dtype=np.int64)
-    sampling._repair.weighted_repair(a, b, zero, x, bounds, bounds + 1, np.ones(1, dtype=np.int64),
-                                     np.zeros(3, dtype=np.int64), zero, np.full(2, 2),
-                                     np.ones((2, 2), dtype=bool), 1)  # fmt: skip
+    sampling.judges.assign_numba.weighted_repair(
+        a, b, zero, x, bounds, bounds + 1, np.ones(1, dtype=np.int64),
+        np.zeros(3, dtype=np.int64), zero, np.full(2, 2), np.ones((2, 2), dtype=bool), 1)
 
     board = make_board(6, 4, seed=0)
     subs = board.submissions[["model", "task_id"]]
     log = judge_matches(uniform_matches(subs, board.judges, 60, seed=0), board, seed=0)
-    sampling.plan.plan_matches(log, subs, board.judges, 20, seed=0, phase="active")
+    sampling.design.plan.plan_matches(log, subs, board.judges, 20, seed=0, phase="active")
 
 
 def speed_row(models: int, tasks: int, history: int, n: int, repeats: int, seed: int) -> dict:
@@ -249,15 +249,15 @@ def speed_row(models: int, tasks: int, history: int, n: int, repeats: int, seed:
         fit_cpu.append(time.process_time() - cpu)
         watches = [_Stopwatch("fit_for_planning"), _Stopwatch("assign_judges")]
         for w in watches:
-            setattr(sampling.plan, w.name, w)
+            setattr(sampling.design.plan, w.name, w)
         try:
             tic, cpu = time.perf_counter(), time.process_time()
-            sampling.plan.plan_matches(log, subs, board.judges, n, seed=seed)
+            sampling.design.plan.plan_matches(log, subs, board.judges, n, seed=seed)
             plans.append(time.perf_counter() - tic)
             plan_cpu.append(time.process_time() - cpu)
         finally:
             for w in watches:
-                setattr(sampling.plan, w.name, w.inner)
+                setattr(sampling.design.plan, w.name, w.inner)
         plan_fits.append(watches[0].seconds)
         judges.append(watches[1].seconds)
     plan, fit = float(np.median(plans)), float(np.median(fits))

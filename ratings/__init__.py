@@ -21,6 +21,8 @@ from ratings.core.version import __version__  # noqa: F401 - re-exported
 from ratings.data.comparisons import Comparisons, aggregate
 from ratings.io import VerdictLog, read_verdicts
 from ratings.result import Ratings
+from ratings.stability.drift import drift
+from ratings.stability.place import place
 
 _moved.install()  # old module paths (``ratings.crowd``, ...) warn and lead to the new ones
 
@@ -44,8 +46,10 @@ __all__ = [
     "aggregate",
     "audit",
     "compare_ties",
+    "drift",
     "features",
     "fit",
+    "place",
     "read_verdicts",
     "report",
     "warmup",

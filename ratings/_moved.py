@@ -19,7 +19,7 @@ from types import ModuleType
 
 from ratings.core.deprecation import REMOVED_IN
 
-__all__ = ["MOVED", "install"]
+__all__ = ["MOVED", "add_moved", "install"]
 
 #: Old module path -> new one (or the new ones its names went to).
 MOVED: dict[str, str | tuple[str, ...]] = {
@@ -121,3 +121,10 @@ def install() -> None:
     """Put the finder of old module paths on :data:`sys.meta_path` (once)."""
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.append(_Finder())
+
+
+def add_moved(paths: dict[str, str | tuple[str, ...]]) -> None:
+    """Old module paths of a package built on ``ratings`` (``sampling``'s), kept the same way:
+    each warns, naming its new place and :data:`~ratings.core.deprecation.REMOVED_IN`."""
+    MOVED.update(paths)
+    install()

@@ -1,12 +1,14 @@
 """The building blocks ``ratings`` offers packages built on it (``sampling`` uses only these and
 the public API of :mod:`ratings`): messages, the verdict schema, the memory guard, the thread
 and quantile helpers, table reading and atomic writing, style features, simulated verdicts,
-and the command line's kit for a subcommand (:mod:`ratings.cli.kit`).
+the command line's kit for a subcommand (:mod:`ratings.cli.kit`), lazy exports and old module
+paths kept as warning proxies (``add_moved``).
 
 Each name is documented where it is defined; this module only gathers them, so that a package
 on top depends on one list rather than on the layout of ``ratings``' parts.
 """
 
+from ratings._moved import add_moved
 from ratings.api.fitting import parse_anchor
 from ratings.api.style import style_columns
 from ratings.cli.kit import (
@@ -47,6 +49,7 @@ __all__ = [
     "add_command",
     "add_input_options",
     "add_memory_option",
+    "add_moved",
     "add_output_options",
     "booleans",
     "check_memory",

@@ -31,11 +31,14 @@ __all__ = [
     "Combination",
     "FitInfo",
     "JudgeEffects",
+    "Placement",
     "Ratings",
     "Uncertainty",
     "check_level",
     "format_table",
+    "register_fragility",
     "register_html",
+    "style_note",
     "tie_note",
 ]
 
@@ -48,10 +51,21 @@ MODEL_NAMES = {"bt": "Bradley-Terry", "crowd-bt": "Crowd-BT", "combined": "combi
 CI_DESCRIPTIONS = {
     "sandwich": "robust sandwich H^-1 B H^-1",
     "cr2": "cluster-robust CR2 sandwich, Satterthwaite df per contrast (column df)",
+    "cr1": "cluster-robust CR1 sandwich H^-1 B H^-1 (factor G/(G-1))",
     "sandwich-z": "robust sandwich H^-1 B H^-1 (normal quantile)",
     "model": "model-based inverse Hessian H^-1",
     "bootstrap": "bootstrap percentile",
 }
+
+
+def style_note(style: pd.DataFrame | None, *, long: bool = True) -> str:
+    """What a style-controlled fit controls for, to follow the model's name: ``", style-controlled:
+    tokens, headers"`` (``long=False``: ``" (style: tokens, headers)"``, the ``method`` column's
+    spelling); empty without style control."""
+    if style is None or "feature" not in style:
+        return ""
+    names = ", ".join(map(str, style["feature"]))
+    return f", style-controlled: {names}" if long else f" (style: {names})"
 
 
 def _expit(x: float) -> float:
@@ -138,6 +152,20 @@ class Combination:
     se_independent: pd.Series | None = None
 
 
+@dataclass(frozen=True, eq=False)
+class Placement:
+    """How new models were placed against a frozen board (:func:`ratings.place`): the models
+    estimated (``new``; the others keep the reference's published strengths), whether the
+    intervals carry the reference's covariance (``reference_cov``, the two-step term), the
+    verdicts between two reference models (which cannot move a frozen board) and where the
+    reference came from."""
+
+    new: tuple[str, ...]
+    reference_cov: bool
+    n_reference_only: int = 0
+    source: str | None = None
+
+
 def _part_field(part: str, name: str, doc: str) -> property:
     """A property reading ``name`` of the typed part ``part``; None when the result has no such
     part (a combined headline has no ``fit_info``, a fit without ``adjust=`` no
@@ -197,6 +225,11 @@ class Ratings:
     #: ``fit(..., style=...)``: the style coefficients (:func:`ratings.models.style.style_table`;
     #: ``attrs["raw_rank"]`` holds the plain fit's ranks behind ``rank_change``).
     style: pd.DataFrame | None = None
+    #: :func:`ratings.place`: which models were placed against a frozen board.
+    placement: Placement | None = None
+    #: The verdicts a plain fit read (``ratings.api.loading.LoadedLog``), for refits
+    #: (:meth:`fragility`); None for other results.
+    source: object | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "strength", readonly_copy(self.strength))
@@ -459,6 +492,9 @@ class Ratings:
             out["rank_change"] = raw - out["rank"].to_numpy()
         if self.uncertainty.model_based is not None:
             out["model_based"] = self.model_based_mask
+        if self.placement is not None:  # which models were placed, and on what intervals
+            out["placed"] = np.asarray(self.models.isin(self.placement.new))
+            out["reference_cov"] = self.placement.reference_cov
         if self.scope is not None:
             out.insert(0, "scope", self.scope)
         out = out.iloc[self.rank_order]
@@ -620,11 +656,12 @@ class Ratings:
     # --- text ----------------------------------------------------------------------------
     def summary(self, max_rows: int | None = None) -> str:
         """A readable report: fit information, then the ratings table."""
-        kind = CI_DESCRIPTIONS["cr2" if self.inference is not None else self.ci]
+        cr1 = self.ci == "sandwich" and self.cluster and self.df is not None  # judge effects
+        kind = CI_DESCRIPTIONS["cr2" if self.inference is not None else "cr1" if cr1 else self.ci]
         clus = (f"clustered by {self.cluster!r} ({self.n_clusters} clusters)"
                 if self.cluster else "per verdict (HC0)")  # fmt: skip
         lines = [
-            f"Ratings ({MODEL_NAMES.get(self.kind, self.kind)}"
+            f"Ratings ({MODEL_NAMES.get(self.kind, self.kind)}{style_note(self.style)}"
             f"{', scope ' + repr(self.scope) if self.scope else ''}): "
             f"{len(self.models)} models, {self.n_verdicts} verdicts",
             f"Scale: Elo = {self.offset:g} + 400/ln(10) * (s - "
@@ -651,6 +688,12 @@ class Ratings:
                          "jointly; intervals include their uncertainty)")
         if self.n_rejected:
             lines.append(f"Rejected input rows: {self.n_rejected} (not fitted)")
+        if self.placement is not None:
+            p = self.placement
+            lines.append(f"Placed against a frozen board: {len(p.new)} new model(s) (column "
+                         "placed); the others keep their published Elo; intervals "
+                         + ("include the board's own uncertainty (two-step)" if p.reference_cov
+                            else "ignore the board's uncertainty (no covariance given)"))
         lines.append(f"Rank intervals: simultaneous {self.level:.0%} (rank_lower..rank_upper); "
                      f"statistically tied with the leader: {', '.join(self.tied_with_leader())}")
         if self.model_based_mask.any():
@@ -668,6 +711,13 @@ class Ratings:
         lines += ["", format_table(table)]
         if self.judges is not None:
             lines += ["", "Judges:", format_table(self.judges.reset_index())]
+        if self.style is not None:
+            lines += ["", f"Style coefficients (log-odds per root-mean-square of the feature, "
+                          f"transform {self.style.attrs.get('transform', 'normalized')!r}; "
+                          f"{self.level:.0%} intervals):",
+                      self.style[["feature", "coef", "coef_elo", "se", "lower", "upper",
+                                  "p_value"]].to_string(index=False,
+                                                        float_format="{:.4g}".format)]
         if self.judge_effects is not None and len(self.judge_effects.table):
             cols = ["judge", "n", "position_bias_elo", "position_lower_elo",
                     "position_upper_elo", "self_preference_elo", "self_lower_elo",
@@ -690,6 +740,17 @@ class Ratings:
             The page's HTML.
         """
         return _html_renderer("page")(self, path, title=title, charts=charts)
+
+    def fragility(self, **options) -> object:
+        """How fragile the order of neighbours is: the fewest verdicts (and tasks) whose
+        removal reverses each pair, leave-one-judge-out and leave-one-scope-out changes, and
+        the verdicts that would separate pairs the rank intervals do not. See
+        :func:`ratings.stability.fragility.fragility` (``options`` go there; registered by
+        :mod:`ratings.stability`, which ``import ratings`` imports)."""
+        if _FRAGILITY is None:
+            raise RuntimeError("No fragility analysis is registered; `import ratings.stability` "
+                               "registers it.")
+        return _FRAGILITY(self, **options)
 
     def _repr_html_(self) -> str:
         """A compact table for notebooks (the best 30 models; a plain table when no renderer
@@ -721,6 +782,17 @@ def register_html(*, page: Callable[..., str], notebook: Callable[..., str]) -> 
     """Register the renderers of :meth:`Ratings.to_html` (``page(result, path, *, title,
     charts)``) and of a notebook's display (``notebook(result)``)."""
     _HTML.update(page=page, notebook=notebook)
+
+
+#: The fragility analysis of a fit (:mod:`ratings.stability.fragility`, which sits above this
+#: module and refits through :mod:`ratings.models`), registered by :mod:`ratings.stability`.
+_FRAGILITY: Callable[..., object] | None = None
+
+
+def register_fragility(analysis: Callable[..., object]) -> None:
+    """Register what :meth:`Ratings.fragility` runs (``analysis(result, **options)``)."""
+    global _FRAGILITY
+    _FRAGILITY = analysis
 
 
 def _html_renderer(kind: str) -> Callable[..., str]:

@@ -40,7 +40,8 @@ from ratings.kit import (
     write_atomic,
 )
 
-MIN_MATCHES = 10  # the planner's default (sampling.plan.DEFAULT_MIN_MATCHES; checked in tests)
+#: The planner's default (sampling.design.plan.DEFAULT_MIN_MATCHES; checked in tests).
+MIN_MATCHES = 10
 
 __all__ = [
     "COMMAND",
@@ -226,7 +227,7 @@ def add_next_parser(subparsers, kit=None) -> argparse.ArgumentParser:
 
 def cmd_next(args: argparse.Namespace) -> int:
     """Run ``next``: read, plan, write atomically; warnings go to stderr. Returns 0."""
-    from sampling._board import PlanWarning
+    from sampling.board.inputs import PlanWarning
 
     style = _style(args)
     log = read_log(args, keep=_style_columns(style), empty=True)
@@ -270,8 +271,8 @@ def phase_lines(plan: pd.DataFrame) -> list[str]:
 
 def plan_from_args(args: argparse.Namespace, verdicts, subs) -> pd.DataFrame:
     """Plan from the parsed flags of ``ratings next`` (one scope, or ``--scopes``)."""
-    from sampling.plan import plan_matches
-    from sampling.scopes import plan_scopes
+    from sampling.design.plan import plan_matches
+    from sampling.design.scopes import plan_scopes
 
     if args.scopes and args.scope:
         raise ValueError("Pass either `--scope` or `--scopes`, not both.")

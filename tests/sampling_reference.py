@@ -1,8 +1,8 @@
 """A plain reference of the planner's pick rule, to check the vectorised search against.
 
-:class:`ReferencePicker` keeps :class:`sampling.picker.Picker`'s state and ranking but picks by
-walking the ranked pairs one by one, recomputing each model's allowed tasks from the counts
-with Python loops, exactly as :meth:`sampling.picker.Picker.pick` documents the rule:
+:class:`ReferencePicker` keeps :class:`sampling.picks.picker.Picker`'s state and ranking but picks
+by walking the ranked pairs one by one, recomputing each model's allowed tasks from the counts
+with Python loops, exactly as :meth:`sampling.picks.picker.Picker.pick` documents the rule:
 
 for the share cap (then without it), for each task level (strictest first), for judged pairs
 (a judge both models have used least is left) and then any pair: the first ranked pair whose two
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sampling.picker import Picker
+from sampling.picks.picker import Picker
 
 
 def allowed_tasks(usable, task_n, plan_task_n, level: int) -> list[set[int]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from sampling import plan_matches
-from sampling.simulate import judge_matches
+from sampling.design.simulate import judge_matches
 
 
 def grow(board, subs, n_batches, n, *, seed=0, log=None, **kw):

@@ -60,15 +60,23 @@ LAYERS: dict[str, set[str]] = {
     "datasets": {"core", "io", "result", "api", "scopes"},
     "audit": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes"},
     "plot": {"core", "io", "result", "scopes", "audit"},
+    "stability": {"core", "io", "kernels", "data", "inference", "models", "result", "api",
+                  "scopes", "plot"},
     "report": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
-               "audit", "plot"},
+               "audit", "plot", "stability"},
     "_moved": {"core"},
-    "ratings": {"core", "io", "data", "result", "api", "audit", "_moved", "features", "report"},
+    "ratings": {"core", "io", "data", "result", "api", "audit", "_moved", "features", "report",
+                "stability"},
     "cli": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
-            "audit", "plot", "report", "datasets", "ratings", "features"},
-    "kit": {"core", "io", "models", "api", "datasets", "cli"},
-    # beside ratings: its public API and the kit
-    "sampling": {"ratings", "kit"},
+            "audit", "plot", "report", "datasets", "ratings", "features", "stability"},
+    "kit": {"core", "io", "models", "api", "datasets", "_moved", "cli"},
+    # beside ratings: its public API and the kit, then its own parts
+    "sampling.board": {"ratings", "kit"},
+    "sampling.judges": {"ratings", "kit", "sampling.board"},
+    "sampling.picks": {"ratings", "kit", "sampling.board", "sampling.judges"},
+    "sampling.design": {"ratings", "kit", "sampling.board", "sampling.judges", "sampling.picks"},
+    "sampling": {"ratings", "kit", "sampling.board", "sampling.judges", "sampling.picks",
+                 "sampling.design"},
 }
 
 #: What each part owns, for the parts table of docs/architecture.md (written with :data:`LAYERS`
@@ -87,8 +95,9 @@ OWNS: dict[str, str] = {
               "`models/crowd/` all of Crowd-BT (likelihood, prior, one-judge widening, judges "
               "table, judge-quality files)",
     "result": "`Ratings`: a core and typed parts (`Uncertainty`, `FitInfo`, `JudgeEffects`, "
-              "`Combination`, Crowd-BT's `CrowdSummary`, the style coefficients); the HTML "
-              "renderers registered from above (`register_html`)",
+              "`Combination`, Crowd-BT's `CrowdSummary`, the style coefficients, `Placement`); "
+              "the HTML renderers and the fragility analysis registered from above "
+              "(`register_html`, `register_fragility`)",
     "api": "`fit` and its typed specs (`BT`, `CrowdBT`, `Bootstrap`, `Read`, `Adjust`, `Solver`, "
            "`Style`; `specs.options_of` checks them once), reading a log for a fit (`loading`), "
            "judge-effect adjustment, the style fit, the kernels' warm-up, 0.1.0's names (`compat`)",
@@ -99,22 +108,35 @@ OWNS: dict[str, str] = {
                 "drawn from known strengths (`simulate`)",
     "audit": "the judge audit (position bias, self-preference, agreement)",
     "plot": "the figures, and a saved table drawn (`plot_table`)",
+    "stability": "new models placed against a frozen board (two-step intervals), drift between "
+                 "two boards (and its chart), the fragility of a board's order; the board file "
+                 "and its covariance file",
     "report": "the leaderboard page (`to_html`, `ratings report`): its contents, charts and "
               "templates",
     "_moved": "module paths of earlier releases, as proxies that warn",
-    "ratings": "the package's public API (`ratings.fit`, `ratings.Ratings`, ...)",
+    "ratings": "the package's public API (`ratings.fit`, `ratings.place`, `ratings.Ratings`, "
+               "...)",
     "cli": "the runner (`app`), one module per subcommand (`commands/`), the kit they are built "
            "with (`kit`), flags, notes, the allocator settings of a run",
     "kit": "the building blocks for packages built on ratings (`sampling`'s only door besides "
            "the public API)",
-    "sampling": "match planning and campaign simulation, beside `ratings/` (`ratings next` "
+    "sampling.board": "planning inputs and counts: board, history, submissions, matches per "
+                      "(pair, task), feasible pairs",
+    "sampling.judges": "routing and the judge of each match (`assign`, its compiled repair "
+                       "`assign_numba`)",
+    "sampling.picks": "the active phase's picks: criteria, `picker` and its compiled twin "
+                      "`picker_numba`, PCG64 in numba (`pcg64_numba`)",
+    "sampling.design": "`plan_matches` and its rules, several scopes, balance checks, the "
+                       "oracle design, simulated campaigns",
+    "sampling": "match planning beside `ratings/`: the public names and `ratings next` (`cli`, "
                 "registered through the entry points)",
 }
 
 
 def _part_label(part: str) -> str:
-    if part == "sampling":
-        return "`sampling/`"
+    if part.startswith("sampling"):
+        return "`" + part.replace(".", "/") + "/`" + (" (`__init__`, `cli.py`)"
+                                                      if part == "sampling" else "")
     if part == "ratings":
         return "`__init__.py`"
     return f"`{part}/`" if (ROOT / "ratings" / part).is_dir() else f"`{part}.py`"
@@ -362,8 +384,9 @@ def _part(name: str) -> str | None:
     """The part a module belongs to: of ``ratings`` (its subpackage or top-level module, or
     ``ratings`` for the package's ``__init__``), or ``sampling``."""
     bits = name.split(".")
-    if bits[0] == "sampling":
-        return "sampling"
+    if bits[0] == "sampling":  # a subpackage of sampling, or its own modules
+        return ".".join(bits[:2]) if (ROOT / "sampling" / [*bits, ""][1]).is_dir() \
+            and len(bits) > 1 else "sampling"  # fmt: skip
     if bits[0] != "ratings":
         return None
     return "ratings" if len(bits) == 1 else bits[1]
@@ -430,8 +453,8 @@ def test_a_hidden_import_would_be_found():
     assert _upward(graph, LAYERS) == [
         "ratings.result -> ratings.report (result may not import report)"]
     module = _parsed("ratings.scopes.x", "from importlib import import_module as im\n"
-                     "import_module = im\nm = __import__('sampling.plan')\n")
-    assert module.hidden == ["ratings/scopes/x.py:3: __import__('sampling.plan')"]
+                     "import_module = im\nm = __import__('sampling.design.plan')\n")
+    assert module.hidden == ["ratings/scopes/x.py:3: __import__('sampling.design.plan')"]
     module = _parsed("ratings.plot.x", "import importlib\nn = 'ratings.' + 'cli'\n"
                      "importlib.import_module(n)\n")
     assert module.hidden == ["ratings/plot/x.py:3: import_module() of a computed name"]
@@ -509,6 +532,79 @@ def test_every_module_declares_all_of_its_own_names(name):
             assert "__getattr__" in bound, f"{name}: {sorted(lazy)} are neither bound nor lazy"
     assert [n for n in public if n not in bound and n not in lazy] == []
     assert len(set(public)) == len(public)
+
+
+# --- One model core: one solver, one inference builder -----------------------------------------
+
+#: Where the Newton solver and the sandwich assembly live; every other fit calls them.
+CORE_PARTS = ("ratings/models", "ratings/api", "ratings/scopes")
+SOLVER = "ratings/models/newton.py"
+#: Functions that assemble a sandwich; only the inference builder and ``inference`` call them.
+SANDWICH_CALLS = {"gram", "cluster_sandwich", "bread_meat_bread", "sandwich"}
+
+
+def _core_findings(tree: ast.AST, where: str) -> list[str]:
+    """Tell-tales of a Newton loop or a sandwich assembly of its own in ``tree``: step halving
+    (``t *= 0.5``), a function called ``newton``, ``b @ ... @ b`` with the same bread on both
+    sides, the CR1 factor ``g / (g - 1)``, or a call of a sandwich function."""
+
+    def name(node: ast.AST) -> str | None:
+        return node.id if isinstance(node, ast.Name) else None
+
+    def ends(node: ast.AST, side: str) -> ast.AST:
+        while isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            node = node.left if side == "left" else node.right
+        return node
+
+    found = []
+    for node in ast.walk(tree):
+        line = f"{where}:{getattr(node, 'lineno', '?')}"
+        if (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Mult)
+                and isinstance(node.value, ast.Constant) and node.value.value == 0.5):
+            found.append(f"{line}: step halving (a Newton loop)")
+        elif isinstance(node, ast.FunctionDef) and node.name == "newton":
+            found.append(f"{line}: a function `newton`")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            left, right = name(ends(node, "left")), name(ends(node, "right"))
+            if (left is not None and left == right and isinstance(node.left, ast.BinOp)
+                    and isinstance(node.left.op, ast.MatMult)):
+                found.append(f"{line}: `{left} @ ... @ {left}` (a sandwich)")
+        elif (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
+              and isinstance(node.right, ast.BinOp) and isinstance(node.right.op, ast.Sub)
+              and name(node.left) is not None and name(node.left) == name(node.right.left)
+              and isinstance(node.right.right, ast.Constant) and node.right.right.value == 1):
+            found.append(f"{line}: the CR1 factor `{name(node.left)} / ({name(node.left)} - 1)`")
+        elif isinstance(node, ast.Call):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else (
+                func.attr if isinstance(func, ast.Attribute) else None)
+            if called in SANDWICH_CALLS:
+                found.append(f"{line}: calls `{called}` (a sandwich assembly)")
+    return found
+
+
+def test_one_solver_and_one_inference_builder():
+    """No Newton loop but :func:`ratings.models.newton.newton` and no sandwich assembled but by
+    :mod:`ratings.inference.builder` in ``models/``, ``api/`` or ``scopes/``."""
+    found = []
+    for part in CORE_PARTS:
+        for path in sorted((ROOT / part).rglob("*.py")):
+            where = str(path.relative_to(ROOT))
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            found += [f for f in _core_findings(tree, where)
+                      if not (where == SOLVER and ("step halving" in f or "`newton`" in f))]
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("source", [
+    "def fit(x):\n    t = 1.0\n    while f(x - t) > f(x):\n        t *= 0.5\n",
+    "def newton(fun, x):\n    return x\n",
+    "cov = bread @ meat @ bread\n",
+    "cov = (g / (g - 1)) * m\n",
+    "from ratings.inference.covariance import gram\ncov = gram(influence, 2.0)\n",
+])  # fmt: skip
+def test_a_second_solver_or_sandwich_would_be_found(source):
+    assert _core_findings(ast.parse(source), "x.py")
 
 
 def test_every_part_says_what_it_owns():

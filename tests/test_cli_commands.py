@@ -18,8 +18,8 @@ from ratings.cli.app import build_parser, main
 from ratings.cli.kit import Command
 from ratings.cli.reference import reference
 
-EXPECTED = ["fit", "ties", "judges", "combine", "rubric", "assign-judges", "freeze", "plot",
-            "audit", "report", "demo", "style-features"]  # fmt: skip
+EXPECTED = ["fit", "ties", "judges", "combine", "rubric", "assign-judges", "place", "drift",
+            "fragility", "freeze", "plot", "audit", "report", "demo", "style-features"]  # fmt: skip
 
 
 def _choices(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

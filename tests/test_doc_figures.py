@@ -296,7 +296,27 @@ def perf_planner() -> list[float]:
 # ----------------------------------------------------------------------------------------------
 
 F = r"(\d+(?:\.\d+)?)"  # one quoted number
+def placement(cell: str) -> list[float]:
+    """A placement coverage cell: two-step coverage and MCSE, known-board coverage and MCSE,
+    the two mean SEs and the SD of the estimates (``placement_coverage.csv``)."""
+    row = result("placement_coverage.csv").set_index("cell").loc[cell]
+    return [row[c] for c in ("two_step_coverage", "two_step_mcse", "known_board_coverage",
+                             "known_board_mcse", "two_step_mean_se", "known_board_mean_se",
+                             "sd_of_estimate")]
+
+
+def placement_band() -> list[float]:
+    cov = result("placement_coverage.csv")["two_step_coverage"]
+    return [cov.min(), cov.max()]
+
+
 CLAIMS: list[tuple[str, str, Callable[[], Sequence[float]]]] = [
+    # placement against a frozen board (docs/coverage.md, docs/stability.md)
+    *[("docs/coverage.md", rf"\| `{cell}` \| [^|]+ \| [^|]+ \| {F} \| {F} \| {F} \| {F} \| "
+       rf"{F} / {F} \| {F} \|", lambda cell=cell: placement(cell))
+      for cell in ("small-ref", "balanced", "sparse-new")],
+    ("docs/coverage.md", rf"cover \*\*{F}-{F}\*\*\s+in every cell", placement_band),
+    ("docs/stability.md", rf"the two-step intervals cover {F}-{F} in every cell", placement_band),
     # Bradley-Terry: the default (CR2 with df per contrast) in every cell and target
     ("README.md", rf"the default covers {F}-{F} \(Monte-Carlo SE {F}-{F}\) in every "
                   r"Bradley-Terry cell and target", bt_default),

@@ -91,7 +91,7 @@ def test_cli_max_memory_names_the_flag(tmp_path, capsys):
 def test_planning_checks_its_tables(tmp_path, capsys):
     subs = pd.DataFrame({"model": [f"m{k}" for k in range(40)] * 5,
                          "task_id": np.repeat([f"t{k}" for k in range(5)], 40)})  # fmt: skip
-    from sampling.plan import plan_matches
+    from sampling.design.plan import plan_matches
 
     with pytest.raises(MemoryLimitError, match=r"planning 40 models on 5 tasks"):
         plan_matches(None, subs, ["j1"], 5, seed=0, max_memory="100KB")

@@ -52,7 +52,7 @@ def test_every_flag_in_the_table_exists(capsys):
     """FLAGS names real flags of some subcommand (so messages never advise a missing one)."""
     helps = []
     for command in ("fit", "judges", "combine", "rubric", "assign-judges", "freeze", "next",
-                    "plot", "audit"):
+                    "plot", "audit", "place", "fragility"):
         with pytest.raises(SystemExit):
             main([command, "--help"])
         helps.append(capsys.readouterr().out)

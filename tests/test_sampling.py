@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 import ratings
-import sampling.judges as judges_module
+import sampling.judges.assign as judges_module
 from sampling import PlanWarning, check_balance, fit_for_planning, plan_matches
-from sampling.criteria import add_comparison, comparison_weight, trace_reduction
-from sampling.judges import assign_judges, level_bounds
-from sampling.simulate import SimulatedBoard, judge_matches, make_board
+from sampling.design.simulate import SimulatedBoard, judge_matches, make_board
+from sampling.judges.assign import assign_judges, level_bounds
+from sampling.picks.criteria import add_comparison, comparison_weight, trace_reduction
 
 JUDGES = ["j1", "j2", "j3"]
 
@@ -39,7 +39,8 @@ def assert_balanced(report: pd.DataFrame) -> None:
     assert (report["premature_repeats"] == 0).all()
     cols = ["task_spread_plan", "task_spread_total", "judge_spread_plan", "judge_spread_total"]
     assert (report[cols] <= 1).all().all(), report[cols].max()
-    # per model, judges are level where an assignment exists (not always: see sampling.judges)
+    # per model, judges are level where an assignment exists (not always: see
+    # sampling.judges.assign)
     assert (report["judge_model_spread_total"] <= 2).all()
     assert (report["judge_model_spread_total"] <= 1).mean() >= 0.8
 
@@ -199,8 +200,8 @@ def test_large_plans_repair_on_the_weighted_cost(monkeypatch):
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_compiled_weighted_repair_is_the_python_repair(monkeypatch, seed):
-    """The compiled repair of large plans (:mod:`sampling._repair`) recolours what the Python
-    repair does, with and without routing (matches that allow only some judges)."""
+    """The compiled repair of large plans (:mod:`sampling.judges.assign_numba`) recolours what the
+    Python repair does, with and without routing (matches that allow only some judges)."""
     rng = np.random.default_rng(seed)
     m, n = 25, 700  # above the integer programme's size
     judge_n = rng.integers(10, 40, (m, 3))
@@ -442,7 +443,7 @@ def test_planning_memory_is_not_quadratic_in_tasks_x_pairs():
     candidate and fresh masks, about 24 bytes per cell) would be 2.2 GB."""
     import tracemalloc
 
-    from sampling._board import plan_memory
+    from sampling.board.inputs import plan_memory
 
     m, t, n_log = 300, 1_000, 3_000
     models = np.array([f"m{k:03d}" for k in range(m)], dtype=object)

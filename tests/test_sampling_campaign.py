@@ -15,10 +15,10 @@ from sampling_runs import grow
 import ratings
 from ratings.cli.app import main
 from sampling import PlanWarning, check_balance, panel_targets, plan_matches, plan_scopes
-from sampling.criteria import add_comparison, centred, comparison_weight, trace_reduction
-from sampling.oracle import comparison_information, oracle_matches
-from sampling.picker import ladder_point, share_cap
-from sampling.simulate import judge_matches, make_board, pairwise_half_width
+from sampling.design.oracle import comparison_information, oracle_matches
+from sampling.design.simulate import judge_matches, make_board, pairwise_half_width
+from sampling.picks.criteria import add_comparison, centred, comparison_weight, trace_reduction
+from sampling.picks.picker import ladder_point, share_cap
 
 JUDGES = ["j1", "j2", "j3"]
 

@@ -10,8 +10,8 @@ import pytest
 
 from ratings.cli.app import main
 from sampling.cli import add_next_parser, read_verdict_file
-from sampling.plan import plan_matches
-from sampling.simulate import judge_matches, make_board
+from sampling.design.plan import plan_matches
+from sampling.design.simulate import judge_matches, make_board
 
 HEADER = "model_a,model_b,winner,task_id,judge\n"
 
@@ -103,7 +103,8 @@ def test_unreadable_log_is_reported(tmp_path, capsys):
 
 
 def test_cli_default_min_matches_is_the_planners():
-    from sampling import cli, plan
+    from sampling import cli
+    from sampling.design import plan
 
     assert cli.MIN_MATCHES == plan.DEFAULT_MIN_MATCHES
 

@@ -1,4 +1,4 @@
-"""Each model's side of the pair counts (:meth:`sampling.pairs.PairCounts.by_model`) against
+"""Each model's side of the pair counts (:meth:`sampling.board.pairs.PairCounts.by_model`) against
 a count of the matches in plain Python."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from sampling.pairs import PairCounts
+from sampling.board.pairs import PairCounts
 
 
 @pytest.mark.parametrize("m,t,n", [(2, 1, 1), (6, 3, 60), (40, 7, 3000), (9, 4, 0)])

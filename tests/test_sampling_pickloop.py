@@ -1,7 +1,8 @@
-"""The compiled pick loop (:mod:`sampling._pickloop`) against the NumPy picker, plan for plan.
+"""The compiled pick loop (:mod:`sampling.picks.picker_numba`) against the NumPy picker, plan
+for plan.
 
 Plans whose every pick is active are made by one numba kernel when large; the
-:class:`sampling.picker.Picker` (itself checked against a plain walk of the rule in
+:class:`sampling.picks.picker.Picker` (itself checked against a plain walk of the rule in
 ``test_sampling_picks.py``) is its twin. Both paths must give the same plan row for row, for
 the same seed, on boards that reach the branches of the rule: the share cap and its
 relaxation, both objectives, routing, forfeits, the looser task levels, and a plan whose
@@ -15,10 +16,10 @@ import pandas as pd
 import pytest
 from sampling_runs import grow
 
-import sampling.picker
-import sampling.plan
+import sampling.design.plan
+import sampling.picks.picker
 from sampling import plan_matches
-from sampling.simulate import judge_matches, make_board, uniform_matches
+from sampling.design.simulate import judge_matches, make_board, uniform_matches
 
 JUDGES = ["j1", "j2", "j3"]
 
@@ -27,24 +28,24 @@ JUDGES = ["j1", "j2", "j3"]
 def runs(monkeypatch):
     """Record what each call of the compiled loop returned (None: handed back)."""
     out = []
-    original = sampling.picker.Picker.run_active
+    original = sampling.picks.picker.Picker.run_active
 
     def spy(self, n):
         res = original(self, n)
         out.append(res)
         return res
 
-    monkeypatch.setattr(sampling.picker.Picker, "run_active", spy)
+    monkeypatch.setattr(sampling.picks.picker.Picker, "run_active", spy)
     return out
 
 
 def both_paths(monkeypatch, make_plan) -> pd.DataFrame:
     """Plan with the compiled loop and with the NumPy picker; assert the plans are equal."""
     with monkeypatch.context() as m:
-        m.setattr(sampling.plan, "_compiled_picks", lambda picker, n, n_models: True)
+        m.setattr(sampling.design.plan, "_compiled_picks", lambda picker, n, n_models: True)
         compiled = make_plan()
     with monkeypatch.context() as m:
-        m.setattr(sampling.plan, "_compiled_picks", lambda picker, n, n_models: False)
+        m.setattr(sampling.design.plan, "_compiled_picks", lambda picker, n, n_models: False)
         numpy = make_plan()
     pd.testing.assert_frame_equal(compiled, numpy)
     return compiled
@@ -91,14 +92,14 @@ def test_forfeits(monkeypatch, runs, grown):
 
 def test_looser_task_levels(monkeypatch, runs):
     uses = []
-    original = sampling.picker.slack_levels
+    original = sampling.picks.picker.slack_levels
 
     def counted(*args):
         for mask in original(*args):
             uses.append(1)
             yield mask
 
-    monkeypatch.setattr(sampling.picker, "slack_levels", counted)
+    monkeypatch.setattr(sampling.picks.picker, "slack_levels", counted)
     board = make_board(5, 4, seed=0, judges=JUDGES, coverage=0.7)
     subs = board.submissions[["model", "task_id"]]
     log = grow(board, subs, 3, 8)

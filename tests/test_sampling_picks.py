@@ -2,10 +2,10 @@
 
 :class:`sampling_reference.ReferencePicker` walks the ranked pairs one at a time and recomputes
 every model's allowed tasks with Python loops; plans made with it and with the planner's
-:class:`sampling.picker.Picker` must be identical row for row (a plan lists its picks in order),
-on small boards that reach every branch of the rule: balanced and active phases, routing,
-scopes, new models, failed submissions, the share cap and its relaxation, and the looser task
-levels.
+:class:`sampling.picks.picker.Picker` must be identical row for row (a plan lists its picks
+in order), on small boards that reach every branch of the rule: balanced and active phases,
+routing, scopes, new models, failed submissions, the share cap and its relaxation, and the
+looser task levels.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import pytest
 from sampling_reference import ReferencePicker
 from sampling_runs import grow
 
-import sampling.picker
-import sampling.plan
+import sampling.design.plan
+import sampling.picks.picker
 from sampling import plan_matches, plan_scopes
-from sampling.picker import lexmin
-from sampling.simulate import judge_matches, make_board
+from sampling.design.simulate import judge_matches, make_board
+from sampling.picks.picker import lexmin
 
 JUDGES = ["j1", "j2", "j3"]
 
@@ -29,14 +29,14 @@ JUDGES = ["j1", "j2", "j3"]
 def slack_uses(monkeypatch):
     """Count the picks that reach a level looser than the three strict ones."""
     uses = []
-    original = sampling.picker.slack_levels
+    original = sampling.picks.picker.slack_levels
 
     def counted(*args):
         for mask in original(*args):
             uses.append(1)
             yield mask
 
-    monkeypatch.setattr(sampling.picker, "slack_levels", counted)
+    monkeypatch.setattr(sampling.picks.picker, "slack_levels", counted)
     return uses
 
 
@@ -44,7 +44,7 @@ def same_plans(monkeypatch, make_plan) -> pd.DataFrame:
     """Plan with the planner's picker and with the reference walk; assert they are equal."""
     fast = make_plan()
     with monkeypatch.context() as m:
-        m.setattr(sampling.plan, "Picker", ReferencePicker)
+        m.setattr(sampling.design.plan, "Picker", ReferencePicker)
         slow = make_plan()
     pd.testing.assert_frame_equal(fast, slow)
     return fast

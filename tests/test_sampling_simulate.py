@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sampling.simulate import (
+from sampling.design.simulate import (
     SimulatedBoard,
     judge_matches,
     make_board,

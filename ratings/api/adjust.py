@@ -24,10 +24,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ratings.api.loading import LoadedLog
+from ratings.api.results import labelled
 from ratings.core.errors import NonIdentifiableError, option
 from ratings.data.comparisons import Comparisons
 from ratings.data.slots import Families, check_families_cover, read_families, slot_counts
 from ratings.kernels.engine import resolve as resolve_engine
+from ratings.models.estimate import Estimate
 from ratings.models.existence import check_identifiable
 from ratings.models.judge_effects import (
     EffectPlan,
@@ -37,7 +39,7 @@ from ratings.models.judge_effects import (
     fit_effects,
     plan_effects,
 )
-from ratings.result import FitInfo, JudgeEffects, Ratings, Uncertainty
+from ratings.result import JudgeEffects, Ratings
 
 __all__ = ["ADJUSTMENTS", "check_adjust_options", "checked_families", "fit_adjusted",
            "identified_plan", "parse_adjust", "ratings_from_fit"]
@@ -159,19 +161,11 @@ def ratings_from_fit(fit: EffectsFit, plan: EffectPlan, data: Comparisons, *, mo
                      rating: float = 1000.0) -> Ratings:  # fmt: skip
     """The strengths of a joint fit as :class:`Ratings` (``anchor`` at ``rating``, or centred
     there), with the judge effects (``judge_effects``) and, for Crowd-BT, the judges' eta."""
-    clustered = data.clusters is not None
-    df = float(data.n_clusters - 1) if (clustered and ci == "sandwich") else None
-    m = data.n_models
-    uncertainty = Uncertainty(
-        ci=ci, cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
-        influence=None if fit.influence is None else fit.influence[:, :m],
-        influence_clusters=data.clusters if clustered else None, df=df)
-    return Ratings(
-        models=data.models, strength=fit.estimate("s"), cov=fit.cov[:m, :m],
-        counts=data.collapsed().model_counts().copy(), uncertainty=uncertainty, offset=rating,
-        kind=model, level=level, scope=scope,
-        fit_info=FitInfo(loglik=-fit.nll, converged=fit.converged, n_iter=fit.n_iter,
-                         max_grad=fit.max_grad, n_rejected=n_rejected),
-        judges=None if model == "bt" else crowd_judges(fit, data, level, df),
-        judge_effects=JudgeEffects(effects_table(fit, plan, level=level, df=df), adjust),
-    ).reanchor(anchor, rating)
+    df = float(data.n_clusters - 1) if (data.clusters is not None and ci == "sandwich") else None
+    est = Estimate(theta=fit.estimate("s"), cov=fit.cov, nll=fit.nll, converged=fit.converged,
+                   n_iter=fit.n_iter, max_grad=fit.max_grad, influence=fit.influence,
+                   judges=None if model == "bt" else crowd_judges(fit, data, level, df))
+    return labelled(est, data, model=model, ci=ci, level=level, scope=scope,
+                    n_rejected=n_rejected, anchor=anchor, rating=rating, df=df,
+                    judge_effects=JudgeEffects(effects_table(fit, plan, level=level, df=df),
+                                               adjust))  # fmt: skip

@@ -19,6 +19,7 @@ from ratings.api.loading import (
     load_log,
     warn_unclustered,
 )
+from ratings.api.results import labelled
 from ratings.api.specs import (
     BT,
     Adjust,
@@ -44,11 +45,8 @@ from ratings.core.threads import one_blas_thread
 from ratings.data.comparisons import Comparisons
 from ratings.data.soft import check_soft_bootstrap, soft_counts
 from ratings.inference import bt_inference
-from ratings.inference.covariance import (
-    cluster_sandwich,
-    inverse_free,
-    sandwich,
-)
+from ratings.inference.builder import build, row_scores_of
+from ratings.inference.covariance import inverse_free
 from ratings.inference.degenerate import fill_collapsed
 from ratings.kernels.engine import kernels
 from ratings.kernels.engine import resolve as resolve_engine
@@ -59,7 +57,7 @@ from ratings.models.estimate import Estimate, bootstrap_refits
 from ratings.models.existence import check_identifiable
 from ratings.models.firth import fit_firth
 from ratings.models.ties import family_of
-from ratings.result import FitInfo, Ratings, Uncertainty
+from ratings.result import Ratings
 
 __all__ = [
     "CIKind",
@@ -291,22 +289,17 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         if ci != "model":  # the model-based variance where the sandwich collapsed
             cov, inference, model_based = fill_collapsed(est, data.models, ci, stacklevel=4)
             est = replace(est, cov=cov, inference=inference)
-        uncertainty = Uncertainty(
-            ci=ci, cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
-            draws=est.draws, influence=est.influence,
-            influence_clusters=data.clusters if clustered else None, inference=est.inference,
-            model_based=model_based)
-        info = FitInfo(loglik=-est.nll, converged=est.converged, n_iter=est.n_iter,
-                       max_grad=est.max_grad, n_rejected=n_rejected, penalty=penalty,
-                       firth=firth, unbounded=est.unbounded, ties=tie_table)  # fmt: skip
-        out = Ratings(
-            models=data.models, strength=est.theta, cov=est.cov,
-            counts=soft_counts(loaded.frame, data.models, rows.model_counts()["forfeits"]
-                               .to_numpy()) if soft and loaded.frame is not None
-            and "score" in loaded.frame else rows.model_counts().copy(),
-            uncertainty=uncertainty, offset=rating0, kind=name, level=level, scope=scope,
-            fit_info=info, judges=est.judges, crowd=est.crowd)
-        return out.reanchor(anchor, rating0)
+        out = labelled(est, data, model=name, ci=ci, level=level, scope=scope,
+                       n_rejected=n_rejected, anchor=anchor, rating=rating0, penalty=penalty,
+                       firth=firth, model_based=model_based,
+                       # refits (fragility) redo this maximum likelihood fit
+                       source=loaded if name == "bt" and not penalty and not firth else None)
+        if tie_table is not None:  # the tie model's parameter (ratings.api.ties)
+            out = replace(out, fit_info=replace(out.fit_info, ties=tie_table))
+        if soft and loaded.frame is not None and "score" in loaded.frame:  # counts of scores
+            forfeits = rows.model_counts()["forfeits"].to_numpy()
+            out = replace(out, counts=soft_counts(loaded.frame, data.models, forfeits))
+        return out
 
 
 def _check_style_source(verdicts, style: tuple[str, ...], columns) -> None:
@@ -338,20 +331,18 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, firth, ci, clustered, engin
             "are so far apart that their verdicts carry no information), so no interval can be "
             f"computed. Add verdicts between the extreme models, or pass {option('penalty')}."
         ) from None
-    influence = inference = None
-    if clustered and ci == "sandwich":  # CR2 with degrees of freedom per contrast
-        inference = bt_inference(res.theta, data, ref=ref, k=k, bread=bread)
-        cov, influence = inference.covariance(), inference.influence()
-    elif clustered:  # the influences serve the joint combination of scopes whatever `ci` is
-        def row_scores(rows: Comparisons, wi, wj, tt):
-            return k.bt_scores(res.theta, rows.ii, rows.jj, wi, wj, tt), None
 
-        cov, influence = cluster_sandwich(bread, data, k=k, row_scores=row_scores)
-    elif ci != "model":
-        _, score, _, meat = k.bt_row_terms(res.theta, data.ii, data.jj, data.wi, data.wj, data.tt)
-        cov = sandwich(bread, data, score, meat, clustered=False, k=k)
-    if ci == "model":
-        cov = bread
+    def row_scores(rows: Comparisons, wi, wj, tt):
+        return k.bt_scores(res.theta, rows.ii, rows.jj, wi, wj, tt), None
+
+    def verdict_meat():
+        _, _, _, meat = k.bt_row_terms(res.theta, data.ii, data.jj, data.wi, data.wj, data.tt)
+        return k.laplacian(data.n_models, data.ii, data.jj, meat)
+
+    built = build(bread, ci, row_scores_of(data, data.n_models, k, row_scores, verdict_meat),
+                  n_clusters=data.n_clusters if clustered else None,
+                  cluster_name=data.cluster_name,
+                  cr2=lambda: bt_inference(res.theta, data, ref=ref, k=k, bread=bread))
 
     def refit(sample: Comparisons):
         return estimator(sample, ref=ref, tol=1e-8, max_iter=max_iter, engine=engine,
@@ -359,6 +350,6 @@ def _estimate_bt(data: Comparisons, *, ref, penalty, firth, ci, clustered, engin
 
     draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed,
                        always_finite=firth)
-    return Estimate(theta=res.theta, cov=cov, nll=res.nll, converged=res.converged,
+    return Estimate(theta=res.theta, cov=built.cov, nll=res.nll, converged=res.converged,
                     n_iter=res.n_iter, max_grad=res.max_grad, model_cov=bread, draws=draws,
-                    influence=influence, inference=inference)  # fmt: skip
+                    influence=built.influence, inference=built.inference)  # fmt: skip

@@ -19,6 +19,7 @@ from typing import Literal
 
 import numpy as np
 
+from ratings.api.options import legacy
 from ratings.core.bounds import MAX_ANCHOR_RATING, MAX_PENALTY, check_number
 from ratings.core.errors import option
 from ratings.core.memory import MaxMemory, parse_size
@@ -287,17 +288,9 @@ class FitOptions:
     style: Style | None = None
 
 
-#: Flat keywords of earlier releases -> (the spec that holds them, its field).
-LEGACY = {
-    "penalty": ("BT", "penalty"), "firth": ("BT", "firth"),
-    "prior": ("CrowdBT", "prior"), "judge_quality": ("CrowdBT", "judge_quality"),
-    "eta_known": ("CrowdBT", "eta_known"), "fit_new_judges": ("CrowdBT", "fit_new_judges"),
-    "n_boot": ("Bootstrap", "n"), "seed": ("Bootstrap", "seed"),
-    "columns": ("Read", "columns"), "winner_map": ("Read", "winner_map"),
-    "errors": ("Read", "errors"), "engine": ("Solver", "engine"), "tol": ("Solver", "tol"),
-    "max_iter": ("Solver", "max_iter"), "max_memory": ("Solver", "max_memory"),
-    "families": ("Adjust", "families"),
-}  # fmt: skip
+#: Flat keywords of earlier releases -> (the spec that holds them, its field), from the
+#: option table (:mod:`ratings.api.options`).
+LEGACY = legacy()
 _SPECS = {"BT": BT, "CrowdBT": CrowdBT, "Bootstrap": Bootstrap, "Read": Read, "Solver": Solver}
 
 

@@ -18,11 +18,13 @@ import numpy as np
 import pandas as pd
 
 from ratings.api.loading import LoadedLog
+from ratings.api.results import labelled
 from ratings.core.errors import option
 from ratings.core.schema import DETERMINISTIC_JUDGE, require_columns
 from ratings.data.slots import slot_counts
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.crowd.prior import CrowdSummary
+from ratings.models.estimate import Estimate
 from ratings.models.existence import check_identifiable
 from ratings.models.style import (
     StyleFit,
@@ -34,7 +36,7 @@ from ratings.models.style import (
     style_table,
     widen_one_judge,
 )
-from ratings.result import FitInfo, Ratings, Uncertainty
+from ratings.result import Ratings
 
 __all__ = ["check_style_columns", "check_style_options", "fit_styled", "parse_style",
            "style_columns"]
@@ -68,36 +70,28 @@ def check_style_columns(columns, style: Sequence[str]) -> None:
 
 def _judges(fit, data, level: float) -> pd.DataFrame:
     """The Crowd-BT judges table (eta with intervals) of a style fit."""
-    from ratings.models.crowd.judge_table import judge_table
-    from ratings.models.crowd.likelihood import CrowdFit
+    from ratings.models.crowd.judge_table import joint_judges
 
     m, p = fit.n_models, fit.n_features
     keep = np.r_[np.arange(m), m + p + np.arange(fit.eta.size)]
-    crowd = CrowdFit(theta=fit.strength, eta=fit.eta, ref=0, estimated=fit.eta_estimated,
-                     boundary=fit.eta_boundary, hessian=fit.hessian[np.ix_(keep, keep)],
-                     nll=fit.nll, converged=fit.converged, n_iter=fit.n_iter,
-                     max_grad=fit.max_grad)  # fmt: skip
     df = None
     if fit.inference is not None:
         c = np.zeros((fit.eta.size, fit.cov.shape[0]))
         c[np.arange(fit.eta.size), m + p + np.arange(fit.eta.size)] = 1.0
         df = fit.inference.df(c)
-    return judge_table(crowd, fit.cov[np.ix_(keep, keep)], data, level, df)
+    return joint_judges(fit.strength, fit.eta, fit.eta_estimated, fit.eta_boundary,
+                        fit.hessian[np.ix_(keep, keep)], fit.cov[np.ix_(keep, keep)], data,
+                        level, df)  # fmt: skip
 
 
 def _effect_columns(slots, data, adjust: tuple[str, ...], families):
     """The plan of judge effects (:func:`ratings.models.judge_effects.plan_effects`, with its
     checks) and one covariate column per estimated effect, per verdict."""
     from ratings.api.adjust import checked_families, identified_plan
+    from ratings.models.judge_effects import effect_columns
 
     plan = identified_plan(slots, checked_families(families, adjust, data), adjust)
-    cols = []
-    for k in np.flatnonzero(plan.position):
-        cols.append((slots.judge == k).astype(np.float64))
-    own = plan.own.astype(np.float64)
-    for k in np.flatnonzero(plan.self_preference):
-        cols.append(np.where(slots.judge == k, own[k, slots.a] - own[k, slots.b], 0.0))
-    return plan, (np.column_stack(cols) if cols else np.zeros((slots.a.size, 0)))
+    return plan, effect_columns(slots, plan)
 
 
 class _EffectsView:
@@ -295,18 +289,10 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
     table.attrs["transform"] = transform
     table.attrs["raw_rank"] = pd.Series(plain, index=data.models).rank(
         ascending=False, method="min").astype(np.int64)
-    m = data.n_models
-    clustered = data.clusters is not None
-    judges = _judges(fit, data, level) if crowd else None
-    uncertainty = Uncertainty(
-        ci=ci, cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
-        influence=None if fit.influence is None else fit.influence[:, :m],
-        influence_clusters=data.clusters if clustered else None, inference=fit.inference)
-    info = FitInfo(loglik=-fit.nll, converged=fit.converged, n_iter=fit.n_iter,
-                   max_grad=fit.max_grad, n_rejected=loaded.n_rejected)
-    return Ratings(
-        models=data.models, strength=fit.strength, cov=fit.cov[:m, :m],
-        counts=collapsed.model_counts().copy(), uncertainty=uncertainty, offset=rating,
-        kind=model, level=level, scope=loaded.scope, fit_info=info, judges=judges, style=table,
-        judge_effects=effects, crowd=summary,
-    ).reanchor(anchor, rating)
+    est = Estimate(theta=fit.strength, cov=fit.cov, nll=fit.nll, converged=fit.converged,
+                   n_iter=fit.n_iter, max_grad=fit.max_grad, influence=fit.influence,
+                   inference=fit.inference, judges=_judges(fit, data, level) if crowd else None,
+                   crowd=summary)  # fmt: skip
+    return labelled(est, data, model=model, ci=ci, level=level, scope=loaded.scope,
+                    n_rejected=loaded.n_rejected, anchor=anchor, rating=rating, style=table,
+                    judge_effects=effects)  # fmt: skip

@@ -8,11 +8,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from ratings.api.options import add_option
 from ratings.cli.inputs import add_input_options, parse_mapping, read_log
 from ratings.cli.kit import add_memory_option
 from ratings.cli.tables import write_table
 from ratings.core.errors import InvalidVerdictsError
-from ratings.models.style import TRANSFORMS
 
 __all__ = [
     "FIT_INPUTS",
@@ -43,73 +43,23 @@ def add_fit_options(p: argparse.ArgumentParser, *, scope: bool = True, bt: bool 
     (``--model``) and ``effects`` (``--adjust``, ``--families``, ``--style``) where they mean
     something to the subcommand; the input options always."""
     add_input_options(p)
-    g = p.add_argument_group("the fit")
+    g = p.add_argument_group("the fit")  # each flag as the option table declares it
     if scope:
-        g.add_argument("--scope", help="fit only verdicts of this scope (required if several)")
+        add_option(g, "scope")
     if model:
-        g.add_argument("--model", choices=["bt", "crowd-bt"], default=None,
-                       help="Bradley-Terry (default for one scope), or Crowd-BT with one quality "
-                            "eta per judge (default for judged scopes with --by scope / "
-                            "combine)")  # fmt: skip
-    g.add_argument("--anchor", metavar="NAME=RATING",
-                   help="pin one model at a rating, e.g. 'GPT-5.5 (medium)=1000'; "
-                        "default: centred at mean 1000")  # fmt: skip
-    g.add_argument("--ci", choices=["sandwich", "sandwich-z", "model", "bootstrap"],
-                   default="sandwich",
-                   help="sandwich (default; clustered: CR2 with df per contrast), sandwich-z "
-                        "(CR1, normal quantile), model (inverse Hessian) or bootstrap")
-    g.add_argument("--level", type=float, default=0.95, metavar="LEVEL",
-                   help="confidence level (default 0.95)")
-    g.add_argument("--n-boot", type=int, default=1000, metavar="N",
-                   help="bootstrap resamples (default 1000)")
-    g.add_argument("--seed", type=int, default=0, metavar="SEED",
-                   help="bootstrap seed (default 0)")
-    if bt:
-        g.add_argument("--penalty", type=float, default=0.0, metavar="LAMBDA",
-                       help="bt: opt-in ridge penalty making ratings finite when a model never "
-                            "lost")  # fmt: skip
-        g.add_argument("--firth", action="store_true", help="bt: Firth's bias-reduced estimate, "
-                       "finite on every board (a model that never lost: open interval)")
-        g.add_argument("--ties", choices=["half", "davidson", "rao-kupper"], default="half",
-                       help="bt: a tie as half a win each (default), or a tie model with its "
-                            "tie parameter estimated with an interval: davidson (nu) or "
-                            "rao-kupper (theta)")  # fmt: skip
-        g.add_argument("--soft", action="store_true",
-                       help="bt: read winner as A's score in [0, 1] (fractional values "
-                            "allowed; 1, 0, 0.5 as A, B, tie), a quasi-likelihood fit")
+        add_option(g, "model")
+    bt_options = ("penalty", "firth", "ties", "soft") if bt else ()
+    for name in ("anchor", "ci", "level", "n_boot", "seed", *bt_options):
+        add_option(g, name)
     c = p.add_argument_group("judge quality (Crowd-BT)")
-    c.add_argument("--judge-quality", metavar="FILE|SCOPE=FILE,...",
-                   help="fix eta from a file written by `ratings judges` (per scope: "
-                        "'analytical=a.json,presentation=p.json')"
-                        + ("; implies --model crowd-bt, an error with --model bt"
-                           if model else ""))  # fmt: skip
-    c.add_argument("--fit-new-judges", action="store_true",
-                   help="estimate eta for judges missing from --judge-quality")
-    c.add_argument("--eta-known", action="store_true",
-                   help="treat --judge-quality etas as known (leave their uncertainty out of "
-                        "the intervals)")  # fmt: skip
-    c.add_argument("--prior", default="default", metavar="PRIOR",
-                   help="'default', 'none' or 'AGREE,FLIP,SD': weak priors on judge quality "
-                        "(Beta pseudo-counts) and strengths (sd, log units); 'none' fits the "
-                        "plain maximum likelihood")  # fmt: skip
+    add_option(c, "judge_quality", help_extra="; implies --model crowd-bt, an error with "
+               "--model bt" if model else "")  # fmt: skip
+    for name in ("fit_new_judges", "eta_known", "prior"):
+        add_option(c, name)
     if effects:
         e = p.add_argument_group("judge effects and style")
-        e.add_argument("--adjust", metavar="EFFECT,...",
-                       help="position and/or self-preference: estimate these judge effects as "
-                            "nuisance parameters, so ratings are corrected for them "
-                            "(self-preference needs --families)")  # fmt: skip
-        e.add_argument("--families", metavar="FILE",
-                       help="CSV with columns name,family for models and judges")
-        e.add_argument("--style", metavar="NAME,...",
-                       help="style control: fit one shared coefficient per feature from the "
-                            "columns NAME_a and NAME_b (e.g. tokens,headers); ratings are those "
-                            "of answers of equal style")  # fmt: skip
-        e.add_argument("--style-transform", default="normalized",
-                       choices=list(TRANSFORMS),
-                       help="how a feature's two sides become one number (default normalized: "
-                            "(a - b) / (a + b))")
-        e.add_argument("--style-ridge", type=float, default=0.0, metavar="LAMBDA",
-                       help="optional ridge on the style coefficients only (default 0)")
+        for name in ("adjust", "families", "style", "style_transform", "style_ridge"):
+            add_option(e, name)
     add_memory_option(p)
 
 

@@ -10,36 +10,32 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 
+from ratings.api.options import flags, switches
+
 __all__ = ["FLAGS", "render_option"]
 
 #: The flag setting each Python argument: while the command line runs, messages built with
 #: :func:`ratings.core.errors.option` name these instead of the Python arguments.
 FLAGS: dict[str, str] = {
-    "anchor": "--anchor", "anchor_rating": "--anchor", "scope": "--scope", "model": "--model",
-    "judge_quality": "--judge-quality", "fit_new_judges": "--fit-new-judges",
-    "cluster": "--cluster", "ci": "--ci", "level": "--level", "penalty": "--penalty",
-    "n_boot": "--n-boot", "seed": "--seed", "columns": "--columns", "winner_map": "--winner-map",
-    "errors": "--rejected", "duplicates": "--duplicates", "method": "--method",
+    **flags(),  # the fit's options, from their table (ratings.api.options)
+    "anchor_rating": "--anchor", "duplicates": "--duplicates", "method": "--method",
     "weights": "--weights", "missing": "--drop-missing", "date": "--date",
-    "refreeze": "--refreeze", "max_memory": "--max-memory", "csv_escape": "--no-csv-escape",
+    "refreeze": "--refreeze", "csv_escape": "--no-csv-escape",
     "top": "--top", "highlight": "--highlight", "n": "--n", "min_matches": "--min-matches",
     "phase": "--phase", "judges": "--judges", "submissions": "--submissions",
     "task_judges": "--task-judges", "objective": "--objective", "max_share": "--max-share",
-    "forfeits": "--forfeits", "scopes": "--scopes", "prior": "--prior",
-    "eta_known": "--eta-known", "adjust": "--adjust", "families": "--families",
-    "effects": "--effects",
-    "scale": "--scale", "convert": "--convert", "previous": "--previous", "firth": "--firth",
-    "style": "--style", "style_transform": "--style-transform", "style_ridge": "--style-ridge",
+    "forfeits": "--forfeits", "scopes": "--scopes", "effects": "--effects",
+    "scale": "--scale", "convert": "--convert", "previous": "--previous",
     "delimiter": "--delimiter", "encoding": "--encoding", "precision": "--precision",
-    "size": "--size", "dpi": "--dpi", "ties": "--ties", "soft": "--soft",
+    "size": "--size", "dpi": "--dpi",
+    "reference": "--reference", "reference_cov": "--reference-cov", "max_refits": "--max-refits",
 }  # fmt: skip
 #: Settings whose flag differs from ``FLAG VALUE`` (a switch, or a flag with a file).
 _SETTINGS: dict[tuple[str, object], str] = {
-    ("errors", "report"): "--rejected FILE", ("fit_new_judges", True): "--fit-new-judges",
-    ("missing", "drop"): "--drop-missing", ("cluster", None): "--no-cluster",
-    ("csv_escape", False): "--no-csv-escape", ("forfeits", True): "--forfeits FILE",
-    ("eta_known", True): "--eta-known", ("convert", True): "--convert",
-    ("firth", True): "--firth", ("soft", True): "--soft",
+    **switches(),  # the fit's switches (--firth, --fit-new-judges, --eta-known)
+    ("errors", "report"): "--rejected FILE", ("missing", "drop"): "--drop-missing",
+    ("cluster", None): "--no-cluster", ("csv_escape", False): "--no-csv-escape",
+    ("forfeits", True): "--forfeits FILE", ("convert", True): "--convert",
 }  # fmt: skip
 
 

@@ -506,16 +506,18 @@ def _degenerate(rows, blocks, clusters, free, chol) -> NDArray[np.float64]:
 
 
 def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float = 0.0, k,
-                 bread: NDArray[np.float64] | None = None,
-                 small: bool | None = None) -> ClusterInference:  # fmt: skip
+                 bread: NDArray[np.float64] | None = None, small: bool | None = None,
+                 free: NDArray[np.int64] | None = None) -> ClusterInference:  # fmt: skip
     """CR2 pieces of a clustered Bradley-Terry fit (``k``: the kernel module for the scores;
-    ``bread``: the fit's inverse Hessian (M x M, zero at ``ref``), if already computed).
+    ``bread``: the fit's inverse Hessian (M x M, zero at ``ref``), if already computed;
+    ``free``: the estimated models, default all but ``ref``; the others are fixed offsets,
+    as when new models are placed against a frozen board).
 
     ``small``: the sparse path of :mod:`ratings.inference.small` (True), the dense one (False);
     default by the clusters' sizes (:func:`ratings.inference.small.use_small_path`)."""
     m = data.n_models
     check_clusters(data)
-    free = np.delete(np.arange(m), ref)
+    free = np.delete(np.arange(m), ref) if free is None else np.asarray(free, dtype=np.int64)
     rows = bt_rows(theta, data)
     if bread is None:
         info = bt_rows(theta, data.collapsed()).information()  # summed over clusters

@@ -9,9 +9,13 @@ from numpy.typing import NDArray
 
 from ratings.data.comparisons import Comparisons
 from ratings.kernels.engine import Engine, kernels
+from ratings.models.design import pair_objective
+from ratings.models.families import BRADLEY_TERRY
 from ratings.models.newton import newton
 
-__all__ = ["BTFit", "fit_bt", "penalised_terms", "start"]
+NONE, NO_SLOT = np.zeros(0), np.zeros(0, dtype=np.int64)
+
+__all__ = ["NONE", "NO_SLOT", "BTFit", "fit_bt", "penalised_terms", "start"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,10 +42,7 @@ def penalised_terms(theta, data: Comparisons, penalty: float, k):
     mean and does not depend on which model is the reference.
     """
     m = data.n_models
-    nll, score, info, _ = k.bt_row_terms(theta, data.ii, data.jj, data.wi, data.wj, data.tt,
-                                         False)  # fmt: skip
-    grad = -k.scatter_diff(m, data.ii, data.jj, score)
-    hess = k.laplacian(m, data.ii, data.jj, info)
+    nll, grad, hess = pair_objective(BRADLEY_TERRY, k, theta, NONE, data, slot=NO_SLOT)
     if penalty > 0.0:
         c = theta - theta.mean()
         nll += 0.5 * penalty * float(c @ c)

@@ -59,7 +59,7 @@ class Estimate:
     converged: bool
     n_iter: int
     max_grad: float
-    model_cov: NDArray[np.float64] | Callable[[], NDArray[np.float64]]
+    model_cov: NDArray[np.float64] | Callable[[], NDArray[np.float64]] | None = None
     draws: NDArray[np.float64] | None = None
     influence: NDArray[np.float64] | None = None
     inference: ClusterInference | None = None

@@ -35,16 +35,16 @@ maximum likelihood's covers 0.97-0.98): prefer the plain fit's intervals when it
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from numpy.typing import NDArray
 
-from ratings.core.errors import ConvergenceWarning, option
+from ratings.core.errors import option
 from ratings.core.linalg import block, embed
 from ratings.data.comparisons import Comparisons
 from ratings.kernels.engine import Engine, kernels
-from ratings.models.bt import BTFit, start
+from ratings.models.bt import NO_SLOT, NONE, BTFit, start
+from ratings.models.families import BRADLEY_TERRY
+from ratings.models.newton import newton
 
 __all__ = ["check_firth_option", "firth_terms", "fit_firth"]
 
@@ -102,7 +102,8 @@ def firth_terms(theta: NDArray[np.float64], rows: Comparisons, free: NDArray[np.
         Its inverse on the free coordinates, embedded with zeros.
     """
     m = rows.n_models
-    nll, score, w, _ = k.bt_row_terms(theta, rows.ii, rows.jj, rows.wi, rows.wj, rows.tt, False)
+    nll, score, _, w, *_ = BRADLEY_TERRY.row_terms(k, theta, NONE, rows.ii, rows.jj, NO_SLOT,
+                                                   rows.wi, rows.wj, rows.tt, False)
     info = k.laplacian(m, rows.ii, rows.jj, w)
     logdet, inv = _factor(block(info, free))
     cov = embed(inv, free, m)
@@ -137,40 +138,19 @@ def fit_firth(
     rows = data.collapsed(engine=engine)
     x = start(rows) if theta0 is None else np.array(theta0, dtype=np.float64)
     x = x - x[ref]
-    f, g, info, cov = firth_terms(x, rows, free, k)
-    converged, it, limit = False, 0, max(max_iter, 200)
-    for it in range(1, limit + 1):  # noqa: B007 - `it` is reported after the loop
-        step = cov @ g
-        big = float(np.max(np.abs(step), initial=0.0))
-        if big > MAX_STEP:
-            step *= MAX_STEP / big
-        t = 1.0
-        while True:  # step-halving: accept the first step that does not lower l*
-            x_new = x + t * step
-            try:
-                new = firth_terms(x_new, rows, free, k)
-            except np.linalg.LinAlgError:  # information lost in floating point: shorter step
-                new = None
-            if new is not None and (new[0] <= f + 1e-12 * abs(f) or t < 1e-10):
-                break
-            if new is None and t < 1e-10:
-                raise np.linalg.LinAlgError(
-                    "Firth's fit lost the information matrix's positive definiteness; the "
-                    "board's information is too small to fit (check for models with almost no "
-                    "verdicts).")
-            t *= 0.5
-        change = t * float(np.max(np.abs(step), initial=0.0))
-        x, (f, g, info, cov) = x_new, new
-        if change < tol:
-            converged = True
-            break
-    max_grad = float(np.max(np.abs(g), initial=0.0))
-    if not converged:
-        warnings.warn(
-            f"Firth's bias-reduced fit did not converge after {it} iterations (largest "
-            f"modified score {max_grad:.3g}); results are returned with converged=False.",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
-    return BTFit(theta=x, ref=ref, hessian=info, nll=f, converged=converged, n_iter=it,
-                 max_grad=max_grad, penalty=0.0)  # fmt: skip
+
+    def scoring(theta: NDArray[np.float64]) -> tuple:  # -l*, -U* and I: Fisher scoring
+        f, modified, info, _ = firth_terms(theta, rows, free, k)
+        return f, -modified, info
+
+    try:
+        res = newton(scoring, x, free, tol=tol, max_iter=max(max_iter, 200), max_step=MAX_STEP,
+                     quadratic=False, what="Firth's bias-reduced", iterations="iterations",
+                     gradient="modified score")  # fmt: skip
+    except np.linalg.LinAlgError:
+        raise np.linalg.LinAlgError(
+            "Firth's fit lost the information matrix's positive definiteness; the board's "
+            "information is too small to fit (check for models with almost no verdicts)."
+        ) from None
+    return BTFit(theta=res.x, ref=ref, hessian=res.hessian, nll=res.f, converged=res.converged,
+                 n_iter=res.n_iter, max_grad=res.max_grad, penalty=0.0)  # fmt: skip

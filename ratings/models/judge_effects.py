@@ -26,12 +26,13 @@ and :class:`EffectPlan` says why.
 
 Inference
 ---------
-Strengths and effects are one Newton fit over verdicts aggregated by (judge, slot A, slot B);
-intervals come from the sandwich H^-1 B H^-1 with B summed over clusters (tasks) times G/(G-1)
-(per verdict without clusters), as for the ratings (:mod:`ratings.inference.covariance`), so the
-strengths' covariance includes the effects' uncertainty. Row derivatives come from the
-package's kernels (:mod:`ratings.kernels.fit` or their NumPy twins); the design is a sparse
-matrix, so every pass is vectorised over the aggregated rows.
+Strengths and effects are one fit of the design with covariates that style control also uses
+(:func:`ratings.models.style.fit_style`: the effects are covariate columns,
+:func:`effect_columns`; one Newton solver, its row terms from the outcome family of
+:mod:`ratings.models.families`). Intervals come from the sandwich H^-1 B H^-1 with B summed over
+clusters (tasks) times G/(G-1) (per verdict without clusters), as for the ratings
+(:mod:`ratings.inference.covariance`), so the strengths' covariance includes the effects'
+uncertainty.
 """
 
 from __future__ import annotations
@@ -43,18 +44,16 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.core.errors import NonIdentifiableError, option
+from ratings.core.errors import option
 from ratings.core.schema import DETERMINISTIC_JUDGE, ELO_SCALE
 from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
 from ratings.data.slots import SlotCounts, own_matrix
-from ratings.kernels.engine import Engine, kernels
-from ratings.models.newton import newton
+from ratings.kernels.engine import Engine
 
-__all__ = ["EffectPlan", "EffectsFit", "crowd_judges", "effects_table", "fit_effects",
-           "plan_effects", "two_sided_p"]  # fmt: skip
+__all__ = ["EffectPlan", "EffectsFit", "crowd_judges", "effect_columns", "effects_table",
+           "fit_effects", "plan_effects", "two_sided_p"]  # fmt: skip
 
-DIVERGED = 30.0  # |parameter| beyond which the fit is taken to diverge (as in Crowd-BT)
 
 NOT_FITTED = "not fitted"
 JUDGE_FREE = "judge-free verdicts (render forfeits, rubric matches)"
@@ -229,99 +228,6 @@ def _slot_reason(models: pd.Index, a: NDArray[np.int64], b: NDArray[np.int64]) -
             "strengths reproduces a slot effect (each pair it judged is in one A/B order)")
 
 
-class _Design:
-    """The linear predictor over x = (s, beta, gamma, eta) for slot rows.
-
-    Row r's predictor is s_A - s_B + beta_k + gamma_k (own_k(A) - own_k(B)) (eta_k enters
-    Crowd-BT's probability). Row derivatives are the package's kernels evaluated on the
-    predictor itself (``theta`` = the predictors and a trailing 0, pairs (r, R)); the sparse
-    design ``x`` (and ``e`` at eta_k for Crowd-BT) assembles the gradient and Hessian.
-    """
-
-    def __init__(self, rows: SlotCounts, own: NDArray[np.bool_], crowd: bool) -> None:
-        m, nj, r = len(rows.models), len(rows.judges), rows.n_rows
-        self.m, self.nj, self.rows, self.crowd = m, nj, rows, crowd
-        self.n_params = m + 3 * nj
-        self.d_own = own[rows.judge, rows.a].astype(np.float64) - own[rows.judge, rows.b]
-        # the columns of each row's nonzeros: s_A, s_B, beta_k, gamma_k (and eta_k)
-        self.cols = (rows.a, rows.b, m + rows.judge, m + nj + rows.judge, m + 2 * nj + rows.judge)
-        self.ii, self.jj = np.arange(r), np.full(r, r, dtype=np.int64)
-        from scipy import sparse
-
-        self.sparse = sparse
-        vals = np.concatenate([np.ones(r), -np.ones(r), np.ones(r), self.d_own])
-        self.x = sparse.csr_matrix((vals, (np.tile(self.ii, 4), np.concatenate(self.cols[:4]))),
-                                   shape=(r, self.n_params))  # fmt: skip
-        self.e = (sparse.csr_matrix((np.ones(r), (self.ii, self.cols[4])),
-                                    shape=(r, self.n_params)) if crowd else None)  # fmt: skip
-
-    def row_terms(self, x: NDArray[np.float64], k, with_meat: bool, counts=None) -> tuple:
-        """(nll, score_x, score_eta, h_xx, h_xeta, h_etaeta, meat_xx, meat_xeta, meat_etaeta)
-        per row, as :func:`ratings.kernels.fit_ref.crowd_row_terms` returns them; ``counts``
-        (wins of A, wins of B, ties) replaces the rows' own."""
-        r, (a, b, beta, gamma, _) = self.rows, self.cols
-        wa, wb, tt = (r.wa, r.wb, r.tt) if counts is None else counts
-        lin = np.append(x[a] - x[b] + x[beta] + x[gamma] * self.d_own, 0.0)
-        if self.crowd:
-            return k.crowd_row_terms(lin, np.ascontiguousarray(x[self.m + 2 * self.nj:]),
-                                     self.ii, self.jj, r.judge, wa, wb, tt, with_meat)
-        nll, score, info, meat = k.bt_row_terms(lin, self.ii, self.jj, wa, wb, tt, with_meat)
-        zero = np.zeros(r.n_rows)
-        return nll, score, zero, info, zero, zero, meat, zero, zero
-
-    def quad(self, wxx, wxe, wee) -> NDArray[np.float64]:
-        """sum_r wxx x_r x_r^T + wxe (x_r e_r^T + e_r x_r^T) + wee e_r e_r^T, dense."""
-        diag, x = self.sparse.diags, self.x
-        out = x.T @ (diag(wxx) @ x)
-        if self.e is not None:
-            cross = x.T @ (diag(wxe) @ self.e)
-            out = out + cross + cross.T + self.e.T @ (diag(wee) @ self.e)
-        return out.toarray()
-
-    def objective(self, x: NDArray[np.float64], k) -> tuple:
-        nll, sx, se, hxx, hxe, hee, *_ = self.row_terms(x, k, False)
-        grad = -(self.x.T @ sx)
-        if self.e is not None:
-            grad = grad - self.e.T @ se
-        return nll, grad, self.quad(hxx, hxe, hee)
-
-    def meat(self, x: NDArray[np.float64], k) -> NDArray[np.float64]:
-        """Per-verdict (HC0) meat: each row's summed squared per-verdict scores."""
-        *_, mxx, mxe, mee = self.row_terms(x, k, True)
-        return self.quad(mxx, mxe, mee)
-
-    def cluster_scores(self, x: NDArray[np.float64], k, slots: SlotCounts, *, dense: bool):
-        """Summed score of each cluster of ``slots`` (whose collapsed rows these are), G x P.
-
-        The score of one verdict of each outcome is taken per collapsed row, then each row of
-        ``slots`` adds its counts times those (no per-cluster rows): dense from the
-        ``slot_cluster_scores`` kernel, or (``dense=False``) a sparse matrix.
-        """
-        r = self.rows.n_rows
-        one, zero = np.ones(r), np.zeros(r)
-        per_outcome = [self.row_terms(x, k, False, counts)[1:3]
-                       for counts in ((one, zero, zero), (zero, one, zero), (zero, zero, one))]
-        row = slots.row_of
-        counts = (slots.wa, slots.wb, slots.tt)
-        sx = sum(w * o[0][row] for w, o in zip(counts, per_outcome, strict=True))
-        se = (sum(w * o[1][row] for w, o in zip(counts, per_outcome, strict=True))
-              if self.crowd else np.zeros(0))  # fmt: skip
-        d_own = self.d_own[row]
-        g = slots.n_clusters
-        if dense:
-            return k.slot_cluster_scores(g, self.m, self.nj, slots.cluster, slots.judge, slots.a,
-                                         slots.b, d_own, sx, se)  # fmt: skip
-        from scipy import sparse
-
-        m, nj, judge = self.m, self.nj, slots.judge
-        parts = [sx, -sx, sx, sx * d_own] + ([se] if self.crowd else [])
-        cols = np.concatenate([slots.a, slots.b, m + judge, m + nj + judge,
-                               m + 2 * nj + judge][: len(parts)])  # fmt: skip
-        return sparse.csr_matrix((np.concatenate(parts),
-                                  (np.tile(slots.cluster, len(parts)), cols)),
-                                 shape=(g, self.n_params))  # fmt: skip
-
-
 @dataclass(frozen=True, eq=False)
 class EffectsFit:
     """The joint fit: parameters x = (s, beta, gamma, eta) of length M + 3K.
@@ -360,6 +266,17 @@ class EffectsFit:
         return np.sqrt(np.clip(np.diag(self.cov)[sl], 0.0, None))
 
 
+def effect_columns(slots: SlotCounts, plan: EffectPlan) -> NDArray[np.float64]:
+    """One covariate column per estimated effect, per row of ``slots``: judge k's position
+    bias is the coefficient of a column that is 1 on its verdicts, its self-preference that of
+    own_k(A) - own_k(B) on its verdicts (positions first, then self-preferences, by judge)."""
+    cols = [(slots.judge == k).astype(np.float64) for k in np.flatnonzero(plan.position)]
+    own = plan.own.astype(np.float64)
+    cols += [np.where(slots.judge == k, own[k, slots.a] - own[k, slots.b], 0.0)
+             for k in np.flatnonzero(plan.self_preference)]  # fmt: skip
+    return np.column_stack(cols) if cols else np.zeros((slots.a.size, 0))
+
+
 def fit_effects(
     data: Comparisons,
     slots: SlotCounts,
@@ -375,79 +292,62 @@ def fit_effects(
 ) -> EffectsFit:
     """Fit strengths and the planned judge effects jointly (see the module notes).
 
-    ``data`` is the package's aggregation of the same verdicts (its win graph must be strongly
-    connected: check with :func:`ratings.models.existence.check_identifiable` first); the fit
-    starts from
-    its Bradley-Terry or Crowd-BT estimate with no judge effects. ``ci="model"`` returns the
-    inverse Hessian, otherwise the sandwich, clustered when ``slots`` has clusters.
+    The effects are covariate columns of the design (:func:`effect_columns`), fitted by the
+    one design with covariates (:func:`ratings.models.style.fit_style`, the one Newton solver
+    and its inference). ``data`` is the package's aggregation of the same verdicts (its win
+    graph must be strongly connected: check with
+    :func:`ratings.models.existence.check_identifiable` first); the fit starts from its
+    Bradley-Terry or Crowd-BT estimate with no judge effects. ``ci="model"`` returns the
+    inverse Hessian, otherwise the sandwich: clustered (CR1, factor G/(G-1)) when ``slots``
+    has clusters, else per verdict (HC0).
     """
     from ratings.models.bt import fit_bt
     from ratings.models.crowd.likelihood import fit_crowd_bt
+    from ratings.models.style import fit_style, style_rows
 
-    k = kernels(engine, data.n_verdicts)
     m, nj = len(slots.models), len(slots.judges)
     rows = data.collapsed(engine=engine)
-    if model == "bt":
-        theta0 = fit_bt(rows, ref=ref, tol=1e-8, engine=engine).theta
-        eta0, eta_est = np.ones(nj), np.zeros(nj, dtype=bool)
-    else:
+    crowd = model != "bt"
+    if crowd:
         start = fit_crowd_bt(rows, ref=ref, fixed_eta=dict(fixed_eta or {}), tol=1e-8,
                              engine=engine)  # fmt: skip
         theta0, eta0, eta_est = start.theta, start.eta, start.estimated
-    x0 = np.concatenate([theta0, np.zeros(2 * nj), eta0])
-    free = np.concatenate([np.delete(np.arange(m), ref), m + np.flatnonzero(plan.position),
-                           m + nj + np.flatnonzero(plan.self_preference),
-                           m + 2 * nj + np.flatnonzero(eta_est)])  # fmt: skip
-    lower = np.concatenate([np.full(m + 2 * nj, -np.inf), np.full(nj, 0.5)])
-    upper = np.concatenate([np.full(m + 2 * nj, np.inf), np.ones(nj)])
-    design = _Design(slots.collapsed, plan.own, crowd=model != "bt")
-    try:
-        res = newton(lambda x: design.objective(x, k), x0, free, lower=lower, upper=upper,
-                     tol=tol, max_iter=max_iter, what="Judge-effects", bound=DIVERGED)
-    except FloatingPointError:
-        raise NonIdentifiableError(
-            "The joint fit of strengths and judge effects diverges: some judge's effect or the "
-            "strengths grow without bound on these verdicts (e.g. a judge whose verdicts always "
-            "follow the slot or the family). " + _fewer()
-        ) from None
-    boundary = res.active[m + 2 * nj:] & eta_est
-    cov_free = np.setdiff1d(free, m + 2 * nj + np.flatnonzero(boundary))
-    cov, influence = _covariance(res.x, res.hessian, cov_free, slots, design, k, ci)
-    return EffectsFit(x=res.x, n_models=m, n_judges=nj, ref=ref, eta_estimated=eta_est,
-                      eta_boundary=boundary, cov=cov, influence=influence, hessian=res.hessian,
-                      nll=res.f, converged=res.converged, n_iter=res.n_iter,
-                      max_grad=res.max_grad)  # fmt: skip
+    else:
+        theta0 = fit_bt(rows, ref=ref, tol=1e-8, engine=engine).theta
+        eta0, eta_est = None, np.zeros(nj, dtype=bool)
+    fit = fit_style(style_rows(slots, effect_columns(slots, plan), engine), theta0, ref=ref,
+                    crowd=crowd, eta0=eta0, eta_free=eta_est, engine=engine, tol=tol,
+                    max_iter=max_iter, ci="sandwich-z" if ci == "sandwich" else ci,
+                    remedy=_remedy())  # fmt: skip
+    # (s, position, self, eta) of the fit -> (s, beta, gamma, eta) over every judge
+    at = np.concatenate([np.arange(m), m + np.flatnonzero(plan.position),
+                         m + nj + np.flatnonzero(plan.self_preference),
+                         m + 2 * nj + np.arange(nj if crowd else 0)])  # fmt: skip
+    n = m + 3 * nj
+    x = np.concatenate([np.zeros(m + 2 * nj), np.ones(nj)])
+    x[at] = fit.params
+    cov, hessian = np.zeros((n, n)), np.zeros((n, n))
+    cov[np.ix_(at, at)], hessian[np.ix_(at, at)] = fit.cov, fit.hessian
+    influence = None
+    if fit.influence is not None:
+        influence = np.zeros((fit.influence.shape[0], n))
+        influence[:, at] = fit.influence
+    boundary = np.zeros(nj, dtype=bool) if fit.eta_boundary is None else fit.eta_boundary
+    return EffectsFit(x=x, n_models=m, n_judges=nj, ref=ref, eta_estimated=eta_est,
+                      eta_boundary=boundary, cov=cov, influence=influence, hessian=hessian,
+                      nll=fit.nll, converged=fit.converged, n_iter=fit.n_iter,
+                      max_grad=fit.max_grad)  # fmt: skip
 
 
-def _covariance(x, hessian, free, slots: SlotCounts, design: _Design, k,
-                ci: str) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:  # fmt: skip
-    from ratings.core.memory import MAX_INFLUENCE_CELLS
-    from ratings.inference.covariance import gram, inverse_free
+def _remedy():
+    from ratings.models.style import Remedy
 
-    try:
-        bread = inverse_free(hessian, free)
-    except np.linalg.LinAlgError:
-        raise NonIdentifiableError(
-            "The information matrix of the strengths and judge effects is singular: some "
-            "effect cannot be told apart from the strengths on these verdicts (e.g. a judge "
-            "that saw every pair in one A/B order). " + _fewer()
-        ) from None
-    if slots.clusters is None:
-        return (bread if ci == "model" else bread @ design.meat(x, k) @ bread), None
-    g, p = slots.n_clusters, bread.shape[0]
-    if g < 2:
-        raise ValueError(
-            f"Clustered intervals need at least 2 clusters; got {g}. Use per-verdict intervals "
-            f"({option('cluster', None)})."
-        )
-    if g * p <= MAX_INFLUENCE_CELLS:
-        influence = design.cluster_scores(x, k, slots, dense=True) @ bread
-        cov = gram(influence, g / (g - 1))
-    else:  # too many cells to keep: the meat from a sparse score matrix
-        scores = design.cluster_scores(x, k, slots, dense=False)
-        influence = None
-        cov = (g / (g - 1)) * (bread @ (scores.T @ scores).toarray() @ bread)
-    return (bread if ci == "model" else cov), influence
+    return Remedy(
+        "Judge-effects", "judge effects",
+        "some judge's effect or the strengths grow without bound on these verdicts (e.g. a judge "
+        "whose verdicts always follow the slot or the family). " + _fewer(),
+        "some effect cannot be told apart from the strengths on these verdicts (e.g. a judge "
+        "that saw every pair in one A/B order). " + _fewer())  # fmt: skip
 
 
 def _fewer() -> str:
@@ -498,14 +398,9 @@ def effects_table(fit: EffectsFit, plan: EffectPlan, *, level: float,
 def crowd_judges(fit: EffectsFit, data: Comparisons, level: float, df: float | None):
     """The Crowd-BT judges table (:func:`ratings.models.crowd.judge_table.judge_table`: eta with
     intervals) of a joint fit."""
-    from ratings.models.crowd.judge_table import judge_table
-    from ratings.models.crowd.likelihood import CrowdFit
+    from ratings.models.crowd.judge_table import joint_judges
 
-    m = fit.n_models
-    keep = np.r_[np.arange(m), np.arange(fit.part("eta").start, fit.part("eta").stop)]
-    crowd = CrowdFit(theta=fit.estimate("s"), eta=fit.estimate("eta"), ref=fit.ref,
-                     estimated=fit.eta_estimated, boundary=fit.eta_boundary,
-                     hessian=fit.hessian[np.ix_(keep, keep)], nll=fit.nll,
-                     converged=fit.converged, n_iter=fit.n_iter,
-                     max_grad=fit.max_grad)  # fmt: skip
-    return judge_table(crowd, fit.cov[np.ix_(keep, keep)], data, level, df)
+    keep = np.r_[np.arange(fit.n_models), np.arange(fit.part("eta").start, fit.part("eta").stop)]
+    return joint_judges(fit.estimate("s"), fit.estimate("eta"), fit.eta_estimated,
+                        fit.eta_boundary, fit.hessian[np.ix_(keep, keep)],
+                        fit.cov[np.ix_(keep, keep)], data, level, df, ref=fit.ref)  # fmt: skip

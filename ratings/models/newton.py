@@ -1,4 +1,8 @@
-"""Damped, projected Newton's method shared by the Bradley-Terry and Crowd-BT fits."""
+"""The one solver of the model core: damped, projected Newton's method with a line search,
+its convergence report and the divergence check. Every fit runs on it: Bradley-Terry (penalised
+or not), Firth's bias-reduced fit (Fisher scoring on the modified score), Crowd-BT, judge effects
+and style control; each hands it an objective ``x -> (f, gradient, Hessian)`` built from a
+family's row terms (:mod:`ratings.models.families`) and its design."""
 
 from __future__ import annotations
 
@@ -53,6 +57,10 @@ def newton(
     max_iter: int = 100,
     what: str = "Model",
     bound: float = np.inf,
+    max_step: float = np.inf,
+    quadratic: bool = True,
+    iterations: str = "Newton iterations",
+    gradient: str = "gradient",
 ) -> NewtonResult:
     """Minimise ``fun -> (f, gradient, Hessian)`` over the coordinates ``free`` of ``x0``.
 
@@ -63,6 +71,13 @@ def newton(
     warns :class:`ConvergenceWarning` (and returns ``converged=False``) after ``max_iter``.
     Raises ``FloatingPointError`` when the iterates diverge (no finite minimum): a non-finite
     value, or a coordinate beyond ``bound`` in absolute value.
+
+    Scoring methods run on it too: ``fun`` may return any gradient-like vector and a positive
+    definite matrix (Firth's fit: minus the modified score and the Fisher information), with
+    ``quadratic=False`` (no stop on the predicted next step: the iteration converges linearly)
+    and ``max_step`` (the largest change of a coordinate in one step). A ``LinAlgError`` of
+    ``fun`` at a trial point halves the step; ``iterations`` and ``gradient`` name them in the
+    warning.
     """
     x = np.array(x0, dtype=np.float64)
     n = x.size
@@ -75,11 +90,20 @@ def newton(
     for it in range(1, max_iter + 1):  # noqa: B007 - `it` is reported after the loop
         move = free[~_at_bound(x, g, lo, hi, free, strict=True)]
         step = _solve(block(h, move), g[move]) if move.size else np.zeros(0)
+        big = float(np.max(np.abs(step), initial=0.0))
+        if big > max_step:
+            step *= max_step / big
         t = 1.0
         while True:  # backtracking: accept the first step that does not increase f
             x_new = x.copy()
             x_new[move] = np.clip(x[move] - t * step, lo[move], hi[move])
-            f_new, g_new, h_new = fun(x_new)
+            try:
+                f_new, g_new, h_new = fun(x_new)
+            except np.linalg.LinAlgError:  # lost in floating point at the trial: shorter step
+                if t < 1e-10:
+                    raise
+                t *= 0.5
+                continue
             if f_new <= f + 1e-12 * abs(f) or t < 1e-10:
                 break
             t *= 0.5
@@ -87,7 +111,7 @@ def newton(
             raise FloatingPointError(f"|x| exceeded {bound:g}: the estimate diverges")
         change = float(np.max(np.abs(x_new - x), initial=0.0))
         x, f, g, h = x_new, f_new, g_new, h_new
-        if change < tol or _next_step_below(change, t, move, last, tol):
+        if change < tol or (quadratic and _next_step_below(change, t, move, last, tol)):
             converged = True
             break
         last = (change, move) if t == 1.0 else (np.inf, None)
@@ -98,7 +122,7 @@ def newton(
     active[free] = held
     if not converged:
         warnings.warn(
-            f"{what} fit did not converge after {it} Newton iterations (largest gradient "
+            f"{what} fit did not converge after {it} {iterations} (largest {gradient} "
             f"{max_grad:.3g}); results are returned with converged=False.",
             ConvergenceWarning,
             stacklevel=3,

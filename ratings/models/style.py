@@ -57,17 +57,47 @@ from ratings.core.tdist import critical_value
 from ratings.data.slots import SlotCounts
 from ratings.inference import ClusterInference
 from ratings.kernels.engine import Engine, kernels
+from ratings.models.families import family_of
 from ratings.models.newton import newton
 
-__all__ = ["TRANSFORMS", "StyleFit", "StyleRows", "StyleWorking", "check_ridge", "check_transform",
+__all__ = ["TRANSFORMS", "Remedy", "StyleFit", "StyleRows", "StyleWorking", "check_ridge",
+           "check_transform",
            "feature_columns", "feature_jobs", "features_by_verdict", "fit_style", "parse_style",
            "ridge_option", "style_features",
            "style_kernels", "style_rows", "style_table", "transform_option",
            "widen_one_judge"]  # fmt: skip
 
+@dataclass(frozen=True)
+class Remedy:
+    """How the errors of a fit with covariates name them: ``what`` the fit is (the convergence
+    warning's subject), ``covariates`` the coefficients, and what to do when the fit diverges
+    (``diverged``) or the information is singular (``singular_fix``)."""
+
+    what: str
+    covariates: str
+    diverged: str
+    singular_fix: str
+
+    def diverges(self) -> str:
+        return f"The joint fit of strengths and {self.covariates} diverges: {self.diverged}"
+
+    def singular(self) -> str:
+        return (f"The information matrix of the strengths and {self.covariates} is singular: "
+                f"{self.singular_fix}")
+
+
 #: Feature transforms ``transform=`` accepts (position = ``kind`` of the transform kernel).
 TRANSFORMS = ("normalized", "diff", "ratio", "log-ratio")
 DIVERGED = 30.0
+
+
+def _style_remedy() -> Remedy:
+    return Remedy("Style-controlled", "style coefficients",
+                  "some feature (or model) separates wins from losses on these verdicts. Drop "
+                  f"that feature from {option('style')} or add a ridge ({ridge_option()}).",
+                  "some feature cannot be told apart from the strengths (e.g. a feature that is "
+                  f"constant per model pair). Drop it from {option('style')}.")  # fmt: skip
+
 
 
 def parse_style(style: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -353,6 +383,7 @@ class _Design:
 
     def __init__(self, rows: StyleRows, crowd: bool, k, prior=None) -> None:
         self.rows, self.crowd, self.k, self.sk = rows, crowd, k, style_kernels(k)
+        self.family = family_of("crowd-bt" if crowd else "bt")
         self.m, self.p, self.nj = rows.n_models, rows.x.shape[1], rows.n_judges
         self.n_params = self.m + self.p + (self.nj if crowd else 0)
         self.prior = prior if crowd else None
@@ -382,14 +413,8 @@ class _Design:
 
         def block(b: int) -> tuple:
             s, (ii, jj) = self.blocks[b], self.block_index[b]
-            d = np.append(lin[s], 0.0)
-            if self.crowd:
-                return k.crowd_row_terms(d, eta, ii, jj, r.judge[s], r.wa[s], r.wb[s], r.tt[s],
-                                         with_meat)  # fmt: skip
-            nll, score, info, meat = k.bt_row_terms(d, ii, jj, r.wa[s], r.wb[s], r.tt[s],
-                                                    with_meat)  # fmt: skip
-            e = self.empty
-            return nll, score, e, info, e, e, meat, e, e
+            return self.family.row_terms(k, np.append(lin[s], 0.0), eta, ii, jj, r.judge[s],
+                                         r.wa[s], r.wb[s], r.tt[s], with_meat)  # fmt: skip
 
         parts = _side_by_side(block, range(len(self.blocks)))
         if len(parts) == 1:
@@ -454,17 +479,36 @@ class _Design:
             nll, grad, hess = nll + value, grad + g, hess + h
         return nll, grad, hess
 
+    def row_scores(self, params) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Each row's summed score on d and on its judge's eta (empty for Bradley-Terry)."""
+        if self.crowd:
+            return self.terms(params, False)[1:3]
+        return self.bt_rows(params)[0], self.empty
+
     def cluster_scores(self, params) -> NDArray[np.float64]:
         """Each cluster's summed score over all params (G x P)."""
         r = self.rows
-        if self.crowd:
-            _, sd, se, *_ = self.terms(params, False)
-        else:
-            sd, se = self.bt_rows(params)[0], self.empty
+        sd, se = self.row_scores(params)
         g, q, m, sk = r.n_clusters, self.n_params, self.m, self.sk
         return _total(_side_by_side(lambda s: sk.style_cluster_scores(
             g, q, m, r.a[s], r.b[s], r.judge[s], r.cluster[s], r.x[s], sd[s], se[s] if se.size
             else se), self.blocks))
+
+    def cluster_meat(self, params, per_block: int) -> NDArray[np.float64]:
+        """sum_g s_g s_g^T over the clusters' summed scores (P x P), ``per_block`` clusters'
+        scores held at a time (rows are in cluster order)."""
+        r = self.rows
+        sd, se = self.row_scores(params)
+        q, m, sk = self.n_params, self.m, self.sk
+        out = np.zeros((q, q))
+        for lo in range(0, r.n_clusters, per_block):
+            hi = min(lo + per_block, r.n_clusters)
+            s = slice(*(int(v) for v in np.searchsorted(r.cluster, [lo, hi])))
+            part = sk.style_cluster_scores(hi - lo, q, m, r.a[s], r.b[s], r.judge[s],
+                                           r.cluster[s] - lo, r.x[s], sd[s],
+                                           se[s] if se.size else se)  # fmt: skip
+            out += part.T @ part
+        return out
 
     def bt_rows(self, params) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Bradley-Terry: per row, its summed score on d and its working weight
@@ -555,6 +599,7 @@ def fit_style(
     beta0: NDArray[np.float64] | None = None,
     n_ridge: int | None = None,
     one_judge: bool = False,
+    remedy: Remedy | None = None,
 ) -> StyleFit:
     """Fit strengths and style coefficients (and Crowd-BT etas) jointly; see the module notes.
 
@@ -566,8 +611,11 @@ def fit_style(
     ``"sandwich-z"`` (CR1 when clustered). ``ridge`` applies to the first ``n_ridge``
     coefficients (default: all), the style features' when judge effects follow them.
     ``one_judge``: the board has a single judge (besides forfeits); its posterior mode's CR2
-    bread then leaves out the prior on eta (:func:`_bread_information`).
+    bread then leaves out the prior on eta (:func:`_bread_information`). ``remedy`` words the
+    errors of a fit that diverges or whose information is singular (:class:`Remedy`; the style
+    features' by default).
     """
+    remedy = _style_remedy() if remedy is None else remedy  # worded for the front end in use
     k = kernels(engine, int(rows.n_rows))
     design = _Design(rows, crowd, k, prior)
     m, p = design.m, design.p
@@ -586,19 +634,15 @@ def fit_style(
     try:
         n_ridge = p if n_ridge is None else n_ridge
         res = newton(lambda v: design.objective(v, ridge, n_ridge), x0, free, lower=lower,
-                     upper=upper, tol=tol, max_iter=max_iter, what="Style-controlled",
+                     upper=upper, tol=tol, max_iter=max_iter, what=remedy.what,
                      bound=DIVERGED)  # fmt: skip
     except FloatingPointError:
-        raise NonIdentifiableError(
-            "The joint fit of strengths and style coefficients diverges: some feature (or "
-            "model) separates wins from losses on these verdicts. Drop that feature from "
-            f"{option('style')} or add a ridge ({ridge_option()})."
-        ) from None
+        raise NonIdentifiableError(remedy.diverges()) from None
     boundary = res.active[m + p:] & eta_free
     cov_free = np.setdiff1d(free, m + p + np.flatnonzero(boundary))
     one = one_judge and int((eta_free & ~boundary).sum()) == 1
     info = _bread_information(res.x, res.hessian, design, ci, ridge, n_ridge, one)
-    cov, influence, inference = _covariance(res.x, info, cov_free, design, ci)
+    cov, influence, inference = _covariance(res.x, info, cov_free, design, ci, remedy)
     return StyleFit(res.x, m, p, cov, influence, inference, res.f, res.converged, res.n_iter,
                     res.max_grad, eta_free if crowd else None, boundary if crowd else None,
                     res.hessian)  # fmt: skip
@@ -733,39 +777,23 @@ def _bread_information(params, hessian, design: _Design, ci: str, ridge: float, 
     return info + (strengths if one_judge else full)
 
 
-def _covariance(params, hessian, free, design: _Design, ci: str):
-    from ratings.inference.covariance import gram, inverse_free
+def _covariance(params, hessian, free, design: _Design, ci: str, remedy: Remedy):
+    from ratings.core.memory import MAX_INFLUENCE_CELLS
+    from ratings.inference.builder import Scores, build
+    from ratings.inference.covariance import inverse_free
 
     try:
         bread = inverse_free(hessian, free)
     except np.linalg.LinAlgError:
-        raise NonIdentifiableError(
-            "The information matrix of the strengths and style coefficients is singular: some "
-            "feature cannot be told apart from the strengths (e.g. a feature that is constant "
-            f"per model pair). Drop it from {option('style')}."
-        ) from None
-    rows = design.rows
-    if ci == "model":
-        return bread, None, None
-    if rows.clusters is None:
-        *_, mdd, mde, mee = design.terms(params, True)
-        return bread @ design.quad(mdd, mde, mee) @ bread, None, None
-    g = rows.n_clusters
-    if g < 2:
-        raise ValueError(f"Clustered intervals need at least 2 clusters; got {g}. Use "
-                         f"per-verdict intervals ({option('cluster', None)}).")  # fmt: skip
-    scores = design.cluster_scores(params)
-    if ci != "sandwich":  # CR1
-        influence = scores @ bread
-        return gram(influence, g / (g - 1)), influence, None
-    inf = _cr2(params, scores, free, bread, design)
-    return inf.covariance(), _embed_rows(inf.influence_free, free, design.n_params), inf
-
-
-def _embed_rows(a: NDArray[np.float64], cols: NDArray[np.int64], n: int) -> NDArray[np.float64]:
-    out = np.zeros((a.shape[0], n))
-    out[:, cols] = a
-    return out
+        raise NonIdentifiableError(remedy.singular()) from None
+    scores = Scores(lambda: design.quad(*design.terms(params, True)[6:]),
+                    lambda: design.cluster_scores(params),
+                    lambda: design.cluster_meat(params, max(1, MAX_INFLUENCE_CELLS
+                                                            // design.n_params)))  # fmt: skip
+    clustered = design.rows.clusters is not None
+    built = build(bread, ci, scores, n_clusters=design.rows.n_clusters if clustered else None,
+                  cr2=lambda: _cr2(params, design.cluster_scores(params), free, bread, design))
+    return built.cov, built.influence, built.inference
 
 
 class StyleWorking:

@@ -16,7 +16,7 @@ from html import escape
 import numpy as np
 import pandas as pd
 
-__all__ = ["bands_svg", "heatmap_svg", "inline_svg"]
+__all__ = ["bands_svg", "drift_svg", "heatmap_svg", "inline_svg"]
 
 #: Models beyond which the heatmap's cells carry no numbers (only the significance marks).
 ANNOTATE_UP_TO = 16
@@ -79,6 +79,16 @@ def bands_svg(table: pd.DataFrame, *, anchor: str | None, highlight: list[str],
         if text.get_text() == "highlighted":
             text.set_text("tied with the leader")
     return inline_svg(fig, label)
+
+
+def drift_svg(table: pd.DataFrame, *, label: str) -> str:
+    """Old against new Elo with their interval bands (:func:`ratings.plot.drift.plot_drift`),
+    as SVG; ``table`` is :attr:`ratings.stability.drift.Drift.table`."""
+    from ratings.plot.drift import plot_drift
+    from ratings.plot.figures import bare_axes
+
+    ax = plot_drift(table, new_axes=bare_axes)
+    return inline_svg(ax.figure, label)
 
 
 def heatmap_svg(order: list[str], pairs: pd.DataFrame, *, level: float, label: str) -> str:

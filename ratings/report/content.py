@@ -18,7 +18,7 @@ import pandas as pd
 
 from ratings.core.schema import COMBINED_SCOPE, require_columns
 from ratings.core.version import __version__
-from ratings.result import Ratings, tie_note
+from ratings.result import Ratings, style_note, tie_note
 
 __all__ = ["CI_KINDS", "MODEL_NAMES", "REFERENCES", "Board", "Report", "data_facts", "from_results",
            "from_tables"]
@@ -125,6 +125,9 @@ class Report:
         The package version.
     sources : list of str
         The files the page was made from (names only).
+    drift, drift_notes, fragility, fragility_notes, leave_one_out
+        The drift and fragility sections (``ratings report --old`` / ``--fragility``;
+        :mod:`ratings.stability`), when asked for.
     """
 
     title: str
@@ -135,6 +138,14 @@ class Report:
     command: str | None = None
     version: str = __version__
     sources: list[str] = field(default_factory=list)
+    #: Drift against an earlier board (:attr:`ratings.stability.drift.Drift.table`) and its notes.
+    drift: pd.DataFrame | None = None
+    drift_notes: list[str] = field(default_factory=list)
+    #: Fragility of the board (:attr:`ratings.stability.fragility.Fragility.pairs`), its notes
+    #: and the leave-one-out changes.
+    fragility: pd.DataFrame | None = None
+    fragility_notes: list[str] = field(default_factory=list)
+    leave_one_out: pd.DataFrame | None = None
 
 
 def _now() -> str:
@@ -167,7 +178,7 @@ def data_facts(verdicts: pd.DataFrame) -> dict[str, object]:
 
 def _method(r: Ratings) -> dict[str, str]:
     kind = "cr2" if r.inference is not None else r.ci
-    out = {"Model": MODEL_NAMES.get(r.kind, r.kind),
+    out = {"Model": MODEL_NAMES.get(r.kind, r.kind) + style_note(r.style),
            "Intervals": CI_KINDS.get(kind, kind).format(cluster=repr(r.cluster)),
            "Level": f"{r.level:.0%}",
            "Scale": f"Elo = {r.offset:g} + 400/ln(10) * (s - "

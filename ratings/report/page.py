@@ -118,8 +118,15 @@ def render(report: Report, *, charts: bool = True) -> str:
     """
     boards = [{"board": b, "charts": _charts(b) if charts else {},
                "pairs_shown": _strongest_pairs(b.pairs)} for b in report.boards]  # fmt: skip
-    return _environment().get_template("report.html.j2").render(report=report, boards=boards,
-                                                                references=REFERENCES)
+    drift_chart = None
+    if charts and report.drift is not None and len(report.drift):
+        from ratings.report.charts import drift_svg
+
+        drift_chart = drift_svg(report.drift, label="Each model's Elo on the earlier board "
+                                "(grey) and on this one (colour) with their intervals; the "
+                                "numbers are in the drift table.")  # fmt: skip
+    return _environment().get_template("report.html.j2").render(
+        report=report, boards=boards, references=REFERENCES, drift_chart=drift_chart)
 
 
 def write_report(report: Report, path: str | os.PathLike[str], *,

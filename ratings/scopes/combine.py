@@ -35,6 +35,7 @@ from ratings.core.bounds import MAX_WEIGHT, check_number
 from ratings.core.errors import option
 from ratings.core.schema import COMBINED_SCOPE, DETERMINISTIC_JUDGE
 from ratings.inference import StackedInference
+from ratings.inference.builder import cluster_factor
 from ratings.io import VerdictLog, read_verdicts
 from ratings.models.crowd.quality import JudgeQuality
 from ratings.result import Combination, Ratings, Uncertainty
@@ -282,7 +283,7 @@ def _joint_cov(results, w, idx, m) -> tuple[np.ndarray, pd.Index]:
     for s, r in results.items():
         rows = clusters.get_indexer(r.influence_clusters)
         g = r.influence.shape[0]
-        factor = 1.0 if r.inference is not None else np.sqrt(g / (g - 1))  # CR2: none
+        factor = cluster_factor(g, cr2=r.inference is not None)
         d[rows] += w[s] * factor * r.influence[:, idx[s]]
     cov = d.T @ d
     for s, r in results.items():  # etas reused from judge files: their own, independent term

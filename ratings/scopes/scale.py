@@ -17,7 +17,7 @@ import pandas as pd
 
 from ratings.core.errors import InvalidVerdictsError, option
 from ratings.io.cells import text
-from ratings.result import Ratings
+from ratings.result import Ratings, style_note
 
 __all__ = ["BOARD_COLUMNS", "Scale", "board_info", "convert_board", "table_scale"]
 
@@ -65,7 +65,7 @@ def board_info(r: Ratings) -> dict[str, object]:
         scopes = ",".join(r.scope_weights)
         weights = ",".join(f"{s}={w:.6g}" for s, w in r.scope_weights.items())
     else:
-        method, scopes, weights = r.kind, (r.scope or ""), ""
+        method, scopes, weights = r.kind + style_note(r.style, long=False), (r.scope or ""), ""
     return {"anchor": r.anchor if r.anchor is not None else "", "anchor_rating": float(r.offset),
             "method": method, "scopes": scopes, "weights": weights}  # fmt: skip
 

@@ -35,6 +35,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--by", choices=["scope"],
                    help="fit every scope (Crowd-BT for judged scopes, BT for deterministic "
                         "ones, unless --model is given) into one table with a scope column")
+    o.add_argument("--cov", action="store_true",
+                   help="with --out FILE.csv: also write the covariance of the Elo ratings "
+                        "(Elo^2, one row and column per model) beside it as FILE.cov.csv, "
+                        "which `ratings place` and `ratings drift` read")  # fmt: skip
     o.add_argument("--judges-out", metavar="FILE",
                    help="crowd-bt: write the judges table to FILE (a table format)")
     o.add_argument("--style-out", metavar="FILE",
@@ -73,6 +77,11 @@ def run(args: argparse.Namespace) -> int:
     if args.pairs and args.by == "scope":
         raise ValueError("`--pairs` is for one scope; pass `--scope` instead of `--by scope`.")
     check_table_suffix(args.pairs, "--pairs")
+    if getattr(args, "cov", False) and not args.out:
+        raise ValueError("`--cov` writes the covariance beside `--out FILE` (FILE.cov.csv): "
+                         "pass `--out`.")
+    if getattr(args, "cov", False) and args.by == "scope":
+        raise ValueError("`--cov` is for one scope; pass `--scope` instead of `--by scope`.")
     from ratings.api.loading import is_counts_source
 
     options = fit_options(args)  # options first: no data is read for a bad one
@@ -91,7 +100,12 @@ def run(args: argparse.Namespace) -> int:
         if args.out:
             _write_table(r, args)
             print(f"wrote {len(r.models)} ratings to {args.out}", file=sys.stderr)
-        else:
+        if getattr(args, "cov", False):
+            from ratings.stability.board import write_covariance
+
+            path = write_covariance(r, args.out, inputs=input_paths(args))
+            print(f"wrote the ratings' covariance to {path}", file=sys.stderr)
+        if not args.out:
             print(r.summary())
         if args.judges_out:
             write_records(r.judges.reset_index(), args.judges_out, args)

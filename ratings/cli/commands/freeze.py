@@ -36,11 +36,12 @@ def run(args: argparse.Namespace) -> int:
     from ratings.result import format_table
     from ratings.scopes.registry import freeze_file, load_registry
 
-    before = set()
+    before, frozen = set(), None
     if Path(args.registry).exists():
         with warnings.catch_warnings():  # said once, by the freeze itself
             warnings.simplefilter("ignore", DataWarning)
-            before = set(load_registry(args.registry)["model"])
+            frozen = load_registry(args.registry)
+            before = set(frozen["model"])
     reg = freeze_file(args.ratings_table, args.registry, refreeze=args.refreeze, date=args.date,
                       csv_escape=args.csv_escape, scale=args.scale,
                       convert=args.convert)  # fmt: skip
@@ -49,6 +50,12 @@ def run(args: argparse.Namespace) -> int:
           f"{len(args.refreeze)} refrozen, {len(reg)} in all", file=sys.stderr)  # fmt: skip
     shown = ["model", "elo", "lower", "upper", "index", "frozen_on", "anchor", "anchor_rating"]
     print(format_table(reg[shown]))
+    if frozen is not None and len(frozen) and not args.convert:  # the refit against the frozen
+        from ratings.stability.board import read_board
+        from ratings.stability.drift import frozen_moves
+
+        for line in frozen_moves(frozen, read_board(args.ratings_table).table):
+            print(f"moved beyond its frozen interval: {line}", file=sys.stderr)
     return 0
 
 

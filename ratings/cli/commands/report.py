@@ -37,6 +37,12 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                    help="with --from: the pairwise table (`fit --pairs`) for the heatmap")
     p.add_argument("--audit", metavar="AUDIT",
                    help="the judge audit's table (`audit --out audit.csv`) to include")
+    p.add_argument("--old", metavar="BOARD",
+                   help="an earlier board (`fit --out`; its covariance file BOARD.cov.csv is "
+                        "read when present): adds a drift section against it")
+    p.add_argument("--fragility", action="store_true",
+                   help="add a fragility section: the fewest verdicts and tasks reversing each "
+                        "pair of neighbours, leave-one-judge-out changes (a fit of one scope)")
     p.add_argument("--title", help="the page's title (default 'Leaderboard')")
     p.add_argument("-o", "--out", required=True, metavar="PAGE",
                    help="the HTML page (.html)")
@@ -62,6 +68,9 @@ def run(args: argparse.Namespace) -> int:
                              sources=[p for p in (args.from_table, args.pairs, args.audit)
                                       if p])  # fmt: skip
         inputs = [args.from_table, args.pairs, args.audit]
+        if args.fragility:
+            raise ValueError("`--fragility` refits the board from its verdicts: pass the "
+                             "verdict log (VERDICTS), not `--from`.")
     else:
         if args.pairs:
             raise ValueError("`--pairs` reads a saved pairwise table for `--from`; a fit "
@@ -84,9 +93,39 @@ def run(args: argparse.Namespace) -> int:
         inputs = [*input_paths(args), args.audit]
         for scope, r in results.items():
             report_judges(r.judges, scope)
+        if args.fragility:
+            if head is not None or len(results) != 1:
+                raise ValueError("`--fragility` refits one board: pass `--scope` (not a "
+                                 "combined headline).")
+            _add_fragility(report, next(iter(results.values())))
+    if args.old is not None:
+        _add_drift(report, args.old, head if args.from_table is None and head is not None
+                   else (next(iter(results.values())) if args.from_table is None
+                         else args.from_table))
+        inputs.append(args.old)
     write_report(report, args.out, inputs=[p for p in inputs if p])
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
+
+
+def _add_drift(report, old: str, new) -> None:
+    """The drift section: ``new`` (a fit or a saved table's path) against the board ``old``."""
+    from ratings.stability.drift import drift
+
+    d = drift(old, new)
+    beyond = d.table["beyond_interval"].map({True: "yes", False: "no"})
+    report.drift, report.drift_notes = d.table.assign(beyond_interval=beyond), d.notes
+
+
+def _add_fragility(report, r) -> None:
+    """The fragility section of the fit ``r``, with the largest leave-one-out changes."""
+    frag = r.fragility()
+    loo = frag.leave_one_out
+    if len(loo):
+        loo = loo.assign(size=loo["elo_change"].abs()).sort_values(
+            "size", ascending=False, kind="stable").head(12).drop(columns="size")
+    pairs = frag.pairs.assign(separated=frag.pairs["separated"].map({True: "yes", False: "no"}))
+    report.fragility, report.fragility_notes, report.leave_one_out = pairs, frag.notes, loo
 
 
 def _quoted(word: str) -> str:
@@ -118,7 +157,7 @@ COMMAND = Command(
     add_arguments=_arguments,
     run=run,
     inputs={**FIT_INPUTS, "rubric": "--rubric", "from_table": "--from", "pairs": "--pairs",
-            "audit": "--audit"},
+            "audit": "--audit", "old": "--old"},
     outputs={"out": "--out"},
     defaults={"by": None, "judges_out": None, "rejected": None, "precision": None},
     order=90,

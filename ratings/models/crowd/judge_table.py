@@ -26,6 +26,7 @@ from ratings.models.crowd.likelihood import CrowdFit, fix_eta
 __all__ = [
     "MIN_DECISIVE",
     "coin_flip_test",
+    "joint_judges",
     "judge_table",
     "prior_share",
     "scale_identified",
@@ -112,6 +113,18 @@ def judge_table(fit: CrowdFit, cov: NDArray[np.float64], data: Comparisons, leve
     out["uninformative"] = ((status == "estimated") & (lower <= 0.5)) | boundary_half
     out["prior_share"] = prior_share(fit)
     return out
+
+
+def joint_judges(theta: NDArray[np.float64], eta: NDArray[np.float64],
+                 estimated: NDArray[np.bool_], boundary: NDArray[np.bool_],
+                 hessian: NDArray[np.float64], cov: NDArray[np.float64], data: Comparisons,
+                 level: float, df: float | NDArray[np.float64] | None = None, *,
+                 ref: int = 0) -> pd.DataFrame:  # fmt: skip
+    """:func:`judge_table` of a joint fit with covariates (judge effects, style features):
+    ``hessian`` and ``cov`` taken over (theta, eta) only."""
+    fit = CrowdFit(theta=theta, eta=eta, ref=ref, estimated=estimated, boundary=boundary,
+                   hessian=hessian, nll=np.nan, converged=True, n_iter=0, max_grad=0.0)
+    return judge_table(fit, cov, data, level, df)
 
 
 def coin_flip_test(table: pd.DataFrame, nll: float, n_models: int,

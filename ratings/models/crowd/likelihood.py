@@ -38,10 +38,13 @@ from numpy.typing import NDArray
 from ratings.core.errors import ConvergenceWarning, NonIdentifiableError, option
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.comparisons import Comparisons
-from ratings.inference.covariance import cluster_sandwich, inverse_free
+from ratings.inference.builder import build, row_scores_of
+from ratings.inference.covariance import identified_inverse
 from ratings.kernels.engine import Engine, kernels
 from ratings.models.bt import fit_bt
 from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior, prior_terms
+from ratings.models.design import pair_objective
+from ratings.models.families import CROWD_BT
 from ratings.models.newton import newton
 
 __all__ = [
@@ -63,7 +66,7 @@ __all__ = [
     "reused_eta_factor",
 ]
 
-ETA_START = 0.85
+ETA_START = CROWD_BT.start
 DIVERGED = 30.0  # |log-strength| beyond which a fit is taken to diverge (an Elo gap of ~5200)
 #: A regular plain estimate is the default only while the prior would move none of its
 #: strengths (against their mean) or etas by more than this many standard errors.
@@ -142,12 +145,7 @@ def crowd_terms(x: NDArray[np.float64], data: Comparisons, k,
     etas) is added to all three."""
     m, nj = data.n_models, len(data.judges)
     theta, eta = x[:m], x[m:]
-    nll, gd, ge, hdd, hde, hee, *_ = k.crowd_row_terms(
-        theta, eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt, False
-    )
-    grad = -np.concatenate([k.scatter_diff(m, data.ii, data.jj, gd),
-                            np.bincount(data.judge, ge, nj)])  # fmt: skip
-    hess = k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, hdd, hde, hee)
+    nll, grad, hess = pair_objective(CROWD_BT, k, theta, eta, data, nj)
     if prior is not None:
         on = np.ones(nj, dtype=bool) if estimated is None else estimated
         value, g, h = prior_terms(theta, eta, on, prior)
@@ -340,9 +338,10 @@ def crowd_covariance(
 
 def _bread(fit: CrowdFit) -> NDArray[np.float64] | None:
     """H^-1 over ``fit.free`` (embedded), H = :attr:`CrowdFit.information`; ``None`` when H is
-    not positive definite there."""
+    not positive definite there, or only by rounding
+    (:func:`~ratings.inference.covariance.identified_inverse`)."""
     try:
-        return inverse_free(fit.information, fit.free)
+        return identified_inverse(fit.information, fit.free)
     except np.linalg.LinAlgError:
         return None
 
@@ -373,20 +372,20 @@ def crowd_covariance_and_influence(
     bread = _bread(fit)
     if bread is None:
         return open_covariance(fit), None
-    if ci == "model" and not clustered:
-        return bread, None
-    if clustered:
-        def row_scores(rows: Comparisons, wi, wj, tt):
-            _, gd, ge, *_ = k.crowd_row_terms(fit.theta, fit.eta, rows.ii, rows.jj, rows.judge,
-                                              wi, wj, tt, False)  # fmt: skip
-            return gd, ge
 
-        cov, influence = cluster_sandwich(bread, data, k=k, row_scores=row_scores)
-        return (bread if ci == "model" else cov), influence
-    _, _, _, _, _, _, mdd, mde, mee = k.crowd_row_terms(
-        fit.theta, fit.eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt, True)
-    meat = k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, mdd, mde, mee)
-    return bread @ meat @ bread, None
+    def row_scores(rows: Comparisons, wi, wj, tt):
+        return CROWD_BT.row_terms(k, fit.theta, fit.eta, rows.ii, rows.jj, rows.judge, wi, wj,
+                                  tt, False)[1:3]  # fmt: skip
+
+    def verdict_meat():
+        *_, mdd, mde, mee = CROWD_BT.row_terms(k, fit.theta, fit.eta, data.ii, data.jj,
+                                               data.judge, data.wi, data.wj, data.tt, True)
+        return k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, mdd, mde, mee)
+
+    built = build(bread, ci, row_scores_of(data, m + nj, k, row_scores, verdict_meat),
+                  n_clusters=data.n_clusters if clustered else None,
+                  cluster_name=data.cluster_name)  # CR1 / HC0 / model-based: no `cr2` here
+    return built.cov, built.influence
 
 
 def reused_eta_factor(fit: CrowdFit, eta_cov: pd.DataFrame,

@@ -187,7 +187,10 @@ def crowd_cr2(res: CrowdFit, data: Comparisons, engine, factor: NDArray[np.float
         return None
     k = kernels(engine, data.n_verdicts)
     one = single_judge(res, data) is not None  # bread without eta's prior: crowd_onejudge
-    inference = crowd_inference(res, data, k=k, prior_information=not one)
+    try:
+        inference = crowd_inference(res, data, k=k, prior_information=not one)
+    except np.linalg.LinAlgError:  # positive definite only by rounding: as singular
+        inference = None
     if inference is None:
         return None
     m = data.n_models

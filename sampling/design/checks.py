@@ -9,8 +9,8 @@ import pandas as pd
 
 import ratings
 from ratings.kit import DETERMINISTIC_JUDGE, require_columns
-from sampling._board import Board, check_judges, history_frame, str_array, submissions_frame
-from sampling.routing import panel_targets, routing_mask
+from sampling.board.inputs import Board, check_judges, history_frame, str_array, submissions_frame
+from sampling.judges.routing import panel_targets, routing_mask
 
 __all__ = ["check_balance"]
 
@@ -64,7 +64,7 @@ def check_balance(
         * ``judge_spread_plan`` / ``judge_spread_total``: the same between judges overall;
         * ``judge_spread_total_best``: the smallest ``judge_spread_total`` any assignment of
           the plan's judged matches to judges their tasks allow could reach (with the
-          history's counts; :func:`sampling.routing.panel_targets`); without routing, 0 or 1;
+          history's counts; :func:`sampling.judges.routing.panel_targets`); without routing, 0 or 1;
         * ``judge_model_spread_plan`` / ``judge_model_spread_total``: the same between judges
           within one model's matches (models in the plan).
 

@@ -1,7 +1,7 @@
 """The pick-by-pick state of one plan: balanced picks, active picks and the rules they obey.
 
 :class:`Picker` is driven by :func:`sampling.plan_matches`, which documents the rules; the
-counts live in the :class:`~sampling._board.Board` and are updated with every pick.
+counts live in the :class:`~sampling.board.inputs.Board` and are updated with every pick.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from scipy.sparse.csgraph import connected_components
 
 import ratings
 from ratings.kit import one_blas_thread
-from sampling._board import Board
-from sampling.criteria import centred, comparison_weight, pair_reduction, record_comparison
-from sampling.feasibility import N_LEVELS, PairFeasibility, slack_levels, task_levels
-from sampling.judges import JudgeTurns
-from sampling.pairs import PairCounts
+from sampling.board.feasibility import N_LEVELS, PairFeasibility, slack_levels, task_levels
+from sampling.board.inputs import Board
+from sampling.board.pairs import PairCounts
+from sampling.judges.assign import JudgeTurns
+from sampling.picks.criteria import centred, comparison_weight, pair_reduction, record_comparison
 
 __all__ = ["Objective", "Picker", "ladder_point", "lexmin", "share_cap"]
 
@@ -216,14 +216,17 @@ class Picker:
         """Pick active matches until ``n`` are judged in one compiled loop, or ``None``.
 
         The same picks, scores and judge turns as :meth:`pick` and :meth:`record` would make
-        in turn (:mod:`sampling._pickloop`), drawn from the same generator. Returns the picks
-        as columns ``(a, c, task, score, phase, judged)`` (``phase`` all ``"active"``) and
+        in turn (:mod:`sampling.picks.picker_numba`), drawn from the same generator. Returns the
+        picks as columns ``(a, c, task, score, phase, judged)`` (``phase`` all ``"active"``) and
         sets :attr:`JudgeTurns.given`; the
         board and this picker are left as they were (a plan ends after its picks). ``None``
         when the loop stops before (no active pair allowed, or too many forfeits), with the
         generator restored: the caller then picks with :meth:`pick` from the start.
         """
-        from sampling import _pcg64, _pickloop  # numba: imported only when a plan needs it
+        from sampling.picks import (  # numba: imported only when a plan needs it
+            pcg64_numba,
+            picker_numba,
+        )
 
         if not isinstance(self.rng.bit_generator, np.random.PCG64):
             return None  # the loop draws PCG64's stream itself
@@ -232,8 +235,8 @@ class Picker:
         key, count, start = b.pairs.by_model()
         allowed = np.ones((1, 1), dtype=bool) if self.allowed is None else self.allowed
         capacity = n + min(int(b.failed.sum()) * 4, 100_000) + 16
-        state = _pcg64.state_words(self.rng.bit_generator)
-        status, k, a, c, t, judge, score = _pickloop.active_picks(
+        state = pcg64_numba.state_words(self.rng.bit_generator)
+        status, k, a, c, t, judge, score = picker_numba.active_picks(
             n, state, self.cov.copy(), self.gram.copy(), self.weight,
             float(self.scale2), ok_model, self.has_fresh.copy(), self.pair_round.copy(),
             b.usable, self.playable, b.failed, b.task_n.copy(), self.plan_task_n.copy(),
@@ -241,9 +244,9 @@ class Picker:
             key, count, start, turns.total.copy(), turns.left.copy(), turns.plan.copy(),
             allowed, self.allowed is not None, capacity,
         )  # fmt: skip
-        if status != _pickloop.DONE:  # the generator is left as it was
+        if status != picker_numba.DONE:  # the generator is left as it was
             return None
-        _pcg64.set_state_words(self.rng.bit_generator, state)
+        pcg64_numba.set_state_words(self.rng.bit_generator, state)
         judged = judge[:k] >= 0
         turns.given = judge[:k][judged].tolist()
         return a[:k], c[:k], t[:k], score[:k], np.full(k, "active", dtype=object), judged
@@ -310,7 +313,7 @@ class Picker:
 
         The pair is the best ranked (:meth:`ranking`) among the allowed ones at the first of
         these steps that allows any: both models under the share cap (relaxed last); a fresh
-        task both models may play (:func:`sampling.feasibility.task_levels`, strictest level
+        task both models may play (:func:`sampling.board.feasibility.task_levels`, strictest level
         first, then one, two, ... above each model's lowest count in this plan); at each level,
         pairs for which a judge both models have used least is left (:meth:`JudgeTurns.fits`)
         first. Each step is a vectorised pass over the candidate pairs (the strict levels read

@@ -2,8 +2,8 @@
 
 Every active pick draws one tie-break per candidate pair (4,950 doubles at 100 models, 44,850
 at 300), but reads one only when two pairs' scores are exactly equal. The pick loop
-(:mod:`sampling._pickloop`) therefore keeps the generator's state itself, as four ``uint64``
-words (:func:`state_words`), moves it past a pick's tie-breaks in ``O(log n)``
+(:mod:`sampling.picks.picker_numba`) therefore keeps the generator's state itself, as four
+``uint64`` words (:func:`state_words`), moves it past a pick's tie-breaks in ``O(log n)``
 (:func:`advance`) and computes a tie-break only when one is read (:func:`draw_at`): the same
 numbers, in the same order and number, as ``Generator.random`` of the
 :class:`numpy.random.PCG64` it came from (tested draw for draw), and the same state after.

@@ -23,7 +23,7 @@ from ratings.kit import (
     format_names,
     option,
 )
-from sampling._board import (
+from sampling.board.inputs import (
     Board,
     PlanWarning,
     check_anchor,
@@ -33,9 +33,9 @@ from sampling._board import (
     history_frame,
     submissions_frame,
 )
-from sampling.judges import JudgeTurns, assign_judges
-from sampling.picker import Objective, Picker, share_cap
-from sampling.routing import routing_mask
+from sampling.judges.assign import JudgeTurns, assign_judges
+from sampling.judges.routing import routing_mask
+from sampling.picks.picker import Objective, Picker, share_cap
 
 __all__ = [
     "DEFAULT_MAX_SHARE",
@@ -55,9 +55,9 @@ DEFAULT_MIN_MATCHES = 10
 DEFAULT_MAX_SHARE = 3.0  # a model's matches in a batch: at most 3x its fair share
 FALLBACK_PENALTY = 0.1  # ridge used when the MLE does not exist yet (planning only)
 #: Plans with at least this many matches x models pick their active phase in one compiled
-#: loop (:mod:`sampling._pickloop`, the same picks); smaller ones, where loading numba (0.5-0.7 s
-#: in a fresh process) would cost more than the NumPy picker's 1-6 ms per pick, use the picker
-#: unless the loop is loaded already.
+#: loop (:mod:`sampling.picks.picker_numba`, the same picks); smaller ones, where loading numba
+#: (0.5-0.7 s in a fresh process) would cost more than the NumPy picker's 1-6 ms per pick, use
+#: the picker unless the loop is loaded already.
 KERNEL_MIN_WORK = 100_000
 
 
@@ -269,9 +269,10 @@ def plan_matches(
       each model's per-judge counts are levelled the same way where an assignment exists
       (greedy pass, alternating-path repairs, then an integer programme for plans of up to
       500 matches with three judges, or repairs on the weighted violation for larger ones;
-      see :mod:`sampling.judges`). With ``task_judges``, each match goes to a judge its task
+      see :mod:`sampling.judges.assign`). With ``task_judges``, each match goes to a judge its task
       allows, and the panel's totals are the most even the routing allows: forced matches go
-      to their judges, the free ones fill the judges with the fewest (:mod:`sampling.routing`;
+      to their judges, the free ones fill the judges with the fewest
+      (:mod:`sampling.judges.routing`;
       :func:`sampling.check_balance` reports the best spread alongside the one reached). A/B
       order is a fair coin per match.
     * **Failed submissions** are never sent to a judge; with ``forfeits`` they play like any
@@ -427,7 +428,7 @@ def _compiled_picks(picker: Picker, n: int, n_models: int) -> bool:
     matches x models or more, or any plan once the loop is loaded; never for a picker that
     overrides :meth:`Picker.pick` or :meth:`Picker.record`, which the loop implements."""
     own = type(picker).pick is Picker.pick and type(picker).record is Picker.record
-    return own and (n * n_models >= KERNEL_MIN_WORK or "sampling._pickloop" in sys.modules)
+    return own and (n * n_models >= KERNEL_MIN_WORK or "sampling.picks.picker_numba" in sys.modules)
 
 
 def _phase_reason(phase: str, board: Board, picker: Picker, min_matches: int) -> str:

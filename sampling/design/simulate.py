@@ -19,11 +19,16 @@ import pandas as pd
 
 import ratings
 from ratings.kit import ELO_SCALE, critical_value, simulate_verdicts
-from sampling._board import check_anchor, check_count, check_judges, check_seed, str_array
-from sampling.checks import check_balance
-from sampling.oracle import oracle_matches
-from sampling.picker import Objective
-from sampling.plan import DEFAULT_MAX_SHARE, DEFAULT_MIN_MATCHES, fit_for_planning, plan_matches
+from sampling.board.inputs import check_anchor, check_count, check_judges, check_seed, str_array
+from sampling.design.checks import check_balance
+from sampling.design.oracle import oracle_matches
+from sampling.design.plan import (
+    DEFAULT_MAX_SHARE,
+    DEFAULT_MIN_MATCHES,
+    fit_for_planning,
+    plan_matches,
+)
+from sampling.picks.picker import Objective
 
 __all__ = [
     "LoopResult",
@@ -355,7 +360,7 @@ def simulate_loop(
     strategy : {"active", "balanced", "uniform", "oracle"}, default="active"
         ``"active"``: :func:`sampling.plan_matches` with ``phase="auto"``; ``"balanced"``:
         ``phase="balanced"``; ``"uniform"``: :func:`uniform_matches`; ``"oracle"``:
-        :func:`sampling.oracle.oracle_matches` (greedy picks from the true strengths; with
+        :func:`sampling.design.oracle.oracle_matches` (greedy picks from the true strengths; with
         ``objective="anchored"``, relative to ``anchor``).
     batch_size : int, default=100
     max_comparisons : int, default=100000

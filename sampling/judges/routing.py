@@ -26,7 +26,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.kit import format_names, format_rows, option, require_columns
-from sampling._board import PlanWarning
+from sampling.board.inputs import PlanWarning
 
 __all__ = ["PanelTargets", "panel_targets", "routing_mask", "routing_table"]
 

@@ -15,7 +15,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.special import expit
 
-from sampling.criteria import add_comparison, centred, trace_reduction
+from sampling.picks.criteria import add_comparison, centred, trace_reduction
 
 __all__ = ["comparison_information", "oracle_matches"]
 
@@ -83,7 +83,7 @@ def oracle_matches(
     -----
     The information so far is ``sum_ij played_ij w_ij x x^T`` with the true ``w``, plus a ridge
     of 0.1 per model so that the first picks are defined; each pick maximises the reduction of
-    the objective (:mod:`sampling.criteria`) and updates the covariance. No balance rule
+    the objective (:mod:`sampling.picks.criteria`) and updates the covariance. No balance rule
     applies: pairs and tasks may repeat.
     """
     rng = np.random.default_rng(seed)

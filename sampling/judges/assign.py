@@ -16,15 +16,15 @@ edge colouring, which has no solution for some plans (a triangle with two judges
    deterministic node limit) that minimises it, for plans of up to ``_MILP_MAX_VARS`` (1,500)
    match x judge variables. Larger plans (more than 500 matches for three judges) skip 2 and
    3 and repair along alternating paths on the weighted violation itself
-   (:func:`_weighted_repair`, run as one compiled loop, :mod:`sampling._repair`, once numba is
-   loaded): the integer programme took seconds there and stopped at its node limit without
+   (:func:`_weighted_repair`, run as one compiled loop, :mod:`sampling.judges.assign_numba`, once
+   numba is loaded): the integer programme took seconds there and stopped at its node limit without
    proving optimality. The problem is an edge colouring with per-vertex bounds, not a flow:
    with bounds of one match per judge it decides whether a graph's edges can be coloured with
    J colours, which is NP-complete, so no exact method is fast on every plan.
 
-With routing (some tasks allow only some judges, :mod:`sampling.routing`), each match carries
+With routing (some tasks allow only some judges, :mod:`sampling.judges.routing`), each match carries
 its allowed judges: the panel's counts are the best levels the routing allows
-(:func:`sampling.routing.panel_targets`), the greedy pass fills them group by group (matches
+(:func:`sampling.judges.routing.panel_targets`), the greedy pass fills them group by group (matches
 with the same allowed judges), and repairs and the integer programme never give a match a judge
 it does not allow. Each model's per-judge bounds stay those of an unrouted panel; where the
 routing makes them unreachable, the violation is only minimised.
@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix, hstack, identity
 
-from sampling.routing import panel_targets
+from sampling.judges.routing import panel_targets
 
 __all__ = ["JudgeTurns", "assign_judges", "level_bounds"]
 
@@ -211,9 +211,9 @@ def assign_judges(
     floor = _floor(deg, soft)
     if n * n_judges > _MILP_MAX_VARS:  # large plans: repairs on the weighted cost itself
         if _compiled_repair():
-            from sampling import _repair  # numba: imported only once it is loaded
+            from sampling.judges import assign_numba  # numba: imported only once it is loaded
 
-            _repair.weighted_repair(a, b, col, x, *_repair.as_arrays(soft), floor,
+            assign_numba.weighted_repair(a, b, col, x, *assign_numba.as_arrays(soft), floor,
                                     np.asarray(glo, dtype=np.int64),
                                     np.asarray(ghi, dtype=np.int64), ok, _MAX_SWEEPS)  # fmt: skip
         else:
@@ -232,9 +232,9 @@ def assign_judges(
 
 
 def _compiled_repair() -> bool:
-    """Whether large plans are repaired by the compiled loop (:mod:`sampling._repair`, the same
-    paths as :func:`_weighted_repair`): once numba is loaded (large plans load it for their
-    picks), so a plan never pays numba's start-up for its judges alone."""
+    """Whether large plans are repaired by the compiled loop (:mod:`sampling.judges.assign_numba`,
+    the same paths as :func:`_weighted_repair`): once numba is loaded (large plans load it for
+    their picks), so a plan never pays numba's start-up for its judges alone."""
     return "numba" in sys.modules
 
 

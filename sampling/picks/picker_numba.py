@@ -1,26 +1,26 @@
 """The active phase of a plan as one compiled loop: every pick from scores to judge turn.
 
-:meth:`sampling.picker.Picker.pick` and :meth:`~sampling.picker.Picker.record` are the NumPy
-form of the rule, a few dozen vectorised calls per pick; at 100 models their overhead is most
+:meth:`sampling.picks.picker.Picker.pick` and :meth:`~sampling.picks.picker.Picker.record` are the
+NumPy form of the rule, a few dozen vectorised calls per pick; at 100 models their overhead is most
 of a millisecond per pick. :func:`active_picks` runs the same rule, pick after pick, in one
 numba kernel over the same arrays, and the planner falls back to the :class:`Picker` (the
 kernel's NumPy twin, tested pick for pick equal) for anything the kernel does not do:
 
-* scores: :func:`sampling.criteria.pair_reduction` of the candidate pairs, and the rank-one
-  update of the covariance and its square (:func:`sampling.criteria.record_comparison`,
+* scores: :func:`sampling.picks.criteria.pair_reduction` of the candidate pairs, and the rank-one
+  update of the covariance and its square (:func:`sampling.picks.criteria.record_comparison`,
   same operations in the same order, the dot product through the same BLAS call);
 * feasibility: per model and strict task level a bitset of the tasks (:func:`task_levels`);
-  the pairs matrices of :class:`sampling.feasibility.PairFeasibility` are one (M, M) matrix
+  the pairs matrices of :class:`sampling.board.feasibility.PairFeasibility` are one (M, M) matrix
   of each pair's lowest level, with the number of pairs per level, refreshed for the two
   picked models from the bitsets and each pair's non-fresh cells (history cells as bitset
   words, :func:`_history_words`); a pick scores only the pairs at the lowest level of its cap
   pass, a row at a time, and walks only the rows that may hold a better pair;
 * the choice of the pair (share cap, task levels, judge fits, then the slack levels), of the
-  task and of the judge (:class:`sampling.judges.JudgeTurns`), each with its random tie-break
+  task and of the judge (:class:`sampling.judges.assign.JudgeTurns`), each with its random tie-break
   from the plan's generator in the same order and number as the :class:`Picker`, so a seed
   gives the same plan, and leaves the generator in the same state, on either path. The loop
-  keeps the PCG64 state itself (:mod:`sampling._pcg64`): a pick's tie-breaks of the pairs are
-  skipped over in one jump and computed only when two scores are equal.
+  keeps the PCG64 state itself (:mod:`sampling.picks.pcg64_numba`): a pick's tie-breaks of the
+  pairs are skipped over in one jump and computed only when two scores are equal.
 
 The kernel stops with a status instead of deciding what only the :class:`Picker` decides: no
 active pair left (a balanced pick would follow), or more forfeit rows than its buffers hold.
@@ -31,7 +31,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from sampling._pcg64 import advance, draw_at, next_double
+from sampling.picks.pcg64_numba import advance, draw_at, next_double
 
 __all__ = ["DONE", "FULL", "NO_PAIR", "active_picks", "task_bitsets"]
 
@@ -336,15 +336,15 @@ def active_picks(n, state, cov, gram, weight, scale2, ok_model, has_fresh, pair_
                  judge_total, judge_left, judge_plan, allowed, routed, capacity):  # fmt: skip
     """Pick active matches until ``n`` of them are judged (:meth:`Picker.pick` and ``record``).
 
-    Every array is updated in place, as the :class:`~sampling.picker.Picker` updates its own:
+    Every array is updated in place, as the :class:`~sampling.picks.picker.Picker` updates its own:
     ``cov``, ``gram`` (M, M) float; ``has_fresh``, ``pair_round`` (M, M); ``task_n``,
     ``plan_task_n`` (M, T); ``plan_n`` (M,); ``judge_total``, ``judge_plan`` (M, J) and
     ``judge_left`` (J,) (:class:`JudgeTurns`). Read only: ``weight`` (M, M), ``scale2``,
     ``ok_model`` (M,) (plannable and fitted), ``usable``, ``playable``, ``failed`` (M, T),
     ``cap`` (-1: none), the history's cells per model ``h_key``, ``h_count``, ``h_start``
-    (:class:`sampling.pairs.PairCounts`), ``allowed`` (T, J) with ``routed``.
+    (:class:`sampling.board.pairs.PairCounts`), ``allowed`` (T, J) with ``routed``.
 
-    The pairs matrices of :class:`~sampling.feasibility.PairFeasibility` are kept as one
+    The pairs matrices of :class:`~sampling.board.feasibility.PairFeasibility` are kept as one
     (M, M) matrix of each pair's lowest strict level (rows of the two picked models refreshed
     per pick), so a pick reads the lowest level of each cap pass in one pass over the pairs
     and scores only the pairs at that level.

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 import ratings
-from sampling._board import check_names
-from sampling.plan import plan_matches
+from sampling.board.inputs import check_names
+from sampling.design.plan import plan_matches
 
 __all__ = ["plan_scopes", "scope_seed"]
 

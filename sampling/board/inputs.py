@@ -30,7 +30,7 @@ from ratings.kit import (
     parse_anchor,
     require_columns,
 )
-from sampling.pairs import PairCounts
+from sampling.board.pairs import PairCounts
 
 __all__ = [
     "Board",
@@ -336,7 +336,7 @@ class Board:
         Matches of each model on each task.
     pairs : PairCounts
         Matches of each unordered pair on each task (the cells the history and the plan
-        hold, :mod:`sampling.pairs`).
+        hold, :mod:`sampling.board.pairs`).
     meet : int (M, M)
         Matches of each pair over all tasks.
     judge_n : int (M, J); judge_total : int (J,)

@@ -1,10 +1,10 @@
 """The weighted judge repair of large plans as one compiled loop.
 
-:func:`sampling.judges._weighted_repair` recolours alternating two-judge paths (a breadth-first
-search per candidate move) in Python; at 5,000 matches its searches take most of a second.
-:func:`weighted_repair` runs the same sweeps, moves and searches in the same order over arrays
-(the incidence lists as CSR in edge order, the search's states as arrays), so it recolours the
-same paths; the Python function is its twin (tested equal).
+:func:`sampling.judges.assign._weighted_repair` recolours alternating two-judge paths (a
+breadth-first search per candidate move) in Python; at 5,000 matches its searches take most of a
+second. :func:`weighted_repair` runs the same sweeps, moves and searches in the same order over
+arrays (the incidence lists as CSR in edge order, the search's states as arrays), so it
+recolours the same paths; the Python function is its twin (tested equal).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _delta(x, los, his, ws, v, give, take):
 @numba.njit(cache=True)
 def _cost_path(m, p, q, a, b, col, start_at, inc, x, los, his, ws, g, glo, ghi, allowed,
                seen, stamp, par_v, par_e, queue, path, edge_mark):  # fmt: skip
-    """:func:`sampling.judges._cost_path` over arrays; the path in ``path``, its length
+    """:func:`sampling.judges.assign._cost_path` over arrays; the path in ``path``, its length
     returned (-1: none). ``seen`` holds ``stamp`` for the states seen in this search."""
     start = _delta(x, los, his, ws, m, p, q)
     panel_ok_odd = True

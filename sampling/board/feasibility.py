@@ -1,7 +1,7 @@
 """Which pairs have a task both models may play: the planner's feasibility as arrays.
 
-A pick (:meth:`sampling.picker.Picker.pick`) takes the best ranked pair that has a *fresh* task
-(one the pair has not played in its current round, nor in this plan) that both models may play
+A pick (:meth:`sampling.picks.picker.Picker.pick`) takes the best ranked pair that has a *fresh*
+task (one the pair has not played in its current round, nor in this plan) that both models may play
 at the strictest task level that allows any pair. Levels are per model (:func:`task_levels`):
 they depend only on the model's own counts, so a pick of ``a`` and ``c`` changes the levels of
 those two models only, and the fresh tasks of the pair ``(a, c)`` only.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from sampling.pairs import PairCounts
+from sampling.board.pairs import PairCounts
 
 __all__ = ["N_LEVELS", "PairFeasibility", "slack_levels", "task_levels"]
 

@@ -1,0 +1,157 @@
+"""The fit's options, each declared once: its name, the spec that holds it, its default, its
+command-line flag, its help and the argparse shape of the flag.
+
+What is generated from :data:`OPTIONS`: the flat keywords of earlier releases and the spec each
+moved to (:data:`ratings.api.specs.LEGACY`), the flag each option's messages name on the command
+line (:func:`flags`, :func:`switches`: :data:`ratings.cli.flags.FLAGS`) and the fit's flags
+themselves (:func:`add_option`, used by :func:`ratings.cli.fitting.add_fit_options`). The checks
+stay with the specs (:mod:`ratings.api.specs`), which run them once when they are made.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ratings.models.style import TRANSFORMS
+
+__all__ = ["OPTIONS", "Option", "add_option", "flags", "legacy", "option_named", "switches"]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of :func:`ratings.fit`.
+
+    ``name`` is how the Python API and messages spell it; ``spec`` and ``field`` where it lives
+    (``"fit"``: a keyword of :func:`ratings.fit` itself; else the spec class and its field);
+    ``flag`` its command-line flag (None: Python only), declared with ``default``, ``kind``
+    (argparse ``type``), ``metavar``, ``choices`` and ``help`` (``switch``: a flag without a
+    value, ``store_true``). An option without a flag, or whose flag is declared with the shared
+    inputs (``--columns``, ``--cluster``, ``--max-memory``), has ``declared_here=False``.
+    ``flat``: :func:`ratings.fit` of earlier releases took it as a keyword of its own.
+    """
+
+    name: str
+    spec: str
+    field: str
+    flag: str | None = None
+    default: object = None
+    help: str | None = None
+    kind: type | None = None
+    metavar: str | None = None
+    choices: tuple | None = None
+    switch: bool = False
+    declared_here: bool = True
+    flat: bool = True
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("scope", "fit", "scope", "--scope",
+           help="fit only verdicts of this scope (required if several)"),
+    Option("model", "fit", "model", "--model", choices=("bt", "crowd-bt"),
+           help="Bradley-Terry (default for one scope), or Crowd-BT with one quality eta per "
+                "judge (default for judged scopes with --by scope / combine)"),
+    Option("anchor", "fit", "anchor", "--anchor", metavar="NAME=RATING",
+           help="pin one model at a rating, e.g. 'GPT-5.5 (medium)=1000'; default: centred at "
+                "mean 1000"),
+    Option("ci", "fit", "ci", "--ci", "sandwich",
+           choices=("sandwich", "sandwich-z", "model", "bootstrap"),
+           help="sandwich (default; clustered: CR2 with df per contrast), sandwich-z (CR1, "
+                "normal quantile), model (inverse Hessian) or bootstrap"),
+    Option("level", "fit", "level", "--level", 0.95, kind=float, metavar="LEVEL",
+           help="confidence level (default 0.95)"),
+    Option("n_boot", "Bootstrap", "n", "--n-boot", 1000, kind=int, metavar="N",
+           help="bootstrap resamples (default 1000)"),
+    Option("seed", "Bootstrap", "seed", "--seed", 0, kind=int, metavar="SEED",
+           help="bootstrap seed (default 0)"),
+    Option("penalty", "BT", "penalty", "--penalty", 0.0, kind=float, metavar="LAMBDA",
+           help="bt: opt-in ridge penalty making ratings finite when a model never lost"),
+    Option("firth", "BT", "firth", "--firth", False, switch=True,
+           help="bt: Firth's bias-reduced estimate, finite on every board (a model that never "
+                "lost: open interval)"),
+    Option("ties", "BT", "ties", "--ties", "half", choices=("half", "davidson", "rao-kupper"),
+           flat=False,
+           help="bt: a tie as half a win each (default), or a tie model with its tie parameter "
+                "estimated with an interval: davidson (nu) or rao-kupper (theta)"),
+    Option("soft", "BT", "soft", "--soft", False, switch=True, flat=False,
+           help="bt: read winner as A's score in [0, 1] (fractional values allowed; 1, 0, 0.5 "
+                "as A, B, tie), a quasi-likelihood fit"),
+    Option("judge_quality", "CrowdBT", "judge_quality", "--judge-quality",
+           metavar="FILE|SCOPE=FILE,...",
+           help="fix eta from a file written by `ratings judges` (per scope: "
+                "'analytical=a.json,presentation=p.json')"),
+    Option("fit_new_judges", "CrowdBT", "fit_new_judges", "--fit-new-judges", False,
+           switch=True, help="estimate eta for judges missing from --judge-quality"),
+    Option("eta_known", "CrowdBT", "eta_known", "--eta-known", False, switch=True,
+           help="treat --judge-quality etas as known (leave their uncertainty out of the "
+                "intervals)"),
+    Option("prior", "CrowdBT", "prior", "--prior", "default", metavar="PRIOR",
+           help="'default', 'none' or 'AGREE,FLIP,SD': weak priors on judge quality (Beta "
+                "pseudo-counts) and strengths (sd, log units); 'none' fits the plain maximum "
+                "likelihood"),
+    Option("adjust", "fit", "adjust", "--adjust", metavar="EFFECT,...",
+           help="position and/or self-preference: estimate these judge effects as nuisance "
+                "parameters, so ratings are corrected for them (self-preference needs "
+                "--families)"),
+    Option("families", "Adjust", "families", "--families", metavar="FILE",
+           help="CSV with columns name,family for models and judges"),
+    Option("style", "fit", "style", "--style", metavar="NAME,...",
+           help="style control: fit one shared coefficient per feature from the columns NAME_a "
+                "and NAME_b (e.g. tokens,headers); ratings are those of answers of equal style"),
+    Option("style_transform", "Style", "transform", "--style-transform", "normalized",
+           choices=TRANSFORMS, flat=False,
+           help="how a feature's two sides become one number (default normalized: (a - b) / "
+                "(a + b))"),
+    Option("style_ridge", "Style", "ridge", "--style-ridge", 0.0, kind=float, metavar="LAMBDA",
+           flat=False, help="optional ridge on the style coefficients only (default 0)"),
+    Option("cluster", "fit", "cluster", "--cluster", "auto", declared_here=False),
+    Option("columns", "Read", "columns", "--columns", declared_here=False),
+    Option("winner_map", "Read", "winner_map", "--winner-map", declared_here=False),
+    Option("errors", "Read", "errors", "--rejected", "raise", declared_here=False),
+    Option("max_memory", "Solver", "max_memory", "--max-memory", declared_here=False),
+    Option("engine", "Solver", "engine", default="auto", declared_here=False),
+    Option("tol", "Solver", "tol", default=1e-10, declared_here=False),
+    Option("max_iter", "Solver", "max_iter", default=100, declared_here=False),
+)  # fmt: skip
+
+
+def option_named(name: str) -> Option:
+    """The option called ``name``."""
+    for opt in OPTIONS:
+        if opt.name == name:
+            return opt
+    raise KeyError(name)
+
+
+def legacy() -> dict[str, tuple[str, str]]:
+    """Flat keywords of earlier releases -> (the spec that holds them, its field): every option
+    that lives in a spec."""
+    return {o.name: (o.spec, o.field) for o in OPTIONS if o.spec != "fit" and o.flat}
+
+
+def flags() -> dict[str, str]:
+    """Option name -> the command-line flag that sets it."""
+    return {o.name: o.flag for o in OPTIONS if o.flag is not None}
+
+
+def switches() -> dict[tuple[str, object], str]:
+    """(name, value) -> the flag without a value that sets it (``("firth", True)``)."""
+    return {(o.name, True): o.flag for o in OPTIONS if o.switch and o.flag is not None}
+
+
+def add_option(group: Any, name: str, *, default: object = ...,
+               help_extra: str = "") -> None:  # fmt: skip
+    """Add option ``name``'s flag to ``group`` as the table declares it (``default`` replaces
+    the declared default; ``help_extra`` is appended to the help)."""
+    o = option_named(name)
+    kw: dict[str, object] = {"help": (o.help or "") + help_extra}
+    if o.switch:
+        kw["action"] = "store_true"
+    else:
+        kw |= {k: v for k, v in (("type", o.kind), ("metavar", o.metavar)) if v is not None}
+        if o.choices is not None:
+            kw["choices"] = list(o.choices)
+        chosen = o.default if default is ... else default
+        if chosen is not None:
+            kw["default"] = chosen
+    group.add_argument(o.flag, **kw)

@@ -1,0 +1,115 @@
+"""The one inference builder: every fit's covariance and per-cluster influences from its bread
+and its scores, whatever the family and design.
+
+A fit hands over its bread (the inverse of the information over the free parameters, embedded
+with zeros; :func:`~ratings.inference.covariance.inverse_free`) and how to read its scores
+(:class:`Scores`: the per-verdict meat, each cluster's summed score, or the clusters' meat summed
+one block at a time), and for the default clustered interval its CR2 pieces (a callable returning
+:class:`~ratings.inference.cluster.ClusterInference`: :func:`~ratings.inference.bt_inference`,
+:func:`~ratings.inference.crowd_inference`, or a design's working rows through
+:func:`~ratings.inference.cluster.cluster_inference`). :func:`build` then gives, by ``ci``:
+
+* ``"sandwich"`` with clusters: CR2 (influences adjusted by (I - H_gg)^(-1/2), Satterthwaite df
+  per contrast from the returned inference);
+* ``"sandwich"`` without clusters: HC0, ``bread @ meat @ bread`` with the per-verdict meat;
+* ``"sandwich-z"`` (CR1) with clusters: ``G/(G-1) bread (sum_g s_g s_g^T) bread``;
+* ``"model"``: the bread itself;
+
+and, with clusters, the per-cluster influences ``s_g @ bread`` that combining scopes stacks
+(whatever ``ci``), except past :data:`~ratings.core.memory.MAX_INFLUENCE_CELLS`, where the
+clusters' meat is summed block by block and no influences are kept. The model-based variance
+where a robust one collapses (:mod:`ratings.inference.degenerate`), the one-judge profile
+widening (:mod:`ratings.models.crowd.onejudge`, which rescales a CR2 inference) and the bootstrap
+(:func:`~ratings.inference.covariance.bootstrap_draws`) act on what this returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ratings.core.errors import option
+from ratings.inference.cluster import ClusterInference
+from ratings.inference.covariance import bread_meat_bread, gram
+
+__all__ = ["Built", "Scores", "build", "cluster_factor", "row_scores_of"]
+
+
+@dataclass(frozen=True)
+class Scores:
+    """How the builder reads a fit's scores at its estimate (each called at most once).
+
+    ``verdict_meat() -> (P, P)``: the sum over verdicts of the per-verdict score's outer product
+    (HC0); ``cluster_scores() -> (G, P)``: each cluster's summed score; ``cluster_meat()
+    -> (P, P)``: sum_g s_g s_g^T without holding the G x P scores (None: from
+    ``cluster_scores``).
+    """
+
+    verdict_meat: Callable[[], NDArray[np.float64]]
+    cluster_scores: Callable[[], NDArray[np.float64]]
+    cluster_meat: Callable[[], NDArray[np.float64]] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Built:
+    """A fit's covariance for the interval kind asked (P x P), its per-cluster influences
+    (G x P, or None) and, for CR2, the inference giving each contrast its df."""
+
+    cov: NDArray[np.float64]
+    influence: NDArray[np.float64] | None = None
+    inference: ClusterInference | None = None
+
+
+def build(bread: NDArray[np.float64], ci: str, scores: Scores, *, n_clusters: int | None,
+          cr2: Callable[[], ClusterInference] | None = None,
+          cluster_name: str | None = None) -> Built:  # fmt: skip
+    """The covariance of kind ``ci`` (see the module notes); ``n_clusters`` None for a fit per
+    verdict. ``cr2`` builds the CR2 inference of a clustered ``ci="sandwich"`` (without it, CR1
+    is used there)."""
+    from ratings.core.memory import MAX_INFLUENCE_CELLS
+
+    if n_clusters is None:
+        return Built(bread if ci == "model" else bread_meat_bread(bread, scores.verdict_meat()))
+    g, p = n_clusters, bread.shape[0]
+    if g < 2:
+        where = f" in `{cluster_name}`" if cluster_name else ""
+        raise ValueError(f"Clustered intervals need at least 2 clusters{where}; got {g}. Use "
+                         f"per-verdict intervals ({option('cluster', None)}).")  # fmt: skip
+    if ci == "sandwich" and cr2 is not None:
+        inference = cr2()
+        return Built(inference.covariance(), inference.influence(), inference)
+    if g * p > MAX_INFLUENCE_CELLS:  # too many cells to keep: the meat block by block
+        meat = (scores.cluster_meat() if scores.cluster_meat is not None
+                else gram(scores.cluster_scores()))  # fmt: skip
+        cov = (g / (g - 1)) * (bread @ meat @ bread)
+        return Built(bread if ci == "model" else cov)
+    influence = scores.cluster_scores() @ bread
+    return Built(bread if ci == "model" else gram(influence, g / (g - 1)), influence)
+
+
+def row_scores_of(data, n_params: int, k, row_scores,
+                  verdict_meat: Callable[[], NDArray[np.float64]]) -> Scores:  # fmt: skip
+    """:class:`Scores` of a fit over the rows of a :class:`~ratings.data.comparisons.Comparisons`
+    (the collapsed-counts and Crowd-BT paths): ``row_scores(rows, wi, wj, tt) -> (score_d,
+    score_eta or None)`` per row, the clusters' scores from
+    :meth:`~ratings.data.comparisons.Comparisons.cluster_score_matrix`, their meat from the
+    ``cluster_meat`` kernel (rows grouped by cluster)."""
+
+    def meat() -> NDArray[np.float64]:
+        score_d, score_eta = row_scores(data, data.wi, data.wj, data.tt)
+        return k.cluster_meat(data.n_models, n_params, data.ii, data.jj, data.judge, score_d,
+                              np.zeros(0) if score_eta is None else score_eta,
+                              data.cluster_starts)  # fmt: skip
+
+    return Scores(verdict_meat, lambda: data.cluster_score_matrix(n_params, row_scores, k), meat)
+
+
+def cluster_factor(n_clusters: int, cr2: bool) -> float:
+    """The factor of per-cluster influences whose cross-product is a fit's clustered covariance:
+    1 for CR2 (its influences are adjusted already), sqrt(G/(G-1)) for CR1 (what stacking the
+    influences of several fits, :mod:`ratings.scopes.combine`, multiplies them by)."""
+    g = n_clusters
+    return 1.0 if cr2 else float(np.sqrt(g / (g - 1)))
