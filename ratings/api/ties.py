@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from ratings.core.errors import DataWarning, DegenerateBoardError, NonIdentifiableError
 from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
+from ratings.inference.builder import Scores, build
 from ratings.inference.covariance import inverse_free
 from ratings.inference.ties import tie_cluster_scores, tie_inference
 from ratings.kernels.engine import kernels
@@ -63,24 +64,15 @@ def estimate_ties(data: Comparisons, family: TieFamily, *, ref: int, ci: str, cl
     k = kernels(engine, data.n_verdicts)
     row_terms = getattr(tie_kernels(engine, data.n_verdicts), family.kernel)
     x = np.append(fit.theta, fit.phi)
-    inference = influence = None
-    if clustered and ci == "sandwich":
-        inference = tie_inference(fit.theta, fit.phi, data, ref=ref, row_terms=row_terms, k=k,
-                                  bread=bread)  # fmt: skip
-        full, influence = inference.covariance(), inference.influence()
-    elif clustered:
-        g = data.n_clusters
-        if g < 2:
-            raise ValueError(f"Clustered intervals need at least 2 clusters in "
-                             f"`{data.cluster_name}`; got {g}.")  # fmt: skip
-        influence = tie_cluster_scores(fit.theta, fit.phi, data, row_terms, k) @ bread
-        full = g / (g - 1.0) * influence.T @ influence
-    elif ci != "model":
-        _, _, _, meat = tie_terms(x, data, family, tie_kernels(engine, data.n_verdicts), k,
-                                  with_meat=True)  # fmt: skip
-        full = bread @ meat @ bread
-    if ci == "model":
-        full = bread
+    tk = tie_kernels(engine, data.n_verdicts)
+    scores = Scores(verdict_meat=lambda: tie_terms(x, data, family, tk, k, with_meat=True)[3],
+                    cluster_scores=lambda: tie_cluster_scores(fit.theta, fit.phi, data,
+                                                              row_terms, k))  # fmt: skip
+    built = build(bread, ci, scores, n_clusters=data.n_clusters if clustered else None,
+                  cr2=lambda: tie_inference(fit.theta, fit.phi, data, ref=ref,
+                                            row_terms=row_terms, k=k, bread=bread),
+                  cluster_name=data.cluster_name)  # fmt: skip
+    full, influence, inference = built.cov, built.influence, built.inference
 
     def refit(sample: Comparisons):
         return np.append(*_refit(sample, family, ref, max_iter, engine, x))
