@@ -428,3 +428,24 @@ def test_compare_ties_refuses_a_log_without_ties(board):
     with pytest.raises(ValueError, match="no ties"), warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)
         ratings.compare_ties(board[board["winner"] != "tie"])
+
+
+def test_tie_families_plug_into_the_family_interface():
+    """The families give the core's RowTerms from the kernel modules the engine hands out
+    (numba's and the twins'), equal to the tie kernels' own outputs."""
+    from ratings.kernels import fit as numba_kernels
+    from ratings.kernels import fit_ref
+    from ratings.models.families.base import RowTerms
+    from ratings.models.families.ties import DAVIDSON, RAO_KUPPER
+
+    theta, ii, jj, wi, wj, tt = _rows(4)
+    slot = np.zeros(ii.size, dtype=np.int64)
+    for fam in (DAVIDSON, RAO_KUPPER):
+        assert fam.ties_in_likelihood and fam.n_extra(3) == 1
+        assert fam.lower == -np.inf and fam.upper == np.inf
+        want = getattr(_ties_ref, fam.kernel)(theta, -0.3, ii, jj, wi, wj, tt, True)
+        for k in (fit_ref, numba_kernels):
+            got = fam.row_terms(k, theta, np.array([-0.3]), ii, jj, slot, wi, wj, tt, True)
+            assert isinstance(got, RowTerms)
+            for g, w in zip(got, want, strict=True):
+                np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)

@@ -26,7 +26,7 @@ from ratings.inference.covariance import inverse_free
 from ratings.inference.ties import tie_cluster_scores, tie_inference
 from ratings.kernels.engine import kernels
 from ratings.models.estimate import Estimate, bootstrap_refits
-from ratings.models.ties import TieFamily, TieFit, fit_ties, tie_kernels, tie_terms
+from ratings.models.ties import TieFamily, TieFit, fit_ties, tie_terms
 
 __all__ = ["TIE_COLUMNS", "estimate_ties", "no_ties_table", "tie_table"]
 
@@ -62,10 +62,9 @@ def estimate_ties(data: Comparisons, family: TieFamily, *, ref: int, ci: str, cl
             "are so far apart that their verdicts carry no information. Add verdicts between "
             "the extreme models.") from None  # fmt: skip
     k = kernels(engine, data.n_verdicts)
-    row_terms = getattr(tie_kernels(engine, data.n_verdicts), family.kernel)
+    row_terms = getattr(k, family.kernel)
     x = np.append(fit.theta, fit.phi)
-    tk = tie_kernels(engine, data.n_verdicts)
-    scores = Scores(verdict_meat=lambda: tie_terms(x, data, family, tk, k, with_meat=True)[3],
+    scores = Scores(verdict_meat=lambda: tie_terms(x, data, family, k, with_meat=True)[3],
                     cluster_scores=lambda: tie_cluster_scores(fit.theta, fit.phi, data,
                                                               row_terms, k))  # fmt: skip
     built = build(bread, ci, scores, n_clusters=data.n_clusters if clustered else None,

@@ -25,9 +25,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ratings.kernels.fit_ref import expit, log_expit
-
 __all__ = ["davidson_row_terms", "rao_kupper_row_terms"]
+
+
+def expit(x):
+    """sigma(x), overflow-free."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def log_expit(x):
+    """log sigma(x) = min(x, 0) - log1p(e^-|x|)."""
+    return np.minimum(x, 0.0) - np.log1p(np.exp(-np.abs(x)))
 
 
 def _xlogy0(y, logp):
