@@ -26,7 +26,7 @@ from ratings.inference.covariance import inverse_free
 from ratings.inference.ties import tie_cluster_scores, tie_inference
 from ratings.kernels.engine import kernels
 from ratings.models.estimate import Estimate, bootstrap_refits
-from ratings.models.ties import TieFamily, TieFit, fit_ties, tie_terms
+from ratings.models.ties import TieFamily, TieFit, fit_ties, tie_meat
 
 __all__ = ["TIE_COLUMNS", "estimate_ties", "no_ties_table", "tie_table"]
 
@@ -64,7 +64,7 @@ def estimate_ties(data: Comparisons, family: TieFamily, *, ref: int, ci: str, cl
     k = kernels(engine, data.n_verdicts)
     row_terms = getattr(k, family.kernel)
     x = np.append(fit.theta, fit.phi)
-    scores = Scores(verdict_meat=lambda: tie_terms(x, data, family, k, with_meat=True)[3],
+    scores = Scores(verdict_meat=lambda: tie_meat(x, data, family, k),
                     cluster_scores=lambda: tie_cluster_scores(fit.theta, fit.phi, data,
                                                               row_terms, k))  # fmt: skip
     built = build(bread, ci, scores, n_clusters=data.n_clusters if clustered else None,

@@ -2,9 +2,9 @@
 
 The family gives each row's terms in the linear predictor d = s_i - s_j and its one parameter,
 the tie parameter on its unbounded scale phi; here they are assembled with the tie parameter as
-parameter ``M`` (after the M strengths) by the assembly kernels Crowd-BT's judge qualities use
-(one slot for every row), and minimised by the package's Newton solver
-(:func:`ratings.models.newton.newton`) on the rows summed over clusters.
+parameter ``M`` (after the M strengths) by the core's collapsed-counts design
+(:func:`ratings.models.design.pair_objective`, one slot for every row), and minimised by the
+package's Newton solver (:func:`ratings.models.newton.newton`) on the rows summed over clusters.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from numpy.typing import NDArray
 from ratings.data.comparisons import Comparisons
 from ratings.kernels.engine import Engine, kernels
 from ratings.models.bt import start as bt_start
+from ratings.models.design import pair_objective
 from ratings.models.families.ties import TieFamily, tie_family
 from ratings.models.newton import newton
 
-__all__ = ["PHI_BOUND", "TieFamily", "TieFit", "family_of", "fit_ties", "tie_terms"]
+__all__ = ["PHI_BOUND", "TieFamily", "TieFit", "family_of", "fit_ties", "tie_meat"]
 
 #: Largest |phi| before the fit is called divergent (nu or theta - 1 beyond e^30).
 PHI_BOUND = 30.0
@@ -48,21 +49,15 @@ class TieFit:
     family: TieFamily
 
 
-def tie_terms(x: NDArray[np.float64], rows: Comparisons, family: TieFamily, k,
-              with_meat: bool = False) -> tuple:  # fmt: skip
-    """Negative log-likelihood, gradient and expected information (M + 1 parameters, the tie
-    parameter last) at ``x``, and the meat (per-verdict score products) when asked: the
-    family's row terms (one slot) assembled as Crowd-BT's one-judge block."""
+def tie_meat(x: NDArray[np.float64], rows: Comparisons, family: TieFamily,
+             k) -> NDArray[np.float64]:  # fmt: skip
+    """The per-verdict meat (sum over verdicts of the score's outer product) over the M + 1
+    parameters at ``x``, the tie parameter last (the family's parameter block, one slot)."""
     m = rows.n_models
     slot = np.zeros(rows.ii.size, dtype=np.int64)
     t = family.row_terms(k, x[:m], x[m:], rows.ii, rows.jj, slot, rows.wi, rows.wj, rows.tt,
-                         with_meat)  # fmt: skip
-    grad = -np.append(k.scatter_diff(m, rows.ii, rows.jj, t.score_d), t.score_x.sum())
-    info = k.crowd_assemble(m, 1, rows.ii, rows.jj, slot, t.info_dd, t.info_dx, t.info_xx)
-    if not with_meat:
-        return t.nll, grad, info
-    return t.nll, grad, info, k.crowd_assemble(m, 1, rows.ii, rows.jj, slot, t.meat_dd,
-                                               t.meat_dx, t.meat_xx)
+                         True)  # fmt: skip
+    return k.crowd_assemble(m, 1, rows.ii, rows.jj, slot, t.meat_dd, t.meat_dx, t.meat_xx)
 
 
 def fit_ties(
@@ -93,8 +88,9 @@ def fit_ties(
     x0 = np.array(x0, dtype=np.float64)
     x0[:m] -= x0[ref]
     free = np.delete(np.arange(m + 1), ref)
-    res = newton(lambda x: tie_terms(x, rows, family, k), x0, free, tol=tol,
-                 max_iter=max_iter, what=f"{family.name.capitalize()} tie model",
+    slot = np.zeros(rows.ii.size, dtype=np.int64)  # one tie parameter for every row
+    res = newton(lambda x: pair_objective(family, k, x[:m], x[m:], rows, 1, slot), x0, free,
+                 tol=tol, max_iter=max_iter, what=f"{family.name.capitalize()} tie model",
                  bound=max(PHI_BOUND, 1e3))  # fmt: skip
     if abs(res.x[m]) > PHI_BOUND:
         raise FloatingPointError("the tie parameter diverges")
