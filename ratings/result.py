@@ -113,11 +113,27 @@ class Uncertainty:
 
 
 @dataclass(frozen=True, eq=False)
+class Placement:
+    """How new models were placed against a frozen board (:func:`ratings.place`): the models
+    estimated (``new``; the others keep the reference's published strengths), whether the
+    intervals carry the reference's covariance (``reference_cov``, the two-step term), the
+    verdicts between two reference models (which cannot move a frozen board) and where the
+    reference came from."""
+
+    new: tuple[str, ...]
+    reference_cov: bool
+    n_reference_only: int = 0
+    source: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
 class FitInfo:
     """How the estimate was found: the likelihood at it, Newton's convergence, the rows left
     out, the penalty or Firth's correction, and the models a penalty alone rates
     (``unbounded``: ``direction`` +1 unbounded above, -1 below, 0 both, and ``bound``, the
-    other side as a strength in the result's parametrisation; :mod:`ratings.models.separation`).
+    other side as a strength in the result's parametrisation; :mod:`ratings.models.separation`),
+    how new models were placed against a frozen board (``placement``) and the verdicts a plain
+    fit read (``source``, for refits).
     """
 
     loglik: float
@@ -128,6 +144,11 @@ class FitInfo:
     penalty: float = 0.0
     firth: bool = False
     unbounded: pd.DataFrame | None = None
+    #: :func:`ratings.place`: which models were placed against a frozen board.
+    placement: Placement | None = None
+    #: The verdicts a plain fit read (``ratings.api.loading.LoadedLog``), for refits
+    #: (:meth:`Ratings.fragility`); None for other results.
+    source: object | None = None
     #: ``ratings.BT(ties=...)``: the tie parameter (``nu`` or ``theta``) with its interval and
     #: the probability of a tie between equal models (:func:`ratings.api.ties.tie_table`).
     ties: pd.DataFrame | None = None
@@ -150,20 +171,6 @@ class Combination:
     weights: dict[str, float]
     method: str
     se_independent: pd.Series | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class Placement:
-    """How new models were placed against a frozen board (:func:`ratings.place`): the models
-    estimated (``new``; the others keep the reference's published strengths), whether the
-    intervals carry the reference's covariance (``reference_cov``, the two-step term), the
-    verdicts between two reference models (which cannot move a frozen board) and where the
-    reference came from."""
-
-    new: tuple[str, ...]
-    reference_cov: bool
-    n_reference_only: int = 0
-    source: str | None = None
 
 
 def _part_field(part: str, name: str, doc: str) -> property:
@@ -225,12 +232,6 @@ class Ratings:
     #: ``fit(..., style=...)``: the style coefficients (:func:`ratings.models.style.style_table`;
     #: ``attrs["raw_rank"]`` holds the plain fit's ranks behind ``rank_change``).
     style: pd.DataFrame | None = None
-    #: :func:`ratings.place`: which models were placed against a frozen board.
-    placement: Placement | None = None
-    #: The verdicts a plain fit read (``ratings.api.loading.LoadedLog``), for refits
-    #: (:meth:`fragility`); None for other results.
-    source: object | None = None
-
     def __post_init__(self) -> None:
         object.__setattr__(self, "strength", readonly_copy(self.strength))
         object.__setattr__(self, "cov", readonly_copy(self.cov))
@@ -246,6 +247,9 @@ class Ratings:
     scale: ClassVar[float] = ELO_SCALE
 
     # --- the parts' fields, read through: a field of a part the result lacks is None -----
+    placement = _part_field("fit_info", "placement",
+                            "How new models were placed against a frozen board.")
+    source = _part_field("fit_info", "source", "The verdicts a plain fit read, for refits.")
     ci = _part_field("uncertainty", "ci", "Interval kind.")
     cluster = _part_field("uncertainty", "cluster", "Clustering column, or None.")
     n_clusters = _part_field("uncertainty", "n_clusters", "Number of clusters.")

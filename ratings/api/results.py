@@ -15,11 +15,12 @@ __all__ = ["labelled"]
 def labelled(est: Estimate, data: Comparisons, *, model: str, ci: str, level: float,
              scope: str | None, n_rejected: int, anchor: str | None, rating: float,
              penalty: float = 0.0, firth: bool = False, df: float | None = None,
-             model_based=None, **parts) -> Ratings:  # fmt: skip
+             model_based=None, source: object | None = None, **parts) -> Ratings:  # fmt: skip
     """``est`` over ``data``'s models as :class:`Ratings` (``anchor`` at ``rating``, or centred
     there); ``df`` a single t quantile's degrees of freedom (adjusted fits), ``model_based`` the
     contrasts that took the model-based variance (:func:`ratings.inference.degenerate.
-    fill_collapsed`); ``parts`` the result's typed parts (``style``, ``judge_effects``)."""
+    fill_collapsed`); ``source`` the verdicts read, kept for refits (``FitInfo.source``);
+    ``parts`` the result's typed parts (``style``, ``judge_effects``)."""
     m, clustered = data.n_models, data.clusters is not None
     uncertainty = Uncertainty(
         ci=ci, cluster=data.cluster_name if clustered else None, n_clusters=data.n_clusters,
@@ -28,7 +29,7 @@ def labelled(est: Estimate, data: Comparisons, *, model: str, ci: str, level: fl
         df=df, model_based=model_based)
     info = FitInfo(loglik=-est.nll, converged=est.converged, n_iter=est.n_iter,
                    max_grad=est.max_grad, n_rejected=n_rejected, penalty=penalty, firth=firth,
-                   unbounded=est.unbounded)  # fmt: skip
+                   unbounded=est.unbounded, source=source)  # fmt: skip
     return Ratings(
         models=data.models, strength=est.theta[:m], cov=est.cov[:m, :m],
         counts=data.collapsed().model_counts().copy(), uncertainty=uncertainty, offset=rating,

@@ -69,7 +69,7 @@ def build(bread: NDArray[np.float64], ci: str, scores: Scores, *, n_clusters: in
     """The covariance of kind ``ci`` (see the module notes); ``n_clusters`` None for a fit per
     verdict. ``cr2`` builds the CR2 inference of a clustered ``ci="sandwich"`` (without it, CR1
     is used there)."""
-    from ratings.core.memory import MAX_INFLUENCE_CELLS
+    from ratings.inference import covariance  # its MAX_INFLUENCE_CELLS, read when called
 
     if n_clusters is None:
         return Built(bread if ci == "model" else bread_meat_bread(bread, scores.verdict_meat()))
@@ -81,7 +81,7 @@ def build(bread: NDArray[np.float64], ci: str, scores: Scores, *, n_clusters: in
     if ci == "sandwich" and cr2 is not None:
         inference = cr2()
         return Built(inference.covariance(), inference.influence(), inference)
-    if g * p > MAX_INFLUENCE_CELLS:  # too many cells to keep: the meat block by block
+    if g * p > covariance.MAX_INFLUENCE_CELLS:  # too many cells to keep: the meat by blocks
         meat = (scores.cluster_meat() if scores.cluster_meat is not None
                 else gram(scores.cluster_scores()))  # fmt: skip
         cov = (g / (g - 1)) * (bread @ meat @ bread)

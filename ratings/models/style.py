@@ -778,17 +778,16 @@ def _bread_information(params, hessian, design: _Design, ci: str, ridge: float, 
 
 
 def _covariance(params, hessian, free, design: _Design, ci: str, remedy: Remedy):
-    from ratings.core.memory import MAX_INFLUENCE_CELLS
+    from ratings.inference import covariance
     from ratings.inference.builder import Scores, build
-    from ratings.inference.covariance import inverse_free
 
     try:
-        bread = inverse_free(hessian, free)
+        bread = covariance.inverse_free(hessian, free)
     except np.linalg.LinAlgError:
         raise NonIdentifiableError(remedy.singular()) from None
     scores = Scores(lambda: design.quad(*design.terms(params, True)[6:]),
                     lambda: design.cluster_scores(params),
-                    lambda: design.cluster_meat(params, max(1, MAX_INFLUENCE_CELLS
+                    lambda: design.cluster_meat(params, max(1, covariance.MAX_INFLUENCE_CELLS
                                                             // design.n_params)))  # fmt: skip
     clustered = design.rows.clusters is not None
     built = build(bread, ci, scores, n_clusters=design.rows.n_clusters if clustered else None,

@@ -260,15 +260,15 @@ def _place(data: Comparisons, new: NDArray[np.int64], board: Board, loaded, ci: 
     uncertainty = Uncertainty(ci=ci, cluster=data.cluster_name if clustered else None,
                               n_clusters=data.n_clusters, inference=inference,
                               model_based=model_based)  # fmt: skip
-    info = FitInfo(loglik=-res.f, converged=res.converged, n_iter=res.n_iter,
-                   max_grad=res.max_grad, n_rejected=loaded.n_rejected)  # fmt: skip
     placement = Placement(new=tuple(map(str, data.models[new])), reference_cov=has_cov,
                           n_reference_only=n_ref_only, source=board.source)  # fmt: skip
+    info = FitInfo(loglik=-res.f, converged=res.converged, n_iter=res.n_iter,
+                   max_grad=res.max_grad, n_rejected=loaded.n_rejected,
+                   placement=placement)  # fmt: skip
     return Ratings(models=data.models, strength=theta, cov=cov,
                    counts=rows.model_counts().copy(), uncertainty=uncertainty,
                    anchor=board.scale.anchor, offset=board.scale.rating, level=level,
-                   kind="bt", scope=loaded.scope, fit_info=info,
-                   placement=placement)  # fmt: skip
+                   kind="bt", scope=loaded.scope, fit_info=info)  # fmt: skip
 
 
 def _two_step_factor(hessian: NDArray[np.float64], cov_ref: NDArray[np.float64],

@@ -51,10 +51,13 @@ def run(args: argparse.Namespace) -> int:
     shown = ["model", "elo", "lower", "upper", "index", "frozen_on", "anchor", "anchor_rating"]
     print(format_table(reg[shown]))
     if frozen is not None and len(frozen) and not args.convert:  # the refit against the frozen
-        from ratings.stability.board import read_board
+        from ratings.io.readers import read_file
         from ratings.stability.drift import frozen_moves
 
-        for line in frozen_moves(frozen, read_board(args.ratings_table).table):
+        table = read_file(args.ratings_table)
+        if "scope" in table and (table["scope"] == "combined").any():  # the headline's rows
+            table = table[table["scope"] == "combined"]
+        for line in frozen_moves(frozen, table):
             print(f"moved beyond its frozen interval: {line}", file=sys.stderr)
     return 0
 
