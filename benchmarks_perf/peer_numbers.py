@@ -8,7 +8,7 @@ converged; our clustered CR2 intervals against the per-verdict sandwich. With
 2.0's published leaderboard (``weighted_alpaca_eval_gpt4_turbo``): every model whose
 ``annotations.json`` is in the checkout, read with ``--format alpaca-eval`` and fitted, its
 discrete win rate (the fit's win probability against the baseline) and its soft win rate (the
-mean of the reader's ``score`` column for the model) against the leaderboard's columns.
+same from the soft-outcome fit, ``ratings.BT(soft=True)``) against the leaderboard's columns.
 
 Usage: ``python benchmarks_perf/peer_numbers.py [--alpaca-eval DIR]``; writes
 ``results/peer_numbers.csv``.
@@ -128,8 +128,9 @@ def alpaca_rows(repo: str) -> list[dict]:
                 continue  # the baseline against itself, or a mixed file
             r = ratings.fit(file)
             discrete = 100 * float(np.asarray(r.win_probability(name, base)).ravel()[0])
-            log = ratings.read_verdicts(file, keep=["score"], as_numbers=["score"])
-            soft = 100 * float((1 - log.verdicts["score"]).mean())
+            log = ratings.read_verdicts(file)
+            fitted = ratings.fit(file, model=ratings.BT(soft=True))
+            soft = 100 * float(np.asarray(fitted.win_probability(name, base)).ravel()[0])
             row = board.loc[model]
             discrete_gap = max(discrete_gap, abs(discrete - row["discrete_win_rate"]))
             soft_gap = max(soft_gap, abs(soft - row["win_rate"]))
@@ -142,8 +143,9 @@ def alpaca_rows(repo: str) -> list[dict]:
              "max_abs_diff": discrete_gap, "tolerance": 1e-8,
              "note": f"n_wins max gap {count_gap}"},
             {"data": data, "peer": "AlpacaEval (published)",
-             "number": "soft win rate (%), mean of the reader's score",
-             "max_abs_diff": soft_gap, "tolerance": 1e-8, "note": "reader only (no soft fit yet)"}]
+             "number": "soft win rate (%), soft-outcome fit's win probability vs the baseline",
+             "max_abs_diff": soft_gap, "tolerance": 1e-8,
+             "note": "ratings.BT(soft=True): the preference as A's score"}]
 
 
 def main() -> None:

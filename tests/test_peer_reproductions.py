@@ -5,7 +5,8 @@
   ``cluster=None`` (the per-verdict HC0 sandwich), 1e-6;
 * FastChat's ``compute_bt`` and arena-hard-auto's ``compute_mle_elo``, ported in
   ``tests/peer_reference.py``;
-* AlpacaEval's discrete win rates (``tests/test_formats.py`` and here per model).
+* AlpacaEval's discrete win rates (``tests/test_formats.py`` and here per model), and its
+  soft win rates from the soft-outcome fit (``ratings.BT(soft=True)``).
 
 Where the numbers differ by design (arena-rank's ridge on its Hessian, our task clustering and
 CR2), the difference is asserted to be what ``benchmarks_perf/README.md`` says it is.
@@ -104,9 +105,13 @@ def test_alpaca_eval_win_rates_per_model():
     with gzip.open(ALPACA, "rt", encoding="utf-8") as fh:
         records = json.load(fh)
     r = ratings.fit(ALPACA)
+    soft = ratings.fit(ALPACA, model=ratings.BT(soft=True))
     base = "gpt4_1106_preview"
     for model in sorted({rec["generator_2"] for rec in records}):
         prefs = [float(rec["preference"]) for rec in records if rec["generator_2"] == model]
         published = alpaca_win_rates(prefs)
         ours = 100 * float(np.asarray(r.win_probability(model, base)).ravel()[0])
         assert abs(ours - published["discrete_win_rate"]) < 1e-8
+        # soft outcomes: the preference as A's score, the quasi-likelihood fit
+        ours = 100 * float(np.asarray(soft.win_probability(model, base)).ravel()[0])
+        assert abs(ours - published["win_rate"]) < 1e-8
