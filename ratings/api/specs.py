@@ -24,6 +24,7 @@ from ratings.core.bounds import MAX_ANCHOR_RATING, MAX_PENALTY, check_number
 from ratings.core.errors import option
 from ratings.core.memory import MaxMemory, parse_size
 from ratings.data.slots import Families
+from ratings.io.formats import peer_format
 from ratings.kernels.engine import Engine
 from ratings.models.crowd.prior import PriorArg, check_prior
 from ratings.models.crowd.quality import JudgeQuality
@@ -34,6 +35,7 @@ __all__ = [
     "BT",
     "CI_KINDS",
     "LEGACY",
+    "TIE_KINDS",
     "Adjust",
     "Bootstrap",
     "CIKind",
@@ -49,6 +51,8 @@ __all__ = [
 #: Interval kinds by name; ``"cr1"`` is ``"sandwich-z"`` and ``"hc0"`` the sandwich per verdict.
 CI_KINDS = ("sandwich", "sandwich-z", "cr1", "hc0", "model", "bootstrap")
 CIKind = Literal["sandwich", "sandwich-z", "cr1", "hc0", "model", "bootstrap"]
+#: How ties enter a Bradley-Terry fit (:class:`BT`'s ``ties``).
+TIE_KINDS = ("half", "davidson", "rao-kupper")
 
 
 def _flag(value: object, name: str) -> bool:
@@ -59,7 +63,7 @@ def _flag(value: object, name: str) -> bool:
 
 @dataclass(frozen=True)
 class BT:
-    """Bradley-Terry (ties as half wins).
+    """Bradley-Terry (ties as half wins by default).
 
     Parameters
     ----------
@@ -67,10 +71,19 @@ class BT:
         Opt-in ridge penalty that makes ratings finite when a model never lost.
     firth : bool, default=False
         Firth's bias-reduced estimate, finite on every board.
+    ties : {"half", "davidson", "rao-kupper"}, default="half"
+        How a tie enters the likelihood: half a win each (``"half"``), or a tie model with a
+        tie parameter estimated with its interval (``Ratings.ties``): Davidson (1970) or
+        Rao & Kupper (1967); see :mod:`ratings.models.ties`.
+    soft : bool, default=False
+        Read ``winner`` as A's score in [0, 1] (fractional values allowed; 1, 0 and 1/2 as A,
+        B and a tie) and fit the Bernoulli quasi-likelihood (see :mod:`ratings.api.soft`).
     """
 
     penalty: float = 0.0
     firth: bool = False
+    ties: Literal["half", "davidson", "rao-kupper"] = "half"
+    soft: bool = False
     name = "bt"
 
     def __post_init__(self) -> None:
@@ -78,6 +91,14 @@ class BT:
                                                          maximum=MAX_PENALTY))  # fmt: skip
         check_firth_option(self.firth, penalty=self.penalty)
         object.__setattr__(self, "firth", bool(self.firth))
+        if self.ties not in TIE_KINDS:
+            raise ValueError(f"{option('ties')} must be one of {', '.join(map(repr, TIE_KINDS))}"
+                             f"; got {self.ties!r}.")  # fmt: skip
+        object.__setattr__(self, "soft", _flag(self.soft, "soft"))
+        if self.ties != "half" and (self.penalty or self.firth or self.soft):
+            other = "soft" if self.soft else "firth" if self.firth else "penalty"
+            raise ValueError(f"{option('ties', self.ties)} cannot be combined with "
+                             f"{option(other)}.")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -142,16 +163,23 @@ class Read:
         Extra winner spellings, e.g. ``{"tie (bothbad)": "tie"}``.
     errors : {"raise", "report"}, default="raise"
         A bad row is an error, or the good rows are fitted and the rest reported.
+    format : str or ratings.io.formats.PeerFormat, optional
+        The file's format: ``"csv"``, ``"parquet"``, ``"jsonl"`` (default: from the extension),
+        or a peer tool's log, ``"fastchat"``, ``"arena-hard"``, ``"alpaca-eval"`` (default:
+        recognised from its fields), or a spec with options, e.g.
+        ``ratings.io.formats.ArenaHard(strong_weight=3)`` (:mod:`ratings.io.formats`).
     """
 
     columns: Mapping[str, str] | None = None
     winner_map: Mapping[object, str] | None = None
     errors: Literal["raise", "report"] = "raise"
+    format: object = None
 
     def __post_init__(self) -> None:
         if self.errors not in ("raise", "report"):
             raise ValueError(f"{option('errors')} must be 'raise' or 'report'; "
                              f"got {self.errors!r}.")  # fmt: skip
+        peer_format(self.format)  # an unknown format fails here
 
 
 @dataclass(frozen=True)
@@ -301,7 +329,7 @@ def options_of(
     *,
     model: str | BT | CrowdBT = "bt",
     ci: str | Bootstrap = "sandwich",
-    anchor: str | tuple[str, float] | None = None,
+    anchor: str | tuple[str, float] | Mapping[str, float] | None = None,
     scope: str | None = None,
     cluster: str | None = "auto",
     level: float = 0.95,
@@ -364,6 +392,11 @@ def options_of(
         raise TypeError("pass solver options inside `solver=ratings.Solver(...)`, not beside it.")
     check_level(level)
     rating = legacy.get("anchor_rating")
+    if isinstance(anchor, Mapping):  # {"NAME": RATING}, the command line's NAME=RATING
+        if len(anchor) != 1:
+            raise ValueError(f"{option('anchor')} pins one model: give {{NAME: RATING}} with "
+                             f"one entry (or 'NAME=RATING'); got {dict(anchor)!r}.")  # fmt: skip
+        ((anchor, rating),) = anchor.items()
     if isinstance(anchor, tuple):
         anchor, rating = anchor
     elif anchor is not None and rating is None and "=" in str(anchor):

@@ -307,8 +307,8 @@ def plan_matches(
     history = history_frame(verdicts, scope)
     subs = submissions_frame(submissions, history)
     board = Board.build(history, subs, judges, forfeits=bool(forfeits), max_memory=max_memory)
-    if max_memory is not None:
-        fit_options = {"max_memory": max_memory, **(fit_options or {})}
+    if max_memory is not None and not {"solver", "max_memory"} & set(fit_options or {}):
+        fit_options = {"solver": ratings.Solver(max_memory=max_memory), **(fit_options or {})}
     board.report_unplannable(history, subs.listed_only, explicit=submissions is not None)
     _warn_failed(board, subs, bool(forfeits))
     _warn_unseen_judges(history, judges)
