@@ -754,7 +754,7 @@ class Ratings:
         removal reverses each pair, leave-one-judge-out and leave-one-scope-out changes, and
         the verdicts that would separate pairs the rank intervals do not. See
         :func:`ratings.stability.fragility.fragility` (``options`` go there; registered by
-        :mod:`ratings.stability`, which ``import ratings`` imports)."""
+        :mod:`ratings.stability`, which ``import ratings`` imports when this runs)."""
         if _FRAGILITY is None:
             raise RuntimeError("No fragility analysis is registered; `import ratings.stability` "
                                "registers it.")
@@ -780,9 +780,10 @@ def _old_model(self: Ratings) -> str:
 Ratings.model = property(_old_model)
 
 
-#: The HTML renderers of a result, registered by :mod:`ratings.report` when it is imported (as
-#: ``import ratings`` does): the page sits above this module (it draws with :mod:`ratings.plot`
-#: and reads :mod:`ratings.scopes`), so it hands its renderers down instead of being imported.
+#: The HTML renderers of a result, registered by :mod:`ratings.report` when it is imported (and
+#: by ``import ratings`` as callers that import it): the page sits above this module (it draws
+#: with :mod:`ratings.plot` and reads :mod:`ratings.scopes`), so it hands its renderers down
+#: instead of being imported.
 _HTML: dict[str, Callable[..., str]] = {}
 
 
