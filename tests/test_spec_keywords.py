@@ -50,3 +50,21 @@ def test_audit_refuses_unknown_keywords_and_specs_beside_their_flat_fields(log):
         ratings.audit(log, judge_quality={"J2": 0.9})
     with pytest.raises(ValueError, match="fits no penalty"):
         ratings.audit(log, model=ratings.BT(penalty=1.0))
+
+
+def test_plan_matches_takes_the_solver_and_max_memory_warns_naming_it(log):
+    from ratings.core.errors import MemoryLimitError
+    from sampling.design.plan import plan_matches
+
+    # the fit inside planning gets the solver as a spec: no warning from inside the package
+    typed = plan_matches(log, None, ["J1", "J2"], 6, seed=1, phase="active",
+                         solver=ratings.Solver(max_memory="1GB"))  # fmt: skip
+    with pytest.warns(DeprecationWarning, match=r"flat plan_matches\(\) keywords are "
+                      r"deprecated: max_memory= -> ratings\.Solver\(max_memory=\)"):  # fmt: skip
+        flat = plan_matches(log, None, ["J1", "J2"], 6, seed=1, phase="active",
+                            max_memory="1GB")  # fmt: skip
+    pd.testing.assert_frame_equal(flat, typed)
+    with pytest.raises(MemoryLimitError):
+        plan_matches(log, None, ["J1"], 6, seed=1, solver=ratings.Solver(max_memory="1KB"))
+    with pytest.raises(TypeError, match=r"plan_matches\(\) got unexpected keyword.*\['tol'\]"):
+        plan_matches(log, None, ["J1"], 6, seed=1, tol=1e-8)
