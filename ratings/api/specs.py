@@ -19,8 +19,8 @@ from typing import Literal
 
 import numpy as np
 
-from ratings.api.options import legacy
-from ratings.core.bounds import MAX_ANCHOR_RATING, MAX_PENALTY, check_number
+from ratings.api.options import check_option, legacy
+from ratings.core.bounds import MAX_ANCHOR_RATING, check_number
 from ratings.core.errors import option
 from ratings.core.memory import MaxMemory, parse_size
 from ratings.data.slots import Families
@@ -76,8 +76,7 @@ class BT:
     name = "bt"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "penalty", check_number(self.penalty, "penalty", minimum=0.0,
-                                                         maximum=MAX_PENALTY))  # fmt: skip
+        object.__setattr__(self, "penalty", check_option("penalty", self.penalty))
         check_firth_option(self.firth, penalty=self.penalty)
         object.__setattr__(self, "firth", bool(self.firth))
 
@@ -126,10 +125,8 @@ class Bootstrap:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "n", int(check_number(self.n, "n_boot", minimum=2,
-                                                       maximum=10_000_000, integer=True)))
-        object.__setattr__(self, "seed", int(check_number(self.seed, "seed", minimum=0,
-                                                          integer=True)))  # fmt: skip
+        object.__setattr__(self, "n", check_option("n_boot", self.n))
+        object.__setattr__(self, "seed", check_option("seed", self.seed))
 
 
 @dataclass(frozen=True)
@@ -181,8 +178,8 @@ class Solver:
         if self.engine not in ("auto", "numba", "numpy"):
             raise ValueError(f"`engine` must be 'auto', 'numba' or 'numpy'; "
                              f"got {self.engine!r}.")  # fmt: skip
-        check_number(self.tol, "tol", above=0.0, maximum=1.0)
-        check_number(self.max_iter, "max_iter", minimum=1, integer=True)
+        check_option("tol", self.tol)
+        check_option("max_iter", self.max_iter)
         parse_size(self.max_memory)
 
 
