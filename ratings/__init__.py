@@ -6,6 +6,7 @@
 """
 
 from ratings import _moved, features, report
+from ratings.api.compare_ties import TieComparison, compare_ties
 from ratings.api.fitting import fit
 from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Read, Solver, Style
 from ratings.audit.judge_audit import Audit, audit
@@ -40,9 +41,11 @@ __all__ = [
     "Read",
     "Solver",
     "Style",
+    "TieComparison",
     "VerdictLog",
     "aggregate",
     "audit",
+    "compare_ties",
     "drift",
     "features",
     "fit",

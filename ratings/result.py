@@ -39,10 +39,14 @@ __all__ = [
     "register_fragility",
     "register_html",
     "style_note",
+    "tie_note",
 ]
 
 
-MODEL_NAMES = {"bt": "Bradley-Terry", "crowd-bt": "Crowd-BT", "combined": "combined headline"}
+MODEL_NAMES = {"bt": "Bradley-Terry", "crowd-bt": "Crowd-BT", "combined": "combined headline",
+               "davidson": "Bradley-Terry, Davidson ties",
+               "rao-kupper": "Bradley-Terry, Rao-Kupper ties",
+               "bt-soft": "Bradley-Terry, soft outcomes (quasi-likelihood)"}
 
 CI_DESCRIPTIONS = {
     "sandwich": "robust sandwich H^-1 B H^-1",
@@ -145,6 +149,9 @@ class FitInfo:
     #: The verdicts a plain fit read (``ratings.api.loading.LoadedLog``), for refits
     #: (:meth:`Ratings.fragility`); None for other results.
     source: object | None = None
+    #: ``ratings.BT(ties=...)``: the tie parameter (``nu`` or ``theta``) with its interval and
+    #: the probability of a tie between equal models (:func:`ratings.api.ties.tie_table`).
+    ties: pd.DataFrame | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -213,7 +220,9 @@ class Ratings:
     anchor: str | None = None
     offset: float = 1000.0
     level: float = 0.95
-    kind: str = "bt"  # "bt", "crowd-bt" or "combined" (the model's names are ``models``)
+    #: "bt", "crowd-bt", "combined", or a Bradley-Terry variant: "davidson", "rao-kupper" (tie
+    #: models), "bt-soft" (soft outcomes); the models' names are ``models``
+    kind: str = "bt"
     scope: str | None = None
     fit_info: FitInfo | None = None  # None for a combined headline (it has no likelihood)
     judges: pd.DataFrame | None = None
@@ -258,6 +267,7 @@ class Ratings:
     penalty = _part_field("fit_info", "penalty", "Ridge penalty.")
     firth = _part_field("fit_info", "firth", "Firth's bias-reduced estimate?")
     unbounded = _part_field("fit_info", "unbounded", "Models rated only because of a penalty.")
+    ties = _part_field("fit_info", "ties", "A tie model's parameter table (``FitInfo.ties``).")
     adjust = _part_field("judge_effects", "adjust", "Judge effects adjusted for.")
     scope_weights = _part_field("combination", "weights", "A headline's scope weights.")
     combine_method = _part_field("combination", "method", "A headline's method.")
@@ -675,6 +685,8 @@ class Ratings:
                          + ", ".join(f"{k}={v:.3g}" for k, v in self.combination.weights.items()))
         if self.crowd is not None:
             lines.append("Estimate: " + self.crowd.estimate_note())
+        if self.ties is not None:
+            lines.append("Ties: " + tie_note(self.ties))
         if self.adjust:
             lines.append(f"Adjusted for judge effects: {', '.join(self.adjust)} (estimated "
                          "jointly; intervals include their uncertainty)")
@@ -792,6 +804,18 @@ def _html_renderer(kind: str) -> Callable[..., str]:
         raise RuntimeError("No HTML renderer is registered; `import ratings.report` registers "
                            "it (`ratings.report.to_html(r)` renders a page).")  # fmt: skip
     return _HTML[kind]
+
+
+def tie_note(ties: pd.DataFrame) -> str:
+    """One line on a tie model's parameter (``Ratings.ties``)."""
+    name, row = ties.index[0], ties.iloc[0]
+    if not np.isfinite(row["phi"]):
+        return (f"no ties in the log: {name} = {row['estimate']:g} (the boundary), plain "
+                "Bradley-Terry")
+    level = ties.attrs.get("level", 0.95)
+    return (f"{row['model']} {name} = {row['estimate']:.4g} ({level:.0%} interval "
+            f"{row['lower']:.4g} to {row['upper']:.4g}); P(tie) between equal models "
+            f"{row['p_tie_equal']:.3f} ({row['p_tie_lower']:.3f} to {row['p_tie_upper']:.3f})")
 
 
 def format_table(frame: pd.DataFrame) -> str:

@@ -18,7 +18,7 @@ from ratings.cli.app import build_parser, main
 from ratings.cli.kit import Command
 from ratings.cli.reference import reference
 
-EXPECTED = ["fit", "judges", "combine", "rubric", "assign-judges", "place", "drift",
+EXPECTED = ["fit", "ties", "judges", "combine", "rubric", "assign-judges", "place", "drift",
             "fragility", "freeze", "plot", "audit", "report", "demo", "style-features"]  # fmt: skip
 
 

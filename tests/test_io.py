@@ -131,8 +131,8 @@ def test_unknown_is_never_a_tie(tmp_path: Path) -> None:
     log_or_error = pytest.raises(InvalidVerdictsError, match="All 3 row")
     with log_or_error as info:
         read_verdicts(write(tmp_path / "v.csv", HEADER + body), errors="report")
-    assert info.value.rows["reason"].tolist() == [
-        "unknown winner value", "missing winner", "unknown winner value"]
+    assert info.value.rows["reason"].tolist() == [  # 0.7: a score, read only with soft=True
+        "unknown winner value", "missing winner", "fractional winner score"]
 
 
 def test_spelling_that_is_a_model_name_on_the_other_side_is_ambiguous(tmp_path: Path) -> None:

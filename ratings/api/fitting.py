@@ -35,6 +35,7 @@ from ratings.api.specs import (
     parse_anchor,
 )
 from ratings.api.style import check_style_columns, fit_styled, style_columns
+from ratings.api.ties import estimate_ties, no_ties_table
 from ratings.core.errors import (
     NonIdentifiableError,
     close_matches,
@@ -43,6 +44,7 @@ from ratings.core.errors import (
 from ratings.core.memory import check_memory, fit_memory, limit_scope
 from ratings.core.threads import one_blas_thread
 from ratings.data.comparisons import Comparisons
+from ratings.data.soft import check_soft_bootstrap, soft_counts
 from ratings.inference import bt_inference
 from ratings.inference.builder import build, row_scores_of
 from ratings.inference.covariance import inverse_free
@@ -55,6 +57,7 @@ from ratings.models.crowd.quality import resolve_judge_quality
 from ratings.models.estimate import Estimate, bootstrap_refits
 from ratings.models.existence import check_identifiable
 from ratings.models.firth import fit_firth
+from ratings.models.ties import family_of
 from ratings.result import Ratings
 
 __all__ = [
@@ -182,7 +185,8 @@ def fit(
 
     Notes
     -----
-    P(i beats j) = sigma(s_i - s_j), a tie is one observation with outcome 1/2, and
+    P(i beats j) = sigma(s_i - s_j), a tie is one observation with outcome 1/2 (or, with
+    ``model=ratings.BT(ties=...)``, the outcome of a tie model: :mod:`ratings.models.ties`), and
     Elo_i = anchor_rating + 400 / ln(10) * (s_i - s_anchor) (Bradley & Terry 1952).
 
     Examples
@@ -213,16 +217,23 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
     engine, tol, max_iter = solver.engine, solver.tol, solver.max_iter
     n_boot, seed = boot.n, boot.seed
     penalty, firth = (spec.penalty, spec.firth) if isinstance(spec, BT) else (0.0, False)
+    ties, soft = (spec.ties, spec.soft) if isinstance(spec, BT) else ("half", False)
+    if (ties != "half" or soft) and (options.style is not None or adjust):
+        other = option("style") if options.style is not None else option("adjust")
+        raise ValueError(f"{option('ties', ties) if ties != 'half' else option('soft', True)} "
+                         f"cannot be combined with {other} yet.")
     crowd = spec if isinstance(spec, CrowdBT) else CrowdBT()
     prior, judge_quality = crowd.prior, crowd.judge_quality
     style = options.style
     if style is not None:
         _check_style_source(verdicts, style.features, read.columns)
     loaded = load_log(verdicts, scope=scope, cluster=options.cluster, errors=read.errors,
-                      columns=read.columns, winner_map=read.winner_map, engine=engine,
+                      columns=read.columns, winner_map=read.winner_map, engine=engine, soft=soft,
                       keep=style_columns(style.features) if style is not None else [],
                       as_numbers=style_columns(style.features) if style is not None else [])
     data, n_rejected, scope = loaded.data, loaded.n_rejected, loaded.scope
+    if soft and ci == "bootstrap":
+        check_soft_bootstrap(loaded.frame, clustered=data.clusters is not None)
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
                          f"{close_matches(anchor, data.models)}")  # fmt: skip
@@ -252,7 +263,17 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         clustered = data.clusters is not None
         opts = {"ref": ref, "ci": ci, "clustered": clustered, "engine": engine, "tol": tol,
                 "max_iter": max_iter, "n_boot": n_boot, "seed": seed}  # fmt: skip
-        if model == "bt":
+        tie_table, name = None, model
+        if model == "bt" and ties != "half" and rows.tt.sum() > 0:  # ratings.api.ties
+            family = family_of(ties)
+            est, tie_table, _ = estimate_ties(data, family, ref=ref, ci=ci, clustered=clustered,
+                                              engine=engine, tol=tol, max_iter=max_iter,
+                                              n_boot=n_boot, seed=seed, level=level)
+            name = ties
+        elif model == "bt":
+            if ties != "half":  # no ties: the boundary of the tie model, plain Bradley-Terry
+                tie_table = no_ties_table(family_of(ties), level=level, stacklevel=4)
+            name = "bt-soft" if soft else model
             est = _estimate_bt(data, rows=rows, penalty=penalty, firth=firth, **opts)
             if penalty or firth:  # ratings the penalty alone makes finite: open intervals
                 from ratings.models.separation import flag_unbounded, warn_unbounded
@@ -272,11 +293,17 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         if ci != "model":  # the model-based variance where the sandwich collapsed
             cov, inference, model_based = fill_collapsed(est, data.models, ci, stacklevel=4)
             est = replace(est, cov=cov, inference=inference)
-        return labelled(est, data, model=model, ci=ci, level=level, scope=scope,
-                        n_rejected=n_rejected, anchor=anchor, rating=rating0, penalty=penalty,
-                        firth=firth, model_based=model_based,
-                        # refits (fragility) redo this maximum likelihood fit
-                        source=loaded if model == "bt" and not penalty and not firth else None)
+        out = labelled(est, data, model=name, ci=ci, level=level, scope=scope,
+                       n_rejected=n_rejected, anchor=anchor, rating=rating0, penalty=penalty,
+                       firth=firth, model_based=model_based,
+                       # refits (fragility) redo this maximum likelihood fit
+                       source=loaded if name == "bt" and not penalty and not firth else None)
+        if tie_table is not None:  # the tie model's parameter (ratings.api.ties)
+            out = replace(out, fit_info=replace(out.fit_info, ties=tie_table))
+        if soft and loaded.frame is not None and "score" in loaded.frame:  # counts of scores
+            forfeits = rows.model_counts()["forfeits"].to_numpy()
+            out = replace(out, counts=soft_counts(loaded.frame, data.models, forfeits))
+        return out
 
 
 def _check_style_source(verdicts, style: tuple[str, ...], columns) -> None:

@@ -7,6 +7,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Literal, NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from ratings.core.errors import (
@@ -17,6 +18,7 @@ from ratings.core.errors import (
 )
 from ratings.core.schema import RESERVED_SCOPES
 from ratings.data.comparisons import Comparisons, aggregate, from_counts, is_counts_frame
+from ratings.data.soft import check_not_soft, soft_aggregate
 from ratings.io import VerdictLog, peek_columns, read_counts, read_verdicts
 from ratings.io.hints import task_column
 from ratings.kernels.engine import Engine
@@ -114,9 +116,11 @@ def load_log(
     engine: Engine = "auto",
     keep: Sequence[str] = (),
     as_numbers: Sequence[str] = (),
+    soft: bool = False,
 ) -> LoadedLog:
     """Read (if needed), select the scope and aggregate (``keep``: other columns to keep,
-    e.g. style features; ``as_numbers``: those of them kept as numbers when numeric)."""
+    e.g. style features; ``as_numbers``: those of them kept as numbers when numeric;
+    ``soft``: ``winner`` is A's score, see :mod:`ratings.data.soft`)."""
     if isinstance(verdicts, Comparisons):
         return LoadedLog(data=verdicts, frame=None, n_rejected=0, scope=scope)
     if is_counts_source(verdicts):
@@ -132,10 +136,18 @@ def load_log(
     else:
         kept = [cluster] if cluster not in (None, "auto") else []  # e.g. a question_id
         log = read_verdicts(verdicts, columns=columns, winner_map=winner_map, errors=errors,
-                            keep=[*kept, *keep], as_numbers=as_numbers)  # fmt: skip
+                            keep=[*kept, *keep], as_numbers=as_numbers, soft=soft)  # fmt: skip
     frame, scope = _select_scope(log, scope)
     if cluster == "auto":
         cluster = "task_id" if "task_id" in frame.columns else None
+    if soft or "score" in frame.columns:  # A's scores (ratings.data.soft)
+        if not soft:
+            check_not_soft(frame)
+        elif "score" not in frame.columns:  # a VerdictLog read without scores
+            frame = frame.assign(score=frame["winner"].map({"A": 1.0, "B": 0.0, "tie": 0.5})
+                                 .astype(np.float64))  # fmt: skip
+        data = soft_aggregate(frame, cluster=cluster, engine=engine)
+        return LoadedLog(data=data, frame=frame, n_rejected=len(log.rejected), scope=scope)
     return LoadedLog(data=aggregate(frame, cluster=cluster, engine=engine), frame=frame,
                      n_rejected=len(log.rejected), scope=scope)  # fmt: skip
 

@@ -86,6 +86,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("firth", "BT", "firth", "--firth", False, switch=True, values=(False, True),
            help="bt: Firth's bias-reduced estimate, finite on every board (a model that never "
                 "lost: open interval)"),
+    Option("ties", "BT", "ties", "--ties", "half", choices=("half", "davidson", "rao-kupper"),
+           flat=False,
+           help="bt: a tie as half a win each (default), or a tie model with its tie parameter "
+                "estimated with an interval: davidson (nu) or rao-kupper (theta)"),
+    Option("soft", "BT", "soft", "--soft", False, switch=True, flat=False,
+           help="bt: read winner as A's score in [0, 1] (fractional values allowed; 1, 0, 0.5 "
+                "as A, B, tie), a quasi-likelihood fit"),
     Option("judge_quality", "CrowdBT", "judge_quality", "--judge-quality",
            metavar="FILE|SCOPE=FILE,...",
            help="fix eta from a file written by `ratings judges` (per scope: "

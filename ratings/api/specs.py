@@ -34,6 +34,7 @@ __all__ = [
     "BT",
     "CI_KINDS",
     "LEGACY",
+    "TIE_KINDS",
     "Adjust",
     "Bootstrap",
     "CIKind",
@@ -51,6 +52,8 @@ __all__ = [
 #: Interval kinds by name; ``"cr1"`` is ``"sandwich-z"`` and ``"hc0"`` the sandwich per verdict.
 CI_KINDS = ("sandwich", "sandwich-z", "cr1", "hc0", "model", "bootstrap")
 CIKind = Literal["sandwich", "sandwich-z", "cr1", "hc0", "model", "bootstrap"]
+#: How ties enter a Bradley-Terry fit (:class:`BT`'s ``ties``).
+TIE_KINDS = ("half", "davidson", "rao-kupper")
 
 
 def _flag(value: object, name: str) -> bool:
@@ -61,7 +64,7 @@ def _flag(value: object, name: str) -> bool:
 
 @dataclass(frozen=True)
 class BT:
-    """Bradley-Terry (ties as half wins).
+    """Bradley-Terry (ties as half wins by default).
 
     Parameters
     ----------
@@ -69,16 +72,33 @@ class BT:
         Opt-in ridge penalty that makes ratings finite when a model never lost.
     firth : bool, default=False
         Firth's bias-reduced estimate, finite on every board.
+    ties : {"half", "davidson", "rao-kupper"}, default="half"
+        How a tie enters the likelihood: half a win each (``"half"``), or a tie model with a
+        tie parameter estimated with its interval (``Ratings.ties``): Davidson (1970) or
+        Rao & Kupper (1967); see :mod:`ratings.models.ties`.
+    soft : bool, default=False
+        Read ``winner`` as A's score in [0, 1] (fractional values allowed; 1, 0 and 1/2 as A,
+        B and a tie) and fit the Bernoulli quasi-likelihood (see :mod:`ratings.api.soft`).
     """
 
     penalty: float = 0.0
     firth: bool = False
+    ties: Literal["half", "davidson", "rao-kupper"] = "half"
+    soft: bool = False
     name = "bt"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "penalty", check_option("penalty", self.penalty))
         check_firth_option(self.firth, penalty=self.penalty)
         object.__setattr__(self, "firth", bool(self.firth))
+        if self.ties not in TIE_KINDS:
+            raise ValueError(f"{option('ties')} must be one of {', '.join(map(repr, TIE_KINDS))}"
+                             f"; got {self.ties!r}.")  # fmt: skip
+        object.__setattr__(self, "soft", _flag(self.soft, "soft"))
+        if self.ties != "half" and (self.penalty or self.firth or self.soft):
+            other = "soft" if self.soft else "firth" if self.firth else "penalty"
+            raise ValueError(f"{option('ties', self.ties)} cannot be combined with "
+                             f"{option(other)}.")  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,11 @@ def warmup() -> None:
     _, gd, ge, hdd, hde, hee, *_ = _kernels.crowd_row_terms(theta, eta, ii, jj, ii, one, one, one)
     _kernels.crowd_row_terms(theta, eta, ii, jj, ii, one, one, one, False)  # Newton's steps
     _kernels.crowd_assemble(2, 1, ii, jj, ii, hdd, hde, hee)
+    from ratings.kernels import ties as _ties  # the tie models' row terms
+
+    for kernel in (_ties.davidson_row_terms, _ties.rao_kupper_row_terms):
+        kernel(theta, 0.0, ii, jj, one, one, one)
+        kernel(theta, 0.0, ii, jj, one, one, one, False)
     _kernels.cluster_meat(2, 3, ii, jj, ii, gd, ge, starts)
     zero = np.zeros(1, dtype=np.int64)  # the judge audit's slot kernels
     _kernels.slot_collapse(zero, ii, jj, one, one, one, 1, 2)

@@ -48,7 +48,8 @@ def add_fit_options(p: argparse.ArgumentParser, *, scope: bool = True, bt: bool 
         add_option(g, "scope")
     if model:
         add_option(g, "model")
-    for name in ("anchor", "ci", "level", "n_boot", "seed", *(("penalty", "firth") if bt else ())):
+    bt_options = ("penalty", "firth", "ties", "soft") if bt else ()
+    for name in ("anchor", "ci", "level", "n_boot", "seed", *bt_options):
         add_option(g, name)
     c = p.add_argument_group("judge quality (Crowd-BT)")
     add_option(c, "judge_quality", help_extra="; implies --model crowd-bt, an error with "
@@ -101,7 +102,8 @@ def fit_options(args: argparse.Namespace, model: str | None = None):
         if args.eta_known or args.prior.lower() != "default":
             flag = "--eta-known" if args.eta_known else "--prior"
             raise ValueError(f"`{flag}` is only available with `--model crowd-bt`.")
-        spec = BT(penalty=penalty, firth=firth)
+        spec = BT(penalty=penalty, firth=firth, ties=getattr(args, "ties", "half"),
+                  soft=getattr(args, "soft", False))
     else:
         if penalty:
             raise ValueError("`--penalty` is only available with `--model bt`.")

@@ -228,6 +228,7 @@ def read_log(args: argparse.Namespace, *, errors: str = "raise", keep: Sequence[
         errors=errors,
         keep=([cluster] if cluster else []) + list(keep),  # e.g. --cluster question_id
         as_numbers=as_numbers,
+        soft=getattr(args, "soft", False),  # `winner` as A's score (ratings.BT(soft=True))
     )
 
 

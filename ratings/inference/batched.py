@@ -141,11 +141,41 @@ class Basis:
 
     @cached_property
     def by_contrast(self) -> NDArray[np.float64]:
-        """``q`` laid out (P, 3 G P), the contrast's coordinate first: one product with the
-        contrasts gives all three terms of every design, each contrast's contiguous."""
+        """``q`` laid out (P + 1, 3 G P), the contrast's coordinate first (row k: the terms of
+        the unit contrast e_k; the last row zero): one product with the contrasts gives all
+        three terms of every design, each contrast's contiguous."""
         g, p = self.q.shape[0], self.q.shape[2]
-        return np.ascontiguousarray(self.q.reshape(g, 3, p, p).transpose(3, 1, 0, 2)
-                                    ).reshape(p, 3 * g * p)  # fmt: skip
+        out = np.zeros((p + 1, 3 * g * p))
+        out[:p] = self.q.reshape(g, 3, p, p).transpose(3, 1, 0, 2).reshape(p, 3 * g * p)
+        return out
+
+    @cached_property
+    def y_rows(self) -> NDArray[np.float64]:
+        """The y part of :attr:`by_contrast` ((P + 1) x G P, contiguous): a pair's y is the
+        difference of two rows."""
+        g, p = self.q.shape[0], self.q.shape[2]
+        return np.ascontiguousarray(self.by_contrast[:, 2 * g * p:])
+
+    @cached_property
+    def pair_grams(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Per design the Gram matrix of its unit contrasts' y (G x (P + 1) x (P + 1)), and
+        over the designs the weighted Gram matrix of all of them, T[(k, a), (l, b)] =
+        sum_g w_g y_g[a, k] y_g[b, l] ((P + 1) x P x (P + 1) x P): a pair's |y_g|^2 and its
+        sum_g w_g y_g y_g^T are four entries, and four blocks, of them (one product in all)."""
+        g, p = self.q.shape[0], self.q.shape[2]
+        yg = np.ascontiguousarray(self.y_rows.reshape(p + 1, g, p).transpose(1, 0, 2))
+        per = yg @ yg.transpose(0, 2, 1)
+        flat = (yg * np.sqrt(self.weight)[:, None, None]).reshape(g, (p + 1) * p)
+        return per, (flat.T @ flat).reshape(p + 1, p, p + 1, p)
+
+    @cached_property
+    def padded_forms(self) -> NDArray[np.float64]:
+        """The quadratic forms of omega and d (2 x G x (P + 1) x (P + 1), zero in the last row
+        and column): a pair's terms are three of their entries."""
+        g, p = self.q.shape[0], self.q.shape[2]
+        out = np.zeros((2, g, p + 1, p + 1))
+        out[:, :, :p, :p] = self.q[:, :2 * p].reshape(g, 2, p, p).transpose(1, 0, 2, 3)
+        return out
 
 
 def basis(designs: WorkingRows, weight: NDArray[np.float64], f: NDArray[np.float64],
@@ -199,24 +229,76 @@ def terms(b: Basis, c: NDArray[np.float64]) -> tuple:
     """``(omega, d, y)`` of contrasts ``c`` (C x P, over the free coordinates) per design:
     omega, d (C x G) and y (C x G x P), from one product ``c @ b.by_contrast``."""
     g, p = b.q.shape[0], c.shape[1]
-    z = (c @ b.by_contrast).reshape(c.shape[0], 3, g, p)
+    sides = _unit_differences(c)
+    if sides is not None:  # e_j - e_k (a pair, either side possibly the reference): entries
+        j, k = sides  # of the quadratic forms and rows of y, no product
+        forms = b.padded_forms
+        quad = forms[:, :, j, j] + forms[:, :, k, k] - 2.0 * forms[:, :, j, k]  # 2 x G x C
+        y = np.take(b.y_rows, j, axis=0)
+        y -= np.take(b.y_rows, k, axis=0)
+        return quad[0].T, quad[1].T, y.reshape(c.shape[0], g, p)
+    z = (c @ b.by_contrast[:p]).reshape(c.shape[0], 3, g, p)
     omega = np.einsum("cgp,cp->cg", z[:, 0], c)
     d = np.einsum("cgp,cp->cg", z[:, 1], c)
     return omega, d, z[:, 2]
+
+
+def _unit_differences(c: NDArray[np.float64]) -> tuple | None:
+    """For contrasts that are each e_j - e_k, e_j or -e_k (a pair of models over the free
+    coordinates), the coordinates of their +1 and -1 (P: none), else None."""
+    plus, minus = c == 1.0, c == -1.0
+    if not np.all(plus | minus | (c == 0.0)):
+        return None
+    n_plus, n_minus = plus.sum(axis=1), minus.sum(axis=1)
+    if np.any(n_plus > 1) or np.any(n_minus > 1):
+        return None
+    p = c.shape[1]
+    return (np.where(n_plus > 0, plus.argmax(axis=1), p),
+            np.where(n_minus > 0, minus.argmax(axis=1), p))
+
+
+#: Most cells of :attr:`Basis.pair_grams`' T ((P + 1)^2 P^2) for which the pairs' df take it.
+PAIR_GRAM_CELLS = 4_000_000
+
+
+def _pairs_df(b: Basis, j: NDArray[np.int64], k: NDArray[np.int64]) -> NDArray[np.float64]:
+    """:func:`batched_df` of the contrasts e_j - e_k (``j``, ``k``: free coordinates, P for
+    none) from the basis' quadratic forms and Gram matrices, no array per contrast and
+    design."""
+    forms = b.padded_forms
+    per, t = b.pair_grams
+    quad = forms[:, :, j, j] + forms[:, :, k, k] - 2.0 * forms[:, :, j, k]  # 2 x G x C
+    omega, d = quad[0], quad[1]
+    yy = per[:, j, j] + per[:, k, k] - 2.0 * per[:, j, k]  # G x C
+    out = np.empty(j.size)
+    step = max(1, BATCH_CELLS // max(t.shape[1] ** 2, 1))
+    for lo in range(0, j.size, step):
+        a, c = j[lo:lo + step], k[lo:lo + step]
+        s = t[a, :, a, :] + t[c, :, c, :] - t[a, :, c, :] - t[c, :, a, :]  # C x P x P
+        out[lo:lo + step] = np.einsum("cij,cij->c", s, s)
+    tr = b.weight @ omega
+    denom = b.weight @ (d * d) - 2.0 * b.weight @ (d * yy) + out
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(tr > 0, tr * tr / denom, np.nan)
 
 
 def batched_df(b: Basis, c: NDArray[np.float64]) -> NDArray[np.float64]:
     """Exact Satterthwaite df of contrasts ``c`` (rows over the free coordinates), a batch of
     contrasts at a time (see the module notes); NaN where the contrast has no variance."""
     g, p = b.q.shape[0], b.q.shape[2]
+    sides = _unit_differences(c)
+    if sides is not None and c.shape[0] > p and (p + 1) ** 2 * p * p <= PAIR_GRAM_CELLS:
+        return _pairs_df(b, *sides)
     out = np.empty(c.shape[0])
     step = max(1, BATCH_CELLS // max(3 * g * p, 1))
     sw = np.sqrt(b.weight)
+    unweighted = bool(np.all(b.weight == 1.0))
     for lo in range(0, c.shape[0], step):
         omega, d, y = terms(b, c[lo:lo + step])
         tr = omega @ b.weight
         yy = np.einsum("cgp,cgp->cg", y, y)
-        y = y * sw[None, :, None]
+        if not unweighted:
+            y = y * sw[None, :, None]
         if g <= p:
             gram = y @ y.transpose(0, 2, 1)
         else:

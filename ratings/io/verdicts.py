@@ -67,6 +67,7 @@ _KINDS: tuple[tuple[str, str | None], ...] = (
     ("missing scope", None),
     ("missing value in a column kept for clustering", None),
     ("duplicate match_id", "match_id"),
+    ("fractional winner score", "winner"),
 )
 _KIND = {reason: code for code, (reason, _) in enumerate(_KINDS, start=1)}
 #: The rejection reasons, in the order they are checked (reason k + 1 is ``REASONS[k]``).
@@ -118,6 +119,7 @@ def read_verdicts(
     format: Literal["csv", "parquet", "jsonl"] | None = None,
     keep: Sequence[str] = (),
     as_numbers: Sequence[str] = (),
+    soft: bool = False,
 ) -> VerdictLog:
     """Read a verdict log, validate every row and normalise it to the canonical columns.
 
@@ -148,6 +150,11 @@ def read_verdicts(
         Columns of ``keep`` (e.g. style feature counts) kept as they are, not as categoricals,
         when they hold numbers (an integer or float dtype); missing values are rejected as
         above.
+    soft : bool, default=False
+        Read ``winner`` as A's score in [0, 1]: fractional numbers are kept (as ``"tie"`` in
+        ``winner``) and every row's score goes to a float column ``score`` (1, 0 and 0.5 for
+        A, B and a tie). Without it a fractional number is rejected, and the message names
+        this option.
 
     Returns
     -------
@@ -192,7 +199,7 @@ def read_verdicts(
     raw.update(extra)
     plain = {c for c in as_numbers if c in extra and extra[c].dtype.kind in "iuf"}
     verdicts, rejected, summary = _validate(raw, len(frame), spellings, numbers, tuple(extra),
-                                            prefix=prefix, plain=plain)  # fmt: skip
+                                            prefix=prefix, plain=plain, soft=soft)  # fmt: skip
 
     if len(rejected):
         everything = len(rejected) == len(frame)
@@ -299,6 +306,7 @@ def _missing_verdict_columns(missing: list[str], labels: list[object]) -> str:
 def _validate(
     raw: dict[str, pd.Series], n: int, spellings: dict[str, int], numbers: dict[float, int],
     extra: tuple[str, ...] = (), *, prefix: str = "", plain: Collection[str] = (),
+    soft: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame, Callable[[bool, str], str]]:
     """Check every row; return (verdicts, rejected, a function building the error message).
 
@@ -330,8 +338,9 @@ def _validate(
         else:
             flags[c] = np.zeros(n, dtype=bool)
     outcome = _winners(winner, ca, cb, categories["model_a"], spellings, numbers)
+    score = _scores(outcome, winner, soft)
     contradicted = _forfeits(outcome, flags["failed_a"], flags["failed_b"])
-    for kind in ("missing winner", "unknown winner value",
+    for kind in ("missing winner", "unknown winner value", "fractional winner score",
                  "winner names a model not in this match", _AMBIGUOUS):  # fmt: skip
         flag(kind, outcome == -_KIND[kind])
     for c, bad in bad_flag.items():
@@ -364,9 +373,13 @@ def _validate(
     columns.update((c, raw[c].to_numpy()[keep]) for c in plain)  # numbers as they are
     columns["winner"] = pd.Categorical.from_codes(outcome[keep], dtype=_WINNER_DTYPE,
                                                   validate=False)  # fmt: skip
+    if soft:  # A's score; forfeits decided by the flags score 1, 0 or 1/2 like the others
+        decided = flags["failed_a"] | flags["failed_b"]
+        score = np.where(decided | (score < 0), _OUTCOME_SCORE[np.clip(outcome, 0, 2)], score)
+        columns["score"] = score[keep]
     if ids is not None:
         columns["match_id"] = ids.array[keep]
-    data = {c: columns[c] for c in (*CANONICAL, *extra) if c in columns}
+    data = {c: columns[c] for c in (*CANONICAL, *extra, "score") if c in columns}
     rows = pd.RangeIndex(n, name="row") if bad_rows.size == 0 else pd.Index(
         np.flatnonzero(good), name="row")  # fmt: skip
     verdicts = pd.DataFrame(data, index=rows, copy=False)
@@ -399,6 +412,11 @@ def _validate(
                 else f"{bad_rows.size} row(s) rejected")  # fmt: skip
         tie_hint = _KIND["unknown winner value"] in order
         spell = f"Map tie spellings with {option('winner_map')}"
+        if _KIND["fractional winner score"] in order:  # a graded verdict, not a spelling
+            tie_hint = True
+            spell = (f"Pass {option('soft', True)} to read `winner` as A's score in [0, 1]"
+                     + (f"; map tie spellings with {option('winner_map')}"
+                        if _KIND["unknown winner value"] in order else ""))
         if everything or errors == "report":
             fix = f"{spell} or fix the rows." if tie_hint else "Fix the rows."
         else:
@@ -624,6 +642,39 @@ def _warn_contradicted(rows: NDArray[np.int64]) -> None:
             DataWarning,
             stacklevel=4,
         )
+
+
+#: A's score of each outcome code (A, B, tie).
+_OUTCOME_SCORE = np.array([1.0, 0.0, 0.5])
+
+
+def _fraction(text: str | None) -> float:
+    """The number in (0, 1) that ``text`` spells, else NaN."""
+    try:
+        x = float(text) if text is not None else np.nan
+    except ValueError:
+        return np.nan
+    return x if 0.0 < x < 1.0 else np.nan
+
+
+def _scores(outcome: NDArray[np.int8], winner: tuple, soft: bool) -> NDArray[np.float64]:
+    """Rows whose unknown winner is a fraction in (0, 1): rejected as a fractional score, or
+    (``soft``) read as A's score, their outcome a tie in ``winner``. Returns each row's score
+    when ``soft`` (-1 where it comes from the outcome), else an empty array; ``outcome`` is
+    updated in place."""
+    codes, texts = winner
+    unknown = np.flatnonzero(outcome == -_KIND["unknown winner value"])
+    if not unknown.size:
+        return np.full(outcome.size, -1.0) if soft else np.zeros(0)
+    frac = np.array([_fraction(t) for t in texts] + [np.nan])[codes[unknown]]
+    graded = unknown[np.isfinite(frac)]
+    if not soft:
+        outcome[graded] = -_KIND["fractional winner score"]
+        return np.zeros(0)
+    outcome[graded] = _TIE
+    score = np.full(outcome.size, -1.0)
+    score[graded] = frac[np.isfinite(frac)]
+    return score
 
 
 def _winners(

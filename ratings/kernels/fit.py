@@ -39,12 +39,14 @@ from ratings.kernels.slots import (
     slot_order,
     slot_outcomes,
 )
+from ratings.kernels.ties import davidson_row_terms, rao_kupper_row_terms
 
 __all__ = [  # each kernel has a twin of the same name in ratings.kernels.fit_ref
     "aggregate_codes", "bt_row_terms", "bt_scores", "cluster_meat",
     "cluster_scores", "collapse_codes", "collapse_rows", "count_rows", "crowd_assemble",
-    "crowd_row_terms", "laplacian", "scatter_diff", "slot_cluster_scores", "slot_collapse",
-    "slot_missing", "slot_order", "slot_outcomes", "verdict_cluster_scores",
+    "crowd_row_terms", "davidson_row_terms", "laplacian", "rao_kupper_row_terms", "scatter_diff",
+    "slot_cluster_scores", "slot_collapse", "slot_missing", "slot_order", "slot_outcomes",
+    "verdict_cluster_scores",
 ]  # fmt: skip
 
 _JIT = {"cache": True, "nogil": True}  # no fastmath: the likelihood relies on inf/NaN semantics

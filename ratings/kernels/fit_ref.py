@@ -23,6 +23,7 @@ from ratings.core.rows import (
     no_rows,
     summed_rows,
 )
+from ratings.kernels.ties_ref import davidson_row_terms, rao_kupper_row_terms
 
 _DENSE_EXTRA = 65536  # (group, i, j) slots beyond 2 per verdict up to which counts go dense
 #: Verdicts up to which the aggregation twins share one orientation of the same read-only codes
@@ -34,8 +35,9 @@ _ORIENTED: list = []
 
 __all__ = [  # the twin of each kernel of ratings.kernels.fit, and the sigmoid helpers
     "aggregate_codes", "bt_row_terms", "bt_scores", "cluster_meat", "cluster_scores",
-    "collapse_codes", "collapse_rows", "count_rows", "crowd_assemble", "crowd_row_terms", "expit",
-    "laplacian", "log_expit", "scatter_diff", "slot_cluster_scores", "slot_collapse",
+    "collapse_codes", "collapse_rows", "count_rows", "crowd_assemble", "crowd_row_terms",
+    "davidson_row_terms", "expit", "laplacian", "log_expit", "rao_kupper_row_terms",
+    "scatter_diff", "slot_cluster_scores", "slot_collapse",
     "slot_missing", "slot_order", "slot_outcomes", "verdict_cluster_scores",
 ]  # fmt: skip
 

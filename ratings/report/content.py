@@ -18,7 +18,7 @@ import pandas as pd
 
 from ratings.core.schema import COMBINED_SCOPE, require_columns
 from ratings.core.version import __version__
-from ratings.result import Ratings, style_note
+from ratings.result import Ratings, style_note, tie_note
 
 __all__ = ["CI_KINDS", "MODEL_NAMES", "REFERENCES", "Board", "Report", "data_facts", "from_results",
            "from_tables"]
@@ -32,7 +32,11 @@ CI_KINDS = {
     "bootstrap": "cluster bootstrap by {cluster}",
 }
 MODEL_NAMES = {"bt": "Bradley-Terry", "crowd-bt": "Crowd-BT (judge quality eta per judge)",
-               "combined": "combined headline (weighted mean of the scopes' Elos)"}  # fmt: skip
+               "combined": "combined headline (weighted mean of the scopes' Elos)",
+               "davidson": "Bradley-Terry with Davidson's tie model (tie parameter nu)",
+               "rao-kupper": "Bradley-Terry with Rao and Kupper's tie model (theta >= 1)",
+               "bt-soft": "Bradley-Terry, soft outcomes (A's score in [0, 1], "
+                          "quasi-likelihood)"}  # fmt: skip
 REFERENCES = (
     "Bradley & Terry (1952), Rank analysis of incomplete block designs.",
     "Chen, Bennett, Collins-Thompson & Horvitz (2013), Pairwise ranking aggregation in a "
@@ -189,6 +193,8 @@ def _method(r: Ratings) -> dict[str, str]:
             f"{s}={w:.3g}" for s, w in (r.scope_weights or {}).items())
     if r.crowd is not None:
         out["Estimate"] = r.crowd.estimate_note()
+    if r.ties is not None:
+        out["Ties"] = tie_note(r.ties)
     if r.adjust:
         out["Adjusted for"] = ", ".join(r.adjust)
     if r.penalty:

@@ -1,0 +1,144 @@
+"""Bradley-Terry with a tie model (``ratings.BT(ties="davidson" | "rao-kupper")``): the
+estimate, its intervals and the tie parameter's table.
+
+The fit is :func:`ratings.models.ties.fit_ties`; the intervals treat the tie parameter as one
+more parameter of the vector (strengths, phi): the CR2 sandwich with Satterthwaite degrees of
+freedom per contrast when clustered (:func:`ratings.inference.ties.tie_inference`), the
+per-verdict HC0 sandwich otherwise, CR1 (``"sandwich-z"``), the model-based inverse information
+or the bootstrap, as for half wins. A log without ties has its maximum at the boundary "no
+ties" (nu = 0, theta = 1): the fit is then plain Bradley-Terry, and a :class:`DataWarning` and
+the table say so.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ratings.core.errors import DataWarning, DegenerateBoardError, NonIdentifiableError
+from ratings.core.tdist import critical_value
+from ratings.data.comparisons import Comparisons
+from ratings.inference.builder import Scores, build
+from ratings.inference.covariance import inverse_free
+from ratings.inference.ties import tie_cluster_scores, tie_inference
+from ratings.kernels.engine import kernels
+from ratings.models.estimate import Estimate, bootstrap_refits
+from ratings.models.ties import TieFamily, TieFit, fit_ties, tie_meat
+
+__all__ = ["TIE_COLUMNS", "estimate_ties", "no_ties_table", "tie_table"]
+
+#: Columns of ``Ratings.ties``.
+TIE_COLUMNS = ("estimate", "lower", "upper", "se", "p_tie_equal", "p_tie_lower", "p_tie_upper",
+               "phi", "se_phi", "df", "scale", "model")  # fmt: skip
+
+
+def estimate_ties(data: Comparisons, family: TieFamily, *, ref: int, ci: str, clustered: bool,
+                  engine, tol: float, max_iter: int, n_boot: int, seed: int,
+                  level: float) -> tuple[Estimate, pd.DataFrame, TieFit]:  # fmt: skip
+    """The strengths' :class:`Estimate`, the tie parameter's table and the raw fit."""
+    rows = data.collapsed(engine=engine)
+    n_ties, n = float(rows.tt.sum()), float(rows.n_verdicts)
+    if n_ties >= n:
+        raise DegenerateBoardError(
+            f"Every verdict is a tie ({n:,.0f}): a tie model has no finite estimate (its tie "
+            "parameter grows without bound) and the ratings are not identified by it. Fit "
+            "with ties as half wins.")  # fmt: skip
+    try:
+        fit = fit_ties(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
+    except FloatingPointError:
+        raise DegenerateBoardError(
+            f"The {family.name} tie parameter has no finite estimate on this log (almost every "
+            "verdict is a tie). Fit with ties as half wins.") from None  # fmt: skip
+    m = data.n_models
+    free = np.delete(np.arange(m + 1), ref)
+    try:
+        bread = inverse_free(fit.hessian, free)
+    except np.linalg.LinAlgError:
+        raise NonIdentifiableError(
+            "The information matrix of the tie model is singular at the estimate: some ratings "
+            "are so far apart that their verdicts carry no information. Add verdicts between "
+            "the extreme models.") from None  # fmt: skip
+    k = kernels(engine, data.n_verdicts)
+    row_terms = getattr(k, family.kernel)
+    x = np.append(fit.theta, fit.phi)
+    scores = Scores(verdict_meat=lambda: tie_meat(x, data, family, k),
+                    cluster_scores=lambda: tie_cluster_scores(fit.theta, fit.phi, data,
+                                                              row_terms, k))  # fmt: skip
+    built = build(bread, ci, scores, n_clusters=data.n_clusters if clustered else None,
+                  cr2=lambda: tie_inference(fit.theta, fit.phi, data, ref=ref,
+                                            row_terms=row_terms, k=k, bread=bread),
+                  cluster_name=data.cluster_name)  # fmt: skip
+    full, influence, inference = built.cov, built.influence, built.inference
+
+    def refit(sample: Comparisons):
+        return np.append(*_refit(sample, family, ref, max_iter, engine, x))
+
+    draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed)
+    table = tie_table(family, fit.phi, full[m, m], level=level, inference=inference,
+                      draws=None if draws is None else draws[:, m], m=m)  # fmt: skip
+    est = Estimate(theta=fit.theta, cov=full[:m, :m], nll=fit.nll, converged=fit.converged,
+                   n_iter=fit.n_iter, max_grad=fit.max_grad, model_cov=bread[:m, :m],
+                   draws=None if draws is None else draws[:, :m],
+                   influence=None if influence is None else influence[:, :m],
+                   inference=inference)  # fmt: skip
+    return est, table, fit
+
+
+def _refit(sample: Comparisons, family, ref, max_iter, engine, x0) -> tuple:
+    rows = sample.collapsed()
+    if rows.tt.sum() == 0 or rows.tt.sum() >= rows.n_verdicts:
+        raise NonIdentifiableError("no tie parameter in this resample")  # skipped, counted
+    try:
+        fit = fit_ties(rows, family, ref=ref, tol=1e-8, max_iter=max_iter, engine=engine, x0=x0)
+    except FloatingPointError:
+        raise NonIdentifiableError("no finite estimate in this resample") from None
+    return fit.theta, fit.phi
+
+
+def tie_table(family: TieFamily, phi: float, var_phi: float, *, level: float, inference=None,
+              draws: NDArray[np.float64] | None = None, m: int = 0) -> pd.DataFrame:  # fmt: skip
+    """``Ratings.ties``: the tie parameter (``nu`` or ``theta``) with its interval, from an
+    interval on the unbounded scale phi (a t quantile with the CR2 degrees of freedom of the
+    contrast e_phi when clustered, else normal; bootstrap percentiles from ``draws``), its
+    delta-method standard error, and the probability of a tie between two equal models with
+    its interval."""
+    se_phi = float(np.sqrt(max(var_phi, 0.0)))
+    df = np.nan
+    if inference is not None:
+        c = np.zeros((1, m + 1))
+        c[0, m] = 1.0
+        df = float(inference.df(c)[0])
+    if draws is not None and draws.size:
+        lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
+    else:
+        q = critical_value(level, df if np.isfinite(df) else None)
+        lo, hi = phi - q * se_phi, phi + q * se_phi
+    value = float(family.value(phi))
+    row = {"estimate": value, "lower": float(family.value(lo)), "upper": float(family.value(hi)),
+           "se": float(np.exp(phi)) * se_phi,  # d value / d phi = e^phi for both scales
+           "p_tie_equal": float(family.tie_at_equal(phi)),
+           "p_tie_lower": float(family.tie_at_equal(lo)),
+           "p_tie_upper": float(family.tie_at_equal(hi)),
+           "phi": phi, "se_phi": se_phi, "df": df, "scale": family.scale, "model": family.name}
+    out = pd.DataFrame([row], index=pd.Index([family.parameter], name="parameter"))
+    out.attrs["level"] = level
+    return out
+
+
+def no_ties_table(family: TieFamily, *, level: float, stacklevel: int = 2) -> pd.DataFrame:
+    """The table of a log without ties (the boundary nu = 0 / theta = 1: plain Bradley-Terry),
+    with the :class:`DataWarning` that says so."""
+    warnings.warn(f"The log has no ties: the {family.name} model's tie parameter is at its "
+                  f"boundary ({family.parameter} = {float(family.value(-np.inf)):g}, no ties), "
+                  "where the model is plain Bradley-Terry; that is the fit returned.",
+                  DataWarning, stacklevel=stacklevel + 1)  # fmt: skip
+    value = float(family.value(-np.inf))
+    row = {"estimate": value, "lower": value, "upper": value, "se": 0.0, "p_tie_equal": 0.0,
+           "p_tie_lower": 0.0, "p_tie_upper": 0.0, "phi": -np.inf, "se_phi": np.nan,
+           "df": np.nan, "scale": family.scale, "model": "bt (no ties)"}
+    out = pd.DataFrame([row], index=pd.Index([family.parameter], name="parameter"))
+    out.attrs["level"] = level
+    return out

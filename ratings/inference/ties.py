@@ -1,0 +1,142 @@
+"""CR2 pieces of a tie model's fit (Davidson, Rao-Kupper): the strengths and the tie parameter.
+
+A verdict of a tie model has three outcomes, so its information in (d, phi) (d = s_i - s_j,
+phi the tie parameter's unbounded scale) has rank two: the working model of
+:mod:`ratings.inference` gives each aggregated row two working rows, the columns of a
+factor L of the row's expected information I = L L^T,
+
+    x_1 = sqrt(I_dd) (e_i - e_j) + I_dphi / sqrt(I_dd) e_phi,
+    x_2 = sqrt(I_phiphi - I_dphi^2 / I_dd) e_phi,
+
+with the tie parameter as parameter ``M`` (the place of Crowd-BT's one judge quality, so the
+working rows, the exact and series paths and the sparse path of many small clusters serve it
+unchanged). The CR2 adjustment depends on the rows only through each cluster's information
+H_g = sum x x^T and its summed score (see :mod:`ratings.inference`), so the choice of factor
+does not matter, and the second rows of a cluster, all along e_phi, are summed into one; the
+working residuals of a row solve X_r^T e_r = (score_d, score_phi).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ratings.core.linalg import block
+from ratings.inference.cluster import (
+    ClusterInference,
+    check_cluster_memory,
+    check_clusters,
+    cluster_inference,
+    dense_path,
+)
+from ratings.inference.small import small_cluster_inference, use_small_path
+from ratings.inference.working import WorkingRows
+
+__all__ = ["row_terms_by_pair", "tie_cluster_scores", "tie_inference", "tie_rows"]
+
+RowTerms = Callable[..., tuple]
+
+
+def _factor(idd, idp, ipp) -> tuple:
+    """Columns (a_1, b_1), (0, b_2) of the factor of each row's information."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a1 = np.sqrt(np.maximum(idd, 0.0))
+        b1 = np.where(a1 > 0.0, idp / a1, 0.0)
+        b2 = np.sqrt(np.maximum(ipp - b1 * b1, 0.0))
+    return a1, b1, b2
+
+
+def row_terms_by_pair(theta: NDArray[np.float64], phi: float, data,
+                      row_terms: RowTerms) -> tuple:  # fmt: skip
+    """Each row's summed scores and expected information on (d, phi): the model's terms depend
+    on the pair only, so they are computed once per pair of models met (one verdict of each
+    outcome) and combined with the rows' counts."""
+    m = data.n_models
+    key = data.ii * m + data.jj
+    pairs = np.flatnonzero(np.bincount(key, minlength=m * m))
+    pi, pj = pairs // m, pairs % m
+    one, zero = np.ones(pairs.size), np.zeros(pairs.size)
+    outcome = [row_terms(theta, phi, pi, pj, *w, False)
+               for w in ((one, zero, zero), (zero, one, zero), (zero, zero, one))]
+    at = np.empty(m * m, dtype=np.int64)
+    at[pairs] = np.arange(pairs.size)
+    at = at[key]
+    counts = (data.wi, data.wj, data.tt)
+    sd = sum(w * o[1][at] for w, o in zip(counts, outcome, strict=True))
+    sp = sum(w * o[2][at] for w, o in zip(counts, outcome, strict=True))
+    n = data.wi + data.wj + data.tt
+    info = [n * outcome[0][c][at] for c in (3, 4, 5)]  # one verdict's, whatever its outcome
+    return sd, sp, *info
+
+
+def tie_rows(theta: NDArray[np.float64], phi: float, data, row_terms: RowTerms,
+             terms: tuple | None = None) -> tuple[WorkingRows, NDArray[np.float64]]:  # fmt: skip
+    """Working rows of a tie model's fit, in cluster order, and their working residuals: each
+    aggregated row's first factor column, then one row per cluster on the tie parameter alone
+    (the second columns, e_phi times b_2, summed over the cluster: b = sqrt(sum b_2^2), which
+    leaves the cluster's information and score as they are). ``terms``: the rows' scores and
+    information, if already computed (:func:`row_terms_by_pair`)."""
+    m, r, g = data.n_models, data.ii.size, data.n_clusters
+    sd, sp, idd, idp, ipp = row_terms_by_pair(theta, phi, data, row_terms) if terms is None \
+        else terms
+    a1, b1, b2 = _factor(idd, idp, ipp)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e1 = np.where(a1 > 0.0, sd / a1, 0.0)
+        e2 = np.where(b2 > 0.0, (sp - b1 * e1) / b2, 0.0)
+    cluster = np.asarray(data.cluster, dtype=np.int64)
+    b_tie = np.sqrt(np.bincount(cluster, b2 * b2, g))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e_tie = np.where(b_tie > 0.0, np.bincount(cluster, b2 * e2, g) / b_tie, 0.0)
+    place = np.arange(r) + cluster  # each earlier cluster's extra row shifts a row by one
+    tie_at = np.searchsorted(cluster, np.arange(g), side="right") + np.arange(g)
+    n = r + g
+    ii, jj = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    ii[place], jj[place] = data.ii, data.jj
+    ii[tie_at], jj[tie_at] = 0, 1  # a = 0 there: the pair is not read
+    a, b, residual = np.zeros(n), np.zeros(n), np.zeros(n)
+    a[place], b[place], residual[place] = a1, b1, e1
+    b[tie_at], residual[tie_at] = b_tie, e_tie
+    clusters = np.repeat(np.arange(g), np.bincount(cluster, minlength=g) + 1)
+    rows = WorkingRows(ii=ii, jj=jj, judge=np.zeros(n, np.int64), cluster=clusters, a=a, b=b,
+                       n_clusters=g, n_params=m + 1, n_models=m)  # fmt: skip
+    return rows, residual
+
+
+def tie_cluster_scores(theta: NDArray[np.float64], phi: float, data, row_terms: RowTerms,
+                       k, terms: tuple | None = None) -> NDArray[np.float64]:  # fmt: skip
+    """Each cluster's summed score on the strengths and the tie parameter, (G x (M + 1))."""
+    m, g = data.n_models, data.n_clusters
+    sd, sp, *_ = row_terms_by_pair(theta, phi, data, row_terms) if terms is None else terms
+    if k.__name__.endswith("_ref"):  # the twin's scatter-add is slow: count by cell instead
+        base = np.asarray(data.cluster, dtype=np.int64) * (m + 1)
+        size = g * (m + 1)
+        out = np.bincount(base + data.ii, sd, size) - np.bincount(base + data.jj, sd, size)
+        out += np.bincount(base + m, sp, size)
+        return out.reshape(g, m + 1)
+    return k.cluster_scores(g, m + 1, data.ii, data.jj, np.zeros(data.ii.size, np.int64),
+                            data.cluster, sd, sp, m)  # fmt: skip
+
+
+def tie_inference(theta: NDArray[np.float64], phi: float, data, *, ref: int,
+                  row_terms: RowTerms, k, bread: NDArray[np.float64],
+                  small: bool | None = None) -> ClusterInference:  # fmt: skip
+    """CR2 pieces of a clustered tie-model fit over the M strengths and the tie parameter
+    (parameter M). ``bread``: the inverse information over all M + 1 parameters (zero at
+    ``ref``); ``row_terms``: the family's row kernel; ``k``: the kernel module;
+    ``small``: the sparse path or the dense one, by default by the clusters' sizes."""
+    check_clusters(data)
+    m = data.n_models
+    free = np.delete(np.arange(m + 1), ref)
+    terms = row_terms_by_pair(theta, phi, data, row_terms)
+    rows, residual = tie_rows(theta, phi, data, row_terms, terms)
+    sizes = np.diff(rows.starts)
+    if small is None:
+        small = use_small_path(sizes, free.size)
+    check_cluster_memory(data, sizes, m + 1, "small" if small else dense_path(sizes, free.size))
+    bread_free = block(bread, free)
+    if small:
+        return small_cluster_inference(rows, residual, free, bread_free, data.clusters)
+    score = tie_cluster_scores(theta, phi, data, row_terms, k, terms)
+    return cluster_inference(rows, score, free, clusters=data.clusters, bread=bread_free)
