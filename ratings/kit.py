@@ -20,6 +20,7 @@ from ratings.cli.kit import (
     add_output_options,
     missing_task_message,
     read_log,
+    warn_line,
 )
 from ratings.core.errors import (
     InvalidVerdictsError,
@@ -70,5 +71,6 @@ __all__ = [
     "require_columns",
     "simulate_verdicts",
     "style_columns",
+    "warn_line",
     "write_atomic",
 ]

@@ -698,8 +698,12 @@ class Ratings:
                          "placed); the others keep their published Elo; intervals "
                          + ("include the board's own uncertainty (two-step)" if p.reference_cov
                             else "ignore the board's uncertainty (no covariance given)"))
+        best = self.tied_with_leader()
+        leader = (f"leader {best[0]}, statistically tied with it: "
+                  + (", ".join(best[1:]) if len(best) > 1 else "none (ahead of every other model)")
+                  if best else "no leader (no model's rank interval contains 1)")  # fmt: skip
         lines.append(f"Rank intervals: simultaneous {self.level:.0%} (rank_lower..rank_upper); "
-                     f"statistically tied with the leader: {', '.join(self.tied_with_leader())}")
+                     + leader)
         if self.model_based_mask.any():
             lines.append("Model-based variance where the sandwich is zero (every residual of "
                          "their verdicts is zero; column model_based): "

@@ -37,6 +37,7 @@ from ratings.kit import (
     format_of,
     missing_task_message,
     read_log,
+    warn_line,
     write_atomic,
 )
 
@@ -161,11 +162,13 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         help="CSV of the (model, task_id) answers that exist; an empty task_id lists a model "
         "without answers (default: those seen in the verdicts)",
     )
-    p.add_argument("--judges", required=True, type=_judge_list, metavar="J1,J2,...",
-                   help="the judge panel, used in turn")  # fmt: skip
+    p.add_argument("--judges", type=_judge_list, metavar="J1,J2,...",
+                   help="the judge panel, used in turn (default: the log's judge, when its "
+                        "judge column names one)")  # fmt: skip
     p.add_argument("--n", required=True, type=int, metavar="N", help="number of matches to plan")
-    p.add_argument("--seed", required=True, type=int, metavar="SEED",
-                   help="seed of every random choice")
+    p.add_argument("--seed", type=int, default=0, metavar="SEED",
+                   help="seed of every random choice (default 0: the same inputs and seed give "
+                        "the same plan)")  # fmt: skip
     p.add_argument(
         "-o",
         "--out",
@@ -235,12 +238,14 @@ def cmd_next(args: argparse.Namespace) -> int:
     if verdicts is not None and "task_id" not in verdicts.columns:
         raise InvalidVerdictsError(missing_task_message(args.verdicts))
     subs = read_submissions(args.submissions) if args.submissions else None
+    if args.judges is None:
+        args.judges = _log_judge(args, verdicts)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PlanWarning)
         plan = plan_from_args(args, verdicts, subs)
     for w in caught:
         if issubclass(w.category, PlanWarning):
-            print(f"ratings next: warning: {w.message}", file=sys.stderr)
+            warn_line(str(w.message))
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     for line in phase_lines(plan):
@@ -267,6 +272,22 @@ def phase_lines(plan: pd.DataFrame) -> list[str]:
                   f"{int((phase == 'active').sum())} active")  # fmt: skip
         out.append((f"{scope}: " if scope is not None else "") + f"{reason}; {counts}")
     return out
+
+
+def _log_judge(args: argparse.Namespace, verdicts: pd.DataFrame | None) -> list[str]:
+    """The panel when ``--judges`` is not given: the one judge the log names (said on
+    standard error), else an error naming ``--judges``."""
+    names = [] if verdicts is None or "judge" not in verdicts.columns else sorted(
+        {str(j) for j in verdicts["judge"].dropna().unique()} - {DETERMINISTIC_JUDGE})
+    if len(names) == 1:
+        print(f"ratings next: judge {names[0]!r} (the log's one judge; `--judges` to choose "
+              "others)", file=sys.stderr)  # fmt: skip
+        return names
+    found = (f"the log names {len(names)} judges ({', '.join(names[:5])}"
+             f"{', ...' if len(names) > 5 else ''})" if names else
+             "the log has no judge column" if verdicts is not None else "the log is empty")
+    raise ValueError(f"Pass the judge panel with `--judges J1,J2,...`: {found}, so the planner "
+                     "cannot choose the judges itself.")
 
 
 def plan_from_args(args: argparse.Namespace, verdicts, subs) -> pd.DataFrame:
@@ -342,7 +363,12 @@ COMMAND = Command(
     name="next",
     help="plan the next batch of matches (balanced start, then the most informative pairs)",
     description="Plan the next matches: task_id, model_a, model_b (A/B random), judge, phase "
-                "and score, written to --out. A verdict CSV with only a header is an empty log.",
+                "and score, written to --out. phase is 'balanced' (every model reaches "
+                "--min-matches first) or 'active'; score is, for an active pick, how much it "
+                "was expected to reduce the objective when picked (Elo^2: the mean variance of "
+                "the pairwise differences, or with --objective anchored the sum of the variances "
+                "relative to --anchor), higher first; empty for balanced picks. A verdict CSV "
+                "with only a header is an empty log.",
     examples=("ratings next battles.csv --columns question_id=task_id --judges j1,j2 --n 50 "
               "--seed 7 -o next.csv",
               "ratings next log.csv --submissions subs.csv --judges j1 --n 100 --seed 1 "

@@ -195,7 +195,7 @@ def test_rank_intervals_in_tables_and_pairs_file(log_csv, tmp_path, capsys):
     # printed: the rank columns and who is statistically tied with the leader
     assert main(["fit", str(log_csv), "--anchor", "m0=1000"]) == 0
     text = capsys.readouterr().out
-    assert "rank_lower  rank_upper" in text and "statistically tied with the leader: m3" in text
+    assert "rank_lower  rank_upper" in text and "leader m3, statistically tied with it: m1" in text
     assert main(["fit", str(log_csv), "--pairs", str(tmp_path / "p.txt")]) == 2
     assert "`--pairs" in (err := capsys.readouterr().err) and "chosen by the suffix" in err
     assert main(["fit", str(log_csv), "--pairs", str(log_csv)]) == 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -141,7 +143,7 @@ def test_counts_bad_rows_are_named_once(tmp_path, row, what):
         counts.loc[1, column] = value
     path = tmp_path / "counts.parquet"
     counts.to_parquet(path, index=False)
-    pattern = rf"^1 row\(s\) of the counts table {what}.*: rows \[1\]"
+    pattern = rf"^{re.escape(repr(str(path)))}: 1 row\(s\) of the counts table {what}.*: rows \[1\]"
     with pytest.raises(ratings.InvalidVerdictsError, match=pattern):
         ratings.fit(str(path))
 

@@ -43,9 +43,10 @@ def test_option_renders_python_by_default_and_flags_on_the_command_line():
             "`--winner-map 'tie (bothbad)=tie'`")
         assert option("duplicates", "last") == "`--duplicates last`"
         assert option("cluster", None) == "`--no-cluster`"
-        assert not option_available("format")  # a Python-only argument
+        assert option("format", "alpaca-eval") == "`--format alpaca-eval`"
+        assert not option_available("keep")  # a Python-only argument
     assert option("errors", "report") == "`errors='report'`"  # restored after the block
-    assert option_available("format")
+    assert option_available("keep")
 
 
 def test_every_flag_in_the_table_exists(capsys):

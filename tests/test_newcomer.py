@@ -6,7 +6,8 @@ Each step follows what the previous one printed, as a user would: fit without a 
 (a warning naming the column that looks like the task), the hint followed, the same file with
 other column names (the hint of the error followed), the judge audit, every pair, the plot and
 the next matches with mapped columns. Each step exits 0, or exits 2 naming the flag that fixes
-it; nothing is written over the input.
+it; nothing is written over the input. Then the same path on a second real board in another
+tool's format, AlpacaEval annotations read as AlpacaEval writes them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 import shlex
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -149,3 +151,61 @@ def test_the_fix_check_refuses_a_run_that_went_through():
         _names_the_fix(2, "ratings: error: something is wrong.")
     assert _names_the_fix(2, "ratings: error: pass `--columns a=task_id`.") == [
         "--columns a=task_id"]
+
+
+# -- a second real board, in another tool's format ----------------------------------------------
+# AlpacaEval 2.0 annotations as AlpacaEval writes them (tests/data/alpaca_eval_annotations_
+# sample.json.gz: four models against gpt4_1106_preview, one GPT-4 Turbo judge, 40
+# instructions): read with its reader, no conversion, style control from the answers' lengths,
+# the audit, the page and the next matches.
+
+ALPACA = ARENA.parent / "alpaca_eval_annotations_sample.json.gz"
+
+
+@pytest.fixture(scope="module")
+def annotations(tmp_path_factory) -> Path:
+    copy = tmp_path_factory.mktemp("alpaca") / "annotations.json.gz"
+    copy.write_bytes(ALPACA.read_bytes())
+    return copy
+
+
+def test_alpaca_step1_read_as_it_is(annotations, capsys):
+    code, out, err = _run(["fit", annotations], capsys)
+    assert code == 0, err
+    assert "read as AlpacaEval annotations (--format alpaca-eval): 160 verdicts, 5 models" in err
+    assert "Ratings (Bradley-Terry): 5 models, 160 verdicts" in out
+    assert "clustered by 'task_id' (40 clusters)" in out and "warning" not in err
+
+
+def test_alpaca_step2_style_control_from_the_lengths(annotations, capsys, tmp_path):
+    style = tmp_path / "style.csv"
+    code, _, err = _run(["fit", annotations, "--style", "len", "--style-out", style], capsys)
+    assert code == 0, err
+    coefficients = pd.read_csv(style)
+    assert list(coefficients["feature"]) == ["len"]
+    raw = pd.read_json(annotations)
+    assert pd.Series(raw["output_2"].str.len()).mean() > 0  # lengths the reader computed
+    plain = ratings.fit(annotations)
+    styled = ratings.fit(annotations, style=["len"])
+    assert not np.allclose(styled.elo, plain.elo)  # the length term moved the ratings
+
+
+def test_alpaca_step3_audit_report_and_next(annotations, capsys):
+    folder = annotations.parent
+    before = annotations.read_bytes()
+    code, out, err = _run(["audit", annotations], capsys)
+    _ok_or_names_the_fix(code, err)
+    assert code == 0 and "weighted_alpaca_eval_gpt4_turbo" in out
+    page = folder / "board.html"
+    code, _, err = _run(["report", annotations, "-o", page, "--title", "AlpacaEval sample"],
+                        capsys)  # fmt: skip
+    _ok_or_names_the_fix(code, err)
+    assert code == 0 and "FuseChat-Gemma-2-9B-Instruct" in page.read_text()
+    plan = folder / "next.csv"
+    code, _, err = _run(["next", annotations, "--n", "8", "-o", plan], capsys)
+    assert code == 0, err  # the log's one judge, seed 0: no --judges, no --seed needed
+    matches = pd.read_csv(plan)
+    assert len(matches) == 8 and set(matches["judge"]) == {"weighted_alpaca_eval_gpt4_turbo"}
+    instructions = set(pd.read_json(annotations)["instruction"])
+    assert set(matches["task_id"]) <= instructions
+    assert annotations.read_bytes() == before

@@ -129,7 +129,8 @@ def test_tied_with_leader(fitted):
     tied = fitted.tied_with_leader()
     assert tied[0] == fitted.elo.idxmax()
     assert set(tied) == set(ranks.index[ranks["rank_lower"] == 1])
-    assert "statistically tied with the leader: " + ", ".join(tied) in fitted.summary()
+    others = ", ".join(tied[1:]) or "none (ahead of every other model)"
+    assert f"leader {tied[0]}, statistically tied with it: {others}" in fitted.summary()
 
 
 def test_bootstrap_and_model_based_fits_have_rank_intervals():

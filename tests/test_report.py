@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+import markupsafe
 import numpy as np
 import pandas as pd
 import pytest
@@ -51,10 +52,11 @@ def test_every_model_is_a_row_with_the_fit_numbers(crowd, page):
 def test_anchor_and_leader_ties_are_marked(crowd, page):
     body = Tables(page).table("board-main-table")[1:]
     assert "anchor" in _row_of(body, "plain")[2]
-    tied = crowd.tied_with_leader()
+    leader, *tied = crowd.tied_with_leader()  # the leader is not tied with itself
     for row in body:
         name = row[2].replace(" anchor", "").replace(" ≈ leader", "")
         assert ("≈ leader" in row[2]) == (name in tied)
+    assert f"Leader: {markupsafe.escape(leader)}; statistically tied with it" in page
 
 
 def test_names_with_markup_render_as_text(page):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Literal
@@ -79,7 +79,7 @@ def fit(
     *,
     model: Literal["bt", "crowd-bt"] | BT | CrowdBT = "bt",
     ci: CIKind | Bootstrap = "sandwich",
-    anchor: str | tuple[str, float] | None = None,
+    anchor: str | tuple[str, float] | Mapping[str, float] | None = None,
     scope: str | None = None,
     cluster: str | None = "auto",
     level: float = 0.95,
@@ -115,8 +115,9 @@ def fit(
         model-based H^-1, which under-covers when verdicts on a task are dependent;
         ``"bootstrap"`` or :class:`~ratings.api.specs.Bootstrap` (``n``, ``seed``): a seeded
         cluster (or verdict) bootstrap, percentile intervals.
-    anchor : str or (str, float), optional
-        Model pinned at a rating: ``"NAME=RATING"``, ``(NAME, RATING)`` or ``NAME`` (at 1000).
+    anchor : str, (str, float) or {str: float}, optional
+        Model pinned at a rating: ``"NAME=RATING"``, ``(NAME, RATING)``, ``{NAME: RATING}`` or
+        ``NAME`` (at 1000).
         Its interval has zero width and every other interval is that of the difference to it.
         Without an anchor the ratings are centred at a mean of 1000.
     scope : str, optional
@@ -226,9 +227,10 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
     prior, judge_quality = crowd.prior, crowd.judge_quality
     style = options.style
     if style is not None:
-        _check_style_source(verdicts, style.features, read.columns)
+        _check_style_source(verdicts, style.features, read.columns, read.format)
     loaded = load_log(verdicts, scope=scope, cluster=options.cluster, errors=read.errors,
                       columns=read.columns, winner_map=read.winner_map, engine=engine, soft=soft,
+                      format=read.format,
                       keep=style_columns(style.features) if style is not None else [],
                       as_numbers=style_columns(style.features) if style is not None else [])
     data, n_rejected, scope = loaded.data, loaded.n_rejected, loaded.scope
@@ -306,7 +308,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         return out
 
 
-def _check_style_source(verdicts, style: tuple[str, ...], columns) -> None:
+def _check_style_source(verdicts, style: tuple[str, ...], columns, format=None) -> None:
     """Name missing style columns before reading (a DataFrame's or a file's header)."""
     import os
 
@@ -315,7 +317,7 @@ def _check_style_source(verdicts, style: tuple[str, ...], columns) -> None:
     if isinstance(verdicts, pd.DataFrame):
         have = list(verdicts.columns)
     elif isinstance(verdicts, str | os.PathLike) and os.path.isfile(verdicts):
-        have = peek_columns(verdicts)
+        have = peek_columns(verdicts, format)
     else:
         return
     rename = dict(columns or {})

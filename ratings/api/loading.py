@@ -117,10 +117,12 @@ def load_log(
     keep: Sequence[str] = (),
     as_numbers: Sequence[str] = (),
     soft: bool = False,
+    format: object = None,
 ) -> LoadedLog:
     """Read (if needed), select the scope and aggregate (``keep``: other columns to keep,
     e.g. style features; ``as_numbers``: those of them kept as numbers when numeric;
-    ``soft``: ``winner`` is A's score, see :mod:`ratings.data.soft`)."""
+    ``soft``: ``winner`` is A's score, see :mod:`ratings.data.soft`; ``format``: the file's
+    format, see :class:`ratings.Read`)."""
     if isinstance(verdicts, Comparisons):
         return LoadedLog(data=verdicts, frame=None, n_rejected=0, scope=scope)
     if is_counts_source(verdicts):
@@ -129,14 +131,21 @@ def load_log(
             counts, scope = _select_scope(VerdictLog(counts, counts.iloc[:0], None), scope)
         if cluster == "auto":
             cluster = "task_id" if "task_id" in counts.columns else None
-        return LoadedLog(data=from_counts(counts, cluster=cluster), frame=counts, n_rejected=0,
-                         scope=scope)  # fmt: skip
+        try:
+            data = from_counts(counts, cluster=cluster)
+        except InvalidVerdictsError as exc:  # name the file, as a verdict log's errors do
+            if not isinstance(verdicts, str | os.PathLike) or str(exc).startswith("'"):
+                raise
+            raise InvalidVerdictsError(f"{os.fspath(verdicts)!r}: {exc}",
+                                       rows=exc.rows) from None  # fmt: skip
+        return LoadedLog(data=data, frame=counts, n_rejected=0, scope=scope)
     if isinstance(verdicts, VerdictLog):
         log = verdicts
     else:
         kept = [cluster] if cluster not in (None, "auto") else []  # e.g. a question_id
         log = read_verdicts(verdicts, columns=columns, winner_map=winner_map, errors=errors,
-                            keep=[*kept, *keep], as_numbers=as_numbers, soft=soft)  # fmt: skip
+                            keep=[*kept, *keep], as_numbers=as_numbers, soft=soft,
+                            format=format)  # fmt: skip
     frame, scope = _select_scope(log, scope)
     if cluster == "auto":
         cluster = "task_id" if "task_id" in frame.columns else None

@@ -24,6 +24,7 @@ from ratings.core.bounds import MAX_ANCHOR_RATING, check_number
 from ratings.core.errors import option
 from ratings.core.memory import MaxMemory, parse_size
 from ratings.data.slots import Families
+from ratings.io.formats import peer_format
 from ratings.kernels.engine import Engine
 from ratings.models.crowd.prior import PriorArg, check_prior
 from ratings.models.crowd.quality import JudgeQuality
@@ -161,16 +162,23 @@ class Read:
         Extra winner spellings, e.g. ``{"tie (bothbad)": "tie"}``.
     errors : {"raise", "report"}, default="raise"
         A bad row is an error, or the good rows are fitted and the rest reported.
+    format : str or ratings.io.formats.PeerFormat, optional
+        The file's format: ``"csv"``, ``"parquet"``, ``"jsonl"`` (default: from the extension),
+        or a peer tool's log, ``"fastchat"``, ``"arena-hard"``, ``"alpaca-eval"`` (default:
+        recognised from its fields), or a spec with options, e.g.
+        ``ratings.io.formats.ArenaHard(strong_weight=3)`` (:mod:`ratings.io.formats`).
     """
 
     columns: Mapping[str, str] | None = None
     winner_map: Mapping[object, str] | None = None
     errors: Literal["raise", "report"] = "raise"
+    format: object = None
 
     def __post_init__(self) -> None:
         if self.errors not in ("raise", "report"):
             raise ValueError(f"{option('errors')} must be 'raise' or 'report'; "
                              f"got {self.errors!r}.")  # fmt: skip
+        peer_format(self.format)  # an unknown format fails here
 
 
 @dataclass(frozen=True)
@@ -362,7 +370,7 @@ def options_of(
     *,
     model: str | BT | CrowdBT = "bt",
     ci: str | Bootstrap = "sandwich",
-    anchor: str | tuple[str, float] | None = None,
+    anchor: str | tuple[str, float] | Mapping[str, float] | None = None,
     scope: str | None = None,
     cluster: str | None = "auto",
     level: float = 0.95,
@@ -411,6 +419,11 @@ def options_of(
         raise TypeError("pass solver options inside `solver=ratings.Solver(...)`, not beside it.")
     check_level(level)
     rating = legacy.get("anchor_rating")
+    if isinstance(anchor, Mapping):  # {"NAME": RATING}, the command line's NAME=RATING
+        if len(anchor) != 1:
+            raise ValueError(f"{option('anchor')} pins one model: give {{NAME: RATING}} with "
+                             f"one entry (or 'NAME=RATING'); got {dict(anchor)!r}.")  # fmt: skip
+        ((anchor, rating),) = anchor.items()
     if isinstance(anchor, tuple):
         anchor, rating = anchor
     elif anchor is not None and rating is None and "=" in str(anchor):

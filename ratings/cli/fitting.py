@@ -156,7 +156,10 @@ def read_for_fit(args: argparse.Namespace):
         from ratings.io import peek_columns
 
         rename = parse_mapping(args.columns, "--columns") or {}
-        check_style_columns([rename.get(str(c), c) for c in peek_columns(args.verdicts)],
+        from ratings.cli.inputs import verdict_format
+
+        labels = peek_columns(args.verdicts, verdict_format(args))
+        check_style_columns([rename.get(str(c), c) for c in labels],
                             parse_style(args.style))  # fmt: skip
     return read_log(args, errors="report" if getattr(args, "rejected", None) else "raise",
                     keep=style, as_numbers=style)  # fmt: skip

@@ -28,6 +28,7 @@ __all__ = [
     "read_log",
     "relabel",
     "staged_verdicts",
+    "verdict_format",
 ]
 
 #: The verdicts argument that reads standard input.
@@ -53,6 +54,16 @@ def add_input_options(p: argparse.ArgumentParser, *, cluster: bool = True) -> No
                         "(default: ',' for .csv, tab for .tsv)")  # fmt: skip
     g.add_argument("--encoding", metavar="NAME",
                    help="text encoding of the file, e.g. latin-1 or cp1252 (default utf-8)")
+    g.add_argument("--format", metavar="NAME", type=str.lower,
+                   choices=["csv", "parquet", "jsonl", "fastchat", "arena-hard", "alpaca-eval"],
+                   help="read the file as csv, parquet or jsonl (default: from its extension), "
+                        "or as another tool's log: fastchat (FastChat / LMArena battles, JSON "
+                        "or Parquet), arena-hard (arena-hard-auto judgments), alpaca-eval "
+                        "(AlpacaEval annotations.json); such logs are also recognised from "
+                        "their fields")  # fmt: skip
+    g.add_argument("--strong-weight", type=int, metavar="N",
+                   help="arena-hard: verdicts a strong label (A>>B, B>>A) counts as (default "
+                        "1; arena-hard-auto's own leaderboard counts 3)")  # fmt: skip
     if cluster:
         x = g.add_mutually_exclusive_group()
         x.add_argument("--cluster", metavar="COLUMN",
@@ -221,7 +232,8 @@ def read_log(args: argparse.Namespace, *, errors: str = "raise", keep: Sequence[
         if is_header_only(args.verdicts):
             return None
     cluster = getattr(args, "cluster", None)
-    return ratings.read_verdicts(
+    fmt = verdict_format(args)
+    log = ratings.read_verdicts(
         args.verdicts,
         columns=_given_mapping(getattr(args, "columns", None), "--columns"),
         winner_map=_given_mapping(getattr(args, "winner_map", None), "--winner-map"),
@@ -229,7 +241,40 @@ def read_log(args: argparse.Namespace, *, errors: str = "raise", keep: Sequence[
         keep=([cluster] if cluster else []) + list(keep),  # e.g. --cluster question_id
         as_numbers=as_numbers,
         soft=getattr(args, "soft", False),  # `winner` as A's score (ratings.BT(soft=True))
+        format=fmt,
     )
+    _say_format(args, fmt, log)
+    return log
+
+
+def verdict_format(args: argparse.Namespace):
+    """The ``format=`` of ``--format`` and ``--strong-weight`` (None when neither is given)."""
+    from ratings.io.formats import ArenaHard, peer_format
+    from ratings.io.readers import peer_of
+
+    name = getattr(args, "format", None)
+    weight = getattr(args, "strong_weight", None)
+    if weight is None:
+        return name
+    path = getattr(args, "verdicts", None)
+    peer = peer_format(name) if name else (peer_of(path) if isinstance(path, str) else None)
+    if not isinstance(peer, ArenaHard):
+        raise ValueError("`--strong-weight` weighs arena-hard-auto's strong labels; pass "
+                         "`--format arena-hard` (or an arena-hard judgments file).")
+    return ArenaHard(strong_weight=weight)
+
+
+def _say_format(args: argparse.Namespace, fmt, log) -> None:
+    """One line on standard error when the log was read as another tool's format."""
+    from ratings.io.readers import peer_of
+
+    path = getattr(args, "verdicts", None)
+    if not isinstance(path, str) or not os.path.isfile(path):
+        return
+    peer = peer_of(path, fmt)
+    if peer is not None:
+        shown = _LABELS.get(path, path)
+        print(f"{shown!r}: {peer.summary(log.verdicts)}", file=sys.stderr)
 
 
 def _given_mapping(value, flag: str) -> dict[str, str] | None:

@@ -10,7 +10,8 @@ and outputs checked before the run (:func:`declare_io`), and ``func``.
 This module is the kit other packages may use: :class:`Command`, :func:`add_command`,
 :class:`HelpFormatter`, the shared options (:func:`add_input_options`,
 :func:`add_memory_option`, :func:`add_output_options`, :func:`add_verdicts`), and the one
-verdict-reading path of every command (:func:`read_log`).
+verdict-reading path of every command (:func:`read_log`), and the one way a command prints a
+warning (:func:`warn_line`: ``ratings: warning: ...``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ratings.cli.inputs import add_input_options, missing_task_message, parse_mapping, read_log
+from ratings.cli.notes import warn_line
 
 __all__ = [
     "Command",
@@ -34,6 +36,7 @@ __all__ = [
     "missing_task_message",
     "parse_mapping",
     "read_log",
+    "warn_line",
 ]
 
 

@@ -16,7 +16,15 @@ from ratings.core.errors import (
     PenaltyOnlyWarning,
 )
 
-__all__ = ["report_judges", "show_warnings"]
+__all__ = ["WARNING", "report_judges", "show_warnings", "warn_line"]
+
+#: The prefix of every warning the command line prints (one for every subcommand).
+WARNING = "ratings: warning: "
+
+
+def warn_line(text: str) -> None:
+    """Print one warning line on standard error, with the command line's one prefix."""
+    print(f"{WARNING}{text}", file=sys.stderr)
 
 
 def report_judges(judges: pd.DataFrame | None, scope: str | None = None) -> None:
@@ -48,5 +56,5 @@ def show_warnings(caught: list[warnings.WarningMessage],
         if not issubclass(w.category, DataWarning | JudgeWarning | ConvergenceWarning
                           | PenaltyOnlyWarning):  # fmt: skip
             text = f"{w.category.__name__}: {text}"
-        print(f"ratings: warning: {text}", file=sys.stderr)
+        warn_line(text)
     caught.clear()

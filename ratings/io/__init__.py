@@ -13,6 +13,8 @@ The package, by job:
 * :mod:`ratings.io.cells`: the cell and column toolkit every table reader shares
   (:func:`~ratings.io.cells.text`, :func:`~ratings.io.cells.booleans`,
   :func:`~ratings.io.cells.pick_columns`, ...);
+* :mod:`ratings.io.formats`: the logs other tools write (FastChat / LMArena, arena-hard-auto,
+  AlpacaEval) as verdict rows, by name (``format=``) or recognised from their fields;
 * :mod:`ratings.io.verdicts`: verdict validation (:func:`read_verdicts`, :class:`VerdictLog`);
 * :mod:`ratings.io.writers`: the one atomic writer, :func:`write_atomic`.
 

@@ -29,6 +29,7 @@ import pandas as pd
 
 from ratings.core.errors import InvalidVerdictsError, format_rows, option, option_available
 from ratings.io.cells import unescape_formulas
+from ratings.io.formats import PeerFormat, peer_format, recognise
 
 try:  # optional: the fast CSV engine and Parquet's dictionary-encoded text columns
     import pyarrow as pa
@@ -42,6 +43,7 @@ __all__ = [
     "is_header_only",
     "load_table",
     "peek_columns",
+    "peer_of",
     "read_csv",
     "read_file",
 ]
@@ -94,7 +96,9 @@ def load_table(
     pick: Picker,
     empty: str,
     not_found: str | None = None,
-    format: Format | None = None,
+    format: Format | str | PeerFormat | None = None,
+    peers: bool = False,
+    soft: bool = False,
 ) -> tuple[pd.DataFrame, str | None, str, dict[str, pd.Series]]:
     """Read a table (path or DataFrame, never modified) and pick its canonical columns.
 
@@ -103,19 +107,26 @@ def load_table(
     empty DataFrame raises :class:`InvalidVerdictsError` with ``empty``; a missing file raises
     ``FileNotFoundError`` naming it as ``not_found`` (else as a verdict file, when read).
     ``pick`` finds the canonical columns (e.g. :func:`ratings.io.cells.pick_columns` with the
-    table's own canonical and required columns).
+    table's own canonical and required columns). ``peers``: a file (or a DataFrame) in a peer
+    tool's format (named by ``format`` or recognised from its columns,
+    :mod:`ratings.io.formats`) is converted to verdict rows first.
     """
     if isinstance(source, pd.DataFrame):
         frame, name = source, None
         if len(frame) == 0:
             raise InvalidVerdictsError(empty)
+        peer = peer_format(format) if peers else None
+        if peers and peer is None and format is None:
+            peer = recognise(frame.columns)
+        if peer is not None:
+            frame = (peer.for_soft() if soft else peer).convert(frame)
     elif isinstance(source, str | os.PathLike):
         name = os.fspath(source)
         if not_found is not None and not os.path.exists(name):
             raise FileNotFoundError(
                 f"{not_found} {name!r} not found (looked for {os.path.abspath(name)!r})."
             )
-        frame = read_file(name, format)
+        frame = read_file(name, format, peers=peers, soft=soft)
     else:
         raise TypeError(
             f"`source` must be a path or a pandas DataFrame; got {type(source).__name__!r}."
@@ -158,14 +169,22 @@ def check_scalar_cells(columns: Mapping[str, pd.Series], prefix: str = "") -> No
                                    "reason": f"{name} is not a single value"}))  # fmt: skip
 
 
-def read_file(name: str, format: Format | None = None) -> pd.DataFrame:
+def read_file(name: str, format: Format | str | PeerFormat | None = None, *,
+              peers: bool = False, soft: bool = False) -> pd.DataFrame:  # fmt: skip
     """Read a table file with every field as text (CSV) or as stored (Parquet, JSON).
 
     The format comes from the extension (see :func:`format_of`) unless ``format`` is given.
+    With ``peers``, a peer tool's log (``format`` one of :data:`ratings.io.formats.FORMATS` or
+    a spec such as ``ArenaHard(strong_weight=3)``, or, without ``format``, recognised from its
+    columns) is returned as verdict rows (:meth:`~ratings.io.formats.PeerFormat.convert`);
+    ``soft`` reads it for a soft-outcome fit (:meth:`~ratings.io.formats.PeerFormat.for_soft`).
     Raises ``ValueError`` for an unknown extension, ``FileNotFoundError`` for a missing file and
     :class:`~ratings.core.errors.InvalidVerdictsError` for a file that cannot be read or has no
     rows.
     """
+    peer = peer_format(format) if peers else None
+    if peer is not None:
+        format = None  # the table format from the extension
     fmt, sep, compression = format_of(os.path.basename(name))
     if format is not None:
         sep = sep if fmt == "csv" else ","
@@ -204,7 +223,19 @@ def read_file(name: str, format: Format | None = None) -> pd.DataFrame:
         what = (f"it has a header {list(frame.columns)} but no data rows" if fmt == "csv"
                 else "it has no records")  # fmt: skip
         raise InvalidVerdictsError(f"{name!r} contains no verdicts: {what}.")
+    if peers and peer is None and format is None:
+        peer = recognise(frame.columns)
+    if peer is not None:
+        frame = (peer.for_soft() if soft else peer).convert(frame, f"{name!r}: ")
     return frame
+
+
+def peer_of(source: str | os.PathLike[str], format: object = None) -> PeerFormat | None:
+    """The peer format a verdict file is read as: the one ``format`` names, else the one its
+    columns are recognised as (:func:`ratings.io.formats.recognise`), else None."""
+    if format is not None:
+        return peer_format(format)
+    return recognise(peek_columns(source, raw=True))
 
 
 @contextlib.contextmanager
@@ -568,9 +599,23 @@ def _parquet_text_columns(name: str) -> list[str]:
             if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]  # fmt: skip
 
 
-def peek_columns(source: str | os.PathLike[str], format: str | None = None) -> list[str]:
+def peek_columns(source: str | os.PathLike[str], format: object = None, *,
+                 raw: bool = False) -> list[str]:  # fmt: skip
     """Column names of a table file without reading its rows (CSV header, Parquet schema, or
-    the first JSON line); an empty list when it cannot tell."""
+    the first JSON record); an empty list when it cannot tell.
+
+    A peer tool's log (``format`` naming one, or recognised from its fields) gives the columns
+    it is read as (:mod:`ratings.io.formats`), unless ``raw``.
+    """
+    peer = peer_format(format)
+    names = _peek_raw(source, None if peer is not None else format)
+    if raw:
+        return names
+    peer = peer if peer is not None or format is not None else recognise(names)
+    return peer.output_columns(names) if peer is not None else names
+
+
+def _peek_raw(source: str | os.PathLike[str], format: object) -> list[str]:
     name = os.fspath(source)
     fmt, sep, compression = format_of(os.path.basename(name))
     fmt = format or fmt
@@ -585,11 +630,30 @@ def peek_columns(source: str | os.PathLike[str], format: str | None = None) -> l
 
             return list(pq.read_schema(name).names)
         if fmt == "jsonl":
-            return [str(c) for c in pd.read_json(name, lines=True, nrows=1,
-                                                 compression=compression).columns]  # fmt: skip
+            record = _first_json_record(name, compression)
+            return [str(c) for c in record] if isinstance(record, dict) else []
     except Exception:  # unreadable here: the full reader gives the precise error
         return []
     return []
+
+
+def _first_json_record(name: str, compression: str | None) -> object:
+    """The first record of a JSON Lines file or of a JSON array, read incrementally."""
+    decoder = json.JSONDecoder()
+    text = ""
+    with _open(name, compression) as fh:
+        reader = codecs.getincrementaldecoder("utf-8-sig")()
+        while chunk := fh.read(1 << 16):
+            text += reader.decode(chunk)
+            body = text.lstrip()
+            if body.startswith("["):
+                body = body[1:].lstrip()
+            try:
+                return decoder.raw_decode(body)[0]
+            except ValueError:
+                if len(text) > (64 << 20):
+                    return None
+    return None
 
 
 def is_header_only(source: str | os.PathLike[str]) -> bool:

@@ -32,6 +32,7 @@ from ratings.io.cells import (
     pick_columns,
     text,
 )
+from ratings.io.formats import PeerFormat, peer_format
 from ratings.io.hints import guess_columns
 from ratings.io.readers import format_of, load_table
 from ratings.io.writers import write_atomic
@@ -116,7 +117,7 @@ def read_verdicts(
     columns: Mapping[str, str] | None = None,
     winner_map: Mapping[object, str] | None = None,
     errors: Literal["raise", "report"] = "raise",
-    format: Literal["csv", "parquet", "jsonl"] | None = None,
+    format: str | PeerFormat | None = None,
     keep: Sequence[str] = (),
     as_numbers: Sequence[str] = (),
     soft: bool = False,
@@ -139,8 +140,12 @@ def read_verdicts(
     errors : {"raise", "report"}, default="raise"
         ``"raise"``: any unusable row raises. ``"report"``: unusable rows go to
         ``VerdictLog.rejected`` and the rest are returned (it still raises if no row is usable).
-    format : {"csv", "parquet", "jsonl"}, optional
-        Overrides the format inferred from the file extension.
+    format : str or PeerFormat, optional
+        ``"csv"``, ``"parquet"`` or ``"jsonl"`` override the format inferred from the file
+        extension. A peer tool's format (``"fastchat"``, ``"arena-hard"``, ``"alpaca-eval"``,
+        or a spec with options such as ``ratings.io.formats.ArenaHard(strong_weight=3)``) reads
+        its log as verdicts (:mod:`ratings.io.formats`); without ``format``, a file (or
+        DataFrame) whose fields are unmistakably one tool's is read so too.
     keep : sequence of str, optional
         Other columns to keep (after the canonical ones, as categoricals), e.g. a
         ``question_id`` to cluster intervals by (``ratings.fit(..., cluster="question_id")``
@@ -187,13 +192,12 @@ def read_verdicts(
     """
     if errors not in ("raise", "report"):
         raise ValueError(f"`errors` must be 'raise' or 'report'; got {errors!r}.")
-    if format not in (None, "csv", "parquet", "jsonl"):
-        raise ValueError(f"`format` must be 'csv', 'parquet' or 'jsonl'; got {format!r}.")
+    peer_format(format)  # an unknown name fails here, before reading
     targets = check_columns(columns, CANONICAL)
     spellings, numbers = _check_winner_map(winner_map)
 
     frame, name, prefix, raw = load_table(
-        source, targets, pick=_pick_verdict_columns, format=format,
+        source, targets, pick=_pick_verdict_columns, format=format, peers=True, soft=soft,
         empty="The verdicts DataFrame contains no verdicts (0 rows).")  # fmt: skip
     extra = _kept_columns(frame, keep, prefix)
     raw.update(extra)
@@ -275,11 +279,26 @@ def _pick_verdict_columns(
     frame: pd.DataFrame, targets: Mapping[str, str], prefix: str
 ) -> dict[str, object]:
     """Return {canonical name: column label of ``frame``} for the verdict columns present."""
+    def message(missing: list[str], labels: list[object]) -> str:
+        return _missing_verdict_columns(missing, labels, numeric=_numeric_columns(frame))
+
     return pick_columns(frame, targets, prefix, canonical=CANONICAL, required=REQUIRED,
-                        what="verdicts", missing_message=_missing_verdict_columns)  # fmt: skip
+                        what="verdicts", missing_message=message)  # fmt: skip
 
 
-def _missing_verdict_columns(missing: list[str], labels: list[object]) -> str:
+def _numeric_columns(frame: pd.DataFrame, sample: int = 1000) -> list[str]:
+    """Labels of the columns whose first ``sample`` values are all numbers (error path only)."""
+    out = []
+    for label in frame.columns:
+        head = frame[label].head(sample)
+        if head.dtype.kind in "iuf" or (
+                len(head) and pd.to_numeric(head, errors="coerce").notna().all()):
+            out.append(str(label))
+    return out
+
+
+def _missing_verdict_columns(missing: list[str], labels: list[object],
+                             numeric: Collection[str] = ()) -> str:  # fmt: skip
     """The missing-columns message: a mapping of every missing column from its likeliest source
     (:func:`ratings.io.hints.guess_columns`; the task too, when a column looks like one) that
     reads the file when followed, and a delimiter hint."""
@@ -292,7 +311,7 @@ def _missing_verdict_columns(missing: list[str], labels: list[object]) -> str:
                                if flag.startswith("`--") else
                                f" The file may use {label} as delimiter: re-export it with "
                                f"commas{' or name it .tsv' if sep == chr(9) else ''}.")  # fmt: skip
-    guesses = guess_columns(labels, missing)
+    guesses = guess_columns(labels, missing, numeric=numeric)
     example = {(label if label is not None else f"YOUR_{canon.upper()}_COLUMN"): canon
                for canon, label in guesses.items()}  # fmt: skip
     unknown = [canon for canon, label in guesses.items() if label is None]
@@ -417,6 +436,11 @@ def _validate(
             spell = (f"Pass {option('soft', True)} to read `winner` as A's score in [0, 1]"
                      + (f"; map tie spellings with {option('winner_map')}"
                         if _KIND["unknown winner value"] in order else ""))
+        if tie_hint and "winner" in raw:  # FastChat / LMArena's own tie spellings
+            seen = set(text(raw["winner"]).dropna().str.lower().unique()[:1000])
+            if seen & {"tie (bothbad)", "both_bad"}:
+                spell += (f" (FastChat / LMArena battles: {option('format', 'fastchat')} reads "
+                          "'tie (bothbad)' and 'both_bad' as ties)")
         if everything or errors == "report":
             fix = f"{spell} or fix the rows." if tie_hint else "Fix the rows."
         else:

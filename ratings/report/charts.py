@@ -20,6 +20,8 @@ __all__ = ["bands_svg", "drift_svg", "heatmap_svg", "inline_svg"]
 
 #: Models beyond which the heatmap's cells carry no numbers (only the significance marks).
 ANNOTATE_UP_TO = 16
+#: The heatmap's widest figure in inches: the page's column (1,110 px) at 96 px per inch.
+HEATMAP_WIDTH = 11.5
 
 
 def inline_svg(fig, label: str) -> str:
@@ -121,13 +123,16 @@ def heatmap_svg(order: list[str], pairs: pd.DataFrame, *, level: float, label: s
     if "p_adjusted" in pairs:
         s = pairs.loc[keep, "p_adjusted"].to_numpy(dtype=float) < 1.0 - level
         sig[i, j] = sig[j, i] = s
-    side = float(np.clip(2.5 + 0.28 * m, 5.0, 16.0))
-    fig = Figure(figsize=(side + 1.8, side), layout="constrained")
+    # At most HEATMAP_WIDTH inches wide, so that the page shows it unscaled; the labels fill
+    # three quarters of a cell (points: the matrix's side less the labels', over m).
+    side = float(np.clip(2.5 + 0.28 * m, 5.0, HEATMAP_WIDTH - 2.0))
+    font = float(np.clip(0.75 * 72.0 * (side - 1.7) / m, 6.5, 9.0))
+    fig = Figure(figsize=(side + 2.0, side), layout="constrained")
     ax = fig.add_subplot()
     image = ax.imshow(prob, cmap="cividis", vmin=0.0, vmax=1.0, interpolation="nearest")
     fig.colorbar(image, ax=ax, shrink=0.6, label="P(row beats column)")
-    ax.set_xticks(range(m), order, rotation=90, fontsize=max(5.0, 9.0 - m / 12))
-    ax.set_yticks(range(m), order, fontsize=max(5.0, 9.0 - m / 12))
+    ax.set_xticks(range(m), order, rotation=90, fontsize=font)
+    ax.set_yticks(range(m), order, fontsize=font)
     if m <= ANNOTATE_UP_TO:
         for r, c in zip(*np.nonzero(np.isfinite(prob)), strict=True):
             dark = prob[r, c] < 0.55  # cividis is dark at low values

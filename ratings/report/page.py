@@ -14,6 +14,7 @@ import math
 import os
 from functools import cache
 
+import numpy as np
 import pandas as pd
 
 from ratings.core.schema import COMBINED_SCOPE
@@ -70,7 +71,7 @@ def _environment():
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
         lstrip_blocks=True,
     )  # fmt: skip
-    env.filters.update(num=_number, count=_count, sortkey=_sort_key)
+    env.filters.update(num=_number, count=_count, sortkey=_sort_key, pvalue=_p_value)
     env.globals.update(rank_range=_rank_range, isna=pd.isna, COMBINED=COMBINED_SCOPE)
     return env
 
@@ -83,7 +84,7 @@ def _charts(board: Board) -> dict[str, str]:
     pct = f"{board.level:.0%}"
     top = ", ".join(f"{m} {e:.0f}" for m, e in zip(names[:3], board.table["elo"][:3],
                                                       strict=False))  # fmt: skip
-    out = {"bands": bands_svg(board.table, anchor=board.anchor, highlight=board.tied,
+    out = {"bands": bands_svg(board.table, anchor=board.anchor, highlight=board.tied[1:],
                               label=f"{board.title}: Elo of {len(names)} models with {pct} "
                                     f"intervals, best first ({top}, ...); the numbers are in "
                                     "the table above.")}  # fmt: skip
@@ -96,11 +97,48 @@ def _charts(board: Board) -> dict[str, str]:
     return out
 
 
-def _strongest_pairs(pairs: pd.DataFrame | None, n: int = 12) -> pd.DataFrame | None:
+def _strongest_pairs(pairs: pd.DataFrame | None, table: pd.DataFrame,
+                     n: int = 12) -> pd.DataFrame | None:
+    """The ``n`` most clearly separated pairs, spread over the models, in Elo order.
+
+    Pairs are taken by their standardized difference ``|elo_diff| / se`` (the p-values of the
+    clearest pairs all round to 0), each model in at most one pair while others remain (then
+    two, ...), so that a board where one model beats all others does not list only its pairs;
+    shown best model first.
+    """
     if pairs is None or not len(pairs):
         return None
-    key = "p_adjusted" if "p_adjusted" in pairs else "p_win"
-    return pairs.sort_values(key, kind="stable").head(n)
+    if "se" in pairs and "elo_diff" in pairs:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            strength = (pairs["elo_diff"].abs() / pairs["se"]).fillna(0.0)
+    else:
+        key = "p_adjusted" if "p_adjusted" in pairs else "p_win"
+        strength = -pairs[key].astype(float)
+    order = strength.sort_values(ascending=False, kind="stable").index
+    a, b = pairs["model_a"].astype(str), pairs["model_b"].astype(str)
+    chosen: list[object] = []
+    uses: dict[str, int] = {}
+    cap = 1
+    while len(chosen) < min(n, len(pairs)):
+        for k in order:
+            if len(chosen) == n:
+                break
+            if k in chosen or uses.get(a[k], 0) >= cap or uses.get(b[k], 0) >= cap:
+                continue
+            chosen.append(k)
+            uses[a[k]], uses[b[k]] = uses.get(a[k], 0) + 1, uses.get(b[k], 0) + 1
+        cap += 1
+    elo = pd.Series(table["elo"].to_numpy(dtype=float), index=table["model"].astype(str))
+    shown = pairs.loc[chosen]
+    rank = pd.DataFrame({"a": -shown["model_a"].astype(str).map(elo),
+                         "b": -shown["model_b"].astype(str).map(elo)}, index=shown.index)
+    return shown.loc[rank.sort_values(["a", "b"], kind="stable").index]
+
+
+def _p_value(value) -> str:
+    """A p-value for a table cell: four decimals, ``< 1e-4`` below that (never 0.0000)."""
+    text = _number(value, 4)
+    return "< 1e-4" if text != "–" and float(value) < 1e-4 else text
 
 
 def render(report: Report, *, charts: bool = True) -> str:
@@ -117,7 +155,8 @@ def render(report: Report, *, charts: bool = True) -> str:
     str
     """
     boards = [{"board": b, "charts": _charts(b) if charts else {},
-               "pairs_shown": _strongest_pairs(b.pairs)} for b in report.boards]  # fmt: skip
+               "pairs_shown": _strongest_pairs(b.pairs, b.table)}
+              for b in report.boards]  # fmt: skip
     drift_chart = None
     if charts and report.drift is not None and len(report.drift):
         from ratings.report.charts import drift_svg

@@ -7,6 +7,7 @@ import sys
 
 from ratings.cli.fitting import FIT_INPUTS, cluster_arg, input_paths, read_for_fit
 from ratings.cli.kit import Command, add_input_options, add_output_options, add_verdicts
+from ratings.cli.notes import warn_line
 
 __all__ = ["COMMAND"]
 
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(result.summary())
     for note in result.notes:
-        print(f"warning: {note}", file=sys.stderr)
+        warn_line(note)
     return 0
 
 

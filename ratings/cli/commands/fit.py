@@ -21,7 +21,10 @@ from ratings.cli.kit import Command, add_output_options, add_verdicts
 from ratings.cli.notes import report_judges
 from ratings.cli.tables import add_precision_option, check_table_suffix, rounded, write_table
 
-__all__ = ["COMMAND"]
+__all__ = ["COMMAND", "SHOWN_ROWS"]
+
+#: Rows of the table ``fit --out`` prints beside writing it.
+SHOWN_ROWS = 10
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -56,6 +59,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dask", nargs="?", const="local", metavar="ADDRESS",
                    help="validate and count the log (a Parquet file or glob) on a Dask cluster "
                         "at ADDRESS, or a local one without it (pip install '.[dask]')")
+    o.add_argument("-q", "--quiet", action="store_true",
+                   help="print no board (with --out, the board's header and top "
+                        f"{SHOWN_ROWS} rows are printed as well as written)")
     add_output_options(o)
     add_precision_option(o)
 
@@ -100,12 +106,16 @@ def run(args: argparse.Namespace) -> int:
         if args.out:
             _write_table(r, args)
             print(f"wrote {len(r.models)} ratings to {args.out}", file=sys.stderr)
+            if not args.quiet:  # the board's header and top, the whole table in the file
+                print(r.summary(max_rows=SHOWN_ROWS))
+                if len(r.models) > SHOWN_ROWS:
+                    print(f"... {len(r.models) - SHOWN_ROWS} more in {args.out}")
         if getattr(args, "cov", False):
             from ratings.stability.board import write_covariance
 
             path = write_covariance(r, args.out, inputs=input_paths(args))
             print(f"wrote the ratings' covariance to {path}", file=sys.stderr)
-        if not args.out:
+        if not args.out and not args.quiet:
             print(r.summary())
         if args.judges_out:
             write_records(r.judges.reset_index(), args.judges_out, args)

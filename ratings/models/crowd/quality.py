@@ -225,6 +225,14 @@ def resolve_judge_quality(
             f"{sorted(eta)}). Pass {option('fit_new_judges', True)} to estimate theirs, or "
             "refit the judge qualities."
         )
+    graded = [str(j) for j in judges if j != DETERMINISTIC_JUDGE]
+    if graded and len(graded) == len(judges) and all(eta.get(j) == 0.5 for j in graded):
+        raise ValueError(
+            f"Every judge's quality eta is fixed at 0.5 ({', '.join(graded[:5])}"
+            f"{', ...' if len(graded) > 5 else ''}): a judge at 0.5 picks the winner at random, "
+            "so these verdicts carry no information about the models and the ratings would be "
+            f"the prior's alone. Give the judges' qualities ({option('judge_quality')}) above "
+            "0.5, or leave them out so that Crowd-BT estimates them.")  # fmt: skip
     if src.note is not None:
         warnings.warn(src.note, JudgeWarning, stacklevel=4)
     present = [j for j in eta if j in set(judges)]
