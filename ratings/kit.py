@@ -10,6 +10,7 @@ on top depends on one list rather than on the layout of ``ratings``' parts.
 
 from ratings._moved import add_moved
 from ratings.api.fitting import parse_anchor
+from ratings.api.specs import LEGACY, legacy_specs
 from ratings.api.style import style_columns
 from ratings.cli.kit import (
     Command,
@@ -42,6 +43,7 @@ from ratings.models.style import TRANSFORMS
 __all__ = [
     "DETERMINISTIC_JUDGE",
     "ELO_SCALE",
+    "LEGACY",
     "TRANSFORMS",
     "Command",
     "InvalidVerdictsError",
@@ -60,6 +62,7 @@ __all__ = [
     "format_of",
     "format_rows",
     "lazy_exports",
+    "legacy_specs",
     "missing_task_message",
     "one_blas_thread",
     "option",

@@ -305,8 +305,11 @@ def plan_from_args(args: argparse.Namespace, verdicts, subs) -> pd.DataFrame:
         "max_share": None if math.isinf(args.max_share) else args.max_share,
         "task_judges": read_task_judges(args.task_judges) if args.task_judges else None,
         "forfeits": bool(args.forfeits),
-        "max_memory": getattr(args, "max_memory", None),
     }
+    if getattr(args, "max_memory", None) is not None:
+        from ratings import Solver
+
+        options["solver"] = Solver(max_memory=args.max_memory)
     style = _style(args)
     if style is not None:
         options["fit_options"] = {"style": style}

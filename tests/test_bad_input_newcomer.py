@@ -104,8 +104,14 @@ def test_plan_matches_max_memory_with_history_warns_nothing():
     history = pd.read_csv(ARENA, dtype=str).rename(columns={"question_id": "task_id"})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        plan = plan_matches(history, None, ["gpt-4"], 10, seed=1, max_memory="2GB")
+        plan = plan_matches(history, None, ["gpt-4"], 10, seed=1,
+                            solver=ratings.Solver(max_memory="2GB"))
     assert len(plan) == 10
+    # the flat keyword of earlier releases: one warning, naming the spec, at the caller's line
+    with pytest.warns(DeprecationWarning, match="Solver") as caught:
+        flat = plan_matches(history, None, ["gpt-4"], 10, seed=1, max_memory="2GB")
+    assert [w.filename for w in caught] == [__file__]
+    pd.testing.assert_frame_equal(flat, plan)
 
 
 # 11. a counts table's errors name the file; judges fixed at eta 0.5 are refused, and why

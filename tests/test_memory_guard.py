@@ -94,8 +94,9 @@ def test_planning_checks_its_tables(tmp_path, capsys):
     from sampling.design.plan import plan_matches
 
     with pytest.raises(MemoryLimitError, match=r"planning 40 models on 5 tasks"):
-        plan_matches(None, subs, ["j1"], 5, seed=0, max_memory="100KB")
-    assert len(plan_matches(None, subs, ["j1"], 5, seed=0, max_memory="1GB")) == 5
+        plan_matches(None, subs, ["j1"], 5, seed=0, solver=ratings.Solver(max_memory="100KB"))
+    assert len(plan_matches(None, subs, ["j1"], 5, seed=0,
+                             solver=ratings.Solver(max_memory="1GB"))) == 5
     v, s = tmp_path / "v.csv", tmp_path / "s.csv"
     v.write_text("model_a,model_b,winner,task_id\n")
     subs.to_csv(s, index=False)

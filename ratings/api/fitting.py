@@ -19,6 +19,7 @@ from ratings.api.loading import (
     load_log,
     warn_unclustered,
 )
+from ratings.api.options import document_options
 from ratings.api.results import labelled
 from ratings.api.specs import (
     BT,
@@ -202,6 +203,9 @@ def fit(
                          level=level, read=read, adjust=adjust, solver=solver, style=style,
                          legacy=legacy)  # fmt: skip
     return fit_with(verdicts, options)
+
+
+fit.__doc__ = document_options(fit.__doc__)
 
 
 def fit_with(verdicts: Source, options: FitOptions) -> Ratings:

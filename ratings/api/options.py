@@ -4,8 +4,10 @@ command-line flag, its help and the argparse shape of the flag.
 What is generated from :data:`OPTIONS`: the flat keywords of earlier releases and the spec each
 moved to (:data:`ratings.api.specs.LEGACY`), the flag each option's messages name on the command
 line (:func:`flags`, :func:`switches`: :data:`ratings.cli.flags.FLAGS`) and the fit's flags
-themselves (:func:`add_option`, used by :func:`ratings.cli.fitting.add_fit_options`). The checks
-stay with the specs (:mod:`ratings.api.specs`), which run them once when they are made.
+themselves (:func:`add_option`, used by :func:`ratings.cli.fitting.add_fit_options`), the
+list of options with their defaults and constraints in :func:`ratings.fit`'s docstring
+(:func:`document_options`) and the numeric checks (:func:`check_option`), which the specs
+(:mod:`ratings.api.specs`) run once when they are made.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ratings.core.bounds import MAX_PENALTY, check_number
 from ratings.models.style import TRANSFORMS
 
-__all__ = ["OPTIONS", "Option", "add_option", "flags", "legacy", "option_named", "switches"]
+__all__ = ["OPTIONS", "Option", "add_option", "check_option", "constraint", "document_options",
+           "flags", "legacy", "option_named", "switches"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,9 @@ class Option:
     value, ``store_true``). An option without a flag, or whose flag is declared with the shared
     inputs (``--columns``, ``--cluster``, ``--max-memory``), has ``declared_here=False``.
     ``flat``: :func:`ratings.fit` of earlier releases took it as a keyword of its own.
+    ``bounds``: the keywords of :func:`ratings.core.bounds.check_number` that check a number
+    (``minimum``, ``maximum``, ``above``, ``integer``); ``values``: the values accepted in
+    Python (default ``choices``); ``rule``: the constraint in words, where neither says it.
     """
 
     name: str
@@ -43,30 +50,40 @@ class Option:
     switch: bool = False
     declared_here: bool = True
     flat: bool = True
+    bounds: dict | None = None
+    values: tuple | None = None
+    rule: str | None = None
 
 
 OPTIONS: tuple[Option, ...] = (
     Option("scope", "fit", "scope", "--scope",
            help="fit only verdicts of this scope (required if several)"),
     Option("model", "fit", "model", "--model", choices=("bt", "crowd-bt"),
+           rule="'bt' (the default), 'crowd-bt', ratings.BT(...) or ratings.CrowdBT(...)",
            help="Bradley-Terry (default for one scope), or Crowd-BT with one quality eta per "
                 "judge (default for judged scopes with --by scope / combine)"),
     Option("anchor", "fit", "anchor", "--anchor", metavar="NAME=RATING",
+           rule="a model of the verdicts: NAME, NAME=RATING or (NAME, RATING)",
            help="pin one model at a rating, e.g. 'GPT-5.5 (medium)=1000'; default: centred at "
                 "mean 1000"),
     Option("ci", "fit", "ci", "--ci", "sandwich",
            choices=("sandwich", "sandwich-z", "model", "bootstrap"),
+           values=("sandwich", "sandwich-z", "cr1", "hc0", "model", "bootstrap"),
            help="sandwich (default; clustered: CR2 with df per contrast), sandwich-z (CR1, "
                 "normal quantile), model (inverse Hessian) or bootstrap"),
     Option("level", "fit", "level", "--level", 0.95, kind=float, metavar="LEVEL",
+           rule="strictly between 0 and 1",
            help="confidence level (default 0.95)"),
     Option("n_boot", "Bootstrap", "n", "--n-boot", 1000, kind=int, metavar="N",
+           bounds={"minimum": 2, "maximum": 10_000_000, "integer": True},
            help="bootstrap resamples (default 1000)"),
     Option("seed", "Bootstrap", "seed", "--seed", 0, kind=int, metavar="SEED",
+           bounds={"minimum": 0, "integer": True},
            help="bootstrap seed (default 0)"),
     Option("penalty", "BT", "penalty", "--penalty", 0.0, kind=float, metavar="LAMBDA",
+           bounds={"minimum": 0.0, "maximum": MAX_PENALTY},
            help="bt: opt-in ridge penalty making ratings finite when a model never lost"),
-    Option("firth", "BT", "firth", "--firth", False, switch=True,
+    Option("firth", "BT", "firth", "--firth", False, switch=True, values=(False, True),
            help="bt: Firth's bias-reduced estimate, finite on every board (a model that never "
                 "lost: open interval)"),
     Option("ties", "BT", "ties", "--ties", "half", choices=("half", "davidson", "rao-kupper"),
@@ -81,11 +98,15 @@ OPTIONS: tuple[Option, ...] = (
            help="fix eta from a file written by `ratings judges` (per scope: "
                 "'analytical=a.json,presentation=p.json')"),
     Option("fit_new_judges", "CrowdBT", "fit_new_judges", "--fit-new-judges", False,
-           switch=True, help="estimate eta for judges missing from --judge-quality"),
+           switch=True, values=(False, True),
+           help="estimate eta for judges missing from --judge-quality"),
     Option("eta_known", "CrowdBT", "eta_known", "--eta-known", False, switch=True,
+           values=(False, True),
            help="treat --judge-quality etas as known (leave their uncertainty out of the "
                 "intervals)"),
     Option("prior", "CrowdBT", "prior", "--prior", "default", metavar="PRIOR",
+           rule="'default', 'none', a CrowdPrior or (agree, flip, sd) with agree, flip >= 0 "
+                "and sd > 0",
            help="'default', 'none' or 'AGREE,FLIP,SD': weak priors on judge quality (Beta "
                 "pseudo-counts) and strengths (sd, log units); 'none' fits the plain maximum "
                 "likelihood"),
@@ -103,15 +124,21 @@ OPTIONS: tuple[Option, ...] = (
            help="how a feature's two sides become one number (default normalized: (a - b) / "
                 "(a + b))"),
     Option("style_ridge", "Style", "ridge", "--style-ridge", 0.0, kind=float, metavar="LAMBDA",
+           bounds={"minimum": 0.0},
            flat=False, help="optional ridge on the style coefficients only (default 0)"),
     Option("cluster", "fit", "cluster", "--cluster", "auto", declared_here=False),
     Option("columns", "Read", "columns", "--columns", declared_here=False),
     Option("winner_map", "Read", "winner_map", "--winner-map", declared_here=False),
-    Option("errors", "Read", "errors", "--rejected", "raise", declared_here=False),
-    Option("max_memory", "Solver", "max_memory", "--max-memory", declared_here=False),
-    Option("engine", "Solver", "engine", default="auto", declared_here=False),
-    Option("tol", "Solver", "tol", default=1e-10, declared_here=False),
-    Option("max_iter", "Solver", "max_iter", default=100, declared_here=False),
+    Option("errors", "Read", "errors", "--rejected", "raise", declared_here=False,
+           values=("raise", "report")),
+    Option("max_memory", "Solver", "max_memory", "--max-memory", declared_here=False,
+           rule="bytes or a size such as '8GB'; default half the memory available"),
+    Option("engine", "Solver", "engine", default="auto", declared_here=False,
+           values=("auto", "numba", "numpy")),
+    Option("tol", "Solver", "tol", default=1e-10, declared_here=False,
+           bounds={"above": 0.0, "maximum": 1.0}),
+    Option("max_iter", "Solver", "max_iter", default=100, declared_here=False,
+           bounds={"minimum": 1, "integer": True}),
 )  # fmt: skip
 
 
@@ -155,3 +182,49 @@ def add_option(group: Any, name: str, *, default: object = ...,
         if chosen is not None:
             kw["default"] = chosen
     group.add_argument(o.flag, **kw)
+
+
+def constraint(o: Option) -> str | None:
+    """What option ``o`` accepts, in words: its ``rule``, its bounds or its values."""
+    if o.rule is not None:
+        return o.rule
+    if o.bounds is not None:
+        b = o.bounds
+        parts = [f"{sign} {b[k]:g}" for k, sign in (("minimum", ">="), ("above", ">"),
+                                                     ("maximum", "<=")) if k in b]
+        return ("an integer " if b.get("integer") else "a number ") + " and ".join(parts)
+    values = o.values if o.values is not None else o.choices
+    if values is not None:
+        return "one of " + ", ".join(repr(v) for v in values)
+    return None
+
+
+def check_option(name: str, value: object) -> float:
+    """``value`` checked against option ``name``'s bounds in :data:`OPTIONS` (a ValueError
+    naming the option, the value and the range); the number as a float, or an int."""
+    o = option_named(name)
+    number = check_number(value, name, **(o.bounds or {}))
+    return int(number) if (o.bounds or {}).get("integer") else number
+
+
+def option_line(o: Option) -> str:
+    """One option as :func:`ratings.fit`'s docstring lists it: where it lives, its flag, its
+    default and its constraint."""
+    where = f"``{o.name}=``" if o.spec == "fit" else f"``ratings.{o.spec}({o.field}=)``"
+    flag = f", ``{o.flag}``" if o.flag is not None else ""
+    rule = constraint(o)
+    parts = [f"default ``{o.default!r}``" if o.default is not None else "optional", rule]
+    return f"- {where}{flag}: " + "; ".join(p for p in parts if p is not None) + "."
+
+
+def document_options(doc: str | None, indent: str = "    ") -> str | None:
+    """``doc`` with the list of every option of :data:`OPTIONS` (default and constraint) at the
+    end of its Notes section (before Examples)."""
+    if doc is None:  # python -OO
+        return None
+    head = f"{indent}Examples\n{indent}--------\n"
+    block = "".join(f"{indent}{option_line(o)}\n" for o in OPTIONS)
+    text = (f"{indent}Every option, where it lives, its flag, its default and what it accepts "
+            f"(:data:`ratings.api.options.OPTIONS`):\n\n{block}\n")
+    at = doc.find(head)
+    return doc + "\n" + text if at < 0 else doc[:at] + text + doc[at:]

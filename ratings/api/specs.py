@@ -19,8 +19,8 @@ from typing import Literal
 
 import numpy as np
 
-from ratings.api.options import legacy
-from ratings.core.bounds import MAX_ANCHOR_RATING, MAX_PENALTY, check_number
+from ratings.api.options import check_option, legacy
+from ratings.core.bounds import MAX_ANCHOR_RATING, check_number
 from ratings.core.errors import option
 from ratings.core.memory import MaxMemory, parse_size
 from ratings.data.slots import Families
@@ -44,6 +44,8 @@ __all__ = [
     "Read",
     "Solver",
     "Style",
+    "legacy_specs",
+    "model_spec",
     "options_of",
     "parse_anchor",
 ]
@@ -87,8 +89,7 @@ class BT:
     name = "bt"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "penalty", check_number(self.penalty, "penalty", minimum=0.0,
-                                                         maximum=MAX_PENALTY))  # fmt: skip
+        object.__setattr__(self, "penalty", check_option("penalty", self.penalty))
         check_firth_option(self.firth, penalty=self.penalty)
         object.__setattr__(self, "firth", bool(self.firth))
         if self.ties not in TIE_KINDS:
@@ -145,10 +146,8 @@ class Bootstrap:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "n", int(check_number(self.n, "n_boot", minimum=2,
-                                                       maximum=10_000_000, integer=True)))
-        object.__setattr__(self, "seed", int(check_number(self.seed, "seed", minimum=0,
-                                                          integer=True)))  # fmt: skip
+        object.__setattr__(self, "n", check_option("n_boot", self.n))
+        object.__setattr__(self, "seed", check_option("seed", self.seed))
 
 
 @dataclass(frozen=True)
@@ -207,8 +206,8 @@ class Solver:
         if self.engine not in ("auto", "numba", "numpy"):
             raise ValueError(f"`engine` must be 'auto', 'numba' or 'numpy'; "
                              f"got {self.engine!r}.")  # fmt: skip
-        check_number(self.tol, "tol", above=0.0, maximum=1.0)
-        check_number(self.max_iter, "max_iter", minimum=1, integer=True)
+        check_option("tol", self.tol)
+        check_option("max_iter", self.max_iter)
         parse_size(self.max_memory)
 
 
@@ -302,7 +301,9 @@ LEGACY = legacy()
 _SPECS = {"BT": BT, "CrowdBT": CrowdBT, "Bootstrap": Bootstrap, "Read": Read, "Solver": Solver}
 
 
-def _model(model: object, given: dict) -> BT | CrowdBT:
+def model_spec(model: object, given: Mapping[str, object]) -> BT | CrowdBT:
+    """``model`` (``"bt"``, ``"crowd-bt"`` or a spec) as its spec, made with ``given`` (flat
+    keywords of its fields); a spec beside flat keywords is a ``TypeError``."""
     if isinstance(model, BT | CrowdBT):
         if given:
             spec = type(model).__name__
@@ -323,6 +324,46 @@ def _model(model: object, given: dict) -> BT | CrowdBT:
 
 #: Spec field -> the flat keyword of earlier releases (for messages).
 LEGACY_NAME = {fld: key for key, (_, fld) in LEGACY.items() if fld != key}
+
+
+_FIT_OPTIONS = ("model=, ci=, anchor=, scope=, cluster=, level=, read=, adjust=, solver= (see "
+                "ratings.BT, ratings.CrowdBT, ratings.Bootstrap, ratings.Read, ratings.Adjust, "
+                "ratings.Solver)")
+
+
+def legacy_specs(
+    legacy: Mapping[str, object],
+    *,
+    names: Mapping[str, tuple[str, str]],
+    where: str,
+    options: str,
+    warn: bool = True,
+    moved: Mapping[str, str] | None = None,
+    stacklevel: int = 3,
+) -> dict[str, dict[str, object]]:
+    """Flat keywords of earlier releases grouped by the spec that now holds them.
+
+    ``names`` maps each accepted keyword to (spec, field) (:data:`LEGACY` or a part of it);
+    ``moved`` names keywords handled by the caller, with where they went. Any other keyword is
+    a ``TypeError`` naming ``where``'s ``options``; the accepted ones raise one
+    :class:`DeprecationWarning` naming their specs when ``warn``.
+    """
+    moved = dict(moved or {})
+    unknown = sorted(set(legacy) - set(names) - set(moved))
+    if unknown:
+        raise TypeError(f"{where}() got unexpected keyword argument(s) {unknown}; the options "
+                        f"are {options}.")  # fmt: skip
+    if warn and legacy:
+        text = ", ".join(f"{k}= -> ratings.{names[k][0]}({names[k][1]}=)" if k in names
+                         else f"{k}= -> {moved[k]}" for k in sorted(legacy))  # fmt: skip
+        warnings.warn(f"flat {where}() keywords are deprecated: {text}.", DeprecationWarning,
+                      stacklevel=stacklevel)  # fmt: skip
+    by_spec: dict[str, dict[str, object]] = {}
+    for key, value in legacy.items():
+        if key in names:
+            spec, fld = names[key]
+            by_spec.setdefault(spec, {})[fld] = value
+    return by_spec
 
 
 def options_of(
@@ -349,22 +390,8 @@ def options_of(
     from ratings.api.adjust import check_adjust_options, parse_adjust
 
     legacy = dict(legacy or {})
-    unknown = sorted(set(legacy) - set(LEGACY) - {"anchor_rating"})
-    if unknown:
-        raise TypeError(f"fit() got unexpected keyword argument(s) {unknown}; the options are "
-                        "model=, ci=, anchor=, scope=, cluster=, level=, read=, adjust=, "
-                        "solver= (see ratings.BT, ratings.CrowdBT, ratings.Bootstrap, "
-                        "ratings.Read, ratings.Adjust, ratings.Solver).")  # fmt: skip
-    if warn and legacy:
-        moved = ", ".join(f"{k}= -> ratings.{LEGACY[k][0]}({LEGACY[k][1]}=)" if k in LEGACY
-                          else f"{k}= -> anchor=(NAME, RATING)" for k in sorted(legacy))
-        warnings.warn(f"flat fit() keywords are deprecated: {moved}.", DeprecationWarning,
-                      stacklevel=3)  # fmt: skip
-    by_spec: dict[str, dict] = {}
-    for key, value in legacy.items():
-        if key in LEGACY:
-            spec, fld = LEGACY[key]
-            by_spec.setdefault(spec, {})[fld] = value
+    by_spec = legacy_specs(legacy, names=LEGACY, where="fit", options=_FIT_OPTIONS, warn=warn,
+                           moved={"anchor_rating": "anchor=(NAME, RATING)"}, stacklevel=4)
     # the bootstrap's and the model's options, given flat or as specs
     boot_given = by_spec.pop("Bootstrap", {})
     if isinstance(ci, Bootstrap):
@@ -383,7 +410,7 @@ def options_of(
         ci, cluster = "sandwich", None
     crowd_given = by_spec.pop("CrowdBT", {})
     bt_given = by_spec.pop("BT", {})
-    spec_model = _model(model, {**bt_given, **crowd_given})
+    spec_model = model_spec(model, {**bt_given, **crowd_given})
     read = read if read is not None else Read(**by_spec.pop("Read", {}))
     if "Read" in by_spec:
         raise TypeError("pass reading options inside `read=ratings.Read(...)`, not beside it.")

@@ -10,7 +10,6 @@ plain fit's ranks, from which :meth:`ratings.result.Ratings.to_frame` reports ``
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -148,29 +147,22 @@ def _crowd_default(rows, start, prior, *, level: float, one_judge: bool = False,
     :data:`~ratings.models.crowd.likelihood.PRIOR_SHIFT_LIMIT` standard errors (with two or
     more estimated etas), else the posterior mode under ``prior``, whose curvature enters the
     bread. ``prior=None`` always fits the maximum-likelihood estimate."""
-    from ratings.core.errors import ConvergenceWarning, NonIdentifiableError
-    from ratings.core.tdist import critical_value
-    from ratings.models.crowd.likelihood import PRIOR_SHIFT_LIMIT
+    from ratings.models.crowd.likelihood import (
+        PRIOR_SHIFT_LIMIT,
+        etas_inside,
+        moved_in_ses,
+        trial_fit,
+    )
 
     common = {"crowd": True, "eta_free": start.estimated, **opts}
     if prior is None:
         return _CrowdChoice(fit_style(rows, start.theta, eta0=start.eta, **common), False)
-    try:
-        with warnings.catch_warnings():  # a trial: overflow or non-convergence means irregular
-            warnings.simplefilter("ignore", RuntimeWarning)
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            plain = fit_style(rows, start.theta, eta0=start.eta, **common)
-    except NonIdentifiableError:
-        plain = None
+    plain = trial_fit(lambda: fit_style(rows, start.theta, eta0=start.eta, **common))
     regular = plain is not None and plain.converged and not plain.eta_boundary.any()
     if regular:
         m, p = plain.n_models, plain.n_features
         on = m + p + np.flatnonzero(start.estimated)
-        se = np.sqrt(np.diag(plain.cov))
-        half = critical_value(level) * se[on]
-        eta = plain.params[on]
-        regular = bool(np.all(np.isfinite(half)) and np.all(eta - half > 0.5)
-                       and np.all(eta + half < 1.0))  # fmt: skip
+        regular = etas_inside(plain.params[on], np.diag(plain.cov)[on], level)
     if regular and on.size < 2:  # one judge: the regular plain estimate (as without style)
         return _CrowdChoice(plain, False)
     post0 = (start.theta, None, start.eta) if plain is None else (plain.strength, plain.beta,
@@ -180,14 +172,8 @@ def _crowd_default(rows, start, prior, *, level: float, one_judge: bool = False,
     if not regular:
         bound = start.estimated.copy() if plain is None else plain.eta_boundary.copy()
         return _CrowdChoice(post, True, bound, plain is not None and plain.converged)
-    move = post.params - plain.params
-    move[:m] -= move[:m].mean()  # strengths against their mean, whatever the reference
     keep = np.r_[np.arange(m), on]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sem = np.sqrt(np.diag(plain.cov)[:m] - 2 * plain.cov[:m, :m].mean(axis=1)
-                      + plain.cov[:m, :m].mean())  # fmt: skip
-        shift = np.abs(move[keep]) / np.r_[sem, se[on]]
-    shift = float(np.nanmax(np.where(np.isfinite(shift), shift, 0.0)))
+    shift = moved_in_ses((post.params - plain.params)[keep], plain.cov[np.ix_(keep, keep)], m)
     if shift <= PRIOR_SHIFT_LIMIT:
         return _CrowdChoice(plain, False)
     return _CrowdChoice(post, True, np.zeros_like(start.estimated), True, shift)

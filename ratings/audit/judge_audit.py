@@ -32,12 +32,13 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from ratings.api.specs import BT, LEGACY, CrowdBT, Read, Solver, legacy_specs, model_spec
 from ratings.audit.agreement import board_agreement, judge_agreement, self_judged
 from ratings.core.errors import option
 from ratings.result import Ratings, check_level
@@ -46,6 +47,12 @@ __all__ = ["EFFECTS", "Audit", "AuditWarning", "audit", "parse_effects"]
 
 #: The judge effects the audit fits.
 EFFECTS = ("position", "self-preference")
+
+#: Flat keywords of earlier releases the audit still takes -> (spec, field).
+_LEGACY = {k: LEGACY[k] for k in ("judge_quality", "fit_new_judges", "errors", "columns",
+                                  "winner_map", "engine")}  # fmt: skip
+_OPTIONS = ("families=, scope=, model=, effects=, cluster=, level=, n_boot=, seed=, read=, "
+            "solver= (see ratings.BT, ratings.CrowdBT, ratings.Read, ratings.Solver)")
 
 
 class AuditWarning(UserWarning):
@@ -149,18 +156,15 @@ def audit(
     *,
     families=None,
     scope: str | None = None,
-    model: str = "bt",
+    model: str | BT | CrowdBT = "bt",
     effects: str | Sequence[str] = EFFECTS,
-    judge_quality=None,
-    fit_new_judges: bool = False,
     cluster: str | None = "auto",
     level: float = 0.95,
     n_boot: int = 1000,
     seed: int = 0,
-    errors: str = "raise",
-    columns: Mapping[str, str] | None = None,
-    winner_map: Mapping[object, str] | None = None,
-    engine: str = "auto",
+    read: Read | None = None,
+    solver: Solver | None = None,
+    **legacy: object,
 ) -> Audit:
     """Audit the judges of a verdict log: position bias, self-preference, agreement.
 
@@ -174,16 +178,16 @@ def audit(
         self-preference is estimated only when it has a family; names not listed have none.
     scope : str, optional
         The scope to audit (required when the log holds several).
-    model : {"bt", "crowd-bt"}, default="bt"
-        Crowd-BT adds each judge's quality eta (reported with its interval).
+    model : "bt", "crowd-bt", ratings.BT or ratings.CrowdBT, default="bt"
+        Crowd-BT adds each judge's quality eta (reported with its interval);
+        ``ratings.CrowdBT(judge_quality=..., fit_new_judges=...)`` fixes etas as in
+        :func:`ratings.fit`. The audit fits no penalty: ``ratings.BT()`` only.
     effects : str or sequence of str, default=("position", "self-preference")
         The judge effects to fit (a comma-separated string or a list); the others are
         reported as not fitted. Effects the verdicts cannot estimate (a model in slot A in
         every verdict of a judge, a judge that always chose one slot, a family never met by
         another judge, ...) are left out whatever is asked, with the reason in
         ``position_note`` / ``self_note`` and an :class:`AuditWarning`, and the rest is fitted.
-    judge_quality, fit_new_judges
-        Crowd-BT: fixed etas, as in :func:`ratings.fit`.
     cluster : str or None, default="auto"
         Cluster column of the sandwich (``task_id`` when present); agreement between judges
         needs it to define items.
@@ -191,8 +195,14 @@ def audit(
         Confidence level of intervals and flags (an effect is flagged when p < 1 - level).
     n_boot, seed : int
         Task-bootstrap resamples and seed of the agreement intervals.
-    errors, columns, winner_map, engine
-        As in :func:`ratings.fit`.
+    read : ratings.Read, optional
+        How the log is read (``columns``, ``winner_map``, ``errors``), as in :func:`ratings.fit`.
+    solver : ratings.Solver, optional
+        ``engine``, ``tol``, ``max_iter`` and ``max_memory``, as in :func:`ratings.fit`.
+    **legacy
+        The flat keywords of earlier releases (``judge_quality``, ``fit_new_judges``,
+        ``errors``, ``columns``, ``winner_map``, ``engine``) still work, with a
+        :class:`DeprecationWarning` naming their spec; any other keyword is a ``TypeError``.
 
     Returns
     -------
@@ -212,6 +222,7 @@ def audit(
     """
     from ratings.api.adjust import ratings_from_fit
     from ratings.api.loading import load_log
+    from ratings.core.memory import limit_scope
     from ratings.core.threads import one_blas_thread
     from ratings.data.slots import check_families_cover, read_families, slot_counts
     from ratings.kernels.engine import resolve
@@ -219,13 +230,20 @@ def audit(
     from ratings.models.existence import check_identifiable
     from ratings.models.judge_effects import fit_effects, plan_effects
 
-    if model not in ("bt", "crowd-bt"):
-        raise ValueError(f"{option('model')} must be 'bt' or 'crowd-bt'; got {model!r}.")
+    by_spec = legacy_specs(legacy, names=_LEGACY, where="audit", options=_OPTIONS)
+    spec = model_spec(model, by_spec.get("CrowdBT", {}))
+    if isinstance(spec, BT) and (spec.penalty or spec.firth):
+        raise ValueError(f"The audit fits no penalty: {option('model')} must be 'bt' or "
+                         f"'crowd-bt' without penalty or firth; got {spec!r}.")  # fmt: skip
+    read = read if read is not None else Read(**by_spec.get("Read", {}))
+    solver = solver if solver is not None else Solver(**by_spec.get("Solver", {}))
+    model, engine = spec.name, solver.engine
     check_level(level)
     wanted = parse_effects(effects)
     fams = read_families(families)
-    loaded = load_log(verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
-                      winner_map=winner_map, engine=engine)  # fmt: skip
+    loaded = load_log(verdicts, scope=scope, cluster=cluster, errors=read.errors,
+                      columns=read.columns, winner_map=read.winner_map,
+                      engine=engine)  # fmt: skip
     data, n_rejected, scope = loaded.data, loaded.n_rejected, loaded.scope
     if loaded.frame is None:
         raise TypeError("The audit needs to know which model was in slot A, which `Comparisons` "
@@ -237,11 +255,12 @@ def audit(
     plan = plan_effects(slots, fams, position="position" in wanted,
                         self_preference="self-preference" in wanted)  # fmt: skip
     fixed = {}
-    if model == "crowd-bt":
-        fixed = resolve_judge_quality(judge_quality, data.judges, scope=scope,
-                                      fit_new_judges=fit_new_judges).eta  # fmt: skip
-    with one_blas_thread():
-        fit = fit_effects(data, slots, plan, model=model, fixed_eta=fixed, engine=engine)
+    if isinstance(spec, CrowdBT):
+        fixed = resolve_judge_quality(spec.judge_quality, data.judges, scope=scope,
+                                      fit_new_judges=spec.fit_new_judges).eta  # fmt: skip
+    with one_blas_thread(), limit_scope(solver.max_memory):
+        fit = fit_effects(data, slots, plan, model=model, fixed_eta=fixed, engine=engine,
+                          tol=solver.tol, max_iter=solver.max_iter)  # fmt: skip
     r = ratings_from_fit(fit, plan, data, model=model, ci="sandwich", level=level, scope=scope,
                          n_rejected=n_rejected,
                          adjust=tuple(e for e, fitted in zip(EFFECTS, (plan.position,

@@ -42,7 +42,6 @@ small boards, past :data:`ratings.inference.EXACT_BUDGET` by the binomial series
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -665,7 +664,7 @@ def widen_one_judge(fit: StyleFit, rows: StyleRows, k: int, *, prior, plain_on_b
     from dataclasses import replace
 
     from ratings.core.errors import NonIdentifiableError
-    from ratings.models.crowd.onejudge import profile_lower_limit, profile_prior, widening
+    from ratings.models.crowd.onejudge import profile_limit, profile_prior, widening
 
     if (fit.inference is None or prior is None or not fit.eta_estimated[k]
             or fit.eta_boundary[k]):  # fmt: skip
@@ -675,7 +674,6 @@ def widen_one_judge(fit: StyleFit, rows: StyleRows, k: int, *, prior, plain_on_b
     free = np.asarray(fit.eta_estimated, dtype=bool)
     kw = {"ref": ref, "crowd": True, "ci": "model", "ridge": ridge, "n_ridge": n_ridge,
           "engine": engine, "prior": profile_prior(prior)}  # fmt: skip
-    fits: dict[float, StyleFit] = {}
 
     def at_eta(e: float) -> StyleFit:
         eta0 = fit.eta.copy()
@@ -684,28 +682,21 @@ def widen_one_judge(fit: StyleFit, rows: StyleRows, k: int, *, prior, plain_on_b
         fixed[k] = False
         return fit_style(rows, fit.strength, beta0=fit.beta, eta0=eta0, eta_free=fixed, **kw)
 
-    def nll(e: float) -> float:
-        fits[e] = at_eta(e)
-        return fits[e].nll
+    def top(nll) -> tuple[float, float]:  # the profile's top: eta free, else on 1
+        top_nll, top_eta = nll(1.0), 1.0
+        try:
+            free_fit = fit_style(rows, fit.strength, beta0=fit.beta, eta0=fit.eta, eta_free=free,
+                                 **kw)  # fmt: skip
+        except NonIdentifiableError:  # diverges as eta runs to 1 under the weak prior
+            return top_nll, top_eta
+        return (free_fit.nll, float(free_fit.eta[k])) if free_fit.nll < top_nll else \
+            (top_nll, top_eta)
 
     eta_hat = float(fit.eta[k])
-    try:
-        with warnings.catch_warnings():  # refits of a trial: divergence is caught below
-            warnings.simplefilter("ignore")
-            top_nll, top_eta = nll(1.0), 1.0  # the profile's top: eta free, else on 1
-            try:
-                top = fit_style(rows, fit.strength, beta0=fit.beta, eta0=fit.eta, eta_free=free,
-                                **kw)  # fmt: skip
-                if top.nll < top_nll:
-                    top_nll, top_eta = top.nll, float(top.eta[k])
-            except NonIdentifiableError:  # diverges as eta runs to 1 under the weak prior
-                pass
-            eta_lo = profile_lower_limit(nll, top_nll, top_eta, eta_hat, level, _PROFILE_LOWS)
-            if eta_hat - eta_lo <= 0:
-                return fit
-            lower = fits.get(eta_lo) or at_eta(eta_lo)
-    except (NonIdentifiableError, FloatingPointError, ValueError, np.linalg.LinAlgError):
+    found = profile_limit(at_eta, top, eta_hat, level, _PROFILE_LOWS)
+    if found is None:
         return fit
+    eta_lo, lower = found
     wide = widening(eta_hat, eta_lo, lower.params - fit.params, float(fit.cov[at, at]),
                     level=level, plain_on_bound=plain_on_bound)  # fmt: skip
     inference = fit.inference.scaled(wide.scale).with_extra(wide.extra)

@@ -18,9 +18,10 @@ from scipy.sparse.csgraph import connected_components
 import ratings
 from ratings.kit import (
     DETERMINISTIC_JUDGE,
-    MaxMemory,
+    LEGACY,
     PenaltyOnlyWarning,
     format_names,
+    legacy_specs,
     option,
 )
 from sampling.board.inputs import (
@@ -59,6 +60,8 @@ FALLBACK_PENALTY = 0.1  # ridge used when the MLE does not exist yet (planning o
 #: (0.5-0.7 s in a fresh process) would cost more than the NumPy picker's 1-6 ms per pick, use
 #: the picker unless the loop is loaded already.
 KERNEL_MIN_WORK = 100_000
+_OPTIONS = ("phase=, min_matches=, scope=, anchor=, objective=, max_share=, task_judges=, "
+            "forfeits=, fit_options=, fitted=, solver= (see ratings.Solver)")
 
 
 def fit_for_planning(
@@ -121,7 +124,8 @@ def plan_matches(
     forfeits: bool = False,
     fit_options: Mapping[str, object] | None = None,
     fitted: ratings.Ratings | None = None,
-    max_memory: MaxMemory = None,
+    solver: ratings.Solver | None = None,
+    **legacy: object,
 ) -> pd.DataFrame:
     """Plan the next ``n`` matches: who meets whom, on which task, judged by whom.
 
@@ -184,9 +188,14 @@ def plan_matches(
     fitted : ratings.Ratings, optional
         A current fit of ``verdicts`` to use instead of fitting them again (reanchored at
         ``anchor`` when given; ``fit_options`` is then unused).
-    max_memory : int or str, optional
-        Stop before planning (or fitting) would need more memory than this (bytes, or e.g.
-        ``"8GB"``); default half the available memory (see :mod:`ratings.core.memory`).
+    solver : ratings.Solver, optional
+        The fit's solver (:class:`ratings.Solver`, as in :func:`ratings.fit`; unless
+        ``fit_options`` sets one); its ``max_memory`` (bytes, or e.g. ``"8GB"``; default half
+        the available memory, see :mod:`ratings.core.memory`) also stops planning before it
+        would need more memory than that.
+    **legacy
+        ``max_memory=`` of earlier releases still works, with a :class:`DeprecationWarning`
+        naming ``ratings.Solver(max_memory=)``; any other keyword is a ``TypeError``.
 
     Returns
     -------
@@ -291,6 +300,12 @@ def plan_matches(
     >>> sorted(plan["judge"].value_counts().tolist())
     [1, 2]
     """
+    given = legacy_specs(legacy, names={"max_memory": LEGACY["max_memory"]},
+                         where="plan_matches", options=_OPTIONS).get("Solver")
+    if given is not None and solver is not None:
+        raise TypeError("pass `max_memory` inside `solver=ratings.Solver(...)`, not beside it.")
+    solver = ratings.Solver(**given) if given is not None else solver
+    max_memory = None if solver is None else solver.max_memory
     judges = check_judges(judges)
     n = check_count(n, "n", 1)
     min_matches = check_count(min_matches, "min_matches", 0)
@@ -307,8 +322,8 @@ def plan_matches(
     history = history_frame(verdicts, scope)
     subs = submissions_frame(submissions, history)
     board = Board.build(history, subs, judges, forfeits=bool(forfeits), max_memory=max_memory)
-    if max_memory is not None and not {"solver", "max_memory"} & set(fit_options or {}):
-        fit_options = {"solver": ratings.Solver(max_memory=max_memory), **(fit_options or {})}
+    if solver is not None:
+        fit_options = {"solver": solver, **(fit_options or {})}
     board.report_unplannable(history, subs.listed_only, explicit=submissions is not None)
     _warn_failed(board, subs, bool(forfeits))
     _warn_unseen_judges(history, judges)

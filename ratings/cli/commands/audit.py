@@ -52,8 +52,9 @@ def run(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore", AuditWarning)
         result = ratings.audit(
             read_for_fit(args), scope=args.scope, families=args.families,
-            model=args.model, effects=args.effects,
-            judge_quality=args.judge_quality, fit_new_judges=args.fit_new_judges,
+            model=ratings.CrowdBT(judge_quality=args.judge_quality,
+                                  fit_new_judges=args.fit_new_judges)
+            if args.model == "crowd-bt" else "bt", effects=args.effects,
             cluster=cluster_arg(args), level=args.level, n_boot=args.n_boot, seed=args.seed)
     if args.out:
         result.write(args.out, inputs=input_paths(args), csv_escape=args.csv_escape)

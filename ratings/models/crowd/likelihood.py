@@ -29,7 +29,9 @@ fit, which lies on the eta > 1/2 branch.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -47,6 +49,8 @@ from ratings.models.design import pair_objective
 from ratings.models.families import CROWD_BT
 from ratings.models.newton import newton
 
+T = TypeVar("T")
+
 __all__ = [
     "DIVERGED",
     "ETA_START",
@@ -56,14 +60,17 @@ __all__ = [
     "crowd_covariance",
     "crowd_covariance_and_influence",
     "crowd_terms",
+    "etas_inside",
     "first_order_move",
     "fit_crowd_bt",
     "fit_crowd_default",
     "fix_eta",
     "likelihood_identified",
+    "moved_in_ses",
     "open_covariance",
     "prior_shift",
     "reused_eta_factor",
+    "trial_fit",
 ]
 
 ETA_START = CROWD_BT.start
@@ -237,25 +244,15 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
     (:mod:`ratings.models.crowd.onejudge`).
     ``kwargs`` go to :func:`fit_crowd_bt` (``data`` is aggregated rows with clusters).
     """
-    from ratings.core.tdist import critical_value
-
     if prior is None:
         return fit_crowd_bt(data, prior=None, **kwargs)
-    try:
-        with warnings.catch_warnings():  # a trial: overflow or non-convergence means irregular
-            warnings.simplefilter("ignore", RuntimeWarning)
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            plain = fit_crowd_bt(data, prior=None, **kwargs)
-    except NonIdentifiableError:
-        plain = None
+    plain = trial_fit(lambda: fit_crowd_bt(data, prior=None, **kwargs))
     if (plain is not None and plain.converged and not plain.boundary.any()
             and likelihood_identified(plain)):  # fmt: skip
         m, on = plain.theta.size, np.flatnonzero(plain.estimated)
         cov = crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
                                engine=kwargs.get("engine", "auto"))  # fmt: skip
-        half = critical_value(level) * np.sqrt(np.diag(cov)[m + on])
-        eta = plain.eta[on]
-        if np.all(np.isfinite(half)) and np.all(eta - half > 0.5) and np.all(eta + half < 1.0):
+        if etas_inside(plain.eta[on], np.diag(cov)[m + on], level):
             if on.size < 2:  # one judge: the posterior mode's profile widening over-covers
                 return plain
             # no posterior-mode fit where the move is clearly smaller to first order
@@ -271,6 +268,19 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
     on_bound = plain.boundary.copy() if plain is not None else post.estimated.copy()
     return replace(post, plain_on_bound=on_bound,
                    plain_found=plain is not None and plain.converged)  # fmt: skip
+
+
+def trial_fit(fit: Callable[[], T]) -> T | None:
+    """The plain estimate the default estimate tries first: ``fit()`` with its overflow and
+    non-convergence warnings silenced (the fit's ``converged`` says it), None where no estimate
+    exists (:class:`NonIdentifiableError`)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            return fit()
+    except NonIdentifiableError:
+        return None
 
 
 def prior_shift(plain: CrowdFit, post: CrowdFit, cov: NDArray[np.float64]) -> float:
@@ -301,14 +311,30 @@ def _in_ses(plain: CrowdFit, move: NDArray[np.float64], cov: NDArray[np.float64]
     """The largest component of ``move`` (over (theta, eta)) in standard errors from ``cov``:
     strengths against their mean, the etas with a variance."""
     m = plain.theta.size
+    keep = np.r_[np.arange(m), m + np.flatnonzero(plain.estimated & ~plain.boundary)]
+    return moved_in_ses(move[keep], cov[np.ix_(keep, keep)], m)
+
+
+def moved_in_ses(move: NDArray[np.float64], cov: NDArray[np.float64], m: int) -> float:
+    """The largest component of ``move`` in standard errors from ``cov``, both over (the ``m``
+    strengths, the estimated etas): strengths against their mean, components without a
+    positive variance left out. The prior's move (:data:`PRIOR_SHIFT_LIMIT`) of any fit."""
     s = cov[:m, :m]
-    d = move[:m] - move[:m].mean()
-    var = [np.diag(s) - 2.0 * s.mean(axis=1) + s.mean()]  # of s_i - mean(s)
-    on = np.flatnonzero(plain.estimated & ~plain.boundary)
-    var.append(np.diag(cov)[m + on])
-    var, d = np.concatenate(var), np.concatenate([d, move[m + on]])
+    var = np.concatenate([np.diag(s) - 2.0 * s.mean(axis=1) + s.mean(),  # of s_i - mean(s)
+                          np.diag(cov)[m:]])  # fmt: skip
+    d = np.concatenate([move[:m] - move[:m].mean(), move[m:]])
     ok = var > 0
     return float(np.max(np.abs(d[ok]) / np.sqrt(var[ok]), initial=0.0))
+
+
+def etas_inside(eta: NDArray[np.float64], var: NDArray[np.float64], level: float) -> bool:
+    """Whether every estimated eta's Wald interval at ``level`` (normal quantile) lies inside
+    (1/2, 1): the regularity the default estimate asks of the plain maximum likelihood."""
+    from ratings.core.tdist import critical_value
+
+    half = critical_value(level) * np.sqrt(var)
+    return bool(np.all(np.isfinite(half)) and np.all(eta - half > 0.5)
+                and np.all(eta + half < 1.0))  # fmt: skip
 
 
 def crowd_covariance(

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -53,9 +54,10 @@ from ratings.kernels.engine import Engine
 from ratings.models.crowd.likelihood import CrowdFit, fit_crowd_bt
 from ratings.models.crowd.prior import CrowdPrior
 
-__all__ = ["OneJudgeWidening", "one_judge_widening", "profile_lower_limit", "profile_prior",
-           "single_judge", "widened", "widening"]
+__all__ = ["OneJudgeWidening", "one_judge_widening", "profile_limit", "profile_lower_limit",
+           "profile_prior", "single_judge", "widened", "widening"]
 
+F = TypeVar("F", bound=Any)  # a fit with an ``nll``
 _EPS_PRIOR = 1e-9  # Beta pseudo-counts of the profile's top: keep eta = 1 reachable but finite
 _MAX_SCALE = 1e3  # the profile reaches a coin flip within one of its standard errors
 
@@ -106,28 +108,49 @@ def one_judge_widening(
         return None
     name, m = data.judges[k], fit.theta.size
     kw = {"ref": fit.ref, "prior": profile_prior(fit.prior), "engine": engine}
-    fits: dict[float, CrowdFit] = {}
 
-    def nll(e: float) -> float:  # the likelihood at the strengths fitted with their prior
-        fits[e] = fit_crowd_bt(data, fixed_eta={name: e}, **kw)
-        return fits[e].nll
+    def top(_nll: Callable[[float], float]) -> tuple[float, float]:  # the fit with eta free
+        free = fit_crowd_bt(data, **kw)
+        return float(free.nll), float(free.eta[k])
 
     eta_hat = float(fit.eta[k])
-    try:
-        with warnings.catch_warnings():  # refits of a trial: divergence is caught below
-            warnings.simplefilter("ignore")
-            top = fit_crowd_bt(data, **kw)
-            eta_lo = profile_lower_limit(nll, float(top.nll), float(top.eta[k]), eta_hat, level)
-    except (NonIdentifiableError, FloatingPointError, ValueError, np.linalg.LinAlgError):
+    found = profile_limit(lambda e: fit_crowd_bt(data, fixed_eta={name: e}, **kw), top,
+                          eta_hat, level)  # fmt: skip
+    if found is None:
         return None
-    if eta_hat - eta_lo <= 0:
-        return None
-    lower = fits.get(eta_lo) or fit_crowd_bt(data, fixed_eta={name: eta_lo}, **kw)
+    eta_lo, lower = found
     d = np.zeros(m + len(data.judges))
     d[:m] = lower.theta - fit.theta
     d[m + k] = eta_lo - eta_hat
     on_bound = fit.plain_on_bound is None or bool(fit.plain_on_bound[k])
     return widening(eta_hat, eta_lo, d, eta_var, level=level, plain_on_bound=on_bound)
+
+
+def profile_limit(refit: Callable[[float], F],
+                  top: Callable[[Callable[[float], float]], tuple[float, float]],
+                  eta_hat: float, level: float = 0.95,
+                  lows: tuple[float, ...] = (0.5 + 1e-3,)) -> tuple[float, F] | None:  # fmt: skip
+    """eta's profile lower limit (:func:`profile_lower_limit`) and the refit there, for any
+    fit: ``refit(eta)`` fits the other parameters at that eta (an object with ``nll``);
+    ``top(nll)`` gives the profile's top (its nll and eta; ``nll`` evaluates and keeps a
+    refit). None where the limit is not below ``eta_hat`` or a refit fails (their warnings
+    are a trial's, silenced)."""
+    fits: dict[float, F] = {}
+
+    def nll(e: float) -> float:
+        fits[e] = refit(e)
+        return float(fits[e].nll)
+
+    try:
+        with warnings.catch_warnings():  # refits of a trial: divergence is caught below
+            warnings.simplefilter("ignore")
+            top_nll, top_eta = top(nll)
+            eta_lo = profile_lower_limit(nll, top_nll, top_eta, eta_hat, level, lows)
+            if eta_hat - eta_lo <= 0:
+                return None
+            return eta_lo, fits.get(eta_lo) or refit(eta_lo)
+    except (NonIdentifiableError, FloatingPointError, ValueError, np.linalg.LinAlgError):
+        return None
 
 
 def profile_prior(prior: CrowdPrior) -> CrowdPrior:
