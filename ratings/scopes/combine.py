@@ -67,7 +67,11 @@ def fit_scopes(
         ``"auto"``: Bradley-Terry for scopes whose verdicts are all ``deterministic`` (rubric
         matches, render forfeits), Crowd-BT for judged scopes; a spec is used as it is for
         the scopes of its kind (``"auto"`` with ``options``: ``options.model`` for the scopes
-        of its kind, the other kind's defaults for the rest).
+        of its kind, the other kind's defaults for the rest). A Bradley-Terry tie model
+        (``ratings.BT(ties="davidson" | "rao-kupper")``, here or as ``options.model``) fits
+        every judged scope, each with its own tie parameter, while deterministic scopes keep
+        ties as half wins: their ties are equal pass rates of synthetic matches, not verdicts
+        a judge could call either way.
     judge_quality : mapping of scope to judge-quality source, or one source
         Crowd-BT scopes only: each scope's etas (replacing the spec's ``judge_quality``).
     options : FitOptions, optional
@@ -110,13 +114,18 @@ def fit_scopes(
 
 def _scope_model(log: VerdictLog, scope: str, model, given) -> BT | CrowdBT:
     """The model spec of one scope (see :func:`fit_scopes`)."""
+    judges = set(log.verdicts.loc[log.verdicts["scope"] == scope, "judge"]) if (
+        "judge" in log.verdicts.columns) else {"unspecified"}  # fmt: skip
+    deterministic = judges <= {DETERMINISTIC_JUDGE}
+    tied = model if isinstance(model, BT) else given if (
+        model in ("auto", "bt") and isinstance(given, BT)) else None  # fmt: skip
+    if tied is not None and tied.ties != "half":  # a tie model: judged scopes only
+        return dataclasses.replace(tied, ties="half") if deterministic else tied
     if isinstance(model, BT | CrowdBT):
         return model
     kind = model
     if model == "auto":
-        judges = set(log.verdicts.loc[log.verdicts["scope"] == scope, "judge"]) if (
-            "judge" in log.verdicts.columns) else {"unspecified"}  # fmt: skip
-        kind = "bt" if judges <= {DETERMINISTIC_JUDGE} else "crowd-bt"
+        kind = "bt" if deterministic else "crowd-bt"
     if kind not in ("bt", "crowd-bt"):
         raise ValueError(f"`model` must be 'auto', 'bt', 'crowd-bt' or a spec; got {model!r}.")
     if given is not None and given.name == kind:

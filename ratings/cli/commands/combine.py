@@ -24,7 +24,7 @@ __all__ = ["COMMAND"]
 
 def _arguments(p: argparse.ArgumentParser) -> None:
     add_verdicts(p, "verdict log with a `scope` column")
-    add_fit_options(p, scope=False, bt=False)
+    add_fit_options(p, scope=False, bt=False, ties=True)
     add_combine_options(p)
     p.add_argument("-o", "--out", metavar="FILE",
                    help="write the table (all scopes + combined; .csv, .tsv, .json, .jsonl or "
