@@ -113,8 +113,14 @@ def test_joint_headline_is_the_stacked_sandwich_of_the_scipy_influences(log):
     assert not np.allclose(np.diag(c.cov), independent)  # the shared tasks count
 
 
-def test_one_scope_headline_is_that_scope_with_cr2_and_df(log):
-    r = _fits(log, "sandwich")["analytical"]
+@pytest.mark.parametrize("kind", ["davidson", "rao-kupper"])
+def test_one_scope_headline_is_that_scope_with_cr2_and_df(log, kind):
+    r = fit_scopes(log, scopes=["analytical"], model=ratings.BT(ties=kind), anchor="m0=1000",
+                   cluster="task_id")["analytical"]  # fmt: skip
+    alone = ratings.fit(log, scope="analytical", model=ratings.BT(ties=kind), anchor="m0=1000",
+                        cluster="task_id")  # fmt: skip
+    assert r.ties["model"].iloc[0] == kind
+    np.testing.assert_array_equal(r.cov, alone.cov)
     c = combine({"analytical": r})
     np.testing.assert_allclose(c.cov, r.cov, rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(c.to_frame()["df"], r.to_frame()["df"], rtol=1e-8)

@@ -14,6 +14,9 @@ by shared task (:class:`ratings.inference.StackedInference`); for ``ci="sandwich
 k_s = sqrt(G_s / (G_s - 1)). Either way a single scope reproduces its own interval exactly.
 ``method="independent"`` ignores the cross-scope terms (sum_s w_s^2 V_s), which understates the
 variance when scopes agree on which tasks a model did well on, and overstates it when they disagree.
+A scope fitted with a tie model (``ratings.BT(ties=...)``) has its tie parameter as a nuisance
+parameter: its influences are the strength rows of the full inverse information times each
+task's score over (strengths, tie parameter), so the tie parameter's uncertainty is in them.
 A Crowd-BT scope whose etas come from a judge-quality file adds its two-step term
 w_s^2 F_s^T F_s (:attr:`ratings.models.crowd.prior.CrowdSummary.eta_influence`; files of different
 scopes are taken as fitted on different verdicts).

@@ -62,8 +62,9 @@ def run(args: argparse.Namespace) -> int:
 COMMAND = Command(
     name="combine",
     help="per-scope fits and the combined headline Elo",
-    description="Fit every scope of a log (Crowd-BT for judged scopes, Bradley-Terry for "
-                "deterministic ones) and combine them into one headline Elo per model.",
+    description="Fit every scope of a log (Crowd-BT for judged scopes, or Bradley-Terry with "
+                "the tie model of --ties; Bradley-Terry with half wins for deterministic ones) "
+                "and combine them into one headline Elo per model.",
     examples=("ratings combine verdicts.csv --rubric rubric.csv -o board.csv",),
     add_arguments=_arguments,
     run=run,
