@@ -220,9 +220,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
     penalty, firth = (spec.penalty, spec.firth) if isinstance(spec, BT) else (0.0, False)
     ties, soft = (spec.ties, spec.soft) if isinstance(spec, BT) else ("half", False)
     if (ties != "half" or soft) and (options.style is not None or adjust):
-        other = option("style") if options.style is not None else option("adjust")
-        raise ValueError(f"{option('ties', ties) if ties != 'half' else option('soft', True)} "
-                         f"cannot be combined with {other} yet.")
+        _refuse_covariates(ties, soft, style=options.style is not None)
     crowd = spec if isinstance(spec, CrowdBT) else CrowdBT()
     prior, judge_quality = crowd.prior, crowd.judge_quality
     style = options.style
@@ -306,6 +304,25 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
             forfeits = rows.model_counts()["forfeits"].to_numpy()
             out = replace(out, counts=soft_counts(loaded.frame, data.models, forfeits))
         return out
+
+
+def _refuse_covariates(ties: str, soft: bool, *, style: bool) -> None:
+    """The error of a tie model or soft outcomes with style covariates or judge effects: the
+    covariate designs (:mod:`ratings.models.style`) fit half wins and Crowd-BT only."""
+    other = option("style") if style else option("adjust")
+    what = "style features" if style else "judge effects"
+    if ties != "half":
+        why = (f"the {what} design fits a linear predictor for ties as half wins (or "
+               "Crowd-BT), and has no place yet for the tie model's own tie parameter")
+        instead = (f"Fit with {option('ties', 'half')} to control for {what}, or fit the tie "
+                   f"model without {other}")
+        first = option("ties", ties)
+    else:
+        why = f"the {what} design has no quasi-likelihood of fractional scores yet"
+        instead = (f"Fit without {option('soft', True)} (winner A, B or tie) to "
+                   f"control for {what}, or fit the soft outcomes without {other}")
+        first = option("soft", True)
+    raise ValueError(f"{first} cannot be combined with {other}: {why}. {instead}.")
 
 
 def _check_style_source(verdicts, style: tuple[str, ...], columns, format=None) -> None:

@@ -38,17 +38,19 @@ FIT_INPUTS = {"verdicts": "VERDICTS", "judge_quality": "--judge-quality",
 
 
 def add_fit_options(p: argparse.ArgumentParser, *, scope: bool = True, bt: bool = True,
-                    model: bool = True, effects: bool = True) -> None:  # fmt: skip
-    """The fitting options: ``scope``, the ``bt`` ones (``--penalty``, ``--firth``), ``model``
-    (``--model``) and ``effects`` (``--adjust``, ``--families``, ``--style``) where they mean
-    something to the subcommand; the input options always."""
+                    model: bool = True, effects: bool = True,
+                    ties: bool = False) -> None:  # fmt: skip
+    """The fitting options: ``scope``, the ``bt`` ones (``--penalty``, ``--firth``, ``--ties``,
+    ``--soft``; ``ties``: ``--ties`` alone), ``model`` (``--model``) and ``effects``
+    (``--adjust``, ``--families``, ``--style``) where they mean something to the subcommand;
+    the input options always."""
     add_input_options(p)
     g = p.add_argument_group("the fit")  # each flag as the option table declares it
     if scope:
         add_option(g, "scope")
     if model:
         add_option(g, "model")
-    bt_options = ("penalty", "firth", "ties", "soft") if bt else ()
+    bt_options = ("penalty", "firth", "ties", "soft") if bt else ("ties",) if ties else ()
     for name in ("anchor", "ci", "level", "n_boot", "seed", *bt_options):
         add_option(g, name)
     c = p.add_argument_group("judge quality (Crowd-BT)")
@@ -98,11 +100,16 @@ def fit_options(args: argparse.Namespace, model: str | None = None):
         flag = "--judge-quality" if args.judge_quality else "--fit-new-judges"
         raise ValueError(f"`{flag}` sets Crowd-BT judge qualities; it does not go with "
                          "`--model bt` (drop one of them).")  # fmt: skip
+    tie_kind = getattr(args, "ties", "half")
+    if model != "bt" and tie_kind != "half":
+        raise ValueError(f"`--ties {tie_kind}` is a Bradley-Terry tie model; Crowd-BT keeps ties "
+                         "out of its likelihood, so it does not go with `--model crowd-bt` or "
+                         "the Crowd-BT judge-quality options (drop one of them).")  # fmt: skip
     if model == "bt":
         if args.eta_known or args.prior.lower() != "default":
             flag = "--eta-known" if args.eta_known else "--prior"
             raise ValueError(f"`{flag}` is only available with `--model crowd-bt`.")
-        spec = BT(penalty=penalty, firth=firth, ties=getattr(args, "ties", "half"),
+        spec = BT(penalty=penalty, firth=firth, ties=tie_kind,
                   soft=getattr(args, "soft", False))
     else:
         if penalty:

@@ -14,6 +14,9 @@ by shared task (:class:`ratings.inference.StackedInference`); for ``ci="sandwich
 k_s = sqrt(G_s / (G_s - 1)). Either way a single scope reproduces its own interval exactly.
 ``method="independent"`` ignores the cross-scope terms (sum_s w_s^2 V_s), which understates the
 variance when scopes agree on which tasks a model did well on, and overstates it when they disagree.
+A scope fitted with a tie model (``ratings.BT(ties=...)``) has its tie parameter as a nuisance
+parameter: its influences are the strength rows of the full inverse information times each
+task's score over (strengths, tie parameter), so the tie parameter's uncertainty is in them.
 A Crowd-BT scope whose etas come from a judge-quality file adds its two-step term
 w_s^2 F_s^T F_s (:attr:`ratings.models.crowd.prior.CrowdSummary.eta_influence`; files of different
 scopes are taken as fitted on different verdicts).
@@ -67,7 +70,11 @@ def fit_scopes(
         ``"auto"``: Bradley-Terry for scopes whose verdicts are all ``deterministic`` (rubric
         matches, render forfeits), Crowd-BT for judged scopes; a spec is used as it is for
         the scopes of its kind (``"auto"`` with ``options``: ``options.model`` for the scopes
-        of its kind, the other kind's defaults for the rest).
+        of its kind, the other kind's defaults for the rest). A Bradley-Terry tie model
+        (``ratings.BT(ties="davidson" | "rao-kupper")``, here or as ``options.model``) fits
+        every judged scope, each with its own tie parameter, while deterministic scopes keep
+        ties as half wins: their ties are equal pass rates of synthetic matches, not verdicts
+        a judge could call either way.
     judge_quality : mapping of scope to judge-quality source, or one source
         Crowd-BT scopes only: each scope's etas (replacing the spec's ``judge_quality``).
     options : FitOptions, optional
@@ -110,13 +117,18 @@ def fit_scopes(
 
 def _scope_model(log: VerdictLog, scope: str, model, given) -> BT | CrowdBT:
     """The model spec of one scope (see :func:`fit_scopes`)."""
+    judges = set(log.verdicts.loc[log.verdicts["scope"] == scope, "judge"]) if (
+        "judge" in log.verdicts.columns) else {"unspecified"}  # fmt: skip
+    deterministic = judges <= {DETERMINISTIC_JUDGE}
+    tied = model if isinstance(model, BT) else given if (
+        model in ("auto", "bt") and isinstance(given, BT)) else None  # fmt: skip
+    if tied is not None and tied.ties != "half":  # a tie model: judged scopes only
+        return dataclasses.replace(tied, ties="half") if deterministic else tied
     if isinstance(model, BT | CrowdBT):
         return model
     kind = model
     if model == "auto":
-        judges = set(log.verdicts.loc[log.verdicts["scope"] == scope, "judge"]) if (
-            "judge" in log.verdicts.columns) else {"unspecified"}  # fmt: skip
-        kind = "bt" if judges <= {DETERMINISTIC_JUDGE} else "crowd-bt"
+        kind = "bt" if deterministic else "crowd-bt"
     if kind not in ("bt", "crowd-bt"):
         raise ValueError(f"`model` must be 'auto', 'bt', 'crowd-bt' or a spec; got {model!r}.")
     if given is not None and given.name == kind:

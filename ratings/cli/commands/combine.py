@@ -24,7 +24,7 @@ __all__ = ["COMMAND"]
 
 def _arguments(p: argparse.ArgumentParser) -> None:
     add_verdicts(p, "verdict log with a `scope` column")
-    add_fit_options(p, scope=False, bt=False)
+    add_fit_options(p, scope=False, bt=False, ties=True)
     add_combine_options(p)
     p.add_argument("-o", "--out", metavar="FILE",
                    help="write the table (all scopes + combined; .csv, .tsv, .json, .jsonl or "
@@ -62,8 +62,9 @@ def run(args: argparse.Namespace) -> int:
 COMMAND = Command(
     name="combine",
     help="per-scope fits and the combined headline Elo",
-    description="Fit every scope of a log (Crowd-BT for judged scopes, Bradley-Terry for "
-                "deterministic ones) and combine them into one headline Elo per model.",
+    description="Fit every scope of a log (Crowd-BT for judged scopes, or Bradley-Terry with "
+                "the tie model of --ties; Bradley-Terry with half wins for deterministic ones) "
+                "and combine them into one headline Elo per model.",
     examples=("ratings combine verdicts.csv --rubric rubric.csv -o board.csv",),
     add_arguments=_arguments,
     run=run,
