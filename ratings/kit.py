@@ -38,6 +38,7 @@ from ratings.datasets.simulate import simulate_verdicts
 from ratings.io.cells import booleans
 from ratings.io.readers import format_of
 from ratings.io.writers import write_atomic
+from ratings.kernels.cache import ready as kernel_ready
 from ratings.models.style import TRANSFORMS
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "format_names",
     "format_of",
     "format_rows",
+    "kernel_ready",
     "lazy_exports",
     "legacy_specs",
     "missing_task_message",

@@ -251,7 +251,24 @@ def cmd_next(args: argparse.Namespace) -> int:
     for line in phase_lines(plan):
         print(f"ratings next: {line}", file=sys.stderr)
     print(write_plan(plan, args), file=sys.stderr)
+    if getattr(args, "program", False):
+        _compile_for_next_plans()
     return 0
+
+
+def _compile_for_next_plans() -> None:
+    """After a large plan made without the compiled loops (not yet in numba's cache: the first
+    large plan of an install), compile them in the background for the next plans
+    (:mod:`sampling.warmup`), and say so."""
+    from sampling.picks import compiled
+    from sampling.warmup import ENV, compile_in_background
+
+    if "sampling.picks.picker_numba" not in sys.modules or compiled.loaded():
+        return  # a small plan, or the loop ran
+    if compile_in_background():
+        print(f"ratings next: compiling the planner's loops in the background for the next "
+              f"plans (half a minute of CPU, once per install; {ENV}=0 turns this off)",
+              file=sys.stderr)  # fmt: skip
 
 
 def phase_lines(plan: pd.DataFrame) -> list[str]:

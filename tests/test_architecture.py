@@ -69,7 +69,7 @@ LAYERS: dict[str, set[str]] = {
                 "stability"},
     "cli": {"core", "io", "kernels", "data", "inference", "models", "result", "api", "scopes",
             "audit", "plot", "report", "datasets", "ratings", "features", "stability"},
-    "kit": {"core", "io", "models", "api", "datasets", "_moved", "cli"},
+    "kit": {"core", "io", "kernels", "models", "api", "datasets", "_moved", "cli"},
     # beside ratings: its public API and the kit, then its own parts
     "sampling.board": {"ratings", "kit"},
     "sampling.judges": {"ratings", "kit", "sampling.board"},

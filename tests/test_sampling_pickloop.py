@@ -17,6 +17,7 @@ import pytest
 from sampling_runs import grow
 
 import sampling.design.plan
+import sampling.picks.compiled
 import sampling.picks.picker
 from sampling import plan_matches
 from sampling.design.simulate import judge_matches, make_board, uniform_matches
@@ -131,3 +132,37 @@ def test_a_wider_board_where_most_pairs_share_a_level(monkeypatch, runs):
     log = judge_matches(uniform_matches(subs, board.judges, 3000, seed=4), board, seed=4)
     both_paths(monkeypatch, lambda: plan_matches(log, subs, JUDGES, 200, seed=5))
     assert runs[0] is not None
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_large_plans_take_the_loop_only_when_it_runs_without_compiling(monkeypatch, runs,
+                                                                       cached):  # fmt: skip
+    """A plan large enough for the loop takes it when the loop is loaded or cached, and
+    otherwise makes the same plan with the picker (the loop is not compiled for it)."""
+    board = make_board(30, 40, seed=4, judges=JUDGES)
+    subs = board.submissions[["model", "task_id"]]
+    log = judge_matches(uniform_matches(subs, board.judges, 3000, seed=4), board, seed=4)
+    n = 300
+    monkeypatch.setattr(sampling.design.plan, "KERNEL_MIN_WORK", n * 30)  # a large plan here
+    monkeypatch.setattr(sampling.picks.compiled, "ready", lambda: cached)
+    with monkeypatch.context() as m:
+        m.setattr(sampling.picks.compiled, "loaded", lambda: False)
+        plan = plan_matches(log, subs, JUDGES, n, seed=5)
+    assert (runs == [] if not cached else runs[0] is not None)
+    with sampling.picks.compiled.forced():
+        pd.testing.assert_frame_equal(plan, plan_matches(log, subs, JUDGES, n, seed=5))
+    assert runs[-1] is not None  # the loop made the second plan
+
+
+def test_background_compilation_is_skipped_when_not_needed(monkeypatch):
+    """No background process when it is turned off or the loops are ready; the lock file lies
+    in the loop's numba cache directory."""
+    import sampling.warmup
+
+    monkeypatch.setenv(sampling.warmup.ENV, "0")
+    assert sampling.warmup.compile_in_background() is False
+    monkeypatch.setenv(sampling.warmup.ENV, "1")
+    monkeypatch.setattr(sampling.picks.compiled, "ready", lambda: True)
+    assert sampling.warmup.compile_in_background() is False
+    assert sampling.warmup.lock_path().parent.is_dir()
+    assert not sampling.warmup.compiling()

@@ -121,6 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         tune_allocator()
     args = build_parser(argv).parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # shown in reports
+    args.program = argv is None  # run as the program, not called from Python
     with warnings.catch_warnings(record=True) as caught:
         for category in (JudgeWarning, ConvergenceWarning, DataWarning, PenaltyOnlyWarning):
             warnings.simplefilter("always", category)  # the package's own: always shown

@@ -61,6 +61,19 @@ def task_levels(
     return out
 
 
+_PATTERNS = 1 << N_LEVELS  # bit patterns of the strict levels a cell is at
+#: ``_PATTERN_BITS[k, p]``: pattern ``p`` has level ``k``'s bit.
+_PATTERN_BITS = (np.arange(_PATTERNS)[None, :] >> np.arange(N_LEVELS)[:, None]) & 1
+
+
+def _pack(levels: NDArray[np.bool_]) -> NDArray[np.uint8]:
+    """Level masks (3, K, T) as one byte per (model, task): bit ``k`` set at level ``k``."""
+    out = np.zeros(levels.shape[1:], dtype=np.uint8)
+    for k in range(N_LEVELS):
+        out |= levels[k].astype(np.uint8) << k
+    return out
+
+
 def slack_levels(usable: NDArray[np.bool_], plan_task_n: NDArray[np.int64]):
     """Masks (M, T) beyond the strict levels: one, two, ... above each model's lowest count in
     this plan, up to the largest spread."""
@@ -103,13 +116,14 @@ class PairFeasibility:
         self._above: dict[int, NDArray[np.int64]] = {}  # per model: history cells above round
         self.levels = levels & playable[None]
         self._float = self.levels.astype(np.float32)  # 0/1 sums are exact up to 2^24
+        self._bits = _pack(self.levels).ravel()  # (M * T,): bit k set at level k
         cells = self.excluded_all()  # the same for every level
         self.pairs = np.stack([self.matrix(self.levels[k], self._float[k], cells)
                                for k in range(N_LEVELS)])  # fmt: skip
 
-    def excluded(self, x: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Opponents and tasks of model ``x``'s cells that are not fresh (among those the
-        history or the plan holds): above the pair's round, or planned."""
+    def excluded_keys(self, x: int) -> NDArray[np.int64]:
+        """Keys ``opponent * T + task`` of model ``x``'s cells that are not fresh (among those
+        the history or the plan holds): above the pair's round, or planned."""
         c = self.counts
         above = self._above.get(x)
         if above is None:
@@ -117,8 +131,11 @@ class PairFeasibility:
             above = self._above[x] = key[count > self.pair_round[x, key // c.t]]
         # a planned cell was fresh when planned, so at most its round in the history: the two
         # sets are disjoint
-        keys = np.concatenate([above, np.array(c.plan_keys[x], dtype=np.int64)])
-        return np.divmod(keys, c.t)
+        return np.concatenate([above, np.array(c.plan_keys[x], dtype=np.int64)])
+
+    def excluded(self, x: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Opponents and tasks of model ``x``'s cells that are not fresh (:meth:`excluded_keys`)."""
+        return np.divmod(self.excluded_keys(x), self.counts.t)
 
     def excluded_all(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
         """Every pair's non-fresh cells ``(lo, hi, task)``, each cell once."""
@@ -147,15 +164,23 @@ class PairFeasibility:
         np.fill_diagonal(out, False)
         return out
 
-    def _row(self, x: int) -> NDArray[np.bool_]:
-        y, task = self.excluded(x)
-        out = np.empty((N_LEVELS, self.levels.shape[1]), dtype=bool)
-        for k in range(N_LEVELS):
-            shared = self._float[k] @ self._float[k, x]  # (M,)
-            hit = self.levels[k, x, task] & self.levels[k, y, task]
-            gone = np.bincount(y[hit], minlength=out.shape[1])
-            out[k] = shared - gone > 0.5
-        out[:, x] = False
+    def _rows(self, models: list[int]) -> NDArray[np.bool_]:
+        """Rows ``models`` of :attr:`pairs` at every level, shape (3, len(models), M): the
+        shared allowed tasks (one batched product of 0/1 sums, exact in float32) less the
+        excluded cells allowed for both (their level bits ANDed, counted per opponent and bit
+        pattern)."""
+        t, m = self.counts.t, self.levels.shape[1]
+        keys = [self.excluded_keys(x) for x in models]
+        own = np.concatenate([k % t + x * t for x, k in zip(models, keys, strict=True)])
+        group = np.repeat(np.arange(len(models)) * m, [k.size for k in keys])
+        keys = np.concatenate(keys)
+        shared = np.matmul(self._float[:, models, :], self._float.transpose(0, 2, 1))
+        both = self._bits[own] & self._bits[keys]  # level bits of each excluded cell
+        patterns = np.bincount((group + keys // t) * _PATTERNS + both,
+                               minlength=len(models) * m * _PATTERNS)  # fmt: skip
+        gone = _PATTERN_BITS @ patterns.reshape(len(models) * m, _PATTERNS).T
+        out = shared - gone.reshape(N_LEVELS, len(models), m) > 0.5
+        out[:, np.arange(len(models)), models] = False
         return out
 
     def new_round(self, a: int, c: int) -> None:
@@ -169,10 +194,14 @@ class PairFeasibility:
         idx = list(models)
         self.levels[:, idx, :] = levels & self.playable[None, idx]
         self._float[:, idx, :] = self.levels[:, idx, :]
-        for x in models:
-            row = self._row(x)
-            self.pairs[:, x, :] = row
-            self.pairs[:, :, x] = row
+        t = self.counts.t
+        bits = _pack(self.levels[:, idx, :])
+        for k, x in enumerate(models):
+            self._bits[x * t:(x + 1) * t] = bits[k]
+        rows = self._rows(idx)
+        for k, x in enumerate(models):
+            self.pairs[:, x, :] = rows[:, k]
+            self.pairs[:, :, x] = rows[:, k]
 
     def fresh(self, a: int, c: int) -> NDArray[np.bool_]:
         """The fresh tasks of ``(a, c)``, shape (T,)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
-import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Literal
@@ -36,6 +35,7 @@ from sampling.board.inputs import (
 )
 from sampling.judges.assign import JudgeTurns, assign_judges
 from sampling.judges.routing import routing_mask
+from sampling.picks import compiled
 from sampling.picks.picker import Objective, Picker, share_cap
 
 __all__ = [
@@ -56,9 +56,9 @@ DEFAULT_MIN_MATCHES = 10
 DEFAULT_MAX_SHARE = 3.0  # a model's matches in a batch: at most 3x its fair share
 FALLBACK_PENALTY = 0.1  # ridge used when the MLE does not exist yet (planning only)
 #: Plans with at least this many matches x models pick their active phase in one compiled
-#: loop (:mod:`sampling.picks.picker_numba`, the same picks); smaller ones, where loading numba
-#: (0.5-0.7 s in a fresh process) would cost more than the NumPy picker's 1-6 ms per pick, use
-#: the picker unless the loop is loaded already.
+#: loop (:mod:`sampling.picks.picker_numba`, the same picks) once it is compiled or cached;
+#: smaller ones, where loading numba (0.5-0.7 s in a fresh process) would cost more than the
+#: NumPy picker's 0.3-1 ms per pick, use the picker unless the loop is loaded already.
 KERNEL_MIN_WORK = 100_000
 _OPTIONS = ("phase=, min_matches=, scope=, anchor=, objective=, max_share=, task_judges=, "
             "forfeits=, fit_options=, fitted=, solver= (see ratings.Solver)")
@@ -439,11 +439,14 @@ def plan_matches(
 
 
 def _compiled_picks(picker: Picker, n: int, n_models: int) -> bool:
-    """Whether the compiled loop picks the active phase: plans of :data:`KERNEL_MIN_WORK`
-    matches x models or more, or any plan once the loop is loaded; never for a picker that
-    overrides :meth:`Picker.pick` or :meth:`Picker.record`, which the loop implements."""
+    """Whether the compiled loop picks the active phase: any plan once the loop is loaded in
+    this process; plans of :data:`KERNEL_MIN_WORK` matches x models or more when the loop and
+    the judge repair run without compiling (:func:`sampling.picks.compiled.ready`: numba's
+    on-disk cache holds them); never for a picker that overrides :meth:`Picker.pick` or
+    :meth:`Picker.record`, which the loop implements. Otherwise the picker makes the same
+    picks."""
     own = type(picker).pick is Picker.pick and type(picker).record is Picker.record
-    return own and (n * n_models >= KERNEL_MIN_WORK or "sampling.picks.picker_numba" in sys.modules)
+    return own and (compiled.loaded() or (n * n_models >= KERNEL_MIN_WORK and compiled.ready()))
 
 
 def _phase_reason(phase: str, board: Board, picker: Picker, min_matches: int) -> str:

@@ -42,9 +42,10 @@ from numpy.typing import NDArray
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix, hstack, identity
 
+from ratings.kit import kernel_ready
 from sampling.judges.routing import panel_targets
 
-__all__ = ["JudgeTurns", "assign_judges", "level_bounds"]
+__all__ = ["JudgeTurns", "assign_judges", "level_bounds", "repair_ready"]
 
 _MAX_SWEEPS = 20
 _MILP_NODES = 500
@@ -234,8 +235,17 @@ def assign_judges(
 def _compiled_repair() -> bool:
     """Whether large plans are repaired by the compiled loop (:mod:`sampling.judges.assign_numba`,
     the same paths as :func:`_weighted_repair`): once numba is loaded (large plans load it for
-    their picks), so a plan never pays numba's start-up for its judges alone."""
-    return "numba" in sys.modules
+    their picks), so a plan never pays numba's start-up for its judges alone, and only when the
+    loop runs without compiling (:func:`repair_ready`)."""
+    return "numba" in sys.modules and repair_ready()
+
+
+def repair_ready() -> bool:
+    """Is the compiled repair compiled in this process or in numba's on-disk cache
+    (:func:`ratings.kit.kernel_ready`)? Imports numba."""
+    from sampling.judges import assign_numba
+
+    return kernel_ready(assign_numba.weighted_repair)
 
 
 def _model_cost(x: NDArray, soft) -> NDArray:

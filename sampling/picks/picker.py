@@ -122,6 +122,7 @@ class Picker:
         self.rung = np.full(m, np.nan)  # rank of each rated model in (0, 1), from the fit
         self.fit: ratings.Ratings | None = None
         self.fitted = np.zeros(m, dtype=bool)
+        self._candidates: dict[bool, tuple[NDArray[np.int64], ...]] = {}  # see candidates
 
     # --- state ----------------------------------------------------------------------------
     def set_fit(self, fit: ratings.Ratings) -> None:
@@ -136,6 +137,7 @@ class Picker:
         strength[idx[keep]] = fit.strength[keep]
         self.fitted = np.zeros(m, dtype=bool)
         self.fitted[idx[keep]] = True
+        self._candidates.clear()
         self.weight = comparison_weight(strength) * np.outer(self.fitted, self.fitted)
         self.scale2 = float(fit.scale) ** 2
         if self.objective == "pairwise":  # mean over pairs of Var(s_i - s_j) = 2 tr(PCP)/(M-1)
@@ -202,6 +204,7 @@ class Picker:
             feasible.new_round(a, b)
             fresh = feasible.fresh(a, b)  # never twice in one plan
             self.has_fresh[a, b] = self.has_fresh[b, a] = fresh.any()
+            self._candidates.clear()
         two = [a, b]
         feasible.refresh((a, b), task_levels(self.board.usable[two], self.board.task_n[two],
                                                   self.plan_task_n[two]))  # fmt: skip
@@ -285,15 +288,10 @@ class Picker:
             Expected reduction of the objective per pair (``NaN`` for balanced picks).
         """
         b = self.board
-        i, j = self.iu
-        ok_models = b.plannable & self.fitted if mode == "active" else b.plannable
-        mask = ok_models[i] & ok_models[j] & np.take(self.has_fresh, self.flat)
-        tie = self.rng.random(i.size)
-        idx = np.flatnonzero(mask)
-        i, j = i[idx], j[idx]
+        tie = self.rng.random(self.flat.size)
+        idx, i, j, flat = self.candidates(mode)
         if mode == "active":
-            score = pair_reduction(self.cov, self.gram, self.weight, i, j,
-                                   self.flat[idx]) * self.scale2  # fmt: skip
+            score = pair_reduction(self.cov, self.gram, self.weight, i, j, flat) * self.scale2
             return idx, (tie[idx], -score), score
         played = b.meet.sum(axis=1)
         new = ~self.rated
@@ -307,6 +305,19 @@ class Picker:
             self.comp[i] == self.comp[j],
         )
         return idx, keys, np.full(idx.size, np.nan)
+
+    def candidates(self, mode: str) -> tuple[NDArray[np.int64], ...]:
+        """The pairs with a fresh task whose models may play in ``mode`` (both fitted for
+        active picks): positions into ``iu``, the two models and the pairs' positions in an
+        (M, M) array. Kept until a fit or a new round of some pair changes them."""
+        active = mode == "active"
+        out = self._candidates.get(active)
+        if out is None:
+            i, j = self.iu
+            ok_models = self.board.plannable & self.fitted if active else self.board.plannable
+            idx = np.flatnonzero(ok_models[i] & ok_models[j] & np.take(self.has_fresh, self.flat))
+            out = self._candidates[active] = (idx, i[idx], j[idx], self.flat[idx])
+        return out
 
     def pick(self, mode: str) -> tuple[int, int, int, float] | None:
         """Best allowed ``(a, b, task, score)`` for ``mode``; ``None`` if no pair is allowed.
@@ -323,7 +334,9 @@ class Picker:
         pairs, keys, score = self.ranking(mode)
         if pairs.size == 0:
             return None
-        ia, ic, flat = self.iu[0][pairs], self.iu[1][pairs], self.flat[pairs]
+        idx, ia, ic, flat = self.candidates(mode)
+        if pairs is not idx:  # a ranking of other pairs (a subclass's)
+            ia, ic, flat = self.iu[0][pairs], self.iu[1][pairs], self.flat[pairs]
         fits = np.take(self.turns.fits(), flat)
         caps = [None] if self.cap is None else [self.plan_n < self.cap, None]
         for under in caps:
