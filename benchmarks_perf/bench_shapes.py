@@ -5,7 +5,9 @@ Shapes (simulated, strings as pandas reads them): a small dense board (20 models
 100 tasks), a sparse one (30 models, 6k verdicts, 200 tasks), one baseline (57 models each
 against one baseline on 805 prompts, 46k verdicts), a medium board (100 models, 100k verdicts,
 1,000 tasks), Crowd-BT (24 models, 3 judges, 20k verdicts, 200 tasks), an arena (200 models, 50k
-prompts of one verdict each) and the headline (1M verdicts, 200 models, 1,000 tasks).
+prompts of one verdict each), the headline (1M verdicts, 200 models, 1,000 tasks) and 1,000
+models (1M verdicts, 1,000 tasks; ``models1000``, where the M x M algebra dominates: the fit alone
+against choix's point estimate).
 
 Per shape, in one process, after one untimed call of each, the methods are timed in turn
 (``--repeats`` rounds, each method once per round; medians reported):
@@ -102,6 +104,8 @@ SHAPES: dict[str, tuple[str, Callable[[], pd.DataFrame], str]] = {
     "arena": ("arena: 200 models, 50k one-verdict prompts", arena, "bt"),
     "headline": ("1M verdicts, 200 models, 1,000 tasks",
                  lambda: simulate(1_000_000, 200, 1_000), "bt"),
+    "models1000": ("1,000 models, 1M verdicts, 1,000 tasks",
+                   lambda: simulate(1_000_000, 1_000, 1_000), "bt"),
 }
 
 

@@ -171,12 +171,14 @@ class PairFeasibility:
         pattern)."""
         t, m = self.counts.t, self.levels.shape[1]
         keys = [self.excluded_keys(x) for x in models]
-        own = np.concatenate([k % t + x * t for x, k in zip(models, keys, strict=True)])
-        group = np.repeat(np.arange(len(models)) * m, [k.size for k in keys])
+        sizes = [k.size for k in keys]
         keys = np.concatenate(keys)
+        y = keys // t  # the opponents
+        x = np.repeat(models, sizes)
         shared = np.matmul(self._float[:, models, :], self._float.transpose(0, 2, 1))
-        both = self._bits[own] & self._bits[keys]  # level bits of each excluded cell
-        patterns = np.bincount((group + keys // t) * _PATTERNS + both,
+        both = self._bits[keys + (x - y) * t] & self._bits[keys]  # level bits of each cell
+        group = np.repeat(np.arange(len(models)) * m, sizes)
+        patterns = np.bincount((group + y) * _PATTERNS + both,
                                minlength=len(models) * m * _PATTERNS)  # fmt: skip
         gone = _PATTERN_BITS @ patterns.reshape(len(models) * m, _PATTERNS).T
         out = shared - gone.reshape(N_LEVELS, len(models), m) > 0.5

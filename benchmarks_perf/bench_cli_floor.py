@@ -1,0 +1,140 @@
+"""The fresh ``ratings fit`` against the fresh read-and-factorize floor, per column kind and file
+format, on whichever pandas this Python has (run it once per environment: pandas 2 and 3).
+
+For each file format (``--formats``: csv, parquet) and column kind (``--kinds``: object, str,
+category) one verdict log (``--n`` verdicts, ``--models``, ``--tasks``; ``bench_fit_common.
+simulate``) is written: a CSV once (a CSV has no column kinds: the kind is how the floor reads
+it, ``pd.read_csv(dtype=KIND)``), a Parquet file per kind (written from a frame whose text
+columns have that kind: dictionary-encoded for ``category``, read back as categoricals). Then,
+in fresh processes, alternately:
+
+* **floor**: ``python -c`` importing pandas, reading the file (``pd.read_csv(path, dtype=...)``
+  / ``pd.read_parquet(path)``) and factorizing ``model_a``, ``model_b``, ``winner``,
+  ``task_id`` (touching the data once);
+* **ours**: ``python -m ratings.cli fit FILE --out OUT.csv`` (the program: read, validate, fit,
+  CR2 intervals, the table written).
+
+One untimed run of each first (bytecode, the OS's file cache), then ``--repeats`` pairs; wall
+and CPU (user + system) medians, the ratio of the medians and the range of the per-pair ratios,
+the load average before and after. Appends to ``results/bench_cli_floor.csv`` (rows of other
+pandas versions kept).
+
+    python benchmarks_perf/bench_cli_floor.py                      # 1M verdicts, 5 pairs
+    PYTHONPATH=. /path/to/pandas2-env/bin/python benchmarks_perf/bench_cli_floor.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))  # this checkout's packages first
+
+from bench_fit_common import simulate  # noqa: E402
+from bench_fit_fresh import _child  # noqa: E402
+
+COLUMNS = ("model_a", "model_b", "winner", "task_id")
+
+FLOOR = """
+import sys
+import pandas as pd
+path, kind = sys.argv[1], sys.argv[2]
+cols = ("model_a", "model_b", "winner", "task_id")
+if path.endswith(".csv"):
+    df = pd.read_csv(path, dtype=None if kind == "default" else dict.fromkeys(cols, kind))
+else:
+    df = pd.read_parquet(path)
+for c in cols:
+    pd.factorize(df[c])
+"""
+
+
+def _frame(df: pd.DataFrame, kind: str) -> pd.DataFrame:
+    out = df.copy()
+    for c in COLUMNS:
+        out[c] = out[c].astype(object if kind == "object" else kind)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--n", type=int, default=1_000_000)
+    p.add_argument("--models", type=int, default=200)
+    p.add_argument("--tasks", type=int, default=1000)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--kinds", nargs="*", default=["object", "str", "category"])
+    p.add_argument("--formats", nargs="*", default=["csv", "parquet"])
+    p.add_argument("--out", type=Path, default=HERE / "results" / "bench_cli_floor.csv")
+    args = p.parse_args(argv)
+    import ratings
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")])
+    print(f"pandas {pd.__version__}, ratings from {Path(ratings.__file__).parent}; "
+          f"load {os.getloadavg()}", flush=True)  # fmt: skip
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench_cli_floor_") as tmp:
+        base = simulate(args.n, args.models, args.tasks, seed=0)
+        csv = Path(tmp) / "verdicts.csv"
+        base.to_csv(csv, index=False)
+        out = Path(tmp) / "ratings.csv"
+        for fmt in args.formats:
+            for kind in args.kinds:
+                if fmt == "csv":
+                    path = csv
+                else:
+                    path = Path(tmp) / f"verdicts_{kind}.parquet"
+                    _frame(base, kind).to_parquet(path, index=False)
+                cmds = {"floor": [sys.executable, "-c", FLOOR, str(path), kind],
+                        "ours": [sys.executable, "-m", "ratings.cli", "fit", str(path),
+                                 "--out", str(out)]}  # fmt: skip
+                for cmd in cmds.values():
+                    _child(cmd, env)  # untimed
+                walls = {"floor": [], "ours": []}
+                cpus = {"floor": [], "ours": []}
+                load_before = os.getloadavg()[0]
+                for _ in range(args.repeats):
+                    for name, cmd in cmds.items():
+                        out.unlink(missing_ok=True)
+                        wall, cpu = _child(cmd, env)
+                        walls[name].append(wall)
+                        cpus[name].append(cpu)
+                ratios = [o / f for o, f in zip(walls["ours"], walls["floor"], strict=True)]
+                floor, ours = statistics.median(walls["floor"]), statistics.median(walls["ours"])
+                rows.append({
+                    "pandas": pd.__version__, "format": fmt, "kind": kind, "n": args.n,
+                    "models": args.models, "repeats": args.repeats, "floor_s": floor,
+                    "ours_s": ours, "ratio": ours / floor, "pair_ratio_min": min(ratios),
+                    "pair_ratio_max": max(ratios),
+                    "floor_cpu_s": statistics.median(cpus["floor"]),
+                    "ours_cpu_s": statistics.median(cpus["ours"]),
+                    "cpu_ratio": statistics.median(cpus["ours"]) / statistics.median(
+                        cpus["floor"]),
+                    "load_before": round(load_before, 2),
+                    "load_after": round(os.getloadavg()[0], 2),
+                })  # fmt: skip
+                print(pd.DataFrame(rows[-1:]).to_string(index=False,
+                                                        float_format="{:.2f}".format),
+                      flush=True)  # fmt: skip
+    frame = pd.DataFrame(rows)
+    if args.out.exists():  # keep the rows of other pandas versions
+        old = pd.read_csv(args.out)
+        frame = pd.concat([old[old["pandas"].astype(str) != pd.__version__], frame])
+    from ratings.io import write_atomic
+
+    write_atomic(frame, args.out)
+    print(frame.to_string(index=False, float_format="{:.2f}".format))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
