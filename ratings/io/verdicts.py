@@ -554,9 +554,11 @@ def _factorize_text(values: pd.Series) -> tuple[NDArray[np.intp], pd.Series | li
     if isinstance(values.dtype, pd.CategoricalDtype):
         codes, uniques = values.cat.codes.to_numpy(), values.cat.categories
     else:
-        # object columns as their ndarray (pandas 2 deprecates factorizing their array wrapper)
-        codes, uniques = pd.factorize(values.to_numpy() if values.dtype == object
-                                      else values.array)  # fmt: skip
+        # NumPy-backed columns as their ndarray (pandas 2 deprecates factorizing the wrapper)
+        array = values.array
+        if isinstance(array, pd.arrays.NumpyExtensionArray):
+            array = array.to_numpy()
+        codes, uniques = pd.factorize(array)
         if values.dtype == object and pd.api.types.infer_dtype(uniques) != "string":
             # Mixed objects (1, 1.0 and True hash alike): factorize their text instead.
             codes, uniques = pd.factorize(values.astype(STRING_DTYPE).array)

@@ -204,7 +204,7 @@ def history_frame(verdicts: pd.DataFrame | VerdictLog | None, scope: str | None)
                     PlanWarning,
                     stacklevel=3,
                 )
-            frame = frame[str_array(frame["scope"].fillna("")) == str(scope)]
+            frame = frame[str_array(frame["scope"].astype(object).fillna("")) == str(scope)]
             if len(frame) == 0:
                 return History(pd.DataFrame(columns=list(_NEEDED)), empty, empty, empty, None)
     elif scope is not None:
@@ -214,7 +214,7 @@ def history_frame(verdicts: pd.DataFrame | VerdictLog | None, scope: str | None)
         )
     judge = None
     if "judge" in frame.columns:
-        judge = Labels.of(frame["judge"].fillna(""), "Verdicts")
+        judge = Labels.of(frame["judge"].astype(object).fillna(""), "Verdicts")
     a, b = Labels.of(frame["model_a"], "Verdicts"), Labels.of(frame["model_b"], "Verdicts")
     same = a.codes == pd.Index(a.names).get_indexer(b.names)[b.codes]  # -1: not a model_a
     if same.any():
