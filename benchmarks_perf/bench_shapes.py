@@ -149,6 +149,16 @@ def peers(df: pd.DataFrame) -> dict[str, Callable[[], object]]:
             return pd.Series(choix.ilsr_pairwise_dense(counts), index=labels)
 
         out["choix: fit"] = choix_fit
+        try:  # ours runs its dense algebra on one BLAS thread: choix likewise, for comparison
+            from threadpoolctl import threadpool_limits
+
+            def choix_fit_one_thread():
+                with threadpool_limits(1, user_api="blas"):
+                    return choix_fit()
+
+            out["choix (1 BLAS thread): fit"] = choix_fit_one_thread
+        except ImportError:
+            pass
         out["choix: fit + table"] = lambda: choix_fit().sort_values(ascending=False).to_frame()
     except ImportError:
         pass
@@ -222,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shapes", nargs="*", default=list(SHAPES), choices=list(SHAPES))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--peers", nargs="*", default=["choix", "evalica", "arena-rank"],
+                    help="which peers to time (e.g. --peers choix at 1,000 models)")
     ap.add_argument("--phases", action="store_true", help="the df paths and where time goes")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
@@ -240,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
             "HC0 fit": ours(df, model, None, False),
         }
         if not args.no_peers:
-            methods.update(peers(df))
+            methods.update({k: v for k, v in peers(df).items()
+                            if k.split(":")[0].split(" (")[0] in args.peers})  # fmt: skip
         before = load()
         times = interleaved(methods, args.repeats)
         med = {k: statistics.median(v) for k, v in times.items()}
