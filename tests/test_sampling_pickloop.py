@@ -166,3 +166,15 @@ def test_background_compilation_is_skipped_when_not_needed(monkeypatch):
     assert sampling.warmup.compile_in_background() is False
     assert sampling.warmup.lock_path().parent.is_dir()
     assert not sampling.warmup.compiling()
+
+
+def test_the_picker_without_its_stale_task_table(monkeypatch, runs):
+    """Boards too large for the table of every pair's stale tasks rebuild each refreshed row's
+    from its cells: the same plan as the compiled loop."""
+    import sampling.board.feasibility
+
+    monkeypatch.setattr(sampling.board.feasibility, "GONE_MAX_BYTES", 0)
+    board = make_board(30, 40, seed=4, judges=JUDGES)
+    subs = board.submissions[["model", "task_id"]]
+    log = judge_matches(uniform_matches(subs, board.judges, 3000, seed=4), board, seed=4)
+    both_paths(monkeypatch, lambda: plan_matches(log, subs, JUDGES, 200, seed=5))

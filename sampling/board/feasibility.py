@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from sampling.board.pairs import PairCounts
 
-__all__ = ["N_LEVELS", "PairFeasibility", "slack_levels", "task_levels"]
+__all__ = ["GONE_MAX_BYTES", "N_LEVELS", "PairFeasibility", "slack_levels", "task_levels"]
 
 #: Task levels kept as matrices; looser levels (slack above the plan minimum) are rare and
 #: evaluated on demand.
@@ -61,17 +61,10 @@ def task_levels(
     return out
 
 
-_PATTERNS = 1 << N_LEVELS  # bit patterns of the strict levels a cell is at
-#: ``_PATTERN_BITS[k, p]``: pattern ``p`` has level ``k``'s bit.
-_PATTERN_BITS = (np.arange(_PATTERNS)[None, :] >> np.arange(N_LEVELS)[:, None]) & 1
-
-
-def _pack(levels: NDArray[np.bool_]) -> NDArray[np.uint8]:
-    """Level masks (3, K, T) as one byte per (model, task): bit ``k`` set at level ``k``."""
-    out = np.zeros(levels.shape[1:], dtype=np.uint8)
-    for k in range(N_LEVELS):
-        out |= levels[k].astype(np.uint8) << k
-    return out
+_BIT = (1 << np.arange(8)).astype(np.uint8)  # bit t % 8 of a task's byte
+#: Largest table of every pair's stale tasks (one bit per pair and task) kept between picks;
+#: beyond it (e.g. 2,000 models on 4,000 tasks) each refreshed row's is built from its cells.
+GONE_MAX_BYTES = 1 << 26
 
 
 def slack_levels(usable: NDArray[np.bool_], plan_task_n: NDArray[np.int64]):
@@ -115,11 +108,24 @@ class PairFeasibility:
         self.playable, self.counts, self.pair_round = playable, counts, pair_round
         self._above: dict[int, NDArray[np.int64]] = {}  # per model: history cells above round
         self.levels = levels & playable[None]
-        self._float = self.levels.astype(np.float32)  # 0/1 sums are exact up to 2^24
-        self._bits = _pack(self.levels).ravel()  # (M * T,): bit k set at level k
+        flt = self.levels.astype(np.float32)  # 0/1 sums are exact up to 2^24
         cells = self.excluded_all()  # the same for every level
-        self.pairs = np.stack([self.matrix(self.levels[k], self._float[k], cells)
+        self.pairs = np.stack([self.matrix(self.levels[k], flt[k], cells)
                                for k in range(N_LEVELS)])  # fmt: skip
+        # Bitsets (bit t of byte t // 8) for the row refreshes: each model's tasks per level,
+        # and per pair the tasks that are not fresh (both orders: gone[x, y] == gone[y, x]).
+        m, t = self.levels.shape[1:]
+        n_bytes = (t + 63) // 64 * 8  # whole 64-bit words, read as such
+        self._level_bits = np.zeros((N_LEVELS, m, n_bytes), dtype=np.uint8)
+        self._level_bits[..., :(t + 7) // 8] = np.packbits(self.levels, axis=-1,
+                                                           bitorder="little")  # fmt: skip
+        self._gone: NDArray[np.uint8] | None = None  # too large: each row's, when refreshed
+        if m * m * n_bytes <= GONE_MAX_BYTES:
+            self._gone = np.zeros((m, m, n_bytes), dtype=np.uint8)
+            lo, hi, task = cells
+            for x, y in ((lo, hi), (hi, lo)):
+                np.bitwise_or.at(self._gone, (x, y, task >> 3), _BIT[task & 7])
+        self._synced = [len(keys) for keys in counts.plan_keys]  # plan cells in _gone
 
     def excluded_keys(self, x: int) -> NDArray[np.int64]:
         """Keys ``opponent * T + task`` of model ``x``'s cells that are not fresh (among those
@@ -165,41 +171,55 @@ class PairFeasibility:
         return out
 
     def _rows(self, models: list[int]) -> NDArray[np.bool_]:
-        """Rows ``models`` of :attr:`pairs` at every level, shape (3, len(models), M): the
-        shared allowed tasks (one batched product of 0/1 sums, exact in float32) less the
-        excluded cells allowed for both (their level bits ANDed, counted per opponent and bit
-        pattern)."""
-        t, m = self.counts.t, self.levels.shape[1]
-        keys = [self.excluded_keys(x) for x in models]
-        sizes = [k.size for k in keys]
-        keys = np.concatenate(keys)
-        y = keys // t  # the opponents
-        x = np.repeat(models, sizes)
-        shared = np.matmul(self._float[:, models, :], self._float.transpose(0, 2, 1))
-        both = self._bits[keys + (x - y) * t] & self._bits[keys]  # level bits of each cell
-        group = np.repeat(np.arange(len(models)) * m, sizes)
-        patterns = np.bincount((group + y) * _PATTERNS + both,
-                               minlength=len(models) * m * _PATTERNS)  # fmt: skip
-        gone = _PATTERN_BITS @ patterns.reshape(len(models) * m, _PATTERNS).T
-        out = shared - gone.reshape(N_LEVELS, len(models), m) > 0.5
-        out[:, np.arange(len(models)), models] = False
+        """Rows ``models`` of :attr:`pairs` at every level, shape (3, len(models), M): some
+        task both models have at the level and the pair has not made stale, as bitsets (a few
+        bytes per pair)."""
+        c, idx = self.counts, list(models)
+        if self._gone is None:  # each row's stale tasks from its cells
+            gone = np.zeros((len(idx), *self._level_bits.shape[1:]), dtype=np.uint8)
+            for k, x in enumerate(idx):
+                y, task = self.excluded(x)
+                np.bitwise_or.at(gone[k], (y, task >> 3), _BIT[task & 7])
+        else:
+            for x in models:  # the plan's new cells of x (one a pick; its opponent's the same)
+                for key in c.plan_keys[x][self._synced[x]:]:
+                    y, task = divmod(key, c.t)
+                    self._gone[x, y, task >> 3] |= _BIT[task & 7]
+                    self._gone[y, x, task >> 3] |= _BIT[task & 7]
+                self._synced[x] = len(c.plan_keys[x])
+            gone = self._gone[idx]
+        words = self._level_bits.view(np.uint64)
+        both = words[:, idx, None, :] & words[:, None, :, :]
+        both &= ~gone.view(np.uint64)[None]
+        out = both.any(axis=-1)
+        out[:, np.arange(len(idx)), idx] = False
         return out
 
     def new_round(self, a: int, c: int) -> None:
-        """Forget the cached cells of ``a`` and ``c`` (call when their pair's round changed)."""
+        """Forget the cached cells of ``a`` and ``c`` and redo the pair's stale tasks (call
+        when their pair's round changed)."""
         self._above.pop(a, None)
         self._above.pop(c, None)
+        if self._gone is None:
+            return
+        cnt = self.counts
+        key, count = cnt.history_of(a)
+        lo, hi = np.searchsorted(key, [c * cnt.t, (c + 1) * cnt.t])
+        above = key[lo:hi][count[lo:hi] > self.pair_round[a, c]] - c * cnt.t
+        tasks = np.concatenate([above, np.array(cnt.plan.get((min(a, c), max(a, c)), []),
+                                                dtype=np.int64)])  # fmt: skip
+        row = np.zeros(self._gone.shape[2], dtype=np.uint8)
+        np.bitwise_or.at(row, tasks >> 3, _BIT[tasks & 7])
+        self._gone[a, c] = row
+        self._gone[c, a] = row
 
     def refresh(self, models: tuple[int, ...], levels: NDArray[np.bool_]) -> None:
         """Take the new level rows of ``models`` (shape (3, len(models), T)) and recompute
         their rows and columns (call after the counts and rounds are updated)."""
         idx = list(models)
         self.levels[:, idx, :] = levels & self.playable[None, idx]
-        self._float[:, idx, :] = self.levels[:, idx, :]
-        t = self.counts.t
-        bits = _pack(self.levels[:, idx, :])
-        for k, x in enumerate(models):
-            self._bits[x * t:(x + 1) * t] = bits[k]
+        packed = np.packbits(self.levels[:, idx, :], axis=-1, bitorder="little")
+        self._level_bits[:, idx, :packed.shape[-1]] = packed
         rows = self._rows(idx)
         for k, x in enumerate(models):
             self.pairs[:, x, :] = rows[:, k]
