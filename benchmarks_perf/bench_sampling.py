@@ -216,23 +216,11 @@ class _Stopwatch:
 
 
 def _load_pick_loop() -> None:
-    """Compile (or load from the cache) the compiled pick loop with a small active plan (a
-    loaded loop makes every active plan), and the compiled judge repair of large plans with a
-    small assignment."""
-    import sampling.judges.assign_numba
-    import sampling.picks.picker_numba
+    """Compile (or load from the cache) the compiled pick loop and the compiled judge repair of
+    large plans (:func:`sampling.warmup.warmup`): every timed row then runs them."""
+    from sampling.warmup import warmup
 
-    a, b, zero = np.array([0, 1]), np.array([1, 2]), np.zeros(2, dtype=np.int64)
-    bounds = np.zeros((1, 3, 2), dtype=np.int64)
-    x = np.zeros((3, 2), dtype=np.int64)
-    sampling.judges.assign_numba.weighted_repair(
-        a, b, zero, x, bounds, bounds + 1, np.ones(1, dtype=np.int64),
-        np.zeros(3, dtype=np.int64), zero, np.full(2, 2), np.ones((2, 2), dtype=bool), 1)
-
-    board = make_board(6, 4, seed=0)
-    subs = board.submissions[["model", "task_id"]]
-    log = judge_matches(uniform_matches(subs, board.judges, 60, seed=0), board, seed=0)
-    sampling.design.plan.plan_matches(log, subs, board.judges, 20, seed=0, phase="active")
+    warmup()
 
 
 def speed_row(models: int, tasks: int, history: int, n: int, repeats: int, seed: int) -> dict:
