@@ -86,7 +86,7 @@ OWNS: dict[str, str] = {
             "(`rows`), numeric bounds, the memory guard, t quantiles, dense linear algebra, the "
             "thread pool, the version, lazy exports and deprecated names",
     "io": "readers, verdict validation, the cell/column toolkit, the one atomic writer",
-    "kernels": "numba kernels, their NumPy twins, the engine choice",
+    "kernels": "numba kernels, their NumPy twins, the engine choice, whether a kernel is cached",
     "data": "`Comparisons` (aggregation into sufficient statistics), counts, slots, the Dask "
             "reduction",
     "inference": "covariances (sandwich, model-based, bootstrap), CR2 and Satterthwaite df, rank "
@@ -125,11 +125,12 @@ OWNS: dict[str, str] = {
     "sampling.judges": "routing and the judge of each match (`assign`, its compiled repair "
                        "`assign_numba`)",
     "sampling.picks": "the active phase's picks: criteria, `picker` and its compiled twin "
-                      "`picker_numba`, PCG64 in numba (`pcg64_numba`)",
+                      "`picker_numba`, PCG64 in numba (`pcg64_numba`), whether the compiled loops "
+                      "are ready (`compiled`)",
     "sampling.design": "`plan_matches` and its rules, several scopes, balance checks, the "
                        "oracle design, simulated campaigns",
     "sampling": "match planning beside `ratings/`: the public names and `ratings next` (`cli`, "
-                "registered through the entry points)",
+                "registered through the entry points), compiling the loops ahead (`warmup`)",
 }
 
 

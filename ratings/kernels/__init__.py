@@ -1,3 +1,4 @@
-"""Owns the numba kernels, their NumPy twins and the engine choice; imports ratings.core only."""
+"""Owns the numba kernels, their NumPy twins, the engine choice and whether a kernel is cached
+(`cache`); imports ratings.core only."""
 
 __all__: list[str] = []
