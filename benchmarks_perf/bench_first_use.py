@@ -6,10 +6,11 @@ compiled kernel anywhere) and runs, in fresh processes of this checkout's CLI (`
 ratings.cli``, the program itself):
 
 1. ``ratings next HIST.csv --submissions SUBS.csv --judges j1,j2,j3 --n N`` (first use): a plan
-   of ``--n`` matches on a history of ``--history`` verdicts (100 models, 400 tasks, uniformly
-   random matches). Until the planner's loops are cached it picks with their NumPy twins, and
-   then starts their compilation in a detached background process (``sampling.warmup``); the
-   benchmark waits for that to finish (its time is reported, not part of the command's);
+   of ``--n`` matches on a history of ``--history`` verdicts (``--models`` 100, ``--tasks``
+   400, uniformly random matches). Until the planner's loops are cached it picks with their
+   NumPy twins, and then starts their compilation in a detached background process
+   (``sampling.warmup``); the benchmark waits for that to finish (its time is reported, not
+   part of the command's);
 2. the same command again (cached: the compiled loops load from the cache the first run
    filled); the two plans must be equal;
 3. ``ratings fit LOG.csv --out ...`` on ``--fit-n`` verdicts (200 models, 1,000 tasks) with
@@ -79,8 +80,9 @@ def wait_for_compilation(cache: Path, timeout: float = 900.0) -> float:
     raise TimeoutError(f"the background compilation under {cache} did not finish")
 
 
-def make_inputs(work: Path, history: int, fit_n: int) -> tuple[Path, Path, Path]:
-    board = make_board(100, 400, seed=0)
+def make_inputs(work: Path, history: int, fit_n: int, models: int = 100,
+                tasks: int = 400) -> tuple[Path, Path, Path]:  # fmt: skip
+    board = make_board(models, tasks, seed=0)
     subs = board.submissions[["model", "task_id"]]
     log = judge_matches(uniform_matches(subs, board.judges, history, seed=0), board, seed=0)
     hist, subs_path, fit_log = work / "hist.csv", work / "subs.csv", work / "log.csv"
@@ -95,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--n", type=int, default=5000, help="matches to plan")
     p.add_argument("--history", type=int, default=200_000, help="verdicts of history")
+    p.add_argument("--models", type=int, default=100, help="models of the planned board")
+    p.add_argument("--tasks", type=int, default=400, help="tasks of the planned board")
     p.add_argument("--fit-n", type=int, default=1_000_000, help="verdicts of the fitted log")
     p.add_argument("--out", default=str(HERE / "results" / "bench_first_use.csv"))
     args = p.parse_args(argv)
@@ -102,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench_first_use_") as tmp:
         work = Path(tmp)
-        hist, subs, fit_log = make_inputs(work, args.history, args.fit_n)
+        hist, subs, fit_log = make_inputs(work, args.history, args.fit_n, args.models,
+                                          args.tasks)  # fmt: skip
         print(f"inputs ready; load {os.getloadavg()}", flush=True)
         for r in range(args.rounds):
             plan_cmd = [*cli, "next", str(hist), "--submissions", str(subs), "--judges", JUDGES,
@@ -115,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
             compile_s = wait_for_compilation(cache)
             cached = run([*plan_cmd, str(work / "cached.csv")], cache)
             same = (work / "first.csv").read_bytes() == (work / "cached.csv").read_bytes()
-            rows.append({"round": r, "command": f"next --n {args.n}", "first_s": first[0],
+            rows.append({"round": r, "command": f"next --n {args.n} ({args.models} models)",
+                         "first_s": first[0],
                          "cached_s": cached[0], "ratio": first[0] / cached[0],
                          "first_cpu_s": first[1], "cached_cpu_s": cached[1],
                          "cpu_ratio": first[1] / cached[1], "background_compile_s": compile_s,
