@@ -57,11 +57,13 @@ __all__ = [
     "SmallBlocks",
     "SmallClusterInference",
     "bt_inference",
+    "cluster_scores",
     "cr2_plan",
     "crowd_inference",
     "df_plan",
     "small_cluster_inference",
     "use_small_path",
+    "working_inference",
 ]
 
 #: Most cells of the clusters' leverage blocks (sum of R_g^2) held by the sparse path.
@@ -88,17 +90,8 @@ SERIES_COST_TERMS = 20
 
 
 def use_small_path(sizes: NDArray[np.int64], n_free: int) -> bool:
-    """Whether clusters of ``sizes`` rows take the sparse path: its blocks' decompositions
-    (sum R_g^3) cost less than the dense path's, exact (sum R_g P min(R_g, P) + G P^2
-    min(G, P)) or, past :data:`ratings.inference.cluster.EXACT_BUDGET`, the series
-    (:data:`SERIES_COST_TERMS` passes of R P + G P^2), and their cells stay within
-    :data:`MAX_BLOCK_CELLS`."""
-    s = sizes.astype(np.float64)
-    p, g = float(n_free), float(sizes.size)
-    dense = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
-    if dense > cluster.EXACT_BUDGET:
-        dense = min(dense, SERIES_COST_TERMS * (float(s.sum()) * p + g * p * p))
-    return float(np.sum(s * s)) <= MAX_BLOCK_CELLS and float(np.sum(s**3)) <= dense
+    """Whether clusters of ``sizes`` rows take the sparse path (:func:`cr2_plan`)."""
+    return cr2_plan(sizes, n_free)[0] == "sparse"
 
 
 @dataclass(frozen=True, eq=False)
@@ -191,21 +184,18 @@ class SmallClusterInference(ClusterInference):
     def influence(self) -> NDArray[np.float64] | None:
         """CR2-adjusted influences (G x n_params), built on request; None past
         :data:`ratings.core.memory.MAX_INFLUENCE_CELLS` (the covariance does not need them)."""
-        from scipy.sparse import csr_matrix
-
         from ratings.core.memory import MAX_INFLUENCE_CELLS
 
         rows = self.rows
         if rows.n_clusters * rows.n_params > MAX_INFLUENCE_CELLS:
             return None
-        s = rows.a * self.residual  # the scores X_g^T e*_g as a sparse G x n_params matrix
-        at, cols, vals = [rows.cluster] * 2, [rows.ii, rows.jj], [s, -s]
-        if rows.b.size:
-            at, cols = [*at, rows.cluster], [*cols, rows.n_models + rows.judge]
-            vals.append(rows.b * self.residual)
-        w = csr_matrix((np.concatenate(vals), (np.concatenate(at), np.concatenate(cols))),
-                       shape=(rows.n_clusters, rows.n_params))  # duplicates summed
-        return np.asarray(w @ embed(self.bread, self.free, rows.n_params))  # nonzeros x P
+        per_row = rows.design(embed(self.bread, self.free, rows.n_params), slice(None))
+        per_row *= self.residual[:, None]  # e*_r x_r^T B, summed by cluster (rows in order)
+        out = np.zeros((rows.n_clusters, rows.n_params))
+        has = np.flatnonzero(np.diff(rows.starts))
+        if has.size:
+            out[has] = np.add.reduceat(per_row, rows.starts[has], axis=0)
+        return out
 
     def contrasted_influence(self, contrasts) -> NDArray[np.float64]:
         """As :meth:`ClusterInference.contrasted_influence`, from the rows: cluster g's
@@ -329,20 +319,23 @@ class SmallClusterInference(ClusterInference):
 
 
 def cr2_plan(sizes: NDArray[np.int64], n_free: int) -> tuple[str, str]:
-    """The CR2 path clusters of ``sizes`` rows take and why (the costs
-    :func:`ratings.inference.use_small_path` and
-    :func:`ratings.inference.cluster.dense_path` compare): ``"sparse"``, ``"exact"`` (dense,
-    one eigen-decomposition per cluster) or ``"series"``."""
+    """The CR2 path clusters of ``sizes`` rows take and why: ``"sparse"`` while its blocks'
+    decompositions (sum R_g^3) cost less than the dense path, exact (one eigen-decomposition
+    per cluster, sum R_g P min(R_g, P) + G P^2 min(G, P)) or, past
+    :data:`ratings.inference.cluster.EXACT_BUDGET`, the series (:data:`SERIES_COST_TERMS`
+    passes of R P + G P^2), and their cells stay within :data:`MAX_BLOCK_CELLS`; else the
+    dense path's (:func:`ratings.inference.cluster.dense_path`)."""
     s, p, g = sizes.astype(np.float64), float(n_free), float(sizes.size)
     exact = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
     series = SERIES_COST_TERMS * (float(s.sum()) * p + g * p * p)
     sparse = float(np.sum(s**3))
-    dense = "exact" if exact <= cluster.EXACT_BUDGET else "series"
+    dense = dense_path(sizes, n_free)
     what = (f"{sizes.size:,} clusters of {s.mean() if s.size else 0:.1f} rows on average, "
             f"{n_free} free: sparse ~{sparse:.2g}, dense exact ~{exact:.2g}, series "
             f"~{series:.2g} flops")  # fmt: skip
-    path = "sparse" if use_small_path(sizes, n_free) else dense
-    return path, what
+    small = float(np.sum(s * s)) <= MAX_BLOCK_CELLS and sparse <= (
+        exact if dense == "exact" else min(exact, series))
+    return ("sparse" if small else dense), what
 
 
 def df_plan(inference, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
@@ -414,12 +407,7 @@ def _meat(rows: WorkingRows, e: NDArray[np.float64], k) -> NDArray[np.float64]:
     if float(g) * q * q > DENSE_MEAT_RATIO * cells or g * q > MAX_SCORE_CELLS:
         return k.small_meat(rows.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
                             rows.n_models, q, e)  # fmt: skip
-    at = rows.cluster * q
-    x = rows.a * e
-    w = np.bincount(at + rows.ii, x, g * q) - np.bincount(at + rows.jj, x, g * q)
-    if rows.b.size:
-        w += np.bincount(at + rows.n_models + rows.judge, rows.b * e, g * q)
-    w = w.reshape(g, q)
+    w = cluster_scores(rows, e)
     out = w.T @ w
     return (out + out.T) / 2.0
 
@@ -505,18 +493,46 @@ def _degenerate(rows, blocks, clusters, free, chol) -> NDArray[np.float64]:
     return np.vstack(out) if out else np.zeros((0, free.size))
 
 
+def working_inference(rows: WorkingRows, residual: NDArray[np.float64], free: NDArray[np.int64],
+                      bread: NDArray[np.float64], data,
+                      small: bool | None = None) -> ClusterInference:  # fmt: skip
+    """CR2 pieces of a clustered fit over ``data`` (its clusters) from its working ``rows``
+    and their residuals (row r's summed score is ``residual[r] x_r``), ``bread`` the inverse
+    (penalised) information over ``free``: on the sparse path (``small`` True), the dense one
+    (False), or by default the one :func:`cr2_plan` picks, after checking the work against
+    the memory limit."""
+    check_clusters(data)
+    sizes = np.diff(rows.starts)
+    if small is None:
+        small = use_small_path(sizes, free.size)
+    check_cluster_memory(data, sizes, rows.n_params,
+                         "small" if small else dense_path(sizes, free.size))  # fmt: skip
+    if small:
+        return small_cluster_inference(rows, residual, free, bread, data.clusters)
+    return cluster_inference(rows, cluster_scores(rows, residual), free, clusters=data.clusters,
+                             bread=bread)  # fmt: skip
+
+
+def cluster_scores(rows: WorkingRows, e: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each cluster's summed score X_g^T e_g (G x n_params) from the rows' residuals ``e``."""
+    g, q = rows.n_clusters, rows.n_params
+    at = rows.cluster * q
+    x = rows.a * e
+    w = np.bincount(at + rows.ii, x, g * q) - np.bincount(at + rows.jj, x, g * q)
+    if rows.b.size:
+        w += np.bincount(at + rows.n_models + rows.judge, rows.b * e, g * q)
+    return w.reshape(g, q)
+
+
 def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float = 0.0, k,
                  bread: NDArray[np.float64] | None = None, small: bool | None = None,
                  free: NDArray[np.int64] | None = None) -> ClusterInference:  # fmt: skip
     """CR2 pieces of a clustered Bradley-Terry fit (``k``: the kernel module for the scores;
     ``bread``: the fit's inverse Hessian (M x M, zero at ``ref``), if already computed;
     ``free``: the estimated models, default all but ``ref``; the others are fixed offsets,
-    as when new models are placed against a frozen board).
-
-    ``small``: the sparse path of :mod:`ratings.inference.small` (True), the dense one (False);
-    default by the clusters' sizes (:func:`ratings.inference.small.use_small_path`)."""
+    as when new models are placed against a frozen board; ``small``: as
+    :func:`working_inference`)."""
     m = data.n_models
-    check_clusters(data)
     free = np.delete(np.arange(m), ref) if free is None else np.asarray(free, dtype=np.int64)
     rows = bt_rows(theta, data)
     if bread is None:
@@ -526,21 +542,10 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float =
         bread_free = inverse_pd(block(info, free))
     else:  # the Hessian's inverse: the information's (and the penalty's)
         bread_free = block(bread, free)
-    sizes = np.diff(rows.starts)
-    if small is None:
-        small = use_small_path(sizes, free.size)
-    check_cluster_memory(data, sizes, m, "small" if small else dense_path(sizes, free.size))
-    if small:
-        score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            residual = np.where(rows.a > 0, score / rows.a, 0.0)
-        return small_cluster_inference(rows, residual, free, bread_free, data.clusters)
-
-    def row_scores(rows, wi, wj, tt):
-        return k.bt_scores(theta, rows.ii, rows.jj, wi, wj, tt), None
-
-    score = data.cluster_score_matrix(m, row_scores, k)
-    return cluster_inference(rows, score, free, clusters=data.clusters, bread=bread_free)
+    score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        residual = np.where(rows.a > 0, score / rows.a, 0.0)
+    return working_inference(rows, residual, free, bread_free, data, small)
 
 
 def crowd_inference(fit, data, *, k, prior_information: bool = True,
@@ -558,12 +563,9 @@ def crowd_inference(fit, data, *, k, prior_information: bool = True,
     for the judges' intervals and the test of whether they can be told from coin flips.
     ``None`` when that matrix is not positive definite: the verdicts cannot tell judge quality
     from the spread of the ratings (the caller leaves the intervals open). A two-step term for
-    reused etas is added with :meth:`ClusterInference.with_extra`.
-
-    ``small``: the sparse path (True) or the dense one (False), by default by the clusters'
-    sizes, as in :func:`bt_inference`.
+    reused etas is added with :meth:`ClusterInference.with_extra`. ``small``: as
+    :func:`working_inference`.
     """
-    m, nj = data.n_models, len(data.judges)
     check_clusters(data)
     free_eta = fit.estimated & ~fit.boundary
     rows = crowd_rows(fit.theta, fit.eta, free_eta, data)
@@ -571,27 +573,12 @@ def crowd_inference(fit, data, *, k, prior_information: bool = True,
     pen = fit.prior_hessian if prior_information else fit.bread_penalty
     if pen is not None:
         info = info + pen
-    sizes = np.diff(rows.starts)
-    if small is None:
-        small = use_small_path(sizes, fit.free.size)
-    check_cluster_memory(data, sizes, m + nj,
-                         "small" if small else dense_path(sizes, fit.free.size))  # fmt: skip
     try:
         bread = inverse_pd(block(info, fit.free))
     except np.linalg.LinAlgError:
         return None
-    if small:  # each row's score is e_r x_r: e_r from its strengths' part, or its eta's
-        _, gd, ge, *_ = k.crowd_row_terms(fit.theta, fit.eta, data.ii, data.jj, data.judge,
-                                          data.wi, data.wj, data.tt, False)  # fmt: skip
-        with np.errstate(divide="ignore", invalid="ignore"):
-            residual = np.where(rows.a != 0, gd / rows.a,
-                                np.where(rows.b != 0, ge / rows.b, 0.0))  # fmt: skip
-        return small_cluster_inference(rows, residual, fit.free, bread, data.clusters)
-
-    def row_scores(rows, wi, wj, tt):
-        _, gd, ge, *_ = k.crowd_row_terms(fit.theta, fit.eta, rows.ii, rows.jj, rows.judge,
-                                          wi, wj, tt, False)  # fmt: skip
-        return gd, ge
-
-    score = data.cluster_score_matrix(m + nj, row_scores, k)
-    return cluster_inference(rows, score, fit.free, clusters=data.clusters, bread=bread)
+    _, gd, ge, *_ = k.crowd_row_terms(fit.theta, fit.eta, data.ii, data.jj, data.judge,
+                                      data.wi, data.wj, data.tt, False)  # fmt: skip
+    with np.errstate(divide="ignore", invalid="ignore"):  # row r's score is e_r x_r
+        residual = np.where(rows.a != 0, gd / rows.a, np.where(rows.b != 0, ge / rows.b, 0.0))
+    return working_inference(rows, residual, fit.free, bread, data, small)
