@@ -7,20 +7,19 @@ F_g = (I - H_gg)^(-1/2) and e_g the rows' working residuals (score = X_g^T e_g):
 
 * the CR2 influence is B X_g^T F_g e_g, and the covariance B (sum_g w_g w_g^T) B with
   w_g = X_g^T F_g e_g, summed row pair by row pair into one P x P matrix;
-* for a contrast c, u_g = X_g B c, p_g = F_g u_g: omega_g = |u_g|^2, d_g = |p_g|^2,
-  |y_g|^2 = p_g^T H_gg p_g, and the cross term ||Y^T Y||_F^2 = tr(A B A B) with
-  A = sum_g (X_g^T p_g)(X_g^T p_g)^T (P x P): the exact degrees of freedom with no G x P or
-  G x G matrix (:func:`ratings.inference.satterthwaite.satterthwaite`'s formula).
+* for a contrast c, u_g = X_g B c, p_g = F_g u_g: omega_g = |u_g|^2, d_g = |p_g|^2 and
+  |y_g|^2 = p_g^T H_gg p_g, the terms of the Satterthwaite df
+  (:mod:`ratings.inference.batched`).
 
 One-row clusters of one design (a pair met once on each of many prompts) have the same
 blocks and shares: those are computed once per design and the meat summed per design first
 (:attr:`~ratings.inference.working.WorkingRows.merged`), so an arena's work follows the pairs
 that met, not its prompts.
 
-The per-cluster sums take one pass over the rows per contrast (numba); the cross term costs
-P^3 per contrast, so it is computed while the contrasts' total stays within
-:data:`ratings.inference.cluster.EXACT_BUDGET`; beyond it the one-direction approximation of
-the large-board path (from the same omega_g).
+The degrees of freedom come from the basis of the clusters' distinct designs
+(:mod:`ratings.inference.batched`) while its cost stays within its budget
+(:meth:`SmallClusterInference.df_plan`); beyond it the one-direction approximation of the
+large-board path (from the same omega_g), streamed over the merged designs.
 """
 
 from __future__ import annotations
@@ -35,7 +34,15 @@ from numpy.typing import NDArray
 from ratings.core.linalg import block, embed, inverse_pd
 from ratings.core.threads import CONCURRENT_ROWS, row_blocks, run, workers
 from ratings.inference import cluster
-from ratings.inference.batched import Basis, basis, batched_df, distinct_designs, exact_cost, terms
+from ratings.inference.batched import (
+    Basis,
+    basis,
+    batched_df,
+    block_apply,
+    distinct_designs,
+    exact_cost,
+    terms,
+)
 from ratings.inference.cluster import (
     ClusterInference,
     check_cluster_memory,
@@ -136,28 +143,20 @@ class SmallClusterInference(ClusterInference):
 
     def df_plan(self, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
         """The df path for ``n_contrasts`` contrasts (``pairs``: every pair's) and why:
-
-        * ``"exact"``: the batched exact formula (:mod:`ratings.inference.batched`), while its
-          cost (:func:`~ratings.inference.batched.exact_cost`, BLAS products over the
-          clusters' distinct designs) stays within :data:`BATCHED_RATIO` times
-          :data:`ratings.inference.cluster.EXACT_BUDGET`;
-        * ``"exact per contrast"``: else, while one kernel pass over the rows and a P^3
-          cross term per contrast stay within :data:`ratings.inference.cluster.EXACT_BUDGET`
-          (many distinct small clusters, where the sparse designs beat the dense products);
-        * ``"one-direction"``: else the approximation, streamed over the merged designs.
-        """
+        ``"exact"``, the batched exact formula (:mod:`ratings.inference.batched`), while its
+        cost (:func:`~ratings.inference.batched.exact_cost`, BLAS products over the clusters'
+        distinct designs) stays within :data:`BATCHED_RATIO` times
+        :data:`ratings.inference.cluster.EXACT_BUDGET`; else ``"one-direction"``, the
+        approximation, streamed over the merged designs."""
         d = self.designs
         g, n, p = d.rows.n_clusters, d.rows.ii.size, self.free.size
         batched = exact_cost(n, g, p, n_contrasts)
         budget = BATCHED_RATIO * cluster.EXACT_BUDGET
-        kernel = n_contrasts * (self.rows.ii.size + 2.0 * p**3)
         what = (f"{g:,} designs of {self.n_clusters:,} clusters, {n:,} rows, {p} free: batched "
-                f"~{batched:.2g} flops, per contrast ~{kernel:.2g}")  # fmt: skip
+                f"~{batched:.2g} flops")  # fmt: skip
         if batched <= budget and 3 * g * p * p <= MAX_BASIS_CELLS:
-            return "exact", f"{what}; batched within {budget:.2g}"
-        if kernel <= cluster.EXACT_BUDGET:
-            return "exact per contrast", f"{what}; per contrast within {cluster.EXACT_BUDGET:.2g}"
-        return "one-direction", f"{what}; both past their budgets"
+            return "exact", f"{what}; within {budget:.2g}"
+        return "one-direction", f"{what}; past {budget:.2g}"
 
     @cached_property
     def _basis(self) -> Basis:
@@ -227,35 +226,10 @@ class SmallClusterInference(ClusterInference):
     def df(self, contrasts) -> NDArray[np.float64]:
         c = np.atleast_2d(np.asarray(contrasts, dtype=np.float64))
         cf = self._free_contrasts(c)
-        out = self._exact_df(cf) if self._exact_for(c.shape[0]) else self._approx_df(cf)
+        out = batched_df(self._basis, cf) if self._exact_for(c.shape[0]) else self._approx_df(cf)
         out = self._welch(out, self._all_params(c))
         out[self.undefined(c)] = np.nan
         return out
-
-    def _exact_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        if self.df_plan(c.shape[0])[0] == "exact":
-            return batched_df(self._basis, c)
-        return self._per_contrast_df(c)
-
-    def _per_contrast_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        """The exact df one kernel pass per contrast: the cross term as tr(A B A B) with A
-        summed from the rows' sparse design vectors (see the module notes)."""
-        rows, d = self.rows, self.designs
-        h, f = _spread(d.h, d.f, np.diff(d.rows.starts), d.group_of, np.diff(rows.starts))
-        k = kernels(rows.ii.size * max(c.shape[0], 1))
-        v = self._directions(c)
-        sums = k.small_terms(rows.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
-                             rows.n_models, h, f, v)  # fmt: skip
-        bread = embed(self.bread, self.free, self.n_params)
-        cross = np.empty(c.shape[0])
-        for col in range(c.shape[0]):
-            u = rows.design(v[:, [col]], slice(None))[:, 0]
-            p = k.small_apply(rows.starts, f, u)
-            ab = _meat(rows, p, k) @ bread
-            cross[col] = np.einsum("ij,ji->", ab, ab)
-        tr = sums[:, 0]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(tr > 0, tr * tr / (sums[:, 1] - 2.0 * sums[:, 2] + cross), np.nan)
 
     def _approx_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """The one-direction approximation (as :func:`satterthwaite` without ``y``), streamed:
@@ -381,7 +355,7 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
     h, f, deg = k.small_blocks(designs.starts, designs.ii, designs.jj, designs.judge, designs.a,
                                designs.b, rows.n_models, full, DEGENERATE)  # fmt: skip
     blocks = SmallBlocks(designs.starts, h, f)  # the designs' (each cluster's by design_of)
-    adjusted = _adjust(blocks, design_of, starts, residual, k)
+    adjusted = _adjust(blocks, design_of, starts, residual)
     if groups.n_clusters < rows.n_clusters:  # a design's clusters add (sum e*^2) x x^T
         meat = _meat(groups, _group_residual(adjusted, starts, group_of, groups), k)
     else:
@@ -412,24 +386,12 @@ def _meat(rows: WorkingRows, e: NDArray[np.float64], k) -> NDArray[np.float64]:
     return (out + out.T) / 2.0
 
 
-def _spread(h, f, group_sizes, group_of, sizes) -> tuple:
-    """Blocks computed per design (``group_sizes`` rows each) given to every cluster
-    (``group_of``: each cluster's design; ``sizes``: the clusters' rows)."""
-    if np.all(sizes == 1):
-        return h[group_of], f[group_of]
-    cells = sizes.astype(np.int64) ** 2
-    group_off = np.concatenate([[0], np.cumsum(group_sizes.astype(np.int64) ** 2)])
-    off = np.concatenate([[0], np.cumsum(cells)])
-    at = np.repeat(group_off[group_of] - off[:-1], cells) + np.arange(off[-1])
-    return h[at], f[at]
-
-
 #: Distinct designs of several rows up to which :func:`_adjust` takes one product per design.
 ADJUST_LOOP_DESIGNS = 64
 
 
 def _adjust(blocks: SmallBlocks, design_of: NDArray[np.int64], starts: NDArray[np.int64],
-            e: NDArray[np.float64], k) -> NDArray[np.float64]:  # fmt: skip
+            e: NDArray[np.float64]) -> NDArray[np.float64]:  # fmt: skip
     """F_g e_g for every cluster g (``starts``: the clusters' rows), F_g the CR2 block of its
     design (``blocks``, ``design_of``): one-row clusters by a gather, larger ones one
     product per design while there are few of them (the clusters of a design side by side),
@@ -438,7 +400,7 @@ def _adjust(blocks: SmallBlocks, design_of: NDArray[np.int64], starts: NDArray[n
     doff = np.concatenate([[0], np.cumsum(np.diff(blocks.starts) ** 2)])
     if blocks.starts.size == starts.size and np.array_equal(design_of,
                                                             np.arange(sizes.size)):  # fmt: skip
-        return k.small_apply(starts, blocks.f, e)  # one cluster a design, in order
+        return block_apply(starts, blocks.f, e[:, None])[:, 0]  # a design a cluster, in order
     out = np.empty_like(e)
     lone = sizes == 1
     heads = starts[:-1][lone]
