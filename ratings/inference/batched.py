@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from ratings.inference.working import WorkingRows
 
 __all__ = ["Basis", "basis", "batched_df", "block_apply", "dense_basis", "distinct_designs",
-           "exact_cost", "terms"]
+           "exact_cost", "pair_forms", "terms"]
 
 #: Cells of the (contrasts x designs x coordinates) arrays held per batch.
 BATCH_CELLS = 4_000_000
@@ -232,15 +232,21 @@ def terms(b: Basis, c: NDArray[np.float64]) -> tuple:
     sides = _unit_differences(c)
     if sides is not None:  # e_j - e_k (a pair, either side possibly the reference): entries
         j, k = sides  # of the quadratic forms and rows of y, no product
-        forms = b.padded_forms
-        quad = forms[:, :, j, j] + forms[:, :, k, k] - 2.0 * forms[:, :, j, k]  # 2 x G x C
+        omega, d = pair_forms(b, j, k)
         y = np.take(b.y_rows, j, axis=0)
         y -= np.take(b.y_rows, k, axis=0)
-        return quad[0].T, quad[1].T, y.reshape(c.shape[0], g, p)
+        return omega.T, d.T, y.reshape(c.shape[0], g, p)
     z = (c @ b.by_contrast[:p]).reshape(c.shape[0], 3, g, p)
     omega = np.einsum("cgp,cp->cg", z[:, 0], c)
     d = np.einsum("cgp,cp->cg", z[:, 1], c)
     return omega, d, z[:, 2]
+
+
+def pair_forms(b: Basis, j: NDArray[np.int64], k: NDArray[np.int64]) -> NDArray[np.float64]:
+    """omega and d (each G x C) of the contrasts e_j - e_k (``j``, ``k``: free coordinates,
+    P for none): entries of the basis' quadratic forms."""
+    forms = b.padded_forms
+    return forms[:, :, j, j] + forms[:, :, k, k] - 2.0 * forms[:, :, j, k]
 
 
 def _unit_differences(c: NDArray[np.float64]) -> tuple | None:
@@ -265,10 +271,8 @@ def _pairs_df(b: Basis, j: NDArray[np.int64], k: NDArray[np.int64]) -> NDArray[n
     """:func:`batched_df` of the contrasts e_j - e_k (``j``, ``k``: free coordinates, P for
     none) from the basis' quadratic forms and Gram matrices, no array per contrast and
     design."""
-    forms = b.padded_forms
     per, t = b.pair_grams
-    quad = forms[:, :, j, j] + forms[:, :, k, k] - 2.0 * forms[:, :, j, k]  # 2 x G x C
-    omega, d = quad[0], quad[1]
+    omega, d = pair_forms(b, j, k)
     yy = per[:, j, j] + per[:, k, k] - 2.0 * per[:, j, k]  # G x C
     out = np.empty(j.size)
     step = max(1, BATCH_CELLS // max(t.shape[1] ** 2, 1))

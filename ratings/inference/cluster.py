@@ -11,7 +11,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.threads import matmul
-from ratings.inference.batched import batched_df, dense_basis
+from ratings.inference.batched import batched_df, dense_basis, pair_forms, terms
 from ratings.inference.satterthwaite import (
     DEGENERATE,
     pair_contrasts,
@@ -194,20 +194,8 @@ class ClusterInference:
 
     def factors(self, contrasts) -> tuple:
         """``(omega, d, Y)`` of each contrast: omega, d (C x G) and Y (C x G x P) as in the
-        module notes (exact path only)."""
-        cbar = self._free_contrasts(contrasts) @ self.chol  # rows: L^T c
-        g, p = self.n_clusters, self.free.size
-        omega, d = np.zeros((cbar.shape[0], g)), np.zeros((cbar.shape[0], g))
-        y = np.zeros((cbar.shape[0], g, p))
-        for k, (q, lam) in enumerate(zip(self.eig_q, self.eig_lam, strict=True)):
-            if not lam.size:
-                continue
-            lam = np.minimum(lam, 1.0 - DEGENERATE)
-            xi = cbar @ q
-            omega[:, k] = (xi * xi) @ lam
-            d[:, k] = (xi * xi) @ (lam / (1.0 - lam))
-            y[:, k] = (xi * (lam / np.sqrt(1.0 - lam))) @ q.T
-        return omega, d, y
+        module notes (exact path only), from the basis of the clusters' eigenpairs."""
+        return terms(self._basis, self._free_contrasts(contrasts))
 
     def df(self, contrasts) -> NDArray[np.float64]:
         """Satterthwaite degrees of freedom of each contrast (NaN where undefined)."""
@@ -291,32 +279,17 @@ class ClusterInference:
         return out
 
     def _pair_omega(self, jj: NDArray[np.int64], kk: NDArray[np.int64]) -> NDArray[np.float64]:
-        """Exact omega (pairs x G) of every s_j - s_k, from each cluster's (M x M) matrix of
-        the models' unit contrasts."""
-        lf = self._model_rows()
-        out = np.empty((jj.size, self.n_clusters))
-        for k, (q, lam) in enumerate(zip(self.eig_q, self.eig_lam, strict=True)):
-            x = (lf @ q) * np.sqrt(lam)
-            kg = x @ x.T
-            d = np.diag(kg)
-            out[:, k] = d[jj] + d[kk] - 2.0 * kg[jj, kk]
-        return out
+        """Exact omega (pairs x G) of every s_j - s_k, entries of the basis' forms."""
+        at = np.full(self.n_models, self.free.size)  # a fixed model: the forms' zero row
+        models = self.free[self.free < self.n_models]
+        at[models] = np.arange(models.size)
+        return pair_forms(self._basis, at[jj], at[kk])[0].T
 
     def _chunk(self) -> int:
         """Contrasts per batch of :meth:`df` (the C x G x P array stays near 4 million cells)."""
         if not self.exact:
             return 4096
         return max(1, int(4e6 // max(self.n_clusters * self.free.size, 1)))
-
-    def variance(self, contrasts) -> NDArray[np.float64]:
-        """CR2 variance of each contrast (with :attr:`extra`; inf where undefined)."""
-        c = self._free_contrasts(contrasts)
-        out = self._cr2_variance(c)
-        if self.extra is not None:
-            full = self._all_params(np.atleast_2d(np.asarray(contrasts, dtype=np.float64)))
-            out = out + ((self.extra @ full.T) ** 2).sum(axis=0)
-        out[self.undefined(contrasts)] = np.inf
-        return out
 
 
 def _along(cbar: NDArray[np.float64], degenerate: NDArray[np.float64]) -> NDArray[np.bool_]:
