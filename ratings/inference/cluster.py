@@ -177,7 +177,10 @@ class ClusterInference:
     def omega(self, contrasts) -> NDArray[np.float64]:
         """Each cluster's share of each contrast's model-based variance,
         omega_g = c^T M H_g M c, shape (C x G)."""
-        c = self._free_contrasts(contrasts)
+        return self._omega_free(self._free_contrasts(contrasts))
+
+    def _omega_free(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """:meth:`omega` of contrasts ``c`` over ``free``."""
         if not self.exact:  # a pass over every row per contrast: the last call is kept, as
             # the ratings' df and the pairs' df (unanchored) ask for the same contrasts
             last = self.__dict__.get("_last_omega")
@@ -198,19 +201,24 @@ class ClusterInference:
         return terms(self._basis, self._free_contrasts(contrasts))
 
     def df(self, contrasts) -> NDArray[np.float64]:
-        """Satterthwaite degrees of freedom of each contrast (NaN where undefined)."""
+        """Satterthwaite degrees of freedom of each contrast (NaN where undefined): exact from
+        the basis over the clusters (:mod:`ratings.inference.batched`) on the exact path, else
+        the one-direction approximation."""
         c = np.atleast_2d(np.asarray(contrasts, dtype=np.float64))
-        out = np.empty(c.shape[0])
-        step = self._chunk()
-        for lo in range(0, c.shape[0], step):
-            part = c[lo:lo + step]
-            if self.exact:  # every contrast from one basis over the clusters
-                df = batched_df(self._basis, self._free_contrasts(part))
-            else:
-                df = satterthwaite(self.omega(part), None, None)
-            out[lo:lo + step] = self._welch(df, self._all_params(part))
+        cf = self._free_contrasts(c)
+        out = batched_df(self._basis, cf) if self._exact_for(c.shape[0]) else self._approx_df(cf)
+        out = self._welch(out, self._all_params(c))
         out[self.undefined(c)] = np.nan
         return out
+
+    def _exact_for(self, n_contrasts: int) -> bool:
+        """Whether the df of ``n_contrasts`` contrasts are exact."""
+        return self.exact
+
+    def _approx_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """One-direction df of contrasts ``c`` (rows over ``free``), 4,096 at a time."""
+        return np.concatenate([satterthwaite(self._omega_free(c[lo:lo + 4096]), None, None)
+                               for lo in range(0, c.shape[0], 4096)])  # fmt: skip
 
     @cached_property
     def _basis(self):
@@ -233,12 +241,16 @@ class ClusterInference:
         """
         m = self.n_models
         jj, kk = np.triu_indices(m, 1)
-        g, p = self.n_clusters, self.free.size
         out = np.full((m, m), np.nan)
-        if self.exact and jj.size * g * p * min(g, p) <= EXACT_BUDGET:
+        if self._pairs_exact(jj.size):
             out[jj, kk] = out[kk, jj] = self.df(pair_contrasts(m, jj, kk))
             return out
         return self._pairs_undefined_and_extra(jj, kk, self._pair_df_large(jj, kk, out))
+
+    def _pairs_exact(self, n_pairs: int) -> bool:
+        """Whether :meth:`pair_df` is exact for ``n_pairs`` pairs."""
+        g, p = self.n_clusters, self.free.size
+        return self.exact and n_pairs * g * p * min(g, p) <= EXACT_BUDGET
 
     def _pairs_undefined_and_extra(self, jj, kk, out):
         """Pair df ``out`` with the pairs along a degenerate direction set to NaN and the
@@ -284,12 +296,6 @@ class ClusterInference:
         models = self.free[self.free < self.n_models]
         at[models] = np.arange(models.size)
         return pair_forms(self._basis, at[jj], at[kk])[0].T
-
-    def _chunk(self) -> int:
-        """Contrasts per batch of :meth:`df` (the C x G x P array stays near 4 million cells)."""
-        if not self.exact:
-            return 4096
-        return max(1, int(4e6 // max(self.n_clusters * self.free.size, 1)))
 
 
 def _along(cbar: NDArray[np.float64], degenerate: NDArray[np.float64]) -> NDArray[np.bool_]:

@@ -37,7 +37,6 @@ from ratings.inference import cluster
 from ratings.inference.batched import (
     Basis,
     basis,
-    batched_df,
     block_apply,
     distinct_designs,
     exact_cost,
@@ -50,7 +49,7 @@ from ratings.inference.cluster import (
     cluster_inference,
     dense_path,
 )
-from ratings.inference.satterthwaite import DEGENERATE, pair_contrasts
+from ratings.inference.satterthwaite import DEGENERATE
 from ratings.inference.working import (
     CELLS_PER_VERDICT,
     WorkingRows,
@@ -223,14 +222,6 @@ class SmallClusterInference(ClusterInference):
         of = self.designs.group_of
         return omega[:, of], d[:, of], y[:, of]
 
-    def df(self, contrasts) -> NDArray[np.float64]:
-        c = np.atleast_2d(np.asarray(contrasts, dtype=np.float64))
-        cf = self._free_contrasts(c)
-        out = batched_df(self._basis, cf) if self._exact_for(c.shape[0]) else self._approx_df(cf)
-        out = self._welch(out, self._all_params(c))
-        out[self.undefined(c)] = np.nan
-        return out
-
     def _approx_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """The one-direction approximation (as :func:`satterthwaite` without ``y``), streamed:
         tr = sum_g omega_g = v^T H v from the information, then one pass for the shares over
@@ -269,19 +260,15 @@ class SmallClusterInference(ClusterInference):
         groups, weight, _ = self.rows.merged
         return groups.information(weight[groups.cluster])[np.ix_(self.free, self.free)]
 
-    def pair_df(self) -> NDArray[np.float64]:
-        """As :meth:`ClusterInference.pair_df`: exact within the budget, else each pair's
-        omega summed from the models' (their cross term left out)."""
-        m = self.n_models
-        jj, kk = np.triu_indices(m, 1)
-        if self._exact_for(jj.size):
-            out = np.full((m, m), np.nan)
-            out[jj, kk] = out[kk, jj] = self.df(pair_contrasts(m, jj, kk))
-            return out
+    def _pairs_exact(self, n_pairs: int) -> bool:
+        return self._exact_for(n_pairs)
+
+    def _pair_df_large(self, jj, kk, out):
+        """Each pair's omega summed from the models' (their cross term left out), streamed."""
         from ratings.inference.pairdf import streamed_pairs_df
         from ratings.inference.satterthwaite import reference_contrasts
 
-        c = self._free_contrasts(reference_contrasts(m, None))
+        c = self._free_contrasts(reference_contrasts(self.n_models, None))
         last = self.__dict__.get("_last_shares")  # the ratings' df asked the same
         if last is not None and np.array_equal(last[0], c):
             _, weight, _ = self.rows.merged
@@ -289,7 +276,7 @@ class SmallClusterInference(ClusterInference):
         else:
             out = streamed_pairs_df(self.rows, self._directions(c))
         np.fill_diagonal(out, np.nan)
-        return self._pairs_undefined_and_extra(jj, kk, out)
+        return out
 
 
 def cr2_plan(sizes: NDArray[np.int64], n_free: int) -> tuple[str, str]:
