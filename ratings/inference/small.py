@@ -60,7 +60,6 @@ from ratings.inference.working import (
 
 __all__ = [
     "MAX_BLOCK_CELLS",
-    "SmallBlocks",
     "SmallClusterInference",
     "bt_inference",
     "cluster_scores",
@@ -101,20 +100,11 @@ def use_small_path(sizes: NDArray[np.int64], n_free: int) -> bool:
 
 
 @dataclass(frozen=True, eq=False)
-class SmallBlocks:
-    """Per-cluster leverage blocks ``h`` and CR2 blocks ``f`` (flattened, row-major)."""
-
-    starts: NDArray[np.int64]
-    h: NDArray[np.float64]
-    f: NDArray[np.float64]
-
-
-@dataclass(frozen=True, eq=False)
 class Designs:
     """The clusters' distinct designs (:func:`ratings.inference.batched.distinct_designs`):
     their ``rows``, ``weight`` (clusters per design), each cluster's design ``group_of``, and
-    the designs' CR2 blocks ``f`` and leverage blocks ``h`` (flattened as
-    :class:`SmallBlocks`)."""
+    the designs' CR2 blocks ``f`` = (I - H_gg)^(-1/2) and leverage blocks ``h`` = H_gg
+    (flattened row-major, one design after another)."""
 
     rows: WorkingRows
     weight: NDArray[np.float64]
@@ -129,7 +119,6 @@ class SmallClusterInference(ClusterInference):
     over the free coordinates) instead of G x P influences (see the module notes)."""
 
     meat: NDArray[np.float64] | None = None
-    blocks: SmallBlocks | None = None
     residual: NDArray[np.float64] | None = None  # each row's CR2-adjusted working residual
     designs: Designs | None = None  # the clusters' distinct designs and their CR2 blocks
 
@@ -341,7 +330,7 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
     designs, weight, design_of = distinct_designs(rows, rows.merged)
     h, f, deg = k.small_blocks(designs.starts, designs.ii, designs.jj, designs.judge, designs.a,
                                designs.b, rows.n_models, full, DEGENERATE)  # fmt: skip
-    blocks = SmallBlocks(designs.starts, h, f)  # the designs' (each cluster's by design_of)
+    blocks = Designs(designs, weight, design_of, f, h)
     adjusted = _adjust(blocks, design_of, starts, residual)
     if groups.n_clusters < rows.n_clusters:  # a design's clusters add (sum e*^2) x x^T
         meat = _meat(groups, _group_residual(adjusted, starts, group_of, groups), k)
@@ -349,11 +338,10 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
         meat = _meat(rows, adjusted, k)
     meat = meat[np.ix_(free, free)]
     chol = np.linalg.cholesky(bread) if deg.any() else None
-    degenerate = _degenerate(designs, blocks, np.flatnonzero(deg), free, chol)
+    degenerate = _degenerate(blocks, np.flatnonzero(deg), free, chol)
     return SmallClusterInference(rows.n_params, rows.n_models, free, bread, None, clusters, None,
-                                 None, degenerate, rows, chol, meat=meat, blocks=blocks,
-                                 residual=adjusted,
-                                 designs=Designs(designs, weight, design_of, f, h))  # fmt: skip
+                                 None, degenerate, rows, chol, meat=meat,
+                                 residual=adjusted, designs=blocks)  # fmt: skip
 
 
 def _meat(rows: WorkingRows, e: NDArray[np.float64], k) -> NDArray[np.float64]:
@@ -377,15 +365,15 @@ def _meat(rows: WorkingRows, e: NDArray[np.float64], k) -> NDArray[np.float64]:
 ADJUST_LOOP_DESIGNS = 64
 
 
-def _adjust(blocks: SmallBlocks, design_of: NDArray[np.int64], starts: NDArray[np.int64],
+def _adjust(blocks: Designs, design_of: NDArray[np.int64], starts: NDArray[np.int64],
             e: NDArray[np.float64]) -> NDArray[np.float64]:  # fmt: skip
     """F_g e_g for every cluster g (``starts``: the clusters' rows), F_g the CR2 block of its
     design (``blocks``, ``design_of``): one-row clusters by a gather, larger ones one
     product per design while there are few of them (the clusters of a design side by side),
     else with every cluster's block gathered, one batched product per size."""
     sizes = np.diff(starts)
-    doff = np.concatenate([[0], np.cumsum(np.diff(blocks.starts) ** 2)])
-    if blocks.starts.size == starts.size and np.array_equal(design_of,
+    doff = np.concatenate([[0], np.cumsum(np.diff(blocks.rows.starts) ** 2)])
+    if blocks.rows.starts.size == starts.size and np.array_equal(design_of,
                                                             np.arange(sizes.size)):  # fmt: skip
         return block_apply(starts, blocks.f, e[:, None])[:, 0]  # a design a cluster, in order
     out = np.empty_like(e)
@@ -424,15 +412,15 @@ def _group_residual(adjusted, starts, group_of, groups) -> NDArray[np.float64]:
     return np.concatenate([np.sqrt(summed), adjusted[np.repeat(~lone, sizes)]])
 
 
-def _degenerate(rows, blocks, clusters, free, chol) -> NDArray[np.float64]:
+def _degenerate(blocks: Designs, clusters, free, chol) -> NDArray[np.float64]:
     """Whitened directions L^T X_g^T v of leverage 1 (v an eigenvector of H_gg at 1)."""
-    out = []
+    out, rows = [], blocks.rows
     if clusters.size:
         lf = np.zeros((rows.n_params, free.size))
         lf[free] = chol
-        off = np.concatenate([[0], np.cumsum(np.diff(blocks.starts) ** 2)])
+        off = np.concatenate([[0], np.cumsum(np.diff(rows.starts) ** 2)])
     for g in clusters:
-        lo, hi = blocks.starts[g], blocks.starts[g + 1]
+        lo, hi = rows.starts[g], rows.starts[g + 1]
         n = hi - lo
         lam, vec = np.linalg.eigh(blocks.h[off[g]:off[g] + n * n].reshape(n, n))
         z = rows.design(lf, slice(lo, hi))  # rows of L^T x_r
