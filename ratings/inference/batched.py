@@ -24,7 +24,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from ratings.inference.working import WorkingRows
+from ratings.inference.working import WorkingRows, lifted
 
 __all__ = ["Basis", "basis", "batched_df", "block_apply", "dense_basis", "distinct_designs",
            "exact_cost", "pair_forms", "terms"]
@@ -184,14 +184,11 @@ def basis(designs: WorkingRows, weight: NDArray[np.float64], f: NDArray[np.float
     """:class:`Basis` of ``designs`` (their CR2 blocks ``f``) for the bread ``bread`` = L L^T
     (``chol``: L) over ``free``."""
     n_params, p = designs.n_params, free.size
-    v = np.zeros((n_params, p))
-    v[free] = bread  # B e_k for each free coordinate k
+    v = lifted(bread, free, n_params)  # B e_k for each free coordinate k
     starts = designs.starts
     u = designs.design(v, slice(None))  # N x P
     pr = block_apply(starts, f, u)
-    lf = np.zeros((n_params, p))
-    lf[free] = chol
-    z = designs.design(lf, slice(None))  # each row's whitened design L^T x_r (N x P)
+    z = designs.design(lifted(chol, free, n_params), slice(None))  # rows L^T x_r (N x P)
     # per design, one batched product per cluster size: [u; p; z]^T [u; p; p] by blocks
     size = np.diff(starts)
     q = np.empty((size.size, 3 * p, p))

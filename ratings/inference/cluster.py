@@ -19,7 +19,7 @@ from ratings.inference.satterthwaite import (
     satterthwaite,
     with_known_variance,
 )
-from ratings.inference.working import WorkingRows
+from ratings.inference.working import WorkingRows, lifted
 
 __all__ = [
     "EXACT_BUDGET",
@@ -174,6 +174,10 @@ class ClusterInference:
         lf[model_free] = self.chol[: model_free.size]
         return lf
 
+    def _directions(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """B c for contrasts ``c`` (rows, over ``free``), as columns over all parameters."""
+        return lifted(matmul(self.bread, c.T), self.free, self.n_params)
+
     def omega(self, contrasts) -> NDArray[np.float64]:
         """Each cluster's share of each contrast's model-based variance,
         omega_g = c^T M H_g M c, shape (C x G)."""
@@ -186,9 +190,7 @@ class ClusterInference:
             last = self.__dict__.get("_last_omega")
             if last is not None and np.array_equal(last[0], c):
                 return last[1].copy()
-            n = np.zeros((self.n_params, c.shape[0]))
-            n[self.free] = matmul(self.bread, c.T)
-            out = self.rows.quadratic(n).T
+            out = self.rows.quadratic(self._directions(c)).T
             self.__dict__["_last_omega"] = (c, out.copy())
             return out
         cbar = c @ self.chol  # rows: L^T c
@@ -282,8 +284,7 @@ class ClusterInference:
             from ratings.inference.pairdf import streamed_pairs_df
 
             c = self._free_contrasts(reference_contrasts(m, None))
-            n = np.zeros((self.n_params, m))
-            n[self.free] = matmul(self.bread, c.T)
+            n = self._directions(c)
             last = self.__dict__.get("_last_omega")  # the ratings' pass asked the same
             shares = last[1].T if last is not None and np.array_equal(last[0], c) else None
             out = streamed_pairs_df(self.rows, n, shares)
@@ -305,11 +306,10 @@ def _along(cbar: NDArray[np.float64], degenerate: NDArray[np.float64]) -> NDArra
 
 
 def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArray[np.int64],
-                      *, penalty: NDArray[np.float64] | None = None,
-                      clusters: pd.Index | None = None, info: NDArray[np.float64] | None = None,
-                      exact: bool | None = None,
-                      bread: NDArray[np.float64] | None = None) -> ClusterInference:  # fmt: skip
-    """CR2 pieces of a clustered fit.
+                      *, clusters: pd.Index | None = None,
+                      bread: NDArray[np.float64]) -> ClusterInference:  # fmt: skip
+    """CR2 pieces of a clustered fit on the dense path: exact (one eigen-decomposition per
+    cluster) while :func:`dense_path` says so, else the series.
 
     Parameters
     ----------
@@ -319,48 +319,39 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
         Each cluster's summed score (log-likelihood gradient).
     free : ndarray of int
         Coordinates with a covariance.
-    penalty : ndarray, optional
-        Hessian of a penalty (n_params x n_params) added to the information in the bread.
-    info : ndarray, optional
-        The Fisher information, if known (default: from ``rows``).
-    exact : bool, optional
-        Force the exact path (True) or the large-board one (False); default by cost
-        (:data:`EXACT_BUDGET`).
-    bread : ndarray, shape (P, P), optional
-        The inverse of the (penalised) information over ``free``, if the caller has it (the
-        fit's own bread: ``info`` and ``penalty`` are then not used).
+    clusters : pandas.Index, optional
+        The clusters' names.
+    bread : ndarray, shape (P, P)
+        The inverse of the (penalised) information over ``free``.
     """
-    from ratings.core.linalg import block, inverse_pd
-
-    if bread is None:
-        info = rows.information() if info is None else info
-        if penalty is not None:
-            info = info + penalty
-        bread = inverse_pd(block(info, free))  # raises LinAlgError unless positive definite
     p, g = free.size, rows.n_clusters
     starts = rows.starts
-    sizes = np.diff(starts)
-    if exact is None:
-        exact = dense_path(sizes, p) == "exact"
-    if not exact:  # the series needs no whitening unless a cluster has leverage near 1
+    if dense_path(np.diff(starts), p) != "exact":  # the series whitens only where it must
         influence, degenerate, chol = _series(rows, score, free, bread, starts)
         return ClusterInference(rows.n_params, rows.n_models, free, bread, influence, clusters,
                                 None, None, degenerate, rows, chol)  # fmt: skip
     chol = np.linalg.cholesky(bread)
-    lf = np.zeros((rows.n_params, p))
-    lf[free] = chol
+    lf = lifted(chol, free, rows.n_params)
     gbar = score[:, free] @ chol  # whitened scores L^T g_g
     qs, lams, adjusted, deg = [], [], np.empty_like(gbar), []
     for k in range(g):
-        q, lam = _eigen(rows.design(lf, slice(starts[k], starts[k + 1])))
+        q, lam, adjusted[k], d = _decompose(rows, lf, starts[k], starts[k + 1], gbar[k])
         qs.append(q)
         lams.append(lam)
-        adjusted[k] = gbar[k] + q @ ((_f(lam) - 1.0) * (q.T @ gbar[k]))
-        deg.append(q[:, lam >= 1.0 - DEGENERATE].T)
+        deg.append(d)
     degenerate = np.vstack(deg) if deg else np.zeros((0, p))
     return ClusterInference(rows.n_params, rows.n_models, free, bread, adjusted @ chol.T,
                             clusters, tuple(qs), tuple(lams), degenerate, None,
                             chol)  # fmt: skip
+
+
+def _decompose(rows, lf, lo: int, hi: int, gbar: NDArray[np.float64]) -> tuple:
+    """The cluster of rows ``lo:hi``: eigenpairs (Q, lambda) of its whitened S_g (``lf``: the
+    whitening as rows), its CR2-adjusted whitened score f(S_g) ``gbar`` and its directions of
+    leverage 1 (rows)."""
+    q, lam = _eigen(rows.design(lf, slice(lo, hi)))
+    adjusted = gbar + q @ ((_f(lam) - 1.0) * (q.T @ gbar))
+    return q, lam, adjusted, q[:, lam >= 1.0 - DEGENERATE].T
 
 
 def _series(rows, score, free, bread_free, starts):
@@ -401,13 +392,11 @@ def _series(rows, score, free, bread_free, starts):
     todo = np.flatnonzero(active)
     if todo.size:  # leverage near 1: decompose these clusters exactly, in whitened coordinates
         chol = np.linalg.cholesky(bread_free)
-        lf = np.zeros((q, free.size))
-        lf[free] = chol
+        lf = lifted(chol, free, q)
     for k in todo:
-        gbar = score[k, free] @ chol  # whitened score L^T g_g
-        qk, lam = _eigen(rows.design(lf, slice(starts[k], starts[k + 1])))
-        out[k] = (gbar + qk @ ((_f(lam) - 1.0) * (qk.T @ gbar))) @ chol.T
-        deg.append(qk[:, lam >= 1.0 - DEGENERATE].T)
+        _, _, adjusted, d = _decompose(rows, lf, starts[k], starts[k + 1], score[k, free] @ chol)
+        out[k] = adjusted @ chol.T
+        deg.append(d)
     lone = _lone_directions(rows, free)
     if lone.size:  # the series never sees these: their score is zero in their only cluster
         chol = np.linalg.cholesky(bread_free) if chol is None else chol

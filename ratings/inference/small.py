@@ -56,6 +56,7 @@ from ratings.inference.working import (
     bt_rows,
     crowd_rows,
     kernels,
+    lifted,
 )
 
 __all__ = [
@@ -194,12 +195,6 @@ class SmallClusterInference(ClusterInference):
         for col in range(c):
             out[:, col] = np.bincount(rows.cluster, per_row[:, col], rows.n_clusters)
         return out
-
-    def _directions(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        """B c for contrasts ``c`` (rows, over ``free``), as columns over all parameters."""
-        v = np.zeros((self.n_params, c.shape[0]))
-        v[self.free] = self.bread @ c.T
-        return v
 
     def omega(self, contrasts) -> NDArray[np.float64]:
         return self.rows.quadratic(self._directions(self._free_contrasts(contrasts))).T
@@ -416,8 +411,7 @@ def _degenerate(blocks: Designs, clusters, free, chol) -> NDArray[np.float64]:
     """Whitened directions L^T X_g^T v of leverage 1 (v an eigenvector of H_gg at 1)."""
     out, rows = [], blocks.rows
     if clusters.size:
-        lf = np.zeros((rows.n_params, free.size))
-        lf[free] = chol
+        lf = lifted(chol, free, rows.n_params)
         off = np.concatenate([[0], np.cumsum(np.diff(rows.starts) ** 2)])
     for g in clusters:
         lo, hi = rows.starts[g], rows.starts[g + 1]
