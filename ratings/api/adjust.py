@@ -25,12 +25,14 @@ from collections.abc import Iterable, Sequence
 
 from ratings.api.loading import LoadedLog
 from ratings.api.results import labelled
+from ratings.api.ties import tie_start, with_ties
 from ratings.core.errors import NonIdentifiableError, option
 from ratings.data.comparisons import Comparisons
 from ratings.data.slots import Families, check_families_cover, read_families, slot_counts
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.estimate import Estimate
 from ratings.models.existence import check_identifiable
+from ratings.models.families.ties import tie_family
 from ratings.models.judge_effects import (
     EffectPlan,
     EffectsFit,
@@ -117,6 +119,7 @@ def fit_adjusted(
     engine: str = "auto",
     tol: float = 1e-10,
     max_iter: int = 100,
+    ties: str = "half",
 ) -> Ratings:
     """Ratings with judge effects as nuisance parameters: the body of :func:`ratings.fit` with
     ``adjust=`` (arguments as there; ``loaded`` is the verdicts read and aggregated by
@@ -148,11 +151,17 @@ def fit_adjusted(
         fixed = resolve_judge_quality(judge_quality, data.judges, scope=loaded.scope,
                                       fit_new_judges=fit_new_judges).eta  # fmt: skip
     ref = 0 if anchor is None else int(data.models.get_loc(anchor))
+    rows = data.collapsed(engine=engine)
+    start = None
+    if ties != "half" and rows.tt.sum() > 0:  # a tie model's parameter joins the design
+        start = tie_start(rows, tie_family(ties), ref=ref, engine=engine)
     fit = fit_effects(data, slots, plan, model=model, ref=ref, fixed_eta=fixed, ci=ci,
-                      engine=engine, tol=tol, max_iter=max_iter)  # fmt: skip
-    return ratings_from_fit(fit, plan, data, model=model, ci=ci, level=level,
-                            scope=loaded.scope, n_rejected=loaded.n_rejected, adjust=adjust,
-                            anchor=anchor, rating=rating)  # fmt: skip
+                      engine=engine, tol=tol, max_iter=max_iter, ties=start)  # fmt: skip
+    out = ratings_from_fit(fit, plan, data, model=model if start is None else ties, ci=ci,
+                           level=level, scope=loaded.scope, n_rejected=loaded.n_rejected,
+                           adjust=adjust, anchor=anchor, rating=rating)  # fmt: skip
+    return with_ties(out, fit.x, fit.cov, None, None if ties == "half" else tie_family(ties),
+                     rows, level=level, at=fit.x.size - 1, stacklevel=4)
 
 
 def ratings_from_fit(fit: EffectsFit, plan: EffectPlan, data: Comparisons, *, model: str,
@@ -164,7 +173,7 @@ def ratings_from_fit(fit: EffectsFit, plan: EffectPlan, data: Comparisons, *, mo
     df = float(data.n_clusters - 1) if (data.clusters is not None and ci == "sandwich") else None
     est = Estimate(theta=fit.estimate("s"), cov=fit.cov, nll=fit.nll, converged=fit.converged,
                    n_iter=fit.n_iter, max_grad=fit.max_grad, influence=fit.influence,
-                   judges=None if model == "bt" else crowd_judges(fit, data, level, df))
+                   judges=None if model != "crowd-bt" else crowd_judges(fit, data, level, df))
     return labelled(est, data, model=model, ci=ci, level=level, scope=scope,
                     n_rejected=n_rejected, anchor=anchor, rating=rating, df=df,
                     judge_effects=JudgeEffects(effects_table(fit, plan, level=level, df=df),

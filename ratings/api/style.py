@@ -18,6 +18,7 @@ import pandas as pd
 
 from ratings.api.loading import LoadedLog
 from ratings.api.results import labelled
+from ratings.api.ties import tie_start, with_ties
 from ratings.core.errors import option
 from ratings.core.schema import DETERMINISTIC_JUDGE, require_columns
 from ratings.data.slots import slot_counts
@@ -25,6 +26,8 @@ from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.crowd.prior import CrowdSummary
 from ratings.models.estimate import Estimate
 from ratings.models.existence import check_identifiable
+from ratings.models.families import CROWD_BT
+from ratings.models.families.ties import tie_family
 from ratings.models.style import (
     StyleFit,
     check_ridge,
@@ -154,7 +157,7 @@ def _crowd_default(rows, start, prior, *, level: float, one_judge: bool = False,
         trial_fit,
     )
 
-    common = {"crowd": True, "eta_free": start.estimated, **opts}
+    common = {"family": CROWD_BT, "eta_free": start.estimated, **opts}
     if prior is None:
         return _CrowdChoice(fit_style(rows, start.theta, eta0=start.eta, **common), False)
     plain = trial_fit(lambda: fit_style(rows, start.theta, eta0=start.eta, **common))
@@ -218,7 +221,8 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
                ridge: float = 0.0, model: str = "bt", anchor: str | None = None,
                rating: float = 1000.0, ci: str = "sandwich", level: float = 0.95,
                engine: str = "auto", tol: float = 1e-10, max_iter: int = 100,
-               prior=None, adjust: tuple[str, ...] = (), families=None) -> Ratings:  # fmt: skip
+               prior=None, adjust: tuple[str, ...] = (), families=None,
+               ties: str = "half") -> Ratings:  # fmt: skip
     """The body of :func:`ratings.fit` with ``style=`` (arguments as there).
 
     With ``adjust`` the judge effects of :mod:`ratings.models.judge_effects` join the same fit:
@@ -227,6 +231,10 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
     features), so strengths, style coefficients and judge effects share one covariance. The
     effects table (``Ratings.judge_effects``) takes its standard errors from it, with G - 1
     degrees of freedom when clustered (as :func:`ratings.api.adjust.fit_adjusted`).
+
+    With a tie model (``ties="davidson"`` or ``"rao-kupper"``) the tie parameter is one more
+    parameter of the same design (:mod:`ratings.models.families.ties`), a tie row contributes
+    its tie likelihood, and the result carries the tie parameter's table (``Ratings.ties``).
     """
     from ratings.models.bt import fit_bt
     from ratings.models.crowd.likelihood import fit_crowd_bt
@@ -246,6 +254,7 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
         x = np.column_stack([x, extra])
     rows = style_rows(slots, x, engine)
     crowd = model == "crowd-bt"
+    family = None if ties == "half" else tie_family(ties)
     summary = None
     opts = {"ref": ref, "ci": ci, "ridge": ridge, "engine": engine, "tol": tol,
             "max_iter": max_iter, "n_ridge": len(style)}  # fmt: skip
@@ -262,9 +271,13 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
                                   n_ridge=len(style), level=level, engine=engine,
                                   plain_on_bound=bool(choice.plain_on_bound[k]))  # fmt: skip
         summary = _crowd_summary(replace(choice, fit=fit), data, prior)
+    elif family is not None and collapsed.tt.sum() > 0:  # a tie model (ratings.api.ties)
+        start = tie_start(collapsed, family, ref=ref, engine=engine)
+        plain = start.theta
+        fit = fit_style(rows, plain, family=family, eta0=np.array([start.phi]), **opts)
     else:
         plain = fit_bt(collapsed, ref=ref, tol=1e-10, engine=engine).theta
-        fit = fit_style(rows, plain, crowd=False, **opts)
+        fit = fit_style(rows, plain, **opts)
     table = style_table(fit, style, scale, level=level, ridge=ridge)
     effects = None
     if plan is not None:
@@ -279,6 +292,9 @@ def fit_styled(loaded: LoadedLog, *, style: tuple[str, ...], transform: str = "n
                    n_iter=fit.n_iter, max_grad=fit.max_grad, influence=fit.influence,
                    inference=fit.inference, judges=_judges(fit, data, level) if crowd else None,
                    crowd=summary)  # fmt: skip
-    return labelled(est, data, model=model, ci=ci, level=level, scope=loaded.scope,
-                    n_rejected=loaded.n_rejected, anchor=anchor, rating=rating, style=table,
-                    judge_effects=effects)  # fmt: skip
+    tied = family is not None and collapsed.tt.sum() > 0
+    out = labelled(est, data, model=ties if tied else model, ci=ci, level=level, scope=loaded.scope,
+                   n_rejected=loaded.n_rejected, anchor=anchor, rating=rating, style=table,
+                   judge_effects=effects)  # fmt: skip
+    return with_ties(out, fit.params, fit.cov, fit.inference, family, collapsed, level=level,
+                     at=fit.params.size - 1, stacklevel=4)

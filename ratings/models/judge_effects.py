@@ -50,6 +50,7 @@ from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
 from ratings.data.slots import SlotCounts, own_matrix
 from ratings.kernels.engine import Engine
+from ratings.models.families import BRADLEY_TERRY, CROWD_BT
 
 __all__ = ["EffectPlan", "EffectsFit", "crowd_judges", "effect_columns", "effects_table",
            "fit_effects", "plan_effects", "two_sided_p"]  # fmt: skip
@@ -230,7 +231,8 @@ def _slot_reason(models: pd.Index, a: NDArray[np.int64], b: NDArray[np.int64]) -
 
 @dataclass(frozen=True, eq=False)
 class EffectsFit:
-    """The joint fit: parameters x = (s, beta, gamma, eta) of length M + 3K.
+    """The joint fit: parameters x = (s, beta, gamma, eta[, phi]) of length M + 3K (+ 1 with
+    a tie model, ``ties`` its family).
 
     ``cov`` is over x, zero outside the coordinates with a covariance (strengths but the
     reference, estimated effects, estimated etas off the boundary); ``influence`` (G x P) holds
@@ -251,12 +253,15 @@ class EffectsFit:
     converged: bool
     n_iter: int
     max_grad: float
+    ties: object | None = None
 
     def part(self, name: str) -> slice:
-        """Slice of ``x`` holding ``"s"``, ``"beta"``, ``"gamma"`` or ``"eta"``."""
+        """Slice of ``x`` holding ``"s"``, ``"beta"``, ``"gamma"``, ``"eta"`` or ``"tie"`` (a
+        tie model's parameter, last; empty without)."""
         m, k = self.n_models, self.n_judges
-        start = {"s": 0, "beta": m, "gamma": m + k, "eta": m + 2 * k}[name]
-        return slice(start, start + (m if name == "s" else k))
+        start = {"s": 0, "beta": m, "gamma": m + k, "eta": m + 2 * k, "tie": m + 3 * k}[name]
+        size = {"s": m, "tie": int(self.ties is not None)}.get(name, k)
+        return slice(start, start + size)
 
     def estimate(self, name: str) -> NDArray[np.float64]:
         return self.x[self.part(name)]
@@ -289,6 +294,7 @@ def fit_effects(
     engine: Engine = "auto",
     tol: float = 1e-10,
     max_iter: int = 100,
+    ties=None,
 ) -> EffectsFit:
     """Fit strengths and the planned judge effects jointly (see the module notes).
 
@@ -299,7 +305,9 @@ def fit_effects(
     :func:`ratings.models.existence.check_identifiable` first); the fit starts from its
     Bradley-Terry or Crowd-BT estimate with no judge effects. ``ci="model"`` returns the
     inverse Hessian, otherwise the sandwich: clustered (CR1, factor G/(G-1)) when ``slots``
-    has clusters, else per verdict (HC0).
+    has clusters, else per verdict (HC0). ``ties``: a tie model's fit without effects
+    (:class:`ratings.models.ties.TieFit`), the start of the same model with them (its tie
+    parameter one more parameter of the design).
     """
     from ratings.models.bt import fit_bt
     from ratings.models.crowd.likelihood import fit_crowd_bt
@@ -307,8 +315,11 @@ def fit_effects(
 
     m, nj = len(slots.models), len(slots.judges)
     rows = data.collapsed(engine=engine)
-    crowd = model != "bt"
-    if crowd:
+    crowd, family = model != "bt", CROWD_BT if model != "bt" else BRADLEY_TERRY
+    if ties is not None:
+        family, theta0 = ties.family, ties.theta
+        eta0, eta_est = np.array([ties.phi]), np.zeros(nj, dtype=bool)
+    elif crowd:
         start = fit_crowd_bt(rows, ref=ref, fixed_eta=dict(fixed_eta or {}), tol=1e-8,
                              engine=engine)  # fmt: skip
         theta0, eta0, eta_est = start.theta, start.eta, start.estimated
@@ -316,15 +327,16 @@ def fit_effects(
         theta0 = fit_bt(rows, ref=ref, tol=1e-8, engine=engine).theta
         eta0, eta_est = None, np.zeros(nj, dtype=bool)
     fit = fit_style(style_rows(slots, effect_columns(slots, plan), engine), theta0, ref=ref,
-                    crowd=crowd, eta0=eta0, eta_free=eta_est, engine=engine, tol=tol,
-                    max_iter=max_iter, ci="sandwich-z" if ci == "sandwich" else ci,
-                    remedy=_remedy())  # fmt: skip
+                    family=family, eta0=eta0, eta_free=eta_est if family is CROWD_BT else None,
+                    engine=engine, tol=tol, max_iter=max_iter,
+                    ci="sandwich-z" if ci == "sandwich" else ci, remedy=_remedy())  # fmt: skip
     # (s, position, self, eta) of the fit -> (s, beta, gamma, eta) over every judge
     at = np.concatenate([np.arange(m), m + np.flatnonzero(plan.position),
                          m + nj + np.flatnonzero(plan.self_preference),
-                         m + 2 * nj + np.arange(nj if crowd else 0)])  # fmt: skip
-    n = m + 3 * nj
-    x = np.concatenate([np.zeros(m + 2 * nj), np.ones(nj)])
+                         m + 2 * nj + np.arange(nj if crowd else 0),
+                         m + 3 * nj + np.arange(fit.eta.size if ties is not None else 0)])
+    n = m + 3 * nj + int(ties is not None)
+    x = np.concatenate([np.zeros(m + 2 * nj), np.ones(nj), np.zeros(n - m - 3 * nj)])
     x[at] = fit.params
     cov, hessian = np.zeros((n, n)), np.zeros((n, n))
     cov[np.ix_(at, at)], hessian[np.ix_(at, at)] = fit.cov, fit.hessian
@@ -336,7 +348,7 @@ def fit_effects(
     return EffectsFit(x=x, n_models=m, n_judges=nj, ref=ref, eta_estimated=eta_est,
                       eta_boundary=boundary, cov=cov, influence=influence, hessian=hessian,
                       nll=fit.nll, converged=fit.converged, n_iter=fit.n_iter,
-                      max_grad=fit.max_grad)  # fmt: skip
+                      max_grad=fit.max_grad, ties=None if ties is None else family)  # fmt: skip
 
 
 def _remedy():
