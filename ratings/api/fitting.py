@@ -10,7 +10,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ratings.api.adjust import fit_adjusted
+from ratings.api.covariates import Covariates, fit_covariates
 from ratings.api.loading import (
     LoadedLog,
     Source,
@@ -34,7 +34,7 @@ from ratings.api.specs import (
     options_of,
     parse_anchor,
 )
-from ratings.api.style import check_style_columns, fit_styled, style_columns
+from ratings.api.style import check_style_columns, style_columns
 from ratings.api.ties import estimate_ties, no_ties_table
 from ratings.core.errors import (
     NonIdentifiableError,
@@ -245,17 +245,14 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
                             else 0, n_boot=n_boot if ci == "bootstrap" else 0),
                  f"a fit of {data.n_models:,} models", solver.max_memory)  # fmt: skip
     with one_blas_thread(), limit_scope(solver.max_memory):
-        if style is not None:  # style features as covariates (ratings.api.style)
-            return fit_styled(loaded, style=style.features, transform=style.transform,
-                              ridge=style.ridge, model=model, anchor=anchor, rating=rating0,
-                              ci=ci, level=level, engine=engine, tol=tol, max_iter=max_iter,
-                              prior=prior, adjust=adjust, families=families, ties=ties)
-        if adjust:  # judge effects as nuisance parameters (ratings.api.adjust)
-            return fit_adjusted(loaded, adjust=adjust, families=families, model=model,
-                                judge_quality=judge_quality, fit_new_judges=crowd.fit_new_judges,
-                                anchor=anchor, rating=rating0, ci=ci, level=level,
-                                engine=engine, tol=tol, max_iter=max_iter,
-                                ties=ties)  # fmt: skip
+        if style is not None or adjust:  # style features, judge effects as covariates
+            covariates = Covariates(adjust=adjust, families=families) if style is None else \
+                Covariates(style.features, style.transform, style.ridge, adjust, families)
+            return fit_covariates(loaded, covariates, model=model, ties=ties, prior=prior,
+                                  judge_quality=judge_quality,
+                                  fit_new_judges=crowd.fit_new_judges, anchor=anchor,
+                                  rating=rating0, ci=ci, level=level, engine=engine, tol=tol,
+                                  max_iter=max_iter)  # fmt: skip
         engine = resolve_engine(engine, data.n_verdicts)  # one engine for every later stage
         rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts
         if penalty == 0.0 and not firth:

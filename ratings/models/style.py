@@ -32,7 +32,7 @@ in blocks across the package's threads; Crowd-BT's row derivatives come from
 :mod:`ratings.kernels.fit` on the linear predictor, assembled by :mod:`ratings.kernels.style`.
 Every kernel has a NumPy twin in :mod:`ratings.kernels.style_ref`. Crowd-BT's default follows
 :func:`ratings.models.crowd.likelihood.fit_crowd_default`: the posterior mode under its weak
-prior where the plain estimate is irregular (:func:`ratings.api.style.fit_styled`). The
+prior where the plain estimate is irregular (:func:`ratings.api.covariates.fit_covariates`). The
 covariance is joint over (s, beta[, eta]): model-based H^-1, HC0 (per verdict), CR1 (clustered,
 G/(G-1)) or CR2 with Satterthwaite degrees of freedom per contrast
 (:class:`ratings.inference.ClusterInference`): exact (one eigen-decomposition per cluster) on
