@@ -31,6 +31,7 @@ from ratings.api.ties import tie_start, with_ties
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.slots import slot_counts
 from ratings.kernels.engine import resolve as resolve_engine
+from ratings.models.crowd.likelihood import Choice
 from ratings.models.crowd.prior import CrowdSummary
 from ratings.models.estimate import Estimate
 from ratings.models.existence import check_identifiable
@@ -194,61 +195,46 @@ def _judges(fit: StyleFit, data, level: float, df: float | None) -> pd.DataFrame
                         level, df)  # fmt: skip
 
 
-@dataclass(frozen=True)
-class _CrowdChoice:
-    """Which Crowd-BT estimate the fit is, as :class:`ratings.models.crowd.likelihood.
-    CrowdFit` records it: the fit, whether it is the posterior mode, the etas the plain estimate
-    put on a bound (all where it had none), whether the plain fit converged and, for a posterior
-    mode chosen over a regular plain estimate, how far the prior moved it."""
-
-    fit: StyleFit
-    prior_used: bool
-    plain_on_bound: np.ndarray | None = None
-    plain_found: bool = True
-    prior_shift: float = float("nan")
-
-
 def _crowd_default(rows, start, prior, *, level: float, one_judge: bool = False,
-                   **opts) -> _CrowdChoice:  # fmt: skip
-    """Crowd-BT with covariates as :func:`ratings.models.crowd.likelihood.fit_crowd_default`
-    fits Crowd-BT: the maximum-likelihood estimate where it is regular (converged, every
-    estimated eta inside (1/2, 1) with its Wald interval) and the prior would move it by at
-    most :data:`~ratings.models.crowd.likelihood.PRIOR_SHIFT_LIMIT` standard errors (with two or
-    more estimated etas), else the posterior mode under ``prior``, whose curvature enters the
-    bread. ``prior=None`` always fits the maximum-likelihood estimate."""
-    from ratings.models.crowd.likelihood import (
-        PRIOR_SHIFT_LIMIT,
-        etas_inside,
-        moved_in_ses,
-        trial_fit,
-    )
+                   **opts) -> Choice:  # fmt: skip
+    """Crowd-BT with covariates by the default-estimate rule of plain Crowd-BT
+    (:func:`ratings.models.crowd.likelihood.choose_estimate`): the maximum-likelihood estimate
+    where it is regular (converged, every estimated eta inside (1/2, 1) with its Wald interval
+    from the fit's own covariance) and the prior would hardly move it, else the posterior mode
+    under ``prior`` (started from the plain estimate), whose curvature enters the bread.
+    ``prior=None`` always fits the maximum-likelihood estimate."""
+    from ratings.models.crowd.likelihood import choose_estimate, etas_inside, moved_in_ses
 
     common = {"family": CROWD_BT, "eta_free": start.estimated, **opts}
+    m, p = rows.n_models, rows.x.shape[1]
+    on = m + p + np.flatnonzero(start.estimated)
+
+    def plain_fit() -> StyleFit:
+        return fit_style(rows, start.theta, eta0=start.eta, **common)
+
+    def regular(plain: StyleFit):
+        inside = plain.converged and not plain.eta_boundary.any() and etas_inside(
+            plain.params[on], np.diag(plain.cov)[on], level)  # fmt: skip
+        return plain.cov if inside else None
+
+    def posterior(plain: StyleFit | None) -> StyleFit:
+        s0, b0, e0 = (start.theta, None, start.eta) if plain is None else (
+            plain.strength, plain.beta, plain.eta)  # fmt: skip
+        return fit_style(rows, s0, beta0=b0, eta0=e0, prior=prior, one_judge=one_judge,
+                         **common)  # fmt: skip
+
+    def shift(plain: StyleFit, post: StyleFit, cov) -> float:
+        keep = np.r_[np.arange(m), on]
+        return moved_in_ses((post.params - plain.params)[keep], cov[np.ix_(keep, keep)], m)
+
     if prior is None:
-        return _CrowdChoice(fit_style(rows, start.theta, eta0=start.eta, **common), False)
-    plain = trial_fit(lambda: fit_style(rows, start.theta, eta0=start.eta, **common))
-    regular = plain is not None and plain.converged and not plain.eta_boundary.any()
-    if regular:
-        m, p = plain.n_models, plain.n_features
-        on = m + p + np.flatnonzero(start.estimated)
-        regular = etas_inside(plain.params[on], np.diag(plain.cov)[on], level)
-    if regular and on.size < 2:  # one judge: the regular plain estimate (as without style)
-        return _CrowdChoice(plain, False)
-    post0 = (start.theta, None, start.eta) if plain is None else (plain.strength, plain.beta,
-                                                                   plain.eta)  # fmt: skip
-    post = fit_style(rows, post0[0], beta0=post0[1], eta0=post0[2], prior=prior,
-                     one_judge=one_judge, **common)  # fmt: skip
-    if not regular:
-        bound = start.estimated.copy() if plain is None else plain.eta_boundary.copy()
-        return _CrowdChoice(post, True, bound, plain is not None and plain.converged)
-    keep = np.r_[np.arange(m), on]
-    shift = moved_in_ses((post.params - plain.params)[keep], plain.cov[np.ix_(keep, keep)], m)
-    if shift <= PRIOR_SHIFT_LIMIT:
-        return _CrowdChoice(plain, False)
-    return _CrowdChoice(post, True, np.zeros_like(start.estimated), True, shift)
+        return Choice(plain_fit(), False)
+    return choose_estimate(plain_fit, posterior, regular=regular, shift=shift,
+                           estimated=lambda fit: fit.eta_estimated,
+                           on_bound=lambda fit: fit.eta_boundary)  # fmt: skip
 
 
-def _crowd_summary(choice: _CrowdChoice, fit: StyleFit, data, prior) -> CrowdSummary:
+def _crowd_summary(choice: Choice, fit: StyleFit, data, prior) -> CrowdSummary:
     """The Crowd-BT summary (``Ratings.crowd``) of the fit (``choice``'s, after any widening):
     the etas' covariance and which estimate it is
     (:meth:`~ratings.models.crowd.prior.CrowdSummary.estimate_note`)."""
