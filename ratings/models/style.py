@@ -51,6 +51,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.errors import InvalidVerdictsError, NonIdentifiableError, format_rows, option
+from ratings.core.rows import PairRows
 from ratings.core.schema import ELO_SCALE, require_columns
 from ratings.core.tdist import critical_value
 from ratings.data.slots import SlotCounts
@@ -231,15 +232,18 @@ def _concurrent_rows() -> int:
 
 @dataclass(frozen=True, eq=False)
 class StyleRows:
-    """Verdicts aggregated by (cluster, judge, a, b, features), sorted by cluster."""
+    """Verdicts aggregated by (cluster, judge, slot A, slot B, covariates), sorted by cluster:
+    the package's row layout (:class:`ratings.core.rows.PairRows`, :attr:`pairs`) with ``ii``
+    the model in slot A and ``jj`` the one in slot B (so ``wi`` counts wins of slot A), plus
+    the covariate block ``x`` (one row per row, one column per covariate)."""
 
     cluster: NDArray[np.int64]
     judge: NDArray[np.int64]
-    a: NDArray[np.int64]
-    b: NDArray[np.int64]
+    ii: NDArray[np.int64]
+    jj: NDArray[np.int64]
     x: NDArray[np.float64]
-    wa: NDArray[np.float64]
-    wb: NDArray[np.float64]
+    wi: NDArray[np.float64]
+    wj: NDArray[np.float64]
     tt: NDArray[np.float64]
     n_models: int
     n_judges: int
@@ -248,7 +252,12 @@ class StyleRows:
 
     @property
     def n_rows(self) -> int:
-        return int(self.a.size)
+        return int(self.ii.size)
+
+    @property
+    def pairs(self) -> PairRows:
+        """The rows without their covariates, in the package's row layout."""
+        return PairRows(self.cluster, self.judge, self.ii, self.jj, self.wi, self.wj, self.tt)
 
 
 def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto") -> StyleRows:
@@ -404,7 +413,7 @@ class _Design:
 
     def lin(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
         r, m = self.rows, self.m
-        return np.append(params[r.a] - params[r.b] + r.x @ params[m:m + self.p], 0.0)
+        return np.append(params[r.ii] - params[r.jj] + r.x @ params[m:m + self.p], 0.0)
 
     def terms(self, params, with_meat: bool) -> tuple:
         """(nll, s_d, s_eta, h_dd, h_deta, h_etaeta, m_dd, m_deta, m_etaeta) per row (the
@@ -416,7 +425,7 @@ class _Design:
         def block(b: int) -> tuple:
             s, (ii, jj) = self.blocks[b], self.block_index[b]
             return self.family.row_terms(k, np.append(lin[s], 0.0), eta, ii, jj, self.slot[s],
-                                         r.wa[s], r.wb[s], r.tt[s], with_meat)  # fmt: skip
+                                         r.wi[s], r.wj[s], r.tt[s], with_meat)  # fmt: skip
 
         parts = _side_by_side(block, range(len(self.blocks)))
         if len(parts) == 1:
@@ -428,15 +437,15 @@ class _Design:
         """X^T s_d + E^T s_eta (the log-likelihood's gradient); blocks of rows side by side."""
         r = self.rows
         return _total(_side_by_side(lambda s: self.sk.style_gradient(
-            self.m, self.nj, r.a[s], r.b[s], self.slot[s], r.x[s], sd[s], se[s] if se.size else se),
-            self.blocks))  # fmt: skip
+            self.m, self.nj, r.ii[s], r.jj[s], self.slot[s], r.x[s], sd[s],
+            se[s] if se.size else se), self.blocks))  # fmt: skip
 
     def quad(self, wdd, wde, wee) -> NDArray[np.float64]:
         """X^T W_dd X + X^T W_de E + E^T W_de X + E^T W_ee E, dense (P x P); blocks of rows
         side by side."""
         r = self.rows
         return _total(_side_by_side(lambda s: self.sk.style_assemble(
-            self.m, self.nj, r.a[s], r.b[s], self.slot[s], r.x[s], wdd[s],
+            self.m, self.nj, r.ii[s], r.jj[s], self.slot[s], r.x[s], wdd[s],
             wde[s] if wde.size else wde, wee[s] if wee.size else wee), self.blocks))
 
     def prior_terms(self, params, strengths_only: bool = False) -> tuple:
@@ -465,7 +474,7 @@ class _Design:
             score, info = self._bt_rows[1] if self._bt_rows is not None else (
                 np.empty(r.n_rows), np.empty(r.n_rows))  # reused: no fresh pages each time
             parts = _side_by_side(lambda s: sk.style_bt_newton(
-                params, m, r.a[s], r.b[s], r.x[s], r.wa[s], r.wb[s], r.tt[s], score[s],
+                params, m, r.ii[s], r.jj[s], r.x[s], r.wi[s], r.wj[s], r.tt[s], score[s],
                 info[s]), self.blocks)
             self._bt_rows = (params.copy(), (score, info))  # for the sandwich at the estimate
             nll = sum(part[0] for part in parts)
@@ -494,7 +503,7 @@ class _Design:
         sd, se = self.row_scores(params)
         g, q, m, sk = r.n_clusters, self.n_params, self.m, self.sk
         return _total(_side_by_side(lambda s: sk.style_cluster_scores(
-            g, q, m, r.a[s], r.b[s], self.slot[s], r.cluster[s], r.x[s], sd[s], se[s] if se.size
+            g, q, m, r.ii[s], r.jj[s], self.slot[s], r.cluster[s], r.x[s], sd[s], se[s] if se.size
             else se), self.blocks))
 
     def cluster_meat(self, params, per_block: int) -> NDArray[np.float64]:
@@ -507,7 +516,7 @@ class _Design:
         for lo in range(0, r.n_clusters, per_block):
             hi = min(lo + per_block, r.n_clusters)
             s = slice(*(int(v) for v in np.searchsorted(r.cluster, [lo, hi])))
-            part = sk.style_cluster_scores(hi - lo, q, m, r.a[s], r.b[s], self.slot[s],
+            part = sk.style_cluster_scores(hi - lo, q, m, r.ii[s], r.jj[s], self.slot[s],
                                            r.cluster[s] - lo, r.x[s], sd[s],
                                            se[s] if se.size else se)  # fmt: skip
             out += part.T @ part
@@ -524,7 +533,7 @@ class _Design:
             else:
                 r, m, sk = self.rows, self.m, self.sk
                 parts = _side_by_side(lambda s: sk.style_bt_rows(
-                    params, m, r.a[s], r.b[s], r.x[s], r.wa[s], r.wb[s], r.tt[s]), self.blocks)
+                    params, m, r.ii[s], r.jj[s], r.x[s], r.wi[s], r.wj[s], r.tt[s]), self.blocks)
                 both = tuple(np.concatenate([part[k] for part in parts]) if len(parts) > 1
                              else parts[0][k] for k in range(2))  # fmt: skip
             self._weights = (params.copy(), both)
@@ -541,7 +550,7 @@ class _Design:
         s = expit(d)
         sq = s * (1.0 - s)
         e = params[self.m + self.p + r.judge]
-        n = r.wa + r.wb
+        n = r.wi + r.wj
         pr = e * s + (1.0 - e) * (1.0 - s)
         pq = pr * (1.0 - pr)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -805,7 +814,7 @@ class StyleWorking:
         self.slot = design.slot if slot is None else slot
         self.blocks = design.blocks if rows is None else _blocks(r.n_rows)
         self.n_clusters, self.n_params, self.n_models = r.n_clusters, design.n_params, design.m
-        self.ii, self.jj, self.judge, self.cluster = r.a, r.b, self.slot, r.cluster
+        self.ii, self.jj, self.judge, self.cluster = r.ii, r.jj, self.slot, r.cluster
         self.starts = np.searchsorted(r.cluster, np.arange(r.n_clusters + 1))  # rows by cluster
 
     @classmethod
@@ -827,7 +836,7 @@ class StyleWorking:
         a, b, x = np.zeros(n), np.zeros(n), np.zeros((n, r.x.shape[1]))
         a[place], b[place], b[at], x[place] = a1, b1, b_tie, r.x
         ab = np.zeros((2, n), dtype=np.int64)
-        ab[0, place], ab[1, place], ab[1, at] = r.a, r.b, 1  # a = 0 there: the pair is unread
+        ab[0, place], ab[1, place], ab[1, at] = r.ii, r.jj, 1  # a = 0 there: the pair is unread
         zero = np.zeros(n)
         cluster = np.repeat(np.arange(g), np.bincount(r.cluster, minlength=g) + 1)
         rows = StyleRows(cluster, np.zeros(n, dtype=np.int64), ab[0], ab[1], x, zero, zero,
@@ -839,7 +848,7 @@ class StyleWorking:
         r, sk, m, a, b, j = self.rows, self.fit.sk, self.n_models, self.a, self.b, self.slot
         v = np.ascontiguousarray(v)
         return _total(_side_by_side(lambda s: sk.style_cluster_times(
-            m, r.a[s], r.b[s], j[s], r.cluster[s], r.x[s], a[s], b[s] if b.size else b, v),
+            m, r.ii[s], r.jj[s], j[s], r.cluster[s], r.x[s], a[s], b[s] if b.size else b, v),
             self.blocks))
 
     def quadratic(self, n: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -847,7 +856,7 @@ class StyleWorking:
         r, sk, m, a, b, j = self.rows, self.fit.sk, self.n_models, self.a, self.b, self.slot
         g, n = self.n_clusters, np.ascontiguousarray(n)
         return _total(_side_by_side(lambda s: sk.style_cluster_quadratic(
-            g, m, r.a[s], r.b[s], j[s], r.cluster[s], r.x[s], a[s], b[s] if b.size else b,
+            g, m, r.ii[s], r.jj[s], j[s], r.cluster[s], r.x[s], a[s], b[s] if b.size else b,
             n), self.blocks))
 
     @property
@@ -861,14 +870,14 @@ class StyleWorking:
         """:meth:`quadratic` of clusters ``lo`` to ``hi`` (exclusive) -> ((hi - lo) x C)."""
         r, sk, m, a, b, j = self.rows, self.fit.sk, self.n_models, self.a, self.b, self.slot
         s = slice(int(self.starts[lo]), int(self.starts[hi]))
-        return sk.style_cluster_quadratic(hi - lo, m, r.a[s], r.b[s], j[s],
+        return sk.style_cluster_quadratic(hi - lo, m, r.ii[s], r.jj[s], j[s],
                                           r.cluster[s] - lo, r.x[s], a[s],
                                           b[s] if b.size else b, np.ascontiguousarray(n))
 
     def design(self, lf: NDArray[np.float64], sl) -> NDArray[np.float64]:
         """Rows ``sl`` (a slice or indices) of the working design times ``lf`` (n_params x K)."""
         r, d = self.rows, self.fit
-        out = self.a[sl, None] * (lf[r.a[sl]] - lf[r.b[sl]] + r.x[sl] @ lf[d.m:d.m + d.p])
+        out = self.a[sl, None] * (lf[r.ii[sl]] - lf[r.jj[sl]] + r.x[sl] @ lf[d.m:d.m + d.p])
         if self.b.size:
             out += self.b[sl, None] * lf[d.m + d.p + self.slot[sl]]
         return out
