@@ -154,7 +154,7 @@ def test_style_rows_in_blocks_of_whole_clusters_equal_one_block(engine, monkeypa
     want = _aggregate(ref, cl[order], judge[order], a[order], b[order], x, w, 6)
     assert many.n_rows < a.size  # rows were merged, across all blocks
     for got in (one, many):
-        for u, v in zip((got.cluster, got.judge, got.a, got.b, got.x, got.wa, got.wb, got.tt),
+        for u, v in zip((got.cluster, got.judge, got.ii, got.jj, got.x, got.wi, got.wj, got.tt),
                         want, strict=True):  # fmt: skip
             np.testing.assert_array_equal(u, v)
 

@@ -32,7 +32,7 @@ in blocks across the package's threads; Crowd-BT's row derivatives come from
 :mod:`ratings.kernels.fit` on the linear predictor, assembled by :mod:`ratings.kernels.style`.
 Every kernel has a NumPy twin in :mod:`ratings.kernels.style_ref`. Crowd-BT's default follows
 :func:`ratings.models.crowd.likelihood.fit_crowd_default`: the posterior mode under its weak
-prior where the plain estimate is irregular (:func:`ratings.api.style.fit_styled`). The
+prior where the plain estimate is irregular (:func:`ratings.api.covariates.fit_covariates`). The
 covariance is joint over (s, beta[, eta]): model-based H^-1, HC0 (per verdict), CR1 (clustered,
 G/(G-1)) or CR2 with Satterthwaite degrees of freedom per contrast
 (:class:`ratings.inference.ClusterInference`): exact (one eigen-decomposition per cluster) on
@@ -51,12 +51,13 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.errors import InvalidVerdictsError, NonIdentifiableError, format_rows, option
+from ratings.core.rows import PairRows
 from ratings.core.schema import ELO_SCALE, require_columns
 from ratings.core.tdist import critical_value
 from ratings.data.slots import SlotCounts
 from ratings.inference import ClusterInference
 from ratings.kernels.engine import Engine, kernels
-from ratings.models.families import family_of
+from ratings.models.families import BRADLEY_TERRY, CROWD_BT, Family
 from ratings.models.newton import newton
 
 __all__ = ["TRANSFORMS", "Remedy", "StyleFit", "StyleRows", "StyleWorking", "check_ridge",
@@ -231,15 +232,18 @@ def _concurrent_rows() -> int:
 
 @dataclass(frozen=True, eq=False)
 class StyleRows:
-    """Verdicts aggregated by (cluster, judge, a, b, features), sorted by cluster."""
+    """Verdicts aggregated by (cluster, judge, slot A, slot B, covariates), sorted by cluster:
+    the package's row layout (:class:`ratings.core.rows.PairRows`, :attr:`pairs`) with ``ii``
+    the model in slot A and ``jj`` the one in slot B (so ``wi`` counts wins of slot A), plus
+    the covariate block ``x`` (one row per row, one column per covariate)."""
 
     cluster: NDArray[np.int64]
     judge: NDArray[np.int64]
-    a: NDArray[np.int64]
-    b: NDArray[np.int64]
+    ii: NDArray[np.int64]
+    jj: NDArray[np.int64]
     x: NDArray[np.float64]
-    wa: NDArray[np.float64]
-    wb: NDArray[np.float64]
+    wi: NDArray[np.float64]
+    wj: NDArray[np.float64]
     tt: NDArray[np.float64]
     n_models: int
     n_judges: int
@@ -248,7 +252,12 @@ class StyleRows:
 
     @property
     def n_rows(self) -> int:
-        return int(self.a.size)
+        return int(self.ii.size)
+
+    @property
+    def pairs(self) -> PairRows:
+        """The rows without their covariates, in the package's row layout."""
+        return PairRows(self.cluster, self.judge, self.ii, self.jj, self.wi, self.wj, self.tt)
 
 
 def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto") -> StyleRows:
@@ -380,12 +389,15 @@ def _total(parts) -> NDArray[np.float64]:
 class _Design:
     """Linear predictor d_r = s_a - s_b + beta . x_r over params (s, beta, eta)."""
 
-    def __init__(self, rows: StyleRows, crowd: bool, k, prior=None) -> None:
-        self.rows, self.crowd, self.k, self.sk = rows, crowd, k, style_kernels(k)
-        self.family = family_of("crowd-bt" if crowd else "bt")
-        self.m, self.p, self.nj = rows.n_models, rows.x.shape[1], rows.n_judges
-        self.n_params = self.m + self.p + (self.nj if crowd else 0)
-        self.prior = prior if crowd else None
+    def __init__(self, rows: StyleRows, family: Family, k, prior=None) -> None:
+        self.rows, self.family, self.k, self.sk = rows, family, k, style_kernels(k)
+        self.crowd = family is CROWD_BT
+        # the family's own parameters, one per slot: Crowd-BT's eta per judge (the slot of a
+        # row its judge), a tie model's one tie parameter (every row's slot 0)
+        self.m, self.p, self.nj = rows.n_models, rows.x.shape[1], family.n_extra(rows.n_judges)
+        self.slot = rows.judge if self.crowd else np.zeros(rows.n_rows, dtype=np.int64)
+        self.n_params = self.m + self.p + self.nj
+        self.prior = prior if self.crowd else None
         r = rows.n_rows
         self.empty = np.zeros(0)
         self.blocks = _blocks(r)
@@ -401,7 +413,7 @@ class _Design:
 
     def lin(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
         r, m = self.rows, self.m
-        return np.append(params[r.a] - params[r.b] + r.x @ params[m:m + self.p], 0.0)
+        return np.append(params[r.ii] - params[r.jj] + r.x @ params[m:m + self.p], 0.0)
 
     def terms(self, params, with_meat: bool) -> tuple:
         """(nll, s_d, s_eta, h_dd, h_deta, h_etaeta, m_dd, m_deta, m_etaeta) per row (the
@@ -412,8 +424,8 @@ class _Design:
 
         def block(b: int) -> tuple:
             s, (ii, jj) = self.blocks[b], self.block_index[b]
-            return self.family.row_terms(k, np.append(lin[s], 0.0), eta, ii, jj, r.judge[s],
-                                         r.wa[s], r.wb[s], r.tt[s], with_meat)  # fmt: skip
+            return self.family.row_terms(k, np.append(lin[s], 0.0), eta, ii, jj, self.slot[s],
+                                         r.wi[s], r.wj[s], r.tt[s], with_meat)  # fmt: skip
 
         parts = _side_by_side(block, range(len(self.blocks)))
         if len(parts) == 1:
@@ -425,15 +437,15 @@ class _Design:
         """X^T s_d + E^T s_eta (the log-likelihood's gradient); blocks of rows side by side."""
         r = self.rows
         return _total(_side_by_side(lambda s: self.sk.style_gradient(
-            self.m, self.nj, r.a[s], r.b[s], r.judge[s], r.x[s], sd[s], se[s] if se.size else se),
-            self.blocks))  # fmt: skip
+            self.m, self.nj, r.ii[s], r.jj[s], self.slot[s], r.x[s], sd[s],
+            se[s] if se.size else se), self.blocks))  # fmt: skip
 
     def quad(self, wdd, wde, wee) -> NDArray[np.float64]:
         """X^T W_dd X + X^T W_de E + E^T W_de X + E^T W_ee E, dense (P x P); blocks of rows
         side by side."""
         r = self.rows
         return _total(_side_by_side(lambda s: self.sk.style_assemble(
-            self.m, self.nj, r.a[s], r.b[s], r.judge[s], r.x[s], wdd[s],
+            self.m, self.nj, r.ii[s], r.jj[s], self.slot[s], r.x[s], wdd[s],
             wde[s] if wde.size else wde, wee[s] if wee.size else wee), self.blocks))
 
     def prior_terms(self, params, strengths_only: bool = False) -> tuple:
@@ -454,7 +466,7 @@ class _Design:
         return value, g, h
 
     def objective(self, params, ridge: float, n_ridge: int) -> tuple:
-        if self.crowd:
+        if self.nj:
             nll, sd, se, hdd, hde, hee, *_ = self.terms(params, False)
             grad, hess = -self.grad(sd, se), self.quad(hdd, hde, hee)
         else:  # one pass over the rows (blocks of them side by side)
@@ -462,7 +474,7 @@ class _Design:
             score, info = self._bt_rows[1] if self._bt_rows is not None else (
                 np.empty(r.n_rows), np.empty(r.n_rows))  # reused: no fresh pages each time
             parts = _side_by_side(lambda s: sk.style_bt_newton(
-                params, m, r.a[s], r.b[s], r.x[s], r.wa[s], r.wb[s], r.tt[s], score[s],
+                params, m, r.ii[s], r.jj[s], r.x[s], r.wi[s], r.wj[s], r.tt[s], score[s],
                 info[s]), self.blocks)
             self._bt_rows = (params.copy(), (score, info))  # for the sandwich at the estimate
             nll = sum(part[0] for part in parts)
@@ -479,8 +491,9 @@ class _Design:
         return nll, grad, hess
 
     def row_scores(self, params) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Each row's summed score on d and on its judge's eta (empty for Bradley-Terry)."""
-        if self.crowd:
+        """Each row's summed score on d and on its slot's family parameter (empty for
+        Bradley-Terry)."""
+        if self.nj:
             return self.terms(params, False)[1:3]
         return self.bt_rows(params)[0], self.empty
 
@@ -490,7 +503,7 @@ class _Design:
         sd, se = self.row_scores(params)
         g, q, m, sk = r.n_clusters, self.n_params, self.m, self.sk
         return _total(_side_by_side(lambda s: sk.style_cluster_scores(
-            g, q, m, r.a[s], r.b[s], r.judge[s], r.cluster[s], r.x[s], sd[s], se[s] if se.size
+            g, q, m, r.ii[s], r.jj[s], self.slot[s], r.cluster[s], r.x[s], sd[s], se[s] if se.size
             else se), self.blocks))
 
     def cluster_meat(self, params, per_block: int) -> NDArray[np.float64]:
@@ -503,7 +516,7 @@ class _Design:
         for lo in range(0, r.n_clusters, per_block):
             hi = min(lo + per_block, r.n_clusters)
             s = slice(*(int(v) for v in np.searchsorted(r.cluster, [lo, hi])))
-            part = sk.style_cluster_scores(hi - lo, q, m, r.a[s], r.b[s], r.judge[s],
+            part = sk.style_cluster_scores(hi - lo, q, m, r.ii[s], r.jj[s], self.slot[s],
                                            r.cluster[s] - lo, r.x[s], sd[s],
                                            se[s] if se.size else se)  # fmt: skip
             out += part.T @ part
@@ -520,7 +533,7 @@ class _Design:
             else:
                 r, m, sk = self.rows, self.m, self.sk
                 parts = _side_by_side(lambda s: sk.style_bt_rows(
-                    params, m, r.a[s], r.b[s], r.x[s], r.wa[s], r.wb[s], r.tt[s]), self.blocks)
+                    params, m, r.ii[s], r.jj[s], r.x[s], r.wi[s], r.wj[s], r.tt[s]), self.blocks)
                 both = tuple(np.concatenate([part[k] for part in parts]) if len(parts) > 1
                              else parts[0][k] for k in range(2))  # fmt: skip
             self._weights = (params.copy(), both)
@@ -537,7 +550,7 @@ class _Design:
         s = expit(d)
         sq = s * (1.0 - s)
         e = params[self.m + self.p + r.judge]
-        n = r.wa + r.wb
+        n = r.wi + r.wj
         pr = e * s + (1.0 - e) * (1.0 - s)
         pq = pr * (1.0 - pr)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -586,7 +599,7 @@ def fit_style(
     theta0: NDArray[np.float64],
     *,
     ref: int = 0,
-    crowd: bool = False,
+    family: Family = BRADLEY_TERRY,
     eta0: NDArray[np.float64] | None = None,
     eta_free: NDArray[np.bool_] | None = None,
     ci: str = "sandwich",
@@ -616,11 +629,11 @@ def fit_style(
     """
     remedy = _style_remedy() if remedy is None else remedy  # worded for the front end in use
     k = kernels(engine, int(rows.n_rows))
-    design = _Design(rows, crowd, k, prior)
-    m, p = design.m, design.p
-    nj = design.nj if crowd else 0
-    eta0 = np.ones(nj) if eta0 is None or not crowd else np.asarray(eta0, dtype=np.float64)
-    eta_free = (np.zeros(nj, dtype=bool) if eta_free is None or not crowd
+    design = _Design(rows, family, k, prior)
+    m, p, nj, crowd = design.m, design.p, design.nj, design.crowd
+    # Crowd-BT's etas are fixed at 1 (plain Bradley-Terry) unless chosen; a tie parameter is free
+    eta0 = np.ones(nj) if eta0 is None else np.asarray(eta0, dtype=np.float64)
+    eta_free = (np.full(nj, not crowd) if eta_free is None
                 else np.asarray(eta_free, dtype=bool))  # fmt: skip
     design.estimated = eta_free
     if prior is not None and crowd:  # the Beta prior is infinite on the bounds: start inside
@@ -628,8 +641,8 @@ def fit_style(
     x0 = np.concatenate([theta0, np.zeros(p) if beta0 is None else beta0, eta0])
     free = np.concatenate([np.delete(np.arange(m), ref), m + np.arange(p),
                            m + p + np.flatnonzero(eta_free)]).astype(np.int64)  # fmt: skip
-    lower = np.concatenate([np.full(m + p, -np.inf), np.full(nj, 0.5)])
-    upper = np.concatenate([np.full(m + p, np.inf), np.ones(nj)])
+    lower = np.concatenate([np.full(m + p, -np.inf), np.full(nj, family.lower)])
+    upper = np.concatenate([np.full(m + p, np.inf), np.full(nj, family.upper)])
     try:
         n_ridge = p if n_ridge is None else n_ridge
         res = newton(lambda v: design.objective(v, ridge, n_ridge), x0, free, lower=lower,
@@ -672,7 +685,7 @@ def widen_one_judge(fit: StyleFit, rows: StyleRows, k: int, *, prior, plain_on_b
     m, p = fit.n_models, fit.n_features
     at = m + p + k
     free = np.asarray(fit.eta_estimated, dtype=bool)
-    kw = {"ref": ref, "crowd": True, "ci": "model", "ridge": ridge, "n_ridge": n_ridge,
+    kw = {"ref": ref, "family": CROWD_BT, "ci": "model", "ridge": ridge, "n_ridge": n_ridge,
           "engine": engine, "prior": profile_prior(prior)}  # fmt: skip
 
     def at_eta(e: float) -> StyleFit:
@@ -789,31 +802,62 @@ def _covariance(params, hessian, free, design: _Design, ci: str, remedy: Remedy)
 class StyleWorking:
     """The working rows of a style fit, as :class:`ratings.inference.working.WorkingRows` for
     the package's CR2 (:func:`ratings.inference.cluster.cluster_inference`): w_r = a_r u_r +
-    b_r e_judge per row (u_r the design vector over (s, beta)), with the products the CR2
-    series and the degrees of freedom need. ``ii``, ``jj``: the slots' models."""
+    b_r e_slot per row (u_r the design vector over (s, beta), e_slot the row's family
+    parameter), with the products the CR2 series and the degrees of freedom need. ``ii``,
+    ``jj``: the slots' models. ``rows`` and ``slot``: the design's own by default (a tie model
+    adds rows on its tie parameter alone, :meth:`for_ties`)."""
 
-    def __init__(self, design: _Design, a: NDArray[np.float64], b: NDArray[np.float64]) -> None:
+    def __init__(self, design: _Design, a: NDArray[np.float64], b: NDArray[np.float64],
+                 rows: StyleRows | None = None, slot: NDArray[np.int64] | None = None) -> None:
         self.fit, self.a, self.b = design, a, b
-        r = design.rows
+        r = self.rows = design.rows if rows is None else rows
+        self.slot = design.slot if slot is None else slot
+        self.blocks = design.blocks if rows is None else _blocks(r.n_rows)
         self.n_clusters, self.n_params, self.n_models = r.n_clusters, design.n_params, design.m
-        self.ii, self.jj, self.judge, self.cluster = r.a, r.b, r.judge, r.cluster
+        self.ii, self.jj, self.judge, self.cluster = r.ii, r.jj, self.slot, r.cluster
         self.starts = np.searchsorted(r.cluster, np.arange(r.n_clusters + 1))  # rows by cluster
+
+    @classmethod
+    def for_ties(cls, design: _Design, params: NDArray[np.float64]) -> StyleWorking:
+        """A tie model's working rows: a row's information in (d, phi) has rank two, so it is
+        the factor L L^T of two working rows, sqrt(I_dd) u_r + I_dphi / sqrt(I_dd) e_phi and a
+        row on e_phi alone; the latter are summed over each cluster into one row (the cluster's
+        information is unchanged), placed after the cluster's rows
+        (:mod:`ratings.inference.ties` does the same on the collapsed counts)."""
+        r = design.rows
+        _, _, _, idd, idp, ipp, *_ = design.terms(params, False)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a1 = np.sqrt(np.maximum(idd, 0.0))
+            b1 = np.where(a1 > 0.0, idp / a1, 0.0)
+        g, n = r.n_clusters, r.n_rows + r.n_clusters
+        b_tie = np.sqrt(np.bincount(r.cluster, np.maximum(ipp - b1 * b1, 0.0), g))
+        place = np.arange(r.n_rows) + r.cluster  # each earlier cluster's row shifts a row by one
+        at = np.searchsorted(r.cluster, np.arange(g), side="right") + np.arange(g)
+        a, b, x = np.zeros(n), np.zeros(n), np.zeros((n, r.x.shape[1]))
+        a[place], b[place], b[at], x[place] = a1, b1, b_tie, r.x
+        ab = np.zeros((2, n), dtype=np.int64)
+        ab[0, place], ab[1, place], ab[1, at] = r.ii, r.jj, 1  # a = 0 there: the pair is unread
+        zero = np.zeros(n)
+        cluster = np.repeat(np.arange(g), np.bincount(r.cluster, minlength=g) + 1)
+        rows = StyleRows(cluster, np.zeros(n, dtype=np.int64), ab[0], ab[1], x, zero, zero,
+                         zero, r.n_models, 1, g, r.clusters)  # fmt: skip
+        return cls(design, a, b, rows, rows.judge)
 
     def times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """``H_g v_g`` for every cluster g (v and the result G x n_params)."""
-        r, sk, m, a, b = self.fit.rows, self.fit.sk, self.n_models, self.a, self.b
+        r, sk, m, a, b, j = self.rows, self.fit.sk, self.n_models, self.a, self.b, self.slot
         v = np.ascontiguousarray(v)
         return _total(_side_by_side(lambda s: sk.style_cluster_times(
-            m, r.a[s], r.b[s], r.judge[s], r.cluster[s], r.x[s], a[s], b[s] if b.size else b, v),
-            self.fit.blocks))
+            m, r.ii[s], r.jj[s], j[s], r.cluster[s], r.x[s], a[s], b[s] if b.size else b, v),
+            self.blocks))
 
     def quadratic(self, n: NDArray[np.float64]) -> NDArray[np.float64]:
         """``n_c^T H_g n_c`` for every cluster g and column c of ``n`` -> (G x C)."""
-        r, sk, m, a, b = self.fit.rows, self.fit.sk, self.n_models, self.a, self.b
+        r, sk, m, a, b, j = self.rows, self.fit.sk, self.n_models, self.a, self.b, self.slot
         g, n = self.n_clusters, np.ascontiguousarray(n)
         return _total(_side_by_side(lambda s: sk.style_cluster_quadratic(
-            g, m, r.a[s], r.b[s], r.judge[s], r.cluster[s], r.x[s], a[s], b[s] if b.size else b,
-            n), self.fit.blocks))
+            g, m, r.ii[s], r.jj[s], j[s], r.cluster[s], r.x[s], a[s], b[s] if b.size else b,
+            n), self.blocks))
 
     @property
     def merged(self) -> tuple[StyleWorking, NDArray[np.float64], NDArray[np.int64]]:
@@ -824,18 +868,18 @@ class StyleWorking:
 
     def quadratic_block(self, lo: int, hi: int, n: NDArray[np.float64]) -> NDArray[np.float64]:
         """:meth:`quadratic` of clusters ``lo`` to ``hi`` (exclusive) -> ((hi - lo) x C)."""
-        r, sk, m, a, b = self.fit.rows, self.fit.sk, self.n_models, self.a, self.b
+        r, sk, m, a, b, j = self.rows, self.fit.sk, self.n_models, self.a, self.b, self.slot
         s = slice(int(self.starts[lo]), int(self.starts[hi]))
-        return sk.style_cluster_quadratic(hi - lo, m, r.a[s], r.b[s], r.judge[s],
+        return sk.style_cluster_quadratic(hi - lo, m, r.ii[s], r.jj[s], j[s],
                                           r.cluster[s] - lo, r.x[s], a[s],
                                           b[s] if b.size else b, np.ascontiguousarray(n))
 
     def design(self, lf: NDArray[np.float64], sl) -> NDArray[np.float64]:
         """Rows ``sl`` (a slice or indices) of the working design times ``lf`` (n_params x K)."""
-        r, d = self.fit.rows, self.fit
-        out = self.a[sl, None] * (lf[r.a[sl]] - lf[r.b[sl]] + r.x[sl] @ lf[d.m:d.m + d.p])
+        r, d = self.rows, self.fit
+        out = self.a[sl, None] * (lf[r.ii[sl]] - lf[r.jj[sl]] + r.x[sl] @ lf[d.m:d.m + d.p])
         if self.b.size:
-            out += self.b[sl, None] * lf[d.m + d.p + r.judge[sl]]
+            out += self.b[sl, None] * lf[d.m + d.p + self.slot[sl]]
         return out
 
 
@@ -850,7 +894,10 @@ def _cr2(params, scores, free, bread, design: _Design) -> ClusterInference:
     from ratings.core.linalg import block
     from ratings.inference.cluster import cluster_inference
 
-    working = StyleWorking(design, *design.working(params))
+    if design.nj and not design.crowd:  # a tie model: two working rows per row
+        working = StyleWorking.for_ties(design, params)
+    else:
+        working = StyleWorking(design, *design.working(params))
     return cluster_inference(working, scores, free, clusters=design.rows.clusters,
                              bread=block(bread, free))  # fmt: skip
 
