@@ -172,18 +172,21 @@ class SmallClusterInference(ClusterInference):
     def influence(self) -> NDArray[np.float64] | None:
         """CR2-adjusted influences (G x n_params), built on request; None past
         :data:`ratings.core.memory.MAX_INFLUENCE_CELLS` (the covariance does not need them)."""
+        from scipy.sparse import csr_matrix
+
         from ratings.core.memory import MAX_INFLUENCE_CELLS
 
         rows = self.rows
         if rows.n_clusters * rows.n_params > MAX_INFLUENCE_CELLS:
             return None
-        per_row = rows.design(embed(self.bread, self.free, rows.n_params), slice(None))
-        per_row *= self.residual[:, None]  # e*_r x_r^T B, summed by cluster (rows in order)
-        out = np.zeros((rows.n_clusters, rows.n_params))
-        has = np.flatnonzero(np.diff(rows.starts))
-        if has.size:
-            out[has] = np.add.reduceat(per_row, rows.starts[has], axis=0)
-        return out
+        s = rows.a * self.residual  # the scores X_g^T e*_g as a sparse G x n_params matrix
+        at, cols, vals = [rows.cluster] * 2, [rows.ii, rows.jj], [s, -s]
+        if rows.b.size:
+            at, cols = [*at, rows.cluster], [*cols, rows.n_models + rows.judge]
+            vals.append(rows.b * self.residual)
+        w = csr_matrix((np.concatenate(vals), (np.concatenate(at), np.concatenate(cols))),
+                       shape=(rows.n_clusters, rows.n_params))  # duplicates summed
+        return np.asarray(w @ embed(self.bread, self.free, rows.n_params))  # nonzeros x P
 
     def contrasted_influence(self, contrasts) -> NDArray[np.float64]:
         """As :meth:`ClusterInference.contrasted_influence`, from the rows: cluster g's
