@@ -49,7 +49,7 @@ from ratings.inference.cluster import (
     cluster_inference,
     dense_path,
 )
-from ratings.inference.satterthwaite import DEGENERATE
+from ratings.inference.satterthwaite import DEGENERATE, one_direction, share_sums
 from ratings.inference.working import (
     CELLS_PER_VERDICT,
     WorkingRows,
@@ -221,11 +221,7 @@ class SmallClusterInference(ClusterInference):
         if groups.n_clusters * c.shape[0] <= SHARED_SHARES_CELLS:  # held, for the pairs too
             u = groups.quadratic(v)
             self.__dict__["_last_shares"] = (c, u)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                pi = u / tr
-                a = pi * pi / np.maximum(1.0 - pi, DEGENERATE)
-                denom = weight @ (pi * pi) + (weight @ a) ** 2 - weight @ (a * a)
-                return np.where(tr > 0, 1.0 / denom, np.nan)
+            return one_direction(share_sums(u.T, tr, weight), tr)
         cells = groups.ii.size * max(c.shape[0], 1)
         k = kernels(cells // CELLS_PER_VERDICT)
         starts = groups.starts
@@ -237,9 +233,7 @@ class SmallClusterInference(ClusterInference):
 
         split = workers() if cells >= CONCURRENT_ROWS * CELLS_PER_VERDICT else 1
         sums = sum(run([partial(part, lo, hi) for lo, hi in row_blocks(starts.size - 1, split)]))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            denom = sums[:, 0] + sums[:, 1] ** 2 - sums[:, 2]
-            return np.where(tr > 0, 1.0 / denom, np.nan)
+        return one_direction(sums.T, tr)
 
     @cached_property
     def information(self) -> NDArray[np.float64]:
