@@ -213,9 +213,24 @@ class ClusterInference:
         out[self.undefined(c)] = np.nan
         return out
 
-    def _exact_for(self, n_contrasts: int) -> bool:
-        """Whether the df of ``n_contrasts`` contrasts are exact."""
-        return self.exact
+    def df_plan(self, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
+        """The df path of ``n_contrasts`` contrasts (``pairs``: every pair's) and why:
+        ``"exact"`` (:mod:`ratings.inference.batched`) on the exact path while the pairs'
+        cost stays within :data:`EXACT_BUDGET`, else ``"one-direction"``."""
+        g, p = self.n_clusters, self.free.size
+        if not self.exact:
+            return ("one-direction", "series path: each cluster's share of omega from the rows, "
+                    "the pairs' summed from the ratings' (streamed)")  # fmt: skip
+        cost = n_contrasts * g * p * min(g, p)
+        if not pairs or cost <= EXACT_BUDGET:
+            return "exact", (f"dense path: the basis of {g:,} clusters' eigenpairs, "
+                             f"{n_contrasts:,} contrasts")  # fmt: skip
+        return "one-direction", (f"dense path, pairs' ~{cost:.2g} flops past "
+                                 f"{EXACT_BUDGET:.2g}: each pair's exact omega")
+
+    def _exact_for(self, n_contrasts: int, pairs: bool = False) -> bool:
+        """Whether the df of ``n_contrasts`` contrasts (``pairs``: every pair) are exact."""
+        return self.df_plan(n_contrasts, pairs)[0] == "exact"
 
     def _approx_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """One-direction df of contrasts ``c`` (rows over ``free``), 4,096 at a time."""
@@ -244,15 +259,10 @@ class ClusterInference:
         m = self.n_models
         jj, kk = np.triu_indices(m, 1)
         out = np.full((m, m), np.nan)
-        if self._pairs_exact(jj.size):
+        if self._exact_for(jj.size, pairs=True):
             out[jj, kk] = out[kk, jj] = self.df(pair_contrasts(m, jj, kk))
             return out
         return self._pairs_undefined_and_extra(jj, kk, self._pair_df_large(jj, kk, out))
-
-    def _pairs_exact(self, n_pairs: int) -> bool:
-        """Whether :meth:`pair_df` is exact for ``n_pairs`` pairs."""
-        g, p = self.n_clusters, self.free.size
-        return self.exact and n_pairs * g * p * min(g, p) <= EXACT_BUDGET
 
     def _pairs_undefined_and_extra(self, jj, kk, out):
         """Pair df ``out`` with the pairs along a degenerate direction set to NaN and the

@@ -127,9 +127,6 @@ class SmallClusterInference(ClusterInference):
     def exact(self) -> bool:
         return self._exact_for(self.n_models)
 
-    def _exact_for(self, n_contrasts: int) -> bool:
-        return self.df_plan(n_contrasts)[0] != "one-direction"
-
     def df_plan(self, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
         """The df path for ``n_contrasts`` contrasts (``pairs``: every pair's) and why:
         ``"exact"``, the batched exact formula (:mod:`ratings.inference.batched`), while its
@@ -241,9 +238,6 @@ class SmallClusterInference(ClusterInference):
         groups, weight, _ = self.rows.merged
         return groups.information(weight[groups.cluster])[np.ix_(self.free, self.free)]
 
-    def _pairs_exact(self, n_pairs: int) -> bool:
-        return self._exact_for(n_pairs)
-
     def _pair_df_large(self, jj, kk, out):
         """Each pair's omega summed from the models' (their cross term left out), streamed."""
         from ratings.inference.pairdf import streamed_pairs_df
@@ -282,20 +276,8 @@ def cr2_plan(sizes: NDArray[np.int64], n_free: int) -> tuple[str, str]:
 
 def df_plan(inference, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
     """The df path of ``n_contrasts`` contrasts (``pairs``: every pair's) of a
-    :class:`~ratings.inference.cluster.ClusterInference` and why."""
-    plan = getattr(inference, "df_plan", None)
-    if plan is not None:  # the sparse path's own
-        return plan(n_contrasts, pairs)
-    g, p = inference.n_clusters, inference.free.size
-    if not inference.exact:
-        return ("one-direction", "series path: each cluster's share of omega from the rows, "
-                "the pairs' summed from the ratings' (streamed)")  # fmt: skip
-    cost = n_contrasts * g * p * min(g, p)
-    if not pairs or cost <= cluster.EXACT_BUDGET:
-        return "exact", (f"dense path: the basis of {g:,} clusters' eigenpairs, "
-                         f"{n_contrasts:,} contrasts")  # fmt: skip
-    return "one-direction", (f"dense path, pairs' ~{cost:.2g} flops past "
-                             f"{cluster.EXACT_BUDGET:.2g}: each pair's exact omega")
+    :class:`~ratings.inference.cluster.ClusterInference` and why (its ``df_plan``)."""
+    return inference.df_plan(n_contrasts, pairs)
 
 
 def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
@@ -452,32 +434,22 @@ def cluster_scores(rows: WorkingRows, e: NDArray[np.float64]) -> NDArray[np.floa
     return w.reshape(g, q)
 
 
-def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float = 0.0, k,
-                 bread: NDArray[np.float64] | None = None, small: bool | None = None,
+def bt_inference(theta: NDArray[np.float64], data, *, ref: int, k, bread: NDArray[np.float64],
                  free: NDArray[np.int64] | None = None) -> ClusterInference:  # fmt: skip
     """CR2 pieces of a clustered Bradley-Terry fit (``k``: the kernel module for the scores;
-    ``bread``: the fit's inverse Hessian (M x M, zero at ``ref``), if already computed;
+    ``bread``: the fit's inverse Hessian, M x M, zero at ``ref`` and at the fixed models;
     ``free``: the estimated models, default all but ``ref``; the others are fixed offsets,
-    as when new models are placed against a frozen board; ``small``: as
-    :func:`working_inference`)."""
-    m = data.n_models
-    free = np.delete(np.arange(m), ref) if free is None else np.asarray(free, dtype=np.int64)
+    as when new models are placed against a frozen board)."""
+    free = np.delete(np.arange(data.n_models), ref) if free is None else np.asarray(free)
     rows = bt_rows(theta, data)
-    if bread is None:
-        info = bt_rows(theta, data.collapsed()).information()  # summed over clusters
-        if penalty:
-            info = info + penalty * (np.eye(m) - 1.0 / m)
-        bread_free = inverse_pd(block(info, free))
-    else:  # the Hessian's inverse: the information's (and the penalty's)
-        bread_free = block(bread, free)
     score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
     with np.errstate(divide="ignore", invalid="ignore"):
         residual = np.where(rows.a > 0, score / rows.a, 0.0)
-    return working_inference(rows, residual, free, bread_free, data, small)
+    return working_inference(rows, residual, free, block(bread, free), data)
 
 
-def crowd_inference(fit, data, *, k, prior_information: bool = True,
-                    small: bool | None = None) -> ClusterInference | None:
+def crowd_inference(fit, data, *, k,
+                    prior_information: bool = True) -> ClusterInference | None:
     """CR2 pieces of a clustered Crowd-BT fit (:class:`ratings.models.crowd.likelihood.CrowdFit`).
 
     The likelihood of the decisive verdicts (ties are not part of it), the judges whose eta is
@@ -491,8 +463,7 @@ def crowd_inference(fit, data, *, k, prior_information: bool = True,
     for the judges' intervals and the test of whether they can be told from coin flips.
     ``None`` when that matrix is not positive definite: the verdicts cannot tell judge quality
     from the spread of the ratings (the caller leaves the intervals open). A two-step term for
-    reused etas is added with :meth:`ClusterInference.with_extra`. ``small``: as
-    :func:`working_inference`.
+    reused etas is added with :meth:`ClusterInference.with_extra`.
     """
     check_clusters(data)
     free_eta = fit.estimated & ~fit.boundary
@@ -509,4 +480,4 @@ def crowd_inference(fit, data, *, k, prior_information: bool = True,
                                       data.wi, data.wj, data.tt, False)  # fmt: skip
     with np.errstate(divide="ignore", invalid="ignore"):  # row r's score is e_r x_r
         residual = np.where(rows.a != 0, gd / rows.a, np.where(rows.b != 0, ge / rows.b, 0.0))
-    return working_inference(rows, residual, fit.free, bread, data, small)
+    return working_inference(rows, residual, fit.free, bread, data)
