@@ -111,9 +111,8 @@ class ClusterInference:
     def covariance(self) -> NDArray[np.float64]:
         """CR2 covariance over all parameters (zero outside ``free``)."""
         from ratings.core.linalg import embed
-        from ratings.inference.covariance import gram
 
-        out = embed(gram(self.influence_free), self.free, self.n_params)
+        out = embed(self._cr2_covariance(), self.free, self.n_params)
         if self.extra is not None:
             out += self.extra.T @ self.extra
         return out
@@ -130,9 +129,15 @@ class ClusterInference:
         v2 = ((self.extra @ c.T) ** 2).sum(axis=0)
         return with_known_variance(df, v1, v2)
 
+    def _cr2_covariance(self) -> NDArray[np.float64]:
+        """The CR2 covariance over ``free``, without :attr:`extra`."""
+        from ratings.inference.covariance import gram
+
+        return gram(self.influence_free)
+
     def _cr2_variance(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """CR2 variance of contrasts ``c`` (rows over ``free``), without :attr:`extra`."""
-        return ((self.influence_free @ c.T) ** 2).sum(axis=0)
+        return np.sum((c @ self._cr2_covariance()) * c, axis=1)
 
     def influence(self) -> NDArray[np.float64]:
         """CR2-adjusted influence of each cluster on all parameters (G x n_params); the
@@ -185,7 +190,7 @@ class ClusterInference:
 
     def _omega_free(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """:meth:`omega` of contrasts ``c`` over ``free``."""
-        if not self.exact:  # a pass over every row per contrast: the last call is kept, as
+        if self.eig_q is None:  # a pass over every row per contrast: the last call is kept, as
             # the ratings' df and the pairs' df (unanchored) ask for the same contrasts
             last = self.__dict__.get("_last_omega")
             if last is not None and np.array_equal(last[0], c):

@@ -156,15 +156,8 @@ class SmallClusterInference(ClusterInference):
     def scaled(self, factor: float) -> SmallClusterInference:
         return replace(self, meat=self.meat * factor**2, residual=self.residual * factor)
 
-    def _cr2_variance(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        v = c @ self.bread
-        return np.einsum("cp,pq,cq->c", v, self.meat, v)
-
-    def covariance(self) -> NDArray[np.float64]:
-        out = embed(self.bread @ self.meat @ self.bread, self.free, self.n_params)
-        if self.extra is not None:
-            out += self.extra.T @ self.extra
-        return out
+    def _cr2_covariance(self) -> NDArray[np.float64]:
+        return self.bread @ self.meat @ self.bread
 
     def influence(self) -> NDArray[np.float64] | None:
         """CR2-adjusted influences (G x n_params), built on request; None past
@@ -195,9 +188,6 @@ class SmallClusterInference(ClusterInference):
         for col in range(c):
             out[:, col] = np.bincount(rows.cluster, per_row[:, col], rows.n_clusters)
         return out
-
-    def omega(self, contrasts) -> NDArray[np.float64]:
-        return self.rows.quadratic(self._directions(self._free_contrasts(contrasts))).T
 
     def factors(self, contrasts) -> tuple:
         """``(omega, d, Y)`` as :meth:`ClusterInference.factors` (dense: small boards), from
