@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ratings.core.errors import option
 from ratings.core.threads import matmul
 from ratings.inference.batched import batched_df, dense_basis, pair_forms, terms
 from ratings.inference.satterthwaite import (
@@ -464,9 +465,10 @@ def check_cluster_memory(data, sizes: NDArray[np.int64], n_params: int, path: st
                  f"{n_params:,} parameters)", ways=cluster_ways())  # fmt: skip
 
 
-def check_clusters(data) -> None:
-    if data.n_clusters < 2:
-        raise ValueError(
-            f"Clustered intervals need at least 2 clusters in `{data.cluster_name}`; got "
-            f"{data.n_clusters}. Use per-verdict intervals (CLI `--no-cluster`)."
-        )
+def check_clusters(n_clusters: int, cluster_name: str | None = None) -> None:
+    """Refuse clustered intervals over fewer than 2 clusters (of column ``cluster_name``)."""
+    if n_clusters < 2:
+        where = f" in `{cluster_name}`" if cluster_name else ""
+        raise ValueError(f"Clustered intervals need at least 2 clusters{where}; got "
+                         f"{n_clusters}. Use per-verdict intervals "
+                         f"({option('cluster', None)}).")  # fmt: skip

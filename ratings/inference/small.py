@@ -401,7 +401,7 @@ def working_inference(rows: WorkingRows, residual: NDArray[np.float64], free: ND
     (penalised) information over ``free``: on the sparse path (``small`` True), the dense one
     (False), or by default the one :func:`cr2_plan` picks, after checking the work against
     the memory limit."""
-    check_clusters(data)
+    check_clusters(data.n_clusters, data.cluster_name)
     sizes = np.diff(rows.starts)
     if small is None:
         small = use_small_path(sizes, free.size)
@@ -455,7 +455,7 @@ def crowd_inference(fit, data, *, k,
     from the spread of the ratings (the caller leaves the intervals open). A two-step term for
     reused etas is added with :meth:`ClusterInference.with_extra`.
     """
-    check_clusters(data)
+    check_clusters(data.n_clusters, data.cluster_name)
     free_eta = fit.estimated & ~fit.boundary
     rows = crowd_rows(fit.theta, fit.eta, free_eta, data)
     info = crowd_rows(fit.theta, fit.eta, free_eta, data.collapsed()).information()
