@@ -305,8 +305,8 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
 
 
 def _refuse_covariates(*, style: bool) -> None:
-    """The error of soft outcomes with style covariates or judge effects: the covariate
-    design (:mod:`ratings.models.style`) reads each verdict's winner, not a fractional score."""
+    """The error of soft outcomes with style covariates or judge effects: the design with
+    covariates (:mod:`ratings.models.covariates`) reads each verdict's winner, not a score."""
     other = option("style") if style else option("adjust")
     what = "style features" if style else "judge effects"
     raise ValueError(f"{option('soft', True)} cannot be combined with {other}: the {what} "
