@@ -19,7 +19,7 @@ effects (``Ratings.judge_effects``), Crowd-BT's judges and the tie parameter (``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -30,6 +30,7 @@ from ratings.api.results import labelled
 from ratings.api.ties import tie_start, with_ties
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.slots import slot_counts
+from ratings.data.soft import is_graded, soft_counts, soft_weights
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.covariates import DesignFit, design_rows, fit_design, widen_one_judge
 from ratings.models.crowd.likelihood import Choice
@@ -65,10 +66,13 @@ def fit_covariates(loaded: LoadedLog, covariates: Covariates, *, model: str = "b
                    fit_new_judges: bool = False, anchor: str | None = None,
                    rating: float = 1000.0, ci: str = "sandwich", level: float = 0.95,
                    engine: str = "auto", tol: float = 1e-10, max_iter: int = 100,
-                   slots=None) -> Ratings:  # fmt: skip
+                   soft: bool = False, slots=None) -> Ratings:  # fmt: skip
     """The body of :func:`ratings.fit` with ``style=`` or ``adjust=`` (arguments as there;
     ``loaded`` is the verdicts read by :func:`ratings.api.loading.load_log`, ``rating`` the
-    anchor's rating, ``slots`` the verdicts by slot if already counted).
+    anchor's rating, ``slots`` the verdicts by slot if already counted). ``soft``: ``winner``
+    is A's score (``loaded.frame["score"]``), each verdict's row counts those of the Bernoulli
+    quasi-likelihood (:func:`ratings.data.soft.soft_weights`), so the Bradley-Terry row terms
+    of the design, per-verdict meat included, are the quasi-likelihood's.
 
     Raises
     ------
@@ -90,6 +94,8 @@ def fit_covariates(loaded: LoadedLog, covariates: Covariates, *, model: str = "b
                 "do not keep")  # fmt: skip
         raise TypeError(f"{need}; pass the verdict log (a path, DataFrame or VerdictLog).")
     x, scale, slots = _features_and_slots(frame, data, cv, engine, slots)
+    if soft and "score" in frame.columns:
+        slots = _soft_slots(slots, frame["score"].to_numpy(dtype=np.float64))
     engine = resolve_engine(engine, data.n_verdicts)
     collapsed = data.collapsed(engine=engine)
     check_identifiable(collapsed)
@@ -146,13 +152,29 @@ def fit_covariates(loaded: LoadedLog, covariates: Covariates, *, model: str = "b
                    n_iter=fit.n_iter, max_grad=fit.max_grad, influence=fit.influence,
                    inference=fit.inference, crowd=summary,
                    judges=_judges(fit, data, level, df) if model == "crowd-bt" else None)
-    out = labelled(est, data, model=ties if family is not None else model, ci=ci, level=level,
+    kind = ties if family is not None else "bt-soft" if soft else model
+    out = labelled(est, data, model=kind, ci=ci, level=level,
                    scope=loaded.scope, n_rejected=loaded.n_rejected, anchor=anchor,
                    rating=rating, df=None if styled else df, style=table,
                    judge_effects=effects)  # fmt: skip
+    if soft and "score" in frame.columns:  # counts of scores (ratings.data.soft)
+        forfeits = collapsed.model_counts()["forfeits"].to_numpy()
+        out = replace(out, counts=soft_counts(frame, data.models, forfeits))
     return with_ties(out, fit.params, fit.cov, fit.inference,
                      None if ties == "half" else tie_family(ties), collapsed, level=level,
                      at=fit.params.size - 1, stacklevel=4)  # fmt: skip
+
+
+def _soft_slots(slots, score: np.ndarray):
+    """``slots`` with each verdict of a graded score counted as the quasi-likelihood's
+    (wins of A, wins of B, ties) (:func:`ratings.data.soft.soft_weights`); scores 0, 1/2 and 1
+    (and forfeits) as they are."""
+    if slots.order is not None and slots.order.size:
+        score = score[slots.order]
+    graded = is_graded(score)
+    wa, wb, tt = soft_weights(np.where(graded, score, 0.0))
+    return replace(slots, wa=np.where(graded, wa, slots.wa), wb=np.where(graded, wb, slots.wb),
+                   tt=np.where(graded, tt, slots.tt))
 
 
 def _features_and_slots(frame: pd.DataFrame, data, cv: Covariates, engine: str,
