@@ -162,7 +162,7 @@ def fit_covariates(loaded: LoadedLog, covariates: Covariates, *, model: str = "b
         out = replace(out, counts=soft_counts(frame, data.models, forfeits))
     return with_ties(out, fit.params, fit.cov, fit.inference,
                      None if ties == "half" else tie_family(ties), collapsed, level=level,
-                     at=fit.params.size - 1, stacklevel=4)  # fmt: skip
+                     at=fit.params.size - 1, df=df, stacklevel=4)  # fmt: skip
 
 
 def _soft_slots(slots, score: np.ndarray):
