@@ -259,7 +259,8 @@ class _Design:
         # the family's own parameters, one per slot: Crowd-BT's eta per judge (the slot of a
         # row its judge), a tie model's one tie parameter (every row's slot 0)
         self.m, self.p, self.nj = rows.n_models, rows.x.shape[1], family.n_extra(rows.n_judges)
-        self.slot = rows.judge if self.crowd else np.zeros(rows.n_rows, dtype=np.int64)
+        self.slot = np.zeros(rows.n_rows, dtype=np.int64) if self.nj and not self.crowd \
+            else rows.judge  # (read only with parameters of the family's own)
         self.n_params = self.m + self.p + self.nj
         self.prior = prior if self.crowd else None
         r = rows.n_rows
