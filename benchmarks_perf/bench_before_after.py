@@ -55,7 +55,8 @@ style = fastest({"plain": lambda: ratings.fit(df),
                  "style": lambda: ratings.fit(df, style=bench_style.FEATURES)})
 del df
 log, _ = bench_crowd.simulate(1_000_000, 200, 1000, seed=0)
-crowd = fastest({"bt": lambda: ratings.fit(log), "crowd": lambda: ratings.fit(log, model="crowd-bt")})
+crowd = fastest({"bt": lambda: ratings.fit(log),
+                 "crowd": lambda: ratings.fit(log, model="crowd-bt")})
 print(json.dumps({"load_avg": load, "plain_cpu_s": style["plain"], "style_cpu_s": style["style"],
                   "style_ratio": style["style"] / style["plain"], "bt_cpu_s": crowd["bt"],
                   "crowd_cpu_s": crowd["crowd"], "crowd_ratio": crowd["crowd"] / crowd["bt"]}))
