@@ -160,16 +160,6 @@ def test_cli_ties_refuse_crowd_bt(log, tmp_path, command, capsys):
     assert "--model crowd-bt" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("effects", ["style", "adjust"])
-def test_covariates_with_soft_outcomes_are_refused_with_what_to_use(log, effects):
-    frame = log[log["scope"] == "analytical"].assign(length_a=100, length_b=120)
-    kwargs = {"style": ratings.Style(("length",))} if effects == "style" else {
-        "adjust": ratings.Adjust(("position",))}  # fmt: skip
-    with pytest.raises(ValueError, match=f"`soft=True` cannot be combined with `{effects}`") as e:
-        ratings.fit(frame, model=ratings.BT(soft=True), **kwargs)
-    assert "Fit without `soft=True`" in str(e.value)
-
-
 def test_cli_combine_with_a_tie_model_and_judge_effects(log, tmp_path):
     """A tie model with judge effects fits each judged scope through the covariate design."""
     path, out = tmp_path / "log.csv", tmp_path / "board.csv"

@@ -219,3 +219,51 @@ def test_tie_model_with_style_names_both_and_fits_bt_without_ties():
         tied = ratings.fit(decisive, model=ratings.BT(ties="davidson"), style=["len"])
     np.testing.assert_allclose(tied.elo, plain.elo, atol=1e-9)
     assert tied.ties["model"].iloc[0] == "bt (no ties)"
+
+
+def _soft_board(seed: int = 11) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, M, N)
+    b = (a + rng.integers(1, M, N)) % M
+    s = np.linspace(-0.8, 0.8, M)
+    la, lb = rng.poisson(40, N), rng.poisson(40, N)
+    p = expit(s[a] - s[b] + 1.5 * (la - lb) / (la + lb))
+    y = np.clip(np.round(p + rng.normal(0, 0.25, N), 2), 0.0, 1.0)  # graded scores
+    return pd.DataFrame({"model_a": [f"m{i}" for i in a], "model_b": [f"m{i}" for i in b],
+                         "winner": y, "task_id": rng.integers(0, TASKS, N),
+                         "len_a": la, "len_b": lb})  # fmt: skip
+
+
+def test_soft_outcomes_with_style_equal_a_scipy_quasi_likelihood_fit():
+    """Soft outcomes with a style feature: the Bernoulli quasi-likelihood y log p + (1 - y)
+    log(1 - p), p = sigma(s_A - s_B + beta x), maximised by scipy; its HC0 and CR1 sandwiches
+    (bread sum p(1 - p) u u^T, meat from the scores (y - p) u)."""
+    log = _soft_board()
+    u, _ = _design(log.assign(winner="A"), [_style_column(log)])
+    y = log["winner"].to_numpy(float)
+
+    def nll(v):
+        d = u @ v
+        return -(y * -np.logaddexp(0, -d) + (1 - y) * -np.logaddexp(0, d)).sum(), \
+            -u.T @ (y - expit(d))
+
+    x = minimize(nll, np.zeros(u.shape[1]), jac=True, method="BFGS",
+                 options={"gtol": 1e-12, "maxiter": 5000}).x
+    p = expit(u @ x)
+    bread = np.linalg.inv((u * (p * (1 - p))[:, None]).T @ u)
+    scores = u * (y - p)[:, None]
+    clusters = log["task_id"].to_numpy()
+    per = np.vstack([scores[clusters == c].sum(0) for c in np.unique(clusters)])
+    g = per.shape[0]
+    refs = {"hc0": bread @ scores.T @ scores @ bread,
+            "sandwich-z": g / (g - 1) * bread @ per.T @ per @ bread}
+    for ci, ref in refs.items():
+        r = ratings.fit(log, model=ratings.BT(soft=True), style=["len"], anchor="m0", ci=ci,
+                        cluster=None if ci == "hc0" else "task_id")  # fmt: skip
+        assert r.kind == "bt-soft"
+        s = (r.elo[[f"m{i}" for i in range(1, M)]].to_numpy() - 1000.0) / ELO_SCALE
+        np.testing.assert_allclose(s, x[: M - 1], atol=1e-6)
+        np.testing.assert_allclose(r.style["coef"].iloc[0], x[M - 1], atol=1e-6)
+        cov = r.cov_params(scale="log").to_numpy()[1:, 1:]
+        np.testing.assert_allclose(cov, ref[: M - 1, : M - 1], rtol=1e-5, atol=1e-10)
+        np.testing.assert_allclose(r.style["se"].iloc[0], np.sqrt(ref[M - 1, M - 1]), rtol=1e-5)

@@ -1,8 +1,8 @@
 """Fits with covariates: ``ratings.fit(..., style=[...])`` and ``ratings.fit(..., adjust=...)``.
 
 Style features and judge effects are covariate columns of one design, d = s_A - s_B + x'beta
-(:mod:`ratings.models.style`): each style feature a column (x = (a - b) / (a + b) scaled to unit
-root-mean-square), judge k's position bias a column that is 1 on its verdicts, its
+(:mod:`ratings.models.covariates`): each style feature a column (x = (a - b) / (a + b) scaled
+to unit root-mean-square), judge k's position bias a column that is 1 on its verdicts, its
 self-preference one that is own_k(A) - own_k(B) on its verdicts
 (:func:`ratings.models.judge_effects.effect_columns`). One fit of that design estimates the
 strengths, the coefficients and the outcome family's own parameters (Crowd-BT's etas, a tie
@@ -19,7 +19,7 @@ effects (``Ratings.judge_effects``), Crowd-BT's judges and the tie parameter (``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -30,7 +30,9 @@ from ratings.api.results import labelled
 from ratings.api.ties import tie_start, with_ties
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.slots import slot_counts
+from ratings.data.soft import is_graded, soft_counts, soft_weights
 from ratings.kernels.engine import resolve as resolve_engine
+from ratings.models.covariates import DesignFit, design_rows, fit_design, widen_one_judge
 from ratings.models.crowd.likelihood import Choice
 from ratings.models.crowd.prior import CrowdSummary
 from ratings.models.estimate import Estimate
@@ -38,7 +40,7 @@ from ratings.models.existence import check_identifiable
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT
 from ratings.models.families.ties import tie_family
 from ratings.models.judge_effects import effect_columns, effects_remedy, effects_table
-from ratings.models.style import StyleFit, fit_style, style_rows, style_table, widen_one_judge
+from ratings.models.style import style_remedy, style_table
 from ratings.result import JudgeEffects, Ratings
 
 __all__ = ["Covariates", "fit_covariates"]
@@ -64,10 +66,13 @@ def fit_covariates(loaded: LoadedLog, covariates: Covariates, *, model: str = "b
                    fit_new_judges: bool = False, anchor: str | None = None,
                    rating: float = 1000.0, ci: str = "sandwich", level: float = 0.95,
                    engine: str = "auto", tol: float = 1e-10, max_iter: int = 100,
-                   slots=None) -> Ratings:  # fmt: skip
+                   soft: bool = False, slots=None) -> Ratings:  # fmt: skip
     """The body of :func:`ratings.fit` with ``style=`` or ``adjust=`` (arguments as there;
     ``loaded`` is the verdicts read by :func:`ratings.api.loading.load_log`, ``rating`` the
-    anchor's rating, ``slots`` the verdicts by slot if already counted).
+    anchor's rating, ``slots`` the verdicts by slot if already counted). ``soft``: ``winner``
+    is A's score (``loaded.frame["score"]``), each verdict's row counts those of the Bernoulli
+    quasi-likelihood (:func:`ratings.data.soft.soft_weights`), so the Bradley-Terry row terms
+    of the design, per-verdict meat included, are the quasi-likelihood's.
 
     Raises
     ------
@@ -89,6 +94,8 @@ def fit_covariates(loaded: LoadedLog, covariates: Covariates, *, model: str = "b
                 "do not keep")  # fmt: skip
         raise TypeError(f"{need}; pass the verdict log (a path, DataFrame or VerdictLog).")
     x, scale, slots = _features_and_slots(frame, data, cv, engine, slots)
+    if soft and "score" in frame.columns:
+        slots = _soft_slots(slots, frame["score"].to_numpy(dtype=np.float64))
     engine = resolve_engine(engine, data.n_verdicts)
     collapsed = data.collapsed(engine=engine)
     check_identifiable(collapsed)
@@ -97,7 +104,7 @@ def fit_covariates(loaded: LoadedLog, covariates: Covariates, *, model: str = "b
         plan = identified_plan(slots, checked_families(cv.families, cv.adjust, data), cv.adjust)
     if plan is not None:
         x = np.column_stack([x, effect_columns(slots, plan)])
-    rows = style_rows(slots, x, engine)
+    rows = design_rows(slots, x, engine)
     ref = 0 if anchor is None else int(data.models.get_loc(anchor))
     clustered = data.clusters is not None
     # judge effects alone: the cluster sandwich (CR1) with one t quantile of G - 1 df
@@ -105,7 +112,7 @@ def fit_covariates(loaded: LoadedLog, covariates: Covariates, *, model: str = "b
     opts = {"ref": ref, "ci": ci if styled or ci != "sandwich" else "sandwich-z",
             "ridge": cv.ridge, "engine": engine, "tol": tol, "max_iter": max_iter,
             "n_ridge": len(cv.features),
-            "remedy": None if styled else effects_remedy()}  # fmt: skip
+            "remedy": style_remedy() if styled else effects_remedy()}  # fmt: skip
     family = None if ties == "half" or not collapsed.tt.sum() else tie_family(ties)
     summary = None
     if model == "crowd-bt":
@@ -126,10 +133,10 @@ def fit_covariates(loaded: LoadedLog, covariates: Covariates, *, model: str = "b
     elif family is not None:  # a tie model: its parameter is one more of the design
         start = tie_start(collapsed, family, ref=ref, engine=engine)
         plain = start.theta
-        fit = fit_style(rows, plain, family=family, eta0=np.array([start.phi]), **opts)
+        fit = fit_design(rows, plain, family=family, eta0=np.array([start.phi]), **opts)
     else:
         plain = fit_bt(collapsed, ref=ref, tol=1e-10, engine=engine).theta
-        fit = fit_style(rows, plain, family=BRADLEY_TERRY, **opts)
+        fit = fit_design(rows, plain, family=BRADLEY_TERRY, **opts)
     table = None
     if styled:
         table = style_table(fit, cv.features, scale, level=level, ridge=cv.ridge)
@@ -145,13 +152,29 @@ def fit_covariates(loaded: LoadedLog, covariates: Covariates, *, model: str = "b
                    n_iter=fit.n_iter, max_grad=fit.max_grad, influence=fit.influence,
                    inference=fit.inference, crowd=summary,
                    judges=_judges(fit, data, level, df) if model == "crowd-bt" else None)
-    out = labelled(est, data, model=ties if family is not None else model, ci=ci, level=level,
+    kind = ties if family is not None else "bt-soft" if soft else model
+    out = labelled(est, data, model=kind, ci=ci, level=level,
                    scope=loaded.scope, n_rejected=loaded.n_rejected, anchor=anchor,
                    rating=rating, df=None if styled else df, style=table,
                    judge_effects=effects)  # fmt: skip
+    if soft and "score" in frame.columns:  # counts of scores (ratings.data.soft)
+        forfeits = collapsed.model_counts()["forfeits"].to_numpy()
+        out = replace(out, counts=soft_counts(frame, data.models, forfeits))
     return with_ties(out, fit.params, fit.cov, fit.inference,
                      None if ties == "half" else tie_family(ties), collapsed, level=level,
-                     at=fit.params.size - 1, stacklevel=4)  # fmt: skip
+                     at=fit.params.size - 1, df=df, stacklevel=4)  # fmt: skip
+
+
+def _soft_slots(slots, score: np.ndarray):
+    """``slots`` with each verdict of a graded score counted as the quasi-likelihood's
+    (wins of A, wins of B, ties) (:func:`ratings.data.soft.soft_weights`); scores 0, 1/2 and 1
+    (and forfeits) as they are."""
+    if slots.order is not None and slots.order.size:
+        score = score[slots.order]
+    graded = is_graded(score)
+    wa, wb, tt = soft_weights(np.where(graded, score, 0.0))
+    return replace(slots, wa=np.where(graded, wa, slots.wa), wb=np.where(graded, wb, slots.wb),
+                   tt=np.where(graded, tt, slots.tt))
 
 
 def _features_and_slots(frame: pd.DataFrame, data, cv: Covariates, engine: str,
@@ -178,7 +201,7 @@ def _features_and_slots(frame: pd.DataFrame, data, cv: Covariates, engine: str,
     return x, scale, slots
 
 
-def _judges(fit: StyleFit, data, level: float, df: float | None) -> pd.DataFrame:
+def _judges(fit: DesignFit, data, level: float, df: float | None) -> pd.DataFrame:
     """The Crowd-BT judges table (eta with intervals) of a fit with covariates: each eta's
     CR2 degrees of freedom where the fit has them, else ``df``."""
     from ratings.models.crowd.judge_table import joint_judges
@@ -209,21 +232,21 @@ def _crowd_default(rows, start, prior, *, level: float, one_judge: bool = False,
     m, p = rows.n_models, rows.x.shape[1]
     on = m + p + np.flatnonzero(start.estimated)
 
-    def plain_fit() -> StyleFit:
-        return fit_style(rows, start.theta, eta0=start.eta, **common)
+    def plain_fit() -> DesignFit:
+        return fit_design(rows, start.theta, eta0=start.eta, **common)
 
-    def regular(plain: StyleFit):
+    def regular(plain: DesignFit):
         inside = plain.converged and not plain.eta_boundary.any() and etas_inside(
             plain.params[on], np.diag(plain.cov)[on], level)  # fmt: skip
         return plain.cov if inside else None
 
-    def posterior(plain: StyleFit | None) -> StyleFit:
+    def posterior(plain: DesignFit | None) -> DesignFit:
         s0, b0, e0 = (start.theta, None, start.eta) if plain is None else (
             plain.strength, plain.beta, plain.eta)  # fmt: skip
-        return fit_style(rows, s0, beta0=b0, eta0=e0, prior=prior, one_judge=one_judge,
+        return fit_design(rows, s0, beta0=b0, eta0=e0, prior=prior, one_judge=one_judge,
                          **common)  # fmt: skip
 
-    def shift(plain: StyleFit, post: StyleFit, cov) -> float:
+    def shift(plain: DesignFit, post: DesignFit, cov) -> float:
         keep = np.r_[np.arange(m), on]
         return moved_in_ses((post.params - plain.params)[keep], cov[np.ix_(keep, keep)], m)
 
@@ -234,7 +257,7 @@ def _crowd_default(rows, start, prior, *, level: float, one_judge: bool = False,
                            on_bound=lambda fit: fit.eta_boundary)  # fmt: skip
 
 
-def _crowd_summary(choice: Choice, fit: StyleFit, data, prior) -> CrowdSummary:
+def _crowd_summary(choice: Choice, fit: DesignFit, data, prior) -> CrowdSummary:
     """The Crowd-BT summary (``Ratings.crowd``) of the fit (``choice``'s, after any widening):
     the etas' covariance and which estimate it is
     (:meth:`~ratings.models.crowd.prior.CrowdSummary.estimate_note`)."""

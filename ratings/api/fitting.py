@@ -219,8 +219,6 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
     n_boot, seed = boot.n, boot.seed
     penalty, firth = (spec.penalty, spec.firth) if isinstance(spec, BT) else (0.0, False)
     ties, soft = (spec.ties, spec.soft) if isinstance(spec, BT) else ("half", False)
-    if soft and (options.style is not None or adjust):
-        _refuse_covariates(style=options.style is not None)
     crowd = spec if isinstance(spec, CrowdBT) else CrowdBT()
     prior, judge_quality = crowd.prior, crowd.judge_quality
     style = options.style
@@ -252,7 +250,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
                                   judge_quality=judge_quality,
                                   fit_new_judges=crowd.fit_new_judges, anchor=anchor,
                                   rating=rating0, ci=ci, level=level, engine=engine, tol=tol,
-                                  max_iter=max_iter)  # fmt: skip
+                                  max_iter=max_iter, soft=soft)  # fmt: skip
         engine = resolve_engine(engine, data.n_verdicts)  # one engine for every later stage
         rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts
         if penalty == 0.0 and not firth:
@@ -302,17 +300,6 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
             forfeits = rows.model_counts()["forfeits"].to_numpy()
             out = replace(out, counts=soft_counts(loaded.frame, data.models, forfeits))
         return out
-
-
-def _refuse_covariates(*, style: bool) -> None:
-    """The error of soft outcomes with style covariates or judge effects: the covariate
-    design (:mod:`ratings.models.style`) reads each verdict's winner, not a fractional score."""
-    other = option("style") if style else option("adjust")
-    what = "style features" if style else "judge effects"
-    raise ValueError(f"{option('soft', True)} cannot be combined with {other}: the {what} "
-                     "design has no quasi-likelihood of fractional scores yet. Fit without "
-                     f"{option('soft', True)} (winner A, B or tie) to control for {what}, or "
-                     f"fit the soft outcomes without {other}.")
 
 
 def _check_style_source(verdicts, style: tuple[str, ...], columns, format=None) -> None:

@@ -98,9 +98,10 @@ def tie_start(rows: Comparisons, family: TieFamily, *, ref: int, engine, tol: fl
 
 def with_ties(out, params: NDArray[np.float64], cov: NDArray[np.float64], inference,
               family: TieFamily | None, rows: Comparisons, *, level: float, at: int,
-              stacklevel: int = 2):  # fmt: skip
+              df: float | None = None, stacklevel: int = 2):  # fmt: skip
     """``out`` (a :class:`~ratings.result.Ratings` of a fit with covariates) with the tie
-    parameter's table: parameter ``at`` of ``params`` and ``cov`` (the last), or, on a log
+    parameter's table: parameter ``at`` of ``params`` and ``cov`` (the last; its quantile from
+    ``inference``'s df, else ``df``'s, else normal), or, on a log
     without ties, the boundary's (:func:`no_ties_table`). ``out`` as it is without a tie
     model (``family`` None)."""
     from dataclasses import replace
@@ -111,7 +112,7 @@ def with_ties(out, params: NDArray[np.float64], cov: NDArray[np.float64], infere
         table = no_ties_table(family, level=level, stacklevel=stacklevel + 1)
     else:
         table = tie_table(family, float(params[at]), float(cov[at, at]), level=level,
-                          inference=inference, m=at)  # fmt: skip
+                          inference=inference, m=at, df=np.nan if df is None else df)
     return replace(out, fit_info=replace(out.fit_info, ties=table))
 
 
@@ -127,14 +128,15 @@ def _refit(sample: Comparisons, family, ref, max_iter, engine, x0) -> tuple:
 
 
 def tie_table(family: TieFamily, phi: float, var_phi: float, *, level: float, inference=None,
-              draws: NDArray[np.float64] | None = None, m: int = 0) -> pd.DataFrame:  # fmt: skip
+              draws: NDArray[np.float64] | None = None, m: int = 0,
+              df: float = np.nan) -> pd.DataFrame:  # fmt: skip
     """``Ratings.ties``: the tie parameter (``nu`` or ``theta``) with its interval, from an
     interval on the unbounded scale phi (a t quantile with the CR2 degrees of freedom of the
-    contrast e_phi when clustered, else normal; bootstrap percentiles from ``draws``), its
-    delta-method standard error, and the probability of a tie between two equal models with
-    its interval."""
+    contrast e_phi when clustered, else ``df``'s or normal; bootstrap percentiles from
+    ``draws``), its delta-method standard error, and the probability of a tie between two equal
+    models with its interval."""
     se_phi = float(np.sqrt(max(var_phi, 0.0)))
-    df = np.nan
+    df = float(df)
     if inference is not None:
         c = np.zeros((1, m + 1))
         c[0, m] = 1.0

@@ -157,18 +157,6 @@ class Basis:
         return np.ascontiguousarray(self.by_contrast[:, 2 * g * p:])
 
     @cached_property
-    def pair_grams(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Per design the Gram matrix of its unit contrasts' y (G x (P + 1) x (P + 1)), and
-        over the designs the weighted Gram matrix of all of them, T[(k, a), (l, b)] =
-        sum_g w_g y_g[a, k] y_g[b, l] ((P + 1) x P x (P + 1) x P): a pair's |y_g|^2 and its
-        sum_g w_g y_g y_g^T are four entries, and four blocks, of them (one product in all)."""
-        g, p = self.q.shape[0], self.q.shape[2]
-        yg = np.ascontiguousarray(self.y_rows.reshape(p + 1, g, p).transpose(1, 0, 2))
-        per = yg @ yg.transpose(0, 2, 1)
-        flat = (yg * np.sqrt(self.weight)[:, None, None]).reshape(g, (p + 1) * p)
-        return per, (flat.T @ flat).reshape(p + 1, p, p + 1, p)
-
-    @cached_property
     def padded_forms(self) -> NDArray[np.float64]:
         """The quadratic forms of omega and d (2 x G x (P + 1) x (P + 1), zero in the last row
         and column): a pair's terms are three of their entries."""
@@ -260,36 +248,10 @@ def _unit_differences(c: NDArray[np.float64]) -> tuple | None:
             np.where(n_minus > 0, minus.argmax(axis=1), p))
 
 
-#: Most cells of :attr:`Basis.pair_grams`' T ((P + 1)^2 P^2) for which the pairs' df take it.
-PAIR_GRAM_CELLS = 4_000_000
-
-
-def _pairs_df(b: Basis, j: NDArray[np.int64], k: NDArray[np.int64]) -> NDArray[np.float64]:
-    """:func:`batched_df` of the contrasts e_j - e_k (``j``, ``k``: free coordinates, P for
-    none) from the basis' quadratic forms and Gram matrices, no array per contrast and
-    design."""
-    per, t = b.pair_grams
-    omega, d = pair_forms(b, j, k)
-    yy = per[:, j, j] + per[:, k, k] - 2.0 * per[:, j, k]  # G x C
-    out = np.empty(j.size)
-    step = max(1, BATCH_CELLS // max(t.shape[1] ** 2, 1))
-    for lo in range(0, j.size, step):
-        a, c = j[lo:lo + step], k[lo:lo + step]
-        s = t[a, :, a, :] + t[c, :, c, :] - t[a, :, c, :] - t[c, :, a, :]  # C x P x P
-        out[lo:lo + step] = np.einsum("cij,cij->c", s, s)
-    tr = b.weight @ omega
-    denom = b.weight @ (d * d) - 2.0 * b.weight @ (d * yy) + out
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(tr > 0, tr * tr / denom, np.nan)
-
-
 def batched_df(b: Basis, c: NDArray[np.float64]) -> NDArray[np.float64]:
     """Exact Satterthwaite df of contrasts ``c`` (rows over the free coordinates), a batch of
     contrasts at a time (see the module notes); NaN where the contrast has no variance."""
     g, p = b.q.shape[0], b.q.shape[2]
-    sides = _unit_differences(c)
-    if sides is not None and c.shape[0] > p and (p + 1) ** 2 * p * p <= PAIR_GRAM_CELLS:
-        return _pairs_df(b, *sides)
     out = np.empty(c.shape[0])
     step = max(1, BATCH_CELLS // max(3 * g * p, 1))
     sw = np.sqrt(b.weight)

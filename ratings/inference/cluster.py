@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ratings.core.errors import option
 from ratings.core.threads import matmul
 from ratings.inference.batched import batched_df, dense_basis, pair_forms, terms
 from ratings.inference.satterthwaite import (
@@ -111,9 +112,8 @@ class ClusterInference:
     def covariance(self) -> NDArray[np.float64]:
         """CR2 covariance over all parameters (zero outside ``free``)."""
         from ratings.core.linalg import embed
-        from ratings.inference.covariance import gram
 
-        out = embed(gram(self.influence_free), self.free, self.n_params)
+        out = embed(self._cr2_covariance(), self.free, self.n_params)
         if self.extra is not None:
             out += self.extra.T @ self.extra
         return out
@@ -130,9 +130,15 @@ class ClusterInference:
         v2 = ((self.extra @ c.T) ** 2).sum(axis=0)
         return with_known_variance(df, v1, v2)
 
+    def _cr2_covariance(self) -> NDArray[np.float64]:
+        """The CR2 covariance over ``free``, without :attr:`extra`."""
+        from ratings.inference.covariance import gram
+
+        return gram(self.influence_free)
+
     def _cr2_variance(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """CR2 variance of contrasts ``c`` (rows over ``free``), without :attr:`extra`."""
-        return ((self.influence_free @ c.T) ** 2).sum(axis=0)
+        return np.sum((c @ self._cr2_covariance()) * c, axis=1)
 
     def influence(self) -> NDArray[np.float64]:
         """CR2-adjusted influence of each cluster on all parameters (G x n_params); the
@@ -185,7 +191,7 @@ class ClusterInference:
 
     def _omega_free(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """:meth:`omega` of contrasts ``c`` over ``free``."""
-        if not self.exact:  # a pass over every row per contrast: the last call is kept, as
+        if self.eig_q is None:  # a pass over every row per contrast: the last call is kept, as
             # the ratings' df and the pairs' df (unanchored) ask for the same contrasts
             last = self.__dict__.get("_last_omega")
             if last is not None and np.array_equal(last[0], c):
@@ -213,9 +219,24 @@ class ClusterInference:
         out[self.undefined(c)] = np.nan
         return out
 
-    def _exact_for(self, n_contrasts: int) -> bool:
-        """Whether the df of ``n_contrasts`` contrasts are exact."""
-        return self.exact
+    def df_plan(self, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
+        """The df path of ``n_contrasts`` contrasts (``pairs``: every pair's) and why:
+        ``"exact"`` (:mod:`ratings.inference.batched`) on the exact path while the pairs'
+        cost stays within :data:`EXACT_BUDGET`, else ``"one-direction"``."""
+        g, p = self.n_clusters, self.free.size
+        if not self.exact:
+            return ("one-direction", "series path: each cluster's share of omega from the rows, "
+                    "the pairs' summed from the ratings' (streamed)")  # fmt: skip
+        cost = n_contrasts * g * p * min(g, p)
+        if not pairs or cost <= EXACT_BUDGET:
+            return "exact", (f"dense path: the basis of {g:,} clusters' eigenpairs, "
+                             f"{n_contrasts:,} contrasts")  # fmt: skip
+        return "one-direction", (f"dense path, pairs' ~{cost:.2g} flops past "
+                                 f"{EXACT_BUDGET:.2g}: each pair's exact omega")
+
+    def _exact_for(self, n_contrasts: int, pairs: bool = False) -> bool:
+        """Whether the df of ``n_contrasts`` contrasts (``pairs``: every pair) are exact."""
+        return self.df_plan(n_contrasts, pairs)[0] == "exact"
 
     def _approx_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """One-direction df of contrasts ``c`` (rows over ``free``), 4,096 at a time."""
@@ -244,15 +265,10 @@ class ClusterInference:
         m = self.n_models
         jj, kk = np.triu_indices(m, 1)
         out = np.full((m, m), np.nan)
-        if self._pairs_exact(jj.size):
+        if self._exact_for(jj.size, pairs=True):
             out[jj, kk] = out[kk, jj] = self.df(pair_contrasts(m, jj, kk))
             return out
         return self._pairs_undefined_and_extra(jj, kk, self._pair_df_large(jj, kk, out))
-
-    def _pairs_exact(self, n_pairs: int) -> bool:
-        """Whether :meth:`pair_df` is exact for ``n_pairs`` pairs."""
-        g, p = self.n_clusters, self.free.size
-        return self.exact and n_pairs * g * p * min(g, p) <= EXACT_BUDGET
 
     def _pairs_undefined_and_extra(self, jj, kk, out):
         """Pair df ``out`` with the pairs along a degenerate direction set to NaN and the
@@ -449,9 +465,10 @@ def check_cluster_memory(data, sizes: NDArray[np.int64], n_params: int, path: st
                  f"{n_params:,} parameters)", ways=cluster_ways())  # fmt: skip
 
 
-def check_clusters(data) -> None:
-    if data.n_clusters < 2:
-        raise ValueError(
-            f"Clustered intervals need at least 2 clusters in `{data.cluster_name}`; got "
-            f"{data.n_clusters}. Use per-verdict intervals (CLI `--no-cluster`)."
-        )
+def check_clusters(n_clusters: int, cluster_name: str | None = None) -> None:
+    """Refuse clustered intervals over fewer than 2 clusters (of column ``cluster_name``)."""
+    if n_clusters < 2:
+        where = f" in `{cluster_name}`" if cluster_name else ""
+        raise ValueError(f"Clustered intervals need at least 2 clusters{where}; got "
+                         f"{n_clusters}. Use per-verdict intervals "
+                         f"({option('cluster', None)}).")  # fmt: skip

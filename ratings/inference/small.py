@@ -49,7 +49,7 @@ from ratings.inference.cluster import (
     cluster_inference,
     dense_path,
 )
-from ratings.inference.satterthwaite import DEGENERATE
+from ratings.inference.satterthwaite import DEGENERATE, one_direction, share_sums
 from ratings.inference.working import (
     CELLS_PER_VERDICT,
     WorkingRows,
@@ -127,9 +127,6 @@ class SmallClusterInference(ClusterInference):
     def exact(self) -> bool:
         return self._exact_for(self.n_models)
 
-    def _exact_for(self, n_contrasts: int) -> bool:
-        return self.df_plan(n_contrasts)[0] != "one-direction"
-
     def df_plan(self, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
         """The df path for ``n_contrasts`` contrasts (``pairs``: every pair's) and why:
         ``"exact"``, the batched exact formula (:mod:`ratings.inference.batched`), while its
@@ -159,31 +156,27 @@ class SmallClusterInference(ClusterInference):
     def scaled(self, factor: float) -> SmallClusterInference:
         return replace(self, meat=self.meat * factor**2, residual=self.residual * factor)
 
-    def _cr2_variance(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        v = c @ self.bread
-        return np.einsum("cp,pq,cq->c", v, self.meat, v)
-
-    def covariance(self) -> NDArray[np.float64]:
-        out = embed(self.bread @ self.meat @ self.bread, self.free, self.n_params)
-        if self.extra is not None:
-            out += self.extra.T @ self.extra
-        return out
+    def _cr2_covariance(self) -> NDArray[np.float64]:
+        return self.bread @ self.meat @ self.bread
 
     def influence(self) -> NDArray[np.float64] | None:
         """CR2-adjusted influences (G x n_params), built on request; None past
         :data:`ratings.core.memory.MAX_INFLUENCE_CELLS` (the covariance does not need them)."""
+        from scipy.sparse import csr_matrix
+
         from ratings.core.memory import MAX_INFLUENCE_CELLS
 
         rows = self.rows
         if rows.n_clusters * rows.n_params > MAX_INFLUENCE_CELLS:
             return None
-        per_row = rows.design(embed(self.bread, self.free, rows.n_params), slice(None))
-        per_row *= self.residual[:, None]  # e*_r x_r^T B, summed by cluster (rows in order)
-        out = np.zeros((rows.n_clusters, rows.n_params))
-        has = np.flatnonzero(np.diff(rows.starts))
-        if has.size:
-            out[has] = np.add.reduceat(per_row, rows.starts[has], axis=0)
-        return out
+        s = rows.a * self.residual  # the scores X_g^T e*_g as a sparse G x n_params matrix
+        at, cols, vals = [rows.cluster] * 2, [rows.ii, rows.jj], [s, -s]
+        if rows.b.size:
+            at, cols = [*at, rows.cluster], [*cols, rows.n_models + rows.judge]
+            vals.append(rows.b * self.residual)
+        w = csr_matrix((np.concatenate(vals), (np.concatenate(at), np.concatenate(cols))),
+                       shape=(rows.n_clusters, rows.n_params))  # duplicates summed
+        return np.asarray(w @ embed(self.bread, self.free, rows.n_params))  # nonzeros x P
 
     def contrasted_influence(self, contrasts) -> NDArray[np.float64]:
         """As :meth:`ClusterInference.contrasted_influence`, from the rows: cluster g's
@@ -195,9 +188,6 @@ class SmallClusterInference(ClusterInference):
         for col in range(c):
             out[:, col] = np.bincount(rows.cluster, per_row[:, col], rows.n_clusters)
         return out
-
-    def omega(self, contrasts) -> NDArray[np.float64]:
-        return self.rows.quadratic(self._directions(self._free_contrasts(contrasts))).T
 
     def factors(self, contrasts) -> tuple:
         """``(omega, d, Y)`` as :meth:`ClusterInference.factors` (dense: small boards), from
@@ -218,11 +208,7 @@ class SmallClusterInference(ClusterInference):
         if groups.n_clusters * c.shape[0] <= SHARED_SHARES_CELLS:  # held, for the pairs too
             u = groups.quadratic(v)
             self.__dict__["_last_shares"] = (c, u)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                pi = u / tr
-                a = pi * pi / np.maximum(1.0 - pi, DEGENERATE)
-                denom = weight @ (pi * pi) + (weight @ a) ** 2 - weight @ (a * a)
-                return np.where(tr > 0, 1.0 / denom, np.nan)
+            return one_direction(share_sums(u.T, tr, weight), tr)
         cells = groups.ii.size * max(c.shape[0], 1)
         k = kernels(cells // CELLS_PER_VERDICT)
         starts = groups.starts
@@ -234,18 +220,13 @@ class SmallClusterInference(ClusterInference):
 
         split = workers() if cells >= CONCURRENT_ROWS * CELLS_PER_VERDICT else 1
         sums = sum(run([partial(part, lo, hi) for lo, hi in row_blocks(starts.size - 1, split)]))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            denom = sums[:, 0] + sums[:, 1] ** 2 - sums[:, 2]
-            return np.where(tr > 0, 1.0 / denom, np.nan)
+        return one_direction(sums.T, tr)
 
     @cached_property
     def information(self) -> NDArray[np.float64]:
         """sum_g H_g over the free coordinates (from the merged rows: the same sum)."""
         groups, weight, _ = self.rows.merged
         return groups.information(weight[groups.cluster])[np.ix_(self.free, self.free)]
-
-    def _pairs_exact(self, n_pairs: int) -> bool:
-        return self._exact_for(n_pairs)
 
     def _pair_df_large(self, jj, kk, out):
         """Each pair's omega summed from the models' (their cross term left out), streamed."""
@@ -285,20 +266,8 @@ def cr2_plan(sizes: NDArray[np.int64], n_free: int) -> tuple[str, str]:
 
 def df_plan(inference, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
     """The df path of ``n_contrasts`` contrasts (``pairs``: every pair's) of a
-    :class:`~ratings.inference.cluster.ClusterInference` and why."""
-    plan = getattr(inference, "df_plan", None)
-    if plan is not None:  # the sparse path's own
-        return plan(n_contrasts, pairs)
-    g, p = inference.n_clusters, inference.free.size
-    if not inference.exact:
-        return ("one-direction", "series path: each cluster's share of omega from the rows, "
-                "the pairs' summed from the ratings' (streamed)")  # fmt: skip
-    cost = n_contrasts * g * p * min(g, p)
-    if not pairs or cost <= cluster.EXACT_BUDGET:
-        return "exact", (f"dense path: the basis of {g:,} clusters' eigenpairs, "
-                         f"{n_contrasts:,} contrasts")  # fmt: skip
-    return "one-direction", (f"dense path, pairs' ~{cost:.2g} flops past "
-                             f"{cluster.EXACT_BUDGET:.2g}: each pair's exact omega")
+    :class:`~ratings.inference.cluster.ClusterInference` and why (its ``df_plan``)."""
+    return inference.df_plan(n_contrasts, pairs)
 
 
 def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
@@ -432,7 +401,7 @@ def working_inference(rows: WorkingRows, residual: NDArray[np.float64], free: ND
     (penalised) information over ``free``: on the sparse path (``small`` True), the dense one
     (False), or by default the one :func:`cr2_plan` picks, after checking the work against
     the memory limit."""
-    check_clusters(data)
+    check_clusters(data.n_clusters, data.cluster_name)
     sizes = np.diff(rows.starts)
     if small is None:
         small = use_small_path(sizes, free.size)
@@ -455,32 +424,22 @@ def cluster_scores(rows: WorkingRows, e: NDArray[np.float64]) -> NDArray[np.floa
     return w.reshape(g, q)
 
 
-def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float = 0.0, k,
-                 bread: NDArray[np.float64] | None = None, small: bool | None = None,
+def bt_inference(theta: NDArray[np.float64], data, *, ref: int, k, bread: NDArray[np.float64],
                  free: NDArray[np.int64] | None = None) -> ClusterInference:  # fmt: skip
     """CR2 pieces of a clustered Bradley-Terry fit (``k``: the kernel module for the scores;
-    ``bread``: the fit's inverse Hessian (M x M, zero at ``ref``), if already computed;
+    ``bread``: the fit's inverse Hessian, M x M, zero at ``ref`` and at the fixed models;
     ``free``: the estimated models, default all but ``ref``; the others are fixed offsets,
-    as when new models are placed against a frozen board; ``small``: as
-    :func:`working_inference`)."""
-    m = data.n_models
-    free = np.delete(np.arange(m), ref) if free is None else np.asarray(free, dtype=np.int64)
+    as when new models are placed against a frozen board)."""
+    free = np.delete(np.arange(data.n_models), ref) if free is None else np.asarray(free)
     rows = bt_rows(theta, data)
-    if bread is None:
-        info = bt_rows(theta, data.collapsed()).information()  # summed over clusters
-        if penalty:
-            info = info + penalty * (np.eye(m) - 1.0 / m)
-        bread_free = inverse_pd(block(info, free))
-    else:  # the Hessian's inverse: the information's (and the penalty's)
-        bread_free = block(bread, free)
     score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
     with np.errstate(divide="ignore", invalid="ignore"):
         residual = np.where(rows.a > 0, score / rows.a, 0.0)
-    return working_inference(rows, residual, free, bread_free, data, small)
+    return working_inference(rows, residual, free, block(bread, free), data)
 
 
-def crowd_inference(fit, data, *, k, prior_information: bool = True,
-                    small: bool | None = None) -> ClusterInference | None:
+def crowd_inference(fit, data, *, k,
+                    prior_information: bool = True) -> ClusterInference | None:
     """CR2 pieces of a clustered Crowd-BT fit (:class:`ratings.models.crowd.likelihood.CrowdFit`).
 
     The likelihood of the decisive verdicts (ties are not part of it), the judges whose eta is
@@ -494,10 +453,9 @@ def crowd_inference(fit, data, *, k, prior_information: bool = True,
     for the judges' intervals and the test of whether they can be told from coin flips.
     ``None`` when that matrix is not positive definite: the verdicts cannot tell judge quality
     from the spread of the ratings (the caller leaves the intervals open). A two-step term for
-    reused etas is added with :meth:`ClusterInference.with_extra`. ``small``: as
-    :func:`working_inference`.
+    reused etas is added with :meth:`ClusterInference.with_extra`.
     """
-    check_clusters(data)
+    check_clusters(data.n_clusters, data.cluster_name)
     free_eta = fit.estimated & ~fit.boundary
     rows = crowd_rows(fit.theta, fit.eta, free_eta, data)
     info = crowd_rows(fit.theta, fit.eta, free_eta, data.collapsed()).information()
@@ -512,4 +470,4 @@ def crowd_inference(fit, data, *, k, prior_information: bool = True,
                                       data.wi, data.wj, data.tt, False)  # fmt: skip
     with np.errstate(divide="ignore", invalid="ignore"):  # row r's score is e_r x_r
         residual = np.where(rows.a != 0, gd / rows.a, np.where(rows.b != 0, ge / rows.b, 0.0))
-    return working_inference(rows, residual, fit.free, bread, data, small)
+    return working_inference(rows, residual, fit.free, bread, data)

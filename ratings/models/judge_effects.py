@@ -27,12 +27,12 @@ and :class:`EffectPlan` says why.
 Inference
 ---------
 Strengths and effects are one fit of the design with covariates that style control also uses
-(:func:`ratings.api.covariates.fit_covariates` runs :func:`ratings.models.style.fit_style`: the
-effects are covariate columns, :func:`effect_columns`; one Newton solver, its row terms from any
-outcome family of :mod:`ratings.models.families`). Intervals come from the sandwich H^-1 B H^-1
-with B summed over clusters (tasks) times G/(G-1) (per verdict without clusters), as for the ratings
-(:mod:`ratings.inference.covariance`), so the strengths' covariance includes the effects'
-uncertainty.
+(:func:`ratings.api.covariates.fit_covariates` runs :func:`ratings.models.covariates.
+fit_design`: the effects are covariate columns, :func:`effect_columns`; one Newton solver, its
+row terms from any outcome family of :mod:`ratings.models.families`). Intervals come from the
+sandwich H^-1 B H^-1 with B summed over clusters (tasks) times G/(G-1) (per verdict without
+clusters), as for the ratings (:mod:`ratings.inference.covariance`), so the strengths'
+covariance includes the effects' uncertainty.
 """
 
 from __future__ import annotations
@@ -239,8 +239,8 @@ def effect_columns(slots: SlotCounts, plan: EffectPlan) -> NDArray[np.float64]:
 
 def effects_remedy():
     """How the errors of a fit with judge effects (and no style features) name them
-    (:class:`ratings.models.style.Remedy`)."""
-    from ratings.models.style import Remedy
+    (:class:`ratings.models.covariates.Remedy`)."""
+    from ratings.models.covariates import Remedy
 
     return Remedy(
         "Judge-effects", "judge effects",
