@@ -70,12 +70,9 @@ def phases(df: pd.DataFrame, repeat: int) -> None:
     from ratings.api.style import style_columns
     from ratings.data.slots import slot_counts, verdict_cluster_order
     from ratings.models.bt import fit_bt
-    from ratings.models.style import (
-        feature_columns,
-        features_by_verdict,
-        fit_style,
-        style_rows,
-    )
+    from ratings.models.covariates import design_rows as style_rows
+    from ratings.models.covariates import fit_design as fit_style
+    from ratings.models.style import feature_columns, features_by_verdict
 
     cols = style_columns(FEATURES)
     loaded = load_log(df, keep=cols, as_numbers=cols)

@@ -352,7 +352,7 @@ def test_one_judge_crowd_style_widened_by_an_independent_profile(monkeypatch):
     from scipy.optimize import brentq, minimize
     from scipy.special import expit
 
-    import ratings.api.style as api_style
+    import ratings.api.covariates as api_style
 
     df = _one_judge_log()
     r = ratings.fit(df, model="crowd-bt", style="tokens", anchor="m0")

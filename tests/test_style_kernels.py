@@ -137,8 +137,8 @@ def test_style_rows_in_blocks_of_whole_clusters_equal_one_block(engine, monkeypa
 
     from ratings.core import threads
     from ratings.data.slots import SlotCounts
-    from ratings.models import style
-    from ratings.models.style import style_rows
+    from ratings.models import covariates as style
+    from ratings.models.covariates import design_rows as style_rows
 
     rng, a, b, judge, cl, x, *_ = _rows(r=600, g=9)
     order = rng.permutation(a.size)
@@ -154,7 +154,7 @@ def test_style_rows_in_blocks_of_whole_clusters_equal_one_block(engine, monkeypa
     want = _aggregate(ref, cl[order], judge[order], a[order], b[order], x, w, 6)
     assert many.n_rows < a.size  # rows were merged, across all blocks
     for got in (one, many):
-        for u, v in zip((got.cluster, got.judge, got.a, got.b, got.x, got.wa, got.wb, got.tt),
+        for u, v in zip((got.cluster, got.judge, got.ii, got.jj, got.x, got.wi, got.wj, got.tt),
                         want, strict=True):  # fmt: skip
             np.testing.assert_array_equal(u, v)
 
@@ -236,8 +236,9 @@ def test_style_rows_merged_or_not_give_the_same_fit(monkeypatch):
 
     from ratings.core import threads
     from ratings.data.slots import SlotCounts
-    from ratings.models import style
-    from ratings.models.style import fit_style, style_rows
+    from ratings.models import covariates as style
+    from ratings.models.covariates import design_rows as style_rows
+    from ratings.models.covariates import fit_design as fit_style
 
     rng, a, b, judge, cl, x, m, *_ = _rows(r=3000, g=40)
     x = np.round(x)  # equal rows to merge

@@ -160,21 +160,15 @@ def test_cli_ties_refuse_crowd_bt(log, tmp_path, command, capsys):
     assert "--model crowd-bt" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("effects", ["style", "adjust"])
-@pytest.mark.parametrize("model", [DAVIDSON, ratings.BT(soft=True)])
-def test_covariates_with_a_tie_model_are_refused_with_what_to_use(log, model, effects):
-    frame = log[log["scope"] == "analytical"].assign(length_a=100, length_b=120)
-    kwargs = {"style": ratings.Style(("length",))} if effects == "style" else {
-        "adjust": ratings.Adjust(("position",))}  # fmt: skip
-    first = "`ties='davidson'`" if model.ties != "half" else "`soft=True`"
-    with pytest.raises(ValueError, match=f"{first} cannot be combined with `{effects}`") as e:
-        ratings.fit(frame, model=model, **kwargs)
-    assert ("`ties='half'`" if model.ties != "half" else "Fit without `soft=True`") in str(e.value)
-
-
-def test_cli_names_the_flags_of_the_refusal(log, tmp_path, capsys):
-    path = tmp_path / "log.csv"
+def test_cli_combine_with_a_tie_model_and_judge_effects(log, tmp_path):
+    """A tie model with judge effects fits each judged scope through the covariate design."""
+    path, out = tmp_path / "log.csv", tmp_path / "board.csv"
     log.to_csv(path, index=False)
-    assert main(["combine", str(path), "--ties", "davidson", "--adjust", "position"]) == 2
-    err = capsys.readouterr().err
-    assert "`--ties davidson` cannot be combined with `--adjust`" in err and "`--ties half`" in err
+    assert main(["combine", str(path), "--ties", "davidson", "--adjust", "position",
+                 "--out", str(out)]) == 0  # fmt: skip
+    table = pd.read_csv(out)
+    frame = log[log["scope"] == "analytical"]
+    one = ratings.fit(frame, model=DAVIDSON, adjust="position")
+    rows = table[table["scope"] == "analytical"].set_index("model")
+    np.testing.assert_allclose(rows["elo"] - rows["elo"].mean(),
+                               (one.elo - one.elo.mean())[rows.index], atol=1e-6)

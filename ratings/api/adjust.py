@@ -1,8 +1,10 @@
 """Ratings adjusted for judge effects: ``ratings.fit(..., adjust=...)``.
 
 The strengths are fitted jointly with judge position bias and/or self-preference as nuisance
-parameters (:mod:`ratings.models.judge_effects`), so the ratings are those of judges without these
-biases, and their sandwich intervals include the effects' uncertainty.
+parameters (:mod:`ratings.models.judge_effects`; the fit is
+:func:`ratings.api.covariates.fit_covariates`), so the ratings are those of judges without these
+biases, and their sandwich intervals include the effects' uncertainty. This module reads and
+checks the option.
 
 When to adjust
 --------------
@@ -23,26 +25,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ratings.api.loading import LoadedLog
-from ratings.api.results import labelled
 from ratings.core.errors import NonIdentifiableError, option
-from ratings.data.comparisons import Comparisons
-from ratings.data.slots import Families, check_families_cover, read_families, slot_counts
-from ratings.kernels.engine import resolve as resolve_engine
-from ratings.models.estimate import Estimate
-from ratings.models.existence import check_identifiable
-from ratings.models.judge_effects import (
-    EffectPlan,
-    EffectsFit,
-    crowd_judges,
-    effects_table,
-    fit_effects,
-    plan_effects,
-)
-from ratings.result import JudgeEffects, Ratings
+from ratings.data.slots import check_families_cover, read_families
+from ratings.models.judge_effects import plan_effects
 
-__all__ = ["ADJUSTMENTS", "check_adjust_options", "checked_families", "fit_adjusted",
-           "identified_plan", "parse_adjust", "ratings_from_fit"]
+__all__ = ["ADJUSTMENTS", "check_adjust_options", "checked_families", "identified_plan",
+           "parse_adjust"]
 
 #: Judge effects ``adjust=`` accepts.
 ADJUSTMENTS = ("position", "self-preference")
@@ -62,7 +50,7 @@ def parse_adjust(adjust: str | Iterable[str] | None) -> tuple[str, ...]:
 
 
 def check_adjust_options(adjust: tuple[str, ...], families, *, ci: str, penalty: float) -> None:
-    """Raise for options :func:`fit_adjusted` does not take (before any data is read)."""
+    """Raise for options a fit with judge effects does not take (before any data is read)."""
     if ci not in ("sandwich", "sandwich-z", "model"):
         raise ValueError(f"{option('ci')} must be 'sandwich', 'sandwich-z' or 'model' with "
                          f"{option('adjust')}; got {ci!r} (the bootstrap is not available for "
@@ -100,72 +88,3 @@ def identified_plan(slots, fams: dict, adjust: Sequence[str]):
             + "; ".join(blocked[:5]) + ". Drop that adjustment or add verdicts."
         )
     return plan
-
-
-def fit_adjusted(
-    loaded: LoadedLog,
-    *,
-    adjust: tuple[str, ...],
-    families: Families = None,
-    model: str = "bt",
-    judge_quality=None,
-    fit_new_judges: bool = False,
-    anchor: str | None = None,
-    rating: float = 1000.0,
-    ci: str = "sandwich",
-    level: float = 0.95,
-    engine: str = "auto",
-    tol: float = 1e-10,
-    max_iter: int = 100,
-) -> Ratings:
-    """Ratings with judge effects as nuisance parameters: the body of :func:`ratings.fit` with
-    ``adjust=`` (arguments as there; ``loaded`` is the verdicts read and aggregated by
-    :func:`ratings.api.fitting.load_log`, ``rating`` the anchor's rating).
-
-    Raises
-    ------
-    ValueError
-        Self-preference without families.
-    NonIdentifiableError
-        The win graph is not strongly connected, or a requested effect exists in the data but
-        has no finite, identified estimate (the message names the judge and why).
-    """
-    from ratings.models.crowd.quality import resolve_judge_quality
-
-    data, frame = loaded.data, loaded.frame
-    if frame is None:
-        raise TypeError(
-            "Judge effects need to know which model was in slot A, which `Comparisons` do not "
-            "keep; pass the verdict log (a path, DataFrame or VerdictLog) instead."
-        )
-    fams = checked_families(families, adjust, data)
-    engine = resolve_engine(engine, data.n_verdicts)
-    slots = slot_counts(frame, data, engine)
-    check_identifiable(data.collapsed(engine=engine))
-    plan = identified_plan(slots, fams, adjust)
-    fixed = {}
-    if model == "crowd-bt":
-        fixed = resolve_judge_quality(judge_quality, data.judges, scope=loaded.scope,
-                                      fit_new_judges=fit_new_judges).eta  # fmt: skip
-    ref = 0 if anchor is None else int(data.models.get_loc(anchor))
-    fit = fit_effects(data, slots, plan, model=model, ref=ref, fixed_eta=fixed, ci=ci,
-                      engine=engine, tol=tol, max_iter=max_iter)  # fmt: skip
-    return ratings_from_fit(fit, plan, data, model=model, ci=ci, level=level,
-                            scope=loaded.scope, n_rejected=loaded.n_rejected, adjust=adjust,
-                            anchor=anchor, rating=rating)  # fmt: skip
-
-
-def ratings_from_fit(fit: EffectsFit, plan: EffectPlan, data: Comparisons, *, model: str,
-                     ci: str, level: float, scope: str | None, n_rejected: int,
-                     adjust: tuple[str, ...], anchor: str | None = None,
-                     rating: float = 1000.0) -> Ratings:  # fmt: skip
-    """The strengths of a joint fit as :class:`Ratings` (``anchor`` at ``rating``, or centred
-    there), with the judge effects (``judge_effects``) and, for Crowd-BT, the judges' eta."""
-    df = float(data.n_clusters - 1) if (data.clusters is not None and ci == "sandwich") else None
-    est = Estimate(theta=fit.estimate("s"), cov=fit.cov, nll=fit.nll, converged=fit.converged,
-                   n_iter=fit.n_iter, max_grad=fit.max_grad, influence=fit.influence,
-                   judges=None if model == "bt" else crowd_judges(fit, data, level, df))
-    return labelled(est, data, model=model, ci=ci, level=level, scope=scope,
-                    n_rejected=n_rejected, anchor=anchor, rating=rating, df=df,
-                    judge_effects=JudgeEffects(effects_table(fit, plan, level=level, df=df),
-                                               adjust))  # fmt: skip

@@ -10,7 +10,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ratings.api.adjust import fit_adjusted
+from ratings.api.covariates import Covariates, fit_covariates
 from ratings.api.loading import (
     LoadedLog,
     Source,
@@ -34,7 +34,7 @@ from ratings.api.specs import (
     options_of,
     parse_anchor,
 )
-from ratings.api.style import check_style_columns, fit_styled, style_columns
+from ratings.api.style import check_style_columns, style_columns
 from ratings.api.ties import estimate_ties, no_ties_table
 from ratings.core.errors import (
     NonIdentifiableError,
@@ -219,8 +219,6 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
     n_boot, seed = boot.n, boot.seed
     penalty, firth = (spec.penalty, spec.firth) if isinstance(spec, BT) else (0.0, False)
     ties, soft = (spec.ties, spec.soft) if isinstance(spec, BT) else ("half", False)
-    if (ties != "half" or soft) and (options.style is not None or adjust):
-        _refuse_covariates(ties, soft, style=options.style is not None)
     crowd = spec if isinstance(spec, CrowdBT) else CrowdBT()
     prior, judge_quality = crowd.prior, crowd.judge_quality
     style = options.style
@@ -245,16 +243,14 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
                             else 0, n_boot=n_boot if ci == "bootstrap" else 0),
                  f"a fit of {data.n_models:,} models", solver.max_memory)  # fmt: skip
     with one_blas_thread(), limit_scope(solver.max_memory):
-        if style is not None:  # style features as covariates (ratings.api.style)
-            return fit_styled(loaded, style=style.features, transform=style.transform,
-                              ridge=style.ridge, model=model, anchor=anchor, rating=rating0,
-                              ci=ci, level=level, engine=engine, tol=tol, max_iter=max_iter,
-                              prior=prior, adjust=adjust, families=families)
-        if adjust:  # judge effects as nuisance parameters (ratings.api.adjust)
-            return fit_adjusted(loaded, adjust=adjust, families=families, model=model,
-                                judge_quality=judge_quality, fit_new_judges=crowd.fit_new_judges,
-                                anchor=anchor, rating=rating0, ci=ci, level=level,
-                                engine=engine, tol=tol, max_iter=max_iter)  # fmt: skip
+        if style is not None or adjust:  # style features, judge effects as covariates
+            covariates = Covariates(adjust=adjust, families=families) if style is None else \
+                Covariates(style.features, style.transform, style.ridge, adjust, families)
+            return fit_covariates(loaded, covariates, model=model, ties=ties, prior=prior,
+                                  judge_quality=judge_quality,
+                                  fit_new_judges=crowd.fit_new_judges, anchor=anchor,
+                                  rating=rating0, ci=ci, level=level, engine=engine, tol=tol,
+                                  max_iter=max_iter, soft=soft)  # fmt: skip
         engine = resolve_engine(engine, data.n_verdicts)  # one engine for every later stage
         rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts
         if penalty == 0.0 and not firth:
@@ -304,25 +300,6 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
             forfeits = rows.model_counts()["forfeits"].to_numpy()
             out = replace(out, counts=soft_counts(loaded.frame, data.models, forfeits))
         return out
-
-
-def _refuse_covariates(ties: str, soft: bool, *, style: bool) -> None:
-    """The error of a tie model or soft outcomes with style covariates or judge effects: the
-    covariate designs (:mod:`ratings.models.style`) fit half wins and Crowd-BT only."""
-    other = option("style") if style else option("adjust")
-    what = "style features" if style else "judge effects"
-    if ties != "half":
-        why = (f"the {what} design fits a linear predictor for ties as half wins (or "
-               "Crowd-BT), and has no place yet for the tie model's own tie parameter")
-        instead = (f"Fit with {option('ties', 'half')} to control for {what}, or fit the tie "
-                   f"model without {other}")
-        first = option("ties", ties)
-    else:
-        why = f"the {what} design has no quasi-likelihood of fractional scores yet"
-        instead = (f"Fit without {option('soft', True)} (winner A, B or tie) to "
-                   f"control for {what}, or fit the soft outcomes without {other}")
-        first = option("soft", True)
-    raise ValueError(f"{first} cannot be combined with {other}: {why}. {instead}.")
 
 
 def _check_style_source(verdicts, style: tuple[str, ...], columns, format=None) -> None:

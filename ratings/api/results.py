@@ -1,7 +1,7 @@
 """Every fit's estimate labelled into :class:`~ratings.result.Ratings` in one place: plain
-Bradley-Terry and Crowd-BT (:mod:`ratings.api.fitting`), style-controlled
-(:mod:`ratings.api.style`) and adjusted for judge effects (:mod:`ratings.api.adjust`) fits all
-hand an :class:`~ratings.models.estimate.Estimate` to :func:`labelled`."""
+Bradley-Terry, Crowd-BT and the tie models (:mod:`ratings.api.fitting`) and fits with
+covariates (style features, judge effects: :mod:`ratings.api.covariates`) all hand an
+:class:`~ratings.models.estimate.Estimate` to :func:`labelled`."""
 
 from __future__ import annotations
 

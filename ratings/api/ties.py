@@ -28,7 +28,8 @@ from ratings.kernels.engine import kernels
 from ratings.models.estimate import Estimate, bootstrap_refits
 from ratings.models.ties import TieFamily, TieFit, fit_ties, tie_meat
 
-__all__ = ["TIE_COLUMNS", "estimate_ties", "no_ties_table", "tie_table"]
+__all__ = ["TIE_COLUMNS", "estimate_ties", "no_ties_table", "tie_start", "tie_table",
+           "with_ties"]
 
 #: Columns of ``Ratings.ties``.
 TIE_COLUMNS = ("estimate", "lower", "upper", "se", "p_tie_equal", "p_tie_lower", "p_tie_upper",
@@ -39,19 +40,8 @@ def estimate_ties(data: Comparisons, family: TieFamily, *, ref: int, ci: str, cl
                   engine, tol: float, max_iter: int, n_boot: int, seed: int,
                   level: float) -> tuple[Estimate, pd.DataFrame, TieFit]:  # fmt: skip
     """The strengths' :class:`Estimate`, the tie parameter's table and the raw fit."""
-    rows = data.collapsed(engine=engine)
-    n_ties, n = float(rows.tt.sum()), float(rows.n_verdicts)
-    if n_ties >= n:
-        raise DegenerateBoardError(
-            f"Every verdict is a tie ({n:,.0f}): a tie model has no finite estimate (its tie "
-            "parameter grows without bound) and the ratings are not identified by it. Fit "
-            "with ties as half wins.")  # fmt: skip
-    try:
-        fit = fit_ties(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
-    except FloatingPointError:
-        raise DegenerateBoardError(
-            f"The {family.name} tie parameter has no finite estimate on this log (almost every "
-            "verdict is a tie). Fit with ties as half wins.") from None  # fmt: skip
+    fit = tie_start(data.collapsed(engine=engine), family, ref=ref, tol=tol,
+                    max_iter=max_iter, engine=engine)  # fmt: skip
     m = data.n_models
     free = np.delete(np.arange(m + 1), ref)
     try:
@@ -87,6 +77,45 @@ def estimate_ties(data: Comparisons, family: TieFamily, *, ref: int, ci: str, cl
     return est, table, fit
 
 
+def tie_start(rows: Comparisons, family: TieFamily, *, ref: int, engine, tol: float = 1e-8,
+              max_iter: int = 200) -> TieFit:  # fmt: skip
+    """The tie model's fit on the rows summed over clusters (without covariates: the start of
+    a fit with style features or judge effects), or :class:`DegenerateBoardError` where the
+    tie parameter has no finite estimate."""
+    n_ties, n = float(rows.tt.sum()), float(rows.n_verdicts)
+    if n_ties >= n:
+        raise DegenerateBoardError(
+            f"Every verdict is a tie ({n:,.0f}): a tie model has no finite estimate (its tie "
+            "parameter grows without bound) and the ratings are not identified by it. Fit "
+            "with ties as half wins.")  # fmt: skip
+    try:
+        return fit_ties(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
+    except FloatingPointError:
+        raise DegenerateBoardError(
+            f"The {family.name} tie parameter has no finite estimate on this log (almost every "
+            "verdict is a tie). Fit with ties as half wins.") from None  # fmt: skip
+
+
+def with_ties(out, params: NDArray[np.float64], cov: NDArray[np.float64], inference,
+              family: TieFamily | None, rows: Comparisons, *, level: float, at: int,
+              df: float | None = None, stacklevel: int = 2):  # fmt: skip
+    """``out`` (a :class:`~ratings.result.Ratings` of a fit with covariates) with the tie
+    parameter's table: parameter ``at`` of ``params`` and ``cov`` (the last; its quantile from
+    ``inference``'s df, else ``df``'s, else normal), or, on a log
+    without ties, the boundary's (:func:`no_ties_table`). ``out`` as it is without a tie
+    model (``family`` None)."""
+    from dataclasses import replace
+
+    if family is None:
+        return out
+    if rows.tt.sum() == 0:
+        table = no_ties_table(family, level=level, stacklevel=stacklevel + 1)
+    else:
+        table = tie_table(family, float(params[at]), float(cov[at, at]), level=level,
+                          inference=inference, m=at, df=np.nan if df is None else df)
+    return replace(out, fit_info=replace(out.fit_info, ties=table))
+
+
 def _refit(sample: Comparisons, family, ref, max_iter, engine, x0) -> tuple:
     rows = sample.collapsed()
     if rows.tt.sum() == 0 or rows.tt.sum() >= rows.n_verdicts:
@@ -99,14 +128,15 @@ def _refit(sample: Comparisons, family, ref, max_iter, engine, x0) -> tuple:
 
 
 def tie_table(family: TieFamily, phi: float, var_phi: float, *, level: float, inference=None,
-              draws: NDArray[np.float64] | None = None, m: int = 0) -> pd.DataFrame:  # fmt: skip
+              draws: NDArray[np.float64] | None = None, m: int = 0,
+              df: float = np.nan) -> pd.DataFrame:  # fmt: skip
     """``Ratings.ties``: the tie parameter (``nu`` or ``theta``) with its interval, from an
     interval on the unbounded scale phi (a t quantile with the CR2 degrees of freedom of the
-    contrast e_phi when clustered, else normal; bootstrap percentiles from ``draws``), its
-    delta-method standard error, and the probability of a tie between two equal models with
-    its interval."""
+    contrast e_phi when clustered, else ``df``'s or normal; bootstrap percentiles from
+    ``draws``), its delta-method standard error, and the probability of a tie between two equal
+    models with its interval."""
     se_phi = float(np.sqrt(max(var_phi, 0.0)))
-    df = np.nan
+    df = float(df)
     if inference is not None:
         c = np.zeros((1, m + 1))
         c[0, m] = 1.0

@@ -220,15 +220,14 @@ def audit(
     >>> a = ratings.audit("verdicts.csv", families="families.csv")   # doctest: +SKIP
     >>> a.judges[["judge", "position_bias_elo", "self_preference_elo", "flag"]]  # doctest: +SKIP
     """
-    from ratings.api.adjust import ratings_from_fit
+    from ratings.api.covariates import Covariates, fit_covariates
     from ratings.api.loading import load_log
     from ratings.core.memory import limit_scope
     from ratings.core.threads import one_blas_thread
     from ratings.data.slots import check_families_cover, read_families, slot_counts
     from ratings.kernels.engine import resolve
-    from ratings.models.crowd.quality import resolve_judge_quality
     from ratings.models.existence import check_identifiable
-    from ratings.models.judge_effects import fit_effects, plan_effects
+    from ratings.models.judge_effects import plan_effects
 
     by_spec = legacy_specs(legacy, names=_LEGACY, where="audit", options=_OPTIONS)
     spec = model_spec(model, by_spec.get("CrowdBT", {}))
@@ -244,7 +243,7 @@ def audit(
     loaded = load_log(verdicts, scope=scope, cluster=cluster, errors=read.errors,
                       columns=read.columns, winner_map=read.winner_map,
                       engine=engine)  # fmt: skip
-    data, n_rejected, scope = loaded.data, loaded.n_rejected, loaded.scope
+    data, scope = loaded.data, loaded.scope
     if loaded.frame is None:
         raise TypeError("The audit needs to know which model was in slot A, which `Comparisons` "
                         "do not keep; pass the verdict log (a path, DataFrame or VerdictLog).")
@@ -254,20 +253,16 @@ def audit(
     check_identifiable(data.collapsed(engine=engine))
     plan = plan_effects(slots, fams, position="position" in wanted,
                         self_preference="self-preference" in wanted)  # fmt: skip
-    fixed = {}
-    if isinstance(spec, CrowdBT):
-        fixed = resolve_judge_quality(spec.judge_quality, data.judges, scope=scope,
-                                      fit_new_judges=spec.fit_new_judges).eta  # fmt: skip
+    fitted = tuple(e for e, on in zip(EFFECTS, (plan.position, plan.self_preference),
+                                      strict=True) if on.any())  # fmt: skip
+    crowd = spec if isinstance(spec, CrowdBT) else CrowdBT()
     with one_blas_thread(), limit_scope(solver.max_memory):
-        fit = fit_effects(data, slots, plan, model=model, fixed_eta=fixed, engine=engine,
-                          tol=solver.tol, max_iter=solver.max_iter)  # fmt: skip
-    r = ratings_from_fit(fit, plan, data, model=model, ci="sandwich", level=level, scope=scope,
-                         n_rejected=n_rejected,
-                         adjust=tuple(e for e, fitted in zip(EFFECTS, (plan.position,
-                                                                       plan.self_preference),
-                                                             strict=True) if fitted.any()))
+        r = fit_covariates(loaded, Covariates(adjust=fitted, plan=plan), model=model,
+                           judge_quality=crowd.judge_quality, fit_new_judges=crowd.fit_new_judges,
+                           level=level, engine=engine, tol=solver.tol, max_iter=solver.max_iter,
+                           slots=slots)  # fmt: skip
     table = r.judge_effects.table.copy()
-    table = table.join(board_agreement(slots, fit.estimate("s"), level=level, df=r.df),
+    table = table.join(board_agreement(slots, r.strength, level=level, df=r.df),
                        on="judge")  # fmt: skip
     mine = self_judged(slots)
     table["self_judged"] = table["judge"].map(mine).fillna(0).astype(np.int64)

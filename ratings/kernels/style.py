@@ -1,4 +1,4 @@
-"""Numba kernels of the style-controlled fit (:mod:`ratings.models.style`): the Newton
+"""Numba kernels of the design with covariates (:mod:`ratings.models.covariates`): the Newton
 assembly over style rows and the clustered products of its CR2 sandwich.
 
 Private; every function has a twin of the same name and signature in

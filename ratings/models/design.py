@@ -6,7 +6,7 @@ the family's own parameters) from a family's row terms (:mod:`ratings.models.fam
 the strengths' part a graph Laplacian of the rows' information and a scatter of their scores;
 a family with parameters of its own (one per slot: Crowd-BT's eta per judge) adds their scores
 per slot and the joint (M + K)-square block. Designs with covariates (style features, judge
-effects) are :mod:`ratings.models.style`'s.
+effects) are :mod:`ratings.models.covariates`'.
 """
 
 from __future__ import annotations

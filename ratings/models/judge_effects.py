@@ -27,12 +27,12 @@ and :class:`EffectPlan` says why.
 Inference
 ---------
 Strengths and effects are one fit of the design with covariates that style control also uses
-(:func:`ratings.models.style.fit_style`: the effects are covariate columns,
-:func:`effect_columns`; one Newton solver, its row terms from the outcome family of
-:mod:`ratings.models.families`). Intervals come from the sandwich H^-1 B H^-1 with B summed over
-clusters (tasks) times G/(G-1) (per verdict without clusters), as for the ratings
-(:mod:`ratings.inference.covariance`), so the strengths' covariance includes the effects'
-uncertainty.
+(:func:`ratings.api.covariates.fit_covariates` runs :func:`ratings.models.covariates.
+fit_design`: the effects are covariate columns, :func:`effect_columns`; one Newton solver, its
+row terms from any outcome family of :mod:`ratings.models.families`). Intervals come from the
+sandwich H^-1 B H^-1 with B summed over clusters (tasks) times G/(G-1) (per verdict without
+clusters), as for the ratings (:mod:`ratings.inference.covariance`), so the strengths'
+covariance includes the effects' uncertainty.
 """
 
 from __future__ import annotations
@@ -47,12 +47,10 @@ from numpy.typing import NDArray
 from ratings.core.errors import option
 from ratings.core.schema import DETERMINISTIC_JUDGE, ELO_SCALE
 from ratings.core.tdist import critical_value
-from ratings.data.comparisons import Comparisons
 from ratings.data.slots import SlotCounts, own_matrix
-from ratings.kernels.engine import Engine
 
-__all__ = ["EffectPlan", "EffectsFit", "crowd_judges", "effect_columns", "effects_table",
-           "fit_effects", "plan_effects", "two_sided_p"]  # fmt: skip
+__all__ = ["EffectPlan", "effect_columns", "effects_remedy", "effects_table", "plan_effects",
+           "two_sided_p"]
 
 
 NOT_FITTED = "not fitted"
@@ -228,44 +226,6 @@ def _slot_reason(models: pd.Index, a: NDArray[np.int64], b: NDArray[np.int64]) -
             "strengths reproduces a slot effect (each pair it judged is in one A/B order)")
 
 
-@dataclass(frozen=True, eq=False)
-class EffectsFit:
-    """The joint fit: parameters x = (s, beta, gamma, eta) of length M + 3K.
-
-    ``cov`` is over x, zero outside the coordinates with a covariance (strengths but the
-    reference, estimated effects, estimated etas off the boundary); ``influence`` (G x P) holds
-    each cluster's first-order effect on x (clustered fits), with
-    ``cov = G/(G-1) influence.T @ influence`` for the sandwich.
-    """
-
-    x: NDArray[np.float64]
-    n_models: int
-    n_judges: int
-    ref: int
-    eta_estimated: NDArray[np.bool_]
-    eta_boundary: NDArray[np.bool_]
-    cov: NDArray[np.float64]
-    influence: NDArray[np.float64] | None
-    hessian: NDArray[np.float64]
-    nll: float
-    converged: bool
-    n_iter: int
-    max_grad: float
-
-    def part(self, name: str) -> slice:
-        """Slice of ``x`` holding ``"s"``, ``"beta"``, ``"gamma"`` or ``"eta"``."""
-        m, k = self.n_models, self.n_judges
-        start = {"s": 0, "beta": m, "gamma": m + k, "eta": m + 2 * k}[name]
-        return slice(start, start + (m if name == "s" else k))
-
-    def estimate(self, name: str) -> NDArray[np.float64]:
-        return self.x[self.part(name)]
-
-    def se(self, name: str) -> NDArray[np.float64]:
-        sl = self.part(name)
-        return np.sqrt(np.clip(np.diag(self.cov)[sl], 0.0, None))
-
-
 def effect_columns(slots: SlotCounts, plan: EffectPlan) -> NDArray[np.float64]:
     """One covariate column per estimated effect, per row of ``slots``: judge k's position
     bias is the coefficient of a column that is 1 on its verdicts, its self-preference that of
@@ -277,70 +237,10 @@ def effect_columns(slots: SlotCounts, plan: EffectPlan) -> NDArray[np.float64]:
     return np.column_stack(cols) if cols else np.zeros((slots.a.size, 0))
 
 
-def fit_effects(
-    data: Comparisons,
-    slots: SlotCounts,
-    plan: EffectPlan,
-    *,
-    model: str = "bt",
-    ref: int = 0,
-    fixed_eta: Mapping[str, float] | None = None,
-    ci: str = "sandwich",
-    engine: Engine = "auto",
-    tol: float = 1e-10,
-    max_iter: int = 100,
-) -> EffectsFit:
-    """Fit strengths and the planned judge effects jointly (see the module notes).
-
-    The effects are covariate columns of the design (:func:`effect_columns`), fitted by the
-    one design with covariates (:func:`ratings.models.style.fit_style`, the one Newton solver
-    and its inference). ``data`` is the package's aggregation of the same verdicts (its win
-    graph must be strongly connected: check with
-    :func:`ratings.models.existence.check_identifiable` first); the fit starts from its
-    Bradley-Terry or Crowd-BT estimate with no judge effects. ``ci="model"`` returns the
-    inverse Hessian, otherwise the sandwich: clustered (CR1, factor G/(G-1)) when ``slots``
-    has clusters, else per verdict (HC0).
-    """
-    from ratings.models.bt import fit_bt
-    from ratings.models.crowd.likelihood import fit_crowd_bt
-    from ratings.models.style import fit_style, style_rows
-
-    m, nj = len(slots.models), len(slots.judges)
-    rows = data.collapsed(engine=engine)
-    crowd = model != "bt"
-    if crowd:
-        start = fit_crowd_bt(rows, ref=ref, fixed_eta=dict(fixed_eta or {}), tol=1e-8,
-                             engine=engine)  # fmt: skip
-        theta0, eta0, eta_est = start.theta, start.eta, start.estimated
-    else:
-        theta0 = fit_bt(rows, ref=ref, tol=1e-8, engine=engine).theta
-        eta0, eta_est = None, np.zeros(nj, dtype=bool)
-    fit = fit_style(style_rows(slots, effect_columns(slots, plan), engine), theta0, ref=ref,
-                    crowd=crowd, eta0=eta0, eta_free=eta_est, engine=engine, tol=tol,
-                    max_iter=max_iter, ci="sandwich-z" if ci == "sandwich" else ci,
-                    remedy=_remedy())  # fmt: skip
-    # (s, position, self, eta) of the fit -> (s, beta, gamma, eta) over every judge
-    at = np.concatenate([np.arange(m), m + np.flatnonzero(plan.position),
-                         m + nj + np.flatnonzero(plan.self_preference),
-                         m + 2 * nj + np.arange(nj if crowd else 0)])  # fmt: skip
-    n = m + 3 * nj
-    x = np.concatenate([np.zeros(m + 2 * nj), np.ones(nj)])
-    x[at] = fit.params
-    cov, hessian = np.zeros((n, n)), np.zeros((n, n))
-    cov[np.ix_(at, at)], hessian[np.ix_(at, at)] = fit.cov, fit.hessian
-    influence = None
-    if fit.influence is not None:
-        influence = np.zeros((fit.influence.shape[0], n))
-        influence[:, at] = fit.influence
-    boundary = np.zeros(nj, dtype=bool) if fit.eta_boundary is None else fit.eta_boundary
-    return EffectsFit(x=x, n_models=m, n_judges=nj, ref=ref, eta_estimated=eta_est,
-                      eta_boundary=boundary, cov=cov, influence=influence, hessian=hessian,
-                      nll=fit.nll, converged=fit.converged, n_iter=fit.n_iter,
-                      max_grad=fit.max_grad)  # fmt: skip
-
-
-def _remedy():
-    from ratings.models.style import Remedy
+def effects_remedy():
+    """How the errors of a fit with judge effects (and no style features) name them
+    (:class:`ratings.models.covariates.Remedy`)."""
+    from ratings.models.covariates import Remedy
 
     return Remedy(
         "Judge-effects", "judge effects",
@@ -365,20 +265,23 @@ def two_sided_p(t: NDArray[np.float64], df: float | None) -> NDArray[np.float64]
     return 2.0 * stdtr(df, -t)
 
 
-def effects_table(fit: EffectsFit, plan: EffectPlan, *, level: float,
-                  df: float | None) -> pd.DataFrame:  # fmt: skip
+def effects_table(params: NDArray[np.float64], cov: NDArray[np.float64], plan: EffectPlan, *,
+                  at: int, level: float, df: float | None) -> pd.DataFrame:  # fmt: skip
     """Per judge (judge-free ``deterministic`` verdicts left out): counts, position bias and
     self-preference in log-odds and Elo with intervals and p-values, and why an effect was not
-    estimated (``position_note``, ``self_note``)."""
+    estimated (``position_note``, ``self_note``). The estimated effects are ``params[at:]``
+    in the order of :func:`effect_columns`, with their covariance in ``cov``."""
     z = critical_value(level, df)
     out = pd.DataFrame({"judge": [str(j) for j in plan.judges],
                         "family": plan.family, "n": plan.n.round().astype(np.int64),
                         "n_own": plan.n_own.round().astype(np.int64)})  # fmt: skip
-    for name, part, mask, prefix in (("position_bias", "beta", plan.position, "position"),
-                                     ("self_preference", "gamma", plan.self_preference,
-                                      "self")):  # fmt: skip
-        est = np.where(mask, fit.estimate(part), np.nan)
-        se = np.where(mask, fit.se(part), np.nan)
+    var = np.diag(cov)
+    for name, mask, prefix in (("position_bias", plan.position, "position"),
+                               ("self_preference", plan.self_preference, "self")):  # fmt: skip
+        idx = at + np.arange(int(mask.sum()))
+        est, se = np.full(mask.size, np.nan), np.full(mask.size, np.nan)
+        est[mask], se[mask] = params[idx], np.sqrt(np.clip(var[idx], 0.0, None))
+        at += int(mask.sum())
         with np.errstate(divide="ignore", invalid="ignore"):
             p = two_sided_p(est / se, df)
         out[name] = est
@@ -393,14 +296,3 @@ def effects_table(fit: EffectsFit, plan: EffectPlan, *, level: float,
     out["self_note"] = plan.self_note
     keep = np.asarray(plan.judges != DETERMINISTIC_JUDGE)
     return out[keep].reset_index(drop=True)
-
-
-def crowd_judges(fit: EffectsFit, data: Comparisons, level: float, df: float | None):
-    """The Crowd-BT judges table (:func:`ratings.models.crowd.judge_table.judge_table`: eta with
-    intervals) of a joint fit."""
-    from ratings.models.crowd.judge_table import joint_judges
-
-    keep = np.r_[np.arange(fit.n_models), np.arange(fit.part("eta").start, fit.part("eta").stop)]
-    return joint_judges(fit.estimate("s"), fit.estimate("eta"), fit.eta_estimated,
-                        fit.eta_boundary, fit.hessian[np.ix_(keep, keep)],
-                        fit.cov[np.ix_(keep, keep)], data, level, df, ref=fit.ref)  # fmt: skip

@@ -16,87 +16,54 @@ coefficient per unit of the transformed feature. Then
     d = s_A - s_B + beta . x,   P(A) = sigma(d)                                (Bradley-Terry)
     P(A) = eta_k sigma(d) + (1 - eta_k) sigma(-d)                               (Crowd-BT)
 
-with ties as half wins (Bradley-Terry) or left out (Crowd-BT, as its fits do). The controlled
-ratings are the strengths s: what a judge would say between answers of equal style.
+with ties as half wins (Bradley-Terry), left out (Crowd-BT, as its fits do), or the outcome of
+a tie model (Davidson, Rao-Kupper). The controlled ratings are the strengths s: what a judge
+would say between answers of equal style.
 
-Fit and inference
------------------
-Verdicts are aggregated by (cluster, judge, slot A, slot B, features) (:func:`style_rows`):
-identical rows collapse where enough of them do (discrete features such as header counts
-collapse many), continuous features leave every verdict its own row. Rows are kept in cluster
-order. Unpenalised maximum likelihood (an optional ridge ``ridge / 2 |beta|^2`` on the style
-coefficients only) by Newton's method. For Bradley-Terry each evaluation is one call over the
-rows (:func:`ratings.kernels.style.style_bt_newton`: the rows' terms, their sums per model pair,
-the features' block, in three simple loops; at beta = 0 the terms from a table per pair), split
-in blocks across the package's threads; Crowd-BT's row derivatives come from
-:mod:`ratings.kernels.fit` on the linear predictor, assembled by :mod:`ratings.kernels.style`.
-Every kernel has a NumPy twin in :mod:`ratings.kernels.style_ref`. Crowd-BT's default follows
-:func:`ratings.models.crowd.likelihood.fit_crowd_default`: the posterior mode under its weak
-prior where the plain estimate is irregular (:func:`ratings.api.style.fit_styled`). The
-covariance is joint over (s, beta[, eta]): model-based H^-1, HC0 (per verdict), CR1 (clustered,
-G/(G-1)) or CR2 with Satterthwaite degrees of freedom per contrast
-(:class:`ratings.inference.ClusterInference`): exact (one eigen-decomposition per cluster) on
-small boards, past :data:`ratings.inference.EXACT_BUDGET` by the binomial series of
-(I - M H_g)^(-1/2) with the products H_g v of all clusters in one pass over the rows.
+The features are covariate columns of the one design with covariates
+(:mod:`ratings.models.covariates`: rows, fit, intervals), beside judge effects when both are
+asked for (:func:`ratings.api.covariates.fit_covariates`). This module reads and scales the
+features (in blocks on the package's threads, kernels :mod:`ratings.kernels.style` and their
+twins) and builds the coefficients' table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.core.errors import InvalidVerdictsError, NonIdentifiableError, format_rows, option
+from ratings.core.errors import InvalidVerdictsError, format_rows, option
 from ratings.core.schema import ELO_SCALE, require_columns
 from ratings.core.tdist import critical_value
-from ratings.data.slots import SlotCounts
-from ratings.inference import ClusterInference
 from ratings.kernels.engine import Engine, kernels
-from ratings.models.families import family_of
-from ratings.models.newton import newton
+from ratings.models.covariates import (
+    DesignFit,
+    Remedy,
+    blocks_of,
+    concurrent_rows,
+    design_kernels,
+    side_by_side,
+)
 
-__all__ = ["TRANSFORMS", "Remedy", "StyleFit", "StyleRows", "StyleWorking", "check_ridge",
-           "check_transform",
-           "feature_columns", "feature_jobs", "features_by_verdict", "fit_style", "parse_style",
-           "ridge_option", "style_features",
-           "style_kernels", "style_rows", "style_table", "transform_option",
-           "widen_one_judge"]  # fmt: skip
-
-@dataclass(frozen=True)
-class Remedy:
-    """How the errors of a fit with covariates name them: ``what`` the fit is (the convergence
-    warning's subject), ``covariates`` the coefficients, and what to do when the fit diverges
-    (``diverged``) or the information is singular (``singular_fix``)."""
-
-    what: str
-    covariates: str
-    diverged: str
-    singular_fix: str
-
-    def diverges(self) -> str:
-        return f"The joint fit of strengths and {self.covariates} diverges: {self.diverged}"
-
-    def singular(self) -> str:
-        return (f"The information matrix of the strengths and {self.covariates} is singular: "
-                f"{self.singular_fix}")
+__all__ = ["TRANSFORMS", "check_ridge", "check_transform", "feature_columns", "feature_jobs",
+           "features_by_verdict", "parse_style", "ridge_option", "style_features",
+           "style_remedy", "style_table", "transform_option"]
 
 
 #: Feature transforms ``transform=`` accepts (position = ``kind`` of the transform kernel).
 TRANSFORMS = ("normalized", "diff", "ratio", "log-ratio")
-DIVERGED = 30.0
 
 
-def _style_remedy() -> Remedy:
+def style_remedy() -> Remedy:
+    """How the errors of a style-controlled fit name the style features (and what to do)."""
     return Remedy("Style-controlled", "style coefficients",
                   "some feature (or model) separates wins from losses on these verdicts. Drop "
                   f"that feature from {option('style')} or add a ridge ({ridge_option()}).",
                   "some feature cannot be told apart from the strengths (e.g. a feature that is "
                   f"constant per model pair). Drop it from {option('style')}.")  # fmt: skip
-
 
 
 def parse_style(style: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -171,14 +138,14 @@ def feature_columns(frame: pd.DataFrame, names: Sequence[str], transform: str = 
     require_columns([str(c) for c in frame.columns], [f"{n}_{s}" for n in names for s in "ab"],
                     "the verdicts", hint=f"{option('style')} {','.join(names)} needs the style "
                     "feature columns NAME_a and NAME_b of each feature.")  # fmt: skip
-    side_by_side = _side_by_side if concurrent else (lambda job, items: [job(i) for i in items])
+    together = side_by_side if concurrent else (lambda job, items: [job(i) for i in items])
     n, kind = len(frame), TRANSFORMS.index(transform)
-    sk = style_kernels(kernels(engine, n))
+    sk = design_kernels(kernels(engine, n))
     pairs = [(_numeric(frame, f"{name}_a"), _numeric(frame, f"{name}_b")) for name in names]
     xt = np.empty((len(names), n))
     each = [[k] for k in range(len(names))]  # the features side by side on long logs
-    jobs = each if n >= _concurrent_rows() else [list(range(len(names)))]
-    parts = side_by_side(lambda ks: [sk.style_transform(*pairs[k], kind, xt[k]) for k in ks],
+    jobs = each if n >= concurrent_rows() else [list(range(len(names)))]
+    parts = together(lambda ks: [sk.style_transform(*pairs[k], kind, xt[k]) for k in ks],
                          jobs)  # fmt: skip
     total = np.array([t for part in parts for t, _ in part])
     negative = [k for part, ks in zip(parts, jobs, strict=True)
@@ -205,13 +172,13 @@ def feature_jobs(xt: NDArray[np.float64], scale: NDArray[np.float64],
     given (:class:`ratings.data.slots.ClusterOrder`: the features in cluster order, written as
     they are read, with no gather afterwards), else in place r."""
     n = xt.shape[1]
-    sk = style_kernels(kernels(engine, n))
+    sk = design_kernels(kernels(engine, n))
     out = np.empty((n, xt.shape[0]))
     placed = rank is not None and rank.size > 0  # else each block writes its own rows
     none = np.zeros(0, dtype=np.int64)
     return out, [lambda s=s: sk.style_interleave(xt[:, s], scale, rank[s] if placed else none,
                                                  out if placed else out[s])
-                 for s in _blocks(n)]  # fmt: skip
+                 for s in blocks_of(n)]  # fmt: skip
 
 
 def features_by_verdict(xt: NDArray[np.float64], scale: NDArray[np.float64],
@@ -219,489 +186,8 @@ def features_by_verdict(xt: NDArray[np.float64], scale: NDArray[np.float64],
                         engine: Engine = "auto") -> NDArray[np.float64]:  # fmt: skip
     """:func:`feature_jobs` run on the package's threads."""
     out, jobs = feature_jobs(xt, scale, rank, engine)
-    _side_by_side(lambda job: job(), jobs)
+    side_by_side(lambda job: job(), jobs)
     return out
-
-
-def _concurrent_rows() -> int:
-    from ratings.core.threads import CONCURRENT_ROWS
-
-    return CONCURRENT_ROWS
-
-
-@dataclass(frozen=True, eq=False)
-class StyleRows:
-    """Verdicts aggregated by (cluster, judge, a, b, features), sorted by cluster."""
-
-    cluster: NDArray[np.int64]
-    judge: NDArray[np.int64]
-    a: NDArray[np.int64]
-    b: NDArray[np.int64]
-    x: NDArray[np.float64]
-    wa: NDArray[np.float64]
-    wb: NDArray[np.float64]
-    tt: NDArray[np.float64]
-    n_models: int
-    n_judges: int
-    n_clusters: int
-    clusters: pd.Index | None
-
-    @property
-    def n_rows(self) -> int:
-        return int(self.a.size)
-
-
-def style_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto") -> StyleRows:
-    """Aggregate the verdicts of ``slots`` by cluster, judge, slots and features, sorted by
-    cluster (then by first appearance); ``x`` holds the features of ``slots``' rows, in their
-    order.
-
-    No loop in Python. Rows in input order (``slots.order`` None) are put in cluster order by
-    a counting sort of their numbers (:func:`ratings.kernels.slots.slot_order`; cluster order
-    keeps the sandwich's per-cluster passes in cache) and the features gathered by it;
-    ``slot_counts(by_cluster=...)`` gives them in that order already (each column's small
-    codes taken in that order), with the features placed there by :func:`feature_jobs`. Equal
-    rows are found
-    within each cluster by key (:func:`~ratings.kernels.style.style_merge`, compared exactly;
-    blocks of whole clusters side by side) and summed into the first of them
-    (:func:`~ratings.kernels.style.style_compact`) when there are any: discrete features such
-    as header counts merge many; continuous ones leave every verdict its own row. On a long
-    log (from :data:`ratings.core.threads.CONCURRENT_ROWS` verdicts) a sample of clusters
-    (:func:`_sample_clusters`) is merged first, and the rest only when at least
-    :data:`MERGE_SHARE` of the sample's rows merge: merging only saves later passes, the
-    likelihood and the per-cluster sums being the same over equal rows kept apart.
-    """
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    if slots.order is None:  # rows and features in input order: both put in cluster order
-        slots = slots.by_cluster()
-        if slots.order.size:
-            x = np.take(x, slots.order, axis=0)
-    if len(slots.judges) == 1:  # a single judge's codes are all zero
-        judge = np.zeros(x.shape[0], dtype=np.int64)
-    else:
-        judge = np.ascontiguousarray(slots.judge, dtype=np.int64)
-    cols = [np.ascontiguousarray(slots.cluster, dtype=np.int64), judge,
-            *(np.ascontiguousarray(c, dtype=np.int64) for c in (slots.a, slots.b)), x,
-            *(np.ascontiguousarray(c, dtype=np.float64) for c in (slots.wa, slots.wb, slots.tt))]
-    sk = style_kernels(kernels(engine, x.shape[0]))
-
-    def merge(blocks: list[slice], lead: NDArray[np.int64]) -> int:
-        return sum(_side_by_side(lambda s: sk.style_merge(
-            *(c[s] for c in cols[:5]), len(slots.models), len(slots.judges), lead[s]), blocks))
-
-    lead = np.empty(x.shape[0], dtype=np.int64)
-    if x.shape[0] >= _concurrent_rows():  # merge only if a sample shows it pays
-        sample = _sample_clusters(cols[0])
-        found = merge(sample, lead)
-        if found < MERGE_SHARE * sum(s.stop - s.start for s in sample):
-            return StyleRows(*cols, len(slots.models), len(slots.judges), slots.n_clusters,
-                             slots.clusters)  # fmt: skip
-    blocks = _cluster_blocks(cols[0])
-    if merge(blocks, lead):
-        for s in blocks[1:]:  # each block numbered its rows from 0
-            lead[s] += s.start
-        cols = sk.style_compact(*cols, lead)
-    return StyleRows(*cols, len(slots.models), len(slots.judges), slots.n_clusters,
-                     slots.clusters)  # fmt: skip
-
-
-#: Share of a sample's rows (:func:`_sample_clusters`) that must be equal to others of their
-#: cluster for a long log's rows to be merged: a merge is a pass over the rows (about 12 ms on
-#: 1M rows), each later Newton and sandwich pass over a merged row saved about 0.08 us.
-MERGE_SHARE = 0.125
-
-
-def _sample_clusters(cluster: NDArray[np.int64], parts: int = 4,
-                     share: float = 1 / 16) -> list[slice]:  # fmt: skip
-    """``parts`` row ranges of whole clusters spread over rows in cluster order, about
-    ``share`` of the rows in all (each at least one cluster)."""
-    n = cluster.size
-    out = []
-    for k in range(parts):
-        lo = int(np.searchsorted(cluster, cluster[n * k // parts]))
-        hi = int(np.searchsorted(cluster, cluster[min(lo + int(n * share / parts), n - 1)],
-                                 side="right"))  # fmt: skip
-        if not out or lo >= out[-1].stop:
-            out.append(slice(lo, hi))
-    return out
-
-
-def _cluster_blocks(cluster: NDArray[np.int64]) -> list[slice]:
-    """:func:`_blocks` of rows in cluster order, each moved to start at a cluster's first row
-    (no cluster split between two blocks)."""
-    starts = [0]
-    for s in _blocks(cluster.size)[1:]:
-        at = int(np.searchsorted(cluster, cluster[s.start]))
-        if at > starts[-1]:
-            starts.append(at)
-    return [slice(lo, hi) for lo, hi in zip(starts, [*starts[1:], cluster.size], strict=True)]
-
-
-def style_kernels(k):
-    """The style kernels matching the fit kernels ``k`` (numba, or the NumPy twins)."""
-    from ratings.kernels import fit as _numba
-
-    if k is _numba:
-        from ratings.kernels import style as _style
-
-        return _style
-    from ratings.kernels import style_ref as _style_ref
-
-    return _style_ref
-
-
-def _blocks(n: int) -> list[slice]:
-    """Row blocks a pass over ``n`` rows is split into, run side by side on the package's
-    threads (one block below :data:`ratings.core.threads.CONCURRENT_ROWS` rows)."""
-    from ratings.core.threads import CONCURRENT_ROWS, row_blocks, workers
-
-    if n < CONCURRENT_ROWS:
-        return [slice(0, n)]
-    return [slice(lo, hi) for lo, hi in row_blocks(n, workers())]
-
-
-def _side_by_side(job, blocks: list) -> list:
-    """``[job(block) for block in blocks]``, the blocks on the package's threads (the kernels
-    release the GIL)."""
-    from ratings.core.threads import run
-
-    return run([lambda s=s: job(s) for s in blocks])
-
-
-def _total(parts) -> NDArray[np.float64]:
-    """The sum of the blocks' arrays, in block order."""
-    parts = iter(parts)
-    out = next(parts)
-    for part in parts:
-        out = out + part
-    return out
-
-
-class _Design:
-    """Linear predictor d_r = s_a - s_b + beta . x_r over params (s, beta, eta)."""
-
-    def __init__(self, rows: StyleRows, crowd: bool, k, prior=None) -> None:
-        self.rows, self.crowd, self.k, self.sk = rows, crowd, k, style_kernels(k)
-        self.family = family_of("crowd-bt" if crowd else "bt")
-        self.m, self.p, self.nj = rows.n_models, rows.x.shape[1], rows.n_judges
-        self.n_params = self.m + self.p + (self.nj if crowd else 0)
-        self.prior = prior if crowd else None
-        r = rows.n_rows
-        self.empty = np.zeros(0)
-        self.blocks = _blocks(r)
-        self._bt_rows = self._weights = None
-
-    @cached_property
-    def block_index(self) -> list[tuple[NDArray[np.int64], NDArray[np.int64]]]:
-        """Per block of rows, ``ii`` and ``jj`` of the fit kernels' row terms over the block's
-        linear predictor with a zero appended: d_r = lin[r] - lin[n] = lin[r]."""
-        return [(np.arange(s.stop - s.start),
-                 np.full(s.stop - s.start, s.stop - s.start, dtype=np.int64))
-                for s in self.blocks]  # fmt: skip
-
-    def lin(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
-        r, m = self.rows, self.m
-        return np.append(params[r.a] - params[r.b] + r.x @ params[m:m + self.p], 0.0)
-
-    def terms(self, params, with_meat: bool) -> tuple:
-        """(nll, s_d, s_eta, h_dd, h_deta, h_etaeta, m_dd, m_deta, m_etaeta) per row (the
-        eta columns empty for Bradley-Terry); blocks of rows side by side."""
-        r, k = self.rows, self.k
-        lin = self.lin(params)[:-1]
-        eta = np.ascontiguousarray(params[self.m + self.p:])
-
-        def block(b: int) -> tuple:
-            s, (ii, jj) = self.blocks[b], self.block_index[b]
-            return self.family.row_terms(k, np.append(lin[s], 0.0), eta, ii, jj, r.judge[s],
-                                         r.wa[s], r.wb[s], r.tt[s], with_meat)  # fmt: skip
-
-        parts = _side_by_side(block, range(len(self.blocks)))
-        if len(parts) == 1:
-            return parts[0]
-        return (sum(part[0] for part in parts),
-                *(np.concatenate([part[c] for part in parts]) for c in range(1, 9)))
-
-    def grad(self, sd, se) -> NDArray[np.float64]:
-        """X^T s_d + E^T s_eta (the log-likelihood's gradient); blocks of rows side by side."""
-        r = self.rows
-        return _total(_side_by_side(lambda s: self.sk.style_gradient(
-            self.m, self.nj, r.a[s], r.b[s], r.judge[s], r.x[s], sd[s], se[s] if se.size else se),
-            self.blocks))  # fmt: skip
-
-    def quad(self, wdd, wde, wee) -> NDArray[np.float64]:
-        """X^T W_dd X + X^T W_de E + E^T W_de X + E^T W_ee E, dense (P x P); blocks of rows
-        side by side."""
-        r = self.rows
-        return _total(_side_by_side(lambda s: self.sk.style_assemble(
-            self.m, self.nj, r.a[s], r.b[s], r.judge[s], r.x[s], wdd[s],
-            wde[s] if wde.size else wde, wee[s] if wee.size else wee), self.blocks))
-
-    def prior_terms(self, params, strengths_only: bool = False) -> tuple:
-        """The Crowd-BT prior's value, gradient and Hessian over all params (zero without);
-        ``strengths_only``: the strengths' Gaussian part alone."""
-        from ratings.models.crowd.prior import CrowdPrior, prior_terms
-
-        n = self.n_params
-        g, h = np.zeros(n), np.zeros((n, n))
-        if self.prior is None:
-            return 0.0, g, h
-        prior = CrowdPrior(0.0, 0.0, self.prior.strength_sd) if strengths_only else self.prior
-        m, e = self.m, self.m + self.p
-        idx = np.r_[np.arange(m), e + np.arange(self.nj)]
-        value, gs, hs = prior_terms(params[:m], params[e:], self.estimated, prior)
-        g[idx] = gs
-        h[np.ix_(idx, idx)] = hs
-        return value, g, h
-
-    def objective(self, params, ridge: float, n_ridge: int) -> tuple:
-        if self.crowd:
-            nll, sd, se, hdd, hde, hee, *_ = self.terms(params, False)
-            grad, hess = -self.grad(sd, se), self.quad(hdd, hde, hee)
-        else:  # one pass over the rows (blocks of them side by side)
-            r, m, sk = self.rows, self.m, self.sk
-            score, info = self._bt_rows[1] if self._bt_rows is not None else (
-                np.empty(r.n_rows), np.empty(r.n_rows))  # reused: no fresh pages each time
-            parts = _side_by_side(lambda s: sk.style_bt_newton(
-                params, m, r.a[s], r.b[s], r.x[s], r.wa[s], r.wb[s], r.tt[s], score[s],
-                info[s]), self.blocks)
-            self._bt_rows = (params.copy(), (score, info))  # for the sandwich at the estimate
-            nll = sum(part[0] for part in parts)
-            grad, hess = _total(part[1] for part in parts), _total(part[2] for part in parts)
-        if ridge:  # on the first n_ridge coefficients (the style features') only
-            at = self.m + np.arange(n_ridge)
-            beta = params[at]
-            nll = nll + 0.5 * ridge * float(beta @ beta)
-            grad[at] += ridge * beta
-            hess[at, at] += ridge
-        if self.prior is not None:
-            value, g, h = self.prior_terms(params)
-            nll, grad, hess = nll + value, grad + g, hess + h
-        return nll, grad, hess
-
-    def row_scores(self, params) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Each row's summed score on d and on its judge's eta (empty for Bradley-Terry)."""
-        if self.crowd:
-            return self.terms(params, False)[1:3]
-        return self.bt_rows(params)[0], self.empty
-
-    def cluster_scores(self, params) -> NDArray[np.float64]:
-        """Each cluster's summed score over all params (G x P)."""
-        r = self.rows
-        sd, se = self.row_scores(params)
-        g, q, m, sk = r.n_clusters, self.n_params, self.m, self.sk
-        return _total(_side_by_side(lambda s: sk.style_cluster_scores(
-            g, q, m, r.a[s], r.b[s], r.judge[s], r.cluster[s], r.x[s], sd[s], se[s] if se.size
-            else se), self.blocks))
-
-    def cluster_meat(self, params, per_block: int) -> NDArray[np.float64]:
-        """sum_g s_g s_g^T over the clusters' summed scores (P x P), ``per_block`` clusters'
-        scores held at a time (rows are in cluster order)."""
-        r = self.rows
-        sd, se = self.row_scores(params)
-        q, m, sk = self.n_params, self.m, self.sk
-        out = np.zeros((q, q))
-        for lo in range(0, r.n_clusters, per_block):
-            hi = min(lo + per_block, r.n_clusters)
-            s = slice(*(int(v) for v in np.searchsorted(r.cluster, [lo, hi])))
-            part = sk.style_cluster_scores(hi - lo, q, m, r.a[s], r.b[s], r.judge[s],
-                                           r.cluster[s] - lo, r.x[s], sd[s],
-                                           se[s] if se.size else se)  # fmt: skip
-            out += part.T @ part
-        return out
-
-    def bt_rows(self, params) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Bradley-Terry: per row, its summed score on d and its working weight
-        sqrt(n p (1 - p)) (kept for the last ``params`` asked; from the last objective's rows
-        when ``params`` are its)."""
-        if self._weights is None or not np.array_equal(self._weights[0], params):
-            if self._bt_rows is not None and np.array_equal(self._bt_rows[0], params):
-                score, info = self._bt_rows[1]
-                both = score, np.sqrt(info)
-            else:
-                r, m, sk = self.rows, self.m, self.sk
-                parts = _side_by_side(lambda s: sk.style_bt_rows(
-                    params, m, r.a[s], r.b[s], r.x[s], r.wa[s], r.wb[s], r.tt[s]), self.blocks)
-                both = tuple(np.concatenate([part[k] for part in parts]) if len(parts) > 1
-                             else parts[0][k] for k in range(2))  # fmt: skip
-            self._weights = (params.copy(), both)
-        return self._weights[1]
-
-    def working(self, params) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Working-model weights (a, b) per row: the design row is a x_r + b e_eta."""
-        from ratings.kernels.fit_ref import expit
-
-        r = self.rows
-        if not self.crowd:
-            return self.bt_rows(params)[1], self.empty
-        d = self.lin(params)[:-1]
-        s = expit(d)
-        sq = s * (1.0 - s)
-        e = params[self.m + self.p + r.judge]
-        n = r.wa + r.wb
-        pr = e * s + (1.0 - e) * (1.0 - s)
-        pq = pr * (1.0 - pr)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            a = np.where(e >= 1.0, np.sqrt(n * sq), np.sqrt(n / pq) * (2.0 * e - 1.0) * sq)
-            b = np.sqrt(n / pq) * (2.0 * s - 1.0)
-        return np.nan_to_num(a), np.nan_to_num(b)
-
-
-@dataclass(frozen=True, eq=False)
-class StyleFit:
-    """The joint fit: params = (s (M), beta (P)[, eta (K)]), covariance joint over them.
-
-    ``influence`` (G x n_params): clustered fits' per-cluster influences, with
-    ``cov = influence.T @ influence`` (CR2) or ``G/(G-1)`` times it (CR1).
-    """
-
-    params: NDArray[np.float64]
-    n_models: int
-    n_features: int
-    cov: NDArray[np.float64]
-    influence: NDArray[np.float64] | None
-    inference: ClusterInference | None
-    nll: float
-    converged: bool
-    n_iter: int
-    max_grad: float
-    eta_estimated: NDArray[np.bool_] | None = None
-    eta_boundary: NDArray[np.bool_] | None = None
-    hessian: NDArray[np.float64] | None = None
-
-    @property
-    def strength(self) -> NDArray[np.float64]:
-        return self.params[: self.n_models]
-
-    @property
-    def beta(self) -> NDArray[np.float64]:
-        return self.params[self.n_models:self.n_models + self.n_features]
-
-    @property
-    def eta(self) -> NDArray[np.float64]:
-        return self.params[self.n_models + self.n_features:]
-
-
-def fit_style(
-    rows: StyleRows,
-    theta0: NDArray[np.float64],
-    *,
-    ref: int = 0,
-    crowd: bool = False,
-    eta0: NDArray[np.float64] | None = None,
-    eta_free: NDArray[np.bool_] | None = None,
-    ci: str = "sandwich",
-    ridge: float = 0.0,
-    prior=None,
-    engine: Engine = "auto",
-    tol: float = 1e-10,
-    max_iter: int = 100,
-    beta0: NDArray[np.float64] | None = None,
-    n_ridge: int | None = None,
-    one_judge: bool = False,
-    remedy: Remedy | None = None,
-) -> StyleFit:
-    """Fit strengths and style coefficients (and Crowd-BT etas) jointly; see the module notes.
-
-    ``theta0`` starts the strengths (e.g. the plain fit's), ``beta0`` the coefficients (zero by
-    default); ``eta0``/``eta_free`` start and select the estimated etas (Crowd-BT). ``prior``
-    (Crowd-BT, a :class:`ratings.models.crowd.prior.CrowdPrior`): fit the posterior mode under
-    it instead of the likelihood's maximum; its curvature enters the bread. ``ci``:
-    ``"model"``, ``"sandwich"`` (CR2 with Satterthwaite df when clustered, else HC0) or
-    ``"sandwich-z"`` (CR1 when clustered). ``ridge`` applies to the first ``n_ridge``
-    coefficients (default: all), the style features' when judge effects follow them.
-    ``one_judge``: the board has a single judge (besides forfeits); its posterior mode's CR2
-    bread then leaves out the prior on eta (:func:`_bread_information`). ``remedy`` words the
-    errors of a fit that diverges or whose information is singular (:class:`Remedy`; the style
-    features' by default).
-    """
-    remedy = _style_remedy() if remedy is None else remedy  # worded for the front end in use
-    k = kernels(engine, int(rows.n_rows))
-    design = _Design(rows, crowd, k, prior)
-    m, p = design.m, design.p
-    nj = design.nj if crowd else 0
-    eta0 = np.ones(nj) if eta0 is None or not crowd else np.asarray(eta0, dtype=np.float64)
-    eta_free = (np.zeros(nj, dtype=bool) if eta_free is None or not crowd
-                else np.asarray(eta_free, dtype=bool))  # fmt: skip
-    design.estimated = eta_free
-    if prior is not None and crowd:  # the Beta prior is infinite on the bounds: start inside
-        eta0 = np.where(eta_free, np.clip(eta0, 0.55, 0.95), eta0)
-    x0 = np.concatenate([theta0, np.zeros(p) if beta0 is None else beta0, eta0])
-    free = np.concatenate([np.delete(np.arange(m), ref), m + np.arange(p),
-                           m + p + np.flatnonzero(eta_free)]).astype(np.int64)  # fmt: skip
-    lower = np.concatenate([np.full(m + p, -np.inf), np.full(nj, 0.5)])
-    upper = np.concatenate([np.full(m + p, np.inf), np.ones(nj)])
-    try:
-        n_ridge = p if n_ridge is None else n_ridge
-        res = newton(lambda v: design.objective(v, ridge, n_ridge), x0, free, lower=lower,
-                     upper=upper, tol=tol, max_iter=max_iter, what=remedy.what,
-                     bound=DIVERGED)  # fmt: skip
-    except FloatingPointError:
-        raise NonIdentifiableError(remedy.diverges()) from None
-    boundary = res.active[m + p:] & eta_free
-    cov_free = np.setdiff1d(free, m + p + np.flatnonzero(boundary))
-    one = one_judge and int((eta_free & ~boundary).sum()) == 1
-    info = _bread_information(res.x, res.hessian, design, ci, ridge, n_ridge, one)
-    cov, influence, inference = _covariance(res.x, info, cov_free, design, ci, remedy)
-    return StyleFit(res.x, m, p, cov, influence, inference, res.f, res.converged, res.n_iter,
-                    res.max_grad, eta_free if crowd else None, boundary if crowd else None,
-                    res.hessian)  # fmt: skip
-
-
-#: Low ends tried for eta's profile: near a coin flip the unpenalised style coefficients of a
-#: refit run off (the strengths have their prior), so the bracket starts at the first that fits.
-_PROFILE_LOWS = (0.501, 0.51, 0.53, 0.56, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
-
-
-def widen_one_judge(fit: StyleFit, rows: StyleRows, k: int, *, prior, plain_on_bound: bool,
-                    ref: int = 0, ridge: float = 0.0, n_ridge: int | None = None,
-                    level: float = 0.95, engine: Engine = "auto") -> StyleFit:  # fmt: skip
-    """A one-judge Crowd-BT posterior mode with style, its CR2 intervals widened by judge
-    ``k``'s profile likelihood as plain Crowd-BT's (:mod:`ratings.models.crowd.onejudge`): the
-    profile refits strengths and style coefficients at each fixed eta under the strengths'
-    prior (and the ridge); the parameters' move to its lower limit enters as a two-step term,
-    and where the plain estimate put eta on its bound (``plain_on_bound``) the sandwich is
-    rescaled. ``fit`` unchanged where it has no CR2 inference or the profile fails."""
-    from dataclasses import replace
-
-    from ratings.core.errors import NonIdentifiableError
-    from ratings.models.crowd.onejudge import profile_limit, profile_prior, widening
-
-    if (fit.inference is None or prior is None or not fit.eta_estimated[k]
-            or fit.eta_boundary[k]):  # fmt: skip
-        return fit
-    m, p = fit.n_models, fit.n_features
-    at = m + p + k
-    free = np.asarray(fit.eta_estimated, dtype=bool)
-    kw = {"ref": ref, "crowd": True, "ci": "model", "ridge": ridge, "n_ridge": n_ridge,
-          "engine": engine, "prior": profile_prior(prior)}  # fmt: skip
-
-    def at_eta(e: float) -> StyleFit:
-        eta0 = fit.eta.copy()
-        eta0[k] = e
-        fixed = free.copy()
-        fixed[k] = False
-        return fit_style(rows, fit.strength, beta0=fit.beta, eta0=eta0, eta_free=fixed, **kw)
-
-    def top(nll) -> tuple[float, float]:  # the profile's top: eta free, else on 1
-        top_nll, top_eta = nll(1.0), 1.0
-        try:
-            free_fit = fit_style(rows, fit.strength, beta0=fit.beta, eta0=fit.eta, eta_free=free,
-                                 **kw)  # fmt: skip
-        except NonIdentifiableError:  # diverges as eta runs to 1 under the weak prior
-            return top_nll, top_eta
-        return (free_fit.nll, float(free_fit.eta[k])) if free_fit.nll < top_nll else \
-            (top_nll, top_eta)
-
-    eta_hat = float(fit.eta[k])
-    found = profile_limit(at_eta, top, eta_hat, level, _PROFILE_LOWS)
-    if found is None:
-        return fit
-    eta_lo, lower = found
-    wide = widening(eta_hat, eta_lo, lower.params - fit.params, float(fit.cov[at, at]),
-                    level=level, plain_on_bound=plain_on_bound)  # fmt: skip
-    inference = fit.inference.scaled(wide.scale).with_extra(wide.extra)
-    return replace(fit, cov=inference.covariance(), influence=inference.influence(),
-                   inference=inference)
 
 
 def check_ridge(ridge: object) -> float:
@@ -737,125 +223,7 @@ def transform_option() -> str:
     return "`Style(transform=)`" if text == "`style_transform`" else text
 
 
-def _bread_information(params, hessian, design: _Design, ci: str, ridge: float, n_ridge: int,
-                       one_judge: bool) -> NDArray[np.float64]:  # fmt: skip
-    """The matrix whose inverse is the bread, as plain Crowd-BT forms it
-    (:func:`ratings.inference.crowd_inference`, :attr:`ratings.models.crowd.likelihood.CrowdFit.
-    information`); Bradley-Terry's is the Hessian itself (observed and expected information
-    agree).
-
-    * CR2 (clustered ``ci="sandwich"``): the working model's expected (Fisher) information,
-      the design rows a x_r + b e_eta of :meth:`_Design.working`, plus the prior's curvature
-      (the strengths' part only for a ``one_judge`` posterior mode: its profile widening,
-      :mod:`ratings.models.crowd.onejudge`, stands for eta's uncertainty) and the ridge. The
-      observed information of the Crowd-BT mixture is not the expected one on small boards, and
-      the CR2 leverages are the working model's: with the observed Hessian the 6-model boards of
-      ``benchmarks_perf/style_coverage.py`` covered 0.87 where plain Crowd-BT covers 0.94.
-    * CR1 / HC0 / model-based: the observed information with the strengths' prior only (the
-      prior on eta is left out, as plain Crowd-BT's :attr:`~ratings.models.crowd.likelihood.
-      CrowdFit.information`).
-    """
-    if not design.crowd:
-        return hessian
-    full, strengths = design.prior_terms(params)[2], design.prior_terms(params, True)[2]
-    if ci != "sandwich" or design.rows.clusters is None:
-        return hessian - full + strengths
-    a, b = design.working(params)
-    info = design.quad(a * a, a * b, b * b)
-    if ridge:
-        at = design.m + np.arange(n_ridge)
-        info[at, at] += ridge
-    return info + (strengths if one_judge else full)
-
-
-def _covariance(params, hessian, free, design: _Design, ci: str, remedy: Remedy):
-    from ratings.inference import covariance
-    from ratings.inference.builder import Scores, build
-
-    try:
-        bread = covariance.inverse_free(hessian, free)
-    except np.linalg.LinAlgError:
-        raise NonIdentifiableError(remedy.singular()) from None
-    scores = Scores(lambda: design.quad(*design.terms(params, True)[6:]),
-                    lambda: design.cluster_scores(params),
-                    lambda: design.cluster_meat(params, max(1, covariance.MAX_INFLUENCE_CELLS
-                                                            // design.n_params)))  # fmt: skip
-    clustered = design.rows.clusters is not None
-    built = build(bread, ci, scores, n_clusters=design.rows.n_clusters if clustered else None,
-                  cr2=lambda: _cr2(params, design.cluster_scores(params), free, bread, design))
-    return built.cov, built.influence, built.inference
-
-
-class StyleWorking:
-    """The working rows of a style fit, as :class:`ratings.inference.working.WorkingRows` for
-    the package's CR2 (:func:`ratings.inference.cluster.cluster_inference`): w_r = a_r u_r +
-    b_r e_judge per row (u_r the design vector over (s, beta)), with the products the CR2
-    series and the degrees of freedom need. ``ii``, ``jj``: the slots' models."""
-
-    def __init__(self, design: _Design, a: NDArray[np.float64], b: NDArray[np.float64]) -> None:
-        self.fit, self.a, self.b = design, a, b
-        r = design.rows
-        self.n_clusters, self.n_params, self.n_models = r.n_clusters, design.n_params, design.m
-        self.ii, self.jj, self.judge, self.cluster = r.a, r.b, r.judge, r.cluster
-        self.starts = np.searchsorted(r.cluster, np.arange(r.n_clusters + 1))  # rows by cluster
-
-    def times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``H_g v_g`` for every cluster g (v and the result G x n_params)."""
-        r, sk, m, a, b = self.fit.rows, self.fit.sk, self.n_models, self.a, self.b
-        v = np.ascontiguousarray(v)
-        return _total(_side_by_side(lambda s: sk.style_cluster_times(
-            m, r.a[s], r.b[s], r.judge[s], r.cluster[s], r.x[s], a[s], b[s] if b.size else b, v),
-            self.fit.blocks))
-
-    def quadratic(self, n: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``n_c^T H_g n_c`` for every cluster g and column c of ``n`` -> (G x C)."""
-        r, sk, m, a, b = self.fit.rows, self.fit.sk, self.n_models, self.a, self.b
-        g, n = self.n_clusters, np.ascontiguousarray(n)
-        return _total(_side_by_side(lambda s: sk.style_cluster_quadratic(
-            g, m, r.a[s], r.b[s], r.judge[s], r.cluster[s], r.x[s], a[s], b[s] if b.size else b,
-            n), self.fit.blocks))
-
-    @property
-    def merged(self) -> tuple[StyleWorking, NDArray[np.float64], NDArray[np.int64]]:
-        """The clusters as weighted groups (:attr:`ratings.inference.working.WorkingRows.
-        merged`): each its own, weight 1 (a row's features make its design its own)."""
-        g = self.n_clusters
-        return self, np.ones(g), np.arange(g)
-
-    def quadratic_block(self, lo: int, hi: int, n: NDArray[np.float64]) -> NDArray[np.float64]:
-        """:meth:`quadratic` of clusters ``lo`` to ``hi`` (exclusive) -> ((hi - lo) x C)."""
-        r, sk, m, a, b = self.fit.rows, self.fit.sk, self.n_models, self.a, self.b
-        s = slice(int(self.starts[lo]), int(self.starts[hi]))
-        return sk.style_cluster_quadratic(hi - lo, m, r.a[s], r.b[s], r.judge[s],
-                                          r.cluster[s] - lo, r.x[s], a[s],
-                                          b[s] if b.size else b, np.ascontiguousarray(n))
-
-    def design(self, lf: NDArray[np.float64], sl) -> NDArray[np.float64]:
-        """Rows ``sl`` (a slice or indices) of the working design times ``lf`` (n_params x K)."""
-        r, d = self.fit.rows, self.fit
-        out = self.a[sl, None] * (lf[r.a[sl]] - lf[r.b[sl]] + r.x[sl] @ lf[d.m:d.m + d.p])
-        if self.b.size:
-            out += self.b[sl, None] * lf[d.m + d.p + r.judge[sl]]
-        return out
-
-
-def _cr2(params, scores, free, bread, design: _Design) -> ClusterInference:
-    """CR2 influences and the Satterthwaite pieces, as every clustered fit of the package gets
-    them (:func:`ratings.inference.cluster.cluster_inference`) from the working rows
-    (:class:`StyleWorking`): exact (one eigen-decomposition of the whitened S_g = L^T H_g L per
-    cluster) while that costs at most :data:`ratings.inference.EXACT_BUDGET`; past it,
-    (I - M H_g)^(-1/2) M g_g by its binomial series (products H_g v for all clusters in one pass
-    over the rows), clusters whose series does not settle decomposed exactly, and the degrees of
-    freedom from each cluster's quadratic forms (the package's large-board approximation)."""
-    from ratings.core.linalg import block
-    from ratings.inference.cluster import cluster_inference
-
-    working = StyleWorking(design, *design.working(params))
-    return cluster_inference(working, scores, free, clusters=design.rows.clusters,
-                             bread=block(bread, free))  # fmt: skip
-
-
-def style_table(fit: StyleFit, names: Sequence[str], scale: NDArray[np.float64], *,
+def style_table(fit: DesignFit, names: Sequence[str], scale: NDArray[np.float64], *,
                 level: float, ridge: float = 0.0) -> pd.DataFrame:  # fmt: skip
     """``feature, coef, coef_elo, se, lower, upper, df, p_value, scale`` (coefficients in
     log-odds per root-mean-square of the feature; ``coef / scale`` per unit of it)."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -56,7 +56,9 @@ __all__ = [
     "ETA_START",
     "PRIOR_SHIFT_LIMIT",
     "SCREEN",
+    "Choice",
     "CrowdFit",
+    "choose_estimate",
     "crowd_covariance",
     "crowd_covariance_and_influence",
     "crowd_terms",
@@ -246,28 +248,71 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
     """
     if prior is None:
         return fit_crowd_bt(data, prior=None, **kwargs)
-    plain = trial_fit(lambda: fit_crowd_bt(data, prior=None, **kwargs))
-    if (plain is not None and plain.converged and not plain.boundary.any()
-            and likelihood_identified(plain)):  # fmt: skip
+
+    def regular(plain: CrowdFit) -> NDArray[np.float64] | None:
+        if not (plain.converged and not plain.boundary.any() and likelihood_identified(plain)):
+            return None
         m, on = plain.theta.size, np.flatnonzero(plain.estimated)
         cov = crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
                                engine=kwargs.get("engine", "auto"))  # fmt: skip
-        if etas_inside(plain.eta[on], np.diag(cov)[m + on], level):
-            if on.size < 2:  # one judge: the posterior mode's profile widening over-covers
-                return plain
-            # no posterior-mode fit where the move is clearly smaller to first order
-            step = first_order_move(plain, prior)
-            if step is not None and _in_ses(plain, step, cov) <= SCREEN * PRIOR_SHIFT_LIMIT:
-                return plain
-            post = fit_crowd_bt(data, prior=prior, **kwargs)
-            shift = prior_shift(plain, post, cov)
-            if shift <= PRIOR_SHIFT_LIMIT:
-                return plain
-            return replace(post, plain_on_bound=np.zeros_like(post.estimated), prior_shift=shift)
-    post = fit_crowd_bt(data, prior=prior, **kwargs)
-    on_bound = plain.boundary.copy() if plain is not None else post.estimated.copy()
-    return replace(post, plain_on_bound=on_bound,
-                   plain_found=plain is not None and plain.converged)  # fmt: skip
+        return cov if etas_inside(plain.eta[on], np.diag(cov)[m + on], level) else None
+
+    def screened(plain: CrowdFit, cov) -> bool:  # the move clearly smaller to first order
+        step = first_order_move(plain, prior)
+        return step is not None and _in_ses(plain, step, cov) <= SCREEN * PRIOR_SHIFT_LIMIT
+
+    choice = choose_estimate(lambda: fit_crowd_bt(data, prior=None, **kwargs),
+                             lambda plain: fit_crowd_bt(data, prior=prior, **kwargs),
+                             regular=regular, shift=prior_shift, screened=screened,
+                             estimated=lambda fit: fit.estimated,
+                             on_bound=lambda fit: fit.boundary)  # fmt: skip
+    if not choice.prior_used:
+        return choice.fit
+    return replace(choice.fit, plain_on_bound=choice.plain_on_bound,
+                   plain_found=choice.plain_found, prior_shift=choice.prior_shift)
+
+
+@dataclass(frozen=True)
+class Choice(Generic[T]):
+    """The default estimate :func:`choose_estimate` picked: ``fit``, whether it is the
+    posterior mode (``prior_used``), the etas the plain estimate put on a bound (all where it
+    had none; None for the plain estimate), whether the plain fit converged, and, for a
+    posterior mode chosen over a regular plain estimate, how far the prior moved it."""
+
+    fit: T
+    prior_used: bool
+    plain_on_bound: NDArray[np.bool_] | None = None
+    plain_found: bool = True
+    prior_shift: float = float("nan")
+
+
+def choose_estimate(plain_fit: Callable[[], T], posterior_fit: Callable[[T | None], T], *,
+                    regular: Callable[[T], NDArray[np.float64] | None],
+                    shift: Callable[[T, T, NDArray[np.float64]], float],
+                    estimated: Callable[[T], NDArray[np.bool_]],
+                    on_bound: Callable[[T], NDArray[np.bool_]],
+                    screened: Callable[[T, NDArray[np.float64]], bool] | None = None,
+                    ) -> Choice[T]:  # fmt: skip
+    """Crowd-BT's default-estimate rule (:func:`fit_crowd_default`), for any fit of it (plain
+    Crowd-BT's, or a design with covariates'): the plain estimate ``plain_fit()`` where it is
+    ``regular`` (which returns its covariance, or None) and, with two or more estimated etas,
+    the prior would move it by at most :data:`PRIOR_SHIFT_LIMIT` of its standard errors
+    (``shift(plain, post, cov)``; ``screened(plain, cov)``: the first-order move already says
+    so), else the posterior mode ``posterior_fit(plain)`` (``plain`` None where it has no
+    estimate). ``estimated(fit)``: its estimated etas, ``on_bound(fit)`` those on a bound."""
+    plain = trial_fit(plain_fit)
+    cov = None if plain is None else regular(plain)
+    if cov is not None:
+        if int(estimated(plain).sum()) < 2 or (screened is not None and screened(plain, cov)):
+            return Choice(plain, False)  # one judge: the widened posterior mode over-covers
+        post = posterior_fit(plain)
+        moved = shift(plain, post, cov)
+        if moved <= PRIOR_SHIFT_LIMIT:
+            return Choice(plain, False)
+        return Choice(post, True, np.zeros_like(estimated(post)), True, moved)
+    post = posterior_fit(plain)
+    bound = (on_bound if plain is not None else estimated)(plain if plain is not None else post)
+    return Choice(post, True, bound.copy(), plain is not None and plain.converged)
 
 
 def trial_fit(fit: Callable[[], T]) -> T | None:

@@ -46,7 +46,6 @@ from ratings.models.crowd.quality import ResolvedQuality
 from ratings.models.estimate import Estimate, bootstrap_refits
 
 __all__ = [
-    "CrowdCR2",
     "CrowdIntervals",
     "crowd_cr2",
     "crowd_intervals",
@@ -66,7 +65,7 @@ class CrowdIntervals:
         The covariance the intervals use (with the two-step term of reused etas; infinite
         variances where the information is singular).
     eta_cov : ndarray, shape (M + K, M + K)
-        The covariance the judges table reads (the CR2 one before a one-judge widening).
+        The covariance the judges table reads.
     inference : ClusterInference or None
         CR2's pieces (clustered ``ci="sandwich"`` with a positive definite bread), else None.
     influence : ndarray, shape (G, M + K), or None
@@ -82,18 +81,6 @@ class CrowdIntervals:
     inference: ClusterInference | None = None
     influence: NDArray[np.float64] | None = None
     eta_df: NDArray[np.float64] | None = None
-    likelihood_only: ClusterInference | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class CrowdCR2:
-    """CR2 of a Crowd-BT fit (:func:`crowd_cr2`): ``inference`` (after a one-judge widening),
-    the covariance ``eta_cov`` the judges table reads, the judges' degrees of freedom ``eta_df``
-    and ``likelihood_only``, the inference before widening (one judge), else None."""
-
-    inference: ClusterInference
-    eta_cov: NDArray[np.float64]
-    eta_df: NDArray[np.float64]
     likelihood_only: ClusterInference | None = None
 
 
@@ -161,10 +148,7 @@ def crowd_intervals(res: CrowdFit, data: Comparisons, *, ci, clustered, engine,
         if cr2 is None:
             full = open_covariance(res)
             return CrowdIntervals(cov=full, eta_cov=full)
-        inference = cr2.inference
-        return CrowdIntervals(cov=inference.covariance(), eta_cov=cr2.eta_cov,
-                              inference=inference, influence=inference.influence(),
-                              eta_df=cr2.eta_df, likelihood_only=cr2.likelihood_only)
+        return cr2
     full, influence = crowd_covariance_and_influence(
         res, data, ci="model" if ci == "model" else "sandwich", clustered=clustered,
         engine=engine)  # fmt: skip
@@ -174,15 +158,15 @@ def crowd_intervals(res: CrowdFit, data: Comparisons, *, ci, clustered, engine,
 
 
 def crowd_cr2(res: CrowdFit, data: Comparisons, engine, factor: NDArray[np.float64] | None,
-              level: float = 0.95) -> CrowdCR2 | None:  # fmt: skip
-    """CR2 of a Crowd-BT fit: the inference (bread with the prior's curvature: the sandwich of
-    the posterior mode, plus the two-step term ``factor`` of reused etas, widened by eta's
-    profile likelihood for a one-judge posterior mode, :mod:`ratings.models.crowd.onejudge`), its
-    covariance, the judges' df and, for one judge, the inference before widening (its bread
-    has no eta prior: what :func:`judges_alone` reports); None when the verdicts cannot tell
-    judge quality from the spread of the ratings (the likelihood's observed or expected
-    information is not positive definite: open intervals). See
-    :func:`ratings.inference.crowd_inference`."""
+              level: float = 0.95) -> CrowdIntervals | None:  # fmt: skip
+    """CR2 of a Crowd-BT fit as :class:`CrowdIntervals`: the inference (bread with the
+    prior's curvature: the sandwich of the posterior mode, plus the two-step term ``factor`` of
+    reused etas, widened by eta's profile likelihood for a one-judge posterior mode,
+    :mod:`ratings.models.crowd.onejudge`), its covariance, the judges' df and, for one judge,
+    the inference before widening (its bread has no eta prior: what :func:`judges_alone`
+    reports); None when the verdicts cannot tell judge quality from the spread of the ratings
+    (the likelihood's observed or expected information is not positive definite: open
+    intervals). See :func:`ratings.inference.crowd_inference`."""
     if not likelihood_identified(res):
         return None
     k = kernels(engine, data.n_verdicts)
@@ -197,8 +181,9 @@ def crowd_cr2(res: CrowdFit, data: Comparisons, engine, factor: NDArray[np.float
     eta_df = inference.df(np.eye(m + len(data.judges))[m:])
     lik = inference if one else None
     inference = widened(inference, res, data, factor=factor, level=level, engine=engine)
-    return CrowdCR2(inference=inference, eta_cov=inference.covariance(), eta_df=eta_df,
-                    likelihood_only=lik)
+    cov = inference.covariance()
+    return CrowdIntervals(cov=cov, eta_cov=cov, inference=inference,
+                          influence=inference.influence(), eta_df=eta_df, likelihood_only=lik)
 
 
 def judges_alone(res: CrowdFit, data: Comparisons, engine, level: float, table: pd.DataFrame,

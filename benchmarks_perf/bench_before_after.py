@@ -1,0 +1,103 @@
+"""Two revisions of the package side by side: the style-controlled fit against the plain fit
+(``bench_style.py``'s 1M-verdict log, four features) and Crowd-BT against Bradley-Terry
+(``bench_crowd.py``'s 1M verdicts, 200 models, three judges), as ratios, before and after.
+
+Run: ``python benchmarks_perf/bench_before_after.py BEFORE [AFTER] [--rounds 4]`` (git
+revisions; AFTER defaults to the working tree). Each revision is exported (``git archive``) to
+a temporary folder; the two are then measured alternately, one child process per
+(revision, round) with the revision first on ``PYTHONPATH``, each timing its fits alternately
+after a warm-up. Times are CPU seconds of one thread (``RATINGS_NUM_THREADS=1``, BLAS on one
+thread), the minimum over five runs of each fit, so that other processes on a shared machine
+move them less than wall-clock times; the load average at each child's start is recorded.
+Writes ``results/bench_before_after.csv`` (one row per child) and prints the median ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "results" / "bench_before_after.csv"
+ONE_THREAD = {"RATINGS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+              "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}  # fmt: skip
+
+CHILD = r"""
+import json, os, sys, time
+tree = sys.argv[1]
+sys.path.insert(0, os.path.join(tree, "benchmarks_perf"))
+import ratings
+assert ratings.__file__.startswith(tree), ratings.__file__
+import bench_crowd, bench_style
+ratings.warmup()
+
+def fastest(runs, repeat=5):
+    for f in runs.values():
+        f()
+    best = {k: float("inf") for k in runs}
+    for _ in range(repeat):
+        for k, f in runs.items():
+            t = time.process_time()
+            f()
+            best[k] = min(best[k], time.process_time() - t)
+    return best
+
+load = os.getloadavg()[0]
+df = bench_style.board(1_000_000)
+style = fastest({"plain": lambda: ratings.fit(df),
+                 "style": lambda: ratings.fit(df, style=bench_style.FEATURES)})
+del df
+log, _ = bench_crowd.simulate(1_000_000, 200, 1000, seed=0)
+crowd = fastest({"bt": lambda: ratings.fit(log),
+                 "crowd": lambda: ratings.fit(log, model="crowd-bt")})
+print(json.dumps({"load_avg": load, "plain_cpu_s": style["plain"], "style_cpu_s": style["style"],
+                  "style_ratio": style["style"] / style["plain"], "bt_cpu_s": crowd["bt"],
+                  "crowd_cpu_s": crowd["crowd"], "crowd_ratio": crowd["crowd"] / crowd["bt"]}))
+"""
+
+
+def export(rev: str | None, into: Path) -> Path:
+    """The package at ``rev`` (None: the working tree as it is) in a folder of ``into``."""
+    root = Path(subprocess.check_output(["git", "rev-parse", "--show-toplevel"], cwd=HERE,
+                                        text=True).strip())  # fmt: skip
+    if rev is None:
+        return root
+    out = into / rev.replace("/", "_")
+    out.mkdir()
+    archive = subprocess.run(["git", "archive", rev], cwd=root, check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("before")
+    ap.add_argument("after", nargs="?", default=None)
+    ap.add_argument("--rounds", type=int, default=4)
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {"before": export(args.before, Path(tmp)),
+                 "after": export(args.after, Path(tmp))}  # fmt: skip
+        for k in range(args.rounds):
+            for label, tree in trees.items():
+                env = {**os.environ, **ONE_THREAD, "PYTHONPATH": str(tree)}
+                done = subprocess.run([sys.executable, "-c", CHILD, str(tree)], env=env, cwd=tmp,
+                                      check=True, capture_output=True, text=True)  # fmt: skip
+                rows.append({"round": k, "revision": label, **json.loads(done.stdout)})
+                print(rows[-1], flush=True)
+    table = pd.DataFrame(rows)
+    OUT.parent.mkdir(exist_ok=True)
+    table.to_csv(OUT, index=False)
+    print(table.groupby("revision")[["style_ratio", "crowd_ratio", "load_avg"]].median())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,272 @@
+"""Fits with covariates: ``ratings.fit(..., style=[...])`` and ``ratings.fit(..., adjust=...)``.
+
+Style features and judge effects are covariate columns of one design, d = s_A - s_B + x'beta
+(:mod:`ratings.models.covariates`): each style feature a column (x = (a - b) / (a + b) scaled
+to unit root-mean-square), judge k's position bias a column that is 1 on its verdicts, its
+self-preference one that is own_k(A) - own_k(B) on its verdicts
+(:func:`ratings.models.judge_effects.effect_columns`). One fit of that design estimates the
+strengths, the coefficients and the outcome family's own parameters (Crowd-BT's etas, a tie
+model's tie parameter) jointly with any family, so the strengths' intervals include the
+coefficients' uncertainty. :func:`fit_covariates` is that fit for :func:`ratings.fit`; the
+judge audit (:func:`ratings.audit`) runs it with its own plan of effects.
+
+Intervals: with style features, CR2 by task with Satterthwaite df per contrast by default
+(the effects table with G - 1 df when clustered); judge effects alone keep the textbook
+cluster sandwich (CR1, G - 1 df), as the audit reports them. The result carries the style
+coefficients (``Ratings.style``, with the plain fit's ranks for ``rank_change``), the judge
+effects (``Ratings.judge_effects``), Crowd-BT's judges and the tie parameter (``Ratings.ties``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from ratings.api.adjust import checked_families, identified_plan
+from ratings.api.loading import LoadedLog
+from ratings.api.results import labelled
+from ratings.api.ties import tie_start, with_ties
+from ratings.core.schema import DETERMINISTIC_JUDGE
+from ratings.data.slots import slot_counts
+from ratings.data.soft import is_graded, soft_counts, soft_weights
+from ratings.kernels.engine import resolve as resolve_engine
+from ratings.models.covariates import DesignFit, design_rows, fit_design, widen_one_judge
+from ratings.models.crowd.likelihood import Choice
+from ratings.models.crowd.prior import CrowdSummary
+from ratings.models.estimate import Estimate
+from ratings.models.existence import check_identifiable
+from ratings.models.families import BRADLEY_TERRY, CROWD_BT
+from ratings.models.families.ties import tie_family
+from ratings.models.judge_effects import effect_columns, effects_remedy, effects_table
+from ratings.models.style import style_remedy, style_table
+from ratings.result import JudgeEffects, Ratings
+
+__all__ = ["Covariates", "fit_covariates"]
+
+
+@dataclass(frozen=True)
+class Covariates:
+    """What a fit with covariates controls for: the style ``features`` (their ``transform``,
+    ``ridge``) and the judge effects ``adjust`` (their ``families``; ``plan`` the audit's own
+    plan of effects, :func:`ratings.models.judge_effects.plan_effects`, instead of the checked
+    one)."""
+
+    features: tuple[str, ...] = ()
+    transform: str = "normalized"
+    ridge: float = 0.0
+    adjust: tuple[str, ...] = ()
+    families: object = None
+    plan: object = None
+
+
+def fit_covariates(loaded: LoadedLog, covariates: Covariates, *, model: str = "bt",
+                   ties: str = "half", prior=None, judge_quality=None,
+                   fit_new_judges: bool = False, anchor: str | None = None,
+                   rating: float = 1000.0, ci: str = "sandwich", level: float = 0.95,
+                   engine: str = "auto", tol: float = 1e-10, max_iter: int = 100,
+                   soft: bool = False, slots=None) -> Ratings:  # fmt: skip
+    """The body of :func:`ratings.fit` with ``style=`` or ``adjust=`` (arguments as there;
+    ``loaded`` is the verdicts read by :func:`ratings.api.loading.load_log`, ``rating`` the
+    anchor's rating, ``slots`` the verdicts by slot if already counted). ``soft``: ``winner``
+    is A's score (``loaded.frame["score"]``), each verdict's row counts those of the Bernoulli
+    quasi-likelihood (:func:`ratings.data.soft.soft_weights`), so the Bradley-Terry row terms
+    of the design, per-verdict meat included, are the quasi-likelihood's.
+
+    Raises
+    ------
+    TypeError
+        ``loaded`` has no verdict rows (a counts table: the slots and features are unknown).
+    NonIdentifiableError
+        The win graph is not strongly connected, or a requested effect has no finite,
+        identified estimate (the message names the judge and why).
+    """
+    from ratings.models.bt import fit_bt
+    from ratings.models.crowd.likelihood import fit_crowd_bt
+    from ratings.models.crowd.quality import resolve_judge_quality
+
+    cv, data, frame = covariates, loaded.data, loaded.frame
+    styled = bool(cv.features)
+    if frame is None or (styled and "winner" not in frame.columns):
+        need = ("Style control needs one row per verdict with its features" if styled else
+                "Judge effects need to know which model was in slot A, which `Comparisons` "
+                "do not keep")  # fmt: skip
+        raise TypeError(f"{need}; pass the verdict log (a path, DataFrame or VerdictLog).")
+    x, scale, slots = _features_and_slots(frame, data, cv, engine, slots)
+    if soft and "score" in frame.columns:
+        slots = _soft_slots(slots, frame["score"].to_numpy(dtype=np.float64))
+    engine = resolve_engine(engine, data.n_verdicts)
+    collapsed = data.collapsed(engine=engine)
+    check_identifiable(collapsed)
+    plan = cv.plan
+    if plan is None and cv.adjust:
+        plan = identified_plan(slots, checked_families(cv.families, cv.adjust, data), cv.adjust)
+    if plan is not None:
+        x = np.column_stack([x, effect_columns(slots, plan)])
+    rows = design_rows(slots, x, engine)
+    ref = 0 if anchor is None else int(data.models.get_loc(anchor))
+    clustered = data.clusters is not None
+    # judge effects alone: the cluster sandwich (CR1) with one t quantile of G - 1 df
+    df = float(data.n_clusters - 1) if clustered and ci == "sandwich" else None
+    opts = {"ref": ref, "ci": ci if styled or ci != "sandwich" else "sandwich-z",
+            "ridge": cv.ridge, "engine": engine, "tol": tol, "max_iter": max_iter,
+            "n_ridge": len(cv.features),
+            "remedy": style_remedy() if styled else effects_remedy()}  # fmt: skip
+    family = None if ties == "half" or not collapsed.tt.sum() else tie_family(ties)
+    summary = None
+    if model == "crowd-bt":
+        fixed = resolve_judge_quality(judge_quality, data.judges, scope=loaded.scope,
+                                      fit_new_judges=fit_new_judges).eta  # fmt: skip
+        start = fit_crowd_bt(collapsed, ref=ref, fixed_eta=fixed, tol=1e-8, engine=engine)
+        plain = start.theta
+        judged = [j for j in data.judges if j != DETERMINISTIC_JUDGE]
+        choice = _crowd_default(rows, start, prior if styled else None, level=level,
+                                one_judge=len(judged) == 1, **opts)  # fmt: skip
+        fit = choice.fit
+        if choice.prior_used and len(judged) == 1:  # one judge: eta's profile widening
+            k = list(data.judges).index(judged[0])
+            fit = widen_one_judge(fit, rows, k, prior=prior, ref=ref, ridge=cv.ridge,
+                                  n_ridge=len(cv.features), level=level, engine=engine,
+                                  plain_on_bound=bool(choice.plain_on_bound[k]))  # fmt: skip
+        summary = _crowd_summary(choice, fit, data, prior)
+    elif family is not None:  # a tie model: its parameter is one more of the design
+        start = tie_start(collapsed, family, ref=ref, engine=engine)
+        plain = start.theta
+        fit = fit_design(rows, plain, family=family, eta0=np.array([start.phi]), **opts)
+    else:
+        plain = fit_bt(collapsed, ref=ref, tol=1e-10, engine=engine).theta
+        fit = fit_design(rows, plain, family=BRADLEY_TERRY, **opts)
+    table = None
+    if styled:
+        table = style_table(fit, cv.features, scale, level=level, ridge=cv.ridge)
+        table.attrs["transform"] = cv.transform
+        table.attrs["raw_rank"] = pd.Series(plain, index=data.models).rank(
+            ascending=False, method="min").astype(np.int64)
+    effects = None
+    if plan is not None:
+        effects = JudgeEffects(effects_table(fit.params, fit.cov, plan,
+                                             at=fit.n_models + len(cv.features), level=level,
+                                             df=df), cv.adjust)  # fmt: skip
+    est = Estimate(theta=fit.strength, cov=fit.cov, nll=fit.nll, converged=fit.converged,
+                   n_iter=fit.n_iter, max_grad=fit.max_grad, influence=fit.influence,
+                   inference=fit.inference, crowd=summary,
+                   judges=_judges(fit, data, level, df) if model == "crowd-bt" else None)
+    kind = ties if family is not None else "bt-soft" if soft else model
+    out = labelled(est, data, model=kind, ci=ci, level=level,
+                   scope=loaded.scope, n_rejected=loaded.n_rejected, anchor=anchor,
+                   rating=rating, df=None if styled else df, style=table,
+                   judge_effects=effects)  # fmt: skip
+    if soft and "score" in frame.columns:  # counts of scores (ratings.data.soft)
+        forfeits = collapsed.model_counts()["forfeits"].to_numpy()
+        out = replace(out, counts=soft_counts(frame, data.models, forfeits))
+    return with_ties(out, fit.params, fit.cov, fit.inference,
+                     None if ties == "half" else tie_family(ties), collapsed, level=level,
+                     at=fit.params.size - 1, df=df, stacklevel=4)  # fmt: skip
+
+
+def _soft_slots(slots, score: np.ndarray):
+    """``slots`` with each verdict of a graded score counted as the quasi-likelihood's
+    (wins of A, wins of B, ties) (:func:`ratings.data.soft.soft_weights`); scores 0, 1/2 and 1
+    (and forfeits) as they are."""
+    if slots.order is not None and slots.order.size:
+        score = score[slots.order]
+    graded = is_graded(score)
+    wa, wb, tt = soft_weights(np.where(graded, score, 0.0))
+    return replace(slots, wa=np.where(graded, wa, slots.wa), wb=np.where(graded, wb, slots.wb),
+                   tt=np.where(graded, tt, slots.tt))
+
+
+def _features_and_slots(frame: pd.DataFrame, data, cv: Covariates, engine: str,
+                        slots=None) -> tuple:  # fmt: skip
+    """(features, their scales, slot codes), the rows of both in cluster order: the features
+    are written in that order as they are scaled, the slot codes taken in it. On a long log in
+    two rounds on the package's threads: the features' columns beside the cluster order, then
+    the slot codes beside blocks of the features. Without style features, no columns (and the
+    slot codes as counted, or ``slots``)."""
+    from ratings.core.threads import CONCURRENT_ROWS, run
+    from ratings.data.slots import verdict_cluster_order
+    from ratings.models.style import feature_columns, feature_jobs
+
+    resolved = resolve_engine(engine, data.n_verdicts)
+    if not cv.features:
+        slots = slot_counts(frame, data, resolved) if slots is None else slots
+        return np.zeros((slots.n_rows, 0)), np.zeros(0), slots
+    together = run if len(frame) >= CONCURRENT_ROWS else (lambda jobs: [job() for job in jobs])
+    (xt, scale), order = together([
+        lambda: feature_columns(frame, cv.features, cv.transform, engine, concurrent=False),
+        lambda: verdict_cluster_order(frame, data, resolved)])  # fmt: skip
+    x, jobs = feature_jobs(xt, scale, order.rank, engine)
+    slots = together([lambda: slot_counts(frame, data, resolved, by_cluster=order), *jobs])[0]
+    return x, scale, slots
+
+
+def _judges(fit: DesignFit, data, level: float, df: float | None) -> pd.DataFrame:
+    """The Crowd-BT judges table (eta with intervals) of a fit with covariates: each eta's
+    CR2 degrees of freedom where the fit has them, else ``df``."""
+    from ratings.models.crowd.judge_table import joint_judges
+
+    m, p = fit.n_models, fit.n_features
+    at = m + p + np.arange(fit.eta.size)
+    keep = np.r_[np.arange(m), at]
+    if fit.inference is not None:
+        c = np.zeros((fit.eta.size, fit.cov.shape[0]))
+        c[np.arange(fit.eta.size), at] = 1.0
+        df = fit.inference.df(c)
+    return joint_judges(fit.strength, fit.eta, fit.eta_estimated, fit.eta_boundary,
+                        fit.hessian[np.ix_(keep, keep)], fit.cov[np.ix_(keep, keep)], data,
+                        level, df)  # fmt: skip
+
+
+def _crowd_default(rows, start, prior, *, level: float, one_judge: bool = False,
+                   **opts) -> Choice:  # fmt: skip
+    """Crowd-BT with covariates by the default-estimate rule of plain Crowd-BT
+    (:func:`ratings.models.crowd.likelihood.choose_estimate`): the maximum-likelihood estimate
+    where it is regular (converged, every estimated eta inside (1/2, 1) with its Wald interval
+    from the fit's own covariance) and the prior would hardly move it, else the posterior mode
+    under ``prior`` (started from the plain estimate), whose curvature enters the bread.
+    ``prior=None`` always fits the maximum-likelihood estimate."""
+    from ratings.models.crowd.likelihood import choose_estimate, etas_inside, moved_in_ses
+
+    common = {"family": CROWD_BT, "eta_free": start.estimated, **opts}
+    m, p = rows.n_models, rows.x.shape[1]
+    on = m + p + np.flatnonzero(start.estimated)
+
+    def plain_fit() -> DesignFit:
+        return fit_design(rows, start.theta, eta0=start.eta, **common)
+
+    def regular(plain: DesignFit):
+        inside = plain.converged and not plain.eta_boundary.any() and etas_inside(
+            plain.params[on], np.diag(plain.cov)[on], level)  # fmt: skip
+        return plain.cov if inside else None
+
+    def posterior(plain: DesignFit | None) -> DesignFit:
+        s0, b0, e0 = (start.theta, None, start.eta) if plain is None else (
+            plain.strength, plain.beta, plain.eta)  # fmt: skip
+        return fit_design(rows, s0, beta0=b0, eta0=e0, prior=prior, one_judge=one_judge,
+                         **common)  # fmt: skip
+
+    def shift(plain: DesignFit, post: DesignFit, cov) -> float:
+        keep = np.r_[np.arange(m), on]
+        return moved_in_ses((post.params - plain.params)[keep], cov[np.ix_(keep, keep)], m)
+
+    if prior is None:
+        return Choice(plain_fit(), False)
+    return choose_estimate(plain_fit, posterior, regular=regular, shift=shift,
+                           estimated=lambda fit: fit.eta_estimated,
+                           on_bound=lambda fit: fit.eta_boundary)  # fmt: skip
+
+
+def _crowd_summary(choice: Choice, fit: DesignFit, data, prior) -> CrowdSummary:
+    """The Crowd-BT summary (``Ratings.crowd``) of the fit (``choice``'s, after any widening):
+    the etas' covariance and which estimate it is
+    (:meth:`~ratings.models.crowd.prior.CrowdSummary.estimate_note`)."""
+    names = pd.Index(data.judges)
+    at = fit.n_models + fit.n_features + np.arange(names.size)
+    bound = choice.plain_on_bound
+    on_bound = () if bound is None or not choice.plain_found else tuple(
+        str(j) for j in names[bound])  # fmt: skip
+    return CrowdSummary(
+        eta_cov=pd.DataFrame(fit.cov[np.ix_(at, at)], index=names, columns=names), prior=prior,
+        prior_used=choice.prior_used, plain_on_bound=on_bound, plain_found=choice.plain_found,
+        prior_shift=choice.prior_shift)
