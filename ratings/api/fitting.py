@@ -44,7 +44,7 @@ from ratings.core.errors import (
 from ratings.core.memory import check_memory, fit_memory, limit_scope
 from ratings.core.threads import one_blas_thread
 from ratings.data.comparisons import Comparisons
-from ratings.data.soft import check_soft_bootstrap, soft_counts
+from ratings.data.soft import check_soft_bootstrap, is_soft_table, soft_counts, soft_table_counts
 from ratings.inference import bt_inference
 from ratings.inference.builder import build, row_scores_of
 from ratings.inference.covariance import inverse_free
@@ -303,6 +303,9 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         if soft and loaded.frame is not None and "score" in loaded.frame:  # counts of scores
             forfeits = rows.model_counts()["forfeits"].to_numpy()
             out = replace(out, counts=soft_counts(loaded.frame, data.models, forfeits))
+        elif soft and loaded.frame is not None and is_soft_table(loaded.frame):
+            forfeits = rows.model_counts()["forfeits"].to_numpy()
+            out = replace(out, counts=soft_table_counts(loaded.frame, data.models, forfeits))
         return out
 
 
