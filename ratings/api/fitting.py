@@ -35,7 +35,7 @@ from ratings.api.specs import (
     parse_anchor,
 )
 from ratings.api.style import check_style_columns, fit_styled, style_columns
-from ratings.api.ties import estimate_ties, no_ties_table
+from ratings.api.ties import estimate_ties, no_ties_table, not_identified
 from ratings.core.errors import (
     NonIdentifiableError,
     close_matches,
@@ -258,7 +258,12 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         engine = resolve_engine(engine, data.n_verdicts)  # one engine for every later stage
         rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts
         if penalty == 0.0 and not firth:
-            check_identifiable(rows)
+            try:
+                check_identifiable(rows)
+            except NonIdentifiableError as error:
+                if model != "bt" or ties == "half":
+                    raise
+                raise not_identified(error, ties) from None
         ref = 0 if anchor is None else int(data.models.get_loc(anchor))
         clustered = data.clusters is not None
         opts = {"ref": ref, "ci": ci, "clustered": clustered, "engine": engine, "tol": tol,

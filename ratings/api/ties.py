@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.core.errors import DataWarning, DegenerateBoardError, NonIdentifiableError
+from ratings.core.errors import DataWarning, DegenerateBoardError, NonIdentifiableError, option
 from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
 from ratings.inference.builder import Scores, build
@@ -29,7 +29,7 @@ from ratings.kernels.engine import kernels
 from ratings.models.estimate import Estimate, bootstrap_refits
 from ratings.models.ties import TieFamily, TieFit, fit_ties, tie_meat
 
-__all__ = ["TIE_COLUMNS", "estimate_ties", "no_ties_table", "tie_table"]
+__all__ = ["TIE_COLUMNS", "estimate_ties", "no_ties_table", "not_identified", "tie_table"]
 
 #: Columns of ``Ratings.ties``.
 TIE_COLUMNS = ("estimate", "lower", "upper", "se", "p_tie_equal", "p_tie_lower", "p_tie_upper",
@@ -151,3 +151,15 @@ def no_ties_table(family: TieFamily, *, level: float, stacklevel: int = 2) -> pd
     out = pd.DataFrame([row], index=pd.Index([family.parameter], name="parameter"))
     out.attrs["level"] = level
     return out
+
+
+def not_identified(error: NonIdentifiableError, ties: str) -> NonIdentifiableError:
+    """The existence check's error for a tie model: the same diagnosis, without the remedies a
+    tie model does not have (a penalty and Firth's reduction fit ties as half wins)."""
+    head = str(error).split(" Add matches")[0]
+    return NonIdentifiableError(
+        f"{head} Add matches that connect them or drop them; the {ties} tie model has no "
+        f"penalised or bias-reduced fit ({option('penalty')} and {option('firth', True)} need "
+        f"{option('ties', 'half')}, ties as half wins, which also gives these models open "
+        "intervals).", never_lost=error.never_lost, never_won=error.never_won,
+        groups=error.groups)  # fmt: skip
