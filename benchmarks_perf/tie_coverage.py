@@ -23,8 +23,9 @@ counts (every pair equally often, as drawn), as ``coverage_cells.truth`` does fo
     python benchmarks_perf/tie_coverage.py --reps 200       # quicker, wider Monte Carlo SE
 
 Runs in one process (seeded: cell k draws from ``--seed`` + k). Writes
-``results/tie_coverage.csv`` (one row per cell) and ``results/tie_coverage_boards.csv`` (one
-row per board) and prints the table for ``docs/coverage.md``.
+``results/tie_coverage.csv`` (one row per cell), ``results/tie_coverage_boards.csv`` (one row
+per board) and ``results/tie_coverage.md`` (the table of ``docs/coverage.md``; ``--render``
+rewrites it from the CSV alone).
 """
 
 from __future__ import annotations
@@ -189,6 +190,36 @@ def run_cell(cell: Cell, seed: int) -> tuple[dict, pd.DataFrame]:
     return row, per.assign(family=cell.family, size=cell.size, phi=cell.phi)
 
 
+def _cov(c: float, se: float) -> str:
+    return f"{c:.3f} ± {se:.3f}"
+
+
+def render(table: pd.DataFrame) -> str:
+    """The markdown table of ``docs/coverage.md`` from the cells' rows."""
+    head = ("| family | board | ties: mean (range) | tie parameter (true) | boards | ratings | "
+            "tie parameter | MLE-centred | fewest-ties fifth: ties up to | ratings | "
+            "tie parameter | MLE-centred | bias of the MLE (SD) | estimated bias (SD) | "
+            "SE / SD | median df | median width |")  # fmt: skip
+    lines = [head, "|" + " --- |" * head.count(" | ") + " --- |"]
+    for _, r in table.iterrows():
+        board = (f"{r['size']}: {r['models']} models, {r['verdicts']:,} verdicts, "
+                 f"{r['tasks']} tasks")  # fmt: skip
+        name = "nu" if r["family"] == "davidson" else "theta"
+        lines.append(
+            f"| {r['family']} | {board} | {r['tie_share']:.0%} ({r['tie_share_min']:.0%}-"
+            f"{r['tie_share_max']:.0%}) | {name} = {r['true_tie_parameter']:.3f} | "
+            f"{r['reps']:,} | {_cov(r['rating_coverage'], r['rating_mc_se'])} | "
+            f"{_cov(r['tie_coverage'], r['tie_mc_se'])} | "
+            f"{_cov(r['tie_mle_coverage'], r['tie_mle_mc_se'])} | "
+            f"{r['few_tie_share_max']:.0%} ({r['few_boards']:,} boards) | "
+            f"{_cov(r['few_rating_coverage'], r['few_rating_mc_se'])} | "
+            f"{_cov(r['few_tie_coverage'], r['few_tie_mc_se'])} | "
+            f"{_cov(r['few_tie_mle_coverage'], r['few_tie_mle_mc_se'])} | "
+            f"{r['phi_bias_sd']:+.3f} | {r['mean_bias_phi_sd']:+.3f} | {r['se_over_sd']:.3f} | "
+            f"{r['median_df']:.0f} | {r['tie_interval_width']:.3f} |")  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> pd.DataFrame:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=None, help="replications of every cell")
@@ -198,7 +229,13 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     ap.add_argument("--out", type=Path, default=HERE / "results" / "tie_coverage.csv")
     ap.add_argument("--boards-out", type=Path,
                     default=HERE / "results" / "tie_coverage_boards.csv")
+    ap.add_argument("--render", action="store_true",
+                    help="only write the markdown table (results/tie_coverage.md) from --out")
     args = ap.parse_args(argv)
+    if args.render:
+        table = pd.read_csv(args.out)
+        write_atomic(render(table), args.out.with_suffix(".md"))
+        return table
     small = args.reps or args.reps_small
     large = args.reps or args.reps_large
     rows, boards = [], []
@@ -214,6 +251,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
         write_atomic(pd.DataFrame(rows), args.out)
         write_atomic(pd.concat(boards, ignore_index=True), args.boards_out)
     table = pd.DataFrame(rows)
+    write_atomic(render(table), args.out.with_suffix(".md"))
     print(table.to_string(index=False, float_format="{:.3f}".format))
     return table
 
