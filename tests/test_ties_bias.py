@@ -120,3 +120,25 @@ def test_interval_is_centred_on_the_bias_reduced_phi():
     lo, hi = np.log(t["lower"]), np.log(t["upper"])
     assert (lo + hi) / 2 == pytest.approx(t["phi"] - t["bias_phi"], abs=1e-12)
     assert (hi - lo) / 2 == pytest.approx(1.959964 * t["se_phi"], rel=1e-5)  # per verdict: z
+
+
+def test_tie_coverage_study_smoke(monkeypatch):
+    """``benchmarks_perf/tie_coverage.py`` on a few boards: without task effects its pseudo-truth
+    is the generating model (strengths and phi), and a cell's row is complete."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks_perf"))
+    import tie_coverage
+
+    monkeypatch.setattr(tie_coverage, "TASK_SD", 0.0)
+    for family in ("davidson", "rao-kupper"):
+        cell = tie_coverage.Cell(family, "tiny", 6, 150, 15, -0.3, 10)
+        s = tie_coverage.strengths(cell.n_models)
+        theta, phi = tie_coverage.truth(cell, s)
+        np.testing.assert_allclose(theta, s - s[0], atol=1e-7)
+        assert phi == pytest.approx(-0.3, abs=1e-7)
+        row, boards = tie_coverage.run_cell(cell, seed=1)
+        assert row["reps"] + row["failed"] == 10 and len(boards) == row["reps"]
+        assert 0.0 <= row["tie_coverage"] <= 1.0 and row["median_df"] > 1
+    assert "| davidson | tiny: 6 models, 150 verdicts" in tie_coverage.render(pd.DataFrame([row]))
