@@ -141,4 +141,4 @@ def test_tie_coverage_study_smoke(monkeypatch):
         row, boards = tie_coverage.run_cell(cell, seed=1)
         assert row["reps"] + row["failed"] == 10 and len(boards) == row["reps"]
         assert 0.0 <= row["tie_coverage"] <= 1.0 and row["median_df"] > 1
-    assert "| davidson | tiny: 6 models, 150 verdicts" in tie_coverage.render(pd.DataFrame([row]))
+    assert "| rao-kupper | tiny: 6 models, 150 verdicts" in tie_coverage.render(pd.DataFrame([row]))
