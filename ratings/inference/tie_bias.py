@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 
 __all__ = ["pair_tensor", "phi_bias"]
 
+_CHUNK = 20_000  # pairs whose tensors are formed at once (about 12 MB of log-probabilities)
 _H = 2e-3  # step of the central differences (third derivatives: error ~ h^2 + eps / h^3)
 
 
@@ -106,16 +107,19 @@ def phi_bias(probabilities: Callable, theta: NDArray[np.float64], phi: float, da
         column of the reference model.
     """
     m = len(theta)
-    key = data.ii * m + data.jj
-    n = np.bincount(key, data.wi + data.wj + data.tt, m * m)
-    pairs = np.flatnonzero(n)
-    pi, pj, npair = pairs // m, pairs % m, n[pairs]
-    k = pair_tensor(probabilities, theta[pi] - theta[pj], phi)
+    key = np.unique(data.ii * m + data.jj, return_inverse=True)
+    n = np.bincount(key[1], data.wi + data.wj + data.tt, key[0].size)
+    pairs = key[0][n > 0]
     c = inverse
     v = c[:, m]
-    jv = np.stack([v[pi] - v[pj], np.full(pairs.size, v[m])], axis=-1)
-    jcj = np.empty((pairs.size, 2, 2))
-    jcj[:, 0, 0] = c[pi, pi] + c[pj, pj] - 2.0 * c[pi, pj]
-    jcj[:, 0, 1] = jcj[:, 1, 0] = c[pi, m] - c[pj, m]
-    jcj[:, 1, 1] = c[m, m]
-    return float(np.einsum("p,pabc,pa,pbc->", npair, k, jv, jcj))
+    total = 0.0
+    for lo in range(0, pairs.size, _CHUNK):  # the tensors of a chunk of pairs at a time
+        pi, pj = pairs[lo:lo + _CHUNK] // m, pairs[lo:lo + _CHUNK] % m
+        k = pair_tensor(probabilities, theta[pi] - theta[pj], phi)
+        jv = np.stack([v[pi] - v[pj], np.full(pi.size, v[m])], axis=-1)
+        jcj = np.empty((pi.size, 2, 2))
+        jcj[:, 0, 0] = c[pi, pi] + c[pj, pj] - 2.0 * c[pi, pj]
+        jcj[:, 0, 1] = jcj[:, 1, 0] = c[pi, m] - c[pj, m]
+        jcj[:, 1, 1] = c[m, m]
+        total += float(np.einsum("p,pabc,pa,pbc->", n[n > 0][lo:lo + _CHUNK], k, jv, jcj))
+    return total
