@@ -141,4 +141,6 @@ def test_tie_coverage_study_smoke(monkeypatch):
         row, boards = tie_coverage.run_cell(cell, seed=1)
         assert row["reps"] + row["failed"] == 10 and len(boards) == row["reps"]
         assert 0.0 <= row["tie_coverage"] <= 1.0 and row["median_df"] > 1
-    assert "| rao-kupper | tiny: 6 models, 150 verdicts" in tie_coverage.render(pd.DataFrame([row]))
+    table = tie_coverage.add_reference(pd.DataFrame([row]), boards)
+    assert 0.0 <= table["few_ideal_coverage"].iloc[0] <= 1.0
+    assert "| rao-kupper | tiny: 6 models, 150 verdicts" in tie_coverage.render(table)
