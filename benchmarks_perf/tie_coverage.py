@@ -199,6 +199,12 @@ def run_cell(cell: Cell, seed: int) -> tuple[dict, pd.DataFrame]:
     return row, per.assign(family=cell.family, size=cell.size, phi=cell.phi)
 
 
+def _rounded(boards: pd.DataFrame) -> pd.DataFrame:
+    """The per-board table with its floats to six significant digits (a smaller file)."""
+    floats = boards.select_dtypes("float").columns
+    return boards.assign(**{c: boards[c].map(lambda x: float(f"{x:.6g}")) for c in floats})
+
+
 def add_reference(table: pd.DataFrame, boards: pd.DataFrame) -> pd.DataFrame:
     """``few_ideal_coverage``: on each cell's fewest-ties fifth, the coverage of an interval of
     the right width (the bias-reduced phi -/+ 1.96 times the SD of the estimates over the cell's
@@ -281,7 +287,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
               f"({row['few_tie_mc_se']:.3f}); {row['tie_share']:.0%} ties, {row['reps']} reps, "
               f"{row['seconds']:.0f} s, load {row['load1']:.1f}", flush=True)
         write_atomic(pd.DataFrame(rows), args.out)
-        write_atomic(pd.concat(boards, ignore_index=True), args.boards_out)
+        write_atomic(_rounded(pd.concat(boards, ignore_index=True)), args.boards_out)
     table = add_reference(pd.DataFrame(rows), pd.concat(boards, ignore_index=True))
     write_atomic(table, args.out)
     write_atomic(render(table), args.out.with_suffix(".md"))
