@@ -310,6 +310,9 @@ def placement_band() -> list[float]:
     return [cov.min(), cov.max()]
 
 
+TINY = "tie_coverage_tiny.csv"  # the tie study's tiny boards, run on their own
+
+
 def ties(column: str, file: str = "tie_coverage.csv") -> list[float]:
     """The tie coverage study's range of a column over its cells."""
     values = result(file)[column]
@@ -330,6 +333,10 @@ CLAIMS: list[tuple[str, str, Callable[[], Sequence[float]]]] = [
      lambda: ties("few_tie_coverage")),
     ("docs/coverage.md", rf"the same centre covers {F}-{F} on the same boards",
      lambda: ties("few_ideal_coverage")),
+    ("docs/coverage.md", rf"\*\*Ratings\*\* {F}-{F}; \*\*tie parameter\*\* {F}-{F} \(MC SE",
+     lambda: ties("rating_coverage", TINY) + ties("tie_coverage", TINY)),
+    ("docs/coverage.md", rf"The MLE-centred interval covers {F}-{F} on these boards",
+     lambda: ties("tie_mle_coverage", TINY)),
     # placement against a frozen board (docs/coverage.md, docs/stability.md)
     *[("docs/coverage.md", rf"\| `{cell}` \| [^|]+ \| [^|]+ \| {F} \| {F} \| {F} \| {F} \| "
        rf"{F} / {F} \| {F} \|", lambda cell=cell: placement(cell))
@@ -456,6 +463,7 @@ def test_no_stale_figures(name):
     ("validate_coverage.md", "docs/coverage.md"),
     ("coverage_crowd.md", "docs/coverage.md"),
     ("tie_coverage.md", "docs/coverage.md"),
+    ("tie_coverage_tiny.md", "docs/coverage.md"),
 ])  # fmt: skip
 def test_tables_in_docs_are_the_rendered_results(rendered, name):
     """The docs' copies of a study's rendered report hold every table row and summary line of
