@@ -12,12 +12,11 @@ import pytest
 import statsmodels.api as sm
 from helpers import design
 from test_ties import draw, football, log_probs, scipy_mle
-from test_ties_combine import _davidson
+from test_ties_combine import _davidson, stacked, two_tied_scopes
 
 import ratings
 from ratings.cli.app import main
 from ratings.core.errors import NonIdentifiableError, PenaltyOnlyWarning
-from ratings.datasets.simulate import random_matches, simulate_verdicts
 from ratings.scopes.combine import combine, fit_scopes
 
 MODELS = [f"m{k}" for k in range(6)]
@@ -103,16 +102,7 @@ def test_cli_anchor_with_a_tie_model(tmp_path):
 
 @pytest.fixture(scope="module")
 def tied_log() -> pd.DataFrame:
-    """Two judged scopes on the same 30 tasks, about 20% ties."""
-    rng = np.random.default_rng(7)
-    frames = []
-    for scope in SCOPES:
-        strength = pd.Series(np.linspace(-0.8, 0.8, 6) + rng.normal(0, 0.1, 6), index=MODELS)
-        matches = random_matches(MODELS, 400, n_tasks=30, seed=int(rng.integers(2**31)))
-        v = simulate_verdicts(matches, strength, tie_rate=0.2, task_corr=0.5,
-                              seed=int(rng.integers(2**31)))  # fmt: skip
-        frames.append(v.assign(scope=scope))
-    return pd.concat(frames, ignore_index=True)
+    return two_tied_scopes(seed=7, n=400)
 
 
 @pytest.fixture(scope="module")
@@ -159,14 +149,9 @@ def test_combine_soft_headline_is_the_stacked_sandwich_of_statsmodels_influences
                       cluster="task_id", ci="sandwich-z")  # fmt: skip
     weights = {"analytical": 1.0, "presentation": 3.0}
     c = combine(fits, weights=weights, method="joint")
-    tasks = pd.Index(sorted(graded_log["task_id"].unique()))
-    d = np.zeros((tasks.size, len(MODELS)))
-    theta = np.zeros(len(MODELS))
-    for scope, w in weights.items():
-        t, infl, labels, cov = _glm(graded_log[graded_log["scope"] == scope])
-        g = labels.size
-        d[tasks.get_indexer(labels)] += w / 4 * np.sqrt(g / (g - 1)) * infl
-        theta += w / 4 * t
+    theta, joint = stacked(graded_log, weights, _glm)
+    for scope in weights:
+        t, _, _, cov = _glm(graded_log[graded_log["scope"] == scope])
         r = fits[scope]
         assert r.kind == "bt-soft"
         at = r.models.get_indexer(MODELS)
@@ -174,7 +159,7 @@ def test_combine_soft_headline_is_the_stacked_sandwich_of_statsmodels_influences
         np.testing.assert_allclose(r.cov[np.ix_(at, at)][1:, 1:], cov, rtol=1e-7, atol=1e-14)
     at = c.models.get_indexer(MODELS)
     np.testing.assert_allclose(c.strength[at], theta, atol=1e-8)
-    np.testing.assert_allclose(c.cov[np.ix_(at, at)], d.T @ d, rtol=1e-7, atol=1e-14)
+    np.testing.assert_allclose(c.cov[np.ix_(at, at)], joint, rtol=1e-7, atol=1e-14)
 
 
 def test_cli_combine_soft_and_its_refusal(graded_log, tmp_path, capsys):
