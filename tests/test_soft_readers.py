@@ -102,10 +102,12 @@ def test_reader_soft_scores_of_0_1_and_half_equal_plain_counts(baseline_log, rea
     np.testing.assert_allclose(soft.cov, plain.cov, rtol=1e-10, atol=1e-14)
 
 
-def test_cli_engine_duckdb_soft(baseline_log, tmp_path, capsys):
+@pytest.mark.parametrize("reader", [["--engine", "duckdb"], ["--dask", "local"]],
+                         ids=["duckdb", "dask"])  # fmt: skip
+def test_cli_reader_soft(baseline_log, tmp_path, capsys, reader):
     path = tmp_path / "graded.parquet"
     baseline_log.to_parquet(path, index=False)
-    cmd = ["fit", str(path), "--engine", "duckdb", "--no-cluster", "--anchor", "base"]
+    cmd = ["fit", str(path), *reader, "--no-cluster", "--anchor", "base"]
     assert main(cmd) != 0
     err = capsys.readouterr().err
     assert "fractional winner score" in err and "`--soft`" in err
