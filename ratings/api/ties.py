@@ -41,8 +41,8 @@ def estimate_ties(data: Comparisons, family: TieFamily, *, ref: int, ci: str, cl
                   engine, tol: float, max_iter: int, n_boot: int, seed: int,
                   level: float) -> tuple[Estimate, pd.DataFrame, TieFit]:  # fmt: skip
     """The strengths' :class:`Estimate`, the tie parameter's table and the raw fit."""
-    fit = tie_start(data.collapsed(engine=engine), family, ref=ref, tol=tol,
-                    max_iter=max_iter, engine=engine)  # fmt: skip
+    rows = data.collapsed(engine=engine)
+    fit = tie_start(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
     m = data.n_models
     free = np.delete(np.arange(m + 1), ref)
     try:
