@@ -424,6 +424,7 @@ def internals(tab: Table, section: str, comp, comp_pairs, reps: int, budget: flo
     import ratings.inference.covariance as unc
     import ratings.models.bt as bt
     import ratings.models.existence as graph
+    from ratings.inference.builder import build, row_scores_of
 
     def stage(label: str, fn: Callable[[], object], note: Callable[[object], str] | None = None):
         try:
@@ -454,8 +455,10 @@ def internals(tab: Table, section: str, comp, comp_pairs, reps: int, budget: flo
     stage("cluster_score_matrix (G x M, one pass over the verdict codes)",
           lambda: comp.cluster_score_matrix(comp.n_models, row_scores, k),
           lambda _: f"codes kept: {comp.keeps_codes}")  # fmt: skip
-    stage("cluster_sandwich (scores, GEMM + SYRK)",
-          lambda: unc.cluster_sandwich(bread, comp, k=k, row_scores=row_scores))  # fmt: skip
+    stage("build, CR1 (scores, GEMM + SYRK)",
+          lambda: build(bread, "sandwich-z", row_scores_of(comp, comp.n_models, k, row_scores,
+                                                           None),
+                        n_clusters=comp.n_clusters))  # fmt: skip
     stage("Comparisons.model_counts (uncached)", lambda: type(rows)._model_counts.func(rows))
 
 

@@ -15,7 +15,8 @@ from scipy import stats
 import ratings
 from ratings.core.errors import ConvergenceWarning, NonIdentifiableError
 from ratings.data.comparisons import Comparisons
-from ratings.inference.covariance import bootstrap_draws, cluster_influence, inverse_free, sandwich
+from ratings.inference.builder import Scores, build
+from ratings.inference.covariance import bootstrap_draws, inverse_free
 from ratings.kernels import fit as K
 from ratings.models.bt import fit_bt
 from ratings.models.crowd.likelihood import crowd_covariance, fit_crowd_bt, fit_crowd_default
@@ -31,7 +32,7 @@ __all__ = ["cluster_bootstrap", "fit_variants", "init_worker", "one_board", "run
 
 def _cluster_scores(data: Comparisons, p: int, gd: np.ndarray, ge: np.ndarray | None = None
                     ) -> np.ndarray:  # fmt: skip
-    """Per-cluster summed score g_c, shape (G, P) (same layout as ``cluster_influence``)."""
+    """Per-cluster summed score g_c, shape (G, P) (the layout of the builder's scores)."""
     g, m = data.n_clusters, data.n_models
     out = np.zeros(g * p)
     np.add.at(out, data.cluster * p + data.ii, gd)
@@ -92,13 +93,15 @@ def fit_variants(cell: Cell, data: Comparisons, ref: int, *, exact_jk: bool = Fa
         bread = inverse_free(res.hessian, free)
         _, score, info, meat_rows = K.bt_row_terms(res.theta, data.ii, data.jj, data.wi,
                                                    data.wj, data.tt)  # fmt: skip
+        g_c = _cluster_scores(data, m, score)
+        scores = Scores(lambda: K.laplacian(m, data.ii, data.jj, meat_rows), lambda: g_c)
+        cr1 = build(bread, "sandwich-z", scores, n_clusters=g)
         covs = {
             "model": bread,
-            "hc0": sandwich(bread, data, score, meat_rows, clustered=False, k=K),
-            "cr1": sandwich(bread, data, score, meat_rows, clustered=True, k=K),
+            "hc0": build(bread, "sandwich", scores, n_clusters=None).cov,
+            "cr1": cr1.cov,
         }
-        infl = cluster_influence(data, bread, score)
-        g_c = _cluster_scores(data, m, score)
+        infl = cr1.influence
         delta = _one_step_jackknife(res.hessian, _bt_cluster_hessians(data, info), g_c, free)
         theta = res.theta
     else:
@@ -113,8 +116,8 @@ def fit_variants(cell: Cell, data: Comparisons, ref: int, *, exact_jk: bool = Fa
             res.theta, res.eta, data.ii, data.jj, data.judge, data.wi, data.wj, data.tt
         )
         p = m + len(data.judges)
-        infl = cluster_influence(data, full["model"], gd, ge)
         g_c = _cluster_scores(data, p, gd, ge)
+        infl = g_c @ full["model"]
         delta = _one_step_jackknife(res.hessian, _crowd_cluster_hessians(data, hdd, hde, hee),
                                     g_c, res.free)[:, :m]  # fmt: skip
         theta = res.theta

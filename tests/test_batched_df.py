@@ -20,7 +20,6 @@ import pytest
 from test_inference import _contrast, bt_reference
 
 import ratings
-import ratings.inference.cluster as cluster_module
 import ratings.inference.small as small_module
 from ratings.core.schema import ELO_SCALE
 
@@ -35,19 +34,16 @@ def baseline():
 
 
 def _fit(log, monkeypatch, path: str):
-    """A fit anchored at m0 on the sparse path, its df by ``path`` ("exact", "exact per
-    contrast")."""
+    """A fit anchored at m0 on the sparse path, its df by ``path`` ("exact")."""
     with monkeypatch.context() as mp:
         mp.setattr(small_module, "use_small_path", lambda *a: True)
-        if path == "exact per contrast":
-            mp.setattr(small_module, "BATCHED_RATIO", 0.0)
         r = ratings.fit(log, anchor="m0")
         m = len(r.models)
         assert r.inference.df_plan(m * (m - 1) // 2)[0] == path
         return r, r.model_df, r.pair_df()
 
 
-@pytest.mark.parametrize("path", ["exact", "exact per contrast"])
+@pytest.mark.parametrize("path", ["exact"])
 def test_baseline_board_matches_clubsandwich(baseline, monkeypatch, path):
     log, want = baseline
     r, df, pairs = _fit(log, monkeypatch, path)
@@ -92,7 +88,7 @@ def _board(seed: int) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-@pytest.mark.parametrize("path", ["exact", "exact per contrast"])
+@pytest.mark.parametrize("path", ["exact"])
 def test_every_contrast_matches_the_textbook_formulas(seed, path, monkeypatch):
     log = _board(seed)
     r, df, pairs = _fit(log, monkeypatch, path)
@@ -106,24 +102,14 @@ def test_every_contrast_matches_the_textbook_formulas(seed, path, monkeypatch):
                 ref.df(_contrast(models, models[j], models[k])), rel=1e-6)
 
 
-def test_batched_and_per_contrast_paths_agree_to_rounding(monkeypatch):
-    log = _board(3)
-    _, df_b, pairs_b = _fit(log, monkeypatch, "exact")
-    _, df_k, pairs_k = _fit(log, monkeypatch, "exact per contrast")
-    np.testing.assert_allclose(df_b, df_k, rtol=1e-10)
-    np.testing.assert_allclose(pairs_b, pairs_k, rtol=1e-10)
-
-
 def test_cost_model_falls_back_past_its_budgets(monkeypatch):
     log = _board(4)
     r = ratings.fit(log, anchor="m0")
     inf = r.inference
     assert inf.df_plan(21)[0] == "exact"
     monkeypatch.setattr(small_module, "BATCHED_RATIO", 0.0)
-    assert inf.df_plan(21)[0] == "exact per contrast"
-    monkeypatch.setattr(cluster_module, "EXACT_BUDGET", 0.0)
     path, why = inf.df_plan(21)
-    assert path == "one-direction" and "past their budgets" in why
+    assert path == "one-direction" and "past" in why
 
 
 def test_distinct_designs_merge_identical_clusters_only():

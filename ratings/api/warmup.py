@@ -59,10 +59,8 @@ def warmup() -> None:
         for i, j in ((ii, jj), (ri, rj)):
             cr2.cluster_times(i, j, i, i, one, b, 2, np.zeros((1, 3)))
             cr2.cluster_quadratic(1, i, j, i, i, one, b, 2, np.zeros((3, 1)))
-            h, f, _ = cr2.small_blocks(starts, i, j, i, one, b, 2, bread, 1e-8)
-            cr2.small_apply(starts, f, one)
+            cr2.small_blocks(starts, i, j, i, one, b, 2, bread, 1e-8)
             cr2.small_meat(starts, i, j, i, one, b, 2, 3, one)
-            cr2.small_terms(starts, i, j, i, one, b, 2, h, f, np.ones((3, 1)))
             cr2.small_shares(starts, i, j, i, one, b, 2, np.ones((3, 1)), one, 1e-8, one)
     # aggregation and clustered intervals, for the code widths read_verdicts gives (int8 and
     # int16 model and task codes), with and without clusters

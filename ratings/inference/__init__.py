@@ -34,8 +34,10 @@ linear in c before squaring: every contrast's df (the ratings', every pair's) co
 basis formed once per distinct cluster design (clusters of identical rows, such as a baseline
 met once on every prompt, count once with their number) and one batched product with the
 contrasts as a matrix (:mod:`ratings.inference.batched`). Which path runs (the batched exact
-formula, one kernel pass per contrast, or the one-direction approximation below) is decided by
-cost and reported by :func:`ratings.inference.small.df_plan`.
+formula or the one-direction approximation below) is decided by cost and reported by each
+inference's ``df_plan``; a fit's CR2 pieces come from one entry,
+:func:`ratings.inference.small.working_inference`, which picks the sparse, exact or series path
+(:func:`ratings.inference.small.cr2_plan`).
 
 Large boards
 ------------

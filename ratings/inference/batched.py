@@ -24,10 +24,10 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from ratings.inference.working import WorkingRows
+from ratings.inference.working import WorkingRows, lifted
 
 __all__ = ["Basis", "basis", "batched_df", "block_apply", "dense_basis", "distinct_designs",
-           "exact_cost", "terms"]
+           "exact_cost", "pair_forms", "terms"]
 
 #: Cells of the (contrasts x designs x coordinates) arrays held per batch.
 BATCH_CELLS = 4_000_000
@@ -157,18 +157,6 @@ class Basis:
         return np.ascontiguousarray(self.by_contrast[:, 2 * g * p:])
 
     @cached_property
-    def pair_grams(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Per design the Gram matrix of its unit contrasts' y (G x (P + 1) x (P + 1)), and
-        over the designs the weighted Gram matrix of all of them, T[(k, a), (l, b)] =
-        sum_g w_g y_g[a, k] y_g[b, l] ((P + 1) x P x (P + 1) x P): a pair's |y_g|^2 and its
-        sum_g w_g y_g y_g^T are four entries, and four blocks, of them (one product in all)."""
-        g, p = self.q.shape[0], self.q.shape[2]
-        yg = np.ascontiguousarray(self.y_rows.reshape(p + 1, g, p).transpose(1, 0, 2))
-        per = yg @ yg.transpose(0, 2, 1)
-        flat = (yg * np.sqrt(self.weight)[:, None, None]).reshape(g, (p + 1) * p)
-        return per, (flat.T @ flat).reshape(p + 1, p, p + 1, p)
-
-    @cached_property
     def padded_forms(self) -> NDArray[np.float64]:
         """The quadratic forms of omega and d (2 x G x (P + 1) x (P + 1), zero in the last row
         and column): a pair's terms are three of their entries."""
@@ -184,14 +172,11 @@ def basis(designs: WorkingRows, weight: NDArray[np.float64], f: NDArray[np.float
     """:class:`Basis` of ``designs`` (their CR2 blocks ``f``) for the bread ``bread`` = L L^T
     (``chol``: L) over ``free``."""
     n_params, p = designs.n_params, free.size
-    v = np.zeros((n_params, p))
-    v[free] = bread  # B e_k for each free coordinate k
+    v = lifted(bread, free, n_params)  # B e_k for each free coordinate k
     starts = designs.starts
     u = designs.design(v, slice(None))  # N x P
     pr = block_apply(starts, f, u)
-    lf = np.zeros((n_params, p))
-    lf[free] = chol
-    z = designs.design(lf, slice(None))  # each row's whitened design L^T x_r (N x P)
+    z = designs.design(lifted(chol, free, n_params), slice(None))  # rows L^T x_r (N x P)
     # per design, one batched product per cluster size: [u; p; z]^T [u; p; p] by blocks
     size = np.diff(starts)
     q = np.empty((size.size, 3 * p, p))
@@ -232,15 +217,21 @@ def terms(b: Basis, c: NDArray[np.float64]) -> tuple:
     sides = _unit_differences(c)
     if sides is not None:  # e_j - e_k (a pair, either side possibly the reference): entries
         j, k = sides  # of the quadratic forms and rows of y, no product
-        forms = b.padded_forms
-        quad = forms[:, :, j, j] + forms[:, :, k, k] - 2.0 * forms[:, :, j, k]  # 2 x G x C
+        omega, d = pair_forms(b, j, k)
         y = np.take(b.y_rows, j, axis=0)
         y -= np.take(b.y_rows, k, axis=0)
-        return quad[0].T, quad[1].T, y.reshape(c.shape[0], g, p)
+        return omega.T, d.T, y.reshape(c.shape[0], g, p)
     z = (c @ b.by_contrast[:p]).reshape(c.shape[0], 3, g, p)
     omega = np.einsum("cgp,cp->cg", z[:, 0], c)
     d = np.einsum("cgp,cp->cg", z[:, 1], c)
     return omega, d, z[:, 2]
+
+
+def pair_forms(b: Basis, j: NDArray[np.int64], k: NDArray[np.int64]) -> NDArray[np.float64]:
+    """omega and d (each G x C) of the contrasts e_j - e_k (``j``, ``k``: free coordinates,
+    P for none): entries of the basis' quadratic forms."""
+    forms = b.padded_forms
+    return forms[:, :, j, j] + forms[:, :, k, k] - 2.0 * forms[:, :, j, k]
 
 
 def _unit_differences(c: NDArray[np.float64]) -> tuple | None:
@@ -257,38 +248,10 @@ def _unit_differences(c: NDArray[np.float64]) -> tuple | None:
             np.where(n_minus > 0, minus.argmax(axis=1), p))
 
 
-#: Most cells of :attr:`Basis.pair_grams`' T ((P + 1)^2 P^2) for which the pairs' df take it.
-PAIR_GRAM_CELLS = 4_000_000
-
-
-def _pairs_df(b: Basis, j: NDArray[np.int64], k: NDArray[np.int64]) -> NDArray[np.float64]:
-    """:func:`batched_df` of the contrasts e_j - e_k (``j``, ``k``: free coordinates, P for
-    none) from the basis' quadratic forms and Gram matrices, no array per contrast and
-    design."""
-    forms = b.padded_forms
-    per, t = b.pair_grams
-    quad = forms[:, :, j, j] + forms[:, :, k, k] - 2.0 * forms[:, :, j, k]  # 2 x G x C
-    omega, d = quad[0], quad[1]
-    yy = per[:, j, j] + per[:, k, k] - 2.0 * per[:, j, k]  # G x C
-    out = np.empty(j.size)
-    step = max(1, BATCH_CELLS // max(t.shape[1] ** 2, 1))
-    for lo in range(0, j.size, step):
-        a, c = j[lo:lo + step], k[lo:lo + step]
-        s = t[a, :, a, :] + t[c, :, c, :] - t[a, :, c, :] - t[c, :, a, :]  # C x P x P
-        out[lo:lo + step] = np.einsum("cij,cij->c", s, s)
-    tr = b.weight @ omega
-    denom = b.weight @ (d * d) - 2.0 * b.weight @ (d * yy) + out
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(tr > 0, tr * tr / denom, np.nan)
-
-
 def batched_df(b: Basis, c: NDArray[np.float64]) -> NDArray[np.float64]:
     """Exact Satterthwaite df of contrasts ``c`` (rows over the free coordinates), a batch of
     contrasts at a time (see the module notes); NaN where the contrast has no variance."""
     g, p = b.q.shape[0], b.q.shape[2]
-    sides = _unit_differences(c)
-    if sides is not None and c.shape[0] > p and (p + 1) ** 2 * p * p <= PAIR_GRAM_CELLS:
-        return _pairs_df(b, *sides)
     out = np.empty(c.shape[0])
     step = max(1, BATCH_CELLS // max(3 * g * p, 1))
     sw = np.sqrt(b.weight)

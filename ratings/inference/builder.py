@@ -31,8 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ratings.core.errors import option
-from ratings.inference.cluster import ClusterInference
+from ratings.inference.cluster import ClusterInference, check_clusters
 from ratings.inference.covariance import bread_meat_bread, gram
 
 __all__ = ["Built", "Scores", "build", "cluster_factor", "row_scores_of"]
@@ -74,10 +73,7 @@ def build(bread: NDArray[np.float64], ci: str, scores: Scores, *, n_clusters: in
     if n_clusters is None:
         return Built(bread if ci == "model" else bread_meat_bread(bread, scores.verdict_meat()))
     g, p = n_clusters, bread.shape[0]
-    if g < 2:
-        where = f" in `{cluster_name}`" if cluster_name else ""
-        raise ValueError(f"Clustered intervals need at least 2 clusters{where}; got {g}. Use "
-                         f"per-verdict intervals ({option('cluster', None)}).")  # fmt: skip
+    check_clusters(g, cluster_name)
     if ci == "sandwich" and cr2 is not None:
         inference = cr2()
         return Built(inference.covariance(), inference.influence(), inference)

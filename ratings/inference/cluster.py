@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ratings.core.errors import option
 from ratings.core.threads import matmul
-from ratings.inference.batched import batched_df, dense_basis
+from ratings.inference.batched import batched_df, dense_basis, pair_forms, terms
 from ratings.inference.satterthwaite import (
     DEGENERATE,
     pair_contrasts,
@@ -19,7 +20,7 @@ from ratings.inference.satterthwaite import (
     satterthwaite,
     with_known_variance,
 )
-from ratings.inference.working import WorkingRows
+from ratings.inference.working import WorkingRows, lifted
 
 __all__ = [
     "EXACT_BUDGET",
@@ -111,9 +112,8 @@ class ClusterInference:
     def covariance(self) -> NDArray[np.float64]:
         """CR2 covariance over all parameters (zero outside ``free``)."""
         from ratings.core.linalg import embed
-        from ratings.inference.covariance import gram
 
-        out = embed(gram(self.influence_free), self.free, self.n_params)
+        out = embed(self._cr2_covariance(), self.free, self.n_params)
         if self.extra is not None:
             out += self.extra.T @ self.extra
         return out
@@ -130,9 +130,15 @@ class ClusterInference:
         v2 = ((self.extra @ c.T) ** 2).sum(axis=0)
         return with_known_variance(df, v1, v2)
 
+    def _cr2_covariance(self) -> NDArray[np.float64]:
+        """The CR2 covariance over ``free``, without :attr:`extra`."""
+        from ratings.inference.covariance import gram
+
+        return gram(self.influence_free)
+
     def _cr2_variance(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """CR2 variance of contrasts ``c`` (rows over ``free``), without :attr:`extra`."""
-        return ((self.influence_free @ c.T) ** 2).sum(axis=0)
+        return np.sum((c @ self._cr2_covariance()) * c, axis=1)
 
     def influence(self) -> NDArray[np.float64]:
         """CR2-adjusted influence of each cluster on all parameters (G x n_params); the
@@ -174,18 +180,23 @@ class ClusterInference:
         lf[model_free] = self.chol[: model_free.size]
         return lf
 
+    def _directions(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """B c for contrasts ``c`` (rows, over ``free``), as columns over all parameters."""
+        return lifted(matmul(self.bread, c.T), self.free, self.n_params)
+
     def omega(self, contrasts) -> NDArray[np.float64]:
         """Each cluster's share of each contrast's model-based variance,
         omega_g = c^T M H_g M c, shape (C x G)."""
-        c = self._free_contrasts(contrasts)
-        if not self.exact:  # a pass over every row per contrast: the last call is kept, as
+        return self._omega_free(self._free_contrasts(contrasts))
+
+    def _omega_free(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """:meth:`omega` of contrasts ``c`` over ``free``."""
+        if self.eig_q is None:  # a pass over every row per contrast: the last call is kept, as
             # the ratings' df and the pairs' df (unanchored) ask for the same contrasts
             last = self.__dict__.get("_last_omega")
             if last is not None and np.array_equal(last[0], c):
                 return last[1].copy()
-            n = np.zeros((self.n_params, c.shape[0]))
-            n[self.free] = matmul(self.bread, c.T)
-            out = self.rows.quadratic(n).T
+            out = self.rows.quadratic(self._directions(c)).T
             self.__dict__["_last_omega"] = (c, out.copy())
             return out
         cbar = c @ self.chol  # rows: L^T c
@@ -194,35 +205,43 @@ class ClusterInference:
 
     def factors(self, contrasts) -> tuple:
         """``(omega, d, Y)`` of each contrast: omega, d (C x G) and Y (C x G x P) as in the
-        module notes (exact path only)."""
-        cbar = self._free_contrasts(contrasts) @ self.chol  # rows: L^T c
-        g, p = self.n_clusters, self.free.size
-        omega, d = np.zeros((cbar.shape[0], g)), np.zeros((cbar.shape[0], g))
-        y = np.zeros((cbar.shape[0], g, p))
-        for k, (q, lam) in enumerate(zip(self.eig_q, self.eig_lam, strict=True)):
-            if not lam.size:
-                continue
-            lam = np.minimum(lam, 1.0 - DEGENERATE)
-            xi = cbar @ q
-            omega[:, k] = (xi * xi) @ lam
-            d[:, k] = (xi * xi) @ (lam / (1.0 - lam))
-            y[:, k] = (xi * (lam / np.sqrt(1.0 - lam))) @ q.T
-        return omega, d, y
+        module notes (exact path only), from the basis of the clusters' eigenpairs."""
+        return terms(self._basis, self._free_contrasts(contrasts))
 
     def df(self, contrasts) -> NDArray[np.float64]:
-        """Satterthwaite degrees of freedom of each contrast (NaN where undefined)."""
+        """Satterthwaite degrees of freedom of each contrast (NaN where undefined): exact from
+        the basis over the clusters (:mod:`ratings.inference.batched`) on the exact path, else
+        the one-direction approximation."""
         c = np.atleast_2d(np.asarray(contrasts, dtype=np.float64))
-        out = np.empty(c.shape[0])
-        step = self._chunk()
-        for lo in range(0, c.shape[0], step):
-            part = c[lo:lo + step]
-            if self.exact:  # every contrast from one basis over the clusters
-                df = batched_df(self._basis, self._free_contrasts(part))
-            else:
-                df = satterthwaite(self.omega(part), None, None)
-            out[lo:lo + step] = self._welch(df, self._all_params(part))
+        cf = self._free_contrasts(c)
+        out = batched_df(self._basis, cf) if self._exact_for(c.shape[0]) else self._approx_df(cf)
+        out = self._welch(out, self._all_params(c))
         out[self.undefined(c)] = np.nan
         return out
+
+    def df_plan(self, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
+        """The df path of ``n_contrasts`` contrasts (``pairs``: every pair's) and why:
+        ``"exact"`` (:mod:`ratings.inference.batched`) on the exact path while the pairs'
+        cost stays within :data:`EXACT_BUDGET`, else ``"one-direction"``."""
+        g, p = self.n_clusters, self.free.size
+        if not self.exact:
+            return ("one-direction", "series path: each cluster's share of omega from the rows, "
+                    "the pairs' summed from the ratings' (streamed)")  # fmt: skip
+        cost = n_contrasts * g * p * min(g, p)
+        if not pairs or cost <= EXACT_BUDGET:
+            return "exact", (f"dense path: the basis of {g:,} clusters' eigenpairs, "
+                             f"{n_contrasts:,} contrasts")  # fmt: skip
+        return "one-direction", (f"dense path, pairs' ~{cost:.2g} flops past "
+                                 f"{EXACT_BUDGET:.2g}: each pair's exact omega")
+
+    def _exact_for(self, n_contrasts: int, pairs: bool = False) -> bool:
+        """Whether the df of ``n_contrasts`` contrasts (``pairs``: every pair) are exact."""
+        return self.df_plan(n_contrasts, pairs)[0] == "exact"
+
+    def _approx_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """One-direction df of contrasts ``c`` (rows over ``free``), 4,096 at a time."""
+        return np.concatenate([satterthwaite(self._omega_free(c[lo:lo + 4096]), None, None)
+                               for lo in range(0, c.shape[0], 4096)])  # fmt: skip
 
     @cached_property
     def _basis(self):
@@ -245,9 +264,8 @@ class ClusterInference:
         """
         m = self.n_models
         jj, kk = np.triu_indices(m, 1)
-        g, p = self.n_clusters, self.free.size
         out = np.full((m, m), np.nan)
-        if self.exact and jj.size * g * p * min(g, p) <= EXACT_BUDGET:
+        if self._exact_for(jj.size, pairs=True):
             out[jj, kk] = out[kk, jj] = self.df(pair_contrasts(m, jj, kk))
             return out
         return self._pairs_undefined_and_extra(jj, kk, self._pair_df_large(jj, kk, out))
@@ -282,8 +300,7 @@ class ClusterInference:
             from ratings.inference.pairdf import streamed_pairs_df
 
             c = self._free_contrasts(reference_contrasts(m, None))
-            n = np.zeros((self.n_params, m))
-            n[self.free] = matmul(self.bread, c.T)
+            n = self._directions(c)
             last = self.__dict__.get("_last_omega")  # the ratings' pass asked the same
             shares = last[1].T if last is not None and np.array_equal(last[0], c) else None
             out = streamed_pairs_df(self.rows, n, shares)
@@ -291,32 +308,11 @@ class ClusterInference:
         return out
 
     def _pair_omega(self, jj: NDArray[np.int64], kk: NDArray[np.int64]) -> NDArray[np.float64]:
-        """Exact omega (pairs x G) of every s_j - s_k, from each cluster's (M x M) matrix of
-        the models' unit contrasts."""
-        lf = self._model_rows()
-        out = np.empty((jj.size, self.n_clusters))
-        for k, (q, lam) in enumerate(zip(self.eig_q, self.eig_lam, strict=True)):
-            x = (lf @ q) * np.sqrt(lam)
-            kg = x @ x.T
-            d = np.diag(kg)
-            out[:, k] = d[jj] + d[kk] - 2.0 * kg[jj, kk]
-        return out
-
-    def _chunk(self) -> int:
-        """Contrasts per batch of :meth:`df` (the C x G x P array stays near 4 million cells)."""
-        if not self.exact:
-            return 4096
-        return max(1, int(4e6 // max(self.n_clusters * self.free.size, 1)))
-
-    def variance(self, contrasts) -> NDArray[np.float64]:
-        """CR2 variance of each contrast (with :attr:`extra`; inf where undefined)."""
-        c = self._free_contrasts(contrasts)
-        out = self._cr2_variance(c)
-        if self.extra is not None:
-            full = self._all_params(np.atleast_2d(np.asarray(contrasts, dtype=np.float64)))
-            out = out + ((self.extra @ full.T) ** 2).sum(axis=0)
-        out[self.undefined(contrasts)] = np.inf
-        return out
+        """Exact omega (pairs x G) of every s_j - s_k, entries of the basis' forms."""
+        at = np.full(self.n_models, self.free.size)  # a fixed model: the forms' zero row
+        models = self.free[self.free < self.n_models]
+        at[models] = np.arange(models.size)
+        return pair_forms(self._basis, at[jj], at[kk])[0].T
 
 
 def _along(cbar: NDArray[np.float64], degenerate: NDArray[np.float64]) -> NDArray[np.bool_]:
@@ -326,11 +322,10 @@ def _along(cbar: NDArray[np.float64], degenerate: NDArray[np.float64]) -> NDArra
 
 
 def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArray[np.int64],
-                      *, penalty: NDArray[np.float64] | None = None,
-                      clusters: pd.Index | None = None, info: NDArray[np.float64] | None = None,
-                      exact: bool | None = None,
-                      bread: NDArray[np.float64] | None = None) -> ClusterInference:  # fmt: skip
-    """CR2 pieces of a clustered fit.
+                      *, clusters: pd.Index | None = None,
+                      bread: NDArray[np.float64]) -> ClusterInference:  # fmt: skip
+    """CR2 pieces of a clustered fit on the dense path: exact (one eigen-decomposition per
+    cluster) while :func:`dense_path` says so, else the series.
 
     Parameters
     ----------
@@ -340,48 +335,39 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
         Each cluster's summed score (log-likelihood gradient).
     free : ndarray of int
         Coordinates with a covariance.
-    penalty : ndarray, optional
-        Hessian of a penalty (n_params x n_params) added to the information in the bread.
-    info : ndarray, optional
-        The Fisher information, if known (default: from ``rows``).
-    exact : bool, optional
-        Force the exact path (True) or the large-board one (False); default by cost
-        (:data:`EXACT_BUDGET`).
-    bread : ndarray, shape (P, P), optional
-        The inverse of the (penalised) information over ``free``, if the caller has it (the
-        fit's own bread: ``info`` and ``penalty`` are then not used).
+    clusters : pandas.Index, optional
+        The clusters' names.
+    bread : ndarray, shape (P, P)
+        The inverse of the (penalised) information over ``free``.
     """
-    from ratings.core.linalg import block, inverse_pd
-
-    if bread is None:
-        info = rows.information() if info is None else info
-        if penalty is not None:
-            info = info + penalty
-        bread = inverse_pd(block(info, free))  # raises LinAlgError unless positive definite
     p, g = free.size, rows.n_clusters
     starts = rows.starts
-    sizes = np.diff(starts)
-    if exact is None:
-        exact = dense_path(sizes, p) == "exact"
-    if not exact:  # the series needs no whitening unless a cluster has leverage near 1
+    if dense_path(np.diff(starts), p) != "exact":  # the series whitens only where it must
         influence, degenerate, chol = _series(rows, score, free, bread, starts)
         return ClusterInference(rows.n_params, rows.n_models, free, bread, influence, clusters,
                                 None, None, degenerate, rows, chol)  # fmt: skip
     chol = np.linalg.cholesky(bread)
-    lf = np.zeros((rows.n_params, p))
-    lf[free] = chol
+    lf = lifted(chol, free, rows.n_params)
     gbar = score[:, free] @ chol  # whitened scores L^T g_g
     qs, lams, adjusted, deg = [], [], np.empty_like(gbar), []
     for k in range(g):
-        q, lam = _eigen(rows.design(lf, slice(starts[k], starts[k + 1])))
+        q, lam, adjusted[k], d = _decompose(rows, lf, starts[k], starts[k + 1], gbar[k])
         qs.append(q)
         lams.append(lam)
-        adjusted[k] = gbar[k] + q @ ((_f(lam) - 1.0) * (q.T @ gbar[k]))
-        deg.append(q[:, lam >= 1.0 - DEGENERATE].T)
+        deg.append(d)
     degenerate = np.vstack(deg) if deg else np.zeros((0, p))
     return ClusterInference(rows.n_params, rows.n_models, free, bread, adjusted @ chol.T,
                             clusters, tuple(qs), tuple(lams), degenerate, None,
                             chol)  # fmt: skip
+
+
+def _decompose(rows, lf, lo: int, hi: int, gbar: NDArray[np.float64]) -> tuple:
+    """The cluster of rows ``lo:hi``: eigenpairs (Q, lambda) of its whitened S_g (``lf``: the
+    whitening as rows), its CR2-adjusted whitened score f(S_g) ``gbar`` and its directions of
+    leverage 1 (rows)."""
+    q, lam = _eigen(rows.design(lf, slice(lo, hi)))
+    adjusted = gbar + q @ ((_f(lam) - 1.0) * (q.T @ gbar))
+    return q, lam, adjusted, q[:, lam >= 1.0 - DEGENERATE].T
 
 
 def _series(rows, score, free, bread_free, starts):
@@ -422,13 +408,11 @@ def _series(rows, score, free, bread_free, starts):
     todo = np.flatnonzero(active)
     if todo.size:  # leverage near 1: decompose these clusters exactly, in whitened coordinates
         chol = np.linalg.cholesky(bread_free)
-        lf = np.zeros((q, free.size))
-        lf[free] = chol
+        lf = lifted(chol, free, q)
     for k in todo:
-        gbar = score[k, free] @ chol  # whitened score L^T g_g
-        qk, lam = _eigen(rows.design(lf, slice(starts[k], starts[k + 1])))
-        out[k] = (gbar + qk @ ((_f(lam) - 1.0) * (qk.T @ gbar))) @ chol.T
-        deg.append(qk[:, lam >= 1.0 - DEGENERATE].T)
+        _, _, adjusted, d = _decompose(rows, lf, starts[k], starts[k + 1], score[k, free] @ chol)
+        out[k] = adjusted @ chol.T
+        deg.append(d)
     lone = _lone_directions(rows, free)
     if lone.size:  # the series never sees these: their score is zero in their only cluster
         chol = np.linalg.cholesky(bread_free) if chol is None else chol
@@ -481,9 +465,10 @@ def check_cluster_memory(data, sizes: NDArray[np.int64], n_params: int, path: st
                  f"{n_params:,} parameters)", ways=cluster_ways())  # fmt: skip
 
 
-def check_clusters(data) -> None:
-    if data.n_clusters < 2:
-        raise ValueError(
-            f"Clustered intervals need at least 2 clusters in `{data.cluster_name}`; got "
-            f"{data.n_clusters}. Use per-verdict intervals (CLI `--no-cluster`)."
-        )
+def check_clusters(n_clusters: int, cluster_name: str | None = None) -> None:
+    """Refuse clustered intervals over fewer than 2 clusters (of column ``cluster_name``)."""
+    if n_clusters < 2:
+        where = f" in `{cluster_name}`" if cluster_name else ""
+        raise ValueError(f"Clustered intervals need at least 2 clusters{where}; got "
+                         f"{n_clusters}. Use per-verdict intervals "
+                         f"({option('cluster', None)}).")  # fmt: skip

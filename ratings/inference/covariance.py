@@ -29,23 +29,14 @@ from ratings.data.comparisons import Comparisons
 
 __all__ = [
     "MAX_INFLUENCE_CELLS",
-    "RowScores",
     "bootstrap_draws",
     "bread_meat_bread",
-    "cluster_influence",
-    "cluster_sandwich",
     "collapsed_contrasts",
     "gram",
     "identified_inverse",
     "inverse_free",
     "model_based_supplement",
-    "sandwich",
 ]
-
-#: ``row_scores(rows, wi, wj, tt) -> (score_d, score_eta or None)``: the summed scores of the rows
-#: of a :class:`Comparisons` with those counts (see :meth:`Comparisons.cluster_score_matrix`).
-RowScores = Callable[..., tuple[NDArray[np.float64], NDArray[np.float64] | None]]
-
 
 def inverse_free(h: NDArray[np.float64], free: NDArray[np.int64]) -> NDArray[np.float64]:
     """Inverse of the free block of ``h``; returned embedded in an (M, M) matrix of zeros."""
@@ -70,35 +61,6 @@ def identified_inverse(h: NDArray[np.float64], free: NDArray[np.int64]) -> NDArr
     if not np.all(inflation <= MAX_INFLATION):
         raise np.linalg.LinAlgError("matrix is singular to working precision")
     return bread
-
-
-def sandwich(
-    bread: NDArray[np.float64],
-    data: Comparisons,
-    score: NDArray[np.float64],
-    meat_rows: NDArray[np.float64] | None,
-    *,
-    clustered: bool,
-    k,
-) -> NDArray[np.float64]:
-    """Return ``bread @ B @ bread`` for per-verdict or clustered meat ``B``.
-
-    Parameters
-    ----------
-    bread : ndarray, shape (M, M)
-        Inverse Hessian embedded with zeros at the reference (see :func:`inverse_free`).
-    score, meat_rows : ndarray, shape (R,)
-        Per-row summed score and summed squared per-verdict score (from the row kernel);
-        ``meat_rows`` is not used when ``clustered``.
-    clustered : bool
-        Sum scores within ``data.cluster`` first and apply the factor G/(G-1)
-        (:func:`cluster_sandwich`).
-    k : module
-        Kernel module (:mod:`ratings.kernels.fit` or its NumPy twin).
-    """
-    if clustered:
-        return cluster_sandwich(bread, data, score, k=k)[0]
-    return bread_meat_bread(bread, k.laplacian(data.n_models, data.ii, data.jj, meat_rows))
 
 
 def bread_meat_bread(bread: NDArray[np.float64], meat: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -126,43 +88,6 @@ def bread_meat_bread(bread: NDArray[np.float64], meat: NDArray[np.float64]) -> N
         return (out + out.T) / 2.0
     z = dtrmm(1.0, r, block(bread, free).T, side=1, lower=1)  # bread @ r
     return embed(gram(z.T), free, n)
-
-
-def cluster_sandwich(
-    bread: NDArray[np.float64],
-    data: Comparisons,
-    score_d: NDArray[np.float64] | None = None,
-    score_eta: NDArray[np.float64] | None = None,
-    *,
-    k,
-    row_scores: RowScores | None = None,
-) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
-    """Clustered sandwich ``G/(G-1) bread (sum_c g_c g_c^T) bread`` and the cluster influences.
-
-    ``g_c`` sums, over the cluster's rows, ``score_d (e_i - e_j)`` (plus ``score_eta e_{M+k}`` for
-    Crowd-BT, whose parameters are (theta, eta)); ``score_d`` and ``score_eta`` are per row of
-    ``data``, or come from ``row_scores`` (see :meth:`Comparisons.cluster_score_matrix`, which
-    then needs no per-cluster rows). With the G x P matrix U of the ``g_c`` (one pass), the
-    influences are ``U @ bread`` and the sandwich is ``G/(G-1) influence.T @ influence``: two
-    matrix products instead of a P x P update per cluster. Above :data:`MAX_INFLUENCE_CELLS`
-    the meat is summed cluster by cluster instead and no influences are returned.
-    """
-    g, p, m = data.n_clusters, bread.shape[0], data.n_models
-    if g < 2:
-        raise ValueError(
-            f"Clustered intervals need at least 2 clusters in `{data.cluster_name}`; got {g}. "
-            f"Use per-verdict intervals ({option('cluster', None)})."
-        )
-    influence = cluster_influence(data, bread, score_d, score_eta, k=k, row_scores=row_scores)
-    if influence is None:  # too many cells to hold: the meat cluster by cluster
-        if score_d is None:
-            score_d, score_eta = row_scores(data, data.wi, data.wj, data.tt)
-        if score_eta is None:
-            score_eta = np.zeros(0)
-        meat = k.cluster_meat(m, p, data.ii, data.jj, data.judge, score_d, score_eta,
-                              data.cluster_starts)  # fmt: skip
-        return (g / (g - 1)) * (bread @ meat @ bread), None
-    return gram(influence, g / (g - 1)), influence
 
 
 def gram(a: NDArray[np.float64], alpha: float = 1.0) -> NDArray[np.float64]:
@@ -253,40 +178,6 @@ def bootstrap_draws(
         raise ValueError("Fewer than 2 bootstrap resamples had a finite estimate.")
     return np.vstack(draws)
 
-
-
-
-def cluster_influence(
-    data: Comparisons,
-    bread: NDArray[np.float64],
-    score_d: NDArray[np.float64] | None = None,
-    score_eta: NDArray[np.float64] | None = None,
-    *,
-    k=None,
-    row_scores: RowScores | None = None,
-) -> NDArray[np.float64] | None:
-    """Per-cluster influence on the parameters, shape (G, P): row c is ``bread @ g_c``.
-
-    ``g_c`` sums, over the cluster's rows, ``score_d (e_i - e_j)`` (plus ``score_eta e_{M+k}`` for
-    Crowd-BT, whose parameters are (theta, eta)); pass those per-row scores, or ``row_scores``
-    (see :meth:`Comparisons.cluster_score_matrix`). The clustered sandwich is
-    ``G/(G-1) * influence.T @ influence``; stacking the influences of several fits by shared
-    cluster gives their joint covariance (:mod:`ratings.scopes.combine`). Returns ``None`` when G x
-    P
-    exceeds :data:`MAX_INFLUENCE_CELLS` (the joint combination then needs smaller inputs).
-    """
-    if k is None:
-        from ratings.kernels import fit as k
-    g, p = data.n_clusters, bread.shape[0]
-    if g * p > MAX_INFLUENCE_CELLS:
-        return None
-    if row_scores is not None:
-        return data.cluster_score_matrix(p, row_scores, k) @ bread
-    if score_eta is None:  # scores of data's own rows
-        score_eta = np.zeros(0)
-    s = k.cluster_scores(g, p, data.ii, data.jj, data.judge, data.cluster, score_d, score_eta,
-                         data.n_models)  # fmt: skip
-    return s @ bread
 
 
 def collapsed_contrasts(

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ratings.inference.covariance import gram as symmetric_gram
-from ratings.inference.satterthwaite import CONCENTRATED, DEGENERATE
+from ratings.inference.satterthwaite import CONCENTRATED, one_direction, share_sums
 from ratings.inference.working import WorkingRows
 
 __all__ = ["streamed_pairs_df"]
@@ -88,18 +88,12 @@ def streamed_pairs_df(rows: WorkingRows, n: NDArray[np.float64],
 def _concentrated(groups, n, weight, tr, models, out, shares=None) -> None:
     """The full one-direction formula (:func:`~ratings.inference.satterthwaite.satterthwaite`
     without ``y``) for the pairs of ``models``, summed block by block into ``out``."""
-    s1 = np.zeros((models.size, tr.size))
-    s2, s3 = np.zeros_like(s1), np.zeros_like(s1)
+    sums = np.zeros((3, models.size, tr.size))
     total = tr[models][:, None] + tr[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        blocks = [(shares, weight)] if shares is not None else _blocks(groups, n, weight)
-        for u, w in blocks:
-            for row, j in enumerate(models):
-                pi = (u[:, [j]] + u) / total[row]
-                a = pi * pi / np.clip(1.0 - pi, DEGENERATE, None)
-                s1[row] += w @ (pi * pi)
-                s2[row] += w @ a
-                s3[row] += w @ (a * a)
-        full = np.where(total > 0, 1.0 / (s1 + s2 * s2 - s3), np.nan)
+    blocks = [(shares, weight)] if shares is not None else _blocks(groups, n, weight)
+    for u, w in blocks:
+        for row, j in enumerate(models):
+            sums[:, row] += share_sums((u[:, [j]] + u).T, total[row], w)
+    full = one_direction(sums, total)
     out[models] = full
     out[:, models] = full.T

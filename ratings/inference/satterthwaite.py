@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["CONCENTRATED", "DEGENERATE", "pair_contrasts", "reference_contrasts", "satterthwaite",
-           "summed_pairs_df", "with_known_variance"]
+__all__ = ["CONCENTRATED", "DEGENERATE", "one_direction", "pair_contrasts", "reference_contrasts",
+           "satterthwaite", "share_sums", "summed_pairs_df", "with_known_variance"]
 
 #: A leverage this close to 1 means the cluster alone determines a direction.
 DEGENERATE = 1e-8
@@ -49,12 +49,9 @@ def satterthwaite(omega: NDArray[np.float64], d: NDArray[np.float64] | None,
     notes). Without ``y``: the one-direction approximation of the large-board path.
     """
     tr = omega.sum(axis=1)
+    if y is None:
+        return one_direction(share_sums(omega, tr), tr)
     with np.errstate(divide="ignore", invalid="ignore"):
-        if y is None:
-            pi = omega / tr[:, None]
-            a = pi * pi / np.clip(1.0 - pi, DEGENERATE, None)
-            denom = (pi * pi).sum(axis=1) + a.sum(axis=1) ** 2 - (a * a).sum(axis=1)
-            return np.where(tr > 0, 1.0 / denom, np.nan)
         yy = (y * y).sum(axis=2)
         if y.shape[1] <= y.shape[2]:
             gram = y @ y.transpose(0, 2, 1)
@@ -63,6 +60,26 @@ def satterthwaite(omega: NDArray[np.float64], d: NDArray[np.float64] | None,
         fro = (gram * gram).sum(axis=(1, 2))
         denom = (d * d).sum(axis=1) - 2.0 * (d * yy).sum(axis=1) + fro
         return np.where(tr > 0, tr * tr / denom, np.nan)
+
+
+def share_sums(omega: NDArray[np.float64], tr: NDArray[np.float64],
+               weight: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """The sums over clusters of the one-direction df (3 x C): of w_g pi_g^2, w_g a_g and
+    w_g a_g^2, with pi_g = omega_g / tr (``omega``: C x G, ``tr``: C) and
+    a_g = pi_g^2 / (1 - pi_g); ``weight`` w_g the clusters each stands for (default 1). They
+    add over blocks of clusters."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pi = omega / tr[:, None]
+        a = pi * pi / np.maximum(1.0 - pi, DEGENERATE)
+    w = np.ones(omega.shape[1]) if weight is None else weight
+    return np.stack([(pi * pi) @ w, a @ w, (a * a) @ w])
+
+
+def one_direction(sums: NDArray[np.float64], tr: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The one-direction df 1 / (sum pi^2 + (sum a)^2 - sum a^2) from :func:`share_sums`
+    (3 x ...); NaN where ``tr`` is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(tr > 0, 1.0 / (sums[0] + sums[1] ** 2 - sums[2]), np.nan)
 
 
 def reference_contrasts(n_models: int, anchor: int | None) -> NDArray[np.float64]:

@@ -7,20 +7,19 @@ F_g = (I - H_gg)^(-1/2) and e_g the rows' working residuals (score = X_g^T e_g):
 
 * the CR2 influence is B X_g^T F_g e_g, and the covariance B (sum_g w_g w_g^T) B with
   w_g = X_g^T F_g e_g, summed row pair by row pair into one P x P matrix;
-* for a contrast c, u_g = X_g B c, p_g = F_g u_g: omega_g = |u_g|^2, d_g = |p_g|^2,
-  |y_g|^2 = p_g^T H_gg p_g, and the cross term ||Y^T Y||_F^2 = tr(A B A B) with
-  A = sum_g (X_g^T p_g)(X_g^T p_g)^T (P x P): the exact degrees of freedom with no G x P or
-  G x G matrix (:func:`ratings.inference.satterthwaite.satterthwaite`'s formula).
+* for a contrast c, u_g = X_g B c, p_g = F_g u_g: omega_g = |u_g|^2, d_g = |p_g|^2 and
+  |y_g|^2 = p_g^T H_gg p_g, the terms of the Satterthwaite df
+  (:mod:`ratings.inference.batched`).
 
 One-row clusters of one design (a pair met once on each of many prompts) have the same
 blocks and shares: those are computed once per design and the meat summed per design first
 (:attr:`~ratings.inference.working.WorkingRows.merged`), so an arena's work follows the pairs
 that met, not its prompts.
 
-The per-cluster sums take one pass over the rows per contrast (numba); the cross term costs
-P^3 per contrast, so it is computed while the contrasts' total stays within
-:data:`ratings.inference.cluster.EXACT_BUDGET`; beyond it the one-direction approximation of
-the large-board path (from the same omega_g).
+The degrees of freedom come from the basis of the clusters' distinct designs
+(:mod:`ratings.inference.batched`) while its cost stays within its budget
+(:meth:`SmallClusterInference.df_plan`); beyond it the one-direction approximation of the
+large-board path (from the same omega_g), streamed over the merged designs.
 """
 
 from __future__ import annotations
@@ -35,7 +34,14 @@ from numpy.typing import NDArray
 from ratings.core.linalg import block, embed, inverse_pd
 from ratings.core.threads import CONCURRENT_ROWS, row_blocks, run, workers
 from ratings.inference import cluster
-from ratings.inference.batched import Basis, basis, batched_df, distinct_designs, exact_cost, terms
+from ratings.inference.batched import (
+    Basis,
+    basis,
+    block_apply,
+    distinct_designs,
+    exact_cost,
+    terms,
+)
 from ratings.inference.cluster import (
     ClusterInference,
     check_cluster_memory,
@@ -43,25 +49,27 @@ from ratings.inference.cluster import (
     cluster_inference,
     dense_path,
 )
-from ratings.inference.satterthwaite import DEGENERATE, pair_contrasts
+from ratings.inference.satterthwaite import DEGENERATE, one_direction, share_sums
 from ratings.inference.working import (
     CELLS_PER_VERDICT,
     WorkingRows,
     bt_rows,
     crowd_rows,
     kernels,
+    lifted,
 )
 
 __all__ = [
     "MAX_BLOCK_CELLS",
-    "SmallBlocks",
     "SmallClusterInference",
     "bt_inference",
+    "cluster_scores",
     "cr2_plan",
     "crowd_inference",
     "df_plan",
     "small_cluster_inference",
     "use_small_path",
+    "working_inference",
 ]
 
 #: Most cells of the clusters' leverage blocks (sum of R_g^2) held by the sparse path.
@@ -88,34 +96,16 @@ SERIES_COST_TERMS = 20
 
 
 def use_small_path(sizes: NDArray[np.int64], n_free: int) -> bool:
-    """Whether clusters of ``sizes`` rows take the sparse path: its blocks' decompositions
-    (sum R_g^3) cost less than the dense path's, exact (sum R_g P min(R_g, P) + G P^2
-    min(G, P)) or, past :data:`ratings.inference.cluster.EXACT_BUDGET`, the series
-    (:data:`SERIES_COST_TERMS` passes of R P + G P^2), and their cells stay within
-    :data:`MAX_BLOCK_CELLS`."""
-    s = sizes.astype(np.float64)
-    p, g = float(n_free), float(sizes.size)
-    dense = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
-    if dense > cluster.EXACT_BUDGET:
-        dense = min(dense, SERIES_COST_TERMS * (float(s.sum()) * p + g * p * p))
-    return float(np.sum(s * s)) <= MAX_BLOCK_CELLS and float(np.sum(s**3)) <= dense
-
-
-@dataclass(frozen=True, eq=False)
-class SmallBlocks:
-    """Per-cluster leverage blocks ``h`` and CR2 blocks ``f`` (flattened, row-major)."""
-
-    starts: NDArray[np.int64]
-    h: NDArray[np.float64]
-    f: NDArray[np.float64]
+    """Whether clusters of ``sizes`` rows take the sparse path (:func:`cr2_plan`)."""
+    return cr2_plan(sizes, n_free)[0] == "sparse"
 
 
 @dataclass(frozen=True, eq=False)
 class Designs:
     """The clusters' distinct designs (:func:`ratings.inference.batched.distinct_designs`):
     their ``rows``, ``weight`` (clusters per design), each cluster's design ``group_of``, and
-    the designs' CR2 blocks ``f`` and leverage blocks ``h`` (flattened as
-    :class:`SmallBlocks`)."""
+    the designs' CR2 blocks ``f`` = (I - H_gg)^(-1/2) and leverage blocks ``h`` = H_gg
+    (flattened row-major, one design after another)."""
 
     rows: WorkingRows
     weight: NDArray[np.float64]
@@ -130,7 +120,6 @@ class SmallClusterInference(ClusterInference):
     over the free coordinates) instead of G x P influences (see the module notes)."""
 
     meat: NDArray[np.float64] | None = None
-    blocks: SmallBlocks | None = None
     residual: NDArray[np.float64] | None = None  # each row's CR2-adjusted working residual
     designs: Designs | None = None  # the clusters' distinct designs and their CR2 blocks
 
@@ -138,33 +127,22 @@ class SmallClusterInference(ClusterInference):
     def exact(self) -> bool:
         return self._exact_for(self.n_models)
 
-    def _exact_for(self, n_contrasts: int) -> bool:
-        return self.df_plan(n_contrasts)[0] != "one-direction"
-
     def df_plan(self, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
         """The df path for ``n_contrasts`` contrasts (``pairs``: every pair's) and why:
-
-        * ``"exact"``: the batched exact formula (:mod:`ratings.inference.batched`), while its
-          cost (:func:`~ratings.inference.batched.exact_cost`, BLAS products over the
-          clusters' distinct designs) stays within :data:`BATCHED_RATIO` times
-          :data:`ratings.inference.cluster.EXACT_BUDGET`;
-        * ``"exact per contrast"``: else, while one kernel pass over the rows and a P^3
-          cross term per contrast stay within :data:`ratings.inference.cluster.EXACT_BUDGET`
-          (many distinct small clusters, where the sparse designs beat the dense products);
-        * ``"one-direction"``: else the approximation, streamed over the merged designs.
-        """
+        ``"exact"``, the batched exact formula (:mod:`ratings.inference.batched`), while its
+        cost (:func:`~ratings.inference.batched.exact_cost`, BLAS products over the clusters'
+        distinct designs) stays within :data:`BATCHED_RATIO` times
+        :data:`ratings.inference.cluster.EXACT_BUDGET`; else ``"one-direction"``, the
+        approximation, streamed over the merged designs."""
         d = self.designs
         g, n, p = d.rows.n_clusters, d.rows.ii.size, self.free.size
         batched = exact_cost(n, g, p, n_contrasts)
         budget = BATCHED_RATIO * cluster.EXACT_BUDGET
-        kernel = n_contrasts * (self.rows.ii.size + 2.0 * p**3)
         what = (f"{g:,} designs of {self.n_clusters:,} clusters, {n:,} rows, {p} free: batched "
-                f"~{batched:.2g} flops, per contrast ~{kernel:.2g}")  # fmt: skip
+                f"~{batched:.2g} flops")  # fmt: skip
         if batched <= budget and 3 * g * p * p <= MAX_BASIS_CELLS:
-            return "exact", f"{what}; batched within {budget:.2g}"
-        if kernel <= cluster.EXACT_BUDGET:
-            return "exact per contrast", f"{what}; per contrast within {cluster.EXACT_BUDGET:.2g}"
-        return "one-direction", f"{what}; both past their budgets"
+            return "exact", f"{what}; within {budget:.2g}"
+        return "one-direction", f"{what}; past {budget:.2g}"
 
     @cached_property
     def _basis(self) -> Basis:
@@ -178,15 +156,8 @@ class SmallClusterInference(ClusterInference):
     def scaled(self, factor: float) -> SmallClusterInference:
         return replace(self, meat=self.meat * factor**2, residual=self.residual * factor)
 
-    def _cr2_variance(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        v = c @ self.bread
-        return np.einsum("cp,pq,cq->c", v, self.meat, v)
-
-    def covariance(self) -> NDArray[np.float64]:
-        out = embed(self.bread @ self.meat @ self.bread, self.free, self.n_params)
-        if self.extra is not None:
-            out += self.extra.T @ self.extra
-        return out
+    def _cr2_covariance(self) -> NDArray[np.float64]:
+        return self.bread @ self.meat @ self.bread
 
     def influence(self) -> NDArray[np.float64] | None:
         """CR2-adjusted influences (G x n_params), built on request; None past
@@ -218,54 +189,12 @@ class SmallClusterInference(ClusterInference):
             out[:, col] = np.bincount(rows.cluster, per_row[:, col], rows.n_clusters)
         return out
 
-    def _directions(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        """B c for contrasts ``c`` (rows, over ``free``), as columns over all parameters."""
-        v = np.zeros((self.n_params, c.shape[0]))
-        v[self.free] = self.bread @ c.T
-        return v
-
-    def omega(self, contrasts) -> NDArray[np.float64]:
-        return self.rows.quadratic(self._directions(self._free_contrasts(contrasts))).T
-
     def factors(self, contrasts) -> tuple:
         """``(omega, d, Y)`` as :meth:`ClusterInference.factors` (dense: small boards), from
         the distinct designs' terms (:func:`ratings.inference.batched.terms`)."""
         omega, d, y = terms(self._basis, self._free_contrasts(contrasts))
         of = self.designs.group_of
         return omega[:, of], d[:, of], y[:, of]
-
-    def df(self, contrasts) -> NDArray[np.float64]:
-        c = np.atleast_2d(np.asarray(contrasts, dtype=np.float64))
-        cf = self._free_contrasts(c)
-        out = self._exact_df(cf) if self._exact_for(c.shape[0]) else self._approx_df(cf)
-        out = self._welch(out, self._all_params(c))
-        out[self.undefined(c)] = np.nan
-        return out
-
-    def _exact_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        if self.df_plan(c.shape[0])[0] == "exact":
-            return batched_df(self._basis, c)
-        return self._per_contrast_df(c)
-
-    def _per_contrast_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        """The exact df one kernel pass per contrast: the cross term as tr(A B A B) with A
-        summed from the rows' sparse design vectors (see the module notes)."""
-        rows, d = self.rows, self.designs
-        h, f = _spread(d.h, d.f, np.diff(d.rows.starts), d.group_of, np.diff(rows.starts))
-        k = kernels(rows.ii.size * max(c.shape[0], 1))
-        v = self._directions(c)
-        sums = k.small_terms(rows.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
-                             rows.n_models, h, f, v)  # fmt: skip
-        bread = embed(self.bread, self.free, self.n_params)
-        cross = np.empty(c.shape[0])
-        for col in range(c.shape[0]):
-            u = rows.design(v[:, [col]], slice(None))[:, 0]
-            p = k.small_apply(rows.starts, f, u)
-            ab = _meat(rows, p, k) @ bread
-            cross[col] = np.einsum("ij,ji->", ab, ab)
-        tr = sums[:, 0]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(tr > 0, tr * tr / (sums[:, 1] - 2.0 * sums[:, 2] + cross), np.nan)
 
     def _approx_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """The one-direction approximation (as :func:`satterthwaite` without ``y``), streamed:
@@ -279,11 +208,7 @@ class SmallClusterInference(ClusterInference):
         if groups.n_clusters * c.shape[0] <= SHARED_SHARES_CELLS:  # held, for the pairs too
             u = groups.quadratic(v)
             self.__dict__["_last_shares"] = (c, u)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                pi = u / tr
-                a = pi * pi / np.maximum(1.0 - pi, DEGENERATE)
-                denom = weight @ (pi * pi) + (weight @ a) ** 2 - weight @ (a * a)
-                return np.where(tr > 0, 1.0 / denom, np.nan)
+            return one_direction(share_sums(u.T, tr, weight), tr)
         cells = groups.ii.size * max(c.shape[0], 1)
         k = kernels(cells // CELLS_PER_VERDICT)
         starts = groups.starts
@@ -295,9 +220,7 @@ class SmallClusterInference(ClusterInference):
 
         split = workers() if cells >= CONCURRENT_ROWS * CELLS_PER_VERDICT else 1
         sums = sum(run([partial(part, lo, hi) for lo, hi in row_blocks(starts.size - 1, split)]))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            denom = sums[:, 0] + sums[:, 1] ** 2 - sums[:, 2]
-            return np.where(tr > 0, 1.0 / denom, np.nan)
+        return one_direction(sums.T, tr)
 
     @cached_property
     def information(self) -> NDArray[np.float64]:
@@ -305,19 +228,12 @@ class SmallClusterInference(ClusterInference):
         groups, weight, _ = self.rows.merged
         return groups.information(weight[groups.cluster])[np.ix_(self.free, self.free)]
 
-    def pair_df(self) -> NDArray[np.float64]:
-        """As :meth:`ClusterInference.pair_df`: exact within the budget, else each pair's
-        omega summed from the models' (their cross term left out)."""
-        m = self.n_models
-        jj, kk = np.triu_indices(m, 1)
-        if self._exact_for(jj.size):
-            out = np.full((m, m), np.nan)
-            out[jj, kk] = out[kk, jj] = self.df(pair_contrasts(m, jj, kk))
-            return out
+    def _pair_df_large(self, jj, kk, out):
+        """Each pair's omega summed from the models' (their cross term left out), streamed."""
         from ratings.inference.pairdf import streamed_pairs_df
         from ratings.inference.satterthwaite import reference_contrasts
 
-        c = self._free_contrasts(reference_contrasts(m, None))
+        c = self._free_contrasts(reference_contrasts(self.n_models, None))
         last = self.__dict__.get("_last_shares")  # the ratings' df asked the same
         if last is not None and np.array_equal(last[0], c):
             _, weight, _ = self.rows.merged
@@ -325,42 +241,33 @@ class SmallClusterInference(ClusterInference):
         else:
             out = streamed_pairs_df(self.rows, self._directions(c))
         np.fill_diagonal(out, np.nan)
-        return self._pairs_undefined_and_extra(jj, kk, out)
+        return out
 
 
 def cr2_plan(sizes: NDArray[np.int64], n_free: int) -> tuple[str, str]:
-    """The CR2 path clusters of ``sizes`` rows take and why (the costs
-    :func:`ratings.inference.use_small_path` and
-    :func:`ratings.inference.cluster.dense_path` compare): ``"sparse"``, ``"exact"`` (dense,
-    one eigen-decomposition per cluster) or ``"series"``."""
+    """The CR2 path clusters of ``sizes`` rows take and why: ``"sparse"`` while its blocks'
+    decompositions (sum R_g^3) cost less than the dense path, exact (one eigen-decomposition
+    per cluster, sum R_g P min(R_g, P) + G P^2 min(G, P)) or, past
+    :data:`ratings.inference.cluster.EXACT_BUDGET`, the series (:data:`SERIES_COST_TERMS`
+    passes of R P + G P^2), and their cells stay within :data:`MAX_BLOCK_CELLS`; else the
+    dense path's (:func:`ratings.inference.cluster.dense_path`)."""
     s, p, g = sizes.astype(np.float64), float(n_free), float(sizes.size)
     exact = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
     series = SERIES_COST_TERMS * (float(s.sum()) * p + g * p * p)
     sparse = float(np.sum(s**3))
-    dense = "exact" if exact <= cluster.EXACT_BUDGET else "series"
+    dense = dense_path(sizes, n_free)
     what = (f"{sizes.size:,} clusters of {s.mean() if s.size else 0:.1f} rows on average, "
             f"{n_free} free: sparse ~{sparse:.2g}, dense exact ~{exact:.2g}, series "
             f"~{series:.2g} flops")  # fmt: skip
-    path = "sparse" if use_small_path(sizes, n_free) else dense
-    return path, what
+    small = float(np.sum(s * s)) <= MAX_BLOCK_CELLS and sparse <= (
+        exact if dense == "exact" else min(exact, series))
+    return ("sparse" if small else dense), what
 
 
 def df_plan(inference, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
     """The df path of ``n_contrasts`` contrasts (``pairs``: every pair's) of a
-    :class:`~ratings.inference.cluster.ClusterInference` and why."""
-    plan = getattr(inference, "df_plan", None)
-    if plan is not None:  # the sparse path's own
-        return plan(n_contrasts, pairs)
-    g, p = inference.n_clusters, inference.free.size
-    if not inference.exact:
-        return ("one-direction", "series path: each cluster's share of omega from the rows, "
-                "the pairs' summed from the ratings' (streamed)")  # fmt: skip
-    cost = n_contrasts * g * p * min(g, p)
-    if not pairs or cost <= cluster.EXACT_BUDGET:
-        return "exact", (f"dense path: the basis of {g:,} clusters' eigenpairs, "
-                         f"{n_contrasts:,} contrasts")  # fmt: skip
-    return "one-direction", (f"dense path, pairs' ~{cost:.2g} flops past "
-                             f"{cluster.EXACT_BUDGET:.2g}: each pair's exact omega")
+    :class:`~ratings.inference.cluster.ClusterInference` and why (its ``df_plan``)."""
+    return inference.df_plan(n_contrasts, pairs)
 
 
 def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
@@ -387,19 +294,18 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
     designs, weight, design_of = distinct_designs(rows, rows.merged)
     h, f, deg = k.small_blocks(designs.starts, designs.ii, designs.jj, designs.judge, designs.a,
                                designs.b, rows.n_models, full, DEGENERATE)  # fmt: skip
-    blocks = SmallBlocks(designs.starts, h, f)  # the designs' (each cluster's by design_of)
-    adjusted = _adjust(blocks, design_of, starts, residual, k)
+    blocks = Designs(designs, weight, design_of, f, h)
+    adjusted = _adjust(blocks, design_of, starts, residual)
     if groups.n_clusters < rows.n_clusters:  # a design's clusters add (sum e*^2) x x^T
         meat = _meat(groups, _group_residual(adjusted, starts, group_of, groups), k)
     else:
         meat = _meat(rows, adjusted, k)
     meat = meat[np.ix_(free, free)]
     chol = np.linalg.cholesky(bread) if deg.any() else None
-    degenerate = _degenerate(designs, blocks, np.flatnonzero(deg), free, chol)
+    degenerate = _degenerate(blocks, np.flatnonzero(deg), free, chol)
     return SmallClusterInference(rows.n_params, rows.n_models, free, bread, None, clusters, None,
-                                 None, degenerate, rows, chol, meat=meat, blocks=blocks,
-                                 residual=adjusted,
-                                 designs=Designs(designs, weight, design_of, f, h))  # fmt: skip
+                                 None, degenerate, rows, chol, meat=meat,
+                                 residual=adjusted, designs=blocks)  # fmt: skip
 
 
 def _meat(rows: WorkingRows, e: NDArray[np.float64], k) -> NDArray[np.float64]:
@@ -414,43 +320,26 @@ def _meat(rows: WorkingRows, e: NDArray[np.float64], k) -> NDArray[np.float64]:
     if float(g) * q * q > DENSE_MEAT_RATIO * cells or g * q > MAX_SCORE_CELLS:
         return k.small_meat(rows.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
                             rows.n_models, q, e)  # fmt: skip
-    at = rows.cluster * q
-    x = rows.a * e
-    w = np.bincount(at + rows.ii, x, g * q) - np.bincount(at + rows.jj, x, g * q)
-    if rows.b.size:
-        w += np.bincount(at + rows.n_models + rows.judge, rows.b * e, g * q)
-    w = w.reshape(g, q)
+    w = cluster_scores(rows, e)
     out = w.T @ w
     return (out + out.T) / 2.0
-
-
-def _spread(h, f, group_sizes, group_of, sizes) -> tuple:
-    """Blocks computed per design (``group_sizes`` rows each) given to every cluster
-    (``group_of``: each cluster's design; ``sizes``: the clusters' rows)."""
-    if np.all(sizes == 1):
-        return h[group_of], f[group_of]
-    cells = sizes.astype(np.int64) ** 2
-    group_off = np.concatenate([[0], np.cumsum(group_sizes.astype(np.int64) ** 2)])
-    off = np.concatenate([[0], np.cumsum(cells)])
-    at = np.repeat(group_off[group_of] - off[:-1], cells) + np.arange(off[-1])
-    return h[at], f[at]
 
 
 #: Distinct designs of several rows up to which :func:`_adjust` takes one product per design.
 ADJUST_LOOP_DESIGNS = 64
 
 
-def _adjust(blocks: SmallBlocks, design_of: NDArray[np.int64], starts: NDArray[np.int64],
-            e: NDArray[np.float64], k) -> NDArray[np.float64]:  # fmt: skip
+def _adjust(blocks: Designs, design_of: NDArray[np.int64], starts: NDArray[np.int64],
+            e: NDArray[np.float64]) -> NDArray[np.float64]:  # fmt: skip
     """F_g e_g for every cluster g (``starts``: the clusters' rows), F_g the CR2 block of its
     design (``blocks``, ``design_of``): one-row clusters by a gather, larger ones one
     product per design while there are few of them (the clusters of a design side by side),
     else with every cluster's block gathered, one batched product per size."""
     sizes = np.diff(starts)
-    doff = np.concatenate([[0], np.cumsum(np.diff(blocks.starts) ** 2)])
-    if blocks.starts.size == starts.size and np.array_equal(design_of,
+    doff = np.concatenate([[0], np.cumsum(np.diff(blocks.rows.starts) ** 2)])
+    if blocks.rows.starts.size == starts.size and np.array_equal(design_of,
                                                             np.arange(sizes.size)):  # fmt: skip
-        return k.small_apply(starts, blocks.f, e)  # one cluster a design, in order
+        return block_apply(starts, blocks.f, e[:, None])[:, 0]  # a design a cluster, in order
     out = np.empty_like(e)
     lone = sizes == 1
     heads = starts[:-1][lone]
@@ -487,15 +376,14 @@ def _group_residual(adjusted, starts, group_of, groups) -> NDArray[np.float64]:
     return np.concatenate([np.sqrt(summed), adjusted[np.repeat(~lone, sizes)]])
 
 
-def _degenerate(rows, blocks, clusters, free, chol) -> NDArray[np.float64]:
+def _degenerate(blocks: Designs, clusters, free, chol) -> NDArray[np.float64]:
     """Whitened directions L^T X_g^T v of leverage 1 (v an eigenvector of H_gg at 1)."""
-    out = []
+    out, rows = [], blocks.rows
     if clusters.size:
-        lf = np.zeros((rows.n_params, free.size))
-        lf[free] = chol
-        off = np.concatenate([[0], np.cumsum(np.diff(blocks.starts) ** 2)])
+        lf = lifted(chol, free, rows.n_params)
+        off = np.concatenate([[0], np.cumsum(np.diff(rows.starts) ** 2)])
     for g in clusters:
-        lo, hi = blocks.starts[g], blocks.starts[g + 1]
+        lo, hi = rows.starts[g], rows.starts[g + 1]
         n = hi - lo
         lam, vec = np.linalg.eigh(blocks.h[off[g]:off[g] + n * n].reshape(n, n))
         z = rows.design(lf, slice(lo, hi))  # rows of L^T x_r
@@ -505,46 +393,53 @@ def _degenerate(rows, blocks, clusters, free, chol) -> NDArray[np.float64]:
     return np.vstack(out) if out else np.zeros((0, free.size))
 
 
-def bt_inference(theta: NDArray[np.float64], data, *, ref: int, penalty: float = 0.0, k,
-                 bread: NDArray[np.float64] | None = None, small: bool | None = None,
-                 free: NDArray[np.int64] | None = None) -> ClusterInference:  # fmt: skip
-    """CR2 pieces of a clustered Bradley-Terry fit (``k``: the kernel module for the scores;
-    ``bread``: the fit's inverse Hessian (M x M, zero at ``ref``), if already computed;
-    ``free``: the estimated models, default all but ``ref``; the others are fixed offsets,
-    as when new models are placed against a frozen board).
-
-    ``small``: the sparse path of :mod:`ratings.inference.small` (True), the dense one (False);
-    default by the clusters' sizes (:func:`ratings.inference.small.use_small_path`)."""
-    m = data.n_models
-    check_clusters(data)
-    free = np.delete(np.arange(m), ref) if free is None else np.asarray(free, dtype=np.int64)
-    rows = bt_rows(theta, data)
-    if bread is None:
-        info = bt_rows(theta, data.collapsed()).information()  # summed over clusters
-        if penalty:
-            info = info + penalty * (np.eye(m) - 1.0 / m)
-        bread_free = inverse_pd(block(info, free))
-    else:  # the Hessian's inverse: the information's (and the penalty's)
-        bread_free = block(bread, free)
+def working_inference(rows: WorkingRows, residual: NDArray[np.float64], free: NDArray[np.int64],
+                      bread: NDArray[np.float64], data,
+                      small: bool | None = None) -> ClusterInference:  # fmt: skip
+    """CR2 pieces of a clustered fit over ``data`` (its clusters) from its working ``rows``
+    and their residuals (row r's summed score is ``residual[r] x_r``), ``bread`` the inverse
+    (penalised) information over ``free``: on the sparse path (``small`` True), the dense one
+    (False), or by default the one :func:`cr2_plan` picks, after checking the work against
+    the memory limit."""
+    check_clusters(data.n_clusters, data.cluster_name)
     sizes = np.diff(rows.starts)
     if small is None:
         small = use_small_path(sizes, free.size)
-    check_cluster_memory(data, sizes, m, "small" if small else dense_path(sizes, free.size))
+    check_cluster_memory(data, sizes, rows.n_params,
+                         "small" if small else dense_path(sizes, free.size))  # fmt: skip
     if small:
-        score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            residual = np.where(rows.a > 0, score / rows.a, 0.0)
-        return small_cluster_inference(rows, residual, free, bread_free, data.clusters)
-
-    def row_scores(rows, wi, wj, tt):
-        return k.bt_scores(theta, rows.ii, rows.jj, wi, wj, tt), None
-
-    score = data.cluster_score_matrix(m, row_scores, k)
-    return cluster_inference(rows, score, free, clusters=data.clusters, bread=bread_free)
+        return small_cluster_inference(rows, residual, free, bread, data.clusters)
+    return cluster_inference(rows, cluster_scores(rows, residual), free, clusters=data.clusters,
+                             bread=bread)  # fmt: skip
 
 
-def crowd_inference(fit, data, *, k, prior_information: bool = True,
-                    small: bool | None = None) -> ClusterInference | None:
+def cluster_scores(rows: WorkingRows, e: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each cluster's summed score X_g^T e_g (G x n_params) from the rows' residuals ``e``."""
+    g, q = rows.n_clusters, rows.n_params
+    at = rows.cluster * q
+    x = rows.a * e
+    w = np.bincount(at + rows.ii, x, g * q) - np.bincount(at + rows.jj, x, g * q)
+    if rows.b.size:
+        w += np.bincount(at + rows.n_models + rows.judge, rows.b * e, g * q)
+    return w.reshape(g, q)
+
+
+def bt_inference(theta: NDArray[np.float64], data, *, ref: int, k, bread: NDArray[np.float64],
+                 free: NDArray[np.int64] | None = None) -> ClusterInference:  # fmt: skip
+    """CR2 pieces of a clustered Bradley-Terry fit (``k``: the kernel module for the scores;
+    ``bread``: the fit's inverse Hessian, M x M, zero at ``ref`` and at the fixed models;
+    ``free``: the estimated models, default all but ``ref``; the others are fixed offsets,
+    as when new models are placed against a frozen board)."""
+    free = np.delete(np.arange(data.n_models), ref) if free is None else np.asarray(free)
+    rows = bt_rows(theta, data)
+    score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        residual = np.where(rows.a > 0, score / rows.a, 0.0)
+    return working_inference(rows, residual, free, block(bread, free), data)
+
+
+def crowd_inference(fit, data, *, k,
+                    prior_information: bool = True) -> ClusterInference | None:
     """CR2 pieces of a clustered Crowd-BT fit (:class:`ratings.models.crowd.likelihood.CrowdFit`).
 
     The likelihood of the decisive verdicts (ties are not part of it), the judges whose eta is
@@ -559,39 +454,20 @@ def crowd_inference(fit, data, *, k, prior_information: bool = True,
     ``None`` when that matrix is not positive definite: the verdicts cannot tell judge quality
     from the spread of the ratings (the caller leaves the intervals open). A two-step term for
     reused etas is added with :meth:`ClusterInference.with_extra`.
-
-    ``small``: the sparse path (True) or the dense one (False), by default by the clusters'
-    sizes, as in :func:`bt_inference`.
     """
-    m, nj = data.n_models, len(data.judges)
-    check_clusters(data)
+    check_clusters(data.n_clusters, data.cluster_name)
     free_eta = fit.estimated & ~fit.boundary
     rows = crowd_rows(fit.theta, fit.eta, free_eta, data)
     info = crowd_rows(fit.theta, fit.eta, free_eta, data.collapsed()).information()
     pen = fit.prior_hessian if prior_information else fit.bread_penalty
     if pen is not None:
         info = info + pen
-    sizes = np.diff(rows.starts)
-    if small is None:
-        small = use_small_path(sizes, fit.free.size)
-    check_cluster_memory(data, sizes, m + nj,
-                         "small" if small else dense_path(sizes, fit.free.size))  # fmt: skip
     try:
         bread = inverse_pd(block(info, fit.free))
     except np.linalg.LinAlgError:
         return None
-    if small:  # each row's score is e_r x_r: e_r from its strengths' part, or its eta's
-        _, gd, ge, *_ = k.crowd_row_terms(fit.theta, fit.eta, data.ii, data.jj, data.judge,
-                                          data.wi, data.wj, data.tt, False)  # fmt: skip
-        with np.errstate(divide="ignore", invalid="ignore"):
-            residual = np.where(rows.a != 0, gd / rows.a,
-                                np.where(rows.b != 0, ge / rows.b, 0.0))  # fmt: skip
-        return small_cluster_inference(rows, residual, fit.free, bread, data.clusters)
-
-    def row_scores(rows, wi, wj, tt):
-        _, gd, ge, *_ = k.crowd_row_terms(fit.theta, fit.eta, rows.ii, rows.jj, rows.judge,
-                                          wi, wj, tt, False)  # fmt: skip
-        return gd, ge
-
-    score = data.cluster_score_matrix(m + nj, row_scores, k)
-    return cluster_inference(rows, score, fit.free, clusters=data.clusters, bread=bread)
+    _, gd, ge, *_ = k.crowd_row_terms(fit.theta, fit.eta, data.ii, data.jj, data.judge,
+                                      data.wi, data.wj, data.tt, False)  # fmt: skip
+    with np.errstate(divide="ignore", invalid="ignore"):  # row r's score is e_r x_r
+        residual = np.where(rows.a != 0, gd / rows.a, np.where(rows.b != 0, ge / rows.b, 0.0))
+    return working_inference(rows, residual, fit.free, bread, data)

@@ -109,14 +109,11 @@ class StackedInference:
         one-direction approximation with each pair's exact omega."""
         m = self.n_models
         jj, kk = np.triu_indices(m, 1)
-        g = self.n_clusters
-        width = sum(p.free.size for p in self.parts)
+        g, width = self.n_clusters, sum(p.free.size for p in self.parts)
+        approx = not self.exact or jj.size * g * width * min(g, width) > cluster.EXACT_BUDGET
+        step = 4096 if approx else max(jj.size, 1)  # the pairs' contrasts a batch at a time
         out = np.full((m, m), np.nan)
-        if not self.exact or jj.size * g * width * min(g, width) > cluster.EXACT_BUDGET:
-            vals = np.concatenate([
-                self.df(pair_contrasts(m, jj[lo:lo + 4096], kk[lo:lo + 4096]), approximate=True)
-                for lo in range(0, jj.size, 4096)])  # fmt: skip
-        else:
-            vals = self.df(pair_contrasts(m, jj, kk))
-        out[jj, kk] = out[kk, jj] = vals
+        out[jj, kk] = out[kk, jj] = np.concatenate([
+            self.df(pair_contrasts(m, jj[lo:lo + step], kk[lo:lo + step]), approximate=approx)
+            for lo in range(0, jj.size, step)] or [np.zeros(0)])  # fmt: skip
         return out

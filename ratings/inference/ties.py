@@ -24,14 +24,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ratings.core.linalg import block
-from ratings.inference.cluster import (
-    ClusterInference,
-    check_cluster_memory,
-    check_clusters,
-    cluster_inference,
-    dense_path,
-)
-from ratings.inference.small import small_cluster_inference, use_small_path
+from ratings.inference.cluster import ClusterInference
+from ratings.inference.small import working_inference
 from ratings.inference.working import WorkingRows
 
 __all__ = ["row_terms_by_pair", "tie_cluster_scores", "tie_inference", "tie_rows"]
@@ -126,17 +120,6 @@ def tie_inference(theta: NDArray[np.float64], phi: float, data, *, ref: int,
     (parameter M). ``bread``: the inverse information over all M + 1 parameters (zero at
     ``ref``); ``row_terms``: the family's row kernel; ``k``: the kernel module;
     ``small``: the sparse path or the dense one, by default by the clusters' sizes."""
-    check_clusters(data)
-    m = data.n_models
-    free = np.delete(np.arange(m + 1), ref)
-    terms = row_terms_by_pair(theta, phi, data, row_terms)
-    rows, residual = tie_rows(theta, phi, data, row_terms, terms)
-    sizes = np.diff(rows.starts)
-    if small is None:
-        small = use_small_path(sizes, free.size)
-    check_cluster_memory(data, sizes, m + 1, "small" if small else dense_path(sizes, free.size))
-    bread_free = block(bread, free)
-    if small:
-        return small_cluster_inference(rows, residual, free, bread_free, data.clusters)
-    score = tie_cluster_scores(theta, phi, data, row_terms, k, terms)
-    return cluster_inference(rows, score, free, clusters=data.clusters, bread=bread_free)
+    free = np.delete(np.arange(data.n_models + 1), ref)
+    rows, residual = tie_rows(theta, phi, data, row_terms)
+    return working_inference(rows, residual, free, block(bread, free), data, small)

@@ -8,7 +8,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["CELLS_PER_VERDICT", "WorkingRows", "bt_rows", "crowd_rows", "kernels"]
+__all__ = ["CELLS_PER_VERDICT", "WorkingRows", "bt_rows", "crowd_rows", "kernels", "lifted"]
 
 #: Cells of the quadratic twin's work (designs x contrasts) that cost about what one verdict
 #: costs the fit's twins (measured: 5 ns a cell against about 0.3 microseconds a verdict).
@@ -29,6 +29,14 @@ def kernels(size: int):
     from ratings.kernels import inference_ref as _kernels_inference_ref
 
     return _kernels_inference_ref
+
+
+def lifted(x: NDArray[np.float64], free: NDArray[np.int64], n: int) -> NDArray[np.float64]:
+    """``x`` (rows over the coordinates ``free``) as rows over all ``n`` parameters, zero
+    elsewhere: a matrix over ``free`` as ``design`` and ``quadratic`` read it."""
+    out = np.zeros((n, x.shape[1]))
+    out[free] = x
+    return out
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["cluster_quadratic", "cluster_times", "model_clusters", "small_apply", "small_blocks",
-           "small_meat", "small_shares", "small_terms"]  # each has a twin of the same name
+__all__ = ["cluster_quadratic", "cluster_times", "model_clusters", "small_blocks",
+           "small_meat", "small_shares"]  # each has a twin of the same name
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -66,7 +66,6 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
                 x += br * n[k, col]
             out[c, col] += x * x
     return out
-
 
 
 @njit(**_JIT)
@@ -157,22 +156,6 @@ def small_blocks(starts, ii, jj, judge, a, b, n_models, bread, degenerate):
 
 
 @njit(**_JIT)
-def small_apply(starts, f, u):
-    """F_g u_g for every cluster g: u f8[N] (one value a row) -> f8[N]."""
-    out = np.zeros(u.shape[0])
-    o = 0
-    for c in range(starts.shape[0] - 1):
-        r0, n = starts[c], starts[c + 1] - starts[c]
-        for r in range(n):
-            x = 0.0
-            for s in range(n):
-                x += f[o + r * n + s] * u[r0 + s]
-            out[r0 + r] = x
-        o += n * n
-    return out
-
-
-@njit(**_JIT)
 def small_meat(starts, ii, jj, judge, a, b, n_models, n_params, e):
     """sum_g w_g w_g^T with w_g = X_g^T e_g (e f8[N], one value a row) -> f8[P, P]."""
     out = np.zeros((n_params, n_params))
@@ -180,41 +163,6 @@ def small_meat(starts, ii, jj, judge, a, b, n_models, n_params, e):
         for r in range(starts[c], starts[c + 1]):
             for s in range(starts[c], starts[c + 1]):
                 _add_outer(out, r, s, e[r] * e[s], ii, jj, judge, a, b, n_models)
-    return out
-
-
-@njit(**_JIT)
-def small_terms(starts, ii, jj, judge, a, b, n_models, h, f, v):
-    """Per contrast (columns of v f8[P, C]) the sums over clusters of omega_g = |u_g|^2,
-    d_g^2 and d_g y_g, with u_g = X_g v, p_g = F_g u_g, d_g = |p_g|^2, y_g = p_g^T H_gg p_g
-    -> f8[C, 3]."""
-    n_cols = v.shape[1]
-    out = np.zeros((n_cols, 3))
-    size = np.diff(starts)
-    big = max(1, size.max()) if size.shape[0] else 1
-    u = np.empty(big)
-    p = np.empty(big)
-    o = 0
-    for c in range(starts.shape[0] - 1):
-        r0, n = starts[c], size[c]
-        for col in range(n_cols):
-            om, d, y = 0.0, 0.0, 0.0
-            for r in range(n):
-                u[r] = _xv(r0 + r, ii, jj, judge, a, b, n_models, v, col)
-                om += u[r] * u[r]
-            for r in range(n):
-                x = 0.0
-                for s in range(n):
-                    x += f[o + r * n + s] * u[s]
-                p[r] = x
-                d += x * x
-            for r in range(n):
-                for s in range(n):
-                    y += p[r] * h[o + r * n + s] * p[s]
-            out[col, 0] += om
-            out[col, 1] += d * d
-            out[col, 2] += d * y
-        o += n * n
     return out
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cluster_quadratic", "cluster_times", "model_clusters", "small_apply", "small_blocks",
-           "small_meat", "small_shares", "small_terms"]  # each has a twin of the same name
+__all__ = ["cluster_quadratic", "cluster_times", "model_clusters", "small_blocks",
+           "small_meat", "small_shares"]  # each has a twin of the same name
 
 #: Cells of the (distinct designs x contrasts) work arrays per pass.
 _CELLS = 1_000_000
@@ -160,15 +160,6 @@ def small_blocks(starts, ii, jj, judge, a, b, n_models, bread, degenerate):
     return h, f, deg
 
 
-def small_apply(starts, f, u):
-    off = _offsets(starts)
-    out = np.empty(u.shape[0])
-    for n, rows, cl in _by_size(starts):
-        fb = f[off[cl][:, None] + np.arange(n * n)].reshape(-1, n, n)
-        out[rows] = np.einsum("krs,ks->kr", fb, u[rows])
-    return out
-
-
 def small_meat(starts, ii, jj, judge, a, b, n_models, n_params, e):
     out = np.zeros(n_params * n_params)
     for _, rows, _ in _by_size(starts):
@@ -178,25 +169,6 @@ def small_meat(starts, ii, jj, judge, a, b, n_models, n_params, e):
         val = w[:, :, None, :, None] * w[:, None, :, None, :]
         out += np.bincount(at.ravel(), val.ravel(), out.size)
     return out.reshape(n_params, n_params)
-
-
-def small_terms(starts, ii, jj, judge, a, b, n_models, h, f, v):
-    off = _offsets(starts)
-    out = np.zeros((v.shape[1], 3))
-    for n, rows, cl in _by_size(starts):
-        at = off[cl][:, None] + np.arange(n * n)
-        hb, fb = h[at].reshape(-1, n, n), f[at].reshape(-1, n, n)
-        idx, coef = _design(rows, ii, jj, judge, a, b, n_models)
-        step = max(1, _CELLS // max(rows.size, 1))
-        for lo in range(0, v.shape[1], step):
-            u = np.einsum("kre,krec->krc", coef, v[idx, lo:lo + step])  # (k, n, C)
-            p = fb @ u
-            d = (p * p).sum(axis=1)
-            y = (p * (hb @ p)).sum(axis=1)
-            out[lo:lo + step, 0] += (u * u).sum(axis=(0, 1))
-            out[lo:lo + step, 1] += (d * d).sum(axis=0)
-            out[lo:lo + step, 2] += (d * y).sum(axis=0)
-    return out
 
 
 def small_shares(starts, ii, jj, judge, a, b, n_models, v, tr, floor, weight):

@@ -36,7 +36,8 @@ from ratings.core.schema import ELO_SCALE
 from ratings.core.threads import one_blas_thread
 from ratings.data.comparisons import Comparisons
 from ratings.inference import bt_inference
-from ratings.inference.covariance import cluster_sandwich, inverse_free, sandwich
+from ratings.inference.builder import build, row_scores_of
+from ratings.inference.covariance import inverse_free
 from ratings.inference.degenerate import fill_collapsed
 from ratings.kernels.engine import kernels
 from ratings.kernels.engine import resolve as resolve_engine
@@ -225,20 +226,19 @@ def _place(data: Comparisons, new: NDArray[np.int64], board: Board, loaded, ci: 
             "reference models of similar strength.") from None
     theta = res.x
     clustered = data.clusters is not None
-    inference = None
-    if clustered and ci == "sandwich":
-        inference = bt_inference(theta, data, ref=0, k=k, bread=bread, free=new)
-        cov = inference.covariance()
-    elif clustered and ci != "model":
-        def row_scores(r: Comparisons, wi, wj, tt):
-            return k.bt_scores(theta, r.ii, r.jj, wi, wj, tt), None
 
-        cov = cluster_sandwich(bread, data, k=k, row_scores=row_scores)[0]
-    elif ci != "model":
-        _, score, _, meat = k.bt_row_terms(theta, data.ii, data.jj, data.wi, data.wj, data.tt)
-        cov = sandwich(bread, data, score, meat, clustered=False, k=k)
-    else:
-        cov = bread
+    def row_scores(r: Comparisons, wi, wj, tt):
+        return k.bt_scores(theta, r.ii, r.jj, wi, wj, tt), None
+
+    def verdict_meat():
+        _, _, _, meat = k.bt_row_terms(theta, data.ii, data.jj, data.wi, data.wj, data.tt)
+        return k.laplacian(data.n_models, data.ii, data.jj, meat)
+
+    built = build(bread, ci, row_scores_of(data, data.n_models, k, row_scores, verdict_meat),
+                  n_clusters=data.n_clusters if clustered else None,
+                  cluster_name=data.cluster_name,
+                  cr2=lambda: bt_inference(theta, data, ref=0, k=k, bread=bread, free=new))
+    cov, inference = built.cov, built.inference
     est = Estimate(theta=theta, cov=cov, nll=res.f, converged=res.converged, n_iter=res.n_iter,
                    max_grad=res.max_grad, model_cov=bread, inference=inference)
     model_based = None
