@@ -310,7 +310,33 @@ def placement_band() -> list[float]:
     return [cov.min(), cov.max()]
 
 
+TINY = "tie_coverage_tiny.csv"  # the tie study's tiny boards, run on their own
+
+
+def ties(column: str, file: str = "tie_coverage.csv") -> list[float]:
+    """The tie coverage study's range of a column over its cells."""
+    values = result(file)[column]
+    return [values.min(), values.max()]
+
+
 CLAIMS: list[tuple[str, str, Callable[[], Sequence[float]]]] = [
+    # tie models (docs/coverage.md, README)
+    ("README.md", rf"the default intervals cover {F}-{F} for the ratings and {F}-{F} for the tie "
+                  r"parameter", lambda: ties("rating_coverage") + ties("tie_coverage")),
+    ("docs/coverage.md", rf"\*\*Ratings\*\*: {F}-{F} in every cell",
+     lambda: ties("rating_coverage")),
+    ("docs/coverage.md", rf"\*\*Tie parameter\*\*: {F}-{F} in every cell",
+     lambda: ties("tie_coverage")),
+    ("docs/coverage.md", rf"the interval centred on the MLE \(`MLE-centred`, the earlier default\) "
+                         rf"covers {F}-{F}", lambda: ties("tie_mle_coverage")),
+    ("docs/coverage.md", rf"the tie parameter's interval covers {F}-{F} there",
+     lambda: ties("few_tie_coverage")),
+    ("docs/coverage.md", rf"the same centre covers {F}-{F} on the same boards",
+     lambda: ties("few_ideal_coverage")),
+    ("docs/coverage.md", rf"\*\*Ratings\*\* {F}-{F}; \*\*tie parameter\*\* {F}-{F} \(MC SE",
+     lambda: ties("rating_coverage", TINY) + ties("tie_coverage", TINY)),
+    ("docs/coverage.md", rf"The MLE-centred interval covers {F}-{F} on these boards",
+     lambda: ties("tie_mle_coverage", TINY)),
     # placement against a frozen board (docs/coverage.md, docs/stability.md)
     *[("docs/coverage.md", rf"\| `{cell}` \| [^|]+ \| [^|]+ \| {F} \| {F} \| {F} \| {F} \| "
        rf"{F} / {F} \| {F} \|", lambda cell=cell: placement(cell))
@@ -436,6 +462,8 @@ def test_no_stale_figures(name):
 @pytest.mark.parametrize(("rendered", "name"), [
     ("validate_coverage.md", "docs/coverage.md"),
     ("coverage_crowd.md", "docs/coverage.md"),
+    ("tie_coverage.md", "docs/coverage.md"),
+    ("tie_coverage_tiny.md", "docs/coverage.md"),
 ])  # fmt: skip
 def test_tables_in_docs_are_the_rendered_results(rendered, name):
     """The docs' copies of a study's rendered report hold every table row and summary line of

@@ -21,18 +21,23 @@ SCOPES = ("analytical", "presentation")
 DAVIDSON = ratings.BT(ties="davidson")
 
 
-@pytest.fixture(scope="module")
-def log() -> pd.DataFrame:
-    """Two judged scopes on the same 30 tasks (shared task effects), about 20% ties."""
-    rng = np.random.default_rng(43)
+def two_tied_scopes(seed: int = 43, n: int = 500) -> pd.DataFrame:
+    """Two judged scopes of ``n`` verdicts on the same 30 tasks (shared task effects), about
+    20% ties."""
+    rng = np.random.default_rng(seed)
     frames = []
     for scope in SCOPES:
         strength = pd.Series(np.linspace(-0.8, 0.8, 6) + rng.normal(0, 0.1, 6), index=MODELS)
-        matches = random_matches(MODELS, 500, n_tasks=30, seed=int(rng.integers(2**31)))
+        matches = random_matches(MODELS, n, n_tasks=30, seed=int(rng.integers(2**31)))
         v = simulate_verdicts(matches, strength, tie_rate=0.2, task_corr=0.5,
                               seed=int(rng.integers(2**31)))  # fmt: skip
         frames.append(v.assign(scope=scope))
     return pd.concat(frames, ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def log() -> pd.DataFrame:
+    return two_tied_scopes()
 
 
 def _davidson(v: pd.DataFrame, anchor: str = "m0") -> tuple:
@@ -74,6 +79,22 @@ def _davidson(v: pd.DataFrame, anchor: str = "m0") -> tuple:
     return embed @ res.x[:n_free], influence[:, :n_free] @ embed.T, tasks
 
 
+def stacked(log: pd.DataFrame, weights: dict, reference) -> tuple[np.ndarray, np.ndarray]:
+    """The headline's strengths and joint CR1 covariance sum_c D_c D_c^T from each scope's
+    ``reference(verdicts) -> (strengths, per-task influences, tasks, ...)``:
+    D_c = sum_s w_s sqrt(G_s / (G_s - 1)) H_s^-1 g_{s,c}, weights normalised."""
+    total = sum(weights.values())
+    tasks = pd.Index(sorted(log["task_id"].unique()))
+    d = np.zeros((tasks.size, len(MODELS)))
+    theta = np.zeros(len(MODELS))
+    for scope, w in weights.items():
+        t, infl, labels = reference(log[log["scope"] == scope])[:3]
+        g = labels.size
+        d[tasks.get_indexer(labels)] += w / total * np.sqrt(g / (g - 1)) * infl
+        theta += w / total * t
+    return theta, d.T @ d
+
+
 def _fits(log, ci):
     return fit_scopes(log, model=DAVIDSON, anchor="m0=1000", cluster="task_id", ci=ci)
 
@@ -97,15 +118,7 @@ def test_joint_headline_is_the_stacked_sandwich_of_the_scipy_influences(log):
     fits = _fits(log, "sandwich-z")
     weights = {"analytical": 2.0, "presentation": 1.0}
     c = combine(fits, weights=weights, method="joint")
-    tasks = pd.Index(sorted(log["task_id"].unique()))
-    d = np.zeros((tasks.size, len(MODELS)))
-    theta = np.zeros(len(MODELS))
-    for scope, w in weights.items():
-        t, infl, labels = _davidson(log[log["scope"] == scope])
-        g = labels.size
-        d[tasks.get_indexer(labels)] += w / 3 * np.sqrt(g / (g - 1)) * infl
-        theta += w / 3 * t
-    cov = d.T @ d
+    theta, cov = stacked(log, weights, _davidson)
     at = c.models.get_indexer(MODELS)
     np.testing.assert_allclose(c.strength[at], theta, atol=1e-6)
     np.testing.assert_allclose(c.cov[np.ix_(at, at)], cov, rtol=1e-5, atol=1e-10)

@@ -35,7 +35,7 @@ from ratings.api.specs import (
     parse_anchor,
 )
 from ratings.api.style import check_style_columns, style_columns
-from ratings.api.ties import estimate_ties, no_ties_table
+from ratings.api.ties import estimate_ties, no_ties_table, not_identified
 from ratings.core.errors import (
     NonIdentifiableError,
     close_matches,
@@ -44,7 +44,7 @@ from ratings.core.errors import (
 from ratings.core.memory import check_memory, fit_memory, limit_scope
 from ratings.core.threads import one_blas_thread
 from ratings.data.comparisons import Comparisons
-from ratings.data.soft import check_soft_bootstrap, soft_counts
+from ratings.data.soft import check_soft_bootstrap, is_soft_table, soft_counts, soft_table_counts
 from ratings.inference import bt_inference
 from ratings.inference.builder import build, row_scores_of
 from ratings.inference.covariance import inverse_free
@@ -254,7 +254,12 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         engine = resolve_engine(engine, data.n_verdicts)  # one engine for every later stage
         rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts
         if penalty == 0.0 and not firth:
-            check_identifiable(rows)
+            try:
+                check_identifiable(rows)
+            except NonIdentifiableError as error:
+                if model != "bt" or ties == "half":
+                    raise
+                raise not_identified(error, ties) from None
         ref = 0 if anchor is None else int(data.models.get_loc(anchor))
         clustered = data.clusters is not None
         opts = {"ref": ref, "ci": ci, "clustered": clustered, "engine": engine, "tol": tol,
@@ -299,6 +304,9 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         if soft and loaded.frame is not None and "score" in loaded.frame:  # counts of scores
             forfeits = rows.model_counts()["forfeits"].to_numpy()
             out = replace(out, counts=soft_counts(loaded.frame, data.models, forfeits))
+        elif soft and loaded.frame is not None and is_soft_table(loaded.frame):
+            forfeits = rows.model_counts()["forfeits"].to_numpy()
+            out = replace(out, counts=soft_table_counts(loaded.frame, data.models, forfeits))
         return out
 
 

@@ -18,7 +18,14 @@ from ratings.core.errors import (
 )
 from ratings.core.schema import RESERVED_SCOPES
 from ratings.data.comparisons import Comparisons, aggregate, from_counts, is_counts_frame
-from ratings.data.soft import check_not_soft, soft_aggregate
+from ratings.data.soft import (
+    SOFT_COLUMNS,
+    check_not_soft,
+    check_not_soft_table,
+    is_soft_table,
+    soft_aggregate,
+    soft_table_data,
+)
 from ratings.io import VerdictLog, peek_columns, read_counts, read_verdicts
 from ratings.io.hints import task_column
 from ratings.kernels.engine import Engine
@@ -131,6 +138,12 @@ def load_log(
             counts, scope = _select_scope(VerdictLog(counts, counts.iloc[:0], None), scope)
         if cluster == "auto":
             cluster = "task_id" if "task_id" in counts.columns else None
+        if is_soft_table(counts):  # reduced with fractional scores (ratings.data.soft)
+            if soft:
+                data = soft_table_data(counts, cluster=cluster, engine=engine)
+                return LoadedLog(data=data, frame=counts, n_rejected=0, scope=scope)
+            check_not_soft_table(counts)
+            counts = counts.drop(columns=list(SOFT_COLUMNS))
         try:
             data = from_counts(counts, cluster=cluster)
         except InvalidVerdictsError as exc:  # name the file, as a verdict log's errors do

@@ -98,8 +98,12 @@ class BT:
         object.__setattr__(self, "soft", _flag(self.soft, "soft"))
         if self.ties != "half" and (self.penalty or self.firth or self.soft):
             other = "soft" if self.soft else "firth" if self.firth else "penalty"
+            why = ("soft outcomes are graded scores, which the tie models do not read (they "
+                   "need winner A, B or tie)" if self.soft else
+                   "the penalty and Firth's bias reduction are fits of ties as half wins")
             raise ValueError(f"{option('ties', self.ties)} cannot be combined with "
-                             f"{option(other)}.")  # fmt: skip
+                             f"{option(other)}: {why}. Fit {option('ties', 'half')} with "
+                             f"{option(other)}, or the tie model without it.")  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -18,30 +18,31 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.core.errors import DataWarning, DegenerateBoardError, NonIdentifiableError
+from ratings.core.errors import DataWarning, DegenerateBoardError, NonIdentifiableError, option
 from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
 from ratings.inference.builder import Scores, build
 from ratings.inference.covariance import inverse_free
+from ratings.inference.tie_bias import phi_bias
 from ratings.inference.ties import tie_cluster_scores, tie_inference
 from ratings.kernels.engine import kernels
 from ratings.models.estimate import Estimate, bootstrap_refits
 from ratings.models.ties import TieFamily, TieFit, fit_ties, tie_meat
 
-__all__ = ["TIE_COLUMNS", "estimate_ties", "no_ties_table", "tie_start", "tie_table",
-           "with_ties"]
+__all__ = ["TIE_COLUMNS", "estimate_ties", "no_ties_table", "not_identified", "tie_start",
+           "tie_table", "with_ties"]
 
 #: Columns of ``Ratings.ties``.
 TIE_COLUMNS = ("estimate", "lower", "upper", "se", "p_tie_equal", "p_tie_lower", "p_tie_upper",
-               "phi", "se_phi", "df", "scale", "model")  # fmt: skip
+               "phi", "se_phi", "bias_phi", "df", "scale", "model")  # fmt: skip
 
 
 def estimate_ties(data: Comparisons, family: TieFamily, *, ref: int, ci: str, clustered: bool,
                   engine, tol: float, max_iter: int, n_boot: int, seed: int,
                   level: float) -> tuple[Estimate, pd.DataFrame, TieFit]:  # fmt: skip
     """The strengths' :class:`Estimate`, the tie parameter's table and the raw fit."""
-    fit = tie_start(data.collapsed(engine=engine), family, ref=ref, tol=tol,
-                    max_iter=max_iter, engine=engine)  # fmt: skip
+    rows = data.collapsed(engine=engine)
+    fit = tie_start(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
     m = data.n_models
     free = np.delete(np.arange(m + 1), ref)
     try:
@@ -67,8 +68,10 @@ def estimate_ties(data: Comparisons, family: TieFamily, *, ref: int, ci: str, cl
         return np.append(*_refit(sample, family, ref, max_iter, engine, x))
 
     draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed)
+    bias = 0.0 if draws is not None else phi_bias(family.probabilities, fit.theta, fit.phi,
+                                                  rows, bread)  # fmt: skip
     table = tie_table(family, fit.phi, full[m, m], level=level, inference=inference,
-                      draws=None if draws is None else draws[:, m], m=m)  # fmt: skip
+                      draws=None if draws is None else draws[:, m], m=m, bias=bias)  # fmt: skip
     est = Estimate(theta=fit.theta, cov=full[:m, :m], nll=fit.nll, converged=fit.converged,
                    n_iter=fit.n_iter, max_grad=fit.max_grad, model_cov=bread[:m, :m],
                    draws=None if draws is None else draws[:, :m],
@@ -129,12 +132,15 @@ def _refit(sample: Comparisons, family, ref, max_iter, engine, x0) -> tuple:
 
 def tie_table(family: TieFamily, phi: float, var_phi: float, *, level: float, inference=None,
               draws: NDArray[np.float64] | None = None, m: int = 0,
-              df: float = np.nan) -> pd.DataFrame:  # fmt: skip
+              df: float = np.nan, bias: float = 0.0) -> pd.DataFrame:  # fmt: skip
     """``Ratings.ties``: the tie parameter (``nu`` or ``theta``) with its interval, from an
     interval on the unbounded scale phi (a t quantile with the CR2 degrees of freedom of the
     contrast e_phi when clustered, else ``df``'s or normal; bootstrap percentiles from
     ``draws``), its delta-method standard error, and the probability of a tie between two equal
-    models with its interval."""
+    models with its interval. The analytic interval is centred on the bias-reduced phi - ``bias``
+    (``bias_phi``: the MLE's first-order bias, :func:`ratings.inference.tie_bias.phi_bias`;
+    Cox & Snell 1968, Firth 1993); ``estimate`` and ``phi`` stay the maximum-likelihood
+    estimate, the likelihood's."""
     se_phi = float(np.sqrt(max(var_phi, 0.0)))
     df = float(df)
     if inference is not None:
@@ -145,14 +151,16 @@ def tie_table(family: TieFamily, phi: float, var_phi: float, *, level: float, in
         lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
     else:
         q = critical_value(level, df if np.isfinite(df) else None)
-        lo, hi = phi - q * se_phi, phi + q * se_phi
+        centre = phi - bias
+        lo, hi = centre - q * se_phi, centre + q * se_phi
     value = float(family.value(phi))
     row = {"estimate": value, "lower": float(family.value(lo)), "upper": float(family.value(hi)),
            "se": float(np.exp(phi)) * se_phi,  # d value / d phi = e^phi for both scales
            "p_tie_equal": float(family.tie_at_equal(phi)),
            "p_tie_lower": float(family.tie_at_equal(lo)),
            "p_tie_upper": float(family.tie_at_equal(hi)),
-           "phi": phi, "se_phi": se_phi, "df": df, "scale": family.scale, "model": family.name}
+           "phi": phi, "se_phi": se_phi, "bias_phi": float(bias), "df": df,
+           "scale": family.scale, "model": family.name}
     out = pd.DataFrame([row], index=pd.Index([family.parameter], name="parameter"))
     out.attrs["level"] = level
     return out
@@ -168,7 +176,19 @@ def no_ties_table(family: TieFamily, *, level: float, stacklevel: int = 2) -> pd
     value = float(family.value(-np.inf))
     row = {"estimate": value, "lower": value, "upper": value, "se": 0.0, "p_tie_equal": 0.0,
            "p_tie_lower": 0.0, "p_tie_upper": 0.0, "phi": -np.inf, "se_phi": np.nan,
-           "df": np.nan, "scale": family.scale, "model": "bt (no ties)"}
+           "bias_phi": np.nan, "df": np.nan, "scale": family.scale, "model": "bt (no ties)"}
     out = pd.DataFrame([row], index=pd.Index([family.parameter], name="parameter"))
     out.attrs["level"] = level
     return out
+
+
+def not_identified(error: NonIdentifiableError, ties: str) -> NonIdentifiableError:
+    """The existence check's error for a tie model: the same diagnosis, without the remedies a
+    tie model does not have (a penalty and Firth's reduction fit ties as half wins)."""
+    head = str(error).split(" Add matches")[0]
+    return NonIdentifiableError(
+        f"{head} Add matches that connect them or drop them; the {ties} tie model has no "
+        f"penalised or bias-reduced fit ({option('penalty')} and {option('firth', True)} need "
+        f"{option('ties', 'half')}, ties as half wins, which also gives these models open "
+        "intervals).", never_lost=error.never_lost, never_won=error.never_won,
+        groups=error.groups)  # fmt: skip

@@ -41,7 +41,7 @@ def add_fit_options(p: argparse.ArgumentParser, *, scope: bool = True, bt: bool 
                     model: bool = True, effects: bool = True,
                     ties: bool = False) -> None:  # fmt: skip
     """The fitting options: ``scope``, the ``bt`` ones (``--penalty``, ``--firth``, ``--ties``,
-    ``--soft``; ``ties``: ``--ties`` alone), ``model`` (``--model``) and ``effects``
+    ``--soft``; ``ties``: ``--ties`` and ``--soft`` alone), ``model`` (``--model``) and ``effects``
     (``--adjust``, ``--families``, ``--style``) where they mean something to the subcommand;
     the input options always."""
     add_input_options(p)
@@ -50,7 +50,7 @@ def add_fit_options(p: argparse.ArgumentParser, *, scope: bool = True, bt: bool 
         add_option(g, "scope")
     if model:
         add_option(g, "model")
-    bt_options = ("penalty", "firth", "ties", "soft") if bt else ("ties",) if ties else ()
+    bt_options = ("penalty", "firth", "ties", "soft") if bt else ("ties", "soft") if ties else ()
     for name in ("anchor", "ci", "level", "n_boot", "seed", *bt_options):
         add_option(g, name)
     c = p.add_argument_group("judge quality (Crowd-BT)")

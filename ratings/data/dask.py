@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.core.errors import InvalidVerdictsError, format_rows
+from ratings.core.errors import InvalidVerdictsError, format_rows, option
 from ratings.data.grouped import (
     PartialCounts,
     combine_partials,
@@ -58,6 +58,7 @@ def partition_counts(
     columns: Mapping[str, str] | None = None,
     winner_map: Mapping[object, str] | None = None,
     flags: bool = False,
+    soft: bool = False,
 ) -> PartialCounts:
     """Validate one partition like an in-memory log and reduce it to :class:`PartialCounts`.
 
@@ -71,13 +72,18 @@ def partition_counts(
         As for :func:`ratings.read_verdicts`.
     flags : bool, default=False
         Whether the log has failure flags (then every partition has a ``judge`` key).
+    soft : bool, default=False
+        Read ``winner`` as A's score in [0, 1] (:mod:`ratings.data.soft`): the fractional
+        scores are counted in three more columns; without it they are rejected.
     """
+    from ratings.data.scores import graded_sums, is_graded
     from ratings.io import read_verdicts
 
     part = part.reset_index(drop=True)
     rejected = no_rejected()
     try:
-        log = read_verdicts(part, columns=columns, winner_map=winner_map, errors="report")
+        log = read_verdicts(part, columns=columns, winner_map=winner_map, errors="report",
+                            soft=soft)  # fmt: skip
     except InvalidVerdictsError as error:  # no usable row: an empty partition, or all bad
         if not len(error.rows) and len(part):
             raise
@@ -85,6 +91,7 @@ def partition_counts(
     if log is not None:
         rejected = log.rejected
         keys, outcome, decided = count_columns(log.verdicts, flags=flags)
+        y = log.verdicts["score"].to_numpy(np.float64) if soft else np.zeros(0)
     else:  # the keys of an empty table (the same columns as the other partitions)
         names = [k for k in raw_columns(part.columns, columns)]
         mapped = {(columns or {}).get(c, c) for c in names}
@@ -92,8 +99,15 @@ def partition_counts(
             mapped.add("judge")
         keys = {k: pd.Categorical([]) for k in ("scope", "task_id", "judge", "model_a",
                                                   "model_b") if k in mapped}  # fmt: skip
-        outcome, decided = np.zeros(0, np.int8), np.zeros(0, bool)
-    counts = np.column_stack([outcome == 0, outcome == 1, outcome == 2, decided]).astype(np.int64)
+        outcome, decided, y = np.zeros(0, np.int8), np.zeros(0, bool), np.zeros(0)
+    if soft:  # verdicts scored 0, 1/2, 1 as counts; the fractional ones' sums beside them
+        whole = ~is_graded(y)
+        counts = np.column_stack([(outcome == 0) & whole, (outcome == 1) & whole,
+                                  (outcome == 2) & whole, decided,
+                                  graded_sums(y)]).astype(np.float64)  # fmt: skip
+    else:
+        counts = np.column_stack([outcome == 0, outcome == 1, outcome == 2,
+                                  decided]).astype(np.int64)  # fmt: skip
     categories = {k: pd.Index(c.categories) for k, c in keys.items()}
     codes, counts = sum_keys(categories, {k: c.codes for k, c in keys.items()}, counts)
     n_rejected = len(rejected)
@@ -124,6 +138,7 @@ def aggregate_counts(
     columns: Mapping[str, str] | None = None,
     winner_map: Mapping[object, str] | None = None,
     split_every: int = _SPLIT_EVERY,
+    soft: bool = False,
 ) -> pd.DataFrame:
     """Reduce a Dask DataFrame of verdicts to a counts table (computed, in memory).
 
@@ -137,6 +152,11 @@ def aggregate_counts(
         As for :func:`ratings.read_verdicts`.
     split_every : int, default=8
         Partial tables summed per task of the reduction tree.
+    soft : bool, default=False
+        Read ``winner`` as A's score in [0, 1], as :func:`ratings.read_verdicts` does: the
+        table then also has ``graded``, ``graded_score`` and ``graded_square`` (the fractional
+        scores' number and sums, :mod:`ratings.data.soft`), for ``ratings.fit(table,
+        model=ratings.BT(soft=True))``. Without it a fractional score is rejected.
 
     Returns
     -------
@@ -158,7 +178,7 @@ def aggregate_counts(
     parts = ddf[cols].to_delayed()
     count = dask.delayed(partition_counts, pure=True)
     combine = dask.delayed(combine_partials, pure=True)
-    level = [count(p, k, columns=columns, winner_map=winner_map, flags=flags)
+    level = [count(p, k, columns=columns, winner_map=winner_map, flags=flags, soft=soft)
              for k, p in enumerate(parts)]  # fmt: skip
     while len(level) > 1:
         level = [combine(level[i:i + split_every]) for i in range(0, len(level), split_every)]
@@ -179,7 +199,9 @@ def _raise_rejected(total: PartialCounts) -> None:
         parts.append(f"{reason} ({places}{', e.g. ' + example if example else ''})")
     n = total.n_rejected
     shown = "" if n <= len(found) else f" (the first {len(found)} shown)"
+    hint = (f"Pass {option('soft', True)} to read `winner` as A's score in [0, 1], fix those "
+            "rows," if (found["reason"] == "fractional winner score").any() else "Fix those rows")
     raise InvalidVerdictsError(
-        f"{n} verdict row(s) rejected{shown}: {'; '.join(parts)}. Fix those rows or leave them "
+        f"{n} verdict row(s) rejected{shown}: {'; '.join(parts)}. {hint} or leave them "
         "out of the Dask DataFrame (rows are numbered from 0 within each partition).",
         rows=found.reset_index(drop=True))

@@ -16,6 +16,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.schema import CANONICAL, DEFAULT_JUDGE, DETERMINISTIC_JUDGE
+from ratings.data.scores import SOFT_COLUMNS
 
 __all__ = [
     "RAW_COLUMNS",
@@ -31,6 +32,7 @@ __all__ = [
 RAW_COLUMNS = ("scope", "task_id", "judge", "model_a", "model_b", "winner", "failed_a", "failed_b")
 _KEYS = ("scope", "task_id", "judge", "model_a", "model_b")
 _COUNTS = ("wins_a", "wins_b", "ties", "forfeits")
+_SOFT = SOFT_COLUMNS
 _SHOWN = 1000  # rejected rows kept to name them
 
 
@@ -94,8 +96,9 @@ class PartialCounts:
         ``model_b``, whichever occur).
     codes : dict of str to ndarray of int
         Each key column's codes, one per row.
-    counts : ndarray of int64, shape (n, 4)
-        ``wins_a``, ``wins_b``, ``ties`` and ``forfeits`` per row.
+    counts : ndarray of int64, shape (n, 4), or of float64, shape (n, 7)
+        ``wins_a``, ``wins_b``, ``ties`` and ``forfeits`` per row; a log read with soft scores
+        adds ``graded``, ``graded_score`` and ``graded_square`` (:mod:`ratings.data.soft`).
     rejected : pandas.DataFrame
         ``partition``, ``row``, ``reason`` and ``value`` (e.g. ``"winner='draw'"``) of the first
         rejected rows.
@@ -117,6 +120,8 @@ class PartialCounts:
                for k, cats in self.categories.items()}  # fmt: skip
         shown = _COUNTS if self.counts[:, 3].any() else _COUNTS[:3]
         out.update({c: self.counts[:, j] for j, c in enumerate(shown)})
+        if self.counts.shape[1] > len(_COUNTS):  # soft scores
+            out.update({c: self.counts[:, len(_COUNTS) + j] for j, c in enumerate(_SOFT)})
         return pd.DataFrame(out, copy=False)
 
 
@@ -128,15 +133,18 @@ def no_rejected() -> pd.DataFrame:
 def sum_keys(categories: dict[str, pd.Index], codes: dict[str, NDArray[np.integer]],
             counts: NDArray[np.int64]) -> tuple[dict[str, NDArray[np.integer]], NDArray[np.int64]]:
     """Rows of equal keys summed: the key columns' codes as one integer, counted in place when
-    the possible keys are few (a board's pairs on its tasks), else hashed."""
+    the possible keys are few (a board's pairs on its tasks), else hashed. Integer counts stay
+    whole; float ones (soft scores' sums) stay as they are."""
     names = list(categories)
+    whole = counts.dtype.kind in "iu"
+    labels = [*_COUNTS, *_SOFT][:counts.shape[1]]
     sizes = [len(categories[k]) + 1 for k in names]  # code -1 (missing) is a digit too
     if not len(counts) or float(np.prod(np.asarray(sizes, dtype=np.float64))) >= 2.0**62:
         # empty, or too many combinations for one integer key: pandas groups the columns
-        frame = pd.DataFrame({**codes, **{c: counts[:, j] for j, c in enumerate(_COUNTS)}})
+        frame = pd.DataFrame({**codes, **{c: counts[:, j] for j, c in enumerate(labels)}})
         total = frame.groupby(names, sort=False).sum().reset_index()
         return ({k: total[k].to_numpy(dtype=codes[k].dtype) for k in names},
-                total[list(_COUNTS)].to_numpy(dtype=np.int64))  # fmt: skip
+                total[labels].to_numpy(dtype=np.int64 if whole else np.float64))  # fmt: skip
     key = np.zeros(len(counts), dtype=np.int64)
     for k, size in zip(names, sizes, strict=True):
         key = key * size + (codes[k] + 1)
@@ -155,7 +163,7 @@ def sum_keys(categories: dict[str, pd.Index], codes: dict[str, NDArray[np.intege
     for k, size in zip(names[::-1], sizes[::-1], strict=True):  # the key's digits, last first
         uniques, digit = np.divmod(uniques, size)
         out[k] = (digit - 1).astype(codes[k].dtype)
-    return {k: out[k] for k in names}, np.rint(total).astype(np.int64)
+    return {k: out[k] for k in names}, np.rint(total).astype(np.int64) if whole else total
 
 
 def combine_partials(partials: Sequence[PartialCounts], *, summed: bool = True) -> PartialCounts:

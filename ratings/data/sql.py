@@ -33,11 +33,13 @@ from ratings.core.errors import DataWarning, InvalidVerdictsError, format_rows, 
 from ratings.core.memory import given_limit
 from ratings.core.schema import DEFAULT_JUDGE, DETERMINISTIC_JUDGE
 from ratings.data.grouped import raw_columns
+from ratings.data.scores import SOFT_COLUMNS, graded_sums
 from ratings.io.cells import booleans, distinct
 from ratings.io.verdicts import (
     REASONS,
     WINNER_MISSING,
     WINNER_OTHER,
+    fraction,
     name_categoricals,
     winner_meanings,
 )
@@ -148,6 +150,7 @@ def aggregate_counts_sql(
     *,
     columns: Mapping[str, str] | None = None,
     winner_map: Mapping[object, str] | None = None,
+    soft: bool = False,
 ) -> pd.DataFrame:
     """Validate a DuckDB relation of verdicts and reduce it to a counts table, in DuckDB.
 
@@ -161,6 +164,11 @@ def aggregate_counts_sql(
         ``duckdb.sql("SELECT * FROM read_parquet('logs/*.parquet')")`` or :func:`relation_of`.
     columns, winner_map : mapping, optional
         As for :func:`ratings.read_verdicts`.
+    soft : bool, default=False
+        Read ``winner`` as A's score in [0, 1], as :func:`ratings.read_verdicts` does: the
+        table then also has ``graded``, ``graded_score`` and ``graded_square`` (the fractional
+        scores' number and sums, :mod:`ratings.data.soft`), for ``ratings.fit(table,
+        model=ratings.BT(soft=True))``. Without it a fractional score is rejected.
 
     Returns
     -------
@@ -183,7 +191,7 @@ def aggregate_counts_sql(
             f"The relation has no column(s) {missing} (columns: {list(relation.columns)}). "
             f"Map yours with {option('columns')}.")  # fmt: skip
     values = _distinct_values(relation, cols)
-    codes = _Codes(values, source, winner_map)
+    codes = _Codes(values, source, winner_map, soft=soft)
     return _counted(relation, codes)
 
 
@@ -229,8 +237,10 @@ class _Codes:
         The relation has failure flags.
     """
 
-    def __init__(self, values: dict[str, object], source: dict[str, str], winner_map) -> None:
+    def __init__(self, values: dict[str, object], source: dict[str, str], winner_map, *,
+                 soft: bool = False) -> None:  # fmt: skip
         self.source = source
+        self.soft = soft
         self.key: dict[str, str] = {}
         self.tables: dict[str, object] = {}
         self.positions: dict[str, object] = {}
@@ -253,8 +263,16 @@ class _Codes:
         winners = values[source["winner"]]
         _, texts = distinct(pd.Series(winners.to_pandas(), dtype=object))
         cls, named = winner_meanings(texts, self.categories["model_a"], winner_map)
-        self._meaning["winner"] = {"cls": np.asarray(cls, dtype=np.int64),
-                                   "named": named.astype(np.int64)}  # fmt: skip
+        cls = np.asarray(cls, dtype=np.int64)
+        # a fraction in (0, 1) that is no spelling nor name: A's score (soft), else rejected
+        frac = np.array([fraction(t) for t in texts], dtype=np.float64)
+        graded = (cls == WINNER_OTHER) & (named < 0) & np.isfinite(frac)
+        #: the fractional scores, by the ``grade`` code of their winner value (-1: none)
+        self.grades = frac[graded]
+        grade = np.full(cls.size, -1, dtype=np.int64)
+        grade[graded] = np.arange(self.grades.size)
+        cls[graded] = 2 if soft else -_CODE["fractional winner score"]
+        self._meaning["winner"] = {"cls": cls, "named": named.astype(np.int64), "grade": grade}
         self._plan(["winner"], None)
         self.flags = False
         for c in ("failed_a", "failed_b"):
@@ -354,7 +372,8 @@ def _rules(codes: _Codes, rows: str) -> str:
             picks.append(f"{codes.lookup(c, 'c', -1, key)} AS {c}__")
         elif c == "winner":
             picks.append(f"{codes.lookup(c, 'cls', _MISSING_WINNER, key)} AS cls__, "
-                         f"{codes.lookup(c, 'named', -1, key)} AS named__")  # fmt: skip
+                         f"{codes.lookup(c, 'named', -1, key)} AS named__, "
+                         f"{codes.lookup(c, 'grade', -1, key)} AS grade__")  # fmt: skip
         else:
             picks.append(f"{codes.lookup(c, 'val', 0, key)} = 1 AS {c}__, "
                          f"{codes.lookup(c, 'bad', 0, key)} = 1 AS {c}_bad__")  # fmt: skip
@@ -442,6 +461,8 @@ def _counted(relation, codes: _Codes) -> pd.DataFrame:
                "AS outcome, n__ AS n")  # fmt: skip
     if codes.flags:
         out += ["decided__ AS decided", "contradicted__ AS contradicted"]
+    if codes.soft:  # the fractional score's code; a render forfeit's flags decide its score
+        out.append("CASE WHEN decided__ THEN -1 ELSE grade__ END AS grade")
     query = f"SELECT {', '.join(out)} FROM ({_rules(codes, grouped)})"
     table = _run(relation, codes, query)  # a few integers a group
     outcome = table.column("outcome").to_numpy()
@@ -458,12 +479,20 @@ def _counted(relation, codes: _Codes) -> pd.DataFrame:
             cats = judges if c == "judge" else codes.categories[c]
             frame[c] = pd.Categorical.from_codes(table.column(c).to_numpy(), validate=False,
                                                  dtype=pd.CategoricalDtype(cats))  # fmt: skip
+    whole = n
+    if codes.soft:
+        grade = table.column("grade").to_numpy()
+        y = np.append(codes.grades, 0.0)[np.where(grade >= 0, grade, -1)]  # 0: not graded
+        graded = graded_sums(y, n)
+        whole = n - graded[:, 0]
     for o, name in enumerate(("wins_a", "wins_b", "ties")):
-        frame[name] = (outcome == o) * n  # (faster than np.where with a scalar)
+        frame[name] = (outcome == o) * whole  # (faster than np.where with a scalar)
     if codes.flags:
         decided = table.column("decided").to_numpy(zero_copy_only=False)
         if decided.any():
             frame["forfeits"] = np.where(decided, n, 0.0)
+    if codes.soft:
+        frame.update((c, graded[:, j]) for j, c in enumerate(SOFT_COLUMNS))
     return pd.DataFrame(frame, copy=False)
 
 
@@ -501,8 +530,10 @@ def _raise_rejected(relation, codes: _Codes) -> None:
     for reason, group in found.groupby("reason", sort=False):
         parts.append(f"{reason} ({_places(found, group)})")
     shown = "" if n <= _SHOWN else f" (the first {_SHOWN} shown)"
+    hint = (f"Pass {option('soft', True)} to read `winner` as A's score in [0, 1], fix those "
+            "rows," if (found["reason"] == "fractional winner score").any() else "Fix those rows")
     raise InvalidVerdictsError(
-        f"{n} verdict row(s) rejected{shown}: {'; '.join(parts)}. Fix those rows or leave them "
+        f"{n} verdict row(s) rejected{shown}: {'; '.join(parts)}. {hint} or leave them "
         "out of the relation (rows are numbered from 0 within each file, or by position in the "
         "relation).", rows=found)
 

@@ -37,8 +37,8 @@ from ratings.io.hints import guess_columns
 from ratings.io.readers import format_of, load_table
 from ratings.io.writers import write_atomic
 
-__all__ = ["REASONS", "WINNER_MISSING", "WINNER_OTHER", "VerdictLog", "name_categoricals",
-           "read_verdicts", "winner_meanings", "write_rejected"]
+__all__ = ["REASONS", "WINNER_MISSING", "WINNER_OTHER", "VerdictLog", "fraction",
+           "name_categoricals", "read_verdicts", "winner_meanings", "write_rejected"]
 
 # Text columns of repeated values (stripped), returned as categoricals; `match_id` stays text,
 # and `winner`, `failed_a`, `failed_b` have their own parsers.
@@ -676,7 +676,7 @@ def _warn_contradicted(rows: NDArray[np.int64]) -> None:
 _OUTCOME_SCORE = np.array([1.0, 0.0, 0.5])
 
 
-def _fraction(text: str | None) -> float:
+def fraction(text: str | None) -> float:
     """The number in (0, 1) that ``text`` spells, else NaN."""
     try:
         x = float(text) if text is not None else np.nan
@@ -694,7 +694,7 @@ def _scores(outcome: NDArray[np.int8], winner: tuple, soft: bool) -> NDArray[np.
     unknown = np.flatnonzero(outcome == -_KIND["unknown winner value"])
     if not unknown.size:
         return np.full(outcome.size, -1.0) if soft else np.zeros(0)
-    frac = np.array([_fraction(t) for t in texts] + [np.nan])[codes[unknown]]
+    frac = np.array([fraction(t) for t in texts] + [np.nan])[codes[unknown]]
     graded = unknown[np.isfinite(frac)]
     if not soft:
         outcome[graded] = -_KIND["fractional winner score"]

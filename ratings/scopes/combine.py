@@ -74,7 +74,8 @@ def fit_scopes(
         (``ratings.BT(ties="davidson" | "rao-kupper")``, here or as ``options.model``) fits
         every judged scope, each with its own tie parameter, while deterministic scopes keep
         ties as half wins: their ties are equal pass rates of synthetic matches, not verdicts
-        a judge could call either way.
+        a judge could call either way. Soft outcomes (``ratings.BT(soft=True)``) likewise fit
+        every judged scope (the log is read with ``winner`` as A's score).
     judge_quality : mapping of scope to judge-quality source, or one source
         Crowd-BT scopes only: each scope's etas (replacing the spec's ``judge_quality``).
     options : FitOptions, optional
@@ -90,8 +91,10 @@ def fit_scopes(
     if options is not None and fit_kwargs:
         raise TypeError(f"pass {sorted(fit_kwargs)} inside `options`, not beside it.")
     read = options.read if options is not None else fit_kwargs.get("read") or Read()
+    soft = any(isinstance(m, BT) and m.soft for m in (model, options and options.model))
     log = verdicts if isinstance(verdicts, VerdictLog) else read_verdicts(
-        verdicts, columns=read.columns, winner_map=read.winner_map, errors=read.errors)
+        verdicts, columns=read.columns, winner_map=read.winner_map, errors=read.errors,
+        soft=soft)  # `winner` as A's score (ratings.BT(soft=True))
     if "scope" not in log.verdicts.columns:
         raise ValueError("Per-scope fits need a `scope` column in the verdicts.")
     available = sorted(pd.unique(log.verdicts["scope"]).tolist())
@@ -122,8 +125,8 @@ def _scope_model(log: VerdictLog, scope: str, model, given) -> BT | CrowdBT:
     deterministic = judges <= {DETERMINISTIC_JUDGE}
     tied = model if isinstance(model, BT) else given if (
         model in ("auto", "bt") and isinstance(given, BT)) else None  # fmt: skip
-    if tied is not None and tied.ties != "half":  # a tie model: judged scopes only
-        return dataclasses.replace(tied, ties="half") if deterministic else tied
+    if tied is not None and (tied.ties != "half" or tied.soft):  # judged scopes only
+        return dataclasses.replace(tied, ties="half", soft=False) if deterministic else tied
     if isinstance(model, BT | CrowdBT):
         return model
     kind = model

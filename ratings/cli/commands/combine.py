@@ -63,7 +63,8 @@ COMMAND = Command(
     name="combine",
     help="per-scope fits and the combined headline Elo",
     description="Fit every scope of a log (Crowd-BT for judged scopes, or Bradley-Terry with "
-                "the tie model of --ties; Bradley-Terry with half wins for deterministic ones) "
+                "the tie model of --ties or the soft scores of --soft; Bradley-Terry with half "
+                "wins for deterministic ones) "
                 "and combine them into one headline Elo per model.",
     examples=("ratings combine verdicts.csv --rubric rubric.csv -o board.csv",),
     add_arguments=_arguments,

@@ -172,10 +172,11 @@ def _count_outside(args: argparse.Namespace):
     if args.rejected or args.by == "scope":
         raise ValueError("`--rejected` and `--by scope` read the log in memory; with "
                          "`--engine duckdb` or `--dask` any bad row is an error (fit one --scope).")
+    soft = getattr(args, "soft", False)  # `winner` as A's score (ratings.data.soft)
     if args.engine == "duckdb":
         from ratings.data.sql import aggregate_counts_sql, relation_of
 
-        return aggregate_counts_sql(relation_of(args.verdicts))
+        return aggregate_counts_sql(relation_of(args.verdicts), soft=soft)
     import dask.dataframe as dd
     from dask.distributed import Client, LocalCluster
 
@@ -183,9 +184,9 @@ def _count_outside(args: argparse.Namespace):
 
     if args.dask == "local":
         with LocalCluster(processes=True, dashboard_address=":0") as cluster, Client(cluster):
-            return aggregate_counts(dd.read_parquet(args.verdicts))
+            return aggregate_counts(dd.read_parquet(args.verdicts), soft=soft)
     with Client(args.dask):
-        return aggregate_counts(dd.read_parquet(args.verdicts))
+        return aggregate_counts(dd.read_parquet(args.verdicts), soft=soft)
 
 
 def _fit_by_scope(args: argparse.Namespace, log, options) -> None:
