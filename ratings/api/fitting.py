@@ -35,7 +35,7 @@ from ratings.api.specs import (
     parse_anchor,
 )
 from ratings.api.style import check_style_columns, style_columns
-from ratings.api.ties import estimate_ties, no_ties_table, not_identified
+from ratings.api.ties import no_ties_table, not_identified, tie_refit, tie_start, tie_table
 from ratings.core.errors import (
     NonIdentifiableError,
     close_matches,
@@ -46,9 +46,11 @@ from ratings.core.threads import one_blas_thread
 from ratings.data.comparisons import Comparisons
 from ratings.data.soft import check_soft_bootstrap, is_soft_table, soft_counts, soft_table_counts
 from ratings.inference import bt_inference
-from ratings.inference.builder import build, row_scores_of
+from ratings.inference.builder import Scores, build, row_scores_of
 from ratings.inference.covariance import inverse_free
 from ratings.inference.degenerate import fill_collapsed
+from ratings.inference.tie_bias import phi_bias
+from ratings.inference.ties import tie_cluster_scores, tie_inference
 from ratings.kernels.engine import kernels
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.bt import fit_bt
@@ -56,8 +58,10 @@ from ratings.models.crowd.policy import estimate_crowd
 from ratings.models.crowd.quality import resolve_judge_quality
 from ratings.models.estimate import Estimate, bootstrap_refits
 from ratings.models.existence import check_identifiable
+from ratings.models.families.bt import BRADLEY_TERRY
+from ratings.models.families.ties import TieFamily
 from ratings.models.firth import fit_firth
-from ratings.models.ties import family_of
+from ratings.models.ties import family_of, tie_meat
 from ratings.result import Ratings
 
 __all__ = [
@@ -265,17 +269,14 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         opts = {"ref": ref, "ci": ci, "clustered": clustered, "engine": engine, "tol": tol,
                 "max_iter": max_iter, "n_boot": n_boot, "seed": seed}  # fmt: skip
         tie_table, name = None, model
-        if model == "bt" and ties != "half" and rows.tt.sum() > 0:  # ratings.api.ties
-            family = family_of(ties)
-            est, tie_table, _ = estimate_ties(data, family, ref=ref, ci=ci, clustered=clustered,
-                                              engine=engine, tol=tol, max_iter=max_iter,
-                                              n_boot=n_boot, seed=seed, level=level)
-            name = ties
-        elif model == "bt":
-            if ties != "half":  # no ties: the boundary of the tie model, plain Bradley-Terry
+        if model == "bt":
+            tied = ties != "half" and rows.tt.sum() > 0  # a tie family (ratings.api.ties)
+            if ties != "half" and not tied:  # no ties: the tie model's boundary, plain BT
                 tie_table = no_ties_table(family_of(ties), level=level, stacklevel=4)
-            name = "bt-soft" if soft else model
-            est = _estimate_bt(data, rows=rows, penalty=penalty, firth=firth, **opts)
+            name = ties if tied else "bt-soft" if soft else model
+            est, table = _estimate(data, family_of(ties) if tied else BRADLEY_TERRY, rows=rows,
+                                   level=level, penalty=penalty, firth=firth, **opts)
+            tie_table = table if tied else tie_table
             if penalty or firth:  # ratings the penalty alone makes finite: open intervals
                 from ratings.models.separation import flag_unbounded, warn_unbounded
 
@@ -326,38 +327,72 @@ def _check_style_source(verdicts, style: tuple[str, ...], columns, format=None) 
     check_style_columns([rename.get(str(c), c) for c in have], style)
 
 
-def _estimate_bt(data: Comparisons, *, ref, penalty, firth, ci, clustered, engine, tol,
-                 max_iter, n_boot, seed, rows) -> Estimate:  # fmt: skip
-    k = kernels(engine, data.n_verdicts)
-    estimator = fit_firth if firth else partial(fit_bt, penalty=penalty)
-    res = estimator(rows, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
+def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, tol, max_iter,
+              n_boot, seed, level, penalty=0.0,
+              firth=False) -> tuple[Estimate, pd.DataFrame | None]:  # fmt: skip
+    """One estimator for Bradley-Terry and the tie families (:mod:`ratings.models.families`):
+    the fit (the collapsed-counts fast path of Bradley-Terry, with its penalty or Firth's
+    reduction; a tie family's parameter as parameter M), the bread (inverse information on the
+    free parameters), the interval kind's covariance (:func:`ratings.inference.builder.build`
+    with the verdicts' and clusters' scores and the CR2 inference), the seeded bootstrap refits
+    and the strengths' :class:`Estimate`, with a tie family's table (else None)."""
+    k, m, tied = kernels(engine, data.n_verdicts), data.n_models, isinstance(family, TieFamily)
+    if tied:  # ratings.api.ties: the tie parameter after the strengths
+        res = tie_start(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
+        x, row_terms = np.append(res.theta, res.phi), getattr(k, family.kernel)
+        scores = Scores(verdict_meat=lambda: tie_meat(x, data, family, k),
+                        cluster_scores=lambda: tie_cluster_scores(res.theta, res.phi, data,
+                                                                  row_terms, k))  # fmt: skip
+
+        def cr2():
+            return tie_inference(res.theta, res.phi, data, ref=ref, row_terms=row_terms, k=k,
+                                 bread=bread)  # fmt: skip
+
+        def refit(sample: Comparisons):
+            return np.append(*tie_refit(sample, family, ref, max_iter, engine, x))
+    else:
+        estimator = fit_firth if firth else partial(fit_bt, penalty=penalty)
+        res = estimator(rows, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
+        x = res.theta
+
+        def row_scores(rows: Comparisons, wi, wj, tt):
+            return k.bt_scores(res.theta, rows.ii, rows.jj, wi, wj, tt), None
+
+        def verdict_meat():
+            _, _, _, meat = k.bt_row_terms(res.theta, data.ii, data.jj, data.wi, data.wj,
+                                           data.tt)  # fmt: skip
+            return k.laplacian(m, data.ii, data.jj, meat)
+
+        scores = row_scores_of(data, m, k, row_scores, verdict_meat)
+
+        def cr2():
+            return bt_inference(res.theta, data, ref=ref, k=k, bread=bread)
+
+        def refit(sample: Comparisons):
+            return estimator(sample, ref=ref, tol=1e-8, max_iter=max_iter, engine=engine,
+                             theta0=res.theta).theta  # fmt: skip
     try:
-        bread = inverse_free(res.hessian, np.delete(np.arange(data.n_models), ref))
+        bread = inverse_free(res.hessian, np.delete(np.arange(x.size), ref))
     except np.linalg.LinAlgError:
         raise NonIdentifiableError(
-            "The information matrix is singular at the estimate (numerically: some ratings "
-            "are so far apart that their verdicts carry no information), so no interval can be "
-            f"computed. Add verdicts between the extreme models, or pass {option('penalty')}."
-        ) from None
-
-    def row_scores(rows: Comparisons, wi, wj, tt):
-        return k.bt_scores(res.theta, rows.ii, rows.jj, wi, wj, tt), None
-
-    def verdict_meat():
-        _, _, _, meat = k.bt_row_terms(res.theta, data.ii, data.jj, data.wi, data.wj, data.tt)
-        return k.laplacian(data.n_models, data.ii, data.jj, meat)
-
-    built = build(bread, ci, row_scores_of(data, data.n_models, k, row_scores, verdict_meat),
-                  n_clusters=data.n_clusters if clustered else None,
-                  cluster_name=data.cluster_name,
-                  cr2=lambda: bt_inference(res.theta, data, ref=ref, k=k, bread=bread))
-
-    def refit(sample: Comparisons):
-        return estimator(sample, ref=ref, tol=1e-8, max_iter=max_iter, engine=engine,
-                         theta0=res.theta).theta  # fmt: skip
-
+            f"The information matrix{' of the tie model' if tied else ''} is singular at the "
+            "estimate (numerically: some ratings are so far apart that their verdicts carry no "
+            "information), so no interval can be computed. Add verdicts between the extreme "
+            f"models{'' if tied else ', or pass ' + option('penalty')}.") from None  # fmt: skip
+    built = build(bread, ci, scores, n_clusters=data.n_clusters if clustered else None,
+                  cr2=cr2, cluster_name=data.cluster_name)  # fmt: skip
     draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed,
-                       always_finite=firth)
-    return Estimate(theta=res.theta, cov=built.cov, nll=res.nll, converged=res.converged,
-                    n_iter=res.n_iter, max_grad=res.max_grad, model_cov=bread, draws=draws,
-                    influence=built.influence, inference=built.inference)  # fmt: skip
+                             always_finite=firth)  # fmt: skip
+    table = None
+    if tied:
+        bias = 0.0 if draws is not None else phi_bias(family.probabilities, res.theta, res.phi,
+                                                      rows, bread)  # fmt: skip
+        table = tie_table(family, res.phi, built.cov[m, m], level=level,
+                          inference=built.inference,
+                          draws=None if draws is None else draws[:, m], m=m, bias=bias)
+    est = Estimate(theta=res.theta, cov=built.cov[:m, :m], nll=res.nll, converged=res.converged,
+                   n_iter=res.n_iter, max_grad=res.max_grad, model_cov=bread[:m, :m],
+                   draws=None if draws is None else draws[:, :m],
+                   influence=None if built.influence is None else built.influence[:, :m],
+                   inference=built.inference)  # fmt: skip
+    return est, table

@@ -21,63 +21,14 @@ from numpy.typing import NDArray
 from ratings.core.errors import DataWarning, DegenerateBoardError, NonIdentifiableError, option
 from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
-from ratings.inference.builder import Scores, build
-from ratings.inference.covariance import inverse_free
-from ratings.inference.tie_bias import phi_bias
-from ratings.inference.ties import tie_cluster_scores, tie_inference
-from ratings.kernels.engine import kernels
-from ratings.models.estimate import Estimate, bootstrap_refits
-from ratings.models.ties import TieFamily, TieFit, fit_ties, tie_meat
+from ratings.models.ties import TieFamily, TieFit, fit_ties
 
-__all__ = ["TIE_COLUMNS", "estimate_ties", "no_ties_table", "not_identified", "tie_start",
+__all__ = ["TIE_COLUMNS", "no_ties_table", "not_identified", "tie_refit", "tie_start",
            "tie_table", "with_ties"]
 
 #: Columns of ``Ratings.ties``.
 TIE_COLUMNS = ("estimate", "lower", "upper", "se", "p_tie_equal", "p_tie_lower", "p_tie_upper",
                "phi", "se_phi", "bias_phi", "df", "scale", "model")  # fmt: skip
-
-
-def estimate_ties(data: Comparisons, family: TieFamily, *, ref: int, ci: str, clustered: bool,
-                  engine, tol: float, max_iter: int, n_boot: int, seed: int,
-                  level: float) -> tuple[Estimate, pd.DataFrame, TieFit]:  # fmt: skip
-    """The strengths' :class:`Estimate`, the tie parameter's table and the raw fit."""
-    rows = data.collapsed(engine=engine)
-    fit = tie_start(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
-    m = data.n_models
-    free = np.delete(np.arange(m + 1), ref)
-    try:
-        bread = inverse_free(fit.hessian, free)
-    except np.linalg.LinAlgError:
-        raise NonIdentifiableError(
-            "The information matrix of the tie model is singular at the estimate: some ratings "
-            "are so far apart that their verdicts carry no information. Add verdicts between "
-            "the extreme models.") from None  # fmt: skip
-    k = kernels(engine, data.n_verdicts)
-    row_terms = getattr(k, family.kernel)
-    x = np.append(fit.theta, fit.phi)
-    scores = Scores(verdict_meat=lambda: tie_meat(x, data, family, k),
-                    cluster_scores=lambda: tie_cluster_scores(fit.theta, fit.phi, data,
-                                                              row_terms, k))  # fmt: skip
-    built = build(bread, ci, scores, n_clusters=data.n_clusters if clustered else None,
-                  cr2=lambda: tie_inference(fit.theta, fit.phi, data, ref=ref,
-                                            row_terms=row_terms, k=k, bread=bread),
-                  cluster_name=data.cluster_name)  # fmt: skip
-    full, influence, inference = built.cov, built.influence, built.inference
-
-    def refit(sample: Comparisons):
-        return np.append(*_refit(sample, family, ref, max_iter, engine, x))
-
-    draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed)
-    bias = 0.0 if draws is not None else phi_bias(family.probabilities, fit.theta, fit.phi,
-                                                  rows, bread)  # fmt: skip
-    table = tie_table(family, fit.phi, full[m, m], level=level, inference=inference,
-                      draws=None if draws is None else draws[:, m], m=m, bias=bias)  # fmt: skip
-    est = Estimate(theta=fit.theta, cov=full[:m, :m], nll=fit.nll, converged=fit.converged,
-                   n_iter=fit.n_iter, max_grad=fit.max_grad, model_cov=bread[:m, :m],
-                   draws=None if draws is None else draws[:, :m],
-                   influence=None if influence is None else influence[:, :m],
-                   inference=inference)  # fmt: skip
-    return est, table, fit
 
 
 def tie_start(rows: Comparisons, family: TieFamily, *, ref: int, engine, tol: float = 1e-8,
@@ -119,7 +70,9 @@ def with_ties(out, params: NDArray[np.float64], cov: NDArray[np.float64], infere
     return replace(out, fit_info=replace(out.fit_info, ties=table))
 
 
-def _refit(sample: Comparisons, family, ref, max_iter, engine, x0) -> tuple:
+def tie_refit(sample: Comparisons, family, ref, max_iter, engine, x0) -> tuple:
+    """A bootstrap resample's (strengths, phi), from ``x0``; a resample without ties or of
+    ties only is skipped (:class:`NonIdentifiableError`)."""
     rows = sample.collapsed()
     if rows.tt.sum() == 0 or rows.tt.sum() >= rows.n_verdicts:
         raise NonIdentifiableError("no tie parameter in this resample")  # skipped, counted
