@@ -43,6 +43,9 @@ REFERENCES = (
     "crowdsourced setting (Crowd-BT).",
     "Bell & McCaffrey (2002); Pustejovsky & Tipton (2018): CR2 sandwich and Satterthwaite df.",
     "Mogstad, Romano, Shaikh & Wilhelm (2024), Inference for ranks.",
+    "Davidson (1970), On extending the Bradley-Terry model to accommodate ties in paired "
+    "comparison experiments; Rao & Kupper "
+    "(1967), Ties in paired-comparison experiments.",
 )
 
 
