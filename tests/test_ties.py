@@ -259,7 +259,6 @@ def test_cr2_with_the_tie_parameter_equals_a_brute_force_one(kind):
 @pytest.mark.parametrize("kind", ["davidson", "rao-kupper"])
 def test_sparse_and_dense_cr2_paths_agree(kind):
     from ratings.inference.ties import tie_inference
-    from ratings.kernels import fit_ref
     from ratings.models.ties import family_of, fit_ties
 
     log = draw(kind, [0.0, 0.6, -0.3, 0.9, -0.7], -0.2, 600, 200, 0.4, seed=13)
@@ -270,7 +269,7 @@ def test_sparse_and_dense_cr2_paths_agree(kind):
     full = np.zeros_like(fit.hessian)
     full[1:, 1:] = bread
     row_terms = getattr(_ties_ref, fam.kernel)
-    out = [tie_inference(fit.theta, fit.phi, data, ref=0, row_terms=row_terms, k=fit_ref,
+    out = [tie_inference(fit.theta, fit.phi, data, ref=0, row_terms=row_terms,
                          bread=full, small=small) for small in (False, True)]
     np.testing.assert_allclose(out[0].covariance(), out[1].covariance(), rtol=1e-8, atol=1e-14)
     c = np.zeros((2, 6))

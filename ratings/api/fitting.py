@@ -345,7 +345,7 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
                                                                   row_terms, k))  # fmt: skip
 
         def cr2():
-            return tie_inference(res.theta, res.phi, data, ref=ref, row_terms=row_terms, k=k,
+            return tie_inference(res.theta, res.phi, data, ref=ref, row_terms=row_terms,
                                  bread=bread)  # fmt: skip
 
         def refit(sample: Comparisons):

@@ -114,11 +114,11 @@ def tie_cluster_scores(theta: NDArray[np.float64], phi: float, data, row_terms: 
 
 
 def tie_inference(theta: NDArray[np.float64], phi: float, data, *, ref: int,
-                  row_terms: RowTerms, k, bread: NDArray[np.float64],
+                  row_terms: RowTerms, bread: NDArray[np.float64],
                   small: bool | None = None) -> ClusterInference:  # fmt: skip
     """CR2 pieces of a clustered tie-model fit over the M strengths and the tie parameter
     (parameter M). ``bread``: the inverse information over all M + 1 parameters (zero at
-    ``ref``); ``row_terms``: the family's row kernel; ``k``: the kernel module;
+    ``ref``); ``row_terms``: the family's row kernel;
     ``small``: the sparse path or the dense one, by default by the clusters' sizes."""
     free = np.delete(np.arange(data.n_models + 1), ref)
     rows, residual = tie_rows(theta, phi, data, row_terms)
