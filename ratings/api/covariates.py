@@ -173,7 +173,7 @@ def _soft_slots(slots, score: np.ndarray):
         score = score[slots.order]
     graded = is_graded(score)
     wa, wb, tt = soft_weights(np.where(graded, score, 0.0))
-    return replace(slots, wa=np.where(graded, wa, slots.wa), wb=np.where(graded, wb, slots.wb),
+    return replace(slots, wi=np.where(graded, wa, slots.wi), wj=np.where(graded, wb, slots.wj),
                    tt=np.where(graded, tt, slots.tt))
 
 

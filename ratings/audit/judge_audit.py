@@ -307,8 +307,8 @@ def _no_items(slots):
     import dataclasses
 
     empty = np.zeros(0, dtype=np.int64)
-    return dataclasses.replace(slots, cluster=empty, judge=empty, a=empty, b=empty,
-                               wa=empty.astype(float), wb=empty.astype(float),
+    return dataclasses.replace(slots, cluster=empty, judge=empty, ii=empty, jj=empty,
+                               wi=empty.astype(float), wj=empty.astype(float),
                                tt=empty.astype(float))  # fmt: skip
 
 

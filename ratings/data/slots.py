@@ -25,6 +25,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.errors import InvalidVerdictsError, format_rows
+from ratings.core.rows import PairRows
 from ratings.core.schema import DETERMINISTIC_JUDGE, require_columns
 from ratings.data.comparisons import Comparisons
 from ratings.kernels.engine import Engine, kernels
@@ -47,15 +48,19 @@ Families = str | os.PathLike | pd.DataFrame | Mapping[str, str] | None
 
 @dataclass(frozen=True, eq=False)
 class SlotCounts:
-    """Verdicts with their slots: one row per verdict (or counts row) of ``(cluster, judge, a,
-    b)``, ``a`` the model in slot A, and its wins of slot A, wins of slot B and ties.
+    """Verdicts with their slots, in the package's row layout
+    (:class:`ratings.core.rows.PairRows`, :attr:`pairs`) with ``ii`` the model in slot A and
+    ``jj`` the one in slot B (so ``wi`` counts wins of slot A): one row per verdict (or counts
+    row) of ``(cluster, judge, ii, jj)``, or, as the design with covariates groups them
+    (:func:`ratings.models.covariates.design_rows`), per ``(cluster, judge, ii, jj, x)`` with
+    the covariate block ``x`` (one row per row, one column per covariate; None until then).
 
     ``clusters`` is ``None`` when verdicts are independent (then every row has cluster 0).
-    :attr:`collapsed` sums the rows per ``(judge, a, b)`` (what the fits run on) and
-    :attr:`row_of` gives each row its collapsed row; per-cluster scores are then summed from
-    the rows themselves, so no table per (cluster, judge, a, b) is ever built. ``order``: when
+    :attr:`collapsed` sums the rows per ``(judge, ii, jj)``; per-cluster scores are summed from
+    the rows themselves, so no table per (cluster, judge, ii, jj) is ever built. ``order``: when
     the rows are in cluster order (``slot_counts(by_cluster=True)``), row r is input row
     ``order[r]`` (empty: the inputs came in cluster order); ``None`` when rows are inputs.
+    ``a``, ``b``, ``wa``, ``wb``: the slots' names of earlier releases for ``ii`` ... ``wj``.
     """
 
     models: pd.Index
@@ -63,17 +68,36 @@ class SlotCounts:
     clusters: pd.Index | None
     cluster: NDArray[np.int64]
     judge: NDArray[np.int64]
-    a: NDArray[np.int64]
-    b: NDArray[np.int64]
-    wa: NDArray[np.float64]
-    wb: NDArray[np.float64]
+    ii: NDArray[np.int64]
+    jj: NDArray[np.int64]
+    wi: NDArray[np.float64]
+    wj: NDArray[np.float64]
     tt: NDArray[np.float64]
     engine: Engine = "auto"
     order: NDArray[np.int64] | None = None
+    x: NDArray[np.float64] | None = None
+
+    a = property(lambda self: self.ii)
+    b = property(lambda self: self.jj)
+    wa = property(lambda self: self.wi)
+    wb = property(lambda self: self.wj)
+
+    @property
+    def pairs(self) -> PairRows:
+        """The rows without their covariates, as :class:`~ratings.core.rows.PairRows`."""
+        return PairRows(self.cluster, self.judge, self.ii, self.jj, self.wi, self.wj, self.tt)
+
+    @property
+    def n_models(self) -> int:
+        return len(self.models)
+
+    @property
+    def n_judges(self) -> int:
+        return len(self.judges)
 
     @property
     def n_rows(self) -> int:
-        return int(self.a.size)
+        return int(self.ii.size)
 
     def by_cluster(self) -> SlotCounts:
         """These rows in cluster order (keeping their order within a cluster), with that order
@@ -85,40 +109,29 @@ class SlotCounts:
         order = sorted_by.order
         if not order.size:
             return replace(self, order=order)
-        cols = [np.take(c, order) for c in (self.judge, self.a, self.b, self.wa, self.wb,
-                                            self.tt)]  # fmt: skip
-        return replace(self, cluster=sorted_by.cluster, judge=cols[0], a=cols[1], b=cols[2],
-                       wa=cols[3], wb=cols[4], tt=cols[5], order=order)  # fmt: skip
+        cols = [np.take(c, order) for c in self.pairs[1:]]
+        return replace(self, cluster=sorted_by.cluster, judge=cols[0], ii=cols[1], jj=cols[2],
+                       wi=cols[3], wj=cols[4], tt=cols[5], order=order)  # fmt: skip
 
     @property
     def n(self) -> NDArray[np.float64]:
         """Verdicts per row."""
-        return self.wa + self.wb + self.tt
+        return self.wi + self.wj + self.tt
 
     @property
     def n_clusters(self) -> int:
         return 1 if self.clusters is None else len(self.clusters)
 
     @cached_property
-    def _collapse(self) -> tuple[SlotCounts, NDArray[np.int64]]:
+    def collapsed(self) -> SlotCounts:
+        """The counts summed per ``(judge, ii, jj)``, sorted by that key (computed once)."""
         nj, m = len(self.judges), len(self.models)
         # the kernel's dense (judge, a, b) table, unless the board makes it too large
         dense = nj * m * m <= max(4 * self.n_rows, _DENSE_SLOTS)
         k = kernels(self.engine, self.n_rows) if dense else kernels("numpy")
-        *rows, row_of = k.slot_collapse(self.judge, self.a, self.b, self.wa, self.wb, self.tt,
-                                        nj, m)  # fmt: skip
+        *rows, _ = k.slot_collapse(*self.pairs[1:], nj, m)
         zeros = np.zeros(rows[0].size, dtype=np.int64)
-        return SlotCounts(self.models, self.judges, None, zeros, *rows, self.engine), row_of
-
-    @property
-    def collapsed(self) -> SlotCounts:
-        """The counts summed per ``(judge, a, b)``, sorted by that key (computed once)."""
-        return self._collapse[0]
-
-    @property
-    def row_of(self) -> NDArray[np.int64]:
-        """Each row's row in :attr:`collapsed`."""
-        return self._collapse[1]
+        return SlotCounts(self.models, self.judges, None, zeros, *rows, self.engine)
 
 
 #: (judge, a, b) slots up to which the collapse uses the kernel's dense table whatever the

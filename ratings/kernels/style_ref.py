@@ -1,7 +1,7 @@
 """NumPy twins of :mod:`ratings.kernels.style` (same names and signatures), written for
 obviousness; the tests compare the two.
 
-Rows are design rows (:class:`ratings.models.covariates.DesignRows`): row r compares slot A model
+Rows are design rows (:func:`ratings.models.covariates.design_rows`): row r compares slot A model
 ``row_a[r]`` with slot B model ``row_b[r]`` under judge ``row_judge[r]`` with features
 ``x[r]`` (P features). Its design vector over the parameters (strengths (M), coefficients
 (P)[, etas (K)]) is ``u_r = e_a - e_b + x_r`` on d = s_a - s_b + beta . x_r and ``e_{M+P+k}`` on

@@ -11,8 +11,8 @@ wins), Crowd-BT's eta per judge (ties left out of its likelihood), a tie model's
 
 Rows
 ----
-Verdicts are aggregated by (cluster, judge, slot A, slot B, covariates) (:func:`design_rows`,
-:class:`DesignRows`, the package's row layout plus the covariate block): identical rows collapse
+Verdicts are aggregated by (cluster, judge, slot A, slot B, covariates) (:func:`design_rows`:
+a :class:`~ratings.data.slots.SlotCounts` with its covariate block): identical rows collapse
 where enough of them do (discrete features such as header counts collapse many), continuous
 features leave every verdict its own row. Rows are kept in cluster order.
 
@@ -39,22 +39,20 @@ over the rows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.errors import NonIdentifiableError
-from ratings.core.rows import PairRows
 from ratings.data.slots import SlotCounts
 from ratings.inference import ClusterInference
 from ratings.kernels.engine import Engine, kernels
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT, Family
 from ratings.models.newton import newton
 
-__all__ = ["DIVERGED", "MERGE_SHARE", "DesignFit", "DesignRows", "DesignWorking", "Remedy",
+__all__ = ["DIVERGED", "MERGE_SHARE", "DesignFit", "DesignWorking", "Remedy",
            "blocks_of", "concurrent_rows", "design_kernels", "design_rows", "fit_design",
            "side_by_side", "widen_one_judge"]
 
@@ -94,40 +92,10 @@ def concurrent_rows() -> int:
     return CONCURRENT_ROWS
 
 
-@dataclass(frozen=True, eq=False)
-class DesignRows:
-    """Verdicts aggregated by (cluster, judge, slot A, slot B, covariates), sorted by cluster:
-    the package's row layout (:class:`ratings.core.rows.PairRows`, :attr:`pairs`) with ``ii``
-    the model in slot A and ``jj`` the one in slot B (so ``wi`` counts wins of slot A), plus
-    the covariate block ``x`` (one row per row, one column per covariate)."""
-
-    cluster: NDArray[np.int64]
-    judge: NDArray[np.int64]
-    ii: NDArray[np.int64]
-    jj: NDArray[np.int64]
-    x: NDArray[np.float64]
-    wi: NDArray[np.float64]
-    wj: NDArray[np.float64]
-    tt: NDArray[np.float64]
-    n_models: int
-    n_judges: int
-    n_clusters: int
-    clusters: pd.Index | None
-
-    @property
-    def n_rows(self) -> int:
-        return int(self.ii.size)
-
-    @property
-    def pairs(self) -> PairRows:
-        """The rows without their covariates, in the package's row layout."""
-        return PairRows(self.cluster, self.judge, self.ii, self.jj, self.wi, self.wj, self.tt)
-
-
-def design_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto") -> DesignRows:
-    """Aggregate the verdicts of ``slots`` by cluster, judge, slots and features, sorted by
-    cluster (then by first appearance); ``x`` holds the features of ``slots``' rows, in their
-    order.
+def design_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto") -> SlotCounts:
+    """Aggregate the verdicts of ``slots`` by cluster, judge, slots and covariates, sorted by
+    cluster (then by first appearance): ``slots`` with the covariate block ``x`` (the
+    covariates of ``slots``' rows, in their order).
 
     No loop in Python. Rows in input order (``slots.order`` None) are put in cluster order by
     a counting sort of their numbers (:func:`ratings.kernels.slots.slot_order`; cluster order
@@ -154,8 +122,9 @@ def design_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "aut
     else:
         judge = np.ascontiguousarray(slots.judge, dtype=np.int64)
     cols = [np.ascontiguousarray(slots.cluster, dtype=np.int64), judge,
-            *(np.ascontiguousarray(c, dtype=np.int64) for c in (slots.a, slots.b)), x,
-            *(np.ascontiguousarray(c, dtype=np.float64) for c in (slots.wa, slots.wb, slots.tt))]
+            *(np.ascontiguousarray(c, dtype=np.int64) for c in (slots.ii, slots.jj)), x,
+            *(np.ascontiguousarray(c, dtype=np.float64) for c in (slots.wi, slots.wj, slots.tt))]
+    names = ("cluster", "judge", "ii", "jj", "x", "wi", "wj", "tt")
     sk = design_kernels(kernels(engine, x.shape[0]))
 
     def merge(blocks: list[slice], lead: NDArray[np.int64]) -> int:
@@ -167,15 +136,13 @@ def design_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "aut
         sample = _sample_clusters(cols[0])
         found = merge(sample, lead)
         if found < MERGE_SHARE * sum(s.stop - s.start for s in sample):
-            return DesignRows(*cols, len(slots.models), len(slots.judges), slots.n_clusters,
-                             slots.clusters)  # fmt: skip
+            return replace(slots, **dict(zip(names, cols, strict=True)))
     blocks = _cluster_blocks(cols[0])
     if merge(blocks, lead):
         for s in blocks[1:]:  # each block numbered its rows from 0
             lead[s] += s.start
         cols = sk.style_compact(*cols, lead)
-    return DesignRows(*cols, len(slots.models), len(slots.judges), slots.n_clusters,
-                     slots.clusters)  # fmt: skip
+    return replace(slots, **dict(zip(names, cols, strict=True)))
 
 
 #: Share of a sample's rows (:func:`_sample_clusters`) that must be equal to others of their
@@ -253,7 +220,7 @@ def _total(parts) -> NDArray[np.float64]:
 class _Design:
     """Linear predictor d_r = s_a - s_b + beta . x_r over params (s, beta, eta)."""
 
-    def __init__(self, rows: DesignRows, family: Family, k, prior=None) -> None:
+    def __init__(self, rows: SlotCounts, family: Family, k, prior=None) -> None:
         self.rows, self.family, self.k, self.sk = rows, family, k, design_kernels(k)
         self.crowd = family is CROWD_BT
         # the family's own parameters, one per slot: Crowd-BT's eta per judge (the slot of a
@@ -460,7 +427,7 @@ class DesignFit:
 
 
 def fit_design(
-    rows: DesignRows,
+    rows: SlotCounts,
     theta0: NDArray[np.float64],
     *,
     ref: int = 0,
@@ -530,7 +497,7 @@ def fit_design(
 _PROFILE_LOWS = (0.501, 0.51, 0.53, 0.56, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 
 
-def widen_one_judge(fit: DesignFit, rows: DesignRows, k: int, *, prior, plain_on_bound: bool,
+def widen_one_judge(fit: DesignFit, rows: SlotCounts, k: int, *, prior, plain_on_bound: bool,
                     ref: int = 0, ridge: float = 0.0, n_ridge: int | None = None,
                     level: float = 0.95, engine: Engine = "auto") -> DesignFit:  # fmt: skip
     """A one-judge Crowd-BT posterior mode with style, its CR2 intervals widened by judge
@@ -539,9 +506,6 @@ def widen_one_judge(fit: DesignFit, rows: DesignRows, k: int, *, prior, plain_on
     prior (and the ridge); the parameters' move to its lower limit enters as a two-step term,
     and where the plain estimate put eta on its bound (``plain_on_bound``) the sandwich is
     rescaled. ``fit`` unchanged where it has no CR2 inference or the profile fails."""
-    from dataclasses import replace
-
-    from ratings.core.errors import NonIdentifiableError
     from ratings.models.crowd.onejudge import profile_limit, profile_prior, widening
 
     if (fit.inference is None or prior is None or not fit.eta_estimated[k]
@@ -640,7 +604,7 @@ class DesignWorking:
     adds rows on its tie parameter alone, :meth:`for_ties`)."""
 
     def __init__(self, design: _Design, a: NDArray[np.float64], b: NDArray[np.float64],
-                 rows: DesignRows | None = None, slot: NDArray[np.int64] | None = None) -> None:
+                 rows: SlotCounts | None = None, slot: NDArray[np.int64] | None = None) -> None:
         self.fit, self.a, self.b = design, a, b
         r = self.rows = design.rows if rows is None else rows
         self.slot = design.slot if slot is None else slot
@@ -671,8 +635,8 @@ class DesignWorking:
         ab[0, place], ab[1, place], ab[1, at] = r.ii, r.jj, 1  # a = 0 there: the pair is unread
         zero = np.zeros(n)
         cluster = np.repeat(np.arange(g), np.bincount(r.cluster, minlength=g) + 1)
-        rows = DesignRows(cluster, np.zeros(n, dtype=np.int64), ab[0], ab[1], x, zero, zero,
-                         zero, r.n_models, 1, g, r.clusters)  # fmt: skip
+        rows = replace(r, cluster=cluster, judge=np.zeros(n, dtype=np.int64), ii=ab[0], jj=ab[1],
+                       x=x, wi=zero, wj=zero, tt=zero, judges=r.judges[:1])  # fmt: skip
         return cls(design, a, b, rows, rows.judge)
 
     def times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:

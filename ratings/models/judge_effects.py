@@ -105,8 +105,8 @@ def plan_effects(slots: SlotCounts, families: Mapping[str, str], *, position: bo
     family = [families.get(str(j)) for j in judges]
     det = np.asarray(judges == DETERMINISTIC_JUDGE)
     n = _per_judge(slots, slots.n)
-    d_own = own[slots.judge, slots.a].astype(np.int64) - own[slots.judge, slots.b]
-    fav_a, fav_b = slots.wa + slots.tt, slots.wb + slots.tt
+    d_own = own[slots.judge, slots.ii].astype(np.int64) - own[slots.judge, slots.jj]
+    fav_a, fav_b = slots.wi + slots.tt, slots.wj + slots.tt
     n_own = _per_judge(slots, np.where(d_own != 0, slots.n, 0.0))
     own_fav = _per_judge(slots, np.where(d_own > 0, fav_a, np.where(d_own < 0, fav_b, 0.0)))
     other_fav = _per_judge(slots, np.where(d_own > 0, fav_b, np.where(d_own < 0, fav_a, 0.0)))
@@ -146,7 +146,7 @@ def _confounded(slots: SlotCounts, families: Mapping[str, str], family: list[str
     for fam in sorted({f for f, t in zip(family, note, strict=True) if f is not None and t == ""}):
         members = np.array([f == fam and t == "" for f, t in zip(family, note, strict=True)])
         in_fam = model_family == fam
-        across = in_fam[slots.a] != in_fam[slots.b]
+        across = in_fam[slots.ii] != in_fam[slots.jj]
         if not (across & ~members[slots.judge] & (slots.n > 0)).any():
             note[members] = (f"no judge outside family {fam!r} compared its models with other "
                              "models: self-preference cannot be told apart from the family's "
@@ -172,7 +172,7 @@ def _spanned(slots: SlotCounts, own: NDArray[np.bool_], pos_note: NDArray,
     if not (pos.size or slf.size):
         return
     keep = slots.n > 0
-    a, b, judge = slots.a[keep], slots.b[keep], slots.judge[keep]
+    a, b, judge = slots.ii[keep], slots.jj[keep], slots.judge[keep]
     m, r = len(slots.models), int(keep.sum())
     d_own = own[judge, a].astype(np.float64) - own[judge, b]
     col_pos = np.full(len(slots.judges), -1)
@@ -232,9 +232,9 @@ def effect_columns(slots: SlotCounts, plan: EffectPlan) -> NDArray[np.float64]:
     own_k(A) - own_k(B) on its verdicts (positions first, then self-preferences, by judge)."""
     cols = [(slots.judge == k).astype(np.float64) for k in np.flatnonzero(plan.position)]
     own = plan.own.astype(np.float64)
-    cols += [np.where(slots.judge == k, own[k, slots.a] - own[k, slots.b], 0.0)
+    cols += [np.where(slots.judge == k, own[k, slots.ii] - own[k, slots.jj], 0.0)
              for k in np.flatnonzero(plan.self_preference)]  # fmt: skip
-    return np.column_stack(cols) if cols else np.zeros((slots.a.size, 0))
+    return np.column_stack(cols) if cols else np.zeros((slots.ii.size, 0))
 
 
 def effects_remedy():
