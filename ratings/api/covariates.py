@@ -32,7 +32,13 @@ from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.slots import slot_counts
 from ratings.data.soft import is_graded, soft_counts, soft_weights
 from ratings.kernels.engine import resolve as resolve_engine
-from ratings.models.covariates import DesignFit, design_rows, fit_design, widen_one_judge
+from ratings.models.covariates import (
+    DesignFit,
+    design_rows,
+    fit_design,
+    unit_df,
+    widen_one_judge,
+)
 from ratings.models.crowd.likelihood import Choice
 from ratings.models.crowd.prior import CrowdSummary
 from ratings.models.estimate import Estimate
@@ -206,16 +212,11 @@ def _judges(fit: DesignFit, data, level: float, df: float | None) -> pd.DataFram
     CR2 degrees of freedom where the fit has them, else ``df``."""
     from ratings.models.crowd.judge_table import joint_judges
 
-    m, p = fit.n_models, fit.n_features
-    at = m + p + np.arange(fit.eta.size)
-    keep = np.r_[np.arange(m), at]
-    if fit.inference is not None:
-        c = np.zeros((fit.eta.size, fit.cov.shape[0]))
-        c[np.arange(fit.eta.size), at] = 1.0
-        df = fit.inference.df(c)
+    at = fit.n_models + fit.n_features + np.arange(fit.eta.size)
+    keep = np.r_[np.arange(fit.n_models), at]
     return joint_judges(fit.strength, fit.eta, fit.eta_estimated, fit.eta_boundary,
                         fit.hessian[np.ix_(keep, keep)], fit.cov[np.ix_(keep, keep)], data,
-                        level, df)  # fmt: skip
+                        level, unit_df(fit, at, df))  # fmt: skip
 
 
 def _crowd_default(rows, start, prior, *, level: float, one_judge: bool = False,

@@ -54,7 +54,7 @@ from ratings.models.newton import newton
 
 __all__ = ["DIVERGED", "MERGE_SHARE", "DesignFit", "DesignWorking", "Remedy",
            "blocks_of", "concurrent_rows", "design_kernels", "design_rows", "fit_design",
-           "side_by_side", "widen_one_judge"]
+           "side_by_side", "unit_df", "wald", "widen_one_judge"]
 
 
 @dataclass(frozen=True)
@@ -490,6 +490,33 @@ def fit_design(
     return DesignFit(res.x, m, p, cov, influence, inference, res.f, res.converged, res.n_iter,
                     res.max_grad, eta_free if crowd else None, boundary if crowd else None,
                     res.hessian)  # fmt: skip
+
+
+def unit_df(fit: DesignFit, at: NDArray[np.int64], df=None):
+    """The degrees of freedom of the parameters ``at`` one by one: their CR2 (Satterthwaite)
+    df where the fit has CR2 inference, else ``df`` (None: the normal)."""
+    if fit.inference is None:
+        return df
+    c = np.zeros((len(at), fit.params.size))
+    c[np.arange(len(at)), at] = 1.0
+    return fit.inference.df(c)
+
+
+def wald(est: NDArray[np.float64], se: NDArray[np.float64], level: float,
+         df=None) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Wald intervals and two-sided p-values of estimates ``est`` with standard errors ``se``:
+    (lower, upper, p), Student t with ``df`` degrees of freedom (one, or one per estimate;
+    None or infinite: the normal)."""
+    from scipy.special import ndtr, stdtr
+
+    from ratings.core.tdist import critical_value
+
+    df = np.inf if df is None else np.where(np.isfinite(df), df, np.inf)
+    crit, finite = critical_value(level, df), np.isfinite(df)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.abs(est / se)
+        p = np.where(finite, 2.0 * stdtr(np.where(finite, df, 1.0), -t), 2.0 * ndtr(-t))
+    return est - crit * se, est + crit * se, p
 
 
 #: Low ends tried for eta's profile: near a coin flip the unpenalised style coefficients of a

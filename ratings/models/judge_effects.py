@@ -46,8 +46,8 @@ from numpy.typing import NDArray
 
 from ratings.core.errors import option
 from ratings.core.schema import DETERMINISTIC_JUDGE, ELO_SCALE
-from ratings.core.tdist import critical_value
 from ratings.data.slots import SlotCounts, own_matrix
+from ratings.models.covariates import Remedy, wald
 
 __all__ = ["EffectPlan", "effect_columns", "effects_remedy", "effects_table", "plan_effects",
            "two_sided_p"]
@@ -240,8 +240,6 @@ def effect_columns(slots: SlotCounts, plan: EffectPlan) -> NDArray[np.float64]:
 def effects_remedy():
     """How the errors of a fit with judge effects (and no style features) name them
     (:class:`ratings.models.covariates.Remedy`)."""
-    from ratings.models.covariates import Remedy
-
     return Remedy(
         "Judge-effects", "judge effects",
         "some judge's effect or the strengths grow without bound on these verdicts (e.g. a judge "
@@ -257,12 +255,8 @@ def _fewer() -> str:
 
 def two_sided_p(t: NDArray[np.float64], df: float | None) -> NDArray[np.float64]:
     """Two-sided p-values of t statistics: Student t with ``df`` degrees of freedom, or normal."""
-    from scipy.special import ndtr, stdtr
-
-    t = np.abs(np.asarray(t, dtype=np.float64))
-    if df is None or not np.isfinite(df):
-        return 2.0 * ndtr(-t)
-    return 2.0 * stdtr(df, -t)
+    t = np.asarray(t, dtype=np.float64)
+    return wald(t, np.ones_like(t), 0.95, df)[2]
 
 
 def effects_table(params: NDArray[np.float64], cov: NDArray[np.float64], plan: EffectPlan, *,
@@ -271,7 +265,6 @@ def effects_table(params: NDArray[np.float64], cov: NDArray[np.float64], plan: E
     self-preference in log-odds and Elo with intervals and p-values, and why an effect was not
     estimated (``position_note``, ``self_note``). The estimated effects are ``params[at:]``
     in the order of :func:`effect_columns`, with their covariance in ``cov``."""
-    z = critical_value(level, df)
     out = pd.DataFrame({"judge": [str(j) for j in plan.judges],
                         "family": plan.family, "n": plan.n.round().astype(np.int64),
                         "n_own": plan.n_own.round().astype(np.int64)})  # fmt: skip
@@ -282,16 +275,15 @@ def effects_table(params: NDArray[np.float64], cov: NDArray[np.float64], plan: E
         est, se = np.full(mask.size, np.nan), np.full(mask.size, np.nan)
         est[mask], se[mask] = params[idx], np.sqrt(np.clip(var[idx], 0.0, None))
         at += int(mask.sum())
-        with np.errstate(divide="ignore", invalid="ignore"):
-            p = two_sided_p(est / se, df)
+        lower, upper, p = wald(est, se, level, df)
         out[name] = est
         out[f"{prefix}_se"] = se
-        out[f"{prefix}_lower"] = est - z * se
-        out[f"{prefix}_upper"] = est + z * se
+        out[f"{prefix}_lower"] = lower
+        out[f"{prefix}_upper"] = upper
         out[f"{prefix}_p"] = p
         out[f"{name}_elo"] = ELO_SCALE * est
-        out[f"{prefix}_lower_elo"] = ELO_SCALE * (est - z * se)
-        out[f"{prefix}_upper_elo"] = ELO_SCALE * (est + z * se)
+        out[f"{prefix}_lower_elo"] = ELO_SCALE * lower
+        out[f"{prefix}_upper_elo"] = ELO_SCALE * upper
     out["position_note"] = plan.position_note
     out["self_note"] = plan.self_note
     keep = np.asarray(plan.judges != DETERMINISTIC_JUDGE)

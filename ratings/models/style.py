@@ -37,7 +37,6 @@ from numpy.typing import NDArray
 
 from ratings.core.errors import InvalidVerdictsError, format_rows, option
 from ratings.core.schema import ELO_SCALE, require_columns
-from ratings.core.tdist import critical_value
 from ratings.kernels.engine import Engine, kernels
 from ratings.models.covariates import (
     DesignFit,
@@ -46,6 +45,8 @@ from ratings.models.covariates import (
     concurrent_rows,
     design_kernels,
     side_by_side,
+    unit_df,
+    wald,
 )
 
 __all__ = ["TRANSFORMS", "check_ridge", "check_transform", "feature_columns", "feature_jobs",
@@ -227,26 +228,13 @@ def style_table(fit: DesignFit, names: Sequence[str], scale: NDArray[np.float64]
                 level: float, ridge: float = 0.0) -> pd.DataFrame:  # fmt: skip
     """``feature, coef, coef_elo, se, lower, upper, df, p_value, scale`` (coefficients in
     log-odds per root-mean-square of the feature; ``coef / scale`` per unit of it)."""
-    from scipy.special import ndtr, stdtr
-
-    m, p = fit.n_models, len(names)  # the style features lead the coefficients
-    idx = m + np.arange(p)
+    idx = fit.n_models + np.arange(len(names))  # the style features lead the coefficients
     se = np.sqrt(np.clip(np.diag(fit.cov)[idx], 0.0, None))
-    if fit.inference is not None:
-        c = np.zeros((p, fit.cov.shape[0]))
-        c[np.arange(p), idx] = 1.0
-        df = fit.inference.df(c)
-    else:
-        df = np.full(p, np.inf)
-    coef = fit.beta[:p].copy()
-    crit = np.array([critical_value(level, None if not np.isfinite(d) else float(d))
-                     for d in df])  # fmt: skip
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.abs(coef / se)
-        pv = np.where(np.isfinite(df), 2.0 * stdtr(np.where(np.isfinite(df), df, 1.0), -t),
-                      2.0 * ndtr(-t))  # fmt: skip
+    df = np.asarray(unit_df(fit, idx, np.full(idx.size, np.inf)), dtype=np.float64)
+    coef = fit.params[idx].copy()
+    lower, upper, pv = wald(coef, se, level, df)
     out = pd.DataFrame({"feature": list(names), "coef": coef, "coef_elo": ELO_SCALE * coef,
-                        "se": se, "lower": coef - crit * se, "upper": coef + crit * se,
+                        "se": se, "lower": lower, "upper": upper,
                         "df": np.where(np.isfinite(df), df, np.nan), "p_value": pv,
                         "scale": scale})  # fmt: skip
     out.attrs["ridge"] = float(ridge)
