@@ -6,23 +6,22 @@ ratings are those of answers of equal style (x = 0), and their intervals (CR2 by
 Satterthwaite df per contrast by default) include the coefficients' uncertainty. The result
 carries the coefficients table (``Ratings.style``) and the plain fit's ranks, from which
 :meth:`ratings.result.Ratings.to_frame` reports ``rank_change`` (plain rank minus controlled
-rank). This module reads and checks the option.
+rank). This module checks the option; the columns it reads are
+:func:`ratings.models.style.style_columns`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from ratings.core.errors import option
-from ratings.core.schema import require_columns
-from ratings.models.style import check_ridge, parse_style, ridge_option
+from ratings.models.style import (
+    check_ridge,
+    check_style_columns,
+    parse_style,
+    ridge_option,
+    style_columns,
+)
 
 __all__ = ["check_style_columns", "check_style_options", "parse_style", "style_columns"]
-
-
-def style_columns(style: Sequence[str]) -> list[str]:
-    """The verdict-log columns a style fit reads: ``NAME_a, NAME_b`` per feature."""
-    return [f"{n}_{s}" for n in style for s in ("a", "b")]
 
 
 def check_style_options(style: tuple[str, ...], *, ci: str, penalty: float, firth: bool,
@@ -36,11 +35,3 @@ def check_style_options(style: tuple[str, ...], *, ci: str, penalty: float, firt
                          f"{option('style')} (a ridge on the coefficients: "
                          f"{ridge_option()}).")  # fmt: skip
     check_ridge(ridge)
-
-
-def check_style_columns(columns, style: Sequence[str]) -> None:
-    """Raise naming the ``NAME_a``/``NAME_b`` columns of ``style`` missing from ``columns``."""
-    require_columns(sorted({str(c).strip() for c in columns}), style_columns(style),
-                    "the verdicts", hint=f"{option('style')} {','.join(style)} needs the style "
-                    "feature columns NAME_a and NAME_b of every feature (the two answers' "
-                    "counts).")  # fmt: skip

@@ -329,30 +329,28 @@ class _Design:
             return self.terms(params, False)[1:3]
         return self.bt_rows(params)[0], self.empty
 
-    def cluster_scores(self, params) -> NDArray[np.float64]:
-        """Each cluster's summed score over all params (G x P)."""
+    def cluster_scores(self, params, lo: int = 0, hi: int | None = None,
+                       row_scores: tuple | None = None) -> NDArray[np.float64]:  # fmt: skip
+        """The summed score over all params of each cluster from ``lo`` to ``hi`` (exclusive;
+        all by default) -> ((hi - lo) x P), from the rows' scores (:meth:`row_scores`, unless
+        given); the rows of all clusters in blocks side by side."""
         r = self.rows
-        sd, se = self.row_scores(params)
-        g, q, m, sk = r.n_clusters, self.n_params, self.m, self.sk
+        sd, se = self.row_scores(params) if row_scores is None else row_scores
+        q, m, sk = self.n_params, self.m, self.sk
+        hi = r.n_clusters if hi is None else hi
+        blocks = self.blocks if (lo, hi) == (0, r.n_clusters) else \
+            [slice(*(int(v) for v in np.searchsorted(r.cluster, [lo, hi])))]
         return _total(side_by_side(lambda s: sk.style_cluster_scores(
-            g, q, m, r.ii[s], r.jj[s], self.slot[s], r.cluster[s], r.x[s], sd[s], se[s] if se.size
-            else se), self.blocks))
+            hi - lo, q, m, r.ii[s], r.jj[s], self.slot[s], r.cluster[s] - lo if lo else
+            r.cluster[s], r.x[s], sd[s], se[s] if se.size else se), blocks))  # fmt: skip
 
     def cluster_meat(self, params, per_block: int) -> NDArray[np.float64]:
         """sum_g s_g s_g^T over the clusters' summed scores (P x P), ``per_block`` clusters'
         scores held at a time (rows are in cluster order)."""
-        r = self.rows
-        sd, se = self.row_scores(params)
-        q, m, sk = self.n_params, self.m, self.sk
-        out = np.zeros((q, q))
-        for lo in range(0, r.n_clusters, per_block):
-            hi = min(lo + per_block, r.n_clusters)
-            s = slice(*(int(v) for v in np.searchsorted(r.cluster, [lo, hi])))
-            part = sk.style_cluster_scores(hi - lo, q, m, r.ii[s], r.jj[s], self.slot[s],
-                                           r.cluster[s] - lo, r.x[s], sd[s],
-                                           se[s] if se.size else se)  # fmt: skip
-            out += part.T @ part
-        return out
+        g, scores = self.rows.n_clusters, self.row_scores(params)
+        parts = (self.cluster_scores(params, lo, min(lo + per_block, g), scores)
+                 for lo in range(0, g, per_block))  # fmt: skip
+        return sum((part.T @ part for part in parts), np.zeros((self.n_params, self.n_params)))
 
     def bt_rows(self, params) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Bradley-Terry: per row, its summed score on d and its working weight

@@ -49,9 +49,9 @@ from ratings.models.covariates import (
     wald,
 )
 
-__all__ = ["TRANSFORMS", "check_ridge", "check_transform", "feature_columns", "feature_jobs",
-           "features_by_verdict", "parse_style", "ridge_option", "style_features",
-           "style_remedy", "style_table", "transform_option"]
+__all__ = ["TRANSFORMS", "check_ridge", "check_style_columns", "check_transform",
+           "feature_columns", "feature_jobs", "features_by_verdict", "parse_style",
+           "ridge_option", "style_columns", "style_remedy", "style_table", "transform_option"]
 
 
 #: Feature transforms ``transform=`` accepts (position = ``kind`` of the transform kernel).
@@ -82,7 +82,7 @@ def parse_style(style: str | Sequence[str] | None) -> tuple[str, ...]:
 def _numeric(frame: pd.DataFrame, col: str) -> NDArray:
     """A kept column as numbers (integers as they are; categoricals converted once per
     category), naming missing or non-numeric values; the sign is checked by the transform
-    (:func:`style_features`)."""
+    (:func:`feature_columns`)."""
     s = frame[col]
     if s.dtype.kind in "iu":  # no missing value
         return s.to_numpy()
@@ -117,28 +117,17 @@ def _refuse_negative(frame: pd.DataFrame, col: str, neg: NDArray[np.bool_]) -> N
     )
 
 
-def style_features(frame: pd.DataFrame, names: Sequence[str], transform: str = "normalized",
-                   engine: Engine = "auto") -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Per-verdict features (n x p, scaled to unit root-mean-square) and their scales.
-
-    ``frame`` holds ``NAME_a`` and ``NAME_b`` for every name. Raises
-    :class:`~ratings.core.errors.InvalidVerdictsError` for a missing column, a missing or
-    negative value (naming rows), or a feature equal on both sides of every verdict.
-    """
-    xt, scale = feature_columns(frame, names, transform, engine)
-    return features_by_verdict(xt, scale, engine=engine), scale
-
-
 def feature_columns(frame: pd.DataFrame, names: Sequence[str], transform: str = "normalized",
                     engine: Engine = "auto", *, concurrent: bool = True,
                     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
-    """The features unscaled, one per row (p x n), and their scales: the first step of
-    :func:`style_features` (checks and errors as there). ``concurrent=False`` keeps the work
-    on the calling thread (a job of the package's pool)."""
+    """The features unscaled, one per row (p x n), and their scales (each feature's
+    root-mean-square over the verdicts; :func:`feature_jobs` scales them). ``frame`` holds
+    ``NAME_a`` and ``NAME_b`` for every name. Raises
+    :class:`~ratings.core.errors.InvalidVerdictsError` for a missing column, a missing or
+    negative value (naming rows), or a feature equal on both sides of every verdict.
+    ``concurrent=False`` keeps the work on the calling thread (a job of the package's pool)."""
     check_transform(transform)
-    require_columns([str(c) for c in frame.columns], [f"{n}_{s}" for n in names for s in "ab"],
-                    "the verdicts", hint=f"{option('style')} {','.join(names)} needs the style "
-                    "feature columns NAME_a and NAME_b of each feature.")  # fmt: skip
+    check_style_columns(frame.columns, names)
     together = side_by_side if concurrent else (lambda job, items: [job(i) for i in items])
     n, kind = len(frame), TRANSFORMS.index(transform)
     sk = design_kernels(kernels(engine, n))
@@ -214,14 +203,30 @@ def check_transform(transform: object) -> str:
 def ridge_option() -> str:
     """The ridge option as the user sets it: ``--style-ridge`` on the command line,
     ``Style(ridge=)`` in Python."""
-    text = option("style_ridge")
-    return "`Style(ridge=)`" if text == "`style_ridge`" else text
+    return _spec_option("style_ridge", "ridge")
 
 
 def transform_option() -> str:
     """``--style-transform`` on the command line, ``Style(transform=)`` in Python."""
-    text = option("style_transform")
-    return "`Style(transform=)`" if text == "`style_transform`" else text
+    return _spec_option("style_transform", "transform")
+
+
+def _spec_option(name: str, field: str) -> str:
+    text = option(name)
+    return f"`Style({field}=)`" if text == f"`{name}`" else text
+
+
+def style_columns(style: Sequence[str]) -> list[str]:
+    """The verdict-log columns a style fit reads: ``NAME_a, NAME_b`` per feature."""
+    return [f"{n}_{s}" for n in style for s in ("a", "b")]
+
+
+def check_style_columns(columns, style: Sequence[str]) -> None:
+    """Raise naming the ``NAME_a``/``NAME_b`` columns of ``style`` missing from ``columns``."""
+    require_columns(sorted({str(c).strip() for c in columns}), style_columns(style),
+                    "the verdicts", hint=f"{option('style')} {','.join(style)} needs the style "
+                    "feature columns NAME_a and NAME_b of every feature (the two answers' "
+                    "counts).")  # fmt: skip
 
 
 def style_table(fit: DesignFit, names: Sequence[str], scale: NDArray[np.float64], *,
