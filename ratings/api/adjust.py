@@ -36,16 +36,19 @@ __all__ = ["ADJUSTMENTS", "check_adjust_options", "checked_families", "identifie
 ADJUSTMENTS = ("position", "self-preference")
 
 
-def parse_adjust(adjust: str | Iterable[str] | None) -> tuple[str, ...]:
-    """``"position,self-preference"`` (or a list) -> ``("position", "self-preference")``."""
+def parse_adjust(adjust: str | Iterable[str] | None, name: str = "adjust", *,
+                 required: bool = False) -> tuple[str, ...]:  # fmt: skip
+    """``"position,self-preference"`` (or a list) -> ``("position", "self-preference")``, in
+    :data:`ADJUSTMENTS` order; unknown effects (or none, when ``required``) are a ValueError
+    naming option ``name`` (the audit's ``effects``)."""
     if adjust is None:
-        return ()
+        adjust = ()
     items = str(adjust).split(",") if isinstance(adjust, str) else [str(a) for a in adjust]
     items = [a.strip() for a in items if a.strip()]
     bad = [a for a in items if a not in ADJUSTMENTS]
-    if bad:
-        raise ValueError(f"{option('adjust')} must name judge effects among {list(ADJUSTMENTS)} "
-                         f"(comma-separated); got {bad!r}.")  # fmt: skip
+    if bad or (required and not items):
+        raise ValueError(f"{option(name)} must name judge effects among {list(ADJUSTMENTS)} "
+                         f"(comma-separated); got {bad or adjust!r}.")  # fmt: skip
     return tuple(a for a in ADJUSTMENTS if a in items)
 
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ratings.api.adjust import ADJUSTMENTS, parse_adjust
 from ratings.api.specs import BT, LEGACY, CrowdBT, Read, Solver, legacy_specs, model_spec
 from ratings.audit.agreement import board_agreement, judge_agreement, self_judged
 from ratings.core.errors import option
@@ -46,7 +47,7 @@ from ratings.result import Ratings, check_level
 __all__ = ["EFFECTS", "Audit", "AuditWarning", "audit", "parse_effects"]
 
 #: The judge effects the audit fits.
-EFFECTS = ("position", "self-preference")
+EFFECTS = ADJUSTMENTS
 
 #: Flat keywords of earlier releases the audit still takes -> (spec, field).
 _LEGACY = {k: LEGACY[k] for k in ("judge_quality", "fit_new_judges", "errors", "columns",
@@ -293,13 +294,7 @@ def audit(
 def parse_effects(effects: str | Sequence[str]) -> tuple[str, ...]:
     """``"position,self-preference"`` (or a list) -> the effects in :data:`EFFECTS` order;
     unknown or no effects are a ValueError naming them."""
-    items = str(effects).split(",") if isinstance(effects, str) else [str(e) for e in effects]
-    items = [e.strip() for e in items if e.strip()]
-    bad = [e for e in items if e not in EFFECTS]
-    if bad or not items:
-        raise ValueError(f"{option('effects')} must name judge effects among {list(EFFECTS)} "
-                         f"(comma-separated); got {bad or effects!r}.")  # fmt: skip
-    return tuple(e for e in EFFECTS if e in items)
+    return parse_adjust(effects, "effects", required=True)
 
 
 def _no_items(slots):
