@@ -174,19 +174,9 @@ def _spanned(slots: SlotCounts, own: NDArray[np.bool_], pos_note: NDArray,
     keep = slots.n > 0
     a, b, judge = slots.ii[keep], slots.jj[keep], slots.judge[keep]
     m, r = len(slots.models), int(keep.sum())
-    d_own = own[judge, a].astype(np.float64) - own[judge, b]
-    col_pos = np.full(len(slots.judges), -1)
-    col_pos[pos] = np.arange(pos.size)
-    col_self = np.full(len(slots.judges), -1)
-    col_self[slf] = pos.size + np.arange(slf.size)
     rows = np.arange(r)
-    eff = sparse.csr_matrix(
-        (np.concatenate([np.ones(r), d_own])[np.concatenate([col_pos[judge] >= 0,
-                                                             col_self[judge] >= 0])],
-         (np.concatenate([rows[col_pos[judge] >= 0], rows[col_self[judge] >= 0]]),
-          np.concatenate([col_pos[judge][col_pos[judge] >= 0],
-                          col_self[judge][col_self[judge] >= 0]]))),
-        shape=(r, pos.size + slf.size))  # fmt: skip
+    at, col, val = _entries(judge, a, b, own, pos, slf)
+    eff = sparse.csr_matrix((val, (at, col)), shape=(r, pos.size + slf.size))
     strengths = sparse.csr_matrix((np.r_[np.ones(r), -np.ones(r)], (np.r_[rows, rows],
                                                                      np.r_[a, b])),
                                   shape=(r, m))[:, 1:]  # fmt: skip
@@ -230,11 +220,24 @@ def effect_columns(slots: SlotCounts, plan: EffectPlan) -> NDArray[np.float64]:
     """One covariate column per estimated effect, per row of ``slots``: judge k's position
     bias is the coefficient of a column that is 1 on its verdicts, its self-preference that of
     own_k(A) - own_k(B) on its verdicts (positions first, then self-preferences, by judge)."""
-    cols = [(slots.judge == k).astype(np.float64) for k in np.flatnonzero(plan.position)]
-    own = plan.own.astype(np.float64)
-    cols += [np.where(slots.judge == k, own[k, slots.ii] - own[k, slots.jj], 0.0)
-             for k in np.flatnonzero(plan.self_preference)]  # fmt: skip
-    return np.column_stack(cols) if cols else np.zeros((slots.ii.size, 0))
+    pos, slf = np.flatnonzero(plan.position), np.flatnonzero(plan.self_preference)
+    out = np.zeros((slots.n_rows, pos.size + slf.size))
+    at, col, val = _entries(slots.judge, slots.ii, slots.jj, plan.own, pos, slf)
+    out[at, col] = val
+    return out
+
+
+def _entries(judge: NDArray[np.int64], a: NDArray[np.int64], b: NDArray[np.int64],
+             own: NDArray[np.bool_], pos: NDArray[np.int64], slf: NDArray[np.int64]) -> tuple:
+    """(row, column, value) of the effect columns (:func:`effect_columns`) of the judges
+    ``pos`` (position bias) and ``slf`` (self-preference) on rows (``judge``, ``a``, ``b``):
+    a row has at most its judge's two."""
+    col = np.full((2, own.shape[0]), -1)
+    col[0, pos], col[1, slf] = np.arange(pos.size), pos.size + np.arange(slf.size)
+    c = col[:, judge].ravel()
+    val = np.concatenate([np.ones(judge.size), own[judge, a].astype(np.float64) - own[judge, b]])
+    on = c >= 0
+    return np.tile(np.arange(judge.size), 2)[on], c[on], val[on]
 
 
 def effects_remedy():
