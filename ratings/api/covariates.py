@@ -136,13 +136,12 @@ def fit_covariates(loaded: LoadedLog, covariates: Covariates, *, model: str = "b
                                   n_ridge=len(cv.features), level=level, engine=engine,
                                   plain_on_bound=bool(choice.plain_on_bound[k]))  # fmt: skip
         summary = _crowd_summary(choice, fit, data, prior)
-    elif family is not None:  # a tie model: its parameter is one more of the design
-        start = tie_start(collapsed, family, ref=ref, engine=engine)
-        plain = start.theta
-        fit = fit_design(rows, plain, family=family, eta0=np.array([start.phi]), **opts)
-    else:
-        plain = fit_bt(collapsed, ref=ref, tol=1e-10, engine=engine).theta
-        fit = fit_design(rows, plain, family=BRADLEY_TERRY, **opts)
+    else:  # a tie model's parameter is one more of the design
+        start = tie_start(collapsed, family, ref=ref, engine=engine) if family else None
+        plain = fit_bt(collapsed, ref=ref, tol=1e-10, engine=engine).theta if start is None \
+            else start.theta
+        fit = fit_design(rows, plain, family=family or BRADLEY_TERRY,
+                         eta0=None if start is None else np.array([start.phi]), **opts)
     table = None
     if styled:
         table = style_table(fit, cv.features, scale, level=level, ridge=cv.ridge)
