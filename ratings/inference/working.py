@@ -8,7 +8,8 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["CELLS_PER_VERDICT", "WorkingRows", "bt_rows", "crowd_rows", "kernels", "lifted"]
+__all__ = ["CELLS_PER_VERDICT", "WorkingRows", "bt_rows", "crowd_rows", "crowd_weights", "kernels",
+           "lifted"]
 
 #: Cells of the quadratic twin's work (designs x contrasts) that cost about what one verdict
 #: costs the fit's twins (measured: 5 ns a cell against about 0.3 microseconds a verdict).
@@ -217,18 +218,26 @@ def crowd_rows(theta: NDArray[np.float64], eta: NDArray[np.float64],
     ``a = sqrt(n / (p (1 - p))) dp/dd``, ``b = sqrt(n / (p (1 - p))) dp/deta`` for the judges
     whose eta is estimated (0 for fixed or boundary ones, which are treated as known). ``n``
     counts the decisive verdicts only: ties are not part of the Crowd-BT likelihood."""
+    a, b = crowd_weights(theta[data.ii] - theta[data.jj], eta[data.judge], data.wi + data.wj)
+    return WorkingRows(ii=data.ii, jj=data.jj, judge=data.judge, cluster=data.cluster, a=a,
+                       b=np.where(free_eta[data.judge], b, 0.0), n_clusters=data.n_clusters,
+                       n_params=data.n_models + len(eta), n_models=data.n_models)  # fmt: skip
+
+
+def crowd_weights(d: NDArray[np.float64], e: NDArray[np.float64],
+                  n: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Crowd-BT's working weights of rows with linear predictor ``d``, judge quality ``e`` and
+    ``n`` decisive verdicts: ``a = sqrt(n / (p q)) dp/dd`` and ``b = sqrt(n / (p q)) dp/deta``
+    (0 where not finite), p = e sigma(d) + (1 - e) sigma(-d), for plain Crowd-BT
+    (:func:`crowd_rows`) and the design with covariates alike."""
     from ratings.kernels.fit_ref import expit
 
-    s = expit(theta[data.ii] - theta[data.jj])
-    e = eta[data.judge]
-    n = data.wi + data.wj
+    s = expit(d)
     sq = s * (1.0 - s)
     p = e * s + (1.0 - e) * (1.0 - s)
     pq = p * (1.0 - p)
     bt = e >= 1.0  # p = sigma(d): the ratio p_d / sqrt(p q) is sqrt(s (1 - s)) exactly
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.where(bt, np.sqrt(n * sq), np.sqrt(n / pq) * (2.0 * e - 1.0) * sq)
-        b = np.where(free_eta[data.judge], np.sqrt(n / pq) * (2.0 * s - 1.0), 0.0)
-    return WorkingRows(ii=data.ii, jj=data.jj, judge=data.judge, cluster=data.cluster, a=a,
-                       b=np.nan_to_num(b), n_clusters=data.n_clusters,
-                       n_params=data.n_models + len(eta), n_models=data.n_models)  # fmt: skip
+        b = np.sqrt(n / pq) * (2.0 * s - 1.0)
+    return np.nan_to_num(a), np.nan_to_num(b)

@@ -370,23 +370,15 @@ class _Design:
         return self._weights[1]
 
     def working(self, params) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Working-model weights (a, b) per row: the design row is a x_r + b e_eta."""
-        from ratings.kernels.fit_ref import expit
+        """Working-model weights (a, b) per row: the design row is a x_r + b e_eta
+        (Crowd-BT's: :func:`ratings.inference.working.crowd_weights`)."""
+        from ratings.inference.working import crowd_weights
 
         r = self.rows
         if not self.crowd:
             return self.bt_rows(params)[1], self.empty
-        d = self.lin(params)[:-1]
-        s = expit(d)
-        sq = s * (1.0 - s)
-        e = params[self.m + self.p + r.judge]
-        n = r.wi + r.wj
-        pr = e * s + (1.0 - e) * (1.0 - s)
-        pq = pr * (1.0 - pr)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            a = np.where(e >= 1.0, np.sqrt(n * sq), np.sqrt(n / pq) * (2.0 * e - 1.0) * sq)
-            b = np.sqrt(n / pq) * (2.0 * s - 1.0)
-        return np.nan_to_num(a), np.nan_to_num(b)
+        return crowd_weights(self.lin(params)[:-1], params[self.m + self.p + r.judge],
+                             r.wi + r.wj)  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
