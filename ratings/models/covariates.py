@@ -230,9 +230,8 @@ class _Design:
             else rows.judge  # (read only with parameters of the family's own)
         self.n_params = self.m + self.p + self.nj
         self.prior = prior if self.crowd else None
-        r = rows.n_rows
         self.empty = np.zeros(0)
-        self.blocks = blocks_of(r)
+        self.blocks = blocks_of(rows.n_rows)
         self._bt_rows = self._weights = None
 
     @cached_property
@@ -244,14 +243,15 @@ class _Design:
                 for s in self.blocks]  # fmt: skip
 
     def lin(self, params: NDArray[np.float64]) -> NDArray[np.float64]:
+        """d_r per row."""
         r, m = self.rows, self.m
-        return np.append(params[r.ii] - params[r.jj] + r.x @ params[m:m + self.p], 0.0)
+        return params[r.ii] - params[r.jj] + r.x @ params[m:m + self.p]
 
     def terms(self, params, with_meat: bool) -> tuple:
         """(nll, s_d, s_eta, h_dd, h_deta, h_etaeta, m_dd, m_deta, m_etaeta) per row (the
         eta columns empty for Bradley-Terry); blocks of rows side by side."""
         r, k = self.rows, self.k
-        lin = self.lin(params)[:-1]
+        lin = self.lin(params)
         eta = np.ascontiguousarray(params[self.m + self.p:])
 
         def block(b: int) -> tuple:
@@ -377,7 +377,7 @@ class _Design:
         r = self.rows
         if not self.crowd:
             return self.bt_rows(params)[1], self.empty
-        return crowd_weights(self.lin(params)[:-1], params[self.m + self.p + r.judge],
+        return crowd_weights(self.lin(params), params[self.m + self.p + r.judge],
                              r.wi + r.wj)  # fmt: skip
 
 
