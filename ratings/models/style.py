@@ -97,23 +97,19 @@ def _numeric(frame: pd.DataFrame, col: str) -> NDArray:
     vals = np.asarray(vals, dtype=np.float64)
     bad = ~np.isfinite(vals)
     if bad.any():
-        rows = frame.index[bad]
-        raise InvalidVerdictsError(
-            f"Style feature column {col!r} has {int(bad.sum())} missing or non-numeric value(s): "
-            f"rows {format_rows(rows)}. Every verdict needs a count for both answers "
-            f"({option('style')}).",
-            rows=pd.DataFrame({"row": np.asarray(rows), "reason": f"{col} not a number"}),
-        )
+        _refuse(frame, col, bad, "missing or non-numeric", "not a number",
+                "Every verdict needs a count for both answers")  # fmt: skip
     return vals
 
 
-def _refuse_negative(frame: pd.DataFrame, col: str, neg: NDArray[np.bool_]) -> None:
-    rows = frame.index[neg]
+def _refuse(frame: pd.DataFrame, col: str, bad: NDArray[np.bool_], what: str, reason: str,
+            need: str) -> None:  # fmt: skip
+    """Raise naming the rows ``bad`` of feature column ``col`` (``what`` values) and ``need``."""
+    rows = frame.index[bad]
     raise InvalidVerdictsError(
-        f"Style feature column {col!r} has {int(neg.sum())} negative value(s): rows "
-        f"{format_rows(rows)}. Style features are counts (tokens, headers, ...) and must be "
-        f">= 0 ({option('style')}).",
-        rows=pd.DataFrame({"row": np.asarray(rows), "reason": f"{col} negative"}),
+        f"Style feature column {col!r} has {int(bad.sum())} {what} value(s): rows "
+        f"{format_rows(rows)}. {need} ({option('style')}).",
+        rows=pd.DataFrame({"row": np.asarray(rows), "reason": f"{col} {reason}"}),
     )
 
 
@@ -143,7 +139,8 @@ def feature_columns(frame: pd.DataFrame, names: Sequence[str], transform: str = 
     for k in negative[:1]:  # name the rows of the first feature with a negative count
         for side, vals in zip("ab", pairs[k], strict=True):
             if (vals < 0).any():
-                _refuse_negative(frame, f"{names[k]}_{side}", vals < 0)
+                _refuse(frame, f"{names[k]}_{side}", vals < 0, "negative", "negative",
+                        "Style features are counts (tokens, headers, ...) and must be >= 0")
     scale = np.sqrt(total / n) if n else np.zeros(len(names))
     for name, rms in zip(names, scale, strict=True):
         if not rms > 0:
