@@ -47,9 +47,9 @@ _DRAWS_PER_BLOCK = 200
 
 def _canonical(slots: SlotCounts):
     """(cluster, judge, i, j) with i < j and the counts seen from i: wins of i, of j, ties."""
-    flip = slots.a > slots.b
-    i, j = np.where(flip, slots.b, slots.a), np.where(flip, slots.a, slots.b)
-    wi, wj = np.where(flip, slots.wb, slots.wa), np.where(flip, slots.wa, slots.wb)
+    flip = slots.ii > slots.jj
+    i, j = np.where(flip, slots.jj, slots.ii), np.where(flip, slots.ii, slots.jj)
+    wi, wj = np.where(flip, slots.wj, slots.wi), np.where(flip, slots.wi, slots.wj)
     m, nj = len(slots.models), len(slots.judges)
     key = ((slots.cluster * nj + slots.judge) * m + i) * m + j
     uniq, row = np.unique(key, return_inverse=True)
@@ -144,9 +144,9 @@ def board_agreement(slots: SlotCounts, strength: NDArray[np.float64], *, level: 
     Verdicts on pairs of equal fitted strength name no favourite and are not counted. Returns
     ``board_n``, ``board_agreement``, ``board_lower``, ``board_upper`` indexed by judge.
     """
-    diff = strength[slots.a] - strength[slots.b]
+    diff = strength[slots.ii] - strength[slots.jj]
     fav_a, fav_b = diff > 0, diff < 0
-    agree = np.where(fav_a, slots.wa, np.where(fav_b, slots.wb, 0.0)) + 0.5 * slots.tt
+    agree = np.where(fav_a, slots.wi, np.where(fav_b, slots.wj, 0.0)) + 0.5 * slots.tt
     agree = np.where(fav_a | fav_b, agree, 0.0)
     n = np.where(fav_a | fav_b, slots.n, 0.0)
     nj, g = len(slots.judges), slots.n_clusters
@@ -159,8 +159,8 @@ def board_agreement(slots: SlotCounts, strength: NDArray[np.float64], *, level: 
             res = np.bincount(cell, agree - share[slots.judge] * n, g * nj).reshape(g, nj)
             var = g / (g - 1) * (res**2).sum(axis=0) / total_n**2 if g > 1 else np.full(nj, np.nan)
         else:  # each verdict scores 1 (favourite), 0 (other) or 1/2 (tie)
-            wins = np.where(fav_a, slots.wa, np.where(fav_b, slots.wb, 0.0))
-            losses = np.where(fav_a, slots.wb, np.where(fav_b, slots.wa, 0.0))
+            wins = np.where(fav_a, slots.wi, np.where(fav_b, slots.wj, 0.0))
+            losses = np.where(fav_a, slots.wj, np.where(fav_b, slots.wi, 0.0))
             s = share[slots.judge]
             sq = wins * (1 - s) ** 2 + losses * s**2 + slots.tt * (0.5 - s) ** 2
             var = np.bincount(slots.judge, np.where(fav_a | fav_b, sq, 0.0), nj) / total_n**2
@@ -177,7 +177,7 @@ def self_judged(slots: SlotCounts) -> pd.Series:
     (only judges with such verdicts)."""
     where = slots.models.get_indexer(pd.Index([str(j) for j in slots.judges], dtype=object))
     model_of_judge = where[slots.judge]
-    mine = (model_of_judge >= 0) & ((slots.a == model_of_judge) | (slots.b == model_of_judge))
+    mine = (model_of_judge >= 0) & ((slots.ii == model_of_judge) | (slots.jj == model_of_judge))
     counts = np.bincount(slots.judge, np.where(mine, slots.n, 0.0), len(slots.judges))
     has = counts > 0
     return pd.Series(counts[has].round().astype(np.int64),
