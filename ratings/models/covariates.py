@@ -523,7 +523,7 @@ def widen_one_judge(fit: DesignFit, rows: SlotCounts, k: int, *, prior, plain_on
     prior (and the ridge); the parameters' move to its lower limit enters as a two-step term,
     and where the plain estimate put eta on its bound (``plain_on_bound``) the sandwich is
     rescaled. ``fit`` unchanged where it has no CR2 inference or the profile fails."""
-    from ratings.models.crowd.onejudge import profile_limit, profile_prior, widening
+    from ratings.models.crowd.onejudge import profile_prior, profile_widening
 
     if (fit.inference is None or prior is None or not fit.eta_estimated[k]
             or fit.eta_boundary[k]):  # fmt: skip
@@ -551,13 +551,10 @@ def widen_one_judge(fit: DesignFit, rows: SlotCounts, k: int, *, prior, plain_on
         return (free_fit.nll, float(free_fit.eta[k])) if free_fit.nll < top_nll else \
             (top_nll, top_eta)
 
-    eta_hat = float(fit.eta[k])
-    found = profile_limit(at_eta, top, eta_hat, level, _PROFILE_LOWS)
-    if found is None:
+    wide = profile_widening(fit.params, at, at_eta, top, float(fit.cov[at, at]),
+                            plain_on_bound=plain_on_bound, level=level, lows=_PROFILE_LOWS)
+    if wide is None:
         return fit
-    eta_lo, lower = found
-    wide = widening(eta_hat, eta_lo, lower.params - fit.params, float(fit.cov[at, at]),
-                    level=level, plain_on_bound=plain_on_bound)  # fmt: skip
     inference = fit.inference.scaled(wide.scale).with_extra(wide.extra)
     return replace(fit, cov=inference.covariance(), influence=inference.influence(),
                    inference=inference)

@@ -7,7 +7,7 @@ import numpy as np
 from ratings.core.errors import NonIdentifiableError, format_names, option
 from ratings.data.comparisons import Comparisons
 
-__all__ = ["DENSE_REACH_MODELS", "check_identifiable"]
+__all__ = ["DENSE_REACH_MODELS", "check_identifiable", "win_edges"]
 
 
 def _names(models, idx) -> str:
@@ -20,6 +20,14 @@ def _names(models, idx) -> str:
 #: a sparse graph; other graphs, and larger boards, go to scipy's components (which also
 #: name the groups in the message).
 DENSE_REACH_MODELS = 4096
+
+
+def win_edges(rows: Comparisons) -> tuple[np.ndarray, np.ndarray]:
+    """The win graph's edges (src, dst): i -> j whenever i won or tied against j."""
+    beat_i = rows.wi + rows.tt > 0
+    beat_j = rows.wj + rows.tt > 0
+    return (np.concatenate([rows.ii[beat_i], rows.jj[beat_j]]),
+            np.concatenate([rows.jj[beat_i], rows.ii[beat_j]]))  # fmt: skip
 
 
 def _strongly_connected(src, dst, m: int) -> bool:
@@ -53,10 +61,7 @@ def check_identifiable(data: Comparisons) -> None:
     m = data.n_models
     if m < 2:
         raise NonIdentifiableError(f"Need at least two models to rate; got {m}.")
-    beat_i = data.wi + data.tt > 0  # i won or tied against j: edge i -> j
-    beat_j = data.wj + data.tt > 0
-    src = np.concatenate([data.ii[beat_i], data.jj[beat_j]])
-    dst = np.concatenate([data.jj[beat_i], data.ii[beat_j]])
+    src, dst = win_edges(data)
     if m <= DENSE_REACH_MODELS and _strongly_connected(src, dst, m):
         return
     from scipy.sparse import csr_matrix  # imported on first use: keeps `import ratings` light

@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 
 from ratings.core.errors import PenaltyOnlyWarning
 from ratings.data.comparisons import Comparisons
+from ratings.models.existence import win_edges
 
 __all__ = ["flag_unbounded", "open_bounds", "warn_unbounded"]
 
@@ -40,10 +41,7 @@ def _components(rows: Comparisons):
     from scipy.sparse.csgraph import connected_components, shortest_path
 
     m = rows.n_models
-    beat_i = rows.wi + rows.tt > 0
-    beat_j = rows.wj + rows.tt > 0
-    src = np.concatenate([rows.ii[beat_i], rows.jj[beat_j]])
-    dst = np.concatenate([rows.jj[beat_i], rows.ii[beat_j]])
+    src, dst = win_edges(rows)
     graph = csr_matrix((np.ones(src.size), (src, dst)), shape=(m, m))
     n, labels = connected_components(graph, directed=True, connection="strong")
     cond = csr_matrix((np.ones(src.size), (labels[src], labels[dst])), shape=(n, n))

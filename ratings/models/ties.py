@@ -25,11 +25,7 @@ __all__ = ["PHI_BOUND", "TieFamily", "TieFit", "family_of", "fit_ties", "tie_mea
 
 #: Largest |phi| before the fit is called divergent (nu or theta - 1 beyond e^30).
 PHI_BOUND = 30.0
-
-
-def family_of(name: str) -> TieFamily:
-    """The tie family called ``name`` (``"davidson"`` or ``"rao-kupper"``)."""
-    return tie_family(name)
+family_of = tie_family  # the tie family called ``name`` ("davidson" or "rao-kupper")
 
 
 @dataclass(frozen=True, eq=False)

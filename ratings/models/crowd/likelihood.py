@@ -60,17 +60,17 @@ __all__ = [
     "CrowdFit",
     "choose_estimate",
     "crowd_covariance",
-    "crowd_covariance_and_influence",
     "crowd_terms",
     "etas_inside",
     "first_order_move",
     "fit_crowd_bt",
     "fit_crowd_default",
     "fix_eta",
-    "likelihood_identified",
+    "likelihood_bread",
     "moved_in_ses",
     "open_covariance",
     "prior_shift",
+    "psd_root",
     "reused_eta_factor",
     "trial_fit",
 ]
@@ -114,6 +114,11 @@ class CrowdFit:
     # A posterior mode chosen over a regular plain fit: how far the prior moved it, in the plain
     # fit's standard errors (see :func:`prior_shift`); NaN otherwise.
     prior_shift: float = float("nan")
+
+    @property
+    def params(self) -> NDArray[np.float64]:
+        """(theta, eta), the fit's parameters in the order of ``hessian``."""
+        return np.concatenate([self.theta, self.eta])
 
     @property
     def free(self) -> NDArray[np.int64]:
@@ -250,7 +255,8 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
         return fit_crowd_bt(data, prior=None, **kwargs)
 
     def regular(plain: CrowdFit) -> NDArray[np.float64] | None:
-        if not (plain.converged and not plain.boundary.any() and likelihood_identified(plain)):
+        if not (plain.converged and not plain.boundary.any()
+                and likelihood_bread(plain) is not None):  # fmt: skip
             return None
         m, on = plain.theta.size, np.flatnonzero(plain.estimated)
         cov = crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
@@ -383,8 +389,9 @@ def etas_inside(eta: NDArray[np.float64], var: NDArray[np.float64], level: float
 
 
 def crowd_covariance(
-    fit: CrowdFit, data: Comparisons, *, ci: str, clustered: bool, engine: Engine = "auto"
-) -> NDArray[np.float64]:
+    fit: CrowdFit, data: Comparisons, *, ci: str, clustered: bool, engine: Engine = "auto",
+    with_influence: bool = False,
+) -> NDArray[np.float64] | tuple[NDArray[np.float64], NDArray[np.float64] | None]:
     """Covariance over (theta, eta), shape (M + K, M + K), zero outside ``fit.free``.
 
     The non-default intervals (``ci="sandwich-z"``, per-verdict HC0, ``"model"``) and the
@@ -402,47 +409,17 @@ def crowd_covariance(
     (see :func:`reused_eta_factor` for etas reused with their covariance). Where that H is not
     positive definite the verdicts cannot tell the judges' quality from the spread of the
     ratings: every free coordinate then has an infinite variance (open intervals).
+
+    ``with_influence``: return (covariance, influences), the influences per cluster over
+    (theta, eta), G x (M + K), for clustered data (whatever ``ci``) from the same pass
+    (``None`` otherwise, or above :data:`ratings.inference.covariance.MAX_INFLUENCE_CELLS`, or
+    for open intervals).
     """
-    return crowd_covariance_and_influence(fit, data, ci=ci, clustered=clustered,
-                                          engine=engine)[0]  # fmt: skip
-
-
-def _bread(fit: CrowdFit) -> NDArray[np.float64] | None:
-    """H^-1 over ``fit.free`` (embedded), H = :attr:`CrowdFit.information`; ``None`` when H is
-    not positive definite there, or only by rounding
-    (:func:`~ratings.inference.covariance.identified_inverse`)."""
-    try:
-        return identified_inverse(fit.information, fit.free)
-    except np.linalg.LinAlgError:
-        return None
-
-
-def likelihood_identified(fit: CrowdFit) -> bool:
-    """Is :attr:`CrowdFit.information` (the likelihood's observed information with the
-    strengths' prior) positive definite on ``fit.free``? Where it is not, the likelihood alone
-    does not locate judge quality against the spread of the ratings near the estimate."""
-    return _bread(fit) is not None
-
-
-def open_covariance(fit: CrowdFit) -> NDArray[np.float64]:
-    """Infinite variances on ``fit.free`` (zero elsewhere and off the diagonal)."""
-    p = fit.theta.size + fit.eta.size
-    out = np.zeros((p, p))
-    out[fit.free, fit.free] = np.inf
-    return out
-
-
-def crowd_covariance_and_influence(
-    fit: CrowdFit, data: Comparisons, *, ci: str, clustered: bool, engine: Engine = "auto"
-) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
-    """:func:`crowd_covariance`, and for clustered data (whatever ``ci``) the per-cluster
-    influences over (theta, eta), G x (M + K), from the same pass (``None`` otherwise, or above
-    :data:`ratings.inference.covariance.MAX_INFLUENCE_CELLS`, or for open intervals)."""
     k = kernels(engine, data.n_verdicts)
     m, nj = data.n_models, len(data.judges)
-    bread = _bread(fit)
+    bread = likelihood_bread(fit)
     if bread is None:
-        return open_covariance(fit), None
+        return (open_covariance(fit), None) if with_influence else open_covariance(fit)
 
     def row_scores(rows: Comparisons, wi, wj, tt):
         return CROWD_BT.row_terms(k, fit.theta, fit.eta, rows.ii, rows.jj, rows.judge, wi, wj,
@@ -456,7 +433,34 @@ def crowd_covariance_and_influence(
     built = build(bread, ci, row_scores_of(data, m + nj, k, row_scores, verdict_meat),
                   n_clusters=data.n_clusters if clustered else None,
                   cluster_name=data.cluster_name)  # CR1 / HC0 / model-based: no `cr2` here
-    return built.cov, built.influence
+    return (built.cov, built.influence) if with_influence else built.cov
+
+
+def likelihood_bread(fit: CrowdFit) -> NDArray[np.float64] | None:
+    """H^-1 over ``fit.free`` (embedded), H = :attr:`CrowdFit.information` (the likelihood's
+    observed information with the strengths' prior); ``None`` when H is not positive definite
+    there, or only by rounding (:func:`~ratings.inference.covariance.identified_inverse`):
+    then the likelihood alone does not locate judge quality against the spread of the ratings
+    near the estimate."""
+    try:
+        return identified_inverse(fit.information, fit.free)
+    except np.linalg.LinAlgError:
+        return None
+
+
+def open_covariance(fit: CrowdFit) -> NDArray[np.float64]:
+    """Infinite variances on ``fit.free`` (zero elsewhere and off the diagonal)."""
+    p = fit.theta.size + fit.eta.size
+    out = np.zeros((p, p))
+    out[fit.free, fit.free] = np.inf
+    return out
+
+
+def psd_root(v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """R with R R^T = V for a symmetric positive semi-definite ``v`` (its eigenvectors scaled
+    by the roots of its eigenvalues, negative rounding clipped to zero)."""
+    vals, vecs = np.linalg.eigh((v + v.T) / 2.0)
+    return vecs * np.sqrt(np.clip(vals, 0.0, None))
 
 
 def reused_eta_factor(fit: CrowdFit, eta_cov: pd.DataFrame,
@@ -480,10 +484,9 @@ def reused_eta_factor(fit: CrowdFit, eta_cov: pd.DataFrame,
     v = eta_cov.loc[names, names].to_numpy(dtype=np.float64)
     if not np.any(v):
         return None
-    vals, vecs = np.linalg.eigh((v + v.T) / 2.0)
-    root = vecs * np.sqrt(np.clip(vals, 0.0, None))  # V_e = root @ root.T, for PSD V_e
+    root = psd_root(v)  # V_e = root @ root.T
     cols = m + judges.get_indexer(names)
-    bread = _bread(fit)
+    bread = likelihood_bread(fit)
     if bread is None:  # open intervals already
         return None
     sens = bread @ fit.hessian[:, cols]  # zero outside fit.free

@@ -55,7 +55,7 @@ from ratings.models.crowd.likelihood import CrowdFit, fit_crowd_bt
 from ratings.models.crowd.prior import CrowdPrior
 
 __all__ = ["OneJudgeWidening", "one_judge_widening", "profile_limit", "profile_lower_limit",
-           "profile_prior", "single_judge", "widened", "widening"]
+           "profile_prior", "profile_widening", "single_judge", "widened", "widening"]
 
 F = TypeVar("F", bound=Any)  # a fit with an ``nll``
 _EPS_PRIOR = 1e-9  # Beta pseudo-counts of the profile's top: keep eta = 1 reachable but finite
@@ -106,24 +106,51 @@ def one_judge_widening(
     k = single_judge(fit, data)
     if k is None:
         return None
-    name, m = data.judges[k], fit.theta.size
+    name = data.judges[k]
     kw = {"ref": fit.ref, "prior": profile_prior(fit.prior), "engine": engine}
 
     def top(_nll: Callable[[float], float]) -> tuple[float, float]:  # the fit with eta free
         free = fit_crowd_bt(data, **kw)
         return float(free.nll), float(free.eta[k])
 
-    eta_hat = float(fit.eta[k])
-    found = profile_limit(lambda e: fit_crowd_bt(data, fixed_eta={name: e}, **kw), top,
-                          eta_hat, level)  # fmt: skip
+    on_bound = fit.plain_on_bound is None or bool(fit.plain_on_bound[k])
+    return profile_widening(fit.params, fit.theta.size + k,
+                            lambda e: fit_crowd_bt(data, fixed_eta={name: e}, **kw), top,
+                            eta_var, plain_on_bound=on_bound, level=level)  # fmt: skip
+
+
+def profile_widening(params: NDArray[np.float64], at: int, refit: Callable[[float], F],
+                     top: Callable[[Callable[[float], float]], tuple[float, float]],
+                     eta_var: float, *, plain_on_bound: bool, level: float = 0.95,
+                     lows: tuple[float, ...] = (0.5 + 1e-3,),
+                     ) -> OneJudgeWidening | None:  # fmt: skip
+    """The one-judge widening for any fit (plain Crowd-BT's, or a design with covariates'):
+    ``params`` the fit's parameters, its eta at position ``at`` with CR2 variance ``eta_var``;
+    ``refit``, ``top`` and ``lows`` as :func:`profile_limit`'s, a refit's ``params`` over the
+    same parameters; the sandwich rescaled only where the plain estimate put eta on its bound
+    (``plain_on_bound``). None where the profile cannot be computed."""
+    eta_hat = float(params[at])
+    found = profile_limit(refit, top, eta_hat, level, lows)
     if found is None:
         return None
     eta_lo, lower = found
-    d = np.zeros(m + len(data.judges))
-    d[:m] = lower.theta - fit.theta
-    d[m + k] = eta_lo - eta_hat
-    on_bound = fit.plain_on_bound is None or bool(fit.plain_on_bound[k])
-    return widening(eta_hat, eta_lo, d, eta_var, level=level, plain_on_bound=on_bound)
+    return widening(eta_hat, eta_lo, lower.params - params, eta_var, level=level,
+                    plain_on_bound=plain_on_bound)  # fmt: skip
+
+
+def widened(inference, fit: CrowdFit, data: Comparisons, *, factor: NDArray[np.float64] | None,
+            level: float = 0.95, engine: Engine = "auto"):  # fmt: skip
+    """A Crowd-BT CR2 inference (:class:`ratings.inference.ClusterInference`) with the
+    two-step term ``factor`` of reused etas and, for a one-judge posterior mode, the widening
+    of :func:`one_judge_widening`."""
+    on = fit.theta.size + np.flatnonzero(fit.estimated & ~fit.boundary)
+    wide = None if on.size != 1 else one_judge_widening(
+        fit, data, float(inference.covariance()[on[0], on[0]]), level=level, engine=engine)
+    if wide is not None:
+        inference = inference.scaled(wide.scale)
+        if wide.extra is not None:
+            factor = wide.extra if factor is None else np.vstack([factor, wide.extra])
+    return inference.with_extra(factor)
 
 
 def profile_limit(refit: Callable[[float], F],
@@ -201,21 +228,3 @@ def widening(eta_hat: float, eta_lo: float, shift: NDArray[np.float64], eta_var:
     shrink = 1.0 - z**2 * eta_var / gap**2  # the part the sandwich at the estimate carries
     extra = (np.sqrt(shrink) / z * shift)[None, :] if shrink > 0 else None
     return OneJudgeWidening(float(scale), extra, float(eta_lo))
-
-
-def widened(inference, fit: CrowdFit, data: Comparisons, *, factor: NDArray[np.float64] | None,
-            level: float = 0.95, engine: Engine = "auto"):  # fmt: skip
-    """A Crowd-BT CR2 inference (:class:`ratings.inference.ClusterInference`) with the
-    two-step term ``factor`` of reused etas and, for a one-judge posterior mode, the widening
-    of :func:`one_judge_widening`."""
-    m = data.n_models
-    on = np.flatnonzero(fit.estimated & ~fit.boundary)
-    wide = None
-    if on.size == 1:
-        var = float(inference.covariance()[m + on[0], m + on[0]])
-        wide = one_judge_widening(fit, data, var, level=level, engine=engine)
-    if wide is not None:
-        inference = inference.scaled(wide.scale)
-        if wide.extra is not None:
-            factor = wide.extra if factor is None else np.vstack([factor, wide.extra])
-    return inference.with_extra(factor)

@@ -33,11 +33,11 @@ from ratings.models.crowd.judge_table import (
 from ratings.models.crowd.likelihood import (
     CrowdFit,
     crowd_covariance,
-    crowd_covariance_and_influence,
     fit_crowd_bt,
     fit_crowd_default,
-    likelihood_identified,
+    likelihood_bread,
     open_covariance,
+    psd_root,
     reused_eta_factor,
 )
 from ratings.models.crowd.onejudge import single_judge, widened
@@ -149,9 +149,9 @@ def crowd_intervals(res: CrowdFit, data: Comparisons, *, ci, clustered, engine,
             full = open_covariance(res)
             return CrowdIntervals(cov=full, eta_cov=full)
         return cr2
-    full, influence = crowd_covariance_and_influence(
-        res, data, ci="model" if ci == "model" else "sandwich", clustered=clustered,
-        engine=engine)  # fmt: skip
+    full, influence = crowd_covariance(res, data, ci="model" if ci == "model" else "sandwich",
+                                       clustered=clustered, engine=engine,
+                                       with_influence=True)  # fmt: skip
     if factor is not None:
         full = full + factor.T @ factor
     return CrowdIntervals(cov=full, eta_cov=full, influence=influence)
@@ -167,7 +167,7 @@ def crowd_cr2(res: CrowdFit, data: Comparisons, engine, factor: NDArray[np.float
     reports); None when the verdicts cannot tell judge quality from the spread of the ratings
     (the likelihood's observed or expected information is not positive definite: open
     intervals). See :func:`ratings.inference.crowd_inference`."""
-    if not likelihood_identified(res):
+    if likelihood_bread(res) is None:
         return None
     k = kernels(engine, data.n_verdicts)
     one = single_judge(res, data) is not None  # bread without eta's prior: crowd_onejudge
@@ -217,7 +217,5 @@ def drawn_etas(quality: ResolvedQuality, rng: np.random.Generator) -> dict[str, 
         return quality.eta
     names = list(quality.cov.index)
     mean = np.array([quality.eta[j] for j in names])
-    v = quality.cov.to_numpy()
-    vals, vecs = np.linalg.eigh((v + v.T) / 2.0)
-    draw = mean + (vecs * np.sqrt(np.clip(vals, 0.0, None))) @ rng.standard_normal(len(names))
+    draw = mean + psd_root(quality.cov.to_numpy()) @ rng.standard_normal(len(names))
     return quality.eta | dict(zip(names, np.clip(draw, 0.5, 1.0).tolist(), strict=True))
