@@ -215,26 +215,19 @@ fit.__doc__ = document_options(fit.__doc__)
 def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
     """:func:`fit` with its options already checked and resolved (:func:`options_of`): the
     entry of the command line and of per-scope fits, which build the options once."""
-    spec, boot, read, solver = options.model, options.bootstrap, options.read, options.solver
-    model, ci, level, scope = spec.name, options.ci, options.level, options.scope
-    anchor, rating0, adjust, families = options.anchor, options.rating, options.adjust, \
-        options.families
-    engine, tol, max_iter = solver.engine, solver.tol, solver.max_iter
-    n_boot, seed = boot.n, boot.seed
-    penalty, firth = (spec.penalty, spec.firth) if isinstance(spec, BT) else (0.0, False)
-    ties, soft = (spec.ties, spec.soft) if isinstance(spec, BT) else ("half", False)
+    spec, boot, read, solver, style = (options.model, options.bootstrap, options.read,
+                                       options.solver, options.style)  # fmt: skip
+    model, ci, level, anchor = spec.name, options.ci, options.level, options.anchor
+    bt = spec if isinstance(spec, BT) else BT()  # the Bradley-Terry options, or their defaults
     crowd = spec if isinstance(spec, CrowdBT) else CrowdBT()
-    prior, judge_quality = crowd.prior, crowd.judge_quality
-    style = options.style
+    features = style_columns(style.features) if style is not None else []
     if style is not None:
         _check_style_source(verdicts, style.features, read.columns, read.format)
-    loaded = load_log(verdicts, scope=scope, cluster=options.cluster, errors=read.errors,
-                      columns=read.columns, winner_map=read.winner_map, engine=engine, soft=soft,
-                      format=read.format,
-                      keep=style_columns(style.features) if style is not None else [],
-                      as_numbers=style_columns(style.features) if style is not None else [])
-    data, n_rejected, scope = loaded.data, loaded.n_rejected, loaded.scope
-    if soft and ci == "bootstrap":
+    loaded = load_log(verdicts, scope=options.scope, cluster=options.cluster, errors=read.errors,
+                      columns=read.columns, winner_map=read.winner_map, engine=solver.engine,
+                      soft=bt.soft, format=read.format, keep=features, as_numbers=features)
+    data, scope = loaded.data, loaded.scope
+    if bt.soft and ci == "bootstrap":
         check_soft_bootstrap(loaded.frame, clustered=data.clusters is not None)
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"Anchor model {anchor!r} is not in the verdicts. "
@@ -244,40 +237,43 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         warn_unclustered(verdicts, scope, stacklevel=3)
     n_params = data.n_models + (len(data.judges) if model == "crowd-bt" else 0)
     check_memory(fit_memory(n_params, n_clusters=data.n_clusters if data.clusters is not None
-                            else 0, n_boot=n_boot if ci == "bootstrap" else 0),
+                            else 0, n_boot=boot.n if ci == "bootstrap" else 0),
                  f"a fit of {data.n_models:,} models", solver.max_memory)  # fmt: skip
     with one_blas_thread(), limit_scope(solver.max_memory):
-        if style is not None or adjust:  # style features, judge effects as covariates
-            covariates = Covariates(adjust=adjust, families=families) if style is None else \
-                Covariates(style.features, style.transform, style.ridge, adjust, families)
-            return fit_covariates(loaded, covariates, model=model, ties=ties, prior=prior,
-                                  judge_quality=judge_quality,
+        if style is not None or options.adjust:  # style features, judge effects as covariates
+            covariates = Covariates(adjust=options.adjust, families=options.families) \
+                if style is None else Covariates(style.features, style.transform, style.ridge,
+                                                 options.adjust, options.families)  # fmt: skip
+            return fit_covariates(loaded, covariates, model=model, ties=bt.ties, prior=crowd.prior,
+                                  judge_quality=crowd.judge_quality,
                                   fit_new_judges=crowd.fit_new_judges, anchor=anchor,
-                                  rating=rating0, ci=ci, level=level, engine=engine, tol=tol,
-                                  max_iter=max_iter, soft=soft)  # fmt: skip
-        engine = resolve_engine(engine, data.n_verdicts)  # one engine for every later stage
+                                  rating=options.rating, ci=ci, level=level, engine=solver.engine,
+                                  tol=solver.tol, max_iter=solver.max_iter,
+                                  soft=bt.soft)  # fmt: skip
+        engine = resolve_engine(solver.engine, data.n_verdicts)  # one engine for every stage
         rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts
-        if penalty == 0.0 and not firth:
+        penalised = bool(bt.penalty or bt.firth)
+        if not penalised:
             try:
                 check_identifiable(rows)
             except NonIdentifiableError as error:
-                if model != "bt" or ties == "half":
+                if bt.ties == "half":
                     raise
-                raise not_identified(error, ties) from None
+                raise not_identified(error, bt.ties) from None
         ref = 0 if anchor is None else int(data.models.get_loc(anchor))
-        clustered = data.clusters is not None
-        opts = {"ref": ref, "ci": ci, "clustered": clustered, "engine": engine, "tol": tol,
-                "max_iter": max_iter, "n_boot": n_boot, "seed": seed}  # fmt: skip
-        tie_table, name = None, model
+        opts = {"ref": ref, "ci": ci, "clustered": data.clusters is not None, "engine": engine,
+                "tol": solver.tol, "max_iter": solver.max_iter, "n_boot": boot.n,
+                "seed": boot.seed, "level": level}  # fmt: skip
+        ties, name = None, model
         if model == "bt":
-            tied = ties != "half" and rows.tt.sum() > 0  # a tie family (ratings.api.ties)
-            if ties != "half" and not tied:  # no ties: the tie model's boundary, plain BT
-                tie_table = no_ties_table(family_of(ties), level=level, stacklevel=4)
-            name = ties if tied else "bt-soft" if soft else model
-            est, table = _estimate(data, family_of(ties) if tied else BRADLEY_TERRY, rows=rows,
-                                   level=level, penalty=penalty, firth=firth, **opts)
-            tie_table = table if tied else tie_table
-            if penalty or firth:  # ratings the penalty alone makes finite: open intervals
+            tied = bt.ties != "half" and rows.tt.sum() > 0  # a tie family (ratings.api.ties)
+            family = family_of(bt.ties) if tied else BRADLEY_TERRY
+            name = bt.ties if tied else "bt-soft" if bt.soft else model
+            est, ties = _estimate(data, family, rows=rows, penalty=bt.penalty, firth=bt.firth,
+                                  **opts)  # fmt: skip
+            if bt.ties != "half" and not tied:  # no ties: the tie model's boundary, plain BT
+                ties = no_ties_table(family_of(bt.ties), level=level, stacklevel=4)
+            if penalised:  # ratings the penalty alone makes finite: open intervals
                 from ratings.models.separation import flag_unbounded, warn_unbounded
 
                 unbounded = flag_unbounded(rows, est.theta, None if anchor is None else ref,
@@ -285,29 +281,28 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
                 if unbounded is not None:
                     est = replace(est, unbounded=unbounded)
                     warn_unbounded(unbounded, stacklevel=4,
-                                   what="Firth's penalty" if firth else "the penalty")
+                                   what="Firth's penalty" if bt.firth else "the penalty")
         else:
-            quality = resolve_judge_quality(judge_quality, data.judges, scope=scope,
+            quality = resolve_judge_quality(crowd.judge_quality, data.judges, scope=scope,
                                             fit_new_judges=crowd.fit_new_judges,
                                             eta_known=crowd.eta_known)  # fmt: skip
-            est = estimate_crowd(data, quality=quality, prior=prior, level=level, **opts)
+            est = estimate_crowd(data, quality=quality, prior=crowd.prior, **opts)
         model_based = None
         if ci != "model":  # the model-based variance where the sandwich collapsed
             cov, inference, model_based = fill_collapsed(est, data.models, ci, stacklevel=4)
             est = replace(est, cov=cov, inference=inference)
         out = labelled(est, data, model=name, ci=ci, level=level, scope=scope,
-                       n_rejected=n_rejected, anchor=anchor, rating=rating0, penalty=penalty,
-                       firth=firth, model_based=model_based,
+                       n_rejected=loaded.n_rejected, anchor=anchor, rating=options.rating,
+                       penalty=bt.penalty, firth=bt.firth, model_based=model_based,
                        # refits (fragility) redo this maximum likelihood fit
-                       source=loaded if name == "bt" and not penalty and not firth else None)
-        if tie_table is not None:  # the tie model's parameter (ratings.api.ties)
-            out = replace(out, fit_info=replace(out.fit_info, ties=tie_table))
-        if soft and loaded.frame is not None and "score" in loaded.frame:  # counts of scores
-            forfeits = rows.model_counts()["forfeits"].to_numpy()
-            out = replace(out, counts=soft_counts(loaded.frame, data.models, forfeits))
-        elif soft and loaded.frame is not None and is_soft_table(loaded.frame):
-            forfeits = rows.model_counts()["forfeits"].to_numpy()
-            out = replace(out, counts=soft_table_counts(loaded.frame, data.models, forfeits))
+                       source=loaded if name == "bt" and not penalised else None)
+        if ties is not None:  # the tie model's parameter (ratings.api.ties)
+            out = replace(out, fit_info=replace(out.fit_info, ties=ties))
+        frame = loaded.frame
+        if bt.soft and frame is not None and ("score" in frame or is_soft_table(frame)):
+            forfeits = rows.model_counts()["forfeits"].to_numpy()  # counts of scores
+            counts = soft_counts if "score" in frame else soft_table_counts
+            out = replace(out, counts=counts(frame, data.models, forfeits))
         return out
 
 

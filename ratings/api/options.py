@@ -6,8 +6,8 @@ moved to (:data:`ratings.api.specs.LEGACY`), the flag each option's messages nam
 line (:func:`flags`, :func:`switches`: :data:`ratings.cli.flags.FLAGS`) and the fit's flags
 themselves (:func:`add_option`, used by :func:`ratings.cli.fitting.add_fit_options`), the
 list of options with their defaults and constraints in :func:`ratings.fit`'s docstring
-(:func:`document_options`) and the numeric checks (:func:`check_option`), which the specs
-(:mod:`ratings.api.specs`) run once when they are made.
+(:func:`document_options`) and the checks of numbers, switches and values (:func:`check_option`,
+:func:`check_spec`), which the specs (:mod:`ratings.api.specs`) run once when they are made.
 """
 
 from __future__ import annotations
@@ -15,11 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ratings.core.bounds import MAX_PENALTY, check_number
+from ratings.core.errors import option
 from ratings.models.style import TRANSFORMS
 
-__all__ = ["OPTIONS", "Option", "add_option", "check_option", "constraint", "document_options",
-           "flags", "legacy", "option_named", "switches"]  # fmt: skip
+__all__ = ["OPTIONS", "Option", "add_option", "check_option", "check_spec", "constraint",
+           "document_options", "flags", "legacy", "option_named", "switches"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -199,12 +202,29 @@ def constraint(o: Option) -> str | None:
     return None
 
 
-def check_option(name: str, value: object) -> float:
-    """``value`` checked against option ``name``'s bounds in :data:`OPTIONS` (a ValueError
-    naming the option, the value and the range); the number as a float, or an int."""
+def check_option(name: str, value: object) -> object:
+    """``value`` checked as option ``name`` is declared in :data:`OPTIONS` (a ValueError naming
+    the option, the value and what it accepts): a number against its bounds (returned as a
+    float, or an int), a switch's True or False (as a bool), anything else against its values."""
     o = option_named(name)
-    number = check_number(value, name, **(o.bounds or {}))
-    return int(number) if (o.bounds or {}).get("integer") else number
+    if o.bounds is not None:
+        number = check_number(value, name, **o.bounds)
+        return int(number) if o.bounds.get("integer") else number
+    if o.switch or o.values == (False, True):
+        if not isinstance(value, bool | np.bool_):
+            raise ValueError(f"{option(name)} must be True or False; got {value!r}.")
+        return bool(value)
+    if (o.values or o.choices) is not None and value not in (o.values or o.choices):
+        raise ValueError(f"{option(name)} must be {constraint(o)}; got {value!r}.")
+    return value
+
+
+def check_spec(spec: object) -> None:
+    """Check each field of ``spec`` the table declares with bounds, values or as a switch
+    (:func:`check_option`), keeping the checked value: what a spec runs when it is made."""
+    for o in OPTIONS:
+        if o.spec == type(spec).__name__ and (o.bounds or o.values or o.choices or o.switch):
+            object.__setattr__(spec, o.field, check_option(o.name, getattr(spec, o.field)))
 
 
 def option_line(o: Option) -> str:

@@ -19,7 +19,7 @@ from typing import Literal
 
 import numpy as np
 
-from ratings.api.options import check_option, legacy
+from ratings.api.options import check_spec, legacy, option_named
 from ratings.core.bounds import MAX_ANCHOR_RATING, check_number
 from ratings.core.errors import option
 from ratings.core.memory import MaxMemory, parse_size
@@ -51,16 +51,10 @@ __all__ = [
 ]
 
 #: Interval kinds by name; ``"cr1"`` is ``"sandwich-z"`` and ``"hc0"`` the sandwich per verdict.
-CI_KINDS = ("sandwich", "sandwich-z", "cr1", "hc0", "model", "bootstrap")
+CI_KINDS: tuple[str, ...] = option_named("ci").values
 CIKind = Literal["sandwich", "sandwich-z", "cr1", "hc0", "model", "bootstrap"]
 #: How ties enter a Bradley-Terry fit (:class:`BT`'s ``ties``).
-TIE_KINDS = ("half", "davidson", "rao-kupper")
-
-
-def _flag(value: object, name: str) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise ValueError(f"{option(name)} must be True or False; got {value!r}.")
-    return bool(value)
+TIE_KINDS: tuple[str, ...] = option_named("ties").choices
 
 
 @dataclass(frozen=True)
@@ -89,13 +83,8 @@ class BT:
     name = "bt"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "penalty", check_option("penalty", self.penalty))
+        check_spec(self)  # penalty, firth, ties and soft as the option table declares them
         check_firth_option(self.firth, penalty=self.penalty)
-        object.__setattr__(self, "firth", bool(self.firth))
-        if self.ties not in TIE_KINDS:
-            raise ValueError(f"{option('ties')} must be one of {', '.join(map(repr, TIE_KINDS))}"
-                             f"; got {self.ties!r}.")  # fmt: skip
-        object.__setattr__(self, "soft", _flag(self.soft, "soft"))
         if self.ties != "half" and (self.penalty or self.firth or self.soft):
             other = "soft" if self.soft else "firth" if self.firth else "penalty"
             why = ("soft outcomes are graded scores, which the tie models do not read (they "
@@ -130,8 +119,7 @@ class CrowdBT:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "prior", check_prior(self.prior))
-        object.__setattr__(self, "eta_known", _flag(self.eta_known, "eta_known"))
-        object.__setattr__(self, "fit_new_judges", _flag(self.fit_new_judges, "fit_new_judges"))
+        check_spec(self)
 
 
 @dataclass(frozen=True)
@@ -150,8 +138,7 @@ class Bootstrap:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "n", check_option("n_boot", self.n))
-        object.__setattr__(self, "seed", check_option("seed", self.seed))
+        check_spec(self)
 
 
 @dataclass(frozen=True)
@@ -179,9 +166,7 @@ class Read:
     format: object = None
 
     def __post_init__(self) -> None:
-        if self.errors not in ("raise", "report"):
-            raise ValueError(f"{option('errors')} must be 'raise' or 'report'; "
-                             f"got {self.errors!r}.")  # fmt: skip
+        check_spec(self)
         peer_format(self.format)  # an unknown format fails here
 
 
@@ -207,11 +192,7 @@ class Solver:
     max_memory: MaxMemory = None
 
     def __post_init__(self) -> None:
-        if self.engine not in ("auto", "numba", "numpy"):
-            raise ValueError(f"`engine` must be 'auto', 'numba' or 'numpy'; "
-                             f"got {self.engine!r}.")  # fmt: skip
-        check_option("tol", self.tol)
-        check_option("max_iter", self.max_iter)
+        check_spec(self)
         parse_size(self.max_memory)
 
 
@@ -305,15 +286,23 @@ LEGACY = legacy()
 _SPECS = {"BT": BT, "CrowdBT": CrowdBT, "Bootstrap": Bootstrap, "Read": Read, "Solver": Solver}
 
 
+def _spec_of(spec: object, cls: type, given: Mapping[str, object], argument: str, *args: object):
+    """``spec`` when it is a ``cls``, else a ``cls`` made with ``args`` and ``given`` (flat
+    keywords of its fields); a spec beside flat keywords is a ``TypeError`` naming
+    ``argument``."""
+    if not isinstance(spec, cls):
+        return cls(*args, **given)
+    if given:
+        raise TypeError(f"pass {sorted(given)} inside `{argument}=ratings.{cls.__name__}(...)`, "
+                        "not beside it.")  # fmt: skip
+    return spec
+
+
 def model_spec(model: object, given: Mapping[str, object]) -> BT | CrowdBT:
     """``model`` (``"bt"``, ``"crowd-bt"`` or a spec) as its spec, made with ``given`` (flat
     keywords of its fields); a spec beside flat keywords is a ``TypeError``."""
     if isinstance(model, BT | CrowdBT):
-        if given:
-            spec = type(model).__name__
-            raise TypeError(f"pass {sorted(given)} inside `model=ratings.{spec}(...)`, not "
-                            "beside it.")  # fmt: skip
-        return model
+        return _spec_of(model, type(model), given, "model")
     if model not in ("bt", "crowd-bt"):
         raise ValueError(f"{option('model')} must be 'bt', 'crowd-bt', ratings.BT(...) or "
                          f"ratings.CrowdBT(...); got {model!r}.")  # fmt: skip
@@ -391,17 +380,18 @@ def options_of(
     ...): each goes to its spec, with a :class:`DeprecationWarning` when ``warn``. Any other
     keyword is a ``TypeError`` naming it.
     """
-    from ratings.api.adjust import check_adjust_options, parse_adjust
+    from ratings.api.adjust import check_adjust_options
 
     legacy = dict(legacy or {})
     by_spec = legacy_specs(legacy, names=LEGACY, where="fit", options=_FIT_OPTIONS, warn=warn,
                            moved={"anchor_rating": "anchor=(NAME, RATING)"}, stacklevel=4)
-    # the bootstrap's and the model's options, given flat or as specs
-    boot_given = by_spec.pop("Bootstrap", {})
-    if isinstance(ci, Bootstrap):
-        boot, ci = ci, "bootstrap"
-    else:
-        boot = Bootstrap(**boot_given)
+    # each spec given as one, or made from its flat keywords
+    boot = _spec_of(ci, Bootstrap, by_spec.get("Bootstrap", {}), "ci")
+    ci = "bootstrap" if isinstance(ci, Bootstrap) else ci
+    read = _spec_of(read, Read, by_spec.get("Read", {}), "read")
+    solver = _spec_of(solver, Solver, by_spec.get("Solver", {}), "solver")
+    adjust = _spec_of(adjust, Adjust, by_spec.get("Adjust", {}), "adjust", adjust or ())
+    spec_model = model_spec(model, {**by_spec.get("BT", {}), **by_spec.get("CrowdBT", {})})
     if ci not in CI_KINDS:
         raise ValueError(f"{option('ci')} must be one of {list(CI_KINDS)} or "
                          f"ratings.Bootstrap(...); got {ci!r}.")  # fmt: skip
@@ -412,15 +402,6 @@ def options_of(
             raise ValueError(f"{option('ci', 'hc0')} is the sandwich per verdict; it does not "
                              f"go with {option('cluster', cluster)}.")  # fmt: skip
         ci, cluster = "sandwich", None
-    crowd_given = by_spec.pop("CrowdBT", {})
-    bt_given = by_spec.pop("BT", {})
-    spec_model = model_spec(model, {**bt_given, **crowd_given})
-    read = read if read is not None else Read(**by_spec.pop("Read", {}))
-    if "Read" in by_spec:
-        raise TypeError("pass reading options inside `read=ratings.Read(...)`, not beside it.")
-    solver = solver if solver is not None else Solver(**by_spec.pop("Solver", {}))
-    if "Solver" in by_spec:
-        raise TypeError("pass solver options inside `solver=ratings.Solver(...)`, not beside it.")
     check_level(level)
     rating = legacy.get("anchor_rating")
     if isinstance(anchor, Mapping):  # {"NAME": RATING}, the command line's NAME=RATING
@@ -434,27 +415,17 @@ def options_of(
         anchor, rating = parse_anchor(anchor)
     rating = 1000.0 if rating is None else check_number(
         rating, "anchor_rating", minimum=-MAX_ANCHOR_RATING, maximum=MAX_ANCHOR_RATING)
-    families = by_spec.pop("Adjust", {}).get("families")
-    if isinstance(adjust, Adjust):
-        if families is not None:
-            raise TypeError("pass `families` inside `adjust=ratings.Adjust(...)`, not beside it.")
-        effects, families = adjust.effects, adjust.families
-    else:
-        effects = parse_adjust(adjust)
-    if effects:
-        check_adjust_options(effects, families, ci=ci,
-                             penalty=spec_model.penalty if isinstance(spec_model, BT) else 0.0)
-        if isinstance(spec_model, BT):
-            check_firth_option(spec_model.firth, adjust=effects)
-    if style is not None and not isinstance(style, Style):
-        style = Style(style) if style else None
-    if style is not None:
+    penalty, firth = getattr(spec_model, "penalty", 0.0), getattr(spec_model, "firth", False)
+    if adjust.effects:
+        check_adjust_options(adjust.effects, adjust.families, ci=ci, penalty=penalty)
+        check_firth_option(firth, adjust=adjust.effects)
+    style = style if isinstance(style, Style) or not style else Style(style)
+    if style:
         from ratings.api.style import check_style_options
 
-        check_style_options(style.features, ci=ci, adjust=effects, ridge=style.ridge,
-                            penalty=spec_model.penalty if isinstance(spec_model, BT) else 0.0,
-                            firth=isinstance(spec_model, BT) and spec_model.firth)
+        check_style_options(style.features, ci=ci, adjust=adjust.effects, ridge=style.ridge,
+                            penalty=penalty, firth=firth)  # fmt: skip
     return FitOptions(model=spec_model, ci=ci, bootstrap=boot, anchor=anchor,
                       rating=float(rating), scope=scope, cluster=cluster, level=float(level),
-                      read=read, adjust=effects, families=families, solver=solver,
-                      style=style)  # fmt: skip
+                      read=read, adjust=adjust.effects, families=adjust.families, solver=solver,
+                      style=style or None)  # fmt: skip

@@ -88,35 +88,18 @@ def cluster_arg(args: argparse.Namespace) -> str | None:
 
 def fit_options(args: argparse.Namespace, model: str | None = None):
     """The fit's options given on the command line, as :class:`~ratings.api.specs.FitOptions`:
-    built and checked once, before any data is read."""
-    from ratings.api.specs import BT, Adjust, Bootstrap, CrowdBT, Solver, Style, options_of
-    from ratings.models.firth import check_firth_option
+    built and checked once, before any data is read. The model's flags go to its spec by the
+    option table (:mod:`ratings.api.options`); a Crowd-BT flag implies ``--model crowd-bt``."""
+    from ratings.api.options import OPTIONS
+    from ratings.api.specs import Adjust, Bootstrap, Solver, Style, model_spec, options_of
 
-    penalty, firth = getattr(args, "penalty", 0.0), getattr(args, "firth", False)
-    crowd_only = args.judge_quality or args.fit_new_judges  # these imply Crowd-BT
-    implied = crowd_only or args.eta_known or args.prior.lower() != "default"
+    read = {"prior": _prior_arg, "judge_quality": quality_arg}
+    given = [(o, read.get(o.name, lambda v: v)(getattr(args, o.name))) for o in OPTIONS
+             if o.spec in ("BT", "CrowdBT") and hasattr(args, o.name)]  # fmt: skip
+    given = [(o, v) for o, v in given if v != o.default]
+    implied = any(o.spec == "CrowdBT" for o, _ in given)
     model = model or args.model or ("crowd-bt" if implied else "bt")
-    if crowd_only and model == "bt":
-        flag = "--judge-quality" if args.judge_quality else "--fit-new-judges"
-        raise ValueError(f"`{flag}` sets Crowd-BT judge qualities; it does not go with "
-                         "`--model bt` (drop one of them).")  # fmt: skip
-    tie_kind = getattr(args, "ties", "half")
-    if model != "bt" and tie_kind != "half":
-        raise ValueError(f"`--ties {tie_kind}` is a Bradley-Terry tie model; Crowd-BT keeps ties "
-                         "out of its likelihood, so it does not go with `--model crowd-bt` or "
-                         "the Crowd-BT judge-quality options (drop one of them).")  # fmt: skip
-    if model == "bt":
-        if args.eta_known or args.prior.lower() != "default":
-            flag = "--eta-known" if args.eta_known else "--prior"
-            raise ValueError(f"`{flag}` is only available with `--model crowd-bt`.")
-        spec = BT(penalty=penalty, firth=firth, ties=tie_kind,
-                  soft=getattr(args, "soft", False))
-    else:
-        if penalty:
-            raise ValueError("`--penalty` is only available with `--model bt`.")
-        check_firth_option(firth, model=model)
-        spec = CrowdBT(prior=_prior_arg(args.prior), judge_quality=quality_arg(args.judge_quality),
-                       eta_known=args.eta_known, fit_new_judges=args.fit_new_judges)
+    spec = model_spec(model, {o.field: v for o, v in given})
     boot = Bootstrap(n=args.n_boot, seed=args.seed)  # checked whether or not it is used
     ci = boot if args.ci == "bootstrap" else args.ci
     effects = getattr(args, "adjust", None)
