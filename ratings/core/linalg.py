@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from ratings.core.threads import one_blas_thread
+
 __all__ = ["LAPACK_FROM", "block", "embed", "inverse_pd", "mirror_upper", "solve_pd"]
 
 
@@ -21,7 +23,8 @@ def solve_pd(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float
     if h.shape[0] >= LAPACK_FROM:
         from scipy.linalg import cho_factor, cho_solve
 
-        return cho_solve(cho_factor(h, check_finite=False), g, check_finite=False)
+        with one_blas_thread():  # scipy's own OpenBLAS, perhaps loaded just now
+            return cho_solve(cho_factor(h, check_finite=False), g, check_finite=False)
     np.linalg.cholesky(h)  # positive definite?
     return np.linalg.solve(h, g)
 
@@ -39,9 +42,10 @@ def inverse_pd(h: NDArray[np.float64]) -> NDArray[np.float64]:
     from scipy.linalg.lapack import dpotrf, dpotri
 
     # Fortran order without a copy: h is symmetric, so h.T holds the same matrix.
-    factor, info = dpotrf(h.T, lower=False, clean=True)  # clean: zeros below the diagonal
-    if info == 0:
-        inv, info = dpotri(factor, lower=False, overwrite_c=True)  # fills the upper triangle
+    with one_blas_thread():
+        factor, info = dpotrf(h.T, lower=False, clean=True)  # clean: zeros below the diagonal
+        if info == 0:
+            inv, info = dpotri(factor, lower=False, overwrite_c=True)  # fills the upper part
     if info != 0:
         raise np.linalg.LinAlgError("matrix is not positive definite")
     return mirror_upper(inv)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -89,11 +90,14 @@ def one_blas_thread():
     on one thread.
     """
     global _BLAS
-    if _BLAS is None:
+    # a controller knows the BLAS libraries loaded when it was made: scipy.linalg brings its
+    # own OpenBLAS (the fit imports it from 250 parameters), so look again once it is loaded
+    scipy_loaded = "scipy.linalg" in sys.modules
+    if _BLAS is None or _BLAS[0] != scipy_loaded:
         from threadpoolctl import ThreadpoolController
 
-        _BLAS = ThreadpoolController()
-    return _BLAS.select(user_api="blas").limit(limits=1)
+        _BLAS = (scipy_loaded, ThreadpoolController())
+    return _BLAS[1].select(user_api="blas").limit(limits=1)
 
 
 def row_blocks(n: int, parts: int, align: int = ROW_ALIGN) -> list[tuple[int, int]]:

@@ -60,12 +60,25 @@ def _xlogy0(y: np.ndarray, logp: np.ndarray) -> np.ndarray:
 
 
 def bt_row_terms(theta, ii, jj, wi, wj, tt, with_meat=True):
+    # as the kernel: one exp and one log1p per row, e = exp(-|d|), sigma(|d|) = 1 / (1 + e),
+    # log sigma(+-d) = min(+-d, 0) - log1p(e) (finite, so 0 log 0 never arises)
     d = theta[ii] - theta[jj]
-    yi, yj, n = wi + 0.5 * tt, wj + 0.5 * tt, wi + wj + tt
-    p, q = expit(d), expit(-d)
-    nll = -np.sum(_xlogy0(yi, log_expit(d)) + _xlogy0(yj, log_expit(-d)))
-    meat = wi * q**2 + wj * p**2 + tt * (0.5 - p) ** 2 if with_meat else np.zeros(0)
-    return float(nll), yi - n * p, n * p * q, meat
+    e = np.exp(-np.abs(d))
+    big = 1.0 / (1.0 + e)
+    small = e * big
+    p = np.where(d > 0.0, big, small)  # P(i beats j)
+    yi, yj = wi + 0.5 * tt, wj + 0.5 * tt
+    n = yi + yj
+    l1p = np.log1p(e)
+    nll = -(yi @ (np.minimum(d, 0.0) - l1p) + yj @ (np.minimum(-d, 0.0) - l1p))
+    if with_meat:
+        q = np.where(d > 0.0, small, big)
+        meat = wi * q**2 + wj * p**2 + tt * (0.5 - p) ** 2
+    else:
+        meat = np.zeros(0)
+    small *= big
+    small *= n
+    return float(nll), yi - n * p, small, meat
 
 
 def _scatter(shape, rows, cols, w):
@@ -75,11 +88,17 @@ def _scatter(shape, rows, cols, w):
 
 
 def laplacian(n_items, ii, jj, weight):
-    # sum_r w_r (e_i - e_j)(e_i - e_j)^T: +w on (i, i), (j, j) and -w on (i, j), (j, i)
-    rows = np.concatenate([ii, jj, ii, jj])
-    cols = np.concatenate([ii, jj, jj, ii])
-    return _scatter((n_items, n_items), rows, cols,
-                    np.concatenate([weight, weight, -weight, -weight]))
+    # sum_r w_r (e_i - e_j)(e_i - e_j)^T: the weights summed into (i, j) once, then
+    # -(A + A^T) off the diagonal and each item's total weight on it
+    cell = ii.astype(np.int64)
+    cell *= n_items
+    cell += jj
+    a = np.bincount(cell, weight, n_items * n_items).reshape(n_items, n_items)
+    out = a + a.T
+    np.negative(out, out=out)
+    out.flat[:: n_items + 1] += (np.bincount(ii, weight, n_items)
+                                 + np.bincount(jj, weight, n_items))  # fmt: skip
+    return out
 
 
 def scatter_diff(n_items, ii, jj, weight):
@@ -233,11 +252,19 @@ def _sorted_cells(cell):
 
 
 def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
-    key = (judge * n_models + ii) * n_models + jj
-    uniq, code = np.unique(key, return_inverse=True)
-    r = uniq.size
+    # a dense table of the (judge, i, j) keys when it is small next to the rows, else a sort
+    key = (judge.astype(np.int64) * n_models + ii) * n_models + jj
+    space = n_judges * n_models * n_models
+    if space <= max(2 * key.size, 1 << 20):
+        seen = np.zeros(space, dtype=bool)
+        seen[key] = True
+        uniq = np.flatnonzero(seen)
+        sums = [np.bincount(key, w, space)[uniq] for w in (wi, wj, tt)]
+    else:
+        uniq, code = np.unique(key, return_inverse=True)
+        sums = [np.bincount(code, w, uniq.size) for w in (wi, wj, tt)]
     return (uniq // (n_models * n_models), (uniq // n_models) % n_models, uniq % n_models,
-            np.bincount(code, wi, r), np.bincount(code, wj, r), np.bincount(code, tt, r))
+            *sums)
 
 
 def count_rows(model_a, model_b, model_a_map, model_b_map, judge, cluster, wins_a, wins_b, ties,

@@ -15,7 +15,7 @@ from ratings.models.newton import newton
 
 NONE, NO_SLOT = np.zeros(0), np.zeros(0, dtype=np.int64)
 
-__all__ = ["NONE", "NO_SLOT", "BTFit", "fit_bt", "penalised_terms", "start"]
+__all__ = ["NONE", "NO_SLOT", "BTFit", "fit_bt", "jacobi_step", "penalised_terms", "start"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,6 +61,28 @@ def start(data: Comparisons) -> NDArray[np.float64]:
     return np.log((wins + 0.5 * ties + 0.5) / (losses + 0.5 * ties + 0.5))
 
 
+def jacobi_step(theta: NDArray[np.float64], rows: Comparisons, k) -> NDArray[np.float64]:
+    """``theta`` moved along the Jacobi direction (each strength's own Newton step, the
+    Hessian's diagonal D: s = D^-1 g) by the step length that minimises the local quadratic
+    model along it, (g . s) / (s' H s), H's form summed over the rows (no M x M matrix).
+
+    One pass over the rows; on the benchmark boards it takes the log-ratio start most of the
+    way to the estimate (the error falls about fourfold), saving one of Newton's steps (a pass
+    and an M x M factorisation). The line minimisation keeps the step short where the plain
+    Jacobi step overshoots (a board of models each against one baseline: the baseline and its
+    opponents would each correct the same difference)."""
+    m, ii, jj = rows.n_models, rows.ii, rows.jj
+    _, score, info, _ = k.bt_row_terms(theta, ii, jj, rows.wi, rows.wj, rows.tt, False)
+    diag = np.bincount(ii, info, m) + np.bincount(jj, info, m)
+    grad = k.scatter_diff(m, ii, jj, score)  # minus the negative log-likelihood's gradient
+    s = np.divide(grad, diag, out=np.zeros(m), where=diag > 0.0)
+    ds = s[ii] - s[jj]
+    curvature = float(info @ (ds * ds))
+    if not curvature > 0.0:
+        return theta
+    return theta + min(float(grad @ s) / curvature, 1.0) * s
+
+
 def fit_bt(
     data: Comparisons,
     *,
@@ -75,9 +97,9 @@ def fit_bt(
 
     P(i beats j) = sigma(theta_i - theta_j); a tie is one observation with outcome 1/2. The
     reference model ``ref`` is pinned at 0 and removed from the optimisation. Newton's method with
-    backtracking converges quadratically from :func:`start` (or ``theta0``); it stops when the
-    largest step, or the next one as the quadratic rate predicts it, is below ``tol`` (1e-10 by
-    default, so repeated fits agree far below 1e-8).
+    backtracking converges quadratically from :func:`start` moved by :func:`jacobi_step` (or
+    ``theta0``); it stops when the largest step, or the next one as the quadratic rate predicts
+    it, is below ``tol`` (1e-10 by default, so repeated fits agree far below 1e-8).
 
     Callers must first check existence (:func:`ratings.models.existence.check_identifiable`) unless
     ``penalty > 0``.
@@ -86,7 +108,8 @@ def fit_bt(
     m = data.n_models
     free = np.delete(np.arange(m), ref)
     rows = data.collapsed(engine=engine)  # same likelihood, one row per (judge, i, j)
-    x0 = start(rows) if theta0 is None else np.asarray(theta0, dtype=np.float64)
+    x0 = jacobi_step(start(rows), rows, k) if theta0 is None else \
+        np.asarray(theta0, dtype=np.float64)
     x0 = x0 - x0[ref]
     res = newton(
         lambda th: penalised_terms(th, rows, penalty, k), x0, free,
