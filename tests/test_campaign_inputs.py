@@ -245,7 +245,7 @@ def test_judge_quality_implies_crowd_bt(tmp_path, capsys):
     assert main(["fit", str(path), "--judge-quality", str(quality)]) == 0
     assert "Ratings (Crowd-BT)" in capsys.readouterr().out
     assert main(["fit", str(path), "--judge-quality", str(quality), "--model", "bt"]) == 2
-    assert "does not go with `--model bt`" in capsys.readouterr().err
+    assert "`--judge-quality` is only available with `--model crowd-bt`" in capsys.readouterr().err
 
 
 def test_combine_headline_has_no_likelihood_and_notes_name_their_scope(tmp_path, capsys):
