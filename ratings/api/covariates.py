@@ -27,10 +27,10 @@ import pandas as pd
 from ratings.api.adjust import checked_families, identified_plan
 from ratings.api.loading import LoadedLog
 from ratings.api.results import labelled
-from ratings.api.ties import tie_start, with_ties
+from ratings.api.ties import design_tie_table, tie_start
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.slots import slot_counts
-from ratings.data.soft import is_graded, soft_counts, soft_weights
+from ratings.data.soft import is_graded, soft_weights
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.covariates import (
     DesignFit,
@@ -158,16 +158,10 @@ def fit_covariates(loaded: LoadedLog, covariates: Covariates, *, model: str = "b
                    inference=fit.inference, crowd=summary,
                    judges=_judges(fit, data, level, df) if model == "crowd-bt" else None)
     kind = ties if family is not None else "bt-soft" if soft else model
-    out = labelled(est, data, model=kind, ci=ci, level=level,
-                   scope=loaded.scope, n_rejected=loaded.n_rejected, anchor=anchor,
-                   rating=rating, df=None if styled else df, style=table,
-                   judge_effects=effects)  # fmt: skip
-    if soft and "score" in frame.columns:  # counts of scores (ratings.data.soft)
-        forfeits = collapsed.model_counts()["forfeits"].to_numpy()
-        out = replace(out, counts=soft_counts(frame, data.models, forfeits))
-    return with_ties(out, fit.params, fit.cov, fit.inference,
-                     None if ties == "half" else tie_family(ties), collapsed, level=level,
-                     at=fit.params.size - 1, df=df, stacklevel=4)  # fmt: skip
+    return labelled(est, loaded, model=kind, ci=ci, level=level, anchor=anchor, rating=rating,
+                    soft=soft, df=None if styled else df, style=table, judge_effects=effects,
+                    ties=design_tie_table(fit, ties, family, level=level, df=df,
+                                          stacklevel=4))  # fmt: skip
 
 
 def _soft_slots(slots, score: np.ndarray):

@@ -35,7 +35,7 @@ from ratings.api.specs import (
     parse_anchor,
 )
 from ratings.api.style import check_style_columns, style_columns
-from ratings.api.ties import no_ties_table, not_identified, tie_refit, tie_start, tie_table
+from ratings.api.ties import not_identified, tie_refit, tie_start, tie_table
 from ratings.core.errors import (
     NonIdentifiableError,
     close_matches,
@@ -44,7 +44,7 @@ from ratings.core.errors import (
 from ratings.core.memory import check_memory, fit_memory, limit_scope
 from ratings.core.threads import one_blas_thread
 from ratings.data.comparisons import Comparisons
-from ratings.data.soft import check_soft_bootstrap, is_soft_table, soft_counts, soft_table_counts
+from ratings.data.soft import check_soft_bootstrap
 from ratings.inference import bt_inference
 from ratings.inference.builder import Scores, build, row_scores_of
 from ratings.inference.covariance import inverse_free
@@ -272,7 +272,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
             est, ties = _estimate(data, family, rows=rows, penalty=bt.penalty, firth=bt.firth,
                                   **opts)  # fmt: skip
             if bt.ties != "half" and not tied:  # no ties: the tie model's boundary, plain BT
-                ties = no_ties_table(family_of(bt.ties), level=level, stacklevel=4)
+                ties = tie_table(family_of(bt.ties), -np.inf, level=level, stacklevel=4)
             if penalised:  # ratings the penalty alone makes finite: open intervals
                 from ratings.models.separation import flag_unbounded, warn_unbounded
 
@@ -291,19 +291,11 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         if ci != "model":  # the model-based variance where the sandwich collapsed
             cov, inference, model_based = fill_collapsed(est, data.models, ci, stacklevel=4)
             est = replace(est, cov=cov, inference=inference)
-        out = labelled(est, data, model=name, ci=ci, level=level, scope=scope,
-                       n_rejected=loaded.n_rejected, anchor=anchor, rating=options.rating,
-                       penalty=bt.penalty, firth=bt.firth, model_based=model_based,
-                       # refits (fragility) redo this maximum likelihood fit
-                       source=loaded if name == "bt" and not penalised else None)
-        if ties is not None:  # the tie model's parameter (ratings.api.ties)
-            out = replace(out, fit_info=replace(out.fit_info, ties=ties))
-        frame = loaded.frame
-        if bt.soft and frame is not None and ("score" in frame or is_soft_table(frame)):
-            forfeits = rows.model_counts()["forfeits"].to_numpy()  # counts of scores
-            counts = soft_counts if "score" in frame else soft_table_counts
-            out = replace(out, counts=counts(frame, data.models, forfeits))
-        return out
+        return labelled(est, loaded, model=name, ci=ci, level=level, anchor=anchor,
+                        rating=options.rating, soft=bt.soft, penalty=bt.penalty,
+                        firth=bt.firth, model_based=model_based, ties=ties,
+                        # refits (fragility) redo this maximum likelihood fit
+                        source=loaded if name == "bt" and not penalised else None)
 
 
 def _check_style_source(verdicts, style: tuple[str, ...], columns, format=None) -> None:

@@ -21,15 +21,9 @@ from numpy.typing import NDArray
 from ratings.core.errors import DataWarning, DegenerateBoardError, NonIdentifiableError, option
 from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
-from ratings.models.ties import TieFamily, TieFit, fit_ties
+from ratings.models.ties import TieFamily, TieFit, family_of, fit_ties
 
-__all__ = ["TIE_COLUMNS", "no_ties_table", "not_identified", "tie_refit", "tie_start",
-           "tie_table", "with_ties"]
-
-#: Columns of ``Ratings.ties``.
-TIE_COLUMNS = ("estimate", "lower", "upper", "se", "p_tie_equal", "p_tie_lower", "p_tie_upper",
-               "phi", "se_phi", "bias_phi", "df", "scale", "model")  # fmt: skip
-
+__all__ = ["design_tie_table", "not_identified", "tie_refit", "tie_start", "tie_table"]
 
 def tie_start(rows: Comparisons, family: TieFamily, *, ref: int, engine, tol: float = 1e-8,
               max_iter: int = 200) -> TieFit:  # fmt: skip
@@ -50,24 +44,19 @@ def tie_start(rows: Comparisons, family: TieFamily, *, ref: int, engine, tol: fl
             "verdict is a tie). Fit with ties as half wins.") from None  # fmt: skip
 
 
-def with_ties(out, params: NDArray[np.float64], cov: NDArray[np.float64], inference,
-              family: TieFamily | None, rows: Comparisons, *, level: float, at: int,
-              df: float | None = None, stacklevel: int = 2):  # fmt: skip
-    """``out`` (a :class:`~ratings.result.Ratings` of a fit with covariates) with the tie
-    parameter's table: parameter ``at`` of ``params`` and ``cov`` (the last; its quantile from
-    ``inference``'s df, else ``df``'s, else normal), or, on a log
-    without ties, the boundary's (:func:`no_ties_table`). ``out`` as it is without a tie
-    model (``family`` None)."""
-    from dataclasses import replace
-
+def design_tie_table(fit, ties: str, family: TieFamily | None, *, level: float,
+                     df: float | None = None, stacklevel: int = 2) -> pd.DataFrame | None:
+    """The tie table of a fit with covariates (:class:`~ratings.models.covariates.DesignFit`)
+    asked for tie model ``ties``: its parameter is the design's last (its quantile from the
+    fit's df, else ``df``'s, else normal); ``family`` None where the log has no ties, the
+    boundary's table (:func:`tie_table`). None for ties as half wins."""
+    if ties == "half":
+        return None
     if family is None:
-        return out
-    if rows.tt.sum() == 0:
-        table = no_ties_table(family, level=level, stacklevel=stacklevel + 1)
-    else:
-        table = tie_table(family, float(params[at]), float(cov[at, at]), level=level,
-                          inference=inference, m=at, df=np.nan if df is None else df)
-    return replace(out, fit_info=replace(out.fit_info, ties=table))
+        return tie_table(family_of(ties), -np.inf, level=level, stacklevel=stacklevel + 1)
+    at = fit.params.size - 1
+    return tie_table(family, float(fit.params[at]), float(fit.cov[at, at]), level=level,
+                     inference=fit.inference, m=at, df=np.nan if df is None else df)
 
 
 def tie_refit(sample: Comparisons, family, ref, max_iter, engine, x0) -> tuple:
@@ -83,9 +72,10 @@ def tie_refit(sample: Comparisons, family, ref, max_iter, engine, x0) -> tuple:
     return fit.theta, fit.phi
 
 
-def tie_table(family: TieFamily, phi: float, var_phi: float, *, level: float, inference=None,
-              draws: NDArray[np.float64] | None = None, m: int = 0,
-              df: float = np.nan, bias: float = 0.0) -> pd.DataFrame:  # fmt: skip
+def tie_table(family: TieFamily, phi: float, var_phi: float = np.nan, *, level: float,
+              inference=None, draws: NDArray[np.float64] | None = None, m: int = 0,
+              df: float = np.nan, bias: float = 0.0,
+              stacklevel: int = 2) -> pd.DataFrame:  # fmt: skip
     """``Ratings.ties``: the tie parameter (``nu`` or ``theta``) with its interval, from an
     interval on the unbounded scale phi (a t quantile with the CR2 degrees of freedom of the
     contrast e_phi when clustered, else ``df``'s or normal; bootstrap percentiles from
@@ -93,43 +83,37 @@ def tie_table(family: TieFamily, phi: float, var_phi: float, *, level: float, in
     models with its interval. The analytic interval is centred on the bias-reduced phi - ``bias``
     (``bias_phi``: the MLE's first-order bias, :func:`ratings.inference.tie_bias.phi_bias`;
     Cox & Snell 1968, Firth 1993); ``estimate`` and ``phi`` stay the maximum-likelihood
-    estimate, the likelihood's."""
-    se_phi = float(np.sqrt(max(var_phi, 0.0)))
-    df = float(df)
-    if inference is not None:
-        c = np.zeros((1, m + 1))
-        c[0, m] = 1.0
-        df = float(inference.df(c)[0])
-    if draws is not None and draws.size:
-        lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
+    estimate, the likelihood's. ``phi = -inf`` is a log without ties: the boundary nu = 0 /
+    theta = 1, where the model is plain Bradley-Terry, with the :class:`DataWarning` that says
+    so."""
+    if phi == -np.inf:
+        warnings.warn(f"The log has no ties: the {family.name} model's tie parameter is at its "
+                      f"boundary ({family.parameter} = {float(family.value(phi)):g}, no ties), "
+                      "where the model is plain Bradley-Terry; that is the fit returned.",
+                      DataWarning, stacklevel=stacklevel + 1)  # fmt: skip
+        lo = hi = phi
+        se_phi = df = bias = np.nan
     else:
-        q = critical_value(level, df if np.isfinite(df) else None)
-        centre = phi - bias
-        lo, hi = centre - q * se_phi, centre + q * se_phi
-    value = float(family.value(phi))
-    row = {"estimate": value, "lower": float(family.value(lo)), "upper": float(family.value(hi)),
-           "se": float(np.exp(phi)) * se_phi,  # d value / d phi = e^phi for both scales
+        se_phi, df = float(np.sqrt(max(var_phi, 0.0))), float(df)
+        if inference is not None:
+            c = np.zeros((1, m + 1))
+            c[0, m] = 1.0
+            df = float(inference.df(c)[0])
+        if draws is not None and draws.size:
+            lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
+        else:
+            q = critical_value(level, df if np.isfinite(df) else None)
+            lo, hi = phi - bias - q * se_phi, phi - bias + q * se_phi
+    row = {"estimate": float(family.value(phi)), "lower": float(family.value(lo)),
+           "upper": float(family.value(hi)),
+           # d value / d phi = e^phi for both scales; zero at the boundary
+           "se": float(np.exp(phi)) * se_phi if np.isfinite(phi) else 0.0,
            "p_tie_equal": float(family.tie_at_equal(phi)),
            "p_tie_lower": float(family.tie_at_equal(lo)),
            "p_tie_upper": float(family.tie_at_equal(hi)),
            "phi": phi, "se_phi": se_phi, "bias_phi": float(bias), "df": df,
-           "scale": family.scale, "model": family.name}
-    out = pd.DataFrame([row], index=pd.Index([family.parameter], name="parameter"))
-    out.attrs["level"] = level
-    return out
-
-
-def no_ties_table(family: TieFamily, *, level: float, stacklevel: int = 2) -> pd.DataFrame:
-    """The table of a log without ties (the boundary nu = 0 / theta = 1: plain Bradley-Terry),
-    with the :class:`DataWarning` that says so."""
-    warnings.warn(f"The log has no ties: the {family.name} model's tie parameter is at its "
-                  f"boundary ({family.parameter} = {float(family.value(-np.inf)):g}, no ties), "
-                  "where the model is plain Bradley-Terry; that is the fit returned.",
-                  DataWarning, stacklevel=stacklevel + 1)  # fmt: skip
-    value = float(family.value(-np.inf))
-    row = {"estimate": value, "lower": value, "upper": value, "se": 0.0, "p_tie_equal": 0.0,
-           "p_tie_lower": 0.0, "p_tie_upper": 0.0, "phi": -np.inf, "se_phi": np.nan,
-           "bias_phi": np.nan, "df": np.nan, "scale": family.scale, "model": "bt (no ties)"}
+           "scale": family.scale,
+           "model": family.name if np.isfinite(phi) else "bt (no ties)"}  # fmt: skip
     out = pd.DataFrame([row], index=pd.Index([family.parameter], name="parameter"))
     out.attrs["level"] = level
     return out
