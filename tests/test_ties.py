@@ -448,3 +448,16 @@ def test_tie_families_plug_into_the_family_interface():
             assert isinstance(got, RowTerms)
             for g, w in zip(got, want, strict=True):
                 np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+def test_compare_ties_reads_the_log_as_fit_does(tmp_path):
+    """``read=`` (columns, format) reaches the reading of the log: the fits equal
+    :func:`ratings.fit`'s of the same file."""
+    log = football(clusters=38).rename(columns={"model_a": "home"})
+    path = tmp_path / "log.txt"
+    log.to_json(path, orient="records", lines=True)
+    read = ratings.Read(columns={"home": "model_a"}, format="jsonl")
+    c = ratings.compare_ties(path, read=read)
+    for kind, r in c.fits.items():
+        expected = ratings.fit(path, model=ratings.BT(ties=kind), read=read)
+        pd.testing.assert_series_equal(r.elo, expected.elo.reindex(r.models), rtol=1e-12)

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ratings.api.fitting import Source, fit
-from ratings.api.loading import load_comparisons
-from ratings.api.specs import BT, TIE_KINDS
+from ratings.api.loading import load_log
+from ratings.api.specs import BT, TIE_KINDS, Read
 from ratings.models.ties import family_of
 from ratings.result import Ratings, format_table
 
@@ -96,11 +96,10 @@ def compare_ties(verdicts: Source, *, bins: int = 5, **options) -> TieComparison
         raise TypeError("compare_ties fits its own models; pass the other options only.")
     if int(bins) != bins or bins < 1:
         raise ValueError(f"`bins` must be a positive integer; got {bins!r}.")
-    load = {k: options[k] for k in ("scope", "cluster") if k in options}
-    read = options.get("read")
-    if read is not None:
-        load.update(columns=read.columns, winner_map=read.winner_map, errors=read.errors)
-    data = load_comparisons(verdicts, **load).data
+    read = options.get("read") or Read()
+    data = load_log(verdicts, scope=options.get("scope"), cluster=options.get("cluster", "auto"),
+                    errors=read.errors, columns=read.columns, winner_map=read.winner_map,
+                    format=read.format).data  # fmt: skip
     # the log is aggregated once, its clusters fixed: the fits take the Comparisons as they are
     rest = {k: v for k, v in options.items() if k not in ("scope", "cluster", "read")}
     fits = {kind: fit(data, model=BT(ties=kind), **rest) for kind in TIE_KINDS}

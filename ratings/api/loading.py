@@ -174,20 +174,11 @@ def load_log(
                      n_rejected=len(log.rejected), scope=scope)  # fmt: skip
 
 
-def load_comparisons(
-    verdicts: Source,
-    *,
-    scope: str | None = None,
-    cluster: str | None = "auto",
-    errors: Literal["raise", "report"] = "raise",
-    columns: Mapping[str, str] | None = None,
-    winner_map: Mapping[object, str] | None = None,
-    engine: Engine = "auto",
-) -> LoadedComparisons:
-    """Read (if needed), select the scope and aggregate: the data, the number of rejected
-    rows and the scope fitted (:func:`load_log` also keeps the rows as read)."""
-    loaded = load_log(verdicts, scope=scope, cluster=cluster, errors=errors, columns=columns,
-                      winner_map=winner_map, engine=engine)  # fmt: skip
+def load_comparisons(verdicts: Source, **options) -> LoadedComparisons:
+    """Read (if needed), select the scope and aggregate (``options`` as :func:`load_log`'s):
+    the data, the number of rejected rows and the scope fitted (:func:`load_log` also keeps
+    the rows as read)."""
+    loaded = load_log(verdicts, **options)
     return LoadedComparisons(data=loaded.data, n_rejected=loaded.n_rejected,
                              scope=loaded.scope)  # fmt: skip
 
