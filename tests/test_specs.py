@@ -82,9 +82,20 @@ def test_flat_keywords_still_work_with_a_warning(log, legacy, spec):
     np.testing.assert_array_equal(old.elo, new.elo)
 
 
-def test_a_spec_and_its_flat_keyword_together_are_an_error(log):
-    with pytest.warns(DeprecationWarning), pytest.raises(TypeError, match="inside `model="):
-        ratings.fit(log, model=ratings.BT(), penalty=0.1)
+@pytest.mark.parametrize("given, flat, inside", [
+    ({"model": ratings.BT()}, {"penalty": 0.1}, r"\['penalty'\] inside `model=ratings\.BT"),
+    ({"ci": ratings.Bootstrap(n=20)}, {"n_boot": 50, "seed": 3},
+     r"\['n', 'seed'\] inside `ci=ratings\.Bootstrap"),
+    ({"read": ratings.Read()}, {"errors": "report"}, r"\['errors'\] inside `read=ratings\.Read"),
+    ({"solver": ratings.Solver()}, {"tol": 1e-8}, r"\['tol'\] inside `solver=ratings\.Solver"),
+    ({"adjust": ratings.Adjust("position")}, {"families": {"x": "a"}},
+     r"\['families'\] inside `adjust=ratings\.Adjust"),
+])  # fmt: skip
+def test_a_spec_and_its_flat_keyword_together_are_an_error(log, given, flat, inside):
+    """A spec beside the flat keywords it replaces is refused, naming them, never one of the
+    two silently dropped (the bootstrap's ``n_boot=`` and ``seed=`` were)."""
+    with pytest.warns(DeprecationWarning), pytest.raises(TypeError, match=inside):
+        ratings.fit(log, **given, **flat)
 
 
 def test_the_parts_read_through(log):

@@ -162,7 +162,8 @@ def fit(
         ``judge_quality``, ``eta_known``, ``fit_new_judges``, ``n_boot``, ``seed``,
         ``anchor_rating``, ``columns``, ``winner_map``, ``errors``, ``families``, ``engine``,
         ``tol``, ``max_iter``, ``max_memory``) still work, with a :class:`DeprecationWarning`;
-        any other keyword is a ``TypeError``.
+        any other keyword is a ``TypeError``, and so is a flat keyword beside the spec that
+        holds it (``ci=ratings.Bootstrap(...)`` with ``n_boot=``).
 
     Returns
     -------
