@@ -19,7 +19,7 @@ from typing import Literal
 
 import numpy as np
 
-from ratings.api.options import check_spec, legacy, option_named
+from ratings.api.options import check_option, check_spec, legacy, option_named
 from ratings.core.bounds import MAX_ANCHOR_RATING, check_number
 from ratings.core.errors import option
 from ratings.core.memory import MaxMemory, parse_size
@@ -73,7 +73,7 @@ class BT:
         Rao & Kupper (1967); see :mod:`ratings.models.ties`.
     soft : bool, default=False
         Read ``winner`` as A's score in [0, 1] (fractional values allowed; 1, 0 and 1/2 as A,
-        B and a tie) and fit the Bernoulli quasi-likelihood (see :mod:`ratings.api.soft`).
+        B and a tie) and fit the Bernoulli quasi-likelihood (see :mod:`ratings.data.soft`).
     """
 
     penalty: float = 0.0
@@ -283,7 +283,6 @@ class FitOptions:
 #: Flat keywords of earlier releases -> (the spec that holds them, its field), from the
 #: option table (:mod:`ratings.api.options`).
 LEGACY = legacy()
-_SPECS = {"BT": BT, "CrowdBT": CrowdBT, "Bootstrap": Bootstrap, "Read": Read, "Solver": Solver}
 
 
 def _spec_of(spec: object, cls: type, given: Mapping[str, object], argument: str, *args: object):
@@ -303,9 +302,7 @@ def model_spec(model: object, given: Mapping[str, object]) -> BT | CrowdBT:
     keywords of its fields); a spec beside flat keywords is a ``TypeError``."""
     if isinstance(model, BT | CrowdBT):
         return _spec_of(model, type(model), given, "model")
-    if model not in ("bt", "crowd-bt"):
-        raise ValueError(f"{option('model')} must be 'bt', 'crowd-bt', ratings.BT(...) or "
-                         f"ratings.CrowdBT(...); got {model!r}.")  # fmt: skip
+    check_option("model", model)  # 'bt' or 'crowd-bt', as the option table says
     spec = BT if model == "bt" else CrowdBT
     wrong = sorted(set(given) - set(spec.__dataclass_fields__))
     if wrong:
@@ -423,8 +420,7 @@ def options_of(
     if style:
         from ratings.api.style import check_style_options
 
-        check_style_options(style.features, ci=ci, adjust=adjust.effects, ridge=style.ridge,
-                            penalty=penalty, firth=firth)  # fmt: skip
+        check_style_options(style.features, ci=ci, penalty=penalty, firth=firth)
     return FitOptions(model=spec_model, ci=ci, bootstrap=boot, anchor=anchor,
                       rating=float(rating), scope=scope, cluster=cluster, level=float(level),
                       read=read, adjust=adjust.effects, families=adjust.families, solver=solver,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from ratings.core.errors import option
 from ratings.models.style import (
-    check_ridge,
     check_style_columns,
     parse_style,
     ridge_option,
@@ -24,9 +23,10 @@ from ratings.models.style import (
 __all__ = ["check_style_columns", "check_style_options", "parse_style", "style_columns"]
 
 
-def check_style_options(style: tuple[str, ...], *, ci: str, penalty: float, firth: bool,
-                        adjust: tuple[str, ...], ridge: float) -> None:  # fmt: skip
-    """Raise for options a style fit does not take (before any data is read)."""
+def check_style_options(style: tuple[str, ...], *, ci: str, penalty: float,
+                        firth: bool) -> None:  # fmt: skip
+    """Raise for options a style fit does not take (before any data is read; the
+    :class:`~ratings.api.specs.Style` spec checked its own transform and ridge)."""
     if ci == "bootstrap":
         raise ValueError(f"{option('ci')} 'bootstrap' is not available with {option('style')}; "
                          "use 'sandwich', 'sandwich-z' or 'model'.")  # fmt: skip
@@ -34,4 +34,3 @@ def check_style_options(style: tuple[str, ...], *, ci: str, penalty: float, firt
         raise ValueError(f"{option('penalty')} and {option('firth')} are not available with "
                          f"{option('style')} (a ridge on the coefficients: "
                          f"{ridge_option()}).")  # fmt: skip
-    check_ridge(ridge)
