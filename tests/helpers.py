@@ -141,3 +141,23 @@ def assert_close(actual, expected, rtol: float, atol_rel: float | None = None,
     atol = (rtol if atol_rel is None else atol_rel) * float(np.max(np.abs(expected), initial=0.0))
     atol = max(atol, atol_min)
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+
+
+def one_direction_pairs_df(u: np.ndarray, concentrated: float = 0.02) -> np.ndarray:
+    """Every pair's one-direction degrees of freedom from the clusters' shares ``u`` (M x G) of
+    each model's variance, written out pair by pair from the definition: omega_g = u_jg + u_kg,
+    pi_g = omega_g / sum omega; (sum pi^2)^-1 when neither model has a share above
+    ``concentrated``, else with the leverage terms a_g = pi_g^2 / (1 - pi_g):
+    1 / (sum pi^2 + (sum a)^2 - sum a^2)."""
+    m = u.shape[0]
+    top = (u / u.sum(axis=1, keepdims=True)).max(axis=1)
+    out = np.empty((m, m))
+    for j in range(m):
+        for k in range(m):
+            pi = (u[j] + u[k]) / (u[j] + u[k]).sum()
+            if top[j] > concentrated or top[k] > concentrated:
+                a = pi * pi / np.maximum(1.0 - pi, 1e-8)
+                out[j, k] = 1.0 / (np.sum(pi * pi) + a.sum() ** 2 - np.sum(a * a))
+            else:
+                out[j, k] = 1.0 / np.sum(pi * pi)
+    return out

@@ -1,13 +1,13 @@
 """Every pair's large-board df streamed over blocks of clusters equals the formula on the whole
-clusters x models matrix (:func:`ratings.inference.satterthwaite.summed_pairs_df`)."""
+clusters x models matrix, written out pair by pair (:func:`helpers.one_direction_pairs_df`)."""
 
 import numpy as np
 import pytest
+from helpers import one_direction_pairs_df
 
 import ratings
 from ratings.inference import pairdf
 from ratings.inference.pairdf import streamed_pairs_df
-from ratings.inference.satterthwaite import summed_pairs_df
 from ratings.inference.working import WorkingRows
 
 
@@ -38,7 +38,7 @@ def _rows(seed: int, n_models: int, sizes, *, n_judges: int = 0, repeat: int = 1
 
 
 def _reference(rows: WorkingRows, n: np.ndarray) -> np.ndarray:
-    return summed_pairs_df(rows.quadratic(n).T)
+    return one_direction_pairs_df(rows.quadratic(n).T)
 
 
 @pytest.mark.parametrize(("sizes", "n_judges", "repeat"), [
@@ -64,7 +64,7 @@ def test_concentrated_cases_are_taken():
     u = rows.quadratic(n).T
     share = (u / u.sum(axis=1, keepdims=True)).max(axis=1)
     assert (share > 0.02).any()
-    np.testing.assert_allclose(streamed_pairs_df(rows, n), summed_pairs_df(u), rtol=1e-10)
+    np.testing.assert_allclose(streamed_pairs_df(rows, n), one_direction_pairs_df(u), rtol=1e-10)
 
 
 def test_fit_pair_df_past_the_budget_equals_whole_matrix(monkeypatch):
@@ -89,7 +89,7 @@ def test_fit_pair_df_past_the_budget_equals_whole_matrix(monkeypatch):
     got = r.pair_df()
     inf = r.inference
     c = inf._free_contrasts(np.eye(m) - 1.0 / m)
-    want = summed_pairs_df(inf.rows.quadratic(inf._directions(c)).T)
+    want = one_direction_pairs_df(inf.rows.quadratic(inf._directions(c)).T)
     np.fill_diagonal(want, np.nan)
     np.testing.assert_allclose(got, want, rtol=1e-10)
     assert np.isfinite(got[~np.eye(m, dtype=bool)]).all()

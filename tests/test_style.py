@@ -483,9 +483,10 @@ def test_series_path_pair_df_streams_the_style_rows(monkeypatch):
     """Past the exact budget every pair's df is streamed over blocks of clusters from the style
     fit's own working rows (features included): equal to the formula on the whole clusters x
     models matrix, and the table (rank intervals need every pair's df) is written."""
+    from helpers import one_direction_pairs_df
+
     import ratings.inference.cluster
     from ratings.inference import pairdf
-    from ratings.inference.satterthwaite import summed_pairs_df
 
     df = _log(n=1200, tasks=25, seed=4)
     monkeypatch.setattr(ratings.inference.cluster, "EXACT_BUDGET", 0.0)
@@ -494,6 +495,6 @@ def test_series_path_pair_df_streams_the_style_rows(monkeypatch):
     n = np.random.default_rng(1).normal(size=(rows.n_params, rows.n_models))
     monkeypatch.setattr(pairdf, "BLOCK_CELLS", 5 * rows.n_models)  # blocks of 5 clusters
     np.testing.assert_allclose(pairdf.streamed_pairs_df(rows, n),
-                               summed_pairs_df(rows.quadratic(n).T), rtol=1e-10)
+                               one_direction_pairs_df(rows.quadratic(n).T), rtol=1e-10)
     t = r.to_frame()
     assert np.isfinite(t["rank_lower"]).all() and np.isfinite(r.pair_df()[0, 1:]).all()

@@ -300,12 +300,15 @@ class ClusterInference:
             from ratings.inference.pairdf import streamed_pairs_df
 
             c = self._free_contrasts(reference_contrasts(m, None))
-            n = self._directions(c)
-            last = self.__dict__.get("_last_omega")  # the ratings' pass asked the same
-            shares = last[1].T if last is not None and np.array_equal(last[0], c) else None
-            out = streamed_pairs_df(self.rows, n, shares)
+            out = streamed_pairs_df(self.rows, self._directions(c), *self._held_shares(c))
             np.fill_diagonal(out, np.nan)
         return out
+
+    def _held_shares(self, c: NDArray[np.float64]) -> tuple:
+        """The clusters' shares (G x C) of contrasts ``c`` when the ratings' df held them,
+        as :func:`~ratings.inference.pairdf.streamed_pairs_df` reads them; else ``()``."""
+        last = self.__dict__.get("_last_omega")
+        return (last[1].T,) if last is not None and np.array_equal(last[0], c) else ()
 
     def _pair_omega(self, jj: NDArray[np.int64], kk: NDArray[np.int64]) -> NDArray[np.float64]:
         """Exact omega (pairs x G) of every s_j - s_k, entries of the basis' forms."""

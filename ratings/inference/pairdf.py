@@ -2,9 +2,9 @@
 models' size (:mod:`ratings.inference`).
 
 Past the exact budget, the df of s_j - s_k is the one-direction approximation with omega_jk,g
-taken as u_jg + u_kg (u_jg: cluster g's share of rating j's variance about the mean; see
-:func:`ratings.inference.satterthwaite.summed_pairs_df`). Its sums need, per model, sum_g u_jg,
-sum_g u_jg^2 and max_g u_jg, and per pair sum_g u_jg u_kg: an M x M Gram matrix. Those add up
+taken as u_jg + u_kg (u_jg: cluster g's share of rating j's variance about the mean). Its
+sums need, per model, sum_g u_jg, sum_g u_jg^2 and max_g u_jg, and per pair sum_g u_jg u_kg: an
+M x M Gram matrix. Those add up
 over the clusters, so the clusters are taken a block at a time and the G x M matrix of ``u`` is
 never held (at 1,000 models and a million one-verdict tasks it would be 8 GB).
 
@@ -51,9 +51,11 @@ def streamed_pairs_df(rows: WorkingRows, n: NDArray[np.float64],
                       shares: NDArray[np.float64] | None = None,
                       weight: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """One-direction df of every pair (M x M) from the directions ``n`` (n_params x M: the
-    bread times each model's contrast about the mean), as
-    :func:`~ratings.inference.satterthwaite.summed_pairs_df` of the clusters' ``u`` (its
-    diagonal included), with memory in the models' size only. ``shares``: the clusters' ``u``
+    bread times each model's contrast about the mean): with omega_jk = u_j + u_k over the
+    clusters' ``u``, (sum omega)^2 / sum omega^2 (the Gram matrix of ``u`` gives every pair's
+    sum at once; its diagonal included), the full one-direction formula for the pairs of the
+    models with a concentrated share (:data:`~ratings.inference.satterthwaite.CONCENTRATED`),
+    with memory in the models' size only. ``shares``: the clusters' ``u``
     (G x M; or the merged designs', ``weight`` their clusters) when already computed (the
     ratings' df ask for the same), used instead of a pass over the rows."""
     if shares is not None:

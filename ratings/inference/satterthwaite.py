@@ -6,13 +6,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = ["CONCENTRATED", "DEGENERATE", "one_direction", "pair_contrasts", "reference_contrasts",
-           "satterthwaite", "share_sums", "summed_pairs_df", "with_known_variance"]
+           "satterthwaite", "share_sums", "with_known_variance"]
 
 #: A leverage this close to 1 means the cluster alone determines a direction.
 DEGENERATE = 1e-8
 
 #: A model whose largest cluster share of omega exceeds this gets the full one-direction
-#: formula in :func:`summed_pairs_df`; below it the leverage terms change df by under 2%.
+#: formula for its pairs in :func:`ratings.inference.pairdf.streamed_pairs_df`; below it the
+#: leverage terms change df by under 2%.
 CONCENTRATED = 0.02
 
 
@@ -23,22 +24,6 @@ def with_known_variance(df: NDArray[np.float64], v_est: NDArray[np.float64],
     (Satterthwaite 1946); infinite where ``v_est`` is 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(v_est > 0, df * (1.0 + v_known / v_est) ** 2, np.inf)
-
-
-def summed_pairs_df(u: NDArray[np.float64]) -> NDArray[np.float64]:
-    """One-direction df of every pair (j, k) with omega_jk = u_j + u_k (``u``: M x G).
-
-    sum_g pi_g^2 for all pairs comes from one Gram matrix of ``u``; models with a
-    concentrated share (see :data:`CONCENTRATED`) get the full formula for their pairs.
-    """
-    tr = u.sum(axis=1)
-    sq = (u * u).sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = (tr[:, None] + tr[None, :]) ** 2 / (sq[:, None] + sq[None, :] + 2.0 * (u @ u.T))
-        share = (u / tr[:, None]).max(axis=1)
-    for j in np.flatnonzero(~(share <= CONCENTRATED)):
-        out[j] = out[:, j] = satterthwaite(u[j] + u, None, None)
-    return out
 
 
 def satterthwaite(omega: NDArray[np.float64], d: NDArray[np.float64] | None,

@@ -228,20 +228,12 @@ class SmallClusterInference(ClusterInference):
         groups, weight, _ = self.rows.merged
         return groups.information(weight[groups.cluster])[np.ix_(self.free, self.free)]
 
-    def _pair_df_large(self, jj, kk, out):
-        """Each pair's omega summed from the models' (their cross term left out), streamed."""
-        from ratings.inference.pairdf import streamed_pairs_df
-        from ratings.inference.satterthwaite import reference_contrasts
-
-        c = self._free_contrasts(reference_contrasts(self.n_models, None))
-        last = self.__dict__.get("_last_shares")  # the ratings' df asked the same
-        if last is not None and np.array_equal(last[0], c):
-            _, weight, _ = self.rows.merged
-            out = streamed_pairs_df(self.rows, self._directions(c), last[1], weight)
-        else:
-            out = streamed_pairs_df(self.rows, self._directions(c))
-        np.fill_diagonal(out, np.nan)
-        return out
+    def _held_shares(self, c: NDArray[np.float64]) -> tuple:
+        """The merged designs' shares of contrasts ``c`` and their weights, when held."""
+        last = self.__dict__.get("_last_shares")
+        if last is None or not np.array_equal(last[0], c):
+            return ()
+        return last[1], self.rows.merged[1]
 
 
 def cr2_plan(sizes: NDArray[np.int64], n_free: int) -> tuple[str, str]:

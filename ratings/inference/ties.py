@@ -8,12 +8,13 @@ factor L of the row's expected information I = L L^T,
     x_1 = sqrt(I_dd) (e_i - e_j) + I_dphi / sqrt(I_dd) e_phi,
     x_2 = sqrt(I_phiphi - I_dphi^2 / I_dd) e_phi,
 
-with the tie parameter as parameter ``M`` (the place of Crowd-BT's one judge quality, so the
-working rows, the exact and series paths and the sparse path of many small clusters serve it
-unchanged). The CR2 adjustment depends on the rows only through each cluster's information
-H_g = sum x x^T and its summed score (see :mod:`ratings.inference`), so the choice of factor
-does not matter, and the second rows of a cluster, all along e_phi, are summed into one; the
-working residuals of a row solve X_r^T e_r = (score_d, score_phi).
+with the tie parameter as the last parameter (``M``, after the covariates on a design with
+covariates: the place of Crowd-BT's one judge quality, so the working rows, the exact and series
+paths and the sparse path of many small clusters serve it unchanged). The CR2 adjustment
+depends on the rows only through each cluster's information H_g = sum x x^T and its summed
+score (see :mod:`ratings.inference`), so the choice of factor does not matter, and the second
+rows of a cluster, all along e_phi, are summed into one; the working residuals of a row solve
+X_r^T e_r = (score_d, score_phi).
 """
 
 from __future__ import annotations
@@ -28,18 +29,9 @@ from ratings.inference.cluster import ClusterInference
 from ratings.inference.small import working_inference
 from ratings.inference.working import WorkingRows
 
-__all__ = ["row_terms_by_pair", "tie_cluster_scores", "tie_inference", "tie_rows"]
+__all__ = ["row_terms_by_pair", "tie_cluster_scores", "tie_inference", "tie_working"]
 
 RowTerms = Callable[..., tuple]
-
-
-def _factor(idd, idp, ipp) -> tuple:
-    """Columns (a_1, b_1), (0, b_2) of the factor of each row's information."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a1 = np.sqrt(np.maximum(idd, 0.0))
-        b1 = np.where(a1 > 0.0, idp / a1, 0.0)
-        b2 = np.sqrt(np.maximum(ipp - b1 * b1, 0.0))
-    return a1, b1, b2
 
 
 def row_terms_by_pair(theta: NDArray[np.float64], phi: float, data,
@@ -65,37 +57,50 @@ def row_terms_by_pair(theta: NDArray[np.float64], phi: float, data,
     return sd, sp, *info
 
 
-def tie_rows(theta: NDArray[np.float64], phi: float, data, row_terms: RowTerms,
-             terms: tuple | None = None) -> tuple[WorkingRows, NDArray[np.float64]]:  # fmt: skip
-    """Working rows of a tie model's fit, in cluster order, and their working residuals: each
-    aggregated row's first factor column, then one row per cluster on the tie parameter alone
-    (the second columns, e_phi times b_2, summed over the cluster: b = sqrt(sum b_2^2), which
-    leaves the cluster's information and score as they are). ``terms``: the rows' scores and
-    information, if already computed (:func:`row_terms_by_pair`)."""
-    m, r, g = data.n_models, data.ii.size, data.n_clusters
-    sd, sp, idd, idp, ipp = row_terms_by_pair(theta, phi, data, row_terms) if terms is None \
-        else terms
-    a1, b1, b2 = _factor(idd, idp, ipp)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        e1 = np.where(a1 > 0.0, sd / a1, 0.0)
-        e2 = np.where(b2 > 0.0, (sp - b1 * e1) / b2, 0.0)
-    cluster = np.asarray(data.cluster, dtype=np.int64)
-    b_tie = np.sqrt(np.bincount(cluster, b2 * b2, g))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        e_tie = np.where(b_tie > 0.0, np.bincount(cluster, b2 * e2, g) / b_tie, 0.0)
+def tie_working(rows, info, scores=None, *, x: NDArray[np.float64] | None = None,
+                style=None) -> tuple[WorkingRows, NDArray[np.float64] | None]:  # fmt: skip
+    """Working rows of a tie model's fit, in cluster order: each of ``rows``' rows (``ii``,
+    ``jj``, ``cluster`` in cluster order) as its first factor column, then one row per cluster
+    on the tie parameter alone (the second columns, e_phi times b_2, summed over the cluster:
+    b = sqrt(sum b_2^2), which leaves the cluster's information and score as they are).
+
+    ``info``: each row's expected information (I_dd, I_dphi, I_phiphi); ``scores``: its summed
+    scores (on d, on phi) for the working residuals (returned, else None); ``x``: the rows'
+    covariate block, the design with covariates' (``style``: its kernels).
+    """
+    idd, idp, ipp = info
+    m, r, g = rows.n_models, rows.ii.size, rows.n_clusters
+    with np.errstate(divide="ignore", invalid="ignore"):  # the factor's columns (a1, b1), (0, b2)
+        a1 = np.sqrt(np.maximum(idd, 0.0))
+        b1 = np.where(a1 > 0.0, idp / a1, 0.0)
+    b2sq = np.maximum(ipp - b1 * b1, 0.0)
+    cluster = np.asarray(rows.cluster, dtype=np.int64)
+    b_tie = np.sqrt(np.bincount(cluster, b2sq, g))
     place = np.arange(r) + cluster  # each earlier cluster's extra row shifts a row by one
     tie_at = np.searchsorted(cluster, np.arange(g), side="right") + np.arange(g)
     n = r + g
-    ii, jj = np.zeros(n, np.int64), np.zeros(n, np.int64)
-    ii[place], jj[place] = data.ii, data.jj
-    ii[tie_at], jj[tie_at] = 0, 1  # a = 0 there: the pair is not read
-    a, b, residual = np.zeros(n), np.zeros(n), np.zeros(n)
-    a[place], b[place], residual[place] = a1, b1, e1
-    b[tie_at], residual[tie_at] = b_tie, e_tie
-    clusters = np.repeat(np.arange(g), np.bincount(cluster, minlength=g) + 1)
-    rows = WorkingRows(ii=ii, jj=jj, judge=np.zeros(n, np.int64), cluster=clusters, a=a, b=b,
-                       n_clusters=g, n_params=m + 1, n_models=m)  # fmt: skip
-    return rows, residual
+    ii, jj = np.zeros(n, np.int64), np.ones(n, np.int64)  # a = 0 at (0, 1): the pair is unread
+    ii[place], jj[place] = rows.ii, rows.jj
+    a, b = np.zeros(n), np.zeros(n)
+    a[place], b[place], b[tie_at] = a1, b1, b_tie
+    p = 0 if x is None else x.shape[1]
+    if x is not None:
+        x, given = np.zeros((n, p)), x
+        x[place] = given
+    working = WorkingRows(ii=ii, jj=jj, judge=np.zeros(n, np.int64), a=a, b=b, n_clusters=g,
+                          cluster=np.repeat(np.arange(g), np.bincount(cluster, minlength=g) + 1),
+                          n_params=m + p + 1, n_models=m, x=x, style=style)  # fmt: skip
+    if scores is None:
+        return working, None
+    sd, sp = scores
+    b2 = np.sqrt(b2sq)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e1 = np.where(a1 > 0.0, sd / a1, 0.0)
+        e2 = np.where(b2 > 0.0, (sp - b1 * e1) / b2, 0.0)
+        e_tie = np.where(b_tie > 0.0, np.bincount(cluster, b2 * e2, g) / b_tie, 0.0)
+    residual = np.zeros(n)
+    residual[place], residual[tie_at] = e1, e_tie
+    return working, residual
 
 
 def tie_cluster_scores(theta: NDArray[np.float64], phi: float, data, row_terms: RowTerms,
@@ -121,5 +126,6 @@ def tie_inference(theta: NDArray[np.float64], phi: float, data, *, ref: int,
     ``ref``); ``row_terms``: the family's row kernel;
     ``small``: the sparse path or the dense one, by default by the clusters' sizes."""
     free = np.delete(np.arange(data.n_models + 1), ref)
-    rows, residual = tie_rows(theta, phi, data, row_terms)
+    sd, sp, *info = row_terms_by_pair(theta, phi, data, row_terms)
+    rows, residual = tie_working(data, info, (sd, sp))
     return working_inference(rows, residual, free, block(bread, free), data, small)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
+from types import ModuleType
 
 import numpy as np
 from numpy.typing import NDArray
@@ -48,7 +49,9 @@ class WorkingRows:
     ``cluster`` as :class:`~ratings.core.rows.PairRows` spells them), stands for its ``n_r``
     verdicts and adds the design vector ``a_r (e_ii - e_jj) + b_r e_{n_models + judge}``
     (already scaled by sqrt(n_r)); ``b`` is empty for Bradley-Terry. Rows are sorted by
-    ``cluster``.
+    ``cluster``. A design with covariates adds its block ``x`` (N x p, the columns after the
+    models', before the judges' ``b``: the design vector gains ``a_r x_r``), read by ``style``,
+    the fit's kernels for it (:mod:`ratings.kernels.style` or its twin).
     """
 
     ii: NDArray[np.int64]
@@ -60,6 +63,8 @@ class WorkingRows:
     n_clusters: int
     n_params: int
     n_models: int
+    x: NDArray[np.float64] | None = None
+    style: ModuleType | None = None
 
     @cached_property
     def starts(self) -> NDArray[np.int64]:
@@ -75,7 +80,10 @@ class WorkingRows:
         by their number; larger clusters kept (weight 1), after them. Sums over the clusters of
         anything a cluster's rows determine are the groups' weighted sums, over far fewer rows
         on an arena (its clusters shrink to the pairs that met). Returns the groups' rows
-        (``cluster`` numbers the groups), their weights, and each cluster's group."""
+        (``cluster`` numbers the groups), their weights, and each cluster's group. With
+        covariates each cluster is its own group (a row's covariates make its design its own)."""
+        if self.x is not None:
+            return self, np.ones(self.n_clusters), np.arange(self.n_clusters)
         starts = self.starts
         sizes = np.diff(starts)
         lone = sizes == 1
@@ -110,6 +118,11 @@ class WorkingRows:
         """:meth:`quadratic` of clusters ``lo`` to ``hi`` (exclusive) -> ((hi - lo) x C)."""
         r0, r1 = self.starts[lo], self.starts[hi]
         b = self.b[r0:r1] if self.b.size else self.b
+        if self.x is not None:
+            s = slice(int(r0), int(r1))
+            return self.style.style_cluster_quadratic(
+                hi - lo, self.n_models, self.ii[s], self.jj[s], self.judge[s],
+                self.cluster[s] - lo, self.x[s], self.a[s], b, np.ascontiguousarray(n))
         k = kernels((r1 - r0) * n.shape[1] // CELLS_PER_VERDICT)
         return k.cluster_quadratic(hi - lo, self.ii[r0:r1], self.jj[r0:r1], self.judge[r0:r1],
                                    self.cluster[r0:r1] - lo, self.a[r0:r1], b, self.n_models,
@@ -117,9 +130,34 @@ class WorkingRows:
 
     def design(self, lf: NDArray[np.float64], sl: slice) -> NDArray[np.float64]:
         """Rows ``sl`` times ``lf`` (n_params x K): each row's design vector mapped by ``lf``."""
-        out = self.a[sl, None] * (lf[self.ii[sl]] - lf[self.jj[sl]])
+        m, p = self.n_models, 0 if self.x is None else self.x.shape[1]
+        out = lf[self.ii[sl]] - lf[self.jj[sl]]
+        if p:
+            out += self.x[sl] @ lf[m:m + p]
+        out *= self.a[sl, None]
         if self.b.size:
-            out += self.b[sl, None] * lf[self.n_models + self.judge[sl]]
+            out += self.b[sl, None] * lf[m + p + self.judge[sl]]
+        return out
+
+    def _covariate_pass(self, name: str, lead: tuple, v: NDArray[np.float64]) -> NDArray:
+        """The style kernel ``name`` over the rows with covariates (arguments ``lead``, the
+        rows', ``v``), in blocks side by side on the package's threads from
+        :data:`ratings.core.threads.CONCURRENT_ROWS` rows, the blocks' results summed."""
+        from ratings.core.threads import CONCURRENT_ROWS, row_blocks, run, workers
+
+        n, b, kernel = self.ii.size, self.b, getattr(self.style, name)
+        cuts = [(0, n)] if n < CONCURRENT_ROWS else row_blocks(n, workers())
+        v = np.ascontiguousarray(v)
+
+        def part(lo: int, hi: int) -> NDArray[np.float64]:
+            s = slice(lo, hi)
+            return kernel(*lead, self.n_models, self.ii[s], self.jj[s], self.judge[s],
+                          self.cluster[s], self.x[s], self.a[s], b[s] if b.size else b, v)
+
+        parts = run([partial(part, lo, hi) for lo, hi in cuts])
+        out = parts[0]
+        for more in parts[1:]:
+            out = out + more
         return out
 
     def information(self, weight: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
@@ -140,6 +178,8 @@ class WorkingRows:
 
     def times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """``H_g v_g`` for every cluster g at once: ``v`` and the result are (G x n_params)."""
+        if self.x is not None:
+            return self._covariate_pass("style_cluster_times", (), v)
         return kernels(self.ii.size).cluster_times(
             self.ii, self.jj, self.judge, self.cluster, self.a, self.b, self.n_models,
             np.ascontiguousarray(v))  # fmt: skip
@@ -153,6 +193,8 @@ class WorkingRows:
         model board: a million designs x 1,000 contrasts, 5 s in the twin, 0.15 s compiled)
         the kernel is loaded even in a fresh process.
         """
+        if self.x is not None:
+            return self._covariate_pass("style_cluster_quadratic", (self.n_clusters,), n)
         judges = max(self.n_params - self.n_models, 1)
         designs = min(self.ii.size, self.n_models * self.n_models * judges)
         return kernels(designs * n.shape[1] // CELLS_PER_VERDICT).cluster_quadratic(

@@ -31,7 +31,8 @@ posterior mode under its weak prior where the plain estimate is irregular. The c
 joint over all params, built by :func:`ratings.inference.builder.build`: model-based H^-1, HC0
 (per verdict), CR1 (clustered, G/(G-1)) or CR2 with Satterthwaite degrees of freedom per
 contrast (:class:`ratings.inference.ClusterInference`) from the working rows
-(:class:`DesignWorking`; a tie model's rank-two information gives each row two): exact (one
+(:class:`~ratings.inference.working.WorkingRows` with the covariate block; a tie model's
+rank-two information gives each row two): exact (one
 eigen-decomposition per cluster) on small boards, past :data:`ratings.inference.EXACT_BUDGET` by
 the binomial series of (I - M H_g)^(-1/2) with the products H_g v of all clusters in one pass
 over the rows.
@@ -52,7 +53,7 @@ from ratings.kernels.engine import Engine, kernels
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT, Family
 from ratings.models.newton import newton
 
-__all__ = ["DIVERGED", "MERGE_SHARE", "DesignFit", "DesignWorking", "Remedy",
+__all__ = ["DIVERGED", "MERGE_SHARE", "DesignFit", "Remedy",
            "blocks_of", "concurrent_rows", "design_kernels", "design_rows", "fit_design",
            "side_by_side", "unit_df", "wald", "widen_one_judge"]
 
@@ -609,104 +610,27 @@ def _covariance(params, hessian, free, design: _Design, ci: str, remedy: Remedy)
     return built.cov, built.influence, built.inference
 
 
-class DesignWorking:
-    """The working rows of a style fit, as :class:`ratings.inference.working.WorkingRows` for
-    the package's CR2 (:func:`ratings.inference.cluster.cluster_inference`): w_r = a_r u_r +
-    b_r e_slot per row (u_r the design vector over (s, beta), e_slot the row's family
-    parameter), with the products the CR2 series and the degrees of freedom need. ``ii``,
-    ``jj``: the slots' models. ``rows`` and ``slot``: the design's own by default (a tie model
-    adds rows on its tie parameter alone, :meth:`for_ties`)."""
-
-    def __init__(self, design: _Design, a: NDArray[np.float64], b: NDArray[np.float64],
-                 rows: SlotCounts | None = None, slot: NDArray[np.int64] | None = None) -> None:
-        self.fit, self.a, self.b = design, a, b
-        r = self.rows = design.rows if rows is None else rows
-        self.slot = design.slot if slot is None else slot
-        self.blocks = design.blocks if rows is None else blocks_of(r.n_rows)
-        self.n_clusters, self.n_params, self.n_models = r.n_clusters, design.n_params, design.m
-        self.ii, self.jj, self.judge, self.cluster = r.ii, r.jj, self.slot, r.cluster
-        self.starts = np.searchsorted(r.cluster, np.arange(r.n_clusters + 1))  # rows by cluster
-
-    @classmethod
-    def for_ties(cls, design: _Design, params: NDArray[np.float64]) -> DesignWorking:
-        """A tie model's working rows: a row's information in (d, phi) has rank two, so it is
-        the factor L L^T of two working rows, sqrt(I_dd) u_r + I_dphi / sqrt(I_dd) e_phi and a
-        row on e_phi alone; the latter are summed over each cluster into one row (the cluster's
-        information is unchanged), placed after the cluster's rows
-        (:mod:`ratings.inference.ties` does the same on the collapsed counts)."""
-        r = design.rows
-        _, _, _, idd, idp, ipp, *_ = design.terms(params, False)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            a1 = np.sqrt(np.maximum(idd, 0.0))
-            b1 = np.where(a1 > 0.0, idp / a1, 0.0)
-        g, n = r.n_clusters, r.n_rows + r.n_clusters
-        b_tie = np.sqrt(np.bincount(r.cluster, np.maximum(ipp - b1 * b1, 0.0), g))
-        place = np.arange(r.n_rows) + r.cluster  # each earlier cluster's row shifts a row by one
-        at = np.searchsorted(r.cluster, np.arange(g), side="right") + np.arange(g)
-        a, b, x = np.zeros(n), np.zeros(n), np.zeros((n, r.x.shape[1]))
-        a[place], b[place], b[at], x[place] = a1, b1, b_tie, r.x
-        ab = np.zeros((2, n), dtype=np.int64)
-        ab[0, place], ab[1, place], ab[1, at] = r.ii, r.jj, 1  # a = 0 there: the pair is unread
-        zero = np.zeros(n)
-        cluster = np.repeat(np.arange(g), np.bincount(r.cluster, minlength=g) + 1)
-        rows = replace(r, cluster=cluster, judge=np.zeros(n, dtype=np.int64), ii=ab[0], jj=ab[1],
-                       x=x, wi=zero, wj=zero, tt=zero, judges=r.judges[:1])  # fmt: skip
-        return cls(design, a, b, rows, rows.judge)
-
-    def times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``H_g v_g`` for every cluster g (v and the result G x n_params)."""
-        r, sk, m, a, b, j = self.rows, self.fit.sk, self.n_models, self.a, self.b, self.slot
-        v = np.ascontiguousarray(v)
-        return _total(side_by_side(lambda s: sk.style_cluster_times(
-            m, r.ii[s], r.jj[s], j[s], r.cluster[s], r.x[s], a[s], b[s] if b.size else b, v),
-            self.blocks))
-
-    def quadratic(self, n: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``n_c^T H_g n_c`` for every cluster g and column c of ``n`` -> (G x C)."""
-        r, sk, m, a, b, j = self.rows, self.fit.sk, self.n_models, self.a, self.b, self.slot
-        g, n = self.n_clusters, np.ascontiguousarray(n)
-        return _total(side_by_side(lambda s: sk.style_cluster_quadratic(
-            g, m, r.ii[s], r.jj[s], j[s], r.cluster[s], r.x[s], a[s], b[s] if b.size else b,
-            n), self.blocks))
-
-    @property
-    def merged(self) -> tuple[DesignWorking, NDArray[np.float64], NDArray[np.int64]]:
-        """The clusters as weighted groups (:attr:`ratings.inference.working.WorkingRows.
-        merged`): each its own, weight 1 (a row's features make its design its own)."""
-        g = self.n_clusters
-        return self, np.ones(g), np.arange(g)
-
-    def quadratic_block(self, lo: int, hi: int, n: NDArray[np.float64]) -> NDArray[np.float64]:
-        """:meth:`quadratic` of clusters ``lo`` to ``hi`` (exclusive) -> ((hi - lo) x C)."""
-        r, sk, m, a, b, j = self.rows, self.fit.sk, self.n_models, self.a, self.b, self.slot
-        s = slice(int(self.starts[lo]), int(self.starts[hi]))
-        return sk.style_cluster_quadratic(hi - lo, m, r.ii[s], r.jj[s], j[s],
-                                          r.cluster[s] - lo, r.x[s], a[s],
-                                          b[s] if b.size else b, np.ascontiguousarray(n))
-
-    def design(self, lf: NDArray[np.float64], sl) -> NDArray[np.float64]:
-        """Rows ``sl`` (a slice or indices) of the working design times ``lf`` (n_params x K)."""
-        r, d = self.rows, self.fit
-        out = self.a[sl, None] * (lf[r.ii[sl]] - lf[r.jj[sl]] + r.x[sl] @ lf[d.m:d.m + d.p])
-        if self.b.size:
-            out += self.b[sl, None] * lf[d.m + d.p + self.slot[sl]]
-        return out
-
-
 def _cr2(params, scores, free, bread, design: _Design) -> ClusterInference:
     """CR2 influences and the Satterthwaite pieces, as every clustered fit of the package gets
     them (:func:`ratings.inference.cluster.cluster_inference`) from the working rows
-    (:class:`DesignWorking`): exact (one eigen-decomposition of the whitened S_g = L^T H_g L per
-    cluster) while that costs at most :data:`ratings.inference.EXACT_BUDGET`; past it,
-    (I - M H_g)^(-1/2) M g_g by its binomial series (products H_g v for all clusters in one pass
-    over the rows), clusters whose series does not settle decomposed exactly, and the degrees of
-    freedom from each cluster's quadratic forms (the package's large-board approximation)."""
+    (:class:`ratings.inference.working.WorkingRows` with the covariate block; a tie model's
+    from :func:`ratings.inference.ties.tie_working`): exact (one eigen-decomposition of the
+    whitened S_g = L^T H_g L per cluster) while that costs at most
+    :data:`ratings.inference.EXACT_BUDGET`; past it, (I - M H_g)^(-1/2) M g_g by its binomial
+    series (products H_g v for all clusters in one pass over the rows), clusters whose series
+    does not settle decomposed exactly, and the degrees of freedom from each cluster's
+    quadratic forms (the package's large-board approximation)."""
     from ratings.core.linalg import block
     from ratings.inference.cluster import cluster_inference
+    from ratings.inference.ties import tie_working
+    from ratings.inference.working import WorkingRows
 
+    r = design.rows
     if design.nj and not design.crowd:  # a tie model: two working rows per row
-        working = DesignWorking.for_ties(design, params)
+        working, _ = tie_working(r, design.terms(params, False)[3:6], x=r.x, style=design.sk)
     else:
-        working = DesignWorking(design, *design.working(params))
-    return cluster_inference(working, scores, free, clusters=design.rows.clusters,
+        a, b = design.working(params)
+        working = WorkingRows(r.ii, r.jj, design.slot, r.cluster, a, b, r.n_clusters,
+                              design.n_params, design.m, x=r.x, style=design.sk)  # fmt: skip
+    return cluster_inference(working, scores, free, clusters=r.clusters,
                              bread=block(bread, free))  # fmt: skip
