@@ -390,15 +390,10 @@ def etas_inside(eta: NDArray[np.float64], var: NDArray[np.float64], level: float
                 and np.all(eta + half < 1.0))  # fmt: skip
 
 
-def crowd_covariance(
-    fit: CrowdFit, data: Comparisons, *, ci: str, clustered: bool, engine: Engine = "auto",
-    with_influence: bool = False,
-) -> NDArray[np.float64] | tuple[NDArray[np.float64], NDArray[np.float64] | None]:
-    """Covariance over (theta, eta), shape (M + K, M + K), zero outside ``fit.free``: the
-    covariance of :func:`crowd_built` (CR1 / HC0 / model-based); ``with_influence``: with its
-    per-cluster influences."""
-    built = crowd_built(fit, data, ci=ci, clustered=clustered, engine=engine)
-    return (built.cov, built.influence) if with_influence else built.cov
+def crowd_covariance(fit: CrowdFit, data: Comparisons, *, ci: str, clustered: bool,
+                     engine: Engine = "auto") -> NDArray[np.float64]:  # fmt: skip
+    """The CR1 / HC0 / model-based covariance of :func:`crowd_built`."""
+    return crowd_built(fit, data, ci=ci, clustered=clustered, engine=engine).cov
 
 
 def crowd_built(
