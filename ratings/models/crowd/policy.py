@@ -62,10 +62,8 @@ class CrowdIntervals:
     Attributes
     ----------
     cov : ndarray, shape (M + K, M + K)
-        The covariance the intervals use (with the two-step term of reused etas; infinite
-        variances where the information is singular).
-    eta_cov : ndarray, shape (M + K, M + K)
-        The covariance the judges table reads.
+        The covariance the intervals and the judges table use (with the two-step term of
+        reused etas; infinite variances where the information is singular).
     inference : ClusterInference or None
         CR2's pieces (clustered ``ci="sandwich"`` with a positive definite bread), else None.
     influence : ndarray, shape (G, M + K), or None
@@ -77,7 +75,6 @@ class CrowdIntervals:
     """
 
     cov: NDArray[np.float64]
-    eta_cov: NDArray[np.float64]
     inference: ClusterInference | None = None
     influence: NDArray[np.float64] | None = None
     eta_df: NDArray[np.float64] | None = None
@@ -97,12 +94,12 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
                                 factor=factor, level=level)  # fmt: skip
     full, inference = intervals.cov, intervals.inference
     influence = None if intervals.influence is None else intervals.influence[:, :m]
-    eta_cov = pd.DataFrame(intervals.eta_cov[m:, m:], index=names, columns=names)
+    eta_cov = pd.DataFrame(full[m:, m:], index=names, columns=names)
     reused = None
     if quality.cov is not None:  # reused etas: their covariance is the file's (two-step)
         eta_cov.loc[quality.cov.index, quality.cov.columns] = quality.cov.to_numpy()
         reused = quality.table
-    table = judge_table(res, intervals.eta_cov, data, level, intervals.eta_df, reused=reused)
+    table = judge_table(res, full, data, level, intervals.eta_df, reused=reused)
     if inference is not None and res.prior is not None:
         table = judges_alone(res, data, engine, level, table, reused, intervals.likelihood_only)
     table = coin_flip_test(table, res.nll, m, level)
@@ -155,12 +152,11 @@ def crowd_intervals(res: CrowdFit, data: Comparisons, *, ci, clustered, engine,
         built = crowd_built(res, data, ci="model" if ci == "model" else "sandwich",
                             clustered=clustered, engine=engine, cr2=cr2)  # fmt: skip
     except np.linalg.LinAlgError:  # CR2's bread positive definite only by rounding: open
-        full = open_covariance(res)
-        return CrowdIntervals(cov=full, eta_cov=full)
+        return CrowdIntervals(cov=open_covariance(res))
     full = built.cov
     if factor is not None and built.inference is None:  # CR2 widens by it already
         full = full + factor.T @ factor
-    return CrowdIntervals(cov=full, eta_cov=full, inference=built.inference,
+    return CrowdIntervals(cov=full, inference=built.inference,
                           influence=built.influence, eta_df=pieces.get("eta_df"),
                           likelihood_only=pieces.get("likelihood_only"))  # fmt: skip
 
