@@ -40,7 +40,8 @@ from numpy.typing import NDArray
 from ratings.core.errors import ConvergenceWarning, NonIdentifiableError, option
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.comparisons import Comparisons
-from ratings.inference.builder import build, row_scores_of
+from ratings.inference.builder import Built, build, row_scores_of
+from ratings.inference.cluster import ClusterInference
 from ratings.inference.covariance import identified_inverse
 from ratings.kernels.engine import Engine, kernels
 from ratings.models.bt import fit_bt
@@ -59,6 +60,7 @@ __all__ = [
     "Choice",
     "CrowdFit",
     "choose_estimate",
+    "crowd_built",
     "crowd_covariance",
     "crowd_terms",
     "etas_inside",
@@ -388,15 +390,21 @@ def etas_inside(eta: NDArray[np.float64], var: NDArray[np.float64], level: float
                 and np.all(eta + half < 1.0))  # fmt: skip
 
 
-def crowd_covariance(
-    fit: CrowdFit, data: Comparisons, *, ci: str, clustered: bool, engine: Engine = "auto",
-    with_influence: bool = False,
-) -> NDArray[np.float64] | tuple[NDArray[np.float64], NDArray[np.float64] | None]:
-    """Covariance over (theta, eta), shape (M + K, M + K), zero outside ``fit.free``.
+def crowd_covariance(fit: CrowdFit, data: Comparisons, *, ci: str, clustered: bool,
+                     engine: Engine = "auto") -> NDArray[np.float64]:  # fmt: skip
+    """The CR1 / HC0 / model-based covariance of :func:`crowd_built`."""
+    return crowd_built(fit, data, ci=ci, clustered=clustered, engine=engine).cov
 
-    The non-default intervals (``ci="sandwich-z"``, per-verdict HC0, ``"model"``) and the
-    judges' coin-flip check; the default clustered interval is CR2
-    (:func:`ratings.inference.crowd_inference`).
+
+def crowd_built(
+    fit: CrowdFit, data: Comparisons, *, ci: str, clustered: bool, engine: Engine = "auto",
+    cr2: Callable[[], ClusterInference] | None = None,
+) -> Built:
+    """Crowd-BT's covariance over (theta, eta), shape (M + K, M + K), zero outside
+    ``fit.free``, from the one inference builder.
+
+    CR1 / HC0 / model-based here; the default clustered interval is CR2
+    (:func:`ratings.inference.crowd_inference`, passed as ``cr2``).
 
     ``ci="model"``: inverse Hessian; ``"sandwich"``: H^-1 B H^-1 with per-verdict or clustered
     meat (factor G/(G-1)) from the likelihood's scores. With a prior, H is the Hessian of the
@@ -410,16 +418,18 @@ def crowd_covariance(
     positive definite the verdicts cannot tell the judges' quality from the spread of the
     ratings: every free coordinate then has an infinite variance (open intervals).
 
-    ``with_influence``: return (covariance, influences), the influences per cluster over
-    (theta, eta), G x (M + K), for clustered data (whatever ``ci``) from the same pass
-    (``None`` otherwise, or above :data:`ratings.inference.covariance.MAX_INFLUENCE_CELLS`, or
-    for open intervals).
+    Returns the :class:`~ratings.inference.builder.Built` of
+    :func:`ratings.inference.builder.build` over Crowd-BT's per-verdict and per-cluster scores:
+    the covariance, the influences per cluster over (theta, eta), G x (M + K), for clustered
+    data (whatever ``ci``; ``None`` otherwise, or above
+    :data:`ratings.inference.covariance.MAX_INFLUENCE_CELLS`, or for open intervals) and, with
+    ``cr2`` (the CR2 inference, built for a clustered ``ci="sandwich"``), that inference.
     """
     k = kernels(engine, data.n_verdicts)
     m, nj = data.n_models, len(data.judges)
     bread = likelihood_bread(fit)
     if bread is None:
-        return (open_covariance(fit), None) if with_influence else open_covariance(fit)
+        return Built(open_covariance(fit))
 
     def row_scores(rows: Comparisons, wi, wj, tt):
         return CROWD_BT.row_terms(k, fit.theta, fit.eta, rows.ii, rows.jj, rows.judge, wi, wj,
@@ -430,10 +440,9 @@ def crowd_covariance(
                                                data.judge, data.wi, data.wj, data.tt, True)
         return k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, mdd, mde, mee)
 
-    built = build(bread, ci, row_scores_of(data, m + nj, k, row_scores, verdict_meat),
-                  n_clusters=data.n_clusters if clustered else None,
-                  cluster_name=data.cluster_name)  # CR1 / HC0 / model-based: no `cr2` here
-    return (built.cov, built.influence) if with_influence else built.cov
+    return build(bread, ci, row_scores_of(data, m + nj, k, row_scores, verdict_meat),
+                 n_clusters=data.n_clusters if clustered else None, cr2=cr2,
+                 cluster_name=data.cluster_name)  # fmt: skip
 
 
 def likelihood_bread(fit: CrowdFit) -> NDArray[np.float64] | None:

@@ -32,10 +32,10 @@ from ratings.models.crowd.judge_table import (
 )
 from ratings.models.crowd.likelihood import (
     CrowdFit,
+    crowd_built,
     crowd_covariance,
     fit_crowd_bt,
     fit_crowd_default,
-    likelihood_bread,
     open_covariance,
     psd_root,
     reused_eta_factor,
@@ -62,10 +62,8 @@ class CrowdIntervals:
     Attributes
     ----------
     cov : ndarray, shape (M + K, M + K)
-        The covariance the intervals use (with the two-step term of reused etas; infinite
-        variances where the information is singular).
-    eta_cov : ndarray, shape (M + K, M + K)
-        The covariance the judges table reads.
+        The covariance the intervals and the judges table use (with the two-step term of
+        reused etas; infinite variances where the information is singular).
     inference : ClusterInference or None
         CR2's pieces (clustered ``ci="sandwich"`` with a positive definite bread), else None.
     influence : ndarray, shape (G, M + K), or None
@@ -77,7 +75,6 @@ class CrowdIntervals:
     """
 
     cov: NDArray[np.float64]
-    eta_cov: NDArray[np.float64]
     inference: ClusterInference | None = None
     influence: NDArray[np.float64] | None = None
     eta_df: NDArray[np.float64] | None = None
@@ -97,12 +94,12 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
                                 factor=factor, level=level)  # fmt: skip
     full, inference = intervals.cov, intervals.inference
     influence = None if intervals.influence is None else intervals.influence[:, :m]
-    eta_cov = pd.DataFrame(intervals.eta_cov[m:, m:], index=names, columns=names)
+    eta_cov = pd.DataFrame(full[m:, m:], index=names, columns=names)
     reused = None
     if quality.cov is not None:  # reused etas: their covariance is the file's (two-step)
         eta_cov.loc[quality.cov.index, quality.cov.columns] = quality.cov.to_numpy()
         reused = quality.table
-    table = judge_table(res, intervals.eta_cov, data, level, intervals.eta_df, reused=reused)
+    table = judge_table(res, full, data, level, intervals.eta_df, reused=reused)
     if inference is not None and res.prior is not None:
         table = judges_alone(res, data, engine, level, table, reused, intervals.likelihood_only)
     table = coin_flip_test(table, res.nll, m, level)
@@ -139,51 +136,49 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
 def crowd_intervals(res: CrowdFit, data: Comparisons, *, ci, clustered, engine,
                     factor: NDArray[np.float64] | None,
                     level: float = 0.95) -> CrowdIntervals:  # fmt: skip
-    """The covariance of a Crowd-BT fit over (theta, eta): CR2 for a clustered
-    ``ci="sandwich"`` (no ``inference`` and infinite variances when the information is
-    singular), else the CR1 / HC0 sandwich or the model-based covariance; ``factor`` is the
-    two-step term of reused etas."""
+    """The covariance of a Crowd-BT fit over (theta, eta), from the one inference builder
+    (:func:`~ratings.models.crowd.likelihood.crowd_built`): CR2 for a clustered
+    ``ci="sandwich"`` (:func:`crowd_cr2`), else the CR1 / HC0 sandwich or the model-based
+    covariance; ``factor`` is the two-step term of reused etas. Infinite variances (open
+    intervals, no ``inference``) where the likelihood's information is not positive definite."""
+    pieces: dict[str, object] = {}
+    cr2 = None
     if clustered and ci == "sandwich":  # CR2 with degrees of freedom per contrast
-        cr2 = crowd_cr2(res, data, engine, factor, level)
-        if cr2 is None:
-            full = open_covariance(res)
-            return CrowdIntervals(cov=full, eta_cov=full)
-        return cr2
-    full, influence = crowd_covariance(res, data, ci="model" if ci == "model" else "sandwich",
-                                       clustered=clustered, engine=engine,
-                                       with_influence=True)  # fmt: skip
-    if factor is not None:
+
+        def cr2() -> ClusterInference:
+            return crowd_cr2(res, data, engine, factor, level, pieces)
+
+    try:
+        built = crowd_built(res, data, ci="model" if ci == "model" else "sandwich",
+                            clustered=clustered, engine=engine, cr2=cr2)  # fmt: skip
+    except np.linalg.LinAlgError:  # CR2's bread positive definite only by rounding: open
+        return CrowdIntervals(cov=open_covariance(res))
+    full = built.cov
+    if factor is not None and built.inference is None:  # CR2 widens by it already
         full = full + factor.T @ factor
-    return CrowdIntervals(cov=full, eta_cov=full, influence=influence)
+    return CrowdIntervals(cov=full, inference=built.inference,
+                          influence=built.influence, eta_df=pieces.get("eta_df"),
+                          likelihood_only=pieces.get("likelihood_only"))  # fmt: skip
 
 
 def crowd_cr2(res: CrowdFit, data: Comparisons, engine, factor: NDArray[np.float64] | None,
-              level: float = 0.95) -> CrowdIntervals | None:  # fmt: skip
-    """CR2 of a Crowd-BT fit as :class:`CrowdIntervals`: the inference (bread with the
-    prior's curvature: the sandwich of the posterior mode, plus the two-step term ``factor`` of
-    reused etas, widened by eta's profile likelihood for a one-judge posterior mode,
-    :mod:`ratings.models.crowd.onejudge`), its covariance, the judges' df and, for one judge,
-    the inference before widening (its bread has no eta prior: what :func:`judges_alone`
-    reports); None when the verdicts cannot tell judge quality from the spread of the ratings
-    (the likelihood's observed or expected information is not positive definite: open
-    intervals). See :func:`ratings.inference.crowd_inference`."""
-    if likelihood_bread(res) is None:
-        return None
-    k = kernels(engine, data.n_verdicts)
+              level: float, pieces: dict[str, object]) -> ClusterInference:  # fmt: skip
+    """CR2 of a Crowd-BT fit: the inference (bread with the prior's curvature: the sandwich of
+    the posterior mode, plus the two-step term ``factor`` of reused etas, widened by eta's
+    profile likelihood for a one-judge posterior mode, :mod:`ratings.models.crowd.onejudge`);
+    ``pieces`` receives the judges' df (``"eta_df"``) and, for one judge, the inference before
+    widening (``"likelihood_only"``: its bread has no eta prior, what :func:`judges_alone`
+    reports). Raises ``LinAlgError`` when the verdicts cannot tell judge quality from the spread
+    of the ratings (open intervals). See :func:`ratings.inference.crowd_inference`."""
     one = single_judge(res, data) is not None  # bread without eta's prior: crowd_onejudge
-    try:
-        inference = crowd_inference(res, data, k=k, prior_information=not one)
-    except np.linalg.LinAlgError:  # positive definite only by rounding: as singular
-        inference = None
+    inference = crowd_inference(res, data, k=kernels(engine, data.n_verdicts),
+                                prior_information=not one)  # fmt: skip
     if inference is None:
-        return None
+        raise np.linalg.LinAlgError("the information is not positive definite")
     m = data.n_models
-    eta_df = inference.df(np.eye(m + len(data.judges))[m:])
-    lik = inference if one else None
-    inference = widened(inference, res, data, factor=factor, level=level, engine=engine)
-    cov = inference.covariance()
-    return CrowdIntervals(cov=cov, eta_cov=cov, inference=inference,
-                          influence=inference.influence(), eta_df=eta_df, likelihood_only=lik)
+    pieces["eta_df"] = inference.df(np.eye(m + len(data.judges))[m:])
+    pieces["likelihood_only"] = inference if one else None
+    return widened(inference, res, data, factor=factor, level=level, engine=engine)
 
 
 def judges_alone(res: CrowdFit, data: Comparisons, engine, level: float, table: pd.DataFrame,
