@@ -163,6 +163,29 @@ def test_step_down_reuses_the_draws_maxes_exactly(share):
     assert not np.array_equal(got, before)
 
 
+def test_each_pair_is_tested_at_its_own_t_quantile():
+    """A pair is beyond its critical value when |t| exceeds scipy's t quantile at the
+    one-sided rate of the Gaussian critical value (few df, many, infinite; NaN never), in the
+    direction it may still be rejected."""
+    from scipy.special import stdtrit
+
+    from ratings.inference.ranks import _beyond
+
+    rng = np.random.default_rng(5)
+    m = 40
+    df = rng.choice([1.5, 3.0, 7.0, 29.0, 400.0, 2500.0, np.inf, np.nan], (m, m))
+    t = rng.normal(0.0, 4.0, (m, m))
+    open_ = rng.random((m, m)) < 0.8
+    for c in (1.8, 2.9, np.linspace(1.5, 3.5, m)[:, None]):
+        rate = stats.norm.sf(np.broadcast_to(c, (m, m)))
+        crit = np.where(np.isnan(df), np.inf, stdtrit(np.where(np.isnan(df), 1.0, df), 1 - rate))
+        expected = open_ & (np.abs(t) > crit)
+        margin = np.abs(np.abs(t) / crit - 1.0) > 1e-9  # away from rounding ties
+        got = _beyond(c, df, t, open_)
+        assert expected.any() and (~expected & open_).any()
+        np.testing.assert_array_equal(got[margin], expected[margin])
+
+
 # --- one order and one index across the tables ------------------------------------------------
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import stdtrit
 
-from ratings.core.tdist import critical_value, critical_values, t_quantile, t_quantiles
+from ratings.core.tdist import critical_value, critical_values, t_quantile, t_quantiles, t_upper
 
 DFS = [0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 7, 10, 19, 29, 49, 99, 150, 500, 999, 999.5, 1000, 1001,
        5000, 1e4, 1e5, 1e6, 1e9]  # fmt: skip
@@ -71,3 +71,18 @@ def test_t_quantiles_of_many_values_match_scipy(lo, hi, p):
     between exact quantiles, below 1 df computed exactly: all within rounding of scipy's."""
     df = np.random.default_rng(11).uniform(lo, hi, 5000)
     np.testing.assert_allclose(t_quantiles(df, p), stdtrit(df, p), rtol=5e-12)
+
+
+def test_t_upper_matches_scipy_over_arrays():
+    from scipy.special import stdtr
+
+    rng = np.random.default_rng(3)
+    df = np.concatenate([rng.uniform(0.2, 999.0, 3000), [0.5, 1.0, 2.0, 29.0, 998.0]])
+    t = np.concatenate([rng.uniform(0.0, 40.0, 3000), [0.0, 1.0, 2.5, 2.045, 60.0]])
+    got = t_upper(t, df)
+    np.testing.assert_allclose(got, stdtr(df, -t), rtol=1e-11)
+    assert got[-5] == 0.5  # t = 0
+    with pytest.raises(ValueError):
+        t_upper(np.array([-1.0]), np.array([3.0]))
+    with pytest.raises(ValueError):
+        t_upper(np.array([1.0]), np.array([np.inf]))

@@ -50,7 +50,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.memory import check_memory, pairs_memory
-from ratings.core.tdist import critical_values
+from ratings.core.tdist import CORNISH_FISHER_FROM, critical_values, t_upper
 from ratings.core.threads import one_blas_thread
 
 __all__ = [
@@ -272,25 +272,33 @@ def default_draws(n_models: int) -> int:
     return int(min(DRAWS, max(500, DRAW_CELLS // max(n_models * n_models, 1))))
 
 
-def _per_pair(c: NDArray[np.float64] | float, df: NDArray[np.float64],
-              t: NDArray[np.float64], open_: NDArray[np.bool_]) -> NDArray[np.float64]:  # fmt: skip
-    """Per-pair critical values: the one-sided rate 1 - Phi(c) of the Gaussian critical value
-    ``c``, at each pair's Student t quantile, for the pairs ``open_`` (those a step can still
-    reject in the direction of their ``t``).
+def _beyond(c: NDArray[np.float64] | float, df: NDArray[np.float64],
+            t: NDArray[np.float64], open_: NDArray[np.bool_]) -> NDArray[np.bool_]:  # fmt: skip
+    """Which pairs ``open_`` (those a step can still reject in the direction of their ``t``)
+    have ``|t|`` beyond their own critical value: at the one-sided rate 1 - Phi(c) of the
+    Gaussian critical value ``c``, each pair's Student t quantile.
 
     A t quantile is at least the normal one, so only those with ``|t|`` above ``c`` (less a
-    rounding margin) can be rejected; the others get ``inf`` without a quantile.
+    rounding margin) can be. Of these, a pair with a normal quantile (infinite df) is compared
+    with it, one with 1000 df or more with its Cornish-Fisher quantile
+    (:func:`~ratings.core.tdist.critical_values`), and one with fewer by its upper tail
+    probability: ``|t|`` lies beyond the quantile exactly when P(T > |t|) is below the rate
+    (one continued fraction per pair instead of the quantile's Newton steps). NaN df: never.
     """
     c = np.asarray(c, dtype=np.float64)
-    rate = 1.0 - np.vectorize(NormalDist().cdf)(c)
-    level = np.broadcast_to(1.0 - 2.0 * rate, df.shape)
+    rate = np.broadcast_to(1.0 - np.vectorize(NormalDist().cdf)(c), df.shape)
     maybe = open_ & (np.abs(t) > np.broadcast_to(c * (1.0 - 1e-6), df.shape))
-    out = np.full(df.shape, np.inf)
-    for lv in np.unique(level[maybe]):
-        sel = maybe & (level == lv)
-        if 0.0 < lv < 1.0:
-            out[sel] = critical_values(float(lv), df[sel])
-    return np.where(np.isnan(out), np.inf, out)
+    maybe &= (rate > 0.0) & (rate < 0.5)
+    out = np.zeros(df.shape, dtype=bool)
+    tail = maybe & (df > 0.0) & (df < CORNISH_FISHER_FROM)
+    if tail.any():
+        out[tail] = t_upper(np.abs(t[tail]), df[tail]) < rate[tail]
+    quantile = maybe & ~tail & ~np.isnan(df)
+    level = 1.0 - 2.0 * rate
+    for lv in np.unique(level[quantile]):
+        sel = quantile & (level == lv)
+        out[sel] = np.abs(t[sel]) > critical_values(float(lv), df[sel])
+    return out
 
 
 def _stepdown(ps: PairStats, level: float, n_draws: int, seed: int,
@@ -306,14 +314,13 @@ def _stepdown(ps: PairStats, level: float, n_draws: int, seed: int,
     while True:
         if marginal:  # model j: the pairs (j, k) and (k, j) not yet rejected
             maxes = _draw_max(ps, finite & ~better, z, inward=finite & ~worse)
-            crit = _per_pair(np.quantile(maxes, level, axis=0)[:, None], ps.df, t,
+            beyond = _beyond(np.quantile(maxes, level, axis=0)[:, None], ps.df, t,
                              finite & ((~better & (t > 0)) | (~worse & (t < 0))))  # fmt: skip
-            new_b = finite & ~better & (t > crit)
-            new_w = finite & ~worse & (-t > crit)
+            new_b = finite & ~better & (t > 0) & beyond
+            new_w = finite & ~worse & (t < 0) & beyond
         else:  # (j, k) and (k, j) are one test: its t > 0 side, until rejected
-            crit = _per_pair(float(np.quantile(maxes, level)), ps.df, t,
-                             finite & ~better & (t > 0))  # fmt: skip
-            new_b = finite & ~better & (t > crit)
+            new_b = _beyond(float(np.quantile(maxes, level)), ps.df, t,
+                            finite & ~better & (t > 0))  # fmt: skip
             new_w = new_b.T
         if not (new_b.any() or new_w.any()):
             return better, worse
