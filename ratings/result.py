@@ -355,6 +355,11 @@ class Ratings:
         return {}
 
     @cached_property
+    def _bounds_cache(self) -> dict:
+        """Elo bounds computed so far, by level."""
+        return {}
+
+    @cached_property
     def pair_stats(self):
         """Every pair's t statistic and df, and the draws' covariance factor, computed once
         (:func:`ratings.inference.ranks.pair_stats`; rank intervals and the pairwise table)."""
@@ -452,7 +457,14 @@ class Ratings:
         return pd.DataFrame({"lower": lo[order], "upper": hi[order]}, index=self.ranked_models)
 
     def _bounds(self, level: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Lower and upper Elo bounds in the order of ``models``."""
+        """Lower and upper Elo bounds in the order of ``models`` (computed once per level:
+        ``to_frame`` and ``summary`` each need them)."""
+        if level not in self._bounds_cache:
+            self._bounds_cache[level] = self._bounds_at(level)
+        lo, hi = self._bounds_cache[level]
+        return lo.copy(), hi.copy()
+
+    def _bounds_at(self, level: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         draws = None if self.draws is None else self.offset + self.scale * self.draws
         lo, hi = self._interval(self.elo.to_numpy(), self.se.to_numpy(), draws, level,
                                 self.model_df)  # fmt: skip
