@@ -163,7 +163,7 @@ def test_ratings_num_threads_setting(monkeypatch):
 IMPORTS = """
     import json, sys
     import ratings, ratings.cli.app
-    heavy = ["numba", "scipy.stats", "scipy.optimize", "scipy.linalg", "matplotlib"]
+    heavy = ["numba", "scipy.stats", "scipy.optimize", "scipy.linalg", "scipy.sparse", "matplotlib"]
     print(json.dumps({name: name in sys.modules for name in heavy}))
 """
 
