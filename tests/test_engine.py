@@ -210,3 +210,6 @@ def test_fit_starts_the_preload_for_a_large_file(tmp_path, monkeypatch):
         tables.append(out.read_text())
     assert calls == [1]  # the second run only
     assert tables[0] == tables[1]
+    # per-verdict intervals need no df twin: nothing is preloaded
+    assert main(["fit", str(log), "--no-cluster", "--out", str(tmp_path / "hc0.csv"), "-q"]) == 0
+    assert calls == [1]

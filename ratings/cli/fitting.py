@@ -145,11 +145,14 @@ def check_suffix(path: str | None, flag: str, allowed: tuple[str, ...]) -> None:
 def read_for_fit(args: argparse.Namespace):
     """The verdict log of ``args`` (build the fit's options first: a bad one reads no data).
 
-    A large file's fit will need what the NumPy twins import: that import starts on a thread
-    first and runs while the file is read (:func:`ratings.kernels.engine.preload_twins`).
+    A large file's clustered CR2 intervals (the default) will need what the NumPy twins import:
+    that import starts on a thread first and runs while the file is read
+    (:func:`ratings.kernels.engine.preload_twins`).
     """
     path = args.verdicts
-    if isinstance(path, str) and os.path.isfile(path) and os.path.getsize(path) >= PRELOAD_BYTES:
+    cr2 = getattr(args, "ci", "sandwich") == "sandwich" and not getattr(args, "no_cluster", False)
+    if (cr2 and isinstance(path, str) and os.path.isfile(path)
+            and os.path.getsize(path) >= PRELOAD_BYTES):  # fmt: skip
         from ratings.kernels.engine import preload_twins
 
         preload_twins()
