@@ -24,13 +24,28 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
+from ratings.inference.satterthwaite import satterthwaite
 from ratings.inference.working import WorkingRows, lifted
 
-__all__ = ["Basis", "basis", "batched_df", "block_apply", "dense_basis", "distinct_designs",
-           "exact_cost", "pair_forms", "terms"]
+__all__ = ["Basis", "Designs", "basis", "batched_df", "block_apply", "dense_basis",
+           "distinct_designs", "exact_cost", "pair_forms", "terms"]
 
 #: Cells of the (contrasts x designs x coordinates) arrays held per batch.
 BATCH_CELLS = 4_000_000
+
+
+@dataclass(frozen=True, eq=False)
+class Designs:
+    """The clusters' distinct designs (:func:`distinct_designs`): their ``rows``, ``weight``
+    (clusters per design), each cluster's design ``group_of``, and the designs' CR2 blocks
+    ``f`` = (I - H_gg)^(-1/2) and leverage blocks ``h`` = H_gg (flattened row-major, one design
+    after another)."""
+
+    rows: WorkingRows
+    weight: NDArray[np.float64]
+    group_of: NDArray[np.int64]
+    f: NDArray[np.float64]
+    h: NDArray[np.float64]
 
 
 def distinct_designs(rows: WorkingRows, merged) -> tuple[WorkingRows, NDArray[np.float64],
@@ -254,22 +269,9 @@ def batched_df(b: Basis, c: NDArray[np.float64]) -> NDArray[np.float64]:
     g, p = b.q.shape[0], b.q.shape[2]
     out = np.empty(c.shape[0])
     step = max(1, BATCH_CELLS // max(3 * g * p, 1))
-    sw = np.sqrt(b.weight)
-    unweighted = bool(np.all(b.weight == 1.0))
+    weight = None if np.all(b.weight == 1.0) else b.weight
     for lo in range(0, c.shape[0], step):
-        omega, d, y = terms(b, c[lo:lo + step])
-        tr = omega @ b.weight
-        yy = np.einsum("cgp,cgp->cg", y, y)
-        if not unweighted:
-            y = y * sw[None, :, None]
-        if g <= p:
-            gram = y @ y.transpose(0, 2, 1)
-        else:
-            gram = y.transpose(0, 2, 1) @ y
-        cross = np.einsum("cij,cij->c", gram, gram)
-        denom = (d * d) @ b.weight - 2.0 * (d * yy) @ b.weight + cross
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out[lo:lo + step] = np.where(tr > 0, tr * tr / denom, np.nan)
+        out[lo:lo + step] = satterthwaite(*terms(b, c[lo:lo + step]), weight)
     return out
 
 
