@@ -210,7 +210,7 @@ def phases(df: pd.DataFrame, model: str) -> list[dict]:
     t3 = time.perf_counter()
     r.to_frame()
     t4 = time.perf_counter()
-    from ratings.inference.small import cr2_plan
+    from ratings.inference.cluster import cr2_plan
 
     inf = r.inference
     m = len(r.models)

@@ -125,21 +125,40 @@ def _first_alike(groups, starts, sizes, multi) -> NDArray[np.int64]:
     return first
 
 
-def block_apply(starts: NDArray[np.int64], f: NDArray[np.float64],
+#: Distinct designs of several rows up to which :func:`block_apply` takes one product per design.
+LOOP_DESIGNS = 64
+
+
+def block_apply(f: NDArray[np.float64], block_starts: NDArray[np.int64],
+                starts: NDArray[np.int64], design_of: NDArray[np.int64],
                 u: NDArray[np.float64]) -> NDArray[np.float64]:  # fmt: skip
-    """F_g u_g for every cluster g and column of ``u`` (N x K), ``f`` the blocks flattened
-    row-major one cluster after another (:func:`ratings.kernels.inference.small_blocks`):
-    one batched product per cluster size."""
-    size = np.diff(starts)
-    if np.all(size == 1):
-        return f[:, None] * u
-    off = np.concatenate([[0], np.cumsum(size * size)])
+    """F_g u_g for every cluster g (rows ``starts``) and column of ``u`` (N x K), F_g the block
+    of its design ``design_of[g]`` in ``f`` (the designs' blocks flattened row-major one after
+    another, ``block_starts`` their rows: :func:`ratings.kernels.inference.small_blocks`):
+    one-row clusters by a gather, larger ones one product per design while there are few of
+    them (a design's clusters side by side), else with every cluster's block gathered, one
+    batched product per size."""
+    sizes = np.diff(starts)
+    doff = np.concatenate([[0], np.cumsum(np.diff(block_starts) ** 2)])
     out = np.empty_like(u)
-    for n in np.unique(size):
-        cl = np.flatnonzero(size == n)
-        rows = starts[cl][:, None] + np.arange(n)
-        fb = f[off[cl][:, None] + np.arange(n * n)].reshape(-1, n, n)
-        out[rows] = fb @ u[rows]
+    lone = sizes == 1
+    heads = starts[:-1][lone]
+    out[heads] = f[doff[design_of[lone]]][:, None] * u[heads]
+    multi = np.flatnonzero(~lone)
+    of = design_of[multi]
+    kinds = np.unique(of)
+    if kinds.size <= LOOP_DESIGNS:
+        for d in kinds:
+            cl = multi[of == d]
+            n = int(sizes[cl[0]])
+            at = starts[cl][:, None] + np.arange(n)
+            out[at] = f[doff[d]:doff[d] + n * n].reshape(n, n) @ u[at]
+        return out
+    for n in np.unique(sizes[multi]):
+        cl = multi[sizes[multi] == n]
+        at = starts[cl][:, None] + np.arange(n)
+        fb = f[doff[design_of[cl]][:, None] + np.arange(n * n)].reshape(-1, n, n)
+        out[at] = fb @ u[at]
     return out
 
 
@@ -190,7 +209,7 @@ def basis(designs: WorkingRows, weight: NDArray[np.float64], f: NDArray[np.float
     v = lifted(bread, free, n_params)  # B e_k for each free coordinate k
     starts = designs.starts
     u = designs.design(v, slice(None))  # N x P
-    pr = block_apply(starts, f, u)
+    pr = block_apply(f, starts, starts, np.arange(designs.n_clusters), u)
     z = designs.design(lifted(chol, free, n_params), slice(None))  # rows L^T x_r (N x P)
     # per design, one batched product per cluster size: [u; p; z]^T [u; p; p] by blocks
     size = np.diff(starts)

@@ -39,7 +39,8 @@ __all__ = [
     "check_cluster_memory",
     "check_clusters",
     "cluster_inference",
-    "dense_path",
+    "cr2_plan",
+    "use_small_path",
 ]
 
 #: Flops (roughly) up to which the clusters' leverages are decomposed exactly and the degrees of
@@ -63,6 +64,11 @@ MAX_BASIS_CELLS = 20_000_000
 #: Most cells (merged designs x contrasts) of the clusters' shares held for the one-direction
 #: df (the ratings' and then the pairs', from one pass over the rows).
 SHARED_SHARES_CELLS = 8_000_000
+#: Most cells of the clusters' leverage blocks (sum of R_g^2) held by the sparse path.
+MAX_BLOCK_CELLS = 50_000_000
+#: Terms of the dense path's binomial series counted in its cost (it stops once the terms are
+#: below 1e-10 of the influences; a few tens on boards where it runs).
+SERIES_COST_TERMS = 20
 
 
 def _f(lam: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -428,7 +434,7 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
                       *, clusters: pd.Index | None = None,
                       bread: NDArray[np.float64]) -> ClusterInference:  # fmt: skip
     """CR2 pieces of a clustered fit on the dense path: exact (one eigen-decomposition per
-    cluster) while :func:`dense_path` says so, else the series.
+    cluster) while :func:`cr2_plan` says so, else the series.
 
     Parameters
     ----------
@@ -446,7 +452,7 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
     p, g = free.size, rows.n_clusters
     starts = rows.starts
     pieces = partial(ClusterInference, rows.n_params, rows.n_models, free, bread, rows, clusters)
-    if dense_path(np.diff(starts), p) != "exact":  # the series whitens only where it must
+    if cr2_plan(np.diff(starts), p, sparse=False)[0] == "series":  # whitens only where it must
         influence, degenerate, chol = _series(rows, score, free, bread, starts)
         return pieces(degenerate, influence, factor=chol)
     chol = np.linalg.cholesky(bread)
@@ -545,13 +551,29 @@ def _lone_directions(rows: WorkingRows, free: NDArray[np.int64]) -> NDArray[np.f
     return out
 
 
-def dense_path(sizes: NDArray[np.int64], n_free: int) -> str:
-    """The dense path for clusters of ``sizes`` rows: ``"exact"`` while its cost (the clusters'
-    eigen-decompositions and the df's G x P products) stays within :data:`EXACT_BUDGET`, else
-    ``"series"``."""
+def use_small_path(sizes: NDArray[np.int64], n_free: int) -> bool:
+    """Whether clusters of ``sizes`` rows take the sparse path (:func:`cr2_plan`)."""
+    return cr2_plan(sizes, n_free)[0] == "sparse"
+
+
+def cr2_plan(sizes: NDArray[np.int64], n_free: int, sparse: bool = True) -> tuple[str, str]:
+    """The CR2 path clusters of ``sizes`` rows take and why: ``"sparse"`` (unless ``sparse`` is
+    false) while its blocks' decompositions (sum R_g^3) cost less than the dense path and
+    their cells stay within :data:`MAX_BLOCK_CELLS`; else the dense path: ``"exact"`` (one
+    eigen-decomposition per cluster and the df's G x P products, sum R_g P min(R_g, P) +
+    G P^2 min(G, P)) within :data:`EXACT_BUDGET`, past it ``"series"``
+    (:data:`SERIES_COST_TERMS` passes of R P + G P^2)."""
     s, p, g = sizes.astype(np.float64), float(n_free), float(sizes.size)
-    cost = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
-    return "exact" if cost <= EXACT_BUDGET else "series"
+    exact = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
+    series = SERIES_COST_TERMS * (float(s.sum()) * p + g * p * p)
+    cost = float(np.sum(s**3))
+    dense = "exact" if exact <= EXACT_BUDGET else "series"
+    what = (f"{sizes.size:,} clusters of {s.mean() if s.size else 0:.1f} rows on average, "
+            f"{n_free} free: sparse ~{cost:.2g}, dense exact ~{exact:.2g}, series "
+            f"~{series:.2g} flops")  # fmt: skip
+    small = sparse and float(np.sum(s * s)) <= MAX_BLOCK_CELLS and cost <= (
+        exact if dense == "exact" else min(exact, series))
+    return ("sparse" if small else dense), what
 
 
 def check_cluster_memory(data, sizes: NDArray[np.int64], n_params: int, path: str) -> None:

@@ -35,8 +35,10 @@ from ratings.inference.cluster import (
     check_cluster_memory,
     check_clusters,
     cluster_inference,
-    dense_path,
+    cr2_plan,
+    use_small_path,
 )
+from ratings.inference.covariance import gram
 from ratings.inference.satterthwaite import DEGENERATE
 from ratings.inference.working import (
     CELLS_PER_VERDICT,
@@ -48,51 +50,18 @@ from ratings.inference.working import (
 )
 
 __all__ = [
-    "MAX_BLOCK_CELLS",
     "bt_inference",
     "cluster_scores",
-    "cr2_plan",
     "crowd_inference",
     "small_cluster_inference",
-    "use_small_path",
     "working_inference",
 ]
 
-#: Most cells of the clusters' leverage blocks (sum of R_g^2) held by the sparse path.
-MAX_BLOCK_CELLS = 50_000_000
 #: The meat as W^T W (G P^2 flops in BLAS) while within this many times the kernel's
 #: outer-product cells (:func:`_meat`).
 DENSE_MEAT_RATIO = 8.0
 #: Most cells of the clusters' scores W (G x P) formed for the meat.
 MAX_SCORE_CELLS = 20_000_000
-#: Terms of the dense path's binomial series counted in its cost (it stops once the terms are
-#: below 1e-10 of the influences; a few tens on boards where it runs).
-SERIES_COST_TERMS = 20
-
-
-def use_small_path(sizes: NDArray[np.int64], n_free: int) -> bool:
-    """Whether clusters of ``sizes`` rows take the sparse path (:func:`cr2_plan`)."""
-    return cr2_plan(sizes, n_free)[0] == "sparse"
-
-
-def cr2_plan(sizes: NDArray[np.int64], n_free: int) -> tuple[str, str]:
-    """The CR2 path clusters of ``sizes`` rows take and why: ``"sparse"`` while its blocks'
-    decompositions (sum R_g^3) cost less than the dense path, exact (one eigen-decomposition
-    per cluster, sum R_g P min(R_g, P) + G P^2 min(G, P)) or, past
-    :data:`ratings.inference.cluster.EXACT_BUDGET`, the series (:data:`SERIES_COST_TERMS`
-    passes of R P + G P^2), and their cells stay within :data:`MAX_BLOCK_CELLS`; else the
-    dense path's (:func:`ratings.inference.cluster.dense_path`)."""
-    s, p, g = sizes.astype(np.float64), float(n_free), float(sizes.size)
-    exact = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
-    series = SERIES_COST_TERMS * (float(s.sum()) * p + g * p * p)
-    sparse = float(np.sum(s**3))
-    dense = dense_path(sizes, n_free)
-    what = (f"{sizes.size:,} clusters of {s.mean() if s.size else 0:.1f} rows on average, "
-            f"{n_free} free: sparse ~{sparse:.2g}, dense exact ~{exact:.2g}, series "
-            f"~{series:.2g} flops")  # fmt: skip
-    small = float(np.sum(s * s)) <= MAX_BLOCK_CELLS and sparse <= (
-        exact if dense == "exact" else min(exact, series))
-    return ("sparse" if small else dense), what
 
 
 def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
@@ -120,7 +89,7 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
     h, f, deg = k.small_blocks(designs.starts, designs.ii, designs.jj, designs.judge, designs.a,
                                designs.b, rows.n_models, full, DEGENERATE)  # fmt: skip
     blocks = Designs(designs, weight, design_of, f, h)
-    adjusted = _adjust(blocks, design_of, starts, residual)
+    adjusted = block_apply(f, designs.starts, starts, design_of, residual[:, None])[:, 0]
     if groups.n_clusters < rows.n_clusters:  # a design's clusters add (sum e*^2) x x^T
         meat = _meat(groups, _group_residual(adjusted, starts, group_of, groups), k)
     else:
@@ -144,48 +113,7 @@ def _meat(rows: WorkingRows, e: NDArray[np.float64], k) -> NDArray[np.float64]:
     if float(g) * q * q > DENSE_MEAT_RATIO * cells or g * q > MAX_SCORE_CELLS:
         return k.small_meat(rows.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
                             rows.n_models, q, e)  # fmt: skip
-    w = cluster_scores(rows, e)
-    out = w.T @ w
-    return (out + out.T) / 2.0
-
-
-#: Distinct designs of several rows up to which :func:`_adjust` takes one product per design.
-ADJUST_LOOP_DESIGNS = 64
-
-
-def _adjust(blocks: Designs, design_of: NDArray[np.int64], starts: NDArray[np.int64],
-            e: NDArray[np.float64]) -> NDArray[np.float64]:  # fmt: skip
-    """F_g e_g for every cluster g (``starts``: the clusters' rows), F_g the CR2 block of its
-    design (``blocks``, ``design_of``): one-row clusters by a gather, larger ones one
-    product per design while there are few of them (the clusters of a design side by side),
-    else with every cluster's block gathered, one batched product per size."""
-    sizes = np.diff(starts)
-    doff = np.concatenate([[0], np.cumsum(np.diff(blocks.rows.starts) ** 2)])
-    if blocks.rows.starts.size == starts.size and np.array_equal(design_of,
-                                                            np.arange(sizes.size)):  # fmt: skip
-        return block_apply(starts, blocks.f, e[:, None])[:, 0]  # a design a cluster, in order
-    out = np.empty_like(e)
-    lone = sizes == 1
-    heads = starts[:-1][lone]
-    out[heads] = blocks.f[doff[design_of[lone]]] * e[heads]
-    multi = np.flatnonzero(~lone)
-    if not multi.size:
-        return out
-    of = design_of[multi]
-    kinds = np.unique(of)
-    if kinds.size <= ADJUST_LOOP_DESIGNS:
-        for d in kinds:
-            cl = multi[of == d]
-            n = int(sizes[cl[0]])
-            at = starts[cl][:, None] + np.arange(n)
-            out[at] = e[at] @ blocks.f[doff[d]:doff[d] + n * n].reshape(n, n).T
-        return out
-    for n in np.unique(sizes[multi]):
-        cl = multi[sizes[multi] == n]
-        at = starts[cl][:, None] + np.arange(n)
-        fb = blocks.f[doff[design_of[cl]][:, None] + np.arange(n * n)].reshape(-1, n, n)
-        out[at] = (fb @ e[at][:, :, None])[:, :, 0]
-    return out
+    return gram(cluster_scores(rows, e))
 
 
 def _group_residual(adjusted, starts, group_of, groups) -> NDArray[np.float64]:
@@ -230,7 +158,7 @@ def working_inference(rows: WorkingRows, residual: NDArray[np.float64], free: ND
     if small is None:
         small = use_small_path(sizes, free.size)
     check_cluster_memory(data, sizes, rows.n_params,
-                         "small" if small else dense_path(sizes, free.size))  # fmt: skip
+                         "small" if small else cr2_plan(sizes, free.size, sparse=False)[0])
     if small:
         return small_cluster_inference(rows, residual, free, bread, data.clusters)
     return cluster_inference(rows, cluster_scores(rows, residual), free, clusters=data.clusters,
