@@ -386,7 +386,7 @@ class ClusterInference:
             from ratings.inference.pairdf import streamed_pairs_df
 
             c = self._free_contrasts(reference_contrasts(m, None))
-            out = streamed_pairs_df(self.rows, self._directions(c), *self._held_shares(c))
+            out = streamed_pairs_df(self.rows, self._directions(c), self._held_shares(c))
             np.fill_diagonal(out, np.nan)
         if self.degenerate.size:  # pairs along a direction one cluster alone determines
             lf = self._model_rows()
@@ -403,12 +403,12 @@ class ClusterInference:
             out[kk, jj] *= scale
         return out
 
-    def _held_shares(self, c: NDArray[np.float64]) -> tuple:
+    def _held_shares(self, c: NDArray[np.float64]) -> tuple | None:
         """The merged designs' shares of contrasts ``c`` and their weights, when the ratings'
         df held them, as :func:`~ratings.inference.pairdf.streamed_pairs_df` reads them."""
         last = self.__dict__.get("_last_shares")
         if last is None or not np.array_equal(last[0], c):
-            return ()
+            return None
         return last[1], self.rows.merged[1]
 
     def _pair_omega(self, jj: NDArray[np.int64], kk: NDArray[np.int64]) -> NDArray[np.float64]:
