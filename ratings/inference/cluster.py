@@ -173,10 +173,10 @@ class ClusterInference:
 
     def _cr2_covariance(self) -> NDArray[np.float64]:
         """The CR2 covariance over ``free``, without :attr:`extra`."""
-        from ratings.inference.covariance import gram
+        from ratings.inference.covariance import bread_meat_bread, gram
 
         if self.meat is not None:
-            return self.bread @ self.meat @ self.bread
+            return bread_meat_bread(self.bread, self.meat)
         return gram(self.influence_free)
 
     def _cr2_variance(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
