@@ -38,14 +38,12 @@ BATCH_CELLS = 4_000_000
 class Designs:
     """The clusters' distinct designs (:func:`distinct_designs`): their ``rows``, ``weight``
     (clusters per design), each cluster's design ``group_of``, and the designs' CR2 blocks
-    ``f`` = (I - H_gg)^(-1/2) and leverage blocks ``h`` = H_gg (flattened row-major, one design
-    after another)."""
+    ``f`` = (I - H_gg)^(-1/2) (flattened row-major, one design after another)."""
 
     rows: WorkingRows
     weight: NDArray[np.float64]
     group_of: NDArray[np.int64]
     f: NDArray[np.float64]
-    h: NDArray[np.float64]
 
 
 def distinct_designs(rows: WorkingRows, merged) -> tuple[WorkingRows, NDArray[np.float64],

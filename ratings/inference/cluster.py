@@ -40,6 +40,7 @@ __all__ = [
     "check_clusters",
     "cluster_inference",
     "cr2_plan",
+    "leverage_one",
     "use_small_path",
 ]
 
@@ -475,6 +476,17 @@ def _decompose(rows, lf, lo: int, hi: int, gbar: NDArray[np.float64]) -> tuple:
     q, lam = _eigen(rows.design(lf, slice(lo, hi)))
     adjusted = gbar + q @ ((_f(lam) - 1.0) * (q.T @ gbar))
     return q, lam, adjusted, q[:, lam >= 1.0 - DEGENERATE].T
+
+
+def leverage_one(rows: WorkingRows, free: NDArray[np.int64], chol: NDArray[np.float64] | None,
+                 clusters: NDArray[np.int64]) -> NDArray[np.float64]:  # fmt: skip
+    """The whitened directions of leverage 1 (rows over ``free``) of the ``clusters`` of
+    ``rows``, from their eigen-decompositions (``chol``: the bread's factor L)."""
+    if not clusters.size:
+        return np.zeros((0, free.size))
+    lf, zero = lifted(chol, free, rows.n_params), np.zeros(free.size)
+    return np.vstack([_decompose(rows, lf, rows.starts[g], rows.starts[g + 1], zero)[3]
+                      for g in clusters])  # fmt: skip
 
 
 def _series(rows, score, free, bread_free, starts):

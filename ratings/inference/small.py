@@ -36,6 +36,7 @@ from ratings.inference.cluster import (
     check_clusters,
     cluster_inference,
     cr2_plan,
+    leverage_one,
     use_small_path,
 )
 from ratings.inference.covariance import gram
@@ -46,7 +47,6 @@ from ratings.inference.working import (
     bt_rows,
     crowd_rows,
     kernels,
-    lifted,
 )
 
 __all__ = [
@@ -86,9 +86,9 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
     starts = rows.starts
     groups, _, group_of = rows.merged
     designs, weight, design_of = distinct_designs(rows, rows.merged)
-    h, f, deg = k.small_blocks(designs.starts, designs.ii, designs.jj, designs.judge, designs.a,
+    _, f, deg = k.small_blocks(designs.starts, designs.ii, designs.jj, designs.judge, designs.a,
                                designs.b, rows.n_models, full, DEGENERATE)  # fmt: skip
-    blocks = Designs(designs, weight, design_of, f, h)
+    blocks = Designs(designs, weight, design_of, f)
     adjusted = block_apply(f, designs.starts, starts, design_of, residual[:, None])[:, 0]
     if groups.n_clusters < rows.n_clusters:  # a design's clusters add (sum e*^2) x x^T
         meat = _meat(groups, _group_residual(adjusted, starts, group_of, groups), k)
@@ -96,7 +96,7 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
         meat = _meat(rows, adjusted, k)
     meat = meat[np.ix_(free, free)]
     chol = np.linalg.cholesky(bread) if deg.any() else None
-    degenerate = _degenerate(blocks, np.flatnonzero(deg), free, chol)
+    degenerate = leverage_one(designs, free, chol, np.flatnonzero(deg))
     return ClusterInference(rows.n_params, rows.n_models, free, bread, rows, clusters, degenerate,
                             meat=meat, residual=adjusted, designs=blocks, factor=chol)  # fmt: skip
 
@@ -126,23 +126,6 @@ def _group_residual(adjusted, starts, group_of, groups) -> NDArray[np.float64]:
     if not n_single < groups.n_clusters:
         return np.sqrt(summed)
     return np.concatenate([np.sqrt(summed), adjusted[np.repeat(~lone, sizes)]])
-
-
-def _degenerate(blocks: Designs, clusters, free, chol) -> NDArray[np.float64]:
-    """Whitened directions L^T X_g^T v of leverage 1 (v an eigenvector of H_gg at 1)."""
-    out, rows = [], blocks.rows
-    if clusters.size:
-        lf = lifted(chol, free, rows.n_params)
-        off = np.concatenate([[0], np.cumsum(np.diff(rows.starts) ** 2)])
-    for g in clusters:
-        lo, hi = rows.starts[g], rows.starts[g + 1]
-        n = hi - lo
-        lam, vec = np.linalg.eigh(blocks.h[off[g]:off[g] + n * n].reshape(n, n))
-        z = rows.design(lf, slice(lo, hi))  # rows of L^T x_r
-        for t in np.flatnonzero(lam >= 1.0 - DEGENERATE):
-            q = vec[:, t] @ z
-            out.append(q / np.linalg.norm(q))
-    return np.vstack(out) if out else np.zeros((0, free.size))
 
 
 def working_inference(rows: WorkingRows, residual: NDArray[np.float64], free: NDArray[np.int64],
