@@ -302,8 +302,8 @@ class ClusterInference:
         series path never is."""
         g, p = self.n_clusters, self.free.size
         if self.shape == "series":
-            return ("one-direction", "series path: each cluster's share of omega from the rows, "
-                    "the pairs' summed from the ratings' (streamed)")  # fmt: skip
+            return ("one-direction", "series path: each cluster's share of omega from the rows "
+                    "merged by design, the pairs' summed from the ratings' (streamed)")  # fmt: skip
         if self.shape == "exact":
             cost = n_contrasts * g * p * min(g, p)
             if not pairs or cost <= EXACT_BUDGET:
