@@ -27,23 +27,11 @@ from numpy.typing import NDArray
 from ratings.inference.satterthwaite import satterthwaite
 from ratings.inference.working import WorkingRows, lifted
 
-__all__ = ["Basis", "Designs", "basis", "batched_df", "block_apply", "dense_basis",
-           "distinct_designs", "exact_cost", "pair_forms", "terms"]
+__all__ = ["Basis", "basis", "batched_df", "block_apply", "dense_basis", "distinct_designs",
+           "exact_cost", "pair_forms", "terms"]
 
 #: Cells of the (contrasts x designs x coordinates) arrays held per batch.
 BATCH_CELLS = 4_000_000
-
-
-@dataclass(frozen=True, eq=False)
-class Designs:
-    """The clusters' distinct designs (:func:`distinct_designs`): their ``rows``, ``weight``
-    (clusters per design), each cluster's design ``group_of``, and the designs' CR2 blocks
-    ``f`` = (I - H_gg)^(-1/2) (flattened row-major, one design after another)."""
-
-    rows: WorkingRows
-    weight: NDArray[np.float64]
-    group_of: NDArray[np.int64]
-    f: NDArray[np.float64]
 
 
 def distinct_designs(rows: WorkingRows, merged) -> tuple[WorkingRows, NDArray[np.float64],
@@ -127,15 +115,17 @@ def _first_alike(groups, starts, sizes, multi) -> NDArray[np.int64]:
 LOOP_DESIGNS = 64
 
 
-def block_apply(f: NDArray[np.float64], block_starts: NDArray[np.int64],
-                starts: NDArray[np.int64], design_of: NDArray[np.int64],
-                u: NDArray[np.float64]) -> NDArray[np.float64]:  # fmt: skip
+def block_apply(starts: NDArray[np.int64], f: NDArray[np.float64], u: NDArray[np.float64],
+                design_of: NDArray[np.int64] | None = None,
+                block_starts: NDArray[np.int64] | None = None) -> NDArray[np.float64]:  # fmt: skip
     """F_g u_g for every cluster g (rows ``starts``) and column of ``u`` (N x K), F_g the block
-    of its design ``design_of[g]`` in ``f`` (the designs' blocks flattened row-major one after
-    another, ``block_starts`` their rows: :func:`ratings.kernels.inference.small_blocks`):
-    one-row clusters by a gather, larger ones one product per design while there are few of
-    them (a design's clusters side by side), else with every cluster's block gathered, one
-    batched product per size."""
+    of its design ``design_of[g]`` (default: its own) in ``f``, the designs' blocks flattened
+    row-major one after another (``block_starts`` their rows, default ``starts``;
+    :func:`ratings.kernels.inference.small_blocks`): one-row clusters by a gather, larger ones
+    one product per design while there are few of them (a design's clusters side by side),
+    else with every cluster's block gathered, one batched product per size."""
+    if design_of is None:
+        design_of, block_starts = np.arange(starts.size - 1), starts
     sizes = np.diff(starts)
     doff = np.concatenate([[0], np.cumsum(np.diff(block_starts) ** 2)])
     out = np.empty_like(u)
@@ -207,7 +197,7 @@ def basis(designs: WorkingRows, weight: NDArray[np.float64], f: NDArray[np.float
     v = lifted(bread, free, n_params)  # B e_k for each free coordinate k
     starts = designs.starts
     u = designs.design(v, slice(None))  # N x P
-    pr = block_apply(f, starts, starts, np.arange(designs.n_clusters), u)
+    pr = block_apply(starts, f, u)
     z = designs.design(lifted(chol, free, n_params), slice(None))  # rows L^T x_r (N x P)
     # per design, one batched product per cluster size: [u; p; z]^T [u; p; p] by blocks
     size = np.diff(starts)

@@ -15,7 +15,6 @@ from ratings.core.linalg import embed
 from ratings.core.threads import CONCURRENT_ROWS, matmul, row_blocks, run, workers
 from ratings.inference.batched import (
     Basis,
-    Designs,
     basis,
     batched_df,
     dense_basis,
@@ -36,6 +35,7 @@ from ratings.inference.working import CELLS_PER_VERDICT, WorkingRows, kernels, l
 __all__ = [
     "EXACT_BUDGET",
     "ClusterInference",
+    "Designs",
     "check_cluster_memory",
     "check_clusters",
     "cluster_inference",
@@ -70,6 +70,19 @@ MAX_BLOCK_CELLS = 50_000_000
 #: Terms of the dense path's binomial series counted in its cost (it stops once the terms are
 #: below 1e-10 of the influences; a few tens on boards where it runs).
 SERIES_COST_TERMS = 20
+
+
+@dataclass(frozen=True, eq=False)
+class Designs:
+    """The clusters' distinct designs (:func:`~ratings.inference.batched.distinct_designs`) on
+    the sparse path: their ``rows``, ``weight`` (clusters per design), each cluster's design
+    ``group_of``, and the designs' CR2 blocks ``f`` = (I - H_gg)^(-1/2) (flattened row-major,
+    one design after another)."""
+
+    rows: WorkingRows
+    weight: NDArray[np.float64]
+    group_of: NDArray[np.int64]
+    f: NDArray[np.float64]
 
 
 def _f(lam: NDArray[np.float64]) -> NDArray[np.float64]:

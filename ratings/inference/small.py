@@ -29,9 +29,10 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.linalg import block, embed, inverse_pd
-from ratings.inference.batched import Designs, block_apply, distinct_designs
+from ratings.inference.batched import block_apply, distinct_designs
 from ratings.inference.cluster import (
     ClusterInference,
+    Designs,
     check_cluster_memory,
     check_clusters,
     cluster_inference,
@@ -89,7 +90,7 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
     _, f, deg = k.small_blocks(designs.starts, designs.ii, designs.jj, designs.judge, designs.a,
                                designs.b, rows.n_models, full, DEGENERATE)  # fmt: skip
     blocks = Designs(designs, weight, design_of, f)
-    adjusted = block_apply(f, designs.starts, starts, design_of, residual[:, None])[:, 0]
+    adjusted = block_apply(starts, f, residual[:, None], design_of, designs.starts)[:, 0]
     if groups.n_clusters < rows.n_clusters:  # a design's clusters add (sum e*^2) x x^T
         meat = _meat(groups, _group_residual(adjusted, starts, group_of, groups), k)
     else:
