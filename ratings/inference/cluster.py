@@ -202,25 +202,15 @@ class ClusterInference:
         covariance is ``influence.T @ influence``. On the sparse path built on request, and
         None past :data:`ratings.core.memory.MAX_INFLUENCE_CELLS` (the covariance does not
         need them)."""
-        from scipy.sparse import csr_matrix
-
         from ratings.core.memory import MAX_INFLUENCE_CELLS
 
-        rows = self.rows
         if self.influence_free is not None:
             out = np.zeros((self.n_clusters, self.n_params))
             out[:, self.free] = self.influence_free
             return out
-        if rows.n_clusters * rows.n_params > MAX_INFLUENCE_CELLS:
+        if self.n_clusters * self.n_params > MAX_INFLUENCE_CELLS:
             return None
-        s = rows.a * self.residual  # the scores X_g^T e*_g as a sparse G x n_params matrix
-        at, cols, vals = [rows.cluster] * 2, [rows.ii, rows.jj], [s, -s]
-        if rows.b.size:
-            at, cols = [*at, rows.cluster], [*cols, rows.n_models + rows.judge]
-            vals.append(rows.b * self.residual)
-        w = csr_matrix((np.concatenate(vals), (np.concatenate(at), np.concatenate(cols))),
-                       shape=(rows.n_clusters, rows.n_params))  # duplicates summed
-        return np.asarray(w @ embed(self.bread, self.free, rows.n_params))  # nonzeros x P
+        return np.asarray(self._adjusted_scores() @ embed(self.bread, self.free, self.n_params))
 
     def scaled(self, factor: float) -> ClusterInference:
         """The same inference with the CR2 influences times ``factor`` (the covariance's
@@ -231,18 +221,26 @@ class ClusterInference:
 
     def contrasted_influence(self, contrasts) -> NDArray[np.float64]:
         """Each cluster's CR2-adjusted influence on each contrast, (G x C): ``influence() @
-        contrasts.T`` (contrasts over all parameters or the models only); on the sparse path
-        from the rows, cluster g's being sum_r e*_r x_r^T B c (no G x P)."""
+        contrasts.T`` (contrasts over all parameters or the models only; on the sparse path
+        without the G x P influences)."""
         c = self._free_contrasts(contrasts)
         if self.influence_free is not None:
             return self.influence_free @ c.T
-        v = self._directions(c)
+        return np.asarray(self._adjusted_scores() @ self._directions(c))
+
+    def _adjusted_scores(self):
+        """The sparse path's CR2-adjusted cluster scores X_g^T e*_g, a sparse G x n_params
+        matrix (its influences are these times the bread)."""
+        from scipy.sparse import csr_matrix
+
         rows = self.rows
-        per_row = rows.design(v, slice(None)) * self.residual[:, None]
-        out = np.zeros((rows.n_clusters, v.shape[1]))
-        for col in range(v.shape[1]):
-            out[:, col] = np.bincount(rows.cluster, per_row[:, col], rows.n_clusters)
-        return out
+        s = rows.a * self.residual
+        at, cols, vals = [rows.cluster] * 2, [rows.ii, rows.jj], [s, -s]
+        if rows.b.size:
+            at, cols = [*at, rows.cluster], [*cols, rows.n_models + rows.judge]
+            vals.append(rows.b * self.residual)
+        return csr_matrix((np.concatenate(vals), (np.concatenate(at), np.concatenate(cols))),
+                          shape=(rows.n_clusters, rows.n_params))  # duplicates summed
 
     def _free_contrasts(self, contrasts) -> NDArray[np.float64]:
         c = self._all_params(np.atleast_2d(np.asarray(contrasts, dtype=np.float64)))
