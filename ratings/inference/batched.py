@@ -24,6 +24,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
+from ratings.inference.satterthwaite import satterthwaite
 from ratings.inference.working import WorkingRows, lifted
 
 __all__ = ["Basis", "basis", "batched_df", "block_apply", "dense_basis", "distinct_designs",
@@ -110,21 +111,42 @@ def _first_alike(groups, starts, sizes, multi) -> NDArray[np.int64]:
     return first
 
 
-def block_apply(starts: NDArray[np.int64], f: NDArray[np.float64],
-                u: NDArray[np.float64]) -> NDArray[np.float64]:  # fmt: skip
-    """F_g u_g for every cluster g and column of ``u`` (N x K), ``f`` the blocks flattened
-    row-major one cluster after another (:func:`ratings.kernels.inference.small_blocks`):
-    one batched product per cluster size."""
-    size = np.diff(starts)
-    if np.all(size == 1):
-        return f[:, None] * u
-    off = np.concatenate([[0], np.cumsum(size * size)])
+#: Distinct designs of several rows up to which :func:`block_apply` takes one product per design.
+LOOP_DESIGNS = 64
+
+
+def block_apply(starts: NDArray[np.int64], f: NDArray[np.float64], u: NDArray[np.float64],
+                design_of: NDArray[np.int64] | None = None,
+                block_starts: NDArray[np.int64] | None = None) -> NDArray[np.float64]:  # fmt: skip
+    """F_g u_g for every cluster g (rows ``starts``) and column of ``u`` (N x K), F_g the block
+    of its design ``design_of[g]`` (default: its own) in ``f``, the designs' blocks flattened
+    row-major one after another (``block_starts`` their rows, default ``starts``;
+    :func:`ratings.kernels.inference.small_blocks`): one-row clusters by a gather, larger ones
+    one product per design while there are few of them (a design's clusters side by side),
+    else with every cluster's block gathered, one batched product per size."""
+    if design_of is None:
+        design_of, block_starts = np.arange(starts.size - 1), starts
+    sizes = np.diff(starts)
+    doff = np.concatenate([[0], np.cumsum(np.diff(block_starts) ** 2)])
     out = np.empty_like(u)
-    for n in np.unique(size):
-        cl = np.flatnonzero(size == n)
-        rows = starts[cl][:, None] + np.arange(n)
-        fb = f[off[cl][:, None] + np.arange(n * n)].reshape(-1, n, n)
-        out[rows] = fb @ u[rows]
+    lone = sizes == 1
+    heads = starts[:-1][lone]
+    out[heads] = f[doff[design_of[lone]]][:, None] * u[heads]
+    multi = np.flatnonzero(~lone)
+    of = design_of[multi]
+    kinds = np.unique(of)
+    if kinds.size <= LOOP_DESIGNS:
+        for d in kinds:
+            cl = multi[of == d]
+            n = int(sizes[cl[0]])
+            at = starts[cl][:, None] + np.arange(n)
+            out[at] = f[doff[d]:doff[d] + n * n].reshape(n, n) @ u[at]
+        return out
+    for n in np.unique(sizes[multi]):
+        cl = multi[sizes[multi] == n]
+        at = starts[cl][:, None] + np.arange(n)
+        fb = f[doff[design_of[cl]][:, None] + np.arange(n * n)].reshape(-1, n, n)
+        out[at] = fb @ u[at]
     return out
 
 
@@ -254,22 +276,9 @@ def batched_df(b: Basis, c: NDArray[np.float64]) -> NDArray[np.float64]:
     g, p = b.q.shape[0], b.q.shape[2]
     out = np.empty(c.shape[0])
     step = max(1, BATCH_CELLS // max(3 * g * p, 1))
-    sw = np.sqrt(b.weight)
-    unweighted = bool(np.all(b.weight == 1.0))
+    weight = None if np.all(b.weight == 1.0) else b.weight
     for lo in range(0, c.shape[0], step):
-        omega, d, y = terms(b, c[lo:lo + step])
-        tr = omega @ b.weight
-        yy = np.einsum("cgp,cgp->cg", y, y)
-        if not unweighted:
-            y = y * sw[None, :, None]
-        if g <= p:
-            gram = y @ y.transpose(0, 2, 1)
-        else:
-            gram = y.transpose(0, 2, 1) @ y
-        cross = np.einsum("cij,cij->c", gram, gram)
-        denom = (d * d) @ b.weight - 2.0 * (d * yy) @ b.weight + cross
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out[lo:lo + step] = np.where(tr > 0, tr * tr / denom, np.nan)
+        out[lo:lo + step] = satterthwaite(*terms(b, c[lo:lo + step]), weight)
     return out
 
 
