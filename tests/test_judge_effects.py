@@ -325,13 +325,14 @@ def test_families_file_errors(tmp_path):
 
 
 def test_fit_effects_plan_masks_only_what_is_asked(board):
-    from ratings.api.covariates import Covariates, fit_covariates
+    from ratings.api.covariates import fit_covariates
+    from ratings.api.specs import options_of
 
     loaded = load_log(board)
     _, slots = _slots(board)
     plan = plan_effects(slots, FAMILIES, position=False, self_preference=True)
-    table = fit_covariates(loaded, Covariates(adjust=("self-preference",), plan=plan)
-                           ).judge_effects.table.set_index("judge")  # fmt: skip
+    options = options_of(adjust=ratings.Adjust("self-preference", families=FAMILIES))
+    table = fit_covariates(loaded, options, plan=plan).judge_effects.table.set_index("judge")
     assert table["position_bias"].isna().all() and table["position_se"].isna().all()
     assert table.loc["J1", "self_preference"] > 0.2  # J1's planted 0.6
 

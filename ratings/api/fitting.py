@@ -10,13 +10,14 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ratings.api.covariates import Covariates, fit_covariates
+from ratings.api.covariates import fit_covariates
 from ratings.api.loading import (
     LoadedLog,
     Source,
     is_counts_source,
     load_comparisons,
     load_log,
+    load_with,
     warn_unclustered,
 )
 from ratings.api.options import document_options
@@ -216,17 +217,13 @@ fit.__doc__ = document_options(fit.__doc__)
 def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
     """:func:`fit` with its options already checked and resolved (:func:`options_of`): the
     entry of the command line and of per-scope fits, which build the options once."""
-    spec, boot, read, solver, style = (options.model, options.bootstrap, options.read,
-                                       options.solver, options.style)  # fmt: skip
-    model, ci, level, anchor = spec.name, options.ci, options.level, options.anchor
-    bt = spec if isinstance(spec, BT) else BT()  # the Bradley-Terry options, or their defaults
-    crowd = spec if isinstance(spec, CrowdBT) else CrowdBT()
+    boot, read, solver, style = options.bootstrap, options.read, options.solver, options.style
+    model, ci, level, anchor = options.model.name, options.ci, options.level, options.anchor
+    bt, crowd = options.bt, options.crowd  # each model's options, or their defaults
     features = style_columns(style.features) if style is not None else []
     if style is not None:
         _check_style_source(verdicts, style.features, read.columns, read.format)
-    loaded = load_log(verdicts, scope=options.scope, cluster=options.cluster, errors=read.errors,
-                      columns=read.columns, winner_map=read.winner_map, engine=solver.engine,
-                      soft=bt.soft, format=read.format, keep=features, as_numbers=features)
+    loaded = load_with(verdicts, options, keep=features, as_numbers=features)
     data, scope = loaded.data, loaded.scope
     if bt.soft and ci == "bootstrap":
         check_soft_bootstrap(loaded.frame, clustered=data.clusters is not None)
@@ -242,15 +239,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
                  f"a fit of {data.n_models:,} models", solver.max_memory)  # fmt: skip
     with one_blas_thread(), limit_scope(solver.max_memory):
         if style is not None or options.adjust:  # style features, judge effects as covariates
-            covariates = Covariates(adjust=options.adjust, families=options.families) \
-                if style is None else Covariates(style.features, style.transform, style.ridge,
-                                                 options.adjust, options.families)  # fmt: skip
-            return fit_covariates(loaded, covariates, model=model, ties=bt.ties, prior=crowd.prior,
-                                  judge_quality=crowd.judge_quality,
-                                  fit_new_judges=crowd.fit_new_judges, anchor=anchor,
-                                  rating=options.rating, ci=ci, level=level, engine=solver.engine,
-                                  tol=solver.tol, max_iter=solver.max_iter,
-                                  soft=bt.soft)  # fmt: skip
+            return fit_covariates(loaded, options)
         engine = resolve_engine(solver.engine, data.n_verdicts)  # one engine for every stage
         rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts
         penalised = bool(bt.penalty or bt.firth)

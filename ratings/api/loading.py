@@ -37,6 +37,7 @@ __all__ = [
     "is_counts_source",
     "load_comparisons",
     "load_log",
+    "load_with",
     "warn_unclustered",
 ]
 
@@ -172,6 +173,17 @@ def load_log(
         return LoadedLog(data=data, frame=frame, n_rejected=len(log.rejected), scope=scope)
     return LoadedLog(data=aggregate(frame, cluster=cluster, engine=engine), frame=frame,
                      n_rejected=len(log.rejected), scope=scope)  # fmt: skip
+
+
+def load_with(verdicts: Source, options, **extra) -> LoadedLog:
+    """:func:`load_log` as a fit's checked options (:class:`~ratings.api.specs.FitOptions`)
+    say: their scope, cluster, :class:`~ratings.Read` spec, engine and soft outcomes
+    (``extra``: the columns to keep)."""
+    read = options.read
+    return load_log(verdicts, scope=options.scope, cluster=options.cluster, errors=read.errors,
+                    columns=read.columns, winner_map=read.winner_map,
+                    engine=options.solver.engine, soft=options.bt.soft, format=read.format,
+                    **extra)  # fmt: skip
 
 
 def load_comparisons(verdicts: Source, **options) -> LoadedComparisons:

@@ -279,6 +279,16 @@ class FitOptions:
     solver: Solver
     style: Style | None = None
 
+    @property
+    def bt(self) -> BT:
+        """The Bradley-Terry options (their defaults for Crowd-BT)."""
+        return self.model if isinstance(self.model, BT) else BT()
+
+    @property
+    def crowd(self) -> CrowdBT:
+        """The Crowd-BT options (their defaults for Bradley-Terry)."""
+        return self.model if isinstance(self.model, CrowdBT) else CrowdBT()
+
 
 #: Flat keywords of earlier releases -> (the spec that holds them, its field), from the
 #: option table (:mod:`ratings.api.options`).
