@@ -26,6 +26,7 @@ import pandas as pd
 
 from ratings.api.adjust import checked_families, identified_plan
 from ratings.api.loading import LoadedLog
+from ratings.api.options import spelled
 from ratings.api.results import labelled
 from ratings.api.specs import FitOptions, Style
 from ratings.api.ties import design_tie_table, tie_start
@@ -113,7 +114,8 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
     opts = {"ref": ref, "ci": ci if styled or ci != "sandwich" else "sandwich-z",
             "ridge": ridge, "engine": engine, "tol": solver.tol, "max_iter": solver.max_iter,
             "n_ridge": len(features),
-            "remedy": style_remedy() if styled else effects_remedy()}  # fmt: skip
+            "remedy": style_remedy(spelled("style_ridge")) if styled
+            else effects_remedy()}  # fmt: skip
     family = None if ties == "half" or not collapsed.tt.sum() else tie_family(ties)
     summary = None
     if model == "crowd-bt":

@@ -22,7 +22,8 @@ from ratings.core.errors import option
 from ratings.models.style import TRANSFORMS
 
 __all__ = ["OPTIONS", "Option", "add_option", "check_option", "check_spec", "constraint",
-           "document_options", "flags", "legacy", "option_named", "switches"]  # fmt: skip
+           "document_options", "flags", "legacy", "option_named", "spelled",
+           "switches"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -208,15 +209,28 @@ def check_option(name: str, value: object) -> object:
     float, or an int), a switch's True or False (as a bool), anything else against its values."""
     o = option_named(name)
     if o.bounds is not None:
-        number = check_number(value, name, **o.bounds)
+        try:
+            number = check_number(value, name, **o.bounds)
+        except ValueError as error:  # named as the user sets it
+            raise ValueError(str(error).replace(option(name), spelled(name), 1)) from None
         return int(number) if o.bounds.get("integer") else number
     if o.switch or o.values == (False, True):
         if not isinstance(value, bool | np.bool_):
-            raise ValueError(f"{option(name)} must be True or False; got {value!r}.")
+            raise ValueError(f"{spelled(name)} must be True or False; got {value!r}.")
         return bool(value)
     if (o.values or o.choices) is not None and value not in (o.values or o.choices):
-        raise ValueError(f"{option(name)} must be {constraint(o)}; got {value!r}.")
+        raise ValueError(f"{spelled(name)} must be {constraint(o)}; got {value!r}.")
     return value
+
+
+def spelled(name: str) -> str:
+    """Option ``name`` in messages as the user sets it: its flag on the command line; in
+    Python its keyword, or the spec field of an option that never was a keyword of its own
+    (``Style(ridge=)`` for ``style_ridge``)."""
+    o, text = option_named(name), option(name)
+    if text == f"`{name}`" and not o.flat and o.field != o.name:
+        return f"`{o.spec}({o.field}=)`"
+    return text
 
 
 def check_spec(spec: object) -> None:

@@ -251,14 +251,13 @@ class Style:
     ridge: float = 0.0
 
     def __post_init__(self) -> None:
-        from ratings.models.style import check_ridge, check_transform, parse_style
+        from ratings.models.style import parse_style
 
         features = parse_style(self.features)
         if not features:
             raise ValueError(f"{option('style')} names no feature.")
         object.__setattr__(self, "features", features)
-        check_transform(self.transform)
-        object.__setattr__(self, "ridge", check_ridge(self.ridge))
+        check_spec(self)  # transform and ridge as the option table declares them
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,9 @@ rank). This module checks the option; the columns it reads are
 
 from __future__ import annotations
 
+from ratings.api.options import spelled
 from ratings.core.errors import option
-from ratings.models.style import (
-    check_style_columns,
-    parse_style,
-    ridge_option,
-    style_columns,
-)
+from ratings.models.style import check_style_columns, parse_style, style_columns
 
 __all__ = ["check_style_columns", "check_style_options", "parse_style", "style_columns"]
 
@@ -33,4 +29,4 @@ def check_style_options(style: tuple[str, ...], *, ci: str, penalty: float,
     if penalty or firth:
         raise ValueError(f"{option('penalty')} and {option('firth')} are not available with "
                          f"{option('style')} (a ridge on the coefficients: "
-                         f"{ridge_option()}).")  # fmt: skip
+                         f"{spelled('style_ridge')}).")  # fmt: skip
