@@ -35,7 +35,6 @@ from ratings.api.specs import (
     options_of,
     parse_anchor,
 )
-from ratings.api.style import check_style_columns, style_columns
 from ratings.api.ties import not_identified, tie_refit, tie_start, tie_table
 from ratings.core.errors import (
     NonIdentifiableError,
@@ -62,6 +61,7 @@ from ratings.models.existence import check_identifiable
 from ratings.models.families.bt import BRADLEY_TERRY
 from ratings.models.families.ties import TieFamily
 from ratings.models.firth import fit_firth
+from ratings.models.style import check_style_columns, style_columns
 from ratings.models.ties import family_of, tie_meat
 from ratings.result import Ratings
 

@@ -421,15 +421,12 @@ def options_of(
         anchor, rating = parse_anchor(anchor)
     rating = 1000.0 if rating is None else check_number(
         rating, "anchor_rating", minimum=-MAX_ANCHOR_RATING, maximum=MAX_ANCHOR_RATING)
-    penalty, firth = getattr(spec_model, "penalty", 0.0), getattr(spec_model, "firth", False)
-    if adjust.effects:
-        check_adjust_options(adjust.effects, adjust.families, ci=ci, penalty=penalty)
-        check_firth_option(firth, adjust=adjust.effects)
     style = style if isinstance(style, Style) or not style else Style(style)
-    if style:
-        from ratings.api.style import check_style_options
-
-        check_style_options(style.features, ci=ci, penalty=penalty, firth=firth)
+    if adjust.effects or style:  # a fit with covariates
+        check_adjust_options(adjust.effects, adjust.families, ci=ci,
+                             penalty=getattr(spec_model, "penalty", 0.0),
+                             firth=getattr(spec_model, "firth", False),
+                             style=style.features if style else ())  # fmt: skip
     return FitOptions(model=spec_model, ci=ci, bootstrap=boot, anchor=anchor,
                       rating=float(rating), scope=scope, cluster=cluster, level=float(level),
                       read=read, adjust=adjust.effects, families=adjust.families, solver=solver,

@@ -142,8 +142,8 @@ def read_for_fit(args: argparse.Namespace):
     """The verdict log of ``args`` (build the fit's options first: a bad one reads no data)."""
     style = _style_columns(args)
     if style:
-        from ratings.api.style import check_style_columns, parse_style
         from ratings.io import peek_columns
+        from ratings.models.style import check_style_columns, parse_style
 
         rename = parse_mapping(args.columns, "--columns") or {}
         from ratings.cli.inputs import verdict_format
@@ -157,7 +157,7 @@ def read_for_fit(args: argparse.Namespace):
 
 def _style_columns(args: argparse.Namespace) -> list[str]:
     """The verdict columns ``--style`` reads (NAME_a, NAME_b per feature)."""
-    from ratings.api.style import parse_style, style_columns
+    from ratings.models.style import parse_style, style_columns
 
     return style_columns(parse_style(getattr(args, "style", None)))
 
