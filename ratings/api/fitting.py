@@ -159,10 +159,8 @@ def fit(
         coefficients (``Ratings.style``; ``rank_change`` in
         :meth:`~ratings.result.Ratings.to_frame`). See :mod:`ratings.models.style`.
     **legacy
-        The flat keywords of earlier releases (``penalty``, ``firth``, ``prior``,
-        ``judge_quality``, ``eta_known``, ``fit_new_judges``, ``n_boot``, ``seed``,
-        ``anchor_rating``, ``columns``, ``winner_map``, ``errors``, ``families``, ``engine``,
-        ``tol``, ``max_iter``, ``max_memory``) still work, with a :class:`DeprecationWarning`;
+        The flat keywords of earlier releases (``anchor_rating`` and those the list of options
+        under Notes names) still work, with a :class:`DeprecationWarning`;
         any other keyword is a ``TypeError``, and so is a flat keyword beside the spec that
         holds it (``ci=ratings.Bootstrap(...)`` with ``n_boot=``).
 

@@ -22,7 +22,7 @@ from ratings.core.errors import option
 from ratings.models.style import TRANSFORMS
 
 __all__ = ["OPTIONS", "Option", "add_option", "check_option", "check_spec", "constraint",
-           "document_options", "flags", "legacy", "option_named", "spelled",
+           "document_options", "flags", "keywords", "legacy", "option_named", "spelled",
            "switches"]  # fmt: skip
 
 
@@ -248,7 +248,16 @@ def option_line(o: Option) -> str:
     flag = f", ``{o.flag}``" if o.flag is not None else ""
     rule = constraint(o)
     parts = [f"default ``{o.default!r}``" if o.default is not None else "optional", rule]
-    return f"- {where}{flag}: " + "; ".join(p for p in parts if p is not None) + "."
+    flat = f" Earlier releases: ``{o.name}=``." if o.flat and o.spec != "fit" else ""
+    return f"- {where}{flag}: " + "; ".join(p for p in parts if p is not None) + "." + flat
+
+
+def keywords() -> str:
+    """:func:`ratings.fit`'s options as its messages list them: its own keywords, then the
+    specs that hold the others."""
+    own = [o.name for o in OPTIONS if o.spec == "fit"] + ["read", "solver"]
+    specs = dict.fromkeys(f"ratings.{o.spec}" for o in OPTIONS if o.spec != "fit")
+    return ", ".join(f"{name}=" for name in own) + f" (see {', '.join(specs)})"
 
 
 def document_options(doc: str | None, indent: str = "    ") -> str | None:

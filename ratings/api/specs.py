@@ -19,7 +19,7 @@ from typing import Literal
 
 import numpy as np
 
-from ratings.api.options import check_option, check_spec, legacy, option_named
+from ratings.api.options import check_option, check_spec, keywords, legacy, option_named
 from ratings.core.bounds import MAX_ANCHOR_RATING, check_number
 from ratings.core.errors import option
 from ratings.core.memory import MaxMemory, parse_size
@@ -325,9 +325,6 @@ def model_spec(model: object, given: Mapping[str, object]) -> BT | CrowdBT:
 LEGACY_NAME = {fld: key for key, (_, fld) in LEGACY.items() if fld != key}
 
 
-_FIT_OPTIONS = ("model=, ci=, anchor=, scope=, cluster=, level=, read=, adjust=, solver= (see "
-                "ratings.BT, ratings.CrowdBT, ratings.Bootstrap, ratings.Read, ratings.Adjust, "
-                "ratings.Solver)")
 
 
 def legacy_specs(
@@ -389,7 +386,7 @@ def options_of(
     from ratings.api.adjust import check_adjust_options
 
     legacy = dict(legacy or {})
-    by_spec = legacy_specs(legacy, names=LEGACY, where="fit", options=_FIT_OPTIONS, warn=warn,
+    by_spec = legacy_specs(legacy, names=LEGACY, where="fit", options=keywords(), warn=warn,
                            moved={"anchor_rating": "anchor=(NAME, RATING)"}, stacklevel=4)
     # each spec given as one, or made from its flat keywords
     boot = _spec_of(ci, Bootstrap, by_spec.get("Bootstrap", {}), "ci")

@@ -100,16 +100,19 @@ def fit_options(args: argparse.Namespace, model: str | None = None):
     implied = any(o.spec == "CrowdBT" for o, _ in given)
     model = model or args.model or ("crowd-bt" if implied else "bt")
     spec = model_spec(model, {o.field: v for o, v in given})
-    boot = Bootstrap(n=args.n_boot, seed=args.seed)  # checked whether or not it is used
+
+    def fields(spec: str) -> dict:  # the spec's fields the flags set, by the option table
+        return {o.field: getattr(args, o.name) for o in OPTIONS
+                if o.spec == spec and o.flag is not None and hasattr(args, o.name)}  # fmt: skip
+
+    boot = Bootstrap(**fields("Bootstrap"))  # checked whether or not it is used
     ci = boot if args.ci == "bootstrap" else args.ci
-    effects = getattr(args, "adjust", None)
-    adjust = Adjust(effects, families=args.families) if effects else None
-    style = None
-    if getattr(args, "style", None):
-        style = Style(args.style, transform=args.style_transform, ridge=args.style_ridge)
+    effects, style = getattr(args, "adjust", None), getattr(args, "style", None)
     return options_of(model=spec, ci=ci, anchor=args.anchor, scope=getattr(args, "scope", None),
-                      cluster=cluster_arg(args), level=args.level, adjust=adjust,
-                      solver=Solver(max_memory=args.max_memory), style=style)  # fmt: skip
+                      cluster=cluster_arg(args), level=args.level,
+                      adjust=Adjust(effects, **fields("Adjust")) if effects else None,
+                      solver=Solver(**fields("Solver")),
+                      style=Style(style, **fields("Style")) if style else None)  # fmt: skip
 
 
 def _prior_arg(text: str):
