@@ -18,6 +18,7 @@ from ratings.api.loading import (
     load_comparisons,
     load_log,
     load_with,
+    source_columns,
     warn_unclustered,
 )
 from ratings.api.options import document_options
@@ -288,18 +289,10 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
 
 def _check_style_source(verdicts, style: tuple[str, ...], columns, format=None) -> None:
     """Name missing style columns before reading (a DataFrame's or a file's header)."""
-    import os
-
-    from ratings.io import peek_columns
-
-    if isinstance(verdicts, pd.DataFrame):
-        have = list(verdicts.columns)
-    elif isinstance(verdicts, str | os.PathLike) and os.path.isfile(verdicts):
-        have = peek_columns(verdicts, format)
-    else:
-        return
-    rename = dict(columns or {})
-    check_style_columns([rename.get(str(c), c) for c in have], style)
+    have = source_columns(verdicts, format)
+    if have is not None:
+        rename = dict(columns or {})
+        check_style_columns([rename.get(str(c), c) for c in have], style)
 
 
 def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, tol, max_iter,
