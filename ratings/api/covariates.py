@@ -38,6 +38,7 @@ from ratings.models.covariates import (
     DesignFit,
     design_rows,
     fit_design,
+    side_by_side,
     unit_df,
     widen_one_judge,
 )
@@ -181,7 +182,7 @@ def _features_and_slots(frame: pd.DataFrame, data, style: Style | None, engine: 
     two rounds on the package's threads: the features' columns beside the cluster order, then
     the slot codes beside blocks of the features. Without style features, no columns (and the
     slot codes as counted, or ``slots``)."""
-    from ratings.core.threads import CONCURRENT_ROWS, run
+    from ratings.core.threads import CONCURRENT_ROWS
     from ratings.data.slots import verdict_cluster_order
     from ratings.models.style import feature_columns, feature_jobs
 
@@ -189,7 +190,9 @@ def _features_and_slots(frame: pd.DataFrame, data, style: Style | None, engine: 
     if style is None:
         slots = slot_counts(frame, data, resolved) if slots is None else slots
         return np.zeros((slots.n_rows, 0)), np.zeros(0), slots
-    together = run if len(frame) >= CONCURRENT_ROWS else (lambda jobs: [job() for job in jobs])
+    def together(jobs: list) -> list:  # on the package's threads on a long log
+        return side_by_side(lambda job: job(), jobs, len(frame) >= CONCURRENT_ROWS)
+
     (xt, scale), order = together([
         lambda: feature_columns(frame, style.features, style.transform, engine,
                                 concurrent=False),

@@ -46,6 +46,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
+from ratings.core import threads
 from ratings.core.errors import NonIdentifiableError
 from ratings.data.slots import SlotCounts
 from ratings.inference import ClusterInference
@@ -54,7 +55,7 @@ from ratings.models.families import BRADLEY_TERRY, CROWD_BT, Family
 from ratings.models.newton import newton
 
 __all__ = ["DIVERGED", "MERGE_SHARE", "DesignFit", "Remedy",
-           "blocks_of", "concurrent_rows", "design_kernels", "design_rows", "fit_design",
+           "blocks_of", "design_kernels", "design_rows", "fit_design",
            "side_by_side", "unit_df", "wald", "widen_one_judge"]
 
 
@@ -84,13 +85,6 @@ def _generic_remedy() -> Remedy:
     return Remedy("Covariate", "coefficients",
                   "some covariate (or model) separates wins from losses on these verdicts.",
                   "some covariate cannot be told apart from the strengths.")
-
-
-def concurrent_rows() -> int:
-    """Rows from which passes run side by side (:data:`ratings.core.threads.CONCURRENT_ROWS`)."""
-    from ratings.core.threads import CONCURRENT_ROWS
-
-    return CONCURRENT_ROWS
 
 
 def design_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto") -> SlotCounts:
@@ -133,7 +127,7 @@ def design_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "aut
             *(c[s] for c in cols[:5]), len(slots.models), len(slots.judges), lead[s]), blocks))
 
     lead = np.empty(x.shape[0], dtype=np.int64)
-    if x.shape[0] >= concurrent_rows():  # merge only if a sample shows it pays
+    if x.shape[0] >= threads.CONCURRENT_ROWS:  # merge only if a sample shows it pays
         sample = _sample_clusters(cols[0])
         found = merge(sample, lead)
         if found < MERGE_SHARE * sum(s.stop - s.start for s in sample):
@@ -194,19 +188,16 @@ def design_kernels(k):
 def blocks_of(n: int) -> list[slice]:
     """Row blocks a pass over ``n`` rows is split into, run side by side on the package's
     threads (one block below :data:`ratings.core.threads.CONCURRENT_ROWS` rows)."""
-    from ratings.core.threads import CONCURRENT_ROWS, row_blocks, workers
-
-    if n < CONCURRENT_ROWS:
+    if n < threads.CONCURRENT_ROWS:
         return [slice(0, n)]
-    return [slice(lo, hi) for lo, hi in row_blocks(n, workers())]
+    return [slice(lo, hi) for lo, hi in threads.row_blocks(n, threads.workers())]
 
 
-def side_by_side(job, blocks: list) -> list:
+def side_by_side(job, blocks: list, concurrent: bool = True) -> list:
     """``[job(block) for block in blocks]``, the blocks on the package's threads (the kernels
-    release the GIL)."""
-    from ratings.core.threads import run
-
-    return run([lambda s=s: job(s) for s in blocks])
+    release the GIL) unless not ``concurrent`` (then in turn, on the calling thread)."""
+    jobs = [lambda s=s: job(s) for s in blocks]
+    return threads.run(jobs) if concurrent else [each() for each in jobs]
 
 
 def _total(parts) -> NDArray[np.float64]:

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ratings.core import threads
 from ratings.core.errors import InvalidVerdictsError, format_rows, option
 from ratings.core.schema import ELO_SCALE, require_columns
 from ratings.kernels.engine import Engine, kernels
@@ -42,7 +43,6 @@ from ratings.models.covariates import (
     DesignFit,
     Remedy,
     blocks_of,
-    concurrent_rows,
     design_kernels,
     side_by_side,
     unit_df,
@@ -123,15 +123,14 @@ def feature_columns(frame: pd.DataFrame, names: Sequence[str], transform: str = 
     negative value (naming rows), or a feature equal on both sides of every verdict.
     ``concurrent=False`` keeps the work on the calling thread (a job of the package's pool)."""
     check_style_columns(frame.columns, names)
-    together = side_by_side if concurrent else (lambda job, items: [job(i) for i in items])
     n, kind = len(frame), TRANSFORMS.index(transform)
     sk = design_kernels(kernels(engine, n))
     pairs = [(_numeric(frame, f"{name}_a"), _numeric(frame, f"{name}_b")) for name in names]
     xt = np.empty((len(names), n))
     each = [[k] for k in range(len(names))]  # the features side by side on long logs
-    jobs = each if n >= concurrent_rows() else [list(range(len(names)))]
-    parts = together(lambda ks: [sk.style_transform(*pairs[k], kind, xt[k]) for k in ks],
-                         jobs)  # fmt: skip
+    jobs = each if n >= threads.CONCURRENT_ROWS else [list(range(len(names)))]
+    parts = side_by_side(lambda ks: [sk.style_transform(*pairs[k], kind, xt[k]) for k in ks],
+                         jobs, concurrent)  # fmt: skip
     total = np.array([t for part in parts for t, _ in part])
     negative = [k for part, ks in zip(parts, jobs, strict=True)
                 for k, (_, neg) in zip(ks, part, strict=True) if neg]  # fmt: skip
