@@ -27,9 +27,9 @@ import pandas as pd
 from ratings.api.adjust import checked_families, identified_plan
 from ratings.api.loading import LoadedLog
 from ratings.api.options import spelled
-from ratings.api.results import labelled
+from ratings.api.results import kind_of, labelled
 from ratings.api.specs import FitOptions, Style
-from ratings.api.ties import design_tie_table, tie_start
+from ratings.api.ties import check_identified, design_tie_table, tie_family_of, tie_start
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.slots import SlotCounts, slot_counts
 from ratings.data.soft import is_graded, soft_weights
@@ -45,9 +45,7 @@ from ratings.models.covariates import (
 from ratings.models.crowd.likelihood import Choice
 from ratings.models.crowd.prior import CrowdSummary
 from ratings.models.estimate import Estimate
-from ratings.models.existence import check_identifiable
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT
-from ratings.models.families.ties import tie_family
 from ratings.models.judge_effects import (
     EffectPlan,
     effect_columns,
@@ -101,7 +99,7 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
         slots = _soft_slots(slots, frame["score"].to_numpy(dtype=np.float64))
     engine = resolve_engine(solver.engine, data.n_verdicts)
     collapsed = data.collapsed(engine=engine)
-    check_identifiable(collapsed)
+    check_identified(collapsed, ties)
     if plan is None and options.adjust:
         plan = identified_plan(slots, checked_families(options.families, options.adjust, data),
                                options.adjust)  # fmt: skip
@@ -117,7 +115,7 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
             "n_ridge": len(features),
             "remedy": style_remedy(spelled("style_ridge")) if styled
             else effects_remedy()}  # fmt: skip
-    family = None if ties == "half" or not collapsed.tt.sum() else tie_family(ties)
+    family = tie_family_of(collapsed, ties)
     summary = None
     if model == "crowd-bt":
         fixed = resolve_judge_quality(crowd.judge_quality, data.judges, scope=loaded.scope,
@@ -155,8 +153,7 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
                    n_iter=fit.n_iter, max_grad=fit.max_grad, influence=fit.influence,
                    inference=fit.inference, crowd=summary,
                    judges=_judges(fit, data, level, df) if model == "crowd-bt" else None)
-    kind = ties if family is not None else "bt-soft" if bt.soft else model
-    return labelled(est, loaded, model=kind, ci=ci, level=level, anchor=anchor,
+    return labelled(est, loaded, model=kind_of(options, family), ci=ci, level=level, anchor=anchor,
                     rating=options.rating, soft=bt.soft, df=None if styled else df,
                     style=table, judge_effects=effects,
                     ties=design_tie_table(fit, ties, family, level=level, df=df,

@@ -22,7 +22,7 @@ from ratings.api.loading import (
     warn_unclustered,
 )
 from ratings.api.options import document_options
-from ratings.api.results import labelled
+from ratings.api.results import kind_of, labelled
 from ratings.api.specs import (
     BT,
     Adjust,
@@ -36,7 +36,7 @@ from ratings.api.specs import (
     options_of,
     parse_anchor,
 )
-from ratings.api.ties import not_identified, tie_refit, tie_start, tie_table
+from ratings.api.ties import check_identified, tie_family_of, tie_refit, tie_start, tie_table
 from ratings.core.errors import (
     NonIdentifiableError,
     close_matches,
@@ -58,7 +58,6 @@ from ratings.models.bt import fit_bt
 from ratings.models.crowd.policy import estimate_crowd
 from ratings.models.crowd.quality import resolve_judge_quality
 from ratings.models.estimate import Estimate, bootstrap_refits
-from ratings.models.existence import check_identifiable
 from ratings.models.families.bt import BRADLEY_TERRY
 from ratings.models.families.ties import TieFamily
 from ratings.models.firth import fit_firth
@@ -243,24 +242,16 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts
         penalised = bool(bt.penalty or bt.firth)
         if not penalised:
-            try:
-                check_identifiable(rows)
-            except NonIdentifiableError as error:
-                if bt.ties == "half":
-                    raise
-                raise not_identified(error, bt.ties) from None
+            check_identified(rows, bt.ties)
         ref = 0 if anchor is None else int(data.models.get_loc(anchor))
         opts = {"ref": ref, "ci": ci, "clustered": data.clusters is not None, "engine": engine,
                 "tol": solver.tol, "max_iter": solver.max_iter, "n_boot": boot.n,
                 "seed": boot.seed, "level": level}  # fmt: skip
-        ties, name = None, model
+        ties, tie = None, tie_family_of(rows, bt.ties)  # a tie family (ratings.api.ties)
         if model == "bt":
-            tied = bt.ties != "half" and rows.tt.sum() > 0  # a tie family (ratings.api.ties)
-            family = family_of(bt.ties) if tied else BRADLEY_TERRY
-            name = bt.ties if tied else "bt-soft" if bt.soft else model
-            est, ties = _estimate(data, family, rows=rows, penalty=bt.penalty, firth=bt.firth,
-                                  **opts)  # fmt: skip
-            if bt.ties != "half" and not tied:  # no ties: the tie model's boundary, plain BT
+            est, ties = _estimate(data, tie or BRADLEY_TERRY, rows=rows, penalty=bt.penalty,
+                                  firth=bt.firth, **opts)  # fmt: skip
+            if bt.ties != "half" and tie is None:  # no ties: the tie model's boundary, plain BT
                 ties = tie_table(family_of(bt.ties), -np.inf, level=level, stacklevel=4)
             if penalised:  # ratings the penalty alone makes finite: open intervals
                 from ratings.models.separation import flag_unbounded, warn_unbounded
@@ -280,6 +271,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         if ci != "model":  # the model-based variance where the sandwich collapsed
             cov, inference, model_based = fill_collapsed(est, data.models, ci, stacklevel=4)
             est = replace(est, cov=cov, inference=inference)
+        name = kind_of(options, tie)
         return labelled(est, loaded, model=name, ci=ci, level=level, anchor=anchor,
                         rating=options.rating, soft=bt.soft, penalty=bt.penalty,
                         firth=bt.firth, model_based=model_based, ties=ties,
