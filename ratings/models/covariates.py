@@ -54,7 +54,7 @@ from ratings.kernels.engine import Engine, kernels
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT, Family
 from ratings.models.newton import newton
 
-__all__ = ["DIVERGED", "MERGE_SHARE", "DesignFit", "Remedy",
+__all__ = ["COVARIATES", "DIVERGED", "MERGE_SHARE", "DesignFit", "Remedy",
            "blocks_of", "design_kernels", "design_rows", "fit_design",
            "side_by_side", "unit_df", "wald", "widen_one_judge"]
 
@@ -81,10 +81,10 @@ class Remedy:
 DIVERGED = 30.0
 
 
-def _generic_remedy() -> Remedy:
-    return Remedy("Covariate", "coefficients",
-                  "some covariate (or model) separates wins from losses on these verdicts.",
-                  "some covariate cannot be told apart from the strengths.")
+#: The errors of a fit with covariates that names none (:func:`fit_design`'s default).
+COVARIATES = Remedy("Covariate", "coefficients",
+                    "some covariate (or model) separates wins from losses on these verdicts.",
+                    "some covariate cannot be told apart from the strengths.")
 
 
 def design_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto") -> SlotCounts:
@@ -425,7 +425,7 @@ def fit_design(
     beta0: NDArray[np.float64] | None = None,
     n_ridge: int | None = None,
     one_judge: bool = False,
-    remedy: Remedy | None = None,
+    remedy: Remedy = COVARIATES,
 ) -> DesignFit:
     """Fit strengths and style coefficients (and Crowd-BT etas) jointly; see the module notes.
 
@@ -438,10 +438,8 @@ def fit_design(
     coefficients (default: all), the style features' when judge effects follow them.
     ``one_judge``: the board has a single judge (besides forfeits); its posterior mode's CR2
     bread then leaves out the prior on eta (:func:`_bread_information`). ``remedy`` words the
-    errors of a fit that diverges or whose information is singular (:class:`Remedy`; the style
-    features' by default).
+    errors of a fit that diverges or whose information is singular (:class:`Remedy`).
     """
-    remedy = _generic_remedy() if remedy is None else remedy
     k = kernels(engine, int(rows.n_rows))
     design = _Design(rows, family, k, prior)
     m, p, nj, crowd = design.m, design.p, design.nj, design.crowd
