@@ -200,6 +200,13 @@ def side_by_side(job, blocks: list, concurrent: bool = True) -> list:
     return threads.run(jobs) if concurrent else [each() for each in jobs]
 
 
+def _joined(parts: list, items) -> tuple:
+    """Each of the blocks' per-row arrays ``items`` joined in block order (one block's as
+    they are)."""
+    return tuple(parts[0][k] if len(parts) == 1 else np.concatenate([part[k] for part in parts])
+                 for k in items)  # fmt: skip
+
+
 def _total(parts) -> NDArray[np.float64]:
     """The sum of the blocks' arrays, in block order."""
     parts = iter(parts)
@@ -252,10 +259,7 @@ class _Design:
                                          r.wi[s], r.wj[s], r.tt[s], with_meat)  # fmt: skip
 
         parts = side_by_side(block, range(len(self.blocks)))
-        if len(parts) == 1:
-            return parts[0]
-        return (sum(part[0] for part in parts),
-                *(np.concatenate([part[c] for part in parts]) for c in range(1, 9)))
+        return (_total(part[0] for part in parts), *_joined(parts, range(1, 9)))
 
     def grad(self, sd, se) -> NDArray[np.float64]:
         """X^T s_d + E^T s_eta (the log-likelihood's gradient); blocks of rows side by side."""
@@ -356,8 +360,7 @@ class _Design:
                 r, m, sk = self.rows, self.m, self.sk
                 parts = side_by_side(lambda s: sk.style_bt_rows(
                     params, m, r.ii[s], r.jj[s], r.x[s], r.wi[s], r.wj[s], r.tt[s]), self.blocks)
-                both = tuple(np.concatenate([part[k] for part in parts]) if len(parts) > 1
-                             else parts[0][k] for k in range(2))  # fmt: skip
+                both = _joined(parts, range(2))
             self._weights = (params.copy(), both)
         return self._weights[1]
 
