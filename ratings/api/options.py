@@ -39,7 +39,9 @@ class Option:
     ``flat``: :func:`ratings.fit` of earlier releases took it as a keyword of its own.
     ``bounds``: the keywords of :func:`ratings.core.bounds.check_number` that check a number
     (``minimum``, ``maximum``, ``above``, ``integer``); ``values``: the values accepted in
-    Python (default ``choices``); ``rule``: the constraint in words, where neither says it.
+    Python (default ``choices``); ``rule``: the constraint in words, where neither says it;
+    ``settings``: values the command line sets with a flag of their own (``{None:
+    "--no-cluster"}``).
     """
 
     name: str
@@ -57,6 +59,7 @@ class Option:
     bounds: dict | None = None
     values: tuple | None = None
     rule: str | None = None
+    settings: dict | None = None
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -130,11 +133,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("style_ridge", "Style", "ridge", "--style-ridge", 0.0, kind=float, metavar="LAMBDA",
            bounds={"minimum": 0.0},
            flat=False, help="optional ridge on the style coefficients only (default 0)"),
-    Option("cluster", "fit", "cluster", "--cluster", "auto", declared_here=False),
+    Option("cluster", "fit", "cluster", "--cluster", "auto", declared_here=False,
+           settings={None: "--no-cluster"}),
     Option("columns", "Read", "columns", "--columns", declared_here=False),
     Option("winner_map", "Read", "winner_map", "--winner-map", declared_here=False),
     Option("errors", "Read", "errors", "--rejected", "raise", declared_here=False,
-           values=("raise", "report")),
+           values=("raise", "report"), settings={"report": "--rejected FILE"}),
     Option("max_memory", "Solver", "max_memory", "--max-memory", declared_here=False,
            rule="bytes or a size such as '8GB'; default half the memory available"),
     Option("engine", "Solver", "engine", default="auto", declared_here=False,
@@ -166,8 +170,10 @@ def flags() -> dict[str, str]:
 
 
 def switches() -> dict[tuple[str, object], str]:
-    """(name, value) -> the flag without a value that sets it (``("firth", True)``)."""
-    return {(o.name, True): o.flag for o in OPTIONS if o.switch and o.flag is not None}
+    """(name, value) -> the flag without a value that sets it (``("firth", True)``,
+    ``("cluster", None)``)."""
+    out = {(o.name, True): o.flag for o in OPTIONS if o.switch and o.flag is not None}
+    return out | {(o.name, v): f for o in OPTIONS for v, f in (o.settings or {}).items()}
 
 
 def add_option(group: Any, name: str, *, default: object = ...,
