@@ -69,6 +69,7 @@ __all__ = [
     "CIKind",
     "LoadedLog",
     "Source",
+    "check_style_source",
     "fit",
     "fit_with",
     "is_counts_source",
@@ -220,7 +221,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
     bt, crowd = options.bt, options.crowd  # each model's options, or their defaults
     features = style_columns(style.features) if style is not None else []
     if style is not None:
-        _check_style_source(verdicts, style.features, read.columns, read.format)
+        check_style_source(verdicts, style.features, read.columns, read.format)
     loaded = load_with(verdicts, options, keep=features, as_numbers=features)
     data, scope = loaded.data, loaded.scope
     if bt.soft and ci == "bootstrap":
@@ -279,8 +280,10 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
                         source=loaded if name == "bt" and not penalised else None)
 
 
-def _check_style_source(verdicts, style: tuple[str, ...], columns, format=None) -> None:
-    """Name missing style columns before reading (a DataFrame's or a file's header)."""
+def check_style_source(verdicts: Source, style: tuple[str, ...], columns=None,
+                       format: object = None) -> None:  # fmt: skip
+    """Name the style columns ``style`` reads that are missing from ``verdicts`` (a frame's or
+    a file's header, ``columns`` renaming them) before reading it."""
     have = source_columns(verdicts, format)
     if have is not None:
         rename = dict(columns or {})

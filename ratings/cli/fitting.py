@@ -145,15 +145,12 @@ def read_for_fit(args: argparse.Namespace):
     """The verdict log of ``args`` (build the fit's options first: a bad one reads no data)."""
     style = _style_columns(args)
     if style:
-        from ratings.io import peek_columns
-        from ratings.models.style import check_style_columns, parse_style
-
-        rename = parse_mapping(args.columns, "--columns") or {}
+        from ratings.api.fitting import check_style_source
         from ratings.cli.inputs import verdict_format
+        from ratings.models.style import parse_style
 
-        labels = peek_columns(args.verdicts, verdict_format(args))
-        check_style_columns([rename.get(str(c), c) for c in labels],
-                            parse_style(args.style))  # fmt: skip
+        check_style_source(args.verdicts, parse_style(args.style),
+                           parse_mapping(args.columns, "--columns"), verdict_format(args))
     return read_log(args, errors="report" if getattr(args, "rejected", None) else "raise",
                     keep=style, as_numbers=style)  # fmt: skip
 
