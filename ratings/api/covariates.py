@@ -19,6 +19,7 @@ effects (``Ratings.judge_effects``), Crowd-BT's judges and the tie parameter (``
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -30,6 +31,7 @@ from ratings.api.options import spelled
 from ratings.api.results import kind_of, labelled
 from ratings.api.specs import FitOptions, Style
 from ratings.api.ties import check_identified, design_tie_table, tie_family_of, tie_start
+from ratings.core.errors import JudgeWarning, option
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.slots import SlotCounts, slot_counts
 from ratings.data.soft import is_graded, soft_weights
@@ -118,8 +120,16 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
     family = tie_family_of(collapsed, ties)
     summary = None
     if model == "crowd-bt":
-        fixed = resolve_judge_quality(crowd.judge_quality, data.judges, scope=loaded.scope,
-                                      fit_new_judges=crowd.fit_new_judges).eta  # fmt: skip
+        quality = resolve_judge_quality(crowd.judge_quality, data.judges, scope=loaded.scope,
+                                        fit_new_judges=crowd.fit_new_judges,
+                                        eta_known=crowd.eta_known)  # fmt: skip
+        if quality.cov is not None and quality.cov.size:
+            warnings.warn(f"{option('judge_quality')}'s etas are treated as known in a fit with "
+                          "style features or judge effects: the intervals leave out their "
+                          f"uncertainty (too narrow). Pass {option('eta_known', True)} to say "
+                          "so, or fit without the judge-quality source.", JudgeWarning,
+                          stacklevel=4)  # fmt: skip
+        fixed = quality.eta
         start = fit_crowd_bt(collapsed, ref=ref, fixed_eta=fixed, tol=1e-8, engine=engine)
         plain = start.theta
         judged = [j for j in data.judges if j != DETERMINISTIC_JUDGE]
