@@ -15,6 +15,8 @@ Intervals: with style features, CR2 by task with Satterthwaite df per contrast b
 cluster sandwich (CR1, G - 1 df), as the audit reports them. The result carries the style
 coefficients (``Ratings.style``, with the plain fit's ranks for ``rank_change``), the judge
 effects (``Ratings.judge_effects``), Crowd-BT's judges and the tie parameter (``Ratings.ties``).
+Etas reused from a judge-quality source are fixed as known (their covariance is left out of
+the intervals; a :class:`~ratings.core.errors.JudgeWarning` says so unless ``eta_known``).
 """
 
 from __future__ import annotations
