@@ -157,6 +157,15 @@ class Basis:
         return np.ascontiguousarray(self.by_contrast[:, 2 * g * p:])
 
     @cached_property
+    def unit_y(self) -> NDArray[np.float64]:
+        """Each design's y of each unit contrast, G x (P + 1) x P (row k: y_g(e_k); the last
+        row zero): a pair's y is the difference of two rows."""
+        g, p = self.q.shape[0], self.q.shape[2]
+        out = np.zeros((g, p + 1, p))
+        out[:, :p] = self.q[:, 2 * p:].transpose(0, 2, 1)
+        return out
+
+    @cached_property
     def padded_forms(self) -> NDArray[np.float64]:
         """The quadratic forms of omega and d (2 x G x (P + 1) x (P + 1), zero in the last row
         and column): a pair's terms are three of their entries."""
@@ -212,7 +221,7 @@ def dense_basis(eig_q: tuple, eig_lam: tuple, chol: NDArray[np.float64],
 
 def terms(b: Basis, c: NDArray[np.float64]) -> tuple:
     """``(omega, d, y)`` of contrasts ``c`` (C x P, over the free coordinates) per design:
-    omega, d (C x G) and y (C x G x P), from one product ``c @ b.by_contrast``."""
+    omega, d (C x G) and y (C x G x P), from one product of the basis with ``c``."""
     g, p = b.q.shape[0], c.shape[1]
     sides = _unit_differences(c)
     if sides is not None:  # e_j - e_k (a pair, either side possibly the reference): entries
@@ -221,10 +230,10 @@ def terms(b: Basis, c: NDArray[np.float64]) -> tuple:
         y = np.take(b.y_rows, j, axis=0)
         y -= np.take(b.y_rows, k, axis=0)
         return omega.T, d.T, y.reshape(c.shape[0], g, p)
-    z = (c @ b.by_contrast[:p]).reshape(c.shape[0], 3, g, p)
-    omega = np.einsum("cgp,cp->cg", z[:, 0], c)
-    d = np.einsum("cgp,cp->cg", z[:, 1], c)
-    return omega, d, z[:, 2]
+    z = (b.q.reshape(g * 3 * p, p) @ c.T).T.reshape(c.shape[0], g, 3, p)
+    omega = np.einsum("cgp,cp->cg", z[:, :, 0], c)
+    d = np.einsum("cgp,cp->cg", z[:, :, 1], c)
+    return omega, d, z[:, :, 2]
 
 
 def pair_forms(b: Basis, j: NDArray[np.int64], k: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -294,7 +303,7 @@ def pairs_df(b: Basis, j: NDArray[np.int64], k: NDArray[np.int64]) -> NDArray[np
     |y_g|^2 from its (P + 1) x (P + 1) products y_g(e_j) . y_g(e_k)."""
     g, p = b.q.shape[0], b.q.shape[2]
     omega, d = pair_forms(b, j, k)  # G x C
-    a = b.y_rows.reshape(p + 1, g, p).transpose(1, 0, 2)  # design g's y of each unit contrast
+    a = b.unit_y
     r = a @ a.transpose(0, 2, 1)
     yy = r[:, j, j] + r[:, k, k] - 2.0 * r[:, j, k]
     w = (a * np.sqrt(b.weight)[:, None, None]).reshape(g, (p + 1) * p)
