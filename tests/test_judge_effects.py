@@ -352,9 +352,10 @@ def test_large_score_matrices_take_the_sparse_path(board, monkeypatch):
     np.testing.assert_allclose(sparse.cov, dense.cov, rtol=1e-10, atol=1e-16)
 
 
-def test_reused_etas_with_covariates_are_said_to_be_known(board):
-    """A judge-quality source with a covariance of eta: a fit with covariates fixes the etas
-    without their uncertainty, and says so unless ``eta_known``."""
+def test_reused_etas_with_covariates_carry_their_covariance(board):
+    """A judge-quality source with a covariance of eta: a fit with judge effects carries it
+    into the intervals (the two-step term, checked against refits in
+    ``test_crowd_reuse_covariates.py``) without a warning; ``eta_known`` leaves it out."""
     import warnings
 
     from ratings.core.errors import JudgeWarning
@@ -364,8 +365,10 @@ def test_reused_etas_with_covariates_are_said_to_be_known(board):
         crowd = ratings.fit(board, model="crowd-bt")
     assert crowd.crowd.eta_cov.to_numpy().any()
     kw = {"adjust": "position", "anchor": "m0"}
-    with pytest.warns(JudgeWarning, match="treated as known.*eta_known=True"):
-        ratings.fit(board, model=ratings.CrowdBT(judge_quality=crowd), **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("error", JudgeWarning)
-        ratings.fit(board, model=ratings.CrowdBT(judge_quality=crowd, eta_known=True), **kw)
+        wide = ratings.fit(board, model=ratings.CrowdBT(judge_quality=crowd), **kw)
+        known = ratings.fit(board, model=ratings.CrowdBT(judge_quality=crowd, eta_known=True),
+                            **kw)  # fmt: skip
+    assert np.all(np.diag(wide.cov)[1:] > np.diag(known.cov)[1:])
+    assert wide.crowd.eta_influence is not None and known.crowd.eta_influence is None

@@ -24,6 +24,11 @@ degrees of freedom, so they are handed over :class:`OnRequest` and computed when
 where a robust one collapses (:mod:`ratings.inference.degenerate`), the one-judge profile
 widening (:mod:`ratings.models.crowd.onejudge`, which rescales a CR2 inference) and the bootstrap
 (:func:`~ratings.inference.covariance.bootstrap_draws`) act on what this returns.
+
+Parameters fixed at an earlier fit's estimates (Crowd-BT judge qualities reused from a
+judge-quality file) carry their covariance into every fit that reuses them, plain or with
+covariates, by one two-step term: :func:`two_step_factor` (Murphy & Topel 1985) in factored
+form, added to what :func:`build` returned by :func:`with_two_step`.
 """
 
 from __future__ import annotations
@@ -36,9 +41,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ratings.inference.cluster import ClusterInference, check_clusters
-from ratings.inference.covariance import bread_meat_bread, gram
+from ratings.inference.covariance import bread_meat_bread, gram, identified_inverse
 
-__all__ = ["Built", "OnRequest", "Scores", "build", "cluster_factor", "row_scores_of"]
+__all__ = ["Built", "OnRequest", "Scores", "build", "cluster_factor", "psd_root",
+           "row_scores_of", "two_step_factor", "with_two_step"]
 
 
 @dataclass(frozen=True)
@@ -144,3 +150,71 @@ def cluster_factor(n_clusters: int, cr2: bool) -> float:
     influences of several fits, :mod:`ratings.scopes.combine`, multiplies them by)."""
     g = n_clusters
     return 1.0 if cr2 else float(np.sqrt(g / (g - 1)))
+
+
+def psd_root(v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """R with R R^T = V for a symmetric positive semi-definite ``v`` (its eigenvectors scaled
+    by the roots of its eigenvalues, negative rounding clipped to zero)."""
+    vals, vecs = np.linalg.eigh((v + v.T) / 2.0)
+    return vecs * np.sqrt(np.clip(vals, 0.0, None))
+
+
+def two_step_factor(information: NDArray[np.float64], free: NDArray[np.int64],
+                    cross: NDArray[np.float64],
+                    first_cov: NDArray[np.float64]) -> NDArray[np.float64] | None:  # fmt: skip
+    """The two-step term of parameters e fixed at an earlier fit's estimates, in factored form.
+
+    The estimate x (the coordinates ``free``) solves the current verdicts' score equations at
+    the fixed e; to first order x - x0 = -H_xx^-1 (g_x + H_xe (e - e0)), and when e comes from
+    other verdicts (independent of the current ones) with covariance V_e the sandwich of x
+    gains
+
+        H_xx^-1 H_xe V_e H_ex H_xx^-1
+
+    (Murphy & Topel 1985; Newey & McFadden 1994, section 6).
+
+    Parameters
+    ----------
+    information : ndarray, shape (P, P)
+        H, the Hessian of the objective the fit solves over all its parameters (the
+        likelihood's, with the penalties the caller counts as information); only its ``free``
+        block is inverted.
+    free : ndarray of int
+        The estimated coordinates (with a covariance).
+    cross : ndarray, shape (P, K_e)
+        H's columns of the fixed parameters e (H_xe on the rows ``free``; other rows unused).
+    first_cov : ndarray, shape (K_e, K_e)
+        V_e, the covariance of the fixed parameters from their own fit.
+
+    Returns
+    -------
+    ndarray, shape (K_e, P), or None
+        F with ``F.T @ F`` the term (zero outside ``free``): F = (H_xx^-1 H_xe L)^T with
+        V_e = L L^T; None where V_e is zero.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        H's ``free`` block is not positive definite (or only by rounding).
+    """
+    v = np.asarray(first_cov, dtype=np.float64)
+    if not v.size or not np.any(v):
+        return None
+    bread = identified_inverse(information, free)  # zero outside ``free``
+    return (bread @ cross @ psd_root(v)).T
+
+
+def with_two_step(built: Built, factor: NDArray[np.float64] | None) -> Built:
+    """``built`` with the two-step term ``factor.T @ factor`` (:func:`two_step_factor`) in its
+    covariance; for CR2, in its inference as a known variance (each contrast's df by
+    Welch-Satterthwaite, :meth:`~ratings.inference.cluster.ClusterInference.with_extra`,
+    after any term it carries already). The per-cluster influences leave it out (it is not a
+    sum over the current verdicts' clusters)."""
+    if factor is None:
+        return built
+    inference = built.inference
+    if inference is None:
+        return Built(built.cov + factor.T @ factor, built.influence, None)
+    before = inference.extra
+    inference = inference.with_extra(factor if before is None else np.vstack([before, factor]))
+    return Built(inference.covariance(), built.influence, inference)

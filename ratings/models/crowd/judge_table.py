@@ -119,12 +119,12 @@ def joint_judges(theta: NDArray[np.float64], eta: NDArray[np.float64],
                  estimated: NDArray[np.bool_], boundary: NDArray[np.bool_],
                  hessian: NDArray[np.float64], cov: NDArray[np.float64], data: Comparisons,
                  level: float, df: float | NDArray[np.float64] | None = None, *,
-                 ref: int = 0) -> pd.DataFrame:  # fmt: skip
+                 ref: int = 0, reused: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
     """:func:`judge_table` of a joint fit with covariates (judge effects, style features):
-    ``hessian`` and ``cov`` taken over (theta, eta) only."""
+    ``hessian`` and ``cov`` taken over (theta, eta) only; ``reused`` as :func:`judge_table`'s."""
     fit = CrowdFit(theta=theta, eta=eta, ref=ref, estimated=estimated, boundary=boundary,
                    hessian=hessian, nll=np.nan, converged=True, n_iter=0, max_grad=0.0)
-    return judge_table(fit, cov, data, level, df)
+    return judge_table(fit, cov, data, level, df, reused=reused)
 
 
 def coin_flip_test(table: pd.DataFrame, nll: float, n_models: int,

@@ -40,12 +40,13 @@ from numpy.typing import NDArray
 from ratings.core.errors import ConvergenceWarning, NonIdentifiableError, option
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.comparisons import Comparisons
-from ratings.inference.builder import Built, build, row_scores_of
+from ratings.inference.builder import Built, build, psd_root, row_scores_of, two_step_factor
 from ratings.inference.cluster import ClusterInference
 from ratings.inference.covariance import identified_inverse
 from ratings.kernels.engine import Engine, kernels
 from ratings.models.bt import fit_bt
 from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior, prior_terms
+from ratings.models.crowd.reuse import reused_block
 from ratings.models.design import pair_objective
 from ratings.models.families import CROWD_BT
 from ratings.models.newton import newton
@@ -465,38 +466,23 @@ def open_covariance(fit: CrowdFit) -> NDArray[np.float64]:
     return out
 
 
-def psd_root(v: NDArray[np.float64]) -> NDArray[np.float64]:
-    """R with R R^T = V for a symmetric positive semi-definite ``v`` (its eigenvectors scaled
-    by the roots of its eigenvalues, negative rounding clipped to zero)."""
-    vals, vecs = np.linalg.eigh((v + v.T) / 2.0)
-    return vecs * np.sqrt(np.clip(vals, 0.0, None))
-
-
 def reused_eta_factor(fit: CrowdFit, eta_cov: pd.DataFrame,
                       judges: pd.Index) -> NDArray[np.float64] | None:  # fmt: skip
     """The two-step term of etas reused from an earlier fit, in factored form.
 
     The estimate x = (theta, free etas) solves the current log's score equations at the reused
-    etas e; to first order x - x0 = -H_xx^-1 (g_x + H_xe (e - e0)), and when e comes from other
-    verdicts (independent of the current ones) its covariance V_e adds
-
-        H_xx^-1 H_xe V_e H_ex H_xx^-1
-
-    to the sandwich of x (Murphy & Topel 1985; Newey & McFadden 1994, section 6), with the
-    current log's Hessian blocks. Returns F, shape (K_e, M + K), with F.T @ F that term
-    (F = (H_xx^-1 H_xe L)^T, V_e = L L^T), or ``None`` when no reused eta has a covariance.
+    etas e; when e comes from other verdicts with covariance V_e the sandwich of x gains
+    H_xx^-1 H_xe V_e H_ex H_xx^-1 (Murphy & Topel 1985), with H :attr:`CrowdFit.information`
+    and H_xe the Hessian's columns of the reused etas: the one term of every Crowd-BT fit
+    (:mod:`ratings.models.crowd.reuse`, :func:`ratings.inference.builder.two_step_factor`).
+    Returns F, shape (K_e, M + K), with F.T @ F that term, or ``None`` when no reused eta has
+    a covariance or the information is not positive definite (open intervals already).
     """
-    m = fit.theta.size
-    names = [j for j in eta_cov.index if j in set(judges)]
-    if not names:
+    block = reused_block(eta_cov, judges)
+    if block is None:
         return None
-    v = eta_cov.loc[names, names].to_numpy(dtype=np.float64)
-    if not np.any(v):
+    at, v = block
+    try:
+        return two_step_factor(fit.information, fit.free, fit.hessian[:, fit.theta.size + at], v)
+    except np.linalg.LinAlgError:  # open intervals already
         return None
-    root = psd_root(v)  # V_e = root @ root.T
-    cols = m + judges.get_indexer(names)
-    bread = likelihood_bread(fit)
-    if bread is None:  # open intervals already
-        return None
-    sens = bread @ fit.hessian[:, cols]  # zero outside fit.free
-    return (sens @ root).T

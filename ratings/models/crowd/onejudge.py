@@ -138,11 +138,13 @@ def profile_widening(params: NDArray[np.float64], at: int, refit: Callable[[floa
                     plain_on_bound=plain_on_bound)  # fmt: skip
 
 
-def widened(inference, fit: CrowdFit, data: Comparisons, *, factor: NDArray[np.float64] | None,
-            level: float = 0.95, engine: Engine = "auto"):  # fmt: skip
-    """A Crowd-BT CR2 inference (:class:`ratings.inference.ClusterInference`) with the
-    two-step term ``factor`` of reused etas and, for a one-judge posterior mode, the widening
-    of :func:`one_judge_widening`."""
+def widened(inference, fit: CrowdFit, data: Comparisons, *,
+            factor: NDArray[np.float64] | None = None, level: float = 0.95,
+            engine: Engine = "auto"):  # fmt: skip
+    """A Crowd-BT CR2 inference (:class:`ratings.inference.ClusterInference`) with, for a
+    one-judge posterior mode, the widening of :func:`one_judge_widening`, and the variance term
+    ``factor`` if given (Crowd-BT's fit adds the two-step term of reused etas afterwards,
+    :func:`ratings.inference.builder.with_two_step`)."""
     on = fit.theta.size + np.flatnonzero(fit.estimated & ~fit.boundary)
     wide = None if on.size != 1 else one_judge_widening(
         fit, data, float(inference.covariance()[on[0], on[0]]), level=level, engine=engine)

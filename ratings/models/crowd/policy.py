@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from ratings.core.errors import ConvergenceWarning
 from ratings.data.comparisons import Comparisons
 from ratings.inference import crowd_inference
+from ratings.inference.builder import with_two_step
 from ratings.inference.cluster import ClusterInference
 from ratings.inference.covariance import inverse_free
 from ratings.kernels.engine import kernels
@@ -139,33 +140,34 @@ def crowd_intervals(res: CrowdFit, data: Comparisons, *, ci, clustered, engine,
     """The covariance of a Crowd-BT fit over (theta, eta), from the one inference builder
     (:func:`~ratings.models.crowd.likelihood.crowd_built`): CR2 for a clustered
     ``ci="sandwich"`` (:func:`crowd_cr2`), else the CR1 / HC0 sandwich or the model-based
-    covariance; ``factor`` is the two-step term of reused etas. Infinite variances (open
+    covariance; ``factor`` is the two-step term of reused etas
+    (:func:`~ratings.models.crowd.likelihood.reused_eta_factor`), added to each by
+    :func:`ratings.inference.builder.with_two_step`. Infinite variances (open
     intervals, no ``inference``) where the likelihood's information is not positive definite."""
     pieces: dict[str, object] = {}
     cr2 = None
     if clustered and ci == "sandwich":  # CR2 with degrees of freedom per contrast
 
         def cr2() -> ClusterInference:
-            return crowd_cr2(res, data, engine, factor, level, pieces)
+            return crowd_cr2(res, data, engine, level, pieces)
 
     try:
         built = crowd_built(res, data, ci="model" if ci == "model" else "sandwich",
                             clustered=clustered, engine=engine, cr2=cr2)  # fmt: skip
     except np.linalg.LinAlgError:  # CR2's bread positive definite only by rounding: open
         return CrowdIntervals(cov=open_covariance(res))
-    full = built.cov
-    if factor is not None and built.inference is None:  # CR2 widens by it already
-        full = full + factor.T @ factor
-    return CrowdIntervals(cov=full, inference=built.inference,
+    built = with_two_step(built, factor)
+    return CrowdIntervals(cov=built.cov, inference=built.inference,
                           influence=built.influence, eta_df=pieces.get("eta_df"),
                           likelihood_only=pieces.get("likelihood_only"))  # fmt: skip
 
 
-def crowd_cr2(res: CrowdFit, data: Comparisons, engine, factor: NDArray[np.float64] | None,
-              level: float, pieces: dict[str, object]) -> ClusterInference:  # fmt: skip
+def crowd_cr2(res: CrowdFit, data: Comparisons, engine, level: float,
+              pieces: dict[str, object]) -> ClusterInference:  # fmt: skip
     """CR2 of a Crowd-BT fit: the inference (bread with the prior's curvature: the sandwich of
-    the posterior mode, plus the two-step term ``factor`` of reused etas, widened by eta's
-    profile likelihood for a one-judge posterior mode, :mod:`ratings.models.crowd.onejudge`);
+    the posterior mode, widened by eta's profile likelihood for a one-judge posterior mode,
+    :mod:`ratings.models.crowd.onejudge`; the two-step term of reused etas is added by
+    :func:`crowd_intervals`);
     ``pieces`` receives the judges' df (``"eta_df"``) and, for one judge, the inference before
     widening (``"likelihood_only"``: its bread has no eta prior, what :func:`judges_alone`
     reports). Raises ``LinAlgError`` when the verdicts cannot tell judge quality from the spread
@@ -178,7 +180,7 @@ def crowd_cr2(res: CrowdFit, data: Comparisons, engine, factor: NDArray[np.float
     m = data.n_models
     pieces["eta_df"] = inference.df(np.eye(m + len(data.judges))[m:])
     pieces["likelihood_only"] = inference if one else None
-    return widened(inference, res, data, factor=factor, level=level, engine=engine)
+    return widened(inference, res, data, level=level, engine=engine)
 
 
 def judges_alone(res: CrowdFit, data: Comparisons, engine, level: float, table: pd.DataFrame,
