@@ -122,7 +122,7 @@ class ClusterInference:
 
     ``extra`` (R x n_params, optional) is a variance term outside the clusters, added as
     ``extra.T @ extra`` to the covariance: the two-step term of Crowd-BT judge qualities reused
-    from an earlier fit (:func:`ratings.models.crowd.likelihood.reused_eta_factor`). It is treated
+    from an earlier fit (:func:`ratings.inference.builder.two_step_factor`). It is treated
     as known (infinite degrees of freedom) in the Welch-Satterthwaite combination
     df = df_CR2 (1 + v_extra / v_CR2)^2 (Satterthwaite 1946). :meth:`influence` leaves it out.
     """

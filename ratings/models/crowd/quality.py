@@ -6,8 +6,8 @@ judge's eta, standard error, interval, verdicts, ties and status, the full covar
 etas, and how they were fitted: verdicts, decisive verdicts, tasks (clusters), tie rate,
 number of models, prior, interval type and the package version. A later fit that reuses it
 (``judge_quality=``, CLI ``--judge-quality``) fixes eta at the file's values and adds their
-uncertainty to the strengths' covariance (the two-step term of
-:func:`ratings.models.crowd.likelihood.reused_eta_factor`), unless ``eta_known=True`` (CLI
+uncertainty to the strengths' covariance, with or without style features and judge effects (the
+two-step term, :mod:`ratings.models.crowd.reuse`), unless ``eta_known=True`` (CLI
 ``--eta-known``).
 
 Files of format ``/1`` (no covariance), plain JSON objects ``{judge: eta}``, judges tables
