@@ -16,7 +16,11 @@ Monte Carlo SE (per interval; intervals of one board are dependent, so the SE of
 share is a lower bound).
 
 Cells: past logs of 1,000, 3,000 and 10,000 verdicts (the etas' uncertainty from large to
-small) against a current log of 3,000 verdicts on 300 tasks; 8 models on [-1.2, 1.2].
+small) against a current log of 3,000 verdicts on 300 tasks; 8 models on [-1.2, 1.2]. Cell
+``drawn`` has no past log: the file's etas are drawn around the truth from N(eta, V_DRAWN) and
+the file gives V_DRAWN as their covariance, the first step exactly as the two-step term assumes
+it (the cells with past logs also carry how well the past fit's own covariance of eta states
+its spread: ``eta_sd`` against ``eta_spread``, the etas' standard deviation across boards).
 
 Output: ``benchmarks_perf/results/coverage_reuse.csv`` and ``.md`` (atomically), with the load.
 
@@ -29,6 +33,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
 import time
@@ -47,7 +52,9 @@ STRENGTHS = np.linspace(-1.2, 1.2, 8)
 ETAS = {"j1": 0.80, "j2": 0.90}
 BETA = 0.8
 CURRENT, TASKS = 3000, 300
-CELLS = {"past1k": 1000, "past3k": 3000, "past10k": 10_000}
+CELLS: dict[str, int | None] = {"past1k": 1000, "past3k": 3000, "past10k": 10_000, "drawn": None}
+#: The covariance of the etas the ``drawn`` cell reuses (sd 0.04 and 0.03, correlation 0.33).
+V_DRAWN = np.array([[0.0016, 0.0004], [0.0004, 0.0009]])
 OUT = Path(__file__).parent / "results" / "coverage_reuse.csv"
 
 
@@ -80,24 +87,44 @@ def covered(r: ratings.Ratings) -> tuple[float, float]:
     return float(np.mean(hit_a)), float(np.mean(hit_p))
 
 
-def one_board(past_n: int, seed: int) -> dict:
-    """Fit and score one board of a cell (its past log of ``past_n`` verdicts)."""
+def drawn_file(path: Path, rng: np.random.Generator) -> np.ndarray:
+    """Write a judge-quality file whose etas are drawn from N(truth, V_DRAWN) (clipped to
+    [1/2, 1]) with V_DRAWN as their covariance; returns the etas."""
+    names = list(ETAS)
+    eta = np.clip(np.array(list(ETAS.values()))
+                  + np.linalg.cholesky(V_DRAWN) @ rng.standard_normal(len(names)), 0.5, 1.0)
+    doc = {"format": "ratings.judge_quality/2", "model": "crowd-bt",
+           "judges": [{"judge": j, "eta": float(e), "se": float(np.sqrt(V_DRAWN[i, i]))}
+                      for i, (j, e) in enumerate(zip(names, eta, strict=True))],
+           "covariance": {"judges": names, "matrix": V_DRAWN.tolist()}}  # fmt: skip
+    path.write_text(json.dumps(doc))
+    return eta
+
+
+def one_board(past_n: int | None, seed: int) -> dict:
+    """Fit and score one board of a cell (its past log of ``past_n`` verdicts; None: etas
+    drawn, :func:`drawn_file`)."""
     rng = np.random.default_rng(seed)
-    past = simulate(past_n, max(TASKS, past_n // 10), rng)
+    past = None if past_n is None else simulate(past_n, max(TASKS, past_n // 10), rng)
     current = simulate(CURRENT, TASKS, rng)
     out: dict = {}
     with warnings.catch_warnings(), tempfile.TemporaryDirectory() as tmp:
         warnings.simplefilter("ignore")
         try:
-            fitted = ratings.fit(past, model="crowd-bt", style=["len"], anchor="m0")
             path = Path(tmp) / "judges.json"
-            save_judge_quality(fitted, path)
+            if past is None:
+                out["eta"] = drawn_file(path, rng)
+                out["eta_sd"] = float(np.sqrt(np.diag(V_DRAWN)).mean())
+            else:
+                fitted = ratings.fit(past, model="crowd-bt", style=["len"], anchor="m0")
+                save_judge_quality(fitted, path)
+                out["eta"] = fitted.judges.loc[list(ETAS), "eta"].to_numpy()
+                out["eta_sd"] = float(np.sqrt(np.diag(fitted.crowd.eta_cov.to_numpy())).mean())
             for name, known in (("term", False), ("known", True)):
                 r = ratings.fit(current, model=ratings.CrowdBT(judge_quality=str(path),
                                                                eta_known=known),
                                 style=["len"], anchor="m0")  # fmt: skip
                 out[name] = covered(r)
-            out["eta_sd"] = float(np.sqrt(np.diag(fitted.crowd.eta_cov.to_numpy())).mean())
         except Exception as err:  # every board must fit: count any failure
             return {"failed": f"{type(err).__name__}: {str(err)[:80]}"}
     return out
@@ -117,19 +144,29 @@ def run_cell(name: str, boards: int, seed: int) -> list[dict]:
                      "boards": len(ok), "failed": len(results) - len(ok),
                      "anchor": a.mean(), "anchor_mcse": np.sqrt(a.mean() * (1 - a.mean()) / n_a),
                      "pairs": p.mean(), "pairs_mcse": np.sqrt(p.mean() * (1 - p.mean()) / n_p),
-                     "eta_sd": float(np.mean([r["eta_sd"] for r in ok]))})  # fmt: skip
+                     "eta_sd": float(np.mean([r["eta_sd"] for r in ok])),
+                     "eta_spread": float(np.std([r["eta"] for r in ok], axis=0, ddof=1).mean()),
+                     "eta_mean": " / ".join(f"{v:.3f}" for v in
+                                            np.mean([r["eta"] for r in ok], axis=0))})  # fmt: skip
     return rows
 
 
+def past(n) -> str:
+    """A cell's past log as the table shows it: its verdicts, or ``drawn``."""
+    return "drawn" if pd.isna(n) else f"{int(n):,}"
+
+
 def markdown(table: pd.DataFrame, meta: str) -> str:
-    lines = [meta, "", "| cell | past verdicts | eta sd (past fit) | boards | with the term: "
-             "anchor | pairs | eta known: anchor | pairs |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    """The results as Markdown: one line per cell."""
+    lines = [meta, "", "| cell | past verdicts | reused etas' mean | their sd: stated | "
+             "across boards | boards | with the term: anchor | pairs | eta known: anchor | "
+             "pairs |", "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     for cell, g in table.groupby("cell", sort=False):
         t, k = g[g.interval == "term"].iloc[0], g[g.interval == "known"].iloc[0]
         fails = f" ({t['failed']} failed)" if t["failed"] else ""
         lines.append(
-            f"| `{cell}` | {t['past_verdicts']:,} | {t['eta_sd']:.3f} | {t['boards']}{fails} | "
+            f"| `{cell}` | {past(t['past_verdicts'])} | {t['eta_mean']} | "
+            f"{t['eta_sd']:.3f} | {t['eta_spread']:.3f} | {t['boards']}{fails} | "
             f"{coverage_text(t['anchor'], t['anchor_mcse'])} | "
             f"{coverage_text(t['pairs'], t['pairs_mcse'])} | "
             f"{coverage_text(k['anchor'], k['anchor_mcse'])} | "
@@ -151,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         print(pd.DataFrame(rows[-2:]).to_string(index=False))
     load_end = os.getloadavg()
     meta = (f"{args.boards} boards per cell, seed {args.seed}; current log {CURRENT:,} verdicts "
-            f"on {TASKS} tasks, {STRENGTHS.size} models on [-1.2, 1.2], etas {ETAS}, style "
+            f"on {TASKS} tasks, {STRENGTHS.size} models on [-1.2, 1.2], true etas {ETAS}, style "
             f"coefficient {BETA}; {time.time() - start:.0f} s, load (1 min) "
             f"{load[0]:.1f} at start, {load_end[0]:.1f} at end (a shared 2-core machine). "
             "Coverage (Monte Carlo SE x 1000 in brackets), bold outside [0.94, 0.96].")
