@@ -8,14 +8,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ratings.data.comparisons import Comparisons
-from ratings.kernels.engine import Engine, kernels
+from ratings.kernels.engine import Engine
 from ratings.models.design import pair_objective
 from ratings.models.families import BRADLEY_TERRY
 from ratings.models.newton import newton
 
 NONE, NO_SLOT = np.zeros(0), np.zeros(0, dtype=np.int64)
 
-__all__ = ["NONE", "NO_SLOT", "BTFit", "fit_bt", "jacobi_step", "penalised_terms", "start"]
+__all__ = ["NONE", "NO_SLOT", "BTFit", "PairTable", "fit_bt", "jacobi_step", "penalised_terms",
+           "start"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,20 +36,89 @@ class BTFit:
     penalty: float
 
 
+def _with_penalty(theta, nll, grad, hess, penalty: float):
+    """The ridge ``penalty / 2 * sum_k (theta_k - mean(theta))^2`` added to the terms."""
+    if penalty > 0.0:
+        m = theta.size
+        c = theta - theta.mean()
+        nll += 0.5 * penalty * float(c @ c)
+        grad = grad + penalty * c
+        hess = hess + penalty * (np.eye(m) - 1.0 / m)
+    return nll, grad, hess
+
+
 def penalised_terms(theta, data: Comparisons, penalty: float, k):
     """Negative log-likelihood, gradient and Hessian (M x M), with the optional ridge term.
 
     The ridge ``penalty / 2 * sum_k (theta_k - mean(theta))^2`` shrinks strengths towards their
     mean and does not depend on which model is the reference.
     """
-    m = data.n_models
     nll, grad, hess = pair_objective(BRADLEY_TERRY, k, theta, NONE, data, slot=NO_SLOT)
-    if penalty > 0.0:
-        c = theta - theta.mean()
-        nll += 0.5 * penalty * float(c @ c)
-        grad = grad + penalty * c
-        hess = hess + penalty * (np.eye(m) - 1.0 / m)
-    return nll, grad, hess
+    return _with_penalty(theta, nll, grad, hess, penalty)
+
+
+class PairTable:
+    """Bradley-Terry's sufficient statistics: one entry per pair of models that met, ``i < j``,
+    with ``i``'s score (wins plus half the ties) and the number of verdicts, summed over judges.
+
+    The likelihood depends on the rows only through these totals, so the fit's every step reads
+    them: the negative log-likelihood, its gradient and Hessian (:meth:`terms`) in a few
+    vectorised passes over the pairs, with the Hessian's off-diagonal cells written in place
+    (each pair owns two cells) and its diagonal from the rows' sums, instead of a scatter and a
+    transpose. On 1,000 models (432k pairs) a third cheaper than the row terms and the
+    Laplacian of :func:`penalised_terms`, the same values to rounding.
+    """
+
+    def __init__(self, rows: Comparisons) -> None:
+        m = rows.n_models
+        i, j = rows.ii.astype(np.intp), rows.jj.astype(np.intp)
+        yi, yj = rows.wi + 0.5 * rows.tt, rows.wj + 0.5 * rows.tt
+        swap = i > j
+        if swap.any():
+            i, j, yi, yj = (np.where(swap, j, i), np.where(swap, i, j),
+                            np.where(swap, yj, yi), np.where(swap, yi, yj))  # fmt: skip
+        key = i * m + j
+        if key.size > 1 and not bool(np.all(key[1:] > key[:-1])):  # several judges, unsorted
+            key, pos = np.unique(key, return_inverse=True)
+            yi, yj = np.bincount(pos, yi, key.size), np.bincount(pos, yj, key.size)
+            i, j = np.divmod(key, m)
+        self.m, self.i, self.j, self.yi = m, i, j, yi
+        self.n = yi + yj
+        self.cells, self.mirror = key, j * m + i  # flat indices of (i, j) and (j, i)
+
+    def parts(self, theta: NDArray[np.float64]):
+        """Per pair: d = theta_i - theta_j, e = exp(-|d|), sigma(|d|) and sigma(-|d|)."""
+        d = theta[self.i]
+        d -= theta[self.j]
+        e = np.abs(d)
+        np.negative(e, out=e)
+        np.exp(e, out=e)
+        big = e + 1.0
+        np.reciprocal(big, out=big)
+        return d, e, big, e * big
+
+    def score_info(self, d, big, small):
+        """Per pair: i's score minus its expectation, and the information n p (1 - p)."""
+        score = self.yi - self.n * np.where(d > 0.0, big, small)
+        info = small * big
+        info *= self.n
+        return score, info
+
+    def terms(self, theta: NDArray[np.float64]) -> tuple[float, NDArray, NDArray]:
+        """Negative log-likelihood, its gradient and its Hessian (M x M) at ``theta``."""
+        m = self.m
+        d, e, big, small = self.parts(theta)
+        # yi (-log sigma(d)) + yj (-log sigma(-d)) = n (log1p(e) + max(d, 0)) - yi d
+        nll = float(self.n @ (np.log1p(e) + np.maximum(d, 0.0)) - self.yi @ d)
+        score, info = self.score_info(d, big, small)
+        grad = np.bincount(self.j, score, m) - np.bincount(self.i, score, m)
+        hess = np.zeros(m * m)
+        np.negative(info, out=info)
+        hess[self.cells] = info
+        hess[self.mirror] = info
+        hess = hess.reshape(m, m)
+        np.negative(hess.sum(axis=1), out=hess.reshape(-1)[:: m + 1])
+        return nll, grad, hess
 
 
 def start(data: Comparisons) -> NDArray[np.float64]:
@@ -61,22 +131,23 @@ def start(data: Comparisons) -> NDArray[np.float64]:
     return np.log((wins + 0.5 * ties + 0.5) / (losses + 0.5 * ties + 0.5))
 
 
-def jacobi_step(theta: NDArray[np.float64], rows: Comparisons, k) -> NDArray[np.float64]:
+def jacobi_step(theta: NDArray[np.float64], table: PairTable) -> NDArray[np.float64]:
     """``theta`` moved along the Jacobi direction (each strength's own Newton step, the
     Hessian's diagonal D: s = D^-1 g) by the step length that minimises the local quadratic
-    model along it, (g . s) / (s' H s), H's form summed over the rows (no M x M matrix).
+    model along it, (g . s) / (s' H s), H's form summed over the pairs (no M x M matrix).
 
-    One pass over the rows; on the benchmark boards it takes the log-ratio start most of the
+    One pass over the pairs; on the benchmark boards it takes the log-ratio start most of the
     way to the estimate (the error falls about fourfold), saving one of Newton's steps (a pass
     and an M x M factorisation). The line minimisation keeps the step short where the plain
     Jacobi step overshoots (a board of models each against one baseline: the baseline and its
     opponents would each correct the same difference)."""
-    m, ii, jj = rows.n_models, rows.ii, rows.jj
-    _, score, info, _ = k.bt_row_terms(theta, ii, jj, rows.wi, rows.wj, rows.tt, False)
-    diag = np.bincount(ii, info, m) + np.bincount(jj, info, m)
-    grad = k.scatter_diff(m, ii, jj, score)  # minus the negative log-likelihood's gradient
+    m, i, j = table.m, table.i, table.j
+    d, _, big, small = table.parts(theta)
+    score, info = table.score_info(d, big, small)
+    diag = np.bincount(i, info, m) + np.bincount(j, info, m)
+    grad = np.bincount(i, score, m) - np.bincount(j, score, m)  # minus the nll's gradient
     s = np.divide(grad, diag, out=np.zeros(m), where=diag > 0.0)
-    ds = s[ii] - s[jj]
+    ds = s[i] - s[j]
     curvature = float(info @ (ds * ds))
     if not curvature > 0.0:
         return theta
@@ -104,15 +175,14 @@ def fit_bt(
     Callers must first check existence (:func:`ratings.models.existence.check_identifiable`) unless
     ``penalty > 0``.
     """
-    k = kernels(engine, data.n_verdicts)
-    m = data.n_models
-    free = np.delete(np.arange(m), ref)
+    free = np.delete(np.arange(data.n_models), ref)
     rows = data.collapsed(engine=engine)  # same likelihood, one row per (judge, i, j)
-    x0 = jacobi_step(start(rows), rows, k) if theta0 is None else \
+    table = PairTable(rows)
+    x0 = jacobi_step(start(rows), table) if theta0 is None else \
         np.asarray(theta0, dtype=np.float64)
     x0 = x0 - x0[ref]
     res = newton(
-        lambda th: penalised_terms(th, rows, penalty, k), x0, free,
+        lambda th: _with_penalty(th, *table.terms(th), penalty), x0, free,
         tol=tol, max_iter=max_iter, what="Bradley-Terry",
     )  # fmt: skip
     return BTFit(theta=res.x, ref=ref, hessian=res.hessian, nll=res.f, converged=res.converged,
