@@ -102,3 +102,13 @@ def test_fit_matches_scipy_minimiser_with_several_judges():
     np.testing.assert_allclose(res.theta, found - found[2], atol=1e-6)
     assert res.converged and res.theta[2] == 0.0
     np.testing.assert_allclose(res.nll, nll_scipy(res.theta, verdicts), rtol=1e-12)
+
+
+def test_ranges_filled_side_by_side_give_the_single_pass_bitwise():
+    rows = rows_of(40, 3000, 6)
+    whole, split = PairTable(rows), PairTable(rows)
+    whole.__dict__["_blocks"] = [(0, whole.i.size)]
+    split.__dict__["_blocks"] = [(0, 8), (8, 1000), (1000, split.i.size)]
+    for got, want in zip(split.terms(rows.theta), whole.terms(rows.theta), strict=True):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(jacobi_step(rows.theta, split), jacobi_step(rows.theta, whole))

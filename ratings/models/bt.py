@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property, partial
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ratings.core.threads import CONCURRENT_ROWS, row_blocks, run, workers
 from ratings.data.comparisons import Comparisons
 from ratings.kernels.engine import Engine
 from ratings.models.design import pair_objective
@@ -86,36 +88,58 @@ class PairTable:
         self.n = yi + yj
         self.cells, self.mirror = key, j * m + i  # flat indices of (i, j) and (j, i)
 
-    def parts(self, theta: NDArray[np.float64]):
-        """Per pair: d = theta_i - theta_j, e = exp(-|d|), sigma(|d|) and sigma(-|d|)."""
-        d = theta[self.i]
-        d -= theta[self.j]
-        e = np.abs(d)
+    @cached_property
+    def _blocks(self) -> list[tuple[int, int]]:
+        """Ranges of pairs filled side by side (one range below :data:`CONCURRENT_ROWS`)."""
+        size = self.i.size
+        return row_blocks(size, workers() if size >= CONCURRENT_ROWS else 1)
+
+    def _fill(self, theta, out, lo: int, hi: int) -> None:
+        """Pairs ``lo:hi`` of ``out`` (d, log-likelihood terms or None, score, information,
+        flat Hessian or None): each pair's entries depend on that pair alone, so the ranges
+        of :attr:`_blocks` fill them side by side with the values a single pass gives."""
+        d, terms, score, info = (a if a is None else a[lo:hi] for a in out[:4])
+        hess = out[4]
+        i, j, n = self.i[lo:hi], self.j[lo:hi], self.n[lo:hi]
+        np.take(theta, i, out=d)
+        d -= theta[j]
+        e = np.abs(d)  # e = exp(-|d|), sigma(|d|) = 1 / (1 + e), sigma(-|d|) = e / (1 + e)
         np.negative(e, out=e)
         np.exp(e, out=e)
         big = e + 1.0
         np.reciprocal(big, out=big)
-        return d, e, big, e * big
+        small = e * big
+        if terms is not None:  # -log sigma(d) + d = log1p(e) + max(d, 0)
+            np.log1p(e, out=terms)
+            terms += np.maximum(d, 0.0)
+        np.multiply(n, np.where(d > 0.0, big, small), out=score)
+        np.subtract(self.yi[lo:hi], score, out=score)  # i's score minus its expectation
+        np.multiply(small, big, out=info)
+        info *= n  # n p (1 - p)
+        if hess is not None:  # the pair's two off-diagonal cells
+            np.negative(info, out=e)
+            hess[self.cells[lo:hi]] = e
+            hess[self.mirror[lo:hi]] = e
 
-    def score_info(self, d, big, small):
+    def _pass(self, theta, *, terms: bool, hess: bool):
+        size = self.i.size
+        out = (np.empty(size), np.empty(size) if terms else None, np.empty(size),
+               np.empty(size), np.zeros(self.m * self.m) if hess else None)  # fmt: skip
+        run([partial(self._fill, theta, out, lo, hi) for lo, hi in self._blocks])
+        return out
+
+    def score_info(self, theta: NDArray[np.float64]) -> tuple[NDArray, NDArray]:
         """Per pair: i's score minus its expectation, and the information n p (1 - p)."""
-        score = self.yi - self.n * np.where(d > 0.0, big, small)
-        info = small * big
-        info *= self.n
+        _, _, score, info, _ = self._pass(theta, terms=False, hess=False)
         return score, info
 
     def terms(self, theta: NDArray[np.float64]) -> tuple[float, NDArray, NDArray]:
         """Negative log-likelihood, its gradient and its Hessian (M x M) at ``theta``."""
         m = self.m
-        d, e, big, small = self.parts(theta)
+        d, terms, score, _, hess = self._pass(theta, terms=True, hess=True)
         # yi (-log sigma(d)) + yj (-log sigma(-d)) = n (log1p(e) + max(d, 0)) - yi d
-        nll = float(self.n @ (np.log1p(e) + np.maximum(d, 0.0)) - self.yi @ d)
-        score, info = self.score_info(d, big, small)
+        nll = float(self.n @ terms - self.yi @ d)
         grad = np.bincount(self.j, score, m) - np.bincount(self.i, score, m)
-        hess = np.zeros(m * m)
-        np.negative(info, out=info)
-        hess[self.cells] = info
-        hess[self.mirror] = info
         hess = hess.reshape(m, m)
         np.negative(hess.sum(axis=1), out=hess.reshape(-1)[:: m + 1])
         return nll, grad, hess
@@ -142,8 +166,7 @@ def jacobi_step(theta: NDArray[np.float64], table: PairTable) -> NDArray[np.floa
     Jacobi step overshoots (a board of models each against one baseline: the baseline and its
     opponents would each correct the same difference)."""
     m, i, j = table.m, table.i, table.j
-    d, _, big, small = table.parts(theta)
-    score, info = table.score_info(d, big, small)
+    score, info = table.score_info(theta)
     diag = np.bincount(i, info, m) + np.bincount(j, info, m)
     grad = np.bincount(i, score, m) - np.bincount(j, score, m)  # minus the nll's gradient
     s = np.divide(grad, diag, out=np.zeros(m), where=diag > 0.0)
