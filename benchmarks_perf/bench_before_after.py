@@ -1,6 +1,10 @@
-"""Two revisions of the package side by side: the style-controlled fit against the plain fit
-(``bench_style.py``'s 1M-verdict log, four features) and Crowd-BT against Bradley-Terry
-(``bench_crowd.py``'s 1M verdicts, 200 models, three judges), as ratios, before and after.
+"""Two revisions of the package side by side, as ratios, before and after: the style-controlled
+fit against the plain fit (``bench_style.py``'s 1M-verdict log, four features), Crowd-BT against
+Bradley-Terry (``bench_crowd.py``'s 1M verdicts, 200 models, three judges), the headline fit
+against its factorize floor (``bench_fit.py --headline``: 1M verdicts, 200 models, in process),
+the HC0 fit of 1M verdicts over 1,000 models against choix's point estimate (dense counts +
+ILSR), and the default fit plus its table against the HC0 fit plus its table on an arena board
+(``bench_arena.py``'s shape: 50k one-verdict tasks, 200 models).
 
 Run: ``python benchmarks_perf/bench_before_after.py BEFORE [AFTER] [--rounds 4]`` (git
 revisions; AFTER defaults to the working tree). Each revision is exported (``git archive``) to
@@ -35,7 +39,8 @@ tree = sys.argv[1]
 sys.path.insert(0, os.path.join(tree, "benchmarks_perf"))
 import ratings
 assert ratings.__file__.startswith(tree), ratings.__file__
-import bench_crowd, bench_style
+import bench_arena, bench_crowd, bench_fit_common, bench_style
+import choix
 ratings.warmup()
 
 def fastest(runs, repeat=5):
@@ -57,9 +62,24 @@ del df
 log, _ = bench_crowd.simulate(1_000_000, 200, 1000, seed=0)
 crowd = fastest({"bt": lambda: ratings.fit(log),
                  "crowd": lambda: ratings.fit(log, model="crowd-bt")})
+del log
+df = bench_fit_common.simulate(1_000_000, 200, 1000, seed=0)
+head = fastest({"floor": lambda: bench_fit_common.floor(df), "fit": lambda: ratings.fit(df)})
+df = bench_fit_common.simulate(1_000_000, 1000, 1000, seed=0)
+large = fastest({"choix": lambda: choix.ilsr_pairwise_dense(bench_fit_common.choix_counts(df)[0]),
+                 "hc0": lambda: ratings.fit(df, cluster=None)}, repeat=3)
+del df
+board = bench_arena.arena(50_000, 200, 0)
+arena = fastest({"hc0": lambda: ratings.fit(board, cluster=None).to_frame(),
+                 "default": lambda: ratings.fit(board, cluster="task_id").to_frame()})
 print(json.dumps({"load_avg": load, "plain_cpu_s": style["plain"], "style_cpu_s": style["style"],
                   "style_ratio": style["style"] / style["plain"], "bt_cpu_s": crowd["bt"],
-                  "crowd_cpu_s": crowd["crowd"], "crowd_ratio": crowd["crowd"] / crowd["bt"]}))
+                  "crowd_cpu_s": crowd["crowd"], "crowd_ratio": crowd["crowd"] / crowd["bt"],
+                  "floor_cpu_s": head["floor"], "headline_cpu_s": head["fit"],
+                  "headline_ratio": head["fit"] / head["floor"], "choix_cpu_s": large["choix"],
+                  "large_hc0_cpu_s": large["hc0"], "large_ratio": large["hc0"] / large["choix"],
+                  "arena_hc0_cpu_s": arena["hc0"], "arena_default_cpu_s": arena["default"],
+                  "arena_ratio": arena["default"] / arena["hc0"]}))
 """
 
 
@@ -96,7 +116,8 @@ def main() -> None:
     table = pd.DataFrame(rows)
     OUT.parent.mkdir(exist_ok=True)
     table.to_csv(OUT, index=False)
-    print(table.groupby("revision")[["style_ratio", "crowd_ratio", "load_avg"]].median())
+    ratios = ["style_ratio", "crowd_ratio", "headline_ratio", "large_ratio", "arena_ratio"]
+    print(table.groupby("revision")[[*ratios, "load_avg"]].median().T.to_string())
 
 
 if __name__ == "__main__":
