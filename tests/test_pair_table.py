@@ -112,3 +112,20 @@ def test_ranges_filled_side_by_side_give_the_single_pass_bitwise():
     for got, want in zip(split.terms(rows.theta), whole.terms(rows.theta), strict=True):
         np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(jacobi_step(rows.theta, split), jacobi_step(rows.theta, whole))
+
+
+@pytest.mark.parametrize("spread", [1.0, 40.0])
+def test_meat_is_the_sum_of_squared_verdict_scores(spread):
+    """HC0's meat, verdict by verdict: (y - P(i beats j))^2 (e_i - e_j)(e_i - e_j)^T."""
+    rows = rows_of(6, 50, 7, spread=spread)
+    theta = rows.theta
+    want = np.zeros((6, 6))
+    p = np.exp(log_expit(theta[rows.ii] - theta[rows.jj]))
+    for r in range(rows.ii.size):
+        e = np.zeros(6)
+        e[rows.ii[r]], e[rows.jj[r]] = 1.0, -1.0
+        sq = (rows.wi[r] * (1.0 - p[r]) ** 2 + rows.wj[r] * p[r] ** 2
+              + rows.tt[r] * (0.5 - p[r]) ** 2)  # fmt: skip
+        want += sq * np.outer(e, e)
+    np.testing.assert_allclose(PairTable(rows).meat(theta), want, rtol=1e-12,
+                               atol=1e-14 * np.abs(want).max())  # fmt: skip

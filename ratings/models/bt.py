@@ -74,18 +74,19 @@ class PairTable:
     def __init__(self, rows: Comparisons) -> None:
         m = rows.n_models
         i, j = rows.ii.astype(np.intp), rows.jj.astype(np.intp)
-        yi, yj = rows.wi + 0.5 * rows.tt, rows.wj + 0.5 * rows.tt
+        wi, wj, tt = rows.wi, rows.wj, rows.tt
         swap = i > j
         if swap.any():
-            i, j, yi, yj = (np.where(swap, j, i), np.where(swap, i, j),
-                            np.where(swap, yj, yi), np.where(swap, yi, yj))  # fmt: skip
+            i, j, wi, wj = (np.where(swap, j, i), np.where(swap, i, j),
+                            np.where(swap, wj, wi), np.where(swap, wi, wj))  # fmt: skip
         key = i * m + j
         if key.size > 1 and not bool(np.all(key[1:] > key[:-1])):  # several judges, unsorted
             key, pos = np.unique(key, return_inverse=True)
-            yi, yj = np.bincount(pos, yi, key.size), np.bincount(pos, yj, key.size)
+            wi, wj, tt = (np.bincount(pos, w, key.size) for w in (wi, wj, tt))
             i, j = np.divmod(key, m)
-        self.m, self.i, self.j, self.yi = m, i, j, yi
-        self.n = yi + yj
+        self.m, self.i, self.j, self.wi, self.wj, self.tt = m, i, j, wi, wj, tt
+        self.yi = wi + 0.5 * tt
+        self.n = self.yi + (wj + 0.5 * tt)
         self.cells, self.mirror = key, j * m + i  # flat indices of (i, j) and (j, i)
 
     @cached_property
@@ -132,6 +133,24 @@ class PairTable:
         """Per pair: i's score minus its expectation, and the information n p (1 - p)."""
         _, _, score, info, _ = self._pass(theta, terms=False, hess=False)
         return score, info
+
+    def meat(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The per-verdict (HC0) meat at ``theta``: the Laplacian (M x M) of each pair's summed
+        squared verdict scores, wi (1 - p)^2 + wj p^2 + ties (1/2 - p)^2."""
+        m = self.m
+        d = theta[self.i] - theta[self.j]
+        e = np.exp(-np.abs(d))
+        big = 1.0 / (1.0 + e)
+        small = e * big
+        p, q = np.where(d > 0.0, big, small), np.where(d > 0.0, small, big)  # sigma(+-d)
+        weight = self.wi * q**2 + self.wj * p**2 + self.tt * (0.5 - p) ** 2
+        out = np.zeros(m * m)
+        np.negative(weight, out=weight)
+        out[self.cells] = weight
+        out[self.mirror] = weight
+        out = out.reshape(m, m)
+        np.negative(out.sum(axis=1), out=out.reshape(-1)[:: m + 1])
+        return out
 
     def terms(self, theta: NDArray[np.float64]) -> tuple[float, NDArray, NDArray]:
         """Negative log-likelihood, its gradient and its Hessian (M x M) at ``theta``."""
