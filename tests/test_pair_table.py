@@ -112,6 +112,7 @@ def test_ranges_filled_side_by_side_give_the_single_pass_bitwise():
     for got, want in zip(split.terms(rows.theta), whole.terms(rows.theta), strict=True):
         np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(jacobi_step(rows.theta, split), jacobi_step(rows.theta, whole))
+    np.testing.assert_array_equal(split.meat(rows.theta), whole.meat(rows.theta))
 
 
 @pytest.mark.parametrize("spread", [1.0, 40.0])

@@ -138,19 +138,24 @@ class PairTable:
         """The per-verdict (HC0) meat at ``theta``: the Laplacian (M x M) of each pair's summed
         squared verdict scores, wi (1 - p)^2 + wj p^2 + ties (1/2 - p)^2."""
         m = self.m
-        d = theta[self.i] - theta[self.j]
+        out = np.zeros(m * m)
+        run([partial(self._fill_meat, theta, out, lo, hi) for lo, hi in self._blocks])
+        out = out.reshape(m, m)
+        np.negative(out.sum(axis=1), out=out.reshape(-1)[:: m + 1])
+        return out
+
+    def _fill_meat(self, theta, out, lo: int, hi: int) -> None:
+        """Pairs ``lo:hi``'s two off-diagonal cells of the flat meat ``out``."""
+        d = theta[self.i[lo:hi]] - theta[self.j[lo:hi]]
         e = np.exp(-np.abs(d))
         big = 1.0 / (1.0 + e)
         small = e * big
         p, q = np.where(d > 0.0, big, small), np.where(d > 0.0, small, big)  # sigma(+-d)
-        weight = self.wi * q**2 + self.wj * p**2 + self.tt * (0.5 - p) ** 2
-        out = np.zeros(m * m)
+        weight = (self.wi[lo:hi] * q**2 + self.wj[lo:hi] * p**2
+                  + self.tt[lo:hi] * (0.5 - p) ** 2)  # fmt: skip
         np.negative(weight, out=weight)
-        out[self.cells] = weight
-        out[self.mirror] = weight
-        out = out.reshape(m, m)
-        np.negative(out.sum(axis=1), out=out.reshape(-1)[:: m + 1])
-        return out
+        out[self.cells[lo:hi]] = weight
+        out[self.mirror[lo:hi]] = weight
 
     def terms(self, theta: NDArray[np.float64]) -> tuple[float, NDArray, NDArray]:
         """Negative log-likelihood, its gradient and its Hessian (M x M) at ``theta``."""
