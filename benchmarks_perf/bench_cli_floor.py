@@ -19,7 +19,12 @@ and CPU (user + system) medians, the ratio of the medians and the range of the p
 the load average before and after. Appends to ``results/bench_cli_floor.csv`` (rows of other
 pandas versions kept).
 
+``--stages`` instead times ours stage by stage (flags, read and validate, fit, every rating's df,
+rank intervals and table, write), CPU of every thread and wall per stage, medians of
+``--repeats`` fresh processes per file, to ``results/bench_cli_floor_stages.csv``.
+
     python benchmarks_perf/bench_cli_floor.py                      # 1M verdicts, 5 pairs
+    python benchmarks_perf/bench_cli_floor.py --stages --repeats 3
     PYTHONPATH=. /path/to/pandas2-env/bin/python benchmarks_perf/bench_cli_floor.py
 """
 
@@ -57,6 +62,57 @@ for c in cols:
 """
 
 
+# ``ratings fit FILE --out OUT`` stage by stage, as the command runs them, in one fresh process:
+# CPU (``process_time``: every thread of the process) and wall seconds after each stage.
+STAGES = """
+import json, sys, time
+marks = [("start", time.perf_counter(), time.process_time())]
+def mark(name):
+    marks.append((name, time.perf_counter(), time.process_time()))
+import pandas
+mark("import pandas")
+from ratings.cli.app import build_parser
+mark("import ratings and the CLI")
+from ratings.api.fitting import fit_with
+from ratings.cli.fitting import fit_options, read_for_fit
+argv = ["fit", sys.argv[1], "--out", sys.argv[2]]
+args = build_parser(argv).parse_args(argv)
+options = fit_options(args)
+mark("flags")
+log = read_for_fit(args)
+mark("read and validate")
+r = fit_with(log, options)
+mark("fit, CR2 covariance")
+r.model_df
+mark("every rating's df")
+r.to_frame()
+mark("rank intervals, table")
+from ratings.cli.tables import write_table
+from ratings.scopes.scale import board_info
+write_table(r.to_frame().assign(**board_info(r)), args.out)
+r.summary(max_rows=10)
+mark("write, board")
+print(json.dumps([[n, w - marks[k][1], c - marks[k][2]]
+                  for k, (n, w, c) in enumerate(marks[1:])]))
+"""
+
+
+def stages(path: Path, out: Path, env: dict, repeats: int) -> pd.DataFrame:
+    """Median CPU and wall seconds of each stage of ``ratings fit`` (:data:`STAGES`) over
+    ``repeats`` fresh processes (after an untimed one)."""
+    import json
+    import subprocess
+
+    runs = []
+    for k in range(repeats + 1):
+        proc = subprocess.run([sys.executable, "-c", STAGES, str(path), str(out)], env=env,
+                              capture_output=True, text=True, check=True, cwd=HERE.parent)
+        if k:  # the first run writes bytecode and warms the file cache
+            runs.append(pd.DataFrame(json.loads(proc.stdout.strip().splitlines()[-1]),
+                                     columns=["stage", "wall_s", "cpu_s"]))
+    return pd.concat(runs).groupby("stage", sort=False).median().reset_index()
+
+
 def _frame(df: pd.DataFrame, kind: str) -> pd.DataFrame:
     out = df.copy()
     for c in COLUMNS:
@@ -73,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kinds", nargs="*", default=["object", "str", "category"])
     p.add_argument("--formats", nargs="*", default=["csv", "parquet"])
     p.add_argument("--out", type=Path, default=HERE / "results" / "bench_cli_floor.csv")
+    p.add_argument("--stages", action="store_true",
+                   help="instead: where ours spends its time, stage by stage (medians of "
+                        "--repeats fresh processes per file), to results/bench_cli_floor_stages"
+                        ".csv")  # fmt: skip
     args = p.parse_args(argv)
     import ratings
 
@@ -93,6 +153,20 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     path = Path(tmp) / f"verdicts_{kind}.parquet"
                     _frame(base, kind).to_parquet(path, index=False)
+                if args.stages:  # a CSV's column kind is the floor's: one file for all kinds
+                    if fmt != "csv" or kind == args.kinds[0]:
+                        load_before = os.getloadavg()[0]
+                        table = stages(path, out, env, args.repeats)
+                        table.insert(0, "pandas", pd.__version__)
+                        table.insert(1, "format", fmt)
+                        table.insert(2, "kind", "any" if fmt == "csv" else kind)
+                        table["repeats"] = args.repeats
+                        table["load_before"] = round(load_before, 2)
+                        table["load_after"] = round(os.getloadavg()[0], 2)
+                        print(table.to_string(index=False, float_format="{:.3f}".format),
+                              flush=True)  # fmt: skip
+                        rows.append(table)
+                    continue
                 cmds = {"floor": [sys.executable, "-c", FLOOR, str(path), kind],
                         "ours": [sys.executable, "-m", "ratings.cli", "fit", str(path),
                                  "--out", str(out)]}  # fmt: skip
@@ -124,14 +198,17 @@ def main(argv: list[str] | None = None) -> int:
                 print(pd.DataFrame(rows[-1:]).to_string(index=False,
                                                         float_format="{:.2f}".format),
                       flush=True)  # fmt: skip
-    frame = pd.DataFrame(rows)
+    frame = pd.concat(rows) if args.stages else pd.DataFrame(rows)
+    if args.stages and args.out == p.get_default("out"):
+        args.out = HERE / "results" / "bench_cli_floor_stages.csv"
     if args.out.exists():  # keep the rows of other pandas versions
         old = pd.read_csv(args.out)
         frame = pd.concat([old[old["pandas"].astype(str) != pd.__version__], frame])
     from ratings.io import write_atomic
 
     write_atomic(frame, args.out)
-    print(frame.to_string(index=False, float_format="{:.2f}".format))
+    print(frame.to_string(index=False, float_format="{:.3f}".format if args.stages
+                          else "{:.2f}".format))  # fmt: skip
     print(f"wrote {args.out}")
     return 0
 

@@ -14,7 +14,8 @@ ratings.cli``, the program itself):
 2. the same command again (cached: the compiled loops load from the cache the first run
    filled); the two plans must be equal;
 3. ``ratings fit LOG.csv --out ...`` on ``--fit-n`` verdicts (200 models, 1,000 tasks) with
-   another new empty cache directory, then again with it (cached).
+   another new empty cache directory, then again with it (cached); the two tables must be
+   equal.
 
 Wall time and the child's CPU time (user + system, from ``getrusage``) per command; ratios
 first / cached per round and their medians. The 1-minute load average is recorded before and
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in range(args.rounds):
             plan_cmd = [*cli, "next", str(hist), "--submissions", str(subs), "--judges", JUDGES,
                         "--n", str(args.n), "--seed", "1", "-o"]  # fmt: skip
-            fit_cmd = [*cli, "fit", str(fit_log), "--out", str(work / "fit.csv")]
+            fit_cmd = [*cli, "fit", str(fit_log), "--out"]
             cache = work / f"next-cache-{r}"
             cache.mkdir()
             before = load()
@@ -129,13 +130,14 @@ def main(argv: list[str] | None = None) -> int:
             cache = work / f"fit-cache-{r}"
             cache.mkdir()
             before = load()
-            first = run(fit_cmd, cache)
-            cached = run(fit_cmd, cache)
+            first = run([*fit_cmd, str(work / "fit_first.csv")], cache)
+            cached = run([*fit_cmd, str(work / "fit_cached.csv")], cache)
+            same = (work / "fit_first.csv").read_bytes() == (work / "fit_cached.csv").read_bytes()
             rows.append({"round": r, "command": f"fit ({args.fit_n} verdicts)",
                          "first_s": first[0], "cached_s": cached[0],
                          "ratio": first[0] / cached[0], "first_cpu_s": first[1],
                          "cached_cpu_s": cached[1], "cpu_ratio": first[1] / cached[1],
-                         "background_compile_s": float("nan"), "same_output": True,
+                         "background_compile_s": float("nan"), "same_output": same,
                          "load_before": before, "load_after": load()})  # fmt: skip
             print(pd.DataFrame(rows[-2:]).to_string(index=False, float_format="{:.2f}".format),
                   flush=True)  # fmt: skip
@@ -151,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     print(summary.to_string(float_format="{:.2f}".format))
     print(f"wrote {args.out}")
     if not frame["same_output"].all():
-        print("error: a first-use plan differs from the cached one", file=sys.stderr)
+        print("error: a first-use output differs from the cached one", file=sys.stderr)
         return 1
     return 0 if statistics.median(frame["ratio"]) > 0 else 1
 

@@ -210,18 +210,15 @@ def phases(df: pd.DataFrame, model: str) -> list[dict]:
     t3 = time.perf_counter()
     r.to_frame()
     t4 = time.perf_counter()
-    from ratings.inference.small import cr2_plan, df_plan
+    from ratings.inference.cluster import cr2_plan
 
     inf = r.inference
     m = len(r.models)
     for what, n_contrasts, sec in (("models' df", m, t2 - t1),
                                    ("pairs' df", m * (m - 1) // 2, t3 - t2)):
-        path, why = df_plan(inf, n_contrasts, pairs=what.startswith("pairs"))
+        path, why = inf.df_plan(n_contrasts, pairs=what.startswith("pairs"))
         rows.append({"phase": what, "seconds": sec, "path": path, "why": why})
-    if inf.rows is not None:
-        path, why = cr2_plan(np.diff(inf.rows.starts), inf.free.size)
-    else:  # the dense exact path keeps the eigenpairs, not the rows
-        path, why = "exact", f"{inf.n_clusters:,} clusters' eigenpairs, {inf.free.size} free"
+    path, why = cr2_plan(np.diff(inf.rows.starts), inf.free.size)
     rows.insert(0, {"phase": "fit (CR2 path)", "seconds": t1 - t0, "path": path, "why": why})
     rows.append({"phase": "rank intervals + frame", "seconds": t4 - t3, "path": "", "why": ""})
     return rows

@@ -67,12 +67,11 @@ def _median(f, repeat: int, clock=time.process_time) -> float:
 def phases(df: pd.DataFrame, repeat: int) -> None:
     """Print each step's median CPU seconds on one thread, and as a multiple of the plain fit."""
     from ratings.api.loading import load_log
-    from ratings.api.style import style_columns
     from ratings.data.slots import slot_counts, verdict_cluster_order
     from ratings.models.bt import fit_bt
     from ratings.models.covariates import design_rows as style_rows
     from ratings.models.covariates import fit_design as fit_style
-    from ratings.models.style import feature_columns, features_by_verdict
+    from ratings.models.style import feature_columns, features_by_verdict, style_columns
 
     cols = style_columns(FEATURES)
     loaded = load_log(df, keep=cols, as_numbers=cols)

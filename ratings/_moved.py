@@ -37,6 +37,7 @@ MOVED: dict[str, str | tuple[str, ...]] = {
     "ratings._warmup": "ratings.api.warmup",
     "ratings.adjust": "ratings.api.adjust",
     "ratings.agreement": "ratings.audit.agreement",
+    "ratings.api.style": "ratings.models.style",
     "ratings.audit.report": "ratings.audit.judge_audit",
     "ratings.bounds": "ratings.core.bounds",
     "ratings.bt": "ratings.models.bt",

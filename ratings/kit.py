@@ -11,7 +11,6 @@ on top depends on one list rather than on the layout of ``ratings``' parts.
 from ratings._moved import add_moved
 from ratings.api.fitting import parse_anchor
 from ratings.api.specs import LEGACY, legacy_specs
-from ratings.api.style import style_columns
 from ratings.cli.kit import (
     Command,
     add_command,
@@ -39,7 +38,7 @@ from ratings.io.cells import booleans
 from ratings.io.readers import format_of
 from ratings.io.writers import write_atomic
 from ratings.kernels.cache import ready as kernel_ready
-from ratings.models.style import TRANSFORMS
+from ratings.models.style import TRANSFORMS, style_columns
 
 __all__ = [
     "DETERMINISTIC_JUDGE",

@@ -6,7 +6,7 @@ import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -20,6 +20,7 @@ from ratings.core.schema import ELO_SCALE
 from ratings.core.tdist import critical_values
 from ratings.core.threads import one_blas_thread
 from ratings.inference import ClusterInference, StackedInference, reference_contrasts
+from ratings.inference.builder import OnRequest
 
 if TYPE_CHECKING:
     from ratings.models.crowd.prior import CrowdSummary
@@ -89,6 +90,27 @@ def check_level(level: float) -> float:
 MIN_LEVEL, MAX_LEVEL = 1e-9, 1.0 - 1e-9
 
 
+class _ComputedWhenRead:
+    """A dataclass field that may be given an :class:`~ratings.inference.builder.OnRequest`:
+    the array is computed (read-only) when the field is first read, then kept."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return None  # the field's default
+        value = obj.__dict__[self.name]
+        if isinstance(value, OnRequest):
+            value = value()
+            value = None if value is None else frozen(value)  # fresh: nobody else writes it
+            obj.__dict__[self.name] = value
+        return value
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.name] = value
+
+
 @dataclass(frozen=True, eq=False)
 class Uncertainty:
     """How a fit's intervals are made.
@@ -96,7 +118,8 @@ class Uncertainty:
     ``ci`` is the interval kind; ``cluster`` the clustering column (None: per verdict) and
     ``n_clusters`` its clusters; ``draws`` the bootstrap draws of ``strength``; ``influence``
     (clusters x models, rows labelled by ``influence_clusters``) the per-cluster influences
-    whose cross-product is the clustered sandwich; ``inference`` the CR2 pieces that give
+    whose cross-product is the clustered sandwich (CR2's computed when first read: the
+    intervals and their df do not need them); ``inference`` the CR2 pieces that give
     every contrast its degrees of freedom; ``df`` one degrees of freedom for every interval
     (None: the normal quantile, or per contrast from ``inference``).
     """
@@ -105,11 +128,15 @@ class Uncertainty:
     cluster: str | None = None
     n_clusters: int = 0
     draws: NDArray[np.float64] | None = None
-    influence: NDArray[np.float64] | None = None
+    influence: NDArray[np.float64] | None = _ComputedWhenRead()  # type: ignore[assignment]
     influence_clusters: pd.Index | None = None
     inference: ClusterInference | StackedInference | None = None
     df: float | None = None
     model_based: NDArray[np.float64] | None = None
+
+    def held_influence(self) -> NDArray[np.float64] | OnRequest | None:
+        """``influence`` as held, without computing it (an :class:`OnRequest` not yet read)."""
+        return self.__dict__["influence"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -185,6 +212,12 @@ def _part_field(part: str, name: str, doc: str) -> property:
     return property(read, doc=f"{doc} (``{part}.{name}``; None without ``{part}``)")
 
 
+def _shifted(x: NDArray[np.float64], k: int | None) -> NDArray[np.float64]:
+    """x @ A.T for A = I - 1 e_k^T (anchor k) or I - 11^T / m (centred, k None): O(size)."""
+    ref = x.mean(axis=-1, keepdims=True) if k is None else x[..., k : k + 1]
+    return frozen(x - ref)
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class Ratings:
     """Elo ratings with covariance, labelled by model.
@@ -236,10 +269,12 @@ class Ratings:
         object.__setattr__(self, "strength", readonly_copy(self.strength))
         object.__setattr__(self, "cov", readonly_copy(self.cov))
         u = self.uncertainty
-        if u.draws is not None or u.influence is not None or u.model_based is not None:
+        infl = u.held_influence()  # computed when read (CR2's): not copied
+        if u.draws is not None or infl is not None or u.model_based is not None:
             object.__setattr__(self, "uncertainty", dataclasses.replace(
                 u, draws=None if u.draws is None else readonly_copy(u.draws),
-                influence=None if u.influence is None else readonly_copy(u.influence),
+                influence=infl if infl is None or isinstance(infl, OnRequest)
+                else readonly_copy(infl),
                 model_based=None if u.model_based is None else readonly_copy(u.model_based)))
         object.__setattr__(self, "level", check_level(self.level))
 
@@ -355,6 +390,11 @@ class Ratings:
         return {}
 
     @cached_property
+    def _bounds_cache(self) -> dict:
+        """Elo bounds computed so far, by level."""
+        return {}
+
+    @cached_property
     def pair_stats(self):
         """Every pair's t statistic and df, and the draws' covariance factor, computed once
         (:func:`ratings.inference.ranks.pair_stats`; rank intervals and the pairwise table)."""
@@ -452,7 +492,14 @@ class Ratings:
         return pd.DataFrame({"lower": lo[order], "upper": hi[order]}, index=self.ranked_models)
 
     def _bounds(self, level: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Lower and upper Elo bounds in the order of ``models``."""
+        """Lower and upper Elo bounds in the order of ``models`` (computed once per level:
+        ``to_frame`` and ``summary`` each need them)."""
+        if level not in self._bounds_cache:
+            self._bounds_cache[level] = self._bounds_at(level)
+        lo, hi = self._bounds_cache[level]
+        return lo.copy(), hi.copy()
+
+    def _bounds_at(self, level: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         draws = None if self.draws is None else self.offset + self.scale * self.draws
         lo, hi = self._interval(self.elo.to_numpy(), self.se.to_numpy(), draws, level,
                                 self.model_df)  # fmt: skip
@@ -618,11 +665,7 @@ class Ratings:
         Differences between models and their intervals are unchanged.
         """
         k = None if anchor is None else self._loc(anchor)
-
-        def shift(x: NDArray[np.float64]) -> NDArray[np.float64]:
-            """x @ A.T for A = I - 1 e_k^T (anchor k) or I - 11^T / m (centred): O(size)."""
-            ref = x.mean(axis=-1, keepdims=True) if k is None else x[..., k : k + 1]
-            return frozen(x - ref)
+        shift = partial(_shifted, k=k)
 
         def shift_cov(cov: NDArray[np.float64]) -> NDArray[np.float64]:
             """A cov A^T for a symmetric cov: cov_ij - r_i - r_j + r_ref, r the reference row."""
@@ -638,7 +681,9 @@ class Ratings:
             return frozen(out)
 
         draws = None if self.draws is None else shift(self.draws)
-        infl = None if self.influence is None else shift(self.influence)
+        infl = self.uncertainty.held_influence()  # computed when read: shifted then
+        infl = infl.and_then(shift) if isinstance(infl, OnRequest) else (
+            None if infl is None else shift(infl))
         mb = self.uncertainty.model_based
         mb = None if mb is None else shift(mb)
         strength, unbounded = shift(self.strength), self.unbounded

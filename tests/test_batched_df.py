@@ -20,6 +20,7 @@ import pytest
 from test_inference import _contrast, bt_reference
 
 import ratings
+import ratings.inference.cluster as cluster_module
 import ratings.inference.small as small_module
 from ratings.core.schema import ELO_SCALE
 
@@ -107,7 +108,7 @@ def test_cost_model_falls_back_past_its_budgets(monkeypatch):
     r = ratings.fit(log, anchor="m0")
     inf = r.inference
     assert inf.df_plan(21)[0] == "exact"
-    monkeypatch.setattr(small_module, "BATCHED_RATIO", 0.0)
+    monkeypatch.setattr(cluster_module, "BATCHED_RATIO", 0.0)
     path, why = inf.df_plan(21)
     assert path == "one-direction" and "past" in why
 

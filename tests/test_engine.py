@@ -163,7 +163,7 @@ def test_ratings_num_threads_setting(monkeypatch):
 IMPORTS = """
     import json, sys
     import ratings, ratings.cli.app
-    heavy = ["numba", "scipy.stats", "scipy.optimize", "scipy.linalg", "matplotlib"]
+    heavy = ["numba", "scipy.stats", "scipy.optimize", "scipy.linalg", "scipy.sparse", "matplotlib"]
     print(json.dumps({name: name in sys.modules for name in heavy}))
 """
 
@@ -171,3 +171,45 @@ IMPORTS = """
 def test_importing_the_package_and_cli_loads_no_heavy_module():
     # each of these costs a one-shot CLI fit 0.1-0.7 s; they are imported where they are used
     assert not any(_run(IMPORTS).values()), _run(IMPORTS)
+
+
+PRELOAD = """
+    import json, sys
+    from ratings.kernels.engine import preload_twins
+    before = "scipy.sparse" in sys.modules
+    thread = preload_twins()
+    thread.join(60)
+    print(json.dumps({"before": before, "after": "scipy.sparse" in sys.modules,
+                      "daemon": thread.daemon, "alive": thread.is_alive()}))
+"""
+
+
+def test_preload_twins_imports_scipy_sparse_on_a_daemon_thread():
+    assert _run(PRELOAD) == {"before": False, "after": True, "daemon": True, "alive": False}
+
+
+def test_fit_starts_the_preload_for_a_large_file(tmp_path, monkeypatch):
+    # a file of PRELOAD_BYTES or more has the twins' imports started before it is read; the
+    # table is the one written without it
+    import itertools
+
+    from ratings.cli import fitting
+    from ratings.cli.app import main
+
+    pairs = list(itertools.combinations(range(5), 2)) * 20
+    log = tmp_path / "log.csv"
+    log.write_text("model_a,model_b,winner,task_id\n" + "".join(
+        f"m{a},m{b},{'ABA'[k % 3]},t{k % 7}\n" for k, (a, b) in enumerate(pairs)))
+    calls = []
+    monkeypatch.setattr(engine, "preload_twins", lambda: calls.append(1))
+    tables = []
+    for limit in (10**9, log.stat().st_size):
+        monkeypatch.setattr(fitting, "PRELOAD_BYTES", limit)
+        out = tmp_path / f"ratings_{limit}.csv"
+        assert main(["fit", str(log), "--out", str(out), "-q"]) == 0
+        tables.append(out.read_text())
+    assert calls == [1]  # the second run only
+    assert tables[0] == tables[1]
+    # per-verdict intervals need no df twin: nothing is preloaded
+    assert main(["fit", str(log), "--no-cluster", "--out", str(tmp_path / "hc0.csv"), "-q"]) == 0
+    assert calls == [1]

@@ -325,13 +325,14 @@ def test_families_file_errors(tmp_path):
 
 
 def test_fit_effects_plan_masks_only_what_is_asked(board):
-    from ratings.api.covariates import Covariates, fit_covariates
+    from ratings.api.covariates import fit_covariates
+    from ratings.api.specs import options_of
 
     loaded = load_log(board)
     _, slots = _slots(board)
     plan = plan_effects(slots, FAMILIES, position=False, self_preference=True)
-    table = fit_covariates(loaded, Covariates(adjust=("self-preference",), plan=plan)
-                           ).judge_effects.table.set_index("judge")  # fmt: skip
+    options = options_of(adjust=ratings.Adjust("self-preference", families=FAMILIES))
+    table = fit_covariates(loaded, options, plan=plan).judge_effects.table.set_index("judge")
     assert table["position_bias"].isna().all() and table["position_se"].isna().all()
     assert table.loc["J1", "self_preference"] > 0.2  # J1's planted 0.6
 
@@ -349,3 +350,22 @@ def test_large_score_matrices_take_the_sparse_path(board, monkeypatch):
     sparse = ratings.fit(board, **kw)
     assert dense.influence is not None and sparse.influence is None
     np.testing.assert_allclose(sparse.cov, dense.cov, rtol=1e-10, atol=1e-16)
+
+
+def test_reused_etas_with_covariates_are_said_to_be_known(board):
+    """A judge-quality source with a covariance of eta: a fit with covariates fixes the etas
+    without their uncertainty, and says so unless ``eta_known``."""
+    import warnings
+
+    from ratings.core.errors import JudgeWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        crowd = ratings.fit(board, model="crowd-bt")
+    assert crowd.crowd.eta_cov.to_numpy().any()
+    kw = {"adjust": "position", "anchor": "m0"}
+    with pytest.warns(JudgeWarning, match="treated as known.*eta_known=True"):
+        ratings.fit(board, model=ratings.CrowdBT(judge_quality=crowd), **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JudgeWarning)
+        ratings.fit(board, model=ratings.CrowdBT(judge_quality=crowd, eta_known=True), **kw)

@@ -31,8 +31,7 @@ def _fit(log: pd.DataFrame, small: bool, monkeypatch, **kw):
 def _assert_same(log, monkeypatch, **kw):
     dense, df_d, pairs_d = _fit(log, False, monkeypatch, **kw)
     sparse, df_s, pairs_s = _fit(log, True, monkeypatch, **kw)
-    assert type(dense.inference) is cluster_module.ClusterInference
-    assert type(sparse.inference) is small_module.SmallClusterInference
+    assert dense.inference.shape in ("exact", "series") and sparse.inference.shape == "sparse"
     np.testing.assert_allclose(sparse.cov, dense.cov, rtol=1e-10, atol=1e-12 * dense.cov.max())
     np.testing.assert_allclose(sparse.se, dense.se, rtol=1e-10)
     np.testing.assert_allclose(df_s, df_d, rtol=1e-10)
@@ -69,7 +68,7 @@ def test_mixed_board_matches_and_takes_the_sparse_path(monkeypatch):
                               np.arange(len(log))).astype(str)  # fmt: skip
     _assert_same(log, monkeypatch)
     r = ratings.fit(log)
-    assert type(r.inference) is small_module.SmallClusterInference
+    assert r.inference.shape == "sparse"
 
 
 def test_a_model_seen_once_is_left_open(monkeypatch):
@@ -201,3 +200,18 @@ def test_clusters_merged_by_design_give_the_clusters_sums(one_weight_a_pair, wit
     bent = per_cluster**2 / (1.0 + per_cluster)  # a function no linear merge would keep
     np.testing.assert_allclose(weight @ (per_group**2 / (1.0 + per_group)), bent.sum(axis=0),
                                rtol=1e-12)  # fmt: skip
+
+
+def test_pairs_past_the_budget_count_each_designs_clusters(monkeypatch):
+    """The ratings' df exact, every pair's past the budget (the one-direction df from each
+    pair's exact omega): on the sparse path each merged design stands for its clusters, so the
+    pairs' df equal the dense path's over the clusters themselves."""
+    log = _singletons(4)
+    monkeypatch.setattr(cluster_module, "EXACT_BUDGET", 3e5)
+    monkeypatch.setattr(cluster_module, "BATCHED_RATIO", 0.5)
+    dense, sparse = _assert_same(log, monkeypatch)
+    m = len(dense.models)
+    for r in (dense, sparse):
+        assert r.inference.exact
+        assert r.inference.df_plan(m * (m - 1) // 2, pairs=True)[0] == "one-direction"
+    assert sparse.inference.designs.rows.n_clusters < sparse.inference.n_clusters

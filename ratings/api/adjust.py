@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ratings.api.options import spelled
 from ratings.core.errors import NonIdentifiableError, option
 from ratings.data.slots import check_families_cover, read_families
 from ratings.models.judge_effects import plan_effects
@@ -52,14 +53,19 @@ def parse_adjust(adjust: str | Iterable[str] | None, name: str = "adjust", *,
     return tuple(a for a in ADJUSTMENTS if a in items)
 
 
-def check_adjust_options(adjust: tuple[str, ...], families, *, ci: str, penalty: float) -> None:
-    """Raise for options a fit with judge effects does not take (before any data is read)."""
-    if ci not in ("sandwich", "sandwich-z", "model"):
-        raise ValueError(f"{option('ci')} must be 'sandwich', 'sandwich-z' or 'model' with "
-                         f"{option('adjust')}; got {ci!r} (the bootstrap is not available for "
-                         "adjusted fits).")  # fmt: skip
-    if penalty:
-        raise ValueError(f"{option('penalty')} is not available with {option('adjust')}.")
+def check_adjust_options(adjust: tuple[str, ...], families, *, ci: str, penalty: float,
+                         firth: bool = False, style: tuple[str, ...] = ()) -> None:  # fmt: skip
+    """Raise for options a fit with covariates (judge effects ``adjust``, style features
+    ``style``) does not take, before any data is read: the bootstrap, a penalty or Firth's
+    reduction, self-preference without families."""
+    covariates = " and ".join(option(n) for n, on in (("style", style), ("adjust", adjust)) if on)
+    if ci == "bootstrap":
+        raise ValueError(f"{option('ci', ci)}: the bootstrap is not available with "
+                         f"{covariates}; use 'sandwich', 'sandwich-z' or 'model'.")  # fmt: skip
+    if penalty or firth:
+        ridge = f" (a ridge on the style coefficients: {spelled('style_ridge')})" if style else ""
+        raise ValueError(f"{option('penalty') if penalty else option('firth', True)} is not "
+                         f"available with {covariates}{ridge}.")  # fmt: skip
     if "self-preference" in adjust and families is None:
         raise ValueError(_needs_families())
 

@@ -9,18 +9,21 @@ observed and fitted in bins of the rating gap.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
-from ratings.api.fitting import Source, fit
-from ratings.api.loading import load_log
-from ratings.api.specs import BT, TIE_KINDS, Read
+from ratings.api.fitting import Source, fit_with
+from ratings.api.loading import load_with
+from ratings.api.specs import BT, LEGACY, TIE_KINDS, options_of
 from ratings.models.ties import family_of
 from ratings.result import Ratings, format_table
 
 __all__ = ["TieComparison", "compare_ties", "tie_rates"]
+
+#: The options :func:`compare_ties` passes to every fit by name (the rest are flat keywords).
+_NAMED = ("ci", "anchor", "scope", "cluster", "level", "read", "adjust", "solver", "style")
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,17 +95,15 @@ def compare_ties(verdicts: Source, *, bins: int = 5, **options) -> TieComparison
     -------
     TieComparison
     """
-    if "model" in options:
+    if "model" in options or any(LEGACY.get(k, ("",))[0] in ("BT", "CrowdBT") for k in options):
         raise TypeError("compare_ties fits its own models; pass the other options only.")
     if int(bins) != bins or bins < 1:
         raise ValueError(f"`bins` must be a positive integer; got {bins!r}.")
-    read = options.get("read") or Read()
-    data = load_log(verdicts, scope=options.get("scope"), cluster=options.get("cluster", "auto"),
-                    errors=read.errors, columns=read.columns, winner_map=read.winner_map,
-                    format=read.format).data  # fmt: skip
+    named = {k: options.pop(k) for k in _NAMED if k in options}
+    checked = options_of(**named, legacy=options)
     # the log is aggregated once, its clusters fixed: the fits take the Comparisons as they are
-    rest = {k: v for k, v in options.items() if k not in ("scope", "cluster", "read")}
-    fits = {kind: fit(data, model=BT(ties=kind), **rest) for kind in TIE_KINDS}
+    data = load_with(verdicts, checked).data
+    fits = {kind: fit_with(data, replace(checked, model=BT(ties=kind))) for kind in TIE_KINDS}
     if fits["davidson"].ties["model"].iloc[0] != "davidson":
         raise ValueError("The log has no ties: the tie models are plain Bradley-Terry there, "
                          "and there is nothing to compare.")  # fmt: skip

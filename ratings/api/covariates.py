@@ -15,70 +15,65 @@ Intervals: with style features, CR2 by task with Satterthwaite df per contrast b
 cluster sandwich (CR1, G - 1 df), as the audit reports them. The result carries the style
 coefficients (``Ratings.style``, with the plain fit's ranks for ``rank_change``), the judge
 effects (``Ratings.judge_effects``), Crowd-BT's judges and the tie parameter (``Ratings.ties``).
+Etas reused from a judge-quality source are fixed as known (their covariance is left out of
+the intervals; a :class:`~ratings.core.errors.JudgeWarning` says so unless ``eta_known``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from ratings.api.adjust import checked_families, identified_plan
 from ratings.api.loading import LoadedLog
-from ratings.api.results import labelled
-from ratings.api.ties import design_tie_table, tie_start
+from ratings.api.options import spelled
+from ratings.api.results import kind_of, labelled
+from ratings.api.specs import FitOptions, Style
+from ratings.api.ties import check_identified, design_tie_table, tie_family_of, tie_start
+from ratings.core.errors import JudgeWarning, option
 from ratings.core.schema import DETERMINISTIC_JUDGE
-from ratings.data.slots import slot_counts
+from ratings.data.slots import SlotCounts, slot_counts
 from ratings.data.soft import is_graded, soft_weights
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.covariates import (
     DesignFit,
     design_rows,
     fit_design,
+    side_by_side,
     unit_df,
     widen_one_judge,
 )
 from ratings.models.crowd.likelihood import Choice
 from ratings.models.crowd.prior import CrowdSummary
 from ratings.models.estimate import Estimate
-from ratings.models.existence import check_identifiable
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT
-from ratings.models.families.ties import tie_family
-from ratings.models.judge_effects import effect_columns, effects_remedy, effects_table
+from ratings.models.judge_effects import (
+    EffectPlan,
+    effect_columns,
+    effects_remedy,
+    effects_table,
+)
 from ratings.models.style import style_remedy, style_table
 from ratings.result import JudgeEffects, Ratings
 
-__all__ = ["Covariates", "fit_covariates"]
+__all__ = ["fit_covariates"]
 
 
-@dataclass(frozen=True)
-class Covariates:
-    """What a fit with covariates controls for: the style ``features`` (their ``transform``,
-    ``ridge``) and the judge effects ``adjust`` (their ``families``; ``plan`` the audit's own
-    plan of effects, :func:`ratings.models.judge_effects.plan_effects`, instead of the checked
-    one)."""
-
-    features: tuple[str, ...] = ()
-    transform: str = "normalized"
-    ridge: float = 0.0
-    adjust: tuple[str, ...] = ()
-    families: object = None
-    plan: object = None
-
-
-def fit_covariates(loaded: LoadedLog, covariates: Covariates, *, model: str = "bt",
-                   ties: str = "half", prior=None, judge_quality=None,
-                   fit_new_judges: bool = False, anchor: str | None = None,
-                   rating: float = 1000.0, ci: str = "sandwich", level: float = 0.95,
-                   engine: str = "auto", tol: float = 1e-10, max_iter: int = 100,
-                   soft: bool = False, slots=None) -> Ratings:  # fmt: skip
-    """The body of :func:`ratings.fit` with ``style=`` or ``adjust=`` (arguments as there;
-    ``loaded`` is the verdicts read by :func:`ratings.api.loading.load_log`, ``rating`` the
-    anchor's rating, ``slots`` the verdicts by slot if already counted). ``soft``: ``winner``
-    is A's score (``loaded.frame["score"]``), each verdict's row counts those of the Bernoulli
-    quasi-likelihood (:func:`ratings.data.soft.soft_weights`), so the Bradley-Terry row terms
-    of the design, per-verdict meat included, are the quasi-likelihood's.
+def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan | None = None,
+                   slots: SlotCounts | None = None) -> Ratings:  # fmt: skip
+    """The body of :func:`ratings.fit` with ``style=`` or ``adjust=``: ``loaded`` is the
+    verdicts read by :func:`ratings.api.loading.load_log`, ``options`` the fit's checked
+    options (its style features, judge effects and their families, model, interval and
+    solver); ``plan`` the audit's own plan of judge effects
+    (:func:`ratings.models.judge_effects.plan_effects`) instead of the checked one, ``slots``
+    the verdicts by slot if already counted. Soft outcomes (``ratings.BT(soft=True)``):
+    ``winner`` is A's score (``loaded.frame["score"]``), each verdict's row counts those of
+    the Bernoulli quasi-likelihood (:func:`ratings.data.soft.soft_weights`), so the
+    Bradley-Terry row terms of the design, per-verdict meat included, are the
+    quasi-likelihood's.
 
     Raises
     ------
@@ -92,22 +87,26 @@ def fit_covariates(loaded: LoadedLog, covariates: Covariates, *, model: str = "b
     from ratings.models.crowd.likelihood import fit_crowd_bt
     from ratings.models.crowd.quality import resolve_judge_quality
 
-    cv, data, frame = covariates, loaded.data, loaded.frame
-    styled = bool(cv.features)
+    bt, crowd, style, solver = options.bt, options.crowd, options.style, options.solver
+    model, ci, level, anchor, ties = options.model.name, options.ci, options.level, \
+        options.anchor, bt.ties  # fmt: skip
+    features, ridge = (style.features, style.ridge) if style is not None else ((), 0.0)
+    data, frame = loaded.data, loaded.frame
+    styled = bool(features)
     if frame is None or (styled and "winner" not in frame.columns):
         need = ("Style control needs one row per verdict with its features" if styled else
                 "Judge effects need to know which model was in slot A, which `Comparisons` "
                 "do not keep")  # fmt: skip
         raise TypeError(f"{need}; pass the verdict log (a path, DataFrame or VerdictLog).")
-    x, scale, slots = _features_and_slots(frame, data, cv, engine, slots)
-    if soft and "score" in frame.columns:
+    x, scale, slots = _features_and_slots(frame, data, style, solver.engine, slots)
+    if bt.soft and "score" in frame.columns:
         slots = _soft_slots(slots, frame["score"].to_numpy(dtype=np.float64))
-    engine = resolve_engine(engine, data.n_verdicts)
+    engine = resolve_engine(solver.engine, data.n_verdicts)
     collapsed = data.collapsed(engine=engine)
-    check_identifiable(collapsed)
-    plan = cv.plan
-    if plan is None and cv.adjust:
-        plan = identified_plan(slots, checked_families(cv.families, cv.adjust, data), cv.adjust)
+    check_identified(collapsed, ties)
+    if plan is None and options.adjust:
+        plan = identified_plan(slots, checked_families(options.families, options.adjust, data),
+                               options.adjust)  # fmt: skip
     if plan is not None:
         x = np.column_stack([x, effect_columns(slots, plan)])
     rows = design_rows(slots, x, engine)
@@ -116,26 +115,35 @@ def fit_covariates(loaded: LoadedLog, covariates: Covariates, *, model: str = "b
     # judge effects alone: the cluster sandwich (CR1) with one t quantile of G - 1 df
     df = float(data.n_clusters - 1) if clustered and ci == "sandwich" else None
     opts = {"ref": ref, "ci": ci if styled or ci != "sandwich" else "sandwich-z",
-            "ridge": cv.ridge, "engine": engine, "tol": tol, "max_iter": max_iter,
-            "n_ridge": len(cv.features),
-            "remedy": style_remedy() if styled else effects_remedy()}  # fmt: skip
-    family = None if ties == "half" or not collapsed.tt.sum() else tie_family(ties)
+            "ridge": ridge, "engine": engine, "tol": solver.tol, "max_iter": solver.max_iter,
+            "n_ridge": len(features),
+            "remedy": style_remedy(spelled("style_ridge")) if styled
+            else effects_remedy()}  # fmt: skip
+    family = tie_family_of(collapsed, ties)
     summary = None
     if model == "crowd-bt":
-        fixed = resolve_judge_quality(judge_quality, data.judges, scope=loaded.scope,
-                                      fit_new_judges=fit_new_judges).eta  # fmt: skip
+        quality = resolve_judge_quality(crowd.judge_quality, data.judges, scope=loaded.scope,
+                                        fit_new_judges=crowd.fit_new_judges,
+                                        eta_known=crowd.eta_known)  # fmt: skip
+        if quality.cov is not None and quality.cov.size:
+            warnings.warn(f"{option('judge_quality')}'s etas are treated as known in a fit with "
+                          "style features or judge effects: the intervals leave out their "
+                          f"uncertainty (too narrow). Pass {option('eta_known', True)} to say "
+                          "so, or fit without the judge-quality source.", JudgeWarning,
+                          stacklevel=4)  # fmt: skip
+        fixed = quality.eta
         start = fit_crowd_bt(collapsed, ref=ref, fixed_eta=fixed, tol=1e-8, engine=engine)
         plain = start.theta
         judged = [j for j in data.judges if j != DETERMINISTIC_JUDGE]
-        choice = _crowd_default(rows, start, prior if styled else None, level=level,
+        choice = _crowd_default(rows, start, crowd.prior if styled else None, level=level,
                                 one_judge=len(judged) == 1, **opts)  # fmt: skip
         fit = choice.fit
         if choice.prior_used and len(judged) == 1:  # one judge: eta's profile widening
             k = list(data.judges).index(judged[0])
-            fit = widen_one_judge(fit, rows, k, prior=prior, ref=ref, ridge=cv.ridge,
-                                  n_ridge=len(cv.features), level=level, engine=engine,
+            fit = widen_one_judge(fit, rows, k, prior=crowd.prior, ref=ref, ridge=ridge,
+                                  n_ridge=len(features), level=level, engine=engine,
                                   plain_on_bound=bool(choice.plain_on_bound[k]))  # fmt: skip
-        summary = _crowd_summary(choice, fit, data, prior)
+        summary = _crowd_summary(choice, fit, data, crowd.prior)
     else:  # a tie model's parameter is one more of the design
         start = tie_start(collapsed, family, ref=ref, engine=engine) if family else None
         plain = fit_bt(collapsed, ref=ref, tol=1e-10, engine=engine).theta if start is None \
@@ -144,22 +152,22 @@ def fit_covariates(loaded: LoadedLog, covariates: Covariates, *, model: str = "b
                          eta0=None if start is None else np.array([start.phi]), **opts)
     table = None
     if styled:
-        table = style_table(fit, cv.features, scale, level=level, ridge=cv.ridge)
-        table.attrs["transform"] = cv.transform
+        table = style_table(fit, features, scale, level=level, ridge=ridge)
+        table.attrs["transform"] = style.transform
         table.attrs["raw_rank"] = pd.Series(plain, index=data.models).rank(
             ascending=False, method="min").astype(np.int64)
     effects = None
     if plan is not None:
         effects = JudgeEffects(effects_table(fit.params, fit.cov, plan,
-                                             at=fit.n_models + len(cv.features), level=level,
-                                             df=df), cv.adjust)  # fmt: skip
+                                             at=fit.n_models + len(features), level=level,
+                                             df=df), options.adjust)  # fmt: skip
     est = Estimate(theta=fit.strength, cov=fit.cov, nll=fit.nll, converged=fit.converged,
                    n_iter=fit.n_iter, max_grad=fit.max_grad, influence=fit.influence,
                    inference=fit.inference, crowd=summary,
                    judges=_judges(fit, data, level, df) if model == "crowd-bt" else None)
-    kind = ties if family is not None else "bt-soft" if soft else model
-    return labelled(est, loaded, model=kind, ci=ci, level=level, anchor=anchor, rating=rating,
-                    soft=soft, df=None if styled else df, style=table, judge_effects=effects,
+    return labelled(est, loaded, model=kind_of(options, family), ci=ci, level=level, anchor=anchor,
+                    rating=options.rating, soft=bt.soft, df=None if styled else df,
+                    style=table, judge_effects=effects,
                     ties=design_tie_table(fit, ties, family, level=level, df=df,
                                           stacklevel=4))  # fmt: skip
 
@@ -176,24 +184,27 @@ def _soft_slots(slots, score: np.ndarray):
                    tt=np.where(graded, tt, slots.tt))
 
 
-def _features_and_slots(frame: pd.DataFrame, data, cv: Covariates, engine: str,
+def _features_and_slots(frame: pd.DataFrame, data, style: Style | None, engine: str,
                         slots=None) -> tuple:  # fmt: skip
     """(features, their scales, slot codes), the rows of both in cluster order: the features
     are written in that order as they are scaled, the slot codes taken in it. On a long log in
     two rounds on the package's threads: the features' columns beside the cluster order, then
     the slot codes beside blocks of the features. Without style features, no columns (and the
     slot codes as counted, or ``slots``)."""
-    from ratings.core.threads import CONCURRENT_ROWS, run
+    from ratings.core.threads import CONCURRENT_ROWS
     from ratings.data.slots import verdict_cluster_order
     from ratings.models.style import feature_columns, feature_jobs
 
     resolved = resolve_engine(engine, data.n_verdicts)
-    if not cv.features:
+    if style is None:
         slots = slot_counts(frame, data, resolved) if slots is None else slots
         return np.zeros((slots.n_rows, 0)), np.zeros(0), slots
-    together = run if len(frame) >= CONCURRENT_ROWS else (lambda jobs: [job() for job in jobs])
+    def together(jobs: list) -> list:  # on the package's threads on a long log
+        return side_by_side(lambda job: job(), jobs, len(frame) >= CONCURRENT_ROWS)
+
     (xt, scale), order = together([
-        lambda: feature_columns(frame, cv.features, cv.transform, engine, concurrent=False),
+        lambda: feature_columns(frame, style.features, style.transform, engine,
+                                concurrent=False),
         lambda: verdict_cluster_order(frame, data, resolved)])  # fmt: skip
     x, jobs = feature_jobs(xt, scale, order.rank, engine)
     slots = together([lambda: slot_counts(frame, data, resolved, by_cluster=order), *jobs])[0]

@@ -10,17 +10,19 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ratings.api.covariates import Covariates, fit_covariates
+from ratings.api.covariates import fit_covariates
 from ratings.api.loading import (
     LoadedLog,
     Source,
     is_counts_source,
     load_comparisons,
     load_log,
+    load_with,
+    source_columns,
     warn_unclustered,
 )
 from ratings.api.options import document_options
-from ratings.api.results import labelled
+from ratings.api.results import kind_of, labelled
 from ratings.api.specs import (
     BT,
     Adjust,
@@ -34,8 +36,7 @@ from ratings.api.specs import (
     options_of,
     parse_anchor,
 )
-from ratings.api.style import check_style_columns, style_columns
-from ratings.api.ties import not_identified, tie_refit, tie_start, tie_table
+from ratings.api.ties import check_identified, tie_family_of, tie_refit, tie_start, tie_table
 from ratings.core.errors import (
     NonIdentifiableError,
     close_matches,
@@ -57,10 +58,10 @@ from ratings.models.bt import PairTable, fit_bt
 from ratings.models.crowd.policy import estimate_crowd
 from ratings.models.crowd.quality import resolve_judge_quality
 from ratings.models.estimate import Estimate, bootstrap_refits
-from ratings.models.existence import check_identifiable
 from ratings.models.families.bt import BRADLEY_TERRY
 from ratings.models.families.ties import TieFamily
 from ratings.models.firth import fit_firth
+from ratings.models.style import check_style_columns, style_columns
 from ratings.models.ties import family_of, tie_meat
 from ratings.result import Ratings
 
@@ -68,6 +69,7 @@ __all__ = [
     "CIKind",
     "LoadedLog",
     "Source",
+    "check_style_source",
     "fit",
     "fit_with",
     "is_counts_source",
@@ -158,10 +160,8 @@ def fit(
         coefficients (``Ratings.style``; ``rank_change`` in
         :meth:`~ratings.result.Ratings.to_frame`). See :mod:`ratings.models.style`.
     **legacy
-        The flat keywords of earlier releases (``penalty``, ``firth``, ``prior``,
-        ``judge_quality``, ``eta_known``, ``fit_new_judges``, ``n_boot``, ``seed``,
-        ``anchor_rating``, ``columns``, ``winner_map``, ``errors``, ``families``, ``engine``,
-        ``tol``, ``max_iter``, ``max_memory``) still work, with a :class:`DeprecationWarning`;
+        The flat keywords of earlier releases (``anchor_rating`` and those the list of options
+        under Notes names) still work, with a :class:`DeprecationWarning`;
         any other keyword is a ``TypeError``, and so is a flat keyword beside the spec that
         holds it (``ci=ratings.Bootstrap(...)`` with ``n_boot=``).
 
@@ -216,17 +216,13 @@ fit.__doc__ = document_options(fit.__doc__)
 def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
     """:func:`fit` with its options already checked and resolved (:func:`options_of`): the
     entry of the command line and of per-scope fits, which build the options once."""
-    spec, boot, read, solver, style = (options.model, options.bootstrap, options.read,
-                                       options.solver, options.style)  # fmt: skip
-    model, ci, level, anchor = spec.name, options.ci, options.level, options.anchor
-    bt = spec if isinstance(spec, BT) else BT()  # the Bradley-Terry options, or their defaults
-    crowd = spec if isinstance(spec, CrowdBT) else CrowdBT()
+    boot, read, solver, style = options.bootstrap, options.read, options.solver, options.style
+    model, ci, level, anchor = options.model.name, options.ci, options.level, options.anchor
+    bt, crowd = options.bt, options.crowd  # each model's options, or their defaults
     features = style_columns(style.features) if style is not None else []
     if style is not None:
-        _check_style_source(verdicts, style.features, read.columns, read.format)
-    loaded = load_log(verdicts, scope=options.scope, cluster=options.cluster, errors=read.errors,
-                      columns=read.columns, winner_map=read.winner_map, engine=solver.engine,
-                      soft=bt.soft, format=read.format, keep=features, as_numbers=features)
+        check_style_source(verdicts, style.features, read.columns, read.format)
+    loaded = load_with(verdicts, options, keep=features, as_numbers=features)
     data, scope = loaded.data, loaded.scope
     if bt.soft and ci == "bootstrap":
         check_soft_bootstrap(loaded.frame, clustered=data.clusters is not None)
@@ -242,37 +238,21 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
                  f"a fit of {data.n_models:,} models", solver.max_memory)  # fmt: skip
     with one_blas_thread(), limit_scope(solver.max_memory):
         if style is not None or options.adjust:  # style features, judge effects as covariates
-            covariates = Covariates(adjust=options.adjust, families=options.families) \
-                if style is None else Covariates(style.features, style.transform, style.ridge,
-                                                 options.adjust, options.families)  # fmt: skip
-            return fit_covariates(loaded, covariates, model=model, ties=bt.ties, prior=crowd.prior,
-                                  judge_quality=crowd.judge_quality,
-                                  fit_new_judges=crowd.fit_new_judges, anchor=anchor,
-                                  rating=options.rating, ci=ci, level=level, engine=solver.engine,
-                                  tol=solver.tol, max_iter=solver.max_iter,
-                                  soft=bt.soft)  # fmt: skip
+            return fit_covariates(loaded, options)
         engine = resolve_engine(solver.engine, data.n_verdicts)  # one engine for every stage
         rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts
         penalised = bool(bt.penalty or bt.firth)
         if not penalised:
-            try:
-                check_identifiable(rows)
-            except NonIdentifiableError as error:
-                if bt.ties == "half":
-                    raise
-                raise not_identified(error, bt.ties) from None
+            check_identified(rows, bt.ties)
         ref = 0 if anchor is None else int(data.models.get_loc(anchor))
         opts = {"ref": ref, "ci": ci, "clustered": data.clusters is not None, "engine": engine,
                 "tol": solver.tol, "max_iter": solver.max_iter, "n_boot": boot.n,
                 "seed": boot.seed, "level": level}  # fmt: skip
-        ties, name = None, model
+        ties, tie = None, tie_family_of(rows, bt.ties)  # a tie family (ratings.api.ties)
         if model == "bt":
-            tied = bt.ties != "half" and rows.tt.sum() > 0  # a tie family (ratings.api.ties)
-            family = family_of(bt.ties) if tied else BRADLEY_TERRY
-            name = bt.ties if tied else "bt-soft" if bt.soft else model
-            est, ties = _estimate(data, family, rows=rows, penalty=bt.penalty, firth=bt.firth,
-                                  **opts)  # fmt: skip
-            if bt.ties != "half" and not tied:  # no ties: the tie model's boundary, plain BT
+            est, ties = _estimate(data, tie or BRADLEY_TERRY, rows=rows, penalty=bt.penalty,
+                                  firth=bt.firth, **opts)  # fmt: skip
+            if bt.ties != "half" and tie is None:  # no ties: the tie model's boundary, plain BT
                 ties = tie_table(family_of(bt.ties), -np.inf, level=level, stacklevel=4)
             if penalised:  # ratings the penalty alone makes finite: open intervals
                 from ratings.models.separation import flag_unbounded, warn_unbounded
@@ -292,6 +272,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         if ci != "model":  # the model-based variance where the sandwich collapsed
             cov, inference, model_based = fill_collapsed(est, data.models, ci, stacklevel=4)
             est = replace(est, cov=cov, inference=inference)
+        name = kind_of(options, tie)
         return labelled(est, loaded, model=name, ci=ci, level=level, anchor=anchor,
                         rating=options.rating, soft=bt.soft, penalty=bt.penalty,
                         firth=bt.firth, model_based=model_based, ties=ties,
@@ -299,20 +280,14 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
                         source=loaded if name == "bt" and not penalised else None)
 
 
-def _check_style_source(verdicts, style: tuple[str, ...], columns, format=None) -> None:
-    """Name missing style columns before reading (a DataFrame's or a file's header)."""
-    import os
-
-    from ratings.io import peek_columns
-
-    if isinstance(verdicts, pd.DataFrame):
-        have = list(verdicts.columns)
-    elif isinstance(verdicts, str | os.PathLike) and os.path.isfile(verdicts):
-        have = peek_columns(verdicts, format)
-    else:
-        return
-    rename = dict(columns or {})
-    check_style_columns([rename.get(str(c), c) for c in have], style)
+def check_style_source(verdicts: Source, style: tuple[str, ...], columns=None,
+                       format: object = None) -> None:  # fmt: skip
+    """Name the style columns ``style`` reads that are missing from ``verdicts`` (a frame's or
+    a file's header, ``columns`` renaming them) before reading it."""
+    have = source_columns(verdicts, format)
+    if have is not None:
+        rename = dict(columns or {})
+        check_style_columns([rename.get(str(c), c) for c in have], style)
 
 
 def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, tol, max_iter,

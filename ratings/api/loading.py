@@ -37,6 +37,8 @@ __all__ = [
     "is_counts_source",
     "load_comparisons",
     "load_log",
+    "load_with",
+    "source_columns",
     "warn_unclustered",
 ]
 
@@ -81,11 +83,19 @@ def _not_reserved(scope: str) -> str:
 
 def is_counts_source(source) -> bool:
     """Pre-aggregated counts (wins_a, wins_b, ties) rather than verdicts?"""
+    columns = source_columns(source)
+    return columns is not None and is_counts_frame(pd.DataFrame(columns=columns))
+
+
+def source_columns(source: Source, format: object = None) -> list | None:
+    """The column names of a verdict source as given: a frame's columns, a file's header
+    (:func:`ratings.io.peek_columns`); None for anything else (a log already read,
+    ``Comparisons``, no such file)."""
     if isinstance(source, pd.DataFrame):
-        return is_counts_frame(source)
-    if isinstance(source, str | os.PathLike) and os.path.exists(source):
-        return is_counts_frame(pd.DataFrame(columns=peek_columns(source)))
-    return False
+        return list(source.columns)
+    if isinstance(source, str | os.PathLike) and os.path.isfile(source):
+        return list(peek_columns(source, format))
+    return None
 
 
 class LoadedLog(NamedTuple):
@@ -174,6 +184,17 @@ def load_log(
                      n_rejected=len(log.rejected), scope=scope)  # fmt: skip
 
 
+def load_with(verdicts: Source, options, **extra) -> LoadedLog:
+    """:func:`load_log` as a fit's checked options (:class:`~ratings.api.specs.FitOptions`)
+    say: their scope, cluster, :class:`~ratings.Read` spec, engine and soft outcomes
+    (``extra``: the columns to keep)."""
+    read = options.read
+    return load_log(verdicts, scope=options.scope, cluster=options.cluster, errors=read.errors,
+                    columns=read.columns, winner_map=read.winner_map,
+                    engine=options.solver.engine, soft=options.bt.soft, format=read.format,
+                    **extra)  # fmt: skip
+
+
 def load_comparisons(verdicts: Source, **options) -> LoadedComparisons:
     """Read (if needed), select the scope and aggregate (``options`` as :func:`load_log`'s):
     the data, the number of rejected rows and the scope fitted (:func:`load_log` also keeps
@@ -211,12 +232,8 @@ def warn_unclustered(verdicts: Source, scope: str | None, *, stacklevel: int = 2
 
 
 def _labels(verdicts: object) -> list[object]:
-    """The column names of a verdict source as given (a file's header, a frame's columns)."""
-    if isinstance(verdicts, pd.DataFrame):
-        return list(verdicts.columns)
-    if isinstance(verdicts, str | os.PathLike) and os.path.exists(verdicts):
-        try:
-            return list(peek_columns(verdicts))
-        except (ValueError, OSError):
-            return []
-    return []
+    """The column names of a verdict source as given, or none when they cannot be read."""
+    try:
+        return source_columns(verdicts) or []
+    except (ValueError, OSError):
+        return []

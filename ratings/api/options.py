@@ -22,7 +22,8 @@ from ratings.core.errors import option
 from ratings.models.style import TRANSFORMS
 
 __all__ = ["OPTIONS", "Option", "add_option", "check_option", "check_spec", "constraint",
-           "document_options", "flags", "legacy", "option_named", "switches"]  # fmt: skip
+           "document_options", "flags", "keywords", "legacy", "option_named", "spelled",
+           "switches"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,9 @@ class Option:
     ``flat``: :func:`ratings.fit` of earlier releases took it as a keyword of its own.
     ``bounds``: the keywords of :func:`ratings.core.bounds.check_number` that check a number
     (``minimum``, ``maximum``, ``above``, ``integer``); ``values``: the values accepted in
-    Python (default ``choices``); ``rule``: the constraint in words, where neither says it.
+    Python (default ``choices``); ``rule``: the constraint in words, where neither says it;
+    ``settings``: values the command line sets with a flag of their own (``{None:
+    "--no-cluster"}``).
     """
 
     name: str
@@ -56,6 +59,7 @@ class Option:
     bounds: dict | None = None
     values: tuple | None = None
     rule: str | None = None
+    settings: dict | None = None
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -129,11 +133,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("style_ridge", "Style", "ridge", "--style-ridge", 0.0, kind=float, metavar="LAMBDA",
            bounds={"minimum": 0.0},
            flat=False, help="optional ridge on the style coefficients only (default 0)"),
-    Option("cluster", "fit", "cluster", "--cluster", "auto", declared_here=False),
+    Option("cluster", "fit", "cluster", "--cluster", "auto", declared_here=False,
+           settings={None: "--no-cluster"}),
     Option("columns", "Read", "columns", "--columns", declared_here=False),
     Option("winner_map", "Read", "winner_map", "--winner-map", declared_here=False),
     Option("errors", "Read", "errors", "--rejected", "raise", declared_here=False,
-           values=("raise", "report")),
+           values=("raise", "report"), settings={"report": "--rejected FILE"}),
     Option("max_memory", "Solver", "max_memory", "--max-memory", declared_here=False,
            rule="bytes or a size such as '8GB'; default half the memory available"),
     Option("engine", "Solver", "engine", default="auto", declared_here=False,
@@ -165,8 +170,10 @@ def flags() -> dict[str, str]:
 
 
 def switches() -> dict[tuple[str, object], str]:
-    """(name, value) -> the flag without a value that sets it (``("firth", True)``)."""
-    return {(o.name, True): o.flag for o in OPTIONS if o.switch and o.flag is not None}
+    """(name, value) -> the flag without a value that sets it (``("firth", True)``,
+    ``("cluster", None)``)."""
+    out = {(o.name, True): o.flag for o in OPTIONS if o.switch and o.flag is not None}
+    return out | {(o.name, v): f for o in OPTIONS for v, f in (o.settings or {}).items()}
 
 
 def add_option(group: Any, name: str, *, default: object = ...,
@@ -208,15 +215,28 @@ def check_option(name: str, value: object) -> object:
     float, or an int), a switch's True or False (as a bool), anything else against its values."""
     o = option_named(name)
     if o.bounds is not None:
-        number = check_number(value, name, **o.bounds)
+        try:
+            number = check_number(value, name, **o.bounds)
+        except ValueError as error:  # named as the user sets it
+            raise ValueError(str(error).replace(option(name), spelled(name), 1)) from None
         return int(number) if o.bounds.get("integer") else number
     if o.switch or o.values == (False, True):
         if not isinstance(value, bool | np.bool_):
-            raise ValueError(f"{option(name)} must be True or False; got {value!r}.")
+            raise ValueError(f"{spelled(name)} must be True or False; got {value!r}.")
         return bool(value)
     if (o.values or o.choices) is not None and value not in (o.values or o.choices):
-        raise ValueError(f"{option(name)} must be {constraint(o)}; got {value!r}.")
+        raise ValueError(f"{spelled(name)} must be {constraint(o)}; got {value!r}.")
     return value
+
+
+def spelled(name: str) -> str:
+    """Option ``name`` in messages as the user sets it: its flag on the command line; in
+    Python its keyword, or the spec field of an option that never was a keyword of its own
+    (``Style(ridge=)`` for ``style_ridge``)."""
+    o, text = option_named(name), option(name)
+    if text == f"`{name}`" and not o.flat and o.field != o.name:
+        return f"`{o.spec}({o.field}=)`"
+    return text
 
 
 def check_spec(spec: object) -> None:
@@ -234,7 +254,16 @@ def option_line(o: Option) -> str:
     flag = f", ``{o.flag}``" if o.flag is not None else ""
     rule = constraint(o)
     parts = [f"default ``{o.default!r}``" if o.default is not None else "optional", rule]
-    return f"- {where}{flag}: " + "; ".join(p for p in parts if p is not None) + "."
+    flat = f" Earlier releases: ``{o.name}=``." if o.flat and o.spec != "fit" else ""
+    return f"- {where}{flag}: " + "; ".join(p for p in parts if p is not None) + "." + flat
+
+
+def keywords() -> str:
+    """:func:`ratings.fit`'s options as its messages list them: its own keywords, then the
+    specs that hold the others."""
+    own = [o.name for o in OPTIONS if o.spec == "fit"] + ["read", "solver"]
+    specs = dict.fromkeys(f"ratings.{o.spec}" for o in OPTIONS if o.spec != "fit")
+    return ", ".join(f"{name}=" for name in own) + f" (see {', '.join(specs)})"
 
 
 def document_options(doc: str | None, indent: str = "    ") -> str | None:

@@ -12,7 +12,15 @@ from ratings.data.soft import is_soft_table, soft_counts, soft_table_counts
 from ratings.models.estimate import Estimate
 from ratings.result import FitInfo, Ratings, Uncertainty
 
-__all__ = ["labelled"]
+__all__ = ["kind_of", "labelled"]
+
+
+def kind_of(options, tie) -> str:
+    """The name of a fit (``Ratings.kind``) with the checked ``options``: its tie family's
+    (``tie``, None without one), ``"bt-soft"`` for soft outcomes, else the model's."""
+    if tie is not None:
+        return tie.name
+    return "bt-soft" if options.bt.soft else options.model.name
 
 
 def labelled(est: Estimate, loaded: LoadedLog, *, model: str, ci: str, level: float,

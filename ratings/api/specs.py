@@ -19,7 +19,7 @@ from typing import Literal
 
 import numpy as np
 
-from ratings.api.options import check_option, check_spec, legacy, option_named
+from ratings.api.options import check_option, check_spec, keywords, legacy, option_named
 from ratings.core.bounds import MAX_ANCHOR_RATING, check_number
 from ratings.core.errors import option
 from ratings.core.memory import MaxMemory, parse_size
@@ -251,14 +251,13 @@ class Style:
     ridge: float = 0.0
 
     def __post_init__(self) -> None:
-        from ratings.models.style import check_ridge, check_transform, parse_style
+        from ratings.models.style import parse_style
 
         features = parse_style(self.features)
         if not features:
             raise ValueError(f"{option('style')} names no feature.")
         object.__setattr__(self, "features", features)
-        check_transform(self.transform)
-        object.__setattr__(self, "ridge", check_ridge(self.ridge))
+        check_spec(self)  # transform and ridge as the option table declares them
 
 
 @dataclass(frozen=True)
@@ -278,6 +277,16 @@ class FitOptions:
     families: Families
     solver: Solver
     style: Style | None = None
+
+    @property
+    def bt(self) -> BT:
+        """The Bradley-Terry options (their defaults for Crowd-BT)."""
+        return self.model if isinstance(self.model, BT) else BT()
+
+    @property
+    def crowd(self) -> CrowdBT:
+        """The Crowd-BT options (their defaults for Bradley-Terry)."""
+        return self.model if isinstance(self.model, CrowdBT) else CrowdBT()
 
 
 #: Flat keywords of earlier releases -> (the spec that holds them, its field), from the
@@ -316,9 +325,6 @@ def model_spec(model: object, given: Mapping[str, object]) -> BT | CrowdBT:
 LEGACY_NAME = {fld: key for key, (_, fld) in LEGACY.items() if fld != key}
 
 
-_FIT_OPTIONS = ("model=, ci=, anchor=, scope=, cluster=, level=, read=, adjust=, solver= (see "
-                "ratings.BT, ratings.CrowdBT, ratings.Bootstrap, ratings.Read, ratings.Adjust, "
-                "ratings.Solver)")
 
 
 def legacy_specs(
@@ -380,7 +386,7 @@ def options_of(
     from ratings.api.adjust import check_adjust_options
 
     legacy = dict(legacy or {})
-    by_spec = legacy_specs(legacy, names=LEGACY, where="fit", options=_FIT_OPTIONS, warn=warn,
+    by_spec = legacy_specs(legacy, names=LEGACY, where="fit", options=keywords(), warn=warn,
                            moved={"anchor_rating": "anchor=(NAME, RATING)"}, stacklevel=4)
     # each spec given as one, or made from its flat keywords
     boot = _spec_of(ci, Bootstrap, by_spec.get("Bootstrap", {}), "ci")
@@ -412,15 +418,12 @@ def options_of(
         anchor, rating = parse_anchor(anchor)
     rating = 1000.0 if rating is None else check_number(
         rating, "anchor_rating", minimum=-MAX_ANCHOR_RATING, maximum=MAX_ANCHOR_RATING)
-    penalty, firth = getattr(spec_model, "penalty", 0.0), getattr(spec_model, "firth", False)
-    if adjust.effects:
-        check_adjust_options(adjust.effects, adjust.families, ci=ci, penalty=penalty)
-        check_firth_option(firth, adjust=adjust.effects)
     style = style if isinstance(style, Style) or not style else Style(style)
-    if style:
-        from ratings.api.style import check_style_options
-
-        check_style_options(style.features, ci=ci, penalty=penalty, firth=firth)
+    if adjust.effects or style:  # a fit with covariates
+        check_adjust_options(adjust.effects, adjust.families, ci=ci,
+                             penalty=getattr(spec_model, "penalty", 0.0),
+                             firth=getattr(spec_model, "firth", False),
+                             style=style.features if style else ())  # fmt: skip
     return FitOptions(model=spec_model, ci=ci, bootstrap=boot, anchor=anchor,
                       rating=float(rating), scope=scope, cluster=cluster, level=float(level),
                       read=read, adjust=adjust.effects, families=adjust.families, solver=solver,

@@ -23,7 +23,8 @@ from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
 from ratings.models.ties import TieFamily, TieFit, family_of, fit_ties
 
-__all__ = ["design_tie_table", "not_identified", "tie_refit", "tie_start", "tie_table"]
+__all__ = ["check_identified", "design_tie_table", "tie_family_of", "tie_refit", "tie_start",
+           "tie_table"]
 
 def tie_start(rows: Comparisons, family: TieFamily, *, ref: int, engine, tol: float = 1e-8,
               max_iter: int = 200) -> TieFit:  # fmt: skip
@@ -119,13 +120,28 @@ def tie_table(family: TieFamily, phi: float, var_phi: float = np.nan, *, level: 
     return out
 
 
-def not_identified(error: NonIdentifiableError, ties: str) -> NonIdentifiableError:
-    """The existence check's error for a tie model: the same diagnosis, without the remedies a
-    tie model does not have (a penalty and Firth's reduction fit ties as half wins)."""
-    head = str(error).split(" Add matches")[0]
-    return NonIdentifiableError(
-        f"{head} Add matches that connect them or drop them; the {ties} tie model has no "
-        f"penalised or bias-reduced fit ({option('penalty')} and {option('firth', True)} need "
-        f"{option('ties', 'half')}, ties as half wins, which also gives these models open "
-        "intervals).", never_lost=error.never_lost, never_won=error.never_won,
-        groups=error.groups)  # fmt: skip
+def tie_family_of(rows: Comparisons, ties: str) -> TieFamily | None:
+    """The tie family ``ties`` names where ``rows`` hold ties; None for half wins, and for a
+    log without ties (the tie model's boundary: plain Bradley-Terry, :func:`tie_table` of
+    ``-inf``)."""
+    return None if ties == "half" or not rows.tt.sum() else family_of(ties)
+
+
+def check_identified(rows: Comparisons, ties: str) -> None:
+    """:func:`ratings.models.existence.check_identifiable` of ``rows``; for a tie model the
+    same diagnosis without the remedies it does not have (a penalty and Firth's reduction fit
+    ties as half wins)."""
+    from ratings.models.existence import check_identifiable
+
+    try:
+        check_identifiable(rows)
+    except NonIdentifiableError as error:
+        if ties == "half":
+            raise
+        head = str(error).split(" Add matches")[0]
+        raise NonIdentifiableError(
+            f"{head} Add matches that connect them or drop them; the {ties} tie model has no "
+            f"penalised or bias-reduced fit ({option('penalty')} and {option('firth', True)} "
+            f"need {option('ties', 'half')}, ties as half wins, which also gives these models "
+            "open intervals).", never_lost=error.never_lost, never_won=error.never_won,
+            groups=error.groups) from None  # fmt: skip

@@ -33,16 +33,25 @@ import json
 import os
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from ratings.api.adjust import ADJUSTMENTS, parse_adjust
-from ratings.api.specs import BT, LEGACY, CrowdBT, Read, Solver, legacy_specs, model_spec
+from ratings.api.specs import (
+    BT,
+    LEGACY,
+    CrowdBT,
+    Read,
+    Solver,
+    legacy_specs,
+    model_spec,
+    options_of,
+)
 from ratings.audit.agreement import board_agreement, judge_agreement, self_judged
 from ratings.core.errors import option
-from ratings.result import Ratings, check_level
+from ratings.result import Ratings
 
 __all__ = ["EFFECTS", "Audit", "AuditWarning", "audit", "parse_effects"]
 
@@ -221,8 +230,8 @@ def audit(
     >>> a = ratings.audit("verdicts.csv", families="families.csv")   # doctest: +SKIP
     >>> a.judges[["judge", "position_bias_elo", "self_preference_elo", "flag"]]  # doctest: +SKIP
     """
-    from ratings.api.covariates import Covariates, fit_covariates
-    from ratings.api.loading import load_log
+    from ratings.api.covariates import fit_covariates
+    from ratings.api.loading import load_with
     from ratings.core.memory import limit_scope
     from ratings.core.threads import one_blas_thread
     from ratings.data.slots import check_families_cover, read_families, slot_counts
@@ -237,13 +246,14 @@ def audit(
                          f"'crowd-bt' without penalty or firth; got {spec!r}.")  # fmt: skip
     read = read if read is not None else Read(**by_spec.get("Read", {}))
     solver = solver if solver is not None else Solver(**by_spec.get("Solver", {}))
+    if isinstance(spec, CrowdBT):  # the audit fits Crowd-BT's plain maximum likelihood
+        spec = replace(spec, prior=None)
+    options = options_of(model=spec, scope=scope, cluster=cluster, level=level, read=read,
+                         solver=solver)  # fmt: skip
     model, engine = spec.name, solver.engine
-    check_level(level)
     wanted = parse_effects(effects)
     fams = read_families(families)
-    loaded = load_log(verdicts, scope=scope, cluster=cluster, errors=read.errors,
-                      columns=read.columns, winner_map=read.winner_map,
-                      engine=engine)  # fmt: skip
+    loaded = load_with(verdicts, options)
     data, scope = loaded.data, loaded.scope
     if loaded.frame is None:
         raise TypeError("The audit needs to know which model was in slot A, which `Comparisons` "
@@ -256,11 +266,8 @@ def audit(
                         self_preference="self-preference" in wanted)  # fmt: skip
     fitted = tuple(e for e, on in zip(EFFECTS, (plan.position, plan.self_preference),
                                       strict=True) if on.any())  # fmt: skip
-    crowd = spec if isinstance(spec, CrowdBT) else CrowdBT()
     with one_blas_thread(), limit_scope(solver.max_memory):
-        r = fit_covariates(loaded, Covariates(adjust=fitted, plan=plan), model=model,
-                           judge_quality=crowd.judge_quality, fit_new_judges=crowd.fit_new_judges,
-                           level=level, engine=engine, tol=solver.tol, max_iter=solver.max_iter,
+        r = fit_covariates(loaded, replace(options, adjust=fitted, families=fams), plan=plan,
                            slots=slots)  # fmt: skip
     table = r.judge_effects.table.copy()
     table = table.join(board_agreement(slots, r.strength, level=level, df=r.df),

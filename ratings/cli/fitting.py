@@ -5,6 +5,7 @@ reading the log for a fit, per-scope fits and the combined headline, and writing
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -35,6 +36,9 @@ __all__ = [
 #: Inputs of the fitting subcommands (dest -> label in messages).
 FIT_INPUTS = {"verdicts": "VERDICTS", "judge_quality": "--judge-quality",
               "families": "--families"}
+#: Verdict files from this size on (about 30k verdicts as CSV, 300k as Parquet) have the fit's
+#: later imports started on a thread before they are read (:func:`read_for_fit`).
+PRELOAD_BYTES = 1 << 20
 
 
 def add_fit_options(p: argparse.ArgumentParser, *, scope: bool = True, bt: bool = True,
@@ -100,16 +104,19 @@ def fit_options(args: argparse.Namespace, model: str | None = None):
     implied = any(o.spec == "CrowdBT" for o, _ in given)
     model = model or args.model or ("crowd-bt" if implied else "bt")
     spec = model_spec(model, {o.field: v for o, v in given})
-    boot = Bootstrap(n=args.n_boot, seed=args.seed)  # checked whether or not it is used
+
+    def fields(spec: str) -> dict:  # the spec's fields the flags set, by the option table
+        return {o.field: getattr(args, o.name) for o in OPTIONS
+                if o.spec == spec and o.flag is not None and hasattr(args, o.name)}  # fmt: skip
+
+    boot = Bootstrap(**fields("Bootstrap"))  # checked whether or not it is used
     ci = boot if args.ci == "bootstrap" else args.ci
-    effects = getattr(args, "adjust", None)
-    adjust = Adjust(effects, families=args.families) if effects else None
-    style = None
-    if getattr(args, "style", None):
-        style = Style(args.style, transform=args.style_transform, ridge=args.style_ridge)
+    effects, style = getattr(args, "adjust", None), getattr(args, "style", None)
     return options_of(model=spec, ci=ci, anchor=args.anchor, scope=getattr(args, "scope", None),
-                      cluster=cluster_arg(args), level=args.level, adjust=adjust,
-                      solver=Solver(max_memory=args.max_memory), style=style)  # fmt: skip
+                      cluster=cluster_arg(args), level=args.level,
+                      adjust=Adjust(effects, **fields("Adjust")) if effects else None,
+                      solver=Solver(**fields("Solver")),
+                      style=Style(style, **fields("Style")) if style else None)  # fmt: skip
 
 
 def _prior_arg(text: str):
@@ -139,25 +146,34 @@ def check_suffix(path: str | None, flag: str, allowed: tuple[str, ...]) -> None:
 
 
 def read_for_fit(args: argparse.Namespace):
-    """The verdict log of ``args`` (build the fit's options first: a bad one reads no data)."""
+    """The verdict log of ``args`` (build the fit's options first: a bad one reads no data).
+
+    A large file's clustered CR2 intervals (the default) will need what the NumPy twins import:
+    that import starts on a thread first and runs while the file is read
+    (:func:`ratings.kernels.engine.preload_twins`).
+    """
+    path = args.verdicts
+    cr2 = getattr(args, "ci", "sandwich") == "sandwich" and not getattr(args, "no_cluster", False)
+    if (cr2 and isinstance(path, str) and os.path.isfile(path)
+            and os.path.getsize(path) >= PRELOAD_BYTES):  # fmt: skip
+        from ratings.kernels.engine import preload_twins
+
+        preload_twins()
     style = _style_columns(args)
     if style:
-        from ratings.api.style import check_style_columns, parse_style
-        from ratings.io import peek_columns
-
-        rename = parse_mapping(args.columns, "--columns") or {}
+        from ratings.api.fitting import check_style_source
         from ratings.cli.inputs import verdict_format
+        from ratings.models.style import parse_style
 
-        labels = peek_columns(args.verdicts, verdict_format(args))
-        check_style_columns([rename.get(str(c), c) for c in labels],
-                            parse_style(args.style))  # fmt: skip
+        check_style_source(args.verdicts, parse_style(args.style),
+                           parse_mapping(args.columns, "--columns"), verdict_format(args))
     return read_log(args, errors="report" if getattr(args, "rejected", None) else "raise",
                     keep=style, as_numbers=style)  # fmt: skip
 
 
 def _style_columns(args: argparse.Namespace) -> list[str]:
     """The verdict columns ``--style`` reads (NAME_a, NAME_b per feature)."""
-    from ratings.api.style import parse_style, style_columns
+    from ratings.models.style import parse_style, style_columns
 
     return style_columns(parse_style(getattr(args, "style", None)))
 

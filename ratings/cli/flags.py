@@ -32,9 +32,8 @@ FLAGS: dict[str, str] = {
 }  # fmt: skip
 #: Settings whose flag differs from ``FLAG VALUE`` (a switch, or a flag with a file).
 _SETTINGS: dict[tuple[str, object], str] = {
-    **switches(),  # the fit's switches (--firth, --fit-new-judges, --eta-known)
-    ("errors", "report"): "--rejected FILE", ("missing", "drop"): "--drop-missing",
-    ("cluster", None): "--no-cluster", ("csv_escape", False): "--no-csv-escape",
+    **switches(),  # the fit's (--firth, --fit-new-judges, --eta-known, --no-cluster, ...)
+    ("missing", "drop"): "--drop-missing", ("csv_escape", False): "--no-csv-escape",
     ("forfeits", True): "--forfeits FILE", ("convert", True): "--convert",
 }  # fmt: skip
 

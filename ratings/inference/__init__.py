@@ -37,7 +37,8 @@ contrasts as a matrix (:mod:`ratings.inference.batched`). Which path runs (the b
 formula or the one-direction approximation below) is decided by cost and reported by each
 inference's ``df_plan``; a fit's CR2 pieces come from one entry,
 :func:`ratings.inference.small.working_inference`, which picks the sparse, exact or series path
-(:func:`ratings.inference.small.cr2_plan`).
+(:func:`ratings.inference.cluster.cr2_plan`) and returns one :class:`ClusterInference` whatever
+the path (its ``shape``).
 
 Large boards
 ------------

@@ -24,13 +24,17 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
+from ratings.inference.satterthwaite import satterthwaite
 from ratings.inference.working import WorkingRows, lifted
 
 __all__ = ["Basis", "basis", "batched_df", "block_apply", "dense_basis", "distinct_designs",
-           "exact_cost", "pair_forms", "terms"]
+           "exact_cost", "pair_forms", "pairs_df", "terms"]
 
 #: Cells of the (contrasts x designs x coordinates) arrays held per batch.
 BATCH_CELLS = 4_000_000
+#: Designs of at least this many rows get their basis products one design at a time (a 30-model
+#: board of 200 tasks of 29 rows: 4 ms against 9 ms gathered by size); smaller ones by size.
+BASIS_LOOP_ROWS = 16
 
 
 def distinct_designs(rows: WorkingRows, merged) -> tuple[WorkingRows, NDArray[np.float64],
@@ -110,21 +114,42 @@ def _first_alike(groups, starts, sizes, multi) -> NDArray[np.int64]:
     return first
 
 
-def block_apply(starts: NDArray[np.int64], f: NDArray[np.float64],
-                u: NDArray[np.float64]) -> NDArray[np.float64]:  # fmt: skip
-    """F_g u_g for every cluster g and column of ``u`` (N x K), ``f`` the blocks flattened
-    row-major one cluster after another (:func:`ratings.kernels.inference.small_blocks`):
-    one batched product per cluster size."""
-    size = np.diff(starts)
-    if np.all(size == 1):
-        return f[:, None] * u
-    off = np.concatenate([[0], np.cumsum(size * size)])
+#: Distinct designs of several rows up to which :func:`block_apply` takes one product per design.
+LOOP_DESIGNS = 64
+
+
+def block_apply(starts: NDArray[np.int64], f: NDArray[np.float64], u: NDArray[np.float64],
+                design_of: NDArray[np.int64] | None = None,
+                block_starts: NDArray[np.int64] | None = None) -> NDArray[np.float64]:  # fmt: skip
+    """F_g u_g for every cluster g (rows ``starts``) and column of ``u`` (N x K), F_g the block
+    of its design ``design_of[g]`` (default: its own) in ``f``, the designs' blocks flattened
+    row-major one after another (``block_starts`` their rows, default ``starts``;
+    :func:`ratings.kernels.inference.small_blocks`): one-row clusters by a gather, larger ones
+    one product per design while there are few of them (a design's clusters side by side),
+    else with every cluster's block gathered, one batched product per size."""
+    if design_of is None:
+        design_of, block_starts = np.arange(starts.size - 1), starts
+    sizes = np.diff(starts)
+    doff = np.concatenate([[0], np.cumsum(np.diff(block_starts) ** 2)])
     out = np.empty_like(u)
-    for n in np.unique(size):
-        cl = np.flatnonzero(size == n)
-        rows = starts[cl][:, None] + np.arange(n)
-        fb = f[off[cl][:, None] + np.arange(n * n)].reshape(-1, n, n)
-        out[rows] = fb @ u[rows]
+    lone = sizes == 1
+    heads = starts[:-1][lone]
+    out[heads] = f[doff[design_of[lone]]][:, None] * u[heads]
+    multi = np.flatnonzero(~lone)
+    of = design_of[multi]
+    kinds = np.unique(of)
+    if kinds.size <= LOOP_DESIGNS:
+        for d in kinds:
+            cl = multi[of == d]
+            n = int(sizes[cl[0]])
+            at = starts[cl][:, None] + np.arange(n)
+            out[at] = f[doff[d]:doff[d] + n * n].reshape(n, n) @ u[at]
+        return out
+    for n in np.unique(sizes[multi]):
+        cl = multi[sizes[multi] == n]
+        at = starts[cl][:, None] + np.arange(n)
+        fb = f[doff[design_of[cl]][:, None] + np.arange(n * n)].reshape(-1, n, n)
+        out[at] = fb @ u[at]
     return out
 
 
@@ -157,6 +182,15 @@ class Basis:
         return np.ascontiguousarray(self.by_contrast[:, 2 * g * p:])
 
     @cached_property
+    def unit_y(self) -> NDArray[np.float64]:
+        """Each design's y of each unit contrast, G x (P + 1) x P (row k: y_g(e_k); the last
+        row zero): a pair's y is the difference of two rows."""
+        g, p = self.q.shape[0], self.q.shape[2]
+        out = np.zeros((g, p + 1, p))
+        out[:, :p] = self.q[:, 2 * p:].transpose(0, 2, 1)
+        return out
+
+    @cached_property
     def padded_forms(self) -> NDArray[np.float64]:
         """The quadratic forms of omega and d (2 x G x (P + 1) x (P + 1), zero in the last row
         and column): a pair's terms are three of their entries."""
@@ -172,21 +206,26 @@ def basis(designs: WorkingRows, weight: NDArray[np.float64], f: NDArray[np.float
     """:class:`Basis` of ``designs`` (their CR2 blocks ``f``) for the bread ``bread`` = L L^T
     (``chol``: L) over ``free``."""
     n_params, p = designs.n_params, free.size
-    v = lifted(bread, free, n_params)  # B e_k for each free coordinate k
-    starts = designs.starts
-    u = designs.design(v, slice(None))  # N x P
-    pr = block_apply(starts, f, u)
+    u = designs.design(lifted(bread, free, n_params), slice(None))  # rows x_r^T B (N x P)
     z = designs.design(lifted(chol, free, n_params), slice(None))  # rows L^T x_r (N x P)
-    # per design, one batched product per cluster size: [u; p; z]^T [u; p; p] by blocks
+    starts = designs.starts
     size = np.diff(starts)
-    q = np.empty((size.size, 3 * p, p))
-    left = np.concatenate([u, pr, z], axis=1)  # N x 3P
-    for n in np.unique(size):
+    off = np.concatenate([[0], np.cumsum(size * size)])
+    q = np.empty((size.size, 3 * p, p))  # per design [u; p; z]^T [u; p; p], p = F u
+    for g in np.flatnonzero(size >= BASIS_LOOP_ROWS):  # large designs: products of their own
+        r, n = slice(starts[g], starts[g + 1]), size[g]
+        pg = f[off[g]:off[g + 1]].reshape(n, n) @ u[r]
+        np.matmul(u[r].T, u[r], out=q[g, :p])
+        np.matmul(pg.T, pg, out=q[g, p:2 * p])
+        np.matmul(z[r].T, pg, out=q[g, 2 * p:])
+    for n in np.unique(size[size < BASIS_LOOP_ROWS]):  # small ones: batched by size
         cl = np.flatnonzero(size == n)
         rows = starts[cl][:, None] + np.arange(n)
-        lt = left[rows].transpose(0, 2, 1)  # k x 3P x n
-        q[cl, :p] = lt[:, :p] @ u[rows]
-        q[cl, p:] = lt[:, p:] @ pr[rows]
+        ug = u[rows]
+        pg = f[off[cl][:, None] + np.arange(n * n)].reshape(-1, n, n) @ ug
+        q[cl, :p] = ug.transpose(0, 2, 1) @ ug
+        q[cl, p:2 * p] = pg.transpose(0, 2, 1) @ pg
+        q[cl, 2 * p:] = z[rows].transpose(0, 2, 1) @ pg
     return Basis(q, weight)
 
 
@@ -212,7 +251,7 @@ def dense_basis(eig_q: tuple, eig_lam: tuple, chol: NDArray[np.float64],
 
 def terms(b: Basis, c: NDArray[np.float64]) -> tuple:
     """``(omega, d, y)`` of contrasts ``c`` (C x P, over the free coordinates) per design:
-    omega, d (C x G) and y (C x G x P), from one product ``c @ b.by_contrast``."""
+    omega, d (C x G) and y (C x G x P), from one product of the basis with ``c``."""
     g, p = b.q.shape[0], c.shape[1]
     sides = _unit_differences(c)
     if sides is not None:  # e_j - e_k (a pair, either side possibly the reference): entries
@@ -221,10 +260,10 @@ def terms(b: Basis, c: NDArray[np.float64]) -> tuple:
         y = np.take(b.y_rows, j, axis=0)
         y -= np.take(b.y_rows, k, axis=0)
         return omega.T, d.T, y.reshape(c.shape[0], g, p)
-    z = (c @ b.by_contrast[:p]).reshape(c.shape[0], 3, g, p)
-    omega = np.einsum("cgp,cp->cg", z[:, 0], c)
-    d = np.einsum("cgp,cp->cg", z[:, 1], c)
-    return omega, d, z[:, 2]
+    z = (b.q.reshape(g * 3 * p, p) @ c.T).T.reshape(c.shape[0], g, 3, p)
+    omega = np.einsum("cgp,cp->cg", z[:, :, 0], c)
+    d = np.einsum("cgp,cp->cg", z[:, :, 1], c)
+    return omega, d, z[:, :, 2]
 
 
 def pair_forms(b: Basis, j: NDArray[np.int64], k: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -252,25 +291,53 @@ def batched_df(b: Basis, c: NDArray[np.float64]) -> NDArray[np.float64]:
     """Exact Satterthwaite df of contrasts ``c`` (rows over the free coordinates), a batch of
     contrasts at a time (see the module notes); NaN where the contrast has no variance."""
     g, p = b.q.shape[0], b.q.shape[2]
+    sides = _unit_differences(c) if g >= p and (p + 1) ** 2 * p * p <= MAX_PAIR_BLOCKS else None
+    if sides is not None:  # pairs of models (every pair: the rank intervals)
+        return pairs_df(b, *sides)
     out = np.empty(c.shape[0])
     step = max(1, BATCH_CELLS // max(3 * g * p, 1))
-    sw = np.sqrt(b.weight)
-    unweighted = bool(np.all(b.weight == 1.0))
+    weight = None if np.all(b.weight == 1.0) else b.weight
     for lo in range(0, c.shape[0], step):
-        omega, d, y = terms(b, c[lo:lo + step])
-        tr = omega @ b.weight
-        yy = np.einsum("cgp,cgp->cg", y, y)
-        if not unweighted:
-            y = y * sw[None, :, None]
-        if g <= p:
-            gram = y @ y.transpose(0, 2, 1)
-        else:
-            gram = y.transpose(0, 2, 1) @ y
-        cross = np.einsum("cij,cij->c", gram, gram)
-        denom = (d * d) @ b.weight - 2.0 * (d * yy) @ b.weight + cross
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out[lo:lo + step] = np.where(tr > 0, tr * tr / denom, np.nan)
+        out[lo:lo + step] = satterthwaite(*terms(b, c[lo:lo + step]), weight)
     return out
+
+
+#: Most cells ((P + 1)^2 P^2) of the unit contrasts' cross products that :func:`pairs_df` holds.
+MAX_PAIR_BLOCKS = 4_000_000
+#: Cells of the pairs' Gram matrices :func:`pairs_df` forms per batch (cache-sized: the
+#: 30-model board's 435 pairs in one batch took 5 ms, in batches of this size 2 ms).
+PAIR_GRAM_CELLS = 65_536
+
+
+def pairs_df(b: Basis, j: NDArray[np.int64], k: NDArray[np.int64]) -> NDArray[np.float64]:
+    """:func:`batched_df` of the contrasts e_j - e_k (``j``, ``k``: free coordinates, P for
+    none), from products of the unit contrasts' terms instead of one Gram product per pair.
+
+    With A_j the designs' y of e_j (G x P, zero for P), a pair's y is A_j - A_k: its weighted
+    Gram is D_jj + D_kk - D_jk - D_kj, with D_jk = A_j^T W A_k the blocks of one product of
+    the G x (P + 1) P matrix [A_0 ... A_P] with itself (as many flops as the pairs' Gram
+    products when G >= P, in one BLAS call, and no pairs x G x P array); each design's
+    |y_g|^2 from its (P + 1) x (P + 1) products y_g(e_j) . y_g(e_k)."""
+    g, p = b.q.shape[0], b.q.shape[2]
+    omega, d = pair_forms(b, j, k)  # G x C
+    a = b.unit_y
+    r = a @ a.transpose(0, 2, 1)
+    yy = r[:, j, j] + r[:, k, k] - 2.0 * r[:, j, k]
+    w = a if np.all(b.weight == 1.0) else a * np.sqrt(b.weight)[:, None, None]
+    w = w.reshape(g, (p + 1) * p)
+    blocks = (w.T @ w).reshape(p + 1, p, p + 1, p)  # [j, :, k, :] = D_jk
+    cross = np.empty(j.size)
+    step = max(1, PAIR_GRAM_CELLS // max(p * p, 1))
+    for lo in range(0, j.size, step):
+        jb, kb = j[lo:lo + step], k[lo:lo + step]
+        gram = blocks[jb, :, jb, :] + blocks[kb, :, kb, :]
+        gram -= blocks[jb, :, kb, :]
+        gram -= blocks[kb, :, jb, :]
+        cross[lo:lo + step] = np.einsum("cij,cij->c", gram, gram)
+    tr = b.weight @ omega
+    denom = b.weight @ (d * d) - 2.0 * b.weight @ (d * yy) + cross
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(tr > 0, tr * tr / denom, np.nan)
 
 
 def exact_cost(n_rows: int, n_designs: int, n_free: int, n_contrasts: int) -> float:

@@ -17,7 +17,10 @@ one block at a time), and for the default clustered interval its CR2 pieces (a c
 
 and, with clusters, the per-cluster influences ``s_g @ bread`` that combining scopes stacks
 (whatever ``ci``), except past :data:`~ratings.core.memory.MAX_INFLUENCE_CELLS`, where the
-clusters' meat is summed block by block and no influences are kept. The model-based variance
+clusters' meat is summed block by block and no influences are kept. CR2's influences (G x P:
+80 MB for an arena's 50,000 prompts over 200 models) are not needed for its covariance or its
+degrees of freedom, so they are handed over :class:`OnRequest` and computed when read
+(:attr:`ratings.result.Uncertainty.influence`). The model-based variance
 where a robust one collapses (:mod:`ratings.inference.degenerate`), the one-judge profile
 widening (:mod:`ratings.models.crowd.onejudge`, which rescales a CR2 inference) and the bootstrap
 (:func:`~ratings.inference.covariance.bootstrap_draws`) act on what this returns.
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,7 +38,7 @@ from numpy.typing import NDArray
 from ratings.inference.cluster import ClusterInference, check_clusters
 from ratings.inference.covariance import bread_meat_bread, gram
 
-__all__ = ["Built", "Scores", "build", "cluster_factor", "row_scores_of"]
+__all__ = ["Built", "OnRequest", "Scores", "build", "cluster_factor", "row_scores_of"]
 
 
 @dataclass(frozen=True)
@@ -53,12 +57,43 @@ class Scores:
 
 
 @dataclass(frozen=True, eq=False)
+class OnRequest:
+    """An array computed when asked for (called): ``make()`` (a fresh array, or None), then
+    the functions ``then`` in turn (not on None). Indexing adds a selection without computing
+    anything (``x[:, :m]``: the strengths' columns); :meth:`and_then` another step. Picklable
+    when its functions are (bound methods, ``functools.partial`` of module functions)."""
+
+    make: Callable[[], NDArray[np.float64] | None]
+    then: tuple[Callable[[NDArray[np.float64]], NDArray[np.float64]], ...] = ()
+
+    def __call__(self) -> NDArray[np.float64] | None:
+        x = self.make()
+        for step in self.then:
+            if x is None:
+                break
+            x = step(x)
+        return x
+
+    def and_then(self, step: Callable[[NDArray[np.float64]], NDArray[np.float64]]) -> OnRequest:
+        """The same array passed through ``step`` once computed."""
+        return OnRequest(self.make, (*self.then, step))
+
+    def __getitem__(self, key) -> OnRequest:
+        return self.and_then(partial(_select, key=key))
+
+
+def _select(x: NDArray[np.float64], key) -> NDArray[np.float64]:
+    return x[key]
+
+
+@dataclass(frozen=True, eq=False)
 class Built:
     """A fit's covariance for the interval kind asked (P x P), its per-cluster influences
-    (G x P, or None) and, for CR2, the inference giving each contrast its df."""
+    (G x P, None, or for CR2 an :class:`OnRequest` computing them (or None) when asked) and,
+    for CR2, the inference giving each contrast its df."""
 
     cov: NDArray[np.float64]
-    influence: NDArray[np.float64] | None = None
+    influence: NDArray[np.float64] | OnRequest | None = None
     inference: ClusterInference | None = None
 
 
@@ -76,7 +111,7 @@ def build(bread: NDArray[np.float64], ci: str, scores: Scores, *, n_clusters: in
     check_clusters(g, cluster_name)
     if ci == "sandwich" and cr2 is not None:
         inference = cr2()
-        return Built(inference.covariance(), inference.influence(), inference)
+        return Built(inference.covariance(), OnRequest(inference.influence), inference)
     if g * p > covariance.MAX_INFLUENCE_CELLS:  # too many cells to keep: the meat by blocks
         meat = (scores.cluster_meat() if scores.cluster_meat is not None
                 else gram(scores.cluster_scores()))  # fmt: skip

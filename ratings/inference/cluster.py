@@ -4,31 +4,44 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, partial
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.errors import option
-from ratings.core.threads import matmul
-from ratings.inference.batched import batched_df, dense_basis, pair_forms, terms
+from ratings.core.linalg import embed
+from ratings.core.threads import CONCURRENT_ROWS, matmul, row_blocks, run, workers
+from ratings.inference.batched import (
+    Basis,
+    basis,
+    batched_df,
+    dense_basis,
+    exact_cost,
+    pair_forms,
+    terms,
+)
 from ratings.inference.satterthwaite import (
     DEGENERATE,
+    one_direction,
     pair_contrasts,
     reference_contrasts,
     satterthwaite,
     with_known_variance,
 )
-from ratings.inference.working import WorkingRows, lifted
+from ratings.inference.working import CELLS_PER_VERDICT, WorkingRows, kernels, lifted
 
 __all__ = [
     "EXACT_BUDGET",
     "ClusterInference",
+    "Designs",
     "check_cluster_memory",
     "check_clusters",
     "cluster_inference",
-    "dense_path",
+    "cr2_plan",
+    "leverage_one",
+    "use_small_path",
 ]
 
 #: Flops (roughly) up to which the clusters' leverages are decomposed exactly and the degrees of
@@ -43,6 +56,33 @@ SERIES_TOL = 1e-10
 #: the bread in single precision (its relative rounding, about 1e-6 after a P-long sum, then
 #: changes the influences by under SERIES_TOL).
 SINGLE_BELOW = 1e-5
+#: The sparse path's batched exact df's flops (BLAS products) allowed per unit of
+#: :data:`EXACT_BUDGET` (:meth:`ClusterInference.df_plan`: 6e8, about 0.1 s on one core of a
+#: 2-core machine, measured in ``bench_shapes.py``).
+BATCHED_RATIO = 2.0
+#: Most cells (3 x distinct designs x free coordinates^2) of the sparse path's exact df basis.
+MAX_BASIS_CELLS = 20_000_000
+#: Most cells (merged designs x contrasts) of the clusters' shares held for the one-direction
+#: df (the ratings' and then the pairs', from one pass over the rows).
+SHARED_SHARES_CELLS = 8_000_000
+#: Most cells of the clusters' leverage blocks (sum of R_g^2) held by the sparse path.
+MAX_BLOCK_CELLS = 50_000_000
+#: Terms of the dense path's binomial series counted in its cost (it stops once the terms are
+#: below 1e-10 of the influences; a few tens on boards where it runs).
+SERIES_COST_TERMS = 20
+
+
+@dataclass(frozen=True, eq=False)
+class Designs:
+    """The clusters' distinct designs (:func:`~ratings.inference.batched.distinct_designs`) on
+    the sparse path: their ``rows``, ``weight`` (clusters per design), each cluster's design
+    ``group_of``, and the designs' CR2 blocks ``f`` = (I - H_gg)^(-1/2) (flattened row-major,
+    one design after another)."""
+
+    rows: WorkingRows
+    weight: NDArray[np.float64]
+    group_of: NDArray[np.int64]
+    f: NDArray[np.float64]
 
 
 def _f(lam: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -66,18 +106,24 @@ def _eigen(w: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.floa
 
 @dataclass(frozen=True, eq=False)
 class ClusterInference:
-    """CR2 covariance and Satterthwaite degrees of freedom of one clustered fit.
+    """CR2 covariance and Satterthwaite degrees of freedom of one clustered fit, on whichever
+    path its clusters' shape took (:attr:`shape`).
 
     Coordinates: ``n_params`` parameters (models, then Crowd-BT judge qualities), of which
     ``free`` have a covariance (the reference model and fixed etas are known). Contrasts are
     rows of an array over all ``n_params`` (or over the models only); they should sum to zero
     over the models (differences of ratings), which makes them independent of the reference.
 
+    The dense paths hold the G x P CR2-adjusted influences (``influence_free``) and, when
+    exact, the clusters' eigenpairs (``eig_q``, ``eig_lam``); the sparse path of many small
+    clusters (:mod:`ratings.inference.small`) holds the covariance as ``meat`` (P x P, over
+    ``free``), each row's CR2-adjusted working ``residual`` and the clusters' distinct
+    ``designs`` with their CR2 blocks instead.
+
     ``extra`` (R x n_params, optional) is a variance term outside the clusters, added as
     ``extra.T @ extra`` to the covariance: the two-step term of Crowd-BT judge qualities reused
     from an earlier fit (:func:`ratings.models.crowd.likelihood.reused_eta_factor`). It is treated
-    as known
-    (infinite degrees of freedom) in the Welch-Satterthwaite combination
+    as known (infinite degrees of freedom) in the Welch-Satterthwaite combination
     df = df_CR2 (1 + v_extra / v_CR2)^2 (Satterthwaite 1946). :meth:`influence` leaves it out.
     """
 
@@ -85,14 +131,25 @@ class ClusterInference:
     n_models: int
     free: NDArray[np.int64]
     bread: NDArray[np.float64]  # M = H^-1 (P x P) over the free coordinates
-    influence_free: NDArray[np.float64]  # G x P CR2-adjusted influences
+    rows: WorkingRows  # the fit's working rows (the one-direction df pass over them)
     clusters: pd.Index | None
-    eig_q: tuple | None  # per cluster Q_g (P x r_g) of S_g (exact path), else None
-    eig_lam: tuple | None  # per cluster lambda_g
     degenerate: NDArray[np.float64]  # k x P whitened directions of leverage 1
-    rows: WorkingRows | None  # kept for the large-board degrees of freedom
+    influence_free: NDArray[np.float64] | None = None  # G x P CR2-adjusted influences (dense)
+    eig_q: tuple | None = None  # per cluster Q_g (P x r_g) of S_g (dense exact path)
+    eig_lam: tuple | None = None  # per cluster lambda_g
+    meat: NDArray[np.float64] | None = None  # sum_g w_g w_g^T over ``free`` (sparse)
+    residual: NDArray[np.float64] | None = None  # each row's CR2-adjusted residual (sparse)
+    designs: Designs | None = None  # the distinct designs and their CR2 blocks (sparse)
     factor: NDArray[np.float64] | None = None  # ``chol`` when already computed
     extra: NDArray[np.float64] | None = None
+
+    @property
+    def shape(self) -> str:
+        """The path the CR2 pieces took: ``"sparse"`` (many small clusters), ``"exact"`` (one
+        eigen-decomposition per cluster) or ``"series"`` (past :data:`EXACT_BUDGET`)."""
+        if self.designs is not None:
+            return "sparse"
+        return "series" if self.eig_q is None else "exact"
 
     @cached_property
     def chol(self) -> NDArray[np.float64]:
@@ -102,17 +159,15 @@ class ClusterInference:
 
     @property
     def exact(self) -> bool:
-        """Exact degrees of freedom (False: the large-board approximation)."""
-        return self.eig_q is not None
+        """Exact degrees of freedom of the ratings (False: the one-direction approximation)."""
+        return self.df_plan(self.n_models)[0] == "exact"
 
     @property
     def n_clusters(self) -> int:
-        return self.influence_free.shape[0]
+        return self.rows.n_clusters
 
     def covariance(self) -> NDArray[np.float64]:
         """CR2 covariance over all parameters (zero outside ``free``)."""
-        from ratings.core.linalg import embed
-
         out = embed(self._cr2_covariance(), self.free, self.n_params)
         if self.extra is not None:
             out += self.extra.T @ self.extra
@@ -132,39 +187,73 @@ class ClusterInference:
 
     def _cr2_covariance(self) -> NDArray[np.float64]:
         """The CR2 covariance over ``free``, without :attr:`extra`."""
-        from ratings.inference.covariance import gram
+        from ratings.inference.covariance import bread_meat_bread, gram
 
+        if self.meat is not None:
+            return bread_meat_bread(self.bread, self.meat)
         return gram(self.influence_free)
 
     def _cr2_variance(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
         """CR2 variance of contrasts ``c`` (rows over ``free``), without :attr:`extra`."""
         return np.sum((c @ self._cr2_covariance()) * c, axis=1)
 
-    def influence(self) -> NDArray[np.float64]:
+    def influence(self) -> NDArray[np.float64] | None:
         """CR2-adjusted influence of each cluster on all parameters (G x n_params); the
-        covariance is ``influence.T @ influence``."""
-        out = np.zeros((self.n_clusters, self.n_params))
-        out[:, self.free] = self.influence_free
-        return out
+        covariance is ``influence.T @ influence``. On the sparse path built on request, and
+        None past :data:`ratings.core.memory.MAX_INFLUENCE_CELLS` (the covariance does not
+        need them)."""
+        from ratings.core.memory import MAX_INFLUENCE_CELLS
+
+        if self.influence_free is not None:
+            out = np.zeros((self.n_clusters, self.n_params))
+            out[:, self.free] = self.influence_free
+            return out
+        if self.n_clusters * self.n_params > MAX_INFLUENCE_CELLS:
+            return None
+        return np.asarray(self._adjusted_scores() @ embed(self.bread, self.free, self.n_params))
 
     def scaled(self, factor: float) -> ClusterInference:
         """The same inference with the CR2 influences times ``factor`` (the covariance's
         clustered part times ``factor ** 2``; degrees of freedom unchanged)."""
+        if self.meat is not None:
+            return replace(self, meat=self.meat * factor**2, residual=self.residual * factor)
         return replace(self, influence_free=self.influence_free * factor)
 
     def contrasted_influence(self, contrasts) -> NDArray[np.float64]:
         """Each cluster's CR2-adjusted influence on each contrast, (G x C): ``influence() @
-        contrasts.T`` (contrasts over all parameters or the models only)."""
-        return self.influence_free @ self._free_contrasts(contrasts).T
+        contrasts.T`` (contrasts over all parameters or the models only; on the sparse path
+        without the G x P influences)."""
+        c = self._free_contrasts(contrasts)
+        if self.influence_free is not None:
+            return self.influence_free @ c.T
+        return np.asarray(self._adjusted_scores() @ self._directions(c))
+
+    def _adjusted_scores(self):
+        """The sparse path's CR2-adjusted cluster scores X_g^T e*_g, a sparse G x n_params
+        matrix (its influences are these times the bread)."""
+        from scipy.sparse import csr_matrix
+
+        rows = self.rows
+        s = rows.a * self.residual
+        at, cols, vals = [rows.cluster] * 2, [rows.ii, rows.jj], [s, -s]
+        if rows.b.size:
+            at, cols = [*at, rows.cluster], [*cols, rows.n_models + rows.judge]
+            vals.append(rows.b * self.residual)
+        return csr_matrix((np.concatenate(vals), (np.concatenate(at), np.concatenate(cols))),
+                          shape=(rows.n_clusters, rows.n_params))  # duplicates summed
 
     def _free_contrasts(self, contrasts) -> NDArray[np.float64]:
-        c = np.atleast_2d(np.asarray(contrasts, dtype=np.float64))
-        if c.shape[1] == self.n_models and self.n_params > self.n_models:
-            c = np.hstack([c, np.zeros((c.shape[0], self.n_params - self.n_models))])
+        c = self._all_params(np.atleast_2d(np.asarray(contrasts, dtype=np.float64)))
         if c.shape[1] != self.n_params:
             raise ValueError(f"Contrasts need {self.n_params} (or {self.n_models}) columns; "
                              f"got {c.shape[1]}.")  # fmt: skip
         return c[:, self.free]
+
+    def _all_params(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Contrasts over the models only, padded with zeros to all parameters."""
+        if c.shape[1] != self.n_models or self.n_params == self.n_models:
+            return c
+        return np.hstack([c, np.zeros((c.shape[0], self.n_params - c.shape[1]))])
 
     def undefined(self, contrasts) -> NDArray[np.bool_]:
         """Contrasts along a direction that one cluster alone determines (no clustered
@@ -187,80 +276,114 @@ class ClusterInference:
     def omega(self, contrasts) -> NDArray[np.float64]:
         """Each cluster's share of each contrast's model-based variance,
         omega_g = c^T M H_g M c, shape (C x G)."""
-        return self._omega_free(self._free_contrasts(contrasts))
-
-    def _omega_free(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        """:meth:`omega` of contrasts ``c`` over ``free``."""
-        if self.eig_q is None:  # a pass over every row per contrast: the last call is kept, as
-            # the ratings' df and the pairs' df (unanchored) ask for the same contrasts
-            last = self.__dict__.get("_last_omega")
-            if last is not None and np.array_equal(last[0], c):
-                return last[1].copy()
-            out = self.rows.quadratic(self._directions(c)).T
-            self.__dict__["_last_omega"] = (c, out.copy())
-            return out
+        c = self._free_contrasts(contrasts)
+        if self.eig_q is None:  # a pass over every row per contrast
+            return self.rows.quadratic(self._directions(c)).T
         cbar = c @ self.chol  # rows: L^T c
         return np.column_stack([(cbar @ q) ** 2 @ lam if lam.size else np.zeros(c.shape[0])
                                 for q, lam in zip(self.eig_q, self.eig_lam, strict=True)])
 
     def factors(self, contrasts) -> tuple:
         """``(omega, d, Y)`` of each contrast: omega, d (C x G) and Y (C x G x P) as in the
-        module notes (exact path only), from the basis of the clusters' eigenpairs."""
-        return terms(self._basis, self._free_contrasts(contrasts))
+        module notes (exact df only), from the basis over the clusters' eigenpairs or their
+        distinct designs (:func:`ratings.inference.batched.terms`)."""
+        omega, d, y = terms(self._basis, self._free_contrasts(contrasts))
+        if self.designs is None:
+            return omega, d, y
+        of = self.designs.group_of
+        return omega[:, of], d[:, of], y[:, of]
 
     def df(self, contrasts) -> NDArray[np.float64]:
         """Satterthwaite degrees of freedom of each contrast (NaN where undefined): exact from
-        the basis over the clusters (:mod:`ratings.inference.batched`) on the exact path, else
-        the one-direction approximation."""
-        c = np.atleast_2d(np.asarray(contrasts, dtype=np.float64))
+        the basis (:mod:`ratings.inference.batched`) where :meth:`df_plan` says so, else the
+        one-direction approximation."""
+        c = self._all_params(np.atleast_2d(np.asarray(contrasts, dtype=np.float64)))
         cf = self._free_contrasts(c)
         out = batched_df(self._basis, cf) if self._exact_for(c.shape[0]) else self._approx_df(cf)
-        out = self._welch(out, self._all_params(c))
+        out = self._welch(out, c)
         out[self.undefined(c)] = np.nan
         return out
 
     def df_plan(self, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
         """The df path of ``n_contrasts`` contrasts (``pairs``: every pair's) and why:
-        ``"exact"`` (:mod:`ratings.inference.batched`) on the exact path while the pairs'
-        cost stays within :data:`EXACT_BUDGET`, else ``"one-direction"``."""
+        ``"exact"`` (:mod:`ratings.inference.batched`) or ``"one-direction"``. The dense exact
+        path stays exact while the pairs' cost is within :data:`EXACT_BUDGET`; the sparse path
+        while the batched formula's (:func:`~ratings.inference.batched.exact_cost`, BLAS
+        products over the distinct designs) is within :data:`BATCHED_RATIO` times it; the
+        series path never is."""
         g, p = self.n_clusters, self.free.size
-        if not self.exact:
-            return ("one-direction", "series path: each cluster's share of omega from the rows, "
-                    "the pairs' summed from the ratings' (streamed)")  # fmt: skip
-        cost = n_contrasts * g * p * min(g, p)
-        if not pairs or cost <= EXACT_BUDGET:
-            return "exact", (f"dense path: the basis of {g:,} clusters' eigenpairs, "
-                             f"{n_contrasts:,} contrasts")  # fmt: skip
-        return "one-direction", (f"dense path, pairs' ~{cost:.2g} flops past "
-                                 f"{EXACT_BUDGET:.2g}: each pair's exact omega")
+        if self.shape == "series":
+            return ("one-direction", "series path: each cluster's share of omega from the rows "
+                    "merged by design, the pairs' summed from the ratings' (streamed)")  # fmt: skip
+        if self.shape == "exact":
+            cost = n_contrasts * g * p * min(g, p)
+            if not pairs or cost <= EXACT_BUDGET:
+                return "exact", (f"dense path: the basis of {g:,} clusters' eigenpairs, "
+                                 f"{n_contrasts:,} contrasts")  # fmt: skip
+            return "one-direction", (f"dense path, pairs' ~{cost:.2g} flops past "
+                                     f"{EXACT_BUDGET:.2g}: each pair's exact omega")
+        d = self.designs.rows
+        batched, budget = exact_cost(d.ii.size, d.n_clusters, p, n_contrasts), (
+            BATCHED_RATIO * EXACT_BUDGET)
+        what = (f"{d.n_clusters:,} designs of {g:,} clusters, {d.ii.size:,} rows, {p} free: "
+                f"batched ~{batched:.2g} flops")  # fmt: skip
+        if batched <= budget and 3 * d.n_clusters * p * p <= MAX_BASIS_CELLS:
+            return "exact", f"{what}; within {budget:.2g}"
+        return "one-direction", f"{what}; past {budget:.2g}"
 
     def _exact_for(self, n_contrasts: int, pairs: bool = False) -> bool:
         """Whether the df of ``n_contrasts`` contrasts (``pairs``: every pair) are exact."""
         return self.df_plan(n_contrasts, pairs)[0] == "exact"
 
+    @cached_property
+    def _basis(self) -> Basis:
+        """The exact df's basis over the clusters' eigenpairs or distinct designs."""
+        d = self.designs
+        if d is None:
+            return dense_basis(self.eig_q, self.eig_lam, self.chol, DEGENERATE)
+        return basis(d.rows, d.weight, d.f, self.free, self.bread, self.chol)
+
     def _approx_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        """One-direction df of contrasts ``c`` (rows over ``free``), 4,096 at a time."""
-        return np.concatenate([satterthwaite(self._omega_free(c[lo:lo + 4096]), None, None)
-                               for lo in range(0, c.shape[0], 4096)])  # fmt: skip
+        """The one-direction approximation of contrasts ``c`` (rows over ``free``;
+        :func:`satterthwaite` without ``y``) from each cluster's share, over the clusters
+        merged by design (:attr:`~ratings.inference.working.WorkingRows.merged`: alike
+        clusters have alike shares). The shares are held (for the pairs' df, which ask for the
+        same contrasts) up to :data:`SHARED_SHARES_CELLS` or with covariates; else streamed,
+        tr = sum_g omega_g = v^T H v from the information."""
+        groups, weight, _ = self.rows.merged
+        v = self._directions(c)
+        if groups.x is not None or groups.n_clusters * c.shape[0] <= SHARED_SHARES_CELLS:
+            u = groups.quadratic(v)
+            self.__dict__["_last_shares"] = (c, u)
+            return satterthwaite(u.T, None, None, weight)
+        vf = v[self.free]
+        tr = np.sum(vf * (self.information @ vf), axis=0)
+        cells = groups.ii.size * max(c.shape[0], 1)
+        k = kernels(cells // CELLS_PER_VERDICT)
+        starts = groups.starts
+
+        def part(lo: int, hi: int) -> NDArray[np.float64]:  # the sums add over clusters
+            return k.small_shares(starts[lo:hi + 1], groups.ii, groups.jj, groups.judge,
+                                  groups.a, groups.b, groups.n_models, v, tr, DEGENERATE,
+                                  weight[lo:hi])  # fmt: skip
+
+        split = workers() if cells >= CONCURRENT_ROWS * CELLS_PER_VERDICT else 1
+        sums = sum(run([partial(part, lo, hi) for lo, hi in row_blocks(starts.size - 1, split)]))
+        return one_direction(sums.T, tr)
 
     @cached_property
-    def _basis(self):
-        """The exact df's basis (:func:`ratings.inference.batched.dense_basis`)."""
-        return dense_basis(self.eig_q, self.eig_lam, self.chol, DEGENERATE)
-
-    def _all_params(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Contrasts over the models only, padded with zeros to all parameters."""
-        if c.shape[1] == self.n_params:
-            return c
-        return np.hstack([c, np.zeros((c.shape[0], self.n_params - c.shape[1]))])
+    def information(self) -> NDArray[np.float64]:
+        """sum_g H_g over the free coordinates (from the merged rows: the same sum)."""
+        groups, weight, _ = self.rows.merged
+        return groups.information(weight[groups.cluster])[np.ix_(self.free, self.free)]
 
     def pair_df(self) -> NDArray[np.float64]:
         """Degrees of freedom of every difference of two models, (M x M), NaN on the diagonal.
 
-        Exact while the pairs' cost stays within :data:`EXACT_BUDGET`; beyond it the
-        one-direction approximation (see the module notes) with each pair's exact omega, and on
-        the large-board path with omega of s_j - s_k taken as the sum of omega of s_j - mean
-        and s_k - mean (their cross term left out).
+        Exact while :meth:`df_plan` says so for every pair; beyond it the one-direction
+        approximation (see the module notes) with each pair's exact omega where the ratings'
+        df are exact, else with omega of s_j - s_k taken as the sum of omega of s_j - mean and
+        s_k - mean (their cross term left out), streamed over the clusters.
         """
         m = self.n_models
         jj, kk = np.triu_indices(m, 1)
@@ -268,54 +391,49 @@ class ClusterInference:
         if self._exact_for(jj.size, pairs=True):
             out[jj, kk] = out[kk, jj] = self.df(pair_contrasts(m, jj, kk))
             return out
-        return self._pairs_undefined_and_extra(jj, kk, self._pair_df_large(jj, kk, out))
+        if self.exact:
+            out[jj, kk] = out[kk, jj] = satterthwaite(self._pair_omega(jj, kk), None, None,
+                                                      self._basis.weight)  # fmt: skip
+        else:
+            from ratings.inference.pairdf import streamed_pairs_df
 
-    def _pairs_undefined_and_extra(self, jj, kk, out):
-        """Pair df ``out`` with the pairs along a degenerate direction set to NaN and the
-        :attr:`extra` term combined in (Welch-Satterthwaite)."""
+            c = self._free_contrasts(reference_contrasts(m, None))
+            out = streamed_pairs_df(self.rows, self._directions(c), self._held_shares(c))
+            np.fill_diagonal(out, np.nan)
         if self.degenerate.size:  # pairs along a direction one cluster alone determines
             lf = self._model_rows()
             und = np.concatenate([_along(lf[jj[lo:lo + 4096]] - lf[kk[lo:lo + 4096]],
                                          self.degenerate)
                                   for lo in range(0, jj.size, 4096)])  # fmt: skip
             out[jj[und], kk[und]] = out[kk[und], jj[und]] = np.nan
-        m = self.n_models
         if self.extra is not None:  # Welch-Satterthwaite with the extra term, pair by pair
-            full = self.covariance()[:m, :m]
+            cr2 = embed(self._cr2_covariance(), self.free, self.n_params)[:m, :m]
             ex = self.extra[:, :m].T @ self.extra[:, :m]
-            v1 = np.diag(full)[jj] + np.diag(full)[kk] - 2.0 * full[jj, kk]
-            v2 = np.diag(ex)[jj] + np.diag(ex)[kk] - 2.0 * ex[jj, kk]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                scale = np.where(v1 - v2 > 0, (v1 / (v1 - v2)) ** 2, np.inf)
+            scale = with_known_variance(np.ones(jj.size), _pair_variance(cr2, jj, kk),
+                                        _pair_variance(ex, jj, kk))  # fmt: skip
             out[jj, kk] *= scale
             out[kk, jj] *= scale
         return out
 
-    def _pair_df_large(self, jj, kk, out):
-        """:meth:`pair_df` past the exact budget (before any :attr:`extra` term)."""
-        m = self.n_models
-        if self.exact:
-            out[jj, kk] = out[kk, jj] = satterthwaite(self._pair_omega(jj, kk), None, None)
-        else:
-            from ratings.inference.pairdf import streamed_pairs_df
-
-            c = self._free_contrasts(reference_contrasts(m, None))
-            out = streamed_pairs_df(self.rows, self._directions(c), *self._held_shares(c))
-            np.fill_diagonal(out, np.nan)
-        return out
-
-    def _held_shares(self, c: NDArray[np.float64]) -> tuple:
-        """The clusters' shares (G x C) of contrasts ``c`` when the ratings' df held them,
-        as :func:`~ratings.inference.pairdf.streamed_pairs_df` reads them; else ``()``."""
-        last = self.__dict__.get("_last_omega")
-        return (last[1].T,) if last is not None and np.array_equal(last[0], c) else ()
+    def _held_shares(self, c: NDArray[np.float64]) -> tuple | None:
+        """The merged designs' shares of contrasts ``c`` and their weights, when the ratings'
+        df held them, as :func:`~ratings.inference.pairdf.streamed_pairs_df` reads them."""
+        last = self.__dict__.get("_last_shares")
+        if last is None or not np.array_equal(last[0], c):
+            return None
+        return last[1], self.rows.merged[1]
 
     def _pair_omega(self, jj: NDArray[np.int64], kk: NDArray[np.int64]) -> NDArray[np.float64]:
-        """Exact omega (pairs x G) of every s_j - s_k, entries of the basis' forms."""
+        """Exact omega (pairs x designs) of every s_j - s_k, entries of the basis' forms."""
         at = np.full(self.n_models, self.free.size)  # a fixed model: the forms' zero row
         models = self.free[self.free < self.n_models]
         at[models] = np.arange(models.size)
         return pair_forms(self._basis, at[jj], at[kk])[0].T
+
+
+def _pair_variance(cov: NDArray[np.float64], jj, kk) -> NDArray[np.float64]:
+    """Variance of s_j - s_k under ``cov`` for the pairs ``(jj, kk)``."""
+    return np.diag(cov)[jj] + np.diag(cov)[kk] - 2.0 * cov[jj, kk]
 
 
 def _along(cbar: NDArray[np.float64], degenerate: NDArray[np.float64]) -> NDArray[np.bool_]:
@@ -328,7 +446,7 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
                       *, clusters: pd.Index | None = None,
                       bread: NDArray[np.float64]) -> ClusterInference:  # fmt: skip
     """CR2 pieces of a clustered fit on the dense path: exact (one eigen-decomposition per
-    cluster) while :func:`dense_path` says so, else the series.
+    cluster) while :func:`cr2_plan` says so, else the series.
 
     Parameters
     ----------
@@ -345,10 +463,10 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
     """
     p, g = free.size, rows.n_clusters
     starts = rows.starts
-    if dense_path(np.diff(starts), p) != "exact":  # the series whitens only where it must
+    pieces = partial(ClusterInference, rows.n_params, rows.n_models, free, bread, rows, clusters)
+    if cr2_plan(np.diff(starts), p, sparse=False)[0] == "series":  # whitens only where it must
         influence, degenerate, chol = _series(rows, score, free, bread, starts)
-        return ClusterInference(rows.n_params, rows.n_models, free, bread, influence, clusters,
-                                None, None, degenerate, rows, chol)  # fmt: skip
+        return pieces(degenerate, influence, factor=chol)
     chol = np.linalg.cholesky(bread)
     lf = lifted(chol, free, rows.n_params)
     gbar = score[:, free] @ chol  # whitened scores L^T g_g
@@ -359,9 +477,7 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
         lams.append(lam)
         deg.append(d)
     degenerate = np.vstack(deg) if deg else np.zeros((0, p))
-    return ClusterInference(rows.n_params, rows.n_models, free, bread, adjusted @ chol.T,
-                            clusters, tuple(qs), tuple(lams), degenerate, None,
-                            chol)  # fmt: skip
+    return pieces(degenerate, adjusted @ chol.T, tuple(qs), tuple(lams), factor=chol)
 
 
 def _decompose(rows, lf, lo: int, hi: int, gbar: NDArray[np.float64]) -> tuple:
@@ -373,11 +489,20 @@ def _decompose(rows, lf, lo: int, hi: int, gbar: NDArray[np.float64]) -> tuple:
     return q, lam, adjusted, q[:, lam >= 1.0 - DEGENERATE].T
 
 
+def leverage_one(rows: WorkingRows, free: NDArray[np.int64], chol: NDArray[np.float64] | None,
+                 clusters: NDArray[np.int64]) -> NDArray[np.float64]:  # fmt: skip
+    """The whitened directions of leverage 1 (rows over ``free``) of the ``clusters`` of
+    ``rows``, from their eigen-decompositions (``chol``: the bread's factor L)."""
+    if not clusters.size:
+        return np.zeros((0, free.size))
+    lf, zero = lifted(chol, free, rows.n_params), np.zeros(free.size)
+    return np.vstack([_decompose(rows, lf, rows.starts[g], rows.starts[g + 1], zero)[3]
+                      for g in clusters])  # fmt: skip
+
+
 def _series(rows, score, free, bread_free, starts):
     """Adjusted influences f(M H_g) M g_g by the binomial series (large boards); also the
     degenerate directions and the whitening L (None when no cluster needed it)."""
-    from ratings.core.linalg import embed
-
     g, q = score.shape
     bread = embed(bread_free, free, q)
     bread32 = None
@@ -449,13 +574,29 @@ def _lone_directions(rows: WorkingRows, free: NDArray[np.int64]) -> NDArray[np.f
     return out
 
 
-def dense_path(sizes: NDArray[np.int64], n_free: int) -> str:
-    """The dense path for clusters of ``sizes`` rows: ``"exact"`` while its cost (the clusters'
-    eigen-decompositions and the df's G x P products) stays within :data:`EXACT_BUDGET`, else
-    ``"series"``."""
+def use_small_path(sizes: NDArray[np.int64], n_free: int) -> bool:
+    """Whether clusters of ``sizes`` rows take the sparse path (:func:`cr2_plan`)."""
+    return cr2_plan(sizes, n_free)[0] == "sparse"
+
+
+def cr2_plan(sizes: NDArray[np.int64], n_free: int, sparse: bool = True) -> tuple[str, str]:
+    """The CR2 path clusters of ``sizes`` rows take and why: ``"sparse"`` (unless ``sparse`` is
+    false) while its blocks' decompositions (sum R_g^3) cost less than the dense path and
+    their cells stay within :data:`MAX_BLOCK_CELLS`; else the dense path: ``"exact"`` (one
+    eigen-decomposition per cluster and the df's G x P products, sum R_g P min(R_g, P) +
+    G P^2 min(G, P)) within :data:`EXACT_BUDGET`, past it ``"series"``
+    (:data:`SERIES_COST_TERMS` passes of R P + G P^2)."""
     s, p, g = sizes.astype(np.float64), float(n_free), float(sizes.size)
-    cost = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
-    return "exact" if cost <= EXACT_BUDGET else "series"
+    exact = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
+    series = SERIES_COST_TERMS * (float(s.sum()) * p + g * p * p)
+    cost = float(np.sum(s**3))
+    dense = "exact" if exact <= EXACT_BUDGET else "series"
+    what = (f"{sizes.size:,} clusters of {s.mean() if s.size else 0:.1f} rows on average, "
+            f"{n_free} free: sparse ~{cost:.2g}, dense exact ~{exact:.2g}, series "
+            f"~{series:.2g} flops")  # fmt: skip
+    small = sparse and float(np.sum(s * s)) <= MAX_BLOCK_CELLS and cost <= (
+        exact if dense == "exact" else min(exact, series))
+    return ("sparse" if small else dense), what
 
 
 def check_cluster_memory(data, sizes: NDArray[np.int64], n_params: int, path: str) -> None:

@@ -48,28 +48,25 @@ def _blocks(groups: WorkingRows, n: NDArray[np.float64],
 
 
 def streamed_pairs_df(rows: WorkingRows, n: NDArray[np.float64],
-                      shares: NDArray[np.float64] | None = None,
-                      weight: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+                      held: tuple | None = None) -> NDArray[np.float64]:
     """One-direction df of every pair (M x M) from the directions ``n`` (n_params x M: the
     bread times each model's contrast about the mean): with omega_jk = u_j + u_k over the
     clusters' ``u``, (sum omega)^2 / sum omega^2 (the Gram matrix of ``u`` gives every pair's
     sum at once; its diagonal included), the full one-direction formula for the pairs of the
     models with a concentrated share (:data:`~ratings.inference.satterthwaite.CONCENTRATED`),
-    with memory in the models' size only. ``shares``: the clusters' ``u``
-    (G x M; or the merged designs', ``weight`` their clusters) when already computed (the
-    ratings' df ask for the same), used instead of a pass over the rows."""
-    if shares is not None:
-        groups = rows.merged[0] if weight is not None else None
-        weight = np.ones(shares.shape[0]) if weight is None else weight
-        blocks = [(shares, weight)]
-    else:
-        groups, weight, _ = rows.merged
-        blocks = _blocks(groups, np.ascontiguousarray(n), weight)
+    with memory in the models' size only. ``held``: the merged designs' ``u`` (designs x M)
+    and their weights when already computed (the ratings' df ask for the same), used instead
+    of a pass over the rows."""
+    groups, weight, _ = rows.merged
     n = np.ascontiguousarray(n)
+
+    def blocks() -> Iterator[Block]:
+        return iter([held]) if held else _blocks(groups, n, weight)
+
     m = n.shape[1]
     tr, sq, top = np.zeros(m), np.zeros(m), np.zeros(m)
     gram = np.zeros((m, m))
-    for u, w in blocks:
+    for u, w in blocks():
         wu = u * w[:, None]
         tr += wu.sum(axis=0)
         sq += (wu * u).sum(axis=0)
@@ -82,20 +79,13 @@ def streamed_pairs_df(rows: WorkingRows, n: NDArray[np.float64],
         out = (tr[:, None] + tr[None, :]) ** 2 / (sq[:, None] + sq[None, :] + 2.0 * gram)
         share = top / tr
     concentrated = np.flatnonzero(~(share <= CONCENTRATED))
-    if concentrated.size:
-        _concentrated(groups, n, weight, tr, concentrated, out, shares)
+    if concentrated.size:  # the full formula for their pairs, summed block by block
+        sums = np.zeros((3, concentrated.size, m))
+        total = tr[concentrated][:, None] + tr[None, :]
+        for u, w in blocks():
+            for row, j in enumerate(concentrated):
+                sums[:, row] += share_sums((u[:, [j]] + u).T, total[row], w)
+        full = one_direction(sums, total)
+        out[concentrated] = full
+        out[:, concentrated] = full.T
     return out
-
-
-def _concentrated(groups, n, weight, tr, models, out, shares=None) -> None:
-    """The full one-direction formula (:func:`~ratings.inference.satterthwaite.satterthwaite`
-    without ``y``) for the pairs of ``models``, summed block by block into ``out``."""
-    sums = np.zeros((3, models.size, tr.size))
-    total = tr[models][:, None] + tr[None, :]
-    blocks = [(shares, weight)] if shares is not None else _blocks(groups, n, weight)
-    for u, w in blocks:
-        for row, j in enumerate(models):
-            sums[:, row] += share_sums((u[:, [j]] + u).T, total[row], w)
-    full = one_direction(sums, total)
-    out[models] = full
-    out[:, models] = full.T

@@ -27,23 +27,28 @@ def with_known_variance(df: NDArray[np.float64], v_est: NDArray[np.float64],
 
 
 def satterthwaite(omega: NDArray[np.float64], d: NDArray[np.float64] | None,
-                  y: NDArray[np.float64] | None) -> NDArray[np.float64]:  # fmt: skip
+                  y: NDArray[np.float64] | None,
+                  weight: NDArray[np.float64] | None = None) -> NDArray[np.float64]:  # fmt: skip
     """Degrees of freedom (tr Omega)^2 / ||Omega||_F^2 per contrast (rows).
 
     ``omega``, ``d``: (C x G); ``y``: (C x G x P) with Omega = diag(d) - Y Y^T (see the module
-    notes). Without ``y``: the one-direction approximation of the large-board path.
+    notes); ``weight``: the clusters each column stands for (default 1: clusters of one design
+    counted once, :mod:`ratings.inference.batched`). Without ``y``: the one-direction
+    approximation of the large-board path. NaN where the contrast has no variance.
     """
-    tr = omega.sum(axis=1)
+    tr = omega.sum(axis=1) if weight is None else omega @ weight
     if y is None:
-        return one_direction(share_sums(omega, tr), tr)
+        return one_direction(share_sums(omega, tr, weight), tr)
+    w = np.ones(omega.shape[1]) if weight is None else weight
     with np.errstate(divide="ignore", invalid="ignore"):
-        yy = (y * y).sum(axis=2)
+        yy = np.einsum("cgp,cgp->cg", y, y)
+        if weight is not None:
+            y = y * np.sqrt(weight)[None, :, None]
         if y.shape[1] <= y.shape[2]:
             gram = y @ y.transpose(0, 2, 1)
         else:
             gram = y.transpose(0, 2, 1) @ y
-        fro = (gram * gram).sum(axis=(1, 2))
-        denom = (d * d).sum(axis=1) - 2.0 * (d * yy).sum(axis=1) + fro
+        denom = (d * d) @ w - 2.0 * (d * yy) @ w + np.einsum("cij,cij->c", gram, gram)
         return np.where(tr > 0, tr * tr / denom, np.nan)
 
 

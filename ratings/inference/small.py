@@ -16,255 +16,58 @@ blocks and shares: those are computed once per design and the meat summed per de
 (:attr:`~ratings.inference.working.WorkingRows.merged`), so an arena's work follows the pairs
 that met, not its prompts.
 
-The degrees of freedom come from the basis of the clusters' distinct designs
-(:mod:`ratings.inference.batched`) while its cost stays within its budget
-(:meth:`SmallClusterInference.df_plan`); beyond it the one-direction approximation of the
-large-board path (from the same omega_g), streamed over the merged designs.
+The result is a :class:`~ratings.inference.cluster.ClusterInference` of shape ``"sparse"``:
+its degrees of freedom come from the basis of the clusters' distinct designs
+(:mod:`ratings.inference.batched`) while its ``df_plan`` allows, else from the one-direction
+approximation of the large-board path (from the same omega_g), over the merged designs.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass, replace
-from functools import cached_property, partial
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.linalg import block, embed, inverse_pd
-from ratings.core.threads import CONCURRENT_ROWS, row_blocks, run, workers
-from ratings.inference import cluster
-from ratings.inference.batched import (
-    Basis,
-    basis,
-    block_apply,
-    distinct_designs,
-    exact_cost,
-    terms,
-)
+from ratings.inference.batched import block_apply, distinct_designs
 from ratings.inference.cluster import (
     ClusterInference,
+    Designs,
     check_cluster_memory,
     check_clusters,
     cluster_inference,
-    dense_path,
+    cr2_plan,
+    leverage_one,
+    use_small_path,
 )
-from ratings.inference.satterthwaite import DEGENERATE, one_direction, share_sums
+from ratings.inference.covariance import gram
+from ratings.inference.satterthwaite import DEGENERATE
 from ratings.inference.working import (
     CELLS_PER_VERDICT,
     WorkingRows,
     bt_rows,
     crowd_rows,
     kernels,
-    lifted,
 )
 
 __all__ = [
-    "MAX_BLOCK_CELLS",
-    "SmallClusterInference",
     "bt_inference",
     "cluster_scores",
-    "cr2_plan",
     "crowd_inference",
-    "df_plan",
     "small_cluster_inference",
-    "use_small_path",
     "working_inference",
 ]
 
-#: Most cells of the clusters' leverage blocks (sum of R_g^2) held by the sparse path.
-MAX_BLOCK_CELLS = 50_000_000
 #: The meat as W^T W (G P^2 flops in BLAS) while within this many times the kernel's
 #: outer-product cells (:func:`_meat`).
 DENSE_MEAT_RATIO = 8.0
 #: Most cells of the clusters' scores W (G x P) formed for the meat.
 MAX_SCORE_CELLS = 20_000_000
-#: The batched exact df's flops (BLAS products) allowed per unit of
-#: :data:`ratings.inference.cluster.EXACT_BUDGET` (:meth:`SmallClusterInference.df_plan`:
-#: 6e8, about 0.1 s on one core of a 2-core machine, measured in ``bench_shapes.py``).
-BATCHED_RATIO = 2.0
-#: Most cells (merged designs x contrasts) of the clusters' shares held for the one-direction
-#: df (the ratings' and then the pairs', from one pass over the rows).
-SHARED_SHARES_CELLS = 8_000_000
-#: Most cells (3 x distinct designs x free coordinates^2) of the exact df's basis.
-MAX_BASIS_CELLS = 20_000_000
-
-
-#: Terms of the dense path's binomial series counted in its cost (it stops once the terms are
-#: below 1e-10 of the influences; a few tens on boards where it runs).
-SERIES_COST_TERMS = 20
-
-
-def use_small_path(sizes: NDArray[np.int64], n_free: int) -> bool:
-    """Whether clusters of ``sizes`` rows take the sparse path (:func:`cr2_plan`)."""
-    return cr2_plan(sizes, n_free)[0] == "sparse"
-
-
-@dataclass(frozen=True, eq=False)
-class Designs:
-    """The clusters' distinct designs (:func:`ratings.inference.batched.distinct_designs`):
-    their ``rows``, ``weight`` (clusters per design), each cluster's design ``group_of``, and
-    the designs' CR2 blocks ``f`` = (I - H_gg)^(-1/2) and leverage blocks ``h`` = H_gg
-    (flattened row-major, one design after another)."""
-
-    rows: WorkingRows
-    weight: NDArray[np.float64]
-    group_of: NDArray[np.int64]
-    f: NDArray[np.float64]
-    h: NDArray[np.float64]
-
-
-@dataclass(frozen=True, eq=False)
-class SmallClusterInference(ClusterInference):
-    """:class:`ClusterInference` from sparse rows: the covariance is held as ``meat`` (P x P,
-    over the free coordinates) instead of G x P influences (see the module notes)."""
-
-    meat: NDArray[np.float64] | None = None
-    residual: NDArray[np.float64] | None = None  # each row's CR2-adjusted working residual
-    designs: Designs | None = None  # the clusters' distinct designs and their CR2 blocks
-
-    @property
-    def exact(self) -> bool:
-        return self._exact_for(self.n_models)
-
-    def df_plan(self, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
-        """The df path for ``n_contrasts`` contrasts (``pairs``: every pair's) and why:
-        ``"exact"``, the batched exact formula (:mod:`ratings.inference.batched`), while its
-        cost (:func:`~ratings.inference.batched.exact_cost`, BLAS products over the clusters'
-        distinct designs) stays within :data:`BATCHED_RATIO` times
-        :data:`ratings.inference.cluster.EXACT_BUDGET`; else ``"one-direction"``, the
-        approximation, streamed over the merged designs."""
-        d = self.designs
-        g, n, p = d.rows.n_clusters, d.rows.ii.size, self.free.size
-        batched = exact_cost(n, g, p, n_contrasts)
-        budget = BATCHED_RATIO * cluster.EXACT_BUDGET
-        what = (f"{g:,} designs of {self.n_clusters:,} clusters, {n:,} rows, {p} free: batched "
-                f"~{batched:.2g} flops")  # fmt: skip
-        if batched <= budget and 3 * g * p * p <= MAX_BASIS_CELLS:
-            return "exact", f"{what}; within {budget:.2g}"
-        return "one-direction", f"{what}; past {budget:.2g}"
-
-    @cached_property
-    def _basis(self) -> Basis:
-        d = self.designs
-        return basis(d.rows, d.weight, d.f, self.free, self.bread, self.chol)
-
-    @property
-    def n_clusters(self) -> int:
-        return self.rows.n_clusters
-
-    def scaled(self, factor: float) -> SmallClusterInference:
-        return replace(self, meat=self.meat * factor**2, residual=self.residual * factor)
-
-    def _cr2_covariance(self) -> NDArray[np.float64]:
-        return self.bread @ self.meat @ self.bread
-
-    def influence(self) -> NDArray[np.float64] | None:
-        """CR2-adjusted influences (G x n_params), built on request; None past
-        :data:`ratings.core.memory.MAX_INFLUENCE_CELLS` (the covariance does not need them)."""
-        from scipy.sparse import csr_matrix
-
-        from ratings.core.memory import MAX_INFLUENCE_CELLS
-
-        rows = self.rows
-        if rows.n_clusters * rows.n_params > MAX_INFLUENCE_CELLS:
-            return None
-        s = rows.a * self.residual  # the scores X_g^T e*_g as a sparse G x n_params matrix
-        at, cols, vals = [rows.cluster] * 2, [rows.ii, rows.jj], [s, -s]
-        if rows.b.size:
-            at, cols = [*at, rows.cluster], [*cols, rows.n_models + rows.judge]
-            vals.append(rows.b * self.residual)
-        w = csr_matrix((np.concatenate(vals), (np.concatenate(at), np.concatenate(cols))),
-                       shape=(rows.n_clusters, rows.n_params))  # duplicates summed
-        return np.asarray(w @ embed(self.bread, self.free, rows.n_params))  # nonzeros x P
-
-    def contrasted_influence(self, contrasts) -> NDArray[np.float64]:
-        """As :meth:`ClusterInference.contrasted_influence`, from the rows: cluster g's
-        influence on c is sum_r e*_r x_r^T B c (e*: the CR2-adjusted residuals), no G x P."""
-        v = self._directions(self._free_contrasts(contrasts))
-        rows, c = self.rows, v.shape[1]
-        per_row = rows.design(v, slice(None)) * self.residual[:, None]
-        out = np.zeros((rows.n_clusters, c))
-        for col in range(c):
-            out[:, col] = np.bincount(rows.cluster, per_row[:, col], rows.n_clusters)
-        return out
-
-    def factors(self, contrasts) -> tuple:
-        """``(omega, d, Y)`` as :meth:`ClusterInference.factors` (dense: small boards), from
-        the distinct designs' terms (:func:`ratings.inference.batched.terms`)."""
-        omega, d, y = terms(self._basis, self._free_contrasts(contrasts))
-        of = self.designs.group_of
-        return omega[:, of], d[:, of], y[:, of]
-
-    def _approx_df(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        """The one-direction approximation (as :func:`satterthwaite` without ``y``), streamed:
-        tr = sum_g omega_g = v^T H v from the information, then one pass for the shares over
-        the clusters merged by design (:attr:`~ratings.inference.working.WorkingRows.merged`:
-        alike clusters have alike shares)."""
-        groups, weight, _ = self.rows.merged
-        v = self._directions(c)
-        vf = v[self.free]
-        tr = np.sum(vf * (self.information @ vf), axis=0)
-        if groups.n_clusters * c.shape[0] <= SHARED_SHARES_CELLS:  # held, for the pairs too
-            u = groups.quadratic(v)
-            self.__dict__["_last_shares"] = (c, u)
-            return one_direction(share_sums(u.T, tr, weight), tr)
-        cells = groups.ii.size * max(c.shape[0], 1)
-        k = kernels(cells // CELLS_PER_VERDICT)
-        starts = groups.starts
-
-        def part(lo: int, hi: int) -> NDArray[np.float64]:  # the sums add over clusters
-            return k.small_shares(starts[lo:hi + 1], groups.ii, groups.jj, groups.judge,
-                                  groups.a, groups.b, groups.n_models, v, tr, DEGENERATE,
-                                  weight[lo:hi])  # fmt: skip
-
-        split = workers() if cells >= CONCURRENT_ROWS * CELLS_PER_VERDICT else 1
-        sums = sum(run([partial(part, lo, hi) for lo, hi in row_blocks(starts.size - 1, split)]))
-        return one_direction(sums.T, tr)
-
-    @cached_property
-    def information(self) -> NDArray[np.float64]:
-        """sum_g H_g over the free coordinates (from the merged rows: the same sum)."""
-        groups, weight, _ = self.rows.merged
-        return groups.information(weight[groups.cluster])[np.ix_(self.free, self.free)]
-
-    def _held_shares(self, c: NDArray[np.float64]) -> tuple:
-        """The merged designs' shares of contrasts ``c`` and their weights, when held."""
-        last = self.__dict__.get("_last_shares")
-        if last is None or not np.array_equal(last[0], c):
-            return ()
-        return last[1], self.rows.merged[1]
-
-
-def cr2_plan(sizes: NDArray[np.int64], n_free: int) -> tuple[str, str]:
-    """The CR2 path clusters of ``sizes`` rows take and why: ``"sparse"`` while its blocks'
-    decompositions (sum R_g^3) cost less than the dense path, exact (one eigen-decomposition
-    per cluster, sum R_g P min(R_g, P) + G P^2 min(G, P)) or, past
-    :data:`ratings.inference.cluster.EXACT_BUDGET`, the series (:data:`SERIES_COST_TERMS`
-    passes of R P + G P^2), and their cells stay within :data:`MAX_BLOCK_CELLS`; else the
-    dense path's (:func:`ratings.inference.cluster.dense_path`)."""
-    s, p, g = sizes.astype(np.float64), float(n_free), float(sizes.size)
-    exact = float(np.sum(s * p * np.minimum(s, p))) + g * p * p * min(g, p)
-    series = SERIES_COST_TERMS * (float(s.sum()) * p + g * p * p)
-    sparse = float(np.sum(s**3))
-    dense = dense_path(sizes, n_free)
-    what = (f"{sizes.size:,} clusters of {s.mean() if s.size else 0:.1f} rows on average, "
-            f"{n_free} free: sparse ~{sparse:.2g}, dense exact ~{exact:.2g}, series "
-            f"~{series:.2g} flops")  # fmt: skip
-    small = float(np.sum(s * s)) <= MAX_BLOCK_CELLS and sparse <= (
-        exact if dense == "exact" else min(exact, series))
-    return ("sparse" if small else dense), what
-
-
-def df_plan(inference, n_contrasts: int, pairs: bool = False) -> tuple[str, str]:
-    """The df path of ``n_contrasts`` contrasts (``pairs``: every pair's) of a
-    :class:`~ratings.inference.cluster.ClusterInference` and why (its ``df_plan``)."""
-    return inference.df_plan(n_contrasts, pairs)
 
 
 def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
                             free: NDArray[np.int64], bread: NDArray[np.float64],
-                            clusters: pd.Index | None = None) -> SmallClusterInference:
+                            clusters: pd.Index | None = None) -> ClusterInference:
     """CR2 pieces of a clustered fit from sparse rows.
 
     Parameters
@@ -284,20 +87,19 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
     starts = rows.starts
     groups, _, group_of = rows.merged
     designs, weight, design_of = distinct_designs(rows, rows.merged)
-    h, f, deg = k.small_blocks(designs.starts, designs.ii, designs.jj, designs.judge, designs.a,
+    _, f, deg = k.small_blocks(designs.starts, designs.ii, designs.jj, designs.judge, designs.a,
                                designs.b, rows.n_models, full, DEGENERATE)  # fmt: skip
-    blocks = Designs(designs, weight, design_of, f, h)
-    adjusted = _adjust(blocks, design_of, starts, residual)
+    blocks = Designs(designs, weight, design_of, f)
+    adjusted = block_apply(starts, f, residual[:, None], design_of, designs.starts)[:, 0]
     if groups.n_clusters < rows.n_clusters:  # a design's clusters add (sum e*^2) x x^T
         meat = _meat(groups, _group_residual(adjusted, starts, group_of, groups), k)
     else:
         meat = _meat(rows, adjusted, k)
     meat = meat[np.ix_(free, free)]
     chol = np.linalg.cholesky(bread) if deg.any() else None
-    degenerate = _degenerate(blocks, np.flatnonzero(deg), free, chol)
-    return SmallClusterInference(rows.n_params, rows.n_models, free, bread, None, clusters, None,
-                                 None, degenerate, rows, chol, meat=meat,
-                                 residual=adjusted, designs=blocks)  # fmt: skip
+    degenerate = leverage_one(designs, free, chol, np.flatnonzero(deg))
+    return ClusterInference(rows.n_params, rows.n_models, free, bread, rows, clusters, degenerate,
+                            meat=meat, residual=adjusted, designs=blocks, factor=chol)  # fmt: skip
 
 
 def _meat(rows: WorkingRows, e: NDArray[np.float64], k) -> NDArray[np.float64]:
@@ -312,48 +114,7 @@ def _meat(rows: WorkingRows, e: NDArray[np.float64], k) -> NDArray[np.float64]:
     if float(g) * q * q > DENSE_MEAT_RATIO * cells or g * q > MAX_SCORE_CELLS:
         return k.small_meat(rows.starts, rows.ii, rows.jj, rows.judge, rows.a, rows.b,
                             rows.n_models, q, e)  # fmt: skip
-    w = cluster_scores(rows, e)
-    out = w.T @ w
-    return (out + out.T) / 2.0
-
-
-#: Distinct designs of several rows up to which :func:`_adjust` takes one product per design.
-ADJUST_LOOP_DESIGNS = 64
-
-
-def _adjust(blocks: Designs, design_of: NDArray[np.int64], starts: NDArray[np.int64],
-            e: NDArray[np.float64]) -> NDArray[np.float64]:  # fmt: skip
-    """F_g e_g for every cluster g (``starts``: the clusters' rows), F_g the CR2 block of its
-    design (``blocks``, ``design_of``): one-row clusters by a gather, larger ones one
-    product per design while there are few of them (the clusters of a design side by side),
-    else with every cluster's block gathered, one batched product per size."""
-    sizes = np.diff(starts)
-    doff = np.concatenate([[0], np.cumsum(np.diff(blocks.rows.starts) ** 2)])
-    if blocks.rows.starts.size == starts.size and np.array_equal(design_of,
-                                                            np.arange(sizes.size)):  # fmt: skip
-        return block_apply(starts, blocks.f, e[:, None])[:, 0]  # a design a cluster, in order
-    out = np.empty_like(e)
-    lone = sizes == 1
-    heads = starts[:-1][lone]
-    out[heads] = blocks.f[doff[design_of[lone]]] * e[heads]
-    multi = np.flatnonzero(~lone)
-    if not multi.size:
-        return out
-    of = design_of[multi]
-    kinds = np.unique(of)
-    if kinds.size <= ADJUST_LOOP_DESIGNS:
-        for d in kinds:
-            cl = multi[of == d]
-            n = int(sizes[cl[0]])
-            at = starts[cl][:, None] + np.arange(n)
-            out[at] = e[at] @ blocks.f[doff[d]:doff[d] + n * n].reshape(n, n).T
-        return out
-    for n in np.unique(sizes[multi]):
-        cl = multi[sizes[multi] == n]
-        at = starts[cl][:, None] + np.arange(n)
-        fb = blocks.f[doff[design_of[cl]][:, None] + np.arange(n * n)].reshape(-1, n, n)
-        out[at] = (fb @ e[at][:, :, None])[:, :, 0]
-    return out
+    return gram(cluster_scores(rows, e))
 
 
 def _group_residual(adjusted, starts, group_of, groups) -> NDArray[np.float64]:
@@ -366,23 +127,6 @@ def _group_residual(adjusted, starts, group_of, groups) -> NDArray[np.float64]:
     if not n_single < groups.n_clusters:
         return np.sqrt(summed)
     return np.concatenate([np.sqrt(summed), adjusted[np.repeat(~lone, sizes)]])
-
-
-def _degenerate(blocks: Designs, clusters, free, chol) -> NDArray[np.float64]:
-    """Whitened directions L^T X_g^T v of leverage 1 (v an eigenvector of H_gg at 1)."""
-    out, rows = [], blocks.rows
-    if clusters.size:
-        lf = lifted(chol, free, rows.n_params)
-        off = np.concatenate([[0], np.cumsum(np.diff(rows.starts) ** 2)])
-    for g in clusters:
-        lo, hi = rows.starts[g], rows.starts[g + 1]
-        n = hi - lo
-        lam, vec = np.linalg.eigh(blocks.h[off[g]:off[g] + n * n].reshape(n, n))
-        z = rows.design(lf, slice(lo, hi))  # rows of L^T x_r
-        for t in np.flatnonzero(lam >= 1.0 - DEGENERATE):
-            q = vec[:, t] @ z
-            out.append(q / np.linalg.norm(q))
-    return np.vstack(out) if out else np.zeros((0, free.size))
 
 
 def working_inference(rows: WorkingRows, residual: NDArray[np.float64], free: NDArray[np.int64],
@@ -398,7 +142,7 @@ def working_inference(rows: WorkingRows, residual: NDArray[np.float64], free: ND
     if small is None:
         small = use_small_path(sizes, free.size)
     check_cluster_memory(data, sizes, rows.n_params,
-                         "small" if small else dense_path(sizes, free.size))  # fmt: skip
+                         "small" if small else cr2_plan(sizes, free.size, sparse=False)[0])
     if small:
         return small_cluster_inference(rows, residual, free, bread, data.clusters)
     return cluster_inference(rows, cluster_scores(rows, residual), free, clusters=data.clusters,

@@ -82,11 +82,11 @@ class WorkingRows:
         on an arena (its clusters shrink to the pairs that met). Returns the groups' rows
         (``cluster`` numbers the groups), their weights, and each cluster's group. With
         covariates each cluster is its own group (a row's covariates make its design its own)."""
-        if self.x is not None:
-            return self, np.ones(self.n_clusters), np.arange(self.n_clusters)
         starts = self.starts
         sizes = np.diff(starts)
         lone = sizes == 1
+        if self.x is not None or not lone.any():  # no one-row clusters: the groups are the rows
+            return self, np.ones(self.n_clusters), np.arange(self.n_clusters)
         first = starts[:-1][lone]  # the row of each one-row cluster
         nj = int(self.judge.max()) + 1 if self.judge.size else 1
         key = (self.ii[first].astype(np.int64) * self.n_models + self.jj[first]) * nj

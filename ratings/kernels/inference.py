@@ -145,12 +145,10 @@ def small_blocks(starts, ii, jj, judge, a, b, n_models, bread, degenerate):
                 deg[c] = True
             else:
                 fl[t] = 1.0 / np.sqrt(1.0 - lam[t])
+        fb = (vec * fl) @ vec.T  # one BLAS product, not a loop of n^3 steps
         for r in range(n):
             for s in range(n):
-                x = 0.0
-                for t in range(n):
-                    x += vec[r, t] * fl[t] * vec[s, t]
-                f[o + r * n + s] = x
+                f[o + r * n + s] = fb[r, s]
                 h[o + r * n + s] = blk[r, s]
     return h, f, deg
 

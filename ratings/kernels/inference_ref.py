@@ -142,22 +142,45 @@ def small_blocks(starts, ii, jj, judge, a, b, n_models, bread, degenerate):
     h, f = np.empty(off[-1]), np.empty(off[-1])
     deg = np.zeros(starts.size - 1, dtype=bool)
     for n, rows, cl in _by_size(starts):
-        idx, coef = _design(rows, ii, jj, judge, a, b, n_models)  # (k, n, E)
-        e = idx.shape[2]
-        blk = np.zeros((cl.size, n, n))
-        for x in range(e):  # x_r^T B x_s: E^2 gathers of the bread, no (k, n, n, E, E) array
-            for y in range(e):
-                blk += (coef[:, :, None, x] * coef[:, None, :, y]
-                        * bread[idx[:, :, None, x], idx[:, None, :, y]])  # fmt: skip
-        lam, vec = np.linalg.eigh(blk)
-        bad = lam >= 1.0 - degenerate
-        deg[cl] = bad.any(axis=1)
-        fl = np.where(bad, 1.0, 1.0 / np.sqrt(np.clip(1.0 - lam, degenerate, None)))
-        fb = (vec * fl[:, None, :]) @ vec.transpose(0, 2, 1)
+        blk = _leverage_blocks(rows, ii, jj, judge, a, b, n_models, bread)
+        if n == 1:  # the leverage is the eigenvalue (eigenvector 1)
+            lam = blk[:, 0]
+            bad = lam >= 1.0 - degenerate
+            fb = np.where(bad, 1.0, 1.0 / np.sqrt(np.clip(1.0 - lam, degenerate, None)))
+        else:
+            lam, vec = np.linalg.eigh(blk)
+            bad = lam >= 1.0 - degenerate
+            fl = np.where(bad, 1.0, 1.0 / np.sqrt(np.clip(1.0 - lam, degenerate, None)))
+            fb = (vec * fl[:, None, :]) @ vec.transpose(0, 2, 1)
+        deg[cl] = bad.reshape(cl.size, -1).any(axis=1)
         at = off[cl][:, None] + np.arange(n * n)
         h[at] = blk.reshape(-1, n * n)
         f[at] = fb.reshape(-1, n * n)
     return h, f, deg
+
+
+#: Clusters of n rows take their leverage blocks from dense design rows (two BLAS products)
+#: while the parameters are at most this many times n (then the rows' k n P cells are at most
+#: this many times the blocks' k n^2); else from gathers of the bread, E^2 a cell.
+_DENSE_ROWS_UP_TO = 4
+
+
+def _leverage_blocks(rows, ii, jj, judge, a, b, n_models, bread):
+    """H_gg = X_g B X_g^T of the clusters whose rows are ``rows`` (k, n) -> (k, n, n)."""
+    idx, coef = _design(rows, ii, jj, judge, a, b, n_models)  # (k, n, E)
+    k, n, e = idx.shape
+    q = bread.shape[0]
+    if n > 1 and q <= _DENSE_ROWS_UP_TO * n:  # x_r^T B x_s as X B X^T, X (k, n, Q) dense
+        x = np.zeros((k * n, q))
+        x[np.arange(k * n)[:, None], idx.reshape(-1, e)] = coef.reshape(-1, e)  # distinct
+        x = x.reshape(k, n, q)
+        return (x @ bread) @ x.transpose(0, 2, 1)
+    blk = np.zeros((k, n, n))
+    for u in range(e):  # x_r^T B x_s: E^2 gathers of the bread, no (k, n, n, E, E) array
+        for w in range(e):
+            blk += (coef[:, :, None, u] * coef[:, None, :, w]
+                    * bread[idx[:, :, None, u], idx[:, None, :, w]])  # fmt: skip
+    return blk
 
 
 def small_meat(starts, ii, jj, judge, a, b, n_models, n_params, e):

@@ -46,6 +46,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
+from ratings.core import threads
 from ratings.core.errors import NonIdentifiableError
 from ratings.data.slots import SlotCounts
 from ratings.inference import ClusterInference
@@ -53,8 +54,8 @@ from ratings.kernels.engine import Engine, kernels
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT, Family
 from ratings.models.newton import newton
 
-__all__ = ["DIVERGED", "MERGE_SHARE", "DesignFit", "Remedy",
-           "blocks_of", "concurrent_rows", "design_kernels", "design_rows", "fit_design",
+__all__ = ["COVARIATES", "DIVERGED", "MERGE_SHARE", "DesignFit", "Remedy",
+           "blocks_of", "design_kernels", "design_rows", "fit_design",
            "side_by_side", "unit_df", "wald", "widen_one_judge"]
 
 
@@ -80,17 +81,10 @@ class Remedy:
 DIVERGED = 30.0
 
 
-def _generic_remedy() -> Remedy:
-    return Remedy("Covariate", "coefficients",
-                  "some covariate (or model) separates wins from losses on these verdicts.",
-                  "some covariate cannot be told apart from the strengths.")
-
-
-def concurrent_rows() -> int:
-    """Rows from which passes run side by side (:data:`ratings.core.threads.CONCURRENT_ROWS`)."""
-    from ratings.core.threads import CONCURRENT_ROWS
-
-    return CONCURRENT_ROWS
+#: The errors of a fit with covariates that names none (:func:`fit_design`'s default).
+COVARIATES = Remedy("Covariate", "coefficients",
+                    "some covariate (or model) separates wins from losses on these verdicts.",
+                    "some covariate cannot be told apart from the strengths.")
 
 
 def design_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "auto") -> SlotCounts:
@@ -133,7 +127,7 @@ def design_rows(slots: SlotCounts, x: NDArray[np.float64], engine: Engine = "aut
             *(c[s] for c in cols[:5]), len(slots.models), len(slots.judges), lead[s]), blocks))
 
     lead = np.empty(x.shape[0], dtype=np.int64)
-    if x.shape[0] >= concurrent_rows():  # merge only if a sample shows it pays
+    if x.shape[0] >= threads.CONCURRENT_ROWS:  # merge only if a sample shows it pays
         sample = _sample_clusters(cols[0])
         found = merge(sample, lead)
         if found < MERGE_SHARE * sum(s.stop - s.start for s in sample):
@@ -194,19 +188,23 @@ def design_kernels(k):
 def blocks_of(n: int) -> list[slice]:
     """Row blocks a pass over ``n`` rows is split into, run side by side on the package's
     threads (one block below :data:`ratings.core.threads.CONCURRENT_ROWS` rows)."""
-    from ratings.core.threads import CONCURRENT_ROWS, row_blocks, workers
-
-    if n < CONCURRENT_ROWS:
+    if n < threads.CONCURRENT_ROWS:
         return [slice(0, n)]
-    return [slice(lo, hi) for lo, hi in row_blocks(n, workers())]
+    return [slice(lo, hi) for lo, hi in threads.row_blocks(n, threads.workers())]
 
 
-def side_by_side(job, blocks: list) -> list:
+def side_by_side(job, blocks: list, concurrent: bool = True) -> list:
     """``[job(block) for block in blocks]``, the blocks on the package's threads (the kernels
-    release the GIL)."""
-    from ratings.core.threads import run
+    release the GIL) unless not ``concurrent`` (then in turn, on the calling thread)."""
+    jobs = [lambda s=s: job(s) for s in blocks]
+    return threads.run(jobs) if concurrent else [each() for each in jobs]
 
-    return run([lambda s=s: job(s) for s in blocks])
+
+def _joined(parts: list, items) -> tuple:
+    """Each of the blocks' per-row arrays ``items`` joined in block order (one block's as
+    they are)."""
+    return tuple(parts[0][k] if len(parts) == 1 else np.concatenate([part[k] for part in parts])
+                 for k in items)  # fmt: skip
 
 
 def _total(parts) -> NDArray[np.float64]:
@@ -261,10 +259,7 @@ class _Design:
                                          r.wi[s], r.wj[s], r.tt[s], with_meat)  # fmt: skip
 
         parts = side_by_side(block, range(len(self.blocks)))
-        if len(parts) == 1:
-            return parts[0]
-        return (sum(part[0] for part in parts),
-                *(np.concatenate([part[c] for part in parts]) for c in range(1, 9)))
+        return (_total(part[0] for part in parts), *_joined(parts, range(1, 9)))
 
     def grad(self, sd, se) -> NDArray[np.float64]:
         """X^T s_d + E^T s_eta (the log-likelihood's gradient); blocks of rows side by side."""
@@ -365,8 +360,7 @@ class _Design:
                 r, m, sk = self.rows, self.m, self.sk
                 parts = side_by_side(lambda s: sk.style_bt_rows(
                     params, m, r.ii[s], r.jj[s], r.x[s], r.wi[s], r.wj[s], r.tt[s]), self.blocks)
-                both = tuple(np.concatenate([part[k] for part in parts]) if len(parts) > 1
-                             else parts[0][k] for k in range(2))  # fmt: skip
+                both = _joined(parts, range(2))
             self._weights = (params.copy(), both)
         return self._weights[1]
 
@@ -434,7 +428,7 @@ def fit_design(
     beta0: NDArray[np.float64] | None = None,
     n_ridge: int | None = None,
     one_judge: bool = False,
-    remedy: Remedy | None = None,
+    remedy: Remedy = COVARIATES,
 ) -> DesignFit:
     """Fit strengths and style coefficients (and Crowd-BT etas) jointly; see the module notes.
 
@@ -447,10 +441,8 @@ def fit_design(
     coefficients (default: all), the style features' when judge effects follow them.
     ``one_judge``: the board has a single judge (besides forfeits); its posterior mode's CR2
     bread then leaves out the prior on eta (:func:`_bread_information`). ``remedy`` words the
-    errors of a fit that diverges or whose information is singular (:class:`Remedy`; the style
-    features' by default).
+    errors of a fit that diverges or whose information is singular (:class:`Remedy`).
     """
-    remedy = _generic_remedy() if remedy is None else remedy
     k = kernels(engine, int(rows.n_rows))
     design = _Design(rows, family, k, prior)
     m, p, nj, crowd = design.m, design.p, design.nj, design.crowd

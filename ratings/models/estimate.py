@@ -40,8 +40,9 @@ class Estimate:
         computing it when asked: what robust intervals of zero width are checked against.
     draws : ndarray, shape (n_boot, M), or None
         Bootstrap draws of ``theta``.
-    influence : ndarray, shape (G, M), or None
-        Per-cluster influences (their cross-product is the clustered sandwich).
+    influence : ndarray, shape (G, M), OnRequest or None
+        Per-cluster influences (their cross-product is the clustered sandwich); CR2's as a
+        :class:`~ratings.inference.builder.OnRequest`, computed when the result's are read.
     inference : ClusterInference or None
         The CR2 pieces giving each contrast its degrees of freedom.
     judges : DataFrame or None

@@ -166,23 +166,20 @@ def _spanned(slots: SlotCounts, own: NDArray[np.bool_], pos_note: NDArray,
     which the callers check first).
     """
     import scipy.linalg
-    from scipy import sparse
+
+    from ratings.kernels.style_ref import style_assemble
 
     pos, slf = np.flatnonzero(pos_note == ""), np.flatnonzero(self_note == "")
     if not (pos.size or slf.size):
         return
     keep = slots.n > 0
     a, b, judge = slots.ii[keep], slots.jj[keep], slots.judge[keep]
-    m, r = len(slots.models), int(keep.sum())
-    rows = np.arange(r)
-    at, col, val = _entries(judge, a, b, own, pos, slf)
-    eff = sparse.csr_matrix((val, (at, col)), shape=(r, pos.size + slf.size))
-    strengths = sparse.csr_matrix((np.r_[np.ones(r), -np.ones(r)], (np.r_[rows, rows],
-                                                                     np.r_[a, b])),
-                                  shape=(r, m))[:, 1:]  # fmt: skip
-    g_ss = (strengths.T @ strengths).toarray()
-    g_se = (strengths.T @ eff).toarray()
-    g_ee = (eff.T @ eff).toarray()
+    x = _columns(judge, a, b, own, pos, slf)
+    # X^T X of the design (strengths, the planned effects), the first model's strength removed
+    gram = style_assemble(len(slots.models), 0, a, b, judge, x, np.ones(a.size), np.zeros(0),
+                          np.zeros(0))[1:, 1:]  # fmt: skip
+    s = len(slots.models) - 1
+    g_ss, g_se, g_ee = gram[:s, :s], gram[:s, s:], gram[s:, s:]
     try:
         solved = scipy.linalg.solve(g_ss, g_se, assume_a="pos")
     except (np.linalg.LinAlgError, ValueError):
@@ -220,24 +217,24 @@ def effect_columns(slots: SlotCounts, plan: EffectPlan) -> NDArray[np.float64]:
     """One covariate column per estimated effect, per row of ``slots``: judge k's position
     bias is the coefficient of a column that is 1 on its verdicts, its self-preference that of
     own_k(A) - own_k(B) on its verdicts (positions first, then self-preferences, by judge)."""
-    pos, slf = np.flatnonzero(plan.position), np.flatnonzero(plan.self_preference)
-    out = np.zeros((slots.n_rows, pos.size + slf.size))
-    at, col, val = _entries(slots.judge, slots.ii, slots.jj, plan.own, pos, slf)
-    out[at, col] = val
-    return out
+    return _columns(slots.judge, slots.ii, slots.jj, plan.own, np.flatnonzero(plan.position),
+                    np.flatnonzero(plan.self_preference))  # fmt: skip
 
 
-def _entries(judge: NDArray[np.int64], a: NDArray[np.int64], b: NDArray[np.int64],
-             own: NDArray[np.bool_], pos: NDArray[np.int64], slf: NDArray[np.int64]) -> tuple:
-    """(row, column, value) of the effect columns (:func:`effect_columns`) of the judges
-    ``pos`` (position bias) and ``slf`` (self-preference) on rows (``judge``, ``a``, ``b``):
-    a row has at most its judge's two."""
+def _columns(judge: NDArray[np.int64], a: NDArray[np.int64], b: NDArray[np.int64],
+             own: NDArray[np.bool_], pos: NDArray[np.int64],
+             slf: NDArray[np.int64]) -> NDArray[np.float64]:  # fmt: skip
+    """The effect columns (:func:`effect_columns`) of the judges ``pos`` (position bias) and
+    ``slf`` (self-preference) on rows (``judge``, ``a``, ``b``): a row has at most its
+    judge's two."""
     col = np.full((2, own.shape[0]), -1)
     col[0, pos], col[1, slf] = np.arange(pos.size), pos.size + np.arange(slf.size)
     c = col[:, judge].ravel()
     val = np.concatenate([np.ones(judge.size), own[judge, a].astype(np.float64) - own[judge, b]])
     on = c >= 0
-    return np.tile(np.arange(judge.size), 2)[on], c[on], val[on]
+    out = np.zeros((judge.size, pos.size + slf.size))
+    out[np.tile(np.arange(judge.size), 2)[on], c[on]] = val[on]
+    return out
 
 
 def effects_remedy():

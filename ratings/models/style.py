@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ratings.core import threads
 from ratings.core.errors import InvalidVerdictsError, format_rows, option
 from ratings.core.schema import ELO_SCALE, require_columns
 from ratings.kernels.engine import Engine, kernels
@@ -42,27 +43,26 @@ from ratings.models.covariates import (
     DesignFit,
     Remedy,
     blocks_of,
-    concurrent_rows,
     design_kernels,
     side_by_side,
     unit_df,
     wald,
 )
 
-__all__ = ["TRANSFORMS", "check_ridge", "check_style_columns", "check_transform",
-           "feature_columns", "feature_jobs", "features_by_verdict", "parse_style",
-           "ridge_option", "style_columns", "style_remedy", "style_table", "transform_option"]
+__all__ = ["TRANSFORMS", "check_style_columns", "feature_columns", "feature_jobs",
+           "features_by_verdict", "parse_style", "style_columns", "style_remedy", "style_table"]
 
 
 #: Feature transforms ``transform=`` accepts (position = ``kind`` of the transform kernel).
 TRANSFORMS = ("normalized", "diff", "ratio", "log-ratio")
 
 
-def style_remedy() -> Remedy:
-    """How the errors of a style-controlled fit name the style features (and what to do)."""
+def style_remedy(ridge: str) -> Remedy:
+    """How the errors of a style-controlled fit name the style features (and what to do;
+    ``ridge``: the ridge option as the user sets it)."""
     return Remedy("Style-controlled", "style coefficients",
                   "some feature (or model) separates wins from losses on these verdicts. Drop "
-                  f"that feature from {option('style')} or add a ridge ({ridge_option()}).",
+                  f"that feature from {option('style')} or add a ridge ({ridge}).",
                   "some feature cannot be told apart from the strengths (e.g. a feature that is "
                   f"constant per model pair). Drop it from {option('style')}.")  # fmt: skip
 
@@ -122,17 +122,15 @@ def feature_columns(frame: pd.DataFrame, names: Sequence[str], transform: str = 
     :class:`~ratings.core.errors.InvalidVerdictsError` for a missing column, a missing or
     negative value (naming rows), or a feature equal on both sides of every verdict.
     ``concurrent=False`` keeps the work on the calling thread (a job of the package's pool)."""
-    check_transform(transform)
     check_style_columns(frame.columns, names)
-    together = side_by_side if concurrent else (lambda job, items: [job(i) for i in items])
     n, kind = len(frame), TRANSFORMS.index(transform)
     sk = design_kernels(kernels(engine, n))
     pairs = [(_numeric(frame, f"{name}_a"), _numeric(frame, f"{name}_b")) for name in names]
     xt = np.empty((len(names), n))
     each = [[k] for k in range(len(names))]  # the features side by side on long logs
-    jobs = each if n >= concurrent_rows() else [list(range(len(names)))]
-    parts = together(lambda ks: [sk.style_transform(*pairs[k], kind, xt[k]) for k in ks],
-                         jobs)  # fmt: skip
+    jobs = each if n >= threads.CONCURRENT_ROWS else [list(range(len(names)))]
+    parts = side_by_side(lambda ks: [sk.style_transform(*pairs[k], kind, xt[k]) for k in ks],
+                         jobs, concurrent)  # fmt: skip
     total = np.array([t for part in parts for t, _ in part])
     negative = [k for part, ks in zip(parts, jobs, strict=True)
                 for k, (_, neg) in zip(ks, part, strict=True) if neg]  # fmt: skip
@@ -175,42 +173,6 @@ def features_by_verdict(xt: NDArray[np.float64], scale: NDArray[np.float64],
     out, jobs = feature_jobs(xt, scale, rank, engine)
     side_by_side(lambda job: job(), jobs)
     return out
-
-
-def check_ridge(ridge: object) -> float:
-    """The ridge as a float, or ``ValueError`` naming the option (``Style(ridge=)`` in Python,
-    ``--style-ridge`` on the command line) unless it is a finite number >= 0."""
-    try:
-        value = float(ridge)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        value = float("nan")
-    if isinstance(ridge, bool) or not (np.isfinite(value) and value >= 0):
-        raise ValueError(f"{ridge_option()} must be a finite number >= 0; got {ridge!r}.")
-    return value
-
-
-def check_transform(transform: object) -> str:
-    """``transform`` if it is one of :data:`TRANSFORMS`, else ``ValueError`` naming the option."""
-    if transform not in TRANSFORMS:
-        raise ValueError(f"{transform_option()} must be one of {list(TRANSFORMS)}; got "
-                         f"{transform!r}.")  # fmt: skip
-    return str(transform)
-
-
-def ridge_option() -> str:
-    """The ridge option as the user sets it: ``--style-ridge`` on the command line,
-    ``Style(ridge=)`` in Python."""
-    return _spec_option("style_ridge", "ridge")
-
-
-def transform_option() -> str:
-    """``--style-transform`` on the command line, ``Style(transform=)`` in Python."""
-    return _spec_option("style_transform", "transform")
-
-
-def _spec_option(name: str, field: str) -> str:
-    text = option(name)
-    return f"`Style({field}=)`" if text == f"`{name}`" else text
 
 
 def style_columns(style: Sequence[str]) -> list[str]:
