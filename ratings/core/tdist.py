@@ -27,6 +27,7 @@ import math
 from statistics import NormalDist
 
 import numpy as np
+from numpy.polynomial.polyutils import mapdomain
 from numpy.typing import NDArray
 
 __all__ = ["CORNISH_FISHER_FROM", "critical_value", "critical_values", "lgamma",
@@ -113,11 +114,14 @@ def _interpolated(nu: NDArray[np.float64], p: float, z: float) -> NDArray[np.flo
         out[smooth] = _newton(nu_s, p, z) if nu_s.size else []
         return out
     domain = [1.0 / float(nu_s.max()), 1.0 / float(nu_s.min())]
-    fitted = np.polynomial.Chebyshev.interpolate(lambda u: _newton(1.0 / u, p, z), _DEGREE,
-                                                 domain=domain)  # fmt: skip
+    cheb = np.polynomial.chebyshev
+    nodes = mapdomain(cheb.chebpts1(_DEGREE + 1), [-1.0, 1.0], domain)  # interpolate's own
+    check = cheb.chebpts1(9) * (domain[1] - domain[0]) / 2 + sum(domain) / 2
+    exact = _newton(1.0 / np.concatenate([nodes, check]), p, z)  # one pass for both
+    fitted = np.polynomial.Chebyshev(cheb.chebinterpolate(lambda _: exact[:nodes.size], _DEGREE),
+                                     domain=domain)  # as Chebyshev.interpolate builds it
     coef = np.abs(fitted.coef)
-    check = np.polynomial.chebyshev.chebpts1(9) * (domain[1] - domain[0]) / 2 + sum(domain) / 2
-    exact = _newton(1.0 / check, p, z)
+    exact = exact[nodes.size:]
     if coef[-3:].max() > _TAIL * coef[0] or np.max(np.abs(fitted(check) / exact - 1.0)) > _CHECKED:
         out[smooth] = _newton(nu_s, p, z)
     else:
