@@ -54,7 +54,7 @@ from ratings.inference.tie_bias import phi_bias
 from ratings.inference.ties import tie_cluster_scores, tie_inference
 from ratings.kernels.engine import kernels
 from ratings.kernels.engine import resolve as resolve_engine
-from ratings.models.bt import fit_bt
+from ratings.models.bt import PairTable, fit_bt
 from ratings.models.crowd.policy import estimate_crowd
 from ratings.models.crowd.quality import resolve_judge_quality
 from ratings.models.estimate import Estimate, bootstrap_refits
@@ -322,9 +322,7 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
             return k.bt_scores(res.theta, rows.ii, rows.jj, wi, wj, tt), None
 
         def verdict_meat():
-            _, _, _, meat = k.bt_row_terms(res.theta, data.ii, data.jj, data.wi, data.wj,
-                                           data.tt)  # fmt: skip
-            return k.laplacian(m, data.ii, data.jj, meat)
+            return PairTable(data).meat(res.theta)
 
         scores = row_scores_of(data, m, k, row_scores, verdict_meat)
 
