@@ -239,12 +239,17 @@ def _bounded_max(z: NDArray[np.float32], w: NDArray[np.float32]) -> NDArray[np.f
     n, m = z.shape
     rows = np.arange(n)
     hi, lo = z.argmax(axis=1), z.argmin(axis=1)
-    z_hi, z_lo = z[rows, hi][:, None], z[rows, lo][:, None]
-    low = np.maximum(((z - z_lo) * w[:, lo].T).max(axis=1),
-                     ((z_hi - z) * w[hi]).max(axis=1))[:, None]  # fmt: skip
-    j_ok = (z - z_lo) * w.max(axis=1) >= low
-    k_ok = (z_hi - z) * w.max(axis=0) >= low
-    cells = j_ok.sum(axis=1) * k_ok.sum(axis=1)
+    above = z - z[rows, lo][:, None]  # z_j - min z
+    below = z[rows, hi][:, None] - z  # max z - z_k
+    to_lo = np.take(w.T, lo, axis=0)  # w[j, lo] per draw
+    to_lo *= above
+    from_hi = np.take(w, hi, axis=0)
+    from_hi *= below
+    low = np.maximum(to_lo.max(axis=1), from_hi.max(axis=1))[:, None]
+    above *= w.max(axis=1)
+    below *= w.max(axis=0)
+    j_ok, k_ok = above >= low, below >= low
+    cells = np.count_nonzero(j_ok, axis=1) * np.count_nonzero(k_ok, axis=1)
     full = cells > m * m // 8
     out = np.empty(n)
     if full.any():
