@@ -18,7 +18,9 @@ the one quantile every interval of the package uses; :func:`critical_values` the
 degrees of freedom at once (one per contrast of a CR2 fit), beyond a few values by
 :func:`t_quantiles`, the same iterations in NumPy over all of them. :func:`t_upper` is the
 upper tail probability over arrays, for tests that need only which side of its quantile a
-statistic lies on (one continued fraction instead of the Newton steps).
+statistic lies on (one continued fraction instead of the Newton steps). The Gamma-function
+constants of many degrees of freedom come from :func:`lgamma`'s Stirling series in NumPy (and
+1 / B(df / 2, 1 / 2) from the difference of two such series, without cancellation).
 """
 
 from __future__ import annotations
