@@ -394,8 +394,8 @@ class DesignFit:
     converged: bool
     n_iter: int
     max_grad: float
-    eta_estimated: NDArray[np.bool_] | None = None
-    eta_boundary: NDArray[np.bool_] | None = None
+    estimated: NDArray[np.bool_] | None = None
+    boundary: NDArray[np.bool_] | None = None
     hessian: NDArray[np.float64] | None = None
 
     @property
@@ -518,12 +518,12 @@ def widen_one_judge(fit: DesignFit, rows: SlotCounts, k: int, *, prior, plain_on
     rescaled. ``fit`` unchanged where it has no CR2 inference or the profile fails."""
     from ratings.models.crowd.onejudge import profile_prior, profile_widening
 
-    if (fit.inference is None or prior is None or not fit.eta_estimated[k]
-            or fit.eta_boundary[k]):  # fmt: skip
+    if (fit.inference is None or prior is None or not fit.estimated[k]
+            or fit.boundary[k]):  # fmt: skip
         return fit
     m, p = fit.n_models, fit.n_features
     at = m + p + k
-    free = np.asarray(fit.eta_estimated, dtype=bool)
+    free = np.asarray(fit.estimated, dtype=bool)
     kw = {"ref": ref, "family": CROWD_BT, "ci": "model", "ridge": ridge, "n_ridge": n_ridge,
           "engine": engine, "prior": profile_prior(prior)}  # fmt: skip
 

@@ -68,10 +68,9 @@ __all__ = [
     "fit_crowd_bt",
     "fit_crowd_default",
     "fix_eta",
+    "in_ses",
     "likelihood_bread",
-    "moved_in_ses",
     "open_covariance",
-    "prior_shift",
     "psd_root",
     "reused_eta_factor",
     "trial_fit",
@@ -114,8 +113,12 @@ class CrowdFit:
     # False for a posterior mode whose plain fit had no estimate or did not converge.
     plain_found: bool = True
     # A posterior mode chosen over a regular plain fit: how far the prior moved it, in the plain
-    # fit's standard errors (see :func:`prior_shift`); NaN otherwise.
+    # fit's standard errors (see :func:`in_ses`); NaN otherwise.
     prior_shift: float = float("nan")
+
+    @property
+    def n_models(self) -> int:
+        return self.theta.size
 
     @property
     def params(self) -> NDArray[np.float64]:
@@ -239,7 +242,7 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
     when ``clustered``, else per verdict; normal quantile). On or near the boundary, where the
     MLE's intervals fail (Self & Liang 1987), the prior keeps eta and the strengths off it.
     A regular plain estimate is still replaced by the posterior mode where the prior moves it
-    by more than :data:`PRIOR_SHIFT_LIMIT` of its standard errors (:func:`prior_shift`): on
+    by more than :data:`PRIOR_SHIFT_LIMIT` of its standard errors (:func:`in_ses`): on
     small boards a plain estimate can look regular because its etas happened to read low, and
     then its ratings are spread too wide (docs/crowd.md). With a single estimated eta this is
     left out: there the regular plain estimates cover, and the posterior mode's intervals,
@@ -256,24 +259,17 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
     if prior is None:
         return fit_crowd_bt(data, prior=None, **kwargs)
 
-    def regular(plain: CrowdFit) -> NDArray[np.float64] | None:
-        if not (plain.converged and not plain.boundary.any()
-                and likelihood_bread(plain) is not None):  # fmt: skip
-            return None
-        m, on = plain.theta.size, np.flatnonzero(plain.estimated)
-        cov = crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
-                               engine=kwargs.get("engine", "auto"))  # fmt: skip
-        return cov if etas_inside(plain.eta[on], np.diag(cov)[m + on], level) else None
+    def covariance(plain: CrowdFit) -> NDArray[np.float64]:
+        return crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
+                                engine=kwargs.get("engine", "auto"))  # fmt: skip
 
     def screened(plain: CrowdFit, cov) -> bool:  # the move clearly smaller to first order
         step = first_order_move(plain, prior)
-        return step is not None and _in_ses(plain, step, cov) <= SCREEN * PRIOR_SHIFT_LIMIT
+        return step is not None and in_ses(plain, step, cov) <= SCREEN * PRIOR_SHIFT_LIMIT
 
     choice = choose_estimate(lambda: fit_crowd_bt(data, prior=None, **kwargs),
                              lambda plain: fit_crowd_bt(data, prior=prior, **kwargs),
-                             regular=regular, shift=prior_shift, screened=screened,
-                             estimated=lambda fit: fit.estimated,
-                             on_bound=lambda fit: fit.boundary)  # fmt: skip
+                             covariance=covariance, level=level, screened=screened)
     if not choice.prior_used:
         return choice.fit
     return replace(choice.fit, plain_on_bound=choice.plain_on_bound,
@@ -295,31 +291,33 @@ class Choice(Generic[T]):
 
 
 def choose_estimate(plain_fit: Callable[[], T], posterior_fit: Callable[[T | None], T], *,
-                    regular: Callable[[T], NDArray[np.float64] | None],
-                    shift: Callable[[T, T, NDArray[np.float64]], float],
-                    estimated: Callable[[T], NDArray[np.bool_]],
-                    on_bound: Callable[[T], NDArray[np.bool_]],
+                    covariance: Callable[[T], NDArray[np.float64]], level: float,
                     screened: Callable[[T, NDArray[np.float64]], bool] | None = None,
                     ) -> Choice[T]:  # fmt: skip
     """Crowd-BT's default-estimate rule (:func:`fit_crowd_default`), for any fit of it (plain
-    Crowd-BT's, or a design with covariates'): the plain estimate ``plain_fit()`` where it is
-    ``regular`` (which returns its covariance, or None) and, with two or more estimated etas,
+    Crowd-BT's :class:`CrowdFit`, or a design with covariates'
+    :class:`~ratings.models.covariates.DesignFit`: ``params`` with the strengths first and the
+    etas last, ``estimated`` and ``boundary`` etas): the plain estimate ``plain_fit()`` where it
+    is regular (converged, every estimated eta inside (1/2, 1) with its Wald interval at
+    ``level`` from ``covariance(plain)``, normal quantile) and, with two or more estimated etas,
     the prior would move it by at most :data:`PRIOR_SHIFT_LIMIT` of its standard errors
-    (``shift(plain, post, cov)``; ``screened(plain, cov)``: the first-order move already says
-    so), else the posterior mode ``posterior_fit(plain)`` (``plain`` None where it has no
-    estimate). ``estimated(fit)``: its estimated etas, ``on_bound(fit)`` those on a bound."""
+    (:func:`in_ses`; ``screened(plain, cov)``: the first-order move already says so), else the
+    posterior mode ``posterior_fit(plain)`` (``plain`` None where it has no estimate)."""
     plain = trial_fit(plain_fit)
-    cov = None if plain is None else regular(plain)
+    cov = None
+    if plain is not None and plain.converged and not plain.boundary.any():
+        cov, on = covariance(plain), _eta_at(plain)
+        cov = cov if etas_inside(plain.params[on], np.diag(cov)[on], level) else None
     if cov is not None:
-        if int(estimated(plain).sum()) < 2 or (screened is not None and screened(plain, cov)):
+        if int(plain.estimated.sum()) < 2 or (screened is not None and screened(plain, cov)):
             return Choice(plain, False)  # one judge: the widened posterior mode over-covers
         post = posterior_fit(plain)
-        moved = shift(plain, post, cov)
+        moved = in_ses(plain, post.params - plain.params, cov)
         if moved <= PRIOR_SHIFT_LIMIT:
             return Choice(plain, False)
-        return Choice(post, True, np.zeros_like(estimated(post)), True, moved)
+        return Choice(post, True, np.zeros_like(post.estimated), True, moved)
     post = posterior_fit(plain)
-    bound = (on_bound if plain is not None else estimated)(plain if plain is not None else post)
+    bound = post.estimated if plain is None else plain.boundary
     return Choice(post, True, bound.copy(), plain is not None and plain.converged)
 
 
@@ -334,15 +332,6 @@ def trial_fit(fit: Callable[[], T]) -> T | None:
             return fit()
     except NonIdentifiableError:
         return None
-
-
-def prior_shift(plain: CrowdFit, post: CrowdFit, cov: NDArray[np.float64]) -> float:
-    """How far the posterior mode ``post`` lies from the regular plain estimate ``plain``: the
-    largest move of a strength (against the strengths' mean, so whatever the reference) or of
-    an estimated eta, each over its standard error from ``cov``, the plain estimate's
-    covariance over (theta, eta)."""
-    move = np.concatenate([post.theta - plain.theta, post.eta - plain.eta])
-    return _in_ses(plain, move, cov)
 
 
 def first_order_move(plain: CrowdFit, prior: CrowdPrior) -> NDArray[np.float64] | None:
@@ -360,18 +349,17 @@ def first_order_move(plain: CrowdFit, prior: CrowdPrior) -> NDArray[np.float64] 
     return move
 
 
-def _in_ses(plain: CrowdFit, move: NDArray[np.float64], cov: NDArray[np.float64]) -> float:
-    """The largest component of ``move`` (over (theta, eta)) in standard errors from ``cov``:
-    strengths against their mean, the etas with a variance."""
-    m = plain.theta.size
-    keep = np.r_[np.arange(m), m + np.flatnonzero(plain.estimated & ~plain.boundary)]
-    return moved_in_ses(move[keep], cov[np.ix_(keep, keep)], m)
+def _eta_at(fit) -> NDArray[np.int64]:
+    """Where ``fit.params`` (etas last) holds the estimated etas off a bound."""
+    return fit.params.size - fit.eta.size + np.flatnonzero(fit.estimated & ~fit.boundary)
 
 
-def moved_in_ses(move: NDArray[np.float64], cov: NDArray[np.float64], m: int) -> float:
-    """The largest component of ``move`` in standard errors from ``cov``, both over (the ``m``
-    strengths, the estimated etas): strengths against their mean, components without a
-    positive variance left out. The prior's move (:data:`PRIOR_SHIFT_LIMIT`) of any fit."""
+def in_ses(plain, move: NDArray[np.float64], cov: NDArray[np.float64]) -> float:
+    """The largest component of ``move`` (over ``plain.params``) in standard errors from
+    ``cov``: strengths against their mean (so whatever the reference), and the estimated etas
+    off a bound. How far the prior moves a fit (:data:`PRIOR_SHIFT_LIMIT`)."""
+    keep = np.r_[np.arange(plain.n_models), _eta_at(plain)]
+    move, cov, m = move[keep], cov[np.ix_(keep, keep)], plain.n_models
     s = cov[:m, :m]
     var = np.concatenate([np.diag(s) - 2.0 * s.mean(axis=1) + s.mean(),  # of s_i - mean(s)
                           np.diag(cov)[m:]])  # fmt: skip

@@ -157,7 +157,7 @@ class CrowdSummary:
         Where the prior was used over a regular plain estimate because it moved that estimate
         by more than ``ratings.models.crowd.likelihood.PRIOR_SHIFT_LIMIT`` standard errors: the
         largest such move
-        (``ratings.models.crowd.likelihood.prior_shift``); NaN otherwise.
+        (``ratings.models.crowd.likelihood.in_ses``); NaN otherwise.
     """
 
     eta_cov: pd.DataFrame
