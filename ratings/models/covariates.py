@@ -279,19 +279,12 @@ class _Design:
     def prior_terms(self, params, strengths_only: bool = False) -> tuple:
         """The Crowd-BT prior's value, gradient and Hessian over all params (zero without);
         ``strengths_only``: the strengths' Gaussian part alone."""
-        from ratings.models.crowd.prior import CrowdPrior, prior_terms
+        from ratings.models.crowd.prior import prior_terms
 
-        n = self.n_params
-        g, h = np.zeros(n), np.zeros((n, n))
-        if self.prior is None:
-            return 0.0, g, h
-        prior = CrowdPrior(0.0, 0.0, self.prior.strength_sd) if strengths_only else self.prior
+        prior = self.prior.strengths_only if strengths_only and self.prior is not None \
+            else self.prior
         m, e = self.m, self.m + self.p
-        idx = np.r_[np.arange(m), e + np.arange(self.nj)]
-        value, gs, hs = prior_terms(params[:m], params[e:], self.estimated, prior)
-        g[idx] = gs
-        h[np.ix_(idx, idx)] = hs
-        return value, g, h
+        return prior_terms(params[:m], params[e:], self.estimated, prior, self.p)
 
     def objective(self, params, ridge: float, n_ridge: int) -> tuple:
         if self.nj:
@@ -571,17 +564,20 @@ def _bread_information(params, hessian, design: _Design, ci: str, ridge: float, 
       prior on eta is left out, as plain Crowd-BT's :attr:`~ratings.models.crowd.likelihood.
       CrowdFit.information`).
     """
+    from ratings.models.crowd.prior import likelihood_information
+
     if not design.crowd:
         return hessian
-    full, strengths = design.prior_terms(params)[2], design.prior_terms(params, True)[2]
     if ci != "sandwich" or design.rows.clusters is None:
-        return hessian - full + strengths
+        m, e = design.m, design.m + design.p
+        return likelihood_information(hessian, params[:m], params[e:], design.estimated,
+                                      design.prior, design.p)  # fmt: skip
     a, b = design.working(params)
     info = design.quad(a * a, a * b, b * b)
     if ridge:
         at = design.m + np.arange(n_ridge)
         info[at, at] += ridge
-    return info + (strengths if one_judge else full)
+    return info + design.prior_terms(params, one_judge)[2]
 
 
 def _covariance(params, hessian, free, design: _Design, ci: str, remedy: Remedy):

@@ -45,7 +45,12 @@ from ratings.inference.cluster import ClusterInference
 from ratings.inference.covariance import identified_inverse
 from ratings.kernels.engine import Engine, kernels
 from ratings.models.bt import fit_bt
-from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior, prior_terms
+from ratings.models.crowd.prior import (
+    DEFAULT_PRIOR,
+    CrowdPrior,
+    likelihood_information,
+    prior_terms,
+)
 from ratings.models.design import pair_objective
 from ratings.models.families import CROWD_BT
 from ratings.models.newton import newton
@@ -142,18 +147,15 @@ class CrowdFit:
     def bread_penalty(self) -> NDArray[np.float64]:
         """The strengths' prior's curvature alone (zeros without a prior): with the
         likelihood's information, what the verdicts say about eta (:attr:`information`)."""
-        if self.prior is None:
-            return self.prior_hessian
-        ridge_only = CrowdPrior(0.0, 0.0, self.prior.strength_sd)
-        return prior_terms(self.theta, self.eta, self.estimated, ridge_only)[2]
+        return prior_terms(self.theta, self.eta, self.estimated,
+                           None if self.prior is None else self.prior.strengths_only)[2]
 
     @property
     def information(self) -> NDArray[np.float64]:
         """The Hessian of the likelihood plus :attr:`bread_penalty` (the CR1 / HC0 bread, see
-        :func:`crowd_covariance`)."""
-        if self.prior is None:
-            return self.hessian
-        return self.hessian - self.prior_hessian + self.bread_penalty
+        :func:`crowd_covariance`; :func:`~ratings.models.crowd.prior.likelihood_information`)."""
+        return likelihood_information(self.hessian, self.theta, self.eta, self.estimated,
+                                      self.prior)  # fmt: skip
 
 
 def crowd_terms(x: NDArray[np.float64], data: Comparisons, k,

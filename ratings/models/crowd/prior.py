@@ -43,7 +43,8 @@ from numpy.typing import NDArray
 
 from ratings.core.errors import option
 
-__all__ = ["DEFAULT_PRIOR", "CrowdPrior", "CrowdSummary", "PriorArg", "check_prior", "prior_terms"]
+__all__ = ["DEFAULT_PRIOR", "CrowdPrior", "CrowdSummary", "PriorArg", "check_prior",
+           "likelihood_information", "prior_terms"]
 
 
 class CrowdPrior(NamedTuple):
@@ -57,6 +58,11 @@ class CrowdPrior(NamedTuple):
     def ridge(self) -> float:
         """The Gaussian prior's precision, 1 / strength_sd^2."""
         return 1.0 / self.strength_sd**2
+
+    @property
+    def strengths_only(self) -> CrowdPrior:
+        """This prior without its Beta part on eta (the strengths' Gaussian part alone)."""
+        return CrowdPrior(0.0, 0.0, self.strength_sd)
 
 
 #: The default prior: Beta(2, 2.5) on u = 2 eta - 1 (mode eta = 0.70, 90% of its mass on
@@ -93,15 +99,16 @@ def check_prior(prior: PriorArg) -> CrowdPrior | None:
 
 def prior_terms(
     theta: NDArray[np.float64], eta: NDArray[np.float64], estimated: NDArray[np.bool_],
-    prior: CrowdPrior | None,
+    prior: CrowdPrior | None, gap: int = 0,
 ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
-    """Negative log-prior, its gradient and Hessian over x = (theta, eta).
+    """Negative log-prior, its gradient and Hessian over x = (theta, ``gap`` coefficients
+    without a prior (a design's covariates), eta).
 
     The Beta part applies to the ``estimated`` etas only; it is +inf at eta = 1/2 or 1 (when
     its pseudo-counts are positive), which the line search of the fit never accepts.
     """
     m, k = theta.size, eta.size
-    grad, hess = np.zeros(m + k), np.zeros((m + k, m + k))
+    grad, hess = np.zeros(m + gap + k), np.zeros((m + gap + k, m + gap + k))
     if prior is None:
         return 0.0, grad, hess
     lam = prior.ridge
@@ -117,10 +124,24 @@ def prior_terms(
             g = -2.0 * (a / u - b / (1.0 - u))
             h = 4.0 * (a / u**2 + b / (1.0 - u) ** 2)
         value += float(np.sum(parts))
-        idx = m + np.flatnonzero(estimated)
+        idx = m + gap + np.flatnonzero(estimated)
         grad[idx] = g
         hess[idx, idx] = h
     return value, grad, hess
+
+
+def likelihood_information(hessian: NDArray[np.float64], theta: NDArray[np.float64],
+                           eta: NDArray[np.float64], estimated: NDArray[np.bool_],
+                           prior: CrowdPrior | None,
+                           gap: int = 0) -> NDArray[np.float64]:  # fmt: skip
+    """``hessian``, that of the objective penalised by ``prior`` (over the layout of
+    :func:`prior_terms`), without the curvature of the prior on eta: the information the
+    sandwich's bread takes (the strengths' prior stays; the one on eta keeps eta off the
+    boundary, but is not counted as information about it)."""
+    if prior is None:
+        return hessian
+    return (hessian - prior_terms(theta, eta, estimated, prior, gap)[2]
+            + prior_terms(theta, eta, estimated, prior.strengths_only, gap)[2])
 
 
 @dataclass(frozen=True, eq=False)
