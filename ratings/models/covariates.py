@@ -564,20 +564,17 @@ def _bread_information(params, hessian, design: _Design, ci: str, ridge: float, 
       prior on eta is left out, as plain Crowd-BT's :attr:`~ratings.models.crowd.likelihood.
       CrowdFit.information`).
     """
-    from ratings.models.crowd.prior import likelihood_information
-
     if not design.crowd:
         return hessian
+    strengths = design.prior_terms(params, True)[2]
     if ci != "sandwich" or design.rows.clusters is None:
-        m, e = design.m, design.m + design.p
-        return likelihood_information(hessian, params[:m], params[e:], design.estimated,
-                                      design.prior, design.p)  # fmt: skip
+        return hessian - design.prior_terms(params)[2] + strengths
     a, b = design.working(params)
     info = design.quad(a * a, a * b, b * b)
     if ridge:
         at = design.m + np.arange(n_ridge)
         info[at, at] += ridge
-    return info + design.prior_terms(params, one_judge)[2]
+    return info + (strengths if one_judge else design.prior_terms(params)[2])
 
 
 def _covariance(params, hessian, free, design: _Design, ci: str, remedy: Remedy):

@@ -45,12 +45,7 @@ from ratings.inference.cluster import ClusterInference
 from ratings.inference.covariance import identified_inverse
 from ratings.kernels.engine import Engine, kernels
 from ratings.models.bt import fit_bt
-from ratings.models.crowd.prior import (
-    DEFAULT_PRIOR,
-    CrowdPrior,
-    likelihood_information,
-    prior_terms,
-)
+from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior, prior_terms
 from ratings.models.design import pair_objective
 from ratings.models.families import CROWD_BT
 from ratings.models.newton import newton
@@ -153,9 +148,8 @@ class CrowdFit:
     @property
     def information(self) -> NDArray[np.float64]:
         """The Hessian of the likelihood plus :attr:`bread_penalty` (the CR1 / HC0 bread, see
-        :func:`crowd_covariance`; :func:`~ratings.models.crowd.prior.likelihood_information`)."""
-        return likelihood_information(self.hessian, self.theta, self.eta, self.estimated,
-                                      self.prior)  # fmt: skip
+        :func:`crowd_covariance`)."""
+        return self.hessian - self.prior_hessian + self.bread_penalty
 
 
 def crowd_terms(x: NDArray[np.float64], data: Comparisons, k,

@@ -43,8 +43,7 @@ from numpy.typing import NDArray
 
 from ratings.core.errors import option
 
-__all__ = ["DEFAULT_PRIOR", "CrowdPrior", "CrowdSummary", "PriorArg", "check_prior",
-           "likelihood_information", "prior_terms"]
+__all__ = ["DEFAULT_PRIOR", "CrowdPrior", "CrowdSummary", "PriorArg", "check_prior", "prior_terms"]
 
 
 class CrowdPrior(NamedTuple):
@@ -128,20 +127,6 @@ def prior_terms(
         grad[idx] = g
         hess[idx, idx] = h
     return value, grad, hess
-
-
-def likelihood_information(hessian: NDArray[np.float64], theta: NDArray[np.float64],
-                           eta: NDArray[np.float64], estimated: NDArray[np.bool_],
-                           prior: CrowdPrior | None,
-                           gap: int = 0) -> NDArray[np.float64]:  # fmt: skip
-    """``hessian``, that of the objective penalised by ``prior`` (over the layout of
-    :func:`prior_terms`), without the curvature of the prior on eta: the information the
-    sandwich's bread takes (the strengths' prior stays; the one on eta keeps eta off the
-    boundary, but is not counted as information about it)."""
-    if prior is None:
-        return hessian
-    return (hessian - prior_terms(theta, eta, estimated, prior, gap)[2]
-            + prior_terms(theta, eta, estimated, prior.strengths_only, gap)[2])
 
 
 @dataclass(frozen=True, eq=False)
