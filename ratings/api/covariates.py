@@ -44,9 +44,9 @@ from ratings.models.covariates import (
     fit_design,
     side_by_side,
     unit_df,
-    widen_one_judge,
 )
 from ratings.models.crowd.likelihood import Choice
+from ratings.models.crowd.onejudge import widen_one_judge
 from ratings.models.crowd.prior import CrowdSummary
 from ratings.models.estimate import Estimate
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT

@@ -40,15 +40,16 @@ from numpy.typing import NDArray
 from ratings.core.errors import ConvergenceWarning, NonIdentifiableError, option
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.comparisons import Comparisons
+from ratings.data.slots import SlotCounts
 from ratings.inference.builder import Built, build, row_scores_of
 from ratings.inference.cluster import ClusterInference
 from ratings.inference.covariance import identified_inverse
 from ratings.kernels.engine import Engine, kernels
 from ratings.models.bt import fit_bt
+from ratings.models.covariates import DIVERGED, Remedy, fit_design
 from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior, prior_terms
 from ratings.models.design import pair_objective
 from ratings.models.families import CROWD_BT
-from ratings.models.newton import newton
 
 T = TypeVar("T")
 
@@ -77,7 +78,7 @@ __all__ = [
 ]
 
 ETA_START = CROWD_BT.start
-DIVERGED = 30.0  # |log-strength| beyond which a fit is taken to diverge (an Elo gap of ~5200)
+_CROWD = Remedy("Crowd-BT", "etas", "", "")  # plain Crowd-BT words its own errors
 #: A regular plain estimate is the default only while the prior would move none of its
 #: strengths (against their mean) or etas by more than this many standard errors.
 PRIOR_SHIFT_LIMIT = 0.5
@@ -192,8 +193,7 @@ def fit_crowd_bt(
     prior : CrowdPrior or None, default=DEFAULT_PRIOR
         See :mod:`ratings.models.crowd.prior`.
     """
-    k = kernels(engine, data.n_verdicts)
-    m, nj = data.n_models, len(data.judges)
+    nj = len(data.judges)
     fixed = dict(fixed_eta or {})
     fixed[DETERMINISTIC_JUDGE] = 1.0  # judge-free comparisons are never noisy
     estimated = np.array([j not in fixed for j in data.judges], dtype=bool)
@@ -204,15 +204,14 @@ def fit_crowd_bt(
     # The BT fit of noisy verdicts is attenuated by about (2 eta - 1); undo that for the start.
     decisive = np.bincount(rows.judge, rows.wi + rows.wj, nj)
     attenuation = float(np.average(2 * eta0 - 1, weights=decisive)) if decisive.sum() else 1.0
-    x0 = np.concatenate([start / max(attenuation, 0.2), eta0])
-    free = np.concatenate([np.delete(np.arange(m), ref), m + np.flatnonzero(estimated)])
-    lower = np.concatenate([np.full(m, -np.inf), np.full(nj, 0.5)])
-    upper = np.concatenate([np.full(m, np.inf), np.ones(nj)])
+    n = rows.ii.size  # the collapsed rows as a design without covariate columns
+    design = SlotCounts(rows.models, rows.judges, None, np.zeros(n, dtype=np.int64), rows.judge,
+                        rows.ii, rows.jj, rows.wi, rows.wj, rows.tt, engine, x=np.zeros((n, 0)))
     try:
-        res = newton(lambda x: crowd_terms(x, rows, k, prior, estimated), x0, free,
-                     lower=lower, upper=upper, tol=tol, max_iter=max_iter, what="Crowd-BT",
-                     bound=DIVERGED)  # fmt: skip
-    except FloatingPointError:
+        fit = fit_design(design, start / max(attenuation, 0.2), ref=ref, family=CROWD_BT,
+                         eta0=eta0, eta_free=estimated, ci=None, prior=prior, engine=engine,
+                         tol=tol, max_iter=max_iter, remedy=_CROWD)  # fmt: skip
+    except NonIdentifiableError:
         raise NonIdentifiableError(
             "The Crowd-BT maximum-likelihood estimate does not exist: the likelihood keeps "
             "increasing as strengths spread without bound (a judge's eta going to 1, or a "
@@ -220,12 +219,11 @@ def fit_crowd_bt(
             f"({option('prior', 'default')}), which keeps it finite; "
             f"{fix_eta()[0].lower()}{fix_eta()[1:]}; or fit with {option('model', 'bt')}."
         ) from None
-    boundary = res.active[m:] & estimated
-    theta, eta = res.x[:m], res.x[m:]
-    nll = res.f - prior_terms(theta, eta, estimated, prior)[0]
-    return CrowdFit(theta=theta, eta=eta, ref=ref, estimated=estimated, boundary=boundary,
-                    hessian=res.hessian, nll=nll, converged=res.converged, n_iter=res.n_iter,
-                    max_grad=res.max_grad, prior=prior)  # fmt: skip
+    theta, eta = fit.strength, fit.eta
+    nll = fit.nll - prior_terms(theta, eta, estimated, prior)[0]
+    return CrowdFit(theta=theta, eta=eta, ref=ref, estimated=estimated, boundary=fit.boundary,
+                    hessian=fit.hessian, nll=nll, converged=fit.converged, n_iter=fit.n_iter,
+                    max_grad=fit.max_grad, prior=prior)  # fmt: skip
 
 
 def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95,
