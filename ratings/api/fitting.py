@@ -57,12 +57,13 @@ from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.bt import fit_bt
 from ratings.models.crowd.policy import estimate_crowd
 from ratings.models.crowd.quality import resolve_judge_quality
+from ratings.models.design import pair_meat
 from ratings.models.estimate import Estimate, bootstrap_refits
 from ratings.models.families.bt import BRADLEY_TERRY
 from ratings.models.families.ties import TieFamily
 from ratings.models.firth import fit_firth
 from ratings.models.style import check_style_columns, style_columns
-from ratings.models.ties import family_of, tie_meat
+from ratings.models.ties import family_of
 from ratings.result import Ratings
 
 __all__ = [
@@ -303,7 +304,8 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
     if tied:  # ratings.api.ties: the tie parameter after the strengths
         res = tie_start(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
         x, row_terms = np.append(res.theta, res.phi), getattr(k, family.kernel)
-        scores = Scores(verdict_meat=lambda: tie_meat(x, data, family, k),
+        one = np.zeros(data.ii.size, dtype=np.int64)  # one tie parameter for every row
+        scores = Scores(verdict_meat=lambda: pair_meat(family, k, res.theta, x[m:], data, 1, one),
                         cluster_scores=lambda: tie_cluster_scores(res.theta, res.phi, data,
                                                                   row_terms, k))  # fmt: skip
 
@@ -321,12 +323,8 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
         def row_scores(rows: Comparisons, wi, wj, tt):
             return k.bt_scores(res.theta, rows.ii, rows.jj, wi, wj, tt), None
 
-        def verdict_meat():
-            _, _, _, meat = k.bt_row_terms(res.theta, data.ii, data.jj, data.wi, data.wj,
-                                           data.tt)  # fmt: skip
-            return k.laplacian(m, data.ii, data.jj, meat)
-
-        scores = row_scores_of(data, m, k, row_scores, verdict_meat)
+        scores = row_scores_of(data, m, k, row_scores, lambda: pair_meat(
+            BRADLEY_TERRY, k, res.theta, x[m:], data))  # fmt: skip
 
         def cr2():
             return bt_inference(res.theta, data, ref=ref, k=k, bread=bread)

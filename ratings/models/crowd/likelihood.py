@@ -48,7 +48,7 @@ from ratings.kernels.engine import Engine, kernels
 from ratings.models.bt import fit_bt
 from ratings.models.covariates import DIVERGED, Remedy, fit_design
 from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior, prior_terms
-from ratings.models.design import pair_objective
+from ratings.models.design import pair_meat, pair_objective
 from ratings.models.families import CROWD_BT
 
 T = TypeVar("T")
@@ -418,9 +418,7 @@ def crowd_built(
                                   tt, False)[1:3]  # fmt: skip
 
     def verdict_meat():
-        *_, mdd, mde, mee = CROWD_BT.row_terms(k, fit.theta, fit.eta, data.ii, data.jj,
-                                               data.judge, data.wi, data.wj, data.tt, True)
-        return k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, mdd, mde, mee)
+        return pair_meat(CROWD_BT, k, fit.theta, fit.eta, data, nj)
 
     return build(bread, ci, row_scores_of(data, m + nj, k, row_scores, verdict_meat),
                  n_clusters=data.n_clusters if clustered else None, cr2=cr2,
