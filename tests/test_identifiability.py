@@ -215,11 +215,11 @@ def test_unknown_anchor_suggests_a_close_name():
         fit_log(log).reanchor("llama3", 1000)
 
 
-@pytest.mark.parametrize("m", [5, 400])  # numpy's path, and one Cholesky through scipy.linalg
+@pytest.mark.parametrize("m", [5, 400, 600])  # numpy's path, scipy.linalg's, single precision
 def test_solve_pd_matches_numpy_and_refuses_indefinite(m):
-    from ratings.core.linalg import LAPACK_FROM, solve_pd
+    from ratings.core.linalg import LAPACK_FROM, SINGLE_FROM, solve_pd
 
-    assert (m >= LAPACK_FROM) == (m == 400)
+    assert (m >= LAPACK_FROM) == (m >= 400) and (m >= SINGLE_FROM) == (m == 600)
     rng = np.random.default_rng(m)
     x = rng.normal(size=(m, m))
     h = x @ x.T + m * np.eye(m)
@@ -229,6 +229,23 @@ def test_solve_pd_matches_numpy_and_refuses_indefinite(m):
     bad[0, 0] = -1.0
     with pytest.raises(np.linalg.LinAlgError):
         solve_pd(bad, g)
+
+
+@pytest.mark.parametrize("smallest", [1e-3, 1e-9])  # refined; beyond single precision: double
+def test_solve_pd_in_single_precision_is_refined_to_double(smallest):
+    from ratings.core.linalg import SINGLE_FROM, solve_pd
+
+    m = SINGLE_FROM + 100
+    rng = np.random.default_rng(3)
+    q, _ = np.linalg.qr(rng.normal(size=(m, m)))
+    h = (q * np.geomspace(smallest, 1.0, m)) @ q.T  # condition number 1 / smallest
+    h = (h + h.T) / 2.0
+    g = rng.normal(size=m)
+    want = np.linalg.solve(h, g)
+    got = solve_pd(h, g)
+    # as accurate as a double-precision solve: the residual at rounding level
+    assert np.abs(h @ got - g).max() <= 1e-12 * np.abs(h).max() * np.abs(got).max() * m
+    np.testing.assert_allclose(got, want, rtol=1e-13 / smallest, atol=0.0)
 
 
 def test_inverse_free_large_matches_numpy_inverse():

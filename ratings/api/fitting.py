@@ -54,7 +54,7 @@ from ratings.inference.tie_bias import phi_bias
 from ratings.inference.ties import tie_cluster_scores, tie_inference
 from ratings.kernels.engine import kernels
 from ratings.kernels.engine import resolve as resolve_engine
-from ratings.models.bt import fit_bt
+from ratings.models.bt import PairTable, fit_bt
 from ratings.models.crowd.policy import estimate_crowd
 from ratings.models.crowd.quality import resolve_judge_quality
 from ratings.models.design import pair_meat
@@ -323,8 +323,10 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
         def row_scores(rows: Comparisons, wi, wj, tt):
             return k.bt_scores(res.theta, rows.ii, rows.jj, wi, wj, tt), None
 
-        scores = row_scores_of(data, m, k, row_scores, lambda: pair_meat(
-            BRADLEY_TERRY, k, res.theta, x[m:], data))  # fmt: skip
+        def verdict_meat():
+            return PairTable(data).meat(res.theta)
+
+        scores = row_scores_of(data, m, k, row_scores, verdict_meat)
 
         def cr2():
             return bt_inference(res.theta, data, ref=ref, k=k, bread=bread)

@@ -8,7 +8,8 @@ from numpy.typing import NDArray
 
 from ratings.core.threads import one_blas_thread
 
-__all__ = ["LAPACK_FROM", "block", "embed", "inverse_pd", "mirror_upper", "solve_pd"]
+__all__ = ["LAPACK_FROM", "SINGLE_FROM", "block", "embed", "inverse_pd", "mirror_upper",
+           "solve_pd"]
 
 
 #: From this many parameters on, positive definite systems are solved through one Cholesky
@@ -16,10 +17,18 @@ __all__ = ["LAPACK_FROM", "block", "embed", "inverse_pd", "mirror_upper", "solve
 #: few ms more (199 parameters: 0.3 vs 0.13 ms a solve, 1.5 vs 0.4 ms the inverse) and keeps
 #: scipy.linalg (0.1-0.3 s to import) out of a fresh process's fit.
 LAPACK_FROM = 250
+#: From this many parameters on, :func:`solve_pd` factorises in single precision (about half
+#: the time of double: 999 parameters 9.5 against 17 ms on one thread) and refines the solution
+#: with double-precision residuals.
+SINGLE_FROM = 500
 
 
 def solve_pd(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64]:
     """``h^-1 g`` for a symmetric ``h``; raises ``LinAlgError`` unless it is positive definite."""
+    if h.shape[0] >= SINGLE_FROM:
+        x = _solve_refined(h, g)
+        if x is not None:
+            return x
     if h.shape[0] >= LAPACK_FROM:
         from scipy.linalg import cho_factor, cho_solve
 
@@ -27,6 +36,32 @@ def solve_pd(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float
             return cho_solve(cho_factor(h, check_finite=False), g, check_finite=False)
     np.linalg.cholesky(h)  # positive definite?
     return np.linalg.solve(h, g)
+
+
+def _solve_refined(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64] | None:
+    """``h^-1 g`` from a single-precision Cholesky factor, refined by double-precision
+    residuals until a correction is below 1e-13 of the solution (the accuracy of a
+    double-precision solve on a well-conditioned ``h``); None when ``h`` is not positive
+    definite in single precision or the refinement does not settle in three rounds (then the
+    caller solves in double precision)."""
+    from scipy.linalg.lapack import spotrf, spotrs
+
+    with one_blas_thread():
+        factor, info = spotrf(h.astype(np.float32), lower=True, clean=False)
+        if info != 0:
+            return None
+        x = np.zeros_like(g)
+        r = g
+        for _ in range(4):
+            dx, info = spotrs(factor, r.astype(np.float32), lower=True)
+            if info != 0 or not np.all(np.isfinite(dx)):
+                return None
+            x += dx
+            size = float(np.max(np.abs(x), initial=0.0))
+            if float(np.max(np.abs(dx), initial=0.0)) <= 1e-13 * size:
+                return x
+            r = g - h @ x
+    return None
 
 
 def inverse_pd(h: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property, partial
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ratings.core.threads import CONCURRENT_ROWS, row_blocks, run, workers
 from ratings.data.comparisons import Comparisons
-from ratings.kernels.engine import Engine, kernels
+from ratings.kernels.engine import Engine
 from ratings.models.design import pair_objective
 from ratings.models.families import BRADLEY_TERRY
 from ratings.models.newton import newton
 
 NONE, NO_SLOT = np.zeros(0), np.zeros(0, dtype=np.int64)
 
-__all__ = ["NONE", "NO_SLOT", "BTFit", "fit_bt", "jacobi_step", "penalised_terms", "start"]
+__all__ = ["NONE", "NO_SLOT", "BTFit", "PairTable", "fit_bt", "jacobi_step", "penalised_terms",
+           "start"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,20 +38,135 @@ class BTFit:
     penalty: float
 
 
+def _with_penalty(theta, nll, grad, hess, penalty: float):
+    """The ridge ``penalty / 2 * sum_k (theta_k - mean(theta))^2`` added to the terms."""
+    if penalty > 0.0:
+        m = theta.size
+        c = theta - theta.mean()
+        nll += 0.5 * penalty * float(c @ c)
+        grad = grad + penalty * c
+        hess = hess + penalty * (np.eye(m) - 1.0 / m)
+    return nll, grad, hess
+
+
 def penalised_terms(theta, data: Comparisons, penalty: float, k):
     """Negative log-likelihood, gradient and Hessian (M x M), with the optional ridge term.
 
     The ridge ``penalty / 2 * sum_k (theta_k - mean(theta))^2`` shrinks strengths towards their
     mean and does not depend on which model is the reference.
     """
-    m = data.n_models
     nll, grad, hess = pair_objective(BRADLEY_TERRY, k, theta, NONE, data, slot=NO_SLOT)
-    if penalty > 0.0:
-        c = theta - theta.mean()
-        nll += 0.5 * penalty * float(c @ c)
-        grad = grad + penalty * c
-        hess = hess + penalty * (np.eye(m) - 1.0 / m)
-    return nll, grad, hess
+    return _with_penalty(theta, nll, grad, hess, penalty)
+
+
+class PairTable:
+    """Bradley-Terry's sufficient statistics: one entry per pair of models that met, ``i < j``,
+    with ``i``'s score (wins plus half the ties) and the number of verdicts, summed over judges.
+
+    The likelihood depends on the rows only through these totals, so the fit's every step reads
+    them: the negative log-likelihood, its gradient and Hessian (:meth:`terms`) in a few
+    vectorised passes over the pairs, with the Hessian's off-diagonal cells written in place
+    (each pair owns two cells) and its diagonal from the rows' sums, instead of a scatter and a
+    transpose. On 1,000 models (432k pairs) a third cheaper than the row terms and the
+    Laplacian of :func:`penalised_terms`, the same values to rounding.
+    """
+
+    def __init__(self, rows: Comparisons) -> None:
+        m = rows.n_models
+        i, j = rows.ii.astype(np.intp), rows.jj.astype(np.intp)
+        wi, wj, tt = rows.wi, rows.wj, rows.tt
+        swap = i > j
+        if swap.any():
+            i, j, wi, wj = (np.where(swap, j, i), np.where(swap, i, j),
+                            np.where(swap, wj, wi), np.where(swap, wi, wj))  # fmt: skip
+        key = i * m + j
+        if key.size > 1 and not bool(np.all(key[1:] > key[:-1])):  # several judges, unsorted
+            key, pos = np.unique(key, return_inverse=True)
+            wi, wj, tt = (np.bincount(pos, w, key.size) for w in (wi, wj, tt))
+            i, j = np.divmod(key, m)
+        self.m, self.i, self.j, self.wi, self.wj, self.tt = m, i, j, wi, wj, tt
+        self.yi = wi + 0.5 * tt
+        self.n = self.yi + (wj + 0.5 * tt)
+        self.cells, self.mirror = key, j * m + i  # flat indices of (i, j) and (j, i)
+
+    @cached_property
+    def _blocks(self) -> list[tuple[int, int]]:
+        """Ranges of pairs filled side by side (one range below :data:`CONCURRENT_ROWS`)."""
+        size = self.i.size
+        return row_blocks(size, workers() if size >= CONCURRENT_ROWS else 1)
+
+    def _fill(self, theta, out, lo: int, hi: int) -> None:
+        """Pairs ``lo:hi`` of ``out`` (d, log-likelihood terms or None, score, information,
+        flat Hessian or None): each pair's entries depend on that pair alone, so the ranges
+        of :attr:`_blocks` fill them side by side with the values a single pass gives."""
+        d, terms, score, info = (a if a is None else a[lo:hi] for a in out[:4])
+        hess = out[4]
+        i, j, n = self.i[lo:hi], self.j[lo:hi], self.n[lo:hi]
+        np.take(theta, i, out=d)
+        d -= theta[j]
+        e = np.abs(d)  # e = exp(-|d|), sigma(|d|) = 1 / (1 + e), sigma(-|d|) = e / (1 + e)
+        np.negative(e, out=e)
+        np.exp(e, out=e)
+        big = e + 1.0
+        np.reciprocal(big, out=big)
+        small = e * big
+        if terms is not None:  # -log sigma(d) + d = log1p(e) + max(d, 0)
+            np.log1p(e, out=terms)
+            terms += np.maximum(d, 0.0)
+        np.multiply(n, np.where(d > 0.0, big, small), out=score)
+        np.subtract(self.yi[lo:hi], score, out=score)  # i's score minus its expectation
+        np.multiply(small, big, out=info)
+        info *= n  # n p (1 - p)
+        if hess is not None:  # the pair's two off-diagonal cells
+            np.negative(info, out=e)
+            hess[self.cells[lo:hi]] = e
+            hess[self.mirror[lo:hi]] = e
+
+    def _pass(self, theta, *, terms: bool, hess: bool):
+        size = self.i.size
+        out = (np.empty(size), np.empty(size) if terms else None, np.empty(size),
+               np.empty(size), np.zeros(self.m * self.m) if hess else None)  # fmt: skip
+        run([partial(self._fill, theta, out, lo, hi) for lo, hi in self._blocks])
+        return out
+
+    def score_info(self, theta: NDArray[np.float64]) -> tuple[NDArray, NDArray]:
+        """Per pair: i's score minus its expectation, and the information n p (1 - p)."""
+        _, _, score, info, _ = self._pass(theta, terms=False, hess=False)
+        return score, info
+
+    def meat(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The per-verdict (HC0) meat at ``theta``: the Laplacian (M x M) of each pair's summed
+        squared verdict scores, wi (1 - p)^2 + wj p^2 + ties (1/2 - p)^2."""
+        m = self.m
+        out = np.zeros(m * m)
+        run([partial(self._fill_meat, theta, out, lo, hi) for lo, hi in self._blocks])
+        out = out.reshape(m, m)
+        np.negative(out.sum(axis=1), out=out.reshape(-1)[:: m + 1])
+        return out
+
+    def _fill_meat(self, theta, out, lo: int, hi: int) -> None:
+        """Pairs ``lo:hi``'s two off-diagonal cells of the flat meat ``out``."""
+        d = theta[self.i[lo:hi]] - theta[self.j[lo:hi]]
+        e = np.exp(-np.abs(d))
+        big = 1.0 / (1.0 + e)
+        small = e * big
+        p, q = np.where(d > 0.0, big, small), np.where(d > 0.0, small, big)  # sigma(+-d)
+        weight = (self.wi[lo:hi] * q**2 + self.wj[lo:hi] * p**2
+                  + self.tt[lo:hi] * (0.5 - p) ** 2)  # fmt: skip
+        np.negative(weight, out=weight)
+        out[self.cells[lo:hi]] = weight
+        out[self.mirror[lo:hi]] = weight
+
+    def terms(self, theta: NDArray[np.float64]) -> tuple[float, NDArray, NDArray]:
+        """Negative log-likelihood, its gradient and its Hessian (M x M) at ``theta``."""
+        m = self.m
+        d, terms, score, _, hess = self._pass(theta, terms=True, hess=True)
+        # yi (-log sigma(d)) + yj (-log sigma(-d)) = n (log1p(e) + max(d, 0)) - yi d
+        nll = float(self.n @ terms - self.yi @ d)
+        grad = np.bincount(self.j, score, m) - np.bincount(self.i, score, m)
+        hess = hess.reshape(m, m)
+        np.negative(hess.sum(axis=1), out=hess.reshape(-1)[:: m + 1])
+        return nll, grad, hess
 
 
 def start(data: Comparisons) -> NDArray[np.float64]:
@@ -61,22 +179,22 @@ def start(data: Comparisons) -> NDArray[np.float64]:
     return np.log((wins + 0.5 * ties + 0.5) / (losses + 0.5 * ties + 0.5))
 
 
-def jacobi_step(theta: NDArray[np.float64], rows: Comparisons, k) -> NDArray[np.float64]:
+def jacobi_step(theta: NDArray[np.float64], table: PairTable) -> NDArray[np.float64]:
     """``theta`` moved along the Jacobi direction (each strength's own Newton step, the
     Hessian's diagonal D: s = D^-1 g) by the step length that minimises the local quadratic
-    model along it, (g . s) / (s' H s), H's form summed over the rows (no M x M matrix).
+    model along it, (g . s) / (s' H s), H's form summed over the pairs (no M x M matrix).
 
-    One pass over the rows; on the benchmark boards it takes the log-ratio start most of the
+    One pass over the pairs; on the benchmark boards it takes the log-ratio start most of the
     way to the estimate (the error falls about fourfold), saving one of Newton's steps (a pass
     and an M x M factorisation). The line minimisation keeps the step short where the plain
     Jacobi step overshoots (a board of models each against one baseline: the baseline and its
     opponents would each correct the same difference)."""
-    m, ii, jj = rows.n_models, rows.ii, rows.jj
-    _, score, info, _ = k.bt_row_terms(theta, ii, jj, rows.wi, rows.wj, rows.tt, False)
-    diag = np.bincount(ii, info, m) + np.bincount(jj, info, m)
-    grad = k.scatter_diff(m, ii, jj, score)  # minus the negative log-likelihood's gradient
+    m, i, j = table.m, table.i, table.j
+    score, info = table.score_info(theta)
+    diag = np.bincount(i, info, m) + np.bincount(j, info, m)
+    grad = np.bincount(i, score, m) - np.bincount(j, score, m)  # minus the nll's gradient
     s = np.divide(grad, diag, out=np.zeros(m), where=diag > 0.0)
-    ds = s[ii] - s[jj]
+    ds = s[i] - s[j]
     curvature = float(info @ (ds * ds))
     if not curvature > 0.0:
         return theta
@@ -104,15 +222,14 @@ def fit_bt(
     Callers must first check existence (:func:`ratings.models.existence.check_identifiable`) unless
     ``penalty > 0``.
     """
-    k = kernels(engine, data.n_verdicts)
-    m = data.n_models
-    free = np.delete(np.arange(m), ref)
+    free = np.delete(np.arange(data.n_models), ref)
     rows = data.collapsed(engine=engine)  # same likelihood, one row per (judge, i, j)
-    x0 = jacobi_step(start(rows), rows, k) if theta0 is None else \
+    table = PairTable(rows)
+    x0 = jacobi_step(start(rows), table) if theta0 is None else \
         np.asarray(theta0, dtype=np.float64)
     x0 = x0 - x0[ref]
     res = newton(
-        lambda th: penalised_terms(th, rows, penalty, k), x0, free,
+        lambda th: _with_penalty(th, *table.terms(th), penalty), x0, free,
         tol=tol, max_iter=max_iter, what="Bradley-Terry",
     )  # fmt: skip
     return BTFit(theta=res.x, ref=ref, hessian=res.hessian, nll=res.f, converged=res.converged,
