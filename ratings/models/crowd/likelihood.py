@@ -72,6 +72,7 @@ __all__ = [
     "in_ses",
     "likelihood_bread",
     "open_covariance",
+    "prior_shift",
     "psd_root",
     "reused_eta_factor",
     "trial_fit",
@@ -326,6 +327,12 @@ def trial_fit(fit: Callable[[], T]) -> T | None:
             return fit()
     except NonIdentifiableError:
         return None
+
+
+def prior_shift(plain: CrowdFit, post: CrowdFit, cov: NDArray[np.float64]) -> float:
+    """How far the posterior mode ``post`` lies from the regular plain estimate ``plain``, in
+    standard errors from ``cov`` (:func:`in_ses`)."""
+    return in_ses(plain, post.params - plain.params, cov)
 
 
 def first_order_move(plain: CrowdFit, prior: CrowdPrior) -> NDArray[np.float64] | None:
