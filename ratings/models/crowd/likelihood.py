@@ -254,7 +254,9 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
     if prior is None:
         return fit_crowd_bt(data, prior=None, **kwargs)
 
-    def covariance(plain: CrowdFit) -> NDArray[np.float64]:
+    def covariance(plain: CrowdFit) -> NDArray[np.float64] | None:
+        if likelihood_bread(plain) is None:  # no positive definite information: not regular
+            return None
         return crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
                                 engine=kwargs.get("engine", "auto"))  # fmt: skip
 
@@ -286,15 +288,16 @@ class Choice(Generic[T]):
 
 
 def choose_estimate(plain_fit: Callable[[], T], posterior_fit: Callable[[T | None], T], *,
-                    covariance: Callable[[T], NDArray[np.float64]], level: float,
+                    covariance: Callable[[T], NDArray[np.float64] | None], level: float,
                     screened: Callable[[T, NDArray[np.float64]], bool] | None = None,
                     ) -> Choice[T]:  # fmt: skip
     """Crowd-BT's default-estimate rule (:func:`fit_crowd_default`), for any fit of it (plain
     Crowd-BT's :class:`CrowdFit`, or a design with covariates'
     :class:`~ratings.models.covariates.DesignFit`: ``params`` with the strengths first and the
     etas last, ``estimated`` and ``boundary`` etas): the plain estimate ``plain_fit()`` where it
-    is regular (converged, every estimated eta inside (1/2, 1) with its Wald interval at
-    ``level`` from ``covariance(plain)``, normal quantile) and, with two or more estimated etas,
+    is regular (converged, a covariance ``covariance(plain)``, None where its information is
+    singular, and every estimated eta inside (1/2, 1) with its Wald interval at ``level`` from
+    it, normal quantile) and, with two or more estimated etas,
     the prior would move it by at most :data:`PRIOR_SHIFT_LIMIT` of its standard errors
     (:func:`in_ses`; ``screened(plain, cov)``: the first-order move already says so), else the
     posterior mode ``posterior_fit(plain)`` (``plain`` None where it has no estimate)."""
@@ -302,7 +305,8 @@ def choose_estimate(plain_fit: Callable[[], T], posterior_fit: Callable[[T | Non
     cov = None
     if plain is not None and plain.converged and not plain.boundary.any():
         cov, on = covariance(plain), _eta_at(plain)
-        cov = cov if etas_inside(plain.params[on], np.diag(cov)[on], level) else None
+        cov = cov if cov is not None and etas_inside(plain.params[on], np.diag(cov)[on],
+                                                     level) else None  # fmt: skip
     if cov is not None:
         if int(plain.estimated.sum()) < 2 or (screened is not None and screened(plain, cov)):
             return Choice(plain, False)  # one judge: the widened posterior mode over-covers
