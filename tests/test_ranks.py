@@ -186,6 +186,39 @@ def test_each_pair_is_tested_at_its_own_t_quantile():
         np.testing.assert_array_equal(got[margin], expected[margin])
 
 
+def test_pairs_clearly_beyond_their_quantile_are_found_by_the_bounding_quantiles(monkeypatch):
+    """A large board's many pairs beyond their critical value are found from the quantiles of
+    a few of their degrees of freedom (each bounds those of more df): the same decisions as
+    scipy's quantile of each pair's own df, and as each pair's tail probability, also for
+    |t| a hair either side of the quantile, below one df and at exactly a bounding df."""
+    from scipy.special import stdtrit
+
+    from ratings.inference import ranks
+
+    rng = np.random.default_rng(8)
+    m = 120
+    df = rng.choice(rng.uniform(0.8, 999.0, 40), (m, m))  # some exactly a bounding df
+    spread = rng.random((m, m)) < 0.5
+    df[spread] = rng.uniform(0.8, 999.0, spread.sum())
+    few = rng.random((m, m)) < 0.05
+    df[few] = rng.uniform(0.3, 3.0, few.sum())
+    c = 3.7
+    rate = stats.norm.sf(c)
+    crit = stdtrit(df, 1.0 - rate)
+    t = crit * rng.choice([0.5, 1.0 - 1e-7, 1.0 - 5e-10, 1.0 + 1e-7, 1.0 + 2e-9, 1.3, 6.0],
+                          (m, m))  # fmt: skip
+    open_ = rng.random((m, m)) < 0.9
+    expected = open_ & (np.abs(t) > crit)
+    found = []
+    spy = ranks._clearly_beyond
+    monkeypatch.setattr(ranks, "_clearly_beyond", lambda *a: found.append(spy(*a)) or found[-1])
+    got = ranks._beyond(c, df, t, open_)
+    assert found and found[0].sum() > 0.3 * expected.sum()  # many decided by the bound
+    np.testing.assert_array_equal(got, expected)
+    monkeypatch.setattr(ranks, "_BOUND_FROM", 10**9)  # every pair by its tail probability
+    np.testing.assert_array_equal(ranks._beyond(c, df, t, open_), got)
+
+
 # --- one order and one index across the tables ------------------------------------------------
 
 

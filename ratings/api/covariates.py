@@ -45,9 +45,9 @@ from ratings.models.covariates import (
     fit_design,
     side_by_side,
     unit_df,
-    widen_one_judge,
 )
 from ratings.models.crowd.likelihood import Choice
+from ratings.models.crowd.onejudge import widen_one_judge
 from ratings.models.crowd.prior import CrowdSummary
 from ratings.models.estimate import Estimate
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT
@@ -221,7 +221,7 @@ def _judges(fit: DesignFit, data, level: float, df: float | None,
 
     at = fit.n_models + fit.n_features + np.arange(fit.eta.size)
     keep = np.r_[np.arange(fit.n_models), at]
-    return joint_judges(fit.strength, fit.eta, fit.eta_estimated, fit.eta_boundary,
+    return joint_judges(fit.strength, fit.eta, fit.estimated, fit.boundary,
                         fit.hessian[np.ix_(keep, keep)], fit.cov[np.ix_(keep, keep)], data,
                         level, unit_df(fit, at, df),
                         reused=quality.table if quality.cov is not None else None)  # fmt: skip
@@ -259,19 +259,12 @@ def _crowd_default(rows, start, prior, *, level: float, one_judge: bool = False,
     from the fit's own covariance) and the prior would hardly move it, else the posterior mode
     under ``prior`` (started from the plain estimate), whose curvature enters the bread.
     ``prior=None`` always fits the maximum-likelihood estimate."""
-    from ratings.models.crowd.likelihood import choose_estimate, etas_inside, moved_in_ses
+    from ratings.models.crowd.likelihood import choose_estimate
 
     common = {"family": CROWD_BT, "eta_free": start.estimated, **opts}
-    m, p = rows.n_models, rows.x.shape[1]
-    on = m + p + np.flatnonzero(start.estimated)
 
     def plain_fit() -> DesignFit:
         return fit_design(rows, start.theta, eta0=start.eta, **common)
-
-    def regular(plain: DesignFit):
-        inside = plain.converged and not plain.eta_boundary.any() and etas_inside(
-            plain.params[on], np.diag(plain.cov)[on], level)  # fmt: skip
-        return plain.cov if inside else None
 
     def posterior(plain: DesignFit | None) -> DesignFit:
         s0, b0, e0 = (start.theta, None, start.eta) if plain is None else (
@@ -279,15 +272,9 @@ def _crowd_default(rows, start, prior, *, level: float, one_judge: bool = False,
         return fit_design(rows, s0, beta0=b0, eta0=e0, prior=prior, one_judge=one_judge,
                          **common)  # fmt: skip
 
-    def shift(plain: DesignFit, post: DesignFit, cov) -> float:
-        keep = np.r_[np.arange(m), on]
-        return moved_in_ses((post.params - plain.params)[keep], cov[np.ix_(keep, keep)], m)
-
     if prior is None:
         return Choice(plain_fit(), False)
-    return choose_estimate(plain_fit, posterior, regular=regular, shift=shift,
-                           estimated=lambda fit: fit.eta_estimated,
-                           on_bound=lambda fit: fit.eta_boundary)  # fmt: skip
+    return choose_estimate(plain_fit, posterior, covariance=lambda fit: fit.cov, level=level)
 
 
 def _crowd_summary(choice: Choice, fit: DesignFit, data, prior, quality: ResolvedQuality,

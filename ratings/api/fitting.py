@@ -57,12 +57,13 @@ from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.bt import PairTable, fit_bt
 from ratings.models.crowd.policy import estimate_crowd
 from ratings.models.crowd.quality import resolve_judge_quality
+from ratings.models.design import pair_meat
 from ratings.models.estimate import Estimate, bootstrap_refits
 from ratings.models.families.bt import BRADLEY_TERRY
 from ratings.models.families.ties import TieFamily
 from ratings.models.firth import fit_firth
 from ratings.models.style import check_style_columns, style_columns
-from ratings.models.ties import family_of, tie_meat
+from ratings.models.ties import family_of
 from ratings.result import Ratings
 
 __all__ = [
@@ -303,7 +304,8 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
     if tied:  # ratings.api.ties: the tie parameter after the strengths
         res = tie_start(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
         x, row_terms = np.append(res.theta, res.phi), getattr(k, family.kernel)
-        scores = Scores(verdict_meat=lambda: tie_meat(x, data, family, k),
+        one = np.zeros(data.ii.size, dtype=np.int64)  # one tie parameter for every row
+        scores = Scores(verdict_meat=lambda: pair_meat(family, k, res.theta, x[m:], data, 1, one),
                         cluster_scores=lambda: tie_cluster_scores(res.theta, res.phi, data,
                                                                   row_terms, k))  # fmt: skip
 

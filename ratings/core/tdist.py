@@ -18,7 +18,9 @@ the one quantile every interval of the package uses; :func:`critical_values` the
 degrees of freedom at once (one per contrast of a CR2 fit), beyond a few values by
 :func:`t_quantiles`, the same iterations in NumPy over all of them. :func:`t_upper` is the
 upper tail probability over arrays, for tests that need only which side of its quantile a
-statistic lies on (one continued fraction instead of the Newton steps).
+statistic lies on (one continued fraction instead of the Newton steps). The Gamma-function
+constants of many degrees of freedom come from :func:`lgamma`'s Stirling series in NumPy (and
+1 / B(df / 2, 1 / 2) from the difference of two such series, without cancellation).
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ import math
 from statistics import NormalDist
 
 import numpy as np
+from numpy.polynomial.polyutils import mapdomain
 from numpy.typing import NDArray
 
-__all__ = ["CORNISH_FISHER_FROM", "critical_value", "critical_values", "normal_quantile",
-           "t_quantile", "t_quantiles", "t_upper"]
+__all__ = ["CORNISH_FISHER_FROM", "critical_value", "critical_values", "lgamma",
+           "normal_quantile", "t_quantile", "t_quantiles", "t_upper"]
 
 #: Degrees of freedom from which the quantile is the Cornish-Fisher expansion.
 CORNISH_FISHER_FROM = 1000.0
@@ -113,11 +116,14 @@ def _interpolated(nu: NDArray[np.float64], p: float, z: float) -> NDArray[np.flo
         out[smooth] = _newton(nu_s, p, z) if nu_s.size else []
         return out
     domain = [1.0 / float(nu_s.max()), 1.0 / float(nu_s.min())]
-    fitted = np.polynomial.Chebyshev.interpolate(lambda u: _newton(1.0 / u, p, z), _DEGREE,
-                                                 domain=domain)  # fmt: skip
+    cheb = np.polynomial.chebyshev
+    nodes = mapdomain(cheb.chebpts1(_DEGREE + 1), [-1.0, 1.0], domain)  # interpolate's own
+    check = cheb.chebpts1(9) * (domain[1] - domain[0]) / 2 + sum(domain) / 2
+    exact = _newton(1.0 / np.concatenate([nodes, check]), p, z)  # one pass for both
+    fitted = np.polynomial.Chebyshev(cheb.chebinterpolate(lambda _: exact[:nodes.size], _DEGREE),
+                                     domain=domain)  # as Chebyshev.interpolate builds it
     coef = np.abs(fitted.coef)
-    check = np.polynomial.chebyshev.chebpts1(9) * (domain[1] - domain[0]) / 2 + sum(domain) / 2
-    exact = _newton(1.0 / check, p, z)
+    exact = exact[nodes.size:]
     if coef[-3:].max() > _TAIL * coef[0] or np.max(np.abs(fitted(check) / exact - 1.0)) > _CHECKED:
         out[smooth] = _newton(nu_s, p, z)
     else:
@@ -130,10 +136,8 @@ def _newton(nu: NDArray[np.float64], p: float, z: float) -> NDArray[np.float64]:
     centre = p < 0.75
     target = p - 0.5 if centre else 1.0 - p
     # the Gamma-function constants depend on the degrees of freedom only
-    log_beta = np.array([math.lgamma(v / 2.0 + 0.5) - math.lgamma(v / 2.0) - math.lgamma(0.5)
-                         for v in nu])  # fmt: skip
-    log_c = np.array([math.lgamma((v + 1.0) / 2.0) - math.lgamma(v / 2.0)
-                      - 0.5 * math.log(v * math.pi) for v in nu])  # fmt: skip
+    log_beta = _log_beta_half(nu)
+    log_c = log_beta + _LGAMMA_HALF - 0.5 * np.log(nu * math.pi)
     t = np.where(nu >= _EXPANSION_START_FROM, _cornish_fisher(z, nu), z)
     last = np.full(nu.shape, np.inf)
     active = np.ones(nu.shape, dtype=bool)
@@ -162,10 +166,63 @@ def t_upper(t: NDArray[np.float64], df: NDArray[np.float64]) -> NDArray[np.float
     t, nu = np.broadcast_arrays(np.asarray(t, dtype=np.float64), np.asarray(df, dtype=np.float64))
     if np.any(t < 0.0) or not np.all((nu > 0.0) & np.isfinite(nu)):
         raise ValueError("`t` must be >= 0 and `df` finite and > 0.")
-    log_beta = np.array([math.lgamma(v / 2.0 + 0.5) - math.lgamma(v / 2.0) - math.lgamma(0.5)
-                         for v in nu.ravel()]).reshape(nu.shape)  # fmt: skip
+    log_beta = _log_beta_half(nu)
     d = nu + t * t
     return 0.5 * _betai_array(nu / 2.0, 0.5, nu / d, t * t / d, log_beta)
+
+
+#: log Gamma(1/2) = log(pi) / 2.
+_LGAMMA_HALF = 0.5 * math.log(math.pi)
+#: Arguments shifted up to at least this before Stirling's series (:func:`lgamma`).
+_STIRLING_FROM = 10.0
+#: Stirling's series coefficients B_2k / (2k (2k - 1)), k = 1..7 (the next term is below
+#: 4e-17 from :data:`_STIRLING_FROM` on).
+_STIRLING = (1.0 / 12.0, -1.0 / 360.0, 1.0 / 1260.0, -1.0 / 1680.0, 1.0 / 1188.0,
+             -691.0 / 360360.0, 1.0 / 156.0)  # fmt: skip
+
+
+def lgamma(x) -> NDArray[np.float64]:
+    """log Gamma(x) of each ``x > 0`` (an array): ``math.lgamma`` in NumPy. Below
+    :data:`_STIRLING_FROM`, x is raised by ones (log Gamma(x) = log Gamma(x + n) -
+    log(x (x + 1) ... (x + n - 1))); from there, Stirling's series (within a few 1e-15 of
+    ``scipy.special.gammaln``, relative, checked in the tests)."""
+    x, product = _raised(np.array(x, dtype=np.float64))
+    return ((x - 0.5) * np.log(x) - x + 0.5 * math.log(2.0 * math.pi) + _stirling(x)
+            - np.log(product))  # fmt: skip
+
+
+def _raised(x: NDArray[np.float64], half: bool = False) -> tuple[NDArray[np.float64],
+                                                                 NDArray[np.float64]]:  # fmt: skip
+    """``x`` raised by ones to at least :data:`_STIRLING_FROM`, and the product of the values
+    it passed, x (x + 1) ... (x + n - 1) (1 where x was there already); ``half``: of their
+    ratios (x + 1/2) / x instead."""
+    product = np.ones_like(x)
+    low = x < _STIRLING_FROM
+    while low.any():  # at most _STIRLING_FROM steps
+        product = np.where(low, product * ((x + 0.5) / x if half else x), product)
+        x = np.where(low, x + 1.0, x)
+        low = x < _STIRLING_FROM
+    return x, product
+
+
+def _stirling(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Stirling's series of log Gamma(x) past its leading terms, for x >= :data:`_STIRLING_FROM`."""
+    inv2 = 1.0 / (x * x)
+    series = np.full_like(x, _STIRLING[-1])
+    for coef in _STIRLING[-2::-1]:
+        series = series * inv2 + coef
+    return series / x
+
+
+def _log_beta_half(nu) -> NDArray[np.float64]:
+    """log Gamma(nu / 2 + 1/2) - log Gamma(nu / 2) - log Gamma(1/2), the log of 1 / B(nu / 2,
+    1/2) that the t distribution's incomplete beta function and density take, of each
+    ``nu > 0``: with x = nu / 2 raised as in :func:`lgamma` (x + 1/2 by as many ones), the
+    difference of the two Stirling expansions, x log(1 + 1 / (2x)) + log(x) / 2 - 1/2 + the
+    series' difference, has no cancellation of the log Gamma values (hundreds at 1000 df)."""
+    x, ratio = _raised(np.asarray(nu, dtype=np.float64) / 2.0, half=True)
+    return (x * np.log1p(0.5 / x) - 0.5 + 0.5 * np.log(x) + _stirling(x + 0.5) - _stirling(x)
+            - np.log(ratio) - _LGAMMA_HALF)  # fmt: skip
 
 
 def _betai_array(a, b, x, y, log_beta) -> NDArray[np.float64]:
@@ -235,14 +292,17 @@ def t_quantile(df: float, p: float) -> float:
     centre = p < 0.75
     target = p - 0.5 if centre else 1.0 - p
     t = _cornish_fisher(z, df) if df >= _EXPANSION_START_FROM else z
+    log_beta = float(_log_beta_half(df))
+    log_c = log_beta + _LGAMMA_HALF - 0.5 * math.log(df * math.pi)
     last = math.inf
     for _ in range(200):
         d = df + t * t
         if centre:  # P(0 < T < t) = I_y(1/2, nu/2) / 2, concave increasing
-            gap = target - 0.5 * _betai(0.5, df / 2.0, t * t / d, df / d)
+            gap = target - 0.5 * _betai(0.5, df / 2.0, t * t / d, df / d, log_beta)
         else:  # P(T > t) = I_x(nu/2, 1/2) / 2, convex decreasing
-            gap = 0.5 * _betai(df / 2.0, 0.5, df / d, t * t / d) - target
-        step = _halley(gap / _density(t, df), t, df)
+            gap = 0.5 * _betai(df / 2.0, 0.5, df / d, t * t / d, log_beta) - target
+        density = math.exp(log_c - (df + 1.0) / 2.0 * math.log1p(t * t / df))
+        step = _halley(gap / density, t, df)
         t += step
         if abs(step) <= 1e-15 * t or (abs(step) <= 1e-11 * t and abs(step) > 0.5 * last):
             break  # converged, or tiny steps that no longer shrink: the rounding of the tail
@@ -272,19 +332,14 @@ def _cornish_fisher(z: float, nu: float) -> float:
     return z + (g1 + (g2 + (g3 + g4 / nu) / nu) / nu) / nu
 
 
-def _density(t: float, nu: float) -> float:
-    log_c = math.lgamma((nu + 1.0) / 2.0) - math.lgamma(nu / 2.0) - 0.5 * math.log(nu * math.pi)
-    return math.exp(log_c - (nu + 1.0) / 2.0 * math.log1p(t * t / nu))
-
-
-def _betai(a: float, b: float, x: float, y: float) -> float:
-    """Regularized incomplete beta I_x(a, b), with ``y = 1 - x`` given exactly."""
+def _betai(a: float, b: float, x: float, y: float, log_beta: float) -> float:
+    """Regularized incomplete beta I_x(a, b), with ``y = 1 - x`` given exactly and
+    ``log_beta`` = log Gamma(a + b) - log Gamma(a) - log Gamma(b)."""
     if x <= 0.0:
         return 0.0
     if y <= 0.0:
         return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                     + a * math.log(x) + b * math.log(y))  # fmt: skip
+    front = math.exp(log_beta + a * math.log(x) + b * math.log(y))
     if x < (a + 1.0) / (a + b + 2.0):
         return front * _betacf(a, b, x) / a
     return 1.0 - front * _betacf(b, a, y) / b

@@ -50,7 +50,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.memory import check_memory, pairs_memory
-from ratings.core.tdist import CORNISH_FISHER_FROM, critical_values, t_upper
+from ratings.core.tdist import CORNISH_FISHER_FROM, critical_values, t_quantiles, t_upper
 from ratings.core.threads import one_blas_thread
 
 __all__ = [
@@ -73,6 +73,17 @@ DRAW_CELLS = 400_000_000
 _BATCH_CELLS = 4_000_000
 #: Cells (draws x models^2) per pass of :func:`pair_max` (its work array stays in cache).
 _PASS_CELLS = 1 << 20
+#: Pairs compared with their tail probability from which those clearly beyond their quantile
+#: are found first from the quantiles of a few degrees of freedom (:func:`_clearly_beyond`).
+_BOUND_FROM = 256
+#: Degrees of freedom whose quantiles bound the others' (:func:`_clearly_beyond`).
+_BOUND_POINTS = 16
+#: Relative margin above a bounding quantile: far beyond the rounding of the tail probability
+#: (1e-13) and of the quantile (5e-12).
+_BOUND_MARGIN = 1e-9
+#: Least rate for the bound: the quantile's tail target is the rate within 1e-16 (absolute),
+#: so within 1e-9 of it (relative) from here on.
+_BOUND_RATE = 1e-7
 
 
 @dataclass(frozen=True, eq=False)
@@ -228,12 +239,17 @@ def _bounded_max(z: NDArray[np.float32], w: NDArray[np.float32]) -> NDArray[np.f
     n, m = z.shape
     rows = np.arange(n)
     hi, lo = z.argmax(axis=1), z.argmin(axis=1)
-    z_hi, z_lo = z[rows, hi][:, None], z[rows, lo][:, None]
-    low = np.maximum(((z - z_lo) * w[:, lo].T).max(axis=1),
-                     ((z_hi - z) * w[hi]).max(axis=1))[:, None]  # fmt: skip
-    j_ok = (z - z_lo) * w.max(axis=1) >= low
-    k_ok = (z_hi - z) * w.max(axis=0) >= low
-    cells = j_ok.sum(axis=1) * k_ok.sum(axis=1)
+    above = z - z[rows, lo][:, None]  # z_j - min z
+    below = z[rows, hi][:, None] - z  # max z - z_k
+    to_lo = np.take(w.T, lo, axis=0)  # w[j, lo] per draw
+    to_lo *= above
+    from_hi = np.take(w, hi, axis=0)
+    from_hi *= below
+    low = np.maximum(to_lo.max(axis=1), from_hi.max(axis=1))[:, None]
+    above *= w.max(axis=1)
+    below *= w.max(axis=0)
+    j_ok, k_ok = above >= low, below >= low
+    cells = np.count_nonzero(j_ok, axis=1) * np.count_nonzero(k_ok, axis=1)
     full = cells > m * m // 8
     out = np.empty(n)
     if full.any():
@@ -252,16 +268,21 @@ def _bounded_max(z: NDArray[np.float32], w: NDArray[np.float32]) -> NDArray[np.f
 
 def _candidates_max(z: NDArray[np.float32], w: NDArray[np.float32], j_ok: NDArray[np.bool_],
                     k_ok: NDArray[np.bool_], cells: NDArray[np.int64]) -> NDArray[np.float64]:
-    """Per draw (row of ``z``), max(0, (z_j - z_k) w[j, k]) over j in ``j_ok``, k in ``k_ok``."""
-    dj, jj = np.nonzero(j_ok)  # by draw (row-major)
-    nk = k_ok.sum(axis=1)
-    kk = np.nonzero(k_ok)[1]
+    """Per draw (row of ``z``), max(0, (z_j - z_k) w[j, k]) over j in ``j_ok``, k in ``k_ok``:
+    one row per (draw, j), its k the draw's run of ``k_ok``, all gathered from the flat
+    arrays (a 2-d ``nonzero`` costs three times the flat one)."""
+    m = z.shape[1]
+    dj, jj = np.divmod(np.flatnonzero(j_ok), m)  # by draw (row-major)
+    nk = np.count_nonzero(k_ok, axis=1)
+    kk = np.flatnonzero(k_ok) % m
     reps = nk[dj]
-    first_k = (np.cumsum(nk) - nk)[dj]
-    pos = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
-    d, j = np.repeat(dj, reps), np.repeat(jj, reps)
-    k = kk[np.repeat(first_k, reps) + pos]
-    vals = (z[d, j] - z[d, k]) * w[j, k]
+    # row (d, j) takes kk[first_k[d]:first_k[d] + nk[d]]: each cell's position there
+    shift = np.repeat((np.cumsum(nk) - nk)[dj] - (np.cumsum(reps) - reps), reps)
+    k = kk[np.arange(int(reps.sum())) + shift]
+    flat_z = z.ravel()
+    vals = np.repeat(flat_z[dj * m + jj], reps)
+    vals -= flat_z[np.repeat(dj * m, reps) + k]
+    vals *= w.ravel()[np.repeat(jj * m, reps) + k]
     return np.maximum(np.maximum.reduceat(vals, np.cumsum(cells) - cells), 0.0)
 
 
@@ -292,13 +313,33 @@ def _beyond(c: NDArray[np.float64] | float, df: NDArray[np.float64],
     out = np.zeros(df.shape, dtype=bool)
     tail = maybe & (df > 0.0) & (df < CORNISH_FISHER_FROM)
     if tail.any():
-        out[tail] = t_upper(np.abs(t[tail]), df[tail]) < rate[tail]
+        size, nu, rate_t = np.abs(t[tail]), df[tail], rate[tail]
+        sure = (_clearly_beyond(size, nu, float(rate_t[0]))
+                if c.ndim == 0 and nu.size >= _BOUND_FROM and rate_t[0] >= _BOUND_RATE
+                else np.zeros(nu.size, dtype=bool))  # fmt: skip
+        rest = ~sure
+        sure[rest] = t_upper(size[rest], nu[rest]) < rate_t[rest]
+        out[tail] = sure
     quantile = maybe & ~tail & ~np.isnan(df)
     level = 1.0 - 2.0 * rate
     for lv in np.unique(level[quantile]):
         sel = quantile & (level == lv)
         out[sel] = np.abs(t[sel]) > critical_values(float(lv), df[sel])
     return out
+
+
+def _clearly_beyond(size: NDArray[np.float64], df: NDArray[np.float64],
+                    rate: float) -> NDArray[np.bool_]:  # fmt: skip
+    """Which ``size`` (|t| of pairs with finite, positive ``df``) lie beyond the Student t
+    quantile of their ``df`` at the one-sided ``rate``, shown by a bound: the quantile
+    falls as the degrees of freedom rise, so that of :data:`_BOUND_POINTS` of the ``df`` (the
+    lowest among them) bounds each pair's with the closest of them below its own. ``False``
+    leaves a pair undecided (:func:`_beyond` then computes its tail probability); a pair of a
+    well-separated board is typically far beyond."""
+    points = np.unique(np.quantile(df, np.linspace(0.0, 1.0, _BOUND_POINTS), method="lower"))
+    bound = t_quantiles(points, 1.0 - rate)  # its tail target 1 - p is ``rate`` within 1e-16
+    below = np.searchsorted(points, df, side="right") - 1  # points[0] is the lowest df
+    return size > bound[below] * (1.0 + _BOUND_MARGIN)
 
 
 def _stepdown(ps: PairStats, level: float, n_draws: int, seed: int,

@@ -88,13 +88,15 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
     out = np.empty((n_clusters, n.shape[1]))
     step = max(1, _CELLS // (w.shape[1] or 1))
     for lo in range(0, n.shape[1], step):
-        part = n[:, lo:lo + step]
-        d = part[ui] - part[uj]
+        part = np.ascontiguousarray(n[:, lo:lo + step])  # whole rows to gather
+        d = np.take(part, ui, axis=0)
+        d -= np.take(part, uj, axis=0)
         if b.size:
-            nk = part[n_models + uk]
+            nk = np.take(part, n_models + uk, axis=0)
             x = np.vstack([d * d, d * nk, nk * nk])
         else:
-            x = d * d
+            x = d
+            x *= d
         out[:, lo:lo + step] = w @ x
     return out
 

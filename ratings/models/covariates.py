@@ -56,7 +56,7 @@ from ratings.models.newton import newton
 
 __all__ = ["COVARIATES", "DIVERGED", "MERGE_SHARE", "DesignFit", "Remedy",
            "blocks_of", "design_kernels", "design_rows", "fit_design",
-           "side_by_side", "unit_df", "wald", "widen_one_judge"]
+           "side_by_side", "unit_df", "wald"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ class Remedy:
                 f"{self.singular_fix}")
 
 
-DIVERGED = 30.0
+DIVERGED = 30.0  # |log-strength| beyond which a fit is taken to diverge (an Elo gap of ~5200)
 
 
 #: The errors of a fit with covariates that names none (:func:`fit_design`'s default).
@@ -279,22 +279,20 @@ class _Design:
     def prior_terms(self, params, strengths_only: bool = False) -> tuple:
         """The Crowd-BT prior's value, gradient and Hessian over all params (zero without);
         ``strengths_only``: the strengths' Gaussian part alone."""
-        from ratings.models.crowd.prior import CrowdPrior, prior_terms
+        from ratings.models.crowd.prior import prior_terms
 
-        n = self.n_params
-        g, h = np.zeros(n), np.zeros((n, n))
-        if self.prior is None:
-            return 0.0, g, h
-        prior = CrowdPrior(0.0, 0.0, self.prior.strength_sd) if strengths_only else self.prior
+        prior = self.prior.strengths_only if strengths_only and self.prior is not None \
+            else self.prior
         m, e = self.m, self.m + self.p
-        idx = np.r_[np.arange(m), e + np.arange(self.nj)]
-        value, gs, hs = prior_terms(params[:m], params[e:], self.estimated, prior)
-        g[idx] = gs
-        h[np.ix_(idx, idx)] = hs
-        return value, g, h
+        return prior_terms(params[:m], params[e:], self.estimated, prior, self.p)
 
     def objective(self, params, ridge: float, n_ridge: int) -> tuple:
-        if self.nj:
+        if self.nj and not self.p:  # no covariate columns: the collapsed-counts fast path
+            from ratings.models.design import pair_objective
+
+            nll, grad, hess = pair_objective(self.family, self.k, params[:self.m],
+                                             params[self.m:], self.rows, self.nj, self.slot)
+        elif self.nj:
             nll, sd, se, hdd, hde, hee, *_ = self.terms(params, False)
             grad, hess = -self.grad(sd, se), self.quad(hdd, hde, hee)
         else:  # one pass over the rows (blocks of them side by side)
@@ -387,15 +385,15 @@ class DesignFit:
     params: NDArray[np.float64]
     n_models: int
     n_features: int
-    cov: NDArray[np.float64]
+    cov: NDArray[np.float64] | None
     influence: NDArray[np.float64] | None
     inference: ClusterInference | None
     nll: float
     converged: bool
     n_iter: int
     max_grad: float
-    eta_estimated: NDArray[np.bool_] | None = None
-    eta_boundary: NDArray[np.bool_] | None = None
+    estimated: NDArray[np.bool_] | None = None
+    boundary: NDArray[np.bool_] | None = None
     hessian: NDArray[np.float64] | None = None
 
     @property
@@ -419,7 +417,7 @@ def fit_design(
     family: Family = BRADLEY_TERRY,
     eta0: NDArray[np.float64] | None = None,
     eta_free: NDArray[np.bool_] | None = None,
-    ci: str = "sandwich",
+    ci: str | None = "sandwich",
     ridge: float = 0.0,
     prior=None,
     engine: Engine = "auto",
@@ -436,9 +434,10 @@ def fit_design(
     default); ``eta0``/``eta_free`` start and select the estimated etas (Crowd-BT). ``prior``
     (Crowd-BT, a :class:`ratings.models.crowd.prior.CrowdPrior`): fit the posterior mode under
     it instead of the likelihood's maximum; its curvature enters the bread. ``ci``:
-    ``"model"``, ``"sandwich"`` (CR2 with Satterthwaite df when clustered, else HC0) or
-    ``"sandwich-z"`` (CR1 when clustered). ``ridge`` applies to the first ``n_ridge``
-    coefficients (default: all), the style features' when judge effects follow them.
+    ``"model"``, ``"sandwich"`` (CR2 with Satterthwaite df when clustered, else HC0),
+    ``"sandwich-z"`` (CR1 when clustered) or None (the estimate alone: ``cov`` None).
+    ``ridge`` applies to the first ``n_ridge`` coefficients (default: all), the style
+    features' when judge effects follow them.
     ``one_judge``: the board has a single judge (besides forfeits); its posterior mode's CR2
     bread then leaves out the prior on eta (:func:`_bread_information`). ``remedy`` words the
     errors of a fit that diverges or whose information is singular (:class:`Remedy`).
@@ -468,8 +467,10 @@ def fit_design(
     boundary = res.active[m + p:] & eta_free
     cov_free = np.setdiff1d(free, m + p + np.flatnonzero(boundary))
     one = one_judge and int((eta_free & ~boundary).sum()) == 1
-    info = _bread_information(res.x, res.hessian, design, ci, ridge, n_ridge, one)
-    cov, influence, inference = _covariance(res.x, info, cov_free, design, ci, remedy)
+    cov = influence = inference = None
+    if ci is not None:
+        info = _bread_information(res.x, res.hessian, design, ci, ridge, n_ridge, one)
+        cov, influence, inference = _covariance(res.x, info, cov_free, design, ci, remedy)
     return DesignFit(res.x, m, p, cov, influence, inference, res.f, res.converged, res.n_iter,
                     res.max_grad, eta_free if crowd else None, boundary if crowd else None,
                     res.hessian)  # fmt: skip
@@ -502,57 +503,6 @@ def wald(est: NDArray[np.float64], se: NDArray[np.float64], level: float,
     return est - crit * se, est + crit * se, p
 
 
-#: Low ends tried for eta's profile: near a coin flip the unpenalised style coefficients of a
-#: refit run off (the strengths have their prior), so the bracket starts at the first that fits.
-_PROFILE_LOWS = (0.501, 0.51, 0.53, 0.56, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
-
-
-def widen_one_judge(fit: DesignFit, rows: SlotCounts, k: int, *, prior, plain_on_bound: bool,
-                    ref: int = 0, ridge: float = 0.0, n_ridge: int | None = None,
-                    level: float = 0.95, engine: Engine = "auto") -> DesignFit:  # fmt: skip
-    """A one-judge Crowd-BT posterior mode with style, its CR2 intervals widened by judge
-    ``k``'s profile likelihood as plain Crowd-BT's (:mod:`ratings.models.crowd.onejudge`): the
-    profile refits strengths and style coefficients at each fixed eta under the strengths'
-    prior (and the ridge); the parameters' move to its lower limit enters as a two-step term,
-    and where the plain estimate put eta on its bound (``plain_on_bound``) the sandwich is
-    rescaled. ``fit`` unchanged where it has no CR2 inference or the profile fails."""
-    from ratings.models.crowd.onejudge import profile_prior, profile_widening
-
-    if (fit.inference is None or prior is None or not fit.eta_estimated[k]
-            or fit.eta_boundary[k]):  # fmt: skip
-        return fit
-    m, p = fit.n_models, fit.n_features
-    at = m + p + k
-    free = np.asarray(fit.eta_estimated, dtype=bool)
-    kw = {"ref": ref, "family": CROWD_BT, "ci": "model", "ridge": ridge, "n_ridge": n_ridge,
-          "engine": engine, "prior": profile_prior(prior)}  # fmt: skip
-
-    def at_eta(e: float) -> DesignFit:
-        eta0 = fit.eta.copy()
-        eta0[k] = e
-        fixed = free.copy()
-        fixed[k] = False
-        return fit_design(rows, fit.strength, beta0=fit.beta, eta0=eta0, eta_free=fixed, **kw)
-
-    def top(nll) -> tuple[float, float]:  # the profile's top: eta free, else on 1
-        top_nll, top_eta = nll(1.0), 1.0
-        try:
-            free_fit = fit_design(rows, fit.strength, beta0=fit.beta, eta0=fit.eta, eta_free=free,
-                                 **kw)  # fmt: skip
-        except NonIdentifiableError:  # diverges as eta runs to 1 under the weak prior
-            return top_nll, top_eta
-        return (free_fit.nll, float(free_fit.eta[k])) if free_fit.nll < top_nll else \
-            (top_nll, top_eta)
-
-    wide = profile_widening(fit.params, at, at_eta, top, float(fit.cov[at, at]),
-                            plain_on_bound=plain_on_bound, level=level, lows=_PROFILE_LOWS)
-    if wide is None:
-        return fit
-    inference = fit.inference.scaled(wide.scale).with_extra(wide.extra)
-    return replace(fit, cov=inference.covariance(), influence=inference.influence(),
-                   inference=inference)
-
-
 def _bread_information(params, hessian, design: _Design, ci: str, ridge: float, n_ridge: int,
                        one_judge: bool) -> NDArray[np.float64]:  # fmt: skip
     """The matrix whose inverse is the bread, as plain Crowd-BT forms it
@@ -573,15 +523,15 @@ def _bread_information(params, hessian, design: _Design, ci: str, ridge: float, 
     """
     if not design.crowd:
         return hessian
-    full, strengths = design.prior_terms(params)[2], design.prior_terms(params, True)[2]
+    strengths = design.prior_terms(params, True)[2]
     if ci != "sandwich" or design.rows.clusters is None:
-        return hessian - full + strengths
+        return hessian - design.prior_terms(params)[2] + strengths
     a, b = design.working(params)
     info = design.quad(a * a, a * b, b * b)
     if ridge:
         at = design.m + np.arange(n_ridge)
         info[at, at] += ridge
-    return info + (strengths if one_judge else full)
+    return info + (strengths if one_judge else design.prior_terms(params)[2])
 
 
 def _covariance(params, hessian, free, design: _Design, ci: str, remedy: Remedy):

@@ -5,7 +5,8 @@ model pair), the fast path every family takes when a fit has no covariate column
 the family's own parameters) from a family's row terms (:mod:`ratings.models.families`):
 the strengths' part a graph Laplacian of the rows' information and a scatter of their scores;
 a family with parameters of its own (one per slot: Crowd-BT's eta per judge) adds their scores
-per slot and the joint (M + K)-square block. Designs with covariates (style features, judge
+per slot and the joint (M + K)-square block; :func:`pair_meat` the per-verdict meat over the
+same parameters (the sandwich's without clusters). Designs with covariates (style features, judge
 effects) are :mod:`ratings.models.covariates`'.
 """
 
@@ -17,7 +18,7 @@ from numpy.typing import NDArray
 from ratings.data.comparisons import Comparisons
 from ratings.models.families import Family
 
-__all__ = ["pair_objective"]
+__all__ = ["pair_meat", "pair_objective"]
 
 
 def pair_objective(family: Family, k, theta: NDArray[np.float64], extra: NDArray[np.float64],
@@ -37,3 +38,17 @@ def pair_objective(family: Family, k, theta: NDArray[np.float64], extra: NDArray
     hess = k.crowd_assemble(m, n_slots, rows.ii, rows.jj, slot, t.info_dd, t.info_dx,
                             t.info_xx)  # fmt: skip
     return t.nll, grad, hess
+
+
+def pair_meat(family: Family, k, theta: NDArray[np.float64], extra: NDArray[np.float64],
+              rows: Comparisons, n_slots: int = 0,
+              slot: NDArray[np.int64] | None = None) -> NDArray[np.float64]:  # fmt: skip
+    """The sum over verdicts of the score's outer product over (theta, extra), the parameters
+    and slots of :func:`pair_objective`."""
+    slot = rows.judge if slot is None else slot
+    t = family.row_terms(k, theta, extra, rows.ii, rows.jj, slot, rows.wi, rows.wj, rows.tt,
+                         True)  # fmt: skip
+    if not n_slots:
+        return k.laplacian(rows.n_models, rows.ii, rows.jj, t.meat_dd)
+    return k.crowd_assemble(rows.n_models, n_slots, rows.ii, rows.jj, slot, t.meat_dd,
+                            t.meat_dx, t.meat_xx)  # fmt: skip

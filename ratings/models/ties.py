@@ -21,7 +21,7 @@ from ratings.models.design import pair_objective
 from ratings.models.families.ties import TieFamily, tie_family
 from ratings.models.newton import newton
 
-__all__ = ["PHI_BOUND", "TieFamily", "TieFit", "family_of", "fit_ties", "tie_meat"]
+__all__ = ["PHI_BOUND", "TieFamily", "TieFit", "family_of", "fit_ties"]
 
 #: Largest |phi| before the fit is called divergent (nu or theta - 1 beyond e^30).
 PHI_BOUND = 30.0
@@ -43,17 +43,6 @@ class TieFit:
     n_iter: int
     max_grad: float
     family: TieFamily
-
-
-def tie_meat(x: NDArray[np.float64], rows: Comparisons, family: TieFamily,
-             k) -> NDArray[np.float64]:  # fmt: skip
-    """The per-verdict meat (sum over verdicts of the score's outer product) over the M + 1
-    parameters at ``x``, the tie parameter last (the family's parameter block, one slot)."""
-    m = rows.n_models
-    slot = np.zeros(rows.ii.size, dtype=np.int64)
-    t = family.row_terms(k, x[:m], x[m:], rows.ii, rows.jj, slot, rows.wi, rows.wj, rows.tt,
-                         True)  # fmt: skip
-    return k.crowd_assemble(m, 1, rows.ii, rows.jj, slot, t.meat_dd, t.meat_dx, t.meat_xx)
 
 
 def fit_ties(

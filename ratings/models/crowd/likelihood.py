@@ -40,16 +40,17 @@ from numpy.typing import NDArray
 from ratings.core.errors import ConvergenceWarning, NonIdentifiableError, option
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.comparisons import Comparisons
+from ratings.data.slots import SlotCounts
 from ratings.inference.builder import Built, build, psd_root, row_scores_of, two_step_factor
 from ratings.inference.cluster import ClusterInference
 from ratings.inference.covariance import identified_inverse
 from ratings.kernels.engine import Engine, kernels
 from ratings.models.bt import fit_bt
+from ratings.models.covariates import DIVERGED, Remedy, fit_design
 from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior, prior_terms
 from ratings.models.crowd.reuse import reused_block
-from ratings.models.design import pair_objective
+from ratings.models.design import pair_meat, pair_objective
 from ratings.models.families import CROWD_BT
-from ratings.models.newton import newton
 
 T = TypeVar("T")
 
@@ -69,8 +70,8 @@ __all__ = [
     "fit_crowd_bt",
     "fit_crowd_default",
     "fix_eta",
+    "in_ses",
     "likelihood_bread",
-    "moved_in_ses",
     "open_covariance",
     "prior_shift",
     "psd_root",
@@ -79,7 +80,7 @@ __all__ = [
 ]
 
 ETA_START = CROWD_BT.start
-DIVERGED = 30.0  # |log-strength| beyond which a fit is taken to diverge (an Elo gap of ~5200)
+_CROWD = Remedy("Crowd-BT", "etas", "", "")  # plain Crowd-BT words its own errors
 #: A regular plain estimate is the default only while the prior would move none of its
 #: strengths (against their mean) or etas by more than this many standard errors.
 PRIOR_SHIFT_LIMIT = 0.5
@@ -115,8 +116,12 @@ class CrowdFit:
     # False for a posterior mode whose plain fit had no estimate or did not converge.
     plain_found: bool = True
     # A posterior mode chosen over a regular plain fit: how far the prior moved it, in the plain
-    # fit's standard errors (see :func:`prior_shift`); NaN otherwise.
+    # fit's standard errors (see :func:`in_ses`); NaN otherwise.
     prior_shift: float = float("nan")
+
+    @property
+    def n_models(self) -> int:
+        return self.theta.size
 
     @property
     def params(self) -> NDArray[np.float64]:
@@ -140,17 +145,13 @@ class CrowdFit:
     def bread_penalty(self) -> NDArray[np.float64]:
         """The strengths' prior's curvature alone (zeros without a prior): with the
         likelihood's information, what the verdicts say about eta (:attr:`information`)."""
-        if self.prior is None:
-            return self.prior_hessian
-        ridge_only = CrowdPrior(0.0, 0.0, self.prior.strength_sd)
-        return prior_terms(self.theta, self.eta, self.estimated, ridge_only)[2]
+        return prior_terms(self.theta, self.eta, self.estimated,
+                           None if self.prior is None else self.prior.strengths_only)[2]
 
     @property
     def information(self) -> NDArray[np.float64]:
         """The Hessian of the likelihood plus :attr:`bread_penalty` (the CR1 / HC0 bread, see
         :func:`crowd_covariance`)."""
-        if self.prior is None:
-            return self.hessian
         return self.hessian - self.prior_hessian + self.bread_penalty
 
 
@@ -194,8 +195,7 @@ def fit_crowd_bt(
     prior : CrowdPrior or None, default=DEFAULT_PRIOR
         See :mod:`ratings.models.crowd.prior`.
     """
-    k = kernels(engine, data.n_verdicts)
-    m, nj = data.n_models, len(data.judges)
+    nj = len(data.judges)
     fixed = dict(fixed_eta or {})
     fixed[DETERMINISTIC_JUDGE] = 1.0  # judge-free comparisons are never noisy
     estimated = np.array([j not in fixed for j in data.judges], dtype=bool)
@@ -206,15 +206,14 @@ def fit_crowd_bt(
     # The BT fit of noisy verdicts is attenuated by about (2 eta - 1); undo that for the start.
     decisive = np.bincount(rows.judge, rows.wi + rows.wj, nj)
     attenuation = float(np.average(2 * eta0 - 1, weights=decisive)) if decisive.sum() else 1.0
-    x0 = np.concatenate([start / max(attenuation, 0.2), eta0])
-    free = np.concatenate([np.delete(np.arange(m), ref), m + np.flatnonzero(estimated)])
-    lower = np.concatenate([np.full(m, -np.inf), np.full(nj, 0.5)])
-    upper = np.concatenate([np.full(m, np.inf), np.ones(nj)])
+    n = rows.ii.size  # the collapsed rows as a design without covariate columns
+    design = SlotCounts(rows.models, rows.judges, None, np.zeros(n, dtype=np.int64), rows.judge,
+                        rows.ii, rows.jj, rows.wi, rows.wj, rows.tt, engine, x=np.zeros((n, 0)))
     try:
-        res = newton(lambda x: crowd_terms(x, rows, k, prior, estimated), x0, free,
-                     lower=lower, upper=upper, tol=tol, max_iter=max_iter, what="Crowd-BT",
-                     bound=DIVERGED)  # fmt: skip
-    except FloatingPointError:
+        fit = fit_design(design, start / max(attenuation, 0.2), ref=ref, family=CROWD_BT,
+                         eta0=eta0, eta_free=estimated, ci=None, prior=prior, engine=engine,
+                         tol=tol, max_iter=max_iter, remedy=_CROWD)  # fmt: skip
+    except NonIdentifiableError:
         raise NonIdentifiableError(
             "The Crowd-BT maximum-likelihood estimate does not exist: the likelihood keeps "
             "increasing as strengths spread without bound (a judge's eta going to 1, or a "
@@ -222,12 +221,11 @@ def fit_crowd_bt(
             f"({option('prior', 'default')}), which keeps it finite; "
             f"{fix_eta()[0].lower()}{fix_eta()[1:]}; or fit with {option('model', 'bt')}."
         ) from None
-    boundary = res.active[m:] & estimated
-    theta, eta = res.x[:m], res.x[m:]
-    nll = res.f - prior_terms(theta, eta, estimated, prior)[0]
-    return CrowdFit(theta=theta, eta=eta, ref=ref, estimated=estimated, boundary=boundary,
-                    hessian=res.hessian, nll=nll, converged=res.converged, n_iter=res.n_iter,
-                    max_grad=res.max_grad, prior=prior)  # fmt: skip
+    theta, eta = fit.strength, fit.eta
+    nll = fit.nll - prior_terms(theta, eta, estimated, prior)[0]
+    return CrowdFit(theta=theta, eta=eta, ref=ref, estimated=estimated, boundary=fit.boundary,
+                    hessian=fit.hessian, nll=nll, converged=fit.converged, n_iter=fit.n_iter,
+                    max_grad=fit.max_grad, prior=prior)  # fmt: skip
 
 
 def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95,
@@ -240,7 +238,7 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
     when ``clustered``, else per verdict; normal quantile). On or near the boundary, where the
     MLE's intervals fail (Self & Liang 1987), the prior keeps eta and the strengths off it.
     A regular plain estimate is still replaced by the posterior mode where the prior moves it
-    by more than :data:`PRIOR_SHIFT_LIMIT` of its standard errors (:func:`prior_shift`): on
+    by more than :data:`PRIOR_SHIFT_LIMIT` of its standard errors (:func:`in_ses`): on
     small boards a plain estimate can look regular because its etas happened to read low, and
     then its ratings are spread too wide (docs/crowd.md). With a single estimated eta this is
     left out: there the regular plain estimates cover, and the posterior mode's intervals,
@@ -257,24 +255,19 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
     if prior is None:
         return fit_crowd_bt(data, prior=None, **kwargs)
 
-    def regular(plain: CrowdFit) -> NDArray[np.float64] | None:
-        if not (plain.converged and not plain.boundary.any()
-                and likelihood_bread(plain) is not None):  # fmt: skip
+    def covariance(plain: CrowdFit) -> NDArray[np.float64] | None:
+        if likelihood_bread(plain) is None:  # no positive definite information: not regular
             return None
-        m, on = plain.theta.size, np.flatnonzero(plain.estimated)
-        cov = crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
-                               engine=kwargs.get("engine", "auto"))  # fmt: skip
-        return cov if etas_inside(plain.eta[on], np.diag(cov)[m + on], level) else None
+        return crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
+                                engine=kwargs.get("engine", "auto"))  # fmt: skip
 
     def screened(plain: CrowdFit, cov) -> bool:  # the move clearly smaller to first order
         step = first_order_move(plain, prior)
-        return step is not None and _in_ses(plain, step, cov) <= SCREEN * PRIOR_SHIFT_LIMIT
+        return step is not None and in_ses(plain, step, cov) <= SCREEN * PRIOR_SHIFT_LIMIT
 
     choice = choose_estimate(lambda: fit_crowd_bt(data, prior=None, **kwargs),
                              lambda plain: fit_crowd_bt(data, prior=prior, **kwargs),
-                             regular=regular, shift=prior_shift, screened=screened,
-                             estimated=lambda fit: fit.estimated,
-                             on_bound=lambda fit: fit.boundary)  # fmt: skip
+                             covariance=covariance, level=level, screened=screened)
     if not choice.prior_used:
         return choice.fit
     return replace(choice.fit, plain_on_bound=choice.plain_on_bound,
@@ -296,31 +289,35 @@ class Choice(Generic[T]):
 
 
 def choose_estimate(plain_fit: Callable[[], T], posterior_fit: Callable[[T | None], T], *,
-                    regular: Callable[[T], NDArray[np.float64] | None],
-                    shift: Callable[[T, T, NDArray[np.float64]], float],
-                    estimated: Callable[[T], NDArray[np.bool_]],
-                    on_bound: Callable[[T], NDArray[np.bool_]],
+                    covariance: Callable[[T], NDArray[np.float64] | None], level: float,
                     screened: Callable[[T, NDArray[np.float64]], bool] | None = None,
                     ) -> Choice[T]:  # fmt: skip
     """Crowd-BT's default-estimate rule (:func:`fit_crowd_default`), for any fit of it (plain
-    Crowd-BT's, or a design with covariates'): the plain estimate ``plain_fit()`` where it is
-    ``regular`` (which returns its covariance, or None) and, with two or more estimated etas,
+    Crowd-BT's :class:`CrowdFit`, or a design with covariates'
+    :class:`~ratings.models.covariates.DesignFit`: ``params`` with the strengths first and the
+    etas last, ``estimated`` and ``boundary`` etas): the plain estimate ``plain_fit()`` where it
+    is regular (converged, a covariance ``covariance(plain)``, None where its information is
+    singular, and every estimated eta inside (1/2, 1) with its Wald interval at ``level`` from
+    it, normal quantile) and, with two or more estimated etas,
     the prior would move it by at most :data:`PRIOR_SHIFT_LIMIT` of its standard errors
-    (``shift(plain, post, cov)``; ``screened(plain, cov)``: the first-order move already says
-    so), else the posterior mode ``posterior_fit(plain)`` (``plain`` None where it has no
-    estimate). ``estimated(fit)``: its estimated etas, ``on_bound(fit)`` those on a bound."""
+    (:func:`in_ses`; ``screened(plain, cov)``: the first-order move already says so), else the
+    posterior mode ``posterior_fit(plain)`` (``plain`` None where it has no estimate)."""
     plain = trial_fit(plain_fit)
-    cov = None if plain is None else regular(plain)
+    cov = None
+    if plain is not None and plain.converged and not plain.boundary.any():
+        cov, on = covariance(plain), _eta_at(plain)
+        cov = cov if cov is not None and etas_inside(plain.params[on], np.diag(cov)[on],
+                                                     level) else None  # fmt: skip
     if cov is not None:
-        if int(estimated(plain).sum()) < 2 or (screened is not None and screened(plain, cov)):
+        if int(plain.estimated.sum()) < 2 or (screened is not None and screened(plain, cov)):
             return Choice(plain, False)  # one judge: the widened posterior mode over-covers
         post = posterior_fit(plain)
-        moved = shift(plain, post, cov)
+        moved = in_ses(plain, post.params - plain.params, cov)
         if moved <= PRIOR_SHIFT_LIMIT:
             return Choice(plain, False)
-        return Choice(post, True, np.zeros_like(estimated(post)), True, moved)
+        return Choice(post, True, np.zeros_like(post.estimated), True, moved)
     post = posterior_fit(plain)
-    bound = (on_bound if plain is not None else estimated)(plain if plain is not None else post)
+    bound = post.estimated if plain is None else plain.boundary
     return Choice(post, True, bound.copy(), plain is not None and plain.converged)
 
 
@@ -338,12 +335,9 @@ def trial_fit(fit: Callable[[], T]) -> T | None:
 
 
 def prior_shift(plain: CrowdFit, post: CrowdFit, cov: NDArray[np.float64]) -> float:
-    """How far the posterior mode ``post`` lies from the regular plain estimate ``plain``: the
-    largest move of a strength (against the strengths' mean, so whatever the reference) or of
-    an estimated eta, each over its standard error from ``cov``, the plain estimate's
-    covariance over (theta, eta)."""
-    move = np.concatenate([post.theta - plain.theta, post.eta - plain.eta])
-    return _in_ses(plain, move, cov)
+    """How far the posterior mode ``post`` lies from the regular plain estimate ``plain``, in
+    standard errors from ``cov`` (:func:`in_ses`)."""
+    return in_ses(plain, post.params - plain.params, cov)
 
 
 def first_order_move(plain: CrowdFit, prior: CrowdPrior) -> NDArray[np.float64] | None:
@@ -361,18 +355,17 @@ def first_order_move(plain: CrowdFit, prior: CrowdPrior) -> NDArray[np.float64] 
     return move
 
 
-def _in_ses(plain: CrowdFit, move: NDArray[np.float64], cov: NDArray[np.float64]) -> float:
-    """The largest component of ``move`` (over (theta, eta)) in standard errors from ``cov``:
-    strengths against their mean, the etas with a variance."""
-    m = plain.theta.size
-    keep = np.r_[np.arange(m), m + np.flatnonzero(plain.estimated & ~plain.boundary)]
-    return moved_in_ses(move[keep], cov[np.ix_(keep, keep)], m)
+def _eta_at(fit) -> NDArray[np.int64]:
+    """Where ``fit.params`` (etas last) holds the estimated etas off a bound."""
+    return fit.params.size - fit.eta.size + np.flatnonzero(fit.estimated & ~fit.boundary)
 
 
-def moved_in_ses(move: NDArray[np.float64], cov: NDArray[np.float64], m: int) -> float:
-    """The largest component of ``move`` in standard errors from ``cov``, both over (the ``m``
-    strengths, the estimated etas): strengths against their mean, components without a
-    positive variance left out. The prior's move (:data:`PRIOR_SHIFT_LIMIT`) of any fit."""
+def in_ses(plain, move: NDArray[np.float64], cov: NDArray[np.float64]) -> float:
+    """The largest component of ``move`` (over ``plain.params``) in standard errors from
+    ``cov``: strengths against their mean (so whatever the reference), and the estimated etas
+    off a bound. How far the prior moves a fit (:data:`PRIOR_SHIFT_LIMIT`)."""
+    keep = np.r_[np.arange(plain.n_models), _eta_at(plain)]
+    move, cov, m = move[keep], cov[np.ix_(keep, keep)], plain.n_models
     s = cov[:m, :m]
     var = np.concatenate([np.diag(s) - 2.0 * s.mean(axis=1) + s.mean(),  # of s_i - mean(s)
                           np.diag(cov)[m:]])  # fmt: skip
@@ -437,9 +430,7 @@ def crowd_built(
                                   tt, False)[1:3]  # fmt: skip
 
     def verdict_meat():
-        *_, mdd, mde, mee = CROWD_BT.row_terms(k, fit.theta, fit.eta, data.ii, data.jj,
-                                               data.judge, data.wi, data.wj, data.tt, True)
-        return k.crowd_assemble(m, nj, data.ii, data.jj, data.judge, mdd, mde, mee)
+        return pair_meat(CROWD_BT, k, fit.theta, fit.eta, data, nj)
 
     return build(bread, ci, row_scores_of(data, m + nj, k, row_scores, verdict_meat),
                  n_clusters=data.n_clusters if clustered else None, cr2=cr2,

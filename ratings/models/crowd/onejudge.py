@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -50,12 +51,16 @@ from ratings.core.errors import NonIdentifiableError
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.core.tdist import normal_quantile
 from ratings.data.comparisons import Comparisons
+from ratings.data.slots import SlotCounts
 from ratings.kernels.engine import Engine
+from ratings.models.covariates import DesignFit, fit_design
 from ratings.models.crowd.likelihood import CrowdFit, fit_crowd_bt
 from ratings.models.crowd.prior import CrowdPrior
+from ratings.models.families import CROWD_BT
 
 __all__ = ["OneJudgeWidening", "one_judge_widening", "profile_limit", "profile_lower_limit",
-           "profile_prior", "profile_widening", "single_judge", "widened", "widening"]
+           "profile_prior", "profile_widening", "single_judge", "widen_one_judge", "widened",
+           "widening"]
 
 F = TypeVar("F", bound=Any)  # a fit with an ``nll``
 _EPS_PRIOR = 1e-9  # Beta pseudo-counts of the profile's top: keep eta = 1 reachable but finite
@@ -230,3 +235,52 @@ def widening(eta_hat: float, eta_lo: float, shift: NDArray[np.float64], eta_var:
     shrink = 1.0 - z**2 * eta_var / gap**2  # the part the sandwich at the estimate carries
     extra = (np.sqrt(shrink) / z * shift)[None, :] if shrink > 0 else None
     return OneJudgeWidening(float(scale), extra, float(eta_lo))
+
+
+#: Low ends tried for eta's profile: near a coin flip the unpenalised style coefficients of a
+#: refit run off (the strengths have their prior), so the bracket starts at the first that fits.
+_PROFILE_LOWS = (0.501, 0.51, 0.53, 0.56, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+
+
+def widen_one_judge(fit: DesignFit, rows: SlotCounts, k: int, *, prior, plain_on_bound: bool,
+                    ref: int = 0, ridge: float = 0.0, n_ridge: int | None = None,
+                    level: float = 0.95, engine: Engine = "auto") -> DesignFit:  # fmt: skip
+    """A one-judge Crowd-BT posterior mode with style, its CR2 intervals widened by judge
+    ``k``'s profile likelihood as plain Crowd-BT's (:mod:`ratings.models.crowd.onejudge`): the
+    profile refits strengths and style coefficients at each fixed eta under the strengths'
+    prior (and the ridge); the parameters' move to its lower limit enters as a two-step term,
+    and where the plain estimate put eta on its bound (``plain_on_bound``) the sandwich is
+    rescaled. ``fit`` unchanged where it has no CR2 inference or the profile fails."""
+    if (fit.inference is None or prior is None or not fit.estimated[k]
+            or fit.boundary[k]):  # fmt: skip
+        return fit
+    m, p = fit.n_models, fit.n_features
+    at = m + p + k
+    free = np.asarray(fit.estimated, dtype=bool)
+    kw = {"ref": ref, "family": CROWD_BT, "ci": "model", "ridge": ridge, "n_ridge": n_ridge,
+          "engine": engine, "prior": profile_prior(prior)}  # fmt: skip
+
+    def at_eta(e: float) -> DesignFit:
+        eta0 = fit.eta.copy()
+        eta0[k] = e
+        fixed = free.copy()
+        fixed[k] = False
+        return fit_design(rows, fit.strength, beta0=fit.beta, eta0=eta0, eta_free=fixed, **kw)
+
+    def top(nll) -> tuple[float, float]:  # the profile's top: eta free, else on 1
+        top_nll, top_eta = nll(1.0), 1.0
+        try:
+            free_fit = fit_design(rows, fit.strength, beta0=fit.beta, eta0=fit.eta, eta_free=free,
+                                 **kw)  # fmt: skip
+        except NonIdentifiableError:  # diverges as eta runs to 1 under the weak prior
+            return top_nll, top_eta
+        return (free_fit.nll, float(free_fit.eta[k])) if free_fit.nll < top_nll else \
+            (top_nll, top_eta)
+
+    wide = profile_widening(fit.params, at, at_eta, top, float(fit.cov[at, at]),
+                            plain_on_bound=plain_on_bound, level=level, lows=_PROFILE_LOWS)
+    if wide is None:
+        return fit
+    inference = fit.inference.scaled(wide.scale).with_extra(wide.extra)
+    return replace(fit, cov=inference.covariance(), influence=inference.influence(),
+                   inference=inference)

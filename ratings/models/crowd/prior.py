@@ -58,6 +58,11 @@ class CrowdPrior(NamedTuple):
         """The Gaussian prior's precision, 1 / strength_sd^2."""
         return 1.0 / self.strength_sd**2
 
+    @property
+    def strengths_only(self) -> CrowdPrior:
+        """This prior without its Beta part on eta (the strengths' Gaussian part alone)."""
+        return CrowdPrior(0.0, 0.0, self.strength_sd)
+
 
 #: The default prior: Beta(2, 2.5) on u = 2 eta - 1 (mode eta = 0.70, 90% of its mass on
 #: eta in [0.56, 0.90]) and a normal prior with sd sqrt(5) = 2.24 (388 Elo) on the strengths.
@@ -93,15 +98,16 @@ def check_prior(prior: PriorArg) -> CrowdPrior | None:
 
 def prior_terms(
     theta: NDArray[np.float64], eta: NDArray[np.float64], estimated: NDArray[np.bool_],
-    prior: CrowdPrior | None,
+    prior: CrowdPrior | None, gap: int = 0,
 ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:  # fmt: skip
-    """Negative log-prior, its gradient and Hessian over x = (theta, eta).
+    """Negative log-prior, its gradient and Hessian over x = (theta, ``gap`` coefficients
+    without a prior (a design's covariates), eta).
 
     The Beta part applies to the ``estimated`` etas only; it is +inf at eta = 1/2 or 1 (when
     its pseudo-counts are positive), which the line search of the fit never accepts.
     """
     m, k = theta.size, eta.size
-    grad, hess = np.zeros(m + k), np.zeros((m + k, m + k))
+    grad, hess = np.zeros(m + gap + k), np.zeros((m + gap + k, m + gap + k))
     if prior is None:
         return 0.0, grad, hess
     lam = prior.ridge
@@ -117,7 +123,7 @@ def prior_terms(
             g = -2.0 * (a / u - b / (1.0 - u))
             h = 4.0 * (a / u**2 + b / (1.0 - u) ** 2)
         value += float(np.sum(parts))
-        idx = m + np.flatnonzero(estimated)
+        idx = m + gap + np.flatnonzero(estimated)
         grad[idx] = g
         hess[idx, idx] = h
     return value, grad, hess
@@ -157,7 +163,7 @@ class CrowdSummary:
         Where the prior was used over a regular plain estimate because it moved that estimate
         by more than ``ratings.models.crowd.likelihood.PRIOR_SHIFT_LIMIT`` standard errors: the
         largest such move
-        (``ratings.models.crowd.likelihood.prior_shift``); NaN otherwise.
+        (``ratings.models.crowd.likelihood.in_ses``); NaN otherwise.
     """
 
     eta_cov: pd.DataFrame

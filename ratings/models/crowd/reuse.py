@@ -77,8 +77,8 @@ def design_eta_factor(fit, eta_cov: pd.DataFrame, judges: pd.Index, *, ref: int,
         return None
     at, v = block
     m, p = fit.n_models, fit.n_features
-    estimated = np.asarray(fit.eta_estimated, dtype=bool)
-    live = estimated & ~np.asarray(fit.eta_boundary, dtype=bool)
+    estimated = np.asarray(fit.estimated, dtype=bool)
+    live = estimated & ~np.asarray(fit.boundary, dtype=bool)
     free = np.concatenate([np.delete(np.arange(m), ref), m + np.arange(p),
                            m + p + np.flatnonzero(live)]).astype(np.int64)  # fmt: skip
     info = np.array(fit.hessian, dtype=np.float64)

@@ -1,0 +1,93 @@
+"""Two revisions side by side on the headline board's table: every rating's Satterthwaite df
+(``Ratings.model_df``) and the rest of ``to_frame()`` (rank intervals, the table), after the same
+default fit (CR2, clustered by task) of 1M verdicts over 200 models and 1,000 tasks
+(``bench_fit_common.simulate``): the series path, past the exact df's budget.
+
+Run: ``python benchmarks_perf/bench_table_stages.py BEFORE [AFTER] [--rounds 5]`` (git
+revisions; AFTER defaults to the working tree; each exported with ``git archive`` as in
+``bench_before_after.py``). The two are measured alternately, one child process per (revision,
+round) with the revision first on ``PYTHONPATH``, one thread (``RATINGS_NUM_THREADS=1``, BLAS on
+one thread), each stage's CPU time the minimum over ``--repeats`` fresh fits (its first one
+untimed: imports, bytecode). The load average is recorded at each child's start, and each
+child's table is compared with the first revision's (largest absolute difference of its
+numbers). Writes ``results/bench_table_stages.csv`` and prints the median per revision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_before_after import ONE_THREAD, export  # noqa: E402
+
+OUT = HERE / "results" / "bench_table_stages.csv"
+
+CHILD = r"""
+import json, os, sys, time
+tree, repeats, table_out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+sys.path.insert(0, os.path.join(tree, "benchmarks_perf"))
+import ratings
+assert ratings.__file__.startswith(tree), ratings.__file__
+from bench_fit_common import simulate
+load = os.getloadavg()[0]
+df = simulate(1_000_000, 200, 1000, seed=0)
+best = {"fit": float("inf"), "model_df": float("inf"), "table": float("inf")}
+for k in range(repeats + 1):
+    t0 = time.process_time()
+    r = ratings.fit(df)
+    t1 = time.process_time()
+    r.model_df
+    t2 = time.process_time()
+    table = r.to_frame()
+    t3 = time.process_time()
+    if k:
+        for name, s in (("fit", t1 - t0), ("model_df", t2 - t1), ("table", t3 - t2)):
+            best[name] = min(best[name], s)
+table.to_pickle(table_out)
+print(json.dumps({"load_avg": load, **{f"{k}_cpu_s": v for k, v in best.items()}}))
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("before")
+    ap.add_argument("after", nargs="?", default=None)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=4)
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {"before": export(args.before, Path(tmp)),
+                 "after": export(args.after, Path(tmp))}  # fmt: skip
+        first: pd.DataFrame | None = None
+        for k in range(args.rounds):
+            for label, tree in trees.items():
+                env = {**os.environ, **ONE_THREAD, "PYTHONPATH": str(tree)}
+                out = Path(tmp) / f"{label}.pkl"
+                done = subprocess.run([sys.executable, "-c", CHILD, str(tree), str(args.repeats),
+                                       str(out)], env=env, cwd=tmp, check=True,
+                                      capture_output=True, text=True)  # fmt: skip
+                table = pd.read_pickle(out).select_dtypes("number")
+                first = table if first is None else first
+                diff = float((table - first).abs().max().max())
+                rows.append({"round": k, "revision": label, **json.loads(done.stdout),
+                             "max_abs_diff": diff})  # fmt: skip
+                print(rows[-1], flush=True)
+    frame = pd.DataFrame(rows)
+    frame["df_and_table_cpu_s"] = frame["model_df_cpu_s"] + frame["table_cpu_s"]
+    OUT.parent.mkdir(exist_ok=True)
+    frame.to_csv(OUT, index=False)
+    print(frame.groupby("revision", sort=False).median(numeric_only=True).T.to_string())
+
+
+if __name__ == "__main__":
+    main()
