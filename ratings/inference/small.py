@@ -150,10 +150,20 @@ def working_inference(rows: WorkingRows, residual: NDArray[np.float64], free: ND
 
 
 def cluster_scores(rows: WorkingRows, e: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Each cluster's summed score X_g^T e_g (G x n_params) from the rows' residuals ``e``."""
+    """Each cluster's summed score X_g^T e_g (G x n_params) from the rows' residuals ``e``:
+    the compiled pass of :func:`ratings.kernels.fit.cluster_scores` where the engine picks
+    numba for this many rows, else three ``bincount`` passes."""
+    from ratings.kernels.engine import kernels as fit_kernels
+    from ratings.kernels.engine import resolve
+
     g, q = rows.n_clusters, rows.n_params
-    at = rows.cluster * q
     x = rows.a * e
+    if resolve("auto", x.size) == "numba":
+        eta = rows.b * e if rows.b.size else np.zeros(0)
+        k = fit_kernels("numba")
+        return k.cluster_scores(g, q, rows.ii, rows.jj, rows.judge, rows.cluster, x, eta,
+                                rows.n_models)  # fmt: skip
+    at = rows.cluster * q
     w = np.bincount(at + rows.ii, x, g * q) - np.bincount(at + rows.jj, x, g * q)
     if rows.b.size:
         w += np.bincount(at + rows.n_models + rows.judge, rows.b * e, g * q)
