@@ -240,12 +240,16 @@ def _betai_array(a, b, x, y, log_beta) -> NDArray[np.float64]:
 def _betacf_array(a, b, x) -> NDArray[np.float64]:
     """:func:`_betacf` over arrays: the same modified Lentz steps, their coefficients formed
     for :data:`_CF_BLOCK` steps at a time, until every value's last step changed it by less
-    than 1e-16 (a value already converged takes further steps of factor 1 within rounding)."""
+    than 1e-16 (a value already converged takes further steps of factor 1 within rounding).
+    ``d`` and ``c`` are the two rows of one array, each half-step's increment and guard one
+    pass over both (the steps are a few dozen NumPy calls on a few dozen values each)."""
     tiny = 1e-300
     qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c = np.ones_like(x)
-    d = 1.0 - qab * x / qap
-    d = 1.0 / np.where(np.abs(d) > tiny, d, tiny)
+    dc = np.empty((2, *np.shape(x)))
+    d, c = dc  # views
+    c[...] = 1.0
+    d[...] = 1.0 - qab * x / qap
+    d[...] = 1.0 / np.where(np.abs(d) > tiny, d, tiny)
     h = d.copy()
     done = np.zeros(x.shape, dtype=bool)
     for first in range(1, 10_000, _CF_BLOCK):
@@ -255,12 +259,11 @@ def _betacf_array(a, b, x) -> NDArray[np.float64]:
         odd = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
         for k in range(_CF_BLOCK):
             for aa in (even[k], odd[k]):
-                d = aa * d
-                d += 1.0
-                d = 1.0 / np.where(np.abs(d) > tiny, d, tiny)
-                c = aa / c
-                c += 1.0
-                c = np.where(np.abs(c) > tiny, c, tiny)
+                np.multiply(aa, d, out=d)  # d = 1 + aa d and c = 1 + aa / c, each guarded
+                np.divide(aa, c, out=c)
+                dc += 1.0
+                dc[...] = np.where(np.abs(dc) > tiny, dc, tiny)
+                np.divide(1.0, d, out=d)
                 delta = d * c
                 h *= delta
             done |= np.abs(delta - 1.0) < 1e-16

@@ -165,21 +165,13 @@ class Basis:
     weight: NDArray[np.float64]
 
     @cached_property
-    def by_contrast(self) -> NDArray[np.float64]:
-        """``q`` laid out (P + 1, 3 G P), the contrast's coordinate first (row k: the terms of
-        the unit contrast e_k; the last row zero): one product with the contrasts gives all
-        three terms of every design, each contrast's contiguous."""
-        g, p = self.q.shape[0], self.q.shape[2]
-        out = np.zeros((p + 1, 3 * g * p))
-        out[:p] = self.q.reshape(g, 3, p, p).transpose(3, 1, 0, 2).reshape(p, 3 * g * p)
-        return out
-
-    @cached_property
     def y_rows(self) -> NDArray[np.float64]:
-        """The y part of :attr:`by_contrast` ((P + 1) x G P, contiguous): a pair's y is the
-        difference of two rows."""
+        """Each unit contrast's y of every design, (P + 1) x G P (row k: y_g(e_k) for g in
+        order; the last row zero): a pair's y is the difference of two rows."""
         g, p = self.q.shape[0], self.q.shape[2]
-        return np.ascontiguousarray(self.by_contrast[:, 2 * g * p:])
+        out = np.zeros((p + 1, g * p))
+        out[:p] = self.q[:, 2 * p:].transpose(2, 0, 1).reshape(p, g * p)
+        return out
 
     @cached_property
     def unit_y(self) -> NDArray[np.float64]:
