@@ -184,11 +184,12 @@ class Basis:
 
     @cached_property
     def padded_forms(self) -> NDArray[np.float64]:
-        """The quadratic forms of omega and d (2 x G x (P + 1) x (P + 1), zero in the last row
-        and column): a pair's terms are three of their entries."""
+        """The quadratic forms of omega and d ((P + 1) x (P + 1) x 2 x G, zero in the last row
+        and column): a pair's terms are three of their entries, each a contiguous row of both
+        forms over the designs."""
         g, p = self.q.shape[0], self.q.shape[2]
-        out = np.zeros((2, g, p + 1, p + 1))
-        out[:, :, :p, :p] = self.q[:, :2 * p].reshape(g, 2, p, p).transpose(1, 0, 2, 3)
+        out = np.zeros((p + 1, p + 1, 2, g))
+        out[:p, :p] = self.q[:, :2 * p].reshape(g, 2, p, p).transpose(2, 3, 1, 0)
         return out
 
 
@@ -262,7 +263,7 @@ def pair_forms(b: Basis, j: NDArray[np.int64], k: NDArray[np.int64]) -> NDArray[
     """omega and d (each G x C) of the contrasts e_j - e_k (``j``, ``k``: free coordinates,
     P for none): entries of the basis' quadratic forms."""
     forms = b.padded_forms
-    return forms[:, :, j, j] + forms[:, :, k, k] - 2.0 * forms[:, :, j, k]
+    return (forms[j, j] + forms[k, k] - 2.0 * forms[j, k]).transpose(1, 2, 0)
 
 
 def _unit_differences(c: NDArray[np.float64]) -> tuple | None:
