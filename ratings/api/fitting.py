@@ -323,8 +323,8 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
         def row_scores(rows: Comparisons, wi, wj, tt):
             return k.bt_scores(res.theta, rows.ii, rows.jj, wi, wj, tt), None
 
-        def verdict_meat():
-            return PairTable(data).meat(res.theta)
+        def verdict_meat():  # the fit's pairs (the same totals as data's), built once
+            return (res.table or PairTable(data)).meat(res.theta)
 
         scores = row_scores_of(data, m, k, row_scores, verdict_meat)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, partial
 
 import numpy as np
@@ -25,7 +25,8 @@ __all__ = ["NONE", "NO_SLOT", "BTFit", "PairTable", "fit_bt", "jacobi_step", "pe
 class BTFit:
     """Raw Bradley-Terry fit: log-strengths with ``theta[ref] == 0``.
 
-    ``hessian`` is the (M, M) Hessian of the penalised negative log-likelihood at ``theta``.
+    ``hessian`` is the (M, M) Hessian of the penalised negative log-likelihood at ``theta``;
+    ``table`` the fit's :class:`PairTable` (the HC0 meat reads it), None for Firth's fit.
     """
 
     theta: NDArray[np.float64]
@@ -36,6 +37,7 @@ class BTFit:
     n_iter: int
     max_grad: float
     penalty: float
+    table: PairTable | None = field(default=None, repr=False)
 
 
 def _with_penalty(theta, nll, grad, hess, penalty: float):
@@ -233,4 +235,4 @@ def fit_bt(
         tol=tol, max_iter=max_iter, what="Bradley-Terry",
     )  # fmt: skip
     return BTFit(theta=res.x, ref=ref, hessian=res.hessian, nll=res.f, converged=res.converged,
-                 n_iter=res.n_iter, max_grad=res.max_grad, penalty=penalty)
+                 n_iter=res.n_iter, max_grad=res.max_grad, penalty=penalty, table=table)
