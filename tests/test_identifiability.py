@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -360,3 +361,31 @@ def test_bread_meat_bread_matches_the_plain_products(m, meat_pd):
     assert np.all(got[3] == 0.0) and np.all(got[:, 3] == 0.0)
     np.testing.assert_array_equal(bread, kept[0])  # inputs untouched
     np.testing.assert_array_equal(meat, kept[1])
+
+
+@settings(deadline=None, max_examples=60)
+@given(seed=st.integers(0, 2**32 - 1), m=st.integers(2, 9), density=st.floats(0.1, 1.0))
+def test_win_matrix_of_unique_pairs_is_the_edge_lists_graph(seed, m, density):
+    """The adjacency written row by row (one row per pair, i < j) against the graph built from
+    its win and tie counts here, and scipy's strong components of that graph."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from ratings.models.existence import _connected, win_matrix
+
+    rng = np.random.default_rng(seed)
+    ii, jj = np.triu_indices(m, 1)
+    met = rng.random(ii.size) < density
+    ii, jj = ii[met], jj[met]
+    wi, wj, tt = (rng.integers(0, 2, ii.size).astype(float) for _ in range(3))
+    rows = SimpleNamespace(n_models=m, ii=ii, jj=jj, wi=wi, wj=wj, tt=tt)
+    expected = np.zeros((m, m), dtype=bool)
+    for i, j, a, b, t in zip(ii, jj, wi, wj, tt, strict=True):
+        expected[i, j] |= a + t > 0
+        expected[j, i] |= b + t > 0
+    adj = win_matrix(rows)
+    np.testing.assert_array_equal(adj, expected)
+    n_strong, _ = connected_components(csr_matrix(expected), directed=True, connection="strong")
+    assert _connected(adj) == (n_strong == 1)
+    swapped = SimpleNamespace(**{**vars(rows), "ii": jj, "jj": ii})  # j > i: not its case
+    assert ii.size == 0 or win_matrix(swapped) is None
