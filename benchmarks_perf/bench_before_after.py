@@ -24,6 +24,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -96,6 +97,19 @@ def export(rev: str | None, into: Path) -> Path:
     return out
 
 
+def alternated(before: str, after: str | None,
+               rounds: int) -> Iterator[tuple[int, str, Path, dict[str, str], Path]]:  # fmt: skip
+    """The two revisions exported to a temporary folder, then ``rounds`` rounds of each in turn:
+    (round, ``"before"`` or ``"after"``, its tree, the environment of its child process (one
+    thread, the tree first on ``PYTHONPATH``), the temporary folder)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {"before": export(before, Path(tmp)), "after": export(after, Path(tmp))}
+        for k in range(rounds):
+            for label, tree in trees.items():
+                env = {**os.environ, **ONE_THREAD, "PYTHONPATH": str(tree)}
+                yield k, label, tree, env, Path(tmp)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("before")
@@ -103,16 +117,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=4)
     args = ap.parse_args()
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        trees = {"before": export(args.before, Path(tmp)),
-                 "after": export(args.after, Path(tmp))}  # fmt: skip
-        for k in range(args.rounds):
-            for label, tree in trees.items():
-                env = {**os.environ, **ONE_THREAD, "PYTHONPATH": str(tree)}
-                done = subprocess.run([sys.executable, "-c", CHILD, str(tree)], env=env, cwd=tmp,
-                                      check=True, capture_output=True, text=True)  # fmt: skip
-                rows.append({"round": k, "revision": label, **json.loads(done.stdout)})
-                print(rows[-1], flush=True)
+    for k, label, tree, env, tmp in alternated(args.before, args.after, args.rounds):
+        done = subprocess.run([sys.executable, "-c", CHILD, str(tree)], env=env, cwd=tmp,
+                              check=True, capture_output=True, text=True)  # fmt: skip
+        rows.append({"round": k, "revision": label, **json.loads(done.stdout)})
+        print(rows[-1], flush=True)
     table = pd.DataFrame(rows)
     OUT.parent.mkdir(exist_ok=True)
     table.to_csv(OUT, index=False)

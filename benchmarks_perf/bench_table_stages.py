@@ -17,17 +17,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_before_after import ONE_THREAD, export  # noqa: E402
+from bench_before_after import alternated  # noqa: E402
 
 OUT = HERE / "results" / "bench_table_stages.csv"
 
@@ -65,23 +63,18 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=4)
     args = ap.parse_args()
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        trees = {"before": export(args.before, Path(tmp)),
-                 "after": export(args.after, Path(tmp))}  # fmt: skip
-        first: pd.DataFrame | None = None
-        for k in range(args.rounds):
-            for label, tree in trees.items():
-                env = {**os.environ, **ONE_THREAD, "PYTHONPATH": str(tree)}
-                out = Path(tmp) / f"{label}.pkl"
-                done = subprocess.run([sys.executable, "-c", CHILD, str(tree), str(args.repeats),
-                                       str(out)], env=env, cwd=tmp, check=True,
-                                      capture_output=True, text=True)  # fmt: skip
-                table = pd.read_pickle(out).select_dtypes("number")
-                first = table if first is None else first
-                diff = float((table - first).abs().max().max())
-                rows.append({"round": k, "revision": label, **json.loads(done.stdout),
-                             "max_abs_diff": diff})  # fmt: skip
-                print(rows[-1], flush=True)
+    first: pd.DataFrame | None = None
+    for k, label, tree, env, tmp in alternated(args.before, args.after, args.rounds):
+        out = tmp / f"{label}.pkl"
+        done = subprocess.run([sys.executable, "-c", CHILD, str(tree), str(args.repeats),
+                               str(out)], env=env, cwd=tmp, check=True,
+                              capture_output=True, text=True)  # fmt: skip
+        table = pd.read_pickle(out).select_dtypes("number")
+        first = table if first is None else first
+        diff = float((table - first).abs().max().max())
+        rows.append({"round": k, "revision": label, **json.loads(done.stdout),
+                     "max_abs_diff": diff})  # fmt: skip
+        print(rows[-1], flush=True)
     frame = pd.DataFrame(rows)
     frame["df_and_table_cpu_s"] = frame["model_df_cpu_s"] + frame["table_cpu_s"]
     OUT.parent.mkdir(exist_ok=True)
