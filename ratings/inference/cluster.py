@@ -519,12 +519,14 @@ def _series(rows, score, free, bread_free, starts):
     predicted = np.inf  # the next step's largest size relative to its cluster's influence
     for k in range(1, SERIES_TERMS + 1):
         moved = rows.times(step)
+        ratio = (2.0 * k - 1.0) / (2.0 * k)  # of the coefficients: step k is c_k (M H_g)^k M g_g
         if predicted < SINGLE_BELOW:  # a small correction: single precision is exact enough
             bread32 = bread.astype(np.float32) if bread32 is None else bread32
-            step = matmul(moved.astype(np.float32), bread32).astype(np.float64)
+            step = np.multiply(matmul(moved.astype(np.float32), bread32), ratio,
+                               dtype=np.float64)  # fmt: skip
         else:
             step = matmul(moved, bread)
-        step *= (2.0 * k - 1.0) / (2.0 * k)  # now c_k (M H_g)^k M g_g
+            step *= ratio
         total += step
         size = _row_norms(step)
         active = size > SERIES_TOL * scale
