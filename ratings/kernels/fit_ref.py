@@ -323,9 +323,12 @@ def _orient(c: VerdictCodes):
     :func:`_full` gives it) -> (outer key, i, j, outcome, judge, used model codes, unusable).
     Outputs are 0 where a code is missing; each comes in the narrowest integer type that holds
     its values (model codes, outer keys, judges; outcomes int8)."""
-    missing = (c.model_a < 0) | (c.model_b < 0) | (c.winner < 0) | (c.judge < 0) | (c.cluster < 0)
-    any_missing = bool(missing.any())
+    codes = (c.model_a, c.model_b, c.winner, c.judge, c.cluster)
+    # a missing code is rare: the mask only where some column's least code is below 0
+    any_missing = any(a.size and int(a.min()) < 0 for a in codes)
     if any_missing:  # look codes up at 0 there (the outputs are zeroed at the end)
+        missing = (c.model_a < 0) | (c.model_b < 0) | (c.winner < 0) | (c.judge < 0) | (
+            c.cluster < 0)
         c = c._replace(**{f: np.where(missing, 0, getattr(c, f))
                           for f in ("model_a", "model_b", "winner", "judge", "cluster")})
     m_type = _int_for(c.n_models)
@@ -339,7 +342,11 @@ def _orient(c: VerdictCodes):
         judge = np.where(forfeit, c.forfeit_judge, judge)
     judge = judge.astype(_int_for(c.n_judges), copy=False)
     i, j = np.minimum(ia, ib), np.maximum(ia, ib)
-    bad = (i < 0) | (i == j) | (res < 0)
+    bad = i == j
+    if min(int(c.model_a_map.min(initial=0)), int(c.model_b_map.min(initial=0))) < 0:
+        bad |= i < 0  # a name left out of the models
+    if int(res.min(initial=0)) < 0:
+        bad |= res < 0  # a winner that is not A, B or tie
     if any_missing:
         bad |= missing
     n_bad = int(np.count_nonzero(bad))
