@@ -112,16 +112,7 @@ def scatter_diff(n_items, ii, jj, weight):
 
 
 def bt_scores(theta, ii, jj, wi, wj, tt):
-    d = np.take(theta, ii)
-    d -= np.take(theta, jj)
-    p = expit(d)
-    n = wi + wj
-    n += tt
-    p *= n  # expected wins of i
-    out = 0.5 * tt
-    out += wi
-    out -= p
-    return out
+    return wi + 0.5 * tt - (wi + wj + tt) * expit(theta[ii] - theta[jj])
 
 
 def cluster_meat(n_models, n_params, ii, jj, judge, score_d, score_eta, starts):

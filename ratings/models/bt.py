@@ -105,26 +105,24 @@ class PairTable:
         hess = out[4]
         i, j, n = self.i[lo:hi], self.j[lo:hi], self.n[lo:hi]
         np.take(theta, i, out=d)
-        d -= np.take(theta, j)
+        d -= theta[j]
         e = np.abs(d)  # e = exp(-|d|), sigma(|d|) = 1 / (1 + e), sigma(-|d|) = e / (1 + e)
         np.negative(e, out=e)
         np.exp(e, out=e)
         big = e + 1.0
         np.reciprocal(big, out=big)
-        up = d > 0.0
+        small = e * big
         if terms is not None:  # -log sigma(d) + d = log1p(e) + max(d, 0)
             np.log1p(e, out=terms)
-            np.add(terms, d, out=terms, where=up)
-        e *= big  # sigma(-|d|)
-        np.multiply(e, big, out=info)
-        info *= n  # n p (1 - p)
-        np.copyto(e, big, where=up)  # p = P(i beats j)
-        np.multiply(n, e, out=score)
+            terms += np.maximum(d, 0.0)
+        np.multiply(n, np.where(d > 0.0, big, small), out=score)
         np.subtract(self.yi[lo:hi], score, out=score)  # i's score minus its expectation
+        np.multiply(small, big, out=info)
+        info *= n  # n p (1 - p)
         if hess is not None:  # the pair's two off-diagonal cells
-            np.negative(info, out=big)
-            hess[self.cells[lo:hi]] = big
-            hess[self.mirror[lo:hi]] = big
+            np.negative(info, out=e)
+            hess[self.cells[lo:hi]] = e
+            hess[self.mirror[lo:hi]] = e
 
     def _pass(self, theta, *, terms: bool, hess: bool):
         size = self.i.size
