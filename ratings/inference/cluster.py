@@ -508,7 +508,7 @@ def _series(rows, score, free, bread_free, starts):
     Each step carries its term times its coefficient (the products are linear in it, so the
     coefficients' ratio scales it in place) and the clusters' sizes are row norms without a
     squared copy: on 1,000 models and 1,000 tasks the series is five G x P by P x P products
-    (the last two in single precision) and four passes over the rows, little else."""
+    (the last three in single precision) and four passes over the rows, little else."""
     g, q = score.shape
     bread = embed(bread_free, free, q)
     bread32 = None
