@@ -572,6 +572,10 @@ def _lone_directions(rows: WorkingRows, free: NDArray[np.int64]) -> NDArray[np.f
     from ratings.inference.working import kernels
 
     m = rows.n_models
+    per_model = np.bincount(rows.ii, minlength=m) + np.bincount(rows.jj, minlength=m)
+    largest = int(np.diff(rows.starts).max(initial=0))
+    if not np.any((per_model > 0) & (per_model <= largest)):  # each model's rows fill no cluster:
+        return np.zeros((0, free.size))  # every model with rows has them in two clusters at least
     lo, hi = kernels(rows.ii.size).model_clusters(rows.ii, rows.jj, rows.cluster, m,
                                                    rows.n_clusters)  # fmt: skip
     lone = lo == hi
