@@ -12,6 +12,7 @@ list of options with their defaults and constraints in :func:`ratings.fit`'s doc
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from dataclasses import dataclass
 from typing import Any
@@ -458,7 +459,7 @@ def document_fit(doc: str | None, names: list[str], indent: str = "    ") -> str
 def documented(cls: type) -> type:
     """Class decorator of a spec: its docstring's *Parameters* section written from the
     table (:func:`parameters`, its fields in order)."""
-    if cls.__doc__ is not None:  # python -OO: no docstrings
+    if sys.flags.optimize < 2:  # python -OO: no docstrings (a dataclass writes its signature)
         fields = list(cls.__dataclass_fields__)
         cls.__doc__ = (f"{cls.__doc__.rstrip()}\n\n    Parameters\n    ----------\n"
                        f"{parameters(cls.__name__, fields)}    ")
