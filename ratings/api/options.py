@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 import textwrap
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, dataclass_transform
 
 import numpy as np
 
@@ -24,8 +24,8 @@ from ratings.core.errors import option
 from ratings.models.style import TRANSFORMS
 
 __all__ = ["OPTIONS", "Option", "add_option", "check_option", "check_spec", "constraint",
-           "document_fit", "document_options", "documented", "fit_keywords", "flags", "keywords",
-           "legacy", "option_named", "parameters", "spelled", "switches"]  # fmt: skip
+           "document_fit", "document_options", "fit_keywords", "flags", "keywords", "legacy",
+           "option_named", "parameters", "spec", "spelled", "switches"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -416,6 +416,7 @@ def _parameter(name: str, types: str, doc: str, default: object = None, *,
 
 
 _WIDTH = 92  # the generated lines' width, indentation included
+T = TypeVar("T")
 
 
 def _types(o: Option) -> str:
@@ -456,11 +457,23 @@ def document_fit(doc: str | None, names: list[str], indent: str = "    ") -> str
     return document_options(doc[:at] + parameters("fit", names, indent) + doc[at:], indent)
 
 
-def documented(cls: type) -> type:
-    """Class decorator of a spec: its docstring's *Parameters* section written from the
-    table (:func:`parameters`, its fields in order)."""
+@dataclass_transform(frozen_default=True)
+def spec(cls: type[T]) -> type[T]:
+    """Make ``cls`` a spec of :func:`ratings.fit`: a frozen dataclass that checks the fields
+    the table declares when it is made (:func:`check_spec`, before the class's own
+    ``__post_init__``), its docstring's *Parameters* section written from the table
+    (:func:`parameters`, its fields in order)."""
+    own = cls.__dict__.get("__post_init__")
+
+    def __post_init__(self) -> None:
+        check_spec(self)
+        if own is not None:
+            own(self)
+
+    __post_init__.__qualname__ = f"{cls.__qualname__}.__post_init__"
+    cls.__post_init__ = __post_init__
+    cls = dataclass(frozen=True)(cls)
     if sys.flags.optimize < 2:  # python -OO: no docstrings (a dataclass writes its signature)
-        fields = list(cls.__dataclass_fields__)
         cls.__doc__ = (f"{cls.__doc__.rstrip()}\n\n    Parameters\n    ----------\n"
-                       f"{parameters(cls.__name__, fields)}    ")
+                       f"{parameters(cls.__name__, list(cls.__dataclass_fields__))}    ")
     return cls

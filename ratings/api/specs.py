@@ -1,9 +1,9 @@
 """Typed options of :func:`ratings.fit`: the model, the interval, reading and the solver.
 
-Each spec checks its own values when it is made (``ratings.BT(penalty=-1)`` raises at once),
-so a fit's options are checked in one place, before any data is read. Strings stay as
-shortcuts: ``model="crowd-bt"`` is ``model=ratings.CrowdBT()``, ``ci="bootstrap"`` is
-``ci=ratings.Bootstrap()``.
+Each spec (:func:`ratings.api.options.spec`) checks its own values when it is made
+(``ratings.BT(penalty=-1)`` raises at once), so a fit's options are checked in one place,
+before any data is read. Strings stay as shortcuts: ``model="crowd-bt"`` is
+``model=ratings.CrowdBT()``, ``ci="bootstrap"`` is ``ci=ratings.Bootstrap()``.
 
 >>> import ratings
 >>> ratings.CrowdBT(prior="none", judge_quality="judges.json")  # doctest: +ELLIPSIS
@@ -21,12 +21,11 @@ import numpy as np
 
 from ratings.api.options import (
     check_option,
-    check_spec,
-    documented,
     fit_keywords,
     keywords,
     legacy,
     option_named,
+    spec,
 )
 from ratings.core.bounds import MAX_ANCHOR_RATING, check_number
 from ratings.core.errors import option
@@ -65,8 +64,7 @@ CIKind = Literal["sandwich", "sandwich-z", "cr1", "hc0", "model", "bootstrap"]
 TIE_KINDS: tuple[str, ...] = option_named("ties").choices
 
 
-@documented
-@dataclass(frozen=True)
+@spec
 class BT:
     """Bradley-Terry (ties as half wins by default)."""
 
@@ -76,8 +74,7 @@ class BT:
     soft: bool = False
     name = "bt"
 
-    def __post_init__(self) -> None:
-        check_spec(self)  # penalty, firth, ties and soft as the option table declares them
+    def __post_init__(self) -> None:  # after the table's checks (penalty, firth, ties, soft)
         check_firth_option(self.firth, penalty=self.penalty)
         if self.ties != "half" and (self.penalty or self.firth or self.soft):
             other = "soft" if self.soft else "firth" if self.firth else "penalty"
@@ -89,8 +86,7 @@ class BT:
                              f"{option(other)}, or the tie model without it.")  # fmt: skip
 
 
-@documented
-@dataclass(frozen=True)
+@spec
 class CrowdBT:
     """Crowd-BT: one quality eta per judge (Chen et al. 2013)."""
 
@@ -102,23 +98,17 @@ class CrowdBT:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "prior", check_prior(self.prior))
-        check_spec(self)
 
 
-@documented
-@dataclass(frozen=True)
+@spec
 class Bootstrap:
     """Percentile intervals from a seeded bootstrap (of clusters when the fit is clustered)."""
 
     n: int = 1000
     seed: int = 0
 
-    def __post_init__(self) -> None:
-        check_spec(self)
 
-
-@documented
-@dataclass(frozen=True)
+@spec
 class Read:
     """How a verdict file or frame is read."""
 
@@ -128,12 +118,10 @@ class Read:
     format: object = None
 
     def __post_init__(self) -> None:
-        check_spec(self)
         peer_format(self.format)  # an unknown format fails here
 
 
-@documented
-@dataclass(frozen=True)
+@spec
 class Solver:
     """How the fit is computed."""
 
@@ -143,7 +131,6 @@ class Solver:
     max_memory: MaxMemory = None
 
     def __post_init__(self) -> None:
-        check_spec(self)
         parse_size(self.max_memory)
 
 
@@ -161,8 +148,7 @@ def parse_anchor(text: str) -> tuple[str, float]:
                                       maximum=MAX_ANCHOR_RATING)  # fmt: skip
 
 
-@documented
-@dataclass(frozen=True)
+@spec
 class Adjust:
     """Judge effects estimated as nuisance parameters, so the ratings are corrected for them."""
 
@@ -175,8 +161,7 @@ class Adjust:
         object.__setattr__(self, "effects", parse_adjust(self.effects))
 
 
-@documented
-@dataclass(frozen=True)
+@spec
 class Style:
     """Style control: per-side answer features entering the linear predictor."""
 
@@ -191,7 +176,6 @@ class Style:
         if not features:
             raise ValueError(f"{option('style')} names no feature.")
         object.__setattr__(self, "features", features)
-        check_spec(self)  # transform and ridge as the option table declares them
 
 
 @dataclass(frozen=True)
