@@ -149,7 +149,7 @@ def fit(
     >>> log = pd.DataFrame({"model_a": ["x", "y", "z", "x"], "model_b": ["y", "z", "x", "z"],
     ...                     "winner": ["A", "A", "A", "tie"]})
     >>> r = ratings.fit(log, anchor="x=1000")
-    >>> round(r.elo["x"], 6)
+    >>> round(float(r.elo["x"]), 6)
     1000.0
     """
     options = options_of(model=model, ci=ci, anchor=anchor, scope=scope, cluster=cluster,
