@@ -1,13 +1,16 @@
 """The fit's options, each declared once: its name, the spec that holds it, its default, its
-command-line flag, its help and the argparse shape of the flag.
+command-line flag, its help and the argparse shape of the flag, its Python type and description.
 
 What is generated from :data:`OPTIONS`: the flat keywords of earlier releases and the spec each
 moved to (:data:`ratings.api.specs.LEGACY`), the flag each option's messages name on the command
 line (:func:`flags`, :func:`switches`: :data:`ratings.cli.flags.FLAGS`) and the fit's flags
 themselves (:func:`add_option`, used by :func:`ratings.cli.fitting.add_fit_options`), the
-list of options with their defaults and constraints in :func:`ratings.fit`'s docstring
-(:func:`document_options`) and the checks of numbers, switches and values (:func:`check_option`,
-:func:`check_spec`), which the specs (:mod:`ratings.api.specs`) run once when they are made.
+numpydoc *Parameters* sections of :func:`ratings.fit` (:func:`document_fit`) and of every spec
+(:func:`spec`, both by :func:`parameters`), the list of options with their defaults and
+constraints in :func:`ratings.fit`'s Notes (:func:`document_options`), the keywords and
+defaults :func:`ratings.api.specs.options_of` resolves (:func:`fit_keywords`) and the checks of
+numbers, switches and values (:func:`check_option`, :func:`check_spec`), which the specs
+(:mod:`ratings.api.specs`) run once when they are made.
 """
 
 from __future__ import annotations
