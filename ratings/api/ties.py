@@ -19,8 +19,8 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.errors import DataWarning, DegenerateBoardError, NonIdentifiableError, option
+from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
-from ratings.models.covariates import wald
 from ratings.models.ties import TieFamily, TieFit, family_of, fit_ties
 
 __all__ = ["check_identified", "design_tie_table", "tie_family_of", "tie_refit", "tie_start",
@@ -99,8 +99,9 @@ def tie_table(family: TieFamily, phi: float, var_phi: float = np.nan, *, level: 
             df = float(inference.df(c)[0])
         if draws is not None and draws.size:
             lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
-        else:  # the Wald interval every coefficient's table gives
-            lo, hi, _ = wald(phi - bias, se_phi, level, df)
+        else:
+            q = critical_value(level, df if np.isfinite(df) else None)
+            lo, hi = phi - bias - q * se_phi, phi - bias + q * se_phi
     row = {"estimate": float(family.value(phi)), "lower": float(family.value(lo)),
            "upper": float(family.value(hi)),
            # d value / d phi = e^phi for both scales; zero at the boundary
