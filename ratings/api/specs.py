@@ -19,14 +19,7 @@ from typing import Literal
 
 import numpy as np
 
-from ratings.api.options import (
-    check_option,
-    fit_keywords,
-    keywords,
-    legacy,
-    option_named,
-    spec,
-)
+from ratings.api.options import check_option, fit_keywords, keywords, legacy, option_named, spec
 from ratings.core.bounds import MAX_ANCHOR_RATING, check_number
 from ratings.core.errors import option
 from ratings.core.memory import MaxMemory, parse_size
