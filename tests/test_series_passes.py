@@ -23,6 +23,7 @@ def log():
 def test_series_on_the_compiled_passes_equals_the_twin_and_the_exact_path(log, monkeypatch):
     from ratings.kernels import inference as compiled
 
+    monkeypatch.setattr(engine, "kernels_loaded", lambda: False)  # rows.times: the twin
     exact = ratings.fit(log, anchor="m00")
     monkeypatch.setattr(cluster_module, "EXACT_BUDGET", 0.0)  # the series
     twin = ratings.fit(log, anchor="m00")
@@ -46,6 +47,7 @@ def test_series_on_the_compiled_passes_equals_the_twin_and_the_exact_path(log, m
 def test_the_twin_runs_where_the_kernel_would_compile(log, monkeypatch):
     from ratings.kernels import inference as compiled
 
+    monkeypatch.setattr(engine, "kernels_loaded", lambda: False)  # rows.times: the twin
     monkeypatch.setattr(cluster_module, "EXACT_BUDGET", 0.0)
     monkeypatch.setattr(engine, "AUTO_NUMBA_VERDICTS", 1)
     monkeypatch.setattr(cluster_module, "_kernel_ready", lambda kernel: False)
