@@ -50,6 +50,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))  # this checkout's packages first
 
 from bench_fit_common import simulate  # noqa: E402
+from bench_fit_fresh import _child  # noqa: E402
 
 COLUMNS = ("model_a", "model_b", "winner", "task_id")
 
@@ -100,22 +101,6 @@ mark("write, board")
 print(json.dumps([[n, w - marks[k][1], c - marks[k][2]]
                   for k, (n, w, c) in enumerate(marks[1:])]))
 """
-
-
-def _timed(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float]:
-    """Wall and CPU (user + system) seconds of one fresh process run in ``cwd``."""
-    import subprocess
-    import time
-
-    before = os.times()
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
-    wall = time.perf_counter() - t0
-    after = os.times()
-    if proc.returncode != 0:
-        raise RuntimeError(f"{cmd[:4]} failed:\n{proc.stderr[-2000:]}")
-    return wall, (after.children_user - before.children_user
-                  + after.children_system - before.children_system)  # fmt: skip
 
 
 def stages(path: Path, out: Path, env: dict, repeats: int) -> pd.DataFrame:
@@ -198,14 +183,14 @@ def main(argv: list[str] | None = None) -> int:
                                                                    env.get("PYTHONPATH", "")])}
                     cmds["before"] = (fit, other, args.before)
                 for cmd in cmds.values():
-                    _timed(*cmd)  # untimed
+                    _child(*cmd)  # untimed
                 walls = {name: [] for name in cmds}
                 cpus = {name: [] for name in cmds}
                 load_before = os.getloadavg()[0]
                 for _ in range(args.repeats):
                     for name, cmd in cmds.items():
                         out.unlink(missing_ok=True)
-                        wall, cpu = _timed(*cmd)
+                        wall, cpu = _child(*cmd)
                         walls[name].append(wall)
                         cpus[name].append(cpu)
                 ratios = [o / f for o, f in zip(walls["ours"], walls["floor"], strict=True)]
