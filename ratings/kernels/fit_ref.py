@@ -115,11 +115,8 @@ def bt_scores(theta, ii, jj, wi, wj, tt):
         p = expit(theta[:, None] - theta[None, :]).ravel()[at]
     else:
         p = expit(theta[ii] - theta[jj])
-    n = wi + wj
-    n += tt
-    n *= p
     out = wi + 0.5 * tt
-    out -= n
+    out -= (wi + wj + tt) * p
     return out
 
 
