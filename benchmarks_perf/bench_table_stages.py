@@ -74,9 +74,13 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=4)
     ap.add_argument("--shape", choices=sorted(SHAPES), default="headline")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="the CSV written (default results/bench_table_stages.csv, with "
+                         "_SHAPE before .csv for another shape)")  # fmt: skip
     args = ap.parse_args()
     size = [str(v) for v in SHAPES[args.shape]]
-    out_file = OUT if args.shape == "headline" else OUT.with_name(f"{OUT.stem}_{args.shape}.csv")
+    out_file = args.out or (OUT if args.shape == "headline"
+                            else OUT.with_name(f"{OUT.stem}_{args.shape}.csv"))  # fmt: skip
     rows = []
     first: pd.DataFrame | None = None
     for k, label, tree, env, tmp in alternated(args.before, args.after, args.rounds):
