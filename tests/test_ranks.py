@@ -167,36 +167,6 @@ def test_step_down_reuses_the_draws_maxes_exactly(share):
     assert not np.array_equal(got, before)
 
 
-def test_the_draws_maximising_pairs_attain_their_max(monkeypatch):
-    """Each draw's maximising pair, from the bounded pairs or the pass over every pair (ties,
-    zero and constant weights, passes of a few pairs): the first pair (in j M + k order) whose
-    weighted difference is the draw's max, found by a loop; -1 where no pair is positive."""
-    from ratings.inference import ranks
-
-    rng = np.random.default_rng(4)
-    for trial in range(150):
-        m, d = int(rng.integers(1, 25)), int(rng.integers(1, 40))
-        z = rng.normal(size=(d, m)).astype(np.float32)
-        if trial % 3 == 0:
-            z = np.round(z, 1)  # ties
-        w = (rng.random((m, m)) * (rng.random((m, m)) < rng.random())).astype(np.float32)
-        if trial % 5 == 0:
-            w[:] = 0.0
-        if trial % 7 == 0:
-            w[:] = 1.0
-        monkeypatch.setattr(ranks, "_PASS_CELLS", int(rng.integers(1, 200)))
-        got, arg = ranks._bounded_max(z, w, with_arg=True)
-        full, full_arg = ranks._full_argmax(z, w)
-        none = np.zeros((0, 0), np.float32)
-        np.testing.assert_array_equal(got, ranks._full_pass(z, w, none)[:, 0])
-        np.testing.assert_array_equal(full, got)
-        for t in range(d):
-            vals = [(z[t, j] - z[t, k]) * w[j, k] for j in range(m) for k in range(m)]
-            best = max(vals)
-            want = vals.index(best) if best > 0 else -1
-            assert arg[t] == want and full_arg[t] == want, (trial, t)
-
-
 def test_each_pair_is_tested_at_its_own_t_quantile():
     """A pair is beyond its critical value when |t| exceeds scipy's t quantile at the
     one-sided rate of the Gaussian critical value (few df, many, infinite; NaN never), in the
