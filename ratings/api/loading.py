@@ -168,7 +168,7 @@ def load_log(
         kept = [cluster] if cluster not in (None, "auto") else []  # e.g. a question_id
         log = read_verdicts(verdicts, columns=columns, winner_map=winner_map, errors=errors,
                             keep=[*kept, *keep], as_numbers=as_numbers, soft=soft,
-                            format=format)  # fmt: skip
+                            format=format, task_codes=cluster is not None)  # fmt: skip
     frame, scope = _select_scope(log, scope)
     if cluster == "auto":
         cluster = "task_id" if "task_id" in frame.columns else None

@@ -23,6 +23,7 @@ from pandas.api.types import is_bool_dtype, is_float_dtype, is_string_dtype
 
 from ratings.core.errors import DataWarning, InvalidVerdictsError, format_rows, option
 from ratings.core.schema import CANONICAL, REQUIRED, STRING_DTYPE, WINNERS, require_columns
+from ratings.io.blanks import missing_cells
 from ratings.io.cells import (
     NA_TOKENS,
     booleans,
@@ -121,6 +122,7 @@ def read_verdicts(
     keep: Sequence[str] = (),
     as_numbers: Sequence[str] = (),
     soft: bool = False,
+    task_codes: bool = True,
 ) -> VerdictLog:
     """Read a verdict log, validate every row and normalise it to the canonical columns.
 
@@ -160,6 +162,10 @@ def read_verdicts(
         ``winner``) and every row's score goes to a float column ``score`` (1, 0 and 0.5 for
         A, B and a tie). Without it a fractional number is rejected, and the message names
         this option.
+    task_codes : bool, default=True
+        False: a ``task_id`` column is checked (a row with an empty task is rejected all the
+        same) but not encoded, and left out of ``verdicts``: for a fit that clusters by
+        nothing (``ratings.fit(..., cluster=None)``), which never reads it.
 
     Returns
     -------
@@ -202,8 +208,10 @@ def read_verdicts(
     extra = _kept_columns(frame, keep, prefix)
     raw.update(extra)
     plain = {c for c in as_numbers if c in extra and extra[c].dtype.kind in "iuf"}
+    unread = () if task_codes else ("task_id",)
     verdicts, rejected, summary = _validate(raw, len(frame), spellings, numbers, tuple(extra),
-                                            prefix=prefix, plain=plain, soft=soft)  # fmt: skip
+                                            prefix=prefix, plain=plain, soft=soft,
+                                            unread=unread)  # fmt: skip
 
     if len(rejected):
         everything = len(rejected) == len(frame)
@@ -325,19 +333,21 @@ def _missing_verdict_columns(missing: list[str], labels: list[object],
 def _validate(
     raw: dict[str, pd.Series], n: int, spellings: dict[str, int], numbers: dict[float, int],
     extra: tuple[str, ...] = (), *, prefix: str = "", plain: Collection[str] = (),
-    soft: bool = False,
+    soft: bool = False, unread: Collection[str] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame, Callable[[bool, str], str]]:
     """Check every row; return (verdicts, rejected, a function building the error message).
 
     Columns of repeated values are factorized once here; every check below runs on their integer
     codes, and they leave as categoricals (the codes :func:`ratings.data.comparisons.aggregate`
-    reuses).
+    reuses). Columns of ``unread`` (of :data:`_NEEDED_IF_PRESENT`) are only checked for missing
+    cells, and left out of the verdicts.
     """
-    jobs = {c: (_factorize_text, raw[c]) for c in (*_CATEGORICAL, *extra)
-            if c in raw and c not in plain}  # fmt: skip
+    jobs = {c: (_missing if c in unread else _factorize_text, raw[c])
+            for c in (*_CATEGORICAL, *extra) if c in raw and c not in plain}  # fmt: skip
     jobs["winner"] = (distinct, raw["winner"])
     found = _run_concurrently(jobs, n)
     winner = found.pop("winner")
+    missing = {c: found.pop(c) for c in unread if c in found}
     groups, codes, categories = _shared_codes(found, prefix)
     reason = np.zeros(n, dtype=np.int8)
 
@@ -365,8 +375,8 @@ def _validate(
     for c, bad in bad_flag.items():
         flag(f"{c} is not boolean-like", bad)
     for c in _NEEDED_IF_PRESENT:
-        if c in codes:
-            flag(f"missing {c}", codes[c] < 0)
+        if c in codes or c in missing:
+            flag(f"missing {c}", missing[c] if c in missing else codes[c] < 0)
     for c in extra:
         missing = np.isnan(raw[c].to_numpy()) if c in plain else codes[c] < 0
         flag("missing value in a column kept for clustering", missing)
@@ -580,6 +590,17 @@ def _factorize_text(values: pd.Series) -> tuple[NDArray[np.intp], pd.Series | li
         if all(type(u) is str for u in found):
             return codes, [None if (t := u.strip()) in NA_TOKENS else t for u in found]
     return codes, text(pd.Series(uniques, dtype=values.dtype if _keeps(values) else None))
+
+
+def _missing(values: pd.Series) -> NDArray[np.bool_]:
+    """Is each cell missing (code -1 once encoded as :func:`_validate` encodes it)? Read off
+    the cells' bytes where :func:`~ratings.io.blanks.missing_cells` can, else encoded."""
+    found = missing_cells(values)
+    if found is not None:
+        return found
+    codes, uniques = _factorize_text(values)
+    gone = [u is None for u in uniques] if isinstance(uniques, list) else uniques.isna()
+    return np.append(np.asarray(gone, dtype=bool), True)[codes]
 
 
 def _as_read(values: pd.Series) -> pd.Series:

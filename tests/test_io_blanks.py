@@ -1,0 +1,104 @@
+"""The missing-cell check of a column that is not encoded (``read_verdicts(task_codes=False)``,
+the task of a fit that clusters by nothing) against a plain per-cell Python rule with pandas'
+own list of missing-value markers, and the rows it rejects against the encoding path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from pandas._libs.parsers import STR_NA_VALUES
+
+from ratings.api.loading import load_log
+from ratings.io import read_verdicts
+from ratings.io.blanks import missing_cells
+
+# Pieces of cells: pandas' markers, Python's whitespace (ASCII and not), ids, multi-byte text.
+_PIECES = [*sorted(STR_NA_VALUES), " ", "\t", "\n", "\x1c", "\x1f", "\x85", "\xa0", "\u3000",
+           "\u2028", "t1", "task-007", "é", "N", "A", "#", "/", "1.#", "ﬁ", "x" * 12]
+
+
+def _reference(cells: list[str | None]) -> np.ndarray:
+    """Missing: null, or one of pandas' NA markers after Python's ``str.strip``."""
+    return np.array([c is None or c.strip() in STR_NA_VALUES for c in cells], dtype=bool)
+
+
+def _cells(rng: np.random.Generator, n: int) -> list[str | None]:
+    out: list[str | None] = []
+    for _ in range(n):
+        k = rng.integers(0, 4)
+        out.append(None if rng.random() < 0.05 else
+                   "".join(_PIECES[i] for i in rng.integers(0, len(_PIECES), k)))  # fmt: skip
+    return out
+
+
+@pytest.mark.parametrize("arrow_type", [pa.string(), pa.large_string()])
+@pytest.mark.parametrize("seed", range(4))
+def test_missing_cells_match_a_per_cell_rule(arrow_type, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    cells = _cells(rng, 3000)
+    cuts = np.sort(rng.integers(0, len(cells), 3))  # several chunks, one of them sliced
+    parts = np.split(np.arange(len(cells)), cuts)
+    chunks = [pa.array([cells[i] for i in p], type=arrow_type) for p in parts]
+    chunks[0] = pa.array([None, "x", *[cells[i] for i in parts[0]]], type=arrow_type)[2:]
+    series = pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array(chunks, type=arrow_type)))
+    found = missing_cells(series.astype(pd.ArrowDtype(arrow_type)))
+    if found is None:  # only where Arrow's and Python's whitespace rules disagree on a cell
+        pytest.skip("whitespace rules disagree")
+    np.testing.assert_array_equal(found, _reference(cells))
+
+
+def test_missing_cells_of_the_str_dtype() -> None:
+    cells = _cells(np.random.default_rng(9), 2000)
+    found = missing_cells(pd.Series(cells, dtype="str"))
+    assert found is not None
+    np.testing.assert_array_equal(found, _reference(cells))
+
+
+def test_missing_cells_decline_other_columns() -> None:
+    assert missing_cells(pd.Series(["a", None], dtype=object)) is None
+    assert missing_cells(pd.Series([1, 2])) is None
+    assert missing_cells(pd.Series(["a", "b"], dtype="category")) is None
+
+
+def _log(rng: np.random.Generator, n: int, task_dtype: object) -> pd.DataFrame:
+    models = np.array(["m0", "m1", "m2", "m3"], dtype=object)
+    a = rng.integers(0, 4, n)
+    b = (a + rng.integers(1, 4, n)) % 4
+    tasks = _cells(rng, n)
+    return pd.DataFrame({"model_a": models[a], "model_b": models[b],
+                         "winner": rng.choice(["A", "B", "tie"], n),
+                         "task_id": pd.Series(tasks, dtype=task_dtype)})  # fmt: skip
+
+
+@pytest.mark.parametrize("task_dtype", ["str", object, "category"])
+def test_unencoded_task_rejects_the_rows_encoding_rejects(task_dtype) -> None:
+    df = _log(np.random.default_rng(3), 4000, task_dtype)
+    expected = _reference([None if pd.isna(t) else str(t) for t in df["task_id"]])
+    assert expected.any() and not expected.all()
+    encoded = read_verdicts(df, errors="report")
+    plain = read_verdicts(df, errors="report", task_codes=False)
+    np.testing.assert_array_equal(plain.rejected["row"], np.flatnonzero(expected))
+    pd.testing.assert_frame_equal(plain.rejected, encoded.rejected)
+    assert "task_id" not in plain.verdicts
+    pd.testing.assert_frame_equal(plain.verdicts, encoded.verdicts.drop(columns="task_id"))
+
+
+def test_unclustered_fit_reads_the_same_counts() -> None:
+    df = _log(np.random.default_rng(5), 3000, "str")
+    keep = ~_reference([None if pd.isna(t) else str(t) for t in df["task_id"]])
+    loaded = load_log(df, cluster=None, errors="report")
+    assert loaded.n_rejected == int((~keep).sum())
+    want = (df[keep].assign(w=lambda f: f["winner"].map({"A": 0, "B": 1, "tie": 2}))
+            .groupby(["model_a", "model_b", "w"]).size())  # fmt: skip
+    data = loaded.data
+    got = {}
+    for i, j, wi, wj, tt in zip(data.ii, data.jj, data.wi, data.wj, data.tt, strict=True):
+        got[(data.models[i], data.models[j])] = (wi, wj, tt)
+    total = {}
+    for (ma, mb, w), c in want.items():
+        key, flip = ((ma, mb), False) if ma < mb else ((mb, ma), True)
+        row = total.setdefault(key, [0, 0, 0])
+        row[2 if w == 2 else (1 - w if flip else w)] += c
+    assert got == {k: tuple(float(x) for x in v) for k, v in total.items()}
