@@ -257,7 +257,7 @@ def _sorted_cells(cell):
     first[:1] = True
     np.not_equal(k[1:], k[:-1], out=first[1:])
     row = np.cumsum(first, dtype=s.dtype)  # 1-based row of each cell's key
-    uniq = k[first].astype(np.int64)
+    uniq = k.take(np.flatnonzero(first)).astype(np.int64)  # (a mask's gather: 4x slower)
     s &= 3  # the outcomes, then each cell's place outcome * keys + row in the (3 x keys) table
     s *= uniq.size
     s += row
