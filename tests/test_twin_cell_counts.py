@@ -42,3 +42,30 @@ def test_sorted_path_of_the_aggregation_counts_as_pandas() -> None:
         np.testing.assert_array_equal(got, table.index.get_level_values(level))
     for got, k in zip(out[3:], (0, 1, 2), strict=True):
         np.testing.assert_array_equal(got, table[k].to_numpy(dtype=np.float64))
+
+
+@pytest.mark.parametrize("order", ["sorted", "reversed"])
+def test_twin_aggregation_counts_as_pandas(order: str) -> None:
+    """Codes whose maps are the identity (a log read with sorted categories) are copied, others
+    looked up: both give pandas' counts per pair."""
+    from ratings.data.comparisons import aggregate
+    from ratings.io import read_verdicts
+
+    rng = np.random.default_rng(7)
+    names = np.array([f"m{k:02d}" for k in range(12)], dtype=object)
+    a = rng.integers(0, 12, 5000)
+    b = (a + rng.integers(1, 12, a.size)) % 12
+    df = pd.DataFrame({"model_a": names[a], "model_b": names[b],
+                       "winner": rng.choice(["A", "B", "tie"], a.size)})  # fmt: skip
+    models = sorted(names) if order == "sorted" else sorted(names)[::-1]
+    data = aggregate(read_verdicts(df).verdicts, cluster=None, engine="numpy",
+                     models=models)  # fmt: skip
+    got = {(data.models[i], data.models[j]): (wi, wj, tt)
+           for i, j, wi, wj, tt in zip(data.ii, data.jj, data.wi, data.wj, data.tt, strict=True)}
+    pos = {m: k for k, m in enumerate(models)}
+    want: dict[tuple, list] = {}
+    for ma, mb, w in df.itertuples(index=False):
+        flip = pos[ma] > pos[mb]
+        row = want.setdefault((mb, ma) if flip else (ma, mb), [0.0, 0.0, 0.0])
+        row[2 if w == "tie" else (w == "B") ^ flip] += 1.0
+    assert got == {k: tuple(v) for k, v in want.items()}

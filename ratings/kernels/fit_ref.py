@@ -333,9 +333,9 @@ def _orient(c: VerdictCodes):
         c = c._replace(**{f: np.where(missing, 0, getattr(c, f))
                           for f in ("model_a", "model_b", "winner", "judge", "cluster")})
     m_type = _int_for(c.n_models)
-    ia = c.model_a_map.astype(m_type)[c.model_a]  # maps hold -1 .. n_models - 1
-    ib = c.model_b_map.astype(m_type)[c.model_b]
-    res, judge = c.winner_map.astype(np.int8)[c.winner], c.judge  # outcomes -1 .. 2
+    ia = _mapped(c.model_a, c.model_a_map, m_type)  # maps hold -1 .. n_models - 1
+    ib = _mapped(c.model_b, c.model_b_map, m_type)
+    res, judge = _mapped(c.winner, c.winner_map, np.int8), c.judge  # outcomes -1 .. 2
     if c.failed_a.any() or c.failed_b.any():
         forfeit = c.failed_a | c.failed_b
         res = np.where(forfeit, np.where(c.failed_a & c.failed_b, 2, np.where(c.failed_a, 1, 0)),
@@ -365,6 +365,24 @@ def _orient(c: VerdictCodes):
     if any_missing:
         out = [np.where(missing, 0, a).astype(a.dtype, copy=False) for a in out]
     return (*out, used_m, n_bad)
+
+
+def _mark(used, codes) -> None:
+    """``used[codes] = True`` for valid codes; one code (a single judge or cluster: every code
+    0) without a pass over them."""
+    if used.size == 1:
+        used[0] = used[0] or codes.size > 0
+    else:
+        used[codes] = True
+
+
+def _mapped(codes, table, dtype):
+    """``table[codes]`` as a new array of ``dtype`` (codes at least 0); where the table is
+    the identity (a log read by :func:`ratings.io.read_verdicts`: its categories are the
+    models, sorted) the codes are copied instead of gathered (1M codes: 0.3 against 2 ms)."""
+    if np.array_equal(table, np.arange(table.size)):
+        return codes.astype(dtype)
+    return table.astype(dtype)[codes]
 
 
 def _full(c: VerdictCodes) -> VerdictCodes:
@@ -427,8 +445,8 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
     used_g = np.zeros(n_clusters, dtype=bool)
     if n_bad:
         return AggregatedRows(no_rows(), UsedCodes(used_m, used_j, used_g), None, n_bad)
-    used_j[c.judge] = True
-    used_g[c.cluster] = True
+    _mark(used_j, c.judge)
+    _mark(used_g, c.cluster)
     key, ri, rj, wi, wj, tt = _aggregate_rows(outer, i, j, o, weight, n_models)
     cluster, judge = (key, np.zeros_like(key)) if n_judges == 1 else np.divmod(key, n_judges)
     return AggregatedRows(PairRows(cluster, judge, ri, rj, wi, wj, tt),
@@ -449,8 +467,8 @@ def collapse_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_ma
     if n_bad:
         return CollapsedRows(no_rows(), UsedCodes(used_m, used_j, used_g),
                              np.zeros(0, dtype=np.int64), n_bad)  # fmt: skip
-    used_j[c.judge] = True
-    used_g[c.cluster] = True
+    _mark(used_j, c.judge)
+    _mark(used_g, c.cluster)
     row_judge, ri, rj, wi, wj, tt = _aggregate_rows(row_judge, i, j, o, weight, n_models)
     slot = np.full(n_judges * n_models * n_models, -1, dtype=np.int64)
     slot[(row_judge * n_models + ri) * n_models + rj] = np.arange(row_judge.size)
