@@ -24,20 +24,24 @@ def _reference(cells: list[str | None]) -> np.ndarray:
     return np.array([c is None or c.strip() in STR_NA_VALUES for c in cells], dtype=bool)
 
 
-def _cells(rng: np.random.Generator, n: int) -> list[str | None]:
+def _cells(rng: np.random.Generator, n: int, long: float = 0.0) -> list[str | None]:
+    """Random cells; a share ``long`` of them start with a long id."""
     out: list[str | None] = []
     for _ in range(n):
         k = rng.integers(0, 4)
-        out.append(None if rng.random() < 0.05 else
-                   "".join(_PIECES[i] for i in rng.integers(0, len(_PIECES), k)))  # fmt: skip
+        cell = "".join(_PIECES[i] for i in rng.integers(0, len(_PIECES), k))
+        if rng.random() < long:
+            cell = "task-000123" + cell
+        out.append(None if rng.random() < 0.05 else cell)
     return out
 
 
+@pytest.mark.parametrize("long", [0.0, 0.95])  # short cells: all looked up, or a few
 @pytest.mark.parametrize("arrow_type", [pa.string(), pa.large_string()])
 @pytest.mark.parametrize("seed", range(4))
-def test_missing_cells_match_a_per_cell_rule(arrow_type, seed: int) -> None:
+def test_missing_cells_match_a_per_cell_rule(arrow_type, seed: int, long: float) -> None:
     rng = np.random.default_rng(seed)
-    cells = _cells(rng, 3000)
+    cells = _cells(rng, 3000, long)
     cuts = np.sort(rng.integers(0, len(cells), 3))  # several chunks, one of them sliced
     parts = np.split(np.arange(len(cells)), cuts)
     chunks = [pa.array([cells[i] for i in p], type=arrow_type) for p in parts]

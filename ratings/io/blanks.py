@@ -26,6 +26,7 @@ __all__ = ["missing_cells"]
 _EDGE = np.zeros(256, dtype=bool)
 _EDGE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
 _EDGE[128:] = True
+_EDGE_BYTES = _EDGE.astype(np.uint8).tobytes()  # a translation table: byte -> 0 or 1
 _LONGEST = max(len(t.encode()) for t in NA_TOKENS)
 _ANY = np.uint16(1 << 15)
 # By a cell's (first byte, last byte), as first * 256 + last: bit L set where a marker of L
@@ -85,6 +86,23 @@ def missing_cells(values: pd.Series) -> NDArray[np.bool_] | None:
     return out
 
 
+def _edges(codes: NDArray[np.uint8]) -> NDArray[np.bool_]:
+    """:data:`_EDGE` of each byte, through ``bytes.translate`` (a fancy index would widen the
+    bytes to 8-byte indices first)."""
+    return np.frombuffer(bytearray(codes.tobytes().translate(_EDGE_BYTES)), dtype=bool)
+
+
+def _marker_ends(first, last, length) -> NDArray[np.bool_]:
+    """Cells of at most :data:`_LONGEST` bytes (``length``) ending as some marker does, or
+    empty."""
+    ends = first.astype(np.uint16)
+    ends <<= 8
+    ends |= last
+    out = (_ENDS[ends] & _LENGTH_BITS[np.minimum(length, _LONGEST + 1)]).astype(bool)
+    out |= length == 0
+    return out
+
+
 def _candidates(chunk) -> NDArray[np.bool_]:
     """Cells of one Arrow string array that may be missing: null, empty, with an edge byte
     (:data:`_EDGE`) at either end, or with a marker's length and end bytes."""
@@ -101,12 +119,15 @@ def _candidates(chunk) -> NDArray[np.bool_]:
     top = data.size - 1
     first = data[np.minimum(offsets[:-1], top)]  # an empty cell's bytes are its neighbours':
     last = data[np.maximum(offsets[1:] - 1, 0)]  # its length alone makes it a candidate
-    ends = first.astype(np.uint16)
-    ends <<= 8
-    ends |= last
-    np.minimum(length, _LONGEST + 1, out=length)
-    out = (_ENDS[ends] & _LENGTH_BITS[length]).astype(bool)
-    out |= length == 0
+    out = _edges(first)
+    out |= _edges(last)
+    short = length <= _LONGEST
+    count = int(np.count_nonzero(short))
+    if count > n // 8:  # short ids: every cell's ends looked up
+        out |= _marker_ends(first, last, length)
+    elif count:
+        at = np.flatnonzero(short)
+        out[at] |= _marker_ends(first[at], last[at], length[at])
     if chunk.null_count:
         out |= chunk.is_null().to_numpy(zero_copy_only=False)
     return out
