@@ -51,6 +51,7 @@ from ratings.core.errors import NonIdentifiableError
 from ratings.data.slots import SlotCounts
 from ratings.inference import ClusterInference
 from ratings.kernels.engine import Engine, kernels
+from ratings.models.crowd.prior import CrowdPrior, prior_terms
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT, Family
 from ratings.models.newton import newton
 
@@ -279,8 +280,6 @@ class _Design:
     def prior_terms(self, params, strengths_only: bool = False) -> tuple:
         """The Crowd-BT prior's value, gradient and Hessian over all params (zero without);
         ``strengths_only``: the strengths' Gaussian part alone."""
-        from ratings.models.crowd.prior import prior_terms
-
         prior = self.prior.strengths_only if strengths_only and self.prior is not None \
             else self.prior
         m, e = self.m, self.m + self.p
@@ -376,10 +375,19 @@ class _Design:
 
 @dataclass(frozen=True, eq=False)
 class DesignFit:
-    """The joint fit: params = (s (M), beta (P)[, eta (K)]), covariance joint over them.
+    """A fit of the design: params = (s (M), beta (P)[, the family's parameters (K)]), with the
+    Hessian of its objective and, when asked, the covariance joint over them. Plain Crowd-BT
+    (no covariate columns) and Crowd-BT with covariates are both this one type.
 
     ``influence`` (G x n_params): clustered fits' per-cluster influences, with
-    ``cov = influence.T @ influence`` (CR2) or ``G/(G-1)`` times it (CR1).
+    ``cov = influence.T @ influence`` (CR2) or ``G/(G-1)`` times it (CR1). ``nll``: the
+    objective at the estimate (plain Crowd-BT's fit keeps the likelihood's alone). Crowd-BT:
+    ``estimated`` and ``boundary`` etas, ``prior`` (None: plain maximum likelihood) and, for
+    the default estimate's posterior mode
+    (:func:`ratings.models.crowd.likelihood.choose_estimate`), the etas the plain estimate put on
+    a bound (``plain_on_bound``; all where it had none), whether it converged
+    (``plain_found``) and how far the prior moved a regular one (``prior_shift``, NaN
+    otherwise).
     """
 
     params: NDArray[np.float64]
@@ -395,10 +403,17 @@ class DesignFit:
     estimated: NDArray[np.bool_] | None = None
     boundary: NDArray[np.bool_] | None = None
     hessian: NDArray[np.float64] | None = None
+    ref: int = 0
+    prior: CrowdPrior | None = None
+    plain_on_bound: NDArray[np.bool_] | None = None
+    plain_found: bool = True
+    prior_shift: float = float("nan")
 
     @property
     def strength(self) -> NDArray[np.float64]:
         return self.params[: self.n_models]
+
+    theta = strength
 
     @property
     def beta(self) -> NDArray[np.float64]:
@@ -407,6 +422,41 @@ class DesignFit:
     @property
     def eta(self) -> NDArray[np.float64]:
         return self.params[self.n_models + self.n_features:]
+
+    @property
+    def eta_at(self) -> NDArray[np.int64]:
+        """Where ``params`` holds the family's parameters (Crowd-BT's etas)."""
+        return self.n_models + self.n_features + np.arange(self.eta.size)
+
+    @property
+    def free(self) -> NDArray[np.int64]:
+        """The coordinates with a covariance: strengths but the reference, the coefficients,
+        and the estimated etas that are not on a bound."""
+        m, p = self.n_models, self.n_features
+        live = (np.ones(self.eta.size, dtype=bool) if self.estimated is None
+                else self.estimated & ~self.boundary)  # fmt: skip
+        return np.concatenate([np.delete(np.arange(m), self.ref), m + np.arange(p),
+                               self.eta_at[live]]).astype(np.int64)  # fmt: skip
+
+    def _prior_hessian(self, prior: CrowdPrior | None) -> NDArray[np.float64]:
+        return prior_terms(self.strength, self.eta, self.estimated, prior, self.n_features)[2]
+
+    @property
+    def prior_hessian(self) -> NDArray[np.float64]:
+        """Hessian of the negative log-prior at the estimate (zeros without a prior)."""
+        return self._prior_hessian(self.prior)
+
+    @property
+    def bread_penalty(self) -> NDArray[np.float64]:
+        """The strengths' prior's curvature alone (zeros without a prior): with the
+        likelihood's information, what the verdicts say about eta (:attr:`information`)."""
+        return self._prior_hessian(None if self.prior is None else self.prior.strengths_only)
+
+    @property
+    def information(self) -> NDArray[np.float64]:
+        """The Hessian without the prior on eta: the likelihood's observed information with the
+        strengths' prior (and the style features' ridge), the CR1 / HC0 / model-based bread."""
+        return self.hessian - self.prior_hessian + self.bread_penalty
 
 
 def fit_design(
@@ -473,7 +523,7 @@ def fit_design(
         cov, influence, inference = _covariance(res.x, info, cov_free, design, ci, remedy)
     return DesignFit(res.x, m, p, cov, influence, inference, res.f, res.converged, res.n_iter,
                     res.max_grad, eta_free if crowd else None, boundary if crowd else None,
-                    res.hessian)  # fmt: skip
+                    res.hessian, ref, design.prior)  # fmt: skip
 
 
 def unit_df(fit: DesignFit, at: NDArray[np.int64], df=None):

@@ -12,7 +12,7 @@ one-judge widening (:mod:`~ratings.models.crowd.onejudge`) and the judges table
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -25,6 +25,7 @@ from ratings.inference.builder import with_two_step
 from ratings.inference.cluster import ClusterInference
 from ratings.inference.covariance import inverse_free
 from ratings.kernels.engine import kernels
+from ratings.models.covariates import DesignFit
 from ratings.models.crowd.judge_table import (
     coin_flip_test,
     judge_table,
@@ -32,7 +33,6 @@ from ratings.models.crowd.judge_table import (
     warn_weak_judges,
 )
 from ratings.models.crowd.likelihood import (
-    CrowdFit,
     crowd_built,
     crowd_covariance,
     fit_crowd_bt,
@@ -41,7 +41,7 @@ from ratings.models.crowd.likelihood import (
     psd_root,
     reused_eta_factor,
 )
-from ratings.models.crowd.onejudge import single_judge, widened
+from ratings.models.crowd.onejudge import one_judge_widening, single_judge
 from ratings.models.crowd.prior import CrowdSummary
 from ratings.models.crowd.quality import ResolvedQuality
 from ratings.models.estimate import Estimate, bootstrap_refits
@@ -50,6 +50,7 @@ __all__ = [
     "CrowdIntervals",
     "crowd_cr2",
     "crowd_intervals",
+    "crowd_summary",
     "drawn_etas",
     "estimate_crowd",
     "judges_alone",
@@ -95,11 +96,7 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
                                 factor=factor, level=level)  # fmt: skip
     full, inference = intervals.cov, intervals.inference
     influence = None if intervals.influence is None else intervals.influence[:, :m]
-    eta_cov = pd.DataFrame(full[m:, m:], index=names, columns=names)
-    reused = None
-    if quality.cov is not None:  # reused etas: their covariance is the file's (two-step)
-        eta_cov.loc[quality.cov.index, quality.cov.columns] = quality.cov.to_numpy()
-        reused = quality.table
+    reused = None if quality.cov is None else quality.table
     table = judge_table(res, full, data, level, intervals.eta_df, reused=reused)
     if inference is not None and res.prior is not None:
         table = judges_alone(res, data, engine, level, table, reused, intervals.likelihood_only)
@@ -121,12 +118,8 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
         warnings.simplefilter("ignore", ConvergenceWarning)
         draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot,
                                  seed=seed)  # fmt: skip
-    bound = () if res.plain_on_bound is None or not res.plain_found else tuple(
-        str(j) for j in names[res.plain_on_bound])  # fmt: skip
-    crowd = CrowdSummary(
-        eta_cov=eta_cov, prior=prior, eta_influence=None if factor is None else factor[:, :m],
-        open_intervals=open_intervals, prior_used=res.prior is not None, plain_on_bound=bound,
-        plain_found=res.plain_found, prior_shift=res.prior_shift)
+    crowd = crowd_summary(replace(res, cov=full), names, prior, quality, factor,
+                          open_intervals=open_intervals)
     return Estimate(
         theta=res.theta, cov=cov, nll=res.nll, converged=res.converged, n_iter=res.n_iter,
         max_grad=res.max_grad, draws=draws, judges=table, influence=influence, crowd=crowd,
@@ -134,7 +127,7 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
         model_cov=lambda: inverse_free(res.information, res.free)[:m, :m])
 
 
-def crowd_intervals(res: CrowdFit, data: Comparisons, *, ci, clustered, engine,
+def crowd_intervals(res: DesignFit, data: Comparisons, *, ci, clustered, engine,
                     factor: NDArray[np.float64] | None,
                     level: float = 0.95) -> CrowdIntervals:  # fmt: skip
     """The covariance of a Crowd-BT fit over (theta, eta), from the one inference builder
@@ -162,7 +155,7 @@ def crowd_intervals(res: CrowdFit, data: Comparisons, *, ci, clustered, engine,
                           likelihood_only=pieces.get("likelihood_only"))  # fmt: skip
 
 
-def crowd_cr2(res: CrowdFit, data: Comparisons, engine, level: float,
+def crowd_cr2(res: DesignFit, data: Comparisons, engine, level: float,
               pieces: dict[str, object]) -> ClusterInference:  # fmt: skip
     """CR2 of a Crowd-BT fit: the inference (bread with the prior's curvature: the sandwich of
     the posterior mode, widened by eta's profile likelihood for a one-judge posterior mode,
@@ -180,10 +173,13 @@ def crowd_cr2(res: CrowdFit, data: Comparisons, engine, level: float,
     m = data.n_models
     pieces["eta_df"] = inference.df(np.eye(m + len(data.judges))[m:])
     pieces["likelihood_only"] = inference if one else None
-    return widened(inference, res, data, level=level, engine=engine)
+    at = res.eta_at[res.estimated & ~res.boundary]
+    wide = None if not one else one_judge_widening(
+        res, data, float(inference.covariance()[at[0], at[0]]), level=level, engine=engine)
+    return inference if wide is None else wide.applied(inference)
 
 
-def judges_alone(res: CrowdFit, data: Comparisons, engine, level: float, table: pd.DataFrame,
+def judges_alone(res: DesignFit, data: Comparisons, engine, level: float, table: pd.DataFrame,
                  reused: pd.DataFrame | None,
                  lik: ClusterInference | None = None) -> pd.DataFrame:  # fmt: skip
     """The judges table of a posterior-mode fit from the verdicts alone: each estimated eta's
@@ -205,6 +201,27 @@ def judges_alone(res: CrowdFit, data: Comparisons, engine, level: float, table: 
     cr1 = crowd_covariance(res, data, ci="sandwich", clustered=True, engine=engine)
     flips = np.asarray(judge_table(res, cr1, data, level)["uninformative"])
     return table.assign(uninformative=np.asarray(table["uninformative"]) | flips)
+
+
+def crowd_summary(fit: DesignFit, judges: pd.Index, prior, quality: ResolvedQuality,
+                  factor: NDArray[np.float64] | None, *,
+                  open_intervals: bool = False) -> CrowdSummary:  # fmt: skip
+    """The Crowd-BT summary (``Ratings.crowd``) of ``fit`` (plain or with covariates, with its
+    covariance): the etas' covariance (the source's for reused etas), the two-step term of
+    reused etas on the strengths (``factor``'s), whether the intervals were left open, and which
+    estimate it is (:meth:`~ratings.models.crowd.prior.CrowdSummary.estimate_note`)."""
+    at = fit.eta_at
+    eta_cov = pd.DataFrame(fit.cov[np.ix_(at, at)], index=judges, columns=judges)
+    if quality.cov is not None:  # reused etas: their covariance is the source's (two-step)
+        eta_cov.loc[quality.cov.index, quality.cov.columns] = quality.cov.to_numpy()
+    bound = fit.plain_on_bound
+    on_bound = () if bound is None or not fit.plain_found else tuple(
+        str(j) for j in judges[bound])  # fmt: skip
+    return CrowdSummary(
+        eta_cov=eta_cov, prior=prior,
+        eta_influence=None if factor is None else factor[:, :fit.n_models],
+        open_intervals=open_intervals, prior_used=fit.prior is not None,
+        plain_on_bound=on_bound, plain_found=fit.plain_found, prior_shift=fit.prior_shift)
 
 
 def drawn_etas(quality: ResolvedQuality, rng: np.random.Generator) -> dict[str, float]:

@@ -23,7 +23,6 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.inference.builder import two_step_factor
-from ratings.models.crowd.prior import CrowdPrior, prior_terms
 
 __all__ = ["design_eta_factor", "reused_block"]
 
@@ -42,24 +41,21 @@ def reused_block(eta_cov: pd.DataFrame, judges: pd.Index,
     return judges.get_indexer(names).astype(np.int64), v
 
 
-def design_eta_factor(fit, eta_cov: pd.DataFrame, judges: pd.Index, *, ref: int,
-                      prior: CrowdPrior | None) -> NDArray[np.float64] | None:  # fmt: skip
-    """The two-step term of reused etas of a Crowd-BT fit with covariates, in factored form.
+def design_eta_factor(fit, eta_cov: pd.DataFrame,
+                      judges: pd.Index) -> NDArray[np.float64] | None:  # fmt: skip
+    """The two-step term of reused etas of a Crowd-BT fit, plain or with covariates, in factored
+    form.
 
     Parameters
     ----------
     fit : ratings.models.covariates.DesignFit
         The fit, params (strengths, coefficients, etas) with the Hessian of its penalised
-        objective.
+        objective; its :attr:`~ratings.models.covariates.DesignFit.information` (the prior on
+        the estimated etas taken out) is H.
     eta_cov : DataFrame
         The reused etas' covariance (the judge-quality source's).
     judges : Index
         The fit's judges, in the order of its etas.
-    ref : int
-        The model pinned at strength 0.
-    prior : CrowdPrior or None
-        The prior of the fit (a posterior mode's), None for the maximum-likelihood estimate:
-        its part on the estimated etas is taken out of the information.
 
     Returns
     -------
@@ -76,14 +72,4 @@ def design_eta_factor(fit, eta_cov: pd.DataFrame, judges: pd.Index, *, ref: int,
     if block is None:
         return None
     at, v = block
-    m, p = fit.n_models, fit.n_features
-    estimated = np.asarray(fit.estimated, dtype=bool)
-    live = estimated & ~np.asarray(fit.boundary, dtype=bool)
-    free = np.concatenate([np.delete(np.arange(m), ref), m + np.arange(p),
-                           m + p + np.flatnonzero(live)]).astype(np.int64)  # fmt: skip
-    info = np.array(fit.hessian, dtype=np.float64)
-    if prior is not None:  # the prior on the estimated etas is not information
-        on_eta = m + p + np.arange(fit.eta.size)
-        info[np.ix_(on_eta, on_eta)] -= prior_terms(fit.strength, fit.eta, estimated,
-                                                    prior)[2][m:, m:]  # fmt: skip
-    return two_step_factor(info, free, fit.hessian[:, m + p + at], v)
+    return two_step_factor(fit.information, fit.free, fit.hessian[:, fit.eta_at[at]], v)
