@@ -39,16 +39,20 @@ from numpy.typing import NDArray
 from ratings.core.errors import ConvergenceWarning, NonIdentifiableError, option
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.comparisons import Comparisons
-from ratings.data.slots import SlotCounts
-from ratings.inference.builder import Built, build, psd_root, row_scores_of
-from ratings.inference.cluster import ClusterInference
-from ratings.inference.covariance import identified_inverse
-from ratings.kernels.engine import Engine, kernels
+from ratings.inference.builder import psd_root
+from ratings.kernels.engine import Engine
 from ratings.models.bt import fit_bt
-from ratings.models.covariates import DIVERGED, DesignFit, Remedy, fit_design
+from ratings.models.covariates import (
+    DIVERGED,
+    DesignFit,
+    Remedy,
+    fit_design,
+    pair_built,
+    pair_design,
+)
 from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior, prior_terms
 from ratings.models.crowd.reuse import design_eta_factor
-from ratings.models.design import pair_meat, pair_objective
+from ratings.models.design import pair_objective
 from ratings.models.families import CROWD_BT
 
 __all__ = [
@@ -57,7 +61,6 @@ __all__ = [
     "PRIOR_SHIFT_LIMIT",
     "SCREEN",
     "choose_estimate",
-    "crowd_built",
     "crowd_covariance",
     "crowd_terms",
     "etas_inside",
@@ -66,9 +69,6 @@ __all__ = [
     "fit_crowd_default",
     "fix_eta",
     "in_ses",
-    "likelihood_bread",
-    "open_covariance",
-    "pair_design",
     "psd_root",
     "reused_eta_factor",
     "trial_fit",
@@ -154,14 +154,6 @@ def fit_crowd_bt(
     return replace(fit, nll=fit.nll - prior_terms(fit.theta, fit.eta, estimated, prior)[0])
 
 
-def pair_design(rows: Comparisons, engine: Engine = "auto") -> SlotCounts:
-    """Collapsed rows (one per judge and pair of models) as a design without covariate columns
-    (:func:`ratings.models.covariates.fit_design` takes its collapsed-counts fast path)."""
-    n = rows.ii.size
-    return SlotCounts(rows.models, rows.judges, None, np.zeros(n, dtype=np.int64), rows.judge,
-                      rows.ii, rows.jj, rows.wi, rows.wj, rows.tt, engine, x=np.zeros((n, 0)))
-
-
 def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95,
                       prior: CrowdPrior | None = DEFAULT_PRIOR, **kwargs) -> DesignFit:
     """The default Crowd-BT estimate: the plain maximum-likelihood estimate where it is
@@ -190,10 +182,9 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
         return fit_crowd_bt(data, prior=None, **kwargs)
 
     def covariance(plain: DesignFit) -> NDArray[np.float64] | None:
-        if likelihood_bread(plain) is None:  # no positive definite information: not regular
-            return None
-        return crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
-                                engine=kwargs.get("engine", "auto"))  # fmt: skip
+        cov = crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
+                               engine=kwargs.get("engine", "auto"))  # fmt: skip
+        return cov if np.isfinite(cov).all() else None  # open: the information is singular
 
     def screened(plain: DesignFit, cov) -> bool:  # the move clearly smaller to first order
         step = first_order_move(plain, prior)
@@ -297,75 +288,12 @@ def etas_inside(eta: NDArray[np.float64], var: NDArray[np.float64], level: float
 
 def crowd_covariance(fit: DesignFit, data: Comparisons, *, ci: str, clustered: bool,
                      engine: Engine = "auto") -> NDArray[np.float64]:  # fmt: skip
-    """The CR1 / HC0 / model-based covariance of :func:`crowd_built`."""
-    return crowd_built(fit, data, ci=ci, clustered=clustered, engine=engine).cov
-
-
-def crowd_built(
-    fit: DesignFit, data: Comparisons, *, ci: str, clustered: bool, engine: Engine = "auto",
-    cr2: Callable[[], ClusterInference] | None = None,
-) -> Built:
-    """Crowd-BT's covariance over (theta, eta), shape (M + K, M + K), zero outside
-    ``fit.free``, from the one inference builder.
-
-    CR1 / HC0 / model-based here; the default clustered interval is CR2
-    (:func:`ratings.inference.crowd_inference`, passed as ``cr2``).
-
-    ``ci="model"``: inverse Hessian; ``"sandwich"``: H^-1 B H^-1 with per-verdict or clustered
-    meat (factor G/(G-1)) from the likelihood's scores. With a prior, H is the Hessian of the
-    penalised objective without the curvature of the prior on judge quality
-    (:attr:`DesignFit.information`): that prior keeps eta off the boundary, where the sandwich
-    is invalid, but is not counted as information about eta, as standard errors of
-    bias-reduced estimates come from the likelihood's own information (Firth 1993; Kosmidis &
-    Firth 2021). The weak prior on the strengths stays in H. When eta is estimated the
-    strengths' block accounts for its uncertainty; fixed or boundary etas are treated as known
-    (see :func:`reused_eta_factor` for etas reused with their covariance). Where that H is not
-    positive definite the verdicts cannot tell the judges' quality from the spread of the
-    ratings: every free coordinate then has an infinite variance (open intervals).
-
-    Returns the :class:`~ratings.inference.builder.Built` of
-    :func:`ratings.inference.builder.build` over Crowd-BT's per-verdict and per-cluster scores:
-    the covariance, the influences per cluster over (theta, eta), G x (M + K), for clustered
-    data (whatever ``ci``; ``None`` otherwise, or above
-    :data:`ratings.inference.covariance.MAX_INFLUENCE_CELLS`, or for open intervals) and, with
-    ``cr2`` (the CR2 inference, built for a clustered ``ci="sandwich"``), that inference.
-    """
-    k = kernels(engine, data.n_verdicts)
-    m, nj = data.n_models, len(data.judges)
-    bread = likelihood_bread(fit)
-    if bread is None:
-        return Built(open_covariance(fit))
-
-    def row_scores(rows: Comparisons, wi, wj, tt):
-        return CROWD_BT.row_terms(k, fit.theta, fit.eta, rows.ii, rows.jj, rows.judge, wi, wj,
-                                  tt, False)[1:3]  # fmt: skip
-
-    def verdict_meat():
-        return pair_meat(CROWD_BT, k, fit.theta, fit.eta, data, nj)
-
-    return build(bread, ci, row_scores_of(data, m + nj, k, row_scores, verdict_meat),
-                 n_clusters=data.n_clusters if clustered else None, cr2=cr2,
-                 cluster_name=data.cluster_name)  # fmt: skip
-
-
-def likelihood_bread(fit: DesignFit) -> NDArray[np.float64] | None:
-    """H^-1 over ``fit.free`` (embedded), H = :attr:`DesignFit.information` (the likelihood's
-    observed information with the strengths' prior); ``None`` when H is not positive definite
-    there, or only by rounding (:func:`~ratings.inference.covariance.identified_inverse`):
-    then the likelihood alone does not locate judge quality against the spread of the ratings
-    near the estimate."""
-    try:
-        return identified_inverse(fit.information, fit.free)
-    except np.linalg.LinAlgError:
-        return None
-
-
-def open_covariance(fit: DesignFit) -> NDArray[np.float64]:
-    """Infinite variances on ``fit.free`` (zero elsewhere and off the diagonal)."""
-    p = fit.theta.size + fit.eta.size
-    out = np.zeros((p, p))
-    out[fit.free, fit.free] = np.inf
-    return out
+    """The CR1 / HC0 (``ci="sandwich"``) or model-based (``"model"``) covariance over (theta,
+    eta) of a plain Crowd-BT fit on ``data`` (per verdict unless ``clustered``), by
+    :func:`ratings.models.covariates.pair_built`: the likelihood's information with the
+    strengths' prior in the bread; infinite variances where it is singular."""
+    return pair_built(fit, data, "model" if ci == "model" else "sandwich-z",
+                      clustered=clustered, engine=engine).cov
 
 
 def reused_eta_factor(fit: DesignFit, eta_cov: pd.DataFrame,

@@ -53,7 +53,7 @@ from ratings.core.tdist import normal_quantile
 from ratings.data.comparisons import Comparisons
 from ratings.data.slots import SlotCounts
 from ratings.kernels.engine import Engine
-from ratings.models.covariates import DesignFit, fit_design
+from ratings.models.covariates import DesignFit, fit_design, pair_design
 from ratings.models.crowd.prior import CrowdPrior, prior_terms
 from ratings.models.families import CROWD_BT
 
@@ -97,8 +97,6 @@ def one_judge_widening(fit: DesignFit, data: Comparisons, eta_var: float, *,
     None unless it is a posterior mode (``fit.prior``) with a single judge whose eta is
     estimated; ``eta_var`` that eta's CR2 variance before widening. The profile counts the
     likelihood alone (the strengths' prior only keeps its refits finite)."""
-    from ratings.models.crowd.likelihood import pair_design
-
     k = single_judge(fit, data)
     if k is None:
         return None

@@ -20,12 +20,10 @@ from numpy.typing import NDArray
 
 from ratings.core.errors import ConvergenceWarning
 from ratings.data.comparisons import Comparisons
-from ratings.inference import crowd_inference
-from ratings.inference.builder import with_two_step
+from ratings.inference.builder import Built, OnRequest, with_two_step
 from ratings.inference.cluster import ClusterInference
 from ratings.inference.covariance import inverse_free
-from ratings.kernels.engine import kernels
-from ratings.models.covariates import DesignFit
+from ratings.models.covariates import DesignFit, pair_built
 from ratings.models.crowd.judge_table import (
     coin_flip_test,
     judge_table,
@@ -33,11 +31,9 @@ from ratings.models.crowd.judge_table import (
     warn_weak_judges,
 )
 from ratings.models.crowd.likelihood import (
-    crowd_built,
     crowd_covariance,
     fit_crowd_bt,
     fit_crowd_default,
-    open_covariance,
     psd_root,
     reused_eta_factor,
 )
@@ -48,7 +44,6 @@ from ratings.models.estimate import Estimate, bootstrap_refits
 
 __all__ = [
     "CrowdIntervals",
-    "crowd_cr2",
     "crowd_intervals",
     "crowd_summary",
     "drawn_etas",
@@ -130,53 +125,30 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
 def crowd_intervals(res: DesignFit, data: Comparisons, *, ci, clustered, engine,
                     factor: NDArray[np.float64] | None,
                     level: float = 0.95) -> CrowdIntervals:  # fmt: skip
-    """The covariance of a Crowd-BT fit over (theta, eta), from the one inference builder
-    (:func:`~ratings.models.crowd.likelihood.crowd_built`): CR2 for a clustered
-    ``ci="sandwich"`` (:func:`crowd_cr2`), else the CR1 / HC0 sandwich or the model-based
-    covariance; ``factor`` is the two-step term of reused etas
-    (:func:`~ratings.models.crowd.likelihood.reused_eta_factor`), added to each by
-    :func:`ratings.inference.builder.with_two_step`. Infinite variances (open
-    intervals, no ``inference``) where the likelihood's information is not positive definite."""
-    pieces: dict[str, object] = {}
-    cr2 = None
-    if clustered and ci == "sandwich":  # CR2 with degrees of freedom per contrast
-
-        def cr2() -> ClusterInference:
-            return crowd_cr2(res, data, engine, level, pieces)
-
-    try:
-        built = crowd_built(res, data, ci="model" if ci == "model" else "sandwich",
-                            clustered=clustered, engine=engine, cr2=cr2)  # fmt: skip
-    except np.linalg.LinAlgError:  # CR2's bread positive definite only by rounding: open
-        return CrowdIntervals(cov=open_covariance(res))
+    """The covariance of a Crowd-BT fit over (theta, eta), by the design's one interval path
+    (:func:`ratings.models.covariates.pair_built`, open where the information is singular): CR2
+    for a clustered ``ci="sandwich"`` (for a one-judge posterior mode its bread without eta's
+    prior, then widened by eta's profile likelihood, :mod:`ratings.models.crowd.onejudge`), else
+    the CR1 / HC0 sandwich or the model-based covariance; ``factor`` is the two-step term of
+    reused etas (:func:`~ratings.models.crowd.likelihood.reused_eta_factor`), added by
+    :func:`ratings.inference.builder.with_two_step`."""
+    one = single_judge(res, data) is not None
+    built = pair_built(res, data, ci, clustered=clustered, eta_prior=not one, engine=engine)
+    inference, eta_df, lik = built.inference, None, None
+    if inference is None and clustered and ci == "sandwich":  # open: CR2 has no bread
+        return CrowdIntervals(cov=built.cov)
+    if inference is not None:
+        eta_df = inference.df(np.eye(res.params.size)[res.eta_at])
+        at = res.eta_at[res.estimated & ~res.boundary]
+        wide = None if not one else one_judge_widening(
+            res, data, float(inference.covariance()[at[0], at[0]]), level=level, engine=engine)
+        lik = inference if one else None
+        if wide is not None:
+            inference = wide.applied(inference)
+            built = Built(inference.covariance(), OnRequest(inference.influence), inference)
     built = with_two_step(built, factor)
-    return CrowdIntervals(cov=built.cov, inference=built.inference,
-                          influence=built.influence, eta_df=pieces.get("eta_df"),
-                          likelihood_only=pieces.get("likelihood_only"))  # fmt: skip
-
-
-def crowd_cr2(res: DesignFit, data: Comparisons, engine, level: float,
-              pieces: dict[str, object]) -> ClusterInference:  # fmt: skip
-    """CR2 of a Crowd-BT fit: the inference (bread with the prior's curvature: the sandwich of
-    the posterior mode, widened by eta's profile likelihood for a one-judge posterior mode,
-    :mod:`ratings.models.crowd.onejudge`; the two-step term of reused etas is added by
-    :func:`crowd_intervals`);
-    ``pieces`` receives the judges' df (``"eta_df"``) and, for one judge, the inference before
-    widening (``"likelihood_only"``: its bread has no eta prior, what :func:`judges_alone`
-    reports). Raises ``LinAlgError`` when the verdicts cannot tell judge quality from the spread
-    of the ratings (open intervals). See :func:`ratings.inference.crowd_inference`."""
-    one = single_judge(res, data) is not None  # bread without eta's prior: crowd_onejudge
-    inference = crowd_inference(res, data, k=kernels(engine, data.n_verdicts),
-                                prior_information=not one)  # fmt: skip
-    if inference is None:
-        raise np.linalg.LinAlgError("the information is not positive definite")
-    m = data.n_models
-    pieces["eta_df"] = inference.df(np.eye(m + len(data.judges))[m:])
-    pieces["likelihood_only"] = inference if one else None
-    at = res.eta_at[res.estimated & ~res.boundary]
-    wide = None if not one else one_judge_widening(
-        res, data, float(inference.covariance()[at[0], at[0]]), level=level, engine=engine)
-    return inference if wide is None else wide.applied(inference)
+    return CrowdIntervals(cov=built.cov, inference=built.inference, influence=built.influence,
+                          eta_df=eta_df, likelihood_only=lik)  # fmt: skip
 
 
 def judges_alone(res: DesignFit, data: Comparisons, engine, level: float, table: pd.DataFrame,
@@ -189,12 +161,11 @@ def judges_alone(res: DesignFit, data: Comparisons, engine, level: float, table:
     :func:`ratings.models.crowd.judge_table.scale_identified`). ``table``: the table of the fit's
     own covariance, kept where that CR2 has no positive definite bread; ``lik``: that CR2 inference
     where the fit already built it (one judge), else it is built here."""
-    m = data.n_models
     if lik is None:
-        lik = crowd_inference(res, data, k=kernels(engine, data.n_verdicts),
-                              prior_information=False)  # fmt: skip
+        lik = pair_built(res, data, "sandwich", clustered=True, eta_prior=False,
+                         engine=engine).inference  # fmt: skip
     if lik is not None:
-        eta_df = lik.df(np.eye(m + len(data.judges))[m:])
+        eta_df = lik.df(np.eye(res.params.size)[res.eta_at])
         table = judge_table(res, lik.covariance(), data, level, eta_df, reused=reused)
     else:
         table = table.assign(uninformative=table["status"] == "estimated")
