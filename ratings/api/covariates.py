@@ -34,7 +34,6 @@ from ratings.api.options import spelled
 from ratings.api.results import kind_of, labelled
 from ratings.api.specs import FitOptions, Style
 from ratings.api.ties import check_identified, design_tie_table, tie_family_of, tie_start
-from ratings.core.errors import NonIdentifiableError, option
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.slots import SlotCounts, slot_counts
 from ratings.data.soft import is_graded, soft_weights
@@ -48,7 +47,7 @@ from ratings.models.covariates import (
 )
 from ratings.models.crowd.judge_table import judge_table
 from ratings.models.crowd.onejudge import widen_one_judge
-from ratings.models.crowd.policy import crowd_summary
+from ratings.models.crowd.policy import crowd_summary, reused_factor, with_reused
 from ratings.models.estimate import Estimate
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT
 from ratings.models.judge_effects import (
@@ -61,7 +60,7 @@ from ratings.models.style import style_remedy, style_table
 from ratings.result import JudgeEffects, Ratings
 
 if TYPE_CHECKING:
-    from ratings.models.crowd.quality import ResolvedQuality
+    pass
 
 __all__ = ["fit_covariates"]
 
@@ -138,9 +137,9 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
         if fit.prior is not None and len(judged) == 1:  # one judge: eta's profile widening
             k = list(data.judges).index(judged[0])
             fit = widen_one_judge(fit, rows, k, ridge=ridge, n_ridge=len(features),
-                                  level=level, engine=engine,
-                                  plain_on_bound=bool(fit.plain_on_bound[k]))  # fmt: skip
-        fit, factor = _reused_etas(fit, quality, data)
+                                  level=level, engine=engine)  # fmt: skip
+        factor = reused_factor(fit, quality, pd.Index(data.judges), open_ok=False)
+        fit = with_reused(fit, factor)
         summary = crowd_summary(fit, pd.Index(data.judges), crowd.prior, quality, factor)
     else:  # a tie model's parameter is one more of the design
         start = tie_start(collapsed, family, ref=ref, engine=engine) if family else None
@@ -209,28 +208,6 @@ def _features_and_slots(frame: pd.DataFrame, data, style: Style | None, engine: 
     x, jobs = feature_jobs(xt, scale, order.rank, engine)
     slots = together([lambda: slot_counts(frame, data, resolved, by_cluster=order), *jobs])[0]
     return x, scale, slots
-
-
-def _reused_etas(fit: DesignFit, quality: ResolvedQuality,
-                 data) -> tuple[DesignFit, np.ndarray | None]:  # fmt: skip
-    """``fit`` with the two-step term of the etas it reuses with a covariance
-    (:func:`ratings.models.crowd.reuse.design_eta_factor`) in its covariance and CR2
-    inference, and that term's factor (None without one)."""
-    from ratings.inference.builder import Built, with_two_step
-    from ratings.models.crowd.reuse import design_eta_factor
-
-    if quality.cov is None:
-        return fit, None
-    try:
-        factor = design_eta_factor(fit, quality.cov, pd.Index(data.judges))
-    except np.linalg.LinAlgError:
-        raise NonIdentifiableError(
-            "The information of the strengths, covariates and estimated etas is singular, so "
-            f"the uncertainty of the etas reused from {option('judge_quality')} cannot be "
-            f"carried into the intervals. Pass {option('eta_known', True)} to take them as "
-            "known.") from None  # fmt: skip
-    built = with_two_step(Built(fit.cov, fit.influence, fit.inference), factor)
-    return replace(fit, cov=built.cov, inference=built.inference), factor
 
 
 def _crowd_default(rows, start, prior, *, level: float, one_judge: bool = False,

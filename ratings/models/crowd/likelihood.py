@@ -33,7 +33,6 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.errors import ConvergenceWarning, NonIdentifiableError, option
@@ -51,7 +50,6 @@ from ratings.models.covariates import (
     pair_design,
 )
 from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior, prior_terms
-from ratings.models.crowd.reuse import design_eta_factor
 from ratings.models.design import pair_objective
 from ratings.models.families import CROWD_BT
 
@@ -70,7 +68,6 @@ __all__ = [
     "fix_eta",
     "in_ses",
     "psd_root",
-    "reused_eta_factor",
     "trial_fit",
 ]
 
@@ -294,14 +291,3 @@ def crowd_covariance(fit: DesignFit, data: Comparisons, *, ci: str, clustered: b
     strengths' prior in the bread; infinite variances where it is singular."""
     return pair_built(fit, data, "model" if ci == "model" else "sandwich-z",
                       clustered=clustered, engine=engine).cov
-
-
-def reused_eta_factor(fit: DesignFit, eta_cov: pd.DataFrame,
-                      judges: pd.Index) -> NDArray[np.float64] | None:  # fmt: skip
-    """The two-step term of etas reused from an earlier fit
-    (:func:`ratings.models.crowd.reuse.design_eta_factor`), or ``None`` where the information
-    is not positive definite (open intervals already)."""
-    try:
-        return design_eta_factor(fit, eta_cov, judges)
-    except np.linalg.LinAlgError:
-        return None

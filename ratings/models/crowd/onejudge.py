@@ -231,19 +231,24 @@ def widening(eta_hat: float, eta_lo: float, shift: NDArray[np.float64], eta_var:
     return OneJudgeWidening(float(scale), extra, float(eta_lo))
 
 
-def widen_one_judge(fit: DesignFit, rows: SlotCounts, k: int, *, plain_on_bound: bool,
-                    ridge: float = 0.0, n_ridge: int | None = None, level: float = 0.95,
-                    engine: Engine = "auto") -> DesignFit:  # fmt: skip
-    """A one-judge Crowd-BT posterior mode with covariates, its CR2 intervals widened by judge
-    ``k``'s profile likelihood (:func:`profile_widening`). ``fit`` unchanged where it has no CR2
-    inference or the profile fails."""
+def widen_one_judge(fit: DesignFit, rows: SlotCounts, k: int, *, ridge: float = 0.0,
+                    n_ridge: int | None = None, level: float = 0.95, engine: Engine = "auto",
+                    count_prior: bool = True) -> DesignFit:  # fmt: skip
+    """A one-judge Crowd-BT posterior mode, plain or with covariates (its rows ``rows``), its CR2
+    intervals widened by judge ``k``'s profile likelihood (:func:`profile_widening`; the
+    sandwich rescaled where the plain estimate put eta on its bound, or had none). ``fit``
+    unchanged where it has no CR2 inference or the profile fails."""
+    from ratings.inference.builder import OnRequest
+
     if fit.inference is None or fit.prior is None or not fit.estimated[k] or fit.boundary[k]:
         return fit
     at = fit.eta_at[k]
-    wide = profile_widening(fit, rows, k, float(fit.cov[at, at]), plain_on_bound=plain_on_bound,
-                            ridge=ridge, n_ridge=n_ridge, level=level, engine=engine)
+    on_bound = fit.plain_on_bound is None or bool(fit.plain_on_bound[k])
+    wide = profile_widening(fit, rows, k, float(fit.cov[at, at]), plain_on_bound=on_bound,
+                            ridge=ridge, n_ridge=n_ridge, level=level, engine=engine,
+                            count_prior=count_prior)  # fmt: skip
     if wide is None:
         return fit
     inference = wide.applied(fit.inference)
-    return replace(fit, cov=inference.covariance(), influence=inference.influence(),
+    return replace(fit, cov=inference.covariance(), influence=OnRequest(inference.influence),
                    inference=inference)

@@ -18,12 +18,12 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.core.errors import ConvergenceWarning
+from ratings.core.errors import ConvergenceWarning, NonIdentifiableError, option
 from ratings.data.comparisons import Comparisons
-from ratings.inference.builder import Built, OnRequest, with_two_step
+from ratings.inference.builder import Built, with_two_step
 from ratings.inference.cluster import ClusterInference
 from ratings.inference.covariance import inverse_free
-from ratings.models.covariates import DesignFit, pair_built
+from ratings.models.covariates import DesignFit, pair_built, pair_design, unit_df
 from ratings.models.crowd.judge_table import (
     coin_flip_test,
     judge_table,
@@ -35,11 +35,11 @@ from ratings.models.crowd.likelihood import (
     fit_crowd_bt,
     fit_crowd_default,
     psd_root,
-    reused_eta_factor,
 )
-from ratings.models.crowd.onejudge import one_judge_widening, single_judge
+from ratings.models.crowd.onejudge import single_judge, widen_one_judge
 from ratings.models.crowd.prior import CrowdSummary
 from ratings.models.crowd.quality import ResolvedQuality
+from ratings.models.crowd.reuse import design_eta_factor
 from ratings.models.estimate import Estimate, bootstrap_refits
 
 __all__ = [
@@ -49,6 +49,8 @@ __all__ = [
     "drawn_etas",
     "estimate_crowd",
     "judges_alone",
+    "reused_factor",
+    "with_reused",
 ]
 
 
@@ -86,7 +88,7 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
     res = fit_crowd_default(data, clustered=clustered, level=level, prior=prior, ref=ref,
                             fixed_eta=quality.eta, tol=tol, max_iter=max(max_iter, 200),
                             engine=engine)  # fmt: skip
-    factor = None if quality.cov is None else reused_eta_factor(res, quality.cov, names)
+    factor = reused_factor(res, quality, names)
     intervals = crowd_intervals(res, data, ci=ci, clustered=clustered, engine=engine,
                                 factor=factor, level=level)  # fmt: skip
     full, inference = intervals.cov, intervals.inference
@@ -128,27 +130,50 @@ def crowd_intervals(res: DesignFit, data: Comparisons, *, ci, clustered, engine,
     """The covariance of a Crowd-BT fit over (theta, eta), by the design's one interval path
     (:func:`ratings.models.covariates.pair_built`, open where the information is singular): CR2
     for a clustered ``ci="sandwich"`` (for a one-judge posterior mode its bread without eta's
-    prior, then widened by eta's profile likelihood, :mod:`ratings.models.crowd.onejudge`), else
-    the CR1 / HC0 sandwich or the model-based covariance; ``factor`` is the two-step term of
-    reused etas (:func:`~ratings.models.crowd.likelihood.reused_eta_factor`), added by
-    :func:`ratings.inference.builder.with_two_step`."""
-    one = single_judge(res, data) is not None
-    built = pair_built(res, data, ci, clustered=clustered, eta_prior=not one, engine=engine)
-    inference, eta_df, lik = built.inference, None, None
-    if inference is None and clustered and ci == "sandwich":  # open: CR2 has no bread
+    prior, then widened by eta's profile likelihood,
+    :func:`~ratings.models.crowd.onejudge.widen_one_judge`), else the CR1 / HC0 sandwich or the
+    model-based covariance; ``factor`` is the two-step term of reused etas
+    (:func:`reused_factor`), added by :func:`with_reused`."""
+    k = single_judge(res, data)
+    built = pair_built(res, data, ci, clustered=clustered, eta_prior=k is None, engine=engine)
+    if built.inference is None and clustered and ci == "sandwich":  # open: CR2 has no bread
         return CrowdIntervals(cov=built.cov)
-    if inference is not None:
-        eta_df = inference.df(np.eye(res.params.size)[res.eta_at])
-        at = res.eta_at[res.estimated & ~res.boundary]
-        wide = None if not one else one_judge_widening(
-            res, data, float(inference.covariance()[at[0], at[0]]), level=level, engine=engine)
-        lik = inference if one else None
-        if wide is not None:
-            inference = wide.applied(inference)
-            built = Built(inference.covariance(), OnRequest(inference.influence), inference)
-    built = with_two_step(built, factor)
-    return CrowdIntervals(cov=built.cov, inference=built.inference, influence=built.influence,
+    fit = replace(res, cov=built.cov, influence=built.influence, inference=built.inference)
+    eta_df = None if fit.inference is None else unit_df(fit, fit.eta_at)
+    lik = fit.inference if k is not None else None
+    if k is not None:  # the profile counts the likelihood alone
+        fit = widen_one_judge(fit, pair_design(data.collapsed(engine=engine), engine), k,
+                              level=level, engine=engine, count_prior=False)  # fmt: skip
+    fit = with_reused(fit, factor)
+    return CrowdIntervals(cov=fit.cov, inference=fit.inference, influence=fit.influence,
                           eta_df=eta_df, likelihood_only=lik)  # fmt: skip
+
+
+def reused_factor(fit: DesignFit, quality: ResolvedQuality, judges: pd.Index, *,
+                  open_ok: bool = True) -> NDArray[np.float64] | None:  # fmt: skip
+    """The two-step term of the etas ``fit`` reuses with a covariance
+    (:func:`ratings.models.crowd.reuse.design_eta_factor`), None without one. Where the
+    information is singular: None (``open_ok``: the intervals are open already), else
+    :class:`~ratings.core.errors.NonIdentifiableError`."""
+    if quality.cov is None:
+        return None
+    try:
+        return design_eta_factor(fit, quality.cov, judges)
+    except np.linalg.LinAlgError:
+        if open_ok:
+            return None
+        raise NonIdentifiableError(
+            "The information of the strengths, covariates and estimated etas is singular, so "
+            f"the uncertainty of the etas reused from {option('judge_quality')} cannot be "
+            f"carried into the intervals. Pass {option('eta_known', True)} to take them as "
+            "known.") from None  # fmt: skip
+
+
+def with_reused(fit: DesignFit, factor: NDArray[np.float64] | None) -> DesignFit:
+    """``fit`` with the two-step term ``factor`` of reused etas in its covariance and CR2
+    inference (:func:`ratings.inference.builder.with_two_step`)."""
+    built = with_two_step(Built(fit.cov, fit.influence, fit.inference), factor)
+    return replace(fit, cov=built.cov, influence=built.influence, inference=built.inference)
 
 
 def judges_alone(res: DesignFit, data: Comparisons, engine, level: float, table: pd.DataFrame,
