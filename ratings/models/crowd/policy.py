@@ -70,7 +70,7 @@ class CrowdIntervals:
     eta_df : ndarray, shape (K,), or None
         CR2's degrees of freedom of each judge's eta.
     likelihood_only : ClusterInference or None
-        CR2 without eta's prior in the bread where it was built (one judge, :func:`crowd_cr2`).
+        CR2 without eta's prior in the bread where it was built (one judge, before widening).
     """
 
     cov: NDArray[np.float64]

@@ -7,12 +7,12 @@ H_xx^-1 H_xe V_e H_ex H_xx^-1 of Murphy & Topel (1985), computed once for every 
 :func:`ratings.inference.builder.two_step_factor` and added to the fit's covariance (and as a
 known variance to CR2's degrees of freedom) by :func:`ratings.inference.builder.with_two_step`.
 
-Both Crowd-BT fits take it from here: plain Crowd-BT
-(:func:`ratings.models.crowd.likelihood.reused_eta_factor`) and a fit with covariates, style
-features or judge effects (:func:`design_eta_factor`). In both H is the likelihood's observed
+Every Crowd-BT fit, plain or with covariates (style features or judge effects), takes it from
+here (:func:`design_eta_factor`, applied by :func:`ratings.models.crowd.policy.reused_factor`
+and :func:`~ratings.models.crowd.policy.with_reused`). H is the likelihood's observed
 information with the strengths' prior (and the style features' ridge), without the prior on
-the estimated etas (what :attr:`ratings.models.crowd.likelihood.CrowdFit.information` counts),
-and H_xe its columns of the reused etas. ``eta_known=True`` (CLI ``--eta-known``) leaves the
+the estimated etas (:attr:`ratings.models.covariates.DesignFit.information`), and H_xe its
+columns of the reused etas. ``eta_known=True`` (CLI ``--eta-known``) leaves the
 term out: the reused etas are then taken as known.
 """
 
