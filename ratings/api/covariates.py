@@ -34,7 +34,6 @@ from ratings.api.options import spelled
 from ratings.api.results import kind_of, labelled
 from ratings.api.specs import FitOptions, Style
 from ratings.api.ties import check_identified, design_tie_table, tie_family_of, tie_start
-from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.slots import SlotCounts, slot_counts
 from ratings.data.soft import is_graded, soft_weights
 from ratings.kernels.engine import resolve as resolve_engine
@@ -46,7 +45,7 @@ from ratings.models.covariates import (
     unit_df,
 )
 from ratings.models.crowd.judge_table import judge_table
-from ratings.models.crowd.onejudge import widen_one_judge
+from ratings.models.crowd.onejudge import only_judge, widen_one_judge
 from ratings.models.crowd.policy import crowd_summary, reused_factor, with_reused
 from ratings.models.estimate import Estimate
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT
@@ -131,11 +130,10 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
         fixed = quality.eta
         start = fit_crowd_bt(collapsed, ref=ref, fixed_eta=fixed, tol=1e-8, engine=engine)
         plain = start.theta
-        judged = [j for j in data.judges if j != DETERMINISTIC_JUDGE]
+        k = only_judge(data.judges)
         fit = _crowd_default(rows, start, crowd.prior if styled else None, level=level,
-                             one_judge=len(judged) == 1, **opts)  # fmt: skip
-        if fit.prior is not None and len(judged) == 1:  # one judge: eta's profile widening
-            k = list(data.judges).index(judged[0])
+                             one_judge=k is not None, **opts)  # fmt: skip
+        if k is not None:  # one judge: a posterior mode's profile widening
             fit = widen_one_judge(fit, rows, k, ridge=ridge, n_ridge=len(features),
                                   level=level, engine=engine)  # fmt: skip
         factor = reused_factor(fit, quality, pd.Index(data.judges), open_ok=False)
