@@ -230,6 +230,8 @@ class _Design:
         # cluster, judge and pair of models; ``rows`` their sums over clusters), clustered
         # unless not ``clustered``
         self.pairs = pairs
+        # the estimated etas (set by the fit), those off a bound (by the intervals)
+        self.estimated = self.live = None
         over = rows if pairs is None else pairs
         self.clusters = over.clusters if clustered else None
         self.n_clusters = over.n_clusters
@@ -402,7 +404,7 @@ class _Design:
             return Scores(lambda: self.quad(*self.terms(params, True)[6:]),
                           lambda: self.cluster_scores(params),
                           lambda: self.cluster_meat(params, per_block))  # fmt: skip
-        k, theta, eta = self.pk, params[:self.m], params[self.m:]
+        k, theta, eta = self.k, params[:self.m], params[self.m:]
 
         def row_scores(rows, wi, wj, tt):
             return self.family.row_terms(k, theta, eta, rows.ii, rows.jj, rows.judge, wi, wj, tt,
@@ -587,7 +589,6 @@ def pair_built(fit: DesignFit, pairs: Comparisons, ci: str, *, clustered: bool,
     k = kernels(engine, pairs.n_verdicts)
     design = _Design(pair_design(pairs.collapsed(engine=engine), engine), family, k, fit.prior,
                      pairs, clustered)  # fmt: skip
-    design.pk = k
     return _built(fit, design, ci, eta_prior=eta_prior, remedy=None)
 
 
@@ -720,7 +721,7 @@ def _cr2(params, free, bread, design: _Design) -> ClusterInference:
     if design.pairs is not None:  # rows per cluster without covariates: the row residuals
         d, m = design.pairs, design.m
         a, b = design.working(params, d)
-        t = design.family.row_terms(design.pk, params[:m], params[m:], d.ii, d.jj, d.judge,
+        t = design.family.row_terms(design.k, params[:m], params[m:], d.ii, d.jj, d.judge,
                                     d.wi, d.wj, d.tt, False)  # fmt: skip
         with np.errstate(divide="ignore", invalid="ignore"):  # row r's score is e_r x_r
             residual = np.where(a != 0, t.score_d / a,
