@@ -16,15 +16,12 @@ import pandas as pd
 
 from ratings.api.fitting import Source, fit_with
 from ratings.api.loading import load_with
+from ratings.api.options import fit_keywords
 from ratings.api.specs import BT, LEGACY, TIE_KINDS, options_of
 from ratings.models.ties import family_of
 from ratings.result import Ratings, format_table
 
 __all__ = ["TieComparison", "compare_ties", "tie_rates"]
-
-#: The options :func:`compare_ties` passes to every fit by name (the rest are flat keywords).
-_NAMED = ("ci", "anchor", "scope", "cluster", "level", "read", "adjust", "solver", "style")
-
 
 @dataclass(frozen=True, eq=False)
 class TieComparison:
@@ -99,7 +96,7 @@ def compare_ties(verdicts: Source, *, bins: int = 5, **options) -> TieComparison
         raise TypeError("compare_ties fits its own models; pass the other options only.")
     if int(bins) != bins or bins < 1:
         raise ValueError(f"`bins` must be a positive integer; got {bins!r}.")
-    named = {k: options.pop(k) for k in _NAMED if k in options}
+    named = {k: options.pop(k) for k in fit_keywords() if k in options}  # the rest: flat
     checked = options_of(**named, legacy=options)
     # the log is aggregated once, its clusters fixed: the fits take the Comparisons as they are
     data = load_with(verdicts, checked).data

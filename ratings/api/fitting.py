@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
@@ -21,7 +22,7 @@ from ratings.api.loading import (
     source_columns,
     warn_unclustered,
 )
-from ratings.api.options import document_options
+from ratings.api.options import document_fit
 from ratings.api.results import kind_of, labelled
 from ratings.api.specs import (
     BT,
@@ -106,60 +107,6 @@ def fit(
         ``model_a, model_b, wins_a, wins_b, ties`` and optionally ``judge``, ``task_id``,
         ``scope``; see :func:`ratings.data.comparisons.from_counts`); or
         :class:`~ratings.data.comparisons.Comparisons`.
-    model : "bt", "crowd-bt", ratings.BT or ratings.CrowdBT, default="bt"
-        Bradley-Terry (:class:`~ratings.api.specs.BT`: ``penalty``, ``firth``), or Crowd-BT
-        with one quality eta in [1/2, 1] per judge (:class:`~ratings.api.specs.CrowdBT`:
-        ``prior``, ``judge_quality``, ``eta_known``, ``fit_new_judges``; see
-        :mod:`ratings.models.crowd.likelihood`); judge ``"deterministic"`` always has eta = 1.
-        The strings are the specs with their defaults.
-    ci : {"sandwich", "sandwich-z", "cr1", "hc0", "model", "bootstrap"} or ratings.Bootstrap
-        Robust sandwich H^-1 B H^-1 (default); clustered, the bias-reduced CR2 sandwich with
-        a Student t quantile whose Satterthwaite degrees of freedom belong to each contrast
-        (the ``df`` column; :mod:`ratings.inference`), for Bradley-Terry and Crowd-BT alike
-        (Crowd-BT: ``docs/crowd.md``); per verdict, HC0 with a normal quantile. ``"hc0"`` is
-        the sandwich per verdict (``cluster=None``). ``"sandwich-z"`` (or ``"cr1"``) is the
-        textbook cluster sandwich (CR1, factor G/(G-1)) with a normal quantile. ``"model"``:
-        model-based H^-1, which under-covers when verdicts on a task are dependent;
-        ``"bootstrap"`` or :class:`~ratings.api.specs.Bootstrap` (``n``, ``seed``): a seeded
-        cluster (or verdict) bootstrap, percentile intervals.
-    anchor : str, (str, float) or {str: float}, optional
-        Model pinned at a rating: ``"NAME=RATING"``, ``(NAME, RATING)``, ``{NAME: RATING}`` or
-        ``NAME`` (at 1000).
-        Its interval has zero width and every other interval is that of the difference to it.
-        Without an anchor the ratings are centred at a mean of 1000.
-    scope : str, optional
-        Fit only verdicts of this scope; required when the log holds several.
-    cluster : str or None, default="auto"
-        Column whose values cluster verdicts for the sandwich (``"auto"``: ``task_id`` when
-        present); ``None`` treats verdicts as independent (HC0). Ignored for pre-aggregated
-        ``Comparisons``, whose clusters were fixed by :func:`ratings.aggregate`.
-    level : float, default=0.95
-        Confidence level of the reported intervals.
-    read : ratings.Read, optional
-        How the log is read: ``columns``, ``winner_map`` and ``errors`` (``"report"`` fits the
-        readable rows; rejected rows are counted in the result, and the CLI's ``--rejected
-        FILE`` writes them).
-    adjust : str, list of str or ratings.Adjust, optional
-        Judge effects to estimate as nuisance parameters: ``"position"`` (each judge's bias
-        towards slot A) and/or ``"self-preference"`` (towards models of its own family; needs
-        ``ratings.Adjust(..., families=...)``, a CSV with ``name,family``). Ratings are then
-        corrected for them and intervals include their uncertainty. Not with the bootstrap or
-        a penalty. See :mod:`ratings.api.adjust` for when adjusting is appropriate and
-        :func:`ratings.audit` for the report.
-    solver : ratings.Solver, optional
-        ``engine`` (numba's compiled kernels or their NumPy twins, tested equal; ``"auto"``
-        uses the twins below 200,000 verdicts, and below 2,000,000 while numba is not loaded,
-        see :mod:`ratings.kernels.engine`), Newton's ``tol`` and ``max_iter``, and
-        ``max_memory`` (stop before the fit's dense model x model matrices would need more
-        memory than this; default half the memory available, see :mod:`ratings.core.memory`).
-    style : list of str or ratings.Style, optional
-        Style control: feature names (e.g. ``["tokens", "headers"]``) whose per-side columns
-        ``NAME_a`` and ``NAME_b`` the verdict log carries, or :class:`~ratings.api.specs.Style`
-        (``features``, ``transform``, ``ridge``). Each feature enters the linear predictor as
-        (a - b) / (a + b) scaled to unit root-mean-square with one shared coefficient; the
-        ratings are then those of answers of equal style, with intervals joint with the
-        coefficients (``Ratings.style``; ``rank_change`` in
-        :meth:`~ratings.result.Ratings.to_frame`). See :mod:`ratings.models.style`.
     **legacy
         The flat keywords of earlier releases (``anchor_rating`` and those the list of options
         under Notes names) still work, with a :class:`DeprecationWarning`;
@@ -202,7 +149,7 @@ def fit(
     >>> log = pd.DataFrame({"model_a": ["x", "y", "z", "x"], "model_b": ["y", "z", "x", "z"],
     ...                     "winner": ["A", "A", "A", "tie"]})
     >>> r = ratings.fit(log, anchor="x=1000")
-    >>> round(r.elo["x"], 6)
+    >>> round(float(r.elo["x"]), 6)
     1000.0
     """
     options = options_of(model=model, ci=ci, anchor=anchor, scope=scope, cluster=cluster,
@@ -211,7 +158,7 @@ def fit(
     return fit_with(verdicts, options)
 
 
-fit.__doc__ = document_options(fit.__doc__)
+fit.__doc__ = document_fit(fit.__doc__, list(inspect.signature(fit).parameters))
 
 
 def fit_with(verdicts: Source, options: FitOptions) -> Ratings:

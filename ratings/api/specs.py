@@ -1,9 +1,9 @@
 """Typed options of :func:`ratings.fit`: the model, the interval, reading and the solver.
 
-Each spec checks its own values when it is made (``ratings.BT(penalty=-1)`` raises at once),
-so a fit's options are checked in one place, before any data is read. Strings stay as
-shortcuts: ``model="crowd-bt"`` is ``model=ratings.CrowdBT()``, ``ci="bootstrap"`` is
-``ci=ratings.Bootstrap()``.
+Each spec (:func:`ratings.api.options.spec`) checks its own values when it is made
+(``ratings.BT(penalty=-1)`` raises at once), so a fit's options are checked in one place,
+before any data is read. Strings stay as shortcuts: ``model="crowd-bt"`` is
+``model=ratings.CrowdBT()``, ``ci="bootstrap"`` is ``ci=ratings.Bootstrap()``.
 
 >>> import ratings
 >>> ratings.CrowdBT(prior="none", judge_quality="judges.json")  # doctest: +ELLIPSIS
@@ -19,7 +19,7 @@ from typing import Literal
 
 import numpy as np
 
-from ratings.api.options import check_option, check_spec, keywords, legacy, option_named
+from ratings.api.options import check_option, fit_keywords, keywords, legacy, option_named, spec
 from ratings.core.bounds import MAX_ANCHOR_RATING, check_number
 from ratings.core.errors import option
 from ratings.core.memory import MaxMemory, parse_size
@@ -57,24 +57,9 @@ CIKind = Literal["sandwich", "sandwich-z", "cr1", "hc0", "model", "bootstrap"]
 TIE_KINDS: tuple[str, ...] = option_named("ties").choices
 
 
-@dataclass(frozen=True)
+@spec
 class BT:
-    """Bradley-Terry (ties as half wins by default).
-
-    Parameters
-    ----------
-    penalty : float, default=0.0
-        Opt-in ridge penalty that makes ratings finite when a model never lost.
-    firth : bool, default=False
-        Firth's bias-reduced estimate, finite on every board.
-    ties : {"half", "davidson", "rao-kupper"}, default="half"
-        How a tie enters the likelihood: half a win each (``"half"``), or a tie model with a
-        tie parameter estimated with its interval (``Ratings.ties``): Davidson (1970) or
-        Rao & Kupper (1967); see :mod:`ratings.models.ties`.
-    soft : bool, default=False
-        Read ``winner`` as A's score in [0, 1] (fractional values allowed; 1, 0 and 1/2 as A,
-        B and a tie) and fit the Bernoulli quasi-likelihood (see :mod:`ratings.data.soft`).
-    """
+    """Bradley-Terry (ties as half wins by default)."""
 
     penalty: float = 0.0
     firth: bool = False
@@ -82,8 +67,7 @@ class BT:
     soft: bool = False
     name = "bt"
 
-    def __post_init__(self) -> None:
-        check_spec(self)  # penalty, firth, ties and soft as the option table declares them
+    def __post_init__(self) -> None:  # after the table's checks (penalty, firth, ties, soft)
         check_firth_option(self.firth, penalty=self.penalty)
         if self.ties != "half" and (self.penalty or self.firth or self.soft):
             other = "soft" if self.soft else "firth" if self.firth else "penalty"
@@ -95,21 +79,9 @@ class BT:
                              f"{option(other)}, or the tie model without it.")  # fmt: skip
 
 
-@dataclass(frozen=True)
+@spec
 class CrowdBT:
-    """Crowd-BT: one quality eta per judge (Chen et al. 2013).
-
-    Parameters
-    ----------
-    prior : "default", "none", CrowdPrior or (agree, flip, sd), default="default"
-        Weak priors on judge quality and strengths; ``"none"`` fits the plain MLE.
-    judge_quality : path, DataFrame, mapping or None
-        Fix eta from a judge-quality file, a judges table or ``{judge: eta}``.
-    eta_known : bool, default=False
-        Treat ``judge_quality``'s etas as known (leave their uncertainty out).
-    fit_new_judges : bool, default=False
-        Estimate eta for judges missing from ``judge_quality``.
-    """
+    """Crowd-BT: one quality eta per judge (Chen et al. 2013)."""
 
     prior: PriorArg = "default"
     judge_quality: JudgeQuality = None
@@ -119,46 +91,19 @@ class CrowdBT:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "prior", check_prior(self.prior))
-        check_spec(self)
 
 
-@dataclass(frozen=True)
+@spec
 class Bootstrap:
-    """Percentile intervals from a seeded bootstrap (of clusters when the fit is clustered).
-
-    Parameters
-    ----------
-    n : int, default=1000
-        Resamples.
-    seed : int, default=0
-        Seed of the resampling.
-    """
+    """Percentile intervals from a seeded bootstrap (of clusters when the fit is clustered)."""
 
     n: int = 1000
     seed: int = 0
 
-    def __post_init__(self) -> None:
-        check_spec(self)
 
-
-@dataclass(frozen=True)
+@spec
 class Read:
-    """How a verdict file or frame is read.
-
-    Parameters
-    ----------
-    columns : mapping, optional
-        Column names to map, e.g. ``{"left": "model_a", "question": "task_id"}``.
-    winner_map : mapping, optional
-        Extra winner spellings, e.g. ``{"tie (bothbad)": "tie"}``.
-    errors : {"raise", "report"}, default="raise"
-        A bad row is an error, or the good rows are fitted and the rest reported.
-    format : str or ratings.io.formats.PeerFormat, optional
-        The file's format: ``"csv"``, ``"parquet"``, ``"jsonl"`` (default: from the extension),
-        or a peer tool's log, ``"fastchat"``, ``"arena-hard"``, ``"alpaca-eval"`` (default:
-        recognised from its fields), or a spec with options, e.g.
-        ``ratings.io.formats.ArenaHard(strong_weight=3)`` (:mod:`ratings.io.formats`).
-    """
+    """How a verdict file or frame is read."""
 
     columns: Mapping[str, str] | None = None
     winner_map: Mapping[object, str] | None = None
@@ -166,25 +111,12 @@ class Read:
     format: object = None
 
     def __post_init__(self) -> None:
-        check_spec(self)
         peer_format(self.format)  # an unknown format fails here
 
 
-@dataclass(frozen=True)
+@spec
 class Solver:
-    """How the fit is computed.
-
-    Parameters
-    ----------
-    engine : {"auto", "numba", "numpy"}, default="auto"
-        Compiled kernels or their NumPy twins (``"auto"`` decides by size).
-    tol : float, default=1e-10
-        Newton's convergence tolerance.
-    max_iter : int, default=100
-        Newton's iteration limit.
-    max_memory : int, str or None
-        Stop before dense model x model work would need more (default half the available).
-    """
+    """How the fit is computed."""
 
     engine: Engine = "auto"
     tol: float = 1e-10
@@ -192,7 +124,6 @@ class Solver:
     max_memory: MaxMemory = None
 
     def __post_init__(self) -> None:
-        check_spec(self)
         parse_size(self.max_memory)
 
 
@@ -210,17 +141,9 @@ def parse_anchor(text: str) -> tuple[str, float]:
                                       maximum=MAX_ANCHOR_RATING)  # fmt: skip
 
 
-@dataclass(frozen=True)
+@spec
 class Adjust:
-    """Judge effects estimated as nuisance parameters, so the ratings are corrected for them.
-
-    Parameters
-    ----------
-    effects : str or sequence of str
-        ``"position"`` and/or ``"self-preference"`` (comma-separated or a list).
-    families : path, DataFrame or mapping, optional
-        Model and judge families (``name,family``); self-preference needs them.
-    """
+    """Judge effects estimated as nuisance parameters, so the ratings are corrected for them."""
 
     effects: str | Sequence[str]
     families: Families = None
@@ -231,20 +154,9 @@ class Adjust:
         object.__setattr__(self, "effects", parse_adjust(self.effects))
 
 
-@dataclass(frozen=True)
+@spec
 class Style:
-    """Style control: per-side answer features entering the linear predictor.
-
-    Parameters
-    ----------
-    features : str or sequence of str
-        Feature names whose columns ``NAME_a`` and ``NAME_b`` the log carries
-        (``"tokens,headers"`` or a list).
-    transform : {"normalized", "diff", "ratio", "log-ratio"}, default="normalized"
-        How a feature's two sides become one number (:mod:`ratings.models.style`).
-    ridge : float, default=0.0
-        Optional ridge ``ridge / 2 |beta|^2`` on the style coefficients only.
-    """
+    """Style control: per-side answer features entering the linear predictor."""
 
     features: str | Sequence[str]
     transform: str = "normalized"
@@ -257,7 +169,6 @@ class Style:
         if not features:
             raise ValueError(f"{option('style')} names no feature.")
         object.__setattr__(self, "features", features)
-        check_spec(self)  # transform and ridge as the option table declares them
 
 
 @dataclass(frozen=True)
@@ -362,22 +273,10 @@ def legacy_specs(
     return by_spec
 
 
-def options_of(
-    *,
-    model: str | BT | CrowdBT = "bt",
-    ci: str | Bootstrap = "sandwich",
-    anchor: str | tuple[str, float] | Mapping[str, float] | None = None,
-    scope: str | None = None,
-    cluster: str | None = "auto",
-    level: float = 0.95,
-    read: Read | None = None,
-    adjust: str | Sequence[str] | Adjust | None = None,
-    solver: Solver | None = None,
-    style: Sequence[str] | Style | None = None,
-    legacy: Mapping[str, object] | None = None,
-    warn: bool = True,
-) -> FitOptions:
-    """Check and resolve :func:`ratings.fit`'s arguments into :class:`FitOptions`.
+def options_of(*, legacy: Mapping[str, object] | None = None, warn: bool = True,
+               **given: object) -> FitOptions:
+    """Check and resolve :func:`ratings.fit`'s keywords ``given`` (the others at their defaults,
+    :func:`ratings.api.options.fit_keywords`) into :class:`FitOptions`.
 
     ``legacy`` holds flat keywords of earlier releases (``penalty=``, ``prior=``, ``n_boot=``,
     ...): each goes to its spec, with a :class:`DeprecationWarning` when ``warn``. Any other
@@ -385,6 +284,13 @@ def options_of(
     """
     from ratings.api.adjust import check_adjust_options
 
+    defaults = fit_keywords()
+    unknown = sorted(set(given) - set(defaults))
+    if unknown:
+        raise TypeError(f"options_of() got unexpected keyword argument(s) {unknown}.")
+    model, ci, anchor, scope, cluster, level, read, adjust, solver, style = (
+        given.get(k, defaults[k]) for k in ("model", "ci", "anchor", "scope", "cluster", "level",
+                                            "read", "adjust", "solver", "style"))
     legacy = dict(legacy or {})
     by_spec = legacy_specs(legacy, names=LEGACY, where="fit", options=keywords(), warn=warn,
                            moved={"anchor_rating": "anchor=(NAME, RATING)"}, stacklevel=4)

@@ -39,7 +39,7 @@ def tie_start(rows: Comparisons, family: TieFamily, *, ref: int, engine, tol: fl
             "with ties as half wins.")  # fmt: skip
     try:
         return fit_ties(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
-    except FloatingPointError:
+    except NonIdentifiableError:
         raise DegenerateBoardError(
             f"The {family.name} tie parameter has no finite estimate on this log (almost every "
             "verdict is a tie). Fit with ties as half wins.") from None  # fmt: skip
@@ -62,14 +62,11 @@ def design_tie_table(fit, ties: str, family: TieFamily | None, *, level: float,
 
 def tie_refit(sample: Comparisons, family, ref, max_iter, engine, x0) -> tuple:
     """A bootstrap resample's (strengths, phi), from ``x0``; a resample without ties or of
-    ties only is skipped (:class:`NonIdentifiableError`)."""
+    ties only, or whose tie parameter diverges, is skipped (:class:`NonIdentifiableError`)."""
     rows = sample.collapsed()
     if rows.tt.sum() == 0 or rows.tt.sum() >= rows.n_verdicts:
         raise NonIdentifiableError("no tie parameter in this resample")  # skipped, counted
-    try:
-        fit = fit_ties(rows, family, ref=ref, tol=1e-8, max_iter=max_iter, engine=engine, x0=x0)
-    except FloatingPointError:
-        raise NonIdentifiableError("no finite estimate in this resample") from None
+    fit = fit_ties(rows, family, ref=ref, tol=1e-8, max_iter=max_iter, engine=engine, x0=x0)
     return fit.theta, fit.phi
 
 

@@ -27,7 +27,7 @@ FLAGS: dict[str, str] = {
     "forfeits": "--forfeits", "scopes": "--scopes", "effects": "--effects",
     "scale": "--scale", "convert": "--convert", "previous": "--previous",
     "delimiter": "--delimiter", "encoding": "--encoding", "precision": "--precision",
-    "size": "--size", "dpi": "--dpi", "format": "--format", "strong_weight": "--strong-weight",
+    "size": "--size", "dpi": "--dpi", "strong_weight": "--strong-weight",
     "reference": "--reference", "reference_cov": "--reference-cov", "max_refits": "--max-refits",
 }  # fmt: skip
 #: Settings whose flag differs from ``FLAG VALUE`` (a switch, or a flag with a file).

@@ -44,7 +44,7 @@ from ratings.inference.cluster import ClusterInference, check_clusters
 from ratings.inference.covariance import bread_meat_bread, gram, identified_inverse
 
 __all__ = ["Built", "OnRequest", "Scores", "build", "cluster_factor", "psd_root",
-           "row_scores_of", "two_step_factor", "with_two_step"]
+           "row_scores_of", "two_step_factor", "with_known", "with_two_step"]
 
 
 @dataclass(frozen=True)
@@ -212,9 +212,18 @@ def with_two_step(built: Built, factor: NDArray[np.float64] | None) -> Built:
     sum over the current verdicts' clusters)."""
     if factor is None:
         return built
-    inference = built.inference
-    if inference is None:
+    if built.inference is None:
         return Built(built.cov + factor.T @ factor, built.influence, None)
-    before = inference.extra
-    inference = inference.with_extra(factor if before is None else np.vstack([before, factor]))
+    inference = with_known(built.inference, factor)
     return Built(inference.covariance(), built.influence, inference)
+
+
+def with_known(inference: ClusterInference, factor: NDArray[np.float64]) -> ClusterInference:
+    """``inference`` with one more variance term taken as known, ``factor.T @ factor``
+    (``factor``'s columns the first of its parameters, zero after them), after any it
+    carries: the two-step term (:func:`with_two_step`), the model-based variance where the
+    sandwich collapsed (:func:`ratings.inference.degenerate.fill_collapsed`)."""
+    extra = np.zeros((factor.shape[0], inference.n_params))
+    extra[:, :factor.shape[1]] = factor
+    before = inference.extra
+    return inference.with_extra(extra if before is None else np.vstack([before, extra]))

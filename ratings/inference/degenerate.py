@@ -18,13 +18,13 @@ it is refused there (:class:`~ratings.core.errors.DegenerateBoardError`).
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.errors import DataWarning, DegenerateBoardError, option
+from ratings.inference.builder import with_known
 from ratings.inference.covariance import collapsed_contrasts, model_based_supplement
 
 __all__ = ["fill_collapsed", "model_based_flags"]
@@ -78,11 +78,7 @@ def fill_collapsed(est, models: pd.Index, ci: str, *, stacklevel: int = 2) -> tu
         return cov, inference, None
     cov = cov + factor.T @ factor
     if inference is not None:
-        extra = np.zeros((factor.shape[0], inference.n_params))
-        extra[:, : factor.shape[1]] = factor
-        if inference.extra is not None:
-            extra = np.vstack([inference.extra, extra])
-        inference = replace(inference, extra=extra)
+        inference = with_known(inference, factor)
     warnings.warn(
         f"The sandwich variance of {len(named)} rating difference(s) is zero ({shown}) while "
         f"the model-based variance is not, because {why}. Their intervals use the model-based "

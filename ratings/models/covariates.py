@@ -177,16 +177,15 @@ def _cluster_blocks(cluster: NDArray[np.int64]) -> list[slice]:
 
 
 def design_kernels(k):
-    """The style kernels matching the fit kernels ``k`` (numba, or the NumPy twins)."""
-    from ratings.kernels import fit as _numba
+    """The style kernels matching the fit kernels ``k`` (numba, or the NumPy twins: then
+    without importing numba)."""
+    if k.__name__.endswith("_ref"):
+        from ratings.kernels import style_ref as _style_ref
 
-    if k is _numba:
-        from ratings.kernels import style as _style
+        return _style_ref
+    from ratings.kernels import style as _style
 
-        return _style
-    from ratings.kernels import style_ref as _style_ref
-
-    return _style_ref
+    return _style
 
 
 def blocks_of(n: int) -> list[slice]:

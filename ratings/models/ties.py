@@ -1,10 +1,11 @@
 """Fitting the tie families (:mod:`ratings.models.families.ties`: Davidson, Rao-Kupper).
 
-The family gives each row's terms in the linear predictor d = s_i - s_j and its one parameter,
-the tie parameter on its unbounded scale phi; here they are assembled with the tie parameter as
-parameter ``M`` (after the M strengths) by the core's collapsed-counts design
-(:func:`ratings.models.design.pair_objective`, one slot for every row), and minimised by the
-package's Newton solver (:func:`ratings.models.newton.newton`) on the rows summed over clusters.
+A tie model without covariates is the design of every fit (:func:`ratings.models.covariates.
+fit_design`) on the rows summed over clusters, with no covariate columns: the family's one
+parameter, the tie parameter on its unbounded scale phi, is parameter ``M`` (after the M
+strengths), the design takes the collapsed-counts fast path
+(:func:`ratings.models.design.pair_objective`, one slot for every row), and the one Newton
+solver (:func:`ratings.models.newton.newton`) runs with the design's divergence bound.
 """
 
 from __future__ import annotations
@@ -15,16 +16,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ratings.data.comparisons import Comparisons
-from ratings.kernels.engine import Engine, kernels
+from ratings.kernels.engine import Engine, resolve
 from ratings.models.bt import start as bt_start
-from ratings.models.design import pair_objective
+from ratings.models.covariates import Remedy, fit_design, pair_design
 from ratings.models.families.ties import TieFamily, tie_family
-from ratings.models.newton import newton
 
-__all__ = ["PHI_BOUND", "TieFamily", "TieFit", "family_of", "fit_ties"]
+__all__ = ["TieFamily", "TieFit", "family_of", "fit_ties"]
 
-#: Largest |phi| before the fit is called divergent (nu or theta - 1 beyond e^30).
-PHI_BOUND = 30.0
 family_of = tie_family  # the tie family called ``name`` ("davidson" or "rao-kupper")
 
 
@@ -60,25 +58,23 @@ def fit_ties(
     Newton's method (Fisher scoring for Rao-Kupper, whose observed and expected information
     differ; the same thing for Davidson) from the half-win start of
     :func:`ratings.models.bt.start` and the tie parameter that gives two equal models the log's
-    tie share. Raises ``FloatingPointError`` when the estimate diverges (every verdict a tie).
-    Callers check existence first (:func:`ratings.models.existence.check_identifiable`) and
-    that the log has ties and decisive verdicts.
+    tie share (or from ``x0``: strengths, then phi). Raises :class:`NonIdentifiableError` when
+    the estimate diverges (almost every verdict a tie). Callers check existence first
+    (:func:`ratings.models.existence.check_identifiable`) and that the log has ties and
+    decisive verdicts.
     """
+    engine = resolve(engine, data.n_verdicts)  # the engine of the log's size, not its rows'
     rows = data.collapsed(engine=engine)
-    k = kernels(engine, rows.n_verdicts)
     m = rows.n_models
     if x0 is None:
         share = float(rows.tt.sum() / max(rows.n_verdicts, 1))
         x0 = np.append(bt_start(rows), family.start_at(share))
     x0 = np.array(x0, dtype=np.float64)
-    x0[:m] -= x0[ref]
-    free = np.delete(np.arange(m + 1), ref)
-    slot = np.zeros(rows.ii.size, dtype=np.int64)  # one tie parameter for every row
-    res = newton(lambda x: pair_objective(family, k, x[:m], x[m:], rows, 1, slot), x0, free,
-                 tol=tol, max_iter=max_iter, what=f"{family.name.capitalize()} tie model",
-                 bound=max(PHI_BOUND, 1e3))  # fmt: skip
-    if abs(res.x[m]) > PHI_BOUND:
-        raise FloatingPointError("the tie parameter diverges")
-    return TieFit(theta=res.x[:m].copy(), phi=float(res.x[m]), ref=ref, hessian=res.hessian,
-                  nll=res.f, converged=res.converged, n_iter=res.n_iter,
-                  max_grad=res.max_grad, family=family)
+    design = pair_design(rows, engine)
+    remedy = Remedy(f"{family.name.capitalize()} tie model", "the tie parameter",
+                    "almost every verdict is a tie. Fit with ties as half wins.", "")
+    fit = fit_design(design, x0[:m] - x0[ref], ref=ref, family=family, eta0=x0[m:], ci=None,
+                     engine=engine, tol=tol, max_iter=max_iter, remedy=remedy)  # fmt: skip
+    return TieFit(theta=fit.strength.copy(), phi=float(fit.eta[0]), ref=ref, hessian=fit.hessian,
+                  nll=fit.nll, converged=fit.converged, n_iter=fit.n_iter,
+                  max_grad=fit.max_grad, family=family)
