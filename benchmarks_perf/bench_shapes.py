@@ -25,7 +25,10 @@ Per shape, in one process, after one untimed call of each, the methods are timed
 ``--phases`` adds, per shape, where the default table's time goes (fit, the models' df, the
 pairs' df, the rank intervals) and which df path ran for the models and the pairs (exact,
 sparse exact, the one-direction approximation streamed or from the series' rows) with the
-reason the cost model gave. Writes ``results/bench_shapes.csv``; the load average is recorded
+reason the cost model gave, and where the HC0 and default fits' time goes: their stages
+(reading and aggregating, existence, Newton and its solves, the bread, the covariance and its
+CR2 or HC0 parts, the result) timed in place, beside choix's dense counts and its
+``ilsr_pairwise_dense`` apart. Writes ``results/bench_shapes.csv``; the load average is recorded
 with every row (2 shared cores: read the ratios, measured side by side).
 
     python benchmarks_perf/bench_shapes.py                 # every shape (~3 min)
@@ -224,6 +227,89 @@ def phases(df: pd.DataFrame, model: str) -> list[dict]:
     return rows
 
 
+#: The stages of a fit timed in place by :func:`stages` (module, attribute, label): where the
+#: fitting code calls them, so nested stages (Newton's solves inside the fit) are parts of
+#: their callers' rows.
+STAGES = (
+    ("ratings.api.fitting", "load_with", "read, validate and aggregate the log"),
+    ("ratings.api.fitting", "check_identified", "existence of the estimate"),
+    ("ratings.api.fitting", "fit_bt", "Newton's fit"),
+    ("ratings.models.newton", "solve_pd", "  of which: Newton's solves"),
+    ("ratings.api.fitting", "inverse_free", "the bread (factorisation + inverse)"),
+    ("ratings.api.fitting", "build", "the interval's covariance"),
+    ("ratings.api.fitting", "bt_inference", "  of which: CR2's pieces"),
+    ("ratings.inference.cluster", "matmul", "    of which: the series' G x P by P x P products"),
+    ("ratings.inference.builder", "bread_meat_bread", "  of which: HC0's bread meat bread"),
+    ("ratings.api.fitting", "labelled", "the result (labels, anchor)"),
+)
+
+
+def stages(df: pd.DataFrame, model: str, repeats: int) -> list[dict]:
+    """Where the HC0 and the default fit's time goes: the stages of :data:`STAGES` timed in
+    place (medians of ``repeats`` fits, each stage's calls summed per fit), with choix's dense
+    counts and its ``ilsr_pairwise_dense`` apart (on one BLAS thread)."""
+    import importlib
+
+    import ratings
+
+    spent: dict[str, float] = {}
+    saved = []
+
+    def timed(original, label):
+        def run(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.perf_counter() - t0
+
+        return run
+
+    rows = []
+    try:
+        for module, name, label in STAGES:
+            mod = importlib.import_module(module)
+            saved.append((mod, name, getattr(mod, name)))
+            setattr(mod, name, timed(getattr(mod, name), label))
+        for what, kw in (("HC0 fit", {"cluster": None}), ("default fit", {})):
+            per: dict[str, list[float]] = {}
+            for _ in range(repeats):
+                spent.clear()
+                gc.collect()
+                t0 = time.perf_counter()
+                ratings.fit(df, model=model, **kw)
+                spent["total"] = time.perf_counter() - t0
+                for k, v in spent.items():
+                    per.setdefault(k, []).append(v)
+            for _, _, label in (*STAGES, (None, None, "total")):
+                if label in per:
+                    rows.append({"phase": f"{what}: {label.strip()}", "indent": label,
+                                 "seconds": statistics.median(per[label])})  # fmt: skip
+    finally:
+        for mod, name, original in saved:
+            setattr(mod, name, original)
+    if model == "bt":
+        try:
+            import choix
+            from threadpoolctl import threadpool_limits
+        except ImportError:
+            return rows
+        parts: dict[str, list[float]] = {"dense counts": [], "ilsr_pairwise_dense": []}
+        with threadpool_limits(1, user_api="blas"):
+            for _ in range(repeats):
+                gc.collect()
+                t0 = time.perf_counter()
+                counts, _ = choix_counts(df)
+                t1 = time.perf_counter()
+                choix.ilsr_pairwise_dense(counts)
+                parts["dense counts"].append(t1 - t0)
+                parts["ilsr_pairwise_dense"].append(time.perf_counter() - t1)
+        for k, v in parts.items():
+            rows.append({"phase": f"choix (1 BLAS thread): {k}", "indent": k,
+                         "seconds": statistics.median(v)})
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", nargs="*", default=list(SHAPES), choices=list(SHAPES))
@@ -275,6 +361,13 @@ def main(argv: list[str] | None = None) -> int:
                             "min_seconds": None, "x_hc0_table": None, "repeats": 1,
                             "load1": load(), "phase_path": p["path"],
                             "phase_why": p["why"]})  # fmt: skip
+            print("  where the fits' time goes (stages timed in place, medians):")
+            for p in stages(df, model, args.repeats):
+                print(f"    {p['phase']:<68} {p['seconds']:8.4f} s")
+                out.append({"shape": name, "board": desc, "verdicts": len(df),
+                            "method": f"stage: {p['phase']}", "seconds": round(p["seconds"], 4),
+                            "min_seconds": None, "x_hc0_table": None, "repeats": args.repeats,
+                            "load1": load(), "phase_path": "", "phase_why": ""})  # fmt: skip
         del df
     args.out.parent.mkdir(parents=True, exist_ok=True)
     frame = pd.DataFrame(out)

@@ -45,8 +45,13 @@ __all__ = [  # the twin of each kernel of ratings.kernels.fit, and the sigmoid h
 def expit(d: np.ndarray) -> np.ndarray:
     """sigma(d) = 1 / (1 + e^-d), overflow-free (checked against scipy.special in the tests;
     not imported from it, which costs a small fit 0.15 s of start-up)."""
-    e = np.exp(-np.abs(d))
-    return np.where(d >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+    e = np.asarray(np.abs(d), dtype=np.float64)  # a new array (0-d for a number)
+    np.negative(e, out=e)
+    np.exp(e, out=e)  # e^-|d|: sigma(d) = 1 / (1 + e) for d >= 0, else e / (1 + e)
+    out = np.where(d >= 0.0, 1.0, e)
+    e += 1.0
+    out /= e
+    return out
 
 
 def log_expit(d: np.ndarray) -> np.ndarray:
@@ -309,9 +314,12 @@ def _orient(c: VerdictCodes):
     :func:`_full` gives it) -> (outer key, i, j, outcome, judge, used model codes, unusable).
     Outputs are 0 where a code is missing; each comes in the narrowest integer type that holds
     its values (model codes, outer keys, judges; outcomes int8)."""
-    missing = (c.model_a < 0) | (c.model_b < 0) | (c.winner < 0) | (c.judge < 0) | (c.cluster < 0)
-    any_missing = bool(missing.any())
+    codes = (c.model_a, c.model_b, c.winner, c.judge, c.cluster)
+    # a missing code is rare: the mask only where some column's least code is below 0
+    any_missing = any(a.size and int(a.min()) < 0 for a in codes)
     if any_missing:  # look codes up at 0 there (the outputs are zeroed at the end)
+        missing = (c.model_a < 0) | (c.model_b < 0) | (c.winner < 0) | (c.judge < 0) | (
+            c.cluster < 0)
         c = c._replace(**{f: np.where(missing, 0, getattr(c, f))
                           for f in ("model_a", "model_b", "winner", "judge", "cluster")})
     m_type = _int_for(c.n_models)
@@ -325,7 +333,11 @@ def _orient(c: VerdictCodes):
         judge = np.where(forfeit, c.forfeit_judge, judge)
     judge = judge.astype(_int_for(c.n_judges), copy=False)
     i, j = np.minimum(ia, ib), np.maximum(ia, ib)
-    bad = (i < 0) | (i == j) | (res < 0)
+    bad = i == j
+    if min(int(c.model_a_map.min(initial=0)), int(c.model_b_map.min(initial=0))) < 0:
+        bad |= i < 0  # a name left out of the models
+    if int(res.min(initial=0)) < 0:
+        bad |= res < 0  # a winner that is not A, B or tie
     if any_missing:
         bad |= missing
     n_bad = int(np.count_nonzero(bad))
