@@ -19,12 +19,18 @@ and CPU (user + system) medians, the ratio of the medians and the range of the p
 the load average before and after. Appends to ``results/bench_cli_floor.csv`` (rows of other
 pandas versions kept).
 
+``--before DIR`` adds a third command to each round: the same ``ratings fit`` from another
+checkout of the package (``DIR``, e.g. ``git worktree add /tmp/before main``), run from there,
+so each cell also gets that revision's wall and CPU medians and ratios to the same floor,
+measured in the same rounds.
+
 ``--stages`` instead times ours stage by stage (flags, read and validate, fit, every rating's df,
 rank intervals and table, write), CPU of every thread and wall per stage, medians of
 ``--repeats`` fresh processes per file, to ``results/bench_cli_floor_stages.csv``.
 
     python benchmarks_perf/bench_cli_floor.py                      # 1M verdicts, 5 pairs
     python benchmarks_perf/bench_cli_floor.py --stages --repeats 3
+    python benchmarks_perf/bench_cli_floor.py --before /tmp/before   # a revision side by side
     PYTHONPATH=. /path/to/pandas2-env/bin/python benchmarks_perf/bench_cli_floor.py
 """
 
@@ -133,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="instead: where ours spends its time, stage by stage (medians of "
                         "--repeats fresh processes per file), to results/bench_cli_floor_stages"
                         ".csv")  # fmt: skip
+    p.add_argument("--before", type=Path, default=None,
+                   help="another checkout whose `ratings fit` runs in the same rounds")
     args = p.parse_args(argv)
     import ratings
 
@@ -167,18 +175,22 @@ def main(argv: list[str] | None = None) -> int:
                               flush=True)  # fmt: skip
                         rows.append(table)
                     continue
-                cmds = {"floor": [sys.executable, "-c", FLOOR, str(path), kind],
-                        "ours": [sys.executable, "-m", "ratings.cli", "fit", str(path),
-                                 "--out", str(out)]}  # fmt: skip
+                fit = [sys.executable, "-m", "ratings.cli", "fit", str(path), "--out", str(out)]
+                cmds = {"floor": ([sys.executable, "-c", FLOOR, str(path), kind], env, HERE.parent),
+                        "ours": (fit, env, HERE.parent)}  # fmt: skip
+                if args.before is not None:  # run from there: its package first on the path
+                    other = {**env, "PYTHONPATH": os.pathsep.join([str(args.before),
+                                                                   env.get("PYTHONPATH", "")])}
+                    cmds["before"] = (fit, other, args.before)
                 for cmd in cmds.values():
-                    _child(cmd, env)  # untimed
-                walls = {"floor": [], "ours": []}
-                cpus = {"floor": [], "ours": []}
+                    _child(*cmd)  # untimed
+                walls = {name: [] for name in cmds}
+                cpus = {name: [] for name in cmds}
                 load_before = os.getloadavg()[0]
                 for _ in range(args.repeats):
                     for name, cmd in cmds.items():
                         out.unlink(missing_ok=True)
-                        wall, cpu = _child(cmd, env)
+                        wall, cpu = _child(*cmd)
                         walls[name].append(wall)
                         cpus[name].append(cpu)
                 ratios = [o / f for o, f in zip(walls["ours"], walls["floor"], strict=True)]
@@ -195,6 +207,16 @@ def main(argv: list[str] | None = None) -> int:
                     "load_before": round(load_before, 2),
                     "load_after": round(os.getloadavg()[0], 2),
                 })  # fmt: skip
+                if "before" in cmds:
+                    b_wall = statistics.median(walls["before"])
+                    b_cpu = statistics.median(cpus["before"])
+                    rows[-1].update({
+                        "before_s": b_wall, "before_ratio": b_wall / floor,
+                        "before_cpu_s": b_cpu,
+                        "before_cpu_ratio": b_cpu / statistics.median(cpus["floor"]),
+                        "ours_over_before_cpu": statistics.median(
+                            [o / b for o, b in zip(cpus["ours"], cpus["before"], strict=True)]),
+                    })  # fmt: skip
                 print(pd.DataFrame(rows[-1:]).to_string(index=False,
                                                         float_format="{:.2f}".format),
                       flush=True)  # fmt: skip

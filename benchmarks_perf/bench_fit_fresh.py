@@ -131,12 +131,13 @@ for c in ("model_a", "model_b", "winner", "task_id"):
 """
 
 
-def _child(cmd: list[str], env: dict) -> tuple[float, float]:
-    """Wall and CPU (user + system, children included) seconds of one fresh process."""
+def _child(cmd: list[str], env: dict, cwd: Path | None = None) -> tuple[float, float]:
+    """Wall and CPU (user + system, children included) seconds of one fresh process, run in
+    ``cwd`` (default: this checkout's root)."""
     before = os.times()
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=HERE.parent,
-                          timeout=600)  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                          cwd=HERE.parent if cwd is None else cwd, timeout=600)  # fmt: skip
     wall = time.perf_counter() - t0
     after = os.times()
     if proc.returncode != 0:

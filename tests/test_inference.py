@@ -460,7 +460,10 @@ def test_pair_max_matches_a_loop_over_pairs(per_model, monkeypatch):
 
 def test_pair_max_over_the_bounded_pairs_equals_the_full_pass(monkeypatch):
     """The draws' max over the pairs that can attain it: the very values of a pass over every
-    pair (ties, all-zero and constant weights, passes of a few pairs, heavy draws included)."""
+    pair (ties, all-zero and constant weights, passes of a few pairs, heavy draws included);
+    with each draw's maximising pair, from the bounded pairs and from the pass over every
+    pair: the first (in j M + k order) whose weighted difference is the max, found by a loop
+    here, or -1 where no pair is positive."""
     from ratings.inference import ranks
 
     rng = np.random.default_rng(3)
@@ -477,6 +480,14 @@ def test_pair_max_over_the_bounded_pairs_equals_the_full_pass(monkeypatch):
             w[:] = 1.0
         monkeypatch.setattr(ranks, "_PASS_CELLS", int(rng.integers(1, 200)))
         np.testing.assert_array_equal(ranks.pair_max(z, w, none), ranks._full_pass(z, w, none))
+        got, arg = ranks._bounded_max(z, w, with_arg=True)
+        full, full_arg = ranks._full_argmax(z, w)
+        np.testing.assert_array_equal(got, ranks._full_pass(z, w, none)[:, 0])
+        np.testing.assert_array_equal(full, got)
+        for t in range(d):
+            vals = [(z[t, j] - z[t, k]) * w[j, k] for j in range(m) for k in range(m)]
+            want = vals.index(max(vals)) if max(vals) > 0 else -1
+            assert arg[t] == want and full_arg[t] == want, (trial, t)
 
 
 @pytest.mark.parametrize("n_models", [3, 30])  # a sigma per pair of models, or per row

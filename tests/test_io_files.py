@@ -379,3 +379,26 @@ def test_truncated_last_record_found_past_quotes_and_crlf(tmp_path, monkeypatch,
     expected = rf"last line \(line {lines + 1}\) looks truncated"
     with pytest.raises(InvalidVerdictsError, match=expected):
         read_verdicts(cut)
+
+
+def test_categorical_frames_read_as_their_text_and_keep_no_view_of_the_input() -> None:
+    """A frame of categoricals (the codes taken as they are where the categories are already
+    the sorted union, as a Parquet file's dictionaries read back; renumbered otherwise; a
+    winner category no row uses) reads as the same frame of text does, and the log's codes
+    are its own, not views of the caller's."""
+    text = pd.DataFrame({"model_a": ["a", "b", "c", "a", "b"], "model_b": ["b", "c", "a", "c", "b"],
+                         "winner": ["A", "B", "B", "b", "A"],
+                         "task_id": ["t1", "t1", "t2", "t3", "t3"],
+                         "failed_a": ["false", "false", "true", "false", "false"]})  # fmt: skip
+    cats = text.astype("category")
+    cats["winner"] = cats["winner"].cat.add_categories(["never used"])
+    cats["model_b"] = cats["model_b"].cat.reorder_categories(["c", "b", "a"])  # renumbered
+    want = read_verdicts(text, errors="report")
+    got = read_verdicts(cats, errors="report")
+    pd.testing.assert_frame_equal(got.verdicts, want.verdicts)
+    pd.testing.assert_frame_equal(got.rejected.drop(columns=list(text.columns)),
+                                  want.rejected.drop(columns=list(text.columns)))  # fmt: skip
+    assert got.rejected["reason"].tolist() == ["model_a equals model_b"]
+    for c in ("model_a", "model_b", "task_id"):
+        assert not np.shares_memory(got.verdicts[c].cat.codes.to_numpy(),
+                                    cats[c].cat.codes.to_numpy())  # fmt: skip

@@ -152,14 +152,18 @@ def test_step_down_reuses_the_draws_maxes_exactly(share):
     ps = r.pair_stats
     z = ranks._draws(ps, 300, seed=1)
     finite = np.isfinite(ps.se)
-    before = ranks._draw_max(ps, finite, z)
+    before, arg = ranks._draw_argmax(ps, finite, z)
+    np.testing.assert_array_equal(before, ranks._draw_max(ps, finite, z))
     removed = finite & (np.random.default_rng(2).random(finite.shape) < share)
     w = ranks._weights(ps, finite)
     top = (z[0][:, None] - z[0][None, :]) * w  # draw 0's max: its pair is removed
     removed[np.unravel_index(np.argmax(top), top.shape)] = True
     allowed = finite & ~removed
-    got = ranks._fewer_pairs(ps, allowed, z, before, removed)
+    got, got_arg = ranks._fewer_pairs(ps, allowed, z, before, arg, removed)
+    want, want_arg = ranks._draw_argmax(ps, allowed, z)
     np.testing.assert_array_equal(got, ranks._draw_max(ps, allowed, z))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got_arg, want_arg)
     assert not np.array_equal(got, before)
 
 

@@ -182,6 +182,15 @@ def _draw_max(ps: PairStats, allowed: NDArray[np.bool_], z: NDArray[np.float32],
     return out[:, 0] if inward is None else out
 
 
+def _draw_argmax(ps: PairStats, allowed: NDArray[np.bool_],
+                 z: NDArray[np.float32]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """:func:`_draw_max` (jointly, no ``inward``) and each draw's maximising pair, as its flat
+    index j M + k (-1 where the max is 0: no allowed pair is positive)."""
+    if not z.size:
+        return np.zeros(z.shape[0]), np.full(z.shape[0], -1, dtype=np.int64)
+    return _bounded_max(np.ascontiguousarray(z), _weights(ps, allowed), with_arg=True)
+
+
 def pair_max(z: NDArray[np.float32], w_out: NDArray[np.float32],
              w_in: NDArray[np.float32]) -> NDArray[np.float64]:  # fmt: skip
     """Max over ordered pairs of weighted differences, per draw.
@@ -226,7 +235,29 @@ def _full_pass(z: NDArray[np.float32], w_out: NDArray[np.float32],
     return out
 
 
-def _bounded_max(z: NDArray[np.float32], w: NDArray[np.float32]) -> NDArray[np.float64]:
+def _full_argmax(z: NDArray[np.float32],
+                 w: NDArray[np.float32]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """:func:`_full_pass` without ``w_in``, with each draw's maximising pair (flat j M + k, the
+    first in that order; -1 where the max is 0)."""
+    n_draws, m = z.shape
+    out, arg = np.empty(n_draws), np.empty(n_draws, dtype=np.int64)
+    step = max(1, _PASS_CELLS // max(m * m, 1))
+    diff = np.empty((min(step, n_draws), m, m), np.float32)
+    for lo in range(0, n_draws, step):
+        zz = z[lo:lo + step]
+        dd = diff[:zz.shape[0]]
+        np.subtract(zz[:, :, None], zz[:, None, :], out=dd)
+        np.multiply(dd, w, out=dd)
+        flat = dd.reshape(dd.shape[0], -1)
+        at = flat.argmax(axis=1)
+        top = flat[np.arange(at.size), at]
+        out[lo:lo + step] = np.maximum(top, 0.0)
+        arg[lo:lo + step] = np.where(top > 0.0, at, -1)
+    return out, arg
+
+
+def _bounded_max(z: NDArray[np.float32], w: NDArray[np.float32],
+                 with_arg: bool = False):  # fmt: skip
     """:func:`pair_max` without ``w_in``, over the pairs that can attain each draw's max.
 
     A lower bound of a draw's max, ``low``, is its best pair against its lowest ``z`` or
@@ -235,6 +266,8 @@ def _bounded_max(z: NDArray[np.float32], w: NDArray[np.float32]) -> NDArray[np.f
     bound is below ``low`` cannot attain the max. The others (a few dozen of the 40,000 pairs
     of 200 models, typically) are computed as the full pass computes them, so the values are
     the same; draws where the bounds leave over an eighth of the pairs take the full pass.
+    ``with_arg``: also each draw's maximising pair (as :func:`_full_argmax`), as ``(maxes,
+    pairs)``.
     """
     n, m = z.shape
     rows = np.arange(n)
@@ -252,8 +285,12 @@ def _bounded_max(z: NDArray[np.float32], w: NDArray[np.float32]) -> NDArray[np.f
     cells = np.count_nonzero(j_ok, axis=1) * np.count_nonzero(k_ok, axis=1)
     full = cells > m * m // 8
     out = np.empty(n)
+    arg = np.empty(n, dtype=np.int64) if with_arg else None
     if full.any():
-        out[full] = _full_pass(z[full], w, np.zeros((0, 0), np.float32))[:, 0]
+        if with_arg:
+            out[full], arg[full] = _full_argmax(z[full], w)
+        else:
+            out[full] = _full_pass(z[full], w, np.zeros((0, 0), np.float32))[:, 0]
     few = np.flatnonzero(~full)
     total = np.cumsum(cells[few])
     start = 0
@@ -261,16 +298,22 @@ def _bounded_max(z: NDArray[np.float32], w: NDArray[np.float32]) -> NDArray[np.f
         done = total[start] - cells[few[start]]
         stop = max(start + 1, int(np.searchsorted(total, done + _PASS_CELLS, side="right")))
         part = few[start:stop]
-        out[part] = _candidates_max(z[part], w, j_ok[part], k_ok[part], cells[part])
+        got = _candidates_max(z[part], w, j_ok[part], k_ok[part], cells[part], with_arg)
+        if with_arg:
+            out[part], arg[part] = got
+        else:
+            out[part] = got
         start = stop
-    return out
+    return (out, arg) if with_arg else out
 
 
 def _candidates_max(z: NDArray[np.float32], w: NDArray[np.float32], j_ok: NDArray[np.bool_],
-                    k_ok: NDArray[np.bool_], cells: NDArray[np.int64]) -> NDArray[np.float64]:
+                    k_ok: NDArray[np.bool_], cells: NDArray[np.int64],
+                    with_arg: bool = False):  # fmt: skip
     """Per draw (row of ``z``), max(0, (z_j - z_k) w[j, k]) over j in ``j_ok``, k in ``k_ok``:
     one row per (draw, j), its k the draw's run of ``k_ok``, all gathered from the flat
-    arrays (a 2-d ``nonzero`` costs three times the flat one)."""
+    arrays (a 2-d ``nonzero`` costs three times the flat one). ``with_arg``: also each draw's
+    maximising pair j M + k (the first in that order; -1 where the max is 0)."""
     m = z.shape[1]
     dj, jj = np.divmod(np.flatnonzero(j_ok), m)  # by draw (row-major)
     nk = np.count_nonzero(k_ok, axis=1)
@@ -282,8 +325,16 @@ def _candidates_max(z: NDArray[np.float32], w: NDArray[np.float32], j_ok: NDArra
     flat_z = z.ravel()
     vals = np.repeat(flat_z[dj * m + jj], reps)
     vals -= flat_z[np.repeat(dj * m, reps) + k]
-    vals *= w.ravel()[np.repeat(jj * m, reps) + k]
-    return np.maximum(np.maximum.reduceat(vals, np.cumsum(cells) - cells), 0.0)
+    pair = np.repeat(jj * m, reps) + k
+    vals *= w.ravel()[pair]
+    top = np.maximum.reduceat(vals, np.cumsum(cells) - cells)
+    if not with_arg:
+        return np.maximum(top, 0.0)
+    at = np.flatnonzero(vals == np.repeat(top, cells))  # the cells attaining their draw's max
+    draw = np.repeat(np.arange(cells.size), cells)[at]
+    first = np.ones(at.size, dtype=bool)
+    first[1:] = draw[1:] != draw[:-1]
+    return np.maximum(top, 0.0), np.where(top > 0.0, pair[at[first]], -1)
 
 
 def default_draws(n_models: int) -> int:
@@ -351,7 +402,7 @@ def _stepdown(ps: PairStats, level: float, n_draws: int, seed: int,
     better = np.zeros(t.shape, dtype=bool)
     worse = np.zeros(t.shape, dtype=bool)
     z = _draws(ps, n_draws, seed)
-    maxes = None if marginal else _draw_max(ps, finite, z)
+    maxes, arg = (None, None) if marginal else _draw_argmax(ps, finite, z)
     while True:
         if marginal:  # model j: the pairs (j, k) and (k, j) not yet rejected
             maxes = _draw_max(ps, finite & ~better, z, inward=finite & ~worse)
@@ -368,28 +419,23 @@ def _stepdown(ps: PairStats, level: float, n_draws: int, seed: int,
         better |= new_b
         worse |= new_w
         if not marginal:
-            maxes = _fewer_pairs(ps, finite & ~better, z, maxes, new_b)
+            maxes, arg = _fewer_pairs(ps, finite & ~better, z, maxes, arg, new_b)
 
 
 def _fewer_pairs(ps: PairStats, allowed: NDArray[np.bool_], z: NDArray[np.float32],
-                 maxes: NDArray[np.float64], removed: NDArray[np.bool_]) -> NDArray[np.float64]:
-    """The draws' maxes over ``allowed`` from their maxes before the pairs ``removed`` left
-    it: a draw's max changes only if a removed pair attained it, so only those draws are
-    recomputed (found from the removed pairs alone when they are few). Same values as a full
-    pass."""
-    jj, kk = np.nonzero(removed)
-    redo = np.ones(maxes.size, dtype=bool)
-    if 4 * jj.size < int(allowed.sum()):
-        w = _weights(ps, removed)[jj, kk]
-        step = max(1, _PASS_CELLS // max(jj.size, 1))
-        for lo in range(0, maxes.size, step):
-            zz = z[lo:lo + step]
-            gone = ((zz[:, jj] - zz[:, kk]) * w).max(axis=1)
-            redo[lo:lo + step] = gone >= maxes[lo:lo + step]
-    out = maxes.copy()
+                 maxes: NDArray[np.float64], arg: NDArray[np.int64],
+                 removed: NDArray[np.bool_]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """The draws' maxes over ``allowed`` and their maximising pairs, from their maxes over the
+    pairs before ``removed`` left them and the pairs ``arg`` attaining those: a draw's max
+    changes only if a removed pair attained it (``allowed`` lies within the pairs before), so
+    only those draws are recomputed (on the 200-model board, 45% of them after the first
+    step). Same values as a full pass."""
+    redo = arg >= 0
+    redo[redo] = removed.ravel()[arg[redo]]
+    out, at = maxes.copy(), arg.copy()
     if redo.any():
-        out[redo] = _draw_max(ps, allowed, z[redo])
-    return out
+        out[redo], at[redo] = _draw_argmax(ps, allowed, z[redo])
+    return out, at
 
 
 def rank_intervals(ps: PairStats, models: pd.Index, level: float, *,

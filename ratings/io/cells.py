@@ -155,7 +155,10 @@ def distinct(values: pd.Series) -> tuple[NDArray[np.intp], list[str | None]]:
     Low-cardinality columns (winner, flags) are parsed once per distinct value, never per row.
     Numbers read as text the way :func:`text` writes them (1.0 -> "1", True -> "True").
     """
-    codes, uniques = pd.factorize(values)  # missing -> -1
+    if isinstance(values.dtype, pd.CategoricalDtype):  # a factorization already (-1: missing)
+        codes, uniques = values.cat.codes.to_numpy(), values.cat.categories
+    else:
+        codes, uniques = pd.factorize(values)  # missing -> -1
     texts: list[str | None] = []
     for u in uniques:
         if isinstance(u, bool | np.bool_):

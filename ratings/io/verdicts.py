@@ -463,10 +463,22 @@ def _shared_codes(found: dict[str, tuple], prefix: str):
     for group in groups:  # model_a and model_b share their categories
         cats, tables = _union_categories([found[c][1] for c in group])
         for c, table in zip(group, tables, strict=True):
-            codes[c], categories[c] = table[found[c][0]], cats
+            codes[c], categories[c] = _renumbered(found[c][0], table), cats
         if group[0] in _NAMED:
             _refuse_lookalikes(group, codes, cats, prefix)
     return groups, codes, categories
+
+
+def _renumbered(codes: NDArray[np.signedinteger],
+                table: NDArray[np.signedinteger]) -> NDArray[np.signedinteger]:  # fmt: skip
+    """``table[codes]``: a column's codes in the union's numbering (-1 stays -1). Where the
+    table is the identity (a categorical whose categories are the union, sorted, as a Parquet
+    file's dictionary columns read back) the codes are already those: copied in the table's
+    type instead of gathered (1M rows: 0.3 against 2 ms a column; a copy, never the caller's
+    own array)."""
+    if np.array_equal(table[:-1], np.arange(table.size - 1)):
+        return codes.astype(table.dtype)
+    return table[codes]
 
 
 def name_categoricals(raw: Mapping[str, pd.Series], prefix: str = "") -> dict[str, pd.Categorical]:
@@ -533,7 +545,8 @@ def _run_concurrently(jobs: dict[str, tuple[Callable, pd.Series]], n: int) -> di
     from ratings.core import threads as _threads
 
     items = list(jobs.items())
-    if n < _threads.CONCURRENT_ROWS:
+    if n < _threads.CONCURRENT_ROWS or all(isinstance(col.dtype, pd.CategoricalDtype)
+                                           for _, (_, col) in items):  # codes: no hashing
         return {name: fn(col) for name, (fn, col) in items}
     # Largest columns first (hashing costs by bytes), so the pool's threads finish together:
     # at 1M rows on 2 cores one thread takes task_id then winner, the other model_a then

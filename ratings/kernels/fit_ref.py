@@ -112,7 +112,17 @@ def scatter_diff(n_items, ii, jj, weight):
 
 
 def bt_scores(theta, ii, jj, wi, wj, tt):
-    return wi + 0.5 * tt - (wi + wj + tt) * expit(theta[ii] - theta[jj])
+    m = theta.size
+    if ii.size > m * m:  # as the kernel: sigma tabulated once per pair, one gather per row
+        at = ii.astype(np.int64)
+        at *= m
+        at += jj
+        p = expit(theta[:, None] - theta[None, :]).ravel()[at]
+    else:
+        p = expit(theta[ii] - theta[jj])
+    out = wi + 0.5 * tt
+    out -= (wi + wj + tt) * p
+    return out
 
 
 def cluster_meat(n_models, n_params, ii, jj, judge, score_d, score_eta, starts):

@@ -62,12 +62,17 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
     from scipy.sparse import csr_matrix
 
     n_judges = int(judge.max(initial=-1)) + 1 if b.size else 1
-    key = (ii.astype(np.int64) * n_models + jj) * n_judges + (judge if b.size else 0)
+    key = np.multiply(ii, n_models, dtype=np.int64)
+    key += jj
+    if b.size:
+        key *= n_judges
+        key += judge
     space = n_models * n_models * n_judges
+    index = np.int32 if 3 * max(space, key.size) < 2**31 else np.int64  # scipy's own type
     if space <= max(_COUNT_SPACE, 8 * key.size):  # the designs by counting (no sort)
         keys = np.flatnonzero(np.bincount(key, minlength=space))
-        lut = np.empty(space, dtype=np.int64)
-        lut[keys] = np.arange(keys.size)
+        lut = np.empty(space, dtype=index)
+        lut[keys] = np.arange(keys.size, dtype=index)
         col = lut[key]
     else:
         keys, col = np.unique(key, return_inverse=True)
@@ -77,7 +82,7 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
     if np.any(cluster[1:] < cluster[:-1]):  # CSR rows: by cluster (duplicates are summed)
         order = np.argsort(cluster, kind="stable")
         cluster, col, a, b = cluster[order], col[order], a[order], b[order] if b.size else b
-    indptr = np.searchsorted(cluster, np.arange(n_clusters + 1))
+    indptr = np.searchsorted(cluster, np.arange(n_clusters + 1)).astype(index)
     if b.size:
         w = csr_matrix((np.column_stack([a * a, 2.0 * a * b, b * b]).ravel(),
                         np.column_stack([col, col + u, col + 2 * u]).ravel(), 3 * indptr),
