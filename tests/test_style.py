@@ -3,6 +3,8 @@ binomial GLM of the same design, and the CR2 formula computed on the verdict-lev
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -498,3 +500,45 @@ def test_series_path_pair_df_streams_the_style_rows(monkeypatch):
                                one_direction_pairs_df(rows.quadratic(n).T), rtol=1e-10)
     t = r.to_frame()
     assert np.isfinite(t["rank_lower"]).all() and np.isfinite(r.pair_df()[0, 1:]).all()
+
+
+def test_crowd_style_prior_share_from_an_independent_hessian():
+    """The judges table of a Crowd-BT posterior mode with style: ``prior_share`` is the Beta
+    prior's curvature on eta times eta's variance under the penalised objective's Hessian, here
+    by central differences of a likelihood written out in numpy (strengths' normal prior with sd
+    sqrt(5), Beta(2, 2.5) on 2 eta - 1)."""
+    from scipy.special import expit
+
+    df = _one_judge_log()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ratings.JudgeWarning)
+        r = ratings.fit(df, model="crowd-bt", style="tokens", anchor="m0")
+    assert r.crowd.prior_used
+    models, design, y = _glm(df, names=("tokens",))
+    m, lam, agree, flip = len(models), 1.0 / 5.0, 1.0, 1.5
+
+    def objective(w):
+        v, e = w[:-1], w[-1]
+        sd = expit(design @ v)
+        pa = e * sd + (1 - e) * (1 - sd)
+        c = np.r_[0.0, v[: m - 1]]
+        c = c - c.mean()
+        u = 2 * e - 1
+        return (-np.sum(y * np.log(pa) + (1 - y) * np.log1p(-pa)) + 0.5 * lam * c @ c
+                - agree * np.log(u) - flip * np.log1p(-u))  # fmt: skip
+
+    elo = r.elo.reindex(models).to_numpy()
+    eta = float(r.judges["eta"].iloc[0])
+    w = np.r_[(elo[1:] - elo[0]) / ELO_SCALE, r.style["coef"].iloc[0], eta]
+    h, q = 1e-4, w.size
+    hess = np.empty((q, q))
+    for i in range(q):
+        for j in range(q):
+            di, dj = np.eye(q)[i] * h, np.eye(q)[j] * h
+            hess[i, j] = (objective(w + di + dj) - objective(w + di - dj)
+                          - objective(w - di + dj) + objective(w - di - dj)) / (4 * h * h)
+    u = 2 * eta - 1
+    curvature = 4 * (agree / u**2 + flip / (1 - u) ** 2)
+    want = curvature * np.linalg.inv(hess)[-1, -1]
+    assert 0.05 < want < 0.95
+    assert r.judges["prior_share"].iloc[0] == pytest.approx(want, rel=1e-4)

@@ -34,8 +34,6 @@ from ratings.api.options import spelled
 from ratings.api.results import kind_of, labelled
 from ratings.api.specs import FitOptions, Style
 from ratings.api.ties import check_identified, design_tie_table, tie_family_of, tie_start
-from ratings.core.errors import NonIdentifiableError, option
-from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.slots import SlotCounts, slot_counts
 from ratings.data.soft import is_graded, soft_weights
 from ratings.kernels.engine import resolve as resolve_engine
@@ -46,9 +44,9 @@ from ratings.models.covariates import (
     side_by_side,
     unit_df,
 )
-from ratings.models.crowd.likelihood import Choice
-from ratings.models.crowd.onejudge import widen_one_judge
-from ratings.models.crowd.prior import CrowdSummary
+from ratings.models.crowd.judge_table import judge_table
+from ratings.models.crowd.onejudge import only_judge, widen_one_judge
+from ratings.models.crowd.policy import crowd_summary, reused_factor, with_reused
 from ratings.models.estimate import Estimate
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT
 from ratings.models.judge_effects import (
@@ -61,7 +59,7 @@ from ratings.models.style import style_remedy, style_table
 from ratings.result import JudgeEffects, Ratings
 
 if TYPE_CHECKING:
-    from ratings.models.crowd.quality import ResolvedQuality
+    pass
 
 __all__ = ["fit_covariates"]
 
@@ -132,18 +130,15 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
         fixed = quality.eta
         start = fit_crowd_bt(collapsed, ref=ref, fixed_eta=fixed, tol=1e-8, engine=engine)
         plain = start.theta
-        judged = [j for j in data.judges if j != DETERMINISTIC_JUDGE]
-        choice = _crowd_default(rows, start, crowd.prior if styled else None, level=level,
-                                one_judge=len(judged) == 1, **opts)  # fmt: skip
-        fit = choice.fit
-        if choice.prior_used and len(judged) == 1:  # one judge: eta's profile widening
-            k = list(data.judges).index(judged[0])
-            fit = widen_one_judge(fit, rows, k, prior=crowd.prior, ref=ref, ridge=ridge,
-                                  n_ridge=len(features), level=level, engine=engine,
-                                  plain_on_bound=bool(choice.plain_on_bound[k]))  # fmt: skip
-        fit, factor = _reused_etas(fit, quality, data, ref=ref,
-                                   prior=crowd.prior if choice.prior_used else None)
-        summary = _crowd_summary(choice, fit, data, crowd.prior, quality, factor)
+        k = only_judge(data.judges)
+        fit = _crowd_default(rows, start, crowd.prior if styled else None, level=level,
+                             one_judge=k is not None, **opts)  # fmt: skip
+        if k is not None:  # one judge: a posterior mode's profile widening
+            fit = widen_one_judge(fit, rows, k, ridge=ridge, n_ridge=len(features),
+                                  level=level, engine=engine)  # fmt: skip
+        factor = reused_factor(fit, quality, pd.Index(data.judges), open_ok=False)
+        fit = with_reused(fit, factor)
+        summary = crowd_summary(fit, pd.Index(data.judges), crowd.prior, quality, factor)
     else:  # a tie model's parameter is one more of the design
         start = tie_start(collapsed, family, ref=ref, engine=engine) if family else None
         plain = fit_bt(collapsed, ref=ref, tol=1e-10, engine=engine).theta if start is None \
@@ -164,8 +159,9 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
     est = Estimate(theta=fit.strength, cov=fit.cov, nll=fit.nll, converged=fit.converged,
                    n_iter=fit.n_iter, max_grad=fit.max_grad, influence=fit.influence,
                    inference=fit.inference, crowd=summary,
-                   judges=_judges(fit, data, level, df, quality) if model == "crowd-bt"
-                   else None)  # fmt: skip
+                   judges=judge_table(fit, fit.cov, data, level, unit_df(fit, fit.eta_at, df),
+                                      reused=None if quality.cov is None else quality.table)
+                   if model == "crowd-bt" else None)  # fmt: skip
     return labelled(est, loaded, model=kind_of(options, family), ci=ci, level=level, anchor=anchor,
                     rating=options.rating, soft=bt.soft, df=None if styled else df,
                     style=table, judge_effects=effects,
@@ -212,47 +208,8 @@ def _features_and_slots(frame: pd.DataFrame, data, style: Style | None, engine: 
     return x, scale, slots
 
 
-def _judges(fit: DesignFit, data, level: float, df: float | None,
-            quality: ResolvedQuality) -> pd.DataFrame:  # fmt: skip
-    """The Crowd-BT judges table (eta with intervals) of a fit with covariates: each eta's
-    CR2 degrees of freedom where the fit has them, else ``df``; etas reused with a covariance
-    are ``reused``, with the source's standard errors."""
-    from ratings.models.crowd.judge_table import joint_judges
-
-    at = fit.n_models + fit.n_features + np.arange(fit.eta.size)
-    keep = np.r_[np.arange(fit.n_models), at]
-    return joint_judges(fit.strength, fit.eta, fit.estimated, fit.boundary,
-                        fit.hessian[np.ix_(keep, keep)], fit.cov[np.ix_(keep, keep)], data,
-                        level, unit_df(fit, at, df),
-                        reused=quality.table if quality.cov is not None else None)  # fmt: skip
-
-
-def _reused_etas(fit: DesignFit, quality: ResolvedQuality, data, *, ref: int,
-                 prior) -> tuple[DesignFit, np.ndarray | None]:  # fmt: skip
-    """``fit`` with the two-step term of the etas it reuses with a covariance
-    (:func:`ratings.models.crowd.reuse.design_eta_factor`) in its covariance and CR2
-    inference, and that term's factor (None without one). ``prior``: the fit's (a posterior
-    mode's), else None."""
-    from ratings.inference.builder import Built, with_two_step
-    from ratings.models.crowd.reuse import design_eta_factor
-
-    if quality.cov is None:
-        return fit, None
-    try:
-        factor = design_eta_factor(fit, quality.cov, pd.Index(data.judges), ref=ref,
-                                   prior=prior)  # fmt: skip
-    except np.linalg.LinAlgError:
-        raise NonIdentifiableError(
-            "The information of the strengths, covariates and estimated etas is singular, so "
-            f"the uncertainty of the etas reused from {option('judge_quality')} cannot be "
-            f"carried into the intervals. Pass {option('eta_known', True)} to take them as "
-            "known.") from None  # fmt: skip
-    built = with_two_step(Built(fit.cov, fit.influence, fit.inference), factor)
-    return replace(fit, cov=built.cov, inference=built.inference), factor
-
-
 def _crowd_default(rows, start, prior, *, level: float, one_judge: bool = False,
-                   **opts) -> Choice:  # fmt: skip
+                   **opts) -> DesignFit:  # fmt: skip
     """Crowd-BT with covariates by the default-estimate rule of plain Crowd-BT
     (:func:`ratings.models.crowd.likelihood.choose_estimate`): the maximum-likelihood estimate
     where it is regular (converged, every estimated eta inside (1/2, 1) with its Wald interval
@@ -273,26 +230,5 @@ def _crowd_default(rows, start, prior, *, level: float, one_judge: bool = False,
                          **common)  # fmt: skip
 
     if prior is None:
-        return Choice(plain_fit(), False)
+        return plain_fit()
     return choose_estimate(plain_fit, posterior, covariance=lambda fit: fit.cov, level=level)
-
-
-def _crowd_summary(choice: Choice, fit: DesignFit, data, prior, quality: ResolvedQuality,
-                   factor: np.ndarray | None) -> CrowdSummary:  # fmt: skip
-    """The Crowd-BT summary (``Ratings.crowd``) of the fit (``choice``'s, after any widening):
-    the etas' covariance (the source's for reused etas), the two-step term of reused etas on
-    the strengths (``factor``'s) and which estimate it is
-    (:meth:`~ratings.models.crowd.prior.CrowdSummary.estimate_note`)."""
-    names = pd.Index(data.judges)
-    at = fit.n_models + fit.n_features + np.arange(names.size)
-    eta_cov = pd.DataFrame(fit.cov[np.ix_(at, at)], index=names, columns=names)
-    if quality.cov is not None:  # reused etas: their covariance is the source's
-        eta_cov.loc[quality.cov.index, quality.cov.columns] = quality.cov.to_numpy()
-    bound = choice.plain_on_bound
-    on_bound = () if bound is None or not choice.plain_found else tuple(
-        str(j) for j in names[bound])  # fmt: skip
-    return CrowdSummary(
-        eta_cov=eta_cov, prior=prior,
-        eta_influence=None if factor is None else factor[:, :fit.n_models],
-        prior_used=choice.prior_used, plain_on_bound=on_bound, plain_found=choice.plain_found,
-        prior_shift=choice.prior_shift)

@@ -86,9 +86,9 @@ from ratings.inference.cluster import (
     cluster_inference,
 )
 from ratings.inference.satterthwaite import reference_contrasts, satterthwaite
-from ratings.inference.small import bt_inference, crowd_inference
+from ratings.inference.small import bt_inference
 from ratings.inference.stacked import StackedInference
-from ratings.inference.working import WorkingRows, bt_rows, crowd_rows
+from ratings.inference.working import WorkingRows, bt_rows
 
 __all__ = [
     "EXACT_BUDGET",
@@ -98,8 +98,6 @@ __all__ = [
     "bt_inference",
     "bt_rows",
     "cluster_inference",
-    "crowd_inference",
-    "crowd_rows",
     "reference_contrasts",
     "satterthwaite",
 ]

@@ -6,7 +6,7 @@ with zeros; :func:`~ratings.inference.covariance.inverse_free`) and how to read 
 (:class:`Scores`: the per-verdict meat, each cluster's summed score, or the clusters' meat summed
 one block at a time), and for the default clustered interval its CR2 pieces (a callable returning
 :class:`~ratings.inference.cluster.ClusterInference`: :func:`~ratings.inference.bt_inference`,
-:func:`~ratings.inference.crowd_inference`, or a design's working rows through
+:func:`ratings.models.covariates.pair_built`'s, or a design's working rows through
 :func:`~ratings.inference.cluster.cluster_inference`). :func:`build` then gives, by ``ci``:
 
 * ``"sandwich"`` with clusters: CR2 (influences adjusted by (I - H_gg)^(-1/2), Satterthwaite df

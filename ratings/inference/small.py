@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.core.linalg import block, embed, inverse_pd
+from ratings.core.linalg import block, embed
 from ratings.inference.batched import block_apply, distinct_designs
 from ratings.inference.cluster import (
     ClusterInference,
@@ -46,14 +46,12 @@ from ratings.inference.working import (
     CELLS_PER_VERDICT,
     WorkingRows,
     bt_rows,
-    crowd_rows,
     kernels,
 )
 
 __all__ = [
     "bt_inference",
     "cluster_scores",
-    "crowd_inference",
     "small_cluster_inference",
     "working_inference",
 ]
@@ -182,38 +180,3 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, k, bread: NDArra
     with np.errstate(divide="ignore", invalid="ignore"):
         residual = np.where(rows.a > 0, score / rows.a, 0.0)
     return working_inference(rows, residual, free, block(bread, free), data)
-
-
-def crowd_inference(fit, data, *, k,
-                    prior_information: bool = True) -> ClusterInference | None:
-    """CR2 pieces of a clustered Crowd-BT fit (:class:`ratings.models.crowd.likelihood.CrowdFit`).
-
-    The likelihood of the decisive verdicts (ties are not part of it), the judges whose eta is
-    fixed or on a bound treated as known, and the bread M = (I + P)^-1 with I the Fisher
-    information of the working model and P the curvature of the negative log-prior at the
-    estimate: the sandwich of a penalised estimate (as for ridge-penalised logistic regression,
-    le Cessie & van Houwelingen 1992), which is what the posterior mode's sampling variance is
-    to first order. ``prior_information=False`` counts only the strengths' prior
-    (:attr:`ratings.models.crowd.likelihood.CrowdFit.bread_penalty`): what the verdicts alone say
-    about eta, used
-    for the judges' intervals and the test of whether they can be told from coin flips.
-    ``None`` when that matrix is not positive definite: the verdicts cannot tell judge quality
-    from the spread of the ratings (the caller leaves the intervals open). A two-step term for
-    reused etas is added with :meth:`ClusterInference.with_extra`.
-    """
-    check_clusters(data.n_clusters, data.cluster_name)
-    free_eta = fit.estimated & ~fit.boundary
-    rows = crowd_rows(fit.theta, fit.eta, free_eta, data)
-    info = crowd_rows(fit.theta, fit.eta, free_eta, data.collapsed()).information()
-    pen = fit.prior_hessian if prior_information else fit.bread_penalty
-    if pen is not None:
-        info = info + pen
-    try:
-        bread = inverse_pd(block(info, fit.free))
-    except np.linalg.LinAlgError:
-        return None
-    _, gd, ge, *_ = k.crowd_row_terms(fit.theta, fit.eta, data.ii, data.jj, data.judge,
-                                      data.wi, data.wj, data.tt, False)  # fmt: skip
-    with np.errstate(divide="ignore", invalid="ignore"):  # row r's score is e_r x_r
-        residual = np.where(rows.a != 0, gd / rows.a, np.where(rows.b != 0, ge / rows.b, 0.0))
-    return working_inference(rows, residual, fit.free, bread, data)

@@ -9,7 +9,7 @@ from types import ModuleType
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["CELLS_PER_VERDICT", "WorkingRows", "bt_rows", "crowd_rows", "crowd_weights", "kernels",
+__all__ = ["CELLS_PER_VERDICT", "WorkingRows", "bt_rows", "crowd_weights", "kernels",
            "lifted"]
 
 #: Cells of the quadratic twin's work (designs x contrasts) that cost about what one verdict
@@ -254,24 +254,12 @@ def _pq(d: NDArray[np.float64]) -> NDArray[np.float64]:
     return e
 
 
-def crowd_rows(theta: NDArray[np.float64], eta: NDArray[np.float64],
-               free_eta: NDArray[np.bool_], data) -> WorkingRows:  # fmt: skip
-    """Working rows of a Crowd-BT fit, p = eta sigma(d) + (1 - eta) sigma(-d):
-    ``a = sqrt(n / (p (1 - p))) dp/dd``, ``b = sqrt(n / (p (1 - p))) dp/deta`` for the judges
-    whose eta is estimated (0 for fixed or boundary ones, which are treated as known). ``n``
-    counts the decisive verdicts only: ties are not part of the Crowd-BT likelihood."""
-    a, b = crowd_weights(theta[data.ii] - theta[data.jj], eta[data.judge], data.wi + data.wj)
-    return WorkingRows(ii=data.ii, jj=data.jj, judge=data.judge, cluster=data.cluster, a=a,
-                       b=np.where(free_eta[data.judge], b, 0.0), n_clusters=data.n_clusters,
-                       n_params=data.n_models + len(eta), n_models=data.n_models)  # fmt: skip
-
-
 def crowd_weights(d: NDArray[np.float64], e: NDArray[np.float64],
                   n: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Crowd-BT's working weights of rows with linear predictor ``d``, judge quality ``e`` and
     ``n`` decisive verdicts: ``a = sqrt(n / (p q)) dp/dd`` and ``b = sqrt(n / (p q)) dp/deta``
     (0 where not finite), p = e sigma(d) + (1 - e) sigma(-d), for plain Crowd-BT
-    (:func:`crowd_rows`) and the design with covariates alike."""
+    and the design with covariates alike (:meth:`ratings.models.covariates._Design.working`)."""
     from ratings.kernels.fit_ref import expit
 
     s = expit(d)

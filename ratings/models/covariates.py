@@ -48,14 +48,18 @@ from numpy.typing import NDArray
 
 from ratings.core import threads
 from ratings.core.errors import NonIdentifiableError
+from ratings.data.comparisons import Comparisons
 from ratings.data.slots import SlotCounts
 from ratings.inference import ClusterInference
+from ratings.inference.builder import Built, Scores
 from ratings.kernels.engine import Engine, kernels
+from ratings.models.crowd.prior import CrowdPrior, prior_terms
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT, Family
 from ratings.models.newton import newton
 
 __all__ = ["COVARIATES", "DIVERGED", "MERGE_SHARE", "DesignFit", "Remedy",
-           "blocks_of", "design_kernels", "design_rows", "fit_design",
+           "blocks_of", "design_kernels", "design_rows", "fit_design", "pair_built",
+           "pair_design",
            "side_by_side", "unit_df", "wald"]
 
 
@@ -218,8 +222,18 @@ def _total(parts) -> NDArray[np.float64]:
 class _Design:
     """Linear predictor d_r = s_a - s_b + beta . x_r over params (s, beta, eta)."""
 
-    def __init__(self, rows: SlotCounts, family: Family, k, prior=None) -> None:
+    def __init__(self, rows: SlotCounts, family: Family, k, prior=None,
+                 pairs: Comparisons | None = None, clustered: bool = True) -> None:  # fmt: skip
         self.rows, self.family, self.k, self.sk = rows, family, k, design_kernels(k)
+        # without covariate columns, the sandwich's passes run over the rows ``pairs`` (per
+        # cluster, judge and pair of models; ``rows`` their sums over clusters), clustered
+        # unless not ``clustered``
+        self.pairs = pairs
+        # the estimated etas (set by the fit), those off a bound (by the intervals)
+        self.estimated = self.live = None
+        over = rows if pairs is None else pairs
+        self.clusters = over.clusters if clustered else None
+        self.n_clusters = over.n_clusters
         self.crowd = family is CROWD_BT
         # the family's own parameters, one per slot: Crowd-BT's eta per judge (the slot of a
         # row its judge), a tie model's one tie parameter (every row's slot 0)
@@ -271,6 +285,8 @@ class _Design:
         """X^T W_dd X + X^T W_de E + E^T W_de X + E^T W_ee E, dense (P x P); blocks of rows
         side by side."""
         r = self.rows
+        if self.nj and not self.p:  # no covariate columns: the (M + K)-square block alone
+            return self.k.crowd_assemble(self.m, self.nj, r.ii, r.jj, self.slot, wdd, wde, wee)
         return _total(side_by_side(lambda s: self.sk.style_assemble(
             self.m, self.nj, r.ii[s], r.jj[s], self.slot[s], r.x[s], wdd[s],
             wde[s] if wde.size else wde, wee[s] if wee.size else wee), self.blocks))
@@ -278,8 +294,6 @@ class _Design:
     def prior_terms(self, params, strengths_only: bool = False) -> tuple:
         """The Crowd-BT prior's value, gradient and Hessian over all params (zero without);
         ``strengths_only``: the strengths' Gaussian part alone."""
-        from ratings.models.crowd.prior import prior_terms
-
         prior = self.prior.strengths_only if strengths_only and self.prior is not None \
             else self.prior
         m, e = self.m, self.m + self.p
@@ -361,24 +375,59 @@ class _Design:
             self._weights = (params.copy(), both)
         return self._weights[1]
 
-    def working(self, params) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Working-model weights (a, b) per row: the design row is a x_r + b e_eta
-        (Crowd-BT's: :func:`ratings.inference.working.crowd_weights`)."""
+    def working(self, params, r=None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Working-model weights (a, b) per row of ``r`` (the design's rows by default): the
+        design row is a x_r + b e_eta (Crowd-BT's:
+        :func:`ratings.inference.working.crowd_weights`; b zero for the etas held fixed or on a
+        bound, which are treated as known)."""
         from ratings.inference.working import crowd_weights
 
-        r = self.rows
         if not self.crowd:
             return self.bt_rows(params)[1], self.empty
-        return crowd_weights(self.lin(params), params[self.m + self.p + r.judge],
-                             r.wi + r.wj)  # fmt: skip
+        r = self.rows if r is None else r
+        lin = params[r.ii] - params[r.jj] if r is not self.rows else self.lin(params)
+        a, b = crowd_weights(lin, params[self.m + self.p + r.judge], r.wi + r.wj)
+        return a, np.where(self.live[r.judge], b, 0.0)
+
+    def scores(self, params) -> Scores:
+        """How the builder reads the scores at ``params``: over ``pairs`` where given (the
+        clusters' scores by :func:`ratings.inference.builder.row_scores_of`), else over the
+        design's rows (blocks side by side)."""
+        from ratings.inference import covariance
+        from ratings.inference.builder import row_scores_of
+        from ratings.models.design import pair_meat
+
+        d = self.pairs
+        if d is None:
+            per_block = max(1, covariance.MAX_INFLUENCE_CELLS // self.n_params)
+            return Scores(lambda: self.quad(*self.terms(params, True)[6:]),
+                          lambda: self.cluster_scores(params),
+                          lambda: self.cluster_meat(params, per_block))  # fmt: skip
+        k, theta, eta = self.k, params[:self.m], params[self.m:]
+
+        def row_scores(rows, wi, wj, tt):
+            return self.family.row_terms(k, theta, eta, rows.ii, rows.jj, rows.judge, wi, wj, tt,
+                                         False)[1:3]  # fmt: skip
+
+        return row_scores_of(d, self.n_params, k, row_scores,
+                             lambda: pair_meat(self.family, k, theta, eta, d, self.nj))
 
 
 @dataclass(frozen=True, eq=False)
 class DesignFit:
-    """The joint fit: params = (s (M), beta (P)[, eta (K)]), covariance joint over them.
+    """A fit of the design: params = (s (M), beta (P)[, the family's parameters (K)]), with the
+    Hessian of its objective and, when asked, the covariance joint over them. Plain Crowd-BT
+    (no covariate columns) and Crowd-BT with covariates are both this one type.
 
     ``influence`` (G x n_params): clustered fits' per-cluster influences, with
-    ``cov = influence.T @ influence`` (CR2) or ``G/(G-1)`` times it (CR1).
+    ``cov = influence.T @ influence`` (CR2) or ``G/(G-1)`` times it (CR1). ``nll``: the
+    objective at the estimate (plain Crowd-BT's fit keeps the likelihood's alone). Crowd-BT:
+    ``estimated`` and ``boundary`` etas, ``prior`` (None: plain maximum likelihood) and, for
+    the default estimate's posterior mode
+    (:func:`ratings.models.crowd.likelihood.choose_estimate`), the etas the plain estimate put on
+    a bound (``plain_on_bound``; all where it had none), whether it converged
+    (``plain_found``) and how far the prior moved a regular one (``prior_shift``, NaN
+    otherwise).
     """
 
     params: NDArray[np.float64]
@@ -394,10 +443,17 @@ class DesignFit:
     estimated: NDArray[np.bool_] | None = None
     boundary: NDArray[np.bool_] | None = None
     hessian: NDArray[np.float64] | None = None
+    ref: int = 0
+    prior: CrowdPrior | None = None
+    plain_on_bound: NDArray[np.bool_] | None = None
+    plain_found: bool = True
+    prior_shift: float = float("nan")
 
     @property
     def strength(self) -> NDArray[np.float64]:
         return self.params[: self.n_models]
+
+    theta = strength
 
     @property
     def beta(self) -> NDArray[np.float64]:
@@ -406,6 +462,41 @@ class DesignFit:
     @property
     def eta(self) -> NDArray[np.float64]:
         return self.params[self.n_models + self.n_features:]
+
+    @property
+    def eta_at(self) -> NDArray[np.int64]:
+        """Where ``params`` holds the family's parameters (Crowd-BT's etas)."""
+        return self.n_models + self.n_features + np.arange(self.eta.size)
+
+    @property
+    def free(self) -> NDArray[np.int64]:
+        """The coordinates with a covariance: strengths but the reference, the coefficients,
+        and the estimated etas that are not on a bound."""
+        m, p = self.n_models, self.n_features
+        live = (np.ones(self.eta.size, dtype=bool) if self.estimated is None
+                else self.estimated & ~self.boundary)  # fmt: skip
+        return np.concatenate([np.delete(np.arange(m), self.ref), m + np.arange(p),
+                               self.eta_at[live]]).astype(np.int64)  # fmt: skip
+
+    def _prior_hessian(self, prior: CrowdPrior | None) -> NDArray[np.float64]:
+        return prior_terms(self.strength, self.eta, self.estimated, prior, self.n_features)[2]
+
+    @property
+    def prior_hessian(self) -> NDArray[np.float64]:
+        """Hessian of the negative log-prior at the estimate (zeros without a prior)."""
+        return self._prior_hessian(self.prior)
+
+    @property
+    def bread_penalty(self) -> NDArray[np.float64]:
+        """The strengths' prior's curvature alone (zeros without a prior): with the
+        likelihood's information, what the verdicts say about eta (:attr:`information`)."""
+        return self._prior_hessian(None if self.prior is None else self.prior.strengths_only)
+
+    @property
+    def information(self) -> NDArray[np.float64]:
+        """The Hessian without the prior on eta: the likelihood's observed information with the
+        strengths' prior (and the style features' ridge), the CR1 / HC0 / model-based bread."""
+        return self.hessian - self.prior_hessian + self.bread_penalty
 
 
 def fit_design(
@@ -464,15 +555,40 @@ def fit_design(
     except FloatingPointError:
         raise NonIdentifiableError(remedy.diverges()) from None
     boundary = res.active[m + p:] & eta_free
-    cov_free = np.setdiff1d(free, m + p + np.flatnonzero(boundary))
-    one = one_judge and int((eta_free & ~boundary).sum()) == 1
-    cov = influence = inference = None
-    if ci is not None:
-        info = _bread_information(res.x, res.hessian, design, ci, ridge, n_ridge, one)
-        cov, influence, inference = _covariance(res.x, info, cov_free, design, ci, remedy)
-    return DesignFit(res.x, m, p, cov, influence, inference, res.f, res.converged, res.n_iter,
+    fit = DesignFit(res.x, m, p, None, None, None, res.f, res.converged, res.n_iter,
                     res.max_grad, eta_free if crowd else None, boundary if crowd else None,
-                    res.hessian)  # fmt: skip
+                    res.hessian, ref, design.prior)  # fmt: skip
+    if ci is None:
+        return fit
+    one = one_judge and int((eta_free & ~boundary).sum()) == 1
+    built = _built(fit, design, ci, eta_prior=not one, ridge=ridge, n_ridge=n_ridge,
+                   remedy=remedy)  # fmt: skip
+    return replace(fit, cov=built.cov, influence=built.influence, inference=built.inference)
+
+
+def pair_design(rows: Comparisons, engine: Engine = "auto") -> SlotCounts:
+    """Collapsed rows (one per judge and pair of models) as a design without covariate columns
+    (:func:`fit_design` takes its collapsed-counts fast path)."""
+    n = rows.ii.size
+    return SlotCounts(rows.models, rows.judges, None, np.zeros(n, dtype=np.int64), rows.judge,
+                      rows.ii, rows.jj, rows.wi, rows.wj, rows.tt, engine, x=np.zeros((n, 0)))
+
+
+def pair_built(fit: DesignFit, pairs: Comparisons, ci: str, *, clustered: bool,
+               eta_prior: bool = True, family: Family = CROWD_BT,
+               engine: Engine = "auto") -> Built:  # fmt: skip
+    """The covariance of kind ``ci`` of a fit without covariate columns (plain Crowd-BT's)
+    whose rows per cluster are ``pairs`` (its estimate ran on their sums over clusters): the
+    one path of :func:`fit_design`'s intervals (see :func:`_built`; the clusters' passes over
+    ``pairs``, CR2 by :func:`ratings.inference.small.working_inference`), in its open-intervals
+    mode: infinite variances on ``fit.free`` where the likelihood's information is singular
+    there (or only by rounding), the ratings the prior alone makes finite. Per verdict unless
+    ``clustered``; ``eta_prior`` False leaves the prior on eta out of CR2's bread (what the
+    verdicts alone say about eta)."""
+    k = kernels(engine, pairs.n_verdicts)
+    design = _Design(pair_design(pairs.collapsed(engine=engine), engine), family, k, fit.prior,
+                     pairs, clustered)  # fmt: skip
+    return _built(fit, design, ci, eta_prior=eta_prior, remedy=None)
 
 
 def unit_df(fit: DesignFit, at: NDArray[np.int64], df=None):
@@ -502,60 +618,93 @@ def wald(est: NDArray[np.float64], se: NDArray[np.float64], level: float,
     return est - crit * se, est + crit * se, p
 
 
+def _open(fit: DesignFit) -> Built:
+    """Infinite variances on ``fit.free`` (zero elsewhere and off the diagonal)."""
+    q = fit.params.size
+    out = np.zeros((q, q))
+    out[fit.free, fit.free] = np.inf
+    return Built(out)
+
+
+def _built(fit: DesignFit, design: _Design, ci: str, *, eta_prior: bool = True,
+           ridge: float = 0.0, n_ridge: int | None = None,
+           remedy: Remedy | None = COVARIATES) -> Built:  # fmt: skip
+    """The covariance of kind ``ci`` over all params, from the one inference builder
+    (:func:`ratings.inference.builder.build`): the bread (:func:`_bread_information`), the
+    scores (:meth:`_Design.scores`) and, for CR2, the working rows (:func:`_cr2`). A singular
+    information raises :class:`NonIdentifiableError` worded by ``remedy``, or with ``remedy``
+    None (plain Crowd-BT) gives open intervals (:func:`_open`), as where the likelihood's
+    information is singular or positive definite only by rounding
+    (:func:`~ratings.inference.covariance.identified_inverse`). ``eta_prior`` False: CR2's bread
+    without the prior on eta (:func:`_bread_information`)."""
+    from ratings.inference.builder import build
+    from ratings.inference.covariance import identified_inverse, inverse_free
+
+    free = fit.free
+    design.estimated = fit.estimated
+    design.live = None if fit.estimated is None else fit.estimated & ~fit.boundary
+    try:
+        if remedy is None:
+            identified_inverse(fit.information, free)
+        info = _bread_information(fit.params, fit.hessian, design, ci, ridge,
+                                  fit.n_features if n_ridge is None else n_ridge, eta_prior)
+        bread = inverse_free(info, free)
+    except np.linalg.LinAlgError:
+        if remedy is None:
+            return _open(fit)
+        raise NonIdentifiableError(remedy.singular()) from None
+    try:
+        return build(bread, ci, design.scores(fit.params), n_clusters=design.n_clusters
+                     if design.clusters is not None else None,
+                     cr2=lambda: _cr2(fit.params, free, bread, design),
+                     cluster_name=getattr(design.pairs, "cluster_name", None))  # fmt: skip
+    except np.linalg.LinAlgError:  # CR2's bread positive definite only by rounding
+        if remedy is None:
+            return _open(fit)
+        raise
+
+
 def _bread_information(params, hessian, design: _Design, ci: str, ridge: float, n_ridge: int,
-                       one_judge: bool) -> NDArray[np.float64]:  # fmt: skip
-    """The matrix whose inverse is the bread, as plain Crowd-BT forms it
-    (:func:`ratings.inference.crowd_inference`, :attr:`ratings.models.crowd.likelihood.CrowdFit.
-    information`); Bradley-Terry's is the Hessian itself (observed and expected information
-    agree).
+                       eta_prior: bool = True) -> NDArray[np.float64]:  # fmt: skip
+    """The matrix whose inverse is the bread; Bradley-Terry's is the Hessian itself (observed
+    and expected information agree).
 
     * CR2 (clustered ``ci="sandwich"``): the working model's expected (Fisher) information,
       the design rows a x_r + b e_eta of :meth:`_Design.working`, plus the prior's curvature
-      (the strengths' part only for a ``one_judge`` posterior mode: its profile widening,
-      :mod:`ratings.models.crowd.onejudge`, stands for eta's uncertainty) and the ridge. The
-      observed information of the Crowd-BT mixture is not the expected one on small boards, and
-      the CR2 leverages are the working model's: with the observed Hessian the 6-model boards of
-      ``benchmarks_perf/style_coverage.py`` covered 0.87 where plain Crowd-BT covers 0.94.
-    * CR1 / HC0 / model-based: the observed information with the strengths' prior only (the
-      prior on eta is left out, as plain Crowd-BT's :attr:`~ratings.models.crowd.likelihood.
-      CrowdFit.information`).
+      (the strengths' part only without ``eta_prior``: a one-judge posterior mode, whose profile
+      widening, :mod:`ratings.models.crowd.onejudge`, stands for eta's uncertainty, and the
+      judges' own intervals) and the ridge: the
+      sandwich of a penalised estimate (le Cessie & van Houwelingen 1992), the posterior mode's
+      sampling variance to first order. The observed information of the Crowd-BT mixture is
+      not the expected one on small boards, and the CR2 leverages are the working model's: with
+      the observed Hessian the 6-model boards of ``benchmarks_perf/style_coverage.py`` covered
+      0.87 where plain Crowd-BT covers 0.94.
+    * CR1 / HC0 / model-based: the observed information with the strengths' prior only
+      (:attr:`DesignFit.information`: the prior on eta keeps it off the boundary but is not
+      information about it, as standard errors of bias-reduced estimates come from the
+      likelihood's own information; Firth 1993, Kosmidis & Firth 2021).
     """
     if not design.crowd:
         return hessian
     strengths = design.prior_terms(params, True)[2]
-    if ci != "sandwich" or design.rows.clusters is None:
+    if ci != "sandwich" or design.clusters is None:
         return hessian - design.prior_terms(params)[2] + strengths
     a, b = design.working(params)
     info = design.quad(a * a, a * b, b * b)
     if ridge:
         at = design.m + np.arange(n_ridge)
         info[at, at] += ridge
-    return info + (strengths if one_judge else design.prior_terms(params)[2])
+    return info + (design.prior_terms(params)[2] if eta_prior else strengths)
 
 
-def _covariance(params, hessian, free, design: _Design, ci: str, remedy: Remedy):
-    from ratings.inference import covariance
-    from ratings.inference.builder import Scores, build
-
-    try:
-        bread = covariance.inverse_free(hessian, free)
-    except np.linalg.LinAlgError:
-        raise NonIdentifiableError(remedy.singular()) from None
-    scores = Scores(lambda: design.quad(*design.terms(params, True)[6:]),
-                    lambda: design.cluster_scores(params),
-                    lambda: design.cluster_meat(params, max(1, covariance.MAX_INFLUENCE_CELLS
-                                                            // design.n_params)))  # fmt: skip
-    clustered = design.rows.clusters is not None
-    built = build(bread, ci, scores, n_clusters=design.rows.n_clusters if clustered else None,
-                  cr2=lambda: _cr2(params, design.cluster_scores(params), free, bread, design))
-    return built.cov, built.influence, built.inference
-
-
-def _cr2(params, scores, free, bread, design: _Design) -> ClusterInference:
+def _cr2(params, free, bread, design: _Design) -> ClusterInference:
     """CR2 influences and the Satterthwaite pieces, as every clustered fit of the package gets
-    them (:func:`ratings.inference.cluster.cluster_inference`) from the working rows
-    (:class:`ratings.inference.working.WorkingRows` with the covariate block; a tie model's
-    from :func:`ratings.inference.ties.tie_working`): exact (one eigen-decomposition of the
+    them, from the working rows (:class:`ratings.inference.working.WorkingRows`): without
+    covariate columns over ``design.pairs`` by
+    :func:`ratings.inference.small.working_inference` (the sparse, exact or series path by
+    cost); with them, with the covariate block (a tie model's from
+    :func:`ratings.inference.ties.tie_working`) by the dense
+    :func:`ratings.inference.cluster.cluster_inference`: exact (one eigen-decomposition of the
     whitened S_g = L^T H_g L per cluster) while that costs at most
     :data:`ratings.inference.EXACT_BUDGET`; past it, (I - M H_g)^(-1/2) M g_g by its binomial
     series (products H_g v for all clusters in one pass over the rows), clusters whose series
@@ -563,15 +712,27 @@ def _cr2(params, scores, free, bread, design: _Design) -> ClusterInference:
     quadratic forms (the package's large-board approximation)."""
     from ratings.core.linalg import block
     from ratings.inference.cluster import cluster_inference
+    from ratings.inference.small import working_inference
     from ratings.inference.ties import tie_working
     from ratings.inference.working import WorkingRows
 
-    r = design.rows
+    r, bread = design.rows, block(bread, free)
+    if design.pairs is not None:  # rows per cluster without covariates: the row residuals
+        d, m = design.pairs, design.m
+        a, b = design.working(params, d)
+        t = design.family.row_terms(design.k, params[:m], params[m:], d.ii, d.jj, d.judge,
+                                    d.wi, d.wj, d.tt, False)  # fmt: skip
+        with np.errstate(divide="ignore", invalid="ignore"):  # row r's score is e_r x_r
+            residual = np.where(a != 0, t.score_d / a,
+                                np.where(b != 0, t.score_x / b, 0.0))  # fmt: skip
+        working = WorkingRows(d.ii, d.jj, d.judge, d.cluster, a, b, d.n_clusters,
+                              design.n_params, m)  # fmt: skip
+        return working_inference(working, residual, free, bread, d)
+    scores = design.cluster_scores(params)
     if design.nj and not design.crowd:  # a tie model: two working rows per row
         working, _ = tie_working(r, design.terms(params, False)[3:6], x=r.x, style=design.sk)
     else:
         a, b = design.working(params)
         working = WorkingRows(r.ii, r.jj, design.slot, r.cluster, a, b, r.n_clusters,
                               design.n_params, design.m, x=r.x, style=design.sk)  # fmt: skip
-    return cluster_inference(working, scores, free, clusters=r.clusters,
-                             bread=block(bread, free))  # fmt: skip
+    return cluster_inference(working, scores, free, clusters=r.clusters, bread=bread)

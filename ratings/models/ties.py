@@ -16,10 +16,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ratings.data.comparisons import Comparisons
-from ratings.data.slots import SlotCounts
 from ratings.kernels.engine import Engine, resolve
 from ratings.models.bt import start as bt_start
-from ratings.models.covariates import Remedy, fit_design
+from ratings.models.covariates import Remedy, fit_design, pair_design
 from ratings.models.families.ties import TieFamily, tie_family
 
 __all__ = ["TieFamily", "TieFit", "family_of", "fit_ties"]
@@ -66,13 +65,12 @@ def fit_ties(
     """
     engine = resolve(engine, data.n_verdicts)  # the engine of the log's size, not its rows'
     rows = data.collapsed(engine=engine)
-    m, n = rows.n_models, rows.ii.size
+    m = rows.n_models
     if x0 is None:
         share = float(rows.tt.sum() / max(rows.n_verdicts, 1))
         x0 = np.append(bt_start(rows), family.start_at(share))
     x0 = np.array(x0, dtype=np.float64)
-    design = SlotCounts(rows.models, rows.judges, None, np.zeros(n, dtype=np.int64), rows.judge,
-                        rows.ii, rows.jj, rows.wi, rows.wj, rows.tt, engine, x=np.zeros((n, 0)))
+    design = pair_design(rows, engine)
     remedy = Remedy(f"{family.name.capitalize()} tie model", "the tie parameter",
                     "almost every verdict is a tie. Fit with ties as half wins.", "")
     fit = fit_design(design, x0[:m] - x0[ref], ref=ref, family=family, eta0=x0[m:], ci=None,

@@ -22,7 +22,6 @@ reference models' own intervals are then their published covariance (a normal qu
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -36,7 +35,7 @@ from ratings.core.schema import ELO_SCALE
 from ratings.core.threads import one_blas_thread
 from ratings.data.comparisons import Comparisons
 from ratings.inference import bt_inference
-from ratings.inference.builder import build, row_scores_of
+from ratings.inference.builder import build, row_scores_of, with_known
 from ratings.inference.covariance import inverse_free
 from ratings.inference.degenerate import fill_collapsed
 from ratings.kernels.engine import kernels
@@ -249,8 +248,7 @@ def _place(data: Comparisons, new: NDArray[np.int64], board: Board, loaded, ci: 
         extra = _two_step_factor(res.hessian, board.cov / ELO_SCALE**2, new, n_ref)
         cov = cov + extra.T @ extra
         if inference is not None:
-            both = extra if inference.extra is None else np.vstack([inference.extra, extra])
-            inference = replace(inference, extra=both)
+            inference = with_known(inference, extra)
     else:
         warnings.warn(
             "The reference board has no covariance (no covariance file beside it): the new "

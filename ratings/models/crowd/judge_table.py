@@ -21,12 +21,12 @@ from ratings.core.linalg import block, inverse_pd
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
-from ratings.models.crowd.likelihood import CrowdFit, fix_eta
+from ratings.models.covariates import DesignFit
+from ratings.models.crowd.likelihood import fix_eta
 
 __all__ = [
     "MIN_DECISIVE",
     "coin_flip_test",
-    "joint_judges",
     "judge_table",
     "prior_share",
     "scale_identified",
@@ -37,7 +37,7 @@ __all__ = [
 MIN_DECISIVE = 100
 
 
-def prior_share(fit: CrowdFit) -> NDArray[np.float64]:
+def prior_share(fit: DesignFit) -> NDArray[np.float64]:
     """Per judge, the share of the (profiled) information on eta_k that its prior supplies.
 
     With I_k = 1 / [H^-1]_kk the information on eta_k of the penalised objective once every
@@ -46,8 +46,7 @@ def prior_share(fit: CrowdFit) -> NDArray[np.float64]:
     down, near 1 when only the prior does. NaN for judges whose eta is not estimated; 0 for a
     fit without prior.
     """
-    m, k = fit.theta.size, fit.eta.size
-    out = np.full(k, np.nan)
+    out = np.full(fit.eta.size, np.nan)
     est = fit.estimated & ~fit.boundary
     if fit.prior is None:
         out[fit.estimated] = 0.0
@@ -61,12 +60,12 @@ def prior_share(fit: CrowdFit) -> NDArray[np.float64]:
     pos = {c: n for n, c in enumerate(free)}
     ph = fit.prior_hessian
     for j in np.flatnonzero(est):
-        c = m + j
+        c = fit.eta_at[j]
         out[j] = float(np.clip(ph[c, c] * inv[pos[c], pos[c]], 0.0, 1.0))
     return out
 
 
-def judge_table(fit: CrowdFit, cov: NDArray[np.float64], data: Comparisons, level: float,
+def judge_table(fit: DesignFit, cov: NDArray[np.float64], data: Comparisons, level: float,
                 df: float | NDArray[np.float64] | None = None, *,
                 reused: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
     """The judge report: eta, se, interval (clipped to [1/2, 1]), verdicts, ties, status, flags.
@@ -82,11 +81,10 @@ def judge_table(fit: CrowdFit, cov: NDArray[np.float64], data: Comparisons, leve
     ``uninformative`` flags a judge whose interval reaches 1/2 (its verdicts cannot be told
     from coin flips); ``prior_share`` is :func:`prior_share`.
     """
-    m = data.n_models
     if df is not None and np.ndim(df):
         df = np.where(np.isnan(df), np.inf, df)
     z = critical_value(level, df)
-    var = np.diag(cov)[m:]
+    var = np.diag(cov)[fit.eta_at]
     se = np.where(fit.estimated & ~fit.boundary, np.sqrt(np.clip(var, 0.0, None)), np.nan)
     names = pd.Index(data.judges, name="judge")
     rows = data.collapsed()  # the same totals per judge, without per-cluster rows
@@ -113,18 +111,6 @@ def judge_table(fit: CrowdFit, cov: NDArray[np.float64], data: Comparisons, leve
     out["uninformative"] = ((status == "estimated") & (lower <= 0.5)) | boundary_half
     out["prior_share"] = prior_share(fit)
     return out
-
-
-def joint_judges(theta: NDArray[np.float64], eta: NDArray[np.float64],
-                 estimated: NDArray[np.bool_], boundary: NDArray[np.bool_],
-                 hessian: NDArray[np.float64], cov: NDArray[np.float64], data: Comparisons,
-                 level: float, df: float | NDArray[np.float64] | None = None, *,
-                 ref: int = 0, reused: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
-    """:func:`judge_table` of a joint fit with covariates (judge effects, style features):
-    ``hessian`` and ``cov`` taken over (theta, eta) only; ``reused`` as :func:`judge_table`'s."""
-    fit = CrowdFit(theta=theta, eta=eta, ref=ref, estimated=estimated, boundary=boundary,
-                   hessian=hessian, nll=np.nan, converged=True, n_iter=0, max_grad=0.0)
-    return judge_table(fit, cov, data, level, df, reused=reused)
 
 
 def coin_flip_test(table: pd.DataFrame, nll: float, n_models: int,

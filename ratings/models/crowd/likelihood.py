@@ -30,39 +30,35 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Generic, TypeVar
+from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.errors import ConvergenceWarning, NonIdentifiableError, option
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.data.comparisons import Comparisons
-from ratings.data.slots import SlotCounts
-from ratings.inference.builder import Built, build, psd_root, row_scores_of, two_step_factor
-from ratings.inference.cluster import ClusterInference
-from ratings.inference.covariance import identified_inverse
-from ratings.kernels.engine import Engine, kernels
+from ratings.inference.builder import psd_root
+from ratings.kernels.engine import Engine
 from ratings.models.bt import fit_bt
-from ratings.models.covariates import DIVERGED, Remedy, fit_design
+from ratings.models.covariates import (
+    DIVERGED,
+    DesignFit,
+    Remedy,
+    fit_design,
+    pair_built,
+    pair_design,
+)
 from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior, prior_terms
-from ratings.models.crowd.reuse import reused_block
-from ratings.models.design import pair_meat, pair_objective
+from ratings.models.design import pair_objective
 from ratings.models.families import CROWD_BT
-
-T = TypeVar("T")
 
 __all__ = [
     "DIVERGED",
     "ETA_START",
     "PRIOR_SHIFT_LIMIT",
     "SCREEN",
-    "Choice",
-    "CrowdFit",
     "choose_estimate",
-    "crowd_built",
     "crowd_covariance",
     "crowd_terms",
     "etas_inside",
@@ -71,11 +67,7 @@ __all__ = [
     "fit_crowd_default",
     "fix_eta",
     "in_ses",
-    "likelihood_bread",
-    "open_covariance",
-    "prior_shift",
     "psd_root",
-    "reused_eta_factor",
     "trial_fit",
 ]
 
@@ -91,68 +83,6 @@ SCREEN = 0.8
 def fix_eta() -> str:
     """The remedy where Crowd-BT cannot tell judge quality apart: reuse eta from past logs."""
     return f"Fix eta from past judgments ({option('judge_quality')})"
-
-
-@dataclass(frozen=True, eq=False)
-class CrowdFit:
-    """Raw Crowd-BT fit. ``hessian`` is that of the penalised negative log-likelihood (the
-    negative log-likelihood plus the negative log-prior) over (theta, eta), shape (M + K, M + K);
-    ``nll`` is the negative log-likelihood alone."""
-
-    theta: NDArray[np.float64]
-    eta: NDArray[np.float64]
-    ref: int
-    estimated: NDArray[np.bool_]  # eta_k was a free parameter
-    boundary: NDArray[np.bool_]  # estimated, but held at 1/2 or 1 at the solution
-    hessian: NDArray[np.float64]
-    nll: float
-    converged: bool
-    n_iter: int
-    max_grad: float
-    prior: CrowdPrior | None = None
-    # A posterior mode of :func:`fit_crowd_default`: the estimated etas the plain
-    # maximum-likelihood fit put on a bound (all, where it had no estimate); None otherwise.
-    plain_on_bound: NDArray[np.bool_] | None = None
-    # False for a posterior mode whose plain fit had no estimate or did not converge.
-    plain_found: bool = True
-    # A posterior mode chosen over a regular plain fit: how far the prior moved it, in the plain
-    # fit's standard errors (see :func:`in_ses`); NaN otherwise.
-    prior_shift: float = float("nan")
-
-    @property
-    def n_models(self) -> int:
-        return self.theta.size
-
-    @property
-    def params(self) -> NDArray[np.float64]:
-        """(theta, eta), the fit's parameters in the order of ``hessian``."""
-        return np.concatenate([self.theta, self.eta])
-
-    @property
-    def free(self) -> NDArray[np.int64]:
-        """Coordinates of (theta, eta) with a covariance: strengths but the reference, and the
-        estimated etas that are not on a bound."""
-        m = self.theta.size
-        s = np.delete(np.arange(m), self.ref)
-        return np.concatenate([s, m + np.flatnonzero(self.estimated & ~self.boundary)])
-
-    @property
-    def prior_hessian(self) -> NDArray[np.float64]:
-        """Hessian of the negative log-prior at the estimate (zeros without a prior)."""
-        return prior_terms(self.theta, self.eta, self.estimated, self.prior)[2]
-
-    @property
-    def bread_penalty(self) -> NDArray[np.float64]:
-        """The strengths' prior's curvature alone (zeros without a prior): with the
-        likelihood's information, what the verdicts say about eta (:attr:`information`)."""
-        return prior_terms(self.theta, self.eta, self.estimated,
-                           None if self.prior is None else self.prior.strengths_only)[2]
-
-    @property
-    def information(self) -> NDArray[np.float64]:
-        """The Hessian of the likelihood plus :attr:`bread_penalty` (the CR1 / HC0 bread, see
-        :func:`crowd_covariance`)."""
-        return self.hessian - self.prior_hessian + self.bread_penalty
 
 
 def crowd_terms(x: NDArray[np.float64], data: Comparisons, k,
@@ -180,7 +110,7 @@ def fit_crowd_bt(
     tol: float = 1e-10,
     max_iter: int = 200,
     engine: Engine = "auto",
-) -> CrowdFit:
+) -> DesignFit:
     """Fit strengths and judge qualities jointly: the posterior mode under ``prior``, or the
     maximum-likelihood estimate (``prior=None``).
 
@@ -206,13 +136,10 @@ def fit_crowd_bt(
     # The BT fit of noisy verdicts is attenuated by about (2 eta - 1); undo that for the start.
     decisive = np.bincount(rows.judge, rows.wi + rows.wj, nj)
     attenuation = float(np.average(2 * eta0 - 1, weights=decisive)) if decisive.sum() else 1.0
-    n = rows.ii.size  # the collapsed rows as a design without covariate columns
-    design = SlotCounts(rows.models, rows.judges, None, np.zeros(n, dtype=np.int64), rows.judge,
-                        rows.ii, rows.jj, rows.wi, rows.wj, rows.tt, engine, x=np.zeros((n, 0)))
     try:
-        fit = fit_design(design, start / max(attenuation, 0.2), ref=ref, family=CROWD_BT,
-                         eta0=eta0, eta_free=estimated, ci=None, prior=prior, engine=engine,
-                         tol=tol, max_iter=max_iter, remedy=_CROWD)  # fmt: skip
+        fit = fit_design(pair_design(rows, engine), start / max(attenuation, 0.2), ref=ref,
+                         family=CROWD_BT, eta0=eta0, eta_free=estimated, ci=None, prior=prior,
+                         engine=engine, tol=tol, max_iter=max_iter, remedy=_CROWD)  # fmt: skip
     except NonIdentifiableError:
         raise NonIdentifiableError(
             "The Crowd-BT maximum-likelihood estimate does not exist: the likelihood keeps "
@@ -221,15 +148,11 @@ def fit_crowd_bt(
             f"({option('prior', 'default')}), which keeps it finite; "
             f"{fix_eta()[0].lower()}{fix_eta()[1:]}; or fit with {option('model', 'bt')}."
         ) from None
-    theta, eta = fit.strength, fit.eta
-    nll = fit.nll - prior_terms(theta, eta, estimated, prior)[0]
-    return CrowdFit(theta=theta, eta=eta, ref=ref, estimated=estimated, boundary=fit.boundary,
-                    hessian=fit.hessian, nll=nll, converged=fit.converged, n_iter=fit.n_iter,
-                    max_grad=fit.max_grad, prior=prior)  # fmt: skip
+    return replace(fit, nll=fit.nll - prior_terms(fit.theta, fit.eta, estimated, prior)[0])
 
 
 def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95,
-                      prior: CrowdPrior | None = DEFAULT_PRIOR, **kwargs) -> CrowdFit:
+                      prior: CrowdPrior | None = DEFAULT_PRIOR, **kwargs) -> DesignFit:
     """The default Crowd-BT estimate: the plain maximum-likelihood estimate where it is
     regular and the prior would hardly move it, the posterior mode under ``prior`` otherwise.
 
@@ -255,53 +178,34 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
     if prior is None:
         return fit_crowd_bt(data, prior=None, **kwargs)
 
-    def covariance(plain: CrowdFit) -> NDArray[np.float64] | None:
-        if likelihood_bread(plain) is None:  # no positive definite information: not regular
-            return None
-        return crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
-                                engine=kwargs.get("engine", "auto"))  # fmt: skip
+    def covariance(plain: DesignFit) -> NDArray[np.float64] | None:
+        cov = crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
+                               engine=kwargs.get("engine", "auto"))  # fmt: skip
+        return cov if np.isfinite(cov).all() else None  # open: the information is singular
 
-    def screened(plain: CrowdFit, cov) -> bool:  # the move clearly smaller to first order
+    def screened(plain: DesignFit, cov) -> bool:  # the move clearly smaller to first order
         step = first_order_move(plain, prior)
         return step is not None and in_ses(plain, step, cov) <= SCREEN * PRIOR_SHIFT_LIMIT
 
-    choice = choose_estimate(lambda: fit_crowd_bt(data, prior=None, **kwargs),
-                             lambda plain: fit_crowd_bt(data, prior=prior, **kwargs),
-                             covariance=covariance, level=level, screened=screened)
-    if not choice.prior_used:
-        return choice.fit
-    return replace(choice.fit, plain_on_bound=choice.plain_on_bound,
-                   plain_found=choice.plain_found, prior_shift=choice.prior_shift)
+    return choose_estimate(lambda: fit_crowd_bt(data, prior=None, **kwargs),
+                           lambda plain: fit_crowd_bt(data, prior=prior, **kwargs),
+                           covariance=covariance, level=level, screened=screened)
 
 
-@dataclass(frozen=True)
-class Choice(Generic[T]):
-    """The default estimate :func:`choose_estimate` picked: ``fit``, whether it is the
-    posterior mode (``prior_used``), the etas the plain estimate put on a bound (all where it
-    had none; None for the plain estimate), whether the plain fit converged, and, for a
-    posterior mode chosen over a regular plain estimate, how far the prior moved it."""
-
-    fit: T
-    prior_used: bool
-    plain_on_bound: NDArray[np.bool_] | None = None
-    plain_found: bool = True
-    prior_shift: float = float("nan")
-
-
-def choose_estimate(plain_fit: Callable[[], T], posterior_fit: Callable[[T | None], T], *,
-                    covariance: Callable[[T], NDArray[np.float64] | None], level: float,
-                    screened: Callable[[T, NDArray[np.float64]], bool] | None = None,
-                    ) -> Choice[T]:  # fmt: skip
-    """Crowd-BT's default-estimate rule (:func:`fit_crowd_default`), for any fit of it (plain
-    Crowd-BT's :class:`CrowdFit`, or a design with covariates'
-    :class:`~ratings.models.covariates.DesignFit`: ``params`` with the strengths first and the
-    etas last, ``estimated`` and ``boundary`` etas): the plain estimate ``plain_fit()`` where it
-    is regular (converged, a covariance ``covariance(plain)``, None where its information is
-    singular, and every estimated eta inside (1/2, 1) with its Wald interval at ``level`` from
-    it, normal quantile) and, with two or more estimated etas,
-    the prior would move it by at most :data:`PRIOR_SHIFT_LIMIT` of its standard errors
-    (:func:`in_ses`; ``screened(plain, cov)``: the first-order move already says so), else the
-    posterior mode ``posterior_fit(plain)`` (``plain`` None where it has no estimate)."""
+def choose_estimate(plain_fit: Callable[[], DesignFit],
+                    posterior_fit: Callable[[DesignFit | None], DesignFit], *,
+                    covariance: Callable[[DesignFit], NDArray[np.float64] | None], level: float,
+                    screened: Callable[[DesignFit, NDArray[np.float64]], bool] | None = None,
+                    ) -> DesignFit:  # fmt: skip
+    """Crowd-BT's default-estimate rule (:func:`fit_crowd_default`), for any fit of it (a
+    :class:`~ratings.models.covariates.DesignFit`, plain or with covariates): the plain
+    estimate ``plain_fit()`` where it is regular (converged, a covariance
+    ``covariance(plain)``, None where its information is singular, and every estimated eta
+    inside (1/2, 1) with its Wald interval at ``level`` from it, normal quantile) and, with two
+    or more estimated etas, the prior would move it by at most :data:`PRIOR_SHIFT_LIMIT` of its
+    standard errors (:func:`in_ses`; ``screened(plain, cov)``: the first-order move already
+    says so), else the posterior mode ``posterior_fit(plain)`` (``plain`` None where it has no
+    estimate), with ``plain_on_bound``, ``plain_found`` and ``prior_shift`` saying why."""
     plain = trial_fit(plain_fit)
     cov = None
     if plain is not None and plain.converged and not plain.boundary.any():
@@ -310,18 +214,19 @@ def choose_estimate(plain_fit: Callable[[], T], posterior_fit: Callable[[T | Non
                                                      level) else None  # fmt: skip
     if cov is not None:
         if int(plain.estimated.sum()) < 2 or (screened is not None and screened(plain, cov)):
-            return Choice(plain, False)  # one judge: the widened posterior mode over-covers
+            return plain  # one judge: the widened posterior mode over-covers
         post = posterior_fit(plain)
         moved = in_ses(plain, post.params - plain.params, cov)
         if moved <= PRIOR_SHIFT_LIMIT:
-            return Choice(plain, False)
-        return Choice(post, True, np.zeros_like(post.estimated), True, moved)
+            return plain
+        return replace(post, plain_on_bound=np.zeros_like(post.estimated), prior_shift=moved)
     post = posterior_fit(plain)
     bound = post.estimated if plain is None else plain.boundary
-    return Choice(post, True, bound.copy(), plain is not None and plain.converged)
+    return replace(post, plain_on_bound=bound.copy(),
+                   plain_found=plain is not None and plain.converged)
 
 
-def trial_fit(fit: Callable[[], T]) -> T | None:
+def trial_fit(fit: Callable[[], DesignFit]) -> DesignFit | None:
     """The plain estimate the default estimate tries first: ``fit()`` with its overflow and
     non-convergence warnings silenced (the fit's ``converged`` says it), None where no estimate
     exists (:class:`NonIdentifiableError`)."""
@@ -334,18 +239,12 @@ def trial_fit(fit: Callable[[], T]) -> T | None:
         return None
 
 
-def prior_shift(plain: CrowdFit, post: CrowdFit, cov: NDArray[np.float64]) -> float:
-    """How far the posterior mode ``post`` lies from the regular plain estimate ``plain``, in
-    standard errors from ``cov`` (:func:`in_ses`)."""
-    return in_ses(plain, post.params - plain.params, cov)
-
-
-def first_order_move(plain: CrowdFit, prior: CrowdPrior) -> NDArray[np.float64] | None:
+def first_order_move(plain: DesignFit, prior: CrowdPrior) -> NDArray[np.float64] | None:
     """The posterior mode's move from the plain estimate to first order: one Newton step of
     the penalised objective from the plain maximum, ``-(H + P)^-1 g`` over ``plain.free`` (H
     the likelihood's Hessian, P and g the negative log-prior's Hessian and gradient there).
     None where that Hessian is singular."""
-    _, g, h = prior_terms(plain.theta, plain.eta, plain.estimated, prior)
+    _, g, h = prior_terms(plain.theta, plain.eta, plain.estimated, prior, plain.n_features)
     free = plain.free
     move = np.zeros(g.size)
     try:
@@ -355,9 +254,9 @@ def first_order_move(plain: CrowdFit, prior: CrowdPrior) -> NDArray[np.float64] 
     return move
 
 
-def _eta_at(fit) -> NDArray[np.int64]:
-    """Where ``fit.params`` (etas last) holds the estimated etas off a bound."""
-    return fit.params.size - fit.eta.size + np.flatnonzero(fit.estimated & ~fit.boundary)
+def _eta_at(fit: DesignFit) -> NDArray[np.int64]:
+    """Where ``fit.params`` holds the estimated etas off a bound."""
+    return fit.eta_at[fit.estimated & ~fit.boundary]
 
 
 def in_ses(plain, move: NDArray[np.float64], cov: NDArray[np.float64]) -> float:
@@ -384,96 +283,11 @@ def etas_inside(eta: NDArray[np.float64], var: NDArray[np.float64], level: float
                 and np.all(eta + half < 1.0))  # fmt: skip
 
 
-def crowd_covariance(fit: CrowdFit, data: Comparisons, *, ci: str, clustered: bool,
+def crowd_covariance(fit: DesignFit, data: Comparisons, *, ci: str, clustered: bool,
                      engine: Engine = "auto") -> NDArray[np.float64]:  # fmt: skip
-    """The CR1 / HC0 / model-based covariance of :func:`crowd_built`."""
-    return crowd_built(fit, data, ci=ci, clustered=clustered, engine=engine).cov
-
-
-def crowd_built(
-    fit: CrowdFit, data: Comparisons, *, ci: str, clustered: bool, engine: Engine = "auto",
-    cr2: Callable[[], ClusterInference] | None = None,
-) -> Built:
-    """Crowd-BT's covariance over (theta, eta), shape (M + K, M + K), zero outside
-    ``fit.free``, from the one inference builder.
-
-    CR1 / HC0 / model-based here; the default clustered interval is CR2
-    (:func:`ratings.inference.crowd_inference`, passed as ``cr2``).
-
-    ``ci="model"``: inverse Hessian; ``"sandwich"``: H^-1 B H^-1 with per-verdict or clustered
-    meat (factor G/(G-1)) from the likelihood's scores. With a prior, H is the Hessian of the
-    penalised objective without the curvature of the prior on judge quality
-    (:attr:`CrowdFit.information`): that prior keeps eta off the boundary, where the sandwich
-    is invalid, but is not counted as information about eta, as standard errors of
-    bias-reduced estimates come from the likelihood's own information (Firth 1993; Kosmidis &
-    Firth 2021). The weak prior on the strengths stays in H. When eta is estimated the
-    strengths' block accounts for its uncertainty; fixed or boundary etas are treated as known
-    (see :func:`reused_eta_factor` for etas reused with their covariance). Where that H is not
-    positive definite the verdicts cannot tell the judges' quality from the spread of the
-    ratings: every free coordinate then has an infinite variance (open intervals).
-
-    Returns the :class:`~ratings.inference.builder.Built` of
-    :func:`ratings.inference.builder.build` over Crowd-BT's per-verdict and per-cluster scores:
-    the covariance, the influences per cluster over (theta, eta), G x (M + K), for clustered
-    data (whatever ``ci``; ``None`` otherwise, or above
-    :data:`ratings.inference.covariance.MAX_INFLUENCE_CELLS`, or for open intervals) and, with
-    ``cr2`` (the CR2 inference, built for a clustered ``ci="sandwich"``), that inference.
-    """
-    k = kernels(engine, data.n_verdicts)
-    m, nj = data.n_models, len(data.judges)
-    bread = likelihood_bread(fit)
-    if bread is None:
-        return Built(open_covariance(fit))
-
-    def row_scores(rows: Comparisons, wi, wj, tt):
-        return CROWD_BT.row_terms(k, fit.theta, fit.eta, rows.ii, rows.jj, rows.judge, wi, wj,
-                                  tt, False)[1:3]  # fmt: skip
-
-    def verdict_meat():
-        return pair_meat(CROWD_BT, k, fit.theta, fit.eta, data, nj)
-
-    return build(bread, ci, row_scores_of(data, m + nj, k, row_scores, verdict_meat),
-                 n_clusters=data.n_clusters if clustered else None, cr2=cr2,
-                 cluster_name=data.cluster_name)  # fmt: skip
-
-
-def likelihood_bread(fit: CrowdFit) -> NDArray[np.float64] | None:
-    """H^-1 over ``fit.free`` (embedded), H = :attr:`CrowdFit.information` (the likelihood's
-    observed information with the strengths' prior); ``None`` when H is not positive definite
-    there, or only by rounding (:func:`~ratings.inference.covariance.identified_inverse`):
-    then the likelihood alone does not locate judge quality against the spread of the ratings
-    near the estimate."""
-    try:
-        return identified_inverse(fit.information, fit.free)
-    except np.linalg.LinAlgError:
-        return None
-
-
-def open_covariance(fit: CrowdFit) -> NDArray[np.float64]:
-    """Infinite variances on ``fit.free`` (zero elsewhere and off the diagonal)."""
-    p = fit.theta.size + fit.eta.size
-    out = np.zeros((p, p))
-    out[fit.free, fit.free] = np.inf
-    return out
-
-
-def reused_eta_factor(fit: CrowdFit, eta_cov: pd.DataFrame,
-                      judges: pd.Index) -> NDArray[np.float64] | None:  # fmt: skip
-    """The two-step term of etas reused from an earlier fit, in factored form.
-
-    The estimate x = (theta, free etas) solves the current log's score equations at the reused
-    etas e; when e comes from other verdicts with covariance V_e the sandwich of x gains
-    H_xx^-1 H_xe V_e H_ex H_xx^-1 (Murphy & Topel 1985), with H :attr:`CrowdFit.information`
-    and H_xe the Hessian's columns of the reused etas: the one term of every Crowd-BT fit
-    (:mod:`ratings.models.crowd.reuse`, :func:`ratings.inference.builder.two_step_factor`).
-    Returns F, shape (K_e, M + K), with F.T @ F that term, or ``None`` when no reused eta has
-    a covariance or the information is not positive definite (open intervals already).
-    """
-    block = reused_block(eta_cov, judges)
-    if block is None:
-        return None
-    at, v = block
-    try:
-        return two_step_factor(fit.information, fit.free, fit.hessian[:, fit.theta.size + at], v)
-    except np.linalg.LinAlgError:  # open intervals already
-        return None
+    """The CR1 / HC0 (``ci="sandwich"``) or model-based (``"model"``) covariance over (theta,
+    eta) of a plain Crowd-BT fit on ``data`` (per verdict unless ``clustered``), by
+    :func:`ratings.models.covariates.pair_built`: the likelihood's information with the
+    strengths' prior in the bread; infinite variances where it is singular."""
+    return pair_built(fit, data, "model" if ci == "model" else "sandwich-z",
+                      clustered=clustered, engine=engine).cov

@@ -53,111 +53,111 @@ from ratings.core.tdist import normal_quantile
 from ratings.data.comparisons import Comparisons
 from ratings.data.slots import SlotCounts
 from ratings.kernels.engine import Engine
-from ratings.models.covariates import DesignFit, fit_design
-from ratings.models.crowd.likelihood import CrowdFit, fit_crowd_bt
-from ratings.models.crowd.prior import CrowdPrior
+from ratings.models.covariates import DesignFit, fit_design, pair_design
+from ratings.models.crowd.prior import CrowdPrior, prior_terms
 from ratings.models.families import CROWD_BT
 
-__all__ = ["OneJudgeWidening", "one_judge_widening", "profile_limit", "profile_lower_limit",
-           "profile_prior", "profile_widening", "single_judge", "widen_one_judge", "widened",
-           "widening"]
+__all__ = ["OneJudgeWidening", "one_judge_widening", "only_judge", "profile_limit",
+           "profile_lower_limit", "profile_prior", "profile_widening", "single_judge",
+           "widen_one_judge", "widening"]
 
 F = TypeVar("F", bound=Any)  # a fit with an ``nll``
 _EPS_PRIOR = 1e-9  # Beta pseudo-counts of the profile's top: keep eta = 1 reachable but finite
 _MAX_SCALE = 1e3  # the profile reaches a coin flip within one of its standard errors
+#: Low ends tried for eta's profile: near a coin flip the unpenalised style coefficients of a
+#: refit run off (the strengths have their prior), so the bracket starts at the first that fits.
+_PROFILE_LOWS = (0.501, 0.51, 0.53, 0.56, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 
 
 class OneJudgeWidening:
-    """What :func:`one_judge_widening` adds: ``scale`` multiplies the cluster influences,
+    """What :func:`profile_widening` adds: ``scale`` multiplies the cluster influences,
     ``extra`` (1 x n_params) is the profile's two-step term; ``eta_lo`` its lower limit."""
 
     def __init__(self, scale: float, extra: NDArray[np.float64] | None, eta_lo: float):
         self.scale, self.extra, self.eta_lo = scale, extra, eta_lo
 
+    def applied(self, inference):
+        """A CR2 inference (:class:`ratings.inference.ClusterInference`) widened by this."""
+        return inference.scaled(self.scale).with_extra(self.extra)
 
-def single_judge(fit: CrowdFit, data: Comparisons) -> int | None:
+
+def only_judge(judges) -> int | None:
+    """Index of the only judge among ``judges`` (besides forfeit rows), else None."""
+    judged = [k for k, j in enumerate(judges) if j != DETERMINISTIC_JUDGE]
+    return judged[0] if len(judged) == 1 else None
+
+
+def single_judge(fit: DesignFit, data: Comparisons) -> int | None:
     """Index of the only judge (besides forfeit rows) when its eta was estimated inside the
     box by the posterior mode, else None."""
-    judged = [k for k, j in enumerate(data.judges) if j != DETERMINISTIC_JUDGE]
-    if fit.prior is None or len(judged) != 1:
+    k = only_judge(data.judges)
+    if fit.prior is None or k is None:
         return None
-    k = judged[0]
     return k if fit.estimated[k] and not fit.boundary[k] else None
 
 
-def one_judge_widening(
-    fit: CrowdFit, data: Comparisons, eta_var: float, *, level: float = 0.95,
-    engine: Engine = "auto",
-) -> OneJudgeWidening | None:  # fmt: skip
-    """The widening of a one-judge posterior mode's intervals (see the module notes).
-
-    Parameters
-    ----------
-    fit : CrowdFit
-        The default fit; nothing is done unless it is a posterior mode (``fit.prior``) with a
-        single judge whose eta is estimated.
-    data : Comparisons
-        The board (with clusters), as fitted.
-    eta_var : float
-        The variance of that eta in the CR2 covariance before widening.
-    level : float
-        Level of eta's profile-likelihood limit.
-
-    Returns
-    -------
-    OneJudgeWidening or None
-        None where it does not apply or the profile cannot be computed.
-    """
+def one_judge_widening(fit: DesignFit, data: Comparisons, eta_var: float, *,
+                       level: float = 0.95,
+                       engine: Engine = "auto") -> OneJudgeWidening | None:  # fmt: skip
+    """:func:`profile_widening` of a plain Crowd-BT fit on ``data`` (with clusters, as fitted):
+    None unless it is a posterior mode (``fit.prior``) with a single judge whose eta is
+    estimated; ``eta_var`` that eta's CR2 variance before widening. The profile counts the
+    likelihood alone (the strengths' prior only keeps its refits finite)."""
     k = single_judge(fit, data)
     if k is None:
         return None
-    name = data.judges[k]
-    kw = {"ref": fit.ref, "prior": profile_prior(fit.prior), "engine": engine}
-
-    def top(_nll: Callable[[float], float]) -> tuple[float, float]:  # the fit with eta free
-        free = fit_crowd_bt(data, **kw)
-        return float(free.nll), float(free.eta[k])
-
     on_bound = fit.plain_on_bound is None or bool(fit.plain_on_bound[k])
-    return profile_widening(fit.params, fit.theta.size + k,
-                            lambda e: fit_crowd_bt(data, fixed_eta={name: e}, **kw), top,
-                            eta_var, plain_on_bound=on_bound, level=level)  # fmt: skip
+    return profile_widening(fit, pair_design(data.collapsed(engine=engine), engine), k, eta_var,
+                            plain_on_bound=on_bound, level=level, engine=engine,
+                            count_prior=False)  # fmt: skip
 
 
-def profile_widening(params: NDArray[np.float64], at: int, refit: Callable[[float], F],
-                     top: Callable[[Callable[[float], float]], tuple[float, float]],
-                     eta_var: float, *, plain_on_bound: bool, level: float = 0.95,
-                     lows: tuple[float, ...] = (0.5 + 1e-3,),
-                     ) -> OneJudgeWidening | None:  # fmt: skip
-    """The one-judge widening for any fit (plain Crowd-BT's, or a design with covariates'):
-    ``params`` the fit's parameters, its eta at position ``at`` with CR2 variance ``eta_var``;
-    ``refit``, ``top`` and ``lows`` as :func:`profile_limit`'s, a refit's ``params`` over the
-    same parameters; the sandwich rescaled only where the plain estimate put eta on its bound
-    (``plain_on_bound``). None where the profile cannot be computed."""
-    eta_hat = float(params[at])
-    found = profile_limit(refit, top, eta_hat, level, lows)
+def profile_widening(fit: DesignFit, rows: SlotCounts, k: int, eta_var: float, *,
+                     plain_on_bound: bool, ridge: float = 0.0, n_ridge: int | None = None,
+                     level: float = 0.95, engine: Engine = "auto",
+                     count_prior: bool = True) -> OneJudgeWidening | None:  # fmt: skip
+    """The one-judge widening of a Crowd-BT posterior mode, plain or with covariates (see the
+    module notes): judge ``k``'s eta (CR2 variance ``eta_var``) profiled by refits of the
+    design on ``rows`` (strengths and coefficients refitted at each fixed eta, started from the
+    fit, under the strengths' prior and the ridge); the profile's top is the better of the refit
+    at eta = 1 and the fit with eta free. ``count_prior``: whether the profile's values include
+    the strengths' prior (the fits with covariates count it; plain Crowd-BT counts the
+    likelihood alone). The sandwich is rescaled only where the plain estimate put eta on its
+    bound (``plain_on_bound``). None where the profile cannot be computed."""
+    prior = profile_prior(fit.prior)
+    at = fit.eta_at[k]
+    kw = {"ref": fit.ref, "family": CROWD_BT, "ci": None, "ridge": ridge, "n_ridge": n_ridge,
+          "engine": engine, "prior": prior}  # fmt: skip
+
+    def refit(eta_free: NDArray[np.bool_], e: float | None = None) -> DesignFit:
+        eta0 = fit.eta.copy()
+        if e is not None:
+            eta0[k] = e
+        out = fit_design(rows, fit.strength, beta0=fit.beta, eta0=eta0, eta_free=eta_free, **kw)
+        if count_prior:
+            return out
+        return replace(out, nll=out.nll - prior_terms(out.strength, out.eta, eta_free, prior,
+                                                      out.n_features)[0])  # fmt: skip
+
+    fixed = fit.estimated.copy()
+    fixed[k] = False
+
+    def top(nll) -> tuple[float, float]:  # the profile's top: eta free, else on 1
+        top_nll, top_eta = nll(1.0), 1.0
+        try:
+            free_fit = refit(fit.estimated)
+        except NonIdentifiableError:  # diverges as eta runs to 1 under the weak prior
+            return top_nll, top_eta
+        return (free_fit.nll, float(free_fit.eta[k])) if free_fit.nll < top_nll else \
+            (top_nll, top_eta)
+
+    eta_hat = float(fit.params[at])
+    found = profile_limit(lambda e: refit(fixed, e), top, eta_hat, level, _PROFILE_LOWS)
     if found is None:
         return None
     eta_lo, lower = found
-    return widening(eta_hat, eta_lo, lower.params - params, eta_var, level=level,
+    return widening(eta_hat, eta_lo, lower.params - fit.params, eta_var, level=level,
                     plain_on_bound=plain_on_bound)  # fmt: skip
-
-
-def widened(inference, fit: CrowdFit, data: Comparisons, *,
-            factor: NDArray[np.float64] | None = None, level: float = 0.95,
-            engine: Engine = "auto"):  # fmt: skip
-    """A Crowd-BT CR2 inference (:class:`ratings.inference.ClusterInference`) with, for a
-    one-judge posterior mode, the widening of :func:`one_judge_widening`, and the variance term
-    ``factor`` if given (Crowd-BT's fit adds the two-step term of reused etas afterwards,
-    :func:`ratings.inference.builder.with_two_step`)."""
-    on = fit.theta.size + np.flatnonzero(fit.estimated & ~fit.boundary)
-    wide = None if on.size != 1 else one_judge_widening(
-        fit, data, float(inference.covariance()[on[0], on[0]]), level=level, engine=engine)
-    if wide is not None:
-        inference = inference.scaled(wide.scale)
-        if wide.extra is not None:
-            factor = wide.extra if factor is None else np.vstack([factor, wide.extra])
-    return inference.with_extra(factor)
 
 
 def profile_limit(refit: Callable[[float], F],
@@ -237,50 +237,24 @@ def widening(eta_hat: float, eta_lo: float, shift: NDArray[np.float64], eta_var:
     return OneJudgeWidening(float(scale), extra, float(eta_lo))
 
 
-#: Low ends tried for eta's profile: near a coin flip the unpenalised style coefficients of a
-#: refit run off (the strengths have their prior), so the bracket starts at the first that fits.
-_PROFILE_LOWS = (0.501, 0.51, 0.53, 0.56, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+def widen_one_judge(fit: DesignFit, rows: SlotCounts, k: int, *, ridge: float = 0.0,
+                    n_ridge: int | None = None, level: float = 0.95, engine: Engine = "auto",
+                    count_prior: bool = True) -> DesignFit:  # fmt: skip
+    """A one-judge Crowd-BT posterior mode, plain or with covariates (its rows ``rows``), its CR2
+    intervals widened by judge ``k``'s profile likelihood (:func:`profile_widening`; the
+    sandwich rescaled where the plain estimate put eta on its bound, or had none). ``fit``
+    unchanged where it has no CR2 inference or the profile fails."""
+    from ratings.inference.builder import OnRequest
 
-
-def widen_one_judge(fit: DesignFit, rows: SlotCounts, k: int, *, prior, plain_on_bound: bool,
-                    ref: int = 0, ridge: float = 0.0, n_ridge: int | None = None,
-                    level: float = 0.95, engine: Engine = "auto") -> DesignFit:  # fmt: skip
-    """A one-judge Crowd-BT posterior mode with style, its CR2 intervals widened by judge
-    ``k``'s profile likelihood as plain Crowd-BT's (:mod:`ratings.models.crowd.onejudge`): the
-    profile refits strengths and style coefficients at each fixed eta under the strengths'
-    prior (and the ridge); the parameters' move to its lower limit enters as a two-step term,
-    and where the plain estimate put eta on its bound (``plain_on_bound``) the sandwich is
-    rescaled. ``fit`` unchanged where it has no CR2 inference or the profile fails."""
-    if (fit.inference is None or prior is None or not fit.estimated[k]
-            or fit.boundary[k]):  # fmt: skip
+    if fit.inference is None or fit.prior is None or not fit.estimated[k] or fit.boundary[k]:
         return fit
-    m, p = fit.n_models, fit.n_features
-    at = m + p + k
-    free = np.asarray(fit.estimated, dtype=bool)
-    kw = {"ref": ref, "family": CROWD_BT, "ci": "model", "ridge": ridge, "n_ridge": n_ridge,
-          "engine": engine, "prior": profile_prior(prior)}  # fmt: skip
-
-    def at_eta(e: float) -> DesignFit:
-        eta0 = fit.eta.copy()
-        eta0[k] = e
-        fixed = free.copy()
-        fixed[k] = False
-        return fit_design(rows, fit.strength, beta0=fit.beta, eta0=eta0, eta_free=fixed, **kw)
-
-    def top(nll) -> tuple[float, float]:  # the profile's top: eta free, else on 1
-        top_nll, top_eta = nll(1.0), 1.0
-        try:
-            free_fit = fit_design(rows, fit.strength, beta0=fit.beta, eta0=fit.eta, eta_free=free,
-                                 **kw)  # fmt: skip
-        except NonIdentifiableError:  # diverges as eta runs to 1 under the weak prior
-            return top_nll, top_eta
-        return (free_fit.nll, float(free_fit.eta[k])) if free_fit.nll < top_nll else \
-            (top_nll, top_eta)
-
-    wide = profile_widening(fit.params, at, at_eta, top, float(fit.cov[at, at]),
-                            plain_on_bound=plain_on_bound, level=level, lows=_PROFILE_LOWS)
+    at = fit.eta_at[k]
+    on_bound = fit.plain_on_bound is None or bool(fit.plain_on_bound[k])
+    wide = profile_widening(fit, rows, k, float(fit.cov[at, at]), plain_on_bound=on_bound,
+                            ridge=ridge, n_ridge=n_ridge, level=level, engine=engine,
+                            count_prior=count_prior)  # fmt: skip
     if wide is None:
         return fit
-    inference = fit.inference.scaled(wide.scale).with_extra(wide.extra)
-    return replace(fit, cov=inference.covariance(), influence=inference.influence(),
+    inference = wide.applied(fit.inference)
+    return replace(fit, cov=inference.covariance(), influence=OnRequest(inference.influence),
                    inference=inference)

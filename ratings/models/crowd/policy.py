@@ -12,19 +12,18 @@ one-judge widening (:mod:`~ratings.models.crowd.onejudge`) and the judges table
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.core.errors import ConvergenceWarning
+from ratings.core.errors import ConvergenceWarning, NonIdentifiableError, option
 from ratings.data.comparisons import Comparisons
-from ratings.inference import crowd_inference
-from ratings.inference.builder import with_two_step
+from ratings.inference.builder import Built, with_two_step
 from ratings.inference.cluster import ClusterInference
 from ratings.inference.covariance import inverse_free
-from ratings.kernels.engine import kernels
+from ratings.models.covariates import DesignFit, pair_built, pair_design, unit_df
 from ratings.models.crowd.judge_table import (
     coin_flip_test,
     judge_table,
@@ -32,27 +31,26 @@ from ratings.models.crowd.judge_table import (
     warn_weak_judges,
 )
 from ratings.models.crowd.likelihood import (
-    CrowdFit,
-    crowd_built,
     crowd_covariance,
     fit_crowd_bt,
     fit_crowd_default,
-    open_covariance,
     psd_root,
-    reused_eta_factor,
 )
-from ratings.models.crowd.onejudge import single_judge, widened
+from ratings.models.crowd.onejudge import single_judge, widen_one_judge
 from ratings.models.crowd.prior import CrowdSummary
 from ratings.models.crowd.quality import ResolvedQuality
+from ratings.models.crowd.reuse import design_eta_factor
 from ratings.models.estimate import Estimate, bootstrap_refits
 
 __all__ = [
     "CrowdIntervals",
-    "crowd_cr2",
     "crowd_intervals",
+    "crowd_summary",
     "drawn_etas",
     "estimate_crowd",
     "judges_alone",
+    "reused_factor",
+    "with_reused",
 ]
 
 
@@ -72,7 +70,7 @@ class CrowdIntervals:
     eta_df : ndarray, shape (K,), or None
         CR2's degrees of freedom of each judge's eta.
     likelihood_only : ClusterInference or None
-        CR2 without eta's prior in the bread where it was built (one judge, :func:`crowd_cr2`).
+        CR2 without eta's prior in the bread where it was built (one judge, before widening).
     """
 
     cov: NDArray[np.float64]
@@ -90,16 +88,12 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
     res = fit_crowd_default(data, clustered=clustered, level=level, prior=prior, ref=ref,
                             fixed_eta=quality.eta, tol=tol, max_iter=max(max_iter, 200),
                             engine=engine)  # fmt: skip
-    factor = None if quality.cov is None else reused_eta_factor(res, quality.cov, names)
+    factor = reused_factor(res, quality, names)
     intervals = crowd_intervals(res, data, ci=ci, clustered=clustered, engine=engine,
                                 factor=factor, level=level)  # fmt: skip
     full, inference = intervals.cov, intervals.inference
     influence = None if intervals.influence is None else intervals.influence[:, :m]
-    eta_cov = pd.DataFrame(full[m:, m:], index=names, columns=names)
-    reused = None
-    if quality.cov is not None:  # reused etas: their covariance is the file's (two-step)
-        eta_cov.loc[quality.cov.index, quality.cov.columns] = quality.cov.to_numpy()
-        reused = quality.table
+    reused = None if quality.cov is None else quality.table
     table = judge_table(res, full, data, level, intervals.eta_df, reused=reused)
     if inference is not None and res.prior is not None:
         table = judges_alone(res, data, engine, level, table, reused, intervals.likelihood_only)
@@ -121,12 +115,8 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
         warnings.simplefilter("ignore", ConvergenceWarning)
         draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot,
                                  seed=seed)  # fmt: skip
-    bound = () if res.plain_on_bound is None or not res.plain_found else tuple(
-        str(j) for j in names[res.plain_on_bound])  # fmt: skip
-    crowd = CrowdSummary(
-        eta_cov=eta_cov, prior=prior, eta_influence=None if factor is None else factor[:, :m],
-        open_intervals=open_intervals, prior_used=res.prior is not None, plain_on_bound=bound,
-        plain_found=res.plain_found, prior_shift=res.prior_shift)
+    crowd = crowd_summary(replace(res, cov=full), names, prior, quality, factor,
+                          open_intervals=open_intervals)
     return Estimate(
         theta=res.theta, cov=cov, nll=res.nll, converged=res.converged, n_iter=res.n_iter,
         max_grad=res.max_grad, draws=draws, judges=table, influence=influence, crowd=crowd,
@@ -134,56 +124,59 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
         model_cov=lambda: inverse_free(res.information, res.free)[:m, :m])
 
 
-def crowd_intervals(res: CrowdFit, data: Comparisons, *, ci, clustered, engine,
+def crowd_intervals(res: DesignFit, data: Comparisons, *, ci, clustered, engine,
                     factor: NDArray[np.float64] | None,
                     level: float = 0.95) -> CrowdIntervals:  # fmt: skip
-    """The covariance of a Crowd-BT fit over (theta, eta), from the one inference builder
-    (:func:`~ratings.models.crowd.likelihood.crowd_built`): CR2 for a clustered
-    ``ci="sandwich"`` (:func:`crowd_cr2`), else the CR1 / HC0 sandwich or the model-based
-    covariance; ``factor`` is the two-step term of reused etas
-    (:func:`~ratings.models.crowd.likelihood.reused_eta_factor`), added to each by
-    :func:`ratings.inference.builder.with_two_step`. Infinite variances (open
-    intervals, no ``inference``) where the likelihood's information is not positive definite."""
-    pieces: dict[str, object] = {}
-    cr2 = None
-    if clustered and ci == "sandwich":  # CR2 with degrees of freedom per contrast
+    """The covariance of a Crowd-BT fit over (theta, eta), by the design's one interval path
+    (:func:`ratings.models.covariates.pair_built`, open where the information is singular): CR2
+    for a clustered ``ci="sandwich"`` (for a one-judge posterior mode its bread without eta's
+    prior, then widened by eta's profile likelihood,
+    :func:`~ratings.models.crowd.onejudge.widen_one_judge`), else the CR1 / HC0 sandwich or the
+    model-based covariance; ``factor`` is the two-step term of reused etas
+    (:func:`reused_factor`), added by :func:`with_reused`."""
+    k = single_judge(res, data)
+    built = pair_built(res, data, ci, clustered=clustered, eta_prior=k is None, engine=engine)
+    if built.inference is None and clustered and ci == "sandwich":  # open: CR2 has no bread
+        return CrowdIntervals(cov=built.cov)
+    fit = replace(res, cov=built.cov, influence=built.influence, inference=built.inference)
+    eta_df = None if fit.inference is None else unit_df(fit, fit.eta_at)
+    lik = fit.inference if k is not None else None
+    if k is not None:  # the profile counts the likelihood alone
+        fit = widen_one_judge(fit, pair_design(data.collapsed(engine=engine), engine), k,
+                              level=level, engine=engine, count_prior=False)  # fmt: skip
+    fit = with_reused(fit, factor)
+    return CrowdIntervals(cov=fit.cov, inference=fit.inference, influence=fit.influence,
+                          eta_df=eta_df, likelihood_only=lik)  # fmt: skip
 
-        def cr2() -> ClusterInference:
-            return crowd_cr2(res, data, engine, level, pieces)
 
+def reused_factor(fit: DesignFit, quality: ResolvedQuality, judges: pd.Index, *,
+                  open_ok: bool = True) -> NDArray[np.float64] | None:  # fmt: skip
+    """The two-step term of the etas ``fit`` reuses with a covariance
+    (:func:`ratings.models.crowd.reuse.design_eta_factor`), None without one. Where the
+    information is singular: None (``open_ok``: the intervals are open already), else
+    :class:`~ratings.core.errors.NonIdentifiableError`."""
+    if quality.cov is None:
+        return None
     try:
-        built = crowd_built(res, data, ci="model" if ci == "model" else "sandwich",
-                            clustered=clustered, engine=engine, cr2=cr2)  # fmt: skip
-    except np.linalg.LinAlgError:  # CR2's bread positive definite only by rounding: open
-        return CrowdIntervals(cov=open_covariance(res))
-    built = with_two_step(built, factor)
-    return CrowdIntervals(cov=built.cov, inference=built.inference,
-                          influence=built.influence, eta_df=pieces.get("eta_df"),
-                          likelihood_only=pieces.get("likelihood_only"))  # fmt: skip
+        return design_eta_factor(fit, quality.cov, judges)
+    except np.linalg.LinAlgError:
+        if open_ok:
+            return None
+        raise NonIdentifiableError(
+            "The information of the strengths, covariates and estimated etas is singular, so "
+            f"the uncertainty of the etas reused from {option('judge_quality')} cannot be "
+            f"carried into the intervals. Pass {option('eta_known', True)} to take them as "
+            "known.") from None  # fmt: skip
 
 
-def crowd_cr2(res: CrowdFit, data: Comparisons, engine, level: float,
-              pieces: dict[str, object]) -> ClusterInference:  # fmt: skip
-    """CR2 of a Crowd-BT fit: the inference (bread with the prior's curvature: the sandwich of
-    the posterior mode, widened by eta's profile likelihood for a one-judge posterior mode,
-    :mod:`ratings.models.crowd.onejudge`; the two-step term of reused etas is added by
-    :func:`crowd_intervals`);
-    ``pieces`` receives the judges' df (``"eta_df"``) and, for one judge, the inference before
-    widening (``"likelihood_only"``: its bread has no eta prior, what :func:`judges_alone`
-    reports). Raises ``LinAlgError`` when the verdicts cannot tell judge quality from the spread
-    of the ratings (open intervals). See :func:`ratings.inference.crowd_inference`."""
-    one = single_judge(res, data) is not None  # bread without eta's prior: crowd_onejudge
-    inference = crowd_inference(res, data, k=kernels(engine, data.n_verdicts),
-                                prior_information=not one)  # fmt: skip
-    if inference is None:
-        raise np.linalg.LinAlgError("the information is not positive definite")
-    m = data.n_models
-    pieces["eta_df"] = inference.df(np.eye(m + len(data.judges))[m:])
-    pieces["likelihood_only"] = inference if one else None
-    return widened(inference, res, data, level=level, engine=engine)
+def with_reused(fit: DesignFit, factor: NDArray[np.float64] | None) -> DesignFit:
+    """``fit`` with the two-step term ``factor`` of reused etas in its covariance and CR2
+    inference (:func:`ratings.inference.builder.with_two_step`)."""
+    built = with_two_step(Built(fit.cov, fit.influence, fit.inference), factor)
+    return replace(fit, cov=built.cov, influence=built.influence, inference=built.inference)
 
 
-def judges_alone(res: CrowdFit, data: Comparisons, engine, level: float, table: pd.DataFrame,
+def judges_alone(res: DesignFit, data: Comparisons, engine, level: float, table: pd.DataFrame,
                  reused: pd.DataFrame | None,
                  lik: ClusterInference | None = None) -> pd.DataFrame:  # fmt: skip
     """The judges table of a posterior-mode fit from the verdicts alone: each estimated eta's
@@ -193,18 +186,38 @@ def judges_alone(res: CrowdFit, data: Comparisons, engine, level: float, table: 
     :func:`ratings.models.crowd.judge_table.scale_identified`). ``table``: the table of the fit's
     own covariance, kept where that CR2 has no positive definite bread; ``lik``: that CR2 inference
     where the fit already built it (one judge), else it is built here."""
-    m = data.n_models
     if lik is None:
-        lik = crowd_inference(res, data, k=kernels(engine, data.n_verdicts),
-                              prior_information=False)  # fmt: skip
+        lik = pair_built(res, data, "sandwich", clustered=True, eta_prior=False,
+                         engine=engine).inference  # fmt: skip
     if lik is not None:
-        eta_df = lik.df(np.eye(m + len(data.judges))[m:])
+        eta_df = lik.df(np.eye(res.params.size)[res.eta_at])
         table = judge_table(res, lik.covariance(), data, level, eta_df, reused=reused)
     else:
         table = table.assign(uninformative=table["status"] == "estimated")
     cr1 = crowd_covariance(res, data, ci="sandwich", clustered=True, engine=engine)
     flips = np.asarray(judge_table(res, cr1, data, level)["uninformative"])
     return table.assign(uninformative=np.asarray(table["uninformative"]) | flips)
+
+
+def crowd_summary(fit: DesignFit, judges: pd.Index, prior, quality: ResolvedQuality,
+                  factor: NDArray[np.float64] | None, *,
+                  open_intervals: bool = False) -> CrowdSummary:  # fmt: skip
+    """The Crowd-BT summary (``Ratings.crowd``) of ``fit`` (plain or with covariates, with its
+    covariance): the etas' covariance (the source's for reused etas), the two-step term of
+    reused etas on the strengths (``factor``'s), whether the intervals were left open, and which
+    estimate it is (:meth:`~ratings.models.crowd.prior.CrowdSummary.estimate_note`)."""
+    at = fit.eta_at
+    eta_cov = pd.DataFrame(fit.cov[np.ix_(at, at)], index=judges, columns=judges)
+    if quality.cov is not None:  # reused etas: their covariance is the source's (two-step)
+        eta_cov.loc[quality.cov.index, quality.cov.columns] = quality.cov.to_numpy()
+    bound = fit.plain_on_bound
+    on_bound = () if bound is None or not fit.plain_found else tuple(
+        str(j) for j in judges[bound])  # fmt: skip
+    return CrowdSummary(
+        eta_cov=eta_cov, prior=prior,
+        eta_influence=None if factor is None else factor[:, :fit.n_models],
+        open_intervals=open_intervals, prior_used=fit.prior is not None,
+        plain_on_bound=on_bound, plain_found=fit.plain_found, prior_shift=fit.prior_shift)
 
 
 def drawn_etas(quality: ResolvedQuality, rng: np.random.Generator) -> dict[str, float]:

@@ -21,10 +21,10 @@ likelihood):
   estimate exists.
 
 The default intervals are the CR2 sandwich of that estimate with both priors' curvature in the
-bread (:func:`ratings.inference.crowd_inference`: the posterior mode's sampling variance); the
-judges' own intervals, the open-interval rule and the CR1 / HC0 / model-based intervals use the
-likelihood's information with the strengths' prior only
-(:func:`ratings.models.crowd.likelihood.crowd_covariance`).
+bread (:func:`ratings.models.covariates.pair_built`: the posterior mode's sampling variance);
+the judges' own intervals, the open-interval rule and the CR1 / HC0 / model-based intervals use
+the likelihood's information with the strengths' prior only
+(:attr:`ratings.models.covariates.DesignFit.information`).
 Both priors are fixed, and used only where the plain estimate is irregular, which on growing
 boards it stops being: the default then is the plain estimate. ``prior=None`` (CLI
 ``--prior none``) always fits the plain maximum-likelihood estimate. The default values come

@@ -7,12 +7,12 @@ H_xx^-1 H_xe V_e H_ex H_xx^-1 of Murphy & Topel (1985), computed once for every 
 :func:`ratings.inference.builder.two_step_factor` and added to the fit's covariance (and as a
 known variance to CR2's degrees of freedom) by :func:`ratings.inference.builder.with_two_step`.
 
-Both Crowd-BT fits take it from here: plain Crowd-BT
-(:func:`ratings.models.crowd.likelihood.reused_eta_factor`) and a fit with covariates, style
-features or judge effects (:func:`design_eta_factor`). In both H is the likelihood's observed
+Every Crowd-BT fit, plain or with covariates (style features or judge effects), takes it from
+here (:func:`design_eta_factor`, applied by :func:`ratings.models.crowd.policy.reused_factor`
+and :func:`~ratings.models.crowd.policy.with_reused`). H is the likelihood's observed
 information with the strengths' prior (and the style features' ridge), without the prior on
-the estimated etas (what :attr:`ratings.models.crowd.likelihood.CrowdFit.information` counts),
-and H_xe its columns of the reused etas. ``eta_known=True`` (CLI ``--eta-known``) leaves the
+the estimated etas (:attr:`ratings.models.covariates.DesignFit.information`), and H_xe its
+columns of the reused etas. ``eta_known=True`` (CLI ``--eta-known``) leaves the
 term out: the reused etas are then taken as known.
 """
 
@@ -23,7 +23,6 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.inference.builder import two_step_factor
-from ratings.models.crowd.prior import CrowdPrior, prior_terms
 
 __all__ = ["design_eta_factor", "reused_block"]
 
@@ -42,24 +41,21 @@ def reused_block(eta_cov: pd.DataFrame, judges: pd.Index,
     return judges.get_indexer(names).astype(np.int64), v
 
 
-def design_eta_factor(fit, eta_cov: pd.DataFrame, judges: pd.Index, *, ref: int,
-                      prior: CrowdPrior | None) -> NDArray[np.float64] | None:  # fmt: skip
-    """The two-step term of reused etas of a Crowd-BT fit with covariates, in factored form.
+def design_eta_factor(fit, eta_cov: pd.DataFrame,
+                      judges: pd.Index) -> NDArray[np.float64] | None:  # fmt: skip
+    """The two-step term of reused etas of a Crowd-BT fit, plain or with covariates, in factored
+    form.
 
     Parameters
     ----------
     fit : ratings.models.covariates.DesignFit
         The fit, params (strengths, coefficients, etas) with the Hessian of its penalised
-        objective.
+        objective; its :attr:`~ratings.models.covariates.DesignFit.information` (the prior on
+        the estimated etas taken out) is H.
     eta_cov : DataFrame
         The reused etas' covariance (the judge-quality source's).
     judges : Index
         The fit's judges, in the order of its etas.
-    ref : int
-        The model pinned at strength 0.
-    prior : CrowdPrior or None
-        The prior of the fit (a posterior mode's), None for the maximum-likelihood estimate:
-        its part on the estimated etas is taken out of the information.
 
     Returns
     -------
@@ -76,14 +72,4 @@ def design_eta_factor(fit, eta_cov: pd.DataFrame, judges: pd.Index, *, ref: int,
     if block is None:
         return None
     at, v = block
-    m, p = fit.n_models, fit.n_features
-    estimated = np.asarray(fit.estimated, dtype=bool)
-    live = estimated & ~np.asarray(fit.boundary, dtype=bool)
-    free = np.concatenate([np.delete(np.arange(m), ref), m + np.arange(p),
-                           m + p + np.flatnonzero(live)]).astype(np.int64)  # fmt: skip
-    info = np.array(fit.hessian, dtype=np.float64)
-    if prior is not None:  # the prior on the estimated etas is not information
-        on_eta = m + p + np.arange(fit.eta.size)
-        info[np.ix_(on_eta, on_eta)] -= prior_terms(fit.strength, fit.eta, estimated,
-                                                    prior)[2][m:, m:]  # fmt: skip
-    return two_step_factor(info, free, fit.hessian[:, m + p + at], v)
+    return two_step_factor(fit.information, fit.free, fit.hessian[:, fit.eta_at[at]], v)
