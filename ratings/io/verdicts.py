@@ -89,10 +89,11 @@ class VerdictLog:
     ----------
     verdicts : pandas.DataFrame
         The usable rows, canonical columns in :data:`CANONICAL` order: ``model_a``, ``model_b``,
-        ``winner`` (``"A"``, ``"B"`` or ``"tie"``), whichever of ``task_id``, ``judge``, ``scope``,
-        ``match_id`` the input has, and always ``failed_a``, ``failed_b`` (bool). Text columns are
-        categoricals of :data:`STRING_DTYPE` strings, ``match_id`` is :data:`STRING_DTYPE` (see
-        :mod:`ratings.io`). The index, named ``"row"``, is the 0-based data row number.
+        ``winner`` (``"A"``, ``"B"`` or ``"tie"``), whichever of ``task_id`` (unless read with
+        ``task_codes=False``), ``judge``, ``scope``, ``match_id`` the input has, and always
+        ``failed_a``, ``failed_b`` (bool). Text columns are categoricals of :data:`STRING_DTYPE`
+        strings, ``match_id`` is :data:`STRING_DTYPE` (see :mod:`ratings.io`). The index, named
+        ``"row"``, is the 0-based data row number.
     rejected : pandas.DataFrame
         One row per unusable input row: ``row`` (int64), ``reason`` (str), then the raw values of
         the input's canonical columns as read. Empty (with these columns) when all rows are usable.
