@@ -64,6 +64,9 @@ def test_missing_cells_decline_other_columns() -> None:
     assert missing_cells(pd.Series(["a", None], dtype=object)) is None
     assert missing_cells(pd.Series([1, 2])) is None
     assert missing_cells(pd.Series(["a", "b"], dtype="category")) is None
+    assert missing_cells(pd.Series(["a", None], dtype="string[python]")) is None
+    found = missing_cells(pd.Series([" NA", "a", None], dtype="string[pyarrow]"))
+    np.testing.assert_array_equal(found, [True, False, True])
 
 
 def _log(rng: np.random.Generator, n: int, task_dtype: object) -> pd.DataFrame:
@@ -76,7 +79,7 @@ def _log(rng: np.random.Generator, n: int, task_dtype: object) -> pd.DataFrame:
                          "task_id": pd.Series(tasks, dtype=task_dtype)})  # fmt: skip
 
 
-@pytest.mark.parametrize("task_dtype", ["str", object, "category"])
+@pytest.mark.parametrize("task_dtype", ["str", object, "category", "string[python]"])
 def test_unencoded_task_rejects_the_rows_encoding_rejects(task_dtype) -> None:
     df = _log(np.random.default_rng(3), 4000, task_dtype)
     expected = _reference([None if pd.isna(t) else str(t) for t in df["task_id"]])

@@ -59,9 +59,10 @@ def missing_cells(values: pd.Series) -> NDArray[np.bool_] | None:
         import pyarrow.compute as pc
     except ImportError:  # pragma: no cover - exercised only without pyarrow
         return None
-    array = values.array
-    if not isinstance(values.dtype, pd.StringDtype | pd.ArrowDtype) or not hasattr(
-            array, "__arrow_array__"):  # fmt: skip
+    array, dtype = values.array, values.dtype
+    held = isinstance(dtype, pd.ArrowDtype) or (isinstance(dtype, pd.StringDtype)
+                                                and dtype.storage == "pyarrow")  # fmt: skip
+    if not held or not hasattr(array, "__arrow_array__"):  # Python strings: no Arrow buffers
         return None
     chunks = pa.chunked_array(array.__arrow_array__()).chunks
     if not all(pa.types.is_string(c.type) or pa.types.is_large_string(c.type) for c in chunks):
