@@ -2,12 +2,13 @@
 estimate, its intervals and the tie parameter's table.
 
 The fit is :func:`ratings.models.ties.fit_ties`; the intervals treat the tie parameter as one
-more parameter of the vector (strengths, phi): the CR2 sandwich with Satterthwaite degrees of
-freedom per contrast when clustered (:func:`ratings.inference.ties.tie_inference`), the
-per-verdict HC0 sandwich otherwise, CR1 (``"sandwich-z"``), the model-based inverse information
-or the bootstrap, as for half wins. A log without ties has its maximum at the boundary "no
-ties" (nu = 0, theta = 1): the fit is then plain Bradley-Terry, and a :class:`DataWarning` and
-the table say so.
+more parameter of the vector (strengths, phi), through the design's one interval path
+(:func:`ratings.models.covariates.pair_built`, as plain Crowd-BT's): the CR2 sandwich with
+Satterthwaite degrees of freedom per contrast when clustered (the working rows of
+:func:`ratings.inference.ties.tie_working`), the per-verdict HC0 sandwich otherwise, CR1
+(``"sandwich-z"``), the model-based inverse information or the bootstrap, as for half wins.
+A log without ties has its maximum at the boundary "no ties" (nu = 0, theta = 1): the fit is
+then plain Bradley-Terry, and a :class:`DataWarning` and the table say so.
 """
 
 from __future__ import annotations

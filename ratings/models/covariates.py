@@ -575,20 +575,26 @@ def pair_design(rows: Comparisons, engine: Engine = "auto") -> SlotCounts:
 
 
 def pair_built(fit: DesignFit, pairs: Comparisons, ci: str, *, clustered: bool,
-               eta_prior: bool = True, family: Family = CROWD_BT,
-               engine: Engine = "auto") -> Built:  # fmt: skip
-    """The covariance of kind ``ci`` of a fit without covariate columns (plain Crowd-BT's)
-    whose rows per cluster are ``pairs`` (its estimate ran on their sums over clusters): the
-    one path of :func:`fit_design`'s intervals (see :func:`_built`; the clusters' passes over
-    ``pairs``, CR2 by :func:`ratings.inference.small.working_inference`), in its open-intervals
-    mode: infinite variances on ``fit.free`` where the likelihood's information is singular
-    there (or only by rounding), the ratings the prior alone makes finite. Per verdict unless
-    ``clustered``; ``eta_prior`` False leaves the prior on eta out of CR2's bread (what the
-    verdicts alone say about eta)."""
+               eta_prior: bool = True, family: Family = CROWD_BT, engine: Engine = "auto",
+               remedy: Remedy | None = None) -> Built:  # fmt: skip
+    """The covariance of kind ``ci`` of a fit without covariate columns (plain Crowd-BT's, a
+    tie model's) whose rows per cluster are ``pairs`` (its estimate ran on their sums over
+    clusters): the one path of :func:`fit_design`'s intervals (see :func:`_built`; the
+    clusters' passes over ``pairs``, CR2 by :func:`ratings.inference.small.working_inference`).
+    With ``remedy`` None (plain Crowd-BT) in its open-intervals mode: infinite variances on
+    ``fit.free`` where the likelihood's information is singular there (or only by rounding),
+    the ratings the prior alone makes finite; else a singular information raises
+    :class:`NonIdentifiableError` worded by ``remedy``. Per verdict unless ``clustered``;
+    ``eta_prior`` False leaves the prior on eta out of CR2's bread (what the verdicts alone say
+    about eta)."""
+    if family is not CROWD_BT and family.n_extra(len(pairs.judges)) and len(pairs.judges) > 1:
+        pairs = Comparisons(pairs.models, pairs.judges[:1], pairs.clusters, pairs.cluster_name,
+                            pairs.ii, pairs.jj, np.zeros_like(pairs.judge), pairs.cluster,
+                            pairs.wi, pairs.wj, pairs.tt)  # one slot: every row's judge code 0
     k = kernels(engine, pairs.n_verdicts)
     design = _Design(pair_design(pairs.collapsed(engine=engine), engine), family, k, fit.prior,
                      pairs, clustered)  # fmt: skip
-    return _built(fit, design, ci, eta_prior=eta_prior, remedy=None)
+    return _built(fit, design, ci, eta_prior=eta_prior, remedy=remedy)
 
 
 def unit_df(fit: DesignFit, at: NDArray[np.int64], df=None):
@@ -719,9 +725,12 @@ def _cr2(params, free, bread, design: _Design) -> ClusterInference:
     r, bread = design.rows, block(bread, free)
     if design.pairs is not None:  # rows per cluster without covariates: the row residuals
         d, m = design.pairs, design.m
-        a, b = design.working(params, d)
         t = design.family.row_terms(design.k, params[:m], params[m:], d.ii, d.jj, d.judge,
                                     d.wi, d.wj, d.tt, False)  # fmt: skip
+        if not design.crowd:  # a tie model: two working rows per row
+            working, residual = tie_working(d, t[3:6], t[1:3])
+            return working_inference(working, residual, free, bread, d)
+        a, b = design.working(params, d)
         with np.errstate(divide="ignore", invalid="ignore"):  # row r's score is e_r x_r
             residual = np.where(a != 0, t.score_d / a,
                                 np.where(b != 0, t.score_x / b, 0.0))  # fmt: skip

@@ -18,10 +18,10 @@ from numpy.typing import NDArray
 from ratings.data.comparisons import Comparisons
 from ratings.kernels.engine import Engine, resolve
 from ratings.models.bt import start as bt_start
-from ratings.models.covariates import Remedy, fit_design, pair_design
+from ratings.models.covariates import DesignFit, Remedy, fit_design, pair_design
 from ratings.models.families.ties import TieFamily, tie_family
 
-__all__ = ["TieFamily", "TieFit", "family_of", "fit_ties"]
+__all__ = ["TieFamily", "TieFit", "family_of", "fit_ties", "remedy_of"]
 
 family_of = tie_family  # the tie family called ``name`` ("davidson" or "rao-kupper")
 
@@ -41,6 +41,15 @@ class TieFit:
     n_iter: int
     max_grad: float
     family: TieFamily
+    design: DesignFit  # the same estimate as the design's fit (its intervals: pair_built)
+
+
+def remedy_of(family: TieFamily) -> Remedy:
+    """How a tie model's errors name it (:class:`ratings.models.covariates.Remedy`)."""
+    return Remedy(f"{family.name.capitalize()} tie model", "the tie parameter",
+                  "almost every verdict is a tie. Fit with ties as half wins.",
+                  "some ratings are so far apart that their verdicts carry no information. "
+                  "Add verdicts between the extreme models.")  # fmt: skip
 
 
 def fit_ties(
@@ -71,10 +80,9 @@ def fit_ties(
         x0 = np.append(bt_start(rows), family.start_at(share))
     x0 = np.array(x0, dtype=np.float64)
     design = pair_design(rows, engine)
-    remedy = Remedy(f"{family.name.capitalize()} tie model", "the tie parameter",
-                    "almost every verdict is a tie. Fit with ties as half wins.", "")
     fit = fit_design(design, x0[:m] - x0[ref], ref=ref, family=family, eta0=x0[m:], ci=None,
-                     engine=engine, tol=tol, max_iter=max_iter, remedy=remedy)  # fmt: skip
+                     engine=engine, tol=tol, max_iter=max_iter,
+                     remedy=remedy_of(family))  # fmt: skip
     return TieFit(theta=fit.strength.copy(), phi=float(fit.eta[0]), ref=ref, hessian=fit.hessian,
                   nll=fit.nll, converged=fit.converged, n_iter=fit.n_iter,
-                  max_grad=fit.max_grad, family=family)
+                  max_grad=fit.max_grad, family=family, design=fit)
