@@ -703,6 +703,27 @@ def _bread_information(params, hessian, design: _Design, ci: str, ridge: float, 
     return info + (design.prior_terms(params)[2] if eta_prior else strengths)
 
 
+def _pair_terms(family: Family, k, params, m: int, d: Comparisons) -> tuple:
+    """A tie family's (score_d, score_x, info_dd, info_dx, info_xx) of each row of ``d`` (one
+    slot): the terms depend on the pair of models alone, and its expected information on the
+    verdicts' number alone, so they are computed once per pair met (one verdict of each
+    outcome) and combined with the rows' counts."""
+    key = d.ii * m + d.jj
+    pairs = np.flatnonzero(np.bincount(key, minlength=m * m))
+    one, zero = np.ones(pairs.size), np.zeros(pairs.size)
+    slot = np.zeros(pairs.size, dtype=np.int64)
+    unit = [family.row_terms(k, params[:m], params[m:], pairs // m, pairs % m, slot, *w, False)
+            for w in ((one, zero, zero), (zero, one, zero), (zero, zero, one))]  # fmt: skip
+    at = np.empty(m * m, dtype=np.int64)
+    at[pairs] = np.arange(pairs.size)
+    at = at[key]
+    counts = (d.wi, d.wj, d.tt)
+    score_d, score_x = (sum(w * t[c][at] for w, t in zip(counts, unit, strict=True))
+                        for c in (1, 2))  # fmt: skip
+    n = d.wi + d.wj + d.tt
+    return score_d, score_x, *(n * unit[0][c][at] for c in (3, 4, 5))
+
+
 def _cr2(params, free, bread, design: _Design) -> ClusterInference:
     """CR2 influences and the Satterthwaite pieces, as every clustered fit of the package gets
     them, from the working rows (:class:`ratings.inference.working.WorkingRows`): without
@@ -725,11 +746,12 @@ def _cr2(params, free, bread, design: _Design) -> ClusterInference:
     r, bread = design.rows, block(bread, free)
     if design.pairs is not None:  # rows per cluster without covariates: the row residuals
         d, m = design.pairs, design.m
+        if not design.crowd:  # a tie model: two working rows per row
+            terms = _pair_terms(design.family, design.k, params, m, d)
+            working, residual = tie_working(d, terms[2:], terms[:2])
+            return working_inference(working, residual, free, bread, d)
         t = design.family.row_terms(design.k, params[:m], params[m:], d.ii, d.jj, d.judge,
                                     d.wi, d.wj, d.tt, False)  # fmt: skip
-        if not design.crowd:  # a tie model: two working rows per row
-            working, residual = tie_working(d, t[3:6], t[1:3])
-            return working_inference(working, residual, free, bread, d)
         a, b = design.working(params, d)
         with np.errstate(divide="ignore", invalid="ignore"):  # row r's score is e_r x_r
             residual = np.where(a != 0, t.score_d / a,
