@@ -281,7 +281,7 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
             "information), so no interval can be computed. Add verdicts between the extreme "
             f"models{'' if tied else ', or pass ' + option('penalty')}.") from None  # fmt: skip
     if tied:
-        built = pair_built(res.design, data, ci, clustered=clustered, family=family,
+        built = pair_built(res, data, ci, clustered=clustered, family=family,
                            engine=engine, remedy=remedy_of(family))  # fmt: skip
     else:
         built = build(bread, ci, scores, n_clusters=data.n_clusters if clustered else None,

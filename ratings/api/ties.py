@@ -22,13 +22,14 @@ from numpy.typing import NDArray
 from ratings.core.errors import DataWarning, DegenerateBoardError, NonIdentifiableError, option
 from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
-from ratings.models.ties import TieFamily, TieFit, family_of, fit_ties
+from ratings.models.covariates import DesignFit
+from ratings.models.ties import TieFamily, family_of, fit_ties
 
 __all__ = ["check_identified", "design_tie_table", "tie_family_of", "tie_refit", "tie_start",
            "tie_table"]
 
 def tie_start(rows: Comparisons, family: TieFamily, *, ref: int, engine, tol: float = 1e-8,
-              max_iter: int = 200) -> TieFit:  # fmt: skip
+              max_iter: int = 200) -> DesignFit:  # fmt: skip
     """The tie model's fit on the rows summed over clusters (without covariates: the start of
     a fit with style features or judge effects), or :class:`DegenerateBoardError` where the
     tie parameter has no finite estimate."""

@@ -464,6 +464,11 @@ class DesignFit:
         return self.params[self.n_models + self.n_features:]
 
     @property
+    def phi(self) -> float:
+        """A tie model's tie parameter on its unbounded scale (its family's one parameter)."""
+        return float(self.eta[0])
+
+    @property
     def eta_at(self) -> NDArray[np.int64]:
         """Where ``params`` holds the family's parameters (Crowd-BT's etas)."""
         return self.n_models + self.n_features + np.arange(self.eta.size)
