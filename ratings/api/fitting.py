@@ -48,23 +48,22 @@ from ratings.core.threads import one_blas_thread
 from ratings.data.comparisons import Comparisons
 from ratings.data.soft import check_soft_bootstrap
 from ratings.inference import bt_inference
-from ratings.inference.builder import Scores, build, row_scores_of
+from ratings.inference.builder import build, row_scores_of
 from ratings.inference.covariance import inverse_free
 from ratings.inference.degenerate import fill_collapsed
 from ratings.inference.tie_bias import phi_bias
-from ratings.inference.ties import tie_cluster_scores, tie_inference
 from ratings.kernels.engine import kernels
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.bt import PairTable, fit_bt
+from ratings.models.covariates import pair_built
 from ratings.models.crowd.policy import estimate_crowd
 from ratings.models.crowd.quality import resolve_judge_quality
-from ratings.models.design import pair_meat
 from ratings.models.estimate import Estimate, bootstrap_refits
 from ratings.models.families.bt import BRADLEY_TERRY
 from ratings.models.families.ties import TieFamily
 from ratings.models.firth import fit_firth
 from ratings.models.style import check_style_columns, style_columns
-from ratings.models.ties import family_of
+from ratings.models.ties import family_of, remedy_of
 from ratings.result import Ratings
 
 __all__ = [
@@ -248,17 +247,9 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
     with the verdicts' and clusters' scores and the CR2 inference), the seeded bootstrap refits
     and the strengths' :class:`Estimate`, with a tie family's table (else None)."""
     k, m, tied = kernels(engine, data.n_verdicts), data.n_models, isinstance(family, TieFamily)
-    if tied:  # ratings.api.ties: the tie parameter after the strengths
+    if tied:  # ratings.api.ties: the tie parameter after the strengths, the design's intervals
         res = tie_start(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
-        x, row_terms = np.append(res.theta, res.phi), getattr(k, family.kernel)
-        one = np.zeros(data.ii.size, dtype=np.int64)  # one tie parameter for every row
-        scores = Scores(verdict_meat=lambda: pair_meat(family, k, res.theta, x[m:], data, 1, one),
-                        cluster_scores=lambda: tie_cluster_scores(res.theta, res.phi, data,
-                                                                  row_terms, k))  # fmt: skip
-
-        def cr2():
-            return tie_inference(res.theta, res.phi, data, ref=ref, row_terms=row_terms,
-                                 bread=bread)  # fmt: skip
+        x = np.append(res.theta, res.phi)
 
         def refit(sample: Comparisons):
             return np.append(*tie_refit(sample, family, ref, max_iter, engine, x))
@@ -289,8 +280,12 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
             "estimate (numerically: some ratings are so far apart that their verdicts carry no "
             "information), so no interval can be computed. Add verdicts between the extreme "
             f"models{'' if tied else ', or pass ' + option('penalty')}.") from None  # fmt: skip
-    built = build(bread, ci, scores, n_clusters=data.n_clusters if clustered else None,
-                  cr2=cr2, cluster_name=data.cluster_name)  # fmt: skip
+    if tied:
+        built = pair_built(res, data, ci, clustered=clustered, family=family,
+                           engine=engine, remedy=remedy_of(family))  # fmt: skip
+    else:
+        built = build(bread, ci, scores, n_clusters=data.n_clusters if clustered else None,
+                      cr2=cr2, cluster_name=data.cluster_name)  # fmt: skip
     draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed,
                              always_finite=firth)  # fmt: skip
     table = None

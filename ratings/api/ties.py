@@ -2,12 +2,13 @@
 estimate, its intervals and the tie parameter's table.
 
 The fit is :func:`ratings.models.ties.fit_ties`; the intervals treat the tie parameter as one
-more parameter of the vector (strengths, phi): the CR2 sandwich with Satterthwaite degrees of
-freedom per contrast when clustered (:func:`ratings.inference.ties.tie_inference`), the
-per-verdict HC0 sandwich otherwise, CR1 (``"sandwich-z"``), the model-based inverse information
-or the bootstrap, as for half wins. A log without ties has its maximum at the boundary "no
-ties" (nu = 0, theta = 1): the fit is then plain Bradley-Terry, and a :class:`DataWarning` and
-the table say so.
+more parameter of the vector (strengths, phi), through the design's one interval path
+(:func:`ratings.models.covariates.pair_built`, as plain Crowd-BT's): the CR2 sandwich with
+Satterthwaite degrees of freedom per contrast when clustered (the working rows of
+:func:`ratings.inference.ties.tie_working`), the per-verdict HC0 sandwich otherwise, CR1
+(``"sandwich-z"``), the model-based inverse information or the bootstrap, as for half wins.
+A log without ties has its maximum at the boundary "no ties" (nu = 0, theta = 1): the fit is
+then plain Bradley-Terry, and a :class:`DataWarning` and the table say so.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ from numpy.typing import NDArray
 from ratings.core.errors import DataWarning, DegenerateBoardError, NonIdentifiableError, option
 from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
-from ratings.models.ties import TieFamily, TieFit, family_of, fit_ties
+from ratings.models.covariates import DesignFit
+from ratings.models.ties import TieFamily, family_of, fit_ties
 
 __all__ = ["check_identified", "design_tie_table", "tie_family_of", "tie_refit", "tie_start",
            "tie_table"]
 
 def tie_start(rows: Comparisons, family: TieFamily, *, ref: int, engine, tol: float = 1e-8,
-              max_iter: int = 200) -> TieFit:  # fmt: skip
+              max_iter: int = 200) -> DesignFit:  # fmt: skip
     """The tie model's fit on the rows summed over clusters (without covariates: the start of
     a fit with style features or judge effects), or :class:`DegenerateBoardError` where the
     tie parameter has no finite estimate."""

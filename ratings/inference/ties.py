@@ -1,4 +1,6 @@
-"""CR2 pieces of a tie model's fit (Davidson, Rao-Kupper): the strengths and the tie parameter.
+"""The CR2 working rows of a tie model's fit (Davidson, Rao-Kupper): the strengths and the tie
+parameter, read by the design's one interval path (:func:`ratings.models.covariates._cr2`, with
+covariate columns or without, :func:`~ratings.models.covariates.pair_built`).
 
 A verdict of a tie model has three outcomes, so its information in (d, phi) (d = s_i - s_j,
 phi the tie parameter's unbounded scale) has rank two: the working model of
@@ -19,42 +21,12 @@ X_r^T e_r = (score_d, score_phi).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 from numpy.typing import NDArray
 
-from ratings.core.linalg import block
-from ratings.inference.cluster import ClusterInference
-from ratings.inference.small import working_inference
 from ratings.inference.working import WorkingRows
 
-__all__ = ["row_terms_by_pair", "tie_cluster_scores", "tie_inference", "tie_working"]
-
-RowTerms = Callable[..., tuple]
-
-
-def row_terms_by_pair(theta: NDArray[np.float64], phi: float, data,
-                      row_terms: RowTerms) -> tuple:  # fmt: skip
-    """Each row's summed scores and expected information on (d, phi): the model's terms depend
-    on the pair only, so they are computed once per pair of models met (one verdict of each
-    outcome) and combined with the rows' counts."""
-    m = data.n_models
-    key = data.ii * m + data.jj
-    pairs = np.flatnonzero(np.bincount(key, minlength=m * m))
-    pi, pj = pairs // m, pairs % m
-    one, zero = np.ones(pairs.size), np.zeros(pairs.size)
-    outcome = [row_terms(theta, phi, pi, pj, *w, False)
-               for w in ((one, zero, zero), (zero, one, zero), (zero, zero, one))]
-    at = np.empty(m * m, dtype=np.int64)
-    at[pairs] = np.arange(pairs.size)
-    at = at[key]
-    counts = (data.wi, data.wj, data.tt)
-    sd = sum(w * o[1][at] for w, o in zip(counts, outcome, strict=True))
-    sp = sum(w * o[2][at] for w, o in zip(counts, outcome, strict=True))
-    n = data.wi + data.wj + data.tt
-    info = [n * outcome[0][c][at] for c in (3, 4, 5)]  # one verdict's, whatever its outcome
-    return sd, sp, *info
+__all__ = ["tie_working"]
 
 
 def tie_working(rows, info, scores=None, *, x: NDArray[np.float64] | None = None,
@@ -101,31 +73,3 @@ def tie_working(rows, info, scores=None, *, x: NDArray[np.float64] | None = None
     residual = np.zeros(n)
     residual[place], residual[tie_at] = e1, e_tie
     return working, residual
-
-
-def tie_cluster_scores(theta: NDArray[np.float64], phi: float, data, row_terms: RowTerms,
-                       k, terms: tuple | None = None) -> NDArray[np.float64]:  # fmt: skip
-    """Each cluster's summed score on the strengths and the tie parameter, (G x (M + 1))."""
-    m, g = data.n_models, data.n_clusters
-    sd, sp, *_ = row_terms_by_pair(theta, phi, data, row_terms) if terms is None else terms
-    if k.__name__.endswith("_ref"):  # the twin's scatter-add is slow: count by cell instead
-        base = np.asarray(data.cluster, dtype=np.int64) * (m + 1)
-        size = g * (m + 1)
-        out = np.bincount(base + data.ii, sd, size) - np.bincount(base + data.jj, sd, size)
-        out += np.bincount(base + m, sp, size)
-        return out.reshape(g, m + 1)
-    return k.cluster_scores(g, m + 1, data.ii, data.jj, np.zeros(data.ii.size, np.int64),
-                            data.cluster, sd, sp, m)  # fmt: skip
-
-
-def tie_inference(theta: NDArray[np.float64], phi: float, data, *, ref: int,
-                  row_terms: RowTerms, bread: NDArray[np.float64],
-                  small: bool | None = None) -> ClusterInference:  # fmt: skip
-    """CR2 pieces of a clustered tie-model fit over the M strengths and the tie parameter
-    (parameter M). ``bread``: the inverse information over all M + 1 parameters (zero at
-    ``ref``); ``row_terms``: the family's row kernel;
-    ``small``: the sparse path or the dense one, by default by the clusters' sizes."""
-    free = np.delete(np.arange(data.n_models + 1), ref)
-    sd, sp, *info = row_terms_by_pair(theta, phi, data, row_terms)
-    rows, residual = tie_working(data, info, (sd, sp))
-    return working_inference(rows, residual, free, block(bread, free), data, small)

@@ -464,6 +464,11 @@ class DesignFit:
         return self.params[self.n_models + self.n_features:]
 
     @property
+    def phi(self) -> float:
+        """A tie model's tie parameter on its unbounded scale (its family's one parameter)."""
+        return float(self.eta[0])
+
+    @property
     def eta_at(self) -> NDArray[np.int64]:
         """Where ``params`` holds the family's parameters (Crowd-BT's etas)."""
         return self.n_models + self.n_features + np.arange(self.eta.size)
@@ -575,20 +580,26 @@ def pair_design(rows: Comparisons, engine: Engine = "auto") -> SlotCounts:
 
 
 def pair_built(fit: DesignFit, pairs: Comparisons, ci: str, *, clustered: bool,
-               eta_prior: bool = True, family: Family = CROWD_BT,
-               engine: Engine = "auto") -> Built:  # fmt: skip
-    """The covariance of kind ``ci`` of a fit without covariate columns (plain Crowd-BT's)
-    whose rows per cluster are ``pairs`` (its estimate ran on their sums over clusters): the
-    one path of :func:`fit_design`'s intervals (see :func:`_built`; the clusters' passes over
-    ``pairs``, CR2 by :func:`ratings.inference.small.working_inference`), in its open-intervals
-    mode: infinite variances on ``fit.free`` where the likelihood's information is singular
-    there (or only by rounding), the ratings the prior alone makes finite. Per verdict unless
-    ``clustered``; ``eta_prior`` False leaves the prior on eta out of CR2's bread (what the
-    verdicts alone say about eta)."""
+               eta_prior: bool = True, family: Family = CROWD_BT, engine: Engine = "auto",
+               remedy: Remedy | None = None) -> Built:  # fmt: skip
+    """The covariance of kind ``ci`` of a fit without covariate columns (plain Crowd-BT's, a
+    tie model's) whose rows per cluster are ``pairs`` (its estimate ran on their sums over
+    clusters): the one path of :func:`fit_design`'s intervals (see :func:`_built`; the
+    clusters' passes over ``pairs``, CR2 by :func:`ratings.inference.small.working_inference`).
+    With ``remedy`` None (plain Crowd-BT) in its open-intervals mode: infinite variances on
+    ``fit.free`` where the likelihood's information is singular there (or only by rounding),
+    the ratings the prior alone makes finite; else a singular information raises
+    :class:`NonIdentifiableError` worded by ``remedy``. Per verdict unless ``clustered``;
+    ``eta_prior`` False leaves the prior on eta out of CR2's bread (what the verdicts alone say
+    about eta)."""
+    if family is not CROWD_BT and family.n_extra(len(pairs.judges)) and len(pairs.judges) > 1:
+        pairs = Comparisons(pairs.models, pairs.judges[:1], pairs.clusters, pairs.cluster_name,
+                            pairs.ii, pairs.jj, np.zeros_like(pairs.judge), pairs.cluster,
+                            pairs.wi, pairs.wj, pairs.tt)  # one slot: every row's judge code 0
     k = kernels(engine, pairs.n_verdicts)
     design = _Design(pair_design(pairs.collapsed(engine=engine), engine), family, k, fit.prior,
                      pairs, clustered)  # fmt: skip
-    return _built(fit, design, ci, eta_prior=eta_prior, remedy=None)
+    return _built(fit, design, ci, eta_prior=eta_prior, remedy=remedy)
 
 
 def unit_df(fit: DesignFit, at: NDArray[np.int64], df=None):
@@ -697,6 +708,27 @@ def _bread_information(params, hessian, design: _Design, ci: str, ridge: float, 
     return info + (design.prior_terms(params)[2] if eta_prior else strengths)
 
 
+def _pair_terms(family: Family, k, params, m: int, d: Comparisons) -> tuple:
+    """A tie family's (score_d, score_x, info_dd, info_dx, info_xx) of each row of ``d`` (one
+    slot): the terms depend on the pair of models alone, and its expected information on the
+    verdicts' number alone, so they are computed once per pair met (one verdict of each
+    outcome) and combined with the rows' counts."""
+    key = d.ii * m + d.jj
+    pairs = np.flatnonzero(np.bincount(key, minlength=m * m))
+    one, zero = np.ones(pairs.size), np.zeros(pairs.size)
+    slot = np.zeros(pairs.size, dtype=np.int64)
+    unit = [family.row_terms(k, params[:m], params[m:], pairs // m, pairs % m, slot, *w, False)
+            for w in ((one, zero, zero), (zero, one, zero), (zero, zero, one))]  # fmt: skip
+    at = np.empty(m * m, dtype=np.int64)
+    at[pairs] = np.arange(pairs.size)
+    at = at[key]
+    counts = (d.wi, d.wj, d.tt)
+    score_d, score_x = (sum(w * t[c][at] for w, t in zip(counts, unit, strict=True))
+                        for c in (1, 2))  # fmt: skip
+    n = d.wi + d.wj + d.tt
+    return score_d, score_x, *(n * unit[0][c][at] for c in (3, 4, 5))
+
+
 def _cr2(params, free, bread, design: _Design) -> ClusterInference:
     """CR2 influences and the Satterthwaite pieces, as every clustered fit of the package gets
     them, from the working rows (:class:`ratings.inference.working.WorkingRows`): without
@@ -719,9 +751,13 @@ def _cr2(params, free, bread, design: _Design) -> ClusterInference:
     r, bread = design.rows, block(bread, free)
     if design.pairs is not None:  # rows per cluster without covariates: the row residuals
         d, m = design.pairs, design.m
-        a, b = design.working(params, d)
+        if not design.crowd:  # a tie model: two working rows per row
+            terms = _pair_terms(design.family, design.k, params, m, d)
+            working, residual = tie_working(d, terms[2:], terms[:2])
+            return working_inference(working, residual, free, bread, d)
         t = design.family.row_terms(design.k, params[:m], params[m:], d.ii, d.jj, d.judge,
                                     d.wi, d.wj, d.tt, False)  # fmt: skip
+        a, b = design.working(params, d)
         with np.errstate(divide="ignore", invalid="ignore"):  # row r's score is e_r x_r
             residual = np.where(a != 0, t.score_d / a,
                                 np.where(b != 0, t.score_x / b, 0.0))  # fmt: skip

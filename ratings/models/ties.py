@@ -10,37 +10,26 @@ solver (:func:`ratings.models.newton.newton`) runs with the design's divergence 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from numpy.typing import NDArray
 
 from ratings.data.comparisons import Comparisons
 from ratings.kernels.engine import Engine, resolve
 from ratings.models.bt import start as bt_start
-from ratings.models.covariates import Remedy, fit_design, pair_design
+from ratings.models.covariates import DesignFit, Remedy, fit_design, pair_design
 from ratings.models.families.ties import TieFamily, tie_family
 
-__all__ = ["TieFamily", "TieFit", "family_of", "fit_ties"]
+__all__ = ["TieFamily", "family_of", "fit_ties", "remedy_of"]
 
 family_of = tie_family  # the tie family called ``name`` ("davidson" or "rao-kupper")
 
 
-@dataclass(frozen=True, eq=False)
-class TieFit:
-    """A tie model's estimate: strengths ``theta`` (``theta[ref] == 0``), the tie parameter on
-    its unbounded scale ``phi``, and the (M + 1)-square expected information ``hessian`` of the
-    negative log-likelihood at them (the tie parameter last)."""
-
-    theta: NDArray[np.float64]
-    phi: float
-    ref: int
-    hessian: NDArray[np.float64]
-    nll: float
-    converged: bool
-    n_iter: int
-    max_grad: float
-    family: TieFamily
+def remedy_of(family: TieFamily) -> Remedy:
+    """How a tie model's errors name it (:class:`ratings.models.covariates.Remedy`)."""
+    return Remedy(f"{family.name.capitalize()} tie model", "the tie parameter",
+                  "almost every verdict is a tie. Fit with ties as half wins.",
+                  "some ratings are so far apart that their verdicts carry no information. "
+                  "Add verdicts between the extreme models.")  # fmt: skip
 
 
 def fit_ties(
@@ -52,8 +41,10 @@ def fit_ties(
     max_iter: int = 200,
     engine: Engine = "auto",
     x0: NDArray[np.float64] | None = None,
-) -> TieFit:
-    """Maximum likelihood of a tie model on the rows summed over clusters.
+) -> DesignFit:
+    """Maximum likelihood of a tie model on the rows summed over clusters: a
+    :class:`~ratings.models.covariates.DesignFit` without covariate columns (``phi`` its tie
+    parameter; its intervals by :func:`ratings.models.covariates.pair_built`).
 
     Newton's method (Fisher scoring for Rao-Kupper, whose observed and expected information
     differ; the same thing for Davidson) from the half-win start of
@@ -71,10 +62,6 @@ def fit_ties(
         x0 = np.append(bt_start(rows), family.start_at(share))
     x0 = np.array(x0, dtype=np.float64)
     design = pair_design(rows, engine)
-    remedy = Remedy(f"{family.name.capitalize()} tie model", "the tie parameter",
-                    "almost every verdict is a tie. Fit with ties as half wins.", "")
-    fit = fit_design(design, x0[:m] - x0[ref], ref=ref, family=family, eta0=x0[m:], ci=None,
-                     engine=engine, tol=tol, max_iter=max_iter, remedy=remedy)  # fmt: skip
-    return TieFit(theta=fit.strength.copy(), phi=float(fit.eta[0]), ref=ref, hessian=fit.hessian,
-                  nll=fit.nll, converged=fit.converged, n_iter=fit.n_iter,
-                  max_grad=fit.max_grad, family=family)
+    return fit_design(design, x0[:m] - x0[ref], ref=ref, family=family, eta0=x0[m:], ci=None,
+                      engine=engine, tol=tol, max_iter=max_iter,
+                      remedy=remedy_of(family))  # fmt: skip
