@@ -67,13 +67,12 @@ def streamed_pairs_df(rows: WorkingRows, n: NDArray[np.float64],
     tr, sq, top = np.zeros(m), np.zeros(m), np.zeros(m)
     gram = np.zeros((m, m))
     for u, w in blocks():
-        wu = u * w[:, None]
-        tr += wu.sum(axis=0)
-        sq += (wu * u).sum(axis=0)
+        tr += w @ u
+        su = np.sqrt(w)[:, None] * u  # one pass over u for its weighted squares and Gram matrix
+        sq += np.einsum("gc,gc->c", su, su)
         # sum_g w_g u_g u_g^T as BLAS's symmetric rank-k update (half a product's work, the
         # pairs met x models^2 that dominate a large board's table), on the pool's threads
-        wu = np.sqrt(w, out=w.copy())[:, None] * u
-        gram += symmetric_gram(wu)
+        gram += symmetric_gram(su)
         np.maximum(top, u.max(axis=0, initial=0.0), out=top)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = (tr[:, None] + tr[None, :]) ** 2 / (sq[:, None] + sq[None, :] + 2.0 * gram)

@@ -59,6 +59,8 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
     the grouping."""
     if n.shape[1] <= _ROWWISE_UP_TO:
         return _quadratic_by_rows(n_clusters, ii, jj, judge, cluster, a, b, n_models, n)
+    if ii.size and np.all(cluster[1:] > cluster[:-1]):  # one row a cluster: nothing to group
+        return _quadratic_one_row(n_clusters, ii, jj, judge, cluster, a, b, n_models, n)
     from scipy.sparse import csr_matrix
 
     n_judges = int(judge.max(initial=-1)) + 1 if b.size else 1
@@ -103,6 +105,24 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
             x = d
             x *= d
         out[:, lo:lo + step] = w @ x
+    return out
+
+
+def _quadratic_one_row(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
+    """:func:`cluster_quadratic` where each cluster has one row at most (an arena's prompts,
+    or their distinct designs): each row's x_r = a_r (n_i - n_j) [+ b_r n_k] squared, taken
+    :data:`_CELLS` cells at a time."""
+    out = np.zeros((n_clusters, n.shape[1]))
+    step = max(1, _CELLS // max(n.shape[1], 1))
+    for lo in range(0, ii.size, step):
+        s = slice(lo, lo + step)
+        x = np.take(n, ii[s], axis=0)
+        x -= np.take(n, jj[s], axis=0)
+        x *= a[s, None]
+        if b.size:
+            x += b[s, None] * np.take(n, n_models + judge[s], axis=0)
+        x *= x
+        out[cluster[s]] = x
     return out
 
 
