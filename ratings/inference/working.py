@@ -131,7 +131,8 @@ class WorkingRows:
     def design(self, lf: NDArray[np.float64], sl: slice) -> NDArray[np.float64]:
         """Rows ``sl`` times ``lf`` (n_params x K): each row's design vector mapped by ``lf``."""
         m, p = self.n_models, 0 if self.x is None else self.x.shape[1]
-        out = lf[self.ii[sl]] - lf[self.jj[sl]]
+        out = np.take(lf, self.ii[sl], axis=0)  # take: twice as fast as indexing rows
+        out -= np.take(lf, self.jj[sl], axis=0)
         if p:
             out += self.x[sl] @ lf[m:m + p]
         out *= self.a[sl, None]
