@@ -77,3 +77,53 @@ def test_a_leverage_of_one_is_flagged_and_mapped_to_one():
         assert deg[1] and lev.max() == pytest.approx(1.0)
         want = np.sort([1.0, 1.0 / np.sqrt(1.0 - lev.min())])  # 1 where the leverage is 1
         np.testing.assert_allclose(np.linalg.eigvalsh(f[1:].reshape(2, 2)), want, rtol=1e-8)
+
+
+def test_inverse_square_root_iteration_matches_scipy_or_hands_over():
+    """The twin's Newton-Schulz iteration gives sqrtm(inv(I - H)) where it converges (largest
+    leverages 0.02 to 0.95) and reports the blocks it leaves to the eigen-decomposition
+    (a leverage of 1 - 1e-6), whose values it must not be trusted for."""
+    rng = np.random.default_rng(7)
+    tops = [0.02, 0.3, 0.8, 0.95, 1.0 - 1e-6]
+    blocks = []
+    for top in tops:
+        q, _ = np.linalg.qr(rng.normal(size=(12, 12)))
+        lam = np.concatenate([[top], rng.uniform(0.0, top, 8), np.zeros(3)])
+        blocks.append((q * lam) @ q.T)
+    f, done = twins._inverse_sqrt(np.array(blocks))
+    assert done.tolist() == [True, True, True, True, False]
+    for k in range(4):
+        want = np.real(scipy.linalg.sqrtm(np.linalg.inv(np.eye(12) - blocks[k])))
+        np.testing.assert_allclose(f[k], want, rtol=1e-10, atol=1e-12)
+
+
+def test_blocks_near_leverage_one_beside_small_ones():
+    """Clusters of one size, some with a leverage near 1 (the eigen-decomposition) beside ones
+    the iteration handles: every block as scipy's, none flagged degenerate."""
+    m = 8
+    starts = np.arange(0, 5 * 4, 4, dtype=np.int64)  # four clusters of 4 rows
+    rng = np.random.default_rng(3)
+    ii = rng.integers(1, m, 16)
+    jj = (ii + rng.integers(1, m - 1, 16)) % m
+    jj[jj == 0] = 1
+    jj[ii == jj] = (ii[ii == jj] % (m - 1)) + 1
+    # the first cluster alone holds model 0's rows: its leverage along model 0 is near 1
+    ii[:4], jj[:4] = 0, np.array([1, 2, 3, 4])
+    a = np.ones(16)
+    x = np.zeros((16, m))
+    x[np.arange(16), ii] += a
+    x[np.arange(16), jj] -= a
+    info = x[:, 1:].T @ x[:, 1:]
+    bread = np.zeros((m, m))
+    bread[1:, 1:] = np.linalg.inv(info + 1e-4 * np.eye(m - 1))  # model 0 the reference
+    args = (starts, ii, jj, ii, a, np.zeros(0), m, bread)
+    want_h, want_f = _reference(*args)
+    lev = np.linalg.eigvalsh(want_h[:16].reshape(4, 4))
+    assert 0.99 < lev.max() < 1.0 - 1e-8
+    done = twins._inverse_sqrt(want_h.reshape(4, 4, 4))[1]
+    assert done.any() and not done.all()  # both routes within one size
+    for module in (twins, kernels):
+        h, f, deg = module.small_blocks(*args, 1e-8)
+        np.testing.assert_allclose(h, want_h, rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(f, want_f, rtol=1e-7, atol=1e-9)
+        assert not deg.any()
