@@ -108,11 +108,47 @@ def _add_outer(out, r, s, w, ii, jj, judge, a, b, n_models):
             out[row, n_models + judge[s]] += x * b[s]
 
 
+#: Most Newton-Schulz steps of :func:`_inverse_sqrt` (as the twin's).
+_INV_SQRT_STEPS = 12
+#: Frobenius distance of a step's factor T from the identity at which it has converged.
+_INV_SQRT_TOL = 1e-8
+
+
+@njit(**_JIT)
+def _inverse_sqrt(h):
+    """(I - h)^(-1/2) of one leverage block by the coupled Newton-Schulz iteration (the twin's
+    ``_inverse_sqrt``: BLAS products only), and whether it converged."""
+    n = h.shape[0]
+    t = h * 0.5  # the first step from Z = I: T = I + H / 2
+    y = -h
+    for i in range(n):
+        t[i, i] += 1.0
+        y[i, i] += 1.0
+    y = y @ t
+    z = t
+    for _ in range(_INV_SQRT_STEPS - 1):
+        t = z @ y
+        t *= -0.5
+        for i in range(n):
+            t[i, i] += 1.5
+        y = y @ t
+        z = t @ z
+        err = 0.0
+        for i in range(n):
+            for j in range(n):
+                d = t[i, j] - 1.0 if i == j else t[i, j]
+                err += d * d
+        if err < _INV_SQRT_TOL * _INV_SQRT_TOL:
+            return z, True
+    return z, False
+
+
 @njit(**_JIT)
 def small_blocks(starts, ii, jj, judge, a, b, n_models, bread, degenerate):
     """Each cluster's leverage block H_gg = X_g B X_g^T and CR2 block F_g = (I - H_gg)^(-1/2)
-    (eigenvalues at or above 1 - ``degenerate`` mapped to 1), flattened row-major one cluster
-    after another -> (f8[sum R_g^2], f8[sum R_g^2], b1[G]: a leverage at 1 - degenerate)."""
+    (by :func:`_inverse_sqrt`, else from the eigen-decomposition with eigenvalues at or above
+    1 - ``degenerate`` mapped to 1), flattened row-major one cluster after another
+    -> (f8[sum R_g^2], f8[sum R_g^2], b1[G]: a leverage at 1 - degenerate)."""
     g = starts.shape[0] - 1
     off = np.zeros(g + 1, dtype=np.int64)
     for c in range(g):
@@ -138,14 +174,16 @@ def small_blocks(starts, ii, jj, judge, a, b, n_models, bread, degenerate):
                 x = _xbx(r0 + r, r0 + s, ii, jj, judge, a, b, n_models, bread)
                 blk[r, s] = x
                 blk[s, r] = x
-        lam, vec = np.linalg.eigh(blk)
-        fl = np.ones(n)
-        for t in range(n):
-            if lam[t] >= 1.0 - degenerate:
-                deg[c] = True
-            else:
-                fl[t] = 1.0 / np.sqrt(1.0 - lam[t])
-        fb = (vec * fl) @ vec.T  # one BLAS product, not a loop of n^3 steps
+        fb, done = _inverse_sqrt(blk)
+        if not done:  # a leverage near 1: the eigen-decomposition
+            lam, vec = np.linalg.eigh(blk)
+            fl = np.ones(n)
+            for t in range(n):
+                if lam[t] >= 1.0 - degenerate:
+                    deg[c] = True
+                else:
+                    fl[t] = 1.0 / np.sqrt(1.0 - lam[t])
+            fb = (vec * fl) @ vec.T  # one BLAS product, not a loop of n^3 steps
         for r in range(n):
             for s in range(n):
                 f[o + r * n + s] = fb[r, s]
