@@ -80,9 +80,9 @@ def test_a_leverage_of_one_is_flagged_and_mapped_to_one():
 
 
 def test_inverse_square_root_iteration_matches_scipy_or_hands_over():
-    """The twin's Newton-Schulz iteration gives sqrtm(inv(I - H)) where it converges (largest
-    leverages 0.02 to 0.95) and reports the blocks it leaves to the eigen-decomposition
-    (a leverage of 1 - 1e-6), whose values it must not be trusted for."""
+    """The Newton-Schulz iteration (the twin's, batched, and the kernel's) gives
+    sqrtm(inv(I - H)) where it converges (largest leverages 0.02 to 0.95) and reports the
+    blocks it leaves to the eigen-decomposition (a leverage of 1 - 1e-6)."""
     rng = np.random.default_rng(7)
     tops = [0.02, 0.3, 0.8, 0.95, 1.0 - 1e-6]
     blocks = []
@@ -92,9 +92,12 @@ def test_inverse_square_root_iteration_matches_scipy_or_hands_over():
         blocks.append((q * lam) @ q.T)
     f, done = twins._inverse_sqrt(np.array(blocks))
     assert done.tolist() == [True, True, True, True, False]
+    one = [kernels._inverse_sqrt(blk) for blk in blocks]  # the kernel's, block by block
+    assert [d for _, d in one] == done.tolist()
     for k in range(4):
         want = np.real(scipy.linalg.sqrtm(np.linalg.inv(np.eye(12) - blocks[k])))
         np.testing.assert_allclose(f[k], want, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(one[k][0], want, rtol=1e-10, atol=1e-12)
 
 
 def test_blocks_near_leverage_one_beside_small_ones():
