@@ -11,6 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -263,6 +264,42 @@ def test_escape_formulas_prefixes_a_quote_and_spares_numbers():
     assert frame["model"].tolist()[0] == FORMULAS[0]  # the input is not modified
     back = unescape_formulas(out.astype({"model": object}))
     assert back["model"].tolist()[:9] == frame["model"].tolist()[:9]
+
+
+def _spreadsheet_formula(cell: object) -> bool:
+    """OWASP's rule, cell by cell: text whose first character after any quotes starts a
+    formula, unless the text is a plain decimal number (a sign, digits with at most one point,
+    an exponent)."""
+    if not isinstance(cell, str):
+        return False
+    head = cell.lstrip("'")
+    if not head or head[0] not in "=+-@\t\r":
+        return False
+    text = cell[1:] if cell[:1] in ("+", "-") else cell
+    mantissa, e, exponent = text.replace("E", "e").partition("e")
+    power = exponent[1:] if exponent[:1] in ("+", "-") else exponent
+    digits = mantissa.replace(".", "", 1)
+    number = (digits.isdecimal() and (not e or power.isdecimal()))
+    return not number
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_escape_formulas_matches_the_cell_rule(seed):
+    rng = np.random.default_rng(seed)
+    pieces = ["=", "+", "-", "@", "\t", "\r", "'", "''", "1", "2.5", ".5", "e3", "E-2", "x",
+              "SUM(A1)", " ", "", "-"]  # fmt: skip
+    cells = ["".join(rng.choice(pieces, rng.integers(1, 4))) for _ in range(400)]
+    mixed = [*cells, None, np.nan, 3, -2.5, True]
+    frame = pd.DataFrame({"text": mixed, "arrow": pd.array([*cells, None, None, None, None,
+                                                            None], dtype="string"),
+                          "cat": pd.Categorical([*cells, None, None, None, None, None])},
+                         index=np.repeat(np.arange(len(mixed) // 5 + 1), 5)[:len(mixed)])
+    out = escape_formulas(frame)
+    for col in frame.columns:
+        want = ["'" + v if _spreadsheet_formula(v) else v for v in frame[col].astype(object)]
+        got = out[col].astype(object).tolist()
+        assert [g for g in got if isinstance(g, str)] == [w for w in want if isinstance(w, str)]
+    assert frame["text"].tolist()[:400] == cells  # the input is not modified
 
 
 def test_cli_outputs_escape_formulas_and_read_them_back(tmp_path, capsys):

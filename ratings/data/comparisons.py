@@ -319,11 +319,8 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool,
     """:func:`aggregate`; ``lazy`` lets clustered logs keep their verdict codes in place of
     per-cluster rows (see :class:`_KeptCodes`); ``named``: how errors name the rows (the
     ``noun`` and ``fix`` of :func:`~ratings.data.counts.reject_rows`)."""
-    from ratings.data.dask import is_dask_frame
-    from ratings.data.sql import is_duckdb_relation
-
-    if is_dask_frame(verdicts) or is_duckdb_relation(verdicts):  # reduce where the log lives
-        from ratings.data.dask import aggregate_counts
+    if not isinstance(verdicts, pd.DataFrame) and _lives_elsewhere(verdicts):  # reduced there
+        from ratings.data.dask import aggregate_counts, is_dask_frame
         from ratings.data.sql import aggregate_counts_sql
         from ratings.io import read_counts
 
@@ -404,6 +401,15 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool,
         data._set_forfeits(pd.Series(lost, index=labels).reindex(data.models, fill_value=0)
                            .to_numpy(dtype=np.int64))  # fmt: skip
     return data
+
+
+def _lives_elsewhere(verdicts: object) -> bool:
+    """Is ``verdicts`` a Dask DataFrame or a DuckDB relation? (Their readers' modules are
+    imported only to ask: a fit of a pandas frame never loads them.)"""
+    from ratings.data.dask import is_dask_frame
+    from ratings.data.sql import is_duckdb_relation
+
+    return is_dask_frame(verdicts) or is_duckdb_relation(verdicts)
 
 
 def _forfeit_counts(ca, cb, amap, bmap, failed, weight, m: int) -> NDArray[np.int64]:

@@ -215,7 +215,6 @@ def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
     (group, i, j, outcome) cell when that table is small (no sort), else a sort (an empty
     ``weight``: one per verdict, counted without weights)."""
     space = (int(group.max()) + 1) * n_models * n_models if group.size else 0
-    m2 = n_models * n_models
     if space <= 2 * group.size + _DENSE_EXTRA:
         key = _keys(group, row_i, row_j, n_models, 3 * space)
         seen = np.zeros(space, dtype=bool)
@@ -225,7 +224,7 @@ def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
         key += outcome
         counts = np.bincount(key, weight if weight.size else None,
                              3 * space).reshape(space, 3)[uniq]  # fmt: skip
-        return (uniq // m2, (uniq // n_models) % n_models, uniq % n_models,
+        return (*_split_keys(uniq, n_models),
                 *np.ascontiguousarray(counts.T, dtype=np.float64))  # fmt: skip
     if not weight.size:
         cell = _keys(group, row_i, row_j, n_models, 4 * space)
@@ -234,13 +233,13 @@ def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
         if cell.dtype == np.int64 and 4 * space <= 2**32:  # sort 32-bit values
             cell = cell.astype(np.uint32)
         uniq, counts = _sorted_cells(cell)
-        return (uniq // m2, (uniq // n_models) % n_models, uniq % n_models, *counts)
+        return (*_split_keys(uniq, n_models), *counts)
     key = _keys(group, row_i, row_j, n_models, space)
     uniq, code = np.unique(key, return_inverse=True)  # (no first index: a stable sort, 4x)
     uniq = uniq.astype(np.int64)
     r = uniq.size
     return (
-        uniq // m2, (uniq // n_models) % n_models, uniq % n_models,
+        *_split_keys(uniq, n_models),
         np.bincount(code, weight * (outcome == 0), r),
         np.bincount(code, weight * (outcome == 1), r),
         np.bincount(code, weight * (outcome == 2), r),
@@ -249,9 +248,10 @@ def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
 
 def _sorted_cells(cell):
     """Distinct keys ``cell >> 2`` (sorted) and the count of each (key, outcome ``cell & 3``)
-    cell, (3 x keys) float64: one sort (of the cells' own type, 32-bit when they fit), no
-    argsort."""
-    s = np.sort(cell)
+    cell, (3 x keys) float64: one sort (of the cells' own type, 32-bit when they fit, in
+    place: ``cell`` is the caller's temporary, and is overwritten), no argsort."""
+    s = cell
+    s.sort()
     k = s >> 2
     first = np.empty(k.size, dtype=bool)
     first[:1] = True
@@ -264,6 +264,16 @@ def _sorted_cells(cell):
     s -= 1
     counts = np.bincount(s, minlength=3 * uniq.size)
     return uniq, counts.reshape(3, uniq.size).astype(np.float64)
+
+
+def _split_keys(key, n_models):
+    """``(group, i, j)`` of int64 keys ``(group * n_models + i) * n_models + j``: two
+    divisions, the group written over their first quotient (no temporaries of the keys' size
+    beyond the three results)."""
+    rest, j = np.divmod(key, n_models)
+    i = np.empty_like(rest)
+    np.divmod(rest, n_models, out=(rest, i))
+    return rest, i, j
 
 
 def collapse_rows(judge, ii, jj, wi, wj, tt, n_judges, n_models):
