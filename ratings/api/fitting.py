@@ -253,10 +253,12 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
 
         def refit(sample: Comparisons):
             return np.append(*tie_refit(sample, family, ref, max_iter, engine, x))
+
+        built = pair_built(res, data, ci, clustered=clustered, family=family,
+                           engine=engine, remedy=remedy_of(family))  # fmt: skip
     else:
         estimator = fit_firth if firth else partial(fit_bt, penalty=penalty)
         res = estimator(rows, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
-        x = res.theta
 
         def row_scores(rows: Comparisons, wi, wj, tt):
             return k.bt_scores(res.theta, rows.ii, rows.jj, wi, wj, tt), None
@@ -264,28 +266,23 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
         def verdict_meat():  # the fit's pairs (the same totals as data's), built once
             return (res.table or PairTable(data)).meat(res.theta)
 
-        scores = row_scores_of(data, m, k, row_scores, verdict_meat)
-
-        def cr2():
-            return bt_inference(res.theta, data, ref=ref, k=k, bread=bread)
-
         def refit(sample: Comparisons):
             return estimator(sample, ref=ref, tol=1e-8, max_iter=max_iter, engine=engine,
                              theta0=res.theta).theta  # fmt: skip
-    try:
-        bread = inverse_free(res.hessian, np.delete(np.arange(x.size), ref))
-    except np.linalg.LinAlgError:
-        raise NonIdentifiableError(
-            f"The information matrix{' of the tie model' if tied else ''} is singular at the "
-            "estimate (numerically: some ratings are so far apart that their verdicts carry no "
-            "information), so no interval can be computed. Add verdicts between the extreme "
-            f"models{'' if tied else ', or pass ' + option('penalty')}.") from None  # fmt: skip
-    if tied:
-        built = pair_built(res, data, ci, clustered=clustered, family=family,
-                           engine=engine, remedy=remedy_of(family))  # fmt: skip
-    else:
-        built = build(bread, ci, scores, n_clusters=data.n_clusters if clustered else None,
-                      cr2=cr2, cluster_name=data.cluster_name)  # fmt: skip
+
+        try:
+            bread = inverse_free(res.hessian, np.delete(np.arange(m), ref))
+        except np.linalg.LinAlgError:
+            raise NonIdentifiableError(
+                "The information matrix is singular at the estimate (numerically: some ratings "
+                "are so far apart that their verdicts carry no information), so no interval "
+                "can be computed. Add verdicts between the extreme models, or pass "
+                f"{option('penalty')}.") from None  # fmt: skip
+        built = build(bread, ci, row_scores_of(data, m, k, row_scores, verdict_meat),
+                      n_clusters=data.n_clusters if clustered else None,
+                      cr2=lambda: bt_inference(res.theta, data, ref=ref, k=k, bread=bread),
+                      cluster_name=data.cluster_name)  # fmt: skip
+    bread = built.bread
     draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed,
                              always_finite=firth)  # fmt: skip
     table = None

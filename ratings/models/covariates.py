@@ -238,13 +238,18 @@ class _Design:
         # the family's own parameters, one per slot: Crowd-BT's eta per judge (the slot of a
         # row its judge), a tie model's one tie parameter (every row's slot 0)
         self.m, self.p, self.nj = rows.n_models, rows.x.shape[1], family.n_extra(rows.n_judges)
-        self.slot = np.zeros(rows.n_rows, dtype=np.int64) if self.nj and not self.crowd \
-            else rows.judge  # (read only with parameters of the family's own)
+        self.one_slot = bool(self.nj) and not self.crowd
+        self.slot = self.slots(rows.judge)  # (read only with parameters of the family's own)
         self.n_params = self.m + self.p + self.nj
         self.prior = prior if self.crowd else None
         self.empty = np.zeros(0)
         self.blocks = blocks_of(rows.n_rows)
         self._bt_rows = self._weights = None
+
+    def slots(self, judge: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The slot of each row whose judge is ``judge``: the judge itself (Crowd-BT), or slot
+        0 for every row (a tie model's one tie parameter)."""
+        return np.zeros_like(judge) if self.one_slot else judge
 
     @cached_property
     def block_index(self) -> list[tuple[NDArray[np.int64], NDArray[np.int64]]]:
@@ -404,13 +409,16 @@ class _Design:
                           lambda: self.cluster_scores(params),
                           lambda: self.cluster_meat(params, per_block))  # fmt: skip
         k, theta, eta = self.k, params[:self.m], params[self.m:]
+        slot = self.slots(d.judge) if self.one_slot else None  # (else the log's judges, unread:
+        # a log that kept its verdict codes sums its clusters' scores without building rows)
 
-        def row_scores(rows, wi, wj, tt):
-            return self.family.row_terms(k, theta, eta, rows.ii, rows.jj, rows.judge, wi, wj, tt,
-                                         False)[1:3]  # fmt: skip
+        def row_scores(rows, wi, wj, tt):  # ``d``'s rows, or its rows summed over clusters
+            return self.family.row_terms(k, theta, eta, rows.ii, rows.jj, self.slots(rows.judge),
+                                         wi, wj, tt, False)[1:3]  # fmt: skip
 
         return row_scores_of(d, self.n_params, k, row_scores,
-                             lambda: pair_meat(self.family, k, theta, eta, d, self.nj))
+                             lambda: pair_meat(self.family, k, theta, eta, d, self.nj, slot),
+                             slot)  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
@@ -592,10 +600,6 @@ def pair_built(fit: DesignFit, pairs: Comparisons, ci: str, *, clustered: bool,
     :class:`NonIdentifiableError` worded by ``remedy``. Per verdict unless ``clustered``;
     ``eta_prior`` False leaves the prior on eta out of CR2's bread (what the verdicts alone say
     about eta)."""
-    if family is not CROWD_BT and family.n_extra(len(pairs.judges)) and len(pairs.judges) > 1:
-        pairs = Comparisons(pairs.models, pairs.judges[:1], pairs.clusters, pairs.cluster_name,
-                            pairs.ii, pairs.jj, np.zeros_like(pairs.judge), pairs.cluster,
-                            pairs.wi, pairs.wj, pairs.tt)  # one slot: every row's judge code 0
     k = kernels(engine, pairs.n_verdicts)
     design = _Design(pair_design(pairs.collapsed(engine=engine), engine), family, k, fit.prior,
                      pairs, clustered)  # fmt: skip
