@@ -37,7 +37,7 @@ from ratings.api.specs import (
     options_of,
     parse_anchor,
 )
-from ratings.api.ties import check_identified, tie_family_of, tie_refit, tie_start, tie_table
+from ratings.api.ties import check_identified, design_tie_table, tie_family_of, tie_refit, tie_start
 from ratings.core.errors import (
     NonIdentifiableError,
     close_matches,
@@ -63,7 +63,7 @@ from ratings.models.families.bt import BRADLEY_TERRY
 from ratings.models.families.ties import TieFamily
 from ratings.models.firth import fit_firth
 from ratings.models.style import check_style_columns, style_columns
-from ratings.models.ties import family_of, remedy_of
+from ratings.models.ties import remedy_of
 from ratings.result import Ratings
 
 __all__ = [
@@ -198,9 +198,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         ties, tie = None, tie_family_of(rows, bt.ties)  # a tie family (ratings.api.ties)
         if model == "bt":
             est, ties = _estimate(data, tie or BRADLEY_TERRY, rows=rows, penalty=bt.penalty,
-                                  firth=bt.firth, **opts)  # fmt: skip
-            if bt.ties != "half" and tie is None:  # no ties: the tie model's boundary, plain BT
-                ties = tie_table(family_of(bt.ties), -np.inf, level=level, stacklevel=4)
+                                  firth=bt.firth, ties=bt.ties, **opts)  # fmt: skip
             if penalised:  # ratings the penalty alone makes finite: open intervals
                 from ratings.models.separation import flag_unbounded, warn_unbounded
 
@@ -238,14 +236,15 @@ def check_style_source(verdicts: Source, style: tuple[str, ...], columns=None,
 
 
 def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, tol, max_iter,
-              n_boot, seed, level, penalty=0.0,
-              firth=False) -> tuple[Estimate, pd.DataFrame | None]:  # fmt: skip
+              n_boot, seed, level, penalty=0.0, firth=False,
+              ties="half") -> tuple[Estimate, pd.DataFrame | None]:  # fmt: skip
     """One estimator for Bradley-Terry and the tie families (:mod:`ratings.models.families`):
     the fit (the collapsed-counts fast path of Bradley-Terry, with its penalty or Firth's
     reduction; a tie family's parameter as parameter M), the bread (inverse information on the
     free parameters), the interval kind's covariance (:func:`ratings.inference.builder.build`
     with the verdicts' and clusters' scores and the CR2 inference), the seeded bootstrap refits
-    and the strengths' :class:`Estimate`, with a tie family's table (else None)."""
+    and the strengths' :class:`Estimate`, with the table of tie model ``ties``
+    (:func:`ratings.api.ties.design_tie_table`: None for half wins)."""
     k, m, tied = kernels(engine, data.n_verdicts), data.n_models, isinstance(family, TieFamily)
     if tied:  # ratings.api.ties: the tie parameter after the strengths, the design's intervals
         res = tie_start(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
@@ -285,13 +284,11 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
     bread = built.bread
     draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed,
                              always_finite=firth)  # fmt: skip
-    table = None
-    if tied:
-        bias = 0.0 if draws is not None else phi_bias(family.probabilities, res.theta, res.phi,
-                                                      rows, bread)  # fmt: skip
-        table = tie_table(family, res.phi, built.cov[m, m], level=level,
-                          inference=built.inference,
-                          draws=None if draws is None else draws[:, m], m=m, bias=bias)
+    bias = 0.0 if draws is not None or not tied else phi_bias(
+        family.probabilities, res.theta, res.phi, rows, bread)  # fmt: skip
+    table = design_tie_table(replace(res, cov=built.cov, inference=built.inference) if tied
+                             else None, ties, family if tied else None, level=level,
+                             draws=draws, bias=bias, stacklevel=5)  # fmt: skip
     est = Estimate(theta=res.theta, cov=built.cov[:m, :m], nll=res.nll, converged=res.converged,
                    n_iter=res.n_iter, max_grad=res.max_grad, model_cov=bread[:m, :m],
                    draws=None if draws is None else draws[:, :m],

@@ -48,18 +48,22 @@ def tie_start(rows: Comparisons, family: TieFamily, *, ref: int, engine, tol: fl
 
 
 def design_tie_table(fit, ties: str, family: TieFamily | None, *, level: float,
-                     df: float | None = None, stacklevel: int = 2) -> pd.DataFrame | None:
-    """The tie table of a fit with covariates (:class:`~ratings.models.covariates.DesignFit`)
-    asked for tie model ``ties``: its parameter is the design's last (its quantile from the
-    fit's df, else ``df``'s, else normal); ``family`` None where the log has no ties, the
-    boundary's table (:func:`tie_table`). None for ties as half wins."""
+                     df: float | None = None, draws: NDArray[np.float64] | None = None,
+                     bias: float = 0.0, stacklevel: int = 2) -> pd.DataFrame | None:  # fmt: skip
+    """The tie table of a fit (:class:`~ratings.models.covariates.DesignFit` with its
+    covariance, covariate columns or not) asked for tie model ``ties``: its parameter is the
+    design's last (its quantile from the fit's df, else ``df``'s, else normal; percentiles of
+    that column of the bootstrap ``draws``; centred on it minus ``bias``); ``family`` None
+    where the log has no ties, the boundary's table (:func:`tie_table`). None for ties as half
+    wins."""
     if ties == "half":
         return None
     if family is None:
         return tie_table(family_of(ties), -np.inf, level=level, stacklevel=stacklevel + 1)
     at = fit.params.size - 1
     return tie_table(family, float(fit.params[at]), float(fit.cov[at, at]), level=level,
-                     inference=fit.inference, m=at, df=np.nan if df is None else df)
+                     inference=fit.inference, m=at, df=np.nan if df is None else df,
+                     draws=None if draws is None else draws[:, at], bias=bias)
 
 
 def tie_refit(sample: Comparisons, family, ref, max_iter, engine, x0) -> tuple:
