@@ -752,27 +752,25 @@ def _cr2(params, free, bread, design: _Design) -> ClusterInference:
     from ratings.inference.ties import tie_working
     from ratings.inference.working import WorkingRows
 
-    r, bread = design.rows, block(bread, free)
-    if design.pairs is not None:  # rows per cluster without covariates: the row residuals
-        d, m = design.pairs, design.m
-        if not design.crowd:  # a tie model: two working rows per row
-            terms = _pair_terms(design.family, design.k, params, m, d)
-            working, residual = tie_working(d, terms[2:], terms[:2])
-            return working_inference(working, residual, free, bread, d)
-        t = design.family.row_terms(design.k, params[:m], params[m:], d.ii, d.jj, d.judge,
-                                    d.wi, d.wj, d.tt, False)  # fmt: skip
-        a, b = design.working(params, d)
-        with np.errstate(divide="ignore", invalid="ignore"):  # row r's score is e_r x_r
-            residual = np.where(a != 0, t.score_d / a,
-                                np.where(b != 0, t.score_x / b, 0.0))  # fmt: skip
-        working = WorkingRows(d.ii, d.jj, d.judge, d.cluster, a, b, d.n_clusters,
-                              design.n_params, m)  # fmt: skip
-        return working_inference(working, residual, free, bread, d)
-    scores = design.cluster_scores(params)
+    bread, d, m = block(bread, free), design.pairs, design.m
+    r = design.rows if d is None else d  # the rows the working rows stand for
+    x, style = (r.x, design.sk) if d is None else (None, None)
     if design.nj and not design.crowd:  # a tie model: two working rows per row
-        working, _ = tie_working(r, design.terms(params, False)[3:6], x=r.x, style=design.sk)
+        terms = (design.terms(params, False)[1:6] if d is None
+                 else _pair_terms(design.family, design.k, params, m, d))  # fmt: skip
+        working, residual = tie_working(r, terms[2:], None if d is None else terms[:2], x=x,
+                                        style=style)  # fmt: skip
     else:
-        a, b = design.working(params)
-        working = WorkingRows(r.ii, r.jj, design.slot, r.cluster, a, b, r.n_clusters,
-                              design.n_params, design.m, x=r.x, style=design.sk)  # fmt: skip
-    return cluster_inference(working, scores, free, clusters=r.clusters, bread=bread)
+        a, b = design.working(params, d)
+        working = WorkingRows(r.ii, r.jj, design.slots(r.judge), r.cluster, a, b, r.n_clusters,
+                              design.n_params, m, x=x, style=style)  # fmt: skip
+        if d is not None:  # row r's score is e_r x_r
+            t = design.family.row_terms(design.k, params[:m], params[m:], d.ii, d.jj, d.judge,
+                                        d.wi, d.wj, d.tt, False)  # fmt: skip
+            with np.errstate(divide="ignore", invalid="ignore"):
+                residual = np.where(a != 0, t.score_d / a,
+                                    np.where(b != 0, t.score_x / b, 0.0))  # fmt: skip
+    if d is not None:  # rows per cluster without covariates: the row residuals
+        return working_inference(working, residual, free, bread, d)
+    return cluster_inference(working, design.cluster_scores(params), free, clusters=r.clusters,
+                             bread=bread)  # fmt: skip
