@@ -37,7 +37,7 @@ from ratings.api.specs import (
     options_of,
     parse_anchor,
 )
-from ratings.api.ties import check_identified, design_tie_table, tie_family_of, tie_refit, tie_start
+from ratings.api.ties import check_identified, tie_family_of, tie_refit, tie_start, tie_table
 from ratings.core.errors import (
     NonIdentifiableError,
     close_matches,
@@ -244,7 +244,7 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
     free parameters), the interval kind's covariance (:func:`ratings.inference.builder.build`
     with the verdicts' and clusters' scores and the CR2 inference), the seeded bootstrap refits
     and the strengths' :class:`Estimate`, with the table of tie model ``ties``
-    (:func:`ratings.api.ties.design_tie_table`: None for half wins)."""
+    (:func:`ratings.api.ties.tie_table`: None for half wins)."""
     k, m, tied = kernels(engine, data.n_verdicts), data.n_models, isinstance(family, TieFamily)
     if tied:  # ratings.api.ties: the tie parameter after the strengths, the design's intervals
         res = tie_start(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
@@ -286,9 +286,9 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
                              always_finite=firth)  # fmt: skip
     bias = 0.0 if draws is not None or not tied else phi_bias(
         family.probabilities, res.theta, res.phi, rows, bread)  # fmt: skip
-    table = design_tie_table(replace(res, cov=built.cov, inference=built.inference) if tied
-                             else None, ties, family if tied else None, level=level,
-                             draws=draws, bias=bias, stacklevel=5)  # fmt: skip
+    table = tie_table(replace(res, cov=built.cov, inference=built.inference) if tied else None,
+                      ties, family if tied else None, level=level, draws=draws, bias=bias,
+                      stacklevel=4)  # fmt: skip
     est = Estimate(theta=res.theta, cov=built.cov[:m, :m], nll=res.nll, converged=res.converged,
                    n_iter=res.n_iter, max_grad=res.max_grad, model_cov=bread[:m, :m],
                    draws=None if draws is None else draws[:, :m],
