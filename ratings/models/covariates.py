@@ -54,6 +54,7 @@ from ratings.inference import ClusterInference
 from ratings.inference.builder import Built, Scores
 from ratings.kernels.engine import Engine, kernels
 from ratings.models.crowd.prior import CrowdPrior, prior_terms
+from ratings.models.design import pair_block, pair_meat, pair_objective
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT, Family
 from ratings.models.newton import newton
 
@@ -291,7 +292,7 @@ class _Design:
         side by side."""
         r = self.rows
         if self.nj and not self.p:  # no covariate columns: the (M + K)-square block alone
-            return self.k.crowd_assemble(self.m, self.nj, r.ii, r.jj, self.slot, wdd, wde, wee)
+            return pair_block(self.k, r, self.nj, self.slot, wdd, wde, wee)
         return _total(side_by_side(lambda s: self.sk.style_assemble(
             self.m, self.nj, r.ii[s], r.jj[s], self.slot[s], r.x[s], wdd[s],
             wde[s] if wde.size else wde, wee[s] if wee.size else wee), self.blocks))
@@ -306,8 +307,6 @@ class _Design:
 
     def objective(self, params, ridge: float, n_ridge: int) -> tuple:
         if self.nj and not self.p:  # no covariate columns: the collapsed-counts fast path
-            from ratings.models.design import pair_objective
-
             nll, grad, hess = pair_objective(self.family, self.k, params[:self.m],
                                              params[self.m:], self.rows, self.nj, self.slot)
         elif self.nj:
@@ -400,7 +399,6 @@ class _Design:
         design's rows (blocks side by side)."""
         from ratings.inference import covariance
         from ratings.inference.builder import row_scores_of
-        from ratings.models.design import pair_meat
 
         d = self.pairs
         if d is None:
