@@ -753,7 +753,7 @@ def _cr2(params, free, bread, design: _Design) -> ClusterInference:
     bread, d, m = block(bread, free), design.pairs, design.m
     r = design.rows if d is None else d  # the rows the working rows stand for
     x, style = (r.x, design.sk) if d is None else (None, None)
-    if design.nj and not design.crowd:  # a tie model: two working rows per row
+    if design.one_slot:  # a tie model: two working rows per row
         terms = (design.terms(params, False)[1:6] if d is None
                  else _pair_terms(design.family, design.k, params, m, d))  # fmt: skip
         working, residual = tie_working(r, terms[2:], None if d is None else terms[:2], x=x,
