@@ -224,6 +224,29 @@ def test_hc0_sandwich_with_the_tie_parameter_equals_a_brute_force_one(kind):
 
 
 @pytest.mark.parametrize("kind", ["davidson", "rao-kupper"])
+@pytest.mark.parametrize("ci", ["hc0", "sandwich-z"])
+def test_sandwiches_of_a_log_of_several_judges_equal_brute_force_ones(kind, ci):
+    """A tie model has one tie parameter whoever judged: on a log of three judges the HC0 and
+    CR1 sandwiches equal the verdict-by-verdict ones, which never read the judge."""
+    log = draw(kind, [0.0, 0.6, -0.3, 0.9], -0.3, 400, 30, 0.3, seed=13)
+    log["judge"] = np.random.default_rng(5).choice(["j0", "j1", "j2"], len(log))
+    r = ratings.fit(log, model=ratings.BT(ties=kind), ci=ci, anchor="m0")
+    score, info, x = _per_verdict(log, kind, r)
+    m = len(r.models)
+    free = np.arange(1, m + 1)
+    bread = _bread(info, x, m, free)
+    if ci == "hc0":
+        meat = score[:, free].T @ score[:, free]
+    else:
+        tasks = log["task_id"].to_numpy()
+        sums = np.array([score[tasks == g][:, free].sum(axis=0) for g in np.unique(tasks)])
+        meat = len(sums) / (len(sums) - 1) * sums.T @ sums
+    cov = bread @ meat @ bread
+    np.testing.assert_allclose(r.cov[1:, 1:], cov[: m - 1, : m - 1], rtol=1e-5, atol=1e-12)
+    np.testing.assert_allclose(r.ties["se_phi"].iloc[0], np.sqrt(cov[-1, -1]), rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["davidson", "rao-kupper"])
 def test_cr2_with_the_tie_parameter_equals_a_brute_force_one(kind):
     """CR2 from each verdict's own working rows: the symmetric square root of its expected
     information (not the Cholesky factor the package uses), A_g = (I - X_g B X_g^T)^(-1/2) on

@@ -33,7 +33,7 @@ from ratings.api.loading import LoadedLog
 from ratings.api.options import spelled
 from ratings.api.results import kind_of, labelled
 from ratings.api.specs import FitOptions, Style
-from ratings.api.ties import check_identified, design_tie_table, tie_family_of, tie_start
+from ratings.api.ties import check_identified, tie_family_of, tie_start, tie_table
 from ratings.data.slots import SlotCounts, slot_counts
 from ratings.data.soft import is_graded, soft_weights
 from ratings.kernels.engine import resolve as resolve_engine
@@ -165,8 +165,7 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
     return labelled(est, loaded, model=kind_of(options, family), ci=ci, level=level, anchor=anchor,
                     rating=options.rating, soft=bt.soft, df=None if styled else df,
                     style=table, judge_effects=effects,
-                    ties=design_tie_table(fit, ties, family, level=level, df=df,
-                                          stacklevel=4))  # fmt: skip
+                    ties=tie_table(fit, ties, family, level=level, df=df, stacklevel=4))
 
 
 def _soft_slots(slots, score: np.ndarray):

@@ -63,7 +63,7 @@ from ratings.models.families.bt import BRADLEY_TERRY
 from ratings.models.families.ties import TieFamily
 from ratings.models.firth import fit_firth
 from ratings.models.style import check_style_columns, style_columns
-from ratings.models.ties import family_of, remedy_of
+from ratings.models.ties import remedy_of
 from ratings.result import Ratings
 
 __all__ = [
@@ -198,9 +198,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         ties, tie = None, tie_family_of(rows, bt.ties)  # a tie family (ratings.api.ties)
         if model == "bt":
             est, ties = _estimate(data, tie or BRADLEY_TERRY, rows=rows, penalty=bt.penalty,
-                                  firth=bt.firth, **opts)  # fmt: skip
-            if bt.ties != "half" and tie is None:  # no ties: the tie model's boundary, plain BT
-                ties = tie_table(family_of(bt.ties), -np.inf, level=level, stacklevel=4)
+                                  firth=bt.firth, ties=bt.ties, **opts)  # fmt: skip
             if penalised:  # ratings the penalty alone makes finite: open intervals
                 from ratings.models.separation import flag_unbounded, warn_unbounded
 
@@ -238,14 +236,15 @@ def check_style_source(verdicts: Source, style: tuple[str, ...], columns=None,
 
 
 def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, tol, max_iter,
-              n_boot, seed, level, penalty=0.0,
-              firth=False) -> tuple[Estimate, pd.DataFrame | None]:  # fmt: skip
+              n_boot, seed, level, penalty=0.0, firth=False,
+              ties="half") -> tuple[Estimate, pd.DataFrame | None]:  # fmt: skip
     """One estimator for Bradley-Terry and the tie families (:mod:`ratings.models.families`):
     the fit (the collapsed-counts fast path of Bradley-Terry, with its penalty or Firth's
     reduction; a tie family's parameter as parameter M), the bread (inverse information on the
     free parameters), the interval kind's covariance (:func:`ratings.inference.builder.build`
     with the verdicts' and clusters' scores and the CR2 inference), the seeded bootstrap refits
-    and the strengths' :class:`Estimate`, with a tie family's table (else None)."""
+    and the strengths' :class:`Estimate`, with the table of tie model ``ties``
+    (:func:`ratings.api.ties.tie_table`: None for half wins)."""
     k, m, tied = kernels(engine, data.n_verdicts), data.n_models, isinstance(family, TieFamily)
     if tied:  # ratings.api.ties: the tie parameter after the strengths, the design's intervals
         res = tie_start(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
@@ -253,10 +252,12 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
 
         def refit(sample: Comparisons):
             return np.append(*tie_refit(sample, family, ref, max_iter, engine, x))
+
+        built = pair_built(res, data, ci, clustered=clustered, family=family,
+                           engine=engine, remedy=remedy_of(family))  # fmt: skip
     else:
         estimator = fit_firth if firth else partial(fit_bt, penalty=penalty)
         res = estimator(rows, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
-        x = res.theta
 
         def row_scores(rows: Comparisons, wi, wj, tt):
             return k.bt_scores(res.theta, rows.ii, rows.jj, wi, wj, tt), None
@@ -264,37 +265,30 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
         def verdict_meat():  # the fit's pairs (the same totals as data's), built once
             return (res.table or PairTable(data)).meat(res.theta)
 
-        scores = row_scores_of(data, m, k, row_scores, verdict_meat)
-
-        def cr2():
-            return bt_inference(res.theta, data, ref=ref, k=k, bread=bread)
-
         def refit(sample: Comparisons):
             return estimator(sample, ref=ref, tol=1e-8, max_iter=max_iter, engine=engine,
                              theta0=res.theta).theta  # fmt: skip
-    try:
-        bread = inverse_free(res.hessian, np.delete(np.arange(x.size), ref))
-    except np.linalg.LinAlgError:
-        raise NonIdentifiableError(
-            f"The information matrix{' of the tie model' if tied else ''} is singular at the "
-            "estimate (numerically: some ratings are so far apart that their verdicts carry no "
-            "information), so no interval can be computed. Add verdicts between the extreme "
-            f"models{'' if tied else ', or pass ' + option('penalty')}.") from None  # fmt: skip
-    if tied:
-        built = pair_built(res, data, ci, clustered=clustered, family=family,
-                           engine=engine, remedy=remedy_of(family))  # fmt: skip
-    else:
-        built = build(bread, ci, scores, n_clusters=data.n_clusters if clustered else None,
-                      cr2=cr2, cluster_name=data.cluster_name)  # fmt: skip
+
+        try:
+            bread = inverse_free(res.hessian, np.delete(np.arange(m), ref))
+        except np.linalg.LinAlgError:
+            raise NonIdentifiableError(
+                "The information matrix is singular at the estimate (numerically: some ratings "
+                "are so far apart that their verdicts carry no information), so no interval "
+                "can be computed. Add verdicts between the extreme models, or pass "
+                f"{option('penalty')}.") from None  # fmt: skip
+        built = build(bread, ci, row_scores_of(data, m, k, row_scores, verdict_meat),
+                      n_clusters=data.n_clusters if clustered else None,
+                      cr2=lambda: bt_inference(res.theta, data, ref=ref, k=k, bread=bread),
+                      cluster_name=data.cluster_name)  # fmt: skip
+    bread = built.bread
     draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed,
                              always_finite=firth)  # fmt: skip
-    table = None
-    if tied:
-        bias = 0.0 if draws is not None else phi_bias(family.probabilities, res.theta, res.phi,
-                                                      rows, bread)  # fmt: skip
-        table = tie_table(family, res.phi, built.cov[m, m], level=level,
-                          inference=built.inference,
-                          draws=None if draws is None else draws[:, m], m=m, bias=bias)
+    bias = 0.0 if draws is not None or not tied else phi_bias(
+        family.probabilities, res.theta, res.phi, rows, bread)  # fmt: skip
+    table = tie_table(replace(res, cov=built.cov, inference=built.inference) if tied else None,
+                      ties, family if tied else None, level=level, draws=draws, bias=bias,
+                      stacklevel=4)  # fmt: skip
     est = Estimate(theta=res.theta, cov=built.cov[:m, :m], nll=res.nll, converged=res.converged,
                    n_iter=res.n_iter, max_grad=res.max_grad, model_cov=bread[:m, :m],
                    draws=None if draws is None else draws[:, :m],

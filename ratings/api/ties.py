@@ -22,11 +22,10 @@ from numpy.typing import NDArray
 from ratings.core.errors import DataWarning, DegenerateBoardError, NonIdentifiableError, option
 from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
-from ratings.models.covariates import DesignFit
+from ratings.models.covariates import DesignFit, unit_df
 from ratings.models.ties import TieFamily, family_of, fit_ties
 
-__all__ = ["check_identified", "design_tie_table", "tie_family_of", "tie_refit", "tie_start",
-           "tie_table"]
+__all__ = ["check_identified", "tie_family_of", "tie_refit", "tie_start", "tie_table"]
 
 def tie_start(rows: Comparisons, family: TieFamily, *, ref: int, engine, tol: float = 1e-8,
               max_iter: int = 200) -> DesignFit:  # fmt: skip
@@ -47,21 +46,6 @@ def tie_start(rows: Comparisons, family: TieFamily, *, ref: int, engine, tol: fl
             "verdict is a tie). Fit with ties as half wins.") from None  # fmt: skip
 
 
-def design_tie_table(fit, ties: str, family: TieFamily | None, *, level: float,
-                     df: float | None = None, stacklevel: int = 2) -> pd.DataFrame | None:
-    """The tie table of a fit with covariates (:class:`~ratings.models.covariates.DesignFit`)
-    asked for tie model ``ties``: its parameter is the design's last (its quantile from the
-    fit's df, else ``df``'s, else normal); ``family`` None where the log has no ties, the
-    boundary's table (:func:`tie_table`). None for ties as half wins."""
-    if ties == "half":
-        return None
-    if family is None:
-        return tie_table(family_of(ties), -np.inf, level=level, stacklevel=stacklevel + 1)
-    at = fit.params.size - 1
-    return tie_table(family, float(fit.params[at]), float(fit.cov[at, at]), level=level,
-                     inference=fit.inference, m=at, df=np.nan if df is None else df)
-
-
 def tie_refit(sample: Comparisons, family, ref, max_iter, engine, x0) -> tuple:
     """A bootstrap resample's (strengths, phi), from ``x0``; a resample without ties or of
     ties only, or whose tie parameter diverges, is skipped (:class:`NonIdentifiableError`)."""
@@ -72,21 +56,25 @@ def tie_refit(sample: Comparisons, family, ref, max_iter, engine, x0) -> tuple:
     return fit.theta, fit.phi
 
 
-def tie_table(family: TieFamily, phi: float, var_phi: float = np.nan, *, level: float,
-              inference=None, draws: NDArray[np.float64] | None = None, m: int = 0,
-              df: float = np.nan, bias: float = 0.0,
-              stacklevel: int = 2) -> pd.DataFrame:  # fmt: skip
-    """``Ratings.ties``: the tie parameter (``nu`` or ``theta``) with its interval, from an
-    interval on the unbounded scale phi (a t quantile with the CR2 degrees of freedom of the
-    contrast e_phi when clustered, else ``df``'s or normal; bootstrap percentiles from
-    ``draws``), its delta-method standard error, and the probability of a tie between two equal
-    models with its interval. The analytic interval is centred on the bias-reduced phi - ``bias``
-    (``bias_phi``: the MLE's first-order bias, :func:`ratings.inference.tie_bias.phi_bias`;
-    Cox & Snell 1968, Firth 1993); ``estimate`` and ``phi`` stay the maximum-likelihood
-    estimate, the likelihood's. ``phi = -inf`` is a log without ties: the boundary nu = 0 /
-    theta = 1, where the model is plain Bradley-Terry, with the :class:`DataWarning` that says
-    so."""
-    if phi == -np.inf:
+def tie_table(fit: DesignFit | None, ties: str, family: TieFamily | None, *, level: float,
+              df: float | None = None, draws: NDArray[np.float64] | None = None,
+              bias: float = 0.0, stacklevel: int = 2) -> pd.DataFrame | None:  # fmt: skip
+    """``Ratings.ties`` of a fit asked for tie model ``ties`` (None for half wins): the tie
+    parameter (``nu`` or ``theta``; the last of ``fit``, a
+    :class:`~ratings.models.covariates.DesignFit` with its covariance, covariate columns or
+    not) with its interval, from an interval on the unbounded scale phi (a t quantile with the
+    fit's CR2 degrees of freedom of the contrast e_phi where it has them, else ``df``'s or
+    normal; bootstrap percentiles of that column of ``draws``), its delta-method standard
+    error, and the probability of a tie between two equal models with its interval. The
+    analytic interval is centred on the bias-reduced phi - ``bias`` (``bias_phi``: the MLE's
+    first-order bias, :func:`ratings.inference.tie_bias.phi_bias`; Cox & Snell 1968, Firth
+    1993); ``estimate`` and ``phi`` stay the maximum-likelihood estimate, the likelihood's.
+    ``family`` None is a log without ties: the boundary nu = 0 / theta = 1, where the model is
+    plain Bradley-Terry, with the :class:`DataWarning` that says so."""
+    if ties == "half":
+        return None
+    if family is None:
+        family, phi = family_of(ties), -np.inf
         warnings.warn(f"The log has no ties: the {family.name} model's tie parameter is at its "
                       f"boundary ({family.parameter} = {float(family.value(phi)):g}, no ties), "
                       "where the model is plain Bradley-Terry; that is the fit returned.",
@@ -94,13 +82,11 @@ def tie_table(family: TieFamily, phi: float, var_phi: float = np.nan, *, level: 
         lo = hi = phi
         se_phi = df = bias = np.nan
     else:
-        se_phi, df = float(np.sqrt(max(var_phi, 0.0))), float(df)
-        if inference is not None:
-            c = np.zeros((1, m + 1))
-            c[0, m] = 1.0
-            df = float(inference.df(c)[0])
-        if draws is not None and draws.size:
-            lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
+        at = fit.params.size - 1
+        phi, se_phi = float(fit.params[at]), float(np.sqrt(max(float(fit.cov[at, at]), 0.0)))
+        df = float(np.ravel(unit_df(fit, np.array([at]), np.nan if df is None else df))[0])
+        if draws is not None and draws[:, at].size:
+            lo, hi = np.quantile(draws[:, at], [(1 - level) / 2, (1 + level) / 2])
         else:
             q = critical_value(level, df if np.isfinite(df) else None)
             lo, hi = phi - bias - q * se_phi, phi - bias + q * se_phi

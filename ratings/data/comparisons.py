@@ -123,22 +123,25 @@ class Comparisons:
         """True while the per-cluster rows are unbuilt (the verdict codes serve instead)."""
         return self._kept is not None and "_rows" not in self.__dict__
 
-    def cluster_score_matrix(self, n_params: int, row_scores, k) -> NDArray[np.float64]:
+    def cluster_score_matrix(self, n_params: int, row_scores, k,
+                             slot: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
         """Summed score of each cluster, shape (G, P).
 
         Row c is the sum over the cluster's verdicts of each verdict's score. ``row_scores(rows,
         wi, wj, tt) -> (score_d, score_eta)`` gives the summed scores of ``rows`` (a
         Comparisons) with those counts, w.r.t. d = theta_i - theta_j and, unless ``score_eta``
-        is None, the row's judge's eta (Crowd-BT: parameter ``n_models + judge``). ``k`` is the
-        kernel module. A log that kept its verdict codes is summed from them (scores of one
-        verdict of each outcome per (judge, i, j) row, looked up per verdict) without building
-        its per-cluster rows.
+        is None, the row's slot's parameter ``n_models + slot`` (by default the row's judge's:
+        Crowd-BT's eta; ``slot`` per row of these rows otherwise). ``k`` is the kernel module.
+        A log that kept its verdict codes is summed from them (scores of one verdict of each
+        outcome per (judge, i, j) row, looked up per verdict) without building its per-cluster
+        rows, unless ``slot`` is given.
         """
         g = self.n_clusters
-        if not self.keeps_codes:
+        if not self.keeps_codes or slot is not None:
             score_d, score_eta = row_scores(self, self.wi, self.wj, self.tt)
             score_eta = np.zeros(0) if score_eta is None else score_eta
-            return k.cluster_scores(g, n_params, self.ii, self.jj, self.judge, self.cluster,
+            return k.cluster_scores(g, n_params, self.ii, self.jj,
+                                    self.judge if slot is None else slot, self.cluster,
                                     score_d, score_eta, self.n_models)  # fmt: skip
         rows = self._collapsed
         r = rows.n_rows

@@ -95,12 +95,14 @@ def _select(x: NDArray[np.float64], key) -> NDArray[np.float64]:
 @dataclass(frozen=True, eq=False)
 class Built:
     """A fit's covariance for the interval kind asked (P x P), its per-cluster influences
-    (G x P, None, or for CR2 an :class:`OnRequest` computing them (or None) when asked) and,
-    for CR2, the inference giving each contrast its df."""
+    (G x P, None, or for CR2 an :class:`OnRequest` computing them (or None) when asked), for
+    CR2 the inference giving each contrast its df, and the bread it was built from (the
+    model-based covariance; None where none was built)."""
 
     cov: NDArray[np.float64]
     influence: NDArray[np.float64] | OnRequest | None = None
     inference: ClusterInference | None = None
+    bread: NDArray[np.float64] | None = None
 
 
 def build(bread: NDArray[np.float64], ci: str, scores: Scores, *, n_clusters: int | None,
@@ -112,36 +114,42 @@ def build(bread: NDArray[np.float64], ci: str, scores: Scores, *, n_clusters: in
     from ratings.inference import covariance  # its MAX_INFLUENCE_CELLS, read when called
 
     if n_clusters is None:
-        return Built(bread if ci == "model" else bread_meat_bread(bread, scores.verdict_meat()))
+        return Built(bread if ci == "model" else bread_meat_bread(bread, scores.verdict_meat()),
+                     bread=bread)  # fmt: skip
     g, p = n_clusters, bread.shape[0]
     check_clusters(g, cluster_name)
     if ci == "sandwich" and cr2 is not None:
         inference = cr2()
-        return Built(inference.covariance(), OnRequest(inference.influence), inference)
+        return Built(inference.covariance(), OnRequest(inference.influence), inference, bread)
     if g * p > covariance.MAX_INFLUENCE_CELLS:  # too many cells to keep: the meat by blocks
         meat = (scores.cluster_meat() if scores.cluster_meat is not None
                 else gram(scores.cluster_scores()))  # fmt: skip
         cov = (g / (g - 1)) * (bread @ meat @ bread)
-        return Built(bread if ci == "model" else cov)
+        return Built(bread if ci == "model" else cov, bread=bread)
     influence = scores.cluster_scores() @ bread
-    return Built(bread if ci == "model" else gram(influence, g / (g - 1)), influence)
+    return Built(bread if ci == "model" else gram(influence, g / (g - 1)), influence,
+                 bread=bread)
 
 
 def row_scores_of(data, n_params: int, k, row_scores,
-                  verdict_meat: Callable[[], NDArray[np.float64]]) -> Scores:  # fmt: skip
+                  verdict_meat: Callable[[], NDArray[np.float64]],
+                  slot: NDArray[np.int64] | None = None) -> Scores:  # fmt: skip
     """:class:`Scores` of a fit over the rows of a :class:`~ratings.data.comparisons.Comparisons`
     (the collapsed-counts and Crowd-BT paths): ``row_scores(rows, wi, wj, tt) -> (score_d,
-    score_eta or None)`` per row, the clusters' scores from
+    score_eta or None)`` per row, ``score_eta`` on parameter ``n_models + slot`` (the rows'
+    judges unless ``slot`` is given); the clusters' scores from
     :meth:`~ratings.data.comparisons.Comparisons.cluster_score_matrix`, their meat from the
     ``cluster_meat`` kernel (rows grouped by cluster)."""
 
     def meat() -> NDArray[np.float64]:
         score_d, score_eta = row_scores(data, data.wi, data.wj, data.tt)
-        return k.cluster_meat(data.n_models, n_params, data.ii, data.jj, data.judge, score_d,
+        return k.cluster_meat(data.n_models, n_params, data.ii, data.jj,
+                              data.judge if slot is None else slot, score_d,
                               np.zeros(0) if score_eta is None else score_eta,
                               data.cluster_starts)  # fmt: skip
 
-    return Scores(verdict_meat, lambda: data.cluster_score_matrix(n_params, row_scores, k), meat)
+    return Scores(verdict_meat, lambda: data.cluster_score_matrix(n_params, row_scores, k, slot),
+                  meat)  # fmt: skip
 
 
 def cluster_factor(n_clusters: int, cr2: bool) -> float:
@@ -213,9 +221,9 @@ def with_two_step(built: Built, factor: NDArray[np.float64] | None) -> Built:
     if factor is None:
         return built
     if built.inference is None:
-        return Built(built.cov + factor.T @ factor, built.influence, None)
+        return Built(built.cov + factor.T @ factor, built.influence, None, built.bread)
     inference = with_known(built.inference, factor)
-    return Built(inference.covariance(), built.influence, inference)
+    return Built(inference.covariance(), built.influence, inference, built.bread)
 
 
 def with_known(inference: ClusterInference, factor: NDArray[np.float64]) -> ClusterInference:

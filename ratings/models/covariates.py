@@ -54,6 +54,7 @@ from ratings.inference import ClusterInference
 from ratings.inference.builder import Built, Scores
 from ratings.kernels.engine import Engine, kernels
 from ratings.models.crowd.prior import CrowdPrior, prior_terms
+from ratings.models.design import pair_block, pair_meat, pair_objective
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT, Family
 from ratings.models.newton import newton
 
@@ -238,13 +239,18 @@ class _Design:
         # the family's own parameters, one per slot: Crowd-BT's eta per judge (the slot of a
         # row its judge), a tie model's one tie parameter (every row's slot 0)
         self.m, self.p, self.nj = rows.n_models, rows.x.shape[1], family.n_extra(rows.n_judges)
-        self.slot = np.zeros(rows.n_rows, dtype=np.int64) if self.nj and not self.crowd \
-            else rows.judge  # (read only with parameters of the family's own)
+        self.one_slot = bool(self.nj) and not self.crowd
+        self.slot = self.slots(rows.judge)  # (read only with parameters of the family's own)
         self.n_params = self.m + self.p + self.nj
         self.prior = prior if self.crowd else None
         self.empty = np.zeros(0)
         self.blocks = blocks_of(rows.n_rows)
         self._bt_rows = self._weights = None
+
+    def slots(self, judge: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The slot of each row whose judge is ``judge``: the judge itself (Crowd-BT), or slot
+        0 for every row (a tie model's one tie parameter)."""
+        return np.zeros_like(judge) if self.one_slot else judge
 
     @cached_property
     def block_index(self) -> list[tuple[NDArray[np.int64], NDArray[np.int64]]]:
@@ -286,7 +292,7 @@ class _Design:
         side by side."""
         r = self.rows
         if self.nj and not self.p:  # no covariate columns: the (M + K)-square block alone
-            return self.k.crowd_assemble(self.m, self.nj, r.ii, r.jj, self.slot, wdd, wde, wee)
+            return pair_block(self.k, r, self.nj, self.slot, wdd, wde, wee)
         return _total(side_by_side(lambda s: self.sk.style_assemble(
             self.m, self.nj, r.ii[s], r.jj[s], self.slot[s], r.x[s], wdd[s],
             wde[s] if wde.size else wde, wee[s] if wee.size else wee), self.blocks))
@@ -301,8 +307,6 @@ class _Design:
 
     def objective(self, params, ridge: float, n_ridge: int) -> tuple:
         if self.nj and not self.p:  # no covariate columns: the collapsed-counts fast path
-            from ratings.models.design import pair_objective
-
             nll, grad, hess = pair_objective(self.family, self.k, params[:self.m],
                                              params[self.m:], self.rows, self.nj, self.slot)
         elif self.nj:
@@ -395,7 +399,6 @@ class _Design:
         design's rows (blocks side by side)."""
         from ratings.inference import covariance
         from ratings.inference.builder import row_scores_of
-        from ratings.models.design import pair_meat
 
         d = self.pairs
         if d is None:
@@ -404,13 +407,16 @@ class _Design:
                           lambda: self.cluster_scores(params),
                           lambda: self.cluster_meat(params, per_block))  # fmt: skip
         k, theta, eta = self.k, params[:self.m], params[self.m:]
+        slot = self.slots(d.judge) if self.one_slot else None  # (else the log's judges, unread:
+        # a log that kept its verdict codes sums its clusters' scores without building rows)
 
-        def row_scores(rows, wi, wj, tt):
-            return self.family.row_terms(k, theta, eta, rows.ii, rows.jj, rows.judge, wi, wj, tt,
-                                         False)[1:3]  # fmt: skip
+        def row_scores(rows, wi, wj, tt):  # ``d``'s rows, or its rows summed over clusters
+            return self.family.row_terms(k, theta, eta, rows.ii, rows.jj, self.slots(rows.judge),
+                                         wi, wj, tt, False)[1:3]  # fmt: skip
 
         return row_scores_of(d, self.n_params, k, row_scores,
-                             lambda: pair_meat(self.family, k, theta, eta, d, self.nj))
+                             lambda: pair_meat(self.family, k, theta, eta, d, self.nj, slot),
+                             slot)  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
@@ -592,10 +598,6 @@ def pair_built(fit: DesignFit, pairs: Comparisons, ci: str, *, clustered: bool,
     :class:`NonIdentifiableError` worded by ``remedy``. Per verdict unless ``clustered``;
     ``eta_prior`` False leaves the prior on eta out of CR2's bread (what the verdicts alone say
     about eta)."""
-    if family is not CROWD_BT and family.n_extra(len(pairs.judges)) and len(pairs.judges) > 1:
-        pairs = Comparisons(pairs.models, pairs.judges[:1], pairs.clusters, pairs.cluster_name,
-                            pairs.ii, pairs.jj, np.zeros_like(pairs.judge), pairs.cluster,
-                            pairs.wi, pairs.wj, pairs.tt)  # one slot: every row's judge code 0
     k = kernels(engine, pairs.n_verdicts)
     design = _Design(pair_design(pairs.collapsed(engine=engine), engine), family, k, fit.prior,
                      pairs, clustered)  # fmt: skip
@@ -748,27 +750,25 @@ def _cr2(params, free, bread, design: _Design) -> ClusterInference:
     from ratings.inference.ties import tie_working
     from ratings.inference.working import WorkingRows
 
-    r, bread = design.rows, block(bread, free)
-    if design.pairs is not None:  # rows per cluster without covariates: the row residuals
-        d, m = design.pairs, design.m
-        if not design.crowd:  # a tie model: two working rows per row
-            terms = _pair_terms(design.family, design.k, params, m, d)
-            working, residual = tie_working(d, terms[2:], terms[:2])
-            return working_inference(working, residual, free, bread, d)
-        t = design.family.row_terms(design.k, params[:m], params[m:], d.ii, d.jj, d.judge,
-                                    d.wi, d.wj, d.tt, False)  # fmt: skip
-        a, b = design.working(params, d)
-        with np.errstate(divide="ignore", invalid="ignore"):  # row r's score is e_r x_r
-            residual = np.where(a != 0, t.score_d / a,
-                                np.where(b != 0, t.score_x / b, 0.0))  # fmt: skip
-        working = WorkingRows(d.ii, d.jj, d.judge, d.cluster, a, b, d.n_clusters,
-                              design.n_params, m)  # fmt: skip
-        return working_inference(working, residual, free, bread, d)
-    scores = design.cluster_scores(params)
-    if design.nj and not design.crowd:  # a tie model: two working rows per row
-        working, _ = tie_working(r, design.terms(params, False)[3:6], x=r.x, style=design.sk)
+    bread, d, m = block(bread, free), design.pairs, design.m
+    r = design.rows if d is None else d  # the rows the working rows stand for
+    x, style = (r.x, design.sk) if d is None else (None, None)
+    if design.one_slot:  # a tie model: two working rows per row
+        terms = (design.terms(params, False)[1:6] if d is None
+                 else _pair_terms(design.family, design.k, params, m, d))  # fmt: skip
+        working, residual = tie_working(r, terms[2:], None if d is None else terms[:2], x=x,
+                                        style=style)  # fmt: skip
     else:
-        a, b = design.working(params)
-        working = WorkingRows(r.ii, r.jj, design.slot, r.cluster, a, b, r.n_clusters,
-                              design.n_params, design.m, x=r.x, style=design.sk)  # fmt: skip
-    return cluster_inference(working, scores, free, clusters=r.clusters, bread=bread)
+        a, b = design.working(params, d)
+        working = WorkingRows(r.ii, r.jj, design.slots(r.judge), r.cluster, a, b, r.n_clusters,
+                              design.n_params, m, x=x, style=style)  # fmt: skip
+        if d is not None:  # row r's score is e_r x_r
+            t = design.family.row_terms(design.k, params[:m], params[m:], d.ii, d.jj, d.judge,
+                                        d.wi, d.wj, d.tt, False)  # fmt: skip
+            with np.errstate(divide="ignore", invalid="ignore"):
+                residual = np.where(a != 0, t.score_d / a,
+                                    np.where(b != 0, t.score_x / b, 0.0))  # fmt: skip
+    if d is not None:  # rows per cluster without covariates: the row residuals
+        return working_inference(working, residual, free, bread, d)
+    return cluster_inference(working, design.cluster_scores(params), free, clusters=r.clusters,
+                             bread=bread)  # fmt: skip
