@@ -354,13 +354,13 @@ def test_one_judge_crowd_style_widened_by_an_independent_profile(monkeypatch):
     from scipy.optimize import brentq, minimize
     from scipy.special import expit
 
-    import ratings.api.covariates as api_style
+    import ratings.models.crowd.policy as policy
 
     df = _one_judge_log()
     r = ratings.fit(df, model="crowd-bt", style="tokens", anchor="m0")
     assert r.crowd.plain_on_bound == ("j",) and r.crowd.prior_used
     with monkeypatch.context() as mp:
-        mp.setattr(api_style, "widen_one_judge", lambda fit, *a, **k: fit)
+        mp.setattr(policy, "widen_one_judge", lambda fit, *a, **k: fit)
         r0 = ratings.fit(df, model="crowd-bt", style="tokens", anchor="m0")
     models, design, y = _glm(df, names=("tokens",))
     m = len(models)
