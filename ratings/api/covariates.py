@@ -147,9 +147,10 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
         out = crowd_inference(fit, data, rows, built, quality, ci=kind, clustered=clustered,
                               level=level, engine=engine, ridge=ridge, n_ridge=len(features),
                               df=df, open_ok=False, count_prior=True, df_after=True,
-                              checks=False)  # fmt: skip
+                              nll=_likelihood_nll(fit, ridge, len(features)))  # fmt: skip
         fit, judges = out.fit, out.judges
-        summary = crowd_summary(fit, pd.Index(data.judges), crowd.prior, quality, out.factor)
+        summary = crowd_summary(fit, pd.Index(data.judges), crowd.prior, quality, out.factor,
+                                open_intervals=out.open_intervals)  # fmt: skip
     else:  # a tie model's parameter is one more of the design
         start = tie_start(collapsed, family, ref=ref, engine=engine) if family else None
         plain = fit_bt(collapsed, ref=ref, tol=1e-10, engine=engine).theta if start is None \
@@ -214,6 +215,16 @@ def _features_and_slots(frame: pd.DataFrame, data, style: Style | None, engine: 
     x, jobs = feature_jobs(xt, scale, order.rank, engine)
     slots = together([lambda: slot_counts(frame, data, resolved, by_cluster=order), *jobs])[0]
     return x, scale, slots
+
+
+def _likelihood_nll(fit: DesignFit, ridge: float, n_ridge: int) -> float:
+    """The negative log-likelihood of a Crowd-BT fit with covariates at its estimate: its
+    objective without the prior and the ridge."""
+    from ratings.models.crowd.prior import prior_terms
+
+    beta = fit.beta[:n_ridge]
+    return fit.nll - 0.5 * ridge * float(beta @ beta) - prior_terms(
+        fit.strength, fit.eta, fit.estimated, fit.prior, fit.n_features)[0]  # fmt: skip
 
 
 def _crowd_default(rows, start, prior, *, level: float, covariance, **opts) -> DesignFit:

@@ -81,15 +81,8 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
                             engine=engine)  # fmt: skip
     out = crowd_inference(res, data, pair_design(data.collapsed(engine=engine), engine),
                           pair_builder(data, clustered=clustered, engine=engine), quality,
-                          ci=ci, clustered=clustered, level=level, engine=engine,
-                          stacklevel=6)  # fmt: skip
-    full, inference, factor = out.fit.cov, out.fit.inference, out.factor
+                          ci=ci, clustered=clustered, level=level, engine=engine)
     influence = None if out.fit.influence is None else out.fit.influence[:, :m]
-    cov = full[:m, :m]
-    if out.open_intervals:  # the spread of the ratings is not identified: no finite interval
-        cov = np.where(np.eye(m, dtype=bool), np.inf, 0.0)
-        cov[ref, ref] = 0.0
-        inference = None
 
     def refit(sample: Comparisons):
         return fit_crowd_bt(sample, ref=ref, fixed_eta=drawn_etas(quality, draws_rng),
@@ -100,12 +93,12 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
         warnings.simplefilter("ignore", ConvergenceWarning)
         draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot,
                                  seed=seed)  # fmt: skip
-    crowd = crowd_summary(replace(res, cov=full), names, prior, quality, factor,
+    crowd = crowd_summary(out.fit, names, prior, quality, out.factor,
                           open_intervals=out.open_intervals)
     return Estimate(
-        theta=res.theta, cov=cov, nll=res.nll, converged=res.converged, n_iter=res.n_iter,
-        max_grad=res.max_grad, draws=draws, judges=out.judges, influence=influence,
-        crowd=crowd, inference=inference,
+        theta=res.theta, cov=out.fit.cov[:m, :m], nll=res.nll, converged=res.converged,
+        n_iter=res.n_iter, max_grad=res.max_grad, draws=draws, judges=out.judges,
+        influence=influence, crowd=crowd, inference=out.fit.inference,
         model_cov=lambda: inverse_free(res.information, res.free)[:m, :m])
 
 
@@ -123,8 +116,8 @@ def crowd_inference(fit: DesignFit, data: Comparisons, rows: SlotCounts, built: 
                     quality: ResolvedQuality, *, ci: str, clustered: bool, level: float,
                     engine: Engine = "auto", ridge: float = 0.0, n_ridge: int | None = None,
                     df: float | None = None, open_ok: bool = True, count_prior: bool = False,
-                    df_after: bool = False, checks: bool = True,
-                    stacklevel: int = 5) -> CrowdInference:  # fmt: skip
+                    df_after: bool = False,
+                    nll: float | None = None) -> CrowdInference:  # fmt: skip
     """The intervals and judges table of a Crowd-BT estimate ``fit``, plain or with covariates
     (its rows ``rows``, on the clustered aggregate ``data``): the one path of both.
 
@@ -137,9 +130,10 @@ def crowd_inference(fit: DesignFit, data: Comparisons, rows: SlotCounts, built: 
     else :class:`~ratings.core.errors.NonIdentifiableError`). The judges table
     (:func:`~ratings.models.crowd.judge_table.judge_table`) takes each eta's CR2 degrees of
     freedom before the widening and the reused term (after them with ``df_after``; ``df``
-    without CR2: None, the normal). With ``checks``: the judges' intervals from the verdicts
-    alone (:func:`judges_alone`), the coin-flip test, the weak-judge warnings and open
-    intervals where the scale is not identified.
+    without CR2: None, the normal). Then, for every fit: the judges' intervals from the verdicts
+    alone (:func:`judges_alone`), the coin-flip test (``nll`` the likelihood's value, the
+    fit's by default), the weak-judge warnings and, where the scale is not identified, open
+    intervals of the strengths and the coefficients (infinite variances, no CR2 inference).
     """
     names, m = pd.Index(data.judges), fit.n_models
     k = single_judge(fit, data)
@@ -159,14 +153,18 @@ def crowd_inference(fit: DesignFit, data: Comparisons, rows: SlotCounts, built: 
         eta_df = None
     reused = None if quality.cov is None else quality.table
     table = judge_table(fit, fit.cov, data, level, eta_df, reused=reused)
-    if not checks:
-        return CrowdInference(fit, table, False, factor)
     if fit.inference is not None and fit.prior is not None:
         table = judges_alone(fit, data, built, level, table, reused, lik)
-    table = coin_flip_test(table, fit.nll, m, level)
-    warn_weak_judges(table, stacklevel=stacklevel)
-    opened = not (scale_identified(table) and np.isfinite(fit.cov[:m, :m]).all())
-    return CrowdInference(fit, table, opened, factor)
+    table = coin_flip_test(table, fit.nll if nll is None else nll, m + fit.n_features, level)
+    warn_weak_judges(table, stacklevel=6)  # the caller of ratings.fit
+    if scale_identified(table) and np.isfinite(fit.cov[:m, :m]).all():
+        return CrowdInference(fit, table, False, factor)
+    q = m + fit.n_features  # the scale of the ratings (and coefficients) is not identified
+    cov = fit.cov.copy()
+    cov[:q], cov[:, :q] = 0.0, 0.0
+    cov[:q, :q] = np.where(np.eye(q, dtype=bool), np.inf, 0.0)
+    cov[fit.ref, fit.ref] = 0.0
+    return CrowdInference(replace(fit, cov=cov, inference=None), table, True, factor)
 
 
 def reused_factor(fit: DesignFit, quality: ResolvedQuality, judges: pd.Index, *,
@@ -207,15 +205,22 @@ def judges_alone(fit: DesignFit, data: Comparisons, built: Builder, level: float
     the table of the fit's own covariance, kept where that CR2 has no positive definite bread;
     ``lik``: that CR2 inference where the fit already built it (one judge), else it is built
     here."""
+    def cov_of(kind: str, eta_prior: bool) -> Built | None:  # None: the bread is singular
+        try:
+            return built(fit, kind, eta_prior)
+        except NonIdentifiableError:
+            return None
+
     if lik is None:
-        lik = built(fit, "sandwich", False).inference
+        lik = getattr(cov_of("sandwich", False), "inference", None)
     if lik is not None:
         eta_df = lik.df(np.eye(fit.params.size)[fit.eta_at])
         table = judge_table(fit, lik.covariance(), data, level, eta_df, reused=reused)
     else:
         table = table.assign(uninformative=table["status"] == "estimated")
-    cr1 = built(fit, "sandwich-z", True).cov
-    flips = np.asarray(judge_table(fit, cr1, data, level)["uninformative"])
+    cr1 = cov_of("sandwich-z", True)
+    flips = np.asarray(judge_table(fit, np.full_like(fit.cov, np.inf) if cr1 is None
+                                   else cr1.cov, data, level)["uninformative"])  # fmt: skip
     return table.assign(uninformative=np.asarray(table["uninformative"]) | flips)
 
 
