@@ -129,7 +129,7 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
         start = fit_crowd_bt(collapsed, ref=ref, fixed_eta=quality.eta, tol=1e-8,
                              engine=engine)  # fmt: skip
         plain = start.theta
-        kind, remedy = opts.pop("ci"), opts.pop("remedy")
+        kind, remedy = opts.pop("ci"), opts.pop("remedy")  # the intervals: crowd_inference's
 
         cache: dict = {}  # built once per fit and kind
 
@@ -142,8 +142,8 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
             return cache[key][1]
 
         fit = _crowd_default(rows, start, crowd.prior if styled else None, level=level,
-                             covariance=lambda fit: built(fit, kind, True).cov, remedy=remedy,
-                             **opts)  # fmt: skip
+                             covariance=lambda fit: built(fit, "sandwich-z", True).cov,
+                             remedy=remedy, **opts)  # fmt: skip
         out = crowd_inference(fit, data, rows, built, quality, ci=kind, clustered=clustered,
                               level=level, engine=engine, ridge=ridge, n_ridge=len(features),
                               df=df, open_ok=False, count_prior=True, df_after=True,
@@ -229,10 +229,11 @@ def _likelihood_nll(fit: DesignFit, ridge: float, n_ridge: int) -> float:
 
 def _crowd_default(rows, start, prior, *, level: float, covariance, **opts) -> DesignFit:
     """Crowd-BT with covariates by the default-estimate rule of plain Crowd-BT
-    (:func:`ratings.models.crowd.likelihood.choose_estimate`, the regularity read from
-    ``covariance(plain)``): the maximum-likelihood estimate where it is regular and the prior
-    would hardly move it, else the posterior mode under ``prior`` (started from the plain
-    estimate). ``prior=None`` always fits the maximum-likelihood estimate. Without intervals:
+    (:func:`ratings.models.crowd.likelihood.choose_estimate`, the regularity and the prior's
+    move read from ``covariance(plain)``, the CR1 / HC0 sandwich): the maximum-likelihood
+    estimate where it is regular and the prior would hardly move it, else the posterior mode
+    under ``prior`` (started from the plain estimate). ``prior=None`` always fits the
+    maximum-likelihood estimate. Without intervals:
     :func:`ratings.models.crowd.policy.crowd_inference` builds them."""
     from ratings.models.crowd.likelihood import choose_estimate
 
@@ -251,4 +252,4 @@ def _crowd_default(rows, start, prior, *, level: float, covariance, **opts) -> D
     if prior is None:
         return fit_design(rows, start.theta, eta0=start.eta, **common)
     return choose_estimate(plain_fit, posterior, covariance=covariance, prior=prior,
-                           level=level, screen=False)
+                           level=level)

@@ -172,15 +172,15 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
 def choose_estimate(plain_fit: Callable[[], DesignFit],
                     posterior_fit: Callable[[DesignFit | None], DesignFit], *,
                     covariance: Callable[[DesignFit], NDArray[np.float64]], prior: CrowdPrior,
-                    level: float, screen: bool = True) -> DesignFit:  # fmt: skip
+                    level: float) -> DesignFit:  # fmt: skip
     """Crowd-BT's default-estimate rule (:func:`fit_crowd_default`), for any fit of it (a
     :class:`~ratings.models.covariates.DesignFit`, plain or with covariates): the plain
     estimate ``plain_fit()`` where it is regular (converged, a finite covariance
     ``covariance(plain)``, infinite where its information is singular, and every estimated eta
     inside (1/2, 1) with its Wald interval at ``level`` from it, normal quantile) and, with two
     or more estimated etas, ``prior`` would move it by at most :data:`PRIOR_SHIFT_LIMIT` of its
-    standard errors (:func:`in_ses`; with ``screen``, the first-order move,
-    :func:`first_order_move`, decides alone below :data:`SCREEN` of the limit), else the
+    standard errors (:func:`in_ses`; the first-order move, :func:`first_order_move`, decides
+    alone below :data:`SCREEN` of the limit), else the
     posterior mode ``posterior_fit(plain)`` (``plain`` None where it has no estimate), with
     ``plain_on_bound``, ``plain_found`` and ``prior_shift`` saying why."""
     plain = trial_fit(plain_fit)
@@ -192,7 +192,7 @@ def choose_estimate(plain_fit: Callable[[], DesignFit],
     if cov is not None:
         if int(plain.estimated.sum()) < 2:
             return plain  # one judge: the widened posterior mode over-covers
-        step = first_order_move(plain, prior) if screen else None
+        step = first_order_move(plain, prior)
         if step is not None and in_ses(plain, step, cov) <= SCREEN * PRIOR_SHIFT_LIMIT:
             return plain  # the move clearly smaller to first order
         post = posterior_fit(plain)
