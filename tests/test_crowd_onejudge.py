@@ -116,6 +116,6 @@ def test_three_judges_are_not_widened():
         warnings.simplefilter("ignore", ratings.JudgeWarning)
         out = crowd_inference(fit, data, pair_design(data.collapsed()),
                               pair_builder(data, clustered=True), ResolvedQuality(eta={}),
-                              ci="sandwich", clustered=True, level=0.95)  # fmt: skip
+                              ci="sandwich", level=0.95)  # fmt: skip
     cr2 = pair_built(fit, data, "sandwich", clustered=True).cov  # the sandwich as built
     np.testing.assert_array_equal(out.fit.cov, cr2)

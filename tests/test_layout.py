@@ -115,7 +115,7 @@ def test_estimators_return_typed_results():
     res = fit_crowd_default(data, clustered=True, prior=DEFAULT_PRIOR, engine="numpy")
     model = crowd_inference(res, data, pair_design(data.collapsed(), "numpy"),
                             pair_builder(data, clustered=True, engine="numpy"), quality,
-                            ci="model", clustered=True, level=0.95, engine="numpy")  # fmt: skip
+                            ci="model", level=0.95, engine="numpy")  # fmt: skip
     assert isinstance(model, CrowdInference) and model.fit.inference is None
     # model-based: the inverse of the information over the free parameters
     free = res.free

@@ -144,9 +144,9 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
         fit = _crowd_default(rows, start, crowd.prior if styled else None, level=level,
                              covariance=lambda fit: built(fit, "sandwich-z", True).cov,
                              remedy=remedy, **opts)  # fmt: skip
-        out = crowd_inference(fit, data, rows, built, quality, ci=kind, clustered=clustered,
-                              level=level, engine=engine, ridge=ridge, n_ridge=len(features),
-                              df=df, open_ok=False, count_prior=True, df_after=True,
+        out = crowd_inference(fit, data, rows, built, quality, ci=kind, level=level,
+                              engine=engine, ridge=ridge, n_ridge=len(features), df=df,
+                              open_ok=False, count_prior=True,
                               nll=_likelihood_nll(fit, ridge, len(features)))  # fmt: skip
         fit, judges = out.fit, out.judges
         summary = crowd_summary(fit, pd.Index(data.judges), crowd.prior, quality, out.factor,

@@ -81,7 +81,7 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
                             engine=engine)  # fmt: skip
     out = crowd_inference(res, data, pair_design(data.collapsed(engine=engine), engine),
                           pair_builder(data, clustered=clustered, engine=engine), quality,
-                          ci=ci, clustered=clustered, level=level, engine=engine)
+                          ci=ci, level=level, engine=engine)
     influence = None if out.fit.influence is None else out.fit.influence[:, :m]
 
     def refit(sample: Comparisons):
@@ -113,10 +113,9 @@ def pair_builder(data: Comparisons, *, clustered: bool, engine: Engine = "auto")
 
 
 def crowd_inference(fit: DesignFit, data: Comparisons, rows: SlotCounts, built: Builder,
-                    quality: ResolvedQuality, *, ci: str, clustered: bool, level: float,
+                    quality: ResolvedQuality, *, ci: str, level: float,
                     engine: Engine = "auto", ridge: float = 0.0, n_ridge: int | None = None,
                     df: float | None = None, open_ok: bool = True, count_prior: bool = False,
-                    df_after: bool = False,
                     nll: float | None = None) -> CrowdInference:  # fmt: skip
     """The intervals and judges table of a Crowd-BT estimate ``fit``, plain or with covariates
     (its rows ``rows``, on the clustered aggregate ``data``): the one path of both.
@@ -129,30 +128,25 @@ def crowd_inference(fit: DesignFit, data: Comparisons, rows: SlotCounts, built: 
     ``open_ok``: None where the information is singular, the intervals being open already,
     else :class:`~ratings.core.errors.NonIdentifiableError`). The judges table
     (:func:`~ratings.models.crowd.judge_table.judge_table`) takes each eta's CR2 degrees of
-    freedom before the widening and the reused term (after them with ``df_after``; ``df``
-    without CR2: None, the normal). Then, for every fit: the judges' intervals from the verdicts
-    alone (:func:`judges_alone`), the coin-flip test (``nll`` the likelihood's value, the
-    fit's by default), the weak-judge warnings and, where the scale is not identified, open
-    intervals of the strengths and the coefficients (infinite variances, no CR2 inference).
+    freedom from the inference its variance comes from, after the widening and the reused term
+    (``df`` without CR2: None, the normal). Then, for every fit: the judges' intervals from
+    the verdicts alone (:func:`judges_alone`), the coin-flip test (``nll`` the likelihood's
+    value, the fit's by default), the weak-judge warnings and, where the scale is not
+    identified, open intervals of the strengths and the coefficients (infinite variances, no
+    CR2 inference).
     """
     names, m = pd.Index(data.judges), fit.n_models
     k = single_judge(fit, data)
     b = built(fit, ci, k is None)
     fit = replace(fit, cov=b.cov, influence=b.influence, inference=b.inference)
-    eta_df = unit_df(fit, fit.eta_at, df)
     lik = fit.inference if k is not None else None
+    if k is not None:
+        fit = widen_one_judge(fit, rows, k, ridge=ridge, n_ridge=n_ridge, level=level,
+                              engine=engine, count_prior=count_prior)  # fmt: skip
     factor = reused_factor(fit, quality, names, open_ok=open_ok)
-    if b.inference is not None or not (clustered and ci == "sandwich"):  # else open: no bread
-        if k is not None:
-            fit = widen_one_judge(fit, rows, k, ridge=ridge, n_ridge=n_ridge, level=level,
-                                  engine=engine, count_prior=count_prior)  # fmt: skip
-        fit = with_reused(fit, factor)
-        if df_after:
-            eta_df = unit_df(fit, fit.eta_at, df)
-    else:
-        eta_df = None
+    fit = with_reused(fit, factor)
     reused = None if quality.cov is None else quality.table
-    table = judge_table(fit, fit.cov, data, level, eta_df, reused=reused)
+    table = judge_table(fit, fit.cov, data, level, unit_df(fit, fit.eta_at, df), reused=reused)
     if fit.inference is not None and fit.prior is not None:
         table = judges_alone(fit, data, built, level, table, reused, lik)
     table = coin_flip_test(table, fit.nll if nll is None else nll, m + fit.n_features, level)
