@@ -57,7 +57,7 @@ from ratings.models.covariates import DesignFit, fit_design
 from ratings.models.crowd.prior import CrowdPrior, prior_terms
 from ratings.models.families import CROWD_BT
 
-__all__ = ["OneJudgeWidening", "only_judge", "profile_limit",
+__all__ = ["OneJudgeWidening", "profile_limit",
            "profile_lower_limit", "profile_prior", "profile_widening", "single_judge",
            "widen_one_judge", "widening"]
 
@@ -81,18 +81,13 @@ class OneJudgeWidening:
         return inference.scaled(self.scale).with_extra(self.extra)
 
 
-def only_judge(judges) -> int | None:
-    """Index of the only judge among ``judges`` (besides forfeit rows), else None."""
-    judged = [k for k, j in enumerate(judges) if j != DETERMINISTIC_JUDGE]
-    return judged[0] if len(judged) == 1 else None
-
-
 def single_judge(fit: DesignFit, data: Comparisons) -> int | None:
     """Index of the only judge (besides forfeit rows) when its eta was estimated inside the
     box by the posterior mode, else None."""
-    k = only_judge(data.judges)
-    if fit.prior is None or k is None:
+    judged = [k for k, j in enumerate(data.judges) if j != DETERMINISTIC_JUDGE]
+    if fit.prior is None or len(judged) != 1:
         return None
+    k = judged[0]
     return k if fit.estimated[k] and not fit.boundary[k] else None
 
 

@@ -51,7 +51,6 @@ __all__ = [
     "judges_alone",
     "pair_builder",
     "reused_factor",
-    "with_reused",
 ]
 
 
@@ -144,7 +143,8 @@ def crowd_inference(fit: DesignFit, data: Comparisons, rows: SlotCounts, built: 
         fit = widen_one_judge(fit, rows, k, ridge=ridge, n_ridge=n_ridge, level=level,
                               engine=engine, count_prior=count_prior)  # fmt: skip
     factor = reused_factor(fit, quality, names, open_ok=open_ok)
-    fit = with_reused(fit, factor)
+    b = with_two_step(Built(fit.cov, fit.influence, fit.inference), factor)
+    fit = replace(fit, cov=b.cov, influence=b.influence, inference=b.inference)
     reused = None if quality.cov is None else quality.table
     table = judge_table(fit, fit.cov, data, level, unit_df(fit, fit.eta_at, df), reused=reused)
     if fit.inference is not None and fit.prior is not None:
@@ -179,13 +179,6 @@ def reused_factor(fit: DesignFit, quality: ResolvedQuality, judges: pd.Index, *,
             f"the uncertainty of the etas reused from {option('judge_quality')} cannot be "
             f"carried into the intervals. Pass {option('eta_known', True)} to take them as "
             "known.") from None  # fmt: skip
-
-
-def with_reused(fit: DesignFit, factor: NDArray[np.float64] | None) -> DesignFit:
-    """``fit`` with the two-step term ``factor`` of reused etas in its covariance and CR2
-    inference (:func:`ratings.inference.builder.with_two_step`)."""
-    built = with_two_step(Built(fit.cov, fit.influence, fit.inference), factor)
-    return replace(fit, cov=built.cov, influence=built.influence, inference=built.inference)
 
 
 def judges_alone(fit: DesignFit, data: Comparisons, built: Builder, level: float,
