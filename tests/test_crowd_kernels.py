@@ -1,8 +1,8 @@
-"""Crowd-BT numerics: the derivatives of :func:`ratings.models.crowd.likelihood.crowd_terms`
-against finite
-differences (eta at and near the bounds 1/2 and 1, large strengths), and the numba kernels
-against their NumPy twins in :mod:`ratings.kernels.fit_ref` (hypothesis-drawn rows, extreme
-values, zero rows and the Python bodies of the jitted functions)."""
+"""Crowd-BT numerics: the derivatives of its objective
+(:func:`ratings.models.design.pair_objective`, the collapsed-counts path of the one solver)
+against finite differences (eta at and near the bounds 1/2 and 1, large strengths), and the
+numba kernels against their NumPy twins in :mod:`ratings.kernels.fit_ref` (hypothesis-drawn
+rows, extreme values, zero rows and the Python bodies of the jitted functions)."""
 
 from __future__ import annotations
 
@@ -17,11 +17,19 @@ from scipy.special import expit
 from ratings.data.comparisons import aggregate
 from ratings.kernels import fit as _kernels
 from ratings.kernels import fit_ref as _kernels_ref
-from ratings.models.crowd.likelihood import crowd_terms
+from ratings.models.design import pair_objective
+from ratings.models.families import CROWD_BT
 
 # ----------------------------------------------------------------------------------------------
-# Derivatives of crowd_terms against finite differences
+# Derivatives of Crowd-BT's objective against finite differences
 # ----------------------------------------------------------------------------------------------
+
+
+def crowd_terms(x, data, k) -> tuple:
+    """Negative log-likelihood of the decisive verdicts, gradient and Hessian over
+    x = (theta, eta), as the solver reads them."""
+    m = data.n_models
+    return pair_objective(CROWD_BT, k, x[:m], x[m:], data, len(data.judges))
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,12 @@ from test_crowd_prior import PenalisedReference
 
 import ratings
 from ratings.data.comparisons import aggregate
+from ratings.models.covariates import pair_built, pair_design
 from ratings.models.crowd.likelihood import fit_crowd_default
-from ratings.models.crowd.onejudge import one_judge_widening
+from ratings.models.crowd.onejudge import profile_widening, single_judge
+from ratings.models.crowd.policy import crowd_inference, pair_builder
 from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior
+from ratings.models.crowd.quality import ResolvedQuality
 
 RIDGE_ONLY = CrowdPrior(0.0, 0.0, DEFAULT_PRIOR.strength_sd)
 
@@ -31,6 +34,14 @@ def solo():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ratings.JudgeWarning)
         return frame, ratings.fit(frame, model="crowd-bt", anchor="m00")
+
+
+def one_judge_widening(fit, data, eta_var: float):
+    """The widening the fit's one path (:func:`ratings.models.crowd.policy.crowd_inference`)
+    applies to a one-judge posterior mode whose eta has CR2 variance ``eta_var``."""
+    k = single_judge(fit, data)
+    return profile_widening(fit, pair_design(data.collapsed()), k, eta_var, count_prior=False,
+                            plain_on_bound=bool(fit.plain_on_bound[k]))  # fmt: skip
 
 
 def _profile(frame, eta: float) -> tuple[float, np.ndarray]:
@@ -100,4 +111,11 @@ def test_three_judges_are_not_widened():
                        n_tasks=60, task_sd=0.3)  # fmt: skip
     data = aggregate(frame, cluster="task_id")
     fit = fit_crowd_default(data, clustered=True, ref=0)
-    assert one_judge_widening(fit, data, 1e-6) is None
+    assert single_judge(fit, data) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ratings.JudgeWarning)
+        out = crowd_inference(fit, data, pair_design(data.collapsed()),
+                              pair_builder(data, clustered=True), ResolvedQuality(eta={}),
+                              ci="sandwich", level=0.95)  # fmt: skip
+    cr2 = pair_built(fit, data, "sandwich", clustered=True).cov  # the sandwich as built
+    np.testing.assert_array_equal(out.fit.cov, cr2)

@@ -22,8 +22,14 @@ from ratings.data.comparisons import aggregate
 from ratings.inference.working import WorkingRows, bt_rows
 from ratings.kernels import fit as _kernels
 from ratings.kernels import fit_ref as _kernels_ref
+from ratings.models.covariates import pair_design
 from ratings.models.crowd.likelihood import fit_crowd_default
-from ratings.models.crowd.policy import CrowdIntervals, crowd_intervals, estimate_crowd
+from ratings.models.crowd.policy import (
+    CrowdInference,
+    crowd_inference,
+    estimate_crowd,
+    pair_builder,
+)
 from ratings.models.crowd.prior import DEFAULT_PRIOR
 from ratings.models.crowd.quality import ResolvedQuality
 from ratings.models.estimate import Estimate
@@ -107,10 +113,12 @@ def test_estimators_return_typed_results():
                          max_iter=100, n_boot=0, seed=0)  # fmt: skip
     assert isinstance(est, Estimate) and est.crowd is not None and est.judges is not None
     res = fit_crowd_default(data, clustered=True, prior=DEFAULT_PRIOR, engine="numpy")
-    model = crowd_intervals(res, data, ci="model", clustered=True, engine="numpy", factor=None)
-    assert isinstance(model, CrowdIntervals) and model.inference is None
+    model = crowd_inference(res, data, pair_design(data.collapsed(), "numpy"),
+                            pair_builder(data, clustered=True, engine="numpy"), quality,
+                            ci="model", level=0.95, engine="numpy")  # fmt: skip
+    assert isinstance(model, CrowdInference) and model.fit.inference is None
     # model-based: the inverse of the information over the free parameters
     free = res.free
-    np.testing.assert_allclose(model.cov[np.ix_(free, free)],
+    np.testing.assert_allclose(model.fit.cov[np.ix_(free, free)],
                                np.linalg.inv(res.information[np.ix_(free, free)]),
                                rtol=1e-8, atol=1e-12)  # fmt: skip

@@ -354,13 +354,15 @@ def test_one_judge_crowd_style_widened_by_an_independent_profile(monkeypatch):
     from scipy.optimize import brentq, minimize
     from scipy.special import expit
 
-    import ratings.api.covariates as api_style
+    import ratings.models.crowd.policy as policy
 
     df = _one_judge_log()
-    r = ratings.fit(df, model="crowd-bt", style="tokens", anchor="m0")
+    with pytest.warns(ratings.JudgeWarning, match="Only one judge"):  # as plain Crowd-BT
+        r = ratings.fit(df, model="crowd-bt", style="tokens", anchor="m0")
     assert r.crowd.plain_on_bound == ("j",) and r.crowd.prior_used
-    with monkeypatch.context() as mp:
-        mp.setattr(api_style, "widen_one_judge", lambda fit, *a, **k: fit)
+    with monkeypatch.context() as mp, warnings.catch_warnings():
+        warnings.simplefilter("ignore", ratings.JudgeWarning)
+        mp.setattr(policy, "widen_one_judge", lambda fit, *a, **k: fit)
         r0 = ratings.fit(df, model="crowd-bt", style="tokens", anchor="m0")
     models, design, y = _glm(df, names=("tokens",))
     m = len(models)
@@ -467,7 +469,7 @@ def test_long_log_path_side_by_side_gives_the_same_fit(monkeypatch, model):
     the same fit, and the same refusal of bad rows."""
     from ratings.core import threads
 
-    df = _log(n=1500, seed=8) if model == "bt" else _two_judges(5, (0.9, 0.7), n=800)
+    df = _log(n=1500, seed=8) if model == "bt" else _two_judges(5, (0.9, 0.7), n=1500)
     want = ratings.fit(df, style=["tokens", "headers"], model=model)
     monkeypatch.setattr(threads, "CONCURRENT_ROWS", 10)
     monkeypatch.setenv("RATINGS_NUM_THREADS", "2")
@@ -542,3 +544,25 @@ def test_crowd_style_prior_share_from_an_independent_hessian():
     want = curvature * np.linalg.inv(hess)[-1, -1]
     assert 0.05 < want < 0.95
     assert r.judges["prior_share"].iloc[0] == pytest.approx(want, rel=1e-4)
+
+
+def test_crowd_style_on_coin_judges_leaves_the_intervals_open_as_plain_crowd_bt():
+    """Judges of quality 0.55: the likelihood ratio of the style fit against every verdict
+    being a fair coin, computed here from the fit's estimates with a likelihood written out in
+    numpy, is below chi2's 95% point with K (M + P) df, so every judge is flagged and the
+    strengths' and coefficients' intervals are open, with plain Crowd-BT's warning."""
+    from scipy import stats
+
+    df = _two_judges(3, (0.55, 0.55), n=800)
+    with pytest.warns(ratings.JudgeWarning, match="No judge's quality is pinned down"):
+        r = ratings.fit(df, style=["tokens", "headers"], model="crowd-bt", anchor="m0")
+    models, design, y = _glm(df)
+    elo = r.elo.reindex(models).to_numpy()
+    v = np.r_[(elo[1:] - elo[0]) / ELO_SCALE, r.style["coef"]]
+    eta = r.judges["eta"].reindex(df.judge).to_numpy()
+    p = 1 / (1 + np.exp(-(design @ v)))
+    pa = eta * p + (1 - eta) * (1 - p)
+    lr = 2 * (len(df) * np.log(2) + np.sum(y * np.log(pa) + (1 - y) * np.log1p(-pa)))
+    assert lr < stats.chi2.ppf(0.95, 2 * (len(models) + 2))
+    assert r.judges["uninformative"].all() and r.crowd.open_intervals
+    assert np.isinf(r.se.drop("m0")).all() and np.isinf(r.style["se"]).all()

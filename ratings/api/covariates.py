@@ -36,17 +36,16 @@ from ratings.api.specs import FitOptions, Style
 from ratings.api.ties import check_identified, tie_family_of, tie_start, tie_table
 from ratings.data.slots import SlotCounts, slot_counts
 from ratings.data.soft import is_graded, soft_weights
+from ratings.inference.builder import Built
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.covariates import (
     DesignFit,
+    design_built,
     design_rows,
     fit_design,
     side_by_side,
-    unit_df,
 )
-from ratings.models.crowd.judge_table import judge_table
-from ratings.models.crowd.onejudge import only_judge, widen_one_judge
-from ratings.models.crowd.policy import crowd_summary, reused_factor, with_reused
+from ratings.models.crowd.policy import crowd_inference, crowd_summary
 from ratings.models.estimate import Estimate
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT
 from ratings.models.judge_effects import (
@@ -122,23 +121,36 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
             "remedy": style_remedy(spelled("style_ridge")) if styled
             else effects_remedy()}  # fmt: skip
     family = tie_family_of(collapsed, ties)
-    summary = None
+    summary = judges = None
     if model == "crowd-bt":
         quality = resolve_judge_quality(crowd.judge_quality, data.judges, scope=loaded.scope,
                                         fit_new_judges=crowd.fit_new_judges,
                                         eta_known=crowd.eta_known)  # fmt: skip
-        fixed = quality.eta
-        start = fit_crowd_bt(collapsed, ref=ref, fixed_eta=fixed, tol=1e-8, engine=engine)
+        start = fit_crowd_bt(collapsed, ref=ref, fixed_eta=quality.eta, tol=1e-8,
+                             engine=engine)  # fmt: skip
         plain = start.theta
-        k = only_judge(data.judges)
+        kind, remedy = opts.pop("ci"), opts.pop("remedy")  # the intervals: crowd_inference's
+
+        cache: dict = {}  # built once per fit and kind
+
+        def built(fit: DesignFit, ci: str, eta_prior: bool) -> Built:
+            key = (id(fit), ci, eta_prior)
+            if key not in cache:
+                cache[key] = fit, design_built(fit, rows, ci, eta_prior=eta_prior, ridge=ridge,
+                                               n_ridge=len(features), engine=engine,
+                                               remedy=remedy)  # fmt: skip
+            return cache[key][1]
+
         fit = _crowd_default(rows, start, crowd.prior if styled else None, level=level,
-                             one_judge=k is not None, **opts)  # fmt: skip
-        if k is not None:  # one judge: a posterior mode's profile widening
-            fit = widen_one_judge(fit, rows, k, ridge=ridge, n_ridge=len(features),
-                                  level=level, engine=engine)  # fmt: skip
-        factor = reused_factor(fit, quality, pd.Index(data.judges), open_ok=False)
-        fit = with_reused(fit, factor)
-        summary = crowd_summary(fit, pd.Index(data.judges), crowd.prior, quality, factor)
+                             covariance=lambda fit: built(fit, "sandwich-z", True).cov,
+                             remedy=remedy, **opts)  # fmt: skip
+        out = crowd_inference(fit, data, rows, built, quality, ci=kind, level=level,
+                              engine=engine, ridge=ridge, n_ridge=len(features), df=df,
+                              open_ok=False, count_prior=True,
+                              nll=_likelihood_nll(fit, ridge, len(features)))  # fmt: skip
+        fit, judges = out.fit, out.judges
+        summary = crowd_summary(fit, pd.Index(data.judges), crowd.prior, quality, out.factor,
+                                open_intervals=out.open_intervals)  # fmt: skip
     else:  # a tie model's parameter is one more of the design
         start = tie_start(collapsed, family, ref=ref, engine=engine) if family else None
         plain = fit_bt(collapsed, ref=ref, tol=1e-10, engine=engine).theta if start is None \
@@ -158,10 +170,7 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
                                              df=df), options.adjust)  # fmt: skip
     est = Estimate(theta=fit.strength, cov=fit.cov, nll=fit.nll, converged=fit.converged,
                    n_iter=fit.n_iter, max_grad=fit.max_grad, influence=fit.influence,
-                   inference=fit.inference, crowd=summary,
-                   judges=judge_table(fit, fit.cov, data, level, unit_df(fit, fit.eta_at, df),
-                                      reused=None if quality.cov is None else quality.table)
-                   if model == "crowd-bt" else None)  # fmt: skip
+                   inference=fit.inference, crowd=summary, judges=judges)
     return labelled(est, loaded, model=kind_of(options, family), ci=ci, level=level, anchor=anchor,
                     rating=options.rating, soft=bt.soft, df=None if styled else df,
                     style=table, judge_effects=effects,
@@ -207,27 +216,39 @@ def _features_and_slots(frame: pd.DataFrame, data, style: Style | None, engine: 
     return x, scale, slots
 
 
-def _crowd_default(rows, start, prior, *, level: float, one_judge: bool = False,
-                   **opts) -> DesignFit:  # fmt: skip
+def _likelihood_nll(fit: DesignFit, ridge: float, n_ridge: int) -> float:
+    """The negative log-likelihood of a Crowd-BT fit with covariates at its estimate: its
+    objective without the prior and the ridge."""
+    from ratings.models.crowd.prior import prior_terms
+
+    beta = fit.beta[:n_ridge]
+    return fit.nll - 0.5 * ridge * float(beta @ beta) - prior_terms(
+        fit.strength, fit.eta, fit.estimated, fit.prior, fit.n_features)[0]  # fmt: skip
+
+
+def _crowd_default(rows, start, prior, *, level: float, covariance, **opts) -> DesignFit:
     """Crowd-BT with covariates by the default-estimate rule of plain Crowd-BT
-    (:func:`ratings.models.crowd.likelihood.choose_estimate`): the maximum-likelihood estimate
-    where it is regular (converged, every estimated eta inside (1/2, 1) with its Wald interval
-    from the fit's own covariance) and the prior would hardly move it, else the posterior mode
-    under ``prior`` (started from the plain estimate), whose curvature enters the bread.
-    ``prior=None`` always fits the maximum-likelihood estimate."""
+    (:func:`ratings.models.crowd.likelihood.choose_estimate`, the regularity and the prior's
+    move read from ``covariance(plain)``, the CR1 / HC0 sandwich): the maximum-likelihood
+    estimate where it is regular and the prior would hardly move it, else the posterior mode
+    under ``prior`` (started from the plain estimate). ``prior=None`` always fits the
+    maximum-likelihood estimate. Without intervals:
+    :func:`ratings.models.crowd.policy.crowd_inference` builds them."""
     from ratings.models.crowd.likelihood import choose_estimate
 
-    common = {"family": CROWD_BT, "eta_free": start.estimated, **opts}
+    common = {"family": CROWD_BT, "eta_free": start.estimated, "ci": None, **opts}
 
     def plain_fit() -> DesignFit:
-        return fit_design(rows, start.theta, eta0=start.eta, **common)
+        fit = fit_design(rows, start.theta, eta0=start.eta, **common)
+        covariance(fit)  # raises where the information is singular: no plain estimate
+        return fit
 
     def posterior(plain: DesignFit | None) -> DesignFit:
         s0, b0, e0 = (start.theta, None, start.eta) if plain is None else (
             plain.strength, plain.beta, plain.eta)  # fmt: skip
-        return fit_design(rows, s0, beta0=b0, eta0=e0, prior=prior, one_judge=one_judge,
-                         **common)  # fmt: skip
+        return fit_design(rows, s0, beta0=b0, eta0=e0, prior=prior, **common)
 
     if prior is None:
-        return plain_fit()
-    return choose_estimate(plain_fit, posterior, covariance=lambda fit: fit.cov, level=level)
+        return fit_design(rows, start.theta, eta0=start.eta, **common)
+    return choose_estimate(plain_fit, posterior, covariance=covariance, prior=prior,
+                           level=level)

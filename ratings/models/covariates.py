@@ -59,7 +59,7 @@ from ratings.models.families import BRADLEY_TERRY, CROWD_BT, Family
 from ratings.models.newton import newton
 
 __all__ = ["COVARIATES", "DIVERGED", "MERGE_SHARE", "DesignFit", "Remedy",
-           "blocks_of", "design_kernels", "design_rows", "fit_design", "pair_built",
+           "blocks_of", "design_built", "design_kernels", "design_rows", "fit_design", "pair_built",
            "pair_design",
            "side_by_side", "unit_df", "wald"]
 
@@ -526,7 +526,6 @@ def fit_design(
     max_iter: int = 100,
     beta0: NDArray[np.float64] | None = None,
     n_ridge: int | None = None,
-    one_judge: bool = False,
     remedy: Remedy = COVARIATES,
 ) -> DesignFit:
     """Fit strengths and style coefficients (and Crowd-BT etas) jointly; see the module notes.
@@ -538,10 +537,10 @@ def fit_design(
     ``"model"``, ``"sandwich"`` (CR2 with Satterthwaite df when clustered, else HC0),
     ``"sandwich-z"`` (CR1 when clustered) or None (the estimate alone: ``cov`` None).
     ``ridge`` applies to the first ``n_ridge`` coefficients (default: all), the style
-    features' when judge effects follow them.
-    ``one_judge``: the board has a single judge (besides forfeits); its posterior mode's CR2
-    bread then leaves out the prior on eta (:func:`_bread_information`). ``remedy`` words the
-    errors of a fit that diverges or whose information is singular (:class:`Remedy`).
+    features' when judge effects follow them. ``remedy`` words the errors of a fit that
+    diverges or whose information is singular (:class:`Remedy`). Crowd-BT's default intervals
+    are built after the estimate (:func:`design_built`,
+    :func:`ratings.models.crowd.policy.crowd_inference`).
     """
     k = kernels(engine, int(rows.n_rows))
     design = _Design(rows, family, k, prior)
@@ -571,9 +570,7 @@ def fit_design(
                     res.hessian, ref, design.prior)  # fmt: skip
     if ci is None:
         return fit
-    one = one_judge and int((eta_free & ~boundary).sum()) == 1
-    built = _built(fit, design, ci, eta_prior=not one, ridge=ridge, n_ridge=n_ridge,
-                   remedy=remedy)  # fmt: skip
+    built = _built(fit, design, ci, ridge=ridge, n_ridge=n_ridge, remedy=remedy)
     return replace(fit, cov=built.cov, influence=built.influence, inference=built.inference)
 
 
@@ -583,6 +580,17 @@ def pair_design(rows: Comparisons, engine: Engine = "auto") -> SlotCounts:
     n = rows.ii.size
     return SlotCounts(rows.models, rows.judges, None, np.zeros(n, dtype=np.int64), rows.judge,
                       rows.ii, rows.jj, rows.wi, rows.wj, rows.tt, engine, x=np.zeros((n, 0)))
+
+
+def design_built(fit: DesignFit, rows: SlotCounts, ci: str, *, eta_prior: bool = True,
+                 ridge: float = 0.0, n_ridge: int | None = None, engine: Engine = "auto",
+                 remedy: Remedy | None = COVARIATES) -> Built:  # fmt: skip
+    """The covariance of kind ``ci`` of a Crowd-BT fit with covariate columns on ``rows``: the
+    one path of :func:`fit_design`'s intervals (:func:`_built`; ``eta_prior`` False leaves the
+    prior on eta out of CR2's bread)."""
+    design = _Design(rows, CROWD_BT, kernels(engine, int(rows.n_rows)), fit.prior)
+    return _built(fit, design, ci, eta_prior=eta_prior, ridge=ridge, n_ridge=n_ridge,
+                  remedy=remedy)  # fmt: skip
 
 
 def pair_built(fit: DesignFit, pairs: Comparisons, ci: str, *, clustered: bool,

@@ -50,7 +50,6 @@ from ratings.models.covariates import (
     pair_design,
 )
 from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior, prior_terms
-from ratings.models.design import pair_objective
 from ratings.models.families import CROWD_BT
 
 __all__ = [
@@ -60,7 +59,6 @@ __all__ = [
     "SCREEN",
     "choose_estimate",
     "crowd_covariance",
-    "crowd_terms",
     "etas_inside",
     "first_order_move",
     "fit_crowd_bt",
@@ -83,22 +81,6 @@ SCREEN = 0.8
 def fix_eta() -> str:
     """The remedy where Crowd-BT cannot tell judge quality apart: reuse eta from past logs."""
     return f"Fix eta from past judgments ({option('judge_quality')})"
-
-
-def crowd_terms(x: NDArray[np.float64], data: Comparisons, k,
-                prior: CrowdPrior | None = None,
-                estimated: NDArray[np.bool_] | None = None) -> tuple:  # fmt: skip
-    """Negative log-likelihood of the decisive verdicts, gradient and Hessian over
-    x = (theta, eta); with ``prior``, the negative log-prior (Beta part on the ``estimated``
-    etas) is added to all three."""
-    m, nj = data.n_models, len(data.judges)
-    theta, eta = x[:m], x[m:]
-    nll, grad, hess = pair_objective(CROWD_BT, k, theta, eta, data, nj)
-    if prior is not None:
-        on = np.ones(nj, dtype=bool) if estimated is None else estimated
-        value, g, h = prior_terms(theta, eta, on, prior)
-        nll, grad, hess = nll + value, grad + g, hess + h
-    return nll, grad, hess
 
 
 def fit_crowd_bt(
@@ -178,43 +160,41 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
     if prior is None:
         return fit_crowd_bt(data, prior=None, **kwargs)
 
-    def covariance(plain: DesignFit) -> NDArray[np.float64] | None:
-        cov = crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
-                               engine=kwargs.get("engine", "auto"))  # fmt: skip
-        return cov if np.isfinite(cov).all() else None  # open: the information is singular
-
-    def screened(plain: DesignFit, cov) -> bool:  # the move clearly smaller to first order
-        step = first_order_move(plain, prior)
-        return step is not None and in_ses(plain, step, cov) <= SCREEN * PRIOR_SHIFT_LIMIT
+    def covariance(plain: DesignFit) -> NDArray[np.float64]:
+        return crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
+                                engine=kwargs.get("engine", "auto"))  # fmt: skip
 
     return choose_estimate(lambda: fit_crowd_bt(data, prior=None, **kwargs),
                            lambda plain: fit_crowd_bt(data, prior=prior, **kwargs),
-                           covariance=covariance, level=level, screened=screened)
+                           covariance=covariance, prior=prior, level=level)
 
 
 def choose_estimate(plain_fit: Callable[[], DesignFit],
                     posterior_fit: Callable[[DesignFit | None], DesignFit], *,
-                    covariance: Callable[[DesignFit], NDArray[np.float64] | None], level: float,
-                    screened: Callable[[DesignFit, NDArray[np.float64]], bool] | None = None,
-                    ) -> DesignFit:  # fmt: skip
+                    covariance: Callable[[DesignFit], NDArray[np.float64]], prior: CrowdPrior,
+                    level: float) -> DesignFit:  # fmt: skip
     """Crowd-BT's default-estimate rule (:func:`fit_crowd_default`), for any fit of it (a
     :class:`~ratings.models.covariates.DesignFit`, plain or with covariates): the plain
-    estimate ``plain_fit()`` where it is regular (converged, a covariance
-    ``covariance(plain)``, None where its information is singular, and every estimated eta
+    estimate ``plain_fit()`` where it is regular (converged, a finite covariance
+    ``covariance(plain)``, infinite where its information is singular, and every estimated eta
     inside (1/2, 1) with its Wald interval at ``level`` from it, normal quantile) and, with two
-    or more estimated etas, the prior would move it by at most :data:`PRIOR_SHIFT_LIMIT` of its
-    standard errors (:func:`in_ses`; ``screened(plain, cov)``: the first-order move already
-    says so), else the posterior mode ``posterior_fit(plain)`` (``plain`` None where it has no
-    estimate), with ``plain_on_bound``, ``plain_found`` and ``prior_shift`` saying why."""
+    or more estimated etas, ``prior`` would move it by at most :data:`PRIOR_SHIFT_LIMIT` of its
+    standard errors (:func:`in_ses`; the first-order move, :func:`first_order_move`, decides
+    alone below :data:`SCREEN` of the limit), else the
+    posterior mode ``posterior_fit(plain)`` (``plain`` None where it has no estimate), with
+    ``plain_on_bound``, ``plain_found`` and ``prior_shift`` saying why."""
     plain = trial_fit(plain_fit)
     cov = None
     if plain is not None and plain.converged and not plain.boundary.any():
         cov, on = covariance(plain), _eta_at(plain)
-        cov = cov if cov is not None and etas_inside(plain.params[on], np.diag(cov)[on],
-                                                     level) else None  # fmt: skip
+        cov = cov if np.isfinite(cov).all() and etas_inside(
+            plain.params[on], np.diag(cov)[on], level) else None  # fmt: skip
     if cov is not None:
-        if int(plain.estimated.sum()) < 2 or (screened is not None and screened(plain, cov)):
+        if int(plain.estimated.sum()) < 2:
             return plain  # one judge: the widened posterior mode over-covers
+        step = first_order_move(plain, prior)
+        if step is not None and in_ses(plain, step, cov) <= SCREEN * PRIOR_SHIFT_LIMIT:
+            return plain  # the move clearly smaller to first order
         post = posterior_fit(plain)
         moved = in_ses(plain, post.params - plain.params, cov)
         if moved <= PRIOR_SHIFT_LIMIT:

@@ -53,11 +53,11 @@ from ratings.core.tdist import normal_quantile
 from ratings.data.comparisons import Comparisons
 from ratings.data.slots import SlotCounts
 from ratings.kernels.engine import Engine
-from ratings.models.covariates import DesignFit, fit_design, pair_design
+from ratings.models.covariates import DesignFit, fit_design
 from ratings.models.crowd.prior import CrowdPrior, prior_terms
 from ratings.models.families import CROWD_BT
 
-__all__ = ["OneJudgeWidening", "one_judge_widening", "only_judge", "profile_limit",
+__all__ = ["OneJudgeWidening", "profile_limit",
            "profile_lower_limit", "profile_prior", "profile_widening", "single_judge",
            "widen_one_judge", "widening"]
 
@@ -81,35 +81,14 @@ class OneJudgeWidening:
         return inference.scaled(self.scale).with_extra(self.extra)
 
 
-def only_judge(judges) -> int | None:
-    """Index of the only judge among ``judges`` (besides forfeit rows), else None."""
-    judged = [k for k, j in enumerate(judges) if j != DETERMINISTIC_JUDGE]
-    return judged[0] if len(judged) == 1 else None
-
-
 def single_judge(fit: DesignFit, data: Comparisons) -> int | None:
     """Index of the only judge (besides forfeit rows) when its eta was estimated inside the
     box by the posterior mode, else None."""
-    k = only_judge(data.judges)
-    if fit.prior is None or k is None:
+    judged = [k for k, j in enumerate(data.judges) if j != DETERMINISTIC_JUDGE]
+    if fit.prior is None or len(judged) != 1:
         return None
+    k = judged[0]
     return k if fit.estimated[k] and not fit.boundary[k] else None
-
-
-def one_judge_widening(fit: DesignFit, data: Comparisons, eta_var: float, *,
-                       level: float = 0.95,
-                       engine: Engine = "auto") -> OneJudgeWidening | None:  # fmt: skip
-    """:func:`profile_widening` of a plain Crowd-BT fit on ``data`` (with clusters, as fitted):
-    None unless it is a posterior mode (``fit.prior``) with a single judge whose eta is
-    estimated; ``eta_var`` that eta's CR2 variance before widening. The profile counts the
-    likelihood alone (the strengths' prior only keeps its refits finite)."""
-    k = single_judge(fit, data)
-    if k is None:
-        return None
-    on_bound = fit.plain_on_bound is None or bool(fit.plain_on_bound[k])
-    return profile_widening(fit, pair_design(data.collapsed(engine=engine), engine), k, eta_var,
-                            plain_on_bound=on_bound, level=level, engine=engine,
-                            count_prior=False)  # fmt: skip
 
 
 def profile_widening(fit: DesignFit, rows: SlotCounts, k: int, eta_var: float, *,

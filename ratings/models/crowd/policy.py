@@ -12,7 +12,9 @@ one-judge widening (:mod:`~ratings.models.crowd.onejudge`) and the judges table
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -20,9 +22,11 @@ from numpy.typing import NDArray
 
 from ratings.core.errors import ConvergenceWarning, NonIdentifiableError, option
 from ratings.data.comparisons import Comparisons
+from ratings.data.slots import SlotCounts
 from ratings.inference.builder import Built, with_two_step
 from ratings.inference.cluster import ClusterInference
 from ratings.inference.covariance import inverse_free
+from ratings.kernels.engine import Engine
 from ratings.models.covariates import DesignFit, pair_built, pair_design, unit_df
 from ratings.models.crowd.judge_table import (
     coin_flip_test,
@@ -30,12 +34,7 @@ from ratings.models.crowd.judge_table import (
     scale_identified,
     warn_weak_judges,
 )
-from ratings.models.crowd.likelihood import (
-    crowd_covariance,
-    fit_crowd_bt,
-    fit_crowd_default,
-    psd_root,
-)
+from ratings.models.crowd.likelihood import fit_crowd_bt, fit_crowd_default, psd_root
 from ratings.models.crowd.onejudge import single_judge, widen_one_judge
 from ratings.models.crowd.prior import CrowdSummary
 from ratings.models.crowd.quality import ResolvedQuality
@@ -43,41 +42,32 @@ from ratings.models.crowd.reuse import design_eta_factor
 from ratings.models.estimate import Estimate, bootstrap_refits
 
 __all__ = [
-    "CrowdIntervals",
-    "crowd_intervals",
+    "Builder",
+    "CrowdInference",
+    "crowd_inference",
     "crowd_summary",
     "drawn_etas",
     "estimate_crowd",
     "judges_alone",
+    "pair_builder",
     "reused_factor",
-    "with_reused",
 ]
 
 
-@dataclass(frozen=True, eq=False)
-class CrowdIntervals:
-    """The covariance of a Crowd-BT fit over (theta, eta) for one interval kind.
+class CrowdInference(NamedTuple):
+    """What :func:`crowd_inference` gives a Crowd-BT fit: the fit with its final covariance and
+    CR2 inference, the judges table, whether the ratings' intervals are open, and the two-step
+    factor of reused etas (None without)."""
 
-    Attributes
-    ----------
-    cov : ndarray, shape (M + K, M + K)
-        The covariance the intervals and the judges table use (with the two-step term of
-        reused etas; infinite variances where the information is singular).
-    inference : ClusterInference or None
-        CR2's pieces (clustered ``ci="sandwich"`` with a positive definite bread), else None.
-    influence : ndarray, shape (G, M + K), or None
-        Per-cluster influences.
-    eta_df : ndarray, shape (K,), or None
-        CR2's degrees of freedom of each judge's eta.
-    likelihood_only : ClusterInference or None
-        CR2 without eta's prior in the bread where it was built (one judge, before widening).
-    """
+    fit: DesignFit
+    judges: pd.DataFrame
+    open_intervals: bool
+    factor: NDArray[np.float64] | None
 
-    cov: NDArray[np.float64]
-    inference: ClusterInference | None = None
-    influence: NDArray[np.float64] | None = None
-    eta_df: NDArray[np.float64] | None = None
-    likelihood_only: ClusterInference | None = None
+
+#: How a fit's intervals are built: ``built(fit, ci, eta_prior)`` (:func:`pair_built` for plain
+#: Crowd-BT, :func:`~ratings.models.covariates.design_built` with covariates).
+Builder = Callable[[DesignFit, str, bool], Built]
 
 
 def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, level, ci,
@@ -88,23 +78,10 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
     res = fit_crowd_default(data, clustered=clustered, level=level, prior=prior, ref=ref,
                             fixed_eta=quality.eta, tol=tol, max_iter=max(max_iter, 200),
                             engine=engine)  # fmt: skip
-    factor = reused_factor(res, quality, names)
-    intervals = crowd_intervals(res, data, ci=ci, clustered=clustered, engine=engine,
-                                factor=factor, level=level)  # fmt: skip
-    full, inference = intervals.cov, intervals.inference
-    influence = None if intervals.influence is None else intervals.influence[:, :m]
-    reused = None if quality.cov is None else quality.table
-    table = judge_table(res, full, data, level, intervals.eta_df, reused=reused)
-    if inference is not None and res.prior is not None:
-        table = judges_alone(res, data, engine, level, table, reused, intervals.likelihood_only)
-    table = coin_flip_test(table, res.nll, m, level)
-    warn_weak_judges(table, stacklevel=5)
-    open_intervals = not (scale_identified(table) and np.isfinite(full[:m, :m]).all())
-    cov = full[:m, :m]
-    if open_intervals:  # the spread of the ratings is not identified: no finite interval
-        cov = np.where(np.eye(m, dtype=bool), np.inf, 0.0)
-        cov[ref, ref] = 0.0
-        inference = None
+    out = crowd_inference(res, data, pair_design(data.collapsed(engine=engine), engine),
+                          pair_builder(data, clustered=clustered, engine=engine), quality,
+                          ci=ci, level=level, engine=engine)
+    influence = None if out.fit.influence is None else out.fit.influence[:, :m]
 
     def refit(sample: Comparisons):
         return fit_crowd_bt(sample, ref=ref, fixed_eta=drawn_etas(quality, draws_rng),
@@ -115,38 +92,73 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
         warnings.simplefilter("ignore", ConvergenceWarning)
         draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot,
                                  seed=seed)  # fmt: skip
-    crowd = crowd_summary(replace(res, cov=full), names, prior, quality, factor,
-                          open_intervals=open_intervals)
+    crowd = crowd_summary(out.fit, names, prior, quality, out.factor,
+                          open_intervals=out.open_intervals)
     return Estimate(
-        theta=res.theta, cov=cov, nll=res.nll, converged=res.converged, n_iter=res.n_iter,
-        max_grad=res.max_grad, draws=draws, judges=table, influence=influence, crowd=crowd,
-        inference=inference,
+        theta=res.theta, cov=out.fit.cov[:m, :m], nll=res.nll, converged=res.converged,
+        n_iter=res.n_iter, max_grad=res.max_grad, draws=draws, judges=out.judges,
+        influence=influence, crowd=crowd, inference=out.fit.inference,
         model_cov=lambda: inverse_free(res.information, res.free)[:m, :m])
 
 
-def crowd_intervals(res: DesignFit, data: Comparisons, *, ci, clustered, engine,
-                    factor: NDArray[np.float64] | None,
-                    level: float = 0.95) -> CrowdIntervals:  # fmt: skip
-    """The covariance of a Crowd-BT fit over (theta, eta), by the design's one interval path
-    (:func:`ratings.models.covariates.pair_built`, open where the information is singular): CR2
-    for a clustered ``ci="sandwich"`` (for a one-judge posterior mode its bread without eta's
-    prior, then widened by eta's profile likelihood,
-    :func:`~ratings.models.crowd.onejudge.widen_one_judge`), else the CR1 / HC0 sandwich or the
-    model-based covariance; ``factor`` is the two-step term of reused etas
-    (:func:`reused_factor`), added by :func:`with_reused`."""
-    k = single_judge(res, data)
-    built = pair_built(res, data, ci, clustered=clustered, eta_prior=k is None, engine=engine)
-    if built.inference is None and clustered and ci == "sandwich":  # open: CR2 has no bread
-        return CrowdIntervals(cov=built.cov)
-    fit = replace(res, cov=built.cov, influence=built.influence, inference=built.inference)
-    eta_df = None if fit.inference is None else unit_df(fit, fit.eta_at)
+def pair_builder(data: Comparisons, *, clustered: bool, engine: Engine = "auto") -> Builder:
+    """The :data:`Builder` of plain Crowd-BT on the clustered aggregate ``data``
+    (:func:`~ratings.models.covariates.pair_built`, per verdict unless ``clustered``)."""
+    def built(fit: DesignFit, kind: str, eta_prior: bool) -> Built:
+        return pair_built(fit, data, kind, clustered=clustered, eta_prior=eta_prior,
+                          engine=engine)  # fmt: skip
+
+    return built
+
+
+def crowd_inference(fit: DesignFit, data: Comparisons, rows: SlotCounts, built: Builder,
+                    quality: ResolvedQuality, *, ci: str, level: float,
+                    engine: Engine = "auto", ridge: float = 0.0, n_ridge: int | None = None,
+                    df: float | None = None, open_ok: bool = True, count_prior: bool = False,
+                    nll: float | None = None) -> CrowdInference:  # fmt: skip
+    """The intervals and judges table of a Crowd-BT estimate ``fit``, plain or with covariates
+    (its rows ``rows``, on the clustered aggregate ``data``): the one path of both.
+
+    The covariance of kind ``ci`` by ``built`` (CR2 when clustered ``ci="sandwich"``: for a
+    one-judge posterior mode its bread without eta's prior, then widened by eta's profile
+    likelihood, :func:`~ratings.models.crowd.onejudge.widen_one_judge`, refitting with the
+    style ``ridge`` on the first ``n_ridge`` coefficients; ``count_prior``: the profile also
+    counts the strengths' prior), plus the two-step term of reused etas (:func:`reused_factor`;
+    ``open_ok``: None where the information is singular, the intervals being open already,
+    else :class:`~ratings.core.errors.NonIdentifiableError`). The judges table
+    (:func:`~ratings.models.crowd.judge_table.judge_table`) takes each eta's CR2 degrees of
+    freedom from the inference its variance comes from, after the widening and the reused term
+    (``df`` without CR2: None, the normal). Then, for every fit: the judges' intervals from
+    the verdicts alone (:func:`judges_alone`), the coin-flip test (``nll`` the likelihood's
+    value, the fit's by default), the weak-judge warnings and, where the scale is not
+    identified, open intervals of the strengths and the coefficients (infinite variances, no
+    CR2 inference).
+    """
+    names, m = pd.Index(data.judges), fit.n_models
+    k = single_judge(fit, data)
+    b = built(fit, ci, k is None)
+    fit = replace(fit, cov=b.cov, influence=b.influence, inference=b.inference)
     lik = fit.inference if k is not None else None
-    if k is not None:  # the profile counts the likelihood alone
-        fit = widen_one_judge(fit, pair_design(data.collapsed(engine=engine), engine), k,
-                              level=level, engine=engine, count_prior=False)  # fmt: skip
-    fit = with_reused(fit, factor)
-    return CrowdIntervals(cov=fit.cov, inference=fit.inference, influence=fit.influence,
-                          eta_df=eta_df, likelihood_only=lik)  # fmt: skip
+    if k is not None:
+        fit = widen_one_judge(fit, rows, k, ridge=ridge, n_ridge=n_ridge, level=level,
+                              engine=engine, count_prior=count_prior)  # fmt: skip
+    factor = reused_factor(fit, quality, names, open_ok=open_ok)
+    b = with_two_step(Built(fit.cov, fit.influence, fit.inference), factor)
+    fit = replace(fit, cov=b.cov, influence=b.influence, inference=b.inference)
+    reused = None if quality.cov is None else quality.table
+    table = judge_table(fit, fit.cov, data, level, unit_df(fit, fit.eta_at, df), reused=reused)
+    if fit.inference is not None and fit.prior is not None:
+        table = judges_alone(fit, data, built, level, table, reused, lik)
+    table = coin_flip_test(table, fit.nll if nll is None else nll, m + fit.n_features, level)
+    warn_weak_judges(table, stacklevel=6)  # the caller of ratings.fit
+    if scale_identified(table) and np.isfinite(fit.cov[:m, :m]).all():
+        return CrowdInference(fit, table, False, factor)
+    q = m + fit.n_features  # the scale of the ratings (and coefficients) is not identified
+    cov = fit.cov.copy()
+    cov[:q], cov[:, :q] = 0.0, 0.0
+    cov[:q, :q] = np.where(np.eye(q, dtype=bool), np.inf, 0.0)
+    cov[fit.ref, fit.ref] = 0.0
+    return CrowdInference(replace(fit, cov=cov, inference=None), table, True, factor)
 
 
 def reused_factor(fit: DesignFit, quality: ResolvedQuality, judges: pd.Index, *,
@@ -169,33 +181,33 @@ def reused_factor(fit: DesignFit, quality: ResolvedQuality, judges: pd.Index, *,
             "known.") from None  # fmt: skip
 
 
-def with_reused(fit: DesignFit, factor: NDArray[np.float64] | None) -> DesignFit:
-    """``fit`` with the two-step term ``factor`` of reused etas in its covariance and CR2
-    inference (:func:`ratings.inference.builder.with_two_step`)."""
-    built = with_two_step(Built(fit.cov, fit.influence, fit.inference), factor)
-    return replace(fit, cov=built.cov, influence=built.influence, inference=built.inference)
-
-
-def judges_alone(res: DesignFit, data: Comparisons, engine, level: float, table: pd.DataFrame,
-                 reused: pd.DataFrame | None,
+def judges_alone(fit: DesignFit, data: Comparisons, built: Builder, level: float,
+                 table: pd.DataFrame, reused: pd.DataFrame | None,
                  lik: ClusterInference | None = None) -> pd.DataFrame:  # fmt: skip
     """The judges table of a posterior-mode fit from the verdicts alone: each estimated eta's
     CR2 interval with the likelihood's information (the strengths' prior only, not the one on
     eta) in the bread, and ``uninformative`` where it or the CR1 interval (observed
     information, normal quantile) reaches 1/2 (see
-    :func:`ratings.models.crowd.judge_table.scale_identified`). ``table``: the table of the fit's
-    own covariance, kept where that CR2 has no positive definite bread; ``lik``: that CR2 inference
-    where the fit already built it (one judge), else it is built here."""
+    :func:`ratings.models.crowd.judge_table.scale_identified`); both by ``built``. ``table``:
+    the table of the fit's own covariance, kept where that CR2 has no positive definite bread;
+    ``lik``: that CR2 inference where the fit already built it (one judge), else it is built
+    here."""
+    def cov_of(kind: str, eta_prior: bool) -> Built | None:  # None: the bread is singular
+        try:
+            return built(fit, kind, eta_prior)
+        except NonIdentifiableError:
+            return None
+
     if lik is None:
-        lik = pair_built(res, data, "sandwich", clustered=True, eta_prior=False,
-                         engine=engine).inference  # fmt: skip
+        lik = getattr(cov_of("sandwich", False), "inference", None)
     if lik is not None:
-        eta_df = lik.df(np.eye(res.params.size)[res.eta_at])
-        table = judge_table(res, lik.covariance(), data, level, eta_df, reused=reused)
+        eta_df = lik.df(np.eye(fit.params.size)[fit.eta_at])
+        table = judge_table(fit, lik.covariance(), data, level, eta_df, reused=reused)
     else:
         table = table.assign(uninformative=table["status"] == "estimated")
-    cr1 = crowd_covariance(res, data, ci="sandwich", clustered=True, engine=engine)
-    flips = np.asarray(judge_table(res, cr1, data, level)["uninformative"])
+    cr1 = cov_of("sandwich-z", True)
+    flips = np.asarray(judge_table(fit, np.full_like(fit.cov, np.inf) if cr1 is None
+                                   else cr1.cov, data, level)["uninformative"])  # fmt: skip
     return table.assign(uninformative=np.asarray(table["uninformative"]) | flips)
 
 

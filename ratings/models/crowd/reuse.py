@@ -9,7 +9,7 @@ known variance to CR2's degrees of freedom) by :func:`ratings.inference.builder.
 
 Every Crowd-BT fit, plain or with covariates (style features or judge effects), takes it from
 here (:func:`design_eta_factor`, applied by :func:`ratings.models.crowd.policy.reused_factor`
-and :func:`~ratings.models.crowd.policy.with_reused`). H is the likelihood's observed
+in :func:`~ratings.models.crowd.policy.crowd_inference`). H is the likelihood's observed
 information with the strengths' prior (and the style features' ridge), without the prior on
 the estimated etas (:attr:`ratings.models.covariates.DesignFit.information`), and H_xe its
 columns of the reused etas. ``eta_known=True`` (CLI ``--eta-known``) leaves the
