@@ -49,7 +49,7 @@ from ratings.data.comparisons import Comparisons
 from ratings.data.soft import check_soft_bootstrap
 from ratings.inference import bt_inference
 from ratings.inference.builder import build, row_scores_of
-from ratings.inference.covariance import inverse_free
+from ratings.inference.covariance import ready, start_bread
 from ratings.inference.degenerate import fill_collapsed
 from ratings.inference.tie_bias import phi_bias
 from ratings.kernels.engine import kernels
@@ -272,20 +272,27 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
         def refit(sample: Comparisons):
             return estimator(sample, ref=ref, tol=1e-8, max_iter=max_iter, engine=engine,
                              theta0=res.theta).theta  # fmt: skip
+    # the bread on the pool beside the passes that do not need it (the meat, the CR2 rows)
+    bread = start_bread(res.hessian, np.delete(np.arange(x.size), ref))
     try:
-        bread = inverse_free(res.hessian, np.delete(np.arange(x.size), ref))
-    except np.linalg.LinAlgError:
-        raise NonIdentifiableError(
-            f"The information matrix{' of the tie model' if tied else ''} is singular at the "
-            "estimate (numerically: some ratings are so far apart that their verdicts carry no "
-            "information), so no interval can be computed. Add verdicts between the extreme "
-            f"models{'' if tied else ', or pass ' + option('penalty')}.") from None  # fmt: skip
-    if tied:
-        built = pair_built(res, data, ci, clustered=clustered, family=family,
-                           engine=engine, remedy=remedy_of(family))  # fmt: skip
-    else:
-        built = build(bread, ci, scores, n_clusters=data.n_clusters if clustered else None,
-                      cr2=cr2, cluster_name=data.cluster_name)  # fmt: skip
+        if tied:
+            built = pair_built(res, data, ci, clustered=clustered, family=family,
+                               engine=engine, remedy=remedy_of(family))  # fmt: skip
+        else:
+            built = build(bread, ci, scores, n_clusters=data.n_clusters if clustered else None,
+                          cr2=cr2, cluster_name=data.cluster_name)  # fmt: skip
+        bread = bread.result()
+    except Exception:
+        try:  # a singular bread is reported first, whatever else failed beside it
+            ready(bread)
+        except np.linalg.LinAlgError:
+            raise NonIdentifiableError(
+                f"The information matrix{' of the tie model' if tied else ''} is singular at "
+                "the estimate (numerically: some ratings are so far apart that their verdicts "
+                "carry no information), so no interval can be computed. Add verdicts between "
+                f"the extreme models{'' if tied else ', or pass ' + option('penalty')}."
+            ) from None  # fmt: skip
+        raise
     draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed,
                              always_finite=firth)  # fmt: skip
     table = None
