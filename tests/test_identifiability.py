@@ -341,6 +341,47 @@ def test_block_and_embed_match_fancy_indexing(seed, n, drop, kind):
     np.testing.assert_array_equal(embed(a, idx, n), want)
 
 
+@settings(deadline=None, max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 9), drop=st.integers(0, 8),
+       kind=st.sampled_from(["one left out", "all", "subset"]))  # fmt: skip
+def test_embed_upper_is_the_mirrored_triangle_embedded(seed, n, drop, kind):
+    from ratings.core.linalg import embed_upper
+
+    rng = np.random.default_rng(seed)
+    idx = {"one left out": np.delete(np.arange(n), drop % n), "all": np.arange(n),
+           "subset": np.flatnonzero(rng.random(n) < 0.5)}[kind]  # fmt: skip
+    sym = rng.normal(size=(idx.size, idx.size))
+    sym = sym + sym.T
+    upper = np.asfortranarray(np.triu(sym))  # as LAPACK leaves it
+    want = np.zeros((n, n))
+    want[np.ix_(idx, idx)] = sym
+    np.testing.assert_array_equal(embed_upper(upper, idx, n), want)
+
+
+def test_large_inverse_and_gram_embedded_match_numpy():
+    """The triangles LAPACK and BLAS leave, mirrored where they are embedded: numpy's inverse
+    and product on the same matrices."""
+    from ratings.inference.covariance import gram_embedded, inverse_free
+
+    m = 303
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(m, m))
+    h = x @ x.T + m * np.eye(m)
+    for drop in (0, 150, m - 1):
+        free = np.delete(np.arange(m), drop)
+        want = np.zeros((m, m))
+        want[np.ix_(free, free)] = np.linalg.inv(h[np.ix_(free, free)])
+        got = inverse_free(h, free)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * np.abs(want).max())
+        np.testing.assert_array_equal(got, got.T)
+        a = rng.normal(size=(40, free.size))
+        want = np.zeros((m, m))
+        want[np.ix_(free, free)] = 0.5 * a.T @ a
+        got = gram_embedded(a, free, m, 0.5)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * np.abs(want).max())
+        np.testing.assert_array_equal(got, got.T)
+
+
 @pytest.mark.parametrize("m", [5, 300])  # plain products, and the meat's Cholesky factor
 @pytest.mark.parametrize("meat_pd", [True, False])
 def test_bread_meat_bread_matches_the_plain_products(m, meat_pd):

@@ -169,7 +169,12 @@ class ClusterInference:
 
     def covariance(self) -> NDArray[np.float64]:
         """CR2 covariance over all parameters (zero outside ``free``)."""
-        out = embed(self._cr2_covariance(), self.free, self.n_params)
+        from ratings.inference.covariance import gram_embedded
+
+        if self.meat is None:  # the influences' Gram matrix mirrored where it is embedded
+            out = gram_embedded(self.influence_free, self.free, self.n_params)
+        else:
+            out = embed(self._cr2_covariance(), self.free, self.n_params)
         if self.extra is not None:
             out += self.extra.T @ self.extra
         return out

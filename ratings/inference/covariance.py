@@ -24,7 +24,15 @@ from numpy.typing import NDArray
 
 from ratings.core import threads as _threads
 from ratings.core.errors import option
-from ratings.core.linalg import LAPACK_FROM, block, embed, inverse_pd, mirror_upper
+from ratings.core.linalg import (
+    LAPACK_FROM,
+    block,
+    embed,
+    embed_upper,
+    inverse_pd,
+    inverse_upper,
+    mirror_upper,
+)
 from ratings.core.memory import MAX_INFLUENCE_CELLS
 from ratings.data.comparisons import Comparisons
 
@@ -35,6 +43,7 @@ __all__ = [
     "bread_meat_bread",
     "collapsed_contrasts",
     "gram",
+    "gram_embedded",
     "identified_inverse",
     "inverse_free",
     "model_based_supplement",
@@ -45,7 +54,9 @@ __all__ = [
 def inverse_free(h: NDArray[np.float64], free: NDArray[np.int64]) -> NDArray[np.float64]:
     """Inverse of the free block of ``h``; returned embedded in an (M, M) matrix of zeros."""
     # raises LinAlgError unless positive definite; exactly symmetric
-    return embed(inverse_pd(block(h, free)), free, h.shape[0])
+    if free.size < LAPACK_FROM:
+        return embed(inverse_pd(block(h, free)), free, h.shape[0])
+    return embed_upper(inverse_upper(block(h, free)), free, h.shape[0])
 
 
 @dataclass(frozen=True, eq=False)
@@ -126,7 +137,7 @@ def bread_meat_bread(bread: NDArray[np.float64] | PendingBread,
     if info != 0:
         out = bread @ meat @ bread
         return (out + out.T) / 2.0
-    return embed(gram(_times_lower(block(bread, free), r).T), free, bread.shape[0])
+    return gram_embedded(_times_lower(block(bread, free), r).T, free, bread.shape[0])
 
 
 def _times_lower(a: NDArray[np.float64], lower: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -154,13 +165,27 @@ def gram(a: NDArray[np.float64], alpha: float = 1.0) -> NDArray[np.float64]:
     if a.shape[1] < LAPACK_FROM or a.shape[0] == 0:  # scipy.linalg stays out of small fits
         out = alpha * (a.T @ a)
         return (out + out.T) / 2.0
+    return mirror_upper(_gram_upper(a, alpha))
+
+
+def gram_embedded(a: NDArray[np.float64], free: NDArray[np.int64], n: int,
+                  alpha: float = 1.0) -> NDArray[np.float64]:  # fmt: skip
+    """``embed(gram(a, alpha), free, n)``, the large case's triangle mirrored where it is
+    embedded (:func:`~ratings.core.linalg.embed_upper`: one pass over the result)."""
+    if a.shape[1] < LAPACK_FROM or a.shape[0] == 0:
+        return embed(gram(a, alpha), free, n)
+    return embed_upper(_gram_upper(a, alpha), free, n)
+
+
+def _gram_upper(a: NDArray[np.float64], alpha: float) -> NDArray[np.float64]:
+    """The upper triangle (zeros below) of :func:`gram`'s large case."""
     from scipy.linalg.blas import dsyrk
 
     g, p = a.shape
     parts = _threads.workers()
     if parts < 2 or g * p * p // 2 < _threads.SPLIT_FLOPS:
         # The upper triangle (zeros below); a.T is a Fortran-ordered view, so nothing is copied.
-        return mirror_upper(dsyrk(alpha, a.T, trans=0, lower=0))
+        return dsyrk(alpha, a.T, trans=0, lower=0)
     # Side by side on the pool (BLAS on one thread, see ratings.core.threads.matmul): the upper
     # triangle in blocks of columns, a rank-k update on each diagonal block and a product on
     # each block above it. scipy's BLAS keeps the GIL, numpy's products release it: the updates
@@ -179,7 +204,7 @@ def gram(a: NDArray[np.float64], alpha: float = 1.0) -> NDArray[np.float64]:
     jobs = [functools.partial(above, *c, *c2) for i, c in enumerate(cuts) for c2 in cuts[i + 1:]]
     with _threads.one_blas_thread():
         _threads.run(jobs + [functools.partial(diagonal, *c) for c in cuts])
-    return mirror_upper(upper)
+    return upper
 
 
 def bootstrap_draws(
