@@ -9,7 +9,7 @@ from numpy.typing import NDArray
 from ratings.core.threads import one_blas_thread
 
 __all__ = ["LAPACK_FROM", "SINGLE_FROM", "block", "embed", "embed_upper", "inverse_pd",
-           "mirror_upper", "solve_pd"]
+           "inverse_upper", "mirror_upper", "solve_pd"]
 
 
 #: From this many parameters on, positive definite systems are solved through one Cholesky
