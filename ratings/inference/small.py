@@ -48,6 +48,7 @@ from ratings.inference.working import (
     CELLS_PER_VERDICT,
     WorkingRows,
     bt_rows,
+    bt_rows_and_scores,
     kernels,
 )
 
@@ -183,9 +184,14 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, k,
     still being computed (:func:`~ratings.inference.covariance.start_bread`: waited for after
     the passes over the rows); ``free``: the estimated models, default all but ``ref``; the
     others are fixed offsets, as when new models are placed against a frozen board)."""
+    from ratings.kernels import fit_ref
+
     free = np.delete(np.arange(data.n_models), ref) if free is None else np.asarray(free)
-    rows = bt_rows(theta, data)
-    score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
+    if k is fit_ref:  # the twin's scores from the rows' pass
+        rows, score = bt_rows_and_scores(theta, data)
+    else:
+        rows = bt_rows(theta, data)
+        score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
     with np.errstate(divide="ignore", invalid="ignore"):
         residual = np.where(rows.a > 0, score / rows.a, 0.0)
     return working_inference(rows, residual, free, lambda: block(ready(bread), free), data)
