@@ -341,6 +341,47 @@ def test_block_and_embed_match_fancy_indexing(seed, n, drop, kind):
     np.testing.assert_array_equal(embed(a, idx, n), want)
 
 
+@settings(deadline=None, max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 9), drop=st.integers(0, 8),
+       kind=st.sampled_from(["one left out", "all", "subset"]))  # fmt: skip
+def test_embed_upper_is_the_mirrored_triangle_embedded(seed, n, drop, kind):
+    from ratings.core.linalg import embed_upper
+
+    rng = np.random.default_rng(seed)
+    idx = {"one left out": np.delete(np.arange(n), drop % n), "all": np.arange(n),
+           "subset": np.flatnonzero(rng.random(n) < 0.5)}[kind]  # fmt: skip
+    sym = rng.normal(size=(idx.size, idx.size))
+    sym = sym + sym.T
+    upper = np.asfortranarray(np.triu(sym))  # as LAPACK leaves it
+    want = np.zeros((n, n))
+    want[np.ix_(idx, idx)] = sym
+    np.testing.assert_array_equal(embed_upper(upper, idx, n), want)
+
+
+def test_large_inverse_and_gram_embedded_match_numpy():
+    """The triangles LAPACK and BLAS leave, mirrored where they are embedded: numpy's inverse
+    and product on the same matrices."""
+    from ratings.inference.covariance import gram_embedded, inverse_free
+
+    m = 303
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(m, m))
+    h = x @ x.T + m * np.eye(m)
+    for drop in (0, 150, m - 1):
+        free = np.delete(np.arange(m), drop)
+        want = np.zeros((m, m))
+        want[np.ix_(free, free)] = np.linalg.inv(h[np.ix_(free, free)])
+        got = inverse_free(h, free)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * np.abs(want).max())
+        np.testing.assert_array_equal(got, got.T)
+        a = rng.normal(size=(40, free.size))
+        want = np.zeros((m, m))
+        want[np.ix_(free, free)] = 0.5 * a.T @ a
+        got = gram_embedded(a, free, m, 0.5)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * np.abs(want).max())
+        np.testing.assert_array_equal(got, got.T)
+
+
 @pytest.mark.parametrize("m", [5, 300])  # plain products, and the meat's Cholesky factor
 @pytest.mark.parametrize("meat_pd", [True, False])
 def test_bread_meat_bread_matches_the_plain_products(m, meat_pd):
@@ -361,6 +402,73 @@ def test_bread_meat_bread_matches_the_plain_products(m, meat_pd):
     assert np.all(got[3] == 0.0) and np.all(got[:, 3] == 0.0)
     np.testing.assert_array_equal(bread, kept[0])  # inputs untouched
     np.testing.assert_array_equal(meat, kept[1])
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("meat_pd", [True, False])
+def test_pending_bread_meat_bread_matches_numpy(monkeypatch, threads, meat_pd):
+    """A bread still being computed on the pool (the meat's factor formed meanwhile) and the
+    triangular product in blocks of rows: numpy's inverse and plain products on the same
+    matrices."""
+    from ratings.core import threads as _threads
+    from ratings.inference.covariance import PendingBread, bread_meat_bread, start_bread
+
+    monkeypatch.setattr(_threads, "workers", lambda: threads)
+    monkeypatch.setattr(_threads, "SPLIT_FLOPS", 0)  # split even this product
+    m = 301
+    rng = np.random.default_rng(threads)
+    x = rng.normal(size=(m, m))
+    h = x @ x.T + m * np.eye(m)
+    y = rng.normal(size=(m, m if meat_pd else m // 2))
+    meat = y @ y.T
+    free = np.delete(np.arange(m), 7)
+    pending = start_bread(h, free)
+    assert isinstance(pending, PendingBread)
+    got = bread_meat_bread(pending, meat)
+    bread = np.zeros((m, m))
+    bread[np.ix_(free, free)] = np.linalg.inv(h[np.ix_(free, free)])
+    np.testing.assert_allclose(pending.result(), bread, rtol=0, atol=1e-12 * np.abs(bread).max())
+    want = bread @ meat @ bread
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * np.abs(want).max())
+    np.testing.assert_array_equal(got, got.T)
+    assert np.all(got[7] == 0.0) and np.all(got[:, 7] == 0.0)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_pending_bread_of_a_singular_hessian_raises_when_read(monkeypatch, threads):
+    from ratings.core import threads as _threads
+    from ratings.inference.covariance import ready, start_bread
+
+    monkeypatch.setattr(_threads, "workers", lambda: threads)
+    for m in (5, 300):  # at once below LAPACK_FROM, on the pool from it
+        x = np.random.default_rng(m).normal(size=(m, m - 5))
+        pending = start_bread(x @ x.T, np.arange(m))  # rank m - 5
+        with pytest.raises(np.linalg.LinAlgError):
+            ready(pending)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("cluster", [None, "task_id"])
+def test_singular_bread_is_reported_first(monkeypatch, threads, cluster):
+    """A bread that cannot be inverted (stood in for by a LinAlgError of the inverse) is named
+    whatever the interval's own work raised beside it (one cluster: too few for a clustered
+    interval), as when the bread was computed before that work."""
+    import pandas as pd
+
+    import ratings
+    from ratings.core import threads as _threads
+    from ratings.inference import covariance
+
+    def singular(h, free):
+        raise np.linalg.LinAlgError("not positive definite")
+
+    monkeypatch.setattr(_threads, "workers", lambda: threads)
+    monkeypatch.setattr(covariance, "inverse_free", singular)
+    log = pd.DataFrame({"model_a": ["a", "a", "b", "b", "c", "c"],
+                        "model_b": ["b", "c", "c", "a", "a", "b"],
+                        "winner": ["A", "A", "A", "A", "A", "A"], "task_id": "t"})
+    with pytest.raises(NonIdentifiableError, match="information matrix is singular"):
+        ratings.fit(log, cluster=cluster)
 
 
 @settings(deadline=None, max_examples=60)

@@ -504,3 +504,23 @@ def test_bt_working_rows_weigh_each_row_by_n_p_q(n_models):
     n = data.wi + data.wj + data.tt
     np.testing.assert_allclose(rows.a**2, n * expit(d) * expit(-d), rtol=1e-12)
     assert (rows.a > 0).all()
+
+
+@pytest.mark.parametrize("n_models", [3, 30])  # a sigma per pair of models, or per row
+def test_bt_rows_and_scores_from_one_pass(n_models):
+    """The working rows and the scores from one pass: the rows' own function, scipy's
+    expit for the scores, and the NumPy twin's scores bitwise (the values it replaces)."""
+    from ratings.data.comparisons import aggregate
+    from ratings.inference.working import bt_rows, bt_rows_and_scores
+    from ratings.kernels import fit_ref
+
+    rng = np.random.default_rng(5)
+    data = aggregate(simulate_verdicts(rng, np.zeros(n_models), 400, 40, tie_fraction=0.1))
+    theta = rng.normal(0.0, 15.0, n_models)
+    rows, score = bt_rows_and_scores(theta, data)
+    np.testing.assert_array_equal(rows.a, bt_rows(theta, data).a)
+    d = theta[data.ii] - theta[data.jj]
+    want = data.wi + 0.5 * data.tt - (data.wi + data.wj + data.tt) * expit(d)
+    np.testing.assert_allclose(score, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(score, fit_ref.bt_scores(theta, data.ii, data.jj, data.wi,
+                                                           data.wj, data.tt))  # fmt: skip

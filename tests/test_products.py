@@ -98,3 +98,29 @@ def test_gram_in_blocks_equals_one_update(monkeypatch, threads, shape, align) ->
     assert calls == [k * (k + 1) // 2]  # the diagonal blocks and those above them
     np.testing.assert_array_equal(got, got.T)
     np.testing.assert_allclose(got, whole, rtol=0, atol=1e-14 * np.abs(whole).max())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_started_job_runs_beside_the_callers_jobs(monkeypatch, threads) -> None:
+    """``start``: the job's result, or its exception, read by ``result()``; the caller's own
+    jobs on the pool meanwhile (one thread: the job runs at once, its error kept till read)."""
+    import threading
+
+    monkeypatch.setattr(_threads, "workers", lambda: threads)
+    gate = threading.Event()
+
+    def job() -> int:
+        if threads > 1:
+            assert gate.wait(10)  # runs beside the caller: it sets the gate below
+        return 7
+
+    pending = _threads.start(job)
+    assert _threads.run([gate.set, lambda: 2])[1] == 2
+    assert pending.result() == 7
+
+    def fails() -> None:
+        raise ArithmeticError("from the job")
+
+    failed = _threads.start(fails)  # raised where read, not where started
+    with pytest.raises(ArithmeticError, match="from the job"):
+        failed.result()

@@ -58,3 +58,32 @@ def test_the_twin_runs_where_the_kernel_would_compile(log, monkeypatch):
     monkeypatch.setattr(compiled, "cluster_times", refuse)
     r = ratings.fit(log, anchor="m00")
     assert r.inference.shape == "series" and np.isfinite(r.se.iloc[1:]).all()
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_compiled_passes_over_ranges_of_clusters_equal_the_twin(log, monkeypatch, threads):
+    """The compiled pass in ranges of clusters side by side (each range's clusters renumbered
+    from its first): the twin's H_g v_g, and no new compiled signature."""
+    from ratings.core import threads as _threads
+    from ratings.inference.working import bt_rows
+    from ratings.kernels import inference as compiled
+    from ratings.kernels import inference_ref as twin
+
+    r = ratings.fit(log, anchor="m00")
+    data = r.source.data
+    rows = bt_rows(np.asarray(r.strength), data)
+    assert rows.n_clusters == 30
+    monkeypatch.setattr(cluster_module, "CONCURRENT_ROWS", 1)
+    monkeypatch.setattr(cluster_module, "workers", lambda: threads)
+    monkeypatch.setattr(_threads, "workers", lambda: threads)
+    monkeypatch.setattr(engine, "AUTO_NUMBA_VERDICTS", 1)
+    monkeypatch.setattr(cluster_module, "_kernel_ready", lambda kernel: True)
+    parts = cluster_module._cluster_parts(rows)
+    assert len(parts) == threads and parts[0][0] == 0 and parts[-1][1] == rows.n_clusters
+    v = np.random.default_rng(threads).normal(size=(rows.n_clusters, rows.n_params))
+    want = twin.cluster_times(rows.ii, rows.jj, rows.judge, rows.cluster, rows.a, rows.b,
+                              rows.n_models, v)  # fmt: skip
+    signatures = len(compiled.cluster_times.signatures)
+    got = cluster_module._cluster_times(rows)(v)
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13 * np.abs(want).max())
+    assert len(compiled.cluster_times.signatures) == max(signatures, 1)

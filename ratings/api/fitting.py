@@ -49,7 +49,7 @@ from ratings.data.comparisons import Comparisons
 from ratings.data.soft import check_soft_bootstrap
 from ratings.inference import bt_inference
 from ratings.inference.builder import build, row_scores_of
-from ratings.inference.covariance import inverse_free
+from ratings.inference.covariance import ready, start_bread
 from ratings.inference.degenerate import fill_collapsed
 from ratings.inference.tie_bias import phi_bias
 from ratings.kernels.engine import kernels
@@ -269,18 +269,23 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
             return estimator(sample, ref=ref, tol=1e-8, max_iter=max_iter, engine=engine,
                              theta0=res.theta).theta  # fmt: skip
 
+        # the bread on the pool beside the passes that do not need it (the meat, the CR2 rows)
+        bread = start_bread(res.hessian, np.delete(np.arange(m), ref))
         try:
-            bread = inverse_free(res.hessian, np.delete(np.arange(m), ref))
-        except np.linalg.LinAlgError:
-            raise NonIdentifiableError(
-                "The information matrix is singular at the estimate (numerically: some ratings "
-                "are so far apart that their verdicts carry no information), so no interval "
-                "can be computed. Add verdicts between the extreme models, or pass "
-                f"{option('penalty')}.") from None  # fmt: skip
-        built = build(bread, ci, row_scores_of(data, m, k, row_scores, verdict_meat),
-                      n_clusters=data.n_clusters if clustered else None,
-                      cr2=lambda: bt_inference(res.theta, data, ref=ref, k=k, bread=bread),
-                      cluster_name=data.cluster_name)  # fmt: skip
+            built = build(bread, ci, row_scores_of(data, m, k, row_scores, verdict_meat),
+                          n_clusters=data.n_clusters if clustered else None,
+                          cr2=lambda: bt_inference(res.theta, data, ref=ref, k=k, bread=bread),
+                          cluster_name=data.cluster_name)  # fmt: skip
+        except Exception:
+            try:  # a singular bread is reported first, whatever else failed beside it
+                ready(bread)
+            except np.linalg.LinAlgError:
+                raise NonIdentifiableError(
+                    "The information matrix is singular at the estimate (numerically: some "
+                    "ratings are so far apart that their verdicts carry no information), so no "
+                    "interval can be computed. Add verdicts between the extreme models, or pass "
+                    f"{option('penalty')}.") from None  # fmt: skip
+            raise
     bread = built.bread
     draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed,
                              always_finite=firth)  # fmt: skip

@@ -8,8 +8,8 @@ from numpy.typing import NDArray
 
 from ratings.core.threads import one_blas_thread
 
-__all__ = ["LAPACK_FROM", "SINGLE_FROM", "block", "embed", "inverse_pd", "mirror_upper",
-           "solve_pd"]
+__all__ = ["LAPACK_FROM", "SINGLE_FROM", "block", "embed", "embed_upper", "inverse_pd",
+           "inverse_upper", "mirror_upper", "solve_pd"]
 
 
 #: From this many parameters on, positive definite systems are solved through one Cholesky
@@ -74,6 +74,13 @@ def inverse_pd(h: NDArray[np.float64]) -> NDArray[np.float64]:
     if h.shape[0] < LAPACK_FROM:
         inv = solve_pd(h, np.eye(h.shape[0]))
         return (inv + inv.T) / 2.0
+    return mirror_upper(inverse_upper(h))
+
+
+def inverse_upper(h: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The upper triangle (zeros below the diagonal) of :func:`inverse_pd` of ``h``, from
+    ``potrf`` + ``potri`` whatever its size, for a caller that mirrors it where it puts it
+    (:func:`embed_upper`)."""
     from scipy.linalg.lapack import dpotrf, dpotri
 
     # Fortran order without a copy: h is symmetric, so h.T holds the same matrix.
@@ -83,13 +90,36 @@ def inverse_pd(h: NDArray[np.float64]) -> NDArray[np.float64]:
             inv, info = dpotri(factor, lower=False, overwrite_c=True)  # fills the upper part
     if info != 0:
         raise np.linalg.LinAlgError("matrix is not positive definite")
-    return mirror_upper(inv)
+    return inv
 
 
 def mirror_upper(upper: NDArray[np.float64]) -> NDArray[np.float64]:
     """The symmetric matrix whose upper triangle ``upper`` holds (zeros below the diagonal)."""
     out = upper + upper.T
     out.flat[:: out.shape[0] + 1] = np.diagonal(upper)
+    return out
+
+
+def _mirror_into(out: NDArray[np.float64], upper: NDArray[np.float64]) -> None:
+    """``out[...] = mirror_upper(upper)``, written in place (``out`` may be a view)."""
+    np.add(upper, upper.T, out=out)
+    np.einsum("ii->i", out)[:] = np.diagonal(upper)
+
+
+def embed_upper(upper: NDArray[np.float64], idx: NDArray[np.int64],
+                n: int) -> NDArray[np.float64]:  # fmt: skip
+    """``embed(mirror_upper(upper), idx, n)`` written in one pass over the (n, n) result (a
+    999-parameter inverse or sandwich: about a third of the time of the two)."""
+    k = _gap(idx, n) if idx.size < n else None
+    if idx.size == n and np.array_equal(idx, np.arange(n)):
+        return mirror_upper(upper)
+    if k is None:
+        return embed(mirror_upper(upper), idx, n)
+    out = np.zeros((n, n))
+    _mirror_into(out[:k, :k], upper[:k, :k])
+    _mirror_into(out[k + 1:, k + 1:], upper[k:, k:])
+    out[:k, k + 1:] = upper[:k, k:]
+    out[k + 1:, :k] = upper[:k, k:].T
     return out
 
 

@@ -8,14 +8,14 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Generic, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["CONCURRENT_ROWS", "ROW_ALIGN", "SPLIT_FLOPS", "matmul", "one_blas_thread",
-           "row_blocks", "run", "workers"]
+__all__ = ["CONCURRENT_ROWS", "ROW_ALIGN", "SPLIT_FLOPS", "Pending", "matmul", "one_blas_thread",
+           "row_blocks", "run", "start", "workers"]
 
 T = TypeVar("T")
 
@@ -54,20 +54,61 @@ def workers() -> int:
     return max(1, min(cores or 1, 4))
 
 
+def _pool() -> ThreadPoolExecutor:
+    """The shared pool, started on first use."""
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=workers(), thread_name_prefix="ratings")
+    return _POOL
+
+
 def run(jobs: list[Callable[[], T]]) -> list[T]:
     """Results of ``jobs`` in order, run side by side (in this thread when there is one job or
     one core). Each job must touch only its own outputs and must not call :func:`run` itself
     (the pool is bounded: nested waits could use up its threads); results never depend on which
     job finishes first. An exception in a job is raised here, after all jobs have finished."""
-    global _POOL
     if len(jobs) < 2 or workers() < 2:
         return [job() for job in jobs]
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=workers(), thread_name_prefix="ratings")
-    futures = [_POOL.submit(job) for job in jobs]
+    pool = _pool()
+    futures = [pool.submit(job) for job in jobs]
     for f in futures:  # wait for all before raising, so no job still writes afterwards
         f.exception()
     return [f.result() for f in futures]
+
+
+class Pending(Generic[T]):
+    """A result :func:`start` computes on the pool while the caller goes on; :meth:`result`
+    waits for it (and raises what the job raised)."""
+
+    def __init__(self, future: Future | None = None, value: T | None = None,
+                 error: BaseException | None = None) -> None:  # fmt: skip
+        self._future, self._value, self._error = future, value, error
+
+    def result(self) -> T:
+        """The job's result, waiting for it; the job's exception is raised here."""
+        if self._future is not None:
+            return self._future.result()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
+
+
+def start(job: Callable[[], T]) -> Pending[T]:
+    """``job()`` started on the pool beside the caller's own work (which may :func:`run` jobs
+    on the other threads), its result read by :meth:`Pending.result`; run here at once when
+    threading is off, its exception then kept for :meth:`~Pending.result` likewise.
+
+    The job must not call :func:`run` or wait for another :class:`Pending` (it holds one of
+    the pool's threads), and :meth:`~Pending.result` must not be called from a pool job. For
+    work of one thread that the caller's next steps do not need: a factorisation (LAPACK
+    releases the GIL) beside the caller's passes over the rows.
+    """
+    if workers() < 2:
+        try:
+            return Pending(value=job())
+        except Exception as error:  # raised where the result is read, as on the pool
+            return Pending(error=error)
+    return Pending(_pool().submit(job))
 
 
 _BLAS = None

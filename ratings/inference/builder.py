@@ -41,7 +41,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ratings.inference.cluster import ClusterInference, check_clusters
-from ratings.inference.covariance import bread_meat_bread, gram, identified_inverse
+from ratings.inference.covariance import (
+    PendingBread,
+    bread_meat_bread,
+    gram,
+    identified_inverse,
+    ready,
+)
 
 __all__ = ["Built", "OnRequest", "Scores", "build", "cluster_factor", "psd_root",
            "row_scores_of", "two_step_factor", "with_known", "with_two_step"]
@@ -105,22 +111,28 @@ class Built:
     bread: NDArray[np.float64] | None = None
 
 
-def build(bread: NDArray[np.float64], ci: str, scores: Scores, *, n_clusters: int | None,
-          cr2: Callable[[], ClusterInference] | None = None,
+def build(bread: NDArray[np.float64] | PendingBread, ci: str, scores: Scores, *,
+          n_clusters: int | None, cr2: Callable[[], ClusterInference] | None = None,
           cluster_name: str | None = None) -> Built:  # fmt: skip
     """The covariance of kind ``ci`` (see the module notes); ``n_clusters`` None for a fit per
     verdict. ``cr2`` builds the CR2 inference of a clustered ``ci="sandwich"`` (without it, CR1
-    is used there)."""
+    is used there). A bread still being computed (:func:`~ratings.inference.covariance.
+    start_bread`) is waited for once needed: after the per-verdict meat, or by ``cr2``."""
     from ratings.inference import covariance  # its MAX_INFLUENCE_CELLS, read when called
 
     if n_clusters is None:
-        return Built(bread if ci == "model" else bread_meat_bread(bread, scores.verdict_meat()),
-                     bread=bread)  # fmt: skip
-    g, p = n_clusters, bread.shape[0]
+        if ci == "model":
+            return Built(ready(bread), bread=ready(bread))
+        cov = bread_meat_bread(bread, scores.verdict_meat())
+        return Built(cov, bread=ready(bread))
+    g = n_clusters
     check_clusters(g, cluster_name)
     if ci == "sandwich" and cr2 is not None:
         inference = cr2()
-        return Built(inference.covariance(), OnRequest(inference.influence), inference, bread)
+        return Built(inference.covariance(), OnRequest(inference.influence), inference,
+                     ready(bread))  # fmt: skip
+    bread = ready(bread)
+    p = bread.shape[0]
     if g * p > covariance.MAX_INFLUENCE_CELLS:  # too many cells to keep: the meat by blocks
         meat = (scores.cluster_meat() if scores.cluster_meat is not None
                 else gram(scores.cluster_scores()))  # fmt: skip

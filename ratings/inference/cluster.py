@@ -169,7 +169,12 @@ class ClusterInference:
 
     def covariance(self) -> NDArray[np.float64]:
         """CR2 covariance over all parameters (zero outside ``free``)."""
-        out = embed(self._cr2_covariance(), self.free, self.n_params)
+        from ratings.inference.covariance import gram_embedded
+
+        if self.meat is None:  # the influences' Gram matrix mirrored where it is embedded
+            out = gram_embedded(self.influence_free, self.free, self.n_params)
+        else:
+            out = embed(self._cr2_covariance(), self.free, self.n_params)
         if self.extra is not None:
             out += self.extra.T @ self.extra
         return out
@@ -575,12 +580,44 @@ def _cluster_times(rows: WorkingRows):
         return rows.times
     if not _kernel_ready(compiled.cluster_times):
         return rows.times
+    parts = _cluster_parts(rows)
+
+    def part(v, out, c0: int, c1: int, kept: tuple) -> None:
+        out[c0:c1] = compiled.cluster_times(*kept, rows.n_models, v[c0:c1])
 
     def times(v: NDArray[np.float64]) -> NDArray[np.float64]:
-        return compiled.cluster_times(rows.ii, rows.jj, rows.judge, rows.cluster, rows.a,
-                                      rows.b, rows.n_models, np.ascontiguousarray(v))  # fmt: skip
+        v = np.ascontiguousarray(v)
+        if len(parts) == 1:
+            return compiled.cluster_times(*parts[0][2], rows.n_models, v)
+        out = np.empty_like(v)
+        run([partial(part, v, out, *p) for p in parts])
+        return out
 
     return times
+
+
+def _cluster_parts(rows: WorkingRows) -> list[tuple[int, int, tuple]]:
+    """Ranges of clusters ``(c0, c1)`` with about equal shares of the rows (rows are sorted
+    by cluster), one a worker from :data:`~ratings.core.threads.CONCURRENT_ROWS` rows on, each
+    with its rows' arrays as :func:`ratings.kernels.inference.cluster_times` reads them
+    (clusters numbered from ``c0``): the pool's threads run the compiled kernel (no GIL) on
+    ranges side by side, each cluster's sums as in one pass."""
+    n, g = rows.ii.size, rows.n_clusters
+    split = workers() if n >= CONCURRENT_ROWS else 1
+    starts = rows.starts
+    cuts = np.unique(np.searchsorted(starts, np.linspace(0, n, split + 1), side="left"))
+    cuts[0], cuts[-1] = 0, g
+    out = []
+    for c0, c1 in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
+        r0, r1 = int(starts[c0]), int(starts[c1])
+        b = rows.b[r0:r1] if rows.b.size else rows.b
+        judge = rows.judge[r0:r1] if rows.judge.size == n else rows.judge
+        cluster = rows.cluster[r0:r1]
+        if c0:  # renumbered, read-only where the rows are (the kernel's compiled signature)
+            cluster = cluster - c0
+            cluster.flags.writeable = rows.cluster.flags.writeable
+        out.append((c0, c1, (rows.ii[r0:r1], rows.jj[r0:r1], judge, cluster, rows.a[r0:r1], b)))
+    return out if out else [(0, g, (rows.ii, rows.jj, rows.judge, rows.cluster, rows.a, rows.b))]
 
 
 def _kernel_ready(kernel) -> bool:

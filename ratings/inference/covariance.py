@@ -17,31 +17,77 @@ import functools
 import sys
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ratings.core import threads as _threads
 from ratings.core.errors import option
-from ratings.core.linalg import LAPACK_FROM, block, embed, inverse_pd, mirror_upper
+from ratings.core.linalg import (
+    LAPACK_FROM,
+    block,
+    embed,
+    embed_upper,
+    inverse_pd,
+    inverse_upper,
+    mirror_upper,
+)
 from ratings.core.memory import MAX_INFLUENCE_CELLS
 from ratings.data.comparisons import Comparisons
 
 __all__ = [
     "MAX_INFLUENCE_CELLS",
+    "PendingBread",
     "bootstrap_draws",
     "bread_meat_bread",
     "collapsed_contrasts",
     "gram",
+    "gram_embedded",
     "identified_inverse",
     "inverse_free",
     "model_based_supplement",
+    "ready",
+    "start_bread",
 ]
 
 def inverse_free(h: NDArray[np.float64], free: NDArray[np.int64]) -> NDArray[np.float64]:
     """Inverse of the free block of ``h``; returned embedded in an (M, M) matrix of zeros."""
     # raises LinAlgError unless positive definite; exactly symmetric
-    return embed(inverse_pd(block(h, free)), free, h.shape[0])
+    if free.size < LAPACK_FROM:
+        return embed(inverse_pd(block(h, free)), free, h.shape[0])
+    return embed_upper(inverse_upper(block(h, free)), free, h.shape[0])
+
+
+@dataclass(frozen=True, eq=False)
+class PendingBread:
+    """A bread (:func:`inverse_free` of a Hessian) being computed on the thread pool beside
+    the work that does not need it (:func:`start_bread`), with its ``free`` coordinates."""
+
+    pending: _threads.Pending
+    free: NDArray[np.int64]
+
+    def result(self) -> NDArray[np.float64]:
+        """The bread, waiting for it; raises ``LinAlgError`` as :func:`inverse_free` does."""
+        return self.pending.result()
+
+
+def start_bread(h: NDArray[np.float64], free: NDArray[np.int64]) -> PendingBread:
+    """:func:`inverse_free` of ``h`` started on the pool (from :data:`LAPACK_FROM` free
+    coordinates: a Cholesky factorisation and LAPACK's inverse, which release the GIL, on one
+    core while the caller's passes over the rows use the other; at once below that)."""
+    job = functools.partial(inverse_free, h, free)
+    if free.size < LAPACK_FROM:
+        try:
+            return PendingBread(_threads.Pending(value=job()), free)
+        except np.linalg.LinAlgError as error:
+            return PendingBread(_threads.Pending(error=error), free)
+    return PendingBread(_threads.start(job), free)
+
+
+def ready(bread: NDArray[np.float64] | PendingBread) -> NDArray[np.float64]:
+    """``bread`` itself, or a :class:`PendingBread`'s result once computed."""
+    return bread.result() if isinstance(bread, PendingBread) else bread
 
 
 #: Variance inflation (``B_ii H_ii``, 1 / (1 - R^2) of coordinate i on the others) from which an
@@ -63,31 +109,54 @@ def identified_inverse(h: NDArray[np.float64], free: NDArray[np.int64]) -> NDArr
     return bread
 
 
-def bread_meat_bread(bread: NDArray[np.float64], meat: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``bread @ meat @ bread`` for a bread from :func:`inverse_free` and a positive
-    semi-definite meat, exactly symmetric.
+def bread_meat_bread(bread: NDArray[np.float64] | PendingBread,
+                     meat: NDArray[np.float64]) -> NDArray[np.float64]:  # fmt: skip
+    """``bread @ meat @ bread`` for a bread from :func:`inverse_free` (or still being computed,
+    :func:`start_bread`) and a positive semi-definite meat, exactly symmetric.
 
     From :data:`~ratings.models.newton.LAPACK_FROM` parameters, on the free block (where the bread's
     diagonal is not zero): with the meat's Cholesky factor, meat = R R^T, it is Z Z^T for
     Z = bread R, a triangular product and a symmetric rank-k update (2 P^3 flops, with P^3 / 3
     for the factor) in place of two general products (4 P^3); the two general products when
-    the meat's free block is not positive definite.
+    the meat's free block is not positive definite. A pending bread's factor is computed
+    while it is; the triangular product runs in blocks of rows on the pool (each block's
+    rows as in the whole product).
     """
-    n = bread.shape[0]
-    free = np.flatnonzero(np.diagonal(bread))
+    free = bread.free if isinstance(bread, PendingBread) else None
+    if free is None or free.size < LAPACK_FROM:
+        bread = ready(bread)
+        free = np.flatnonzero(np.diagonal(bread))
     if free.size < LAPACK_FROM:
         out = bread @ meat @ bread
         return (out + out.T) / 2.0
-    from scipy.linalg.blas import dtrmm
     from scipy.linalg.lapack import dpotrf
 
     # Fortran order without a copy: the blocks are symmetric, so their transposes hold them.
     r, info = dpotrf(block(meat, free).T, lower=True, clean=True)  # meat = r r^T
+    bread = ready(bread)
     if info != 0:
         out = bread @ meat @ bread
         return (out + out.T) / 2.0
-    z = dtrmm(1.0, r, block(bread, free).T, side=1, lower=1)  # bread @ r
-    return embed(gram(z.T), free, n)
+    return gram_embedded(_times_lower(block(bread, free), r).T, free, bread.shape[0])
+
+
+def _times_lower(a: NDArray[np.float64], lower: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``a @ lower`` for a lower triangular ``lower`` (BLAS's triangular product, rows of
+    ``a`` in blocks side by side on the pool once large enough)."""
+    from scipy.linalg.blas import dtrmm
+
+    n = a.shape[0]
+    parts = _threads.workers()
+    if parts < 2 or n * n * lower.shape[0] // 2 < _threads.SPLIT_FLOPS:
+        return dtrmm(1.0, lower, a, side=1, lower=1)
+    out = np.empty((n, lower.shape[0]))
+
+    def rows(lo: int, hi: int) -> None:
+        out[lo:hi] = dtrmm(1.0, lower, a[lo:hi], side=1, lower=1)
+
+    with _threads.one_blas_thread():
+        _threads.run([functools.partial(rows, lo, hi) for lo, hi in _threads.row_blocks(n, parts)])
+    return out
 
 
 def gram(a: NDArray[np.float64], alpha: float = 1.0) -> NDArray[np.float64]:
@@ -96,13 +165,27 @@ def gram(a: NDArray[np.float64], alpha: float = 1.0) -> NDArray[np.float64]:
     if a.shape[1] < LAPACK_FROM or a.shape[0] == 0:  # scipy.linalg stays out of small fits
         out = alpha * (a.T @ a)
         return (out + out.T) / 2.0
+    return mirror_upper(_gram_upper(a, alpha))
+
+
+def gram_embedded(a: NDArray[np.float64], free: NDArray[np.int64], n: int,
+                  alpha: float = 1.0) -> NDArray[np.float64]:  # fmt: skip
+    """``embed(gram(a, alpha), free, n)``, the large case's triangle mirrored where it is
+    embedded (:func:`~ratings.core.linalg.embed_upper`: one pass over the result)."""
+    if a.shape[1] < LAPACK_FROM or a.shape[0] == 0:
+        return embed(gram(a, alpha), free, n)
+    return embed_upper(_gram_upper(a, alpha), free, n)
+
+
+def _gram_upper(a: NDArray[np.float64], alpha: float) -> NDArray[np.float64]:
+    """The upper triangle (zeros below) of :func:`gram`'s large case."""
     from scipy.linalg.blas import dsyrk
 
     g, p = a.shape
     parts = _threads.workers()
     if parts < 2 or g * p * p // 2 < _threads.SPLIT_FLOPS:
         # The upper triangle (zeros below); a.T is a Fortran-ordered view, so nothing is copied.
-        return mirror_upper(dsyrk(alpha, a.T, trans=0, lower=0))
+        return dsyrk(alpha, a.T, trans=0, lower=0)
     # Side by side on the pool (BLAS on one thread, see ratings.core.threads.matmul): the upper
     # triangle in blocks of columns, a rank-k update on each diagonal block and a product on
     # each block above it. scipy's BLAS keeps the GIL, numpy's products release it: the updates
@@ -121,7 +204,7 @@ def gram(a: NDArray[np.float64], alpha: float = 1.0) -> NDArray[np.float64]:
     jobs = [functools.partial(above, *c, *c2) for i, c in enumerate(cuts) for c2 in cuts[i + 1:]]
     with _threads.one_blas_thread():
         _threads.run(jobs + [functools.partial(diagonal, *c) for c in cuts])
-    return mirror_upper(upper)
+    return upper
 
 
 def bootstrap_draws(

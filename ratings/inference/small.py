@@ -24,6 +24,8 @@ approximation of the large-board path (from the same omega_g), over the merged d
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
@@ -40,12 +42,13 @@ from ratings.inference.cluster import (
     leverage_one,
     use_small_path,
 )
-from ratings.inference.covariance import gram
+from ratings.inference.covariance import PendingBread, gram, ready
 from ratings.inference.satterthwaite import DEGENERATE
 from ratings.inference.working import (
     CELLS_PER_VERDICT,
     WorkingRows,
     bt_rows,
+    bt_rows_and_scores,
     kernels,
 )
 
@@ -128,13 +131,14 @@ def _group_residual(adjusted, starts, group_of, groups) -> NDArray[np.float64]:
 
 
 def working_inference(rows: WorkingRows, residual: NDArray[np.float64], free: NDArray[np.int64],
-                      bread: NDArray[np.float64], data,
+                      bread: NDArray[np.float64] | Callable[[], NDArray[np.float64]], data,
                       small: bool | None = None) -> ClusterInference:  # fmt: skip
     """CR2 pieces of a clustered fit over ``data`` (its clusters) from its working ``rows``
     and their residuals (row r's summed score is ``residual[r] x_r``), ``bread`` the inverse
-    (penalised) information over ``free``: on the sparse path (``small`` True), the dense one
-    (False), or by default the one :func:`cr2_plan` picks, after checking the work against
-    the memory limit."""
+    (penalised) information over ``free`` (or a callable giving it, called once the clusters'
+    scores are summed: a bread computed beside them): on the sparse path (``small`` True), the
+    dense one (False), or by default the one :func:`cr2_plan` picks, after checking the work
+    against the memory limit."""
     check_clusters(data.n_clusters, data.cluster_name)
     sizes = np.diff(rows.starts)
     if small is None:
@@ -142,9 +146,13 @@ def working_inference(rows: WorkingRows, residual: NDArray[np.float64], free: ND
     check_cluster_memory(data, sizes, rows.n_params,
                          "small" if small else cr2_plan(sizes, free.size, sparse=False)[0])
     if small:
-        return small_cluster_inference(rows, residual, free, bread, data.clusters)
-    return cluster_inference(rows, cluster_scores(rows, residual), free, clusters=data.clusters,
-                             bread=bread)  # fmt: skip
+        return small_cluster_inference(rows, residual, free, _now(bread), data.clusters)
+    score = cluster_scores(rows, residual)
+    return cluster_inference(rows, score, free, clusters=data.clusters, bread=_now(bread))
+
+
+def _now(bread: NDArray[np.float64] | Callable[[], NDArray[np.float64]]) -> NDArray[np.float64]:
+    return bread() if callable(bread) else bread
 
 
 def cluster_scores(rows: WorkingRows, e: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -168,15 +176,22 @@ def cluster_scores(rows: WorkingRows, e: NDArray[np.float64]) -> NDArray[np.floa
     return w.reshape(g, q)
 
 
-def bt_inference(theta: NDArray[np.float64], data, *, ref: int, k, bread: NDArray[np.float64],
+def bt_inference(theta: NDArray[np.float64], data, *, ref: int, k,
+                 bread: NDArray[np.float64] | PendingBread,
                  free: NDArray[np.int64] | None = None) -> ClusterInference:  # fmt: skip
     """CR2 pieces of a clustered Bradley-Terry fit (``k``: the kernel module for the scores;
-    ``bread``: the fit's inverse Hessian, M x M, zero at ``ref`` and at the fixed models;
-    ``free``: the estimated models, default all but ``ref``; the others are fixed offsets,
-    as when new models are placed against a frozen board)."""
+    ``bread``: the fit's inverse Hessian, M x M, zero at ``ref`` and at the fixed models, or
+    still being computed (:func:`~ratings.inference.covariance.start_bread`: waited for after
+    the passes over the rows); ``free``: the estimated models, default all but ``ref``; the
+    others are fixed offsets, as when new models are placed against a frozen board)."""
+    from ratings.kernels import fit_ref
+
     free = np.delete(np.arange(data.n_models), ref) if free is None else np.asarray(free)
-    rows = bt_rows(theta, data)
-    score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
+    if k is fit_ref:  # the twin's scores from the rows' pass
+        rows, score = bt_rows_and_scores(theta, data)
+    else:
+        rows = bt_rows(theta, data)
+        score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
     with np.errstate(divide="ignore", invalid="ignore"):
         residual = np.where(rows.a > 0, score / rows.a, 0.0)
-    return working_inference(rows, residual, free, block(bread, free), data)
+    return working_inference(rows, residual, free, lambda: block(ready(bread), free), data)
