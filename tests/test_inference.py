@@ -435,6 +435,39 @@ def test_twins_in_pieces_and_unsorted_rows_match_the_kernels(with_eta, count_spa
                                rtol=1e-12, atol=1e-12)  # fmt: skip
 
 
+
+@pytest.mark.parametrize("with_eta", [False, True])
+def test_twin_passes_side_by_side_equal_the_written_out_design(with_eta, monkeypatch):
+    """The twin's passes of columns run on two threads (past a lowered split threshold) give
+    each cluster's n_c^T X_g^T X_g n_c from its design written out row by row and dense algebra,
+    and exactly what the same passes give in turn."""
+    from ratings.kernels import inference_ref as slow
+
+    monkeypatch.setenv("RATINGS_NUM_THREADS", "2")
+    monkeypatch.setattr(slow, "_CELLS", 30)  # several passes of columns
+    rng = np.random.default_rng(13)
+    m, nj, g, r = 9, 2, 6, 80
+    ii = rng.integers(0, m - 1, r)
+    jj = ii + 1 + rng.integers(0, m - 1 - ii)
+    kk = rng.integers(0, nj, r)
+    cluster = np.sort(rng.integers(0, g, r))
+    a = rng.exponential(size=r)
+    b = rng.normal(size=r) if with_eta else np.zeros(0)
+    q = m + (nj if with_eta else 0)
+    n = rng.normal(size=(q, 12))
+    x = np.zeros((r, q))  # each row's design vector a (e_i - e_j) + b e_{m + k}
+    x[np.arange(r), ii] = a
+    x[np.arange(r), jj] = -a
+    if with_eta:
+        x[np.arange(r), m + kk] = b
+    want = np.array([np.sum((x[cluster == c] @ n) ** 2, axis=0) for c in range(g)])
+    monkeypatch.setattr(slow, "SPLIT_FLOPS", 0)
+    side_by_side = slow.cluster_quadratic(g, ii, jj, kk, cluster, a, b, m, n)
+    monkeypatch.setattr(slow, "SPLIT_FLOPS", 10**18)
+    in_turn = slow.cluster_quadratic(g, ii, jj, kk, cluster, a, b, m, n)
+    np.testing.assert_allclose(side_by_side, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(side_by_side, in_turn)
+
 @pytest.mark.parametrize("per_model", [False, True])
 def test_pair_max_matches_a_loop_over_pairs(per_model, monkeypatch):
     """The draws' max of weighted differences, in several passes, against a plain loop."""
