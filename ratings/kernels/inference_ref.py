@@ -66,9 +66,10 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
     sums per (cluster, model) give the squares' part sum_m D_gm n_m^2 of Q at once, but not
     its cross terms -2 a^2 n_i n_j, one per pair met in the cluster (on a board of 1,000 tasks
     and 200 models those cells are the rows). Up to :data:`_ROWWISE_UP_TO` columns, a pass
-    over every row per column costs less than the grouping. The passes of columns run side by side on the package's threads
-    (:func:`ratings.core.threads.run`; scipy's products release the GIL) once the products'
-    multiply-adds reach :data:`~ratings.core.threads.SPLIT_FLOPS`."""
+    over every row per column costs less than the grouping. The passes of columns run side by
+    side on the package's threads (:func:`ratings.core.threads.run`; scipy's products release
+    the GIL) once the products' multiply-adds reach
+    :data:`~ratings.core.threads.SPLIT_FLOPS`."""
     return _grouped_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n, split=True)
 
 
