@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
-
-from ratings.core.threads import SPLIT_FLOPS, run
 
 __all__ = ["cluster_quadratic", "cluster_times", "model_clusters", "small_blocks",
            "small_meat", "small_shares"]  # each has a twin of the same name
@@ -66,20 +62,10 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
     sums per (cluster, model) give the squares' part sum_m D_gm n_m^2 of Q at once, but not
     its cross terms -2 a^2 n_i n_j, one per pair met in the cluster (on a board of 1,000 tasks
     and 200 models those cells are the rows). Up to :data:`_ROWWISE_UP_TO` columns, a pass
-    over every row per column costs less than the grouping. The passes of columns run side by
-    side on the package's threads (:func:`ratings.core.threads.run`; scipy's products release
-    the GIL) once the products' multiply-adds reach
-    :data:`~ratings.core.threads.SPLIT_FLOPS`."""
-    return _grouped_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n, split=True)
-
-
-def _grouped_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n, *, split: bool):
-    """:func:`cluster_quadratic`, its passes of columns on threads only if ``split`` (not
-    from a job already on them, as :func:`small_shares`' are)."""
+    over every row per column costs less than the grouping."""
     if n.shape[1] <= _ROWWISE_UP_TO:
         return _quadratic_by_rows(n_clusters, ii, jj, judge, cluster, a, b, n_models, n)
-    order = np.diff(cluster)  # one pass for both questions about the rows' order
-    if ii.size and order.min(initial=1) > 0:  # one row a cluster: nothing to group
+    if ii.size and np.all(cluster[1:] > cluster[:-1]):  # one row a cluster: nothing to group
         return _quadratic_one_row(n_clusters, ii, jj, judge, cluster, a, b, n_models, n)
     from scipy.sparse import csr_matrix
 
@@ -101,10 +87,9 @@ def _grouped_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n, *,
     rest, uk = np.divmod(keys, n_judges)
     ui, uj = np.divmod(rest, n_models)
     u = keys.size
-    if order.min(initial=0) < 0:  # CSR rows: by cluster (duplicates are summed)
+    if np.any(cluster[1:] < cluster[:-1]):  # CSR rows: by cluster (duplicates are summed)
         order = np.argsort(cluster, kind="stable")
         cluster, col, a, b = cluster[order], col[order], a[order], b[order] if b.size else b
-    del order
     indptr = np.searchsorted(cluster, np.arange(n_clusters + 1)).astype(index)
     if b.size:
         w = csr_matrix((np.column_stack([a * a, 2.0 * a * b, b * b]).ravel(),
@@ -115,8 +100,7 @@ def _grouped_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n, *,
     w = w.tocsc()  # by design: each design's row of squares is read once, the result stays hot
     out = np.empty((n_clusters, n.shape[1]))
     step = max(1, _CELLS // (w.shape[1] or 1))
-
-    def columns(lo: int) -> None:  # the columns lo:lo + step, into their own part of ``out``
+    for lo in range(0, n.shape[1], step):
         part = np.ascontiguousarray(n[:, lo:lo + step])  # whole rows to gather
         d = np.take(part, ui, axis=0)
         d -= np.take(part, uj, axis=0)
@@ -127,13 +111,6 @@ def _grouped_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n, *,
             x = d
             x *= d
         out[:, lo:lo + step] = w @ x
-
-    jobs = [partial(columns, lo) for lo in range(0, n.shape[1], step)]
-    if split and w.nnz * n.shape[1] >= SPLIT_FLOPS:
-        run(jobs)
-    else:
-        for job in jobs:
-            job()
     return out
 
 
@@ -303,9 +280,8 @@ def small_shares(starts, ii, jj, judge, a, b, n_models, v, tr, floor, weight):
     out = np.zeros((v.shape[1], 3))
     step = max(1, _CELLS // max(g, 1))
     for lo in range(0, v.shape[1], step):
-        q = _grouped_quadratic(g, ii[rows], jj[rows], judge[rows], cluster, a[rows], b,
-                               n_models, np.ascontiguousarray(v[:, lo:lo + step]),
-                               split=False)  # fmt: skip
+        q = cluster_quadratic(g, ii[rows], jj[rows], judge[rows], cluster, a[rows], b, n_models,
+                              np.ascontiguousarray(v[:, lo:lo + step]))  # fmt: skip
         with np.errstate(invalid="ignore", divide="ignore"):  # a zero contrast: NaN, as numba
             pi = q / tr[lo:lo + step]
         w = pi * pi / np.maximum(1.0 - pi, floor)
