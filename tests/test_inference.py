@@ -369,6 +369,18 @@ def test_elo_scale_of_standard_errors(bt_case):
                                rtol=1e-6)  # fmt: skip
 
 
+def _sorted_rows(rng, m: int, nj: int, g: int, r: int, with_eta: bool) -> tuple:
+    """``r`` random working rows (ii < jj, judge, cluster sorted, a, b) of ``m`` models, ``nj``
+    judges and ``g`` clusters; ``b`` empty unless ``with_eta``."""
+    ii = rng.integers(0, m - 1, r)
+    jj = ii + 1 + rng.integers(0, m - 1 - ii)
+    kk = rng.integers(0, nj, r)
+    cluster = np.sort(rng.integers(0, g, r))
+    a = rng.exponential(size=r)
+    b = rng.normal(size=r) if with_eta else np.zeros(0)
+    return ii, jj, kk, cluster, a, b
+
+
 @pytest.mark.parametrize("rowwise_up_to", [8, 0])  # the twin's two ways to sum the squares
 @pytest.mark.parametrize("with_eta", [False, True])
 def test_kernels_match_their_numpy_twins(with_eta, rowwise_up_to, monkeypatch):
@@ -377,13 +389,8 @@ def test_kernels_match_their_numpy_twins(with_eta, rowwise_up_to, monkeypatch):
 
     monkeypatch.setattr(slow, "_ROWWISE_UP_TO", rowwise_up_to)
     rng = np.random.default_rng(11)
-    m, nj, g, r = 7, 3, 5, 60
-    ii = rng.integers(0, m - 1, r)
-    jj = ii + 1 + rng.integers(0, m - 1 - ii)
-    kk = rng.integers(0, nj, r)
-    cluster = np.sort(rng.integers(0, g, r))
-    a = rng.exponential(size=r)
-    b = rng.normal(size=r) if with_eta else np.zeros(0)
+    m, nj, g = 7, 3, 5
+    ii, jj, kk, cluster, a, b = _sorted_rows(rng, m, nj, g, 60, with_eta)
     q = m + (nj if with_eta else 0)
     v = rng.normal(size=(g, q))
     n = rng.normal(size=(q, 4))
@@ -432,6 +439,29 @@ def test_twins_in_pieces_and_unsorted_rows_match_the_kernels(with_eta, count_spa
     n = rng.normal(size=(m + (nj if with_eta else 0), 7))
     np.testing.assert_allclose(slow.cluster_quadratic(g, ii, jj, kk, cluster, a, b, m, n),
                                fast.cluster_quadratic(g, ii, jj, kk, cluster, a, b, m, n),
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
+
+
+
+@pytest.mark.parametrize("with_eta", [False, True])
+def test_twin_in_passes_equals_the_written_out_design(with_eta, monkeypatch):
+    """The twin's products over the distinct designs, in several passes of columns, give each
+    cluster's n_c^T X_g^T X_g n_c from its design written out row by row and dense algebra."""
+    from ratings.kernels import inference_ref as slow
+
+    monkeypatch.setattr(slow, "_CELLS", 30)  # several passes of columns
+    rng = np.random.default_rng(13)
+    m, nj, g, r = 9, 2, 6, 80
+    ii, jj, kk, cluster, a, b = _sorted_rows(rng, m, nj, g, r, with_eta)
+    q = m + (nj if with_eta else 0)
+    n = rng.normal(size=(q, 12))
+    x = np.zeros((r, q))  # each row's design vector a (e_i - e_j) + b e_{m + k}
+    x[np.arange(r), ii] = a
+    x[np.arange(r), jj] = -a
+    if with_eta:
+        x[np.arange(r), m + kk] = b
+    want = np.array([np.sum((x[cluster == c] @ n) ** 2, axis=0) for c in range(g)])
+    np.testing.assert_allclose(slow.cluster_quadratic(g, ii, jj, kk, cluster, a, b, m, n), want,
                                rtol=1e-12, atol=1e-12)  # fmt: skip
 
 
