@@ -100,8 +100,9 @@ def start(job: Callable[[], T]) -> Pending[T]:
 
     The job must not call :func:`run` or wait for another :class:`Pending` (it holds one of
     the pool's threads), and :meth:`~Pending.result` must not be called from a pool job. For
-    work of one thread that the caller's next steps do not need: a factorisation (LAPACK
-    releases the GIL) beside the caller's passes over the rows.
+    work of one thread that the caller's next steps do not need: a factorisation beside the
+    caller's passes over the rows (scipy's LAPACK wrappers hold the GIL for much of the call,
+    so the overlap is with the caller's GIL-free NumPy work).
     """
     if workers() < 2:
         try:

@@ -74,8 +74,12 @@ class PendingBread:
 
 def start_bread(h: NDArray[np.float64], free: NDArray[np.int64]) -> PendingBread:
     """:func:`inverse_free` of ``h`` started on the pool (from :data:`LAPACK_FROM` free
-    coordinates: a Cholesky factorisation and LAPACK's inverse, which release the GIL, on one
-    core while the caller's passes over the rows use the other; at once below that)."""
+    coordinates: a Cholesky factorisation and LAPACK's inverse on one core while the caller's
+    passes over the rows use the other; at once below that). scipy 1.17's wrappers of
+    ``potrf`` / ``potri`` hold the GIL for much of the call (a spinning Python thread keeps
+    about a third of its pace beside them, against 0.85 beside a NumPy product), so the
+    overlap is mostly with the caller's NumPy passes: 1,000 models' HC0 fit 0.351 -> 0.337 s
+    wall on two cores, the same CPU."""
     job = functools.partial(inverse_free, h, free)
     if free.size < LAPACK_FROM:
         try:
