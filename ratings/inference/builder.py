@@ -121,10 +121,9 @@ def build(bread: NDArray[np.float64] | PendingBread, ci: str, scores: Scores, *,
     from ratings.inference import covariance  # its MAX_INFLUENCE_CELLS, read when called
 
     if n_clusters is None:
-        if ci == "model":
-            return Built(ready(bread), bread=ready(bread))
-        cov = bread_meat_bread(bread, scores.verdict_meat())
-        return Built(cov, bread=ready(bread))
+        cov = None if ci == "model" else bread_meat_bread(bread, scores.verdict_meat())
+        bread = ready(bread)
+        return Built(bread if cov is None else cov, bread=bread)
     g = n_clusters
     check_clusters(g, cluster_name)
     if ci == "sandwich" and cr2 is not None:

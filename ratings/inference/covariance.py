@@ -123,8 +123,8 @@ def bread_meat_bread(bread: NDArray[np.float64] | PendingBread,
     Z = bread R, a triangular product and a symmetric rank-k update (2 P^3 flops, with P^3 / 3
     for the factor) in place of two general products (4 P^3); the two general products when
     the meat's free block is not positive definite. A pending bread's factor is computed
-    while it is; the triangular product runs in blocks of rows on the pool (each block's
-    rows as in the whole product).
+    while it is. (The triangular product stays one call: scipy's ``dtrmm`` holds the GIL, so
+    blocks of rows side by side on the pool took as long as one.)
     """
     free = bread.free if isinstance(bread, PendingBread) else None
     if free is None or free.size < LAPACK_FROM:
@@ -133,6 +133,7 @@ def bread_meat_bread(bread: NDArray[np.float64] | PendingBread,
     if free.size < LAPACK_FROM:
         out = bread @ meat @ bread
         return (out + out.T) / 2.0
+    from scipy.linalg.blas import dtrmm
     from scipy.linalg.lapack import dpotrf
 
     # Fortran order without a copy: the blocks are symmetric, so their transposes hold them.
@@ -141,26 +142,8 @@ def bread_meat_bread(bread: NDArray[np.float64] | PendingBread,
     if info != 0:
         out = bread @ meat @ bread
         return (out + out.T) / 2.0
-    return gram_embedded(_times_lower(block(bread, free), r).T, free, bread.shape[0])
-
-
-def _times_lower(a: NDArray[np.float64], lower: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``a @ lower`` for a lower triangular ``lower`` (BLAS's triangular product, rows of
-    ``a`` in blocks side by side on the pool once large enough)."""
-    from scipy.linalg.blas import dtrmm
-
-    n = a.shape[0]
-    parts = _threads.workers()
-    if parts < 2 or n * n * lower.shape[0] // 2 < _threads.SPLIT_FLOPS:
-        return dtrmm(1.0, lower, a, side=1, lower=1)
-    out = np.empty((n, lower.shape[0]))
-
-    def rows(lo: int, hi: int) -> None:
-        out[lo:hi] = dtrmm(1.0, lower, a[lo:hi], side=1, lower=1)
-
-    with _threads.one_blas_thread():
-        _threads.run([functools.partial(rows, lo, hi) for lo, hi in _threads.row_blocks(n, parts)])
-    return out
+    z = dtrmm(1.0, r, block(bread, free).T, side=1, lower=1)  # bread @ r (bread symmetric)
+    return gram_embedded(z.T, free, bread.shape[0])
 
 
 def gram(a: NDArray[np.float64], alpha: float = 1.0) -> NDArray[np.float64]:
