@@ -23,7 +23,6 @@ unless ``eta_known`` (the etas are then taken as known).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -56,9 +55,6 @@ from ratings.models.judge_effects import (
 )
 from ratings.models.style import style_remedy, style_table
 from ratings.result import JudgeEffects, Ratings
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["fit_covariates"]
 
@@ -147,7 +143,7 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
         out = crowd_inference(fit, data, rows, built, quality, ci=kind, level=level,
                               engine=engine, ridge=ridge, n_ridge=len(features), df=df,
                               open_ok=False, count_prior=True,
-                              nll=_likelihood_nll(fit, ridge, len(features)))  # fmt: skip
+                              nll=fit.likelihood_nll(ridge, len(features)))  # fmt: skip
         fit, judges = out.fit, out.judges
         summary = crowd_summary(fit, pd.Index(data.judges), crowd.prior, quality, out.factor,
                                 open_intervals=out.open_intervals)  # fmt: skip
@@ -214,16 +210,6 @@ def _features_and_slots(frame: pd.DataFrame, data, style: Style | None, engine: 
     x, jobs = feature_jobs(xt, scale, order.rank, engine)
     slots = together([lambda: slot_counts(frame, data, resolved, by_cluster=order), *jobs])[0]
     return x, scale, slots
-
-
-def _likelihood_nll(fit: DesignFit, ridge: float, n_ridge: int) -> float:
-    """The negative log-likelihood of a Crowd-BT fit with covariates at its estimate: its
-    objective without the prior and the ridge."""
-    from ratings.models.crowd.prior import prior_terms
-
-    beta = fit.beta[:n_ridge]
-    return fit.nll - 0.5 * ridge * float(beta @ beta) - prior_terms(
-        fit.strength, fit.eta, fit.estimated, fit.prior, fit.n_features)[0]  # fmt: skip
 
 
 def _crowd_default(rows, start, prior, *, level: float, covariance, **opts) -> DesignFit:

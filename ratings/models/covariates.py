@@ -503,6 +503,13 @@ class DesignFit:
         likelihood's information, what the verdicts say about eta (:attr:`information`)."""
         return self._prior_hessian(None if self.prior is None else self.prior.strengths_only)
 
+    def likelihood_nll(self, ridge: float = 0.0, n_ridge: int = 0) -> float:
+        """The negative log-likelihood at the estimate: ``nll`` without the prior's value and
+        the ridge ``ridge`` on the first ``n_ridge`` coefficients (the style features')."""
+        beta = self.beta[:n_ridge]
+        return self.nll - 0.5 * ridge * float(beta @ beta) - prior_terms(
+            self.strength, self.eta, self.estimated, self.prior, self.n_features)[0]  # fmt: skip
+
     @property
     def information(self) -> NDArray[np.float64]:
         """The Hessian without the prior on eta: the likelihood's observed information with the

@@ -130,7 +130,7 @@ def fit_crowd_bt(
             f"({option('prior', 'default')}), which keeps it finite; "
             f"{fix_eta()[0].lower()}{fix_eta()[1:]}; or fit with {option('model', 'bt')}."
         ) from None
-    return replace(fit, nll=fit.nll - prior_terms(fit.theta, fit.eta, estimated, prior)[0])
+    return replace(fit, nll=fit.likelihood_nll())
 
 
 def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95,
