@@ -44,7 +44,7 @@ from ratings.models.covariates import (
     fit_design,
     side_by_side,
 )
-from ratings.models.crowd.policy import crowd_inference, crowd_summary
+from ratings.models.crowd.policy import crowd_inference
 from ratings.models.estimate import Estimate
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT
 from ratings.models.judge_effects import (
@@ -143,10 +143,9 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
         out = crowd_inference(fit, data, rows, built, quality, ci=kind, level=level,
                               engine=engine, ridge=ridge, n_ridge=len(features), df=df,
                               open_ok=False, count_prior=True,
-                              nll=fit.likelihood_nll(ridge, len(features)))  # fmt: skip
-        fit, judges = out.fit, out.judges
-        summary = crowd_summary(fit, pd.Index(data.judges), crowd.prior, quality, out.factor,
-                                open_intervals=out.open_intervals)  # fmt: skip
+                              nll=fit.likelihood_nll(ridge, len(features)),
+                              prior=crowd.prior)  # fmt: skip
+        fit, judges, summary = out
     else:  # a tie model's parameter is one more of the design
         start = tie_start(collapsed, family, ref=ref, engine=engine) if family else None
         plain = fit_bt(collapsed, ref=ref, tol=1e-10, engine=engine).theta if start is None \
