@@ -297,13 +297,10 @@ class _Design:
             self.m, self.nj, r.ii[s], r.jj[s], self.slot[s], r.x[s], wdd[s],
             wde[s] if wde.size else wde, wee[s] if wee.size else wee), self.blocks))
 
-    def prior_terms(self, params, strengths_only: bool = False) -> tuple:
-        """The Crowd-BT prior's value, gradient and Hessian over all params (zero without);
-        ``strengths_only``: the strengths' Gaussian part alone."""
-        prior = self.prior.strengths_only if strengths_only and self.prior is not None \
-            else self.prior
+    def prior_terms(self, params) -> tuple:
+        """The Crowd-BT prior's value, gradient and Hessian over all params (zero without)."""
         m, e = self.m, self.m + self.p
-        return prior_terms(params[:m], params[e:], self.estimated, prior, self.p)
+        return prior_terms(params[:m], params[e:], self.estimated, self.prior, self.p)
 
     def objective(self, params, ridge: float, n_ridge: int) -> tuple:
         if self.nj and not self.p:  # no covariate columns: the collapsed-counts fast path
@@ -674,7 +671,7 @@ def _built(fit: DesignFit, design: _Design, ci: str, *, eta_prior: bool = True,
     try:
         if remedy is None:
             identified_inverse(fit.information, free)
-        info = _bread_information(fit.params, fit.hessian, design, ci, ridge,
+        info = _bread_information(fit, design, ci, ridge,
                                   fit.n_features if n_ridge is None else n_ridge, eta_prior)
         bread = inverse_free(info, free)
     except np.linalg.LinAlgError:
@@ -692,7 +689,7 @@ def _built(fit: DesignFit, design: _Design, ci: str, *, eta_prior: bool = True,
         raise
 
 
-def _bread_information(params, hessian, design: _Design, ci: str, ridge: float, n_ridge: int,
+def _bread_information(fit: DesignFit, design: _Design, ci: str, ridge: float, n_ridge: int,
                        eta_prior: bool = True) -> NDArray[np.float64]:  # fmt: skip
     """The matrix whose inverse is the bread; Bradley-Terry's is the Hessian itself (observed
     and expected information agree).
@@ -713,16 +710,15 @@ def _bread_information(params, hessian, design: _Design, ci: str, ridge: float, 
       likelihood's own information; Firth 1993, Kosmidis & Firth 2021).
     """
     if not design.crowd:
-        return hessian
-    strengths = design.prior_terms(params, True)[2]
+        return fit.hessian
     if ci != "sandwich" or design.clusters is None:
-        return hessian - design.prior_terms(params)[2] + strengths
-    a, b = design.working(params)
+        return fit.information
+    a, b = design.working(fit.params)
     info = design.quad(a * a, a * b, b * b)
     if ridge:
         at = design.m + np.arange(n_ridge)
         info[at, at] += ridge
-    return info + (design.prior_terms(params)[2] if eta_prior else strengths)
+    return info + (fit.prior_hessian if eta_prior else fit.bread_penalty)
 
 
 def _pair_terms(family: Family, k, params, m: int, d: Comparisons) -> tuple:
