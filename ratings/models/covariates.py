@@ -477,14 +477,20 @@ class DesignFit:
         return self.n_models + self.n_features + np.arange(self.eta.size)
 
     @property
+    def live(self) -> NDArray[np.bool_]:
+        """The family's parameters with a covariance: Crowd-BT's estimated etas that are not on
+        a bound (every one of a family without a box)."""
+        if self.estimated is None:
+            return np.ones(self.eta.size, dtype=bool)
+        return self.estimated & ~self.boundary
+
+    @property
     def free(self) -> NDArray[np.int64]:
         """The coordinates with a covariance: strengths but the reference, the coefficients,
-        and the estimated etas that are not on a bound."""
+        and the family's parameters with one (:attr:`live`)."""
         m, p = self.n_models, self.n_features
-        live = (np.ones(self.eta.size, dtype=bool) if self.estimated is None
-                else self.estimated & ~self.boundary)  # fmt: skip
         return np.concatenate([np.delete(np.arange(m), self.ref), m + np.arange(p),
-                               self.eta_at[live]]).astype(np.int64)  # fmt: skip
+                               self.eta_at[self.live]]).astype(np.int64)  # fmt: skip
 
     def _prior_hessian(self, prior: CrowdPrior | None) -> NDArray[np.float64]:
         return prior_terms(self.strength, self.eta, self.estimated, prior, self.n_features)[2]
@@ -667,7 +673,7 @@ def _built(fit: DesignFit, design: _Design, ci: str, *, eta_prior: bool = True,
 
     free = fit.free
     design.estimated = fit.estimated
-    design.live = None if fit.estimated is None else fit.estimated & ~fit.boundary
+    design.live = fit.live
     try:
         if remedy is None:
             identified_inverse(fit.information, free)

@@ -47,7 +47,7 @@ def prior_share(fit: DesignFit) -> NDArray[np.float64]:
     fit without prior.
     """
     out = np.full(fit.eta.size, np.nan)
-    est = fit.estimated & ~fit.boundary
+    est = fit.live
     if fit.prior is None:
         out[fit.estimated] = 0.0
         return out
@@ -85,7 +85,7 @@ def judge_table(fit: DesignFit, cov: NDArray[np.float64], data: Comparisons, lev
         df = np.where(np.isnan(df), np.inf, df)
     z = critical_value(level, df)
     var = np.diag(cov)[fit.eta_at]
-    se = np.where(fit.estimated & ~fit.boundary, np.sqrt(np.clip(var, 0.0, None)), np.nan)
+    se = np.where(fit.live, np.sqrt(np.clip(var, 0.0, None)), np.nan)
     names = pd.Index(data.judges, name="judge")
     rows = data.collapsed()  # the same totals per judge, without per-cluster rows
     ties = np.bincount(rows.judge, rows.tt, len(names))

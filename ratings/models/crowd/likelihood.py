@@ -186,7 +186,7 @@ def choose_estimate(plain_fit: Callable[[], DesignFit],
     plain = trial_fit(plain_fit)
     cov = None
     if plain is not None and plain.converged and not plain.boundary.any():
-        cov, on = covariance(plain), _eta_at(plain)
+        cov, on = covariance(plain), plain.eta_at[plain.live]
         cov = cov if np.isfinite(cov).all() and etas_inside(
             plain.params[on], np.diag(cov)[on], level) else None  # fmt: skip
     if cov is not None:
@@ -234,16 +234,11 @@ def first_order_move(plain: DesignFit, prior: CrowdPrior) -> NDArray[np.float64]
     return move
 
 
-def _eta_at(fit: DesignFit) -> NDArray[np.int64]:
-    """Where ``fit.params`` holds the estimated etas off a bound."""
-    return fit.eta_at[fit.estimated & ~fit.boundary]
-
-
 def in_ses(plain, move: NDArray[np.float64], cov: NDArray[np.float64]) -> float:
     """The largest component of ``move`` (over ``plain.params``) in standard errors from
     ``cov``: strengths against their mean (so whatever the reference), and the estimated etas
     off a bound. How far the prior moves a fit (:data:`PRIOR_SHIFT_LIMIT`)."""
-    keep = np.r_[np.arange(plain.n_models), _eta_at(plain)]
+    keep = np.r_[np.arange(plain.n_models), plain.eta_at[plain.live]]
     move, cov, m = move[keep], cov[np.ix_(keep, keep)], plain.n_models
     s = cov[:m, :m]
     var = np.concatenate([np.diag(s) - 2.0 * s.mean(axis=1) + s.mean(),  # of s_i - mean(s)
