@@ -35,11 +35,10 @@ from ratings.api.specs import FitOptions, Style
 from ratings.api.ties import check_identified, tie_family_of, tie_start, tie_table
 from ratings.data.slots import SlotCounts, slot_counts
 from ratings.data.soft import is_graded, soft_weights
-from ratings.inference.builder import Built
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.covariates import (
     DesignFit,
-    design_built,
+    design_builder,
     design_rows,
     fit_design,
     side_by_side,
@@ -126,17 +125,8 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
                              engine=engine)  # fmt: skip
         plain = start.theta
         kind, remedy = opts.pop("ci"), opts.pop("remedy")  # the intervals: crowd_inference's
-
-        cache: dict = {}  # built once per fit and kind
-
-        def built(fit: DesignFit, ci: str, eta_prior: bool) -> Built:
-            key = (id(fit), ci, eta_prior)
-            if key not in cache:
-                cache[key] = fit, design_built(fit, rows, ci, eta_prior=eta_prior, ridge=ridge,
-                                               n_ridge=len(features), engine=engine,
-                                               remedy=remedy)  # fmt: skip
-            return cache[key][1]
-
+        built = design_builder(rows, ridge=ridge, n_ridge=len(features), engine=engine,
+                               remedy=remedy)  # fmt: skip
         fit = _crowd_default(rows, start, crowd.prior if styled else None, level=level,
                              covariance=lambda fit: built(fit, "sandwich-z", True).cov,
                              remedy=remedy, **opts)  # fmt: skip
@@ -163,9 +153,7 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
         effects = JudgeEffects(effects_table(fit.params, fit.cov, plan,
                                              at=fit.n_models + len(features), level=level,
                                              df=df), options.adjust)  # fmt: skip
-    est = Estimate(theta=fit.strength, cov=fit.cov, nll=fit.nll, converged=fit.converged,
-                   n_iter=fit.n_iter, max_grad=fit.max_grad, influence=fit.influence,
-                   inference=fit.inference, crowd=summary, judges=judges)
+    est = Estimate.of(fit, crowd=summary, judges=judges)
     return labelled(est, loaded, model=kind_of(options, family), ci=ci, level=level, anchor=anchor,
                     rating=options.rating, soft=bt.soft, df=None if styled else df,
                     style=table, judge_effects=effects,

@@ -58,10 +58,9 @@ from ratings.models.design import pair_block, pair_meat, pair_objective
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT, Family
 from ratings.models.newton import newton
 
-__all__ = ["COVARIATES", "DIVERGED", "MERGE_SHARE", "DesignFit", "Remedy",
-           "blocks_of", "design_built", "design_kernels", "design_rows", "fit_design", "pair_built",
-           "pair_design",
-           "side_by_side", "unit_df", "wald"]
+__all__ = ["COVARIATES", "DIVERGED", "MERGE_SHARE", "DesignFit", "Remedy", "blocks_of",
+           "design_builder", "design_kernels", "design_rows", "fit_design", "pair_built",
+           "pair_design", "side_by_side", "unit_df", "wald"]
 
 
 @dataclass(frozen=True)
@@ -549,7 +548,7 @@ def fit_design(
     ``ridge`` applies to the first ``n_ridge`` coefficients (default: all), the style
     features' when judge effects follow them. ``remedy`` words the errors of a fit that
     diverges or whose information is singular (:class:`Remedy`). Crowd-BT's default intervals
-    are built after the estimate (:func:`design_built`,
+    are built after the estimate (:func:`design_builder`,
     :func:`ratings.models.crowd.policy.crowd_inference`).
     """
     k = kernels(engine, int(rows.n_rows))
@@ -592,15 +591,23 @@ def pair_design(rows: Comparisons, engine: Engine = "auto") -> SlotCounts:
                       rows.ii, rows.jj, rows.wi, rows.wj, rows.tt, engine, x=np.zeros((n, 0)))
 
 
-def design_built(fit: DesignFit, rows: SlotCounts, ci: str, *, eta_prior: bool = True,
-                 ridge: float = 0.0, n_ridge: int | None = None, engine: Engine = "auto",
-                 remedy: Remedy | None = COVARIATES) -> Built:  # fmt: skip
-    """The covariance of kind ``ci`` of a Crowd-BT fit with covariate columns on ``rows``: the
-    one path of :func:`fit_design`'s intervals (:func:`_built`; ``eta_prior`` False leaves the
-    prior on eta out of CR2's bread)."""
-    design = _Design(rows, CROWD_BT, kernels(engine, int(rows.n_rows)), fit.prior)
-    return _built(fit, design, ci, eta_prior=eta_prior, ridge=ridge, n_ridge=n_ridge,
-                  remedy=remedy)  # fmt: skip
+def design_builder(rows: SlotCounts, *, ridge: float = 0.0, n_ridge: int | None = None,
+                   engine: Engine = "auto", remedy: Remedy | None = COVARIATES):  # fmt: skip
+    """How a Crowd-BT fit with covariate columns on ``rows`` builds its intervals:
+    ``built(fit, ci, eta_prior)``, the covariance of kind ``ci`` by the one path of
+    :func:`fit_design`'s intervals (:func:`_built`; ``eta_prior`` False leaves the prior on eta
+    out of CR2's bread), built once per fit and kind."""
+    cache: dict = {}
+
+    def built(fit: DesignFit, ci: str, eta_prior: bool) -> Built:
+        key = (id(fit), ci, eta_prior)
+        if key not in cache:  # the fit is kept beside its Built: its id stays its own
+            design = _Design(rows, CROWD_BT, kernels(engine, int(rows.n_rows)), fit.prior)
+            cache[key] = fit, _built(fit, design, ci, eta_prior=eta_prior, ridge=ridge,
+                                     n_ridge=n_ridge, remedy=remedy)  # fmt: skip
+        return cache[key][1]
+
+    return built
 
 
 def pair_built(fit: DesignFit, pairs: Comparisons, ci: str, *, clustered: bool,

@@ -64,7 +64,7 @@ class CrowdInference(NamedTuple):
 
 
 #: How a fit's intervals are built: ``built(fit, ci, eta_prior)`` (:func:`pair_built` for plain
-#: Crowd-BT, :func:`~ratings.models.covariates.design_built` with covariates).
+#: Crowd-BT, :func:`~ratings.models.covariates.design_builder`'s with covariates).
 Builder = Callable[[DesignFit, str, bool], Built]
 
 
@@ -78,7 +78,6 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
     out = crowd_inference(res, data, pair_design(data.collapsed(engine=engine), engine),
                           pair_builder(data, clustered=clustered, engine=engine), quality,
                           ci=ci, level=level, engine=engine, prior=prior)
-    influence = None if out.fit.influence is None else out.fit.influence[:, :m]
 
     def refit(sample: Comparisons):
         return fit_crowd_bt(sample, ref=ref, fixed_eta=drawn_etas(quality, draws_rng),
@@ -89,11 +88,8 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
         warnings.simplefilter("ignore", ConvergenceWarning)
         draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot,
                                  seed=seed)  # fmt: skip
-    return Estimate(
-        theta=res.theta, cov=out.fit.cov[:m, :m], nll=res.nll, converged=res.converged,
-        n_iter=res.n_iter, max_grad=res.max_grad, draws=draws, judges=out.judges,
-        influence=influence, crowd=out.summary, inference=out.fit.inference,
-        model_cov=lambda: inverse_free(res.information, res.free)[:m, :m])
+    return Estimate.of(out.fit, draws=draws, judges=out.judges, crowd=out.summary,
+                       model_cov=lambda: inverse_free(res.information, res.free)[:m, :m])
 
 
 def pair_builder(data: Comparisons, *, clustered: bool, engine: Engine = "auto") -> Builder:
