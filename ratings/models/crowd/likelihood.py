@@ -58,7 +58,6 @@ __all__ = [
     "PRIOR_SHIFT_LIMIT",
     "SCREEN",
     "choose_estimate",
-    "crowd_covariance",
     "etas_inside",
     "first_order_move",
     "fit_crowd_bt",
@@ -161,8 +160,8 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
         return fit_crowd_bt(data, prior=None, **kwargs)
 
     def covariance(plain: DesignFit) -> NDArray[np.float64]:
-        return crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
-                                engine=kwargs.get("engine", "auto"))  # fmt: skip
+        return pair_built(plain, data, "sandwich-z", clustered=clustered,
+                          engine=kwargs.get("engine", "auto")).cov  # fmt: skip
 
     return choose_estimate(lambda: fit_crowd_bt(data, prior=None, **kwargs),
                            lambda plain: fit_crowd_bt(data, prior=prior, **kwargs),
@@ -256,13 +255,3 @@ def etas_inside(eta: NDArray[np.float64], var: NDArray[np.float64], level: float
     half = critical_value(level) * np.sqrt(var)
     return bool(np.all(np.isfinite(half)) and np.all(eta - half > 0.5)
                 and np.all(eta + half < 1.0))  # fmt: skip
-
-
-def crowd_covariance(fit: DesignFit, data: Comparisons, *, ci: str, clustered: bool,
-                     engine: Engine = "auto") -> NDArray[np.float64]:  # fmt: skip
-    """The CR1 / HC0 (``ci="sandwich"``) or model-based (``"model"``) covariance over (theta,
-    eta) of a plain Crowd-BT fit on ``data`` (per verdict unless ``clustered``), by
-    :func:`ratings.models.covariates.pair_built`: the likelihood's information with the
-    strengths' prior in the bread; infinite variances where it is singular."""
-    return pair_built(fit, data, "model" if ci == "model" else "sandwich-z",
-                      clustered=clustered, engine=engine).cov
