@@ -128,5 +128,11 @@ def test_meat_is_the_sum_of_squared_verdict_scores(spread):
         sq = (rows.wi[r] * (1.0 - p[r]) ** 2 + rows.wj[r] * p[r] ** 2
               + rows.tt[r] * (0.5 - p[r]) ** 2)  # fmt: skip
         want += sq * np.outer(e, e)
-    np.testing.assert_allclose(PairTable(rows).meat(theta), want, rtol=1e-12,
+    table = PairTable(rows)
+    np.testing.assert_allclose(table.meat(theta), want, rtol=1e-12,
                                atol=1e-14 * np.abs(want).max())  # fmt: skip
+    # the meat reads the probabilities of the table's last pass only when it was at theta
+    for at in (theta + 0.3 * np.arange(6), theta.copy()):
+        table.terms(at)
+        np.testing.assert_allclose(table.meat(theta), want, rtol=1e-12,
+                                   atol=1e-14 * np.abs(want).max())  # fmt: skip
