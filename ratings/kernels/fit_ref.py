@@ -213,17 +213,21 @@ def _keys(group, row_i, row_j, n_models, top):
 def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
     """Unique (group, i, j) rows of oriented verdicts, sorted, with their counts: a count per
     (group, i, j, outcome) cell when that table is small (no sort), else a sort (an empty
-    ``weight``: one per verdict, counted without weights)."""
-    space = (int(group.max()) + 1) * n_models * n_models if group.size else 0
-    if space <= 2 * group.size + _DENSE_EXTRA:
+    ``weight``: one per verdict, counted without weights). With weights, a row whose weights
+    are all 0 is a row still."""
+    groups = int(group.max()) + 1 if group.size else 0
+    space = groups * n_models * n_models
+    dense = space <= 2 * group.size + _DENSE_EXTRA
+    if dense and not weight.size:
+        return _count_cells(group, row_i, row_j, outcome, n_models, groups)
+    if dense:
         key = _keys(group, row_i, row_j, n_models, 3 * space)
         seen = np.zeros(space, dtype=bool)
         seen[key] = True
         uniq = np.flatnonzero(seen)
         key *= 3
         key += outcome
-        counts = np.bincount(key, weight if weight.size else None,
-                             3 * space).reshape(space, 3)[uniq]  # fmt: skip
+        counts = np.bincount(key, weight, 3 * space).reshape(space, 3)[uniq]
         return (*_split_keys(uniq, n_models),
                 *np.ascontiguousarray(counts.T, dtype=np.float64))  # fmt: skip
     if not weight.size:
@@ -244,6 +248,27 @@ def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
         np.bincount(code, weight * (outcome == 1), r),
         np.bincount(code, weight * (outcome == 2), r),
     )  # fmt: skip
+
+
+def _count_cells(group, row_i, row_j, outcome, n_models, groups):
+    """:func:`_aggregate_rows`' dense case without weights: one count per (outcome, group, i,
+    j) cell, the table outcome-major, so a key occurs where any outcome counted it and each
+    outcome's counts are one gather from its contiguous third (no mark per verdict, no
+    transposed copy)."""
+    space = groups * n_models * n_models
+    cell = np.multiply(outcome, space, dtype=np.intp)
+    if groups > 1:
+        cell += np.multiply(group, n_models * n_models, dtype=np.intp)
+    cell += np.multiply(row_i, n_models, dtype=np.intp)
+    cell += row_j
+    counts = np.bincount(cell, minlength=3 * space).reshape(3, space)
+    del cell
+    uniq = np.flatnonzero(counts.any(axis=0))
+    wi, wj, tt = np.take(counts, uniq, axis=1).astype(np.float64)
+    if groups > 1:
+        return (*_split_keys(uniq, n_models), wi, wj, tt)
+    i, j = np.divmod(uniq, n_models)
+    return np.zeros_like(uniq), i, j, wi, wj, tt
 
 
 def _sorted_cells(cell):
