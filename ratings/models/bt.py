@@ -16,6 +16,8 @@ from ratings.models.families import BRADLEY_TERRY
 from ratings.models.newton import newton
 
 NONE, NO_SLOT = np.zeros(0), np.zeros(0, dtype=np.int64)
+#: Pairs per piece of a pass over the pair table: a piece's dozen arrays fit a core's cache.
+CHUNK = 16384
 
 __all__ = ["NONE", "NO_SLOT", "BTFit", "PairTable", "fit_bt", "jacobi_step", "penalised_terms",
            "start"]
@@ -118,7 +120,11 @@ class PairTable:
         """Pairs ``lo:hi`` of ``out`` (d, log-likelihood terms or None, score, information,
         P(i beats j), flat Hessian or None): each pair's entries depend on that pair alone, so
         the ranges of :attr:`_blocks` fill them side by side with the values a single pass
-        gives."""
+        gives, each in pieces of :data:`CHUNK` pairs (their temporaries stay in cache)."""
+        for at in range(lo, hi, CHUNK):
+            self._fill_piece(theta, out, at, min(at + CHUNK, hi))
+
+    def _fill_piece(self, theta, out, lo: int, hi: int) -> None:
         d, terms, score, info, p = (a if a is None else a[lo:hi] for a in out[:5])
         hess = out[5]
         n = self.n[lo:hi]
@@ -174,7 +180,11 @@ class PairTable:
 
     def _fill_meat(self, p, out, lo: int, hi: int) -> None:
         """Pairs ``lo:hi``'s two off-diagonal cells of the flat meat ``out``, ``p`` the pairs'
-        P(i beats j)."""
+        P(i beats j) (in pieces, as :meth:`_fill`)."""
+        for at in range(lo, hi, CHUNK):
+            self._fill_meat_piece(p, out, at, min(at + CHUNK, hi))
+
+    def _fill_meat_piece(self, p, out, lo: int, hi: int) -> None:
         p = p[lo:hi]
         q = np.subtract(1.0, p)
         q *= q
