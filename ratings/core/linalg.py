@@ -8,8 +8,8 @@ from numpy.typing import NDArray
 
 from ratings.core.threads import one_blas_thread
 
-__all__ = ["LAPACK_FROM", "SINGLE_FROM", "block", "embed", "embed_upper", "inverse_pd",
-           "inverse_upper", "mirror_upper", "solve_pd"]
+__all__ = ["LAPACK_FROM", "SINGLE_FROM", "block", "block_view", "embed", "embed_upper",
+           "inverse_pd", "inverse_upper", "mirror_upper", "solve_pd"]
 
 
 #: From this many parameters on, positive definite systems are solved through one Cholesky
@@ -47,7 +47,8 @@ def _solve_refined(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np
     from scipy.linalg.lapack import spotrf, spotrs
 
     with one_blas_thread():
-        factor, info = spotrf(h.astype(np.float32), lower=True, clean=False)
+        # h.T holds h (symmetric): in Fortran order, so the factorisation overwrites this copy
+        factor, info = spotrf(h.T.astype(np.float32), lower=True, clean=False, overwrite_a=1)
         if info != 0:
             return None
         x = np.zeros_like(g)
@@ -144,6 +145,19 @@ def block(h: NDArray[np.float64], idx: NDArray[np.int64]) -> NDArray[np.float64]
     out[:k, :k], out[:k, k:] = h[:k, :k], h[:k, k + 1:]
     out[k:, :k], out[k:, k:] = h[k + 1:, :k], h[k + 1:, k + 1:]
     return out
+
+
+def block_view(h: NDArray[np.float64], idx: NDArray[np.int64]) -> NDArray[np.float64]:
+    """:func:`block` for a caller that only reads it: a view of ``h`` when ``idx`` leaves out
+    its first or last index (the anchored model is usually the first), else the copy. Solvers
+    copy what they factorise anyway; a view spares the copy before theirs."""
+    n = h.shape[0]
+    k = _gap(idx, n) if idx.size == n - 1 else None
+    if k == 0:
+        return h[1:, 1:]
+    if k == n - 1:
+        return h[:-1, :-1]
+    return block(h, idx)
 
 
 def embed(a: NDArray[np.float64], idx: NDArray[np.int64], n: int) -> NDArray[np.float64]:
