@@ -40,10 +40,12 @@ def solve_pd(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float
 
 def _solve_refined(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64] | None:
     """``h^-1 g`` from a single-precision Cholesky factor, refined by double-precision
-    residuals until a correction is below 1e-13 of the solution (the accuracy of a
-    double-precision solve on a well-conditioned ``h``); None when ``h`` is not positive
-    definite in single precision or the refinement does not settle in three rounds (then the
-    caller solves in double precision)."""
+    residuals until the error left is below 1e-13 of the solution (the accuracy of a
+    double-precision solve on a well-conditioned ``h``): a correction that small, or one whose
+    ratio to the previous correction (the rate the refinement contracts at) puts the next
+    below it, which spares the round that would only confirm it; None when ``h`` is not
+    positive definite in single precision or the refinement does not settle in three rounds
+    (then the caller solves in double precision)."""
     from scipy.linalg.lapack import spotrf, spotrs
 
     with one_blas_thread():
@@ -52,16 +54,18 @@ def _solve_refined(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np
         if info != 0:
             return None
         x = np.zeros_like(g)
-        r = g
+        r, last = g, np.nan  # no rate after one round (nan compares false)
         for _ in range(4):
             dx, info = spotrs(factor, r.astype(np.float32), lower=True)
             if info != 0 or not np.all(np.isfinite(dx)):
                 return None
             x += dx
             size = float(np.max(np.abs(x), initial=0.0))
-            if float(np.max(np.abs(dx), initial=0.0)) <= 1e-13 * size:
+            step = float(np.max(np.abs(dx), initial=0.0))
+            rate = step / last  # from the second round on: the first correction is x itself
+            if step <= 1e-13 * size or (rate < 0.5 and step * rate / (1.0 - rate) <= 1e-13 * size):
                 return x
-            r = g - h @ x
+            r, last = g - h @ x, step
     return None
 
 
