@@ -669,15 +669,16 @@ class Ratings:
 
         def shift_cov(cov: NDArray[np.float64]) -> NDArray[np.float64]:
             """A cov A^T for a symmetric cov: cov_ij - r_i - r_j + r_ref, r the reference row."""
-            if not np.isfinite(cov).all():  # open intervals stay open (but the anchor's)
+            # a column holding inf or nan sums to one (the sums also give the centred row)
+            sums = cov.sum(axis=0)
+            if not np.isfinite(sums).all() and not np.isfinite(cov).all():
                 out = np.where(np.eye(len(cov), dtype=bool), np.inf, 0.0)
-                if k is not None:
+                if k is not None:  # open intervals stay open (but the anchor's)
                     out[k, k] = 0.0
                 return frozen(out)
-            row = cov.mean(axis=0) if k is None else cov[k].copy()
+            row = sums / len(cov) if k is None else cov[k].copy()
             out = cov - row
-            out -= row[:, None]
-            out += row.mean() if k is None else row[k]
+            out -= (row - (row.mean() if k is None else row[k]))[:, None]
             return frozen(out)
 
         draws = None if self.draws is None else shift(self.draws)

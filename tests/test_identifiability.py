@@ -328,13 +328,17 @@ def test_dense_reachability_agrees_with_scipy_components(seed, m, density):
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 9), drop=st.integers(0, 8),
        kind=st.sampled_from(["one left out", "all", "subset"]))  # fmt: skip
 def test_block_and_embed_match_fancy_indexing(seed, n, drop, kind):
-    from ratings.core.linalg import block, embed
+    from ratings.core.linalg import block, block_view, embed
 
     rng = np.random.default_rng(seed)
     h = rng.normal(size=(n, n))
     idx = {"one left out": np.delete(np.arange(n), drop % n), "all": np.arange(n),
            "subset": np.flatnonzero(rng.random(n) < 0.5)}[kind]  # fmt: skip
     np.testing.assert_array_equal(block(h, idx), h[np.ix_(idx, idx)])
+    view = block_view(h, idx)
+    np.testing.assert_array_equal(view, h[np.ix_(idx, idx)])
+    if kind == "one left out" and drop % n in (0, n - 1):  # the first or last left out: a view
+        assert np.shares_memory(view, h)
     a = rng.normal(size=(idx.size, idx.size))
     want = np.zeros((n, n))
     want[np.ix_(idx, idx)] = a

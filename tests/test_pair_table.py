@@ -128,5 +128,24 @@ def test_meat_is_the_sum_of_squared_verdict_scores(spread):
         sq = (rows.wi[r] * (1.0 - p[r]) ** 2 + rows.wj[r] * p[r] ** 2
               + rows.tt[r] * (0.5 - p[r]) ** 2)  # fmt: skip
         want += sq * np.outer(e, e)
-    np.testing.assert_allclose(PairTable(rows).meat(theta), want, rtol=1e-12,
+    table = PairTable(rows)
+    np.testing.assert_allclose(table.meat(theta), want, rtol=1e-12,
                                atol=1e-14 * np.abs(want).max())  # fmt: skip
+    # the meat reads the probabilities of the table's last pass only when it was at theta
+    for at in (theta + 0.3 * np.arange(6), theta.copy()):
+        table.terms(at)
+        np.testing.assert_allclose(table.meat(theta), want, rtol=1e-12,
+                                   atol=1e-14 * np.abs(want).max())  # fmt: skip
+
+
+def test_pieces_of_a_pass_give_the_whole_pass_bitwise(monkeypatch):
+    """A pass over the pairs in pieces (:data:`ratings.models.bt.CHUNK` pairs each, the last
+    shorter) gives what one piece does, every output and the meat."""
+    import ratings.models.bt as bt
+
+    rows = rows_of(30, 2000, 8)
+    whole = [PairTable(rows).terms(rows.theta), PairTable(rows).meat(rows.theta)]
+    monkeypatch.setattr(bt, "CHUNK", 97)
+    pieces = [PairTable(rows).terms(rows.theta), PairTable(rows).meat(rows.theta)]
+    for got, want in zip([*pieces[0], pieces[1]], [*whole[0], whole[1]], strict=True):
+        np.testing.assert_array_equal(got, want)

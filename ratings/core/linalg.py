@@ -8,8 +8,8 @@ from numpy.typing import NDArray
 
 from ratings.core.threads import one_blas_thread
 
-__all__ = ["LAPACK_FROM", "SINGLE_FROM", "block", "embed", "embed_upper", "inverse_pd",
-           "inverse_upper", "mirror_upper", "solve_pd"]
+__all__ = ["LAPACK_FROM", "SINGLE_FROM", "block", "block_view", "embed", "embed_upper",
+           "inverse_pd", "inverse_upper", "mirror_upper", "solve_pd"]
 
 
 #: From this many parameters on, positive definite systems are solved through one Cholesky
@@ -40,27 +40,32 @@ def solve_pd(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float
 
 def _solve_refined(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64] | None:
     """``h^-1 g`` from a single-precision Cholesky factor, refined by double-precision
-    residuals until a correction is below 1e-13 of the solution (the accuracy of a
-    double-precision solve on a well-conditioned ``h``); None when ``h`` is not positive
-    definite in single precision or the refinement does not settle in three rounds (then the
-    caller solves in double precision)."""
+    residuals until the error left is below 1e-13 of the solution (the accuracy of a
+    double-precision solve on a well-conditioned ``h``): a correction that small, or one whose
+    ratio to the previous correction (the rate the refinement contracts at) puts the next
+    below it, which spares the round that would only confirm it; None when ``h`` is not
+    positive definite in single precision or the refinement does not settle in three rounds
+    (then the caller solves in double precision)."""
     from scipy.linalg.lapack import spotrf, spotrs
 
     with one_blas_thread():
-        factor, info = spotrf(h.astype(np.float32), lower=True, clean=False)
+        # h.T holds h (symmetric): in Fortran order, so the factorisation overwrites this copy
+        factor, info = spotrf(h.T.astype(np.float32), lower=True, clean=False, overwrite_a=1)
         if info != 0:
             return None
         x = np.zeros_like(g)
-        r = g
+        r, last = g, np.nan  # no rate after one round (nan compares false)
         for _ in range(4):
             dx, info = spotrs(factor, r.astype(np.float32), lower=True)
             if info != 0 or not np.all(np.isfinite(dx)):
                 return None
             x += dx
             size = float(np.max(np.abs(x), initial=0.0))
-            if float(np.max(np.abs(dx), initial=0.0)) <= 1e-13 * size:
+            step = float(np.max(np.abs(dx), initial=0.0))
+            rate = step / last  # from the second round on: the first correction is x itself
+            if step <= 1e-13 * size or (rate < 0.5 and step * rate / (1.0 - rate) <= 1e-13 * size):
                 return x
-            r = g - h @ x
+            r, last = g - h @ x, step
     return None
 
 
@@ -144,6 +149,19 @@ def block(h: NDArray[np.float64], idx: NDArray[np.int64]) -> NDArray[np.float64]
     out[:k, :k], out[:k, k:] = h[:k, :k], h[:k, k + 1:]
     out[k:, :k], out[k:, k:] = h[k + 1:, :k], h[k + 1:, k + 1:]
     return out
+
+
+def block_view(h: NDArray[np.float64], idx: NDArray[np.int64]) -> NDArray[np.float64]:
+    """:func:`block` for a caller that only reads it: a view of ``h`` when ``idx`` leaves out
+    its first or last index (the anchored model is usually the first), else the copy. Solvers
+    copy what they factorise anyway; a view spares the copy before theirs."""
+    n = h.shape[0]
+    k = _gap(idx, n) if idx.size == n - 1 else None
+    if k == 0:
+        return h[1:, 1:]
+    if k == n - 1:
+        return h[:-1, :-1]
+    return block(h, idx)
 
 
 def embed(a: NDArray[np.float64], idx: NDArray[np.int64], n: int) -> NDArray[np.float64]:

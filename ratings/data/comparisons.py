@@ -188,15 +188,13 @@ class Comparisons:
     def _model_counts(self) -> pd.DataFrame:
         m = self.n_models
         r = self._collapsed if self._kept is not None else self  # the same totals
-        wins = np.bincount(r.ii, r.wi, m) + np.bincount(r.jj, r.wj, m)
-        losses = np.bincount(r.ii, r.wj, m) + np.bincount(r.jj, r.wi, m)
-        ties = np.bincount(r.ii, r.tt, m) + np.bincount(r.jj, r.tt, m)
-        out = pd.DataFrame(
-            {"wins": wins, "losses": losses, "ties": ties}, index=self.models
-        ).round().astype(np.int64)
-        out.insert(0, "n_matches", out.sum(axis=1))
-        out["forfeits"] = np.zeros(m, dtype=np.int64) if self._forfeits is None else self._forfeits
-        return out
+        (wi_i, wj_i, tt_i), (wi_j, wj_j, tt_j) = (_sums_by(codes, (r.wi, r.wj, r.tt), m)
+                                                  for codes in (r.ii, r.jj))  # fmt: skip
+        wins, losses, ties = (np.rint(a + b).astype(np.int64)
+                              for a, b in ((wi_i, wj_j), (wj_i, wi_j), (tt_i, tt_j)))  # fmt: skip
+        forfeits = np.zeros(m, dtype=np.int64) if self._forfeits is None else self._forfeits
+        return pd.DataFrame({"n_matches": wins + losses + ties, "wins": wins, "losses": losses,
+                             "ties": ties, "forfeits": forfeits}, index=self.models)  # fmt: skip
 
     def _set_forfeits(self, per_model: NDArray[np.int64]) -> None:
         """Record each model's render forfeits, here and on the fit's rows (before any
@@ -404,6 +402,19 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool,
         data._set_forfeits(pd.Series(lost, index=labels).reindex(data.models, fill_value=0)
                            .to_numpy(dtype=np.int64))  # fmt: skip
     return data
+
+
+def _sums_by(codes: NDArray[np.int64], columns, m: int) -> list[NDArray[np.float64]]:
+    """Per code ``0..m-1``, each of ``columns`` summed over the rows of that code: sorted codes
+    (the rows of one judge, unclustered) as sums over their runs, a third of a scatter's time
+    (a scatter adding into one bin row after row waits on each add), else a scatter."""
+    if codes.size and bool(np.all(codes[1:] >= codes[:-1])):
+        starts = np.flatnonzero(np.diff(codes, prepend=-1))
+        out = [np.zeros(m) for _ in columns]
+        for o, c in zip(out, columns, strict=True):
+            o[codes[starts]] = np.add.reduceat(c, starts)
+        return out
+    return [np.bincount(codes, c, m) for c in columns]
 
 
 def _lives_elsewhere(verdicts: object) -> bool:

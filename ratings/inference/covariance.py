@@ -27,6 +27,7 @@ from ratings.core.errors import option
 from ratings.core.linalg import (
     LAPACK_FROM,
     block,
+    block_view,
     embed,
     embed_upper,
     inverse_pd,
@@ -56,7 +57,7 @@ def inverse_free(h: NDArray[np.float64], free: NDArray[np.int64]) -> NDArray[np.
     # raises LinAlgError unless positive definite; exactly symmetric
     if free.size < LAPACK_FROM:
         return embed(inverse_pd(block(h, free)), free, h.shape[0])
-    return embed_upper(inverse_upper(block(h, free)), free, h.shape[0])
+    return embed_upper(inverse_upper(block_view(h, free)), free, h.shape[0])
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,12 +138,12 @@ def bread_meat_bread(bread: NDArray[np.float64] | PendingBread,
     from scipy.linalg.lapack import dpotrf
 
     # Fortran order without a copy: the blocks are symmetric, so their transposes hold them.
-    r, info = dpotrf(block(meat, free).T, lower=True, clean=True)  # meat = r r^T
+    r, info = dpotrf(block_view(meat, free).T, lower=True, clean=True)  # meat = r r^T
     bread = ready(bread)
     if info != 0:
         out = bread @ meat @ bread
         return (out + out.T) / 2.0
-    z = dtrmm(1.0, r, block(bread, free).T, side=1, lower=1)  # bread @ r (bread symmetric)
+    z = dtrmm(1.0, r, block_view(bread, free).T, side=1, lower=1)  # bread @ r (symmetric)
     return gram_embedded(z.T, free, bread.shape[0])
 
 

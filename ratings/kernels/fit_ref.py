@@ -213,17 +213,21 @@ def _keys(group, row_i, row_j, n_models, top):
 def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
     """Unique (group, i, j) rows of oriented verdicts, sorted, with their counts: a count per
     (group, i, j, outcome) cell when that table is small (no sort), else a sort (an empty
-    ``weight``: one per verdict, counted without weights)."""
-    space = (int(group.max()) + 1) * n_models * n_models if group.size else 0
-    if space <= 2 * group.size + _DENSE_EXTRA:
+    ``weight``: one per verdict, counted without weights). With weights, a row whose weights
+    are all 0 is a row still."""
+    groups = int(group.max()) + 1 if group.size else 0
+    space = groups * n_models * n_models
+    dense = space <= 2 * group.size + _DENSE_EXTRA
+    if dense and not weight.size:
+        return _count_cells(group, row_i, row_j, outcome, n_models, groups)
+    if dense:
         key = _keys(group, row_i, row_j, n_models, 3 * space)
         seen = np.zeros(space, dtype=bool)
         seen[key] = True
         uniq = np.flatnonzero(seen)
         key *= 3
         key += outcome
-        counts = np.bincount(key, weight if weight.size else None,
-                             3 * space).reshape(space, 3)[uniq]  # fmt: skip
+        counts = np.bincount(key, weight, 3 * space).reshape(space, 3)[uniq]
         return (*_split_keys(uniq, n_models),
                 *np.ascontiguousarray(counts.T, dtype=np.float64))  # fmt: skip
     if not weight.size:
@@ -244,6 +248,27 @@ def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
         np.bincount(code, weight * (outcome == 1), r),
         np.bincount(code, weight * (outcome == 2), r),
     )  # fmt: skip
+
+
+def _count_cells(group, row_i, row_j, outcome, n_models, groups):
+    """:func:`_aggregate_rows`' dense case without weights: one count per (outcome, group, i,
+    j) cell, the table outcome-major, so a key occurs where any outcome counted it and each
+    outcome's counts are one gather from its contiguous third (no mark per verdict, no
+    transposed copy)."""
+    space = groups * n_models * n_models
+    cell = np.multiply(outcome, space, dtype=np.intp)
+    if groups > 1:
+        cell += np.multiply(group, n_models * n_models, dtype=np.intp)
+    cell += np.multiply(row_i, n_models, dtype=np.intp)
+    cell += row_j
+    counts = np.bincount(cell, minlength=3 * space).reshape(3, space)
+    del cell
+    uniq = np.flatnonzero(counts.any(axis=0))
+    wi, wj, tt = np.take(counts, uniq, axis=1).astype(np.float64)
+    if groups > 1:
+        return (*_split_keys(uniq, n_models), wi, wj, tt)
+    i, j = np.divmod(uniq, n_models)
+    return np.zeros_like(uniq), i, j, wi, wj, tt
 
 
 def _sorted_cells(cell):
@@ -333,7 +358,9 @@ def _orient(c: VerdictCodes):
     """Each verdict oriented (see :mod:`ratings.kernels.aggregate`; ``c`` full-length, as
     :func:`_full` gives it) -> (outer key, i, j, outcome, judge, used model codes, unusable).
     Outputs are 0 where a code is missing; each comes in the narrowest integer type that holds
-    its values (model codes, outer keys, judges; outcomes int8)."""
+    its values (model codes, outer keys, judges; outcomes int8). The used models are None when
+    every verdict is usable: they are then the models of the caller's rows
+    (:func:`_used_models`, a pass over the rows instead of two over the verdicts)."""
     codes = (c.model_a, c.model_b, c.winner, c.judge, c.cluster)
     # a missing code is rare: the mask only where some column's least code is below 0
     any_missing = any(a.size and int(a.min()) < 0 for a in codes)
@@ -361,9 +388,11 @@ def _orient(c: VerdictCodes):
     if any_missing:
         bad |= missing
     n_bad = int(np.count_nonzero(bad))
-    used_m = np.zeros(c.n_models, dtype=bool)
-    used_m[i[~bad] if n_bad else i] = True
-    used_m[j[~bad] if n_bad else j] = True
+    used_m = None
+    if n_bad:
+        used_m = np.zeros(c.n_models, dtype=bool)
+        used_m[i[~bad]] = True
+        used_m[j[~bad]] = True
     outer = c.cluster.astype(_int_for(c.n_clusters * c.n_judges), copy=c.n_judges > 1)
     if c.n_judges > 1:
         outer *= c.n_judges
@@ -375,6 +404,16 @@ def _orient(c: VerdictCodes):
     if any_missing:
         out = [np.where(missing, 0, a).astype(a.dtype, copy=False) for a in out]
     return (*out, used_m, n_bad)
+
+
+def _used_models(used_m, ri, rj, n_models: int):
+    """``used_m`` from :func:`_orient`, or where it is None (every verdict usable) the models
+    of the rows ``ri``, ``rj`` (every verdict is in a row)."""
+    if used_m is None:
+        used_m = np.zeros(n_models, dtype=bool)
+        used_m[ri] = True
+        used_m[rj] = True
+    return used_m
 
 
 def _mark(used, codes) -> None:
@@ -429,7 +468,8 @@ def _oriented(raw: VerdictCodes, *, last: bool = False):
         if same and all(np.array_equal(k, v) for k, v in zip(known, rest, strict=True)):
             if last:
                 _ORIENTED.clear()
-            return c, (*out[:5], out[5].copy(), out[6])  # the used models: the caller's own
+            used = None if out[5] is None else out[5].copy()  # the used models: the caller's
+            return c, (*out[:5], used, out[6])
     _ORIENTED.clear()
     out = _orient(c)
     if shared and not last:
@@ -438,7 +478,7 @@ def _oriented(raw: VerdictCodes, *, last: bool = False):
         # weak references: the entry goes when the codes do (it holds no model or winner codes)
         refs = [weakref.ref(a, lambda _: _ORIENTED.clear()) for a in columns]
         _ORIENTED[:] = [(refs, tuple(np.copy(v) for v in rest), out)]
-        out = (*out[:5], out[5].copy(), out[6])
+        out = (*out[:5], None if out[5] is None else out[5].copy(), out[6])
     return c, out
 
 
@@ -460,7 +500,8 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
     key, ri, rj, wi, wj, tt = _aggregate_rows(outer, i, j, o, weight, n_models)
     cluster, judge = (key, np.zeros_like(key)) if n_judges == 1 else np.divmod(key, n_judges)
     return AggregatedRows(PairRows(cluster, judge, ri, rj, wi, wj, tt),
-                          UsedCodes(used_m, used_j, used_g), None, 0)  # fmt: skip
+                          UsedCodes(_used_models(used_m, ri, rj, n_models), used_j, used_g),
+                          None, 0)  # fmt: skip
 
 
 def collapse_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
@@ -483,7 +524,8 @@ def collapse_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_ma
     slot = np.full(n_judges * n_models * n_models, -1, dtype=np.int64)
     slot[(row_judge * n_models + ri) * n_models + rj] = np.arange(row_judge.size)
     return CollapsedRows(summed_rows(row_judge, ri, rj, wi, wj, tt),
-                         UsedCodes(used_m, used_j, used_g), slot, 0)  # fmt: skip
+                         UsedCodes(_used_models(used_m, ri, rj, n_models), used_j, used_g), slot,
+                         0)  # fmt: skip
 
 
 def verdict_cluster_scores(model_a, model_b, model_a_map, model_b_map, winner, winner_map,

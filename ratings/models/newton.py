@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ratings.core.errors import ConvergenceWarning
-from ratings.core.linalg import block, solve_pd
+from ratings.core.linalg import block_view, solve_pd
 
 __all__ = ["NewtonResult", "newton"]
 
@@ -89,7 +89,7 @@ def newton(
     last = (np.inf, None)  # the previous full step's size and free set
     for it in range(1, max_iter + 1):  # noqa: B007 - `it` is reported after the loop
         move = free[~_at_bound(x, g, lo, hi, free, strict=True)]
-        step = _solve(block(h, move), g[move]) if move.size else np.zeros(0)
+        step = _solve(block_view(h, move), g[move]) if move.size else np.zeros(0)
         big = float(np.max(np.abs(step), initial=0.0))
         if big > max_step:
             step *= max_step / big
