@@ -87,3 +87,39 @@ def test_compiled_passes_over_ranges_of_clusters_equal_the_twin(log, monkeypatch
     got = cluster_module._cluster_times(rows)(v)
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13 * np.abs(want).max())
     assert len(compiled.cluster_times.signatures) == max(signatures, 1)
+
+
+def _written_out(rng, m=6, g=5, r=40):
+    """Working rows sorted by cluster (one cluster without rows) and their design vectors
+    x_r = a_r (e_ii - e_jj), written out."""
+    from ratings.inference.working import WorkingRows
+
+    cluster = np.sort(rng.choice([0, 1, 3, 4], size=r))  # cluster 2 has no rows
+    ii = rng.integers(0, m - 1, r)
+    jj = ii + rng.integers(1, m - ii)
+    a = rng.uniform(0.2, 2.0, r)
+    rows = WorkingRows(ii=ii, jj=jj, judge=np.zeros(r, dtype=np.int64), cluster=cluster, a=a,
+                       b=np.zeros(0), n_clusters=g, n_params=m, n_models=m)  # fmt: skip
+    x = np.zeros((r, m))
+    x[np.arange(r), ii] = a
+    x[np.arange(r), jj] = -a
+    return rows, x
+
+
+def test_twin_passes_at_the_rows_cells_equal_the_written_out_sums(monkeypatch):
+    from ratings.inference.small import summed_scores
+
+    monkeypatch.setattr(engine, "kernels_loaded", lambda: False)  # the twins
+    rng = np.random.default_rng(5)
+    rows, x = _written_out(rng)
+    g, m = rows.n_clusters, rows.n_params
+    starts = [int(np.sum(rows.cluster < c)) for c in range(g + 1)]
+    np.testing.assert_array_equal(rows.starts, starts)
+    v = rng.normal(size=(g, m))
+    want = np.array([x[rows.cluster == c].T @ (x[rows.cluster == c] @ v[c]) for c in range(g)])
+    np.testing.assert_allclose(rows.times(v), want, rtol=1e-12, atol=1e-12)
+    e = rng.normal(size=x.shape[0])  # each row's score on d
+    want = np.array([e[rows.cluster == c] @ (x[rows.cluster == c] / rows.a[rows.cluster == c,
+                                                                             None])
+                     for c in range(g)])  # fmt: skip
+    np.testing.assert_allclose(summed_scores(rows, e), want, rtol=1e-12, atol=1e-12)

@@ -69,9 +69,17 @@ class WorkingRows:
     @cached_property
     def starts(self) -> NDArray[np.int64]:
         """Row ``starts[g]`` is cluster g's first, ``starts[G]`` the rows' number."""
-        out = np.zeros(self.n_clusters + 1, dtype=np.int64)  # rows are sorted by cluster
-        np.cumsum(np.bincount(self.cluster, minlength=self.n_clusters), out=out[1:])
-        return out
+        # rows are sorted by cluster: each cluster's first row by bisection, not a pass
+        return np.searchsorted(self.cluster, np.arange(self.n_clusters + 1)).astype(np.int64)
+
+    @cached_property
+    def cells(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
+        """Each row's positions in a flattened (clusters x n_params) array, ``cluster *
+        n_params + ii`` and ``+ jj``, and ``a^2``: formed once for the NumPy passes of
+        :meth:`times` (the series takes four) and the clusters' scores."""
+        from ratings.kernels.inference_ref import cell_positions
+
+        return (*cell_positions(self.ii, self.jj, self.cluster, self.n_params), self.a * self.a)
 
     @cached_property
     def merged(self) -> tuple[WorkingRows, NDArray[np.float64], NDArray[np.int64]]:
@@ -181,7 +189,12 @@ class WorkingRows:
         """``H_g v_g`` for every cluster g at once: ``v`` and the result are (G x n_params)."""
         if self.x is not None:
             return self._covariate_pass("style_cluster_times", (), v)
-        return kernels(self.ii.size).cluster_times(
+        from ratings.kernels import inference_ref
+
+        k = kernels(self.ii.size)
+        if k is inference_ref and not self.b.size:  # the twin, with the positions formed once
+            return inference_ref.times_at(*self.cells, v)
+        return k.cluster_times(
             self.ii, self.jj, self.judge, self.cluster, self.a, self.b, self.n_models,
             np.ascontiguousarray(v))  # fmt: skip
 

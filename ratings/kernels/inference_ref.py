@@ -31,25 +31,46 @@ def model_clusters(ii, jj, cluster, n_models, n_clusters):
 
 def cluster_times(ii, jj, judge, cluster, a, b, n_models, v):
     g, q = v.shape
+    at_i, at_j = cell_positions(ii, jj, cluster, q)
+    if not b.size:
+        return times_at(at_i, at_j, a * a, v)
     flat = v.ravel()
-    at_i = cluster * q
-    at_j = at_i + jj
-    at_i += ii
     x = flat[at_i]
     x -= flat[at_j]
-    x *= a  # x_r = a_r (v_i - v_j) [+ b_r v_k]
-    if b.size:
-        at_k = at_i - ii
-        at_k += n_models
-        at_k += judge
-        x += b * flat[at_k]
-        bx = b * x
+    x *= a  # x_r = a_r (v_i - v_j) + b_r v_k
+    at_k = at_i - ii
+    at_k += n_models
+    at_k += judge
+    x += b * flat[at_k]
+    bx = b * x
     cells = g * q
     x *= a
     out = np.bincount(at_i, x, cells)
     out -= np.bincount(at_j, x, cells)
-    if b.size:
-        out += np.bincount(at_k, bx, cells)
+    out += np.bincount(at_k, bx, cells)
+    return out.reshape(g, q)
+
+
+def cell_positions(ii, jj, cluster, q: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's positions ``cluster * q + ii`` and ``cluster * q + jj`` in a flattened
+    (clusters x q) array: :func:`times_at` reads them (computed once for several passes)."""
+    at_i = np.multiply(cluster, q, dtype=np.int64)
+    at_j = at_i + jj
+    at_i += ii
+    return at_i, at_j
+
+
+def times_at(at_i, at_j, aa, v):
+    """:func:`cluster_times` of rows without a judge column, from their
+    :func:`cell_positions` and squared weights ``aa``: H_g v_g = sum_r a_r^2 (v_i - v_j)
+    (e_i - e_j) over the rows of g."""
+    g, q = v.shape
+    flat = v.ravel()
+    x = flat[at_i]
+    x -= flat[at_j]
+    x *= aa
+    out = np.bincount(at_i, x, g * q)
+    out -= np.bincount(at_j, x, g * q)
     return out.reshape(g, q)
 
 
