@@ -123,3 +123,64 @@ def test_twin_passes_at_the_rows_cells_equal_the_written_out_sums(monkeypatch):
                                                                              None])
                      for c in range(g)])  # fmt: skip
     np.testing.assert_allclose(summed_scores(rows, e), want, rtol=1e-12, atol=1e-12)
+
+
+def test_fused_rows_pass_matches_the_twin_and_the_written_out_rows():
+    from scipy.special import expit
+
+    from ratings.kernels import inference as fast
+    from ratings.kernels import inference_ref as slow
+
+    rng = np.random.default_rng(3)
+    m, g, r = 6, 4, 50
+    theta = rng.normal(size=m)
+    theta[5] = 800.0  # p q underflows to 0 on model 5's rows: they add nothing
+    cluster = np.sort(rng.integers(0, g, r))
+    ii = rng.integers(0, m - 1, r)
+    jj = ii + rng.integers(1, m - ii)
+    wi, wj, tt = (rng.integers(0, 3, r).astype(float) for _ in range(3))
+    wi[0] = wj[0] = tt[0] = 0.0  # a row without verdicts
+    a, w = fast.bt_cluster_scores(theta, ii, jj, wi, wj, tt, cluster, g)
+    a2, w2 = slow.bt_cluster_scores(theta, ii, jj, wi, wj, tt, cluster, g)
+    np.testing.assert_allclose(a, a2, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(w, w2, rtol=1e-12, atol=1e-13)
+    # written out: a_r = sqrt(n p q) and each cluster's summed score, row by row
+    p = expit(theta[ii] - theta[jj])
+    n = wi + wj + tt
+    np.testing.assert_allclose(a, np.sqrt(n * p * (1.0 - p)), rtol=1e-12, atol=1e-300)
+    want = np.zeros((g, m))
+    for k in range(r):
+        if a[k] > 0:
+            s = wi[k] + tt[k] / 2 - n[k] * p[k]
+            want[cluster[k], ii[k]] += s
+            want[cluster[k], jj[k]] -= s
+    np.testing.assert_allclose(w, want, rtol=1e-12, atol=1e-12)
+    # and the table of pairs the twin gathers from when the rows outnumber the pairs
+    many = np.repeat(np.arange(r), 2)
+    got = slow.bt_cluster_scores(theta, ii[many], jj[many], wi[many], wj[many], tt[many],
+                                 cluster[many], g)  # fmt: skip
+    np.testing.assert_allclose(got[1], 2 * want, rtol=1e-12, atol=1e-12)
+
+
+def test_bt_inference_on_the_fused_pass_equals_the_twins(log, monkeypatch):
+    from ratings.kernels import inference as compiled
+
+    monkeypatch.setattr(engine, "kernels_loaded", lambda: False)  # the twins
+    monkeypatch.setattr(cluster_module, "EXACT_BUDGET", 0.0)  # the series
+    twin = ratings.fit(log, anchor="m00")
+    used = []
+    real = compiled.bt_cluster_scores
+
+    def spy(*args):
+        used.append(args[1].size)
+        return real(*args)
+
+    monkeypatch.setattr(engine, "AUTO_NUMBA_VERDICTS", 1)  # this small board counts as large
+    monkeypatch.setattr(compiled, "bt_cluster_scores", spy)
+    monkeypatch.setattr(cluster_module, "_kernel_ready", lambda kernel: True)
+    fast = ratings.fit(log, anchor="m00")
+    assert used, "the fused pass did not run"
+    assert twin.inference.shape == fast.inference.shape == "series"
+    np.testing.assert_allclose(fast.cov, twin.cov, rtol=1e-12, atol=1e-16)
+    np.testing.assert_allclose(fast.model_df, twin.model_df, rtol=1e-12)
+    np.testing.assert_allclose(fast.pair_df(), twin.pair_df(), rtol=1e-12)

@@ -25,6 +25,7 @@ approximation of the large-board path (from the same omega_g), over the merged d
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -40,6 +41,8 @@ from ratings.inference.cluster import (
     cluster_inference,
     cr2_plan,
     leverage_one,
+    loaded_kernel,
+    readonly,
     use_small_path,
 )
 from ratings.inference.covariance import PendingBread, gram, ready
@@ -49,6 +52,7 @@ from ratings.inference.working import (
     WorkingRows,
     bt_rows,
     bt_rows_and_scores,
+    bt_working,
     kernels,
 )
 
@@ -131,6 +135,19 @@ def _group_residual(adjusted, starts, group_of, groups) -> NDArray[np.float64]:
     return np.concatenate([np.sqrt(summed), adjusted[np.repeat(~lone, sizes)]])
 
 
+def checked_path(data, sizes: NDArray[np.int64], n_params: int, n_free: int,
+                 small: bool | None = None) -> bool:  # fmt: skip
+    """Whether clusters of ``sizes`` rows take the sparse path (``small``, or as
+    :func:`cr2_plan` picks), after checking there are two clusters at least and the path's
+    work against the memory limit."""
+    check_clusters(data.n_clusters, data.cluster_name)
+    if small is None:
+        small = use_small_path(sizes, n_free)
+    check_cluster_memory(data, sizes, n_params,
+                         "small" if small else cr2_plan(sizes, n_free, sparse=False)[0])
+    return small
+
+
 #: Each working row's residual, or a callable giving them when needed.
 Residuals = NDArray[np.float64] | Callable[[], NDArray[np.float64]]
 
@@ -148,12 +165,7 @@ def working_inference(rows: WorkingRows, residual: Residuals, free: NDArray[np.i
     default the one :func:`cr2_plan` picks, after checking the work against the memory limit.
     ``scores`` gives the dense path's G x n_params cluster scores (default
     :func:`cluster_scores` of the residuals)."""
-    check_clusters(data.n_clusters, data.cluster_name)
-    sizes = np.diff(rows.starts)
-    if small is None:
-        small = use_small_path(sizes, free.size)
-    check_cluster_memory(data, sizes, rows.n_params,
-                         "small" if small else cr2_plan(sizes, free.size, sparse=False)[0])
+    small = checked_path(data, np.diff(rows.starts), rows.n_params, free.size, small)
     if small:
         return small_cluster_inference(rows, _now(residual), free, _now(bread), data.clusters)
     score = scores() if scores is not None else cluster_scores(rows, _now(residual))
@@ -207,16 +219,27 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, k,
     from ratings.kernels import fit_ref
 
     free = np.delete(np.arange(data.n_models), ref) if free is None else np.asarray(free)
+    sizes = np.diff(np.searchsorted(data.cluster, np.arange(data.n_clusters + 1)))
+    small = checked_path(data, sizes, data.n_models, free.size)  # rows sorted by cluster
+    fused = None if small else loaded_kernel("bt_cluster_scores", data.ii.size)
+    if fused is not None:  # the rows' weights and the clusters' scores in one compiled pass
+        a, summed = fused(*readonly(theta, data.ii, data.jj, data.wi, data.wj, data.tt,
+                                    data.cluster), data.n_clusters)  # fmt: skip
+        return working_inference(bt_working(data, a), np.zeros(0), free,
+                                 lambda: block(ready(bread), free), data, small=False,
+                                 scores=lambda: summed)  # fmt: skip
     if k is fit_ref:  # the twin's scores from the rows' pass
         rows, score = bt_rows_and_scores(theta, data)
     else:
         rows = bt_rows(theta, data)
         score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
-    used = rows.a > 0  # a row of weight 0 adds nothing (its score is zero unless p q underflows)
+    return working_inference(rows, partial(bt_residual, rows, score), free,
+                             lambda: block(ready(bread), free), data, small=small,
+                             scores=lambda: summed_scores(rows, np.where(rows.a > 0, score, 0.0)))
 
-    def residual() -> NDArray[np.float64]:  # the sparse path's; the dense one sums the scores
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(used, score / rows.a, 0.0)
 
-    return working_inference(rows, residual, free, lambda: block(ready(bread), free), data,
-                             scores=lambda: summed_scores(rows, np.where(used, score, 0.0)))
+def bt_residual(rows: WorkingRows, score: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each row's working residual score / a (0 where a = 0: such a row adds nothing; its
+    score is zero unless p q underflows)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rows.a > 0, score / rows.a, 0.0)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cluster_quadratic", "cluster_times", "model_clusters", "small_blocks",
-           "small_meat", "small_shares"]  # each has a twin of the same name
+# the kernels' twins (same names), and the NumPy steps they share with the rows' passes
+# (bt_row_weights, cell_positions, times_at)
+__all__ = ["bt_cluster_scores", "bt_row_weights", "cell_positions", "cluster_quadratic",
+           "cluster_times", "model_clusters", "small_blocks", "small_meat", "small_shares",
+           "times_at"]
 
 #: Cells of the (distinct designs x contrasts) work arrays per pass.
 _CELLS = 1_000_000
@@ -17,6 +20,44 @@ _COUNT_SPACE = 1 << 16
 #: Contrasts up to which the quadratic forms are summed row by row (a judge table's few etas):
 #: grouping the rows by design first costs more than the passes it saves.
 _ROWWISE_UP_TO = 8
+
+
+def bt_cluster_scores(theta, ii, jj, wi, wj, tt, cluster, n_clusters):
+    """The rows' weights (:func:`bt_row_weights`) and each cluster's summed score."""
+    a, score = bt_row_weights(theta, ii, jj, wi, wj, tt)
+    g, m = n_clusters, theta.size
+    x = np.where(a > 0.0, score, 0.0)
+    at_i, at_j = cell_positions(ii, jj, cluster, m)
+    w = np.bincount(at_i, x, g * m)
+    w -= np.bincount(at_j, x, g * m)
+    return a, w.reshape(g, m)
+
+
+def bt_row_weights(theta, ii, jj, wi, wj, tt):
+    """Bradley-Terry's working weight a = sqrt(n p q) of each row and its score
+    ``wi + tt / 2 - n p`` (n = wi + wj + tt, p = sigma(theta_i - theta_j)), from one pass:
+    the rows' differences and ``e^-|d|`` formed once for both, per pair (a table gathered per
+    row) where the rows outnumber the pairs."""
+    m = theta.size
+    if ii.size > m * m:
+        at = ii.astype(np.int64) * m
+        at += jj
+        d = (theta[:, None] - theta[None, :]).ravel()
+    else:
+        at, d = None, theta[ii] - theta[jj]
+    e = np.exp(-np.abs(d))
+    one_e = 1.0 + e
+    p = np.where(d >= 0.0, 1.0, e)  # sigma(d) = 1 / (1 + e) or e / (1 + e), as expit
+    p /= one_e
+    e /= one_e**2  # p q, without cancellation
+    if at is not None:
+        p, e = p[at], e[at]
+    n = wi + wj
+    n += tt
+    score = wi + 0.5 * tt
+    score -= n * p
+    e *= n
+    return np.sqrt(e, out=e), score
 
 
 def model_clusters(ii, jj, cluster, n_models, n_clusters):
