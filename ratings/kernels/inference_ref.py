@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
+
+from ratings.core import threads as _threads
 
 # the kernels' twins (same names), and the NumPy steps they share with the rows' passes
 # (bt_row_weights, cell_positions, times_at)
@@ -124,7 +128,9 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
     sums per (cluster, model) give the squares' part sum_m D_gm n_m^2 of Q at once, but not
     its cross terms -2 a^2 n_i n_j, one per pair met in the cluster (on a board of 1,000 tasks
     and 200 models those cells are the rows). Up to :data:`_ROWWISE_UP_TO` columns, a pass
-    over every row per column costs less than the grouping."""
+    over every row per column costs less than the grouping. The blocks of columns are
+    multiplied side by side on the package's threads (:func:`ratings.core.threads.run`; each
+    column's sums as in one pass)."""
     if n.shape[1] <= _ROWWISE_UP_TO:
         return _quadratic_by_rows(n_clusters, ii, jj, judge, cluster, a, b, n_models, n)
     if ii.size and np.all(cluster[1:] > cluster[:-1]):  # one row a cluster: nothing to group
@@ -162,7 +168,8 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
     w = w.tocsc()  # by design: each design's row of squares is read once, the result stays hot
     out = np.empty((n_clusters, n.shape[1]))
     step = max(1, _CELLS // (w.shape[1] or 1))
-    for lo in range(0, n.shape[1], step):
+
+    def columns(lo: int) -> None:  # scipy's sparse product runs without the GIL
         part = np.ascontiguousarray(n[:, lo:lo + step])  # whole rows to gather
         d = np.take(part, ui, axis=0)
         d -= np.take(part, uj, axis=0)
@@ -173,6 +180,8 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
             x = d
             x *= d
         out[:, lo:lo + step] = w @ x
+
+    _threads.run([partial(columns, lo) for lo in range(0, n.shape[1], step)])
     return out
 
 
