@@ -20,7 +20,10 @@ def log():
                              tie_fraction=0.1, task_sd=0.4)  # fmt: skip
 
 
-def test_series_on_the_compiled_passes_equals_the_twin_and_the_exact_path(log, monkeypatch):
+@pytest.mark.parametrize("kernel", ["cluster_times", "bt_cluster_scores", "model_clusters"])
+def test_series_on_the_compiled_kernels_equals_the_twins_and_the_exact_path(log, monkeypatch,
+                                                                            kernel):  # fmt: skip
+    """The series' passes, the rows' weights and scores, the models' cluster spans."""
     from ratings.kernels import inference as compiled
 
     monkeypatch.setattr(engine, "kernels_loaded", lambda: False)  # rows.times: the twin
@@ -28,20 +31,22 @@ def test_series_on_the_compiled_passes_equals_the_twin_and_the_exact_path(log, m
     monkeypatch.setattr(cluster_module, "EXACT_BUDGET", 0.0)  # the series
     twin = ratings.fit(log, anchor="m00")
     used = []
-    real = compiled.cluster_times
+    real = getattr(compiled, kernel)
 
     def spy(*args):
-        used.append(args[0].size)
+        used.append(args[1].size)
         return real(*args)
 
     monkeypatch.setattr(engine, "AUTO_NUMBA_VERDICTS", 1)  # this small board counts as large
-    monkeypatch.setattr(compiled, "cluster_times", spy)
+    monkeypatch.setattr(compiled, kernel, spy)
     monkeypatch.setattr(cluster_module, "_kernel_ready", lambda kernel: True)
     fast = ratings.fit(log, anchor="m00")
-    assert used, "the series' passes did not take the compiled kernel"
+    assert used, f"the compiled {kernel} did not run"
     assert twin.inference.shape == fast.inference.shape == "series"
     np.testing.assert_allclose(fast.cov, twin.cov, rtol=1e-12, atol=1e-16)
     np.testing.assert_allclose(fast.cov, exact.cov, rtol=1e-8, atol=1e-14)
+    np.testing.assert_allclose(fast.model_df, twin.model_df, rtol=1e-12)
+    np.testing.assert_allclose(fast.pair_df(), twin.pair_df(), rtol=1e-12)
 
 
 def test_the_twin_runs_where_the_kernel_would_compile(log, monkeypatch):
@@ -160,27 +165,3 @@ def test_fused_rows_pass_matches_the_twin_and_the_written_out_rows():
     got = slow.bt_cluster_scores(theta, ii[many], jj[many], wi[many], wj[many], tt[many],
                                  cluster[many], g)  # fmt: skip
     np.testing.assert_allclose(got[1], 2 * want, rtol=1e-12, atol=1e-12)
-
-
-def test_bt_inference_on_the_fused_pass_equals_the_twins(log, monkeypatch):
-    from ratings.kernels import inference as compiled
-
-    monkeypatch.setattr(engine, "kernels_loaded", lambda: False)  # the twins
-    monkeypatch.setattr(cluster_module, "EXACT_BUDGET", 0.0)  # the series
-    twin = ratings.fit(log, anchor="m00")
-    used = []
-    real = compiled.bt_cluster_scores
-
-    def spy(*args):
-        used.append(args[1].size)
-        return real(*args)
-
-    monkeypatch.setattr(engine, "AUTO_NUMBA_VERDICTS", 1)  # this small board counts as large
-    monkeypatch.setattr(compiled, "bt_cluster_scores", spy)
-    monkeypatch.setattr(cluster_module, "_kernel_ready", lambda kernel: True)
-    fast = ratings.fit(log, anchor="m00")
-    assert used, "the fused pass did not run"
-    assert twin.inference.shape == fast.inference.shape == "series"
-    np.testing.assert_allclose(fast.cov, twin.cov, rtol=1e-12, atol=1e-16)
-    np.testing.assert_allclose(fast.model_df, twin.model_df, rtol=1e-12)
-    np.testing.assert_allclose(fast.pair_df(), twin.pair_df(), rtol=1e-12)
