@@ -165,3 +165,17 @@ def test_fused_rows_pass_matches_the_twin_and_the_written_out_rows():
     got = slow.bt_cluster_scores(theta, ii[many], jj[many], wi[many], wj[many], tt[many],
                                  cluster[many], g)  # fmt: skip
     np.testing.assert_allclose(got[1], 2 * want, rtol=1e-12, atol=1e-12)
+
+
+def test_kernel_arguments_take_the_one_compiled_signature():
+    """Whatever the arrays' types and flags, the compiled kernels see read-only, C-contiguous
+    int64 and float64 arrays (the signature warm-up compiles); the arrays themselves are
+    untouched."""
+    codes = np.arange(6, dtype=np.int32)[::2]  # narrow and strided
+    weights = np.ones(3, dtype=np.float32)
+    got = cluster_module.readonly(codes, weights, np.arange(3))
+    assert [(a.dtype, a.flags.writeable, a.flags.c_contiguous) for a in got] == [
+        (np.dtype(np.int64), False, True), (np.dtype(np.float64), False, True),
+        (np.dtype(np.int64), False, True)]
+    np.testing.assert_array_equal(got[0], [0, 2, 4])
+    assert codes.flags.writeable and weights.dtype == np.float32

@@ -634,12 +634,16 @@ def loaded_kernel(name: str, size: int):
 
 
 def readonly(*arrays: NDArray) -> tuple[NDArray, ...]:
-    """Read-only views of ``arrays``: a compiled kernel then sees the one signature warm-up
-    compiles (:func:`ratings.warmup`), whoever wrote the arrays."""
-    out = tuple(a.view() for a in arrays)
-    for a in out:
+    """``arrays`` as read-only, C-contiguous int64 or float64 arrays (views, copied only when
+    of another type or layout): a compiled kernel then sees the one signature warm-up compiles
+    (:func:`ratings.warmup`), whoever made the arrays, and never compiles in a fit."""
+    out = []
+    for a in arrays:
+        a = np.ascontiguousarray(a, dtype=np.int64 if a.dtype.kind in "iub" else np.float64)
+        a = a.view()
         a.flags.writeable = False
-    return out
+        out.append(a)
+    return tuple(out)
 
 
 def _kernel_ready(kernel) -> bool:
