@@ -10,7 +10,11 @@ models (1M verdicts, 1,000 tasks; ``models1000``, where the M x M algebra domina
 against choix's point estimate).
 
 Per shape, in one process, after one untimed call of each, the methods are timed in turn
-(``--repeats`` rounds, each method once per round; medians reported):
+(``--repeats`` rounds, each method once per round; medians reported). The peers are timed
+the same way, but first and in a child process of their own (``--peers-in-process`` times them
+interleaved with ours): arena-rank's JAX compiles in background threads that outlive its calls
+and would otherwise run beside our timings. Ours against HC0 is side by side; ours against a
+peer is two medians taken one after the other:
 
 * ``default fit`` / ``default fit + table``: ``ratings.fit(df)`` (CR2 intervals by ``task_id``,
   Satterthwaite df), then ``.to_frame()`` (every model's df and the simultaneous rank
@@ -39,11 +43,13 @@ from __future__ import annotations
 
 import argparse
 import gc
+import multiprocessing
 import os
 import statistics
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -199,6 +205,13 @@ def peers(df: pd.DataFrame) -> dict[str, Callable[[], object]]:
     return out
 
 
+def peer_times(shape: str, names: list[str], repeats: int) -> dict[str, list[float]]:
+    """The peers' timings on ``shape``'s board, in a process of their own (see :func:`main`)."""
+    df = SHAPES[shape][1]()
+    methods = {k: v for k, v in peers(df).items() if k.split(":")[0].split(" (")[0] in names}
+    return interleaved(methods, repeats) if methods else {}
+
+
 def phases(df: pd.DataFrame, model: str) -> list[dict]:
     """Where the default table's time goes, and which df path ran and why."""
     import ratings
@@ -318,6 +331,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--peers", nargs="*", default=["choix", "evalica", "arena-rank"],
                     help="which peers to time (e.g. --peers choix at 1,000 models)")
+    ap.add_argument("--peers-in-process", action="store_true",
+                    help="time the peers in this process, interleaved with ours (by default "
+                         "they run first in a child process: arena-rank's JAX keeps compiling "
+                         "in background threads after its calls return)")
     ap.add_argument("--phases", action="store_true", help="the df paths and where time goes")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
@@ -335,11 +352,16 @@ def main(argv: list[str] | None = None) -> int:
             "default fit": ours(df, model, "task_id", False),
             "HC0 fit": ours(df, model, None, False),
         }
-        if not args.no_peers:
+        peer_runs: dict[str, list[float]] = {}
+        if not args.no_peers and args.peers_in_process:
             methods.update({k: v for k, v in peers(df).items()
                             if k.split(":")[0].split(" (")[0] in args.peers})  # fmt: skip
+        elif not args.no_peers and args.peers:
+            spawn = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(1, mp_context=spawn) as pool:
+                peer_runs = pool.submit(peer_times, name, args.peers, args.repeats).result()
         before = load()
-        times = interleaved(methods, args.repeats)
+        times = {**interleaved(methods, args.repeats), **peer_runs}
         med = {k: statistics.median(v) for k, v in times.items()}
         ref = med["HC0 fit + table"]
         print(f"\n[{name}] {desc}: {len(df):,} verdicts (load {before} -> {load()})")

@@ -71,7 +71,13 @@ def phases(df: pd.DataFrame, repeat: int) -> None:
     from ratings.models.bt import fit_bt
     from ratings.models.covariates import design_rows as style_rows
     from ratings.models.covariates import fit_design as fit_style
-    from ratings.models.style import feature_columns, features_by_verdict, style_columns
+    from ratings.models.covariates import side_by_side
+    from ratings.models.style import feature_columns, feature_jobs, style_columns
+
+    def features_by_verdict(xt, scale, rank, engine):  # feature_jobs on the package's threads
+        out, jobs = feature_jobs(xt, scale, rank, engine)
+        side_by_side(lambda job: job(), jobs)
+        return out
 
     cols = style_columns(FEATURES)
     loaded = load_log(df, keep=cols, as_numbers=cols)

@@ -19,7 +19,8 @@ from ratings.inference.builder import Scores, build
 from ratings.inference.covariance import bootstrap_draws, inverse_free
 from ratings.kernels import fit as K
 from ratings.models.bt import fit_bt
-from ratings.models.crowd.likelihood import crowd_covariance, fit_crowd_bt, fit_crowd_default
+from ratings.models.covariates import pair_built
+from ratings.models.crowd.likelihood import fit_crowd_bt, fit_crowd_default
 from ratings.models.existence import check_identifiable
 
 __all__ = ["cluster_bootstrap", "fit_variants", "init_worker", "one_board", "run_chunk"]
@@ -107,9 +108,9 @@ def fit_variants(cell: Cell, data: Comparisons, ref: int, *, exact_jk: bool = Fa
     else:
         res = fit_crowd_default(data, ref=ref, clustered=True)  # as ratings.fit
         full = {
-            "model": crowd_covariance(res, data, ci="model", clustered=False),
-            "hc0": crowd_covariance(res, data, ci="sandwich", clustered=False),
-            "cr1": crowd_covariance(res, data, ci="sandwich", clustered=True),
+            "model": pair_built(res, data, "model", clustered=False).cov,
+            "hc0": pair_built(res, data, "sandwich-z", clustered=False).cov,
+            "cr1": pair_built(res, data, "sandwich-z", clustered=True).cov,
         }
         covs = {k: v[:m, :m] for k, v in full.items()}
         _, gd, ge, hdd, hde, hee, *_ = K.crowd_row_terms(

@@ -44,7 +44,8 @@ import ratings
 from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
 from ratings.io import write_atomic
-from ratings.models.ties import family_of, fit_ties
+from ratings.models.families.ties import tie_family
+from ratings.models.ties import fit_ties
 
 HERE = Path(__file__).resolve().parent
 LEVEL = 0.95
@@ -98,7 +99,7 @@ def draw(cell: Cell, s: np.ndarray, rng: np.random.Generator) -> pd.DataFrame:
     t = rng.integers(0, cell.n_tasks, n)
     u = rng.normal(0.0, TASK_SD, (cell.n_tasks, m))
     d = s[a] - s[b] + u[t, a] - u[t, b]
-    pa, pb, _ = family_of(cell.family).probabilities(d, cell.phi)
+    pa, pb, _ = tie_family(cell.family).probabilities(d, cell.phi)
     x = rng.random(n)
     winner = np.where(x < pa, "A", np.where(x < pa + pb, "B", "tie"))
     names = np.array([f"m{k:02d}" for k in range(m)])
@@ -109,7 +110,7 @@ def draw(cell: Cell, s: np.ndarray, rng: np.random.Generator) -> pd.DataFrame:
 def truth(cell: Cell, s: np.ndarray) -> tuple[np.ndarray, float]:
     """Pseudo-true strengths (model 0 at 0) and phi: the tie model fitted to the expected
     outcome counts of every pair, the task shifts integrated out."""
-    fam = family_of(cell.family)
+    fam = tie_family(cell.family)
     x, w = np.polynomial.hermite_e.hermegauss(60)
     w = w / w.sum()
     m = cell.n_models
@@ -135,7 +136,7 @@ def run_cell(cell: Cell, seed: int) -> tuple[dict, pd.DataFrame]:
     """The cell's summary row and one row per board."""
     s = strengths(cell.n_models)
     theta, phi = truth(cell, s)
-    fam = family_of(cell.family)
+    fam = tie_family(cell.family)
     true_elo = 1000.0 + ratings.Ratings.scale * theta
     true_value = float(fam.value(phi))
     rng = np.random.default_rng(seed)

@@ -5,7 +5,7 @@ A seeded simulation study. Every board is drawn from known strengths and fitted 
 interval variant below is computed from that one fit with the package's own pieces
 (:func:`ratings.models.bt.fit_bt`, :func:`ratings.models.crowd.likelihood.fit_crowd_bt`,
 :func:`ratings.inference.builder.build`,
-:func:`ratings.models.crowd.likelihood.crowd_covariance`,
+:func:`ratings.models.covariates.pair_built`,
 :func:`ratings.inference.covariance.bootstrap_draws`),
 so ``model``, ``hc0`` and ``cr1_z`` are exactly what ``ratings.fit`` reports
 (``tests/test_coverage.py`` checks this). Coverage is counted for every model vs the anchor

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pandas as pd
 
 from ratings.datasets.example import example_path
@@ -41,3 +42,21 @@ def test_a_fresh_fit_of_a_file_loads_no_reader_of_logs_elsewhere(tmp_path):
         assert "ratings.data.comparisons" in modules  # the fit ran and aggregated
         assert not set(ELSEWHERE) & set(modules), path
 
+
+
+def test_a_default_fit_imports_no_scipy_module(tmp_path):
+    # 100 models over 100 tasks: the CR2 df take the twins' sparse products over the clusters'
+    # designs (ratings.kernels.sparse), which run on scipy's compiled routines without any
+    # scipy module imported (scipy.sparse alone costs a fresh process 0.1 s)
+    rng = np.random.default_rng(3)
+    n = 30_000
+    a = rng.integers(0, 100, n)
+    b = (a + rng.integers(1, 100, n)) % 100
+    log = pd.DataFrame({"model_a": [f"m{k}" for k in a], "model_b": [f"m{k}" for k in b],
+                        "winner": rng.choice(["A", "B", "tie"], n, p=[0.45, 0.45, 0.1]),
+                        "task_id": [f"t{k}" for k in rng.integers(0, 100, n)]})  # fmt: skip
+    path = tmp_path / "v.parquet"
+    log.to_parquet(path, index=False)
+    modules = _fit_modules(path, tmp_path / "r.csv")
+    assert "ratings.kernels.sparse" in modules  # the sparse products ran
+    assert not [m for m in modules if m.split(".")[0] == "scipy"]

@@ -28,7 +28,8 @@ from scipy import stats
 
 import ratings
 from ratings.data.comparisons import aggregate
-from ratings.models.crowd.likelihood import crowd_covariance, fit_crowd_bt
+from ratings.models.covariates import pair_built
+from ratings.models.crowd.likelihood import fit_crowd_bt
 
 # ----------------------------------------------------------------------------------------------
 # Point estimates and covariances against the reference
@@ -124,7 +125,8 @@ def test_full_covariance_including_eta_blocks(board, reference, ci):
     data = aggregate(board, cluster="task_id")
     fit = fit_crowd_bt(data, ref=0, prior=None)
     for clustered, kind in ((False, "hc0"), (True, "cluster")):
-        full = crowd_covariance(fit, data, ci=ci, clustered=clustered)
+        full = pair_built(fit, data, "model" if ci == "model" else "sandwich-z",
+                          clustered=clustered).cov  # fmt: skip
         want = covs["model" if ci == "model" else kind]
         assert_close(full[np.ix_(fit.free, fit.free)], want, rtol=1e-5)
         np.testing.assert_array_equal(full[0], 0.0)

@@ -511,7 +511,7 @@ def test_pair_max_over_the_bounded_pairs_equals_the_full_pass(monkeypatch):
         monkeypatch.setattr(ranks, "_PASS_CELLS", int(rng.integers(1, 200)))
         np.testing.assert_array_equal(ranks.pair_max(z, w, none), ranks._full_pass(z, w, none))
         got, arg = ranks._bounded_max(z, w, with_arg=True)
-        full, full_arg = ranks._full_argmax(z, w)
+        full, full_arg = ranks._full_pass(z, w, none, with_arg=True)
         np.testing.assert_array_equal(got, ranks._full_pass(z, w, none)[:, 0])
         np.testing.assert_array_equal(full, got)
         for t in range(d):

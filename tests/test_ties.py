@@ -283,11 +283,12 @@ def test_cr2_with_the_tie_parameter_equals_a_brute_force_one(kind):
 def test_sparse_and_dense_cr2_paths_agree(kind):
     from ratings.inference.small import working_inference
     from ratings.inference.ties import tie_working
-    from ratings.models.ties import family_of, fit_ties
+    from ratings.models.families.ties import tie_family
+    from ratings.models.ties import fit_ties
 
     log = draw(kind, [0.0, 0.6, -0.3, 0.9, -0.7], -0.2, 600, 200, 0.4, seed=13)
     data = aggregate(log, cluster="task_id")
-    fam = family_of(kind)
+    fam = tie_family(kind)
     fit = fit_ties(data, fam, ref=0)
     bread = np.linalg.inv(fit.hessian[1:, 1:])
     t = getattr(_ties_ref, fam.kernel)(fit.theta, fit.phi, data.ii, data.jj, data.wi, data.wj,

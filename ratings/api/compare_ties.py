@@ -18,7 +18,7 @@ from ratings.api.fitting import Source, fit_with
 from ratings.api.loading import load_with
 from ratings.api.options import fit_keywords
 from ratings.api.specs import BT, LEGACY, TIE_KINDS, options_of
-from ratings.models.ties import family_of
+from ratings.models.families.ties import tie_family
 from ratings.result import Ratings, format_table
 
 __all__ = ["TieComparison", "compare_ties", "tie_rates"]
@@ -144,7 +144,7 @@ def tie_rates(fits: dict[str, Ratings], data, *, bins: int = 5) -> pd.DataFrame:
     for kind in TIE_KINDS[1:]:
         r = fits[kind]
         s = r.strength[r.models.get_indexer(data.models)]
-        probs[kind] = family_of(kind).probabilities(s[rows.ii] - s[rows.jj],
+        probs[kind] = tie_family(kind).probabilities(s[rows.ii] - s[rows.jj],
                                                     r.ties["phi"].iloc[0])[2]  # fmt: skip
     for g in range(bins):
         sel = group == g

@@ -23,7 +23,6 @@ unless ``eta_known`` (the etas are then taken as known).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -36,16 +35,15 @@ from ratings.api.specs import FitOptions, Style
 from ratings.api.ties import check_identified, tie_family_of, tie_start, tie_table
 from ratings.data.slots import SlotCounts, slot_counts
 from ratings.data.soft import is_graded, soft_weights
-from ratings.inference.builder import Built
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.covariates import (
     DesignFit,
-    design_built,
+    design_builder,
     design_rows,
     fit_design,
     side_by_side,
 )
-from ratings.models.crowd.policy import crowd_inference, crowd_summary
+from ratings.models.crowd.policy import crowd_inference
 from ratings.models.estimate import Estimate
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT
 from ratings.models.judge_effects import (
@@ -56,9 +54,6 @@ from ratings.models.judge_effects import (
 )
 from ratings.models.style import style_remedy, style_table
 from ratings.result import JudgeEffects, Ratings
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["fit_covariates"]
 
@@ -130,27 +125,17 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
                              engine=engine)  # fmt: skip
         plain = start.theta
         kind, remedy = opts.pop("ci"), opts.pop("remedy")  # the intervals: crowd_inference's
-
-        cache: dict = {}  # built once per fit and kind
-
-        def built(fit: DesignFit, ci: str, eta_prior: bool) -> Built:
-            key = (id(fit), ci, eta_prior)
-            if key not in cache:
-                cache[key] = fit, design_built(fit, rows, ci, eta_prior=eta_prior, ridge=ridge,
-                                               n_ridge=len(features), engine=engine,
-                                               remedy=remedy)  # fmt: skip
-            return cache[key][1]
-
+        built = design_builder(rows, ridge=ridge, n_ridge=len(features), engine=engine,
+                               remedy=remedy)  # fmt: skip
         fit = _crowd_default(rows, start, crowd.prior if styled else None, level=level,
                              covariance=lambda fit: built(fit, "sandwich-z", True).cov,
                              remedy=remedy, **opts)  # fmt: skip
         out = crowd_inference(fit, data, rows, built, quality, ci=kind, level=level,
                               engine=engine, ridge=ridge, n_ridge=len(features), df=df,
                               open_ok=False, count_prior=True,
-                              nll=_likelihood_nll(fit, ridge, len(features)))  # fmt: skip
-        fit, judges = out.fit, out.judges
-        summary = crowd_summary(fit, pd.Index(data.judges), crowd.prior, quality, out.factor,
-                                open_intervals=out.open_intervals)  # fmt: skip
+                              nll=fit.likelihood_nll(ridge, len(features)),
+                              prior=crowd.prior)  # fmt: skip
+        fit, judges, summary = out
     else:  # a tie model's parameter is one more of the design
         start = tie_start(collapsed, family, ref=ref, engine=engine) if family else None
         plain = fit_bt(collapsed, ref=ref, tol=1e-10, engine=engine).theta if start is None \
@@ -168,9 +153,7 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
         effects = JudgeEffects(effects_table(fit.params, fit.cov, plan,
                                              at=fit.n_models + len(features), level=level,
                                              df=df), options.adjust)  # fmt: skip
-    est = Estimate(theta=fit.strength, cov=fit.cov, nll=fit.nll, converged=fit.converged,
-                   n_iter=fit.n_iter, max_grad=fit.max_grad, influence=fit.influence,
-                   inference=fit.inference, crowd=summary, judges=judges)
+    est = Estimate.of(fit, crowd=summary, judges=judges)
     return labelled(est, loaded, model=kind_of(options, family), ci=ci, level=level, anchor=anchor,
                     rating=options.rating, soft=bt.soft, df=None if styled else df,
                     style=table, judge_effects=effects,
@@ -214,16 +197,6 @@ def _features_and_slots(frame: pd.DataFrame, data, style: Style | None, engine: 
     x, jobs = feature_jobs(xt, scale, order.rank, engine)
     slots = together([lambda: slot_counts(frame, data, resolved, by_cluster=order), *jobs])[0]
     return x, scale, slots
-
-
-def _likelihood_nll(fit: DesignFit, ridge: float, n_ridge: int) -> float:
-    """The negative log-likelihood of a Crowd-BT fit with covariates at its estimate: its
-    objective without the prior and the ridge."""
-    from ratings.models.crowd.prior import prior_terms
-
-    beta = fit.beta[:n_ridge]
-    return fit.nll - 0.5 * ridge * float(beta @ beta) - prior_terms(
-        fit.strength, fit.eta, fit.estimated, fit.prior, fit.n_features)[0]  # fmt: skip
 
 
 def _crowd_default(rows, start, prior, *, level: float, covariance, **opts) -> DesignFit:

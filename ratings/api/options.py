@@ -1,5 +1,7 @@
 """The fit's options, each declared once: its name, the spec that holds it, its default, its
 command-line flag, its help and the argparse shape of the flag, its Python type and description.
+A spec option's default is declared by its field in the spec class (:data:`SPECS`), a keyword
+of :func:`ratings.fit`'s here.
 
 What is generated from :data:`OPTIONS`: the flat keywords of earlier releases and the spec each
 moved to (:data:`ratings.api.specs.LEGACY`), the flag each option's messages name on the command
@@ -26,7 +28,7 @@ from ratings.core.bounds import MAX_PENALTY, check_number
 from ratings.core.errors import option
 from ratings.models.style import TRANSFORMS
 
-__all__ = ["OPTIONS", "Option", "add_option", "check_option", "check_spec", "constraint",
+__all__ = ["OPTIONS", "SPECS", "Option", "add_option", "check_option", "check_spec", "constraint",
            "document_fit", "document_options", "fit_keywords", "flags", "keywords", "legacy",
            "option_named", "parameters", "spec", "spelled", "switches"]  # fmt: skip
 
@@ -37,7 +39,7 @@ class Option:
 
     ``name`` is how the Python API and messages spell it; ``spec`` and ``field`` where it lives
     (``"fit"``: a keyword of :func:`ratings.fit` itself; else the spec class and its field);
-    ``flag`` its command-line flag (None: Python only), declared with ``default``
+    ``flag`` its command-line flag (None: Python only), declared with :attr:`default`
     (``cli_default`` where the command line's differs), ``kind`` (argparse ``type``),
     ``metavar``, ``choices`` and ``help`` (``switch``: a flag without a value, ``store_true``).
     An option without a flag, or whose flag is declared with the shared inputs (``--columns``,
@@ -58,7 +60,7 @@ class Option:
     spec: str
     field: str
     flag: str | None = None
-    default: object = None
+    fit_default: object = None
     help: str | None = None
     kind: type | None = None
     metavar: str | None = None
@@ -74,6 +76,14 @@ class Option:
     doc: str = ""
     lead: tuple[str, str, str, str] | None = None
     cli_default: object = ...
+
+    @property
+    def default(self) -> object:
+        """The option's default: a keyword of :func:`ratings.fit`'s as the table declares it
+        (``fit_default``), a spec field's as its spec class declares it (:func:`spec`)."""
+        if self.spec == "fit":
+            return self.fit_default
+        return SPECS[self.spec].__dataclass_fields__[self.field].default
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -122,32 +132,32 @@ OPTIONS: tuple[Option, ...] = (
            rule="strictly between 0 and 1",
            help="confidence level (default 0.95)",
            types="float", doc="Confidence level of the reported intervals."),
-    Option("n_boot", "Bootstrap", "n", "--n-boot", 1000, kind=int, metavar="N",
+    Option("n_boot", "Bootstrap", "n", "--n-boot", kind=int, metavar="N",
            bounds={"minimum": 2, "maximum": 10_000_000, "integer": True},
            help="bootstrap resamples (default 1000)",
            types="int", doc="Resamples."),
-    Option("seed", "Bootstrap", "seed", "--seed", 0, kind=int, metavar="SEED",
+    Option("seed", "Bootstrap", "seed", "--seed", kind=int, metavar="SEED",
            bounds={"minimum": 0, "integer": True},
            help="bootstrap seed (default 0)",
            types="int", doc="Seed of the resampling."),
-    Option("penalty", "BT", "penalty", "--penalty", 0.0, kind=float, metavar="LAMBDA",
+    Option("penalty", "BT", "penalty", "--penalty", kind=float, metavar="LAMBDA",
            bounds={"minimum": 0.0, "maximum": MAX_PENALTY},
            help="bt: opt-in ridge penalty making ratings finite when a model never lost",
            types="float", doc="Opt-in ridge penalty that makes ratings finite when a model "
                               "never lost."),
-    Option("firth", "BT", "firth", "--firth", False, switch=True, values=(False, True),
+    Option("firth", "BT", "firth", "--firth", switch=True, values=(False, True),
            help="bt: Firth's bias-reduced estimate, finite on every board (a model that never "
                 "lost: open interval)",
            types="bool", doc="Firth's bias-reduced estimate, finite on every board (a model "
                              "that never lost has an open interval)."),
-    Option("ties", "BT", "ties", "--ties", "half", choices=("half", "davidson", "rao-kupper"),
+    Option("ties", "BT", "ties", "--ties", choices=("half", "davidson", "rao-kupper"),
            flat=False,
            help="bt: a tie as half a win each (default), or a tie model with its tie parameter "
                 "estimated with an interval: davidson (nu) or rao-kupper (theta)",
            doc="How a tie enters the likelihood: half a win each (``\"half\"``), or a tie "
                "model with a tie parameter estimated with its interval (``Ratings.ties``): "
                "Davidson (1970) or Rao & Kupper (1967); see :mod:`ratings.models.ties`."),
-    Option("soft", "BT", "soft", "--soft", False, switch=True, flat=False,
+    Option("soft", "BT", "soft", "--soft", switch=True, flat=False,
            help="bt: read winner as A's score in [0, 1] (fractional values allowed; 1, 0, 0.5 "
                 "as A, B, tie), a quasi-likelihood fit",
            types="bool", doc="Read ``winner`` as A's score in [0, 1] (fractional values "
@@ -159,17 +169,17 @@ OPTIONS: tuple[Option, ...] = (
                 "'analytical=a.json,presentation=p.json')",
            types="path, DataFrame or mapping",
            doc="Fix eta from a judge-quality file, a judges table or ``{judge: eta}``."),
-    Option("fit_new_judges", "CrowdBT", "fit_new_judges", "--fit-new-judges", False,
-           switch=True, values=(False, True),
+    Option("fit_new_judges", "CrowdBT", "fit_new_judges", "--fit-new-judges", switch=True,
+           values=(False, True),
            help="estimate eta for judges missing from --judge-quality",
            types="bool", doc="Estimate eta for judges missing from ``judge_quality``."),
-    Option("eta_known", "CrowdBT", "eta_known", "--eta-known", False, switch=True,
+    Option("eta_known", "CrowdBT", "eta_known", "--eta-known", switch=True,
            values=(False, True),
            help="treat --judge-quality etas as known (leave their uncertainty out of the "
                 "intervals)",
            types="bool", doc="Treat ``judge_quality``'s etas as known (leave their "
                              "uncertainty out of the intervals)."),
-    Option("prior", "CrowdBT", "prior", "--prior", "default", metavar="PRIOR",
+    Option("prior", "CrowdBT", "prior", "--prior", metavar="PRIOR",
            rule="'default', 'none', a CrowdPrior or (agree, flip, sd) with agree, flip >= 0 "
                 "and sd > 0",
            help="'default', 'none' or 'AGREE,FLIP,SD': weak priors on judge quality (Beta "
@@ -210,13 +220,13 @@ OPTIONS: tuple[Option, ...] = (
                  "Feature names (e.g. ``[\"tokens\", \"headers\"]`` or "
                  "``\"tokens,headers\"``) whose per-side columns ``NAME_a`` and ``NAME_b`` the "
                  "verdict log carries.")),
-    Option("style_transform", "Style", "transform", "--style-transform", "normalized",
-           choices=TRANSFORMS, flat=False,
+    Option("style_transform", "Style", "transform", "--style-transform", choices=TRANSFORMS,
+           flat=False,
            help="how a feature's two sides become one number (default normalized: (a - b) / "
                 "(a + b))",
            doc="How a feature's two sides become one number (``\"normalized\"``: (a - b) / "
                "(a + b), scaled to unit root-mean-square; :mod:`ratings.models.style`)."),
-    Option("style_ridge", "Style", "ridge", "--style-ridge", 0.0, kind=float, metavar="LAMBDA",
+    Option("style_ridge", "Style", "ridge", "--style-ridge", kind=float, metavar="LAMBDA",
            bounds={"minimum": 0.0},
            flat=False, help="optional ridge on the style coefficients only (default 0)",
            types="float", doc="Optional ridge ``ridge / 2 |beta|^2`` on the style "
@@ -236,7 +246,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("winner_map", "Read", "winner_map", "--winner-map", declared_here=False,
            types="mapping",
            doc="Extra winner spellings, e.g. ``{\"tie (bothbad)\": \"tie\"}``."),
-    Option("errors", "Read", "errors", "--rejected", "raise", declared_here=False,
+    Option("errors", "Read", "errors", "--rejected", declared_here=False,
            values=("raise", "report"), settings={"report": "--rejected FILE"},
            doc="A bad row is an error, or the readable rows are fitted and the rest counted "
                "in the result (the command line's ``--rejected FILE`` writes them)."),
@@ -255,15 +265,15 @@ OPTIONS: tuple[Option, ...] = (
            types="int or str",
            doc="Stop before the fit's dense model x model matrices would need more memory "
                "than this (default half the memory available; :mod:`ratings.core.memory`)."),
-    Option("engine", "Solver", "engine", default="auto", declared_here=False,
+    Option("engine", "Solver", "engine", declared_here=False,
            values=("auto", "numba", "numpy"),
            doc="numba's compiled kernels or their NumPy twins, tested equal (``\"auto\"`` "
                "uses the twins below 200,000 verdicts, and below 2,000,000 while numba is not "
                "loaded; :mod:`ratings.kernels.engine`)."),
-    Option("tol", "Solver", "tol", default=1e-10, declared_here=False,
+    Option("tol", "Solver", "tol", declared_here=False,
            bounds={"above": 0.0, "maximum": 1.0}, types="float",
            doc="Newton's convergence tolerance (the largest change of a parameter)."),
-    Option("max_iter", "Solver", "max_iter", default=100, declared_here=False,
+    Option("max_iter", "Solver", "max_iter", declared_here=False,
            bounds={"minimum": 1, "integer": True}, types="int",
            doc="Newton's iteration limit."),
 )  # fmt: skip
@@ -420,6 +430,8 @@ def _parameter(name: str, types: str, doc: str, default: object = None, *,
 
 _WIDTH = 92  # the generated lines' width, indentation included
 T = TypeVar("T")
+#: The spec classes by name (:func:`spec` adds each): where a spec option's default is declared.
+SPECS: dict[str, type] = {}
 
 
 def _types(o: Option) -> str:
@@ -465,7 +477,8 @@ def spec(cls: type[T]) -> type[T]:
     """Make ``cls`` a spec of :func:`ratings.fit`: a frozen dataclass that checks the fields
     the table declares when it is made (:func:`check_spec`, before the class's own
     ``__post_init__``), its docstring's *Parameters* section written from the table
-    (:func:`parameters`, its fields in order)."""
+    (:func:`parameters`, its fields in order) and its fields' defaults, the options' (in
+    :data:`SPECS`)."""
     own = cls.__dict__.get("__post_init__")
 
     def __post_init__(self) -> None:
@@ -476,6 +489,7 @@ def spec(cls: type[T]) -> type[T]:
     __post_init__.__qualname__ = f"{cls.__qualname__}.__post_init__"
     cls.__post_init__ = __post_init__
     cls = dataclass(frozen=True)(cls)
+    SPECS[cls.__name__] = cls
     if sys.flags.optimize < 2:  # python -OO: no docstrings (a dataclass writes its signature)
         cls.__doc__ = (f"{cls.__doc__.rstrip()}\n\n    Parameters\n    ----------\n"
                        f"{parameters(cls.__name__, list(cls.__dataclass_fields__))}    ")

@@ -28,7 +28,6 @@ from ratings.io.formats import peer_format
 from ratings.kernels.engine import Engine
 from ratings.models.crowd.prior import PriorArg, check_prior
 from ratings.models.crowd.quality import JudgeQuality
-from ratings.models.firth import check_firth_option
 from ratings.result import check_level
 
 __all__ = [
@@ -68,7 +67,9 @@ class BT:
     name = "bt"
 
     def __post_init__(self) -> None:  # after the table's checks (penalty, firth, ties, soft)
-        check_firth_option(self.firth, penalty=self.penalty)
+        if self.firth and self.penalty:
+            raise ValueError(f"{option('firth', True)} and {option('penalty')} are two "
+                             "penalties on the same likelihood; use one of them.")  # fmt: skip
         if self.ties != "half" and (self.penalty or self.firth or self.soft):
             other = "soft" if self.soft else "firth" if self.firth else "penalty"
             why = ("soft outcomes are graded scores, which the tie models do not read (they "

@@ -23,7 +23,8 @@ from ratings.core.errors import DataWarning, DegenerateBoardError, NonIdentifiab
 from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
 from ratings.models.covariates import DesignFit, unit_df
-from ratings.models.ties import TieFamily, family_of, fit_ties
+from ratings.models.families.ties import TieFamily, tie_family
+from ratings.models.ties import fit_ties
 
 __all__ = ["check_identified", "tie_family_of", "tie_refit", "tie_start", "tie_table"]
 
@@ -74,7 +75,7 @@ def tie_table(fit: DesignFit | None, ties: str, family: TieFamily | None, *, lev
     if ties == "half":
         return None
     if family is None:
-        family, phi = family_of(ties), -np.inf
+        family, phi = tie_family(ties), -np.inf
         warnings.warn(f"The log has no ties: the {family.name} model's tie parameter is at its "
                       f"boundary ({family.parameter} = {float(family.value(phi)):g}, no ties), "
                       "where the model is plain Bradley-Terry; that is the fit returned.",
@@ -109,7 +110,7 @@ def tie_family_of(rows: Comparisons, ties: str) -> TieFamily | None:
     """The tie family ``ties`` names where ``rows`` hold ties; None for half wins, and for a
     log without ties (the tie model's boundary: plain Bradley-Terry, :func:`tie_table` of
     ``-inf``)."""
-    return None if ties == "half" or not rows.tt.sum() else family_of(ties)
+    return None if ties == "half" or not rows.tt.sum() else tie_family(ties)
 
 
 def check_identified(rows: Comparisons, ties: str) -> None:

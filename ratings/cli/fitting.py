@@ -5,7 +5,6 @@ reading the log for a fit, per-scope fits and the combined headline, and writing
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -36,9 +35,6 @@ __all__ = [
 #: Inputs of the fitting subcommands (dest -> label in messages).
 FIT_INPUTS = {"verdicts": "VERDICTS", "judge_quality": "--judge-quality",
               "families": "--families"}
-#: Verdict files from this size on (about 30k verdicts as CSV, 300k as Parquet) have the fit's
-#: later imports started on a thread before they are read (:func:`read_for_fit`).
-PRELOAD_BYTES = 1 << 20
 
 
 def add_fit_options(p: argparse.ArgumentParser, *, scope: bool = True, bt: bool = True,
@@ -146,19 +142,7 @@ def check_suffix(path: str | None, flag: str, allowed: tuple[str, ...]) -> None:
 
 
 def read_for_fit(args: argparse.Namespace):
-    """The verdict log of ``args`` (build the fit's options first: a bad one reads no data).
-
-    A large file's clustered CR2 intervals (the default) will need what the NumPy twins import:
-    that import starts on a thread first and runs while the file is read
-    (:func:`ratings.kernels.engine.preload_twins`).
-    """
-    path = args.verdicts
-    cr2 = getattr(args, "ci", "sandwich") == "sandwich" and not getattr(args, "no_cluster", False)
-    if (cr2 and isinstance(path, str) and os.path.isfile(path)
-            and os.path.getsize(path) >= PRELOAD_BYTES):  # fmt: skip
-        from ratings.kernels.engine import preload_twins
-
-        preload_twins()
+    """The verdict log of ``args`` (build the fit's options first: a bad one reads no data)."""
     style = _style_columns(args)
     if style:
         from ratings.api.fitting import check_style_source

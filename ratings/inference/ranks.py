@@ -210,12 +210,15 @@ def pair_max(z: NDArray[np.float32], w_out: NDArray[np.float32],
     return _full_pass(z, w_out, w_in)
 
 
-def _full_pass(z: NDArray[np.float32], w_out: NDArray[np.float32],
-               w_in: NDArray[np.float32]) -> NDArray[np.float64]:  # fmt: skip
-    """:func:`pair_max` over every pair."""
+def _full_pass(z: NDArray[np.float32], w_out: NDArray[np.float32], w_in: NDArray[np.float32],
+               with_arg: bool = False):  # fmt: skip
+    """:func:`pair_max` over every pair. ``with_arg`` (without ``w_in``): also each draw's
+    maximising pair (flat j M + k, the first in that order; -1 where the max is 0), as
+    ``(maxes, pairs)``."""
     n_draws, m = z.shape
     per_model = w_in.shape[0] > 0
     out = np.empty((n_draws, m if per_model else 1))
+    arg = np.empty(n_draws, dtype=np.int64) if with_arg else None
     step = max(1, _PASS_CELLS // max(m * m, 1))
     diff = np.empty((min(step, n_draws), m, m), np.float32)
     buf = np.empty_like(diff) if per_model else None
@@ -229,31 +232,17 @@ def _full_pass(z: NDArray[np.float32], w_out: NDArray[np.float32],
             row = bb.max(axis=2)
             np.multiply(dd, -w_in, out=bb)  # (z_k - z_j) w_in[j, k]
             out[lo:lo + step] = np.maximum(np.maximum(row, bb.max(axis=2)), 0.0)
-        else:
-            np.multiply(dd, w_out, out=dd)
-            out[lo:lo + step, 0] = np.maximum(dd.reshape(dd.shape[0], -1).max(axis=1), 0.0)
-    return out
-
-
-def _full_argmax(z: NDArray[np.float32],
-                 w: NDArray[np.float32]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """:func:`_full_pass` without ``w_in``, with each draw's maximising pair (flat j M + k, the
-    first in that order; -1 where the max is 0)."""
-    n_draws, m = z.shape
-    out, arg = np.empty(n_draws), np.empty(n_draws, dtype=np.int64)
-    step = max(1, _PASS_CELLS // max(m * m, 1))
-    diff = np.empty((min(step, n_draws), m, m), np.float32)
-    for lo in range(0, n_draws, step):
-        zz = z[lo:lo + step]
-        dd = diff[:zz.shape[0]]
-        np.subtract(zz[:, :, None], zz[:, None, :], out=dd)
-        np.multiply(dd, w, out=dd)
+            continue
+        np.multiply(dd, w_out, out=dd)
         flat = dd.reshape(dd.shape[0], -1)
-        at = flat.argmax(axis=1)
-        top = flat[np.arange(at.size), at]
-        out[lo:lo + step] = np.maximum(top, 0.0)
-        arg[lo:lo + step] = np.where(top > 0.0, at, -1)
-    return out, arg
+        if with_arg:
+            at = flat.argmax(axis=1)
+            top = flat[np.arange(at.size), at]
+            arg[lo:lo + step] = np.where(top > 0.0, at, -1)
+        else:
+            top = flat.max(axis=1)
+        out[lo:lo + step, 0] = np.maximum(top, 0.0)
+    return (out[:, 0], arg) if with_arg else out
 
 
 def _bounded_max(z: NDArray[np.float32], w: NDArray[np.float32],
@@ -266,7 +255,7 @@ def _bounded_max(z: NDArray[np.float32], w: NDArray[np.float32],
     bound is below ``low`` cannot attain the max. The others (a few dozen of the 40,000 pairs
     of 200 models, typically) are computed as the full pass computes them, so the values are
     the same; draws where the bounds leave over an eighth of the pairs take the full pass.
-    ``with_arg``: also each draw's maximising pair (as :func:`_full_argmax`), as ``(maxes,
+    ``with_arg``: also each draw's maximising pair (as :func:`_full_pass`), as ``(maxes,
     pairs)``.
     """
     n, m = z.shape
@@ -288,7 +277,7 @@ def _bounded_max(z: NDArray[np.float32], w: NDArray[np.float32],
     arg = np.empty(n, dtype=np.int64) if with_arg else None
     if full.any():
         if with_arg:
-            out[full], arg[full] = _full_argmax(z[full], w)
+            out[full], arg[full] = _full_pass(z[full], w, np.zeros((0, 0), np.float32), True)
         else:
             out[full] = _full_pass(z[full], w, np.zeros((0, 0), np.float32))[:, 0]
     few = np.flatnonzero(~full)

@@ -14,12 +14,11 @@ loaded, and below :data:`AUTO_NUMBA_COLD` in a process that has not loaded them 
 from __future__ import annotations
 
 import sys
-import threading
 from types import ModuleType
 from typing import Literal
 
 __all__ = ["AUTO_NUMBA_COLD", "AUTO_NUMBA_VERDICTS", "Engine", "kernels", "kernels_loaded",
-           "preload_twins", "resolve"]
+           "resolve"]
 
 Engine = Literal["auto", "numba", "numpy"]
 
@@ -56,27 +55,3 @@ def kernels(engine: Engine, size: int = AUTO_NUMBA_COLD) -> ModuleType:
     from ratings.kernels import fit_ref as _kernels_ref
 
     return _kernels_ref
-
-
-def preload_twins() -> threading.Thread:
-    """Import on a daemon thread what the NumPy twins import when first called, and return
-    the thread.
-
-    That is :mod:`scipy.sparse`, whose products the clustered intervals' twin
-    (:func:`ratings.kernels.inference_ref.cluster_quadratic`) runs on: about 0.1 s of a fresh
-    process (scipy's array-API layer touches every lazily loaded numpy submodule). A caller
-    about to read a large log (``ratings fit``) starts it first: the reader spends most of its
-    time outside the GIL, so the import runs beside it instead of after it. The twin imports
-    it again when called (at once, or waiting for this thread's import to finish); a failure
-    here is left for that import to report.
-    """
-
-    def load() -> None:
-        try:
-            import scipy.sparse  # noqa: F401
-        except Exception:  # reported by the twin's own import, if it runs
-            pass
-
-    thread = threading.Thread(target=load, name="ratings-preload", daemon=True)
-    thread.start()
-    return thread

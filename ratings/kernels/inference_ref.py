@@ -135,7 +135,7 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
         return _quadratic_by_rows(n_clusters, ii, jj, judge, cluster, a, b, n_models, n)
     if ii.size and np.all(cluster[1:] > cluster[:-1]):  # one row a cluster: nothing to group
         return _quadratic_one_row(n_clusters, ii, jj, judge, cluster, a, b, n_models, n)
-    from scipy.sparse import csr_matrix
+    from ratings.kernels.sparse import csc_of_csr, csc_times_dense
 
     n_judges = int(judge.max(initial=-1)) + 1 if b.size else 1
     key = np.multiply(ii, n_models, dtype=np.int64)
@@ -160,16 +160,14 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
         cluster, col, a, b = cluster[order], col[order], a[order], b[order] if b.size else b
     indptr = np.searchsorted(cluster, np.arange(n_clusters + 1)).astype(index)
     if b.size:
-        w = csr_matrix((np.column_stack([a * a, 2.0 * a * b, b * b]).ravel(),
-                        np.column_stack([col, col + u, col + 2 * u]).ravel(), 3 * indptr),
-                       shape=(n_clusters, 3 * u))  # fmt: skip
-    else:
-        w = csr_matrix((a * a, col, indptr), shape=(n_clusters, u))
-    w = w.tocsc()  # by design: each design's row of squares is read once, the result stays hot
+        w = csc_of_csr(np.column_stack([a * a, 2.0 * a * b, b * b]).ravel(),
+                       np.column_stack([col, col + u, col + 2 * u]).ravel(), 3 * indptr, 3 * u)
+    else:  # by design (CSC): each design's row of squares is read once, the result stays hot
+        w = csc_of_csr(a * a, col, indptr, u)
     out = np.empty((n_clusters, n.shape[1]))
     step = max(1, _CELLS // (w.shape[1] or 1))
 
-    def columns(lo: int) -> None:  # scipy's sparse product runs without the GIL
+    def columns(lo: int) -> None:  # scipy's compiled sparse product releases the GIL
         part = np.ascontiguousarray(n[:, lo:lo + step])  # whole rows to gather
         d = np.take(part, ui, axis=0)
         d -= np.take(part, uj, axis=0)
@@ -179,7 +177,7 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
         else:
             x = d
             x *= d
-        out[:, lo:lo + step] = w @ x
+        out[:, lo:lo + step] = csc_times_dense(w, x)
 
     _threads.run([partial(columns, lo) for lo in range(0, n.shape[1], step)])
     return out

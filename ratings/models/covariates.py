@@ -58,10 +58,9 @@ from ratings.models.design import pair_block, pair_meat, pair_objective
 from ratings.models.families import BRADLEY_TERRY, CROWD_BT, Family
 from ratings.models.newton import newton
 
-__all__ = ["COVARIATES", "DIVERGED", "MERGE_SHARE", "DesignFit", "Remedy",
-           "blocks_of", "design_built", "design_kernels", "design_rows", "fit_design", "pair_built",
-           "pair_design",
-           "side_by_side", "unit_df", "wald"]
+__all__ = ["COVARIATES", "DIVERGED", "MERGE_SHARE", "DesignFit", "Remedy", "blocks_of",
+           "design_builder", "design_kernels", "design_rows", "fit_design", "pair_built",
+           "pair_design", "side_by_side", "unit_df", "wald"]
 
 
 @dataclass(frozen=True)
@@ -297,13 +296,10 @@ class _Design:
             self.m, self.nj, r.ii[s], r.jj[s], self.slot[s], r.x[s], wdd[s],
             wde[s] if wde.size else wde, wee[s] if wee.size else wee), self.blocks))
 
-    def prior_terms(self, params, strengths_only: bool = False) -> tuple:
-        """The Crowd-BT prior's value, gradient and Hessian over all params (zero without);
-        ``strengths_only``: the strengths' Gaussian part alone."""
-        prior = self.prior.strengths_only if strengths_only and self.prior is not None \
-            else self.prior
+    def prior_terms(self, params) -> tuple:
+        """The Crowd-BT prior's value, gradient and Hessian over all params (zero without)."""
         m, e = self.m, self.m + self.p
-        return prior_terms(params[:m], params[e:], self.estimated, prior, self.p)
+        return prior_terms(params[:m], params[e:], self.estimated, self.prior, self.p)
 
     def objective(self, params, ridge: float, n_ridge: int) -> tuple:
         if self.nj and not self.p:  # no covariate columns: the collapsed-counts fast path
@@ -480,14 +476,20 @@ class DesignFit:
         return self.n_models + self.n_features + np.arange(self.eta.size)
 
     @property
+    def live(self) -> NDArray[np.bool_]:
+        """The family's parameters with a covariance: Crowd-BT's estimated etas that are not on
+        a bound (every one of a family without a box)."""
+        if self.estimated is None:
+            return np.ones(self.eta.size, dtype=bool)
+        return self.estimated & ~self.boundary
+
+    @property
     def free(self) -> NDArray[np.int64]:
         """The coordinates with a covariance: strengths but the reference, the coefficients,
-        and the estimated etas that are not on a bound."""
+        and the family's parameters with one (:attr:`live`)."""
         m, p = self.n_models, self.n_features
-        live = (np.ones(self.eta.size, dtype=bool) if self.estimated is None
-                else self.estimated & ~self.boundary)  # fmt: skip
         return np.concatenate([np.delete(np.arange(m), self.ref), m + np.arange(p),
-                               self.eta_at[live]]).astype(np.int64)  # fmt: skip
+                               self.eta_at[self.live]]).astype(np.int64)  # fmt: skip
 
     def _prior_hessian(self, prior: CrowdPrior | None) -> NDArray[np.float64]:
         return prior_terms(self.strength, self.eta, self.estimated, prior, self.n_features)[2]
@@ -502,6 +504,13 @@ class DesignFit:
         """The strengths' prior's curvature alone (zeros without a prior): with the
         likelihood's information, what the verdicts say about eta (:attr:`information`)."""
         return self._prior_hessian(None if self.prior is None else self.prior.strengths_only)
+
+    def likelihood_nll(self, ridge: float = 0.0, n_ridge: int = 0) -> float:
+        """The negative log-likelihood at the estimate: ``nll`` without the prior's value and
+        the ridge ``ridge`` on the first ``n_ridge`` coefficients (the style features')."""
+        beta = self.beta[:n_ridge]
+        return self.nll - 0.5 * ridge * float(beta @ beta) - prior_terms(
+            self.strength, self.eta, self.estimated, self.prior, self.n_features)[0]  # fmt: skip
 
     @property
     def information(self) -> NDArray[np.float64]:
@@ -539,7 +548,7 @@ def fit_design(
     ``ridge`` applies to the first ``n_ridge`` coefficients (default: all), the style
     features' when judge effects follow them. ``remedy`` words the errors of a fit that
     diverges or whose information is singular (:class:`Remedy`). Crowd-BT's default intervals
-    are built after the estimate (:func:`design_built`,
+    are built after the estimate (:func:`design_builder`,
     :func:`ratings.models.crowd.policy.crowd_inference`).
     """
     k = kernels(engine, int(rows.n_rows))
@@ -582,15 +591,23 @@ def pair_design(rows: Comparisons, engine: Engine = "auto") -> SlotCounts:
                       rows.ii, rows.jj, rows.wi, rows.wj, rows.tt, engine, x=np.zeros((n, 0)))
 
 
-def design_built(fit: DesignFit, rows: SlotCounts, ci: str, *, eta_prior: bool = True,
-                 ridge: float = 0.0, n_ridge: int | None = None, engine: Engine = "auto",
-                 remedy: Remedy | None = COVARIATES) -> Built:  # fmt: skip
-    """The covariance of kind ``ci`` of a Crowd-BT fit with covariate columns on ``rows``: the
-    one path of :func:`fit_design`'s intervals (:func:`_built`; ``eta_prior`` False leaves the
-    prior on eta out of CR2's bread)."""
-    design = _Design(rows, CROWD_BT, kernels(engine, int(rows.n_rows)), fit.prior)
-    return _built(fit, design, ci, eta_prior=eta_prior, ridge=ridge, n_ridge=n_ridge,
-                  remedy=remedy)  # fmt: skip
+def design_builder(rows: SlotCounts, *, ridge: float = 0.0, n_ridge: int | None = None,
+                   engine: Engine = "auto", remedy: Remedy | None = COVARIATES):  # fmt: skip
+    """How a Crowd-BT fit with covariate columns on ``rows`` builds its intervals:
+    ``built(fit, ci, eta_prior)``, the covariance of kind ``ci`` by the one path of
+    :func:`fit_design`'s intervals (:func:`_built`; ``eta_prior`` False leaves the prior on eta
+    out of CR2's bread), built once per fit and kind."""
+    cache: dict = {}
+
+    def built(fit: DesignFit, ci: str, eta_prior: bool) -> Built:
+        key = (id(fit), ci, eta_prior)
+        if key not in cache:  # the fit is kept beside its Built: its id stays its own
+            design = _Design(rows, CROWD_BT, kernels(engine, int(rows.n_rows)), fit.prior)
+            cache[key] = fit, _built(fit, design, ci, eta_prior=eta_prior, ridge=ridge,
+                                     n_ridge=n_ridge, remedy=remedy)  # fmt: skip
+        return cache[key][1]
+
+    return built
 
 
 def pair_built(fit: DesignFit, pairs: Comparisons, ci: str, *, clustered: bool,
@@ -663,11 +680,11 @@ def _built(fit: DesignFit, design: _Design, ci: str, *, eta_prior: bool = True,
 
     free = fit.free
     design.estimated = fit.estimated
-    design.live = None if fit.estimated is None else fit.estimated & ~fit.boundary
+    design.live = fit.live
     try:
         if remedy is None:
             identified_inverse(fit.information, free)
-        info = _bread_information(fit.params, fit.hessian, design, ci, ridge,
+        info = _bread_information(fit, design, ci, ridge,
                                   fit.n_features if n_ridge is None else n_ridge, eta_prior)
         bread = inverse_free(info, free)
     except np.linalg.LinAlgError:
@@ -685,7 +702,7 @@ def _built(fit: DesignFit, design: _Design, ci: str, *, eta_prior: bool = True,
         raise
 
 
-def _bread_information(params, hessian, design: _Design, ci: str, ridge: float, n_ridge: int,
+def _bread_information(fit: DesignFit, design: _Design, ci: str, ridge: float, n_ridge: int,
                        eta_prior: bool = True) -> NDArray[np.float64]:  # fmt: skip
     """The matrix whose inverse is the bread; Bradley-Terry's is the Hessian itself (observed
     and expected information agree).
@@ -706,16 +723,15 @@ def _bread_information(params, hessian, design: _Design, ci: str, ridge: float, 
       likelihood's own information; Firth 1993, Kosmidis & Firth 2021).
     """
     if not design.crowd:
-        return hessian
-    strengths = design.prior_terms(params, True)[2]
+        return fit.hessian
     if ci != "sandwich" or design.clusters is None:
-        return hessian - design.prior_terms(params)[2] + strengths
-    a, b = design.working(params)
+        return fit.information
+    a, b = design.working(fit.params)
     info = design.quad(a * a, a * b, b * b)
     if ridge:
         at = design.m + np.arange(n_ridge)
         info[at, at] += ridge
-    return info + (design.prior_terms(params)[2] if eta_prior else strengths)
+    return info + (fit.prior_hessian if eta_prior else fit.bread_penalty)
 
 
 def _pair_terms(family: Family, k, params, m: int, d: Comparisons) -> tuple:

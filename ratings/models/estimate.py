@@ -68,6 +68,18 @@ class Estimate:
     crowd: CrowdSummary | None = None
     unbounded: pd.DataFrame | None = None
 
+    @classmethod
+    def of(cls, fit, **parts) -> Estimate:
+        """A fit of the design (:class:`~ratings.models.covariates.DesignFit`: Crowd-BT, a fit
+        with covariates) as the estimate of its strengths: their block of its covariance and
+        influences, its CR2 inference, and ``parts`` (``draws``, ``judges``, ``crowd``,
+        ``model_cov``)."""
+        m = fit.n_models
+        return cls(theta=fit.strength, cov=fit.cov[:m, :m], nll=fit.nll, converged=fit.converged,
+                   n_iter=fit.n_iter, max_grad=fit.max_grad, inference=fit.inference,
+                   influence=None if fit.influence is None else fit.influence[:, :m],
+                   **parts)  # fmt: skip
+
 
 def bootstrap_refits(
     data: Comparisons,

@@ -7,7 +7,7 @@ import numpy as np
 from ratings.core.errors import NonIdentifiableError, format_names, option
 from ratings.data.comparisons import Comparisons
 
-__all__ = ["DENSE_REACH_MODELS", "check_identifiable", "win_edges", "win_matrix"]
+__all__ = ["DENSE_REACH_MODELS", "check_identifiable", "win_components", "win_edges", "win_matrix"]
 
 
 def _names(models, idx) -> str:
@@ -28,6 +28,21 @@ def win_edges(rows: Comparisons) -> tuple[np.ndarray, np.ndarray]:
     beat_j = rows.wj + rows.tt > 0
     return (np.concatenate([rows.ii[beat_i], rows.jj[beat_j]]),
             np.concatenate([rows.jj[beat_i], rows.ii[beat_j]]))  # fmt: skip
+
+
+def win_components(rows: Comparisons):
+    """The win graph (sparse, M x M), the label of each model's strong component, and the
+    reachability between the components (``reach[a, b]``: a path from component a to component
+    b, each reaching itself)."""
+    from scipy.sparse import csr_matrix  # imported on first use: keeps `import ratings` light
+    from scipy.sparse.csgraph import connected_components, shortest_path
+
+    m = rows.n_models
+    src, dst = win_edges(rows)
+    graph = csr_matrix((np.ones(src.size), (src, dst)), shape=(m, m))
+    n, labels = connected_components(graph, directed=True, connection="strong")
+    cond = csr_matrix((np.ones(src.size), (labels[src], labels[dst])), shape=(n, n))
+    return graph, labels, np.isfinite(shortest_path(cond, unweighted=True))
 
 
 def _strongly_connected(src, dst, m: int) -> bool:
@@ -87,13 +102,10 @@ def check_identifiable(data: Comparisons) -> None:
             return
         if adj is None and _strongly_connected(*win_edges(data), m):
             return
-    src, dst = win_edges(data)
-    from scipy.sparse import csr_matrix  # imported on first use: keeps `import ratings` light
     from scipy.sparse.csgraph import connected_components
 
-    graph = csr_matrix((np.ones(src.size), (src, dst)), shape=(m, m))
-    n_strong, labels = connected_components(graph, directed=True, connection="strong")
-    if n_strong == 1:
+    graph, labels, reach = win_components(data)
+    if reach.shape[0] == 1:
         return
     models = data.models
     counts = data.model_counts()
@@ -105,7 +117,7 @@ def check_identifiable(data: Comparisons) -> None:
     n_weak, weak = connected_components(graph, directed=True, connection="weak")
 
     # Order strong components so that a group comes before every group it beat (a DAG order).
-    order = _topological_components(graph, labels, n_strong)
+    order = _topological_components(graph, labels, reach.shape[0])
     groups = [[str(models[k]) for k in np.flatnonzero(labels == c)] for c in order]
     parts = []
     if unplayed.size:

@@ -38,7 +38,6 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ratings.core.errors import option
 from ratings.core.linalg import block, embed
 from ratings.data.comparisons import Comparisons
 from ratings.kernels.engine import Engine, kernels
@@ -46,30 +45,12 @@ from ratings.models.bt import NO_SLOT, NONE, BTFit, start
 from ratings.models.families import BRADLEY_TERRY
 from ratings.models.newton import newton
 
-__all__ = ["check_firth_option", "firth_terms", "fit_firth"]
+__all__ = ["firth_terms", "fit_firth"]
 
 #: Largest change of any log-strength in one scoring step (R's ``logistf`` caps it at 5 as
 #: well): far from the estimate, where a model's information is nearly zero, a full step
 #: would overshoot by orders of magnitude.
 MAX_STEP = 5.0
-
-
-def check_firth_option(firth: object, *, model: str = "bt", penalty: float = 0.0,
-                       adjust: tuple[str, ...] = ()) -> None:  # fmt: skip
-    """Refuse ``firth`` where it does not apply, naming the options (CLI: the flags)."""
-    if not isinstance(firth, bool | np.bool_):
-        raise ValueError(f"{option('firth')} must be True or False; got {firth!r}.")
-    if not firth:
-        return
-    if model != "bt":
-        raise ValueError(f"{option('firth', True)} is Bradley-Terry's bias-reduced fit; it is "
-                         f"only available with {option('model', 'bt')} (Crowd-BT has its own "
-                         f"priors: {option('prior')}).")  # fmt: skip
-    if penalty:
-        raise ValueError(f"{option('firth', True)} and {option('penalty')} are two penalties "
-                         "on the same likelihood; use one of them.")  # fmt: skip
-    if adjust:
-        raise ValueError(f"{option('firth', True)} is not available with {option('adjust')}.")
 
 
 def _factor(info_free: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:

@@ -49,8 +49,7 @@ from ratings.core.schema import DETERMINISTIC_JUDGE, ELO_SCALE
 from ratings.data.slots import SlotCounts, own_matrix
 from ratings.models.covariates import Remedy, wald
 
-__all__ = ["EffectPlan", "effect_columns", "effects_remedy", "effects_table", "plan_effects",
-           "two_sided_p"]
+__all__ = ["EffectPlan", "effect_columns", "effects_remedy", "effects_table", "plan_effects"]
 
 
 NOT_FITTED = "not fitted"
@@ -251,12 +250,6 @@ def effects_remedy():
 def _fewer() -> str:
     return (f"Fit fewer effects ({option('effects')} of the audit, {option('adjust')} of a "
             "fit).")
-
-
-def two_sided_p(t: NDArray[np.float64], df: float | None) -> NDArray[np.float64]:
-    """Two-sided p-values of t statistics: Student t with ``df`` degrees of freedom, or normal."""
-    t = np.asarray(t, dtype=np.float64)
-    return wald(t, np.ones_like(t), 0.95, df)[2]
 
 
 def effects_table(params: NDArray[np.float64], cov: NDArray[np.float64], plan: EffectPlan, *,

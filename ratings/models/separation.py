@@ -29,24 +29,9 @@ from numpy.typing import NDArray
 
 from ratings.core.errors import PenaltyOnlyWarning
 from ratings.data.comparisons import Comparisons
-from ratings.models.existence import win_edges
+from ratings.models.existence import win_components
 
 __all__ = ["flag_unbounded", "open_bounds", "warn_unbounded"]
-
-
-def _components(rows: Comparisons):
-    """Strong components of the win graph (edge i -> j: i won or tied against j), and the
-    reachability between them (``reach[a, b]``: a path from component a to component b)."""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components, shortest_path
-
-    m = rows.n_models
-    src, dst = win_edges(rows)
-    graph = csr_matrix((np.ones(src.size), (src, dst)), shape=(m, m))
-    n, labels = connected_components(graph, directed=True, connection="strong")
-    cond = csr_matrix((np.ones(src.size), (labels[src], labels[dst])), shape=(n, n))
-    reach = np.isfinite(shortest_path(cond, unweighted=True))
-    return labels, reach
 
 
 def flag_unbounded(rows: Comparisons, strength: NDArray[np.float64], ref: int | None,
@@ -70,7 +55,7 @@ def flag_unbounded(rows: Comparisons, strength: NDArray[np.float64], ref: int | 
         Indexed by model: ``direction`` (+1, -1 or 0), ``bound`` (strength of the bounded side,
         NaN when both sides are open) and ``reason``.
     """
-    labels, reach = _components(rows)
+    _, labels, reach = win_components(rows)
     if reach.shape[0] == 1:
         return None
     if ref is None:  # the largest group; on a tie, the one holding the first model

@@ -49,8 +49,8 @@ from ratings.models.covariates import (
     wald,
 )
 
-__all__ = ["TRANSFORMS", "check_style_columns", "feature_columns", "feature_jobs",
-           "features_by_verdict", "parse_style", "style_columns", "style_remedy", "style_table"]
+__all__ = ["TRANSFORMS", "check_style_columns", "feature_columns", "feature_jobs", "parse_style",
+           "style_columns", "style_remedy", "style_table"]
 
 
 #: Feature transforms ``transform=`` accepts (position = ``kind`` of the transform kernel).
@@ -164,15 +164,6 @@ def feature_jobs(xt: NDArray[np.float64], scale: NDArray[np.float64],
     return out, [lambda s=s: sk.style_interleave(xt[:, s], scale, rank[s] if placed else none,
                                                  out if placed else out[s])
                  for s in blocks_of(n)]  # fmt: skip
-
-
-def features_by_verdict(xt: NDArray[np.float64], scale: NDArray[np.float64],
-                        rank: NDArray[np.int64] | None = None,
-                        engine: Engine = "auto") -> NDArray[np.float64]:  # fmt: skip
-    """:func:`feature_jobs` run on the package's threads."""
-    out, jobs = feature_jobs(xt, scale, rank, engine)
-    side_by_side(lambda job: job(), jobs)
-    return out
 
 
 def style_columns(style: Sequence[str]) -> list[str]:

@@ -17,11 +17,9 @@ from ratings.data.comparisons import Comparisons
 from ratings.kernels.engine import Engine, resolve
 from ratings.models.bt import start as bt_start
 from ratings.models.covariates import DesignFit, Remedy, fit_design, pair_design
-from ratings.models.families.ties import TieFamily, tie_family
+from ratings.models.families.ties import TieFamily
 
-__all__ = ["TieFamily", "family_of", "fit_ties", "remedy_of"]
-
-family_of = tie_family  # the tie family called ``name`` ("davidson" or "rao-kupper")
+__all__ = ["fit_ties", "remedy_of"]
 
 
 def remedy_of(family: TieFamily) -> Remedy:

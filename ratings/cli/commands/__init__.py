@@ -30,21 +30,24 @@ def builtin_names() -> list[str]:
                   if not m.name.startswith("_"))  # fmt: skip
 
 
+def _command(name: str) -> Command:
+    """The built-in subcommand ``name`` (its module imported)."""
+    command = import_module(f"{__name__}.{name.replace('-', '_')}").COMMAND
+    if command.name != name:
+        raise RuntimeError(f"{__name__}.{name.replace('-', '_')} defines the subcommand "
+                           f"{command.name!r}; a module defines the one named like it.")
+    return command
+
+
 def builtin() -> list[Command]:
     """The built-in subcommands, in the order ``ratings --help`` lists them."""
-    commands = []
-    for name in builtin_names():
-        command = import_module(f"{__name__}.{name.replace('-', '_')}").COMMAND
-        if command.name != name:
-            raise RuntimeError(f"{__name__}.{name.replace('-', '_')} defines the subcommand "
-                               f"{command.name!r}; a module defines the one named like it.")
-        commands.append(command)
-    return sorted(commands, key=lambda c: (c.order, c.name))
+    return sorted(map(_command, builtin_names()), key=lambda c: (c.order, c.name))
 
 
-def add_builtin(subparsers) -> list[str]:
-    """Add every built-in subcommand to ``subparsers``; their names, in order."""
-    commands = builtin()
+def add_builtin(subparsers, only: str | None = None) -> list[str]:
+    """Add every built-in subcommand to ``subparsers`` (or only the one named ``only``, whose
+    module alone is imported); their names, in order."""
+    commands = builtin() if only is None else [_command(only)]
     for command in commands:
         add_command(subparsers, command)
     return [c.name for c in commands]

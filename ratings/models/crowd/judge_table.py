@@ -47,7 +47,7 @@ def prior_share(fit: DesignFit) -> NDArray[np.float64]:
     fit without prior.
     """
     out = np.full(fit.eta.size, np.nan)
-    est = fit.estimated & ~fit.boundary
+    est = fit.live
     if fit.prior is None:
         out[fit.estimated] = 0.0
         return out
@@ -85,7 +85,7 @@ def judge_table(fit: DesignFit, cov: NDArray[np.float64], data: Comparisons, lev
         df = np.where(np.isnan(df), np.inf, df)
     z = critical_value(level, df)
     var = np.diag(cov)[fit.eta_at]
-    se = np.where(fit.estimated & ~fit.boundary, np.sqrt(np.clip(var, 0.0, None)), np.nan)
+    se = np.where(fit.live, np.sqrt(np.clip(var, 0.0, None)), np.nan)
     names = pd.Index(data.judges, name="judge")
     rows = data.collapsed()  # the same totals per judge, without per-cluster rows
     ties = np.bincount(rows.judge, rows.tt, len(names))
@@ -134,12 +134,10 @@ def coin_flip_test(table: pd.DataFrame, nll: float, n_models: int,
     """
     from scipy import stats
 
-    decisive = table["n"] - table["ties"]
-    known = table["status"].isin(["fixed", "reused", "deterministic"]) & (decisive > 0)
-    est = table["status"].isin(["estimated", "boundary"]) & (decisive > 0)
+    known, est = _judged(table)
     if known.any() or not est.any():
         return table
-    lr = 2.0 * (float(decisive.sum()) * np.log(2.0) - nll)
+    lr = 2.0 * (float((table["n"] - table["ties"]).sum()) * np.log(2.0) - nll)
     if lr >= stats.chi2.ppf(level, int(est.sum()) * n_models):
         return table
     return table.assign(uninformative=np.asarray(table["uninformative"]) | np.asarray(est))
@@ -153,10 +151,16 @@ def scale_identified(table: pd.DataFrame) -> bool:
     bound) or is open, and no judge of known quality (fixed, reused or deterministic) has
     decisive verdicts to anchor the scale.
     """
-    decisive = table["n"] - table["ties"] > 0
-    known = table["status"].isin(["fixed", "reused", "deterministic"]) & decisive
-    est = table["status"].isin(["estimated", "boundary"]) & decisive
+    known, est = _judged(table)
     return bool(known.any() or not est.any() or not table["uninformative"][est].all())
+
+
+def _judged(table: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """The judges with decisive verdicts whose quality is known (fixed, reused or
+    deterministic), and those whose eta was estimated (on a bound or not)."""
+    decisive = table["n"] - table["ties"] > 0
+    return (table["status"].isin(["fixed", "reused", "deterministic"]) & decisive,
+            table["status"].isin(["estimated", "boundary"]) & decisive)  # fmt: skip
 
 
 def warn_weak_judges(table: pd.DataFrame, *, stacklevel: int = 3) -> None:

@@ -58,7 +58,6 @@ __all__ = [
     "PRIOR_SHIFT_LIMIT",
     "SCREEN",
     "choose_estimate",
-    "crowd_covariance",
     "etas_inside",
     "first_order_move",
     "fit_crowd_bt",
@@ -130,7 +129,7 @@ def fit_crowd_bt(
             f"({option('prior', 'default')}), which keeps it finite; "
             f"{fix_eta()[0].lower()}{fix_eta()[1:]}; or fit with {option('model', 'bt')}."
         ) from None
-    return replace(fit, nll=fit.nll - prior_terms(fit.theta, fit.eta, estimated, prior)[0])
+    return replace(fit, nll=fit.likelihood_nll())
 
 
 def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95,
@@ -161,8 +160,8 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
         return fit_crowd_bt(data, prior=None, **kwargs)
 
     def covariance(plain: DesignFit) -> NDArray[np.float64]:
-        return crowd_covariance(plain, data, ci="sandwich", clustered=clustered,
-                                engine=kwargs.get("engine", "auto"))  # fmt: skip
+        return pair_built(plain, data, "sandwich-z", clustered=clustered,
+                          engine=kwargs.get("engine", "auto")).cov  # fmt: skip
 
     return choose_estimate(lambda: fit_crowd_bt(data, prior=None, **kwargs),
                            lambda plain: fit_crowd_bt(data, prior=prior, **kwargs),
@@ -186,7 +185,7 @@ def choose_estimate(plain_fit: Callable[[], DesignFit],
     plain = trial_fit(plain_fit)
     cov = None
     if plain is not None and plain.converged and not plain.boundary.any():
-        cov, on = covariance(plain), _eta_at(plain)
+        cov, on = covariance(plain), plain.eta_at[plain.live]
         cov = cov if np.isfinite(cov).all() and etas_inside(
             plain.params[on], np.diag(cov)[on], level) else None  # fmt: skip
     if cov is not None:
@@ -234,16 +233,11 @@ def first_order_move(plain: DesignFit, prior: CrowdPrior) -> NDArray[np.float64]
     return move
 
 
-def _eta_at(fit: DesignFit) -> NDArray[np.int64]:
-    """Where ``fit.params`` holds the estimated etas off a bound."""
-    return fit.eta_at[fit.estimated & ~fit.boundary]
-
-
 def in_ses(plain, move: NDArray[np.float64], cov: NDArray[np.float64]) -> float:
     """The largest component of ``move`` (over ``plain.params``) in standard errors from
     ``cov``: strengths against their mean (so whatever the reference), and the estimated etas
     off a bound. How far the prior moves a fit (:data:`PRIOR_SHIFT_LIMIT`)."""
-    keep = np.r_[np.arange(plain.n_models), _eta_at(plain)]
+    keep = np.r_[np.arange(plain.n_models), plain.eta_at[plain.live]]
     move, cov, m = move[keep], cov[np.ix_(keep, keep)], plain.n_models
     s = cov[:m, :m]
     var = np.concatenate([np.diag(s) - 2.0 * s.mean(axis=1) + s.mean(),  # of s_i - mean(s)
@@ -261,13 +255,3 @@ def etas_inside(eta: NDArray[np.float64], var: NDArray[np.float64], level: float
     half = critical_value(level) * np.sqrt(var)
     return bool(np.all(np.isfinite(half)) and np.all(eta - half > 0.5)
                 and np.all(eta + half < 1.0))  # fmt: skip
-
-
-def crowd_covariance(fit: DesignFit, data: Comparisons, *, ci: str, clustered: bool,
-                     engine: Engine = "auto") -> NDArray[np.float64]:  # fmt: skip
-    """The CR1 / HC0 (``ci="sandwich"``) or model-based (``"model"``) covariance over (theta,
-    eta) of a plain Crowd-BT fit on ``data`` (per verdict unless ``clustered``), by
-    :func:`ratings.models.covariates.pair_built`: the likelihood's information with the
-    strengths' prior in the bread; infinite variances where it is singular."""
-    return pair_built(fit, data, "model" if ci == "model" else "sandwich-z",
-                      clustered=clustered, engine=engine).cov

@@ -42,7 +42,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -54,14 +53,12 @@ from ratings.data.comparisons import Comparisons
 from ratings.data.slots import SlotCounts
 from ratings.kernels.engine import Engine
 from ratings.models.covariates import DesignFit, fit_design
-from ratings.models.crowd.prior import CrowdPrior, prior_terms
+from ratings.models.crowd.prior import CrowdPrior
 from ratings.models.families import CROWD_BT
 
-__all__ = ["OneJudgeWidening", "profile_limit",
-           "profile_lower_limit", "profile_prior", "profile_widening", "single_judge",
-           "widen_one_judge", "widening"]
+__all__ = ["OneJudgeWidening", "profile_lower_limit", "profile_prior", "profile_widening",
+           "single_judge", "widen_one_judge", "widening"]
 
-F = TypeVar("F", bound=Any)  # a fit with an ``nll``
 _EPS_PRIOR = 1e-9  # Beta pseudo-counts of the profile's top: keep eta = 1 reachable but finite
 _MAX_SCALE = 1e3  # the profile reaches a coin flip within one of its standard errors
 #: Low ends tried for eta's profile: near a coin flip the unpenalised style coefficients of a
@@ -102,9 +99,9 @@ def profile_widening(fit: DesignFit, rows: SlotCounts, k: int, eta_var: float, *
     at eta = 1 and the fit with eta free. ``count_prior``: whether the profile's values include
     the strengths' prior (the fits with covariates count it; plain Crowd-BT counts the
     likelihood alone). The sandwich is rescaled only where the plain estimate put eta on its
-    bound (``plain_on_bound``). None where the profile cannot be computed."""
+    bound (``plain_on_bound``). None where the profile cannot be computed: its limit is not
+    below the estimate, or a refit fails (their warnings are a trial's, silenced)."""
     prior = profile_prior(fit.prior)
-    at = fit.eta_at[k]
     kw = {"ref": fit.ref, "family": CROWD_BT, "ci": None, "ridge": ridge, "n_ridge": n_ridge,
           "engine": engine, "prior": prior}  # fmt: skip
 
@@ -113,57 +110,35 @@ def profile_widening(fit: DesignFit, rows: SlotCounts, k: int, eta_var: float, *
         if e is not None:
             eta0[k] = e
         out = fit_design(rows, fit.strength, beta0=fit.beta, eta0=eta0, eta_free=eta_free, **kw)
-        if count_prior:
-            return out
-        return replace(out, nll=out.nll - prior_terms(out.strength, out.eta, eta_free, prior,
-                                                      out.n_features)[0])  # fmt: skip
+        return out if count_prior else replace(out, nll=out.likelihood_nll())
 
     fixed = fit.estimated.copy()
     fixed[k] = False
+    fits: dict[float, DesignFit] = {}
 
-    def top(nll) -> tuple[float, float]:  # the profile's top: eta free, else on 1
-        top_nll, top_eta = nll(1.0), 1.0
-        try:
-            free_fit = refit(fit.estimated)
-        except NonIdentifiableError:  # diverges as eta runs to 1 under the weak prior
-            return top_nll, top_eta
-        return (free_fit.nll, float(free_fit.eta[k])) if free_fit.nll < top_nll else \
-            (top_nll, top_eta)
-
-    eta_hat = float(fit.params[at])
-    found = profile_limit(lambda e: refit(fixed, e), top, eta_hat, level, _PROFILE_LOWS)
-    if found is None:
-        return None
-    eta_lo, lower = found
-    return widening(eta_hat, eta_lo, lower.params - fit.params, eta_var, level=level,
-                    plain_on_bound=plain_on_bound)  # fmt: skip
-
-
-def profile_limit(refit: Callable[[float], F],
-                  top: Callable[[Callable[[float], float]], tuple[float, float]],
-                  eta_hat: float, level: float = 0.95,
-                  lows: tuple[float, ...] = (0.5 + 1e-3,)) -> tuple[float, F] | None:  # fmt: skip
-    """eta's profile lower limit (:func:`profile_lower_limit`) and the refit there, for any
-    fit: ``refit(eta)`` fits the other parameters at that eta (an object with ``nll``);
-    ``top(nll)`` gives the profile's top (its nll and eta; ``nll`` evaluates and keeps a
-    refit). None where the limit is not below ``eta_hat`` or a refit fails (their warnings
-    are a trial's, silenced)."""
-    fits: dict[float, F] = {}
-
-    def nll(e: float) -> float:
-        fits[e] = refit(e)
+    def nll(e: float) -> float:  # the profile at eta = e: a refit at fixed eta, kept
+        fits[e] = refit(fixed, e)
         return float(fits[e].nll)
 
+    eta_hat = float(fit.eta[k])
     try:
         with warnings.catch_warnings():  # refits of a trial: divergence is caught below
             warnings.simplefilter("ignore")
-            top_nll, top_eta = top(nll)
-            eta_lo = profile_lower_limit(nll, top_nll, top_eta, eta_hat, level, lows)
+            top_nll, top_eta = nll(1.0), 1.0  # the profile's top: eta free, else on 1
+            try:
+                free_fit = refit(fit.estimated)
+                if free_fit.nll < top_nll:
+                    top_nll, top_eta = free_fit.nll, float(free_fit.eta[k])
+            except NonIdentifiableError:  # diverges as eta runs to 1 under the weak prior
+                pass
+            eta_lo = profile_lower_limit(nll, top_nll, top_eta, eta_hat, level, _PROFILE_LOWS)
             if eta_hat - eta_lo <= 0:
                 return None
-            return eta_lo, fits.get(eta_lo) or refit(eta_lo)
+            lower = fits.get(eta_lo) or refit(fixed, eta_lo)
     except (NonIdentifiableError, FloatingPointError, ValueError, np.linalg.LinAlgError):
         return None
+    return widening(eta_hat, eta_lo, lower.params - fit.params, eta_var, level=level,
+                    plain_on_bound=plain_on_bound)  # fmt: skip
 
 
 def profile_prior(prior: CrowdPrior) -> CrowdPrior:

@@ -56,17 +56,15 @@ __all__ = [
 
 class CrowdInference(NamedTuple):
     """What :func:`crowd_inference` gives a Crowd-BT fit: the fit with its final covariance and
-    CR2 inference, the judges table, whether the ratings' intervals are open, and the two-step
-    factor of reused etas (None without)."""
+    CR2 inference, the judges table and its :class:`CrowdSummary` (:func:`crowd_summary`)."""
 
     fit: DesignFit
     judges: pd.DataFrame
-    open_intervals: bool
-    factor: NDArray[np.float64] | None
+    summary: CrowdSummary
 
 
 #: How a fit's intervals are built: ``built(fit, ci, eta_prior)`` (:func:`pair_built` for plain
-#: Crowd-BT, :func:`~ratings.models.covariates.design_built` with covariates).
+#: Crowd-BT, :func:`~ratings.models.covariates.design_builder`'s with covariates).
 Builder = Callable[[DesignFit, str, bool], Built]
 
 
@@ -74,14 +72,12 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
                    clustered, engine, tol, max_iter, n_boot, seed) -> Estimate:  # fmt: skip
     """Fit Crowd-BT to ``data`` and its intervals (see the module's docstring)."""
     m = data.n_models
-    names = pd.Index(data.judges)
     res = fit_crowd_default(data, clustered=clustered, level=level, prior=prior, ref=ref,
                             fixed_eta=quality.eta, tol=tol, max_iter=max(max_iter, 200),
                             engine=engine)  # fmt: skip
     out = crowd_inference(res, data, pair_design(data.collapsed(engine=engine), engine),
                           pair_builder(data, clustered=clustered, engine=engine), quality,
-                          ci=ci, level=level, engine=engine)
-    influence = None if out.fit.influence is None else out.fit.influence[:, :m]
+                          ci=ci, level=level, engine=engine, prior=prior)
 
     def refit(sample: Comparisons):
         return fit_crowd_bt(sample, ref=ref, fixed_eta=drawn_etas(quality, draws_rng),
@@ -92,13 +88,8 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
         warnings.simplefilter("ignore", ConvergenceWarning)
         draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot,
                                  seed=seed)  # fmt: skip
-    crowd = crowd_summary(out.fit, names, prior, quality, out.factor,
-                          open_intervals=out.open_intervals)
-    return Estimate(
-        theta=res.theta, cov=out.fit.cov[:m, :m], nll=res.nll, converged=res.converged,
-        n_iter=res.n_iter, max_grad=res.max_grad, draws=draws, judges=out.judges,
-        influence=influence, crowd=crowd, inference=out.fit.inference,
-        model_cov=lambda: inverse_free(res.information, res.free)[:m, :m])
+    return Estimate.of(out.fit, draws=draws, judges=out.judges, crowd=out.summary,
+                       model_cov=lambda: inverse_free(res.information, res.free)[:m, :m])
 
 
 def pair_builder(data: Comparisons, *, clustered: bool, engine: Engine = "auto") -> Builder:
@@ -115,7 +106,7 @@ def crowd_inference(fit: DesignFit, data: Comparisons, rows: SlotCounts, built: 
                     quality: ResolvedQuality, *, ci: str, level: float,
                     engine: Engine = "auto", ridge: float = 0.0, n_ridge: int | None = None,
                     df: float | None = None, open_ok: bool = True, count_prior: bool = False,
-                    nll: float | None = None) -> CrowdInference:  # fmt: skip
+                    nll: float | None = None, prior=...) -> CrowdInference:  # fmt: skip
     """The intervals and judges table of a Crowd-BT estimate ``fit``, plain or with covariates
     (its rows ``rows``, on the clustered aggregate ``data``): the one path of both.
 
@@ -132,7 +123,7 @@ def crowd_inference(fit: DesignFit, data: Comparisons, rows: SlotCounts, built: 
     the verdicts alone (:func:`judges_alone`), the coin-flip test (``nll`` the likelihood's
     value, the fit's by default), the weak-judge warnings and, where the scale is not
     identified, open intervals of the strengths and the coefficients (infinite variances, no
-    CR2 inference).
+    CR2 inference); and the summary with the prior asked for, ``prior`` (the fit's by default).
     """
     names, m = pd.Index(data.judges), fit.n_models
     k = single_judge(fit, data)
@@ -151,14 +142,17 @@ def crowd_inference(fit: DesignFit, data: Comparisons, rows: SlotCounts, built: 
         table = judges_alone(fit, data, built, level, table, reused, lik)
     table = coin_flip_test(table, fit.nll if nll is None else nll, m + fit.n_features, level)
     warn_weak_judges(table, stacklevel=6)  # the caller of ratings.fit
+    prior = fit.prior if prior is ... else prior
     if scale_identified(table) and np.isfinite(fit.cov[:m, :m]).all():
-        return CrowdInference(fit, table, False, factor)
+        return CrowdInference(fit, table, crowd_summary(fit, names, prior, quality, factor))
     q = m + fit.n_features  # the scale of the ratings (and coefficients) is not identified
     cov = fit.cov.copy()
     cov[:q], cov[:, :q] = 0.0, 0.0
     cov[:q, :q] = np.where(np.eye(q, dtype=bool), np.inf, 0.0)
     cov[fit.ref, fit.ref] = 0.0
-    return CrowdInference(replace(fit, cov=cov, inference=None), table, True, factor)
+    fit = replace(fit, cov=cov, inference=None)
+    return CrowdInference(fit, table, crowd_summary(fit, names, prior, quality, factor,
+                                                    open_intervals=True))  # fmt: skip
 
 
 def reused_factor(fit: DesignFit, quality: ResolvedQuality, judges: pd.Index, *,
