@@ -124,3 +124,19 @@ def test_started_job_runs_beside_the_callers_jobs(monkeypatch, threads) -> None:
     failed = _threads.start(fails)  # raised where read, not where started
     with pytest.raises(ArithmeticError, match="from the job"):
         failed.result()
+
+
+def test_jobs_run_from_a_pool_job_run_in_its_thread(monkeypatch) -> None:
+    """A job that calls ``run`` (a twin splitting its work, called from a pool job) gets its
+    jobs' results in order, run in its own thread: no wait on a pool it could fill up."""
+    import threading
+
+    monkeypatch.setattr(_threads, "workers", lambda: 2)
+
+    def outer(k: int) -> list:
+        here = threading.current_thread()
+        return _threads.run([lambda: (k, threading.current_thread() is here),
+                             lambda: (k + 1, threading.current_thread() is here)])  # fmt: skip
+
+    got = _threads.run([lambda: outer(0), lambda: outer(10), lambda: outer(20)])
+    assert got == [[(k, True), (k + 1, True)] for k in (0, 10, 20)]

@@ -20,7 +20,10 @@ def log():
                              tie_fraction=0.1, task_sd=0.4)  # fmt: skip
 
 
-def test_series_on_the_compiled_passes_equals_the_twin_and_the_exact_path(log, monkeypatch):
+@pytest.mark.parametrize("kernel", ["cluster_times", "bt_cluster_scores", "model_clusters"])
+def test_series_on_the_compiled_kernels_equals_the_twins_and_the_exact_path(log, monkeypatch,
+                                                                            kernel):  # fmt: skip
+    """The series' passes, the rows' weights and scores, the models' cluster spans."""
     from ratings.kernels import inference as compiled
 
     monkeypatch.setattr(engine, "kernels_loaded", lambda: False)  # rows.times: the twin
@@ -28,20 +31,22 @@ def test_series_on_the_compiled_passes_equals_the_twin_and_the_exact_path(log, m
     monkeypatch.setattr(cluster_module, "EXACT_BUDGET", 0.0)  # the series
     twin = ratings.fit(log, anchor="m00")
     used = []
-    real = compiled.cluster_times
+    real = getattr(compiled, kernel)
 
     def spy(*args):
-        used.append(args[0].size)
+        used.append(args[1].size)
         return real(*args)
 
     monkeypatch.setattr(engine, "AUTO_NUMBA_VERDICTS", 1)  # this small board counts as large
-    monkeypatch.setattr(compiled, "cluster_times", spy)
+    monkeypatch.setattr(compiled, kernel, spy)
     monkeypatch.setattr(cluster_module, "_kernel_ready", lambda kernel: True)
     fast = ratings.fit(log, anchor="m00")
-    assert used, "the series' passes did not take the compiled kernel"
+    assert used, f"the compiled {kernel} did not run"
     assert twin.inference.shape == fast.inference.shape == "series"
     np.testing.assert_allclose(fast.cov, twin.cov, rtol=1e-12, atol=1e-16)
     np.testing.assert_allclose(fast.cov, exact.cov, rtol=1e-8, atol=1e-14)
+    np.testing.assert_allclose(fast.model_df, twin.model_df, rtol=1e-12)
+    np.testing.assert_allclose(fast.pair_df(), twin.pair_df(), rtol=1e-12)
 
 
 def test_the_twin_runs_where_the_kernel_would_compile(log, monkeypatch):
@@ -87,3 +92,90 @@ def test_compiled_passes_over_ranges_of_clusters_equal_the_twin(log, monkeypatch
     got = cluster_module._cluster_times(rows)(v)
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13 * np.abs(want).max())
     assert len(compiled.cluster_times.signatures) == max(signatures, 1)
+
+
+def _written_out(rng, m=6, g=5, r=40):
+    """Working rows sorted by cluster (one cluster without rows) and their design vectors
+    x_r = a_r (e_ii - e_jj), written out."""
+    from ratings.inference.working import WorkingRows
+
+    cluster = np.sort(rng.choice([0, 1, 3, 4], size=r))  # cluster 2 has no rows
+    ii = rng.integers(0, m - 1, r)
+    jj = ii + rng.integers(1, m - ii)
+    a = rng.uniform(0.2, 2.0, r)
+    rows = WorkingRows(ii=ii, jj=jj, judge=np.zeros(r, dtype=np.int64), cluster=cluster, a=a,
+                       b=np.zeros(0), n_clusters=g, n_params=m, n_models=m)  # fmt: skip
+    x = np.zeros((r, m))
+    x[np.arange(r), ii] = a
+    x[np.arange(r), jj] = -a
+    return rows, x
+
+
+def test_twin_passes_at_the_rows_cells_equal_the_written_out_sums(monkeypatch):
+    from ratings.inference.small import summed_scores
+
+    monkeypatch.setattr(engine, "kernels_loaded", lambda: False)  # the twins
+    rng = np.random.default_rng(5)
+    rows, x = _written_out(rng)
+    g, m = rows.n_clusters, rows.n_params
+    starts = [int(np.sum(rows.cluster < c)) for c in range(g + 1)]
+    np.testing.assert_array_equal(rows.starts, starts)
+    v = rng.normal(size=(g, m))
+    want = np.array([x[rows.cluster == c].T @ (x[rows.cluster == c] @ v[c]) for c in range(g)])
+    np.testing.assert_allclose(rows.times(v), want, rtol=1e-12, atol=1e-12)
+    e = rng.normal(size=x.shape[0])  # each row's score on d
+    want = np.array([e[rows.cluster == c] @ (x[rows.cluster == c] / rows.a[rows.cluster == c,
+                                                                             None])
+                     for c in range(g)])  # fmt: skip
+    np.testing.assert_allclose(summed_scores(rows, e), want, rtol=1e-12, atol=1e-12)
+
+
+def test_fused_rows_pass_matches_the_twin_and_the_written_out_rows():
+    from scipy.special import expit
+
+    from ratings.kernels import inference as fast
+    from ratings.kernels import inference_ref as slow
+
+    rng = np.random.default_rng(3)
+    m, g, r = 6, 4, 50
+    theta = rng.normal(size=m)
+    theta[5] = 800.0  # p q underflows to 0 on model 5's rows: they add nothing
+    cluster = np.sort(rng.integers(0, g, r))
+    ii = rng.integers(0, m - 1, r)
+    jj = ii + rng.integers(1, m - ii)
+    wi, wj, tt = (rng.integers(0, 3, r).astype(float) for _ in range(3))
+    wi[0] = wj[0] = tt[0] = 0.0  # a row without verdicts
+    a, w = fast.bt_cluster_scores(theta, ii, jj, wi, wj, tt, cluster, g)
+    a2, w2 = slow.bt_cluster_scores(theta, ii, jj, wi, wj, tt, cluster, g)
+    np.testing.assert_allclose(a, a2, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(w, w2, rtol=1e-12, atol=1e-13)
+    # written out: a_r = sqrt(n p q) and each cluster's summed score, row by row
+    p = expit(theta[ii] - theta[jj])
+    n = wi + wj + tt
+    np.testing.assert_allclose(a, np.sqrt(n * p * (1.0 - p)), rtol=1e-12, atol=1e-300)
+    want = np.zeros((g, m))
+    for k in range(r):
+        if a[k] > 0:
+            s = wi[k] + tt[k] / 2 - n[k] * p[k]
+            want[cluster[k], ii[k]] += s
+            want[cluster[k], jj[k]] -= s
+    np.testing.assert_allclose(w, want, rtol=1e-12, atol=1e-12)
+    # and the table of pairs the twin gathers from when the rows outnumber the pairs
+    many = np.repeat(np.arange(r), 2)
+    got = slow.bt_cluster_scores(theta, ii[many], jj[many], wi[many], wj[many], tt[many],
+                                 cluster[many], g)  # fmt: skip
+    np.testing.assert_allclose(got[1], 2 * want, rtol=1e-12, atol=1e-12)
+
+
+def test_kernel_arguments_take_the_one_compiled_signature():
+    """Whatever the arrays' types and flags, the compiled kernels see read-only, C-contiguous
+    int64 and float64 arrays (the signature warm-up compiles); the arrays themselves are
+    untouched."""
+    codes = np.arange(6, dtype=np.int32)[::2]  # narrow and strided
+    weights = np.ones(3, dtype=np.float32)
+    got = cluster_module.readonly(codes, weights, np.arange(3))
+    assert [(a.dtype, a.flags.writeable, a.flags.c_contiguous) for a in got] == [
+        (np.dtype(np.int64), False, True), (np.dtype(np.float64), False, True),
+        (np.dtype(np.int64), False, True)]
+    np.testing.assert_array_equal(got[0], [0, 2, 4])
+    assert codes.flags.writeable and weights.dtype == np.float32

@@ -8,6 +8,7 @@ import pandas as pd
 from ratings.api.fitting import fit
 from ratings.api.specs import Solver
 from ratings.core.arrays import frozen
+from ratings.inference.cluster import readonly
 from ratings.kernels import fit as _kernels
 
 __all__ = ["warmup"]
@@ -62,6 +63,9 @@ def warmup() -> None:
             cr2.small_blocks(starts, i, j, i, one, b, 2, bread, 1e-8)
             cr2.small_meat(starts, i, j, i, one, b, 2, 3, one)
             cr2.small_shares(starts, i, j, i, one, b, 2, np.ones((3, 1)), one, 1e-8, one)
+    # the kernels a large board's CR2 takes once loaded, on read-only views (one signature)
+    cr2.bt_cluster_scores(*readonly(theta, ii, jj, one, one, one, ii), 1)
+    cr2.model_clusters(*readonly(ii, jj, ii), 2, 1)
     # aggregation and clustered intervals, for the code widths read_verdicts gives (int8 and
     # int16 model and task codes), with and without clusters
     for n_models, n_tasks in ((3, 3), (200, 200)):

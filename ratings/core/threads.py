@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Generic, TypeVar
@@ -54,6 +55,11 @@ def workers() -> int:
     return max(1, min(cores or 1, 4))
 
 
+def _in_pool() -> bool:
+    """Is this one of the pool's threads (named ``ratings_<n>`` by the executor)?"""
+    return threading.current_thread().name.startswith("ratings_")
+
+
 def _pool() -> ThreadPoolExecutor:
     """The shared pool, started on first use."""
     global _POOL
@@ -64,10 +70,11 @@ def _pool() -> ThreadPoolExecutor:
 
 def run(jobs: list[Callable[[], T]]) -> list[T]:
     """Results of ``jobs`` in order, run side by side (in this thread when there is one job or
-    one core). Each job must touch only its own outputs and must not call :func:`run` itself
-    (the pool is bounded: nested waits could use up its threads); results never depend on which
-    job finishes first. An exception in a job is raised here, after all jobs have finished."""
-    if len(jobs) < 2 or workers() < 2:
+    one core, or when called from one of the pool's threads: the pool is bounded, nested waits
+    could use up its threads). Each job must touch only its own outputs; results never depend
+    on which job finishes first. An exception in a job is raised here, after all jobs have
+    finished."""
+    if len(jobs) < 2 or workers() < 2 or _in_pool():
         return [job() for job in jobs]
     pool = _pool()
     futures = [pool.submit(job) for job in jobs]

@@ -41,6 +41,8 @@ __all__ = [
     "cluster_inference",
     "cr2_plan",
     "leverage_one",
+    "loaded_kernel",
+    "readonly",
     "use_small_path",
 ]
 
@@ -571,24 +573,18 @@ def _cluster_times(rows: WorkingRows):
     engine's threshold once kernels are loaded (the twin is tested equal to it). On 1,000
     models and 1M rows a pass takes 2.8 ms compiled against 9.4 ms in the twin on an idle core,
     four passes a fit."""
-    import sys
-
-    from ratings.kernels.engine import AUTO_NUMBA_VERDICTS
-
-    compiled = sys.modules.get("ratings.kernels.inference")
-    if compiled is None or rows.x is not None or rows.ii.size < AUTO_NUMBA_VERDICTS:
-        return rows.times
-    if not _kernel_ready(compiled.cluster_times):
+    kernel = None if rows.x is not None else loaded_kernel("cluster_times", rows.ii.size)
+    if kernel is None:
         return rows.times
     parts = _cluster_parts(rows)
 
     def part(v, out, c0: int, c1: int, kept: tuple) -> None:
-        out[c0:c1] = compiled.cluster_times(*kept, rows.n_models, v[c0:c1])
+        out[c0:c1] = kernel(*kept, rows.n_models, v[c0:c1])
 
     def times(v: NDArray[np.float64]) -> NDArray[np.float64]:
         v = np.ascontiguousarray(v)
         if len(parts) == 1:
-            return compiled.cluster_times(*parts[0][2], rows.n_models, v)
+            return kernel(*parts[0][2], rows.n_models, v)
         out = np.empty_like(v)
         run([partial(part, v, out, *p) for p in parts])
         return out
@@ -620,6 +616,36 @@ def _cluster_parts(rows: WorkingRows) -> list[tuple[int, int, tuple]]:
     return out if out else [(0, g, (rows.ii, rows.jj, rows.judge, rows.cluster, rows.a, rows.b))]
 
 
+def loaded_kernel(name: str, size: int):
+    """The compiled kernel ``name`` of :mod:`ratings.kernels.inference` where this process has
+    loaded that module already (numba's start-up is paid then: the degrees of freedom of a
+    large board load it), for ``size`` rows from :data:`~ratings.kernels.engine.
+    AUTO_NUMBA_VERDICTS` (the engine's threshold once kernels are loaded), when it runs
+    without compiling; else None (the caller takes its NumPy twin, tested equal)."""
+    import sys
+
+    from ratings.kernels.engine import AUTO_NUMBA_VERDICTS
+
+    compiled = sys.modules.get("ratings.kernels.inference")
+    if compiled is None or size < AUTO_NUMBA_VERDICTS:
+        return None
+    kernel = getattr(compiled, name)
+    return kernel if _kernel_ready(kernel) else None
+
+
+def readonly(*arrays: NDArray) -> tuple[NDArray, ...]:
+    """``arrays`` as read-only, C-contiguous int64 or float64 arrays (views, copied only when
+    of another type or layout): a compiled kernel then sees the one signature warm-up compiles
+    (:func:`ratings.warmup`), whoever made the arrays, and never compiles in a fit."""
+    out = []
+    for a in arrays:
+        a = np.ascontiguousarray(a, dtype=np.int64 if a.dtype.kind in "iub" else np.float64)
+        a = a.view()
+        a.flags.writeable = False
+        out.append(a)
+    return tuple(out)
+
+
 def _kernel_ready(kernel) -> bool:
     """Can the numba ``kernel`` run without compiling (:func:`ratings.kernels.cache.ready`)?"""
     from ratings.kernels.cache import ready
@@ -642,12 +668,14 @@ def _lone_directions(rows: WorkingRows, free: NDArray[np.int64]) -> NDArray[np.f
     from ratings.inference.working import kernels
 
     m = rows.n_models
-    per_model = np.bincount(rows.ii, minlength=m) + np.bincount(rows.jj, minlength=m)
-    largest = int(np.diff(rows.starts).max(initial=0))
-    if not np.any((per_model > 0) & (per_model <= largest)):  # each model's rows fill no cluster:
-        return np.zeros((0, free.size))  # every model with rows has them in two clusters at least
-    lo, hi = kernels(rows.ii.size).model_clusters(rows.ii, rows.jj, rows.cluster, m,
-                                                   rows.n_clusters)  # fmt: skip
+    spans = loaded_kernel("model_clusters", rows.ii.size)
+    if spans is None:  # the twin's passes only where some model's rows could fit one cluster
+        per_model = np.bincount(rows.ii, minlength=m) + np.bincount(rows.jj, minlength=m)
+        largest = int(np.diff(rows.starts).max(initial=0))
+        if not np.any((per_model > 0) & (per_model <= largest)):  # each model's rows fill no
+            return np.zeros((0, free.size))  # cluster: all in two clusters at least
+        spans = kernels(rows.ii.size).model_clusters
+    lo, hi = spans(*readonly(rows.ii, rows.jj, rows.cluster), m, rows.n_clusters)
     lone = lo == hi
     pos = np.full(rows.n_params, -1)
     pos[free] = np.arange(free.size)

@@ -25,6 +25,7 @@ approximation of the large-board path (from the same omega_g), over the merged d
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -40,6 +41,8 @@ from ratings.inference.cluster import (
     cluster_inference,
     cr2_plan,
     leverage_one,
+    loaded_kernel,
+    readonly,
     use_small_path,
 )
 from ratings.inference.covariance import PendingBread, gram, ready
@@ -49,6 +52,7 @@ from ratings.inference.working import (
     WorkingRows,
     bt_rows,
     bt_rows_and_scores,
+    bt_working,
     kernels,
 )
 
@@ -56,6 +60,7 @@ __all__ = [
     "bt_inference",
     "cluster_scores",
     "small_cluster_inference",
+    "summed_scores",
     "working_inference",
 ]
 
@@ -130,49 +135,76 @@ def _group_residual(adjusted, starts, group_of, groups) -> NDArray[np.float64]:
     return np.concatenate([np.sqrt(summed), adjusted[np.repeat(~lone, sizes)]])
 
 
-def working_inference(rows: WorkingRows, residual: NDArray[np.float64], free: NDArray[np.int64],
-                      bread: NDArray[np.float64] | Callable[[], NDArray[np.float64]], data,
-                      small: bool | None = None) -> ClusterInference:  # fmt: skip
-    """CR2 pieces of a clustered fit over ``data`` (its clusters) from its working ``rows``
-    and their residuals (row r's summed score is ``residual[r] x_r``), ``bread`` the inverse
-    (penalised) information over ``free`` (or a callable giving it, called once the clusters'
-    scores are summed: a bread computed beside them): on the sparse path (``small`` True), the
-    dense one (False), or by default the one :func:`cr2_plan` picks, after checking the work
-    against the memory limit."""
+def checked_path(data, sizes: NDArray[np.int64], n_params: int, n_free: int,
+                 small: bool | None = None) -> bool:  # fmt: skip
+    """Whether clusters of ``sizes`` rows take the sparse path (``small``, or as
+    :func:`cr2_plan` picks), after checking there are two clusters at least and the path's
+    work against the memory limit."""
     check_clusters(data.n_clusters, data.cluster_name)
-    sizes = np.diff(rows.starts)
     if small is None:
-        small = use_small_path(sizes, free.size)
-    check_cluster_memory(data, sizes, rows.n_params,
-                         "small" if small else cr2_plan(sizes, free.size, sparse=False)[0])
+        small = use_small_path(sizes, n_free)
+    check_cluster_memory(data, sizes, n_params,
+                         "small" if small else cr2_plan(sizes, n_free, sparse=False)[0])
+    return small
+
+
+#: Each working row's residual, or a callable giving them when needed.
+Residuals = NDArray[np.float64] | Callable[[], NDArray[np.float64]]
+
+
+def working_inference(rows: WorkingRows, residual: Residuals, free: NDArray[np.int64],
+                      bread: NDArray[np.float64] | Callable[[], NDArray[np.float64]], data,
+                      small: bool | None = None,
+                      scores: Callable[[], NDArray[np.float64]] | None = None,
+                      ) -> ClusterInference:  # fmt: skip
+    """CR2 pieces of a clustered fit over ``data`` (its clusters) from its working ``rows``
+    and their residuals (row r's summed score is ``residual[r] x_r``; or a callable giving
+    them, called on the sparse path only), ``bread`` the inverse (penalised) information over
+    ``free`` (or a callable giving it, called once the clusters' scores are summed: a bread
+    computed beside them): on the sparse path (``small`` True), the dense one (False), or by
+    default the one :func:`cr2_plan` picks, after checking the work against the memory limit.
+    ``scores`` gives the dense path's G x n_params cluster scores (default
+    :func:`cluster_scores` of the residuals)."""
+    small = checked_path(data, np.diff(rows.starts), rows.n_params, free.size, small)
     if small:
-        return small_cluster_inference(rows, residual, free, _now(bread), data.clusters)
-    score = cluster_scores(rows, residual)
+        return small_cluster_inference(rows, _now(residual), free, _now(bread), data.clusters)
+    score = scores() if scores is not None else cluster_scores(rows, _now(residual))
     return cluster_inference(rows, score, free, clusters=data.clusters, bread=_now(bread))
 
 
-def _now(bread: NDArray[np.float64] | Callable[[], NDArray[np.float64]]) -> NDArray[np.float64]:
-    return bread() if callable(bread) else bread
+def _now(x: NDArray[np.float64] | Callable[[], NDArray[np.float64]]) -> NDArray[np.float64]:
+    return x() if callable(x) else x
 
 
 def cluster_scores(rows: WorkingRows, e: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Each cluster's summed score X_g^T e_g (G x n_params) from the rows' residuals ``e``:
-    the compiled pass of :func:`ratings.kernels.fit.cluster_scores` where the engine picks
-    numba for this many rows, else three ``bincount`` passes."""
+    """Each cluster's summed score X_g^T e_g (G x n_params) from the rows' residuals ``e``
+    (:func:`summed_scores` of ``a e`` and ``b e``)."""
+    return summed_scores(rows, rows.a * e, rows.b * e if rows.b.size else None)
+
+
+def summed_scores(rows: WorkingRows, x: NDArray[np.float64],
+                  eta: NDArray[np.float64] | None = None) -> NDArray[np.float64]:  # fmt: skip
+    """Each cluster's summed score (G x n_params) from each row's score ``x`` on
+    d = theta_ii - theta_jj (and ``eta`` on its judge's parameter, with a judge column): the
+    compiled pass of :func:`ratings.kernels.fit.cluster_scores` where the engine picks numba
+    for this many rows, else ``bincount`` passes (at the rows' :attr:`~ratings.inference.
+    working.WorkingRows.cells` without a judge column)."""
     from ratings.kernels.engine import kernels as fit_kernels
     from ratings.kernels.engine import resolve
 
     g, q = rows.n_clusters, rows.n_params
-    x = rows.a * e
     if resolve("auto", x.size) == "numba":
-        eta = rows.b * e if rows.b.size else np.zeros(0)
         k = fit_kernels("numba")
-        return k.cluster_scores(g, q, rows.ii, rows.jj, rows.judge, rows.cluster, x, eta,
-                                rows.n_models)  # fmt: skip
+        return k.cluster_scores(g, q, rows.ii, rows.jj, rows.judge, rows.cluster, x,
+                                np.zeros(0) if eta is None else eta, rows.n_models)  # fmt: skip
+    if eta is None:
+        at_i, at_j, _ = rows.cells
+        w = np.bincount(at_i, x, g * q)
+        w -= np.bincount(at_j, x, g * q)
+        return w.reshape(g, q)
     at = rows.cluster * q
     w = np.bincount(at + rows.ii, x, g * q) - np.bincount(at + rows.jj, x, g * q)
-    if rows.b.size:
-        w += np.bincount(at + rows.n_models + rows.judge, rows.b * e, g * q)
+    w += np.bincount(at + rows.n_models + rows.judge, eta, g * q)
     return w.reshape(g, q)
 
 
@@ -187,11 +219,27 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, k,
     from ratings.kernels import fit_ref
 
     free = np.delete(np.arange(data.n_models), ref) if free is None else np.asarray(free)
+    sizes = np.diff(np.searchsorted(data.cluster, np.arange(data.n_clusters + 1)))
+    small = checked_path(data, sizes, data.n_models, free.size)  # rows sorted by cluster
+    fused = None if small else loaded_kernel("bt_cluster_scores", data.ii.size)
+    if fused is not None:  # the rows' weights and the clusters' scores in one compiled pass
+        a, summed = fused(*readonly(theta, data.ii, data.jj, data.wi, data.wj, data.tt,
+                                    data.cluster), data.n_clusters)  # fmt: skip
+        return working_inference(bt_working(data, a), np.zeros(0), free,
+                                 lambda: block(ready(bread), free), data, small=False,
+                                 scores=lambda: summed)  # fmt: skip
     if k is fit_ref:  # the twin's scores from the rows' pass
         rows, score = bt_rows_and_scores(theta, data)
     else:
         rows = bt_rows(theta, data)
         score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
+    return working_inference(rows, partial(bt_residual, rows, score), free,
+                             lambda: block(ready(bread), free), data, small=small,
+                             scores=lambda: summed_scores(rows, np.where(rows.a > 0, score, 0.0)))
+
+
+def bt_residual(rows: WorkingRows, score: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each row's working residual score / a (0 where a = 0: such a row adds nothing; its
+    score is zero unless p q underflows)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        residual = np.where(rows.a > 0, score / rows.a, 0.0)
-    return working_inference(rows, residual, free, lambda: block(ready(bread), free), data)
+        return np.where(rows.a > 0, score / rows.a, 0.0)

@@ -9,8 +9,8 @@ from types import ModuleType
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["CELLS_PER_VERDICT", "WorkingRows", "bt_rows", "bt_rows_and_scores", "crowd_weights",
-           "kernels", "lifted"]
+__all__ = ["CELLS_PER_VERDICT", "WorkingRows", "bt_rows", "bt_rows_and_scores", "bt_working",
+           "crowd_weights", "kernels", "lifted"]
 
 #: Cells of the quadratic twin's work (designs x contrasts) that cost about what one verdict
 #: costs the fit's twins (measured: 5 ns a cell against about 0.3 microseconds a verdict).
@@ -69,9 +69,17 @@ class WorkingRows:
     @cached_property
     def starts(self) -> NDArray[np.int64]:
         """Row ``starts[g]`` is cluster g's first, ``starts[G]`` the rows' number."""
-        out = np.zeros(self.n_clusters + 1, dtype=np.int64)  # rows are sorted by cluster
-        np.cumsum(np.bincount(self.cluster, minlength=self.n_clusters), out=out[1:])
-        return out
+        # rows are sorted by cluster: each cluster's first row by bisection, not a pass
+        return np.searchsorted(self.cluster, np.arange(self.n_clusters + 1)).astype(np.int64)
+
+    @cached_property
+    def cells(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
+        """Each row's positions in a flattened (clusters x n_params) array, ``cluster *
+        n_params + ii`` and ``+ jj``, and ``a^2``: formed once for the NumPy passes of
+        :meth:`times` (the series takes four) and the clusters' scores."""
+        from ratings.kernels.inference_ref import cell_positions
+
+        return (*cell_positions(self.ii, self.jj, self.cluster, self.n_params), self.a * self.a)
 
     @cached_property
     def merged(self) -> tuple[WorkingRows, NDArray[np.float64], NDArray[np.int64]]:
@@ -181,7 +189,12 @@ class WorkingRows:
         """``H_g v_g`` for every cluster g at once: ``v`` and the result are (G x n_params)."""
         if self.x is not None:
             return self._covariate_pass("style_cluster_times", (), v)
-        return kernels(self.ii.size).cluster_times(
+        from ratings.kernels import inference_ref
+
+        k = kernels(self.ii.size)
+        if k is inference_ref and not self.b.size:  # the twin, with the positions formed once
+            return inference_ref.times_at(*self.cells, v)
+        return k.cluster_times(
             self.ii, self.jj, self.judge, self.cluster, self.a, self.b, self.n_models,
             np.ascontiguousarray(v))  # fmt: skip
 
@@ -241,39 +254,25 @@ def bt_rows(theta: NDArray[np.float64], data) -> WorkingRows:
         pq = _pq(theta[:, None] - theta[None, :]).ravel()[data.ii * m + data.jj]
     else:
         pq = _pq(theta[data.ii] - theta[data.jj])
-    return _bt_working(data, data.wi + data.wj + data.tt, pq)
+    return bt_working(data, np.sqrt((data.wi + data.wj + data.tt) * pq))
 
 
 def bt_rows_and_scores(theta: NDArray[np.float64],
                        data) -> tuple[WorkingRows, NDArray[np.float64]]:  # fmt: skip
     """:func:`bt_rows` and each row's score ``wi + tt / 2 - n p`` (the NumPy twin
-    :func:`ratings.kernels.fit_ref.bt_scores`'s values) from one pass: the rows' differences
-    and ``e^-|d|`` formed once for both (1M rows: two gathers and an exponential fewer)."""
-    m = theta.size
-    if data.ii.size > m * m:  # as bt_rows and the twin: a table per pair, gathered per row
-        at = data.ii.astype(np.int64) * m
-        at += data.jj
-        d = (theta[:, None] - theta[None, :]).ravel()
-    else:
-        at, d = None, theta[data.ii] - theta[data.jj]
-    e = np.exp(-np.abs(d))
-    one_e = 1.0 + e
-    p = np.where(d >= 0.0, 1.0, e)  # sigma(d) = 1 / (1 + e) or e / (1 + e), as expit
-    p /= one_e
-    e /= one_e**2  # p q, as _pq
-    if at is not None:
-        p, e = p[at], e[at]
-    n = data.wi + data.wj + data.tt
-    score = data.wi + 0.5 * data.tt
-    score -= n * p
-    return _bt_working(data, n, e), score
+    :func:`ratings.kernels.fit_ref.bt_scores`'s values) from one pass
+    (:func:`ratings.kernels.inference_ref.bt_row_weights`)."""
+    from ratings.kernels.inference_ref import bt_row_weights
+
+    a, score = bt_row_weights(theta, data.ii, data.jj, data.wi, data.wj, data.tt)
+    return bt_working(data, a), score
 
 
-def _bt_working(data, n: NDArray[np.float64], pq: NDArray[np.float64]) -> WorkingRows:
-    """Bradley-Terry's working rows of ``data``: ``a = sqrt(n p q)``, no judge column."""
-    return WorkingRows(ii=data.ii, jj=data.jj, judge=data.judge, cluster=data.cluster,
-                       a=np.sqrt(n * pq), b=np.zeros(0), n_clusters=data.n_clusters,
-                       n_params=data.n_models, n_models=data.n_models)  # fmt: skip
+def bt_working(data, a: NDArray[np.float64]) -> WorkingRows:
+    """Bradley-Terry's working rows of ``data`` with weights ``a`` (no judge column)."""
+    return WorkingRows(ii=data.ii, jj=data.jj, judge=data.judge, cluster=data.cluster, a=a,
+                       b=np.zeros(0), n_clusters=data.n_clusters, n_params=data.n_models,
+                       n_models=data.n_models)  # fmt: skip
 
 
 def _pq(d: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["cluster_quadratic", "cluster_times", "model_clusters", "small_blocks",
-           "small_meat", "small_shares"]  # each has a twin of the same name
+__all__ = ["bt_cluster_scores", "cluster_quadratic", "cluster_times", "model_clusters",
+           "small_blocks", "small_meat", "small_shares"]  # each has a twin of the same name
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -35,6 +35,30 @@ def cluster_times(ii, jj, judge, cluster, a, b, n_models, v):
         out[c, i] += a[r] * x
         out[c, j] -= a[r] * x
     return out
+
+
+@njit(**_JIT)
+def bt_cluster_scores(theta, ii, jj, wi, wj, tt, cluster, n_clusters):
+    """Bradley-Terry's working rows at ``theta`` in one pass: each row's weight
+    a = sqrt(n p q) (n = wi + wj + tt, p = sigma(theta_i - theta_j), q = 1 - p) and each
+    cluster's summed score (G x M), row r adding wi + tt / 2 - n p at i and its negative at j
+    (rows of weight 0 add nothing)."""
+    a = np.empty(ii.shape[0])
+    w = np.zeros((n_clusters, theta.shape[0]))
+    for r in range(ii.shape[0]):
+        i, j = ii[r], jj[r]
+        d = theta[i] - theta[j]
+        e = np.exp(-abs(d))
+        one_e = 1.0 + e
+        p = (1.0 if d >= 0.0 else e) / one_e
+        n = wi[r] + wj[r] + tt[r]
+        a[r] = np.sqrt(n * (e / (one_e * one_e)))
+        if a[r] > 0.0:
+            s = wi[r] + 0.5 * tt[r]
+            s -= n * p
+            w[cluster[r], i] += s
+            w[cluster[r], j] -= s
+    return a, w
 
 
 @njit(**_JIT)

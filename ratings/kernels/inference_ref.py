@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
-__all__ = ["cluster_quadratic", "cluster_times", "model_clusters", "small_blocks",
-           "small_meat", "small_shares"]  # each has a twin of the same name
+from ratings.core import threads as _threads
+
+# the kernels' twins (same names), and the NumPy steps they share with the rows' passes
+# (bt_row_weights, cell_positions, times_at)
+__all__ = ["bt_cluster_scores", "bt_row_weights", "cell_positions", "cluster_quadratic",
+           "cluster_times", "model_clusters", "small_blocks", "small_meat", "small_shares",
+           "times_at"]
 
 #: Cells of the (distinct designs x contrasts) work arrays per pass.
 _CELLS = 1_000_000
@@ -17,6 +24,44 @@ _COUNT_SPACE = 1 << 16
 #: Contrasts up to which the quadratic forms are summed row by row (a judge table's few etas):
 #: grouping the rows by design first costs more than the passes it saves.
 _ROWWISE_UP_TO = 8
+
+
+def bt_cluster_scores(theta, ii, jj, wi, wj, tt, cluster, n_clusters):
+    """The rows' weights (:func:`bt_row_weights`) and each cluster's summed score."""
+    a, score = bt_row_weights(theta, ii, jj, wi, wj, tt)
+    g, m = n_clusters, theta.size
+    x = np.where(a > 0.0, score, 0.0)
+    at_i, at_j = cell_positions(ii, jj, cluster, m)
+    w = np.bincount(at_i, x, g * m)
+    w -= np.bincount(at_j, x, g * m)
+    return a, w.reshape(g, m)
+
+
+def bt_row_weights(theta, ii, jj, wi, wj, tt):
+    """Bradley-Terry's working weight a = sqrt(n p q) of each row and its score
+    ``wi + tt / 2 - n p`` (n = wi + wj + tt, p = sigma(theta_i - theta_j)), from one pass:
+    the rows' differences and ``e^-|d|`` formed once for both, per pair (a table gathered per
+    row) where the rows outnumber the pairs."""
+    m = theta.size
+    if ii.size > m * m:
+        at = ii.astype(np.int64) * m
+        at += jj
+        d = (theta[:, None] - theta[None, :]).ravel()
+    else:
+        at, d = None, theta[ii] - theta[jj]
+    e = np.exp(-np.abs(d))
+    one_e = 1.0 + e
+    p = np.where(d >= 0.0, 1.0, e)  # sigma(d) = 1 / (1 + e) or e / (1 + e), as expit
+    p /= one_e
+    e /= one_e**2  # p q, without cancellation
+    if at is not None:
+        p, e = p[at], e[at]
+    n = wi + wj
+    n += tt
+    score = wi + 0.5 * tt
+    score -= n * p
+    e *= n
+    return np.sqrt(e, out=e), score
 
 
 def model_clusters(ii, jj, cluster, n_models, n_clusters):
@@ -31,25 +76,46 @@ def model_clusters(ii, jj, cluster, n_models, n_clusters):
 
 def cluster_times(ii, jj, judge, cluster, a, b, n_models, v):
     g, q = v.shape
+    at_i, at_j = cell_positions(ii, jj, cluster, q)
+    if not b.size:
+        return times_at(at_i, at_j, a * a, v)
     flat = v.ravel()
-    at_i = cluster * q
-    at_j = at_i + jj
-    at_i += ii
     x = flat[at_i]
     x -= flat[at_j]
-    x *= a  # x_r = a_r (v_i - v_j) [+ b_r v_k]
-    if b.size:
-        at_k = at_i - ii
-        at_k += n_models
-        at_k += judge
-        x += b * flat[at_k]
-        bx = b * x
+    x *= a  # x_r = a_r (v_i - v_j) + b_r v_k
+    at_k = at_i - ii
+    at_k += n_models
+    at_k += judge
+    x += b * flat[at_k]
+    bx = b * x
     cells = g * q
     x *= a
     out = np.bincount(at_i, x, cells)
     out -= np.bincount(at_j, x, cells)
-    if b.size:
-        out += np.bincount(at_k, bx, cells)
+    out += np.bincount(at_k, bx, cells)
+    return out.reshape(g, q)
+
+
+def cell_positions(ii, jj, cluster, q: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's positions ``cluster * q + ii`` and ``cluster * q + jj`` in a flattened
+    (clusters x q) array: :func:`times_at` reads them (computed once for several passes)."""
+    at_i = np.multiply(cluster, q, dtype=np.int64)
+    at_j = at_i + jj
+    at_i += ii
+    return at_i, at_j
+
+
+def times_at(at_i, at_j, aa, v):
+    """:func:`cluster_times` of rows without a judge column, from their
+    :func:`cell_positions` and squared weights ``aa``: H_g v_g = sum_r a_r^2 (v_i - v_j)
+    (e_i - e_j) over the rows of g."""
+    g, q = v.shape
+    flat = v.ravel()
+    x = flat[at_i]
+    x -= flat[at_j]
+    x *= aa
+    out = np.bincount(at_i, x, g * q)
+    out -= np.bincount(at_j, x, g * q)
     return out.reshape(g, q)
 
 
@@ -62,7 +128,9 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
     sums per (cluster, model) give the squares' part sum_m D_gm n_m^2 of Q at once, but not
     its cross terms -2 a^2 n_i n_j, one per pair met in the cluster (on a board of 1,000 tasks
     and 200 models those cells are the rows). Up to :data:`_ROWWISE_UP_TO` columns, a pass
-    over every row per column costs less than the grouping."""
+    over every row per column costs less than the grouping. The blocks of columns are
+    multiplied side by side on the package's threads (:func:`ratings.core.threads.run`; each
+    column's sums as in one pass)."""
     if n.shape[1] <= _ROWWISE_UP_TO:
         return _quadratic_by_rows(n_clusters, ii, jj, judge, cluster, a, b, n_models, n)
     if ii.size and np.all(cluster[1:] > cluster[:-1]):  # one row a cluster: nothing to group
@@ -98,7 +166,8 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
         w = csc_of_csr(a * a, col, indptr, u)
     out = np.empty((n_clusters, n.shape[1]))
     step = max(1, _CELLS // (w.shape[1] or 1))
-    for lo in range(0, n.shape[1], step):
+
+    def columns(lo: int) -> None:  # scipy's compiled sparse product releases the GIL
         part = np.ascontiguousarray(n[:, lo:lo + step])  # whole rows to gather
         d = np.take(part, ui, axis=0)
         d -= np.take(part, uj, axis=0)
@@ -109,6 +178,8 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
             x = d
             x *= d
         out[:, lo:lo + step] = csc_times_dense(w, x)
+
+    _threads.run([partial(columns, lo) for lo in range(0, n.shape[1], step)])
     return out
 
 
