@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.core.arrays import frozen
+from ratings.core.arrays import frozen, run_starts, run_sums
 from ratings.core.errors import InvalidVerdictsError, option
 from ratings.core.rows import (
     AggregatedRows,
@@ -406,14 +406,11 @@ def _aggregate(verdicts, *, cluster, models, weights, engine, lazy: bool,
 
 def _sums_by(codes: NDArray[np.int64], columns, m: int) -> list[NDArray[np.float64]]:
     """Per code ``0..m-1``, each of ``columns`` summed over the rows of that code: sorted codes
-    (the rows of one judge, unclustered) as sums over their runs, a third of a scatter's time
-    (a scatter adding into one bin row after row waits on each add), else a scatter."""
+    (the rows of one judge, unclustered) as sums over their runs (:func:`run_sums`), else a
+    scatter."""
     if codes.size and bool(np.all(codes[1:] >= codes[:-1])):
-        starts = np.flatnonzero(np.diff(codes, prepend=-1))
-        out = [np.zeros(m) for _ in columns]
-        for o, c in zip(out, columns, strict=True):
-            o[codes[starts]] = np.add.reduceat(c, starts)
-        return out
+        runs = run_starts(codes)
+        return [run_sums(runs, c, m) for c in columns]
     return [np.bincount(codes, c, m) for c in columns]
 
 

@@ -8,6 +8,7 @@ from functools import cached_property, partial
 import numpy as np
 from numpy.typing import NDArray
 
+from ratings.core.arrays import run_starts, run_sums
 from ratings.core.threads import CONCURRENT_ROWS, row_blocks, run, workers
 from ratings.data.comparisons import Comparisons
 from ratings.kernels.engine import Engine
@@ -99,16 +100,11 @@ class PairTable:
     @cached_property
     def _runs(self) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
         """The first models of the pairs, each once, and where each one's run of pairs starts."""
-        starts = np.flatnonzero(np.diff(self.i, prepend=-1))
-        return self.i[starts], starts
+        return run_starts(self.i)
 
     def _by_first(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
         """Per model, the sum of ``values`` over the pairs where it is ``i``."""
-        first, starts = self._runs
-        out = np.zeros(self.m)
-        if starts.size:
-            out[first] = np.add.reduceat(values, starts)
-        return out
+        return run_sums(self._runs, values, self.m)
 
     @cached_property
     def _blocks(self) -> list[tuple[int, int]]:
