@@ -32,7 +32,7 @@ from ratings.api.loading import LoadedLog
 from ratings.api.options import spelled
 from ratings.api.results import kind_of, labelled
 from ratings.api.specs import FitOptions, Style
-from ratings.api.ties import check_identified, tie_family_of, tie_start, tie_table
+from ratings.api.ties import check_identified, tie_family_of, tie_table
 from ratings.data.slots import SlotCounts, slot_counts
 from ratings.data.soft import is_graded, soft_weights
 from ratings.kernels.engine import resolve as resolve_engine
@@ -53,6 +53,7 @@ from ratings.models.judge_effects import (
     effects_table,
 )
 from ratings.models.style import style_remedy, style_table
+from ratings.models.ties import fit_ties
 from ratings.result import JudgeEffects, Ratings
 
 __all__ = ["fit_covariates"]
@@ -137,7 +138,7 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
                               prior=crowd.prior)  # fmt: skip
         fit, judges, summary = out
     else:  # a tie model's parameter is one more of the design
-        start = tie_start(collapsed, family, ref=ref, engine=engine) if family else None
+        start = fit_ties(collapsed, family, ref=ref, tol=1e-8, engine=engine) if family else None
         plain = fit_bt(collapsed, ref=ref, tol=1e-10, engine=engine).theta if start is None \
             else start.theta
         fit = fit_design(rows, plain, family=family or BRADLEY_TERRY,

@@ -37,7 +37,7 @@ from ratings.api.specs import (
     options_of,
     parse_anchor,
 )
-from ratings.api.ties import check_identified, tie_family_of, tie_refit, tie_start, tie_table
+from ratings.api.ties import check_identified, tie_family_of, tie_table
 from ratings.core.errors import (
     NonIdentifiableError,
     close_matches,
@@ -63,7 +63,7 @@ from ratings.models.families.bt import BRADLEY_TERRY
 from ratings.models.families.ties import TieFamily
 from ratings.models.firth import fit_firth
 from ratings.models.style import check_style_columns, style_columns
-from ratings.models.ties import remedy_of
+from ratings.models.ties import fit_ties, remedy_of
 from ratings.result import Ratings
 
 __all__ = [
@@ -246,12 +246,12 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
     and the strengths' :class:`Estimate`, with the table of tie model ``ties``
     (:func:`ratings.api.ties.tie_table`: None for half wins)."""
     k, m, tied = kernels(engine, data.n_verdicts), data.n_models, isinstance(family, TieFamily)
-    if tied:  # ratings.api.ties: the tie parameter after the strengths, the design's intervals
-        res = tie_start(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
-        x = np.append(res.theta, res.phi)
+    if tied:  # the tie parameter after the strengths (parameter M), the design's intervals
+        res = fit_ties(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
 
         def refit(sample: Comparisons):
-            return np.append(*tie_refit(sample, family, ref, max_iter, engine, x))
+            return fit_ties(sample.collapsed(), family, ref=ref, tol=1e-8, max_iter=max_iter,
+                            engine=engine, x0=res.params).params  # fmt: skip
 
         built = pair_built(res, data, ci, clustered=clustered, family=family,
                            engine=engine, remedy=remedy_of(family))  # fmt: skip

@@ -19,42 +19,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.core.errors import DataWarning, DegenerateBoardError, NonIdentifiableError, option
+from ratings.core.errors import DataWarning, NonIdentifiableError, option
 from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
 from ratings.models.covariates import DesignFit, unit_df
 from ratings.models.families.ties import TieFamily, tie_family
-from ratings.models.ties import fit_ties
 
-__all__ = ["check_identified", "tie_family_of", "tie_refit", "tie_start", "tie_table"]
-
-def tie_start(rows: Comparisons, family: TieFamily, *, ref: int, engine, tol: float = 1e-8,
-              max_iter: int = 200) -> DesignFit:  # fmt: skip
-    """The tie model's fit on the rows summed over clusters (without covariates: the start of
-    a fit with style features or judge effects), or :class:`DegenerateBoardError` where the
-    tie parameter has no finite estimate."""
-    n_ties, n = float(rows.tt.sum()), float(rows.n_verdicts)
-    if n_ties >= n:
-        raise DegenerateBoardError(
-            f"Every verdict is a tie ({n:,.0f}): a tie model has no finite estimate (its tie "
-            "parameter grows without bound) and the ratings are not identified by it. Fit "
-            "with ties as half wins.")  # fmt: skip
-    try:
-        return fit_ties(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
-    except NonIdentifiableError:
-        raise DegenerateBoardError(
-            f"The {family.name} tie parameter has no finite estimate on this log (almost every "
-            "verdict is a tie). Fit with ties as half wins.") from None  # fmt: skip
-
-
-def tie_refit(sample: Comparisons, family, ref, max_iter, engine, x0) -> tuple:
-    """A bootstrap resample's (strengths, phi), from ``x0``; a resample without ties or of
-    ties only, or whose tie parameter diverges, is skipped (:class:`NonIdentifiableError`)."""
-    rows = sample.collapsed()
-    if rows.tt.sum() == 0 or rows.tt.sum() >= rows.n_verdicts:
-        raise NonIdentifiableError("no tie parameter in this resample")  # skipped, counted
-    fit = fit_ties(rows, family, ref=ref, tol=1e-8, max_iter=max_iter, engine=engine, x0=x0)
-    return fit.theta, fit.phi
+__all__ = ["check_identified", "tie_family_of", "tie_table"]
 
 
 def tie_table(fit: DesignFit | None, ties: str, family: TieFamily | None, *, level: float,

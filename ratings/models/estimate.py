@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.core.errors import NonIdentifiableError
+from ratings.core.errors import DegenerateBoardError, NonIdentifiableError
 from ratings.data.comparisons import Comparisons
 from ratings.inference.cluster import ClusterInference
 from ratings.inference.covariance import bootstrap_draws
@@ -103,7 +103,7 @@ def bootstrap_refits(
             if not always_finite:
                 check_identifiable(sample.collapsed())
             return refit(sample)
-        except NonIdentifiableError:  # no finite estimate in this resample: skipped, counted
+        except (NonIdentifiableError, DegenerateBoardError):  # no finite estimate: skipped
             return None
 
     return bootstrap_draws(data, safe, n_boot=n_boot, seed=seed, clustered=clustered)

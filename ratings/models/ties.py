@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from ratings.core.errors import DegenerateBoardError, NonIdentifiableError
 from ratings.data.comparisons import Comparisons
 from ratings.kernels.engine import Engine, resolve
 from ratings.models.bt import start as bt_start
@@ -42,24 +43,36 @@ def fit_ties(
 ) -> DesignFit:
     """Maximum likelihood of a tie model on the rows summed over clusters: a
     :class:`~ratings.models.covariates.DesignFit` without covariate columns (``phi`` its tie
-    parameter; its intervals by :func:`ratings.models.covariates.pair_built`).
+    parameter; its intervals by :func:`ratings.models.covariates.pair_built`); the start of a
+    tie model's fit with style features or judge effects, and a bootstrap resample's refit.
 
     Newton's method (Fisher scoring for Rao-Kupper, whose observed and expected information
     differ; the same thing for Davidson) from the half-win start of
     :func:`ratings.models.bt.start` and the tie parameter that gives two equal models the log's
-    tie share (or from ``x0``: strengths, then phi). Raises :class:`NonIdentifiableError` when
-    the estimate diverges (almost every verdict a tie). Callers check existence first
-    (:func:`ratings.models.existence.check_identifiable`) and that the log has ties and
-    decisive verdicts.
+    tie share (or from ``x0``: strengths, then phi). Raises :class:`DegenerateBoardError` where
+    the tie parameter has no finite estimate: a log without ties or of ties only, or an
+    estimate that diverges (almost every verdict a tie). Callers check existence first
+    (:func:`ratings.models.existence.check_identifiable`).
     """
     engine = resolve(engine, data.n_verdicts)  # the engine of the log's size, not its rows'
     rows = data.collapsed(engine=engine)
-    m = rows.n_models
+    m, n_ties, n = rows.n_models, float(rows.tt.sum()), float(rows.n_verdicts)
+    if n_ties >= n:
+        raise DegenerateBoardError(
+            f"Every verdict is a tie ({n:,.0f}): a tie model has no finite estimate (its tie "
+            "parameter grows without bound) and the ratings are not identified by it. Fit "
+            "with ties as half wins.")  # fmt: skip
+    if not n_ties:  # (a log without ties fits plain Bradley-Terry: ratings.api.ties)
+        raise DegenerateBoardError("No verdict is a tie: the tie parameter has no finite "
+                                   "estimate (the model is plain Bradley-Terry).")
     if x0 is None:
-        share = float(rows.tt.sum() / max(rows.n_verdicts, 1))
-        x0 = np.append(bt_start(rows), family.start_at(share))
+        x0 = np.append(bt_start(rows), family.start_at(n_ties / max(n, 1)))
     x0 = np.array(x0, dtype=np.float64)
-    design = pair_design(rows, engine)
-    return fit_design(design, x0[:m] - x0[ref], ref=ref, family=family, eta0=x0[m:], ci=None,
-                      engine=engine, tol=tol, max_iter=max_iter,
-                      remedy=remedy_of(family))  # fmt: skip
+    try:
+        return fit_design(pair_design(rows, engine), x0[:m] - x0[ref], ref=ref, family=family,
+                          eta0=x0[m:], ci=None, engine=engine, tol=tol, max_iter=max_iter,
+                          remedy=remedy_of(family))  # fmt: skip
+    except NonIdentifiableError:
+        raise DegenerateBoardError(
+            f"The {family.name} tie parameter has no finite estimate on this log (almost every "
+            "verdict is a tie). Fit with ties as half wins.") from None  # fmt: skip
