@@ -19,10 +19,11 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.core.errors import DataWarning, NonIdentifiableError, option
+from ratings.core.errors import DataWarning, option
 from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
 from ratings.models.covariates import DesignFit, unit_df
+from ratings.models.existence import check_identifiable
 from ratings.models.families.ties import TieFamily, tie_family
 
 __all__ = ["check_identified", "tie_family_of", "tie_table"]
@@ -88,17 +89,8 @@ def check_identified(rows: Comparisons, ties: str) -> None:
     """:func:`ratings.models.existence.check_identifiable` of ``rows``; for a tie model the
     same diagnosis without the remedies it does not have (a penalty and Firth's reduction fit
     ties as half wins)."""
-    from ratings.models.existence import check_identifiable
-
-    try:
-        check_identifiable(rows)
-    except NonIdentifiableError as error:
-        if ties == "half":
-            raise
-        head = str(error).split(" Add matches")[0]
-        raise NonIdentifiableError(
-            f"{head} Add matches that connect them or drop them; the {ties} tie model has no "
-            f"penalised or bias-reduced fit ({option('penalty')} and {option('firth', True)} "
-            f"need {option('ties', 'half')}, ties as half wins, which also gives these models "
-            "open intervals).", never_lost=error.never_lost, never_won=error.never_won,
-            groups=error.groups) from None  # fmt: skip
+    check_identifiable(rows, None if ties == "half" else (
+        f"Add matches that connect them or drop them; the {ties} tie model has no penalised or "
+        f"bias-reduced fit ({option('penalty')} and {option('firth', True)} need "
+        f"{option('ties', 'half')}, ties as half wins, which also gives these models open "
+        "intervals)."))  # fmt: skip

@@ -85,13 +85,15 @@ def _reaches_all(adj: np.ndarray) -> bool:
     return bool(seen.all())
 
 
-def check_identifiable(data: Comparisons) -> None:
+def check_identifiable(data: Comparisons, remedy: str | None = None) -> None:
     """Raise :class:`NonIdentifiableError` unless the Bradley-Terry MLE exists and is unique.
 
     The MLE exists exactly when, for every split of the models into two groups, each group has
     at least one win (or tie) against the other: the directed graph with an edge i -> j whenever
     i won or tied against j is strongly connected (Ford 1957; Hunter 2004). The message names
-    the models that never lost, never won, or the groups that are disconnected or dominate.
+    the models that never lost, never won, or the groups that are disconnected or dominate,
+    then what to do: ``remedy``, or by default connect them, drop them or fit with a penalty
+    or Firth's reduction.
     """
     m = data.n_models
     if m < 2:
@@ -142,9 +144,10 @@ def check_identifiable(data: Comparisons) -> None:
     raise NonIdentifiableError(
         "The maximum-likelihood ratings do not exist: "
         + "; ".join(parts)
-        + ". Their Elo would be infinite. Add matches that connect them, drop them, or pass "
-        f"a positive {option('penalty')} for a ridge-regularised fit or {option('firth', True)} "
-        "for Firth's bias-reduced one (either gives these models open intervals).",
+        + ". Their Elo would be infinite. "
+        + (remedy or "Add matches that connect them, drop them, or pass a positive "
+           f"{option('penalty')} for a ridge-regularised fit or {option('firth', True)} for "
+           "Firth's bias-reduced one (either gives these models open intervals)."),
         never_lost=[str(models[k]) for k in never_lost],
         never_won=[str(models[k]) for k in never_won],
         groups=groups,
