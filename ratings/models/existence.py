@@ -45,31 +45,25 @@ def win_components(rows: Comparisons):
     return graph, labels, np.isfinite(shortest_path(cond, unweighted=True))
 
 
-def _strongly_connected(src, dst, m: int) -> bool:
-    """Is the graph with edges ``src -> dst`` on ``m`` nodes strongly connected? (Every node
-    reachable from node 0, and node 0 reachable from every node.)"""
-    adj = np.zeros((m, m), dtype=bool)
-    adj[src, dst] = True
-    return _connected(adj)
-
-
 def _connected(adj: np.ndarray) -> bool:
     """Is the graph of adjacency ``adj[from, to]`` strongly connected?"""
     return _reaches_all(adj) and _reaches_all(adj.T)
 
 
-def win_matrix(rows: Comparisons) -> np.ndarray | None:
-    """The win graph's adjacency (M x M booleans, ``[i, j]``: i won or tied against j) written
-    row by row when every row is its own pair (``i < j``, sorted: the fit's rows of one judge),
-    else None. Each cell then has one row to set it, so the rows' win flags are assigned as
-    they are: no edge lists, a third of :func:`win_edges`' time on 1,000 models."""
+def win_matrix(rows: Comparisons) -> np.ndarray:
+    """The win graph's adjacency (M x M booleans, ``[i, j]``: i won or tied against j). When
+    every row is its own pair (``i < j``, sorted: the fit's rows of one judge) each cell has
+    one row to set it, so it is written row by row, the rows' win flags assigned as they are
+    (a third of the edge lists' time on 1,000 models); else from :func:`win_edges`."""
     m, ii, jj = rows.n_models, rows.ii, rows.jj
     key = ii * m + jj
-    if not (bool(np.all(ii < jj)) and bool(np.all(key[1:] > key[:-1]))):
-        return None
     adj = np.zeros(m * m, dtype=bool)
-    adj[key] = rows.wi + rows.tt > 0
-    adj[jj * m + ii] = rows.wj + rows.tt > 0
+    if bool(np.all(ii < jj)) and bool(np.all(key[1:] > key[:-1])):
+        adj[key] = rows.wi + rows.tt > 0
+        adj[jj * m + ii] = rows.wj + rows.tt > 0
+    else:
+        src, dst = win_edges(rows)
+        adj[src * m + dst] = True
     return adj.reshape(m, m)
 
 
@@ -98,12 +92,8 @@ def check_identifiable(data: Comparisons, remedy: str | None = None) -> None:
     m = data.n_models
     if m < 2:
         raise NonIdentifiableError(f"Need at least two models to rate; got {m}.")
-    if m <= DENSE_REACH_MODELS:
-        adj = win_matrix(data)
-        if adj is not None and _connected(adj):
-            return
-        if adj is None and _strongly_connected(*win_edges(data), m):
-            return
+    if m <= DENSE_REACH_MODELS and _connected(win_matrix(data)):
+        return
     from scipy.sparse.csgraph import connected_components
 
     graph, labels, reach = win_components(data)
