@@ -41,7 +41,8 @@ class Option:
     (``"fit"``: a keyword of :func:`ratings.fit` itself; else the spec class and its field);
     ``flag`` its command-line flag (None: Python only), declared with :attr:`default`
     (``cli_default`` where the command line's differs), ``kind`` (argparse ``type``),
-    ``metavar``, ``choices`` and ``help`` (``switch``: a flag without a value, ``store_true``).
+    ``metavar``, ``choices`` and ``help`` (``switch``: a flag without a value, ``store_true``;
+    the option's values are then False and True, its type ``bool``).
     An option without a flag, or whose flag is declared with the shared inputs (``--columns``,
     ``--cluster``, ``--max-memory``), has ``declared_here=False``. ``types`` and ``doc``: its
     type and description in the numpydoc *Parameters* section of the docstring that documents
@@ -145,11 +146,11 @@ OPTIONS: tuple[Option, ...] = (
            help="bt: opt-in ridge penalty making ratings finite when a model never lost",
            types="float", doc="Opt-in ridge penalty that makes ratings finite when a model "
                               "never lost."),
-    Option("firth", "BT", "firth", "--firth", switch=True, values=(False, True),
+    Option("firth", "BT", "firth", "--firth", switch=True,
            help="bt: Firth's bias-reduced estimate, finite on every board (a model that never "
                 "lost: open interval)",
-           types="bool", doc="Firth's bias-reduced estimate, finite on every board (a model "
-                             "that never lost has an open interval)."),
+           doc="Firth's bias-reduced estimate, finite on every board (a model that never lost "
+               "has an open interval)."),
     Option("ties", "BT", "ties", "--ties", choices=("half", "davidson", "rao-kupper"),
            flat=False,
            help="bt: a tie as half a win each (default), or a tie model with its tie parameter "
@@ -160,9 +161,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("soft", "BT", "soft", "--soft", switch=True, flat=False,
            help="bt: read winner as A's score in [0, 1] (fractional values allowed; 1, 0, 0.5 "
                 "as A, B, tie), a quasi-likelihood fit",
-           types="bool", doc="Read ``winner`` as A's score in [0, 1] (fractional values "
-                             "allowed; 1, 0 and 1/2 as A, B and a tie) and fit the Bernoulli "
-                             "quasi-likelihood (see :mod:`ratings.data.soft`)."),
+           doc="Read ``winner`` as A's score in [0, 1] (fractional values allowed; 1, 0 and "
+               "1/2 as A, B and a tie) and fit the Bernoulli quasi-likelihood (see "
+               ":mod:`ratings.data.soft`)."),
     Option("judge_quality", "CrowdBT", "judge_quality", "--judge-quality",
            metavar="FILE|SCOPE=FILE,...",
            help="fix eta from a file written by `ratings judges` (per scope: "
@@ -170,15 +171,13 @@ OPTIONS: tuple[Option, ...] = (
            types="path, DataFrame or mapping",
            doc="Fix eta from a judge-quality file, a judges table or ``{judge: eta}``."),
     Option("fit_new_judges", "CrowdBT", "fit_new_judges", "--fit-new-judges", switch=True,
-           values=(False, True),
            help="estimate eta for judges missing from --judge-quality",
-           types="bool", doc="Estimate eta for judges missing from ``judge_quality``."),
+           doc="Estimate eta for judges missing from ``judge_quality``."),
     Option("eta_known", "CrowdBT", "eta_known", "--eta-known", switch=True,
-           values=(False, True),
            help="treat --judge-quality etas as known (leave their uncertainty out of the "
                 "intervals)",
-           types="bool", doc="Treat ``judge_quality``'s etas as known (leave their "
-                             "uncertainty out of the intervals)."),
+           doc="Treat ``judge_quality``'s etas as known (leave their uncertainty out of the "
+               "intervals)."),
     Option("prior", "CrowdBT", "prior", "--prior", metavar="PRIOR",
            rule="'default', 'none', a CrowdPrior or (agree, flip, sd) with agree, flip >= 0 "
                 "and sd > 0",
@@ -333,7 +332,7 @@ def constraint(o: Option) -> str | None:
         parts = [f"{sign} {b[k]:g}" for k, sign in (("minimum", ">="), ("above", ">"),
                                                      ("maximum", "<=")) if k in b]
         return ("an integer " if b.get("integer") else "a number ") + " and ".join(parts)
-    values = o.values if o.values is not None else o.choices
+    values = (False, True) if o.switch else o.values if o.values is not None else o.choices
     if values is not None:
         return "one of " + ", ".join(repr(v) for v in values)
     return None
@@ -350,7 +349,7 @@ def check_option(name: str, value: object) -> object:
         except ValueError as error:  # named as the user sets it
             raise ValueError(str(error).replace(option(name), spelled(name), 1)) from None
         return int(number) if o.bounds.get("integer") else number
-    if o.switch or o.values == (False, True):
+    if o.switch:
         if not isinstance(value, bool | np.bool_):
             raise ValueError(f"{spelled(name)} must be True or False; got {value!r}.")
         return bool(value)
@@ -435,13 +434,12 @@ SPECS: dict[str, type] = {}
 
 
 def _types(o: Option) -> str:
-    """Option ``o``'s type as numpydoc writes it: declared, else its values or ``bool``."""
-    if o.types:
-        return o.types
+    """Option ``o``'s type as numpydoc writes it: declared, ``bool`` for a switch, else its
+    values."""
+    if o.types or o.switch:
+        return o.types or "bool"
     values = o.values if o.values is not None else o.choices
-    if values is not None:
-        return "{" + ", ".join(_default(v) for v in values) + "}"
-    return "bool"
+    return "{" + ", ".join(_default(v) for v in values) + "}"
 
 
 def parameters(spec: str, names: list[str], indent: str = "    ") -> str:
