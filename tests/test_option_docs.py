@@ -70,10 +70,10 @@ def test_a_spec_checks_the_tables_bounds(o):
             _make(o.name, value)
 
 
-@pytest.mark.parametrize("o", [o for o in OPTIONS if o.values and o.name not in _FIT_TIME],
-                         ids=lambda o: o.name)  # fmt: skip
+@pytest.mark.parametrize("o", [o for o in OPTIONS if (o.values or o.switch)
+                               and o.name not in _FIT_TIME], ids=lambda o: o.name)  # fmt: skip
 def test_a_spec_accepts_the_tables_values_and_nothing_else(o):
-    for value in o.values:
+    for value in o.accepted:
         _make(o.name, value)
     with pytest.raises(ValueError, match=o.name if o.spec != "Style" else "transform"):
         _make(o.name, "nope")

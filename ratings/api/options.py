@@ -86,6 +86,14 @@ class Option:
             return self.fit_default
         return SPECS[self.spec].__dataclass_fields__[self.field].default
 
+    @property
+    def accepted(self) -> tuple | None:
+        """The values accepted in Python: a switch's False and True, else ``values`` (default
+        ``choices``); None for any other option."""
+        if self.switch:
+            return False, True
+        return self.values if self.values is not None else self.choices
+
 
 OPTIONS: tuple[Option, ...] = (
     Option("scope", "fit", "scope", "--scope",
@@ -332,9 +340,8 @@ def constraint(o: Option) -> str | None:
         parts = [f"{sign} {b[k]:g}" for k, sign in (("minimum", ">="), ("above", ">"),
                                                      ("maximum", "<=")) if k in b]
         return ("an integer " if b.get("integer") else "a number ") + " and ".join(parts)
-    values = (False, True) if o.switch else o.values if o.values is not None else o.choices
-    if values is not None:
-        return "one of " + ", ".join(repr(v) for v in values)
+    if o.accepted is not None:
+        return "one of " + ", ".join(repr(v) for v in o.accepted)
     return None
 
 
@@ -353,7 +360,7 @@ def check_option(name: str, value: object) -> object:
         if not isinstance(value, bool | np.bool_):
             raise ValueError(f"{spelled(name)} must be True or False; got {value!r}.")
         return bool(value)
-    if (o.values or o.choices) is not None and value not in (o.values or o.choices):
+    if o.accepted is not None and value not in o.accepted:
         raise ValueError(f"{spelled(name)} must be {constraint(o)}; got {value!r}.")
     return value
 
@@ -372,7 +379,7 @@ def check_spec(spec: object) -> None:
     """Check each field of ``spec`` the table declares with bounds, values or as a switch
     (:func:`check_option`), keeping the checked value: what a spec runs when it is made."""
     for o in OPTIONS:
-        if o.spec == type(spec).__name__ and (o.bounds or o.values or o.choices or o.switch):
+        if o.spec == type(spec).__name__ and (o.bounds or o.accepted):
             object.__setattr__(spec, o.field, check_option(o.name, getattr(spec, o.field)))
 
 
@@ -438,8 +445,7 @@ def _types(o: Option) -> str:
     values."""
     if o.types or o.switch:
         return o.types or "bool"
-    values = o.values if o.values is not None else o.choices
-    return "{" + ", ".join(_default(v) for v in values) + "}"
+    return "{" + ", ".join(_default(v) for v in o.accepted) + "}"
 
 
 def parameters(spec: str, names: list[str], indent: str = "    ") -> str:
