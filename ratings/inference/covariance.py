@@ -23,7 +23,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ratings.core import threads as _threads
-from ratings.core.errors import option
 from ratings.core.linalg import (
     LAPACK_FROM,
     block,
@@ -212,8 +211,6 @@ def bootstrap_draws(
     not exist (a model never losing in it); such draws are skipped and reported in a warning.
     A progress line is written to stderr when it is a terminal (``progress=None``).
     """
-    if int(n_boot) != n_boot or n_boot < 2:
-        raise ValueError(f"{option('n_boot')} must be an integer >= 2; got {n_boot!r}.")
     rng = np.random.default_rng(seed)
     show = sys.stderr.isatty() if progress is None else progress
     cells = np.concatenate([data.wi, data.wj, data.tt])
