@@ -59,7 +59,6 @@ from ratings.models.covariates import pair_built
 from ratings.models.crowd.policy import estimate_crowd
 from ratings.models.crowd.quality import resolve_judge_quality
 from ratings.models.estimate import Estimate, bootstrap_refits
-from ratings.models.families.bt import BRADLEY_TERRY
 from ratings.models.families.ties import TieFamily
 from ratings.models.firth import fit_firth
 from ratings.models.style import check_style_columns, style_columns
@@ -197,7 +196,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
                 "seed": boot.seed, "level": level}  # fmt: skip
         ties, tie = None, tie_family_of(rows, bt.ties)  # a tie family (ratings.api.ties)
         if model == "bt":
-            est, ties = _estimate(data, tie or BRADLEY_TERRY, rows=rows, penalty=bt.penalty,
+            est, ties = _estimate(data, tie, rows=rows, penalty=bt.penalty,
                                   firth=bt.firth, ties=bt.ties, **opts)  # fmt: skip
             if penalised:  # ratings the penalty alone makes finite: open intervals
                 from ratings.models.separation import flag_unbounded, warn_unbounded
@@ -235,26 +234,26 @@ def check_style_source(verdicts: Source, style: tuple[str, ...], columns=None,
         check_style_columns([rename.get(str(c), c) for c in have], style)
 
 
-def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, tol, max_iter,
-              n_boot, seed, level, penalty=0.0, firth=False,
+def _estimate(data: Comparisons, tie: TieFamily | None, *, rows, ref, ci, clustered, engine,
+              tol, max_iter, n_boot, seed, level, penalty=0.0, firth=False,
               ties="half") -> tuple[Estimate, pd.DataFrame | None]:  # fmt: skip
-    """One estimator for Bradley-Terry and the tie families (:mod:`ratings.models.families`):
+    """One estimator for Bradley-Terry and the tie families (``tie``, None for Bradley-Terry):
     the fit (the collapsed-counts fast path of Bradley-Terry, with its penalty or Firth's
     reduction; a tie family's parameter as parameter M), the bread (inverse information on the
     free parameters), the interval kind's covariance (:func:`ratings.inference.builder.build`
     with the verdicts' and clusters' scores and the CR2 inference), the seeded bootstrap refits
     and the strengths' :class:`Estimate`, with the table of tie model ``ties``
     (:func:`ratings.api.ties.tie_table`: None for half wins)."""
-    k, m, tied = kernels(engine, data.n_verdicts), data.n_models, isinstance(family, TieFamily)
-    if tied:  # the tie parameter after the strengths (parameter M), the design's intervals
-        res = fit_ties(rows, family, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
+    k, m = kernels(engine, data.n_verdicts), data.n_models
+    if tie is not None:  # the tie parameter after the strengths (parameter M)
+        res = fit_ties(rows, tie, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
 
         def refit(sample: Comparisons):
-            return fit_ties(sample.collapsed(), family, ref=ref, tol=1e-8, max_iter=max_iter,
+            return fit_ties(sample.collapsed(), tie, ref=ref, tol=1e-8, max_iter=max_iter,
                             engine=engine, x0=res.params).params  # fmt: skip
 
-        built = pair_built(res, data, ci, clustered=clustered, family=family,
-                           engine=engine, remedy=remedy_of(family))  # fmt: skip
+        built = pair_built(res, data, ci, clustered=clustered, family=tie, engine=engine,
+                           remedy=remedy_of(tie))  # fmt: skip
     else:
         estimator = fit_firth if firth else partial(fit_bt, penalty=penalty)
         res = estimator(rows, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
@@ -289,11 +288,10 @@ def _estimate(data: Comparisons, family, *, rows, ref, ci, clustered, engine, to
     bread = built.bread
     draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed,
                              always_finite=firth)  # fmt: skip
-    bias = 0.0 if draws is not None or not tied else phi_bias(
-        family.probabilities, res.theta, res.phi, rows, bread)  # fmt: skip
-    table = tie_table(replace(res, cov=built.cov, inference=built.inference) if tied else None,
-                      ties, family if tied else None, level=level, draws=draws, bias=bias,
-                      stacklevel=4)  # fmt: skip
+    bias = 0.0 if draws is not None or tie is None else phi_bias(
+        tie.probabilities, res.theta, res.phi, rows, bread)  # fmt: skip
+    table = tie_table(replace(res, cov=built.cov, inference=built.inference) if tie else None,
+                      ties, tie, level=level, draws=draws, bias=bias, stacklevel=4)
     est = Estimate(theta=res.theta, cov=built.cov[:m, :m], nll=res.nll, converged=res.converged,
                    n_iter=res.n_iter, max_grad=res.max_grad, model_cov=bread[:m, :m],
                    draws=None if draws is None else draws[:, :m],
