@@ -18,7 +18,7 @@ from ratings.api.fitting import Source, fit_with
 from ratings.api.loading import load_with
 from ratings.api.options import fit_keywords
 from ratings.api.specs import BT, LEGACY, TIE_KINDS, options_of
-from ratings.models.families.ties import tie_family
+from ratings.models.families.ties import TIE_FAMILIES
 from ratings.result import Ratings, format_table
 
 __all__ = ["TieComparison", "compare_ties", "tie_rates"]
@@ -111,7 +111,7 @@ def compare_ties(verdicts: Source, *, bins: int = 5, **options) -> TieComparison
 
 def _likelihood(fits: dict[str, Ratings], data) -> pd.DataFrame:
     out = {}
-    for kind in TIE_KINDS[1:]:
+    for kind in TIE_FAMILIES:
         r = fits[kind]
         k = data.n_models  # M - 1 strengths and the tie parameter
         t = r.ties.iloc[0]
@@ -139,13 +139,12 @@ def tie_rates(fits: dict[str, Ratings], data, *, bins: int = 5) -> pd.DataFrame:
     group = np.empty(gap.size, dtype=np.int64)
     group[order] = np.searchsorted(edges, np.arange(gap.size), side="right")
     table = {"gap_lower": [], "gap_upper": [], "n": [], "observed": []}
-    fitted = {kind: [] for kind in TIE_KINDS[1:]}
+    fitted = {kind: [] for kind in TIE_FAMILIES}
     probs = {}
-    for kind in TIE_KINDS[1:]:
+    for kind, family in TIE_FAMILIES.items():
         r = fits[kind]
         s = r.strength[r.models.get_indexer(data.models)]
-        probs[kind] = tie_family(kind).probabilities(s[rows.ii] - s[rows.jj],
-                                                    r.ties["phi"].iloc[0])[2]  # fmt: skip
+        probs[kind] = family.probabilities(s[rows.ii] - s[rows.jj], r.ties["phi"].iloc[0])[2]
     for g in range(bins):
         sel = group == g
         if not sel.any():

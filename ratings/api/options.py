@@ -26,6 +26,7 @@ import numpy as np
 
 from ratings.core.bounds import MAX_PENALTY, check_number
 from ratings.core.errors import option
+from ratings.models.families.ties import TIE_FAMILIES
 from ratings.models.style import TRANSFORMS
 
 __all__ = ["OPTIONS", "SPECS", "Option", "add_option", "check_option", "check_spec", "constraint",
@@ -159,7 +160,7 @@ OPTIONS: tuple[Option, ...] = (
                 "lost: open interval)",
            doc="Firth's bias-reduced estimate, finite on every board (a model that never lost "
                "has an open interval)."),
-    Option("ties", "BT", "ties", "--ties", choices=("half", "davidson", "rao-kupper"),
+    Option("ties", "BT", "ties", "--ties", choices=("half", *TIE_FAMILIES),
            flat=False,
            help="bt: a tie as half a win each (default), or a tie model with its tie parameter "
                 "estimated with an interval: davidson (nu) or rao-kupper (theta)",
