@@ -72,7 +72,5 @@ def fit_ties(
         return fit_design(pair_design(rows, engine), x0[:m] - x0[ref], ref=ref, family=family,
                           eta0=x0[m:], ci=None, engine=engine, tol=tol, max_iter=max_iter,
                           remedy=remedy_of(family))  # fmt: skip
-    except NonIdentifiableError:
-        raise DegenerateBoardError(
-            f"The {family.name} tie parameter has no finite estimate on this log (almost every "
-            "verdict is a tie). Fit with ties as half wins.") from None  # fmt: skip
+    except NonIdentifiableError as error:  # worded by remedy_of: almost every verdict a tie
+        raise DegenerateBoardError(str(error)) from None
