@@ -524,28 +524,30 @@ class Ratings:
         """
         level = self.level if level is None else check_level(level)
         lo, hi = self._bounds(level)
-        out = pd.DataFrame(
-            {"model": self.models, "elo": self.elo.to_numpy(), "se": self.se.to_numpy(),
-             "lower": lo, "upper": hi}
-        )  # fmt: skip
-        out["rank"] = out["elo"].rank(ascending=False, method="min").astype(np.int64)
+        elo, se = self.elo.to_numpy(), self.se.to_numpy()
+        # the columns gathered first, the frame made once (a column added to a frame re-makes
+        # its column index each time: 25 of them cost pandas 3 about 20 ms)
+        cols = {"model": self.models, "elo": elo, "se": se, "lower": lo, "upper": hi,
+                "rank": pd.Series(elo).rank(ascending=False, method="min").astype(np.int64)
+                .to_numpy()}  # fmt: skip
         ranks = self.rank_intervals(level).reindex(self.models)
         for col in ("rank_lower", "rank_upper"):  # NaN: no rank interval (open rating)
-            out[col] = ranks[col].array
+            cols[col] = ranks[col].array
         for col in ("n_matches", "wins", "losses", "ties", "forfeits"):
             if col in self.counts:
-                out[col] = self.counts[col].to_numpy()
-        out["level"] = level
+                cols[col] = self.counts[col].to_numpy()
+        cols["level"] = np.full(len(self.models), level, dtype=np.float64)
         df = np.asarray(self.model_df, dtype=np.float64)
-        out["df"] = np.where(np.isfinite(df) & (self.se.to_numpy() > 0), df, np.nan)
+        cols["df"] = np.where(np.isfinite(df) & (se > 0), df, np.nan)
         if self.style is not None and "raw_rank" in self.style.attrs:
             raw = self.style.attrs["raw_rank"].reindex(self.models).to_numpy()
-            out["rank_change"] = raw - out["rank"].to_numpy()
+            cols["rank_change"] = raw - cols["rank"]
         if self.uncertainty.model_based is not None:
-            out["model_based"] = self.model_based_mask
+            cols["model_based"] = self.model_based_mask
         if self.placement is not None:  # which models were placed, and on what intervals
-            out["placed"] = np.asarray(self.models.isin(self.placement.new))
-            out["reference_cov"] = self.placement.reference_cov
+            cols["placed"] = np.asarray(self.models.isin(self.placement.new))
+            cols["reference_cov"] = self.placement.reference_cov
+        out = pd.DataFrame(cols)
         if self.scope is not None:
             out.insert(0, "scope", self.scope)
         out = out.iloc[self.rank_order]

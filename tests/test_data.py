@@ -302,6 +302,32 @@ def test_twins_share_one_orientation_of_read_only_codes(forfeits, weighted):
         np.testing.assert_array_equal(a, b)
 
 
+def test_shared_orientation_hands_the_per_cluster_rows_the_codes_used():
+    """aggregate_codes after collapse_codes over the same read-only codes takes the codes
+    collapse_codes found used (not marked again): those a loop over the verdicts finds, unused
+    models, judges and clusters left out, and as copies (a caller marking more in one result
+    leaves the other alone)."""
+    rng = np.random.default_rng(11)
+    n, m, judges, groups = 400, 8, 2, 6
+    args = list(_random_codes(rng, n, m, judges, groups, False, False))
+    args[0], args[1] = args[0] % (m - 1), args[1] % (m - 1)  # label code m - 1 unused
+    args[1] = np.where(args[0] == args[1], (args[1] + 1) % (m - 1), args[1])
+    args[7] = np.where(args[7] == 3, 2, args[7])  # cluster 3 unused
+    for k in (0, 1, 4, 6, 7):
+        args[k] = args[k].copy()
+        args[k].setflags(write=False)
+    want_m, want_j, want_g = np.zeros(m, bool), np.zeros(judges + 1, bool), np.zeros(groups, bool)
+    for v in range(n):
+        want_m[args[2][args[0][v]]] = want_m[args[3][args[1][v]]] = True
+        want_j[args[6][v]] = want_g[args[7][v]] = True
+    collapsed = _kernels_ref.collapse_codes(*args)
+    collapsed.used.judges[:] = True  # as _Labels.compacted marks the deterministic judge
+    rows = _kernels_ref.aggregate_codes(*args)
+    for got, want in zip(rows.used, (want_m, want_j, want_g), strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert not want_g[3] and not want_j[judges] and want_m.sum() == m - 1
+
+
 def _scoped_log(rng, n=3000, m=9, tasks=40):
     """Two scopes over one set of tasks, judges and models, with a few render forfeits."""
     a = rng.integers(0, m, n)

@@ -187,8 +187,8 @@ def summed_scores(rows: WorkingRows, x: NDArray[np.float64],
     """Each cluster's summed score (G x n_params) from each row's score ``x`` on
     d = theta_ii - theta_jj (and ``eta`` on its judge's parameter, with a judge column): the
     compiled pass of :func:`ratings.kernels.fit.cluster_scores` where the engine picks numba
-    for this many rows, else ``bincount`` passes (at the rows' :attr:`~ratings.inference.
-    working.WorkingRows.cells` without a judge column)."""
+    for this many rows, else ``bincount`` passes (by the rows' :attr:`~ratings.inference.
+    working.WorkingRows.blocks` without a judge column)."""
     from ratings.kernels.engine import kernels as fit_kernels
     from ratings.kernels.engine import resolve
 
@@ -198,10 +198,9 @@ def summed_scores(rows: WorkingRows, x: NDArray[np.float64],
         return k.cluster_scores(g, q, rows.ii, rows.jj, rows.judge, rows.cluster, x,
                                 np.zeros(0) if eta is None else eta, rows.n_models)  # fmt: skip
     if eta is None:
-        at_i, at_j, _ = rows.cells
-        w = np.bincount(at_i, x, g * q)
-        w -= np.bincount(at_j, x, g * q)
-        return w.reshape(g, q)
+        from ratings.kernels.inference_ref import scores_by_blocks
+
+        return scores_by_blocks(rows.ii, rows.jj, rows.cluster, x, g, q, rows.blocks)
     at = rows.cluster * q
     w = np.bincount(at + rows.ii, x, g * q) - np.bincount(at + rows.jj, x, g * q)
     w += np.bincount(at + rows.n_models + rows.judge, eta, g * q)
@@ -233,9 +232,15 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, k,
     else:
         rows = bt_rows(theta, data)
         score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
-    return working_inference(rows, partial(bt_residual, rows, score), free,
-                             lambda: block(ready(bread), free), data, small=small,
-                             scores=lambda: summed_scores(rows, np.where(rows.a > 0, score, 0.0)))
+    if small:
+        return working_inference(rows, partial(bt_residual, rows, score), free,
+                                 lambda: block(ready(bread), free), data, small=True)
+    # the dense path needs the clusters' summed scores only: the rows' go before its passes
+    score[~(rows.a > 0)] = 0.0  # (the rows' own array, as np.where(rows.a > 0, score, 0.0))
+    summed = summed_scores(rows, score)
+    del score
+    return working_inference(rows, np.zeros(0), free, lambda: block(ready(bread), free), data,
+                             small=False, scores=lambda: summed)  # fmt: skip
 
 
 def bt_residual(rows: WorkingRows, score: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -73,13 +73,13 @@ class WorkingRows:
         return np.searchsorted(self.cluster, np.arange(self.n_clusters + 1)).astype(np.int64)
 
     @cached_property
-    def cells(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
-        """Each row's positions in a flattened (clusters x n_params) array, ``cluster *
-        n_params + ii`` and ``+ jj``, and ``a^2``: formed once for the NumPy passes of
-        :meth:`times` (the series takes four) and the clusters' scores."""
-        from ratings.kernels.inference_ref import cell_positions
+    def blocks(self) -> list[tuple[int, int, int, int]]:
+        """Blocks of whole clusters ``(c0, c1, r0, r1)`` (clusters ``c0:c1``, rows ``r0:r1``) of
+        about :data:`~ratings.kernels.inference_ref.BLOCK_ROWS` rows: the NumPy passes of
+        :meth:`times` (the series takes four) and the clusters' scores go block by block."""
+        from ratings.kernels.inference_ref import cluster_blocks
 
-        return (*cell_positions(self.ii, self.jj, self.cluster, self.n_params), self.a * self.a)
+        return cluster_blocks(self.starts)
 
     @cached_property
     def merged(self) -> tuple[WorkingRows, NDArray[np.float64], NDArray[np.int64]]:
@@ -192,8 +192,9 @@ class WorkingRows:
         from ratings.kernels import inference_ref
 
         k = kernels(self.ii.size)
-        if k is inference_ref and not self.b.size:  # the twin, with the positions formed once
-            return inference_ref.times_at(*self.cells, v)
+        if k is inference_ref and not self.b.size:  # the twin, block by block
+            return inference_ref.times_by_blocks(self.ii, self.jj, self.cluster, self.a, v,
+                                                 self.blocks)  # fmt: skip
         return k.cluster_times(
             self.ii, self.jj, self.judge, self.cluster, self.a, self.b, self.n_models,
             np.ascontiguousarray(v))  # fmt: skip

@@ -133,7 +133,13 @@ def load_table(
         )
     prefix = f"{name!r}: " if name is not None else ""
     picked = pick(frame, targets, prefix)
-    columns = {c: frame[src].reset_index(drop=True) for c, src in picked.items()}
+    # the columns over positions 0..n-1: as they are where the frame's index is that already
+    # (a file read), else renumbered (which copies every cell on pandas 2)
+    index = frame.index
+    positional = (isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+                  and index.name is None)  # fmt: skip
+    columns = {c: frame[src] if positional else frame[src].reset_index(drop=True)
+               for c, src in picked.items()}  # fmt: skip
     check_scalar_cells(columns, prefix)
     return frame, name, prefix, columns
 

@@ -756,7 +756,12 @@ def _winners(
     missing = -_KIND["missing winner"]
     cls = np.array([missing if t is None else _spelling(t, spellings, numbers) for t in texts]
                    + [missing], dtype=np.int8)  # fmt: skip
-    out = cls[codes]  # code -1 (missing) takes the last entry
+    if np.array_equal(cls[:-1], np.arange(cls.size - 1)):  # codes A, B, tie as outcomes 0..2
+        out = codes.astype(np.int8)  # (a categorical's winners: a copy, not a gather)
+        if out.size and int(out.min()) < 0:
+            out[out < 0] = missing
+    else:
+        out = cls[codes]  # code -1 (missing) takes the last entry
     # The model each distinct winner value names (-1: none; missing values name none).
     named = np.append(models.get_indexer(pd.Index([t or "" for t in texts], dtype=object)), -1)
 

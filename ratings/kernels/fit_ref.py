@@ -29,8 +29,9 @@ _DENSE_EXTRA = 65536  # (group, i, j) slots beyond 2 per verdict up to which cou
 #: Verdicts up to which the aggregation twins share one orientation of the same read-only codes
 #: (see :func:`_oriented`); larger logs take the numba kernels, which orient on the fly.
 _SHARE_ORIENTED = 2_000_000
-#: The last shared orientation: (weak references to the codes' columns, their maps and sizes,
-#: the oriented codes), or empty.
+#: The last shared orientation: [weak references to the codes' columns, their maps and sizes,
+#: the oriented codes, the codes they use (:class:`UsedCodes`, once :func:`collapse_codes`
+#: has found them; else None)], or empty.
 _ORIENTED: list = []
 
 __all__ = [  # the twin of each kernel of ratings.kernels.fit, and the sigmoid helpers
@@ -446,10 +447,11 @@ def _full(c: VerdictCodes) -> VerdictCodes:
 
 
 def _oriented(raw: VerdictCodes, *, last: bool = False):
-    """``(_full(raw), _orient(_full(raw)))``, the orientation shared by the twins called in
-    turn on the same verdict codes (a clustered fit's log: :func:`collapse_codes`,
+    """``(_full(raw), _orient(_full(raw)), used)``, the orientation shared by the twins called
+    in turn on the same verdict codes (a clustered fit's log: :func:`collapse_codes`,
     :func:`verdict_cluster_scores`, then :func:`aggregate_codes`, which passes ``last`` and
-    lets it go).
+    lets it go); ``used``: the codes those verdicts use, as :func:`collapse_codes` found them
+    (:func:`_remember_used`; copies), or None.
 
     Shared only when every per-verdict column is read-only (a categorical's codes) and the log
     is within :data:`_SHARE_ORIENTED` verdicts: the same column objects, maps and sizes then mean
@@ -463,13 +465,13 @@ def _oriented(raw: VerdictCodes, *, last: bool = False):
     shared = (raw.model_a.size <= _SHARE_ORIENTED
               and not any(a.flags.writeable for a in columns if a.size))  # fmt: skip
     c = _full(raw)
-    for refs, known, out in _ORIENTED[:1] if shared else ():  # (a copy: fits on threads)
+    for refs, known, out, found in _ORIENTED[:1] if shared else ():  # (a copy: fits on threads)
         same = all(r() is a for r, a in zip(refs, columns, strict=True))
         if same and all(np.array_equal(k, v) for k, v in zip(known, rest, strict=True)):
             if last:
                 _ORIENTED.clear()
             used = None if out[5] is None else out[5].copy()  # the used models: the caller's
-            return c, (*out[:5], used, out[6])
+            return c, (*out[:5], used, out[6]), _copied(found)
     _ORIENTED.clear()
     out = _orient(c)
     if shared and not last:
@@ -477,9 +479,21 @@ def _oriented(raw: VerdictCodes, *, last: bool = False):
             a.setflags(write=False)
         # weak references: the entry goes when the codes do (it holds no model or winner codes)
         refs = [weakref.ref(a, lambda _: _ORIENTED.clear()) for a in columns]
-        _ORIENTED[:] = [(refs, tuple(np.copy(v) for v in rest), out)]
+        _ORIENTED[:] = [[refs, tuple(np.copy(v) for v in rest), out, None]]
         out = (*out[:5], None if out[5] is None else out[5].copy(), out[6])
-    return c, out
+    return c, out, None
+
+
+def _remember_used(used: UsedCodes) -> None:
+    """Keep ``used`` (copies) with the shared orientation of the codes just oriented, for the
+    next twin over them (the same verdicts use the same models, judges and clusters: the
+    per-cluster rows need not mark them again, a pass over every verdict and row)."""
+    if _ORIENTED:
+        _ORIENTED[0][3] = _copied(used)
+
+
+def _copied(used: UsedCodes | None) -> UsedCodes | None:
+    return None if used is None else UsedCodes(*(a.copy() for a in used))
 
 
 def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
@@ -489,19 +503,21 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
     raw = VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
                        cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
                        n_clusters)  # fmt: skip
-    c, oriented = _oriented(raw, last=True)
+    c, oriented, found = _oriented(raw, last=True)
     outer, i, j, o, _, used_m, n_bad = oriented
     used_j = np.zeros(n_judges, dtype=bool)
     used_g = np.zeros(n_clusters, dtype=bool)
     if n_bad:
         return AggregatedRows(no_rows(), UsedCodes(used_m, used_j, used_g), None, n_bad)
-    _mark(used_j, c.judge)
-    _mark(used_g, c.cluster)
+    if found is None:
+        _mark(used_j, c.judge)
+        _mark(used_g, c.cluster)
     key, ri, rj, wi, wj, tt = _aggregate_rows(outer, i, j, o, weight, n_models)
-    cluster, judge = (key, np.zeros_like(key)) if n_judges == 1 else np.divmod(key, n_judges)
-    return AggregatedRows(PairRows(cluster, judge, ri, rj, wi, wj, tt),
-                          UsedCodes(_used_models(used_m, ri, rj, n_models), used_j, used_g),
-                          None, 0)  # fmt: skip
+    # one judge: zeros from calloc, whose pages a pass that never reads them never touches
+    cluster, judge = ((key, np.zeros(key.size, dtype=key.dtype)) if n_judges == 1
+                      else np.divmod(key, n_judges))  # fmt: skip
+    used = found or UsedCodes(_used_models(used_m, ri, rj, n_models), used_j, used_g)
+    return AggregatedRows(PairRows(cluster, judge, ri, rj, wi, wj, tt), used, None, 0)
 
 
 def collapse_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
@@ -511,7 +527,7 @@ def collapse_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_ma
     raw = VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
                        cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
                        n_clusters)  # fmt: skip
-    c, oriented = _oriented(raw)
+    c, oriented, _ = _oriented(raw)
     _, i, j, o, row_judge, used_m, n_bad = oriented
     used_j = np.zeros(n_judges, dtype=bool)
     used_g = np.zeros(n_clusters, dtype=bool)
@@ -523,9 +539,9 @@ def collapse_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_ma
     row_judge, ri, rj, wi, wj, tt = _aggregate_rows(row_judge, i, j, o, weight, n_models)
     slot = np.full(n_judges * n_models * n_models, -1, dtype=np.int64)
     slot[(row_judge * n_models + ri) * n_models + rj] = np.arange(row_judge.size)
-    return CollapsedRows(summed_rows(row_judge, ri, rj, wi, wj, tt),
-                         UsedCodes(_used_models(used_m, ri, rj, n_models), used_j, used_g), slot,
-                         0)  # fmt: skip
+    used = UsedCodes(_used_models(used_m, ri, rj, n_models), used_j, used_g)
+    _remember_used(used)
+    return CollapsedRows(summed_rows(row_judge, ri, rj, wi, wj, tt), used, slot, 0)
 
 
 def verdict_cluster_scores(model_a, model_b, model_a_map, model_b_map, winner, winner_map,
@@ -534,7 +550,7 @@ def verdict_cluster_scores(model_a, model_b, model_a_map, model_b_map, winner, w
     raw = VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
                        cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
                        n_clusters)  # fmt: skip
-    c, oriented = _oriented(raw)
+    c, oriented, _ = _oriented(raw)
     # the callers pass usable verdicts only (aggregate found none unusable)
     _, i, j, o, row_judge, _, _ = oriented
     at3 = slot[_keys(row_judge, i, j, n_models, n_judges * n_models * n_models)]

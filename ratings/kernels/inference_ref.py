@@ -9,10 +9,11 @@ import numpy as np
 from ratings.core import threads as _threads
 
 # the kernels' twins (same names), and the NumPy steps they share with the rows' passes
-# (bt_row_weights, cell_positions, times_at)
-__all__ = ["bt_cluster_scores", "bt_row_weights", "cell_positions", "cluster_quadratic",
-           "cluster_times", "model_clusters", "small_blocks", "small_meat", "small_shares",
-           "times_at"]
+# (bt_row_weights, cell_positions, cluster_blocks, scores_by_blocks, times_at,
+# times_by_blocks)
+__all__ = ["bt_cluster_scores", "bt_row_weights", "cell_positions", "cluster_blocks",
+           "cluster_quadratic", "cluster_times", "model_clusters", "scores_by_blocks",
+           "small_blocks", "small_meat", "small_shares", "times_at", "times_by_blocks"]
 
 #: Cells of the (distinct designs x contrasts) work arrays per pass.
 _CELLS = 1_000_000
@@ -21,6 +22,11 @@ _CELLS = 1_000_000
 _ONE_ROW_CELLS = 65_536
 #: Design keys counted in a table (no sort) up to this many, or 8 per row.
 _COUNT_SPACE = 1 << 16
+#: Rows per block of the row passes (:func:`bt_row_weights`, :func:`times_by_blocks`,
+#: :func:`scores_by_blocks`, the designs' columns of :func:`cluster_quadratic`): a block's
+#: temporaries stay in a core's cache, and no pass holds temporaries as long as the rows
+#: (1M rows: 7.8 MB each, every page of which a fresh process faults in once).
+BLOCK_ROWS = 65_536
 #: Contrasts up to which the quadratic forms are summed row by row (a judge table's few etas):
 #: grouping the rows by design first costs more than the passes it saves.
 _ROWWISE_UP_TO = 8
@@ -41,27 +47,38 @@ def bt_row_weights(theta, ii, jj, wi, wj, tt):
     """Bradley-Terry's working weight a = sqrt(n p q) of each row and its score
     ``wi + tt / 2 - n p`` (n = wi + wj + tt, p = sigma(theta_i - theta_j)), from one pass:
     the rows' differences and ``e^-|d|`` formed once for both, per pair (a table gathered per
-    row) where the rows outnumber the pairs."""
-    m = theta.size
-    if ii.size > m * m:
-        at = ii.astype(np.int64) * m
-        at += jj
-        d = (theta[:, None] - theta[None, :]).ravel()
-    else:
-        at, d = None, theta[ii] - theta[jj]
+    row) where the rows outnumber the pairs; :data:`BLOCK_ROWS` rows at a time (each row's
+    values as in one pass)."""
+    m, size = theta.size, ii.size
+    table = None
+    if size > m * m:
+        table = _sigma_terms((theta[:, None] - theta[None, :]).ravel())
+    a, score = np.empty(size), np.empty(size)
+    for lo in range(0, size, BLOCK_ROWS):
+        s = slice(lo, lo + BLOCK_ROWS)
+        if table is None:
+            p, e = _sigma_terms(theta[ii[s]] - theta[jj[s]])
+        else:
+            at = np.multiply(ii[s], m, dtype=np.int64)
+            at += jj[s]
+            p, e = table[0][at], table[1][at]
+        n = wi[s] + wj[s]
+        n += tt[s]
+        out = np.add(wi[s], 0.5 * tt[s], out=score[s])
+        out -= n * p
+        e *= n
+        np.sqrt(e, out=a[s])
+    return a, score
+
+
+def _sigma_terms(d):
+    """p = sigma(d) and p q = sigma(d) sigma(-d) of differences ``d``, from ``e^-|d|``."""
     e = np.exp(-np.abs(d))
     one_e = 1.0 + e
     p = np.where(d >= 0.0, 1.0, e)  # sigma(d) = 1 / (1 + e) or e / (1 + e), as expit
     p /= one_e
     e /= one_e**2  # p q, without cancellation
-    if at is not None:
-        p, e = p[at], e[at]
-    n = wi + wj
-    n += tt
-    score = wi + 0.5 * tt
-    score -= n * p
-    e *= n
-    return np.sqrt(e, out=e), score
+    return p, e
 
 
 def model_clusters(ii, jj, cluster, n_models, n_clusters):
@@ -119,6 +136,61 @@ def times_at(at_i, at_j, aa, v):
     return out.reshape(g, q)
 
 
+def cluster_blocks(starts, rows: int = BLOCK_ROWS) -> list[tuple[int, int, int, int]]:
+    """Blocks ``(c0, c1, r0, r1)`` of whole clusters (``c0`` to ``c1``, exclusive, their rows
+    ``r0`` to ``r1``; ``starts`` as :attr:`~ratings.inference.working.WorkingRows.starts`
+    gives them) of about ``rows`` rows each (a larger cluster is a block of its own), covering
+    every cluster. A sum into a cluster's cells then sees that cluster's rows in one block, in
+    their order: the blocks' sums are a whole pass's."""
+    g, n = starts.size - 1, int(starts[-1]) if starts.size else 0
+    cuts = np.unique(np.concatenate([[0], np.searchsorted(starts, np.arange(rows, n, rows)),
+                                     [max(g, 0)]]))  # fmt: skip
+    return [(c0, c1, int(starts[c0]), int(starts[c1]))
+            for c0, c1 in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True)]  # fmt: skip
+
+
+def _block_positions(ii, jj, cluster, q: int, c0: int, r0: int, r1: int):
+    """:func:`cell_positions` of rows ``r0:r1`` in their block's cells, from cluster ``c0``."""
+    at_i = np.subtract(cluster[r0:r1], c0, dtype=np.int64)
+    at_i *= q
+    at_j = at_i + jj[r0:r1]
+    at_i += ii[r0:r1]
+    return at_i, at_j
+
+
+def times_by_blocks(ii, jj, cluster, a, v, blocks):
+    """:func:`times_at` of rows sorted by cluster, block by block (:func:`cluster_blocks`):
+    each block's positions and squared weights formed in turn, none held for the rows."""
+    g, q = v.shape
+    flat = v.ravel()
+    out = np.zeros(g * q)
+    for c0, c1, r0, r1 in blocks:
+        lo, cells = c0 * q, (c1 - c0) * q
+        at_i, at_j = _block_positions(ii, jj, cluster, q, c0, r0, r1)
+        part = flat[lo:lo + cells]
+        x = part[at_i]
+        x -= part[at_j]
+        x *= a[r0:r1] * a[r0:r1]
+        sums = np.bincount(at_i, x, cells)
+        sums -= np.bincount(at_j, x, cells)
+        out[lo:lo + cells] = sums
+    return out.reshape(g, q)
+
+
+def scores_by_blocks(ii, jj, cluster, x, g: int, q: int, blocks):
+    """Each cluster's summed score (G x q) of rows sorted by cluster, from each row's score
+    ``x`` on d = theta_ii - theta_jj: ``x`` added at (cluster, ii) and subtracted at
+    (cluster, jj), block by block (:func:`cluster_blocks`)."""
+    out = np.zeros(g * q)
+    for c0, c1, r0, r1 in blocks:
+        cells = (c1 - c0) * q
+        at_i, at_j = _block_positions(ii, jj, cluster, q, c0, r0, r1)
+        sums = np.bincount(at_i, x[r0:r1], cells)
+        sums -= np.bincount(at_j, x[r0:r1], cells)
+        out[c0 * q:c0 * q + cells] = sums
+    return out.reshape(g, q)
+
+
 def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
     """Grouped by design: rows with the same (i, j[, k]) share x_r / a_r, so with
     d = n_i - n_j, Q = W_aa (d^2) + W_ab (2 d n_k) + W_bb (n_k^2), where W_.. (clusters x
@@ -138,20 +210,10 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
     from ratings.kernels.sparse import csc_of_csr, csc_times_dense
 
     n_judges = int(judge.max(initial=-1)) + 1 if b.size else 1
-    key = np.multiply(ii, n_models, dtype=np.int64)
-    key += jj
-    if b.size:
-        key *= n_judges
-        key += judge
     space = n_models * n_models * n_judges
-    index = np.int32 if 3 * max(space, key.size) < 2**31 else np.int64  # scipy's own type
-    if space <= max(_COUNT_SPACE, 8 * key.size):  # the designs by counting (no sort)
-        keys = np.flatnonzero(np.bincount(key, minlength=space))
-        lut = np.empty(space, dtype=index)
-        lut[keys] = np.arange(keys.size, dtype=index)
-        col = lut[key]
-    else:
-        keys, col = np.unique(key, return_inverse=True)
+    index = np.int32 if 3 * max(space, ii.size) < 2**31 else np.int64  # scipy's own type
+    keys, col = _design_columns(ii, jj, judge if b.size else None, n_models, n_judges, space,
+                                index)  # fmt: skip
     rest, uk = np.divmod(keys, n_judges)
     ui, uj = np.divmod(rest, n_models)
     u = keys.size
@@ -164,13 +226,16 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
                        np.column_stack([col, col + u, col + 2 * u]).ravel(), 3 * indptr, 3 * u)
     else:  # by design (CSC): each design's row of squares is read once, the result stays hot
         w = csc_of_csr(a * a, col, indptr, u)
+    del col  # (the rows' designs are in ``w`` now)
     out = np.empty((n_clusters, n.shape[1]))
     step = max(1, _CELLS // (w.shape[1] or 1))
 
     def columns(lo: int) -> None:  # scipy's compiled sparse product releases the GIL
         part = np.ascontiguousarray(n[:, lo:lo + step])  # whole rows to gather
         d = np.take(part, ui, axis=0)
-        d -= np.take(part, uj, axis=0)
+        chunk = max(1, BLOCK_ROWS // part.shape[1])  # the designs' j rows a chunk at a time
+        for c0 in range(0, u, chunk):
+            d[c0:c0 + chunk] -= np.take(part, uj[c0:c0 + chunk], axis=0)
         if b.size:
             nk = np.take(part, n_models + uk, axis=0)
             x = np.vstack([d * d, d * nk, nk * nk])
@@ -181,6 +246,37 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
 
     _threads.run([partial(columns, lo) for lo in range(0, n.shape[1], step)])
     return out
+
+
+def _design_columns(ii, jj, judge, n_models: int, n_judges: int, space: int, index):
+    """The distinct design keys ``(ii n_models + jj) n_judges [+ judge]`` of the rows
+    (``judge`` None: no judge column), sorted, and each row's design as ``index``: counted in
+    a table while the keys fit one (no sort; the keys formed :data:`BLOCK_ROWS` rows at a
+    time, none held for the rows), else sorted."""
+    size = ii.size
+
+    def design_keys(lo: int, hi: int) -> np.ndarray:
+        key = np.multiply(ii[lo:hi], n_models, dtype=np.int64)
+        key += jj[lo:hi]
+        if judge is not None:
+            key *= n_judges
+            key += judge[lo:hi]
+        return key
+
+    if space > max(_COUNT_SPACE, 8 * size):
+        keys, col = np.unique(design_keys(0, size), return_inverse=True)
+        return keys, col
+    seen = np.zeros(space, dtype=bool)
+    for lo in range(0, size, BLOCK_ROWS):
+        seen[design_keys(lo, lo + BLOCK_ROWS)] = True
+    keys = np.flatnonzero(seen)
+    lut = np.empty(space, dtype=index)
+    lut[keys] = np.arange(keys.size, dtype=index)
+    col = np.empty(size, dtype=index)
+    for lo in range(0, size, BLOCK_ROWS):
+        np.take(lut, design_keys(lo, lo + BLOCK_ROWS), out=col[lo:lo + BLOCK_ROWS],
+                mode="clip")  # (in range: "clip" writes straight into ``out``)
+    return keys, col
 
 
 def _quadratic_one_row(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
