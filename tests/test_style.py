@@ -566,3 +566,29 @@ def test_crowd_style_on_coin_judges_leaves_the_intervals_open_as_plain_crowd_bt(
     assert lr < stats.chi2.ppf(0.95, 2 * (len(models) + 2))
     assert r.judges["uninformative"].all() and r.crowd.open_intervals
     assert np.isinf(r.se.drop("m0")).all() and np.isinf(r.style["se"]).all()
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_style_fit_frees_its_rows_without_the_garbage_collector(monkeypatch, exact):
+    """Dropping a style fit's result frees its working rows (the design's arrays: 1M verdicts
+    with four features hold about 100 MB) at once, after its df were read on either CR2 path:
+    no reference cycle leaves them to the collector, which a long session (or a loop of fits)
+    runs only now and then."""
+    import gc
+    import weakref
+
+    import ratings.inference.cluster
+
+    if not exact:
+        monkeypatch.setattr(ratings.inference.cluster, "EXACT_BUDGET", 0.0)
+    r = ratings.fit(_log(n=600, tasks=12, seed=5), style=["tokens", "headers"])
+    assert np.isfinite(r.style["df"]).all() and np.isfinite(r.pair_df()[0, 1:]).all()
+    rows = weakref.ref(r.uncertainty.inference.rows)
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        del r
+        assert rows() is None
+    finally:
+        if was:
+            gc.enable()

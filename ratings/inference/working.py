@@ -81,7 +81,7 @@ class WorkingRows:
 
         return cluster_blocks(self.starts)
 
-    @cached_property
+    @property
     def merged(self) -> tuple[WorkingRows, NDArray[np.float64], NDArray[np.int64]]:
         """The clusters as weighted groups: one-row clusters of one design (pair, judge and
         weights ``a``, ``b``: a pair met once on each of many prompts) merged into one, weighted
@@ -90,11 +90,18 @@ class WorkingRows:
         on an arena (its clusters shrink to the pairs that met). Returns the groups' rows
         (``cluster`` numbers the groups), their weights, and each cluster's group. With
         covariates each cluster is its own group (a row's covariates make its design its own)."""
+        # these rows themselves are not cached with them: a reference cycle would keep their
+        # arrays alive after the fit until the garbage collector runs
+        return self._groups or (self, np.ones(self.n_clusters), np.arange(self.n_clusters))
+
+    @cached_property
+    def _groups(self) -> tuple[WorkingRows, NDArray[np.float64], NDArray[np.int64]] | None:
+        """:attr:`merged` where some one-row clusters merge (None: each cluster its own)."""
         starts = self.starts
         sizes = np.diff(starts)
         lone = sizes == 1
         if self.x is not None or not lone.any():  # no one-row clusters: the groups are the rows
-            return self, np.ones(self.n_clusters), np.arange(self.n_clusters)
+            return None
         first = starts[:-1][lone]  # the row of each one-row cluster
         nj = int(self.judge.max()) + 1 if self.judge.size else 1
         key = (self.ii[first].astype(np.int64) * self.n_models + self.jj[first]) * nj

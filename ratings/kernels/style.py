@@ -276,9 +276,9 @@ def _bt_flat(params, m, row_a, row_b, wa, wb, tt, score, info):
 def style_bt_newton(params, n_models, row_a, row_b, x, wa, wb, tt, score, info):
     m, p = n_models, x.shape[1]
     n = m + p
-    # Three loops over the rows, each simple enough to run at memory speed (one loop doing all
-    # three was half as fast): the rows' terms; their sums per model pair (a row of p + 2
-    # numbers per pair, one cache line); the features' block.
+    # Two loops over the rows (one loop doing both was half as fast): the rows' terms; then
+    # their sums per model pair (a row of p + 2 numbers per pair, one cache line) beside the
+    # features' block, four rows at a time (a tenth faster than a loop for each).
     nll = 0.0
     # A row of one verdict adds log1p(e) = -log(sigma(|d|)) to the negative log-likelihood:
     # those sigmas (each in [1/2, 1]) are multiplied, 64 at a time, and one log is taken.
@@ -312,18 +312,18 @@ def style_bt_newton(params, n_models, row_a, row_b, x, wa, wb, tt, score, info):
         info[r] = n_r * big * small
     nll -= np.log(prod)
     pair = np.zeros((m * m, p + 2))  # per (a, b): sum of info, of score, of info * x
-    for r in range(row_a.shape[0]):
-        q = row_a[r] * m + row_b[r]
-        w = info[r]
-        pair[q, 0] += w
-        pair[q, 1] += score[r]
-        for k in range(p):
-            pair[q, 2 + k] += w * x[r, k]
     g_x = np.zeros(p)
     h_xx = np.zeros((p, p))
     n_rows = row_a.shape[0]
     four = n_rows - n_rows % 4
     for r in range(0, four, 4):  # four rows per store into the sums (a third of the time)
+        for u in range(r, r + 4):  # written out: as a call, no faster than a loop apart
+            q = row_a[u] * m + row_b[u]
+            w = info[u]
+            pair[q, 0] += w
+            pair[q, 1] += score[u]
+            for k in range(p):
+                pair[q, 2 + k] += w * x[u, k]
         w0, w1, w2, w3 = info[r], info[r + 1], info[r + 2], info[r + 3]
         for k in range(p):
             x0, x1, x2, x3 = x[r, k], x[r + 1, k], x[r + 2, k], x[r + 3, k]
@@ -333,7 +333,11 @@ def style_bt_newton(params, n_models, row_a, row_b, x, wa, wb, tt, score, info):
                 h_xx[k, t] += (x0 * x[r, t] + x1 * x[r + 1, t] + x2 * x[r + 2, t]
                                + x3 * x[r + 3, t])  # fmt: skip
     for r in range(four, n_rows):
-        w, s = info[r], score[r]
+        q, w, s = row_a[r] * m + row_b[r], info[r], score[r]
+        pair[q, 0] += w
+        pair[q, 1] += s
+        for k in range(p):
+            pair[q, 2 + k] += w * x[r, k]
         for k in range(p):
             wk = w * x[r, k]
             g_x[k] -= s * x[r, k]
