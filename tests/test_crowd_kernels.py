@@ -177,6 +177,28 @@ def test_crowd_row_terms_matches_twin(rows):
     assert np.all(hee >= 0.0) and np.all(mdd >= 0.0) and np.all(mee >= 0.0)
 
 
+@settings(deadline=None, max_examples=150)
+@given(rows=crowd_rows())
+def test_crowd_weights_match_twin_and_definition(rows):
+    """CR2's working weights a = sqrt(n / (p q)) dp/dd, b = sqrt(n / (p q)) dp/deta: the kernel
+    against its twin, and both against the definition from scipy's expit where p q is a
+    normal number (0 where it has no value: no decisive verdict, or p q zero)."""
+    _, _, theta, eta, ii, jj, kk, wi, wj, _, _ = rows
+    d, e, n = theta[ii] - theta[jj], eta[kk], wi + wj
+    got, want = _kernels.crowd_weights(d, e, n), _kernels_ref.crowd_weights(d, e, n)
+    s = expit(d)
+    p = e * s + (1 - e) * (1 - s)
+    ok = (p * (1 - p) > 1e-300) & (n > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        root = np.where(ok, np.sqrt(n / (p * (1 - p))), 0.0)
+    for g, w, dp in zip(got, want, ((2 * e - 1) * s * (1 - s), 2 * s - 1), strict=True):
+        scale = 1.0 + np.abs(w).max(initial=0.0)
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10 * scale)
+        assert np.all(np.isfinite(g))
+        np.testing.assert_allclose(g[ok], (root * dp)[ok], rtol=1e-9, atol=1e-9 * scale)
+    np.testing.assert_array_equal(got[0][n == 0], 0.0)
+
+
 @settings(deadline=None, max_examples=100)
 @given(rows=crowd_rows())
 def test_crowd_assemble_and_cluster_meat_match_twins(rows):
@@ -286,6 +308,11 @@ def test_crowd_py_func_versions_match_twins(rng):
     starts = np.array([0, 6, 6, 14], dtype=np.int64)
     got = _kernels.crowd_row_terms.py_func(theta, eta, ii, jj, kk, wi, wj, tt)
     want = _kernels_ref.crowd_row_terms(theta, eta, ii, jj, kk, wi, wj, tt)
+    d, e, n = theta[ii] - theta[jj], eta[kk], wi + wj
+    with np.errstate(divide="ignore", invalid="ignore"):  # rows without a decisive verdict
+        weights = _kernels.crowd_weights.py_func(d, e, n)
+    for g, w in zip(weights, _kernels_ref.crowd_weights(d, e, n), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-300)
     assert_crowd_terms_equal(got, want)
     assert_crowd_terms_equal(_kernels.crowd_row_terms(theta, eta, ii, jj, kk, wi, wj, tt), want)
     for d in (-30.0, -1.0, 0.0, 2.0, 30.0):
@@ -293,8 +320,12 @@ def test_crowd_py_func_versions_match_twins(rng):
             point = _kernels._crowd_point.py_func(d, e)
             assert point == pytest.approx(_kernels._crowd_point(d, e), rel=1e-14, abs=1e-300)
             p = e * expit(d) + (1 - e) * expit(-d)
-            assert np.exp(point[0]) == pytest.approx(p, rel=1e-12)
-            assert np.exp(point[1]) == pytest.approx(1 - p, rel=1e-12)
+            pc = e * expit(-d) + (1 - e) * expit(d)  # 1 - p without its rounding
+            assert point[0] == pytest.approx(p, rel=1e-12)
+            assert point[1] == pytest.approx(pc, rel=1e-12)
+            log_p = _kernels._crowd_log.py_func(d, e, point[0])
+            assert log_p == pytest.approx(np.log(p), rel=1e-12)
+            assert _kernels._crowd_log(-d, e, point[1]) == pytest.approx(np.log(pc), rel=1e-12)
     _, gd, ge, hdd, hde, hee, *_ = want
     assert_close(
         _kernels.crowd_assemble.py_func(m, nj, ii, jj, kk, hdd, hde, hee),

@@ -31,6 +31,7 @@ def warmup() -> None:
     _, gd, ge, hdd, hde, hee, *_ = _kernels.crowd_row_terms(theta, eta, ii, jj, ii, one, one, one)
     _kernels.crowd_row_terms(theta, eta, ii, jj, ii, one, one, one, False)  # Newton's steps
     _kernels.crowd_assemble(2, 1, ii, jj, ii, hdd, hde, hee)
+    _kernels.crowd_weights(theta[ii] - theta[jj], eta, one)  # CR2's working rows
     from ratings.kernels import ties as _ties  # the tie models' row terms
 
     for kernel in (_ties.davidson_row_terms, _ties.rao_kupper_row_terms):

@@ -296,15 +296,10 @@ def crowd_weights(d: NDArray[np.float64], e: NDArray[np.float64],
     """Crowd-BT's working weights of rows with linear predictor ``d``, judge quality ``e`` and
     ``n`` decisive verdicts: ``a = sqrt(n / (p q)) dp/dd`` and ``b = sqrt(n / (p q)) dp/deta``
     (0 where not finite), p = e sigma(d) + (1 - e) sigma(-d), for plain Crowd-BT
-    and the design with covariates alike (:meth:`ratings.models.covariates._Design.working`)."""
-    from ratings.kernels.fit_ref import expit
+    and the design with covariates alike (:meth:`ratings.models.covariates._Design.working`):
+    the kernel :func:`ratings.kernels.fit.crowd_weights` (one pass) or its NumPy twin, by the
+    rows' number."""
+    from ratings.kernels.engine import kernels as fit_kernels
 
-    s = expit(d)
-    sq = s * (1.0 - s)
-    p = e * s + (1.0 - e) * (1.0 - s)
-    pq = p * (1.0 - p)
-    bt = e >= 1.0  # p = sigma(d): the ratio p_d / sqrt(p q) is sqrt(s (1 - s)) exactly
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.where(bt, np.sqrt(n * sq), np.sqrt(n / pq) * (2.0 * e - 1.0) * sq)
-        b = np.sqrt(n / pq) * (2.0 * s - 1.0)
-    return np.nan_to_num(a), np.nan_to_num(b)
+    return fit_kernels("auto", d.size).crowd_weights(*(np.ascontiguousarray(v, dtype=np.float64)
+                                                       for v in (d, e, n)))

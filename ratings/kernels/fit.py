@@ -44,13 +44,14 @@ from ratings.kernels.ties import davidson_row_terms, rao_kupper_row_terms
 __all__ = [  # each kernel has a twin of the same name in ratings.kernels.fit_ref
     "aggregate_codes", "bt_row_terms", "bt_scores", "cluster_meat",
     "cluster_scores", "collapse_codes", "collapse_rows", "count_rows", "crowd_assemble",
-    "crowd_row_terms", "davidson_row_terms", "laplacian", "rao_kupper_row_terms", "scatter_diff",
-    "slot_cluster_scores", "slot_collapse", "slot_missing", "slot_order", "slot_outcomes",
-    "verdict_cluster_scores",
+    "crowd_row_terms", "crowd_weights", "davidson_row_terms", "laplacian", "rao_kupper_row_terms",
+    "scatter_diff", "slot_cluster_scores", "slot_collapse", "slot_missing", "slot_order",
+    "slot_outcomes", "verdict_cluster_scores",
 ]  # fmt: skip
 
 _JIT = {"cache": True, "nogil": True}  # no fastmath: the likelihood relies on inf/NaN semantics
 _SCORE_CAP = 1e150  # |score| bound where it would overflow; its square still fits in a double
+_DOUBLE_MAX = float(np.finfo(np.float64).max)
 
 
 @njit(**_JIT)
@@ -205,21 +206,29 @@ def cluster_meat(n_models, n_params, ii, jj, judge, score_d, score_eta, starts):
 
 
 @njit(**_JIT)
-def _crowd_point(d, eta):
-    """Log-probabilities and derivative ratios at one (d, eta).
+def _sigmoids(d):
+    """(sigma(d), sigma(-d)) from one exp: the values of ``_sigmoid(d)`` and ``_sigmoid(-d)``."""
+    if d > 0.0:
+        e = np.exp(-d)
+        return 1.0 / (1.0 + e), e / (1.0 + e)
+    e = np.exp(d)
+    return e / (1.0 + e), 1.0 / (1.0 + e)
 
-    -> (log p, log pc, p_d/p, p_e/p, -p_d/pc, -p_e/pc, p_dd/p, p_de/p, p_dd/pc, p_de/pc) with
-    p = eta sigma(d) + (1 - eta) sigma(-d), pc = 1 - p. For eta < 1, p and pc are at least
-    (1 - eta) / 2, so the ratios are safe; eta = 1 uses the Bradley-Terry limits, which stay
-    finite where sigma(d) underflows.
+
+@njit(**_JIT)
+def _crowd_point(d, eta):
+    """Probabilities and derivative ratios at one (d, eta).
+
+    -> (p, pc, p_d/p, p_e/p, -p_d/pc, -p_e/pc, p_dd/p, p_de/p, p_dd/pc, p_de/pc) with
+    p = eta sigma(d) + (1 - eta) sigma(-d), pc = 1 - p (their logs: :func:`_crowd_log`). For
+    eta < 1, p and pc are at least (1 - eta) / 2, so the ratios are safe; eta = 1 uses the
+    Bradley-Terry limits, which stay finite where sigma(d) underflows.
     """
-    s = _sigmoid(d)
-    sq = _sigmoid(-d)
+    s, sq = _sigmoids(d)
     if eta >= 1.0:  # eta-scores grow like e^|d|; capped so that 0 counts times them stay 0
         ae = max(-np.expm1(-d), -_SCORE_CAP)
         be = min(-np.expm1(d), _SCORE_CAP)
-        return (_log_sigmoid(d), _log_sigmoid(-d), sq, ae, -s, be,
-                sq * (sq - s), 2.0 * sq, s * (sq - s), 2.0 * s)
+        return (s, sq, sq, ae, -s, be, sq * (sq - s), 2.0 * sq, s * (sq - s), 2.0 * s)
     a = 2.0 * eta - 1.0
     p = eta * s + (1.0 - eta) * sq
     pc = eta * sq + (1.0 - eta) * s
@@ -227,8 +236,15 @@ def _crowd_point(d, eta):
     p_e = s - sq  # dp/deta = 2 sigma(d) - 1
     p_dd = p_d * (sq - s)
     p_de = 2.0 * s * sq
-    return (np.log(p), np.log(pc), p_d / p, p_e / p, -p_d / pc, -p_e / pc,
+    return (p, pc, p_d / p, p_e / p, -p_d / pc, -p_e / pc,
             p_dd / p, p_de / p, p_dd / pc, p_de / pc)
+
+
+@njit(**_JIT)
+def _crowd_log(d, eta, p):
+    """log p of :func:`_crowd_point`'s ``p`` at (d, eta) (its ``pc``'s at (-d, eta)): at
+    eta = 1 log sigma(d), finite where sigma(d) underflows."""
+    return _log_sigmoid(d) if eta >= 1.0 else np.log(p)
 
 
 @njit(**_JIT)
@@ -259,16 +275,16 @@ def crowd_row_terms(theta, eta, ii, jj, judge, wi, wj, tt, with_meat=True):
     nll = 0.0
     for r in range(n_rows):
         d = theta[ii[r]] - theta[jj[r]]
+        e = eta[judge[r]]
         # per-verdict scores of "i won" (ad on d, ae on eta) and "j won" (bd, be), and the
         # second-derivative ratios of p (rdd_p, rde_p) and of pc = 1 - p (rdd_c, rde_c)
-        logp, logpc, ad, ae, bd, be, rdd_p, rde_p, rdd_c, rde_c = _crowd_point(
-            d, eta[judge[r]])
+        p, pc, ad, ae, bd, be, rdd_p, rde_p, rdd_c, rde_c = _crowd_point(d, e)
         yi = wi[r]
         yj = wj[r]
-        if yi > 0.0:
-            nll -= yi * logp
+        if yi > 0.0:  # a log only where it counts (a row of one verdict needs one)
+            nll -= yi * _crowd_log(d, e, p)
         if yj > 0.0:
-            nll -= yj * logpc
+            nll -= yj * _crowd_log(-d, e, pc)
         grad_d[r] = yi * ad + yj * bd
         grad_eta[r] = yi * ae + yj * be
         # -d2/dxdy [yi log p + yj log pc] = yi (px py/p^2 - pxy/p) + yj (px py/pc^2 + pxy/pc)
@@ -303,6 +319,42 @@ def crowd_assemble(n_models, n_judges, ii, jj, judge, w_dd, w_deta, w_etaeta):
         out[k, j] -= w_deta[r]
         out[k, k] += w_etaeta[r]
     return out
+
+
+@njit(cache=True, nogil=True, error_model="numpy")  # NaN and inf as NumPy gives them
+def crowd_weights(d, eta, n):
+    """Crowd-BT's working weights per row (CR2's working model), from its linear predictor
+    ``d``, its judge's quality ``eta`` (per row) and its ``n`` decisive verdicts (float64[R]
+    each) -> (a, b) float64[R]: ``a = sqrt(n / (p pc)) dp/dd`` (at eta >= 1, where p = sigma(d),
+    ``sqrt(n s (1 - s))`` exactly) and ``b = sqrt(n / (p pc)) dp/deta``, NaN as 0 and +-inf
+    as the largest doubles (as ``np.nan_to_num``), with s = sigma(d) and
+    p = eta s + (1 - eta) (1 - s)."""
+    n_rows = d.shape[0]
+    a = np.empty(n_rows)
+    b = np.empty(n_rows)
+    for r in range(n_rows):
+        x = d[r]
+        t = np.exp(-abs(x))  # s as the twin's expit: (1 or t) / (1 + t)
+        s = (1.0 if x >= 0.0 else t) / (t + 1.0)
+        sq = s * (1.0 - s)
+        e = eta[r]
+        p = e * s + (1.0 - e) * (1.0 - s)
+        root = np.sqrt(n[r] / (p * (1.0 - p)))
+        a[r] = _finite(np.sqrt(n[r] * sq) if e >= 1.0 else root * (2.0 * e - 1.0) * sq)
+        b[r] = _finite(root * (2.0 * s - 1.0))
+    return a, b
+
+
+@njit(**_JIT)
+def _finite(x):
+    """``np.nan_to_num`` of one number: NaN as 0, +-inf as the largest doubles."""
+    if x != x:
+        return 0.0
+    if x == np.inf:
+        return _DOUBLE_MAX
+    if x == -np.inf:
+        return -_DOUBLE_MAX
+    return x
 
 
 @njit(**_JIT)

@@ -37,8 +37,8 @@ _ORIENTED: list = []
 __all__ = [  # the twin of each kernel of ratings.kernels.fit, and the sigmoid helpers
     "aggregate_codes", "bt_row_terms", "bt_scores", "cluster_meat", "cluster_scores",
     "collapse_codes", "collapse_rows", "count_rows", "crowd_assemble", "crowd_row_terms",
-    "davidson_row_terms", "expit", "laplacian", "log_expit", "rao_kupper_row_terms",
-    "scatter_diff", "slot_cluster_scores", "slot_collapse",
+    "crowd_weights", "davidson_row_terms", "expit", "laplacian", "log_expit",
+    "rao_kupper_row_terms", "scatter_diff", "slot_cluster_scores", "slot_collapse",
     "slot_missing", "slot_order", "slot_outcomes", "verdict_cluster_scores",
 ]  # fmt: skip
 
@@ -169,6 +169,18 @@ def crowd_row_terms(theta, eta, ii, jj, judge, wi, wj, tt, with_meat=True):
     if not with_meat:
         return (*terms, np.zeros(0), np.zeros(0), np.zeros(0))
     return (*terms, yi * ad**2 + yj * bd**2, yi * ad * ae + yj * bd * be, yi * ae**2 + yj * be**2)
+
+
+def crowd_weights(d, eta, n):
+    s = expit(d)
+    sq = s * (1.0 - s)
+    p = eta * s + (1.0 - eta) * (1.0 - s)
+    pq = p * (1.0 - p)
+    bt = eta >= 1.0  # p = sigma(d): the ratio p_d / sqrt(p q) is sqrt(s (1 - s)) exactly
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.where(bt, np.sqrt(n * sq), np.sqrt(n / pq) * (2.0 * eta - 1.0) * sq)
+        b = np.sqrt(n / pq) * (2.0 * s - 1.0)
+    return np.nan_to_num(a), np.nan_to_num(b)
 
 
 def crowd_assemble(n_models, n_judges, ii, jj, judge, w_dd, w_deta, w_etaeta):
