@@ -345,21 +345,30 @@ def test_block_and_embed_match_fancy_indexing(seed, n, drop, kind):
     np.testing.assert_array_equal(embed(a, idx, n), want)
 
 
-@settings(deadline=None, max_examples=40)
+@settings(deadline=None, max_examples=60)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 9), drop=st.integers(0, 8),
-       kind=st.sampled_from(["one left out", "all", "subset"]))  # fmt: skip
-def test_embed_upper_is_the_mirrored_triangle_embedded(seed, n, drop, kind):
-    from ratings.core.linalg import embed_upper
+       kind=st.sampled_from(["one left out", "all", "subset"]),
+       order=st.sampled_from(["C", "F"]), rows=st.sampled_from([1, 2, 3, 64]))  # fmt: skip
+def test_embed_upper_is_the_mirrored_triangle_embedded(seed, n, drop, kind, order, rows):
+    """Whatever lies below the diagonal (LAPACK's factorisation leaves the input there), in
+    either memory order, mirrored a block of ``rows`` rows at a time."""
+    from unittest import mock
+
+    from ratings.core import linalg
+    from ratings.core.linalg import embed_upper, mirror_upper
 
     rng = np.random.default_rng(seed)
     idx = {"one left out": np.delete(np.arange(n), drop % n), "all": np.arange(n),
            "subset": np.flatnonzero(rng.random(n) < 0.5)}[kind]  # fmt: skip
     sym = rng.normal(size=(idx.size, idx.size))
     sym = sym + sym.T
-    upper = np.asfortranarray(np.triu(sym))  # as LAPACK leaves it
+    below = np.tril(rng.normal(size=sym.shape), -1)  # not read
+    upper = np.asarray(np.triu(sym) + below, order=order)
     want = np.zeros((n, n))
     want[np.ix_(idx, idx)] = sym
-    np.testing.assert_array_equal(embed_upper(upper, idx, n), want)
+    with mock.patch.object(linalg, "MIRROR_ROWS", rows):
+        np.testing.assert_array_equal(embed_upper(upper, idx, n), want)
+        np.testing.assert_array_equal(mirror_upper(upper), sym)
 
 
 def test_large_inverse_and_gram_embedded_match_numpy():

