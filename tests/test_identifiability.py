@@ -249,6 +249,38 @@ def test_solve_pd_in_single_precision_is_refined_to_double(smallest):
     np.testing.assert_allclose(got, want, rtol=1e-13 / smallest, atol=0.0)
 
 
+@pytest.mark.parametrize("change", ["close", "far", "same diagonal, far"])
+def test_solve_pd_refines_on_a_kept_factor_while_it_serves(change, monkeypatch):
+    """A sequence of systems (Newton's steps): the next system is solved on the kept factor
+    when its diagonal is within KEPT_CHANGE (no factorisation), else factorised afresh; a kept
+    factor that does not serve (same diagonal, other off-diagonal cells) is given up. Every
+    solution is numpy's to a double-precision solve's accuracy."""
+    from ratings.core import linalg
+
+    m = linalg.SINGLE_FROM + 50
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(m, m))
+    h = x @ x.T / m + np.eye(m)
+    d = 1.0 + 0.01 * rng.random(m)  # every cell scaled by at most 1 %: the diagonal too
+    e = rng.normal(size=(m, m))
+    e = 0.25 * (e + e.T) / np.sqrt(m)  # spectral radius about 0.7: h's smallest is about 1
+    np.fill_diagonal(e, 0.0)
+    nearby = {"close": h * np.sqrt(d)[:, None] * np.sqrt(d)[None, :],
+              "far": h + 0.5 * np.diag(np.diag(h)),
+              "same diagonal, far": h + e}[change]  # fmt: skip
+    assert np.all(np.linalg.eigvalsh(nearby) > 0)
+    factorised = []
+    real = linalg._factor_single
+    monkeypatch.setattr(linalg, "_factor_single", lambda a: factorised.append(1) or real(a))
+    kept = linalg.KeptFactor()
+    for a in (h, nearby):
+        g = rng.normal(size=m)
+        got = linalg.solve_pd(a, g, kept)
+        want = np.linalg.solve(a, g)
+        np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-13 * np.abs(want).max())
+    assert len(factorised) == (1 if change == "close" else 2)
+
+
 def test_inverse_free_large_matches_numpy_inverse():
     from ratings.inference.covariance import inverse_free
 
