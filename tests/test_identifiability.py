@@ -524,7 +524,7 @@ def test_win_matrix_of_unique_pairs_is_the_edge_lists_graph(seed, m, density):
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import connected_components
 
-    from ratings.models.existence import _connected, win_matrix
+    from ratings.models.existence import connected, win_matrix
 
     rng = np.random.default_rng(seed)
     ii, jj = np.triu_indices(m, 1)
@@ -539,6 +539,18 @@ def test_win_matrix_of_unique_pairs_is_the_edge_lists_graph(seed, m, density):
     adj = win_matrix(rows)
     np.testing.assert_array_equal(adj, expected)
     n_strong, _ = connected_components(csr_matrix(expected), directed=True, connection="strong")
-    assert _connected(adj) == (n_strong == 1)
+    assert connected(adj) == (n_strong == 1)
     swapped = SimpleNamespace(**{**vars(rows), "ii": jj, "jj": ii})  # j > i: not its case
     assert ii.size == 0 or win_matrix(swapped) is None
+    # the fit's pair table (rows shuffled, either orientation, a pair repeated) writes the same
+    from ratings.models.bt import PairTable
+
+    order = rng.permutation(ii.size)
+    flip = rng.random(ii.size) < 0.5
+    a, b = np.where(flip, jj, ii)[order], np.where(flip, ii, jj)[order]
+    x, y = np.where(flip, wj, wi)[order], np.where(flip, wi, wj)[order]
+    shuffled = SimpleNamespace(n_models=m, ii=np.concatenate([a, a[:2]]),
+                               jj=np.concatenate([b, b[:2]]), wi=np.concatenate([x, 0 * x[:2]]),
+                               wj=np.concatenate([y, 0 * y[:2]]),
+                               tt=np.concatenate([tt[order], 0 * tt[:2]]))  # fmt: skip
+    np.testing.assert_array_equal(PairTable(shuffled).win_matrix(), expected)

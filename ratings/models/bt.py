@@ -195,6 +195,16 @@ class PairTable:
         out[self.cells[lo:hi]] = weight
         out[self.mirror[lo:hi]] = weight
 
+    def win_matrix(self) -> NDArray[np.bool_]:
+        """The win graph's adjacency (M x M booleans, ``[i, j]``: i won or tied against j), each
+        pair's two cells written in place (as
+        :func:`ratings.models.existence.win_matrix` writes a sorted table's rows)."""
+        m = self.m
+        adj = np.zeros(m * m, dtype=bool)
+        adj[self.cells] = self.wi + self.tt > 0
+        adj[self.mirror] = self.wj + self.tt > 0
+        return adj.reshape(m, m)
+
     def terms(self, theta: NDArray[np.float64]) -> tuple[float, NDArray, NDArray]:
         """Negative log-likelihood, its gradient and its Hessian (M x M) at ``theta``."""
         m = self.m
@@ -269,6 +279,7 @@ def fit_bt(
     max_iter: int = 100,
     engine: Engine = "auto",
     theta0: NDArray[np.float64] | None = None,
+    table: PairTable | None = None,
 ) -> BTFit:
     """Fit Bradley-Terry log-strengths by (penalised) maximum likelihood.
 
@@ -279,11 +290,12 @@ def fit_bt(
     it, is below ``tol`` (1e-10 by default, so repeated fits agree far below 1e-8).
 
     Callers must first check existence (:func:`ratings.models.existence.check_identifiable`) unless
-    ``penalty > 0``.
+    ``penalty > 0``; ``table``: the :class:`PairTable` of ``data`` when the caller built it
+    (for that check, :meth:`PairTable.win_matrix`).
     """
     free = np.delete(np.arange(data.n_models), ref)
     rows = data.collapsed(engine=engine)  # same likelihood, one row per (judge, i, j)
-    table = PairTable(rows)
+    table = PairTable(rows) if table is None else table
     x0 = jacobi_step(start(rows), table) if theta0 is None else \
         np.asarray(theta0, dtype=np.float64)
     x0 = x0 - x0[ref]

@@ -7,7 +7,8 @@ import numpy as np
 from ratings.core.errors import NonIdentifiableError, format_names, option
 from ratings.data.comparisons import Comparisons
 
-__all__ = ["DENSE_REACH_MODELS", "check_identifiable", "win_components", "win_edges", "win_matrix"]
+__all__ = ["DENSE_REACH_MODELS", "check_identifiable", "connected", "win_components", "win_edges",
+           "win_matrix"]
 
 
 def _names(models, idx) -> str:
@@ -50,10 +51,10 @@ def _strongly_connected(src, dst, m: int) -> bool:
     reachable from node 0, and node 0 reachable from every node.)"""
     adj = np.zeros((m, m), dtype=bool)
     adj[src, dst] = True
-    return _connected(adj)
+    return connected(adj)
 
 
-def _connected(adj: np.ndarray) -> bool:
+def connected(adj: np.ndarray) -> bool:
     """Is the graph of adjacency ``adj[from, to]`` strongly connected?"""
     return _reaches_all(adj) and _reaches_all(adj.T)
 
@@ -98,7 +99,7 @@ def check_identifiable(data: Comparisons) -> None:
         raise NonIdentifiableError(f"Need at least two models to rate; got {m}.")
     if m <= DENSE_REACH_MODELS:
         adj = win_matrix(data)
-        if adj is not None and _connected(adj):
+        if adj is not None and connected(adj):
             return
         if adj is None and _strongly_connected(*win_edges(data), m):
             return
