@@ -80,7 +80,7 @@ class PairTable:
 
     def __init__(self, rows: Comparisons) -> None:
         m = rows.n_models
-        i, j = rows.ii.astype(np.intp), rows.jj.astype(np.intp)
+        i, j = np.asarray(rows.ii, dtype=np.intp), np.asarray(rows.jj, dtype=np.intp)
         wi, wj, tt = rows.wi, rows.wj, rows.tt
         swap = i > j
         if swap.any():
