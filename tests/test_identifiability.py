@@ -249,6 +249,38 @@ def test_solve_pd_in_single_precision_is_refined_to_double(smallest):
     np.testing.assert_allclose(got, want, rtol=1e-13 / smallest, atol=0.0)
 
 
+@pytest.mark.parametrize("change", ["close", "far", "same diagonal, far"])
+def test_solve_pd_refines_on_a_kept_factor_while_it_serves(change, monkeypatch):
+    """A sequence of systems (Newton's steps): the next system is solved on the kept factor
+    when its diagonal is within KEPT_CHANGE (no factorisation), else factorised afresh; a kept
+    factor that does not serve (same diagonal, other off-diagonal cells) is given up. Every
+    solution is numpy's to a double-precision solve's accuracy."""
+    from ratings.core import linalg
+
+    m = linalg.SINGLE_FROM + 50
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(m, m))
+    h = x @ x.T / m + np.eye(m)
+    d = 1.0 + 0.01 * rng.random(m)  # every cell scaled by at most 1 %: the diagonal too
+    e = rng.normal(size=(m, m))
+    e = 0.25 * (e + e.T) / np.sqrt(m)  # spectral radius about 0.7: h's smallest is about 1
+    np.fill_diagonal(e, 0.0)
+    nearby = {"close": h * np.sqrt(d)[:, None] * np.sqrt(d)[None, :],
+              "far": h + 0.5 * np.diag(np.diag(h)),
+              "same diagonal, far": h + e}[change]  # fmt: skip
+    assert np.all(np.linalg.eigvalsh(nearby) > 0)
+    factorised = []
+    real = linalg._factor_single
+    monkeypatch.setattr(linalg, "_factor_single", lambda a: factorised.append(1) or real(a))
+    kept = linalg.KeptFactor()
+    for a in (h, nearby):
+        g = rng.normal(size=m)
+        got = linalg.solve_pd(a, g, kept)
+        want = np.linalg.solve(a, g)
+        np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-13 * np.abs(want).max())
+    assert len(factorised) == (1 if change == "close" else 2)
+
+
 def test_inverse_free_large_matches_numpy_inverse():
     from ratings.inference.covariance import inverse_free
 
@@ -347,21 +379,30 @@ def test_block_and_embed_match_fancy_indexing(seed, n, drop, kind):
     np.testing.assert_array_equal(embed(a, idx, n), want)
 
 
-@settings(deadline=None, max_examples=40)
+@settings(deadline=None, max_examples=60)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 9), drop=st.integers(0, 8),
-       kind=st.sampled_from(["one left out", "all", "subset"]))  # fmt: skip
-def test_embed_upper_is_the_mirrored_triangle_embedded(seed, n, drop, kind):
-    from ratings.core.linalg import embed_upper
+       kind=st.sampled_from(["one left out", "all", "subset"]),
+       order=st.sampled_from(["C", "F"]), rows=st.sampled_from([1, 2, 3, 64]))  # fmt: skip
+def test_embed_upper_is_the_mirrored_triangle_embedded(seed, n, drop, kind, order, rows):
+    """Whatever lies below the diagonal (LAPACK's factorisation leaves the input there), in
+    either memory order, mirrored a block of ``rows`` rows at a time."""
+    from unittest import mock
+
+    from ratings.core import linalg
+    from ratings.core.linalg import embed_upper, mirror_upper
 
     rng = np.random.default_rng(seed)
     idx = {"one left out": np.delete(np.arange(n), drop % n), "all": np.arange(n),
            "subset": np.flatnonzero(rng.random(n) < 0.5)}[kind]  # fmt: skip
     sym = rng.normal(size=(idx.size, idx.size))
     sym = sym + sym.T
-    upper = np.asfortranarray(np.triu(sym))  # as LAPACK leaves it
+    below = np.tril(rng.normal(size=sym.shape), -1)  # not read
+    upper = np.asarray(np.triu(sym) + below, order=order)
     want = np.zeros((n, n))
     want[np.ix_(idx, idx)] = sym
-    np.testing.assert_array_equal(embed_upper(upper, idx, n), want)
+    with mock.patch.object(linalg, "MIRROR_ROWS", rows):
+        np.testing.assert_array_equal(embed_upper(upper, idx, n), want)
+        np.testing.assert_array_equal(mirror_upper(upper), sym)
 
 
 def test_large_inverse_and_gram_embedded_match_numpy():
@@ -485,7 +526,7 @@ def test_win_matrix_of_unique_pairs_is_the_edge_lists_graph(seed, m, density):
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import connected_components
 
-    from ratings.models.existence import _connected, win_matrix
+    from ratings.models.existence import connected, win_matrix
 
     rng = np.random.default_rng(seed)
     ii, jj = np.triu_indices(m, 1)
@@ -500,6 +541,18 @@ def test_win_matrix_of_unique_pairs_is_the_edge_lists_graph(seed, m, density):
     adj = win_matrix(rows)
     np.testing.assert_array_equal(adj, expected)
     n_strong, _ = connected_components(csr_matrix(expected), directed=True, connection="strong")
-    assert _connected(adj) == (n_strong == 1)
+    assert connected(adj) == (n_strong == 1)
     swapped = SimpleNamespace(**{**vars(rows), "ii": jj, "jj": ii})  # j > i: from the edges
     np.testing.assert_array_equal(win_matrix(swapped), expected.T)
+    # the fit's pair table (rows shuffled, either orientation, a pair repeated) writes the same
+    from ratings.models.bt import PairTable
+
+    order = rng.permutation(ii.size)
+    flip = rng.random(ii.size) < 0.5
+    a, b = np.where(flip, jj, ii)[order], np.where(flip, ii, jj)[order]
+    x, y = np.where(flip, wj, wi)[order], np.where(flip, wi, wj)[order]
+    shuffled = SimpleNamespace(n_models=m, ii=np.concatenate([a, a[:2]]),
+                               jj=np.concatenate([b, b[:2]]), wi=np.concatenate([x, 0 * x[:2]]),
+                               wj=np.concatenate([y, 0 * y[:2]]),
+                               tt=np.concatenate([tt[order], 0 * tt[:2]]))  # fmt: skip
+    np.testing.assert_array_equal(PairTable(shuffled).win_matrix(), expected)

@@ -183,7 +183,7 @@ def test_an_unforeseen_memory_error_is_a_message(monkeypatch, tmp_path, capsys):
 
     log = tmp_path / "arena.csv"
     arena(100, 5).to_csv(log, index=False)
-    monkeypatch.setattr(fitting, "check_identified", boom)
+    monkeypatch.setattr(fitting, "fit_bt", boom)  # in the middle of the fit
     assert main(["fit", str(log), "--out", str(tmp_path / "r.csv")]) == 2
     err = capsys.readouterr().err
     assert "ran out of memory" in err and "--no-cluster" in err and "Traceback" not in err

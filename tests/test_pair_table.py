@@ -149,3 +149,35 @@ def test_pieces_of_a_pass_give_the_whole_pass_bitwise(monkeypatch):
     pieces = [PairTable(rows).terms(rows.theta), PairTable(rows).meat(rows.theta)]
     for got, want in zip([*pieces[0], pieces[1]], [*whole[0], whole[1]], strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("repeated", [False, True])
+def test_pairs_sorted_and_summed_as_a_dictionary_sums_them(repeated):
+    """Rows in a shuffled order (as hashed aggregation hands them over), each pair once or
+    repeated (several judges), in either orientation: the table holds each pair once, ``i < j``
+    in increasing order, with i's wins, j's wins and the ties summed as a loop over the rows
+    sums them."""
+    rng = np.random.default_rng(9)
+    m = 12
+    i, j = np.triu_indices(m, 1)
+    pick = rng.permutation(i.size)[:50]
+    i, j = i[pick], j[pick]
+    if repeated:
+        i, j = np.concatenate([i, i[:20]]), np.concatenate([j, j[:20]])
+    flip = rng.random(i.size) < 0.5
+    ii, jj = np.where(flip, j, i), np.where(flip, i, j)
+    wi, wj, tt = (rng.integers(0, 6, i.size).astype(float) for _ in range(3))
+    rows = SimpleNamespace(n_models=m, ii=ii, jj=jj, wi=wi, wj=wj, tt=tt)
+    want: dict[tuple[int, int], list[float]] = {}
+    for r in range(ii.size):
+        a, b, x, y = int(ii[r]), int(jj[r]), wi[r], wj[r]
+        if a > b:
+            a, b, x, y = b, a, y, x
+        cell = want.setdefault((a, b), [0.0, 0.0, 0.0])
+        cell[0], cell[1], cell[2] = cell[0] + x, cell[1] + y, cell[2] + tt[r]
+    table = PairTable(rows)
+    keys = sorted(want)
+    np.testing.assert_array_equal(table.i, [a for a, _ in keys])
+    np.testing.assert_array_equal(table.j, [b for _, b in keys])
+    for c, got in enumerate((table.wi, table.wj, table.tt)):
+        np.testing.assert_array_equal(got, [want[k][c] for k in keys])

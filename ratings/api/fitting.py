@@ -59,6 +59,7 @@ from ratings.models.covariates import pair_built
 from ratings.models.crowd.policy import estimate_crowd
 from ratings.models.crowd.quality import resolve_judge_quality
 from ratings.models.estimate import Estimate, bootstrap_refits
+from ratings.models.existence import connected
 from ratings.models.families.ties import TieFamily
 from ratings.models.firth import fit_firth
 from ratings.models.style import check_style_columns, style_columns
@@ -188,16 +189,22 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         engine = resolve_engine(solver.engine, data.n_verdicts)  # one engine for every stage
         rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts
         penalised = bool(bt.penalty or bt.firth)
-        if not penalised:
+        ties, tie = None, tie_family_of(rows, bt.ties)  # a tie family (ratings.api.ties)
+        # Bradley-Terry's pair totals, built once: its fit, and the usual case of existence
+        # (two models or more, a connected win graph) from their adjacency; the rows'
+        # diagnosis otherwise
+        table = PairTable(rows) if model == "bt" and tie is None and not bt.firth else None
+        if not penalised and not (table is not None and table.m > 1
+                                  and connected(table.win_matrix())):  # fmt: skip
             check_identified(rows, bt.ties)
         ref = 0 if anchor is None else int(data.models.get_loc(anchor))
         opts = {"ref": ref, "ci": ci, "clustered": data.clusters is not None, "engine": engine,
                 "tol": solver.tol, "max_iter": solver.max_iter, "n_boot": boot.n,
                 "seed": boot.seed, "level": level}  # fmt: skip
-        ties, tie = None, tie_family_of(rows, bt.ties)  # a tie family (ratings.api.ties)
         if model == "bt":
             est, ties = _estimate(data, tie, rows=rows, penalty=bt.penalty,
-                                  firth=bt.firth, ties=bt.ties, **opts)  # fmt: skip
+                                  firth=bt.firth, ties=bt.ties, table=table,
+                                  **opts)  # fmt: skip
             if penalised:  # ratings the penalty alone makes finite: open intervals
                 from ratings.models.separation import flag_unbounded, warn_unbounded
 
@@ -235,15 +242,16 @@ def check_style_source(verdicts: Source, style: tuple[str, ...], columns=None,
 
 
 def _estimate(data: Comparisons, tie: TieFamily | None, *, rows, ref, ci, clustered, engine,
-              tol, max_iter, n_boot, seed, level, penalty=0.0, firth=False,
-              ties="half") -> tuple[Estimate, pd.DataFrame | None]:  # fmt: skip
+              tol, max_iter, n_boot, seed, level, penalty=0.0, firth=False, ties="half",
+              table: PairTable | None = None) -> tuple[Estimate, pd.DataFrame | None]:  # fmt: skip
     """One estimator for Bradley-Terry and the tie families (``tie``, None for Bradley-Terry):
     the fit (the collapsed-counts fast path of Bradley-Terry, with its penalty or Firth's
     reduction; a tie family's parameter as parameter M), the bread (inverse information on the
     free parameters), the interval kind's covariance (:func:`ratings.inference.builder.build`
     with the verdicts' and clusters' scores and the CR2 inference), the seeded bootstrap refits
     and the strengths' :class:`Estimate`, with the table of tie model ``ties``
-    (:func:`ratings.api.ties.tie_table`: None for half wins)."""
+    (:func:`ratings.api.ties.tie_table`: None for half wins); ``table``: Bradley-Terry's
+    :class:`~ratings.models.bt.PairTable` of ``rows`` when the caller built it."""
     k, m = kernels(engine, data.n_verdicts), data.n_models
     if tie is not None:  # the tie parameter after the strengths (parameter M)
         res = fit_ties(rows, tie, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
@@ -256,7 +264,8 @@ def _estimate(data: Comparisons, tie: TieFamily | None, *, rows, ref, ci, cluste
                            remedy=remedy_of(tie))  # fmt: skip
     else:
         estimator = fit_firth if firth else partial(fit_bt, penalty=penalty)
-        res = estimator(rows, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
+        res = estimator(rows, ref=ref, tol=tol, max_iter=max_iter, engine=engine,
+                        **({} if table is None else {"table": table}))  # fmt: skip
 
         def row_scores(rows: Comparisons, wi, wj, tt):
             return k.bt_scores(res.theta, rows.ii, rows.jj, wi, wj, tt), None
@@ -290,11 +299,11 @@ def _estimate(data: Comparisons, tie: TieFamily | None, *, rows, ref, ci, cluste
                              always_finite=firth)  # fmt: skip
     bias = 0.0 if draws is not None or tie is None else phi_bias(
         tie.probabilities, res.theta, res.phi, rows, bread)  # fmt: skip
-    table = tie_table(replace(res, cov=built.cov, inference=built.inference) if tie else None,
-                      ties, tie, level=level, draws=draws, bias=bias, stacklevel=4)
+    tie_tab = tie_table(replace(res, cov=built.cov, inference=built.inference) if tie else None,
+                        ties, tie, level=level, draws=draws, bias=bias, stacklevel=4)
     est = Estimate(theta=res.theta, cov=built.cov[:m, :m], nll=res.nll, converged=res.converged,
                    n_iter=res.n_iter, max_grad=res.max_grad, model_cov=bread[:m, :m],
                    draws=None if draws is None else draws[:, :m],
                    influence=None if built.influence is None else built.influence[:, :m],
                    inference=built.inference)  # fmt: skip
-    return est, table
+    return est, tie_tab

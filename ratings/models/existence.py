@@ -7,7 +7,8 @@ import numpy as np
 from ratings.core.errors import NonIdentifiableError, format_names, option
 from ratings.data.comparisons import Comparisons
 
-__all__ = ["DENSE_REACH_MODELS", "check_identifiable", "win_components", "win_edges", "win_matrix"]
+__all__ = ["DENSE_REACH_MODELS", "check_identifiable", "connected", "win_components", "win_edges",
+           "win_matrix"]
 
 
 def _names(models, idx) -> str:
@@ -45,7 +46,7 @@ def win_components(rows: Comparisons):
     return graph, labels, np.isfinite(shortest_path(cond, unweighted=True))
 
 
-def _connected(adj: np.ndarray) -> bool:
+def connected(adj: np.ndarray) -> bool:
     """Is the graph of adjacency ``adj[from, to]`` strongly connected?"""
     return _reaches_all(adj) and _reaches_all(adj.T)
 
@@ -92,7 +93,7 @@ def check_identifiable(data: Comparisons, remedy: str | None = None) -> None:
     m = data.n_models
     if m < 2:
         raise NonIdentifiableError(f"Need at least two models to rate; got {m}.")
-    if m <= DENSE_REACH_MODELS and _connected(win_matrix(data)):
+    if m <= DENSE_REACH_MODELS and connected(win_matrix(data)):
         return
     from scipy.sparse.csgraph import connected_components
 

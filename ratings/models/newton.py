@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ratings.core.errors import ConvergenceWarning
-from ratings.core.linalg import block_view, solve_pd
+from ratings.core.linalg import KeptFactor, block_view, solve_pd
 
 __all__ = ["NewtonResult", "newton"]
 
@@ -32,8 +32,11 @@ class NewtonResult:
     active: NDArray[np.bool_]  # coordinates held at a bound at the solution
 
 
-def _solve(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Newton direction; Levenberg damping when ``h`` is not positive definite."""
+def _solve(h: NDArray[np.float64], g: NDArray[np.float64],
+           kept: KeptFactor) -> NDArray[np.float64]:  # fmt: skip
+    """Newton direction; Levenberg damping when ``h`` is not positive definite. ``kept``: the
+    large systems' single-precision factor, which the next step refines on while the Hessian
+    has hardly changed (:class:`~ratings.core.linalg.KeptFactor`; the damped systems' own)."""
     if not (np.isfinite(h).all() and np.isfinite(g).all()):
         raise FloatingPointError("non-finite gradient or Hessian: the estimate diverges")
     lam = 0.0
@@ -41,7 +44,7 @@ def _solve(h: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64
     while True:
         damped = h if lam == 0.0 else h + lam * np.eye(h.shape[0])
         try:
-            return solve_pd(damped, g)
+            return solve_pd(damped, g, kept if lam == 0.0 else None)
         except np.linalg.LinAlgError:
             lam = max(1e-8 * scale, 10.0 * lam)
 
@@ -85,11 +88,11 @@ def newton(
     hi = np.full(n, np.inf) if upper is None else np.asarray(upper, dtype=np.float64)
     x = np.clip(x, lo, hi)
     f, g, h = fun(x)
-    converged, it = False, 0
+    converged, it, kept = False, 0, KeptFactor()
     last = (np.inf, None)  # the previous full step's size and free set
     for it in range(1, max_iter + 1):  # noqa: B007 - `it` is reported after the loop
         move = free[~_at_bound(x, g, lo, hi, free, strict=True)]
-        step = _solve(block_view(h, move), g[move]) if move.size else np.zeros(0)
+        step = _solve(block_view(h, move), g[move], kept) if move.size else np.zeros(0)
         big = float(np.max(np.abs(step), initial=0.0))
         if big > max_step:
             step *= max_step / big
