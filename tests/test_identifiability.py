@@ -345,7 +345,7 @@ def test_dense_reachability_agrees_with_scipy_components(seed, m, density):
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import connected_components
 
-    from ratings.models.existence import _connected
+    from ratings.models.existence import connected
 
     rng = np.random.default_rng(seed)
     src, dst = np.nonzero(rng.random((m, m)) < density)
@@ -355,7 +355,7 @@ def test_dense_reachability_agrees_with_scipy_components(seed, m, density):
     n_strong, _ = connected_components(graph, directed=True, connection="strong")
     adj = np.zeros((m, m), dtype=bool)
     adj[src, dst] = True
-    assert _connected(adj) == (n_strong == 1)
+    assert connected(adj) == (n_strong == 1)
 
 
 @settings(deadline=None, max_examples=40)
