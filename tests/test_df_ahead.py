@@ -1,0 +1,74 @@
+"""The ratings' degrees of freedom started beside the CR2 series (``cluster_inference``'s
+``ahead``): the clusters' shares against a brute-force sum over each cluster's rows, and the
+ratings' and pairs' df as computed afterwards on one thread."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import simulate_verdicts
+
+import ratings
+import ratings.inference.cluster as cluster_module
+
+
+@pytest.fixture(scope="module")
+def log():
+    rng = np.random.default_rng(5)
+    return simulate_verdicts(rng, [0.0, 0.6, -0.4, 1.0, -0.8, 0.3, 0.5, -0.1], 1500, 40,
+                             tie_fraction=0.1, task_sd=0.5)  # fmt: skip
+
+
+def _fit(log, monkeypatch, threads: int, anchor: str | None):
+    monkeypatch.setenv("RATINGS_NUM_THREADS", str(threads))
+    monkeypatch.setattr(cluster_module, "EXACT_BUDGET", 0.0)  # the series path
+    return ratings.fit(log, anchor=anchor)
+
+
+@pytest.mark.parametrize("anchor", [None, "m03"])
+def test_shares_started_beside_the_series_are_the_clusters_quadratic_forms(log, monkeypatch,
+                                                                           anchor):  # fmt: skip
+    """Each cluster's share v^T H_g v of each rating's contrast c (v = B c), H_g summed here
+    from the cluster's working rows as dense outer products, one cluster at a time."""
+    r = _fit(log, monkeypatch, 2, anchor)
+    inf = r.inference
+    assert inf.shape == "series" and inf.ahead is not None
+    rows, free, m = inf.rows, inf.free, inf.n_models
+    names = list(r.models)
+    c = np.eye(m) - (1.0 / m if anchor is None else np.eye(m)[names.index(anchor)])
+    v = np.zeros((m, m))
+    v[free] = inf.bread @ c[:, free].T  # directions over all models (zero at the reference)
+    want = np.zeros((rows.n_clusters, m))
+    for g in range(rows.n_clusters):
+        h = np.zeros((m, m))
+        for r_ in np.flatnonzero(rows.cluster == g):
+            x = np.zeros(m)
+            x[rows.ii[r_]] += rows.a[r_]
+            x[rows.jj[r_]] -= rows.a[r_]
+            h += np.outer(x, x)
+        want[g] = np.einsum("ic,ij,jc->c", v, h, v)
+    np.testing.assert_allclose(inf.ahead[0], c[:, free], rtol=0, atol=0)
+    np.testing.assert_allclose(inf.ahead[1].result(), want, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("anchor", [None, "m03"])
+def test_df_from_the_started_shares_equal_those_computed_on_request(log, monkeypatch, anchor):
+    """The ratings' df, the pairs' and the table: bit for bit those of the fit on one thread,
+    whose shares are computed when the df are asked for."""
+    ahead = _fit(log, monkeypatch, 2, anchor)
+    later = _fit(log, monkeypatch, 1, anchor)
+    assert ahead.inference.ahead is not None and later.inference.ahead is None
+    np.testing.assert_array_equal(ahead.model_df, later.model_df)
+    np.testing.assert_array_equal(ahead.pair_df(), later.pair_df())
+    np.testing.assert_array_equal(ahead.cov, later.cov)
+    assert ahead.to_frame().equals(later.to_frame())
+
+
+def test_other_contrasts_are_computed_on_request(log, monkeypatch):
+    """A contrast other than the ratings' (a pair's difference) does not read the shares
+    started for the ratings'."""
+    r = _fit(log, monkeypatch, 2, None)
+    c = np.zeros(r.inference.n_models)
+    c[[1, 2]] = [1.0, -1.0]
+    one = _fit(log, monkeypatch, 1, None)
+    np.testing.assert_array_equal(r.inference.df(c), one.inference.df(c))
