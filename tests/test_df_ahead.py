@@ -72,3 +72,21 @@ def test_other_contrasts_are_computed_on_request(log, monkeypatch):
     c[[1, 2]] = [1.0, -1.0]
     one = _fit(log, monkeypatch, 1, None)
     np.testing.assert_array_equal(r.inference.df(c), one.inference.df(c))
+
+
+def test_pairs_df_read_first_wait_for_the_started_shares(log, monkeypatch):
+    """The table's rank intervals read the pairs' df before the ratings' (see
+    ``Ratings.pair_stats``): they take the shares started beside the series, with no pass of
+    their own over the rows, and equal the one-thread fit's."""
+    from ratings.inference.working import WorkingRows
+
+    one = _fit(log, monkeypatch, 1, None)
+    want_pairs, want_models = one.pair_df(), one.model_df
+    r = _fit(log, monkeypatch, 2, None)
+    passes = []
+    real = WorkingRows.quadratic
+    monkeypatch.setattr(WorkingRows, "quadratic",
+                        lambda self, n: passes.append(n.shape) or real(self, n))  # fmt: skip
+    np.testing.assert_array_equal(r.pair_df(), want_pairs)
+    np.testing.assert_array_equal(r.model_df, want_models)
+    assert passes == []

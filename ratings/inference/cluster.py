@@ -362,10 +362,9 @@ class ClusterInference:
         same contrasts) up to :data:`SHARED_SHARES_CELLS` or with covariates; else streamed,
         tr = sum_g omega_g = v^T H v from the information."""
         groups, weight, _ = self.rows.merged
-        if self.ahead is not None and np.array_equal(self.ahead[0], c):
-            u = self.ahead[1].result()  # computed beside the series, from the same directions
-            self.__dict__["_last_shares"] = (c, u)
-            return satterthwaite(u.T, None, None, weight)
+        held = self._held_shares(c)  # computed beside the series, or for the pairs' df
+        if held is not None:
+            return satterthwaite(held[0].T, None, None, weight)
         v = self._directions(c)
         if _holds_shares(groups, c.shape[0]):
             u = groups.quadratic(v)
@@ -432,8 +431,11 @@ class ClusterInference:
 
     def _held_shares(self, c: NDArray[np.float64]) -> tuple | None:
         """The merged designs' shares of contrasts ``c`` and their weights, when the ratings'
-        df held them, as :func:`~ratings.inference.pairdf.streamed_pairs_df` reads them."""
+        df held them or they were started beside the series (:attr:`ahead`: waited for
+        here), as :func:`~ratings.inference.pairdf.streamed_pairs_df` reads them."""
         last = self.__dict__.get("_last_shares")
+        if last is None and self.ahead is not None and np.array_equal(self.ahead[0], c):
+            last = self.__dict__["_last_shares"] = (c, self.ahead[1].result())
         if last is None or not np.array_equal(last[0], c):
             return None
         return last[1], self.rows.merged[1]
