@@ -90,3 +90,24 @@ def test_pairs_df_read_first_wait_for_the_started_shares(log, monkeypatch):
     np.testing.assert_array_equal(r.pair_df(), want_pairs)
     np.testing.assert_array_equal(r.model_df, want_models)
     assert passes == []
+
+
+def test_nothing_is_started_where_the_shares_would_take_the_compiled_kernels(log, monkeypatch):
+    """The shares are started only on the NumPy twin (numba is never loaded on the thread):
+    where the quadratic forms would take the compiled kernels, the df are computed when asked
+    for, as on one thread."""
+    from ratings.inference.working import WorkingRows
+    from ratings.kernels import inference_ref
+
+    chosen = []
+
+    def compiled(self, n_columns):
+        chosen.append(n_columns)
+        return object()  # not the twin
+
+    monkeypatch.setattr(WorkingRows, "quadratic_kernels", compiled)
+    r = _fit(log, monkeypatch, 2, None)
+    assert chosen and r.inference.ahead is None
+    monkeypatch.setattr(WorkingRows, "quadratic_kernels", lambda self, n: inference_ref)
+    one = _fit(log, monkeypatch, 1, None)
+    np.testing.assert_array_equal(r.model_df, one.model_df)

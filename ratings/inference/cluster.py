@@ -518,14 +518,26 @@ def _shares_ahead(inference: ClusterInference,
     """``(contrasts over free, their clusters' shares started on a thread)`` for
     :attr:`ClusterInference.ahead`, where the one-direction df of ``contrasts`` would hold its
     shares and a second thread can compute them beside the caller; else None. The directions
-    B c are formed here, in the caller's thread (within the BLAS limits it set)."""
+    B c are formed here, in the caller's thread (within the BLAS limits it set).
+
+    Only on the NumPy twin, chosen here, and where the fit cannot load the compiled kernels
+    meanwhile (its rows below :data:`~ratings.kernels.engine.AUTO_NUMBA_COLD`, or those
+    kernels loaded already): numba is never imported on the thread, and the shares come from
+    the kernels the caller's thread would take when the df are asked for."""
+    from ratings.kernels import inference_ref
+    from ratings.kernels.engine import AUTO_NUMBA_COLD, kernels_loaded
+
     if contrasts is None or workers() < 2:
         return None
     c = inference._free_contrasts(contrasts)
     groups = inference.rows.merged[0]
-    if not _holds_shares(groups, c.shape[0]):
+    if groups.x is not None or not _holds_shares(groups, c.shape[0]):
         return None
-    return c, start(partial(groups.quadratic, inference._directions(c)))
+    k = groups.quadratic_kernels(c.shape[0])
+    if k is not inference_ref or not (kernels_loaded()
+                                      or inference.rows.ii.size < AUTO_NUMBA_COLD):
+        return None
+    return c, start(partial(groups.quadratic, inference._directions(c), k))
 
 
 def _decompose(rows, lf, lo: int, hi: int, gbar: NDArray[np.float64]) -> tuple:
