@@ -189,6 +189,39 @@ def test_aggregate_codes_kernel_matches_twin(seed, n, m, judges, groups, path, w
             np.testing.assert_allclose(f, s, rtol=1e-12)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize(("m", "n", "judges"), [(300, 2_000, 1), (40, 3_000, 3), (5, 400, 2)])
+def test_unclustered_rows_are_sorted_sums_as_a_loop_counts_them(m, n, judges, weighted):
+    """An unclustered log's sort path (each judge's verdicts put in order of their first model,
+    then summed per partner): the rows in order of (judge, i, j), each with the wins and ties
+    a loop over the verdicts counts, on boards with few and with many partners per model."""
+    rng = np.random.default_rng(m + n + judges)
+    ca = rng.integers(0, m, n)
+    cb = (ca + rng.integers(1, m, n)) % m
+    amap = rng.permutation(m).astype(np.int64)
+    wc, jc = rng.integers(0, 3, n), rng.integers(0, judges, n)
+    weight = rng.exponential(size=n) if weighted else np.zeros(0)
+    none = np.zeros(0, dtype=bool)
+    args = (ca, cb, amap, amap, wc, np.arange(3, dtype=np.int64), jc, np.zeros(0, dtype=np.int64),
+            none, none, 0, m, judges, 1, weight)
+    want: dict[tuple[int, int, int], list[float]] = {}
+    for v in range(n):  # i < j, the outcome seen from i
+        a, b, o = int(amap[ca[v]]), int(amap[cb[v]]), int(wc[v])
+        if a > b:
+            a, b, o = b, a, (1 - o if o < 2 else o)
+        cell = want.setdefault((int(jc[v]), a, b), [0.0, 0.0, 0.0])
+        cell[o] += weight[v] if weighted else 1.0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_kernels_aggregate, "_dense_fits", lambda space, n: False)  # the sort path
+        rows = _kernels.aggregate_codes(*args).rows
+    keys = sorted(want)
+    assert list(zip(rows.judge.tolist(), rows.ii.tolist(), rows.jj.tolist(),
+                    strict=True)) == keys  # fmt: skip
+    np.testing.assert_allclose(np.column_stack([rows.wi, rows.wj, rows.tt]),
+                               [want[k] for k in keys], rtol=1e-12)  # fmt: skip
+    np.testing.assert_array_equal(rows.cluster, 0)
+
+
 def test_aggregate_codes_counts_unusable_rows():
     one = np.array([0], dtype=np.int64)
     args = (np.array([0, 0, -1]), np.array([1, 0, 1]), np.array([0, 1]), np.array([0, 1]),

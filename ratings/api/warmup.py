@@ -69,7 +69,7 @@ def warmup() -> None:
     cr2.model_clusters(*readonly(ii, jj, ii), 2, 1)
     # aggregation and clustered intervals, for the code widths read_verdicts gives (int8 and
     # int16 model and task codes), with and without clusters
-    for n_models, n_tasks in ((3, 3), (200, 200)):
+    for n_models, n_tasks in ((3, 3), (400, 400)):  # 400 models: an unclustered sort path
         log = _cycle(n_models, n_tasks)
         for cluster in ("task_id", None):
             fit(log, cluster=cluster, solver=Solver(engine="numba"))

@@ -390,7 +390,10 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
 
     No N-row intermediates: one pass into a dense table when the whole (cluster, judge, i, j)
     key space is small; else a counting pass, then a dense table over the keys that occur or a
-    counting sort and per-group slot table. ``weight``: one per verdict, or empty for 1 each.
+    counting sort and per-group slot table (an unclustered log's few large groups, its judges:
+    each one's verdicts in order of their first model, summed per partner in a table of
+    ``n_models`` cells, :func:`_first_dedupe`; its rows then in order of (judge, i, j), as the
+    fit's pair table takes them without a sort). ``weight``: one per verdict, or empty for 1 each.
     ``collapsed`` (see :class:`~ratings.core.rows.AggregatedRows`) is filled when the counting
     sort ran, unless ``collapse=False`` (the caller has them). ``reuse=True`` lets the rows
     overwrite ``cluster``, ``model_a``, ``model_b`` and ``winner`` once they are read (the
@@ -450,13 +453,13 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
     if n_judges == 1:  # the outer key is the cluster: rows get it directly, judges are all 0
         (row_cluster, ri, rj, wi, wj, tt), collapsed = _dedupe_rows(
             starts, sorted_key, sorted_weight, n_models, outer_keys, spare, group_judge,
-            n_judges)  # fmt: skip
+            n_judges, by_first=n_clusters == 1)  # fmt: skip
         row_judge = np.zeros(ri.shape[0], dtype=np.int64)
         rows = PairRows(row_cluster, row_judge, ri, rj, wi, wj, tt)
         return AggregatedRows(rows, UsedCodes(*used), _summed(collapsed), 0)
     (group, ri, rj, wi, wj, tt), collapsed = _dedupe_rows(
         starts, sorted_key, sorted_weight, n_models, np.arange(n_groups, dtype=np.int64), spare,
-        group_judge, n_judges)  # fmt: skip
+        group_judge, n_judges, by_first=n_clusters == 1)  # fmt: skip
     row_cluster, row_judge = (outer_keys // n_judges)[group], (outer_keys % n_judges)[group]
     rows = PairRows(row_cluster, row_judge, ri, rj, wi, wj, tt)
     return AggregatedRows(rows, UsedCodes(*used), _summed(collapsed), 0)
@@ -550,11 +553,115 @@ def _group_dedupe(starts, sorted_key, sorted_weight, n_models, group_value, row_
     return r
 
 
+@njit(**_JIT)
+def _emit_run(i, n_touched, touched, seen, acc, n_models, value, row_group, row_i, row_j,
+              wins_i, wins_j, ties, r):  # fmt: skip
+    """Rows ``r, r + 1, ...`` from the sums ``acc`` (3 per j) of one run of first model ``i``
+    over the ``n_touched`` partners ``touched`` (``seen`` marks them), in increasing order of
+    j, each with group ``value``; clears ``acc`` and ``seen`` after itself -> the next row.
+    The partners are read off the marks where they are many (a scan), else sorted."""
+    if 8 * n_touched >= n_models:
+        t = 0
+        for j in range(n_models):
+            if seen[j]:
+                touched[t] = j
+                t += 1
+    else:
+        touched[:n_touched].sort()
+    for t in range(n_touched):
+        j = touched[t]
+        row_group[r] = value
+        row_i[r] = i
+        row_j[r] = j
+        wins_i[r] = acc[3 * j]
+        wins_j[r] = acc[3 * j + 1]
+        ties[r] = acc[3 * j + 2]
+        acc[3 * j] = 0.0
+        acc[3 * j + 1] = 0.0
+        acc[3 * j + 2] = 0.0
+        seen[j] = 0
+        r += 1
+    return r
+
+
+@njit(**_JIT)
+def _quotient(k, d, inv):
+    """``k // d`` for 0 <= k < 2^31 and d > 0, ``inv`` = 1 / d: a product corrected by one
+    step where rounding put it off (an integer division takes several times as long)."""
+    q = int(k * inv)
+    if q * d > k:
+        q -= 1
+    elif (q + 1) * d <= k:
+        q += 1
+    return q
+
+
+@njit(**_JIT)
+def _first_dedupe(starts, sorted_key, sorted_weight, n_models, group_value, row_group, row_i,
+                  row_j, wins_i, wins_j, ties):  # fmt: skip
+    """:func:`_group_dedupe` for a few large groups (an unclustered log's judges): each group's
+    keys put in order of their first model by a stable counting sort, then each first model's
+    run summed per partner in a table of ``n_models`` cells (a core's cache holds it, where
+    one slot table over every (i, j) takes a cache miss a verdict) -> the number of rows, in
+    order of (group, i, j). Within a row the weights add in the verdicts' order, as there."""
+    weighted = sorted_weight.shape[0] > 0
+    m = n_models
+    n_groups = starts.shape[0] - 1
+    largest = 0
+    for g in range(n_groups):
+        largest = max(largest, starts[g + 1] - starts[g])
+    first = np.empty(largest, dtype=np.int32)  # each key's i (one division a key)
+    key = np.empty(largest, dtype=np.int32)  # 3 j + outcome, in order of i
+    weight = np.empty(largest if weighted else 0)
+    end = np.empty(m, dtype=np.int64)
+    acc = np.zeros(3 * m)
+    seen = np.zeros(m, dtype=np.uint8)
+    touched = np.empty(m, dtype=np.int64)
+    inv = 1.0 / (3 * m)
+    r = 0
+    for g in range(n_groups):
+        lo, hi = starts[g], starts[g + 1]
+        end[:] = 0
+        for pos in range(lo, hi):
+            i = _quotient(sorted_key[pos], 3 * m, inv)
+            first[pos - lo] = i
+            end[i] += 1
+        at = 0
+        for i in range(m):  # end[i]: where run i starts, then (after the scatter) ends
+            c = end[i]
+            end[i] = at
+            at += c
+        for pos in range(lo, hi):
+            i = first[pos - lo]
+            key[end[i]] = sorted_key[pos] - 3 * m * i
+            if weighted:
+                weight[end[i]] = sorted_weight[pos]
+            end[i] += 1
+        b = 0
+        for i in range(m):
+            e = end[i]
+            n_touched = 0
+            for t in range(b, e):  # no branch on the marks: new partners are unforeseeable
+                k3 = key[t]
+                j = k3 // 3
+                touched[n_touched] = j
+                n_touched += 1 - seen[j]
+                seen[j] = 1
+                acc[k3] += weight[t] if weighted else 1.0
+            if n_touched:
+                r = _emit_run(i, n_touched, touched, seen, acc, m, group_value[g], row_group,
+                              row_i, row_j, wins_i, wins_j, ties, r)  # fmt: skip
+            b = e
+    return r
+
+
 def _dedupe_rows(starts, sorted_key, sorted_weight, n_models, group_value, spare=(),
-                 group_judge=None, n_judges=0):  # fmt: skip
+                 group_judge=None, n_judges=0, by_first=False):  # fmt: skip
     """Run :func:`_group_dedupe` on NumPy-allocated buffers -> ((group, i, j, wins_i, wins_j,
     ties), collapsed), ``group`` holding ``group_value[g]``; ``collapsed`` is None, or with
     ``group_judge`` (each group's judge) the rows summed per (judge, i, j), sorted.
+    ``by_first`` (a few large groups, no ``group_judge``): :func:`_first_dedupe` instead, the
+    rows in order of (group, i, j).
 
     ``spare``: N-sized int64 arrays the caller no longer needs, used (in order) for ``group``,
     ``i``, ``j`` and, viewed as float64 and zeroed, ``wins_i``; fresh memory costs page faults that
@@ -580,6 +687,9 @@ def _dedupe_rows(starts, sorted_key, sorted_weight, n_models, group_value, spare
     def dedupe(g0, g1):
         acc, seen = np.zeros(3 * space), np.zeros(space, dtype=np.bool_)
         views = tuple(a[starts[g0]:] for a in out)
+        if by_first:
+            return _first_dedupe(starts[g0:g1 + 1], sorted_key, sorted_weight, n_models,
+                                 group_value[g0:g1], *views), acc, seen  # fmt: skip
         r = _group_dedupe(starts[g0:g1 + 1], sorted_key, sorted_weight, n_models,
                           group_value[g0:g1], *views, gj[g0:g1] if space else gj, acc,
                           seen)  # fmt: skip
