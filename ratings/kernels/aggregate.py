@@ -48,6 +48,15 @@ _COLLAPSE_ON_THE_WAY = 1 << 18
 #: Dense tables up to this many slots are filled on threads, one table per piece (summed).
 _SPLIT_DENSE = 1 << 20
 
+#: Groups of at least n_models / FIRST_GROUPS verdicts on average (an unclustered log's
+#: judges; the tasks of a board with about as many verdicts a task as models) are deduplicated
+#: in order of their first model (:func:`_first_dedupe`, whose work per group includes passes
+#: over n_models cells).
+FIRST_GROUPS = 4
+#: A run of one first model with at least n_models / SCAN_RUNS partners emits them in order
+#: (a scan of its n_models marks); sparser runs in order of first occurrence.
+SCAN_RUNS = 32
+
 _COUNT, _DENSE, _SCATTER, _SCORES = 0, 1, 2, 3  # what one pass of :func:`_codes_pass` does
 
 
@@ -444,22 +453,24 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
         fill += piece[outer_keys]
     _threads.run(jobs)
     spare = (cluster, model_a, model_b, winner) if reuse else ()
-    # With clusters, the fit's rows (summed over clusters per (judge, i, j)) come from the
+    # Large groups are deduplicated in order of their first model (FIRST_GROUPS). Otherwise,
+    # with clusters, the fit's rows (summed over clusters per (judge, i, j)) come from the
     # same pass when their dense table is small; larger tables, one per thread, cost more to
     # clear and add up than Comparisons.collapsed's own pass afterwards.
-    collapse = collapse and n_clusters > 1 and \
+    by_first = n_groups * n_models <= FIRST_GROUPS * n
+    collapse = collapse and not by_first and n_clusters > 1 and \
         n_judges * n_models * n_models <= _COLLAPSE_ON_THE_WAY
     group_judge = outer_keys % n_judges if collapse else None
     if n_judges == 1:  # the outer key is the cluster: rows get it directly, judges are all 0
         (row_cluster, ri, rj, wi, wj, tt), collapsed = _dedupe_rows(
             starts, sorted_key, sorted_weight, n_models, outer_keys, spare, group_judge,
-            n_judges, by_first=n_clusters == 1)  # fmt: skip
+            n_judges, by_first)  # fmt: skip
         row_judge = np.zeros(ri.shape[0], dtype=np.int64)
         rows = PairRows(row_cluster, row_judge, ri, rj, wi, wj, tt)
         return AggregatedRows(rows, UsedCodes(*used), _summed(collapsed), 0)
     (group, ri, rj, wi, wj, tt), collapsed = _dedupe_rows(
         starts, sorted_key, sorted_weight, n_models, np.arange(n_groups, dtype=np.int64), spare,
-        group_judge, n_judges, by_first=n_clusters == 1)  # fmt: skip
+        group_judge, n_judges, by_first)  # fmt: skip
     row_cluster, row_judge = (outer_keys // n_judges)[group], (outer_keys % n_judges)[group]
     rows = PairRows(row_cluster, row_judge, ri, rj, wi, wj, tt)
     return AggregatedRows(rows, UsedCodes(*used), _summed(collapsed), 0)
@@ -553,21 +564,20 @@ def _group_dedupe(starts, sorted_key, sorted_weight, n_models, group_value, row_
     return r
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)  # called once a run: no call (nor reference counts) each time
 def _emit_run(i, n_touched, touched, seen, acc, n_models, value, row_group, row_i, row_j,
               wins_i, wins_j, ties, r):  # fmt: skip
     """Rows ``r, r + 1, ...`` from the sums ``acc`` (3 per j) of one run of first model ``i``
-    over the ``n_touched`` partners ``touched`` (``seen`` marks them), in increasing order of
-    j, each with group ``value``; clears ``acc`` and ``seen`` after itself -> the next row.
-    The partners are read off the marks where they are many (a scan), else sorted."""
-    if 8 * n_touched >= n_models:
+    over the ``n_touched`` partners ``touched`` (``seen`` marks them), each with group
+    ``value``; clears ``acc`` and ``seen`` after itself -> the next row. Where the partners
+    are many (:data:`SCAN_RUNS`) they are read off the marks, in increasing order of j; else
+    taken in order of first occurrence (a sort here, even one never run, slows every run)."""
+    if SCAN_RUNS * n_touched >= n_models:
         t = 0
         for j in range(n_models):
             if seen[j]:
                 touched[t] = j
                 t += 1
-    else:
-        touched[:n_touched].sort()
     for t in range(n_touched):
         j = touched[t]
         row_group[r] = value
@@ -599,11 +609,13 @@ def _quotient(k, d, inv):
 @njit(**_JIT)
 def _first_dedupe(starts, sorted_key, sorted_weight, n_models, group_value, row_group, row_i,
                   row_j, wins_i, wins_j, ties):  # fmt: skip
-    """:func:`_group_dedupe` for a few large groups (an unclustered log's judges): each group's
-    keys put in order of their first model by a stable counting sort, then each first model's
-    run summed per partner in a table of ``n_models`` cells (a core's cache holds it, where
-    one slot table over every (i, j) takes a cache miss a verdict) -> the number of rows, in
-    order of (group, i, j). Within a row the weights add in the verdicts' order, as there."""
+    """:func:`_group_dedupe` for large groups (:data:`FIRST_GROUPS`): each group's keys put in
+    order of their first model by a stable counting sort, then each first model's run summed
+    per partner in a table of ``n_models`` cells (a core's cache holds it, where one slot
+    table over every (i, j) takes a cache miss a verdict) -> the number of rows, in order of
+    (group, i) and, within the dense runs of :func:`_emit_run`, of j (an unclustered board of
+    many verdicts a model: every run). Within a row the weights add in the verdicts' order,
+    as there."""
     weighted = sorted_weight.shape[0] > 0
     m = n_models
     n_groups = starts.shape[0] - 1
@@ -660,8 +672,8 @@ def _dedupe_rows(starts, sorted_key, sorted_weight, n_models, group_value, spare
     """Run :func:`_group_dedupe` on NumPy-allocated buffers -> ((group, i, j, wins_i, wins_j,
     ties), collapsed), ``group`` holding ``group_value[g]``; ``collapsed`` is None, or with
     ``group_judge`` (each group's judge) the rows summed per (judge, i, j), sorted.
-    ``by_first`` (a few large groups, no ``group_judge``): :func:`_first_dedupe` instead, the
-    rows in order of (group, i, j).
+    ``by_first`` (large groups, :data:`FIRST_GROUPS`; no ``group_judge``):
+    :func:`_first_dedupe` instead.
 
     ``spare``: N-sized int64 arrays the caller no longer needs, used (in order) for ``group``,
     ``i``, ``j`` and, viewed as float64 and zeroed, ``wins_i``; fresh memory costs page faults that
