@@ -53,8 +53,8 @@ _SPLIT_DENSE = 1 << 20
 #: in order of their first model (:func:`_first_dedupe`, whose work per group includes passes
 #: over n_models cells).
 FIRST_GROUPS = 4
-#: A run of one first model with at least n_models / SCAN_RUNS partners emits them in order
-#: (a scan of its n_models marks); sparser runs in order of first occurrence.
+#: A run of first model i with at least 1 / SCAN_RUNS of the models after i as partners emits
+#: them in order (a scan of those models' marks); sparser runs in order of first occurrence.
 SCAN_RUNS = 32
 
 _COUNT, _DENSE, _SCATTER, _SCORES = 0, 1, 2, 3  # what one pass of :func:`_codes_pass` does
@@ -570,11 +570,12 @@ def _emit_run(i, n_touched, touched, seen, acc, n_models, value, row_group, row_
     """Rows ``r, r + 1, ...`` from the sums ``acc`` (3 per j) of one run of first model ``i``
     over the ``n_touched`` partners ``touched`` (``seen`` marks them), each with group
     ``value``; clears ``acc`` and ``seen`` after itself -> the next row. Where the partners
-    are many (:data:`SCAN_RUNS`) they are read off the marks, in increasing order of j; else
-    taken in order of first occurrence (a sort here, even one never run, slows every run)."""
-    if SCAN_RUNS * n_touched >= n_models:
+    are many (:data:`SCAN_RUNS`: of the n_models - i - 1 models after i, every partner is one)
+    they are read off the marks, in increasing order of j; else taken in order of first
+    occurrence (a sort here, even one never run, slows every run)."""
+    if SCAN_RUNS * n_touched >= n_models - i - 1:
         t = 0
-        for j in range(n_models):
+        for j in range(i + 1, n_models):
             if seen[j]:
                 touched[t] = j
                 t += 1
