@@ -630,7 +630,7 @@ def _first_dedupe(starts, sorted_key, sorted_weight, n_models, group_value, row_
     acc = np.zeros(3 * m)
     seen = np.zeros(m, dtype=np.uint8)
     touched = np.empty(m, dtype=np.int64)
-    inv = 1.0 / (3 * m)
+    inv = 1.0 / (3 * m) if m else 0.0
     r = 0
     for g in range(n_groups):
         lo, hi = starts[g], starts[g + 1]
