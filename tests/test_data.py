@@ -182,9 +182,9 @@ def test_aggregate_codes_kernel_matches_twin(seed, n, m, judges, groups, path, w
         np.testing.assert_allclose(f[f_order], s[s_order], rtol=1e-12)
     assert np.all(np.diff(fast.rows.cluster) >= 0)  # rows grouped (sorted) by cluster
     # summed on the way on the sort path of clustered logs, unless their groups are deduplicated
-    # in order of their first model (groups of n_models / FIRST_GROUPS verdicts on average)
+    # in order of their first model (groups of FIRST_GROUPS x n_models verdicts on average)
     groups_seen = np.unique(fast.rows.cluster * nj + fast.rows.judge).size
-    by_first = groups_seen * m <= _kernels_aggregate.FIRST_GROUPS * n
+    by_first = _kernels_aggregate.FIRST_GROUPS * groups_seen * m <= n
     assert (fast.collapsed is not None) == (path == "sort" and ng > 1 and not by_first)
     if fast.collapsed is not None:  # rows summed over clusters on the way: as collapsing after
         want = _kernels_ref.collapse_rows(*slow.rows[1:], nj, m)
