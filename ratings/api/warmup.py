@@ -69,7 +69,7 @@ def warmup() -> None:
     cr2.model_clusters(*readonly(ii, jj, ii), 2, 1)
     # aggregation and clustered intervals, for the code widths read_verdicts gives (int8 and
     # int16 model and task codes), with and without clusters
-    for n_models, n_tasks in ((3, 3), (400, 400)):  # 400 models: an unclustered sort path
+    for n_models, n_tasks in ((3, 3), (200, 200)):
         log = _cycle(n_models, n_tasks)
         for cluster in ("task_id", None):
             fit(log, cluster=cluster, solver=Solver(engine="numba"))
@@ -78,6 +78,10 @@ def warmup() -> None:
         tasks = pd.CategoricalDtype(np.arange(1 << 15))
         fit(log.assign(task_id=pd.Categorical(np.arange(len(log)) % n_tasks, dtype=tasks)),
             solver=Solver(engine="numba"))  # fmt: skip
+    # an unclustered log of FIRST_GROUPS x n_models verdicts over too many models for a dense
+    # table: its rows deduplicated in order of their first model
+    fit(pd.concat([_cycle(400, 1)] * 2, ignore_index=True), cluster=None,
+        solver=Solver(engine="numba"))  # fmt: skip
     # modules a clustered fit's intervals import on first use: the NumPy twins of some small
     # steps, every pair's streamed df, rank intervals, and t quantiles for many df at once
     import scipy.special  # noqa: F401
