@@ -402,8 +402,9 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
     key space is small; else a counting pass, then a dense table over the keys that occur or a
     counting sort and per-group slot table (an unclustered log's few large groups, its judges:
     each one's verdicts in order of their first model, summed per partner in a table of
-    ``n_models`` cells, :func:`_first_dedupe`; its rows then in order of (judge, i, j), as the
-    fit's pair table takes them without a sort). ``weight``: one per verdict, or empty for 1 each.
+    ``n_models`` cells, :func:`_first_dedupe`; its rows then in order of (judge, i), and of j
+    where models meet many partners, as the fit's pair table takes them without a sort).
+    ``weight``: one per verdict, or empty for 1 each.
     ``collapsed`` (see :class:`~ratings.core.rows.AggregatedRows`) is filled when the counting
     sort ran, unless ``collapse=False`` (the caller has them). ``reuse=True`` lets the rows
     overwrite ``cluster``, ``model_a``, ``model_b`` and ``winner`` once they are read (the
