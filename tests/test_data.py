@@ -181,12 +181,52 @@ def test_aggregate_codes_kernel_matches_twin(seed, n, m, judges, groups, path, w
     for f, s in zip(fast.rows, slow.rows, strict=True):
         np.testing.assert_allclose(f[f_order], s[s_order], rtol=1e-12)
     assert np.all(np.diff(fast.rows.cluster) >= 0)  # rows grouped (sorted) by cluster
-    assert (fast.collapsed is not None) == (path == "sort" and ng > 1)
+    # summed on the way on the sort path of clustered logs, unless their groups are deduplicated
+    # in order of their first model (groups of FIRST_GROUPS x n_models verdicts on average)
+    groups_seen = np.unique(fast.rows.cluster * nj + fast.rows.judge).size
+    by_first = _kernels_aggregate.FIRST_GROUPS * groups_seen * m <= n
+    assert (fast.collapsed is not None) == (path == "sort" and ng > 1 and not by_first)
     if fast.collapsed is not None:  # rows summed over clusters on the way: as collapsing after
         want = _kernels_ref.collapse_rows(*slow.rows[1:], nj, m)
         np.testing.assert_array_equal(fast.collapsed.cluster, 0)
         for f, s in zip(fast.collapsed[1:], want, strict=True):
             np.testing.assert_allclose(f, s, rtol=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize(("m", "n", "judges"), [(300, 2_000, 1), (40, 3_000, 3), (5, 400, 2)])
+def test_unclustered_rows_are_sorted_sums_as_a_loop_counts_them(m, n, judges, weighted):
+    """An unclustered log's sort path (each judge's verdicts put in order of their first model,
+    then summed per partner): one row per (judge, i, j) in order of (judge, i) (and of j
+    where each model meets many partners), each with the wins and ties a loop over the
+    verdicts counts, on boards with few and with many partners per model."""
+    rng = np.random.default_rng(m + n + judges)
+    ca = rng.integers(0, m, n)
+    cb = (ca + rng.integers(1, m, n)) % m
+    amap = rng.permutation(m).astype(np.int64)
+    wc, jc = rng.integers(0, 3, n), rng.integers(0, judges, n)
+    weight = rng.exponential(size=n) if weighted else np.zeros(0)
+    none = np.zeros(0, dtype=bool)
+    args = (ca, cb, amap, amap, wc, np.arange(3, dtype=np.int64), jc, np.zeros(0, dtype=np.int64),
+            none, none, 0, m, judges, 1, weight)
+    want: dict[tuple[int, int, int], list[float]] = {}
+    for v in range(n):  # i < j, the outcome seen from i
+        a, b, o = int(amap[ca[v]]), int(amap[cb[v]]), int(wc[v])
+        if a > b:
+            a, b, o = b, a, (1 - o if o < 2 else o)
+        cell = want.setdefault((int(jc[v]), a, b), [0.0, 0.0, 0.0])
+        cell[o] += weight[v] if weighted else 1.0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_kernels_aggregate, "_dense_fits", lambda space, n: False)  # the sort path
+        rows = _kernels.aggregate_codes(*args).rows
+    got = list(zip(rows.judge.tolist(), rows.ii.tolist(), rows.jj.tolist(), strict=True))
+    assert got == sorted(got, key=lambda k: k[:2])  # in order of (judge, i)
+    if m <= 40:  # every model's run has many partners: in order of j too
+        assert got == sorted(want)
+    assert sorted(got) == sorted(want)
+    np.testing.assert_allclose(np.column_stack([rows.wi, rows.wj, rows.tt]),
+                               [want[k] for k in got], rtol=1e-12)  # fmt: skip
+    np.testing.assert_array_equal(rows.cluster, 0)
 
 
 def test_aggregate_codes_counts_unusable_rows():

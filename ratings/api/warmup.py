@@ -78,6 +78,10 @@ def warmup() -> None:
         tasks = pd.CategoricalDtype(np.arange(1 << 15))
         fit(log.assign(task_id=pd.Categorical(np.arange(len(log)) % n_tasks, dtype=tasks)),
             solver=Solver(engine="numba"))  # fmt: skip
+    # an unclustered log of FIRST_GROUPS x n_models verdicts over too many models for a dense
+    # table: its rows deduplicated in order of their first model
+    fit(pd.concat([_cycle(400, 1)] * 2, ignore_index=True), cluster=None,
+        solver=Solver(engine="numba"))  # fmt: skip
     # modules a clustered fit's intervals import on first use: the NumPy twins of some small
     # steps, every pair's streamed df, rank intervals, and t quantiles for many df at once
     import scipy.special  # noqa: F401

@@ -48,6 +48,16 @@ _COLLAPSE_ON_THE_WAY = 1 << 18
 #: Dense tables up to this many slots are filled on threads, one table per piece (summed).
 _SPLIT_DENSE = 1 << 20
 
+#: Groups of at least FIRST_GROUPS x n_models verdicts on average (an unclustered log's
+#: judges) are deduplicated in order of their first model (:func:`_first_dedupe`, whose work
+#: per group includes passes over n_models cells). Measured on one core: 1,000 models' 1M
+#: unclustered verdicts 40 -> 14 ms; tasks of about as many verdicts as models gained nothing
+#: (1,000 models) or lost (100 models, 1,000 tasks: 4.5 -> 7 ms), so they keep the slot table.
+FIRST_GROUPS = 4
+#: A run of first model i with at least 1 / SCAN_RUNS of the models after i as partners emits
+#: them in order (a scan of those models' marks); sparser runs in order of first occurrence.
+SCAN_RUNS = 32
+
 _COUNT, _DENSE, _SCATTER, _SCORES = 0, 1, 2, 3  # what one pass of :func:`_codes_pass` does
 
 
@@ -390,7 +400,11 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
 
     No N-row intermediates: one pass into a dense table when the whole (cluster, judge, i, j)
     key space is small; else a counting pass, then a dense table over the keys that occur or a
-    counting sort and per-group slot table. ``weight``: one per verdict, or empty for 1 each.
+    counting sort and per-group slot table (an unclustered log's few large groups, its judges:
+    each one's verdicts in order of their first model, summed per partner in a table of
+    ``n_models`` cells, :func:`_first_dedupe`; its rows then in order of (judge, i), and of j
+    where models meet many partners, as the fit's pair table takes them without a sort).
+    ``weight``: one per verdict, or empty for 1 each.
     ``collapsed`` (see :class:`~ratings.core.rows.AggregatedRows`) is filled when the counting
     sort ran, unless ``collapse=False`` (the caller has them). ``reuse=True`` lets the rows
     overwrite ``cluster``, ``model_a``, ``model_b`` and ``winner`` once they are read (the
@@ -441,22 +455,24 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
         fill += piece[outer_keys]
     _threads.run(jobs)
     spare = (cluster, model_a, model_b, winner) if reuse else ()
-    # With clusters, the fit's rows (summed over clusters per (judge, i, j)) come from the
+    # Large groups are deduplicated in order of their first model (FIRST_GROUPS). Otherwise,
+    # with clusters, the fit's rows (summed over clusters per (judge, i, j)) come from the
     # same pass when their dense table is small; larger tables, one per thread, cost more to
     # clear and add up than Comparisons.collapsed's own pass afterwards.
-    collapse = collapse and n_clusters > 1 and \
+    by_first = FIRST_GROUPS * n_groups * n_models <= n
+    collapse = collapse and not by_first and n_clusters > 1 and \
         n_judges * n_models * n_models <= _COLLAPSE_ON_THE_WAY
     group_judge = outer_keys % n_judges if collapse else None
     if n_judges == 1:  # the outer key is the cluster: rows get it directly, judges are all 0
         (row_cluster, ri, rj, wi, wj, tt), collapsed = _dedupe_rows(
             starts, sorted_key, sorted_weight, n_models, outer_keys, spare, group_judge,
-            n_judges)  # fmt: skip
+            n_judges, by_first)  # fmt: skip
         row_judge = np.zeros(ri.shape[0], dtype=np.int64)
         rows = PairRows(row_cluster, row_judge, ri, rj, wi, wj, tt)
         return AggregatedRows(rows, UsedCodes(*used), _summed(collapsed), 0)
     (group, ri, rj, wi, wj, tt), collapsed = _dedupe_rows(
         starts, sorted_key, sorted_weight, n_models, np.arange(n_groups, dtype=np.int64), spare,
-        group_judge, n_judges)  # fmt: skip
+        group_judge, n_judges, by_first)  # fmt: skip
     row_cluster, row_judge = (outer_keys // n_judges)[group], (outer_keys % n_judges)[group]
     rows = PairRows(row_cluster, row_judge, ri, rj, wi, wj, tt)
     return AggregatedRows(rows, UsedCodes(*used), _summed(collapsed), 0)
@@ -550,11 +566,117 @@ def _group_dedupe(starts, sorted_key, sorted_weight, n_models, group_value, row_
     return r
 
 
+@njit(inline="always", **_JIT)  # called once a run: no call (nor reference counts) each time
+def _emit_run(i, n_touched, touched, seen, acc, n_models, value, row_group, row_i, row_j,
+              wins_i, wins_j, ties, r):  # fmt: skip
+    """Rows ``r, r + 1, ...`` from the sums ``acc`` (3 per j) of one run of first model ``i``
+    over the ``n_touched`` partners ``touched`` (``seen`` marks them), each with group
+    ``value``; clears ``acc`` and ``seen`` after itself -> the next row. Where the partners
+    are many (:data:`SCAN_RUNS`: of the n_models - i - 1 models after i, every partner is one)
+    they are read off the marks, in increasing order of j; else taken in order of first
+    occurrence (a sort here, even one never run, slows every run)."""
+    if SCAN_RUNS * n_touched >= n_models - i - 1:
+        t = 0
+        for j in range(i + 1, n_models):
+            if seen[j]:
+                touched[t] = j
+                t += 1
+    for t in range(n_touched):
+        j = touched[t]
+        row_group[r] = value
+        row_i[r] = i
+        row_j[r] = j
+        wins_i[r] = acc[3 * j]
+        wins_j[r] = acc[3 * j + 1]
+        ties[r] = acc[3 * j + 2]
+        acc[3 * j] = 0.0
+        acc[3 * j + 1] = 0.0
+        acc[3 * j + 2] = 0.0
+        seen[j] = 0
+        r += 1
+    return r
+
+
+@njit(**_JIT)
+def _quotient(k, d, inv):
+    """``k // d`` for 0 <= k < 2^31 and d > 0, ``inv`` = 1 / d: a product corrected by one
+    step where rounding put it off (an integer division takes several times as long)."""
+    q = int(k * inv)
+    if q * d > k:
+        q -= 1
+    elif (q + 1) * d <= k:
+        q += 1
+    return q
+
+
+@njit(**_JIT)
+def _first_dedupe(starts, sorted_key, sorted_weight, n_models, group_value, row_group, row_i,
+                  row_j, wins_i, wins_j, ties):  # fmt: skip
+    """:func:`_group_dedupe` for large groups (:data:`FIRST_GROUPS`): each group's keys put in
+    order of their first model by a stable counting sort, then each first model's run summed
+    per partner in a table of ``n_models`` cells (a core's cache holds it, where one slot
+    table over every (i, j) takes a cache miss a verdict) -> the number of rows, in order of
+    (group, i) and, within the dense runs of :func:`_emit_run`, of j (an unclustered board of
+    many verdicts a model: every run). Within a row the weights add in the verdicts' order,
+    as there."""
+    weighted = sorted_weight.shape[0] > 0
+    m = n_models
+    n_groups = starts.shape[0] - 1
+    largest = 0
+    for g in range(n_groups):
+        largest = max(largest, starts[g + 1] - starts[g])
+    first = np.empty(largest, dtype=np.int32)  # each key's i (one division a key)
+    key = np.empty(largest, dtype=np.int32)  # 3 j + outcome, in order of i
+    weight = np.empty(largest if weighted else 0)
+    end = np.empty(m, dtype=np.int64)
+    acc = np.zeros(3 * m)
+    seen = np.zeros(m, dtype=np.uint8)
+    touched = np.empty(m, dtype=np.int64)
+    inv = 1.0 / (3 * m) if m else 0.0
+    r = 0
+    for g in range(n_groups):
+        lo, hi = starts[g], starts[g + 1]
+        end[:] = 0
+        for pos in range(lo, hi):
+            i = _quotient(sorted_key[pos], 3 * m, inv)
+            first[pos - lo] = i
+            end[i] += 1
+        at = 0
+        for i in range(m):  # end[i]: where run i starts, then (after the scatter) ends
+            c = end[i]
+            end[i] = at
+            at += c
+        for pos in range(lo, hi):
+            i = first[pos - lo]
+            key[end[i]] = sorted_key[pos] - 3 * m * i
+            if weighted:
+                weight[end[i]] = sorted_weight[pos]
+            end[i] += 1
+        b = 0
+        for i in range(m):
+            e = end[i]
+            n_touched = 0
+            for t in range(b, e):  # no branch on the marks: new partners are unforeseeable
+                k3 = key[t]
+                j = k3 // 3
+                touched[n_touched] = j
+                n_touched += 1 - seen[j]
+                seen[j] = 1
+                acc[k3] += weight[t] if weighted else 1.0
+            if n_touched:
+                r = _emit_run(i, n_touched, touched, seen, acc, m, group_value[g], row_group,
+                              row_i, row_j, wins_i, wins_j, ties, r)  # fmt: skip
+            b = e
+    return r
+
+
 def _dedupe_rows(starts, sorted_key, sorted_weight, n_models, group_value, spare=(),
-                 group_judge=None, n_judges=0):  # fmt: skip
+                 group_judge=None, n_judges=0, by_first=False):  # fmt: skip
     """Run :func:`_group_dedupe` on NumPy-allocated buffers -> ((group, i, j, wins_i, wins_j,
     ties), collapsed), ``group`` holding ``group_value[g]``; ``collapsed`` is None, or with
     ``group_judge`` (each group's judge) the rows summed per (judge, i, j), sorted.
+    ``by_first`` (large groups, :data:`FIRST_GROUPS`; no ``group_judge``):
+    :func:`_first_dedupe` instead.
 
     ``spare``: N-sized int64 arrays the caller no longer needs, used (in order) for ``group``,
     ``i``, ``j`` and, viewed as float64 and zeroed, ``wins_i``; fresh memory costs page faults that
@@ -580,6 +702,9 @@ def _dedupe_rows(starts, sorted_key, sorted_weight, n_models, group_value, spare
     def dedupe(g0, g1):
         acc, seen = np.zeros(3 * space), np.zeros(space, dtype=np.bool_)
         views = tuple(a[starts[g0]:] for a in out)
+        if by_first:
+            return _first_dedupe(starts[g0:g1 + 1], sorted_key, sorted_weight, n_models,
+                                 group_value[g0:g1], *views), acc, seen  # fmt: skip
         r = _group_dedupe(starts[g0:g1 + 1], sorted_key, sorted_weight, n_models,
                           group_value[g0:g1], *views, gj[g0:g1] if space else gj, acc,
                           seen)  # fmt: skip
