@@ -72,11 +72,14 @@ def test_kernels_equal_twins_and_dense(crowd):
     quad = np.array([((w[cl == c] @ cols) ** 2).sum(axis=0) for c in range(g)])
     np.testing.assert_allclose(ref.style_cluster_quadratic(*calls["style_cluster_quadratic"]),
                                quad, atol=1e-10)
-    wide = rng.normal(size=(n, nb.WIDE_COLUMNS + 1))  # the kernel's other way, many columns
-    quad = np.array([((w[cl == c] @ wide) ** 2).sum(axis=0) for c in range(g)])
-    for k in (nb, ref):
-        np.testing.assert_allclose(k.style_cluster_quadratic(g, m, a, b, judge, cl, x, wa, wb,
-                                                             wide), quad, atol=1e-10)
+    # the kernel's other ways: four rows at a time (2 columns), four columns a pass with one
+    # padded (3, 7), each row's values over all columns (many)
+    for width in (2, 3, 7, nb.WIDE_COLUMNS + 1):
+        cols = rng.normal(size=(n, width))
+        quad = np.array([((w[cl == c] @ cols) ** 2).sum(axis=0) for c in range(g)])
+        for k in (nb, ref):
+            np.testing.assert_allclose(k.style_cluster_quadratic(g, m, a, b, judge, cl, x, wa, wb,
+                                                                 cols), quad, atol=1e-10)
 
 
 def _aggregate(k, cl, judge, a, b, x, w, n_models, n_clusters=9):

@@ -213,7 +213,8 @@ def _flag(frame: pd.DataFrame, name: str,
           order: NDArray[np.int64] | None = None) -> NDArray[np.bool_]:  # fmt: skip
     if name not in frame.columns:
         return np.zeros(len(frame), dtype=bool)
-    return _taken(frame[name].fillna(False).to_numpy(dtype=bool), order)
+    flags = frame[name].fillna(False).to_numpy(dtype=bool)
+    return _taken(flags, order) if flags.any() else flags  # none set: alike in any order
 
 
 def slot_counts(frame: pd.DataFrame, data: Comparisons, engine: Engine = "auto", *,

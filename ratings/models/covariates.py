@@ -22,8 +22,9 @@ Unpenalised maximum likelihood (an optional ridge ``ridge / 2 |beta|^2`` on the 
 ``n_ridge`` coefficients, the style features') by Newton's method
 (:func:`ratings.models.newton.newton`) over params = (s, beta, the family's parameters). For
 Bradley-Terry each evaluation is one call over the rows (:func:`ratings.kernels.style.
-style_bt_newton`: the rows' terms, their sums per model pair, the features' block, in three
-simple loops), split in blocks across the package's threads; other families' row derivatives
+style_bt_newton`: the rows' terms, then their sums per model pair beside the features' block;
+at the start, beta = 0, each row's terms read from its pair's in the loop of the sums), split
+in blocks across the package's threads; other families' row derivatives
 come from their row kernels (:mod:`ratings.kernels.fit`) on the linear predictor, assembled by
 :mod:`ratings.kernels.style`. Every kernel has a NumPy twin in :mod:`ratings.kernels.style_ref`.
 Crowd-BT's default follows :func:`ratings.models.crowd.likelihood.choose_estimate`: the
