@@ -111,3 +111,23 @@ def test_nothing_is_started_where_the_shares_would_take_the_compiled_kernels(log
     monkeypatch.setattr(WorkingRows, "quadratic_kernels", lambda self, n: inference_ref)
     one = _fit(log, monkeypatch, 1, None)
     np.testing.assert_array_equal(r.model_df, one.model_df)
+
+
+def test_pairs_df_read_first_on_one_thread_make_one_pass(log, monkeypatch):
+    """With nothing started (one thread), the pairs' df read before the ratings' hold the
+    ratings' shares: one pass over the rows for both, not the pairs' streamed pass and the
+    ratings' again; the same df as when the ratings' are read first."""
+    from ratings.inference.working import WorkingRows
+
+    first = _fit(log, monkeypatch, 1, None)
+    want_models, want_pairs = first.model_df, first.pair_df()  # the ratings' first
+    r = _fit(log, monkeypatch, 1, None)
+    passes = []
+    for name in ("quadratic", "quadratic_block"):
+        real = getattr(WorkingRows, name)
+        monkeypatch.setattr(WorkingRows, name,
+                            lambda self, *a, _real=real, _n=name, **k: passes.append(_n)
+                            or _real(self, *a, **k))  # fmt: skip
+    np.testing.assert_array_equal(r.pair_df(), want_pairs)
+    np.testing.assert_array_equal(r.model_df, want_models)
+    assert passes == ["quadratic"]

@@ -412,6 +412,8 @@ class ClusterInference:
             from ratings.inference.pairdf import streamed_pairs_df
 
             c = self._free_contrasts(reference_contrasts(m, None))
+            if self._held_shares(c) is None and _holds_shares(self.rows.merged[0], c.shape[0]):
+                self._approx_df(c)  # the ratings' shares, held for their df: one pass, not two
             out = streamed_pairs_df(self.rows, self._directions(c), self._held_shares(c))
             np.fill_diagonal(out, np.nan)
         if self.degenerate.size:  # pairs along a direction one cluster alone determines
