@@ -400,9 +400,8 @@ class Ratings:
         (:func:`ratings.inference.ranks.pair_stats`; rank intervals and the pairwise table)."""
         from ratings.inference.ranks import pair_stats
 
-        # the pairs' df read once the draws' maxima are found (they may still be under way)
         return pair_stats(np.asarray(self.strength), self.se.to_numpy(), self.cov,
-                          self.pair_df, draws=self.draws,
+                          self.pair_df(), draws=self.draws,
                           unbounded=self.unbounded_mask)  # fmt: skip
 
     def _df_of(self, i: int, j: int) -> float:
@@ -524,7 +523,6 @@ class Ratings:
         is True for the intervals that use the model-based variance.
         """
         level = self.level if level is None else check_level(level)
-        ranks = self.rank_intervals(level).reindex(self.models)  # first: see pair_stats
         lo, hi = self._bounds(level)
         elo, se = self.elo.to_numpy(), self.se.to_numpy()
         # the columns gathered first, the frame made once (a column added to a frame re-makes
@@ -532,6 +530,7 @@ class Ratings:
         cols = {"model": self.models, "elo": elo, "se": se, "lower": lo, "upper": hi,
                 "rank": pd.Series(elo).rank(ascending=False, method="min").astype(np.int64)
                 .to_numpy()}  # fmt: skip
+        ranks = self.rank_intervals(level).reindex(self.models)
         for col in ("rank_lower", "rank_upper"):  # NaN: no rank interval (open rating)
             cols[col] = ranks[col].array
         for col in ("n_matches", "wins", "losses", "ties", "forfeits"):

@@ -93,3 +93,30 @@ def test_fit_pair_df_past_the_budget_equals_whole_matrix(monkeypatch):
     np.fill_diagonal(want, np.nan)
     np.testing.assert_allclose(got, want, rtol=1e-10)
     assert np.isfinite(got[~np.eye(m, dtype=bool)]).all()
+
+
+def test_pair_df_read_first_hold_the_ratings_shares(monkeypatch):
+    """On the series path the pairs' df read before the ratings' make the ratings' shares
+    and sum theirs: one pass over the rows for both (not the pairs' streamed pass and the
+    ratings' again), with the df of a fit whose ratings' df were read first."""
+    from helpers import simulate_verdicts
+
+    from ratings.inference import cluster
+
+    rng = np.random.default_rng(5)
+    log = simulate_verdicts(rng, [0.0, 0.6, -0.4, 1.0, -0.8, 0.3, 0.5, -0.1], 1500, 40,
+                            tie_fraction=0.1, task_sd=0.5)  # fmt: skip
+    monkeypatch.setattr(cluster, "EXACT_BUDGET", 0.0)  # the series path
+    first = ratings.fit(log)
+    assert first.inference.shape == "series"
+    want_models, want_pairs = first.model_df, first.pair_df()  # the ratings' first
+    r = ratings.fit(log)
+    passes = []
+    for name in ("quadratic", "quadratic_block"):
+        real = getattr(WorkingRows, name)
+        monkeypatch.setattr(WorkingRows, name,
+                            lambda self, *a, _real=real, _n=name, **k: passes.append(_n)
+                            or _real(self, *a, **k))  # fmt: skip
+    np.testing.assert_array_equal(r.pair_df(), want_pairs)
+    np.testing.assert_array_equal(r.model_df, want_models)
+    assert passes == ["quadratic"]

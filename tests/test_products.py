@@ -140,18 +140,3 @@ def test_jobs_run_from_a_pool_job_run_in_its_thread(monkeypatch) -> None:
 
     got = _threads.run([lambda: outer(0), lambda: outer(10), lambda: outer(20)])
     assert got == [[(k, True), (k + 1, True)] for k in (0, 10, 20)]
-
-
-def test_started_jobs_hold_up_none_of_the_pools_threads(monkeypatch) -> None:
-    """Jobs started with ``start`` that outlast the caller's next steps: the caller's jobs on
-    the pool still run side by side on both of its threads (on the pool, two such jobs would
-    hold both until they gave up waiting)."""
-    import threading
-
-    monkeypatch.setattr(_threads, "workers", lambda: 2)
-    gate = threading.Event()
-    started = [_threads.start(lambda: gate.wait(10)) for _ in range(2)]
-    both = threading.Barrier(2, timeout=10)  # passed only by two threads at once
-    assert sorted(_threads.run([both.wait, both.wait])) == [0, 1]
-    gate.set()
-    assert all(p.result() for p in started), "a started job waited past the caller's jobs"

@@ -314,37 +314,3 @@ def test_p_adjusted_is_the_max_t_probability_in_the_body_and_the_tail():
         assert second <= pw["p_adjusted"].iloc[i] <= first * (1 + 1e-12)
         assert first - second <= 1e-3 * first
         assert pw["p_adjusted"].iloc[i] < 1e-6  # not the 1 / 4001 floor
-
-
-def test_pairs_df_are_read_after_the_draws_maxima(monkeypatch):
-    """``pair_stats`` given a function for the pairs' df calls it once, when the step-down
-    first compares a pair with its own t quantile, after the draws and their maxima (a fit's
-    pair df may still be under way then); the rank intervals are those of the df given as
-    an array, and contain each model's point rank."""
-    from ratings.inference import ranks
-
-    r = ratings.fit(board(3, SPREAD, n=2000, tasks=40))
-    order = []
-    for name in ("_draws", "_draw_argmax"):
-        real = getattr(ranks, name)
-
-        def spy(*args, _real=real, _name=name, **kwargs):
-            order.append(_name)
-            return _real(*args, **kwargs)
-
-        monkeypatch.setattr(ranks, name, spy)
-    df = r.pair_df()
-
-    def later():
-        order.append("df")
-        return df
-
-    args = (np.asarray(r.strength), r.se.to_numpy(), r.cov)
-    lazy = ranks.pair_stats(*args, later)
-    assert order == []
-    got = ranks.rank_intervals(lazy, r.models, 0.95)
-    assert order[:3] == ["_draws", "_draw_argmax", "df"] and order.count("df") == 1
-    want = ranks.rank_intervals(ranks.pair_stats(*args, df), r.models, 0.95)
-    pd.testing.assert_frame_equal(got, want)
-    point = pd.Series(r.elo).rank(ascending=False, method="min").to_numpy()
-    assert ((got["rank_lower"] <= point) & (point <= got["rank_upper"])).all()

@@ -51,7 +51,6 @@ from ratings.inference import bt_inference
 from ratings.inference.builder import build, row_scores_of
 from ratings.inference.covariance import ready, start_bread
 from ratings.inference.degenerate import fill_collapsed
-from ratings.inference.satterthwaite import reference_contrasts
 from ratings.inference.tie_bias import phi_bias
 from ratings.kernels.engine import kernels
 from ratings.kernels.engine import resolve as resolve_engine
@@ -205,8 +204,6 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         if model == "bt":
             est, ties = _estimate(data, tie, rows=rows, penalty=bt.penalty,
                                   firth=bt.firth, ties=bt.ties, table=table,
-                                  ahead=reference_contrasts(data.n_models,
-                                                            None if anchor is None else ref),
                                   **opts)  # fmt: skip
             if penalised:  # ratings the penalty alone makes finite: open intervals
                 from ratings.models.separation import flag_unbounded, warn_unbounded
@@ -246,8 +243,7 @@ def check_style_source(verdicts: Source, style: tuple[str, ...], columns=None,
 
 def _estimate(data: Comparisons, tie: TieFamily | None, *, rows, ref, ci, clustered, engine,
               tol, max_iter, n_boot, seed, level, penalty=0.0, firth=False, ties="half",
-              table: PairTable | None = None,
-              ahead: np.ndarray | None = None) -> tuple[Estimate, pd.DataFrame | None]:  # fmt: skip
+              table: PairTable | None = None) -> tuple[Estimate, pd.DataFrame | None]:  # fmt: skip
     """One estimator for Bradley-Terry and the tie families (``tie``, None for Bradley-Terry):
     the fit (the collapsed-counts fast path of Bradley-Terry, with its penalty or Firth's
     reduction; a tie family's parameter as parameter M), the bread (inverse information on the
@@ -255,9 +251,7 @@ def _estimate(data: Comparisons, tie: TieFamily | None, *, rows, ref, ci, cluste
     with the verdicts' and clusters' scores and the CR2 inference), the seeded bootstrap refits
     and the strengths' :class:`Estimate`, with the table of tie model ``ties``
     (:func:`ratings.api.ties.tie_table`: None for half wins); ``table``: Bradley-Terry's
-    :class:`~ratings.models.bt.PairTable` of ``rows`` when the caller built it; ``ahead``: the
-    ratings' contrasts, whose degrees of freedom Bradley-Terry's CR2 inference may start
-    computing beside its covariance (:func:`ratings.inference.cluster.cluster_inference`)."""
+    :class:`~ratings.models.bt.PairTable` of ``rows`` when the caller built it."""
     k, m = kernels(engine, data.n_verdicts), data.n_models
     if tie is not None:  # the tie parameter after the strengths (parameter M)
         res = fit_ties(rows, tie, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
@@ -288,8 +282,7 @@ def _estimate(data: Comparisons, tie: TieFamily | None, *, rows, ref, ci, cluste
         try:
             built = build(bread, ci, row_scores_of(data, m, k, row_scores, verdict_meat),
                           n_clusters=data.n_clusters if clustered else None,
-                          cr2=lambda: bt_inference(res.theta, data, ref=ref, k=k, bread=bread,
-                                                   ahead=ahead),
+                          cr2=lambda: bt_inference(res.theta, data, ref=ref, k=k, bread=bread),
                           cluster_name=data.cluster_name)  # fmt: skip
         except Exception:
             try:  # a singular bread is reported first, whatever else failed beside it

@@ -28,14 +28,12 @@ SPLIT_FLOPS = 20_000_000
 #: time: aligned blocks are multiplied as in the whole product, see :func:`matmul`).
 ROW_ALIGN = 8
 _POOL: ThreadPoolExecutor | None = None
-#: The threads of :func:`start`'s jobs, apart from the pool's (which :func:`run` splits over).
-_AHEAD: ThreadPoolExecutor | None = None
 
 
 def _forget_pool() -> None:
-    """In a forked child the pools' threads do not exist: start new pools when needed."""
-    global _POOL, _AHEAD
-    _POOL = _AHEAD = None
+    """In a forked child the pool's threads do not exist: start a new pool when needed."""
+    global _POOL
+    _POOL = None
 
 
 if hasattr(os, "register_at_fork"):
@@ -58,8 +56,7 @@ def workers() -> int:
 
 
 def _in_pool() -> bool:
-    """Is this one of the pool's threads or :func:`start`'s (named ``ratings_<n>`` and
-    ``ratings_ahead_<n>`` by their executors)?"""
+    """Is this one of the pool's threads (named ``ratings_<n>`` by the executor)?"""
     return threading.current_thread().name.startswith("ratings_")
 
 
@@ -104,28 +101,22 @@ class Pending(Generic[T]):
 
 
 def start(job: Callable[[], T]) -> Pending[T]:
-    """``job()`` started on a thread beside the caller's own work (which may :func:`run` jobs
-    on the pool meanwhile), its result read by :meth:`Pending.result`; run here at once when
+    """``job()`` started on the pool beside the caller's own work (which may :func:`run` jobs
+    on the other threads), its result read by :meth:`Pending.result`; run here at once when
     threading is off, its exception then kept for :meth:`~Pending.result` likewise.
 
-    The jobs have threads of their own (up to :func:`workers`), not the pool's: a job that
-    outlasts the caller's next steps holds up none of the blocks they split over the pool. A
-    :func:`run` inside a job runs its jobs in the job's thread, one after another; the job must
-    not wait for another :class:`Pending`, and :meth:`~Pending.result` must not be called from
-    a pool job. For work the caller's next steps do not need: a factorisation beside the
+    The job must not call :func:`run` or wait for another :class:`Pending` (it holds one of
+    the pool's threads), and :meth:`~Pending.result` must not be called from a pool job. For
+    work of one thread that the caller's next steps do not need: a factorisation beside the
     caller's passes over the rows (scipy's LAPACK wrappers hold the GIL for much of the call,
-    so the overlap is with the caller's GIL-free NumPy work), the ratings' degrees of freedom
-    beside the rest of a clustered covariance.
+    so the overlap is with the caller's GIL-free NumPy work).
     """
-    global _AHEAD
     if workers() < 2:
         try:
             return Pending(value=job())
         except Exception as error:  # raised where the result is read, as on the pool
             return Pending(error=error)
-    if _AHEAD is None:
-        _AHEAD = ThreadPoolExecutor(max_workers=workers(), thread_name_prefix="ratings_ahead")
-    return Pending(_AHEAD.submit(job))
+    return Pending(_pool().submit(job))
 
 
 _BLAS = None

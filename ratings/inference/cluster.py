@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 
 from ratings.core.errors import option
 from ratings.core.linalg import embed
-from ratings.core.threads import CONCURRENT_ROWS, Pending, matmul, row_blocks, run, start, workers
+from ratings.core.threads import CONCURRENT_ROWS, matmul, row_blocks, run, workers
 from ratings.inference.batched import (
     Basis,
     basis,
@@ -145,9 +145,6 @@ class ClusterInference:
     designs: Designs | None = None  # the distinct designs and their CR2 blocks (sparse)
     factor: NDArray[np.float64] | None = None  # ``chol`` when already computed
     extra: NDArray[np.float64] | None = None
-    # contrasts (rows over ``free``) whose clusters' shares were started beside the series, and
-    # those shares (:func:`cluster_inference`'s ``ahead``; read by the one-direction df)
-    ahead: tuple[NDArray[np.float64], Pending] | None = None
 
     @property
     def shape(self) -> str:
@@ -362,7 +359,7 @@ class ClusterInference:
         same contrasts) up to :data:`SHARED_SHARES_CELLS` or with covariates; else streamed,
         tr = sum_g omega_g = v^T H v from the information."""
         groups, weight, _ = self.rows.merged
-        held = self._held_shares(c)  # computed beside the series, or for the pairs' df
+        held = self._held_shares(c)  # the pairs' df, read first, made them
         if held is not None:
             return satterthwaite(held[0].T, None, None, weight)
         v = self._directions(c)
@@ -433,11 +430,8 @@ class ClusterInference:
 
     def _held_shares(self, c: NDArray[np.float64]) -> tuple | None:
         """The merged designs' shares of contrasts ``c`` and their weights, when the ratings'
-        df held them or they were started beside the series (:attr:`ahead`: waited for
-        here), as :func:`~ratings.inference.pairdf.streamed_pairs_df` reads them."""
+        df held them, as :func:`~ratings.inference.pairdf.streamed_pairs_df` reads them."""
         last = self.__dict__.get("_last_shares")
-        if last is None and self.ahead is not None and np.array_equal(self.ahead[0], c):
-            last = self.__dict__["_last_shares"] = (c, self.ahead[1].result())
         if last is None or not np.array_equal(last[0], c):
             return None
         return last[1], self.rows.merged[1]
@@ -468,17 +462,10 @@ def _along(cbar: NDArray[np.float64], degenerate: NDArray[np.float64]) -> NDArra
 
 
 def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArray[np.int64],
-                      *, clusters: pd.Index | None = None, bread: NDArray[np.float64],
-                      ahead: NDArray[np.float64] | None = None) -> ClusterInference:  # fmt: skip
+                      *, clusters: pd.Index | None = None,
+                      bread: NDArray[np.float64]) -> ClusterInference:  # fmt: skip
     """CR2 pieces of a clustered fit on the dense path: exact (one eigen-decomposition per
     cluster) while :func:`cr2_plan` says so, else the series.
-
-    On the series path the clusters' shares of the contrasts ``ahead`` (the ratings' own,
-    whose degrees of freedom a table asks for next) are computed on a thread of their own
-    (:func:`ratings.core.threads.start`) beside the series, which does not need them: the same
-    pass over the merged designs as :meth:`ClusterInference.df` makes, from the same
-    directions, started early (1M verdicts over 200 models: about 0.1 s of CPU, as long as the
-    series).
 
     Parameters
     ----------
@@ -492,16 +479,13 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
         The clusters' names.
     bread : ndarray, shape (P, P)
         The inverse of the (penalised) information over ``free``.
-    ahead : ndarray, shape (C, n_params) or (C, n_models), optional
-        Contrasts whose degrees of freedom are asked for next.
     """
     p, g = free.size, rows.n_clusters
     starts = rows.starts
     pieces = partial(ClusterInference, rows.n_params, rows.n_models, free, bread, rows, clusters)
     if cr2_plan(np.diff(starts), p, sparse=False)[0] == "series":  # whitens only where it must
-        early = _shares_ahead(pieces(np.zeros((0, p))), ahead)
         influence, degenerate, chol = _series(rows, score, free, bread, starts)
-        return pieces(degenerate, influence, factor=chol, ahead=early)
+        return pieces(degenerate, influence, factor=chol)
     chol = np.linalg.cholesky(bread)
     lf = lifted(chol, free, rows.n_params)
     gbar = score[:, free] @ chol  # whitened scores L^T g_g
@@ -513,33 +497,6 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
         deg.append(d)
     degenerate = np.vstack(deg) if deg else np.zeros((0, p))
     return pieces(degenerate, adjusted @ chol.T, tuple(qs), tuple(lams), factor=chol)
-
-
-def _shares_ahead(inference: ClusterInference,
-                  contrasts: NDArray[np.float64] | None) -> tuple | None:
-    """``(contrasts over free, their clusters' shares started on a thread)`` for
-    :attr:`ClusterInference.ahead`, where the one-direction df of ``contrasts`` would hold its
-    shares and a second thread can compute them beside the caller; else None. The directions
-    B c are formed here, in the caller's thread (within the BLAS limits it set).
-
-    Only on the NumPy twin, chosen here, and where the fit cannot load the compiled kernels
-    meanwhile (its rows below :data:`~ratings.kernels.engine.AUTO_NUMBA_COLD`, or those
-    kernels loaded already): numba is never imported on the thread, and the shares come from
-    the kernels the caller's thread would take when the df are asked for."""
-    from ratings.kernels import inference_ref
-    from ratings.kernels.engine import AUTO_NUMBA_COLD, kernels_loaded
-
-    if contrasts is None or workers() < 2:
-        return None
-    c = inference._free_contrasts(contrasts)
-    groups = inference.rows.merged[0]
-    if groups.x is not None or not _holds_shares(groups, c.shape[0]):
-        return None
-    k = groups.quadratic_kernels(c.shape[0])
-    if k is not inference_ref or not (kernels_loaded()
-                                      or inference.rows.ii.size < AUTO_NUMBA_COLD):
-        return None
-    return c, start(partial(groups.quadratic, inference._directions(c), k))
 
 
 def _decompose(rows, lf, lo: int, hi: int, gbar: NDArray[np.float64]) -> tuple:

@@ -41,9 +41,7 @@ Statistics 6(2), 65-70.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 from statistics import NormalDist
 from typing import Literal
 
@@ -94,17 +92,9 @@ class PairStats:
 
     estimate: NDArray[np.float64]  # (M,) strengths
     se: NDArray[np.float64]  # (M, M) standard error of s_j - s_k (inf: undecidable)
-    pair_df: NDArray[np.float64] | Callable[[], NDArray[np.float64]]  # :attr:`df`, or gives it
+    df: NDArray[np.float64]  # (M, M) degrees of freedom (inf: normal)
     factor: NDArray[np.float64]  # (M, K): draws are factor @ N(0, I_K)
     decidable: NDArray[np.bool_]  # (M,) models with a finite interval
-
-    @cached_property
-    def df(self) -> NDArray[np.float64]:
-        """(M, M) degrees of freedom (inf: normal), computed on first use where
-        :func:`pair_stats` was given a function for them: the draws and their maxima do not
-        need them (a fit's pair df may still be under way on another thread)."""
-        df = self.pair_df() if callable(self.pair_df) else self.pair_df
-        return np.asarray(df, dtype=np.float64)
 
     @property
     def t(self) -> NDArray[np.float64]:
@@ -125,9 +115,8 @@ def pair_stats(strength: NDArray[np.float64], se: NDArray[np.float64], cov: NDAr
         decided either way).
     cov : ndarray (M, M)
         Covariance of the log-strengths.
-    pair_df : ndarray (M, M), or a function giving it
-        Degrees of freedom of every difference (inf: normal); a function is called when the
-        degrees of freedom are first read (:attr:`PairStats.df`), after the draws' maxima.
+    pair_df : ndarray (M, M)
+        Degrees of freedom of every difference (inf: normal).
     draws : ndarray (B, M), optional
         Bootstrap draws of the log-strengths; their covariance replaces ``cov``.
     unbounded : ndarray (M,) of bool, optional
@@ -148,7 +137,7 @@ def pair_stats(strength: NDArray[np.float64], se: NDArray[np.float64], cov: NDAr
     se[:, ~ok] = np.inf
     se[~(se > 0)] = np.inf  # no variance (a degenerate fit): never decided either way
     np.fill_diagonal(se, np.inf)
-    df = pair_df if callable(pair_df) else np.asarray(pair_df, dtype=np.float64)
+    df = np.asarray(pair_df, dtype=np.float64)
     sub = cov[np.ix_(ok, ok)]
     with one_blas_thread():  # one thread: a second gains nothing on 1000 models (0.24 vs 0.26 s)
         lam, u = np.linalg.eigh((sub + sub.T) / 2.0)  # and stalls when others share the cores (5 s)

@@ -156,7 +156,7 @@ def working_inference(rows: WorkingRows, residual: Residuals, free: NDArray[np.i
                       bread: NDArray[np.float64] | Callable[[], NDArray[np.float64]], data,
                       small: bool | None = None,
                       scores: Callable[[], NDArray[np.float64]] | None = None,
-                      ahead: NDArray[np.float64] | None = None) -> ClusterInference:  # fmt: skip
+                      ) -> ClusterInference:  # fmt: skip
     """CR2 pieces of a clustered fit over ``data`` (its clusters) from its working ``rows``
     and their residuals (row r's summed score is ``residual[r] x_r``; or a callable giving
     them, called on the sparse path only), ``bread`` the inverse (penalised) information over
@@ -164,14 +164,12 @@ def working_inference(rows: WorkingRows, residual: Residuals, free: NDArray[np.i
     computed beside them): on the sparse path (``small`` True), the dense one (False), or by
     default the one :func:`cr2_plan` picks, after checking the work against the memory limit.
     ``scores`` gives the dense path's G x n_params cluster scores (default
-    :func:`cluster_scores` of the residuals); ``ahead``: contrasts whose degrees of freedom
-    are asked for next (see :func:`~ratings.inference.cluster.cluster_inference`)."""
+    :func:`cluster_scores` of the residuals)."""
     small = checked_path(data, np.diff(rows.starts), rows.n_params, free.size, small)
     if small:
         return small_cluster_inference(rows, _now(residual), free, _now(bread), data.clusters)
     score = scores() if scores is not None else cluster_scores(rows, _now(residual))
-    return cluster_inference(rows, score, free, clusters=data.clusters, bread=_now(bread),
-                             ahead=ahead)
+    return cluster_inference(rows, score, free, clusters=data.clusters, bread=_now(bread))
 
 
 def _now(x: NDArray[np.float64] | Callable[[], NDArray[np.float64]]) -> NDArray[np.float64]:
@@ -211,15 +209,12 @@ def summed_scores(rows: WorkingRows, x: NDArray[np.float64],
 
 def bt_inference(theta: NDArray[np.float64], data, *, ref: int, k,
                  bread: NDArray[np.float64] | PendingBread,
-                 free: NDArray[np.int64] | None = None,
-                 ahead: NDArray[np.float64] | None = None) -> ClusterInference:  # fmt: skip
+                 free: NDArray[np.int64] | None = None) -> ClusterInference:  # fmt: skip
     """CR2 pieces of a clustered Bradley-Terry fit (``k``: the kernel module for the scores;
     ``bread``: the fit's inverse Hessian, M x M, zero at ``ref`` and at the fixed models, or
     still being computed (:func:`~ratings.inference.covariance.start_bread`: waited for after
     the passes over the rows); ``free``: the estimated models, default all but ``ref``; the
-    others are fixed offsets, as when new models are placed against a frozen board;
-    ``ahead``: the contrasts whose degrees of freedom are asked for next, the ratings', see
-    :func:`~ratings.inference.cluster.cluster_inference`)."""
+    others are fixed offsets, as when new models are placed against a frozen board)."""
     from ratings.kernels import fit_ref
 
     free = np.delete(np.arange(data.n_models), ref) if free is None else np.asarray(free)
@@ -231,7 +226,7 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, k,
                                     data.cluster), data.n_clusters)  # fmt: skip
         return working_inference(bt_working(data, a), np.zeros(0), free,
                                  lambda: block(ready(bread), free), data, small=False,
-                                 scores=lambda: summed, ahead=ahead)  # fmt: skip
+                                 scores=lambda: summed)  # fmt: skip
     if k is fit_ref:  # the twin's scores from the rows' pass
         rows, score = bt_rows_and_scores(theta, data)
     else:
@@ -245,7 +240,7 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, k,
     summed = summed_scores(rows, score)
     del score
     return working_inference(rows, np.zeros(0), free, lambda: block(ready(bread), free), data,
-                             small=False, scores=lambda: summed, ahead=ahead)  # fmt: skip
+                             small=False, scores=lambda: summed)  # fmt: skip
 
 
 def bt_residual(rows: WorkingRows, score: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -206,28 +206,22 @@ class WorkingRows:
             self.ii, self.jj, self.judge, self.cluster, self.a, self.b, self.n_models,
             np.ascontiguousarray(v))  # fmt: skip
 
-    def quadratic(self, n: NDArray[np.float64], k: ModuleType | None = None) -> NDArray[np.float64]:
+    def quadratic(self, n: NDArray[np.float64]) -> NDArray[np.float64]:
         """``n_c^T H_g n_c`` for every cluster g and column c of ``n`` (n_params x C) -> (G x C).
 
         The twin's work is (distinct designs) x C cells, about :data:`CELLS_PER_VERDICT` of
         them costing what one verdict costs the fit's twins (for a few columns, such as the
         judges' etas, it passes over the rows instead); past numba's start-up (a 1,000
         model board: a million designs x 1,000 contrasts, 5 s in the twin, 0.15 s compiled)
-        the kernel is loaded even in a fresh process. ``k``: the kernel module already chosen
-        (:meth:`quadratic_kernels`).
+        the kernel is loaded even in a fresh process.
         """
         if self.x is not None:
             return self._covariate_pass("style_cluster_quadratic", (self.n_clusters,), n)
-        return (k or self.quadratic_kernels(n.shape[1])).cluster_quadratic(
-            self.n_clusters, self.ii, self.jj, self.judge, self.cluster, self.a, self.b,
-            self.n_models, np.ascontiguousarray(n))
-
-    def quadratic_kernels(self, n_columns: int) -> ModuleType:
-        """The kernel module :meth:`quadratic` runs for ``n_columns`` columns (rows without
-        covariates): the NumPy twin or, past numba's start-up, the compiled kernels."""
         judges = max(self.n_params - self.n_models, 1)
         designs = min(self.ii.size, self.n_models * self.n_models * judges)
-        return kernels(designs * n_columns // CELLS_PER_VERDICT)
+        return kernels(designs * n.shape[1] // CELLS_PER_VERDICT).cluster_quadratic(
+            self.n_clusters, self.ii, self.jj, self.judge, self.cluster, self.a, self.b,
+            self.n_models, np.ascontiguousarray(n))
 
 
 def _designs_by_key(key, row, a, b, space) -> tuple[NDArray[np.int64], NDArray[np.float64],
