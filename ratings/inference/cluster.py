@@ -36,7 +36,6 @@ __all__ = [
     "EXACT_BUDGET",
     "ClusterInference",
     "Designs",
-    "check_cluster_memory",
     "check_clusters",
     "cluster_inference",
     "cr2_plan",
@@ -722,16 +721,6 @@ def cr2_plan(sizes: NDArray[np.int64], n_free: int, sparse: bool = True) -> tupl
     small = sparse and float(np.sum(s * s)) <= MAX_BLOCK_CELLS and cost <= (
         exact if dense == "exact" else min(exact, series))
     return ("sparse" if small else dense), what
-
-
-def check_cluster_memory(data, sizes: NDArray[np.int64], n_params: int, path: str) -> None:
-    """Stop before the clustered interval's work on ``path`` when it would pass the memory
-    limit (:func:`ratings.core.memory.check_memory`), naming the ways out."""
-    from ratings.core.memory import check_memory, cluster_memory, cluster_ways
-
-    check_memory(cluster_memory(sizes, n_params, path),
-                 f"the clustered interval by `{data.cluster_name}` ({sizes.size:,} clusters, "
-                 f"{n_params:,} parameters)", ways=cluster_ways())  # fmt: skip
 
 
 def check_clusters(n_clusters: int, cluster_name: str | None = None) -> None:

@@ -24,9 +24,6 @@ approximation of the large-board path (from the same omega_g), over the merged d
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
-
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
@@ -36,7 +33,6 @@ from ratings.inference.batched import block_apply, distinct_designs
 from ratings.inference.cluster import (
     ClusterInference,
     Designs,
-    check_cluster_memory,
     check_clusters,
     cluster_inference,
     cr2_plan,
@@ -138,42 +134,33 @@ def _group_residual(adjusted, starts, group_of, groups) -> NDArray[np.float64]:
 def checked_path(data, sizes: NDArray[np.int64], n_params: int, n_free: int,
                  small: bool | None = None) -> bool:  # fmt: skip
     """Whether clusters of ``sizes`` rows take the sparse path (``small``, or as
-    :func:`cr2_plan` picks), after checking there are two clusters at least and the path's
-    work against the memory limit."""
+    :func:`cr2_plan` picks), after checking there are two clusters at least and that the
+    path's work stays within the memory limit (:func:`ratings.core.memory.check_memory`,
+    naming the ways out)."""
+    from ratings.core.memory import check_memory, cluster_memory, cluster_ways
+
     check_clusters(data.n_clusters, data.cluster_name)
     if small is None:
         small = use_small_path(sizes, n_free)
-    check_cluster_memory(data, sizes, n_params,
-                         "small" if small else cr2_plan(sizes, n_free, sparse=False)[0])
+    path = "small" if small else cr2_plan(sizes, n_free, sparse=False)[0]
+    check_memory(cluster_memory(sizes, n_params, path),
+                 f"the clustered interval by `{data.cluster_name}` ({sizes.size:,} clusters, "
+                 f"{n_params:,} parameters)", ways=cluster_ways())  # fmt: skip
     return small
 
 
-#: Each working row's residual, or a callable giving them when needed.
-Residuals = NDArray[np.float64] | Callable[[], NDArray[np.float64]]
-
-
-def working_inference(rows: WorkingRows, residual: Residuals, free: NDArray[np.int64],
-                      bread: NDArray[np.float64] | Callable[[], NDArray[np.float64]], data,
-                      small: bool | None = None,
-                      scores: Callable[[], NDArray[np.float64]] | None = None,
-                      ) -> ClusterInference:  # fmt: skip
+def working_inference(rows: WorkingRows, residual: NDArray[np.float64], free: NDArray[np.int64],
+                      bread: NDArray[np.float64], data,
+                      small: bool | None = None) -> ClusterInference:  # fmt: skip
     """CR2 pieces of a clustered fit over ``data`` (its clusters) from its working ``rows``
-    and their residuals (row r's summed score is ``residual[r] x_r``; or a callable giving
-    them, called on the sparse path only), ``bread`` the inverse (penalised) information over
-    ``free`` (or a callable giving it, called once the clusters' scores are summed: a bread
-    computed beside them): on the sparse path (``small`` True), the dense one (False), or by
-    default the one :func:`cr2_plan` picks, after checking the work against the memory limit.
-    ``scores`` gives the dense path's G x n_params cluster scores (default
-    :func:`cluster_scores` of the residuals)."""
-    small = checked_path(data, np.diff(rows.starts), rows.n_params, free.size, small)
-    if small:
-        return small_cluster_inference(rows, _now(residual), free, _now(bread), data.clusters)
-    score = scores() if scores is not None else cluster_scores(rows, _now(residual))
-    return cluster_inference(rows, score, free, clusters=data.clusters, bread=_now(bread))
-
-
-def _now(x: NDArray[np.float64] | Callable[[], NDArray[np.float64]]) -> NDArray[np.float64]:
-    return x() if callable(x) else x
+    and their residuals (row r's summed score is ``residual[r] x_r``), ``bread`` the inverse
+    (penalised) information over ``free``: on the sparse path (``small`` True), the dense one
+    (False), or by default the one :func:`cr2_plan` picks, after checking the work against the
+    memory limit (:func:`checked_path`)."""
+    if checked_path(data, np.diff(rows.starts), rows.n_params, free.size, small):
+        return small_cluster_inference(rows, residual, free, bread, data.clusters)
+    return cluster_inference(rows, cluster_scores(rows, residual), free, clusters=data.clusters,
+                             bread=bread)  # fmt: skip
 
 
 def cluster_scores(rows: WorkingRows, e: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -224,23 +211,23 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, k,
     if fused is not None:  # the rows' weights and the clusters' scores in one compiled pass
         a, summed = fused(*readonly(theta, data.ii, data.jj, data.wi, data.wj, data.tt,
                                     data.cluster), data.n_clusters)  # fmt: skip
-        return working_inference(bt_working(data, a), np.zeros(0), free,
-                                 lambda: block(ready(bread), free), data, small=False,
-                                 scores=lambda: summed)  # fmt: skip
-    if k is fit_ref:  # the twin's scores from the rows' pass
-        rows, score = bt_rows_and_scores(theta, data)
+        rows = bt_working(data, a)
     else:
-        rows = bt_rows(theta, data)
-        score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
-    if small:
-        return working_inference(rows, partial(bt_residual, rows, score), free,
-                                 lambda: block(ready(bread), free), data, small=True)
-    # the dense path needs the clusters' summed scores only: the rows' go before its passes
-    score[~(rows.a > 0)] = 0.0  # (the rows' own array, as np.where(rows.a > 0, score, 0.0))
-    summed = summed_scores(rows, score)
-    del score
-    return working_inference(rows, np.zeros(0), free, lambda: block(ready(bread), free), data,
-                             small=False, scores=lambda: summed)  # fmt: skip
+        if k is fit_ref:  # the twin's scores from the rows' pass
+            rows, score = bt_rows_and_scores(theta, data)
+        else:
+            rows = bt_rows(theta, data)
+            score = k.bt_scores(theta, rows.ii, rows.jj, data.wi, data.wj, data.tt)
+        if small:  # the bread is waited for after the passes over the rows
+            residual = bt_residual(rows, score)
+            return small_cluster_inference(rows, residual, free, block(ready(bread), free),
+                                           data.clusters)  # fmt: skip
+        # the dense path needs the clusters' summed scores only: the rows' go before its passes
+        score[~(rows.a > 0)] = 0.0  # (the rows' own array, as np.where(rows.a > 0, score, 0.0))
+        summed = summed_scores(rows, score)
+        del score
+    return cluster_inference(rows, summed, free, clusters=data.clusters,
+                             bread=block(ready(bread), free))
 
 
 def bt_residual(rows: WorkingRows, score: NDArray[np.float64]) -> NDArray[np.float64]:
