@@ -165,15 +165,6 @@ class Basis:
     weight: NDArray[np.float64]
 
     @cached_property
-    def y_rows(self) -> NDArray[np.float64]:
-        """Each unit contrast's y of every design, (P + 1) x G P (row k: y_g(e_k) for g in
-        order; the last row zero): a pair's y is the difference of two rows."""
-        g, p = self.q.shape[0], self.q.shape[2]
-        out = np.zeros((p + 1, g * p))
-        out[:p] = self.q[:, 2 * p:].transpose(2, 0, 1).reshape(p, g * p)
-        return out
-
-    @cached_property
     def unit_y(self) -> NDArray[np.float64]:
         """Each design's y of each unit contrast, G x (P + 1) x P (row k: y_g(e_k); the last
         row zero): a pair's y is the difference of two rows."""
@@ -250,9 +241,8 @@ def terms(b: Basis, c: NDArray[np.float64]) -> tuple:
     if sides is not None:  # e_j - e_k (a pair, either side possibly the reference): entries
         j, k = sides  # of the quadratic forms and rows of y, no product
         omega, d = pair_forms(b, j, k)
-        y = np.take(b.y_rows, j, axis=0)
-        y -= np.take(b.y_rows, k, axis=0)
-        return omega.T, d.T, y.reshape(c.shape[0], g, p)
+        y = b.unit_y[:, j] - b.unit_y[:, k]
+        return omega.T, d.T, y.transpose(1, 0, 2)
     z = (b.q.reshape(g * 3 * p, p) @ c.T).T.reshape(c.shape[0], g, 3, p)
     omega = np.einsum("cgp,cp->cg", z[:, :, 0], c)
     d = np.einsum("cgp,cp->cg", z[:, :, 1], c)
