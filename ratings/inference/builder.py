@@ -120,26 +120,26 @@ def build(bread: NDArray[np.float64] | PendingBread, ci: str, scores: Scores, *,
     start_bread`) is waited for once needed: after the per-verdict meat, or by ``cr2``."""
     from ratings.inference import covariance  # its MAX_INFLUENCE_CELLS, read when called
 
-    if n_clusters is None:
-        cov = None if ci == "model" else bread_meat_bread(bread, scores.verdict_meat())
-        bread = ready(bread)
-        return Built(bread if cov is None else cov, bread=bread)
-    g = n_clusters
-    check_clusters(g, cluster_name)
-    if ci == "sandwich" and cr2 is not None:
-        inference = cr2()
-        return Built(inference.covariance(), OnRequest(inference.influence), inference,
-                     ready(bread))  # fmt: skip
+    meat, scale = scores.verdict_meat, 1.0
+    if n_clusters is not None:
+        g = n_clusters
+        check_clusters(g, cluster_name)
+        if ci == "sandwich" and cr2 is not None:
+            inference = cr2()
+            return Built(inference.covariance(), OnRequest(inference.influence), inference,
+                         ready(bread))  # fmt: skip
+        bread, scale = ready(bread), g / (g - 1)
+        if g * bread.shape[0] <= covariance.MAX_INFLUENCE_CELLS:
+            influence = scores.cluster_scores() @ bread
+            return Built(bread if ci == "model" else gram(influence, scale), influence,
+                         bread=bread)  # fmt: skip
+        # too many cells to keep the influences: the clusters' meat summed by blocks
+        meat = scores.cluster_meat or (lambda: gram(scores.cluster_scores()))
+    cov = None if ci == "model" else bread_meat_bread(bread, meat())
+    if cov is not None and scale != 1.0:
+        cov *= scale
     bread = ready(bread)
-    p = bread.shape[0]
-    if g * p > covariance.MAX_INFLUENCE_CELLS:  # too many cells to keep: the meat by blocks
-        meat = (scores.cluster_meat() if scores.cluster_meat is not None
-                else gram(scores.cluster_scores()))  # fmt: skip
-        cov = (g / (g - 1)) * (bread @ meat @ bread)
-        return Built(bread if ci == "model" else cov, bread=bread)
-    influence = scores.cluster_scores() @ bread
-    return Built(bread if ci == "model" else gram(influence, g / (g - 1)), influence,
-                 bread=bread)
+    return Built(bread if cov is None else cov, bread=bread)
 
 
 def row_scores_of(data, n_params: int, k, row_scores,
