@@ -168,15 +168,16 @@ class ClusterInference:
     def n_clusters(self) -> int:
         return self.rows.n_clusters
 
-    def covariance(self) -> NDArray[np.float64]:
-        """CR2 covariance over all parameters (zero outside ``free``)."""
-        from ratings.inference.covariance import gram_embedded
+    def covariance(self, known: bool = True) -> NDArray[np.float64]:
+        """CR2 covariance over all parameters (zero outside ``free``), with :attr:`extra`
+        unless ``known`` is false."""
+        from ratings.inference.covariance import bread_meat_bread, gram_embedded
 
         if self.meat is None:  # the influences' Gram matrix mirrored where it is embedded
             out = gram_embedded(self.influence_free, self.free, self.n_params)
         else:
-            out = embed(self._cr2_covariance(), self.free, self.n_params)
-        if self.extra is not None:
+            out = embed(bread_meat_bread(self.bread, self.meat), self.free, self.n_params)
+        if known and self.extra is not None:
             out += self.extra.T @ self.extra
         return out
 
@@ -184,25 +185,13 @@ class ClusterInference:
         """The same inference with the variance term ``extra`` (see the class notes)."""
         return self if extra is None else replace(self, extra=np.atleast_2d(extra))
 
-    def _welch(self, df: NDArray[np.float64], c: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``df`` of contrasts ``c`` (rows, all n_params) combined with :attr:`extra`."""
+    def _welch(self, df: NDArray[np.float64], variance) -> NDArray[np.float64]:
+        """``df`` of contrasts combined with :attr:`extra` (Welch-Satterthwaite), ``variance``
+        giving the contrasts' variances under a covariance over all n_params."""
         if self.extra is None:
             return df
-        v1 = self._cr2_variance(c[:, self.free])
-        v2 = ((self.extra @ c.T) ** 2).sum(axis=0)
-        return with_known_variance(df, v1, v2)
-
-    def _cr2_covariance(self) -> NDArray[np.float64]:
-        """The CR2 covariance over ``free``, without :attr:`extra`."""
-        from ratings.inference.covariance import bread_meat_bread, gram
-
-        if self.meat is not None:
-            return bread_meat_bread(self.bread, self.meat)
-        return gram(self.influence_free)
-
-    def _cr2_variance(self, c: NDArray[np.float64]) -> NDArray[np.float64]:
-        """CR2 variance of contrasts ``c`` (rows over ``free``), without :attr:`extra`."""
-        return np.sum((c @ self._cr2_covariance()) * c, axis=1)
+        return with_known_variance(df, variance(self.covariance(known=False)),
+                                   variance(self.extra.T @ self.extra))  # fmt: skip
 
     def influence(self) -> NDArray[np.float64] | None:
         """CR2-adjusted influence of each cluster on all parameters (G x n_params); the
@@ -307,7 +296,7 @@ class ClusterInference:
         c = self._all_params(np.atleast_2d(np.asarray(contrasts, dtype=np.float64)))
         cf = self._free_contrasts(c)
         out = batched_df(self._basis, cf) if self._exact_for(c.shape[0]) else self._approx_df(cf)
-        out = self._welch(out, c)
+        out = self._welch(out, lambda cov: np.sum((c @ cov) * c, axis=1))
         out[self.undefined(c)] = np.nan
         return out
 
@@ -412,19 +401,15 @@ class ClusterInference:
                 self._approx_df(c)  # the ratings' shares, held for their df: one pass, not two
             out = streamed_pairs_df(self.rows, self._directions(c), self._held_shares(c))
             np.fill_diagonal(out, np.nan)
+        if self.extra is not None:  # Welch-Satterthwaite with the extra term, pair by pair
+            out[jj, kk] = out[kk, jj] = self._welch(out[jj, kk],
+                                                    lambda v: _pair_variance(v, jj, kk))
         if self.degenerate.size:  # pairs along a direction one cluster alone determines
             lf = self._model_rows()
             und = np.concatenate([_along(lf[jj[lo:lo + 4096]] - lf[kk[lo:lo + 4096]],
                                          self.degenerate)
                                   for lo in range(0, jj.size, 4096)])  # fmt: skip
             out[jj[und], kk[und]] = out[kk[und], jj[und]] = np.nan
-        if self.extra is not None:  # Welch-Satterthwaite with the extra term, pair by pair
-            cr2 = embed(self._cr2_covariance(), self.free, self.n_params)[:m, :m]
-            ex = self.extra[:, :m].T @ self.extra[:, :m]
-            scale = with_known_variance(np.ones(jj.size), _pair_variance(cr2, jj, kk),
-                                        _pair_variance(ex, jj, kk))  # fmt: skip
-            out[jj, kk] *= scale
-            out[kk, jj] *= scale
         return out
 
     def _held_shares(self, c: NDArray[np.float64]) -> tuple | None:
