@@ -39,7 +39,7 @@ __all__ = [
     "check_clusters",
     "cluster_inference",
     "cr2_plan",
-    "leverage_one",
+    "decomposed",
     "loaded_kernel",
     "readonly",
     "use_small_path",
@@ -464,23 +464,14 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
     bread : ndarray, shape (P, P)
         The inverse of the (penalised) information over ``free``.
     """
-    p, g = free.size, rows.n_clusters
-    starts = rows.starts
     pieces = partial(ClusterInference, rows.n_params, rows.n_models, free, bread, rows, clusters)
-    if cr2_plan(np.diff(starts), p, sparse=False)[0] == "series":  # whitens only where it must
-        influence, degenerate, chol = _series(rows, score, free, bread, starts)
+    if cr2_plan(np.diff(rows.starts), free.size, sparse=False)[0] == "series":
+        influence, degenerate, chol = _series(rows, score, free, bread)  # whitens where it must
         return pieces(degenerate, influence, factor=chol)
     chol = np.linalg.cholesky(bread)
-    lf = lifted(chol, free, rows.n_params)
-    gbar = score[:, free] @ chol  # whitened scores L^T g_g
-    qs, lams, adjusted, deg = [], [], np.empty_like(gbar), []
-    for k in range(g):
-        q, lam, adjusted[k], d = _decompose(rows, lf, starts[k], starts[k + 1], gbar[k])
-        qs.append(q)
-        lams.append(lam)
-        deg.append(d)
-    degenerate = np.vstack(deg) if deg else np.zeros((0, p))
-    return pieces(degenerate, adjusted @ chol.T, tuple(qs), tuple(lams), factor=chol)
+    qs, lams, influence, degenerate = decomposed(rows, free, chol, np.arange(rows.n_clusters),
+                                                 score[:, free])  # fmt: skip
+    return pieces(degenerate, influence, qs, lams, factor=chol)
 
 
 def _decompose(rows, lf, lo: int, hi: int, gbar: NDArray[np.float64]) -> tuple:
@@ -492,18 +483,24 @@ def _decompose(rows, lf, lo: int, hi: int, gbar: NDArray[np.float64]) -> tuple:
     return q, lam, adjusted, q[:, lam >= 1.0 - DEGENERATE].T
 
 
-def leverage_one(rows: WorkingRows, free: NDArray[np.int64], chol: NDArray[np.float64] | None,
-                 clusters: NDArray[np.int64]) -> NDArray[np.float64]:  # fmt: skip
-    """The whitened directions of leverage 1 (rows over ``free``) of the ``clusters`` of
-    ``rows``, from their eigen-decompositions (``chol``: the bread's factor L)."""
+def decomposed(rows: WorkingRows, free: NDArray[np.int64], chol: NDArray[np.float64] | None,
+               clusters: NDArray[np.int64], score: NDArray[np.float64] | None = None) -> tuple:
+    """The ``clusters`` of ``rows`` decomposed exactly in whitened coordinates (``chol``: the
+    bread's factor L; None when there are no clusters): the eigenpairs (Q_g, lambda_g) of
+    their S_g (tuples), their CR2-adjusted influences L f(S_g) L^T g_g (rows over ``free``;
+    ``score``: their summed scores g_g over ``free``, default zero) and their directions of
+    leverage 1 (rows over ``free``)."""
+    p = free.size
     if not clusters.size:
-        return np.zeros((0, free.size))
-    lf, zero = lifted(chol, free, rows.n_params), np.zeros(free.size)
-    return np.vstack([_decompose(rows, lf, rows.starts[g], rows.starts[g + 1], zero)[3]
-                      for g in clusters])  # fmt: skip
+        return (), (), np.zeros((0, p)), np.zeros((0, p))
+    lf, starts = lifted(chol, free, rows.n_params), rows.starts
+    gbar = np.zeros((clusters.size, p)) if score is None else score @ chol  # L^T g_g
+    qs, lams, adjusted, deg = zip(*(_decompose(rows, lf, starts[g], starts[g + 1], gbar[k])
+                                    for k, g in enumerate(clusters)), strict=True)  # fmt: skip
+    return qs, lams, np.vstack(adjusted) @ chol.T, np.vstack(deg)
 
 
-def _series(rows, score, free, bread_free, starts):
+def _series(rows, score, free, bread_free):
     """Adjusted influences f(M H_g) M g_g by the binomial series (large boards); also the
     degenerate directions and the whitening L (None when no cluster needed it).
 
@@ -542,21 +539,14 @@ def _series(rows, score, free, bread_free, starts):
         last = np.where(size > 0.0, size, 1.0)
         step[~active] = 0.0  # converged clusters stop contributing
     out = total[:, free]
-    deg, chol = [], None
-    todo = np.flatnonzero(active)
-    if todo.size:  # leverage near 1: decompose these clusters exactly, in whitened coordinates
-        chol = np.linalg.cholesky(bread_free)
-        lf = lifted(chol, free, q)
-    for k in todo:
-        _, _, adjusted, d = _decompose(rows, lf, starts[k], starts[k + 1], score[k, free] @ chol)
-        out[k] = adjusted @ chol.T
-        deg.append(d)
+    todo = np.flatnonzero(active)  # leverage near 1: decompose these clusters exactly
+    chol = np.linalg.cholesky(bread_free) if todo.size else None
+    _, _, out[todo], degenerate = decomposed(rows, free, chol, todo, score[todo][:, free])
     lone = _lone_directions(rows, free)
     if lone.size:  # the series never sees these: their score is zero in their only cluster
         chol = np.linalg.cholesky(bread_free) if chol is None else chol
         v = np.linalg.solve(chol, lone.T).T
-        deg.append(v / np.linalg.norm(v, axis=1, keepdims=True))
-    degenerate = np.vstack(deg) if deg else np.zeros((0, free.size))
+        degenerate = np.vstack([degenerate, v / np.linalg.norm(v, axis=1, keepdims=True)])
     return out, degenerate, chol
 
 

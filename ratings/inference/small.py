@@ -36,7 +36,7 @@ from ratings.inference.cluster import (
     check_clusters,
     cluster_inference,
     cr2_plan,
-    leverage_one,
+    decomposed,
     loaded_kernel,
     readonly,
     use_small_path,
@@ -99,7 +99,7 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
         meat = _meat(rows, adjusted, k)
     meat = meat[np.ix_(free, free)]
     chol = np.linalg.cholesky(bread) if deg.any() else None
-    degenerate = leverage_one(designs, free, chol, np.flatnonzero(deg))
+    degenerate = decomposed(designs, free, chol, np.flatnonzero(deg))[3]
     return ClusterInference(rows.n_params, rows.n_models, free, bread, rows, clusters, degenerate,
                             meat=meat, residual=adjusted, designs=blocks, factor=chol)  # fmt: skip
 
