@@ -93,11 +93,8 @@ def small_cluster_inference(rows: WorkingRows, residual: NDArray[np.float64],
                                designs.b, rows.n_models, full, DEGENERATE)  # fmt: skip
     blocks = Designs(designs, weight, design_of, f)
     adjusted = block_apply(starts, f, residual[:, None], design_of, designs.starts)[:, 0]
-    if groups.n_clusters < rows.n_clusters:  # a design's clusters add (sum e*^2) x x^T
-        meat = _meat(groups, _group_residual(adjusted, starts, group_of, groups), k)
-    else:
-        meat = _meat(rows, adjusted, k)
-    meat = meat[np.ix_(free, free)]
+    # a design's one-row clusters add (sum e*^2) x x^T: the meat over the groups' rows
+    meat = _meat(groups, _group_residual(adjusted, starts, group_of, groups), k)[np.ix_(free, free)]
     chol = np.linalg.cholesky(bread) if deg.any() else None
     degenerate = decomposed(designs, free, chol, np.flatnonzero(deg))[3]
     return ClusterInference(rows.n_params, rows.n_models, free, bread, rows, clusters, degenerate,
