@@ -119,16 +119,14 @@ LOOP_DESIGNS = 64
 
 
 def block_apply(starts: NDArray[np.int64], f: NDArray[np.float64], u: NDArray[np.float64],
-                design_of: NDArray[np.int64] | None = None,
-                block_starts: NDArray[np.int64] | None = None) -> NDArray[np.float64]:  # fmt: skip
+                design_of: NDArray[np.int64],
+                block_starts: NDArray[np.int64]) -> NDArray[np.float64]:  # fmt: skip
     """F_g u_g for every cluster g (rows ``starts``) and column of ``u`` (N x K), F_g the block
-    of its design ``design_of[g]`` (default: its own) in ``f``, the designs' blocks flattened
-    row-major one after another (``block_starts`` their rows, default ``starts``;
-    :func:`ratings.kernels.inference.small_blocks`): one-row clusters by a gather, larger ones
-    one product per design while there are few of them (a design's clusters side by side),
-    else with every cluster's block gathered, one batched product per size."""
-    if design_of is None:
-        design_of, block_starts = np.arange(starts.size - 1), starts
+    of its design ``design_of[g]`` in ``f``, the designs' blocks flattened row-major one after
+    another (``block_starts`` their rows; :func:`ratings.kernels.inference.small_blocks`):
+    one-row clusters by a gather, larger ones one product per design while there are few of
+    them (a design's clusters side by side), else with every cluster's block gathered, one
+    batched product per size."""
     sizes = np.diff(starts)
     doff = np.concatenate([[0], np.cumsum(np.diff(block_starts) ** 2)])
     out = np.empty_like(u)
