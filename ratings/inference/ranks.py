@@ -500,9 +500,7 @@ def pairwise_table(ps: PairStats, models: pd.Index, level: float, *,
     else:
         z = critical_values(level, df)
         lo, hi = est - z * se, est + z * se
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = np.abs(est / se)
-    t = np.where(np.isfinite(t), t, 0.0)
+    t = np.abs(ps.t[a, b])  # 0 where undecidable
     dfx = np.where(np.isnan(df), np.inf, df)
     p = np.where(np.isfinite(se), 2.0 * stdtr(dfx, -t), 1.0)
     if correction == "holm":
