@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.core.errors import ConvergenceWarning, NonIdentifiableError, option
+from ratings.core.errors import ConvergenceWarning, NonIdentifiableError
 from ratings.data.comparisons import Comparisons
 from ratings.data.slots import SlotCounts
 from ratings.inference.builder import Built, with_two_step
@@ -38,7 +38,7 @@ from ratings.models.crowd.likelihood import fit_crowd_bt, fit_crowd_default, psd
 from ratings.models.crowd.onejudge import single_judge, widen_one_judge
 from ratings.models.crowd.prior import CrowdSummary
 from ratings.models.crowd.quality import ResolvedQuality
-from ratings.models.crowd.reuse import design_eta_factor
+from ratings.models.crowd.reuse import reused_factor
 from ratings.models.estimate import Estimate, bootstrap_refits
 
 __all__ = [
@@ -50,7 +50,6 @@ __all__ = [
     "estimate_crowd",
     "judges_alone",
     "pair_builder",
-    "reused_factor",
 ]
 
 
@@ -114,7 +113,8 @@ def crowd_inference(fit: DesignFit, data: Comparisons, rows: SlotCounts, built: 
     one-judge posterior mode its bread without eta's prior, then widened by eta's profile
     likelihood, :func:`~ratings.models.crowd.onejudge.widen_one_judge`, refitting with the
     style ``ridge`` on the first ``n_ridge`` coefficients; ``count_prior``: the profile also
-    counts the strengths' prior), plus the two-step term of reused etas (:func:`reused_factor`;
+    counts the strengths' prior), plus the two-step term of reused etas
+    (:func:`~ratings.models.crowd.reuse.reused_factor`;
     ``open_ok``: None where the information is singular, the intervals being open already,
     else :class:`~ratings.core.errors.NonIdentifiableError`). The judges table
     (:func:`~ratings.models.crowd.judge_table.judge_table`) takes each eta's CR2 degrees of
@@ -153,26 +153,6 @@ def crowd_inference(fit: DesignFit, data: Comparisons, rows: SlotCounts, built: 
     fit = replace(fit, cov=cov, inference=None)
     return CrowdInference(fit, table, crowd_summary(fit, names, prior, quality, factor,
                                                     open_intervals=True))  # fmt: skip
-
-
-def reused_factor(fit: DesignFit, quality: ResolvedQuality, judges: pd.Index, *,
-                  open_ok: bool = True) -> NDArray[np.float64] | None:  # fmt: skip
-    """The two-step term of the etas ``fit`` reuses with a covariance
-    (:func:`ratings.models.crowd.reuse.design_eta_factor`), None without one. Where the
-    information is singular: None (``open_ok``: the intervals are open already), else
-    :class:`~ratings.core.errors.NonIdentifiableError`."""
-    if quality.cov is None:
-        return None
-    try:
-        return design_eta_factor(fit, quality.cov, judges)
-    except np.linalg.LinAlgError:
-        if open_ok:
-            return None
-        raise NonIdentifiableError(
-            "The information of the strengths, covariates and estimated etas is singular, so "
-            f"the uncertainty of the etas reused from {option('judge_quality')} cannot be "
-            f"carried into the intervals. Pass {option('eta_known', True)} to take them as "
-            "known.") from None  # fmt: skip
 
 
 def judges_alone(fit: DesignFit, data: Comparisons, built: Builder, level: float,
