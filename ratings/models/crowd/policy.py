@@ -67,13 +67,17 @@ class CrowdInference(NamedTuple):
 Builder = Callable[[DesignFit, str, bool], Built]
 
 
-def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, level, ci,
-                   clustered, engine, tol, max_iter, n_boot, seed) -> Estimate:  # fmt: skip
-    """Fit Crowd-BT to ``data`` and its intervals (see the module's docstring)."""
-    m = data.n_models
+def estimate_crowd(data: Comparisons, options, quality: ResolvedQuality, *, ref: int,
+                   engine: Engine) -> Estimate:  # fmt: skip
+    """Fit Crowd-BT to ``data`` and its intervals (see the module's docstring), as the fit's
+    checked ``options`` say (:class:`ratings.api.specs.FitOptions`: the prior, the interval
+    kind and level, the bootstrap, the solver), with the etas of ``quality`` fixed, the model
+    ``ref`` pinned and the kernels of ``engine``."""
+    m, clustered, ci, level = data.n_models, data.clusters is not None, options.ci, options.level
+    prior, solver, boot = options.crowd.prior, options.solver, options.bootstrap
     res = fit_crowd_default(data, clustered=clustered, level=level, prior=prior, ref=ref,
-                            fixed_eta=quality.eta, tol=tol, max_iter=max(max_iter, 200),
-                            engine=engine)  # fmt: skip
+                            fixed_eta=quality.eta, tol=solver.tol,
+                            max_iter=max(solver.max_iter, 200), engine=engine)  # fmt: skip
     out = crowd_inference(res, data, pair_design(data.collapsed(engine=engine), engine),
                           pair_builder(data, clustered=clustered, engine=engine), quality,
                           ci=ci, level=level, engine=engine, prior=prior)
@@ -82,11 +86,11 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
         return fit_crowd_bt(sample, ref=ref, fixed_eta=drawn_etas(quality, draws_rng),
                             prior=res.prior, tol=1e-8, engine=engine).theta  # fmt: skip
 
-    draws_rng = np.random.default_rng([seed, 1])  # reused etas drawn per resample
+    draws_rng = np.random.default_rng([boot.seed, 1])  # reused etas drawn per resample
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot,
-                                 seed=seed)  # fmt: skip
+        draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=boot.n,
+                                 seed=boot.seed)  # fmt: skip
     return Estimate.of(out.fit, draws=draws, judges=out.judges, crowd=out.summary,
                        model_cov=lambda: inverse_free(res.information, res.free)[:m, :m])
 
