@@ -23,7 +23,7 @@ from ratings.api.loading import (
     warn_unclustered,
 )
 from ratings.api.options import document_fit
-from ratings.api.results import kind_of, labelled
+from ratings.api.results import labelled
 from ratings.api.specs import (
     BT,
     Adjust,
@@ -219,12 +219,10 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         if ci != "model":  # the model-based variance where the sandwich collapsed
             cov, inference, model_based = fill_collapsed(est, data.models, ci, stacklevel=4)
             est = replace(est, cov=cov, inference=inference)
-        name = kind_of(options, tie)
-        return labelled(est, loaded, model=name, ci=ci, level=level, anchor=anchor,
-                        rating=options.rating, soft=bt.soft, penalty=bt.penalty,
-                        firth=bt.firth, model_based=model_based, ties=ties,
+        plain = model == "bt" and tie is None and not (bt.soft or penalised)
+        return labelled(est, loaded, options, tie, model_based=model_based, ties=ties,
                         # refits (fragility) redo this maximum likelihood fit
-                        source=loaded if name == "bt" and not penalised else None)
+                        source=loaded if plain else None)
 
 
 def check_style_source(verdicts: Source, style: tuple[str, ...], columns=None,
