@@ -90,6 +90,24 @@ def test_dominating_group_is_named():
     assert [sorted(g) for g in info.value.groups] == [["a", "b", "c"], ["x", "y", "z"]]
 
 
+def test_groups_come_before_every_group_they_beat():
+    """A diamond of groups (top beats left and right, both beat bottom) and a group that only
+    beat bottom: in the error's order, each group precedes every group one of its models won
+    or tied against, checked pair by pair on the verdicts themselves."""
+    log = log_of(*cycle("t1", "t2"), *cycle("l1", "l2"), *cycle("r1", "r2"), *cycle("b1", "b2"),
+                 ("t1", "l1", "A"), ("r2", "t2", "B"), ("l2", "b1", "A"), ("r1", "b2", "A"),
+                 ("s", "b1", "A"), ("b2", "s", "B"))  # fmt: skip
+    with pytest.raises(NonIdentifiableError) as info:
+        fit_log(log)
+    position = {name: n for n, group in enumerate(info.value.groups) for name in group}
+    assert sorted(position) == sorted(set(log["model_a"]) | set(log["model_b"]))
+    for a, b, winner in log[["model_a", "model_b", "winner"]].itertuples(index=False):
+        beat = [(a, b)] if winner == "A" else [(b, a)] if winner == "B" else [(a, b), (b, a)]
+        for i, j in beat:  # i won or tied against j: i's group comes first (or is j's)
+            assert position[i] <= position[j], (i, j, info.value.groups)
+    assert len(info.value.groups) == 5
+
+
 def test_ties_connect_both_ways():
     """One tie between the groups makes the dominating board identifiable."""
     fixed = pd.concat([DOMINATING, log_of(("x", "a", "tie"))], ignore_index=True)

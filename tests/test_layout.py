@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from ratings.api.loading import LoadedComparisons, load_comparisons
+from ratings.api.specs import Solver, options_of
 from ratings.core.errors import InvalidVerdictsError
 from ratings.core.rows import PairRows
 from ratings.core.schema import require_columns
@@ -108,9 +109,8 @@ def test_estimators_return_typed_results():
     data, n_rejected, scope = loaded  # earlier releases' tuple still unpacks
     assert data is loaded.data and n_rejected == 0 and scope is None
     quality = ResolvedQuality(eta={})
-    est = estimate_crowd(data, ref=0, quality=quality, prior=DEFAULT_PRIOR, level=0.95,
-                         ci="sandwich", clustered=True, engine="numpy", tol=1e-10,
-                         max_iter=100, n_boot=0, seed=0)  # fmt: skip
+    options = options_of(model="crowd-bt", solver=Solver(engine="numpy"))  # checked once
+    est = estimate_crowd(data, options, quality, ref=0, engine="numpy")
     assert isinstance(est, Estimate) and est.crowd is not None and est.judges is not None
     res = fit_crowd_default(data, clustered=True, prior=DEFAULT_PRIOR, engine="numpy")
     model = crowd_inference(res, data, pair_design(data.collapsed(), "numpy"),

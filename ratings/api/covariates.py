@@ -30,7 +30,7 @@ import pandas as pd
 from ratings.api.adjust import checked_families, identified_plan
 from ratings.api.loading import LoadedLog
 from ratings.api.options import spelled
-from ratings.api.results import kind_of, labelled
+from ratings.api.results import labelled
 from ratings.api.specs import FitOptions, Style
 from ratings.api.ties import check_identified, tie_family_of, tie_table
 from ratings.data.slots import SlotCounts, slot_counts
@@ -155,8 +155,7 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
                                              at=fit.n_models + len(features), level=level,
                                              df=df), options.adjust)  # fmt: skip
     est = Estimate.of(fit, crowd=summary, judges=judges)
-    return labelled(est, loaded, model=kind_of(options, family), ci=ci, level=level, anchor=anchor,
-                    rating=options.rating, soft=bt.soft, df=None if styled else df,
+    return labelled(est, loaded, options, family, df=None if styled else df,
                     style=table, judge_effects=effects,
                     ties=tie_table(fit, ties, family, level=level, df=df, stacklevel=4))
 

@@ -23,7 +23,7 @@ from ratings.api.loading import (
     warn_unclustered,
 )
 from ratings.api.options import document_fit
-from ratings.api.results import kind_of, labelled
+from ratings.api.results import labelled
 from ratings.api.specs import (
     BT,
     Adjust,
@@ -198,13 +198,9 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
                                   and connected(table.win_matrix())):  # fmt: skip
             check_identified(rows, bt.ties)
         ref = 0 if anchor is None else int(data.models.get_loc(anchor))
-        opts = {"ref": ref, "ci": ci, "clustered": data.clusters is not None, "engine": engine,
-                "tol": solver.tol, "max_iter": solver.max_iter, "n_boot": boot.n,
-                "seed": boot.seed, "level": level}  # fmt: skip
         if model == "bt":
-            est, ties = _estimate(data, tie, rows=rows, penalty=bt.penalty,
-                                  firth=bt.firth, ties=bt.ties, table=table,
-                                  **opts)  # fmt: skip
+            est, ties = _estimate(data, options, tie, rows=rows, ref=ref, engine=engine,
+                                  table=table)  # fmt: skip
             if penalised:  # ratings the penalty alone makes finite: open intervals
                 from ratings.models.separation import flag_unbounded, warn_unbounded
 
@@ -218,17 +214,15 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
             quality = resolve_judge_quality(crowd.judge_quality, data.judges, scope=scope,
                                             fit_new_judges=crowd.fit_new_judges,
                                             eta_known=crowd.eta_known)  # fmt: skip
-            est = estimate_crowd(data, quality=quality, prior=crowd.prior, **opts)
+            est = estimate_crowd(data, options, quality, ref=ref, engine=engine)
         model_based = None
         if ci != "model":  # the model-based variance where the sandwich collapsed
             cov, inference, model_based = fill_collapsed(est, data.models, ci, stacklevel=4)
             est = replace(est, cov=cov, inference=inference)
-        name = kind_of(options, tie)
-        return labelled(est, loaded, model=name, ci=ci, level=level, anchor=anchor,
-                        rating=options.rating, soft=bt.soft, penalty=bt.penalty,
-                        firth=bt.firth, model_based=model_based, ties=ties,
+        plain = model == "bt" and tie is None and not (bt.soft or penalised)
+        return labelled(est, loaded, options, tie, model_based=model_based, ties=ties,
                         # refits (fragility) redo this maximum likelihood fit
-                        source=loaded if name == "bt" and not penalised else None)
+                        source=loaded if plain else None)
 
 
 def check_style_source(verdicts: Source, style: tuple[str, ...], columns=None,
@@ -241,30 +235,31 @@ def check_style_source(verdicts: Source, style: tuple[str, ...], columns=None,
         check_style_columns([rename.get(str(c), c) for c in have], style)
 
 
-def _estimate(data: Comparisons, tie: TieFamily | None, *, rows, ref, ci, clustered, engine,
-              tol, max_iter, n_boot, seed, level, penalty=0.0, firth=False, ties="half",
-              table: PairTable | None = None) -> tuple[Estimate, pd.DataFrame | None]:  # fmt: skip
-    """One estimator for Bradley-Terry and the tie families (``tie``, None for Bradley-Terry):
-    the fit (the collapsed-counts fast path of Bradley-Terry, with its penalty or Firth's
-    reduction; a tie family's parameter as parameter M), the bread (inverse information on the
-    free parameters), the interval kind's covariance (:func:`ratings.inference.builder.build`
-    with the verdicts' and clusters' scores and the CR2 inference), the seeded bootstrap refits
-    and the strengths' :class:`Estimate`, with the table of tie model ``ties``
-    (:func:`ratings.api.ties.tie_table`: None for half wins); ``table``: Bradley-Terry's
-    :class:`~ratings.models.bt.PairTable` of ``rows`` when the caller built it."""
+def _estimate(data: Comparisons, options: FitOptions, tie: TieFamily | None, *, rows, ref: int,
+              engine: str, table: PairTable | None = None,
+              ) -> tuple[Estimate, pd.DataFrame | None]:  # fmt: skip
+    """One estimator for Bradley-Terry and the tie families (``tie``, None for Bradley-Terry),
+    as the fit's checked ``options`` say: the fit (the collapsed-counts fast path of
+    Bradley-Terry, with its penalty or Firth's reduction; a tie family's parameter as parameter
+    M), the bread (inverse information on the free parameters), the interval kind's covariance
+    (:func:`ratings.inference.builder.build` with the verdicts' and clusters' scores and the CR2
+    inference), the seeded bootstrap refits and the strengths' :class:`Estimate`, with the table
+    of the tie model (:func:`ratings.api.ties.tie_table`: None for half wins); ``table``:
+    Bradley-Terry's :class:`~ratings.models.bt.PairTable` of ``rows`` when the caller built it."""
+    ci, clustered, solver, bt = options.ci, data.clusters is not None, options.solver, options.bt
     k, m = kernels(engine, data.n_verdicts), data.n_models
     if tie is not None:  # the tie parameter after the strengths (parameter M)
-        res = fit_ties(rows, tie, ref=ref, tol=tol, max_iter=max_iter, engine=engine)
+        res = fit_ties(rows, tie, ref=ref, tol=solver.tol, max_iter=solver.max_iter, engine=engine)
 
         def refit(sample: Comparisons):
-            return fit_ties(sample.collapsed(), tie, ref=ref, tol=1e-8, max_iter=max_iter,
+            return fit_ties(sample.collapsed(), tie, ref=ref, tol=1e-8, max_iter=solver.max_iter,
                             engine=engine, x0=res.params).params  # fmt: skip
 
         built = pair_built(res, data, ci, clustered=clustered, family=tie, engine=engine,
                            remedy=remedy_of(tie))  # fmt: skip
     else:
-        estimator = fit_firth if firth else partial(fit_bt, penalty=penalty)
-        res = estimator(rows, ref=ref, tol=tol, max_iter=max_iter, engine=engine,
+        estimator = fit_firth if bt.firth else partial(fit_bt, penalty=bt.penalty)
+        res = estimator(rows, ref=ref, tol=solver.tol, max_iter=solver.max_iter, engine=engine,
                         **({} if table is None else {"table": table}))  # fmt: skip
 
         def row_scores(rows: Comparisons, wi, wj, tt):
@@ -274,7 +269,7 @@ def _estimate(data: Comparisons, tie: TieFamily | None, *, rows, ref, ci, cluste
             return (res.table or PairTable(data)).meat(res.theta)
 
         def refit(sample: Comparisons):
-            return estimator(sample, ref=ref, tol=1e-8, max_iter=max_iter, engine=engine,
+            return estimator(sample, ref=ref, tol=1e-8, max_iter=solver.max_iter, engine=engine,
                              theta0=res.theta).theta  # fmt: skip
 
         # the bread on the pool beside the passes that do not need it (the meat, the CR2 rows)
@@ -295,12 +290,12 @@ def _estimate(data: Comparisons, tie: TieFamily | None, *, rows, ref, ci, cluste
                     f"{option('penalty')}.") from None  # fmt: skip
             raise
     bread = built.bread
-    draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot, seed=seed,
-                             always_finite=firth)  # fmt: skip
+    draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=options.bootstrap.n,
+                             seed=options.bootstrap.seed, always_finite=bt.firth)  # fmt: skip
     bias = 0.0 if draws is not None or tie is None else phi_bias(
         tie.probabilities, res.theta, res.phi, rows, bread)  # fmt: skip
     tie_tab = tie_table(replace(res, cov=built.cov, inference=built.inference) if tie else None,
-                        ties, tie, level=level, draws=draws, bias=bias, stacklevel=4)
+                        bt.ties, tie, level=options.level, draws=draws, bias=bias, stacklevel=4)
     est = Estimate(theta=res.theta, cov=built.cov[:m, :m], nll=res.nll, converged=res.converged,
                    n_iter=res.n_iter, max_grad=res.max_grad, model_cov=bread[:m, :m],
                    draws=None if draws is None else draws[:, :m],

@@ -9,10 +9,10 @@ line (:func:`flags`, :func:`switches`: :data:`ratings.cli.flags.FLAGS`) and the 
 themselves (:func:`add_option`, used by :func:`ratings.cli.fitting.add_fit_options`), the
 numpydoc *Parameters* sections of :func:`ratings.fit` (:func:`document_fit`) and of every spec
 (:func:`spec`, both by :func:`parameters`), the list of options with their defaults and
-constraints in :func:`ratings.fit`'s Notes (:func:`document_options`), the keywords and
+constraints in :func:`ratings.fit`'s Notes (:func:`document_fit`), the keywords and
 defaults :func:`ratings.api.specs.options_of` resolves (:func:`fit_keywords`) and the checks of
-numbers, switches and values (:func:`check_option`, :func:`check_spec`), which the specs
-(:mod:`ratings.api.specs`) run once when they are made.
+numbers, switches and values (:func:`check_option`), which the specs
+(:mod:`ratings.api.specs`, :func:`spec`) run once when they are made.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from ratings.core.errors import option
 from ratings.models.families.ties import TIE_FAMILIES
 from ratings.models.style import TRANSFORMS
 
-__all__ = ["OPTIONS", "SPECS", "Option", "add_option", "check_option", "check_spec", "constraint",
-           "document_fit", "document_options", "fit_keywords", "flags", "keywords", "legacy",
-           "option_named", "parameters", "spec", "spelled", "switches"]  # fmt: skip
+__all__ = ["OPTIONS", "SPECS", "Option", "add_option", "check_option", "constraint", "document_fit",
+           "fit_keywords", "flags", "keywords", "legacy", "option_named", "parameters", "spec",
+           "spelled", "switches"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -376,14 +376,6 @@ def spelled(name: str) -> str:
     return text
 
 
-def check_spec(spec: object) -> None:
-    """Check each field of ``spec`` the table declares with bounds, values or as a switch
-    (:func:`check_option`), keeping the checked value: what a spec runs when it is made."""
-    for o in OPTIONS:
-        if o.spec == type(spec).__name__ and (o.bounds or o.accepted):
-            object.__setattr__(spec, o.field, check_option(o.name, getattr(spec, o.field)))
-
-
 def option_line(o: Option) -> str:
     """One option as :func:`ratings.fit`'s docstring lists it: where it lives, its flag, its
     default and its constraint."""
@@ -401,19 +393,6 @@ def keywords() -> str:
     own = [o.name for o in OPTIONS if o.spec == "fit"]
     specs = dict.fromkeys(f"ratings.{o.spec}" for o in OPTIONS if o.spec != "fit")
     return ", ".join(f"{name}=" for name in own) + f" (see {', '.join(specs)})"
-
-
-def document_options(doc: str | None, indent: str = "    ") -> str | None:
-    """``doc`` with the list of every option of :data:`OPTIONS` (default and constraint) at the
-    end of its Notes section (before Examples)."""
-    if doc is None:  # python -OO
-        return None
-    head = f"{indent}Examples\n{indent}--------\n"
-    block = "".join(f"{indent}{option_line(o)}\n" for o in OPTIONS)
-    text = (f"{indent}Every option, where it lives, its flag, its default and what it accepts "
-            f"(:data:`ratings.api.options.OPTIONS`):\n\n{block}\n")
-    at = doc.find(head)
-    return doc + "\n" + text if at < 0 else doc[:at] + text + doc[at:]
 
 
 def fit_keywords() -> dict[str, object]:
@@ -470,24 +449,33 @@ def parameters(spec: str, names: list[str], indent: str = "    ") -> str:
 def document_fit(doc: str | None, names: list[str], indent: str = "    ") -> str | None:
     """:func:`ratings.fit`'s docstring ``doc`` with its options' parameters (:func:`parameters`,
     in the order of ``names``, its signature's) before ``**legacy``, and the list of every
-    option (:func:`document_options`) in its Notes."""
+    option of :data:`OPTIONS` (:func:`option_line`: default and constraint) at the end of its
+    Notes section (before Examples)."""
     if doc is None:  # python -OO
         return None
     at = doc.index(f"{indent}**legacy")
-    return document_options(doc[:at] + parameters("fit", names, indent) + doc[at:], indent)
+    doc = doc[:at] + parameters("fit", names, indent) + doc[at:]
+    head = f"{indent}Examples\n{indent}--------\n"
+    block = "".join(f"{indent}{option_line(o)}\n" for o in OPTIONS)
+    text = (f"{indent}Every option, where it lives, its flag, its default and what it accepts "
+            f"(:data:`ratings.api.options.OPTIONS`):\n\n{block}\n")
+    at = doc.find(head)
+    return doc + "\n" + text if at < 0 else doc[:at] + text + doc[at:]
 
 
 @dataclass_transform(frozen_default=True)
 def spec(cls: type[T]) -> type[T]:
     """Make ``cls`` a spec of :func:`ratings.fit`: a frozen dataclass that checks the fields
-    the table declares when it is made (:func:`check_spec`, before the class's own
-    ``__post_init__``), its docstring's *Parameters* section written from the table
-    (:func:`parameters`, its fields in order) and its fields' defaults, the options' (in
-    :data:`SPECS`)."""
+    the table declares with bounds, values or as a switch when it is made (:func:`check_option`,
+    keeping the checked value, before the class's own ``__post_init__``), its docstring's
+    *Parameters* section written from the table (:func:`parameters`, its fields in order) and
+    its fields' defaults, the options' (in :data:`SPECS`)."""
     own = cls.__dict__.get("__post_init__")
 
     def __post_init__(self) -> None:
-        check_spec(self)
+        for o in OPTIONS:  # the fields the table declares with bounds, values or as a switch
+            if o.spec == type(self).__name__ and (o.bounds or o.accepted):
+                object.__setattr__(self, o.field, check_option(o.name, getattr(self, o.field)))
         if own is not None:
             own(self)
 

@@ -109,8 +109,9 @@ def check_identifiable(data: Comparisons, remedy: str | None = None) -> None:
     unplayed = np.flatnonzero(~played)
     n_weak, weak = connected_components(graph, directed=True, connection="weak")
 
-    # Order strong components so that a group comes before every group it beat (a DAG order).
-    order = _topological_components(graph, labels, reach.shape[0])
+    # Strong components so that a group comes before every group it beat (a DAG order): a
+    # group reaches every group the groups it beat reach, and itself besides
+    order = np.argsort(-reach.sum(axis=1), kind="stable")
     groups = [[str(models[k]) for k in np.flatnonzero(labels == c)] for c in order]
     parts = []
     if unplayed.size:
@@ -144,24 +145,3 @@ def check_identifiable(data: Comparisons, remedy: str | None = None) -> None:
         groups=groups,
     )
 
-
-def _topological_components(graph, labels: np.ndarray, n: int) -> list[int]:
-    """Strong components in an order where winners come before the groups they beat."""
-    coo = graph.tocoo()
-    a, b = labels[coo.row], labels[coo.col]
-    keep = a != b
-    edges = set(zip(a[keep].tolist(), b[keep].tolist(), strict=True))
-    indeg = np.zeros(n, dtype=np.int64)
-    for _, dst in edges:
-        indeg[dst] += 1
-    ready = [c for c in range(n) if indeg[c] == 0]
-    out: list[int] = []
-    while ready:
-        c = ready.pop(0)
-        out.append(c)
-        for src, dst in edges:
-            if src == c:
-                indeg[dst] -= 1
-                if indeg[dst] == 0:
-                    ready.append(dst)
-    return out

@@ -17,10 +17,10 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.errors import JudgeWarning, option
-from ratings.core.linalg import block, inverse_pd
 from ratings.core.schema import DETERMINISTIC_JUDGE
 from ratings.core.tdist import critical_value
 from ratings.data.comparisons import Comparisons
+from ratings.inference.covariance import inverse_free
 from ratings.models.covariates import DesignFit
 from ratings.models.crowd.likelihood import fix_eta
 
@@ -51,17 +51,13 @@ def prior_share(fit: DesignFit) -> NDArray[np.float64]:
     if fit.prior is None:
         out[fit.estimated] = 0.0
         return out
-    free = fit.free
     try:
-        inv = inverse_pd(block(fit.hessian, free))
+        inv = inverse_free(fit.hessian, fit.free)
     except np.linalg.LinAlgError:
         out[est] = 1.0
         return out
-    pos = {c: n for n, c in enumerate(free)}
-    ph = fit.prior_hessian
-    for j in np.flatnonzero(est):
-        c = fit.eta_at[j]
-        out[j] = float(np.clip(ph[c, c] * inv[pos[c], pos[c]], 0.0, 1.0))
+    at = fit.eta_at[est]
+    out[est] = np.clip(np.diag(fit.prior_hessian)[at] * np.diag(inv)[at], 0.0, 1.0)
     return out
 
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -56,8 +57,8 @@ from ratings.models.covariates import DesignFit, fit_design
 from ratings.models.crowd.prior import CrowdPrior
 from ratings.models.families import CROWD_BT
 
-__all__ = ["OneJudgeWidening", "profile_lower_limit", "profile_prior", "profile_widening",
-           "single_judge", "widen_one_judge", "widening"]
+__all__ = ["OneJudgeWidening", "profile_lower_limit", "profile_widening", "single_judge",
+           "widen_one_judge"]
 
 _EPS_PRIOR = 1e-9  # Beta pseudo-counts of the profile's top: keep eta = 1 reachable but finite
 _MAX_SCALE = 1e3  # the profile reaches a coin flip within one of its standard errors
@@ -66,16 +67,13 @@ _MAX_SCALE = 1e3  # the profile reaches a coin flip within one of its standard e
 _PROFILE_LOWS = (0.501, 0.51, 0.53, 0.56, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 
 
-class OneJudgeWidening:
+class OneJudgeWidening(NamedTuple):
     """What :func:`profile_widening` adds: ``scale`` multiplies the cluster influences,
     ``extra`` (1 x n_params) is the profile's two-step term; ``eta_lo`` its lower limit."""
 
-    def __init__(self, scale: float, extra: NDArray[np.float64] | None, eta_lo: float):
-        self.scale, self.extra, self.eta_lo = scale, extra, eta_lo
-
-    def applied(self, inference):
-        """A CR2 inference (:class:`ratings.inference.ClusterInference`) widened by this."""
-        return inference.scaled(self.scale).with_extra(self.extra)
+    scale: float
+    extra: NDArray[np.float64] | None
+    eta_lo: float
 
 
 def single_judge(fit: DesignFit, data: Comparisons) -> int | None:
@@ -98,10 +96,13 @@ def profile_widening(fit: DesignFit, rows: SlotCounts, k: int, eta_var: float, *
     fit, under the strengths' prior and the ridge); the profile's top is the better of the refit
     at eta = 1 and the fit with eta free. ``count_prior``: whether the profile's values include
     the strengths' prior (the fits with covariates count it; plain Crowd-BT counts the
-    likelihood alone). The sandwich is rescaled only where the plain estimate put eta on its
-    bound (``plain_on_bound``). None where the profile cannot be computed: its limit is not
-    below the estimate, or a refit fails (their warnings are a trial's, silenced)."""
-    prior = profile_prior(fit.prior)
+    likelihood alone). From eta's profile limit ``eta_lo`` and the move of all parameters to
+    the profile's fit there: the sandwich rescaled only where the plain estimate put eta on its
+    bound (``plain_on_bound``), and the two-step term less what the sandwich's ``eta_var``
+    carries. None where the profile cannot be computed: its limit is not below the estimate, or
+    a refit fails (their warnings are a trial's, silenced)."""
+    # the refits' prior: the strengths' part, eta = 1 reachable but finite (the profile's top)
+    prior = CrowdPrior(_EPS_PRIOR, _EPS_PRIOR, fit.prior.strength_sd)
     kw = {"ref": fit.ref, "family": CROWD_BT, "ci": None, "ridge": ridge, "n_ridge": n_ridge,
           "engine": engine, "prior": prior}  # fmt: skip
 
@@ -137,14 +138,16 @@ def profile_widening(fit: DesignFit, rows: SlotCounts, k: int, eta_var: float, *
             lower = fits.get(eta_lo) or refit(fixed, eta_lo)
     except (NonIdentifiableError, FloatingPointError, ValueError, np.linalg.LinAlgError):
         return None
-    return widening(eta_hat, eta_lo, lower.params - fit.params, eta_var, level=level,
-                    plain_on_bound=plain_on_bound)  # fmt: skip
-
-
-def profile_prior(prior: CrowdPrior) -> CrowdPrior:
-    """The prior of the profile's refits: ``prior``'s strengths part, and Beta pseudo-counts on
-    eta so small that eta = 1 stays reachable but finite (the profile's top)."""
-    return CrowdPrior(_EPS_PRIOR, _EPS_PRIOR, prior.strength_sd)
+    gap = eta_hat - eta_lo
+    z = normal_quantile(level)
+    e1 = eta_hat - gap / z
+    scale = _MAX_SCALE if e1 <= 0.5 else min(_MAX_SCALE, max(1.0, (2 * eta_hat - 1) / (2 * e1 - 1)))
+    if not plain_on_bound:
+        scale = 1.0  # the plain estimate is interior: the mode's eta is not pushed up
+    shrink = 1.0 - z**2 * eta_var / gap**2  # the part the sandwich at the estimate carries
+    shift = lower.params - fit.params
+    extra = (np.sqrt(shrink) / z * shift)[None, :] if shrink > 0 else None
+    return OneJudgeWidening(float(scale), extra, float(eta_lo))
 
 
 def profile_lower_limit(nll: Callable[[float], float], top_nll: float, top_eta: float,
@@ -174,23 +177,6 @@ def profile_lower_limit(nll: Callable[[float], float], top_nll: float, top_eta: 
     raise ValueError("eta's profile has no refit below its estimate.")
 
 
-def widening(eta_hat: float, eta_lo: float, shift: NDArray[np.float64], eta_var: float, *,
-             level: float = 0.95, plain_on_bound: bool = True) -> OneJudgeWidening:  # fmt: skip
-    """The widening from eta's profile limit ``eta_lo`` (below ``eta_hat``) and ``shift``, the
-    move of all parameters from the estimate to the profile's fit at ``eta_lo`` (see the module
-    notes): the sandwich rescaled only where the plain estimate put eta on its bound
-    (``plain_on_bound``), and the two-step term less what the sandwich's ``eta_var`` carries."""
-    gap = eta_hat - eta_lo
-    z = normal_quantile(level)
-    e1 = eta_hat - gap / z
-    scale = _MAX_SCALE if e1 <= 0.5 else min(_MAX_SCALE, max(1.0, (2 * eta_hat - 1) / (2 * e1 - 1)))
-    if not plain_on_bound:
-        scale = 1.0  # the plain estimate is interior: the mode's eta is not pushed up
-    shrink = 1.0 - z**2 * eta_var / gap**2  # the part the sandwich at the estimate carries
-    extra = (np.sqrt(shrink) / z * shift)[None, :] if shrink > 0 else None
-    return OneJudgeWidening(float(scale), extra, float(eta_lo))
-
-
 def widen_one_judge(fit: DesignFit, rows: SlotCounts, k: int, *, ridge: float = 0.0,
                     n_ridge: int | None = None, level: float = 0.95, engine: Engine = "auto",
                     count_prior: bool = True) -> DesignFit:  # fmt: skip
@@ -209,6 +195,6 @@ def widen_one_judge(fit: DesignFit, rows: SlotCounts, k: int, *, ridge: float = 
                             count_prior=count_prior)  # fmt: skip
     if wide is None:
         return fit
-    inference = wide.applied(fit.inference)
+    inference = fit.inference.scaled(wide.scale).with_extra(wide.extra)
     return replace(fit, cov=inference.covariance(), influence=OnRequest(inference.influence),
                    inference=inference)

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ratings.core.errors import ConvergenceWarning, NonIdentifiableError, option
+from ratings.core.errors import ConvergenceWarning, NonIdentifiableError
 from ratings.data.comparisons import Comparisons
 from ratings.data.slots import SlotCounts
 from ratings.inference.builder import Built, with_two_step
@@ -38,7 +38,7 @@ from ratings.models.crowd.likelihood import fit_crowd_bt, fit_crowd_default, psd
 from ratings.models.crowd.onejudge import single_judge, widen_one_judge
 from ratings.models.crowd.prior import CrowdSummary
 from ratings.models.crowd.quality import ResolvedQuality
-from ratings.models.crowd.reuse import design_eta_factor
+from ratings.models.crowd.reuse import reused_factor
 from ratings.models.estimate import Estimate, bootstrap_refits
 
 __all__ = [
@@ -50,7 +50,6 @@ __all__ = [
     "estimate_crowd",
     "judges_alone",
     "pair_builder",
-    "reused_factor",
 ]
 
 
@@ -68,13 +67,17 @@ class CrowdInference(NamedTuple):
 Builder = Callable[[DesignFit, str, bool], Built]
 
 
-def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, level, ci,
-                   clustered, engine, tol, max_iter, n_boot, seed) -> Estimate:  # fmt: skip
-    """Fit Crowd-BT to ``data`` and its intervals (see the module's docstring)."""
-    m = data.n_models
+def estimate_crowd(data: Comparisons, options, quality: ResolvedQuality, *, ref: int,
+                   engine: Engine) -> Estimate:  # fmt: skip
+    """Fit Crowd-BT to ``data`` and its intervals (see the module's docstring), as the fit's
+    checked ``options`` say (:class:`ratings.api.specs.FitOptions`: the prior, the interval
+    kind and level, the bootstrap, the solver), with the etas of ``quality`` fixed, the model
+    ``ref`` pinned and the kernels of ``engine``."""
+    m, clustered, ci, level = data.n_models, data.clusters is not None, options.ci, options.level
+    prior, solver, boot = options.crowd.prior, options.solver, options.bootstrap
     res = fit_crowd_default(data, clustered=clustered, level=level, prior=prior, ref=ref,
-                            fixed_eta=quality.eta, tol=tol, max_iter=max(max_iter, 200),
-                            engine=engine)  # fmt: skip
+                            fixed_eta=quality.eta, tol=solver.tol,
+                            max_iter=max(solver.max_iter, 200), engine=engine)  # fmt: skip
     out = crowd_inference(res, data, pair_design(data.collapsed(engine=engine), engine),
                           pair_builder(data, clustered=clustered, engine=engine), quality,
                           ci=ci, level=level, engine=engine, prior=prior)
@@ -83,11 +86,11 @@ def estimate_crowd(data: Comparisons, *, ref, quality: ResolvedQuality, prior, l
         return fit_crowd_bt(sample, ref=ref, fixed_eta=drawn_etas(quality, draws_rng),
                             prior=res.prior, tol=1e-8, engine=engine).theta  # fmt: skip
 
-    draws_rng = np.random.default_rng([seed, 1])  # reused etas drawn per resample
+    draws_rng = np.random.default_rng([boot.seed, 1])  # reused etas drawn per resample
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=n_boot,
-                                 seed=seed)  # fmt: skip
+        draws = bootstrap_refits(data, refit, ci=ci, clustered=clustered, n_boot=boot.n,
+                                 seed=boot.seed)  # fmt: skip
     return Estimate.of(out.fit, draws=draws, judges=out.judges, crowd=out.summary,
                        model_cov=lambda: inverse_free(res.information, res.free)[:m, :m])
 
@@ -114,7 +117,8 @@ def crowd_inference(fit: DesignFit, data: Comparisons, rows: SlotCounts, built: 
     one-judge posterior mode its bread without eta's prior, then widened by eta's profile
     likelihood, :func:`~ratings.models.crowd.onejudge.widen_one_judge`, refitting with the
     style ``ridge`` on the first ``n_ridge`` coefficients; ``count_prior``: the profile also
-    counts the strengths' prior), plus the two-step term of reused etas (:func:`reused_factor`;
+    counts the strengths' prior), plus the two-step term of reused etas
+    (:func:`~ratings.models.crowd.reuse.reused_factor`;
     ``open_ok``: None where the information is singular, the intervals being open already,
     else :class:`~ratings.core.errors.NonIdentifiableError`). The judges table
     (:func:`~ratings.models.crowd.judge_table.judge_table`) takes each eta's CR2 degrees of
@@ -153,26 +157,6 @@ def crowd_inference(fit: DesignFit, data: Comparisons, rows: SlotCounts, built: 
     fit = replace(fit, cov=cov, inference=None)
     return CrowdInference(fit, table, crowd_summary(fit, names, prior, quality, factor,
                                                     open_intervals=True))  # fmt: skip
-
-
-def reused_factor(fit: DesignFit, quality: ResolvedQuality, judges: pd.Index, *,
-                  open_ok: bool = True) -> NDArray[np.float64] | None:  # fmt: skip
-    """The two-step term of the etas ``fit`` reuses with a covariance
-    (:func:`ratings.models.crowd.reuse.design_eta_factor`), None without one. Where the
-    information is singular: None (``open_ok``: the intervals are open already), else
-    :class:`~ratings.core.errors.NonIdentifiableError`."""
-    if quality.cov is None:
-        return None
-    try:
-        return design_eta_factor(fit, quality.cov, judges)
-    except np.linalg.LinAlgError:
-        if open_ok:
-            return None
-        raise NonIdentifiableError(
-            "The information of the strengths, covariates and estimated etas is singular, so "
-            f"the uncertainty of the etas reused from {option('judge_quality')} cannot be "
-            f"carried into the intervals. Pass {option('eta_known', True)} to take them as "
-            "known.") from None  # fmt: skip
 
 
 def judges_alone(fit: DesignFit, data: Comparisons, built: Builder, level: float,

@@ -75,18 +75,16 @@ def check_prior(prior: PriorArg) -> CrowdPrior | None:
     """Normalise a ``prior`` argument; raises ``ValueError`` naming what is wrong."""
     if prior is None or (isinstance(prior, str) and prior.lower() == "none"):
         return None
+    bad = (f"{option('prior')} must be 'default', 'none' or AGREE,FLIP,SD (in Python also None "
+           f"or CrowdPrior(agree, flip, strength_sd)); got {prior!r}.")  # fmt: skip
     if isinstance(prior, str):
         if prior.lower() != "default":
-            raise ValueError(f"{option('prior')} must be 'default', 'none' or AGREE,FLIP,SD "
-                             f"(in Python also None or a CrowdPrior); got {prior!r}.")
+            raise ValueError(bad)
         return DEFAULT_PRIOR
     try:
         out = CrowdPrior(*(float(v) for v in prior))
     except (TypeError, ValueError):
-        raise ValueError(
-            f"{option('prior')} must be 'default', 'none' or AGREE,FLIP,SD (in Python also None "
-            f"or CrowdPrior(agree, flip, strength_sd)); got {prior!r}."
-        ) from None
+        raise ValueError(bad) from None
     if not (min(out.agree, out.flip) >= 0 and np.isfinite(out.agree + out.flip)
             and out.strength_sd > 0):  # fmt: skip
         raise ValueError(

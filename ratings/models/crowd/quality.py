@@ -160,6 +160,7 @@ def _covariance(block, judges: list[str], name: str) -> pd.DataFrame:
 
 def _source(quality, scope: str | None, eta_known: bool) -> ResolvedQuality:
     """A judge-quality source as etas, covariance and table (scope checked for files)."""
+    cov = table = note = None
     if isinstance(quality, str | os.PathLike):
         f = load_judge_quality(quality)
         if scope is not None and f.scope is not None and f.scope != scope:
@@ -168,21 +169,18 @@ def _source(quality, scope: str | None, eta_known: bool) -> ResolvedQuality:
                 f"not {scope!r}; eta is fitted per scope. Fit it with `ratings judges VERDICTS "
                 f"--scope {scope}`."
             )
-        eta = {str(j): float(v) for j, v in f.table["eta"].items()}
+        table, cov = f.table, f.cov
         note = None if f.cov is not None or eta_known else (
             f"The judge-quality file {str(quality)!r} ({f.format}) keeps no covariance of eta: "
             "its etas are treated as known and their uncertainty cannot be carried into the "
             f"intervals (which are then too narrow). {REFIT}.")  # fmt: skip
-        return ResolvedQuality(eta, None if eta_known else f.cov, f.table, note)
-    if getattr(quality, "crowd", None) is not None:  # a Crowd-BT fit (Ratings)
-        table = quality.judges
-        eta = {str(j): float(v) for j, v in table["eta"].items()}
-        return ResolvedQuality(eta, None if eta_known else quality.crowd.eta_cov, table)
-    if isinstance(quality, pd.DataFrame):
+    elif getattr(quality, "crowd", None) is not None:  # a Crowd-BT fit (Ratings)
+        table, cov = quality.judges, quality.crowd.eta_cov
+    elif isinstance(quality, pd.DataFrame):  # a judges table: its etas alone
         table = quality.set_index("judge") if "judge" in quality.columns else quality
-        quality = table["eta"].to_dict()
+        quality, table = table["eta"].to_dict(), None
     out = {}
-    for judge, value in dict(quality).items():
+    for judge, value in dict(quality if table is None else table["eta"]).items():
         try:
             if isinstance(value, bool):
                 raise TypeError
@@ -191,7 +189,7 @@ def _source(quality, scope: str | None, eta_known: bool) -> ResolvedQuality:
             raise ValueError(
                 f"Judge quality of {str(judge)!r} must be a number in [0.5, 1]; got {value!r}."
             ) from None
-    return ResolvedQuality(out)
+    return ResolvedQuality(out, None if eta_known else cov, table, note)
 
 
 def resolve_judge_quality(
