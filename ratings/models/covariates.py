@@ -239,7 +239,7 @@ class _Design:
         # the family's own parameters, one per slot: Crowd-BT's eta per judge (the slot of a
         # row its judge), a tie model's one tie parameter (every row's slot 0)
         self.m, self.p, self.nj = rows.n_models, rows.x.shape[1], family.n_extra(rows.n_judges)
-        self.one_slot = bool(self.nj) and not self.crowd
+        self.one_slot = family.slots == "one"
         self.slot = self.slots(rows.judge)  # (read only with parameters of the family's own)
         self.n_params = self.m + self.p + self.nj
         self.prior = prior if self.crowd else None
