@@ -32,7 +32,6 @@ from ratings.api.loading import LoadedLog
 from ratings.api.options import spelled
 from ratings.api.results import kind_of, labelled
 from ratings.api.specs import FitOptions, Style
-from ratings.api.ties import check_identified, tie_family_of, tie_table
 from ratings.data.slots import SlotCounts, slot_counts
 from ratings.data.soft import is_graded, soft_weights
 from ratings.kernels.engine import resolve as resolve_engine
@@ -53,7 +52,7 @@ from ratings.models.judge_effects import (
     effects_table,
 )
 from ratings.models.style import style_remedy, style_table
-from ratings.models.ties import fit_ties
+from ratings.models.ties import check_identified, fit_ties, tie_family_of, tie_table
 from ratings.result import JudgeEffects, Ratings
 
 __all__ = ["fit_covariates"]

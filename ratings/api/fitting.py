@@ -37,7 +37,6 @@ from ratings.api.specs import (
     options_of,
     parse_anchor,
 )
-from ratings.api.ties import check_identified, tie_family_of, tie_table
 from ratings.core.errors import (
     NonIdentifiableError,
     close_matches,
@@ -63,7 +62,7 @@ from ratings.models.existence import connected
 from ratings.models.families.ties import TieFamily
 from ratings.models.firth import fit_firth
 from ratings.models.style import check_style_columns, style_columns
-from ratings.models.ties import fit_ties, remedy_of
+from ratings.models.ties import check_identified, fit_ties, remedy_of, tie_family_of, tie_table
 from ratings.result import Ratings
 
 __all__ = [
@@ -189,7 +188,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         engine = resolve_engine(solver.engine, data.n_verdicts)  # one engine for every stage
         rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts
         penalised = bool(bt.penalty or bt.firth)
-        ties, tie = None, tie_family_of(rows, bt.ties)  # a tie family (ratings.api.ties)
+        ties, tie = None, tie_family_of(rows, bt.ties)  # a tie family (ratings.models.ties)
         # Bradley-Terry's pair totals, built once: its fit, and the usual case of existence
         # (two models or more, a connected win graph) from their adjacency; the rows'
         # diagnosis otherwise
@@ -250,7 +249,7 @@ def _estimate(data: Comparisons, tie: TieFamily | None, *, rows, ref, ci, cluste
     free parameters), the interval kind's covariance (:func:`ratings.inference.builder.build`
     with the verdicts' and clusters' scores and the CR2 inference), the seeded bootstrap refits
     and the strengths' :class:`Estimate`, with the table of tie model ``ties``
-    (:func:`ratings.api.ties.tie_table`: None for half wins); ``table``: Bradley-Terry's
+    (:func:`ratings.models.ties.tie_table`: None for half wins); ``table``: Bradley-Terry's
     :class:`~ratings.models.bt.PairTable` of ``rows`` when the caller built it."""
     k, m = kernels(engine, data.n_verdicts), data.n_models
     if tie is not None:  # the tie parameter after the strengths (parameter M)

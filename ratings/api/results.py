@@ -34,7 +34,7 @@ def labelled(est: Estimate, loaded: LoadedLog, *, model: str, ci: str, level: fl
     (adjusted fits), ``model_based`` the contrasts that took the model-based variance
     (:func:`ratings.inference.degenerate.fill_collapsed`); ``source`` the verdicts read, kept
     for refits (``FitInfo.source``); ``ties`` a tie model's table
-    (:func:`ratings.api.ties.tie_table`); ``parts`` the result's typed parts (``style``,
+    (:func:`ratings.models.ties.tie_table`); ``parts`` the result's typed parts (``style``,
     ``judge_effects``)."""
     data, frame = loaded.data, loaded.frame
     m, clustered = data.n_models, data.clusters is not None
