@@ -50,7 +50,7 @@ from ratings.inference import bt_inference
 from ratings.inference.builder import build, row_scores_of
 from ratings.inference.covariance import ready, start_bread
 from ratings.inference.degenerate import fill_collapsed
-from ratings.inference.tie_bias import phi_bias
+from ratings.inference.ties import phi_bias
 from ratings.kernels.engine import kernels
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.bt import PairTable, fit_bt
