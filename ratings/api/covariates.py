@@ -27,7 +27,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from ratings.api.adjust import checked_families, identified_plan
+from ratings.api.adjust import identified_plan
 from ratings.api.loading import LoadedLog
 from ratings.api.options import spelled
 from ratings.api.results import kind_of, labelled
@@ -101,8 +101,7 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
     collapsed = data.collapsed(engine=engine)
     check_identified(collapsed, ties)
     if plan is None and options.adjust:
-        plan = identified_plan(slots, checked_families(options.families, options.adjust, data),
-                               options.adjust)  # fmt: skip
+        plan = identified_plan(slots, options.families, options.adjust, data)
     if plan is not None:
         x = np.column_stack([x, effect_columns(slots, plan)])
     rows = design_rows(slots, x, engine)
