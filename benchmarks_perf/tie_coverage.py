@@ -6,7 +6,7 @@ shift of the strengths, sd ``TASK_SD``), small and large, at three tie rates (ab
 ``ratings.fit(log, model=ratings.BT(ties=FAMILY), anchor="m00")`` with its default intervals
 (CR2 clustered by task, Student t with Satterthwaite df per contrast; the tie parameter's
 interval on phi = log(nu) or log(theta - 1), with the df of its own contrast, centred on the
-bias-reduced phi, :mod:`ratings.inference.tie_bias`). A cell's coverage is the share of
+bias-reduced phi, :func:`ratings.inference.ties.phi_bias`). A cell's coverage is the share of
 replications whose 95% interval holds the pseudo-true value, with its Monte Carlo standard
 error: for the ratings, each non-anchor model's interval, averaged over models within a
 replication (the SE from the spread of those averages across replications); for the tie

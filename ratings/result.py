@@ -177,7 +177,7 @@ class FitInfo:
     #: (:meth:`Ratings.fragility`); None for other results.
     source: object | None = None
     #: ``ratings.BT(ties=...)``: the tie parameter (``nu`` or ``theta``) with its interval and
-    #: the probability of a tie between equal models (:func:`ratings.api.ties.tie_table`).
+    #: the probability of a tie between equal models (:func:`ratings.models.ties.tie_table`).
     ties: pd.DataFrame | None = None
 
 

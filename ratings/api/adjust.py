@@ -30,8 +30,7 @@ from ratings.core.errors import NonIdentifiableError, option
 from ratings.data.slots import check_families_cover, read_families
 from ratings.models.judge_effects import plan_effects
 
-__all__ = ["ADJUSTMENTS", "check_adjust_options", "checked_families", "identified_plan",
-           "parse_adjust"]
+__all__ = ["ADJUSTMENTS", "check_adjust_options", "identified_plan", "parse_adjust"]
 
 #: Judge effects ``adjust=`` accepts.
 ADJUSTMENTS = ("position", "self-preference")
@@ -75,19 +74,15 @@ def _needs_families() -> str:
             f"{option('families')} (a CSV with name,family).")
 
 
-def checked_families(families, adjust: Sequence[str], data) -> dict:
-    """The families read (:func:`ratings.data.slots.read_families`), required for
-    self-preference and covering every model and judge of ``data``."""
+def identified_plan(slots, families, adjust: Sequence[str], data):
+    """The plan of judge effects ``adjust`` (:func:`ratings.models.judge_effects.plan_effects`)
+    with the families read (:func:`ratings.data.slots.read_families`), required for
+    self-preference and covering every model and judge of ``data``; an error naming the
+    requested effects that have no finite, identified estimate."""
     fams = read_families(families)
     if "self-preference" in adjust and not fams:
         raise ValueError(_needs_families())
     check_families_cover(fams, [*data.models, *data.judges])
-    return fams
-
-
-def identified_plan(slots, fams: dict, adjust: Sequence[str]):
-    """The plan of judge effects (:func:`ratings.models.judge_effects.plan_effects`); an error
-    naming the requested effects that have no finite, identified estimate."""
     plan = plan_effects(slots, fams, position="position" in adjust,
                         self_preference="self-preference" in adjust)  # fmt: skip
     blocked = plan.blocked()

@@ -27,12 +27,11 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from ratings.api.adjust import checked_families, identified_plan
+from ratings.api.adjust import identified_plan
 from ratings.api.loading import LoadedLog
 from ratings.api.options import spelled
 from ratings.api.results import labelled
 from ratings.api.specs import FitOptions, Style
-from ratings.api.ties import check_identified, tie_family_of, tie_table
 from ratings.data.slots import SlotCounts, slot_counts
 from ratings.data.soft import is_graded, soft_weights
 from ratings.kernels.engine import resolve as resolve_engine
@@ -53,7 +52,7 @@ from ratings.models.judge_effects import (
     effects_table,
 )
 from ratings.models.style import style_remedy, style_table
-from ratings.models.ties import fit_ties
+from ratings.models.ties import check_identified, fit_ties, tie_family_of, tie_table
 from ratings.result import JudgeEffects, Ratings
 
 __all__ = ["fit_covariates"]
@@ -102,8 +101,7 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
     collapsed = data.collapsed(engine=engine)
     check_identified(collapsed, ties)
     if plan is None and options.adjust:
-        plan = identified_plan(slots, checked_families(options.families, options.adjust, data),
-                               options.adjust)  # fmt: skip
+        plan = identified_plan(slots, options.families, options.adjust, data)
     if plan is not None:
         x = np.column_stack([x, effect_columns(slots, plan)])
     rows = design_rows(slots, x, engine)

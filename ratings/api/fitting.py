@@ -37,7 +37,6 @@ from ratings.api.specs import (
     options_of,
     parse_anchor,
 )
-from ratings.api.ties import check_identified, tie_family_of, tie_table
 from ratings.core.errors import (
     NonIdentifiableError,
     close_matches,
@@ -51,7 +50,7 @@ from ratings.inference import bt_inference
 from ratings.inference.builder import build, row_scores_of
 from ratings.inference.covariance import ready, start_bread
 from ratings.inference.degenerate import fill_collapsed
-from ratings.inference.tie_bias import phi_bias
+from ratings.inference.ties import phi_bias
 from ratings.kernels.engine import kernels
 from ratings.kernels.engine import resolve as resolve_engine
 from ratings.models.bt import PairTable, fit_bt
@@ -63,7 +62,7 @@ from ratings.models.existence import connected
 from ratings.models.families.ties import TieFamily
 from ratings.models.firth import fit_firth
 from ratings.models.style import check_style_columns, style_columns
-from ratings.models.ties import fit_ties, remedy_of
+from ratings.models.ties import check_identified, fit_ties, remedy_of, tie_family_of, tie_table
 from ratings.result import Ratings
 
 __all__ = [
@@ -189,7 +188,7 @@ def fit_with(verdicts: Source, options: FitOptions) -> Ratings:
         engine = resolve_engine(solver.engine, data.n_verdicts)  # one engine for every stage
         rows = data.collapsed(engine=engine)  # one row per (judge, i, j): likelihood, counts
         penalised = bool(bt.penalty or bt.firth)
-        ties, tie = None, tie_family_of(rows, bt.ties)  # a tie family (ratings.api.ties)
+        ties, tie = None, tie_family_of(rows, bt.ties)  # a tie family (ratings.models.ties)
         # Bradley-Terry's pair totals, built once: its fit, and the usual case of existence
         # (two models or more, a connected win graph) from their adjacency; the rows'
         # diagnosis otherwise
@@ -244,7 +243,7 @@ def _estimate(data: Comparisons, options: FitOptions, tie: TieFamily | None, *, 
     M), the bread (inverse information on the free parameters), the interval kind's covariance
     (:func:`ratings.inference.builder.build` with the verdicts' and clusters' scores and the CR2
     inference), the seeded bootstrap refits and the strengths' :class:`Estimate`, with the table
-    of the tie model (:func:`ratings.api.ties.tie_table`: None for half wins); ``table``:
+    of the tie model (:func:`ratings.models.ties.tie_table`: None for half wins); ``table``:
     Bradley-Terry's :class:`~ratings.models.bt.PairTable` of ``rows`` when the caller built it."""
     ci, clustered, solver, bt = options.ci, data.clusters is not None, options.solver, options.bt
     k, m = kernels(engine, data.n_verdicts), data.n_models

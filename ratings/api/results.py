@@ -27,7 +27,7 @@ def labelled(est: Estimate, loaded: LoadedLog, options, tie=None, *, df: float |
     single t quantile's degrees of freedom (adjusted fits), ``model_based`` the contrasts that
     took the model-based variance (:func:`ratings.inference.degenerate.fill_collapsed`);
     ``source`` the verdicts read, kept for refits (``FitInfo.source``); ``ties`` a tie model's
-    table (:func:`ratings.api.ties.tie_table`); ``parts`` the result's typed parts (``style``,
+    table (:func:`ratings.models.ties.tie_table`); ``parts`` the result's typed parts (``style``,
     ``judge_effects``)."""
     data, frame, bt = loaded.data, loaded.frame, options.bt
     m, clustered = data.n_models, data.clusters is not None

@@ -239,7 +239,7 @@ class _Design:
         # the family's own parameters, one per slot: Crowd-BT's eta per judge (the slot of a
         # row its judge), a tie model's one tie parameter (every row's slot 0)
         self.m, self.p, self.nj = rows.n_models, rows.x.shape[1], family.n_extra(rows.n_judges)
-        self.one_slot = bool(self.nj) and not self.crowd
+        self.one_slot = family.slots == "one"
         self.slot = self.slots(rows.judge)  # (read only with parameters of the family's own)
         self.n_params = self.m + self.p + self.nj
         self.prior = prior if self.crowd else None
@@ -297,11 +297,6 @@ class _Design:
             self.m, self.nj, r.ii[s], r.jj[s], self.slot[s], r.x[s], wdd[s],
             wde[s] if wde.size else wde, wee[s] if wee.size else wee), self.blocks))
 
-    def prior_terms(self, params) -> tuple:
-        """The Crowd-BT prior's value, gradient and Hessian over all params (zero without)."""
-        m, e = self.m, self.m + self.p
-        return prior_terms(params[:m], params[e:], self.estimated, self.prior, self.p)
-
     def objective(self, params, ridge: float, n_ridge: int) -> tuple:
         if self.nj and not self.p:  # no covariate columns: the collapsed-counts fast path
             nll, grad, hess = pair_objective(self.family, self.k, params[:self.m],
@@ -325,8 +320,9 @@ class _Design:
             nll = nll + 0.5 * ridge * float(beta @ beta)
             grad[at] += ridge * beta
             hess[at, at] += ridge
-        if self.prior is not None:
-            value, g, h = self.prior_terms(params)
+        if self.prior is not None:  # the Crowd-BT prior's value, gradient and Hessian
+            value, g, h = prior_terms(params[:self.m], params[self.m + self.p:], self.estimated,
+                                      self.prior, self.p)  # fmt: skip
             nll, grad, hess = nll + value, grad + g, hess + h
         return nll, grad, hess
 

@@ -239,17 +239,13 @@ def _columns(judge: NDArray[np.int64], a: NDArray[np.int64], b: NDArray[np.int64
 def effects_remedy():
     """How the errors of a fit with judge effects (and no style features) name them
     (:class:`ratings.models.covariates.Remedy`)."""
+    fewer = f"Fit fewer effects ({option('effects')} of the audit, {option('adjust')} of a fit)."
     return Remedy(
         "Judge-effects", "judge effects",
         "some judge's effect or the strengths grow without bound on these verdicts (e.g. a judge "
-        "whose verdicts always follow the slot or the family). " + _fewer(),
+        "whose verdicts always follow the slot or the family). " + fewer,
         "some effect cannot be told apart from the strengths on these verdicts (e.g. a judge "
-        "that saw every pair in one A/B order). " + _fewer())  # fmt: skip
-
-
-def _fewer() -> str:
-    return (f"Fit fewer effects ({option('effects')} of the audit, {option('adjust')} of a "
-            "fit).")
+        "that saw every pair in one A/B order). " + fewer)  # fmt: skip
 
 
 def effects_table(params: NDArray[np.float64], cov: NDArray[np.float64], plan: EffectPlan, *,

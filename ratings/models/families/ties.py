@@ -19,36 +19,26 @@ both re-exported by the kernel modules :func:`ratings.kernels.engine.kernels` ha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ratings.models.families.base import RowTerms
+from ratings.models.families.base import Family
 
 __all__ = ["DAVIDSON", "RAO_KUPPER", "TIE_FAMILIES", "TieFamily", "tie_family"]
 
 
 @dataclass(frozen=True)
-class TieFamily:
-    """A tie model (see the module notes): ``parameter`` is ``"nu"`` or ``"theta"``, ``scale``
-    its unbounded scale as text, ``kernel`` its row kernel's name."""
+class TieFamily(Family):
+    """A tie model (see the module notes): a :class:`~ratings.models.families.base.Family`
+    with one slot for every row, phi unbounded; ``parameter`` is ``"nu"`` or ``"theta"``,
+    ``scale`` its unbounded scale as text."""
 
-    name: str
-    label: str
-    parameter: str
-    scale: str
-    kernel: str
-    ties_in_likelihood: bool = True
-    start: float = 0.0
+    slots: str = "one"
     lower: float = -np.inf
     upper: float = np.inf
-
-    def n_extra(self, n_judges: int) -> int:
-        return 1
-
-    def row_terms(self, k, theta, extra, ii, jj, slot, wi, wj, tt, with_meat) -> RowTerms:
-        return RowTerms(*getattr(k, self.kernel)(theta, float(extra[0]), ii, jj, wi, wj, tt,
-                                                 with_meat))  # fmt: skip
+    parameter: str = field(kw_only=True)
+    scale: str = field(kw_only=True)
 
     def value(self, phi):
         """The tie parameter (nu, or theta) at ``phi``."""
@@ -76,10 +66,10 @@ class TieFamily:
         return pi, pj, 1.0 - pi - pj
 
 
-DAVIDSON = TieFamily("davidson", "Bradley-Terry, Davidson ties", "nu", "log(nu)",
-                     "davidson_row_terms")
-RAO_KUPPER = TieFamily("rao-kupper", "Bradley-Terry, Rao-Kupper ties", "theta",
-                       "log(theta - 1)", "rao_kupper_row_terms")
+DAVIDSON = TieFamily("davidson", "Bradley-Terry, Davidson ties", "davidson_row_terms",
+                     parameter="nu", scale="log(nu)")
+RAO_KUPPER = TieFamily("rao-kupper", "Bradley-Terry, Rao-Kupper ties", "rao_kupper_row_terms",
+                       parameter="theta", scale="log(theta - 1)")
 TIE_FAMILIES = {f.name: f for f in (DAVIDSON, RAO_KUPPER)}
 
 
