@@ -229,6 +229,45 @@ def test_unclustered_rows_are_sorted_sums_as_a_loop_counts_them(m, n, judges, we
     np.testing.assert_array_equal(rows.cluster, 0)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize(("m", "n", "groups"), [(60, 2_000, 9), (30, 400, 40), (8, 300, 3)])
+def test_clustered_rows_summed_over_clusters_as_a_loop_counts_them(m, n, groups, weighted):
+    """A clustered log of one judge whose (i, j) table is too large to sum on the way is summed
+    over clusters after its per-cluster rows, as one group in order of first model: one row
+    per (i, j) in order of (i, j), each with the wins and ties a loop over the verdicts counts
+    (boards where models meet many and few partners)."""
+    rng = np.random.default_rng(m + n)
+    ca = rng.integers(0, m, n)
+    cb = (ca + rng.integers(1, m, n)) % m
+    amap = rng.permutation(m).astype(np.int64)
+    wc, gc = rng.integers(0, 3, n), rng.integers(0, groups, n)
+    weight = rng.exponential(size=n) if weighted else np.zeros(0)
+    none = np.zeros(0, dtype=bool)
+    args = (ca, cb, amap, amap, wc, np.arange(3, dtype=np.int64), np.zeros(0, dtype=np.int64),
+            gc, none, none, 0, m, 1, groups, weight)
+    want: dict[tuple[int, int], list[float]] = {}
+    for v in range(n):  # i < j, the outcome seen from i
+        a, b, o = int(amap[ca[v]]), int(amap[cb[v]]), int(wc[v])
+        if a > b:
+            a, b, o = b, a, (1 - o if o < 2 else o)
+        want.setdefault((a, b), [0.0, 0.0, 0.0])[o] += weight[v] if weighted else 1.0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_kernels_aggregate, "_dense_fits", lambda space, n: False)  # the sort path
+        mp.setattr(_kernels_aggregate, "_COLLAPSE_ON_THE_WAY", 0)  # not summed on the way
+        mp.setattr(_kernels_aggregate, "WHOLE_SCAN", 10**6)
+        mp.setattr(_kernels_aggregate, "FIRST_GROUPS", 10**6)  # clusters by the slot table
+        out = _kernels.aggregate_codes(*args)
+    summed = out.collapsed
+    got = list(zip(summed.ii.tolist(), summed.jj.tolist(), strict=True))
+    assert got == sorted(want)
+    np.testing.assert_allclose(np.column_stack([summed.wi, summed.wj, summed.tt]),
+                               [want[k] for k in got], rtol=1e-12)  # fmt: skip
+    np.testing.assert_array_equal(summed.judge, 0)
+    np.testing.assert_array_equal(summed.cluster, 0)
+    assert out.rows.ii.size >= summed.ii.size  # the per-cluster rows are kept as they were
+    np.testing.assert_array_equal(out.rows.cluster, np.sort(out.rows.cluster))
+
+
 def test_aggregate_codes_counts_unusable_rows():
     one = np.array([0], dtype=np.int64)
     args = (np.array([0, 0, -1]), np.array([1, 0, 1]), np.array([0, 1]), np.array([0, 1]),
