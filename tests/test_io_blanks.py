@@ -36,10 +36,25 @@ def _cells(rng: np.random.Generator, n: int, long: float = 0.0) -> list[str | No
     return out
 
 
+@pytest.fixture(params=["numpy", "compiled"])
+def path(request, monkeypatch) -> str:
+    """The NumPy passes, or the compiled kernel (as where the kernels are loaded, from
+    AUTO_NUMBA_VERDICTS cells: here from any)."""
+    if request.param == "compiled":
+        import ratings.kernels.fit  # noqa: F401 - the kernels loaded, as after warm-up
+        from ratings.io.blanks import warm_kernel
+        from ratings.kernels import engine
+
+        warm_kernel()
+        monkeypatch.setattr(engine, "AUTO_NUMBA_VERDICTS", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("long", [0.0, 0.95])  # short cells: all looked up, or a few
 @pytest.mark.parametrize("arrow_type", [pa.string(), pa.large_string()])
 @pytest.mark.parametrize("seed", range(4))
-def test_missing_cells_match_a_per_cell_rule(arrow_type, seed: int, long: float) -> None:
+def test_missing_cells_match_a_per_cell_rule(arrow_type, seed: int, long: float,
+                                             path: str) -> None:  # fmt: skip
     rng = np.random.default_rng(seed)
     cells = _cells(rng, 3000, long)
     cuts = np.sort(rng.integers(0, len(cells), 3))  # several chunks, one of them sliced
@@ -51,6 +66,26 @@ def test_missing_cells_match_a_per_cell_rule(arrow_type, seed: int, long: float)
     if found is None:  # only where Arrow's and Python's whitespace rules disagree on a cell
         pytest.skip("whitespace rules disagree")
     np.testing.assert_array_equal(found, _reference(cells))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_candidates_kernel_matches_its_twin(seed: int) -> None:
+    """The compiled pass over offsets and bytes against the NumPy passes (random bytes, with
+    edge bytes, markers' ends and empty cells)."""
+    from ratings.io import blanks
+    from ratings.kernels.cells import candidates
+
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 6, 5000)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    pool = np.frombuffer(b" \t\x85NnAa#/1.x-\xc3\xa9", dtype=np.uint8)
+    data = rng.choice(pool, max(int(offsets[-1]), 1))
+    for kind in (np.int32, np.int64):
+        at = blanks._readonly(offsets.astype(kind))
+        got = np.empty(lengths.size, dtype=bool)
+        candidates(at, blanks._readonly(data), blanks._EDGE, blanks._ENDS, blanks._LENGTH_BITS,
+                   blanks._LONGEST, got)  # fmt: skip
+        np.testing.assert_array_equal(got, blanks._candidates_numpy(at, data))
 
 
 def test_missing_cells_of_the_str_dtype() -> None:

@@ -82,6 +82,9 @@ def warmup() -> None:
     # table: its rows deduplicated in order of their first model
     fit(pd.concat([_cycle(400, 1)] * 2, ignore_index=True), cluster=None,
         solver=Solver(engine="numba"))  # fmt: skip
+    from ratings.io.blanks import warm_kernel  # an unread task column's missing cells
+
+    warm_kernel()
     # modules a clustered fit's intervals import on first use: the NumPy twins of some small
     # steps, every pair's streamed df, rank intervals, and t quantiles for many df at once
     import scipy.special  # noqa: F401
