@@ -193,6 +193,28 @@ def test_aggregate_codes_kernel_matches_twin(seed, n, m, judges, groups, path, w
             np.testing.assert_allclose(f, s, rtol=1e-12)
 
 
+def _verdicts(rng, n: int, m: int, weighted: bool):
+    """Random usable verdict codes: (model_a, model_b, the models' map, winner, weights)."""
+    ca = rng.integers(0, m, n)
+    cb = (ca + rng.integers(1, m, n)) % m
+    amap = rng.permutation(m).astype(np.int64)
+    return ca, cb, amap, rng.integers(0, 3, n), rng.exponential(size=n) if weighted else \
+        np.zeros(0)
+
+
+def _loop_counts(ca, cb, amap, wc, weight, outer) -> dict[tuple[int, int, int], list[float]]:
+    """Wins of i, wins of j and ties per (outer key, i, j), i < j, by a loop over the
+    verdicts (each weighted, or 1)."""
+    want: dict[tuple[int, int, int], list[float]] = {}
+    for v in range(ca.size):  # i < j, the outcome seen from i
+        a, b, o = int(amap[ca[v]]), int(amap[cb[v]]), int(wc[v])
+        if a > b:
+            a, b, o = b, a, (1 - o if o < 2 else o)
+        want.setdefault((int(outer[v]), a, b), [0.0, 0.0, 0.0])[o] += \
+            weight[v] if weight.size else 1.0
+    return want
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize(("m", "n", "judges"), [(300, 2_000, 1), (40, 3_000, 3), (5, 400, 2)])
 def test_unclustered_rows_are_sorted_sums_as_a_loop_counts_them(m, n, judges, weighted):
@@ -201,21 +223,11 @@ def test_unclustered_rows_are_sorted_sums_as_a_loop_counts_them(m, n, judges, we
     where each model meets many partners), each with the wins and ties a loop over the
     verdicts counts, on boards with few and with many partners per model."""
     rng = np.random.default_rng(m + n + judges)
-    ca = rng.integers(0, m, n)
-    cb = (ca + rng.integers(1, m, n)) % m
-    amap = rng.permutation(m).astype(np.int64)
-    wc, jc = rng.integers(0, 3, n), rng.integers(0, judges, n)
-    weight = rng.exponential(size=n) if weighted else np.zeros(0)
+    (ca, cb, amap, wc, weight), jc = _verdicts(rng, n, m, weighted), rng.integers(0, judges, n)
     none = np.zeros(0, dtype=bool)
     args = (ca, cb, amap, amap, wc, np.arange(3, dtype=np.int64), jc, np.zeros(0, dtype=np.int64),
             none, none, 0, m, judges, 1, weight)
-    want: dict[tuple[int, int, int], list[float]] = {}
-    for v in range(n):  # i < j, the outcome seen from i
-        a, b, o = int(amap[ca[v]]), int(amap[cb[v]]), int(wc[v])
-        if a > b:
-            a, b, o = b, a, (1 - o if o < 2 else o)
-        cell = want.setdefault((int(jc[v]), a, b), [0.0, 0.0, 0.0])
-        cell[o] += weight[v] if weighted else 1.0
+    want = _loop_counts(ca, cb, amap, wc, weight, jc)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_kernels_aggregate, "_dense_fits", lambda space, n: False)  # the sort path
         rows = _kernels.aggregate_codes(*args).rows
@@ -237,20 +249,11 @@ def test_clustered_rows_summed_over_clusters_as_a_loop_counts_them(m, n, groups,
     per (i, j) in order of (i, j), each with the wins and ties a loop over the verdicts counts
     (boards where models meet many and few partners)."""
     rng = np.random.default_rng(m + n)
-    ca = rng.integers(0, m, n)
-    cb = (ca + rng.integers(1, m, n)) % m
-    amap = rng.permutation(m).astype(np.int64)
-    wc, gc = rng.integers(0, 3, n), rng.integers(0, groups, n)
-    weight = rng.exponential(size=n) if weighted else np.zeros(0)
+    (ca, cb, amap, wc, weight), gc = _verdicts(rng, n, m, weighted), rng.integers(0, groups, n)
     none = np.zeros(0, dtype=bool)
     args = (ca, cb, amap, amap, wc, np.arange(3, dtype=np.int64), np.zeros(0, dtype=np.int64),
             gc, none, none, 0, m, 1, groups, weight)
-    want: dict[tuple[int, int], list[float]] = {}
-    for v in range(n):  # i < j, the outcome seen from i
-        a, b, o = int(amap[ca[v]]), int(amap[cb[v]]), int(wc[v])
-        if a > b:
-            a, b, o = b, a, (1 - o if o < 2 else o)
-        want.setdefault((a, b), [0.0, 0.0, 0.0])[o] += weight[v] if weighted else 1.0
+    want = {k[1:]: v for k, v in _loop_counts(ca, cb, amap, wc, weight, np.zeros(n)).items()}
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_kernels_aggregate, "_dense_fits", lambda space, n: False)  # the sort path
         mp.setattr(_kernels_aggregate, "_COLLAPSE_ON_THE_WAY", 0)  # not summed on the way
