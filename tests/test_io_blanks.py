@@ -38,15 +38,15 @@ def _cells(rng: np.random.Generator, n: int, long: float = 0.0) -> list[str | No
 
 @pytest.fixture(params=["numpy", "compiled"])
 def path(request, monkeypatch) -> str:
-    """The NumPy passes, or the compiled kernel (as where the kernels are loaded, from
-    AUTO_NUMBA_VERDICTS cells: here from any)."""
+    """The NumPy passes, or the compiled kernel (as after warm-up, from COMPILED_FROM cells:
+    here from any)."""
     if request.param == "compiled":
-        import ratings.kernels.fit  # noqa: F401 - the kernels loaded, as after warm-up
-        from ratings.io.blanks import warm_kernel
-        from ratings.kernels import engine
+        from ratings.io import blanks
+        from ratings.kernels.cells import candidates
 
-        warm_kernel()
-        monkeypatch.setattr(engine, "AUTO_NUMBA_VERDICTS", 0)
+        blanks.candidates_with(candidates, np.zeros(2, dtype=np.int64), np.zeros(1, np.uint8))
+        monkeypatch.setattr(blanks, "COMPILED_FROM", 0)
+        assert blanks._compiled(1) is candidates
     return request.param
 
 
@@ -81,11 +81,9 @@ def test_candidates_kernel_matches_its_twin(seed: int) -> None:
     pool = np.frombuffer(b" \t\x85NnAa#/1.x-\xc3\xa9", dtype=np.uint8)
     data = rng.choice(pool, max(int(offsets[-1]), 1))
     for kind in (np.int32, np.int64):
-        at = blanks._readonly(offsets.astype(kind))
-        got = np.empty(lengths.size, dtype=bool)
-        candidates(at, blanks._readonly(data), blanks._EDGE, blanks._ENDS, blanks._LENGTH_BITS,
-                   blanks._LONGEST, got)  # fmt: skip
-        np.testing.assert_array_equal(got, blanks._candidates_numpy(at, data))
+        at = offsets.astype(kind)
+        np.testing.assert_array_equal(blanks.candidates_with(candidates, at, data),
+                                      blanks._candidates_numpy(at, data))  # fmt: skip
 
 
 def test_missing_cells_of_the_str_dtype() -> None:

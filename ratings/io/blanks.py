@@ -12,6 +12,8 @@ those few are compared as text.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
@@ -19,7 +21,7 @@ from numpy.typing import NDArray
 from ratings.core.schema import STRING_DTYPE
 from ratings.io.cells import NA_TOKENS, text
 
-__all__ = ["missing_cells", "warm_kernel"]
+__all__ = ["COMPILED_FROM", "candidates_with", "missing_cells"]
 
 # Bytes that can begin or end a cell ``str.strip`` changes: ASCII whitespace as Python sees it
 # (\x1c-\x1f included) and every byte of a multi-byte UTF-8 character.
@@ -119,44 +121,42 @@ def _candidates(chunk) -> NDArray[np.bool_]:
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None and data_buf.size \
         else np.zeros(1, dtype=np.uint8)  # fmt: skip
     kernel = _compiled(n)
-    if kernel is not None:
-        out = np.empty(n, dtype=bool)
-        kernel(_readonly(offsets), _readonly(data), _EDGE, _ENDS, _LENGTH_BITS, _LONGEST, out)
-    else:
-        out = _candidates_numpy(offsets, data)
+    out = _candidates_numpy(offsets, data) if kernel is None else \
+        candidates_with(kernel, offsets, data)  # fmt: skip
     if chunk.null_count:
         out |= chunk.is_null().to_numpy(zero_copy_only=False)
     return out
 
 
+#: Cells from which the compiled pass is taken where it is loaded (the engine's threshold once
+#: kernels are loaded, :data:`ratings.kernels.engine.AUTO_NUMBA_VERDICTS`).
+COMPILED_FROM = 200_000
+
+
 def _compiled(n: int):
-    """The compiled :func:`ratings.kernels.cells.candidates` where this process has loaded
-    numba's kernels already (:func:`ratings.kernels.engine.kernels_loaded`: their start-up is
-    paid), for ``n`` cells from :data:`~ratings.kernels.engine.AUTO_NUMBA_VERDICTS`, when it
-    runs without compiling; else None (the NumPy passes)."""
-    from ratings.kernels.engine import AUTO_NUMBA_VERDICTS, kernels_loaded
-
-    if n < AUTO_NUMBA_VERDICTS or not kernels_loaded():
+    """The compiled :func:`ratings.kernels.cells.candidates` for ``n`` cells from
+    :data:`COMPILED_FROM`, where this process has compiled or loaded it already (warm-up does,
+    from a part above this one: numba's start-up is paid then); else None (the NumPy
+    passes)."""
+    module = sys.modules.get("ratings.kernels.cells")
+    if n < COMPILED_FROM or module is None:
         return None
-    from ratings.kernels.cache import ready
-    from ratings.kernels.cells import candidates
-
-    return candidates if ready(candidates) else None
+    kernel = module.candidates
+    return kernel if getattr(kernel, "signatures", None) else None
 
 
-def warm_kernel() -> None:
-    """Compile (or load) :func:`ratings.kernels.cells.candidates` for both offset widths
-    (Arrow's ``string`` and ``large_string``), as :func:`_candidates` calls it."""
-    from ratings.kernels.cells import candidates
-
-    data = _readonly(np.zeros(1, dtype=np.uint8))
-    for kind in (np.int32, np.int64):
-        candidates(_readonly(np.zeros(2, dtype=kind)), data, _EDGE, _ENDS, _LENGTH_BITS,
-                   _LONGEST, np.empty(1, dtype=bool))  # fmt: skip
+def candidates_with(kernel, offsets: NDArray[np.integer],
+                    data: NDArray[np.uint8]) -> NDArray[np.bool_]:  # fmt: skip
+    """:func:`_candidates` of non-null cells by ``kernel`` (:func:`ratings.kernels.cells.
+    candidates`, which its caller passes: this part imports no kernels) over their
+    ``offsets`` and bytes ``data``, read-only as Arrow's buffers are (one compiled type)."""
+    out = np.empty(offsets.size - 1, dtype=bool)
+    kernel(_readonly(offsets), _readonly(data), _EDGE, _ENDS, _LENGTH_BITS, _LONGEST, out)
+    return out
 
 
 def _readonly(a: NDArray) -> NDArray:
-    """A read-only view of ``a`` (Arrow's buffers are: the kernel's one compiled type)."""
+    """A read-only view of ``a``."""
     a = a.view()
     a.flags.writeable = False
     return a
