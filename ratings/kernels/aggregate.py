@@ -707,27 +707,20 @@ def _dedupe_rows(starts, sorted_key, sorted_weight, n_models, group_value, spare
 
     ``spare``: N-sized int64 arrays the caller no longer needs, used (in order) for ``group``,
     ``i``, ``j`` and, viewed as float64 and zeroed, ``wins_i``; fresh memory costs page faults that
-    dominate this pass on large logs. The buffers hold as many rows as the groups can have, each
-    group at most its verdicts and at most one row per pair of models (an unclustered log of
-    1,000 models' 1M verdicts: 499,500 rows, not 1M, so its 432k rows need no copy down); the
-    rows are views of them, copied down only when they fill less than half. Large logs split
-    the groups into ranges of about equal verdicts, deduplicated on threads, each into its own
-    stretch of the buffers (a range never has more rows than that room), then moved together
-    in order.
+    dominate this pass on large logs. The rows are views of N-sized buffers, copied down only
+    when they fill less than half. Large logs split the groups into ranges of about equal
+    verdicts, deduplicated on threads, each into its own stretch of the buffers (a range never
+    has more rows than verdicts), then moved together in order.
     """
     n = sorted_key.shape[0]
-    n_groups = starts.shape[0] - 1
-    room = np.zeros(n_groups + 1, dtype=np.int64)  # where each group's stretch starts
-    np.cumsum(np.minimum(np.diff(starts), n_models * (n_models - 1) // 2), out=room[1:])
-    size = int(room[-1])
-    spare = [a[:size] for a in spare
-             if a.shape[0] == n and a.dtype == np.int64 and a.flags.writeable]  # fmt: skip
-    ints = [spare.pop(0) if spare else np.empty(size, dtype=np.int64) for _ in range(3)]
-    wi = spare.pop(0).view(np.float64) if spare else np.empty(size)
+    spare = [a for a in spare if a.shape[0] == n and a.dtype == np.int64 and a.flags.writeable]
+    ints = [spare.pop(0) if spare else np.empty(n, dtype=np.int64) for _ in range(3)]
+    wi = spare.pop(0).view(np.float64) if spare else np.empty(n)
     wi.fill(0.0)
-    out = (*ints, wi, np.zeros(size), np.zeros(size))
+    out = (*ints, wi, np.zeros(n), np.zeros(n))
     space = n_judges * n_models * n_models if group_judge is not None else 0
     gj = group_judge if group_judge is not None else np.zeros(0, dtype=np.int64)
+    n_groups = starts.shape[0] - 1
     cuts = np.searchsorted(starts, np.linspace(0, n, _chunks(n) + 1)[1:-1])
     ranges = np.unique(np.concatenate([[0], np.clip(cuts, 0, n_groups), [n_groups]]))
     if ranges.size < 2:  # no groups: one empty range
@@ -735,7 +728,7 @@ def _dedupe_rows(starts, sorted_key, sorted_weight, n_models, group_value, spare
 
     def dedupe(g0, g1):
         acc, seen = np.zeros(3 * space), np.zeros(space, dtype=np.bool_)
-        views = tuple(a[room[g0]:] for a in out)
+        views = tuple(a[starts[g0]:] for a in out)
         if by_first:
             return _first_dedupe(starts[g0:g1 + 1], sorted_key, sorted_weight, n_models,
                                  group_value[g0:g1], *views, False), acc, seen  # fmt: skip
@@ -747,11 +740,11 @@ def _dedupe_rows(starts, sorted_key, sorted_weight, n_models, group_value, spare
     parts = _threads.run([functools.partial(dedupe, g0, g1)
                           for g0, g1 in itertools.pairwise(ranges)])  # fmt: skip
     r = parts[0][0]
-    for g0, (rows, _, _) in zip(ranges[1:], parts[1:], strict=False):  # close the gaps
+    for g0, (size, _, _) in zip(ranges[1:], parts[1:], strict=False):  # close the gaps
         for a in out:
-            a[r:r + rows] = a[room[g0]:room[g0] + rows]
-        r += rows
-    shrink = 2 * r < size
+            a[r:r + size] = a[starts[g0]:starts[g0] + size]
+        r += size
+    shrink = 2 * r < n
     rows = tuple(a[:r].copy() if shrink else a[:r] for a in out)
     if not space:
         return rows, None
