@@ -193,6 +193,28 @@ def test_aggregate_codes_kernel_matches_twin(seed, n, m, judges, groups, path, w
             np.testing.assert_allclose(f, s, rtol=1e-12)
 
 
+def _verdicts(rng, n: int, m: int, weighted: bool):
+    """Random usable verdict codes: (model_a, model_b, the models' map, winner, weights)."""
+    ca = rng.integers(0, m, n)
+    cb = (ca + rng.integers(1, m, n)) % m
+    amap = rng.permutation(m).astype(np.int64)
+    return ca, cb, amap, rng.integers(0, 3, n), rng.exponential(size=n) if weighted else \
+        np.zeros(0)
+
+
+def _loop_counts(ca, cb, amap, wc, weight, outer) -> dict[tuple[int, int, int], list[float]]:
+    """Wins of i, wins of j and ties per (outer key, i, j), i < j, by a loop over the
+    verdicts (each weighted, or 1)."""
+    want: dict[tuple[int, int, int], list[float]] = {}
+    for v in range(ca.size):  # i < j, the outcome seen from i
+        a, b, o = int(amap[ca[v]]), int(amap[cb[v]]), int(wc[v])
+        if a > b:
+            a, b, o = b, a, (1 - o if o < 2 else o)
+        want.setdefault((int(outer[v]), a, b), [0.0, 0.0, 0.0])[o] += \
+            weight[v] if weight.size else 1.0
+    return want
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize(("m", "n", "judges"), [(300, 2_000, 1), (40, 3_000, 3), (5, 400, 2)])
 def test_unclustered_rows_are_sorted_sums_as_a_loop_counts_them(m, n, judges, weighted):
@@ -201,21 +223,11 @@ def test_unclustered_rows_are_sorted_sums_as_a_loop_counts_them(m, n, judges, we
     where each model meets many partners), each with the wins and ties a loop over the
     verdicts counts, on boards with few and with many partners per model."""
     rng = np.random.default_rng(m + n + judges)
-    ca = rng.integers(0, m, n)
-    cb = (ca + rng.integers(1, m, n)) % m
-    amap = rng.permutation(m).astype(np.int64)
-    wc, jc = rng.integers(0, 3, n), rng.integers(0, judges, n)
-    weight = rng.exponential(size=n) if weighted else np.zeros(0)
+    (ca, cb, amap, wc, weight), jc = _verdicts(rng, n, m, weighted), rng.integers(0, judges, n)
     none = np.zeros(0, dtype=bool)
     args = (ca, cb, amap, amap, wc, np.arange(3, dtype=np.int64), jc, np.zeros(0, dtype=np.int64),
             none, none, 0, m, judges, 1, weight)
-    want: dict[tuple[int, int, int], list[float]] = {}
-    for v in range(n):  # i < j, the outcome seen from i
-        a, b, o = int(amap[ca[v]]), int(amap[cb[v]]), int(wc[v])
-        if a > b:
-            a, b, o = b, a, (1 - o if o < 2 else o)
-        cell = want.setdefault((int(jc[v]), a, b), [0.0, 0.0, 0.0])
-        cell[o] += weight[v] if weighted else 1.0
+    want = _loop_counts(ca, cb, amap, wc, weight, jc)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_kernels_aggregate, "_dense_fits", lambda space, n: False)  # the sort path
         rows = _kernels.aggregate_codes(*args).rows
@@ -227,6 +239,36 @@ def test_unclustered_rows_are_sorted_sums_as_a_loop_counts_them(m, n, judges, we
     np.testing.assert_allclose(np.column_stack([rows.wi, rows.wj, rows.tt]),
                                [want[k] for k in got], rtol=1e-12)  # fmt: skip
     np.testing.assert_array_equal(rows.cluster, 0)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize(("m", "n", "groups"), [(60, 2_000, 9), (30, 400, 40), (8, 300, 3)])
+def test_clustered_rows_summed_over_clusters_as_a_loop_counts_them(m, n, groups, weighted):
+    """A clustered log of one judge whose (i, j) table is too large to sum on the way is summed
+    over clusters after its per-cluster rows, as one group in order of first model: one row
+    per (i, j) in order of (i, j), each with the wins and ties a loop over the verdicts counts
+    (boards where models meet many and few partners)."""
+    rng = np.random.default_rng(m + n)
+    (ca, cb, amap, wc, weight), gc = _verdicts(rng, n, m, weighted), rng.integers(0, groups, n)
+    none = np.zeros(0, dtype=bool)
+    args = (ca, cb, amap, amap, wc, np.arange(3, dtype=np.int64), np.zeros(0, dtype=np.int64),
+            gc, none, none, 0, m, 1, groups, weight)
+    want = {k[1:]: v for k, v in _loop_counts(ca, cb, amap, wc, weight, np.zeros(n)).items()}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_kernels_aggregate, "_dense_fits", lambda space, n: False)  # the sort path
+        mp.setattr(_kernels_aggregate, "_COLLAPSE_ON_THE_WAY", 0)  # not summed on the way
+        mp.setattr(_kernels_aggregate, "WHOLE_SCAN", 10**6)
+        mp.setattr(_kernels_aggregate, "FIRST_GROUPS", 10**6)  # clusters by the slot table
+        out = _kernels.aggregate_codes(*args)
+    summed = out.collapsed
+    got = list(zip(summed.ii.tolist(), summed.jj.tolist(), strict=True))
+    assert got == sorted(want)
+    np.testing.assert_allclose(np.column_stack([summed.wi, summed.wj, summed.tt]),
+                               [want[k] for k in got], rtol=1e-12)  # fmt: skip
+    np.testing.assert_array_equal(summed.judge, 0)
+    np.testing.assert_array_equal(summed.cluster, 0)
+    assert out.rows.ii.size >= summed.ii.size  # the per-cluster rows are kept as they were
+    np.testing.assert_array_equal(out.rows.cluster, np.sort(out.rows.cluster))
 
 
 def test_aggregate_codes_counts_unusable_rows():

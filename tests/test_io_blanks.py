@@ -36,10 +36,25 @@ def _cells(rng: np.random.Generator, n: int, long: float = 0.0) -> list[str | No
     return out
 
 
+@pytest.fixture(params=["numpy", "compiled"])
+def path(request, monkeypatch) -> str:
+    """The NumPy passes, or the compiled kernel (as after warm-up, from COMPILED_FROM cells:
+    here from any)."""
+    if request.param == "compiled":
+        from ratings.io import blanks
+        from ratings.kernels.cells import candidates
+
+        blanks.candidates_with(candidates, np.zeros(2, dtype=np.int64), np.zeros(1, np.uint8))
+        monkeypatch.setattr(blanks, "COMPILED_FROM", 0)
+        assert blanks._compiled(1) is candidates
+    return request.param
+
+
 @pytest.mark.parametrize("long", [0.0, 0.95])  # short cells: all looked up, or a few
 @pytest.mark.parametrize("arrow_type", [pa.string(), pa.large_string()])
 @pytest.mark.parametrize("seed", range(4))
-def test_missing_cells_match_a_per_cell_rule(arrow_type, seed: int, long: float) -> None:
+def test_missing_cells_match_a_per_cell_rule(arrow_type, seed: int, long: float,
+                                             path: str) -> None:  # fmt: skip
     rng = np.random.default_rng(seed)
     cells = _cells(rng, 3000, long)
     cuts = np.sort(rng.integers(0, len(cells), 3))  # several chunks, one of them sliced
@@ -51,6 +66,24 @@ def test_missing_cells_match_a_per_cell_rule(arrow_type, seed: int, long: float)
     if found is None:  # only where Arrow's and Python's whitespace rules disagree on a cell
         pytest.skip("whitespace rules disagree")
     np.testing.assert_array_equal(found, _reference(cells))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_candidates_kernel_matches_its_twin(seed: int) -> None:
+    """The compiled pass over offsets and bytes against the NumPy passes (random bytes, with
+    edge bytes, markers' ends and empty cells)."""
+    from ratings.io import blanks
+    from ratings.kernels.cells import candidates
+
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 6, 5000)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    pool = np.frombuffer(b" \t\x85NnAa#/1.x-\xc3\xa9", dtype=np.uint8)
+    data = rng.choice(pool, max(int(offsets[-1]), 1))
+    for kind in (np.int32, np.int64):
+        at = offsets.astype(kind)
+        np.testing.assert_array_equal(blanks.candidates_with(candidates, at, data),
+                                      blanks._candidates_numpy(at, data))  # fmt: skip
 
 
 def test_missing_cells_of_the_str_dtype() -> None:

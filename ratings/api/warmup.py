@@ -82,6 +82,11 @@ def warmup() -> None:
     # table: its rows deduplicated in order of their first model
     fit(pd.concat([_cycle(400, 1)] * 2, ignore_index=True), cluster=None,
         solver=Solver(engine="numba"))  # fmt: skip
+    from ratings.io.blanks import candidates_with  # an unread task column's missing cells
+    from ratings.kernels.cells import candidates
+
+    for offsets in (np.int32, np.int64):  # Arrow's string and large_string
+        candidates_with(candidates, np.zeros(2, dtype=offsets), np.zeros(1, dtype=np.uint8))
     # modules a clustered fit's intervals import on first use: the NumPy twins of some small
     # steps, every pair's streamed df, rank intervals, and t quantiles for many df at once
     import scipy.special  # noqa: F401
