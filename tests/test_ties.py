@@ -450,8 +450,9 @@ def test_compare_ties_reports_likelihoods_rates_and_rank_changes():
 
 
 def test_compare_ties_refuses_a_log_without_ties(board):
+    """Refused before any fit: no tie model's "no ties" warning precedes the error."""
     with pytest.raises(ValueError, match="no ties"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", DataWarning)
+        warnings.simplefilter("error")
         ratings.compare_ties(board[board["winner"] != "tie"])
 
 
