@@ -15,10 +15,10 @@ from test_crowd_prior import PenalisedReference
 
 import ratings
 from ratings.data.comparisons import aggregate
-from ratings.models.covariates import pair_built, pair_design
+from ratings.models.covariates import design_builder, pair_built, pair_design
 from ratings.models.crowd.likelihood import fit_crowd_default
 from ratings.models.crowd.onejudge import profile_widening, single_judge
-from ratings.models.crowd.policy import crowd_inference, pair_builder
+from ratings.models.crowd.policy import crowd_inference
 from ratings.models.crowd.prior import DEFAULT_PRIOR, CrowdPrior
 from ratings.models.crowd.quality import ResolvedQuality
 
@@ -114,8 +114,8 @@ def test_three_judges_are_not_widened():
     assert single_judge(fit, data) is None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ratings.JudgeWarning)
-        out = crowd_inference(fit, data, pair_design(data.collapsed()),
-                              pair_builder(data, clustered=True), ResolvedQuality(eta={}),
-                              ci="sandwich", level=0.95)  # fmt: skip
+        rows = pair_design(data.collapsed())
+        out = crowd_inference(fit, data, rows, design_builder(rows, remedy=None, pairs=data),
+                              ResolvedQuality(eta={}), ci="sandwich", level=0.95)  # fmt: skip
     cr2 = pair_built(fit, data, "sandwich", clustered=True).cov  # the sandwich as built
     np.testing.assert_array_equal(out.fit.cov, cr2)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -663,3 +664,48 @@ def test_summary_says_when_the_plain_estimate_does_not_exist():
     r = ratings.fit(frame, model="crowd-bt")
     assert not r.crowd.plain_found and r.crowd.plain_on_bound == ()
     assert "has no estimate here or did not converge" in r.summary()
+
+
+def _plain_stub(boundary: list[bool]):
+    """A plain fit of two models (m00 the reference) and two estimated judges, written out
+    here: strength 0.4, etas 0.5 and 0.8, ``boundary`` the etas on a bound."""
+    from ratings.models.covariates import DesignFit
+
+    return DesignFit(np.array([0.0, 0.4, 0.5, 0.8]), 2, 0, None, None, None, 1.0, True, 3, 0.0,
+                     np.ones(2, dtype=bool), np.array(boundary), np.eye(4))  # fmt: skip
+
+
+@pytest.mark.parametrize("singular", ["raises", "infinite", "no prior"])
+def test_default_rule_reads_a_singular_plain_information_as_its_caller_says(singular):
+    """The default-estimate rule with a plain fit (eta 0.5 on its bound) whose information is
+    singular: fits with covariates raise there, which means no plain estimate (the posterior
+    mode starts afresh, every estimated eta counts as on a bound, ``plain_found`` False);
+    plain Crowd-BT gives infinite variances, an irregular plain estimate (the posterior mode
+    starts from it and names its eta on the bound). Without a prior, the plain fit alone."""
+    from ratings.core.errors import NonIdentifiableError
+    from ratings.models.crowd.likelihood import choose_estimate
+
+    plain, calls = _plain_stub([True, False]), []
+
+    def fit(prior, start):
+        calls.append((prior, start))
+        return plain if prior is None else replace(plain, boundary=np.zeros(2, dtype=bool),
+                                                   prior=prior)  # fmt: skip
+
+    def covariance(fit):
+        if singular == "raises":
+            raise NonIdentifiableError("singular information")
+        return np.full((4, 4), np.inf)
+
+    prior = None if singular == "no prior" else DEFAULT_PRIOR
+    out = choose_estimate(fit, covariance=covariance, prior=prior, level=0.95)
+    if prior is None:
+        assert calls == [(None, None)] and out is plain
+        return
+    assert [c[0] for c in calls] == [None, DEFAULT_PRIOR] and out.prior is DEFAULT_PRIOR
+    if singular == "raises":
+        assert calls[1][1] is None and not out.plain_found
+        assert out.plain_on_bound.tolist() == [True, True]
+    else:
+        assert calls[1][1] is plain and out.plain_found
+        assert out.plain_on_bound.tolist() == [True, False]

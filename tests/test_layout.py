@@ -23,14 +23,9 @@ from ratings.data.comparisons import aggregate
 from ratings.inference.working import WorkingRows, bt_rows
 from ratings.kernels import fit as _kernels
 from ratings.kernels import fit_ref as _kernels_ref
-from ratings.models.covariates import pair_design
+from ratings.models.covariates import design_builder, pair_design
 from ratings.models.crowd.likelihood import fit_crowd_default
-from ratings.models.crowd.policy import (
-    CrowdInference,
-    crowd_inference,
-    estimate_crowd,
-    pair_builder,
-)
+from ratings.models.crowd.policy import CrowdInference, crowd_inference, estimate_crowd
 from ratings.models.crowd.prior import DEFAULT_PRIOR
 from ratings.models.crowd.quality import ResolvedQuality
 from ratings.models.estimate import Estimate
@@ -113,8 +108,9 @@ def test_estimators_return_typed_results():
     est = estimate_crowd(data, options, quality, ref=0, engine="numpy")
     assert isinstance(est, Estimate) and est.crowd is not None and est.judges is not None
     res = fit_crowd_default(data, clustered=True, prior=DEFAULT_PRIOR, engine="numpy")
-    model = crowd_inference(res, data, pair_design(data.collapsed(), "numpy"),
-                            pair_builder(data, clustered=True, engine="numpy"), quality,
+    rows = pair_design(data.collapsed(), "numpy")
+    model = crowd_inference(res, data, rows, design_builder(rows, engine="numpy", remedy=None,
+                                                            pairs=data), quality,
                             ci="model", level=0.95, engine="numpy")  # fmt: skip
     assert isinstance(model, CrowdInference) and model.fit.inference is None
     # model-based: the inverse of the information over the free parameters

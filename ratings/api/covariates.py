@@ -80,7 +80,7 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
         identified estimate (the message names the judge and why).
     """
     from ratings.models.bt import fit_bt
-    from ratings.models.crowd.likelihood import fit_crowd_bt
+    from ratings.models.crowd.likelihood import choose_estimate, fit_crowd_bt
     from ratings.models.crowd.quality import resolve_judge_quality
 
     bt, crowd, style, solver = options.bt, options.crowd, options.style, options.solver
@@ -126,9 +126,18 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
         kind, remedy = opts.pop("ci"), opts.pop("remedy")  # the intervals: crowd_inference's
         built = design_builder(rows, ridge=ridge, n_ridge=len(features), engine=engine,
                                remedy=remedy)  # fmt: skip
-        fit = _crowd_default(rows, start, crowd.prior if styled else None, level=level,
-                             covariance=lambda fit: built(fit, "sandwich-z", True).cov,
-                             remedy=remedy, **opts)  # fmt: skip
+
+        def crowd_fit(prior, plain: DesignFit | None) -> DesignFit:  # started from plain's
+            s0, b0, e0 = (start.theta, None, start.eta) if plain is None else (
+                plain.strength, plain.beta, plain.eta)  # fmt: skip
+            return fit_design(rows, s0, beta0=b0, eta0=e0, prior=prior, family=CROWD_BT,
+                              eta_free=start.estimated, ci=None, remedy=remedy, **opts)
+
+        # the default-estimate rule of plain Crowd-BT, the regularity and the prior's move read
+        # from the CR1 / HC0 sandwich, which raises where the information is singular (no plain
+        # estimate); without intervals: crowd_inference builds them
+        fit = choose_estimate(crowd_fit, prior=crowd.prior if styled else None, level=level,
+                              covariance=lambda fit: built(fit, "sandwich-z", True).cov)
         out = crowd_inference(fit, data, rows, built, quality, ci=kind, level=level,
                               engine=engine, ridge=ridge, n_ridge=len(features), df=df,
                               open_ok=False, count_prior=True,
@@ -195,31 +204,3 @@ def _features_and_slots(frame: pd.DataFrame, data, style: Style | None, engine: 
     x, jobs = feature_jobs(xt, scale, order.rank, engine)
     slots = together([lambda: slot_counts(frame, data, resolved, by_cluster=order), *jobs])[0]
     return x, scale, slots
-
-
-def _crowd_default(rows, start, prior, *, level: float, covariance, **opts) -> DesignFit:
-    """Crowd-BT with covariates by the default-estimate rule of plain Crowd-BT
-    (:func:`ratings.models.crowd.likelihood.choose_estimate`, the regularity and the prior's
-    move read from ``covariance(plain)``, the CR1 / HC0 sandwich): the maximum-likelihood
-    estimate where it is regular and the prior would hardly move it, else the posterior mode
-    under ``prior`` (started from the plain estimate). ``prior=None`` always fits the
-    maximum-likelihood estimate. Without intervals:
-    :func:`ratings.models.crowd.policy.crowd_inference` builds them."""
-    from ratings.models.crowd.likelihood import choose_estimate
-
-    common = {"family": CROWD_BT, "eta_free": start.estimated, "ci": None, **opts}
-
-    def plain_fit() -> DesignFit:
-        fit = fit_design(rows, start.theta, eta0=start.eta, **common)
-        covariance(fit)  # raises where the information is singular: no plain estimate
-        return fit
-
-    def posterior(plain: DesignFit | None) -> DesignFit:
-        s0, b0, e0 = (start.theta, None, start.eta) if plain is None else (
-            plain.strength, plain.beta, plain.eta)  # fmt: skip
-        return fit_design(rows, s0, beta0=b0, eta0=e0, prior=prior, **common)
-
-    if prior is None:
-        return fit_design(rows, start.theta, eta0=start.eta, **common)
-    return choose_estimate(plain_fit, posterior, covariance=covariance, prior=prior,
-                           level=level)

@@ -295,9 +295,6 @@ def _estimate(data: Comparisons, options: FitOptions, tie: TieFamily | None, *, 
         tie.probabilities, res.theta, res.phi, rows, bread)  # fmt: skip
     tie_tab = tie_table(replace(res, cov=built.cov, inference=built.inference) if tie else None,
                         bt.ties, tie, level=options.level, draws=draws, bias=bias, stacklevel=4)
-    est = Estimate(theta=res.theta, cov=built.cov[:m, :m], nll=res.nll, converged=res.converged,
-                   n_iter=res.n_iter, max_grad=res.max_grad, model_cov=bread[:m, :m],
-                   draws=None if draws is None else draws[:, :m],
-                   influence=None if built.influence is None else built.influence[:, :m],
-                   inference=built.inference)  # fmt: skip
+    est = Estimate.of(res, built, model_cov=bread[:m, :m],
+                      draws=None if draws is None else draws[:, :m])  # fmt: skip
     return est, tie_tab

@@ -589,17 +589,22 @@ def pair_design(rows: Comparisons, engine: Engine = "auto") -> SlotCounts:
 
 
 def design_builder(rows: SlotCounts, *, ridge: float = 0.0, n_ridge: int | None = None,
-                   engine: Engine = "auto", remedy: Remedy | None = COVARIATES):  # fmt: skip
-    """How a Crowd-BT fit with covariate columns on ``rows`` builds its intervals:
-    ``built(fit, ci, eta_prior)``, the covariance of kind ``ci`` by the one path of
-    :func:`fit_design`'s intervals (:func:`_built`; ``eta_prior`` False leaves the prior on eta
-    out of CR2's bread), built once per fit and kind."""
+                   engine: Engine = "auto", remedy: Remedy | None = COVARIATES,
+                   family: Family = CROWD_BT, pairs: Comparisons | None = None,
+                   clustered: bool = True):  # fmt: skip
+    """How a fit of ``family`` (Crowd-BT's, with covariate columns or not) on ``rows`` builds
+    its intervals: ``built(fit, ci, eta_prior)``, the covariance of kind ``ci`` by the one path
+    of :func:`fit_design`'s intervals (:func:`_built`; ``eta_prior`` False leaves the prior on
+    eta out of CR2's bread), built once per fit and kind. ``pairs``: the rows per cluster of a
+    fit without covariate columns, ``rows`` their sums over clusters (:func:`pair_design`), the
+    clusters' passes over them (per verdict unless ``clustered``), as :func:`pair_built`."""
     cache: dict = {}
+    k = kernels(engine, int(rows.n_rows) if pairs is None else pairs.n_verdicts)
 
     def built(fit: DesignFit, ci: str, eta_prior: bool) -> Built:
         key = (id(fit), ci, eta_prior)
         if key not in cache:  # the fit is kept beside its Built: its id stays its own
-            design = _Design(rows, CROWD_BT, kernels(engine, int(rows.n_rows)), fit.prior)
+            design = _Design(rows, family, k, fit.prior, pairs, clustered)
             cache[key] = fit, _built(fit, design, ci, eta_prior=eta_prior, ridge=ridge,
                                      n_ridge=n_ridge, remedy=remedy)  # fmt: skip
         return cache[key][1]
@@ -613,17 +618,17 @@ def pair_built(fit: DesignFit, pairs: Comparisons, ci: str, *, clustered: bool,
     """The covariance of kind ``ci`` of a fit without covariate columns (plain Crowd-BT's, a
     tie model's) whose rows per cluster are ``pairs`` (its estimate ran on their sums over
     clusters): the one path of :func:`fit_design`'s intervals (see :func:`_built`; the
-    clusters' passes over ``pairs``, CR2 by :func:`ratings.inference.small.working_inference`).
+    clusters' passes over ``pairs``, CR2 by :func:`ratings.inference.small.working_inference`),
+    by :func:`design_builder` for this fit alone.
     With ``remedy`` None (plain Crowd-BT) in its open-intervals mode: infinite variances on
     ``fit.free`` where the likelihood's information is singular there (or only by rounding),
     the ratings the prior alone makes finite; else a singular information raises
     :class:`NonIdentifiableError` worded by ``remedy``. Per verdict unless ``clustered``;
     ``eta_prior`` False leaves the prior on eta out of CR2's bread (what the verdicts alone say
     about eta)."""
-    k = kernels(engine, pairs.n_verdicts)
-    design = _Design(pair_design(pairs.collapsed(engine=engine), engine), family, k, fit.prior,
-                     pairs, clustered)  # fmt: skip
-    return _built(fit, design, ci, eta_prior=eta_prior, remedy=remedy)
+    built = design_builder(pair_design(pairs.collapsed(engine=engine), engine), engine=engine,
+                           remedy=remedy, family=family, pairs=pairs, clustered=clustered)
+    return built(fit, ci, eta_prior)
 
 
 def unit_df(fit: DesignFit, at: NDArray[np.int64], df=None):

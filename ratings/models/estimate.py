@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 
 from ratings.core.errors import DegenerateBoardError, NonIdentifiableError
 from ratings.data.comparisons import Comparisons
+from ratings.inference.builder import Built
 from ratings.inference.cluster import ClusterInference
 from ratings.inference.covariance import bootstrap_draws
 from ratings.models.crowd.prior import CrowdSummary
@@ -69,15 +70,16 @@ class Estimate:
     unbounded: pd.DataFrame | None = None
 
     @classmethod
-    def of(cls, fit, **parts) -> Estimate:
-        """A fit of the design (:class:`~ratings.models.covariates.DesignFit`: Crowd-BT, a fit
-        with covariates) as the estimate of its strengths: their block of its covariance and
-        influences, its CR2 inference, and ``parts`` (``draws``, ``judges``, ``crowd``,
-        ``model_cov``)."""
-        m = fit.n_models
-        return cls(theta=fit.strength, cov=fit.cov[:m, :m], nll=fit.nll, converged=fit.converged,
-                   n_iter=fit.n_iter, max_grad=fit.max_grad, inference=fit.inference,
-                   influence=None if fit.influence is None else fit.influence[:, :m],
+    def of(cls, fit, built: Built | None = None, **parts) -> Estimate:
+        """A fit as the estimate of its strengths ``fit.theta``: their block of the covariance
+        and influences, and the CR2 inference, of ``built`` (the fit's intervals) or else of
+        the fit (a :class:`~ratings.models.covariates.DesignFit`: Crowd-BT, a tie model, a fit
+        with covariates), and ``parts`` (``draws``, ``judges``, ``crowd``, ``model_cov``)."""
+        m = fit.theta.size
+        held = fit if built is None else built  # where the covariance and influences are
+        return cls(theta=fit.theta, cov=held.cov[:m, :m], nll=fit.nll, converged=fit.converged,
+                   n_iter=fit.n_iter, max_grad=fit.max_grad, inference=held.inference,
+                   influence=None if held.influence is None else held.influence[:, :m],
                    **parts)  # fmt: skip
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -69,6 +70,7 @@ __all__ = [
 ]
 
 ETA_START = CROWD_BT.start
+_Tried = TypeVar("_Tried")
 _CROWD = Remedy("Crowd-BT", "etas", "", "")  # plain Crowd-BT words its own errors
 #: A regular plain estimate is the default only while the prior would move none of its
 #: strengths (against their mean) or etas by more than this many standard errors.
@@ -156,59 +158,65 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
     (:mod:`ratings.models.crowd.onejudge`).
     ``kwargs`` go to :func:`fit_crowd_bt` (``data`` is aggregated rows with clusters).
     """
-    if prior is None:
-        return fit_crowd_bt(data, prior=None, **kwargs)
-
     def covariance(plain: DesignFit) -> NDArray[np.float64]:
         return pair_built(plain, data, "sandwich-z", clustered=clustered,
                           engine=kwargs.get("engine", "auto")).cov  # fmt: skip
 
-    return choose_estimate(lambda: fit_crowd_bt(data, prior=None, **kwargs),
-                           lambda plain: fit_crowd_bt(data, prior=prior, **kwargs),
+    return choose_estimate(lambda prior, plain: fit_crowd_bt(data, prior=prior, **kwargs),
                            covariance=covariance, prior=prior, level=level)
 
 
-def choose_estimate(plain_fit: Callable[[], DesignFit],
-                    posterior_fit: Callable[[DesignFit | None], DesignFit], *,
-                    covariance: Callable[[DesignFit], NDArray[np.float64]], prior: CrowdPrior,
-                    level: float) -> DesignFit:  # fmt: skip
+def choose_estimate(fit: Callable[[CrowdPrior | None, DesignFit | None], DesignFit], *,
+                    covariance: Callable[[DesignFit], NDArray[np.float64]],
+                    prior: CrowdPrior | None, level: float) -> DesignFit:  # fmt: skip
     """Crowd-BT's default-estimate rule (:func:`fit_crowd_default`), for any fit of it (a
-    :class:`~ratings.models.covariates.DesignFit`, plain or with covariates): the plain
-    estimate ``plain_fit()`` where it is regular (converged, a finite covariance
+    :class:`~ratings.models.covariates.DesignFit`, plain or with covariates): ``fit(prior,
+    plain)`` is the fit under ``prior`` (None: the plain maximum-likelihood estimate) started
+    from ``plain`` where given; ``prior=None`` fits the plain estimate alone. Otherwise the
+    plain estimate ``fit(None, None)`` where it is regular (converged, a finite covariance
     ``covariance(plain)``, infinite where its information is singular, and every estimated eta
     inside (1/2, 1) with its Wald interval at ``level`` from it, normal quantile) and, with two
     or more estimated etas, ``prior`` would move it by at most :data:`PRIOR_SHIFT_LIMIT` of its
     standard errors (:func:`in_ses`; the first-order move, :func:`first_order_move`, decides
-    alone below :data:`SCREEN` of the limit), else the
-    posterior mode ``posterior_fit(plain)`` (``plain`` None where it has no estimate), with
+    alone below :data:`SCREEN` of the limit), else the posterior mode ``fit(prior, plain)``
+    (``plain`` None where it has no estimate: :class:`NonIdentifiableError` from the fit, or
+    from ``covariance(plain)`` where that raises on a singular information), with
     ``plain_on_bound``, ``plain_found`` and ``prior_shift`` saying why."""
-    plain = trial_fit(plain_fit)
-    cov = None
-    if plain is not None and plain.converged and not plain.boundary.any():
-        cov, on = covariance(plain), plain.eta_at[plain.live]
-        cov = cov if np.isfinite(cov).all() and etas_inside(
-            plain.params[on], np.diag(cov)[on], level) else None  # fmt: skip
-    if cov is not None:
+    if prior is None:
+        return fit(None, None)
+
+    def plain_fit() -> tuple[DesignFit, NDArray[np.float64]]:
+        plain = fit(None, None)
+        return plain, covariance(plain)  # may raise on a singular information: no estimate
+
+    found = trial_fit(plain_fit)
+    plain, cov = (None, None) if found is None else found
+    regular = plain is not None and plain.converged and not plain.boundary.any()
+    if regular:
+        on = plain.eta_at[plain.live]
+        regular = np.isfinite(cov).all() and etas_inside(plain.params[on], np.diag(cov)[on],
+                                                         level)  # fmt: skip
+    if regular:
         if int(plain.estimated.sum()) < 2:
             return plain  # one judge: the widened posterior mode over-covers
         step = first_order_move(plain, prior)
         if step is not None and in_ses(plain, step, cov) <= SCREEN * PRIOR_SHIFT_LIMIT:
             return plain  # the move clearly smaller to first order
-        post = posterior_fit(plain)
+        post = fit(prior, plain)
         moved = in_ses(plain, post.params - plain.params, cov)
         if moved <= PRIOR_SHIFT_LIMIT:
             return plain
         return replace(post, plain_on_bound=np.zeros_like(post.estimated), prior_shift=moved)
-    post = posterior_fit(plain)
+    post = fit(prior, plain)
     bound = post.estimated if plain is None else plain.boundary
     return replace(post, plain_on_bound=bound.copy(),
                    plain_found=plain is not None and plain.converged)
 
 
-def trial_fit(fit: Callable[[], DesignFit]) -> DesignFit | None:
-    """The plain estimate the default estimate tries first: ``fit()`` with its overflow and
-    non-convergence warnings silenced (the fit's ``converged`` says it), None where no estimate
-    exists (:class:`NonIdentifiableError`)."""
+def trial_fit(fit: Callable[[], _Tried]) -> _Tried | None:
+    """The plain estimate the default estimate tries first (with what else ``fit`` computes
+    from it): ``fit()`` with its overflow and non-convergence warnings silenced (the fit's
+    ``converged`` says it), None where no estimate exists (:class:`NonIdentifiableError`)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)

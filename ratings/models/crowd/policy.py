@@ -27,7 +27,7 @@ from ratings.inference.builder import Built, with_two_step
 from ratings.inference.cluster import ClusterInference
 from ratings.inference.covariance import inverse_free
 from ratings.kernels.engine import Engine
-from ratings.models.covariates import DesignFit, pair_built, pair_design, unit_df
+from ratings.models.covariates import DesignFit, design_builder, pair_design, unit_df
 from ratings.models.crowd.judge_table import (
     coin_flip_test,
     judge_table,
@@ -49,7 +49,6 @@ __all__ = [
     "drawn_etas",
     "estimate_crowd",
     "judges_alone",
-    "pair_builder",
 ]
 
 
@@ -62,8 +61,8 @@ class CrowdInference(NamedTuple):
     summary: CrowdSummary
 
 
-#: How a fit's intervals are built: ``built(fit, ci, eta_prior)`` (:func:`pair_built` for plain
-#: Crowd-BT, :func:`~ratings.models.covariates.design_builder`'s with covariates).
+#: How a fit's intervals are built: ``built(fit, ci, eta_prior)``
+#: (:func:`~ratings.models.covariates.design_builder`'s, with covariates or not).
 Builder = Callable[[DesignFit, str, bool], Built]
 
 
@@ -78,9 +77,10 @@ def estimate_crowd(data: Comparisons, options, quality: ResolvedQuality, *, ref:
     res = fit_crowd_default(data, clustered=clustered, level=level, prior=prior, ref=ref,
                             fixed_eta=quality.eta, tol=solver.tol,
                             max_iter=max(solver.max_iter, 200), engine=engine)  # fmt: skip
-    out = crowd_inference(res, data, pair_design(data.collapsed(engine=engine), engine),
-                          pair_builder(data, clustered=clustered, engine=engine), quality,
-                          ci=ci, level=level, engine=engine, prior=prior)
+    rows = pair_design(data.collapsed(engine=engine), engine)
+    out = crowd_inference(res, data, rows, design_builder(rows, engine=engine, remedy=None,
+                                                          pairs=data, clustered=clustered),
+                          quality, ci=ci, level=level, engine=engine, prior=prior)  # fmt: skip
 
     def refit(sample: Comparisons):
         return fit_crowd_bt(sample, ref=ref, fixed_eta=drawn_etas(quality, draws_rng),
@@ -93,16 +93,6 @@ def estimate_crowd(data: Comparisons, options, quality: ResolvedQuality, *, ref:
                                  seed=boot.seed)  # fmt: skip
     return Estimate.of(out.fit, draws=draws, judges=out.judges, crowd=out.summary,
                        model_cov=lambda: inverse_free(res.information, res.free)[:m, :m])
-
-
-def pair_builder(data: Comparisons, *, clustered: bool, engine: Engine = "auto") -> Builder:
-    """The :data:`Builder` of plain Crowd-BT on the clustered aggregate ``data``
-    (:func:`~ratings.models.covariates.pair_built`, per verdict unless ``clustered``)."""
-    def built(fit: DesignFit, kind: str, eta_prior: bool) -> Built:
-        return pair_built(fit, data, kind, clustered=clustered, eta_prior=eta_prior,
-                          engine=engine)  # fmt: skip
-
-    return built
 
 
 def crowd_inference(fit: DesignFit, data: Comparisons, rows: SlotCounts, built: Builder,
