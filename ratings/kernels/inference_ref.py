@@ -205,7 +205,7 @@ def cluster_quadratic(n_clusters, ii, jj, judge, cluster, a, b, n_models, n):
     column's sums as in one pass)."""
     if n.shape[1] <= _ROWWISE_UP_TO:
         return _quadratic_by_rows(n_clusters, ii, jj, judge, cluster, a, b, n_models, n)
-    if ii.size and np.all(cluster[1:] > cluster[:-1]):  # one row a cluster: nothing to group
+    if 0 < ii.size <= n_clusters and np.all(cluster[1:] > cluster[:-1]):  # one row a cluster
         return _quadratic_one_row(n_clusters, ii, jj, judge, cluster, a, b, n_models, n)
     from ratings.kernels.sparse import csc_of_csr, csc_times_dense
 
