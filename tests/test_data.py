@@ -230,6 +230,7 @@ def test_unclustered_rows_are_sorted_sums_as_a_loop_counts_them(m, n, judges, we
     want = _loop_counts(ca, cb, amap, wc, weight, jc)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_kernels_aggregate, "_dense_fits", lambda space, n: False)  # the sort path
+        mp.setattr(_kernels_aggregate, "FIRST_GROUPS", 4)  # in order of first model
         rows = _kernels.aggregate_codes(*args).rows
     got = list(zip(rows.judge.tolist(), rows.ii.tolist(), rows.jj.tolist(), strict=True))
     assert got == sorted(got, key=lambda k: k[:2])  # in order of (judge, i)

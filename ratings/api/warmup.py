@@ -80,7 +80,7 @@ def warmup() -> None:
             solver=Solver(engine="numba"))  # fmt: skip
     # an unclustered log of FIRST_GROUPS x n_models verdicts over too many models for a dense
     # table: its rows deduplicated in order of their first model
-    fit(pd.concat([_cycle(400, 1)] * 2, ignore_index=True), cluster=None,
+    fit(pd.concat([_cycle(400, 1)] * 32, ignore_index=True), cluster=None,
         solver=Solver(engine="numba"))  # fmt: skip
     from ratings.io.blanks import candidates_with  # an unread task column's missing cells
     from ratings.kernels.cells import candidates

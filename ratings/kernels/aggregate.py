@@ -51,9 +51,10 @@ _SPLIT_DENSE = 1 << 20
 #: Groups of at least FIRST_GROUPS x n_models verdicts on average (an unclustered log's
 #: judges) are deduplicated in order of their first model (:func:`_first_dedupe`, whose work
 #: per group includes passes over n_models cells). Measured on one core: 1,000 models' 1M
-#: unclustered verdicts 40 -> 14 ms; tasks of about as many verdicts as models gained nothing
-#: (1,000 models) or lost (100 models, 1,000 tasks: 4.5 -> 7 ms), so they keep the slot table.
-FIRST_GROUPS = 4
+#: unclustered verdicts 40 -> 14 ms. Tasks of up to 50 x n_models verdicts lose (1M verdicts
+#: over 200 models, 1,000 to 100 tasks: the fit 0.190 -> 0.211 s of CPU at 1,000 tasks, 0.174
+#: -> 0.177 s at 100) and keep the slot table; at 125 x they gain (0.173 -> 0.168 s).
+FIRST_GROUPS = 64
 #: A clustered log of one judge is summed over clusters by :func:`whole_collapse` while its
 #: models' pairs are at most WHOLE_SCAN x its verdicts (each run's partners are read off
 #: marks in order: about n_models^2 / 2 reads).
