@@ -79,8 +79,10 @@ def warmup() -> None:
         fit(log.assign(task_id=pd.Categorical(np.arange(len(log)) % n_tasks, dtype=tasks)),
             solver=Solver(engine="numba"))  # fmt: skip
     # an unclustered log of FIRST_GROUPS x n_models verdicts over too many models for a dense
-    # table: its rows deduplicated in order of their first model
-    fit(pd.concat([_cycle(400, 1)] * 32, ignore_index=True), cluster=None,
+    # table: its rows deduplicated in order of their first model (a cycle has 2 x n_models)
+    from ratings.kernels.aggregate import FIRST_GROUPS
+
+    fit(pd.concat([_cycle(400, 1)] * (FIRST_GROUPS // 2), ignore_index=True), cluster=None,
         solver=Solver(engine="numba"))  # fmt: skip
     from ratings.io.blanks import candidates_with  # an unread task column's missing cells
     from ratings.kernels.cells import candidates

@@ -34,7 +34,7 @@ from ratings.core.rows import (
     summed_rows,
 )
 
-__all__ = ["aggregate_codes", "collapse_codes", "collapse_rows", "count_rows",
+__all__ = ["FIRST_GROUPS", "aggregate_codes", "collapse_codes", "collapse_rows", "count_rows",
            "verdict_cluster_scores"]
 
 _JIT = {"cache": True, "nogil": True}
