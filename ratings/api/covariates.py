@@ -18,6 +18,13 @@ effects (``Ratings.judge_effects``), Crowd-BT's judges and the tie parameter (``
 Etas reused from a judge-quality source are fixed at its values, and their covariance enters
 the intervals by the two-step term plain Crowd-BT adds (:mod:`ratings.models.crowd.reuse`),
 unless ``eta_known`` (the etas are then taken as known).
+
+Crowd-BT's estimate: with style features, plain Crowd-BT's default
+(:func:`ratings.models.crowd.likelihood.choose_estimate`); with judge effects alone, the plain
+maximum-likelihood estimate wherever it exists (the audit's, whose intervals were measured on
+it) and the posterior mode under the weak priors where it does not, with open intervals and
+the judges' warning where the likelihood's information is singular there, as plain Crowd-BT
+gives them. ``Ratings.crowd`` and the summary's ``Estimate:`` line say which.
 """
 
 from __future__ import annotations
@@ -124,8 +131,11 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
                              engine=engine)  # fmt: skip
         plain = start.theta
         kind, remedy = opts.pop("ci"), opts.pop("remedy")  # the intervals: crowd_inference's
+        # where the information is singular: with style features an error (no plain estimate),
+        # with judge effects alone open intervals as plain Crowd-BT's (the effects' plan has
+        # left out the effects the strengths span)
         built = design_builder(rows, ridge=ridge, n_ridge=len(features), engine=engine,
-                               remedy=remedy)  # fmt: skip
+                               remedy=remedy if styled else None)  # fmt: skip
 
         def crowd_fit(prior, plain: DesignFit | None) -> DesignFit:  # started from plain's
             s0, b0, e0 = (start.theta, None, start.eta) if plain is None else (
@@ -133,10 +143,10 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
             return fit_design(rows, s0, beta0=b0, eta0=e0, prior=prior, family=CROWD_BT,
                               eta_free=start.estimated, ci=None, remedy=remedy, **opts)
 
-        # the default-estimate rule of plain Crowd-BT, the regularity and the prior's move read
-        # from the CR1 / HC0 sandwich, which raises where the information is singular (no plain
-        # estimate); without intervals: crowd_inference builds them
-        fit = choose_estimate(crowd_fit, prior=crowd.prior if styled else None, level=level,
+        # the default-estimate rule of plain Crowd-BT (judge effects alone: the plain estimate
+        # wherever it exists), the regularity and the prior's move read from the CR1 / HC0
+        # sandwich; without intervals: crowd_inference builds them
+        fit = choose_estimate(crowd_fit, prior=crowd.prior, level=level, keep_plain=not styled,
                               covariance=lambda fit: built(fit, "sandwich-z", True).cov)
         out = crowd_inference(fit, data, rows, built, quality, ci=kind, level=level,
                               engine=engine, ridge=ridge, n_ridge=len(features), df=df,

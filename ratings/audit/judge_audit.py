@@ -191,7 +191,10 @@ def audit(
     model : "bt", "crowd-bt", ratings.BT or ratings.CrowdBT, default="bt"
         Crowd-BT adds each judge's quality eta (reported with its interval);
         ``ratings.CrowdBT(judge_quality=..., fit_new_judges=...)`` fixes etas as in
-        :func:`ratings.fit`. The audit fits no penalty: ``ratings.BT()`` only.
+        :func:`ratings.fit`. Its estimate is that of :func:`ratings.fit` with judge effects:
+        the plain maximum likelihood wherever it exists, else the posterior mode under
+        ``ratings.CrowdBT(prior=...)``'s weak priors (``prior=None``: the plain estimate or an
+        error). The audit fits no penalty: ``ratings.BT()`` only.
     effects : str or sequence of str, default=("position", "self-preference")
         The judge effects to fit (a comma-separated string or a list); the others are
         reported as not fitted. Effects the verdicts cannot estimate (a model in slot A in
@@ -246,8 +249,6 @@ def audit(
                          f"'crowd-bt' without penalty or firth; got {spec!r}.")  # fmt: skip
     read = read if read is not None else Read(**by_spec.get("Read", {}))
     solver = solver if solver is not None else Solver(**by_spec.get("Solver", {}))
-    if isinstance(spec, CrowdBT):  # the audit fits Crowd-BT's plain maximum likelihood
-        spec = replace(spec, prior=None)
     options = options_of(model=spec, scope=scope, cluster=cluster, level=level, read=read,
                          solver=solver)  # fmt: skip
     model, engine = spec.name, solver.engine

@@ -158,17 +158,20 @@ def crowd_row_terms(theta, eta, ii, jj, judge, wi, wj, tt, with_meat=True):
     logp, logpc, ad, ae, bd, be, rdd_p, rde_p, rdd_c, rde_c = _crowd_parts(d, eta[judge])
     yi, yj = wi, wj
     nll = -np.sum(_xlogy0(yi, logp) + _xlogy0(yj, logpc))
-    terms = (
-        float(nll),
-        yi * ad + yj * bd,
-        yi * ae + yj * be,
-        yi * (ad**2 - rdd_p) + yj * (bd**2 + rdd_c),
-        yi * (ad * ae - rde_p) + yj * (bd * be + rde_c),
-        yi * ae**2 + yj * be**2,
-    )
-    if not with_meat:
-        return (*terms, np.zeros(0), np.zeros(0), np.zeros(0))
-    return (*terms, yi * ad**2 + yj * bd**2, yi * ad * ae + yj * bd * be, yi * ae**2 + yj * be**2)
+    # far out (a line search's trial point) the squares overflow, as in the kernel: no warning
+    with np.errstate(over="ignore", invalid="ignore"):
+        terms = (
+            float(nll),
+            yi * ad + yj * bd,
+            yi * ae + yj * be,
+            yi * (ad**2 - rdd_p) + yj * (bd**2 + rdd_c),
+            yi * (ad * ae - rde_p) + yj * (bd * be + rde_c),
+            yi * ae**2 + yj * be**2,
+        )
+        if not with_meat:
+            return (*terms, np.zeros(0), np.zeros(0), np.zeros(0))
+        return (*terms, yi * ad**2 + yj * bd**2, yi * ad * ae + yj * bd * be,
+                yi * ae**2 + yj * be**2)
 
 
 def crowd_weights(d, eta, n):

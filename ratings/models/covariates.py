@@ -28,7 +28,8 @@ in blocks across the package's threads; other families' row derivatives
 come from their row kernels (:mod:`ratings.kernels.fit`) on the linear predictor, assembled by
 :mod:`ratings.kernels.style`. Every kernel has a NumPy twin in :mod:`ratings.kernels.style_ref`.
 Crowd-BT's default follows :func:`ratings.models.crowd.likelihood.choose_estimate`: the
-posterior mode under its weak prior where the plain estimate is irregular. The covariance is
+posterior mode under its weak prior where the plain estimate is irregular (with judge effects
+alone: where it does not exist). The covariance is
 joint over all params, built by :func:`ratings.inference.builder.build`: model-based H^-1, HC0
 (per verdict), CR1 (clustered, G/(G-1)) or CR2 with Satterthwaite degrees of freedom per
 contrast (:class:`ratings.inference.ClusterInference`) from the working rows

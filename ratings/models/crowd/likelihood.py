@@ -168,7 +168,8 @@ def fit_crowd_default(data: Comparisons, *, clustered: bool, level: float = 0.95
 
 def choose_estimate(fit: Callable[[CrowdPrior | None, DesignFit | None], DesignFit], *,
                     covariance: Callable[[DesignFit], NDArray[np.float64]],
-                    prior: CrowdPrior | None, level: float) -> DesignFit:  # fmt: skip
+                    prior: CrowdPrior | None, level: float,
+                    keep_plain: bool = False) -> DesignFit:  # fmt: skip
     """Crowd-BT's default-estimate rule (:func:`fit_crowd_default`), for any fit of it (a
     :class:`~ratings.models.covariates.DesignFit`, plain or with covariates): ``fit(prior,
     plain)`` is the fit under ``prior`` (None: the plain maximum-likelihood estimate) started
@@ -181,7 +182,10 @@ def choose_estimate(fit: Callable[[CrowdPrior | None, DesignFit | None], DesignF
     alone below :data:`SCREEN` of the limit), else the posterior mode ``fit(prior, plain)``
     (``plain`` None where it has no estimate: :class:`NonIdentifiableError` from the fit, or
     from ``covariance(plain)`` where that raises on a singular information), with
-    ``plain_on_bound``, ``plain_found`` and ``prior_shift`` saying why."""
+    ``plain_on_bound``, ``plain_found`` and ``prior_shift`` saying why. ``keep_plain`` (judge
+    effects without style features, whose intervals were measured on plain estimates): the
+    plain estimate wherever it exists (converged, a finite covariance), on a bound or not, the
+    posterior mode (``plain_found`` and ``plain_on_bound`` as above) only where it does not."""
     if prior is None:
         return fit(None, None)
 
@@ -189,13 +193,15 @@ def choose_estimate(fit: Callable[[CrowdPrior | None, DesignFit | None], DesignF
         plain = fit(None, None)
         return plain, covariance(plain)  # may raise on a singular information: no estimate
 
-    found = trial_fit(plain_fit)
-    plain, cov = (None, None) if found is None else found
-    regular = plain is not None and plain.converged and not plain.boundary.any()
+    tried = trial_fit(plain_fit)
+    plain, cov = (None, None) if tried is None else tried
+    found = plain is not None and plain.converged and bool(np.isfinite(cov).all())
+    if found and keep_plain:
+        return plain
+    regular = found and not plain.boundary.any()
     if regular:
         on = plain.eta_at[plain.live]
-        regular = np.isfinite(cov).all() and etas_inside(plain.params[on], np.diag(cov)[on],
-                                                         level)  # fmt: skip
+        regular = etas_inside(plain.params[on], np.diag(cov)[on], level)
     if regular:
         if int(plain.estimated.sum()) < 2:
             return plain  # one judge: the widened posterior mode over-covers

@@ -149,7 +149,8 @@ class CrowdSummary:
         False when the fit is the plain maximum-likelihood estimate although ``prior`` was
         given: it was regular (see :func:`ratings.models.crowd.likelihood.fit_crowd_default`:
         converged, every
-        estimated eta and its interval inside (1/2, 1)), so the prior was not needed.
+        estimated eta and its interval inside (1/2, 1)), so the prior was not needed; with
+        judge effects and no style features, it existed.
     plain_on_bound : tuple of str
         Where the prior was used: the judges whose eta the plain maximum-likelihood fit put on
         a bound (1/2 or 1), the boards whose intervals are the least reliable
