@@ -18,13 +18,9 @@ effects (``Ratings.judge_effects``), Crowd-BT's judges and the tie parameter (``
 Etas reused from a judge-quality source are fixed at its values, and their covariance enters
 the intervals by the two-step term plain Crowd-BT adds (:mod:`ratings.models.crowd.reuse`),
 unless ``eta_known`` (the etas are then taken as known).
-
-Crowd-BT's estimate: with style features, plain Crowd-BT's default
-(:func:`ratings.models.crowd.likelihood.choose_estimate`); with judge effects alone, the plain
-maximum-likelihood estimate wherever it exists (the audit's, whose intervals were measured on
-it) and the posterior mode under the weak priors where it does not, with open intervals and
-the judges' warning where the likelihood's information is singular there, as plain Crowd-BT
-gives them. ``Ratings.crowd`` and the summary's ``Estimate:`` line say which.
+Crowd-BT's estimate is plain Crowd-BT's default (:func:`ratings.models.crowd.likelihood.
+choose_estimate`; with judge effects alone, the plain estimate wherever it exists), with open
+intervals where the information is singular as plain Crowd-BT's (with style: an error).
 """
 
 from __future__ import annotations
@@ -131,8 +127,7 @@ def fit_covariates(loaded: LoadedLog, options: FitOptions, *, plan: EffectPlan |
                              engine=engine)  # fmt: skip
         plain = start.theta
         kind, remedy = opts.pop("ci"), opts.pop("remedy")  # the intervals: crowd_inference's
-        # where the information is singular: with style features an error (no plain estimate),
-        # with judge effects alone open intervals as plain Crowd-BT's (the effects' plan has
+        # judge effects alone: open intervals where the information is singular (the plan has
         # left out the effects the strengths span)
         built = design_builder(rows, ridge=ridge, n_ridge=len(features), engine=engine,
                                remedy=remedy if styled else None)  # fmt: skip

@@ -43,8 +43,8 @@ def report_judges(judges: pd.DataFrame | None, scope: str | None = None) -> None
               file=sys.stderr)  # fmt: skip
     if edge:
         print(f"note: {where}judge(s) {edge} have eta on the boundary (1/2 or 1); no standard "
-              "error (the default `--prior default` keeps eta inside).",
-              file=sys.stderr)  # fmt: skip
+              "error (the default `--prior default` keeps eta inside, but for `--adjust` alone, "
+              "which keeps the plain estimate wherever it exists).", file=sys.stderr)  # fmt: skip
 
 
 def show_warnings(caught: list[warnings.WarningMessage],
