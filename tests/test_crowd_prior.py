@@ -678,10 +678,11 @@ def _plain_stub(boundary: list[bool]):
 @pytest.mark.parametrize("singular", ["raises", "infinite", "no prior"])
 def test_default_rule_reads_a_singular_plain_information_as_its_caller_says(singular):
     """The default-estimate rule with a plain fit (eta 0.5 on its bound) whose information is
-    singular: fits with covariates raise there, which means no plain estimate (the posterior
-    mode starts afresh, every estimated eta counts as on a bound, ``plain_found`` False);
-    plain Crowd-BT gives infinite variances, an irregular plain estimate (the posterior mode
-    starts from it and names its eta on the bound). Without a prior, the plain fit alone."""
+    singular: fits with style features raise there, which means no plain estimate (the
+    posterior mode starts afresh, every estimated eta counts as on a bound, ``plain_found``
+    False); plain Crowd-BT and judge effects alone give infinite variances, an irregular plain
+    estimate (the posterior mode starts from it and names its eta on the bound). Without a
+    prior, the plain fit alone."""
     from ratings.core.errors import NonIdentifiableError
     from ratings.models.crowd.likelihood import choose_estimate
 
