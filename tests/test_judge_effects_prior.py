@@ -196,6 +196,23 @@ def test_where_the_prior_cannot_hold_an_effect_the_error_names_the_effects():
         ratings.fit(frame, model="crowd-bt", adjust="position")
 
 
+@pytest.mark.parametrize("case", ["always A", "a model in slot A"])
+def test_an_effect_without_an_estimate_is_named_before_any_fit(case):
+    """Effects no prior can make finite or tell from the strengths are refused by name, the
+    judge and the reason, under the default Crowd-BT fit as without it."""
+    frame = draw_board(11, np.linspace(-1, 1, 6), {"a": 0.9, "b": 0.8, "c": 0.85}, 600,
+                       n_tasks=60)  # fmt: skip
+    a = (frame["judge"] == "a").to_numpy()
+    if case == "always A":
+        frame.loc[a, "winner"] = "A"
+        why = r"a \(position bias\): always chose slot A"
+    else:  # a model only judge a sees, always in slot A
+        frame.loc[a, "model_a"] = "new"
+        why = r"a \(position bias\): model 'new' is in slot A in every verdict"
+    with pytest.raises(NonIdentifiableError, match=why):
+        ratings.fit(frame, model="crowd-bt", adjust="position")
+
+
 def test_a_plain_estimate_on_the_boundary_is_kept():
     """A judge that never flips: the plain maximum likelihood exists with its eta at 1, and
     the fit with judge effects keeps it (plain Crowd-BT would take the posterior mode)."""
