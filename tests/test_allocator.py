@@ -128,6 +128,31 @@ def _blas(argv: list[str], env: dict[str, str], module: str = "ratings") -> list
     return json.loads(out.strip().splitlines()[-1])
 
 
+ONE_BLAS_THREAD = """
+    import json, sys
+    sys.orig_argv = {argv!r}
+    from ratings.core.threads import one_blas_thread
+    context = one_blas_thread()
+    made = "threadpoolctl" in sys.modules  # a controller was made to limit BLAS
+    with context:
+        from threadpoolctl import threadpool_info
+        inside = sorted({{i["num_threads"] for i in threadpool_info()
+                         if i["internal_api"] == "openblas"}})
+    print(json.dumps([inside, made]))
+"""
+
+
+@pytest.mark.parametrize("argv", [["python", "-m", "ratings.cli"], ["python", "-c", "x"]])
+def test_one_blas_thread_limits_blas_by_a_controller_unless_the_program_started_it_so(argv):
+    code = textwrap.dedent(ONE_BLAS_THREAD.format(argv=argv))
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True, env=env).stdout  # fmt: skip
+    inside, made = json.loads(out.strip().splitlines()[-1])
+    assert inside in ([1], [])  # [] where NumPy's BLAS is not OpenBLAS
+    assert made is (argv[1] != "-m" or inside == [])
+
+
 def test_the_program_starts_openblas_on_one_thread_a_library_import_does_not():
     program = ["python", "-m", "ratings.cli", "fit", "v.csv"]
     env, threads = _blas(program, {})

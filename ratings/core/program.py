@@ -8,22 +8,27 @@ package runs BLAS on one thread anyway where it is used in earnest
 :func:`ratings.core.threads.matmul`), so the program starts OpenBLAS with one thread:
 :func:`one_blas_thread_for_the_program`, called first by the package's ``__init__``, sets
 ``OPENBLAS_NUM_THREADS=1`` (unless the environment sets it) when this process is the program and
-NumPy is not loaded yet. A process that imports ``ratings`` as a library is left as it is, like
-the allocator (:mod:`ratings.cli.allocator`).
+NumPy is not loaded yet; :func:`~ratings.core.threads.one_blas_thread` then has nothing to limit
+(:func:`openblas_on_one_thread`). A process that imports ``ratings`` as a library is left as it
+is, like the allocator (:mod:`ratings.cli.allocator`).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Sequence
 
-__all__ = ["PROGRAM_MODULES", "is_program", "one_blas_thread_for_the_program"]
+__all__ = ["PROGRAM_MODULES", "is_program", "one_blas_thread_for_the_program",
+           "openblas_on_one_thread"]
 
 #: The modules ``python -m`` runs as the ``ratings`` program.
 PROGRAM_MODULES = ("ratings.cli", "ratings.cli.app")
 #: Names of the ``ratings`` console script (``ratings-script.py``: a Windows launcher's).
 _SCRIPTS = ("ratings", "ratings.exe", "ratings-script.py")
+#: Did NumPy load after ``OPENBLAS_NUM_THREADS=1`` was set (here, or by the environment)?
+_STARTED_ON_ONE = False
 
 
 def is_program(argv: Sequence[str] | None = None) -> bool:
@@ -53,7 +58,30 @@ def one_blas_thread_for_the_program() -> bool:
     """When this process is the ``ratings`` program (:func:`is_program`) and NumPy is not
     loaded yet, let OpenBLAS start with one thread (``OPENBLAS_NUM_THREADS=1``, unless the
     environment gives a number). True if the process runs so (set here or before)."""
+    global _STARTED_ON_ONE
     if "numpy" in sys.modules or not is_program():
         return False
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    return os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    _STARTED_ON_ONE = os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    return _STARTED_ON_ONE
+
+
+def openblas_on_one_thread() -> bool:
+    """Does this process run its only BLAS on one thread from the start: the program's
+    setting (:func:`one_blas_thread_for_the_program`) made before NumPy loaded, NumPy's BLAS
+    OpenBLAS, and no other BLAS loaded (scipy.linalg brings its own)? Then
+    :func:`ratings.core.threads.one_blas_thread` has nothing to limit (and skips building
+    threadpoolctl's controller, 6 ms of a fresh process)."""
+    return _STARTED_ON_ONE and "scipy.linalg" not in sys.modules and _numpy_openblas()
+
+
+@functools.cache
+def _numpy_openblas() -> bool:
+    """Is NumPy's BLAS OpenBLAS (as its build configuration says)?"""
+    import numpy as np
+
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]["name"]
+    except Exception:  # NumPy < 1.26, or a build that does not say
+        return False
+    return "openblas" in str(blas).lower()
