@@ -113,6 +113,9 @@ def stages(path: Path, out: Path, env: dict, repeats: int) -> pd.DataFrame:
     import json
     import subprocess
 
+    # OpenBLAS on one thread from the start, as the program runs it (ratings.core.program):
+    # this `python -c` child is not the program, which sets that before NumPy loads
+    env = {"OPENBLAS_NUM_THREADS": "1", **env}
     runs = []
     for k in range(repeats + 1):
         proc = subprocess.run([sys.executable, "-c", STAGES, str(path), str(out)], env=env,

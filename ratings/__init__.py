@@ -5,6 +5,11 @@
 >>> r.to_frame()                                                      # doctest: +SKIP
 """
 
+# ruff: noqa: E402 (the program's BLAS setting comes first, before anything loads NumPy)
+from ratings.core import program as _program
+
+_program.one_blas_thread_for_the_program()  # the `ratings` program only (see there)
+
 from ratings import _moved
 from ratings.audit.judge_audit import Audit, audit  # bound: ``ratings.audit`` is a package
 from ratings.core.deprecation import deprecated_names

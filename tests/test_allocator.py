@@ -5,11 +5,15 @@ exit without the interpreter's teardown."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
 
+import pytest
+
 import ratings.cli.app
+from ratings.core.program import is_program
 from ratings.datasets.example import example_path
 
 NO_CDLL = """
@@ -83,3 +87,76 @@ def _libc() -> tuple[str, str]:
     import platform
 
     return platform.libc_ver()
+
+
+@pytest.mark.parametrize(("argv", "program"), [
+    (["python", "-m", "ratings.cli", "fit", "v.csv"], True),
+    (["python", "-mratings.cli.app", "fit"], True),
+    (["python", "-X", "importtime", "-B", "-m", "ratings.cli"], True),
+    (["python", "-Ximporttime", "-Bm", "ratings.cli", "demo"], True),
+    (["python", "-W", "ignore", "--check-hash-based-pycs", "never", "-m", "ratings.cli"], True),
+    (["/venv/bin/python", "/venv/bin/ratings", "fit", "v.csv"], True),
+    (["python", "-m", "ratings"], False),
+    (["python", "-m", "pytest", "-m", "ratings.cli"], False),
+    (["python", "-c", "import ratings", "-m", "ratings.cli"], False),
+    (["python", "fit.py", "-m", "ratings.cli"], False),
+    (["python", "-"], False),
+    (["python"], False),
+])  # fmt: skip
+def test_is_program_reads_the_interpreters_command_line(argv, program):
+    assert is_program(argv) is program
+
+
+BLAS = """
+    import json, os, sys
+    sys.orig_argv = {argv!r}
+    import {module}
+    from threadpoolctl import threadpool_info
+    print(json.dumps([os.environ.get("OPENBLAS_NUM_THREADS"),
+                      sorted({{i["num_threads"] for i in threadpool_info()
+                               if i["internal_api"] == "openblas"}})]))
+"""
+
+
+def _blas(argv: list[str], env: dict[str, str], module: str = "ratings") -> list:
+    """(OPENBLAS_NUM_THREADS, OpenBLAS's threads) in a process with that command line after
+    importing ``module``."""
+    code = textwrap.dedent(BLAS.format(argv=argv, module=module))
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"} | env
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True, env=env).stdout  # fmt: skip
+    return json.loads(out.strip().splitlines()[-1])
+
+
+ONE_BLAS_THREAD = """
+    import json, sys
+    sys.orig_argv = {argv!r}
+    from ratings.core.threads import one_blas_thread
+    context = one_blas_thread()
+    made = "threadpoolctl" in sys.modules  # a controller was made to limit BLAS
+    with context:
+        from threadpoolctl import threadpool_info
+        inside = sorted({{i["num_threads"] for i in threadpool_info()
+                         if i["internal_api"] == "openblas"}})
+    print(json.dumps([inside, made]))
+"""
+
+
+@pytest.mark.parametrize("argv", [["python", "-m", "ratings.cli"], ["python", "-c", "x"]])
+def test_one_blas_thread_limits_blas_by_a_controller_unless_the_program_started_it_so(argv):
+    code = textwrap.dedent(ONE_BLAS_THREAD.format(argv=argv))
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True, env=env).stdout  # fmt: skip
+    inside, made = json.loads(out.strip().splitlines()[-1])
+    assert inside in ([1], [])  # [] where NumPy's BLAS is not OpenBLAS
+    assert made is (argv[1] != "-m" or inside == [])
+
+
+def test_the_program_starts_openblas_on_one_thread_a_library_import_does_not():
+    program = ["python", "-m", "ratings.cli", "fit", "v.csv"]
+    env, threads = _blas(program, {})
+    assert env == "1" and threads in ([1], [])  # [] where NumPy's BLAS is not OpenBLAS
+    assert _blas(program, {"OPENBLAS_NUM_THREADS": "2"})[0] == "2"  # the user's setting kept
+    library = ["python", "-c", "import ratings"]
+    assert _blas(library, {}) == _blas(library, {}, module="numpy")  # as NumPy alone starts

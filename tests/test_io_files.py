@@ -402,3 +402,18 @@ def test_categorical_frames_read_as_their_text_and_keep_no_view_of_the_input() -
     for c in ("model_a", "model_b", "task_id"):
         assert not np.shares_memory(got.verdicts[c].cat.codes.to_numpy(),
                                     cats[c].cat.codes.to_numpy())  # fmt: skip
+
+
+def test_parquet_categories_without_bad_rows_give_an_empty_rejected_table_of_text(
+        tmp_path: Path) -> None:  # fmt: skip
+    frame = pd.DataFrame({"model_a": ["x", "y", "x"], "model_b": ["y", "z", "z"],
+                          "winner": ["A", "tie", "B"], "task_id": ["t1", "t2", "t1"]})  # fmt: skip
+    frame.astype("category").to_parquet(tmp_path / "v.parquet", index=False)
+    frame.to_csv(tmp_path / "v.csv", index=False)
+    raw = rio.read_file(str(tmp_path / "v.parquet"), None)
+    got = read_verdicts(tmp_path / "v.parquet")
+    pd.testing.assert_frame_equal(got.verdicts, read_verdicts(tmp_path / "v.csv").verdicts)
+    assert len(got.rejected) == 0
+    assert list(got.rejected.columns) == ["row", "reason", *frame.columns]
+    for c in frame.columns:  # the file's text, as the rows would be shown (not categories)
+        assert got.rejected[c].dtype == raw[c].dtype.categories.dtype

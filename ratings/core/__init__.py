@@ -1,4 +1,5 @@
 """Owns errors and warnings, the column schema, the aggregated-row layout, numeric bounds, the
-memory guard, t quantiles, dense linear algebra and the thread pool; imports nothing of ratings."""
+memory guard, t quantiles, dense linear algebra, the thread pool and the program's BLAS setting;
+imports nothing of ratings."""
 
 __all__: list[str] = []

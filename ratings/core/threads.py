@@ -4,6 +4,7 @@ more than one core without processes."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -14,6 +15,8 @@ from typing import Generic, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
+
+from ratings.core import program
 
 __all__ = ["CONCURRENT_ROWS", "ROW_ALIGN", "SPLIT_FLOPS", "Pending", "matmul", "one_blas_thread",
            "row_blocks", "run", "start", "workers"]
@@ -139,6 +142,8 @@ def one_blas_thread():
     on one thread.
     """
     global _BLAS
+    if program.openblas_on_one_thread():  # the program started BLAS on one thread
+        return contextlib.nullcontext()
     # a controller knows the BLAS libraries loaded when it was made: scipy.linalg brings its
     # own OpenBLAS (the fit imports it from 250 parameters), so look again once it is loaded
     scipy_loaded = "scipy.linalg" in sys.modules

@@ -157,7 +157,7 @@ def distinct(values: pd.Series) -> tuple[NDArray[np.intp], list[str | None]]:
     Numbers read as text the way :func:`text` writes them (1.0 -> "1", True -> "True").
     """
     if isinstance(values.dtype, pd.CategoricalDtype):  # a factorization already (-1: missing)
-        codes, uniques = values.cat.codes.to_numpy(), values.cat.categories
+        codes, uniques = values.array.codes, values.dtype.categories  # codes: a read-only view
     else:
         codes, uniques = pd.factorize(values)  # missing -> -1
     texts: list[str | None] = []

@@ -370,9 +370,10 @@ def _validate(
     outcome = _winners(winner, ca, cb, categories["model_a"], spellings, numbers)
     score = _scores(outcome, winner, soft)
     contradicted = _forfeits(outcome, flags["failed_a"], flags["failed_b"])
-    for kind in ("missing winner", "unknown winner value", "fractional winner score",
-                 "winner names a model not in this match", _AMBIGUOUS):  # fmt: skip
-        flag(kind, outcome == -_KIND[kind])
+    if outcome.size and int(outcome.min()) < 0:  # rejection codes are negative: one pass
+        for kind in ("missing winner", "unknown winner value", "fractional winner score",
+                     "winner names a model not in this match", _AMBIGUOUS):  # fmt: skip
+            flag(kind, outcome == -_KIND[kind])
     for c, bad in bad_flag.items():
         flag(f"{c} is not boolean-like", bad)
     for c in _NEEDED_IF_PRESENT:
@@ -577,8 +578,8 @@ def _factorize_text(values: pd.Series) -> tuple[NDArray[np.intp], pd.Series | li
     merges them. A categorical column's codes are used as they are. A few distinct strings
     come back as a list (stripped in Python: microseconds, where pandas needs milliseconds).
     """
-    if isinstance(values.dtype, pd.CategoricalDtype):
-        codes, uniques = values.cat.codes.to_numpy(), values.cat.categories
+    if isinstance(values.dtype, pd.CategoricalDtype):  # its codes (a read-only view)
+        codes, uniques = values.array.codes, values.dtype.categories
     else:
         # NumPy-backed columns as their ndarray (pandas 2 deprecates factorizing the wrapper)
         array = values.array
@@ -610,6 +611,8 @@ def _as_read(values: pd.Series) -> pd.Series:
     """Text held as a categorical (a Parquet file's dictionary columns) back as text."""
     dtype = values.dtype
     if isinstance(dtype, pd.CategoricalDtype) and is_string_dtype(dtype.categories.dtype):
+        if not len(values):  # (no rows: the text dtype alone, without converting them)
+            return pd.Series(dtype.categories[:0])
         return values.astype(dtype.categories.dtype)
     return values
 
