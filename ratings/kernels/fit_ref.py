@@ -511,7 +511,8 @@ def _copied(used: UsedCodes | None) -> UsedCodes | None:
 def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
                     cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges, n_clusters,
                     weight, reuse=False, collapse=True) -> AggregatedRows:  # fmt: skip
-    # ``collapse``: the kernel's option to sum the rows over clusters too; never done here
+    # ``collapse``: sum the rows over clusters too, where a count per (judge, i, j, outcome)
+    # cell of the verdicts is cheaper than collapsing the rows later (:func:`_collapses`)
     raw = VerdictCodes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
                        cluster, failed_a, failed_b, forfeit_judge, n_models, n_judges,
                        n_clusters)  # fmt: skip
@@ -525,11 +526,25 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
         _mark(used_j, c.judge)
         _mark(used_g, c.cluster)
     key, ri, rj, wi, wj, tt = _aggregate_rows(outer, i, j, o, weight, n_models)
+    summed = None
+    if collapse and _collapses(key.size, i.size, n_clusters, n_judges * n_models**2, weight):
+        summed = summed_rows(*_aggregate_rows(oriented[4], i, j, o, weight, n_models))
     # one judge: zeros from calloc, whose pages a pass that never reads them never touches
     cluster, judge = ((key, np.zeros(key.size, dtype=key.dtype)) if n_judges == 1
                       else np.divmod(key, n_judges))  # fmt: skip
     used = found or UsedCodes(_used_models(used_m, ri, rj, n_models), used_j, used_g)
-    return AggregatedRows(PairRows(cluster, judge, ri, rj, wi, wj, tt), used, None, 0)
+    return AggregatedRows(PairRows(cluster, judge, ri, rj, wi, wj, tt), used, summed, 0)
+
+
+def _collapses(n_rows: int, n: int, n_clusters: int, space: int, weight) -> bool:
+    """Does :func:`aggregate_codes` sum its ``n_rows`` rows over clusters from the ``n``
+    verdicts (one count per (judge, i, j, outcome) cell of a table of ``space`` keys)? Where the
+    clusters' rows are nearly as many as the verdicts (on 1,000 models and 1,000 tasks, 999k
+    rows of 1M verdicts: 21 ms against 32 ms for :func:`collapse_rows` of the rows), the table
+    is dense (``space`` within the keys' limit of :func:`_aggregate_rows`) and the verdicts are
+    unweighted (the sums are then the same counts, exactly)."""
+    return (n_clusters > 1 and not weight.size and 3 * n_rows >= 2 * n
+            and space <= 2 * n + _DENSE_EXTRA)
 
 
 def collapse_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_map, judge,
