@@ -21,7 +21,7 @@ def test_sorted_cells_count_as_pandas(dtype, seed: int) -> None:
     table = (pd.DataFrame({"key": keys, "o": outcome}).value_counts()
              .unstack(fill_value=0).reindex(columns=[0, 1, 2], fill_value=0)
              .sort_index())  # fmt: skip
-    assert uniq.dtype == np.int64 and counts.dtype == np.float64
+    assert uniq.dtype == cell.dtype and counts.dtype == np.float64  # keys in the cells' type
     np.testing.assert_array_equal(uniq, table.index.to_numpy())
     np.testing.assert_array_equal(counts, table.to_numpy().T.astype(np.float64))
 
@@ -70,3 +70,15 @@ def test_twin_aggregation_counts_as_pandas(order: str) -> None:
         row = want.setdefault((mb, ma) if flip else (ma, mb), [0.0, 0.0, 0.0])
         row[2 if w == "tie" else (w == "B") ^ flip] += 1.0
     assert got == {k: tuple(v) for k, v in want.items()}
+
+
+@pytest.mark.parametrize("dtype", [np.uint32, np.int32, np.int64])
+def test_keys_split_into_group_and_pair_as_python_divides_them(dtype) -> None:
+    """Keys of 32 bits (the sorted cells' type past 2^31 / 4 keys) are split as wide ones."""
+    rng = np.random.default_rng(5)
+    m = 1_000
+    key = np.sort(rng.integers(0, 1_000 * m * m, 2_000)).astype(dtype)
+    got = fit_ref._split_keys(key, m)
+    want = [(k // (m * m), k // m % m, k % m) for k in key.tolist()]
+    assert all(a.dtype == np.int64 for a in got)
+    assert list(zip(*(a.tolist() for a in got), strict=True)) == want
