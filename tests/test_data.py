@@ -282,8 +282,8 @@ def test_twin_sums_rows_over_clusters_on_the_way_as_a_loop_counts_them(m, n, gro
     (ca, cb, amap, wc, _), jc = _verdicts(rng, n, m, False), rng.integers(0, judges, n)
     gc = rng.integers(0, groups, n)
     none = np.zeros(0, dtype=bool)
-    args = (ca, cb, amap, amap, wc, np.arange(3, dtype=np.int64), jc, gc, none, none, 0, m,
-            judges, groups)  # fmt: skip
+    args = (ca, cb, amap, amap, wc, np.arange(3, dtype=np.int64), jc, gc, none, none, 0,
+            m + 3, judges, groups)  # fmt: skip (three models without verdicts)
     out = _kernels_ref.aggregate_codes(*args, np.zeros(0))
     assert out.rows.ii.size * 3 >= n * 2  # the rows nearly as many as the verdicts
     want = _loop_counts(ca, cb, amap, wc, np.zeros(0), jc)
@@ -295,6 +295,9 @@ def test_twin_sums_rows_over_clusters_on_the_way_as_a_loop_counts_them(m, n, gro
     np.testing.assert_array_equal(summed.cluster, 0)
     bare = _kernels_ref.aggregate_codes(*args, np.zeros(0), collapse=False)
     assert bare.collapsed is None
+    seen = {m for k in want for m in k[1:]}  # the models used, read off the summed rows
+    np.testing.assert_array_equal(out.used[0], [k in seen for k in range(m + 3)])
+    np.testing.assert_array_equal(bare.used[0], out.used[0])
     for a, b in zip(out.rows, bare.rows, strict=True):
         np.testing.assert_array_equal(a, b)
     assert _kernels_ref.aggregate_codes(*args, np.ones(n)).collapsed is None  # weighted

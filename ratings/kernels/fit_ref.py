@@ -545,7 +545,8 @@ def aggregate_codes(model_a, model_b, model_a_map, model_b_map, winner, winner_m
     # one judge: zeros from calloc, whose pages a pass that never reads them never touches
     cluster, judge = ((key, np.zeros(key.size, dtype=key.dtype)) if n_judges == 1
                       else np.divmod(key, n_judges))  # fmt: skip
-    used = found or UsedCodes(_used_models(used_m, ri, rj, n_models), used_j, used_g)
+    pairs = (ri, rj) if summed is None else (summed.ii, summed.jj)  # the same models, fewer
+    used = found or UsedCodes(_used_models(used_m, *pairs, n_models), used_j, used_g)
     return AggregatedRows(PairRows(cluster, judge, ri, rj, wi, wj, tt), used, summed, 0)
 
 
