@@ -26,15 +26,18 @@ def test_sorted_cells_count_as_pandas(dtype, seed: int) -> None:
     np.testing.assert_array_equal(counts, table.to_numpy().T.astype(np.float64))
 
 
-def test_sorted_path_of_the_aggregation_counts_as_pandas() -> None:
+@pytest.mark.parametrize(("m", "groups"), [(40, 3_000), (200, 15_000)])
+def test_sorted_path_of_the_aggregation_counts_as_pandas(m: int, groups: int) -> None:
+    """Past the dense table's size (3,000 x 40 x 40 keys; 15,000 x 200 x 200 keys, whose cells
+    take 32 unsigned bits)."""
     rng = np.random.default_rng(4)
-    n, m, groups = 20_000, 40, 3_000  # 3,000 x 40 x 40 keys: past the dense table's size
+    n, codes = 20_000, np.int8 if m < 128 else np.int16  # as _orient narrows them
     a = rng.integers(0, m, n)
     b = (a + rng.integers(1, m, n)) % m
     g = rng.integers(0, groups, n)
     o = rng.integers(0, 3, n)
     i, j = np.minimum(a, b), np.maximum(a, b)
-    out = fit_ref._aggregate_rows(g.astype(np.int16), i.astype(np.int8), j.astype(np.int8),
+    out = fit_ref._aggregate_rows(g.astype(np.int16), i.astype(codes), j.astype(codes),
                                   o.astype(np.int8), np.zeros(0), m)  # fmt: skip
     table = (pd.DataFrame({"g": g, "i": i, "j": j, "o": o}).value_counts()
              .unstack(fill_value=0).reindex(columns=[0, 1, 2], fill_value=0)

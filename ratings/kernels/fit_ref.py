@@ -214,10 +214,16 @@ def _int_for(top: int):
     return np.int64
 
 
-def _keys(group, row_i, row_j, n_models, top):
+def _keys(group, row_i, row_j, n_models, top, unsigned: bool = False):
     """``(group * n_models + row_i) * n_models + row_j`` in the narrowest signed type holding
-    ``top`` (the oriented codes come in narrow types: the key is widened first, never wrapped)."""
-    key = group.astype(_int_for(top))
+    ``top`` (the oriented codes come in narrow types: the key is widened first, never wrapped);
+    ``unsigned``: in 32 unsigned bits where ``top`` needs more than 31 and fits 32 (the codes
+    widened to them: each step then works on 4 bytes a verdict, not 8)."""
+    dtype = _int_for(top)
+    if unsigned and dtype == np.int64 and top < 2**32:
+        dtype = np.uint32
+        row_i, row_j = row_i.astype(dtype), row_j.astype(dtype)
+    key = group.astype(dtype)
     key *= n_models
     key += row_i
     key *= n_models
@@ -246,11 +252,9 @@ def _aggregate_rows(group, row_i, row_j, outcome, weight, n_models):
         return (*_split_keys(uniq, n_models),
                 *np.ascontiguousarray(counts.T, dtype=np.float64))  # fmt: skip
     if not weight.size:
-        cell = _keys(group, row_i, row_j, n_models, 4 * space)
+        cell = _keys(group, row_i, row_j, n_models, 4 * space, unsigned=True)  # 32 bits sort
         cell <<= 2  # (key, outcome) cells: key * 4 + outcome
-        cell |= outcome
-        if cell.dtype == np.int64 and 4 * space <= 2**32:  # sort 32-bit values
-            cell = cell.astype(np.uint32)
+        cell |= outcome.astype(cell.dtype)
         uniq, counts = _sorted_cells(cell)
         return (*_split_keys(uniq, n_models), *counts)
     key = _keys(group, row_i, row_j, n_models, space)
