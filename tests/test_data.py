@@ -272,6 +272,37 @@ def test_clustered_rows_summed_over_clusters_as_a_loop_counts_them(m, n, groups,
     np.testing.assert_array_equal(out.rows.cluster, np.sort(out.rows.cluster))
 
 
+@pytest.mark.parametrize(("m", "n", "groups", "judges"), [(40, 900, 300, 1), (12, 500, 200, 2)])
+def test_twin_sums_rows_over_clusters_on_the_way_as_a_loop_counts_them(m, n, groups, judges):
+    """Where nearly every verdict is a row of its own cluster (many small tasks), the twin sums
+    the rows over clusters from the verdicts while aggregating: one row per (judge, i, j) in
+    that order, with the wins and ties a loop over the verdicts counts, and the per-cluster
+    rows as without it; weighted verdicts are left to ``collapse_rows``."""
+    rng = np.random.default_rng(m + n)
+    (ca, cb, amap, wc, _), jc = _verdicts(rng, n, m, False), rng.integers(0, judges, n)
+    gc = rng.integers(0, groups, n)
+    none = np.zeros(0, dtype=bool)
+    args = (ca, cb, amap, amap, wc, np.arange(3, dtype=np.int64), jc, gc, none, none, 0,
+            m + 3, judges, groups)  # fmt: skip (three models without verdicts)
+    out = _kernels_ref.aggregate_codes(*args, np.zeros(0))
+    assert out.rows.ii.size * 3 >= n * 2  # the rows nearly as many as the verdicts
+    want = _loop_counts(ca, cb, amap, wc, np.zeros(0), jc)
+    summed = out.collapsed
+    got = list(zip(summed.judge.tolist(), summed.ii.tolist(), summed.jj.tolist(), strict=True))
+    assert got == sorted(want)
+    np.testing.assert_array_equal(np.column_stack([summed.wi, summed.wj, summed.tt]),
+                                  [want[k] for k in got])  # fmt: skip
+    np.testing.assert_array_equal(summed.cluster, 0)
+    bare = _kernels_ref.aggregate_codes(*args, np.zeros(0), collapse=False)
+    assert bare.collapsed is None
+    seen = {m for k in want for m in k[1:]}  # the models used, read off the summed rows
+    np.testing.assert_array_equal(out.used[0], [k in seen for k in range(m + 3)])
+    np.testing.assert_array_equal(bare.used[0], out.used[0])
+    for a, b in zip(out.rows, bare.rows, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert _kernels_ref.aggregate_codes(*args, np.ones(n)).collapsed is None  # weighted
+
+
 def test_aggregate_codes_counts_unusable_rows():
     one = np.array([0], dtype=np.int64)
     args = (np.array([0, 0, -1]), np.array([1, 0, 1]), np.array([0, 1]), np.array([0, 1]),

@@ -20,10 +20,12 @@ def log():
                              tie_fraction=0.1, task_sd=0.4)  # fmt: skip
 
 
-@pytest.mark.parametrize("kernel", ["cluster_times", "bt_cluster_scores", "model_clusters"])
+@pytest.mark.parametrize("kernel", ["cluster_times", "bt_cluster_scores", "model_clusters",
+                                    "series_term"])
 def test_series_on_the_compiled_kernels_equals_the_twins_and_the_exact_path(log, monkeypatch,
                                                                             kernel):  # fmt: skip
-    """The series' passes, the rows' weights and scores, the models' cluster spans."""
+    """The series' passes, the rows' weights and scores, the models' cluster spans, its
+    terms summed."""
     from ratings.kernels import inference as compiled
 
     monkeypatch.setattr(engine, "kernels_loaded", lambda: False)  # rows.times: the twin
@@ -34,7 +36,7 @@ def test_series_on_the_compiled_kernels_equals_the_twins_and_the_exact_path(log,
     real = getattr(compiled, kernel)
 
     def spy(*args):
-        used.append(args[1].size)
+        used.append(len(args))
         return real(*args)
 
     monkeypatch.setattr(engine, "AUTO_NUMBA_VERDICTS", 1)  # this small board counts as large
@@ -179,3 +181,27 @@ def test_kernel_arguments_take_the_one_compiled_signature():
         (np.dtype(np.int64), False, True)]
     np.testing.assert_array_equal(got[0], [0, 2, 4])
     assert codes.flags.writeable and weights.dtype == np.float32
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_series_term_scales_sums_and_measures_as_a_loop(dtype, in_place):
+    """A series term (a product in single or double precision, scaled into the last step's
+    memory or in place): compiled and twin give the loop's step, total and row norms."""
+    from ratings.kernels import inference as compiled
+    from ratings.kernels import inference_ref as twin
+
+    rng = np.random.default_rng(3)
+    p0, total0 = rng.normal(size=(4, 7)).astype(dtype), rng.normal(size=(4, 7))
+    ratio = 5.0 / 6.0
+    want_step = [[float(x) * ratio for x in row] for row in p0.tolist()]
+    want_total = [[t + s for t, s in zip(tr, sr, strict=True)]
+                  for tr, sr in zip(total0.tolist(), want_step, strict=True)]  # fmt: skip
+    want_size = [sum(s * s for s in row) ** 0.5 for row in want_step]
+    for k in (compiled, twin):
+        p, total = p0.copy(), total0.copy()
+        step = p if in_place and dtype == np.float64 else np.full(p.shape, np.nan)
+        size = k.series_term(p, ratio, total, step)
+        np.testing.assert_array_equal(step, want_step)  # the same products and sums, exactly
+        np.testing.assert_array_equal(total, want_total)
+        np.testing.assert_allclose(size, want_size, rtol=1e-14)

@@ -67,6 +67,8 @@ def warmup() -> None:
     # the kernels a large board's CR2 takes once loaded, on read-only views (one signature)
     cr2.bt_cluster_scores(*readonly(theta, ii, jj, one, one, one, ii), 1)
     cr2.model_clusters(*readonly(ii, jj, ii), 2, 1)
+    for dtype in (np.float32, np.float64):  # the series' terms of both precisions
+        cr2.series_term(np.zeros((1, 2), dtype=dtype), 0.5, np.zeros((1, 2)), np.zeros((1, 2)))
     # aggregation and clustered intervals, for the code widths read_verdicts gives (int8 and
     # int16 model and task codes), with and without clusters
     for n_models, n_tasks in ((3, 3), (200, 200)):

@@ -505,8 +505,9 @@ def _series(rows, score, free, bread_free):
     degenerate directions and the whitening L (None when no cluster needed it).
 
     Each step carries its term times its coefficient (the products are linear in it, so the
-    coefficients' ratio scales it in place) and the clusters' sizes are row norms without a
-    squared copy: on 1,000 models and 1,000 tasks the series is five G x P by P x P products
+    coefficients' ratio scales it) and is scaled, summed and measured in one pass
+    (:func:`~ratings.kernels.inference.series_term`), a single-precision product into the last
+    step's memory: on 1,000 models and 1,000 tasks the series is five G x P by P x P products
     (the last three in single precision) and four passes over the rows, little else."""
     g, q = score.shape
     bread = embed(bread_free, free, q)
@@ -516,19 +517,18 @@ def _series(rows, score, free, bread_free):
     scale = np.maximum(_row_norms(step), 1e-300)
     active, last = np.ones(g, dtype=bool), scale
     predicted = np.inf  # the next step's largest size relative to its cluster's influence
-    times = _cluster_times(rows)
+    times, add_term = _cluster_times(rows), _series_term(step.size)
     for k in range(1, SERIES_TERMS + 1):
         moved = times(step)
         ratio = (2.0 * k - 1.0) / (2.0 * k)  # of the coefficients: step k is c_k (M H_g)^k M g_g
         if predicted < SINGLE_BELOW:  # a small correction: single precision is exact enough
             bread32 = bread.astype(np.float32) if bread32 is None else bread32
-            step = np.multiply(matmul(moved.astype(np.float32), bread32), ratio,
-                               dtype=np.float64)  # fmt: skip
+            product = matmul(moved.astype(np.float32), bread32)
+            if step is total:
+                step = np.empty_like(total)
         else:
-            step = matmul(moved, bread)
-            step *= ratio
-        total += step
-        size = _row_norms(step)
+            product = step = matmul(moved, bread)
+        size = add_term(product, ratio, total, step)  # step = ratio * product, in total
         active = size > SERIES_TOL * scale
         with np.errstate(divide="ignore", invalid="ignore"):
             ahead = np.where(size > 0.0, size * (size / last), 0.0)  # geometric next step
@@ -575,6 +575,22 @@ def _cluster_times(rows: WorkingRows):
         return out
 
     return times
+
+
+def _series_term(cells: int):
+    """The series' :func:`~ratings.kernels.inference.series_term` for terms of ``cells``
+    cells: compiled where this process has loaded the inference kernels (as
+    :func:`_cluster_times`), else its twin (tested equal)."""
+    from ratings.kernels import inference_ref
+
+    kernel = loaded_kernel("series_term", cells)
+    if kernel is None:
+        return inference_ref.series_term
+
+    def term(p, ratio, total, step):  # C-ordered arrays (matmul's): the compiled signatures
+        return kernel(p, float(ratio), total, step)
+
+    return term
 
 
 def _cluster_parts(rows: WorkingRows) -> list[tuple[int, int, tuple]]:

@@ -15,7 +15,8 @@ import numpy as np
 from numba import njit
 
 __all__ = ["bt_cluster_scores", "cluster_quadratic", "cluster_times", "model_clusters",
-           "small_blocks", "small_meat", "small_shares"]  # each has a twin of the same name
+           "series_term", "small_blocks", "small_meat",
+           "small_shares"]  # each has a twin of the same name
 
 _JIT = {"cache": True, "nogil": True}
 
@@ -35,6 +36,24 @@ def cluster_times(ii, jj, judge, cluster, a, b, n_models, v):
         out[c, i] += a[r] * x
         out[c, j] -= a[r] * x
     return out
+
+
+@njit(**_JIT)
+def series_term(p, ratio, total, step):
+    """One term of the CR2 binomial series in one pass: ``step = ratio * p`` (``p`` f4 or
+    f8[G, Q], read as double; ``step`` f8[G, Q], which may be ``p`` itself) added to ``total``
+    (f8[G, Q]); returns each row's Euclidean norm of ``step`` (f8[G])."""
+    g, q = p.shape
+    size = np.empty(g)
+    for r in range(g):
+        acc = 0.0
+        for c in range(q):
+            x = np.float64(p[r, c]) * ratio
+            step[r, c] = x
+            total[r, c] += x
+            acc += x * x
+        size[r] = np.sqrt(acc)
+    return size
 
 
 @njit(**_JIT)

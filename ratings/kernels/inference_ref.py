@@ -13,7 +13,8 @@ from ratings.core import threads as _threads
 # times_by_blocks)
 __all__ = ["bt_cluster_scores", "bt_row_weights", "cell_positions", "cluster_blocks",
            "cluster_quadratic", "cluster_times", "model_clusters", "scores_by_blocks",
-           "small_blocks", "small_meat", "small_shares", "times_at", "times_by_blocks"]
+           "series_term", "small_blocks", "small_meat", "small_shares", "times_at",
+           "times_by_blocks"]
 
 #: Cells of the (distinct designs x contrasts) work arrays per pass.
 _CELLS = 1_000_000
@@ -30,6 +31,12 @@ BLOCK_ROWS = 65_536
 #: Contrasts up to which the quadratic forms are summed row by row (a judge table's few etas):
 #: grouping the rows by design first costs more than the passes it saves.
 _ROWWISE_UP_TO = 8
+
+
+def series_term(p, ratio, total, step):
+    np.multiply(p, ratio, out=step, dtype=np.float64)
+    total += step
+    return np.sqrt(np.einsum("ij,ij->i", step, step))
 
 
 def bt_cluster_scores(theta, ii, jj, wi, wj, tt, cluster, n_clusters):
