@@ -135,10 +135,10 @@ def bread_meat_bread(bread: NDArray[np.float64] | PendingBread,
         out = bread @ meat @ bread
         return (out + out.T) / 2.0
     # The blocks are symmetric, so their transposes (in Fortran order) hold them.
+    # No BLAS limit of its own here: a pending bread's job holds one on the pool, and the
+    # limits are process-wide (two at once would restore each other's settings).
     r = nogil.fortran(block_view(meat, free).T)
-    nogil.available()  # scipy's OpenBLAS loaded before its threads are limited
-    with _threads.one_blas_thread():
-        info = nogil.potrf(r, lower=True)  # meat = r r^T (above the diagonal: unread)
+    info = nogil.potrf(r, lower=True)  # meat = r r^T (above the diagonal: unread)
     bread = ready(bread)
     if info != 0:
         out = bread @ meat @ bread
