@@ -76,11 +76,10 @@ class PendingBread:
 def start_bread(h: NDArray[np.float64], free: NDArray[np.int64]) -> PendingBread:
     """:func:`inverse_free` of ``h`` started on the pool (from :data:`LAPACK_FROM` free
     coordinates: a Cholesky factorisation and LAPACK's inverse on one core while the caller's
-    passes over the rows use the other; at once below that). scipy 1.17's wrappers of
-    ``potrf`` / ``potri`` hold the GIL for much of the call (a spinning Python thread keeps
-    about a third of its pace beside them, against 0.85 beside a NumPy product), so the
-    overlap is mostly with the caller's NumPy passes: 1,000 models' HC0 fit 0.351 -> 0.337 s
-    wall on two cores, the same CPU."""
+    passes over the rows use the other; at once below that). ``potrf`` / ``potri`` are
+    called through :mod:`ratings.core.nogil`, which releases the GIL for the whole call
+    (scipy's wrappers keep it for much of theirs: beside them the meat's NumPy pass of 1,000
+    models took 40-90 ms instead of 7; beside these 30-37 ms on two shared cores)."""
     job = functools.partial(inverse_free, h, free)
     if free.size < LAPACK_FROM:
         try:
