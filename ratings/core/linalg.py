@@ -138,13 +138,15 @@ def inverse_upper(h: NDArray[np.float64]) -> NDArray[np.float64]:
     """The upper triangle of :func:`inverse_pd` of ``h`` (below the diagonal: whatever the
     factorisation left there), from ``potrf`` + ``potri`` whatever its size, for a caller that
     mirrors it where it puts it (:func:`embed_upper`, :func:`mirror_upper`)."""
-    from scipy.linalg.lapack import dpotrf, dpotri
+    from ratings.core import nogil
 
-    # Fortran order without a copy: h is symmetric, so h.T holds the same matrix.
-    with one_blas_thread():
-        factor, info = dpotrf(h.T, lower=False, clean=False)  # below the diagonal: unread
+    # h is symmetric, so h.T (in Fortran order) holds the same matrix: copied along memory.
+    inv = nogil.fortran(h.T)
+    nogil.available()  # scipy's OpenBLAS loaded before its threads are limited
+    with one_blas_thread():  # GIL-free: a bread on the pool runs beside the caller's passes
+        info = nogil.potrf(inv, lower=False)  # below the diagonal: unread
         if info == 0:
-            inv, info = dpotri(factor, lower=False, overwrite_c=True)  # fills the upper part
+            info = nogil.potri(inv, lower=False)  # fills the upper part
     if info != 0:
         raise np.linalg.LinAlgError("matrix is not positive definite")
     return inv

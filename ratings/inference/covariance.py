@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ratings.core import nogil
 from ratings.core import threads as _threads
 from ratings.core.linalg import (
     LAPACK_FROM,
@@ -75,11 +76,10 @@ class PendingBread:
 def start_bread(h: NDArray[np.float64], free: NDArray[np.int64]) -> PendingBread:
     """:func:`inverse_free` of ``h`` started on the pool (from :data:`LAPACK_FROM` free
     coordinates: a Cholesky factorisation and LAPACK's inverse on one core while the caller's
-    passes over the rows use the other; at once below that). scipy 1.17's wrappers of
-    ``potrf`` / ``potri`` hold the GIL for much of the call (a spinning Python thread keeps
-    about a third of its pace beside them, against 0.85 beside a NumPy product), so the
-    overlap is mostly with the caller's NumPy passes: 1,000 models' HC0 fit 0.351 -> 0.337 s
-    wall on two cores, the same CPU."""
+    passes over the rows use the other; at once below that). ``potrf`` / ``potri`` are
+    called through :mod:`ratings.core.nogil`, which releases the GIL for the whole call
+    (scipy's wrappers keep it for much of theirs: beside them the meat's NumPy pass of 1,000
+    models took 40-90 ms instead of 7; beside these 30-37 ms on two shared cores)."""
     job = functools.partial(inverse_free, h, free)
     if free.size < LAPACK_FROM:
         try:
@@ -123,8 +123,8 @@ def bread_meat_bread(bread: NDArray[np.float64] | PendingBread,
     Z = bread R, a triangular product and a symmetric rank-k update (2 P^3 flops, with P^3 / 3
     for the factor) in place of two general products (4 P^3); the two general products when
     the meat's free block is not positive definite. A pending bread's factor is computed
-    while it is. (The triangular product stays one call: scipy's ``dtrmm`` holds the GIL, so
-    blocks of rows side by side on the pool took as long as one.)
+    while it is, and the triangular product in blocks of rows side by side on the pool (the
+    routines release the GIL: :mod:`ratings.core.nogil`).
     """
     free = bread.free if isinstance(bread, PendingBread) else None
     if free is None or free.size < LAPACK_FROM:
@@ -133,16 +133,19 @@ def bread_meat_bread(bread: NDArray[np.float64] | PendingBread,
     if free.size < LAPACK_FROM:
         out = bread @ meat @ bread
         return (out + out.T) / 2.0
-    from scipy.linalg.blas import dtrmm
-    from scipy.linalg.lapack import dpotrf
-
-    # Fortran order without a copy: the blocks are symmetric, so their transposes hold them.
-    r, info = dpotrf(block_view(meat, free).T, lower=True, clean=True)  # meat = r r^T
+    # The blocks are symmetric, so their transposes (in Fortran order) hold them.
+    # No BLAS limit of its own here: a pending bread's job holds one on the pool, and the
+    # limits are process-wide (two at once would restore each other's settings).
+    r = nogil.fortran(block_view(meat, free).T)
+    info = nogil.potrf(r, lower=True)  # meat = r r^T (above the diagonal: unread)
     bread = ready(bread)
     if info != 0:
         out = bread @ meat @ bread
         return (out + out.T) / 2.0
-    z = dtrmm(1.0, r, block_view(bread, free).T, side=1, lower=1)  # bread @ r (symmetric)
+    z = nogil.fortran(block_view(bread, free).T)
+    with _threads.one_blas_thread():  # z := bread @ r, blocks of rows side by side
+        _threads.run([functools.partial(nogil.trmm_right, z[lo:hi], r, lower=True)
+                      for lo, hi in _threads.row_blocks(z.shape[0], _threads.workers())])
     return gram_embedded(z.T, free, bread.shape[0])
 
 
@@ -175,14 +178,17 @@ def _gram_upper(a: NDArray[np.float64], alpha: float) -> NDArray[np.float64]:
         return dsyrk(alpha, a.T, trans=0, lower=0)
     # Side by side on the pool (BLAS on one thread, see ratings.core.threads.matmul): the upper
     # triangle in blocks of columns, a rank-k update on each diagonal block and a product on
-    # each block above it. scipy's BLAS keeps the GIL, numpy's products release it: the updates
-    # run one after another beside the products (two blocks: one product beside two updates
-    # of half its work each; 1000 x 1000 on 2 cores: 24 -> 15 ms).
+    # each block above it, each releasing the GIL (numpy's products, the updates through
+    # ratings.core.nogil; two blocks: one product beside two updates of half its work each).
     upper = np.zeros((p, p))
     cuts = _threads.row_blocks(p, parts, _threads.ROW_ALIGN)
+    rows = a.T if a.strides[1] == a.itemsize else nogil.fortran(a.T)  # a.T in Fortran order
+    nogil.available()  # scipy's OpenBLAS loaded before its threads are limited
 
     def diagonal(lo: int, hi: int) -> None:
-        upper[lo:hi, lo:hi] = dsyrk(alpha, a[:, lo:hi].T, trans=0, lower=0)
+        out = np.zeros((hi - lo, hi - lo), order="F")
+        nogil.syrk(out, rows[lo:hi], alpha)
+        upper[lo:hi, lo:hi] = out
 
     def above(lo: int, hi: int, lo2: int, hi2: int) -> None:
         np.matmul(a[:, lo:hi].T, a[:, lo2:hi2], out=upper[lo:hi, lo2:hi2])
