@@ -95,8 +95,9 @@ def _int(v: int):
     return ctypes.byref(ctypes.c_int(v))
 
 
-def _char(flag: bool, yes: bytes = b"L", no: bytes = b"U") -> ctypes.c_char_p:
-    return ctypes.c_char_p(yes if flag else no)
+def _uplo(lower: bool) -> ctypes.c_char_p:
+    """LAPACK's triangle flag: "L" (lower) or "U" (upper)."""
+    return ctypes.c_char_p(b"L" if lower else b"U")
 
 
 def _factor(key: str, a: NDArray[np.float64], lower: bool) -> int:
@@ -116,7 +117,7 @@ def _factor(key: str, a: NDArray[np.float64], lower: bool) -> int:
             a[...] = out
         return int(info)
     info = ctypes.c_int(0)
-    call(_char(lower), n, pointer, ld, ctypes.byref(info))
+    call(_uplo(lower), n, pointer, ld, ctypes.byref(info))
     return info.value
 
 
@@ -147,7 +148,7 @@ def trmm_right(b: NDArray[np.float64], r: NDArray[np.float64], *, lower: bool) -
 
         b[...] = dtrmm(1.0, r, b, side=1, lower=int(lower))
         return
-    call(_char(True, b"R"), _char(lower), _char(True, b"N"), _char(True, b"N"),
+    call(ctypes.c_char_p(b"R"), _uplo(lower), ctypes.c_char_p(b"N"), ctypes.c_char_p(b"N"),
          _int(b.shape[0]), n, ctypes.byref(ctypes.c_double(1.0)), pointer, ld,
          ctypes.c_void_p(b.ctypes.data), _int(ldb))  # fmt: skip
 
@@ -170,6 +171,6 @@ def syrk(c: NDArray[np.float64], a: NDArray[np.float64], alpha: float = 1.0) -> 
 
         c[...] = dsyrk(alpha, a, beta=0.0, c=c, trans=0, lower=0)
         return
-    call(_char(False), _char(True, b"N"), n, _int(a.shape[1]),
+    call(_uplo(False), ctypes.c_char_p(b"N"), n, _int(a.shape[1]),
          ctypes.byref(ctypes.c_double(alpha)), ctypes.c_void_p(a.ctypes.data), _int(lda),
          ctypes.byref(ctypes.c_double(0.0)), pointer, ldc)  # fmt: skip
