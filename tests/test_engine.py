@@ -171,3 +171,45 @@ IMPORTS = """
 def test_importing_the_package_and_cli_loads_no_heavy_module():
     # each of these costs a one-shot CLI fit 0.1-0.7 s; they are imported where they are used
     assert not any(_run(IMPORTS).values()), _run(IMPORTS)
+
+
+def test_refitting_asks_twice_per_kernel_from_its_threshold(monkeypatch):
+    # the rule alone: a CR2 kernel asked for on AUTO_NUMBA_REFIT rows a second time loads them
+    monkeypatch.setattr(engine, "_large_requests", set())
+    n = engine.AUTO_NUMBA_REFIT
+    assert AUTO_NUMBA_VERDICTS <= n
+    assert [engine.refitting("cluster_times", n - 1) for _ in range(3)] == [False] * 3
+    assert [engine.refitting("cluster_times", n) for _ in range(3)] == [False, True, True]
+    assert engine.refitting("series_term", n) is False  # each kernel counts its own requests
+
+
+TIERED = """
+    import json, sys
+    import numpy as np, pandas as pd
+    import ratings
+    from ratings.kernels import engine
+
+    if {scaled}:  # the rule scaled down to a board whose CR2 takes the dense path
+        engine.AUTO_NUMBA_VERDICTS = engine.AUTO_NUMBA_REFIT = 1
+    rng = np.random.default_rng(0)
+    n, m = {n}, 20
+    a = rng.integers(0, m, n); b = (a + rng.integers(1, m, n)) % m
+    log = pd.DataFrame({{"model_a": a, "model_b": b, "winner": rng.choice(["A", "B"], n),
+                        "task_id": rng.integers(0, {tasks}, n)}}).astype(str)
+    loaded = []
+    for _ in range(3):
+        ratings.fit(log)
+        loaded.append("ratings.kernels.inference" in sys.modules)
+    print(json.dumps({{"loaded": loaded, "numba": "numba" in sys.modules}}))
+"""
+
+
+def test_a_process_loads_the_cr2_kernels_at_its_second_large_fit():
+    # a fresh process: the first large fit takes the twins, the second loads the kernels
+    out = _run(TIERED.format(scaled=True, n=4000, tasks=4))
+    assert out == {"loaded": [False, True, True], "numba": True}
+
+
+def test_small_boards_never_load_the_cr2_kernels():
+    out = _run(TIERED.format(scaled=False, n=4000, tasks=4))
+    assert out == {"loaded": [False, False, False], "numba": False}

@@ -618,18 +618,23 @@ def _cluster_parts(rows: WorkingRows) -> list[tuple[int, int, tuple]]:
 
 
 def loaded_kernel(name: str, size: int):
-    """The compiled kernel ``name`` of :mod:`ratings.kernels.inference` where this process has
-    loaded that module already (numba's start-up is paid then: the degrees of freedom of a
-    large board load it), for ``size`` rows from :data:`~ratings.kernels.engine.
-    AUTO_NUMBA_VERDICTS` (the engine's threshold once kernels are loaded), when it runs
-    without compiling; else None (the caller takes its NumPy twin, tested equal)."""
+    """The compiled kernel ``name`` of :mod:`ratings.kernels.inference` for ``size`` rows from
+    :data:`~ratings.kernels.engine.AUTO_NUMBA_VERDICTS` (the engine's threshold once kernels
+    are loaded), when it runs without compiling, where this process has loaded that module
+    already (numba's start-up is paid then: the degrees of freedom of a large board load it)
+    or is refitting a large board (:func:`ratings.kernels.engine.refitting`: the second
+    request loads it); else None (the caller takes its NumPy twin, tested equal)."""
     import sys
 
-    from ratings.kernels.engine import AUTO_NUMBA_VERDICTS
+    from ratings.kernels import engine
 
-    compiled = sys.modules.get("ratings.kernels.inference")
-    if compiled is None or size < AUTO_NUMBA_VERDICTS:
+    if size < engine.AUTO_NUMBA_VERDICTS:
         return None
+    compiled = sys.modules.get("ratings.kernels.inference")
+    if compiled is None:
+        if not engine.refitting(name, size):
+            return None
+        from ratings.kernels import inference as compiled
     kernel = getattr(compiled, name)
     return kernel if _kernel_ready(kernel) else None
 

@@ -9,6 +9,17 @@ tested equal to the kernels) below :data:`AUTO_NUMBA_VERDICTS` verdicts once the
 loaded, and below :data:`AUTO_NUMBA_COLD` in a process that has not loaded them (a one-shot
 ``ratings fit`` of a million verdicts finishes in the twins before numba would be ready).
 :func:`ratings.warmup` loads the kernels, for processes that refit large logs many times.
+
+The CR2 kernels of a clustered fit's intervals (:mod:`ratings.kernels.inference`, taken through
+:func:`ratings.inference.cluster.loaded_kernel` from :data:`AUTO_NUMBA_VERDICTS` rows where they
+are loaded) are loaded in tiers, as JIT runtimes do: a process's first large fit runs their
+twins (a one-shot ``ratings fit`` never pays numba's start-up); a process that asks for one of
+them a second time on :data:`AUTO_NUMBA_REFIT` rows or more is evidently refitting large boards,
+so the compiled kernels are loaded then (:func:`refitting`) and used from then on. Measured (a
+board's default fit, wall, 2 cores): 200 models and 250k verdicts 0.078 -> 0.066 s once loaded,
+500k 0.124 -> 0.088 s, the headline (1M verdicts, 200 models) 0.22 -> 0.155 s, 1,000 models
+0.52 -> 0.45 s: numba's start-up is repaid within about ten refits from 500k rows, within 30-50
+below.
 """
 
 from __future__ import annotations
@@ -17,8 +28,8 @@ import sys
 from types import ModuleType
 from typing import Literal
 
-__all__ = ["AUTO_NUMBA_COLD", "AUTO_NUMBA_VERDICTS", "Engine", "kernels", "kernels_loaded",
-           "resolve"]
+__all__ = ["AUTO_NUMBA_COLD", "AUTO_NUMBA_REFIT", "AUTO_NUMBA_VERDICTS", "Engine", "kernels",
+           "kernels_loaded", "refitting", "resolve"]
 
 Engine = Literal["auto", "numba", "numpy"]
 
@@ -29,11 +40,28 @@ AUTO_NUMBA_VERDICTS = 200_000
 #: loaded them yet. At 1M verdicts the twins take 0.1-0.15 s more than the kernels, numba's
 #: start-up 0.5-0.7 s; the twins also hold about twice the kernels' memory, hence the margin.
 AUTO_NUMBA_COLD = 2_000_000
+#: Rows from which a second request for a CR2 kernel loads the compiled CR2 kernels into a
+#: process that has not loaded them (:func:`refitting`).
+AUTO_NUMBA_REFIT = 500_000
+
+_large_requests: set[str] = set()  # CR2 kernels asked for on AUTO_NUMBA_REFIT rows or more
 
 
 def kernels_loaded() -> bool:
     """Has this process loaded the numba kernels (so using them costs no start-up)?"""
     return "ratings.kernels.fit" in sys.modules
+
+
+def refitting(name: str, size: int) -> bool:
+    """Note a request for the CR2 kernel ``name`` on ``size`` rows; True when this process asked
+    for it on :data:`AUTO_NUMBA_REFIT` rows or more before (each fit asks once for each kernel it
+    takes: the process is refitting a large board, and loading the kernels pays)."""
+    if size < AUTO_NUMBA_REFIT:
+        return False
+    if name in _large_requests:
+        return True
+    _large_requests.add(name)
+    return False
 
 
 def resolve(engine: Engine, size: int) -> Literal["numba", "numpy"]:
