@@ -272,6 +272,35 @@ def test_clustered_rows_summed_over_clusters_as_a_loop_counts_them(m, n, groups,
     np.testing.assert_array_equal(out.rows.cluster, np.sort(out.rows.cluster))
 
 
+@pytest.mark.parametrize("groups", [1, 7])
+def test_many_models_rows_are_sums_as_a_loop_counts_them(groups):
+    """Unweighted logs of more models than the slot table's cache-sized bound (TWIN_SLOTS):
+    the compiled module's aggregation gives one row per (cluster, i, j), grouped by cluster,
+    with the wins and ties a loop over the verdicts counts (and, clustered, the rows summed
+    over clusters where it returns them)."""
+    m = int(np.sqrt(_kernels_aggregate.TWIN_SLOTS)) + 1
+    rng = np.random.default_rng(groups)
+    (ca, cb, amap, wc, weight), gc = _verdicts(rng, 3_000, m, False), rng.integers(0, groups, 3_000)
+    none = np.zeros(0, dtype=bool)
+    out = _kernels.aggregate_codes(ca, cb, amap, amap, wc, np.arange(3, dtype=np.int64),
+                                   np.zeros(0, dtype=np.int64), gc, none, none, 0, m, 1, groups,
+                                   weight)  # fmt: skip
+    rows = out.rows
+    want = _loop_counts(ca, cb, amap, wc, weight, gc)
+    got = list(zip(rows.cluster.tolist(), rows.ii.tolist(), rows.jj.tolist(), strict=True))
+    assert sorted(got) == sorted(want) and len(got) == len(want)
+    assert np.all(np.diff(rows.cluster) >= 0)
+    np.testing.assert_array_equal(np.column_stack([rows.wi, rows.wj, rows.tt]),
+                                  [want[k] for k in got])  # fmt: skip
+    if out.collapsed is not None:
+        pooled = _loop_counts(ca, cb, amap, wc, weight, np.zeros(3_000))
+        summed = out.collapsed
+        got = list(zip(summed.ii.tolist(), summed.jj.tolist(), strict=True))
+        assert got == sorted(k[1:] for k in pooled)
+        np.testing.assert_array_equal(np.column_stack([summed.wi, summed.wj, summed.tt]),
+                                      [pooled[(0, *k)] for k in got])  # fmt: skip
+
+
 @pytest.mark.parametrize(("m", "n", "groups", "judges"), [(40, 900, 300, 1), (12, 500, 200, 2)])
 def test_twin_sums_rows_over_clusters_on_the_way_as_a_loop_counts_them(m, n, groups, judges):
     """Where nearly every verdict is a row of its own cluster (many small tasks), the twin sums

@@ -181,29 +181,3 @@ def test_pairs_sorted_and_summed_as_a_dictionary_sums_them(repeated):
     np.testing.assert_array_equal(table.j, [b for _, b in keys])
     for c, got in enumerate((table.wi, table.wj, table.tt)):
         np.testing.assert_array_equal(got, [want[k][c] for k in keys])
-
-
-@pytest.mark.parametrize("seed", [0, 1])
-def test_compiled_laplacian_gives_the_numpy_passes_terms_and_meat(seed, monkeypatch):
-    """Where the kernels are loaded, large tables take the Hessian's and the meat's cells from
-    the compiled Laplacian: the same terms and meat as the NumPy passes (themselves checked
-    against the likelihood above), within rounding of the diagonal's sums."""
-    from ratings.kernels import engine
-    from ratings.kernels import fit as compiled
-
-    compiled.laplacian(2, np.array([0]), np.array([1]), np.ones(1))  # compiled or cached
-    rows = rows_of(30, 2_000, seed)
-    numpy_table = PairTable(rows)
-    assert numpy_table._laplacian is None  # fewer pairs than AUTO_NUMBA_VERDICTS
-    monkeypatch.setattr(engine, "AUTO_NUMBA_VERDICTS", 0)
-    kernel_table = PairTable(rows)
-    assert kernel_table._laplacian is not None
-    theta = rows.theta
-    want, got = numpy_table.terms(theta), kernel_table.terms(theta)
-    assert got[0] == want[0]
-    np.testing.assert_array_equal(got[1], want[1])
-    np.testing.assert_allclose(got[2], want[2], rtol=1e-13, atol=1e-13 * np.abs(want[2]).max())
-    np.testing.assert_array_equal(got[2], got[2].T)
-    meat = kernel_table.meat(theta)
-    np.testing.assert_allclose(meat, numpy_table.meat(theta), rtol=1e-13,
-                               atol=1e-13 * np.abs(meat).max())  # fmt: skip

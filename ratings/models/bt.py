@@ -106,28 +106,6 @@ class PairTable:
         return run_sums(self._runs, values, self.m)
 
     @cached_property
-    def _laplacian(self) -> partial | None:
-        """``weights -> the (M x M) Laplacian of the pairs' weights`` by the compiled
-        :func:`ratings.kernels.fit.laplacian` (tested equal to its twin), where this process
-        has loaded the kernels already and it runs without compiling (its arrays as warm-up
-        types them), from :data:`~ratings.kernels.engine.AUTO_NUMBA_VERDICTS` pairs: the
-        Hessian's and the meat's two cells a pair and diagonal in one pass, where the NumPy
-        passes take two scatters of the pairs and a pass over the M x M sums (1,000 models'
-        432k pairs, one thread: 2 against 7-8 ms a pass). None: the NumPy passes write them."""
-        import sys
-
-        from ratings.kernels.cache import ready
-        from ratings.kernels.engine import AUTO_NUMBA_VERDICTS
-
-        compiled = sys.modules.get("ratings.kernels.fit")
-        if compiled is None or self.i.size < AUTO_NUMBA_VERDICTS or \
-                not ready(compiled.laplacian):  # fmt: skip
-            return None
-        i, j = (a if a.dtype == np.int64 and a.flags.writeable and a.flags.c_contiguous
-                else np.array(a, dtype=np.int64) for a in (self.i, self.j))  # fmt: skip
-        return partial(compiled.laplacian, self.m, i, j)
-
-    @cached_property
     def _blocks(self) -> list[tuple[int, int]]:
         """Ranges of pairs filled side by side (one range below :data:`CONCURRENT_ROWS`)."""
         size = self.i.size
@@ -189,27 +167,23 @@ class PairTable:
         m, last = self.m, self._last
         p = last[1] if last is not None and np.array_equal(last[0], theta) else \
             self._pass(theta, terms=False, hess=False)[4]
-        weight, laplacian = np.empty(p.size), self._laplacian
-        out = None if laplacian is not None else np.zeros(m * m)
-        run([partial(self._fill_meat, p, weight, out, lo, hi) for lo, hi in self._blocks])
-        if laplacian is not None:
-            return laplacian(weight)
+        out = np.zeros(m * m)
+        run([partial(self._fill_meat, p, out, lo, hi) for lo, hi in self._blocks])
         out = out.reshape(m, m)
         np.negative(out.sum(axis=1), out=out.reshape(-1)[:: m + 1])
         return out
 
-    def _fill_meat(self, p, weight, out, lo: int, hi: int) -> None:
-        """Pairs ``lo:hi``'s weights into ``weight`` and, unless ``out`` is None, their two
-        off-diagonal cells of the flat meat ``out`` (negated), ``p`` the pairs' P(i beats j)
-        (in pieces, as :meth:`_fill`)."""
+    def _fill_meat(self, p, out, lo: int, hi: int) -> None:
+        """Pairs ``lo:hi``'s two off-diagonal cells of the flat meat ``out`` (their weights
+        negated), ``p`` the pairs' P(i beats j) (in pieces, as :meth:`_fill`)."""
         for at in range(lo, hi, CHUNK):
-            self._fill_meat_piece(p, weight, out, at, min(at + CHUNK, hi))
+            self._fill_meat_piece(p, out, at, min(at + CHUNK, hi))
 
-    def _fill_meat_piece(self, p, weight, out, lo: int, hi: int) -> None:
+    def _fill_meat_piece(self, p, out, lo: int, hi: int) -> None:
         p = p[lo:hi]
         q = np.subtract(1.0, p)
         q *= q
-        w = np.multiply(self.wi[lo:hi], q, out=weight[lo:hi])
+        w = np.multiply(self.wi[lo:hi], q)
         np.multiply(p, p, out=q)
         q *= self.wj[lo:hi]
         w += q
@@ -217,10 +191,9 @@ class PairTable:
         q *= q
         q *= self.tt[lo:hi]
         w += q
-        if out is not None:
-            np.negative(w, out=w)
-            out[self.cells[lo:hi]] = w
-            out[self.mirror[lo:hi]] = w
+        np.negative(w, out=w)
+        out[self.cells[lo:hi]] = w
+        out[self.mirror[lo:hi]] = w
 
     def win_matrix(self) -> NDArray[np.bool_]:
         """The win graph's adjacency (M x M booleans, ``[i, j]``: i won or tied against j), each
@@ -234,14 +207,12 @@ class PairTable:
 
     def terms(self, theta: NDArray[np.float64]) -> tuple[float, NDArray, NDArray]:
         """Negative log-likelihood, its gradient and its Hessian (M x M) at ``theta``."""
-        m, laplacian = self.m, self._laplacian
-        d, terms, score, info, _, hess = self._pass(theta, terms=True, hess=laplacian is None)
+        m = self.m
+        d, terms, score, _, _, hess = self._pass(theta, terms=True, hess=True)
         # yi (-log sigma(d)) + yj (-log sigma(-d)) = n (log1p(e) + max(d, 0)) - yi d
         nll = float(self.n @ terms - self.yi @ d)
         grad = np.bincount(self.j, score, m)
         grad -= self._by_first(score)
-        if laplacian is not None:
-            return nll, grad, laplacian(info)
         hess = hess.reshape(m, m)
         np.negative(hess.sum(axis=1), out=hess.reshape(-1)[:: m + 1])
         return nll, grad, hess
