@@ -15,11 +15,13 @@ The CR2 kernels of a clustered fit's intervals (:mod:`ratings.kernels.inference`
 are loaded) are loaded in tiers, as JIT runtimes do: a process's first large fit runs their
 twins (a one-shot ``ratings fit`` never pays numba's start-up); a process that asks for one of
 them a second time on :data:`AUTO_NUMBA_REFIT` rows or more is evidently refitting large boards,
-so the compiled kernels are loaded then (:func:`refitting`) and used from then on. Measured (a
-board's default fit, wall, 2 cores): 200 models and 250k verdicts 0.078 -> 0.066 s once loaded,
-500k 0.124 -> 0.088 s, the headline (1M verdicts, 200 models) 0.22 -> 0.155 s, 1,000 models
-0.52 -> 0.45 s: numba's start-up is repaid within about ten refits from 500k rows, within 30-50
-below.
+so the compiled kernels are loaded then (:func:`refitting`) and used from then on (where numba's
+cache holds them; else the twins run on). Measured (a board's default fit, medians of 7 refits,
+wall, 2 cores): 200 models and 250k verdicts 0.078 -> 0.066 s once loaded, 500k 0.124 -> 0.088
+s, the headline (1M verdicts, 200 models) 0.22 -> 0.155 s, 1,000 models 0.52 -> 0.45 s; the
+refit that loads them takes 0.3-0.5 s more, repaid within about ten refits from 500k rows
+(within 30-50 below). The rule loads no fit kernel (:mod:`ratings.kernels.fit`): with them too
+the headline's refit measured slower (0.20 s).
 """
 
 from __future__ import annotations
