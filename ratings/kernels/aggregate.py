@@ -65,9 +65,10 @@ SCAN_RUNS = 32
 #: Unweighted logs of more than sqrt(TWIN_SLOTS) models are aggregated by the twin
 #: (:func:`ratings.kernels.fit_ref.aggregate_codes`: NumPy counts into a dense table, or a sort of
 #: 32-bit cells, its per-cluster and collapsed rows side by side), whose passes measured faster
-#: where the (i, j) slot table no longer fits a core's cache: 1M verdicts over 1,000 models, wall
-#: on 2 cores, 41 -> 31 ms unclustered and 74 -> 41 ms over 1,000 tasks (with the rows summed
-#: over clusters; over 2,000 and 4,000 tasks 84 -> 70 and 105 -> 55 ms).
+#: where the (i, j) slot table no longer fits a core's cache: 1M verdicts over 1,000 models, one
+#: core, 42 -> 27 ms unclustered and 69 -> 54 ms over 1,000 tasks (with the rows summed over
+#: clusters); wall on 2 cores 41 -> 31 and 74 -> 41 ms, over 4,000 tasks 89 -> 72 ms (57 -> 64
+#: on one core); 600 models over 1,000 tasks 78 -> 56 ms (47 -> 46 on one core).
 TWIN_SLOTS = 1 << 18
 
 _COUNT, _DENSE, _SCATTER, _SCORES = 0, 1, 2, 3  # what one pass of :func:`_codes_pass` does
