@@ -563,8 +563,11 @@ class Ratings:
         with one_blas_thread():  # held while the rank intervals' first step runs beside
             if self.inference is not None and "model_df" not in self.__dict__:
                 self._start_first_step(level)  # on the pool while the df are computed
-            lo, hi = self._bounds(level)
-            ranks = self.rank_intervals(level).reindex(self.models)
+            try:
+                lo, hi = self._bounds(level)
+                ranks = self.rank_intervals(level).reindex(self.models)
+            finally:  # read by the rank intervals; dropped (never pickled) if they failed
+                self._first_steps.clear()
         elo, se = self.elo.to_numpy(), self.se.to_numpy()
         # the columns gathered first, the frame made once (a column added to a frame re-makes
         # its column index each time: 25 of them cost pandas 3 about 20 ms)

@@ -1,6 +1,8 @@
 """Every pair's large-board df streamed over blocks of clusters equals the formula on the whole
 clusters x models matrix, written out pair by pair (:func:`helpers.one_direction_pairs_df`)."""
 
+import pickle
+
 import numpy as np
 import pytest
 from helpers import one_direction_pairs_df
@@ -147,8 +149,10 @@ def test_the_fit_makes_the_centred_shares_beside_the_series(monkeypatch, anchor)
     monkeypatch.setenv("RATINGS_NUM_THREADS", "2")
     r = ratings.fit(log, anchor=anchor)
     inf, m = r.inference, len(r.models)
+    back = pickle.loads(pickle.dumps(inf))  # (the shares, maybe still being made, waited for)
     c = inf._free_contrasts(np.eye(m) - 1.0 / m)
     assert inf.shape == "series" and inf._held_shares(c) is not None
+    np.testing.assert_array_equal(back._held_shares(c)[0], inf._held_shares(c)[0])
     passes = []
     real = WorkingRows.quadratic
     monkeypatch.setattr(WorkingRows, "quadratic",

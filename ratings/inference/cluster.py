@@ -351,7 +351,7 @@ class ClusterInference:
         if held is not None:
             return satterthwaite(held[0].T, None, None, weight)
         if _holds_shares(groups, c.shape[0]):
-            shares = self.hold_shares(_shares(groups, self.bread, self.free, self.n_params, c))
+            self.hold_shares(shares := _shares(groups, self.bread, self.free, self.n_params, c))
             return satterthwaite(shares[1].T, None, None, weight)
         v = self._directions(c)
         vf = v[self.free]
@@ -414,18 +414,29 @@ class ClusterInference:
     def _held_shares(self, c: NDArray[np.float64]) -> tuple | None:
         """The merged designs' shares of contrasts ``c`` and their weights, when held
         (:meth:`hold_shares`), as :func:`~ratings.inference.pairdf.streamed_pairs_df` reads them."""
-        for held, u in self.__dict__.get("_shares", ()):
+        for held, u in self._held():
             if np.array_equal(held, c):
                 return u, self.rows.merged[1]
         return None
 
-    def hold_shares(self, shares: tuple) -> tuple:
+    def hold_shares(self, shares) -> None:
         """Keep the merged designs' shares ``(c, u)`` of contrasts ``c`` for the df that read
         them (:meth:`_held_shares`): the last two kept, the ratings' (anchored or centred)
-        and the centred ones every pair's df are summed from. Returns ``shares``."""
-        held = self.__dict__.setdefault("_shares", [])
+        and the centred ones every pair's df are summed from. ``shares`` may still be being
+        computed (a :class:`~ratings.core.threads.Pending`): then they are waited for when a
+        df (or pickling) first needs them."""
+        held = self._held()
         held[:] = [*held[-1:], shares]
-        return shares
+
+    def _held(self) -> list:
+        """The shares held (:meth:`hold_shares`), those still being computed waited for."""
+        held = self.__dict__.setdefault("_shares_held", [])
+        held[:] = [s if isinstance(s, tuple) else s.result() for s in held]
+        return held
+
+    def __getstate__(self) -> dict:
+        self._held()  # (no job pickled)
+        return self.__dict__
 
     def _pair_omega(self, jj: NDArray[np.int64], kk: NDArray[np.int64]) -> NDArray[np.float64]:
         """Exact omega (pairs x designs) of every s_j - s_k, entries of the basis' forms."""
@@ -508,15 +519,16 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
     df_ahead : bool, default=False
         On the series path, compute what the degrees of freedom of the ratings (centred) and
         of every pair read, the designs' shares of the centred contrasts, on the package's
-        pool beside the series (:func:`_start_shares`), for a caller that will ask for them.
+        pool beside the series (:func:`_start_shares`), for a caller that will ask for them
+        (they may still be computed when this returns: the df wait for them).
     """
     pieces = partial(ClusterInference, rows.n_params, rows.n_models, free, bread, rows, clusters)
     if cr2_plan(np.diff(rows.starts), free.size, sparse=False)[0] == "series":
         ahead = _start_shares(rows, free, bread) if df_ahead else None
         influence, degenerate, chol = _series(rows, score, free, bread)  # whitens where it must
         out = pieces(degenerate, influence, factor=chol)
-        if ahead is not None:
-            out.hold_shares(ahead.result())
+        if ahead is not None:  # still on the pool, maybe: the df wait for them when read
+            out.hold_shares(ahead)
         return out
     chol = np.linalg.cholesky(bread)
     qs, lams, influence, degenerate = decomposed(rows, free, chol, np.arange(rows.n_clusters),
