@@ -9,6 +9,7 @@
 from ratings.core import program as _program
 
 _program.one_blas_thread_for_the_program()  # the `ratings` program only (see there)
+_program.pause_collection_for_the_program()  # its imports without the cyclic collector
 
 from ratings import _moved
 from ratings.audit.judge_audit import Audit, audit  # bound: ``ratings.audit`` is a package

@@ -398,11 +398,48 @@ class Ratings:
     def pair_stats(self):
         """Every pair's t statistic and df, and the draws' covariance factor, computed once
         (:func:`ratings.inference.ranks.pair_stats`; rank intervals and the pairwise table)."""
+        from ratings.inference.ranks import with_df
+
+        return with_df(self._pair_geometry, self.pair_df())
+
+    @cached_property
+    def _pair_geometry(self):
+        """:attr:`pair_stats` without the pairs' degrees of freedom (which the draws and the
+        step-down's first step do not need)."""
         from ratings.inference.ranks import pair_stats
 
-        return pair_stats(np.asarray(self.strength), self.se.to_numpy(), self.cov,
-                          self.pair_df(), draws=self.draws,
-                          unbounded=self.unbounded_mask)  # fmt: skip
+        args, keywords = self._pair_inputs()
+        return pair_stats(*args, None, **keywords)
+
+    def _pair_inputs(self) -> tuple:
+        """The arguments of :func:`ratings.inference.ranks.pair_stats` but the pairs' df."""
+        return (np.asarray(self.strength), self.se.to_numpy(), self.cov), {
+            "draws": self.draws, "unbounded": self.unbounded_mask}
+
+    @cached_property
+    def _first_steps(self) -> dict:
+        """Simultaneous step-downs' first steps started on the pool, by seed
+        (:meth:`_start_first_step`)."""
+        return {}
+
+    def _start_first_step(self, level: float, seed: int = 0) -> None:
+        """Start, on the package's pool, what the simultaneous rank intervals at ``level`` need
+        before the pairs' degrees of freedom: every pair's standard error, the covariance's
+        factor, the draws and their maxes over the pairs (the step-down's first step,
+        :func:`ratings.inference.ranks.first_step`). The caller computes the degrees of
+        freedom meanwhile (a CR2 fit's: a pass over the rows, partly on one core) and holds
+        :func:`~ratings.core.threads.one_blas_thread` until :meth:`rank_intervals` has read
+        the result (the job's BLAS runs on one thread within it). Nothing is started when
+        the intervals are known, being computed, or the pairs' statistics are known."""
+        if ((level, "simultaneous", seed) in self._rank_cache or seed in self._first_steps
+                or "pair_stats" in self.__dict__):  # fmt: skip
+            return
+        from ratings.core.threads import start
+        from ratings.inference.ranks import default_draws
+
+        args, keywords = self._pair_inputs()  # read here: the job touches no attribute
+        self._first_steps[seed] = start(partial(_first_step, args, keywords,
+                                                default_draws(len(self.models)), seed))
 
     def _df_of(self, i: int, j: int) -> float:
         if self.inference is None:
@@ -523,14 +560,20 @@ class Ratings:
         is True for the intervals that use the model-based variance.
         """
         level = self.level if level is None else check_level(level)
-        lo, hi = self._bounds(level)
+        with one_blas_thread():  # held while the rank intervals' first step runs beside
+            if self.inference is not None and "model_df" not in self.__dict__:
+                self._start_first_step(level)  # on the pool while the df are computed
+            try:
+                lo, hi = self._bounds(level)
+                ranks = self.rank_intervals(level).reindex(self.models)
+            finally:  # read by the rank intervals; dropped (never pickled) if they failed
+                self._first_steps.clear()
         elo, se = self.elo.to_numpy(), self.se.to_numpy()
         # the columns gathered first, the frame made once (a column added to a frame re-makes
         # its column index each time: 25 of them cost pandas 3 about 20 ms)
         cols = {"model": self.models, "elo": elo, "se": se, "lower": lo, "upper": hi,
                 "rank": pd.Series(elo).rank(ascending=False, method="min").astype(np.int64)
                 .to_numpy()}  # fmt: skip
-        ranks = self.rank_intervals(level).reindex(self.models)
         for col in ("rank_lower", "rank_upper"):  # NaN: no rank interval (open rating)
             cols[col] = ranks[col].array
         for col in ("n_matches", "wins", "losses", "ties", "forfeits"):
@@ -611,9 +654,13 @@ class Ratings:
         if key not in cache:
             from ratings.inference.ranks import rank_intervals
 
+            first = None
+            if kind == "simultaneous" and seed in self._first_steps:  # started beforehand
+                geometry, first = self._first_steps.pop(seed).result()
+                self.__dict__.setdefault("_pair_geometry", geometry)
             with one_blas_thread():
                 ranks = rank_intervals(self.pair_stats, self.models, level, kind=kind,
-                                       seed=seed)  # fmt: skip
+                                       seed=seed, first=first)  # fmt: skip
             ranks = ranks.iloc[self.rank_order].astype("Int64")
             ranks.index = self.ranked_models
             cache[key] = ranks
@@ -833,6 +880,15 @@ Ratings.model = property(_old_model)
 #: with :mod:`ratings.plot` and reads :mod:`ratings.scopes`), so it hands its renderers down
 #: instead of being imported.
 _HTML: dict[str, Callable[..., str]] = {}
+
+
+def _first_step(args: tuple, keywords: dict, n_draws: int, seed: int) -> tuple:
+    """Every pair's statistics but their df, and the simultaneous step-down's first step from
+    them (:meth:`Ratings._start_first_step`'s job)."""
+    from ratings.inference.ranks import first_step, pair_stats
+
+    geometry = pair_stats(*args, None, **keywords)
+    return geometry, first_step(geometry, n_draws, seed)
 
 
 def register_html(*, page: Callable[..., str], notebook: Callable[..., str]) -> None:

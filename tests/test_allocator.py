@@ -160,3 +160,37 @@ def test_the_program_starts_openblas_on_one_thread_a_library_import_does_not():
     assert _blas(program, {"OPENBLAS_NUM_THREADS": "2"})[0] == "2"  # the user's setting kept
     library = ["python", "-c", "import ratings"]
     assert _blas(library, {}) == _blas(library, {}, module="numpy")  # as NumPy alone starts
+
+
+# Counts the cyclic collector's runs from the interpreter's start (a sitecustomize module, found
+# first on the path) and prints them, with the collector's state, when the process exits.
+COUNT_COLLECTIONS = """
+import atexit, gc, sys
+runs = []
+gc.callbacks.append(lambda phase, info: phase == "stop" and runs.append(info["generation"]))
+atexit.register(lambda: print("collections", len(runs), gc.isenabled(), gc.get_freeze_count(),
+                              file=sys.stderr))
+"""
+
+
+def _collections(tmp_path, command: list[str]) -> tuple[int, bool, int]:
+    (tmp_path / "sitecustomize.py").write_text(COUNT_COLLECTIONS)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, *command], capture_output=True, text=True, env=env,
+                          cwd=tmp_path)  # fmt: skip
+    line = [w for w in done.stderr.splitlines() if w.startswith("collections")][-1].split()
+    return int(line[1]), line[2] == "True", int(line[3])
+
+
+def test_the_program_imports_without_the_cyclic_collector(tmp_path):
+    """The program pauses Python's cyclic collector while its modules (pandas') import, which
+    run it a hundred times or more for nothing, then freezes what they made and turns it on
+    again for the command; a library import keeps it as Python sets it."""
+    out = tmp_path / "r.csv"
+    args = ["fit", str(example_path()), "--out", str(out), "--quiet", "--scope", "analytical"]
+    runs, enabled, frozen = _collections(tmp_path, ["-m", "ratings.cli", *args])
+    assert out.exists() and enabled and frozen > 100_000
+    library, enabled, frozen = _collections(tmp_path, ["-c", "import ratings"])
+    assert enabled and frozen == 0
+    assert library >= 50 and runs < library // 2  # the library's imports alone run it more

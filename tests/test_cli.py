@@ -78,6 +78,33 @@ def test_bad_rows_exit_2_and_name_rows(tmp_path, capsys):
     assert "draw" in err and "lines [3]" in err and "header being line 1" in err
 
 
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_the_log_is_read_beside_the_fits_imports(monkeypatch, tmp_path, capsys, threads,
+                                                 log_csv):  # fmt: skip
+    """``ratings fit`` reads the log on the package's pool while it imports the fit's modules
+    (one thread: in this one): a bad row's error is raised as it is read in place, its
+    message spelling the command's flags (``--winner-map``, ``--rejected``), and a good log
+    fits as usual."""
+    import threading
+
+    import ratings.cli.commands.fit as fit_command
+
+    monkeypatch.setenv("RATINGS_NUM_THREADS", threads)
+    where = []
+    real = fit_command.read_for_fit
+    monkeypatch.setattr(fit_command, "read_for_fit", lambda args: where.append(
+        threading.current_thread().name) or real(args))  # fmt: skip
+    path = tmp_path / "bad.csv"
+    path.write_text("model_a,model_b,winner\nx,y,A\ny,z,draw\nz,x,A\nx,z,B\n")
+    assert main(["fit", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "lines [3]" in err and "`--winner-map`" in err and "`--rejected FILE`" in err
+    assert "winner_map=" not in err and "errors=" not in err  # not the Python arguments
+    assert main(["fit", str(log_csv)]) == 0
+    assert "600 verdicts" in capsys.readouterr().out
+    assert len(where) == 2 and all(w.startswith("ratings_") == (threads == "2") for w in where)
+
+
 def test_rejected_file_fits_good_rows(tmp_path, capsys):
     path = tmp_path / "bad.csv"
     path.write_text("model_a,model_b,winner\nx,y,A\ny,z,draw\nz,x,A\nx,z,B\ny,x,A\ny,z,A\n")

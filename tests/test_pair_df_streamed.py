@@ -1,6 +1,8 @@
 """Every pair's large-board df streamed over blocks of clusters equals the formula on the whole
 clusters x models matrix, written out pair by pair (:func:`helpers.one_direction_pairs_df`)."""
 
+import pickle
+
 import numpy as np
 import pytest
 from helpers import one_direction_pairs_df
@@ -107,6 +109,7 @@ def test_pair_df_read_first_hold_the_ratings_shares(monkeypatch):
     log = simulate_verdicts(rng, [0.0, 0.6, -0.4, 1.0, -0.8, 0.3, 0.5, -0.1], 1500, 40,
                             tie_fraction=0.1, task_sd=0.5)  # fmt: skip
     monkeypatch.setattr(cluster, "EXACT_BUDGET", 0.0)  # the series path
+    monkeypatch.setenv("RATINGS_NUM_THREADS", "1")  # no shares made by the fit, ahead
     first = ratings.fit(log)
     assert first.inference.shape == "series"
     want_models, want_pairs = first.model_df, first.pair_df()  # the ratings' first
@@ -120,3 +123,65 @@ def test_pair_df_read_first_hold_the_ratings_shares(monkeypatch):
     np.testing.assert_array_equal(r.pair_df(), want_pairs)
     np.testing.assert_array_equal(r.model_df, want_models)
     assert passes == ["quadratic"]
+
+
+@pytest.mark.parametrize("anchor", [None, "m3"])
+def test_the_fit_makes_the_centred_shares_beside_the_series(monkeypatch, anchor):
+    """On two threads a fit on the series path makes the designs' shares of the centred
+    contrasts beside the series (:func:`ratings.inference.cluster._start_shares`): held
+    before any df is read, they give the pairs' df of the whole-matrix formula and, without
+    an anchor, the ratings' df with no further pass over the rows; with one, the ratings' df
+    of their own contrasts. Every df equals a one-thread fit's, which made no shares."""
+    from helpers import simulate_verdicts
+
+    from ratings.inference import cluster
+
+    rng = np.random.default_rng(8)
+    s = [0.0, 0.6, -0.4, 1.0, -0.8, 0.3, 0.5, -0.1]
+    log = simulate_verdicts(rng, s, 1500, 40, tie_fraction=0.1, task_sd=0.5)
+    log = log.assign(model_a=log["model_a"].str.replace("m0", "m"),
+                     model_b=log["model_b"].str.replace("m0", "m"))  # fmt: skip
+    monkeypatch.setattr(cluster, "EXACT_BUDGET", 0.0)  # the series path
+    monkeypatch.setenv("RATINGS_NUM_THREADS", "1")
+    alone = ratings.fit(log, anchor=anchor)
+    assert alone.inference._held_shares(alone.inference._free_contrasts(np.eye(8) - 1 / 8)) is None
+    want_models, want_pairs = alone.model_df, alone.pair_df()
+    monkeypatch.setenv("RATINGS_NUM_THREADS", "2")
+    r = ratings.fit(log, anchor=anchor)
+    inf, m = r.inference, len(r.models)
+    back = pickle.loads(pickle.dumps(inf))  # (the shares, maybe still being made, waited for)
+    c = inf._free_contrasts(np.eye(m) - 1.0 / m)
+    assert inf.shape == "series" and inf._held_shares(c) is not None
+    np.testing.assert_array_equal(back._held_shares(c)[0], inf._held_shares(c)[0])
+    passes = []
+    real = WorkingRows.quadratic
+    monkeypatch.setattr(WorkingRows, "quadratic",
+                        lambda self, *a, **k: passes.append(1) or real(self, *a, **k))
+    np.testing.assert_array_equal(r.model_df, want_models)
+    np.testing.assert_array_equal(r.pair_df(), want_pairs)
+    assert len(passes) == (0 if anchor is None else 1)
+    want = one_direction_pairs_df(real(inf.rows, inf._directions(c)).T)
+    np.fill_diagonal(want, np.nan)
+    np.testing.assert_allclose(r.pair_df(), want, rtol=1e-10)
+
+
+def test_no_shares_ahead_where_the_df_would_load_numba(monkeypatch):
+    """Where the shares' product would take the compiled kernels, the fit does not make them
+    beside the series (the series looks for loaded kernels); the df make them when read."""
+    from ratings.inference import cluster
+    from ratings.kernels import engine
+
+    rows = _rows(4, 10, [30] * 20)
+    free = np.arange(1, 10)
+    bread = np.eye(9)
+    monkeypatch.setenv("RATINGS_NUM_THREADS", "2")
+    ahead = cluster._start_shares(rows, free, bread)
+    assert ahead is not None
+    c, u = ahead.result()
+    np.testing.assert_array_equal(u, rows.quadratic(cluster.lifted(c.T, free, 10)))
+    monkeypatch.setattr(engine, "resolve", lambda *a: "numba")
+    assert cluster._start_shares(rows, free, bread) is None
+    monkeypatch.setenv("RATINGS_NUM_THREADS", "1")
+    monkeypatch.undo()
+    monkeypatch.setenv("RATINGS_NUM_THREADS", "1")
+    assert cluster._start_shares(rows, free, bread) is None

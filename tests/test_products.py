@@ -126,6 +126,35 @@ def test_started_job_runs_beside_the_callers_jobs(monkeypatch, threads) -> None:
         failed.result()
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_started_job_sees_the_callers_context(monkeypatch, threads) -> None:
+    """``start``: the job runs in the caller's context (the memory limit of the command and
+    how messages spell options, both context variables, hold on the pool's thread too)."""
+    import contextvars
+    import threading
+
+    from ratings.core.errors import option, options_rendered_by
+    from ratings.core.memory import given_limit, limit_scope
+
+    monkeypatch.setattr(_threads, "workers", lambda: threads)
+    setting = contextvars.ContextVar("setting", default="unset")
+
+    def job() -> tuple:
+        return (setting.get(), given_limit(), option("max_memory"),
+                threading.current_thread().name.startswith("ratings_"))  # fmt: skip
+
+    token = setting.set("caller's")
+    try:
+        with limit_scope("1GB"), options_rendered_by(lambda name, value=None: f"--{name}"):
+            pending = _threads.start(job)
+            want = job()[:3]
+    finally:
+        setting.reset(token)
+    got = pending.result()
+    assert got[:3] == want and want[:2] == ("caller's", 10**9)
+    assert got[3] == (threads > 1)  # on the pool's thread
+
+
 def test_jobs_run_from_a_pool_job_run_in_its_thread(monkeypatch) -> None:
     """A job that calls ``run`` (a twin splitting its work, called from a pool job) gets its
     jobs' results in order, run in its own thread: no wait on a pool it could fill up."""

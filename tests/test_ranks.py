@@ -314,3 +314,50 @@ def test_p_adjusted_is_the_max_t_probability_in_the_body_and_the_tail():
         assert second <= pw["p_adjusted"].iloc[i] <= first * (1 + 1e-12)
         assert first - second <= 1e-3 * first
         assert pw["p_adjusted"].iloc[i] < 1e-6  # not the 1 / 4001 floor
+
+
+def test_a_first_step_computed_before_the_df_gives_the_same_intervals():
+    """The step-down's first step (the draws and their maxes) needs no degrees of freedom: taken
+    from the pairs' statistics before their df were known, it gives the intervals the
+    step-down computes itself; one of other draws (seed, number) is not used."""
+    from ratings.inference import ranks
+
+    r = ratings.fit(board(5, SPREAD, n=2000, tasks=40))
+    args, keywords = r._pair_inputs()
+    geometry = ranks.pair_stats(*args, None, **keywords)
+    assert geometry.df is None
+    ps = ranks.with_df(geometry, r.pair_df())
+    np.testing.assert_array_equal(ps.df, r.pair_stats.df)
+    want = rank_intervals(r.pair_stats, r.models, r.level, n_draws=500, seed=4)
+    first = ranks.first_step(geometry, 500, 4)
+    z = ranks._draws(r.pair_stats, 500, 4)
+    np.testing.assert_array_equal(first.z, z)
+    np.testing.assert_array_equal(first.maxes, ranks._draw_max(ps, np.isfinite(ps.se), z))
+    pd.testing.assert_frame_equal(rank_intervals(ps, r.models, r.level, n_draws=500, seed=4,
+                                                 first=first), want)  # fmt: skip
+    other = ranks.first_step(geometry, 500, 5)._replace(maxes=np.zeros(500))  # not these draws
+    pd.testing.assert_frame_equal(rank_intervals(ps, r.models, r.level, n_draws=500, seed=4,
+                                                 first=other), want)  # fmt: skip
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_the_table_starts_the_rank_intervals_beside_the_df(monkeypatch, threads):
+    """``to_frame`` of a CR2 fit starts the rank intervals' first step on the pool (or at once
+    on one thread) before the df, and reads it back: the table's rank intervals are those of
+    :meth:`rank_intervals` on a fresh fit, where the step-down computes everything itself."""
+    from ratings.inference import ranks
+
+    monkeypatch.setenv("RATINGS_NUM_THREADS", threads)
+    log = board(6, SPREAD, n=2000, tasks=40)
+    calls = []
+    real = ranks.first_step
+    monkeypatch.setattr(ranks, "first_step", lambda *a: calls.append(a[1:]) or real(*a))
+    r = ratings.fit(log)
+    table = r.to_frame()
+    assert calls == [(ranks.default_draws(len(r.models)), 0)] and not r._first_steps
+    fresh = ratings.fit(log)
+    assert fresh.pair_stats.df is not None  # df first: nothing started, the step-down draws
+    want = fresh.rank_intervals()
+    assert not fresh._first_steps and len(calls) == 2
+    pd.testing.assert_frame_equal(table[["rank_lower", "rank_upper"]], want)
+    pd.testing.assert_frame_equal(fresh.to_frame(), table)

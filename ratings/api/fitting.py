@@ -276,7 +276,8 @@ def _estimate(data: Comparisons, options: FitOptions, tie: TieFamily | None, *, 
         try:
             built = build(bread, ci, row_scores_of(data, m, k, row_scores, verdict_meat),
                           n_clusters=data.n_clusters if clustered else None,
-                          cr2=lambda: bt_inference(res.theta, data, ref=ref, k=k, bread=bread),
+                          cr2=lambda: bt_inference(res.theta, data, ref=ref, k=k, bread=bread,
+                                                   df_ahead=True),
                           cluster_name=data.cluster_name)  # fmt: skip
         except Exception:
             try:  # a singular bread is reported first, whatever else failed beside it

@@ -36,6 +36,7 @@ from ratings.core.errors import (
     options_rendered_by,
 )
 from ratings.core.memory import limit_scope
+from ratings.core.program import resume_collection
 
 __all__ = ["EXIT_DATA", "FLAGS", "USER_ERRORS", "build_parser", "main", "program"]
 
@@ -126,6 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     printed on stderr as ``ratings: warning: ...``, the same text Python shows.
     """
     if argv is None:
+        resume_collection()  # the program's modules are imported
         tune_allocator()
     args = build_parser(argv).parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # shown in reports

@@ -5,6 +5,7 @@ more than one core without processes."""
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import os
 import sys
@@ -119,7 +120,9 @@ def start(job: Callable[[], T]) -> Pending[T]:
             return Pending(value=job())
         except Exception as error:  # raised where the result is read, as on the pool
             return Pending(error=error)
-    return Pending(_pool().submit(job))
+    # in the caller's context: its limits and settings (contextvars, such as the memory limit
+    # and how messages spell options) hold in the job as they would here
+    return Pending(_pool().submit(contextvars.copy_context().run, job))
 
 
 _BLAS = None

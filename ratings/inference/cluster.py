@@ -347,14 +347,13 @@ class ClusterInference:
         same contrasts) up to :data:`SHARED_SHARES_CELLS` or with covariates; else streamed,
         tr = sum_g omega_g = v^T H v from the information."""
         groups, weight, _ = self.rows.merged
-        held = self._held_shares(c)  # the pairs' df, read first, made them
+        held = self._held_shares(c)  # the pairs' df (or the fit, ahead), read first, made them
         if held is not None:
             return satterthwaite(held[0].T, None, None, weight)
-        v = self._directions(c)
         if _holds_shares(groups, c.shape[0]):
-            u = groups.quadratic(v)
-            self.__dict__["_last_shares"] = (c, u)
-            return satterthwaite(u.T, None, None, weight)
+            self.hold_shares(shares := _shares(groups, self.bread, self.free, self.n_params, c))
+            return satterthwaite(shares[1].T, None, None, weight)
+        v = self._directions(c)
         vf = v[self.free]
         tr = np.sum(vf * (self.information @ vf), axis=0)
         cells = groups.ii.size * max(c.shape[0], 1)
@@ -396,7 +395,7 @@ class ClusterInference:
         else:
             from ratings.inference.pairdf import streamed_pairs_df
 
-            c = self._free_contrasts(reference_contrasts(m, None))
+            c = _centred(self.n_models, self.n_params, self.free)
             if self._held_shares(c) is None and _holds_shares(self.rows.merged[0], c.shape[0]):
                 self._approx_df(c)  # the ratings' shares, held for their df: one pass, not two
             out = streamed_pairs_df(self.rows, self._directions(c), self._held_shares(c))
@@ -413,12 +412,31 @@ class ClusterInference:
         return out
 
     def _held_shares(self, c: NDArray[np.float64]) -> tuple | None:
-        """The merged designs' shares of contrasts ``c`` and their weights, when the ratings'
-        df held them, as :func:`~ratings.inference.pairdf.streamed_pairs_df` reads them."""
-        last = self.__dict__.get("_last_shares")
-        if last is None or not np.array_equal(last[0], c):
-            return None
-        return last[1], self.rows.merged[1]
+        """The merged designs' shares of contrasts ``c`` and their weights, when held
+        (:meth:`hold_shares`), as :func:`~ratings.inference.pairdf.streamed_pairs_df` reads them."""
+        for held, u in self._held():
+            if np.array_equal(held, c):
+                return u, self.rows.merged[1]
+        return None
+
+    def hold_shares(self, shares) -> None:
+        """Keep the merged designs' shares ``(c, u)`` of contrasts ``c`` for the df that read
+        them (:meth:`_held_shares`): the last two kept, the ratings' (anchored or centred)
+        and the centred ones every pair's df are summed from. ``shares`` may still be being
+        computed (a :class:`~ratings.core.threads.Pending`): then they are waited for when a
+        df (or pickling) first needs them."""
+        held = self._held()
+        held[:] = [*held[-1:], shares]
+
+    def _held(self) -> list:
+        """The shares held (:meth:`hold_shares`), those still being computed waited for."""
+        held = self.__dict__.setdefault("_shares_held", [])
+        held[:] = [s if isinstance(s, tuple) else s.result() for s in held]
+        return held
+
+    def __getstate__(self) -> dict:
+        self._held()  # (no job pickled)
+        return self.__dict__
 
     def _pair_omega(self, jj: NDArray[np.int64], kk: NDArray[np.int64]) -> NDArray[np.float64]:
         """Exact omega (pairs x designs) of every s_j - s_k, entries of the basis' forms."""
@@ -426,6 +444,41 @@ class ClusterInference:
         models = self.free[self.free < self.n_models]
         at[models] = np.arange(models.size)
         return pair_forms(self._basis, at[jj], at[kk])[0].T
+
+
+def _centred(n_models: int, n_params: int, free: NDArray[np.int64]) -> NDArray[np.float64]:
+    """The centred contrasts e_m - mean of the models (the ratings' without an anchor, those
+    every pair's df is summed from), over the ``free`` coordinates."""
+    c = reference_contrasts(n_models, None)
+    if n_params > n_models:
+        c = np.hstack([c, np.zeros((n_models, n_params - n_models))])
+    return c[:, free]
+
+
+def _shares(groups: WorkingRows, bread: NDArray[np.float64], free: NDArray[np.int64],
+            n_params: int, c: NDArray[np.float64]) -> tuple:  # fmt: skip
+    """``(c, u)``: each merged design's share u (designs x contrasts) of the model-based
+    variance of the contrasts ``c`` (rows over ``free``), omega = v^T H_g v with v = M c."""
+    return c, groups.quadratic(lifted(matmul(bread, c.T), free, n_params))
+
+
+def _start_shares(rows: WorkingRows, free: NDArray[np.int64], bread: NDArray[np.float64]):
+    """The merged designs' shares of the centred contrasts (:func:`_centred`) started on the
+    package's pool (:func:`ratings.core.threads.start`), or None: on one thread, or where the
+    df would stream them rather than hold them. They need the bread and the working rows, not
+    the CR2 influences, so they are computed beside the series (both mostly GIL-free NumPy);
+    the ratings' df (centred) and every pair's then read them."""
+    from ratings.core.threads import start
+    from ratings.kernels.engine import resolve
+
+    if workers() < 2 or rows.x is not None:
+        return None
+    groups = rows.merged[0]  # (made here, not beside the series' own passes over the rows)
+    c = _centred(rows.n_models, rows.n_params, free)
+    if not _holds_shares(groups, c.shape[0]) or resolve(
+            "auto", groups.quadratic_size(c.shape[0])) == "numba":  # fmt: skip
+        return None  # (numba's kernels are not loaded beside the series, which looks for them)
+    return start(partial(_shares, groups, bread, free, rows.n_params, c))
 
 
 def _holds_shares(groups: WorkingRows, n_contrasts: int) -> bool:
@@ -446,8 +499,8 @@ def _along(cbar: NDArray[np.float64], degenerate: NDArray[np.float64]) -> NDArra
 
 
 def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArray[np.int64],
-                      *, clusters: pd.Index | None = None,
-                      bread: NDArray[np.float64]) -> ClusterInference:  # fmt: skip
+                      *, clusters: pd.Index | None = None, bread: NDArray[np.float64],
+                      df_ahead: bool = False) -> ClusterInference:  # fmt: skip
     """CR2 pieces of a clustered fit on the dense path: exact (one eigen-decomposition per
     cluster) while :func:`cr2_plan` says so, else the series.
 
@@ -463,11 +516,20 @@ def cluster_inference(rows: WorkingRows, score: NDArray[np.float64], free: NDArr
         The clusters' names.
     bread : ndarray, shape (P, P)
         The inverse of the (penalised) information over ``free``.
+    df_ahead : bool, default=False
+        On the series path, compute what the degrees of freedom of the ratings (centred) and
+        of every pair read, the designs' shares of the centred contrasts, on the package's
+        pool beside the series (:func:`_start_shares`), for a caller that will ask for them
+        (they may still be computed when this returns: the df wait for them).
     """
     pieces = partial(ClusterInference, rows.n_params, rows.n_models, free, bread, rows, clusters)
     if cr2_plan(np.diff(rows.starts), free.size, sparse=False)[0] == "series":
+        ahead = _start_shares(rows, free, bread) if df_ahead else None
         influence, degenerate, chol = _series(rows, score, free, bread)  # whitens where it must
-        return pieces(degenerate, influence, factor=chol)
+        out = pieces(degenerate, influence, factor=chol)
+        if ahead is not None:  # still on the pool, maybe: the df wait for them when read
+            out.hold_shares(ahead)
+        return out
     chol = np.linalg.cholesky(bread)
     qs, lams, influence, degenerate = decomposed(rows, free, chol, np.arange(rows.n_clusters),
                                                  score[:, free])  # fmt: skip

@@ -41,9 +41,9 @@ Statistics 6(2), 65-70.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -56,12 +56,15 @@ from ratings.core.threads import one_blas_thread
 __all__ = [
     "DRAWS",
     "DRAW_CELLS",
+    "FirstStep",
     "PairStats",
     "default_draws",
+    "first_step",
     "pair_max",
     "pair_stats",
     "pairwise_table",
     "rank_intervals",
+    "with_df",
 ]
 
 #: Draws of N(0, V) behind the joint critical values (fewer on large boards: see
@@ -92,7 +95,7 @@ class PairStats:
 
     estimate: NDArray[np.float64]  # (M,) strengths
     se: NDArray[np.float64]  # (M, M) standard error of s_j - s_k (inf: undecidable)
-    df: NDArray[np.float64]  # (M, M) degrees of freedom (inf: normal)
+    df: NDArray[np.float64] | None  # (M, M) degrees of freedom (inf: normal; None: not yet)
     factor: NDArray[np.float64]  # (M, K): draws are factor @ N(0, I_K)
     decidable: NDArray[np.bool_]  # (M,) models with a finite interval
 
@@ -104,7 +107,8 @@ class PairStats:
 
 
 def pair_stats(strength: NDArray[np.float64], se: NDArray[np.float64], cov: NDArray[np.float64],
-               pair_df: NDArray[np.float64], *, draws: NDArray[np.float64] | None = None,
+               pair_df: NDArray[np.float64] | None, *,
+               draws: NDArray[np.float64] | None = None,
                unbounded: NDArray[np.bool_] | None = None) -> PairStats:  # fmt: skip
     """The pairwise quantities of a fit (:attr:`ratings.Ratings.pair_stats` keeps them).
 
@@ -115,8 +119,9 @@ def pair_stats(strength: NDArray[np.float64], se: NDArray[np.float64], cov: NDAr
         decided either way).
     cov : ndarray (M, M)
         Covariance of the log-strengths.
-    pair_df : ndarray (M, M)
-        Degrees of freedom of every difference (inf: normal).
+    pair_df : ndarray (M, M) or None
+        Degrees of freedom of every difference (inf: normal); None: not known yet (given
+        later by :func:`with_df`; the draws and :func:`first_step` do not need them).
     draws : ndarray (B, M), optional
         Bootstrap draws of the log-strengths; their covariance replaces ``cov``.
     unbounded : ndarray (M,) of bool, optional
@@ -137,7 +142,7 @@ def pair_stats(strength: NDArray[np.float64], se: NDArray[np.float64], cov: NDAr
     se[:, ~ok] = np.inf
     se[~(se > 0)] = np.inf  # no variance (a degenerate fit): never decided either way
     np.fill_diagonal(se, np.inf)
-    df = np.asarray(pair_df, dtype=np.float64)
+    df = None if pair_df is None else np.asarray(pair_df, dtype=np.float64)
     sub = cov[np.ix_(ok, ok)]
     with one_blas_thread():  # one thread: a second gains nothing on 1000 models (0.24 vs 0.26 s)
         lam, u = np.linalg.eigh((sub + sub.T) / 2.0)  # and stalls when others share the cores (5 s)
@@ -145,6 +150,32 @@ def pair_stats(strength: NDArray[np.float64], se: NDArray[np.float64], cov: NDAr
     factor = np.zeros((m, int(keep.sum())))
     factor[ok] = u[:, keep] * np.sqrt(lam[keep])
     return PairStats(strength, se, df, factor, ok)
+
+
+def with_df(ps: PairStats, pair_df: NDArray[np.float64]) -> PairStats:
+    """``ps`` with every pair's degrees of freedom ``pair_df`` (M x M; inf: normal)."""
+    return replace(ps, df=np.asarray(pair_df, dtype=np.float64))
+
+
+class FirstStep(NamedTuple):
+    """The first step of the simultaneous step-down (:func:`first_step`): the draws of the
+    strengths and each draw's max over every decidable pair with the pair attaining it."""
+
+    factor: NDArray[np.float64]  # the factor of the PairStats the draws came from
+    n_draws: int
+    seed: int
+    z: NDArray[np.float32]
+    maxes: NDArray[np.float64]
+    arg: NDArray[np.int64]
+
+
+def first_step(ps: PairStats, n_draws: int, seed: int) -> FirstStep:
+    """The draws and their maxes over every decidable pair, which the simultaneous step-down
+    starts from: they need the pairs' standard errors and the covariance's factor, not their
+    degrees of freedom, so they can be computed while those are (``ps.df`` may be None)."""
+    z = _draws(ps, n_draws, seed)
+    maxes, arg = _draw_argmax(ps, np.isfinite(ps.se), z)
+    return FirstStep(ps.factor, n_draws, seed, z, maxes, arg)
 
 
 def _draws(ps: PairStats, n_draws: int, seed: int) -> NDArray[np.float32]:
@@ -382,16 +413,23 @@ def _clearly_beyond(size: NDArray[np.float64], df: NDArray[np.float64],
     return size > bound[below] * (1.0 + _BOUND_MARGIN)
 
 
-def _stepdown(ps: PairStats, level: float, n_draws: int, seed: int,
-              marginal: bool) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:  # fmt: skip
+def _stepdown(ps: PairStats, level: float, n_draws: int, seed: int, marginal: bool,
+              first: FirstStep | None = None) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """Rejections ``(better, worse)``: ``better[j, k]`` proves model j better than model k,
     ``worse[j, k]`` proves k better than j (each for model j's own interval when marginal;
-    jointly, ``worse`` is ``better.T``)."""
+    jointly, ``worse`` is ``better.T``). ``first``: the simultaneous step-down's first step
+    (:func:`first_step`) of the same draws, when computed already."""
     t, finite = ps.t, np.isfinite(ps.se)
     better = np.zeros(t.shape, dtype=bool)
     worse = np.zeros(t.shape, dtype=bool)
-    z = _draws(ps, n_draws, seed)
-    maxes, arg = (None, None) if marginal else _draw_argmax(ps, finite, z)
+    maxes, arg = None, None
+    if marginal:
+        z = _draws(ps, n_draws, seed)
+    else:
+        if first is None or first.factor is not ps.factor or (first.n_draws, first.seed) != (
+                n_draws, seed):  # fmt: skip
+            first = first_step(ps, n_draws, seed)
+        z, maxes, arg = first.z, first.maxes, first.arg
     while True:
         if marginal:  # model j: the pairs (j, k) and (k, j) not yet rejected
             maxes = _draw_max(ps, finite & ~better, z, inward=finite & ~worse)
@@ -429,7 +467,8 @@ def _fewer_pairs(ps: PairStats, allowed: NDArray[np.bool_], z: NDArray[np.float3
 
 def rank_intervals(ps: PairStats, models: pd.Index, level: float, *,
                    kind: Literal["simultaneous", "marginal"] = "simultaneous",
-                   n_draws: int | None = None, seed: int = 0) -> pd.DataFrame:  # fmt: skip
+                   n_draws: int | None = None, seed: int = 0,
+                   first: FirstStep | None = None) -> pd.DataFrame:  # fmt: skip
     """Confidence intervals for every model's rank (1 = best).
 
     Parameters
@@ -445,6 +484,10 @@ def rank_intervals(ps: PairStats, models: pd.Index, level: float, *,
     n_draws, seed : int
         Draws of the ratings' joint normal distribution behind the critical values (default
         :func:`default_draws`).
+    first : FirstStep, optional
+        The simultaneous step-down's first step (:func:`first_step` of ``ps``, or of the same
+        statistics before their degrees of freedom were known), when computed already; used
+        when it holds these draws.
 
     Returns
     -------
@@ -456,7 +499,8 @@ def rank_intervals(ps: PairStats, models: pd.Index, level: float, *,
     if kind not in ("simultaneous", "marginal"):
         raise ValueError(f"`kind` must be 'simultaneous' or 'marginal'; got {kind!r}.")
     n_draws = default_draws(len(models)) if n_draws is None else int(n_draws)
-    better, worse = _stepdown(ps, level, n_draws, seed, marginal=kind == "marginal")
+    better, worse = _stepdown(ps, level, n_draws, seed, marginal=kind == "marginal",
+                              first=first)
     m = len(models)
     lower = 1 + worse.sum(axis=1)  # models proven better than j
     upper = m - better.sum(axis=1)  # models proven worse than j

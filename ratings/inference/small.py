@@ -193,12 +193,14 @@ def summed_scores(rows: WorkingRows, x: NDArray[np.float64],
 
 def bt_inference(theta: NDArray[np.float64], data, *, ref: int, k,
                  bread: NDArray[np.float64] | PendingBread,
-                 free: NDArray[np.int64] | None = None) -> ClusterInference:  # fmt: skip
+                 free: NDArray[np.int64] | None = None,
+                 df_ahead: bool = False) -> ClusterInference:  # fmt: skip
     """CR2 pieces of a clustered Bradley-Terry fit (``k``: the kernel module for the scores;
     ``bread``: the fit's inverse Hessian, M x M, zero at ``ref`` and at the fixed models, or
     still being computed (:func:`~ratings.inference.covariance.start_bread`: waited for after
     the passes over the rows); ``free``: the estimated models, default all but ``ref``; the
-    others are fixed offsets, as when new models are placed against a frozen board)."""
+    others are fixed offsets, as when new models are placed against a frozen board;
+    ``df_ahead``: see :func:`~ratings.inference.cluster.cluster_inference`)."""
     from ratings.kernels import fit_ref
 
     free = np.delete(np.arange(data.n_models), ref) if free is None else np.asarray(free)
@@ -224,7 +226,7 @@ def bt_inference(theta: NDArray[np.float64], data, *, ref: int, k,
         summed = summed_scores(rows, score)
         del score
     return cluster_inference(rows, summed, free, clusters=data.clusters,
-                             bread=block(ready(bread), free))
+                             bread=block(ready(bread), free), df_ahead=df_ahead)
 
 
 def bt_residual(rows: WorkingRows, score: NDArray[np.float64]) -> NDArray[np.float64]:

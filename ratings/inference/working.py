@@ -217,11 +217,16 @@ class WorkingRows:
         """
         if self.x is not None:
             return self._covariate_pass("style_cluster_quadratic", (self.n_clusters,), n)
-        judges = max(self.n_params - self.n_models, 1)
-        designs = min(self.ii.size, self.n_models * self.n_models * judges)
-        return kernels(designs * n.shape[1] // CELLS_PER_VERDICT).cluster_quadratic(
+        return kernels(self.quadratic_size(n.shape[1])).cluster_quadratic(
             self.n_clusters, self.ii, self.jj, self.judge, self.cluster, self.a, self.b,
             self.n_models, np.ascontiguousarray(n))
+
+    def quadratic_size(self, n_columns: int) -> int:
+        """The size (in verdicts' worth of work) by which :meth:`quadratic` of ``n_columns``
+        columns picks its kernel (:func:`kernels`)."""
+        judges = max(self.n_params - self.n_models, 1)
+        designs = min(self.ii.size, self.n_models * self.n_models * judges)
+        return designs * n_columns // CELLS_PER_VERDICT
 
 
 def _designs_by_key(key, row, a, b, space) -> tuple[NDArray[np.int64], NDArray[np.float64],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from pathlib import Path
 
 from ratings.cli.fitting import (
@@ -68,8 +69,6 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Fit, then print the table or write it (and the judges, style, pairs, rejected rows)."""
-    from ratings.api.fitting import fit_with
-
     if args.judges_out and args.model != "crowd-bt":
         raise ValueError("`--judges-out` needs `--model crowd-bt`.")
     check_table_suffix(args.out, "--out")
@@ -96,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
         log, counts = _count_outside(args), True
     else:
         counts = is_counts_source(args.verdicts)  # pre-aggregated wins_a / wins_b / ties
-        log = args.verdicts if counts else read_for_fit(args)
+        log = args.verdicts if counts else _read_beside_imports(args)
+    from ratings.api.fitting import fit_with
+
     if args.by == "scope":
         if counts:
             raise ValueError("`--by scope` reads verdict logs; fit counts one --scope at a time.")
@@ -136,6 +137,19 @@ def run(args: argparse.Namespace) -> int:
             print(f"{len(log.rejected)} row(s) rejected; written to {args.rejected}",
                   file=sys.stderr)  # fmt: skip
     return 0
+
+
+def _read_beside_imports(args: argparse.Namespace):
+    """The log (:func:`~ratings.cli.fitting.read_for_fit`) read on the package's pool while
+    this thread imports the fit's modules: the file's parsing (pyarrow's, NumPy's passes)
+    runs largely without the GIL, which the imports hold. Its errors are raised here, as
+    they would be without the pool."""
+    from ratings.core.threads import start
+
+    pending = start(partial(read_for_fit, args))
+    import ratings.api.fitting  # noqa: F401 - imported beside the read
+
+    return pending.result()
 
 
 def _ratings_json(r, precision: int | None = None) -> str:
