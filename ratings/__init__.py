@@ -12,7 +12,6 @@ _program.one_blas_thread_for_the_program()  # the `ratings` program only (see th
 _program.pause_collection_for_the_program()  # its imports without the cyclic collector
 
 from ratings import _moved
-from ratings.audit.judge_audit import Audit, audit  # bound: ``ratings.audit`` is a package
 from ratings.core.deprecation import deprecated_names
 from ratings.core.errors import (
     ConvergenceWarning,
@@ -20,9 +19,9 @@ from ratings.core.errors import (
     JudgeWarning,
     NonIdentifiableError,
 )
-from ratings.core.lazy import lazy_exports
+from ratings.core.hooks import register_fragility, register_html
+from ratings.core.lazy import keep_lazy_names, lazy_exports
 from ratings.core.version import __version__  # noqa: F401 - re-exported
-from ratings.result import register_fragility, register_html
 
 _moved.install()  # old module paths (``ratings.crowd``, ...) warn and lead to the new ones
 
@@ -66,6 +65,7 @@ _HOMES = {
     "VerdictLog": "ratings.io", "read_verdicts": "ratings.io", "Ratings": "ratings.result",
     "drift": "ratings.stability.drift", "place": "ratings.stability.place",
     "features": "ratings.features", "report": "ratings.report",
+    "Audit": "ratings.audit.judge_audit", "audit": "ratings.audit.judge_audit",
 }  # fmt: skip
 
 #: ``ratings.style`` (the text features' module of earlier releases) is ``ratings.features``.
@@ -74,6 +74,8 @@ __getattr__ = deprecated_names(
     {"style": ("ratings.features", lambda: __getattr__("features"))},
     fallback=lazy_exports(__name__, _HOMES),
 )
+#: ``ratings.audit`` is the function, not the package of that name, imported or not.
+keep_lazy_names(__name__, ("audit",))
 
 
 def _page(result, path=None, **options) -> str:

@@ -14,8 +14,10 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ratings.core.arrays import frozen, readonly_copy
+from ratings.core.bounds import check_level
 from ratings.core.deprecation import warn_deprecated
-from ratings.core.errors import close_matches, option
+from ratings.core.errors import close_matches
+from ratings.core.hooks import fragility_analysis, html_renderer, register_fragility, register_html
 from ratings.core.schema import ELO_SCALE
 from ratings.core.tdist import critical_values
 from ratings.core.threads import one_blas_thread
@@ -71,23 +73,6 @@ def style_note(style: pd.DataFrame | None, *, long: bool = True) -> str:
 
 def _expit(x: float) -> float:
     return float(1.0 / (1.0 + np.exp(-x)))
-
-
-def check_level(level: float) -> float:
-    """``level`` as a float strictly between 0 and 1 (a confidence level), else ValueError."""
-    ok = isinstance(level, int | float) and not isinstance(level, bool)
-    if not (ok and 0.0 < float(level) < 1.0):
-        raise ValueError(f"{option('level')} must be a float strictly between 0 and 1; got "
-                         f"{level!r}.")  # fmt: skip
-    if not MIN_LEVEL <= float(level) <= MAX_LEVEL:  # quantiles of such levels round to 0 or 1
-        raise ValueError(f"{option('level')} must be between {MIN_LEVEL} and {MAX_LEVEL} "
-                         "(closer to 0 or 1 its normal and t quantiles are lost to rounding); "
-                         f"got {level!r}.")  # fmt: skip
-    return float(level)
-
-
-#: The confidence levels a fit accepts.
-MIN_LEVEL, MAX_LEVEL = 1e-9, 1.0 - 1e-9
 
 
 class _ComputedWhenRead:
@@ -850,15 +835,16 @@ class Ratings:
         the verdicts that would separate pairs the rank intervals do not. See
         :func:`ratings.stability.fragility.fragility` (``options`` go there; registered by
         :mod:`ratings.stability`, which ``import ratings`` imports when this runs)."""
-        if _FRAGILITY is None:
+        analysis = fragility_analysis()
+        if analysis is None:
             raise RuntimeError("No fragility analysis is registered; `import ratings.stability` "
                                "registers it.")
-        return _FRAGILITY(self, **options)
+        return analysis(self, **options)
 
     def _repr_html_(self) -> str:
         """A compact table for notebooks (the best 30 models; a plain table when no renderer
         is registered)."""
-        notebook = _HTML.get("notebook")
+        notebook = html_renderer("notebook")
         return notebook(self) if notebook is not None else self.to_frame().head(30).to_html()
 
     def __repr__(self) -> str:
@@ -875,13 +861,6 @@ def _old_model(self: Ratings) -> str:
 Ratings.model = property(_old_model)
 
 
-#: The HTML renderers of a result, registered by :mod:`ratings.report` when it is imported (and
-#: by ``import ratings`` as callers that import it): the page sits above this module (it draws
-#: with :mod:`ratings.plot` and reads :mod:`ratings.scopes`), so it hands its renderers down
-#: instead of being imported.
-_HTML: dict[str, Callable[..., str]] = {}
-
-
 def _first_step(args: tuple, keywords: dict, n_draws: int, seed: int) -> tuple:
     """Every pair's statistics but their df, and the simultaneous step-down's first step from
     them (:meth:`Ratings._start_first_step`'s job)."""
@@ -891,28 +870,12 @@ def _first_step(args: tuple, keywords: dict, n_draws: int, seed: int) -> tuple:
     return geometry, first_step(geometry, n_draws, seed)
 
 
-def register_html(*, page: Callable[..., str], notebook: Callable[..., str]) -> None:
-    """Register the renderers of :meth:`Ratings.to_html` (``page(result, path, *, title,
-    charts)``) and of a notebook's display (``notebook(result)``)."""
-    _HTML.update(page=page, notebook=notebook)
-
-
-#: The fragility analysis of a fit (:mod:`ratings.stability.fragility`, which sits above this
-#: module and refits through :mod:`ratings.models`), registered by :mod:`ratings.stability`.
-_FRAGILITY: Callable[..., object] | None = None
-
-
-def register_fragility(analysis: Callable[..., object]) -> None:
-    """Register what :meth:`Ratings.fragility` runs (``analysis(result, **options)``)."""
-    global _FRAGILITY
-    _FRAGILITY = analysis
-
-
 def _html_renderer(kind: str) -> Callable[..., str]:
-    if kind not in _HTML:
+    renderer = html_renderer(kind)
+    if renderer is None:
         raise RuntimeError("No HTML renderer is registered; `import ratings.report` registers "
                            "it (`ratings.report.to_html(r)` renders a page).")  # fmt: skip
-    return _HTML[kind]
+    return renderer
 
 
 def tie_note(ties: pd.DataFrame) -> str:

@@ -241,3 +241,24 @@ def test_plot_audit_draws_effects_with_intervals(report, tmp_path):
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+def test_ratings_audit_is_the_function_however_the_package_was_imported():
+    """``ratings.audit`` (exported on first use, beside the package of that name) is the
+    function whether the package's modules were imported first or not, in a fresh process."""
+    import subprocess
+    import sys
+
+    code = """
+import ratings, sys
+assert "ratings.audit" not in sys.modules  # nothing of the audit imported by ``import ratings``
+import ratings.audit.agreement  # binds the package as ``ratings.audit``, but for the export
+from ratings import audit
+from ratings.audit import judge_audit
+assert ratings.audit is audit is judge_audit.audit and callable(ratings.audit)
+assert ratings.Audit is judge_audit.Audit
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.stdout.strip() == "ok", done.stderr

@@ -105,6 +105,44 @@ def test_the_log_is_read_beside_the_fits_imports(monkeypatch, tmp_path, capsys, 
     assert len(where) == 2 and all(w.startswith("ratings_") == (threads == "2") for w in where)
 
 
+#: Modules a fresh Bradley-Terry ``ratings fit`` never imports, and the fit's modules it imports
+#: only once the log is being read (beside the read, on the pool).
+NEVER_IMPORTED = ("ratings.audit", "ratings.audit.judge_audit", "ratings.audit.agreement")
+IMPORTED_BESIDE_THE_READ = ("ratings.result", "ratings.inference", "ratings.core.tdist",
+                            "ratings.models.covariates", "ratings.models.judge_effects")
+
+_FRESH_FIT = """
+import json, sys
+import ratings.cli.commands.fit as fit_command
+from ratings.cli.app import main
+seen, real = {}, fit_command.read_for_fit
+def read(args):
+    seen["read"] = sorted(sys.modules)
+    return real(args)
+fit_command.read_for_fit = read
+code = main(["fit", sys.argv[1], "--out", sys.argv[2], "-q"])
+print(json.dumps({"code": code, "read": seen["read"], "end": sorted(sys.modules)}))
+"""
+
+
+def test_a_fresh_fit_imports_no_audit_and_the_fits_modules_beside_the_read(tmp_path, log_csv):
+    """In a fresh process, ``ratings fit`` (``import ratings``, the flags, the fit's options)
+    reaches the read of the log without the fit's modules (the result, the inference below it,
+    the design fit's), imports them while the log is read, and never imports the judge audit."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "out.csv"
+    done = subprocess.run([sys.executable, "-c", _FRESH_FIT, str(log_csv), str(out)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["code"] == 0 and len(pd.read_csv(out)) == 5
+    assert [m for m in NEVER_IMPORTED if m in seen["end"]] == []
+    assert [m for m in IMPORTED_BESIDE_THE_READ if m in seen["read"]] == []
+    assert [m for m in IMPORTED_BESIDE_THE_READ if m not in seen["end"]] == []
+
+
 def test_rejected_file_fits_good_rows(tmp_path, capsys):
     path = tmp_path / "bad.csv"
     path.write_text("model_a,model_b,winner\nx,y,A\ny,z,draw\nz,x,A\nx,z,B\ny,x,A\ny,z,A\n")

@@ -234,3 +234,36 @@ def test_hessian_matches_jacobian_of_gradient(comparisons, k, penalty, scale):
     np.testing.assert_array_equal(hess, hess.T)
     # Shift invariance: the (penalised) likelihood depends on differences only.
     np.testing.assert_allclose(hess.sum(axis=1), 0.0, atol=1e-9 * max(1.0, np.abs(hess).max()))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_row_passes_side_by_side_give_one_pass_values(monkeypatch, threads):
+    """The NumPy row passes (``bt_row_weights``, ``scores_by_blocks``) split their blocks
+    across the package's threads on long logs: the values are bit for bit those of one
+    thread, and match scipy's sigmoid and a brute-force sum per (cluster, model)."""
+    from ratings.core import threads as pool
+    from ratings.kernels import inference_ref as ref
+
+    rng = np.random.default_rng(3)
+    n, m, g = 300_000, 30, 700  # above CONCURRENT_ROWS: the blocks run side by side
+    ii = rng.integers(0, m, n)
+    jj = (ii + rng.integers(1, m, n)) % m
+    cluster = np.sort(rng.integers(0, g, n))
+    wi, wj, tt = (rng.integers(0, 3, n).astype(float) for _ in range(3))
+    theta = rng.normal(size=m)
+    blocks = ref.cluster_blocks(np.searchsorted(cluster, np.arange(g + 1)))
+    monkeypatch.setattr(pool, "workers", lambda: threads)
+    a, score = ref.bt_row_weights(theta, ii, jj, wi, wj, tt)
+    summed = ref.scores_by_blocks(ii, jj, cluster, score, g, m, blocks)
+    monkeypatch.setattr(pool, "workers", lambda: 1)
+    a1, score1 = ref.bt_row_weights(theta, ii, jj, wi, wj, tt)
+    assert np.array_equal(a, a1) and np.array_equal(score, score1)
+    assert np.array_equal(summed, ref.scores_by_blocks(ii, jj, cluster, score, g, m, blocks))
+    p = expit(theta[ii] - theta[jj])
+    total = wi + wj + tt
+    np.testing.assert_allclose(a, np.sqrt(total * p * (1 - p)), rtol=1e-12)
+    np.testing.assert_allclose(score, wi + tt / 2 - total * p, rtol=1e-9, atol=1e-12)
+    brute = np.zeros((g, m))
+    np.add.at(brute, (cluster, ii), score)
+    np.subtract.at(brute, (cluster, jj), score)
+    np.testing.assert_allclose(summed, brute, rtol=1e-9, atol=1e-9)

@@ -28,7 +28,6 @@ from collections.abc import Iterable, Sequence
 from ratings.api.options import spelled
 from ratings.core.errors import NonIdentifiableError, option
 from ratings.data.slots import check_families_cover, read_families
-from ratings.models.judge_effects import plan_effects
 
 __all__ = ["ADJUSTMENTS", "check_adjust_options", "identified_plan", "parse_adjust"]
 
@@ -79,6 +78,8 @@ def identified_plan(slots, families, adjust: Sequence[str], data):
     with the families read (:func:`ratings.data.slots.read_families`), required for
     self-preference and covering every model and judge of ``data``; an error naming the
     requested effects that have no finite, identified estimate."""
+    from ratings.models.judge_effects import plan_effects  # the fit's (flags are parsed without)
+
     fams = read_families(families)
     if "self-preference" in adjust and not fams:
         raise ValueError(_needs_families())

@@ -85,6 +85,9 @@ class Option:
         (``fit_default``), a spec field's as its spec class declares it (:func:`spec`)."""
         if self.spec == "fit":
             return self.fit_default
+        if self.spec not in SPECS:
+            raise LookupError(f"The spec class {self.spec} is not registered yet: it is when "
+                              "`ratings.api.specs` is imported (`ratings.fit` imports it).")
         return SPECS[self.spec].__dataclass_fields__[self.field].default
 
     @property

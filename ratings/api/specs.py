@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 
 from ratings.api.options import check_option, fit_keywords, keywords, legacy, option_named, spec
-from ratings.core.bounds import MAX_ANCHOR_RATING, check_number
+from ratings.core.bounds import MAX_ANCHOR_RATING, check_level, check_number
 from ratings.core.errors import option
 from ratings.core.memory import MaxMemory, parse_size
 from ratings.data.slots import Families
@@ -28,7 +28,6 @@ from ratings.io.formats import peer_format
 from ratings.kernels.engine import Engine
 from ratings.models.crowd.prior import PriorArg, check_prior
 from ratings.models.crowd.quality import JudgeQuality
-from ratings.result import check_level
 
 __all__ = [
     "BT",

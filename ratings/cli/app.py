@@ -127,9 +127,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     printed on stderr as ``ratings: warning: ...``, the same text Python shows.
     """
     if argv is None:
-        resume_collection()  # the program's modules are imported
         tune_allocator()
     args = build_parser(argv).parse_args(argv)
+    if argv is None:
+        resume_collection()  # the program's modules are imported, the command's flags' too
     args.argv = list(sys.argv[1:] if argv is None else argv)  # shown in reports
     args.program = argv is None  # run as the program, not called from Python
     with warnings.catch_warnings(record=True) as caught:

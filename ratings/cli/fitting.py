@@ -8,6 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
+import ratings.api.specs  # noqa: F401 - the spec classes declare the defaults the flags show
 from ratings.api.options import add_option
 from ratings.cli.inputs import add_input_options, parse_mapping, read_log
 from ratings.cli.kit import add_memory_option

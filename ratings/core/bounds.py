@@ -13,7 +13,8 @@ import numbers
 
 from ratings.core.errors import option
 
-__all__ = ["MAX_ANCHOR_RATING", "MAX_COUNT", "MAX_PENALTY", "MAX_WEIGHT", "check_number"]
+__all__ = ["MAX_ANCHOR_RATING", "MAX_COUNT", "MAX_LEVEL", "MAX_PENALTY", "MAX_WEIGHT", "MIN_LEVEL",
+           "check_level", "check_number"]
 
 #: Largest anchor rating in absolute value: beyond, Elo differences lose digits (float64 keeps
 #: about 16) and nothing on an Elo scale is that large.
@@ -25,6 +26,8 @@ MAX_PENALTY = 1e6
 MAX_WEIGHT = 1e12
 #: Largest count in a counts table: integers are exact in float64 up to 2^53.
 MAX_COUNT = float(2**53)
+#: The confidence levels a fit accepts: closer to 0 or 1, quantiles round to 0 or 1.
+MIN_LEVEL, MAX_LEVEL = 1e-9, 1.0 - 1e-9
 
 
 def check_number(
@@ -74,3 +77,16 @@ def check_number(
 def _text(x: float) -> str:
     """A bound as people write it: 0, 2, 0.5, 1e6, 9.0072e15."""
     return f"{x:g}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
+
+
+def check_level(level: float) -> float:
+    """``level`` as a float strictly between 0 and 1 (a confidence level), else ValueError."""
+    ok = isinstance(level, int | float) and not isinstance(level, bool)
+    if not (ok and 0.0 < float(level) < 1.0):
+        raise ValueError(f"{option('level')} must be a float strictly between 0 and 1; got "
+                         f"{level!r}.")  # fmt: skip
+    if not MIN_LEVEL <= float(level) <= MAX_LEVEL:  # quantiles of such levels round to 0 or 1
+        raise ValueError(f"{option('level')} must be between {MIN_LEVEL} and {MAX_LEVEL} "
+                         "(closer to 0 or 1 its normal and t quantiles are lost to rounding); "
+                         f"got {level!r}.")  # fmt: skip
+    return float(level)

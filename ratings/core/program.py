@@ -17,20 +17,23 @@ importing pandas makes hundreds of thousands: a fresh ``ratings fit`` ran it 160
 its modules imported (34 ms for pandas' alone, one full collection 14 ms), collecting nothing
 (modules, classes and functions live as long as the process). The program imports with the
 collector paused (:func:`pause_collection_for_the_program`, called next by the package's
-``__init__``) and, once its modules are imported (:func:`resume_collection`, first thing in
-:func:`ratings.cli.app.main` run as the program), freezes what they made (``gc.freeze``: later
-collections never scan it again) and turns the collector back on for the command's own work.
+``__init__``) and, once its modules are imported (:func:`resume_collection`, called by
+:func:`ratings.cli.app.main` run as the program once the command's flags are parsed), freezes
+what they made (``gc.freeze``: later collections never scan it again) and turns the collector
+back on for the command's own work. A command that imports more as it runs pauses it again
+for those imports (:func:`collection_paused`: ``ratings fit`` beside reading its log).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
-__all__ = ["PROGRAM_MODULES", "is_program", "one_blas_thread_for_the_program",
+__all__ = ["PROGRAM_MODULES", "collection_paused", "is_program", "one_blas_thread_for_the_program",
            "openblas_on_one_thread", "pause_collection_for_the_program", "resume_collection"]
 
 #: The modules ``python -m`` runs as the ``ratings`` program.
@@ -97,6 +100,23 @@ def resume_collection() -> None:
     global _PAUSED
     if _PAUSED:
         _PAUSED = False
+        gc.freeze()
+        gc.enable()
+
+
+@contextlib.contextmanager
+def collection_paused(pause: bool = True) -> Iterator[None]:
+    """The cyclic collector off while the body runs (a command importing its own modules as
+    it runs), then what it made frozen and the collector on again, as after the program's
+    imports (:func:`resume_collection`). Nothing when ``pause`` is False (a command called from
+    Python: its process is left as it is) or the collector is off already."""
+    if not pause or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
         gc.freeze()
         gc.enable()
 

@@ -9,9 +9,9 @@ import numpy as np
 from ratings.core import threads as _threads
 
 # the kernels' twins (same names), and the NumPy steps they share with the rows' passes
-# (bt_row_weights, cell_positions, cluster_blocks, scores_by_blocks, times_at,
+# (bt_row_weights, by_blocks, cell_positions, cluster_blocks, scores_by_blocks, times_at,
 # times_by_blocks)
-__all__ = ["bt_cluster_scores", "bt_row_weights", "cell_positions", "cluster_blocks",
+__all__ = ["bt_cluster_scores", "bt_row_weights", "by_blocks", "cell_positions", "cluster_blocks",
            "cluster_quadratic", "cluster_times", "model_clusters", "scores_by_blocks",
            "series_term", "small_blocks", "small_meat", "small_shares", "times_at",
            "times_by_blocks"]
@@ -54,14 +54,15 @@ def bt_row_weights(theta, ii, jj, wi, wj, tt):
     """Bradley-Terry's working weight a = sqrt(n p q) of each row and its score
     ``wi + tt / 2 - n p`` (n = wi + wj + tt, p = sigma(theta_i - theta_j)), from one pass:
     the rows' differences and ``e^-|d|`` formed once for both, per pair (a table gathered per
-    row) where the rows outnumber the pairs; :data:`BLOCK_ROWS` rows at a time (each row's
-    values as in one pass)."""
+    row) where the rows outnumber the pairs; :data:`BLOCK_ROWS` rows at a time, the blocks side
+    by side on the package's threads (:func:`by_blocks`; each row's values as in one pass)."""
     m, size = theta.size, ii.size
     table = None
     if size > m * m:
         table = _sigma_terms((theta[:, None] - theta[None, :]).ravel())
     a, score = np.empty(size), np.empty(size)
-    for lo in range(0, size, BLOCK_ROWS):
+
+    def fill(lo: int) -> None:
         s = slice(lo, lo + BLOCK_ROWS)
         if table is None:
             p, e = _sigma_terms(theta[ii[s]] - theta[jj[s]])
@@ -75,7 +76,25 @@ def bt_row_weights(theta, ii, jj, wi, wj, tt):
         out -= n * p
         e *= n
         np.sqrt(e, out=a[s])
+
+    by_blocks(fill, range(0, size, BLOCK_ROWS), size)
     return a, score
+
+
+def by_blocks(job, blocks, rows: int) -> None:
+    """``job(block)`` for every block, the blocks split into consecutive runs side by side on
+    the package's threads when there are :data:`~ratings.core.threads.CONCURRENT_ROWS` rows or
+    more (NumPy releases the GIL in a block's passes), else in order on this thread. Each
+    block's job writes only its own rows: the results are the same either way."""
+    blocks = list(blocks)
+    parts = min(_threads.workers(), len(blocks)) if rows >= _threads.CONCURRENT_ROWS else 1
+    runs = [blocks[lo:hi] for lo, hi in _threads.row_blocks(len(blocks), parts, 1)]
+    _threads.run([partial(_each, job, run) for run in runs])
+
+
+def _each(job, blocks) -> None:
+    for block in blocks:
+        job(block)
 
 
 def _sigma_terms(d):
@@ -187,14 +206,18 @@ def times_by_blocks(ii, jj, cluster, a, v, blocks):
 def scores_by_blocks(ii, jj, cluster, x, g: int, q: int, blocks):
     """Each cluster's summed score (G x q) of rows sorted by cluster, from each row's score
     ``x`` on d = theta_ii - theta_jj: ``x`` added at (cluster, ii) and subtracted at
-    (cluster, jj), block by block (:func:`cluster_blocks`)."""
+    (cluster, jj), block by block (:func:`cluster_blocks`; side by side, :func:`by_blocks`)."""
     out = np.zeros(g * q)
-    for c0, c1, r0, r1 in blocks:
+
+    def add(block) -> None:
+        c0, c1, r0, r1 = block
         cells = (c1 - c0) * q
         at_i, at_j = _block_positions(ii, jj, cluster, q, c0, r0, r1)
         sums = np.bincount(at_i, x[r0:r1], cells)
         sums -= np.bincount(at_j, x[r0:r1], cells)
         out[c0 * q:c0 * q + cells] = sums
+
+    by_blocks(add, blocks, ii.size)
     return out.reshape(g, q)
 
 

@@ -30,6 +30,7 @@ twins) and builds the coefficients' table.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -39,15 +40,13 @@ from ratings.core import threads
 from ratings.core.errors import InvalidVerdictsError, format_rows, option
 from ratings.core.schema import ELO_SCALE, require_columns
 from ratings.kernels.engine import Engine, kernels
-from ratings.models.covariates import (
-    DesignFit,
-    Remedy,
-    blocks_of,
-    design_kernels,
-    side_by_side,
-    unit_df,
-    wald,
-)
+
+if TYPE_CHECKING:
+    from ratings.models.covariates import DesignFit, Remedy
+
+# The design fit's machinery (ratings.models.covariates, and the inference below it) is imported
+# where it runs: the option table reads TRANSFORMS before the command line is parsed, and the
+# program starts reading the log before it imports the fit's modules.
 
 __all__ = ["TRANSFORMS", "check_style_columns", "feature_columns", "feature_jobs", "parse_style",
            "style_columns", "style_remedy", "style_table"]
@@ -60,6 +59,8 @@ TRANSFORMS = ("normalized", "diff", "ratio", "log-ratio")
 def style_remedy(ridge: str) -> Remedy:
     """How the errors of a style-controlled fit name the style features (and what to do;
     ``ridge``: the ridge option as the user sets it)."""
+    from ratings.models.covariates import Remedy
+
     return Remedy("Style-controlled", "style coefficients",
                   "some feature (or model) separates wins from losses on these verdicts. Drop "
                   f"that feature from {option('style')} or add a ridge ({ridge}).",
@@ -122,6 +123,8 @@ def feature_columns(frame: pd.DataFrame, names: Sequence[str], transform: str = 
     :class:`~ratings.core.errors.InvalidVerdictsError` for a missing column, a missing or
     negative value (naming rows), or a feature equal on both sides of every verdict.
     ``concurrent=False`` keeps the work on the calling thread (a job of the package's pool)."""
+    from ratings.models.covariates import design_kernels, side_by_side
+
     check_style_columns(frame.columns, names)
     n, kind = len(frame), TRANSFORMS.index(transform)
     sk = design_kernels(kernels(engine, n))
@@ -156,6 +159,8 @@ def feature_jobs(xt: NDArray[np.float64], scale: NDArray[np.float64],
     of verdicts to run side by side: verdict r's row in place ``rank[r]`` when ``rank`` is
     given (:class:`ratings.data.slots.ClusterOrder`: the features in cluster order, written as
     they are read, with no gather afterwards), else in place r."""
+    from ratings.models.covariates import blocks_of, design_kernels
+
     n = xt.shape[1]
     sk = design_kernels(kernels(engine, n))
     out = np.empty((n, xt.shape[0]))
@@ -183,6 +188,8 @@ def style_table(fit: DesignFit, names: Sequence[str], scale: NDArray[np.float64]
                 level: float, ridge: float = 0.0) -> pd.DataFrame:  # fmt: skip
     """``feature, coef, coef_elo, se, lower, upper, df, p_value, scale`` (coefficients in
     log-odds per root-mean-square of the feature; ``coef / scale`` per unit of it)."""
+    from ratings.models.covariates import unit_df, wald
+
     idx = fit.n_models + np.arange(len(names))  # the style features lead the coefficients
     se = np.sqrt(np.clip(np.diag(fit.cov)[idx], 0.0, None))
     df = np.asarray(unit_df(fit, idx, np.full(idx.size, np.inf)), dtype=np.float64)

@@ -144,10 +144,12 @@ def _read_beside_imports(args: argparse.Namespace):
     this thread imports the fit's modules: the file's parsing (pyarrow's, NumPy's passes)
     runs largely without the GIL, which the imports hold. Its errors are raised here, as
     they would be without the pool."""
+    from ratings.core.program import collection_paused
     from ratings.core.threads import start
 
     pending = start(partial(read_for_fit, args))
-    import ratings.api.fitting  # noqa: F401 - imported beside the read
+    with collection_paused(args.program):  # the program imports without the cyclic collector
+        import ratings.api.fitting  # noqa: F401 - imported beside the read
 
     return pending.result()
 
